@@ -1,0 +1,41 @@
+/* Configuration macros and their defaults, in one place (see the table at the top of
+ * tinyinfer.h). Relies on nothing but the C library headers. Must not define anything
+ * a user could see outside the TI_/TI__ prefixes. */
+#if defined(TI_MALLOC) && !defined(TI_FREE) || !defined(TI_MALLOC) && defined(TI_FREE)
+#error "tinyinfer: define both TI_MALLOC and TI_FREE, or neither"
+#endif
+#ifndef TI_MALLOC
+#define TI_MALLOC(sz) malloc(sz)
+#define TI_FREE(p) free(p)
+#endif
+#ifndef TI_ASSERT
+#include <assert.h>
+#define TI_ASSERT(x) assert(x)
+#endif
+/* Largest single tensor (bytes) a file may declare, unless the desc says otherwise. */
+#ifndef TI_MAX_TENSOR_BYTES
+#define TI_MAX_TENSOR_BYTES ((uint64_t)2 << 30)
+#endif
+#ifndef TI_MAX_TOTAL_BYTES
+#define TI_MAX_TOTAL_BYTES ((uint64_t)8 << 30)
+#endif
+#ifndef TI_MAX_NODES
+#define TI_MAX_NODES 1000000
+#endif
+/* Nesting depth for recursive structures (protobuf messages, flatbuffer tables). */
+#ifndef TI_MAX_DEPTH
+#define TI_MAX_DEPTH 32
+#endif
+#ifndef TI_MAX_THREADS
+#define TI_MAX_THREADS 64
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define TI__PRIVATE static __attribute__((unused))
+#else
+#define TI__PRIVATE static
+#endif
+
+#if !defined(TI_NO_THREADS) && defined(_WIN32)
+#define TI_NO_THREADS /* TODO(#6): a Win32 thread pool; until then one thread on Windows */
+#endif

@@ -1,0 +1,339 @@
+/* Internal declarations shared by every implementation file: allocation, errors, the IR
+ * (values, nodes, attributes), the kernel interface and the op registry. Relies on the
+ * public API and config.h. Must not declare anything without the ti__/TI__ prefix. */
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h> /* vsnprintf only: the library never prints */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../tinyinfer_api.h"
+#include "config.h"
+
+#define TI__MIN(a, b) ((a) < (b) ? (a) : (b))
+#define TI__MAX(a, b) ((a) > (b) ? (a) : (b))
+#define TI__COUNTOF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- allocation (core/alloc.c) ------------------------------------------------------ */
+/* All memory goes through an allocator: the user's hooks or TI_MALLOC/TI_FREE. Blocks are
+ * 64-byte aligned. ti__free takes the size that was asked for (the user hook needs it). */
+TI__PRIVATE void *ti__malloc(const ti_allocator *a, size_t size);
+TI__PRIVATE void *ti__calloc(const ti_allocator *a, size_t size);
+TI__PRIVATE void ti__free(const ti_allocator *a, void *p, size_t size);
+/* Grows an array of elem_bytes elements to hold at least need; returns 0 on failure. */
+TI__PRIVATE int ti__grow(const ti_allocator *a, void **arr, int *cap, int need, size_t elem_bytes);
+TI__PRIVATE int ti__allocator_valid(const ti_allocator *a);
+
+/* A pool: many small allocations that live as long as their owner, freed together. */
+typedef struct ti__pool_block ti__pool_block;
+typedef struct ti__pool {
+    ti_allocator al;
+    ti__pool_block *head;
+    size_t used_bytes; /* all blocks together, for resource caps */
+} ti__pool;
+TI__PRIVATE void *ti__pool_alloc(ti__pool *p, size_t size); /* zeroed, 16-aligned; NULL on OOM */
+TI__PRIVATE char *ti__pool_strndup(ti__pool *p, const char *s, size_t n);
+TI__PRIVATE void ti__pool_release(ti__pool *p);
+
+/* Checked size arithmetic: 1 on success, 0 on overflow. */
+TI__PRIVATE int ti__mul_size(size_t a, size_t b, size_t *out) {
+    if (b != 0 && a > SIZE_MAX / b) return 0;
+    *out = a * b;
+    return 1;
+}
+TI__PRIVATE int ti__add_size(size_t a, size_t b, size_t *out) {
+    if (a > SIZE_MAX - b) return 0;
+    *out = a + b;
+    return 1;
+}
+
+/* ---- errors (core/error.c) ---------------------------------------------------------- */
+/* Formats "<file>: <reason>" into err (if not NULL) and returns code. */
+TI__PRIVATE ti_status ti__fail(ti_error *err, ti_status code, const char *file, const char *fmt,
+                               ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+/* Formats "<file>: node '<node>' (<op>): <reason>". */
+TI__PRIVATE ti_status ti__fail_node(ti_error *err, ti_status code, const char *file, int node_index,
+                                    const char *node, const char *op, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 7, 8)))
+#endif
+    ;
+TI__PRIVATE void ti__error_clear(ti_error *err);
+
+/* ---- the IR (graph/ir.c) ------------------------------------------------------------ */
+typedef enum ti__attr_type {
+    TI__ATTR_NONE = 0,
+    TI__ATTR_FLOAT,
+    TI__ATTR_INT,
+    TI__ATTR_STRING,
+    TI__ATTR_TENSOR,
+    TI__ATTR_GRAPH, /* kept so ops can say "subgraphs unsupported"; never followed */
+    TI__ATTR_FLOATS,
+    TI__ATTR_INTS,
+    TI__ATTR_STRINGS,
+    TI__ATTR_TENSORS,
+    TI__ATTR_GRAPHS
+} ti__attr_type;
+
+typedef struct ti__attr {
+    const char *name;
+    ti__attr_type type;
+    float f;
+    int64_t i;
+    const char *s; /* STRING: bytes, NUL-terminated copy; s_len excludes the NUL */
+    size_t s_len;
+    const float *floats; /* FLOATS */
+    const int64_t *ints; /* INTS */
+    const char **strings; /* STRINGS */
+    int count;           /* elements of FLOATS / INTS / STRINGS */
+    int tensor;          /* TENSOR: index of a constant value in the model; -1 otherwise */
+} ti__attr;
+
+/* Activations the fusion pass folds into Conv / ConvTranspose / Gemm / MatMul. */
+typedef enum ti__act {
+    TI__ACT_NONE = 0,
+    TI__ACT_RELU,
+    TI__ACT_CLIP, /* a = min, b = max */
+    TI__ACT_LEAKY_RELU, /* a = alpha */
+    TI__ACT_SIGMOID,
+    TI__ACT_HARD_SIGMOID, /* a = alpha, b = beta */
+    TI__ACT_HARD_SWISH,
+    TI__ACT_TANH,
+    TI__ACT_SILU /* x * sigmoid(x): Mul(x, Sigmoid(x)) */
+} ti__act;
+
+TI__PRIVATE float ti__act_apply(int act, float a, float b, float x) {
+    switch (act) {
+    case TI__ACT_RELU: return x > 0.0f ? x : 0.0f;
+    case TI__ACT_CLIP: return x < a ? a : (x > b ? b : x);
+    case TI__ACT_LEAKY_RELU: return x >= 0.0f ? x : a * x;
+    case TI__ACT_SIGMOID: return 1.0f / (1.0f + expf(-x));
+    case TI__ACT_HARD_SIGMOID: {
+        float y = a * x + b;
+        return y < 0.0f ? 0.0f : (y > 1.0f ? 1.0f : y);
+    }
+    case TI__ACT_HARD_SWISH: {
+        float y = x / 6.0f + 0.5f;
+        return x * (y < 0.0f ? 0.0f : (y > 1.0f ? 1.0f : y));
+    }
+    case TI__ACT_TANH: return tanhf(x);
+    case TI__ACT_SILU: return x / (1.0f + expf(-x));
+    default: return x;
+    }
+}
+
+typedef struct ti__node {
+    const char *name;   /* never NULL ("" when the file has none) */
+    const char *op;     /* op type: "Conv" */
+    const char *domain; /* "" for the default ONNX domain */
+    int n_inputs, n_outputs;
+    int *inputs;  /* value indices; -1 for an omitted optional input */
+    int *outputs; /* value indices; -1 for an omitted optional output */
+    int n_attrs;
+    ti__attr *attrs;
+    int act; /* fused activation (ti__act), set by the fusion pass */
+    float act_a, act_b;
+} ti__node;
+
+/* A tensor of the graph: its declared type and shape, and its data when constant. */
+typedef struct ti__value {
+    const char *name;
+    ti_dtype dtype;
+    int rank; /* -1: unknown */
+    int64_t dims[TI_MAX_DIMS]; /* -1: symbolic or unknown */
+    const char *dim_names[TI_MAX_DIMS];
+    const void *data; /* constant data (initializer or Constant attr), else NULL */
+    size_t bytes;
+    int is_const;
+} ti__value;
+
+struct ti_model {
+    ti_allocator al;
+    ti__pool pool; /* every allocation of the model's lifetime */
+    ti_model_desc desc; /* with defaults filled in */
+    char name[256];     /* file name or "<memory>", used in messages */
+    char dir[1024];     /* directory of the file, for external data; "" from memory */
+    ti_format format;
+    int opset; /* ai.onnx opset in use */
+    ti__value *values;
+    int n_values, cap_values;
+    ti__node *nodes;
+    int n_nodes, cap_nodes;
+    int *inputs; /* value indices of graph inputs that are not constants */
+    int n_inputs, cap_inputs;
+    int *outputs;
+    int n_outputs, cap_outputs;
+    int *hash; /* open addressing: value index per slot, -1 empty */
+    int hash_cap;
+    uint64_t const_bytes; /* all constant data, against desc.max_total_bytes */
+};
+
+/* Builders for readers. Names are copied into the model's pool. Return -1 on OOM. */
+TI__PRIVATE int ti__model_find_value(const ti_model *m, const char *name);
+TI__PRIVATE int ti__model_value(ti_model *m, const char *name); /* find or add */
+TI__PRIVATE int ti__model_add_value(ti_model *m, const char *name); /* always new (name may repeat) */
+TI__PRIVATE ti__node *ti__model_add_node(ti_model *m, int n_inputs, int n_outputs, int n_attrs);
+TI__PRIVATE int ti__model_add_input(ti_model *m, int value);
+TI__PRIVATE int ti__model_add_output(ti_model *m, int value);
+/* Checks and accounts a constant's size against the model's caps; fills err. */
+TI__PRIVATE ti_status ti__model_check_const(ti_model *m, const char *what, ti_dtype dt,
+                                            int rank, const int64_t *dims, size_t *bytes,
+                                            ti_error *err);
+
+/* Attribute lookups on a node. */
+TI__PRIVATE const ti__attr *ti__attr_get(const ti__node *n, const char *name);
+TI__PRIVATE int64_t ti__attr_i(const ti__node *n, const char *name, int64_t def);
+TI__PRIVATE float ti__attr_f(const ti__node *n, const char *name, float def);
+TI__PRIVATE const char *ti__attr_s(const ti__node *n, const char *name, const char *def);
+/* INTS / FLOATS: pointer and *count, or NULL and *count = 0 when absent. */
+TI__PRIVATE const int64_t *ti__attr_ints(const ti__node *n, const char *name, int *count);
+TI__PRIVATE const float *ti__attr_floats(const ti__node *n, const char *name, int *count);
+
+/* ---- tensors (core/tensor.c) -------------------------------------------------------- */
+TI__PRIVATE size_t ti__numel(const ti_tensor *t);
+TI__PRIVATE size_t ti__shape_numel(int rank, const int64_t *dims);
+/* Sets dtype and shape (and size_bytes); data untouched. Returns 0 if rank > TI_MAX_DIMS,
+ * a dim is negative or the byte size overflows. */
+TI__PRIVATE int ti__set_shape(ti_tensor *t, ti_dtype dt, int rank, const int64_t *dims);
+/* Element access of any numeric dtype, slow but general (shapes, indices, test code). */
+TI__PRIVATE int64_t ti__get_i64(const ti_tensor *t, size_t i);
+TI__PRIVATE double ti__get_f64(const ti_tensor *t, size_t i);
+TI__PRIVATE void ti__set_f64(ti_tensor *t, size_t i, double v);
+TI__PRIVATE void ti__set_i64(ti_tensor *t, size_t i, int64_t v);
+TI__PRIVATE float ti__f16_to_f32(uint16_t h);
+TI__PRIVATE uint16_t ti__f32_to_f16(float f);
+TI__PRIVATE float ti__bf16_to_f32(uint16_t h);
+TI__PRIVATE uint16_t ti__f32_to_bf16(float f);
+TI__PRIVATE int ti__dtype_is_float(ti_dtype t);
+TI__PRIVATE int ti__dtype_is_int(ti_dtype t); /* signed or unsigned integer, not bool */
+/* Strides (in elements) of a row-major shape. */
+TI__PRIVATE void ti__strides(int rank, const int64_t *dims, int64_t *strides);
+/* Numpy broadcast of two shapes; returns 0 when incompatible. */
+TI__PRIVATE int ti__broadcast_shape(int ra, const int64_t *a, int rb, const int64_t *b, int *rout,
+                                    int64_t *out);
+
+/* ---- threads (core/threadpool.c) ---------------------------------------------------- */
+typedef struct ti__threadpool ti__threadpool;
+typedef void (*ti__range_fn)(void *ctx, size_t begin, size_t end);
+TI__PRIVATE ti__threadpool *ti__threadpool_create(const ti_allocator *al, int num_threads);
+TI__PRIVATE void ti__threadpool_destroy(ti__threadpool *tp);
+TI__PRIVATE int ti__threadpool_size(const ti__threadpool *tp);
+/* Calls fn on disjoint sub-ranges of [0, n) in parallel and waits; tp may be NULL (serial).
+ * Does not allocate. `grain`: smallest sub-range worth a thread (elements of work). */
+TI__PRIVATE void ti__parallel_for(ti__threadpool *tp, size_t n, size_t grain, ti__range_fn fn,
+                                  void *ctx);
+TI__PRIVATE int ti__cpu_count(void);
+
+/* ---- kernels and the op registry (graph/ops.c) -------------------------------------- */
+/* What a kernel sees: its node, its input and output tensors, and the session's helpers.
+ * Absent optional inputs/outputs are NULL. */
+typedef struct ti__kctx {
+    const ti_model *model;
+    const ti__node *node;
+    int node_index;
+    ti_tensor **in;
+    int n_in;
+    ti_tensor **out;
+    int n_out;
+    int opset;       /* ai.onnx opset of the model */
+    ti_error *err;
+    const char *file;
+    void *scratch;   /* scratch memory of at least the bytes the op's scratch fn asked for */
+    size_t scratch_bytes;
+    ti__threadpool *tp; /* may be NULL */
+} ti__kctx;
+
+/* Returned by a shape function that needs an input's values (in[i]->data == NULL while
+ * planning) to know its output shape. The session then re-infers shapes at each run. */
+#define TI__NEED_VALUE 1000
+
+/* Shape function: sets each out[i]'s dtype and shape from the inputs' dtypes and shapes
+ * (and their values where in[i]->data != NULL). Validates attributes and input dtypes.
+ * Returns TI_OK, an error (via ti__kfail) or TI__NEED_VALUE. */
+typedef int (*ti__shape_fn)(ti__kctx *k);
+/* Run function: computes out[i]->data (already sized) from the inputs. Never allocates. */
+typedef ti_status (*ti__run_fn)(ti__kctx *k);
+/* Optional: scratch bytes the run needs, once shapes are known. */
+typedef size_t (*ti__scratch_fn)(ti__kctx *k);
+
+enum {
+    TI__OP_NO_FOLD = 1,    /* never computed at creation (random ops) */
+    TI__OP_SHAPE_ONLY = 2  /* output depends on input shapes only (Shape, Size): foldable */
+};
+
+typedef struct ti__op {
+    const char *name; /* ONNX op type */
+    ti__shape_fn shape;
+    ti__run_fn run;
+    ti__scratch_fn scratch;
+    unsigned flags;
+} ti__op;
+
+/* NULL when the op is unknown. domain "" and "ai.onnx" are the default domain. */
+TI__PRIVATE const ti__op *ti__op_find(const char *domain, const char *name);
+
+/* Fails the current node: "<file>: node '<name>' (<op>): <reason>". */
+TI__PRIVATE ti_status ti__kfail(ti__kctx *k, ti_status code, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* The input's values are needed to infer shapes: returns TI__NEED_VALUE from the shape fn. */
+#define TI__NEED(k, t)                                                                      \
+    do {                                                                                    \
+        if ((t) != NULL && (t)->data == NULL && ti__numel(t) != 0) return TI__NEED_VALUE;   \
+    } while (0)
+/* Requires input i to be present. */
+#define TI__REQUIRE_INPUT(k, i)                                                             \
+    do {                                                                                    \
+        if ((i) >= (k)->n_in || (k)->in[(i)] == NULL)                                       \
+            return ti__kfail((k), TI_ERR_BAD_MODEL, "input %d is required", (int)(i));      \
+    } while (0)
+
+/* ---- sessions (graph/passes.c, core/session.c) -------------------------------------- */
+/* Per value, what the planner knows. */
+typedef struct ti__vinfo {
+    int is_const;  /* data fixed for the session's life (initializer or folded) */
+    int is_input;  /* graph input: the user writes it */
+    int is_output; /* graph output */
+    int first, last; /* node positions of the producer and the last consumer */
+    int heap;        /* data lives in its own buffer (dynamic region), not in the arena */
+    size_t heap_bytes;
+} ti__vinfo;
+
+struct ti_session {
+    ti_allocator al;
+    const ti_model *m;
+    ti_session_desc desc;
+    ti__pool plan_pool; /* everything a plan owns: node copies, folded constants */
+    int n_values, cap_values; /* model values + values made by passes */
+    ti_tensor *t;             /* runtime tensors, one per value */
+    ti__vinfo *vi;
+    int64_t (*input_shapes)[TI_MAX_DIMS]; /* user-set input shapes; rank in input_ranks */
+    int *input_ranks;                     /* -1: use the model's declared shape */
+    ti__node *nodes;  /* the plan: live nodes in execution order */
+    const ti__op **ops;
+    ti_tensor ***io;  /* per node: n_inputs + n_outputs tensor pointers (NULL = absent) */
+    int n_nodes;
+    int first_dynamic; /* nodes from here re-infer shapes at each run; n_nodes when static */
+    unsigned char *arena;
+    size_t arena_bytes;
+    void *scratch;
+    size_t scratch_bytes;
+    ti__threadpool *tp;
+    int planned; /* 0 while an input's shape is unknown */
+    char unplanned_reason[160];
+    ti_session_info info;
+};
+TI__PRIVATE int ti__session_new_value(ti_session *s, const char *name);
+TI__PRIVATE int ti__session_bind_io(ti_session *s, int n);
+TI__PRIVATE int ti__pass_live_nodes(ti_session *s, char *live);
+TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err);
+/* formats/onnx.c */
+TI__PRIVATE ti_status ti__onnx_parse(ti_model *m, const uint8_t *data, size_t size, ti_error *err);

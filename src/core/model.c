@@ -1,0 +1,176 @@
+/* Models: loading from a file or memory (the format is detected from the bytes and handed
+ * to its reader), freeing, and the read-only queries tools use. Relies on the readers in
+ * formats/. Must not change a model after loading: sessions on many threads share it. */
+
+TI__PRIVATE ti_model *ti__model_new(const ti_model_desc *desc, const char *name, ti_error *err) {
+    ti_model_desc d;
+    if (desc != NULL) d = *desc;
+    else memset(&d, 0, sizeof d);
+    if (!ti__allocator_valid(&d.allocator)) {
+        ti__fail(err, TI_ERR_INVALID_ARGUMENT, name, "allocator: set both alloc and free, or neither");
+        return NULL;
+    }
+    if (d.max_tensor_bytes == 0) d.max_tensor_bytes = TI_MAX_TENSOR_BYTES;
+    if (d.max_total_bytes == 0) d.max_total_bytes = TI_MAX_TOTAL_BYTES;
+    if (d.max_nodes <= 0) d.max_nodes = TI_MAX_NODES;
+    if (d.max_rank <= 0 || d.max_rank > TI_MAX_DIMS) d.max_rank = TI_MAX_DIMS;
+    ti_model *m = (ti_model *)ti__calloc(&d.allocator, sizeof *m);
+    if (m == NULL) {
+        ti__fail(err, TI_ERR_OUT_OF_MEMORY, name, "out of memory loading the model");
+        return NULL;
+    }
+    m->al = d.allocator;
+    m->pool.al = d.allocator;
+    m->desc = d;
+    const char *shown = d.name ? d.name : name;
+    size_t n = strlen(shown);
+    if (n >= sizeof m->name) n = sizeof m->name - 1;
+    memcpy(m->name, shown, n);
+    m->name[n] = 0;
+    return m;
+}
+
+TI__PRIVATE ti_status ti__model_parse(ti_model *m, const uint8_t *data, size_t size, ti_error *err) {
+    ti_format f = m->desc.format;
+    if (f == TI_FORMAT_AUTO) {
+        /* TFLite files carry "TFL3" at byte 4; anything else is tried as ONNX protobuf */
+        if (size >= 8 && memcmp(data + 4, "TFL3", 4) == 0) f = TI_FORMAT_TFLITE;
+        else f = TI_FORMAT_ONNX;
+    }
+    if (size == 0) return ti__fail(err, TI_ERR_BAD_MODEL, m->name, "the model is empty (0 bytes)");
+    if (f == TI_FORMAT_TFLITE)
+        return ti__fail(err, TI_ERR_UNSUPPORTED, m->name,
+                        "TFLite models are not supported yet in this version (issue #4)");
+#ifndef TI_NO_ONNX
+    return ti__onnx_parse(m, data, size, err);
+#else
+    return ti__fail(err, TI_ERR_UNSUPPORTED, m->name, "ONNX support was compiled out (TI_NO_ONNX)");
+#endif
+}
+
+TI_API ti_model *ti_model_load_memory(const void *data, size_t size, const ti_model_desc *desc,
+                                      ti_error *err) {
+    ti__error_clear(err);
+    if (data == NULL && size > 0) {
+        ti__fail(err, TI_ERR_INVALID_ARGUMENT, "<memory>", "data is NULL");
+        return NULL;
+    }
+    ti_model *m = ti__model_new(desc, "<memory>", err);
+    if (m == NULL) return NULL;
+    if (ti__model_parse(m, (const uint8_t *)data, size, err) != TI_OK) {
+        ti_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+#ifndef TI_NO_STDIO
+TI_API ti_model *ti_model_load_file(const char *path, const ti_model_desc *desc, ti_error *err) {
+    ti__error_clear(err);
+    if (path == NULL) {
+        ti__fail(err, TI_ERR_INVALID_ARGUMENT, "<file>", "path is NULL");
+        return NULL;
+    }
+    ti_model *m = ti__model_new(desc, path, err);
+    if (m == NULL) return NULL;
+    /* directory of the file, for ONNX external data */
+    const char *slash = strrchr(path, '/');
+#ifdef _WIN32
+    const char *bs = strrchr(path, '\\');
+    if (bs != NULL && (slash == NULL || bs > slash)) slash = bs;
+#endif
+    size_t dl = slash ? (size_t)(slash - path) + 1 : 0;
+    if (dl >= sizeof m->dir) {
+        ti__fail(err, TI_ERR_INVALID_ARGUMENT, m->name, "path is too long");
+        ti_model_free(m);
+        return NULL;
+    }
+    if (dl) memcpy(m->dir, path, dl);
+    else memcpy(m->dir, "./", 3);
+    m->dir[dl ? dl : 2] = 0;
+
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        ti__fail(err, TI_ERR_IO, m->name, "cannot open the file");
+        ti_model_free(m);
+        return NULL;
+    }
+    long len = -1;
+    if (fseek(f, 0, SEEK_END) == 0) len = ftell(f);
+    if (len < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        ti__fail(err, TI_ERR_IO, m->name, "cannot read the file size");
+        ti_model_free(m);
+        return NULL;
+    }
+    size_t size = (size_t)len;
+    uint8_t *buf = (uint8_t *)ti__malloc(&m->al, size);
+    if (buf == NULL) {
+        fclose(f);
+        ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name, "cannot allocate %zu bytes to read the file", size);
+        ti_model_free(m);
+        return NULL;
+    }
+    size_t got = size ? fread(buf, 1, size, f) : 0;
+    fclose(f);
+    ti_status st = got != size ? ti__fail(err, TI_ERR_IO, m->name, "read %zu of %zu bytes", got, size)
+                               : ti__model_parse(m, buf, size, err);
+    ti__free(&m->al, buf, size);
+    if (st != TI_OK) {
+        ti_model_free(m);
+        return NULL;
+    }
+    return m;
+}
+#endif
+
+TI_API void ti_model_free(ti_model *m) {
+    if (m == NULL) return;
+    ti_allocator al = m->al;
+    ti__pool_release(&m->pool);
+    ti__free(&al, m->values, sizeof(ti__value) * (size_t)m->cap_values);
+    ti__free(&al, m->nodes, sizeof(ti__node) * (size_t)m->cap_nodes);
+    ti__free(&al, m->inputs, sizeof(int) * (size_t)m->cap_inputs);
+    ti__free(&al, m->outputs, sizeof(int) * (size_t)m->cap_outputs);
+    ti__free(&al, m->hash, sizeof(int) * (size_t)m->hash_cap);
+    ti__free(&al, m, sizeof *m);
+}
+
+TI_API int ti_model_num_inputs(const ti_model *m) { return m ? m->n_inputs : 0; }
+TI_API int ti_model_num_outputs(const ti_model *m) { return m ? m->n_outputs : 0; }
+TI_API int ti_model_num_nodes(const ti_model *m) { return m ? m->n_nodes : 0; }
+TI_API const char *ti_model_node_op(const ti_model *m, int i) {
+    return m && i >= 0 && i < m->n_nodes ? m->nodes[i].op : NULL;
+}
+TI_API const char *ti_model_node_name(const ti_model *m, int i) {
+    return m && i >= 0 && i < m->n_nodes ? m->nodes[i].name : NULL;
+}
+
+TI__PRIVATE ti_status ti__value_info(const ti_model *m, int v, ti_value_info *out) {
+    const ti__value *mv = &m->values[v];
+    memset(out, 0, sizeof *out);
+    out->name = mv->name;
+    out->dtype = mv->dtype;
+    out->rank = mv->rank;
+    for (int d = 0; d < mv->rank && d < TI_MAX_DIMS; d++) {
+        out->shape[d] = mv->dims[d];
+        out->dim_names[d] = mv->dim_names[d];
+    }
+    return TI_OK;
+}
+TI_API ti_status ti_model_input_info(const ti_model *m, int i, ti_value_info *out) {
+    if (m == NULL || out == NULL || i < 0 || i >= m->n_inputs) return TI_ERR_INVALID_ARGUMENT;
+    return ti__value_info(m, m->inputs[i], out);
+}
+TI_API ti_status ti_model_output_info(const ti_model *m, int i, ti_value_info *out) {
+    if (m == NULL || out == NULL || i < 0 || i >= m->n_outputs) return TI_ERR_INVALID_ARGUMENT;
+    return ti__value_info(m, m->outputs[i], out);
+}
+TI_API uint64_t ti_model_num_parameters(const ti_model *m) {
+    uint64_t n = 0;
+    if (m == NULL) return 0;
+    for (int v = 0; v < m->n_values; v++)
+        if (m->values[v].is_const && m->values[v].rank >= 0)
+            n += ti__shape_numel(m->values[v].rank, m->values[v].dims);
+    return n;
+}

@@ -1,0 +1,541 @@
+/* Sessions: bind input shapes, remove dead nodes, infer shapes, fold constants, fuse,
+ * plan one arena from tensor lifetimes, and run. Relies on the op registry (graph/ops.c)
+ * and the passes (graph/passes.c). Must not allocate in ti_session_run when every shape
+ * is known at creation; must leave the model untouched (sessions share it). */
+
+TI__PRIVATE ti_session_desc ti__session_desc_defaults(const ti_session_desc *in) {
+    ti_session_desc d;
+    if (in != NULL) d = *in;
+    else memset(&d, 0, sizeof d);
+    if (d.num_threads <= 0) {
+        d.num_threads = ti__cpu_count();
+        if (d.num_threads > 8) d.num_threads = 8;
+    }
+    if (d.num_threads > TI_MAX_THREADS) d.num_threads = TI_MAX_THREADS;
+    if (d.precision == TI_PRECISION_DEFAULT) d.precision = TI_PRECISION_FP32;
+    return d;
+}
+
+TI__PRIVATE void ti__log(const ti_session *s, ti_log_level level, const char *msg) {
+    if (s->desc.log != NULL) s->desc.log(level, msg, s->desc.log_user);
+}
+
+/* Frees what a plan owns (not the tensor table, which survives re-planning). */
+TI__PRIVATE void ti__session_unplan(ti_session *s) {
+    for (int v = 0; v < s->n_values; v++) {
+        if (s->vi != NULL && s->vi[v].heap) ti__free(&s->al, s->t[v].data, s->vi[v].heap_bytes);
+    }
+    ti__pool_release(&s->plan_pool);
+    ti__free(&s->al, s->arena, s->arena_bytes);
+    ti__free(&s->al, s->scratch, s->scratch_bytes);
+    s->arena = NULL;
+    s->arena_bytes = 0;
+    s->scratch = NULL;
+    s->scratch_bytes = 0;
+    s->nodes = NULL;
+    s->ops = NULL;
+    s->io = NULL;
+    s->n_nodes = 0;
+    s->planned = 0;
+}
+
+/* Adds a value (for constants made by passes). Returns -1 when the table is full. */
+TI__PRIVATE int ti__session_new_value(ti_session *s, const char *name) {
+    if (s->n_values >= s->cap_values) return -1;
+    int v = s->n_values++;
+    memset(&s->t[v], 0, sizeof s->t[v]);
+    memset(&s->vi[v], 0, sizeof s->vi[v]);
+    s->t[v].name = name;
+    return v;
+}
+
+/* Shapes of graph inputs: the user's, else the model's with symbolic dims bound. */
+TI__PRIVATE ti_status ti__bind_inputs(ti_session *s, ti_error *err) {
+    const ti_model *m = s->m;
+    for (int i = 0; i < m->n_inputs; i++) {
+        int v = m->inputs[i];
+        const ti__value *mv = &m->values[v];
+        ti_tensor *t = &s->t[v];
+        s->vi[v].is_input = 1;
+        if (s->input_ranks[i] >= 0) {
+            if (!ti__set_shape(t, mv->dtype, s->input_ranks[i], s->input_shapes[i]))
+                return ti__fail(err, TI_ERR_INVALID_ARGUMENT, m->name,
+                                "input '%s': invalid shape", mv->name);
+            continue;
+        }
+        if (mv->rank < 0) {
+            snprintf(s->unplanned_reason, sizeof s->unplanned_reason,
+                     "input '%s' has no declared shape: call ti_session_set_input_shape",
+                     mv->name);
+            return TI_OK; /* planned later, once the user gives the shape */
+        }
+        int64_t dims[TI_MAX_DIMS];
+        for (int d = 0; d < mv->rank; d++) {
+            dims[d] = mv->dims[d];
+            if (dims[d] >= 0) continue;
+            dims[d] = 1; /* unbound symbolic dims default to 1 */
+            for (int b = 0; b < s->desc.num_dim_bindings; b++) {
+                const ti_dim_binding *db = &s->desc.dim_bindings[b];
+                if (db->name != NULL && mv->dim_names[d] != NULL &&
+                    strcmp(db->name, mv->dim_names[d]) == 0) {
+                    if (db->value < 0)
+                        return ti__fail(err, TI_ERR_INVALID_ARGUMENT, m->name,
+                                        "dim binding '%s' = %lld is negative", db->name,
+                                        (long long)db->value);
+                    dims[d] = db->value;
+                }
+            }
+        }
+        if (mv->dtype == TI_DTYPE_UNKNOWN || mv->dtype == TI_DTYPE_STRING)
+            return ti__fail(err, TI_ERR_UNSUPPORTED, m->name, "input '%s' has dtype %s",
+                            mv->name, ti_dtype_name(mv->dtype));
+        if (!ti__set_shape(t, mv->dtype, mv->rank, dims))
+            return ti__fail(err, TI_ERR_BAD_MODEL, m->name, "input '%s': invalid shape",
+                            mv->name);
+    }
+    return TI_OK;
+}
+
+TI__PRIVATE void ti__kctx_init(ti_session *s, ti__kctx *k, int n, ti_error *err) {
+    const ti__node *node = &s->nodes[n];
+    memset(k, 0, sizeof *k);
+    k->model = s->m;
+    k->node = node;
+    k->node_index = n;
+    k->in = s->io[n];
+    k->n_in = node->n_inputs;
+    k->out = s->io[n] + node->n_inputs;
+    k->n_out = node->n_outputs;
+    k->opset = s->m->opset;
+    k->err = err;
+    k->file = s->m->name;
+    k->scratch = s->scratch;
+    k->scratch_bytes = s->scratch_bytes;
+    k->tp = s->tp;
+}
+
+/* Builds s->io for node n from its value indices. */
+TI__PRIVATE int ti__session_bind_io(ti_session *s, int n) {
+    const ti__node *node = &s->nodes[n];
+    int cnt = node->n_inputs + node->n_outputs;
+    ti_tensor **io = (ti_tensor **)ti__pool_alloc(&s->plan_pool, sizeof(ti_tensor *) * (size_t)(cnt + 1));
+    if (io == NULL) return 0;
+    for (int i = 0; i < node->n_inputs; i++)
+        io[i] = node->inputs[i] >= 0 ? &s->t[node->inputs[i]] : NULL;
+    for (int i = 0; i < node->n_outputs; i++)
+        io[node->n_inputs + i] = node->outputs[i] >= 0 ? &s->t[node->outputs[i]] : NULL;
+    s->io[n] = io;
+    return 1;
+}
+
+/* Greedy arena placement, largest first: each tensor goes to the lowest offset that
+ * does not overlap, in both address and lifetime, a tensor placed before it. */
+TI__PRIVATE ti_status ti__session_place(ti_session *s, size_t *offsets, ti_error *err) {
+    int n = 0;
+    int *order = (int *)ti__pool_alloc(&s->plan_pool, sizeof(int) * (size_t)(s->n_values + 1));
+    int *placed = (int *)ti__pool_alloc(&s->plan_pool, sizeof(int) * (size_t)(s->n_values + 1));
+    if (order == NULL || placed == NULL)
+        return ti__fail(err, TI_ERR_OUT_OF_MEMORY, s->m->name, "out of memory planning the arena");
+    for (int v = 0; v < s->n_values; v++) {
+        const ti__vinfo *vi = &s->vi[v];
+        if (vi->is_const || vi->heap || vi->first > vi->last) continue;
+        if (s->t[v].dtype == TI_DTYPE_UNKNOWN) continue;
+        order[n++] = v;
+    }
+    /* insertion sort by size, descending (n is small: hundreds) */
+    for (int i = 1; i < n; i++) {
+        int v = order[i], j = i - 1;
+        while (j >= 0 && s->t[order[j]].size_bytes < s->t[v].size_bytes) {
+            order[j + 1] = order[j];
+            j--;
+        }
+        order[j + 1] = v;
+    }
+    size_t total = 0;
+    int n_placed = 0;
+    for (int i = 0; i < n; i++) {
+        int v = order[i];
+        size_t size = (s->t[v].size_bytes + 63) & ~(size_t)63, off = 0;
+        if (size == 0) size = 64;
+        for (;;) {
+            int moved = 0;
+            for (int j = 0; j < n_placed; j++) {
+                int u = placed[j];
+                if (s->vi[u].last < s->vi[v].first || s->vi[v].last < s->vi[u].first) continue;
+                size_t usize = (s->t[u].size_bytes + 63) & ~(size_t)63;
+                if (usize == 0) usize = 64;
+                if (off < offsets[u] + usize && offsets[u] < off + size) {
+                    off = offsets[u] + usize;
+                    moved = 1;
+                }
+            }
+            if (!moved) break;
+        }
+        offsets[v] = off;
+        placed[n_placed++] = v;
+        if (off + size > total) total = off + size;
+    }
+    s->arena_bytes = total;
+    if (total > 0) {
+        s->arena = (unsigned char *)ti__calloc(&s->al, total);
+        if (s->arena == NULL)
+            return ti__fail(err, TI_ERR_OUT_OF_MEMORY, s->m->name,
+                            "cannot allocate the %zu-byte activation arena", total);
+    }
+    for (int i = 0; i < n_placed; i++) s->t[placed[i]].data = s->arena + offsets[placed[i]];
+    return TI_OK;
+}
+
+TI__PRIVATE ti_status ti__session_plan(ti_session *s, ti_error *err) {
+    const ti_model *m = s->m;
+    ti_status st;
+    ti__session_unplan(s);
+    s->unplanned_reason[0] = 0;
+    memset(&s->info, 0, sizeof s->info);
+    /* values: constants from the model, everything else unknown until inferred */
+    s->n_values = m->n_values;
+    for (int v = 0; v < m->n_values; v++) {
+        const ti__value *mv = &m->values[v];
+        ti_tensor *t = &s->t[v];
+        memset(t, 0, sizeof *t);
+        memset(&s->vi[v], 0, sizeof s->vi[v]);
+        t->name = mv->name;
+        s->vi[v].first = INT_MAX;
+        s->vi[v].last = -1;
+        if (mv->is_const) {
+            t->dtype = mv->dtype;
+            t->rank = mv->rank;
+            for (int d = 0; d < mv->rank && d < TI_MAX_DIMS; d++) t->shape[d] = mv->dims[d];
+            t->data = (void *)mv->data;
+            t->size_bytes = mv->bytes;
+            s->vi[v].is_const = 1;
+        }
+    }
+    for (int i = 0; i < m->n_outputs; i++) s->vi[m->outputs[i]].is_output = 1;
+    if ((st = ti__bind_inputs(s, err)) != TI_OK) return st;
+    if (s->unplanned_reason[0]) return TI_OK;
+
+    /* live nodes, copied so passes can rewrite them */
+    s->nodes = (ti__node *)ti__pool_alloc(&s->plan_pool, sizeof(ti__node) * (size_t)(m->n_nodes + 1));
+    s->ops = (const ti__op **)ti__pool_alloc(&s->plan_pool, sizeof(void *) * (size_t)(m->n_nodes + 1));
+    s->io = (ti_tensor ***)ti__pool_alloc(&s->plan_pool, sizeof(void *) * (size_t)(m->n_nodes + 1));
+    char *live = (char *)ti__pool_alloc(&s->plan_pool, (size_t)m->n_nodes + 1);
+    if (!s->nodes || !s->ops || !s->io || !live)
+        return ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name, "out of memory planning the session");
+    if (!ti__pass_live_nodes(s, live))
+        return ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name, "out of memory planning the session");
+    s->n_nodes = 0;
+    for (int i = 0; i < m->n_nodes; i++)
+        if (live[i]) s->nodes[s->n_nodes++] = m->nodes[i];
+
+    /* shape inference with constant folding, in topological order */
+    s->first_dynamic = s->n_nodes;
+    for (int n = 0; n < s->n_nodes; n++) {
+        ti__node *node = &s->nodes[n];
+        const ti__op *op = ti__op_find(node->domain, node->op);
+        if (op == NULL)
+            return ti__fail_node(err, TI_ERR_UNSUPPORTED, m->name, n, node->name, node->op,
+                                 "op '%s%s%s' is not supported", node->domain,
+                                 node->domain[0] ? "." : "", node->op);
+        s->ops[n] = op;
+        if (!ti__session_bind_io(s, n))
+            return ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name, "out of memory planning the session");
+        if (s->first_dynamic < s->n_nodes) continue; /* past a dynamic node: shapes at run */
+        for (int i = 0; i < node->n_inputs; i++) {
+            int v = node->inputs[i];
+            if (v >= 0 && s->t[v].dtype == TI_DTYPE_UNKNOWN && !s->vi[v].is_input)
+                return ti__fail_node(err, TI_ERR_BAD_MODEL, m->name, n, node->name, node->op,
+                                     "input '%s' has no value", s->t[v].name);
+            if (v >= 0 && (s->t[v].dtype == TI_DTYPE_UNKNOWN || s->t[v].dtype == TI_DTYPE_STRING))
+                return ti__fail_node(err, TI_ERR_UNSUPPORTED, m->name, n, node->name, node->op,
+                                     "input '%s' has dtype %s", s->t[v].name,
+                                     ti_dtype_name(s->t[v].dtype));
+        }
+        ti__kctx k;
+        ti__kctx_init(s, &k, n, err);
+        int r = op->shape(&k);
+        if (r == TI__NEED_VALUE) {
+            s->first_dynamic = n;
+            continue;
+        }
+        if (r != TI_OK) return (ti_status)r;
+        int foldable = !s->desc.no_constant_folding && !(op->flags & TI__OP_NO_FOLD);
+        for (int i = 0; i < node->n_inputs && foldable && !(op->flags & TI__OP_SHAPE_ONLY); i++)
+            if (node->inputs[i] >= 0 && !s->vi[node->inputs[i]].is_const) foldable = 0;
+        if (!foldable) continue;
+        /* every input is known: compute the outputs now, they become constants */
+        for (int i = 0; i < node->n_outputs; i++) {
+            int v = node->outputs[i];
+            if (v < 0) continue;
+            s->t[v].data = ti__pool_alloc(&s->plan_pool, s->t[v].size_bytes);
+            if (s->t[v].data == NULL)
+                return ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name, "out of memory folding constants");
+        }
+        size_t need = op->scratch ? op->scratch(&k) : 0;
+        if (need > 0) {
+            k.scratch = ti__pool_alloc(&s->plan_pool, need);
+            k.scratch_bytes = need;
+            if (k.scratch == NULL)
+                return ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name, "out of memory folding constants");
+        }
+        if ((st = op->run(&k)) != TI_OK) return st;
+        for (int i = 0; i < node->n_outputs; i++)
+            if (node->outputs[i] >= 0) s->vi[node->outputs[i]].is_const = 1;
+        node->op = ""; /* folded: removed below */
+        s->info.num_folded++;
+    }
+
+    /* drop folded nodes, then fuse (the fused weights are constants of the plan) */
+    int w = 0;
+    for (int n = 0; n < s->n_nodes; n++) {
+        if (s->nodes[n].op[0] == 0) continue;
+        s->nodes[w] = s->nodes[n];
+        s->ops[w] = s->ops[n];
+        s->io[w] = s->io[n];
+        if (n == s->first_dynamic) s->first_dynamic = w;
+        w++;
+    }
+    if (s->first_dynamic >= s->n_nodes) s->first_dynamic = w;
+    s->n_nodes = w;
+    if (!s->desc.no_fusion && s->first_dynamic == s->n_nodes) {
+        if ((st = ti__pass_fuse(s, err)) != TI_OK) return st;
+    }
+
+    /* lifetimes: a value lives from its producer to its last consumer */
+    for (int n = 0; n < s->n_nodes; n++) {
+        const ti__node *node = &s->nodes[n];
+        for (int i = 0; i < node->n_inputs; i++) {
+            int v = node->inputs[i];
+            if (v >= 0 && s->vi[v].last < n) s->vi[v].last = n;
+        }
+        for (int i = 0; i < node->n_outputs; i++) {
+            int v = node->outputs[i];
+            if (v < 0) continue;
+            if (s->vi[v].first > n) s->vi[v].first = n;
+            if (s->vi[v].last < n) s->vi[v].last = n;
+            if (n >= s->first_dynamic) s->vi[v].heap = 1;
+        }
+    }
+    for (int v = 0; v < s->n_values; v++) {
+        ti__vinfo *vi = &s->vi[v];
+        if (vi->is_input) vi->first = -1;
+        if (vi->is_input && vi->last < 0) vi->last = 0;
+        /* outputs, and values the dynamic region reads, live to the end */
+        if (vi->is_output || (vi->last >= s->first_dynamic && s->first_dynamic < s->n_nodes))
+            vi->last = s->n_nodes;
+    }
+    size_t *offsets = (size_t *)ti__pool_alloc(&s->plan_pool, sizeof(size_t) * (size_t)(s->n_values + 1));
+    if (offsets == NULL) return ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name, "out of memory");
+    for (int v = 0; v < s->n_values; v++)
+        if (s->vi[v].heap) s->t[v].data = NULL;
+    if ((st = ti__session_place(s, offsets, err)) != TI_OK) return st;
+
+    /* scratch: the largest any static node asks for */
+    size_t scratch = 0;
+    for (int n = 0; n < s->first_dynamic; n++) {
+        if (s->ops[n]->scratch == NULL) continue;
+        ti__kctx k;
+        ti__kctx_init(s, &k, n, err);
+        size_t need = s->ops[n]->scratch(&k);
+        if (need > scratch) scratch = need;
+    }
+    if (scratch > 0) {
+        s->scratch = ti__malloc(&s->al, scratch);
+        if (s->scratch == NULL)
+            return ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name, "cannot allocate %zu bytes of scratch", scratch);
+        s->scratch_bytes = scratch;
+    }
+    s->planned = 1;
+    s->info.backend = TI_BACKEND_CPU;
+    s->info.fallback_reason = s->desc.backend == TI_BACKEND_AUTO
+                                  ? "the OpenCL backend is not built yet (issue #5); running on the CPU"
+                                  : "";
+    s->info.num_threads = ti__threadpool_size(s->tp);
+    s->info.num_nodes = s->n_nodes;
+    s->info.arena_bytes = s->arena_bytes;
+    s->info.dynamic = s->first_dynamic < s->n_nodes;
+    return TI_OK;
+}
+
+TI_API ti_session *ti_session_create(const ti_model *m, const ti_session_desc *desc, ti_error *err) {
+    ti__error_clear(err);
+    if (m == NULL) {
+        ti__fail(err, TI_ERR_INVALID_ARGUMENT, "<session>", "model is NULL");
+        return NULL;
+    }
+    ti_session_desc d = ti__session_desc_defaults(desc);
+    if (!ti__allocator_valid(&d.allocator)) {
+        ti__fail(err, TI_ERR_INVALID_ARGUMENT, m->name, "allocator: set both alloc and free, or neither");
+        return NULL;
+    }
+    if (d.backend == TI_BACKEND_OPENCL) {
+        ti__fail(err, TI_ERR_BACKEND, m->name,
+                 "the OpenCL backend is not available in this version (issue #5); use TI_BACKEND_AUTO or TI_BACKEND_CPU");
+        return NULL;
+    }
+    if (d.num_dim_bindings < 0 || (d.num_dim_bindings > 0 && d.dim_bindings == NULL)) {
+        ti__fail(err, TI_ERR_INVALID_ARGUMENT, m->name, "dim_bindings is NULL but num_dim_bindings is %d",
+                 d.num_dim_bindings);
+        return NULL;
+    }
+    ti_session *s = (ti_session *)ti__calloc(&d.allocator, sizeof *s);
+    if (s == NULL) {
+        ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name, "out of memory creating a session");
+        return NULL;
+    }
+    s->al = d.allocator;
+    s->plan_pool.al = d.allocator;
+    s->m = m;
+    s->desc = d;
+    /* room for the constants fusion makes: two a node at most (weight, bias) */
+    s->cap_values = m->n_values + 2 * m->n_nodes + 1;
+    s->t = (ti_tensor *)ti__calloc(&s->al, sizeof(ti_tensor) * (size_t)s->cap_values);
+    s->vi = (ti__vinfo *)ti__calloc(&s->al, sizeof(ti__vinfo) * (size_t)s->cap_values);
+    s->input_ranks = (int *)ti__calloc(&s->al, sizeof(int) * (size_t)(m->n_inputs + 1));
+    s->input_shapes = (int64_t(*)[TI_MAX_DIMS])ti__calloc(
+        &s->al, sizeof(int64_t) * TI_MAX_DIMS * (size_t)(m->n_inputs + 1));
+    if (!s->t || !s->vi || !s->input_ranks || !s->input_shapes) {
+        ti_session_destroy(s);
+        ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name, "out of memory creating a session");
+        return NULL;
+    }
+    for (int i = 0; i < m->n_inputs; i++) s->input_ranks[i] = -1;
+    if (d.num_threads > 1) s->tp = ti__threadpool_create(&s->al, d.num_threads);
+    if (ti__session_plan(s, err) != TI_OK) {
+        ti_session_destroy(s);
+        return NULL;
+    }
+    if (s->info.fallback_reason && s->info.fallback_reason[0])
+        ti__log(s, TI_LOG_INFO, s->info.fallback_reason);
+    return s;
+}
+
+TI_API void ti_session_destroy(ti_session *s) {
+    if (s == NULL) return;
+    ti_allocator al = s->al;
+    const ti_model *m = s->m;
+    if (s->vi != NULL) ti__session_unplan(s);
+    ti__threadpool_destroy(s->tp);
+    ti__free(&al, s->t, sizeof(ti_tensor) * (size_t)s->cap_values);
+    ti__free(&al, s->vi, sizeof(ti__vinfo) * (size_t)s->cap_values);
+    ti__free(&al, s->input_ranks, sizeof(int) * (size_t)(m->n_inputs + 1));
+    ti__free(&al, s->input_shapes, sizeof(int64_t) * TI_MAX_DIMS * (size_t)(m->n_inputs + 1));
+    ti__free(&al, s, sizeof *s);
+}
+
+TI_API int ti_session_num_inputs(const ti_session *s) { return s ? s->m->n_inputs : 0; }
+TI_API int ti_session_num_outputs(const ti_session *s) { return s ? s->m->n_outputs : 0; }
+
+TI_API ti_tensor *ti_session_input(ti_session *s, int i) {
+    if (s == NULL || i < 0 || i >= s->m->n_inputs) return NULL;
+    return &s->t[s->m->inputs[i]];
+}
+TI_API ti_tensor *ti_session_output(ti_session *s, int i) {
+    if (s == NULL || i < 0 || i >= s->m->n_outputs) return NULL;
+    return &s->t[s->m->outputs[i]];
+}
+TI_API ti_tensor *ti_session_input_by_name(ti_session *s, const char *name) {
+    if (s == NULL || name == NULL) return NULL;
+    for (int i = 0; i < s->m->n_inputs; i++)
+        if (strcmp(s->m->values[s->m->inputs[i]].name, name) == 0) return ti_session_input(s, i);
+    return NULL;
+}
+TI_API ti_tensor *ti_session_output_by_name(ti_session *s, const char *name) {
+    if (s == NULL || name == NULL) return NULL;
+    for (int i = 0; i < s->m->n_outputs; i++)
+        if (strcmp(s->m->values[s->m->outputs[i]].name, name) == 0) return ti_session_output(s, i);
+    return NULL;
+}
+
+TI_API ti_status ti_session_set_input_shape(ti_session *s, int i, int rank, const int64_t *shape,
+                                            ti_error *err) {
+    ti__error_clear(err);
+    if (s == NULL || i < 0 || i >= s->m->n_inputs || rank < 0 || rank > TI_MAX_DIMS ||
+        (rank > 0 && shape == NULL))
+        return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s ? s->m->name : "<session>",
+                        "ti_session_set_input_shape: bad input index %d or rank %d", i, rank);
+    const ti__value *mv = &s->m->values[s->m->inputs[i]];
+    if (mv->rank >= 0 && mv->rank != rank)
+        return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name,
+                        "input '%s' has rank %d, the new shape has rank %d", mv->name, mv->rank, rank);
+    for (int d = 0; d < rank; d++) {
+        if (shape[d] < 0)
+            return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name,
+                            "input '%s': dim %d is negative (%lld)", mv->name, d, (long long)shape[d]);
+        if (mv->rank >= 0 && mv->dims[d] >= 0 && mv->dims[d] != shape[d])
+            return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name,
+                            "input '%s': dim %d is fixed to %lld by the model, got %lld", mv->name, d,
+                            (long long)mv->dims[d], (long long)shape[d]);
+    }
+    s->input_ranks[i] = rank;
+    for (int d = 0; d < rank; d++) s->input_shapes[i][d] = shape[d];
+    return ti__session_plan(s, err);
+}
+
+/* Runs node n of the dynamic region: shapes from the actual values, buffers grown. */
+TI__PRIVATE ti_status ti__session_run_dynamic(ti_session *s, int n, ti_error *err) {
+    ti__kctx k;
+    ti__kctx_init(s, &k, n, err);
+    const ti__op *op = s->ops[n];
+    int r = op->shape(&k);
+    if (r == TI__NEED_VALUE)
+        return ti__fail_node(err, TI_ERR_BAD_MODEL, s->m->name, n, s->nodes[n].name, s->nodes[n].op,
+                             "output shape depends on a value that is not available");
+    if (r != TI_OK) return (ti_status)r;
+    for (int i = 0; i < k.n_out; i++) {
+        ti_tensor *t = k.out[i];
+        if (t == NULL) continue;
+        int v = s->nodes[n].outputs[i];
+        ti__vinfo *vi = &s->vi[v];
+        if (t->size_bytes > vi->heap_bytes || t->data == NULL) {
+            ti__free(&s->al, t->data, vi->heap_bytes);
+            vi->heap_bytes = t->size_bytes ? t->size_bytes : 1;
+            t->data = ti__malloc(&s->al, vi->heap_bytes);
+            if (t->data == NULL) {
+                vi->heap_bytes = 0;
+                return ti__fail(err, TI_ERR_OUT_OF_MEMORY, s->m->name, "out of memory for '%s'", t->name);
+            }
+        }
+    }
+    size_t need = op->scratch ? op->scratch(&k) : 0;
+    if (need > s->scratch_bytes) {
+        ti__free(&s->al, s->scratch, s->scratch_bytes);
+        s->scratch = ti__malloc(&s->al, need);
+        s->scratch_bytes = s->scratch ? need : 0;
+        if (s->scratch == NULL)
+            return ti__fail(err, TI_ERR_OUT_OF_MEMORY, s->m->name, "out of memory for scratch");
+        k.scratch = s->scratch;
+        k.scratch_bytes = need;
+    }
+    return op->run(&k);
+}
+
+TI_API ti_status ti_session_run(ti_session *s, ti_error *err) {
+    ti__error_clear(err);
+    if (s == NULL) return ti__fail(err, TI_ERR_INVALID_ARGUMENT, "<session>", "session is NULL");
+    if (!s->planned)
+        return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name, "%s",
+                        s->unplanned_reason[0] ? s->unplanned_reason : "session has no plan");
+    for (int n = 0; n < s->n_nodes; n++) {
+        ti_status st;
+        if (n >= s->first_dynamic) {
+            st = ti__session_run_dynamic(s, n, err);
+        } else {
+            ti__kctx k;
+            ti__kctx_init(s, &k, n, err);
+            st = s->ops[n]->run(&k);
+        }
+        if (st != TI_OK) return st;
+    }
+    return TI_OK;
+}
+
+TI_API ti_status ti_session_get_info(const ti_session *s, ti_session_info *out) {
+    if (s == NULL || out == NULL) return TI_ERR_INVALID_ARGUMENT;
+    *out = s->info;
+    return TI_OK;
+}
+
+TI_API int ti_op_supported(const char *domain, const char *op) {
+    return op != NULL && ti__op_find(domain ? domain : "", op) != NULL;
+}

@@ -1,0 +1,142 @@
+/* A small thread pool of our own (no OpenMP): persistent workers that split a range
+ * [0, n) into chunks taken from a shared counter, so uneven cores (big.LITTLE) balance.
+ * Relies on pthreads unless TI_NO_THREADS. Must not allocate in ti__parallel_for. */
+#ifndef TI_NO_THREADS
+#include <pthread.h>
+#include <unistd.h>
+#endif
+
+TI__PRIVATE int ti__cpu_count(void) {
+#if !defined(TI_NO_THREADS) && defined(_SC_NPROCESSORS_ONLN)
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : (n > TI_MAX_THREADS ? TI_MAX_THREADS : (int)n);
+#else
+    return 1;
+#endif
+}
+
+#ifndef TI_NO_THREADS
+struct ti__threadpool {
+    ti_allocator al;
+    int n_workers; /* threads besides the caller */
+    pthread_t *threads;
+    pthread_mutex_t mu;
+    pthread_cond_t work_cv, done_cv;
+    /* the job in flight */
+    ti__range_fn fn;
+    void *ctx;
+    size_t n, chunk, next;
+    unsigned generation;
+    int active; /* workers still inside the current job */
+    int quit;
+};
+
+/* Takes chunks until none are left. Called with the mutex held; returns with it held. */
+TI__PRIVATE void ti__tp_drain(ti__threadpool *tp) {
+    while (tp->next < tp->n) {
+        size_t b = tp->next, e = b + tp->chunk < tp->n ? b + tp->chunk : tp->n;
+        tp->next = e;
+        ti__range_fn fn = tp->fn;
+        void *ctx = tp->ctx;
+        pthread_mutex_unlock(&tp->mu);
+        fn(ctx, b, e);
+        pthread_mutex_lock(&tp->mu);
+    }
+}
+
+TI__PRIVATE void *ti__tp_worker(void *arg) {
+    ti__threadpool *tp = (ti__threadpool *)arg;
+    unsigned seen = 0;
+    pthread_mutex_lock(&tp->mu);
+    for (;;) {
+        while (!tp->quit && tp->generation == seen) pthread_cond_wait(&tp->work_cv, &tp->mu);
+        if (tp->quit) break;
+        seen = tp->generation;
+        ti__tp_drain(tp);
+        if (--tp->active == 0) pthread_cond_signal(&tp->done_cv);
+    }
+    pthread_mutex_unlock(&tp->mu);
+    return NULL;
+}
+
+TI__PRIVATE ti__threadpool *ti__threadpool_create(const ti_allocator *al, int num_threads) {
+    if (num_threads <= 1) return NULL;
+    if (num_threads > TI_MAX_THREADS) num_threads = TI_MAX_THREADS;
+    ti__threadpool *tp = (ti__threadpool *)ti__calloc(al, sizeof *tp);
+    if (tp == NULL) return NULL;
+    if (al) tp->al = *al;
+    tp->threads = (pthread_t *)ti__calloc(al, sizeof(pthread_t) * (size_t)num_threads);
+    if (tp->threads == NULL) {
+        ti__free(al, tp, sizeof *tp);
+        return NULL;
+    }
+    pthread_mutex_init(&tp->mu, NULL);
+    pthread_cond_init(&tp->work_cv, NULL);
+    pthread_cond_init(&tp->done_cv, NULL);
+    for (int i = 0; i < num_threads - 1; i++) {
+        if (pthread_create(&tp->threads[i], NULL, ti__tp_worker, tp) != 0) break;
+        tp->n_workers++;
+    }
+    return tp;
+}
+
+TI__PRIVATE void ti__threadpool_destroy(ti__threadpool *tp) {
+    if (tp == NULL) return;
+    pthread_mutex_lock(&tp->mu);
+    tp->quit = 1;
+    pthread_cond_broadcast(&tp->work_cv);
+    pthread_mutex_unlock(&tp->mu);
+    for (int i = 0; i < tp->n_workers; i++) pthread_join(tp->threads[i], NULL);
+    pthread_mutex_destroy(&tp->mu);
+    pthread_cond_destroy(&tp->work_cv);
+    pthread_cond_destroy(&tp->done_cv);
+    ti_allocator al = tp->al;
+    ti__free(&al, tp->threads, sizeof(pthread_t) * (size_t)(tp->n_workers + 1));
+    ti__free(&al, tp, sizeof *tp);
+}
+
+TI__PRIVATE int ti__threadpool_size(const ti__threadpool *tp) { return tp ? tp->n_workers + 1 : 1; }
+
+TI__PRIVATE void ti__parallel_for(ti__threadpool *tp, size_t n, size_t grain, ti__range_fn fn,
+                                  void *ctx) {
+    if (n == 0) return;
+    if (grain == 0) grain = 1;
+    if (tp == NULL || tp->n_workers == 0 || n <= grain) {
+        fn(ctx, 0, n);
+        return;
+    }
+    size_t threads = (size_t)tp->n_workers + 1;
+    /* about 4 chunks a thread, none smaller than grain */
+    size_t chunk = (n + threads * 4 - 1) / (threads * 4);
+    if (chunk < grain) chunk = grain;
+    pthread_mutex_lock(&tp->mu);
+    tp->fn = fn;
+    tp->ctx = ctx;
+    tp->n = n;
+    tp->chunk = chunk;
+    tp->next = 0;
+    tp->active = tp->n_workers;
+    tp->generation++;
+    pthread_cond_broadcast(&tp->work_cv);
+    ti__tp_drain(tp);
+    while (tp->active > 0) pthread_cond_wait(&tp->done_cv, &tp->mu);
+    pthread_mutex_unlock(&tp->mu);
+}
+#else
+struct ti__threadpool {
+    int unused;
+};
+TI__PRIVATE ti__threadpool *ti__threadpool_create(const ti_allocator *al, int num_threads) {
+    (void)al;
+    (void)num_threads;
+    return NULL;
+}
+TI__PRIVATE void ti__threadpool_destroy(ti__threadpool *tp) { (void)tp; }
+TI__PRIVATE int ti__threadpool_size(const ti__threadpool *tp) { (void)tp; return 1; }
+TI__PRIVATE void ti__parallel_for(ti__threadpool *tp, size_t n, size_t grain, ti__range_fn fn,
+                                  void *ctx) {
+    (void)tp;
+    (void)grain;
+    if (n) fn(ctx, 0, n);
+}
+#endif

@@ -1,0 +1,574 @@
+/* Matrix products: Gemm, MatMul (numpy semantics: 1-D promotion, batch broadcast) and
+ * MatMulInteger, plus the blocked float32 GEMM (ti__sgemm_ref) that conv.c also calls.
+ * float32 runs the blocked GEMM; other dtypes run a plain generic loop. Relies on
+ * tensor.c element access and the thread pool. Must not allocate: GEMM packing buffers
+ * live on the stack (32 KiB at most, so small worker-thread stacks suffice). */
+
+/* Register tile of the micro-kernel (MR rows x NR columns of C held in accumulators) and
+ * the cache blocks: a KC x NC panel of B is packed once and reused for every MR rows. */
+#define TI__SG_MR 4
+#define TI__SG_NR 16
+#define TI__SG_KC 128
+#define TI__SG_NC 64
+
+/* acc[MR][NR] = ap(kc x MR, p-major) * bp(kc x NR, p-major). */
+TI__PRIVATE void ti__sgemm_micro(size_t kc, const float *ap, const float *bp, float *acc) {
+    float c[TI__SG_MR][TI__SG_NR];
+    for (int r = 0; r < TI__SG_MR; r++)
+        for (int j = 0; j < TI__SG_NR; j++) c[r][j] = 0.0f;
+    for (size_t p = 0; p < kc; p++) {
+        const float *b = bp + p * TI__SG_NR;
+        const float *a = ap + p * TI__SG_MR;
+        for (int r = 0; r < TI__SG_MR; r++) {
+            float av = a[r];
+            for (int j = 0; j < TI__SG_NR; j++) c[r][j] += av * b[j];
+        }
+    }
+    for (int r = 0; r < TI__SG_MR; r++)
+        for (int j = 0; j < TI__SG_NR; j++) acc[r * TI__SG_NR + j] = c[r][j];
+}
+
+typedef struct ti__sgemm_job {
+    int trans_a, trans_b;
+    size_t m, n, k;
+    float alpha, beta;
+    const float *a, *b;
+    size_t lda, ldb, ldc;
+    float *c;
+    size_t mt, nt;    /* task tile: rows x columns of C */
+    size_t n_tiles_n; /* tiles along N */
+} ti__sgemm_job;
+
+/* C[m0:m1, n0:n1] of the job, with stack-packed panels. */
+TI__PRIVATE void ti__sgemm_tile(const ti__sgemm_job *j, size_t m0, size_t m1, size_t n0,
+                                size_t n1) {
+    float bp[TI__SG_KC * TI__SG_NC]; /* B panel: NC/NR panels of kc x NR */
+    float ap[TI__SG_KC * TI__SG_MR]; /* A panel: kc x MR, alpha applied */
+    float acc[TI__SG_MR * TI__SG_NR];
+    const float *A = j->a, *B = j->b;
+    for (size_t jc = n0; jc < n1; jc += TI__SG_NC) {
+        size_t nc = TI__MIN((size_t)TI__SG_NC, n1 - jc);
+        for (size_t pc = 0; pc < j->k || pc == 0; pc += TI__SG_KC) {
+            size_t kc = TI__MIN((size_t)TI__SG_KC, j->k - pc);
+            /* pack B[pc:pc+kc, jc:jc+nc]; columns past nc are zero */
+            for (size_t jr = 0; jr < nc; jr += TI__SG_NR) {
+                float *dst = bp + jr * kc;
+                size_t w = TI__MIN((size_t)TI__SG_NR, nc - jr);
+                for (size_t p = 0; p < kc; p++) {
+                    float *d = dst + p * TI__SG_NR;
+                    size_t q = 0;
+                    if (!j->trans_b) {
+                        const float *s = B + (pc + p) * j->ldb + jc + jr;
+                        for (; q < w; q++) d[q] = s[q];
+                    } else {
+                        const float *s = B + (jc + jr) * j->ldb + pc + p;
+                        for (; q < w; q++) d[q] = s[q * j->ldb];
+                    }
+                    for (; q < TI__SG_NR; q++) d[q] = 0.0f;
+                }
+            }
+            int first = pc == 0;
+            for (size_t ir = m0; ir < m1; ir += TI__SG_MR) {
+                size_t h = TI__MIN((size_t)TI__SG_MR, m1 - ir);
+                /* pack alpha * A[ir:ir+h, pc:pc+kc] as kc x MR */
+                for (size_t p = 0; p < kc; p++) {
+                    size_t r = 0;
+                    if (!j->trans_a) {
+                        const float *s = A + ir * j->lda + pc + p;
+                        for (; r < h; r++) ap[p * TI__SG_MR + r] = j->alpha * s[r * j->lda];
+                    } else {
+                        const float *s = A + (pc + p) * j->lda + ir;
+                        for (; r < h; r++) ap[p * TI__SG_MR + r] = j->alpha * s[r];
+                    }
+                    for (; r < TI__SG_MR; r++) ap[p * TI__SG_MR + r] = 0.0f;
+                }
+                for (size_t jr = 0; jr < nc; jr += TI__SG_NR) {
+                    size_t w = TI__MIN((size_t)TI__SG_NR, nc - jr);
+                    ti__sgemm_micro(kc, ap, bp + jr * kc, acc);
+                    for (size_t r = 0; r < h; r++) {
+                        float *cr = j->c + (ir + r) * j->ldc + jc + jr;
+                        const float *ar = acc + r * TI__SG_NR;
+                        if (!first) {
+                            for (size_t q = 0; q < w; q++) cr[q] += ar[q];
+                        } else if (j->beta == 0.0f) { /* C may hold garbage: never read it */
+                            for (size_t q = 0; q < w; q++) cr[q] = ar[q];
+                        } else if (j->beta == 1.0f) {
+                            for (size_t q = 0; q < w; q++) cr[q] += ar[q];
+                        } else {
+                            for (size_t q = 0; q < w; q++) cr[q] = j->beta * cr[q] + ar[q];
+                        }
+                    }
+                }
+            }
+            if (j->k == 0) break;
+        }
+    }
+}
+
+TI__PRIVATE void ti__sgemm_range(void *ctx, size_t begin, size_t end) {
+    const ti__sgemm_job *j = (const ti__sgemm_job *)ctx;
+    for (size_t t = begin; t < end; t++) {
+        size_t tm = t / j->n_tiles_n, tn = t % j->n_tiles_n;
+        size_t m0 = tm * j->mt, n0 = tn * j->nt;
+        ti__sgemm_tile(j, m0, TI__MIN(m0 + j->mt, j->m), n0, TI__MIN(n0 + j->nt, j->n));
+    }
+}
+
+/* Few rows (M < MR): one dot product or axpy per row, over a range of columns. */
+TI__PRIVATE void ti__sgemm_small_m(void *ctx, size_t begin, size_t end) {
+    const ti__sgemm_job *j = (const ti__sgemm_job *)ctx;
+    size_t n0 = begin * j->nt, n1 = TI__MIN(end * j->nt, j->n);
+    for (size_t i = 0; i < j->m; i++) {
+        float *c = j->c + i * j->ldc;
+        for (size_t q = n0; q < n1; q++)
+            c[q] = j->beta == 0.0f ? 0.0f : (j->beta == 1.0f ? c[q] : j->beta * c[q]);
+        if (j->trans_b) { /* B is N x K: contiguous dots */
+            for (size_t q = n0; q < n1; q++) {
+                const float *b = j->b + q * j->ldb;
+                float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+                size_t p = 0;
+                if (!j->trans_a) {
+                    const float *a = j->a + i * j->lda;
+                    for (; p + 4 <= j->k; p += 4) {
+                        s0 += a[p] * b[p];
+                        s1 += a[p + 1] * b[p + 1];
+                        s2 += a[p + 2] * b[p + 2];
+                        s3 += a[p + 3] * b[p + 3];
+                    }
+                    for (; p < j->k; p++) s0 += a[p] * b[p];
+                } else {
+                    for (; p < j->k; p++) s0 += j->a[p * j->lda + i] * b[p];
+                }
+                c[q] += j->alpha * ((s0 + s1) + (s2 + s3));
+            }
+        } else { /* B is K x N: rows scaled by A[i, p] */
+            for (size_t p = 0; p < j->k; p++) {
+                float av = j->alpha * (j->trans_a ? j->a[p * j->lda + i] : j->a[i * j->lda + p]);
+                const float *b = j->b + p * j->ldb;
+                for (size_t q = n0; q < n1; q++) c[q] += av * b[q];
+            }
+        }
+    }
+}
+
+/* C = alpha * op(A) * op(B) + beta * C, row-major; op(A) is M x K, op(B) K x N.
+ * beta == 0 never reads C. Parallel over tiles of C when tp is not NULL. */
+TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_t K, float alpha,
+                               const float *A, size_t lda, const float *B, size_t ldb, float beta,
+                               float *C, size_t ldc, ti__threadpool *tp) {
+    if (M == 0 || N == 0) return;
+    ti__sgemm_job j;
+    j.trans_a = transA;
+    j.trans_b = transB;
+    j.m = M;
+    j.n = N;
+    j.k = K;
+    j.alpha = alpha;
+    j.beta = beta;
+    j.a = A;
+    j.b = B;
+    j.lda = lda;
+    j.ldb = ldb;
+    j.ldc = ldc;
+    j.c = C;
+    size_t threads = (size_t)ti__threadpool_size(tp);
+    size_t flops = M * N * (K + 1);
+    if (M < TI__SG_MR) {
+        j.nt = 256;
+        size_t tiles = (N + j.nt - 1) / j.nt;
+        ti__parallel_for(tp, tiles, flops < 65536 ? tiles : 1, ti__sgemm_small_m, &j);
+        return;
+    }
+    /* tiles as large as possible while leaving about 4 per thread */
+    j.mt = 128;
+    j.nt = 512;
+    for (;;) {
+        size_t tiles = ((M + j.mt - 1) / j.mt) * ((N + j.nt - 1) / j.nt);
+        if (tiles >= 4 * threads || (j.mt <= 16 && j.nt <= 64)) break;
+        if (j.nt > 64 && (j.nt >= 4 * j.mt || j.mt <= 16)) j.nt /= 2;
+        else j.mt /= 2;
+    }
+    j.n_tiles_n = (N + j.nt - 1) / j.nt;
+    size_t tiles = ((M + j.mt - 1) / j.mt) * j.n_tiles_n;
+    ti__parallel_for(tp, tiles, flops < 262144 ? tiles : 1, ti__sgemm_range, &j);
+}
+
+/* Applies the node's fused activation to n floats. */
+TI__PRIVATE void ti__gemm_act(const ti__kctx *k, float *y, size_t n) {
+    int act = k->node->act;
+    if (act == TI__ACT_NONE) return;
+    float a = k->node->act_a, b = k->node->act_b;
+    for (size_t i = 0; i < n; i++) y[i] = ti__act_apply(act, a, b, y[i]);
+}
+
+TI__PRIVATE int ti__gemm_dtype_ok(ti_dtype t) {
+    return t == TI_DTYPE_F32 || t == TI_DTYPE_F64 || t == TI_DTYPE_F16 || t == TI_DTYPE_BF16 ||
+           t == TI_DTYPE_I32 || t == TI_DTYPE_I64 || t == TI_DTYPE_U32 || t == TI_DTYPE_U64;
+}
+
+/* ---- Gemm ---------------------------------------------------------------------------- */
+
+/* C's broadcast strides onto [M, N] (0 along a broadcast axis); 0 if not broadcastable. */
+TI__PRIVATE int ti__gemm_c_strides(const ti_tensor *c, int64_t m, int64_t n, size_t *sm,
+                                   size_t *sn) {
+    int64_t d0 = 1, d1 = 1;
+    if (c->rank > 2) return 0;
+    if (c->rank == 1) d1 = c->shape[0];
+    if (c->rank == 2) {
+        d0 = c->shape[0];
+        d1 = c->shape[1];
+    }
+    if ((d0 != 1 && d0 != m) || (d1 != 1 && d1 != n)) return 0;
+    *sn = d1 == 1 ? 0 : 1;
+    *sm = d0 == 1 ? 0 : (size_t)d1;
+    return 1;
+}
+
+TI__PRIVATE int ti__gemm_shape(ti__kctx *k) {
+    TI__REQUIRE_INPUT(k, 0);
+    TI__REQUIRE_INPUT(k, 1);
+    const ti_tensor *a = k->in[0], *b = k->in[1];
+    const ti_tensor *c = k->n_in > 2 ? k->in[2] : NULL;
+    if (!ti__gemm_dtype_ok(a->dtype))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "dtype %s is not supported",
+                         ti_dtype_name(a->dtype));
+    if (b->dtype != a->dtype || (c != NULL && c->dtype != a->dtype))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "inputs have different dtypes (%s, %s)",
+                         ti_dtype_name(a->dtype), ti_dtype_name(b->dtype));
+    if (a->rank != 2 || b->rank != 2)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "A and B must have 2 dims, got %d and %d",
+                         a->rank, b->rank);
+    int ta = ti__attr_i(k->node, "transA", 0) != 0, tb = ti__attr_i(k->node, "transB", 0) != 0;
+    int64_t m = ta ? a->shape[1] : a->shape[0], ka = ta ? a->shape[0] : a->shape[1];
+    int64_t kb = tb ? b->shape[1] : b->shape[0], n = tb ? b->shape[0] : b->shape[1];
+    if (ka != kb)
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "inner dimensions differ: A gives K=%lld, B gives K=%lld (transA=%d, "
+                         "transB=%d)",
+                         (long long)ka, (long long)kb, ta, tb);
+    size_t sm, sn;
+    if (c != NULL && !ti__gemm_c_strides(c, m, n, &sm, &sn))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "C (rank %d) does not broadcast to [%lld, %lld]",
+                         c->rank, (long long)m, (long long)n);
+    int64_t dims[2] = {m, n};
+    if (!ti__set_shape(k->out[0], a->dtype, 2, dims))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "invalid output shape");
+    return TI_OK;
+}
+
+TI__PRIVATE ti_status ti__gemm_run(ti__kctx *k) {
+    const ti_tensor *a = k->in[0], *b = k->in[1];
+    const ti_tensor *c = k->n_in > 2 ? k->in[2] : NULL;
+    ti_tensor *y = k->out[0];
+    int ta = ti__attr_i(k->node, "transA", 0) != 0, tb = ti__attr_i(k->node, "transB", 0) != 0;
+    float alpha = ti__attr_f(k->node, "alpha", 1.0f), beta = ti__attr_f(k->node, "beta", 1.0f);
+    size_t m = (size_t)y->shape[0], n = (size_t)y->shape[1];
+    size_t kk = (size_t)(ta ? a->shape[0] : a->shape[1]);
+    size_t sm = 0, sn = 0;
+    if (c != NULL && beta != 0.0f) ti__gemm_c_strides(c, (int64_t)m, (int64_t)n, &sm, &sn);
+    else c = NULL;
+    if (a->dtype == TI_DTYPE_F32) {
+        float *yd = (float *)y->data;
+        if (c != NULL) {
+            const float *cd = (const float *)c->data;
+            for (size_t i = 0; i < m; i++)
+                for (size_t q = 0; q < n; q++) yd[i * n + q] = beta * cd[i * sm + q * sn];
+        }
+        ti__sgemm_ref(ta, tb, m, n, kk, alpha, (const float *)a->data, (size_t)a->shape[1],
+                      (const float *)b->data, (size_t)b->shape[1], c != NULL ? 1.0f : 0.0f, yd,
+                      n, k->tp);
+        ti__gemm_act(k, yd, m * n);
+        return TI_OK;
+    }
+    /* generic: double accumulation for floats, int64 (wrapping) for integers */
+    size_t lda = (size_t)a->shape[1], ldb = (size_t)b->shape[1];
+    int is_int = ti__dtype_is_int(a->dtype);
+    for (size_t i = 0; i < m; i++)
+        for (size_t q = 0; q < n; q++) {
+            if (is_int) {
+                uint64_t s = 0;
+                for (size_t p = 0; p < kk; p++)
+                    s += (uint64_t)ti__get_i64(a, ta ? p * lda + i : i * lda + p) *
+                         (uint64_t)ti__get_i64(b, tb ? q * ldb + p : p * ldb + q);
+                int64_t v = (int64_t)((uint64_t)(int64_t)alpha * s);
+                if (c != NULL) v += (int64_t)beta * ti__get_i64(c, i * sm + q * sn);
+                ti__set_i64(y, i * n + q, v);
+            } else {
+                double s = 0;
+                for (size_t p = 0; p < kk; p++)
+                    s += ti__get_f64(a, ta ? p * lda + i : i * lda + p) *
+                         ti__get_f64(b, tb ? q * ldb + p : p * ldb + q);
+                double v = alpha * s;
+                if (c != NULL) v += beta * ti__get_f64(c, i * sm + q * sn);
+                if (k->node->act != TI__ACT_NONE)
+                    v = ti__act_apply(k->node->act, k->node->act_a, k->node->act_b, (float)v);
+                ti__set_f64(y, i * n + q, v);
+            }
+        }
+    return TI_OK;
+}
+
+/* ---- MatMul and MatMulInteger: numpy matmul shapes ----------------------------------- */
+
+/* Shapes of a numpy matmul: a, b promoted to rank >= 2, broadcast batch dims. */
+typedef struct ti__mm_shape {
+    int64_t m, n, k;
+    int batch_rank;
+    int64_t batch[TI_MAX_DIMS];                 /* output batch dims */
+    int64_t a_stride[TI_MAX_DIMS], b_stride[TI_MAX_DIMS]; /* in matrices; 0 when broadcast */
+    size_t n_batch;
+    int out_rank;
+    int64_t out[TI_MAX_DIMS];
+} ti__mm_shape;
+
+TI__PRIVATE ti_status ti__mm_infer(ti__kctx *k, const ti_tensor *a, const ti_tensor *b,
+                                   ti__mm_shape *s) {
+    if (a->rank < 1 || b->rank < 1)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "inputs must have at least 1 dim, got %d and %d",
+                         a->rank, b->rank);
+    int64_t ad[TI_MAX_DIMS + 1], bd[TI_MAX_DIMS + 1];
+    int ar = a->rank, br = b->rank;
+    if (ar == 1) {
+        ad[0] = 1;
+        ad[1] = a->shape[0];
+        ar = 2;
+    } else {
+        for (int i = 0; i < ar; i++) ad[i] = a->shape[i];
+    }
+    if (br == 1) {
+        bd[0] = b->shape[0];
+        bd[1] = 1;
+        br = 2;
+    } else {
+        for (int i = 0; i < br; i++) bd[i] = b->shape[i];
+    }
+    s->m = ad[ar - 2];
+    s->k = ad[ar - 1];
+    s->n = bd[br - 1];
+    if (bd[br - 2] != s->k)
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "inner dimensions differ: A has K=%lld, B has K=%lld",
+                         (long long)s->k, (long long)bd[br - 2]);
+    int r;
+    if (!ti__broadcast_shape(ar - 2, ad, br - 2, bd, &r, s->batch))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "batch dims of A (rank %d) and B (rank %d) do "
+                         "not broadcast", a->rank, b->rank);
+    s->batch_rank = r;
+    /* strides in units of whole matrices, right-aligned */
+    int64_t sa = 1, sb = 1;
+    s->n_batch = 1;
+    for (int i = r - 1; i >= 0; i--) {
+        int ia = i - (r - (ar - 2)), ib = i - (r - (br - 2));
+        int64_t da = ia >= 0 ? ad[ia] : 1, db = ib >= 0 ? bd[ib] : 1;
+        s->a_stride[i] = da == 1 ? 0 : sa;
+        s->b_stride[i] = db == 1 ? 0 : sb;
+        sa *= da;
+        sb *= db;
+        s->n_batch *= (size_t)s->batch[i];
+    }
+    s->out_rank = 0;
+    for (int i = 0; i < r; i++) s->out[s->out_rank++] = s->batch[i];
+    if (a->rank > 1) s->out[s->out_rank++] = s->m;
+    if (b->rank > 1) s->out[s->out_rank++] = s->n;
+    if (s->out_rank > TI_MAX_DIMS)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "output rank %d exceeds %d", s->out_rank,
+                         TI_MAX_DIMS);
+    return TI_OK;
+}
+
+/* Offsets (in matrices) of A and B for output batch index t. */
+TI__PRIVATE void ti__mm_offsets(const ti__mm_shape *s, size_t t, size_t *oa, size_t *ob) {
+    size_t a = 0, b = 0;
+    for (int i = s->batch_rank - 1; i >= 0; i--) {
+        size_t d = (size_t)s->batch[i], idx = t % d;
+        t /= d;
+        a += idx * (size_t)s->a_stride[i];
+        b += idx * (size_t)s->b_stride[i];
+    }
+    *oa = a;
+    *ob = b;
+}
+
+TI__PRIVATE int ti__matmul_shape(ti__kctx *k) {
+    TI__REQUIRE_INPUT(k, 0);
+    TI__REQUIRE_INPUT(k, 1);
+    const ti_tensor *a = k->in[0], *b = k->in[1];
+    if (!ti__gemm_dtype_ok(a->dtype))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "dtype %s is not supported",
+                         ti_dtype_name(a->dtype));
+    if (b->dtype != a->dtype)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "inputs have different dtypes (%s, %s)",
+                         ti_dtype_name(a->dtype), ti_dtype_name(b->dtype));
+    ti__mm_shape s;
+    ti_status st = ti__mm_infer(k, a, b, &s);
+    if (st != TI_OK) return st;
+    if (!ti__set_shape(k->out[0], a->dtype, s.out_rank, s.out))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "invalid output shape");
+    return TI_OK;
+}
+
+typedef struct ti__mm_job {
+    const ti__mm_shape *s;
+    const float *a, *b;
+    float *y;
+} ti__mm_job;
+
+/* A range of batch matrices, each with a serial GEMM. */
+TI__PRIVATE void ti__matmul_batches(void *ctx, size_t begin, size_t end) {
+    const ti__mm_job *j = (const ti__mm_job *)ctx;
+    const ti__mm_shape *s = j->s;
+    size_t mk = (size_t)(s->m * s->k), kn = (size_t)(s->k * s->n), mn = (size_t)(s->m * s->n);
+    for (size_t t = begin; t < end; t++) {
+        size_t oa, ob;
+        ti__mm_offsets(s, t, &oa, &ob);
+        ti__sgemm_ref(0, 0, (size_t)s->m, (size_t)s->n, (size_t)s->k, 1.0f, j->a + oa * mk,
+                      (size_t)s->k, j->b + ob * kn, (size_t)s->n, 0.0f, j->y + t * mn,
+                      (size_t)s->n, NULL);
+    }
+}
+
+TI__PRIVATE ti_status ti__matmul_run(ti__kctx *k) {
+    const ti_tensor *a = k->in[0], *b = k->in[1];
+    ti_tensor *y = k->out[0];
+    ti__mm_shape s;
+    ti_status st = ti__mm_infer(k, a, b, &s);
+    if (st != TI_OK) return st;
+    size_t m = (size_t)s.m, n = (size_t)s.n, kk = (size_t)s.k;
+    if (a->dtype == TI_DTYPE_F32) {
+        const float *ad = (const float *)a->data, *bd = (const float *)b->data;
+        float *yd = (float *)y->data;
+        int b_shared = 1, a_full = 1; /* B one matrix for all; A not broadcast */
+        for (int i = 0; i < s.batch_rank; i++) {
+            if (s.b_stride[i] != 0 && s.batch[i] != 1) b_shared = 0;
+            if (s.a_stride[i] == 0 && s.batch[i] != 1) a_full = 0;
+        }
+        if (b_shared && a_full) { /* fold the batch into M: one large GEMM */
+            ti__sgemm_ref(0, 0, s.n_batch * m, n, kk, 1.0f, ad, kk, bd, n, 0.0f, yd, n, k->tp);
+        } else {
+            ti__mm_job j;
+            j.s = &s;
+            j.a = ad;
+            j.b = bd;
+            j.y = yd;
+            size_t threads = (size_t)ti__threadpool_size(k->tp);
+            if (s.n_batch >= 2 * threads) {
+                ti__parallel_for(k->tp, s.n_batch, 1, ti__matmul_batches, &j);
+            } else {
+                for (size_t t = 0; t < s.n_batch; t++) {
+                    size_t oa, ob;
+                    ti__mm_offsets(&s, t, &oa, &ob);
+                    ti__sgemm_ref(0, 0, m, n, kk, 1.0f, ad + oa * m * kk, kk, bd + ob * kk * n,
+                                  n, 0.0f, yd + t * m * n, n, k->tp);
+                }
+            }
+        }
+        ti__gemm_act(k, yd, s.n_batch * m * n);
+        return TI_OK;
+    }
+    int is_int = ti__dtype_is_int(a->dtype);
+    for (size_t t = 0; t < s.n_batch; t++) {
+        size_t oa, ob;
+        ti__mm_offsets(&s, t, &oa, &ob);
+        oa *= m * kk;
+        ob *= kk * n;
+        for (size_t i = 0; i < m; i++)
+            for (size_t q = 0; q < n; q++) {
+                size_t yo = t * m * n + i * n + q;
+                if (is_int) {
+                    uint64_t acc = 0;
+                    for (size_t p = 0; p < kk; p++)
+                        acc += (uint64_t)ti__get_i64(a, oa + i * kk + p) *
+                               (uint64_t)ti__get_i64(b, ob + p * n + q);
+                    ti__set_i64(y, yo, (int64_t)acc);
+                } else {
+                    double acc = 0;
+                    for (size_t p = 0; p < kk; p++)
+                        acc += ti__get_f64(a, oa + i * kk + p) * ti__get_f64(b, ob + p * n + q);
+                    if (k->node->act != TI__ACT_NONE)
+                        acc = ti__act_apply(k->node->act, k->node->act_a, k->node->act_b,
+                                            (float)acc);
+                    ti__set_f64(y, yo, acc);
+                }
+            }
+    }
+    return TI_OK;
+}
+
+/* Zero point of a MatMulInteger operand: absent, a scalar (one element) or a vector along
+ * rows of A / columns of B (len elements). Returns 0 when the shape is none of those. */
+TI__PRIVATE int ti__mmi_zp_ok(const ti_tensor *zp, int64_t len) {
+    if (zp == NULL) return 1;
+    size_t n = ti__numel(zp);
+    if (n == 1) return 1;
+    return (int64_t)n == len;
+}
+
+TI__PRIVATE int ti__matmulint_shape(ti__kctx *k) {
+    TI__REQUIRE_INPUT(k, 0);
+    TI__REQUIRE_INPUT(k, 1);
+    const ti_tensor *a = k->in[0], *b = k->in[1];
+    const ti_tensor *za = k->n_in > 2 ? k->in[2] : NULL, *zb = k->n_in > 3 ? k->in[3] : NULL;
+    if ((a->dtype != TI_DTYPE_U8 && a->dtype != TI_DTYPE_I8) ||
+        (b->dtype != TI_DTYPE_U8 && b->dtype != TI_DTYPE_I8))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "inputs must be uint8 or int8, got %s and %s",
+                         ti_dtype_name(a->dtype), ti_dtype_name(b->dtype));
+    if ((za != NULL && za->dtype != a->dtype) || (zb != NULL && zb->dtype != b->dtype))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "zero point dtype differs from its input");
+    ti__mm_shape s;
+    ti_status st = ti__mm_infer(k, a, b, &s);
+    if (st != TI_OK) return st;
+    if (!ti__mmi_zp_ok(za, s.m) || !ti__mmi_zp_ok(zb, s.n))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                         "zero points must be scalars or per-row (A) / per-column (B) vectors");
+    if (!ti__set_shape(k->out[0], TI_DTYPE_I32, s.out_rank, s.out))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "invalid output shape");
+    return TI_OK;
+}
+
+TI__PRIVATE ti_status ti__matmulint_run(ti__kctx *k) {
+    const ti_tensor *a = k->in[0], *b = k->in[1];
+    const ti_tensor *za = k->n_in > 2 ? k->in[2] : NULL, *zb = k->n_in > 3 ? k->in[3] : NULL;
+    ti__mm_shape s;
+    ti_status st = ti__mm_infer(k, a, b, &s);
+    if (st != TI_OK) return st;
+    size_t m = (size_t)s.m, n = (size_t)s.n, kk = (size_t)s.k;
+    /* uint32 arithmetic: the spec lets the 32-bit accumulation wrap, C forbids signed
+     * overflow */
+    uint32_t *y = (uint32_t *)k->out[0]->data;
+    int a_signed = a->dtype == TI_DTYPE_I8, b_signed = b->dtype == TI_DTYPE_I8;
+    const uint8_t *ad = (const uint8_t *)a->data, *bd = (const uint8_t *)b->data;
+    for (size_t t = 0; t < s.n_batch; t++) {
+        size_t oa, ob;
+        ti__mm_offsets(&s, t, &oa, &ob);
+        const uint8_t *ab = ad + oa * m * kk, *bb = bd + ob * kk * n;
+        uint32_t *yb = y + t * m * n;
+        for (size_t i = 0; i < m; i++) {
+            int32_t zpa = za == NULL ? 0 : (int32_t)ti__get_i64(za, ti__numel(za) == 1 ? 0 : i);
+            uint32_t *yr = yb + i * n, rs = 0; /* rs: sum over p of A - zpa */
+            for (size_t q = 0; q < n; q++) yr[q] = 0;
+            for (size_t p = 0; p < kk; p++) {
+                int32_t av = (a_signed ? (int32_t)(int8_t)ab[i * kk + p] : (int32_t)ab[i * kk + p])
+                             - zpa;
+                rs += (uint32_t)av;
+                if (av == 0) continue;
+                const uint8_t *br = bb + p * n;
+                if (b_signed)
+                    for (size_t q = 0; q < n; q++)
+                        yr[q] += (uint32_t)av * (uint32_t)(int32_t)(int8_t)br[q];
+                else
+                    for (size_t q = 0; q < n; q++) yr[q] += (uint32_t)av * (uint32_t)br[q];
+            }
+            if (zb != NULL) /* (A - zpa)(B - zpb) = (A - zpa)B - (A - zpa)zpb */
+                for (size_t q = 0; q < n; q++)
+                    yr[q] -= rs * (uint32_t)ti__get_i64(zb, ti__numel(zb) == 1 ? 0 : q);
+        }
+    }
+    return TI_OK;
+}
+
+TI__PRIVATE const ti__op ti__ops_gemm[] = {
+    {"Gemm", ti__gemm_shape, ti__gemm_run, NULL, 0},
+    {"MatMul", ti__matmul_shape, ti__matmul_run, NULL, 0},
+    {"MatMulInteger", ti__matmulint_shape, ti__matmulint_run, NULL, 0},
+    {NULL, NULL, NULL, NULL, 0}
+};

@@ -1,0 +1,173 @@
+/* The IR: a model's values (tensors) and nodes, built by the format readers, with a name
+ * index and the attribute lookups kernels use. Relies on alloc.c for the pool and arrays.
+ * Must not know any file format or backend. */
+
+TI__PRIVATE uint32_t ti__hash_str(const char *s) {
+    uint32_t h = 2166136261u; /* FNV-1a */
+    while (*s) h = (h ^ (uint8_t)*s++) * 16777619u;
+    return h;
+}
+
+TI__PRIVATE int ti__model_find_value(const ti_model *m, const char *name) {
+    if (m->hash_cap == 0 || name == NULL) return -1;
+    uint32_t mask = (uint32_t)m->hash_cap - 1, i = ti__hash_str(name) & mask;
+    for (;;) {
+        int v = m->hash[i];
+        if (v < 0) return -1;
+        if (strcmp(m->values[v].name, name) == 0) return v;
+        i = (i + 1) & mask;
+    }
+}
+
+TI__PRIVATE int ti__model_hash_insert(ti_model *m, int v) {
+    if ((m->n_values + 1) * 2 > m->hash_cap) { /* rehash at half full */
+        int ncap = m->hash_cap ? m->hash_cap * 2 : 64;
+        int *nh = (int *)ti__malloc(&m->al, sizeof(int) * (size_t)ncap);
+        if (nh == NULL) return 0;
+        for (int i = 0; i < ncap; i++) nh[i] = -1;
+        int *old = m->hash, oldcap = m->hash_cap;
+        m->hash = nh;
+        m->hash_cap = ncap;
+        for (int i = 0; i < oldcap; i++)
+            if (old[i] >= 0) {
+                uint32_t j = ti__hash_str(m->values[old[i]].name) & (uint32_t)(ncap - 1);
+                while (nh[j] >= 0) j = (j + 1) & (uint32_t)(ncap - 1);
+                nh[j] = old[i];
+            }
+        ti__free(&m->al, old, sizeof(int) * (size_t)oldcap);
+    }
+    uint32_t mask = (uint32_t)m->hash_cap - 1, j = ti__hash_str(m->values[v].name) & mask;
+    while (m->hash[j] >= 0) j = (j + 1) & mask;
+    m->hash[j] = v;
+    return 1;
+}
+
+TI__PRIVATE int ti__model_add_value(ti_model *m, const char *name) {
+    if (!ti__grow(&m->al, (void **)&m->values, &m->cap_values, m->n_values + 1, sizeof(ti__value)))
+        return -1;
+    int v = m->n_values;
+    ti__value *val = &m->values[v];
+    memset(val, 0, sizeof *val);
+    val->name = ti__pool_strndup(&m->pool, name ? name : "", name ? strlen(name) : 0);
+    if (val->name == NULL) return -1;
+    val->rank = -1;
+    /* an unnamed value is never looked up; a repeated name keeps its first index */
+    if (name != NULL && name[0] != 0 && ti__model_find_value(m, name) < 0) {
+        if (!ti__model_hash_insert(m, v)) return -1;
+    }
+    m->n_values++;
+    return v;
+}
+
+TI__PRIVATE int ti__model_value(ti_model *m, const char *name) {
+    int v = ti__model_find_value(m, name);
+    return v >= 0 ? v : ti__model_add_value(m, name);
+}
+
+TI__PRIVATE ti__node *ti__model_add_node(ti_model *m, int n_inputs, int n_outputs, int n_attrs) {
+    if (n_inputs < 0 || n_outputs < 0 || n_attrs < 0) return NULL;
+    if (!ti__grow(&m->al, (void **)&m->nodes, &m->cap_nodes, m->n_nodes + 1, sizeof(ti__node)))
+        return NULL;
+    ti__node *n = &m->nodes[m->n_nodes];
+    memset(n, 0, sizeof *n);
+    n->name = "";
+    n->op = "";
+    n->domain = "";
+    n->n_inputs = n_inputs;
+    n->n_outputs = n_outputs;
+    n->n_attrs = n_attrs;
+    n->inputs = (int *)ti__pool_alloc(&m->pool, sizeof(int) * (size_t)(n_inputs + 1));
+    n->outputs = (int *)ti__pool_alloc(&m->pool, sizeof(int) * (size_t)(n_outputs + 1));
+    n->attrs = (ti__attr *)ti__pool_alloc(&m->pool, sizeof(ti__attr) * (size_t)(n_attrs + 1));
+    if (!n->inputs || !n->outputs || !n->attrs) return NULL;
+    for (int i = 0; i < n_inputs; i++) n->inputs[i] = -1;
+    for (int i = 0; i < n_outputs; i++) n->outputs[i] = -1;
+    for (int i = 0; i < n_attrs; i++) n->attrs[i].tensor = -1;
+    m->n_nodes++;
+    return n;
+}
+
+TI__PRIVATE int ti__model_add_input(ti_model *m, int value) {
+    if (!ti__grow(&m->al, (void **)&m->inputs, &m->cap_inputs, m->n_inputs + 1, sizeof(int)))
+        return 0;
+    m->inputs[m->n_inputs++] = value;
+    return 1;
+}
+
+TI__PRIVATE int ti__model_add_output(ti_model *m, int value) {
+    if (!ti__grow(&m->al, (void **)&m->outputs, &m->cap_outputs, m->n_outputs + 1, sizeof(int)))
+        return 0;
+    m->outputs[m->n_outputs++] = value;
+    return 1;
+}
+
+TI__PRIVATE ti_status ti__model_check_const(ti_model *m, const char *what, ti_dtype dt, int rank,
+                                            const int64_t *dims, size_t *bytes, ti_error *err) {
+    if (rank < 0 || rank > m->desc.max_rank)
+        return ti__fail(err, TI_ERR_BAD_MODEL, m->name, "tensor '%s' has rank %d (limit %d)",
+                        what, rank, m->desc.max_rank);
+    size_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] < 0)
+            return ti__fail(err, TI_ERR_BAD_MODEL, m->name, "tensor '%s' has negative dim %lld",
+                            what, (long long)dims[i]);
+        if (!ti__mul_size(n, (size_t)dims[i], &n))
+            return ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name,
+                            "tensor '%s' size overflows", what);
+    }
+    size_t b;
+    if (!ti__mul_size(n, ti_dtype_size(dt), &b) || (uint64_t)b > m->desc.max_tensor_bytes)
+        return ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name,
+                        "tensor '%s' needs more than the limit of %llu bytes", what,
+                        (unsigned long long)m->desc.max_tensor_bytes);
+    if (m->const_bytes + b > m->desc.max_total_bytes)
+        return ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name,
+                        "constants exceed the limit of %llu bytes at tensor '%s'",
+                        (unsigned long long)m->desc.max_total_bytes, what);
+    m->const_bytes += b;
+    *bytes = b;
+    return TI_OK;
+}
+
+/* ---- attributes ---- */
+TI__PRIVATE const ti__attr *ti__attr_get(const ti__node *n, const char *name) {
+    for (int i = 0; i < n->n_attrs; i++)
+        if (n->attrs[i].name != NULL && strcmp(n->attrs[i].name, name) == 0) return &n->attrs[i];
+    return NULL;
+}
+TI__PRIVATE int64_t ti__attr_i(const ti__node *n, const char *name, int64_t def) {
+    const ti__attr *a = ti__attr_get(n, name);
+    if (a == NULL) return def;
+    if (a->type == TI__ATTR_INT) return a->i;
+    if (a->type == TI__ATTR_FLOAT) return (int64_t)a->f;
+    return def;
+}
+TI__PRIVATE float ti__attr_f(const ti__node *n, const char *name, float def) {
+    const ti__attr *a = ti__attr_get(n, name);
+    if (a == NULL) return def;
+    if (a->type == TI__ATTR_FLOAT) return a->f;
+    if (a->type == TI__ATTR_INT) return (float)a->i;
+    return def;
+}
+TI__PRIVATE const char *ti__attr_s(const ti__node *n, const char *name, const char *def) {
+    const ti__attr *a = ti__attr_get(n, name);
+    return a != NULL && a->type == TI__ATTR_STRING ? a->s : def;
+}
+TI__PRIVATE const int64_t *ti__attr_ints(const ti__node *n, const char *name, int *count) {
+    const ti__attr *a = ti__attr_get(n, name);
+    if (a == NULL || a->type != TI__ATTR_INTS) {
+        *count = 0;
+        return NULL;
+    }
+    *count = a->count;
+    return a->ints;
+}
+TI__PRIVATE const float *ti__attr_floats(const ti__node *n, const char *name, int *count) {
+    const ti__attr *a = ti__attr_get(n, name);
+    if (a == NULL || a->type != TI__ATTR_FLOATS) {
+        *count = 0;
+        return NULL;
+    }
+    *count = a->count;
+    return a->floats;
+}

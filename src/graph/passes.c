@@ -1,0 +1,246 @@
+/* Graph passes on a session's plan: dead-node removal and fusion of Conv / ConvTranspose /
+ * Gemm / MatMul with a following bias Add, BatchNormalization and activation. Relies on
+ * the session structures in internal.h. Must not modify the model: rewritten nodes and
+ * the folded weights live in the session's plan pool. */
+
+/* live[i] = 1 for model node i when some graph output depends on it. */
+TI__PRIVATE int ti__pass_live_nodes(ti_session *s, char *live) {
+    const ti_model *m = s->m;
+    char *needed = (char *)ti__pool_alloc(&s->plan_pool, (size_t)m->n_values + 1);
+    if (needed == NULL) return 0;
+    for (int i = 0; i < m->n_outputs; i++) needed[m->outputs[i]] = 1;
+    for (int n = m->n_nodes - 1; n >= 0; n--) {
+        const ti__node *node = &m->nodes[n];
+        live[n] = 0;
+        for (int i = 0; i < node->n_outputs; i++)
+            if (node->outputs[i] >= 0 && needed[node->outputs[i]]) live[n] = 1;
+        if (!live[n]) continue;
+        for (int i = 0; i < node->n_inputs; i++)
+            if (node->inputs[i] >= 0) needed[node->inputs[i]] = 1;
+    }
+    return 1;
+}
+
+/* A constant float32 value with exactly n elements, or NULL. */
+TI__PRIVATE const float *ti__fuse_const_f32(const ti_session *s, int v, size_t n) {
+    if (v < 0 || !s->vi[v].is_const || s->t[v].dtype != TI_DTYPE_F32 || ti__numel(&s->t[v]) != n)
+        return NULL;
+    return (const float *)s->t[v].data;
+}
+
+/* A constant scalar (any numeric dtype) or def when v is absent; 0 when not constant. */
+TI__PRIVATE int ti__fuse_const_scalar(const ti_session *s, int v, float def, float *out) {
+    if (v < 0) {
+        *out = def;
+        return 1;
+    }
+    if (!s->vi[v].is_const || ti__numel(&s->t[v]) != 1 || !ti__dtype_is_float(s->t[v].dtype))
+        return 0;
+    *out = (float)ti__get_f64(&s->t[v], 0);
+    return 1;
+}
+
+/* Makes a new constant float32 value shaped like value `like`. */
+TI__PRIVATE int ti__fuse_new_const(ti_session *s, int like, float **data) {
+    int v = ti__session_new_value(s, s->t[like].name);
+    if (v < 0) return -1;
+    ti_tensor *t = &s->t[v];
+    ti__set_shape(t, TI_DTYPE_F32, s->t[like].rank, s->t[like].shape);
+    t->data = ti__pool_alloc(&s->plan_pool, t->size_bytes);
+    if (t->data == NULL) return -1;
+    s->vi[v].is_const = 1;
+    *data = (float *)t->data;
+    return v;
+}
+
+/* Gives node a private copy of its inputs with room for 3 (X, W, B). */
+TI__PRIVATE int ti__fuse_own_inputs(ti_session *s, ti__node *node) {
+    int n = node->n_inputs < 3 ? 3 : node->n_inputs;
+    int *in = (int *)ti__pool_alloc(&s->plan_pool, sizeof(int) * (size_t)n);
+    int *out = (int *)ti__pool_alloc(&s->plan_pool, sizeof(int) * (size_t)(node->n_outputs + 1));
+    if (in == NULL || out == NULL) return 0;
+    for (int i = 0; i < n; i++) in[i] = i < node->n_inputs ? node->inputs[i] : -1;
+    for (int i = 0; i < node->n_outputs; i++) out[i] = node->outputs[i];
+    node->inputs = in;
+    node->outputs = out;
+    return 1;
+}
+
+/* Conv + BatchNormalization: W'[o] = W[o] * g, b'[o] = (b[o] - mean[o]) * g + beta[o] with
+ * g = scale[o] / sqrt(var[o] + eps). Returns 1 when fused. */
+TI__PRIVATE int ti__fuse_conv_bn(ti_session *s, ti__node *conv, const ti__node *bn) {
+    int wv = conv->inputs[1];
+    if (wv < 0 || !s->vi[wv].is_const || s->t[wv].dtype != TI_DTYPE_F32 || s->t[wv].rank < 3) return 0;
+    size_t m = (size_t)s->t[wv].shape[0], per = ti__numel(&s->t[wv]) / (m ? m : 1);
+    if (bn->n_inputs < 5 || ti__attr_i(bn, "training_mode", 0) != 0) return 0;
+    for (int i = 1; i < bn->n_outputs; i++)
+        if (bn->outputs[i] >= 0) return 0;
+    if (s->m->opset < 9 && ti__attr_i(bn, "spatial", 1) != 1) return 0;
+    const float *scale = ti__fuse_const_f32(s, bn->inputs[1], m);
+    const float *beta = ti__fuse_const_f32(s, bn->inputs[2], m);
+    const float *mean = ti__fuse_const_f32(s, bn->inputs[3], m);
+    const float *var = ti__fuse_const_f32(s, bn->inputs[4], m);
+    const float *bias = conv->n_inputs > 2 && conv->inputs[2] >= 0
+                            ? ti__fuse_const_f32(s, conv->inputs[2], m) : NULL;
+    if (!scale || !beta || !mean || !var) return 0;
+    if (conv->n_inputs > 2 && conv->inputs[2] >= 0 && bias == NULL) return 0;
+    float eps = ti__attr_f(bn, "epsilon", 1e-5f), *nw, *nb;
+    int nwv = ti__fuse_new_const(s, wv, &nw);
+    int nbv = nwv < 0 ? -1 : ti__fuse_new_const(s, bn->inputs[1], &nb);
+    if (nbv < 0 || !ti__fuse_own_inputs(s, conv)) return 0;
+    const float *w = (const float *)s->t[wv].data;
+    for (size_t o = 0; o < m; o++) {
+        float g = scale[o] / sqrtf(var[o] + eps);
+        for (size_t i = 0; i < per; i++) nw[o * per + i] = w[o * per + i] * g;
+        nb[o] = ((bias ? bias[o] : 0.0f) - mean[o]) * g + beta[o];
+    }
+    conv->inputs[1] = nwv;
+    conv->inputs[2] = nbv;
+    if (conv->n_inputs < 3) conv->n_inputs = 3;
+    return 1;
+}
+
+/* Conv + Add of a per-output-channel constant ([M,1,1], [1,M,1,1], ...). */
+TI__PRIVATE int ti__fuse_conv_add(ti_session *s, ti__node *conv, const ti__node *add, int y) {
+    int wv = conv->inputs[1];
+    if (add->n_inputs != 2 || wv < 0 || s->t[wv].rank < 3) return 0;
+    int cv = add->inputs[0] == y ? add->inputs[1] : add->inputs[0];
+    if (cv < 0 || cv == y || !s->vi[cv].is_const || s->t[cv].dtype != TI_DTYPE_F32) return 0;
+    const ti_tensor *c = &s->t[cv], *yt = &s->t[y];
+    size_t m = (size_t)s->t[wv].shape[0];
+    if (c->rank > yt->rank || ti__numel(c) != m) return 0;
+    for (int d = 0; d < c->rank; d++) { /* right-aligned: only the channel dim may be > 1 */
+        int yd = yt->rank - c->rank + d;
+        if (c->shape[d] != 1 && yd != 1) return 0;
+    }
+    if (conv->n_inputs > 2 && conv->inputs[2] >= 0 && !ti__fuse_const_f32(s, conv->inputs[2], m)) return 0;
+    float *nb;
+    int nbv = ti__fuse_new_const(s, cv, &nb);
+    if (nbv < 0 || !ti__fuse_own_inputs(s, conv)) return 0;
+    s->t[nbv].rank = 1;
+    s->t[nbv].shape[0] = (int64_t)m;
+    const float *old = conv->inputs[2] >= 0 ? (const float *)s->t[conv->inputs[2]].data : NULL;
+    const float *cd = (const float *)c->data;
+    for (size_t o = 0; o < m; o++) nb[o] = cd[o] + (old ? old[o] : 0.0f);
+    conv->inputs[2] = nbv;
+    if (conv->n_inputs < 3) conv->n_inputs = 3;
+    return 1;
+}
+
+/* An activation node that can be folded into its producer: sets act, a, b. */
+TI__PRIVATE int ti__fuse_act_of(const ti_session *s, const ti__node *n, int *act, float *a, float *b) {
+    const char *op = n->op;
+    *a = 0.0f;
+    *b = 0.0f;
+    if (n->n_outputs < 1) return 0;
+    if (strcmp(op, "Relu") == 0) *act = TI__ACT_RELU;
+    else if (strcmp(op, "Sigmoid") == 0) *act = TI__ACT_SIGMOID;
+    else if (strcmp(op, "Tanh") == 0) *act = TI__ACT_TANH;
+    else if (strcmp(op, "HardSwish") == 0) *act = TI__ACT_HARD_SWISH;
+    else if (strcmp(op, "LeakyRelu") == 0) {
+        *act = TI__ACT_LEAKY_RELU;
+        *a = ti__attr_f(n, "alpha", 0.01f);
+    } else if (strcmp(op, "HardSigmoid") == 0) {
+        *act = TI__ACT_HARD_SIGMOID;
+        *a = ti__attr_f(n, "alpha", 0.2f);
+        *b = ti__attr_f(n, "beta", 0.5f);
+    } else if (strcmp(op, "Clip") == 0) {
+        *act = TI__ACT_CLIP;
+        if (s->m->opset < 11) {
+            *a = ti__attr_f(n, "min", -FLT_MAX);
+            *b = ti__attr_f(n, "max", FLT_MAX);
+        } else if (!ti__fuse_const_scalar(s, n->n_inputs > 1 ? n->inputs[1] : -1, -FLT_MAX, a) ||
+                   !ti__fuse_const_scalar(s, n->n_inputs > 2 ? n->inputs[2] : -1, FLT_MAX, b))
+            return 0;
+    } else return 0;
+    return 1;
+}
+
+TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
+    int nv = s->cap_values;
+    int *uses = (int *)ti__pool_alloc(&s->plan_pool, sizeof(int) * (size_t)nv);
+    int *user = (int *)ti__pool_alloc(&s->plan_pool, sizeof(int) * (size_t)nv);
+    if (uses == NULL || user == NULL)
+        return ti__fail(err, TI_ERR_OUT_OF_MEMORY, s->m->name, "out of memory in fusion");
+    for (int n = 0; n < s->n_nodes; n++)
+        for (int i = 0; i < s->nodes[n].n_inputs; i++) {
+            int v = s->nodes[n].inputs[i];
+            if (v < 0) continue;
+            uses[v]++;
+            user[v] = n;
+        }
+    for (int n = 0; n < s->n_nodes; n++) {
+        ti__node *a = &s->nodes[n];
+        int is_conv = strcmp(a->op, "Conv") == 0, is_fc = 0;
+        if (!is_conv && strcmp(a->op, "ConvTranspose") != 0 && strcmp(a->op, "Gemm") != 0 &&
+            strcmp(a->op, "MatMul") != 0)
+            continue;
+        is_fc = !is_conv;
+        for (;;) {
+            if (a->n_outputs != 1 || a->outputs[0] < 0) break;
+            int y = a->outputs[0];
+            if (s->vi[y].is_output || s->t[y].dtype != TI_DTYPE_F32 || a->act != TI__ACT_NONE) break;
+            /* SiLU: y -> Sigmoid -> s; Mul(y, s) */
+            if (uses[y] == 2) {
+                int sig = -1, mul = -1;
+                for (int j = n + 1; j < s->n_nodes; j++) {
+                    const ti__node *c = &s->nodes[j];
+                    for (int i = 0; i < c->n_inputs; i++)
+                        if (c->inputs[i] == y) {
+                            if (strcmp(c->op, "Sigmoid") == 0 && sig < 0) sig = j;
+                            else if (strcmp(c->op, "Mul") == 0) mul = j;
+                        }
+                }
+                if (sig < 0 || mul < 0) break;
+                ti__node *sn = &s->nodes[sig], *mn = &s->nodes[mul];
+                int sv = sn->outputs[0];
+                if (sv < 0 || uses[sv] != 1 || s->vi[sv].is_output || mn->n_inputs != 2 ||
+                    !((mn->inputs[0] == y && mn->inputs[1] == sv) ||
+                      (mn->inputs[1] == y && mn->inputs[0] == sv)))
+                    break;
+                if (!ti__fuse_own_inputs(s, a)) break;
+                a->act = TI__ACT_SILU;
+                a->outputs[0] = mn->outputs[0];
+                sn->op = "";
+                mn->op = "";
+                s->info.num_fused += 2;
+                break;
+            }
+            if (uses[y] != 1) break;
+            ti__node *b = &s->nodes[user[y]];
+            int act;
+            float aa, ab;
+            int fused = 0;
+            if (is_conv && strcmp(b->op, "BatchNormalization") == 0 && b->inputs[0] == y)
+                fused = ti__fuse_conv_bn(s, a, b);
+            else if (is_conv && strcmp(b->op, "Add") == 0)
+                fused = ti__fuse_conv_add(s, a, b, y);
+            else if (b->inputs[0] == y && ti__fuse_act_of(s, b, &act, &aa, &ab)) {
+                fused = ti__fuse_own_inputs(s, a);
+                if (fused) {
+                    a->act = act;
+                    a->act_a = aa;
+                    a->act_b = ab;
+                }
+            }
+            if (!fused) break;
+            a->outputs[0] = b->outputs[0];
+            b->op = "";
+            s->info.num_fused++;
+            (void)is_fc;
+        }
+    }
+    /* compact, rebinding the tensors of rewritten nodes */
+    int w = 0;
+    for (int n = 0; n < s->n_nodes; n++) {
+        if (s->nodes[n].op[0] == 0) continue;
+        s->nodes[w] = s->nodes[n];
+        s->ops[w] = s->ops[n];
+        if (!ti__session_bind_io(s, w))
+            return ti__fail(err, TI_ERR_OUT_OF_MEMORY, s->m->name, "out of memory in fusion");
+        w++;
+    }
+    s->n_nodes = w;
+    s->first_dynamic = w;
+    return TI_OK;
+}

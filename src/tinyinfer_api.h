@@ -1,0 +1,232 @@
+/* tinyinfer public API: the types and functions a user calls. Everything here is
+ * stable surface: ti_ prefix for functions and types, TI_ for macros and enums.
+ * Relies on <stddef.h> and <stdint.h> only. Must not expose any internal (ti__) name. */
+#ifndef TINYINFER_H
+#define TINYINFER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TINYINFER_VERSION_MAJOR 0
+#define TINYINFER_VERSION_MINOR 1
+#define TINYINFER_VERSION_PATCH 0
+#define TINYINFER_VERSION_STRING "0.1.0"
+
+#ifndef TI_API
+#ifdef TI_STATIC
+#define TI_API static
+#else
+#define TI_API extern
+#endif
+#endif
+
+/* Largest tensor rank accepted anywhere (files with more dims are refused). */
+#ifndef TI_MAX_DIMS
+#define TI_MAX_DIMS 8
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- status and errors ------------------------------------------------------------ */
+typedef enum ti_status {
+    TI_OK = 0,
+    TI_ERR_INVALID_ARGUMENT, /* caller misuse: NULL model, bad index, wrong shape   */
+    TI_ERR_IO,               /* file could not be read                             */
+    TI_ERR_BAD_MODEL,        /* malformed or inconsistent model file               */
+    TI_ERR_UNSUPPORTED,      /* valid, but an op, dtype or attribute we lack        */
+    TI_ERR_OUT_OF_MEMORY,    /* allocation failed or a resource cap was exceeded    */
+    TI_ERR_BACKEND,          /* an explicitly requested backend failed              */
+    TI_STATUS_COUNT
+} ti_status;
+
+/* Filled by every call that can fail (pass NULL if not wanted). The message starts with
+ * the file name (or "<memory>"), then the node and op when there is one, then the reason:
+ * "m.onnx: node 'conv_3' (Conv): weight has 3 dims, expected 4". */
+typedef struct ti_error {
+    ti_status code;
+    int node_index;     /* -1 when not about a node */
+    char node[64];      /* node name, may be empty  */
+    char op[32];        /* op type, may be empty    */
+    char message[320];
+} ti_error;
+
+/* Never returns NULL. */
+TI_API const char *ti_status_string(ti_status code);
+
+/* ---- tensors ---------------------------------------------------------------------- */
+typedef enum ti_dtype {
+    TI_DTYPE_UNKNOWN = 0,
+    TI_DTYPE_F32,
+    TI_DTYPE_F16,
+    TI_DTYPE_F64,
+    TI_DTYPE_I8,
+    TI_DTYPE_U8,
+    TI_DTYPE_I16,
+    TI_DTYPE_U16,
+    TI_DTYPE_I32,
+    TI_DTYPE_U32,
+    TI_DTYPE_I64,
+    TI_DTYPE_U64,
+    TI_DTYPE_BOOL, /* one byte per element, 0 or 1 */
+    TI_DTYPE_BF16,
+    TI_DTYPE_STRING, /* recognised in files, never computed on */
+    TI_DTYPE_COUNT
+} ti_dtype;
+
+/* Name ("float32", "int64", ...) and element size in bytes (0 for unknown/string). */
+TI_API const char *ti_dtype_name(ti_dtype t);
+TI_API size_t ti_dtype_size(ti_dtype t);
+
+/* A view of a tensor. For session inputs and outputs it is owned by the session: `data`
+ * points into the session's memory and stays valid until the next ti_session_run,
+ * ti_session_set_input_shape or ti_session_destroy. A user writes input values into
+ * `data` (size_bytes bytes) before ti_session_run. */
+typedef struct ti_tensor {
+    const char *name;
+    ti_dtype dtype;
+    int rank;
+    int64_t shape[TI_MAX_DIMS];
+    void *data;
+    size_t size_bytes;
+} ti_tensor;
+
+/* Number of elements (1 for rank 0). */
+TI_API size_t ti_tensor_numel(const ti_tensor *t);
+
+/* Decodes a serialized onnx.TensorProto (the test_data_set_N/input_K.pb files of the ONNX
+ * test layout) into *out. out->data and out->name are allocated with malloc and owned by
+ * the caller: release them with ti_tensor_release(out). */
+TI_API ti_status ti_tensor_decode_onnx(const void *bytes, size_t size, ti_tensor *out,
+                                       ti_error *err);
+TI_API void ti_tensor_release(ti_tensor *t); /* frees what a decode allocated; NULL ok */
+
+/* ---- memory ----------------------------------------------------------------------- */
+/* Allocation hooks. Set both alloc and free, or neither (then malloc/free are used). */
+typedef struct ti_allocator {
+    void *(*alloc)(size_t size, size_t align, void *user); /* align: power of two */
+    void (*free)(void *ptr, size_t size, void *user);
+    void *user;
+} ti_allocator;
+
+/* ---- models ----------------------------------------------------------------------- */
+typedef struct ti_model ti_model;
+
+typedef enum ti_format { TI_FORMAT_AUTO = 0, TI_FORMAT_ONNX, TI_FORMAT_TFLITE } ti_format;
+
+/* Options for loading; zero means the default noted beside each field. */
+typedef struct ti_model_desc {
+    ti_format format;          /* 0: detected from the bytes                         */
+    ti_allocator allocator;    /* 0: malloc/free                                     */
+    const char *name;          /* name used in error messages; 0: file name/"<memory>" */
+    uint64_t max_tensor_bytes; /* 0: 2 GiB; larger initializers refuse the file      */
+    uint64_t max_total_bytes;  /* 0: 8 GiB; all weights together                     */
+    int max_nodes;             /* 0: 1,000,000                                       */
+    int max_rank;              /* 0: TI_MAX_DIMS                                     */
+} ti_model_desc;
+
+/* Loads a model file (.onnx; ONNX external data is read from files beside it, paths
+ * confined to the model's directory). desc may be NULL. Returns NULL and fills err on
+ * failure. The model is owned by the caller (ti_model_free) and is read-only after
+ * loading: sessions on several threads may share it. */
+TI_API ti_model *ti_model_load_file(const char *path, const ti_model_desc *desc, ti_error *err);
+/* Same from memory. The bytes are copied where needed; the caller may free them after. */
+TI_API ti_model *ti_model_load_memory(const void *data, size_t size, const ti_model_desc *desc,
+                                      ti_error *err);
+TI_API void ti_model_free(ti_model *m); /* NULL ok */
+
+/* Describes a model's graph inputs/outputs (declared shapes: -1 for a symbolic or unknown
+ * dim, whose name is in dim_names). Pointers stay valid for the model's lifetime. */
+typedef struct ti_value_info {
+    const char *name;
+    ti_dtype dtype;
+    int rank; /* -1 when the file does not say */
+    int64_t shape[TI_MAX_DIMS];
+    const char *dim_names[TI_MAX_DIMS]; /* NULL for fixed dims */
+} ti_value_info;
+
+TI_API int ti_model_num_inputs(const ti_model *m);
+TI_API int ti_model_num_outputs(const ti_model *m);
+TI_API ti_status ti_model_input_info(const ti_model *m, int i, ti_value_info *out);
+TI_API ti_status ti_model_output_info(const ti_model *m, int i, ti_value_info *out);
+TI_API int ti_model_num_nodes(const ti_model *m);
+/* Op type of node i ("Conv"), NULL when out of range. */
+TI_API const char *ti_model_node_op(const ti_model *m, int i);
+/* Name of node i, "" when the file gives none; NULL when out of range. */
+TI_API const char *ti_model_node_name(const ti_model *m, int i);
+/* 1 when this build can run the op (domain "" or "ai.onnx" for ONNX ops), else 0. */
+TI_API int ti_op_supported(const char *domain, const char *op);
+/* Total elements of all constant tensors (weights). */
+TI_API uint64_t ti_model_num_parameters(const ti_model *m);
+
+/* ---- sessions --------------------------------------------------------------------- */
+typedef struct ti_session ti_session;
+
+typedef enum ti_backend { TI_BACKEND_AUTO = 0, TI_BACKEND_CPU, TI_BACKEND_OPENCL } ti_backend;
+typedef enum ti_precision { TI_PRECISION_DEFAULT = 0, TI_PRECISION_FP32, TI_PRECISION_FP16 } ti_precision;
+typedef enum ti_log_level { TI_LOG_DEBUG = 0, TI_LOG_INFO, TI_LOG_WARN } ti_log_level;
+
+/* Binds a symbolic dim ("batch", "N") of the model's inputs to a value. */
+typedef struct ti_dim_binding {
+    const char *name;
+    int64_t value;
+} ti_dim_binding;
+
+/* Session options; zero means the default noted beside each field. */
+typedef struct ti_session_desc {
+    ti_backend backend;      /* 0: auto (the CPU in this version)                      */
+    int num_threads;         /* 0: number of online CPUs, at most 8; 1: no threads     */
+    ti_precision precision;  /* 0: fp32                                                */
+    const ti_dim_binding *dim_bindings; /* symbolic dims; unbound ones default to 1    */
+    int num_dim_bindings;
+    int no_fusion;           /* 1: skip the fusion passes (for debugging)              */
+    int no_constant_folding; /* 1: skip constant folding (for debugging)               */
+    ti_allocator allocator;  /* 0: malloc/free                                         */
+    void (*log)(ti_log_level level, const char *message, void *user); /* 0: silent     */
+    void *log_user;
+} ti_session_desc;
+
+/* Creates a session: binds input shapes, infers shapes, folds constants, fuses, plans one
+ * memory arena. desc may be NULL. The model must outlive the session. Returns NULL and
+ * fills err on failure. A session is used by one thread at a time. */
+TI_API ti_session *ti_session_create(const ti_model *m, const ti_session_desc *desc,
+                                     ti_error *err);
+TI_API void ti_session_destroy(ti_session *s); /* NULL ok */
+
+TI_API int ti_session_num_inputs(const ti_session *s);
+TI_API int ti_session_num_outputs(const ti_session *s);
+/* Inputs/outputs by index or name; NULL when out of range / not found. Owned by the
+ * session. An output's data is valid after ti_session_run. */
+TI_API ti_tensor *ti_session_input(ti_session *s, int i);
+TI_API ti_tensor *ti_session_output(ti_session *s, int i);
+TI_API ti_tensor *ti_session_input_by_name(ti_session *s, const char *name);
+TI_API ti_tensor *ti_session_output_by_name(ti_session *s, const char *name);
+
+/* Changes the shape of input i (re-binding dynamic dims) and re-plans the session.
+ * Allocates; previous tensor pointers' data become invalid. */
+TI_API ti_status ti_session_set_input_shape(ti_session *s, int i, int rank, const int64_t *shape,
+                                            ti_error *err);
+
+/* Runs the graph on the current input values. Does not allocate when every shape in the
+ * graph is known at creation (the usual case); graphs whose shapes depend on input values
+ * (a Reshape whose shape is a graph input, say) re-plan as needed. */
+TI_API ti_status ti_session_run(ti_session *s, ti_error *err);
+
+typedef struct ti_session_info {
+    ti_backend backend;           /* the backend that runs                           */
+    const char *fallback_reason;  /* why not the requested backend; "" when none     */
+    int num_threads;
+    int num_nodes;                /* nodes left after folding, fusion, dead-node removal */
+    int num_fused;                /* nodes removed by fusion                         */
+    int num_folded;               /* nodes computed at creation (constant folding)   */
+    size_t arena_bytes;           /* activation memory                              */
+    int dynamic;                  /* 1 when shapes are re-inferred at each run      */
+} ti_session_info;
+TI_API ti_status ti_session_get_info(const ti_session *s, ti_session_info *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TINYINFER_H */
