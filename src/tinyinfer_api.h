@@ -225,6 +225,21 @@ typedef struct ti_session_info {
 } ti_session_info;
 TI_API ti_status ti_session_get_info(const ti_session *s, ti_session_info *out);
 
+/* The planned graph, after folding and fusion, for tools and profilers. Node i runs i-th.
+ * Tensors returned are owned by the session; shapes are those of the last plan or run. */
+typedef struct ti_node_info {
+    const char *name;
+    const char *op;    /* "Conv" */
+    const char *fused; /* activation folded into it ("Relu", "Clip", ...), "" when none */
+    int num_inputs;
+    int num_outputs;
+} ti_node_info;
+TI_API int ti_session_num_nodes(const ti_session *s);
+TI_API ti_status ti_session_node_info(const ti_session *s, int i, ti_node_info *out);
+/* Input/output j of planned node i; NULL when absent or out of range. */
+TI_API const ti_tensor *ti_session_node_input(const ti_session *s, int i, int j);
+TI_API const ti_tensor *ti_session_node_output(const ti_session *s, int i, int j);
+
 #ifdef __cplusplus
 }
 #endif

@@ -228,18 +228,23 @@ TI__PRIVATE ti_status ti__session_plan(ti_session *s, ti_error *err) {
     for (int i = 0; i < m->n_nodes; i++)
         if (live[i]) s->nodes[s->n_nodes++] = m->nodes[i];
 
+    /* every op must be known before any work: the first error is the unsupported op */
+    for (int n = 0; n < s->n_nodes; n++) {
+        const ti__node *node = &s->nodes[n];
+        s->ops[n] = ti__op_find(node->domain, node->op);
+        if (s->ops[n] == NULL)
+            return ti__fail_node(err, TI_ERR_UNSUPPORTED, m->name, n, node->name, node->op,
+                                 "op '%s%s%s' is not supported", node->domain,
+                                 node->domain[0] ? "." : "", node->op);
+        if (!ti__session_bind_io(s, n))
+            return ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name, "out of memory planning the session");
+    }
+
     /* shape inference with constant folding, in topological order */
     s->first_dynamic = s->n_nodes;
     for (int n = 0; n < s->n_nodes; n++) {
         ti__node *node = &s->nodes[n];
-        const ti__op *op = ti__op_find(node->domain, node->op);
-        if (op == NULL)
-            return ti__fail_node(err, TI_ERR_UNSUPPORTED, m->name, n, node->name, node->op,
-                                 "op '%s%s%s' is not supported", node->domain,
-                                 node->domain[0] ? "." : "", node->op);
-        s->ops[n] = op;
-        if (!ti__session_bind_io(s, n))
-            return ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name, "out of memory planning the session");
+        const ti__op *op = s->ops[n];
         if (s->first_dynamic < s->n_nodes) continue; /* past a dynamic node: shapes at run */
         for (int i = 0; i < node->n_inputs; i++) {
             int v = node->inputs[i];
@@ -538,4 +543,33 @@ TI_API ti_status ti_session_get_info(const ti_session *s, ti_session_info *out) 
 
 TI_API int ti_op_supported(const char *domain, const char *op) {
     return op != NULL && ti__op_find(domain ? domain : "", op) != NULL;
+}
+
+TI_API int ti_session_num_nodes(const ti_session *s) { return s && s->planned ? s->n_nodes : 0; }
+
+TI_API ti_status ti_session_node_info(const ti_session *s, int i, ti_node_info *out) {
+    static const char *const act_names[] = {"",         "Relu",        "Clip",      "LeakyRelu",
+                                            "Sigmoid",  "HardSigmoid", "HardSwish", "Tanh",
+                                            "SiLU"};
+    if (s == NULL || out == NULL || !s->planned || i < 0 || i >= s->n_nodes)
+        return TI_ERR_INVALID_ARGUMENT;
+    const ti__node *n = &s->nodes[i];
+    out->name = n->name;
+    out->op = n->op;
+    out->fused = (unsigned)n->act < TI__COUNTOF(act_names) ? act_names[n->act] : "";
+    out->num_inputs = n->n_inputs;
+    out->num_outputs = n->n_outputs;
+    return TI_OK;
+}
+
+TI_API const ti_tensor *ti_session_node_input(const ti_session *s, int i, int j) {
+    if (s == NULL || !s->planned || i < 0 || i >= s->n_nodes || j < 0 || j >= s->nodes[i].n_inputs)
+        return NULL;
+    return s->io[i][j];
+}
+
+TI_API const ti_tensor *ti_session_node_output(const ti_session *s, int i, int j) {
+    if (s == NULL || !s->planned || i < 0 || i >= s->n_nodes || j < 0 || j >= s->nodes[i].n_outputs)
+        return NULL;
+    return s->io[i][s->nodes[i].n_inputs + j];
 }

@@ -19,6 +19,7 @@ TI__PRIVATE int ti__cpu_count(void) {
 struct ti__threadpool {
     ti_allocator al;
     int n_workers; /* threads besides the caller */
+    int n_alloc;   /* pthread_t slots allocated */
     pthread_t *threads;
     pthread_mutex_t mu;
     pthread_cond_t work_cv, done_cv;
@@ -70,6 +71,7 @@ TI__PRIVATE ti__threadpool *ti__threadpool_create(const ti_allocator *al, int nu
         ti__free(al, tp, sizeof *tp);
         return NULL;
     }
+    tp->n_alloc = num_threads;
     pthread_mutex_init(&tp->mu, NULL);
     pthread_cond_init(&tp->work_cv, NULL);
     pthread_cond_init(&tp->done_cv, NULL);
@@ -91,7 +93,7 @@ TI__PRIVATE void ti__threadpool_destroy(ti__threadpool *tp) {
     pthread_cond_destroy(&tp->work_cv);
     pthread_cond_destroy(&tp->done_cv);
     ti_allocator al = tp->al;
-    ti__free(&al, tp->threads, sizeof(pthread_t) * (size_t)(tp->n_workers + 1));
+    ti__free(&al, tp->threads, sizeof(pthread_t) * (size_t)tp->n_alloc);
     ti__free(&al, tp, sizeof *tp);
 }
 

@@ -1,4 +1,678 @@
-/* TODO: kernels of group 'conv' (being written). */
+/* Convolutions: Conv, ConvTranspose (1-D to 3-D spatial, groups, dilations, strides, pads,
+ * auto_pad) and ConvInteger. float32 runs im2col tiles into scratch + ti__sgemm_ref
+ * (gemm.c), or a direct loop for depthwise-like groups; other float dtypes use a slow
+ * generic loop. Spatial shapes are handled as 3-D (D, H, W) with leading 1s, so 1-D and
+ * 2-D are special cases. Must not allocate: tiles are sized to the scratch the session
+ * gives (ti__conv_scratch). */
+
+/* Defined in gemm.c, which comes later in the amalgamation. */
+TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_t K, float alpha,
+                               const float *A, size_t lda, const float *B, size_t ldb, float beta,
+                               float *C, size_t ldc, ti__threadpool *tp);
+
+/* Floats of im2col / col2im scratch to aim for (2 MiB): a tile that stays in L2/L3. */
+#define TI__CONV_TILE_FLOATS ((size_t)1 << 19)
+
+/* Geometry of a (transposed) convolution. Spatial arrays are D, H, W: slot 3 - nd + i
+ * holds spatial axis i; unused leading slots are size 1, stride 1, no padding. */
+typedef struct ti__convp {
+    int nd;
+    int64_t n, c, m, group, cg, mg; /* batch, in/out channels, groups, per group */
+    int64_t in[3], k[3], s[3], d[3], pb[3], pe[3], out[3];
+    size_t in_sp, out_sp, kprod; /* elements of one input / output plane, kernel volume */
+} ti__convp;
+
+/* An INTS attribute of nd values (2*nd for pads) or the default; fails on a wrong count. */
+TI__PRIVATE ti_status ti__conv_ints(ti__kctx *k, const char *name, int want, int64_t def, int64_t *out) {
+    int cnt;
+    const int64_t *v = ti__attr_ints(k->node, name, &cnt);
+    if (v != NULL && cnt != want)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "%s has %d values, expected %d", name, cnt, want);
+    for (int i = 0; i < want; i++) out[i] = v != NULL ? v[i] : def;
+    return TI_OK;
+}
+
+/* Reads and checks the attributes and the X / W shapes; fills p. transpose: W is
+ * [C, M/group, k...] (ConvTranspose) instead of [M, C/group, k...]. */
+TI__PRIVATE ti_status ti__conv_params(ti__kctx *k, int transpose, ti__convp *p) {
+    const ti_tensor *x = k->in[0], *w = k->in[1];
+    memset(p, 0, sizeof *p);
+    if (x->rank < 3)
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "input has %d dims, expected at least 3 (N, C, spatial...)", x->rank);
+    if (w->rank != x->rank)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "weight has %d dims, expected %d", w->rank,
+                         x->rank);
+    int nd = x->rank - 2;
+    if (nd > 3)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "%d spatial dims (at most 3 are supported)", nd);
+    p->nd = nd;
+    p->group = ti__attr_i(k->node, "group", 1);
+    if (p->group < 1) return ti__kfail(k, TI_ERR_BAD_MODEL, "group is %lld", (long long)p->group);
+    p->n = x->shape[0];
+    p->c = x->shape[1];
+    if (!transpose) {
+        p->m = w->shape[0];
+        if (w->shape[1] * p->group != p->c)
+            return ti__kfail(k, TI_ERR_BAD_MODEL,
+                             "input has %lld channels, weight expects %lld (W[1]=%lld x "
+                             "group=%lld)",
+                             (long long)p->c, (long long)(w->shape[1] * p->group),
+                             (long long)w->shape[1], (long long)p->group);
+        if (p->m % p->group != 0)
+            return ti__kfail(k, TI_ERR_BAD_MODEL,
+                             "weight has %lld output channels, not divisible by group %lld",
+                             (long long)p->m, (long long)p->group);
+    } else {
+        if (w->shape[0] != p->c)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "input has %lld channels, weight has %lld",
+                             (long long)p->c, (long long)w->shape[0]);
+        if (p->c % p->group != 0)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "%lld input channels not divisible by group "
+                             "%lld", (long long)p->c, (long long)p->group);
+        p->m = w->shape[1] * p->group;
+    }
+    p->cg = p->c / p->group;
+    p->mg = p->m / p->group;
+    int64_t ks[3], st[3], dl[3], pads[6], opad[3], oshape[3];
+    ti_status e;
+    if ((e = ti__conv_ints(k, "strides", nd, 1, st)) != TI_OK) return e;
+    if ((e = ti__conv_ints(k, "dilations", nd, 1, dl)) != TI_OK) return e;
+    if ((e = ti__conv_ints(k, "pads", 2 * nd, 0, pads)) != TI_OK) return e;
+    int kcnt;
+    const int64_t *kattr = ti__attr_ints(k->node, "kernel_shape", &kcnt);
+    if (kattr != NULL && kcnt != nd)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "kernel_shape has %d values, expected %d", kcnt,
+                         nd);
+    for (int i = 0; i < nd; i++) {
+        ks[i] = w->shape[2 + i];
+        if (kattr != NULL && kattr[i] != ks[i])
+            return ti__kfail(k, TI_ERR_BAD_MODEL,
+                             "kernel_shape[%d] is %lld but the weight has %lld", i,
+                             (long long)kattr[i], (long long)ks[i]);
+        if (st[i] < 1 || dl[i] < 1)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "stride %lld / dilation %lld on axis %d must "
+                             "be >= 1", (long long)st[i], (long long)dl[i], i);
+        if (pads[i] < 0 || pads[nd + i] < 0)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "negative pad on axis %d", i);
+    }
+    const char *ap = ti__attr_s(k->node, "auto_pad", "NOTSET");
+    int mode; /* 0 NOTSET, 1 SAME_UPPER, 2 SAME_LOWER, 3 VALID */
+    if (strcmp(ap, "NOTSET") == 0 || ap[0] == 0) mode = 0;
+    else if (strcmp(ap, "SAME_UPPER") == 0) mode = 1;
+    else if (strcmp(ap, "SAME_LOWER") == 0) mode = 2;
+    else if (strcmp(ap, "VALID") == 0) mode = 3;
+    else return ti__kfail(k, TI_ERR_BAD_MODEL, "auto_pad '%s' is not one of NOTSET, SAME_UPPER, "
+                          "SAME_LOWER, VALID", ap);
+    int ocnt = 0;
+    const int64_t *os = NULL;
+    if (transpose) {
+        if ((e = ti__conv_ints(k, "output_padding", nd, 0, opad)) != TI_OK) return e;
+        os = ti__attr_ints(k->node, "output_shape", &ocnt);
+        if (os != NULL && ocnt != nd && ocnt != nd + 2)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "output_shape has %d values, expected %d",
+                             ocnt, nd);
+        for (int i = 0; i < nd && os != NULL; i++) oshape[i] = os[ocnt - nd + i];
+    }
+    for (int i = 0; i < nd; i++) {
+        int64_t in = x->shape[2 + i], ek = (ks[i] - 1) * dl[i] + 1, pb = pads[i], pe = pads[nd + i];
+        int64_t out;
+        if (!transpose) {
+            if (mode == 1 || mode == 2) {
+                out = (in + st[i] - 1) / st[i];
+                int64_t tot = (out - 1) * st[i] + ek - in;
+                if (tot < 0) tot = 0;
+                pb = mode == 1 ? tot / 2 : tot - tot / 2;
+                pe = tot - pb;
+            } else {
+                if (mode == 3) pb = pe = 0;
+                int64_t span = in + pb + pe - ek;
+                out = span < 0 ? 0 : span / st[i] + 1;
+            }
+        } else {
+            if (opad[i] < 0)
+                return ti__kfail(k, TI_ERR_BAD_MODEL, "negative output_padding on axis %d", i);
+            int64_t full = st[i] * (in - 1) + opad[i] + ek;
+            if (os != NULL || mode == 1 || mode == 2) { /* pads follow from the output shape */
+                out = os != NULL ? oshape[i] : in * st[i];
+                int64_t tot = full - out; /* negative: extra output at the end */
+                int64_t half = tot >= 0 ? tot / 2 : -((-tot + 1) / 2); /* floor(tot / 2) */
+                pb = mode == 1 ? half : tot - half; /* ConvTranspose spec */
+                pe = tot - pb;
+            } else {
+                if (mode == 3) pb = pe = 0;
+                out = full - pb - pe;
+            }
+        }
+        if (out <= 0)
+            return ti__kfail(k, TI_ERR_BAD_MODEL,
+                             "output spatial dim %d would be %lld (input %lld, kernel %lld, "
+                             "stride %lld, dilation %lld, pads %lld+%lld)",
+                             i, (long long)out, (long long)in, (long long)ks[i],
+                             (long long)st[i], (long long)dl[i], (long long)pb, (long long)pe);
+        int j = 3 - nd + i;
+        p->in[j] = in;
+        p->k[j] = ks[i];
+        p->s[j] = st[i];
+        p->d[j] = dl[i];
+        p->pb[j] = pb;
+        p->pe[j] = pe;
+        p->out[j] = out;
+    }
+    for (int j = 0; j < 3 - nd; j++) {
+        p->in[j] = p->k[j] = p->s[j] = p->d[j] = p->out[j] = 1;
+        p->pb[j] = p->pe[j] = 0;
+    }
+    p->in_sp = (size_t)(p->in[0] * p->in[1] * p->in[2]);
+    p->out_sp = (size_t)(p->out[0] * p->out[1] * p->out[2]);
+    p->kprod = (size_t)(p->k[0] * p->k[1] * p->k[2]);
+    return TI_OK;
+}
+
+/* Sets the output shape [N, M, out...] after checking the bias. */
+TI__PRIVATE ti_status ti__conv_set_out(ti__kctx *k, const ti__convp *p, const ti_tensor *bias,
+                                       ti_dtype dt) {
+    if (bias != NULL && (bias->rank != 1 || bias->shape[0] != p->m))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "bias has %lld elements (rank %d), expected %lld",
+                         (long long)(bias->rank == 1 ? bias->shape[0] : (int64_t)ti__numel(bias)),
+                         bias->rank, (long long)p->m);
+    int64_t dims[5];
+    dims[0] = p->n;
+    dims[1] = p->m;
+    for (int i = 0; i < p->nd; i++) dims[2 + i] = p->out[3 - p->nd + i];
+    if (!ti__set_shape(k->out[0], dt, p->nd + 2, dims))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "invalid output shape");
+    return TI_OK;
+}
+
+TI__PRIVATE int ti__conv_float_ok(ti_dtype t) {
+    return t == TI_DTYPE_F32 || t == TI_DTYPE_F64 || t == TI_DTYPE_F16 || t == TI_DTYPE_BF16;
+}
+
+TI__PRIVATE int ti__conv_shape_common(ti__kctx *k, int transpose) {
+    TI__REQUIRE_INPUT(k, 0);
+    TI__REQUIRE_INPUT(k, 1);
+    const ti_tensor *x = k->in[0], *w = k->in[1], *b = k->n_in > 2 ? k->in[2] : NULL;
+    if (!ti__conv_float_ok(x->dtype))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "dtype %s is not supported",
+                         ti_dtype_name(x->dtype));
+    if (w->dtype != x->dtype || (b != NULL && b->dtype != x->dtype))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "input %s, weight %s and bias dtypes differ",
+                         ti_dtype_name(x->dtype), ti_dtype_name(w->dtype));
+    ti__convp p;
+    ti_status e = ti__conv_params(k, transpose, &p);
+    if (e != TI_OK) return e;
+    return ti__conv_set_out(k, &p, b, x->dtype);
+}
+
+TI__PRIVATE int ti__conv_shape(ti__kctx *k) { return ti__conv_shape_common(k, 0); }
+TI__PRIVATE int ti__convtr_shape(ti__kctx *k) { return ti__conv_shape_common(k, 1); }
+
+/* Which float32 path a Conv takes: direct for depthwise-like groups (GEMM rows < 4),
+ * a plain GEMM on X for 1x1 / stride 1 / no pads, im2col tiles otherwise. */
+enum { TI__CONV_DIRECT, TI__CONV_1X1, TI__CONV_IM2COL };
+TI__PRIVATE int ti__conv_path(const ti__convp *p) {
+    if (p->mg < 4) return TI__CONV_DIRECT;
+    int pointwise = p->kprod == 1;
+    for (int j = 0; j < 3; j++)
+        if (p->s[j] != 1 || p->pb[j] != 0 || p->pe[j] != 0) pointwise = 0;
+    return pointwise ? TI__CONV_1X1 : TI__CONV_IM2COL;
+}
+
+/* Columns of one im2col / col2im tile, for rows elements per column. */
+TI__PRIVATE size_t ti__conv_tile_cols(size_t rows, size_t cols) {
+    size_t nt = TI__CONV_TILE_FLOATS / (rows ? rows : 1);
+    if (nt < 64) nt = 64;
+    if (nt >= cols) return cols;
+    return nt > 16 ? nt / 16 * 16 : nt;
+}
+
+TI__PRIVATE size_t ti__conv_scratch_common(ti__kctx *k, int transpose) {
+    ti__convp p;
+    if (k->in[0]->dtype != TI_DTYPE_F32) return 0;
+    ti_error *saved = k->err, tmp; /* shapes were checked: a failure here means no scratch */
+    k->err = &tmp;
+    ti_status e = ti__conv_params(k, transpose, &p);
+    k->err = saved;
+    if (e != TI_OK) return 0;
+    size_t rows, cols;
+    if (!transpose) {
+        if (ti__conv_path(&p) != TI__CONV_IM2COL) return 0;
+        rows = (size_t)p.cg * p.kprod;
+        cols = p.out_sp;
+    } else {
+        rows = (size_t)p.mg * p.kprod;
+        cols = p.in_sp;
+    }
+    return rows * ti__conv_tile_cols(rows, cols) * sizeof(float);
+}
+TI__PRIVATE size_t ti__conv_scratch(ti__kctx *k) { return ti__conv_scratch_common(k, 0); }
+TI__PRIVATE size_t ti__convtr_scratch(ti__kctx *k) { return ti__conv_scratch_common(k, 1); }
+
+/* Output positions o in [lo, hi) of one axis where i = o*s - pad + kk*d is inside [0, n). */
+TI__PRIVATE void ti__conv_valid(int64_t n, int64_t s, int64_t pad, int64_t kk, int64_t d,
+                                int64_t nout, int64_t *lo, int64_t *hi) {
+    int64_t off = kk * d - pad; /* i = o*s + off */
+    int64_t a = off >= 0 ? 0 : (-off + s - 1) / s;
+    int64_t b = n - off <= 0 ? 0 : (n - off - 1) / s + 1;
+    *lo = TI__MIN(a, nout);
+    *hi = TI__MAX(*lo, TI__MIN(b, nout));
+}
+
+/* ---- float32 Conv -------------------------------------------------------------------- */
+
+typedef struct ti__conv_job {
+    const ti__convp *p;
+    const float *x, *w, *b;
+    float *y, *col;
+    size_t c0, nt; /* tile: output (or input, for ConvTranspose) positions c0 .. c0+nt */
+    int act;
+    float act_a, act_b;
+} ti__conv_job;
+
+/* im2col rows [begin, end) of the tile: row r = (ic, kd, kh, kw) of the group's input x. */
+TI__PRIVATE void ti__conv_im2col(void *ctx, size_t begin, size_t end) {
+    const ti__conv_job *j = (const ti__conv_job *)ctx;
+    const ti__convp *p = j->p;
+    size_t ow_n = (size_t)p->out[2], oh_n = (size_t)p->out[1];
+    for (size_t r = begin; r < end; r++) {
+        size_t kw = r % (size_t)p->k[2], kh = r / (size_t)p->k[2] % (size_t)p->k[1];
+        size_t kd = r / (size_t)(p->k[2] * p->k[1]) % (size_t)p->k[0], ic = r / p->kprod;
+        const float *xc = j->x + ic * p->in_sp;
+        int64_t wlo, whi;
+        ti__conv_valid(p->in[2], p->s[2], p->pb[2], (int64_t)kw, p->d[2], p->out[2], &wlo, &whi);
+        float *dst = j->col + r * j->nt;
+        size_t c = j->c0, c1 = j->c0 + j->nt;
+        while (c < c1) { /* one segment per output row */
+            size_t ow = c % ow_n, oh = c / ow_n % oh_n, od = c / (ow_n * oh_n);
+            size_t seg = TI__MIN(ow_n - ow, c1 - c);
+            int64_t id = (int64_t)od * p->s[0] - p->pb[0] + (int64_t)kd * p->d[0];
+            int64_t ih = (int64_t)oh * p->s[1] - p->pb[1] + (int64_t)kh * p->d[1];
+            if (id < 0 || id >= p->in[0] || ih < 0 || ih >= p->in[1]) {
+                for (size_t t = 0; t < seg; t++) dst[t] = 0.0f;
+            } else {
+                const float *src = xc + ((size_t)id * (size_t)p->in[1] + (size_t)ih) *
+                                            (size_t)p->in[2];
+                int64_t sw = p->s[2], off = (int64_t)kw * p->d[2] - p->pb[2];
+                for (size_t t = 0; t < seg; t++) {
+                    int64_t o = (int64_t)(ow + t);
+                    dst[t] = (o >= wlo && o < whi) ? src[o * sw + off] : 0.0f;
+                }
+            }
+            dst += seg;
+            c += seg;
+        }
+    }
+}
+
+/* Adds the bias and applies the fused activation on planes [begin, end) of y (n*M planes). */
+TI__PRIVATE void ti__conv_bias_act(void *ctx, size_t begin, size_t end) {
+    const ti__conv_job *j = (const ti__conv_job *)ctx;
+    size_t sp = j->p->out_sp, m = (size_t)j->p->m;
+    for (size_t pl = begin; pl < end; pl++) {
+        float *y = j->y + pl * sp, bv = j->b != NULL ? j->b[pl % m] : 0.0f;
+        if (j->act == TI__ACT_NONE) {
+            if (bv != 0.0f)
+                for (size_t i = 0; i < sp; i++) y[i] += bv;
+        } else {
+            for (size_t i = 0; i < sp; i++) y[i] = ti__act_apply(j->act, j->act_a, j->act_b, y[i] + bv);
+        }
+    }
+}
+
+/* Direct convolution of planes [begin, end) (n*M output planes): for each weight tap,
+ * a multiply-add of an input row segment into an output row. */
+TI__PRIVATE void ti__conv_direct(void *ctx, size_t begin, size_t end) {
+    const ti__conv_job *j = (const ti__conv_job *)ctx;
+    const ti__convp *p = j->p;
+    size_t ow_n = (size_t)p->out[2];
+    for (size_t pl = begin; pl < end; pl++) {
+        size_t n = pl / (size_t)p->m, m = pl % (size_t)p->m, g = m / (size_t)p->mg;
+        float *y = j->y + pl * p->out_sp;
+        for (size_t i = 0; i < p->out_sp; i++) y[i] = 0.0f;
+        for (size_t ic = 0; ic < (size_t)p->cg; ic++) {
+            const float *xc = j->x + (n * (size_t)p->c + g * (size_t)p->cg + ic) * p->in_sp;
+            const float *wk = j->w + (m * (size_t)p->cg + ic) * p->kprod;
+            for (int64_t kd = 0; kd < p->k[0]; kd++)
+                for (int64_t kh = 0; kh < p->k[1]; kh++)
+                    for (int64_t kw = 0; kw < p->k[2]; kw++) {
+                        float wv = wk[(kd * p->k[1] + kh) * p->k[2] + kw];
+                        int64_t dlo, dhi, hlo, hhi, wlo, whi;
+                        ti__conv_valid(p->in[0], p->s[0], p->pb[0], kd, p->d[0], p->out[0], &dlo, &dhi);
+                        ti__conv_valid(p->in[1], p->s[1], p->pb[1], kh, p->d[1], p->out[1], &hlo, &hhi);
+                        ti__conv_valid(p->in[2], p->s[2], p->pb[2], kw, p->d[2], p->out[2], &wlo, &whi);
+                        int64_t sw = p->s[2], woff = kw * p->d[2] - p->pb[2];
+                        for (int64_t od = dlo; od < dhi; od++) {
+                            int64_t id = od * p->s[0] - p->pb[0] + kd * p->d[0];
+                            for (int64_t oh = hlo; oh < hhi; oh++) {
+                                int64_t ih = oh * p->s[1] - p->pb[1] + kh * p->d[1];
+                                const float *src = xc + ((size_t)id * (size_t)p->in[1] +
+                                                         (size_t)ih) * (size_t)p->in[2];
+                                float *dst = y + ((size_t)od * (size_t)p->out[1] + (size_t)oh) * ow_n;
+                                if (sw == 1) {
+                                    const float *s1 = src + woff;
+                                    for (int64_t ow = wlo; ow < whi; ow++) dst[ow] += wv * s1[ow];
+                                } else {
+                                    for (int64_t ow = wlo; ow < whi; ow++)
+                                        dst[ow] += wv * src[ow * sw + woff];
+                                }
+                            }
+                        }
+                    }
+        }
+    }
+    ti__conv_bias_act(ctx, begin, end);
+}
+
+TI__PRIVATE ti_status ti__conv_run_f32(ti__kctx *k, const ti__convp *p) {
+    ti__conv_job j;
+    memset(&j, 0, sizeof j);
+    j.p = p;
+    j.x = (const float *)k->in[0]->data;
+    j.w = (const float *)k->in[1]->data;
+    j.b = k->n_in > 2 && k->in[2] != NULL ? (const float *)k->in[2]->data : NULL;
+    j.y = (float *)k->out[0]->data;
+    j.act = k->node->act;
+    j.act_a = k->node->act_a;
+    j.act_b = k->node->act_b;
+    size_t planes = (size_t)(p->n * p->m), kdim = (size_t)p->cg * p->kprod;
+    int path = ti__conv_path(p);
+    if (path == TI__CONV_DIRECT) {
+        size_t work = p->out_sp * kdim;
+        ti__parallel_for(k->tp, planes, work > 65536 ? 1 : 65536 / (work + 1) + 1,
+                         ti__conv_direct, &j);
+        return TI_OK;
+    }
+    size_t mg = (size_t)p->mg, cg = (size_t)p->cg;
+    for (size_t n = 0; n < (size_t)p->n; n++)
+        for (size_t g = 0; g < (size_t)p->group; g++) {
+            const float *x = j.x + (n * (size_t)p->c + g * cg) * p->in_sp;
+            const float *w = j.w + g * mg * kdim;
+            float *y = j.y + (n * (size_t)p->m + g * mg) * p->out_sp;
+            if (path == TI__CONV_1X1) {
+                ti__sgemm_ref(0, 0, mg, p->out_sp, cg, 1.0f, w, cg, x, p->in_sp, 0.0f, y,
+                              p->out_sp, k->tp);
+                continue;
+            }
+            size_t nt = ti__conv_tile_cols(kdim, p->out_sp);
+            if (nt * kdim * sizeof(float) > k->scratch_bytes || k->scratch == NULL)
+                nt = k->scratch_bytes / (kdim * sizeof(float));
+            if (nt == 0)
+                return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                                 "scratch of %zu bytes is too small for one im2col column",
+                                 k->scratch_bytes);
+            j.x = x;
+            j.col = (float *)k->scratch;
+            for (size_t c0 = 0; c0 < p->out_sp; c0 += nt) {
+                j.c0 = c0;
+                j.nt = TI__MIN(nt, p->out_sp - c0);
+                ti__parallel_for(k->tp, kdim, TI__MAX((size_t)1, 16384 / j.nt), ti__conv_im2col,
+                                 &j);
+                ti__sgemm_ref(0, 0, mg, j.nt, kdim, 1.0f, w, kdim, j.col, j.nt, 0.0f, y + c0,
+                              p->out_sp, k->tp);
+            }
+            j.x = (const float *)k->in[0]->data;
+        }
+    if (j.b != NULL || j.act != TI__ACT_NONE)
+        ti__parallel_for(k->tp, planes, TI__MAX((size_t)1, 65536 / (p->out_sp + 1)),
+                         ti__conv_bias_act, &j);
+    return TI_OK;
+}
+
+/* Any float dtype, one output element at a time in double. Slow; for rare dtypes. */
+TI__PRIVATE void ti__conv_generic(const ti__kctx *k, const ti__convp *p) {
+    const ti_tensor *x = k->in[0], *w = k->in[1], *b = k->n_in > 2 ? k->in[2] : NULL;
+    ti_tensor *y = k->out[0];
+    size_t o = 0;
+    for (int64_t n = 0; n < p->n; n++)
+        for (int64_t m = 0; m < p->m; m++) {
+            int64_t g = m / p->mg;
+            for (int64_t od = 0; od < p->out[0]; od++)
+                for (int64_t oh = 0; oh < p->out[1]; oh++)
+                    for (int64_t ow = 0; ow < p->out[2]; ow++, o++) {
+                        double s = b != NULL ? ti__get_f64(b, (size_t)m) : 0.0;
+                        for (int64_t ic = 0; ic < p->cg; ic++)
+                            for (int64_t kd = 0; kd < p->k[0]; kd++) {
+                                int64_t id = od * p->s[0] - p->pb[0] + kd * p->d[0];
+                                if (id < 0 || id >= p->in[0]) continue;
+                                for (int64_t kh = 0; kh < p->k[1]; kh++) {
+                                    int64_t ih = oh * p->s[1] - p->pb[1] + kh * p->d[1];
+                                    if (ih < 0 || ih >= p->in[1]) continue;
+                                    for (int64_t kw = 0; kw < p->k[2]; kw++) {
+                                        int64_t iw = ow * p->s[2] - p->pb[2] + kw * p->d[2];
+                                        if (iw < 0 || iw >= p->in[2]) continue;
+                                        size_t xi = (size_t)((((n * p->c + g * p->cg + ic) * p->in[0] + id) * p->in[1] + ih) * p->in[2] + iw);
+                                        size_t wi = (size_t)((((m * p->cg + ic) * p->k[0] + kd) * p->k[1] + kh) * p->k[2] + kw);
+                                        s += ti__get_f64(x, xi) * ti__get_f64(w, wi);
+                                    }
+                                }
+                            }
+                        if (k->node->act != TI__ACT_NONE)
+                            s = ti__act_apply(k->node->act, k->node->act_a, k->node->act_b, (float)s);
+                        ti__set_f64(y, o, s);
+                    }
+        }
+}
+
+TI__PRIVATE ti_status ti__conv_run(ti__kctx *k) {
+    ti__convp p;
+    ti_status e = ti__conv_params(k, 0, &p);
+    if (e != TI_OK) return e;
+    if (k->in[0]->dtype == TI_DTYPE_F32) return ti__conv_run_f32(k, &p);
+    ti__conv_generic(k, &p);
+    return TI_OK;
+}
+
+/* ---- ConvTranspose ------------------------------------------------------------------- */
+
+/* col2im: adds rows of the tile for output channels [begin, end) of the group into y.
+ * Row r = (m, kd, kh, kw); column = input position c0 + t. */
+TI__PRIVATE void ti__convtr_col2im(void *ctx, size_t begin, size_t end) {
+    const ti__conv_job *j = (const ti__conv_job *)ctx;
+    const ti__convp *p = j->p;
+    size_t iw_n = (size_t)p->in[2], ih_n = (size_t)p->in[1];
+    for (size_t m = begin; m < end; m++) {
+        float *ym = j->y + m * p->out_sp;
+        for (size_t kr = 0; kr < p->kprod; kr++) {
+            int64_t kw = (int64_t)(kr % (size_t)p->k[2]);
+            int64_t kh = (int64_t)(kr / (size_t)p->k[2] % (size_t)p->k[1]);
+            int64_t kd = (int64_t)(kr / (size_t)(p->k[2] * p->k[1]));
+            /* input positions whose output o = i*s - pad + k*d lands inside [0, out) */
+            int64_t wlo, whi, woff = kw * p->d[2] - p->pb[2];
+            ti__conv_valid(p->out[2], p->s[2], p->pb[2], kw, p->d[2], p->in[2], &wlo, &whi);
+            const float *src = j->col + (m * p->kprod + kr) * j->nt;
+            size_t c = j->c0, c1 = j->c0 + j->nt;
+            while (c < c1) {
+                size_t iw = c % iw_n, ih = c / iw_n % ih_n, id = c / (iw_n * ih_n);
+                size_t seg = TI__MIN(iw_n - iw, c1 - c);
+                int64_t od = (int64_t)id * p->s[0] - p->pb[0] + kd * p->d[0];
+                int64_t oh = (int64_t)ih * p->s[1] - p->pb[1] + kh * p->d[1];
+                if (od >= 0 && od < p->out[0] && oh >= 0 && oh < p->out[1]) {
+                    float *dst = ym + ((size_t)od * (size_t)p->out[1] + (size_t)oh) *
+                                          (size_t)p->out[2];
+                    int64_t lo = TI__MAX(wlo, (int64_t)iw), hi = TI__MIN(whi, (int64_t)(iw + seg));
+                    for (int64_t i = lo; i < hi; i++)
+                        dst[i * p->s[2] + woff] += src[(size_t)i - iw];
+                }
+                src += seg;
+                c += seg;
+            }
+        }
+    }
+}
+
+/* Fills planes [begin, end) of y with the bias (or zero). */
+TI__PRIVATE void ti__convtr_fill(void *ctx, size_t begin, size_t end) {
+    const ti__conv_job *j = (const ti__conv_job *)ctx;
+    size_t sp = j->p->out_sp, m = (size_t)j->p->m;
+    for (size_t pl = begin; pl < end; pl++) {
+        float bv = j->b != NULL ? j->b[pl % m] : 0.0f, *y = j->y + pl * sp;
+        for (size_t i = 0; i < sp; i++) y[i] = bv;
+    }
+}
+
+TI__PRIVATE ti_status ti__convtr_run_f32(ti__kctx *k, const ti__convp *p) {
+    ti__conv_job j;
+    memset(&j, 0, sizeof j);
+    j.p = p;
+    const float *x = (const float *)k->in[0]->data, *w = (const float *)k->in[1]->data;
+    j.b = k->n_in > 2 && k->in[2] != NULL ? (const float *)k->in[2]->data : NULL;
+    float *y = (float *)k->out[0]->data;
+    j.y = y;
+    j.act = k->node->act;
+    j.act_a = k->node->act_a;
+    j.act_b = k->node->act_b;
+    size_t planes = (size_t)(p->n * p->m), mg = (size_t)p->mg, cg = (size_t)p->cg;
+    size_t rows = mg * p->kprod, grain = TI__MAX((size_t)1, 65536 / (p->out_sp + 1));
+    ti__parallel_for(k->tp, planes, grain, ti__convtr_fill, &j);
+    size_t nt = ti__conv_tile_cols(rows, p->in_sp);
+    if (nt * rows * sizeof(float) > k->scratch_bytes || k->scratch == NULL)
+        nt = k->scratch_bytes / (rows * sizeof(float));
+    if (nt == 0)
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                         "scratch of %zu bytes is too small for one col2im column",
+                         k->scratch_bytes);
+    j.col = (float *)k->scratch;
+    for (size_t n = 0; n < (size_t)p->n; n++)
+        for (size_t g = 0; g < (size_t)p->group; g++) {
+            const float *xg = x + (n * (size_t)p->c + g * cg) * p->in_sp;
+            const float *wg = w + g * cg * rows; /* cg x rows, row-major */
+            j.y = y + (n * (size_t)p->m + g * mg) * p->out_sp;
+            for (size_t c0 = 0; c0 < p->in_sp; c0 += nt) {
+                j.c0 = c0;
+                j.nt = TI__MIN(nt, p->in_sp - c0);
+                /* col (rows x nt) = W_g^T (rows x cg) * X_g (cg x nt) */
+                ti__sgemm_ref(1, 0, rows, j.nt, cg, 1.0f, wg, rows, xg + c0, p->in_sp, 0.0f,
+                              j.col, j.nt, k->tp);
+                ti__parallel_for(k->tp, mg, 1, ti__convtr_col2im, &j);
+            }
+        }
+    if (j.act != TI__ACT_NONE) {
+        j.y = y;
+        j.b = NULL;
+        ti__parallel_for(k->tp, planes, grain, ti__conv_bias_act, &j);
+    }
+    return TI_OK;
+}
+
+TI__PRIVATE void ti__convtr_generic(const ti__kctx *k, const ti__convp *p) {
+    const ti_tensor *x = k->in[0], *w = k->in[1], *b = k->n_in > 2 ? k->in[2] : NULL;
+    ti_tensor *y = k->out[0];
+    size_t total = ti__numel(y);
+    for (size_t i = 0; i < total; i++)
+        ti__set_f64(y, i, b != NULL ? ti__get_f64(b, i / p->out_sp % (size_t)p->m) : 0.0);
+    /* y is written in its own dtype after each add: for float16 that rounds the partial
+     * sums, which the tolerance of float16 tests allows. */
+    for (int64_t n = 0; n < p->n; n++)
+        for (int64_t c = 0; c < p->c; c++) {
+            int64_t g = c / p->cg;
+            for (size_t i = 0; i < p->in_sp; i++) {
+                int64_t iw = (int64_t)(i % (size_t)p->in[2]);
+                int64_t ih = (int64_t)(i / (size_t)p->in[2] % (size_t)p->in[1]);
+                int64_t id = (int64_t)(i / (size_t)(p->in[2] * p->in[1]));
+                double xv = ti__get_f64(x, (size_t)(n * p->c + c) * p->in_sp + i);
+                for (int64_t mm = 0; mm < p->mg; mm++)
+                    for (size_t kr = 0; kr < p->kprod; kr++) {
+                        int64_t kw = (int64_t)(kr % (size_t)p->k[2]);
+                        int64_t kh = (int64_t)(kr / (size_t)p->k[2] % (size_t)p->k[1]);
+                        int64_t kd = (int64_t)(kr / (size_t)(p->k[2] * p->k[1]));
+                        int64_t od = id * p->s[0] - p->pb[0] + kd * p->d[0];
+                        int64_t oh = ih * p->s[1] - p->pb[1] + kh * p->d[1];
+                        int64_t ow = iw * p->s[2] - p->pb[2] + kw * p->d[2];
+                        if (od < 0 || od >= p->out[0] || oh < 0 || oh >= p->out[1] || ow < 0 ||
+                            ow >= p->out[2])
+                            continue;
+                        size_t yi = (size_t)(n * p->m + g * p->mg + mm) * p->out_sp +
+                                    (size_t)((od * p->out[1] + oh) * p->out[2] + ow);
+                        double wv = ti__get_f64(w, ((size_t)(c * p->mg + mm)) * p->kprod + kr);
+                        ti__set_f64(y, yi, ti__get_f64(y, yi) + xv * wv);
+                    }
+            }
+        }
+    if (k->node->act != TI__ACT_NONE)
+        for (size_t i = 0; i < total; i++)
+            ti__set_f64(y, i, ti__act_apply(k->node->act, k->node->act_a, k->node->act_b,
+                                            (float)ti__get_f64(y, i)));
+}
+
+TI__PRIVATE ti_status ti__convtr_run(ti__kctx *k) {
+    ti__convp p;
+    ti_status e = ti__conv_params(k, 1, &p);
+    if (e != TI_OK) return e;
+    if (k->in[0]->dtype == TI_DTYPE_F32) return ti__convtr_run_f32(k, &p);
+    ti__convtr_generic(k, &p);
+    return TI_OK;
+}
+
+/* ---- ConvInteger --------------------------------------------------------------------- */
+
+TI__PRIVATE int ti__convint_shape(ti__kctx *k) {
+    TI__REQUIRE_INPUT(k, 0);
+    TI__REQUIRE_INPUT(k, 1);
+    const ti_tensor *x = k->in[0], *w = k->in[1];
+    const ti_tensor *xz = k->n_in > 2 ? k->in[2] : NULL, *wz = k->n_in > 3 ? k->in[3] : NULL;
+    if ((x->dtype != TI_DTYPE_U8 && x->dtype != TI_DTYPE_I8) ||
+        (w->dtype != TI_DTYPE_U8 && w->dtype != TI_DTYPE_I8))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "inputs must be uint8 or int8, got %s and %s",
+                         ti_dtype_name(x->dtype), ti_dtype_name(w->dtype));
+    if ((xz != NULL && xz->dtype != x->dtype) || (wz != NULL && wz->dtype != w->dtype))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "zero point dtype differs from its input");
+    ti__convp p;
+    ti_status e = ti__conv_params(k, 0, &p);
+    if (e != TI_OK) return e;
+    if (xz != NULL && ti__numel(xz) != 1)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "x_zero_point must be a scalar, has %zu "
+                         "elements", ti__numel(xz));
+    if (wz != NULL && ti__numel(wz) != 1 && (int64_t)ti__numel(wz) != p.m)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "w_zero_point has %zu elements, expected 1 or "
+                         "%lld", ti__numel(wz), (long long)p.m);
+    return ti__conv_set_out(k, &p, NULL, TI_DTYPE_I32);
+}
+
+TI__PRIVATE ti_status ti__convint_run(ti__kctx *k) {
+    const ti_tensor *x = k->in[0], *w = k->in[1];
+    const ti_tensor *xz = k->n_in > 2 ? k->in[2] : NULL, *wz = k->n_in > 3 ? k->in[3] : NULL;
+    ti__convp p;
+    ti_status e = ti__conv_params(k, 0, &p);
+    if (e != TI_OK) return e;
+    int32_t zx = xz != NULL ? (int32_t)ti__get_i64(xz, 0) : 0;
+    uint32_t *y = (uint32_t *)k->out[0]->data; /* wrapping 32-bit accumulation */
+    size_t o = 0;
+    for (int64_t n = 0; n < p.n; n++)
+        for (int64_t m = 0; m < p.m; m++) {
+            int64_t g = m / p.mg;
+            int32_t zw = wz == NULL ? 0 : (int32_t)ti__get_i64(wz, ti__numel(wz) == 1 ? 0 : (size_t)m);
+            for (int64_t od = 0; od < p.out[0]; od++)
+                for (int64_t oh = 0; oh < p.out[1]; oh++)
+                    for (int64_t ow = 0; ow < p.out[2]; ow++, o++) {
+                        uint32_t s = 0; /* padding holds x's zero point: adds nothing */
+                        for (int64_t ic = 0; ic < p.cg; ic++)
+                            for (size_t kr = 0; kr < p.kprod; kr++) {
+                                int64_t kw = (int64_t)(kr % (size_t)p.k[2]);
+                                int64_t kh = (int64_t)(kr / (size_t)p.k[2] % (size_t)p.k[1]);
+                                int64_t kd = (int64_t)(kr / (size_t)(p.k[2] * p.k[1]));
+                                int64_t id = od * p.s[0] - p.pb[0] + kd * p.d[0];
+                                int64_t ih = oh * p.s[1] - p.pb[1] + kh * p.d[1];
+                                int64_t iw = ow * p.s[2] - p.pb[2] + kw * p.d[2];
+                                if (id < 0 || id >= p.in[0] || ih < 0 || ih >= p.in[1] ||
+                                    iw < 0 || iw >= p.in[2])
+                                    continue;
+                                size_t xi = (size_t)(n * p.c + g * p.cg + ic) * p.in_sp +
+                                            (size_t)((id * p.in[1] + ih) * p.in[2] + iw);
+                                size_t wi = (size_t)(m * p.cg + ic) * p.kprod + kr;
+                                int32_t xv = (int32_t)ti__get_i64(x, xi) - zx;
+                                int32_t wv = (int32_t)ti__get_i64(w, wi) - zw;
+                                s += (uint32_t)xv * (uint32_t)wv;
+                            }
+                        y[o] = s;
+                    }
+        }
+    return TI_OK;
+}
+
 TI__PRIVATE const ti__op ti__ops_conv[] = {
+    {"Conv", ti__conv_shape, ti__conv_run, ti__conv_scratch, 0},
+    {"ConvTranspose", ti__convtr_shape, ti__convtr_run, ti__convtr_scratch, 0},
+    {"ConvInteger", ti__convint_shape, ti__convint_run, NULL, 0},
     {NULL, NULL, NULL, NULL, 0}
 };

@@ -6,26 +6,34 @@
 
 /* Register tile of the micro-kernel (MR rows x NR columns of C held in accumulators) and
  * the cache blocks: a KC x NC panel of B is packed once and reused for every MR rows. */
-#define TI__SG_MR 4
+#define TI__SG_MR 4 /* ti__sgemm_micro is written for 4 */
 #define TI__SG_NR 16
 #define TI__SG_KC 128
 #define TI__SG_NC 64
 
-/* acc[MR][NR] = ap(kc x MR, p-major) * bp(kc x NR, p-major). */
+/* acc[MR][NR] = ap(kc x MR, p-major) * bp(kc x NR, p-major). Written as MR separate
+ * accumulator rows with the column loop innermost: the form gcc and clang both turn into
+ * broadcast + vector multiply-add at -O2 (a 2-D accumulator array is not vectorised well). */
 TI__PRIVATE void ti__sgemm_micro(size_t kc, const float *ap, const float *bp, float *acc) {
-    float c[TI__SG_MR][TI__SG_NR];
-    for (int r = 0; r < TI__SG_MR; r++)
-        for (int j = 0; j < TI__SG_NR; j++) c[r][j] = 0.0f;
+    float c0[TI__SG_NR], c1[TI__SG_NR], c2[TI__SG_NR], c3[TI__SG_NR];
+    for (int j = 0; j < TI__SG_NR; j++) c0[j] = c1[j] = c2[j] = c3[j] = 0.0f;
     for (size_t p = 0; p < kc; p++) {
-        const float *b = bp + p * TI__SG_NR;
-        const float *a = ap + p * TI__SG_MR;
-        for (int r = 0; r < TI__SG_MR; r++) {
-            float av = a[r];
-            for (int j = 0; j < TI__SG_NR; j++) c[r][j] += av * b[j];
+        const float *b = bp + p * TI__SG_NR, *a = ap + p * TI__SG_MR;
+        float a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+        for (int j = 0; j < TI__SG_NR; j++) {
+            float bj = b[j];
+            c0[j] += a0 * bj;
+            c1[j] += a1 * bj;
+            c2[j] += a2 * bj;
+            c3[j] += a3 * bj;
         }
     }
-    for (int r = 0; r < TI__SG_MR; r++)
-        for (int j = 0; j < TI__SG_NR; j++) acc[r * TI__SG_NR + j] = c[r][j];
+    for (int j = 0; j < TI__SG_NR; j++) {
+        acc[j] = c0[j];
+        acc[TI__SG_NR + j] = c1[j];
+        acc[2 * TI__SG_NR + j] = c2[j];
+        acc[3 * TI__SG_NR + j] = c3[j];
+    }
 }
 
 typedef struct ti__sgemm_job {

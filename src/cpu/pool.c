@@ -1,4 +1,426 @@
-/* TODO: kernels of group 'pool' (being written). */
+/* Pooling: MaxPool (with optional Indices), AveragePool, LpPool over 1-D to 3-D spatial
+ * windows (pads, auto_pad, strides, dilations, ceil_mode), their Global* forms, and
+ * MaxUnpool. Spatial shapes are handled as 3-D (D, H, W) with leading 1s. Parallel over
+ * the N*C planes. float32 reads its data directly; other dtypes go through ti__get_f64.
+ * Must not allocate. */
+
+typedef enum { TI__POOL_MAX, TI__POOL_AVG, TI__POOL_LP } ti__pool_kind;
+
+/* Window geometry; slot 3 - nd + i holds spatial axis i (as in conv.c). */
+typedef struct ti__poolp {
+    int nd;
+    int64_t nc; /* N*C planes */
+    int64_t in[3], k[3], s[3], d[3], pb[3], pe[3], out[3];
+    size_t in_sp, out_sp;
+} ti__poolp;
+
+TI__PRIVATE ti_status ti__pool_ints(ti__kctx *k, const char *name, int want, int64_t def, int64_t *out) {
+    int cnt;
+    const int64_t *v = ti__attr_ints(k->node, name, &cnt);
+    if (v != NULL && cnt != want)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "%s has %d values, expected %d", name, cnt, want);
+    for (int i = 0; i < want; i++) out[i] = v != NULL ? v[i] : def;
+    return TI_OK;
+}
+
+/* Reads kernel_shape, strides, dilations, pads, auto_pad, ceil_mode; computes the output
+ * spatial shape (ONNX MaxPool / AveragePool output-shape rules). */
+TI__PRIVATE ti_status ti__pool_params(ti__kctx *k, ti__poolp *p) {
+    const ti_tensor *x = k->in[0];
+    memset(p, 0, sizeof *p);
+    if (x->rank < 3)
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "input has %d dims, expected at least 3 (N, C, spatial...)", x->rank);
+    int nd = x->rank - 2;
+    if (nd > 3)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "%d spatial dims (at most 3 are supported)", nd);
+    int kc;
+    const int64_t *ks = ti__attr_ints(k->node, "kernel_shape", &kc);
+    if (ks == NULL) return ti__kfail(k, TI_ERR_BAD_MODEL, "kernel_shape is required");
+    if (kc != nd)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "kernel_shape has %d values but the input has %d "
+                         "spatial dims", kc, nd);
+    int64_t st[3], dl[3], pads[6];
+    ti_status e;
+    if ((e = ti__pool_ints(k, "strides", nd, 1, st)) != TI_OK) return e;
+    if ((e = ti__pool_ints(k, "dilations", nd, 1, dl)) != TI_OK) return e;
+    if ((e = ti__pool_ints(k, "pads", 2 * nd, 0, pads)) != TI_OK) return e;
+    int ceil_mode = ti__attr_i(k->node, "ceil_mode", 0) != 0;
+    const char *ap = ti__attr_s(k->node, "auto_pad", "NOTSET");
+    int mode;
+    if (strcmp(ap, "NOTSET") == 0 || ap[0] == 0) mode = 0;
+    else if (strcmp(ap, "SAME_UPPER") == 0) mode = 1;
+    else if (strcmp(ap, "SAME_LOWER") == 0) mode = 2;
+    else if (strcmp(ap, "VALID") == 0) mode = 3;
+    else return ti__kfail(k, TI_ERR_BAD_MODEL, "auto_pad '%s' is not one of NOTSET, SAME_UPPER, "
+                          "SAME_LOWER, VALID", ap);
+    p->nd = nd;
+    p->nc = x->shape[0] * x->shape[1];
+    for (int i = 0; i < nd; i++) {
+        int64_t in = x->shape[2 + i], pb = pads[i], pe = pads[nd + i], out;
+        if (ks[i] < 1 || st[i] < 1 || dl[i] < 1)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "kernel %lld, stride %lld, dilation %lld on "
+                             "axis %d must be >= 1", (long long)ks[i], (long long)st[i],
+                             (long long)dl[i], i);
+        if (pb < 0 || pe < 0) return ti__kfail(k, TI_ERR_BAD_MODEL, "negative pad on axis %d", i);
+        int64_t ek = (ks[i] - 1) * dl[i] + 1;
+        if (mode == 1 || mode == 2) { /* same for either ceil_mode */
+            out = (in + st[i] - 1) / st[i];
+            int64_t tot = (out - 1) * st[i] + ek - in;
+            if (tot < 0) tot = 0;
+            pb = mode == 1 ? tot / 2 : tot - tot / 2;
+            pe = tot - pb;
+        } else {
+            if (mode == 3) pb = pe = 0;
+            int64_t span = in + pb + pe - ek;
+            if (span < 0) out = 0;
+            else if (!ceil_mode) out = span / st[i] + 1;
+            else {
+                out = (span + st[i] - 1) / st[i] + 1;
+                /* the last window must start inside the input or the left padding */
+                if ((out - 1) * st[i] >= in + pb) out--;
+            }
+        }
+        if (out <= 0)
+            return ti__kfail(k, TI_ERR_BAD_MODEL,
+                             "output spatial dim %d would be %lld (input %lld, kernel %lld, "
+                             "stride %lld, dilation %lld, pads %lld+%lld)",
+                             i, (long long)out, (long long)in, (long long)ks[i], (long long)st[i],
+                             (long long)dl[i], (long long)pb, (long long)pe);
+        int j = 3 - nd + i;
+        p->in[j] = in;
+        p->k[j] = ks[i];
+        p->s[j] = st[i];
+        p->d[j] = dl[i];
+        p->pb[j] = pb;
+        p->pe[j] = pe;
+        p->out[j] = out;
+    }
+    for (int j = 0; j < 3 - nd; j++) {
+        p->in[j] = p->k[j] = p->s[j] = p->d[j] = p->out[j] = 1;
+        p->pb[j] = p->pe[j] = 0;
+    }
+    p->in_sp = (size_t)(p->in[0] * p->in[1] * p->in[2]);
+    p->out_sp = (size_t)(p->out[0] * p->out[1] * p->out[2]);
+    return TI_OK;
+}
+
+TI__PRIVATE int ti__pool_float_ok(ti_dtype t) {
+    return t == TI_DTYPE_F32 || t == TI_DTYPE_F64 || t == TI_DTYPE_F16 || t == TI_DTYPE_BF16;
+}
+
+TI__PRIVATE int ti__pool_shape_common(ti__kctx *k, ti__pool_kind kind) {
+    TI__REQUIRE_INPUT(k, 0);
+    const ti_tensor *x = k->in[0];
+    int ok = ti__pool_float_ok(x->dtype) ||
+             (kind == TI__POOL_MAX && (x->dtype == TI_DTYPE_U8 || x->dtype == TI_DTYPE_I8));
+    if (!ok)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "dtype %s is not supported",
+                         ti_dtype_name(x->dtype));
+    ti__poolp p;
+    ti_status e = ti__pool_params(k, &p);
+    if (e != TI_OK) return e;
+    int64_t dims[5];
+    dims[0] = x->shape[0];
+    dims[1] = x->shape[1];
+    for (int i = 0; i < p.nd; i++) dims[2 + i] = p.out[3 - p.nd + i];
+    if (!ti__set_shape(k->out[0], x->dtype, x->rank, dims))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "invalid output shape");
+    if (kind == TI__POOL_MAX && k->n_out > 1 && k->out[1] != NULL) {
+        int64_t so = ti__attr_i(k->node, "storage_order", 0);
+        if (so != 0 && so != 1)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "storage_order is %lld, expected 0 or 1",
+                             (long long)so);
+        if (!ti__set_shape(k->out[1], TI_DTYPE_I64, x->rank, dims))
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "invalid indices shape");
+    }
+    return TI_OK;
+}
+TI__PRIVATE int ti__maxpool_shape(ti__kctx *k) { return ti__pool_shape_common(k, TI__POOL_MAX); }
+TI__PRIVATE int ti__avgpool_shape(ti__kctx *k) { return ti__pool_shape_common(k, TI__POOL_AVG); }
+TI__PRIVATE int ti__lppool_shape(ti__kctx *k) { return ti__pool_shape_common(k, TI__POOL_LP); }
+
+typedef struct ti__pool_job {
+    const ti__poolp *p;
+    ti__pool_kind kind;
+    const ti_tensor *x;
+    ti_tensor *y;
+    int64_t *idx;  /* MaxPool indices, or NULL */
+    int col_major; /* storage_order 1 */
+    int include_pad;
+    double lp;
+} ti__pool_job;
+
+/* Kernel taps kk in [lo, hi) of one axis whose position o*s - pb + kk*d lies in [0, n);
+ * *hi_pad: taps inside the explicitly padded extent [-pb, n + pe). */
+TI__PRIVATE void ti__pool_taps(const ti__poolp *p, int j, int64_t o, int64_t *lo, int64_t *hi,
+                               int64_t *hi_pad) {
+    int64_t start = o * p->s[j] - p->pb[j], d = p->d[j], n = p->in[j];
+    int64_t a = start >= 0 ? 0 : (-start + d - 1) / d;
+    int64_t b = n - start <= 0 ? 0 : (n - start + d - 1) / d;
+    int64_t c = n + p->pe[j] - start <= 0 ? 0 : (n + p->pe[j] - start + d - 1) / d;
+    *lo = TI__MIN(a, p->k[j]);
+    *hi = TI__MAX(*lo, TI__MIN(b, p->k[j]));
+    *hi_pad = TI__MIN(c, p->k[j]);
+}
+
+TI__PRIVATE void ti__pool_planes(void *ctx, size_t begin, size_t end) {
+    const ti__pool_job *j = (const ti__pool_job *)ctx;
+    const ti__poolp *p = j->p;
+    const float *xf = j->x->dtype == TI_DTYPE_F32 ? (const float *)j->x->data : NULL;
+    float *yf = j->y->dtype == TI_DTYPE_F32 ? (float *)j->y->data : NULL;
+    for (size_t pl = begin; pl < end; pl++) {
+        size_t xo = pl * p->in_sp, yo = pl * p->out_sp;
+        for (int64_t od = 0; od < p->out[0]; od++) {
+            int64_t dlo, dhi, dpad;
+            ti__pool_taps(p, 0, od, &dlo, &dhi, &dpad);
+            for (int64_t oh = 0; oh < p->out[1]; oh++) {
+                int64_t hlo, hhi, hpad;
+                ti__pool_taps(p, 1, oh, &hlo, &hhi, &hpad);
+                for (int64_t ow = 0; ow < p->out[2]; ow++, yo++) {
+                    int64_t wlo, whi, wpad;
+                    ti__pool_taps(p, 2, ow, &wlo, &whi, &wpad);
+                    double acc = j->kind == TI__POOL_MAX ? -HUGE_VAL : 0.0;
+                    int64_t best = -1;
+                    for (int64_t kd = dlo; kd < dhi; kd++) {
+                        int64_t id = od * p->s[0] - p->pb[0] + kd * p->d[0];
+                        for (int64_t kh = hlo; kh < hhi; kh++) {
+                            int64_t ih = oh * p->s[1] - p->pb[1] + kh * p->d[1];
+                            size_t row = (size_t)((id * p->in[1] + ih) * p->in[2]);
+                            for (int64_t kw = wlo; kw < whi; kw++) {
+                                int64_t iw = ow * p->s[2] - p->pb[2] + kw * p->d[2];
+                                size_t xi = row + (size_t)iw;
+                                double v = xf != NULL ? (double)xf[xo + xi]
+                                                      : ti__get_f64(j->x, xo + xi);
+                                if (j->kind == TI__POOL_MAX) {
+                                    if (v > acc || best < 0) {
+                                        acc = v;
+                                        /* storage_order 1: column-major spatial index */
+                                        best = !j->col_major ? (int64_t)xi
+                                               : p->nd == 1  ? iw
+                                               : p->nd == 2  ? ih + iw * p->in[1]
+                                                             : id + (ih + iw * p->in[1]) * p->in[0];
+                                    }
+                                } else if (j->kind == TI__POOL_AVG) {
+                                    acc += v;
+                                } else {
+                                    acc += pow(fabs(v), j->lp);
+                                }
+                            }
+                        }
+                    }
+                    if (j->kind == TI__POOL_AVG) {
+                        int64_t cnt = j->include_pad ? dpad * hpad * wpad
+                                                     : (dhi - dlo) * (hhi - hlo) * (whi - wlo);
+                        acc = cnt > 0 ? acc / (double)cnt : 0.0;
+                    } else if (j->kind == TI__POOL_LP) {
+                        acc = pow(acc, 1.0 / j->lp);
+                    } else if (best < 0) {
+                        acc = 0.0; /* a window entirely in padding */
+                    }
+                    if (yf != NULL) yf[yo] = (float)acc;
+                    else ti__set_f64(j->y, yo, acc);
+                    if (j->idx != NULL) j->idx[yo] = best < 0 ? -1 : (int64_t)xo + best;
+                }
+            }
+        }
+    }
+}
+
+TI__PRIVATE ti_status ti__pool_run_common(ti__kctx *k, ti__pool_kind kind) {
+    ti__poolp p;
+    ti_status e = ti__pool_params(k, &p);
+    if (e != TI_OK) return e;
+    ti__pool_job j;
+    memset(&j, 0, sizeof j);
+    j.p = &p;
+    j.kind = kind;
+    j.x = k->in[0];
+    j.y = k->out[0];
+    if (kind == TI__POOL_MAX && k->n_out > 1 && k->out[1] != NULL) {
+        j.idx = (int64_t *)k->out[1]->data;
+        j.col_major = ti__attr_i(k->node, "storage_order", 0) == 1;
+    }
+    j.include_pad = ti__attr_i(k->node, "count_include_pad", 0) != 0;
+    j.lp = ti__attr_f(k->node, "p", 2.0f);
+    if (kind == TI__POOL_LP && !(j.lp > 0.0))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "p is %g, expected > 0", j.lp);
+    size_t work = p.out_sp * (size_t)(p.k[0] * p.k[1] * p.k[2]);
+    ti__parallel_for(k->tp, (size_t)p.nc, TI__MAX((size_t)1, 65536 / (work + 1)),
+                     ti__pool_planes, &j);
+    return TI_OK;
+}
+TI__PRIVATE ti_status ti__maxpool_run(ti__kctx *k) { return ti__pool_run_common(k, TI__POOL_MAX); }
+TI__PRIVATE ti_status ti__avgpool_run(ti__kctx *k) { return ti__pool_run_common(k, TI__POOL_AVG); }
+TI__PRIVATE ti_status ti__lppool_run(ti__kctx *k) { return ti__pool_run_common(k, TI__POOL_LP); }
+
+/* ---- GlobalAveragePool, GlobalMaxPool, GlobalLpPool --------------------------------- */
+
+TI__PRIVATE int ti__gpool_shape(ti__kctx *k) {
+    TI__REQUIRE_INPUT(k, 0);
+    const ti_tensor *x = k->in[0];
+    if (!ti__pool_float_ok(x->dtype))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "dtype %s is not supported",
+                         ti_dtype_name(x->dtype));
+    if (x->rank < 2)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "input has %d dims, expected at least 2 (N, C)",
+                         x->rank);
+    int64_t dims[TI_MAX_DIMS];
+    for (int i = 0; i < x->rank; i++) dims[i] = i < 2 ? x->shape[i] : 1;
+    if (!ti__set_shape(k->out[0], x->dtype, x->rank, dims))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "invalid output shape");
+    return TI_OK;
+}
+
+typedef struct ti__gpool_job {
+    const ti_tensor *x;
+    ti_tensor *y;
+    size_t sp;
+    int kind;
+    double lp;
+} ti__gpool_job;
+
+TI__PRIVATE void ti__gpool_planes(void *ctx, size_t begin, size_t end) {
+    const ti__gpool_job *j = (const ti__gpool_job *)ctx;
+    const float *xf = j->x->dtype == TI_DTYPE_F32 ? (const float *)j->x->data : NULL;
+    for (size_t pl = begin; pl < end; pl++) {
+        size_t o = pl * j->sp;
+        double acc = j->kind == TI__POOL_MAX ? -HUGE_VAL : 0.0;
+        if (xf != NULL && j->kind == TI__POOL_AVG) {
+            float s0 = 0, s1 = 0, s2 = 0, s3 = 0; /* four chains: vectorisable */
+            size_t i = 0;
+            for (; i + 4 <= j->sp; i += 4) {
+                s0 += xf[o + i];
+                s1 += xf[o + i + 1];
+                s2 += xf[o + i + 2];
+                s3 += xf[o + i + 3];
+            }
+            for (; i < j->sp; i++) s0 += xf[o + i];
+            acc = (double)((s0 + s1) + (s2 + s3));
+        } else {
+            for (size_t i = 0; i < j->sp; i++) {
+                double v = xf != NULL ? (double)xf[o + i] : ti__get_f64(j->x, o + i);
+                if (j->kind == TI__POOL_MAX) acc = (v > acc || i == 0) ? v : acc;
+                else if (j->kind == TI__POOL_AVG) acc += v;
+                else acc += pow(fabs(v), j->lp);
+            }
+        }
+        if (j->kind == TI__POOL_AVG) acc = j->sp ? acc / (double)j->sp : 0.0;
+        else if (j->kind == TI__POOL_LP) acc = pow(acc, 1.0 / j->lp);
+        ti__set_f64(j->y, pl, acc);
+    }
+}
+
+TI__PRIVATE ti_status ti__gpool_run_common(ti__kctx *k, ti__pool_kind kind) {
+    ti__gpool_job j;
+    j.x = k->in[0];
+    j.y = k->out[0];
+    j.kind = (int)kind;
+    j.lp = ti__attr_f(k->node, "p", 2.0f);
+    if (kind == TI__POOL_LP && !(j.lp > 0.0))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "p is %g, expected > 0", j.lp);
+    size_t planes = (size_t)(j.x->shape[0] * j.x->shape[1]);
+    j.sp = planes ? ti__numel(j.x) / planes : 0;
+    ti__parallel_for(k->tp, planes, TI__MAX((size_t)1, 65536 / (j.sp + 1)), ti__gpool_planes, &j);
+    return TI_OK;
+}
+TI__PRIVATE ti_status ti__gavgpool_run(ti__kctx *k) { return ti__gpool_run_common(k, TI__POOL_AVG); }
+TI__PRIVATE ti_status ti__gmaxpool_run(ti__kctx *k) { return ti__gpool_run_common(k, TI__POOL_MAX); }
+TI__PRIVATE ti_status ti__glppool_run(ti__kctx *k) { return ti__gpool_run_common(k, TI__POOL_LP); }
+
+/* ---- MaxUnpool ----------------------------------------------------------------------- */
+
+/* The unpooled shape implied by the attributes: (in - 1) * stride - pads + kernel. */
+TI__PRIVATE ti_status ti__unpool_inferred(ti__kctx *k, int64_t *dims) {
+    const ti_tensor *x = k->in[0];
+    if (x->rank < 3)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "input has %d dims, expected at least 3", x->rank);
+    int nd = x->rank - 2, kc;
+    const int64_t *ks = ti__attr_ints(k->node, "kernel_shape", &kc);
+    if (ks == NULL || kc != nd)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "kernel_shape has %d values, expected %d", kc, nd);
+    int64_t st[TI_MAX_DIMS], pads[2 * TI_MAX_DIMS];
+    ti_status e;
+    if ((e = ti__pool_ints(k, "strides", nd, 1, st)) != TI_OK) return e;
+    if ((e = ti__pool_ints(k, "pads", 2 * nd, 0, pads)) != TI_OK) return e;
+    dims[0] = x->shape[0];
+    dims[1] = x->shape[1];
+    for (int i = 0; i < nd; i++) {
+        dims[2 + i] = (x->shape[2 + i] - 1) * st[i] - pads[i] - pads[nd + i] + ks[i];
+        if (dims[2 + i] <= 0)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "unpooled dim %d would be %lld", i,
+                             (long long)dims[2 + i]);
+    }
+    return TI_OK;
+}
+
+TI__PRIVATE int ti__unpool_shape(ti__kctx *k) {
+    TI__REQUIRE_INPUT(k, 0);
+    TI__REQUIRE_INPUT(k, 1);
+    const ti_tensor *x = k->in[0], *ind = k->in[1];
+    const ti_tensor *os = k->n_in > 2 ? k->in[2] : NULL;
+    if (!ti__pool_float_ok(x->dtype))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "dtype %s is not supported",
+                         ti_dtype_name(x->dtype));
+    if (ind->dtype != TI_DTYPE_I64 || ti__numel(ind) != ti__numel(x))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "indices must be int64 with the shape of X");
+    int64_t dims[TI_MAX_DIMS];
+    ti_status e = ti__unpool_inferred(k, dims);
+    if (e != TI_OK) return e;
+    if (os != NULL) {
+        TI__NEED(k, os);
+        if ((int)ti__numel(os) != x->rank)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "output_shape has %zu values, expected %d",
+                             ti__numel(os), x->rank);
+        for (int i = 0; i < x->rank; i++) {
+            int64_t v = ti__get_i64(os, (size_t)i);
+            if (i < 2 ? v != dims[i] : v < dims[i])
+                return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                                 "output_shape[%d] = %lld, expected %s %lld", i, (long long)v,
+                                 i < 2 ? "" : ">=", (long long)dims[i]);
+            dims[i] = v;
+        }
+    }
+    if (!ti__set_shape(k->out[0], x->dtype, x->rank, dims))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "invalid output shape");
+    return TI_OK;
+}
+
+TI__PRIVATE ti_status ti__unpool_run(ti__kctx *k) {
+    const ti_tensor *x = k->in[0], *ind = k->in[1];
+    ti_tensor *y = k->out[0];
+    int64_t inf[TI_MAX_DIMS];
+    ti_status e = ti__unpool_inferred(k, inf);
+    if (e != TI_OK) return e;
+    memset(y->data, 0, y->size_bytes);
+    /* Indices address the inferred shape (as MaxPool produced them); an output_shape larger
+     * than that keeps each element at the same coordinates (ONNX reference behaviour). */
+    size_t total = ti__shape_numel(x->rank, inf), n = ti__numel(x);
+    const int64_t *id = (const int64_t *)ind->data;
+    for (size_t i = 0; i < n; i++) {
+        int64_t v = id[i];
+        if (v < 0 || (uint64_t)v >= total)
+            return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "index %lld at %zu is outside [0, %zu)",
+                             (long long)v, i, total);
+        size_t rem = (size_t)v, off = 0, mul = 1;
+        for (int d = x->rank - 1; d >= 0; d--) {
+            size_t c = rem % (size_t)inf[d];
+            rem /= (size_t)inf[d];
+            off += c * mul;
+            mul *= (size_t)y->shape[d];
+        }
+        ti__set_f64(y, off, ti__get_f64(x, i));
+    }
+    return TI_OK;
+}
+
 TI__PRIVATE const ti__op ti__ops_pool[] = {
+    {"MaxPool", ti__maxpool_shape, ti__maxpool_run, NULL, 0},
+    {"AveragePool", ti__avgpool_shape, ti__avgpool_run, NULL, 0},
+    {"LpPool", ti__lppool_shape, ti__lppool_run, NULL, 0},
+    {"GlobalAveragePool", ti__gpool_shape, ti__gavgpool_run, NULL, 0},
+    {"GlobalMaxPool", ti__gpool_shape, ti__gmaxpool_run, NULL, 0},
+    {"GlobalLpPool", ti__gpool_shape, ti__glppool_run, NULL, 0},
+    {"MaxUnpool", ti__unpool_shape, ti__unpool_run, NULL, 0},
     {NULL, NULL, NULL, NULL, 0}
 };

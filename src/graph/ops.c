@@ -6,6 +6,7 @@ static const ti__op *const ti__op_tables[] = {
     ti__ops_unary,    ti__ops_binary,   ti__ops_conv,   ti__ops_gemm,
     ti__ops_pool,     ti__ops_norm,     ti__ops_movement, ti__ops_index,
     ti__ops_generate, ti__ops_reduce,   ti__ops_resize, ti__ops_einsum,
+    ti__ops_attention, ti__ops_loss,  ti__ops_rnn,    ti__ops_quant,
 };
 
 TI__PRIVATE const ti__op *ti__op_find(const char *domain, const char *name) {

@@ -1,0 +1,486 @@
+#!/usr/bin/env bash
+# tinyinfer's only build entry point.
+#   ./build.sh             set up what is missing, amalgamate, build tools and examples into
+#                          build/, run the demo on tests/data/light_squeezenet.onnx
+#   ./build.sh test        every test; the last line is "N passed, N failed, N skipped" and
+#                          the exit code is non-zero when anything failed
+#   ./build.sh asan        only the sanitizer part of the tests (unit, errors, fuzz replay)
+#   ./build.sh fuzz        libFuzzer on tests/fuzz/fuzz_onnx.c for ${FUZZ_SECONDS:-60} s
+#   ./build.sh bench       time build/tinyinfer-run on the bundled model
+#   ./build.sh amalgamate  regenerate tinyinfer.h from src/ (tools/amalgamate)
+#   ./build.sh clean       remove build/
+# Environment: CC (default gcc), TINYINFER_CACHE (conformance data, default
+# ~/.cache/tinyinfer), JOBS (test programs run at once, default: CPU count), FUZZ_SECONDS.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+CC=${CC:-gcc}
+CACHE=${TINYINFER_CACHE:-$HOME/.cache/tinyinfer}
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+ONNX_VERSION=1.23.2 # the onnx package the conformance data and onnx_status.md come from
+DEMO_MODEL=tests/data/light_squeezenet.onnx
+INC=(-I. -Itests/harness)
+LIBS=(-lm -pthread)
+WARN=(-Wall -Wextra -Werror)
+C99=(-std=c99 -pedantic)
+SAN=(-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+T=build/test # scratch space of ./build.sh test
+
+say() { printf '%s\n' "$*"; }
+have() { command -v "$1" >/dev/null 2>&1; }
+
+# ---- setup ---------------------------------------------------------------------------------
+APT_UPDATED=0
+apt_install() { # apt_install PKG...: only as root on a Debian-like system; 1 when impossible
+    [ "$(id -u)" = 0 ] && have apt-get || return 1
+    if [ "$APT_UPDATED" = 0 ]; then
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null || return 1
+        APT_UPDATED=1
+    fi
+    say "setup: apt-get install -y $*"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+need() { # need TOOL PACKAGE: 0 when TOOL is there (installing PACKAGE if it can)
+    have "$1" && return 0
+    apt_install "$2" || true
+    have "$1"
+}
+
+setup_build() {
+    if ! need "$CC" gcc; then
+        for c in cc gcc clang; do if have "$c"; then CC=$c; break; fi; done
+        have "$CC" || { say "error: no C compiler (install gcc)"; exit 1; }
+    fi
+}
+
+HAVE_GXX=0 HAVE_CLANG=0 HAVE_CLANGXX=0 HAVE_NM=0
+setup_test() {
+    setup_build
+    need g++ g++ && HAVE_GXX=1
+    need clang clang && HAVE_CLANG=1
+    need clang++ clang && HAVE_CLANGXX=1
+    need nm binutils && HAVE_NM=1
+    have timeout || { say "error: timeout (coreutils) is missing"; exit 1; }
+    return 0
+}
+
+# Conformance data: generated once into $CACHE/onnx (needs python3 with onnx and numpy).
+# Prints why not and returns 1 when it cannot.
+ensure_conformance_data() {
+    [ -d "$CACHE/onnx/node" ] && return 0
+    have python3 || { say "python3 is missing"; return 1; }
+    if ! python3 -c 'import onnx, numpy' 2>/dev/null; then
+        python3 -m pip install -q "onnx==$ONNX_VERSION" numpy onnxruntime ||
+            { say "could not pip install onnx numpy onnxruntime"; return 1; }
+    fi
+    local tmp="$CACHE/onnx.tmp.$$"
+    rm -rf "$tmp"
+    mkdir -p "$CACHE"
+    say "generating the ONNX conformance suites into $CACHE/onnx"
+    python3 tests/conformance/gen_onnx_suite.py "$tmp" || { rm -rf "$tmp"; return 2; }
+    rm -rf "$CACHE/onnx"
+    mv "$tmp" "$CACHE/onnx"
+}
+
+# ---- building ------------------------------------------------------------------------------
+amalgamate() { sh tools/amalgamate "$@"; }
+
+build_all() { # tools/*.c and examples/*.c -> build/<name>
+    mkdir -p build
+    local f
+    for f in tools/*.c examples/*.c; do
+        [ -f "$f" ] || continue
+        local out="build/$(basename "${f%.c}")"
+        say "cc $f -> $out"
+        "$CC" -O2 -g "${C99[@]}" -Wall -Wextra "${INC[@]}" "$f" -o "$out" "${LIBS[@]}"
+    done
+}
+
+readme_example() { # writes the C block of README.md between the example markers to $1
+    awk '/<!-- example:begin -->/ { on = 1; next } /<!-- example:end -->/ { on = 0 }
+         on && !/^```/ { print }' README.md >"$1"
+    [ -s "$1" ]
+}
+
+demo() {
+    if [ -x build/tinyinfer-run ]; then
+        say "demo: build/tinyinfer-run $DEMO_MODEL"
+        build/tinyinfer-run "$DEMO_MODEL"
+    elif [ -x build/hello ]; then
+        say "demo: build/hello $DEMO_MODEL"
+        build/hello "$DEMO_MODEL"
+    else
+        readme_example build/readme_example.c
+        "$CC" -O2 "${C99[@]}" -Wall -Wextra -I. build/readme_example.c -o build/readme_example \
+            "${LIBS[@]}"
+        say "demo: build/readme_example $DEMO_MODEL (the README example)"
+        build/readme_example "$DEMO_MODEL"
+    fi
+}
+
+# ---- test jobs -----------------------------------------------------------------------------
+# A job is a shell function run in the background with its output in a log. Its programs
+# print "N passed, N failed[, N skipped|unsupported]" lines, which are added up; a job with
+# no such line counts as one check, by its exit code. `skip REASON` records one skipped part.
+JOB_NAMES=()
+job() { # job NAME FUNCTION ARGS...
+    local id=${#JOB_NAMES[@]}
+    JOB_NAMES+=("$1")
+    shift
+    while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n 2>/dev/null || true; done
+    (
+        set +e
+        (set -e; "$@") >"$T/jobs/$id.log" 2>&1
+        echo $? >"$T/jobs/$id.rc"
+    ) &
+}
+skip() { say "SKIP $*"; say "0 passed, 0 failed, 1 skipped"; }
+
+PASSED=0 FAILED=0 SKIPPED=0
+count() { # count NAME LOG RC: adds a finished job's numbers to the totals and reports it
+    local name=$1 log=$2 rc=$3 line p=0 f=0 s=0
+    # sum every summary line (a job may run several programs, or one program several times)
+    line=$({ grep -aEo '[0-9]+ passed, [0-9]+ failed(, [0-9]+ (skipped|unsupported))?' "$log" || true; } |
+        awk '{ p += $1; f += $3; s += $5 } END { if (NR) printf "%d passed, %d failed, %d skipped", p, f, s }')
+    if [ -n "$line" ]; then
+        read -r p _ f _ s _ <<<"$line"
+        if [ "$rc" != 0 ] && [ "$f" = 0 ]; then f=1; fi # crashed after its summary
+    elif [ "$rc" = 0 ]; then
+        p=1
+    else
+        f=1
+    fi
+    PASSED=$((PASSED + p)) FAILED=$((FAILED + f)) SKIPPED=$((SKIPPED + s))
+    if [ "$f" != 0 ]; then
+        printf 'FAIL  %-44s %s\n' "$name" "${line:-exit code $rc}"
+        tail -n 40 "$log" | sed 's/^/      | /'
+    elif [ "$s" != 0 ] && [ "$p" = 0 ]; then
+        printf 'SKIP  %-44s %s\n' "$name" "$(grep -a -m1 '^SKIP' "$log" | sed 's/^SKIP //')"
+    else
+        printf 'ok    %-44s %s\n' "$name" "$line"
+    fi
+}
+
+collect() { # waits for every job started so far and counts them, in start order
+    wait || true
+    local id
+    for id in "${!JOB_NAMES[@]}"; do
+        [ -f "$T/jobs/$id.counted" ] && continue
+        count "${JOB_NAMES[$id]}" "$T/jobs/$id.log" "$(cat "$T/jobs/$id.rc" 2>/dev/null || echo 1)"
+        : >"$T/jobs/$id.counted"
+    done
+}
+
+check() { # check NAME COMMAND...: a quick serial check, counted by exit code
+    local id=${#JOB_NAMES[@]}
+    JOB_NAMES+=("$1")
+    shift
+    set +e
+    (set -e; "$@") >"$T/jobs/$id.log" 2>&1
+    echo $? >"$T/jobs/$id.rc"
+    set -e
+}
+
+# -- the checks themselves (each runs inside `job` or `check`) --
+
+j_fresh_header() {
+    amalgamate "$T/tinyinfer.h.fresh"
+    if ! cmp -s "$T/tinyinfer.h.fresh" tinyinfer.h; then
+        say "tinyinfer.h is stale: run ./build.sh amalgamate"
+        diff "$T/tinyinfer.h.fresh" tinyinfer.h | head -20 || true
+        return 1
+    fi
+}
+
+j_no_print() { # the library never prints, aborts or exits (STYLE.md section 6)
+    local hits
+    hits=$(grep -rnE '\b(printf|fprintf|puts|abort|exit)[[:space:]]*\(' src || true)
+    [ -z "$hits" ] && return 0
+    say "src/ must not call printf, fprintf, puts, abort or exit (snprintf/vsnprintf are fine):"
+    say "$hits"
+    return 1
+}
+
+j_version() { # the title block names the version the API defines
+    local v
+    v=$(sed -nE 's/^#define TINYINFER_VERSION_STRING "([^"]+)"/\1/p' src/tinyinfer_api.h)
+    [ ! -f src/doc/intro.h ] || grep -q "tinyinfer $v " src/doc/intro.h ||
+        { say "src/doc/intro.h does not say 'tinyinfer $v'"; return 1; }
+}
+
+# Compile checks (tests/build/): the implementation TU alone, with every warning as error.
+j_compile() { # j_compile COMPILER LANG(c|c++) EXTRA-FLAGS...
+    local cc=$1 lang=$2
+    shift 2
+    local std=("${C99[@]}" -Wmissing-prototypes)
+    [ "$lang" = c++ ] && std=()
+    "$cc" -x "$lang" -O2 "${std[@]}" "${WARN[@]}" "$@" "${INC[@]}" -c tests/build/impl.c \
+        -o "$T/build/impl.$BASHPID.o"
+}
+
+j_symbols() { # every exported symbol of the implementation starts with ti_, none with ti__
+    local obj="$T/build/impl.nm.o" bad
+    "$CC" -x c -O2 "${C99[@]}" "${WARN[@]}" -Wmissing-prototypes "${INC[@]}" -c tests/build/impl.c -o "$obj"
+    nm -g --defined-only "$obj" | awk 'NF >= 3 { print $3 }' >"$T/build/symbols.txt"
+    say "$(wc -l <"$T/build/symbols.txt") exported symbols"
+    bad=$(grep -vE '^ti_' "$T/build/symbols.txt" || true)
+    bad="$bad$(grep -E '^ti__' "$T/build/symbols.txt" || true)"
+    [ -z "$bad" ] || { say "exported symbols outside ti_ (or internal ti__):"; say "$bad"; return 1; }
+}
+
+j_two_tu() { # j_two_tu IMPL-COMPILER IMPL-LANG USER-COMPILER USER-LANG LINKER
+    local d="$T/build/two_tu_$1_$3"
+    mkdir -p "$d"
+    local s1=("${C99[@]}") s2=("${C99[@]}")
+    [ "$2" = c++ ] && s1=()
+    [ "$4" = c++ ] && s2=()
+    "$1" -x "$2" -O2 "${s1[@]}" "${WARN[@]}" "${INC[@]}" -c tests/build/impl.c -o "$d/impl.o"
+    "$3" -x "$4" -O2 "${s2[@]}" "${WARN[@]}" "${INC[@]}" -c tests/build/user.c -o "$d/user.o"
+    "$5" "$d/impl.o" "$d/user.o" -o "$d/user" "${LIBS[@]}"
+    "$d/user"
+}
+
+j_static() { # j_static COMPILER: with TI_STATIC the API is static and nothing is exported
+    local d="$T/build/static_$1"
+    mkdir -p "$d"
+    "$1" -O2 "${C99[@]}" "${WARN[@]}" "${INC[@]}" tests/build/static.c -o "$d/static" "${LIBS[@]}"
+    "$d/static"
+    if [ "$HAVE_NM" = 1 ]; then
+        local ex
+        ex=$(nm -g --defined-only "$d/static" | awk 'NF >= 3 { print $3 }' | grep -E '^ti_' || true)
+        [ -z "$ex" ] || { say "TI_STATIC still exports:"; say "$ex"; return 1; }
+    fi
+}
+
+j_prog() { # j_prog MODE(opt|asan) SOURCE [ARGS...]: compile one test program and run it
+    local mode=$1 src=$2
+    shift 2
+    local name
+    name=$(basename "${src%.c}")
+    local out="$T/$mode/$(basename "$(dirname "$src")")_$name"
+    mkdir -p "$T/$mode"
+    if [ "$mode" = asan ]; then
+        "$SANCC" "${SAN[@]}" "${C99[@]}" "${WARN[@]}" "${INC[@]}" "$src" -o "$out" "${LIBS[@]}"
+        ASAN_OPTIONS=$ASAN_OPTS UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+            timeout 1200 "$out" "$@"
+    else
+        "$CC" -O2 -g "${C99[@]}" "${WARN[@]}" "${INC[@]}" "$src" -o "$out" "${LIBS[@]}"
+        timeout 900 "$out" "$@"
+    fi
+}
+
+j_fuzz_replay() { # the fuzz target on the seed corpus and the test models, under sanitizers
+    local out="$T/asan/fuzz_replay"
+    mkdir -p "$T/asan"
+    "$SANCC" "${SAN[@]}" "${C99[@]}" "${WARN[@]}" "${INC[@]}" tests/fuzz/fuzz_onnx.c \
+        tests/fuzz/replay_main.c -o "$out" "${LIBS[@]}"
+    ASAN_OPTIONS=$ASAN_OPTS UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        timeout 900 "$out" tests/fuzz/corpus/onnx tests/data
+}
+
+j_fuzz_short() { # a short libFuzzer run (when clang has libFuzzer)
+    [ "$HAVE_LIBFUZZER" = 1 ] ||
+        { skip "libFuzzer run: clang has no libFuzzer here (the corpus is replayed under ASan)"; return 0; }
+    local d="$T/fuzz" root=$PWD
+    mkdir -p "$d/corpus"
+    build_fuzzer "$d/fuzz_onnx"
+    cd "$d"
+    timeout 120 ./fuzz_onnx -max_total_time=20 -timeout=10 -rss_limit_mb=2048 \
+        -dict="$root/tests/fuzz/onnx.dict" -artifact_prefix=./ corpus "$root/tests/fuzz/corpus/onnx"
+}
+
+j_readme() { # the README example compiles with -Werror and runs on the bundled model
+    readme_example "$T/readme_example.c"
+    "$CC" -O2 "${C99[@]}" "${WARN[@]}" -I. "$T/readme_example.c" -o "$T/readme_example" "${LIBS[@]}"
+    timeout 300 "$T/readme_example" "$DEMO_MODEL"
+}
+
+RUNNER=$T/conformance/onnx_runner
+j_runner() { # builds the conformance runner, which the model tests use too
+    [ -f tests/conformance/onnx_runner.c ] ||
+        { skip "conformance runner: tests/conformance/onnx_runner.c is not written yet"; return 0; }
+    mkdir -p "$T/conformance"
+    "$CC" -O2 -g "${C99[@]}" "${WARN[@]}" "${INC[@]}" tests/conformance/onnx_runner.c \
+        -o "$RUNNER" "${LIBS[@]}"
+}
+
+j_conformance() {
+    [ -x "$RUNNER" ] || { skip "conformance: no runner (see its build above)"; return 0; }
+    local rc=0
+    ensure_conformance_data >"$T/conformance/data.log" 2>&1 || rc=$?
+    cat "$T/conformance/data.log"
+    if [ "$rc" = 1 ]; then
+        skip "conformance: no data in $CACHE/onnx: $(tail -n 1 "$T/conformance/data.log")"
+        return 0
+    fi
+    [ "$rc" = 0 ] || { say "generating the conformance data failed"; return 1; }
+    local suites=() s
+    for s in node simple pytorch-converted pytorch-operator light; do
+        [ -d "$CACHE/onnx/$s" ] && suites+=("$CACHE/onnx/$s")
+    done
+    timeout 1500 "$RUNNER" --table tests/conformance/onnx_status.md \
+        --expect-pass "${suites[@]}"
+}
+
+j_models() {
+    [ -f tests/models/run.sh ] || { skip "model tests: tests/models/run.sh is not written yet"; return 0; }
+    [ -x "$RUNNER" ] || { skip "model tests: no conformance runner to run them"; return 0; }
+    [ -d ../shared ] || say "note: ../shared is missing; model tests that need it skip"
+    TINYINFER_CACHE=$CACHE timeout 1500 bash tests/models/run.sh "$RUNNER"
+}
+
+build_fuzzer() { # build_fuzzer OUT
+    clang -O1 -g -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer "${INC[@]}" \
+        tests/fuzz/fuzz_onnx.c -o "$1" "${LIBS[@]}"
+}
+
+probe_sanitizers() { # picks the sanitizer compiler and whether LeakSanitizer works here
+    SANCC=$CC
+    [ "$HAVE_CLANG" = 1 ] && SANCC=clang
+    ASAN_OPTS=detect_leaks=1
+    mkdir -p "$T/probe"
+    printf '#include <stdlib.h>\nint main(void) { free(malloc(8)); return 0; }\n' >"$T/probe/p.c"
+    if ! "$SANCC" "${SAN[@]}" "$T/probe/p.c" -o "$T/probe/p" 2>"$T/probe/log"; then
+        SANCC=""
+    elif ! ASAN_OPTIONS=detect_leaks=1 "$T/probe/p" >"$T/probe/log" 2>&1; then
+        # LeakSanitizer needs ptrace (some containers forbid it): test without it, say so
+        ASAN_OPTS=detect_leaks=0
+        say "note: LeakSanitizer does not work here; the counting allocator still checks leaks"
+    fi
+    HAVE_LIBFUZZER=0
+    if [ "$HAVE_CLANG" = 1 ]; then
+        printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }\n' >"$T/probe/f.c"
+        clang -fsanitize=fuzzer "$T/probe/f.c" -o "$T/probe/f" 2>/dev/null && HAVE_LIBFUZZER=1
+    fi
+    return 0
+}
+
+start_asan_jobs() {
+    if [ -z "$SANCC" ]; then
+        JOB_NAMES+=("sanitizers")
+        skip "sanitizers: neither clang nor $CC builds with -fsanitize=address,undefined" \
+            >"$T/jobs/$((${#JOB_NAMES[@]} - 1)).log"
+        echo 0 >"$T/jobs/$((${#JOB_NAMES[@]} - 1)).rc"
+        return 0
+    fi
+    local f
+    for f in tests/unit/*.c tests/errors/*.c; do
+        if [ -f "$f" ]; then job "asan: $f" j_prog asan "$f"; fi
+    done
+    if [ -f tests/fuzz/fuzz_onnx.c ]; then
+        job "asan: fuzz replay (corpus + tests/data)" j_fuzz_replay
+    fi
+}
+
+finish() { # the one final line, and the exit code
+    say "$PASSED passed, $FAILED failed, $SKIPPED skipped"
+    [ "$FAILED" = 0 ]
+}
+
+prepare_test() {
+    setup_test
+    rm -rf "$T"
+    mkdir -p "$T/jobs" "$T/build"
+    probe_sanitizers
+}
+
+cmd_test() {
+    prepare_test
+    check "tinyinfer.h matches src/" j_fresh_header
+    check "src/ never prints, aborts or exits" j_no_print
+    check "version in src/doc/intro.h" j_version
+    check "build: conformance runner" j_runner
+    collect
+
+    # the long runs first, so they overlap with the many short ones
+    job "conformance: ONNX backend suites" j_conformance
+    job "models: tests/models/run.sh" j_models
+
+    # compile checks (tests/build/)
+    if [ "$HAVE_NM" = 1 ]; then
+        job "build: $CC C99, nm: exports are ti_ only" j_symbols
+    else
+        job "build: $CC C99 -pedantic -Wmissing-prototypes" j_compile "$CC" c
+    fi
+    if [ "$HAVE_CLANG" = 1 ]; then job "build: clang C99 -pedantic" j_compile clang c; fi
+    if [ "$HAVE_GXX" = 1 ]; then job "build: g++ as C++" j_compile g++ c++; fi
+    if [ "$HAVE_CLANGXX" = 1 ]; then job "build: clang++ as C++" j_compile clang++ c++; fi
+    job "build: two C TUs, one implementation" j_two_tu "$CC" c "$CC" c "$CC"
+    if [ "$HAVE_GXX" = 1 ]; then
+        job "build: C implementation, C++ user" j_two_tu "$CC" c g++ c++ g++
+    fi
+    if [ "$HAVE_CLANGXX" = 1 ]; then
+        job "build: two C++ TUs (clang++)" j_two_tu clang++ c++ clang++ c++ clang++
+    fi
+    job "build: TI_STATIC ($CC)" j_static "$CC"
+    if [ "$HAVE_CLANG" = 1 ]; then job "build: TI_STATIC (clang)" j_static clang; fi
+    local m
+    for m in $(grep -rhoE '\bTI_NO_[A-Z0-9_]+' src | sort -u); do
+        job "build: -D$m (C)" j_compile "$CC" c "-D$m"
+        if [ "$HAVE_GXX" = 1 ]; then job "build: -D$m (C++)" j_compile g++ c++ "-D$m"; fi
+    done
+
+    # programs
+    local f
+    for f in tests/unit/*.c tests/errors/*.c; do
+        if [ -f "$f" ]; then job "$f" j_prog opt "$f"; fi
+    done
+    job "README example" j_readme
+    start_asan_jobs
+    if [ -f tests/fuzz/fuzz_onnx.c ]; then job "fuzz: 20 s libFuzzer run" j_fuzz_short; fi
+    collect
+    finish
+}
+
+cmd_asan() {
+    prepare_test
+    start_asan_jobs
+    collect
+    finish
+}
+
+cmd_fuzz() {
+    setup_test
+    [ "$HAVE_CLANG" = 1 ] || { say "error: ./build.sh fuzz needs clang"; exit 1; }
+    mkdir -p build/fuzz/corpus
+    if ! build_fuzzer build/fuzz/fuzz_onnx 2>/dev/null; then
+        local v
+        v=$(clang -dumpversion | cut -d. -f1)
+        apt_install "libclang-rt-$v-dev" || true
+        build_fuzzer build/fuzz/fuzz_onnx
+    fi
+    say "fuzzing for ${FUZZ_SECONDS:-60} s; new inputs go to build/fuzz/corpus, crashes to build/fuzz/"
+    cd build/fuzz
+    ./fuzz_onnx -max_total_time="${FUZZ_SECONDS:-60}" -timeout=10 -rss_limit_mb=2048 \
+        -dict=../../tests/fuzz/onnx.dict -artifact_prefix=./ corpus ../../tests/fuzz/corpus/onnx
+}
+
+cmd_bench() {
+    setup_build
+    build_all
+    [ -x build/tinyinfer-run ] || { say "error: tools/tinyinfer-run.c is not written yet"; exit 1; }
+    say "bench: build/tinyinfer-run --repeat 50 $DEMO_MODEL"
+    build/tinyinfer-run --repeat 50 "$DEMO_MODEL"
+    say "(side-by-side comparisons with onnxruntime and others come with issue #6)"
+}
+
+case "${1:-}" in
+"")
+    setup_build
+    amalgamate
+    build_all
+    demo
+    ;;
+test) cmd_test ;;
+asan) cmd_asan ;;
+fuzz) cmd_fuzz ;;
+bench) cmd_bench ;;
+amalgamate) amalgamate ;;
+clean) rm -rf build ;;
+-h | --help | help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' ;;
+*)
+    say "unknown command '$1' (try: ./build.sh help)"
+    exit 2
+    ;;
+esac

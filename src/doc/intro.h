@@ -1,0 +1,147 @@
+/*
+    tinyinfer 0.1.0 - neural-network inference in one C99 header
+
+    tinyinfer loads an .onnx model and runs it on the CPU. It is a single header with no
+    dependency beyond libc, libm and (unless TI_NO_THREADS) pthreads: copy tinyinfer.h
+    into a game, an app or a tool, define TINYINFER_IMPLEMENTATION in one .c file, and
+    call four functions. Every byte of a model file is treated as hostile: sizes are
+    checked before they are used, resource caps refuse oversized files, and failures come
+    back as a code plus a message naming the file, the node and the reason. The library
+    never prints, aborts or exits. Memory for activations is planned once per session;
+    ti_session_run does not allocate.
+
+    Quick start:
+
+        #define TINYINFER_IMPLEMENTATION
+        #include "tinyinfer.h"
+
+        ti_error err;
+        ti_model *m = ti_model_load_file("model.onnx", NULL, &err);
+        ti_session *s = m ? ti_session_create(m, NULL, &err) : NULL;
+        if (s == NULL) return report(err.message);   "model.onnx: node 'c1' (Conv): ..."
+        ti_tensor *x = ti_session_input(s, 0);        write x->size_bytes bytes to x->data
+        if (ti_session_run(s, &err) != TI_OK) return report(err.message);
+        const ti_tensor *y = ti_session_output(s, 0); read y->data, y->shape
+        ti_session_destroy(s);
+        ti_model_free(m);
+
+    Implementation: in exactly ONE .c (or .cpp) file of your project write
+
+        #define TINYINFER_IMPLEMENTATION
+        #include "tinyinfer.h"
+
+    and include "tinyinfer.h" without the define everywhere else. Link with -lm and
+    -pthread. The implementation has its own guard, apart from the header guard, so the
+    header may be included again after the implementation.
+
+    Configuration macros (define them before the #include that has the implementation;
+    the API-shaping ones, TI_STATIC, TI_API and TI_MAX_DIMS, before every #include):
+
+        macro                 default          effect
+        TI_NO_THREADS         (undefined)      no thread pool, no pthreads: one thread
+        TI_NO_STDIO           (undefined)      no file access: ti_model_load_file is left out
+        TI_MALLOC(sz)/TI_FREE(p)  malloc/free  default allocator underneath; both or neither
+        TI_ASSERT(x)          assert(x)        guards tinyinfer's own invariants only,
+                                               never data from a file or a caller
+        TI_STATIC             (undefined)      every API function becomes static
+        TI_API                extern           prefix of API declarations (dllexport, ...)
+        TI_MAX_DIMS           8                largest tensor rank; higher ranks are refused
+        TI_MAX_TENSOR_BYTES   2 GiB            default cap on one constant tensor
+        TI_MAX_TOTAL_BYTES    8 GiB            default cap on all constants together
+        TI_MAX_NODES          1,000,000        default cap on graph nodes
+        TI_MAX_DEPTH          32               nesting depth of messages in a file
+        TI_MAX_THREADS        64               upper bound of the thread pool
+
+    The caps with a desc field (ti_model_desc.max_tensor_bytes, .max_total_bytes,
+    .max_nodes, .max_rank) can also be lowered per model at run time.
+
+    Licence: MIT, the full text is at the end of this file.
+
+    This file is generated from src/ by tools/amalgamate; edit src/, not tinyinfer.h.
+    The sources, the tests and ./build.sh live at the project's repository.
+
+
+    USER GUIDE
+    ==========
+
+    1. Loading
+    ----------
+    ti_model_load_file(path, desc, err) reads a file; ti_model_load_memory(bytes, size,
+    desc, err) reads a buffer the caller may free afterwards. desc is optional: a
+    zero-initialised ti_model_desc means "defaults". The format is detected from the bytes
+    (ONNX protobuf in this version). Loading validates the whole graph: value names,
+    node inputs, dtypes, ranks and the sizes of initializers against the caps. ONNX
+    external data is read from files next to the model; a location that leaves the
+    model's directory ("../x", "/etc/passwd") is refused, and a model loaded from memory
+    has no external data. Symbolic dims ("batch") stay symbolic in the model;
+    ti_model_input_info() reports -1 and the dim's name. A model is read-only once
+    loaded: several sessions, on several threads, may share it. It must outlive them.
+
+    2. Sessions
+    -----------
+    ti_session_create(model, desc, err) binds input shapes (symbolic dims from
+    desc->dim_bindings, 1 when unbound), infers every shape, folds constant sub-graphs,
+    fuses activations into Conv/Gemm/MatMul, and plans one memory arena. Then:
+
+        ti_tensor *in = ti_session_input(s, 0);       or ti_session_input_by_name()
+        ... write in->size_bytes bytes of in->dtype values into in->data ...
+        ti_session_run(s, &err);
+        ti_tensor *out = ti_session_output(s, 0);     valid until the next run
+
+    ti_session_set_input_shape() changes an input's shape and plans again (this
+    allocates). A session is used by one thread at a time; create one session per
+    thread to run the same model concurrently. ti_session_get_info() reports the
+    backend, node counts after folding and fusion, and the arena size.
+
+    3. Tensors
+    ----------
+    ti_tensor is a plain view: name, dtype, rank, shape[TI_MAX_DIMS], data, size_bytes.
+    Layout is row-major with the ONNX (NCHW) semantics of the model. Element types are
+    ti_dtype values; float32 is first-class, float16/float64 and the integer types are
+    computed where the ONNX op allows them, TI_DTYPE_BOOL is one byte 0/1. Session
+    tensors belong to the session. ti_tensor_decode_onnx() decodes a serialized
+    TensorProto (the .pb files of ONNX test data) into a tensor the caller releases with
+    ti_tensor_release().
+
+    4. Backends and fallback
+    ------------------------
+    ti_session_desc.backend chooses where nodes run: TI_BACKEND_AUTO (the default),
+    TI_BACKEND_CPU or TI_BACKEND_OPENCL. This version runs everything on the CPU: AUTO
+    picks the CPU and says why in ti_session_info.fallback_reason; a fallback is not an
+    error and is reported to desc->log at TI_LOG_INFO when a log callback is set. Only a
+    backend requested explicitly that cannot work fails, with TI_ERR_BACKEND.
+
+    5. Errors
+    ---------
+    Functions that can fail return a ti_status, or a pointer that is NULL on failure,
+    and fill an optional ti_error: the code, the node index, name and op when the error
+    is about a node, and a message such as
+        "mobilenet.onnx: node 'conv_3' (Conv): weight has 3 dims, expected 4".
+    The message starts with desc->name, the file name, or "<memory>". Codes:
+    TI_ERR_INVALID_ARGUMENT (caller misuse), TI_ERR_IO, TI_ERR_BAD_MODEL (malformed or
+    inconsistent file), TI_ERR_UNSUPPORTED (valid, but an op, dtype or attribute this
+    build lacks: the message names it), TI_ERR_OUT_OF_MEMORY (allocation failed or a cap
+    was exceeded) and TI_ERR_BACKEND. ti_status_string() never returns NULL.
+    ti_op_supported(domain, op) says beforehand whether an op can run.
+
+    6. Memory
+    ---------
+    All memory goes through an allocator: ti_model_desc.allocator and
+    ti_session_desc.allocator take alloc/free hooks (set both or neither, else
+    TI_ERR_INVALID_ARGUMENT), otherwise TI_MALLOC/TI_FREE. A model frees through the
+    allocator it was loaded with. A session allocates at creation: its arena (activations,
+    reused between tensors whose lifetimes do not overlap), packed weights, scratch
+    buffers. ti_session_run allocates nothing when every shape is known at creation;
+    graphs whose shapes depend on input values (ti_session_info.dynamic) plan again as
+    needed. Every size computed from file data is overflow-checked and compared with the
+    caps before anything is allocated.
+
+    7. Threading
+    ------------
+    A session has its own thread pool of desc->num_threads threads (0: the number of
+    online CPUs, at most 8; 1: no threads are started). Heavy kernels (convolution,
+    matrix products, pooling) split their outer loops across it; the caller's thread
+    works too. Nothing is global: sessions never share mutable state, so different
+    sessions may run at the same time on different threads. With TI_NO_THREADS every
+    session runs on the calling thread.
+*/

@@ -1,0 +1,413 @@
+/* Sessions: fusion gives the same numbers as the unfused graph and as a direct reference,
+ * ti_session_run never allocates on static graphs, the arena reuses memory, symbolic
+ * dims bind and re-bind, value-dependent shapes re-plan, threads agree with one thread,
+ * allocation failures at every point fail cleanly, and errors name node and reason. */
+#define TINYINFER_IMPLEMENTATION
+#include "tinyinfer.h"
+#include "onnx_build.h"
+#include "ti_test.h"
+
+static float frand(unsigned *s) {
+    *s = *s * 1664525u + 1013904223u;
+    return (float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+/* Conv(3->4, 3x3, pad 1) + BatchNormalization + Relu on [1,3,6,5]. */
+enum { CI = 3, CO = 4, H = 6, W = 5 };
+static float g_w[CO * CI * 9], g_b[CO], g_scale[CO], g_beta[CO], g_mean[CO], g_var[CO];
+
+static unsigned char *conv_bn_relu_model(size_t *size, const char *act) {
+    unsigned seed = 7;
+    for (int i = 0; i < CO * CI * 9; i++) g_w[i] = frand(&seed);
+    for (int i = 0; i < CO; i++) {
+        g_b[i] = frand(&seed);
+        g_scale[i] = 1.0f + 0.5f * frand(&seed);
+        g_beta[i] = frand(&seed);
+        g_mean[i] = 0.3f * frand(&seed);
+        g_var[i] = 1.0f + 0.4f * frand(&seed);
+    }
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t xd[4] = {1, CI, H, W}, wd[4] = {CO, CI, 3, 3}, cd[1] = {CO}, yd[4] = {1, CO, H, W};
+    ob_input(&mb, "x", OB_FLOAT, 4, xd);
+    ob_init_f32(&mb, "w", 4, wd, g_w);
+    ob_init_f32(&mb, "b", 1, cd, g_b);
+    ob_init_f32(&mb, "scale", 1, cd, g_scale);
+    ob_init_f32(&mb, "beta", 1, cd, g_beta);
+    ob_init_f32(&mb, "mean", 1, cd, g_mean);
+    ob_init_f32(&mb, "var", 1, cd, g_var);
+    ob_buf a = {0, 0, 0};
+    int64_t pads[4] = {1, 1, 1, 1};
+    ob_attr_ints(&a, "pads", 4, pads);
+    ob_node_attrs(&mb, "Conv", "conv_1", "x,w,b", "c", &a);
+    ob_attr_float(&a, "epsilon", 1e-3f);
+    ob_node_attrs(&mb, "BatchNormalization", "bn_1", "c,scale,beta,mean,var", "n", &a);
+    ob_node(&mb, act, "act_1", "n", "y");
+    ob_output(&mb, "y", OB_FLOAT, 4, yd);
+    return ob_finish(&mb, size);
+}
+
+/* The same computation written out directly, in double. */
+static void conv_bn_relu_ref(const float *x, float *y) {
+    for (int o = 0; o < CO; o++)
+        for (int i = 0; i < H; i++)
+            for (int j = 0; j < W; j++) {
+                double acc = g_b[o];
+                for (int c = 0; c < CI; c++)
+                    for (int ki = 0; ki < 3; ki++)
+                        for (int kj = 0; kj < 3; kj++) {
+                            int ii = i + ki - 1, jj = j + kj - 1;
+                            if (ii < 0 || ii >= H || jj < 0 || jj >= W) continue;
+                            acc += (double)g_w[((o * CI + c) * 3 + ki) * 3 + kj] * x[(c * H + ii) * W + jj];
+                        }
+                double v = (acc - g_mean[o]) / sqrt((double)g_var[o] + 1e-3) * g_scale[o] + g_beta[o];
+                y[(o * H + i) * W + j] = (float)(v > 0 ? v : 0);
+            }
+}
+
+static int run_conv_model(const ti_model *m, int no_fusion, int threads, const float *x, float *y,
+                          ti_session_info *info) {
+    ti_session_desc d;
+    memset(&d, 0, sizeof d);
+    d.no_fusion = no_fusion;
+    d.num_threads = threads;
+    ti_error err;
+    ti_session *s = ti_session_create(m, &d, &err);
+    if (s == NULL) {
+        printf("session: %s\n", err.message);
+        return 0;
+    }
+    ti_tensor *in = ti_session_input(s, 0);
+    memcpy(in->data, x, in->size_bytes);
+    int ok = ti_session_run(s, &err) == TI_OK;
+    if (!ok) printf("run: %s\n", err.message);
+    ti_tensor *out = ti_session_output(s, 0);
+    if (ok) memcpy(y, out->data, out->size_bytes);
+    if (info) ti_session_get_info(s, info);
+    ti_session_destroy(s);
+    return ok;
+}
+
+TI_TEST(fusion_matches_reference) {
+    size_t n;
+    unsigned char *bytes = conv_bn_relu_model(&n, "Relu");
+    ti_error err;
+    ti_model *m = ti_model_load_memory(bytes, n, NULL, &err);
+    free(bytes);
+    if (m == NULL) printf("load: %s\n", err.message);
+    TI_REQUIRE(m != NULL);
+    float x[CI * H * W], ref[CO * H * W], fused[CO * H * W], plain[CO * H * W], two[CO * H * W];
+    unsigned seed = 3;
+    for (int i = 0; i < CI * H * W; i++) x[i] = frand(&seed);
+    conv_bn_relu_ref(x, ref);
+    ti_session_info fi, pi;
+    TI_REQUIRE(run_conv_model(m, 0, 1, x, fused, &fi));
+    TI_REQUIRE(run_conv_model(m, 1, 1, x, plain, &pi));
+    TI_REQUIRE(run_conv_model(m, 0, 2, x, two, NULL));
+    TI_CHECK_EQ_INT(fi.num_fused, 2); /* BN and Relu folded into the Conv */
+    TI_CHECK_EQ_INT(fi.num_nodes, 1);
+    TI_CHECK_EQ_INT(pi.num_fused, 0);
+    TI_CHECK_EQ_INT(pi.num_nodes, 3);
+    double worst_f = 0, worst_p = 0, worst_t = 0;
+    int positives = 0;
+    for (int i = 0; i < CO * H * W; i++) {
+        worst_f = fmax(worst_f, fabs(fused[i] - ref[i]));
+        worst_p = fmax(worst_p, fabs(plain[i] - ref[i]));
+        worst_t = fmax(worst_t, fabs(two[i] - fused[i]));
+        positives += ref[i] > 0;
+    }
+    TI_CHECK(positives > 10 && positives < CO * H * W); /* the Relu is exercised */
+    TI_CHECK(worst_f < 1e-4);
+    TI_CHECK(worst_p < 1e-4);
+    TI_CHECK(worst_t < 1e-5);
+    ti_model_free(m);
+}
+
+TI_TEST(run_does_not_allocate) {
+    size_t n;
+    unsigned char *bytes = conv_bn_relu_model(&n, "Sigmoid");
+    ti_test_alloc ca;
+    memset(&ca, 0, sizeof ca);
+    ti_model_desc md;
+    memset(&md, 0, sizeof md);
+    md.allocator = ti_test_allocator(&ca);
+    ti_error err;
+    ti_model *m = ti_model_load_memory(bytes, n, &md, &err);
+    free(bytes);
+    TI_REQUIRE(m != NULL);
+    for (int threads = 1; threads <= 2; threads++) {
+        ti_session_desc d;
+        memset(&d, 0, sizeof d);
+        d.allocator = ti_test_allocator(&ca);
+        d.num_threads = threads;
+        ti_session *s = ti_session_create(m, &d, &err);
+        TI_REQUIRE(s != NULL);
+        memset(ti_session_input(s, 0)->data, 0, ti_session_input(s, 0)->size_bytes);
+        size_t before = ca.calls;
+        ca.forbid = 1;
+        for (int r = 0; r < 3; r++) TI_CHECK(ti_session_run(s, &err) == TI_OK);
+        ca.forbid = 0;
+        TI_CHECK_EQ_INT(ca.calls - before, 0);
+        TI_CHECK_EQ_INT(ca.forbidden, 0);
+        ti_session_destroy(s);
+    }
+    ti_model_free(m);
+    TI_CHECK(ti_test_alloc_balanced(&ca));
+}
+
+TI_TEST(arena_reuses_memory) {
+    /* ten Negs in a row on 1000 floats: two buffers alive at a time */
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t d[2] = {1, 1000};
+    ob_input(&mb, "t0", OB_FLOAT, 2, d);
+    char in[16], out[16];
+    for (int i = 0; i < 10; i++) {
+        snprintf(in, sizeof in, "t%d", i);
+        snprintf(out, sizeof out, "t%d", i + 1);
+        ob_node(&mb, "Neg", out, in, out);
+    }
+    ob_output(&mb, "t10", OB_FLOAT, 2, d);
+    size_t n;
+    unsigned char *bytes = ob_finish(&mb, &n);
+    ti_error err;
+    ti_model *m = ti_model_load_memory(bytes, n, NULL, &err);
+    free(bytes);
+    TI_REQUIRE(m != NULL);
+    ti_session *s = ti_session_create(m, NULL, &err);
+    TI_REQUIRE(s != NULL);
+    ti_session_info info;
+    ti_session_get_info(s, &info);
+    TI_CHECK(info.arena_bytes >= 2 * 4000);
+    TI_CHECK(info.arena_bytes <= 2 * 4032); /* 11 tensors of 4000 bytes in two slots */
+    float *x = (float *)ti_session_input(s, 0)->data;
+    for (int i = 0; i < 1000; i++) x[i] = (float)(i - 500);
+    TI_REQUIRE(ti_session_run(s, &err) == TI_OK);
+    const float *y = (const float *)ti_session_output(s, 0)->data;
+    /* an even number of negations */
+    TI_CHECK_NEAR(y[0], -500.0f, 0);
+    TI_CHECK_NEAR(y[999], 499.0f, 0);
+    ti_session_destroy(s);
+    ti_model_free(m);
+}
+
+TI_TEST(symbolic_dims_bind_and_rebind) {
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t d[2] = {-1, 4};
+    ob_input(&mb, "x", OB_FLOAT, 2, d);
+    ob_node(&mb, "Relu", "r", "x", "y");
+    ob_output(&mb, "y", OB_FLOAT, 2, d);
+    size_t n;
+    unsigned char *bytes = ob_finish(&mb, &n);
+    ti_error err;
+    ti_model *m = ti_model_load_memory(bytes, n, NULL, &err);
+    free(bytes);
+    TI_REQUIRE(m != NULL);
+    ti_value_info vi;
+    TI_CHECK(ti_model_input_info(m, 0, &vi) == TI_OK);
+    TI_CHECK_EQ_INT(vi.shape[0], -1);
+    TI_CHECK(vi.dim_names[0] != NULL && strcmp(vi.dim_names[0], "N0") == 0);
+    ti_dim_binding b = {"N0", 3};
+    ti_session_desc sd;
+    memset(&sd, 0, sizeof sd);
+    sd.dim_bindings = &b;
+    sd.num_dim_bindings = 1;
+    ti_session *s = ti_session_create(m, &sd, &err);
+    TI_REQUIRE(s != NULL);
+    TI_CHECK_EQ_INT(ti_session_input(s, 0)->shape[0], 3);
+    TI_CHECK_EQ_INT(ti_session_output(s, 0)->shape[0], 3);
+    int64_t nd[2] = {5, 4};
+    TI_CHECK(ti_session_set_input_shape(s, 0, 2, nd, &err) == TI_OK);
+    ti_tensor *in = ti_session_input(s, 0);
+    TI_CHECK_EQ_INT(in->size_bytes, 5 * 4 * 4);
+    for (int i = 0; i < 20; i++) ((float *)in->data)[i] = (float)(i % 3) - 1.0f;
+    TI_CHECK(ti_session_run(s, &err) == TI_OK);
+    TI_CHECK_EQ_INT(ti_session_output(s, 0)->shape[0], 5);
+    TI_CHECK_NEAR(((float *)ti_session_output(s, 0)->data)[19], 0.0f, 0);
+    /* the model fixes dim 1 to 4 */
+    int64_t bad[2] = {5, 7};
+    TI_CHECK(ti_session_set_input_shape(s, 0, 2, bad, &err) == TI_ERR_INVALID_ARGUMENT);
+    TI_CHECK_STR_CONTAINS(err.message, "dim 1");
+    ti_session_destroy(s);
+    ti_model_free(m);
+}
+
+TI_TEST(value_dependent_shapes_replan_at_run) {
+    /* Reshape whose target shape is a graph input: known only at run time */
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t xd[2] = {2, 6}, sd1[1] = {2}, yd[2] = {-1, -1};
+    ob_input(&mb, "x", OB_FLOAT, 2, xd);
+    ob_input(&mb, "shape", OB_INT64, 1, sd1);
+    ob_node(&mb, "Reshape", "reshape_1", "x,shape", "r");
+    ob_node(&mb, "Relu", "relu_1", "r", "y");
+    ob_output(&mb, "y", OB_FLOAT, 2, yd);
+    size_t n;
+    unsigned char *bytes = ob_finish(&mb, &n);
+    ti_error err;
+    ti_model *m = ti_model_load_memory(bytes, n, NULL, &err);
+    free(bytes);
+    TI_REQUIRE(m != NULL);
+    ti_session *s = ti_session_create(m, NULL, &err);
+    if (s == NULL) printf("%s\n", err.message);
+    TI_REQUIRE(s != NULL);
+    ti_session_info info;
+    ti_session_get_info(s, &info);
+    TI_CHECK_EQ_INT(info.dynamic, 1);
+    for (int i = 0; i < 12; i++) ((float *)ti_session_input(s, 0)->data)[i] = (float)i;
+    int64_t *shape = (int64_t *)ti_session_input(s, 1)->data;
+    shape[0] = 3;
+    shape[1] = -1;
+    TI_REQUIRE(ti_session_run(s, &err) == TI_OK);
+    ti_tensor *y = ti_session_output(s, 0);
+    TI_CHECK_EQ_INT(y->rank, 2);
+    TI_CHECK_EQ_INT(y->shape[0], 3);
+    TI_CHECK_EQ_INT(y->shape[1], 4);
+    TI_CHECK_NEAR(((float *)y->data)[11], 11.0f, 0);
+    shape[0] = 4;
+    shape[1] = 3;
+    TI_REQUIRE(ti_session_run(s, &err) == TI_OK);
+    y = ti_session_output(s, 0);
+    TI_CHECK_EQ_INT(y->shape[0], 4);
+    shape[0] = 5; /* 5 x 3 != 12 elements */
+    TI_CHECK(ti_session_run(s, &err) != TI_OK);
+    TI_CHECK_STR_CONTAINS(err.message, "reshape_1");
+    ti_session_destroy(s);
+    ti_model_free(m);
+}
+
+TI_TEST(constant_folding_of_shape_chains) {
+    /* y = Reshape(x, Concat(Shape(x)[0:1], [-1])): the shape is folded at creation */
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t xd[3] = {2, 3, 4}, yd[2] = {2, 12}, one[1] = {1}, zero = 0, minus1 = -1, onev = 1;
+    ob_input(&mb, "x", OB_FLOAT, 3, xd);
+    ob_init_i64(&mb, "starts", 1, one, &zero);
+    ob_init_i64(&mb, "ends", 1, one, &onev);
+    ob_init_i64(&mb, "minus1", 1, one, &minus1);
+    ob_node(&mb, "Shape", "shape_1", "x", "s");
+    ob_node(&mb, "Slice", "slice_1", "s,starts,ends", "s0");
+    ob_buf a = {0, 0, 0};
+    ob_attr_int(&a, "axis", 0);
+    ob_node_attrs(&mb, "Concat", "concat_1", "s0,minus1", "target", &a);
+    ob_node(&mb, "Reshape", "reshape_1", "x,target", "y");
+    ob_output(&mb, "y", OB_FLOAT, 2, yd);
+    size_t n;
+    unsigned char *bytes = ob_finish(&mb, &n);
+    ti_error err;
+    ti_model *m = ti_model_load_memory(bytes, n, NULL, &err);
+    free(bytes);
+    TI_REQUIRE(m != NULL);
+    ti_session *s = ti_session_create(m, NULL, &err);
+    if (s == NULL) printf("%s\n", err.message);
+    TI_REQUIRE(s != NULL);
+    ti_session_info info;
+    ti_session_get_info(s, &info);
+    TI_CHECK_EQ_INT(info.num_folded, 3);
+    TI_CHECK_EQ_INT(info.num_nodes, 1);
+    TI_CHECK_EQ_INT(info.dynamic, 0);
+    TI_CHECK_EQ_INT(ti_session_output(s, 0)->shape[1], 12);
+    ti_session_destroy(s);
+    ti_model_free(m);
+}
+
+TI_TEST(errors_name_file_node_and_reason) {
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t d[2] = {2, 3}, d2[2] = {4, 5};
+    ob_input(&mb, "a", OB_FLOAT, 2, d);
+    ob_input(&mb, "b", OB_FLOAT, 2, d2);
+    ob_node(&mb, "Add", "add_7", "a,b", "c");
+    ob_node(&mb, "FancyOp", "fancy_3", "c", "y");
+    ob_output(&mb, "y", OB_FLOAT, 2, d);
+    size_t n;
+    unsigned char *bytes = ob_finish(&mb, &n);
+    ti_error err;
+    ti_model_desc md;
+    memset(&md, 0, sizeof md);
+    md.name = "two_errors.onnx";
+    ti_model *m = ti_model_load_memory(bytes, n, &md, &err);
+    free(bytes);
+    TI_REQUIRE(m != NULL);
+    ti_session *s = ti_session_create(m, NULL, &err);
+    TI_CHECK(s == NULL);
+    TI_CHECK_EQ_INT(err.code, TI_ERR_UNSUPPORTED);
+    TI_CHECK_STR_CONTAINS(err.message, "two_errors.onnx: node 'fancy_3' (FancyOp)");
+    TI_CHECK_STR_CONTAINS(err.op, "FancyOp");
+    TI_CHECK(ti_op_supported("", "Conv") == 1);
+    TI_CHECK(ti_op_supported("", "FancyOp") == 0);
+    ti_model_free(m);
+
+    /* the same graph without the unknown op: broadcasting [2,3] with [4,5] fails */
+    ob_init(&mb, 13);
+    ob_input(&mb, "a", OB_FLOAT, 2, d);
+    ob_input(&mb, "b", OB_FLOAT, 2, d2);
+    ob_node(&mb, "Add", "add_7", "a,b", "c");
+    ob_output(&mb, "c", OB_FLOAT, 2, d);
+    bytes = ob_finish(&mb, &n);
+    m = ti_model_load_memory(bytes, n, &md, &err);
+    free(bytes);
+    TI_REQUIRE(m != NULL);
+    s = ti_session_create(m, NULL, &err);
+    TI_CHECK(s == NULL);
+    TI_CHECK_EQ_INT(err.code, TI_ERR_BAD_MODEL);
+    TI_CHECK_STR_CONTAINS(err.message, "two_errors.onnx: node 'add_7' (Add): ");
+    TI_CHECK_EQ_INT(err.node_index, 0);
+    ti_model_free(m);
+
+    TI_CHECK(ti_session_create(NULL, NULL, &err) == NULL);
+    TI_CHECK_EQ_INT(err.code, TI_ERR_INVALID_ARGUMENT);
+    TI_CHECK(ti_model_load_file("/nonexistent/model.onnx", NULL, &err) == NULL);
+    TI_CHECK_EQ_INT(err.code, TI_ERR_IO);
+    TI_CHECK_STR_CONTAINS(err.message, "/nonexistent/model.onnx");
+    TI_CHECK(strcmp(ti_status_string((ti_status)99), "unknown status") == 0);
+}
+
+TI_TEST(allocation_failure_at_every_step) {
+    size_t n;
+    unsigned char *bytes = conv_bn_relu_model(&n, "Relu");
+    int failures = 0, successes = 0;
+    for (size_t k = 1; k < 400; k++) {
+        ti_test_alloc ca;
+        memset(&ca, 0, sizeof ca);
+        ca.fail_at = k;
+        ti_model_desc md;
+        memset(&md, 0, sizeof md);
+        md.allocator = ti_test_allocator(&ca);
+        ti_session_desc sd;
+        memset(&sd, 0, sizeof sd);
+        sd.allocator = md.allocator;
+        sd.num_threads = 1;
+        ti_error err;
+        ti_model *m = ti_model_load_memory(bytes, n, &md, &err);
+        ti_session *s = m ? ti_session_create(m, &sd, &err) : NULL;
+        if (s != NULL) {
+            memset(ti_session_input(s, 0)->data, 0, ti_session_input(s, 0)->size_bytes);
+            TI_CHECK(ti_session_run(s, &err) == TI_OK);
+            successes++;
+        } else {
+            failures++;
+            TI_CHECK_EQ_INT(err.code, TI_ERR_OUT_OF_MEMORY);
+        }
+        ti_session_destroy(s);
+        ti_model_free(m);
+        TI_CHECK(ti_test_alloc_balanced(&ca));
+        if (ca.failed_allocs == 0) break; /* past the last allocation */
+    }
+    TI_CHECK(failures > 5);
+    TI_CHECK(successes >= 1);
+    free(bytes);
+}
+
+int main(void) {
+    TI_RUN(fusion_matches_reference);
+    TI_RUN(run_does_not_allocate);
+    TI_RUN(arena_reuses_memory);
+    TI_RUN(symbolic_dims_bind_and_rebind);
+    TI_RUN(value_dependent_shapes_replan_at_run);
+    TI_RUN(constant_folding_of_shape_chains);
+    TI_RUN(errors_name_file_node_and_reason);
+    TI_RUN(allocation_failure_at_every_step);
+    return ti_test_summary();
+}
