@@ -21,7 +21,8 @@ ONNX_VERSION=1.23.2 # the onnx package the conformance data and onnx_status.md c
 DEMO_MODEL=tests/data/light_squeezenet.onnx
 INC=(-I. -Itests/harness)
 LIBS=(-lm -pthread)
-WARN=(-Wall -Wextra -Werror)
+WARN=(-Wall -Wextra -Werror) # compile checks and the README example
+TWARN=(-Wall -Wextra)        # test programs: a warning shows in the log, the test still runs
 C99=(-std=c99 -pedantic)
 SAN=(-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
 T=build/test # scratch space of ./build.sh test
@@ -131,15 +132,17 @@ job() { # job NAME FUNCTION ARGS...
     while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n 2>/dev/null || true; done
     (
         set +e
+        local t0=$SECONDS
         (set -e; "$@") >"$T/jobs/$id.log" 2>&1
         echo $? >"$T/jobs/$id.rc"
+        echo $((SECONDS - t0)) >"$T/jobs/$id.time"
     ) &
 }
 skip() { say "SKIP $*"; say "0 passed, 0 failed, 1 skipped"; }
 
 PASSED=0 FAILED=0 SKIPPED=0
-count() { # count NAME LOG RC: adds a finished job's numbers to the totals and reports it
-    local name=$1 log=$2 rc=$3 line p=0 f=0 s=0
+count() { # count NAME LOG RC SECONDS: adds a finished job's numbers to the totals, reports it
+    local name=$1 log=$2 rc=$3 secs="${4:-?} s" line p=0 f=0 s=0
     # sum every summary line (a job may run several programs, or one program several times)
     line=$({ grep -aEo '[0-9]+ passed, [0-9]+ failed(, [0-9]+ (skipped|unsupported))?' "$log" || true; } |
         awk '{ p += $1; f += $3; s += $5 } END { if (NR) printf "%d passed, %d failed, %d skipped", p, f, s }')
@@ -153,12 +156,12 @@ count() { # count NAME LOG RC: adds a finished job's numbers to the totals and r
     fi
     PASSED=$((PASSED + p)) FAILED=$((FAILED + f)) SKIPPED=$((SKIPPED + s))
     if [ "$f" != 0 ]; then
-        printf 'FAIL  %-44s %s\n' "$name" "${line:-exit code $rc}"
+        printf 'FAIL  %-46s %6s  %s\n' "$name" "$secs" "${line:-exit code $rc}"
         tail -n 40 "$log" | sed 's/^/      | /'
     elif [ "$s" != 0 ] && [ "$p" = 0 ]; then
-        printf 'SKIP  %-44s %s\n' "$name" "$(grep -a -m1 '^SKIP' "$log" | sed 's/^SKIP //')"
+        printf 'SKIP  %-46s %6s  %s\n' "$name" "$secs" "$(grep -a -m1 '^SKIP' "$log" | sed 's/^SKIP //')"
     else
-        printf 'ok    %-44s %s\n' "$name" "$line"
+        printf 'ok    %-46s %6s  %s\n' "$name" "$secs" "$line"
     fi
 }
 
@@ -167,7 +170,8 @@ collect() { # waits for every job started so far and counts them, in start order
     local id
     for id in "${!JOB_NAMES[@]}"; do
         [ -f "$T/jobs/$id.counted" ] && continue
-        count "${JOB_NAMES[$id]}" "$T/jobs/$id.log" "$(cat "$T/jobs/$id.rc" 2>/dev/null || echo 1)"
+        count "${JOB_NAMES[$id]}" "$T/jobs/$id.log" "$(cat "$T/jobs/$id.rc" 2>/dev/null || echo 1)" \
+            "$(cat "$T/jobs/$id.time" 2>/dev/null || echo '?')"
         : >"$T/jobs/$id.counted"
     done
 }
@@ -177,8 +181,10 @@ check() { # check NAME COMMAND...: a quick serial check, counted by exit code
     JOB_NAMES+=("$1")
     shift
     set +e
+    local t0=$SECONDS
     (set -e; "$@") >"$T/jobs/$id.log" 2>&1
     echo $? >"$T/jobs/$id.rc"
+    echo $((SECONDS - t0)) >"$T/jobs/$id.time"
     set -e
 }
 
@@ -235,8 +241,8 @@ j_two_tu() { # j_two_tu IMPL-COMPILER IMPL-LANG USER-COMPILER USER-LANG LINKER
     local s1=("${C99[@]}") s2=("${C99[@]}")
     [ "$2" = c++ ] && s1=()
     [ "$4" = c++ ] && s2=()
-    "$1" -x "$2" -O2 "${s1[@]}" "${WARN[@]}" "${INC[@]}" -c tests/build/impl.c -o "$d/impl.o"
-    "$3" -x "$4" -O2 "${s2[@]}" "${WARN[@]}" "${INC[@]}" -c tests/build/user.c -o "$d/user.o"
+    "$1" -x "$2" -O2 "${s1[@]}" "${TWARN[@]}" "${INC[@]}" -c tests/build/impl.c -o "$d/impl.o"
+    "$3" -x "$4" -O2 "${s2[@]}" "${TWARN[@]}" "${INC[@]}" -c tests/build/user.c -o "$d/user.o"
     "$5" "$d/impl.o" "$d/user.o" -o "$d/user" "${LIBS[@]}"
     "$d/user"
 }
@@ -261,11 +267,11 @@ j_prog() { # j_prog MODE(opt|asan) SOURCE [ARGS...]: compile one test program an
     local out="$T/$mode/$(basename "$(dirname "$src")")_$name"
     mkdir -p "$T/$mode"
     if [ "$mode" = asan ]; then
-        "$SANCC" "${SAN[@]}" "${C99[@]}" "${WARN[@]}" "${INC[@]}" "$src" -o "$out" "${LIBS[@]}"
+        "$SANCC" "${SAN[@]}" "${C99[@]}" "${TWARN[@]}" "${INC[@]}" "$src" -o "$out" "${LIBS[@]}"
         ASAN_OPTIONS=$ASAN_OPTS UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
             timeout 1200 "$out" "$@"
     else
-        "$CC" -O2 -g "${C99[@]}" "${WARN[@]}" "${INC[@]}" "$src" -o "$out" "${LIBS[@]}"
+        "$CC" -O2 -g "${C99[@]}" "${TWARN[@]}" "${INC[@]}" "$src" -o "$out" "${LIBS[@]}"
         timeout 900 "$out" "$@"
     fi
 }
@@ -273,7 +279,7 @@ j_prog() { # j_prog MODE(opt|asan) SOURCE [ARGS...]: compile one test program an
 j_fuzz_replay() { # the fuzz target on the seed corpus and the test models, under sanitizers
     local out="$T/asan/fuzz_replay"
     mkdir -p "$T/asan"
-    "$SANCC" "${SAN[@]}" "${C99[@]}" "${WARN[@]}" "${INC[@]}" tests/fuzz/fuzz_onnx.c \
+    "$SANCC" "${SAN[@]}" "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/fuzz/fuzz_onnx.c \
         tests/fuzz/replay_main.c -o "$out" "${LIBS[@]}"
     ASAN_OPTIONS=$ASAN_OPTS UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         timeout 900 "$out" tests/fuzz/corpus/onnx tests/data
@@ -301,7 +307,7 @@ j_runner() { # builds the conformance runner, which the model tests use too
     [ -f tests/conformance/onnx_runner.c ] ||
         { skip "conformance runner: tests/conformance/onnx_runner.c is not written yet"; return 0; }
     mkdir -p "$T/conformance"
-    "$CC" -O2 -g "${C99[@]}" "${WARN[@]}" "${INC[@]}" tests/conformance/onnx_runner.c \
+    "$CC" -O2 -g "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/conformance/onnx_runner.c \
         -o "$RUNNER" "${LIBS[@]}"
 }
 

@@ -303,6 +303,11 @@ TI_API int ti_model_num_nodes(const ti_model *m);
 TI_API const char *ti_model_node_op(const ti_model *m, int i);
 /* Name of node i, "" when the file gives none; NULL when out of range. */
 TI_API const char *ti_model_node_name(const ti_model *m, int i);
+/* Domain of node i ("" for the default ONNX domain); NULL when out of range. */
+TI_API const char *ti_model_node_domain(const ti_model *m, int i);
+/* The file's format, and the opset of the default ONNX domain (0 for other formats). */
+TI_API ti_format ti_model_format(const ti_model *m);
+TI_API int ti_model_opset(const ti_model *m);
 /* 1 when this build can run the op (domain "" or "ai.onnx" for ONNX ops), else 0. */
 TI_API int ti_op_supported(const char *domain, const char *op);
 /* Total elements of all constant tensors (weights). */
@@ -1111,7 +1116,7 @@ TI__PRIVATE uint16_t ti__f32_to_f16(float f) {
     if (absx < 0x38800000u) { /* subnormal or zero in half */
         if (absx < 0x33000000u) return (uint16_t)sign;
         uint32_t e = absx >> 23, man = (absx & 0x7fffff) | 0x800000;
-        int shift = (int)(126 - e) + 1 + 13;
+        int shift = (int)(126 - e); /* value = man * 2^(e-150); half's unit is 2^-24 */
         uint32_t r = man >> shift, rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
         if (rem > half || (rem == half && (r & 1))) r++;
         return (uint16_t)(sign | r);
@@ -2884,8 +2889,9 @@ TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_
                                const float *A, size_t lda, const float *B, size_t ldb, float beta,
                                float *C, size_t ldc, ti__threadpool *tp);
 
-/* Floats of im2col / col2im scratch to aim for (2 MiB): a tile that stays in L2/L3. */
-#define TI__CONV_TILE_FLOATS ((size_t)1 << 19)
+/* Floats of im2col / col2im scratch to aim for (8 MiB): large tiles make large GEMMs, which
+ * split well across threads, and few tiles mean few synchronisations. */
+#define TI__CONV_TILE_FLOATS ((size_t)1 << 21)
 
 /* Geometry of a (transposed) convolution. Spatial arrays are D, H, W: slot 3 - nd + i
  * holds spatial axis i; unused leading slots are size 1, stride 1, no padding. */
@@ -2897,7 +2903,8 @@ typedef struct ti__convp {
 } ti__convp;
 
 /* An INTS attribute of nd values (2*nd for pads) or the default; fails on a wrong count. */
-TI__PRIVATE int ti__conv_ints(ti__kctx *k, const char *name, int want, int64_t def, int64_t *out) {
+TI__PRIVATE ti_status ti__conv_ints(ti__kctx *k, const char *name, int want, int64_t def,
+                                    int64_t *out) {
     int cnt;
     const int64_t *v = ti__attr_ints(k->node, name, &cnt);
     if (v != NULL && cnt != want)
@@ -3020,8 +3027,8 @@ TI__PRIVATE ti_status ti__conv_params(ti__kctx *k, int transpose, ti__convp *p) 
         }
         if (out <= 0)
             return ti__kfail(k, TI_ERR_BAD_MODEL,
-                             "output spatial dim %d would be %lld (input %lld, kernel %lld, "
-                             "stride %lld, dilation %lld, pads %lld+%lld)",
+                             "output size on spatial axis %d would be %lld (input %lld, kernel "
+                             "%lld, stride %lld, dilation %lld, pads %lld+%lld)",
                              i, (long long)out, (long long)in, (long long)ks[i],
                              (long long)st[i], (long long)dl[i], (long long)pb, (long long)pe);
         int j = 3 - nd + i;
@@ -3079,8 +3086,12 @@ TI__PRIVATE int ti__conv_shape_common(ti__kctx *k, int transpose) {
     return ti__conv_set_out(k, &p, b, x->dtype);
 }
 
-TI__PRIVATE int ti__conv_shape(ti__kctx *k) { return ti__conv_shape_common(k, 0); }
-TI__PRIVATE int ti__convtr_shape(ti__kctx *k) { return ti__conv_shape_common(k, 1); }
+TI__PRIVATE int ti__conv_shape(ti__kctx *k) {
+    return ti__conv_shape_common(k, 0);
+}
+TI__PRIVATE int ti__convtr_shape(ti__kctx *k) {
+    return ti__conv_shape_common(k, 1);
+}
 
 /* Which float32 path a Conv takes: direct for depthwise-like groups (GEMM rows < 4),
  * a plain GEMM on X for 1x1 / stride 1 / no pads, im2col tiles otherwise. */
@@ -3120,8 +3131,12 @@ TI__PRIVATE size_t ti__conv_scratch_common(ti__kctx *k, int transpose) {
     }
     return rows * ti__conv_tile_cols(rows, cols) * sizeof(float);
 }
-TI__PRIVATE size_t ti__conv_scratch(ti__kctx *k) { return ti__conv_scratch_common(k, 0); }
-TI__PRIVATE size_t ti__convtr_scratch(ti__kctx *k) { return ti__conv_scratch_common(k, 1); }
+TI__PRIVATE size_t ti__conv_scratch(ti__kctx *k) {
+    return ti__conv_scratch_common(k, 0);
+}
+TI__PRIVATE size_t ti__convtr_scratch(ti__kctx *k) {
+    return ti__conv_scratch_common(k, 1);
+}
 
 /* Output positions o in [lo, hi) of one axis where i = o*s - pad + kk*d is inside [0, n). */
 TI__PRIVATE void ti__conv_valid(int64_t n, int64_t s, int64_t pad, int64_t kk, int64_t d,
@@ -3189,7 +3204,8 @@ TI__PRIVATE void ti__conv_bias_act(void *ctx, size_t begin, size_t end) {
             if (bv != 0.0f)
                 for (size_t i = 0; i < sp; i++) y[i] += bv;
         } else {
-            for (size_t i = 0; i < sp; i++) y[i] = ti__act_apply(j->act, j->act_a, j->act_b, y[i] + bv);
+            for (size_t i = 0; i < sp; i++)
+                y[i] = ti__act_apply(j->act, j->act_a, j->act_b, y[i] + bv);
         }
     }
 }
@@ -3212,9 +3228,12 @@ TI__PRIVATE void ti__conv_direct(void *ctx, size_t begin, size_t end) {
                     for (int64_t kw = 0; kw < p->k[2]; kw++) {
                         float wv = wk[(kd * p->k[1] + kh) * p->k[2] + kw];
                         int64_t dlo, dhi, hlo, hhi, wlo, whi;
-                        ti__conv_valid(p->in[0], p->s[0], p->pb[0], kd, p->d[0], p->out[0], &dlo, &dhi);
-                        ti__conv_valid(p->in[1], p->s[1], p->pb[1], kh, p->d[1], p->out[1], &hlo, &hhi);
-                        ti__conv_valid(p->in[2], p->s[2], p->pb[2], kw, p->d[2], p->out[2], &wlo, &whi);
+                        ti__conv_valid(p->in[0], p->s[0], p->pb[0], kd, p->d[0], p->out[0],
+                                       &dlo, &dhi);
+                        ti__conv_valid(p->in[1], p->s[1], p->pb[1], kh, p->d[1], p->out[1],
+                                       &hlo, &hhi);
+                        ti__conv_valid(p->in[2], p->s[2], p->pb[2], kw, p->d[2], p->out[2],
+                                       &wlo, &whi);
                         int64_t sw = p->s[2], woff = kw * p->d[2] - p->pb[2];
                         for (int64_t od = dlo; od < dhi; od++) {
                             int64_t id = od * p->s[0] - p->pb[0] + kd * p->d[0];
@@ -3222,7 +3241,8 @@ TI__PRIVATE void ti__conv_direct(void *ctx, size_t begin, size_t end) {
                                 int64_t ih = oh * p->s[1] - p->pb[1] + kh * p->d[1];
                                 const float *src = xc + ((size_t)id * (size_t)p->in[1] +
                                                          (size_t)ih) * (size_t)p->in[2];
-                                float *dst = y + ((size_t)od * (size_t)p->out[1] + (size_t)oh) * ow_n;
+                                float *dst =
+                                    y + ((size_t)od * (size_t)p->out[1] + (size_t)oh) * ow_n;
                                 if (sw == 1) {
                                     const float *s1 = src + woff;
                                     for (int64_t ow = wlo; ow < whi; ow++) dst[ow] += wv * s1[ow];
@@ -3251,7 +3271,7 @@ TI__PRIVATE ti_status ti__conv_run_f32(ti__kctx *k, const ti__convp *p) {
     j.act_b = k->node->act_b;
     size_t planes = (size_t)(p->n * p->m), kdim = (size_t)p->cg * p->kprod;
     int path = ti__conv_path(p);
-    if (path == TI__CONV_DIRECT) {
+    if (path == TI__CONV_DIRECT || kdim == 0) { /* kdim 0 (no input channels): bias only */
         size_t work = p->out_sp * kdim;
         ti__parallel_for(k->tp, planes, work > 65536 ? 1 : 65536 / (work + 1) + 1,
                          ti__conv_direct, &j);
@@ -3315,14 +3335,18 @@ TI__PRIVATE void ti__conv_generic(const ti__kctx *k, const ti__convp *p) {
                                     for (int64_t kw = 0; kw < p->k[2]; kw++) {
                                         int64_t iw = ow * p->s[2] - p->pb[2] + kw * p->d[2];
                                         if (iw < 0 || iw >= p->in[2]) continue;
-                                        size_t xi = (size_t)((((n * p->c + g * p->cg + ic) * p->in[0] + id) * p->in[1] + ih) * p->in[2] + iw);
-                                        size_t wi = (size_t)((((m * p->cg + ic) * p->k[0] + kd) * p->k[1] + kh) * p->k[2] + kw);
+                                        size_t xi = (size_t)(n * p->c + g * p->cg + ic) *
+                                                        p->in_sp +
+                                                    (size_t)((id * p->in[1] + ih) * p->in[2] + iw);
+                                        size_t wi = (size_t)(m * p->cg + ic) * p->kprod +
+                                                    (size_t)((kd * p->k[1] + kh) * p->k[2] + kw);
                                         s += ti__get_f64(x, xi) * ti__get_f64(w, wi);
                                     }
                                 }
                             }
                         if (k->node->act != TI__ACT_NONE)
-                            s = ti__act_apply(k->node->act, k->node->act_a, k->node->act_b, (float)s);
+                            s = ti__act_apply(k->node->act, k->node->act_a, k->node->act_b,
+                                              (float)s);
                         ti__set_f64(y, o, s);
                     }
         }
@@ -3399,15 +3423,17 @@ TI__PRIVATE ti_status ti__convtr_run_f32(ti__kctx *k, const ti__convp *p) {
     size_t planes = (size_t)(p->n * p->m), mg = (size_t)p->mg, cg = (size_t)p->cg;
     size_t rows = mg * p->kprod, grain = TI__MAX((size_t)1, 65536 / (p->out_sp + 1));
     ti__parallel_for(k->tp, planes, grain, ti__convtr_fill, &j);
-    size_t nt = ti__conv_tile_cols(rows, p->in_sp);
-    if (nt * rows * sizeof(float) > k->scratch_bytes || k->scratch == NULL)
+    /* no input channels: the output is the bias alone */
+    size_t nt = rows == 0 || cg == 0 ? 0 : ti__conv_tile_cols(rows, p->in_sp);
+    if (nt != 0 && (nt * rows * sizeof(float) > k->scratch_bytes || k->scratch == NULL)) {
         nt = k->scratch_bytes / (rows * sizeof(float));
-    if (nt == 0)
-        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
-                         "scratch of %zu bytes is too small for one col2im column",
-                         k->scratch_bytes);
+        if (nt == 0)
+            return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                             "scratch of %zu bytes is too small for one col2im column",
+                             k->scratch_bytes);
+    }
     j.col = (float *)k->scratch;
-    for (size_t n = 0; n < (size_t)p->n; n++)
+    for (size_t n = 0; n < (size_t)p->n && nt != 0; n++)
         for (size_t g = 0; g < (size_t)p->group; g++) {
             const float *xg = x + (n * (size_t)p->c + g * cg) * p->in_sp;
             const float *wg = w + g * cg * rows; /* cg x rows, row-major */
@@ -3515,7 +3541,8 @@ TI__PRIVATE ti_status ti__convint_run(ti__kctx *k) {
     for (int64_t n = 0; n < p.n; n++)
         for (int64_t m = 0; m < p.m; m++) {
             int64_t g = m / p.mg;
-            int32_t zw = wz == NULL ? 0 : (int32_t)ti__get_i64(wz, ti__numel(wz) == 1 ? 0 : (size_t)m);
+            size_t zi = wz != NULL && ti__numel(wz) > 1 ? (size_t)m : 0;
+            int32_t zw = wz == NULL ? 0 : (int32_t)ti__get_i64(wz, zi);
             for (int64_t od = 0; od < p.out[0]; od++)
                 for (int64_t oh = 0; oh < p.out[1]; oh++)
                     for (int64_t ow = 0; ow < p.out[2]; ow++, o++) {
@@ -3857,6 +3884,7 @@ typedef struct ti__ein_job {
     const int64_t *tb, *tm, *tn, *tk;
     size_t m, n, kk;
     int64_t bstep, ostep; /* n offsets are j * step in B and O; 0 when not affine */
+    int kdot;             /* k offsets are q in both A and B (contiguous summed labels) */
 } ti__ein_job;
 
 /* rows [begin, end) of batch * m: O[b, i, :] = sum over k of A[b, i, k] * B[b, k, :] */
@@ -3866,7 +3894,19 @@ TI__PRIVATE void ti__ein_rows(void *ctx, size_t begin, size_t end) {
         size_t bi = r / j->m, mi = r % j->m;
         const int64_t *tb = j->tb + 3 * bi, *tm = j->tm + 3 * mi;
         float *o = j->o + tb[2] + tm[2];
-        if (j->ostep == 1 && j->bstep == 1) {
+        if (j->kdot) { /* summed labels contiguous in A and B: dot products */
+            const float *a = j->a + tb[0] + tm[0];
+            for (size_t n = 0; n < j->n; n++) {
+                const float *b = j->b + tb[1] + j->tn[3 * n + 1];
+                float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}; /* 8 lanes: vectorisable */
+                size_t q = 0;
+                for (; q + 8 <= j->kk; q += 8)
+                    for (int l = 0; l < 8; l++) acc[l] += a[q + l] * b[q + l];
+                for (; q < j->kk; q++) acc[0] += a[q] * b[q];
+                o[j->tn[3 * n + 2]] = ((acc[0] + acc[4]) + (acc[1] + acc[5])) +
+                                      ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+            }
+        } else if (j->ostep == 1 && j->bstep == 1) {
             for (size_t n = 0; n < j->n; n++) o[n] = 0.0f;
             for (size_t q = 0; q < j->kk; q++) {
                 const int64_t *tk = j->tk + 3 * q;
@@ -3915,6 +3955,10 @@ TI__PRIVATE ti_status ti__ein_fast(ti__kctx *k, const ti__ein *e) {
     j.bstep = j.ostep = 1; /* contiguous n in B and O: the vectorisable loop */
     for (size_t n = 0; n < j.n; n++)
         if (j.tn[3 * n + 1] != (int64_t)n || j.tn[3 * n + 2] != (int64_t)n) j.bstep = j.ostep = 0;
+    j.kdot = j.kk > 1;
+    for (size_t q = 0; q < j.kk && j.kdot; q++)
+        if (j.tk[3 * q] != (int64_t)q || j.tk[3 * q + 1] != (int64_t)q) j.kdot = 0;
+    if (j.bstep == 1 && j.kk < 16) j.kdot = 0; /* short sums: the row form vectorises better */
     size_t rows = g.count[TI__EIN_G_BATCH] * j.m;
     if (rows == 0 || j.n == 0) return TI_OK;
     size_t work = j.n * (j.kk ? j.kk : 1);
@@ -3990,7 +4034,7 @@ TI__PRIVATE const ti__op ti__ops_einsum[] = {
  * MatMulInteger, plus the blocked float32 GEMM (ti__sgemm_ref) that conv.c also calls.
  * float32 runs the blocked GEMM; other dtypes run a plain generic loop. Relies on
  * tensor.c element access and the thread pool. Must not allocate: GEMM packing buffers
- * live on the stack (32 KiB at most, so small worker-thread stacks suffice). */
+ * live on the stack (about 35 KiB, so small worker-thread stacks suffice). */
 
 /* Register tile of the micro-kernel (MR rows x NR columns of C held in accumulators) and
  * the cache blocks: a KC x NC panel of B is packed once and reused for every MR rows. */
@@ -4743,7 +4787,7 @@ TI__PRIVATE int ti__cos_value(ti__kctx *k, ti_dtype *dt, unsigned char *val) {
 TI__PRIVATE int ti__cos_shape(ti__kctx *k) {
     TI__REQUIRE_INPUT(k, 0);
     const ti_tensor *s = k->in[0];
-    ti_dtype dt;
+    ti_dtype dt = TI_DTYPE_UNKNOWN;
     unsigned char val[8];
     int st = ti__cos_value(k, &dt, val);
     if (st != TI_OK) return st;
@@ -4765,7 +4809,7 @@ TI__PRIVATE int ti__cos_shape(ti__kctx *k) {
 }
 
 TI__PRIVATE ti_status ti__cos_run(ti__kctx *k) {
-    ti_dtype dt;
+    ti_dtype dt = TI_DTYPE_UNKNOWN;
     unsigned char val[8];
     int st = ti__cos_value(k, &dt, val);
     if (st != TI_OK) return (ti_status)st;
@@ -4846,7 +4890,7 @@ TI__PRIVATE int ti__eyelike_dtype(ti__kctx *k, ti_dtype *dt) {
 }
 
 TI__PRIVATE int ti__eyelike_shape(ti__kctx *k) {
-    ti_dtype dt;
+    ti_dtype dt = TI_DTYPE_UNKNOWN;
     int st = ti__eyelike_dtype(k, &dt);
     if (st != TI_OK) return st;
     return ti__gen_set(k, 0, dt, 2, k->in[0]->shape);
@@ -4992,7 +5036,7 @@ TI__PRIVATE int ti__gather_shape(ti__kctx *k) {
 
 TI__PRIVATE ti_status ti__gather_run(ti__kctx *k) {
     const ti_tensor *x = k->in[0], *ix = k->in[1];
-    int axis;
+    int axis = 0;
     ti__ix_axis(ti__attr_i(k->node, "axis", 0), x->rank, &axis);
     size_t es = ti_dtype_size(x->dtype), outer = 1, inner = 1, n = ti__numel(ix);
     for (int i = 0; i < axis; i++) outer *= (size_t)x->shape[i];
@@ -5000,7 +5044,7 @@ TI__PRIVATE ti_status ti__gather_run(ti__kctx *k) {
     int64_t dim = x->shape[axis];
     size_t chunk = inner * es;
     for (size_t j = 0; j < n; j++) { /* validate every index first */
-        int64_t v;
+        int64_t v = 0;
         ti_status st = ti__ix_index(k, ix, j, dim, &v);
         if (st != TI_OK) return st;
     }
@@ -5064,7 +5108,7 @@ TI__PRIVATE ti_status ti__ix_elements_walk(ti__kctx *k, int axis, int scatter, i
     ti__strides(r, x->shape, str);
     for (int i = 0; i < r; i++) idx[i] = 0;
     for (size_t j = 0; j < n; j++) {
-        int64_t v;
+        int64_t v = 0;
         ti_status st = ti__ix_index(k, ix, j, x->shape[axis], &v);
         if (st != TI_OK) return st;
         size_t o = (size_t)(off + v * str[axis]);
@@ -5087,7 +5131,7 @@ TI__PRIVATE int ti__gather_el_shape(ti__kctx *k) {
 }
 
 TI__PRIVATE ti_status ti__gather_el_run(ti__kctx *k) {
-    int axis;
+    int axis = 0;
     ti__ix_axis(ti__attr_i(k->node, "axis", 0), k->in[0]->rank, &axis);
     return ti__ix_elements_walk(k, axis, 0, TI__IX_RED_NONE);
 }
@@ -5100,7 +5144,7 @@ TI__PRIVATE int ti__scatter_el_shape(ti__kctx *k) {
 }
 
 TI__PRIVATE ti_status ti__scatter_el_run(ti__kctx *k) {
-    int axis, red;
+    int axis = 0, red = 0;
     ti_status st = ti__ix_reduction(k, &red);
     if (st != TI_OK) return st;
     ti__ix_axis(ti__attr_i(k->node, "axis", 0), k->in[0]->rank, &axis);
@@ -5154,7 +5198,7 @@ TI__PRIVATE ti_status ti__nd_offset(ti__kctx *k, const ti__nd_plan *p, size_t bt
     const ti_tensor *x = k->in[0], *ix = k->in[1];
     size_t base = (bt * p->tuples + t) * (size_t)p->m, o = 0;
     for (int j = 0; j < p->m; j++) {
-        int64_t v;
+        int64_t v = 0;
         ti_status st = ti__ix_index(k, ix, base + (size_t)j, x->shape[p->b + j], &v);
         if (st != TI_OK) return st;
         o += (size_t)v * (size_t)p->str[p->b + j];
@@ -5268,7 +5312,7 @@ TI__PRIVATE int ti__onehot_params(ti__kctx *k, int *axis, int64_t *depth) {
 }
 
 TI__PRIVATE int ti__onehot_shape(ti__kctx *k) {
-    int axis;
+    int axis = 0;
     int64_t depth, d[TI_MAX_DIMS];
     int st = ti__onehot_params(k, &axis, &depth);
     if (st != TI_OK) return st;
@@ -5278,7 +5322,7 @@ TI__PRIVATE int ti__onehot_shape(ti__kctx *k) {
 }
 
 TI__PRIVATE ti_status ti__onehot_run(ti__kctx *k) {
-    int axis;
+    int axis = 0;
     int64_t depth;
     int st = ti__onehot_params(k, &axis, &depth);
     if (st != TI_OK) return (ti_status)st;
@@ -5330,9 +5374,9 @@ TI__PRIVATE int ti__compress_params(ti__kctx *k, int *axis, int64_t *len, size_t
 }
 
 TI__PRIVATE int ti__compress_shape(ti__kctx *k) {
-    int axis;
+    int axis = 0;
     int64_t len, d[TI_MAX_DIMS];
-    size_t kept;
+    size_t kept = 0;
     int st = ti__compress_params(k, &axis, &len, &kept);
     if (st != TI_OK) return st;
     const ti_tensor *x = k->in[0];
@@ -5346,9 +5390,9 @@ TI__PRIVATE int ti__compress_shape(ti__kctx *k) {
 }
 
 TI__PRIVATE ti_status ti__compress_run(ti__kctx *k) {
-    int axis;
-    int64_t len;
-    size_t kept;
+    int axis = 0;
+    int64_t len = 0;
+    size_t kept = 0;
     int st = ti__compress_params(k, &axis, &len, &kept);
     if (st != TI_OK) return (ti_status)st;
     const ti_tensor *x = k->in[0], *c = k->in[1];
@@ -6023,7 +6067,7 @@ TI__PRIVATE int ti__concat_shape(ti__kctx *k) {
     size_t es;
     ti_status st = ti__mv_esize(k, x, &es);
     if (st != TI_OK) return st;
-    int axis;
+    int axis = 0;
     int64_t a = ti__attr_i(k->node, "axis", 0), d[TI__MV_DIMS];
     if (!ti__mv_axis(a, x->rank, &axis))
         return ti__kfail(k, TI_ERR_BAD_MODEL, "axis %lld is out of range for rank %d",
@@ -6049,7 +6093,7 @@ TI__PRIVATE int ti__concat_shape(ti__kctx *k) {
 
 TI__PRIVATE ti_status ti__concat_run(ti__kctx *k) {
     const ti_tensor *y = k->out[0];
-    int axis;
+    int axis = 0;
     ti__mv_axis(ti__attr_i(k->node, "axis", 0), y->rank, &axis);
     size_t es = ti_dtype_size(y->dtype), outer = 1, inner = 1;
     for (int i = 0; i < axis; i++) outer *= (size_t)y->shape[i];
@@ -6106,7 +6150,7 @@ TI__PRIVATE int ti__split_shape(ti__kctx *k) {
     ti_status st = ti__mv_esize(k, x, &es);
     if (st != TI_OK) return st;
     if (k->n_in > 1 && k->in[1] != NULL) TI__NEED(k, k->in[1]);
-    int axis;
+    int axis = 0;
     int64_t a = ti__attr_i(k->node, "axis", 0), d[TI__MV_DIMS], sum = 0;
     if (!ti__mv_axis(a, x->rank, &axis))
         return ti__kfail(k, TI_ERR_BAD_MODEL, "axis %lld is out of range for rank %d",
@@ -6127,7 +6171,7 @@ TI__PRIVATE int ti__split_shape(ti__kctx *k) {
 
 TI__PRIVATE ti_status ti__split_run(ti__kctx *k) {
     const ti_tensor *x = k->in[0];
-    int axis;
+    int axis = 0;
     ti__mv_axis(ti__attr_i(k->node, "axis", 0), x->rank, &axis);
     size_t es = ti_dtype_size(x->dtype), outer = 1, inner = 1;
     for (int i = 0; i < axis; i++) outer *= (size_t)x->shape[i];
@@ -6489,7 +6533,7 @@ TI__PRIVATE int ti__ccp_params(ti__kctx *k, ti__pad_plan *p) {
     memset(p, 0, sizeof *p);
     p->mode = TI__MV_PAD_CONSTANT;
     for (int i = 0; i < n; i++) {
-        int axis;
+        int axis = 0;
         if (!ti__mv_axis(ax[i], x->rank, &axis))
             return ti__kfail(k, TI_ERR_BAD_MODEL, "axis %lld is out of range for rank %d",
                              (long long)ax[i], x->rank);
@@ -6543,7 +6587,7 @@ TI__PRIVATE int ti__d2s_check(ti__kctx *k, int64_t *bs, int *crd) {
 }
 
 TI__PRIVATE int ti__d2s_shape(ti__kctx *k) {
-    int64_t bs;
+    int64_t bs = 0;
     int crd, st = ti__d2s_check(k, &bs, &crd);
     if (st != TI_OK) return st;
     const int64_t *s = k->in[0]->shape;
@@ -6555,7 +6599,7 @@ TI__PRIVATE int ti__d2s_shape(ti__kctx *k) {
 }
 
 TI__PRIVATE ti_status ti__d2s_run(ti__kctx *k) {
-    int64_t bs;
+    int64_t bs = 0;
     int crd;
     ti__d2s_check(k, &bs, &crd);
     const ti_tensor *x = k->in[0];
@@ -6571,7 +6615,7 @@ TI__PRIVATE ti_status ti__d2s_run(ti__kctx *k) {
 }
 
 TI__PRIVATE int ti__s2d_shape(ti__kctx *k) {
-    int64_t bs;
+    int64_t bs = 0;
     int crd, st = ti__d2s_check(k, &bs, &crd);
     if (st != TI_OK) return st;
     const int64_t *s = k->in[0]->shape;
@@ -6583,7 +6627,7 @@ TI__PRIVATE int ti__s2d_shape(ti__kctx *k) {
 }
 
 TI__PRIVATE ti_status ti__s2d_run(ti__kctx *k) {
-    int64_t bs;
+    int64_t bs = 0;
     int crd;
     ti__d2s_check(k, &bs, &crd);
     const ti_tensor *x = k->in[0];
@@ -6653,7 +6697,7 @@ TI__PRIVATE int ti__revseq_axes(ti__kctx *k, int *ba, int *ta) {
 }
 
 TI__PRIVATE int ti__revseq_shape(ti__kctx *k) {
-    int st = ti__identity_shape(k), ba, ta;
+    int st = ti__identity_shape(k), ba = 0, ta = 0;
     if (st == TI_OK) st = ti__revseq_axes(k, &ba, &ta);
     if (st != TI_OK) return st;
     TI__REQUIRE_INPUT(k, 1);
@@ -6666,7 +6710,7 @@ TI__PRIVATE int ti__revseq_shape(ti__kctx *k) {
 
 TI__PRIVATE ti_status ti__revseq_run(ti__kctx *k) {
     const ti_tensor *x = k->in[0], *lens = k->in[1];
-    int ba, ta;
+    int ba = 0, ta = 0;
     ti__revseq_axes(k, &ba, &ta);
     int64_t batch = x->shape[ba], time = x->shape[ta];
     size_t es = ti_dtype_size(x->dtype), inner = 1;
@@ -6917,7 +6961,7 @@ typedef struct ti__norm_job {
 
 TI__PRIVATE void ti__bn_planes(void *ctx, size_t begin, size_t end) {
     const ti__norm_job *j = (const ti__norm_job *)ctx;
-    const ti_tensor *const *in = j->k->in;
+    ti_tensor *const *in = j->k->in;
     for (size_t pl = begin; pl < end; pl++) {
         size_t c = pl % j->c, o = pl * j->inner;
         if (!j->per_element) {
@@ -7102,7 +7146,7 @@ TI__PRIVATE ti_dtype ti__norm_stash_dtype(int64_t t) {
     }
 }
 
-TI__PRIVATE int ti__norm_axis(ti__kctx *k, int *axis) {
+TI__PRIVATE ti_status ti__norm_axis(ti__kctx *k, int *axis) {
     int r = k->in[0]->rank;
     int64_t a = ti__attr_i(k->node, "axis", -1);
     if (a < -r || a >= r)
@@ -7116,8 +7160,8 @@ TI__PRIVATE int ti__layernorm_shape_common(ti__kctx *k, int rms) {
     ti_status e = ti__norm_check_x(k, 1);
     if (e != TI_OK) return e;
     const ti_tensor *x = k->in[0];
-    int axis;
-    if ((e = (ti_status)ti__norm_axis(k, &axis)) != TI_OK) return e;
+    int axis = 0;
+    if ((e = ti__norm_axis(k, &axis)) != TI_OK) return e;
     int64_t st[TI_MAX_DIMS];
     for (int i = 1; i <= (rms ? 1 : 2); i++) {
         if (i == 1) TI__REQUIRE_INPUT(k, 1);
@@ -7143,8 +7187,12 @@ TI__PRIVATE int ti__layernorm_shape_common(ti__kctx *k, int rms) {
     }
     return TI_OK;
 }
-TI__PRIVATE int ti__layernorm_shape(ti__kctx *k) { return ti__layernorm_shape_common(k, 0); }
-TI__PRIVATE int ti__rmsnorm_shape(ti__kctx *k) { return ti__layernorm_shape_common(k, 1); }
+TI__PRIVATE int ti__layernorm_shape(ti__kctx *k) {
+    return ti__layernorm_shape_common(k, 0);
+}
+TI__PRIVATE int ti__rmsnorm_shape(ti__kctx *k) {
+    return ti__layernorm_shape_common(k, 1);
+}
 
 typedef struct ti__ln_job {
     const ti_tensor *x, *scale, *bias;
@@ -7202,7 +7250,8 @@ TI__PRIVATE void ti__ln_lines(void *ctx, size_t begin, size_t end) {
             size_t e = o + i;
             size_t so = j->fast ? i : ti__ln_param_off(j, j->ss, e);
             double v = (ti__norm_ld(j->x, e) - mean) * inv * ti__norm_ld(j->scale, so);
-            if (j->bias != NULL) v += ti__norm_ld(j->bias, j->fast ? i : ti__ln_param_off(j, j->bs, e));
+            if (j->bias != NULL)
+                v += ti__norm_ld(j->bias, j->fast ? i : ti__ln_param_off(j, j->bs, e));
             ti__norm_st(j->y, e, v);
         }
     }
@@ -7211,8 +7260,8 @@ TI__PRIVATE void ti__ln_lines(void *ctx, size_t begin, size_t end) {
 TI__PRIVATE ti_status ti__layernorm_run_common(ti__kctx *k, int rms) {
     ti__ln_job j;
     memset(&j, 0, sizeof j);
-    int axis;
-    ti_status e = (ti_status)ti__norm_axis(k, &axis);
+    int axis = 0;
+    ti_status e = ti__norm_axis(k, &axis);
     if (e != TI_OK) return e;
     j.x = k->in[0];
     j.y = k->out[0];
@@ -7234,8 +7283,12 @@ TI__PRIVATE ti_status ti__layernorm_run_common(ti__kctx *k, int rms) {
     ti__parallel_for(k->tp, lines, TI__MAX((size_t)1, 16384 / (j.inner + 1)), ti__ln_lines, &j);
     return TI_OK;
 }
-TI__PRIVATE ti_status ti__layernorm_run(ti__kctx *k) { return ti__layernorm_run_common(k, 0); }
-TI__PRIVATE ti_status ti__rmsnorm_run(ti__kctx *k) { return ti__layernorm_run_common(k, 1); }
+TI__PRIVATE ti_status ti__layernorm_run(ti__kctx *k) {
+    return ti__layernorm_run_common(k, 0);
+}
+TI__PRIVATE ti_status ti__rmsnorm_run(ti__kctx *k) {
+    return ti__layernorm_run_common(k, 1);
+}
 
 /* ---- LRN ----------------------------------------------------------------------------- */
 
@@ -7296,8 +7349,8 @@ TI__PRIVATE ti_status ti__lrn_run(ti__kctx *k) {
 TI__PRIVATE int ti__lpnorm_shape(ti__kctx *k) {
     ti_status e = ti__norm_check_x(k, 1);
     if (e != TI_OK) return e;
-    int axis;
-    if ((e = (ti_status)ti__norm_axis(k, &axis)) != TI_OK) return e;
+    int axis = 0;
+    if ((e = ti__norm_axis(k, &axis)) != TI_OK) return e;
     int64_t p = ti__attr_i(k->node, "p", 2);
     if (p != 1 && p != 2)
         return ti__kfail(k, TI_ERR_UNSUPPORTED, "p is %lld, only 1 and 2 are defined",
@@ -7330,8 +7383,8 @@ TI__PRIVATE void ti__lpnorm_lines(void *ctx, size_t begin, size_t end) {
 }
 
 TI__PRIVATE ti_status ti__lpnorm_run(ti__kctx *k) {
-    int axis;
-    ti_status e = (ti_status)ti__norm_axis(k, &axis);
+    int axis = 0;
+    ti_status e = ti__norm_axis(k, &axis);
     if (e != TI_OK) return e;
     ti__lpn_job j;
     j.x = k->in[0];
@@ -7465,7 +7518,8 @@ typedef struct ti__poolp {
     size_t in_sp, out_sp;
 } ti__poolp;
 
-TI__PRIVATE int ti__pool_ints(ti__kctx *k, const char *name, int want, int64_t def, int64_t *out) {
+TI__PRIVATE ti_status ti__pool_ints(ti__kctx *k, const char *name, int want, int64_t def,
+                                    int64_t *out) {
     int cnt;
     const int64_t *v = ti__attr_ints(k->node, name, &cnt);
     if (v != NULL && cnt != want)
@@ -7534,8 +7588,8 @@ TI__PRIVATE ti_status ti__pool_params(ti__kctx *k, ti__poolp *p) {
         }
         if (out <= 0)
             return ti__kfail(k, TI_ERR_BAD_MODEL,
-                             "output spatial dim %d would be %lld (input %lld, kernel %lld, "
-                             "stride %lld, dilation %lld, pads %lld+%lld)",
+                             "output size on spatial axis %d would be %lld (input %lld, kernel "
+                             "%lld, stride %lld, dilation %lld, pads %lld+%lld)",
                              i, (long long)out, (long long)in, (long long)ks[i], (long long)st[i],
                              (long long)dl[i], (long long)pb, (long long)pe);
         int j = 3 - nd + i;
@@ -7587,9 +7641,15 @@ TI__PRIVATE int ti__pool_shape_common(ti__kctx *k, ti__pool_kind kind) {
     }
     return TI_OK;
 }
-TI__PRIVATE int ti__maxpool_shape(ti__kctx *k) { return ti__pool_shape_common(k, TI__POOL_MAX); }
-TI__PRIVATE int ti__avgpool_shape(ti__kctx *k) { return ti__pool_shape_common(k, TI__POOL_AVG); }
-TI__PRIVATE int ti__lppool_shape(ti__kctx *k) { return ti__pool_shape_common(k, TI__POOL_LP); }
+TI__PRIVATE int ti__maxpool_shape(ti__kctx *k) {
+    return ti__pool_shape_common(k, TI__POOL_MAX);
+}
+TI__PRIVATE int ti__avgpool_shape(ti__kctx *k) {
+    return ti__pool_shape_common(k, TI__POOL_AVG);
+}
+TI__PRIVATE int ti__lppool_shape(ti__kctx *k) {
+    return ti__pool_shape_common(k, TI__POOL_LP);
+}
 
 typedef struct ti__pool_job {
     const ti__poolp *p;
@@ -7701,9 +7761,15 @@ TI__PRIVATE ti_status ti__pool_run_common(ti__kctx *k, ti__pool_kind kind) {
                      ti__pool_planes, &j);
     return TI_OK;
 }
-TI__PRIVATE ti_status ti__maxpool_run(ti__kctx *k) { return ti__pool_run_common(k, TI__POOL_MAX); }
-TI__PRIVATE ti_status ti__avgpool_run(ti__kctx *k) { return ti__pool_run_common(k, TI__POOL_AVG); }
-TI__PRIVATE ti_status ti__lppool_run(ti__kctx *k) { return ti__pool_run_common(k, TI__POOL_LP); }
+TI__PRIVATE ti_status ti__maxpool_run(ti__kctx *k) {
+    return ti__pool_run_common(k, TI__POOL_MAX);
+}
+TI__PRIVATE ti_status ti__avgpool_run(ti__kctx *k) {
+    return ti__pool_run_common(k, TI__POOL_AVG);
+}
+TI__PRIVATE ti_status ti__lppool_run(ti__kctx *k) {
+    return ti__pool_run_common(k, TI__POOL_LP);
+}
 
 /* ---- GlobalAveragePool, GlobalMaxPool, GlobalLpPool --------------------------------- */
 
@@ -7775,9 +7841,15 @@ TI__PRIVATE ti_status ti__gpool_run_common(ti__kctx *k, ti__pool_kind kind) {
     ti__parallel_for(k->tp, planes, TI__MAX((size_t)1, 65536 / (j.sp + 1)), ti__gpool_planes, &j);
     return TI_OK;
 }
-TI__PRIVATE ti_status ti__gavgpool_run(ti__kctx *k) { return ti__gpool_run_common(k, TI__POOL_AVG); }
-TI__PRIVATE ti_status ti__gmaxpool_run(ti__kctx *k) { return ti__gpool_run_common(k, TI__POOL_MAX); }
-TI__PRIVATE ti_status ti__glppool_run(ti__kctx *k) { return ti__gpool_run_common(k, TI__POOL_LP); }
+TI__PRIVATE ti_status ti__gavgpool_run(ti__kctx *k) {
+    return ti__gpool_run_common(k, TI__POOL_AVG);
+}
+TI__PRIVATE ti_status ti__gmaxpool_run(ti__kctx *k) {
+    return ti__gpool_run_common(k, TI__POOL_MAX);
+}
+TI__PRIVATE ti_status ti__glppool_run(ti__kctx *k) {
+    return ti__gpool_run_common(k, TI__POOL_LP);
+}
 
 /* ---- MaxUnpool ----------------------------------------------------------------------- */
 
@@ -7878,8 +7950,641 @@ TI__PRIVATE const ti__op ti__ops_pool[] = {
 /* ==== end src/cpu/pool.c ==================================================================== */
 
 /* ==== begin src/cpu/quant.c ================================================================= */
-/* TODO: kernels of group 'quant' (being written). */
+/* Linear quantization: QuantizeLinear, DequantizeLinear (per-tensor, per-axis and blocked),
+ * DynamicQuantizeLinear, QLinearMatMul and QLinearConv. Integer types int8/uint8/int16/
+ * uint16 (and int32 for DequantizeLinear); float8/int4/int2 tensors reach here with an
+ * unknown dtype and are refused. Rounding is half to even (nearbyint in the default
+ * rounding mode), results saturate to the integer range. QLinear* accumulate exact int32
+ * dot products of zero-point-corrected values and requantize with the float multiplier
+ * a_scale * b_scale / y_scale, as the ONNX reference does. Relies on internal.h,
+ * core/tensor.c and the thread pool. Must not allocate in a run function. */
+
+/* Range of an integer quantized dtype; 0 when dt is not one. */
+TI__PRIVATE int ti__q_range(ti_dtype dt, int64_t *lo, int64_t *hi) {
+    switch (dt) {
+    case TI_DTYPE_U8: *lo = 0, *hi = 255; return 1;
+    case TI_DTYPE_I8: *lo = -128, *hi = 127; return 1;
+    case TI_DTYPE_U16: *lo = 0, *hi = 65535; return 1;
+    case TI_DTYPE_I16: *lo = -32768, *hi = 32767; return 1;
+    case TI_DTYPE_I32: *lo = INT32_MIN, *hi = INT32_MAX; return 1;
+    default: *lo = 0, *hi = 0; return 0;
+    }
+}
+
+/* ONNX TensorProto data type number -> dtype (TI_DTYPE_UNKNOWN when not handled here). */
+TI__PRIVATE ti_dtype ti__q_onnx_dtype(int64_t t) {
+    switch (t) {
+    case 1: return TI_DTYPE_F32;
+    case 2: return TI_DTYPE_U8;
+    case 3: return TI_DTYPE_I8;
+    case 4: return TI_DTYPE_U16;
+    case 5: return TI_DTYPE_I16;
+    case 6: return TI_DTYPE_I32;
+    case 10: return TI_DTYPE_F16;
+    case 11: return TI_DTYPE_F64;
+    case 16: return TI_DTYPE_BF16;
+    default: return TI_DTYPE_UNKNOWN;
+    }
+}
+
+/* v rounded to the precision of float dtype dt (float64 and others: unchanged). */
+TI__PRIVATE double ti__q_rnd(ti_dtype dt, double v) {
+    switch (dt) {
+    case TI_DTYPE_F32: return (double)(float)v;
+    case TI_DTYPE_F16: return ti__f16_to_f32(ti__f32_to_f16((float)v));
+    case TI_DTYPE_BF16: return ti__bf16_to_f32(ti__f32_to_bf16((float)v));
+    default: return v;
+    }
+}
+
+/* Round half to even, then saturate to [lo, hi]; NaN gives lo (numpy's int cast of NaN,
+ * then clip). */
+TI__PRIVATE int64_t ti__q_sat(double v, int64_t lo, int64_t hi) {
+    if (v != v) return lo;
+    v = nearbyint(v);
+    if (v <= (double)lo) return lo;
+    if (v >= (double)hi) return hi;
+    return (int64_t)v;
+}
+
+/* ---- QuantizeLinear / DequantizeLinear ----------------------------------------------- */
+/* Where element i of x finds its scale and zero point: per tensor (one value), per axis
+ * (scale [dim]) or blocked (scale shaped like x with ceil(dim / block) along axis). */
+typedef struct ti__qmap {
+    int mode; /* 0 per tensor, 1 per axis, 2 blocked */
+    size_t dim, inner;
+    int64_t block, sdim;
+} ti__qmap;
+
+TI__PRIVATE size_t ti__qmap_index(const ti__qmap *m, size_t i) {
+    if (m->mode == 0) return 0;
+    size_t a = (i / m->inner) % m->dim;
+    if (m->mode == 1) return a;
+    size_t o = i / (m->dim * m->inner), in = i % m->inner;
+    return (o * (size_t)m->sdim + a / (size_t)m->block) * m->inner + in;
+}
+
+/* Validates scale (input 1) and zero point (input 2, optional) against x (input 0). */
+TI__PRIVATE int ti__qmap_setup(ti__kctx *k, ti__qmap *m) {
+    const ti_tensor *x = k->in[0], *s = k->in[1];
+    const ti_tensor *zp = k->n_in > 2 ? k->in[2] : NULL;
+    memset(m, 0, sizeof *m);
+    int64_t block = ti__attr_i(k->node, "block_size", 0);
+    if (zp != NULL) {
+        int same = zp->rank == s->rank;
+        for (int i = 0; same && i < s->rank; i++) same = zp->shape[i] == s->shape[i];
+        if (!same && !(ti__numel(zp) == 1 && ti__numel(s) == 1))
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "zero point shape differs from scale shape");
+    }
+    if (block < 0)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "block_size %lld is negative", (long long)block);
+    if (ti__numel(s) == 1 && block == 0) return TI_OK; /* per tensor */
+    int64_t axis = ti__attr_i(k->node, "axis", 1);
+    if (axis < -(int64_t)x->rank || axis >= x->rank)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "axis %lld is out of range for rank %d",
+                         (long long)axis, x->rank);
+    if (axis < 0) axis += x->rank;
+    m->dim = (size_t)x->shape[axis];
+    m->inner = 1;
+    for (int i = (int)axis + 1; i < x->rank; i++) m->inner *= (size_t)x->shape[i];
+    if (block == 0) {
+        if (s->rank != 1 || s->shape[0] != x->shape[axis])
+            return ti__kfail(k, TI_ERR_BAD_MODEL,
+                             "per-axis scale must have shape [%lld] (x dim %lld), got rank %d",
+                             (long long)x->shape[axis], (long long)axis, s->rank);
+        m->mode = 1;
+        return TI_OK;
+    }
+    if (s->rank != x->rank)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "blocked scale has rank %d, x has rank %d", s->rank,
+                         x->rank);
+    for (int i = 0; i < x->rank; i++) {
+        if (i == axis) continue;
+        if (s->shape[i] != x->shape[i])
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "blocked scale dim %d is %lld, x has %lld", i,
+                             (long long)s->shape[i], (long long)x->shape[i]);
+    }
+    m->sdim = s->shape[axis];
+    if (m->sdim * block < x->shape[axis] ||
+        (m->sdim - 1) * block >= x->shape[axis])
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "block_size %lld does not cover dim %lld with %lld blocks",
+                         (long long)block, (long long)x->shape[axis], (long long)m->sdim);
+    m->block = block;
+    m->mode = 2;
+    return TI_OK;
+}
+
+TI__PRIVATE int ti__quant_shape(ti__kctx *k) {
+    TI__REQUIRE_INPUT(k, 0);
+    TI__REQUIRE_INPUT(k, 1);
+    const ti_tensor *x = k->in[0], *s = k->in[1];
+    const ti_tensor *zp = k->n_in > 2 ? k->in[2] : NULL;
+    if (!ti__dtype_is_float(x->dtype) && x->dtype != TI_DTYPE_I32)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "x dtype %s is not supported",
+                         ti_dtype_name(x->dtype));
+    if (!ti__dtype_is_float(s->dtype))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "scale dtype %s is not supported",
+                         ti_dtype_name(s->dtype));
+    ti_dtype out = TI_DTYPE_U8;
+    const ti__attr *od = ti__attr_get(k->node, "output_dtype");
+    if (od != NULL && od->i != 0) {
+        out = ti__q_onnx_dtype(od->i);
+        if (out == TI_DTYPE_I32 || out == TI_DTYPE_UNKNOWN || ti__dtype_is_float(out))
+            return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                             "output_dtype %lld is not supported (uint8, int8, uint16, int16)",
+                             (long long)od->i);
+    }
+    if (zp != NULL) {
+        if (od != NULL && od->i != 0 && zp->dtype != out)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "output_dtype differs from zero point dtype %s",
+                             ti_dtype_name(zp->dtype));
+        out = zp->dtype;
+    }
+    int64_t lo, hi;
+    if (out == TI_DTYPE_I32 || !ti__q_range(out, &lo, &hi))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                         "quantized type %s is not supported (uint8, int8, uint16, int16)",
+                         ti_dtype_name(out));
+    ti__qmap m;
+    int r = ti__qmap_setup(k, &m);
+    if (r != TI_OK) return r;
+    if (k->n_out > 0 && k->out[0] != NULL && !ti__set_shape(k->out[0], out, x->rank, x->shape))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "invalid output shape");
+    return TI_OK;
+}
+
+TI__PRIVATE ti_status ti__quant_run(ti__kctx *k) {
+    ti__qmap m;
+    int r = ti__qmap_setup(k, &m);
+    if (r != TI_OK) return (ti_status)r;
+    const ti_tensor *x = k->in[0], *s = k->in[1];
+    const ti_tensor *zp = k->n_in > 2 ? k->in[2] : NULL;
+    ti_tensor *y = k->out[0];
+    int64_t lo, hi;
+    ti__q_range(y->dtype, &lo, &hi);
+    /* x / scale is computed in the precision attribute's type, else the scale's type */
+    ti_dtype prec = s->dtype;
+    const ti__attr *pa = ti__attr_get(k->node, "precision");
+    if (pa != NULL && pa->i != 0) {
+        prec = ti__q_onnx_dtype(pa->i);
+        if (!ti__dtype_is_float(prec))
+            return ti__kfail(k, TI_ERR_UNSUPPORTED, "precision %lld is not a float type",
+                             (long long)pa->i);
+    }
+    size_t n = ti__numel(x);
+    for (size_t i = 0; i < n; i++) {
+        size_t si = ti__qmap_index(&m, i);
+        double xv = ti__q_rnd(prec, ti__get_f64(x, i));
+        double q = ti__q_rnd(prec, xv / ti__q_rnd(prec, ti__get_f64(s, si)));
+        if (q == q) q = nearbyint(q);
+        if (zp != NULL) q += (double)ti__get_i64(zp, si);
+        ti__set_i64(y, i, ti__q_sat(q, lo, hi));
+    }
+    return TI_OK;
+}
+
+TI__PRIVATE int ti__dequant_shape(ti__kctx *k) {
+    TI__REQUIRE_INPUT(k, 0);
+    TI__REQUIRE_INPUT(k, 1);
+    const ti_tensor *x = k->in[0], *s = k->in[1];
+    const ti_tensor *zp = k->n_in > 2 ? k->in[2] : NULL;
+    int64_t lo, hi;
+    if (!ti__q_range(x->dtype, &lo, &hi))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                         "x dtype %s is not supported (int8, uint8, int16, uint16, int32)",
+                         ti_dtype_name(x->dtype));
+    if (zp != NULL && zp->dtype != x->dtype)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "zero point dtype %s differs from x dtype %s",
+                         ti_dtype_name(zp->dtype), ti_dtype_name(x->dtype));
+    if (!ti__dtype_is_float(s->dtype))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "scale dtype %s is not supported",
+                         ti_dtype_name(s->dtype));
+    ti_dtype out = s->dtype;
+    int64_t od = ti__attr_i(k->node, "output_dtype", 0);
+    if (od != 0) {
+        out = ti__q_onnx_dtype(od);
+        if (!ti__dtype_is_float(out))
+            return ti__kfail(k, TI_ERR_UNSUPPORTED, "output_dtype %lld is not a float type",
+                             (long long)od);
+    }
+    ti__qmap m;
+    int r = ti__qmap_setup(k, &m);
+    if (r != TI_OK) return r;
+    if (k->n_out > 0 && k->out[0] != NULL && !ti__set_shape(k->out[0], out, x->rank, x->shape))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "invalid output shape");
+    return TI_OK;
+}
+
+TI__PRIVATE ti_status ti__dequant_run(ti__kctx *k) {
+    ti__qmap m;
+    int r = ti__qmap_setup(k, &m);
+    if (r != TI_OK) return (ti_status)r;
+    const ti_tensor *x = k->in[0], *s = k->in[1];
+    const ti_tensor *zp = k->n_in > 2 ? k->in[2] : NULL;
+    ti_tensor *y = k->out[0];
+    size_t n = ti__numel(x);
+    /* (float32(x) - zp) * scale in float32, then the output type (ONNX reference) */
+    for (size_t i = 0; i < n; i++) {
+        size_t si = ti__qmap_index(&m, i);
+        float d = (float)ti__get_i64(x, i);
+        if (zp != NULL) d -= (float)ti__get_i64(zp, si);
+        ti__set_f64(y, i, (double)(d * (float)ti__get_f64(s, si)));
+    }
+    return TI_OK;
+}
+
+/* ---- DynamicQuantizeLinear ----------------------------------------------------------- */
+/* uint8 asymmetric quantization with scale = (max(0, max x) - min(0, min x)) / 255 and
+ * zero point = round(clamp(-min / scale, 0, 255)); float32 arithmetic as the spec. */
+
+TI__PRIVATE int ti__dynq_shape(ti__kctx *k) {
+    TI__REQUIRE_INPUT(k, 0);
+    const ti_tensor *x = k->in[0];
+    if (!ti__dtype_is_float(x->dtype))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "x dtype %s: float types only",
+                         ti_dtype_name(x->dtype));
+    if (k->n_out > 0 && k->out[0] != NULL && !ti__set_shape(k->out[0], TI_DTYPE_U8, x->rank, x->shape))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "invalid output shape");
+    if (k->n_out > 1 && k->out[1] != NULL && !ti__set_shape(k->out[1], x->dtype, 0, NULL))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "invalid y_scale shape");
+    if (k->n_out > 2 && k->out[2] != NULL && !ti__set_shape(k->out[2], TI_DTYPE_U8, 0, NULL))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "invalid y_zero_point shape");
+    return TI_OK;
+}
+
+TI__PRIVATE ti_status ti__dynq_run(ti__kctx *k) {
+    const ti_tensor *x = k->in[0];
+    size_t n = ti__numel(x);
+    float mx = 0.0f, mn = 0.0f;
+    for (size_t i = 0; i < n; i++) {
+        float v = (float)ti__get_f64(x, i);
+        if (v > mx) mx = v;
+        if (v < mn) mn = v;
+    }
+    float scale = (mx == mn ? 1.0f : mx - mn) / 255.0f;
+    float zpf = 0.0f - mn / scale;
+    zpf = zpf < 0.0f ? 0.0f : (zpf > 255.0f ? 255.0f : zpf);
+    float zp = nearbyintf(zpf);
+    if (k->n_out > 0 && k->out[0] != NULL) {
+        uint8_t *y = (uint8_t *)k->out[0]->data;
+        for (size_t i = 0; i < n; i++) {
+            float q = nearbyintf((float)ti__get_f64(x, i) / scale) + zp;
+            y[i] = (uint8_t)ti__q_sat((double)q, 0, 255);
+        }
+    }
+    if (k->n_out > 1 && k->out[1] != NULL) ti__set_f64(k->out[1], 0, (double)scale);
+    if (k->n_out > 2 && k->out[2] != NULL) ((uint8_t *)k->out[2]->data)[0] = (uint8_t)zp;
+    return TI_OK;
+}
+
+/* ---- QLinearMatMul ------------------------------------------------------------------- */
+/* Inputs a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point.
+ * Numpy matmul shapes (rank-1 operands promoted, batch dims broadcast). a's scale and zero
+ * point are per tensor; b's (and y's) per tensor or per output column [N]. */
+
+typedef struct ti__qmm {
+    int64_t m, kd, n;
+    int rank;                       /* of the output */
+    int64_t batch[TI_MAX_DIMS];     /* output batch dims */
+    int nb;                         /* number of batch dims */
+    int64_t astr[TI_MAX_DIMS], bstr[TI_MAX_DIMS]; /* batch strides in matrices, 0 = broadcast */
+} ti__qmm;
+
+TI__PRIVATE int ti__qmm_setup(ti__kctx *k, ti__qmm *p, int set_outputs) {
+    for (int i = 0; i < 8; i++) {
+        if (i == 2 || i == 5 || i == 7) continue; /* zero points are optional before opset 21 */
+        TI__REQUIRE_INPUT(k, i);
+    }
+    const ti_tensor *a = k->in[0], *b = k->in[3];
+    const ti_tensor *azp = k->in[2], *bzp = k->in[5], *yzp = k->n_in > 7 ? k->in[7] : NULL;
+    int64_t lo, hi;
+    if ((a->dtype != TI_DTYPE_U8 && a->dtype != TI_DTYPE_I8) ||
+        (b->dtype != TI_DTYPE_U8 && b->dtype != TI_DTYPE_I8))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "a/b dtypes %s/%s: int8 or uint8 only",
+                         ti_dtype_name(a->dtype), ti_dtype_name(b->dtype));
+    if ((azp != NULL && azp->dtype != a->dtype) || (bzp != NULL && bzp->dtype != b->dtype))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "zero point dtypes differ from a/b dtypes");
+    ti_dtype out = yzp != NULL ? yzp->dtype : a->dtype;
+    if (!ti__q_range(out, &lo, &hi) || out == TI_DTYPE_I32)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "y dtype %s is not supported", ti_dtype_name(out));
+    static const int scale_inputs[3] = {1, 4, 6};
+    for (int i = 0; i < 3; i++) {
+        const ti_tensor *s = k->in[scale_inputs[i]];
+        if (!ti__dtype_is_float(s->dtype))
+            return ti__kfail(k, TI_ERR_UNSUPPORTED, "scale dtype %s is not a float type",
+                             ti_dtype_name(s->dtype));
+    }
+    if (a->rank < 1 || b->rank < 1)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "a and b must have rank >= 1");
+    p->m = a->rank >= 2 ? a->shape[a->rank - 2] : 1;
+    p->kd = a->shape[a->rank - 1];
+    int64_t bk = b->rank >= 2 ? b->shape[b->rank - 2] : b->shape[0];
+    p->n = b->rank >= 2 ? b->shape[b->rank - 1] : 1;
+    if (bk != p->kd)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "inner dims differ: a has %lld, b has %lld",
+                         (long long)p->kd, (long long)bk);
+    int ra = a->rank >= 2 ? a->rank - 2 : 0, rb = b->rank >= 2 ? b->rank - 2 : 0;
+    if (!ti__broadcast_shape(ra, a->shape, rb, b->shape, &p->nb, p->batch))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "batch dims of a and b do not broadcast");
+    /* batch strides (in whole matrices) of a and b, aligned to the right */
+    int64_t sa = 1, sb = 1;
+    for (int i = p->nb - 1; i >= 0; i--) {
+        int ia = i - (p->nb - ra), ib = i - (p->nb - rb);
+        int64_t da = ia >= 0 ? a->shape[ia] : 1, db = ib >= 0 ? b->shape[ib] : 1;
+        p->astr[i] = da == 1 ? 0 : sa;
+        p->bstr[i] = db == 1 ? 0 : sb;
+        sa *= da;
+        sb *= db;
+    }
+    const ti_tensor *per[5];
+    per[0] = k->in[1], per[1] = azp, per[2] = k->in[4], per[3] = bzp, per[4] = k->in[6];
+    for (int i = 0; i < 5; i++) {
+        const ti_tensor *t = per[i];
+        if (t == NULL) continue;
+        size_t c = ti__numel(t);
+        int column = i >= 2 && i <= 3 && (int64_t)c == p->n;
+        if (c != 1 && !column)
+            return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                             "scale/zero point with %zu values: per tensor (or per column of b) only",
+                             c);
+    }
+    if (yzp != NULL && ti__numel(yzp) != 1)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "y_zero_point must be a single value");
+    if (!set_outputs) return TI_OK;
+    int64_t od[TI_MAX_DIMS + 2];
+    int r = 0;
+    for (int i = 0; i < p->nb; i++) od[r++] = p->batch[i];
+    if (a->rank >= 2) od[r++] = p->m;
+    if (b->rank >= 2) od[r++] = p->n;
+    if (r > TI_MAX_DIMS || !ti__set_shape(k->out[0], out, r, od))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "invalid output shape");
+    return TI_OK;
+}
+
+TI__PRIVATE int ti__qmm_shape(ti__kctx *k) {
+    ti__qmm p;
+    if (k->n_out < 1 || k->out[0] == NULL) return TI_OK;
+    return ti__qmm_setup(k, &p, 1);
+}
+
+TI__PRIVATE ti_status ti__qmm_run(ti__kctx *k) {
+    ti__qmm p;
+    if (k->n_out < 1 || k->out[0] == NULL) return TI_OK;
+    int r = ti__qmm_setup(k, &p, 0);
+    if (r != TI_OK) return (ti_status)r;
+    const ti_tensor *a = k->in[0], *as = k->in[1], *azp = k->in[2];
+    const ti_tensor *b = k->in[3], *bs = k->in[4], *bzp = k->in[5];
+    const ti_tensor *ys = k->in[6], *yzp = k->n_in > 7 ? k->in[7] : NULL;
+    ti_tensor *y = k->out[0];
+    int64_t lo, hi;
+    ti__q_range(y->dtype, &lo, &hi);
+    int64_t a0 = azp != NULL ? ti__get_i64(azp, 0) : 0;
+    double yz = yzp != NULL ? (double)ti__get_i64(yzp, 0) : 0.0;
+    size_t nbatch = ti__shape_numel(p.nb, p.batch);
+    int64_t idx[TI_MAX_DIMS];
+    for (int i = 0; i < p.nb; i++) idx[i] = 0;
+    size_t mk = (size_t)(p.m * p.kd), kn = (size_t)(p.kd * p.n), mn = (size_t)(p.m * p.n);
+    for (size_t bi = 0; bi < nbatch; bi++) {
+        size_t ao = 0, bo = 0;
+        for (int i = 0; i < p.nb; i++) {
+            ao += (size_t)(idx[i] * p.astr[i]) * mk;
+            bo += (size_t)(idx[i] * p.bstr[i]) * kn;
+        }
+        for (int64_t col = 0; col < p.n; col++) {
+            size_t bsi = ti__numel(bs) == 1 ? 0 : (size_t)col;
+            size_t bzi = bzp == NULL || ti__numel(bzp) == 1 ? 0 : (size_t)col;
+            int64_t b0 = bzp != NULL ? ti__get_i64(bzp, bzi) : 0;
+            /* multiplier a_scale * b_scale / y_scale in the scales' precision */
+            ti_dtype sd = as->dtype;
+            double mult = ti__q_rnd(sd, ti__q_rnd(sd, ti__get_f64(as, 0) * ti__get_f64(bs, bsi)) /
+                                            ti__get_f64(ys, 0));
+            for (int64_t row = 0; row < p.m; row++) {
+                int64_t acc = 0; /* exact: |acc| <= K * 255 * 255 */
+                for (int64_t t = 0; t < p.kd; t++)
+                    acc += (ti__get_i64(a, ao + (size_t)(row * p.kd + t)) - a0) *
+                           (ti__get_i64(b, bo + (size_t)(t * p.n + col)) - b0);
+                double v = (double)acc * mult + yz;
+                ti__set_i64(y, bi * mn + (size_t)(row * p.n + col), ti__q_sat(v, lo, hi));
+            }
+        }
+        for (int i = p.nb - 1; i >= 0; i--) {
+            if (++idx[i] < p.batch[i]) break;
+            idx[i] = 0;
+        }
+    }
+    return TI_OK;
+}
+
+/* ---- QLinearConv --------------------------------------------------------------------- */
+/* Inputs x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B
+ * (int32 bias). x [N, C, spatial...] with 1 to 3 spatial dims, w [M, C / group, k...].
+ * Spatial dims are handled as 3-D (d, h, w) with leading size-1 dims. */
+
+typedef struct ti__qconv {
+    int sr; /* spatial rank */
+    int64_t n, c, m, group, cg, mg;
+    int64_t in[3], ker[3], out[3], str[3], dil[3], pad[3]; /* 3-D, leading dims padded */
+    const ti_tensor *x, *w, *bias, *xzp, *wzp, *xs, *ws, *ys, *yzp;
+    ti_tensor *y;
+} ti__qconv;
+
+TI__PRIVATE int ti__qconv_setup(ti__kctx *k, ti__qconv *p, int set_outputs) {
+    memset(p, 0, sizeof *p);
+    TI__REQUIRE_INPUT(k, 0);
+    TI__REQUIRE_INPUT(k, 1);
+    TI__REQUIRE_INPUT(k, 3);
+    TI__REQUIRE_INPUT(k, 4);
+    TI__REQUIRE_INPUT(k, 6);
+    p->x = k->in[0], p->xs = k->in[1], p->xzp = k->n_in > 2 ? k->in[2] : NULL;
+    p->w = k->in[3], p->ws = k->in[4], p->wzp = k->n_in > 5 ? k->in[5] : NULL;
+    p->ys = k->in[6], p->yzp = k->n_in > 7 ? k->in[7] : NULL;
+    p->bias = k->n_in > 8 ? k->in[8] : NULL;
+    p->y = k->n_out > 0 ? k->out[0] : NULL;
+    const ti_tensor *x = p->x, *w = p->w;
+    const ti__node *nd = k->node;
+    if ((x->dtype != TI_DTYPE_U8 && x->dtype != TI_DTYPE_I8) ||
+        (w->dtype != TI_DTYPE_U8 && w->dtype != TI_DTYPE_I8))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "x/w dtypes %s/%s: int8 or uint8 only",
+                         ti_dtype_name(x->dtype), ti_dtype_name(w->dtype));
+    if ((p->xzp != NULL && (p->xzp->dtype != x->dtype || ti__numel(p->xzp) != 1)) ||
+        (p->wzp != NULL && p->wzp->dtype != w->dtype))
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "zero points must match x/w dtypes (x_zero_point a single value)");
+    if (!ti__dtype_is_float(p->xs->dtype) || !ti__dtype_is_float(p->ws->dtype) ||
+        !ti__dtype_is_float(p->ys->dtype) || ti__numel(p->xs) != 1 || ti__numel(p->ys) != 1)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "x_scale and y_scale must be single float values");
+    if (p->bias != NULL && p->bias->dtype != TI_DTYPE_I32)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "bias dtype %s, expected int32",
+                         ti_dtype_name(p->bias->dtype));
+    ti_dtype out = p->yzp != NULL ? p->yzp->dtype : x->dtype;
+    if (out != TI_DTYPE_U8 && out != TI_DTYPE_I8)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "y dtype %s: int8 or uint8 only",
+                         ti_dtype_name(out));
+    if (x->rank < 3 || x->rank > 5 || w->rank != x->rank)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "x rank %d, w rank %d: 1 to 3 spatial dims only",
+                         x->rank, w->rank);
+    p->sr = x->rank - 2;
+    p->n = x->shape[0];
+    p->c = x->shape[1];
+    p->m = w->shape[0];
+    p->group = ti__attr_i(nd, "group", 1);
+    if (p->group <= 0 || p->c % p->group != 0 || p->m % p->group != 0 ||
+        w->shape[1] != p->c / p->group)
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "group %lld does not fit %lld input channels, %lld filters of %lld channels",
+                         (long long)p->group, (long long)p->c, (long long)p->m,
+                         (long long)w->shape[1]);
+    p->cg = p->c / p->group;
+    p->mg = p->m / p->group;
+    size_t mcount = (size_t)p->m;
+    if (ti__numel(p->ws) != 1 && ti__numel(p->ws) != mcount)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "w_scale has %zu values, expected 1 or %lld",
+                         ti__numel(p->ws), (long long)p->m);
+    if (p->wzp != NULL && ti__numel(p->wzp) != 1 && ti__numel(p->wzp) != mcount)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "w_zero_point has %zu values, expected 1 or %lld",
+                         ti__numel(p->wzp), (long long)p->m);
+    if (p->bias != NULL && ti__numel(p->bias) != mcount)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "bias has %zu values, expected %lld",
+                         ti__numel(p->bias), (long long)p->m);
+    int nk, ns, nd2, np;
+    const int64_t *ks = ti__attr_ints(nd, "kernel_shape", &nk);
+    const int64_t *st = ti__attr_ints(nd, "strides", &ns);
+    const int64_t *dl = ti__attr_ints(nd, "dilations", &nd2);
+    const int64_t *pd = ti__attr_ints(nd, "pads", &np);
+    if ((ks != NULL && nk != p->sr) || (st != NULL && ns != p->sr) ||
+        (dl != NULL && nd2 != p->sr) || (pd != NULL && np != 2 * p->sr))
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "kernel_shape/strides/dilations/pads lengths do not match %d spatial dims",
+                         p->sr);
+    const char *ap = ti__attr_s(nd, "auto_pad", "NOTSET");
+    int same_upper = strcmp(ap, "SAME_UPPER") == 0, same_lower = strcmp(ap, "SAME_LOWER") == 0;
+    int valid = strcmp(ap, "VALID") == 0;
+    if (!same_upper && !same_lower && !valid && strcmp(ap, "NOTSET") != 0)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "auto_pad '%s' is not valid", ap);
+    int off = 3 - p->sr;
+    for (int i = 0; i < 3; i++) {
+        p->in[i] = p->ker[i] = p->out[i] = p->str[i] = p->dil[i] = 1;
+        p->pad[i] = 0;
+    }
+    for (int i = 0; i < p->sr; i++) {
+        int o = i + off;
+        p->in[o] = x->shape[2 + i];
+        p->ker[o] = w->shape[2 + i];
+        if (ks != NULL && ks[i] != p->ker[o])
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "kernel_shape[%d] = %lld, w has %lld", i,
+                             (long long)ks[i], (long long)p->ker[o]);
+        p->str[o] = st != NULL ? st[i] : 1;
+        p->dil[o] = dl != NULL ? dl[i] : 1;
+        if (p->str[o] <= 0 || p->dil[o] <= 0)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "strides and dilations must be positive");
+        int64_t ext = (p->ker[o] - 1) * p->dil[o] + 1, pb = 0, pe = 0;
+        if (same_upper || same_lower) {
+            int64_t o_sz = (p->in[o] + p->str[o] - 1) / p->str[o];
+            int64_t total = (o_sz - 1) * p->str[o] + ext - p->in[o];
+            if (total < 0) total = 0;
+            pb = same_upper ? total / 2 : total - total / 2;
+            pe = total - pb;
+        } else if (!valid && pd != NULL) {
+            pb = pd[i];
+            pe = pd[i + p->sr];
+            if (pb < 0 || pe < 0) return ti__kfail(k, TI_ERR_BAD_MODEL, "pads must be >= 0");
+        }
+        p->pad[o] = pb;
+        int64_t span = p->in[o] + pb + pe - ext;
+        if (span < 0)
+            return ti__kfail(k, TI_ERR_BAD_MODEL,
+                             "kernel extent %lld exceeds padded input %lld in spatial dim %d",
+                             (long long)ext, (long long)(p->in[o] + pb + pe), i);
+        p->out[o] = span / p->str[o] + 1;
+    }
+    if (!set_outputs || p->y == NULL) return TI_OK;
+    int64_t od[5];
+    od[0] = p->n;
+    od[1] = p->m;
+    for (int i = 0; i < p->sr; i++) od[2 + i] = p->out[i + off];
+    if (!ti__set_shape(p->y, out, x->rank, od))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "invalid output shape");
+    return TI_OK;
+}
+
+TI__PRIVATE int ti__qconv_shape(ti__kctx *k) {
+    ti__qconv p;
+    return ti__qconv_setup(k, &p, 1);
+}
+
+/* One (image, output channel) plane per task. */
+TI__PRIVATE void ti__qconv_range(void *ctx, size_t begin, size_t end) {
+    const ti__qconv *p = (const ti__qconv *)ctx;
+    int64_t lo, hi;
+    ti__q_range(p->y->dtype, &lo, &hi);
+    int64_t x0 = p->xzp != NULL ? ti__get_i64(p->xzp, 0) : 0;
+    double yz = p->yzp != NULL ? (double)ti__get_i64(p->yzp, 0) : 0.0;
+    size_t in_plane = (size_t)(p->in[0] * p->in[1] * p->in[2]);
+    size_t ker_plane = (size_t)(p->ker[0] * p->ker[1] * p->ker[2]);
+    size_t out_plane = (size_t)(p->out[0] * p->out[1] * p->out[2]);
+    for (size_t task = begin; task < end; task++) {
+        int64_t n = (int64_t)task / p->m, m = (int64_t)task % p->m, g = m / p->mg;
+        int64_t w0 = p->wzp != NULL ? ti__get_i64(p->wzp, ti__numel(p->wzp) == 1 ? 0 : (size_t)m) : 0;
+        double ws = ti__get_f64(p->ws, ti__numel(p->ws) == 1 ? 0 : (size_t)m);
+        /* multiplier x_scale * w_scale / y_scale in the scales' (float) precision */
+        ti_dtype sd = p->xs->dtype;
+        double mult = ti__q_rnd(sd, ti__q_rnd(sd, ti__get_f64(p->xs, 0) * ws) / ti__get_f64(p->ys, 0));
+        int64_t b0 = p->bias != NULL ? ((const int32_t *)p->bias->data)[m] : 0;
+        size_t yo = task * out_plane;
+        for (int64_t od = 0; od < p->out[0]; od++)
+            for (int64_t oh = 0; oh < p->out[1]; oh++)
+                for (int64_t ow = 0; ow < p->out[2]; ow++) {
+                    int64_t acc = b0;
+                    for (int64_t c = 0; c < p->cg; c++) {
+                        size_t xb = (size_t)(n * p->c + g * p->cg + c) * in_plane;
+                        size_t wb = (size_t)(m * p->cg + c) * ker_plane;
+                        for (int64_t kd = 0; kd < p->ker[0]; kd++) {
+                            int64_t id = od * p->str[0] - p->pad[0] + kd * p->dil[0];
+                            if (id < 0 || id >= p->in[0]) continue;
+                            for (int64_t kh = 0; kh < p->ker[1]; kh++) {
+                                int64_t ih = oh * p->str[1] - p->pad[1] + kh * p->dil[1];
+                                if (ih < 0 || ih >= p->in[1]) continue;
+                                for (int64_t kw = 0; kw < p->ker[2]; kw++) {
+                                    int64_t iw = ow * p->str[2] - p->pad[2] + kw * p->dil[2];
+                                    if (iw < 0 || iw >= p->in[2]) continue;
+                                    size_t xi = xb + (size_t)((id * p->in[1] + ih) * p->in[2] + iw);
+                                    size_t wi = wb + (size_t)((kd * p->ker[1] + kh) * p->ker[2] + kw);
+                                    int64_t xv = p->x->dtype == TI_DTYPE_U8
+                                                     ? ((const uint8_t *)p->x->data)[xi]
+                                                     : ((const int8_t *)p->x->data)[xi];
+                                    int64_t wv = p->w->dtype == TI_DTYPE_U8
+                                                     ? ((const uint8_t *)p->w->data)[wi]
+                                                     : ((const int8_t *)p->w->data)[wi];
+                                    acc += (xv - x0) * (wv - w0);
+                                }
+                            }
+                        }
+                    }
+                    double v = (double)acc * mult + yz;
+                    size_t oi = yo + (size_t)((od * p->out[1] + oh) * p->out[2] + ow);
+                    ti__set_i64(p->y, oi, ti__q_sat(v, lo, hi));
+                }
+    }
+}
+
+TI__PRIVATE ti_status ti__qconv_run(ti__kctx *k) {
+    ti__qconv p;
+    int r = ti__qconv_setup(k, &p, 0);
+    if (r != TI_OK) return (ti_status)r;
+    if (p.y == NULL) return TI_OK;
+    size_t tasks = (size_t)(p.n * p.m);
+    size_t work = (size_t)(p.out[0] * p.out[1] * p.out[2] * p.cg * p.ker[0] * p.ker[1] * p.ker[2]);
+    ti__parallel_for(k->tp, tasks, work > 4096 ? 1 : tasks, ti__qconv_range, &p);
+    return TI_OK;
+}
+
 TI__PRIVATE const ti__op ti__ops_quant[] = {
+    {"QuantizeLinear", ti__quant_shape, ti__quant_run, NULL, 0},
+    {"DequantizeLinear", ti__dequant_shape, ti__dequant_run, NULL, 0},
+    {"DynamicQuantizeLinear", ti__dynq_shape, ti__dynq_run, NULL, 0},
+    {"QLinearMatMul", ti__qmm_shape, ti__qmm_run, NULL, 0},
+    {"QLinearConv", ti__qconv_shape, ti__qconv_run, NULL, 0},
     {NULL, NULL, NULL, NULL, 0}
 };
 /* ==== end src/cpu/quant.c =================================================================== */
@@ -8707,6 +9412,43 @@ TI__PRIVATE void ti__sm_cols_f32(const float *x0, float *y0, size_t outer, size_
     }
 }
 
+/* Rounds v to the precision of a half type. */
+TI__PRIVATE float ti__sm_round(ti_dtype dt, float v) {
+    return dt == TI_DTYPE_F16 ? ti__f16_to_f32(ti__f32_to_f16(v))
+                              : ti__bf16_to_f32(ti__f32_to_bf16(v));
+}
+
+/* Softmax of float16 / bfloat16 in float with every step rounded to the type, as numpy does
+ * on these types (the ONNX reference outputs are made that way): x - max, exp and the
+ * quotient each round; the float16 sum accumulates in float, the bfloat16 one rounds at each
+ * addition (ml_dtypes). */
+TI__PRIVATE void ti__sm_half(const ti_tensor *x, ti_tensor *y, size_t outer, size_t n,
+                             size_t inner) {
+    ti_dtype dt = x->dtype;
+    for (size_t o = 0; o < outer; o++) {
+        for (size_t i = 0; i < inner; i++) {
+            size_t base = o * n * inner + i;
+            float mx = (float)ti__get_f64(x, base);
+            for (size_t j = 1; j < n; j++) {
+                float v = (float)ti__get_f64(x, base + j * inner);
+                if (v > mx) mx = v;
+            }
+            float sum = 0.0f;
+            for (size_t j = 0; j < n; j++) {
+                size_t e = base + j * inner;
+                float ev = ti__sm_round(dt, expf(ti__sm_round(dt, (float)ti__get_f64(x, e) - mx)));
+                ti__set_f64(y, e, ev);
+                sum = dt == TI_DTYPE_BF16 ? ti__sm_round(dt, sum + ev) : sum + ev;
+            }
+            sum = ti__sm_round(dt, sum);
+            for (size_t j = 0; j < n; j++) {
+                size_t e = base + j * inner;
+                ti__set_f64(y, e, (double)((float)ti__get_f64(y, e) / sum));
+            }
+        }
+    }
+}
+
 TI__PRIVATE ti_status ti__sm_run(ti__kctx *k) {
     const ti_tensor *x = k->in[0];
     ti_tensor *y = k->out[0];
@@ -8732,6 +9474,10 @@ TI__PRIVATE ti_status ti__sm_run(ti__kctx *k) {
         float *mx = (float *)k->scratch;
         ti__sm_cols_f32((const float *)x->data, (float *)y->data, outer, n, inner, kind, mx,
                         mx + inner);
+        return TI_OK;
+    }
+    if ((x->dtype == TI_DTYPE_F16 || x->dtype == TI_DTYPE_BF16) && kind == TI__SM_SOFT) {
+        ti__sm_half(x, y, outer, n, inner);
         return TI_OK;
     }
     /* any float dtype, any layout: strided, in double */
@@ -9021,12 +9767,12 @@ typedef struct ti__rs_layout {
 } ti__rs_layout;
 
 TI__PRIVATE void ti__rs_layout_make(const ti__rs_params *p, ti__rs_layout *l) {
-    size_t off = 0, b;
+    size_t off = 0, b = 0;
     int ok = 1;
     l->acc = 0;
     ok &= ti__mul_size((size_t)p->out[p->rank - 1], 8, &b) && ti__add_size(off, b, &off);
     for (int d = 0; d < p->rank; d++) {
-        size_t n;
+        size_t n = 0;
         ok &= ti__mul_size((size_t)p->out[d], (size_t)p->taps[d], &n);
         ok &= ti__mul_size(n, 8, &b);
         l->w[d] = off;
@@ -9212,10 +9958,16 @@ TI__PRIVATE ti_status ti__resize_run(ti__kctx *k) {
         if (!ext && n_multi == 0 && tl == 1) { /* nearest / copies: exact element moves */
             const char *src = (const char *)x->data + base * es;
             char *dst = (char *)y->data + ybase * es;
-            for (int64_t i = 0; i < W; i++) {
-                if (fl[i]) ti__set_f64(y, ybase + (size_t)i, p.extrap);
-                else memcpy(dst + (size_t)i * es, src + (size_t)(il[i] * xs[last]) * es, es);
+            if (es == 4) { /* float32 / int32: a typed gather */
+                const uint32_t *s4 = (const uint32_t *)(const void *)src;
+                uint32_t *d4 = (uint32_t *)(void *)dst;
+                for (int64_t i = 0; i < W; i++) d4[i] = s4[il[i]];
+            } else {
+                for (int64_t i = 0; i < W; i++)
+                    memcpy(dst + (size_t)i * es, src + (size_t)il[i] * es, es);
             }
+            for (int64_t i = 0; i < W; i++) /* crop positions outside the input */
+                if (fl[i]) ti__set_f64(y, ybase + (size_t)i, p.extrap);
         } else if (!ext) {
             for (int64_t i = 0; i < W; i++) acc[i] = 0.0;
             int64_t tap[TI_MAX_DIMS] = {0}; /* odometer over the taps of the multi-tap dims */
@@ -9279,8 +10031,404 @@ TI__PRIVATE const ti__op ti__ops_resize[] = {
 /* ==== end src/cpu/resize.c ================================================================== */
 
 /* ==== begin src/cpu/rnn.c =================================================================== */
-/* TODO: kernels of group 'rnn' (being written). */
+/* Recurrent layers: RNN, GRU and LSTM (ONNX opsets 7-22): forward, reverse and bidirectional,
+ * layout 0/1, optional bias, sequence_lens, initial states, LSTM peepholes and input_forget,
+ * GRU linear_before_reset, clip, and the activations / activation_alpha / activation_beta
+ * attributes. Reference kernels for float32/float64/float16 computing in double.
+ * Relies on internal.h and core/tensor.c. Must not allocate in a run function: the state
+ * and gate vectors of one (direction, batch) sequence live in the scratch the op asks for. */
+
+enum { TI__RNN_PLAIN, TI__RNN_GRU, TI__RNN_LSTM };
+
+/* Activation functions of the recurrent ops (ONNX RNN spec, "activation functions"). */
+enum {
+    TI__RACT_RELU,
+    TI__RACT_TANH,
+    TI__RACT_SIGMOID,
+    TI__RACT_AFFINE,
+    TI__RACT_LEAKY_RELU,
+    TI__RACT_THRESHOLDED_RELU,
+    TI__RACT_SCALED_TANH,
+    TI__RACT_HARD_SIGMOID,
+    TI__RACT_ELU,
+    TI__RACT_SOFTSIGN,
+    TI__RACT_SOFTPLUS
+};
+
+typedef struct ti__ract {
+    int kind;
+    double alpha, beta;
+} ti__ract;
+
+TI__PRIVATE double ti__ract_apply(const ti__ract *a, double x) {
+    switch (a->kind) {
+    case TI__RACT_RELU: return x > 0.0 ? x : 0.0;
+    case TI__RACT_TANH: return tanh(x);
+    case TI__RACT_SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case TI__RACT_AFFINE: return a->alpha * x + a->beta;
+    case TI__RACT_LEAKY_RELU: return x >= 0.0 ? x : a->alpha * x;
+    case TI__RACT_THRESHOLDED_RELU: return x > a->alpha ? x : 0.0;
+    case TI__RACT_SCALED_TANH: return a->alpha * tanh(a->beta * x);
+    case TI__RACT_HARD_SIGMOID: {
+        double y = a->alpha * x + a->beta;
+        return y < 0.0 ? 0.0 : (y > 1.0 ? 1.0 : y);
+    }
+    case TI__RACT_ELU: return x >= 0.0 ? x : a->alpha * (exp(x) - 1.0);
+    case TI__RACT_SOFTSIGN: return x / (1.0 + fabs(x));
+    case TI__RACT_SOFTPLUS: return log1p(exp(x));
+    default: return x;
+    }
+}
+
+/* Name (case-insensitive, as onnxruntime accepts) -> kind, default alpha/beta, and how many
+ * of activation_alpha / activation_beta the function consumes. */
+TI__PRIVATE int ti__ract_lookup(const char *name, ti__ract *a, int *n_alpha, int *n_beta) {
+    static const struct {
+        const char *name;
+        int kind, n_alpha, n_beta;
+        double alpha, beta;
+    } tab[] = {
+        {"relu", TI__RACT_RELU, 0, 0, 0.0, 0.0},
+        {"tanh", TI__RACT_TANH, 0, 0, 0.0, 0.0},
+        {"sigmoid", TI__RACT_SIGMOID, 0, 0, 0.0, 0.0},
+        {"affine", TI__RACT_AFFINE, 1, 1, 1.0, 0.0},
+        {"leakyrelu", TI__RACT_LEAKY_RELU, 1, 0, 0.01, 0.0},
+        {"thresholdedrelu", TI__RACT_THRESHOLDED_RELU, 1, 0, 1.0, 0.0},
+        {"scaledtanh", TI__RACT_SCALED_TANH, 1, 1, 1.0, 1.0},
+        {"hardsigmoid", TI__RACT_HARD_SIGMOID, 1, 1, 0.2, 0.5},
+        {"elu", TI__RACT_ELU, 1, 0, 1.0, 0.0},
+        {"softsign", TI__RACT_SOFTSIGN, 0, 0, 0.0, 0.0},
+        {"softplus", TI__RACT_SOFTPLUS, 0, 0, 0.0, 0.0},
+    };
+    char low[32];
+    size_t n = strlen(name);
+    if (n >= sizeof low) return 0;
+    for (size_t i = 0; i <= n; i++) {
+        char c = name[i];
+        low[i] = (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
+    }
+    for (size_t i = 0; i < TI__COUNTOF(tab); i++) {
+        if (strcmp(low, tab[i].name) == 0) {
+            a->kind = tab[i].kind;
+            a->alpha = tab[i].alpha;
+            a->beta = tab[i].beta;
+            *n_alpha = tab[i].n_alpha;
+            *n_beta = tab[i].n_beta;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+typedef struct ti__rnn {
+    int kind;
+    int g;      /* gates: 1 RNN, 3 GRU (z, r, h), 4 LSTM (i, o, f, c) */
+    int n_act;  /* activations per direction: 1, 2, 3 */
+    const ti_tensor *x, *w, *r, *bias, *seq, *h0, *c0, *peep;
+    ti_tensor *y, *yh, *yc;
+    int64_t s, b, in, h;
+    int dirs;   /* 1 or 2 */
+    int reverse; /* direction "reverse" (only with dirs == 1) */
+    int layout;
+    double clip; /* <= 0: none */
+    int lbr;     /* GRU linear_before_reset */
+    int input_forget;
+    ti__ract act[2][3];
+} ti__rnn;
+
+TI__PRIVATE int ti__rnn_setup(ti__kctx *k, ti__rnn *p, int set_outputs) {
+    memset(p, 0, sizeof *p);
+    const ti__node *n = k->node;
+    const char *op = n->op;
+    p->kind = strcmp(op, "LSTM") == 0 ? TI__RNN_LSTM : strcmp(op, "GRU") == 0 ? TI__RNN_GRU
+                                                                               : TI__RNN_PLAIN;
+    p->g = p->kind == TI__RNN_LSTM ? 4 : p->kind == TI__RNN_GRU ? 3 : 1;
+    p->n_act = p->kind == TI__RNN_LSTM ? 3 : p->kind == TI__RNN_GRU ? 2 : 1;
+    TI__REQUIRE_INPUT(k, 0);
+    TI__REQUIRE_INPUT(k, 1);
+    TI__REQUIRE_INPUT(k, 2);
+    p->x = k->in[0];
+    p->w = k->in[1];
+    p->r = k->in[2];
+    p->bias = k->n_in > 3 ? k->in[3] : NULL;
+    p->seq = k->n_in > 4 ? k->in[4] : NULL;
+    p->h0 = k->n_in > 5 ? k->in[5] : NULL;
+    p->c0 = p->kind == TI__RNN_LSTM && k->n_in > 6 ? k->in[6] : NULL;
+    p->peep = p->kind == TI__RNN_LSTM && k->n_in > 7 ? k->in[7] : NULL;
+    p->y = k->n_out > 0 ? k->out[0] : NULL;
+    p->yh = k->n_out > 1 ? k->out[1] : NULL;
+    p->yc = p->kind == TI__RNN_LSTM && k->n_out > 2 ? k->out[2] : NULL;
+    const ti_tensor *x = p->x;
+    ti_dtype dt = x->dtype;
+    if (dt != TI_DTYPE_F32 && dt != TI_DTYPE_F64 && dt != TI_DTYPE_F16)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "X dtype %s: float32, float64 or float16 only",
+                         ti_dtype_name(dt));
+    const ti_tensor *same[6];
+    same[0] = p->w, same[1] = p->r, same[2] = p->bias, same[3] = p->h0, same[4] = p->c0,
+    same[5] = p->peep;
+    for (int i = 0; i < 6; i++)
+        if (same[i] != NULL && same[i]->dtype != dt)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "input dtype %s differs from X dtype %s",
+                             ti_dtype_name(same[i]->dtype), ti_dtype_name(dt));
+    const char *dir = ti__attr_s(n, "direction", "forward");
+    if (strcmp(dir, "forward") == 0) p->dirs = 1;
+    else if (strcmp(dir, "reverse") == 0) p->dirs = 1, p->reverse = 1;
+    else if (strcmp(dir, "bidirectional") == 0) p->dirs = 2;
+    else
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "direction '%s' is not forward, reverse or bidirectional", dir);
+    int64_t layout = ti__attr_i(n, "layout", 0);
+    if (layout != 0 && layout != 1)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "layout %lld is not 0 or 1", (long long)layout);
+    p->layout = (int)layout;
+    if (x->rank != 3)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "X has rank %d, expected 3", x->rank);
+    p->s = p->layout ? x->shape[1] : x->shape[0];
+    p->b = p->layout ? x->shape[0] : x->shape[1];
+    p->in = x->shape[2];
+    if (p->r->rank != 3)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "R has rank %d, expected 3", p->r->rank);
+    p->h = ti__attr_i(n, "hidden_size", p->r->shape[2]);
+    int64_t gh = p->g * p->h, dirs = p->dirs;
+    if (p->h <= 0 || p->w->rank != 3 || p->w->shape[0] != dirs || p->w->shape[1] != gh ||
+        p->w->shape[2] != p->in)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "W must have shape [%lld, %lld, %lld]",
+                         (long long)dirs, (long long)gh, (long long)p->in);
+    if (p->r->shape[0] != dirs || p->r->shape[1] != gh || p->r->shape[2] != p->h)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "R must have shape [%lld, %lld, %lld]",
+                         (long long)dirs, (long long)gh, (long long)p->h);
+    if (p->bias != NULL &&
+        (p->bias->rank != 2 || p->bias->shape[0] != dirs || p->bias->shape[1] != 2 * gh))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "B must have shape [%lld, %lld]", (long long)dirs,
+                         (long long)(2 * gh));
+    if (p->seq != NULL &&
+        (!ti__dtype_is_int(p->seq->dtype) || p->seq->rank != 1 || p->seq->shape[0] != p->b))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "sequence_lens must be integer [%lld]",
+                         (long long)p->b);
+    int64_t st[3];
+    st[0] = p->layout ? p->b : dirs;
+    st[1] = p->layout ? dirs : p->b;
+    st[2] = p->h;
+    const ti_tensor *states[2];
+    states[0] = p->h0, states[1] = p->c0;
+    for (int i = 0; i < 2; i++) {
+        const ti_tensor *t = states[i];
+        if (t != NULL && (t->rank != 3 || t->shape[0] != st[0] || t->shape[1] != st[1] ||
+                          t->shape[2] != st[2]))
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "%s must have shape [%lld, %lld, %lld]",
+                             i == 0 ? "initial_h" : "initial_c", (long long)st[0],
+                             (long long)st[1], (long long)st[2]);
+    }
+    if (p->peep != NULL &&
+        (p->peep->rank != 2 || p->peep->shape[0] != dirs || p->peep->shape[1] != 3 * p->h))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "P must have shape [%lld, %lld]", (long long)dirs,
+                         (long long)(3 * p->h));
+    p->clip = ti__attr_get(n, "clip") != NULL ? (double)ti__attr_f(n, "clip", 0.0f) : 0.0;
+    if (ti__attr_get(n, "clip") != NULL && p->clip <= 0.0)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "clip %g must be positive", p->clip);
+    p->lbr = ti__attr_i(n, "linear_before_reset", 0) != 0;
+    p->input_forget = ti__attr_i(n, "input_forget", 0) != 0;
+
+    /* activations: defaults f = Sigmoid (Tanh for RNN), g = h = Tanh */
+    int na, nb;
+    for (int d = 0; d < 2; d++)
+        for (int i = 0; i < 3; i++) {
+            ti__ract_lookup(p->kind != TI__RNN_PLAIN && i == 0 ? "Sigmoid" : "Tanh",
+                            &p->act[d][i], &na, &nb);
+        }
+    const ti__attr *acts = ti__attr_get(n, "activations");
+    if (acts != NULL && acts->type == TI__ATTR_STRINGS && acts->count > 0) {
+        if (acts->count != p->n_act * p->dirs && acts->count != p->n_act)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "activations has %d names, expected %d",
+                             acts->count, p->n_act * p->dirs);
+        int n_alpha, n_beta, ai = 0, bi = 0;
+        const float *alphas = ti__attr_floats(n, "activation_alpha", &n_alpha);
+        const float *betas = ti__attr_floats(n, "activation_beta", &n_beta);
+        for (int i = 0; i < acts->count; i++) {
+            ti__ract *a = &p->act[i / p->n_act][i % p->n_act];
+            if (!ti__ract_lookup(acts->strings[i], a, &na, &nb))
+                return ti__kfail(k, TI_ERR_UNSUPPORTED, "activation '%s' is not supported",
+                                 acts->strings[i]);
+            if (na > 0 && ai < n_alpha) a->alpha = alphas[ai++];
+            if (nb > 0 && bi < n_beta) a->beta = betas[bi++];
+        }
+        if (acts->count == p->n_act && p->dirs == 2)
+            for (int i = 0; i < p->n_act; i++) p->act[1][i] = p->act[0][i];
+    }
+    if (!set_outputs) return TI_OK;
+    int64_t yd[4];
+    if (p->layout) yd[0] = p->b, yd[1] = p->s, yd[2] = dirs, yd[3] = p->h;
+    else yd[0] = p->s, yd[1] = dirs, yd[2] = p->b, yd[3] = p->h;
+    if (p->y != NULL && !ti__set_shape(p->y, dt, 4, yd))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "invalid Y shape");
+    if (p->yh != NULL && !ti__set_shape(p->yh, dt, 3, st))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "invalid Y_h shape");
+    if (p->yc != NULL && !ti__set_shape(p->yc, dt, 3, st))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "invalid Y_c shape");
+    return TI_OK;
+}
+
+TI__PRIVATE int ti__rnn_shape(ti__kctx *k) {
+    ti__rnn p;
+    return ti__rnn_setup(k, &p, 1);
+}
+
+/* Scratch in doubles: h, c, tmp (hidden each), gx, gh (gates * hidden each), x (input). */
+TI__PRIVATE size_t ti__rnn_scratch_doubles(const ti__rnn *p) {
+    return (size_t)(3 * p->h + 2 * p->g * p->h + p->in);
+}
+
+TI__PRIVATE size_t ti__rnn_scratch(ti__kctx *k) {
+    ti__rnn p;
+    if (ti__rnn_setup(k, &p, 0) != TI_OK) return 0;
+    return ti__rnn_scratch_doubles(&p) * sizeof(double);
+}
+
+/* out[o] = sum_i m[(row0 + o) * cols + i] * v[i] for o < rows; m is [dirs, G*H, cols]. */
+TI__PRIVATE void ti__rnn_matvec(const ti_tensor *m, size_t base, int64_t rows, int64_t cols,
+                                const double *v, double *out) {
+    for (int64_t o = 0; o < rows; o++) {
+        size_t off = base + (size_t)(o * cols);
+        double acc = 0.0;
+        switch (m->dtype) {
+        case TI_DTYPE_F32: {
+            const float *w = (const float *)m->data + off;
+            for (int64_t i = 0; i < cols; i++) acc += (double)w[i] * v[i];
+            break;
+        }
+        case TI_DTYPE_F64: {
+            const double *w = (const double *)m->data + off;
+            for (int64_t i = 0; i < cols; i++) acc += w[i] * v[i];
+            break;
+        }
+        default:
+            for (int64_t i = 0; i < cols; i++) acc += ti__get_f64(m, off + (size_t)i) * v[i];
+            break;
+        }
+        out[o] = acc;
+    }
+}
+
+/* Offset of state (dir, batch, 0) in initial_h / Y_h-shaped tensors. */
+TI__PRIVATE size_t ti__rnn_state_off(const ti__rnn *p, int d, int64_t b) {
+    return p->layout ? (size_t)((b * p->dirs + d) * p->h) : (size_t)((d * p->b + b) * p->h);
+}
+
+TI__PRIVATE double ti__rnn_clip(const ti__rnn *p, double v) {
+    if (p->clip > 0.0) v = v < -p->clip ? -p->clip : (v > p->clip ? p->clip : v);
+    return v;
+}
+
+/* Runs one direction over one batch entry for len steps. */
+TI__PRIVATE void ti__rnn_sequence(const ti__rnn *p, int d, int64_t b, int64_t len, double *buf) {
+    const int64_t H = p->h, G = p->g, I = p->in;
+    double *h = buf, *c = h + H, *tmp = c + H, *gx = tmp + H, *gh = gx + G * H, *xv = gh + G * H;
+    int rev = p->dirs == 2 ? d == 1 : p->reverse;
+    size_t so = ti__rnn_state_off(p, d, b);
+    for (int64_t j = 0; j < H; j++) {
+        h[j] = p->h0 != NULL ? ti__get_f64(p->h0, so + (size_t)j) : 0.0;
+        c[j] = p->c0 != NULL ? ti__get_f64(p->c0, so + (size_t)j) : 0.0;
+    }
+    const ti__ract *f = &p->act[d][0], *g = &p->act[d][1 % p->n_act], *ha = &p->act[d][2 % p->n_act];
+    size_t wbase = (size_t)(d * G * H * I), rbase = (size_t)(d * G * H * H);
+    size_t bb = (size_t)(d * 2 * G * H), pb = (size_t)(d * 3 * H);
+#define TI__RNN_WB(i) (p->bias != NULL ? ti__get_f64(p->bias, bb + (size_t)(i)) : 0.0)
+#define TI__RNN_RB(i) (p->bias != NULL ? ti__get_f64(p->bias, bb + (size_t)(G * H + (i))) : 0.0)
+    for (int64_t step = 0; step < len; step++) {
+        int64_t t = rev ? len - 1 - step : step;
+        size_t xo = p->layout ? (size_t)((b * p->s + t) * I) : (size_t)((t * p->b + b) * I);
+        for (int64_t i = 0; i < I; i++) xv[i] = ti__get_f64(p->x, xo + (size_t)i);
+        ti__rnn_matvec(p->w, wbase, G * H, I, xv, gx);
+        if (p->kind == TI__RNN_PLAIN) {
+            ti__rnn_matvec(p->r, rbase, H, H, h, gh);
+            for (int64_t j = 0; j < H; j++)
+                h[j] = ti__ract_apply(f, ti__rnn_clip(p, gx[j] + gh[j] + TI__RNN_WB(j) + TI__RNN_RB(j)));
+        } else if (p->kind == TI__RNN_GRU) {
+            /* gates z, r, h; R_h is applied to h (linear_before_reset) or to r * h */
+            ti__rnn_matvec(p->r, rbase, (p->lbr ? 3 : 2) * H, H, h, gh);
+            for (int64_t j = 0; j < 2 * H; j++)
+                gx[j] = ti__ract_apply(f, ti__rnn_clip(p, gx[j] + gh[j] + TI__RNN_WB(j) + TI__RNN_RB(j)));
+            const double *z = gx, *r = gx + H;
+            if (!p->lbr) {
+                for (int64_t j = 0; j < H; j++) tmp[j] = r[j] * h[j];
+                ti__rnn_matvec(p->r, rbase + (size_t)(2 * H * H), H, H, tmp, gh + 2 * H);
+            }
+            for (int64_t j = 0; j < H; j++) {
+                int64_t q = 2 * H + j;
+                double pre = p->lbr ? gx[q] + TI__RNN_WB(q) + r[j] * (gh[q] + TI__RNN_RB(q))
+                                    : gx[q] + TI__RNN_WB(q) + TI__RNN_RB(q) + gh[q];
+                double hh = ti__ract_apply(g, ti__rnn_clip(p, pre));
+                tmp[j] = (1.0 - z[j]) * hh + z[j] * h[j];
+            }
+            for (int64_t j = 0; j < H; j++) h[j] = tmp[j];
+        } else {
+            /* gates i, o, f, c; peepholes P = [Pi, Po, Pf] */
+            ti__rnn_matvec(p->r, rbase, 4 * H, H, h, gh);
+            for (int64_t j = 0; j < 4 * H; j++) gx[j] += gh[j] + TI__RNN_WB(j) + TI__RNN_RB(j);
+            for (int64_t j = 0; j < H; j++) {
+                double pi = p->peep != NULL ? ti__get_f64(p->peep, pb + (size_t)j) : 0.0;
+                double po = p->peep != NULL ? ti__get_f64(p->peep, pb + (size_t)(H + j)) : 0.0;
+                double pf = p->peep != NULL ? ti__get_f64(p->peep, pb + (size_t)(2 * H + j)) : 0.0;
+                double ig = ti__ract_apply(f, ti__rnn_clip(p, gx[j] + pi * c[j]));
+                double fg = p->input_forget
+                                ? 1.0 - ig
+                                : ti__ract_apply(f, ti__rnn_clip(p, gx[2 * H + j] + pf * c[j]));
+                double cg = ti__ract_apply(g, ti__rnn_clip(p, gx[3 * H + j]));
+                double cn = fg * c[j] + ig * cg;
+                double og = ti__ract_apply(f, ti__rnn_clip(p, gx[H + j] + po * cn));
+                c[j] = cn;
+                h[j] = og * ti__ract_apply(ha, cn);
+            }
+        }
+        if (p->y != NULL) {
+            size_t yo = p->layout ? (size_t)(((b * p->s + t) * p->dirs + d) * H)
+                                  : (size_t)(((t * p->dirs + d) * p->b + b) * H);
+            for (int64_t j = 0; j < H; j++) ti__set_f64(p->y, yo + (size_t)j, h[j]);
+        }
+    }
+#undef TI__RNN_WB
+#undef TI__RNN_RB
+    /* steps past this entry's length stay zero in Y */
+    if (p->y != NULL)
+        for (int64_t t = len; t < p->s; t++) {
+            size_t yo = p->layout ? (size_t)(((b * p->s + t) * p->dirs + d) * H)
+                                  : (size_t)(((t * p->dirs + d) * p->b + b) * H);
+            for (int64_t j = 0; j < H; j++) ti__set_f64(p->y, yo + (size_t)j, 0.0);
+        }
+    for (int64_t j = 0; j < H; j++) {
+        if (p->yh != NULL) ti__set_f64(p->yh, so + (size_t)j, h[j]);
+        if (p->yc != NULL) ti__set_f64(p->yc, so + (size_t)j, c[j]);
+    }
+}
+
+TI__PRIVATE ti_status ti__rnn_run(ti__kctx *k) {
+    ti__rnn p;
+    int st = ti__rnn_setup(k, &p, 0);
+    if (st != TI_OK) return (ti_status)st;
+    size_t need = ti__rnn_scratch_doubles(&p) * sizeof(double);
+    if (k->scratch == NULL || k->scratch_bytes < need)
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small (%zu)",
+                         k->scratch_bytes, need);
+    if (p.seq != NULL)
+        for (int64_t b = 0; b < p.b; b++) {
+            int64_t len = ti__get_i64(p.seq, (size_t)b);
+            if (len < 0 || len > p.s)
+                return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                                 "sequence_lens[%lld] = %lld is outside [0, %lld]", (long long)b,
+                                 (long long)len, (long long)p.s);
+        }
+    for (int d = 0; d < p.dirs; d++)
+        for (int64_t b = 0; b < p.b; b++) {
+            int64_t len = p.seq != NULL ? ti__get_i64(p.seq, (size_t)b) : p.s;
+            ti__rnn_sequence(&p, d, b, len, (double *)k->scratch);
+        }
+    return TI_OK;
+}
+
 TI__PRIVATE const ti__op ti__ops_rnn[] = {
+    {"RNN", ti__rnn_shape, ti__rnn_run, ti__rnn_scratch, 0},
+    {"GRU", ti__rnn_shape, ti__rnn_run, ti__rnn_scratch, 0},
+    {"LSTM", ti__rnn_shape, ti__rnn_run, ti__rnn_scratch, 0},
     {NULL, NULL, NULL, NULL, 0}
 };
 /* ==== end src/cpu/rnn.c ===================================================================== */
@@ -9330,17 +10478,10 @@ TI__PRIVATE float ti__softplus_f(float x) {
 TI__PRIVATE double ti__softplus_d(double x) {
     return x > 0.0 ? x + log1p(exp(-x)) : log1p(exp(x));
 }
-/* 1 / (1 + exp(-x)), written so that exp never overflows */
-TI__PRIVATE float ti__sigmoid_f(float x) {
-    if (x >= 0.0f) return 1.0f / (1.0f + expf(-x));
-    float e = expf(x);
-    return e / (1.0f + e);
-}
-TI__PRIVATE double ti__sigmoid_d(double x) {
-    if (x >= 0.0) return 1.0 / (1.0 + exp(-x));
-    double e = exp(x);
-    return e / (1.0 + e);
-}
+/* 1 / (1 + exp(-x)), the same formula as the fused TI__ACT_SIGMOID. Below x = -88, exp(-x)
+ * overflows to inf and the result is 0 (the true value is under 1e-38). */
+TI__PRIVATE float ti__sigmoid_f(float x) { return 1.0f / (1.0f + expf(-x)); }
+TI__PRIVATE double ti__sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
 /* Gelu: mode 0 exact (erf), mode 1 the tanh approximation. */
 TI__PRIVATE float ti__gelu_f(float x, int mode) {
     if (mode == 1) {
@@ -10587,7 +11728,8 @@ TI__PRIVATE void ti__ox_printable(char *buf, size_t cap, const uint8_t *s, size_
 TI__PRIVATE ti_status ti__ox_wire_fail(ti__ox *x, const ti__pb *c, int kind, const char *what) {
     char d[200];
     ti__pb_describe(c, ti__ox_field_name(kind, c->fault_field), d, sizeof d);
-    if (what == NULL) return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file, "not an ONNX model: %s", d);
+    if (what == NULL)
+        return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file, "not an ONNX model: %s", d);
     return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file, "malformed %s: %s", what, d);
 }
 
@@ -10981,6 +12123,8 @@ TI_API ti_status ti_tensor_decode_onnx(const void *bytes, size_t size, ti_tensor
     ti_status st = ti__ox_tensor_scan(&x, &c, "tensor", &t);
     if (st != TI_OK) return st;
     ti_dtype dt = ti__ox_dtype(t.type);
+    if (t.type == 0)
+        return ti__fail(err, TI_ERR_BAD_MODEL, x.file, "%s has no data_type", t.label);
     if (dt == TI_DTYPE_UNKNOWN)
         return ti__fail(err, TI_ERR_UNSUPPORTED, x.file, "%s has data type %lld (%s)", t.label,
                         (long long)t.type, ti__ox_type_name(t.type));
@@ -11207,6 +12351,26 @@ TI__PRIVATE ti_status ti__ox_vinfo_apply(ti__ox *x, int v, const ti__ox_vinfo *v
 
 /* ---- AttributeProto ------------------------------------------------------------------ */
 
+/* ti__fail_node for node i of the file; unnamed nodes get their position in the reason. */
+TI__PRIVATE ti_status ti__ox_node_fail(ti__ox *x, ti_status code, int i, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+TI__PRIVATE ti_status ti__ox_node_fail(ti__ox *x, ti_status code, int i, const char *fmt, ...) {
+    const ti__node *n = &x->m->nodes[i];
+    char reason[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    if (n->name[0] != 0)
+        return ti__fail_node(x->err, code, x->file, i, n->name, n->op, "%s", reason);
+    return ti__fail_node(x->err, code, x->file, i, n->name, n->op, "%s (node %d of the graph)",
+                         reason, i);
+}
+
+
 TI__PRIVATE ti_status ti__ox_attr(ti__ox *x, ti__pb *parent, const ti__pb_field *af,
                                   int node_index, const ti__node *n, int k, ti__attr *a) {
     ti_model *m = x->m;
@@ -11249,9 +12413,9 @@ TI__PRIVATE ti_status ti__ox_attr(ti__ox *x, ti__pb *parent, const ti__pb_field 
         ref = last[21].data;
         char pref[96];
         ti__ox_printable(pref, sizeof pref, ref, last[21].len);
-        return ti__fail_node(x->err, TI_ERR_UNSUPPORTED, x->file, node_index, n->name, n->op,
-                             "attribute '%s' refers to '%s' (ref_attr_name is only valid inside "
-                             "functions)", a->name, pref);
+        return ti__ox_node_fail(x, TI_ERR_UNSUPPORTED, node_index,
+                                "attribute '%s' refers to '%s' (ref_attr_name is only valid "
+                                "inside functions)", a->name, pref);
     }
     if (has[20]) type = ti__pb_as_i64(last[20].u);
     if (type == 0) { /* old writers omit `type`: infer it from the field that is set */
@@ -11273,21 +12437,21 @@ TI__PRIVATE ti_status ti__ox_attr(ti__ox *x, ti__pb *parent, const ti__pb_field 
     case 10: a->type = TI__ATTR_GRAPHS; a->count = (int)TI__MIN(cnt[11], (size_t)INT_MAX);
         return TI_OK;
     case 11: case 12:
-        return ti__fail_node(x->err, TI_ERR_UNSUPPORTED, x->file, node_index, n->name, n->op,
-                             "attribute '%s' is a sparse tensor", a->name);
+        return ti__ox_node_fail(x, TI_ERR_UNSUPPORTED, node_index,
+                                "attribute '%s' is a sparse tensor", a->name);
     case 13: case 14: a->type = TI__ATTR_NONE; return TI_OK; /* type protos: no op we run */
     case 4: case 6: case 7: case 8: case 9: break;
     default:
-        return ti__fail_node(x->err, TI_ERR_BAD_MODEL, x->file, node_index, n->name, n->op,
-                             "attribute '%s' has unknown type %lld", a->name, (long long)type);
+        return ti__ox_node_fail(x, TI_ERR_BAD_MODEL, node_index,
+                                "attribute '%s' has unknown type %lld", a->name, (long long)type);
     }
     count = type == 4 ? 1 : cnt[type + 1]; /* FLOATS 6 -> field 7, ..., TENSORS 9 -> field 10 */
     if (count > (size_t)INT_MAX / 16)
-        return ti__fail_node(x->err, TI_ERR_BAD_MODEL, x->file, node_index, n->name, n->op,
-                             "attribute '%s' has %zu elements", a->name, count);
+        return ti__ox_node_fail(x, TI_ERR_BAD_MODEL, node_index,
+                                "attribute '%s' has %zu elements", a->name, count);
     if (type == 4 && !has[5])
-        return ti__fail_node(x->err, TI_ERR_BAD_MODEL, x->file, node_index, n->name, n->op,
-                             "attribute '%s' of type TENSOR has no tensor", a->name);
+        return ti__ox_node_fail(x, TI_ERR_BAD_MODEL, node_index,
+                                "attribute '%s' of type TENSOR has no tensor", a->name);
     a->count = (int)count;
     a->type = type == 4 ? TI__ATTR_TENSOR : type == 6 ? TI__ATTR_FLOATS : type == 7
             ? TI__ATTR_INTS : type == 8 ? TI__ATTR_STRINGS : TI__ATTR_TENSORS;
@@ -11332,8 +12496,8 @@ TI__PRIVATE ti_status ti__ox_attr(ti__ox *x, ti__pb *parent, const ti__pb_field 
     }
     if (c.fault) return ti__ox_wire_fail(x, &c, TI__OX_ATTR, label);
     if (i != count)
-        return ti__fail_node(x->err, TI_ERR_BAD_MODEL, x->file, node_index, n->name, n->op,
-                             "attribute '%s': decoded %zu of %zu values", a->name, i, count);
+        return ti__ox_node_fail(x, TI_ERR_BAD_MODEL, node_index,
+                                "attribute '%s': decoded %zu of %zu values", a->name, i, count);
     return TI_OK;
 }
 
@@ -11377,7 +12541,7 @@ TI__PRIVATE ti_status ti__ox_node(ti__ox *x, ti__pb *parent, const ti__pb_field 
     if (ti__ox_streq(str[2], str_len[2], "ai.onnx")) str_len[2] = 0;
     const char *s[3];
     for (int i = 0; i < 3; i++) {
-        s[i] = ti__pool_strndup(&m->pool, str[i] ? (const char *)str[i] : "", str_len[i]);
+        s[i] = str_len[i] ? ti__pool_strndup(&m->pool, (const char *)str[i], str_len[i]) : "";
         if (s[i] == NULL) return ti__ox_oom(x);
     }
     n->name = s[0];
@@ -11407,6 +12571,7 @@ TI__PRIVATE ti_status ti__ox_node(ti__ox *x, ti__pb *parent, const ti__pb_field 
 
 /* ---- validation and topological order ------------------------------------------------ */
 
+
 /* Checks that every node input is defined and every value has one producer, then puts the
  * nodes in topological order (kept as is when the file already has one; otherwise Kahn's
  * algorithm taking the lowest file index first, so the order stays close to the file's). */
@@ -11434,9 +12599,9 @@ TI__PRIVATE ti_status ti__ox_validate(ti__ox *x) {
                 if (prod[v] >= 0)
                     snprintf(other, sizeof other, " ('%s', %s)", m->nodes[prod[v]].name,
                              m->nodes[prod[v]].op);
-                st = ti__fail_node(x->err, TI_ERR_BAD_MODEL, x->file, i, n->name, n->op,
-                                   "output '%s' is also produced by %s%s", m->values[v].name, by,
-                                   other);
+                st = ti__ox_node_fail(x, TI_ERR_BAD_MODEL, i,
+                                      "output '%s' is also produced by %s%s", m->values[v].name,
+                                      by, other);
             }
             prod[v] = i;
         }
@@ -11447,9 +12612,9 @@ TI__PRIVATE ti_status ti__ox_validate(ti__ox *x) {
             int v = n->inputs[k];
             if (v < 0) continue;
             if (prod[v] == -1)
-                st = ti__fail_node(x->err, TI_ERR_BAD_MODEL, x->file, i, n->name, n->op,
-                                   "input '%s' is not produced by any node, graph input or "
-                                   "initializer", m->values[v].name);
+                st = ti__ox_node_fail(x, TI_ERR_BAD_MODEL, i,
+                                      "input '%s' is not produced by any node, graph input or "
+                                      "initializer", m->values[v].name);
             if (prod[v] >= 0) edges++;
             if (prod[v] >= i) sorted = 0;
         }
@@ -11533,8 +12698,8 @@ TI__PRIVATE ti_status ti__ox_validate(ti__ox *x) {
                     }
                 }
             }
-            st = ti__fail_node(x->err, TI_ERR_BAD_MODEL, x->file, u, m->nodes[u].name,
-                               m->nodes[u].op, "the graph has a cycle through this node");
+            st = ti__ox_node_fail(x, TI_ERR_BAD_MODEL, u,
+                                  "the graph has a cycle through this node");
         } else {
             for (int i = 0; i < nn; i++) nodes[i] = m->nodes[order[i]];
             ti__free(al, m->nodes, sizeof(ti__node) * (size_t)m->cap_nodes);
@@ -11645,8 +12810,8 @@ TI__PRIVATE ti_status ti__ox_model(ti__ox *x, const uint8_t *data, size_t size) 
     ti_model *m = x->m;
     ti__pb c, oc, g;
     ti__pb_field f, of, gf;
-    int64_t ir_version = 0, opset = -1;
-    int n_graphs = 0;
+    int64_t ir_version = 0, opset = 0;
+    int n_graphs = 0, has_opset = 0;
     if (size == 0) return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file, "not an ONNX model: empty");
     ti__pb_init(&c, data, size);
     memset(&gf, 0, sizeof gf);
@@ -11662,7 +12827,10 @@ TI__PRIVATE ti_status ti__ox_model(ti__ox *x, const uint8_t *data, size_t size) 
                 if (of.num == 2 && ti__pb_expect(&oc, &of, 0)) version = ti__pb_as_i64(of.u);
             }
             ti__pb_take_fault(&c, &oc);
-            if (dom_len == 0 || ti__ox_streq(dom, dom_len, "ai.onnx")) opset = version;
+            if (dom_len == 0 || ti__ox_streq(dom, dom_len, "ai.onnx")) {
+                opset = version;
+                has_opset = 1;
+            }
         }
     }
     if (c.fault) return ti__ox_wire_fail(x, &c, TI__OX_MODEL, NULL);
@@ -11672,8 +12840,8 @@ TI__PRIVATE ti_status ti__ox_model(ti__ox *x, const uint8_t *data, size_t size) 
         return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file, "the model has %d graphs", n_graphs);
     /* IR versions 1 and 2 predate opset_import and mean opset 1; newer opsets than the
      * kernels know are recorded as they are (kernels follow the latest semantics they know) */
-    if (opset < 0) opset = ir_version < 3 ? 1 : 0;
-    if (opset > INT_MAX)
+    if (!has_opset) opset = ir_version < 3 ? 1 : 0;
+    if ((has_opset && opset < 1) || opset > INT_MAX)
         return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file, "opset version %lld is not valid",
                         (long long)opset);
     m->opset = (int)opset;
@@ -11685,9 +12853,8 @@ TI__PRIVATE ti_status ti__ox_model(ti__ox *x, const uint8_t *data, size_t size) 
     if (m->opset == 0)
         for (int i = 0; i < m->n_nodes; i++)
             if (m->nodes[i].domain[0] == 0)
-                return ti__fail_node(x->err, TI_ERR_BAD_MODEL, x->file, i, m->nodes[i].name,
-                                     m->nodes[i].op, "the model imports no opset of the default "
-                                     "ONNX domain (opset_import)");
+                return ti__ox_node_fail(x, TI_ERR_BAD_MODEL, i, "the model imports no opset of "
+                                        "the default ONNX domain (opset_import)");
     return TI_OK;
 }
 
@@ -11851,6 +13018,11 @@ TI_API int ti_model_num_nodes(const ti_model *m) { return m ? m->n_nodes : 0; }
 TI_API const char *ti_model_node_op(const ti_model *m, int i) {
     return m && i >= 0 && i < m->n_nodes ? m->nodes[i].op : NULL;
 }
+TI_API const char *ti_model_node_domain(const ti_model *m, int i) {
+    return m && i >= 0 && i < m->n_nodes ? m->nodes[i].domain : NULL;
+}
+TI_API ti_format ti_model_format(const ti_model *m) { return m ? m->format : TI_FORMAT_AUTO; }
+TI_API int ti_model_opset(const ti_model *m) { return m && m->format == TI_FORMAT_ONNX ? m->opset : 0; }
 TI_API const char *ti_model_node_name(const ti_model *m, int i) {
     return m && i >= 0 && i < m->n_nodes ? m->nodes[i].name : NULL;
 }

@@ -155,6 +155,11 @@ TI_API int ti_model_num_nodes(const ti_model *m);
 TI_API const char *ti_model_node_op(const ti_model *m, int i);
 /* Name of node i, "" when the file gives none; NULL when out of range. */
 TI_API const char *ti_model_node_name(const ti_model *m, int i);
+/* Domain of node i ("" for the default ONNX domain); NULL when out of range. */
+TI_API const char *ti_model_node_domain(const ti_model *m, int i);
+/* The file's format, and the opset of the default ONNX domain (0 for other formats). */
+TI_API ti_format ti_model_format(const ti_model *m);
+TI_API int ti_model_opset(const ti_model *m);
 /* 1 when this build can run the op (domain "" or "ai.onnx" for ONNX ops), else 0. */
 TI_API int ti_op_supported(const char *domain, const char *op);
 /* Total elements of all constant tensors (weights). */

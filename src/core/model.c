@@ -142,6 +142,11 @@ TI_API int ti_model_num_nodes(const ti_model *m) { return m ? m->n_nodes : 0; }
 TI_API const char *ti_model_node_op(const ti_model *m, int i) {
     return m && i >= 0 && i < m->n_nodes ? m->nodes[i].op : NULL;
 }
+TI_API const char *ti_model_node_domain(const ti_model *m, int i) {
+    return m && i >= 0 && i < m->n_nodes ? m->nodes[i].domain : NULL;
+}
+TI_API ti_format ti_model_format(const ti_model *m) { return m ? m->format : TI_FORMAT_AUTO; }
+TI_API int ti_model_opset(const ti_model *m) { return m && m->format == TI_FORMAT_ONNX ? m->opset : 0; }
 TI_API const char *ti_model_node_name(const ti_model *m, int i) {
     return m && i >= 0 && i < m->n_nodes ? m->nodes[i].name : NULL;
 }

@@ -98,7 +98,7 @@ TI__PRIVATE uint16_t ti__f32_to_f16(float f) {
     if (absx < 0x38800000u) { /* subnormal or zero in half */
         if (absx < 0x33000000u) return (uint16_t)sign;
         uint32_t e = absx >> 23, man = (absx & 0x7fffff) | 0x800000;
-        int shift = (int)(126 - e) + 1 + 13;
+        int shift = (int)(126 - e); /* value = man * 2^(e-150); half's unit is 2^-24 */
         uint32_t r = man >> shift, rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
         if (rem > half || (rem == half && (r & 1))) r++;
         return (uint16_t)(sign | r);

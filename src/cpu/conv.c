@@ -10,8 +10,9 @@ TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_
                                const float *A, size_t lda, const float *B, size_t ldb, float beta,
                                float *C, size_t ldc, ti__threadpool *tp);
 
-/* Floats of im2col / col2im scratch to aim for (2 MiB): a tile that stays in L2/L3. */
-#define TI__CONV_TILE_FLOATS ((size_t)1 << 19)
+/* Floats of im2col / col2im scratch to aim for (8 MiB): large tiles make large GEMMs, which
+ * split well across threads, and few tiles mean few synchronisations. */
+#define TI__CONV_TILE_FLOATS ((size_t)1 << 21)
 
 /* Geometry of a (transposed) convolution. Spatial arrays are D, H, W: slot 3 - nd + i
  * holds spatial axis i; unused leading slots are size 1, stride 1, no padding. */
@@ -23,7 +24,8 @@ typedef struct ti__convp {
 } ti__convp;
 
 /* An INTS attribute of nd values (2*nd for pads) or the default; fails on a wrong count. */
-TI__PRIVATE ti_status ti__conv_ints(ti__kctx *k, const char *name, int want, int64_t def, int64_t *out) {
+TI__PRIVATE ti_status ti__conv_ints(ti__kctx *k, const char *name, int want, int64_t def,
+                                    int64_t *out) {
     int cnt;
     const int64_t *v = ti__attr_ints(k->node, name, &cnt);
     if (v != NULL && cnt != want)
@@ -146,8 +148,8 @@ TI__PRIVATE ti_status ti__conv_params(ti__kctx *k, int transpose, ti__convp *p) 
         }
         if (out <= 0)
             return ti__kfail(k, TI_ERR_BAD_MODEL,
-                             "output spatial dim %d would be %lld (input %lld, kernel %lld, "
-                             "stride %lld, dilation %lld, pads %lld+%lld)",
+                             "output size on spatial axis %d would be %lld (input %lld, kernel "
+                             "%lld, stride %lld, dilation %lld, pads %lld+%lld)",
                              i, (long long)out, (long long)in, (long long)ks[i],
                              (long long)st[i], (long long)dl[i], (long long)pb, (long long)pe);
         int j = 3 - nd + i;
@@ -205,8 +207,12 @@ TI__PRIVATE int ti__conv_shape_common(ti__kctx *k, int transpose) {
     return ti__conv_set_out(k, &p, b, x->dtype);
 }
 
-TI__PRIVATE int ti__conv_shape(ti__kctx *k) { return ti__conv_shape_common(k, 0); }
-TI__PRIVATE int ti__convtr_shape(ti__kctx *k) { return ti__conv_shape_common(k, 1); }
+TI__PRIVATE int ti__conv_shape(ti__kctx *k) {
+    return ti__conv_shape_common(k, 0);
+}
+TI__PRIVATE int ti__convtr_shape(ti__kctx *k) {
+    return ti__conv_shape_common(k, 1);
+}
 
 /* Which float32 path a Conv takes: direct for depthwise-like groups (GEMM rows < 4),
  * a plain GEMM on X for 1x1 / stride 1 / no pads, im2col tiles otherwise. */
@@ -246,8 +252,12 @@ TI__PRIVATE size_t ti__conv_scratch_common(ti__kctx *k, int transpose) {
     }
     return rows * ti__conv_tile_cols(rows, cols) * sizeof(float);
 }
-TI__PRIVATE size_t ti__conv_scratch(ti__kctx *k) { return ti__conv_scratch_common(k, 0); }
-TI__PRIVATE size_t ti__convtr_scratch(ti__kctx *k) { return ti__conv_scratch_common(k, 1); }
+TI__PRIVATE size_t ti__conv_scratch(ti__kctx *k) {
+    return ti__conv_scratch_common(k, 0);
+}
+TI__PRIVATE size_t ti__convtr_scratch(ti__kctx *k) {
+    return ti__conv_scratch_common(k, 1);
+}
 
 /* Output positions o in [lo, hi) of one axis where i = o*s - pad + kk*d is inside [0, n). */
 TI__PRIVATE void ti__conv_valid(int64_t n, int64_t s, int64_t pad, int64_t kk, int64_t d,
@@ -315,7 +325,8 @@ TI__PRIVATE void ti__conv_bias_act(void *ctx, size_t begin, size_t end) {
             if (bv != 0.0f)
                 for (size_t i = 0; i < sp; i++) y[i] += bv;
         } else {
-            for (size_t i = 0; i < sp; i++) y[i] = ti__act_apply(j->act, j->act_a, j->act_b, y[i] + bv);
+            for (size_t i = 0; i < sp; i++)
+                y[i] = ti__act_apply(j->act, j->act_a, j->act_b, y[i] + bv);
         }
     }
 }
@@ -338,9 +349,12 @@ TI__PRIVATE void ti__conv_direct(void *ctx, size_t begin, size_t end) {
                     for (int64_t kw = 0; kw < p->k[2]; kw++) {
                         float wv = wk[(kd * p->k[1] + kh) * p->k[2] + kw];
                         int64_t dlo, dhi, hlo, hhi, wlo, whi;
-                        ti__conv_valid(p->in[0], p->s[0], p->pb[0], kd, p->d[0], p->out[0], &dlo, &dhi);
-                        ti__conv_valid(p->in[1], p->s[1], p->pb[1], kh, p->d[1], p->out[1], &hlo, &hhi);
-                        ti__conv_valid(p->in[2], p->s[2], p->pb[2], kw, p->d[2], p->out[2], &wlo, &whi);
+                        ti__conv_valid(p->in[0], p->s[0], p->pb[0], kd, p->d[0], p->out[0],
+                                       &dlo, &dhi);
+                        ti__conv_valid(p->in[1], p->s[1], p->pb[1], kh, p->d[1], p->out[1],
+                                       &hlo, &hhi);
+                        ti__conv_valid(p->in[2], p->s[2], p->pb[2], kw, p->d[2], p->out[2],
+                                       &wlo, &whi);
                         int64_t sw = p->s[2], woff = kw * p->d[2] - p->pb[2];
                         for (int64_t od = dlo; od < dhi; od++) {
                             int64_t id = od * p->s[0] - p->pb[0] + kd * p->d[0];
@@ -348,7 +362,8 @@ TI__PRIVATE void ti__conv_direct(void *ctx, size_t begin, size_t end) {
                                 int64_t ih = oh * p->s[1] - p->pb[1] + kh * p->d[1];
                                 const float *src = xc + ((size_t)id * (size_t)p->in[1] +
                                                          (size_t)ih) * (size_t)p->in[2];
-                                float *dst = y + ((size_t)od * (size_t)p->out[1] + (size_t)oh) * ow_n;
+                                float *dst =
+                                    y + ((size_t)od * (size_t)p->out[1] + (size_t)oh) * ow_n;
                                 if (sw == 1) {
                                     const float *s1 = src + woff;
                                     for (int64_t ow = wlo; ow < whi; ow++) dst[ow] += wv * s1[ow];
@@ -377,7 +392,7 @@ TI__PRIVATE ti_status ti__conv_run_f32(ti__kctx *k, const ti__convp *p) {
     j.act_b = k->node->act_b;
     size_t planes = (size_t)(p->n * p->m), kdim = (size_t)p->cg * p->kprod;
     int path = ti__conv_path(p);
-    if (path == TI__CONV_DIRECT) {
+    if (path == TI__CONV_DIRECT || kdim == 0) { /* kdim 0 (no input channels): bias only */
         size_t work = p->out_sp * kdim;
         ti__parallel_for(k->tp, planes, work > 65536 ? 1 : 65536 / (work + 1) + 1,
                          ti__conv_direct, &j);
@@ -441,14 +456,18 @@ TI__PRIVATE void ti__conv_generic(const ti__kctx *k, const ti__convp *p) {
                                     for (int64_t kw = 0; kw < p->k[2]; kw++) {
                                         int64_t iw = ow * p->s[2] - p->pb[2] + kw * p->d[2];
                                         if (iw < 0 || iw >= p->in[2]) continue;
-                                        size_t xi = (size_t)((((n * p->c + g * p->cg + ic) * p->in[0] + id) * p->in[1] + ih) * p->in[2] + iw);
-                                        size_t wi = (size_t)((((m * p->cg + ic) * p->k[0] + kd) * p->k[1] + kh) * p->k[2] + kw);
+                                        size_t xi = (size_t)(n * p->c + g * p->cg + ic) *
+                                                        p->in_sp +
+                                                    (size_t)((id * p->in[1] + ih) * p->in[2] + iw);
+                                        size_t wi = (size_t)(m * p->cg + ic) * p->kprod +
+                                                    (size_t)((kd * p->k[1] + kh) * p->k[2] + kw);
                                         s += ti__get_f64(x, xi) * ti__get_f64(w, wi);
                                     }
                                 }
                             }
                         if (k->node->act != TI__ACT_NONE)
-                            s = ti__act_apply(k->node->act, k->node->act_a, k->node->act_b, (float)s);
+                            s = ti__act_apply(k->node->act, k->node->act_a, k->node->act_b,
+                                              (float)s);
                         ti__set_f64(y, o, s);
                     }
         }
@@ -525,15 +544,17 @@ TI__PRIVATE ti_status ti__convtr_run_f32(ti__kctx *k, const ti__convp *p) {
     size_t planes = (size_t)(p->n * p->m), mg = (size_t)p->mg, cg = (size_t)p->cg;
     size_t rows = mg * p->kprod, grain = TI__MAX((size_t)1, 65536 / (p->out_sp + 1));
     ti__parallel_for(k->tp, planes, grain, ti__convtr_fill, &j);
-    size_t nt = ti__conv_tile_cols(rows, p->in_sp);
-    if (nt * rows * sizeof(float) > k->scratch_bytes || k->scratch == NULL)
+    /* no input channels: the output is the bias alone */
+    size_t nt = rows == 0 || cg == 0 ? 0 : ti__conv_tile_cols(rows, p->in_sp);
+    if (nt != 0 && (nt * rows * sizeof(float) > k->scratch_bytes || k->scratch == NULL)) {
         nt = k->scratch_bytes / (rows * sizeof(float));
-    if (nt == 0)
-        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
-                         "scratch of %zu bytes is too small for one col2im column",
-                         k->scratch_bytes);
+        if (nt == 0)
+            return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                             "scratch of %zu bytes is too small for one col2im column",
+                             k->scratch_bytes);
+    }
     j.col = (float *)k->scratch;
-    for (size_t n = 0; n < (size_t)p->n; n++)
+    for (size_t n = 0; n < (size_t)p->n && nt != 0; n++)
         for (size_t g = 0; g < (size_t)p->group; g++) {
             const float *xg = x + (n * (size_t)p->c + g * cg) * p->in_sp;
             const float *wg = w + g * cg * rows; /* cg x rows, row-major */
@@ -641,7 +662,8 @@ TI__PRIVATE ti_status ti__convint_run(ti__kctx *k) {
     for (int64_t n = 0; n < p.n; n++)
         for (int64_t m = 0; m < p.m; m++) {
             int64_t g = m / p.mg;
-            int32_t zw = wz == NULL ? 0 : (int32_t)ti__get_i64(wz, ti__numel(wz) == 1 ? 0 : (size_t)m);
+            size_t zi = wz != NULL && ti__numel(wz) > 1 ? (size_t)m : 0;
+            int32_t zw = wz == NULL ? 0 : (int32_t)ti__get_i64(wz, zi);
             for (int64_t od = 0; od < p.out[0]; od++)
                 for (int64_t oh = 0; oh < p.out[1]; oh++)
                     for (int64_t ow = 0; ow < p.out[2]; ow++, o++) {

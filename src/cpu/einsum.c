@@ -302,6 +302,7 @@ typedef struct ti__ein_job {
     const int64_t *tb, *tm, *tn, *tk;
     size_t m, n, kk;
     int64_t bstep, ostep; /* n offsets are j * step in B and O; 0 when not affine */
+    int kdot;             /* k offsets are q in both A and B (contiguous summed labels) */
 } ti__ein_job;
 
 /* rows [begin, end) of batch * m: O[b, i, :] = sum over k of A[b, i, k] * B[b, k, :] */
@@ -311,7 +312,19 @@ TI__PRIVATE void ti__ein_rows(void *ctx, size_t begin, size_t end) {
         size_t bi = r / j->m, mi = r % j->m;
         const int64_t *tb = j->tb + 3 * bi, *tm = j->tm + 3 * mi;
         float *o = j->o + tb[2] + tm[2];
-        if (j->ostep == 1 && j->bstep == 1) {
+        if (j->kdot) { /* summed labels contiguous in A and B: dot products */
+            const float *a = j->a + tb[0] + tm[0];
+            for (size_t n = 0; n < j->n; n++) {
+                const float *b = j->b + tb[1] + j->tn[3 * n + 1];
+                float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}; /* 8 lanes: vectorisable */
+                size_t q = 0;
+                for (; q + 8 <= j->kk; q += 8)
+                    for (int l = 0; l < 8; l++) acc[l] += a[q + l] * b[q + l];
+                for (; q < j->kk; q++) acc[0] += a[q] * b[q];
+                o[j->tn[3 * n + 2]] = ((acc[0] + acc[4]) + (acc[1] + acc[5])) +
+                                      ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+            }
+        } else if (j->ostep == 1 && j->bstep == 1) {
             for (size_t n = 0; n < j->n; n++) o[n] = 0.0f;
             for (size_t q = 0; q < j->kk; q++) {
                 const int64_t *tk = j->tk + 3 * q;
@@ -360,6 +373,10 @@ TI__PRIVATE ti_status ti__ein_fast(ti__kctx *k, const ti__ein *e) {
     j.bstep = j.ostep = 1; /* contiguous n in B and O: the vectorisable loop */
     for (size_t n = 0; n < j.n; n++)
         if (j.tn[3 * n + 1] != (int64_t)n || j.tn[3 * n + 2] != (int64_t)n) j.bstep = j.ostep = 0;
+    j.kdot = j.kk > 1;
+    for (size_t q = 0; q < j.kk && j.kdot; q++)
+        if (j.tk[3 * q] != (int64_t)q || j.tk[3 * q + 1] != (int64_t)q) j.kdot = 0;
+    if (j.bstep == 1 && j.kk < 16) j.kdot = 0; /* short sums: the row form vectorises better */
     size_t rows = g.count[TI__EIN_G_BATCH] * j.m;
     if (rows == 0 || j.n == 0) return TI_OK;
     size_t work = j.n * (j.kk ? j.kk : 1);

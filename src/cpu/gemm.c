@@ -2,7 +2,7 @@
  * MatMulInteger, plus the blocked float32 GEMM (ti__sgemm_ref) that conv.c also calls.
  * float32 runs the blocked GEMM; other dtypes run a plain generic loop. Relies on
  * tensor.c element access and the thread pool. Must not allocate: GEMM packing buffers
- * live on the stack (32 KiB at most, so small worker-thread stacks suffice). */
+ * live on the stack (about 35 KiB, so small worker-thread stacks suffice). */
 
 /* Register tile of the micro-kernel (MR rows x NR columns of C held in accumulators) and
  * the cache blocks: a KC x NC panel of B is packed once and reused for every MR rows. */

@@ -170,7 +170,7 @@ TI__PRIVATE int ti__cos_value(ti__kctx *k, ti_dtype *dt, unsigned char *val) {
 TI__PRIVATE int ti__cos_shape(ti__kctx *k) {
     TI__REQUIRE_INPUT(k, 0);
     const ti_tensor *s = k->in[0];
-    ti_dtype dt;
+    ti_dtype dt = TI_DTYPE_UNKNOWN;
     unsigned char val[8];
     int st = ti__cos_value(k, &dt, val);
     if (st != TI_OK) return st;
@@ -192,7 +192,7 @@ TI__PRIVATE int ti__cos_shape(ti__kctx *k) {
 }
 
 TI__PRIVATE ti_status ti__cos_run(ti__kctx *k) {
-    ti_dtype dt;
+    ti_dtype dt = TI_DTYPE_UNKNOWN;
     unsigned char val[8];
     int st = ti__cos_value(k, &dt, val);
     if (st != TI_OK) return (ti_status)st;
@@ -273,7 +273,7 @@ TI__PRIVATE int ti__eyelike_dtype(ti__kctx *k, ti_dtype *dt) {
 }
 
 TI__PRIVATE int ti__eyelike_shape(ti__kctx *k) {
-    ti_dtype dt;
+    ti_dtype dt = TI_DTYPE_UNKNOWN;
     int st = ti__eyelike_dtype(k, &dt);
     if (st != TI_OK) return st;
     return ti__gen_set(k, 0, dt, 2, k->in[0]->shape);

@@ -114,7 +114,7 @@ TI__PRIVATE int ti__gather_shape(ti__kctx *k) {
 
 TI__PRIVATE ti_status ti__gather_run(ti__kctx *k) {
     const ti_tensor *x = k->in[0], *ix = k->in[1];
-    int axis;
+    int axis = 0;
     ti__ix_axis(ti__attr_i(k->node, "axis", 0), x->rank, &axis);
     size_t es = ti_dtype_size(x->dtype), outer = 1, inner = 1, n = ti__numel(ix);
     for (int i = 0; i < axis; i++) outer *= (size_t)x->shape[i];
@@ -122,7 +122,7 @@ TI__PRIVATE ti_status ti__gather_run(ti__kctx *k) {
     int64_t dim = x->shape[axis];
     size_t chunk = inner * es;
     for (size_t j = 0; j < n; j++) { /* validate every index first */
-        int64_t v;
+        int64_t v = 0;
         ti_status st = ti__ix_index(k, ix, j, dim, &v);
         if (st != TI_OK) return st;
     }
@@ -186,7 +186,7 @@ TI__PRIVATE ti_status ti__ix_elements_walk(ti__kctx *k, int axis, int scatter, i
     ti__strides(r, x->shape, str);
     for (int i = 0; i < r; i++) idx[i] = 0;
     for (size_t j = 0; j < n; j++) {
-        int64_t v;
+        int64_t v = 0;
         ti_status st = ti__ix_index(k, ix, j, x->shape[axis], &v);
         if (st != TI_OK) return st;
         size_t o = (size_t)(off + v * str[axis]);
@@ -209,7 +209,7 @@ TI__PRIVATE int ti__gather_el_shape(ti__kctx *k) {
 }
 
 TI__PRIVATE ti_status ti__gather_el_run(ti__kctx *k) {
-    int axis;
+    int axis = 0;
     ti__ix_axis(ti__attr_i(k->node, "axis", 0), k->in[0]->rank, &axis);
     return ti__ix_elements_walk(k, axis, 0, TI__IX_RED_NONE);
 }
@@ -222,7 +222,7 @@ TI__PRIVATE int ti__scatter_el_shape(ti__kctx *k) {
 }
 
 TI__PRIVATE ti_status ti__scatter_el_run(ti__kctx *k) {
-    int axis, red;
+    int axis = 0, red = 0;
     ti_status st = ti__ix_reduction(k, &red);
     if (st != TI_OK) return st;
     ti__ix_axis(ti__attr_i(k->node, "axis", 0), k->in[0]->rank, &axis);
@@ -276,7 +276,7 @@ TI__PRIVATE ti_status ti__nd_offset(ti__kctx *k, const ti__nd_plan *p, size_t bt
     const ti_tensor *x = k->in[0], *ix = k->in[1];
     size_t base = (bt * p->tuples + t) * (size_t)p->m, o = 0;
     for (int j = 0; j < p->m; j++) {
-        int64_t v;
+        int64_t v = 0;
         ti_status st = ti__ix_index(k, ix, base + (size_t)j, x->shape[p->b + j], &v);
         if (st != TI_OK) return st;
         o += (size_t)v * (size_t)p->str[p->b + j];
@@ -390,7 +390,7 @@ TI__PRIVATE int ti__onehot_params(ti__kctx *k, int *axis, int64_t *depth) {
 }
 
 TI__PRIVATE int ti__onehot_shape(ti__kctx *k) {
-    int axis;
+    int axis = 0;
     int64_t depth, d[TI_MAX_DIMS];
     int st = ti__onehot_params(k, &axis, &depth);
     if (st != TI_OK) return st;
@@ -400,7 +400,7 @@ TI__PRIVATE int ti__onehot_shape(ti__kctx *k) {
 }
 
 TI__PRIVATE ti_status ti__onehot_run(ti__kctx *k) {
-    int axis;
+    int axis = 0;
     int64_t depth;
     int st = ti__onehot_params(k, &axis, &depth);
     if (st != TI_OK) return (ti_status)st;
@@ -452,9 +452,9 @@ TI__PRIVATE int ti__compress_params(ti__kctx *k, int *axis, int64_t *len, size_t
 }
 
 TI__PRIVATE int ti__compress_shape(ti__kctx *k) {
-    int axis;
+    int axis = 0;
     int64_t len, d[TI_MAX_DIMS];
-    size_t kept;
+    size_t kept = 0;
     int st = ti__compress_params(k, &axis, &len, &kept);
     if (st != TI_OK) return st;
     const ti_tensor *x = k->in[0];
@@ -468,9 +468,9 @@ TI__PRIVATE int ti__compress_shape(ti__kctx *k) {
 }
 
 TI__PRIVATE ti_status ti__compress_run(ti__kctx *k) {
-    int axis;
-    int64_t len;
-    size_t kept;
+    int axis = 0;
+    int64_t len = 0;
+    size_t kept = 0;
     int st = ti__compress_params(k, &axis, &len, &kept);
     if (st != TI_OK) return (ti_status)st;
     const ti_tensor *x = k->in[0], *c = k->in[1];

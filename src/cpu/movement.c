@@ -380,7 +380,7 @@ TI__PRIVATE int ti__concat_shape(ti__kctx *k) {
     size_t es;
     ti_status st = ti__mv_esize(k, x, &es);
     if (st != TI_OK) return st;
-    int axis;
+    int axis = 0;
     int64_t a = ti__attr_i(k->node, "axis", 0), d[TI__MV_DIMS];
     if (!ti__mv_axis(a, x->rank, &axis))
         return ti__kfail(k, TI_ERR_BAD_MODEL, "axis %lld is out of range for rank %d",
@@ -406,7 +406,7 @@ TI__PRIVATE int ti__concat_shape(ti__kctx *k) {
 
 TI__PRIVATE ti_status ti__concat_run(ti__kctx *k) {
     const ti_tensor *y = k->out[0];
-    int axis;
+    int axis = 0;
     ti__mv_axis(ti__attr_i(k->node, "axis", 0), y->rank, &axis);
     size_t es = ti_dtype_size(y->dtype), outer = 1, inner = 1;
     for (int i = 0; i < axis; i++) outer *= (size_t)y->shape[i];
@@ -463,7 +463,7 @@ TI__PRIVATE int ti__split_shape(ti__kctx *k) {
     ti_status st = ti__mv_esize(k, x, &es);
     if (st != TI_OK) return st;
     if (k->n_in > 1 && k->in[1] != NULL) TI__NEED(k, k->in[1]);
-    int axis;
+    int axis = 0;
     int64_t a = ti__attr_i(k->node, "axis", 0), d[TI__MV_DIMS], sum = 0;
     if (!ti__mv_axis(a, x->rank, &axis))
         return ti__kfail(k, TI_ERR_BAD_MODEL, "axis %lld is out of range for rank %d",
@@ -484,7 +484,7 @@ TI__PRIVATE int ti__split_shape(ti__kctx *k) {
 
 TI__PRIVATE ti_status ti__split_run(ti__kctx *k) {
     const ti_tensor *x = k->in[0];
-    int axis;
+    int axis = 0;
     ti__mv_axis(ti__attr_i(k->node, "axis", 0), x->rank, &axis);
     size_t es = ti_dtype_size(x->dtype), outer = 1, inner = 1;
     for (int i = 0; i < axis; i++) outer *= (size_t)x->shape[i];
@@ -846,7 +846,7 @@ TI__PRIVATE int ti__ccp_params(ti__kctx *k, ti__pad_plan *p) {
     memset(p, 0, sizeof *p);
     p->mode = TI__MV_PAD_CONSTANT;
     for (int i = 0; i < n; i++) {
-        int axis;
+        int axis = 0;
         if (!ti__mv_axis(ax[i], x->rank, &axis))
             return ti__kfail(k, TI_ERR_BAD_MODEL, "axis %lld is out of range for rank %d",
                              (long long)ax[i], x->rank);
@@ -900,7 +900,7 @@ TI__PRIVATE int ti__d2s_check(ti__kctx *k, int64_t *bs, int *crd) {
 }
 
 TI__PRIVATE int ti__d2s_shape(ti__kctx *k) {
-    int64_t bs;
+    int64_t bs = 0;
     int crd, st = ti__d2s_check(k, &bs, &crd);
     if (st != TI_OK) return st;
     const int64_t *s = k->in[0]->shape;
@@ -912,7 +912,7 @@ TI__PRIVATE int ti__d2s_shape(ti__kctx *k) {
 }
 
 TI__PRIVATE ti_status ti__d2s_run(ti__kctx *k) {
-    int64_t bs;
+    int64_t bs = 0;
     int crd;
     ti__d2s_check(k, &bs, &crd);
     const ti_tensor *x = k->in[0];
@@ -928,7 +928,7 @@ TI__PRIVATE ti_status ti__d2s_run(ti__kctx *k) {
 }
 
 TI__PRIVATE int ti__s2d_shape(ti__kctx *k) {
-    int64_t bs;
+    int64_t bs = 0;
     int crd, st = ti__d2s_check(k, &bs, &crd);
     if (st != TI_OK) return st;
     const int64_t *s = k->in[0]->shape;
@@ -940,7 +940,7 @@ TI__PRIVATE int ti__s2d_shape(ti__kctx *k) {
 }
 
 TI__PRIVATE ti_status ti__s2d_run(ti__kctx *k) {
-    int64_t bs;
+    int64_t bs = 0;
     int crd;
     ti__d2s_check(k, &bs, &crd);
     const ti_tensor *x = k->in[0];
@@ -1010,7 +1010,7 @@ TI__PRIVATE int ti__revseq_axes(ti__kctx *k, int *ba, int *ta) {
 }
 
 TI__PRIVATE int ti__revseq_shape(ti__kctx *k) {
-    int st = ti__identity_shape(k), ba, ta;
+    int st = ti__identity_shape(k), ba = 0, ta = 0;
     if (st == TI_OK) st = ti__revseq_axes(k, &ba, &ta);
     if (st != TI_OK) return st;
     TI__REQUIRE_INPUT(k, 1);
@@ -1023,7 +1023,7 @@ TI__PRIVATE int ti__revseq_shape(ti__kctx *k) {
 
 TI__PRIVATE ti_status ti__revseq_run(ti__kctx *k) {
     const ti_tensor *x = k->in[0], *lens = k->in[1];
-    int ba, ta;
+    int ba = 0, ta = 0;
     ti__revseq_axes(k, &ba, &ta);
     int64_t batch = x->shape[ba], time = x->shape[ta];
     size_t es = ti_dtype_size(x->dtype), inner = 1;

@@ -288,7 +288,7 @@ TI__PRIVATE int ti__layernorm_shape_common(ti__kctx *k, int rms) {
     ti_status e = ti__norm_check_x(k, 1);
     if (e != TI_OK) return e;
     const ti_tensor *x = k->in[0];
-    int axis;
+    int axis = 0;
     if ((e = ti__norm_axis(k, &axis)) != TI_OK) return e;
     int64_t st[TI_MAX_DIMS];
     for (int i = 1; i <= (rms ? 1 : 2); i++) {
@@ -315,8 +315,12 @@ TI__PRIVATE int ti__layernorm_shape_common(ti__kctx *k, int rms) {
     }
     return TI_OK;
 }
-TI__PRIVATE int ti__layernorm_shape(ti__kctx *k) { return ti__layernorm_shape_common(k, 0); }
-TI__PRIVATE int ti__rmsnorm_shape(ti__kctx *k) { return ti__layernorm_shape_common(k, 1); }
+TI__PRIVATE int ti__layernorm_shape(ti__kctx *k) {
+    return ti__layernorm_shape_common(k, 0);
+}
+TI__PRIVATE int ti__rmsnorm_shape(ti__kctx *k) {
+    return ti__layernorm_shape_common(k, 1);
+}
 
 typedef struct ti__ln_job {
     const ti_tensor *x, *scale, *bias;
@@ -374,7 +378,8 @@ TI__PRIVATE void ti__ln_lines(void *ctx, size_t begin, size_t end) {
             size_t e = o + i;
             size_t so = j->fast ? i : ti__ln_param_off(j, j->ss, e);
             double v = (ti__norm_ld(j->x, e) - mean) * inv * ti__norm_ld(j->scale, so);
-            if (j->bias != NULL) v += ti__norm_ld(j->bias, j->fast ? i : ti__ln_param_off(j, j->bs, e));
+            if (j->bias != NULL)
+                v += ti__norm_ld(j->bias, j->fast ? i : ti__ln_param_off(j, j->bs, e));
             ti__norm_st(j->y, e, v);
         }
     }
@@ -383,7 +388,7 @@ TI__PRIVATE void ti__ln_lines(void *ctx, size_t begin, size_t end) {
 TI__PRIVATE ti_status ti__layernorm_run_common(ti__kctx *k, int rms) {
     ti__ln_job j;
     memset(&j, 0, sizeof j);
-    int axis;
+    int axis = 0;
     ti_status e = ti__norm_axis(k, &axis);
     if (e != TI_OK) return e;
     j.x = k->in[0];
@@ -406,8 +411,12 @@ TI__PRIVATE ti_status ti__layernorm_run_common(ti__kctx *k, int rms) {
     ti__parallel_for(k->tp, lines, TI__MAX((size_t)1, 16384 / (j.inner + 1)), ti__ln_lines, &j);
     return TI_OK;
 }
-TI__PRIVATE ti_status ti__layernorm_run(ti__kctx *k) { return ti__layernorm_run_common(k, 0); }
-TI__PRIVATE ti_status ti__rmsnorm_run(ti__kctx *k) { return ti__layernorm_run_common(k, 1); }
+TI__PRIVATE ti_status ti__layernorm_run(ti__kctx *k) {
+    return ti__layernorm_run_common(k, 0);
+}
+TI__PRIVATE ti_status ti__rmsnorm_run(ti__kctx *k) {
+    return ti__layernorm_run_common(k, 1);
+}
 
 /* ---- LRN ----------------------------------------------------------------------------- */
 
@@ -468,7 +477,7 @@ TI__PRIVATE ti_status ti__lrn_run(ti__kctx *k) {
 TI__PRIVATE int ti__lpnorm_shape(ti__kctx *k) {
     ti_status e = ti__norm_check_x(k, 1);
     if (e != TI_OK) return e;
-    int axis;
+    int axis = 0;
     if ((e = ti__norm_axis(k, &axis)) != TI_OK) return e;
     int64_t p = ti__attr_i(k->node, "p", 2);
     if (p != 1 && p != 2)
@@ -502,7 +511,7 @@ TI__PRIVATE void ti__lpnorm_lines(void *ctx, size_t begin, size_t end) {
 }
 
 TI__PRIVATE ti_status ti__lpnorm_run(ti__kctx *k) {
-    int axis;
+    int axis = 0;
     ti_status e = ti__norm_axis(k, &axis);
     if (e != TI_OK) return e;
     ti__lpn_job j;

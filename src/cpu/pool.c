@@ -14,7 +14,8 @@ typedef struct ti__poolp {
     size_t in_sp, out_sp;
 } ti__poolp;
 
-TI__PRIVATE ti_status ti__pool_ints(ti__kctx *k, const char *name, int want, int64_t def, int64_t *out) {
+TI__PRIVATE ti_status ti__pool_ints(ti__kctx *k, const char *name, int want, int64_t def,
+                                    int64_t *out) {
     int cnt;
     const int64_t *v = ti__attr_ints(k->node, name, &cnt);
     if (v != NULL && cnt != want)
@@ -83,8 +84,8 @@ TI__PRIVATE ti_status ti__pool_params(ti__kctx *k, ti__poolp *p) {
         }
         if (out <= 0)
             return ti__kfail(k, TI_ERR_BAD_MODEL,
-                             "output spatial dim %d would be %lld (input %lld, kernel %lld, "
-                             "stride %lld, dilation %lld, pads %lld+%lld)",
+                             "output size on spatial axis %d would be %lld (input %lld, kernel "
+                             "%lld, stride %lld, dilation %lld, pads %lld+%lld)",
                              i, (long long)out, (long long)in, (long long)ks[i], (long long)st[i],
                              (long long)dl[i], (long long)pb, (long long)pe);
         int j = 3 - nd + i;
@@ -136,9 +137,15 @@ TI__PRIVATE int ti__pool_shape_common(ti__kctx *k, ti__pool_kind kind) {
     }
     return TI_OK;
 }
-TI__PRIVATE int ti__maxpool_shape(ti__kctx *k) { return ti__pool_shape_common(k, TI__POOL_MAX); }
-TI__PRIVATE int ti__avgpool_shape(ti__kctx *k) { return ti__pool_shape_common(k, TI__POOL_AVG); }
-TI__PRIVATE int ti__lppool_shape(ti__kctx *k) { return ti__pool_shape_common(k, TI__POOL_LP); }
+TI__PRIVATE int ti__maxpool_shape(ti__kctx *k) {
+    return ti__pool_shape_common(k, TI__POOL_MAX);
+}
+TI__PRIVATE int ti__avgpool_shape(ti__kctx *k) {
+    return ti__pool_shape_common(k, TI__POOL_AVG);
+}
+TI__PRIVATE int ti__lppool_shape(ti__kctx *k) {
+    return ti__pool_shape_common(k, TI__POOL_LP);
+}
 
 typedef struct ti__pool_job {
     const ti__poolp *p;
@@ -250,9 +257,15 @@ TI__PRIVATE ti_status ti__pool_run_common(ti__kctx *k, ti__pool_kind kind) {
                      ti__pool_planes, &j);
     return TI_OK;
 }
-TI__PRIVATE ti_status ti__maxpool_run(ti__kctx *k) { return ti__pool_run_common(k, TI__POOL_MAX); }
-TI__PRIVATE ti_status ti__avgpool_run(ti__kctx *k) { return ti__pool_run_common(k, TI__POOL_AVG); }
-TI__PRIVATE ti_status ti__lppool_run(ti__kctx *k) { return ti__pool_run_common(k, TI__POOL_LP); }
+TI__PRIVATE ti_status ti__maxpool_run(ti__kctx *k) {
+    return ti__pool_run_common(k, TI__POOL_MAX);
+}
+TI__PRIVATE ti_status ti__avgpool_run(ti__kctx *k) {
+    return ti__pool_run_common(k, TI__POOL_AVG);
+}
+TI__PRIVATE ti_status ti__lppool_run(ti__kctx *k) {
+    return ti__pool_run_common(k, TI__POOL_LP);
+}
 
 /* ---- GlobalAveragePool, GlobalMaxPool, GlobalLpPool --------------------------------- */
 
@@ -324,9 +337,15 @@ TI__PRIVATE ti_status ti__gpool_run_common(ti__kctx *k, ti__pool_kind kind) {
     ti__parallel_for(k->tp, planes, TI__MAX((size_t)1, 65536 / (j.sp + 1)), ti__gpool_planes, &j);
     return TI_OK;
 }
-TI__PRIVATE ti_status ti__gavgpool_run(ti__kctx *k) { return ti__gpool_run_common(k, TI__POOL_AVG); }
-TI__PRIVATE ti_status ti__gmaxpool_run(ti__kctx *k) { return ti__gpool_run_common(k, TI__POOL_MAX); }
-TI__PRIVATE ti_status ti__glppool_run(ti__kctx *k) { return ti__gpool_run_common(k, TI__POOL_LP); }
+TI__PRIVATE ti_status ti__gavgpool_run(ti__kctx *k) {
+    return ti__gpool_run_common(k, TI__POOL_AVG);
+}
+TI__PRIVATE ti_status ti__gmaxpool_run(ti__kctx *k) {
+    return ti__gpool_run_common(k, TI__POOL_MAX);
+}
+TI__PRIVATE ti_status ti__glppool_run(ti__kctx *k) {
+    return ti__gpool_run_common(k, TI__POOL_LP);
+}
 
 /* ---- MaxUnpool ----------------------------------------------------------------------- */
 

@@ -236,12 +236,12 @@ typedef struct ti__rs_layout {
 } ti__rs_layout;
 
 TI__PRIVATE void ti__rs_layout_make(const ti__rs_params *p, ti__rs_layout *l) {
-    size_t off = 0, b;
+    size_t off = 0, b = 0;
     int ok = 1;
     l->acc = 0;
     ok &= ti__mul_size((size_t)p->out[p->rank - 1], 8, &b) && ti__add_size(off, b, &off);
     for (int d = 0; d < p->rank; d++) {
-        size_t n;
+        size_t n = 0;
         ok &= ti__mul_size((size_t)p->out[d], (size_t)p->taps[d], &n);
         ok &= ti__mul_size(n, 8, &b);
         l->w[d] = off;
@@ -427,10 +427,16 @@ TI__PRIVATE ti_status ti__resize_run(ti__kctx *k) {
         if (!ext && n_multi == 0 && tl == 1) { /* nearest / copies: exact element moves */
             const char *src = (const char *)x->data + base * es;
             char *dst = (char *)y->data + ybase * es;
-            for (int64_t i = 0; i < W; i++) {
-                if (fl[i]) ti__set_f64(y, ybase + (size_t)i, p.extrap);
-                else memcpy(dst + (size_t)i * es, src + (size_t)(il[i] * xs[last]) * es, es);
+            if (es == 4) { /* float32 / int32: a typed gather */
+                const uint32_t *s4 = (const uint32_t *)(const void *)src;
+                uint32_t *d4 = (uint32_t *)(void *)dst;
+                for (int64_t i = 0; i < W; i++) d4[i] = s4[il[i]];
+            } else {
+                for (int64_t i = 0; i < W; i++)
+                    memcpy(dst + (size_t)i * es, src + (size_t)il[i] * es, es);
             }
+            for (int64_t i = 0; i < W; i++) /* crop positions outside the input */
+                if (fl[i]) ti__set_f64(y, ybase + (size_t)i, p.extrap);
         } else if (!ext) {
             for (int64_t i = 0; i < W; i++) acc[i] = 0.0;
             int64_t tap[TI_MAX_DIMS] = {0}; /* odometer over the taps of the multi-tap dims */

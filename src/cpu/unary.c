@@ -42,17 +42,10 @@ TI__PRIVATE float ti__softplus_f(float x) {
 TI__PRIVATE double ti__softplus_d(double x) {
     return x > 0.0 ? x + log1p(exp(-x)) : log1p(exp(x));
 }
-/* 1 / (1 + exp(-x)), written so that exp never overflows */
-TI__PRIVATE float ti__sigmoid_f(float x) {
-    if (x >= 0.0f) return 1.0f / (1.0f + expf(-x));
-    float e = expf(x);
-    return e / (1.0f + e);
-}
-TI__PRIVATE double ti__sigmoid_d(double x) {
-    if (x >= 0.0) return 1.0 / (1.0 + exp(-x));
-    double e = exp(x);
-    return e / (1.0 + e);
-}
+/* 1 / (1 + exp(-x)), the same formula as the fused TI__ACT_SIGMOID. Below x = -88, exp(-x)
+ * overflows to inf and the result is 0 (the true value is under 1e-38). */
+TI__PRIVATE float ti__sigmoid_f(float x) { return 1.0f / (1.0f + expf(-x)); }
+TI__PRIVATE double ti__sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
 /* Gelu: mode 0 exact (erf), mode 1 the tanh approximation. */
 TI__PRIVATE float ti__gelu_f(float x, int mode) {
     if (mode == 1) {

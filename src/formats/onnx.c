@@ -111,7 +111,8 @@ TI__PRIVATE void ti__ox_printable(char *buf, size_t cap, const uint8_t *s, size_
 TI__PRIVATE ti_status ti__ox_wire_fail(ti__ox *x, const ti__pb *c, int kind, const char *what) {
     char d[200];
     ti__pb_describe(c, ti__ox_field_name(kind, c->fault_field), d, sizeof d);
-    if (what == NULL) return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file, "not an ONNX model: %s", d);
+    if (what == NULL)
+        return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file, "not an ONNX model: %s", d);
     return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file, "malformed %s: %s", what, d);
 }
 
@@ -505,6 +506,8 @@ TI_API ti_status ti_tensor_decode_onnx(const void *bytes, size_t size, ti_tensor
     ti_status st = ti__ox_tensor_scan(&x, &c, "tensor", &t);
     if (st != TI_OK) return st;
     ti_dtype dt = ti__ox_dtype(t.type);
+    if (t.type == 0)
+        return ti__fail(err, TI_ERR_BAD_MODEL, x.file, "%s has no data_type", t.label);
     if (dt == TI_DTYPE_UNKNOWN)
         return ti__fail(err, TI_ERR_UNSUPPORTED, x.file, "%s has data type %lld (%s)", t.label,
                         (long long)t.type, ti__ox_type_name(t.type));
@@ -731,6 +734,26 @@ TI__PRIVATE ti_status ti__ox_vinfo_apply(ti__ox *x, int v, const ti__ox_vinfo *v
 
 /* ---- AttributeProto ------------------------------------------------------------------ */
 
+/* ti__fail_node for node i of the file; unnamed nodes get their position in the reason. */
+TI__PRIVATE ti_status ti__ox_node_fail(ti__ox *x, ti_status code, int i, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+TI__PRIVATE ti_status ti__ox_node_fail(ti__ox *x, ti_status code, int i, const char *fmt, ...) {
+    const ti__node *n = &x->m->nodes[i];
+    char reason[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    if (n->name[0] != 0)
+        return ti__fail_node(x->err, code, x->file, i, n->name, n->op, "%s", reason);
+    return ti__fail_node(x->err, code, x->file, i, n->name, n->op, "%s (node %d of the graph)",
+                         reason, i);
+}
+
+
 TI__PRIVATE ti_status ti__ox_attr(ti__ox *x, ti__pb *parent, const ti__pb_field *af,
                                   int node_index, const ti__node *n, int k, ti__attr *a) {
     ti_model *m = x->m;
@@ -773,9 +796,9 @@ TI__PRIVATE ti_status ti__ox_attr(ti__ox *x, ti__pb *parent, const ti__pb_field 
         ref = last[21].data;
         char pref[96];
         ti__ox_printable(pref, sizeof pref, ref, last[21].len);
-        return ti__fail_node(x->err, TI_ERR_UNSUPPORTED, x->file, node_index, n->name, n->op,
-                             "attribute '%s' refers to '%s' (ref_attr_name is only valid inside "
-                             "functions)", a->name, pref);
+        return ti__ox_node_fail(x, TI_ERR_UNSUPPORTED, node_index,
+                                "attribute '%s' refers to '%s' (ref_attr_name is only valid "
+                                "inside functions)", a->name, pref);
     }
     if (has[20]) type = ti__pb_as_i64(last[20].u);
     if (type == 0) { /* old writers omit `type`: infer it from the field that is set */
@@ -797,21 +820,21 @@ TI__PRIVATE ti_status ti__ox_attr(ti__ox *x, ti__pb *parent, const ti__pb_field 
     case 10: a->type = TI__ATTR_GRAPHS; a->count = (int)TI__MIN(cnt[11], (size_t)INT_MAX);
         return TI_OK;
     case 11: case 12:
-        return ti__fail_node(x->err, TI_ERR_UNSUPPORTED, x->file, node_index, n->name, n->op,
-                             "attribute '%s' is a sparse tensor", a->name);
+        return ti__ox_node_fail(x, TI_ERR_UNSUPPORTED, node_index,
+                                "attribute '%s' is a sparse tensor", a->name);
     case 13: case 14: a->type = TI__ATTR_NONE; return TI_OK; /* type protos: no op we run */
     case 4: case 6: case 7: case 8: case 9: break;
     default:
-        return ti__fail_node(x->err, TI_ERR_BAD_MODEL, x->file, node_index, n->name, n->op,
-                             "attribute '%s' has unknown type %lld", a->name, (long long)type);
+        return ti__ox_node_fail(x, TI_ERR_BAD_MODEL, node_index,
+                                "attribute '%s' has unknown type %lld", a->name, (long long)type);
     }
     count = type == 4 ? 1 : cnt[type + 1]; /* FLOATS 6 -> field 7, ..., TENSORS 9 -> field 10 */
     if (count > (size_t)INT_MAX / 16)
-        return ti__fail_node(x->err, TI_ERR_BAD_MODEL, x->file, node_index, n->name, n->op,
-                             "attribute '%s' has %zu elements", a->name, count);
+        return ti__ox_node_fail(x, TI_ERR_BAD_MODEL, node_index,
+                                "attribute '%s' has %zu elements", a->name, count);
     if (type == 4 && !has[5])
-        return ti__fail_node(x->err, TI_ERR_BAD_MODEL, x->file, node_index, n->name, n->op,
-                             "attribute '%s' of type TENSOR has no tensor", a->name);
+        return ti__ox_node_fail(x, TI_ERR_BAD_MODEL, node_index,
+                                "attribute '%s' of type TENSOR has no tensor", a->name);
     a->count = (int)count;
     a->type = type == 4 ? TI__ATTR_TENSOR : type == 6 ? TI__ATTR_FLOATS : type == 7
             ? TI__ATTR_INTS : type == 8 ? TI__ATTR_STRINGS : TI__ATTR_TENSORS;
@@ -856,8 +879,8 @@ TI__PRIVATE ti_status ti__ox_attr(ti__ox *x, ti__pb *parent, const ti__pb_field 
     }
     if (c.fault) return ti__ox_wire_fail(x, &c, TI__OX_ATTR, label);
     if (i != count)
-        return ti__fail_node(x->err, TI_ERR_BAD_MODEL, x->file, node_index, n->name, n->op,
-                             "attribute '%s': decoded %zu of %zu values", a->name, i, count);
+        return ti__ox_node_fail(x, TI_ERR_BAD_MODEL, node_index,
+                                "attribute '%s': decoded %zu of %zu values", a->name, i, count);
     return TI_OK;
 }
 
@@ -901,7 +924,7 @@ TI__PRIVATE ti_status ti__ox_node(ti__ox *x, ti__pb *parent, const ti__pb_field 
     if (ti__ox_streq(str[2], str_len[2], "ai.onnx")) str_len[2] = 0;
     const char *s[3];
     for (int i = 0; i < 3; i++) {
-        s[i] = ti__pool_strndup(&m->pool, str[i] ? (const char *)str[i] : "", str_len[i]);
+        s[i] = str_len[i] ? ti__pool_strndup(&m->pool, (const char *)str[i], str_len[i]) : "";
         if (s[i] == NULL) return ti__ox_oom(x);
     }
     n->name = s[0];
@@ -931,6 +954,7 @@ TI__PRIVATE ti_status ti__ox_node(ti__ox *x, ti__pb *parent, const ti__pb_field 
 
 /* ---- validation and topological order ------------------------------------------------ */
 
+
 /* Checks that every node input is defined and every value has one producer, then puts the
  * nodes in topological order (kept as is when the file already has one; otherwise Kahn's
  * algorithm taking the lowest file index first, so the order stays close to the file's). */
@@ -958,9 +982,9 @@ TI__PRIVATE ti_status ti__ox_validate(ti__ox *x) {
                 if (prod[v] >= 0)
                     snprintf(other, sizeof other, " ('%s', %s)", m->nodes[prod[v]].name,
                              m->nodes[prod[v]].op);
-                st = ti__fail_node(x->err, TI_ERR_BAD_MODEL, x->file, i, n->name, n->op,
-                                   "output '%s' is also produced by %s%s", m->values[v].name, by,
-                                   other);
+                st = ti__ox_node_fail(x, TI_ERR_BAD_MODEL, i,
+                                      "output '%s' is also produced by %s%s", m->values[v].name,
+                                      by, other);
             }
             prod[v] = i;
         }
@@ -971,9 +995,9 @@ TI__PRIVATE ti_status ti__ox_validate(ti__ox *x) {
             int v = n->inputs[k];
             if (v < 0) continue;
             if (prod[v] == -1)
-                st = ti__fail_node(x->err, TI_ERR_BAD_MODEL, x->file, i, n->name, n->op,
-                                   "input '%s' is not produced by any node, graph input or "
-                                   "initializer", m->values[v].name);
+                st = ti__ox_node_fail(x, TI_ERR_BAD_MODEL, i,
+                                      "input '%s' is not produced by any node, graph input or "
+                                      "initializer", m->values[v].name);
             if (prod[v] >= 0) edges++;
             if (prod[v] >= i) sorted = 0;
         }
@@ -1057,8 +1081,8 @@ TI__PRIVATE ti_status ti__ox_validate(ti__ox *x) {
                     }
                 }
             }
-            st = ti__fail_node(x->err, TI_ERR_BAD_MODEL, x->file, u, m->nodes[u].name,
-                               m->nodes[u].op, "the graph has a cycle through this node");
+            st = ti__ox_node_fail(x, TI_ERR_BAD_MODEL, u,
+                                  "the graph has a cycle through this node");
         } else {
             for (int i = 0; i < nn; i++) nodes[i] = m->nodes[order[i]];
             ti__free(al, m->nodes, sizeof(ti__node) * (size_t)m->cap_nodes);
@@ -1169,8 +1193,8 @@ TI__PRIVATE ti_status ti__ox_model(ti__ox *x, const uint8_t *data, size_t size) 
     ti_model *m = x->m;
     ti__pb c, oc, g;
     ti__pb_field f, of, gf;
-    int64_t ir_version = 0, opset = -1;
-    int n_graphs = 0;
+    int64_t ir_version = 0, opset = 0;
+    int n_graphs = 0, has_opset = 0;
     if (size == 0) return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file, "not an ONNX model: empty");
     ti__pb_init(&c, data, size);
     memset(&gf, 0, sizeof gf);
@@ -1186,7 +1210,10 @@ TI__PRIVATE ti_status ti__ox_model(ti__ox *x, const uint8_t *data, size_t size) 
                 if (of.num == 2 && ti__pb_expect(&oc, &of, 0)) version = ti__pb_as_i64(of.u);
             }
             ti__pb_take_fault(&c, &oc);
-            if (dom_len == 0 || ti__ox_streq(dom, dom_len, "ai.onnx")) opset = version;
+            if (dom_len == 0 || ti__ox_streq(dom, dom_len, "ai.onnx")) {
+                opset = version;
+                has_opset = 1;
+            }
         }
     }
     if (c.fault) return ti__ox_wire_fail(x, &c, TI__OX_MODEL, NULL);
@@ -1196,8 +1223,8 @@ TI__PRIVATE ti_status ti__ox_model(ti__ox *x, const uint8_t *data, size_t size) 
         return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file, "the model has %d graphs", n_graphs);
     /* IR versions 1 and 2 predate opset_import and mean opset 1; newer opsets than the
      * kernels know are recorded as they are (kernels follow the latest semantics they know) */
-    if (opset < 0) opset = ir_version < 3 ? 1 : 0;
-    if (opset > INT_MAX)
+    if (!has_opset) opset = ir_version < 3 ? 1 : 0;
+    if ((has_opset && opset < 1) || opset > INT_MAX)
         return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file, "opset version %lld is not valid",
                         (long long)opset);
     m->opset = (int)opset;
@@ -1209,9 +1236,8 @@ TI__PRIVATE ti_status ti__ox_model(ti__ox *x, const uint8_t *data, size_t size) 
     if (m->opset == 0)
         for (int i = 0; i < m->n_nodes; i++)
             if (m->nodes[i].domain[0] == 0)
-                return ti__fail_node(x->err, TI_ERR_BAD_MODEL, x->file, i, m->nodes[i].name,
-                                     m->nodes[i].op, "the model imports no opset of the default "
-                                     "ONNX domain (opset_import)");
+                return ti__ox_node_fail(x, TI_ERR_BAD_MODEL, i, "the model imports no opset of "
+                                        "the default ONNX domain (opset_import)");
     return TI_OK;
 }
 
