@@ -8050,8 +8050,9 @@ TI__PRIVATE int ti__qmap_setup(ti__kctx *k, ti__qmap *m) {
     if (block == 0) {
         if (s->rank != 1 || s->shape[0] != x->shape[axis])
             return ti__kfail(k, TI_ERR_BAD_MODEL,
-                             "per-axis scale must have shape [%lld] (x dim %lld), got rank %d",
-                             (long long)x->shape[axis], (long long)axis, s->rank);
+                             "per-axis scale has %zu values (rank %d), expected shape [%lld] "
+                             "(x dim %lld)",
+                             ti__numel(s), s->rank, (long long)x->shape[axis], (long long)axis);
         m->mode = 1;
         return TI_OK;
     }
@@ -11323,6 +11324,8 @@ typedef struct ti__pb_field {
 } ti__pb_field;
 
 TI__PRIVATE void ti__pb_init(ti__pb *c, const uint8_t *data, size_t size) {
+    static const uint8_t empty[1] = {0};
+    if (data == NULL) data = empty, size = 0; /* NULL + 0 is undefined in C */
     memset(c, 0, sizeof *c);
     c->p = data;
     c->end = data + size;
@@ -12409,7 +12412,7 @@ TI__PRIVATE ti_status ti__ox_attr(ti__ox *x, ti__pb *parent, const ti__pb_field 
     if (c.fault) return ti__ox_wire_fail(x, &c, TI__OX_ATTR, label);
     a->name = ti__pool_strndup(&m->pool, name ? (const char *)name : "", name_len);
     if (a->name == NULL) return ti__ox_oom(x);
-    if (has[21]) {
+    if (has[21] && last[21].len > 0) {
         ref = last[21].data;
         char pref[96];
         ti__ox_printable(pref, sizeof pref, ref, last[21].len);

@@ -98,8 +98,9 @@ TI__PRIVATE int ti__qmap_setup(ti__kctx *k, ti__qmap *m) {
     if (block == 0) {
         if (s->rank != 1 || s->shape[0] != x->shape[axis])
             return ti__kfail(k, TI_ERR_BAD_MODEL,
-                             "per-axis scale must have shape [%lld] (x dim %lld), got rank %d",
-                             (long long)x->shape[axis], (long long)axis, s->rank);
+                             "per-axis scale has %zu values (rank %d), expected shape [%lld] "
+                             "(x dim %lld)",
+                             ti__numel(s), s->rank, (long long)x->shape[axis], (long long)axis);
         m->mode = 1;
         return TI_OK;
     }

@@ -792,7 +792,7 @@ TI__PRIVATE ti_status ti__ox_attr(ti__ox *x, ti__pb *parent, const ti__pb_field 
     if (c.fault) return ti__ox_wire_fail(x, &c, TI__OX_ATTR, label);
     a->name = ti__pool_strndup(&m->pool, name ? (const char *)name : "", name_len);
     if (a->name == NULL) return ti__ox_oom(x);
-    if (has[21]) {
+    if (has[21] && last[21].len > 0) {
         ref = last[21].data;
         char pref[96];
         ti__ox_printable(pref, sizeof pref, ref, last[21].len);

@@ -40,6 +40,8 @@ typedef struct ti__pb_field {
 } ti__pb_field;
 
 TI__PRIVATE void ti__pb_init(ti__pb *c, const uint8_t *data, size_t size) {
+    static const uint8_t empty[1] = {0};
+    if (data == NULL) data = empty, size = 0; /* NULL + 0 is undefined in C */
     memset(c, 0, sizeof *c);
     c->p = data;
     c->end = data + size;

@@ -453,6 +453,7 @@ static int run_data_set(const test_case *tc, const options *o, const ti_model *m
                    why);
             return R_FAILED;
         }
+        if (o->max_rel >= 0) td_msg(msg, msgn, "%s", why); /* the measured error */
     }
     (void)tc;
     return R_PASSED;
@@ -961,7 +962,7 @@ int main(int argc, char **argv)
         if (r != R_PASSED) rec_add(g_current, msg, r);
         if (r != R_PASSED || o.verbose) {
             printf("%-11s %s", result_names[r], g_current);
-            if (r != R_PASSED) printf(": %s", msg);
+            if (r != R_PASSED || (o.max_rel >= 0 && msg[0])) printf(": %s", msg);
             if (o.verbose) printf(" (%.1f ms)", ms);
             printf("\n");
             fflush(stdout);
