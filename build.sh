@@ -356,7 +356,9 @@ probe_sanitizers() { # picks the sanitizer compiler and whether LeakSanitizer wo
     fi
     HAVE_LIBFUZZER=0
     if [ "$HAVE_CLANG" = 1 ]; then
-        printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }\n' >"$T/probe/f.c"
+        printf '%s\n' '#include <stddef.h>' '#include <stdint.h>' \
+            'int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; return (int)n * 0; }' \
+            >"$T/probe/f.c"
         clang -fsanitize=fuzzer "$T/probe/f.c" -o "$T/probe/f" 2>/dev/null && HAVE_LIBFUZZER=1
     fi
     return 0
@@ -466,8 +468,8 @@ cmd_bench() {
     setup_build
     build_all
     [ -x build/tinyinfer-run ] || { say "error: tools/tinyinfer-run.c is not written yet"; exit 1; }
-    say "bench: build/tinyinfer-run --repeat 50 $DEMO_MODEL"
-    build/tinyinfer-run --repeat 50 "$DEMO_MODEL"
+    say "bench: build/tinyinfer-run $DEMO_MODEL --repeat 50"
+    build/tinyinfer-run "$DEMO_MODEL" --repeat 50
     say "(side-by-side comparisons with onnxruntime and others come with issue #6)"
 }
 

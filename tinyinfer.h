@@ -40,6 +40,7 @@
         macro                 default          effect
         TI_NO_THREADS         (undefined)      no thread pool, no pthreads: one thread
         TI_NO_STDIO           (undefined)      no file access: ti_model_load_file is left out
+        TI_NO_ONNX            (undefined)      no ONNX reader: .onnx files get TI_ERR_UNSUPPORTED
         TI_MALLOC(sz)/TI_FREE(p)  malloc/free  default allocator underneath; both or neither
         TI_ASSERT(x)          assert(x)        guards tinyinfer's own invariants only,
                                                never data from a file or a caller
@@ -91,7 +92,9 @@
     ti_session_set_input_shape() changes an input's shape and plans again (this
     allocates). A session is used by one thread at a time; create one session per
     thread to run the same model concurrently. ti_session_get_info() reports the
-    backend, node counts after folding and fusion, and the arena size.
+    backend, node counts after folding and fusion, and the arena size;
+    ti_session_node_info() and ti_session_node_input/output() show the planned graph
+    node by node (for profilers and debugging).
 
     3. Tensors
     ----------
@@ -818,7 +821,9 @@ TI__PRIVATE int ti__session_bind_io(ti_session *s, int n);
 TI__PRIVATE int ti__pass_live_nodes(ti_session *s, char *live);
 TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err);
 /* formats/onnx.c */
+#ifndef TI_NO_ONNX
 TI__PRIVATE ti_status ti__onnx_parse(ti_model *m, const uint8_t *data, size_t size, ti_error *err);
+#endif
 /* ==== end src/core/internal.h =============================================================== */
 
 /* ==== begin src/core/alloc.c ================================================================ */
@@ -11287,6 +11292,7 @@ TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
  * repeated scalars. Relies on internal.h only; knows no schema (formats/onnx.c maps field
  * numbers to meaning). Must never read outside [base, end), trust a length before checking
  * it against the bytes left, or allocate. */
+#ifndef TI_NO_ONNX
 
 /* Why a cursor went bad; the first failure is kept (the record is sticky). */
 typedef enum ti__pb_fault {
@@ -11615,6 +11621,7 @@ TI__PRIVATE void ti__pb_describe(const ti__pb *c, const char *field_name, char *
     default: snprintf(buf, cap, "malformed data at byte %zu", c->fault_at); break;
     }
 }
+#endif /* TI_NO_ONNX */
 /* ==== end src/formats/protobuf.c ============================================================ */
 
 /* ==== begin src/formats/onnx.c ============================================================== */
@@ -11624,6 +11631,7 @@ TI__PRIVATE void ti__pb_describe(const ti__pb *c, const char *field_name, char *
  * Relies on formats/protobuf.c for the wire format and graph/ir.c for the builders. Must
  * not trust any count or length in the file, follow subgraphs, or read files outside the
  * model's directory. Everything it keeps lives in the model's pool or arrays. */
+#ifndef TI_NO_ONNX
 
 /* Per-node limits: far above any real model, low enough that int arithmetic is safe. */
 #define TI__OX_MAX_NODE_IO 65536
@@ -12874,6 +12882,7 @@ TI__PRIVATE ti_status ti__onnx_parse(ti_model *m, const uint8_t *data, size_t si
     ti__free(&m->al, x.name_buf, x.name_cap);
     return st;
 }
+#endif /* TI_NO_ONNX */
 /* ==== end src/formats/onnx.c ================================================================ */
 
 /* ==== begin src/core/model.c ================================================================ */
@@ -12926,6 +12935,15 @@ TI__PRIVATE ti_status ti__model_parse(ti_model *m, const uint8_t *data, size_t s
     return ti__fail(err, TI_ERR_UNSUPPORTED, m->name, "ONNX support was compiled out (TI_NO_ONNX)");
 #endif
 }
+
+#ifdef TI_NO_ONNX
+TI_API ti_status ti_tensor_decode_onnx(const void *bytes, size_t size, ti_tensor *out, ti_error *err) {
+    (void)bytes;
+    (void)size;
+    if (out != NULL) memset(out, 0, sizeof *out);
+    return ti__fail(err, TI_ERR_UNSUPPORTED, "<memory>", "ONNX support was compiled out (TI_NO_ONNX)");
+}
+#endif
 
 TI_API ti_model *ti_model_load_memory(const void *data, size_t size, const ti_model_desc *desc,
                                       ti_error *err) {

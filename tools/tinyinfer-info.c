@@ -1,9 +1,8 @@
-/* tinyinfer-info: describes a model file: format (and for ONNX the IR version, producer and
- * opsets, read by a small top-level scan of the file), inputs and outputs with symbolic dim
- * names, node count, op histogram (ops this build cannot run are marked), parameter count,
- * and whether a session can be created (with its node count after folding and fusion and
- * its arena size). MACs need per-node shapes, which the public API does not give yet: "n/a".
- * Uses only the public API and tests/harness/testdir.h.
+/* tinyinfer-info: describes a model file: format and opset, inputs and outputs with
+ * symbolic dim names, node count, op histogram (ops this build cannot run are marked),
+ * parameter count, and, from a one-thread session, the planned graph after folding and
+ * fusion: node count, arena size and multiply-accumulates (MACs) per op type, with
+ * --nodes a table of the planned nodes. Uses only the public API and tests/harness/testdir.h.
  * Build: cc -O2 -I. tools/tinyinfer-info.c -o tinyinfer-info -lm -lpthread */
 #define _POSIX_C_SOURCE 200809L
 #define TINYINFER_IMPLEMENTATION
@@ -14,6 +13,7 @@ typedef struct op_count {
     char name[136];
     int count;
     int supported;
+    uint64_t macs;
 } op_count;
 
 static int cmp_count(const void *a, const void *b)
@@ -55,59 +55,117 @@ static void fmt_count(uint64_t v, char *buf, size_t n)
     buf[w] = 0;
 }
 
+/* MACs of planned node i from its shapes (Conv, ConvTranspose, Gemm, MatMul; 0 for other
+ * ops). Returns -1 when the shapes are known only at run time (dynamic region). */
+static int64_t node_macs(const ti_session *s, int i, const char *op)
+{
+    const ti_tensor *a = ti_session_node_input(s, i, 0), *w = ti_session_node_input(s, i, 1);
+    const ti_tensor *y = ti_session_node_output(s, i, 0);
+    int conv = strcmp(op, "Conv") == 0, convt = strcmp(op, "ConvTranspose") == 0;
+    int gemm = strcmp(op, "Gemm") == 0, matmul = strcmp(op, "MatMul") == 0;
+    if (!conv && !convt && !gemm && !matmul) return 0;
+    if (!a || !w || !y || y->dtype == TI_DTYPE_UNKNOWN || w->rank < 1 || a->rank < 1) return -1;
+    uint64_t ny = ti_tensor_numel(y), na = ti_tensor_numel(a), nw = ti_tensor_numel(w);
+    /* Conv W is [M, C/group, k...]: each output element reads C/group * k... weights.
+     * ConvTranspose W is [C, M/group, k...]: each input element feeds M/group * k... outputs. */
+    if (conv) return w->shape[0] > 0 ? (int64_t)(ny * (nw / (uint64_t)w->shape[0])) : 0;
+    if (convt) return w->shape[0] > 0 ? (int64_t)(na * (nw / (uint64_t)w->shape[0])) : 0;
+    if (gemm) /* Y is [M, N]; A is [M, K] or, with transA, [K, M]: K = numel(A) / M */
+        return y->rank == 2 && y->shape[0] > 0 ? (int64_t)(ny * (na / (uint64_t)y->shape[0])) : 0;
+    return (int64_t)(ny * (uint64_t)a->shape[a->rank - 1]); /* MatMul: K = A's last dim */
+}
+
+/* Planned graph of a one-thread session: node count, folding/fusion, arena, MACs per op
+ * type (and per node with show_nodes). hist (n_hist entries, zeroed counts) is reused for
+ * the per-op sums. */
+static void describe_plan(const ti_model *m, ti_session **sp, op_count *hist, int show_nodes)
+{
+    ti_error err;
+    memset(&err, 0, sizeof(err));
+    ti_session_desc desc;
+    memset(&desc, 0, sizeof(desc));
+    desc.num_threads = 1;
+    ti_session *s = *sp = ti_session_create(m, &desc, &err);
+    if (!s) {
+        printf("session: cannot be created: %s\n",
+               err.message[0] ? err.message : ti_status_string(err.code));
+        return;
+    }
+    ti_session_info info;
+    char cnt[48];
+    memset(&info, 0, sizeof(info));
+    ti_session_get_info(s, &info);
+    fmt_count(info.arena_bytes, cnt, sizeof(cnt));
+    printf("session (1 thread, symbolic dims = 1): %d nodes after %d folded and %d fused, "
+           "arena %s bytes (%.2f MiB)%s\n",
+           info.num_nodes, info.num_folded, info.num_fused, cnt,
+           (double)info.arena_bytes / (1024.0 * 1024.0),
+           info.dynamic ? ", shapes re-inferred at each run" : "");
+
+    int n = ti_session_num_nodes(s), n_ops = 0, n_unknown = 0;
+    uint64_t total = 0;
+    if (show_nodes) printf("planned nodes:\n  %5s  %-20s %-10s %-24s %15s  %s\n", "#", "op", "fused", "output shape", "MACs", "name");
+    for (int i = 0; i < n; i++) {
+        ti_node_info ni;
+        if (ti_session_node_info(s, i, &ni) != TI_OK) continue;
+        int64_t macs = node_macs(s, i, ni.op);
+        if (macs < 0) n_unknown++;
+        if (macs > 0) {
+            int j = 0;
+            while (j < n_ops && strcmp(hist[j].name, ni.op) != 0) j++;
+            if (j == n_ops) snprintf(hist[n_ops++].name, sizeof(hist[j].name), "%s", ni.op);
+            hist[j].macs += (uint64_t)macs;
+            total += (uint64_t)macs;
+        }
+        if (!show_nodes) continue;
+        const ti_tensor *y = ti_session_node_output(s, i, 0);
+        char shp[128];
+        if (y && y->dtype != TI_DTYPE_UNKNOWN)
+            td_shape_str(y->rank, y->shape, shp, sizeof(shp));
+        else
+            snprintf(shp, sizeof(shp), "(at run time)");
+        if (macs >= 0)
+            fmt_count((uint64_t)macs, cnt, sizeof(cnt));
+        else
+            snprintf(cnt, sizeof(cnt), "?");
+        printf("  %5d  %-20s %-10s %-24s %15s  %s\n", i, ni.op, ni.fused[0] ? ni.fused : "-", shp,
+               cnt, ni.name ? ni.name : "");
+    }
+    fmt_count(total, cnt, sizeof(cnt));
+    printf("MACs: %s", cnt);
+    if (n_unknown)
+        printf(" (without %d node%s whose shapes are known only at run time)", n_unknown,
+               n_unknown == 1 ? "" : "s");
+    printf("\n");
+    for (int j = 0; j < n_ops; j++) {
+        fmt_count(hist[j].macs, cnt, sizeof(cnt));
+        printf("  %15s  %s\n", cnt, hist[j].name);
+    }
+}
+
 /* Resources of one description, released by main. */
 typedef struct info_state {
     ti_model *m;
     ti_session *s;
     op_count *hist;
-    td_onnx_info onnx;
 } info_state;
 
 /* Returns 0 on success, 1 after printing the reason. */
-static int describe(const char *path, info_state *st)
+static int describe(const char *path, int show_nodes, info_state *st)
 {
-    char msg[512];
-    size_t size = 0;
-    ti_model *m;
-    ti_session *s;
-    op_count *hist;
-    td_onnx_info onnx;
-    int is_onnx = 0;
-    memset(&onnx, 0, sizeof(onnx));
-
-    /* The format, from the bytes: TFLite files carry "TFL3" at offset 4. */
-    char *bytes = td_read_file(path, &size, msg, sizeof(msg));
-    if (!bytes) {
-        fprintf(stderr, "tinyinfer-info: %s\n", msg);
-        return 1;
-    }
-    printf("file: %s (%zu bytes)\n", path, size);
-    if (size >= 8 && memcmp(bytes + 4, "TFL3", 4) == 0) {
-        printf("format: TFLite\n");
-    } else if (td_onnx_scan(bytes, size, &st->onnx)) {
-        onnx = st->onnx;
-        is_onnx = 1;
-        printf("format: ONNX, IR version %lld", (long long)onnx.ir_version);
-        if (onnx.producer[0])
-            printf(", producer %s%s%s", onnx.producer, onnx.producer_version[0] ? " " : "",
-                   onnx.producer_version);
-        printf("\nopsets:");
-        for (int i = 0; i < onnx.num_opsets; i++)
-            printf("%s %s %lld", i ? "," : "", onnx.opset_domain[i][0] ? onnx.opset_domain[i] : "ai.onnx",
-                   (long long)onnx.opset_version[i]);
-        printf("%s\n", onnx.num_opsets ? "" : " none declared");
-    } else {
-        printf("format: unknown (neither TFLite nor a well-formed ONNX ModelProto)\n");
-    }
-    free(bytes);
-
     ti_error err;
     memset(&err, 0, sizeof(err));
-    m = st->m = ti_model_load_file(path, NULL, &err);
+    ti_model *m = st->m = ti_model_load_file(path, NULL, &err);
     if (!m) {
         fprintf(stderr, "tinyinfer-info: %s\n", err.message[0] ? err.message : ti_status_string(err.code));
         return 1;
     }
+    struct stat sb;
+    printf("file: %s (%lld bytes)\n", path, stat(path, &sb) == 0 ? (long long)sb.st_size : -1LL);
+    if (ti_model_format(m) == TI_FORMAT_ONNX)
+        printf("format: ONNX, opset %d\n", ti_model_opset(m));
+    else
+        printf("format: %s\n", ti_model_format(m) == TI_FORMAT_TFLITE ? "TFLite" : "unknown");
     int n_in = ti_model_num_inputs(m), n_out = ti_model_num_outputs(m);
     printf("inputs: %d\n", n_in);
     for (int i = 0; i < n_in; i++) {
@@ -120,30 +178,24 @@ static int describe(const char *path, info_state *st)
         if (ti_model_output_info(m, i, &vi) == TI_OK) print_value_info("output", i, &vi);
     }
 
-    /* Op histogram from the loaded model; domains from the file scan when its node list
-     * lines up with the model's (ops outside the default domain print as "domain:Op"). */
+    /* Op histogram; ops outside the default domain print as "domain:Op". */
     int n_nodes = ti_model_num_nodes(m), n_hist = 0, n_unsup = 0;
-    int domains_ok = is_onnx && onnx.num_nodes == n_nodes;
-    for (int i = 0; domains_ok && i < n_nodes; i++) {
-        const char *op = ti_model_node_op(m, i);
-        domains_ok = op && strcmp(op, onnx.nodes[i].op) == 0;
-    }
-    hist = st->hist = (op_count *)calloc((size_t)(n_nodes > 0 ? n_nodes : 1), sizeof(op_count));
+    op_count *hist = st->hist =
+        (op_count *)calloc((size_t)(n_nodes > 0 ? n_nodes : 1), sizeof(op_count));
     if (!hist) {
         fprintf(stderr, "tinyinfer-info: out of memory\n");
         return 1;
     }
     for (int i = 0; i < n_nodes; i++) {
-        const char *op = ti_model_node_op(m, i);
-        const char *dom = domains_ok ? onnx.nodes[i].domain : "";
-        int dflt = dom[0] == 0 || strcmp(dom, "ai.onnx") == 0;
+        const char *op = ti_model_node_op(m, i), *dom = ti_model_node_domain(m, i);
+        if (!dom || strcmp(dom, "ai.onnx") == 0) dom = "";
         char name[136];
-        snprintf(name, sizeof(name), "%s%s%s", dflt ? "" : dom, dflt ? "" : ":", op ? op : "?");
+        snprintf(name, sizeof(name), "%s%s%s", dom, dom[0] ? ":" : "", op ? op : "?");
         int j = 0;
         while (j < n_hist && strcmp(hist[j].name, name) != 0) j++;
         if (j == n_hist) {
             snprintf(hist[j].name, sizeof(hist[j].name), "%s", name);
-            hist[j].supported = op ? ti_op_supported(dflt ? "" : dom, op) : 0;
+            hist[j].supported = op ? ti_op_supported(dom, op) : 0;
             n_unsup += !hist[j].supported;
             n_hist++;
         }
@@ -157,42 +209,39 @@ static int describe(const char *path, info_state *st)
     char cnt[48];
     fmt_count(ti_model_num_parameters(m), cnt, sizeof(cnt));
     printf("parameters: %s\n", cnt);
-    printf("MACs: n/a (needs per-node shapes from the public API)\n");
 
-    /* Can this build run it? Session with one thread, symbolic dims at their default 1. */
-    ti_session_desc desc;
-    memset(&desc, 0, sizeof(desc));
-    desc.num_threads = 1;
-    s = st->s = ti_session_create(m, &desc, &err);
-    if (!s) {
-        printf("session: cannot be created: %s\n",
-               err.message[0] ? err.message : ti_status_string(err.code));
-    } else {
-        ti_session_info info;
-        if (ti_session_get_info(s, &info) == TI_OK)
-            printf("session (1 thread, symbolic dims = 1): %d nodes after %d folded and %d fused, "
-                   "arena %.2f MiB%s\n",
-                   info.num_nodes, info.num_folded, info.num_fused,
-                   (double)info.arena_bytes / (1024.0 * 1024.0),
-                   info.dynamic ? ", shapes re-inferred at each run" : "");
-    }
+    memset(hist, 0, (size_t)(n_nodes > 0 ? n_nodes : 1) * sizeof(op_count));
+    describe_plan(m, &st->s, hist, show_nodes);
     if (n_unsup) printf("%d op type%s not supported by this build\n", n_unsup, n_unsup == 1 ? "" : "s");
     return 0;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc != 2 || argv[1][0] == '-') {
-        fprintf(argc == 2 && strcmp(argv[1], "--help") == 0 ? stdout : stderr,
-                "usage: tinyinfer-info MODEL\n"
-                "prints format, opsets, inputs/outputs, node count, op histogram, parameters\n");
-        return argc == 2 && strcmp(argv[1], "--help") == 0 ? 0 : 2;
+    const char *path = NULL;
+    int show_nodes = 0, bad = argc < 2;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("usage: tinyinfer-info MODEL [--nodes]\n"
+                   "prints format, opset, inputs/outputs, op histogram, parameters, and the\n"
+                   "planned graph: nodes, arena, MACs per op type (--nodes: per planned node)\n");
+            return 0;
+        }
+        if (strcmp(argv[i], "--nodes") == 0)
+            show_nodes = 1;
+        else if (argv[i][0] == '-' || path)
+            bad = 1;
+        else
+            path = argv[i];
+    }
+    if (bad || !path) {
+        fprintf(stderr, "usage: tinyinfer-info MODEL [--nodes] (--help for more)\n");
+        return 2;
     }
     info_state st;
     memset(&st, 0, sizeof(st));
-    int rc = describe(argv[1], &st);
+    int rc = describe(path, show_nodes, &st);
     free(st.hist);
-    td_onnx_info_free(&st.onnx);
     ti_session_destroy(st.s);
     ti_model_free(st.m);
     return rc;

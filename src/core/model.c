@@ -48,6 +48,15 @@ TI__PRIVATE ti_status ti__model_parse(ti_model *m, const uint8_t *data, size_t s
 #endif
 }
 
+#ifdef TI_NO_ONNX
+TI_API ti_status ti_tensor_decode_onnx(const void *bytes, size_t size, ti_tensor *out, ti_error *err) {
+    (void)bytes;
+    (void)size;
+    if (out != NULL) memset(out, 0, sizeof *out);
+    return ti__fail(err, TI_ERR_UNSUPPORTED, "<memory>", "ONNX support was compiled out (TI_NO_ONNX)");
+}
+#endif
+
 TI_API ti_model *ti_model_load_memory(const void *data, size_t size, const ti_model_desc *desc,
                                       ti_error *err) {
     ti__error_clear(err);

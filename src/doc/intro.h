@@ -40,6 +40,7 @@
         macro                 default          effect
         TI_NO_THREADS         (undefined)      no thread pool, no pthreads: one thread
         TI_NO_STDIO           (undefined)      no file access: ti_model_load_file is left out
+        TI_NO_ONNX            (undefined)      no ONNX reader: .onnx files get TI_ERR_UNSUPPORTED
         TI_MALLOC(sz)/TI_FREE(p)  malloc/free  default allocator underneath; both or neither
         TI_ASSERT(x)          assert(x)        guards tinyinfer's own invariants only,
                                                never data from a file or a caller
@@ -91,7 +92,9 @@
     ti_session_set_input_shape() changes an input's shape and plans again (this
     allocates). A session is used by one thread at a time; create one session per
     thread to run the same model concurrently. ti_session_get_info() reports the
-    backend, node counts after folding and fusion, and the arena size.
+    backend, node counts after folding and fusion, and the arena size;
+    ti_session_node_info() and ti_session_node_input/output() show the planned graph
+    node by node (for profilers and debugging).
 
     3. Tensors
     ----------

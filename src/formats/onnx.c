@@ -4,6 +4,7 @@
  * Relies on formats/protobuf.c for the wire format and graph/ir.c for the builders. Must
  * not trust any count or length in the file, follow subgraphs, or read files outside the
  * model's directory. Everything it keeps lives in the model's pool or arrays. */
+#ifndef TI_NO_ONNX
 
 /* Per-node limits: far above any real model, low enough that int arithmetic is safe. */
 #define TI__OX_MAX_NODE_IO 65536
@@ -1254,3 +1255,4 @@ TI__PRIVATE ti_status ti__onnx_parse(ti_model *m, const uint8_t *data, size_t si
     ti__free(&m->al, x.name_buf, x.name_cap);
     return st;
 }
+#endif /* TI_NO_ONNX */

@@ -3,6 +3,7 @@
  * repeated scalars. Relies on internal.h only; knows no schema (formats/onnx.c maps field
  * numbers to meaning). Must never read outside [base, end), trust a length before checking
  * it against the bytes left, or allocate. */
+#ifndef TI_NO_ONNX
 
 /* Why a cursor went bad; the first failure is kept (the record is sticky). */
 typedef enum ti__pb_fault {
@@ -331,3 +332,4 @@ TI__PRIVATE void ti__pb_describe(const ti__pb *c, const char *field_name, char *
     default: snprintf(buf, cap, "malformed data at byte %zu", c->fault_at); break;
     }
 }
+#endif /* TI_NO_ONNX */

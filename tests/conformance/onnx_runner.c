@@ -471,16 +471,12 @@ static int run_test(const test_case *tc, const options *o, op_set *ops, char *ms
     memset(&err, 0, sizeof(err));
     msg[0] = 0;
 
-    /* The op set comes from the file itself, so that it is known even when loading fails. */
-    size_t size = 0;
-    char *bytes = td_read_file(tc->model, &size, msg, msgn);
-    if (!bytes) return R_FAILED;
-    td_onnx_info info;
-    int scanned = td_onnx_scan(bytes, size, &info);
-    free(bytes);
-    if (scanned) {
-        for (int i = 0; i < info.num_nodes; i++) op_set_add(ops, info.nodes[i].domain, info.nodes[i].op);
-        td_onnx_info_free(&info);
+    /* The op set is recorded before any early return, so that UNSUPPORTED_DATA tests and
+     * unsupported ops still count under their op types; a load error is reported after. */
+    m = ti_model_load_file(tc->model, NULL, &err);
+    for (int i = 0, nn = ti_model_num_nodes(m); i < nn; i++) {
+        const char *op = ti_model_node_op(m, i), *dom = ti_model_node_domain(m, i);
+        if (op) op_set_add(ops, dom ? dom : "", op);
     }
 
     if (!tc->flat && td_join(path, sizeof(path), tc->dir, "UNSUPPORTED_DATA") && td_is_file(path)) {
@@ -492,6 +488,7 @@ static int run_test(const test_case *tc, const options *o, op_set *ops, char *ms
             td_msg(msg, msgn, "UNSUPPORTED_DATA: %s", why);
             free(why);
         }
+        ti_model_free(m);
         return R_UNSUPPORTED;
     }
     {
@@ -502,20 +499,14 @@ static int run_test(const test_case *tc, const options *o, op_set *ops, char *ms
                                   ops->names[i]);
             if (w >= msgn) break;
         }
-        if (w) return R_UNSUPPORTED;
+        if (w) {
+            ti_model_free(m);
+            return R_UNSUPPORTED;
+        }
     }
-
-    m = ti_model_load_file(tc->model, NULL, &err);
     if (!m) {
         td_msg(msg, msgn, "load: %s", err.message[0] ? err.message : ti_status_string(err.code));
         return classify_error(&err);
-    }
-    if (!scanned) { /* not parseable by the scan: take the op types from the library */
-        int nn = ti_model_num_nodes(m);
-        for (int i = 0; i < nn; i++) {
-            const char *op = ti_model_node_op(m, i);
-            if (op) op_set_add(ops, "", op);
-        }
     }
 
     double rtol = 1e-3, atol = 1e-7; /* onnx.backend.test.loader defaults */

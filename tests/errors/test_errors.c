@@ -46,7 +46,9 @@ static void pb_varint(pb *b, uint64_t v) {
     } while (v);
     pb_raw(b, t, n);
 }
-static void pb_tag(pb *b, int field, int wire) { pb_varint(b, (uint64_t)field << 3 | (uint64_t)wire); }
+static void pb_tag(pb *b, int field, int wire) {
+    pb_varint(b, (uint64_t)field << 3 | (uint64_t)wire);
+}
 static void pb_int(pb *b, int field, int64_t v) {
     pb_tag(b, field, 0);
     pb_varint(b, (uint64_t)v);
@@ -159,7 +161,8 @@ static int contains_ci(const char *hay, const char *needle) {
     size_t n = strlen(needle);
     for (; *hay; hay++) {
         size_t i = 0;
-        while (i < n && hay[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+        while (i < n && hay[i] &&
+               tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
             i++;
         if (i == n) return 1;
     }
@@ -255,7 +258,8 @@ TI_TEST(garbage) {
 
 TI_TEST(wrong_magic) {
     /* a TFLite file's start ("TFL3" at offset 4) and a PNG header: not ONNX */
-    static const unsigned char tfl[16] = {0x18, 0, 0, 0, 'T', 'F', 'L', '3', 0, 0, 0, 0, 0, 0, 0, 0};
+    static const unsigned char tfl[16] = {0x18, 0, 0, 0, 'T', 'F', 'L', '3',
+                                          0,    0, 0, 0, 0,   0,   0,   0};
     static const unsigned char png[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     ti_error err;
     pb b = {0};

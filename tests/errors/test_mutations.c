@@ -143,7 +143,9 @@ static void mutate_once(unsigned char *buf, size_t *n, size_t cap) {
         if (*n) buf[rng_below(*n)] ^= (unsigned char)(1u << rng_below(8));
         break;
     case 1: /* overwrite a byte */
-        if (*n) buf[rng_below(*n)] = rng_below(2) ? special[rng_below(sizeof special)] : (unsigned char)rng();
+        if (*n)
+            buf[rng_below(*n)] =
+                rng_below(2) ? special[rng_below(sizeof special)] : (unsigned char)rng();
         break;
     case 2: { /* insert 1..4 random bytes */
         size_t k = 1 + rng_below(4);
@@ -261,7 +263,8 @@ int main(int argc, char **argv) {
     int n_models = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--cases") == 0 && i + 1 < argc) cases = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) seed = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
+            seed = strtoull(argv[++i], NULL, 10);
         else if (n_models < 16) models[n_models++] = argv[i];
     }
     if (n_models == 0) {

@@ -78,7 +78,8 @@ static TI_TEST__UNUSED int ti_test_record(int ok, const char *file, int line, co
         if (!TI_CHECK(cond)) return;                                                        \
     } while (0)
 
-#define TI_CHECK_EQ_INT(a, b) ti_test_eq_int((long long)(a), (long long)(b), #a, #b, __FILE__, __LINE__)
+#define TI_CHECK_EQ_INT(a, b)                                                               \
+    ti_test_eq_int((long long)(a), (long long)(b), #a, #b, __FILE__, __LINE__)
 #define TI_CHECK_NEAR(a, b, tol)                                                            \
     ti_test_near((double)(a), (double)(b), (double)(tol), #a, #b, __FILE__, __LINE__)
 /* haystack may be NULL (then the check fails). */
