@@ -302,6 +302,15 @@ j_readme() { # the README example compiles with -Werror and runs on the bundled 
     timeout 300 "$T/readme_example" "$DEMO_MODEL"
 }
 
+j_tools() { # builds the tools and checks what they print (tests/unit/test_tools.sh)
+    mkdir -p "$T/tools"
+    local t
+    for t in tinyinfer-info tinyinfer-run; do
+        "$CC" -O2 -g "${C99[@]}" "${WARN[@]}" "${INC[@]}" "tools/$t.c" -o "$T/tools/$t" "${LIBS[@]}"
+    done
+    bash tests/unit/test_tools.sh "$T/tools"
+}
+
 RUNNER=$T/conformance/onnx_runner
 j_runner() { # builds the conformance runner, which the model tests use too
     [ -f tests/conformance/onnx_runner.c ] ||
@@ -435,6 +444,7 @@ cmd_test() {
         if [ -f "$f" ]; then job "$f" j_prog opt "$f"; fi
     done
     job "README example" j_readme
+    job "tools: tinyinfer-info and tinyinfer-run" j_tools
     start_asan_jobs
     if [ -f tests/fuzz/fuzz_onnx.c ]; then job "fuzz: 20 s libFuzzer run" j_fuzz_short; fi
     collect

@@ -13,7 +13,9 @@
 #define TINYINFER_VERSION_STRING "0.1.0"
 
 #ifndef TI_API
-#ifdef TI_STATIC
+#if defined(TI_STATIC) && (defined(__GNUC__) || defined(__clang__))
+#define TI_API static __attribute__((unused)) /* uncalled API functions are not an error */
+#elif defined(TI_STATIC)
 #define TI_API static
 #else
 #define TI_API extern
