@@ -232,6 +232,15 @@ typedef enum ti_dtype {
 TI_API const char *ti_dtype_name(ti_dtype t);
 TI_API size_t ti_dtype_size(ti_dtype t);
 
+/* Quantization of an integer tensor: real = scale * (q - zero_point). count is 0 for a
+ * tensor that is not quantized, 1 per tensor, or the size of dim `axis` per channel. */
+typedef struct ti_quant {
+    int count;
+    int axis;
+    const float *scale;
+    const int64_t *zero_point;
+} ti_quant;
+
 /* A view of a tensor. For session inputs and outputs it is owned by the session: `data`
  * points into the session's memory and stays valid until the next ti_session_run,
  * ti_session_set_input_shape or ti_session_destroy. A user writes input values into
@@ -243,6 +252,7 @@ typedef struct ti_tensor {
     int64_t shape[TI_MAX_DIMS];
     void *data;
     size_t size_bytes;
+    ti_quant quant; /* TFLite's uint8/int8 tensors; count 0 otherwise */
 } ti_tensor;
 
 /* Number of elements (1 for rank 0). */
@@ -297,6 +307,7 @@ typedef struct ti_value_info {
     int rank; /* -1 when the file does not say */
     int64_t shape[TI_MAX_DIMS];
     const char *dim_names[TI_MAX_DIMS]; /* NULL for fixed dims */
+    ti_quant quant;
 } ti_value_info;
 
 TI_API int ti_model_num_inputs(const ti_model *m);
@@ -414,6 +425,7 @@ TI_API const ti_tensor *ti_session_node_output(const ti_session *s, int i, int j
 /*    src/core/alloc.c                                                                     */
 /*    src/core/error.c                                                                     */
 /*    src/core/tensor.c                                                                    */
+/*    src/core/qmath.c                                                                     */
 /*    src/core/threadpool.c                                                                */
 /*    src/graph/ir.c                                                                       */
 /*    src/cpu/attention.c                                                                  */
@@ -431,11 +443,19 @@ TI_API const ti_tensor *ti_session_node_output(const ti_session *s, int i, int j
 /*    src/cpu/reduce.c                                                                     */
 /*    src/cpu/resize.c                                                                     */
 /*    src/cpu/rnn.c                                                                        */
+/*    src/cpu/tfl_conv.c                                                                   */
+/*    src/cpu/tfl_detect.c                                                                 */
+/*    src/cpu/tfl_elementwise.c                                                            */
+/*    src/cpu/tfl_lstm.c                                                                   */
+/*    src/cpu/tfl_pool.c                                                                   */
+/*    src/cpu/tfl_shape.c                                                                  */
 /*    src/cpu/unary.c                                                                      */
 /*    src/graph/ops.c                                                                      */
 /*    src/graph/passes.c                                                                   */
 /*    src/formats/protobuf.c                                                               */
 /*    src/formats/onnx.c                                                                   */
+/*    src/formats/flatbuf.c                                                                */
+/*    src/formats/tflite.c                                                                 */
 /*    src/core/model.c                                                                     */
 /*    src/core/session.c                                                                   */
 /* ======================================================================================== */
@@ -638,6 +658,7 @@ typedef struct ti__value {
     const void *data; /* constant data (initializer or Constant attr), else NULL */
     size_t bytes;
     int is_const;
+    ti_quant quant; /* TFLite quantization; arrays in the model's pool */
 } ti__value;
 
 struct ti_model {
@@ -762,7 +783,8 @@ typedef struct ti__op {
     unsigned flags;
 } ti__op;
 
-/* NULL when the op is unknown. domain "" and "ai.onnx" are the default domain. */
+/* NULL when the op is unknown. domain "" and "ai.onnx" are the default ONNX domain;
+ * TFLite builtin ops live in domain "tflite" under their schema names ("CONV_2D"). */
 TI__PRIVATE const ti__op *ti__op_find(const char *domain, const char *name);
 
 /* Fails the current node: "<file>: node '<name>' (<op>): <reason>". */
@@ -823,6 +845,10 @@ TI__PRIVATE int ti__session_bind_io(ti_session *s, int n);
 TI__PRIVATE int ti__pass_live_nodes(ti_session *s, char *live);
 TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err);
 /* formats/onnx.c */
+#ifndef TI_NO_TFLITE
+/* formats/tflite.c: same contract as ti__onnx_parse; nodes get domain "tflite". */
+TI__PRIVATE ti_status ti__tflite_parse(ti_model *m, const uint8_t *data, size_t size, ti_error *err);
+#endif
 #ifndef TI_NO_ONNX
 TI__PRIVATE ti_status ti__onnx_parse(ti_model *m, const uint8_t *data, size_t size, ti_error *err);
 #endif
@@ -1226,6 +1252,114 @@ TI_API void ti_tensor_release(ti_tensor *t) {
     memset(t, 0, sizeof *t);
 }
 /* ==== end src/core/tensor.c ================================================================= */
+
+/* ==== begin src/core/qmath.c ================================================================ */
+/* Fixed-point arithmetic of TFLite's quantization spec, shared by every quantized kernel:
+ * real multipliers as (int32 multiplier, shift), the rounding doubling high multiply, the
+ * rounding right shift, and the clamp range of a fused activation. Relies on nothing but
+ * <math.h>. Must stay bit-exact with TFLite's reference kernels (gemmlowp rounding, double
+ * rounding as in TFLite's default build): quantized outputs are compared exactly. */
+
+/* TfLiteRound: round half away from zero (std::round), not to even. */
+TI__PRIVATE double ti__q_round(double x) { return x >= 0.0 ? floor(x + 0.5) : ceil(x - 0.5); }
+
+/* real_multiplier = multiplier * 2^(shift - 31), multiplier in [2^30, 2^31). */
+TI__PRIVATE void ti__q_quantize_multiplier(double real_multiplier, int32_t *multiplier, int *shift) {
+    if (real_multiplier == 0.0 || !(real_multiplier == real_multiplier)) {
+        *multiplier = 0;
+        *shift = 0;
+        return;
+    }
+    int e;
+    double q = frexp(real_multiplier, &e);
+    int64_t q_fixed = (int64_t)ti__q_round(q * (double)(1LL << 31));
+    if (q_fixed == (1LL << 31)) {
+        q_fixed /= 2;
+        e++;
+    }
+    if (e < -31) { /* too small to represent: the product is 0 */
+        e = 0;
+        q_fixed = 0;
+    }
+    if (e > 30) { /* saturate: TFLite clamps the shift the same way */
+        e = 30;
+        q_fixed = (1LL << 31) - 1;
+    }
+    *multiplier = (int32_t)q_fixed;
+    *shift = e;
+}
+
+/* gemmlowp SaturatingRoundingDoublingHighMul: round(a * b / 2^31), saturating. */
+TI__PRIVATE int32_t ti__q_srdhm(int32_t a, int32_t b) {
+    if (a == b && a == INT32_MIN) return INT32_MAX;
+    int64_t ab = (int64_t)a * (int64_t)b;
+    int64_t nudge = ab >= 0 ? (1LL << 30) : (1 - (1LL << 30));
+    return (int32_t)((ab + nudge) / (1LL << 31));
+}
+
+/* gemmlowp RoundingDivideByPOT: x / 2^exponent, rounding half away from zero. */
+TI__PRIVATE int32_t ti__q_rdbypot(int32_t x, int exponent) {
+    if (exponent <= 0) return x;
+    int32_t mask = (int32_t)((1LL << exponent) - 1);
+    int32_t remainder = x & mask;
+    int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+    return (x >> exponent) + (remainder > threshold ? 1 : 0);
+}
+
+/* TFLite MultiplyByQuantizedMultiplier: x * multiplier * 2^(shift - 31), rounded. */
+TI__PRIVATE int32_t ti__q_mul(int32_t x, int32_t multiplier, int shift) {
+    int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+    int64_t shifted = (int64_t)x * ((int64_t)1 << left);
+    if (shifted > INT32_MAX) shifted = INT32_MAX; /* TFLite relies on no overflow here */
+    if (shifted < INT32_MIN) shifted = INT32_MIN;
+    return ti__q_rdbypot(ti__q_srdhm((int32_t)shifted, multiplier), right);
+}
+
+/* TFLite's fused activations (schema ActivationFunctionType). */
+enum {
+    TI__TFL_ACT_NONE = 0,
+    TI__TFL_ACT_RELU = 1,
+    TI__TFL_ACT_RELU_N1_TO_1 = 2,
+    TI__TFL_ACT_RELU6 = 3,
+    TI__TFL_ACT_TANH = 4,
+    TI__TFL_ACT_SIGN_BIT = 5
+};
+
+/* Clamp range [*lo, *hi] of a fused activation on a quantized output (TFLite
+ * CalculateActivationRangeQuantized). qmin/qmax: the dtype's range. Returns 0 for
+ * activations that are not a clamp (TANH, SIGN_BIT), which quantized kernels refuse. */
+TI__PRIVATE int ti__q_act_range(int act, float scale, int64_t zero_point, int32_t qmin, int32_t qmax,
+                                int32_t *lo, int32_t *hi) {
+    double zp = (double)zero_point;
+    *lo = qmin;
+    *hi = qmax;
+    if (act == TI__TFL_ACT_NONE) return 1;
+    if (act != TI__TFL_ACT_RELU && act != TI__TFL_ACT_RELU6 && act != TI__TFL_ACT_RELU_N1_TO_1)
+        return 0;
+    double lo_real = act == TI__TFL_ACT_RELU_N1_TO_1 ? -1.0 : 0.0;
+    double q = zp + ti__q_round(lo_real / (double)scale);
+    if (q > (double)*lo) *lo = q > (double)qmax ? qmax : (int32_t)q;
+    if (act != TI__TFL_ACT_RELU) {
+        double hi_real = act == TI__TFL_ACT_RELU6 ? 6.0 : 1.0;
+        double qh = zp + ti__q_round(hi_real / (double)scale);
+        if (qh < (double)*hi) *hi = qh < (double)qmin ? qmin : (int32_t)qh;
+    }
+    return 1;
+}
+
+/* Clamp range of a fused activation on a float output; 0 for TANH/SIGN_BIT. */
+TI__PRIVATE int ti__f_act_range(int act, float *lo, float *hi) {
+    *lo = -FLT_MAX;
+    *hi = FLT_MAX;
+    switch (act) {
+    case TI__TFL_ACT_NONE: return 1;
+    case TI__TFL_ACT_RELU: *lo = 0.0f; return 1;
+    case TI__TFL_ACT_RELU6: *lo = 0.0f; *hi = 6.0f; return 1;
+    case TI__TFL_ACT_RELU_N1_TO_1: *lo = -1.0f; *hi = 1.0f; return 1;
+    default: return 0;
+    }
+}
+/* ==== end src/core/qmath.c ================================================================== */
 
 /* ==== begin src/core/threadpool.c =========================================================== */
 /* A small thread pool of our own (no OpenMP): persistent workers that split a range
@@ -10441,6 +10575,48 @@ TI__PRIVATE const ti__op ti__ops_rnn[] = {
 };
 /* ==== end src/cpu/rnn.c ===================================================================== */
 
+/* ==== begin src/cpu/tfl_conv.c ============================================================== */
+/* TODO(#4): TFLite kernels of group 'tfl_conv' (being written). */
+TI__PRIVATE const ti__op ti__ops_tfl_conv[] = {
+    {NULL, NULL, NULL, NULL, 0}
+};
+/* ==== end src/cpu/tfl_conv.c ================================================================ */
+
+/* ==== begin src/cpu/tfl_detect.c ============================================================ */
+/* TODO(#4): TFLite kernels of group 'tfl_detect' (being written). */
+TI__PRIVATE const ti__op ti__ops_tfl_detect[] = {
+    {NULL, NULL, NULL, NULL, 0}
+};
+/* ==== end src/cpu/tfl_detect.c ============================================================== */
+
+/* ==== begin src/cpu/tfl_elementwise.c ======================================================= */
+/* TODO(#4): TFLite kernels of group 'tfl_elementwise' (being written). */
+TI__PRIVATE const ti__op ti__ops_tfl_elementwise[] = {
+    {NULL, NULL, NULL, NULL, 0}
+};
+/* ==== end src/cpu/tfl_elementwise.c ========================================================= */
+
+/* ==== begin src/cpu/tfl_lstm.c ============================================================== */
+/* TODO(#4): TFLite kernels of group 'tfl_lstm' (being written). */
+TI__PRIVATE const ti__op ti__ops_tfl_lstm[] = {
+    {NULL, NULL, NULL, NULL, 0}
+};
+/* ==== end src/cpu/tfl_lstm.c ================================================================ */
+
+/* ==== begin src/cpu/tfl_pool.c ============================================================== */
+/* TODO(#4): TFLite kernels of group 'tfl_pool' (being written). */
+TI__PRIVATE const ti__op ti__ops_tfl_pool[] = {
+    {NULL, NULL, NULL, NULL, 0}
+};
+/* ==== end src/cpu/tfl_pool.c ================================================================ */
+
+/* ==== begin src/cpu/tfl_shape.c ============================================================= */
+/* TODO(#4): TFLite kernels of group 'tfl_shape' (being written). */
+TI__PRIVATE const ti__op ti__ops_tfl_shape[] = {
+    {NULL, NULL, NULL, NULL, 0}
+};
+/* ==== end src/cpu/tfl_shape.c =============================================================== */
+
 /* ==== begin src/cpu/unary.c ================================================================= */
 /* Elementwise one-input ops: math functions, activations, Clip, Cast/CastLike, logical and
  * bitwise Not, IsNaN/IsInf. float32 runs typed loops split over the thread pool; float64
@@ -11019,22 +11195,33 @@ TI__PRIVATE const ti__op ti__ops_unary[] = {
 /* ==== end src/cpu/unary.c =================================================================== */
 
 /* ==== begin src/graph/ops.c ================================================================= */
-/* The op registry: every op the CPU runs, found by ONNX op type. Each cpu/ file exports
- * one table ending in a NULL name. Relies on the cpu/ files coming first in the header.
+/* The op registry: every op the CPU runs, found by domain and op type. Each cpu/ file
+ * exports one table ending in a NULL name; a table belongs to one domain ("" for ONNX,
+ * "tflite" for TFLite builtins). Relies on the cpu/ files coming first in the header.
  * Must stay a list: an op is defined by its shape and run functions, nowhere else. */
 
-static const ti__op *const ti__op_tables[] = {
-    ti__ops_unary,    ti__ops_binary,   ti__ops_conv,   ti__ops_gemm,
-    ti__ops_pool,     ti__ops_norm,     ti__ops_movement, ti__ops_index,
-    ti__ops_generate, ti__ops_reduce,   ti__ops_resize, ti__ops_einsum,
-    ti__ops_attention, ti__ops_loss,  ti__ops_rnn,    ti__ops_quant,
+static const struct {
+    const char *domain;
+    const ti__op *ops;
+} ti__op_tables[] = {
+    {"", ti__ops_unary},     {"", ti__ops_binary},   {"", ti__ops_conv},
+    {"", ti__ops_gemm},      {"", ti__ops_pool},     {"", ti__ops_norm},
+    {"", ti__ops_movement},  {"", ti__ops_index},    {"", ti__ops_generate},
+    {"", ti__ops_reduce},    {"", ti__ops_resize},   {"", ti__ops_einsum},
+    {"", ti__ops_attention}, {"", ti__ops_loss},     {"", ti__ops_rnn},
+    {"", ti__ops_quant},
+    {"tflite", ti__ops_tfl_conv},  {"tflite", ti__ops_tfl_elementwise},
+    {"tflite", ti__ops_tfl_pool},  {"tflite", ti__ops_tfl_shape},
+    {"tflite", ti__ops_tfl_lstm},  {"tflite", ti__ops_tfl_detect},
 };
 
 TI__PRIVATE const ti__op *ti__op_find(const char *domain, const char *name) {
-    if (domain != NULL && domain[0] != 0 && strcmp(domain, "ai.onnx") != 0) return NULL;
-    for (size_t t = 0; t < TI__COUNTOF(ti__op_tables); t++)
-        for (const ti__op *op = ti__op_tables[t]; op->name != NULL; op++)
+    if (domain == NULL || strcmp(domain, "ai.onnx") == 0) domain = "";
+    for (size_t t = 0; t < TI__COUNTOF(ti__op_tables); t++) {
+        if (strcmp(ti__op_tables[t].domain, domain) != 0) continue;
+        for (const ti__op *op = ti__op_tables[t].ops; op->name != NULL; op++)
             if (strcmp(op->name, name) == 0) return op;
+    }
     return NULL;
 }
 /* ==== end src/graph/ops.c =================================================================== */
@@ -11213,6 +11400,7 @@ TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
         }
     for (int n = 0; n < s->n_nodes; n++) {
         ti__node *a = &s->nodes[n];
+        if (a->domain[0] != 0) continue; /* ONNX ops only; TFLite kernels fuse on their own */
         int is_conv = strcmp(a->op, "Conv") == 0, is_fc = 0;
         if (!is_conv && strcmp(a->op, "ConvTranspose") != 0 && strcmp(a->op, "Gemm") != 0 &&
             strcmp(a->op, "MatMul") != 0)
@@ -11250,6 +11438,7 @@ TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
             }
             if (uses[y] != 1) break;
             ti__node *b = &s->nodes[user[y]];
+            if (b->domain[0] != 0) break;
             int act;
             float aa, ab;
             int fused = 0;
@@ -12887,6 +13076,21 @@ TI__PRIVATE ti_status ti__onnx_parse(ti_model *m, const uint8_t *data, size_t si
 #endif /* TI_NO_ONNX */
 /* ==== end src/formats/onnx.c ================================================================ */
 
+/* ==== begin src/formats/flatbuf.c =========================================================== */
+/* TODO(#4): verified FlatBuffers accessors (being written). */
+/* ==== end src/formats/flatbuf.c ============================================================= */
+
+/* ==== begin src/formats/tflite.c ============================================================ */
+/* TODO(#4): the TFLite reader (being written). */
+#ifndef TI_NO_TFLITE
+TI__PRIVATE ti_status ti__tflite_parse(ti_model *m, const uint8_t *data, size_t size, ti_error *err) {
+    (void)data;
+    (void)size;
+    return ti__fail(err, TI_ERR_UNSUPPORTED, m->name, "TFLite models are not supported yet (issue #4)");
+}
+#endif
+/* ==== end src/formats/tflite.c ============================================================== */
+
 /* ==== begin src/core/model.c ================================================================ */
 /* Models: loading from a file or memory (the format is detected from the bytes and handed
  * to its reader), freeing, and the read-only queries tools use. Relies on the readers in
@@ -12928,9 +13132,13 @@ TI__PRIVATE ti_status ti__model_parse(ti_model *m, const uint8_t *data, size_t s
         else f = TI_FORMAT_ONNX;
     }
     if (size == 0) return ti__fail(err, TI_ERR_BAD_MODEL, m->name, "the model is empty (0 bytes)");
-    if (f == TI_FORMAT_TFLITE)
-        return ti__fail(err, TI_ERR_UNSUPPORTED, m->name,
-                        "TFLite models are not supported yet in this version (issue #4)");
+    if (f == TI_FORMAT_TFLITE) {
+#ifndef TI_NO_TFLITE
+        return ti__tflite_parse(m, data, size, err);
+#else
+        return ti__fail(err, TI_ERR_UNSUPPORTED, m->name, "TFLite support was compiled out (TI_NO_TFLITE)");
+#endif
+    }
 #ifndef TI_NO_ONNX
     return ti__onnx_parse(m, data, size, err);
 #else
@@ -13056,6 +13264,7 @@ TI__PRIVATE ti_status ti__value_info(const ti_model *m, int v, ti_value_info *ou
     out->name = mv->name;
     out->dtype = mv->dtype;
     out->rank = mv->rank;
+    out->quant = mv->quant;
     for (int d = 0; d < mv->rank && d < TI_MAX_DIMS; d++) {
         out->shape[d] = mv->dims[d];
         out->dim_names[d] = mv->dim_names[d];
@@ -13283,6 +13492,7 @@ TI__PRIVATE ti_status ti__session_plan(ti_session *s, ti_error *err) {
         memset(t, 0, sizeof *t);
         memset(&s->vi[v], 0, sizeof s->vi[v]);
         t->name = mv->name;
+        t->quant = mv->quant;
         s->vi[v].first = INT_MAX;
         s->vi[v].last = -1;
         if (mv->is_const) {

@@ -81,6 +81,15 @@ typedef enum ti_dtype {
 TI_API const char *ti_dtype_name(ti_dtype t);
 TI_API size_t ti_dtype_size(ti_dtype t);
 
+/* Quantization of an integer tensor: real = scale * (q - zero_point). count is 0 for a
+ * tensor that is not quantized, 1 per tensor, or the size of dim `axis` per channel. */
+typedef struct ti_quant {
+    int count;
+    int axis;
+    const float *scale;
+    const int64_t *zero_point;
+} ti_quant;
+
 /* A view of a tensor. For session inputs and outputs it is owned by the session: `data`
  * points into the session's memory and stays valid until the next ti_session_run,
  * ti_session_set_input_shape or ti_session_destroy. A user writes input values into
@@ -92,6 +101,7 @@ typedef struct ti_tensor {
     int64_t shape[TI_MAX_DIMS];
     void *data;
     size_t size_bytes;
+    ti_quant quant; /* TFLite's uint8/int8 tensors; count 0 otherwise */
 } ti_tensor;
 
 /* Number of elements (1 for rank 0). */
@@ -146,6 +156,7 @@ typedef struct ti_value_info {
     int rank; /* -1 when the file does not say */
     int64_t shape[TI_MAX_DIMS];
     const char *dim_names[TI_MAX_DIMS]; /* NULL for fixed dims */
+    ti_quant quant;
 } ti_value_info;
 
 TI_API int ti_model_num_inputs(const ti_model *m);

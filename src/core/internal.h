@@ -151,6 +151,7 @@ typedef struct ti__value {
     const void *data; /* constant data (initializer or Constant attr), else NULL */
     size_t bytes;
     int is_const;
+    ti_quant quant; /* TFLite quantization; arrays in the model's pool */
 } ti__value;
 
 struct ti_model {
@@ -275,7 +276,8 @@ typedef struct ti__op {
     unsigned flags;
 } ti__op;
 
-/* NULL when the op is unknown. domain "" and "ai.onnx" are the default domain. */
+/* NULL when the op is unknown. domain "" and "ai.onnx" are the default ONNX domain;
+ * TFLite builtin ops live in domain "tflite" under their schema names ("CONV_2D"). */
 TI__PRIVATE const ti__op *ti__op_find(const char *domain, const char *name);
 
 /* Fails the current node: "<file>: node '<name>' (<op>): <reason>". */
@@ -336,6 +338,10 @@ TI__PRIVATE int ti__session_bind_io(ti_session *s, int n);
 TI__PRIVATE int ti__pass_live_nodes(ti_session *s, char *live);
 TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err);
 /* formats/onnx.c */
+#ifndef TI_NO_TFLITE
+/* formats/tflite.c: same contract as ti__onnx_parse; nodes get domain "tflite". */
+TI__PRIVATE ti_status ti__tflite_parse(ti_model *m, const uint8_t *data, size_t size, ti_error *err);
+#endif
 #ifndef TI_NO_ONNX
 TI__PRIVATE ti_status ti__onnx_parse(ti_model *m, const uint8_t *data, size_t size, ti_error *err);
 #endif

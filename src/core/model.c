@@ -38,9 +38,13 @@ TI__PRIVATE ti_status ti__model_parse(ti_model *m, const uint8_t *data, size_t s
         else f = TI_FORMAT_ONNX;
     }
     if (size == 0) return ti__fail(err, TI_ERR_BAD_MODEL, m->name, "the model is empty (0 bytes)");
-    if (f == TI_FORMAT_TFLITE)
-        return ti__fail(err, TI_ERR_UNSUPPORTED, m->name,
-                        "TFLite models are not supported yet in this version (issue #4)");
+    if (f == TI_FORMAT_TFLITE) {
+#ifndef TI_NO_TFLITE
+        return ti__tflite_parse(m, data, size, err);
+#else
+        return ti__fail(err, TI_ERR_UNSUPPORTED, m->name, "TFLite support was compiled out (TI_NO_TFLITE)");
+#endif
+    }
 #ifndef TI_NO_ONNX
     return ti__onnx_parse(m, data, size, err);
 #else
@@ -166,6 +170,7 @@ TI__PRIVATE ti_status ti__value_info(const ti_model *m, int v, ti_value_info *ou
     out->name = mv->name;
     out->dtype = mv->dtype;
     out->rank = mv->rank;
+    out->quant = mv->quant;
     for (int d = 0; d < mv->rank && d < TI_MAX_DIMS; d++) {
         out->shape[d] = mv->dims[d];
         out->dim_names[d] = mv->dim_names[d];

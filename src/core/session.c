@@ -200,6 +200,7 @@ TI__PRIVATE ti_status ti__session_plan(ti_session *s, ti_error *err) {
         memset(t, 0, sizeof *t);
         memset(&s->vi[v], 0, sizeof s->vi[v]);
         t->name = mv->name;
+        t->quant = mv->quant;
         s->vi[v].first = INT_MAX;
         s->vi[v].last = -1;
         if (mv->is_const) {

@@ -171,6 +171,7 @@ TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
         }
     for (int n = 0; n < s->n_nodes; n++) {
         ti__node *a = &s->nodes[n];
+        if (a->domain[0] != 0) continue; /* ONNX ops only; TFLite kernels fuse on their own */
         int is_conv = strcmp(a->op, "Conv") == 0, is_fc = 0;
         if (!is_conv && strcmp(a->op, "ConvTranspose") != 0 && strcmp(a->op, "Gemm") != 0 &&
             strcmp(a->op, "MatMul") != 0)
@@ -208,6 +209,7 @@ TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
             }
             if (uses[y] != 1) break;
             ti__node *b = &s->nodes[user[y]];
+            if (b->domain[0] != 0) break;
             int act;
             float aa, ab;
             int fused = 0;

@@ -1,0 +1,1 @@
+/* TODO(#4): verified FlatBuffers accessors (being written). */
