@@ -4585,6 +4585,12 @@ TI__PRIVATE int ti__matmul_shape(ti__kctx *k) {
     if (st != TI_OK) return st;
     if (!ti__set_shape(k->out[0], a->dtype, s.out_rank, s.out))
         return ti__kfail(k, TI_ERR_BAD_MODEL, "invalid output shape");
+    /* a third input only comes from fusion (MatMul + Add): a float32 bias of length N */
+    if (k->n_in > 2 && k->in[2] != NULL &&
+        (a->dtype != TI_DTYPE_F32 || k->in[2]->dtype != TI_DTYPE_F32 ||
+         ti__numel(k->in[2]) != (size_t)s.n))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "fused bias must be float32 with %lld elements",
+                         (long long)s.n);
     return TI_OK;
 }
 
@@ -4642,6 +4648,11 @@ TI__PRIVATE ti_status ti__matmul_run(ti__kctx *k) {
                                   n, 0.0f, yd + t * m * n, n, k->tp);
                 }
             }
+        }
+        if (k->n_in > 2 && k->in[2] != NULL) { /* fused bias, one value per column */
+            const float *bias = (const float *)k->in[2]->data;
+            for (size_t r = 0; r < s.n_batch * m; r++)
+                for (size_t q = 0; q < n; q++) yd[r * n + q] += bias[q];
         }
         ti__gemm_act(k, yd, s.n_batch * m * n);
         return TI_OK;
@@ -11356,6 +11367,23 @@ TI__PRIVATE int ti__fuse_conv_add(ti_session *s, ti__node *conv, const ti__node 
     return 1;
 }
 
+/* MatMul + Add of a constant row vector ([N], [1,N], [1,1,N]): the vector becomes the
+ * MatMul's third input, a bias the kernel adds before the activation. */
+TI__PRIVATE int ti__fuse_matmul_add(ti_session *s, ti__node *mm, const ti__node *add, int y) {
+    if (add->n_inputs != 2 || mm->n_inputs != 2) return 0;
+    int cv = add->inputs[0] == y ? add->inputs[1] : add->inputs[0];
+    if (cv < 0 || cv == y || !s->vi[cv].is_const || s->t[cv].dtype != TI_DTYPE_F32) return 0;
+    const ti_tensor *c = &s->t[cv], *yt = &s->t[y];
+    if (yt->rank < 1 || c->rank > yt->rank || ti__numel(c) != (size_t)yt->shape[yt->rank - 1])
+        return 0;
+    for (int d = 0; d + 1 < c->rank; d++)
+        if (c->shape[d] != 1) return 0;
+    if (!ti__fuse_own_inputs(s, mm)) return 0;
+    mm->inputs[2] = cv;
+    mm->n_inputs = 3;
+    return 1;
+}
+
 /* An activation node that can be folded into its producer: sets act, a, b. */
 TI__PRIVATE int ti__fuse_act_of(const ti_session *s, const ti__node *n, int *act, float *a, float *b) {
     const char *op = n->op;
@@ -11401,11 +11429,10 @@ TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
     for (int n = 0; n < s->n_nodes; n++) {
         ti__node *a = &s->nodes[n];
         if (a->domain[0] != 0) continue; /* ONNX ops only; TFLite kernels fuse on their own */
-        int is_conv = strcmp(a->op, "Conv") == 0, is_fc = 0;
+        int is_conv = strcmp(a->op, "Conv") == 0;
         if (!is_conv && strcmp(a->op, "ConvTranspose") != 0 && strcmp(a->op, "Gemm") != 0 &&
             strcmp(a->op, "MatMul") != 0)
             continue;
-        is_fc = !is_conv;
         for (;;) {
             if (a->n_outputs != 1 || a->outputs[0] < 0) break;
             int y = a->outputs[0];
@@ -11446,6 +11473,8 @@ TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
                 fused = ti__fuse_conv_bn(s, a, b);
             else if (is_conv && strcmp(b->op, "Add") == 0)
                 fused = ti__fuse_conv_add(s, a, b, y);
+            else if (strcmp(a->op, "MatMul") == 0 && strcmp(b->op, "Add") == 0)
+                fused = ti__fuse_matmul_add(s, a, b, y);
             else if (b->inputs[0] == y && ti__fuse_act_of(s, b, &act, &aa, &ab)) {
                 fused = ti__fuse_own_inputs(s, a);
                 if (fused) {
@@ -11458,7 +11487,6 @@ TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
             a->outputs[0] = b->outputs[0];
             b->op = "";
             s->info.num_fused++;
-            (void)is_fc;
         }
     }
     /* compact, rebinding the tensors of rewritten nodes */

@@ -412,6 +412,12 @@ TI__PRIVATE int ti__matmul_shape(ti__kctx *k) {
     if (st != TI_OK) return st;
     if (!ti__set_shape(k->out[0], a->dtype, s.out_rank, s.out))
         return ti__kfail(k, TI_ERR_BAD_MODEL, "invalid output shape");
+    /* a third input only comes from fusion (MatMul + Add): a float32 bias of length N */
+    if (k->n_in > 2 && k->in[2] != NULL &&
+        (a->dtype != TI_DTYPE_F32 || k->in[2]->dtype != TI_DTYPE_F32 ||
+         ti__numel(k->in[2]) != (size_t)s.n))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "fused bias must be float32 with %lld elements",
+                         (long long)s.n);
     return TI_OK;
 }
 
@@ -469,6 +475,11 @@ TI__PRIVATE ti_status ti__matmul_run(ti__kctx *k) {
                                   n, 0.0f, yd + t * m * n, n, k->tp);
                 }
             }
+        }
+        if (k->n_in > 2 && k->in[2] != NULL) { /* fused bias, one value per column */
+            const float *bias = (const float *)k->in[2]->data;
+            for (size_t r = 0; r < s.n_batch * m; r++)
+                for (size_t q = 0; q < n; q++) yd[r * n + q] += bias[q];
         }
         ti__gemm_act(k, yd, s.n_batch * m * n);
         return TI_OK;

@@ -123,6 +123,56 @@ TI_TEST(fusion_matches_reference) {
     ti_model_free(m);
 }
 
+TI_TEST(matmul_bias_activation_fusion) {
+    /* [1,4,8] x [8,6] + b[6] -> Relu: the Add and the Relu fold into the MatMul */
+    float w[8 * 6], b[6], x[4 * 8];
+    unsigned seed = 11;
+    for (int i = 0; i < 48; i++) w[i] = frand(&seed);
+    for (int i = 0; i < 6; i++) b[i] = frand(&seed);
+    for (int i = 0; i < 32; i++) x[i] = frand(&seed);
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t xd[3] = {1, 4, 8}, wd[2] = {8, 6}, bd[1] = {6}, yd[3] = {1, 4, 6};
+    ob_input(&mb, "x", OB_FLOAT, 3, xd);
+    ob_init_f32(&mb, "w", 2, wd, w);
+    ob_init_f32(&mb, "b", 1, bd, b);
+    ob_node(&mb, "MatMul", "mm", "x,w", "p");
+    ob_node(&mb, "Add", "bias", "b,p", "q"); /* the constant first: order must not matter */
+    ob_node(&mb, "Relu", "relu", "q", "y");
+    ob_output(&mb, "y", OB_FLOAT, 3, yd);
+    size_t n;
+    unsigned char *bytes = ob_finish(&mb, &n);
+    ti_error err;
+    ti_model *m = ti_model_load_memory(bytes, n, NULL, &err);
+    free(bytes);
+    TI_REQUIRE(m != NULL);
+    ti_session *s = ti_session_create(m, NULL, &err);
+    TI_REQUIRE(s != NULL);
+    ti_session_info info;
+    ti_session_get_info(s, &info);
+    TI_CHECK_EQ_INT(info.num_fused, 2);
+    TI_CHECK_EQ_INT(info.num_nodes, 1);
+    ti_node_info ni;
+    TI_CHECK(ti_session_node_info(s, 0, &ni) == TI_OK && strcmp(ni.fused, "Relu") == 0);
+    memcpy(ti_session_input(s, 0)->data, x, sizeof x);
+    TI_REQUIRE(ti_session_run(s, &err) == TI_OK);
+    const float *y = (const float *)ti_session_output(s, 0)->data;
+    double worst = 0;
+    int zeros = 0;
+    for (int r = 0; r < 4; r++)
+        for (int c = 0; c < 6; c++) {
+            double acc = b[c];
+            for (int k = 0; k < 8; k++) acc += (double)x[r * 8 + k] * w[k * 6 + c];
+            acc = acc > 0 ? acc : 0;
+            zeros += acc == 0;
+            worst = fmax(worst, fabs(acc - y[r * 6 + c]));
+        }
+    TI_CHECK(worst < 1e-5);
+    TI_CHECK(zeros > 0 && zeros < 24);
+    ti_session_destroy(s);
+    ti_model_free(m);
+}
+
 TI_TEST(run_does_not_allocate) {
     size_t n;
     unsigned char *bytes = conv_bn_relu_model(&n, "Sigmoid");
@@ -402,6 +452,7 @@ TI_TEST(allocation_failure_at_every_step) {
 
 int main(void) {
     TI_RUN(fusion_matches_reference);
+    TI_RUN(matmul_bias_activation_fusion);
     TI_RUN(run_does_not_allocate);
     TI_RUN(arena_reuses_memory);
     TI_RUN(symbolic_dims_bind_and_rebind);
