@@ -1076,6 +1076,29 @@ TI__PRIVATE int ti__dtype_is_int(ti_dtype t) {
            t == TI_DTYPE_I32 || t == TI_DTYPE_U32 || t == TI_DTYPE_I64 || t == TI_DTYPE_U64;
 }
 
+/* ONNX TensorProto.DataType -> ti_dtype; TI_DTYPE_UNKNOWN for the types tinyinfer has no
+ * dtype for (complex, float8, int4, ...). Shared by the reader and by the kernels that
+ * take a dtype attribute (Cast, EyeLike, QuantizeLinear); those refuse STRING themselves. */
+TI__PRIVATE ti_dtype ti__onnx_dtype(int64_t t) {
+    switch (t) {
+    case 1: return TI_DTYPE_F32;
+    case 2: return TI_DTYPE_U8;
+    case 3: return TI_DTYPE_I8;
+    case 4: return TI_DTYPE_U16;
+    case 5: return TI_DTYPE_I16;
+    case 6: return TI_DTYPE_I32;
+    case 7: return TI_DTYPE_I64;
+    case 8: return TI_DTYPE_STRING;
+    case 9: return TI_DTYPE_BOOL;
+    case 10: return TI_DTYPE_F16;
+    case 11: return TI_DTYPE_F64;
+    case 12: return TI_DTYPE_U32;
+    case 13: return TI_DTYPE_U64;
+    case 16: return TI_DTYPE_BF16;
+    default: return TI_DTYPE_UNKNOWN;
+    }
+}
+
 TI__PRIVATE size_t ti__shape_numel(int rank, const int64_t *dims) {
     size_t n = 1;
     for (int i = 0; i < rank; i++) n *= (size_t)(dims[i] < 0 ? 0 : dims[i]);
@@ -4780,26 +4803,6 @@ TI__PRIVATE ti_status ti__gen_set(ti__kctx *k, int i, ti_dtype dt, int rank, con
     return TI_OK;
 }
 
-/* ONNX TensorProto.DataType -> ti_dtype; TI_DTYPE_UNKNOWN for types tinyinfer lacks. */
-TI__PRIVATE ti_dtype ti__gen_onnx_dtype(int64_t t) {
-    switch (t) {
-    case 1: return TI_DTYPE_F32;
-    case 2: return TI_DTYPE_U8;
-    case 3: return TI_DTYPE_I8;
-    case 4: return TI_DTYPE_U16;
-    case 5: return TI_DTYPE_I16;
-    case 6: return TI_DTYPE_I32;
-    case 7: return TI_DTYPE_I64;
-    case 9: return TI_DTYPE_BOOL;
-    case 10: return TI_DTYPE_F16;
-    case 11: return TI_DTYPE_F64;
-    case 12: return TI_DTYPE_U32;
-    case 13: return TI_DTYPE_U64;
-    case 16: return TI_DTYPE_BF16;
-    default: return TI_DTYPE_UNKNOWN;
-    }
-}
-
 /* ---- Shape, Size ----------------------------------------------------------------------- */
 
 /* [start, end) of the dims Shape reports (opset 15 attributes), clamped into [0, rank]. */
@@ -5032,7 +5035,7 @@ TI__PRIVATE ti_status ti__range_run(ti__kctx *k) {
 TI__PRIVATE int ti__eyelike_dtype(ti__kctx *k, ti_dtype *dt) {
     TI__REQUIRE_INPUT(k, 0);
     const ti__attr *a = ti__attr_get(k->node, "dtype");
-    *dt = a != NULL ? ti__gen_onnx_dtype(a->i) : k->in[0]->dtype;
+    *dt = a != NULL ? ti__onnx_dtype(a->i) : k->in[0]->dtype;
     if (ti_dtype_size(*dt) == 0)
         return ti__kfail(k, TI_ERR_UNSUPPORTED, "output dtype %s (ONNX type %lld) is not "
                          "supported", ti_dtype_name(*dt), (long long)(a ? a->i : -1));
@@ -8123,22 +8126,6 @@ TI__PRIVATE int ti__q_range(ti_dtype dt, int64_t *lo, int64_t *hi) {
     }
 }
 
-/* ONNX TensorProto data type number -> dtype (TI_DTYPE_UNKNOWN when not handled here). */
-TI__PRIVATE ti_dtype ti__q_onnx_dtype(int64_t t) {
-    switch (t) {
-    case 1: return TI_DTYPE_F32;
-    case 2: return TI_DTYPE_U8;
-    case 3: return TI_DTYPE_I8;
-    case 4: return TI_DTYPE_U16;
-    case 5: return TI_DTYPE_I16;
-    case 6: return TI_DTYPE_I32;
-    case 10: return TI_DTYPE_F16;
-    case 11: return TI_DTYPE_F64;
-    case 16: return TI_DTYPE_BF16;
-    default: return TI_DTYPE_UNKNOWN;
-    }
-}
-
 /* v rounded to the precision of float dtype dt (float64 and others: unchanged). */
 TI__PRIVATE double ti__q_rnd(ti_dtype dt, double v) {
     switch (dt) {
@@ -8242,8 +8229,8 @@ TI__PRIVATE int ti__quant_shape(ti__kctx *k) {
     ti_dtype out = TI_DTYPE_U8;
     const ti__attr *od = ti__attr_get(k->node, "output_dtype");
     if (od != NULL && od->i != 0) {
-        out = ti__q_onnx_dtype(od->i);
-        if (out == TI_DTYPE_I32 || out == TI_DTYPE_UNKNOWN || ti__dtype_is_float(out))
+        out = ti__onnx_dtype(od->i);
+        if (out != TI_DTYPE_U8 && out != TI_DTYPE_I8 && out != TI_DTYPE_U16 && out != TI_DTYPE_I16)
             return ti__kfail(k, TI_ERR_UNSUPPORTED,
                              "output_dtype %lld is not supported (uint8, int8, uint16, int16)",
                              (long long)od->i);
@@ -8280,7 +8267,7 @@ TI__PRIVATE ti_status ti__quant_run(ti__kctx *k) {
     ti_dtype prec = s->dtype;
     const ti__attr *pa = ti__attr_get(k->node, "precision");
     if (pa != NULL && pa->i != 0) {
-        prec = ti__q_onnx_dtype(pa->i);
+        prec = ti__onnx_dtype(pa->i);
         if (!ti__dtype_is_float(prec))
             return ti__kfail(k, TI_ERR_UNSUPPORTED, "precision %lld is not a float type",
                              (long long)pa->i);
@@ -8316,7 +8303,7 @@ TI__PRIVATE int ti__dequant_shape(ti__kctx *k) {
     ti_dtype out = s->dtype;
     int64_t od = ti__attr_i(k->node, "output_dtype", 0);
     if (od != 0) {
-        out = ti__q_onnx_dtype(od);
+        out = ti__onnx_dtype(od);
         if (!ti__dtype_is_float(out))
             return ti__kfail(k, TI_ERR_UNSUPPORTED, "output_dtype %lld is not a float type",
                              (long long)od);
@@ -11073,26 +11060,6 @@ TI__PRIVATE ti_status ti__clip_run(ti__kctx *k) {
 }
 
 /* ---- Cast / CastLike ------------------------------------------------------------------ */
-/* ONNX TensorProto.DataType -> ti_dtype; TI_DTYPE_UNKNOWN for types not computed on. */
-TI__PRIVATE ti_dtype ti__cast_onnx_dtype(int64_t t) {
-    switch (t) {
-    case 1: return TI_DTYPE_F32;
-    case 2: return TI_DTYPE_U8;
-    case 3: return TI_DTYPE_I8;
-    case 4: return TI_DTYPE_U16;
-    case 5: return TI_DTYPE_I16;
-    case 6: return TI_DTYPE_I32;
-    case 7: return TI_DTYPE_I64;
-    case 9: return TI_DTYPE_BOOL;
-    case 10: return TI_DTYPE_F16;
-    case 11: return TI_DTYPE_F64;
-    case 12: return TI_DTYPE_U32;
-    case 13: return TI_DTYPE_U64;
-    case 16: return TI_DTYPE_BF16;
-    default: return TI_DTYPE_UNKNOWN;
-    }
-}
-
 TI__PRIVATE int ti__cast_shape_to(ti__kctx *k, ti_dtype to) {
     TI__REQUIRE_INPUT(k, 0);
     if (to == TI_DTYPE_UNKNOWN || to == TI_DTYPE_STRING)
@@ -11104,8 +11071,8 @@ TI__PRIVATE int ti__cast_shape(ti__kctx *k) {
     const ti__attr *a = ti__attr_get(k->node, "to");
     if (a == NULL) return ti__kfail(k, TI_ERR_BAD_MODEL, "attribute 'to' is required");
     int64_t to = ti__attr_i(k->node, "to", 0);
-    ti_dtype dt = ti__cast_onnx_dtype(to);
-    if (dt == TI_DTYPE_UNKNOWN)
+    ti_dtype dt = ti__onnx_dtype(to);
+    if (dt == TI_DTYPE_UNKNOWN || dt == TI_DTYPE_STRING)
         return ti__kfail(k, TI_ERR_UNSUPPORTED, "target ONNX type %lld is not supported",
                          (long long)to);
     return ti__cast_shape_to(k, dt);
@@ -11888,28 +11855,6 @@ TI__PRIVATE const char *ti__ox_field_name(int kind, uint32_t num) {
 #undef TI__OX_PICK
 }
 
-/* ONNX TensorProto.DataType -> ti_dtype; types without a ti_dtype (complex, float8, int4,
- * ...) map to TI_DTYPE_UNKNOWN. */
-TI__PRIVATE ti_dtype ti__ox_dtype(int64_t t) {
-    switch (t) {
-    case 1: return TI_DTYPE_F32;
-    case 2: return TI_DTYPE_U8;
-    case 3: return TI_DTYPE_I8;
-    case 4: return TI_DTYPE_U16;
-    case 5: return TI_DTYPE_I16;
-    case 6: return TI_DTYPE_I32;
-    case 7: return TI_DTYPE_I64;
-    case 8: return TI_DTYPE_STRING;
-    case 9: return TI_DTYPE_BOOL;
-    case 10: return TI_DTYPE_F16;
-    case 11: return TI_DTYPE_F64;
-    case 12: return TI_DTYPE_U32;
-    case 13: return TI_DTYPE_U64;
-    case 16: return TI_DTYPE_BF16;
-    default: return TI_DTYPE_UNKNOWN;
-    }
-}
-
 TI__PRIVATE const char *ti__ox_type_name(int64_t t) {
     static const char *const names[] = {
         "undefined", "float", "uint8", "int8", "uint16", "int16", "int32", "int64", "string",
@@ -12352,7 +12297,7 @@ TI_API ti_status ti_tensor_decode_onnx(const void *bytes, size_t size, ti_tensor
     ti__ox_tensor t;
     ti_status st = ti__ox_tensor_scan(&x, &c, "tensor", &t);
     if (st != TI_OK) return st;
-    ti_dtype dt = ti__ox_dtype(t.type);
+    ti_dtype dt = ti__onnx_dtype(t.type);
     if (t.type == 0)
         return ti__fail(err, TI_ERR_BAD_MODEL, x.file, "%s has no data_type", t.label);
     if (dt == TI_DTYPE_UNKNOWN)
@@ -12425,7 +12370,7 @@ TI__PRIVATE ti_status ti__ox_const(ti__ox *x, const ti__pb *msg, const char *wha
         }
     }
     if (v < 0) return ti__ox_oom(x);
-    ti_dtype dt = ti__ox_dtype(t.type);
+    ti_dtype dt = ti__onnx_dtype(t.type);
     m->values[v].dtype = dt;
     m->values[v].rank = t.rank;
     for (int i = 0; i < t.rank; i++) m->values[v].dims[i] = t.dims[i];
@@ -12563,7 +12508,7 @@ TI__PRIVATE ti_status ti__ox_vinfo_apply(ti__ox *x, int v, const ti__ox_vinfo *v
         return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file, "%s '%s' has rank %zu (limit %d)", role,
                         val->name, vi->ndims, x->max_rank);
     }
-    if (val->dtype == TI_DTYPE_UNKNOWN) val->dtype = ti__ox_dtype(vi->elem_type);
+    if (val->dtype == TI_DTYPE_UNKNOWN) val->dtype = ti__onnx_dtype(vi->elem_type);
     if (val->rank < 0 && vi->rank >= 0) {
         for (size_t d = 0; d < vi->ndims; d++) {
             val->dims[d] = vi->dims[d];

@@ -25,6 +25,29 @@ TI__PRIVATE int ti__dtype_is_int(ti_dtype t) {
            t == TI_DTYPE_I32 || t == TI_DTYPE_U32 || t == TI_DTYPE_I64 || t == TI_DTYPE_U64;
 }
 
+/* ONNX TensorProto.DataType -> ti_dtype; TI_DTYPE_UNKNOWN for the types tinyinfer has no
+ * dtype for (complex, float8, int4, ...). Shared by the reader and by the kernels that
+ * take a dtype attribute (Cast, EyeLike, QuantizeLinear); those refuse STRING themselves. */
+TI__PRIVATE ti_dtype ti__onnx_dtype(int64_t t) {
+    switch (t) {
+    case 1: return TI_DTYPE_F32;
+    case 2: return TI_DTYPE_U8;
+    case 3: return TI_DTYPE_I8;
+    case 4: return TI_DTYPE_U16;
+    case 5: return TI_DTYPE_I16;
+    case 6: return TI_DTYPE_I32;
+    case 7: return TI_DTYPE_I64;
+    case 8: return TI_DTYPE_STRING;
+    case 9: return TI_DTYPE_BOOL;
+    case 10: return TI_DTYPE_F16;
+    case 11: return TI_DTYPE_F64;
+    case 12: return TI_DTYPE_U32;
+    case 13: return TI_DTYPE_U64;
+    case 16: return TI_DTYPE_BF16;
+    default: return TI_DTYPE_UNKNOWN;
+    }
+}
+
 TI__PRIVATE size_t ti__shape_numel(int rank, const int64_t *dims) {
     size_t n = 1;
     for (int i = 0; i < rank; i++) n *= (size_t)(dims[i] < 0 ? 0 : dims[i]);

@@ -11,26 +11,6 @@ TI__PRIVATE ti_status ti__gen_set(ti__kctx *k, int i, ti_dtype dt, int rank, con
     return TI_OK;
 }
 
-/* ONNX TensorProto.DataType -> ti_dtype; TI_DTYPE_UNKNOWN for types tinyinfer lacks. */
-TI__PRIVATE ti_dtype ti__gen_onnx_dtype(int64_t t) {
-    switch (t) {
-    case 1: return TI_DTYPE_F32;
-    case 2: return TI_DTYPE_U8;
-    case 3: return TI_DTYPE_I8;
-    case 4: return TI_DTYPE_U16;
-    case 5: return TI_DTYPE_I16;
-    case 6: return TI_DTYPE_I32;
-    case 7: return TI_DTYPE_I64;
-    case 9: return TI_DTYPE_BOOL;
-    case 10: return TI_DTYPE_F16;
-    case 11: return TI_DTYPE_F64;
-    case 12: return TI_DTYPE_U32;
-    case 13: return TI_DTYPE_U64;
-    case 16: return TI_DTYPE_BF16;
-    default: return TI_DTYPE_UNKNOWN;
-    }
-}
-
 /* ---- Shape, Size ----------------------------------------------------------------------- */
 
 /* [start, end) of the dims Shape reports (opset 15 attributes), clamped into [0, rank]. */
@@ -263,7 +243,7 @@ TI__PRIVATE ti_status ti__range_run(ti__kctx *k) {
 TI__PRIVATE int ti__eyelike_dtype(ti__kctx *k, ti_dtype *dt) {
     TI__REQUIRE_INPUT(k, 0);
     const ti__attr *a = ti__attr_get(k->node, "dtype");
-    *dt = a != NULL ? ti__gen_onnx_dtype(a->i) : k->in[0]->dtype;
+    *dt = a != NULL ? ti__onnx_dtype(a->i) : k->in[0]->dtype;
     if (ti_dtype_size(*dt) == 0)
         return ti__kfail(k, TI_ERR_UNSUPPORTED, "output dtype %s (ONNX type %lld) is not "
                          "supported", ti_dtype_name(*dt), (long long)(a ? a->i : -1));

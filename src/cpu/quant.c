@@ -19,22 +19,6 @@ TI__PRIVATE int ti__q_range(ti_dtype dt, int64_t *lo, int64_t *hi) {
     }
 }
 
-/* ONNX TensorProto data type number -> dtype (TI_DTYPE_UNKNOWN when not handled here). */
-TI__PRIVATE ti_dtype ti__q_onnx_dtype(int64_t t) {
-    switch (t) {
-    case 1: return TI_DTYPE_F32;
-    case 2: return TI_DTYPE_U8;
-    case 3: return TI_DTYPE_I8;
-    case 4: return TI_DTYPE_U16;
-    case 5: return TI_DTYPE_I16;
-    case 6: return TI_DTYPE_I32;
-    case 10: return TI_DTYPE_F16;
-    case 11: return TI_DTYPE_F64;
-    case 16: return TI_DTYPE_BF16;
-    default: return TI_DTYPE_UNKNOWN;
-    }
-}
-
 /* v rounded to the precision of float dtype dt (float64 and others: unchanged). */
 TI__PRIVATE double ti__q_rnd(ti_dtype dt, double v) {
     switch (dt) {
@@ -138,8 +122,8 @@ TI__PRIVATE int ti__quant_shape(ti__kctx *k) {
     ti_dtype out = TI_DTYPE_U8;
     const ti__attr *od = ti__attr_get(k->node, "output_dtype");
     if (od != NULL && od->i != 0) {
-        out = ti__q_onnx_dtype(od->i);
-        if (out == TI_DTYPE_I32 || out == TI_DTYPE_UNKNOWN || ti__dtype_is_float(out))
+        out = ti__onnx_dtype(od->i);
+        if (out != TI_DTYPE_U8 && out != TI_DTYPE_I8 && out != TI_DTYPE_U16 && out != TI_DTYPE_I16)
             return ti__kfail(k, TI_ERR_UNSUPPORTED,
                              "output_dtype %lld is not supported (uint8, int8, uint16, int16)",
                              (long long)od->i);
@@ -176,7 +160,7 @@ TI__PRIVATE ti_status ti__quant_run(ti__kctx *k) {
     ti_dtype prec = s->dtype;
     const ti__attr *pa = ti__attr_get(k->node, "precision");
     if (pa != NULL && pa->i != 0) {
-        prec = ti__q_onnx_dtype(pa->i);
+        prec = ti__onnx_dtype(pa->i);
         if (!ti__dtype_is_float(prec))
             return ti__kfail(k, TI_ERR_UNSUPPORTED, "precision %lld is not a float type",
                              (long long)pa->i);
@@ -212,7 +196,7 @@ TI__PRIVATE int ti__dequant_shape(ti__kctx *k) {
     ti_dtype out = s->dtype;
     int64_t od = ti__attr_i(k->node, "output_dtype", 0);
     if (od != 0) {
-        out = ti__q_onnx_dtype(od);
+        out = ti__onnx_dtype(od);
         if (!ti__dtype_is_float(out))
             return ti__kfail(k, TI_ERR_UNSUPPORTED, "output_dtype %lld is not a float type",
                              (long long)od);

@@ -442,26 +442,6 @@ TI__PRIVATE ti_status ti__clip_run(ti__kctx *k) {
 }
 
 /* ---- Cast / CastLike ------------------------------------------------------------------ */
-/* ONNX TensorProto.DataType -> ti_dtype; TI_DTYPE_UNKNOWN for types not computed on. */
-TI__PRIVATE ti_dtype ti__cast_onnx_dtype(int64_t t) {
-    switch (t) {
-    case 1: return TI_DTYPE_F32;
-    case 2: return TI_DTYPE_U8;
-    case 3: return TI_DTYPE_I8;
-    case 4: return TI_DTYPE_U16;
-    case 5: return TI_DTYPE_I16;
-    case 6: return TI_DTYPE_I32;
-    case 7: return TI_DTYPE_I64;
-    case 9: return TI_DTYPE_BOOL;
-    case 10: return TI_DTYPE_F16;
-    case 11: return TI_DTYPE_F64;
-    case 12: return TI_DTYPE_U32;
-    case 13: return TI_DTYPE_U64;
-    case 16: return TI_DTYPE_BF16;
-    default: return TI_DTYPE_UNKNOWN;
-    }
-}
-
 TI__PRIVATE int ti__cast_shape_to(ti__kctx *k, ti_dtype to) {
     TI__REQUIRE_INPUT(k, 0);
     if (to == TI_DTYPE_UNKNOWN || to == TI_DTYPE_STRING)
@@ -473,8 +453,8 @@ TI__PRIVATE int ti__cast_shape(ti__kctx *k) {
     const ti__attr *a = ti__attr_get(k->node, "to");
     if (a == NULL) return ti__kfail(k, TI_ERR_BAD_MODEL, "attribute 'to' is required");
     int64_t to = ti__attr_i(k->node, "to", 0);
-    ti_dtype dt = ti__cast_onnx_dtype(to);
-    if (dt == TI_DTYPE_UNKNOWN)
+    ti_dtype dt = ti__onnx_dtype(to);
+    if (dt == TI_DTYPE_UNKNOWN || dt == TI_DTYPE_STRING)
         return ti__kfail(k, TI_ERR_UNSUPPORTED, "target ONNX type %lld is not supported",
                          (long long)to);
     return ti__cast_shape_to(k, dt);

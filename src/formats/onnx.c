@@ -42,28 +42,6 @@ TI__PRIVATE const char *ti__ox_field_name(int kind, uint32_t num) {
 #undef TI__OX_PICK
 }
 
-/* ONNX TensorProto.DataType -> ti_dtype; types without a ti_dtype (complex, float8, int4,
- * ...) map to TI_DTYPE_UNKNOWN. */
-TI__PRIVATE ti_dtype ti__ox_dtype(int64_t t) {
-    switch (t) {
-    case 1: return TI_DTYPE_F32;
-    case 2: return TI_DTYPE_U8;
-    case 3: return TI_DTYPE_I8;
-    case 4: return TI_DTYPE_U16;
-    case 5: return TI_DTYPE_I16;
-    case 6: return TI_DTYPE_I32;
-    case 7: return TI_DTYPE_I64;
-    case 8: return TI_DTYPE_STRING;
-    case 9: return TI_DTYPE_BOOL;
-    case 10: return TI_DTYPE_F16;
-    case 11: return TI_DTYPE_F64;
-    case 12: return TI_DTYPE_U32;
-    case 13: return TI_DTYPE_U64;
-    case 16: return TI_DTYPE_BF16;
-    default: return TI_DTYPE_UNKNOWN;
-    }
-}
-
 TI__PRIVATE const char *ti__ox_type_name(int64_t t) {
     static const char *const names[] = {
         "undefined", "float", "uint8", "int8", "uint16", "int16", "int32", "int64", "string",
@@ -506,7 +484,7 @@ TI_API ti_status ti_tensor_decode_onnx(const void *bytes, size_t size, ti_tensor
     ti__ox_tensor t;
     ti_status st = ti__ox_tensor_scan(&x, &c, "tensor", &t);
     if (st != TI_OK) return st;
-    ti_dtype dt = ti__ox_dtype(t.type);
+    ti_dtype dt = ti__onnx_dtype(t.type);
     if (t.type == 0)
         return ti__fail(err, TI_ERR_BAD_MODEL, x.file, "%s has no data_type", t.label);
     if (dt == TI_DTYPE_UNKNOWN)
@@ -579,7 +557,7 @@ TI__PRIVATE ti_status ti__ox_const(ti__ox *x, const ti__pb *msg, const char *wha
         }
     }
     if (v < 0) return ti__ox_oom(x);
-    ti_dtype dt = ti__ox_dtype(t.type);
+    ti_dtype dt = ti__onnx_dtype(t.type);
     m->values[v].dtype = dt;
     m->values[v].rank = t.rank;
     for (int i = 0; i < t.rank; i++) m->values[v].dims[i] = t.dims[i];
@@ -717,7 +695,7 @@ TI__PRIVATE ti_status ti__ox_vinfo_apply(ti__ox *x, int v, const ti__ox_vinfo *v
         return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file, "%s '%s' has rank %zu (limit %d)", role,
                         val->name, vi->ndims, x->max_rank);
     }
-    if (val->dtype == TI_DTYPE_UNKNOWN) val->dtype = ti__ox_dtype(vi->elem_type);
+    if (val->dtype == TI_DTYPE_UNKNOWN) val->dtype = ti__onnx_dtype(vi->elem_type);
     if (val->rank < 0 && vi->rank >= 0) {
         for (size_t d = 0; d < vi->ndims; d++) {
             val->dims[d] = vi->dims[d];
