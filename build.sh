@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tinyinfer's only build entry point.
-#   ./build.sh             set up what is missing, amalgamate, build tools and examples into
-#                          build/, run the demo on tests/data/light_squeezenet.onnx
+#   ./build.sh             set up what is missing (a C compiler, libstb-dev), amalgamate, build
+#                          tools and examples into build/, run the demo: build/classify on
+#                          the bundled MobileNet and examples/data/grace_hopper.bmp
 #   ./build.sh test        every test; the last line is "N passed, N failed, N skipped" and
 #                          the exit code is non-zero when anything failed
 #   ./build.sh asan        only the sanitizer part of the tests (unit, errors, fuzz replay)
@@ -10,7 +11,8 @@
 #   ./build.sh amalgamate  regenerate tinyinfer.h from src/ (tools/amalgamate)
 #   ./build.sh clean       remove build/
 # Environment: CC (default gcc), TINYINFER_CACHE (conformance data, default
-# ~/.cache/tinyinfer), JOBS (test programs run at once, default: CPU count), FUZZ_SECONDS.
+# ~/.cache/tinyinfer), JOBS (test programs run at once, default: CPU count), FUZZ_SECONDS,
+# STB_DIR (where stb_image.h is, default /usr/include/stb: Debian's libstb-dev).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -18,7 +20,11 @@ CC=${CC:-gcc}
 CACHE=${TINYINFER_CACHE:-$HOME/.cache/tinyinfer}
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 ONNX_VERSION=1.23.2 # the onnx package the conformance data and onnx_status.md come from
-DEMO_MODEL=tests/data/light_squeezenet.onnx
+DEMO_MODEL=tests/data/light_squeezenet.onnx # README example, tools test, bench
+CLASSIFY_DEMO=(examples/data/mobilenet_v2_1.0_224_quant.tflite examples/data/grace_hopper.bmp
+    examples/data/imagenet_labels.txt)
+CORAL=../shared/models/coral # more TFLite models (not bundled): the segment test uses one
+STB_DIR=${STB_DIR:-/usr/include/stb}
 INC=(-I. -Itests/harness)
 LIBS=(-lm -pthread)
 WARN=(-Wall -Wextra -Werror) # compile checks and the README example
@@ -48,12 +54,18 @@ need() { # need TOOL PACKAGE: 0 when TOOL is there (installing PACKAGE if it can
     have "$1"
 }
 
+HAVE_STB=0
 setup_build() {
     if ! need "$CC" gcc; then
         for c in cc gcc clang; do if have "$c"; then CC=$c; break; fi; done
         have "$CC" || { say "error: no C compiler (install gcc)"; exit 1; }
     fi
+    # the examples read images with stb_image.h (the library itself never uses it)
+    [ -f "$STB_DIR/stb_image.h" ] || apt_install libstb-dev || true
+    if [ -f "$STB_DIR/stb_image.h" ]; then HAVE_STB=1; fi
+    return 0
 }
+NO_STB="no $STB_DIR/stb_image.h (apt-get install libstb-dev, or set STB_DIR)"
 
 HAVE_GXX=0 HAVE_CLANG=0 HAVE_CLANGXX=0 HAVE_NM=0
 setup_test() {
@@ -92,9 +104,15 @@ build_all() { # tools/*.c and examples/*.c -> build/<name>
     local f
     for f in tools/*.c examples/*.c; do
         [ -f "$f" ] || continue
-        local out="build/$(basename "${f%.c}")"
+        local out="build/$(basename "${f%.c}")" extra=()
+        case $f in examples/*) extra=(-I"$STB_DIR") ;; esac
+        if [ "${#extra[@]}" != 0 ] && [ "$HAVE_STB" = 0 ]; then
+            say "skip $f: $NO_STB"
+            rm -f "$out"
+            continue
+        fi
         say "cc $f -> $out"
-        "$CC" -O2 -g "${C99[@]}" -Wall -Wextra "${INC[@]}" "$f" -o "$out" "${LIBS[@]}"
+        "$CC" -O2 -g "${C99[@]}" -Wall -Wextra "${INC[@]}" "${extra[@]}" "$f" -o "$out" "${LIBS[@]}"
     done
 }
 
@@ -104,20 +122,10 @@ readme_example() { # writes the C block of README.md between the example markers
     [ -s "$1" ]
 }
 
-demo() {
-    if [ -x build/tinyinfer-run ]; then
-        say "demo: build/tinyinfer-run $DEMO_MODEL"
-        build/tinyinfer-run "$DEMO_MODEL"
-    elif [ -x build/hello ]; then
-        say "demo: build/hello $DEMO_MODEL"
-        build/hello "$DEMO_MODEL"
-    else
-        readme_example build/readme_example.c
-        "$CC" -O2 "${C99[@]}" -Wall -Wextra -I. build/readme_example.c -o build/readme_example \
-            "${LIBS[@]}"
-        say "demo: build/readme_example $DEMO_MODEL (the README example)"
-        build/readme_example "$DEMO_MODEL"
-    fi
+demo() { # the top 5 classes of grace_hopper.bmp, "military uniform" first
+    [ -x build/classify ] || { say "error: build/classify was not built: $NO_STB"; exit 1; }
+    say "demo: build/classify ${CLASSIFY_DEMO[*]}"
+    build/classify "${CLASSIFY_DEMO[@]}"
 }
 
 # ---- test jobs -----------------------------------------------------------------------------
@@ -195,6 +203,10 @@ j_fresh_header() {
     if ! cmp -s "$T/tinyinfer.h.fresh" tinyinfer.h; then
         say "tinyinfer.h is stale: run ./build.sh amalgamate"
         diff "$T/tinyinfer.h.fresh" tinyinfer.h | head -20 || true
+        return 1
+    fi
+    if ! cmp -s "$T/tinyinfer.h.fresh_cl.h" tinyinfer_cl.h; then
+        say "tinyinfer_cl.h is stale: run ./build.sh amalgamate"
         return 1
     fi
 }
@@ -311,6 +323,58 @@ j_tools() { # builds the tools and checks what they print (tests/unit/test_tools
     bash tests/unit/test_tools.sh "$T/tools"
 }
 
+j_example() { # j_example NAME: builds examples/NAME.c into $T/examples, warnings as errors
+    mkdir -p "$T/examples"
+    "$CC" -O2 -g "${C99[@]}" "${WARN[@]}" -I. -I"$STB_DIR" "examples/$1.c" -o "$T/examples/$1" \
+        "${LIBS[@]}"
+}
+
+j_classify() { # the demo of ./build.sh: "military uniform" is the first line
+    [ "$HAVE_STB" = 1 ] || { skip "classify example: $NO_STB"; return 0; }
+    j_example classify
+    timeout 300 "$T/examples/classify" "${CLASSIFY_DEMO[@]}" >"$T/examples/classify.out"
+    cat "$T/examples/classify.out"
+    head -n 1 "$T/examples/classify.out" | grep -q 'military uniform' ||
+        { say "expected 'military uniform' on the first line"; return 1; }
+}
+
+j_segment() { # DeepLabv3 (not bundled) on bird_segmentation.bmp: a 513x513 PPM, bird pixels
+    [ "$HAVE_STB" = 1 ] || { skip "segment example: $NO_STB"; return 0; }
+    local m=$CORAL/deeplabv3_mnv2_pascal_quant.tflite d=$T/examples
+    [ -f "$m" ] || { skip "segment example: no $m"; return 0; }
+    j_example segment
+    timeout 300 "$d/segment" "$m" "$CORAL/bird_segmentation.bmp" "$d/bird_mask.ppm" \
+        "$CORAL/pascal_voc_segmentation_labels.txt" >"$d/segment.out"
+    cat "$d/segment.out"
+    local header size
+    header=$(head -n 3 "$d/bird_mask.ppm" | tr '\n' ' ')
+    size=$(wc -c <"$d/bird_mask.ppm")
+    [ "$header" = "P6 513 513 255 " ] ||
+        { say "bird_mask.ppm: header '$header', expected 'P6 513 513 255'"; return 1; }
+    [ "$size" = $((15 + 513 * 513 * 3)) ] ||
+        { say "bird_mask.ppm: $size bytes, expected $((15 + 513 * 513 * 3))"; return 1; }
+    grep -q ' bird$' "$d/segment.out" || { say "no pixel was classified as bird"; return 1; }
+}
+
+j_cl() { # j_cl MODE(opt|asan): the OpenCL loader against stub libraries and the real one
+    local mode=$1 out="$T/cl"
+    mkdir -p "$out"
+    "$CC" -shared -fPIC "${INC[@]}" tests/cl/stub_opencl.c -o "$out/libstub_incomplete.so"
+    "$CC" -shared -fPIC -DSTUB_COMPLETE "${INC[@]}" tests/cl/stub_opencl.c -o "$out/libstub_complete.so"
+    if [ "$mode" = asan ]; then
+        "$SANCC" "${SAN[@]}" "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/cl/test_cl_loader.c \
+            -o "$out/test_cl_loader_asan" "${LIBS[@]}" -ldl
+        ASAN_OPTIONS=$ASAN_OPTS LSAN_OPTIONS=suppressions=$PWD/tests/cl/lsan.supp \
+            UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+            timeout 600 "$out/test_cl_loader_asan" "$out/libstub_incomplete.so" "$out/libstub_complete.so"
+    else
+        bash tests/cl/check_cl_header.sh "$out/header"
+        "$CC" -O2 -g "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/cl/test_cl_loader.c \
+            -o "$out/test_cl_loader" "${LIBS[@]}" -ldl
+        timeout 600 "$out/test_cl_loader" "$out/libstub_incomplete.so" "$out/libstub_complete.so"
+    fi
+}
+
 RUNNER=$T/conformance/onnx_runner
 j_runner() { # builds the conformance runner, which the model tests use too
     [ -f tests/conformance/onnx_runner.c ] ||
@@ -388,6 +452,7 @@ start_asan_jobs() {
     if [ -f tests/fuzz/fuzz_onnx.c ]; then
         job "asan: fuzz replay (corpus + tests/data)" j_fuzz_replay
     fi
+    job "asan: OpenCL loader" j_cl asan
 }
 
 finish() { # the one final line, and the exit code
@@ -445,6 +510,9 @@ cmd_test() {
     done
     job "README example" j_readme
     job "tools: tinyinfer-info and tinyinfer-run" j_tools
+    job "OpenCL loader: Khronos cross-check, stubs, real library" j_cl opt
+    job "examples: classify (bundled MobileNet v2, grace_hopper.bmp)" j_classify
+    job "examples: segment (DeepLabv3 from $CORAL)" j_segment
     start_asan_jobs
     if [ -f tests/fuzz/fuzz_onnx.c ]; then job "fuzz: 20 s libFuzzer run" j_fuzz_short; fi
     collect

@@ -201,6 +201,7 @@ typedef struct ti_session_desc {
     int no_fusion;           /* 1: skip the fusion passes (for debugging)              */
     int no_constant_folding; /* 1: skip constant folding (for debugging)               */
     ti_allocator allocator;  /* 0: malloc/free                                         */
+    const char *opencl_library; /* 0: $TINYINFER_OPENCL_LIBRARY, else the usual places   */
     void (*log)(ti_log_level level, const char *message, void *user); /* 0: silent     */
     void *log_user;
 } ti_session_desc;

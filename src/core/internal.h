@@ -330,6 +330,7 @@ struct ti_session {
     size_t scratch_bytes;
     ti__threadpool *tp;
     int planned; /* 0 while an input's shape is unknown */
+    char fallback[320]; /* why the requested backend is not the one running */
     char unplanned_reason[160];
     ti_session_info info;
 };

@@ -353,9 +353,7 @@ TI__PRIVATE ti_status ti__session_plan(ti_session *s, ti_error *err) {
     }
     s->planned = 1;
     s->info.backend = TI_BACKEND_CPU;
-    s->info.fallback_reason = s->desc.backend == TI_BACKEND_AUTO
-                                  ? "the OpenCL backend is not built yet (issue #5); running on the CPU"
-                                  : "";
+    s->info.fallback_reason = s->fallback;
     s->info.num_threads = ti__threadpool_size(s->tp);
     s->info.num_nodes = s->n_nodes;
     s->info.arena_bytes = s->arena_bytes;
@@ -374,10 +372,17 @@ TI_API ti_session *ti_session_create(const ti_model *m, const ti_session_desc *d
         ti__fail(err, TI_ERR_INVALID_ARGUMENT, m->name, "allocator: set both alloc and free, or neither");
         return NULL;
     }
-    if (d.backend == TI_BACKEND_OPENCL) {
-        ti__fail(err, TI_ERR_BACKEND, m->name,
-                 "the OpenCL backend is not available in this version (issue #5); use TI_BACKEND_AUTO or TI_BACKEND_CPU");
-        return NULL;
+    char fallback[320] = "";
+    if (d.backend != TI_BACKEND_CPU) {
+#ifndef TI_NO_OPENCL
+        ti__cl_probe(d.opencl_library, fallback, sizeof fallback);
+#else
+        snprintf(fallback, sizeof fallback, "OpenCL was compiled out (TI_NO_OPENCL)");
+#endif
+        if (d.backend == TI_BACKEND_OPENCL) { /* asked for explicitly: an error, not a fallback */
+            ti__fail(err, TI_ERR_BACKEND, m->name, "backend OpenCL: %s", fallback);
+            return NULL;
+        }
     }
     if (d.num_dim_bindings < 0 || (d.num_dim_bindings > 0 && d.dim_bindings == NULL)) {
         ti__fail(err, TI_ERR_INVALID_ARGUMENT, m->name, "dim_bindings is NULL but num_dim_bindings is %d",
@@ -391,6 +396,7 @@ TI_API ti_session *ti_session_create(const ti_model *m, const ti_session_desc *d
     }
     s->al = d.allocator;
     s->plan_pool.al = d.allocator;
+    memcpy(s->fallback, fallback, sizeof fallback);
     s->m = m;
     s->desc = d;
     /* room for the constants fusion makes: two a node at most (weight, bias) */
