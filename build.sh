@@ -402,6 +402,17 @@ j_conformance() {
         --expect-pass "${suites[@]}"
 }
 
+j_tflite_conformance() { # the committed TFLite op tests (tests/conformance/gen_tflite_ops.py)
+    [ -x "$RUNNER" ] || { skip "TFLite conformance: no runner (see its build above)"; return 0; }
+    timeout 900 "$RUNNER" --table tests/conformance/tflite_status.md --expect-pass \
+        tests/conformance/tflite
+}
+
+j_coral() { # the real Coral models in ../shared/models/coral against ai-edge-litert
+    [ -x "$RUNNER" ] || { skip "coral models: no conformance runner to run them"; return 0; }
+    TINYINFER_CACHE=$CACHE timeout 1500 bash tests/models/coral.sh "$RUNNER"
+}
+
 j_models() {
     [ -f tests/models/run.sh ] || { skip "model tests: tests/models/run.sh is not written yet"; return 0; }
     [ -x "$RUNNER" ] || { skip "model tests: no conformance runner to run them"; return 0; }
@@ -478,6 +489,8 @@ cmd_test() {
     # the long runs first, so they overlap with the many short ones
     job "conformance: ONNX backend suites" j_conformance
     job "models: tests/models/run.sh" j_models
+    job "conformance: TFLite ops (tests/conformance/tflite)" j_tflite_conformance
+    job "models: Coral TFLite models (tests/models/coral.sh)" j_coral
 
     # compile checks (tests/build/)
     if [ "$HAVE_NM" = 1 ]; then

@@ -731,12 +731,16 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 /*    src/cpu/reduce.c                                                                     */
 /*    src/cpu/resize.c                                                                     */
 /*    src/cpu/rnn.c                                                                        */
+/*    src/cpu/tfl_accum.c                                                                  */
+/*    src/cpu/tfl_activation.c                                                             */
 /*    src/cpu/tfl_conv.c                                                                   */
 /*    src/cpu/tfl_detect.c                                                                 */
 /*    src/cpu/tfl_elementwise.c                                                            */
 /*    src/cpu/tfl_lstm.c                                                                   */
 /*    src/cpu/tfl_pool.c                                                                   */
+/*    src/cpu/tfl_reduce.c                                                                 */
 /*    src/cpu/tfl_shape.c                                                                  */
+/*    src/cpu/tfl_softmax.c                                                                */
 /*    src/cpu/unary.c                                                                      */
 /*    src/graph/ops.c                                                                      */
 /*    src/graph/passes.c                                                                   */
@@ -10864,47 +10868,7695 @@ TI__PRIVATE const ti__op ti__ops_rnn[] = {
 };
 /* ==== end src/cpu/rnn.c ===================================================================== */
 
+/* ==== begin src/cpu/tfl_accum.c ============================================================= */
+/* Shared machinery of the TFLite convolution and matrix-product kernels (tfl_conv.c):
+ * dtype and quantization checks, the output pipeline that turns integer accumulators into
+ * uint8 / int8 / int16 outputs bit for bit as TFLite's reference kernels do (with
+ * qmath.c), the NHWC window geometry with TFLite's padding rules, and an 8-bit GEMM for
+ * CONV_2D and FULLY_CONNECTED. Comes before tfl_conv.c in the amalgamation (name order).
+ * Must not allocate: buffers are the caller's scratch or small stack panels. */
+
+/* Kernel kinds, from the input dtype. */
+enum { TI__TFC_F32 = 0, TI__TFC_U8, TI__TFC_I8, TI__TFC_I16 };
+
+/* Output channels accumulated at once by the quantized depthwise kernel (stack array). */
+#define TI__TFC_DW_CHUNK 64
+
+/* Input i, or NULL when absent. */
+TI__PRIVATE const ti_tensor *ti__tfc_in(const ti__kctx *k, int i) {
+    return i < k->n_in ? k->in[i] : NULL;
+}
+
+/* Dtype the model declares for output 0 (TI_DTYPE_UNKNOWN when it gives none): uint8
+ * FULLY_CONNECTED may write int16 and int8 BATCH_MATMUL int32. */
+TI__PRIVATE ti_dtype ti__tfc_declared(const ti__kctx *k) {
+    if (k->model == NULL || k->node->n_outputs < 1) return TI_DTYPE_UNKNOWN;
+    int v = k->node->outputs[0];
+    return v >= 0 && v < k->model->n_values ? k->model->values[v].dtype : TI_DTYPE_UNKNOWN;
+}
+
+/* TFLite MultiplyByQuantizedMultiplier for int64 accumulators (16x8 kernels, double
+ * rounding build): the multiplier is first rounded to 16 bits, then one rounding shift.
+ * TFLite's contract is |x| < 2^47 and shift < 8; values outside are clamped, not UB. */
+TI__PRIVATE int32_t ti__tfc_mul64(int64_t x, int32_t multiplier, int shift) {
+    const int64_t lim = (int64_t)1 << 47;
+    if (x >= lim) x = lim - 1;
+    if (x < -lim) x = -lim;
+    if (shift > 14) shift = 14;
+    int64_t reduced = multiplier < 0x7FFF0000 ? (multiplier + (1 << 15)) >> 16 : 0x7FFF;
+    int total = 15 - shift;
+    int64_t r = x * reduced + ((int64_t)1 << (total - 1));
+    r = r >= 0 ? r >> total : -((-r - 1) >> total) - 1; /* arithmetic shift, portably */
+    return (int32_t)(r > INT32_MAX ? INT32_MAX : (r < INT32_MIN ? INT32_MIN : r));
+}
+
+/* How accumulators become outputs. */
+enum {
+    TI__TFC_RQ_32 = 0, /* int32 accumulator (wrapping modulo 2^32), MultiplyByQuantizedMultiplier */
+    TI__TFC_RQ_64,     /* int16 kernels with int64 bias: int64 accumulator and its multiply */
+    TI__TFC_RQ_DOUBLE, /* FULLY_CONNECTED: round(acc * real) in double, as TFLite's reference
+                          FullyConnected kernels (ai-edge-litert 2.x) do; int32 accumulator */
+    TI__TFC_RQ_DOUBLE64 /* the same with the int64 accumulator of int16 input and int64 bias */
+};
+
+/* Requantization of integer accumulators to the output (TFLite's output pipeline). */
+typedef struct ti__tfc_rq {
+    const int32_t *mult, *shift; /* per output channel, in scratch */
+    const double *real;          /* TI__TFC_RQ_DOUBLE: per channel s_x * s_w / s_y, in scratch */
+    int32_t yo, lo, hi;          /* output zero point, clamp range */
+    int mode;
+} ti__tfc_rq;
+
+TI__PRIVATE int32_t ti__tfc_requant(const ti__tfc_rq *r, int64_t acc, size_t c) {
+    int64_t v;
+    if (r->mode == TI__TFC_RQ_64) {
+        v = ti__tfc_mul64(acc, r->mult[c], (int)r->shift[c]);
+    } else if (r->mode == TI__TFC_RQ_DOUBLE || r->mode == TI__TFC_RQ_DOUBLE64) {
+        if (r->mode == TI__TFC_RQ_DOUBLE) acc = (int32_t)(uint32_t)(uint64_t)acc;
+        double d = round((double)acc * r->real[c]);
+        v = d > INT32_MAX ? INT32_MAX : (d < INT32_MIN ? INT32_MIN : (int64_t)d);
+    } else {
+        v = ti__q_mul((int32_t)(uint32_t)(uint64_t)acc, r->mult[c], (int)r->shift[c]);
+    }
+    v += r->yo;
+    return (int32_t)(v < r->lo ? r->lo : (v > r->hi ? r->hi : v));
+}
+
+/* acc[0..n) of channels c0.. (bias included) to outputs y[yi..yi+n) of dtype t: the
+ * common int32 case in one tight loop, the store's dtype switch outside it. */
+TI__PRIVATE void ti__tfc_requant_n(const ti__tfc_rq *r, const int64_t *acc, size_t c0, size_t n,
+                                   void *y, ti_dtype t, size_t yi) {
+    int32_t v[TI__TFC_DW_CHUNK];
+    for (size_t i0 = 0; i0 < n; i0 += TI__TFC_DW_CHUNK) {
+        size_t m = TI__MIN((size_t)TI__TFC_DW_CHUNK, n - i0);
+        if (r->mode == TI__TFC_RQ_32) {
+            /* ti__q_mul written out so that it inlines: the hot loop of every 8-bit kernel */
+            for (size_t i = 0; i < m; i++) {
+                size_t c = c0 + i0 + i;
+                int sh = (int)r->shift[c], e = sh > 0 ? 0 : -sh;
+                int64_t x = (int32_t)(uint32_t)(uint64_t)acc[i0 + i];
+                if (sh > 0) {
+                    x *= (int64_t)1 << sh;
+                    x = x > INT32_MAX ? INT32_MAX : (x < INT32_MIN ? INT32_MIN : x);
+                }
+                int64_t ab = x * r->mult[c]; /* multiplier >= 0: no INT32_MIN * INT32_MIN */
+                int32_t q = (int32_t)((ab + (ab >= 0 ? (1LL << 30) : 1 - (1LL << 30))) / (1LL << 31));
+                if (e > 0) {
+                    int32_t mask = (int32_t)((1LL << e) - 1), rem = q & mask;
+                    q = (q >> e) + (rem > (mask >> 1) + (q < 0 ? 1 : 0) ? 1 : 0);
+                }
+                int64_t u = (int64_t)q + r->yo;
+                v[i] = (int32_t)(u < r->lo ? r->lo : (u > r->hi ? r->hi : u));
+            }
+        } else {
+            for (size_t i = 0; i < m; i++) v[i] = ti__tfc_requant(r, acc[i0 + i], c0 + i0 + i);
+        }
+        size_t o = yi + i0;
+        switch (t) {
+        case TI_DTYPE_U8: for (size_t i = 0; i < m; i++) ((uint8_t *)y)[o + i] = (uint8_t)v[i]; break;
+        case TI_DTYPE_I8: for (size_t i = 0; i < m; i++) ((int8_t *)y)[o + i] = (int8_t)v[i]; break;
+        case TI_DTYPE_I16: for (size_t i = 0; i < m; i++) ((int16_t *)y)[o + i] = (int16_t)v[i]; break;
+        default: for (size_t i = 0; i < m; i++) ((int32_t *)y)[o + i] = v[i]; break;
+        }
+    }
+}
+
+/* Adds bias channels c0..c0+n to acc. */
+TI__PRIVATE void ti__tfc_add_bias(const ti_tensor *b, size_t c0, size_t n, int64_t *acc) {
+    if (b == NULL) return;
+    if (b->dtype == TI_DTYPE_I64) {
+        const int64_t *bv = (const int64_t *)b->data + c0;
+        for (size_t i = 0; i < n; i++) acc[i] += bv[i];
+    } else {
+        const int32_t *bv = (const int32_t *)b->data + c0;
+        for (size_t i = 0; i < n; i++) acc[i] += bv[i];
+    }
+}
+
+TI__PRIVATE void ti__tfc_store(void *y, ti_dtype t, size_t i, int32_t v) {
+    switch (t) {
+    case TI_DTYPE_U8: ((uint8_t *)y)[i] = (uint8_t)v; break;
+    case TI_DTYPE_I8: ((int8_t *)y)[i] = (int8_t)v; break;
+    case TI_DTYPE_I16: ((int16_t *)y)[i] = (int16_t)v; break;
+    default: ((int32_t *)y)[i] = v; break;
+    }
+}
+
+TI__PRIVATE int64_t ti__tfc_bias(const ti_tensor *b, size_t c) {
+    if (b == NULL) return 0;
+    return b->dtype == TI_DTYPE_I64 ? ((const int64_t *)b->data)[c] : ((const int32_t *)b->data)[c];
+}
+
+/* sum (w[i] + wo) * (x[i] + xo) over 8-bit x and w (both uint8 or both int8), modulo 2^32
+ * like TFLite's int32 accumulator; each product fits in int32. */
+TI__PRIVATE uint32_t ti__tfc_dot8(const void *x, const void *w, int is_u8, int32_t xo, int32_t wo,
+                                  size_t n) {
+    uint32_t acc = 0;
+    if (is_u8) {
+        const uint8_t *a = (const uint8_t *)x, *b = (const uint8_t *)w;
+        for (size_t i = 0; i < n; i++)
+            acc += (uint32_t)(((int32_t)b[i] + wo) * ((int32_t)a[i] + xo));
+    } else {
+        const int8_t *a = (const int8_t *)x, *b = (const int8_t *)w;
+        for (size_t i = 0; i < n; i++)
+            acc += (uint32_t)(((int32_t)b[i] + wo) * ((int32_t)a[i] + xo));
+    }
+    return acc;
+}
+
+/* sum w[i] * x[i] for int16 x and int8 w (zero points are 0 in 16x8 quantization). */
+TI__PRIVATE int64_t ti__tfc_dot16(const int16_t *x, const int8_t *w, size_t n) {
+    int64_t acc = 0;
+    for (size_t i = 0; i < n; i++) acc += (int32_t)w[i] * (int32_t)x[i];
+    return acc;
+}
+
+TI__PRIVATE float ti__tfc_dotf(const float *x, const float *w, size_t n) {
+    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += x[i] * w[i];
+        s1 += x[i + 1] * w[i + 1];
+        s2 += x[i + 2] * w[i + 2];
+        s3 += x[i + 3] * w[i + 3];
+    }
+    for (; i < n; i++) s0 += x[i] * w[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
+/* ---- checks shared by the ops ------------------------------------------------------- */
+
+TI__PRIVATE ti_status ti__tfc_float_act(ti__kctx *k, float *lo, float *hi) {
+    int64_t act = ti__attr_i(k->node, "fused_activation_function", TI__TFL_ACT_NONE);
+    if (act < 0 || act > 100 || !ti__f_act_range((int)act, lo, hi))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                         "fused_activation_function %lld is not supported (NONE, RELU, "
+                         "RELU_N1_TO_1, RELU6)", (long long)act);
+    return TI_OK;
+}
+
+/* Clamp range of the fused activation on quantized output y (TFLite
+ * CalculateActivationRangeQuantized). */
+TI__PRIVATE ti_status ti__tfc_quant_act(ti__kctx *k, const ti_tensor *y, int32_t *lo, int32_t *hi) {
+    int32_t qmin = INT32_MIN, qmax = INT32_MAX;
+    if (y->dtype == TI_DTYPE_U8) qmin = 0, qmax = 255;
+    else if (y->dtype == TI_DTYPE_I8) qmin = -128, qmax = 127;
+    else if (y->dtype == TI_DTYPE_I16) qmin = -32768, qmax = 32767;
+    int64_t act = ti__attr_i(k->node, "fused_activation_function", TI__TFL_ACT_NONE);
+    if (act < 0 || act > 100 ||
+        !ti__q_act_range((int)act, y->quant.scale[0], y->quant.zero_point[0], qmin, qmax, lo, hi))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                         "fused_activation_function %lld is not supported on a quantized output "
+                         "(NONE, RELU, RELU_N1_TO_1, RELU6)", (long long)act);
+    return TI_OK;
+}
+
+TI__PRIVATE ti_status ti__tfc_need_quant(ti__kctx *k, const ti_tensor *t, const char *what) {
+    if (t->quant.count < 1 || t->quant.scale == NULL || t->quant.zero_point == NULL)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "%s (%s) has no quantization parameters", what,
+                         ti_dtype_name(t->dtype));
+    return TI_OK;
+}
+
+/* Checks the dtypes and quantization of input x, weights w (per-channel scales along
+ * w_axis, oc output channels), optional bias b and output y, and sets *kind. sym_w: the
+ * kernel ignores the weights' zero point (TFLite's int8 conv kernels), so it must be 0;
+ * int16 kernels need every zero point 0. */
+TI__PRIVATE ti_status ti__tfc_check(ti__kctx *k, const ti_tensor *x, const ti_tensor *w,
+                                    const ti_tensor *b, const ti_tensor *y, int64_t oc, int w_axis,
+                                    int sym_w, int *kind) {
+    ti_dtype xt = x->dtype, wt = w->dtype;
+    ti_status st;
+    if (b != NULL && (int64_t)ti__numel(b) != oc)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "bias has %zu elements, expected %lld (output channels)",
+                         ti__numel(b), (long long)oc);
+    if (xt == TI_DTYPE_F32) {
+        if (wt != TI_DTYPE_F32)
+            return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                             "hybrid quantization (float32 input, %s weights) is not supported",
+                             ti_dtype_name(wt));
+        if (b != NULL && b->dtype != TI_DTYPE_F32)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "bias is %s, expected float32", ti_dtype_name(b->dtype));
+        *kind = TI__TFC_F32;
+        return TI_OK;
+    }
+    if (xt != TI_DTYPE_U8 && xt != TI_DTYPE_I8 && xt != TI_DTYPE_I16)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                         "input dtype %s is not supported (float32, uint8, int8, int16)",
+                         ti_dtype_name(xt));
+    ti_dtype want_w = xt == TI_DTYPE_U8 ? TI_DTYPE_U8 : TI_DTYPE_I8;
+    if (wt != want_w)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "%s input with %s weights is not supported (expected %s)",
+                         ti_dtype_name(xt), ti_dtype_name(wt), ti_dtype_name(want_w));
+    if (b != NULL && b->dtype != TI_DTYPE_I32 && !(xt == TI_DTYPE_I16 && b->dtype == TI_DTYPE_I64))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "bias is %s, expected %s", ti_dtype_name(b->dtype),
+                         xt == TI_DTYPE_I16 ? "int64 or int32" : "int32");
+    if ((st = ti__tfc_need_quant(k, x, "input")) != TI_OK) return st;
+    if ((st = ti__tfc_need_quant(k, w, "weights")) != TI_OK) return st;
+    if ((st = ti__tfc_need_quant(k, y, "output")) != TI_OK) return st;
+    int wc = w->quant.count;
+    if (wc != 1 && (int64_t)wc != oc)
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "weights have %d quantization scales, expected 1 or %lld (output channels)",
+                         wc, (long long)oc);
+    if (wc > 1 && xt == TI_DTYPE_U8)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "per-channel quantized uint8 weights are not supported");
+    if (wc > 1 && w->quant.axis != w_axis)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "weights are quantized along axis %d, expected %d",
+                         w->quant.axis, w_axis);
+    for (int i = 0; (sym_w || xt == TI_DTYPE_I16) && xt != TI_DTYPE_U8 && i < wc; i++)
+        if (w->quant.zero_point[i] != 0)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "weights zero point %lld (channel %d) must be 0",
+                             (long long)w->quant.zero_point[i], i);
+    if (xt == TI_DTYPE_I16 && (x->quant.zero_point[0] != 0 || y->quant.zero_point[0] != 0))
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "int16 input and output must have zero point 0 (found %lld and %lld)",
+                         (long long)x->quant.zero_point[0], (long long)y->quant.zero_point[0]);
+    *kind = xt == TI_DTYPE_U8 ? TI__TFC_U8 : (xt == TI_DTYPE_I8 ? TI__TFC_I8 : TI__TFC_I16);
+    return TI_OK;
+}
+
+/* Fills the requantization of oc output channels into r, its multipliers in scratch.
+ * real = s_x * s_w[c] / s_y. float_product: s_x * s_w is rounded to float first, as
+ * TFLite's GetQuantizedConvolutionMultipler does for uint8 kernels and BATCH_MATMUL;
+ * PopulateConvolutionQuantizationParams multiplies in double. 16x8 kernels: the
+ * accumulator is int64 unless the bias (or, without bias, the quantized_bias_type option)
+ * is int32. FULLY_CONNECTED rescales in double (TI__TFC_RQ_DOUBLE). */
+TI__PRIVATE ti_status ti__tfc_requant_setup(ti__kctx *k, const ti_tensor *x, const ti_tensor *w,
+                                            const ti_tensor *b, const ti_tensor *y, int64_t oc,
+                                            int float_product, ti__tfc_rq *r) {
+    if (oc > 0 && (k->scratch == NULL || k->scratch_bytes < (size_t)oc * 2 * sizeof(int32_t)))
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                         "scratch of %zu bytes is too small for %lld channel multipliers",
+                         k->scratch_bytes, (long long)oc);
+    int32_t *mult = (int32_t *)k->scratch, *shift = mult + oc;
+    double *reals = (double *)k->scratch; /* TI__TFC_RQ_DOUBLE*: the same bytes */
+    float sx = x->quant.scale[0], sy = y->quant.scale[0];
+    r->mode = TI__TFC_RQ_32;
+    if (x->dtype == TI_DTYPE_I16)
+        r->mode = (b != NULL ? b->dtype != TI_DTYPE_I32
+                             : ti__attr_i(k->node, "quantized_bias_type", 0) != 2 /* INT32 */)
+                      ? TI__TFC_RQ_64 : TI__TFC_RQ_32;
+    if (strcmp(k->node->op, "FULLY_CONNECTED") == 0)
+        r->mode = r->mode == TI__TFC_RQ_64 ? TI__TFC_RQ_DOUBLE64 : TI__TFC_RQ_DOUBLE;
+    for (int64_t c = 0; c < oc; c++) {
+        float sw = w->quant.scale[w->quant.count > 1 ? c : 0];
+        double real;
+        if (r->mode >= TI__TFC_RQ_DOUBLE) {
+            reals[c] = (double)sx * (double)sw / (double)sy;
+            continue;
+        }
+        if (float_product) {
+            float prod = sx * sw;
+            real = (double)prod / (double)sy;
+        } else {
+            real = (double)sx * (double)sw / (double)sy;
+        }
+        int sh;
+        ti__q_quantize_multiplier(real, &mult[c], &sh);
+        shift[c] = sh;
+    }
+    r->mult = mult;
+    r->shift = shift;
+    r->real = reals;
+    r->yo = (int32_t)y->quant.zero_point[0];
+    return ti__tfc_quant_act(k, y, &r->lo, &r->hi); /* BATCH_MATMUL has none: dtype range */
+}
+
+/* ---- geometry of CONV_2D / DEPTHWISE_CONV_2D / TRANSPOSE_CONV --------------------------- */
+
+typedef struct ti__tfc_geo {
+    int64_t n, ih, iw, ic; /* input [n, ih, iw, ic] */
+    int64_t oh, ow, oc;    /* output [n, oh, ow, oc] */
+    int64_t kh, kw, kc;    /* filter taps, input channels per tap (per group) */
+    int64_t groups, opg;   /* CONV_2D groups and output channels per group */
+    int64_t mult;          /* DEPTHWISE_CONV_2D output channels per input channel */
+    int64_t sh, sw, dh, dw, ph, pw; /* strides, dilations, leading padding */
+} ti__tfc_geo;
+
+/* TFLite ComputeOutSize and ComputePaddingWithOffset along one axis (padding SAME = 0,
+ * VALID = 1): the output size and the leading padding; the odd pixel goes at the end. */
+TI__PRIVATE void ti__tfc_pad(int64_t padding, int64_t in, int64_t k, int64_t s, int64_t d,
+                             int64_t *out, int64_t *pad) {
+    int64_t eff = (k - 1) * d + 1;
+    *out = padding == 0 ? (in + s - 1) / s : (in + s - eff) / s;
+    int64_t total = (*out - 1) * s + eff - in;
+    *pad = total > 0 ? total / 2 : 0;
+}
+
+TI__PRIVATE ti_status ti__tfc_window(ti__kctx *k, int dilated, ti__tfc_geo *g, int64_t *padding) {
+    const ti__node *nd = k->node;
+    g->sh = ti__attr_i(nd, "stride_h", 1);
+    g->sw = ti__attr_i(nd, "stride_w", 1);
+    g->dh = dilated ? ti__attr_i(nd, "dilation_h_factor", 1) : 1;
+    g->dw = dilated ? ti__attr_i(nd, "dilation_w_factor", 1) : 1;
+    *padding = ti__attr_i(nd, "padding", 0);
+    if (g->sh < 1 || g->sw < 1 || g->sh > INT32_MAX || g->sw > INT32_MAX)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "strides (%lld, %lld) must be positive",
+                         (long long)g->sh, (long long)g->sw);
+    if (g->dh < 1 || g->dw < 1 || g->dh > INT32_MAX || g->dw > INT32_MAX)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "dilations (%lld, %lld) must be positive",
+                         (long long)g->dh, (long long)g->dw);
+    if (*padding != 0 && *padding != 1)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "padding %lld is not SAME (0) or VALID (1)",
+                         (long long)*padding);
+    return TI_OK;
+}
+
+TI__PRIVATE ti_status ti__tfc_rank4(ti__kctx *k, const ti_tensor *t, const char *what) {
+    if (t->rank != 4)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "%s has rank %d, expected 4", what, t->rank);
+    for (int d = 0; d < 4; d++)
+        if (t->shape[d] < 1 || t->shape[d] > INT32_MAX)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "%s dim %d is %lld, expected >= 1", what, d,
+                             (long long)t->shape[d]);
+    return TI_OK;
+}
+
+/* CONV_2D (weights OHWI [oc, kh, kw, ic / groups]) or DEPTHWISE_CONV_2D (weights
+ * [1, kh, kw, oc], oc a multiple of ic). */
+TI__PRIVATE ti_status ti__tfc_geometry(ti__kctx *k, int depthwise, ti__tfc_geo *g) {
+    const ti_tensor *x = ti__tfc_in(k, 0), *w = ti__tfc_in(k, 1);
+    if (x == NULL || w == NULL)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "input and weights are required");
+    ti_status st;
+    int64_t padding;
+    if ((st = ti__tfc_rank4(k, x, "input")) != TI_OK) return st;
+    if ((st = ti__tfc_rank4(k, w, "weights tensor")) != TI_OK) return st;
+    if ((st = ti__tfc_window(k, 1, g, &padding)) != TI_OK) return st;
+    g->n = x->shape[0], g->ih = x->shape[1], g->iw = x->shape[2], g->ic = x->shape[3];
+    g->kh = w->shape[1], g->kw = w->shape[2];
+    if (depthwise) {
+        if (w->shape[0] != 1)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "weights dim 0 is %lld, expected 1 ([1, kh, kw, oc])",
+                             (long long)w->shape[0]);
+        g->oc = w->shape[3];
+        if (g->oc % g->ic != 0)
+            return ti__kfail(k, TI_ERR_BAD_MODEL,
+                             "weights have %lld channels, not a multiple of the input's %lld",
+                             (long long)g->oc, (long long)g->ic);
+        g->mult = g->oc / g->ic, g->kc = 1, g->groups = g->ic, g->opg = g->mult;
+    } else {
+        g->oc = w->shape[0], g->kc = w->shape[3], g->mult = 1;
+        if (g->ic % g->kc != 0)
+            return ti__kfail(k, TI_ERR_BAD_MODEL,
+                             "input has %lld channels, not a multiple of the weights' %lld",
+                             (long long)g->ic, (long long)g->kc);
+        g->groups = g->ic / g->kc;
+        if (g->oc % g->groups != 0)
+            return ti__kfail(k, TI_ERR_BAD_MODEL,
+                             "%lld output channels do not split into %lld groups",
+                             (long long)g->oc, (long long)g->groups);
+        g->opg = g->oc / g->groups;
+    }
+    ti__tfc_pad(padding, g->ih, g->kh, g->sh, g->dh, &g->oh, &g->ph);
+    ti__tfc_pad(padding, g->iw, g->kw, g->sw, g->dw, &g->ow, &g->pw);
+    if (g->oh < 1 || g->ow < 1)
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "VALID window %lldx%lld (dilated) does not fit the %lldx%lld input",
+                         (long long)((g->kh - 1) * g->dh + 1), (long long)((g->kw - 1) * g->dw + 1),
+                         (long long)g->ih, (long long)g->iw);
+    return TI_OK;
+}
+
+/* The work of one run, shared by the parallel range functions. */
+typedef struct ti__tfc_job {
+    const ti__tfc_geo *g;
+    const void *x, *w;
+    void *y;
+    const ti_tensor *b;
+    int kind;
+    ti_dtype ydt;
+    int32_t xo, wo; /* input_offset = -zp_x, weights_offset = -zp_w (uint8 only) */
+    ti__tfc_rq rq;
+    float flo, fhi; /* float clamp */
+    float *col;     /* im2col tile: rows of kdim floats */
+    size_t p0, kdim, grp;
+    size_t k, o;    /* FULLY_CONNECTED: depth, units */
+    size_t rows;    /* 8-bit GEMM: output pixels (CONV_2D) or batch rows (FULLY_CONNECTED) */
+    int16_t *bp;    /* 8-bit GEMM: packed weights, in scratch */
+    int fc;         /* 8-bit GEMM: rows are FULLY_CONNECTED input rows, not im2col rows */
+} ti__tfc_job;
+
+/* Dot of n elements of the job's input (from element xi) and weights (from wi). 8-bit
+ * kinds return the uint32 accumulator, whose sums are taken modulo 2^32 in ti__tfc_requant. */
+TI__PRIVATE int64_t ti__tfc_dotq(const ti__tfc_job *j, size_t xi, size_t wi, size_t n) {
+    if (j->kind == TI__TFC_I16)
+        return ti__tfc_dot16((const int16_t *)j->x + xi, (const int8_t *)j->w + wi, n);
+    return (int64_t)ti__tfc_dot8((const uint8_t *)j->x + xi, (const uint8_t *)j->w + wi,
+                                 j->kind == TI__TFC_U8, j->xo, j->wo, n);
+}
+
+/* Pixel p of the output: batch, row, column. */
+TI__PRIVATE void ti__tfc_pixel(const ti__tfc_geo *g, size_t p, int64_t *n, int64_t *oy, int64_t *ox) {
+    *ox = (int64_t)(p % (size_t)g->ow);
+    size_t t = p / (size_t)g->ow;
+    *oy = (int64_t)(t % (size_t)g->oh);
+    *n = (int64_t)(t / (size_t)g->oh);
+}
+
+/* Taps [*f0, *f1) of one axis whose input position o*s - pad + f*d lies in [0, in). */
+TI__PRIVATE void ti__tfc_taps(int64_t start, int64_t d, int64_t k, int64_t in, int64_t *f0, int64_t *f1) {
+    int64_t lo = 0, hi = k;
+    if (start < 0) lo = (-start + d - 1) / d;
+    if (start + (k - 1) * d >= in) hi = start >= in ? 0 : (in - 1 - start) / d + 1;
+    if (hi < lo) hi = lo;
+    *f0 = lo;
+    *f1 = hi;
+}
+
+TI__PRIVATE size_t ti__tfc_grain(size_t work_per_item) {
+    return TI__MAX((size_t)1, (size_t)32768 / (work_per_item + 1));
+}
+
+/* Blocking of the 8-bit GEMM (ti__tfc_qgemm): MR rows x NR channels in registers, KC
+ * depths per stack panel. */
+#define TI__TFC_MR 4
+#define TI__TFC_NR 16
+#define TI__TFC_KC 256
+#define TI__TFC_OCC 512 /* output channels accumulated at once: MR x OCC uint32 on the stack */
+
+/* Bytes before the packed weights in scratch (the per-channel multipliers), and the
+ * packed weights' bytes. */
+TI__PRIVATE size_t ti__tfc_qgemm_offset(size_t oc) { return (oc * 2 * sizeof(int32_t) + 63) / 64 * 64; }
+TI__PRIVATE size_t ti__tfc_qgemm_bytes(size_t oc, size_t kdim) {
+    return (oc + TI__TFC_NR - 1) / TI__TFC_NR * TI__TFC_NR * kdim * sizeof(int16_t);
+}
+
+/* ---- 8-bit GEMM of CONV_2D (one group) and FULLY_CONNECTED --------------------------- */
+/* acc[p][oc] = sum over k of (x[p][k] + xo) * (w[oc][k] + wo): row p is an output pixel's
+ * im2col row (k runs over fy, fx, c) or a FULLY_CONNECTED batch row. Both operands are
+ * widened to int16 with the offsets added, so a tap outside the input is a 0, the same
+ * sum as TFLite's loops that skip it. The weights are packed per run into scratch, in
+ * blocks of TI__TFC_NR channels stored k-major; TI__TFC_MR rows are gathered at a time into
+ * a stack panel of TI__TFC_KC depths. The accumulators are uint32: TFLite's int32 sum,
+ * modulo 2^32, without signed overflow. */
+
+/* acc[r][0..NR) += sum_p ap[p][r] * bp[p][0..NR) for r < MR; acc rows ldacc apart. The same
+ * separate-rows form as ti__sgemm_micro, which compilers vectorise. */
+TI__PRIVATE void ti__tfc_qmicro(size_t kc, const int16_t *ap, const int16_t *bp, uint32_t *acc,
+                                size_t ldacc) {
+    uint32_t c0[TI__TFC_NR], c1[TI__TFC_NR], c2[TI__TFC_NR], c3[TI__TFC_NR];
+    for (int q = 0; q < TI__TFC_NR; q++) {
+        c0[q] = acc[q];
+        c1[q] = acc[ldacc + q];
+        c2[q] = acc[2 * ldacc + q];
+        c3[q] = acc[3 * ldacc + q];
+    }
+    for (size_t p = 0; p < kc; p++) {
+        const int16_t *b = bp + p * TI__TFC_NR, *a = ap + p * TI__TFC_MR;
+        int32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+        for (int q = 0; q < TI__TFC_NR; q++) {
+            int32_t bq = b[q];
+            c0[q] += (uint32_t)(a0 * bq);
+            c1[q] += (uint32_t)(a1 * bq);
+            c2[q] += (uint32_t)(a2 * bq);
+            c3[q] += (uint32_t)(a3 * bq);
+        }
+    }
+    for (int q = 0; q < TI__TFC_NR; q++) {
+        acc[q] = c0[q];
+        acc[ldacc + q] = c1[q];
+        acc[2 * ldacc + q] = c2[q];
+        acc[3 * ldacc + q] = c3[q];
+    }
+}
+
+/* Packs weight blocks [begin, end): block b holds channels b*NR.. as [k][NR], wo added,
+ * 0 past the last channel. */
+TI__PRIVATE void ti__tfc_qpack(void *ctx, size_t begin, size_t end) {
+    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+    size_t kd = j->kdim;
+    for (size_t b = begin; b < end; b++) {
+        int16_t *dst = j->bp + b * kd * TI__TFC_NR;
+        for (size_t q = 0; q < TI__TFC_NR; q++) {
+            size_t oc = b * TI__TFC_NR + q;
+            if (oc >= j->o) {
+                for (size_t i = 0; i < kd; i++) dst[i * TI__TFC_NR + q] = 0;
+            } else if (j->kind == TI__TFC_U8) {
+                const uint8_t *w = (const uint8_t *)j->w + oc * kd;
+                for (size_t i = 0; i < kd; i++) dst[i * TI__TFC_NR + q] = (int16_t)(w[i] + j->wo);
+            } else {
+                const int8_t *w = (const int8_t *)j->w + oc * kd;
+                for (size_t i = 0; i < kd; i++) dst[i * TI__TFC_NR + q] = (int16_t)(w[i] + j->wo);
+            }
+        }
+    }
+}
+
+/* Copies n input values from element si into column r of the panel (rows MR apart). */
+TI__PRIVATE void ti__tfc_qcopy(const ti__tfc_job *j, size_t si, size_t n, int16_t *dst) {
+    if (j->kind == TI__TFC_U8) {
+        const uint8_t *x = (const uint8_t *)j->x + si;
+        for (size_t i = 0; i < n; i++) dst[i * TI__TFC_MR] = (int16_t)(x[i] + j->xo);
+    } else {
+        const int8_t *x = (const int8_t *)j->x + si;
+        for (size_t i = 0; i < n; i++) dst[i * TI__TFC_MR] = (int16_t)(x[i] + j->xo);
+    }
+}
+
+/* Column r of the panel: depths [k0, k1) of row p. */
+TI__PRIVATE void ti__tfc_qgather(const ti__tfc_job *j, size_t p, size_t k0, size_t k1, int16_t *a) {
+    if (j->fc) {
+        ti__tfc_qcopy(j, p * j->kdim + k0, k1 - k0, a);
+        return;
+    }
+    const ti__tfc_geo *g = j->g;
+    int64_t n, oy, ox;
+    ti__tfc_pixel(g, p, &n, &oy, &ox);
+    size_t ic = (size_t)g->ic, t = k0 / ic, c = k0 % ic;
+    for (size_t k = k0; k < k1; t++, c = 0) {
+        size_t cnt = TI__MIN(ic - c, k1 - k);
+        int64_t iy = oy * g->sh - g->ph + (int64_t)(t / (size_t)g->kw) * g->dh;
+        int64_t ix = ox * g->sw - g->pw + (int64_t)(t % (size_t)g->kw) * g->dw;
+        int16_t *dst = a + (k - k0) * TI__TFC_MR;
+        if (iy < 0 || iy >= g->ih || ix < 0 || ix >= g->iw) {
+            for (size_t i = 0; i < cnt; i++) dst[i * TI__TFC_MR] = 0;
+        } else {
+            ti__tfc_qcopy(j, (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c, cnt, dst);
+        }
+        k += cnt;
+    }
+}
+
+/* Row blocks [begin, end) of MR rows: every output channel of those rows. */
+TI__PRIVATE void ti__tfc_qgemm_range(void *ctx, size_t begin, size_t end) {
+    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+    int16_t a[TI__TFC_KC * TI__TFC_MR];
+    uint32_t acc[TI__TFC_MR * TI__TFC_OCC];
+    size_t kd = j->kdim, oc = j->o;
+    for (size_t blk = begin; blk < end; blk++) {
+        size_t p0 = blk * TI__TFC_MR, np = TI__MIN((size_t)TI__TFC_MR, j->rows - p0);
+        for (size_t oc0 = 0; oc0 < oc; oc0 += TI__TFC_OCC) {
+            size_t occ = TI__MIN((size_t)TI__TFC_OCC, oc - oc0);
+            size_t nb = (occ + TI__TFC_NR - 1) / TI__TFC_NR;
+            for (size_t r = 0; r < TI__TFC_MR; r++)
+                memset(acc + r * TI__TFC_OCC, 0, nb * TI__TFC_NR * sizeof(uint32_t));
+            for (size_t k0 = 0; k0 < kd; k0 += TI__TFC_KC) {
+                size_t k1 = TI__MIN(kd, k0 + TI__TFC_KC);
+                for (size_t r = 0; r < TI__TFC_MR; r++) {
+                    if (r < np) {
+                        ti__tfc_qgather(j, p0 + r, k0, k1, a + r);
+                    } else {
+                        for (size_t i = 0; i < k1 - k0; i++) a[i * TI__TFC_MR + r] = 0;
+                    }
+                }
+                for (size_t b = 0; b < nb; b++)
+                    ti__tfc_qmicro(k1 - k0, a, j->bp + ((oc0 / TI__TFC_NR + b) * kd + k0) * TI__TFC_NR,
+                                   acc + b * TI__TFC_NR, TI__TFC_OCC);
+            }
+            for (size_t r = 0; r < np; r++)
+                for (size_t c = 0; c < occ; c += TI__TFC_DW_CHUNK) {
+                    int64_t v[TI__TFC_DW_CHUNK];
+                    size_t m = TI__MIN((size_t)TI__TFC_DW_CHUNK, occ - c);
+                    for (size_t i = 0; i < m; i++) v[i] = (int32_t)acc[r * TI__TFC_OCC + c + i];
+                    ti__tfc_add_bias(j->b, oc0 + c, m, v);
+                    ti__tfc_requant_n(&j->rq, v, oc0 + c, m, j->y, j->ydt, (p0 + r) * oc + oc0 + c);
+                }
+        }
+    }
+}
+
+
+/* Runs the 8-bit GEMM of a job whose requantization is set up. */
+TI__PRIVATE ti_status ti__tfc_qgemm(ti__kctx *k, ti__tfc_job *j, size_t rows, size_t kdim, int fc) {
+    size_t off = ti__tfc_qgemm_offset(j->o), nblk = (j->o + TI__TFC_NR - 1) / TI__TFC_NR;
+    if (k->scratch_bytes < off + ti__tfc_qgemm_bytes(j->o, kdim))
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small for the packed weights",
+                         k->scratch_bytes);
+    j->bp = (int16_t *)((unsigned char *)k->scratch + off);
+    j->rows = rows;
+    j->kdim = kdim;
+    j->fc = fc;
+    ti__parallel_for(k->tp, nblk, ti__tfc_grain(kdim * TI__TFC_NR), ti__tfc_qpack, j);
+    size_t blocks = (rows + TI__TFC_MR - 1) / TI__TFC_MR;
+    ti__parallel_for(k->tp, blocks, ti__tfc_grain(TI__TFC_MR * kdim * j->o), ti__tfc_qgemm_range, j);
+    return TI_OK;
+}
+/* ==== end src/cpu/tfl_accum.c =============================================================== */
+
+/* ==== begin src/cpu/tfl_activation.c ======================================================== */
+/* TFLite ops of one input (domain "tflite"): LOGISTIC, TANH, RELU, RELU6, RELU_N1_TO_1,
+ * RELU_0_TO_1, LEAKY_RELU, HARD_SWISH, ELU, GELU, EXP, LOG, SQRT, RSQRT, SQUARE, ABS, NEG,
+ * FLOOR, CEIL, ROUND, SIN, COS, QUANTIZE, DEQUANTIZE, CAST, LOGICAL_NOT; plus the helpers
+ * tfl_elementwise.c shares (quantization parameters, activation ranges, gemmlowp fixed point).
+ * Quantized paths repeat TFLite's kernels bit for bit as its builds compile them (x86 builds
+ * run the optimized NEON loops through NEON_2_SSE, so QUANTIZE, DEQUANTIZE and 8-bit
+ * requantization follow those loops where they round differently from the reference code);
+ * float math only where TFLite uses it (tables built in float). Relies on qmath.c and
+ * binary.c (dtype masks, value carriers). The op table is in tfl_elementwise.c, which comes
+ * after this file in the amalgamation. Must not allocate in run: tables live in scratch. */
+
+/* ---- shared helpers ------------------------------------------------------------------ */
+/* Range of a quantized dtype; 0 for dtypes that are not 8/16/32-bit integers. */
+TI__PRIVATE int ti__tfl_qrange(ti_dtype t, int32_t *lo, int32_t *hi) {
+    switch (t) {
+    case TI_DTYPE_U8: *lo = 0; *hi = 255; return 1;
+    case TI_DTYPE_I8: *lo = -128; *hi = 127; return 1;
+    case TI_DTYPE_I16: *lo = -32768; *hi = 32767; return 1;
+    case TI_DTYPE_I32: *lo = INT32_MIN; *hi = INT32_MAX; return 1;
+    default: *lo = *hi = 0; return 0;
+    }
+}
+
+/* Per-tensor scale and zero point of t; 0 when t carries no quantization. */
+TI__PRIVATE int ti__tfl_q(const ti_tensor *t, float *scale, int32_t *zp) {
+    if (t == NULL || t->quant.count < 1 || t->quant.scale == NULL) return 0;
+    *scale = t->quant.scale[0];
+    *zp = t->quant.zero_point ? (int32_t)t->quant.zero_point[0] : 0;
+    return 1;
+}
+
+/* Checks the quantization of a quantized tensor: present, scales finite and positive, zero
+ * points inside the dtype's range (the integer kernels rely on both to stay in int32). */
+TI__PRIVATE int ti__tfl_qcheck(ti__kctx *k, const ti_tensor *t, ti_dtype dt, const char *what) {
+    int32_t lo = 0, hi = 0;
+    if (t->quant.count < 1 || t->quant.scale == NULL)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "%s (%s) has no quantization parameters", what,
+                         ti_dtype_name(dt));
+    ti__tfl_qrange(dt, &lo, &hi);
+    for (int i = 0; i < t->quant.count; i++) {
+        const float s = t->quant.scale[i];
+        const int64_t z = t->quant.zero_point ? t->quant.zero_point[i] : 0;
+        if (!(s > 0.0f) || !(s <= FLT_MAX))
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "%s has scale %g; expected a finite scale > 0",
+                             what, (double)s);
+        if (z < lo || z > hi)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "%s (%s) has zero point %lld outside [%d, %d]",
+                             what, ti_dtype_name(dt), (long long)z, (int)lo, (int)hi);
+    }
+    return TI_OK;
+}
+
+/* float -> int32 as TFLite's static_cast after rounding: saturating; NaN gives INT32_MIN,
+ * which is what x86 returns for it (the kernels then clamp to the dtype's minimum). */
+TI__PRIVATE int32_t ti__tfl_f2i(double v) {
+    if (v != v) return INT32_MIN;
+    if (v >= 2147483647.0) return INT32_MAX;
+    if (v <= -2147483648.0) return INT32_MIN;
+    return (int32_t)v;
+}
+TI__PRIVATE int32_t ti__tfl_clamp(int64_t v, int32_t lo, int32_t hi) {
+    return v < lo ? lo : (v > hi ? hi : (int32_t)v);
+}
+
+/* TFLite CalculateActivationRangeQuantized: the bounds are quantized in float
+ * (round(f / scale) in float, half away from zero). TANH and SIGN_BIT leave the full range,
+ * as TFLite does for these ops. */
+TI__PRIVATE void ti__tfl_act_q(int act, float scale, int32_t zp, int32_t qmin, int32_t qmax,
+                               int32_t *lo, int32_t *hi) {
+    float flo = 0.0f, fhi = 0.0f;
+    int has_hi = 1;
+    *lo = qmin;
+    *hi = qmax;
+    switch (act) {
+    case TI__TFL_ACT_RELU: has_hi = 0; break;
+    case TI__TFL_ACT_RELU6: fhi = 6.0f; break;
+    case TI__TFL_ACT_RELU_N1_TO_1: flo = -1.0f; fhi = 1.0f; break;
+    default: return;
+    }
+    int32_t q = (int32_t)ti__tfl_clamp((int64_t)zp + ti__tfl_f2i(roundf(flo / scale)), qmin, qmax);
+    *lo = q > qmin ? q : qmin;
+    if (has_hi) {
+        q = (int32_t)ti__tfl_clamp((int64_t)zp + ti__tfl_f2i(roundf(fhi / scale)), qmin, qmax);
+        *hi = q < qmax ? q : qmax;
+    }
+}
+
+/* TFLite CalculateActivationRange for float outputs; TANH / SIGN_BIT: no clamp. */
+TI__PRIVATE void ti__tfl_act_f(int act, float *lo, float *hi) {
+    if (!ti__f_act_range(act, lo, hi)) {
+        *lo = -FLT_MAX;
+        *hi = FLT_MAX;
+    }
+}
+
+/* The dtype the model declares for output i (QUANTIZE, DEQUANTIZE and CAST take their
+ * target type from it, as TFLite does). */
+TI__PRIVATE ti_dtype ti__tfl_out_dtype(const ti__kctx *k, int i) {
+    const int v = k->node->outputs[i];
+    if (k->model != NULL && v >= 0 && v < k->model->n_values) return k->model->values[v].dtype;
+    return k->out[i]->dtype;
+}
+
+/* The kernel makes output 0 of dtype dt: the model must declare that dtype (TFLite has
+ * variants with other output types, such as int16 x int16 -> int8 MUL, that these kernels
+ * do not implement). */
+TI__PRIVATE int ti__tfl_check_out_dtype(ti__kctx *k, ti_dtype dt) {
+    const ti_dtype want = ti__tfl_out_dtype(k, 0);
+    if (want != TI_DTYPE_UNKNOWN && want != dt)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "output dtype %s is not supported for these inputs "
+                         "(expected %s)", ti_dtype_name(want), ti_dtype_name(dt));
+    return TI_OK;
+}
+
+/* MultiplyByQuantizedMultiplier with the shift kept where the arithmetic is defined. */
+TI__PRIVATE int32_t ti__tfl_qm(int32_t x, int32_t m, int shift) {
+    return ti__q_mul(x, m, shift < -31 ? -31 : (shift > 31 ? 31 : shift));
+}
+
+/* gemmlowp fixed point on int32 (wrapping adds, saturating shifts), for DIV and RSQRT. */
+TI__PRIVATE int32_t ti__tfl_wadd(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); }
+TI__PRIVATE int32_t ti__tfl_wsub(int32_t a, int32_t b) { return (int32_t)((uint32_t)a - (uint32_t)b); }
+TI__PRIVATE int32_t ti__tfl_sat_shl(int32_t x, int e) { /* SaturatingRoundingMultiplyByPOT<e> */
+    const int32_t thr = (int32_t)((1LL << (31 - e)) - 1);
+    if (x > thr) return INT32_MAX;
+    if (x < -thr) return INT32_MIN;
+    return (int32_t)((uint32_t)x << e);
+}
+TI__PRIVATE int ti__tfl_clz32(uint32_t x) {
+    int n = 0;
+    if (x == 0) return 32;
+    while (!(x & 0x80000000u)) {
+        x <<= 1;
+        n++;
+    }
+    return n;
+}
+/* 1 / (1 + a) for a in [0, 1), Q0.31 in and out (Newton-Raphson, 3 steps, in Q2.29). */
+TI__PRIVATE int32_t ti__tfl_one_over_one_plus_x(int32_t a) {
+    const int64_t sum = (int64_t)a + INT32_MAX;
+    const int32_t half_den = (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
+    int32_t x = ti__tfl_wadd(1515870810, ti__q_srdhm(half_den, -1010580540)); /* 48/17 - 32/17 d */
+    for (int i = 0; i < 3; i++) {
+        const int32_t one_minus = ti__tfl_wsub(1 << 29, ti__q_srdhm(half_den, x));
+        x = ti__tfl_wadd(x, ti__tfl_sat_shl(ti__q_srdhm(x, one_minus), 2));
+    }
+    return ti__tfl_sat_shl(x, 1);
+}
+/* TFLite GetReciprocal(x, 31, &shift): x > 0. */
+TI__PRIVATE int32_t ti__tfl_reciprocal(int32_t x, int *num_bits_over_unit) {
+    const int hpo = ti__tfl_clz32((uint32_t)x);
+    *num_bits_over_unit = 31 - hpo;
+    return ti__tfl_one_over_one_plus_x((int32_t)(((uint32_t)x << hpo) - 0x80000000u));
+}
+/* TFLite GetInvSqrtQuantizedMultiplierExp(input, -1, ...): 1/sqrt(input) as multiplier and
+ * left shift (Newton-Raphson in Q3.28, 5 steps). */
+TI__PRIVATE void ti__tfl_inv_sqrt(int32_t input, int32_t *inv, int *shift) {
+    if (input <= 1) {
+        *inv = INT32_MAX;
+        *shift = 0;
+        return;
+    }
+    int s = 11;
+    while (input >= (1 << 29)) {
+        input /= 4;
+        s++;
+    }
+    const int pairs = (ti__tfl_clz32((uint32_t)input) - 1) / 2 - 1;
+    s -= pairs;
+    input <<= 2 * pairs;
+    const int32_t half_in = ti__q_rdbypot(input >> 1, 1);
+    const int32_t half_three = (1 << 28) + (1 << 27);
+    int32_t x = 1 << 28;
+    for (int i = 0; i < 5; i++) {
+        const int32_t x3 = ti__tfl_sat_shl(ti__q_srdhm(ti__q_srdhm(x, x), x), 6);
+        x = ti__tfl_sat_shl(ti__tfl_wsub(ti__q_srdhm(half_three, x), ti__q_srdhm(half_in, x3)), 3);
+    }
+    x = ti__q_srdhm(x, 1518500250); /* sqrt(2) / 2 */
+    if (s < 0) {
+        x = (int32_t)((uint32_t)x << -s);
+        s = 0;
+    }
+    *inv = x;
+    *shift = -s;
+}
+
+/* x << n on int32 without overflow traps (wraps as the vector shifts do) */
+TI__PRIVATE int32_t ti__tfl_vshl_u(int32_t x, int n) { return (int32_t)((uint32_t)x << (n > 31 ? 31 : n)); }
+
+/* gemmlowp int16 arithmetic for HARD_SWISH. */
+TI__PRIVATE int16_t ti__tfl_srdhm16(int16_t a, int16_t b) {
+    if (a == b && a == INT16_MIN) return INT16_MAX;
+    const int32_t ab = (int32_t)a * (int32_t)b;
+    return (int16_t)((ab + (ab >= 0 ? (1 << 14) : (1 - (1 << 14)))) / (1 << 15));
+}
+TI__PRIVATE int16_t ti__tfl_rdbypot16(int16_t x, int e) {
+    if (e > 31) e = 31;
+    const int16_t mask = (int16_t)((1LL << e) - 1);
+    const int16_t rem = (int16_t)(x & mask);
+    const int16_t thr = (int16_t)((mask >> 1) + (x < 0 ? 1 : 0));
+    return (int16_t)((x >> e) + (rem > thr ? 1 : 0));
+}
+TI__PRIVATE int16_t ti__tfl_sat_shl16(int16_t v, int amount) {
+    const int64_t r = (int64_t)v * ((int64_t)1 << (amount > 31 ? 31 : amount));
+    return (int16_t)(r > INT16_MAX ? INT16_MAX : (r < INT16_MIN ? INT16_MIN : r));
+}
+
+/* A 256-entry table of a quantized 8-bit op computed in float as TFLite's LUTPopulate does:
+ * dequantize, f, multiply by 1/out_scale, round half away from zero, add the zero point,
+ * clamp. Indexed by the raw byte (int8 values cast to uint8). */
+typedef float (*ti__tfl_lutfn)(float x, const void *p);
+TI__PRIVATE void ti__tfl_lut8(uint8_t *lut, int is_signed, float in_scale, int32_t in_zp,
+                              float out_scale, int32_t out_zp, ti__tfl_lutfn fn, const void *p) {
+    const float inv = 1.0f / out_scale;
+    const int32_t lo = is_signed ? -128 : 0, hi = is_signed ? 127 : 255;
+    for (int32_t v = lo; v <= hi; v++) {
+        const float x = in_scale * (float)(v - in_zp);
+        const float r = roundf(fn(x, p) * inv);
+        const int32_t q = ti__tfl_clamp(ti__tfl_f2i(r + (float)out_zp), lo, hi);
+        lut[(uint8_t)v] = (uint8_t)(q & 0xff);
+    }
+}
+/* TFLite's int16 table (LUTPopulateInt16): 512 segments over the input range plus an end
+ * point, each sample biased by half the interpolation error at the segment's midpoint;
+ * read with linear interpolation on the low 7 bits (ti__tfl_lut16_get). All in float. */
+/* float -> int16 after clamping to [-32768, 32767]; NaN gives 0 (what x86 makes of it) */
+TI__PRIVATE int16_t ti__tfl_f2i16(float q) {
+    if (q != q) return 0;
+    return (int16_t)(q < -32768.0f ? -32768.0f : (q > 32767.0f ? 32767.0f : q));
+}
+TI__PRIVATE void ti__tfl_lut16(int16_t *lut, float in_scale, int32_t in_zp, float out_scale,
+                               int32_t out_zp, ti__tfl_lutfn fn, const void *p) {
+    const float in_min = in_scale * (float)(-32768 - in_zp), in_max = in_scale * (float)(32767 - in_zp);
+    const float out_min = out_scale * (float)(-32768 - out_zp), out_max = out_scale * (float)(32767 - out_zp);
+    const float step = (in_max - in_min) / 512.0f, half = step / 2.0f;
+    const float inv = 65536.0f / (out_max - out_min);
+    for (int i = 0; i < 512; i++) {
+        const float v = fn(in_min + (float)i * step, p);
+        const float vm = fn(in_min + (float)i * step + half, p);
+        const float vn = fn(in_min + (float)(i + 1) * step, p);
+        const float sample = roundf(v * inv);
+        const float interp = roundf((vn * inv + roundf(v * inv)) / 2.0f);
+        const float bias = roundf((interp - roundf(vm * inv)) / 2.0f);
+        lut[i] = ti__tfl_f2i16(sample - bias);
+    }
+    lut[512] = ti__tfl_f2i16(roundf(fn(in_max, p) * inv));
+}
+TI__PRIVATE int16_t ti__tfl_lut16_get(const int16_t *lut, int16_t v) {
+    const int idx = 256 + (v >> 7), off = v & 0x7f;
+    const int16_t slope = (int16_t)(lut[idx + 1] - lut[idx]);
+    return (int16_t)(lut[idx] + ((slope * off + 64) >> 7));
+}
+
+#define TI__TFL_SQRT1_2 0.70710678118654752440
+#define TI__TFL_SQRT_2_PI 0.79788456080286535588 /* sqrt(2 / pi) */
+TI__PRIVATE float ti__tfl_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
+TI__PRIVATE float ti__tfl_gelu_exact(float x) {
+    return 0.5f * x * erfcf(x * (float)-TI__TFL_SQRT1_2);
+}
+TI__PRIVATE float ti__tfl_gelu_tanh(float x) {
+    return 0.5f * x * (1.0f + tanhf((float)TI__TFL_SQRT_2_PI * (x + 0.044715f * x * x * x)));
+}
+TI__PRIVATE float ti__tfl_lut_logistic(float x, const void *p) { (void)p; return ti__tfl_sigmoidf(x); }
+TI__PRIVATE float ti__tfl_lut_tanh(float x, const void *p) { (void)p; return tanhf(x); }
+TI__PRIVATE float ti__tfl_lut_elu(float x, const void *p) { (void)p; return x < 0.0f ? expm1f(x) : x; }
+TI__PRIVATE float ti__tfl_lut_exp(float x, const void *p) { (void)p; return expf(x); }
+TI__PRIVATE float ti__tfl_lut_gelu(float x, const void *p) {
+    return *(const int *)p ? ti__tfl_gelu_tanh(x) : ti__tfl_gelu_exact(x);
+}
+TI__PRIVATE float ti__tfl_lut_log(float x, const void *p) { /* p: the output's real minimum */
+    return x <= 0.0f ? *(const float *)p : logf(x);
+}
+TI__PRIVATE float ti__tfl_lut_rsqrt(float x, const void *p) { /* p: the output's real maximum */
+    return x <= 0.0f ? *(const float *)p : 1.0f / sqrtf(x);
+}
+/* round half to even, as TFLite's ROUND (RoundToNearest) */
+TI__PRIVATE float ti__tfl_round_even(float x) {
+    const float f = floorf(x), d = x - f; /* d == 0.5 only where |f| < 2^23 */
+    if (d < 0.5f || (d == 0.5f && ((int64_t)f & 1) == 0)) return f;
+    return f + 1.0f;
+}
+
+/* ---- the ops of one input ------------------------------------------------------------ */
+enum {
+    TI__TU_LOGISTIC, TI__TU_TANH, TI__TU_RELU, TI__TU_RELU6, TI__TU_RELU_N1_TO_1,
+    TI__TU_RELU_0_TO_1, TI__TU_LEAKY_RELU, TI__TU_HARD_SWISH, TI__TU_ELU, TI__TU_GELU,
+    TI__TU_EXP, TI__TU_LOG, TI__TU_SQRT, TI__TU_RSQRT, TI__TU_SQUARE, TI__TU_ABS, TI__TU_NEG,
+    TI__TU_FLOOR, TI__TU_CEIL, TI__TU_ROUND, TI__TU_SIN, TI__TU_COS, TI__TU_QUANTIZE,
+    TI__TU_DEQUANTIZE, TI__TU_CAST, TI__TU_NOT
+};
+
+#define TI__TQ8 (TI__EDT(TI_DTYPE_U8) | TI__EDT(TI_DTYPE_I8))
+/* raw: dtypes computed on as plain values; quant: dtypes that need quantization parameters
+ * (int16 in both: quantized when the tensor carries parameters). Indexed by TI__TU_*. */
+static const struct {
+    unsigned raw, quant;
+} ti__tfl_un_types[] = {
+    {TI__EDT(TI_DTYPE_F32), TI__TQ8},                          /* LOGISTIC */
+    {TI__EDT(TI_DTYPE_F32), TI__TQ8},                          /* TANH */
+    {TI__EDT(TI_DTYPE_F32), TI__TQ8 | TI__EDT(TI_DTYPE_I16)},  /* RELU */
+    {TI__EDT(TI_DTYPE_F32), TI__TQ8 | TI__EDT(TI_DTYPE_I16)},  /* RELU6 */
+    {TI__EDT(TI_DTYPE_F32), TI__TQ8},                          /* RELU_N1_TO_1 */
+    {TI__EDT(TI_DTYPE_F32), TI__TQ8},                          /* RELU_0_TO_1 */
+    {TI__EDT(TI_DTYPE_F32), TI__TQ8 | TI__EDT(TI_DTYPE_I16)},  /* LEAKY_RELU */
+    {TI__EDT(TI_DTYPE_F32), TI__TQ8},                          /* HARD_SWISH */
+    {TI__EDT(TI_DTYPE_F32), TI__EDT(TI_DTYPE_I8)},             /* ELU */
+    {TI__EDT(TI_DTYPE_F32), TI__TQ8 | TI__EDT(TI_DTYPE_I16)},  /* GELU */
+    {TI__EDT(TI_DTYPE_F32), TI__EDT(TI_DTYPE_I8) | TI__EDT(TI_DTYPE_I16)}, /* EXP */
+    {TI__EDT(TI_DTYPE_F32), TI__EDT(TI_DTYPE_I8) | TI__EDT(TI_DTYPE_I16)}, /* LOG */
+    {TI__EDT(TI_DTYPE_F32), TI__EDT(TI_DTYPE_I8) | TI__EDT(TI_DTYPE_I16)}, /* SQRT */
+    {TI__EDT(TI_DTYPE_F32), TI__EDT(TI_DTYPE_I8) | TI__EDT(TI_DTYPE_I16)}, /* RSQRT */
+    {TI__EDT(TI_DTYPE_F32), 0},                                /* SQUARE */
+    {TI__EDT(TI_DTYPE_F32) | TI__EDT(TI_DTYPE_I32) | TI__EDT(TI_DTYPE_I16),
+     TI__EDT(TI_DTYPE_I8) | TI__EDT(TI_DTYPE_I16)},            /* ABS */
+    {TI__EDT(TI_DTYPE_F32) | TI__EDT(TI_DTYPE_I8) | TI__EDT(TI_DTYPE_I16) |
+         TI__EDT(TI_DTYPE_I32) | TI__EDT(TI_DTYPE_I64), 0},    /* NEG: raw values */
+    {TI__EDT(TI_DTYPE_F32), 0}, /* FLOOR */
+    {TI__EDT(TI_DTYPE_F32), 0}, /* CEIL */
+    {TI__EDT(TI_DTYPE_F32), 0}, /* ROUND */
+    {TI__EDT(TI_DTYPE_F32), 0}, /* SIN */
+    {TI__EDT(TI_DTYPE_F32), 0}, /* COS */
+    {TI__EDT(TI_DTYPE_F32), TI__TQ8 | TI__EDT(TI_DTYPE_I16) | TI__EDT(TI_DTYPE_I32)}, /* QUANTIZE */
+    {TI__EDT(TI_DTYPE_F16), TI__TQ8 | TI__EDT(TI_DTYPE_I16)},  /* DEQUANTIZE */
+    {TI__EDT_ALL, 0},                                          /* CAST */
+    {TI__EDT_BOOL, 0},                                         /* LOGICAL_NOT */
+};
+
+/* Everything a run needs, filled before the element loops (which run on the thread pool). */
+typedef struct ti__tfl_un {
+    int code;
+    int quant; /* the input is quantized */
+    const void *x;
+    void *y;
+    ti_dtype xt, yt;
+    int32_t in_zp, out_zp, qmin, qmax, lo, hi;
+    int32_t m1, m2;
+    int s1, s2;
+    float in_scale, out_scale, alpha;
+    int approximate;
+    int16_t hs_out_m, hs_relu_m; /* HARD_SWISH int16 multipliers and their exponents */
+    int hs_out_e, hs_relu_e;
+    const uint8_t *lut;
+    const int16_t *lut16;
+    const float *ch_scale; /* per-channel QUANTIZE / DEQUANTIZE */
+    const int64_t *ch_zp;
+    size_t ch_inner, ch_count;
+    size_t n_vec;  /* QUANTIZE / DEQUANTIZE: elements [0, n_vec) go through TFLite's vector loop */
+    float vscale, vzero; /* ... with these float constants */
+} ti__tfl_un;
+
+TI__PRIVATE int ti__tfl_un_shape(ti__kctx *k, int code) {
+    TI__REQUIRE_INPUT(k, 0);
+    const ti_tensor *x = k->in[0];
+    if (k->n_out < 1 || k->out[0] == NULL)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "output 0 is required");
+    ti_tensor *y = k->out[0];
+    const unsigned raw = ti__tfl_un_types[code].raw, quant = ti__tfl_un_types[code].quant;
+    const int has_q = x->quant.count > 0;
+    ti_dtype yt = x->dtype;
+    int r;
+    if (!TI__EDT_IN(x->dtype, raw | quant))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "input dtype %s is not supported%s",
+                         ti_dtype_name(x->dtype),
+                         x->dtype == TI_DTYPE_I16 && code <= TI__TU_TANH
+                             ? " (TFLite's int16 LOGISTIC/TANH fixed-point kernel is not implemented)"
+                             : "");
+    if (code == TI__TU_DEQUANTIZE) {
+        yt = TI_DTYPE_F32;
+    } else if (code == TI__TU_QUANTIZE || code == TI__TU_CAST) {
+        yt = ti__tfl_out_dtype(k, 0);
+        if (!TI__EDT_IN(yt, TI__EDT_ALL))
+            return ti__kfail(k, TI_ERR_UNSUPPORTED, "output dtype %s is not supported",
+                             ti_dtype_name(yt));
+    }
+    if (code == TI__TU_QUANTIZE) {
+        const unsigned to = x->dtype == TI_DTYPE_F32 ? TI__TQ8 | TI__EDT(TI_DTYPE_I16)
+                            : x->dtype == TI_DTYPE_I32 ? TI__EDT(TI_DTYPE_I8) | TI__EDT(TI_DTYPE_I16)
+                            : x->dtype == TI_DTYPE_I16 ? TI__EDT(TI_DTYPE_I8) | TI__EDT(TI_DTYPE_I16) |
+                                                             TI__EDT(TI_DTYPE_I32)
+                                                       : TI__TQ8 | TI__EDT(TI_DTYPE_I16);
+        if (!TI__EDT_IN(yt, to))
+            return ti__kfail(k, TI_ERR_UNSUPPORTED, "quantizing %s to %s is not supported",
+                             ti_dtype_name(x->dtype), ti_dtype_name(yt));
+        if ((r = ti__tfl_qcheck(k, y, yt, "output")) != TI_OK) return r;
+        if (y->quant.count > 1) {
+            if (x->dtype != TI_DTYPE_F32)
+                return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                                 "per-channel requantization (%s to %s) is not supported",
+                                 ti_dtype_name(x->dtype), ti_dtype_name(yt));
+            if (y->quant.axis < 0 || y->quant.axis >= x->rank ||
+                x->shape[y->quant.axis] != y->quant.count)
+                return ti__kfail(k, TI_ERR_BAD_MODEL,
+                                 "output has %d scales on axis %d, which does not match the input",
+                                 y->quant.count, y->quant.axis);
+        }
+    }
+    if (TI__EDT_IN(x->dtype, quant) && (has_q || !TI__EDT_IN(x->dtype, raw))) {
+        if ((r = ti__tfl_qcheck(k, x, x->dtype, "input 0")) != TI_OK) return r;
+        if (x->quant.count > 1 && code != TI__TU_DEQUANTIZE)
+            return ti__kfail(k, TI_ERR_UNSUPPORTED, "per-channel quantized input is not supported");
+        if (x->quant.count > 1 && (x->quant.axis < 0 || x->quant.axis >= x->rank ||
+                                   x->shape[x->quant.axis] != x->quant.count))
+            return ti__kfail(k, TI_ERR_BAD_MODEL,
+                             "input has %d scales on axis %d, which does not match its shape",
+                             x->quant.count, x->quant.axis);
+        if (code != TI__TU_QUANTIZE && code != TI__TU_DEQUANTIZE &&
+            (r = ti__tfl_qcheck(k, y, yt, "output")) != TI_OK)
+            return r;
+    }
+    if ((r = ti__tfl_check_out_dtype(k, yt)) != TI_OK) return r;
+    if (!ti__set_shape(y, yt, x->rank, x->shape))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "output shape is invalid");
+    return TI_OK;
+}
+
+TI__PRIVATE size_t ti__tfl_un_scratch(ti__kctx *k) {
+    return TI__EDT_IN(k->in[0]->dtype, TI__TQ8) ? 512 : (k->in[0]->dtype == TI_DTYPE_I16 ? 513 * 2 : 0);
+}
+
+#define TI__TFL_F32_LOOP(EXPR)                                                                \
+    do {                                                                                      \
+        for (size_t i = b; i < e; i++) {                                                      \
+            const float v = xf[i];                                                            \
+            yf[i] = (EXPR);                                                                   \
+        }                                                                                     \
+    } while (0)
+
+/* raw 8/16-bit element i of x as int32 */
+#define TI__TFL_LD(P, T, I)                                                                   \
+    ((T) == TI_DTYPE_U8 ? (int32_t)((const uint8_t *)(P))[I]                                   \
+     : (T) == TI_DTYPE_I8 ? (int32_t)((const int8_t *)(P))[I]                                  \
+     : (T) == TI_DTYPE_I16 ? (int32_t)((const int16_t *)(P))[I]                                \
+                           : ((const int32_t *)(P))[I])
+
+TI__PRIVATE void ti__tfl_st(void *p, ti_dtype t, size_t i, int32_t v) {
+    switch (t) {
+    case TI_DTYPE_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case TI_DTYPE_I8: ((int8_t *)p)[i] = (int8_t)v; break;
+    case TI_DTYPE_I16: ((int16_t *)p)[i] = (int16_t)v; break;
+    default: ((int32_t *)p)[i] = v; break;
+    }
+}
+
+/* One quantized element of the ops that are not a table. vec: the element is in TFLite's
+ * 8-bit requantization vector loop (see TI__TU_QUANTIZE). */
+TI__PRIVATE int32_t ti__tfl_un_q(const ti__tfl_un *u, int32_t x, int vec) {
+    switch (u->code) {
+    case TI__TU_RELU: case TI__TU_RELU6: case TI__TU_RELU_N1_TO_1: case TI__TU_RELU_0_TO_1:
+        return ti__tfl_clamp((int64_t)u->out_zp + ti__tfl_qm(x - u->in_zp, u->m1, u->s1), u->lo,
+                             u->hi);
+    case TI__TU_LEAKY_RELU: {
+        const int32_t v = x - u->in_zp;
+        int64_t o;
+        if (v >= 0) {
+            o = (int64_t)u->out_zp + ti__tfl_qm(v, u->m1, u->s1);
+        } else { /* alpha may be negative: TFLite multiplies by |m| and negates */
+            const int32_t am = u->m2 >= 0 ? u->m2 : (u->m2 == INT32_MIN ? INT32_MAX : -u->m2);
+            const int32_t s = ti__tfl_qm(v, am, u->s2);
+            o = (int64_t)u->out_zp + (u->m2 < 0 ? -(int64_t)s : s);
+        }
+        return ti__tfl_clamp(o, u->qmin, u->qmax);
+    }
+    case TI__TU_HARD_SWISH: { /* TFLite reference_ops::HardSwish, int16 fixed point */
+        const int16_t in = (int16_t)(x - u->in_zp);
+        const int16_t hires = (int16_t)(in * (1 << 7));
+        const int16_t pre = ti__tfl_srdhm16(hires, u->hs_out_m);
+        int16_t rel = hires;
+        if (u->hs_relu_e > 0) rel = ti__tfl_sat_shl16(rel, u->hs_relu_e - 1);
+        rel = ti__tfl_srdhm16(rel, u->hs_relu_m);
+        if (u->hs_relu_e > 0) rel = ti__tfl_sat_shl16(rel, 1);
+        if (u->hs_relu_e < 0) rel = ti__tfl_rdbypot16(rel, -u->hs_relu_e);
+        rel = (int16_t)((rel + (1 << 15)) >> 1);
+        /* SaturatingDoublingHighMul: truncating, not rounding */
+        const int16_t prod = (rel == INT16_MIN && pre == INT16_MIN)
+                                 ? INT16_MAX
+                                 : (int16_t)(((int32_t)rel * (int32_t)pre) / (1 << 15));
+        int16_t o = ti__tfl_rdbypot16(prod, -u->hs_out_e);
+        o = (int16_t)(o + u->out_zp);
+        return ti__tfl_clamp(o, u->qmin, u->qmax);
+    }
+    case TI__TU_SQRT: { /* float, truncated toward zero (not rounded) as in TFLite */
+        const float d = u->in_scale * (float)(x - u->in_zp);
+        const int64_t q = (int64_t)ti__tfl_f2i((double)(sqrtf(d) / u->out_scale)) + u->out_zp;
+        return ti__tfl_clamp(q, u->qmin, u->qmax);
+    }
+    case TI__TU_RSQRT: {
+        const int32_t v = x - u->in_zp;
+        int32_t inv;
+        int sh;
+        if (v == 0) return u->qmax;
+        ti__tfl_inv_sqrt(v, &inv, &sh);
+        const int32_t d = ti__tfl_qm(1, inv, sh + 20);
+        return ti__tfl_clamp((int64_t)ti__tfl_qm(d, u->m1, u->s1 - 20) + u->out_zp, u->qmin,
+                             u->qmax);
+    }
+    case TI__TU_ABS: {
+        const int32_t v = x - u->in_zp < 0 ? u->in_zp - x : x - u->in_zp;
+        if (u->m1 == 0) return ti__tfl_clamp((int64_t)v + u->out_zp, u->qmin, u->qmax);
+        return ti__tfl_clamp((int64_t)ti__tfl_qm(v, u->m1, u->s1) + u->out_zp, u->qmin, u->qmax);
+    }
+    case TI__TU_QUANTIZE: { /* requantize between integer types */
+        if (!vec) /* int32 inputs may wrap when the zero point is taken off, as in TFLite */
+            return ti__tfl_clamp((int64_t)ti__tfl_qm(ti__tfl_wsub(x, u->in_zp), u->m1, u->s1) +
+                                     u->out_zp, u->qmin, u->qmax);
+        /* TFLite's 8-bit vector loop ends with ARM's rounding right shift, which rounds
+         * half up rather than away from zero */
+        const int left = u->s1 > 0 ? u->s1 : 0, right = u->s1 > 0 ? 0 : -u->s1;
+        int32_t p = ti__q_srdhm(ti__tfl_vshl_u(x - u->in_zp, left), u->m1);
+        if (right > 0) p = (int32_t)(((int64_t)p + ((int64_t)1 << (right - 1))) >> right);
+        return ti__tfl_clamp((int64_t)p + u->out_zp, u->qmin, u->qmax);
+    }
+    default: return x;
+    }
+}
+
+TI__PRIVATE void ti__tfl_un_range(void *ctx, size_t b, size_t e) {
+    const ti__tfl_un *u = (const ti__tfl_un *)ctx;
+    const float *xf = (const float *)u->x;
+    float *yf = (float *)u->y;
+    if (u->code == TI__TU_DEQUANTIZE) {
+        if (u->xt == TI_DTYPE_F16) {
+            for (size_t i = b; i < e; i++) yf[i] = ti__f16_to_f32(((const uint16_t *)u->x)[i]);
+        } else if (u->ch_scale != NULL) { /* per channel: float arithmetic */
+            for (size_t i = b; i < e; i++) {
+                const size_t c = (i / u->ch_inner) % u->ch_count;
+                const int32_t z = u->ch_zp ? (int32_t)u->ch_zp[c] : 0;
+                yf[i] = u->ch_scale[c] * (float)(TI__TFL_LD(u->x, u->xt, i) - z);
+            }
+        } else { /* per tensor: TFLite's vector loop works in float (x * scale + -zp * scale,
+                  * not fused), its leftover elements in double */
+            const double s = u->in_scale;
+            for (size_t i = b; i < e; i++) {
+                const int32_t v = TI__TFL_LD(u->x, u->xt, i);
+                if (i < u->n_vec) {
+                    const float p = (float)v * u->vscale;
+                    yf[i] = p + u->vzero;
+                } else {
+                    yf[i] = (float)(s * (double)(v - u->in_zp));
+                }
+            }
+        }
+        return;
+    }
+    if (u->code == TI__TU_QUANTIZE && u->xt == TI_DTYPE_F32) {
+        if (u->ch_scale != NULL) { /* per channel: float division, as TFLite's reference */
+            for (size_t i = b; i < e; i++) {
+                const size_t c = (i / u->ch_inner) % u->ch_count;
+                const int64_t z = u->ch_zp ? u->ch_zp[c] : 0;
+                const int64_t q = (int64_t)ti__tfl_f2i(roundf(xf[i] / u->ch_scale[c])) + z;
+                ti__tfl_st(u->y, u->yt, i, ti__tfl_clamp(q, u->qmin, u->qmax));
+            }
+        } else { /* per tensor: TFLite's vector loop multiplies by a float reciprocal and
+                  * rounds half to even; its leftover elements divide in double and round half
+                  * away from zero */
+            const double s = u->out_scale;
+            for (size_t i = b; i < e; i++) {
+                const float p = xf[i] * u->vscale;
+                const int32_t r = i < u->n_vec ? ti__tfl_f2i(ti__tfl_round_even(p))
+                                               : ti__tfl_f2i(ti__q_round((double)xf[i] / s));
+                ti__tfl_st(u->y, u->yt, i, ti__tfl_clamp((int64_t)r + u->out_zp, u->qmin, u->qmax));
+            }
+        }
+        return;
+    }
+    if (u->quant) {
+        if (u->lut16 != NULL) {
+            const int16_t *x16 = (const int16_t *)u->x;
+            int16_t *y16 = (int16_t *)u->y;
+            for (size_t i = b; i < e; i++) y16[i] = ti__tfl_lut16_get(u->lut16, x16[i]);
+        } else if (u->lut != NULL) {
+            const uint8_t *x8 = (const uint8_t *)u->x;
+            uint8_t *y8 = (uint8_t *)u->y;
+            const uint8_t *lv = u->lut + (u->n_vec > 0 ? 256 : 0); /* vector-loop table */
+            for (size_t i = b; i < e; i++) y8[i] = (i < u->n_vec ? lv : u->lut)[x8[i]];
+        } else {
+            for (size_t i = b; i < e; i++)
+                ti__tfl_st(u->y, u->yt, i, ti__tfl_un_q(u, TI__TFL_LD(u->x, u->xt, i), i < u->n_vec));
+        }
+        return;
+    }
+    switch (u->code) {
+    case TI__TU_LOGISTIC: TI__TFL_F32_LOOP(ti__tfl_sigmoidf(v)); break;
+    case TI__TU_TANH: TI__TFL_F32_LOOP(tanhf(v)); break;
+    case TI__TU_RELU: TI__TFL_F32_LOOP(v < 0.0f ? 0.0f : v); break;
+    case TI__TU_RELU6: TI__TFL_F32_LOOP(v < 0.0f ? 0.0f : (v > 6.0f ? 6.0f : v)); break;
+    case TI__TU_RELU_N1_TO_1: TI__TFL_F32_LOOP(v < -1.0f ? -1.0f : (v > 1.0f ? 1.0f : v)); break;
+    case TI__TU_RELU_0_TO_1: TI__TFL_F32_LOOP(v < 0.0f ? 0.0f : (v > 1.0f ? 1.0f : v)); break;
+    case TI__TU_LEAKY_RELU: {
+        const float a = u->alpha;
+        TI__TFL_F32_LOOP(v > 0.0f ? v : v * a);
+        break;
+    }
+    case TI__TU_HARD_SWISH: /* TFLite's vector loop scales first: (x / 6) * relu6(x + 3) */
+        for (size_t i = b; i < e; i++) {
+            const float v = xf[i], t = v + 3.0f;
+            const float r = t < 0.0f ? 0.0f : (t > 6.0f ? 6.0f : t);
+            yf[i] = i < u->n_vec ? (v * (1.0f / 6.0f)) * r : v * r * (1.0f / 6.0f);
+        }
+        break;
+    case TI__TU_ELU: TI__TFL_F32_LOOP(v < 0.0f ? expm1f(v) : v); break;
+    case TI__TU_GELU:
+        if (u->approximate) TI__TFL_F32_LOOP(ti__tfl_gelu_tanh(v));
+        else TI__TFL_F32_LOOP(ti__tfl_gelu_exact(v));
+        break;
+    case TI__TU_EXP: TI__TFL_F32_LOOP(expf(v)); break;
+    case TI__TU_LOG: TI__TFL_F32_LOOP(logf(v)); break;
+    case TI__TU_SQRT: TI__TFL_F32_LOOP(sqrtf(v)); break;
+    case TI__TU_RSQRT: TI__TFL_F32_LOOP(1.0f / sqrtf(v)); break;
+    case TI__TU_SQUARE: TI__TFL_F32_LOOP(v * v); break;
+    case TI__TU_FLOOR: TI__TFL_F32_LOOP(floorf(v)); break;
+    case TI__TU_CEIL: TI__TFL_F32_LOOP(ceilf(v)); break;
+    case TI__TU_ROUND: TI__TFL_F32_LOOP(ti__tfl_round_even(v)); break;
+    case TI__TU_SIN: TI__TFL_F32_LOOP(sinf(v)); break;
+    case TI__TU_COS: TI__TFL_F32_LOOP(cosf(v)); break;
+    case TI__TU_ABS:
+        if (u->xt == TI_DTYPE_F32) {
+            TI__TFL_F32_LOOP(fabsf(v));
+        } else { /* int32 / int16 without quantization; |INT_MIN| wraps as in C++ */
+            for (size_t i = b; i < e; i++) {
+                const int64_t v = TI__TFL_LD(u->x, u->xt, i);
+                ti__tfl_st(u->y, u->yt, i, (int32_t)(uint32_t)(uint64_t)(v < 0 ? -v : v));
+            }
+        }
+        break;
+    case TI__TU_NEG:
+        if (u->xt == TI_DTYPE_F32) {
+            TI__TFL_F32_LOOP(-v);
+        } else if (u->xt == TI_DTYPE_I64) {
+            for (size_t i = b; i < e; i++)
+                ((int64_t *)u->y)[i] = (int64_t)(0u - (uint64_t)((const int64_t *)u->x)[i]);
+        } else { /* raw values, also for int8: TFLite negates the stored integers */
+            for (size_t i = b; i < e; i++)
+                ti__tfl_st(u->y, u->yt, i, (int32_t)(0u - (uint32_t)TI__TFL_LD(u->x, u->xt, i)));
+        }
+        break;
+    case TI__TU_NOT: {
+        const uint8_t *x8 = (const uint8_t *)u->x;
+        uint8_t *y8 = (uint8_t *)u->y;
+        for (size_t i = b; i < e; i++) y8[i] = x8[i] ? 0 : 1;
+        break;
+    }
+    default: break;
+    }
+}
+
+/* CAST: float -> integer truncates and saturates (NaN gives the maximum), as TFLite's
+ * SafeCast; integers wrap; anything -> bool is != 0. Moves values through binary.c's
+ * carriers (double for floats, int64 for signed and bool, uint64 for unsigned). */
+TI__PRIVATE void ti__tfl_cast(const ti_tensor *x, ti_tensor *y) {
+    const size_t n = ti__numel(x);
+    const ti_dtype sd = x->dtype, dd = y->dtype;
+    const int carry = ti__carry_of(sd);
+    union {
+        double f[TI__CARRY_CHUNK];
+        int64_t i[TI__CARRY_CHUNK];
+        uint64_t u[TI__CARRY_CHUNK];
+    } v;
+    double lo = 0.0, hi_excl = 0.0; /* float -> integer: [lo, hi_excl) passes through */
+    uint64_t hi_u = 0;
+    switch (dd) {
+    case TI_DTYPE_I8: lo = -128.0; hi_excl = 128.0; hi_u = 127; break;
+    case TI_DTYPE_U8: hi_excl = 256.0; hi_u = 255; break;
+    case TI_DTYPE_I16: lo = -32768.0; hi_excl = 32768.0; hi_u = 32767; break;
+    case TI_DTYPE_U16: hi_excl = 65536.0; hi_u = 65535; break;
+    case TI_DTYPE_I32: lo = -2147483648.0; hi_excl = 2147483648.0; hi_u = INT32_MAX; break;
+    case TI_DTYPE_U32: hi_excl = 4294967296.0; hi_u = UINT32_MAX; break;
+    case TI_DTYPE_I64: lo = -9223372036854775808.0; hi_excl = 9223372036854775808.0; hi_u = INT64_MAX; break;
+    case TI_DTYPE_U64: hi_excl = 18446744073709551616.0; hi_u = UINT64_MAX; break;
+    default: break;
+    }
+    if (sd == dd) {
+        memcpy(y->data, x->data, n * ti_dtype_size(sd));
+        return;
+    }
+    for (size_t off = 0; off < n; off += TI__CARRY_CHUNK) {
+        const size_t m = TI__MIN((size_t)TI__CARRY_CHUNK, n - off);
+        if (carry == TI__CARRY_F && hi_u != 0) {
+            ti__carry_load_f(x->data, sd, off, 1, m, v.f);
+            for (size_t i = 0; i < m; i++) { /* wraps into the dtype when stored */
+                const double d = v.f[i];
+                const uint64_t lo_bits = (uint64_t)(int64_t)lo;
+                v.u[i] = (d != d || d >= hi_excl) ? hi_u
+                         : d < lo                 ? lo_bits
+                         : d < 0.0                ? (uint64_t)(int64_t)d
+                                                  : (uint64_t)d;
+            }
+            ti__carry_store_u(y->data, dd, off, m, v.u);
+        } else if (carry == TI__CARRY_F) {
+            ti__carry_load_f(x->data, sd, off, 1, m, v.f);
+            ti__carry_store_f(y->data, dd, off, m, v.f);
+        } else if (carry == TI__CARRY_I) {
+            ti__carry_load_i(x->data, sd, off, 1, m, v.i);
+            ti__carry_store_i(y->data, dd, off, m, v.i);
+        } else {
+            ti__carry_load_u(x->data, sd, off, 1, m, v.u);
+            ti__carry_store_u(y->data, dd, off, m, v.u);
+        }
+    }
+}
+
+TI__PRIVATE ti_status ti__tfl_un_run(ti__kctx *k, int code) {
+    const ti_tensor *x = k->in[0];
+    ti_tensor *y = k->out[0];
+    const size_t n = ti__numel(x);
+    ti__tfl_un u;
+    memset(&u, 0, sizeof u);
+    u.code = code;
+    u.x = x->data;
+    u.y = y->data;
+    u.xt = x->dtype;
+    u.yt = y->dtype;
+    if (code == TI__TU_CAST) {
+        ti__tfl_cast(x, y);
+        return TI_OK;
+    }
+    ti__tfl_qrange(y->dtype, &u.qmin, &u.qmax);
+    u.quant = TI__EDT_IN(x->dtype, ti__tfl_un_types[code].quant) &&
+              (x->quant.count > 0 || !TI__EDT_IN(x->dtype, ti__tfl_un_types[code].raw));
+    if (u.quant && code != TI__TU_DEQUANTIZE) {
+        ti__tfl_q(x, &u.in_scale, &u.in_zp);
+        ti__tfl_q(y, &u.out_scale, &u.out_zp);
+    }
+    if (code == TI__TU_HARD_SWISH && !u.quant) u.n_vec = n - n % 4;
+    if (code == TI__TU_LEAKY_RELU) u.alpha = ti__attr_f(k->node, "alpha", 0.0f);
+    if (code == TI__TU_GELU) u.approximate = (int)ti__attr_i(k->node, "approximate", 0);
+    if (code == TI__TU_DEQUANTIZE && x->dtype != TI_DTYPE_F16) {
+        ti__tfl_q(x, &u.in_scale, &u.in_zp);
+        if (x->quant.count > 1) {
+            u.ch_scale = x->quant.scale;
+            u.ch_zp = x->quant.zero_point;
+            u.ch_count = (size_t)x->quant.count;
+            u.ch_inner = ti__shape_numel(x->rank - x->quant.axis - 1, x->shape + x->quant.axis + 1);
+        }
+    }
+    if (code == TI__TU_QUANTIZE) {
+        ti__tfl_q(y, &u.out_scale, &u.out_zp);
+        if (x->dtype == TI_DTYPE_F32 && y->quant.count > 1) {
+            u.ch_scale = y->quant.scale;
+            u.ch_zp = y->quant.zero_point;
+            u.ch_count = (size_t)y->quant.count;
+            u.ch_inner = ti__shape_numel(y->rank - y->quant.axis - 1, y->shape + y->quant.axis + 1);
+        } else if (x->dtype != TI_DTYPE_F32) {
+            ti__q_quantize_multiplier((double)u.in_scale / (double)u.out_scale, &u.m1, &u.s1);
+            if (TI__EDT_IN(x->dtype, TI__TQ8) && TI__EDT_IN(y->dtype, TI__TQ8)) u.n_vec = n - n % 16;
+        } else {
+            u.vscale = (float)(1.0 / (double)u.out_scale);
+            u.n_vec = n - n % 8;
+        }
+    }
+    if (code == TI__TU_DEQUANTIZE && x->dtype != TI_DTYPE_F16 && x->quant.count == 1) {
+        u.vscale = u.in_scale;
+        u.vzero = (float)(-(double)u.in_zp * (double)u.in_scale);
+        u.n_vec = n - n % 8;
+    }
+    if (u.quant) {
+        const int sgn = x->dtype == TI_DTYPE_I8;
+        uint8_t *lut = (uint8_t *)k->scratch;
+        ti__tfl_lutfn fn = NULL;
+        const void *p = NULL;
+        float log_min = 0.0f, rsqrt_max = 0.0f;
+        const int i16 = x->dtype == TI_DTYPE_I16;
+        switch (code) {
+        case TI__TU_LOGISTIC: fn = ti__tfl_lut_logistic; break;
+        case TI__TU_TANH: fn = ti__tfl_lut_tanh; break;
+        case TI__TU_ELU: fn = ti__tfl_lut_elu; break;
+        case TI__TU_EXP: fn = ti__tfl_lut_exp; break;
+        case TI__TU_GELU: fn = ti__tfl_lut_gelu; p = &u.approximate; break;
+        case TI__TU_LOG:
+            log_min = (float)(u.qmin - u.out_zp) * u.out_scale;
+            fn = ti__tfl_lut_log;
+            p = &log_min;
+            break;
+        case TI__TU_RELU: case TI__TU_RELU6: case TI__TU_RELU_N1_TO_1: case TI__TU_RELU_0_TO_1: {
+            /* TFLite QuantizedReluX: bounds rounded in float, then clamped to the dtype */
+            const float amin = code == TI__TU_RELU_N1_TO_1 ? -1.0f : 0.0f;
+            const float amax = code == TI__TU_RELU6 ? 6.0f : 1.0f;
+            ti__q_quantize_multiplier((double)(u.in_scale / u.out_scale), &u.m1, &u.s1);
+            u.lo = (int32_t)ti__tfl_clamp((int64_t)u.out_zp + ti__tfl_f2i(roundf(amin / u.out_scale)),
+                                          u.qmin, u.qmax);
+            u.hi = code == TI__TU_RELU
+                       ? u.qmax
+                       : ti__tfl_clamp((int64_t)u.out_zp + ti__tfl_f2i(roundf(amax / u.out_scale)),
+                                       u.qmin, u.qmax);
+            break;
+        }
+        case TI__TU_LEAKY_RELU: /* real multipliers computed in float, as TFLite */
+            ti__q_quantize_multiplier((double)(u.in_scale * u.alpha / u.out_scale), &u.m2, &u.s2);
+            ti__q_quantize_multiplier((double)(u.in_scale / u.out_scale), &u.m1, &u.s1);
+            break;
+        case TI__TU_HARD_SWISH: {
+            const float hires = (1.0f / 128.0f) * u.in_scale;
+            int32_t m32;
+            ti__q_quantize_multiplier((double)(hires / u.out_scale), &m32, &u.hs_out_e);
+            if (u.hs_out_e > 0)
+                return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                                 "input scale %g / output scale %g is too large for HARD_SWISH",
+                                 (double)u.in_scale, (double)u.out_scale);
+            u.hs_out_m = (int16_t)(m32 >= INT32_MAX - (1 << 15) ? INT16_MAX : (m32 + (1 << 15)) >> 16);
+            ti__q_quantize_multiplier((double)(hires / (3.0f / 32768.0f)), &m32, &u.hs_relu_e);
+            u.hs_relu_m = (int16_t)(m32 >= INT32_MAX - (1 << 15) ? INT16_MAX : (m32 + (1 << 15)) >> 16);
+            break;
+        }
+        case TI__TU_SQRT: case TI__TU_RSQRT: {
+            size_t bad = n;
+            for (size_t i = 0; i < n && bad == n; i++) {
+                const int32_t v = TI__TFL_LD(x->data, x->dtype, i);
+                if (code == TI__TU_SQRT ? u.in_scale * (float)(v - u.in_zp) < 0.0f : v < u.in_zp)
+                    bad = i;
+            }
+            if (bad < n)
+                return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                                 "%s is only defined for non-negative values (element %zu)",
+                                 code == TI__TU_SQRT ? "SQRT" : "RSQRT", bad);
+            if (code == TI__TU_RSQRT && i16) { /* a table, as LOG */
+                rsqrt_max = 32767.0f * u.out_scale;
+                fn = ti__tfl_lut_rsqrt;
+                p = &rsqrt_max;
+            } else if (code == TI__TU_RSQRT) { /* 1 / (sqrt(in_scale) * out_scale) in float */
+                ti__q_quantize_multiplier(1.0 / (double)(sqrtf(u.in_scale) * u.out_scale), &u.m1, &u.s1);
+            }
+            break;
+        }
+        case TI__TU_ABS:
+            if (u.in_scale != u.out_scale)
+                ti__q_quantize_multiplier((double)(u.in_scale / u.out_scale), &u.m1, &u.s1);
+            break;
+        default: break;
+        }
+        if (fn == NULL && !i16 && TI__EDT_IN(y->dtype, TI__TQ8)) {
+            /* 8-bit in and out: every op is a function of the input byte, so tabulate it
+             * (TFLite's requantization needs a second table for its vector loop) */
+            if (k->scratch == NULL || k->scratch_bytes < 512)
+                return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch memory is missing");
+            for (int v = 0; v < 256; v++) {
+                const int32_t raw = x->dtype == TI_DTYPE_I8 ? (int32_t)(int8_t)v : v;
+                lut[v] = (uint8_t)(ti__tfl_un_q(&u, raw, 0) & 0xff);
+                lut[256 + v] = (uint8_t)(ti__tfl_un_q(&u, raw, 1) & 0xff);
+            }
+            u.lut = lut;
+        }
+        if (fn != NULL) {
+            if (k->scratch == NULL || k->scratch_bytes < (i16 ? 513 * 2 : 256))
+                return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch memory is missing");
+            if (i16) {
+                ti__tfl_lut16((int16_t *)k->scratch, u.in_scale, u.in_zp, u.out_scale, u.out_zp, fn, p);
+                u.lut16 = (const int16_t *)k->scratch;
+            } else {
+                ti__tfl_lut8(lut, sgn, u.in_scale, u.in_zp, u.out_scale, u.out_zp, fn, p);
+                u.lut = lut;
+            }
+        }
+    }
+    if (n > 0) ti__parallel_for(k->tp, n, TI__ELEMWISE_GRAIN, ti__tfl_un_range, &u);
+    return TI_OK;
+}
+
+#define TI__TFL_UNARY(NAME, CODE)                                                             \
+    TI__PRIVATE int ti__tfl_##NAME##_shape(ti__kctx *k) { return ti__tfl_un_shape(k, CODE); } \
+    TI__PRIVATE ti_status ti__tfl_##NAME##_run(ti__kctx *k) { return ti__tfl_un_run(k, CODE); }
+TI__TFL_UNARY(logistic, TI__TU_LOGISTIC)
+TI__TFL_UNARY(tanh, TI__TU_TANH)
+TI__TFL_UNARY(relu, TI__TU_RELU)
+TI__TFL_UNARY(relu6, TI__TU_RELU6)
+TI__TFL_UNARY(relu_n1_to_1, TI__TU_RELU_N1_TO_1)
+TI__TFL_UNARY(relu_0_to_1, TI__TU_RELU_0_TO_1)
+TI__TFL_UNARY(leaky_relu, TI__TU_LEAKY_RELU)
+TI__TFL_UNARY(hard_swish, TI__TU_HARD_SWISH)
+TI__TFL_UNARY(elu, TI__TU_ELU)
+TI__TFL_UNARY(gelu, TI__TU_GELU)
+TI__TFL_UNARY(exp, TI__TU_EXP)
+TI__TFL_UNARY(log, TI__TU_LOG)
+TI__TFL_UNARY(sqrt, TI__TU_SQRT)
+TI__TFL_UNARY(rsqrt, TI__TU_RSQRT)
+TI__TFL_UNARY(square, TI__TU_SQUARE)
+TI__TFL_UNARY(abs, TI__TU_ABS)
+TI__TFL_UNARY(neg, TI__TU_NEG)
+TI__TFL_UNARY(floor, TI__TU_FLOOR)
+TI__TFL_UNARY(ceil, TI__TU_CEIL)
+TI__TFL_UNARY(round, TI__TU_ROUND)
+TI__TFL_UNARY(sin, TI__TU_SIN)
+TI__TFL_UNARY(cos, TI__TU_COS)
+TI__TFL_UNARY(quantize, TI__TU_QUANTIZE)
+TI__TFL_UNARY(dequantize, TI__TU_DEQUANTIZE)
+TI__TFL_UNARY(cast, TI__TU_CAST)
+TI__TFL_UNARY(logical_not, TI__TU_NOT)
+#undef TI__TFL_UNARY
+/* ==== end src/cpu/tfl_activation.c ========================================================== */
+
 /* ==== begin src/cpu/tfl_conv.c ============================================================== */
-/* TODO(#4): TFLite kernels of group 'tfl_conv' (being written). */
+/* TFLite convolutions and matrix products on NHWC tensors: CONV_2D (groups, dilation),
+ * DEPTHWISE_CONV_2D, TRANSPOSE_CONV, FULLY_CONNECTED and BATCH_MATMUL, in float32 and in
+ * TFLite's quantized forms: uint8 per-tensor (TF1), int8 with per-channel weights and int32
+ * bias (TF2), int16 activations with int8 weights and int64 (or int32) bias. Relies on
+ * tfl_accum.c (checks, requantization, 8-bit GEMM) and ti__sgemm_ref (gemm.c). Must not
+ * allocate in run: im2col tiles, packed weights and per-channel multipliers live in the
+ * scratch the session gives (each op's scratch function). */
+
+/* Floats of im2col scratch to aim for (8 MiB), as conv.c. */
+#define TI__TFC_TILE_FLOATS ((size_t)1 << 21)
+
+/* ---- CONV_2D ---------------------------------------------------------------------- */
+
+TI__PRIVATE void ti__tfc_conv_q_range(void *ctx, size_t begin, size_t end) {
+    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+    const ti__tfc_geo *g = j->g;
+    size_t kdim = (size_t)(g->kh * g->kw * g->kc);
+    for (size_t p = begin; p < end; p++) {
+        int64_t n, oy, ox, fy0, fy1, fx0, fx1;
+        ti__tfc_pixel(g, p, &n, &oy, &ox);
+        int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
+        ti__tfc_taps(iy0, g->dh, g->kh, g->ih, &fy0, &fy1);
+        ti__tfc_taps(ix0, g->dw, g->kw, g->iw, &fx0, &fx1);
+        /* dilation 1, one group: the taps of a row are one contiguous run of input */
+        int run = g->dw == 1 && g->groups == 1;
+        for (int64_t oc = 0; oc < g->oc; oc++) {
+            size_t xc = (size_t)((oc / g->opg) * g->kc), wo = (size_t)oc * kdim;
+            int64_t acc = 0;
+            for (int64_t fy = fy0; fy < fy1; fy++) {
+                size_t xrow = (size_t)(((n * g->ih + iy0 + fy * g->dh) * g->iw) * g->ic);
+                size_t wrow = wo + (size_t)(fy * g->kw * g->kc);
+                if (run) {
+                    if (fx1 > fx0)
+                        acc += ti__tfc_dotq(j, xrow + (size_t)((ix0 + fx0) * g->ic),
+                                            wrow + (size_t)(fx0 * g->kc), (size_t)((fx1 - fx0) * g->kc));
+                    continue;
+                }
+                for (int64_t fx = fx0; fx < fx1; fx++)
+                    acc += ti__tfc_dotq(j, xrow + (size_t)((ix0 + fx * g->dw) * g->ic) + xc,
+                                        wrow + (size_t)(fx * g->kc), (size_t)g->kc);
+            }
+            acc += ti__tfc_bias(j->b, (size_t)oc);
+            ti__tfc_store(j->y, j->ydt, p * (size_t)g->oc + (size_t)oc,
+                          ti__tfc_requant(&j->rq, acc, (size_t)oc));
+        }
+    }
+}
+
+/* im2col rows [begin, end) of the tile: row r is output pixel p0 + r, columns (fy, fx, c)
+ * of group grp; outside the input: 0. */
+TI__PRIVATE void ti__tfc_im2col(void *ctx, size_t begin, size_t end) {
+    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+    const ti__tfc_geo *g = j->g;
+    const float *x = (const float *)j->x;
+    size_t kc = (size_t)g->kc;
+    for (size_t r = begin; r < end; r++) {
+        int64_t n, oy, ox;
+        ti__tfc_pixel(g, j->p0 + r, &n, &oy, &ox);
+        float *col = j->col + r * j->kdim;
+        for (int64_t fy = 0; fy < g->kh; fy++) {
+            int64_t iy = oy * g->sh - g->ph + fy * g->dh;
+            for (int64_t fx = 0; fx < g->kw; fx++, col += kc) {
+                int64_t ix = ox * g->sw - g->pw + fx * g->dw;
+                if (iy < 0 || iy >= g->ih || ix < 0 || ix >= g->iw) {
+                    memset(col, 0, kc * sizeof(float));
+                    continue;
+                }
+                memcpy(col, x + (size_t)((n * g->ih + iy) * g->iw + ix) * (size_t)g->ic + j->grp * kc,
+                       kc * sizeof(float));
+            }
+        }
+    }
+}
+
+/* Adds the bias and clamps output pixels [begin, end) (float kernels). */
+TI__PRIVATE void ti__tfc_bias_clamp(void *ctx, size_t begin, size_t end) {
+    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+    const float *b = j->b != NULL ? (const float *)j->b->data : NULL;
+    size_t oc = (size_t)j->o;
+    for (size_t p = begin; p < end; p++) {
+        float *y = (float *)j->y + p * oc;
+        for (size_t c = 0; c < oc; c++) {
+            float v = y[c] + (b != NULL ? b[c] : 0.0f);
+            y[c] = v < j->flo ? j->flo : (v > j->fhi ? j->fhi : v);
+        }
+    }
+}
+
+TI__PRIVATE int ti__tfc_conv_is_1x1(const ti__tfc_geo *g) {
+    return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0 &&
+           g->groups == 1;
+}
+
+TI__PRIVATE size_t ti__tfc_conv_tile_rows(const ti__tfc_geo *g) {
+    size_t kdim = (size_t)(g->kh * g->kw * g->kc), pixels = (size_t)(g->n * g->oh * g->ow);
+    size_t nt = TI__TFC_TILE_FLOATS / (kdim ? kdim : 1);
+    if (nt < 16) nt = 16;
+    return nt < pixels ? nt : pixels;
+}
+
+TI__PRIVATE int ti__tfc_conv_shape_common(ti__kctx *k, int depthwise) {
+    ti__tfc_geo g;
+    ti_status st;
+    int kind;
+    if (k->n_out < 1 || k->out[0] == NULL) return ti__kfail(k, TI_ERR_BAD_MODEL, "output is required");
+    if ((st = ti__tfc_geometry(k, depthwise, &g)) != TI_OK) return st;
+    const ti_tensor *x = k->in[0], *b = ti__tfc_in(k, 2);
+    ti_tensor *y = k->out[0];
+    if ((st = ti__tfc_check(k, x, k->in[1], b, y, g.oc, depthwise ? 3 : 0, 1, &kind)) != TI_OK)
+        return st;
+    int64_t dims[4] = {g.n, g.oh, g.ow, g.oc};
+    if (!ti__set_shape(y, x->dtype, 4, dims))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "output shape [%lld, %lld, %lld, %lld] is too large",
+                         (long long)g.n, (long long)g.oh, (long long)g.ow, (long long)g.oc);
+    float flo, fhi;
+    int32_t qlo, qhi;
+    return kind == TI__TFC_F32 ? ti__tfc_float_act(k, &flo, &fhi) : ti__tfc_quant_act(k, y, &qlo, &qhi);
+}
+
+TI__PRIVATE int ti__tfc_conv_shape(ti__kctx *k) { return ti__tfc_conv_shape_common(k, 0); }
+TI__PRIVATE int ti__tfc_dwconv_shape(ti__kctx *k) { return ti__tfc_conv_shape_common(k, 1); }
+
+/* Scratch of the conv-like ops: the float CONV_2D im2col tile, or the per-channel
+ * multipliers of a quantized kernel. Shapes were checked: a failure here means none. */
+TI__PRIVATE size_t ti__tfc_conv_scratch_common(ti__kctx *k, int depthwise) {
+    ti_error *saved = k->err, tmp;
+    ti__tfc_geo g;
+    k->err = &tmp;
+    ti_status st = ti__tfc_geometry(k, depthwise, &g);
+    k->err = saved;
+    if (st != TI_OK) return 0;
+    if (k->in[0]->dtype != TI_DTYPE_F32) {
+        size_t oc = (size_t)g.oc, kdim = (size_t)(g.kh * g.kw * g.kc);
+        if (depthwise || k->in[0]->dtype == TI_DTYPE_I16 || g.groups != 1) return oc * 2 * sizeof(int32_t);
+        return ti__tfc_qgemm_offset(oc) + ti__tfc_qgemm_bytes(oc, kdim);
+    }
+    if (depthwise || ti__tfc_conv_is_1x1(&g)) return 0;
+    return ti__tfc_conv_tile_rows(&g) * (size_t)(g.kh * g.kw * g.kc) * sizeof(float);
+}
+TI__PRIVATE size_t ti__tfc_conv_scratch(ti__kctx *k) { return ti__tfc_conv_scratch_common(k, 0); }
+TI__PRIVATE size_t ti__tfc_dwconv_scratch(ti__kctx *k) { return ti__tfc_conv_scratch_common(k, 1); }
+
+/* Common set-up of a run: geometry, kind, offsets, requantization or float clamp. */
+TI__PRIVATE ti_status ti__tfc_job_init(ti__kctx *k, ti__tfc_job *j, const ti_tensor *x,
+                                       const ti_tensor *w, const ti_tensor *b, int64_t oc,
+                                       int w_axis, int sym_w, int float_product) {
+    ti_status st;
+    ti_tensor *y = k->out[0];
+    memset(j, 0, sizeof *j);
+    if ((st = ti__tfc_check(k, x, w, b, y, oc, w_axis, sym_w, &j->kind)) != TI_OK) return st;
+    j->x = x->data;
+    j->w = w->data;
+    j->y = y->data;
+    j->b = b;
+    j->ydt = y->dtype;
+    j->o = (size_t)oc;
+    if (j->kind == TI__TFC_F32) return ti__tfc_float_act(k, &j->flo, &j->fhi);
+    j->xo = -(int32_t)x->quant.zero_point[0];
+    j->wo = j->kind == TI__TFC_U8 || !sym_w ? -(int32_t)w->quant.zero_point[0] : 0;
+    return ti__tfc_requant_setup(k, x, w, b, y, oc, float_product, &j->rq);
+}
+
+TI__PRIVATE ti_status ti__tfc_conv_run(ti__kctx *k) {
+    ti__tfc_geo g;
+    ti__tfc_job j;
+    ti_status st;
+    if ((st = ti__tfc_geometry(k, 0, &g)) != TI_OK) return st;
+    const ti_tensor *x = k->in[0], *w = k->in[1], *b = ti__tfc_in(k, 2);
+    if ((st = ti__tfc_job_init(k, &j, x, w, b, g.oc, 0, 1, x->dtype == TI_DTYPE_U8)) != TI_OK)
+        return st;
+    j.g = &g;
+    size_t pixels = (size_t)(g.n * g.oh * g.ow), kdim = (size_t)(g.kh * g.kw * g.kc);
+    size_t oc = (size_t)g.oc, opg = (size_t)g.opg;
+    if (j.kind != TI__TFC_F32) {
+        if (j.kind != TI__TFC_I16 && g.groups == 1) return ti__tfc_qgemm(k, &j, pixels, kdim, 0);
+        ti__parallel_for(k->tp, pixels, ti__tfc_grain(oc * kdim), ti__tfc_conv_q_range, &j);
+        return TI_OK;
+    }
+    /* float: Y[p, oc] = im2col(X)[p, :] . W[oc, :], a GEMM with W transposed */
+    const float *wf = (const float *)w->data;
+    float *yf = (float *)j.y;
+    if (ti__tfc_conv_is_1x1(&g)) {
+        ti__sgemm_ref(0, 1, pixels, oc, kdim, 1.0f, (const float *)x->data, kdim, wf, kdim, 0.0f,
+                      yf, oc, k->tp);
+    } else {
+        size_t nt = ti__tfc_conv_tile_rows(&g);
+        if (k->scratch == NULL || nt * kdim * sizeof(float) > k->scratch_bytes)
+            nt = k->scratch == NULL ? 0 : k->scratch_bytes / (kdim * sizeof(float));
+        if (nt == 0)
+            return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                             "scratch of %zu bytes is too small for one im2col row", k->scratch_bytes);
+        j.col = (float *)k->scratch;
+        j.kdim = kdim;
+        for (size_t p0 = 0; p0 < pixels; p0 += nt) {
+            size_t np = TI__MIN(nt, pixels - p0);
+            j.p0 = p0;
+            for (size_t grp = 0; grp < (size_t)g.groups; grp++) {
+                j.grp = grp;
+                ti__parallel_for(k->tp, np, ti__tfc_grain(kdim), ti__tfc_im2col, &j);
+                ti__sgemm_ref(0, 1, np, opg, kdim, 1.0f, j.col, kdim, wf + grp * opg * kdim, kdim,
+                              0.0f, yf + p0 * oc + grp * opg, oc, k->tp);
+            }
+        }
+    }
+    if (b != NULL || j.flo > -FLT_MAX || j.fhi < FLT_MAX)
+        ti__parallel_for(k->tp, pixels, ti__tfc_grain(oc), ti__tfc_bias_clamp, &j);
+    return TI_OK;
+}
+
+/* ---- DEPTHWISE_CONV_2D --------------------------------------------------------------- */
+
+TI__PRIVATE void ti__tfc_dw_f32_range(void *ctx, size_t begin, size_t end) {
+    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+    const ti__tfc_geo *g = j->g;
+    const float *x = (const float *)j->x, *w = (const float *)j->w;
+    const float *b = j->b != NULL ? (const float *)j->b->data : NULL;
+    size_t oc = (size_t)g->oc, ic = (size_t)g->ic, m = (size_t)g->mult;
+    for (size_t p = begin; p < end; p++) {
+        int64_t n, oy, ox, fy0, fy1, fx0, fx1;
+        ti__tfc_pixel(g, p, &n, &oy, &ox);
+        int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
+        ti__tfc_taps(iy0, g->dh, g->kh, g->ih, &fy0, &fy1);
+        ti__tfc_taps(ix0, g->dw, g->kw, g->iw, &fx0, &fx1);
+        float *y = (float *)j->y + p * oc;
+        for (size_t c = 0; c < oc; c++) y[c] = b != NULL ? b[c] : 0.0f;
+        for (int64_t fy = fy0; fy < fy1; fy++)
+            for (int64_t fx = fx0; fx < fx1; fx++) {
+                const float *xp = x + (size_t)((n * g->ih + iy0 + fy * g->dh) * g->iw + ix0 + fx * g->dw) * ic;
+                const float *wp = w + (size_t)(fy * g->kw + fx) * oc;
+                if (m == 1) {
+                    for (size_t c = 0; c < oc; c++) y[c] += xp[c] * wp[c];
+                } else {
+                    for (size_t c = 0; c < ic; c++)
+                        for (size_t q = 0; q < m; q++) y[c * m + q] += xp[c] * wp[c * m + q];
+                }
+            }
+        for (size_t c = 0; c < oc; c++) y[c] = y[c] < j->flo ? j->flo : (y[c] > j->fhi ? j->fhi : y[c]);
+    }
+}
+
+/* Quantized depthwise: per output pixel, TI__TFC_DW_CHUNK channels at a time accumulated
+ * over the taps, then requantized. */
+TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end) {
+    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+    const ti__tfc_geo *g = j->g;
+    size_t oc = (size_t)g->oc, ic = (size_t)g->ic, m = (size_t)g->mult;
+    int32_t xo = j->xo, wo = j->wo;
+    for (size_t p = begin; p < end; p++) {
+        int64_t n, oy, ox, fy0, fy1, fx0, fx1;
+        ti__tfc_pixel(g, p, &n, &oy, &ox);
+        int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
+        ti__tfc_taps(iy0, g->dh, g->kh, g->ih, &fy0, &fy1);
+        ti__tfc_taps(ix0, g->dw, g->kw, g->iw, &fx0, &fx1);
+        for (size_t c0 = 0; c0 < oc; c0 += TI__TFC_DW_CHUNK) {
+            size_t cn = TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0);
+            int64_t acc[TI__TFC_DW_CHUNK];
+            for (size_t c = 0; c < cn; c++) acc[c] = 0;
+            for (int64_t fy = fy0; fy < fy1; fy++)
+                for (int64_t fx = fx0; fx < fx1; fx++) {
+                    size_t xi = (size_t)((n * g->ih + iy0 + fy * g->dh) * g->iw + ix0 + fx * g->dw) * ic;
+                    size_t wi = (size_t)(fy * g->kw + fx) * oc + c0;
+                    if (j->kind == TI__TFC_U8) {
+                        const uint8_t *xp = (const uint8_t *)j->x + xi, *wp = (const uint8_t *)j->w + wi;
+                        if (m == 1) {
+                            xp += c0;
+                            for (size_t c = 0; c < cn; c++)
+                                acc[c] += ((int32_t)wp[c] + wo) * ((int32_t)xp[c] + xo);
+                        } else {
+                            for (size_t c = 0; c < cn; c++)
+                                acc[c] += ((int32_t)wp[c] + wo) * ((int32_t)xp[(c0 + c) / m] + xo);
+                        }
+                    } else if (j->kind == TI__TFC_I8) {
+                        const int8_t *xp = (const int8_t *)j->x + xi, *wp = (const int8_t *)j->w + wi;
+                        if (m == 1) {
+                            xp += c0;
+                            for (size_t c = 0; c < cn; c++) acc[c] += (int32_t)wp[c] * ((int32_t)xp[c] + xo);
+                        } else {
+                            for (size_t c = 0; c < cn; c++)
+                                acc[c] += (int32_t)wp[c] * ((int32_t)xp[(c0 + c) / m] + xo);
+                        }
+                    } else {
+                        const int16_t *xp = (const int16_t *)j->x + xi;
+                        const int8_t *wp = (const int8_t *)j->w + wi;
+                        for (size_t c = 0; c < cn; c++) acc[c] += (int32_t)wp[c] * (int32_t)xp[(c0 + c) / m];
+                    }
+                }
+            ti__tfc_add_bias(j->b, c0, cn, acc);
+            ti__tfc_requant_n(&j->rq, acc, c0, cn, j->y, j->ydt, p * oc + c0);
+        }
+    }
+}
+
+TI__PRIVATE ti_status ti__tfc_dwconv_run(ti__kctx *k) {
+    ti__tfc_geo g;
+    ti__tfc_job j;
+    ti_status st;
+    if ((st = ti__tfc_geometry(k, 1, &g)) != TI_OK) return st;
+    const ti_tensor *x = k->in[0], *w = k->in[1], *b = ti__tfc_in(k, 2);
+    if ((st = ti__tfc_job_init(k, &j, x, w, b, g.oc, 3, 1, x->dtype == TI_DTYPE_U8)) != TI_OK)
+        return st;
+    j.g = &g;
+    size_t pixels = (size_t)(g.n * g.oh * g.ow), work = (size_t)(g.oc * g.kh * g.kw);
+    ti__parallel_for(k->tp, pixels, ti__tfc_grain(work),
+                     j.kind == TI__TFC_F32 ? ti__tfc_dw_f32_range : ti__tfc_dw_q_range, &j);
+    return TI_OK;
+}
+
+/* ---- TRANSPOSE_CONV ------------------------------------------------------------------- */
+/* Inputs: output_shape (int32 [4]), weights [oc, kh, kw, ic], input [n, h, w, ic], bias?.
+ * Computed as a gather: output (oy, ox) takes input (iy, ix) through tap (fy, fx) when
+ * oy = iy * stride - pad + fy, the same sums as TFLite's scatter loop (exact in integers). */
+
+TI__PRIVATE ti_status ti__tfc_tconv_geometry(ti__kctx *k, ti__tfc_geo *g) {
+    const ti_tensor *os = ti__tfc_in(k, 0), *w = ti__tfc_in(k, 1), *x = ti__tfc_in(k, 2);
+    ti_status st;
+    int64_t padding, unused;
+    if (os == NULL || w == NULL || x == NULL)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "output_shape, weights and input are required");
+    if ((st = ti__tfc_rank4(k, x, "input")) != TI_OK) return st;
+    if ((st = ti__tfc_rank4(k, w, "weights tensor")) != TI_OK) return st;
+    if ((os->dtype != TI_DTYPE_I32 && os->dtype != TI_DTYPE_I64) || os->rank != 1 || os->shape[0] != 4)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "output_shape must be 4 int32 values (%s of rank %d)",
+                         ti_dtype_name(os->dtype), os->rank);
+    if ((st = ti__tfc_window(k, 0, g, &padding)) != TI_OK) return st;
+    int64_t o[4];
+    for (int i = 0; i < 4; i++) o[i] = ti__get_i64(os, (size_t)i);
+    g->n = x->shape[0], g->ih = x->shape[1], g->iw = x->shape[2], g->ic = x->shape[3];
+    g->oc = w->shape[0], g->kh = w->shape[1], g->kw = w->shape[2], g->kc = w->shape[3];
+    g->groups = 1, g->opg = g->oc, g->mult = 1;
+    if (g->kc != g->ic)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "weights have %lld input channels, the input %lld",
+                         (long long)g->kc, (long long)g->ic);
+    if (o[0] != g->n || o[3] != g->oc || o[1] < 1 || o[2] < 1 || o[1] > INT32_MAX || o[2] > INT32_MAX)
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "output_shape [%lld, %lld, %lld, %lld] does not fit batch %lld and %lld "
+                         "output channels", (long long)o[0], (long long)o[1], (long long)o[2],
+                         (long long)o[3], (long long)g->n, (long long)g->oc);
+    g->oh = o[1], g->ow = o[2];
+    /* TFLite: the padding of a convolution from the output size back to the input */
+    ti__tfc_pad(padding, g->oh, g->kh, g->sh, 1, &unused, &g->ph);
+    ti__tfc_pad(padding, g->ow, g->kw, g->sw, 1, &unused, &g->pw);
+    return TI_OK;
+}
+
+TI__PRIVATE int ti__tfc_tconv_shape(ti__kctx *k) {
+    ti__tfc_geo g;
+    ti_status st;
+    int kind;
+    if (k->n_out < 1 || k->out[0] == NULL) return ti__kfail(k, TI_ERR_BAD_MODEL, "output is required");
+    if (k->n_in > 0 && k->in[0] != NULL) TI__NEED(k, k->in[0]);
+    if ((st = ti__tfc_tconv_geometry(k, &g)) != TI_OK) return st;
+    const ti_tensor *x = k->in[2], *b = ti__tfc_in(k, 3);
+    ti_tensor *y = k->out[0];
+    if ((st = ti__tfc_check(k, x, k->in[1], b, y, g.oc, 0, 1, &kind)) != TI_OK) return st;
+    int64_t dims[4] = {g.n, g.oh, g.ow, g.oc};
+    if (!ti__set_shape(y, x->dtype, 4, dims))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "output shape is too large");
+    float flo, fhi;
+    int32_t qlo, qhi;
+    return kind == TI__TFC_F32 ? ti__tfc_float_act(k, &flo, &fhi) : ti__tfc_quant_act(k, y, &qlo, &qhi);
+}
+
+TI__PRIVATE size_t ti__tfc_tconv_scratch(ti__kctx *k) {
+    const ti_tensor *w = ti__tfc_in(k, 1), *x = ti__tfc_in(k, 2);
+    if (w == NULL || x == NULL || x->dtype == TI_DTYPE_F32 || w->rank != 4) return 0;
+    return (size_t)w->shape[0] * 2 * sizeof(int32_t);
+}
+
+/* Input taps [*t0, *t1) are not contiguous here: tap f feeds output o from input
+ * (o + pad - f) / s when divisible; returns that input index or -1. */
+TI__PRIVATE int64_t ti__tfc_tsrc(int64_t o, int64_t pad, int64_t f, int64_t s, int64_t in) {
+    int64_t t = o + pad - f;
+    if (t < 0 || t % s != 0 || t / s >= in) return -1;
+    return t / s;
+}
+
+TI__PRIVATE void ti__tfc_tconv_range(void *ctx, size_t begin, size_t end) {
+    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+    const ti__tfc_geo *g = j->g;
+    size_t oc = (size_t)g->oc, ic = (size_t)g->ic;
+    for (size_t p = begin; p < end; p++) {
+        int64_t n, oy, ox;
+        ti__tfc_pixel(g, p, &n, &oy, &ox);
+        if (j->kind == TI__TFC_F32) {
+            const float *b = j->b != NULL ? (const float *)j->b->data : NULL;
+            float *y = (float *)j->y + p * oc;
+            for (size_t c = 0; c < oc; c++) {
+                float acc = 0.0f;
+                for (int64_t fy = 0; fy < g->kh; fy++) {
+                    int64_t iy = ti__tfc_tsrc(oy, g->ph, fy, g->sh, g->ih);
+                    if (iy < 0) continue;
+                    for (int64_t fx = 0; fx < g->kw; fx++) {
+                        int64_t ix = ti__tfc_tsrc(ox, g->pw, fx, g->sw, g->iw);
+                        if (ix < 0) continue;
+                        acc += ti__tfc_dotf((const float *)j->x + (size_t)((n * g->ih + iy) * g->iw + ix) * ic,
+                                            (const float *)j->w + ((c * (size_t)g->kh + (size_t)fy) * (size_t)g->kw + (size_t)fx) * ic, ic);
+                    }
+                }
+                float v = acc + (b != NULL ? b[c] : 0.0f);
+                y[c] = v < j->flo ? j->flo : (v > j->fhi ? j->fhi : v);
+            }
+            continue;
+        }
+        for (size_t c = 0; c < oc; c++) {
+            int64_t acc = 0;
+            for (int64_t fy = 0; fy < g->kh; fy++) {
+                int64_t iy = ti__tfc_tsrc(oy, g->ph, fy, g->sh, g->ih);
+                if (iy < 0) continue;
+                for (int64_t fx = 0; fx < g->kw; fx++) {
+                    int64_t ix = ti__tfc_tsrc(ox, g->pw, fx, g->sw, g->iw);
+                    if (ix < 0) continue;
+                    acc += ti__tfc_dotq(j, (size_t)((n * g->ih + iy) * g->iw + ix) * ic,
+                                        ((c * (size_t)g->kh + (size_t)fy) * (size_t)g->kw + (size_t)fx) * ic, ic);
+                }
+            }
+            acc += ti__tfc_bias(j->b, c);
+            ti__tfc_store(j->y, j->ydt, p * oc + c, ti__tfc_requant(&j->rq, acc, c));
+        }
+    }
+}
+
+TI__PRIVATE ti_status ti__tfc_tconv_run(ti__kctx *k) {
+    ti__tfc_geo g;
+    ti__tfc_job j;
+    ti_status st;
+    if ((st = ti__tfc_tconv_geometry(k, &g)) != TI_OK) return st;
+    const ti_tensor *x = k->in[2], *w = k->in[1], *b = ti__tfc_in(k, 3);
+    if ((st = ti__tfc_job_init(k, &j, x, w, b, g.oc, 0, 1, x->dtype == TI_DTYPE_U8)) != TI_OK)
+        return st;
+    j.g = &g;
+    size_t pixels = (size_t)(g.n * g.oh * g.ow);
+    size_t taps = (size_t)(((g.kh + g.sh - 1) / g.sh) * ((g.kw + g.sw - 1) / g.sw));
+    ti__parallel_for(k->tp, pixels, ti__tfc_grain((size_t)(g.oc * g.ic) * taps), ti__tfc_tconv_range, &j);
+    return TI_OK;
+}
+
+/* ---- FULLY_CONNECTED ------------------------------------------------------------------ */
+/* input [..., k] (any rank, flattened to [batch, k]), weights [units, k], bias? [units];
+ * output [batch, units], or the input's shape with the last dim = units (keep_num_dims). */
+
+TI__PRIVATE ti_status ti__tfc_fc_dims(ti__kctx *k, size_t *batch, size_t *depth, size_t *units) {
+    const ti_tensor *x = ti__tfc_in(k, 0), *w = ti__tfc_in(k, 1);
+    if (x == NULL || w == NULL) return ti__kfail(k, TI_ERR_BAD_MODEL, "input and weights are required");
+    if (w->rank != 2)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "weights have rank %d, expected 2 ([units, depth])", w->rank);
+    if (x->rank < 1) return ti__kfail(k, TI_ERR_BAD_MODEL, "input is a scalar");
+    int64_t wf = ti__attr_i(k->node, "weights_format", 0);
+    if (wf != 0)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "weights_format %lld is not supported (DEFAULT only)",
+                         (long long)wf);
+    *units = (size_t)w->shape[0];
+    *depth = (size_t)w->shape[1];
+    size_t nx = ti__numel(x);
+    if (*depth == 0) {
+        *batch = ti__shape_numel(x->rank - 1, x->shape);
+    } else {
+        if (nx % *depth != 0)
+            return ti__kfail(k, TI_ERR_BAD_MODEL,
+                             "input has %zu elements, not a multiple of the weights' depth %zu", nx, *depth);
+        *batch = nx / *depth;
+    }
+    if (ti__attr_i(k->node, "keep_num_dims", 0) && x->shape[x->rank - 1] != (int64_t)*depth)
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "keep_num_dims: input's last dim %lld differs from the weights' depth %zu",
+                         (long long)x->shape[x->rank - 1], *depth);
+    return TI_OK;
+}
+
+/* Output dtype: the input's, except uint8 input with an int16 output declared. */
+TI__PRIVATE ti_dtype ti__tfc_fc_out_dtype(const ti__kctx *k) {
+    ti_dtype xt = k->in[0]->dtype;
+    return xt == TI_DTYPE_U8 && ti__tfc_declared(k) == TI_DTYPE_I16 ? TI_DTYPE_I16 : xt;
+}
+
+TI__PRIVATE int ti__tfc_fc_shape(ti__kctx *k) {
+    size_t batch, depth, units;
+    ti_status st;
+    int kind;
+    if (k->n_out < 1 || k->out[0] == NULL) return ti__kfail(k, TI_ERR_BAD_MODEL, "output is required");
+    if ((st = ti__tfc_fc_dims(k, &batch, &depth, &units)) != TI_OK) return st;
+    const ti_tensor *x = k->in[0];
+    ti_tensor *y = k->out[0];
+    if ((st = ti__tfc_check(k, x, k->in[1], ti__tfc_in(k, 2), y, (int64_t)units, 0, 0, &kind)) != TI_OK)
+        return st;
+    int64_t dims[TI_MAX_DIMS];
+    int rank = 2;
+    if (ti__attr_i(k->node, "keep_num_dims", 0)) {
+        rank = x->rank;
+        for (int d = 0; d < rank; d++) dims[d] = x->shape[d];
+        dims[rank - 1] = (int64_t)units;
+    } else {
+        dims[0] = (int64_t)batch;
+        dims[1] = (int64_t)units;
+    }
+    if (!ti__set_shape(y, ti__tfc_fc_out_dtype(k), rank, dims))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "output shape is too large");
+    float flo, fhi;
+    int32_t qlo, qhi;
+    return kind == TI__TFC_F32 ? ti__tfc_float_act(k, &flo, &fhi) : ti__tfc_quant_act(k, y, &qlo, &qhi);
+}
+
+TI__PRIVATE size_t ti__tfc_fc_scratch(ti__kctx *k) {
+    const ti_tensor *x = ti__tfc_in(k, 0), *w = ti__tfc_in(k, 1);
+    if (x == NULL || w == NULL || x->dtype == TI_DTYPE_F32 || w->rank != 2) return 0;
+    size_t oc = (size_t)w->shape[0], kdim = (size_t)w->shape[1];
+    if (x->dtype == TI_DTYPE_I16) return oc * 2 * sizeof(int32_t);
+    return ti__tfc_qgemm_offset(oc) + ti__tfc_qgemm_bytes(oc, kdim);
+}
+
+TI__PRIVATE void ti__tfc_fc_q_range(void *ctx, size_t begin, size_t end) {
+    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+    for (size_t t = begin; t < end; t++) {
+        size_t bi = t / j->o, o = t % j->o;
+        int64_t acc = ti__tfc_dotq(j, bi * j->k, o * j->k, j->k) + ti__tfc_bias(j->b, o);
+        ti__tfc_store(j->y, j->ydt, t, ti__tfc_requant(&j->rq, acc, o));
+    }
+}
+
+TI__PRIVATE ti_status ti__tfc_fc_run(ti__kctx *k) {
+    size_t batch, depth, units;
+    ti__tfc_job j;
+    ti_status st;
+    if ((st = ti__tfc_fc_dims(k, &batch, &depth, &units)) != TI_OK) return st;
+    const ti_tensor *x = k->in[0], *w = k->in[1], *b = ti__tfc_in(k, 2);
+    if ((st = ti__tfc_job_init(k, &j, x, w, b, (int64_t)units, 0, 0, 0)) != TI_OK)
+        return st;
+    j.k = depth;
+    if (j.kind != TI__TFC_F32) {
+        if (w->quant.count > 1) j.wo = 0; /* per-channel weights are symmetric */
+        if (j.kind != TI__TFC_I16) return ti__tfc_qgemm(k, &j, batch, depth, 1);
+        ti__parallel_for(k->tp, batch * units, ti__tfc_grain(depth), ti__tfc_fc_q_range, &j);
+        return TI_OK;
+    }
+    if (depth == 0) memset(j.y, 0, batch * units * sizeof(float));
+    else
+        ti__sgemm_ref(0, 1, batch, units, depth, 1.0f, (const float *)x->data, depth,
+                      (const float *)w->data, depth, 0.0f, (float *)j.y, units, k->tp);
+    if (b != NULL || j.flo > -FLT_MAX || j.fhi < FLT_MAX)
+        ti__parallel_for(k->tp, batch, ti__tfc_grain(units), ti__tfc_bias_clamp, &j);
+    return TI_OK;
+}
+
+/* ---- BATCH_MATMUL --------------------------------------------------------------------- */
+/* out[..., m, n] = op(a)[..., m, k] . op(b)[..., k, n], op = transpose of the last two dims
+ * when adj_x / adj_y; batch dims broadcast (numpy rules, a dim of 1 repeats). */
+
+typedef struct ti__tfc_bmm {
+    int rank; /* output rank >= 2 */
+    int64_t out[TI_MAX_DIMS], a[TI_MAX_DIMS], b[TI_MAX_DIMS]; /* a, b extended to rank */
+    size_t m, n, k, batches;
+    int adj_x, adj_y;
+} ti__tfc_bmm;
+
+TI__PRIVATE ti_status ti__tfc_bmm_dims(ti__kctx *k, ti__tfc_bmm *s) {
+    const ti_tensor *a = ti__tfc_in(k, 0), *b = ti__tfc_in(k, 1);
+    if (a == NULL || b == NULL) return ti__kfail(k, TI_ERR_BAD_MODEL, "two inputs are required");
+    if (a->rank < 2 || b->rank < 2)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "inputs have ranks %d and %d, expected >= 2", a->rank, b->rank);
+    s->rank = TI__MAX(a->rank, b->rank);
+    s->adj_x = ti__attr_i(k->node, "adj_x", 0) != 0;
+    s->adj_y = ti__attr_i(k->node, "adj_y", 0) != 0;
+    for (int d = 0; d < s->rank; d++) {
+        int da = d - (s->rank - a->rank), db = d - (s->rank - b->rank);
+        s->a[d] = da >= 0 ? a->shape[da] : 1;
+        s->b[d] = db >= 0 ? b->shape[db] : 1;
+    }
+    s->batches = 1;
+    for (int d = 0; d < s->rank - 2; d++) {
+        if (s->a[d] != s->b[d] && s->a[d] != 1 && s->b[d] != 1)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "batch dim %d: %lld and %lld do not broadcast", d,
+                             (long long)s->a[d], (long long)s->b[d]);
+        s->out[d] = s->a[d] == 1 ? s->b[d] : s->a[d];
+        s->batches *= (size_t)s->out[d];
+    }
+    int r = s->rank;
+    int64_t m = s->adj_x ? s->a[r - 1] : s->a[r - 2], ka = s->adj_x ? s->a[r - 2] : s->a[r - 1];
+    int64_t kb = s->adj_y ? s->b[r - 1] : s->b[r - 2], n = s->adj_y ? s->b[r - 2] : s->b[r - 1];
+    if (ka != kb)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "inner dims differ: %lld (x) and %lld (y)", (long long)ka,
+                         (long long)kb);
+    s->out[r - 2] = m, s->out[r - 1] = n;
+    s->m = (size_t)m, s->n = (size_t)n, s->k = (size_t)ka;
+    return TI_OK;
+}
+
+/* Element offsets of batch t's matrices in a and b. */
+TI__PRIVATE void ti__tfc_bmm_offsets(const ti__tfc_bmm *s, size_t t, size_t *oa, size_t *ob) {
+    size_t ia = 0, ib = 0, sa = s->m * s->k, sb = s->k * s->n;
+    for (int d = s->rank - 3; d >= 0; d--) {
+        size_t i = t % (size_t)s->out[d];
+        t /= (size_t)s->out[d];
+        if (s->a[d] != 1) ia += i * sa;
+        if (s->b[d] != 1) ib += i * sb;
+        sa *= (size_t)s->a[d];
+        sb *= (size_t)s->b[d];
+    }
+    *oa = ia;
+    *ob = ib;
+}
+
+TI__PRIVATE ti_status ti__tfc_bmm_types(ti__kctx *k, ti_dtype *yt) {
+    const ti_tensor *a = k->in[0], *b = k->in[1];
+    ti_dtype at = a->dtype, bt = b->dtype;
+    ti_status st;
+    if (at == TI_DTYPE_F32 && bt == TI_DTYPE_F32) {
+        *yt = TI_DTYPE_F32;
+        return TI_OK;
+    }
+    if (at == TI_DTYPE_F32 && bt == TI_DTYPE_I8)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "hybrid quantization (float32 x int8) is not supported");
+    if (!((at == TI_DTYPE_I8 && bt == TI_DTYPE_I8) ||
+          (at == TI_DTYPE_I16 && (bt == TI_DTYPE_I16 || bt == TI_DTYPE_I8))))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                         "%s x %s is not supported (float32, int8 x int8, int16 x int16 / int8)",
+                         ti_dtype_name(at), ti_dtype_name(bt));
+    *yt = at == TI_DTYPE_I8 && ti__tfc_declared(k) == TI_DTYPE_I32 ? TI_DTYPE_I32 : at;
+    if ((st = ti__tfc_need_quant(k, a, "input x")) != TI_OK) return st;
+    if ((st = ti__tfc_need_quant(k, b, "input y")) != TI_OK) return st;
+    if (*yt != TI_DTYPE_I32 && (st = ti__tfc_need_quant(k, k->out[0], "output")) != TI_OK) return st;
+    if (a->quant.count > 1 || b->quant.count > 1)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "per-channel quantized inputs are not supported");
+    if (at == TI_DTYPE_I16 &&
+        (a->quant.zero_point[0] != 0 || b->quant.zero_point[0] != 0 || k->out[0]->quant.zero_point[0] != 0))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "int16 inputs and output must have zero point 0");
+    return TI_OK;
+}
+
+TI__PRIVATE int ti__tfc_bmm_shape(ti__kctx *k) {
+    ti__tfc_bmm s;
+    ti_status st;
+    ti_dtype yt;
+    if (k->n_out < 1 || k->out[0] == NULL) return ti__kfail(k, TI_ERR_BAD_MODEL, "output is required");
+    if ((st = ti__tfc_bmm_dims(k, &s)) != TI_OK) return st;
+    if ((st = ti__tfc_bmm_types(k, &yt)) != TI_OK) return st;
+    if (!ti__set_shape(k->out[0], yt, s.rank, s.out))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "output shape is too large");
+    return TI_OK;
+}
+
+TI__PRIVATE size_t ti__tfc_bmm_scratch(ti__kctx *k) {
+    (void)k;
+    return 2 * sizeof(int32_t); /* one multiplier (quantized) */
+}
+
+typedef struct ti__tfc_bmm_job {
+    const ti__tfc_bmm *s;
+    const void *a, *b;
+    void *y;
+    ti_dtype at, bt, yt;
+    int32_t ao, bo; /* -zero points */
+    ti__tfc_rq rq;
+    ti__threadpool *tp;
+} ti__tfc_bmm_job;
+
+TI__PRIVATE int32_t ti__tfc_ld(const void *p, ti_dtype t, size_t i) {
+    return t == TI_DTYPE_I16 ? ((const int16_t *)p)[i] : ((const int8_t *)p)[i];
+}
+
+TI__PRIVATE void ti__tfc_bmm_q_range(void *ctx, size_t begin, size_t end) {
+    const ti__tfc_bmm_job *j = (const ti__tfc_bmm_job *)ctx;
+    const ti__tfc_bmm *s = j->s;
+    size_t mn = s->m * s->n;
+    for (size_t t = begin; t < end; t++) {
+        size_t bt = t / mn, i = t % mn / s->n, c = t % s->n, oa, ob;
+        ti__tfc_bmm_offsets(s, bt, &oa, &ob);
+        int64_t acc = 0;
+        for (size_t q = 0; q < s->k; q++) {
+            size_t ia = oa + (s->adj_x ? q * s->m + i : i * s->k + q);
+            size_t ib = ob + (s->adj_y ? c * s->k + q : q * s->n + c);
+            int32_t av = ti__tfc_ld(j->a, j->at, ia), bv = ti__tfc_ld(j->b, j->bt, ib);
+            if (j->yt == TI_DTYPE_I32) acc += (int64_t)av * bv; /* TFLite: raw products */
+            else acc += (int64_t)(av + j->ao) * (bv + j->bo);
+        }
+        if (j->yt == TI_DTYPE_I32) ((int32_t *)j->y)[t] = (int32_t)(uint32_t)(uint64_t)acc;
+        else ti__tfc_store(j->y, j->yt, t, ti__tfc_requant(&j->rq, acc, 0));
+    }
+}
+
+TI__PRIVATE void ti__tfc_bmm_f32_range(void *ctx, size_t begin, size_t end) {
+    const ti__tfc_bmm_job *j = (const ti__tfc_bmm_job *)ctx;
+    const ti__tfc_bmm *s = j->s;
+    for (size_t t = begin; t < end; t++) {
+        size_t oa, ob;
+        ti__tfc_bmm_offsets(s, t, &oa, &ob);
+        ti__sgemm_ref(s->adj_x, s->adj_y, s->m, s->n, s->k, 1.0f, (const float *)j->a + oa,
+                      s->adj_x ? s->m : s->k, (const float *)j->b + ob, s->adj_y ? s->k : s->n, 0.0f,
+                      (float *)j->y + t * s->m * s->n, s->n, j->tp);
+    }
+}
+
+TI__PRIVATE ti_status ti__tfc_bmm_run(ti__kctx *k) {
+    ti__tfc_bmm s;
+    ti__tfc_bmm_job j;
+    ti_status st;
+    ti_dtype yt;
+    if ((st = ti__tfc_bmm_dims(k, &s)) != TI_OK) return st;
+    if ((st = ti__tfc_bmm_types(k, &yt)) != TI_OK) return st;
+    const ti_tensor *a = k->in[0], *b = k->in[1];
+    memset(&j, 0, sizeof j);
+    j.s = &s;
+    j.a = a->data;
+    j.b = b->data;
+    j.y = k->out[0]->data;
+    j.at = a->dtype, j.bt = b->dtype, j.yt = yt;
+    if (yt == TI_DTYPE_F32) {
+        size_t work = s.m * s.n * (s.k + 1);
+        if (s.batches > 1 && work < ((size_t)1 << 18)) { /* small matrices: batches in parallel */
+            ti__parallel_for(k->tp, s.batches, ti__tfc_grain(work), ti__tfc_bmm_f32_range, &j);
+        } else {
+            j.tp = k->tp;
+            ti__tfc_bmm_f32_range(&j, 0, s.batches);
+        }
+        return TI_OK;
+    }
+    j.ao = -(int32_t)a->quant.zero_point[0];
+    j.bo = -(int32_t)b->quant.zero_point[0];
+    if (yt != TI_DTYPE_I32) {
+        if ((st = ti__tfc_requant_setup(k, a, b, NULL, k->out[0], 1, 1, &j.rq)) != TI_OK) return st;
+        /* TFLite accumulates 16-bit products in int64 */
+        j.rq.mode = a->dtype == TI_DTYPE_I16 ? TI__TFC_RQ_64 : TI__TFC_RQ_32;
+    }
+    ti__parallel_for(k->tp, s.batches * s.m * s.n, ti__tfc_grain(s.k), ti__tfc_bmm_q_range, &j);
+    return TI_OK;
+}
+
 TI__PRIVATE const ti__op ti__ops_tfl_conv[] = {
+    {"CONV_2D", ti__tfc_conv_shape, ti__tfc_conv_run, ti__tfc_conv_scratch, 0},
+    {"DEPTHWISE_CONV_2D", ti__tfc_dwconv_shape, ti__tfc_dwconv_run, ti__tfc_dwconv_scratch, 0},
+    {"TRANSPOSE_CONV", ti__tfc_tconv_shape, ti__tfc_tconv_run, ti__tfc_tconv_scratch, 0},
+    {"FULLY_CONNECTED", ti__tfc_fc_shape, ti__tfc_fc_run, ti__tfc_fc_scratch, 0},
+    {"BATCH_MATMUL", ti__tfc_bmm_shape, ti__tfc_bmm_run, ti__tfc_bmm_scratch, 0},
     {NULL, NULL, NULL, NULL, 0}
 };
 /* ==== end src/cpu/tfl_conv.c ================================================================ */
 
 /* ==== begin src/cpu/tfl_detect.c ============================================================ */
-/* TODO(#4): TFLite kernels of group 'tfl_detect' (being written). */
+/* TFLite custom op TFLite_Detection_PostProcess (SSD): decodes center-size box encodings
+ * against anchors, then runs TFLite's fast (one NMS over each anchor's best classes) or
+ * regular (per-class NMS, merged by score) non-maximum suppression, with TFLite's float
+ * arithmetic, tie order and output layout (detection_postprocess.cc, single-threaded).
+ * Options come from the node's "custom_options" attribute, a FlexBuffers map read by the
+ * bounds-checked reader below (offsets from the file are never trusted). Relies on
+ * internal.h. Must not allocate in run: all working arrays live in the scratch. */
+
+/* ---- FlexBuffers: just enough to read a map of scalars ------------------------------- */
+enum {
+    TI__FBT_NULL = 0, TI__FBT_INT = 1, TI__FBT_UINT = 2, TI__FBT_FLOAT = 3, TI__FBT_KEY = 4,
+    TI__FBT_INDIRECT_INT = 6, TI__FBT_INDIRECT_UINT = 7, TI__FBT_INDIRECT_FLOAT = 8,
+    TI__FBT_MAP = 9, TI__FBT_BOOL = 26
+};
+
+/* A scalar found in the map: its FlexBuffers type, and the value in both forms. */
+typedef struct ti__flex_val {
+    int type; /* TI__FBT_NULL when the key is absent */
+    int64_t i;
+    double f;
+} ti__flex_val;
+
+/* [off, off + w) lies inside a buffer of n bytes. */
+TI__PRIVATE int ti__flex_in(size_t n, size_t off, size_t w) { return off <= n && w <= n - off; }
+/* Little-endian unsigned integer of width w (1, 2, 4 or 8) at buf[off]; 0 when out of bounds. */
+TI__PRIVATE int ti__flex_u(const uint8_t *buf, size_t n, size_t off, int w, uint64_t *out) {
+    if (!(w == 1 || w == 2 || w == 4 || w == 8) || !ti__flex_in(n, off, (size_t)w)) return 0;
+    uint64_t v = 0;
+    for (int b = w - 1; b >= 0; b--) v = (v << 8) | buf[off + (size_t)b];
+    *out = v;
+    return 1;
+}
+TI__PRIVATE int64_t ti__flex_sext(uint64_t v, int w) {
+    if (w == 8) return v >= 0x8000000000000000ull ? -(int64_t)(~v) - 1 : (int64_t)v;
+    uint64_t sign = 1ull << (8 * w - 1);
+    return v & sign ? (int64_t)v - (int64_t)(sign << 1) : (int64_t)v;
+}
+/* offset - (unsigned at offset): FlexBuffers offsets point backwards. */
+TI__PRIVATE int ti__flex_indirect(const uint8_t *buf, size_t n, size_t off, int w, size_t *out) {
+    uint64_t d;
+    if (!ti__flex_u(buf, n, off, w, &d) || d > off) return 0;
+    *out = off - (size_t)d;
+    return 1;
+}
+/* FlexBuffers ReadDouble: widths 1 and 2 hold integers (no 8/16-bit floats there). */
+TI__PRIVATE int ti__flex_double(const uint8_t *buf, size_t n, size_t off, int w, double *out) {
+    uint64_t v;
+    if (!ti__flex_u(buf, n, off, w, &v)) return 0;
+    if (w == 4) {
+        uint32_t u = (uint32_t)v;
+        float f;
+        memcpy(&f, &u, 4);
+        *out = f;
+    } else if (w == 8) {
+        memcpy(out, &v, 8);
+    } else {
+        *out = (double)ti__flex_sext(v, w);
+    }
+    return 1;
+}
+
+/* Looks `key` up in the root map of buf[0, n). Returns 0 on a malformed buffer or a value of
+ * a non-scalar type; an absent key gives type TI__FBT_NULL. */
+TI__PRIVATE int ti__flex_map_get(const uint8_t *buf, size_t n, const char *key, ti__flex_val *out) {
+    memset(out, 0, sizeof *out);
+    if (n < 3) return 0;
+    int root_w = buf[n - 1], root_packed = buf[n - 2];
+    if (!(root_w == 1 || root_w == 2 || root_w == 4 || root_w == 8) || (size_t)root_w > n - 2)
+        return 0;
+    size_t root = n - 2 - (size_t)root_w;
+    if ((root_packed >> 2) != TI__FBT_MAP) return 0;
+    int bw = 1 << (root_packed & 3); /* width of the map's elements */
+    size_t data, keys_at, keys;
+    uint64_t len, kw64, klen;
+    if (!ti__flex_indirect(buf, n, root, root_w, &data)) return 0;
+    if (data < 3 * (size_t)bw || !ti__flex_u(buf, n, data - (size_t)bw, bw, &len)) return 0;
+    keys_at = data - 3 * (size_t)bw;
+    if (!ti__flex_indirect(buf, n, keys_at, bw, &keys)) return 0;
+    if (!ti__flex_u(buf, n, keys_at + (size_t)bw, bw, &kw64)) return 0;
+    int kw = (int)kw64;
+    if (!(kw == 1 || kw == 2 || kw == 4 || kw == 8) || keys < (size_t)kw) return 0;
+    if (!ti__flex_u(buf, n, keys - (size_t)kw, kw, &klen) || klen != len) return 0;
+    /* values: len elements of bw bytes, then len type bytes; keys: len offsets of kw bytes */
+    if (len > n || !ti__flex_in(n, data, (size_t)len * (size_t)(bw + 1)) ||
+        !ti__flex_in(n, keys, (size_t)len * (size_t)kw))
+        return 0;
+    for (size_t i = 0; i < (size_t)len; i++) {
+        size_t s;
+        if (!ti__flex_indirect(buf, n, keys + i * (size_t)kw, kw, &s)) return 0;
+        size_t e = s;
+        while (e < n && buf[e] != 0) e++;
+        if (e >= n) return 0; /* unterminated key */
+        if (strcmp((const char *)buf + s, key) != 0) continue;
+        size_t at = data + i * (size_t)bw;
+        int packed = buf[data + (size_t)len * (size_t)bw + i];
+        int type = packed >> 2, ew = 1 << (packed & 3);
+        uint64_t u;
+        out->type = type;
+        switch (type) {
+        case TI__FBT_NULL: return 1;
+        case TI__FBT_INT:
+        case TI__FBT_UINT:
+        case TI__FBT_BOOL:
+            if (!ti__flex_u(buf, n, at, bw, &u)) return 0;
+            out->i = type == TI__FBT_INT ? ti__flex_sext(u, bw) : (int64_t)u;
+            out->f = type == TI__FBT_INT ? (double)out->i : (double)u;
+            return 1;
+        case TI__FBT_FLOAT:
+            if (!ti__flex_double(buf, n, at, bw, &out->f)) return 0;
+            break;
+        case TI__FBT_INDIRECT_INT:
+        case TI__FBT_INDIRECT_UINT:
+        case TI__FBT_INDIRECT_FLOAT: {
+            size_t p;
+            if (!ti__flex_indirect(buf, n, at, bw, &p)) return 0;
+            if (type == TI__FBT_INDIRECT_FLOAT) {
+                if (!ti__flex_double(buf, n, p, ew, &out->f)) return 0;
+                break;
+            }
+            if (!ti__flex_u(buf, n, p, ew, &u)) return 0;
+            out->i = type == TI__FBT_INDIRECT_INT ? ti__flex_sext(u, ew) : (int64_t)u;
+            out->f = type == TI__FBT_INDIRECT_INT ? (double)out->i : (double)u;
+            return 1;
+        }
+        default: return 0;
+        }
+        /* floats: int conversions truncate, as static_cast does (range-checked here) */
+        out->i = out->f > -9.2e18 && out->f < 9.2e18 ? (int64_t)out->f : 0;
+        return 1;
+    }
+    return 1;
+}
+
+/* ---- options ------------------------------------------------------------------------- */
+typedef struct ti__dpp_opts {
+    int max_det, max_cls, per_class, num_classes, regular;
+    float score_thr, iou_thr;
+    float ys, xs, hs, ws;
+} ti__dpp_opts;
+
+TI__PRIVATE ti_status ti__dpp_opts_get(ti__kctx *k, ti__dpp_opts *o) {
+    static const char *const keys[] = {"max_detections", "max_classes_per_detection",
+                                       "detections_per_class", "use_regular_nms",
+                                       "nms_score_threshold", "nms_iou_threshold",
+                                       "num_classes", "y_scale", "x_scale", "h_scale", "w_scale"};
+    ti__flex_val v[11];
+    const ti__attr *a = ti__attr_get(k->node, "custom_options");
+    if (a == NULL || a->type != TI__ATTR_STRING || a->s == NULL)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "custom_options (a FlexBuffers map) are missing");
+    for (int i = 0; i < 11; i++) {
+        if (!ti__flex_map_get((const uint8_t *)a->s, a->s_len, keys[i], &v[i]))
+            return ti__kfail(k, TI_ERR_BAD_MODEL,
+                             "custom_options: malformed FlexBuffers map or non-scalar '%s'", keys[i]);
+    }
+    /* AsInt32 of an absent key is 0; detections_per_class defaults to 100. */
+    for (int i = 0; i < 7; i++)
+        if (i != 3 && i != 4 && i != 5 && (v[i].i < INT32_MIN || v[i].i > INT32_MAX))
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "custom_options: %s = %lld out of range", keys[i],
+                             (long long)v[i].i);
+    o->max_det = (int)v[0].i;
+    o->max_cls = (int)v[1].i;
+    o->per_class = v[2].type == TI__FBT_NULL ? 100 : (int)v[2].i;
+    o->regular = v[3].i != 0; /* AsBool */
+    o->score_thr = (float)v[4].f;
+    o->iou_thr = (float)v[5].f;
+    o->num_classes = (int)v[6].i;
+    o->ys = (float)v[7].f;
+    o->xs = (float)v[8].f;
+    o->hs = (float)v[9].f;
+    o->ws = (float)v[10].f;
+    if (o->max_det < 0 || o->max_cls < 1)
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "max_detections %d must be >= 0 and max_classes_per_detection %d >= 1",
+                         o->max_det, o->max_cls);
+    if ((int64_t)o->max_det * o->max_cls > INT32_MAX / 4)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "max_detections %d x max_classes_per_detection %d too large",
+                         o->max_det, o->max_cls);
+    if (!(o->iou_thr > 0.0f && o->iou_thr <= 1.0f))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "nms_iou_threshold %g must be in (0, 1]", (double)o->iou_thr);
+    if (o->regular && TI__MIN(o->per_class, o->max_det) <= 0)
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "regular NMS needs detections_per_class %d and max_detections %d > 0",
+                         o->per_class, o->max_det);
+    return TI_OK;
+}
+
+/* Sizes from the inputs; validates dtypes and shapes. */
+typedef struct ti__dpp_geom {
+    int num_boxes, enc_len, ncwb, label_offset, num_cat;
+} ti__dpp_geom;
+
+TI__PRIVATE ti_status ti__dpp_geom_get(ti__kctx *k, const ti__dpp_opts *o, ti__dpp_geom *g) {
+    if (k->n_in != 3 || k->in[0] == NULL || k->in[1] == NULL || k->in[2] == NULL)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "expects 3 inputs (box encodings, class predictions, anchors)");
+    if (k->n_out != 4 || !k->out[0] || !k->out[1] || !k->out[2] || !k->out[3])
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "expects 4 outputs (boxes, classes, scores, count)");
+    const ti_tensor *box = k->in[0], *cls = k->in[1], *anc = k->in[2];
+    if (box->rank != 3 || cls->rank != 3 || anc->rank != 2)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "input ranks %d, %d, %d, expected 3, 3, 2", box->rank,
+                         cls->rank, anc->rank);
+    if (box->shape[0] != 1 || cls->shape[0] != 1)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "batch %lld, only batch 1 is supported",
+                         (long long)box->shape[0]);
+    if (box->shape[1] > INT32_MAX / 4 || box->shape[2] < 4 || box->shape[2] > INT32_MAX ||
+        cls->shape[2] > INT32_MAX)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "box encodings must be [1, anchors, >= 4]");
+    g->num_boxes = (int)box->shape[1];
+    g->enc_len = (int)box->shape[2];
+    if (cls->shape[1] != g->num_boxes)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "class predictions have %lld anchors, boxes %d",
+                         (long long)cls->shape[1], g->num_boxes);
+    if (anc->shape[0] < g->num_boxes || anc->shape[1] != 4)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "anchors [%lld, %lld], expected [%d, 4]",
+                         (long long)anc->shape[0], (long long)anc->shape[1], g->num_boxes);
+    g->ncwb = (int)cls->shape[2];
+    g->label_offset = g->ncwb - o->num_classes;
+    if (o->num_classes < 0 || g->label_offset < 0 || g->label_offset > 1)
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "num_classes %d with %d class scores per anchor (expected equal or one "
+                         "background more)", o->num_classes, g->ncwb);
+    if (!o->regular && o->num_classes == 0)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "fast NMS needs num_classes > 0");
+    g->num_cat = TI__MIN(o->max_cls, o->num_classes);
+    if (box->dtype == TI_DTYPE_F32) {
+        if (anc->dtype != TI_DTYPE_F32)
+            return ti__kfail(k, TI_ERR_UNSUPPORTED, "float32 box encodings with %s anchors",
+                             ti_dtype_name(anc->dtype));
+    } else if (box->dtype == TI_DTYPE_U8) {
+        if (anc->dtype != TI_DTYPE_U8)
+            return ti__kfail(k, TI_ERR_UNSUPPORTED, "uint8 box encodings with %s anchors",
+                             ti_dtype_name(anc->dtype));
+        if (box->quant.count < 1 || anc->quant.count < 1)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "uint8 boxes/anchors without quantization");
+    } else {
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "box encodings of type %s", ti_dtype_name(box->dtype));
+    }
+    if (cls->dtype == TI_DTYPE_U8) {
+        if (cls->quant.count < 1)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "uint8 class predictions without quantization");
+    } else if (cls->dtype != TI_DTYPE_F32) {
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "class predictions of type %s", ti_dtype_name(cls->dtype));
+    }
+    return TI_OK;
+}
+
+/* ---- scratch ------------------------------------------------------------------------- */
+typedef struct ti__dpp_box_info {
+    int index;
+    float score;
+} ti__dpp_box_info;
+
+typedef struct ti__dpp_bufs {
+    float *boxes;  /* decoded [num_boxes][ymin, xmin, ymax, xmax] */
+    float *scores; /* dequantized class predictions (uint8 input only) */
+    float *nms_scores;
+    int *keep_idx, *sorted, *sort_tmp, *selected;
+    float *keep_scores;
+    unsigned char *active;
+    int *row_perm, *top_cls;          /* fast NMS */
+    ti__dpp_box_info *info, *info_tmp; /* regular NMS */
+} ti__dpp_bufs;
+
+TI__PRIVATE size_t ti__dpp_layout(const ti__kctx *k, const ti__dpp_opts *o, const ti__dpp_geom *g,
+                                  unsigned char *base, ti__dpp_bufs *b) {
+    size_t nb = (size_t)g->num_boxes, off = 0;
+    size_t n_info = o->regular ? (size_t)o->max_det + (size_t)TI__MIN(o->per_class, o->max_det) : 0;
+    size_t sizes[14] = {
+        nb * 4 * sizeof(float),
+        k->in[1]->dtype == TI_DTYPE_U8 ? nb * (size_t)g->ncwb * sizeof(float) : 0,
+        nb * sizeof(float), nb * sizeof(int), nb * sizeof(int), nb * sizeof(int), nb * sizeof(int),
+        nb * sizeof(float), nb,
+        o->regular ? 0 : (size_t)o->num_classes * sizeof(int),
+        o->regular ? 0 : nb * (size_t)g->num_cat * sizeof(int),
+        n_info * sizeof(ti__dpp_box_info), n_info * sizeof(ti__dpp_box_info), 0};
+    void *p[14];
+    for (int i = 0; i < 14; i++) {
+        p[i] = base != NULL ? (void *)(base + off) : NULL;
+        off += (sizes[i] + 15) & ~(size_t)15;
+    }
+    if (b != NULL) {
+        b->boxes = (float *)p[0];
+        b->scores = (float *)p[1];
+        b->nms_scores = (float *)p[2];
+        b->keep_idx = (int *)p[3];
+        b->sorted = (int *)p[4];
+        b->sort_tmp = (int *)p[5];
+        b->selected = (int *)p[6];
+        b->keep_scores = (float *)p[7];
+        b->active = (unsigned char *)p[8];
+        b->row_perm = (int *)p[9];
+        b->top_cls = (int *)p[10];
+        b->info = (ti__dpp_box_info *)p[11];
+        b->info_tmp = (ti__dpp_box_info *)p[12];
+    }
+    return off;
+}
+
+/* ---- sorting with TFLite's tie order ------------------------------------------------- */
+/* std::stable_sort of idx[0, n) by decreasing v[idx]: a bottom-up merge sort. */
+TI__PRIVATE void ti__dpp_stable_sort(int *idx, int *tmp, int n, const float *v) {
+    for (int width = 1; width < n; width *= 2) {
+        for (int lo = 0; lo < n - width; lo += 2 * width) {
+            int mid = lo + width, hi = TI__MIN(lo + 2 * width, n), a = lo, b = mid, o = lo;
+            while (a < mid && b < hi) tmp[o++] = v[idx[b]] > v[idx[a]] ? idx[b++] : idx[a++];
+            while (a < mid) tmp[o++] = idx[a++];
+            while (b < hi) tmp[o++] = idx[b++];
+            memcpy(idx + lo, tmp + lo, (size_t)(hi - lo) * sizeof(int));
+        }
+    }
+}
+
+/* libstdc++'s std::partial_sort (heap select, then sort_heap) with comp(a, b) = v[a] > v[b],
+ * step for step, so that tied scores come out in the order TFLite produces. */
+#define TI__DPP_CMP(a, b) (v[(a)] > v[(b)])
+TI__PRIVATE void ti__dpp_adjust_heap(int *f, int hole, int len, int value, const float *v) {
+    int top = hole, child = hole;
+    while (child < (len - 1) / 2) {
+        child = 2 * (child + 1);
+        if (TI__DPP_CMP(f[child], f[child - 1])) child--;
+        f[hole] = f[child];
+        hole = child;
+    }
+    if ((len & 1) == 0 && child == (len - 2) / 2) {
+        child = 2 * (child + 1);
+        f[hole] = f[child - 1];
+        hole = child - 1;
+    }
+    int parent = (hole - 1) / 2; /* __push_heap */
+    while (hole > top && TI__DPP_CMP(f[parent], value)) {
+        f[hole] = f[parent];
+        hole = parent;
+        parent = (hole - 1) / 2;
+    }
+    f[hole] = value;
+}
+TI__PRIVATE void ti__dpp_partial_sort(int *f, int k, int n, const float *v) {
+    if (k >= 2) { /* make_heap */
+        for (int parent = (k - 2) / 2;; parent--) {
+            ti__dpp_adjust_heap(f, parent, k, f[parent], v);
+            if (parent == 0) break;
+        }
+    }
+    for (int i = k; i < n; i++) { /* heap select: pop_heap(first, middle, i) */
+        if (TI__DPP_CMP(f[i], f[0])) {
+            int value = f[i];
+            f[i] = f[0];
+            ti__dpp_adjust_heap(f, 0, k, value, v);
+        }
+    }
+    for (int last = k; last > 1;) { /* sort_heap */
+        last--;
+        int value = f[last];
+        f[last] = f[0];
+        ti__dpp_adjust_heap(f, 0, last, value, v);
+    }
+}
+#undef TI__DPP_CMP
+
+/* ArgMaxVector (float): first maximum, NaN candidates skipped. */
+TI__PRIVATE int ti__dpp_argmax(const float *v, int n) {
+    int best = 0;
+    float m = v[0];
+    for (int i = 1; i < n; i++)
+        if (!(v[i] != v[i]) && ((m != m) || v[i] > m)) {
+            m = v[i];
+            best = i;
+        }
+    return m != m ? 0 : best;
+}
+
+/* ---- decoding and NMS ---------------------------------------------------------------- */
+TI__PRIVATE void ti__dpp_decode(const ti__kctx *k, const ti__dpp_opts *o, const ti__dpp_geom *g,
+                                float *out) {
+    const ti_tensor *box = k->in[0], *anc = k->in[2];
+    for (int i = 0; i < g->num_boxes; i++) {
+        float e[4], a[4]; /* y, x, h, w */
+        if (box->dtype == TI_DTYPE_U8) {
+            /* TFLite's Dequantizer: (float(q) - int zero point) * scale, in float */
+            const uint8_t *bq = (const uint8_t *)box->data + (size_t)i * (size_t)g->enc_len;
+            const uint8_t *aq = (const uint8_t *)anc->data + (size_t)i * 4;
+            int bzp = (int)(float)box->quant.zero_point[0], azp = (int)(float)anc->quant.zero_point[0];
+            for (int c = 0; c < 4; c++) {
+                e[c] = ((float)bq[c] - (float)bzp) * box->quant.scale[0];
+                a[c] = ((float)aq[c] - (float)azp) * anc->quant.scale[0];
+            }
+        } else {
+            const float *bf = (const float *)box->data + (size_t)i * (size_t)g->enc_len;
+            const float *af = (const float *)anc->data + (size_t)i * 4;
+            for (int c = 0; c < 4; c++) {
+                e[c] = bf[c];
+                a[c] = af[c];
+            }
+        }
+        float yc = (float)((double)e[0] / (double)o->ys * (double)a[2] + (double)a[0]);
+        float xc = (float)((double)e[1] / (double)o->xs * (double)a[3] + (double)a[1]);
+        float hh = (float)(0.5 * exp((double)e[2] / (double)o->hs) * (double)a[2]);
+        float hw = (float)(0.5 * exp((double)e[3] / (double)o->ws) * (double)a[3]);
+        float *b = out + (size_t)i * 4;
+        b[0] = yc - hh;
+        b[1] = xc - hw;
+        b[2] = yc + hh;
+        b[3] = xc + hw;
+    }
+}
+
+TI__PRIVATE float ti__dpp_iou(const float *bi, const float *bj) {
+    float area_i = (bi[2] - bi[0]) * (bi[3] - bi[1]);
+    float area_j = (bj[2] - bj[0]) * (bj[3] - bj[1]);
+    if (area_i <= 0.0f || area_j <= 0.0f) return 0.0f;
+    float ymin = TI__MAX(bi[0], bj[0]), xmin = TI__MAX(bi[1], bj[1]);
+    float ymax = TI__MIN(bi[2], bj[2]), xmax = TI__MIN(bi[3], bj[3]);
+    float inter = TI__MAX(ymax - ymin, 0.0f) * TI__MAX(xmax - xmin, 0.0f);
+    return inter / (area_i + area_j - inter);
+}
+
+/* NonMaxSuppressionSingleClassHelper: returns how many anchors went to b->selected. */
+TI__PRIVATE int ti__dpp_nms(const ti__dpp_opts *o, const ti__dpp_geom *g, ti__dpp_bufs *b,
+                            const float *scores, int max_det) {
+    int kept = 0;
+    for (int i = 0; i < g->num_boxes; i++)
+        if (scores[i] >= o->score_thr) {
+            b->keep_scores[kept] = scores[i];
+            b->keep_idx[kept++] = i;
+        }
+    for (int i = 0; i < kept; i++) b->sorted[i] = i;
+    ti__dpp_stable_sort(b->sorted, b->sort_tmp, kept, b->keep_scores);
+    int out_size = TI__MIN(kept, max_det), n_sel = 0, n_active = kept;
+    if (kept > 0) memset(b->active, 1, (size_t)kept); /* kept >= 0: gcc cannot tell */
+    for (int i = 0; i < kept; i++) {
+        if (n_active == 0 || n_sel >= out_size) break;
+        if (!b->active[i]) continue;
+        int bi = b->keep_idx[b->sorted[i]];
+        b->selected[n_sel++] = bi;
+        b->active[i] = 0;
+        n_active--;
+        for (int j = i + 1; j < kept; j++) {
+            if (!b->active[j]) continue;
+            int bj = b->keep_idx[b->sorted[j]];
+            if (ti__dpp_iou(b->boxes + (size_t)bi * 4, b->boxes + (size_t)bj * 4) > o->iou_thr) {
+                b->active[j] = 0;
+                n_active--;
+            }
+        }
+    }
+    return n_sel;
+}
+
+TI__PRIVATE void ti__dpp_write(ti__kctx *k, int slot, const float *box, int cls, float score) {
+    float *ob = (float *)k->out[0]->data + (size_t)slot * 4;
+    memcpy(ob, box, 4 * sizeof(float));
+    ((float *)k->out[1]->data)[slot] = (float)cls;
+    ((float *)k->out[2]->data)[slot] = score;
+}
+
+TI__PRIVATE void ti__dpp_fast(ti__kctx *k, const ti__dpp_opts *o, const ti__dpp_geom *g,
+                              ti__dpp_bufs *b, const float *scores) {
+    int nc = o->num_classes, ncat = g->num_cat;
+    for (int row = 0; row < g->num_boxes; row++) {
+        const float *bs = scores + (size_t)row * (size_t)g->ncwb + (size_t)g->label_offset;
+        int *top = b->top_cls + (size_t)row * (size_t)ncat;
+        if (ncat == 1) {
+            top[0] = ti__dpp_argmax(bs, nc);
+        } else {
+            for (int c = 0; c < nc; c++) b->row_perm[c] = c;
+            ti__dpp_partial_sort(b->row_perm, ncat, nc, bs);
+            memcpy(top, b->row_perm, (size_t)ncat * sizeof(int));
+        }
+        b->nms_scores[row] = bs[top[0]];
+    }
+    int n_sel = ti__dpp_nms(o, g, b, b->nms_scores, o->max_det);
+    for (int s = 0; s < n_sel; s++) {
+        int a = b->selected[s];
+        const float *bs = scores + (size_t)a * (size_t)g->ncwb + (size_t)g->label_offset;
+        const int *top = b->top_cls + (size_t)a * (size_t)ncat;
+        for (int c = 0; c < ncat; c++)
+            ti__dpp_write(k, o->max_cls * s + c, b->boxes + (size_t)a * 4, top[c], bs[top[c]]);
+    }
+    ((float *)k->out[3]->data)[0] = (float)n_sel;
+}
+
+TI__PRIVATE void ti__dpp_regular(ti__kctx *k, const ti__dpp_opts *o, const ti__dpp_geom *g,
+                                 ti__dpp_bufs *b, const float *scores) {
+    int per_class = TI__MIN(o->per_class, o->max_det), size = 0;
+    for (int col = 0; col < o->num_classes; col++) {
+        for (int row = 0; row < g->num_boxes; row++)
+            b->nms_scores[row] = scores[(size_t)row * (size_t)g->ncwb + (size_t)col + (size_t)g->label_offset];
+        int n_sel = ti__dpp_nms(o, g, b, b->nms_scores, per_class);
+        if (n_sel == 0) continue;
+        for (int i = 0; i < n_sel; i++) {
+            b->info[size + i].score = b->nms_scores[b->selected[i]];
+            b->info[size + i].index = b->selected[i] * g->ncwb + col + g->label_offset;
+        }
+        /* std::inplace_merge of the two runs by decreasing score (stable) */
+        int x = 0, y = size, end = size + n_sel, w = 0;
+        while (x < size && y < end)
+            b->info_tmp[w++] = b->info[y].score > b->info[x].score ? b->info[y++] : b->info[x++];
+        while (x < size) b->info_tmp[w++] = b->info[x++];
+        while (y < end) b->info_tmp[w++] = b->info[y++];
+        memcpy(b->info, b->info_tmp, (size_t)end * sizeof(ti__dpp_box_info));
+        size = TI__MIN(end, o->max_det);
+    }
+    for (int i = 0; i < size; i++) {
+        int anchor = b->info[i].index / g->ncwb;
+        int cls = b->info[i].index - anchor * g->ncwb - g->label_offset;
+        ti__dpp_write(k, i, b->boxes + (size_t)anchor * 4, cls, b->info[i].score);
+    }
+    ((float *)k->out[3]->data)[0] = (float)size;
+}
+
+/* ---- op entry points ----------------------------------------------------------------- */
+TI__PRIVATE int ti__tfl_detect_shape(ti__kctx *k) {
+    ti__dpp_opts o;
+    ti__dpp_geom g;
+    ti_status st = ti__dpp_opts_get(k, &o);
+    if (st == TI_OK) st = ti__dpp_geom_get(k, &o, &g);
+    if (st != TI_OK) return st;
+    int64_t n = (int64_t)o.max_det * o.max_cls;
+    int64_t d3[3] = {1, n, 4}, d2[2] = {1, n}, d1[1] = {1};
+    if (!ti__set_shape(k->out[0], TI_DTYPE_F32, 3, d3) || !ti__set_shape(k->out[1], TI_DTYPE_F32, 2, d2) ||
+        !ti__set_shape(k->out[2], TI_DTYPE_F32, 2, d2) || !ti__set_shape(k->out[3], TI_DTYPE_F32, 1, d1))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "output shapes invalid");
+    return TI_OK;
+}
+
+TI__PRIVATE size_t ti__tfl_detect_scratch(ti__kctx *k) {
+    ti__dpp_opts o;
+    ti__dpp_geom g;
+    if (ti__dpp_opts_get(k, &o) != TI_OK || ti__dpp_geom_get(k, &o, &g) != TI_OK) return 0;
+    return ti__dpp_layout(k, &o, &g, NULL, NULL);
+}
+
+TI__PRIVATE ti_status ti__tfl_detect_run(ti__kctx *k) {
+    ti__dpp_opts o;
+    ti__dpp_geom g;
+    ti__dpp_bufs b;
+    ti_status st = ti__dpp_opts_get(k, &o);
+    if (st == TI_OK) st = ti__dpp_geom_get(k, &o, &g);
+    if (st != TI_OK) return st;
+    size_t need = ti__dpp_layout(k, &o, &g, NULL, NULL);
+    if (k->scratch == NULL || k->scratch_bytes < need)
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes, need %zu", k->scratch_bytes, need);
+    ti__dpp_layout(k, &o, &g, (unsigned char *)k->scratch, &b);
+    for (int i = 0; i < 4; i++) memset(k->out[i]->data, 0, k->out[i]->size_bytes);
+
+    ti__dpp_decode(k, &o, &g, b.boxes);
+    /* TFLite's NMS helper refuses inverted boxes (NaN boxes pass). */
+    if (!o.regular || o.num_classes > 0) {
+        for (int i = 0; i < g.num_boxes; i++) {
+            const float *bx = b.boxes + (size_t)i * 4;
+            if (bx[0] > bx[2] || bx[1] > bx[3])
+                return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                                 "decoded box %d is inverted (ymin %g > ymax %g or xmin %g > xmax %g)",
+                                 i, (double)bx[0], (double)bx[2], (double)bx[1], (double)bx[3]);
+        }
+    }
+    const ti_tensor *cls = k->in[1];
+    const float *scores = (const float *)cls->data;
+    if (cls->dtype == TI_DTYPE_U8) {
+        /* optimized_ops::Dequantize: float(double scale * (q - zero point)) */
+        const uint8_t *q = (const uint8_t *)cls->data;
+        double scale = (double)cls->quant.scale[0];
+        int32_t zp = (int32_t)(float)cls->quant.zero_point[0];
+        size_t n = (size_t)g.num_boxes * (size_t)g.ncwb;
+        for (size_t i = 0; i < n; i++) b.scores[i] = (float)(scale * (double)((int32_t)q[i] - zp));
+        scores = b.scores;
+    }
+    if (o.regular)
+        ti__dpp_regular(k, &o, &g, &b, scores);
+    else
+        ti__dpp_fast(k, &o, &g, &b, scores);
+    return TI_OK;
+}
+
 TI__PRIVATE const ti__op ti__ops_tfl_detect[] = {
+    {"TFLite_Detection_PostProcess", ti__tfl_detect_shape, ti__tfl_detect_run, ti__tfl_detect_scratch, 0},
     {NULL, NULL, NULL, NULL, 0}
 };
 /* ==== end src/cpu/tfl_detect.c ============================================================== */
 
 /* ==== begin src/cpu/tfl_elementwise.c ======================================================= */
-/* TODO(#4): TFLite kernels of group 'tfl_elementwise' (being written). */
+/* TFLite elementwise ops of two or more inputs (domain "tflite"): ADD, SUB, MUL, DIV,
+ * MAXIMUM, MINIMUM, SQUARED_DIFFERENCE, POW, PRELU, FLOOR_DIV, FLOOR_MOD, LOGICAL_AND/OR,
+ * the six comparisons, SELECT, SELECT_V2 and ADD_N, with TFLite's broadcasting; and the op
+ * table of every TFLite elementwise op (the one-input ops are in tfl_activation.c).
+ * Quantized (uint8, int8, int16) arithmetic repeats TFLite's integer kernels bit for bit.
+ * Relies on binary.c's broadcast walker (ti__bcast_*) and value carriers, qmath.c and the
+ * helpers of tfl_activation.c. Must not allocate: the walker runs on stack chunks. */
+
+enum {
+    TI__TB_ADD, TI__TB_SUB, TI__TB_MUL, TI__TB_DIV, TI__TB_MAX, TI__TB_MIN, TI__TB_SQDIFF,
+    TI__TB_POW, TI__TB_PRELU, TI__TB_FLOOR_DIV, TI__TB_FLOOR_MOD, TI__TB_AND, TI__TB_OR,
+    TI__TB_EQ, TI__TB_NE, TI__TB_LT, TI__TB_LE, TI__TB_GT, TI__TB_GE
+};
+#define TI__TB_F TI__EDT(TI_DTYPE_F32)
+#define TI__TB_I32 TI__EDT(TI_DTYPE_I32)
+#define TI__TB_I64 TI__EDT(TI_DTYPE_I64)
+#define TI__TB_I16 TI__EDT(TI_DTYPE_I16)
+#define TI__TB_Q (TI__EDT(TI_DTYPE_U8) | TI__EDT(TI_DTYPE_I8) | TI__EDT(TI_DTYPE_I16))
+/* raw: dtypes computed on as plain values; quant: dtypes that need quantization parameters
+ * (int16 in both: quantized when the tensor carries parameters). Indexed by TI__TB_*. */
+static const struct {
+    unsigned raw, quant;
+    int act; /* has fused_activation_function */
+} ti__tfl_bin_types[] = {
+    {TI__TB_F | TI__TB_I32 | TI__TB_I64 | TI__TB_I16, TI__TB_Q, 1},    /* ADD */
+    {TI__TB_F | TI__TB_I32 | TI__TB_I64, TI__TB_Q, 1},                 /* SUB */
+    {TI__TB_F | TI__TB_I32 | TI__TB_I64 | TI__TB_I16, TI__TB_Q, 1},    /* MUL */
+    {TI__TB_F | TI__TB_I32, TI__TB_Q, 1},                              /* DIV */
+    {TI__TB_F | TI__TB_I32 | TI__TB_I64 | TI__TB_Q, 0, 0},             /* MAXIMUM: raw values */
+    {TI__TB_F | TI__TB_I32 | TI__TB_I64 | TI__TB_Q, 0, 0},             /* MINIMUM */
+    {TI__TB_F | TI__TB_I32, TI__EDT(TI_DTYPE_I8), 0},                  /* SQUARED_DIFFERENCE */
+    {TI__TB_F | TI__TB_I32, 0, 0},                                     /* POW */
+    {TI__TB_F, TI__TB_Q, 0},                                           /* PRELU */
+    {TI__TB_F | TI__TB_I32 | TI__TB_I16 | TI__EDT(TI_DTYPE_I8), 0, 0}, /* FLOOR_DIV: raw */
+    {TI__TB_F | TI__TB_I32 | TI__TB_I64 | TI__TB_I16 | TI__EDT(TI_DTYPE_I8), 0, 0}, /* FLOOR_MOD */
+    {TI__EDT_BOOL, 0, 0},                                              /* LOGICAL_AND */
+    {TI__EDT_BOOL, 0, 0},                                              /* LOGICAL_OR */
+    {TI__EDT_BOOL | TI__TB_F | TI__TB_I32 | TI__TB_I64 | TI__TB_I16, TI__TB_Q, 0}, /* EQUAL */
+    {TI__EDT_BOOL | TI__TB_F | TI__TB_I32 | TI__TB_I64 | TI__TB_I16, TI__TB_Q, 0}, /* NOT_EQUAL */
+    {TI__TB_F | TI__TB_I32 | TI__TB_I64 | TI__TB_I16, TI__TB_Q, 0},    /* LESS */
+    {TI__TB_F | TI__TB_I32 | TI__TB_I64 | TI__TB_I16, TI__TB_Q, 0},    /* LESS_EQUAL */
+    {TI__TB_F | TI__TB_I32 | TI__TB_I64 | TI__TB_I16, TI__TB_Q, 0},    /* GREATER */
+    {TI__TB_F | TI__TB_I32 | TI__TB_I64 | TI__TB_I16, TI__TB_Q, 0},    /* GREATER_EQUAL */
+};
+#define TI__TB_BOOL_OUT(op) ((op) >= TI__TB_AND)
+
+/* A broadcast job: binary.c's walker job first (it hands that pointer back), then the
+ * parameters of TFLite's kernels. */
+typedef struct ti__tfl_bjob {
+    ti__bjob b;
+    int op, quant;
+    int pot16;                      /* int16 ADD/SUB with power-of-two scales */
+    int32_t off1, off2, out_off;    /* -zero_point of the inputs, +zero_point of the output */
+    int32_t m1, m2, mo;             /* input and output multipliers */
+    int s1, s2, so, ls;             /* their shifts; left_shift of ADD/SUB/compare */
+    int32_t lo, hi;                 /* clamp of integer outputs */
+    float flo, fhi;                 /* clamp of float outputs */
+    size_t es;                      /* SELECT: element bytes */
+    int add_mode;                   /* 8-bit ADD: TI__TFL_ADD_* of the vector lanes */
+    size_t add_row, add_lanes;      /* ... which are the first row - row % lanes of a row */
+    /* 8-bit ADD / SUB / MUL / comparisons: per input byte, the offset (and rescaled) value,
+     * for TFLite's scalar code [0] and its vector loop [1] (ti__tfl_bin_q8) */
+    int32_t t1[2][256], t2[2][256];
+} ti__tfl_bjob;
+
+/* TFLite's optimized 8-bit ADD, as every x86 and ARM build compiles it (x86 through
+ * NEON_2_SSE), computes most elements in vector loops whose rounding differs from the
+ * reference kernel; the leftover elements of each loop use the reference arithmetic.
+ * ELEM8: int8 elementwise, one rounding after a combined shift (x << (20 + shift)).
+ * SPLIT: uint8, and int8 scalar broadcast: rounding multiply, then a truncating shift. */
+enum { TI__TFL_ADD_REF, TI__TFL_ADD_ELEM8, TI__TFL_ADD_SPLIT };
+
+/* TFLite's ProcessBroadcastShapes and BinaryBroadcastFiveFold: which loop computes each
+ * output element. Sets the mode and the row length of the vector loops. */
+TI__PRIVATE void ti__tfl_add_lanes(ti__tfl_bjob *j, const ti_tensor *a, const ti_tensor *b,
+                                   size_t total) {
+    const int r = TI__MAX(a->rank, b->rank);
+    int64_t ea[TI_MAX_DIMS], eb[TI_MAX_DIMS], y[5] = {1, 1, 1, 1, 1};
+    int cat = 0, i, same = 1; /* cat: 1 first input broadcasts fast, 2 second, 3 generic */
+    for (i = 0; i < r; i++) {
+        ea[i] = i < r - a->rank ? 1 : a->shape[i - (r - a->rank)];
+        eb[i] = i < r - b->rank ? 1 : b->shape[i - (r - b->rank)];
+        same = same && ea[i] == eb[i];
+    }
+    j->add_lanes = a->dtype == TI_DTYPE_I8 ? 16 : 8;
+    j->add_mode = a->dtype == TI_DTYPE_I8 ? TI__TFL_ADD_ELEM8 : TI__TFL_ADD_SPLIT;
+    j->add_row = total;
+    if (same) return;
+    for (i = r - 1; i >= 0 && cat == 0; i--) {
+        if (ea[i] == eb[i]) continue;
+        cat = ea[i] == 1 ? 1 : (eb[i] == 1 ? 2 : 3);
+    }
+    if (cat != 3) {
+        const int64_t *A = cat == 2 ? eb : ea, *B = cat == 2 ? ea : eb;
+        i = r - 1;
+        while (i >= 0 && A[i] == B[i]) y[4] *= B[i--];
+        while (i >= 0 && A[i] == 1) y[3] *= B[i--];
+        while (i >= 0 && A[i] == B[i]) y[2] *= A[i--];
+        while (i >= 0 && B[i] == 1) y[1] *= A[i--];
+        while (i >= 0 && A[i] == B[i]) y[0] *= B[i--];
+        if (i >= 0) cat = 3;
+    }
+    if (cat == 3) { /* generic broadcast: the reference kernel throughout */
+        j->add_mode = TI__TFL_ADD_REF;
+        return;
+    }
+    if (y[4] > 1) {
+        j->add_row = (size_t)y[4];
+    } else { /* rows of a broadcast scalar: 8 lanes, split rounding */
+        j->add_row = (size_t)y[3];
+        j->add_lanes = 8;
+        j->add_mode = TI__TFL_ADD_SPLIT;
+    }
+}
+
+/* vshlq_s32: a negative count shifts right, truncating */
+TI__PRIVATE int32_t ti__tfl_vshl(int32_t x, int n) {
+    if (n >= 32 || n <= -32) return n > 0 ? 0 : (x < 0 ? -1 : 0);
+    return n >= 0 ? (int32_t)((uint32_t)x << n) : x >> -n;
+}
+
+/* One 8-bit ADD element of a vector lane (see TI__TFL_ADD_*). */
+TI__PRIVATE int32_t ti__tfl_add_vec(const ti__tfl_bjob *j, int32_t x, int32_t y, int is_u8) {
+    int32_t sx, sy;
+    if (j->add_mode == TI__TFL_ADD_ELEM8) {
+        sx = ti__q_srdhm(ti__tfl_vshl(x, j->ls + j->s1), j->m1);
+        sy = ti__q_srdhm(ti__tfl_vshl(y, j->ls + j->s2), j->m2);
+    } else {
+        sx = ti__tfl_vshl(ti__q_srdhm(ti__tfl_vshl(x, j->ls), j->m1), j->s1);
+        sy = ti__tfl_vshl(ti__q_srdhm(ti__tfl_vshl(y, j->ls), j->m2), j->s2);
+    }
+    const int32_t r = ti__q_rdbypot(ti__q_srdhm(ti__tfl_wadd(sx, sy), j->mo), -j->so);
+    /* narrowed to int16 (truncating), offset added in int16, then saturated to 8 bits */
+    const int16_t s = (int16_t)(uint16_t)((uint32_t)r + (uint32_t)j->out_off);
+    const int32_t v = is_u8 ? ti__tfl_clamp(s, 0, 255) : ti__tfl_clamp(s, -128, 127);
+    return ti__tfl_clamp(v, j->lo, j->hi);
+}
+
+/* TFLite's RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(x, m), -shift) where DIV
+ * can ask for a right shift past 31: the int32 shift then wraps modulo 32, as the compiled
+ * kernel does on x86 and ARM64 (the mask is all ones, the remainder is x itself). */
+TI__PRIVATE int32_t ti__tfl_div_requant(int32_t x, int32_t m, int shift) {
+    const int32_t p = ti__q_srdhm(x, m);
+    if (shift > 0) return ti__tfl_qm(x, m, shift);
+    if (-shift <= 31) return ti__q_rdbypot(p, -shift);
+    return (p >> ((-shift) & 31)) + (p > (p < 0 ? 0 : -1) ? 1 : 0);
+}
+
+TI__PRIVATE int ti__tfl_quantized(const ti_tensor *t, unsigned raw, unsigned quant) {
+    return TI__EDT_IN(t->dtype, quant) && (t->quant.count > 0 || !TI__EDT_IN(t->dtype, raw));
+}
+
+/* int64 -> the value the dtype stores (wraps as C++ integer arithmetic does in practice) */
+TI__PRIVATE int64_t ti__tfl_wrap(int64_t v, ti_dtype t) {
+    switch (t) {
+    case TI_DTYPE_I8: return (int8_t)(uint8_t)(uint64_t)v;
+    case TI_DTYPE_U8: return (uint8_t)(uint64_t)v;
+    case TI_DTYPE_I16: return (int16_t)(uint16_t)(uint64_t)v;
+    case TI_DTYPE_I32: return (int32_t)(uint32_t)(uint64_t)v;
+    default: return v;
+    }
+}
+
+/* ---- float32 ------------------------------------------------------------------------- */
+#define TI__TB_F32(EXPR)                                                                      \
+    for (size_t i = 0; i < n; i++) {                                                          \
+        const float x = a[i * sa], y = c[i * sb];                                             \
+        const float r = (EXPR);                                                               \
+        of[i] = r < lo ? lo : (r > hi ? hi : r);                                              \
+    }
+#define TI__TB_F32_NC(EXPR)                                                                   \
+    for (size_t i = 0; i < n; i++) {                                                          \
+        const float x = a[i * sa], y = c[i * sb];                                             \
+        of[i] = (EXPR);                                                                       \
+    }
+#define TI__TB_F32_B(EXPR)                                                                    \
+    for (size_t i = 0; i < n; i++) {                                                          \
+        const float x = a[i * sa], y = c[i * sb];                                             \
+        ob[i] = (uint8_t)((EXPR) ? 1 : 0);                                                    \
+    }
+
+TI__PRIVATE float ti__tfl_floor_modf(float x, float y) {
+    const float t = fmodf(x, y);
+    return (t != 0.0f && ((y < 0.0f) != (t < 0.0f))) ? t + y : t;
+}
+
+TI__PRIVATE void ti__tfl_bin_f32(const ti__bjob *jb, size_t o, const size_t *off,
+                                 const size_t *step, size_t n) {
+    const ti__tfl_bjob *j = (const ti__tfl_bjob *)jb;
+    const float *a = (const float *)jb->in[0] + off[0], *c = (const float *)jb->in[1] + off[1];
+    const size_t sa = step[0], sb = step[1];
+    float *of = (float *)jb->out + o;
+    uint8_t *ob = (uint8_t *)jb->out + o;
+    const float lo = j->flo, hi = j->fhi; /* TFLite clamps even without activation */
+    switch (j->op) {
+    case TI__TB_ADD: TI__TB_F32(x + y); break;
+    case TI__TB_SUB: TI__TB_F32(x - y); break;
+    case TI__TB_MUL: TI__TB_F32(x * y); break;
+    case TI__TB_DIV: TI__TB_F32(x / y); break;
+    case TI__TB_MAX: TI__TB_F32_NC(x > y ? x : y); break;
+    case TI__TB_MIN: TI__TB_F32_NC(x < y ? x : y); break;
+    case TI__TB_SQDIFF: TI__TB_F32_NC((x - y) * (x - y)); break;
+    case TI__TB_POW: TI__TB_F32_NC(powf(x, y)); break;
+    case TI__TB_PRELU: TI__TB_F32_NC(x >= 0.0f ? x : x * y); break;
+    case TI__TB_FLOOR_DIV: TI__TB_F32_NC((float)floor((double)x / (double)y)); break;
+    case TI__TB_FLOOR_MOD: TI__TB_F32_NC(ti__tfl_floor_modf(x, y)); break;
+    case TI__TB_EQ: TI__TB_F32_B(x == y); break;
+    case TI__TB_NE: TI__TB_F32_B(x != y); break;
+    case TI__TB_LT: TI__TB_F32_B(x < y); break;
+    case TI__TB_LE: TI__TB_F32_B(x <= y); break;
+    case TI__TB_GT: TI__TB_F32_B(x > y); break;
+    case TI__TB_GE: TI__TB_F32_B(x >= y); break;
+    default: break;
+    }
+}
+
+/* ---- quantized ----------------------------------------------------------------------- */
+/* a[i] = op(a[i], c[i]) on raw quantized values, as TFLite's integer kernels. */
+TI__PRIVATE void ti__tfl_bin_q_op(const ti__tfl_bjob *j, int64_t *a, const int64_t *c, size_t n,
+                                  size_t o) {
+    const int op = j->op;
+    for (size_t i = 0; i < n; i++) {
+        const int32_t x = j->off1 + (int32_t)a[i], y = j->off2 + (int32_t)c[i];
+        int64_t r = 0;
+        switch (op) {
+        case TI__TB_ADD: case TI__TB_SUB:
+            if (j->add_mode != TI__TFL_ADD_REF && op == TI__TB_ADD) {
+                const size_t p = (o + i) % j->add_row;
+                if (p < j->add_row - j->add_row % j->add_lanes) {
+                    a[i] = ti__tfl_add_vec(j, x, y, j->b.out_dt == TI_DTYPE_U8);
+                    continue;
+                }
+            }
+            if (j->pot16) { /* int16 with power-of-two scales: one input shifted, saturating */
+                const int32_t sx = ti__tfl_rdbypot16((int16_t)x, -j->s1);
+                const int32_t sy = ti__tfl_rdbypot16((int16_t)y, -j->s2);
+                r = op == TI__TB_ADD ? ti__tfl_clamp((int64_t)sx + sy, INT16_MIN, INT16_MAX)
+                                     : (int64_t)sx - sy;
+            } else {
+                const int32_t sx = ti__tfl_qm(x * (1 << j->ls), j->m1, j->s1);
+                const int32_t sy = ti__tfl_qm(y * (1 << j->ls), j->m2, j->s2);
+                const int32_t sum = op == TI__TB_ADD ? ti__tfl_wadd(sx, sy) : ti__tfl_wsub(sx, sy);
+                r = (int64_t)ti__tfl_qm(sum, j->mo, j->so) + j->out_off;
+            }
+            break;
+        case TI__TB_MUL:
+            r = (int64_t)ti__tfl_qm((int32_t)ti__tfl_clamp((int64_t)x * y, INT32_MIN, INT32_MAX),
+                                    j->mo, j->so) + j->out_off;
+            break;
+        case TI__TB_DIV: { /* TFLite DivElementwise: reciprocal of the divisor in fixed point */
+            int32_t p = x, q = y, rs;
+            if (q < 0) {
+                p = -p;
+                q = -q;
+            }
+            const int32_t inv = ti__tfl_reciprocal(q, &rs);
+            const int head = p == 0 ? 31 : (p > 0 ? ti__tfl_clz32((uint32_t)p) - 1
+                                                  : ti__tfl_clz32(~(uint32_t)p) - 1);
+            const int32_t uq = ti__q_srdhm((int32_t)((uint32_t)p << head), inv);
+            r = (int64_t)ti__tfl_div_requant(uq, j->mo, j->so - rs - head) + j->out_off;
+            break;
+        }
+        case TI__TB_SQDIFF: {
+            const int32_t d = ti__tfl_wsub(ti__tfl_qm(x * (1 << j->ls), j->m1, j->s1),
+                                           ti__tfl_qm(y * (1 << j->ls), j->m2, j->s2));
+            r = (int64_t)ti__tfl_qm((int32_t)ti__tfl_clamp((int64_t)d * d, INT32_MIN, INT32_MAX),
+                                    j->mo, j->so) + j->out_off;
+            break;
+        }
+        case TI__TB_PRELU:
+            r = x >= 0 ? ti__tfl_qm(x, j->m1, j->s1) : ti__tfl_qm(x * y, j->m2, j->s2);
+            r += j->out_off;
+            break;
+        default: { /* comparisons on both inputs rescaled to a common scale */
+            const int32_t sx = ti__tfl_qm(x * (1 << j->ls), j->m1, j->s1);
+            const int32_t sy = ti__tfl_qm(y * (1 << j->ls), j->m2, j->s2);
+            a[i] = op == TI__TB_EQ ? sx == sy : op == TI__TB_NE ? sx != sy : op == TI__TB_LT ? sx < sy
+                   : op == TI__TB_LE ? sx <= sy : op == TI__TB_GT ? sx > sy : sx >= sy;
+            continue;
+        }
+        }
+        a[i] = ti__tfl_clamp(r, j->lo, j->hi);
+    }
+}
+
+/* 8-bit ADD, SUB, MUL and comparisons with tabulated input terms. Same results as
+ * ti__tfl_bin_q_op, several times faster. */
+TI__PRIVATE void ti__tfl_bin_q8(const ti__bjob *jb, size_t o, const size_t *off,
+                                const size_t *step, size_t n) {
+    const ti__tfl_bjob *j = (const ti__tfl_bjob *)jb;
+    const uint8_t *a = (const uint8_t *)jb->in[0] + off[0], *c = (const uint8_t *)jb->in[1] + off[1];
+    const size_t sa = step[0], sb = step[1];
+    uint8_t *y = (uint8_t *)jb->out + o;
+    const int op = j->op, u8 = jb->out_dt == TI_DTYPE_U8;
+    const int32_t lo = j->lo, hi = j->hi;
+    switch (op) {
+    case TI__TB_ADD: case TI__TB_SUB: {
+        const size_t row = j->add_mode != TI__TFL_ADD_REF ? j->add_row : 0;
+        const size_t vec_end = row - row % (j->add_lanes ? j->add_lanes : 1);
+        size_t p = row ? o % row : 0;
+        for (size_t i = 0; i < n; i++) {
+            const int vec = p < vec_end;
+            if (row && ++p == row) p = 0;
+            const int32_t sx = j->t1[vec][a[i * sa]], sy = j->t2[vec][c[i * sb]];
+            int32_t v;
+            if (vec) {
+                const int32_t r = ti__q_rdbypot(ti__q_srdhm(ti__tfl_wadd(sx, sy), j->mo), -j->so);
+                const int16_t s16 = (int16_t)(uint16_t)((uint32_t)r + (uint32_t)j->out_off);
+                v = ti__tfl_clamp(ti__tfl_clamp(s16, u8 ? 0 : -128, u8 ? 255 : 127), lo, hi);
+            } else {
+                const int32_t sum = op == TI__TB_ADD ? ti__tfl_wadd(sx, sy) : ti__tfl_wsub(sx, sy);
+                v = ti__tfl_clamp((int64_t)ti__tfl_qm(sum, j->mo, j->so) + j->out_off, lo, hi);
+            }
+            y[i] = (uint8_t)v;
+        }
+        break;
+    }
+    case TI__TB_MUL:
+        for (size_t i = 0; i < n; i++) {
+            const int32_t prod = j->t1[0][a[i * sa]] * j->t2[0][c[i * sb]];
+            y[i] = (uint8_t)ti__tfl_clamp((int64_t)ti__tfl_qm(prod, j->mo, j->so) + j->out_off, lo, hi);
+        }
+        break;
+    default: /* comparisons of the rescaled inputs */
+        for (size_t i = 0; i < n; i++) {
+            const int32_t sx = j->t1[0][a[i * sa]], sy = j->t2[0][c[i * sb]];
+            y[i] = (uint8_t)(op == TI__TB_EQ ? sx == sy : op == TI__TB_NE ? sx != sy
+                             : op == TI__TB_LT ? sx < sy : op == TI__TB_LE ? sx <= sy
+                             : op == TI__TB_GT ? sx > sy : sx >= sy);
+        }
+        break;
+    }
+}
+
+/* Fills j->t1 / t2 for ti__tfl_bin_q8 and selects it; the ops' parameters are set. */
+TI__PRIVATE void ti__tfl_bin_q8_tables(ti__tfl_bjob *j, ti_dtype dt) {
+    for (int v = 0; v < 256; v++) {
+        const int32_t raw = dt == TI_DTYPE_I8 ? (int32_t)(int8_t)v : v;
+        const int32_t x = j->off1 + raw, y = j->off2 + raw;
+        if (j->op == TI__TB_MUL) {
+            j->t1[0][v] = x;
+            j->t2[0][v] = y;
+            continue;
+        }
+        j->t1[0][v] = ti__tfl_qm(x * (1 << j->ls), j->m1, j->s1);
+        j->t2[0][v] = ti__tfl_qm(y * (1 << j->ls), j->m2, j->s2);
+        if (j->add_mode == TI__TFL_ADD_ELEM8) {
+            j->t1[1][v] = ti__q_srdhm(ti__tfl_vshl(x, j->ls + j->s1), j->m1);
+            j->t2[1][v] = ti__q_srdhm(ti__tfl_vshl(y, j->ls + j->s2), j->m2);
+        } else if (j->add_mode == TI__TFL_ADD_SPLIT) {
+            j->t1[1][v] = ti__tfl_vshl(ti__q_srdhm(ti__tfl_vshl(x, j->ls), j->m1), j->s1);
+            j->t2[1][v] = ti__tfl_vshl(ti__q_srdhm(ti__tfl_vshl(y, j->ls), j->m2), j->s2);
+        }
+    }
+    j->b.fn = ti__tfl_bin_q8;
+}
+
+/* ---- plain integers and bool --------------------------------------------------------- */
+TI__PRIVATE void ti__tfl_bin_i_op(const ti__tfl_bjob *j, int64_t *a, const int64_t *c, size_t n) {
+    const ti_dtype t = j->b.in_dt[0];
+    for (size_t i = 0; i < n; i++) {
+        const int64_t x = a[i], y = c[i];
+        int64_t r;
+        switch (j->op) {
+        case TI__TB_ADD: r = (int64_t)((uint64_t)x + (uint64_t)y); break;
+        case TI__TB_SUB: r = (int64_t)((uint64_t)x - (uint64_t)y); break;
+        case TI__TB_MUL: r = (int64_t)((uint64_t)x * (uint64_t)y); break;
+        case TI__TB_DIV: r = y == -1 ? (int64_t)(0u - (uint64_t)x) : (y == 0 ? 0 : x / y); break;
+        case TI__TB_MAX: r = x > y ? x : y; break;
+        case TI__TB_MIN: r = x < y ? x : y; break;
+        case TI__TB_SQDIFF: {
+            const int64_t d = ti__tfl_wrap((int64_t)((uint64_t)x - (uint64_t)y), t);
+            r = (int64_t)((uint64_t)d * (uint64_t)d);
+            break;
+        }
+        case TI__TB_POW: r = ti__tfl_f2i(pow((double)x, (double)y)); break;
+        case TI__TB_FLOOR_DIV: r = y == 0 ? 0 : ti__carry_d2i(floor((double)x / (double)y)); break;
+        case TI__TB_FLOOR_MOD: {
+            const int64_t m = (y == 0 || y == -1) ? 0 : x % y;
+            r = (m != 0 && ((y < 0) != (m < 0))) ? m + y : m;
+            break;
+        }
+        case TI__TB_AND: r = x && y; break;
+        case TI__TB_OR: r = x || y; break;
+        case TI__TB_EQ: r = x == y; break;
+        case TI__TB_NE: r = x != y; break;
+        case TI__TB_LT: r = x < y; break;
+        case TI__TB_LE: r = x <= y; break;
+        case TI__TB_GT: r = x > y; break;
+        default: r = x >= y; break;
+        }
+        if (j->op <= TI__TB_DIV) { /* fused activation on the stored value */
+            r = ti__tfl_wrap(r, t);
+            r = r < j->lo && j->lo != INT32_MIN ? j->lo : (r > j->hi && j->hi != INT32_MAX ? j->hi : r);
+        }
+        a[i] = r;
+    }
+}
+
+/* Integer and quantized ops: chunks of int64 values (binary.c's carriers). */
+TI__PRIVATE void ti__tfl_bin_int(const ti__bjob *jb, size_t o, const size_t *off,
+                                 const size_t *step, size_t n) {
+    const ti__tfl_bjob *j = (const ti__tfl_bjob *)jb;
+    int64_t a[TI__CARRY_CHUNK], c[TI__CARRY_CHUNK];
+    for (size_t d = 0; d < n; d += TI__CARRY_CHUNK) {
+        const size_t m = TI__MIN((size_t)TI__CARRY_CHUNK, n - d);
+        ti__carry_load_i(jb->in[0], jb->in_dt[0], off[0] + d * step[0], step[0], m, a);
+        ti__carry_load_i(jb->in[1], jb->in_dt[1], off[1] + d * step[1], step[1], m, c);
+        if (j->quant) ti__tfl_bin_q_op(j, a, c, m, o + d);
+        else ti__tfl_bin_i_op(j, a, c, m);
+        ti__carry_store_i(jb->out, jb->out_dt, o + d, m, a);
+    }
+}
+
+/* ---- shapes -------------------------------------------------------------------------- */
+TI__PRIVATE int ti__tfl_bcast2(ti__kctx *k, const ti_tensor *a, const ti_tensor *b, int *rank,
+                               int64_t *dims) {
+    if (!ti__broadcast_shape(a->rank, a->shape, b->rank, b->shape, rank, dims)) {
+        char sa[96], sb[96];
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "shapes %s and %s do not broadcast",
+                         ti__bin_shape_str(sa, sizeof sa, a->rank, a->shape),
+                         ti__bin_shape_str(sb, sizeof sb, b->rank, b->shape));
+    }
+    return TI_OK;
+}
+
+TI__PRIVATE int ti__tfl_bin_shape(ti__kctx *k, int op) {
+    TI__REQUIRE_INPUT(k, 0);
+    TI__REQUIRE_INPUT(k, 1);
+    if (k->n_out < 1 || k->out[0] == NULL)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "output 0 is required");
+    const ti_tensor *a = k->in[0], *b = k->in[1];
+    ti_tensor *y = k->out[0];
+    const unsigned raw = ti__tfl_bin_types[op].raw, quant = ti__tfl_bin_types[op].quant;
+    int rank, r;
+    int64_t dims[TI_MAX_DIMS];
+    if (!TI__EDT_IN(a->dtype, raw | quant))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "input dtype %s is not supported",
+                         ti_dtype_name(a->dtype));
+    const int int16_prelu = op == TI__TB_PRELU && a->dtype == TI_DTYPE_I16 && b->dtype == TI_DTYPE_I8;
+    if (a->dtype != b->dtype && !int16_prelu)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "inputs have dtypes %s and %s; expected equal dtypes",
+                         ti_dtype_name(a->dtype), ti_dtype_name(b->dtype));
+    if ((r = ti__tfl_bcast2(k, a, b, &rank, dims)) != TI_OK) return r;
+    if (op == TI__TB_PRELU && (rank != a->rank || ti__shape_numel(rank, dims) != ti__numel(a)))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "alpha must broadcast to the input's shape");
+    if (ti__tfl_quantized(a, raw, quant)) {
+        if ((r = ti__tfl_qcheck(k, a, a->dtype, "input 0")) != TI_OK) return r;
+        if ((r = ti__tfl_qcheck(k, b, b->dtype, "input 1")) != TI_OK) return r;
+        if (a->quant.count > 1 || b->quant.count > 1)
+            return ti__kfail(k, TI_ERR_UNSUPPORTED, "per-channel quantized inputs are not supported");
+        if (!TI__TB_BOOL_OUT(op) && (r = ti__tfl_qcheck(k, y, a->dtype, "output")) != TI_OK) return r;
+        float sc;
+        int32_t z1 = 0, z2 = 0, zo = 0;
+        ti__tfl_q(a, &sc, &z1);
+        ti__tfl_q(b, &sc, &z2);
+        ti__tfl_q(y, &sc, &zo);
+        if (op == TI__TB_MUL && a->dtype == TI_DTYPE_I16 && (z1 != 0 || z2 != 0 || zo != 0))
+            return ti__kfail(k, TI_ERR_UNSUPPORTED, "int16 MUL needs zero points 0, got %d, %d "
+                             "and %d", (int)z1, (int)z2, (int)zo);
+    }
+    const ti_dtype yt = TI__TB_BOOL_OUT(op) ? TI_DTYPE_BOOL : a->dtype;
+    if ((r = ti__tfl_check_out_dtype(k, yt)) != TI_OK) return r;
+    if (!ti__set_shape(y, yt, rank, dims))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "output shape is invalid");
+    return TI_OK;
+}
+
+/* TFLite CheckedLog2: log2 of a power-of-two scale, in float */
+TI__PRIVATE int ti__tfl_log2(float x, int *l) {
+    const float v = logf(x) * (1.0f / logf(2.0f)), r = roundf(v);
+    *l = (int)r;
+    return fabsf(v - r) < 1e-3f;
+}
+
+/* Input multipliers of ADD / SUB / SQUARED_DIFFERENCE relative to twice the larger input
+ * scale, after a left shift; output multiplier for (2 max)^power / (2^(ls * power) out). */
+TI__PRIVATE void ti__tfl_rescale_params(ti__tfl_bjob *j, float s1, float s2, float so, int ls,
+                                        int squared) {
+    const double twice = (double)(2.0f * (s1 > s2 ? s1 : s2));
+    j->ls = ls;
+    ti__q_quantize_multiplier((double)s1 / twice, &j->m1, &j->s1);
+    ti__q_quantize_multiplier((double)s2 / twice, &j->m2, &j->s2);
+    if (squared)
+        ti__q_quantize_multiplier(twice * twice / (double)((float)(1 << (2 * ls)) * so), &j->mo, &j->so);
+    else
+        ti__q_quantize_multiplier(twice / (double)((float)(1 << ls) * so), &j->mo, &j->so);
+}
+
+TI__PRIVATE ti_status ti__tfl_bin_run(ti__kctx *k, int op) {
+    const ti_tensor *a = k->in[0], *b = k->in[1];
+    ti_tensor *y = k->out[0];
+    ti__tfl_bjob j;
+    memset(&j, 0, sizeof j);
+    j.op = op;
+    j.quant = ti__tfl_quantized(a, ti__tfl_bin_types[op].raw, ti__tfl_bin_types[op].quant);
+    const int act = ti__tfl_bin_types[op].act
+                        ? (int)ti__attr_i(k->node, "fused_activation_function", TI__TFL_ACT_NONE)
+                        : TI__TFL_ACT_NONE;
+    const size_t nb = ti__numel(b);
+    /* divisors and exponents TFLite refuses at run time */
+    if (op == TI__TB_DIV || op == TI__TB_FLOOR_DIV || op == TI__TB_FLOOR_MOD || op == TI__TB_POW) {
+        float bs = 0.0f;
+        int32_t bz = 0;
+        if (j.quant) ti__tfl_q(b, &bs, &bz);
+        for (size_t i = 0; i < nb; i++) {
+            const int is_f = b->dtype == TI_DTYPE_F32;
+            const double v = is_f ? (double)((const float *)b->data)[i] : (double)ti__get_i64(b, i);
+            if (op == TI__TB_POW ? (!is_f && v < 0) : (op == TI__TB_DIV ? (!is_f && v == (double)bz)
+                                                       : (op == TI__TB_FLOOR_DIV || !is_f) && v == 0.0))
+                return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, op == TI__TB_POW
+                                     ? "negative exponent %g at element %zu of input 1"
+                                     : "division by zero (value %g at element %zu of input 1)",
+                                 v, i);
+        }
+    }
+    ti_tensor *ins[2];
+    ins[0] = (ti_tensor *)a;
+    ins[1] = (ti_tensor *)b;
+    ti__bcast_init(&j.b.bc, 2, (const ti_tensor *const *)ins, y->rank, y->shape);
+    j.b.in[0] = a->data;
+    j.b.in[1] = b->data;
+    j.b.in_dt[0] = a->dtype;
+    j.b.in_dt[1] = b->dtype;
+    j.b.out = y->data;
+    j.b.out_dt = y->dtype;
+    j.b.fn = (a->dtype == TI_DTYPE_F32 && !j.quant) ? ti__tfl_bin_f32 : ti__tfl_bin_int;
+    ti__tfl_act_f(act, &j.flo, &j.fhi);
+    if (!ti__tfl_qrange(a->dtype, &j.lo, &j.hi)) { /* int64, bool: no clamp */
+        j.lo = INT32_MIN;
+        j.hi = INT32_MAX;
+    }
+    if (!j.quant && TI__EDT_IN(a->dtype, TI__TB_I32 | TI__TB_I16 | TI__TB_I64) &&
+        act != TI__TFL_ACT_NONE) {
+        /* CalculateActivationRange<int>: RELU [0, max], RELU6 [0, 6], RELU_N1_TO_1 [-1, 1] */
+        if (act == TI__TFL_ACT_RELU || act == TI__TFL_ACT_RELU6) j.lo = 0;
+        if (act == TI__TFL_ACT_RELU6) j.hi = 6;
+        if (act == TI__TFL_ACT_RELU_N1_TO_1) {
+            j.lo = -1;
+            j.hi = 1;
+        }
+    }
+    if (j.quant) {
+        float s1 = 0.0f, s2 = 0.0f, so = 0.0f;
+        int32_t z1 = 0, z2 = 0, zo = 0;
+        ti__tfl_q(a, &s1, &z1);
+        ti__tfl_q(b, &s2, &z2);
+        if (!TI__TB_BOOL_OUT(op)) {
+            ti__tfl_q(y, &so, &zo);
+            ti__tfl_act_q(act, so, zo, j.lo, j.hi, &j.lo, &j.hi);
+        }
+        j.off1 = -z1;
+        j.off2 = -z2;
+        j.out_off = zo;
+        switch (op) {
+        case TI__TB_ADD: case TI__TB_SUB: {
+            int l1, l2, lo;
+            if (a->dtype == TI_DTYPE_I16 && z1 == 0 && z2 == 0 && zo == 0 &&
+                ti__attr_i(k->node, "pot_scale_int16", 1) && ti__tfl_log2(s1, &l1) &&
+                ti__tfl_log2(s2, &l2) && ti__tfl_log2(so, &lo)) {
+                j.pot16 = 1;
+                j.s1 = l1 - lo;
+                j.s2 = l2 - lo;
+                if ((j.s1 != 0 && j.s2 != 0) || j.s1 > 0 || j.s2 > 0)
+                    return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                                     "int16 power-of-two scales %g, %g -> %g need one input at "
+                                     "the output's scale and the other finer",
+                                     (double)s1, (double)s2, (double)so);
+            } else {
+                ti__tfl_rescale_params(&j, s1, s2, so, a->dtype == TI_DTYPE_I16 ? 15 : 20, 0);
+                if (op == TI__TB_ADD && a->dtype != TI_DTYPE_I16)
+                    ti__tfl_add_lanes(&j, a, b, ti__numel(y));
+            }
+            break;
+        }
+        case TI__TB_SQDIFF: ti__tfl_rescale_params(&j, s1, s2, so, 7, 1); break;
+        case TI__TB_MUL: ti__q_quantize_multiplier((double)(s1 * s2 / so), &j.mo, &j.so); break;
+        case TI__TB_DIV: ti__q_quantize_multiplier((double)(s1 / (s2 * so)), &j.mo, &j.so); break;
+        case TI__TB_PRELU:
+            ti__q_quantize_multiplier((double)(s1 / so), &j.m1, &j.s1);
+            ti__q_quantize_multiplier((double)(s1 * s2 / so), &j.m2, &j.s2);
+            ti__tfl_qrange(y->dtype, &j.lo, &j.hi);
+            break;
+        default: /* comparisons: each input times its scale, after a left shift of 8 */
+            j.ls = 8;
+            ti__q_quantize_multiplier((double)s1, &j.m1, &j.s1);
+            ti__q_quantize_multiplier((double)s2, &j.m2, &j.s2);
+            break;
+        }
+    }
+    if (j.quant && TI__EDT_IN(a->dtype, TI__TQ8) && b->dtype == a->dtype && !j.pot16 &&
+        (op == TI__TB_ADD || op == TI__TB_SUB || op == TI__TB_MUL || TI__TB_BOOL_OUT(op)))
+        ti__tfl_bin_q8_tables(&j, a->dtype);
+    ti__bcast_run(k, &j.b);
+    return TI_OK;
+}
+
+/* ---- SELECT, SELECT_V2 --------------------------------------------------------------- */
+TI__PRIVATE int ti__tfl_select_shape(ti__kctx *k, int v2) {
+    for (int i = 0; i < 3; i++) TI__REQUIRE_INPUT(k, i);
+    if (k->n_out < 1 || k->out[0] == NULL)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "output 0 is required");
+    const ti_tensor *c = k->in[0], *x = k->in[1], *y = k->in[2];
+    int rank = x->rank, r;
+    int64_t dims[TI_MAX_DIMS];
+    if (c->dtype != TI_DTYPE_BOOL)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "condition has dtype %s; expected bool",
+                         ti_dtype_name(c->dtype));
+    if (x->dtype != y->dtype || ti_dtype_size(x->dtype) == 0)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "inputs 1 and 2 have dtypes %s and %s; expected "
+                         "one numeric dtype", ti_dtype_name(x->dtype), ti_dtype_name(y->dtype));
+    memcpy(dims, x->shape, sizeof dims);
+    if (v2) {
+        int r1;
+        int64_t d1[TI_MAX_DIMS];
+        if ((r = ti__tfl_bcast2(k, c, x, &r1, d1)) != TI_OK) return r;
+        ti_tensor t;
+        memset(&t, 0, sizeof t);
+        t.rank = r1;
+        memcpy(t.shape, d1, sizeof d1);
+        if ((r = ti__tfl_bcast2(k, &t, y, &rank, dims)) != TI_OK) return r;
+    } else {
+        int same = x->rank == y->rank && c->rank == x->rank;
+        for (int d = 0; same && d < x->rank; d++)
+            same = x->shape[d] == y->shape[d] && c->shape[d] == x->shape[d];
+        if (!same && ti__numel(c) == 1 && ti__numel(x) == 1 && ti__numel(y) == 1) same = 1;
+        if (!same) {
+            int ok = x->rank == y->rank;
+            for (int d = 0; ok && d < x->rank; d++) ok = x->shape[d] == y->shape[d];
+            if (!ok || !(c->rank == 0 || (c->rank == 1 && x->rank >= 1 && c->shape[0] == x->shape[0])))
+                return ti__kfail(k, TI_ERR_BAD_MODEL,
+                                 "SELECT needs x and y of one shape and a condition of that "
+                                 "shape, a scalar, or a vector over dim 0 (use SELECT_V2 to "
+                                 "broadcast)");
+        }
+    }
+    if ((r = ti__tfl_check_out_dtype(k, x->dtype)) != TI_OK) return r;
+    if (!ti__set_shape(k->out[0], x->dtype, rank, dims))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "output shape is invalid");
+    return TI_OK;
+}
+
+TI__PRIVATE void ti__tfl_select_inner(const ti__bjob *jb, size_t o, const size_t *off,
+                                      const size_t *step, size_t n) {
+    const size_t es = ((const ti__tfl_bjob *)jb)->es;
+    const uint8_t *c = (const uint8_t *)jb->in[0];
+    const unsigned char *x = (const unsigned char *)jb->in[1], *y = (const unsigned char *)jb->in[2];
+    unsigned char *out = (unsigned char *)jb->out + o * es;
+    for (size_t i = 0; i < n; i++) {
+        const unsigned char *src = c[off[0] + i * step[0]] ? x + (off[1] + i * step[1]) * es
+                                                           : y + (off[2] + i * step[2]) * es;
+        memcpy(out + i * es, src, es);
+    }
+}
+
+TI__PRIVATE ti_status ti__tfl_select_run(ti__kctx *k, int v2) {
+    ti_tensor *y = k->out[0];
+    ti_tensor cond = *k->in[0];
+    ti__tfl_bjob j;
+    memset(&j, 0, sizeof j);
+    if (!v2 && cond.rank == 1 && y->rank > 1) { /* SELECT's vector condition picks rows */
+        cond.rank = y->rank;
+        for (int d = 1; d < y->rank; d++) cond.shape[d] = 1;
+    }
+    ti_tensor *ins[3];
+    ins[0] = &cond;
+    ins[1] = k->in[1];
+    ins[2] = k->in[2];
+    ti__bcast_init(&j.b.bc, 3, (const ti_tensor *const *)ins, y->rank, y->shape);
+    for (int i = 0; i < 3; i++) {
+        j.b.in[i] = ins[i]->data;
+        j.b.in_dt[i] = ins[i]->dtype;
+    }
+    j.b.out = y->data;
+    j.b.out_dt = y->dtype;
+    j.b.fn = ti__tfl_select_inner;
+    j.es = ti_dtype_size(y->dtype);
+    ti__bcast_run(k, &j.b);
+    return TI_OK;
+}
+TI__PRIVATE int ti__tfl_select_v1_shape(ti__kctx *k) { return ti__tfl_select_shape(k, 0); }
+TI__PRIVATE int ti__tfl_select_v2_shape(ti__kctx *k) { return ti__tfl_select_shape(k, 1); }
+TI__PRIVATE ti_status ti__tfl_select_v1_run(ti__kctx *k) { return ti__tfl_select_run(k, 0); }
+TI__PRIVATE ti_status ti__tfl_select_v2_run(ti__kctx *k) { return ti__tfl_select_run(k, 1); }
+
+/* ---- ADD_N: inputs of one shape, float32 or int32 ------------------------------------- */
+TI__PRIVATE int ti__tfl_add_n_shape(ti__kctx *k) {
+    if (k->n_in < 2)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "ADD_N needs at least 2 inputs, got %d", k->n_in);
+    for (int i = 0; i < k->n_in; i++) TI__REQUIRE_INPUT(k, i);
+    if (k->n_out < 1 || k->out[0] == NULL)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "output 0 is required");
+    const ti_tensor *a = k->in[0];
+    if (a->dtype != TI_DTYPE_F32 && a->dtype != TI_DTYPE_I32)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "input dtype %s is not supported (float32, "
+                         "int32)", ti_dtype_name(a->dtype));
+    for (int i = 1; i < k->n_in; i++) {
+        const ti_tensor *t = k->in[i];
+        int same = t->dtype == a->dtype && t->rank == a->rank;
+        for (int d = 0; same && d < a->rank; d++) same = t->shape[d] == a->shape[d];
+        if (!same) {
+            char sa[96], sb[96];
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "input %d is %s %s; input 0 is %s %s", i,
+                             ti_dtype_name(t->dtype), ti__bin_shape_str(sa, sizeof sa, t->rank, t->shape),
+                             ti_dtype_name(a->dtype), ti__bin_shape_str(sb, sizeof sb, a->rank, a->shape));
+        }
+    }
+    const int r = ti__tfl_check_out_dtype(k, a->dtype);
+    if (r != TI_OK) return r;
+    if (!ti__set_shape(k->out[0], a->dtype, a->rank, a->shape))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "output shape is invalid");
+    return TI_OK;
+}
+
+TI__PRIVATE ti_status ti__tfl_add_n_run(ti__kctx *k) {
+    const size_t n = ti__numel(k->in[0]);
+    if (k->in[0]->dtype == TI_DTYPE_F32) {
+        float *o = (float *)k->out[0]->data;
+        memcpy(o, k->in[0]->data, n * sizeof(float));
+        for (int i = 1; i < k->n_in; i++) {
+            const float *x = (const float *)k->in[i]->data;
+            for (size_t e = 0; e < n; e++) o[e] += x[e];
+        }
+    } else {
+        int32_t *o = (int32_t *)k->out[0]->data;
+        memcpy(o, k->in[0]->data, n * sizeof(int32_t));
+        for (int i = 1; i < k->n_in; i++) {
+            const int32_t *x = (const int32_t *)k->in[i]->data;
+            for (size_t e = 0; e < n; e++) o[e] = (int32_t)((uint32_t)o[e] + (uint32_t)x[e]);
+        }
+    }
+    return TI_OK;
+}
+
+#define TI__TFL_BINARY(NAME, CODE)                                                            \
+    TI__PRIVATE int ti__tfl_##NAME##_shape(ti__kctx *k) { return ti__tfl_bin_shape(k, CODE); } \
+    TI__PRIVATE ti_status ti__tfl_##NAME##_run(ti__kctx *k) { return ti__tfl_bin_run(k, CODE); }
+TI__TFL_BINARY(add, TI__TB_ADD)
+TI__TFL_BINARY(sub, TI__TB_SUB)
+TI__TFL_BINARY(mul, TI__TB_MUL)
+TI__TFL_BINARY(div, TI__TB_DIV)
+TI__TFL_BINARY(maximum, TI__TB_MAX)
+TI__TFL_BINARY(minimum, TI__TB_MIN)
+TI__TFL_BINARY(squared_difference, TI__TB_SQDIFF)
+TI__TFL_BINARY(pow, TI__TB_POW)
+TI__TFL_BINARY(prelu, TI__TB_PRELU)
+TI__TFL_BINARY(floor_div, TI__TB_FLOOR_DIV)
+TI__TFL_BINARY(floor_mod, TI__TB_FLOOR_MOD)
+TI__TFL_BINARY(logical_and, TI__TB_AND)
+TI__TFL_BINARY(logical_or, TI__TB_OR)
+TI__TFL_BINARY(equal, TI__TB_EQ)
+TI__TFL_BINARY(not_equal, TI__TB_NE)
+TI__TFL_BINARY(less, TI__TB_LT)
+TI__TFL_BINARY(less_equal, TI__TB_LE)
+TI__TFL_BINARY(greater, TI__TB_GT)
+TI__TFL_BINARY(greater_equal, TI__TB_GE)
+#undef TI__TFL_BINARY
+
 TI__PRIVATE const ti__op ti__ops_tfl_elementwise[] = {
+    {"ADD", ti__tfl_add_shape, ti__tfl_add_run, NULL, 0},
+    {"SUB", ti__tfl_sub_shape, ti__tfl_sub_run, NULL, 0},
+    {"MUL", ti__tfl_mul_shape, ti__tfl_mul_run, NULL, 0},
+    {"DIV", ti__tfl_div_shape, ti__tfl_div_run, NULL, 0},
+    {"MAXIMUM", ti__tfl_maximum_shape, ti__tfl_maximum_run, NULL, 0},
+    {"MINIMUM", ti__tfl_minimum_shape, ti__tfl_minimum_run, NULL, 0},
+    {"SQUARED_DIFFERENCE", ti__tfl_squared_difference_shape, ti__tfl_squared_difference_run, NULL, 0},
+    {"POW", ti__tfl_pow_shape, ti__tfl_pow_run, NULL, 0},
+    {"PRELU", ti__tfl_prelu_shape, ti__tfl_prelu_run, NULL, 0},
+    {"FLOOR_DIV", ti__tfl_floor_div_shape, ti__tfl_floor_div_run, NULL, 0},
+    {"FLOOR_MOD", ti__tfl_floor_mod_shape, ti__tfl_floor_mod_run, NULL, 0},
+    {"LOGICAL_AND", ti__tfl_logical_and_shape, ti__tfl_logical_and_run, NULL, 0},
+    {"LOGICAL_OR", ti__tfl_logical_or_shape, ti__tfl_logical_or_run, NULL, 0},
+    {"EQUAL", ti__tfl_equal_shape, ti__tfl_equal_run, NULL, 0},
+    {"NOT_EQUAL", ti__tfl_not_equal_shape, ti__tfl_not_equal_run, NULL, 0},
+    {"LESS", ti__tfl_less_shape, ti__tfl_less_run, NULL, 0},
+    {"LESS_EQUAL", ti__tfl_less_equal_shape, ti__tfl_less_equal_run, NULL, 0},
+    {"GREATER", ti__tfl_greater_shape, ti__tfl_greater_run, NULL, 0},
+    {"GREATER_EQUAL", ti__tfl_greater_equal_shape, ti__tfl_greater_equal_run, NULL, 0},
+    {"SELECT", ti__tfl_select_v1_shape, ti__tfl_select_v1_run, NULL, 0},
+    {"SELECT_V2", ti__tfl_select_v2_shape, ti__tfl_select_v2_run, NULL, 0},
+    {"ADD_N", ti__tfl_add_n_shape, ti__tfl_add_n_run, NULL, 0},
+    {"LOGISTIC", ti__tfl_logistic_shape, ti__tfl_logistic_run, ti__tfl_un_scratch, 0},
+    {"TANH", ti__tfl_tanh_shape, ti__tfl_tanh_run, ti__tfl_un_scratch, 0},
+    {"RELU", ti__tfl_relu_shape, ti__tfl_relu_run, ti__tfl_un_scratch, 0},
+    {"RELU6", ti__tfl_relu6_shape, ti__tfl_relu6_run, ti__tfl_un_scratch, 0},
+    {"RELU_N1_TO_1", ti__tfl_relu_n1_to_1_shape, ti__tfl_relu_n1_to_1_run, ti__tfl_un_scratch, 0},
+    {"RELU_0_TO_1", ti__tfl_relu_0_to_1_shape, ti__tfl_relu_0_to_1_run, ti__tfl_un_scratch, 0},
+    {"LEAKY_RELU", ti__tfl_leaky_relu_shape, ti__tfl_leaky_relu_run, ti__tfl_un_scratch, 0},
+    {"HARD_SWISH", ti__tfl_hard_swish_shape, ti__tfl_hard_swish_run, ti__tfl_un_scratch, 0},
+    {"ELU", ti__tfl_elu_shape, ti__tfl_elu_run, ti__tfl_un_scratch, 0},
+    {"GELU", ti__tfl_gelu_shape, ti__tfl_gelu_run, ti__tfl_un_scratch, 0},
+    {"EXP", ti__tfl_exp_shape, ti__tfl_exp_run, ti__tfl_un_scratch, 0},
+    {"LOG", ti__tfl_log_shape, ti__tfl_log_run, ti__tfl_un_scratch, 0},
+    {"SQRT", ti__tfl_sqrt_shape, ti__tfl_sqrt_run, ti__tfl_un_scratch, 0},
+    {"RSQRT", ti__tfl_rsqrt_shape, ti__tfl_rsqrt_run, ti__tfl_un_scratch, 0},
+    {"SQUARE", ti__tfl_square_shape, ti__tfl_square_run, ti__tfl_un_scratch, 0},
+    {"ABS", ti__tfl_abs_shape, ti__tfl_abs_run, ti__tfl_un_scratch, 0},
+    {"NEG", ti__tfl_neg_shape, ti__tfl_neg_run, ti__tfl_un_scratch, 0},
+    {"FLOOR", ti__tfl_floor_shape, ti__tfl_floor_run, ti__tfl_un_scratch, 0},
+    {"CEIL", ti__tfl_ceil_shape, ti__tfl_ceil_run, ti__tfl_un_scratch, 0},
+    {"ROUND", ti__tfl_round_shape, ti__tfl_round_run, ti__tfl_un_scratch, 0},
+    {"SIN", ti__tfl_sin_shape, ti__tfl_sin_run, ti__tfl_un_scratch, 0},
+    {"COS", ti__tfl_cos_shape, ti__tfl_cos_run, ti__tfl_un_scratch, 0},
+    {"QUANTIZE", ti__tfl_quantize_shape, ti__tfl_quantize_run, ti__tfl_un_scratch, 0},
+    {"DEQUANTIZE", ti__tfl_dequantize_shape, ti__tfl_dequantize_run, ti__tfl_un_scratch, 0},
+    {"CAST", ti__tfl_cast_shape, ti__tfl_cast_run, ti__tfl_un_scratch, 0},
+    {"LOGICAL_NOT", ti__tfl_logical_not_shape, ti__tfl_logical_not_run, ti__tfl_un_scratch, 0},
     {NULL, NULL, NULL, NULL, 0}
 };
 /* ==== end src/cpu/tfl_elementwise.c ========================================================= */
 
 /* ==== begin src/cpu/tfl_lstm.c ============================================================== */
-/* TODO(#4): TFLite kernels of group 'tfl_lstm' (being written). */
+/* TFLite UNIDIRECTIONAL_SEQUENCE_LSTM (domain "tflite"): float32, hybrid (float activations,
+ * int8 weights, inputs quantized per step) and TFLite's integer 8x8_16 kernel (int8 input and
+ * output state, int16 cell state and gates, int32 biases); CIFG, peepholes, projection, layer
+ * norm, clipping, batch- or time-major. Bit for bit with lstm_eval.cc and TFLite's portable
+ * tensor_utils; gemmlowp's 16-bit logistic/tanh are re-implemented here. Relies on qmath.c.
+ * A run processes the whole sequence from the state inputs (TFLite variable tensors, which
+ * the reader gives their reset value) and keeps the state in scratch: it never writes its
+ * inputs and never allocates. */
+
+/* Input slots of the op (TFLite lstm_shared.h). The operator's 5 intermediates (quantization
+ * of the gate pre-activations and of the hidden state) come as the node's "intermediates"
+ * attribute (value indices) or as extra inputs 24..28. */
+enum {
+    TI__LSTM_X = 0,
+    TI__LSTM_I2I, TI__LSTM_I2F, TI__LSTM_I2C, TI__LSTM_I2O,
+    TI__LSTM_R2I, TI__LSTM_R2F, TI__LSTM_R2C, TI__LSTM_R2O,
+    TI__LSTM_C2I, TI__LSTM_C2F, TI__LSTM_C2O,
+    TI__LSTM_BI, TI__LSTM_BF, TI__LSTM_BC, TI__LSTM_BO,
+    TI__LSTM_PW, TI__LSTM_PB,
+    TI__LSTM_H, TI__LSTM_C,
+    TI__LSTM_LNI, TI__LSTM_LNF, TI__LSTM_LNC, TI__LSTM_LNO,
+    TI__LSTM_INTER = 24 /* 5 intermediates: 4 gates, then the hidden state */
+};
+
+static const char *const ti__lstm_names[24] = {
+    "input", "input_to_input_weights", "input_to_forget_weights", "input_to_cell_weights",
+    "input_to_output_weights", "recurrent_to_input_weights", "recurrent_to_forget_weights",
+    "recurrent_to_cell_weights", "recurrent_to_output_weights", "cell_to_input_weights",
+    "cell_to_forget_weights", "cell_to_output_weights", "input_gate_bias", "forget_gate_bias",
+    "cell_gate_bias", "output_gate_bias", "projection_weights", "projection_bias",
+    "output_state", "cell_state", "input_layer_norm_coefficients",
+    "forget_layer_norm_coefficients", "cell_layer_norm_coefficients",
+    "output_layer_norm_coefficients"};
+
+typedef struct ti__lstm_geom {
+    int n_batch, max_time, n_input, n_cell, n_output;
+    int time_major, cifg, peephole, projection, layer_norm;
+    int diag[4]; /* recurrent weights given as a diagonal [n_cell] (float only) */
+    int integer; /* the 8x8_16 kernel */
+    int hybrid;  /* float activations, int8 weights quantized on the fly per step */
+    int asym;    /* hybrid: asymmetric_quantize_inputs */
+} ti__lstm_geom;
+
+TI__PRIVATE const ti_tensor *ti__lstm_in(const ti__kctx *k, int i) {
+    return i < k->n_in ? k->in[i] : NULL;
+}
+
+/* Checks an optional input: rank (1 or 2), dims and dtype. */
+TI__PRIVATE ti_status ti__lstm_check(ti__kctx *k, int i, int rank, int64_t d0, int64_t d1,
+                                     ti_dtype dt) {
+    const ti_tensor *t = ti__lstm_in(k, i);
+    if (t == NULL) return TI_OK;
+    if (t->rank != rank || t->shape[0] != d0 || (rank == 2 && t->shape[1] != d1)) {
+        if (rank == 1)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "%s has rank %d (first dim %lld), expected [%lld]",
+                             ti__lstm_names[i], t->rank, t->rank > 0 ? (long long)t->shape[0] : -1LL,
+                             (long long)d0);
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "%s has rank %d, expected [%lld, %lld]",
+                         ti__lstm_names[i], t->rank, (long long)d0, (long long)d1);
+    }
+    if (t->dtype != dt)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "%s is %s, expected %s for a %s LSTM",
+                         ti__lstm_names[i], ti_dtype_name(t->dtype), ti_dtype_name(dt),
+                         ti_dtype_name(k->in[0]->dtype));
+    return TI_OK;
+}
+
+/* Sizes and variant of the node; validates everything shape and dtype related. */
+TI__PRIVATE ti_status ti__lstm_geom_get(ti__kctx *k, ti__lstm_geom *g) {
+    static const int required[] = {TI__LSTM_X, TI__LSTM_I2F, TI__LSTM_I2C, TI__LSTM_I2O,
+                                   TI__LSTM_R2F, TI__LSTM_R2C, TI__LSTM_R2O, TI__LSTM_BF,
+                                   TI__LSTM_BC, TI__LSTM_BO, TI__LSTM_H, TI__LSTM_C};
+    memset(g, 0, sizeof *g);
+    if (k->n_in != 20 && k->n_in < 24)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "expects 20 or 24 inputs, got %d", k->n_in);
+    for (size_t r = 0; r < TI__COUNTOF(required); r++)
+        if (ti__lstm_in(k, required[r]) == NULL)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "input %d (%s) is required", required[r],
+                             ti__lstm_names[required[r]]);
+    if (k->n_out < 1 || k->out[0] == NULL)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "output 0 is required");
+    const ti_tensor *x = k->in[TI__LSTM_X], *w_io = k->in[TI__LSTM_I2O],
+                    *w_ro = k->in[TI__LSTM_R2O];
+    g->time_major = ti__attr_i(k->node, "time_major", 0) != 0;
+    /* TFLite's Prepare reads dims[2]: only rank 3 works there ([B, T, I] or [T, B, I]). */
+    if (x->rank != 3)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "input has rank %d, expected 3", x->rank);
+    g->max_time = (int)(g->time_major ? x->shape[0] : x->shape[1]);
+    g->n_batch = (int)(g->time_major ? x->shape[1] : x->shape[0]);
+    if (x->shape[0] > INT32_MAX || x->shape[1] > INT32_MAX || x->shape[2] > INT32_MAX)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "input dims too large");
+    g->n_input = (int)x->shape[2];
+    if (w_io->rank != 2 || w_io->shape[1] != g->n_input || w_io->shape[0] > INT32_MAX)
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "input_to_output_weights must be [n_cell, %d] (rank %d found)",
+                         g->n_input, w_io->rank);
+    g->n_cell = (int)w_io->shape[0];
+    if (w_ro->rank == 1) {
+        g->n_output = (int)w_ro->shape[0];
+    } else if (w_ro->rank == 2 && w_ro->shape[0] == g->n_cell && w_ro->shape[1] <= INT32_MAX) {
+        g->n_output = (int)w_ro->shape[1];
+    } else {
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "recurrent_to_output_weights must be [%d, n_output] (rank %d found)",
+                         g->n_cell, w_ro->rank);
+    }
+    if (g->n_cell <= 0 || g->n_output <= 0 || g->n_input <= 0)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "empty LSTM: n_input %d, n_cell %d, n_output %d",
+                         g->n_input, g->n_cell, g->n_output);
+
+    /* Variant: float32; integer (int8 input, int8 weights, int16 cell state); or hybrid
+     * (float32 input and states, int8 weights). */
+    ti_dtype wdt = w_io->dtype;
+    if (x->dtype == TI_DTYPE_I8 && wdt == TI_DTYPE_I8) {
+        g->integer = 1;
+    } else if (x->dtype == TI_DTYPE_F32 && wdt == TI_DTYPE_I8) {
+        g->hybrid = 1;
+        g->asym = ti__attr_i(k->node, "asymmetric_quantize_inputs", 0) != 0;
+    } else if (!(x->dtype == TI_DTYPE_F32 && wdt == TI_DTYPE_F32)) {
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "input %s with %s weights is not supported",
+                         ti_dtype_name(x->dtype), ti_dtype_name(wdt));
+    }
+    ti_dtype fdt = g->integer || g->hybrid ? TI_DTYPE_I8 : TI_DTYPE_F32; /* weights */
+    ti_dtype bdt = g->integer ? TI_DTYPE_I32 : TI_DTYPE_F32;             /* biases */
+    ti_dtype pdt = g->integer ? TI_DTYPE_I16 : TI_DTYPE_F32;             /* layer norm */
+    ti_dtype cdt = g->integer ? TI_DTYPE_I16 : fdt;                      /* peepholes */
+    ti_dtype hdt = g->integer ? TI_DTYPE_I8 : TI_DTYPE_F32;              /* output state */
+
+    g->cifg = ti__lstm_in(k, TI__LSTM_I2I) == NULL;
+    if (g->cifg != (ti__lstm_in(k, TI__LSTM_R2I) == NULL))
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "input_to_input_weights and recurrent_to_input_weights must be both "
+                         "present or both absent (CIFG)");
+    if (g->cifg != (ti__lstm_in(k, TI__LSTM_BI) == NULL))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "input_gate_bias must be present exactly when "
+                                              "the input gate weights are");
+    ti_status st;
+    for (int i = TI__LSTM_I2I; i <= TI__LSTM_I2O; i++)
+        if ((st = ti__lstm_check(k, i, 2, g->n_cell, g->n_input, fdt)) != TI_OK) return st;
+    for (int i = TI__LSTM_R2I; i <= TI__LSTM_R2O; i++) {
+        const ti_tensor *t = ti__lstm_in(k, i);
+        g->diag[i - TI__LSTM_R2I] = t != NULL && t->rank == 1;
+        if (t != NULL && t->rank == 1) {
+            if (g->integer || g->hybrid || g->n_output != g->n_cell)
+                return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                                 "diagonal %s needs a float LSTM with n_output == n_cell",
+                                 ti__lstm_names[i]);
+            st = ti__lstm_check(k, i, 1, g->n_cell, 0, fdt);
+        } else {
+            st = ti__lstm_check(k, i, 2, g->n_cell, g->n_output, fdt);
+        }
+        if (st != TI_OK) return st;
+    }
+    for (int i = TI__LSTM_C2I; i <= TI__LSTM_C2O; i++)
+        if ((st = ti__lstm_check(k, i, 1, g->n_cell, 0, cdt)) != TI_OK) return st;
+    int has_ci = ti__lstm_in(k, TI__LSTM_C2I) != NULL, has_cf = ti__lstm_in(k, TI__LSTM_C2F) != NULL;
+    g->peephole = ti__lstm_in(k, TI__LSTM_C2O) != NULL;
+    if (!(((has_ci || g->cifg) && has_cf && g->peephole) || (!has_ci && !has_cf && !g->peephole)))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "peephole weights must be all present or all absent");
+    if (g->integer && g->peephole && g->n_output != g->n_cell)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                         "integer peepholes with n_output %d != n_cell %d (TFLite indexes them "
+                         "by n_output)", g->n_output, g->n_cell);
+    for (int i = TI__LSTM_BI; i <= TI__LSTM_BO; i++)
+        if ((st = ti__lstm_check(k, i, 1, g->n_cell, 0, bdt)) != TI_OK) return st;
+    g->projection = ti__lstm_in(k, TI__LSTM_PW) != NULL;
+    if (!g->projection && ti__lstm_in(k, TI__LSTM_PB) != NULL)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "projection_bias without projection_weights");
+    if (!g->projection && g->n_output != g->n_cell)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "n_output %d != n_cell %d without a projection",
+                         g->n_output, g->n_cell);
+    if ((st = ti__lstm_check(k, TI__LSTM_PW, 2, g->n_output, g->n_cell, fdt)) != TI_OK) return st;
+    if ((st = ti__lstm_check(k, TI__LSTM_PB, 1, g->n_output, 0, bdt)) != TI_OK) return st;
+    g->layer_norm = k->n_in >= 24 && ti__lstm_in(k, TI__LSTM_LNF) != NULL;
+    if (g->layer_norm) {
+        if (g->cifg != (ti__lstm_in(k, TI__LSTM_LNI) == NULL) || !ti__lstm_in(k, TI__LSTM_LNC) ||
+            !ti__lstm_in(k, TI__LSTM_LNO))
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "layer norm coefficients incomplete");
+        for (int i = TI__LSTM_LNI; i <= TI__LSTM_LNO; i++)
+            if ((st = ti__lstm_check(k, i, 1, g->n_cell, 0, pdt)) != TI_OK) return st;
+    }
+    const ti_tensor *h = k->in[TI__LSTM_H], *c = k->in[TI__LSTM_C];
+    if (ti__numel(h) != (size_t)g->n_batch * (size_t)g->n_output ||
+        ti__numel(c) != (size_t)g->n_batch * (size_t)g->n_cell)
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "state sizes %zu (output) and %zu (cell), expected %d x %d and %d x %d",
+                         ti__numel(h), ti__numel(c), g->n_batch, g->n_output, g->n_batch, g->n_cell);
+    if (h->dtype != hdt || c->dtype != pdt)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "states are %s / %s, expected %s / %s",
+                         ti_dtype_name(h->dtype), ti_dtype_name(c->dtype), ti_dtype_name(hdt),
+                         ti_dtype_name(pdt));
+    if (g->hybrid) {
+        /* TFLite scales each int8 weight tensor by its one scale (GetTensorScale). */
+        static const int quantized[] = {TI__LSTM_I2I, TI__LSTM_I2F, TI__LSTM_I2C, TI__LSTM_I2O,
+                                        TI__LSTM_R2I, TI__LSTM_R2F, TI__LSTM_R2C, TI__LSTM_R2O,
+                                        TI__LSTM_C2I, TI__LSTM_C2F, TI__LSTM_C2O, TI__LSTM_PW};
+        for (size_t q = 0; q < TI__COUNTOF(quantized); q++) {
+            const ti_tensor *t = ti__lstm_in(k, quantized[q]);
+            if (t != NULL && t->quant.count != 1)
+                return ti__kfail(k, t->quant.count == 0 ? TI_ERR_BAD_MODEL : TI_ERR_UNSUPPORTED,
+                                 "%s needs one quantization scale, has %d",
+                                 ti__lstm_names[quantized[q]], t->quant.count);
+        }
+    }
+    if (g->integer) {
+        /* TFLite reads one scale per tensor (params.scale); per-channel would read 0. */
+        static const int quantized[] = {TI__LSTM_X, TI__LSTM_I2I, TI__LSTM_I2F, TI__LSTM_I2C,
+                                        TI__LSTM_I2O, TI__LSTM_R2I, TI__LSTM_R2F, TI__LSTM_R2C,
+                                        TI__LSTM_R2O, TI__LSTM_C2I, TI__LSTM_C2F, TI__LSTM_C2O,
+                                        TI__LSTM_PW, TI__LSTM_H, TI__LSTM_C, TI__LSTM_LNI,
+                                        TI__LSTM_LNF, TI__LSTM_LNC, TI__LSTM_LNO};
+        for (size_t q = 0; q < TI__COUNTOF(quantized); q++) {
+            const ti_tensor *t = ti__lstm_in(k, quantized[q]);
+            if (quantized[q] >= TI__LSTM_LNI && !g->layer_norm) continue;
+            if (t != NULL && t->quant.count != 1)
+                return ti__kfail(k, t->quant.count == 0 ? TI_ERR_BAD_MODEL : TI_ERR_UNSUPPORTED,
+                                 "%s needs one quantization scale, has %d",
+                                 ti__lstm_names[quantized[q]], t->quant.count);
+        }
+    }
+    return TI_OK;
+}
+
+/* ---- gemmlowp 16-bit fixed point (FixedPoint<int16_t, N>), bit exact ------------------ */
+/* Raw int16 arithmetic wraps like the C++ casts in gemmlowp; only the named saturating
+ * helpers saturate. */
+TI__PRIVATE int16_t ti__w16(int32_t x) {
+    int32_t u = x & 0xFFFF;
+    return (int16_t)(u >= 0x8000 ? u - 0x10000 : u);
+}
+TI__PRIVATE int16_t ti__sat16(int32_t x) {
+    return (int16_t)(x > 32767 ? 32767 : (x < -32768 ? -32768 : x));
+}
+TI__PRIVATE int16_t ti__fx16_mul(int16_t a, int16_t b) { /* SaturatingRoundingDoublingHighMul */
+    if (a == b && a == INT16_MIN) return INT16_MAX;
+    int32_t ab = (int32_t)a * (int32_t)b;
+    int32_t nudge = ab >= 0 ? (1 << 14) : (1 - (1 << 14));
+    return (int16_t)((ab + nudge) / (1 << 15));
+}
+TI__PRIVATE int16_t ti__fx16_rdiv(int16_t x, int e) { /* RoundingDivideByPOT */
+    int32_t mask = (1 << e) - 1;
+    int32_t rem = (int32_t)x & mask;
+    int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+    return ti__w16(((int32_t)x >> e) + (rem > threshold ? 1 : 0));
+}
+TI__PRIVATE int16_t ti__fx16_pot(int16_t x, int e) { /* SaturatingRoundingMultiplyByPOT */
+    if (e < 0) return ti__fx16_rdiv(x, -e);
+    if (e == 0) return x;
+    int32_t threshold = (1 << (15 - e)) - 1;
+    if (x > threshold) return INT16_MAX;
+    if (x < -threshold) return INT16_MIN;
+    return ti__w16((int32_t)x * (1 << e));
+}
+/* A constant given as its int32 Q0.31-style raw value, rounded to 16 bits. */
+TI__PRIVATE int16_t ti__fx16_const(int32_t raw32) { return (int16_t)ti__q_rdbypot(raw32, 16); }
+
+/* exp(a) for a in [-1/4, 0), Q0.15 in and out. */
+TI__PRIVATE int16_t ti__fx16_exp_quarter(int16_t a) {
+    const int16_t c = ti__fx16_const(1895147668), third = ti__fx16_const(715827883);
+    int16_t x = ti__w16(a + (1 << 12)); /* a + 1/8 */
+    int16_t x2 = ti__fx16_mul(x, x), x3 = ti__fx16_mul(x2, x), x4 = ti__fx16_mul(x2, x2);
+    int16_t x4_4 = ti__fx16_pot(x4, -2);
+    int16_t poly = ti__fx16_pot(ti__w16(ti__fx16_mul(ti__w16(x4_4 + x3), third) + x2), -1);
+    return ti__sat16(c + ti__fx16_mul(c, ti__w16(x + poly)));
+}
+
+/* exp(a) for a <= 0 with `ib` integer bits in a; Q0.15 result. */
+TI__PRIVATE int16_t ti__fx16_exp_neg(int16_t a, int ib) {
+    static const int32_t mult[7] = {1672461947, 1302514674, 790015084, 290630308,
+                                    39332535,   720401,     242}; /* exp(-2^e), e = -2..4 */
+    const int fb = 15 - ib;
+    const int16_t quarter = (int16_t)(1 << (fb - 2));
+    int16_t amq = ti__w16(((int32_t)a & (quarter - 1)) - quarter);
+    int16_t result = ti__fx16_exp_quarter(ti__fx16_pot(amq, ib));
+    int16_t rem = ti__w16(amq - a);
+    for (int e = -2; e <= 4; e++)
+        if (ib > e && ((int32_t)rem & (int32_t)ti__w16(1 << (fb + e))) != 0)
+            result = ti__fx16_mul(result, ti__fx16_const(mult[e + 2]));
+    if (ib > 5 && a < ti__fx16_const(-(1 << (36 - ib)))) result = 0;
+    if (a == 0) result = INT16_MAX;
+    return result;
+}
+
+/* Newton-Raphson 1/(1+a) (or (1-a)/(1+a) when minus) for a in (0, 1), Q0.15. */
+TI__PRIVATE int16_t ti__fx16_recip(int16_t a, int minus) {
+    int32_t sum = (int32_t)a + INT16_MAX;
+    int16_t half_den = (int16_t)((sum + (sum >= 0 ? 1 : -1)) / 2); /* RoundingHalfSum */
+    const int16_t c48 = ti__fx16_const(1515870810), cm32 = ti__fx16_const(-1010580540);
+    int16_t x = ti__w16(c48 + ti__fx16_mul(half_den, cm32)); /* Q2.13 */
+    for (int i = 0; i < 3; i++) {
+        int16_t one_minus = ti__w16((1 << 13) - ti__fx16_mul(half_den, x));
+        x = ti__w16(x + ti__fx16_pot(ti__fx16_mul(x, one_minus), 2));
+    }
+    return minus ? ti__fx16_pot(ti__w16(x - (1 << 13)), 2) : ti__fx16_pot(x, 1);
+}
+
+/* gemmlowp::logistic and gemmlowp::tanh of FixedPoint<int16_t, ib>, Q0.15 results. */
+TI__PRIVATE int16_t ti__fx16_logistic(int16_t a, int ib) {
+    if (a == 0) return 1 << 14;
+    int16_t abs_a = a > 0 ? a : ti__w16(-(int32_t)a);
+    int16_t pos = ti__fx16_recip(ti__fx16_exp_neg(ti__w16(-(int32_t)abs_a), ib), 0);
+    return a > 0 ? pos : ti__w16(INT16_MAX - pos);
+}
+TI__PRIVATE int16_t ti__fx16_tanh(int16_t a, int ib) {
+    if (a == 0) return 0;
+    int16_t n = a < 0 ? a : ti__w16(-(int32_t)a);
+    int16_t t = ti__fx16_recip(ti__fx16_exp_neg(n, ib + 1), 1);
+    return a < 0 ? ti__w16(-(int32_t)t) : t;
+}
+
+/* ---- integer kernel ------------------------------------------------------------------ */
+typedef struct ti__lstm_qgate {
+    const int8_t *wx, *wh; /* input / recurrent weights */
+    const int16_t *wc;     /* peephole, NULL when absent */
+    const int16_t *ln;     /* layer norm coefficients, NULL when absent */
+    const int32_t *bias;   /* the gate bias (used by layer norm only) */
+    int32_t *bx, *bh;      /* effective biases: bias + zero point * row sums */
+    int32_t mx, mh, mc, mln; /* multipliers of the matmuls, peephole, layer norm */
+    int sx, sh, sc, sln;
+    int32_t guard;           /* layer norm variance guard */
+} ti__lstm_qgate;
+
+typedef struct ti__lstm_qparams {
+    ti__lstm_qgate g[4]; /* input, forget, cell, output */
+    int cell_scale;      /* log2 of the cell state scale */
+    int16_t cell_clip;
+    int8_t proj_clip;
+    int32_t hidden_m, proj_m;
+    int hidden_s, proj_s;
+    int32_t hidden_zp, out_zp;
+    const int8_t *wp;
+    int32_t *bp; /* projection effective bias */
+} ti__lstm_qparams;
+
+/* TFLite CheckedLog2. */
+TI__PRIVATE int ti__lstm_log2(float x, int *out) {
+    float l = logf(x) * (1.0f / logf(2.0f));
+    float r = (float)ti__q_round(l);
+    *out = (int)r;
+    return fabsf(l - r) < 1e-3f;
+}
+
+TI__PRIVATE void ti__lstm_qmult(double real, int32_t *m, int *s) { ti__q_quantize_multiplier(real, m, s); }
+
+TI__PRIVATE float ti__lstm_scale(const ti__kctx *k, int i) {
+    const ti_tensor *t = ti__lstm_in(k, i);
+    return t != NULL && t->quant.count > 0 ? t->quant.scale[0] : 1.0f;
+}
+
+/* bias[r] + zp * sum_c w[r][c] (PrecomputeZeroPointTimesWeightWithBias). */
+TI__PRIVATE void ti__lstm_eff_bias(const int8_t *w, const int32_t *bias, int32_t zp, int rows,
+                                   int cols, int32_t *out) {
+    for (int r = 0; r < rows; r++) {
+        int32_t sum = 0;
+        for (int c = 0; c < cols; c++) sum += w[(size_t)r * (size_t)cols + (size_t)c];
+        out[r] = (bias != NULL ? bias[r] : 0) + sum * zp;
+    }
+}
+
+/* Quantization of the op's intermediate tensor i (0..3: gate pre-activations, 4: hidden
+ * state): an extra input 24 + i, or the value the "intermediates" attribute (value indices,
+ * set by the TFLite reader) names. NULL when there is none. */
+TI__PRIVATE const ti_quant *ti__lstm_inter_quant(const ti__kctx *k, int i) {
+    const ti_tensor *t = ti__lstm_in(k, TI__LSTM_INTER + i);
+    if (t != NULL) return t->quant.count > 0 ? &t->quant : NULL;
+    int n = 0;
+    const int64_t *v = ti__attr_ints(k->node, "intermediates", &n);
+    if (v == NULL || i >= n || k->model == NULL || v[i] < 0 || v[i] >= k->model->n_values)
+        return NULL;
+    const ti_quant *q = &k->model->values[v[i]].quant;
+    return q->count > 0 && q->scale != NULL && q->zero_point != NULL ? q : NULL;
+}
+
+/* Fills the parameters the way PopulateQuantizedLstmParams8x8_16 does; eff holds the
+ * 8 * n_cell + n_output effective biases. */
+TI__PRIVATE ti_status ti__lstm_qparams_get(ti__kctx *k, const ti__lstm_geom *g,
+                                           ti__lstm_qparams *p, int32_t *eff) {
+    memset(p, 0, sizeof *p);
+    const ti_tensor *cs = k->in[TI__LSTM_C], *hs = k->in[TI__LSTM_H], *out = k->out[0];
+    if (!ti__lstm_log2(cs->quant.scale[0], &p->cell_scale))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "cell_state scale %g is not a power of two",
+                         (double)cs->quant.scale[0]);
+    /* tanh of the cell state has 15 + cell_scale integer bits; TFLite handles 0..6. */
+    if (p->cell_scale < -15 || p->cell_scale > -9)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "cell_state scale 2^%d, expected 2^-15..2^-9",
+                         p->cell_scale);
+    float cell_clip = ti__attr_f(k->node, "cell_clip", 0.0f);
+    float proj_clip = ti__attr_f(k->node, "proj_clip", 0.0f);
+    if (cell_clip < 0.0f || proj_clip < 0.0f)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "negative cell_clip %g or proj_clip %g",
+                         (double)cell_clip, (double)proj_clip);
+    if (cell_clip > 0.0f) {
+        float q = cell_clip / cs->quant.scale[0];
+        p->cell_clip = (int16_t)(q < -32768.0f ? -32768.0f : (q > 32767.0f ? 32767.0f : q));
+    }
+    if (proj_clip > 0.0f) {
+        if (out->quant.count < 1)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "output has no quantization scale");
+        float q = proj_clip / out->quant.scale[0];
+        p->proj_clip = (int8_t)(q < -128.0f ? -128.0f : (q > 127.0f ? 127.0f : q));
+    }
+
+    /* Gate pre-activations: Q3.12 unless layer norm, which takes the intermediates' scales. */
+    float inter[5];
+    int32_t inter_zp4 = 0;
+    for (int i = 0; i < 5; i++) {
+        const ti_quant *q = ti__lstm_inter_quant(k, i);
+        int need = i == 4 ? 1 : g->layer_norm;
+        inter[i] = i == 4 ? 1.0f : 1.0f / 4096.0f;
+        if (!need) continue;
+        if (q != NULL) {
+            inter[i] = q->scale[0];
+            if (i == 4) inter_zp4 = (int32_t)q->zero_point[0];
+        } else if (i == 4 && !g->projection) {
+            /* Without a projection the hidden state is the output state; TFLite's converter
+             * gives this intermediate the output state's quantization. */
+            inter[i] = hs->quant.scale[0];
+            inter_zp4 = (int32_t)hs->quant.zero_point[0];
+        } else {
+            return ti__kfail(k, TI_ERR_BAD_MODEL,
+                             "integer LSTM needs the quantization of intermediate tensor %d", i);
+        }
+    }
+    float in_scale = ti__lstm_scale(k, TI__LSTM_X), h_scale = hs->quant.scale[0];
+    int32_t in_zp = (int32_t)k->in[TI__LSTM_X]->quant.zero_point[0];
+    p->out_zp = (int32_t)hs->quant.zero_point[0];
+    p->hidden_zp = inter_zp4;
+    if (in_zp < -128 || in_zp > 127 || p->out_zp < -128 || p->out_zp > 127 || inter_zp4 < -128 ||
+        inter_zp4 > 127)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "int8 zero points %d / %d / %d out of range",
+                         (int)in_zp, (int)p->out_zp, (int)inter_zp4);
+    for (int gi = 0; gi < 4; gi++) {
+        ti__lstm_qgate *q = &p->g[gi];
+        if (gi == 0 && g->cifg) continue;
+        const ti_tensor *wx = ti__lstm_in(k, TI__LSTM_I2I + gi), *wh = ti__lstm_in(k, TI__LSTM_R2I + gi);
+        const ti_tensor *wc = gi == 2 ? NULL : ti__lstm_in(k, TI__LSTM_C2I + (gi == 3 ? 2 : gi));
+        const ti_tensor *ln = g->layer_norm ? ti__lstm_in(k, TI__LSTM_LNI + gi) : NULL;
+        const ti_tensor *b = ti__lstm_in(k, TI__LSTM_BI + gi);
+        q->wx = (const int8_t *)wx->data;
+        q->wh = (const int8_t *)wh->data;
+        q->wc = wc != NULL && g->peephole ? (const int16_t *)wc->data : NULL;
+        q->ln = ln != NULL ? (const int16_t *)ln->data : NULL;
+        q->bias = (const int32_t *)b->data;
+        /* float arithmetic as TFLite: w_scale * in_scale / intermediate_scale */
+        float ex = wx->quant.scale[0] * in_scale / inter[gi];
+        float eh = wh->quant.scale[0] * h_scale / inter[gi];
+        ti__lstm_qmult(ex, &q->mx, &q->sx);
+        ti__lstm_qmult(eh, &q->mh, &q->sh);
+        if (q->wc != NULL) {
+            float ec = (float)(ldexp(1.0, p->cell_scale) * (double)wc->quant.scale[0] / (double)inter[gi]);
+            ti__lstm_qmult(ec, &q->mc, &q->sc);
+        }
+        float ln_scale = ln != NULL ? ln->quant.scale[0] : 1.0f;
+        ti__lstm_qmult(ln_scale, &q->mln, &q->sln);
+        int32_t guard = (int32_t)(10000.0f * ln_scale);
+        q->guard = guard > 1 ? guard : 1;
+        q->bx = eff + (size_t)gi * 2 * (size_t)g->n_cell;
+        q->bh = q->bx + g->n_cell;
+        ti__lstm_eff_bias(q->wx, g->layer_norm ? NULL : q->bias, -in_zp, g->n_cell, g->n_input, q->bx);
+        ti__lstm_eff_bias(q->wh, NULL, -p->out_zp, g->n_cell, g->n_output, q->bh);
+    }
+    float eff_hidden = (float)(ldexp(1.0, -15) / (double)inter[4] * ldexp(1.0, -15));
+    ti__lstm_qmult(eff_hidden, &p->hidden_m, &p->hidden_s);
+    if (g->projection) {
+        const ti_tensor *pw = k->in[TI__LSTM_PW], *pb = ti__lstm_in(k, TI__LSTM_PB);
+        float ep = pw->quant.scale[0] * inter[4] / h_scale;
+        ti__lstm_qmult(ep, &p->proj_m, &p->proj_s);
+        p->wp = (const int8_t *)pw->data;
+        p->bp = eff + 8 * (size_t)g->n_cell;
+        ti__lstm_eff_bias(p->wp, pb != NULL ? (const int32_t *)pb->data : NULL, inter_zp4,
+                          g->n_output, g->n_cell, p->bp);
+    }
+    return TI_OK;
+}
+
+/* TFLite's GetInvSqrtQuantizedMultiplierExp with reverse_shift -1 (32-bit gemmlowp math). */
+TI__PRIVATE int32_t ti__fx32_pot(int32_t x, int e) { /* SaturatingRoundingMultiplyByPOT, e > 0 */
+    int64_t threshold = ((int64_t)1 << (31 - e)) - 1;
+    if (x > threshold) return INT32_MAX;
+    if (x < -threshold) return INT32_MIN;
+    return (int32_t)((int64_t)x * ((int64_t)1 << e));
+}
+TI__PRIVATE int32_t ti__w32(int64_t x) {
+    uint32_t u = (uint32_t)((uint64_t)x & 0xFFFFFFFFu);
+    return u >= 0x80000000u ? (int32_t)(u - 0x80000000u) + INT32_MIN : (int32_t)u;
+}
+TI__PRIVATE void ti__lstm_inv_sqrt(int32_t input, int32_t *m, int *shift) {
+    if (input <= 1) {
+        *m = INT32_MAX;
+        *shift = 0;
+        return;
+    }
+    int s = 11;
+    while (input >= (1 << 29)) {
+        input /= 4;
+        s++;
+    }
+    int lz = 0;
+    for (uint32_t v = (uint32_t)input; (v & 0x80000000u) == 0; v <<= 1) lz++;
+    int pairs = (lz - 1) / 2 - 1;
+    s -= pairs;
+    input <<= 2 * pairs;
+    int32_t fx = input >> 1;                       /* Q3.28 */
+    int32_t half = ti__q_rdbypot(fx, 1);
+    const int32_t half_three = (1 << 28) + (1 << 27); /* 1.5 */
+    int32_t x = 1 << 28;                           /* 1.0 */
+    for (int i = 0; i < 5; i++) {
+        int32_t x3 = ti__fx32_pot(ti__q_srdhm(ti__q_srdhm(x, x), x), 6);
+        x = ti__fx32_pot(ti__w32((int64_t)ti__q_srdhm(half_three, x) - ti__q_srdhm(half, x3)), 3);
+    }
+    x = ti__q_srdhm(x, 1518500250); /* sqrt(2) / 2 */
+    if (s < 0) {
+        x = ti__w32((int64_t)x * ((int64_t)1 << -s));
+        s = 0;
+    }
+    *m = x;
+    *shift = -s;
+}
+
+/* PortableApplyLayerNorm on one row. */
+TI__PRIVATE void ti__lstm_layer_norm(int16_t *v, const ti__lstm_qgate *q, int n) {
+    int64_t sum = 0, sum_sq = 0;
+    for (int j = 0; j < n; j++) {
+        sum += v[j];
+        sum_sq += (int64_t)v[j] * v[j];
+    }
+    int32_t mean = (int32_t)(sum * 1024 / n);
+    int32_t temp = (1 << 20) / n; /* exact for power-of-two n only, as in TFLite */
+    int64_t variance = sum_sq * temp - (int64_t)mean * (int64_t)mean;
+    int32_t var2 = (int32_t)(variance / (1 << 20));
+    if (var2 < 1) var2 = q->guard;
+    int32_t inv_m;
+    int inv_s;
+    ti__lstm_inv_sqrt(var2, &inv_m, &inv_s);
+    for (int j = 0; j < n; j++) {
+        int32_t shifted = ti__w32(1024 * (int64_t)v[j] - mean);
+        int32_t rescaled = ti__q_mul(shifted, inv_m, inv_s);
+        int64_t val3 = ti__w32((int64_t)rescaled * q->ln[j] + q->bias[j]);
+        int32_t val4 = (int32_t)((val3 > 0 ? val3 + 512 : val3 - 512) / 1024);
+        v[j] = ti__sat16(ti__q_mul(val4, q->mln, q->sln + 12));
+    }
+}
+
+/* acc16[r] = sat16(acc16[r] + MultiplyByQuantizedMultiplier(bias[r] + w[r] . v, m, s)). */
+TI__PRIVATE void ti__lstm_qmatvec(const int8_t *w, const int32_t *bias, const int8_t *v, int rows,
+                                  int cols, int32_t m, int s, int16_t *acc16) {
+    for (int r = 0; r < rows; r++) {
+        const int8_t *wr = w + (size_t)r * (size_t)cols;
+        int32_t acc = bias[r];
+        for (int c = 0; c < cols; c++) acc += (int32_t)wr[c] * (int32_t)v[c];
+        acc16[r] = ti__sat16(ti__q_mul(acc, m, s) + acc16[r]);
+    }
+}
+
+/* One gate (CalculateLstmGateInteger8x8_16) for one batch row. */
+TI__PRIVATE void ti__lstm_qgate_run(const ti__lstm_qgate *q, const ti__lstm_geom *g, const int8_t *x,
+                                    const int8_t *h, const int16_t *c, int is_cell, int16_t *gate) {
+    int n = g->n_cell;
+    for (int r = 0; r < n; r++) gate[r] = 0;
+    ti__lstm_qmatvec(q->wx, q->bx, x, n, g->n_input, q->mx, q->sx, gate);
+    ti__lstm_qmatvec(q->wh, q->bh, h, n, g->n_output, q->mh, q->sh, gate);
+    if (q->wc != NULL)
+        for (int r = 0; r < n; r++)
+            gate[r] = ti__sat16(ti__q_mul((int32_t)q->wc[r] * c[r], q->mc, q->sc) + gate[r]);
+    if (q->ln != NULL) ti__lstm_layer_norm(gate, q, n);
+    for (int r = 0; r < n; r++)
+        gate[r] = is_cell ? ti__fx16_tanh(gate[r], 3) : ti__fx16_logistic(gate[r], 3);
+}
+
+/* Carves the scratch: integer or float buffers, each 16-byte aligned. */
+typedef struct ti__lstm_bufs {
+    void *gate[4], *cell, *tmp, *hstate, *hidden;
+    int32_t *eff;        /* integer: effective biases; hybrid: weight row sums */
+    int8_t *qx, *qh;     /* hybrid: this step's quantized input and output state */
+} ti__lstm_bufs;
+
+TI__PRIVATE size_t ti__lstm_layout(const ti__lstm_geom *g, unsigned char *base, ti__lstm_bufs *b) {
+    size_t esz = g->integer ? sizeof(int16_t) : sizeof(float);
+    size_t hsz = g->integer ? sizeof(int8_t) : sizeof(float);
+    size_t sizes[11], off = 0;
+    for (int i = 0; i < 6; i++) sizes[i] = (size_t)g->n_cell * esz; /* 4 gates, cell, tmp */
+    sizes[6] = (size_t)g->n_output * hsz;                           /* output state */
+    sizes[7] = (size_t)g->n_cell * (g->hybrid ? 1 : hsz);           /* int8 hidden */
+    sizes[8] = g->integer || g->hybrid
+                   ? (8 * (size_t)g->n_cell + (size_t)g->n_output) * sizeof(int32_t) : 0;
+    sizes[9] = g->hybrid ? (size_t)g->n_input : 0;
+    sizes[10] = g->hybrid ? (size_t)g->n_output : 0;
+    void *ptr[11];
+    for (int i = 0; i < 11; i++) {
+        ptr[i] = base != NULL ? (void *)(base + off) : NULL;
+        off += (sizes[i] + 15) & ~(size_t)15;
+    }
+    if (b != NULL) {
+        for (int i = 0; i < 4; i++) b->gate[i] = ptr[i];
+        b->cell = ptr[4];
+        b->tmp = ptr[5];
+        b->hstate = ptr[6];
+        b->hidden = ptr[7];
+        b->eff = (int32_t *)ptr[8];
+        b->qx = (int8_t *)ptr[9];
+        b->qh = (int8_t *)ptr[10];
+    }
+    return off;
+}
+
+/* Offset (in elements) of step t of batch row b in a [T, B, n] or [B, T, n] tensor. */
+TI__PRIVATE size_t ti__lstm_row(const ti__lstm_geom *g, int b, int t, int n) {
+    size_t row = g->time_major ? (size_t)t * (size_t)g->n_batch + (size_t)b
+                               : (size_t)b * (size_t)g->max_time + (size_t)t;
+    return row * (size_t)n;
+}
+
+TI__PRIVATE ti_status ti__lstm_run_int(ti__kctx *k, const ti__lstm_geom *g, ti__lstm_bufs *bf) {
+    ti__lstm_qparams p;
+    ti_status st = ti__lstm_qparams_get(k, g, &p, bf->eff);
+    if (st != TI_OK) return st;
+    const int8_t *x = (const int8_t *)k->in[TI__LSTM_X]->data;
+    const int8_t *h0 = (const int8_t *)k->in[TI__LSTM_H]->data;
+    const int16_t *c0 = (const int16_t *)k->in[TI__LSTM_C]->data;
+    int8_t *y = (int8_t *)k->out[0]->data;
+    int16_t *gi = (int16_t *)bf->gate[0], *gf = (int16_t *)bf->gate[1];
+    int16_t *gc = (int16_t *)bf->gate[2], *go = (int16_t *)bf->gate[3];
+    int16_t *cell = (int16_t *)bf->cell, *tmp = (int16_t *)bf->tmp;
+    int8_t *h = (int8_t *)bf->hstate, *hid = (int8_t *)bf->hidden;
+    int nc = g->n_cell, no = g->n_output;
+    for (int b = 0; b < g->n_batch; b++) {
+        /* A state without data starts as TFLite resets variable tensors: int8 at the zero
+         * point (real 0), int16 at 0. */
+        for (int j = 0; j < no; j++) h[j] = h0 != NULL ? h0[(size_t)b * no + j] : (int8_t)p.out_zp;
+        for (int j = 0; j < nc; j++) cell[j] = c0 != NULL ? c0[(size_t)b * nc + j] : 0;
+        for (int t = 0; t < g->max_time; t++) {
+            const int8_t *xt = x + ti__lstm_row(g, b, t, g->n_input);
+            if (!g->cifg) ti__lstm_qgate_run(&p.g[0], g, xt, h, cell, 0, gi);
+            ti__lstm_qgate_run(&p.g[1], g, xt, h, cell, 0, gf);
+            ti__lstm_qgate_run(&p.g[2], g, xt, h, cell, 1, gc);
+            /* UpdateLstmCellInteger: c = f*c + i*g (i = 1 - f with CIFG), then clip */
+            for (int j = 0; j < nc; j++) {
+                int16_t fc = ti__w16(ti__q_rdbypot((int32_t)gf[j] * cell[j], 15));
+                int16_t ig = g->cifg ? ti__w16(INT16_MAX - gf[j]) : gi[j];
+                int16_t add = ti__w16(ti__q_rdbypot((int32_t)ig * gc[j], 30 + p.cell_scale));
+                int16_t v = ti__sat16((int32_t)fc + add);
+                if (p.cell_clip > 0)
+                    v = v > p.cell_clip ? p.cell_clip : (v < -p.cell_clip ? (int16_t)-p.cell_clip : v);
+                cell[j] = v;
+            }
+            ti__lstm_qgate_run(&p.g[3], g, xt, h, cell, 0, go);
+            /* CalculateLstmOutputInteger8x8_16: hidden = o * tanh(c), requantized */
+            for (int j = 0; j < nc; j++) tmp[j] = ti__fx16_tanh(cell[j], 15 + p.cell_scale);
+            int8_t *dst = g->projection ? hid : h;
+            /* TFLite passes -hidden_zp on the projection path (b/246629213). */
+            int32_t zp = g->projection ? -p.hidden_zp : p.hidden_zp;
+            for (int j = 0; j < nc; j++) {
+                int32_t v = ti__q_mul((int32_t)go[j] * tmp[j], p.hidden_m, p.hidden_s) + zp;
+                dst[j] = (int8_t)(v < -128 ? -128 : (v > 127 ? 127 : v));
+            }
+            if (g->projection) {
+                for (int r = 0; r < no; r++) {
+                    const int8_t *wr = p.wp + (size_t)r * (size_t)nc;
+                    int32_t acc = p.bp[r];
+                    for (int c = 0; c < nc; c++) acc += (int32_t)wr[c] * hid[c];
+                    acc = ti__q_mul(acc, p.proj_m, p.proj_s) + p.out_zp;
+                    acc = acc < -128 ? -128 : (acc > 127 ? 127 : acc);
+                    if (p.proj_clip > 0)
+                        acc = acc > p.proj_clip ? p.proj_clip : (acc < -p.proj_clip ? -p.proj_clip : acc);
+                    h[r] = (int8_t)acc;
+                }
+            }
+            memcpy(y + ti__lstm_row(g, b, t, no), h, (size_t)no);
+        }
+    }
+    return TI_OK;
+}
+
+/* ---- float and hybrid kernels --------------------------------------------------------- */
+TI__PRIVATE float ti__lstm_act(int act, float v) {
+    switch (act) {
+    case TI__TFL_ACT_RELU: return v > 0.0f ? v : 0.0f;
+    case TI__TFL_ACT_RELU_N1_TO_1: return v < -1.0f ? -1.0f : (v > 1.0f ? 1.0f : v);
+    case TI__TFL_ACT_RELU6: return v < 0.0f ? 0.0f : (v > 6.0f ? 6.0f : v);
+    case TI__TFL_ACT_TANH: return tanhf(v);
+    case TI__TFL_ACT_SIGN_BIT: return signbit(v) ? 1.0f : 0.0f;
+    default: return 1.0f / (1.0f + expf(-v)); /* sigmoid, the gates' activation */
+    }
+}
+enum { TI__LSTM_SIGMOID = 100 };
+
+/* Hybrid: quantizes one float vector to int8 per TFLite's BatchQuantizeFloats (symmetric:
+ * scale max|x| / 127, zero point 0; asymmetric: min/max with a nudged zero point). */
+TI__PRIVATE void ti__lstm_hquant(const float *x, int n, int asym, int8_t *q, float *sf, int32_t *zp) {
+    float lo = x[0], hi = x[0];
+    for (int i = 1; i < n; i++) { /* std::minmax_element */
+        if (x[i] < lo) lo = x[i];
+        if (!(x[i] < hi)) hi = x[i];
+    }
+    *zp = 0;
+    if (!asym) {
+        float range = TI__MAX(fabsf(lo), fabsf(hi));
+        if (range == 0.0f) {
+            memset(q, 0, (size_t)n);
+            *sf = 1.0f;
+            return;
+        }
+        *sf = range / 127.0f;
+        float inv = 127.0f / range;
+        for (int i = 0; i < n; i++) {
+            int32_t v = (int32_t)roundf(x[i] * inv);
+            q[i] = (int8_t)(v > 127 ? 127 : (v < -127 ? -127 : v));
+        }
+        return;
+    }
+    double rmin = (double)TI__MIN(0.0f, lo), rmax = (double)TI__MAX(0.0f, hi);
+    if (rmin == rmax) {
+        memset(q, 0, (size_t)n);
+        *sf = 1.0f;
+        return;
+    }
+    double scale = (rmax - rmin) / 255.0;
+    double zmin = -128.0 - rmin / scale, zmax = 127.0 - rmax / scale;
+    double zd = 128.0 + fabs(rmin / scale) < 127.0 + fabs(rmax / scale) ? zmin : zmax;
+    *zp = zd <= -128.0 ? -128 : (zd >= 127.0 ? 127 : (int32_t)(int8_t)round(zd));
+    *sf = (float)scale;
+    float inv = 1.0f / *sf;
+    for (int i = 0; i < n; i++) {
+        int32_t v = (int32_t)roundf((float)*zp + x[i] * inv);
+        q[i] = (int8_t)(v > 127 ? 127 : (v < -128 ? -128 : v));
+    }
+}
+
+/* Hybrid matmul: acc[r] += float(w[r] . q - row_sum[r] * zp) * (vector_scale * w_scale). */
+TI__PRIVATE void ti__lstm_hmatvec(const ti_tensor *w, const int8_t *q, float sf, int32_t zp,
+                                  const int32_t *row_sums, int rows, int cols, float *acc) {
+    const int8_t *wd = (const int8_t *)w->data;
+    float scale = sf * w->quant.scale[0];
+    for (int r = 0; r < rows; r++) {
+        const int8_t *wr = wd + (size_t)r * (size_t)cols;
+        int32_t dot = 0;
+        for (int c = 0; c < cols; c++) dot += (int32_t)wr[c] * (int32_t)q[c];
+        if (row_sums != NULL) dot -= row_sums[r] * zp;
+        acc[r] += (float)dot * scale;
+    }
+}
+
+TI__PRIVATE int ti__lstm_all_zero(const float *v, int n) {
+    for (int i = 0; i < n; i++)
+        if (v[i] != 0.0f) return 0;
+    return 1;
+}
+
+/* The quantized vectors of one hybrid step (NULL when the vector is all zeros). */
+typedef struct ti__lstm_hstep {
+    const int8_t *qx, *qh;
+    float sx, sh;
+    int32_t zx, zh;
+    const int32_t *row_sums; /* [gate][x | h][n_cell], asymmetric only */
+} ti__lstm_hstep;
+
+/* One gate (CalculateLstmGateFloat / CalculateLstmGateHybrid) for one batch row. */
+TI__PRIVATE void ti__lstm_fgate(const ti__kctx *k, const ti__lstm_geom *g, int gi, const float *x,
+                                const float *h, const float *c, int act,
+                                const ti__lstm_hstep *hs, float *gate) {
+    const ti_tensor *wxt = k->in[TI__LSTM_I2I + gi], *wht = k->in[TI__LSTM_R2I + gi];
+    const ti_tensor *wct = gi == 2 ? NULL : ti__lstm_in(k, TI__LSTM_C2I + (gi == 3 ? 2 : gi));
+    if (!g->peephole || c == NULL) wct = NULL;
+    const ti_tensor *lnt = g->layer_norm ? ti__lstm_in(k, TI__LSTM_LNI + gi) : NULL;
+    const float *bias = (const float *)k->in[TI__LSTM_BI + gi]->data;
+    int n = g->n_cell;
+    for (int r = 0; r < n; r++) gate[r] = lnt != NULL ? 0.0f : bias[r];
+    if (g->hybrid) {
+        const int32_t *rs = hs->row_sums != NULL ? hs->row_sums + (size_t)gi * 2 * (size_t)n : NULL;
+        if (hs->qx != NULL) ti__lstm_hmatvec(wxt, hs->qx, hs->sx, hs->zx, rs, n, g->n_input, gate);
+        if (hs->qh != NULL)
+            ti__lstm_hmatvec(wht, hs->qh, hs->sh, hs->zh, rs != NULL ? rs + n : NULL, n, g->n_output, gate);
+        if (wct != NULL) {
+            const int8_t *wc = (const int8_t *)wct->data;
+            for (int r = 0; r < n; r++) gate[r] += (wct->quant.scale[0] * (float)wc[r]) * c[r];
+        }
+    } else {
+        const float *wx = (const float *)wxt->data, *wh = (const float *)wht->data;
+        for (int r = 0; r < n; r++) {
+            const float *wr = wx + (size_t)r * (size_t)g->n_input;
+            float dot = 0.0f;
+            for (int j = 0; j < g->n_input; j++) dot += wr[j] * x[j];
+            float acc = gate[r] + dot;
+            if (g->diag[gi]) {
+                acc += wh[r] * h[r];
+            } else {
+                const float *hr = wh + (size_t)r * (size_t)g->n_output;
+                float dh = 0.0f;
+                for (int j = 0; j < g->n_output; j++) dh += hr[j] * h[j];
+                acc += dh;
+            }
+            if (wct != NULL) acc += ((const float *)wct->data)[r] * c[r];
+            gate[r] = acc;
+        }
+    }
+    if (lnt != NULL) { /* MeanStddevNormalization, coefficients, then the bias */
+        const float *ln = (const float *)lnt->data;
+        float sum = 0.0f, sq = 0.0f;
+        for (int r = 0; r < n; r++) sum += gate[r];
+        float mean = sum / (float)n;
+        for (int r = 0; r < n; r++) sq += (gate[r] - mean) * (gate[r] - mean);
+        float inv = 1.0f / sqrtf(sq / (float)n + 1e-8f);
+        for (int r = 0; r < n; r++) gate[r] = (gate[r] - mean) * inv * ln[r] + bias[r];
+    }
+    for (int r = 0; r < n; r++) gate[r] = ti__lstm_act(act, gate[r]);
+}
+
+/* Row sums of an int8 [rows, cols] weight (asymmetric hybrid inputs). */
+TI__PRIVATE void ti__lstm_row_sums(const ti_tensor *w, int rows, int cols, int32_t *out) {
+    if (w == NULL) return;
+    ti__lstm_eff_bias((const int8_t *)w->data, NULL, 1, rows, cols, out);
+}
+
+TI__PRIVATE ti_status ti__lstm_run_float(ti__kctx *k, const ti__lstm_geom *g, ti__lstm_bufs *bf) {
+    int act = (int)ti__attr_i(k->node, "fused_activation_function", TI__TFL_ACT_TANH);
+    float cell_clip = ti__attr_f(k->node, "cell_clip", 0.0f);
+    float proj_clip = ti__attr_f(k->node, "proj_clip", 0.0f);
+    const float *x = (const float *)k->in[TI__LSTM_X]->data;
+    const float *h0 = (const float *)k->in[TI__LSTM_H]->data;
+    const float *c0 = (const float *)k->in[TI__LSTM_C]->data;
+    const ti_tensor *pbt = ti__lstm_in(k, TI__LSTM_PB), *pwt = ti__lstm_in(k, TI__LSTM_PW);
+    const float *pb = pbt != NULL ? (const float *)pbt->data : NULL;
+    float *y = (float *)k->out[0]->data;
+    float *gi = (float *)bf->gate[0], *gf = (float *)bf->gate[1];
+    float *gc = (float *)bf->gate[2], *go = (float *)bf->gate[3];
+    float *cell = (float *)bf->cell, *tmp = (float *)bf->tmp, *h = (float *)bf->hstate;
+    int nc = g->n_cell, no = g->n_output;
+    ti__lstm_hstep hs;
+    memset(&hs, 0, sizeof hs);
+    const int32_t *proj_rs = NULL;
+    if (g->hybrid && g->asym) { /* row sums: [gate][input | recurrent][n_cell], projection */
+        for (int q = 0; q < 4; q++) {
+            if (q == 0 && g->cifg) continue;
+            ti__lstm_row_sums(k->in[TI__LSTM_I2I + q], nc, g->n_input, bf->eff + (size_t)q * 2 * nc);
+            ti__lstm_row_sums(k->in[TI__LSTM_R2I + q], nc, no, bf->eff + ((size_t)q * 2 + 1) * nc);
+        }
+        ti__lstm_row_sums(pwt, no, nc, bf->eff + 8 * (size_t)nc);
+        hs.row_sums = bf->eff;
+        proj_rs = bf->eff + 8 * (size_t)nc;
+    }
+    for (int b = 0; b < g->n_batch; b++) {
+        for (int j = 0; j < no; j++) h[j] = h0 != NULL ? h0[(size_t)b * no + j] : 0.0f;
+        for (int j = 0; j < nc; j++) cell[j] = c0 != NULL ? c0[(size_t)b * nc + j] : 0.0f;
+        for (int t = 0; t < g->max_time; t++) {
+            const float *xt = x + ti__lstm_row(g, b, t, g->n_input);
+            if (g->hybrid) { /* all-zero vectors skip their matmuls, as in TFLite */
+                hs.qx = hs.qh = NULL;
+                if (!ti__lstm_all_zero(xt, g->n_input)) {
+                    ti__lstm_hquant(xt, g->n_input, g->asym, bf->qx, &hs.sx, &hs.zx);
+                    hs.qx = bf->qx;
+                }
+                if (!ti__lstm_all_zero(h, no)) {
+                    ti__lstm_hquant(h, no, g->asym, bf->qh, &hs.sh, &hs.zh);
+                    hs.qh = bf->qh;
+                }
+            }
+            if (!g->cifg) ti__lstm_fgate(k, g, 0, xt, h, cell, TI__LSTM_SIGMOID, &hs, gi);
+            ti__lstm_fgate(k, g, 1, xt, h, cell, TI__LSTM_SIGMOID, &hs, gf);
+            ti__lstm_fgate(k, g, 2, xt, h, NULL, act, &hs, gc);
+            for (int j = 0; j < nc; j++) {
+                float v = gf[j] * cell[j] + gc[j] * (g->cifg ? 1.0f - gf[j] : gi[j]);
+                if (cell_clip > 0.0f) v = v > cell_clip ? cell_clip : (v < -cell_clip ? -cell_clip : v);
+                cell[j] = v;
+            }
+            ti__lstm_fgate(k, g, 3, xt, h, cell, TI__LSTM_SIGMOID, &hs, go);
+            for (int j = 0; j < nc; j++) tmp[j] = go[j] * ti__lstm_act(act, cell[j]);
+            if (pwt != NULL) {
+                for (int r = 0; r < no; r++) h[r] = pb != NULL ? pb[r] : 0.0f;
+                if (g->hybrid) {
+                    if (!ti__lstm_all_zero(tmp, nc)) {
+                        float sf;
+                        int32_t zp;
+                        int8_t *qhid = (int8_t *)bf->hidden;
+                        ti__lstm_hquant(tmp, nc, g->asym, qhid, &sf, &zp);
+                        ti__lstm_hmatvec(pwt, qhid, sf, zp, proj_rs, no, nc, h);
+                    }
+                } else {
+                    const float *pw = (const float *)pwt->data;
+                    for (int r = 0; r < no; r++) {
+                        const float *wr = pw + (size_t)r * (size_t)nc;
+                        float dot = 0.0f;
+                        for (int j = 0; j < nc; j++) dot += wr[j] * tmp[j];
+                        h[r] += dot;
+                    }
+                }
+                if (proj_clip > 0.0f)
+                    for (int r = 0; r < no; r++)
+                        h[r] = h[r] > proj_clip ? proj_clip : (h[r] < -proj_clip ? -proj_clip : h[r]);
+            } else {
+                memcpy(h, tmp, (size_t)no * sizeof(float));
+            }
+            memcpy(y + ti__lstm_row(g, b, t, no), h, (size_t)no * sizeof(float));
+        }
+    }
+    return TI_OK;
+}
+
+/* ---- op entry points ----------------------------------------------------------------- */
+TI__PRIVATE int ti__tfl_lstm_shape(ti__kctx *k) {
+    ti__lstm_geom g;
+    ti_status st = ti__lstm_geom_get(k, &g);
+    if (st != TI_OK) return st;
+    if (!g.integer) {
+        /* float and hybrid apply the activation to the cell gate and the cell state */
+        int act = (int)ti__attr_i(k->node, "fused_activation_function", TI__TFL_ACT_TANH);
+        /* NONE leaves TFLite's gate buffers unwritten; other values are not activations. */
+        if (act < TI__TFL_ACT_RELU || act > TI__TFL_ACT_SIGN_BIT)
+            return ti__kfail(k, TI_ERR_UNSUPPORTED, "fused_activation_function %d", act);
+    }
+    if (ti__attr_f(k->node, "cell_clip", 0.0f) < 0.0f || ti__attr_f(k->node, "proj_clip", 0.0f) < 0.0f)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "cell_clip and proj_clip must be >= 0");
+    const ti_tensor *x = k->in[TI__LSTM_X];
+    int64_t dims[3];
+    for (int i = 0; i < x->rank; i++) dims[i] = x->shape[i];
+    dims[x->rank - 1] = g.n_output;
+    if (!ti__set_shape(k->out[0], x->dtype, x->rank, dims))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "output shape is invalid");
+    return TI_OK;
+}
+
+TI__PRIVATE size_t ti__tfl_lstm_scratch(ti__kctx *k) {
+    ti__lstm_geom g;
+    if (ti__lstm_geom_get(k, &g) != TI_OK) return 0;
+    return ti__lstm_layout(&g, NULL, NULL);
+}
+
+TI__PRIVATE ti_status ti__tfl_lstm_run(ti__kctx *k) {
+    ti__lstm_geom g;
+    ti_status st = ti__lstm_geom_get(k, &g);
+    if (st != TI_OK) return st;
+    ti__lstm_bufs bf;
+    size_t need = ti__lstm_layout(&g, NULL, NULL);
+    if (k->scratch == NULL || k->scratch_bytes < need)
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes, need %zu",
+                         k->scratch_bytes, need);
+    ti__lstm_layout(&g, (unsigned char *)k->scratch, &bf);
+    return g.integer ? ti__lstm_run_int(k, &g, &bf) : ti__lstm_run_float(k, &g, &bf);
+}
+
 TI__PRIVATE const ti__op ti__ops_tfl_lstm[] = {
+    {"UNIDIRECTIONAL_SEQUENCE_LSTM", ti__tfl_lstm_shape, ti__tfl_lstm_run, ti__tfl_lstm_scratch, 0},
     {NULL, NULL, NULL, NULL, 0}
 };
 /* ==== end src/cpu/tfl_lstm.c ================================================================ */
 
 /* ==== begin src/cpu/tfl_pool.c ============================================================== */
-/* TODO(#4): TFLite kernels of group 'tfl_pool' (being written). */
+/* TFLite pooling and resizing on NHWC tensors: AVERAGE_POOL_2D, MAX_POOL_2D, L2_POOL_2D,
+ * RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR; also the op table of the group, whose reduction,
+ * softmax and normalisation kernels live in tfl_reduce.c and tfl_softmax.c (declared below).
+ * Float32 and uint8/int8/int16 follow the arithmetic of TFLite's builtin (optimized) CPU
+ * kernels bit for bit, including their summation order and float rounding, because
+ * quantized outputs are compared exactly with ai-edge-litert. Relies on core/qmath.c.
+ * Must not allocate in a run function; parallel over output rows. */
+
+/* ---- helpers shared by the tfl_pool group --------------------------------------------- */
+
+/* Float arithmetic that must round exactly like TFLite's (quantized outputs computed in
+ * float, fixed-point tables): no fused multiply-add contraction. GCC contracts across
+ * statements under -std=gnu* on FMA targets, clang within an expression; this attribute
+ * (GCC) and pragma (clang, at the start of the function body) turn that off. */
+#if defined(__clang__)
+#define TI__TFL_NOFMA_FN
+#define TI__TFL_NOFMA _Pragma("clang fp contract(off)")
+#elif defined(__GNUC__)
+#define TI__TFL_NOFMA_FN __attribute__((optimize("fp-contract=off")))
+#define TI__TFL_NOFMA
+#else
+#define TI__TFL_NOFMA_FN
+#define TI__TFL_NOFMA
+#endif
+
+/* Per-tensor quantization of a TFLite tensor; scale 1, zero point 0 when it has none. */
+typedef struct ti__tfq {
+    float scale;
+    int32_t zp;
+} ti__tfq;
+
+TI__PRIVATE ti__tfq ti__tfq_of(const ti_tensor *t) {
+    ti__tfq q;
+    q.scale = 1.0f;
+    q.zp = 0;
+    if (t != NULL && t->quant.count > 0 && t->quant.scale != NULL) {
+        q.scale = t->quant.scale[0];
+        q.zp = t->quant.zero_point != NULL ? (int32_t)t->quant.zero_point[0] : 0;
+    }
+    return q;
+}
+
+/* Range of a quantized integer dtype; 0 for other dtypes. */
+TI__PRIVATE int ti__tfq_range(ti_dtype dt, int32_t *lo, int32_t *hi) {
+    switch (dt) {
+    case TI_DTYPE_U8:
+        *lo = 0;
+        *hi = 255;
+        return 1;
+    case TI_DTYPE_I8:
+        *lo = -128;
+        *hi = 127;
+        return 1;
+    case TI_DTYPE_I16:
+        *lo = -32768;
+        *hi = 32767;
+        return 1;
+    default: return 0;
+    }
+}
+
+TI__PRIVATE int32_t ti__tfq_clamp(int32_t v, int32_t lo, int32_t hi) {
+    return v < lo ? lo : (v > hi ? hi : v);
+}
+
+/* Element i of an 8/16-bit integer tensor as int32. */
+TI__PRIVATE int32_t ti__tfq_load(const void *data, ti_dtype dt, size_t i) {
+    switch (dt) {
+    case TI_DTYPE_U8: return ((const uint8_t *)data)[i];
+    case TI_DTYPE_I8: return ((const int8_t *)data)[i];
+    default: return ((const int16_t *)data)[i];
+    }
+}
+
+TI__PRIVATE void ti__tfq_store(void *data, ti_dtype dt, size_t i, int32_t v) {
+    switch (dt) {
+    case TI_DTYPE_U8: ((uint8_t *)data)[i] = (uint8_t)v; break;
+    case TI_DTYPE_I8: ((int8_t *)data)[i] = (int8_t)v; break;
+    default: ((int16_t *)data)[i] = (int16_t)v; break;
+    }
+}
+
+/* The dtype the model declares for output i (SOFTMAX may write int16 from int8), or def. */
+TI__PRIVATE ti_dtype ti__tfl_declared_dtype(const ti__kctx *k, int i, ti_dtype def) {
+    if (k->model == NULL || i >= k->node->n_outputs) return def;
+    int v = k->node->outputs[i];
+    if (v < 0 || v >= k->model->n_values) return def;
+    ti_dtype d = k->model->values[v].dtype;
+    return d == TI_DTYPE_UNKNOWN ? def : d;
+}
+
+/* Fused activation clamp of an output: float bounds, or quantized bounds from the output's
+ * quantization. Unsupported activations (TANH, SIGN_BIT) fail. */
+TI__PRIVATE ti_status ti__tfl_act_bounds(ti__kctx *k, const ti_tensor *out, float *flo, float *fhi,
+                                         int32_t *qlo, int32_t *qhi) {
+    int act = (int)ti__attr_i(k->node, "fused_activation_function", TI__TFL_ACT_NONE);
+    if (out->dtype == TI_DTYPE_F32) {
+        if (!ti__f_act_range(act, flo, fhi))
+            return ti__kfail(k, TI_ERR_UNSUPPORTED, "fused activation %d is not supported", act);
+        return TI_OK;
+    }
+    int32_t lo = 0, hi = 0;
+    ti__tfq_range(out->dtype, &lo, &hi);
+    ti__tfq q = ti__tfq_of(out);
+    if (!ti__q_act_range(act, q.scale, q.zp, lo, hi, qlo, qhi))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                         "fused activation %d is not supported on a quantized output", act);
+    return TI_OK;
+}
+
+/* ---- kernels defined in tfl_reduce.c and tfl_softmax.c -------------------------------- */
+TI__PRIVATE int ti__tfr_reduce_shape(ti__kctx *k);
+TI__PRIVATE ti_status ti__tfr_mean_run(ti__kctx *k);
+TI__PRIVATE ti_status ti__tfr_sum_run(ti__kctx *k);
+TI__PRIVATE ti_status ti__tfr_max_run(ti__kctx *k);
+TI__PRIVATE ti_status ti__tfr_min_run(ti__kctx *k);
+TI__PRIVATE ti_status ti__tfr_prod_run(ti__kctx *k);
+TI__PRIVATE ti_status ti__tfr_any_run(ti__kctx *k);
+TI__PRIVATE ti_status ti__tfr_all_run(ti__kctx *k);
+TI__PRIVATE int ti__tfr_argminmax_shape(ti__kctx *k);
+TI__PRIVATE ti_status ti__tfr_argmax_run(ti__kctx *k);
+TI__PRIVATE ti_status ti__tfr_argmin_run(ti__kctx *k);
+TI__PRIVATE int ti__tfs_softmax_shape(ti__kctx *k);
+TI__PRIVATE size_t ti__tfs_softmax_scratch(ti__kctx *k);
+TI__PRIVATE ti_status ti__tfs_softmax_run(ti__kctx *k);
+TI__PRIVATE int ti__tfs_log_softmax_shape(ti__kctx *k);
+TI__PRIVATE ti_status ti__tfs_log_softmax_run(ti__kctx *k);
+TI__PRIVATE int ti__tfs_l2norm_shape(ti__kctx *k);
+TI__PRIVATE ti_status ti__tfs_l2norm_run(ti__kctx *k);
+TI__PRIVATE int ti__tfs_lrn_shape(ti__kctx *k);
+TI__PRIVATE ti_status ti__tfs_lrn_run(ti__kctx *k);
+
+/* ---- pooling ---------------------------------------------------------------------------- */
+
+typedef enum { TI__TFP_AVG, TI__TFP_MAX, TI__TFP_L2 } ti__tfp_kind;
+
+/* Window geometry of a 2-D pool: TFLite pads only the top/left by total/2 (the rest of the
+ * window simply falls off the bottom/right edge). */
+typedef struct ti__tfp_geom {
+    int64_t n, ih, iw, c, oh, ow;
+    int64_t sh, sw, fh, fw, ph, pw;
+} ti__tfp_geom;
+
+/* Output size and top/left padding of one spatial axis (TFLite ComputePaddingHeightWidth). */
+TI__PRIVATE int ti__tfp_axis(int padding, int64_t in, int64_t filter, int64_t stride, int64_t *out,
+                             int64_t *pad) {
+    if (padding == 0) /* SAME */
+        *out = (in + stride - 1) / stride;
+    else /* VALID */
+        *out = (in + stride - filter) / stride;
+    if (*out < 0) return 0;
+    int64_t total = (*out - 1) * stride + filter - in;
+    *pad = total > 0 ? total / 2 : 0;
+    return 1;
+}
+
+TI__PRIVATE ti_status ti__tfp_geometry(ti__kctx *k, ti__tfp_geom *g) {
+    const ti_tensor *x = k->in[0];
+    if (x->rank != 4)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "input has %d dims, expected 4 (NHWC)", x->rank);
+    int padding = (int)ti__attr_i(k->node, "padding", 0);
+    g->sw = ti__attr_i(k->node, "stride_w", 0);
+    g->sh = ti__attr_i(k->node, "stride_h", 0);
+    g->fw = ti__attr_i(k->node, "filter_width", 0);
+    g->fh = ti__attr_i(k->node, "filter_height", 0);
+    if (padding != 0 && padding != 1)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "padding %d is not SAME (0) or VALID (1)", padding);
+    if (g->sw < 1 || g->sh < 1 || g->fw < 1 || g->fh < 1 || g->sw > INT32_MAX ||
+        g->sh > INT32_MAX || g->fw > INT32_MAX || g->fh > INT32_MAX)
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "stride %lldx%lld and filter %lldx%lld (h x w) must be in [1, 2^31)",
+                         (long long)g->sh, (long long)g->sw, (long long)g->fh, (long long)g->fw);
+    g->n = x->shape[0];
+    g->ih = x->shape[1];
+    g->iw = x->shape[2];
+    g->c = x->shape[3];
+    if (!ti__tfp_axis(padding, g->ih, g->fh, g->sh, &g->oh, &g->ph) ||
+        !ti__tfp_axis(padding, g->iw, g->fw, g->sw, &g->ow, &g->pw))
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "filter %lldx%lld does not fit the %lldx%lld input with VALID padding",
+                         (long long)g->fh, (long long)g->fw, (long long)g->ih, (long long)g->iw);
+    return TI_OK;
+}
+
+TI__PRIVATE int ti__tfp_shape(ti__kctx *k, ti__tfp_kind kind) {
+    TI__REQUIRE_INPUT(k, 0);
+    const ti_tensor *x = k->in[0];
+    int ok = x->dtype == TI_DTYPE_F32 ||
+             (kind != TI__TFP_L2 &&
+              (x->dtype == TI_DTYPE_U8 || x->dtype == TI_DTYPE_I8 || x->dtype == TI_DTYPE_I16));
+    if (!ok)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "dtype %s is not supported%s",
+                         ti_dtype_name(x->dtype), kind == TI__TFP_L2 ? " (float32 only)" : "");
+    ti__tfp_geom g;
+    ti_status e = ti__tfp_geometry(k, &g);
+    if (e != TI_OK) return e;
+    int64_t dims[4] = {g.n, g.oh, g.ow, g.c};
+    if (!ti__set_shape(k->out[0], x->dtype, 4, dims))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "invalid output shape");
+    return TI_OK;
+}
+TI__PRIVATE int ti__tfp_avg_shape(ti__kctx *k) {
+    return ti__tfp_shape(k, TI__TFP_AVG);
+}
+TI__PRIVATE int ti__tfp_max_shape(ti__kctx *k) {
+    return ti__tfp_shape(k, TI__TFP_MAX);
+}
+TI__PRIVATE int ti__tfp_l2_shape(ti__kctx *k) {
+    return ti__tfp_shape(k, TI__TFP_L2);
+}
+
+typedef struct ti__tfp_job {
+    ti__tfp_geom g;
+    ti__tfp_kind kind;
+    const ti_tensor *x;
+    ti_tensor *y;
+    float flo, fhi;
+    int32_t qlo, qhi;
+} ti__tfp_job;
+
+/* Channels per accumulator block (on the stack, as TFLite's depth tranches). */
+#define TI__TFP_TRANCHE 256
+
+/* Output rows [begin, end) of [n * oh]. Each output element folds its window in (fy, fx)
+ * order, as TFLite's optimized kernels do, so float sums round the same way; the channels
+ * of a pixel are processed together, in blocks, so that the inner loops are contiguous. */
+TI__PRIVATE TI__TFL_NOFMA_FN void ti__tfp_rows(void *ctx, size_t begin, size_t end) {
+    TI__TFL_NOFMA
+    const ti__tfp_job *j = (const ti__tfp_job *)ctx;
+    const ti__tfp_geom *g = &j->g;
+    ti_dtype dt = j->x->dtype;
+    float facc[TI__TFP_TRANCHE];
+    int32_t qacc[TI__TFP_TRANCHE];
+    for (size_t row = begin; row < end; row++) {
+        int64_t b = (int64_t)row / g->oh, oy = (int64_t)row % g->oh;
+        int64_t iy0 = oy * g->sh - g->ph;
+        int64_t fy0 = TI__MAX(0, -iy0), fy1 = TI__MIN(g->fh, g->ih - iy0);
+        for (int64_t ox = 0; ox < g->ow; ox++) {
+            int64_t ix0 = ox * g->sw - g->pw;
+            int64_t fx0 = TI__MAX(0, -ix0), fx1 = TI__MIN(g->fw, g->iw - ix0);
+            int64_t count = (fx1 > fx0 && fy1 > fy0) ? (fx1 - fx0) * (fy1 - fy0) : 0;
+            size_t yo = (size_t)(((b * g->oh + oy) * g->ow + ox) * g->c);
+            for (int64_t c0 = 0; c0 < g->c; c0 += TI__TFP_TRANCHE) {
+                int nc = (int)TI__MIN((int64_t)TI__TFP_TRANCHE, g->c - c0);
+                if (dt == TI_DTYPE_F32) {
+                    float init = j->kind == TI__TFP_MAX ? -FLT_MAX : 0.0f;
+                    for (int c = 0; c < nc; c++) facc[c] = init;
+                } else {
+                    int32_t init = j->kind == TI__TFP_MAX ? j->qlo : 0;
+                    for (int c = 0; c < nc; c++) qacc[c] = init;
+                }
+                for (int64_t fy = fy0; fy < fy1; fy++) {
+                    for (int64_t fx = fx0; fx < fx1; fx++) {
+                        size_t xi =
+                            (size_t)(((b * g->ih + iy0 + fy) * g->iw + ix0 + fx) * g->c + c0);
+                        if (dt == TI_DTYPE_F32) {
+                            const float *xp = (const float *)j->x->data + xi;
+                            if (j->kind == TI__TFP_MAX)
+                                for (int c = 0; c < nc; c++)
+                                    facc[c] = xp[c] > facc[c] ? xp[c] : facc[c];
+                            else if (j->kind == TI__TFP_AVG)
+                                for (int c = 0; c < nc; c++) facc[c] += xp[c];
+                            else
+                                for (int c = 0; c < nc; c++) facc[c] += xp[c] * xp[c];
+                        } else if (dt == TI_DTYPE_U8) {
+                            const uint8_t *xp = (const uint8_t *)j->x->data + xi;
+                            if (j->kind == TI__TFP_MAX)
+                                for (int c = 0; c < nc; c++)
+                                    qacc[c] = xp[c] > qacc[c] ? xp[c] : qacc[c];
+                            else
+                                for (int c = 0; c < nc; c++) qacc[c] += xp[c];
+                        } else if (dt == TI_DTYPE_I8) {
+                            const int8_t *xp = (const int8_t *)j->x->data + xi;
+                            if (j->kind == TI__TFP_MAX)
+                                for (int c = 0; c < nc; c++)
+                                    qacc[c] = xp[c] > qacc[c] ? xp[c] : qacc[c];
+                            else
+                                for (int c = 0; c < nc; c++) qacc[c] += xp[c];
+                        } else {
+                            const int16_t *xp = (const int16_t *)j->x->data + xi;
+                            if (j->kind == TI__TFP_MAX)
+                                for (int c = 0; c < nc; c++)
+                                    qacc[c] = xp[c] > qacc[c] ? xp[c] : qacc[c];
+                            else
+                                for (int c = 0; c < nc; c++) qacc[c] += xp[c];
+                        }
+                    }
+                }
+                size_t o = yo + (size_t)c0;
+                if (dt == TI_DTYPE_F32) {
+                    float *yp = (float *)j->y->data + o;
+                    for (int c = 0; c < nc; c++) {
+                        float v = facc[c];
+                        if (j->kind == TI__TFP_AVG)
+                            v = v / (float)count;
+                        else if (j->kind == TI__TFP_L2)
+                            v = sqrtf(v * (1.0f / (float)count));
+                        yp[c] = v < j->flo ? j->flo : (v > j->fhi ? j->fhi : v);
+                    }
+                } else {
+                    int32_t n = (int32_t)count;
+                    for (int c = 0; c < nc; c++) {
+                        int32_t v = qacc[c];
+                        /* TFLite: round half away from zero with truncating division */
+                        if (j->kind == TI__TFP_AVG) v = v > 0 ? (v + n / 2) / n : (v - n / 2) / n;
+                        ti__tfq_store(j->y->data, dt, o + (size_t)c,
+                                      ti__tfq_clamp(v, j->qlo, j->qhi));
+                    }
+                }
+            }
+        }
+    }
+}
+
+TI__PRIVATE ti_status ti__tfp_run(ti__kctx *k, ti__tfp_kind kind) {
+    ti__tfp_job j;
+    ti_status e = ti__tfp_geometry(k, &j.g);
+    if (e != TI_OK) return e;
+    j.kind = kind;
+    j.x = k->in[0];
+    j.y = k->out[0];
+    j.flo = -FLT_MAX;
+    j.fhi = FLT_MAX;
+    j.qlo = j.qhi = 0;
+    if ((e = ti__tfl_act_bounds(k, j.y, &j.flo, &j.fhi, &j.qlo, &j.qhi)) != TI_OK) return e;
+    if (kind != TI__TFP_MAX && j.g.oh * j.g.ow > 0) {
+        /* every window overlaps the input for valid geometry; guard the division anyway */
+        for (int64_t oy = 0; oy < j.g.oh; oy++) {
+            int64_t iy0 = oy * j.g.sh - j.g.ph;
+            if (TI__MIN(j.g.fh, j.g.ih - iy0) <= TI__MAX(0, -iy0))
+                return ti__kfail(k, TI_ERR_BAD_MODEL, "output row %lld pools no input",
+                                 (long long)oy);
+        }
+        for (int64_t ox = 0; ox < j.g.ow; ox++) {
+            int64_t ix0 = ox * j.g.sw - j.g.pw;
+            if (TI__MIN(j.g.fw, j.g.iw - ix0) <= TI__MAX(0, -ix0))
+                return ti__kfail(k, TI_ERR_BAD_MODEL, "output column %lld pools no input",
+                                 (long long)ox);
+        }
+    }
+    size_t rows = (size_t)(j.g.n * j.g.oh);
+    size_t work = (size_t)(j.g.ow * j.g.c * j.g.fh * j.g.fw) + 1;
+    ti__parallel_for(k->tp, rows, TI__MAX((size_t)1, 32768 / work), ti__tfp_rows, &j);
+    return TI_OK;
+}
+TI__PRIVATE ti_status ti__tfp_avg_run(ti__kctx *k) {
+    return ti__tfp_run(k, TI__TFP_AVG);
+}
+TI__PRIVATE ti_status ti__tfp_max_run(ti__kctx *k) {
+    return ti__tfp_run(k, TI__TFP_MAX);
+}
+TI__PRIVATE ti_status ti__tfp_l2_run(ti__kctx *k) {
+    return ti__tfp_run(k, TI__TFP_L2);
+}
+
+/* ---- RESIZE_BILINEAR / RESIZE_NEAREST_NEIGHBOR ----------------------------------------- */
+
+/* Reads the size input [2] (new height, width) and the coordinate flags. */
+TI__PRIVATE int ti__tfz_params(ti__kctx *k, int bilinear, int64_t *oh, int64_t *ow, int *align,
+                               int *half) {
+    TI__REQUIRE_INPUT(k, 0);
+    TI__REQUIRE_INPUT(k, 1);
+    const ti_tensor *x = k->in[0], *sz = k->in[1];
+    if (x->rank != 4)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "input has %d dims, expected 4 (NHWC)", x->rank);
+    if ((sz->dtype != TI_DTYPE_I32 && sz->dtype != TI_DTYPE_I64) || sz->rank != 1 ||
+        sz->shape[0] != 2)
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "size must be an int32 tensor of shape [2] "
+                         "(got %s with %d dims)",
+                         ti_dtype_name(sz->dtype), sz->rank);
+    *align = ti__attr_i(k->node, "align_corners", 0) != 0;
+    *half = ti__attr_i(k->node, "half_pixel_centers", 0) != 0;
+    if (bilinear && *align && *half)
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "half_pixel_centers and align_corners cannot both be true");
+    TI__NEED(k, sz);
+    *oh = ti__get_i64(sz, 0);
+    *ow = ti__get_i64(sz, 1);
+    if (*oh <= 0 || *ow <= 0 || *oh > INT32_MAX || *ow > INT32_MAX)
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "output size %lldx%lld must be positive",
+                         (long long)*oh, (long long)*ow);
+    if (x->shape[1] > INT32_MAX / 1024 || x->shape[2] > INT32_MAX / 1024)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "input %lldx%lld is too large",
+                         (long long)x->shape[1], (long long)x->shape[2]);
+    return TI_OK;
+}
+
+TI__PRIVATE int ti__tfz_shape(ti__kctx *k, int bilinear) {
+    int64_t oh = 0, ow = 0;
+    int align, half;
+    int e = ti__tfz_params(k, bilinear, &oh, &ow, &align, &half);
+    if (e != TI_OK) return e;
+    const ti_tensor *x = k->in[0];
+    ti_dtype dt = x->dtype;
+    int ok = bilinear ? (dt == TI_DTYPE_F32 || dt == TI_DTYPE_U8 || dt == TI_DTYPE_I8 ||
+                         dt == TI_DTYPE_I16)
+                      : (dt != TI_DTYPE_UNKNOWN && dt != TI_DTYPE_STRING);
+    if (!ok)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "dtype %s is not supported", ti_dtype_name(dt));
+    int64_t dims[4] = {x->shape[0], oh, ow, x->shape[3]};
+    if (!ti__set_shape(k->out[0], dt, 4, dims))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "invalid output shape");
+    return TI_OK;
+}
+TI__PRIVATE int ti__tfz_bilinear_shape(ti__kctx *k) {
+    return ti__tfz_shape(k, 1);
+}
+TI__PRIVATE int ti__tfz_nearest_shape(ti__kctx *k) {
+    return ti__tfz_shape(k, 0);
+}
+
+typedef struct ti__tfz_job {
+    const ti_tensor *x;
+    ti_tensor *y;
+    int32_t n, ih, iw, c, oh, ow;
+    int align, half;
+    float hscale, wscale; /* float coordinate scales (TFLite's float paths) */
+    int32_t hs10, ws10;   /* 10-bit fixed-point scales (int8/int16 bilinear) */
+    int64_t hs16, ws16;   /* 16-bit fixed-point scales (8-bit nearest, no flags) */
+} ti__tfz_job;
+
+/* TFLite ComputeInterpolationValues: source coordinate and its two neighbours. */
+TI__PRIVATE TI__TFL_NOFMA_FN void ti__tfz_interp(int32_t v, float scale, int half, int32_t size,
+                                                 float *src, int32_t *lo, int32_t *hi) {
+    TI__TFL_NOFMA
+    float fv = (float)v;
+    *src = half ? (fv + 0.5f) * scale - 0.5f : fv * scale;
+    int32_t f = (int32_t)floorf(*src);
+    *lo = f > 0 ? f : 0;
+    int32_t c = (int32_t)ceilf(*src);
+    *hi = c < size - 1 ? c : size - 1;
+}
+
+/* TFLite ComputeInterpolationValuesInteger: coordinates in 1/1024 units. */
+TI__PRIVATE void ti__tfz_interp10(int32_t v, int32_t scale10, int half, int32_t size, int32_t *src,
+                                  int32_t *lo, int32_t *hi) {
+    *src = half ? v * scale10 + scale10 / 2 - (1 << 9) : v * scale10;
+    int32_t l = *src / (1 << 10);
+    *lo = l > 0 ? l : 0;
+    int32_t h = (*src + (1 << 10) - 1) / (1 << 10);
+    *hi = h < size - 1 ? h : size - 1;
+}
+
+/* Bilinear rows [begin, end) of [n * oh]. */
+TI__PRIVATE TI__TFL_NOFMA_FN void ti__tfz_bilinear_rows(void *ctx, size_t begin, size_t end) {
+    TI__TFL_NOFMA
+    const ti__tfz_job *j = (const ti__tfz_job *)ctx;
+    ti_dtype dt = j->x->dtype;
+    int two_x =
+        dt == TI_DTYPE_F32 && !j->align && !j->half && j->oh == 2 * j->ih && j->ow == 2 * j->iw;
+    for (size_t row = begin; row < end; row++) {
+        int32_t b = (int32_t)(row / (size_t)j->oh), y = (int32_t)(row % (size_t)j->oh);
+        size_t in_b = (size_t)b * (size_t)j->ih * (size_t)j->iw * (size_t)j->c;
+        float *yf = dt == TI_DTYPE_F32 ? (float *)j->y->data : NULL;
+        size_t yo = row * (size_t)j->ow * (size_t)j->c;
+        if (two_x) {
+            /* TFLite's 2x upsampling kernel: exact halves of neighbour sums. */
+            const float *xf = (const float *)j->x->data;
+            int32_t y0 = y / 2, y1 = TI__MIN(y0 + 1, j->ih - 1);
+            for (int32_t x = 0; x < j->ow; x++) {
+                int32_t x0 = x / 2, x1 = TI__MIN(x0 + 1, j->iw - 1);
+                const float *p00 =
+                    xf + in_b + ((size_t)y0 * (size_t)j->iw + (size_t)x0) * (size_t)j->c;
+                const float *p10 =
+                    xf + in_b + ((size_t)y0 * (size_t)j->iw + (size_t)x1) * (size_t)j->c;
+                const float *p01 =
+                    xf + in_b + ((size_t)y1 * (size_t)j->iw + (size_t)x0) * (size_t)j->c;
+                const float *p11 =
+                    xf + in_b + ((size_t)y1 * (size_t)j->iw + (size_t)x1) * (size_t)j->c;
+                float *o = yf + yo + (size_t)x * (size_t)j->c;
+                for (int32_t c = 0; c < j->c; c++) {
+                    float v;
+                    if ((y & 1) == 0)
+                        v = (x & 1) == 0 ? p00[c] : (p00[c] + p10[c]) / 2;
+                    else if ((x & 1) == 0)
+                        v = (p00[c] + p01[c]) / 2;
+                    else
+                        v = ((p00[c] + p01[c]) / 2 + (p10[c] + p11[c]) / 2) / 2;
+                    o[c] = v;
+                }
+            }
+            continue;
+        }
+        if (dt == TI_DTYPE_F32 || dt == TI_DTYPE_U8) {
+            float sy;
+            int32_t y0, y1;
+            ti__tfz_interp(y, j->hscale, j->half, j->ih, &sy, &y0, &y1);
+            for (int32_t x = 0; x < j->ow; x++) {
+                float sx;
+                int32_t x0, x1;
+                ti__tfz_interp(x, j->wscale, j->half, j->iw, &sx, &x0, &x1);
+                size_t o00 = in_b + ((size_t)y0 * (size_t)j->iw + (size_t)x0) * (size_t)j->c;
+                size_t o01 = in_b + ((size_t)y0 * (size_t)j->iw + (size_t)x1) * (size_t)j->c;
+                size_t o10 = in_b + ((size_t)y1 * (size_t)j->iw + (size_t)x0) * (size_t)j->c;
+                size_t o11 = in_b + ((size_t)y1 * (size_t)j->iw + (size_t)x1) * (size_t)j->c;
+                float dy = sy - (float)y0, dx = sx - (float)x0;
+                float s00 = (1 - dy) * (1 - dx), s01 = (1 - dy) * dx;
+                float s10 = dy * (1 - dx), s11 = dy * dx;
+                size_t o = yo + (size_t)x * (size_t)j->c;
+                if (dt == TI_DTYPE_F32) {
+                    const float *xf = (const float *)j->x->data;
+                    for (int32_t c = 0; c < j->c; c++) {
+                        float v = xf[o00 + (size_t)c] * s00;
+                        v += xf[o01 + (size_t)c] * s01;
+                        v += xf[o10 + (size_t)c] * s10;
+                        v += xf[o11 + (size_t)c] * s11;
+                        yf[o + (size_t)c] = v;
+                    }
+                } else { /* uint8: TFLite's float path, rounded by +0.5 and truncation */
+                    const uint8_t *xu = (const uint8_t *)j->x->data;
+                    uint8_t *yu = (uint8_t *)j->y->data;
+                    for (int32_t c = 0; c < j->c; c++) {
+                        float v = (float)xu[o00 + (size_t)c] * s00 +
+                                  (float)xu[o01 + (size_t)c] * s01 +
+                                  (float)xu[o10 + (size_t)c] * s10 +
+                                  (float)xu[o11 + (size_t)c] * s11 + 0.5f;
+                        v = v < 0.0f ? 0.0f : (v > 255.0f ? 255.0f : v);
+                        yu[o + (size_t)c] = (uint8_t)v;
+                    }
+                }
+            }
+        } else { /* int8 / int16: TFLite's integer path with 10-bit fractions */
+            int32_t sy, y0, y1;
+            ti__tfz_interp10(y, j->hs10, j->half, j->ih, &sy, &y0, &y1);
+            int64_t wy1 = sy - (1 << 10) * y0, wy0 = (1 << 10) - wy1;
+            for (int32_t x = 0; x < j->ow; x++) {
+                int32_t sx, x0, x1;
+                ti__tfz_interp10(x, j->ws10, j->half, j->iw, &sx, &x0, &x1);
+                int64_t wx1 = sx - (1 << 10) * x0, wx0 = (1 << 10) - wx1;
+                size_t o00 = in_b + ((size_t)y0 * (size_t)j->iw + (size_t)x0) * (size_t)j->c;
+                size_t o01 = in_b + ((size_t)y0 * (size_t)j->iw + (size_t)x1) * (size_t)j->c;
+                size_t o10 = in_b + ((size_t)y1 * (size_t)j->iw + (size_t)x0) * (size_t)j->c;
+                size_t o11 = in_b + ((size_t)y1 * (size_t)j->iw + (size_t)x1) * (size_t)j->c;
+                size_t o = yo + (size_t)x * (size_t)j->c;
+                for (int32_t c = 0; c < j->c; c++) {
+                    int64_t v = (int64_t)ti__tfq_load(j->x->data, dt, o00 + (size_t)c) * wy0 * wx0 +
+                                (int64_t)ti__tfq_load(j->x->data, dt, o10 + (size_t)c) * wy1 * wx0 +
+                                (int64_t)ti__tfq_load(j->x->data, dt, o01 + (size_t)c) * wy0 * wx1 +
+                                (int64_t)ti__tfq_load(j->x->data, dt, o11 + (size_t)c) * wy1 * wx1;
+                    int64_t round = v > 0 ? (1 << 19) : -(1 << 19);
+                    ti__tfq_store(j->y->data, dt, o + (size_t)c,
+                                  (int32_t)((v + round) / (1 << 20)));
+                }
+            }
+        }
+    }
+}
+
+/* TFLite GetNearestNeighbor (float coordinates). */
+TI__PRIVATE TI__TFL_NOFMA_FN int32_t ti__tfz_nearest(int32_t v, int32_t in, float scale, int align,
+                                                     int half) {
+    TI__TFL_NOFMA
+    float s = ((float)v + (half ? 0.5f : 0.0f)) * scale;
+    int32_t r = align ? (int32_t)roundf(s) : (int32_t)floorf(s); /* TfLiteRound: half away */
+    r = r < in - 1 ? r : in - 1;
+    if (half && r < 0) r = 0;
+    return r;
+}
+
+/* Nearest-neighbour rows [begin, end) of [n * oh]: copies whole pixels. 8-bit tensors
+ * without flags use TFLite's 16-bit fixed-point source index, everything else its float one. */
+TI__PRIVATE void ti__tfz_nearest_rows(void *ctx, size_t begin, size_t end) {
+    const ti__tfz_job *j = (const ti__tfz_job *)ctx;
+    size_t es = ti_dtype_size(j->x->dtype), px = (size_t)j->c * es;
+    int fixed = es == 1 && !j->align && !j->half;
+    for (size_t row = begin; row < end; row++) {
+        int32_t b = (int32_t)(row / (size_t)j->oh), y = (int32_t)(row % (size_t)j->oh);
+        int64_t iy = fixed ? TI__MIN(((int64_t)y * j->hs16) >> 16, (int64_t)j->ih - 1)
+                           : ti__tfz_nearest(y, j->ih, j->hscale, j->align, j->half);
+        const unsigned char *src = (const unsigned char *)j->x->data +
+                                   (((size_t)b * (size_t)j->ih + (size_t)iy) * (size_t)j->iw) * px;
+        unsigned char *dst = (unsigned char *)j->y->data + row * (size_t)j->ow * px;
+        for (int32_t x = 0; x < j->ow; x++) {
+            int64_t ix = fixed ? TI__MIN(((int64_t)x * j->ws16) >> 16, (int64_t)j->iw - 1)
+                               : ti__tfz_nearest(x, j->iw, j->wscale, j->align, j->half);
+            memcpy(dst + (size_t)x * px, src + (size_t)ix * px, px);
+        }
+    }
+}
+
+TI__PRIVATE ti_status ti__tfz_run(ti__kctx *k, int bilinear) {
+    int64_t oh = 0, ow = 0;
+    ti__tfz_job j;
+    int e = ti__tfz_params(k, bilinear, &oh, &ow, &j.align, &j.half);
+    if (e != TI_OK) return (ti_status)e;
+    j.x = k->in[0];
+    j.y = k->out[0];
+    j.n = (int32_t)j.x->shape[0];
+    j.ih = (int32_t)j.x->shape[1];
+    j.iw = (int32_t)j.x->shape[2];
+    j.c = (int32_t)j.x->shape[3];
+    j.oh = (int32_t)oh;
+    j.ow = (int32_t)ow;
+    if (j.y->shape[1] != oh || j.y->shape[2] != ow)
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                         "size %lldx%lld differs from the planned "
+                         "output %lldx%lld",
+                         (long long)oh, (long long)ow, (long long)j.y->shape[1],
+                         (long long)j.y->shape[2]);
+    if (j.ih <= 0 || j.iw <= 0) {
+        if (ti__numel(j.y) != 0)
+            return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "cannot resize an empty image");
+        return TI_OK;
+    }
+    /* Float scales exactly as TFLite computes them (float division). */
+    if (j.align && j.oh > 1)
+        j.hscale = (float)(j.ih - 1) / (float)(j.oh - 1);
+    else
+        j.hscale = (float)j.ih / (float)j.oh;
+    if (j.align && j.ow > 1)
+        j.wscale = (float)(j.iw - 1) / (float)(j.ow - 1);
+    else
+        j.wscale = (float)j.iw / (float)j.ow;
+    j.hs10 = ((1 << 10) * j.ih + j.oh / 2) / j.oh;
+    j.ws10 = ((1 << 10) * j.iw + j.ow / 2) / j.ow;
+    if (j.align && j.oh > 1) j.hs10 = ((1 << 10) * (j.ih - 1) + (j.oh - 1) / 2) / (j.oh - 1);
+    if (j.align && j.ow > 1) j.ws10 = ((1 << 10) * (j.iw - 1) + (j.ow - 1) / 2) / (j.ow - 1);
+    j.hs16 = ((int64_t)j.ih << 16) / j.oh + 1;
+    j.ws16 = ((int64_t)j.iw << 16) / j.ow + 1;
+    size_t rows = (size_t)j.n * (size_t)j.oh;
+    size_t work = (size_t)j.ow * (size_t)j.c * (bilinear ? 4u : 1u) + 1;
+    ti__parallel_for(k->tp, rows, TI__MAX((size_t)1, 65536 / work),
+                     bilinear ? ti__tfz_bilinear_rows : ti__tfz_nearest_rows, &j);
+    return TI_OK;
+}
+TI__PRIVATE ti_status ti__tfz_bilinear_run(ti__kctx *k) {
+    return ti__tfz_run(k, 1);
+}
+TI__PRIVATE ti_status ti__tfz_nearest_run(ti__kctx *k) {
+    return ti__tfz_run(k, 0);
+}
+
 TI__PRIVATE const ti__op ti__ops_tfl_pool[] = {
-    {NULL, NULL, NULL, NULL, 0}
-};
+    {"AVERAGE_POOL_2D", ti__tfp_avg_shape, ti__tfp_avg_run, NULL, 0},
+    {"MAX_POOL_2D", ti__tfp_max_shape, ti__tfp_max_run, NULL, 0},
+    {"L2_POOL_2D", ti__tfp_l2_shape, ti__tfp_l2_run, NULL, 0},
+    {"RESIZE_BILINEAR", ti__tfz_bilinear_shape, ti__tfz_bilinear_run, NULL, 0},
+    {"RESIZE_NEAREST_NEIGHBOR", ti__tfz_nearest_shape, ti__tfz_nearest_run, NULL, 0},
+    {"MEAN", ti__tfr_reduce_shape, ti__tfr_mean_run, NULL, 0},
+    {"SUM", ti__tfr_reduce_shape, ti__tfr_sum_run, NULL, 0},
+    {"REDUCE_MAX", ti__tfr_reduce_shape, ti__tfr_max_run, NULL, 0},
+    {"REDUCE_MIN", ti__tfr_reduce_shape, ti__tfr_min_run, NULL, 0},
+    {"REDUCE_PROD", ti__tfr_reduce_shape, ti__tfr_prod_run, NULL, 0},
+    {"REDUCE_ANY", ti__tfr_reduce_shape, ti__tfr_any_run, NULL, 0},
+    {"REDUCE_ALL", ti__tfr_reduce_shape, ti__tfr_all_run, NULL, 0},
+    {"ARG_MAX", ti__tfr_argminmax_shape, ti__tfr_argmax_run, NULL, 0},
+    {"ARG_MIN", ti__tfr_argminmax_shape, ti__tfr_argmin_run, NULL, 0},
+    {"SOFTMAX", ti__tfs_softmax_shape, ti__tfs_softmax_run, ti__tfs_softmax_scratch, 0},
+    {"LOG_SOFTMAX", ti__tfs_log_softmax_shape, ti__tfs_log_softmax_run, ti__tfs_softmax_scratch, 0},
+    {"L2_NORMALIZATION", ti__tfs_l2norm_shape, ti__tfs_l2norm_run, NULL, 0},
+    {"LOCAL_RESPONSE_NORMALIZATION", ti__tfs_lrn_shape, ti__tfs_lrn_run, NULL, 0},
+    {NULL, NULL, NULL, NULL, 0}};
 /* ==== end src/cpu/tfl_pool.c ================================================================ */
 
+/* ==== begin src/cpu/tfl_reduce.c ============================================================ */
+/* TFLite reductions over an axis tensor: MEAN, SUM, REDUCE_MAX, REDUCE_MIN, REDUCE_PROD,
+ * REDUCE_ANY, REDUCE_ALL (keep_dims), and ARG_MAX / ARG_MIN (output_type). Registered by the
+ * table in tfl_pool.c. Each output element folds its inputs in increasing memory order, the
+ * order of TFLite's optimized reducer, so float sums round identically; quantized MEAN / SUM
+ * / PROD reproduce TFLite's builtin kernels bit for bit (the 4-D height-width MEAN with its
+ * float-derived multiplier, the general integer MEAN, the float-rescaled SUM, the rescaled
+ * running PROD). Relies on core/qmath.c and the helpers at the top of tfl_pool.c. Must not
+ * allocate in a run function; parallel over output elements. */
+
+/* Reduction plan: input dims without the size-1 ones, neighbours of the same kind merged
+ * (TFLite reduce_utils::ResolveAxis). Kept groups enumerate the outputs in order; reduced
+ * groups are walked in memory order, the innermost one as a strided run. */
+typedef struct ti__tfr_plan {
+    int nk, nr;
+    int64_t kd[TI_MAX_DIMS], ks[TI_MAX_DIMS]; /* kept group sizes and input strides */
+    int64_t rd[TI_MAX_DIMS], rs[TI_MAX_DIMS]; /* reduced group sizes and input strides */
+    size_t n_out, n_red;
+    int out_rank;
+    int64_t out_dims[TI_MAX_DIMS];
+} ti__tfr_plan;
+
+/* Resolves the axis input (TFLite: negative axes wrap, duplicates ignored) and builds the
+ * plan and the output shape. */
+TI__PRIVATE int ti__tfr_plan_make(ti__kctx *k, ti__tfr_plan *p) {
+    TI__REQUIRE_INPUT(k, 0);
+    TI__REQUIRE_INPUT(k, 1);
+    const ti_tensor *x = k->in[0], *ax = k->in[1];
+    if (ax->dtype != TI_DTYPE_I32 && ax->dtype != TI_DTYPE_I64)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "axis has dtype %s, expected int32",
+                         ti_dtype_name(ax->dtype));
+    if (ax->rank > 1)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "axis has %d dims, expected 0 or 1", ax->rank);
+    TI__NEED(k, ax);
+    int rank = x->rank;
+    int red[TI_MAX_DIMS] = {0};
+    size_t na = ti__numel(ax);
+    for (size_t i = 0; i < na && rank > 0; i++) {
+        int64_t a = ti__get_i64(ax, i);
+        if (a < -(int64_t)rank || a >= (int64_t)rank)
+            return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                             "axis %lld is out of range for an input of %d dims", (long long)a,
+                             rank);
+        red[a < 0 ? a + rank : a] = 1;
+    }
+    int keep = ti__attr_i(k->node, "keep_dims", 0) != 0;
+    memset(p, 0, sizeof *p);
+    p->n_out = p->n_red = 1;
+    int64_t stride = 1;
+    /* inner to outer, so each group's stride is that of its innermost dim */
+    int prev = -1; /* kind of the group being built: 0 kept, 1 reduced */
+    int64_t gk[TI_MAX_DIMS], gks[TI_MAX_DIMS], gr[TI_MAX_DIMS], grs[TI_MAX_DIMS];
+    int nk = 0, nr = 0;
+    for (int d = rank - 1; d >= 0; d--) {
+        int64_t n = x->shape[d];
+        if (red[d])
+            p->n_red *= (size_t)n;
+        else
+            p->n_out *= (size_t)n;
+        if (n != 1) {
+            if (red[d]) {
+                if (prev == 1)
+                    gr[nr - 1] *= n;
+                else {
+                    gr[nr] = n;
+                    grs[nr] = stride;
+                    nr++;
+                }
+            } else {
+                if (prev == 0)
+                    gk[nk - 1] *= n;
+                else {
+                    gk[nk] = n;
+                    gks[nk] = stride;
+                    nk++;
+                }
+            }
+            prev = red[d];
+        }
+        stride *= n;
+    }
+    /* store outer to inner */
+    for (int i = 0; i < nk; i++) {
+        p->kd[i] = gk[nk - 1 - i];
+        p->ks[i] = gks[nk - 1 - i];
+    }
+    for (int i = 0; i < nr; i++) {
+        p->rd[i] = gr[nr - 1 - i];
+        p->rs[i] = grs[nr - 1 - i];
+    }
+    p->nk = nk;
+    p->nr = nr;
+    for (int d = 0; d < rank; d++) {
+        if (!red[d])
+            p->out_dims[p->out_rank++] = x->shape[d];
+        else if (keep)
+            p->out_dims[p->out_rank++] = 1;
+    }
+    return TI_OK;
+}
+
+/* Input offset of output element o (row-major over the kept groups). */
+TI__PRIVATE size_t ti__tfr_base(const ti__tfr_plan *p, size_t o) {
+    size_t off = 0;
+    for (int i = p->nk - 1; i >= 0; i--) {
+        off += (o % (size_t)p->kd[i]) * (size_t)p->ks[i];
+        o /= (size_t)p->kd[i];
+    }
+    return off;
+}
+
+/* Offset of run r (all reduced groups but the innermost). */
+TI__PRIVATE size_t ti__tfr_run(const ti__tfr_plan *p, size_t r) {
+    size_t off = 0;
+    for (int i = p->nr - 2; i >= 0; i--) {
+        off += (r % (size_t)p->rd[i]) * (size_t)p->rs[i];
+        r /= (size_t)p->rd[i];
+    }
+    return off;
+}
+
+typedef enum {
+    TI__TFR_SUM,
+    TI__TFR_PROD,
+    TI__TFR_MAX,
+    TI__TFR_MIN,
+    TI__TFR_MEAN,
+    TI__TFR_ANY,
+    TI__TFR_ALL
+} ti__tfr_kind;
+
+static const char *const ti__tfr_names[] = {"SUM",  "REDUCE_PROD", "REDUCE_MAX", "REDUCE_MIN",
+                                            "MEAN", "REDUCE_ANY",  "REDUCE_ALL"};
+
+/* How the kind/dtype pair is computed. */
+typedef enum {
+    TI__TFR_FLOAT, /* float32 arithmetic */
+    TI__TFR_INT,   /* raw integers, wrapping like TFLite's T arithmetic */
+    TI__TFR_BOOL,
+    TI__TFR_QSUM,    /* optimized QuantizedMeanOrSum(compute_sum): float rescale */
+    TI__TFR_QMEAN4D, /* optimized 4-D height-width MEAN */
+    TI__TFR_QMEAN,   /* reference QuantizedMeanOrSum: integer rescale */
+    TI__TFR_QPROD    /* QuantizedReduceProd */
+} ti__tfr_mode;
+
+TI__PRIVATE int ti__tfr_is_q(ti_dtype t) {
+    return t == TI_DTYPE_U8 || t == TI_DTYPE_I8 || t == TI_DTYPE_I16;
+}
+
+TI__PRIVATE int ti__tfr_mode_of(ti__tfr_kind kind, const ti_tensor *x, ti__tfr_mode *m) {
+    ti_dtype t = x->dtype;
+    if (kind == TI__TFR_ANY || kind == TI__TFR_ALL) {
+        *m = TI__TFR_BOOL;
+        return t == TI_DTYPE_BOOL;
+    }
+    if (t == TI_DTYPE_F32)
+        *m = TI__TFR_FLOAT;
+    else if (t == TI_DTYPE_I32 || t == TI_DTYPE_I64)
+        *m = TI__TFR_INT;
+    else if (ti__tfr_is_q(t)) {
+        if (kind == TI__TFR_SUM)
+            *m = TI__TFR_QSUM;
+        else if (kind == TI__TFR_MEAN)
+            *m = TI__TFR_QMEAN;
+        else if (kind == TI__TFR_PROD && x->quant.count > 0) {
+            *m = TI__TFR_QPROD;
+            return t != TI_DTYPE_U8; /* TFLite: quantized PROD is int8/int16 only */
+        } else
+            *m = TI__TFR_INT;
+    } else
+        return 0;
+    return 1;
+}
+
+TI__PRIVATE int ti__tfr_reduce_shape(ti__kctx *k) {
+    ti__tfr_plan p;
+    int e = ti__tfr_plan_make(k, &p);
+    if (e != TI_OK) return e;
+    const ti_tensor *x = k->in[0];
+    if (x->dtype == TI_DTYPE_BOOL) {
+        const char *op = k->node->op;
+        if (strcmp(op, "REDUCE_ANY") != 0 && strcmp(op, "REDUCE_ALL") != 0)
+            return ti__kfail(k, TI_ERR_UNSUPPORTED, "dtype bool is not supported");
+    } else if (x->dtype != TI_DTYPE_F32 && x->dtype != TI_DTYPE_I32 && x->dtype != TI_DTYPE_I64 &&
+               !ti__tfr_is_q(x->dtype)) {
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "dtype %s is not supported",
+                         ti_dtype_name(x->dtype));
+    }
+    if (!ti__set_shape(k->out[0], x->dtype, p.out_rank, p.out_dims))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "invalid output shape");
+    return TI_OK;
+}
+
+typedef struct ti__tfr_job {
+    ti__tfr_plan p;
+    ti__tfr_kind kind;
+    ti__tfr_mode mode;
+    const ti_tensor *x;
+    ti_tensor *y;
+    int32_t in_zp, out_zp, qlo, qhi;
+    int32_t mult;
+    int shift;
+    int32_t bias;        /* QMEAN4D */
+    size_t depth;        /* QMEAN4D: channels */
+    float fscale, fbias; /* QSUM */
+} ti__tfr_job;
+
+/* TFLite MultiplyByQuantizedMultiplier for int64 x (double-rounding build): the multiplier
+ * is reduced to 16 bits first. Used by the quantized PROD. */
+TI__PRIVATE int32_t ti__tfr_mul64(int64_t x, int32_t qm, int shift) {
+    int32_t reduced = qm < 0x7FFF0000 ? ((qm + (1 << 15)) >> 16) : 0x7FFF;
+    int total = 15 - shift;
+    if (total < 1) total = 1; /* TFLite requires shift < 8 */
+    if (total > 62) total = 62;
+    int64_t v = x * (int64_t)reduced + ((int64_t)1 << (total - 1));
+    return (int32_t)(v >> total);
+}
+
+TI__PRIVATE int64_t ti__tfr_load_i(const ti_tensor *t, size_t i) {
+    switch (t->dtype) {
+    case TI_DTYPE_I32: return ((const int32_t *)t->data)[i];
+    case TI_DTYPE_I64: return ((const int64_t *)t->data)[i];
+    default: return ti__tfq_load(t->data, t->dtype, i);
+    }
+}
+
+/* Stores v truncated to the dtype (two's complement wrap). */
+TI__PRIVATE void ti__tfr_store_i(ti_tensor *t, size_t i, int64_t v) {
+    switch (t->dtype) {
+    case TI_DTYPE_I32: ((int32_t *)t->data)[i] = (int32_t)(uint32_t)(uint64_t)v; break;
+    case TI_DTYPE_I64: ((int64_t *)t->data)[i] = v; break;
+    case TI_DTYPE_U8: ((uint8_t *)t->data)[i] = (uint8_t)(uint64_t)v; break;
+    case TI_DTYPE_I8: ((int8_t *)t->data)[i] = (int8_t)(uint8_t)(uint64_t)v; break;
+    default: ((int16_t *)t->data)[i] = (int16_t)(uint16_t)(uint64_t)v; break;
+    }
+}
+
+TI__PRIVATE TI__TFL_NOFMA_FN void ti__tfr_outputs(void *ctx, size_t begin, size_t end) {
+    TI__TFL_NOFMA
+    const ti__tfr_job *j = (const ti__tfr_job *)ctx;
+    const ti__tfr_plan *p = &j->p;
+    int64_t in_n = p->nr > 0 ? p->rd[p->nr - 1] : 1;
+    size_t in_s = p->nr > 0 ? (size_t)p->rs[p->nr - 1] : 0;
+    size_t runs = p->n_red / (size_t)in_n;
+    ti__tfr_kind kind = j->kind;
+    for (size_t o = begin; o < end; o++) {
+        size_t base = ti__tfr_base(p, o);
+        int first = 1;
+        switch (j->mode) {
+        case TI__TFR_FLOAT: {
+            const float *x = (const float *)j->x->data;
+            float acc = 0.0f;
+            for (size_t r = 0; r < runs; r++) {
+                const float *xp = x + base + ti__tfr_run(p, r);
+                for (int64_t i = 0; i < in_n; i++) {
+                    float v = xp[(size_t)i * in_s];
+                    if (first) {
+                        acc = v;
+                        first = 0;
+                        continue;
+                    }
+                    switch (kind) {
+                    case TI__TFR_PROD: acc *= v; break;
+                    case TI__TFR_MAX: acc = acc > v ? acc : v; break;
+                    case TI__TFR_MIN: acc = acc < v ? acc : v; break;
+                    default: acc += v; break;
+                    }
+                }
+            }
+            if (kind == TI__TFR_MEAN) acc = acc / (float)p->n_red;
+            ((float *)j->y->data)[o] = acc;
+            break;
+        }
+        case TI__TFR_INT: {
+            uint64_t acc = 0; /* sums and products wrap; max/min compare as signed */
+            for (size_t r = 0; r < runs; r++) {
+                size_t off = base + ti__tfr_run(p, r);
+                for (int64_t i = 0; i < in_n; i++) {
+                    int64_t v = ti__tfr_load_i(j->x, off + (size_t)i * in_s);
+                    if (first) {
+                        acc = (uint64_t)v;
+                        first = 0;
+                        continue;
+                    }
+                    switch (kind) {
+                    case TI__TFR_PROD: acc *= (uint64_t)v; break;
+                    case TI__TFR_MAX:
+                        if (v > (int64_t)acc) acc = (uint64_t)v;
+                        break;
+                    case TI__TFR_MIN:
+                        if (v < (int64_t)acc) acc = (uint64_t)v;
+                        break;
+                    default: acc += (uint64_t)v; break;
+                    }
+                }
+            }
+            int64_t r64 = (int64_t)acc;
+            if (kind == TI__TFR_SUM || kind == TI__TFR_PROD) {
+                /* TFLite accumulates in the dtype itself: wrap to 32 bits for int32 */
+                if (j->x->dtype == TI_DTYPE_I32) r64 = (int32_t)(uint32_t)acc;
+            } else if (kind == TI__TFR_MEAN) {
+                if (j->x->dtype == TI_DTYPE_I64)
+                    r64 = r64 / (int64_t)p->n_red;
+                else
+                    r64 = (int64_t)acc / (int64_t)p->n_red; /* int32 sums in int64 */
+            }
+            ti__tfr_store_i(j->y, o, r64);
+            break;
+        }
+        case TI__TFR_BOOL: {
+            const uint8_t *x = (const uint8_t *)j->x->data;
+            int acc = kind == TI__TFR_ALL;
+            for (size_t r = 0; r < runs; r++) {
+                const uint8_t *xp = x + base + ti__tfr_run(p, r);
+                for (int64_t i = 0; i < in_n; i++) {
+                    int v = xp[(size_t)i * in_s] != 0;
+                    acc = kind == TI__TFR_ALL ? (acc && v) : (acc || v);
+                }
+            }
+            ((uint8_t *)j->y->data)[o] = (uint8_t)acc;
+            break;
+        }
+        case TI__TFR_QPROD: {
+            int32_t acc = 0;
+            for (size_t r = 0; r < runs; r++) {
+                size_t off = base + ti__tfr_run(p, r);
+                for (int64_t i = 0; i < in_n; i++) {
+                    int32_t v =
+                        ti__tfq_load(j->x->data, j->x->dtype, off + (size_t)i * in_s) - j->in_zp;
+                    if (first) {
+                        acc = v;
+                        first = 0;
+                        continue;
+                    }
+                    acc = ti__tfr_mul64((int64_t)acc * v, j->mult, j->shift);
+                }
+            }
+            int32_t out;
+            if (p->nr == 0) /* TFLite copies when every reduced dim has size 1 */
+                out = ti__tfq_load(j->x->data, j->x->dtype, base);
+            else
+                out = ti__tfq_clamp(ti__tfr_mul64(acc, j->mult, j->shift) + j->out_zp, j->qlo,
+                                    j->qhi);
+            ti__tfq_store(j->y->data, j->y->dtype, o, out);
+            break;
+        }
+        default: { /* quantized sums: int32 accumulator of raw values */
+            uint32_t acc = 0;
+            for (size_t r = 0; r < runs; r++) {
+                size_t off = base + ti__tfr_run(p, r);
+                for (int64_t i = 0; i < in_n; i++)
+                    acc += (uint32_t)ti__tfq_load(j->x->data, j->x->dtype, off + (size_t)i * in_s);
+            }
+            int32_t sum = (int32_t)acc, out;
+            if (j->mode == TI__TFR_QSUM) {
+                float v = roundf((float)sum * j->fscale + j->fbias);
+                out = (int32_t)v + j->out_zp;
+            } else if (j->mode == TI__TFR_QMEAN4D) {
+                /* TFLite's reference kernel (BUILTIN_REF, the oracle): the scalar
+                 * MultiplyByQuantizedMultiplier for every channel. (Its optimized x86 build
+                 * rounds channel blocks of 16 half up instead, through NEON_2_SSE.) */
+                out = ti__q_mul(sum, j->mult, j->shift);
+                out += j->bias;
+            } else {
+                int32_t shifted =
+                    (int32_t)(uint32_t)(uint64_t)((int64_t)sum -
+                                                  (int64_t)j->in_zp * (int64_t)p->n_red);
+                out = ti__q_mul(shifted, j->mult, j->shift) + j->out_zp;
+            }
+            ti__tfq_store(j->y->data, j->y->dtype, o, ti__tfq_clamp(out, j->qlo, j->qhi));
+            break;
+        }
+        }
+    }
+}
+
+/* Output of a reduction over nothing (an input dim of size 0). */
+TI__PRIVATE void ti__tfr_fill_empty(const ti__tfr_job *j) {
+    size_t n = ti__numel(j->y);
+    for (size_t i = 0; i < n; i++) {
+        switch (j->y->dtype) {
+        case TI_DTYPE_F32: {
+            float v = 0.0f;
+            if (j->kind == TI__TFR_PROD)
+                v = 1.0f;
+            else if (j->kind == TI__TFR_MAX)
+                v = -FLT_MAX;
+            else if (j->kind == TI__TFR_MIN)
+                v = FLT_MAX;
+            else if (j->kind == TI__TFR_MEAN)
+                v = (float)NAN;
+            ((float *)j->y->data)[i] = v;
+            break;
+        }
+        case TI_DTYPE_BOOL: ((uint8_t *)j->y->data)[i] = (uint8_t)(j->kind == TI__TFR_ALL); break;
+        default: {
+            int64_t v = 0;
+            int32_t lo = 0, hi = 0;
+            int64_t tmin = j->y->dtype == TI_DTYPE_I64 ? INT64_MIN : INT32_MIN;
+            int64_t tmax = j->y->dtype == TI_DTYPE_I64 ? INT64_MAX : INT32_MAX;
+            if (ti__tfq_range(j->y->dtype, &lo, &hi)) {
+                tmin = lo;
+                tmax = hi;
+            }
+            if (j->mode == TI__TFR_QSUM || j->mode == TI__TFR_QPROD)
+                v = j->out_zp;
+            else if (j->kind == TI__TFR_PROD)
+                v = 1;
+            else if (j->kind == TI__TFR_MAX)
+                v = tmin;
+            else if (j->kind == TI__TFR_MIN)
+                v = tmax;
+            ti__tfr_store_i(j->y, i, v);
+            break;
+        }
+        }
+    }
+}
+
+TI__PRIVATE TI__TFL_NOFMA_FN ti_status ti__tfr_run_kind(ti__kctx *k, ti__tfr_kind kind) {
+    TI__TFL_NOFMA
+    ti__tfr_job j;
+    memset(&j, 0, sizeof j);
+    int e = ti__tfr_plan_make(k, &j.p);
+    if (e != TI_OK) return (ti_status)e;
+    j.kind = kind;
+    j.x = k->in[0];
+    j.y = k->out[0];
+    if (!ti__tfr_mode_of(kind, j.x, &j.mode))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "%s does not support %s%s", ti__tfr_names[kind],
+                         j.x->quant.count > 0 ? "quantized " : "", ti_dtype_name(j.x->dtype));
+    if (j.y->dtype != j.x->dtype || ti__numel(j.y) != j.p.n_out)
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "output does not match the planned shape");
+    ti__tfq qi = ti__tfq_of(j.x), qo = ti__tfq_of(j.y);
+    j.in_zp = qi.zp;
+    j.out_zp = qo.zp;
+    ti__tfq_range(j.x->dtype, &j.qlo, &j.qhi);
+    if (j.mode == TI__TFR_INT && ti__tfr_is_q(j.x->dtype) && kind != TI__TFR_PROD &&
+        (qi.scale != qo.scale || qi.zp != qo.zp))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                         "%s needs equal input and output quantization (scale %g zero point "
+                         "%d vs %g, %d)",
+                         ti__tfr_names[kind], (double)qi.scale, (int)qi.zp, (double)qo.scale,
+                         (int)qo.zp);
+    if (j.x->dtype == TI_DTYPE_I16 &&
+        (j.mode == TI__TFR_QSUM || j.mode == TI__TFR_QMEAN || j.mode == TI__TFR_QPROD) &&
+        (qi.zp != 0 || qo.zp != 0))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "int16 %s needs zero points 0 (got %d, %d)",
+                         ti__tfr_names[kind], (int)qi.zp, (int)qo.zp);
+    if (j.p.n_out == 0) return TI_OK;
+    if (j.p.n_red == 0) {
+        ti__tfr_fill_empty(&j);
+        return TI_OK;
+    }
+    if (j.mode == TI__TFR_QSUM) {
+        /* optimized QuantizedMeanOrSum: scale and bias in float */
+        j.fscale = qi.scale / qo.scale;
+        j.fbias = (float)(-qi.zp) * j.fscale * (float)j.p.n_red;
+    } else if (j.mode == TI__TFR_QMEAN) {
+        const ti_tensor *x = j.x;
+        int four_d = 0;
+        if (ti__attr_i(k->node, "keep_dims", 0) != 0 && x->rank == 4 && x->dtype != TI_DTYPE_I16) {
+            /* TFLite's 4-D fast path: exactly the axes {1, 2} (after wrapping and dedup) */
+            int seen[4] = {0, 0, 0, 0}, n = 0;
+            for (size_t i = 0; i < ti__numel(k->in[1]); i++) {
+                int64_t a = ti__get_i64(k->in[1], i);
+                a = a < 0 ? a + 4 : a;
+                if (!seen[a]) {
+                    seen[a] = 1;
+                    n++;
+                }
+            }
+            four_d = n == 2 && seen[1] && seen[2];
+        }
+        if (four_d) {
+            j.mode = TI__TFR_QMEAN4D;
+            j.depth = (size_t)x->shape[3];
+            float temp = (float)qi.zp * qi.scale / qo.scale;
+            temp = temp > 0 ? temp + 0.5f : temp - 0.5f;
+            j.bias = qo.zp - (int32_t)temp;
+            float count = (float)(int32_t)(x->shape[1] * x->shape[2]);
+            float real = qi.scale / (count * qo.scale);
+            ti__q_quantize_multiplier((double)real, &j.mult, &j.shift);
+        } else {
+            ti__q_quantize_multiplier((double)qi.scale / (double)qo.scale, &j.mult, &j.shift);
+            /* fold 1/n into the multiplier (reference QuantizedMeanOrSum) */
+            int sh = 0;
+            for (uint64_t n = (uint64_t)j.p.n_red; n > 1; n >>= 1) sh++;
+            sh = TI__MIN(sh, 32);
+            sh = TI__MIN(sh, 31 + j.shift);
+            if (sh < 0) sh = 0;
+            j.mult = (int32_t)(((int64_t)j.mult << sh) / (int64_t)j.p.n_red);
+            j.shift -= sh;
+        }
+    } else if (j.mode == TI__TFR_QPROD) {
+        size_t n_in = ti__numel(j.x);
+        int64_t red = (int64_t)(n_in / j.p.n_out);
+        double scaling = (double)qi.scale / pow((double)qo.scale, 1.0 / (double)red);
+        ti__q_quantize_multiplier(scaling, &j.mult, &j.shift);
+    }
+    size_t grain = TI__MAX((size_t)1, (size_t)16384 / (j.p.n_red + 1));
+    ti__parallel_for(k->tp, j.p.n_out, grain, ti__tfr_outputs, &j);
+    return TI_OK;
+}
+
+TI__PRIVATE ti_status ti__tfr_mean_run(ti__kctx *k) {
+    return ti__tfr_run_kind(k, TI__TFR_MEAN);
+}
+TI__PRIVATE ti_status ti__tfr_sum_run(ti__kctx *k) {
+    return ti__tfr_run_kind(k, TI__TFR_SUM);
+}
+TI__PRIVATE ti_status ti__tfr_max_run(ti__kctx *k) {
+    return ti__tfr_run_kind(k, TI__TFR_MAX);
+}
+TI__PRIVATE ti_status ti__tfr_min_run(ti__kctx *k) {
+    return ti__tfr_run_kind(k, TI__TFR_MIN);
+}
+TI__PRIVATE ti_status ti__tfr_prod_run(ti__kctx *k) {
+    return ti__tfr_run_kind(k, TI__TFR_PROD);
+}
+TI__PRIVATE ti_status ti__tfr_any_run(ti__kctx *k) {
+    return ti__tfr_run_kind(k, TI__TFR_ANY);
+}
+TI__PRIVATE ti_status ti__tfr_all_run(ti__kctx *k) {
+    return ti__tfr_run_kind(k, TI__TFR_ALL);
+}
+
+/* ---- ARG_MAX / ARG_MIN ------------------------------------------------------------------ */
+
+TI__PRIVATE int ti__tfr_arg_axis(ti__kctx *k, int *axis) {
+    TI__REQUIRE_INPUT(k, 0);
+    TI__REQUIRE_INPUT(k, 1);
+    const ti_tensor *x = k->in[0], *ax = k->in[1];
+    if (x->rank < 1) return ti__kfail(k, TI_ERR_BAD_MODEL, "input must have at least 1 dim");
+    if ((ax->dtype != TI_DTYPE_I32 && ax->dtype != TI_DTYPE_I64) || ti__numel(ax) != 1)
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "axis must be one int32 or int64 value (got %s "
+                         "with %zu values)",
+                         ti_dtype_name(ax->dtype), ti__numel(ax));
+    TI__NEED(k, ax);
+    int64_t a = ti__get_i64(ax, 0);
+    if (a < -(int64_t)x->rank || a >= (int64_t)x->rank)
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "axis %lld is out of range for %d dims",
+                         (long long)a, x->rank);
+    *axis = (int)(a < 0 ? a + x->rank : a);
+    if (x->shape[*axis] <= 0)
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                         "cannot take the arg min/max over an "
+                         "empty axis %d",
+                         *axis);
+    return TI_OK;
+}
+
+TI__PRIVATE int ti__tfr_argminmax_shape(ti__kctx *k) {
+    int axis;
+    int e = ti__tfr_arg_axis(k, &axis);
+    if (e != TI_OK) return e;
+    const ti_tensor *x = k->in[0];
+    ti_dtype t = x->dtype;
+    if (t != TI_DTYPE_F32 && t != TI_DTYPE_U8 && t != TI_DTYPE_I8 && t != TI_DTYPE_I16 &&
+        t != TI_DTYPE_I32 && t != TI_DTYPE_I64 && t != TI_DTYPE_BOOL)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "dtype %s is not supported", ti_dtype_name(t));
+    /* output_type is a TensorType: INT32 = 2, INT64 = 4 */
+    const ti__attr *ot = ti__attr_get(k->node, "output_type");
+    ti_dtype odt;
+    if (ot == NULL)
+        odt = ti__tfl_declared_dtype(k, 0, TI_DTYPE_UNKNOWN);
+    else
+        odt = ot->i == 2 ? TI_DTYPE_I32 : (ot->i == 4 ? TI_DTYPE_I64 : TI_DTYPE_UNKNOWN);
+    if (odt != TI_DTYPE_I32 && odt != TI_DTYPE_I64)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "output_type %lld is not INT32 (2) or INT64 (4)",
+                         ot != NULL ? (long long)ot->i : -1LL);
+    int64_t dims[TI_MAX_DIMS];
+    int r = 0;
+    for (int d = 0; d < x->rank; d++)
+        if (d != axis) dims[r++] = x->shape[d];
+    if (!ti__set_shape(k->out[0], odt, r, dims))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "invalid output shape");
+    return TI_OK;
+}
+
+typedef struct ti__tfr_arg_job {
+    const ti_tensor *x;
+    ti_tensor *y;
+    size_t n, inner;
+    int is_max;
+} ti__tfr_arg_job;
+
+/* Outputs [begin, end) of [outer * inner]: the first index of the max (min) along the axis. */
+TI__PRIVATE void ti__tfr_arg_range(void *ctx, size_t begin, size_t end) {
+    const ti__tfr_arg_job *j = (const ti__tfr_arg_job *)ctx;
+    const ti_tensor *x = j->x;
+    size_t n = j->n, inner = j->inner;
+    int is_max = j->is_max;
+    for (size_t oi = begin; oi < end; oi++) {
+        size_t base = (oi / inner) * n * inner + oi % inner, best = 0;
+        if (x->dtype == TI_DTYPE_F32) {
+            /* NaN never wins; a number replaces a NaN (TFLite's NaN-aware compare) */
+            const float *p = (const float *)x->data + base;
+            float bv = p[0];
+            for (size_t a = 1; a < n; a++) {
+                float v = p[a * inner];
+                if (v != v) continue;
+                if (bv != bv || (is_max ? v > bv : v < bv)) {
+                    bv = v;
+                    best = a;
+                }
+            }
+        } else if (x->dtype == TI_DTYPE_BOOL) {
+            const uint8_t *p = (const uint8_t *)x->data + base;
+            int bv = p[0] != 0;
+            for (size_t a = 1; a < n; a++) {
+                int v = p[a * inner] != 0;
+                if (is_max ? v > bv : v < bv) {
+                    bv = v;
+                    best = a;
+                }
+            }
+        } else {
+            int64_t bv = ti__tfr_load_i(x, base);
+            for (size_t a = 1; a < n; a++) {
+                int64_t v = ti__tfr_load_i(x, base + a * inner);
+                if (is_max ? v > bv : v < bv) {
+                    bv = v;
+                    best = a;
+                }
+            }
+        }
+        if (j->y->dtype == TI_DTYPE_I32)
+            ((int32_t *)j->y->data)[oi] = (int32_t)best;
+        else
+            ((int64_t *)j->y->data)[oi] = (int64_t)best;
+    }
+}
+
+TI__PRIVATE ti_status ti__tfr_argminmax_run(ti__kctx *k, int is_max) {
+    int axis;
+    int e = ti__tfr_arg_axis(k, &axis);
+    if (e != TI_OK) return (ti_status)e;
+    ti__tfr_arg_job j;
+    j.x = k->in[0];
+    j.y = k->out[0];
+    j.is_max = is_max;
+    j.n = (size_t)j.x->shape[axis];
+    j.inner = 1;
+    size_t outer = 1;
+    for (int d = 0; d < axis; d++) outer *= (size_t)j.x->shape[d];
+    for (int d = axis + 1; d < j.x->rank; d++) j.inner *= (size_t)j.x->shape[d];
+    if (ti__numel(j.y) != outer * j.inner ||
+        (j.y->dtype != TI_DTYPE_I32 && j.y->dtype != TI_DTYPE_I64))
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "output does not match the planned shape");
+    if (outer * j.inner == 0) return TI_OK;
+    ti__parallel_for(k->tp, outer * j.inner, TI__MAX((size_t)1, 16384 / j.n), ti__tfr_arg_range,
+                     &j);
+    return TI_OK;
+}
+TI__PRIVATE ti_status ti__tfr_argmax_run(ti__kctx *k) {
+    return ti__tfr_argminmax_run(k, 1);
+}
+TI__PRIVATE ti_status ti__tfr_argmin_run(ti__kctx *k) {
+    return ti__tfr_argminmax_run(k, 0);
+}
+/* ==== end src/cpu/tfl_reduce.c ============================================================== */
+
 /* ==== begin src/cpu/tfl_shape.c ============================================================= */
-/* TODO(#4): TFLite kernels of group 'tfl_shape' (being written). */
+/* TFLite data-movement builtins (domain "tflite"): CONCATENATION, RESHAPE, SQUEEZE,
+ * EXPAND_DIMS, TRANSPOSE, PAD, PADV2, MIRROR_PAD, STRIDED_SLICE, SLICE, GATHER, GATHER_ND,
+ * SPLIT, SPLIT_V, PACK, UNPACK, DEPTH_TO_SPACE, SPACE_TO_DEPTH, SHAPE, FILL, TILE,
+ * BROADCAST_TO, ZEROS_LIKE, REVERSE_V2 and RANGE, with TFLite's semantics (NHWC,
+ * its StridedSlice mask rules, its uint8 Concatenation rescale). They move whole elements,
+ * so every sized dtype works. Relies on internal.h, qmath.c and the ti__mv_* helpers of
+ * movement.c (element size, strided gather, fill), which come earlier in the header. Must not
+ * allocate in a run function nor read outside an input: shapes and indices are checked. */
+
+#define TI__TSH_SS_MAX 48 /* StridedSlice: up to 32 spec entries plus the input's dims */
+
+/* ---- helpers --------------------------------------------------------------------------- */
+
+TI__PRIVATE int ti__tsh_has_q(const ti_tensor *t) {
+    return t->quant.count > 0 && t->quant.scale != NULL && t->quant.zero_point != NULL;
+}
+/* Same per-tensor quantization (or one of them is not quantized: nothing to compare). */
+TI__PRIVATE int ti__tsh_same_q(const ti_tensor *a, const ti_tensor *b) {
+    if (!ti__tsh_has_q(a) || !ti__tsh_has_q(b)) return 1;
+    return a->quant.scale[0] == b->quant.scale[0] &&
+           a->quant.zero_point[0] == b->quant.zero_point[0];
+}
+/* For the ops whose TFLite kernel refuses differing quantization (EXPAND_DIMS, PACK, UNPACK,
+ * MIRROR_PAD, FILL, PADV2's value): the same refusal, naming both. */
+TI__PRIVATE ti_status ti__tsh_need_same_q(ti__kctx *k, const ti_tensor *a, const char *what,
+                                          const ti_tensor *out) {
+    if (out == NULL || ti__tsh_same_q(a, out)) return TI_OK;
+    return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                     "%s has scale %g zero point %lld but the output has scale %g zero point "
+                     "%lld; this op does not requantize",
+                     what, (double)a->quant.scale[0], (long long)a->quant.zero_point[0],
+                     (double)out->quant.scale[0], (long long)out->quant.zero_point[0]);
+}
+
+/* Reads integer input i (any integer dtype) into v (at most cap values); count in *n. The
+ * caller has made sure its data is present (TI__NEED in shape functions). */
+TI__PRIVATE ti_status ti__tsh_ints(ti__kctx *k, int i, const char *what, int64_t *v, int cap,
+                                   int *n) {
+    const ti_tensor *t = i < k->n_in ? k->in[i] : NULL;
+    if (t == NULL) return ti__kfail(k, TI_ERR_BAD_MODEL, "%s (input %d) is missing", what, i);
+    if (!ti__dtype_is_int(t->dtype))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                         "%s (input %d) has dtype %s, expected int32 or int64", what, i,
+                         ti_dtype_name(t->dtype));
+    size_t c = ti__numel(t);
+    if (c > (size_t)cap)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "%s has %lu values, at most %d are supported", what,
+                         (unsigned long)c, cap);
+    for (size_t j = 0; j < c; j++) {
+        int64_t x = ti__get_i64(t, j);
+        /* keep later sums (end + start, index + dim) far from overflow */
+        const int64_t lim = (int64_t)1 << 62;
+        v[j] = x > lim ? lim : (x < -lim ? -lim : x);
+    }
+    *n = (int)c;
+    return TI_OK;
+}
+
+/* Normalises axis into [0, rank) or fails. */
+TI__PRIVATE ti_status ti__tsh_axis(ti__kctx *k, int64_t axis, int rank, const char *what,
+                                   int *out) {
+    if (!ti__mv_axis(axis, rank, out))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "%s %lld is out of range for rank %d", what,
+                         (long long)axis, rank);
+    return TI_OK;
+}
+
+TI__PRIVATE size_t ti__tsh_prod(const int64_t *d, int from, int to) {
+    size_t n = 1;
+    for (int i = from; i < to; i++) n *= (size_t)d[i];
+    return n;
+}
+
+/* The output must have the input's dtype and shape (ZEROS_LIKE, ...). */
+TI__PRIVATE int ti__tsh_same_shape(ti__kctx *k) {
+    TI__REQUIRE_INPUT(k, 0);
+    size_t es;
+    ti_status st = ti__mv_esize(k, k->in[0], &es);
+    if (st != TI_OK) return st;
+    return ti__mv_set(k, 0, k->in[0]->dtype, k->in[0]->rank, k->in[0]->shape);
+}
+
+/* ---- CONCATENATION, PACK ---------------------------------------------------------------- */
+
+/* Fused activation of CONCATENATION: clamp bounds on the float or quantized output. (TFLite's
+ * kernel only accepts NONE; a clamp costs nothing and keeps such graphs meaningful.) */
+TI__PRIVATE ti_status ti__tsh_concat_act(ti__kctx *k, float *flo, float *fhi, int32_t *qlo,
+                                         int32_t *qhi) {
+    int act = (int)ti__attr_i(k->node, "fused_activation_function", TI__TFL_ACT_NONE);
+    const ti_tensor *y = k->out[0];
+    int ok = 0;
+    *flo = -FLT_MAX;
+    *fhi = FLT_MAX;
+    *qlo = INT32_MIN;
+    *qhi = INT32_MAX;
+    if (act == TI__TFL_ACT_NONE) return TI_OK;
+    if (y->dtype == TI_DTYPE_F32)
+        ok = ti__f_act_range(act, flo, fhi);
+    else if (ti__tsh_has_q(y) &&
+             (y->dtype == TI_DTYPE_U8 || y->dtype == TI_DTYPE_I8 || y->dtype == TI_DTYPE_I16)) {
+        int32_t lo = y->dtype == TI_DTYPE_U8 ? 0 : y->dtype == TI_DTYPE_I8 ? -128 : -32768;
+        int32_t hi = y->dtype == TI_DTYPE_U8 ? 255 : y->dtype == TI_DTYPE_I8 ? 127 : 32767;
+        ok = ti__q_act_range(act, y->quant.scale[0], y->quant.zero_point[0], lo, hi, qlo, qhi);
+    }
+    if (!ok)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                         "fused activation %d on a %s output is not supported", act,
+                         ti_dtype_name(y->dtype));
+    return TI_OK;
+}
+
+/* uint8 inputs whose quantization differs from the output's are rescaled as TFLite's
+ * ConcatenationWithScaling does (float multiply-add, round half away from zero); int8 the
+ * same way (TFLite requires int8 params to be equal, so it never needs this). */
+TI__PRIVATE int ti__tsh_concat_rescales(const ti_tensor *x, const ti_tensor *y) {
+    return (x->dtype == TI_DTYPE_U8 || x->dtype == TI_DTYPE_I8) && !ti__tsh_same_q(x, y);
+}
+
+TI__PRIVATE int ti__tsh_concat_shape(ti__kctx *k) {
+    TI__REQUIRE_INPUT(k, 0);
+    const ti_tensor *x0 = k->in[0];
+    size_t es;
+    ti_status st = ti__mv_esize(k, x0, &es);
+    if (st != TI_OK) return st;
+    int64_t axis_attr = ti__attr_i(k->node, "axis", 0), d[TI_MAX_DIMS];
+    int r = x0->rank, axis = 0;
+    if (r == 0) { /* TFLite joins scalars into a vector when axis is 0 */
+        if (axis_attr != 0)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "axis %lld is out of range for scalars",
+                             (long long)axis_attr);
+    } else if ((st = ti__tsh_axis(k, axis_attr, r, "axis", &axis)) != TI_OK)
+        return st;
+    for (int i = 0; i < r; i++) d[i] = x0->shape[i];
+    if (r > 0) d[axis] = 0;
+    for (int i = 0; i < k->n_in; i++) {
+        const ti_tensor *x = k->in[i];
+        TI__REQUIRE_INPUT(k, i);
+        if (x->dtype != x0->dtype || x->rank != r)
+            return ti__kfail(k, TI_ERR_BAD_MODEL,
+                             "input %d is %s of rank %d, input 0 is %s of rank %d", i,
+                             ti_dtype_name(x->dtype), x->rank, ti_dtype_name(x0->dtype), r);
+        for (int j = 0; j < r; j++)
+            if (j != axis && x->shape[j] != x0->shape[j])
+                return ti__kfail(k, TI_ERR_BAD_MODEL,
+                                 "input %d has dim %d = %lld, input 0 has %lld", i, j,
+                                 (long long)x->shape[j], (long long)x0->shape[j]);
+        if (r > 0) d[axis] += x->shape[axis];
+        if (k->n_out > 0 && k->out[0] != NULL && x->dtype == TI_DTYPE_I16 &&
+            !ti__tsh_same_q(x, k->out[0]))
+            return ti__tsh_need_same_q(k, x, "an int16 input", k->out[0]);
+    }
+    if (r == 0) d[0] = k->n_in;
+    if ((st = ti__mv_set(k, 0, x0->dtype, r == 0 ? 1 : r, d)) != TI_OK) return st;
+    float flo, fhi;
+    int32_t qlo, qhi;
+    return k->n_out > 0 && k->out[0] ? ti__tsh_concat_act(k, &flo, &fhi, &qlo, &qhi) : TI_OK;
+}
+
+TI__PRIVATE void ti__tsh_rescale(const ti_tensor *x, const ti_tensor *y, const unsigned char *src,
+                                 unsigned char *dst, size_t n) {
+    const float scale = x->quant.scale[0] * (1.0f / y->quant.scale[0]);
+    const float bias = -(float)x->quant.zero_point[0] * scale;
+    const int32_t zp = (int32_t)y->quant.zero_point[0];
+    const int u8 = x->dtype == TI_DTYPE_U8;
+    for (size_t j = 0; j < n; j++) {
+        float v = u8 ? (float)src[j] : (float)(int8_t)src[j];
+        float r = roundf(v * scale + bias);
+        r = r > 1e9f ? 1e9f : (r > -1e9f ? r : -1e9f); /* no undefined cast of inf or NaN */
+        int32_t q = (int32_t)r + zp;
+        if (u8)
+            dst[j] = (unsigned char)(q < 0 ? 0 : q > 255 ? 255 : q);
+        else
+            dst[j] = (unsigned char)(int8_t)(q < -128 ? -128 : q > 127 ? 127 : q);
+    }
+}
+
+TI__PRIVATE void ti__tsh_clamp(ti_tensor *y, float flo, float fhi, int32_t qlo, int32_t qhi) {
+    size_t n = ti__numel(y);
+    if (y->dtype == TI_DTYPE_F32) {
+        float *p = (float *)y->data;
+        for (size_t i = 0; i < n; i++) p[i] = p[i] < flo ? flo : p[i] > fhi ? fhi : p[i];
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int64_t v = ti__get_i64(y, i);
+        if (v < qlo)
+            ti__set_i64(y, i, qlo);
+        else if (v > qhi)
+            ti__set_i64(y, i, qhi);
+    }
+}
+
+TI__PRIVATE ti_status ti__tsh_concat_run(ti__kctx *k) {
+    ti_tensor *y = k->out[0];
+    const ti_tensor *x0 = k->in[0];
+    size_t es = ti_dtype_size(y->dtype);
+    int r = x0->rank;
+    int64_t axis_attr = ti__attr_i(k->node, "axis", 0);
+    int axis = r == 0 ? 0 : (int)(axis_attr < 0 ? axis_attr + r : axis_attr);
+    size_t outer = r == 0 ? 1 : ti__tsh_prod(x0->shape, 0, axis);
+    size_t inner = r == 0 ? 1 : ti__tsh_prod(x0->shape, axis + 1, r);
+    unsigned char *dst = (unsigned char *)y->data;
+    for (size_t o = 0; o < outer; o++) {
+        for (int i = 0; i < k->n_in; i++) {
+            const ti_tensor *x = k->in[i];
+            size_t n = (r == 0 ? 1 : (size_t)x->shape[axis]) * inner;
+            const unsigned char *src = (const unsigned char *)x->data + o * n * es;
+            if (ti__tsh_concat_rescales(x, y))
+                ti__tsh_rescale(x, y, src, dst, n);
+            else if (n != 0)
+                memcpy(dst, src, n * es);
+            dst += n * es;
+        }
+    }
+    float flo, fhi;
+    int32_t qlo, qhi;
+    ti_status st = ti__tsh_concat_act(k, &flo, &fhi, &qlo, &qhi);
+    if (st != TI_OK) return st;
+    if (ti__attr_i(k->node, "fused_activation_function", 0) != TI__TFL_ACT_NONE)
+        ti__tsh_clamp(y, flo, fhi, qlo, qhi);
+    return TI_OK;
+}
+
+/* PACK: values_count inputs of one shape stacked along a new axis. */
+TI__PRIVATE int ti__tsh_pack_shape(ti__kctx *k) {
+    TI__REQUIRE_INPUT(k, 0);
+    const ti_tensor *x0 = k->in[0];
+    int64_t count = ti__attr_i(k->node, "values_count", k->n_in), d[TI_MAX_DIMS + 1];
+    if (count != k->n_in)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "values_count is %lld but the node has %d inputs",
+                         (long long)count, k->n_in);
+    size_t es;
+    ti_status st = ti__mv_esize(k, x0, &es);
+    if (st != TI_OK) return st;
+    int r = x0->rank, axis = 0;
+    if (r + 1 > TI_MAX_DIMS)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "output rank %d is too large", r + 1);
+    if ((st = ti__tsh_axis(k, ti__attr_i(k->node, "axis", 0), r + 1, "axis", &axis)) != TI_OK)
+        return st;
+    for (int i = 0; i < k->n_in; i++) {
+        TI__REQUIRE_INPUT(k, i);
+        const ti_tensor *x = k->in[i];
+        int same = x->dtype == x0->dtype && x->rank == r;
+        for (int j = 0; same && j < r; j++) same = x->shape[j] == x0->shape[j];
+        if (!same)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "input %d differs from input 0 in dtype or shape",
+                             i);
+        if (k->n_out > 0 && (st = ti__tsh_need_same_q(k, x, "an input", k->out[0])) != TI_OK)
+            return st;
+    }
+    for (int i = 0, j = 0; i <= r; i++) d[i] = i == axis ? k->n_in : x0->shape[j++];
+    return ti__mv_set(k, 0, x0->dtype, r + 1, d);
+}
+
+TI__PRIVATE ti_status ti__tsh_pack_run(ti__kctx *k) {
+    const ti_tensor *x0 = k->in[0];
+    size_t es = ti_dtype_size(x0->dtype);
+    int r = x0->rank;
+    int64_t a = ti__attr_i(k->node, "axis", 0);
+    int axis = (int)(a < 0 ? a + r + 1 : a);
+    size_t outer = ti__tsh_prod(x0->shape, 0, axis), inner = ti__tsh_prod(x0->shape, axis, r);
+    unsigned char *dst = (unsigned char *)k->out[0]->data;
+    for (size_t o = 0; o < outer; o++)
+        for (int i = 0; i < k->n_in; i++, dst += inner * es)
+            if (inner != 0)
+                memcpy(dst, (const unsigned char *)k->in[i]->data + o * inner * es, inner * es);
+    return TI_OK;
+}
+
+/* ---- SPLIT, SPLIT_V, UNPACK ------------------------------------------------------------ */
+
+/* Copies x's pieces of lens[i] along axis into the present outputs. */
+TI__PRIVATE void ti__tsh_split_copy(ti__kctx *k, const ti_tensor *x, int axis, const int64_t *lens,
+                                    int n) {
+    size_t es = ti_dtype_size(x->dtype);
+    size_t outer = ti__tsh_prod(x->shape, 0, axis),
+           inner = ti__tsh_prod(x->shape, axis + 1, x->rank);
+    const unsigned char *src = (const unsigned char *)x->data;
+    for (size_t o = 0; o < outer; o++) {
+        for (int i = 0; i < n; i++) {
+            size_t bytes = (size_t)lens[i] * inner * es;
+            if (k->out[i] != NULL && bytes != 0)
+                memcpy((unsigned char *)k->out[i]->data + o * bytes, src, bytes);
+            src += bytes;
+        }
+    }
+}
+
+/* SPLIT (inputs: axis, x) and SPLIT_V (x, size_splits, axis): the axis and the piece lengths. */
+TI__PRIVATE int ti__tsh_split_plan(ti__kctx *k, int is_v, int *axis, int64_t *lens) {
+    int xi = is_v ? 0 : 1, ai = is_v ? 2 : 0, n = k->n_out, na;
+    TI__REQUIRE_INPUT(k, xi);
+    TI__REQUIRE_INPUT(k, ai);
+    if (is_v) TI__REQUIRE_INPUT(k, 1);
+    const ti_tensor *x = k->in[xi];
+    TI__NEED(k, k->in[ai]);
+    if (is_v) TI__NEED(k, k->in[1]);
+    int64_t num = ti__attr_i(k->node, "num_splits", n), av[1];
+    if (num != n || n < 1)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "num_splits is %lld but the node has %d outputs",
+                         (long long)num, n);
+    ti_status st = ti__tsh_ints(k, ai, "axis", av, 1, &na);
+    if (st != TI_OK) return st;
+    if (na != 1) return ti__kfail(k, TI_ERR_BAD_MODEL, "axis has %d values, expected 1", na);
+    if ((st = ti__tsh_axis(k, av[0], x->rank, "axis", axis)) != TI_OK) return st;
+    int64_t dim = x->shape[*axis];
+    if (!is_v) {
+        if (dim % n != 0)
+            return ti__kfail(k, TI_ERR_BAD_MODEL,
+                             "dim %d of size %lld does not split evenly into %d", *axis,
+                             (long long)dim, n);
+        for (int i = 0; i < n; i++) lens[i] = dim / n;
+        return TI_OK;
+    }
+    int ns, minus = -1;
+    if (k->in[1]->rank != 1)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "size_splits has rank %d, expected 1",
+                         k->in[1]->rank);
+    if ((st = ti__tsh_ints(k, 1, "size_splits", lens, n, &ns)) != TI_OK) return st;
+    if (ns != n)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "size_splits has %d values for %d outputs", ns, n);
+    int64_t sum = 0;
+    for (int i = 0; i < n; i++) {
+        if (lens[i] == -1 && minus < 0)
+            minus = i;
+        else if (lens[i] < 0)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "size_splits[%d] is %lld", i, (long long)lens[i]);
+        else
+            sum += lens[i];
+    }
+    if (minus >= 0 && sum <= dim)
+        lens[minus] = dim - sum;
+    else if (minus >= 0 || sum != dim)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "size_splits add up to %lld, dim %d has %lld",
+                         (long long)sum, *axis, (long long)dim);
+    return TI_OK;
+}
+
+TI__PRIVATE int ti__tsh_split_shape_any(ti__kctx *k, int is_v) {
+    int axis = 0;
+    int64_t lens[256], d[TI_MAX_DIMS];
+    if (k->n_out > 256)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "%d outputs, at most 256", k->n_out);
+    int r = ti__tsh_split_plan(k, is_v, &axis, lens);
+    if (r != TI_OK) return r;
+    const ti_tensor *x = k->in[is_v ? 0 : 1];
+    size_t es;
+    ti_status st = ti__mv_esize(k, x, &es);
+    if (st != TI_OK) return st;
+    for (int i = 0; i < k->n_out; i++) {
+        for (int j = 0; j < x->rank; j++) d[j] = j == axis ? lens[i] : x->shape[j];
+        if ((st = ti__mv_set(k, i, x->dtype, x->rank, d)) != TI_OK) return st;
+    }
+    return TI_OK;
+}
+TI__PRIVATE int ti__tsh_split_shape(ti__kctx *k) {
+    return ti__tsh_split_shape_any(k, 0);
+}
+TI__PRIVATE int ti__tsh_splitv_shape(ti__kctx *k) {
+    return ti__tsh_split_shape_any(k, 1);
+}
+
+TI__PRIVATE ti_status ti__tsh_split_run_any(ti__kctx *k, int is_v) {
+    int axis = 0;
+    int64_t lens[256];
+    int r = ti__tsh_split_plan(k, is_v, &axis, lens);
+    if (r != TI_OK)
+        return r == TI__NEED_VALUE ? ti__kfail(k, TI_ERR_BAD_MODEL, "split sizes unknown")
+                                   : (ti_status)r;
+    ti__tsh_split_copy(k, k->in[is_v ? 0 : 1], axis, lens, k->n_out);
+    return TI_OK;
+}
+TI__PRIVATE ti_status ti__tsh_split_run(ti__kctx *k) {
+    return ti__tsh_split_run_any(k, 0);
+}
+TI__PRIVATE ti_status ti__tsh_splitv_run(ti__kctx *k) {
+    return ti__tsh_split_run_any(k, 1);
+}
+
+/* UNPACK: num outputs, each x with `axis` removed. */
+TI__PRIVATE int ti__tsh_unpack_shape(ti__kctx *k) {
+    TI__REQUIRE_INPUT(k, 0);
+    const ti_tensor *x = k->in[0];
+    int axis = 0;
+    int64_t d[TI_MAX_DIMS];
+    size_t es;
+    ti_status st = ti__mv_esize(k, x, &es);
+    if (st != TI_OK) return st;
+    if ((st = ti__tsh_axis(k, ti__attr_i(k->node, "axis", 0), x->rank, "axis", &axis)) != TI_OK)
+        return st;
+    int64_t num = ti__attr_i(k->node, "num", k->n_out);
+    if (num != k->n_out || num != x->shape[axis])
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "num is %lld, the node has %d outputs and dim %d is %lld", (long long)num,
+                         k->n_out, axis, (long long)x->shape[axis]);
+    for (int j = 0, o = 0; j < x->rank; j++)
+        if (j != axis) d[o++] = x->shape[j];
+    for (int i = 0; i < k->n_out; i++) {
+        if (k->out[i] != NULL && (st = ti__tsh_need_same_q(k, x, "the input", k->out[i])) != TI_OK)
+            return st;
+        if ((st = ti__mv_set(k, i, x->dtype, x->rank - 1, d)) != TI_OK) return st;
+    }
+    return TI_OK;
+}
+
+TI__PRIVATE ti_status ti__tsh_unpack_run(ti__kctx *k) {
+    const ti_tensor *x = k->in[0];
+    int64_t a = ti__attr_i(k->node, "axis", 0), lens[256];
+    int n = TI__MIN(k->n_out, 256);
+    for (int i = 0; i < n; i++) lens[i] = 1;
+    if (k->n_out > 256)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "%d outputs, at most 256", k->n_out);
+    ti__tsh_split_copy(k, x, (int)(a < 0 ? a + x->rank : a), lens, n);
+    return TI_OK;
+}
+
+/* ---- RESHAPE, SQUEEZE, EXPAND_DIMS ----------------------------------------------------- */
+
+/* RESHAPE: the shape tensor (input 1) when it is a vector, else the new_shape option (TFLite's
+ * order); [0] in the option means a scalar (old converters). One -1 takes what is left; 0
+ * stays 0. */
+TI__PRIVATE int ti__tsh_reshape_shape(ti__kctx *k) {
+    TI__REQUIRE_INPUT(k, 0);
+    const ti_tensor *x = k->in[0], *s = k->n_in > 1 ? k->in[1] : NULL;
+    int64_t d[TI_MAX_DIMS];
+    int n = 0;
+    ti_status st;
+    if (s != NULL && s->rank == 1 && ti__dtype_is_int(s->dtype)) {
+        TI__NEED(k, s);
+        if ((st = ti__tsh_ints(k, 1, "shape", d, TI_MAX_DIMS, &n)) != TI_OK) return st;
+    } else {
+        const int64_t *a = ti__attr_ints(k->node, "new_shape", &n);
+        if (n > TI_MAX_DIMS) return ti__kfail(k, TI_ERR_UNSUPPORTED, "new_shape has rank %d", n);
+        if (n == 1 && a[0] == 0) n = 0;
+        for (int i = 0; i < n; i++) d[i] = a[i];
+    }
+    size_t in_n = ti__numel(x), nz_in = 1;
+    for (int i = 0; i < x->rank; i++)
+        if (x->shape[i] != 0) nz_in *= (size_t)x->shape[i];
+    uint64_t nz_out = 1, out_n = 1;
+    int stretch = -1;
+    for (int i = 0; i < n; i++) {
+        if (d[i] == -1 && stretch >= 0)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "shape has more than one -1 (dims %d and %d)",
+                             stretch, i);
+        if (d[i] == -1) {
+            stretch = i;
+            continue;
+        }
+        if (d[i] < 0 || d[i] > ((int64_t)1 << 46))
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "shape[%d] is %lld", i, (long long)d[i]);
+        if (d[i] != 0 && nz_out > ((uint64_t)1 << 50) / (uint64_t)d[i])
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "the new shape is too large");
+        if (d[i] != 0) nz_out *= (uint64_t)d[i];
+        out_n *= (uint64_t)d[i];
+    }
+    if (stretch >= 0) {
+        d[stretch] = (in_n == 0 && out_n != 0) ? 0 : (int64_t)(nz_in / nz_out);
+        out_n *= (uint64_t)d[stretch];
+    }
+    if (out_n != (uint64_t)in_n)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "cannot reshape %lu elements into %llu",
+                         (unsigned long)in_n, (unsigned long long)out_n);
+    return ti__mv_set(k, 0, x->dtype, n, d);
+}
+
+TI__PRIVATE int ti__tsh_squeeze_shape(ti__kctx *k) {
+    TI__REQUIRE_INPUT(k, 0);
+    const ti_tensor *x = k->in[0];
+    int n = 0, r = x->rank, o = 0;
+    const int64_t *a = ti__attr_ints(k->node, "squeeze_dims", &n);
+    char drop[TI_MAX_DIMS] = {0};
+    int64_t d[TI_MAX_DIMS];
+    for (int i = 0; i < r; i++) drop[i] = n == 0 && x->shape[i] == 1;
+    for (int i = 0; i < n; i++) {
+        int ax = 0;
+        ti_status st = ti__tsh_axis(k, a[i], r, "squeeze_dims entry", &ax);
+        if (st != TI_OK) return st;
+        if (x->shape[ax] != 1)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "cannot squeeze dim %d of size %lld", ax,
+                             (long long)x->shape[ax]);
+        drop[ax] = 1;
+    }
+    for (int i = 0; i < r; i++)
+        if (!drop[i]) d[o++] = x->shape[i];
+    return ti__mv_set(k, 0, x->dtype, o, d);
+}
+
+TI__PRIVATE int ti__tsh_expand_dims_shape(ti__kctx *k) {
+    TI__REQUIRE_INPUT(k, 0);
+    TI__REQUIRE_INPUT(k, 1);
+    const ti_tensor *x = k->in[0];
+    TI__NEED(k, k->in[1]);
+    int64_t a[1], d[TI_MAX_DIMS];
+    int n, r = x->rank, axis = 0;
+    ti_status st = ti__tsh_ints(k, 1, "axis", a, 1, &n);
+    if (st != TI_OK) return st;
+    if (n != 1) return ti__kfail(k, TI_ERR_BAD_MODEL, "axis has %d values, expected 1", n);
+    if (r + 1 > TI_MAX_DIMS)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "output rank %d is too large", r + 1);
+    if ((st = ti__tsh_axis(k, a[0], r + 1, "axis", &axis)) != TI_OK) return st;
+    if (k->n_out > 0 && (st = ti__tsh_need_same_q(k, x, "the input", k->out[0])) != TI_OK)
+        return st;
+    for (int i = 0, j = 0; i <= r; i++) d[i] = i == axis ? 1 : x->shape[j++];
+    return ti__mv_set(k, 0, x->dtype, r + 1, d);
+}
+
+/* ---- TRANSPOSE, REVERSE_V2 ------------------------------------------------------------- */
+
+TI__PRIVATE ti_status ti__tsh_perm(ti__kctx *k, int *perm) {
+    const ti_tensor *x = k->in[0];
+    int64_t p[TI_MAX_DIMS];
+    int n, r = x->rank, seen[TI_MAX_DIMS] = {0};
+    ti_status st = ti__tsh_ints(k, 1, "perm", p, TI_MAX_DIMS, &n);
+    if (st != TI_OK) return st;
+    if (n != r) return ti__kfail(k, TI_ERR_BAD_MODEL, "perm has %d values for rank %d", n, r);
+    for (int i = 0; i < r; i++) {
+        if ((st = ti__tsh_axis(k, p[i], r, "perm entry", &perm[i])) != TI_OK) return st;
+        if (seen[perm[i]]++) return ti__kfail(k, TI_ERR_BAD_MODEL, "perm repeats axis %d", perm[i]);
+    }
+    return TI_OK;
+}
+
+TI__PRIVATE int ti__tsh_transpose_shape(ti__kctx *k) {
+    TI__REQUIRE_INPUT(k, 0);
+    TI__REQUIRE_INPUT(k, 1);
+    TI__NEED(k, k->in[1]);
+    const ti_tensor *x = k->in[0];
+    int perm[TI_MAX_DIMS];
+    int64_t d[TI_MAX_DIMS];
+    size_t es;
+    ti_status st = ti__mv_esize(k, x, &es);
+    if (st != TI_OK || (st = ti__tsh_perm(k, perm)) != TI_OK) return st;
+    for (int i = 0; i < x->rank; i++) d[i] = x->shape[perm[i]];
+    return ti__mv_set(k, 0, x->dtype, x->rank, d);
+}
+
+TI__PRIVATE ti_status ti__tsh_transpose_run(ti__kctx *k) {
+    const ti_tensor *x = k->in[0];
+    int perm[TI_MAX_DIMS];
+    int64_t xs[TI_MAX_DIMS], s[TI_MAX_DIMS];
+    ti_status st = ti__tsh_perm(k, perm);
+    if (st != TI_OK) return st;
+    ti__strides(x->rank, x->shape, xs);
+    for (int i = 0; i < x->rank; i++) s[i] = xs[perm[i]];
+    ti__mv_strided_copy(k, k->out[0]->data, x->data, ti_dtype_size(x->dtype), x->rank,
+                        k->out[0]->shape, s, 0);
+    return TI_OK;
+}
+
+/* REVERSE_V2: the axes are read at run time (the shape does not depend on them). */
+TI__PRIVATE int ti__tsh_reverse_shape(ti__kctx *k) {
+    TI__REQUIRE_INPUT(k, 1);
+    const ti_tensor *a = k->in[1];
+    if (!ti__dtype_is_int(a->dtype) || a->rank > 1)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "axis must be an integer vector, got %s of rank %d",
+                         ti_dtype_name(a->dtype), a->rank);
+    return ti__tsh_same_shape(k);
+}
+
+TI__PRIVATE ti_status ti__tsh_reverse_run(ti__kctx *k) {
+    const ti_tensor *x = k->in[0];
+    int64_t a[TI_MAX_DIMS], s[TI_MAX_DIMS], off = 0;
+    int n, r = x->rank, flip[TI_MAX_DIMS] = {0};
+    ti_status st = ti__tsh_ints(k, 1, "axis", a, TI_MAX_DIMS, &n);
+    if (st != TI_OK) return st;
+    for (int i = 0; i < n; i++) {
+        int ax = 0;
+        if ((st = ti__tsh_axis(k, a[i], r, "axis", &ax)) != TI_OK) return st;
+        if (flip[ax]++) return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "axis %d is repeated", ax);
+    }
+    ti__strides(r, x->shape, s);
+    for (int i = 0; i < r; i++)
+        if (flip[i] && x->shape[i] > 0) {
+            off += (x->shape[i] - 1) * s[i];
+            s[i] = -s[i];
+        }
+    ti__mv_strided_copy(k, k->out[0]->data, x->data, ti_dtype_size(x->dtype), r, x->shape, s, off);
+    return TI_OK;
+}
+
+/* ---- PAD, PADV2, MIRROR_PAD ------------------------------------------------------------ */
+
+/* Paddings (input 1, shape [rank, 2], non-negative) and the padded shape. */
+TI__PRIVATE int ti__tsh_pads(ti__kctx *k, int64_t *lo, int64_t *hi, int64_t *d) {
+    TI__REQUIRE_INPUT(k, 0);
+    TI__REQUIRE_INPUT(k, 1);
+    const ti_tensor *x = k->in[0], *p = k->in[1];
+    int r = x->rank, n;
+    int64_t v[2 * TI_MAX_DIMS];
+    if (p->rank != 2 || p->shape[0] != r || p->shape[1] != 2)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "paddings must have shape [%d, 2], got rank %d", r,
+                         p->rank);
+    TI__NEED(k, p);
+    ti_status st = ti__tsh_ints(k, 1, "paddings", v, 2 * TI_MAX_DIMS, &n);
+    if (st != TI_OK) return st;
+    for (int i = 0; i < r; i++) {
+        lo[i] = v[2 * i];
+        hi[i] = v[2 * i + 1];
+        if (lo[i] < 0 || hi[i] < 0 || lo[i] > ((int64_t)1 << 40) || hi[i] > ((int64_t)1 << 40))
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "paddings of dim %d are %lld, %lld", i,
+                             (long long)lo[i], (long long)hi[i]);
+        d[i] = x->shape[i] + lo[i] + hi[i];
+    }
+    return TI_OK;
+}
+
+/* The fill value of PAD / PADV2 as es bytes: constant_values (input 2), else the output's
+ * zero point when quantized, else 0. */
+TI__PRIVATE ti_status ti__tsh_pad_value(ti__kctx *k, unsigned char *val) {
+    const ti_tensor *x = k->in[0], *c = k->n_in > 2 ? k->in[2] : NULL, *y = k->out[0];
+    size_t es = ti_dtype_size(x->dtype);
+    memset(val, 0, 8);
+    if (c != NULL) {
+        if (c->dtype != x->dtype || ti__numel(c) != 1)
+            return ti__kfail(
+                k, TI_ERR_BAD_MODEL, "constant_values must be one %s, got %s with %lu values",
+                ti_dtype_name(x->dtype), ti_dtype_name(c->dtype), (unsigned long)ti__numel(c));
+        ti_status st = ti__tsh_need_same_q(k, c, "constant_values", y);
+        if (st != TI_OK) return st;
+        if (c->data != NULL) memcpy(val, c->data, es);
+        return TI_OK;
+    }
+    if (ti__dtype_is_int(x->dtype) && ti__tsh_has_q(y)) {
+        ti_tensor t;
+        memset(&t, 0, sizeof t);
+        t.dtype = x->dtype;
+        t.data = val;
+        int64_t zp = y->quant.zero_point[0];
+        ti__set_i64(&t, 0, zp);
+        if (ti__get_i64(&t, 0) != zp)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "output zero point %lld does not fit %s",
+                             (long long)zp, ti_dtype_name(x->dtype));
+    }
+    return TI_OK;
+}
+
+TI__PRIVATE int ti__tsh_pad_shape(ti__kctx *k) {
+    int64_t lo[TI_MAX_DIMS], hi[TI_MAX_DIMS], d[TI_MAX_DIMS];
+    unsigned char val[8];
+    int r = ti__tsh_pads(k, lo, hi, d);
+    if (r != TI_OK) return r;
+    size_t es;
+    ti_status st = ti__mv_esize(k, k->in[0], &es);
+    if (st != TI_OK || (st = ti__mv_set(k, 0, k->in[0]->dtype, k->in[0]->rank, d)) != TI_OK)
+        return st;
+    return k->n_out > 0 && k->out[0] ? ti__tsh_pad_value(k, val) : TI_OK;
+}
+
+TI__PRIVATE ti_status ti__tsh_pad_run(ti__kctx *k) {
+    int64_t lo[TI_MAX_DIMS], hi[TI_MAX_DIMS], d[TI_MAX_DIMS], xs[TI_MAX_DIMS], ys[TI_MAX_DIMS];
+    unsigned char val[8];
+    const ti_tensor *x = k->in[0];
+    ti_tensor *y = k->out[0];
+    int r = ti__tsh_pads(k, lo, hi, d), rank = x->rank;
+    if (r != TI_OK)
+        return r == TI__NEED_VALUE ? ti__kfail(k, TI_ERR_BAD_MODEL, "paddings unknown")
+                                   : (ti_status)r;
+    ti_status st = ti__tsh_pad_value(k, val);
+    if (st != TI_OK) return st;
+    size_t es = ti_dtype_size(x->dtype), n = ti__numel(x);
+    ti__mv_fill(y->data, ti__numel(y), val, es);
+    if (n == 0) return TI_OK;
+    if (rank == 0) {
+        memcpy(y->data, x->data, es);
+        return TI_OK;
+    }
+    /* each input row (the last dim) lands at its shifted place in the output */
+    ti__strides(rank, x->shape, xs);
+    ti__strides(rank, y->shape, ys);
+    size_t row = (size_t)x->shape[rank - 1];
+    for (size_t i = 0; i < n; i += row) {
+        int64_t off = lo[rank - 1];
+        for (int j = 0; j < rank - 1; j++)
+            off += ((int64_t)i / xs[j] % x->shape[j] + lo[j]) * ys[j];
+        memcpy((unsigned char *)y->data + (size_t)off * es, (const unsigned char *)x->data + i * es,
+               row * es);
+    }
+    return TI_OK;
+}
+
+/* MIRROR_PAD: REFLECT (0) leaves the edge out, SYMMETRIC (1) repeats it; paddings are at most
+ * dim - 1 (REFLECT) or dim (SYMMETRIC), so one reflection is enough. */
+TI__PRIVATE int ti__tsh_mirror_shape(ti__kctx *k) {
+    int64_t lo[TI_MAX_DIMS], hi[TI_MAX_DIMS], d[TI_MAX_DIMS];
+    int r = ti__tsh_pads(k, lo, hi, d);
+    if (r != TI_OK) return r;
+    const ti_tensor *x = k->in[0];
+    int64_t mode = ti__attr_i(k->node, "mode", 0);
+    if (mode != 0 && mode != 1)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "mode %lld", (long long)mode);
+    int64_t edge = mode == 0 ? 1 : 0;
+    for (int i = 0; i < x->rank; i++)
+        if (lo[i] > x->shape[i] - edge || hi[i] > x->shape[i] - edge)
+            return ti__kfail(k, TI_ERR_BAD_MODEL,
+                             "paddings %lld, %lld of dim %d exceed its size %lld%s",
+                             (long long)lo[i], (long long)hi[i], i, (long long)x->shape[i],
+                             edge ? " minus 1 (REFLECT)" : "");
+    size_t es;
+    ti_status st = ti__mv_esize(k, x, &es);
+    if (st != TI_OK) return st;
+    if (k->n_out > 0 && (st = ti__tsh_need_same_q(k, x, "the input", k->out[0])) != TI_OK)
+        return st;
+    return ti__mv_set(k, 0, x->dtype, x->rank, d);
+}
+
+/* Input coordinate of output coordinate c along a dim of n with lo leading pads. */
+TI__PRIVATE int64_t ti__tsh_mirror_map(int64_t c, int64_t lo, int64_t n, int64_t edge) {
+    if (c < lo) return lo - 1 - c + edge;
+    c -= lo;
+    if (c < n) return c;
+    return n - 1 - edge - (c - n);
+}
+
+TI__PRIVATE ti_status ti__tsh_mirror_run(ti__kctx *k) {
+    int64_t lo[TI_MAX_DIMS], hi[TI_MAX_DIMS], d[TI_MAX_DIMS], xs[TI_MAX_DIMS];
+    int r = ti__tsh_pads(k, lo, hi, d), rank = k->in[0]->rank;
+    if (r != TI_OK)
+        return r == TI__NEED_VALUE ? ti__kfail(k, TI_ERR_BAD_MODEL, "paddings unknown")
+                                   : (ti_status)r;
+    const ti_tensor *x = k->in[0];
+    ti_tensor *y = k->out[0];
+    int64_t edge = ti__attr_i(k->node, "mode", 0) == 0 ? 1 : 0;
+    size_t es = ti_dtype_size(x->dtype), n = ti__numel(y);
+    const unsigned char *src = (const unsigned char *)x->data;
+    unsigned char *dst = (unsigned char *)y->data;
+    if (n == 0) return TI_OK;
+    if (rank == 0) {
+        memcpy(dst, src, es);
+        return TI_OK;
+    }
+    ti__strides(rank, x->shape, xs);
+    int64_t w = y->shape[rank - 1], nx = x->shape[rank - 1], l = lo[rank - 1];
+    for (size_t i = 0; i < n; i += (size_t)w) {
+        int64_t off = 0, rem = (int64_t)(i / (size_t)w);
+        for (int j = rank - 2; j >= 0; j--) {
+            off += ti__tsh_mirror_map(rem % y->shape[j], lo[j], x->shape[j], edge) * xs[j];
+            rem /= y->shape[j];
+        }
+        for (int64_t c = 0; c < w; c++) {
+            if (c == l && nx > 0) { /* the unpadded middle in one copy */
+                memcpy(dst, src + off * (int64_t)es, (size_t)nx * es);
+                dst += (size_t)nx * es;
+                c += nx - 1;
+                continue;
+            }
+            memcpy(dst, src + (off + ti__tsh_mirror_map(c, l, nx, edge)) * (int64_t)es, es);
+            dst += es;
+        }
+    }
+    return TI_OK;
+}
+
+/* ---- STRIDED_SLICE, SLICE -------------------------------------------------------------- */
+
+/* StridedSlice as TFLite resolves it: ellipsis and new axes turn into an "effective" input
+ * of n dims (new axes are dims of 1); per effective dim a start, a step and a count. */
+typedef struct ti__tsh_ss {
+    int n;
+    int64_t dims[TI__TSH_SS_MAX], start[TI__TSH_SS_MAX], step[TI__TSH_SS_MAX],
+        count[TI__TSH_SS_MAX];
+    char keep[TI__TSH_SS_MAX]; /* 0 for shrunk axes */
+} ti__tsh_ss;
+
+/* Elements from a range of len (end - start) walked with step sd. */
+TI__PRIVATE int64_t ti__tsh_ss_count(int64_t len, int64_t sd) {
+    if ((len < 0) != (sd < 0)) return 0;
+    if (sd < 0) return (len + 1) / sd + 1;
+    return len == 0 ? 0 : (len - 1) / sd + 1;
+}
+
+TI__PRIVATE int ti__tsh_ss_plan(ti__kctx *k, ti__tsh_ss *p) {
+    for (int i = 0; i < 4; i++) TI__REQUIRE_INPUT(k, i);
+    for (int i = 1; i < 4; i++) {
+        if (k->in[i]->rank != 1)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "input %d has rank %d, expected 1", i,
+                             k->in[i]->rank);
+        TI__NEED(k, k->in[i]);
+    }
+    const ti_tensor *x = k->in[0];
+    int64_t b[32], e[32], s[32];
+    int nb, ne, ns, r = x->rank;
+    ti_status st;
+    if ((st = ti__tsh_ints(k, 1, "begin", b, 32, &nb)) != TI_OK ||
+        (st = ti__tsh_ints(k, 2, "end", e, 32, &ne)) != TI_OK ||
+        (st = ti__tsh_ints(k, 3, "strides", s, 32, &ns)) != TI_OK)
+        return st;
+    if (nb != ne || nb != ns)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "begin, end and strides have %d, %d and %d values",
+                         nb, ne, ns);
+    uint32_t bm = (uint32_t)ti__attr_i(k->node, "begin_mask", 0);
+    uint32_t em = (uint32_t)ti__attr_i(k->node, "end_mask", 0);
+    uint32_t ell = (uint32_t)ti__attr_i(k->node, "ellipsis_mask", 0);
+    uint32_t nam = (uint32_t)ti__attr_i(k->node, "new_axis_mask", 0);
+    uint32_t sam = (uint32_t)ti__attr_i(k->node, "shrink_axis_mask", 0);
+    int offset = ti__attr_i(k->node, "offset", 0) != 0;
+    if (ell & (ell - 1))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "ellipsis_mask 0x%x has more than one bit",
+                         (unsigned)ell);
+    /* offset (from dynamic slices): end holds sizes. TFLite sizes the output from them as
+     * they are but copies the clamped range, so only in-range slices without ellipsis and new
+     * axes are well defined; the others are refused below. */
+    if (offset && (ell != 0 || nam != 0 || nb != r))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                         "offset with ellipsis or new axes, or with %d indices "
+                         "for rank %d, is not supported",
+                         nb, r);
+    int num_add = 0;
+    for (int i = 0; i < nb; i++) num_add += !((ell >> i) & 1) && ((nam >> i) & 1);
+    int n = r + num_add;
+    if (n > TI__TSH_SS_MAX) return ti__kfail(k, TI_ERR_UNSUPPORTED, "%d effective dims", n);
+    /* which effective dims the ellipsis covers and which are new axes */
+    char is_ell[TI__TSH_SS_MAX] = {0}, is_new[TI__TSH_SS_MAX] = {0};
+    int ell_start = n, expanded = 0;
+    for (int i = 0; i < n;) {
+        if (i < 32 && ((ell >> i) & 1)) {
+            int end = TI__MAX(i + 1, TI__MIN(i + 1 + num_add + r - nb, n));
+            ell_start = i;
+            expanded = end - i - 1;
+            for (; i < end; i++) is_ell[i] = 1;
+            continue;
+        }
+        int o = i - expanded;
+        is_new[i] = o >= 0 && o < 32 && ((nam >> o) & 1);
+        i++;
+    }
+    int added_ell = 0, added_ax = 0;
+    p->n = n;
+    for (int i = 0; i < n; i++) {
+        int64_t st0 = 0, en0 = 0, sd = 1, dim;
+        int bmi = 1, emi = 1, shr = 0, xi = i - added_ax;
+        if (is_new[i]) {
+            en0 = 1;
+            bmi = emi = 0;
+            dim = 1;
+            added_ax++;
+        } else {
+            if (xi < 0 || xi >= r)
+                return ti__kfail(k, TI_ERR_BAD_MODEL, "the masks address more dims than rank %d",
+                                 r);
+            dim = x->shape[xi];
+            if (is_ell[i])
+                added_ell = TI__MAX(0, i - ell_start);
+            else if (i < nb + expanded) {
+                int o = i - added_ell;
+                if (o < 0 || o >= nb) return ti__kfail(k, TI_ERR_BAD_MODEL, "inconsistent masks");
+                st0 = b[o], en0 = e[o], sd = s[o];
+                bmi = (bm >> o) & 1, emi = (em >> o) & 1, shr = (sam >> o) & 1;
+            }
+        }
+        if (sd == 0) return ti__kfail(k, TI_ERR_BAD_MODEL, "stride of dim %d is 0", i);
+        int64_t lo = sd > 0 ? 0 : -1, hi = sd > 0 ? dim : dim - 1;
+        int64_t start = st0 < 0 ? st0 + dim : st0, end, cnt;
+        start = start < lo ? lo : start > hi ? hi : start;
+        if (bmi) start = sd > 0 ? 0 : dim - 1;
+        if (shr) {
+            /* TFLite reads element `start` (its loop skips it for negative strides or when
+             * start is past the end and leaves the output unset; those are refused here) */
+            if (start < 0 || start >= dim)
+                return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                                 "index %lld is out of range for dim %d of size %lld",
+                                 (long long)st0, xi, (long long)dim);
+            cnt = 1;
+        } else {
+            end = offset ? en0 + start : en0;
+            if (end < 0) end += dim;
+            end = end < lo ? lo : end > hi ? hi : end;
+            if (emi) end = sd > 0 ? dim : -1;
+            cnt = ti__tsh_ss_count(end - start, sd);
+            if (offset && cnt != ti__tsh_ss_count(en0, sd))
+                return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                                 "slice of size %lld at %lld does not fit dim %d of size %lld",
+                                 (long long)en0, (long long)st0, i, (long long)dim);
+        }
+        p->dims[i] = dim;
+        p->start[i] = start;
+        p->step[i] = sd;
+        p->count[i] = cnt;
+        p->keep[i] = (char)!shr;
+    }
+    return TI_OK;
+}
+
+TI__PRIVATE int ti__tsh_strided_slice_shape(ti__kctx *k) {
+    ti__tsh_ss p;
+    int r = ti__tsh_ss_plan(k, &p), o = 0;
+    if (r != TI_OK) return r;
+    int64_t d[TI__TSH_SS_MAX];
+    size_t es;
+    ti_status st = ti__mv_esize(k, k->in[0], &es);
+    if (st != TI_OK) return st;
+    for (int i = 0; i < p.n; i++)
+        if (p.keep[i]) d[o++] = p.count[i];
+    if (o > TI_MAX_DIMS) return ti__kfail(k, TI_ERR_UNSUPPORTED, "output rank %d is too large", o);
+    return ti__mv_set(k, 0, k->in[0]->dtype, o, d);
+}
+
+TI__PRIVATE ti_status ti__tsh_strided_slice_run(ti__kctx *k) {
+    ti__tsh_ss p;
+    int r = ti__tsh_ss_plan(k, &p);
+    if (r != TI_OK)
+        return r == TI__NEED_VALUE ? ti__kfail(k, TI_ERR_BAD_MODEL, "slice bounds unknown")
+                                   : (ti_status)r;
+    int64_t xs[TI__TSH_SS_MAX], s[TI__TSH_SS_MAX], off = 0;
+    ti__strides(p.n, p.dims, xs); /* dims of 1 (new axes) do not change the others' strides */
+    for (int i = 0; i < p.n; i++) {
+        if (p.count[i] == 0) return TI_OK;
+        s[i] = xs[i] * p.step[i];
+        off += p.start[i] * xs[i];
+    }
+    ti__mv_strided_copy(k, k->out[0]->data, k->in[0]->data, ti_dtype_size(k->in[0]->dtype), p.n,
+                        p.count, s, off);
+    return TI_OK;
+}
+
+/* SLICE: begin and size per dim; size -1 runs to the end. Out of range fails (as TFLite). */
+TI__PRIVATE int ti__tsh_slice_plan(ti__kctx *k, int64_t *b, int64_t *sz) {
+    for (int i = 0; i < 3; i++) TI__REQUIRE_INPUT(k, i);
+    TI__NEED(k, k->in[1]);
+    TI__NEED(k, k->in[2]);
+    const ti_tensor *x = k->in[0];
+    int nb, ns;
+    ti_status st;
+    if ((st = ti__tsh_ints(k, 1, "begin", b, TI_MAX_DIMS, &nb)) != TI_OK ||
+        (st = ti__tsh_ints(k, 2, "size", sz, TI_MAX_DIMS, &ns)) != TI_OK)
+        return st;
+    if (nb != x->rank || ns != x->rank)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "begin and size have %d and %d values for rank %d",
+                         nb, ns, x->rank);
+    for (int i = 0; i < x->rank; i++) {
+        if (sz[i] == -1) sz[i] = x->shape[i] - b[i];
+        if (b[i] < 0 || sz[i] < 0 || b[i] + sz[i] > x->shape[i])
+            return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                             "dim %d: begin %lld size %lld is outside 0..%lld", i, (long long)b[i],
+                             (long long)sz[i], (long long)x->shape[i]);
+    }
+    return TI_OK;
+}
+
+TI__PRIVATE int ti__tsh_slice_shape(ti__kctx *k) {
+    int64_t b[TI_MAX_DIMS], sz[TI_MAX_DIMS];
+    int r = ti__tsh_slice_plan(k, b, sz);
+    if (r != TI_OK) return r;
+    size_t es;
+    ti_status st = ti__mv_esize(k, k->in[0], &es);
+    if (st != TI_OK) return st;
+    return ti__mv_set(k, 0, k->in[0]->dtype, k->in[0]->rank, sz);
+}
+
+TI__PRIVATE ti_status ti__tsh_slice_run(ti__kctx *k) {
+    int64_t b[TI_MAX_DIMS], sz[TI_MAX_DIMS], xs[TI_MAX_DIMS], off = 0;
+    int r = ti__tsh_slice_plan(k, b, sz);
+    if (r != TI_OK)
+        return r == TI__NEED_VALUE ? ti__kfail(k, TI_ERR_BAD_MODEL, "slice bounds unknown")
+                                   : (ti_status)r;
+    const ti_tensor *x = k->in[0];
+    ti__strides(x->rank, x->shape, xs);
+    for (int i = 0; i < x->rank; i++) off += b[i] * xs[i];
+    ti__mv_strided_copy(k, k->out[0]->data, x->data, ti_dtype_size(x->dtype), x->rank, sz, xs, off);
+    return TI_OK;
+}
+
+/* ---- GATHER, GATHER_ND ----------------------------------------------------------------- */
+
+TI__PRIVATE int ti__tsh_gather_params(ti__kctx *k, int *axis, int *bd) {
+    TI__REQUIRE_INPUT(k, 0);
+    TI__REQUIRE_INPUT(k, 1);
+    const ti_tensor *x = k->in[0], *ix = k->in[1];
+    if (!ti__dtype_is_int(ix->dtype))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "indices have dtype %s", ti_dtype_name(ix->dtype));
+    ti_status st = ti__tsh_axis(k, ti__attr_i(k->node, "axis", 0), x->rank, "axis", axis);
+    if (st != TI_OK) return st;
+    int64_t b = ti__attr_i(k->node, "batch_dims", 0);
+    if (b < 0) b += ix->rank;
+    if (b < 0 || b > *axis || b > ix->rank)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "batch_dims %lld with axis %d and indices of rank %d",
+                         (long long)ti__attr_i(k->node, "batch_dims", 0), *axis, ix->rank);
+    *bd = (int)b;
+    for (int i = 0; i < *bd; i++)
+        if (x->shape[i] != ix->shape[i])
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "batch dim %d: params %lld, indices %lld", i,
+                             (long long)x->shape[i], (long long)ix->shape[i]);
+    return TI_OK;
+}
+
+TI__PRIVATE int ti__tsh_gather_shape(ti__kctx *k) {
+    int axis, bd, o = 0;
+    int r = ti__tsh_gather_params(k, &axis, &bd);
+    if (r != TI_OK) return r;
+    const ti_tensor *x = k->in[0], *ix = k->in[1];
+    int64_t d[3 * TI_MAX_DIMS];
+    size_t es;
+    ti_status st = ti__mv_esize(k, x, &es);
+    if (st != TI_OK) return st;
+    for (int i = 0; i < axis; i++) d[o++] = x->shape[i];
+    for (int i = bd; i < ix->rank; i++) d[o++] = ix->shape[i];
+    for (int i = axis + 1; i < x->rank; i++) d[o++] = x->shape[i];
+    if (o > TI_MAX_DIMS) return ti__kfail(k, TI_ERR_UNSUPPORTED, "output rank %d is too large", o);
+    return ti__mv_set(k, 0, x->dtype, o, d);
+}
+
+TI__PRIVATE ti_status ti__tsh_gather_run(ti__kctx *k) {
+    int axis, bd;
+    int r = ti__tsh_gather_params(k, &axis, &bd);
+    if (r != TI_OK) return (ti_status)r;
+    const ti_tensor *x = k->in[0], *ix = k->in[1];
+    size_t es = ti_dtype_size(x->dtype);
+    size_t batch = ti__tsh_prod(x->shape, 0, bd), outer = ti__tsh_prod(x->shape, bd, axis);
+    size_t inner = ti__tsh_prod(x->shape, axis + 1, x->rank) * es,
+           cs = ti__tsh_prod(ix->shape, bd, ix->rank);
+    int64_t dim = x->shape[axis];
+    const unsigned char *src = (const unsigned char *)x->data;
+    unsigned char *dst = (unsigned char *)k->out[0]->data;
+    for (size_t b = 0; b < batch; b++)
+        for (size_t o = 0; o < outer; o++)
+            for (size_t i = 0; i < cs; i++, dst += inner) {
+                int64_t c = ti__get_i64(ix, b * cs + i);
+                if (c < 0 || c >= dim)
+                    return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                                     "index %lld is out of range [0, %lld)", (long long)c,
+                                     (long long)dim);
+                if (inner != 0)
+                    memcpy(dst, src + (((b * outer) + o) * (size_t)dim + (size_t)c) * inner, inner);
+            }
+    return TI_OK;
+}
+
+TI__PRIVATE int ti__tsh_gather_nd_shape(ti__kctx *k) {
+    TI__REQUIRE_INPUT(k, 0);
+    TI__REQUIRE_INPUT(k, 1);
+    const ti_tensor *x = k->in[0], *ix = k->in[1];
+    if (!ti__dtype_is_int(ix->dtype))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "indices have dtype %s", ti_dtype_name(ix->dtype));
+    if (ix->rank < 1) return ti__kfail(k, TI_ERR_BAD_MODEL, "indices must have rank >= 1");
+    int64_t nd = ix->shape[ix->rank - 1], d[2 * TI_MAX_DIMS];
+    if (nd > x->rank)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "index depth %lld exceeds params rank %d",
+                         (long long)nd, x->rank);
+    int o = 0;
+    for (int i = 0; i < ix->rank - 1; i++) d[o++] = ix->shape[i];
+    for (int i = (int)nd; i < x->rank; i++) d[o++] = x->shape[i];
+    size_t es;
+    ti_status st = ti__mv_esize(k, x, &es);
+    if (st != TI_OK) return st;
+    if (o > TI_MAX_DIMS) return ti__kfail(k, TI_ERR_UNSUPPORTED, "output rank %d is too large", o);
+    return ti__mv_set(k, 0, x->dtype, o, d);
+}
+
+TI__PRIVATE ti_status ti__tsh_gather_nd_run(ti__kctx *k) {
+    const ti_tensor *x = k->in[0], *ix = k->in[1];
+    int nd = (int)ix->shape[ix->rank - 1];
+    int64_t xs[TI_MAX_DIMS];
+    size_t es = ti_dtype_size(x->dtype), slice = ti__tsh_prod(x->shape, nd, x->rank) * es;
+    size_t n = ti__tsh_prod(ix->shape, 0, ix->rank - 1);
+    ti__strides(x->rank, x->shape, xs);
+    unsigned char *dst = (unsigned char *)k->out[0]->data;
+    for (size_t i = 0; i < n; i++, dst += slice) {
+        int64_t from = 0;
+        for (int j = 0; j < nd; j++) {
+            int64_t c = ti__get_i64(ix, i * (size_t)nd + (size_t)j);
+            if (c < 0 || c >= x->shape[j])
+                return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                                 "index %lld is out of range [0, %lld) for dim %d", (long long)c,
+                                 (long long)x->shape[j], j);
+            from += c * xs[j];
+        }
+        if (slice != 0) memcpy(dst, (const unsigned char *)x->data + (size_t)from * es, slice);
+    }
+    return TI_OK;
+}
+
+/* ---- DEPTH_TO_SPACE, SPACE_TO_DEPTH (NHWC) --------------------------------------------- */
+
+TI__PRIVATE int ti__tsh_d2s_check(ti__kctx *k, int64_t *bs) {
+    TI__REQUIRE_INPUT(k, 0);
+    const ti_tensor *x = k->in[0];
+    *bs = ti__attr_i(k->node, "block_size", 0);
+    if (x->rank != 4)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "input has rank %d, expected 4 (NHWC)", x->rank);
+    if (*bs < 1 || *bs > 65536)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "block_size %lld", (long long)*bs);
+    size_t es;
+    return ti__mv_esize(k, x, &es);
+}
+
+TI__PRIVATE int ti__tsh_d2s_shape(ti__kctx *k) {
+    int64_t bs = 1;
+    int r = ti__tsh_d2s_check(k, &bs);
+    if (r != TI_OK) return r;
+    const int64_t *s = k->in[0]->shape;
+    if (s[3] % (bs * bs) != 0)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "depth %lld is not a multiple of block_size^2 = %lld",
+                         (long long)s[3], (long long)(bs * bs));
+    int64_t d[4] = {s[0], s[1] * bs, s[2] * bs, s[3] / (bs * bs)};
+    return ti__mv_set(k, 0, k->in[0]->dtype, 4, d);
+}
+
+TI__PRIVATE ti_status ti__tsh_d2s_run(ti__kctx *k) {
+    const ti_tensor *x = k->in[0];
+    int64_t bs = ti__attr_i(k->node, "block_size", 1), h = x->shape[1], w = x->shape[2],
+            c = x->shape[3];
+    int64_t co = c / (bs * bs);
+    /* output as [N, H, bh, W, bw, Co] <- input [n, h, w, (bh * bs + bw) * Co + co] */
+    int64_t d[6] = {x->shape[0], h, bs, w, bs, co};
+    int64_t s[6] = {h * w * c, w * c, bs * co, c, co, 1};
+    ti__mv_strided_copy(k, k->out[0]->data, x->data, ti_dtype_size(x->dtype), 6, d, s, 0);
+    return TI_OK;
+}
+
+TI__PRIVATE int ti__tsh_s2d_shape(ti__kctx *k) {
+    int64_t bs = 1;
+    int r = ti__tsh_d2s_check(k, &bs);
+    if (r != TI_OK) return r;
+    const int64_t *s = k->in[0]->shape;
+    if (s[1] % bs != 0 || s[2] % bs != 0)
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "height %lld and width %lld must be multiples of block_size %lld",
+                         (long long)s[1], (long long)s[2], (long long)bs);
+    int64_t d[4] = {s[0], s[1] / bs, s[2] / bs, s[3] * bs * bs};
+    return ti__mv_set(k, 0, k->in[0]->dtype, 4, d);
+}
+
+TI__PRIVATE ti_status ti__tsh_s2d_run(ti__kctx *k) {
+    const ti_tensor *x = k->in[0];
+    int64_t bs = ti__attr_i(k->node, "block_size", 1), h = x->shape[1], w = x->shape[2],
+            c = x->shape[3];
+    /* output as [N, Ho, Wo, bh, bw, C] <- input [n, ho * bs + bh, wo * bs + bw, c] */
+    int64_t d[6] = {x->shape[0], h / bs, w / bs, bs, bs, c};
+    int64_t s[6] = {h * w * c, bs * w * c, bs * c, w * c, c, 1};
+    ti__mv_strided_copy(k, k->out[0]->data, x->data, ti_dtype_size(x->dtype), 6, d, s, 0);
+    return TI_OK;
+}
+
+/* ---- SHAPE, FILL, ZEROS_LIKE, RANGE ---------------------------------------------------- */
+
+/* out_type is a TFLite TensorType: INT32 = 2 (also when absent), INT64 = 4. */
+TI__PRIVATE int ti__tsh_shape_shape(ti__kctx *k) {
+    TI__REQUIRE_INPUT(k, 0);
+    int64_t t = ti__attr_i(k->node, "out_type", 2), d[1] = {k->in[0]->rank};
+    if (t != 2 && t != 4)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "out_type %lld (only INT32 = 2 and INT64 = 4)",
+                         (long long)t);
+    return ti__mv_set(k, 0, t == 2 ? TI_DTYPE_I32 : TI_DTYPE_I64, 1, d);
+}
+
+TI__PRIVATE ti_status ti__tsh_shape_run(ti__kctx *k) {
+    for (int i = 0; i < k->in[0]->rank; i++) ti__set_i64(k->out[0], (size_t)i, k->in[0]->shape[i]);
+    return TI_OK;
+}
+
+TI__PRIVATE int ti__tsh_fill_shape(ti__kctx *k) {
+    TI__REQUIRE_INPUT(k, 0);
+    TI__REQUIRE_INPUT(k, 1);
+    const ti_tensor *v = k->in[1];
+    int64_t d[TI_MAX_DIMS];
+    int n;
+    if (k->in[0]->rank != 1)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "dims has rank %d, expected 1", k->in[0]->rank);
+    if (ti__numel(v) != 1)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "value has %lu elements, expected 1",
+                         (unsigned long)ti__numel(v));
+    TI__NEED(k, k->in[0]);
+    size_t es;
+    ti_status st = ti__mv_esize(k, v, &es);
+    if (st != TI_OK || (st = ti__tsh_ints(k, 0, "dims", d, TI_MAX_DIMS, &n)) != TI_OK) return st;
+    for (int i = 0; i < n; i++)
+        if (d[i] < 0) return ti__kfail(k, TI_ERR_BAD_MODEL, "dims[%d] is %lld", i, (long long)d[i]);
+    if (k->n_out > 0 && (st = ti__tsh_need_same_q(k, v, "value", k->out[0])) != TI_OK) return st;
+    return ti__mv_set(k, 0, v->dtype, n, d);
+}
+
+TI__PRIVATE ti_status ti__tsh_fill_run(ti__kctx *k) {
+    ti_tensor *y = k->out[0];
+    ti__mv_fill(y->data, ti__numel(y), (const unsigned char *)k->in[1]->data,
+                ti_dtype_size(y->dtype));
+    return TI_OK;
+}
+
+TI__PRIVATE ti_status ti__tsh_zeros_like_run(ti__kctx *k) {
+    if (k->out[0]->size_bytes != 0) memset(k->out[0]->data, 0, k->out[0]->size_bytes);
+    return TI_OK;
+}
+
+/* RANGE: start, start + delta, ... up to limit; the values accumulate in the dtype, as in
+ * TFLite (a float range adds delta repeatedly). */
+TI__PRIVATE int ti__tsh_range_count(ti__kctx *k, int64_t *count) {
+    for (int i = 0; i < 3; i++) {
+        TI__REQUIRE_INPUT(k, i);
+        if (k->in[i]->dtype != k->in[0]->dtype || ti__numel(k->in[i]) != 1)
+            return ti__kfail(k, TI_ERR_BAD_MODEL,
+                             "start, limit and delta must be scalars of one dtype");
+    }
+    ti_dtype dt = k->in[0]->dtype;
+    if (dt != TI_DTYPE_F32 && dt != TI_DTYPE_I32 && dt != TI_DTYPE_I64)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "dtype %s (float32, int32, int64 only)",
+                         ti_dtype_name(dt));
+    for (int i = 0; i < 3; i++) TI__NEED(k, k->in[i]);
+    double n;
+    if (dt == TI_DTYPE_F32) {
+        float s = *(const float *)k->in[0]->data, l = *(const float *)k->in[1]->data;
+        float d = *(const float *)k->in[2]->data;
+        if (d == 0.0f || !((s >= l && d < 0) || (s <= l && d > 0)))
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "start %g, limit %g, delta %g give no range", s,
+                             l, d);
+        n = ceil(fabs((double)((l - s) / d)));
+    } else {
+        int64_t s = ti__get_i64(k->in[0], 0), l = ti__get_i64(k->in[1], 0),
+                d = ti__get_i64(k->in[2], 0);
+        if (d == 0 || !((s >= l && d < 0) || (s <= l && d > 0)))
+            return ti__kfail(k, TI_ERR_BAD_MODEL,
+                             "start %lld, limit %lld, delta %lld give no range", (long long)s,
+                             (long long)l, (long long)d);
+        uint64_t span = s <= l ? (uint64_t)l - (uint64_t)s : (uint64_t)s - (uint64_t)l;
+        uint64_t ad = d > 0 ? (uint64_t)d : 0 - (uint64_t)d;
+        n = (double)(span / ad + (span % ad != 0));
+    }
+    if (!(n <= (double)((int64_t)1 << 40)))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "range of %g elements is too large", n);
+    *count = (int64_t)n;
+    return TI_OK;
+}
+
+TI__PRIVATE int ti__tsh_range_shape(ti__kctx *k) {
+    int64_t n;
+    int r = ti__tsh_range_count(k, &n);
+    if (r != TI_OK) return r;
+    return ti__mv_set(k, 0, k->in[0]->dtype, 1, &n);
+}
+
+TI__PRIVATE ti_status ti__tsh_range_run(ti__kctx *k) {
+    ti_tensor *y = k->out[0];
+    size_t n = ti__numel(y);
+    if (y->dtype == TI_DTYPE_F32) {
+        float v = *(const float *)k->in[0]->data, d = *(const float *)k->in[2]->data;
+        for (size_t i = 0; i < n; i++, v += d) ((float *)y->data)[i] = v;
+    } else { /* wraps like the int32 / int64 arithmetic of TFLite, without signed overflow */
+        uint64_t v = (uint64_t)ti__get_i64(k->in[0], 0), d = (uint64_t)ti__get_i64(k->in[2], 0);
+        for (size_t i = 0; i < n; i++, v += d) ti__set_i64(y, i, (int64_t)v);
+    }
+    return TI_OK;
+}
+
+/* ---- TILE, BROADCAST_TO ---------------------------------------------------------------- */
+
+TI__PRIVATE int ti__tsh_tile_shape(ti__kctx *k) {
+    TI__REQUIRE_INPUT(k, 0);
+    TI__REQUIRE_INPUT(k, 1);
+    TI__NEED(k, k->in[1]);
+    const ti_tensor *x = k->in[0];
+    int64_t m[TI_MAX_DIMS], d[TI_MAX_DIMS];
+    int n;
+    size_t es;
+    ti_status st = ti__mv_esize(k, x, &es);
+    if (st != TI_OK || (st = ti__tsh_ints(k, 1, "multiples", m, TI_MAX_DIMS, &n)) != TI_OK)
+        return st;
+    if (n != x->rank)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "multiples has %d values for rank %d", n, x->rank);
+    for (int i = 0; i < n; i++) {
+        if (m[i] < 0 || (x->shape[i] != 0 && m[i] > ((int64_t)1 << 46) / x->shape[i]))
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "multiples[%d] is %lld", i, (long long)m[i]);
+        d[i] = x->shape[i] * m[i];
+    }
+    return ti__mv_set(k, 0, x->dtype, n, d);
+}
+
+TI__PRIVATE ti_status ti__tsh_tile_run(ti__kctx *k) {
+    const ti_tensor *x = k->in[0], *y = k->out[0];
+    int64_t xs[TI_MAX_DIMS], d[2 * TI_MAX_DIMS], s[2 * TI_MAX_DIMS];
+    ti__strides(x->rank, x->shape, xs);
+    /* a gather of shape [rep0, d0, rep1, d1, ...], the repeats with stride 0 */
+    for (int i = 0; i < x->rank; i++) {
+        d[2 * i] = x->shape[i] == 0 ? 0 : y->shape[i] / x->shape[i];
+        s[2 * i] = 0;
+        d[2 * i + 1] = x->shape[i];
+        s[2 * i + 1] = xs[i];
+    }
+    ti__mv_strided_copy(k, y->data, x->data, ti_dtype_size(x->dtype), 2 * x->rank, d, s, 0);
+    return TI_OK;
+}
+
+TI__PRIVATE int ti__tsh_broadcast_to_shape(ti__kctx *k) {
+    TI__REQUIRE_INPUT(k, 0);
+    TI__REQUIRE_INPUT(k, 1);
+    if (k->in[1]->rank != 1)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "shape has rank %d, expected 1", k->in[1]->rank);
+    TI__NEED(k, k->in[1]);
+    const ti_tensor *x = k->in[0];
+    int64_t d[TI_MAX_DIMS];
+    int n;
+    size_t es;
+    ti_status st = ti__mv_esize(k, x, &es);
+    if (st != TI_OK || (st = ti__tsh_ints(k, 1, "shape", d, TI_MAX_DIMS, &n)) != TI_OK) return st;
+    if (n < x->rank)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "shape has rank %d, below the input's %d", n,
+                         x->rank);
+    for (int i = 0; i < n; i++) {
+        int64_t xd = i < n - x->rank ? 1 : x->shape[i - (n - x->rank)];
+        if (d[i] < 0 || (xd != 1 && xd != d[i]))
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "cannot broadcast dim of %lld to %lld",
+                             (long long)xd, (long long)d[i]);
+    }
+    return ti__mv_set(k, 0, x->dtype, n, d);
+}
+
+TI__PRIVATE ti_status ti__tsh_broadcast_to_run(ti__kctx *k) {
+    const ti_tensor *x = k->in[0], *y = k->out[0];
+    int64_t xs[TI_MAX_DIMS], s[TI_MAX_DIMS];
+    int lead = y->rank - x->rank;
+    ti__strides(x->rank, x->shape, xs);
+    for (int i = 0; i < y->rank; i++) s[i] = i < lead || x->shape[i - lead] == 1 ? 0 : xs[i - lead];
+    ti__mv_strided_copy(k, y->data, x->data, ti_dtype_size(x->dtype), y->rank, y->shape, s, 0);
+    return TI_OK;
+}
+
 TI__PRIVATE const ti__op ti__ops_tfl_shape[] = {
-    {NULL, NULL, NULL, NULL, 0}
-};
+    {"CONCATENATION", ti__tsh_concat_shape, ti__tsh_concat_run, NULL, 0},
+    {"RESHAPE", ti__tsh_reshape_shape, ti__mv_copy_run, NULL, 0},
+    {"SQUEEZE", ti__tsh_squeeze_shape, ti__mv_copy_run, NULL, 0},
+    {"EXPAND_DIMS", ti__tsh_expand_dims_shape, ti__mv_copy_run, NULL, 0},
+    {"TRANSPOSE", ti__tsh_transpose_shape, ti__tsh_transpose_run, NULL, 0},
+    {"PAD", ti__tsh_pad_shape, ti__tsh_pad_run, NULL, 0},
+    {"PADV2", ti__tsh_pad_shape, ti__tsh_pad_run, NULL, 0},
+    {"MIRROR_PAD", ti__tsh_mirror_shape, ti__tsh_mirror_run, NULL, 0},
+    {"STRIDED_SLICE", ti__tsh_strided_slice_shape, ti__tsh_strided_slice_run, NULL, 0},
+    {"SLICE", ti__tsh_slice_shape, ti__tsh_slice_run, NULL, 0},
+    {"GATHER", ti__tsh_gather_shape, ti__tsh_gather_run, NULL, 0},
+    {"GATHER_ND", ti__tsh_gather_nd_shape, ti__tsh_gather_nd_run, NULL, 0},
+    {"SPLIT", ti__tsh_split_shape, ti__tsh_split_run, NULL, 0},
+    {"SPLIT_V", ti__tsh_splitv_shape, ti__tsh_splitv_run, NULL, 0},
+    {"PACK", ti__tsh_pack_shape, ti__tsh_pack_run, NULL, 0},
+    {"UNPACK", ti__tsh_unpack_shape, ti__tsh_unpack_run, NULL, 0},
+    {"DEPTH_TO_SPACE", ti__tsh_d2s_shape, ti__tsh_d2s_run, NULL, 0},
+    {"SPACE_TO_DEPTH", ti__tsh_s2d_shape, ti__tsh_s2d_run, NULL, 0},
+    {"SHAPE", ti__tsh_shape_shape, ti__tsh_shape_run, NULL, TI__OP_SHAPE_ONLY},
+    {"FILL", ti__tsh_fill_shape, ti__tsh_fill_run, NULL, 0},
+    {"TILE", ti__tsh_tile_shape, ti__tsh_tile_run, NULL, 0},
+    {"BROADCAST_TO", ti__tsh_broadcast_to_shape, ti__tsh_broadcast_to_run, NULL, 0},
+    {"ZEROS_LIKE", ti__tsh_same_shape, ti__tsh_zeros_like_run, NULL, 0},
+    {"REVERSE_V2", ti__tsh_reverse_shape, ti__tsh_reverse_run, NULL, 0},
+    {"RANGE", ti__tsh_range_shape, ti__tsh_range_run, NULL, 0},
+    {NULL, NULL, NULL, NULL, 0}};
 /* ==== end src/cpu/tfl_shape.c =============================================================== */
+
+/* ==== begin src/cpu/tfl_softmax.c =========================================================== */
+/* TFLite normalisations over the last (channel) axis: SOFTMAX (beta), LOG_SOFTMAX,
+ * L2_NORMALIZATION, and LOCAL_RESPONSE_NORMALIZATION (radius, bias, alpha, beta) on NHWC.
+ * Registered by the table in tfl_pool.c. Quantized SOFTMAX / LOG_SOFTMAX follow TFLite's
+ * builtin x86 kernels: a 256-entry float exp table (kept in scratch, rebuilt each run
+ * because scratch is shared) and float normalisation; quantized L2_NORMALIZATION uses
+ * TFLite's fixed-point inverse square root. Relies on core/qmath.c and the helpers of
+ * tfl_pool.c. Must not allocate in a run function; parallel over rows. */
+
+TI__PRIVATE int ti__tfs_same_shape(ti__kctx *k, ti_dtype out_dt, int min_rank, int exact_rank) {
+    TI__REQUIRE_INPUT(k, 0);
+    const ti_tensor *x = k->in[0];
+    if (x->rank < min_rank || (exact_rank > 0 && x->rank != exact_rank))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "input has %d dims, expected %s %d", x->rank,
+                         exact_rank > 0 ? "exactly" : "at least",
+                         exact_rank > 0 ? exact_rank : min_rank);
+    if (!ti__set_shape(k->out[0], out_dt, x->rank, x->shape))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "invalid output shape");
+    return TI_OK;
+}
+
+/* Rows of the last axis: outer count and depth. */
+TI__PRIVATE void ti__tfs_rows(const ti_tensor *x, size_t *outer, size_t *depth) {
+    *depth = x->rank > 0 ? (size_t)x->shape[x->rank - 1] : 1;
+    *outer = *depth > 0 ? ti__numel(x) / *depth : 0;
+}
+
+/* ---- SOFTMAX / LOG_SOFTMAX ------------------------------------------------------------ */
+
+TI__PRIVATE int ti__tfs_softmax_shape(ti__kctx *k) {
+    TI__REQUIRE_INPUT(k, 0);
+    ti_dtype in = k->in[0]->dtype, out = in;
+    if (in == TI_DTYPE_U8 || in == TI_DTYPE_I8) {
+        ti_dtype d = ti__tfl_declared_dtype(k, 0, in);
+        if (d == TI_DTYPE_I16) out = d; /* TFLite allows int8/uint8 -> int16 probabilities */
+    } else if (in != TI_DTYPE_F32 && in != TI_DTYPE_I16) {
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "dtype %s is not supported", ti_dtype_name(in));
+    }
+    return ti__tfs_same_shape(k, out, 1, 0);
+}
+
+TI__PRIVATE int ti__tfs_log_softmax_shape(ti__kctx *k) {
+    TI__REQUIRE_INPUT(k, 0);
+    ti_dtype in = k->in[0]->dtype;
+    if (in != TI_DTYPE_F32 && in != TI_DTYPE_U8 && in != TI_DTYPE_I8)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "dtype %s is not supported", ti_dtype_name(in));
+    return ti__tfs_same_shape(k, in, 1, 0);
+}
+
+/* The tables of the quantized kernels: 256 floats of exp for 8-bit inputs, or TFLite's two
+ * 513-entry int16 tables (exp on [-10, 0], 1 / (1 + x) on [0, 1]) for int16. */
+#define TI__TFS_LUT16 513
+TI__PRIVATE size_t ti__tfs_softmax_scratch(ti__kctx *k) {
+    if (k->n_in < 1 || k->in[0] == NULL) return 0;
+    ti_dtype t = k->in[0]->dtype;
+    if (t == TI_DTYPE_I16) return 2 * TI__TFS_LUT16 * sizeof(int16_t);
+    return (t == TI_DTYPE_U8 || t == TI_DTYPE_I8) ? 256 * sizeof(float) : 0;
+}
+
+/* TFLite LUTPopulate<int16_t> (double version) for int16 input and output quantized by
+ * (in_scale, in_zp) and (out_scale, 0): 512 samples corrected at their midpoints plus one
+ * end value, for LUTLookup's 7-bit interpolation. is_exp: exp, else 1 / (1 + x). */
+TI__PRIVATE TI__TFL_NOFMA_FN void ti__tfs_lut16(double in_scale, int32_t in_zp, double out_scale,
+                                                int is_exp, int16_t *lut) {
+    TI__TFL_NOFMA
+    double in_min = in_scale * (double)(-32768 - in_zp);
+    double in_max = in_scale * (double)(32767 - in_zp);
+    double out_min = out_scale * -32768.0, out_max = out_scale * 32767.0;
+    const int steps = 512;
+    double step = (in_max - in_min) / steps, half = step / 2;
+    double inv = 65536.0 / (out_max - out_min);
+    for (int i = 0; i <= steps; i++) {
+        double v, vm, vn, q;
+        if (i == steps) {
+            v = is_exp ? exp(in_max) : 1.0 / (1.0 + in_max);
+            q = ti__q_round(v * inv);
+        } else {
+            double a = in_min + i * step, m = in_min + i * step + half;
+            double b = in_min + (i + 1) * step;
+            v = is_exp ? exp(a) : 1.0 / (1.0 + a);
+            vm = is_exp ? exp(m) : 1.0 / (1.0 + m);
+            vn = is_exp ? exp(b) : 1.0 / (1.0 + b);
+            double sample = ti__q_round(v * inv);
+            double interp = ti__q_round((vn * inv + ti__q_round(v * inv)) / 2);
+            double err = interp - ti__q_round(vm * inv);
+            q = sample - ti__q_round(err / 2);
+        }
+        q = q < -32768.0 ? -32768.0 : (q > 32767.0 ? 32767.0 : q);
+        lut[i] = (int16_t)q;
+    }
+}
+
+/* TFLite LUTLookup: 9-bit index, 7-bit linear interpolation. */
+TI__PRIVATE int16_t ti__tfs_lut16_get(int16_t v, const int16_t *lut) {
+    int idx = 256 + (v >> 7), off = v & 0x7f;
+    int16_t slope = (int16_t)(lut[idx + 1] - lut[idx]);
+    return (int16_t)(lut[idx] + ((slope * off + 64) >> 7));
+}
+
+typedef struct ti__tfs_job {
+    const ti_tensor *x;
+    ti_tensor *y;
+    size_t depth;
+    int log;
+    float beta;
+    const float *table; /* quantized: table[255 - d] = exp(-input_scale * beta * d) */
+    const int16_t *exp_lut, *recip_lut; /* int16 */
+    int32_t mult;                       /* int16: input scale * beta onto [-10, 0] */
+    int shift;
+    float in_scale, out_scale;
+    int32_t out_zp, lo, hi;
+} ti__tfs_job;
+
+TI__PRIVATE TI__TFL_NOFMA_FN void ti__tfs_softmax_rows(void *ctx, size_t begin, size_t end) {
+    TI__TFL_NOFMA
+    const ti__tfs_job *j = (const ti__tfs_job *)ctx;
+    size_t d = j->depth;
+    for (size_t r = begin; r < end; r++) {
+        size_t base = r * d;
+        if (j->x->dtype == TI_DTYPE_F32) {
+            const float *x = (const float *)j->x->data + base;
+            float *y = (float *)j->y->data + base;
+            float mx = x[0];
+            for (size_t c = 1; c < d; c++) mx = x[c] > mx ? x[c] : mx;
+            if (j->log) {
+                float sum = 0.0f;
+                for (size_t c = 0; c < d; c++) sum += expf(x[c] - mx);
+                float log_sum = logf(sum);
+                for (size_t c = 0; c < d; c++) y[c] = x[c] - mx - log_sum;
+            } else {
+                float sum = 0.0f;
+                for (size_t c = 0; c < d; c++) {
+                    y[c] = expf((x[c] - mx) * j->beta);
+                    sum += y[c];
+                }
+                float inv = 1.0f / sum;
+                for (size_t c = 0; c < d; c++) y[c] *= inv;
+            }
+            continue;
+        }
+        ti_dtype it = j->x->dtype, ot = j->y->dtype;
+        if (it == TI_DTYPE_I16) { /* TFLite reference SoftmaxInt16 */
+            const int16_t *x = (const int16_t *)j->x->data + base;
+            int16_t *y = (int16_t *)j->y->data + base;
+            int16_t mx16 = INT16_MIN;
+            for (size_t c = 0; c < d; c++) mx16 = x[c] > mx16 ? x[c] : mx16;
+            int32_t sum = 0; /* Q16.15; the exps are kept in the output meanwhile */
+            for (size_t c = 0; c < d; c++) {
+                int32_t sd = ti__q_mul((int32_t)x[c] - mx16, j->mult, j->shift) + 32767;
+                y[c] = ti__tfs_lut16_get((int16_t)ti__tfq_clamp(sd, -32768, 32767), j->exp_lut);
+                sum += y[c];
+            }
+            int clz = 0;
+            for (uint32_t u = (uint32_t)sum; clz < 32 && (u & 0x80000000u) == 0; u <<= 1) clz++;
+            int32_t shifted = (int32_t)((((int64_t)sum << (clz - 1)) + (1 << 13)) >> 14);
+            int32_t sym = ti__tfq_clamp(shifted - ((1 << 15) + (1 << 16)), -32768, 32767);
+            int16_t recip = ti__tfs_lut16_get((int16_t)sym, j->recip_lut);
+            int rs = 31 - clz;
+            for (size_t c = 0; c < d; c++) {
+                int64_t v = ((int64_t)y[c] * recip + ((int64_t)1 << (rs - 1))) >> rs;
+                y[c] = (int16_t)(v < 0 ? 0 : (v > 32767 ? 32767 : v));
+            }
+            continue;
+        }
+        int32_t mx = it == TI_DTYPE_U8 ? 0 : -128;
+        for (size_t c = 0; c < d; c++) {
+            int32_t v = ti__tfq_load(j->x->data, it, base + c);
+            mx = v > mx ? v : mx;
+        }
+        const float *tab = j->table + 255 - mx; /* tab[v] = exp(scale * beta * (v - max)) */
+        float sum = 0.0f;
+        for (size_t c = 0; c < d; c++) sum += tab[ti__tfq_load(j->x->data, it, base + c)];
+        if (j->log) {
+            float log_sum = logf(sum);
+            float scale = j->in_scale / j->out_scale;
+            float pre = (j->in_scale * (float)mx + log_sum) / j->out_scale;
+            for (size_t c = 0; c < d; c++) {
+                float lp = scale * (float)ti__tfq_load(j->x->data, it, base + c) - pre;
+                int32_t q = (int32_t)(rintf(lp) + (float)j->out_zp);
+                ti__tfq_store(j->y->data, ot, base + c, ti__tfq_clamp(q, j->lo, j->hi));
+            }
+        } else {
+            float inv = 1.0f / (sum * j->out_scale);
+            for (size_t c = 0; c < d; c++) {
+                float p = tab[ti__tfq_load(j->x->data, it, base + c)] * inv;
+                /* TFLite's x86 uint8 output adds 0.5 and truncates, without zero point */
+                int32_t q =
+                    ot == TI_DTYPE_U8 ? (int32_t)(p + 0.5f) : (int32_t)roundf(p) + j->out_zp;
+                ti__tfq_store(j->y->data, ot, base + c, ti__tfq_clamp(q, j->lo, j->hi));
+            }
+        }
+    }
+}
+
+TI__PRIVATE TI__TFL_NOFMA_FN ti_status ti__tfs_softmax_common(ti__kctx *k, int log) {
+    TI__TFL_NOFMA
+    ti__tfs_job j;
+    memset(&j, 0, sizeof j);
+    j.x = k->in[0];
+    j.y = k->out[0];
+    j.log = log;
+    j.beta = log ? 1.0f : ti__attr_f(k->node, "beta", 0.0f);
+    size_t outer;
+    ti__tfs_rows(j.x, &outer, &j.depth);
+    if (j.x->rank < 1) return ti__kfail(k, TI_ERR_BAD_MODEL, "input must have at least 1 dim");
+    if (ti__numel(j.y) != ti__numel(j.x))
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "output does not match the input shape");
+    if (j.x->dtype == TI_DTYPE_I16) {
+        ti__tfq qi = ti__tfq_of(j.x), qo = ti__tfq_of(j.y);
+        if (log || j.y->dtype != TI_DTYPE_I16 || qi.zp != 0 || qo.zp != 0)
+            return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                             "int16 %s needs int16 output and zero "
+                             "points 0 (got %d, %d)",
+                             log ? "LOG_SOFTMAX" : "SOFTMAX", (int)qi.zp, (int)qo.zp);
+        if (k->scratch == NULL || k->scratch_bytes < 2 * TI__TFS_LUT16 * sizeof(int16_t))
+            return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small",
+                             k->scratch_bytes);
+        int16_t *luts = (int16_t *)k->scratch;
+        ti__tfs_lut16(10.0 / 65535.0, 32767, 2.0 / 65535.0, 1, luts);
+        ti__tfs_lut16(1.0 / 65535.0, -32768, 2.0 / 65535.0, 0, luts + TI__TFS_LUT16);
+        j.exp_lut = luts;
+        j.recip_lut = luts + TI__TFS_LUT16;
+        /* [-65535, 0] of scaled input differences covers [-10, 0] */
+        ti__q_quantize_multiplier((double)(qi.scale * j.beta) / (10.0 / 65535.0), &j.mult,
+                                  &j.shift);
+    } else if (j.x->dtype != TI_DTYPE_F32) {
+        if (k->scratch == NULL || k->scratch_bytes < 256 * sizeof(float))
+            return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small",
+                             k->scratch_bytes);
+        ti__tfq qi = ti__tfq_of(j.x), qo = ti__tfq_of(j.y);
+        float *tab = (float *)k->scratch;
+        float scale = -qi.scale * j.beta; /* TFLite PopulateSoftmaxLookupTable */
+        for (int32_t v = 0; v <= 255; v++) tab[255 - v] = expf(scale * (float)v);
+        j.table = tab;
+        j.in_scale = qi.scale;
+        j.out_scale = qo.scale;
+        j.out_zp = qo.zp;
+        if (!ti__tfq_range(j.y->dtype, &j.lo, &j.hi))
+            return ti__kfail(k, TI_ERR_UNSUPPORTED, "output dtype %s is not supported",
+                             ti_dtype_name(j.y->dtype));
+    }
+    if (outer == 0 || j.depth == 0) return TI_OK;
+    ti__parallel_for(k->tp, outer, TI__MAX((size_t)1, 8192 / j.depth), ti__tfs_softmax_rows, &j);
+    return TI_OK;
+}
+TI__PRIVATE ti_status ti__tfs_softmax_run(ti__kctx *k) {
+    return ti__tfs_softmax_common(k, 0);
+}
+TI__PRIVATE ti_status ti__tfs_log_softmax_run(ti__kctx *k) {
+    return ti__tfs_softmax_common(k, 1);
+}
+
+/* ---- L2_NORMALIZATION --------------------------------------------------------------------- */
+
+/* gemmlowp SaturatingRoundingMultiplyByPOT<e> for e > 0. */
+TI__PRIVATE int32_t ti__tfs_sat_shl(int32_t x, int e) {
+    int32_t threshold = (int32_t)(((int64_t)1 << (31 - e)) - 1);
+    if (x > threshold) return INT32_MAX;
+    if (x < -threshold) return INT32_MIN;
+    return (int32_t)(uint32_t)((uint32_t)x << e);
+}
+
+/* TFLite GetInvSqrtQuantizedMultiplierExp with reverse_shift -1: 1/sqrt(input) as a
+ * multiplier and a (non-positive) left shift, by Newton-Raphson in gemmlowp fixed point
+ * with 3 integer bits. */
+TI__PRIVATE void ti__tfs_inv_sqrt(int32_t input, int32_t *mult, int *shift) {
+    if (input <= 1) {
+        *mult = INT32_MAX;
+        *shift = 0;
+        return;
+    }
+    int sh = 11;
+    while (input >= (1 << 29)) {
+        input /= 4;
+        ++sh;
+    }
+    int clz = 0;
+    for (uint32_t u = (uint32_t)input; (u & 0x80000000u) == 0; u <<= 1) clz++;
+    int left_pairs = (clz - 1) / 2 - 1;
+    sh -= left_pairs;
+    input <<= 2 * left_pairs;
+    int32_t fin = input >> 1;                         /* F3 */
+    int32_t half_in = ti__q_rdbypot(fin, 1);          /* F3 */
+    const int32_t half_three = (1 << 28) + (1 << 27); /* 1.5 in F3 */
+    int32_t x = 1 << 28;                              /* 1.0 in F3 */
+    for (int i = 0; i < 5; i++) {
+        int32_t x3 = ti__tfs_sat_shl(ti__q_srdhm(ti__q_srdhm(x, x), x), 6); /* F9 -> F3 */
+        int32_t d = (int32_t)((uint32_t)ti__q_srdhm(half_three, x) -
+                              (uint32_t)ti__q_srdhm(half_in, x3)); /* F6 */
+        x = ti__tfs_sat_shl(d, 3);
+    }
+    x = ti__q_srdhm(x, 1518500250); /* times sqrt(2)/2 in F0 */
+    if (sh < 0) {
+        x = (int32_t)((uint32_t)x << -sh);
+        sh = 0;
+    }
+    *mult = x;
+    *shift = -sh;
+}
+
+TI__PRIVATE int ti__tfs_l2norm_shape(ti__kctx *k) {
+    TI__REQUIRE_INPUT(k, 0);
+    ti_dtype t = k->in[0]->dtype;
+    if (t != TI_DTYPE_F32 && t != TI_DTYPE_U8 && t != TI_DTYPE_I8)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "dtype %s is not supported", ti_dtype_name(t));
+    int act = (int)ti__attr_i(k->node, "fused_activation_function", TI__TFL_ACT_NONE);
+    if (act != TI__TFL_ACT_NONE)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "fused activation %d is not supported", act);
+    return ti__tfs_same_shape(k, t, 1, 0);
+}
+
+typedef struct ti__tfs_l2_job {
+    const ti_tensor *x;
+    ti_tensor *y;
+    size_t depth;
+    int32_t zp;
+} ti__tfs_l2_job;
+
+TI__PRIVATE TI__TFL_NOFMA_FN void ti__tfs_l2norm_rows(void *ctx, size_t begin, size_t end) {
+    TI__TFL_NOFMA
+    const ti__tfs_l2_job *j = (const ti__tfs_l2_job *)ctx;
+    size_t d = j->depth;
+    ti_dtype t = j->x->dtype;
+    for (size_t r = begin; r < end; r++) {
+        size_t base = r * d;
+        if (t == TI_DTYPE_F32) {
+            const float *x = (const float *)j->x->data + base;
+            float *y = (float *)j->y->data + base;
+            float sq = 0.0f;
+            for (size_t c = 0; c < d; c++) sq += x[c] * x[c];
+            float n = sqrtf(sq);
+            n = n > 1e-6f ? n : 1e-6f;
+            for (size_t c = 0; c < d; c++) y[c] = x[c] / n;
+            continue;
+        }
+        int32_t sq = 0;
+        for (size_t c = 0; c < d; c++) {
+            int32_t v = ti__tfq_load(j->x->data, t, base + c) - j->zp;
+            sq += v * v;
+        }
+        int32_t mult;
+        int shift;
+        ti__tfs_inv_sqrt(sq, &mult, &shift);
+        for (size_t c = 0; c < d; c++) {
+            int32_t v = ti__tfq_load(j->x->data, t, base + c) - j->zp;
+            int32_t q;
+            if (t == TI_DTYPE_U8) /* output scale 1/128, zero point 128 */
+                q = ti__tfq_clamp(128 + ti__q_rdbypot(ti__q_srdhm(128 * v, mult), -shift), 0, 255);
+            else /* int8: zero point 0, the 1/128 scale folded into the shift */
+                q = ti__tfq_clamp(ti__q_mul(v, mult, shift + 7), -128, 127);
+            ti__tfq_store(j->y->data, t, base + c, q);
+        }
+    }
+}
+
+TI__PRIVATE ti_status ti__tfs_l2norm_run(ti__kctx *k) {
+    ti__tfs_l2_job j;
+    size_t outer;
+    j.x = k->in[0];
+    j.y = k->out[0];
+    j.zp = ti__tfq_of(j.x).zp;
+    ti__tfs_rows(j.x, &outer, &j.depth);
+    if (outer == 0 || j.depth == 0) return TI_OK;
+    ti__parallel_for(k->tp, outer, TI__MAX((size_t)1, 8192 / j.depth), ti__tfs_l2norm_rows, &j);
+    return TI_OK;
+}
+
+/* ---- LOCAL_RESPONSE_NORMALIZATION ------------------------------------------------------- */
+
+TI__PRIVATE int ti__tfs_lrn_shape(ti__kctx *k) {
+    TI__REQUIRE_INPUT(k, 0);
+    if (k->in[0]->dtype != TI_DTYPE_F32)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "dtype %s is not supported (float32 only)",
+                         ti_dtype_name(k->in[0]->dtype));
+    int64_t radius = ti__attr_i(k->node, "radius", 0);
+    if (radius < 0 || radius > INT32_MAX / 4)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "radius %lld is out of range", (long long)radius);
+    return ti__tfs_same_shape(k, TI_DTYPE_F32, 4, 4);
+}
+
+typedef struct ti__tfs_lrn_job {
+    const float *x;
+    float *y;
+    size_t depth;
+    int64_t range;
+    float bias, alpha, beta;
+} ti__tfs_lrn_job;
+
+/* Pixels [begin, end): TFLite's running window sum over the zero-padded squares, in its
+ * order of additions and subtractions, then the power. */
+TI__PRIVATE TI__TFL_NOFMA_FN void ti__tfs_lrn_pixels(void *ctx, size_t begin, size_t end) {
+    TI__TFL_NOFMA
+    const ti__tfs_lrn_job *j = (const ti__tfs_lrn_job *)ctx;
+    int64_t d = (int64_t)j->depth, r = j->range;
+    for (size_t p = begin; p < end; p++) {
+        const float *x = j->x + p * j->depth;
+        float *y = j->y + p * j->depth;
+        float acc = 0.0f;
+        for (int64_t i = 0; i < 2 * r; i++) {
+            int64_t c = i - r;
+            if (c >= 0 && c < d) acc += x[c] * x[c] * j->alpha;
+        }
+        for (int64_t i = 0; i < d; i++) {
+            int64_t c = i + r; /* padded index i + 2r */
+            if (c < d) acc += x[c] * x[c] * j->alpha;
+            y[i] = j->bias + acc;
+            c = i - r; /* padded index i */
+            if (c >= 0) acc -= x[c] * x[c] * j->alpha;
+        }
+        for (int64_t i = 0; i < d; i++) {
+            if (j->beta == 1.0f)
+                y[i] = x[i] * (1.0f / y[i]);
+            else if (j->beta == 0.5f)
+                y[i] = x[i] * (1.0f / sqrtf(y[i]));
+            else
+                y[i] = x[i] * powf(y[i], -j->beta);
+        }
+    }
+}
+
+TI__PRIVATE ti_status ti__tfs_lrn_run(ti__kctx *k) {
+    ti__tfs_lrn_job j;
+    size_t outer;
+    ti__tfs_rows(k->in[0], &outer, &j.depth);
+    j.x = (const float *)k->in[0]->data;
+    j.y = (float *)k->out[0]->data;
+    j.range = ti__attr_i(k->node, "radius", 0);
+    j.bias = ti__attr_f(k->node, "bias", 0.0f);
+    j.alpha = ti__attr_f(k->node, "alpha", 0.0f);
+    j.beta = ti__attr_f(k->node, "beta", 0.0f);
+    if (outer == 0 || j.depth == 0) return TI_OK;
+    ti__parallel_for(k->tp, outer, TI__MAX((size_t)1, 4096 / j.depth), ti__tfs_lrn_pixels, &j);
+    return TI_OK;
+}
+/* ==== end src/cpu/tfl_softmax.c ============================================================= */
 
 /* ==== begin src/cpu/unary.c ================================================================= */
 /* Elementwise one-input ops: math functions, activations, Clip, Cast/CastLike, logical and
@@ -13341,18 +20993,1334 @@ TI__PRIVATE ti_status ti__onnx_parse(ti_model *m, const uint8_t *data, size_t si
 /* ==== end src/formats/onnx.c ================================================================ */
 
 /* ==== begin src/formats/flatbuf.c =========================================================== */
-/* TODO(#4): verified FlatBuffers accessors (being written). */
+/* FlatBuffers binary-format accessors: the root offset, tables found through their vtables,
+ * scalars with defaults, vectors, strings, nested tables and unions, each checked against
+ * the buffer before it is read, with a sticky failure record like the protobuf cursor.
+ * Relies on internal.h only; knows no schema (formats/tflite.c maps field ids to meaning).
+ * Must never read outside [base, base + size), trust alignment (bytes are assembled
+ * explicitly, little-endian), follow an offset before checking it, or allocate. */
+#ifndef TI_NO_TFLITE
+
+/* Why a buffer went bad; the first failure is kept. */
+typedef enum ti__fb_fault {
+    TI__FB_OK = 0,
+    TI__FB_OUT_OF_BOUNDS, /* an offset, a table, a field or a vector's data leaves the buffer */
+    TI__FB_BAD_VTABLE,    /* a vtable of fewer than 4 bytes, an odd size, or a field past its table */
+    TI__FB_TOO_DEEP       /* tables nested deeper than TI_MAX_DEPTH */
+} ti__fb_fault;
+
+/* The whole buffer and its failure record. Every accessor returns a default (0, an absent
+ * table, an empty vector) once `fault` is set, so callers check it once per record. */
+typedef struct ti__fb {
+    const uint8_t *base;
+    size_t size;
+    int fault;          /* ti__fb_fault */
+    const char *what;   /* what was being read: "table", "vector", "string", "vtable", ... */
+    uint64_t fault_at;  /* byte offset of the offending offset, table or vector */
+    uint64_t fault_end; /* first byte past what it needed (OUT_OF_BOUNDS), or a bad value */
+} ti__fb;
+
+/* A table: its position, its vtable's position and sizes. pos == 0 means absent (no real
+ * table starts at byte 0: the root offset lives there). */
+typedef struct ti__fb_table {
+    uint64_t pos, vt;
+    uint32_t vt_size, tab_size; /* bytes of the vtable and of the table's inline part */
+    int depth;                  /* 0 for the root */
+} ti__fb_table;
+
+/* A vector: the position of element 0, the element count and size. */
+typedef struct ti__fb_vec {
+    uint64_t pos;
+    uint32_t len;
+    uint32_t elem;
+    int depth; /* of the table that holds it */
+} ti__fb_vec;
+
+TI__PRIVATE void ti__fb_init(ti__fb *b, const uint8_t *data, size_t size) {
+    static const uint8_t empty[1] = {0};
+    memset(b, 0, sizeof *b);
+    b->base = data ? data : empty;
+    b->size = data ? size : 0;
+}
+
+TI__PRIVATE void ti__fb_set_fault(ti__fb *b, int fault, const char *what, uint64_t at,
+                                  uint64_t end) {
+    if (b->fault) return; /* keep the first */
+    b->fault = fault;
+    b->what = what;
+    b->fault_at = at;
+    b->fault_end = end;
+}
+
+/* 1 when [pos, pos + n) lies in the buffer; marks the buffer bad otherwise. */
+TI__PRIVATE int ti__fb_check(ti__fb *b, uint64_t pos, uint64_t n, const char *what) {
+    if (b->fault) return 0;
+    if (pos <= (uint64_t)b->size && n <= (uint64_t)b->size - pos) return 1;
+    ti__fb_set_fault(b, TI__FB_OUT_OF_BOUNDS, what, pos, pos + n);
+    return 0;
+}
+
+/* Raw little-endian reads at a position already checked. */
+TI__PRIVATE uint32_t ti__fb_rd_u16(const ti__fb *b, uint64_t pos) {
+    const uint8_t *p = b->base + pos;
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8;
+}
+TI__PRIVATE uint32_t ti__fb_rd_u32(const ti__fb *b, uint64_t pos) {
+    const uint8_t *p = b->base + pos;
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+TI__PRIVATE uint64_t ti__fb_rd_u64(const ti__fb *b, uint64_t pos) {
+    return (uint64_t)ti__fb_rd_u32(b, pos) | (uint64_t)ti__fb_rd_u32(b, pos + 4) << 32;
+}
+
+/* Two's-complement views, without implementation-defined conversions. */
+TI__PRIVATE int64_t ti__fb_sext(uint64_t u, int bits) {
+    if (bits < 64 && (u >> (bits - 1)) & 1) u |= ~(uint64_t)0 << bits;
+    int64_t r;
+    memcpy(&r, &u, sizeof r);
+    return r;
+}
+
+/* Opens the table at pos: reads its soffset, finds and checks its vtable. */
+TI__PRIVATE int ti__fb_table_at(ti__fb *b, uint64_t pos, int depth, ti__fb_table *t) {
+    memset(t, 0, sizeof *t);
+    if (b->fault) return 0;
+    if (depth > TI_MAX_DEPTH) {
+        ti__fb_set_fault(b, TI__FB_TOO_DEEP, "table", pos, (uint64_t)depth);
+        return 0;
+    }
+    if (pos < 4) { /* bytes 0..3 hold the root offset: no table starts there */
+        ti__fb_set_fault(b, TI__FB_BAD_VTABLE, "table offset", pos, pos);
+        return 0;
+    }
+    if (!ti__fb_check(b, pos, 4, "table")) return 0;
+    /* vtable = table - soffset (the soffset is signed: the vtable may lie either side) */
+    int64_t soff = ti__fb_sext(ti__fb_rd_u32(b, pos), 32);
+    int64_t vt = (int64_t)pos - soff;
+    if (vt < 0 || !ti__fb_check(b, (uint64_t)vt, 4, "vtable")) {
+        if (vt < 0) ti__fb_set_fault(b, TI__FB_OUT_OF_BOUNDS, "vtable", pos, 0);
+        return 0;
+    }
+    uint32_t vt_size = ti__fb_rd_u16(b, (uint64_t)vt), tab_size = ti__fb_rd_u16(b, (uint64_t)vt + 2);
+    if (vt_size < 4 || (vt_size & 1) != 0 || tab_size < 4) {
+        ti__fb_set_fault(b, TI__FB_BAD_VTABLE, "vtable", (uint64_t)vt, vt_size);
+        return 0;
+    }
+    if (!ti__fb_check(b, (uint64_t)vt, vt_size, "vtable") ||
+        !ti__fb_check(b, pos, tab_size, "table"))
+        return 0;
+    t->pos = pos;
+    t->vt = (uint64_t)vt;
+    t->vt_size = vt_size;
+    t->tab_size = tab_size;
+    t->depth = depth;
+    return 1;
+}
+
+/* The root table: a uoffset at byte 0. */
+TI__PRIVATE int ti__fb_root(ti__fb *b, ti__fb_table *t) {
+    memset(t, 0, sizeof *t);
+    if (!ti__fb_check(b, 0, 4, "root offset")) return 0;
+    return ti__fb_table_at(b, ti__fb_rd_u32(b, 0), 0, t);
+}
+
+/* Position of field `id` (bytes wide) of table t, or 0 when the field is absent. A field
+ * that does not fit in its table's inline part marks the buffer bad. */
+TI__PRIVATE uint64_t ti__fb_field(ti__fb *b, const ti__fb_table *t, int id, uint32_t bytes) {
+    if (b->fault || t->pos == 0 || id < 0) return 0;
+    uint64_t slot = 4 + 2 * (uint64_t)id;
+    if (slot + 2 > t->vt_size) return 0; /* older writers: a shorter vtable */
+    uint32_t off = ti__fb_rd_u16(b, t->vt + slot);
+    if (off == 0) return 0;
+    if (off < 4 || (uint64_t)off + bytes > t->tab_size) {
+        ti__fb_set_fault(b, TI__FB_BAD_VTABLE, "field", t->pos, off);
+        return 0;
+    }
+    return t->pos + off; /* inside the table, already checked against the buffer */
+}
+
+/* Scalars: the field's value, or def when absent. */
+TI__PRIVATE uint64_t ti__fb_u(ti__fb *b, const ti__fb_table *t, int id, uint32_t bytes,
+                              uint64_t def) {
+    uint64_t p = ti__fb_field(b, t, id, bytes);
+    if (p == 0) return def;
+    switch (bytes) {
+    case 1: return b->base[p];
+    case 2: return ti__fb_rd_u16(b, p);
+    case 4: return ti__fb_rd_u32(b, p);
+    default: return ti__fb_rd_u64(b, p);
+    }
+}
+TI__PRIVATE int64_t ti__fb_i(ti__fb *b, const ti__fb_table *t, int id, uint32_t bytes,
+                             int64_t def) {
+    uint64_t p = ti__fb_field(b, t, id, bytes);
+    if (p == 0) return def;
+    uint64_t u = bytes == 1 ? b->base[p] : bytes == 2 ? ti__fb_rd_u16(b, p)
+               : bytes == 4 ? ti__fb_rd_u32(b, p) : ti__fb_rd_u64(b, p);
+    return ti__fb_sext(u, (int)bytes * 8);
+}
+TI__PRIVATE float ti__fb_f32(ti__fb *b, const ti__fb_table *t, int id, float def) {
+    uint64_t p = ti__fb_field(b, t, id, 4);
+    if (p == 0) return def;
+    uint32_t u = ti__fb_rd_u32(b, p);
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* Follows the uoffset stored at field `id`; returns the target position, 0 when absent. */
+TI__PRIVATE uint64_t ti__fb_deref(ti__fb *b, const ti__fb_table *t, int id, const char *what) {
+    uint64_t p = ti__fb_field(b, t, id, 4);
+    if (p == 0) return 0;
+    uint64_t target = p + ti__fb_rd_u32(b, p);
+    if (!ti__fb_check(b, target, 4, what)) return 0;
+    return target;
+}
+
+/* Vector at position pos (its length word), elements of elem bytes. */
+TI__PRIVATE int ti__fb_vec_at(ti__fb *b, uint64_t pos, uint32_t elem, int depth, ti__fb_vec *v) {
+    memset(v, 0, sizeof *v);
+    if (!ti__fb_check(b, pos, 4, "vector")) return 0;
+    uint32_t len = ti__fb_rd_u32(b, pos);
+    /* len * elem fits in 64 bits: both are below 2^32 */
+    uint64_t need = (uint64_t)len * elem;
+    if (need > (uint64_t)b->size - (pos + 4)) {
+        ti__fb_set_fault(b, TI__FB_OUT_OF_BOUNDS, "vector", pos, pos + 4 + need);
+        return 0;
+    }
+    v->pos = pos + 4;
+    v->len = len;
+    v->elem = elem;
+    v->depth = depth;
+    return 1;
+}
+
+/* Vector field `id` of t with elements of elem bytes (4 for offsets to tables or strings).
+ * Returns 1 when present (v filled), 0 when absent or bad (v empty; check b->fault). */
+TI__PRIVATE int ti__fb_vector(ti__fb *b, const ti__fb_table *t, int id, uint32_t elem,
+                              ti__fb_vec *v) {
+    memset(v, 0, sizeof *v);
+    uint64_t pos = ti__fb_deref(b, t, id, "vector");
+    if (pos == 0) return 0;
+    return ti__fb_vec_at(b, pos, elem, t->depth, v);
+}
+
+/* Element i of a scalar vector (i < v->len, checked). */
+TI__PRIVATE uint64_t ti__fb_vec_u(ti__fb *b, const ti__fb_vec *v, uint32_t i) {
+    if (b->fault || i >= v->len) return 0;
+    uint64_t p = v->pos + (uint64_t)i * v->elem;
+    switch (v->elem) {
+    case 1: return b->base[p];
+    case 2: return ti__fb_rd_u16(b, p);
+    case 4: return ti__fb_rd_u32(b, p);
+    default: return ti__fb_rd_u64(b, p);
+    }
+}
+TI__PRIVATE int64_t ti__fb_vec_i(ti__fb *b, const ti__fb_vec *v, uint32_t i) {
+    return ti__fb_sext(ti__fb_vec_u(b, v, i), (int)v->elem * 8);
+}
+TI__PRIVATE float ti__fb_vec_f32(ti__fb *b, const ti__fb_vec *v, uint32_t i) {
+    uint32_t u = (uint32_t)ti__fb_vec_u(b, v, i);
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* Table i of a vector of tables (elements are uoffsets relative to themselves). */
+TI__PRIVATE int ti__fb_vec_table(ti__fb *b, const ti__fb_vec *v, uint32_t i, ti__fb_table *t) {
+    memset(t, 0, sizeof *t);
+    if (b->fault || i >= v->len || v->elem != 4) return 0;
+    uint64_t p = v->pos + (uint64_t)i * 4;
+    return ti__fb_table_at(b, p + ti__fb_rd_u32(b, p), v->depth + 1, t);
+}
+
+/* Nested table at field `id`; 0 when absent (t empty) or bad. */
+TI__PRIVATE int ti__fb_subtable(ti__fb *b, const ti__fb_table *t, int id, ti__fb_table *child) {
+    memset(child, 0, sizeof *child);
+    uint64_t pos = ti__fb_deref(b, t, id, "table");
+    if (pos == 0) return 0;
+    return ti__fb_table_at(b, pos, t->depth + 1, child);
+}
+
+/* String at field `id`: its bytes (not NUL-terminated as far as the reader is concerned:
+ * the terminator is not trusted) and length. 0 when absent (*s = "", *len = 0) or bad. */
+TI__PRIVATE int ti__fb_string(ti__fb *b, const ti__fb_table *t, int id, const uint8_t **s,
+                              size_t *len) {
+    static const uint8_t empty[1] = {0};
+    ti__fb_vec v;
+    *s = empty;
+    *len = 0;
+    uint64_t pos = ti__fb_deref(b, t, id, "string");
+    if (pos == 0 || !ti__fb_vec_at(b, pos, 1, t->depth, &v)) return 0;
+    *s = b->base + v.pos;
+    *len = v.len;
+    return 1;
+}
+
+/* Union: the type at field type_id (a ubyte) and the table at type_id + 1. Returns the
+ * type (0: NONE); *value is empty when the type is NONE or the value is absent. */
+TI__PRIVATE unsigned ti__fb_union(ti__fb *b, const ti__fb_table *t, int type_id,
+                                  ti__fb_table *value) {
+    memset(value, 0, sizeof *value);
+    unsigned type = (unsigned)ti__fb_u(b, t, type_id, 1, 0);
+    if (type != 0) ti__fb_subtable(b, t, type_id + 1, value);
+    return type;
+}
+
+/* Describes b's fault in words into buf. */
+TI__PRIVATE void ti__fb_describe(const ti__fb *b, char *buf, size_t cap) {
+    const char *w = b->what ? b->what : "data";
+    switch (b->fault) {
+    case TI__FB_OUT_OF_BOUNDS:
+        if (b->fault_end > b->fault_at)
+            snprintf(buf, cap, "%s at byte %llu needs bytes up to %llu, past the end of the "
+                     "%zu-byte buffer", w, (unsigned long long)b->fault_at,
+                     (unsigned long long)b->fault_end, b->size);
+        else
+            snprintf(buf, cap, "%s offset at byte %llu points outside the %zu-byte buffer", w,
+                     (unsigned long long)b->fault_at, b->size);
+        break;
+    case TI__FB_BAD_VTABLE:
+        snprintf(buf, cap, "invalid %s at byte %llu (value %llu)", w,
+                 (unsigned long long)b->fault_at, (unsigned long long)b->fault_end);
+        break;
+    case TI__FB_TOO_DEEP:
+        snprintf(buf, cap, "tables nest deeper than %d at byte %llu", TI_MAX_DEPTH,
+                 (unsigned long long)b->fault_at);
+        break;
+    default: snprintf(buf, cap, "malformed data"); break;
+    }
+}
+#endif /* TI_NO_TFLITE */
 /* ==== end src/formats/flatbuf.c ============================================================= */
 
 /* ==== begin src/formats/tflite.c ============================================================ */
-/* TODO(#4): the TFLite reader (being written). */
+/* TFLite reader: maps subgraph 0 of a .tflite model (TFLite schema version 3) onto the IR:
+ * one value per tensor (value = tensor index + base), one node per operator in domain
+ * "tflite" named after its first output, builtin options as attributes named like the
+ * schema's fields, constant buffers used in place in one copy of the file. Validates every
+ * index, buffer size and the graph (inputs defined, one producer, no cycle; execution order
+ * kept or repaired). Relies on formats/flatbuf.c for the verified reads and graph/ir.c for
+ * the builders. Must not trust any offset, count or size in the file, nor follow subgraphs. */
 #ifndef TI_NO_TFLITE
-TI__PRIVATE ti_status ti__tflite_parse(ti_model *m, const uint8_t *data, size_t size, ti_error *err) {
-    (void)data;
-    (void)size;
-    return ti__fail(err, TI_ERR_UNSUPPORTED, m->name, "TFLite models are not supported yet (issue #4)");
+
+/* Limits per operator and per attribute vector: far above any real model, low enough that
+ * int arithmetic stays safe. */
+#define TI__TFL_MAX_NODE_IO 65536
+#define TI__TFL_MAX_ATTR_ELEMS 65536
+
+/* BuiltinOperator names, by code (schema.fbs); codes past the table load as "BUILTIN_<n>". */
+static const char *const ti__tfl_op_names[] = {
+    "ADD", "AVERAGE_POOL_2D", "CONCATENATION", "CONV_2D", "DEPTHWISE_CONV_2D", "DEPTH_TO_SPACE",
+    "DEQUANTIZE", "EMBEDDING_LOOKUP", "FLOOR", "FULLY_CONNECTED", "HASHTABLE_LOOKUP",
+    "L2_NORMALIZATION", "L2_POOL_2D", "LOCAL_RESPONSE_NORMALIZATION", "LOGISTIC",
+    "LSH_PROJECTION", "LSTM", "MAX_POOL_2D", "MUL", "RELU", "RELU_N1_TO_1", "RELU6", "RESHAPE",
+    "RESIZE_BILINEAR", "RNN", "SOFTMAX", "SPACE_TO_DEPTH", "SVDF", "TANH", "CONCAT_EMBEDDINGS",
+    "SKIP_GRAM", "CALL", "CUSTOM", "EMBEDDING_LOOKUP_SPARSE", "PAD",
+    "UNIDIRECTIONAL_SEQUENCE_RNN", "GATHER", "BATCH_TO_SPACE_ND", "SPACE_TO_BATCH_ND",
+    "TRANSPOSE", "MEAN", "SUB", "DIV", "SQUEEZE", "UNIDIRECTIONAL_SEQUENCE_LSTM",
+    "STRIDED_SLICE", "BIDIRECTIONAL_SEQUENCE_RNN", "EXP", "TOPK_V2", "SPLIT", "LOG_SOFTMAX",
+    "DELEGATE", "BIDIRECTIONAL_SEQUENCE_LSTM", "CAST", "PRELU", "MAXIMUM", "ARG_MAX", "MINIMUM",
+    "LESS", "NEG", "PADV2", "GREATER", "GREATER_EQUAL", "LESS_EQUAL", "SELECT", "SLICE", "SIN",
+    "TRANSPOSE_CONV", "SPARSE_TO_DENSE", "TILE", "EXPAND_DIMS", "EQUAL", "NOT_EQUAL", "LOG",
+    "SUM", "SQRT", "RSQRT", "SHAPE", "POW", "ARG_MIN", "FAKE_QUANT", "REDUCE_PROD",
+    "REDUCE_MAX", "PACK", "LOGICAL_OR", "ONE_HOT", "LOGICAL_AND", "LOGICAL_NOT", "UNPACK",
+    "REDUCE_MIN", "FLOOR_DIV", "REDUCE_ANY", "SQUARE", "ZEROS_LIKE", "FILL", "FLOOR_MOD",
+    "RANGE", "RESIZE_NEAREST_NEIGHBOR", "LEAKY_RELU", "SQUARED_DIFFERENCE", "MIRROR_PAD", "ABS",
+    "SPLIT_V", "UNIQUE", "CEIL", "REVERSE_V2", "ADD_N", "GATHER_ND", "COS", "WHERE", "RANK",
+    "ELU", "REVERSE_SEQUENCE", "MATRIX_DIAG", "QUANTIZE", "MATRIX_SET_DIAG", "ROUND",
+    "HARD_SWISH", "IF", "WHILE", "NON_MAX_SUPPRESSION_V4", "NON_MAX_SUPPRESSION_V5",
+    "SCATTER_ND", "SELECT_V2", "DENSIFY", "SEGMENT_SUM", "BATCH_MATMUL",
+    "PLACEHOLDER_FOR_GREATER_OP_CODES", "CUMSUM", "CALL_ONCE", "BROADCAST_TO", "RFFT2D",
+    "CONV_3D", "IMAG", "REAL", "COMPLEX_ABS", "HASHTABLE", "HASHTABLE_FIND", "HASHTABLE_IMPORT",
+    "HASHTABLE_SIZE", "REDUCE_ALL", "CONV_3D_TRANSPOSE", "VAR_HANDLE", "READ_VARIABLE",
+    "ASSIGN_VARIABLE", "BROADCAST_ARGS", "RANDOM_STANDARD_NORMAL", "BUCKETIZE",
+    "RANDOM_UNIFORM", "MULTINOMIAL", "GELU", "DYNAMIC_UPDATE_SLICE", "RELU_0_TO_1",
+    "UNSORTED_SEGMENT_PROD", "UNSORTED_SEGMENT_MAX", "UNSORTED_SEGMENT_SUM", "ATAN2",
+    "UNSORTED_SEGMENT_MIN", "SIGN", "BITCAST", "BITWISE_XOR", "RIGHT_SHIFT",
+    "STABLEHLO_LOGISTIC", "STABLEHLO_ADD", "STABLEHLO_DIVIDE", "STABLEHLO_MULTIPLY",
+    "STABLEHLO_MAXIMUM", "STABLEHLO_RESHAPE", "STABLEHLO_CLAMP", "STABLEHLO_CONCATENATE",
+    "STABLEHLO_BROADCAST_IN_DIM", "STABLEHLO_CONVOLUTION", "STABLEHLO_SLICE",
+    "STABLEHLO_CUSTOM_CALL", "STABLEHLO_REDUCE", "STABLEHLO_ABS", "STABLEHLO_AND",
+    "STABLEHLO_COSINE", "STABLEHLO_EXPONENTIAL", "STABLEHLO_FLOOR", "STABLEHLO_LOG",
+    "STABLEHLO_MINIMUM", "STABLEHLO_NEGATE", "STABLEHLO_OR", "STABLEHLO_POWER",
+    "STABLEHLO_REMAINDER", "STABLEHLO_RSQRT", "STABLEHLO_SELECT", "STABLEHLO_SUBTRACT",
+    "STABLEHLO_TANH", "STABLEHLO_SCATTER", "STABLEHLO_COMPARE", "STABLEHLO_CONVERT",
+    "STABLEHLO_DYNAMIC_SLICE", "STABLEHLO_DYNAMIC_UPDATE_SLICE", "STABLEHLO_PAD",
+    "STABLEHLO_IOTA", "STABLEHLO_DOT_GENERAL", "STABLEHLO_REDUCE_WINDOW", "STABLEHLO_SORT",
+    "STABLEHLO_WHILE", "STABLEHLO_GATHER", "STABLEHLO_TRANSPOSE", "DILATE",
+    "STABLEHLO_RNG_BIT_GENERATOR", "REDUCE_WINDOW", "STABLEHLO_COMPOSITE"};
+#define TI__TFL_CUSTOM 32
+
+/* Fields of the builtin options tables, by BuiltinOptions union type (schema.fbs): field id
+ * and kind. Kinds: 'b' byte (enums: Padding, ActivationFunctionType, TensorType, ...),
+ * 'B' bool, 'i' int, 'u' uint, 'l' long, 'f' float, 'I' [int], 'F' [float], 's' string.
+ * Ids skip deprecated fields (ResizeBilinearOptions' new_height/new_width). Tables with no
+ * fields are not listed. Each present field becomes an attribute of the same name. */
+typedef struct ti__tfl_optfield {
+    unsigned char type, id;
+    char kind;
+    const char *name;
+} ti__tfl_optfield;
+
+static const ti__tfl_optfield ti__tfl_opt_fields[] = {
+    {1, 0, 'b', "padding"}, {1, 1, 'i', "stride_w"}, {1, 2, 'i', "stride_h"}, /* Conv2D */
+    {1, 3, 'b', "fused_activation_function"}, {1, 4, 'i', "dilation_w_factor"},
+    {1, 5, 'i', "dilation_h_factor"}, {1, 6, 'b', "quantized_bias_type"},
+    {2, 0, 'b', "padding"}, {2, 1, 'i', "stride_w"}, {2, 2, 'i', "stride_h"}, /* DepthwiseConv2D */
+    {2, 3, 'i', "depth_multiplier"}, {2, 4, 'b', "fused_activation_function"},
+    {2, 5, 'i', "dilation_w_factor"}, {2, 6, 'i', "dilation_h_factor"},
+    {3, 0, 'i', "num_channels"}, {3, 1, 'I', "num_columns_per_channel"}, /* ConcatEmbeddings */
+    {3, 2, 'I', "embedding_dim_per_channel"},
+    {4, 0, 'b', "type"}, /* LSHProjection */
+    {5, 0, 'b', "padding"}, {5, 1, 'i', "stride_w"}, {5, 2, 'i', "stride_h"}, /* Pool2D */
+    {5, 3, 'i', "filter_width"}, {5, 4, 'i', "filter_height"},
+    {5, 5, 'b', "fused_activation_function"},
+    {6, 0, 'i', "rank"}, {6, 1, 'b', "fused_activation_function"}, /* SVDF */
+    {6, 2, 'B', "asymmetric_quantize_inputs"},
+    {7, 0, 'b', "fused_activation_function"}, {7, 1, 'B', "asymmetric_quantize_inputs"}, /* RNN */
+    {8, 0, 'b', "fused_activation_function"}, {8, 1, 'b', "weights_format"}, /* FullyConnected */
+    {8, 2, 'B', "keep_num_dims"}, {8, 3, 'B', "asymmetric_quantize_inputs"},
+    {8, 4, 'b', "quantized_bias_type"},
+    {9, 0, 'f', "beta"}, /* Softmax */
+    {10, 0, 'i', "axis"}, {10, 1, 'b', "fused_activation_function"}, /* Concatenation */
+    {11, 0, 'b', "fused_activation_function"}, {11, 1, 'B', "pot_scale_int16"}, /* Add */
+    {12, 0, 'b', "fused_activation_function"}, /* L2Norm */
+    {13, 0, 'i', "radius"}, {13, 1, 'f', "bias"}, {13, 2, 'f', "alpha"}, /* LRN */
+    {13, 3, 'f', "beta"},
+    {14, 0, 'b', "fused_activation_function"}, {14, 1, 'f', "cell_clip"}, /* LSTM */
+    {14, 2, 'f', "proj_clip"}, {14, 3, 'b', "kernel_type"},
+    {14, 4, 'B', "asymmetric_quantize_inputs"},
+    {15, 2, 'B', "align_corners"}, {15, 3, 'B', "half_pixel_centers"}, /* ResizeBilinear */
+    {16, 0, 'u', "subgraph"}, /* Call */
+    {17, 0, 'I', "new_shape"}, /* Reshape */
+    {18, 0, 'i', "ngram_size"}, {18, 1, 'i', "max_skip_size"}, /* SkipGram */
+    {18, 2, 'B', "include_all_ngrams"},
+    {19, 0, 'i', "block_size"}, /* SpaceToDepth */
+    {20, 0, 'b', "combiner"}, /* EmbeddingLookupSparse */
+    {21, 0, 'b', "fused_activation_function"}, /* Mul */
+    {23, 0, 'i', "axis"}, {23, 1, 'i', "batch_dims"}, /* Gather */
+    {27, 0, 'B', "keep_dims"}, /* Reducer */
+    {28, 0, 'b', "fused_activation_function"}, {28, 1, 'B', "pot_scale_int16"}, /* Sub */
+    {29, 0, 'b', "fused_activation_function"}, /* Div */
+    {30, 0, 'I', "squeeze_dims"}, /* Squeeze */
+    {31, 0, 'B', "time_major"}, {31, 1, 'b', "fused_activation_function"}, /* SequenceRNN */
+    {31, 2, 'B', "asymmetric_quantize_inputs"},
+    {32, 0, 'i', "begin_mask"}, {32, 1, 'i', "end_mask"}, {32, 2, 'i', "ellipsis_mask"},
+    {32, 3, 'i', "new_axis_mask"}, {32, 4, 'i', "shrink_axis_mask"}, /* StridedSlice */
+    {32, 5, 'B', "offset"},
+    {35, 0, 'i', "num_splits"}, /* Split */
+    {37, 0, 'b', "in_data_type"}, {37, 1, 'b', "out_data_type"}, /* Cast */
+    {40, 0, 'b', "output_type"}, /* ArgMax */
+    {49, 0, 'b', "padding"}, {49, 1, 'i', "stride_w"}, {49, 2, 'i', "stride_h"}, /* TransposeConv */
+    {49, 3, 'b', "fused_activation_function"}, {49, 4, 'b', "quantized_bias_type"},
+    {50, 0, 'B', "validate_indices"}, /* SparseToDense */
+    {55, 0, 'b', "out_type"}, /* Shape */
+    {57, 0, 'b', "output_type"}, /* ArgMin */
+    {58, 0, 'f', "min"}, {58, 1, 'f', "max"}, {58, 2, 'i', "num_bits"}, /* FakeQuant */
+    {58, 3, 'B', "narrow_range"},
+    {59, 0, 'i', "values_count"}, {59, 1, 'i', "axis"}, /* Pack */
+    {61, 0, 'i', "axis"}, /* OneHot */
+    {64, 0, 'i', "num"}, {64, 1, 'i', "axis"}, /* Unpack */
+    {69, 0, 'b', "fused_activation_function"}, {69, 1, 'f', "cell_clip"}, /* BidiSequenceLSTM */
+    {69, 2, 'f', "proj_clip"}, {69, 3, 'B', "merge_outputs"}, {69, 4, 'B', "time_major"},
+    {69, 5, 'B', "asymmetric_quantize_inputs"},
+    {70, 0, 'B', "time_major"}, {70, 1, 'b', "fused_activation_function"}, /* BidiSequenceRNN */
+    {70, 2, 'B', "merge_outputs"}, {70, 3, 'B', "asymmetric_quantize_inputs"},
+    {71, 0, 'b', "fused_activation_function"}, {71, 1, 'f', "cell_clip"}, /* UniSequenceLSTM */
+    {71, 2, 'f', "proj_clip"}, {71, 3, 'B', "time_major"},
+    {71, 4, 'B', "asymmetric_quantize_inputs"}, {71, 5, 'B', "diagonal_recurrent_tensors"},
+    {74, 0, 'B', "align_corners"}, {74, 1, 'B', "half_pixel_centers"}, /* ResizeNearest */
+    {75, 0, 'f', "alpha"}, /* LeakyRelu */
+    {77, 0, 'b', "mode"}, /* MirrorPad */
+    {79, 0, 'i', "num_splits"}, /* SplitV */
+    {80, 0, 'b', "idx_out_type"}, /* Unique */
+    {87, 0, 'i', "seq_dim"}, {87, 1, 'i', "batch_dim"}, /* ReverseSequence */
+    {92, 0, 'i', "then_subgraph_index"}, {92, 1, 'i', "else_subgraph_index"}, /* If */
+    {93, 0, 'i', "cond_subgraph_index"}, {93, 1, 'i', "body_subgraph_index"}, /* While */
+    {94, 0, 'i', "block_size"}, /* DepthToSpace */
+    {101, 0, 'B', "adj_x"}, {101, 1, 'B', "adj_y"}, /* BatchMatMul */
+    {101, 2, 'B', "asymmetric_quantize_inputs"},
+    {102, 0, 'B', "exclusive"}, {102, 1, 'B', "reverse"}, /* Cumsum */
+    {103, 0, 'i', "init_subgraph_index"}, /* CallOnce */
+    {106, 0, 'b', "padding"}, {106, 1, 'i', "stride_d"}, {106, 2, 'i', "stride_w"}, /* Conv3D */
+    {106, 3, 'i', "stride_h"}, {106, 4, 'b', "fused_activation_function"},
+    {106, 5, 'i', "dilation_d_factor"}, {106, 6, 'i', "dilation_w_factor"},
+    {106, 7, 'i', "dilation_h_factor"},
+    {107, 0, 'i', "table_id"}, {107, 1, 'b', "key_dtype"}, {107, 2, 'b', "value_dtype"},
+    {111, 0, 's', "container"}, {111, 1, 's', "shared_name"}, /* VarHandle */
+    {114, 0, 'l', "seed"}, {114, 1, 'l', "seed2"}, /* Random */
+    {115, 0, 'F', "boundaries"}, /* Bucketize */
+    {116, 0, 'B', "approximate"}, /* Gelu */
+};
+
+/* TFLite TensorType -> ti_dtype; types without one (complex, resource, variant, int4, ...)
+ * map to TI_DTYPE_UNKNOWN (a session refuses them when a node uses them). */
+TI__PRIVATE ti_dtype ti__tfl_dtype(int64_t t) {
+    switch (t) {
+    case 0: return TI_DTYPE_F32;
+    case 1: return TI_DTYPE_F16;
+    case 2: return TI_DTYPE_I32;
+    case 3: return TI_DTYPE_U8;
+    case 4: return TI_DTYPE_I64;
+    case 5: return TI_DTYPE_STRING;
+    case 6: return TI_DTYPE_BOOL;
+    case 7: return TI_DTYPE_I16;
+    case 9: return TI_DTYPE_I8;
+    case 10: return TI_DTYPE_F64;
+    case 12: return TI_DTYPE_U64;
+    case 15: return TI_DTYPE_U32;
+    case 16: return TI_DTYPE_U16;
+    case 18: return TI_DTYPE_BF16;
+    default: return TI_DTYPE_UNKNOWN;
+    }
 }
-#endif
+
+/* Parsing state. */
+typedef struct ti__tfl {
+    ti_model *m;
+    ti_error *err;
+    const char *file;
+    const uint8_t *data; /* the caller's bytes, read in place until the final copy */
+    size_t size;
+    ti__fb b;
+    int max_rank;
+    int base;       /* value index of tensor 0 */
+    int n_tensors;
+    uint32_t n_buffers;
+    ti__fb_vec buffers;
+    uint32_t n_codes;
+    const char **code_names; /* op name per operator code (pool) */
+    const char **sig_names;  /* per tensor: the SignatureDef name, or NULL (temporary) */
+    uint64_t *data_off;      /* per tensor: 1 + file offset of in-place data, 0 none (temporary) */
+    unsigned char *named;    /* per tensor: 1 when the file (or a signature) names it (temporary) */
+    uint64_t elems, max_elems; /* indices and attribute values taken from shared tables */
+    char *name_buf;          /* NUL-terminated copy of a name (temporary) */
+    size_t name_cap;
+} ti__tfl;
+
+/* Copies a name into buf for messages: at most 80 bytes, control bytes as '?'. */
+TI__PRIVATE void ti__tfl_printable(char *buf, size_t cap, const uint8_t *s, size_t n) {
+    size_t k = 0;
+    for (size_t i = 0; i < n && k + 4 < cap && i < 80; i++)
+        buf[k++] = s[i] < 0x20 || s[i] == 0x7f ? '?' : (char)s[i];
+    if (n > 80 && k + 4 < cap) buf[k++] = '.', buf[k++] = '.', buf[k++] = '.';
+    buf[k] = 0;
+}
+
+TI__PRIVATE ti_status ti__tfl_oom(ti__tfl *x) {
+    return ti__fail(x->err, TI_ERR_OUT_OF_MEMORY, x->file, "out of memory while reading the model");
+}
+
+/* A flatbuffer fault, reported with what was being read ("subgraph 0, tensor 12"). */
+TI__PRIVATE ti_status ti__tfl_bad(ti__tfl *x, const char *where) {
+    char d[200];
+    ti__fb_describe(&x->b, d, sizeof d);
+    return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file, "malformed flatbuffer (%s): %s", where, d);
+}
+
+/* Counts values copied out of the file against a budget proportional to its size: tables
+ * and vectors may be shared by many operators or tensors, so the file size alone does not
+ * bound what the model would hold. */
+TI__PRIVATE ti_status ti__tfl_take(ti__tfl *x, uint64_t n, const char *what) {
+    x->elems += n;
+    if (x->elems <= x->max_elems) return TI_OK;
+    return ti__fail(x->err, TI_ERR_OUT_OF_MEMORY, x->file,
+                    "%s: the model refers to more than %llu indices and values in all (its "
+                    "tables are shared more than a %zu-byte file allows)", what,
+                    (unsigned long long)x->max_elems, x->size);
+}
+
+/* NUL-terminated copy of a name in x->name_buf, cut at the first NUL byte of the file's
+ * string (valid until the next call). */
+TI__PRIVATE const char *ti__tfl_cstr(ti__tfl *x, const uint8_t *s, size_t n) {
+    const uint8_t *z = n ? (const uint8_t *)memchr(s, 0, n) : NULL;
+    if (z != NULL) n = (size_t)(z - s);
+    if (n + 1 > x->name_cap) {
+        size_t cap = x->name_cap ? x->name_cap : 256;
+        while (cap < n + 1) cap *= 2;
+        char *nb = (char *)ti__malloc(&x->m->al, cap);
+        if (nb == NULL) return NULL;
+        ti__free(&x->m->al, x->name_buf, x->name_cap);
+        x->name_buf = nb;
+        x->name_cap = cap;
+    }
+    if (n) memcpy(x->name_buf, s, n);
+    x->name_buf[n] = 0;
+    return x->name_buf;
+}
+
+/* The name of tensor t for messages ("12 'conv/weights'"). */
+TI__PRIVATE void ti__tfl_tensor_label(ti__tfl *x, int t, char *buf, size_t cap) {
+    const char *nm = t >= 0 && t < x->m->n_values - x->base ? x->m->values[x->base + t].name : "";
+    char p[96];
+    ti__tfl_printable(p, sizeof p, (const uint8_t *)nm, strlen(nm));
+    snprintf(buf, cap, "%d '%s'", t, p);
+}
+
+/* ---- operator codes and signatures --------------------------------------------------- */
+
+TI__PRIVATE ti_status ti__tfl_opcodes(ti__tfl *x, const ti__fb_table *model) {
+    ti__fb_vec v;
+    char where[64];
+    ti__fb_vector(&x->b, model, 1, 4, &v);
+    if (x->b.fault) return ti__tfl_bad(x, "operator_codes");
+    x->n_codes = v.len;
+    x->code_names = (const char **)ti__pool_alloc(&x->m->pool, sizeof(char *) * ((size_t)v.len + 1));
+    if (x->code_names == NULL) return ti__tfl_oom(x);
+    for (uint32_t i = 0; i < v.len; i++) {
+        ti__fb_table oc;
+        const uint8_t *cc;
+        size_t cc_len;
+        snprintf(where, sizeof where, "operator code %u", (unsigned)i);
+        ti__fb_vec_table(&x->b, &v, i, &oc);
+        /* TFLite reads the larger of the old byte code and the newer int32 code */
+        int64_t dep = ti__fb_i(&x->b, &oc, 0, 1, 0), code = ti__fb_i(&x->b, &oc, 3, 4, 0);
+        if (dep > code) code = dep;
+        ti__fb_string(&x->b, &oc, 1, &cc, &cc_len);
+        if (x->b.fault) return ti__tfl_bad(x, where);
+        const char *name;
+        if (code == TI__TFL_CUSTOM) {
+            const uint8_t *z = cc_len ? (const uint8_t *)memchr(cc, 0, cc_len) : NULL;
+            if (cc_len == 0 || z != NULL)
+                return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file,
+                                "%s is CUSTOM but its custom_code is %s", where,
+                                cc_len == 0 ? "empty" : "cut by a NUL byte");
+            name = ti__pool_strndup(&x->m->pool, (const char *)cc, cc_len);
+        } else if (code >= 0 && code < (int64_t)TI__COUNTOF(ti__tfl_op_names)) {
+            name = ti__tfl_op_names[code];
+        } else {
+            char tmp[32];
+            snprintf(tmp, sizeof tmp, "BUILTIN_%lld", (long long)code);
+            name = ti__pool_strndup(&x->m->pool, tmp, strlen(tmp));
+        }
+        if (name == NULL) return ti__tfl_oom(x);
+        x->code_names[i] = name;
+    }
+    return TI_OK;
+}
+
+/* Names of subgraph 0's inputs and outputs from the first SignatureDef that maps it. */
+TI__PRIVATE ti_status ti__tfl_signatures(ti__tfl *x, const ti__fb_table *model) {
+    ti__fb_vec sigs;
+    ti__fb_vector(&x->b, model, 7, 4, &sigs);
+    if (x->b.fault) return ti__tfl_bad(x, "signature_defs");
+    for (uint32_t i = 0; i < sigs.len; i++) {
+        ti__fb_table sd;
+        char where[64];
+        snprintf(where, sizeof where, "signature %u", (unsigned)i);
+        ti__fb_vec_table(&x->b, &sigs, i, &sd);
+        uint64_t sub = ti__fb_u(&x->b, &sd, 4, 4, 0);
+        if (x->b.fault) return ti__tfl_bad(x, where);
+        if (sub != 0) continue;
+        for (int io = 0; io < 2; io++) {
+            ti__fb_vec maps;
+            ti__fb_vector(&x->b, &sd, io, 4, &maps);
+            for (uint32_t j = 0; j < maps.len && !x->b.fault; j++) {
+                ti__fb_table tm;
+                const uint8_t *s;
+                size_t n;
+                ti__fb_vec_table(&x->b, &maps, j, &tm);
+                ti__fb_string(&x->b, &tm, 0, &s, &n);
+                uint64_t t = ti__fb_u(&x->b, &tm, 1, 4, 0);
+                if (x->b.fault) break;
+                char p[96];
+                ti__tfl_printable(p, sizeof p, s, n);
+                if (t >= (uint64_t)x->n_tensors)
+                    return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file,
+                                    "%s %s '%s' refers to tensor %llu (subgraph 0 has %d "
+                                    "tensors)", where, io ? "output" : "input", p,
+                                    (unsigned long long)t, x->n_tensors);
+                const uint8_t *z = n ? (const uint8_t *)memchr(s, 0, n) : NULL;
+                if (z != NULL) n = (size_t)(z - s);
+                if (n == 0 || x->sig_names[t] != NULL) continue;
+                if ((x->sig_names[t] = ti__pool_strndup(&x->m->pool, (const char *)s, n)) == NULL)
+                    return ti__tfl_oom(x);
+            }
+            if (x->b.fault) return ti__tfl_bad(x, where);
+        }
+        break; /* the first signature of subgraph 0 names it */
+    }
+    return TI_OK;
+}
+
+/* ---- tensors ------------------------------------------------------------------------ */
+
+/* Quantization parameters: scale[], zero_point[] and quantized_dimension (min, max and
+ * details are not used). As TFLite's interpreter checks them. */
+TI__PRIVATE ti_status ti__tfl_quant(ti__tfl *x, const ti__fb_table *q, ti__value *val,
+                                    const char *label) {
+    ti__fb_vec sc, zp;
+    ti__fb_vector(&x->b, q, 2, 4, &sc);
+    ti__fb_vector(&x->b, q, 3, 8, &zp);
+    int64_t qd = ti__fb_i(&x->b, q, 6, 4, 0);
+    if (x->b.fault) return ti__tfl_bad(x, label);
+    if (sc.len == 0) return TI_OK; /* not quantized */
+    if (zp.len != sc.len)
+        return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file,
+                        "tensor %s has %u quantization scales and %u zero points", label,
+                        (unsigned)sc.len, (unsigned)zp.len);
+    if (sc.len > 1) {
+        if (qd < 0 || qd >= val->rank)
+            return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file,
+                            "tensor %s: quantized_dimension %lld is not a dim of its %d dims",
+                            label, (long long)qd, val->rank);
+        if (val->dims[qd] != (int64_t)sc.len)
+            return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file,
+                            "tensor %s has %u quantization scales but dim %lld is %lld", label,
+                            (unsigned)sc.len, (long long)qd, (long long)val->dims[qd]);
+    }
+    ti_status st = ti__tfl_take(x, (uint64_t)sc.len * 2, label);
+    if (st != TI_OK) return st;
+    float *scale = (float *)ti__pool_alloc(&x->m->pool, sizeof(float) * sc.len);
+    int64_t *zero = (int64_t *)ti__pool_alloc(&x->m->pool, sizeof(int64_t) * sc.len);
+    if (scale == NULL || zero == NULL) return ti__tfl_oom(x);
+    for (uint32_t i = 0; i < sc.len; i++) {
+        scale[i] = ti__fb_vec_f32(&x->b, &sc, i);
+        zero[i] = ti__fb_vec_i(&x->b, &zp, i);
+    }
+    val->quant.count = (int)sc.len;
+    val->quant.axis = (int)qd;
+    val->quant.scale = scale;
+    val->quant.zero_point = zero;
+    return TI_OK;
+}
+
+/* Tensor t of subgraph 0: a new value with its dtype, shape, quantization and, when its
+ * buffer holds data, the data (used in place: x->data_off records where). */
+TI__PRIVATE ti_status ti__tfl_tensor(ti__tfl *x, const ti__fb_vec *tensors, int t) {
+    ti_model *m = x->m;
+    ti__fb *b = &x->b;
+    ti__fb_table tt, q, sp;
+    ti__fb_vec shape, sig;
+    const uint8_t *nm;
+    size_t nm_len;
+    char where[48], label[128], p[96];
+    ti_status st;
+    snprintf(where, sizeof where, "subgraph 0, tensor %d", t);
+    ti__fb_vec_table(b, tensors, (uint32_t)t, &tt);
+    ti__fb_string(b, &tt, 3, &nm, &nm_len);
+    ti__fb_vector(b, &tt, 0, 4, &shape);
+    int64_t type = ti__fb_i(b, &tt, 1, 1, 0);
+    uint64_t buf = ti__fb_u(b, &tt, 2, 4, 0);
+    int has_q = ti__fb_subtable(b, &tt, 4, &q);
+    int is_var = ti__fb_u(b, &tt, 5, 1, 0) != 0;
+    int sparse = ti__fb_subtable(b, &tt, 6, &sp);
+    ti__fb_vector(b, &tt, 7, 4, &sig);
+    if (b->fault) return ti__tfl_bad(x, where);
+    ti__tfl_printable(p, sizeof p, nm, nm_len);
+    snprintf(label, sizeof label, "%d '%s'", t, p);
+
+    const char *name = x->sig_names[t];
+    if (name == NULL && (name = ti__tfl_cstr(x, nm, nm_len)) == NULL) return ti__tfl_oom(x);
+    char unnamed[32];
+    x->named[t] = name[0] != 0;
+    if (name[0] == 0) { /* a name to look the tensor up by and to show in messages */
+        snprintf(unnamed, sizeof unnamed, "tensor_%d", t);
+        name = unnamed;
+    }
+    int v = ti__model_add_value(m, name);
+    if (v < 0) return ti__tfl_oom(x);
+    ti__value *val = &m->values[v];
+    val->dtype = ti__tfl_dtype(type);
+    if (shape.len > (uint32_t)x->max_rank)
+        return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file, "tensor %s has %u dims (limit %d)",
+                        label, (unsigned)shape.len, x->max_rank);
+    val->rank = (int)shape.len;
+    if (sparse)
+        return ti__fail(x->err, TI_ERR_UNSUPPORTED, x->file,
+                        "tensor %s is sparse (sparsity parameters are not supported)", label);
+    /* buffer 0 is the empty sentinel: no data (TFLite does not even require it to exist) */
+    const uint8_t *data = NULL;
+    uint64_t data_len = 0, off = 0;
+    if (buf != 0) {
+        ti__fb_table bt;
+        ti__fb_vec dv;
+        if (buf >= x->n_buffers)
+            return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file,
+                            "tensor %s: buffer %llu is out of range (the model has %u buffers)",
+                            label, (unsigned long long)buf, (unsigned)x->n_buffers);
+        snprintf(where, sizeof where, "buffer %llu", (unsigned long long)buf);
+        ti__fb_vec_table(b, &x->buffers, (uint32_t)buf, &bt);
+        ti__fb_vector(b, &bt, 0, 1, &dv);
+        uint64_t ext_off = ti__fb_u(b, &bt, 1, 8, 0), ext_size = ti__fb_u(b, &bt, 2, 8, 0);
+        if (b->fault) return ti__tfl_bad(x, where);
+        if (dv.len > 0) {
+            off = dv.pos;
+            data_len = dv.len;
+        } else if (ext_off > 1) { /* large models: data after the flatbuffer, file offsets */
+            if (ext_off > (uint64_t)x->size || ext_size > (uint64_t)x->size - ext_off)
+                return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file,
+                                "tensor %s: buffer %llu (offset %llu, size %llu) lies outside "
+                                "the %zu-byte file", label, (unsigned long long)buf,
+                                (unsigned long long)ext_off, (unsigned long long)ext_size,
+                                x->size);
+            off = ext_off;
+            data_len = ext_size;
+        }
+        if (data_len > 0) data = x->data + off;
+    }
+    int is_const = data != NULL || is_var;
+    /* dims: `shape`; for activations shape_signature's -1 marks a free dim (the batch) */
+    int symbolic = !is_const && sig.len == shape.len;
+    for (int d = 0; d < val->rank; d++) {
+        val->dims[d] = ti__fb_vec_i(b, &shape, (uint32_t)d);
+        if (symbolic && ti__fb_vec_i(b, &sig, (uint32_t)d) < 0) val->dims[d] = -1;
+        if (val->dims[d] >= 0) continue;
+        if (is_const)
+            return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file,
+                            "tensor %s has data but dim %d is %lld", label, d,
+                            (long long)val->dims[d]);
+        val->dims[d] = -1;
+        val->dim_names[d] = "?";
+    }
+    if (has_q && (st = ti__tfl_quant(x, &q, val, label)) != TI_OK) return st;
+    if (!is_const) return TI_OK; /* an activation: its shape comes from inference */
+
+    /* a constant (or variable state): size within the caps, data of that size */
+    size_t bytes = 0;
+    if ((st = ti__model_check_const(m, val->name, val->dtype, val->rank, val->dims, &bytes,
+                                    x->err)) != TI_OK)
+        return st;
+    size_t esize = ti_dtype_size(val->dtype);
+    val->is_const = 1;
+    if (data == NULL) {
+        /* variable tensor (recurrent state) without data: TFLite zero-fills it at allocation
+         * (int8 with its zero point, ResetVariableTensor); a run reads it as that constant */
+        if (esize == 0)
+            return ti__fail(x->err, TI_ERR_UNSUPPORTED, x->file,
+                            "variable tensor %s has type %lld, which has no fixed size", label,
+                            (long long)type);
+        unsigned char *z = (unsigned char *)ti__pool_alloc(&m->pool, bytes);
+        if (z == NULL) return ti__tfl_oom(x);
+        if (val->dtype == TI_DTYPE_I8 && val->quant.count > 0)
+            memset(z, (int)(val->quant.zero_point[0] & 0xff), bytes);
+        val->data = z;
+        val->bytes = bytes;
+        return TI_OK;
+    }
+    if (esize == 0) {
+        bytes = (size_t)data_len; /* strings, int4, ...: kept as they are, never computed on */
+    } else if (data_len != (uint64_t)bytes) {
+        char dims[96];
+        size_t k = 0;
+        dims[0] = 0;
+        for (int d = 0; d < val->rank && k + 24 < sizeof dims; d++)
+            k += (size_t)snprintf(dims + k, sizeof dims - k, "%s%lld", d ? "x" : "",
+                                  (long long)val->dims[d]);
+        return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file,
+                        "tensor %s: buffer %llu has %llu bytes, expected %zu (%s [%s])", label,
+                        (unsigned long long)buf, (unsigned long long)data_len, bytes,
+                        ti_dtype_name(val->dtype), dims);
+    }
+    val->bytes = bytes;
+    if (esize > 1 && off % esize != 0) {
+        /* the copy of the file is 16-aligned, so the file offset decides the alignment:
+         * a misaligned buffer gets an aligned copy of its own (kernels cast the pointer) */
+        void *c = ti__pool_alloc(&m->pool, bytes);
+        if (c == NULL) return ti__tfl_oom(x);
+        memcpy(c, data, bytes);
+        val->data = c;
+        return TI_OK;
+    }
+    x->data_off[t] = off + 1;
+    return TI_OK;
+}
+
+/* ---- operators ---------------------------------------------------------------------- */
+
+/* Tensor index -> value index; -1 (an omitted optional tensor) stays -1. */
+TI__PRIVATE ti_status ti__tfl_index(ti__tfl *x, int64_t t, const char *where, int *out) {
+    *out = -1;
+    if (t == -1) {
+        *out = -1;
+        return TI_OK;
+    }
+    if (t < 0 || t >= x->n_tensors)
+        return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file,
+                        "%s is tensor %lld, out of range (subgraph 0 has %d tensors)", where,
+                        (long long)t, x->n_tensors);
+    *out = x->base + (int)t;
+    return TI_OK;
+}
+
+/* Builtin options -> attributes (one per present field of the table). Returns the number
+ * of attributes written at attrs (room for every field of the type was reserved). */
+TI__PRIVATE ti_status ti__tfl_options(ti__tfl *x, unsigned type, const ti__fb_table *opt,
+                                      ti__attr *attrs, int *n_attrs, const char *where) {
+    ti__fb *b = &x->b;
+    int n = 0;
+    ti_status st;
+    for (size_t f = 0; f < TI__COUNTOF(ti__tfl_opt_fields); f++) {
+        const ti__tfl_optfield *fd = &ti__tfl_opt_fields[f];
+        if (fd->type != type) continue;
+        ti__attr *a = &attrs[n];
+        a->name = fd->name;
+        a->tensor = -1;
+        switch (fd->kind) {
+        case 'b': case 'B': case 'i': case 'u': case 'l': case 'f': {
+            uint32_t size = fd->kind == 'b' || fd->kind == 'B' ? 1 : fd->kind == 'l' ? 8 : 4;
+            if (ti__fb_field(b, opt, fd->id, size) == 0) continue;
+            if (fd->kind == 'f') {
+                a->type = TI__ATTR_FLOAT;
+                a->f = ti__fb_f32(b, opt, fd->id, 0.0f);
+            } else {
+                a->type = TI__ATTR_INT;
+                if (fd->kind == 'B') a->i = ti__fb_u(b, opt, fd->id, 1, 0) != 0;
+                else if (fd->kind == 'u') a->i = (int64_t)ti__fb_u(b, opt, fd->id, 4, 0);
+                else a->i = ti__fb_i(b, opt, fd->id, size, 0);
+            }
+            break;
+        }
+        case 'I': case 'F': {
+            ti__fb_vec v;
+            if (!ti__fb_vector(b, opt, fd->id, 4, &v)) break;
+            if (v.len > TI__TFL_MAX_ATTR_ELEMS)
+                return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file,
+                                "%s: option '%s' has %u values (limit %d)", where, fd->name,
+                                (unsigned)v.len, TI__TFL_MAX_ATTR_ELEMS);
+            if ((st = ti__tfl_take(x, v.len, where)) != TI_OK) return st;
+            a->count = (int)v.len;
+            if (fd->kind == 'I') {
+                int64_t *vals = (int64_t *)ti__pool_alloc(&x->m->pool, sizeof(int64_t) * (v.len + 1));
+                if (vals == NULL) return ti__tfl_oom(x);
+                for (uint32_t i = 0; i < v.len; i++) vals[i] = ti__fb_vec_i(b, &v, i);
+                a->type = TI__ATTR_INTS;
+                a->ints = vals;
+            } else {
+                float *vals = (float *)ti__pool_alloc(&x->m->pool, sizeof(float) * (v.len + 1));
+                if (vals == NULL) return ti__tfl_oom(x);
+                for (uint32_t i = 0; i < v.len; i++) vals[i] = ti__fb_vec_f32(b, &v, i);
+                a->type = TI__ATTR_FLOATS;
+                a->floats = vals;
+            }
+            break;
+        }
+        default: { /* 's' */
+            const uint8_t *s;
+            size_t len;
+            if (!ti__fb_string(b, opt, fd->id, &s, &len)) break;
+            if ((st = ti__tfl_take(x, len, where)) != TI_OK) return st;
+            a->type = TI__ATTR_STRING;
+            a->s = ti__pool_strndup(&x->m->pool, (const char *)s, len);
+            a->s_len = len;
+            if (a->s == NULL) return ti__tfl_oom(x);
+            break;
+        }
+        }
+        if (b->fault) return ti__tfl_bad(x, where);
+        if (a->type != TI__ATTR_NONE) n++;
+    }
+    if (b->fault) return ti__tfl_bad(x, where);
+    memset(&attrs[n], 0, sizeof attrs[n]); /* the slot tried last may hold a name */
+    attrs[n].tensor = -1;
+    *n_attrs = n;
+    return TI_OK;
+}
+
+TI__PRIVATE ti_status ti__tfl_operator(ti__tfl *x, const ti__fb_vec *ops, int index) {
+    ti_model *m = x->m;
+    ti__fb *b = &x->b;
+    ti__fb_table ot, opt;
+    ti__fb_vec in, out, cust, inter;
+    char where[96];
+    ti_status st;
+    snprintf(where, sizeof where, "subgraph 0, operator %d", index);
+    ti__fb_vec_table(b, ops, (uint32_t)index, &ot);
+    uint64_t code = ti__fb_u(b, &ot, 0, 4, 0);
+    ti__fb_vector(b, &ot, 1, 4, &in);
+    ti__fb_vector(b, &ot, 2, 4, &out);
+    unsigned opt_type = ti__fb_union(b, &ot, 3, &opt);
+    ti__fb_vector(b, &ot, 5, 1, &cust);
+    ti__fb_vector(b, &ot, 8, 4, &inter);
+    uint64_t lc_off = ti__fb_u(b, &ot, 9, 8, 0), lc_size = ti__fb_u(b, &ot, 10, 8, 0);
+    if (b->fault) return ti__tfl_bad(x, where);
+    if (code >= x->n_codes)
+        return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file,
+                        "operator %d: opcode_index %llu is out of range (the model has %u "
+                        "operator codes)", index, (unsigned long long)code, (unsigned)x->n_codes);
+    const char *op = x->code_names[code];
+    snprintf(where, sizeof where, "operator %d (%s)", index, op);
+    if (in.len > TI__TFL_MAX_NODE_IO || out.len > TI__TFL_MAX_NODE_IO ||
+        inter.len > TI__TFL_MAX_NODE_IO)
+        return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file,
+                        "%s has %u inputs, %u outputs and %u intermediates (limit %d each)",
+                        where, (unsigned)in.len, (unsigned)out.len, (unsigned)inter.len,
+                        TI__TFL_MAX_NODE_IO);
+    if ((st = ti__tfl_take(x, (uint64_t)in.len + out.len + inter.len, where)) != TI_OK)
+        return st;
+
+    /* custom options: the raw bytes (a flexbuffer), in the table or after the flatbuffer */
+    const uint8_t *co = NULL;
+    uint64_t co_len = 0;
+    if (cust.len > 0) {
+        co = b->base + cust.pos;
+        co_len = cust.len;
+    } else if (lc_off > 1) {
+        if (lc_off > (uint64_t)x->size || lc_size > (uint64_t)x->size - lc_off)
+            return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file,
+                            "%s: custom options (offset %llu, size %llu) lie outside the "
+                            "%zu-byte file", where, (unsigned long long)lc_off,
+                            (unsigned long long)lc_size, x->size);
+        co = x->data + lc_off;
+        co_len = lc_size;
+    }
+    int max_attrs = 0;
+    for (size_t f = 0; f < TI__COUNTOF(ti__tfl_opt_fields); f++)
+        max_attrs += ti__tfl_opt_fields[f].type == opt_type;
+    max_attrs += (co != NULL) + (inter.len > 0);
+
+    ti__node *n = ti__model_add_node(m, (int)in.len, (int)out.len, max_attrs);
+    if (n == NULL) return ti__tfl_oom(x);
+    n->op = op;
+    n->domain = "tflite";
+    char what[128];
+    for (uint32_t i = 0; i < in.len; i++) {
+        snprintf(what, sizeof what, "%s: input %u", where, (unsigned)i);
+        if ((st = ti__tfl_index(x, ti__fb_vec_i(b, &in, i), what, &n->inputs[i])) != TI_OK)
+            return st;
+    }
+    for (uint32_t i = 0; i < out.len; i++) {
+        snprintf(what, sizeof what, "%s: output %u", where, (unsigned)i);
+        if ((st = ti__tfl_index(x, ti__fb_vec_i(b, &out, i), what, &n->outputs[i])) != TI_OK)
+            return st;
+    }
+    /* TFLite operators have no names: the node takes its first output's name when the file
+     * gives one, else "operator_<index in the file>" */
+    int named = out.len > 0 && n->outputs[0] >= 0 && x->named[n->outputs[0] - x->base];
+    if (named) {
+        n->name = m->values[n->outputs[0]].name;
+    } else {
+        char tmp[32];
+        snprintf(tmp, sizeof tmp, "operator_%d", index);
+        if ((n->name = ti__pool_strndup(&m->pool, tmp, strlen(tmp))) == NULL)
+            return ti__tfl_oom(x);
+    }
+    int na = 0;
+    if (opt.pos != 0 && (st = ti__tfl_options(x, opt_type, &opt, n->attrs, &na, where)) != TI_OK)
+        return st;
+    if (co != NULL) {
+        if ((st = ti__tfl_take(x, co_len, where)) != TI_OK) return st;
+        ti__attr *a = &n->attrs[na++];
+        a->name = "custom_options";
+        a->type = TI__ATTR_STRING;
+        a->s = ti__pool_strndup(&m->pool, (const char *)co, (size_t)co_len);
+        a->s_len = (size_t)co_len;
+        a->tensor = -1;
+        if (a->s == NULL) return ti__tfl_oom(x);
+    }
+    if (inter.len > 0) {
+        /* tensors internal to the op (quantized LSTM's gate scales): value indices */
+        int64_t *vals = (int64_t *)ti__pool_alloc(&m->pool, sizeof(int64_t) * inter.len);
+        if (vals == NULL) return ti__tfl_oom(x);
+        for (uint32_t i = 0; i < inter.len; i++) {
+            int v;
+            snprintf(what, sizeof what, "%s: intermediate %u", where, (unsigned)i);
+            if ((st = ti__tfl_index(x, ti__fb_vec_i(b, &inter, i), what, &v)) != TI_OK)
+                return st;
+            vals[i] = v;
+        }
+        ti__attr *a = &n->attrs[na++];
+        a->name = "intermediates";
+        a->type = TI__ATTR_INTS;
+        a->ints = vals;
+        a->count = (int)inter.len;
+        a->tensor = -1;
+    }
+    n->n_attrs = na;
+    return TI_OK;
+}
+
+/* ---- validation and execution order -------------------------------------------------- */
+
+TI__PRIVATE ti_status ti__tfl_node_fail(ti__tfl *x, int i, const char *reason) {
+    const ti__node *n = &x->m->nodes[i];
+    return ti__fail_node(x->err, TI_ERR_BAD_MODEL, x->file, i, n->name, n->op, "%s", reason);
+}
+
+/* Checks that every node input is a graph input, a constant or the output of one node, and
+ * that no value has two producers; keeps TFLite's execution order when it is topological,
+ * else reorders (Kahn, lowest file index first) and refuses cycles. */
+TI__PRIVATE ti_status ti__tfl_validate(ti__tfl *x) {
+    ti_model *m = x->m;
+    const ti_allocator *al = &m->al;
+    int nv = m->n_values, nn = m->n_nodes;
+    size_t nn1 = (size_t)nn + 1;
+    ti_status st = TI_OK;
+    char l1[128], l2[160], reason[320];
+    /* producer of each value: node index, or -1 none, -2 graph input, -3 constant */
+    int *prod = (int *)ti__malloc(al, sizeof(int) * ((size_t)nv + 1));
+    if (prod == NULL) return ti__tfl_oom(x);
+    for (int v = 0; v < nv; v++) prod[v] = m->values[v].is_const ? -3 : -1;
+    for (int i = 0; i < m->n_inputs; i++) prod[m->inputs[i]] = -2;
+    int sorted = 1;
+    size_t edges = 0;
+    for (int i = 0; i < nn && st == TI_OK; i++) {
+        const ti__node *n = &m->nodes[i];
+        for (int o = 0; o < n->n_outputs && st == TI_OK; o++) {
+            int v = n->outputs[o];
+            if (v < 0) continue;
+            if (prod[v] != -1) {
+                ti__tfl_tensor_label(x, v - x->base, l1, sizeof l1);
+                if (prod[v] >= 0)
+                    snprintf(l2, sizeof l2, "operator %d (%s)", prod[v], m->nodes[prod[v]].op);
+                snprintf(reason, sizeof reason, "output tensor %s is also %s", l1,
+                         prod[v] == -2 ? "a graph input" : prod[v] == -3 ? "a constant" : l2);
+                st = ti__tfl_node_fail(x, i, reason);
+            }
+            prod[v] = i;
+        }
+    }
+    for (int i = 0; i < nn && st == TI_OK; i++) {
+        const ti__node *n = &m->nodes[i];
+        for (int k = 0; k < n->n_inputs && st == TI_OK; k++) {
+            int v = n->inputs[k];
+            if (v < 0) continue;
+            if (prod[v] == -1) {
+                ti__tfl_tensor_label(x, v - x->base, l1, sizeof l1);
+                snprintf(reason, sizeof reason, "input tensor %s is not a graph input, a "
+                         "constant or the output of any operator", l1);
+                st = ti__tfl_node_fail(x, i, reason);
+            }
+            if (prod[v] >= 0) edges++;
+            if (prod[v] >= i) sorted = 0;
+        }
+    }
+    for (int i = 0; i < m->n_outputs && st == TI_OK; i++)
+        if (prod[m->outputs[i]] == -1) {
+            ti__tfl_tensor_label(x, m->outputs[i] - x->base, l1, sizeof l1);
+            st = ti__fail(x->err, TI_ERR_BAD_MODEL, x->file,
+                          "graph output tensor %s is not a graph input, a constant or the "
+                          "output of any operator", l1);
+        }
+    if (st != TI_OK || sorted) {
+        ti__free(al, prod, sizeof(int) * ((size_t)nv + 1));
+        return st;
+    }
+    /* Kahn: indeg counts unscheduled producers; consumers of p in cons[start[p]..start[p+1]) */
+    int *indeg = (int *)ti__calloc(al, sizeof(int) * nn1);
+    size_t *start = (size_t *)ti__calloc(al, sizeof(size_t) * (nn1 + 1));
+    int *cons = (int *)ti__malloc(al, sizeof(int) * (edges + 1));
+    int *heap = (int *)ti__malloc(al, sizeof(int) * nn1);
+    int *order = (int *)ti__malloc(al, sizeof(int) * nn1);
+    ti__node *nodes = (ti__node *)ti__malloc(al, sizeof(ti__node) * nn1);
+    if (!indeg || !start || !cons || !heap || !order || !nodes) st = ti__tfl_oom(x);
+    if (st == TI_OK) {
+        for (int i = 0; i < nn; i++)
+            for (int k = 0; k < m->nodes[i].n_inputs; k++) {
+                int v = m->nodes[i].inputs[k];
+                if (v >= 0 && prod[v] >= 0) {
+                    indeg[i]++;
+                    start[prod[v] + 2]++;
+                }
+            }
+        for (int i = 0; i < nn; i++) start[i + 2] += start[i + 1];
+        for (int i = 0; i < nn; i++)
+            for (int k = 0; k < m->nodes[i].n_inputs; k++) {
+                int v = m->nodes[i].inputs[k];
+                if (v >= 0 && prod[v] >= 0) cons[start[prod[v] + 1]++] = i;
+            }
+        int hn = 0, done = 0;
+        for (int i = 0; i < nn; i++)
+            if (indeg[i] == 0) heap[hn++] = i; /* ascending: already a min-heap */
+        while (hn > 0) {
+            int u = heap[0];
+            heap[0] = heap[--hn];
+            for (int j = 0;;) { /* sift down */
+                int l = 2 * j + 1, r = l + 1, s = j;
+                if (l < hn && heap[l] < heap[s]) s = l;
+                if (r < hn && heap[r] < heap[s]) s = r;
+                if (s == j) break;
+                int tmp = heap[j];
+                heap[j] = heap[s];
+                heap[s] = tmp;
+                j = s;
+            }
+            order[done++] = u;
+            for (size_t e = start[u]; e < start[u + 1]; e++) {
+                int w = cons[e];
+                if (--indeg[w] != 0) continue;
+                int j = hn++; /* sift up */
+                heap[j] = w;
+                while (j > 0 && heap[(j - 1) / 2] > heap[j]) {
+                    int pj = (j - 1) / 2, tmp = heap[pj];
+                    heap[pj] = heap[j];
+                    heap[j] = tmp;
+                    j = pj;
+                }
+            }
+        }
+        if (done < nn) {
+            /* walk back through unscheduled producers: after nn steps the walk is on a cycle */
+            int u = 0;
+            while (indeg[u] == 0) u++;
+            for (int step = 0; step < nn; step++) {
+                const ti__node *n = &m->nodes[u];
+                for (int k = 0; k < n->n_inputs; k++) {
+                    int v = n->inputs[k];
+                    if (v >= 0 && prod[v] >= 0 && indeg[prod[v]] > 0) {
+                        u = prod[v];
+                        break;
+                    }
+                }
+            }
+            st = ti__tfl_node_fail(x, u, "the graph has a cycle through this operator");
+        } else {
+            for (int i = 0; i < nn; i++) nodes[i] = m->nodes[order[i]];
+            ti__free(al, m->nodes, sizeof(ti__node) * (size_t)m->cap_nodes);
+            m->nodes = nodes;
+            m->cap_nodes = (int)nn1;
+            nodes = NULL;
+        }
+    }
+    ti__free(al, prod, sizeof(int) * ((size_t)nv + 1));
+    ti__free(al, indeg, sizeof(int) * nn1);
+    ti__free(al, start, sizeof(size_t) * (nn1 + 1));
+    ti__free(al, cons, sizeof(int) * (edges + 1));
+    ti__free(al, heap, sizeof(int) * nn1);
+    ti__free(al, order, sizeof(int) * nn1);
+    ti__free(al, nodes, sizeof(ti__node) * nn1);
+    return st;
+}
+
+/* ---- the model ---------------------------------------------------------------------- */
+
+TI__PRIVATE ti_status ti__tfl_model(ti__tfl *x) {
+    ti_model *m = x->m;
+    ti__fb *b = &x->b;
+    ti__fb_table model, sg;
+    ti__fb_vec subgraphs, tensors, ins, outs, ops, ext;
+    ti_status st;
+    char p[16];
+    if (x->size < 8)
+        return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file,
+                        "not a TFLite model: %zu bytes is too short", x->size);
+    if (memcmp(x->data + 4, "TFL3", 4) != 0) {
+        ti__tfl_printable(p, sizeof p, x->data + 4, 4);
+        return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file,
+                        "not a TFLite model: file identifier is '%s', expected 'TFL3'", p);
+    }
+    ti__fb_init(b, x->data, x->size);
+    ti__fb_root(b, &model);
+    uint64_t version = ti__fb_u(b, &model, 0, 4, 0);
+    if (b->fault) return ti__tfl_bad(x, "model");
+    if (version != 3)
+        return ti__fail(x->err, TI_ERR_UNSUPPORTED, x->file,
+                        "TFLite schema version %llu is not supported (expected 3)",
+                        (unsigned long long)version);
+    ti__fb_vector(b, &model, 9, 4, &ext); /* external_buffers: weights in other files */
+    ti__fb_vector(b, &model, 2, 4, &subgraphs);
+    ti__fb_vector(b, &model, 4, 4, &x->buffers);
+    if (b->fault) return ti__tfl_bad(x, "model");
+    if (ext.len > 0)
+        return ti__fail(x->err, TI_ERR_UNSUPPORTED, x->file,
+                        "the model keeps %u buffers in external files (external_buffers)",
+                        (unsigned)ext.len);
+    if (subgraphs.len == 0)
+        return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file, "the model has no subgraphs");
+    x->n_buffers = x->buffers.len;
+    if ((st = ti__tfl_opcodes(x, &model)) != TI_OK) return st;
+    ti__fb_vec_table(b, &subgraphs, 0, &sg);
+    ti__fb_vector(b, &sg, 0, 4, &tensors);
+    ti__fb_vector(b, &sg, 1, 4, &ins);
+    ti__fb_vector(b, &sg, 2, 4, &outs);
+    ti__fb_vector(b, &sg, 3, 4, &ops);
+    if (b->fault) return ti__tfl_bad(x, "subgraph 0");
+    if (tensors.len > (uint32_t)(INT_MAX / 4))
+        return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file, "subgraph 0 has %u tensors",
+                        (unsigned)tensors.len);
+    if (ops.len > (uint32_t)m->desc.max_nodes)
+        return ti__fail(x->err, TI_ERR_OUT_OF_MEMORY, x->file,
+                        "the graph has %u operators, more than max_nodes (%d)",
+                        (unsigned)ops.len, m->desc.max_nodes);
+    x->n_tensors = (int)tensors.len;
+    size_t nt1 = (size_t)x->n_tensors + 1;
+    x->sig_names = (const char **)ti__calloc(&m->al, sizeof(char *) * nt1);
+    x->data_off = (uint64_t *)ti__calloc(&m->al, sizeof(uint64_t) * nt1);
+    x->named = (unsigned char *)ti__calloc(&m->al, nt1);
+    if (x->sig_names == NULL || x->data_off == NULL || x->named == NULL) return ti__tfl_oom(x);
+    if ((st = ti__tfl_signatures(x, &model)) != TI_OK) return st;
+
+    /* tensors, then graph inputs and outputs, then operators */
+    x->base = m->n_values;
+    if (!ti__grow(&m->al, (void **)&m->values, &m->cap_values, m->n_values + x->n_tensors,
+                  sizeof(ti__value)))
+        return ti__tfl_oom(x);
+    for (int t = 0; t < x->n_tensors; t++)
+        if ((st = ti__tfl_tensor(x, &tensors, t)) != TI_OK) return st;
+    char what[64];
+    for (uint32_t i = 0; i < ins.len; i++) {
+        int v;
+        snprintf(what, sizeof what, "subgraph 0: graph input %u", (unsigned)i);
+        if ((st = ti__tfl_index(x, ti__fb_vec_i(b, &ins, i), what, &v)) != TI_OK) return st;
+        if (v < 0)
+            return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file, "%s is tensor -1", what);
+        if (m->values[v].is_const) continue; /* a constant listed as an input: not fed */
+        for (int j = 0; j < m->n_inputs; j++)
+            if (m->inputs[j] == v) {
+                char l[128];
+                ti__tfl_tensor_label(x, v - x->base, l, sizeof l);
+                return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file,
+                                "tensor %s is listed twice as a graph input", l);
+            }
+        if (!ti__model_add_input(m, v)) return ti__tfl_oom(x);
+    }
+    for (uint32_t i = 0; i < outs.len; i++) {
+        int v;
+        snprintf(what, sizeof what, "subgraph 0: graph output %u", (unsigned)i);
+        if ((st = ti__tfl_index(x, ti__fb_vec_i(b, &outs, i), what, &v)) != TI_OK) return st;
+        if (v < 0)
+            return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file, "%s is tensor -1", what);
+        if (!ti__model_add_output(m, v)) return ti__tfl_oom(x);
+    }
+    if (!ti__grow(&m->al, (void **)&m->nodes, &m->cap_nodes, m->n_nodes + (int)ops.len,
+                  sizeof(ti__node)))
+        return ti__tfl_oom(x);
+    for (uint32_t i = 0; i < ops.len; i++)
+        if ((st = ti__tfl_operator(x, &ops, (int)i)) != TI_OK) return st;
+    if ((st = ti__tfl_validate(x)) != TI_OK) return st;
+
+    /* one copy of the file in the pool; constant data points into it */
+    int in_place = 0;
+    for (int t = 0; t < x->n_tensors; t++) in_place |= x->data_off[t] != 0;
+    if (in_place) {
+        uint8_t *copy = (uint8_t *)ti__pool_alloc(&m->pool, x->size);
+        if (copy == NULL)
+            return ti__fail(x->err, TI_ERR_OUT_OF_MEMORY, x->file,
+                            "cannot allocate %zu bytes to keep the model's weights", x->size);
+        memcpy(copy, x->data, x->size);
+        for (int t = 0; t < x->n_tensors; t++)
+            if (x->data_off[t] != 0) m->values[x->base + t].data = copy + (x->data_off[t] - 1);
+    }
+    m->format = TI_FORMAT_TFLITE;
+    m->opset = 0;
+    return TI_OK;
+}
+
+TI__PRIVATE ti_status ti__tflite_parse(ti_model *m, const uint8_t *data, size_t size,
+                                       ti_error *err) {
+    ti__tfl x;
+    memset(&x, 0, sizeof x);
+    x.m = m;
+    x.err = err;
+    x.file = m->name;
+    x.data = data;
+    x.size = size;
+    x.max_rank = m->desc.max_rank > 0 && m->desc.max_rank < TI_MAX_DIMS ? m->desc.max_rank
+                                                                        : TI_MAX_DIMS;
+    /* 4 values per file byte: a real model, whose tables are not shared, stays far below */
+    x.max_elems = (uint64_t)size * 4 + ((uint64_t)1 << 20);
+    if (data == NULL)
+        return ti__fail(err, TI_ERR_BAD_MODEL, m->name, "not a TFLite model: no data");
+    ti_status st = ti__tfl_model(&x);
+    size_t nt1 = (size_t)x.n_tensors + 1;
+    ti__free(&m->al, (void *)x.sig_names, sizeof(char *) * nt1);
+    ti__free(&m->al, x.data_off, sizeof(uint64_t) * nt1);
+    ti__free(&m->al, x.named, nt1);
+    ti__free(&m->al, x.name_buf, x.name_cap);
+    return st;
+}
+#endif /* TI_NO_TFLITE */
 /* ==== end src/formats/tflite.c ============================================================== */
 
 /* ==== begin src/cl/loader.c ================================================================= */

@@ -1,4 +1,733 @@
-/* TODO(#4): TFLite kernels of group 'tfl_conv' (being written). */
+/* TFLite convolutions and matrix products on NHWC tensors: CONV_2D (groups, dilation),
+ * DEPTHWISE_CONV_2D, TRANSPOSE_CONV, FULLY_CONNECTED and BATCH_MATMUL, in float32 and in
+ * TFLite's quantized forms: uint8 per-tensor (TF1), int8 with per-channel weights and int32
+ * bias (TF2), int16 activations with int8 weights and int64 (or int32) bias. Relies on
+ * tfl_accum.c (checks, requantization, 8-bit GEMM) and ti__sgemm_ref (gemm.c). Must not
+ * allocate in run: im2col tiles, packed weights and per-channel multipliers live in the
+ * scratch the session gives (each op's scratch function). */
+
+/* Floats of im2col scratch to aim for (8 MiB), as conv.c. */
+#define TI__TFC_TILE_FLOATS ((size_t)1 << 21)
+
+/* ---- CONV_2D ---------------------------------------------------------------------- */
+
+TI__PRIVATE void ti__tfc_conv_q_range(void *ctx, size_t begin, size_t end) {
+    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+    const ti__tfc_geo *g = j->g;
+    size_t kdim = (size_t)(g->kh * g->kw * g->kc);
+    for (size_t p = begin; p < end; p++) {
+        int64_t n, oy, ox, fy0, fy1, fx0, fx1;
+        ti__tfc_pixel(g, p, &n, &oy, &ox);
+        int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
+        ti__tfc_taps(iy0, g->dh, g->kh, g->ih, &fy0, &fy1);
+        ti__tfc_taps(ix0, g->dw, g->kw, g->iw, &fx0, &fx1);
+        /* dilation 1, one group: the taps of a row are one contiguous run of input */
+        int run = g->dw == 1 && g->groups == 1;
+        for (int64_t oc = 0; oc < g->oc; oc++) {
+            size_t xc = (size_t)((oc / g->opg) * g->kc), wo = (size_t)oc * kdim;
+            int64_t acc = 0;
+            for (int64_t fy = fy0; fy < fy1; fy++) {
+                size_t xrow = (size_t)(((n * g->ih + iy0 + fy * g->dh) * g->iw) * g->ic);
+                size_t wrow = wo + (size_t)(fy * g->kw * g->kc);
+                if (run) {
+                    if (fx1 > fx0)
+                        acc += ti__tfc_dotq(j, xrow + (size_t)((ix0 + fx0) * g->ic),
+                                            wrow + (size_t)(fx0 * g->kc), (size_t)((fx1 - fx0) * g->kc));
+                    continue;
+                }
+                for (int64_t fx = fx0; fx < fx1; fx++)
+                    acc += ti__tfc_dotq(j, xrow + (size_t)((ix0 + fx * g->dw) * g->ic) + xc,
+                                        wrow + (size_t)(fx * g->kc), (size_t)g->kc);
+            }
+            acc += ti__tfc_bias(j->b, (size_t)oc);
+            ti__tfc_store(j->y, j->ydt, p * (size_t)g->oc + (size_t)oc,
+                          ti__tfc_requant(&j->rq, acc, (size_t)oc));
+        }
+    }
+}
+
+/* im2col rows [begin, end) of the tile: row r is output pixel p0 + r, columns (fy, fx, c)
+ * of group grp; outside the input: 0. */
+TI__PRIVATE void ti__tfc_im2col(void *ctx, size_t begin, size_t end) {
+    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+    const ti__tfc_geo *g = j->g;
+    const float *x = (const float *)j->x;
+    size_t kc = (size_t)g->kc;
+    for (size_t r = begin; r < end; r++) {
+        int64_t n, oy, ox;
+        ti__tfc_pixel(g, j->p0 + r, &n, &oy, &ox);
+        float *col = j->col + r * j->kdim;
+        for (int64_t fy = 0; fy < g->kh; fy++) {
+            int64_t iy = oy * g->sh - g->ph + fy * g->dh;
+            for (int64_t fx = 0; fx < g->kw; fx++, col += kc) {
+                int64_t ix = ox * g->sw - g->pw + fx * g->dw;
+                if (iy < 0 || iy >= g->ih || ix < 0 || ix >= g->iw) {
+                    memset(col, 0, kc * sizeof(float));
+                    continue;
+                }
+                memcpy(col, x + (size_t)((n * g->ih + iy) * g->iw + ix) * (size_t)g->ic + j->grp * kc,
+                       kc * sizeof(float));
+            }
+        }
+    }
+}
+
+/* Adds the bias and clamps output pixels [begin, end) (float kernels). */
+TI__PRIVATE void ti__tfc_bias_clamp(void *ctx, size_t begin, size_t end) {
+    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+    const float *b = j->b != NULL ? (const float *)j->b->data : NULL;
+    size_t oc = (size_t)j->o;
+    for (size_t p = begin; p < end; p++) {
+        float *y = (float *)j->y + p * oc;
+        for (size_t c = 0; c < oc; c++) {
+            float v = y[c] + (b != NULL ? b[c] : 0.0f);
+            y[c] = v < j->flo ? j->flo : (v > j->fhi ? j->fhi : v);
+        }
+    }
+}
+
+TI__PRIVATE int ti__tfc_conv_is_1x1(const ti__tfc_geo *g) {
+    return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0 &&
+           g->groups == 1;
+}
+
+TI__PRIVATE size_t ti__tfc_conv_tile_rows(const ti__tfc_geo *g) {
+    size_t kdim = (size_t)(g->kh * g->kw * g->kc), pixels = (size_t)(g->n * g->oh * g->ow);
+    size_t nt = TI__TFC_TILE_FLOATS / (kdim ? kdim : 1);
+    if (nt < 16) nt = 16;
+    return nt < pixels ? nt : pixels;
+}
+
+TI__PRIVATE int ti__tfc_conv_shape_common(ti__kctx *k, int depthwise) {
+    ti__tfc_geo g;
+    ti_status st;
+    int kind;
+    if (k->n_out < 1 || k->out[0] == NULL) return ti__kfail(k, TI_ERR_BAD_MODEL, "output is required");
+    if ((st = ti__tfc_geometry(k, depthwise, &g)) != TI_OK) return st;
+    const ti_tensor *x = k->in[0], *b = ti__tfc_in(k, 2);
+    ti_tensor *y = k->out[0];
+    if ((st = ti__tfc_check(k, x, k->in[1], b, y, g.oc, depthwise ? 3 : 0, 1, &kind)) != TI_OK)
+        return st;
+    int64_t dims[4] = {g.n, g.oh, g.ow, g.oc};
+    if (!ti__set_shape(y, x->dtype, 4, dims))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "output shape [%lld, %lld, %lld, %lld] is too large",
+                         (long long)g.n, (long long)g.oh, (long long)g.ow, (long long)g.oc);
+    float flo, fhi;
+    int32_t qlo, qhi;
+    return kind == TI__TFC_F32 ? ti__tfc_float_act(k, &flo, &fhi) : ti__tfc_quant_act(k, y, &qlo, &qhi);
+}
+
+TI__PRIVATE int ti__tfc_conv_shape(ti__kctx *k) { return ti__tfc_conv_shape_common(k, 0); }
+TI__PRIVATE int ti__tfc_dwconv_shape(ti__kctx *k) { return ti__tfc_conv_shape_common(k, 1); }
+
+/* Scratch of the conv-like ops: the float CONV_2D im2col tile, or the per-channel
+ * multipliers of a quantized kernel. Shapes were checked: a failure here means none. */
+TI__PRIVATE size_t ti__tfc_conv_scratch_common(ti__kctx *k, int depthwise) {
+    ti_error *saved = k->err, tmp;
+    ti__tfc_geo g;
+    k->err = &tmp;
+    ti_status st = ti__tfc_geometry(k, depthwise, &g);
+    k->err = saved;
+    if (st != TI_OK) return 0;
+    if (k->in[0]->dtype != TI_DTYPE_F32) {
+        size_t oc = (size_t)g.oc, kdim = (size_t)(g.kh * g.kw * g.kc);
+        if (depthwise || k->in[0]->dtype == TI_DTYPE_I16 || g.groups != 1) return oc * 2 * sizeof(int32_t);
+        return ti__tfc_qgemm_offset(oc) + ti__tfc_qgemm_bytes(oc, kdim);
+    }
+    if (depthwise || ti__tfc_conv_is_1x1(&g)) return 0;
+    return ti__tfc_conv_tile_rows(&g) * (size_t)(g.kh * g.kw * g.kc) * sizeof(float);
+}
+TI__PRIVATE size_t ti__tfc_conv_scratch(ti__kctx *k) { return ti__tfc_conv_scratch_common(k, 0); }
+TI__PRIVATE size_t ti__tfc_dwconv_scratch(ti__kctx *k) { return ti__tfc_conv_scratch_common(k, 1); }
+
+/* Common set-up of a run: geometry, kind, offsets, requantization or float clamp. */
+TI__PRIVATE ti_status ti__tfc_job_init(ti__kctx *k, ti__tfc_job *j, const ti_tensor *x,
+                                       const ti_tensor *w, const ti_tensor *b, int64_t oc,
+                                       int w_axis, int sym_w, int float_product) {
+    ti_status st;
+    ti_tensor *y = k->out[0];
+    memset(j, 0, sizeof *j);
+    if ((st = ti__tfc_check(k, x, w, b, y, oc, w_axis, sym_w, &j->kind)) != TI_OK) return st;
+    j->x = x->data;
+    j->w = w->data;
+    j->y = y->data;
+    j->b = b;
+    j->ydt = y->dtype;
+    j->o = (size_t)oc;
+    if (j->kind == TI__TFC_F32) return ti__tfc_float_act(k, &j->flo, &j->fhi);
+    j->xo = -(int32_t)x->quant.zero_point[0];
+    j->wo = j->kind == TI__TFC_U8 || !sym_w ? -(int32_t)w->quant.zero_point[0] : 0;
+    return ti__tfc_requant_setup(k, x, w, b, y, oc, float_product, &j->rq);
+}
+
+TI__PRIVATE ti_status ti__tfc_conv_run(ti__kctx *k) {
+    ti__tfc_geo g;
+    ti__tfc_job j;
+    ti_status st;
+    if ((st = ti__tfc_geometry(k, 0, &g)) != TI_OK) return st;
+    const ti_tensor *x = k->in[0], *w = k->in[1], *b = ti__tfc_in(k, 2);
+    if ((st = ti__tfc_job_init(k, &j, x, w, b, g.oc, 0, 1, x->dtype == TI_DTYPE_U8)) != TI_OK)
+        return st;
+    j.g = &g;
+    size_t pixels = (size_t)(g.n * g.oh * g.ow), kdim = (size_t)(g.kh * g.kw * g.kc);
+    size_t oc = (size_t)g.oc, opg = (size_t)g.opg;
+    if (j.kind != TI__TFC_F32) {
+        if (j.kind != TI__TFC_I16 && g.groups == 1) return ti__tfc_qgemm(k, &j, pixels, kdim, 0);
+        ti__parallel_for(k->tp, pixels, ti__tfc_grain(oc * kdim), ti__tfc_conv_q_range, &j);
+        return TI_OK;
+    }
+    /* float: Y[p, oc] = im2col(X)[p, :] . W[oc, :], a GEMM with W transposed */
+    const float *wf = (const float *)w->data;
+    float *yf = (float *)j.y;
+    if (ti__tfc_conv_is_1x1(&g)) {
+        ti__sgemm_ref(0, 1, pixels, oc, kdim, 1.0f, (const float *)x->data, kdim, wf, kdim, 0.0f,
+                      yf, oc, k->tp);
+    } else {
+        size_t nt = ti__tfc_conv_tile_rows(&g);
+        if (k->scratch == NULL || nt * kdim * sizeof(float) > k->scratch_bytes)
+            nt = k->scratch == NULL ? 0 : k->scratch_bytes / (kdim * sizeof(float));
+        if (nt == 0)
+            return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                             "scratch of %zu bytes is too small for one im2col row", k->scratch_bytes);
+        j.col = (float *)k->scratch;
+        j.kdim = kdim;
+        for (size_t p0 = 0; p0 < pixels; p0 += nt) {
+            size_t np = TI__MIN(nt, pixels - p0);
+            j.p0 = p0;
+            for (size_t grp = 0; grp < (size_t)g.groups; grp++) {
+                j.grp = grp;
+                ti__parallel_for(k->tp, np, ti__tfc_grain(kdim), ti__tfc_im2col, &j);
+                ti__sgemm_ref(0, 1, np, opg, kdim, 1.0f, j.col, kdim, wf + grp * opg * kdim, kdim,
+                              0.0f, yf + p0 * oc + grp * opg, oc, k->tp);
+            }
+        }
+    }
+    if (b != NULL || j.flo > -FLT_MAX || j.fhi < FLT_MAX)
+        ti__parallel_for(k->tp, pixels, ti__tfc_grain(oc), ti__tfc_bias_clamp, &j);
+    return TI_OK;
+}
+
+/* ---- DEPTHWISE_CONV_2D --------------------------------------------------------------- */
+
+TI__PRIVATE void ti__tfc_dw_f32_range(void *ctx, size_t begin, size_t end) {
+    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+    const ti__tfc_geo *g = j->g;
+    const float *x = (const float *)j->x, *w = (const float *)j->w;
+    const float *b = j->b != NULL ? (const float *)j->b->data : NULL;
+    size_t oc = (size_t)g->oc, ic = (size_t)g->ic, m = (size_t)g->mult;
+    for (size_t p = begin; p < end; p++) {
+        int64_t n, oy, ox, fy0, fy1, fx0, fx1;
+        ti__tfc_pixel(g, p, &n, &oy, &ox);
+        int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
+        ti__tfc_taps(iy0, g->dh, g->kh, g->ih, &fy0, &fy1);
+        ti__tfc_taps(ix0, g->dw, g->kw, g->iw, &fx0, &fx1);
+        float *y = (float *)j->y + p * oc;
+        for (size_t c = 0; c < oc; c++) y[c] = b != NULL ? b[c] : 0.0f;
+        for (int64_t fy = fy0; fy < fy1; fy++)
+            for (int64_t fx = fx0; fx < fx1; fx++) {
+                const float *xp = x + (size_t)((n * g->ih + iy0 + fy * g->dh) * g->iw + ix0 + fx * g->dw) * ic;
+                const float *wp = w + (size_t)(fy * g->kw + fx) * oc;
+                if (m == 1) {
+                    for (size_t c = 0; c < oc; c++) y[c] += xp[c] * wp[c];
+                } else {
+                    for (size_t c = 0; c < ic; c++)
+                        for (size_t q = 0; q < m; q++) y[c * m + q] += xp[c] * wp[c * m + q];
+                }
+            }
+        for (size_t c = 0; c < oc; c++) y[c] = y[c] < j->flo ? j->flo : (y[c] > j->fhi ? j->fhi : y[c]);
+    }
+}
+
+/* Quantized depthwise: per output pixel, TI__TFC_DW_CHUNK channels at a time accumulated
+ * over the taps, then requantized. */
+TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end) {
+    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+    const ti__tfc_geo *g = j->g;
+    size_t oc = (size_t)g->oc, ic = (size_t)g->ic, m = (size_t)g->mult;
+    int32_t xo = j->xo, wo = j->wo;
+    for (size_t p = begin; p < end; p++) {
+        int64_t n, oy, ox, fy0, fy1, fx0, fx1;
+        ti__tfc_pixel(g, p, &n, &oy, &ox);
+        int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
+        ti__tfc_taps(iy0, g->dh, g->kh, g->ih, &fy0, &fy1);
+        ti__tfc_taps(ix0, g->dw, g->kw, g->iw, &fx0, &fx1);
+        for (size_t c0 = 0; c0 < oc; c0 += TI__TFC_DW_CHUNK) {
+            size_t cn = TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0);
+            int64_t acc[TI__TFC_DW_CHUNK];
+            for (size_t c = 0; c < cn; c++) acc[c] = 0;
+            for (int64_t fy = fy0; fy < fy1; fy++)
+                for (int64_t fx = fx0; fx < fx1; fx++) {
+                    size_t xi = (size_t)((n * g->ih + iy0 + fy * g->dh) * g->iw + ix0 + fx * g->dw) * ic;
+                    size_t wi = (size_t)(fy * g->kw + fx) * oc + c0;
+                    if (j->kind == TI__TFC_U8) {
+                        const uint8_t *xp = (const uint8_t *)j->x + xi, *wp = (const uint8_t *)j->w + wi;
+                        if (m == 1) {
+                            xp += c0;
+                            for (size_t c = 0; c < cn; c++)
+                                acc[c] += ((int32_t)wp[c] + wo) * ((int32_t)xp[c] + xo);
+                        } else {
+                            for (size_t c = 0; c < cn; c++)
+                                acc[c] += ((int32_t)wp[c] + wo) * ((int32_t)xp[(c0 + c) / m] + xo);
+                        }
+                    } else if (j->kind == TI__TFC_I8) {
+                        const int8_t *xp = (const int8_t *)j->x + xi, *wp = (const int8_t *)j->w + wi;
+                        if (m == 1) {
+                            xp += c0;
+                            for (size_t c = 0; c < cn; c++) acc[c] += (int32_t)wp[c] * ((int32_t)xp[c] + xo);
+                        } else {
+                            for (size_t c = 0; c < cn; c++)
+                                acc[c] += (int32_t)wp[c] * ((int32_t)xp[(c0 + c) / m] + xo);
+                        }
+                    } else {
+                        const int16_t *xp = (const int16_t *)j->x + xi;
+                        const int8_t *wp = (const int8_t *)j->w + wi;
+                        for (size_t c = 0; c < cn; c++) acc[c] += (int32_t)wp[c] * (int32_t)xp[(c0 + c) / m];
+                    }
+                }
+            ti__tfc_add_bias(j->b, c0, cn, acc);
+            ti__tfc_requant_n(&j->rq, acc, c0, cn, j->y, j->ydt, p * oc + c0);
+        }
+    }
+}
+
+TI__PRIVATE ti_status ti__tfc_dwconv_run(ti__kctx *k) {
+    ti__tfc_geo g;
+    ti__tfc_job j;
+    ti_status st;
+    if ((st = ti__tfc_geometry(k, 1, &g)) != TI_OK) return st;
+    const ti_tensor *x = k->in[0], *w = k->in[1], *b = ti__tfc_in(k, 2);
+    if ((st = ti__tfc_job_init(k, &j, x, w, b, g.oc, 3, 1, x->dtype == TI_DTYPE_U8)) != TI_OK)
+        return st;
+    j.g = &g;
+    size_t pixels = (size_t)(g.n * g.oh * g.ow), work = (size_t)(g.oc * g.kh * g.kw);
+    ti__parallel_for(k->tp, pixels, ti__tfc_grain(work),
+                     j.kind == TI__TFC_F32 ? ti__tfc_dw_f32_range : ti__tfc_dw_q_range, &j);
+    return TI_OK;
+}
+
+/* ---- TRANSPOSE_CONV ------------------------------------------------------------------- */
+/* Inputs: output_shape (int32 [4]), weights [oc, kh, kw, ic], input [n, h, w, ic], bias?.
+ * Computed as a gather: output (oy, ox) takes input (iy, ix) through tap (fy, fx) when
+ * oy = iy * stride - pad + fy, the same sums as TFLite's scatter loop (exact in integers). */
+
+TI__PRIVATE ti_status ti__tfc_tconv_geometry(ti__kctx *k, ti__tfc_geo *g) {
+    const ti_tensor *os = ti__tfc_in(k, 0), *w = ti__tfc_in(k, 1), *x = ti__tfc_in(k, 2);
+    ti_status st;
+    int64_t padding, unused;
+    if (os == NULL || w == NULL || x == NULL)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "output_shape, weights and input are required");
+    if ((st = ti__tfc_rank4(k, x, "input")) != TI_OK) return st;
+    if ((st = ti__tfc_rank4(k, w, "weights tensor")) != TI_OK) return st;
+    if ((os->dtype != TI_DTYPE_I32 && os->dtype != TI_DTYPE_I64) || os->rank != 1 || os->shape[0] != 4)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "output_shape must be 4 int32 values (%s of rank %d)",
+                         ti_dtype_name(os->dtype), os->rank);
+    if ((st = ti__tfc_window(k, 0, g, &padding)) != TI_OK) return st;
+    int64_t o[4];
+    for (int i = 0; i < 4; i++) o[i] = ti__get_i64(os, (size_t)i);
+    g->n = x->shape[0], g->ih = x->shape[1], g->iw = x->shape[2], g->ic = x->shape[3];
+    g->oc = w->shape[0], g->kh = w->shape[1], g->kw = w->shape[2], g->kc = w->shape[3];
+    g->groups = 1, g->opg = g->oc, g->mult = 1;
+    if (g->kc != g->ic)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "weights have %lld input channels, the input %lld",
+                         (long long)g->kc, (long long)g->ic);
+    if (o[0] != g->n || o[3] != g->oc || o[1] < 1 || o[2] < 1 || o[1] > INT32_MAX || o[2] > INT32_MAX)
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "output_shape [%lld, %lld, %lld, %lld] does not fit batch %lld and %lld "
+                         "output channels", (long long)o[0], (long long)o[1], (long long)o[2],
+                         (long long)o[3], (long long)g->n, (long long)g->oc);
+    g->oh = o[1], g->ow = o[2];
+    /* TFLite: the padding of a convolution from the output size back to the input */
+    ti__tfc_pad(padding, g->oh, g->kh, g->sh, 1, &unused, &g->ph);
+    ti__tfc_pad(padding, g->ow, g->kw, g->sw, 1, &unused, &g->pw);
+    return TI_OK;
+}
+
+TI__PRIVATE int ti__tfc_tconv_shape(ti__kctx *k) {
+    ti__tfc_geo g;
+    ti_status st;
+    int kind;
+    if (k->n_out < 1 || k->out[0] == NULL) return ti__kfail(k, TI_ERR_BAD_MODEL, "output is required");
+    if (k->n_in > 0 && k->in[0] != NULL) TI__NEED(k, k->in[0]);
+    if ((st = ti__tfc_tconv_geometry(k, &g)) != TI_OK) return st;
+    const ti_tensor *x = k->in[2], *b = ti__tfc_in(k, 3);
+    ti_tensor *y = k->out[0];
+    if ((st = ti__tfc_check(k, x, k->in[1], b, y, g.oc, 0, 1, &kind)) != TI_OK) return st;
+    int64_t dims[4] = {g.n, g.oh, g.ow, g.oc};
+    if (!ti__set_shape(y, x->dtype, 4, dims))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "output shape is too large");
+    float flo, fhi;
+    int32_t qlo, qhi;
+    return kind == TI__TFC_F32 ? ti__tfc_float_act(k, &flo, &fhi) : ti__tfc_quant_act(k, y, &qlo, &qhi);
+}
+
+TI__PRIVATE size_t ti__tfc_tconv_scratch(ti__kctx *k) {
+    const ti_tensor *w = ti__tfc_in(k, 1), *x = ti__tfc_in(k, 2);
+    if (w == NULL || x == NULL || x->dtype == TI_DTYPE_F32 || w->rank != 4) return 0;
+    return (size_t)w->shape[0] * 2 * sizeof(int32_t);
+}
+
+/* Input taps [*t0, *t1) are not contiguous here: tap f feeds output o from input
+ * (o + pad - f) / s when divisible; returns that input index or -1. */
+TI__PRIVATE int64_t ti__tfc_tsrc(int64_t o, int64_t pad, int64_t f, int64_t s, int64_t in) {
+    int64_t t = o + pad - f;
+    if (t < 0 || t % s != 0 || t / s >= in) return -1;
+    return t / s;
+}
+
+TI__PRIVATE void ti__tfc_tconv_range(void *ctx, size_t begin, size_t end) {
+    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+    const ti__tfc_geo *g = j->g;
+    size_t oc = (size_t)g->oc, ic = (size_t)g->ic;
+    for (size_t p = begin; p < end; p++) {
+        int64_t n, oy, ox;
+        ti__tfc_pixel(g, p, &n, &oy, &ox);
+        if (j->kind == TI__TFC_F32) {
+            const float *b = j->b != NULL ? (const float *)j->b->data : NULL;
+            float *y = (float *)j->y + p * oc;
+            for (size_t c = 0; c < oc; c++) {
+                float acc = 0.0f;
+                for (int64_t fy = 0; fy < g->kh; fy++) {
+                    int64_t iy = ti__tfc_tsrc(oy, g->ph, fy, g->sh, g->ih);
+                    if (iy < 0) continue;
+                    for (int64_t fx = 0; fx < g->kw; fx++) {
+                        int64_t ix = ti__tfc_tsrc(ox, g->pw, fx, g->sw, g->iw);
+                        if (ix < 0) continue;
+                        acc += ti__tfc_dotf((const float *)j->x + (size_t)((n * g->ih + iy) * g->iw + ix) * ic,
+                                            (const float *)j->w + ((c * (size_t)g->kh + (size_t)fy) * (size_t)g->kw + (size_t)fx) * ic, ic);
+                    }
+                }
+                float v = acc + (b != NULL ? b[c] : 0.0f);
+                y[c] = v < j->flo ? j->flo : (v > j->fhi ? j->fhi : v);
+            }
+            continue;
+        }
+        for (size_t c = 0; c < oc; c++) {
+            int64_t acc = 0;
+            for (int64_t fy = 0; fy < g->kh; fy++) {
+                int64_t iy = ti__tfc_tsrc(oy, g->ph, fy, g->sh, g->ih);
+                if (iy < 0) continue;
+                for (int64_t fx = 0; fx < g->kw; fx++) {
+                    int64_t ix = ti__tfc_tsrc(ox, g->pw, fx, g->sw, g->iw);
+                    if (ix < 0) continue;
+                    acc += ti__tfc_dotq(j, (size_t)((n * g->ih + iy) * g->iw + ix) * ic,
+                                        ((c * (size_t)g->kh + (size_t)fy) * (size_t)g->kw + (size_t)fx) * ic, ic);
+                }
+            }
+            acc += ti__tfc_bias(j->b, c);
+            ti__tfc_store(j->y, j->ydt, p * oc + c, ti__tfc_requant(&j->rq, acc, c));
+        }
+    }
+}
+
+TI__PRIVATE ti_status ti__tfc_tconv_run(ti__kctx *k) {
+    ti__tfc_geo g;
+    ti__tfc_job j;
+    ti_status st;
+    if ((st = ti__tfc_tconv_geometry(k, &g)) != TI_OK) return st;
+    const ti_tensor *x = k->in[2], *w = k->in[1], *b = ti__tfc_in(k, 3);
+    if ((st = ti__tfc_job_init(k, &j, x, w, b, g.oc, 0, 1, x->dtype == TI_DTYPE_U8)) != TI_OK)
+        return st;
+    j.g = &g;
+    size_t pixels = (size_t)(g.n * g.oh * g.ow);
+    size_t taps = (size_t)(((g.kh + g.sh - 1) / g.sh) * ((g.kw + g.sw - 1) / g.sw));
+    ti__parallel_for(k->tp, pixels, ti__tfc_grain((size_t)(g.oc * g.ic) * taps), ti__tfc_tconv_range, &j);
+    return TI_OK;
+}
+
+/* ---- FULLY_CONNECTED ------------------------------------------------------------------ */
+/* input [..., k] (any rank, flattened to [batch, k]), weights [units, k], bias? [units];
+ * output [batch, units], or the input's shape with the last dim = units (keep_num_dims). */
+
+TI__PRIVATE ti_status ti__tfc_fc_dims(ti__kctx *k, size_t *batch, size_t *depth, size_t *units) {
+    const ti_tensor *x = ti__tfc_in(k, 0), *w = ti__tfc_in(k, 1);
+    if (x == NULL || w == NULL) return ti__kfail(k, TI_ERR_BAD_MODEL, "input and weights are required");
+    if (w->rank != 2)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "weights have rank %d, expected 2 ([units, depth])", w->rank);
+    if (x->rank < 1) return ti__kfail(k, TI_ERR_BAD_MODEL, "input is a scalar");
+    int64_t wf = ti__attr_i(k->node, "weights_format", 0);
+    if (wf != 0)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "weights_format %lld is not supported (DEFAULT only)",
+                         (long long)wf);
+    *units = (size_t)w->shape[0];
+    *depth = (size_t)w->shape[1];
+    size_t nx = ti__numel(x);
+    if (*depth == 0) {
+        *batch = ti__shape_numel(x->rank - 1, x->shape);
+    } else {
+        if (nx % *depth != 0)
+            return ti__kfail(k, TI_ERR_BAD_MODEL,
+                             "input has %zu elements, not a multiple of the weights' depth %zu", nx, *depth);
+        *batch = nx / *depth;
+    }
+    if (ti__attr_i(k->node, "keep_num_dims", 0) && x->shape[x->rank - 1] != (int64_t)*depth)
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "keep_num_dims: input's last dim %lld differs from the weights' depth %zu",
+                         (long long)x->shape[x->rank - 1], *depth);
+    return TI_OK;
+}
+
+/* Output dtype: the input's, except uint8 input with an int16 output declared. */
+TI__PRIVATE ti_dtype ti__tfc_fc_out_dtype(const ti__kctx *k) {
+    ti_dtype xt = k->in[0]->dtype;
+    return xt == TI_DTYPE_U8 && ti__tfc_declared(k) == TI_DTYPE_I16 ? TI_DTYPE_I16 : xt;
+}
+
+TI__PRIVATE int ti__tfc_fc_shape(ti__kctx *k) {
+    size_t batch, depth, units;
+    ti_status st;
+    int kind;
+    if (k->n_out < 1 || k->out[0] == NULL) return ti__kfail(k, TI_ERR_BAD_MODEL, "output is required");
+    if ((st = ti__tfc_fc_dims(k, &batch, &depth, &units)) != TI_OK) return st;
+    const ti_tensor *x = k->in[0];
+    ti_tensor *y = k->out[0];
+    if ((st = ti__tfc_check(k, x, k->in[1], ti__tfc_in(k, 2), y, (int64_t)units, 0, 0, &kind)) != TI_OK)
+        return st;
+    int64_t dims[TI_MAX_DIMS];
+    int rank = 2;
+    if (ti__attr_i(k->node, "keep_num_dims", 0)) {
+        rank = x->rank;
+        for (int d = 0; d < rank; d++) dims[d] = x->shape[d];
+        dims[rank - 1] = (int64_t)units;
+    } else {
+        dims[0] = (int64_t)batch;
+        dims[1] = (int64_t)units;
+    }
+    if (!ti__set_shape(y, ti__tfc_fc_out_dtype(k), rank, dims))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "output shape is too large");
+    float flo, fhi;
+    int32_t qlo, qhi;
+    return kind == TI__TFC_F32 ? ti__tfc_float_act(k, &flo, &fhi) : ti__tfc_quant_act(k, y, &qlo, &qhi);
+}
+
+TI__PRIVATE size_t ti__tfc_fc_scratch(ti__kctx *k) {
+    const ti_tensor *x = ti__tfc_in(k, 0), *w = ti__tfc_in(k, 1);
+    if (x == NULL || w == NULL || x->dtype == TI_DTYPE_F32 || w->rank != 2) return 0;
+    size_t oc = (size_t)w->shape[0], kdim = (size_t)w->shape[1];
+    if (x->dtype == TI_DTYPE_I16) return oc * 2 * sizeof(int32_t);
+    return ti__tfc_qgemm_offset(oc) + ti__tfc_qgemm_bytes(oc, kdim);
+}
+
+TI__PRIVATE void ti__tfc_fc_q_range(void *ctx, size_t begin, size_t end) {
+    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+    for (size_t t = begin; t < end; t++) {
+        size_t bi = t / j->o, o = t % j->o;
+        int64_t acc = ti__tfc_dotq(j, bi * j->k, o * j->k, j->k) + ti__tfc_bias(j->b, o);
+        ti__tfc_store(j->y, j->ydt, t, ti__tfc_requant(&j->rq, acc, o));
+    }
+}
+
+TI__PRIVATE ti_status ti__tfc_fc_run(ti__kctx *k) {
+    size_t batch, depth, units;
+    ti__tfc_job j;
+    ti_status st;
+    if ((st = ti__tfc_fc_dims(k, &batch, &depth, &units)) != TI_OK) return st;
+    const ti_tensor *x = k->in[0], *w = k->in[1], *b = ti__tfc_in(k, 2);
+    if ((st = ti__tfc_job_init(k, &j, x, w, b, (int64_t)units, 0, 0, 0)) != TI_OK)
+        return st;
+    j.k = depth;
+    if (j.kind != TI__TFC_F32) {
+        if (w->quant.count > 1) j.wo = 0; /* per-channel weights are symmetric */
+        if (j.kind != TI__TFC_I16) return ti__tfc_qgemm(k, &j, batch, depth, 1);
+        ti__parallel_for(k->tp, batch * units, ti__tfc_grain(depth), ti__tfc_fc_q_range, &j);
+        return TI_OK;
+    }
+    if (depth == 0) memset(j.y, 0, batch * units * sizeof(float));
+    else
+        ti__sgemm_ref(0, 1, batch, units, depth, 1.0f, (const float *)x->data, depth,
+                      (const float *)w->data, depth, 0.0f, (float *)j.y, units, k->tp);
+    if (b != NULL || j.flo > -FLT_MAX || j.fhi < FLT_MAX)
+        ti__parallel_for(k->tp, batch, ti__tfc_grain(units), ti__tfc_bias_clamp, &j);
+    return TI_OK;
+}
+
+/* ---- BATCH_MATMUL --------------------------------------------------------------------- */
+/* out[..., m, n] = op(a)[..., m, k] . op(b)[..., k, n], op = transpose of the last two dims
+ * when adj_x / adj_y; batch dims broadcast (numpy rules, a dim of 1 repeats). */
+
+typedef struct ti__tfc_bmm {
+    int rank; /* output rank >= 2 */
+    int64_t out[TI_MAX_DIMS], a[TI_MAX_DIMS], b[TI_MAX_DIMS]; /* a, b extended to rank */
+    size_t m, n, k, batches;
+    int adj_x, adj_y;
+} ti__tfc_bmm;
+
+TI__PRIVATE ti_status ti__tfc_bmm_dims(ti__kctx *k, ti__tfc_bmm *s) {
+    const ti_tensor *a = ti__tfc_in(k, 0), *b = ti__tfc_in(k, 1);
+    if (a == NULL || b == NULL) return ti__kfail(k, TI_ERR_BAD_MODEL, "two inputs are required");
+    if (a->rank < 2 || b->rank < 2)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "inputs have ranks %d and %d, expected >= 2", a->rank, b->rank);
+    s->rank = TI__MAX(a->rank, b->rank);
+    s->adj_x = ti__attr_i(k->node, "adj_x", 0) != 0;
+    s->adj_y = ti__attr_i(k->node, "adj_y", 0) != 0;
+    for (int d = 0; d < s->rank; d++) {
+        int da = d - (s->rank - a->rank), db = d - (s->rank - b->rank);
+        s->a[d] = da >= 0 ? a->shape[da] : 1;
+        s->b[d] = db >= 0 ? b->shape[db] : 1;
+    }
+    s->batches = 1;
+    for (int d = 0; d < s->rank - 2; d++) {
+        if (s->a[d] != s->b[d] && s->a[d] != 1 && s->b[d] != 1)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "batch dim %d: %lld and %lld do not broadcast", d,
+                             (long long)s->a[d], (long long)s->b[d]);
+        s->out[d] = s->a[d] == 1 ? s->b[d] : s->a[d];
+        s->batches *= (size_t)s->out[d];
+    }
+    int r = s->rank;
+    int64_t m = s->adj_x ? s->a[r - 1] : s->a[r - 2], ka = s->adj_x ? s->a[r - 2] : s->a[r - 1];
+    int64_t kb = s->adj_y ? s->b[r - 1] : s->b[r - 2], n = s->adj_y ? s->b[r - 2] : s->b[r - 1];
+    if (ka != kb)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "inner dims differ: %lld (x) and %lld (y)", (long long)ka,
+                         (long long)kb);
+    s->out[r - 2] = m, s->out[r - 1] = n;
+    s->m = (size_t)m, s->n = (size_t)n, s->k = (size_t)ka;
+    return TI_OK;
+}
+
+/* Element offsets of batch t's matrices in a and b. */
+TI__PRIVATE void ti__tfc_bmm_offsets(const ti__tfc_bmm *s, size_t t, size_t *oa, size_t *ob) {
+    size_t ia = 0, ib = 0, sa = s->m * s->k, sb = s->k * s->n;
+    for (int d = s->rank - 3; d >= 0; d--) {
+        size_t i = t % (size_t)s->out[d];
+        t /= (size_t)s->out[d];
+        if (s->a[d] != 1) ia += i * sa;
+        if (s->b[d] != 1) ib += i * sb;
+        sa *= (size_t)s->a[d];
+        sb *= (size_t)s->b[d];
+    }
+    *oa = ia;
+    *ob = ib;
+}
+
+TI__PRIVATE ti_status ti__tfc_bmm_types(ti__kctx *k, ti_dtype *yt) {
+    const ti_tensor *a = k->in[0], *b = k->in[1];
+    ti_dtype at = a->dtype, bt = b->dtype;
+    ti_status st;
+    if (at == TI_DTYPE_F32 && bt == TI_DTYPE_F32) {
+        *yt = TI_DTYPE_F32;
+        return TI_OK;
+    }
+    if (at == TI_DTYPE_F32 && bt == TI_DTYPE_I8)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "hybrid quantization (float32 x int8) is not supported");
+    if (!((at == TI_DTYPE_I8 && bt == TI_DTYPE_I8) ||
+          (at == TI_DTYPE_I16 && (bt == TI_DTYPE_I16 || bt == TI_DTYPE_I8))))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                         "%s x %s is not supported (float32, int8 x int8, int16 x int16 / int8)",
+                         ti_dtype_name(at), ti_dtype_name(bt));
+    *yt = at == TI_DTYPE_I8 && ti__tfc_declared(k) == TI_DTYPE_I32 ? TI_DTYPE_I32 : at;
+    if ((st = ti__tfc_need_quant(k, a, "input x")) != TI_OK) return st;
+    if ((st = ti__tfc_need_quant(k, b, "input y")) != TI_OK) return st;
+    if (*yt != TI_DTYPE_I32 && (st = ti__tfc_need_quant(k, k->out[0], "output")) != TI_OK) return st;
+    if (a->quant.count > 1 || b->quant.count > 1)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "per-channel quantized inputs are not supported");
+    if (at == TI_DTYPE_I16 &&
+        (a->quant.zero_point[0] != 0 || b->quant.zero_point[0] != 0 || k->out[0]->quant.zero_point[0] != 0))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "int16 inputs and output must have zero point 0");
+    return TI_OK;
+}
+
+TI__PRIVATE int ti__tfc_bmm_shape(ti__kctx *k) {
+    ti__tfc_bmm s;
+    ti_status st;
+    ti_dtype yt;
+    if (k->n_out < 1 || k->out[0] == NULL) return ti__kfail(k, TI_ERR_BAD_MODEL, "output is required");
+    if ((st = ti__tfc_bmm_dims(k, &s)) != TI_OK) return st;
+    if ((st = ti__tfc_bmm_types(k, &yt)) != TI_OK) return st;
+    if (!ti__set_shape(k->out[0], yt, s.rank, s.out))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "output shape is too large");
+    return TI_OK;
+}
+
+TI__PRIVATE size_t ti__tfc_bmm_scratch(ti__kctx *k) {
+    (void)k;
+    return 2 * sizeof(int32_t); /* one multiplier (quantized) */
+}
+
+typedef struct ti__tfc_bmm_job {
+    const ti__tfc_bmm *s;
+    const void *a, *b;
+    void *y;
+    ti_dtype at, bt, yt;
+    int32_t ao, bo; /* -zero points */
+    ti__tfc_rq rq;
+    ti__threadpool *tp;
+} ti__tfc_bmm_job;
+
+TI__PRIVATE int32_t ti__tfc_ld(const void *p, ti_dtype t, size_t i) {
+    return t == TI_DTYPE_I16 ? ((const int16_t *)p)[i] : ((const int8_t *)p)[i];
+}
+
+TI__PRIVATE void ti__tfc_bmm_q_range(void *ctx, size_t begin, size_t end) {
+    const ti__tfc_bmm_job *j = (const ti__tfc_bmm_job *)ctx;
+    const ti__tfc_bmm *s = j->s;
+    size_t mn = s->m * s->n;
+    for (size_t t = begin; t < end; t++) {
+        size_t bt = t / mn, i = t % mn / s->n, c = t % s->n, oa, ob;
+        ti__tfc_bmm_offsets(s, bt, &oa, &ob);
+        int64_t acc = 0;
+        for (size_t q = 0; q < s->k; q++) {
+            size_t ia = oa + (s->adj_x ? q * s->m + i : i * s->k + q);
+            size_t ib = ob + (s->adj_y ? c * s->k + q : q * s->n + c);
+            int32_t av = ti__tfc_ld(j->a, j->at, ia), bv = ti__tfc_ld(j->b, j->bt, ib);
+            if (j->yt == TI_DTYPE_I32) acc += (int64_t)av * bv; /* TFLite: raw products */
+            else acc += (int64_t)(av + j->ao) * (bv + j->bo);
+        }
+        if (j->yt == TI_DTYPE_I32) ((int32_t *)j->y)[t] = (int32_t)(uint32_t)(uint64_t)acc;
+        else ti__tfc_store(j->y, j->yt, t, ti__tfc_requant(&j->rq, acc, 0));
+    }
+}
+
+TI__PRIVATE void ti__tfc_bmm_f32_range(void *ctx, size_t begin, size_t end) {
+    const ti__tfc_bmm_job *j = (const ti__tfc_bmm_job *)ctx;
+    const ti__tfc_bmm *s = j->s;
+    for (size_t t = begin; t < end; t++) {
+        size_t oa, ob;
+        ti__tfc_bmm_offsets(s, t, &oa, &ob);
+        ti__sgemm_ref(s->adj_x, s->adj_y, s->m, s->n, s->k, 1.0f, (const float *)j->a + oa,
+                      s->adj_x ? s->m : s->k, (const float *)j->b + ob, s->adj_y ? s->k : s->n, 0.0f,
+                      (float *)j->y + t * s->m * s->n, s->n, j->tp);
+    }
+}
+
+TI__PRIVATE ti_status ti__tfc_bmm_run(ti__kctx *k) {
+    ti__tfc_bmm s;
+    ti__tfc_bmm_job j;
+    ti_status st;
+    ti_dtype yt;
+    if ((st = ti__tfc_bmm_dims(k, &s)) != TI_OK) return st;
+    if ((st = ti__tfc_bmm_types(k, &yt)) != TI_OK) return st;
+    const ti_tensor *a = k->in[0], *b = k->in[1];
+    memset(&j, 0, sizeof j);
+    j.s = &s;
+    j.a = a->data;
+    j.b = b->data;
+    j.y = k->out[0]->data;
+    j.at = a->dtype, j.bt = b->dtype, j.yt = yt;
+    if (yt == TI_DTYPE_F32) {
+        size_t work = s.m * s.n * (s.k + 1);
+        if (s.batches > 1 && work < ((size_t)1 << 18)) { /* small matrices: batches in parallel */
+            ti__parallel_for(k->tp, s.batches, ti__tfc_grain(work), ti__tfc_bmm_f32_range, &j);
+        } else {
+            j.tp = k->tp;
+            ti__tfc_bmm_f32_range(&j, 0, s.batches);
+        }
+        return TI_OK;
+    }
+    j.ao = -(int32_t)a->quant.zero_point[0];
+    j.bo = -(int32_t)b->quant.zero_point[0];
+    if (yt != TI_DTYPE_I32) {
+        if ((st = ti__tfc_requant_setup(k, a, b, NULL, k->out[0], 1, 1, &j.rq)) != TI_OK) return st;
+        /* TFLite accumulates 16-bit products in int64 */
+        j.rq.mode = a->dtype == TI_DTYPE_I16 ? TI__TFC_RQ_64 : TI__TFC_RQ_32;
+    }
+    ti__parallel_for(k->tp, s.batches * s.m * s.n, ti__tfc_grain(s.k), ti__tfc_bmm_q_range, &j);
+    return TI_OK;
+}
+
 TI__PRIVATE const ti__op ti__ops_tfl_conv[] = {
+    {"CONV_2D", ti__tfc_conv_shape, ti__tfc_conv_run, ti__tfc_conv_scratch, 0},
+    {"DEPTHWISE_CONV_2D", ti__tfc_dwconv_shape, ti__tfc_dwconv_run, ti__tfc_dwconv_scratch, 0},
+    {"TRANSPOSE_CONV", ti__tfc_tconv_shape, ti__tfc_tconv_run, ti__tfc_tconv_scratch, 0},
+    {"FULLY_CONNECTED", ti__tfc_fc_shape, ti__tfc_fc_run, ti__tfc_fc_scratch, 0},
+    {"BATCH_MATMUL", ti__tfc_bmm_shape, ti__tfc_bmm_run, ti__tfc_bmm_scratch, 0},
     {NULL, NULL, NULL, NULL, 0}
 };

@@ -1,10 +1,15 @@
-/* onnx_runner: runs ONNX backend conformance tests on tinyinfer and reports each test as
- * PASSED, FAILED or UNSUPPORTED, with totals per suite and per op type.
- * Layouts read: a test dir (model.onnx or one *.onnx, plus test_data_set_N/input_K.pb and
- * output_K.pb, optional tolerance.txt "rtol atol" and UNSUPPORTED_DATA), a suite root whose
- * subdirectories are test dirs, and the flat `light` layout (light_X.onnx +
- * light_X_output_K.pb, no stored input: fed arange(n)/n as float32, as onnx's backend runner
- * does with generate_dummy_data(random=False)). Uses only the public API and testdir.h.
+/* onnx_runner: runs ONNX backend conformance tests and TFLite op/model tests on tinyinfer
+ * and reports each test as PASSED, FAILED or UNSUPPORTED, with totals per suite and per op
+ * type (TFLite tests count under their builtin names, e.g. CONV_2D).
+ * Layouts read: a test dir (model.onnx, model.tflite, or one *.onnx / *.tflite, plus
+ * test_data_set_N/input_K.pb and output_K.pb, optional tolerance.txt "rtol atol" and
+ * UNSUPPORTED_DATA), a suite root whose subdirectories are test dirs, and the flat `light`
+ * layout (light_X.onnx + light_X_output_K.pb, no stored input: fed arange(n)/n as float32,
+ * as onnx's backend runner does with generate_dummy_data(random=False)). Integer outputs may
+ * differ by atol when tolerance.txt gives atol >= 1 (quantized outputs: "0 1" = one unit;
+ * TFLite integer outputs that are not quantized stay exact). --check-argmax and
+ * --min-argmax-agree compare the argmax over the last axis (top-1 of classifiers, the class
+ * of each pixel of segmenters). Uses only the public API and testdir.h.
  * Build: cc -O2 -I. tests/conformance/onnx_runner.c -o onnx_runner -lm -lpthread */
 #define _POSIX_C_SOURCE 200809L
 #define TINYINFER_IMPLEMENTATION
@@ -30,14 +35,17 @@ typedef struct options {
     const char *ops_file;
     int verbose;
     int expect_pass;
+    double min_agree; /* < 0: off; share of argmax positions that must agree */
+    int check_argmax; /* --check-argmax: min_agree 1 with "top-1" wording */
 } options;
 
 typedef struct test_case {
     char suite[128];
     char name[256];
     char dir[PATH_LEN];   /* test dir, or the suite dir for the flat layout */
-    char model[PATH_LEN]; /* the .onnx file */
+    char model[PATH_LEN]; /* the .onnx or .tflite file */
     int flat;             /* outputs are <model without .onnx>_output_K.pb */
+    int tflite;           /* the model is a .tflite */
 } test_case;
 
 typedef struct op_stat {
@@ -65,6 +73,7 @@ static test_rec *g_recs;
 static int g_nrecs, g_caprecs;
 static int g_total[R_COUNT];
 static int g_skipped_dirs;
+static const char *g_kind = "ONNX"; /* "TFLite" when every test is a .tflite model */
 
 /* ---- crash reporting: the library must not crash, but if it does, say where ------------ */
 
@@ -177,7 +186,7 @@ static void op_set_add(op_set *s, const char *domain, const char *op)
 {
     int dflt = domain[0] == 0 || strcmp(domain, "ai.onnx") == 0;
     char name[136];
-    if (dflt)
+    if (dflt || strcmp(domain, "tflite") == 0) /* TFLite names (CONV_2D) stand alone */
         snprintf(name, sizeof(name), "%s", op);
     else
         snprintf(name, sizeof(name), "%s:%s", domain, op);
@@ -326,6 +335,75 @@ static int load_flat_outputs(const test_case *tc, td_tensor **out, ti_status *st
     return load_series(tc->dir, prefix, out, st, msg, msgn);
 }
 
+/* Argmax over the last axis, position by position: the share that agrees must reach
+ * min_share. top1: name it "top-1" (classifier outputs). 1 when it does, else 0 with the
+ * first disagreement in msg; on a pass msg gives the agreement. */
+static int check_argmax(const ti_tensor *got, const ti_tensor *want, double min_share, int top1,
+                        char *msg, size_t msgn)
+{
+    int64_t last = want->shape[want->rank - 1];
+    size_t rows = last > 0 ? ti_tensor_numel(want) / (size_t)last : 0, agree = 0, first = 0;
+    int64_t fg = 0, fw = 0;
+    for (size_t r = 0; r < rows; r++) {
+        int64_t g = td_argmax_row(got, r), w = td_argmax_row(want, r);
+        if (g == w) {
+            agree++;
+        } else if (agree == r) { /* the first disagreement */
+            first = r;
+            fg = g;
+            fw = w;
+        }
+    }
+    double share = rows ? (double)agree / (double)rows : 1.0;
+    if (share + 1e-12 >= min_share) {
+        if (top1 && rows == 1)
+            td_msg(msg, msgn, "top-1 %lld identical", (long long)td_argmax_row(want, 0));
+        else
+            td_msg(msg, msgn, "%s agrees on %zu of %zu positions (%.3f%%)",
+                   top1 ? "top-1" : "argmax", agree, rows, 100.0 * share);
+        return 1;
+    }
+    char gv[64], wv[64], gw[64];
+    size_t base = first * (size_t)last;
+    td_fmt_elem(got, base + (size_t)fg, gv, sizeof(gv));
+    td_fmt_elem(want, base + (size_t)fw, wv, sizeof(wv));
+    td_fmt_elem(got, base + (size_t)fw, gw, sizeof(gw));
+    td_msg(msg, msgn,
+           "%s agrees on %zu of %zu positions (%.3f%%, need %.3f%%); first differs at row %zu: "
+           "got index %lld (value %s), expected %lld (value %s; got has %s there)",
+           top1 ? "top-1" : "argmax", agree, rows, 100.0 * share, 100.0 * min_share, first,
+           (long long)fg, gv, (long long)fw, wv, gw);
+    return 0;
+}
+
+/* An integer output that is not quantized (a label map such as a segmenter's ARG_MAX):
+ * the share of equal elements must reach min_share. */
+static int check_label_map(const ti_tensor *got, const ti_tensor *want, double min_share,
+                           char *msg, size_t msgn)
+{
+    char gs[64], ws[64];
+    int same = got->dtype == want->dtype && got->rank == want->rank;
+    for (int d = 0; same && d < got->rank; d++) same = got->shape[d] == want->shape[d];
+    if (!same) {
+        td_shape_str(got->rank, got->shape, gs, sizeof(gs));
+        td_shape_str(want->rank, want->shape, ws, sizeof(ws));
+        td_msg(msg, msgn, "%s %s, expected %s %s", ti_dtype_name(got->dtype), gs,
+               ti_dtype_name(want->dtype), ws);
+        return 0;
+    }
+    size_t n = ti_tensor_numel(want), agree = 0;
+    if (n && (!got->data || !want->data)) {
+        td_msg(msg, msgn, "no data (got %p, expected %p)", got->data, want->data);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) agree += td_get_i64(got, i) == td_get_i64(want, i);
+    double share = n ? (double)agree / (double)n : 1.0;
+    td_msg(msg, msgn, "labels agree on %zu of %zu elements (%.3f%%%s%.3f%%)", agree, n,
+           100.0 * share, share + 1e-12 >= min_share ? ", need " : ", below the needed ",
+           100.0 * min_share);
+    return share + 1e-12 >= min_share;
+}
+
 /* Feeds one data set into the session (creating it on the first), runs, compares. Returns
  * R_PASSED or the failure class with the reason in msg. */
 static int run_data_set(const test_case *tc, const options *o, const ti_model *m,
@@ -448,14 +526,42 @@ static int run_data_set(const test_case *tc, const options *o, const ti_model *m
             return R_FAILED;
         }
         char why[REASON_LEN];
-        if (!td_compare(got, want, rtol, atol, o->max_rel, why, sizeof(why))) {
+        why[0] = 0;
+        /* Integer tolerance: quantized outputs may be atol units off; a TFLite integer
+         * output without quantization (ARG_MAX, SHAPE, a label map) is exact. */
+        int64_t int_atol = atol >= 1 ? (int64_t)atol : 0;
+        if (tc->tflite && got->quant.count == 0) int_atol = 0;
+        int label_map = o->min_agree >= 0 && !td_is_float(want->dtype) &&
+                        want->dtype != TI_DTYPE_BOOL && got->quant.count == 0;
+        int ok;
+        if (label_map) {
+            ok = check_label_map(got, want, o->min_agree, why, sizeof(why));
+        } else {
+            ok = td_compare_ex(got, want, rtol, atol, o->max_rel, int_atol, why, sizeof(why));
+            if (ok && o->min_agree >= 0 && want->rank >= 1 && want->shape[want->rank - 1] > 1) {
+                char why2[REASON_LEN / 2];
+                ok = check_argmax(got, want, o->min_agree, o->check_argmax, why2, sizeof(why2));
+                size_t l = ok && why[0] ? strlen(why) : 0; /* keep the compare's note too */
+                if (l + 2 + strlen(why2) < sizeof(why)) {
+                    if (l) {
+                        memcpy(why + l, "; ", 2);
+                        l += 2;
+                    }
+                    memcpy(why + l, why2, strlen(why2) + 1);
+                }
+            }
+        }
+        if (!ok) {
             td_msg(msg, msgn, "%s: output %d '%s': %s", set_name, idx, got->name ? got->name : "",
                    why);
             return R_FAILED;
         }
-        if (o->max_rel >= 0) td_msg(msg, msgn, "%s", why); /* the measured error */
+        if (why[0]) { /* the measured error, values off, argmax agreement: kept for -v */
+            size_t l = strlen(msg);
+            if (l + 8 < msgn)
+                snprintf(msg + l, msgn - l, "%soutput %d: %s", l ? "; " : "", idx, why);
+        }
     }
-    (void)tc;
     return R_PASSED;
 }
 
@@ -585,14 +691,16 @@ done:
 
 /* ---- discovery ------------------------------------------------------------------------ */
 
-/* A test dir: model.onnx, or exactly one *.onnx beside test_data_set_N/. */
+/* A test dir: model.onnx or model.tflite, or exactly one *.onnx or *.tflite beside
+ * test_data_set_N/. */
 static int find_model(const char *dir, char *out, size_t n)
 {
     if (td_join(out, n, dir, "model.onnx") && td_is_file(out)) return 1;
+    if (td_join(out, n, dir, "model.tflite") && td_is_file(out)) return 1;
     char **names = NULL;
     int cnt = td_list_dir(dir, &names), n_onnx = 0, has_sets = 0, which = -1;
     for (int i = 0; i < cnt; i++) {
-        if (td_ends_with(names[i], ".onnx")) {
+        if (td_ends_with(names[i], ".onnx") || td_ends_with(names[i], ".tflite")) {
             n_onnx++;
             which = i;
         }
@@ -676,6 +784,7 @@ static int collect(const char *dir, const options *o, case_list *l)
         snprintf(t->name, sizeof(t->name), "%s", name);
         snprintf(t->dir, sizeof(t->dir), "%s", dir);
         snprintf(t->model, sizeof(t->model), "%s", model);
+        t->tflite = td_ends_with(model, ".tflite");
         return 1;
     }
     char suite[128];
@@ -698,6 +807,7 @@ static int collect(const char *dir, const options *o, case_list *l)
             snprintf(t->name, sizeof(t->name), "%s", names[i]);
             snprintf(t->dir, sizeof(t->dir), "%s", p);
             snprintf(t->model, sizeof(t->model), "%s", model);
+            t->tflite = td_ends_with(model, ".tflite");
         } else if (td_ends_with(names[i], ".onnx")) {
             /* flat layout: X.onnx beside X_output_0.pb */
             char out0[PATH_LEN], stem[256];
@@ -724,6 +834,7 @@ static int collect(const char *dir, const options *o, case_list *l)
 typedef struct onnx_ops {
     char (*names)[64];
     int n;
+    char domain[32]; /* "" (ONNX) or "tflite": from a "# domain: NAME" line */
 } onnx_ops;
 
 static int load_ops(const char *path, onnx_ops *ops)
@@ -734,6 +845,12 @@ static int load_ops(const char *path, onnx_ops *ops)
     if (!text) return 0;
     int cap = 0;
     for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        if (strncmp(line, "# domain:", 9) == 0) {
+            const char *d = line + 9;
+            while (*d == ' ') d++;
+            snprintf(ops->domain, sizeof(ops->domain), "%.*s", (int)strcspn(d, " \t\r"), d);
+            continue;
+        }
         if (line[0] == '#' || line[0] == 0) continue;
         size_t l = strcspn(line, " \t\r");
         if (l == 0 || l >= 64) continue;
@@ -797,12 +914,13 @@ static int write_table(const char *path, const options *o, const onnx_ops *ops, 
         fprintf(stderr, "onnx_runner: cannot write %s: %s\n", path, strerror(errno));
         return 0;
     }
-    fprintf(f, "# ONNX conformance of tinyinfer %s\n\n", TINYINFER_VERSION_STRING);
+    fprintf(f, "# %s conformance of tinyinfer %s\n\n", g_kind, TINYINFER_VERSION_STRING);
     fprintf(f, "Command: `");
     for (int i = 0; i < argc; i++) fprintf(f, "%s%s", i ? " " : "", argv[i]);
     fprintf(f, "`  \nComparison: %s; threads: %d.\n\n",
             o->max_rel >= 0 ? "max|a-b| <= X * max|b| (--max-rel)"
-                            : "|a-b| <= atol + rtol*|b| (tolerance.txt, else rtol 1e-3 atol 1e-7)",
+                            : "|a-b| <= atol + rtol*|b| (tolerance.txt, else rtol 1e-3 atol 1e-7); "
+                              "integers: exact, or |a-b| <= atol for quantized outputs when atol >= 1",
             o->threads);
     if (o->max_rel >= 0) fprintf(f, "X = %g.\n\n", o->max_rel);
     fprintf(f, "## Totals\n\n| suite | tests | passed | failed | unsupported |\n|---|---:|---:|---:|---:|\n");
@@ -815,8 +933,8 @@ static int write_table(const char *path, const options *o, const onnx_ops *ops, 
     fprintf(f, "| **all** | %d | %d | %d | %d |\n\n", g_total[0] + g_total[1] + g_total[2],
             g_total[R_PASSED], g_total[R_FAILED], g_total[R_UNSUPPORTED]);
     if (ops->n)
-        fprintf(f, "ONNX op types (default domain) that `ti_op_supported` accepts: **%d of %d**.\n\n",
-                n_sup, ops->n);
+        fprintf(f, "%s op types that `ti_op_supported` accepts: **%d of %d**.\n\n",
+                ops->domain[0] ? ops->domain : "ONNX (default domain)", n_sup, ops->n);
 
     qsort(g_ops, (size_t)g_nops, sizeof(op_stat), cmp_ops);
     fprintf(f, "## Per op type\n\nA test counts under every op type in its model.\n\n");
@@ -842,10 +960,11 @@ static int write_table(const char *path, const options *o, const onnx_ops *ops, 
         }
     }
     if (ops->n) {
-        fprintf(f, "\n## ONNX op types tinyinfer does not support (%d)\n\n", ops->n - n_sup);
+        fprintf(f, "\n## %s op types tinyinfer does not support (%d)\n\n",
+                ops->domain[0] ? ops->domain : "ONNX", ops->n - n_sup);
         int first = 1;
         for (int i = 0; i < ops->n; i++) {
-            if (ti_op_supported("", ops->names[i])) continue;
+            if (ti_op_supported(ops->domain, ops->names[i])) continue;
             fprintf(f, "%s%s", first ? "" : ", ", ops->names[i]);
             first = 0;
         }
@@ -862,14 +981,22 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: onnx_runner [--threads N] [--filter SUBSTR] [--max-rel X] [--table OUT.md]\n"
-            "                   [--ops ops.txt] [--verbose] [--expect-pass] DIR...\n"
-            "DIR: a test dir (model.onnx + test_data_set_N/), a suite root holding test dirs,\n"
-            "     or the flat light layout (X.onnx + X_output_0.pb).\n"
+            "                   [--ops ops.txt] [--verbose] [--expect-pass] [--check-argmax]\n"
+            "                   [--min-argmax-agree X] DIR...\n"
+            "DIR: a test dir (model.onnx or model.tflite + test_data_set_N/), a suite root\n"
+            "     holding test dirs, or the flat light layout (X.onnx + X_output_0.pb).\n"
             "--filter SUBSTR  run only tests whose \"suite/name\" contains SUBSTR\n"
             "--max-rel X      pass when max|a-b| <= X * max|b| (instead of rtol/atol)\n"
             "--table OUT.md   write totals per suite and op type and the failing tests\n"
-            "--ops FILE       list of ONNX op names (default: ops.txt beside or above DIR)\n"
-            "--expect-pass    exit 1 when any test FAILED\n");
+            "--ops FILE       list of op names (default: ops.txt beside or above DIR; a line\n"
+            "                 \"# domain: tflite\" makes them TFLite builtin names)\n"
+            "--expect-pass    exit 1 when any test FAILED\n"
+            "--check-argmax   also require the argmax over the last axis of every output to\n"
+            "                 equal the reference's at every position (classifiers: top-1)\n"
+            "--min-argmax-agree X  require that share (0..1) of positions to agree instead;\n"
+            "                 integer outputs without quantization (label maps) are then\n"
+            "                 compared by the share of equal elements\n"
+            "--verbose        print every test, with the measured error / agreement\n");
 }
 
 int main(int argc, char **argv)
@@ -878,6 +1005,7 @@ int main(int argc, char **argv)
     memset(&o, 0, sizeof(o));
     o.threads = 1;
     o.max_rel = -1;
+    o.min_agree = -1;
     char **dirs = (char **)calloc((size_t)argc, sizeof(char *));
     int ndirs = 0;
     if (!dirs) return 2;
@@ -899,6 +1027,18 @@ int main(int argc, char **argv)
             o.verbose = 1;
         } else if (strcmp(a, "--expect-pass") == 0) {
             o.expect_pass = 1;
+        } else if (strcmp(a, "--check-argmax") == 0) {
+            o.check_argmax = 1;
+            o.min_agree = 1.0;
+        } else if (strcmp(a, "--min-argmax-agree") == 0 && has_val) {
+            char *end;
+            o.min_agree = strtod(argv[++i], &end);
+            if (*end || !(o.min_agree >= 0 && o.min_agree <= 1)) {
+                fprintf(stderr, "onnx_runner: --min-argmax-agree wants a share in [0, 1], not '%s'\n",
+                        argv[i]);
+                free(dirs);
+                return 2;
+            }
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             free(dirs);
@@ -927,6 +1067,10 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    int n_tflite = 0;
+    for (int i = 0; i < cases.n; i++) n_tflite += cases.v[i].tflite;
+    if (cases.n > 0 && n_tflite == cases.n) g_kind = "TFLite";
+    else if (n_tflite > 0) g_kind = "ONNX and TFLite";
     signal(SIGSEGV, on_signal);
     signal(SIGBUS, on_signal);
     signal(SIGFPE, on_signal);
@@ -951,9 +1095,10 @@ int main(int argc, char **argv)
         }
         op_set_free(&ops);
         if (r != R_PASSED) rec_add(g_current, msg, r);
-        if (r != R_PASSED || o.verbose) {
+        int detail = msg[0] && (o.max_rel >= 0 || o.min_agree >= 0);
+        if (r != R_PASSED || o.verbose || detail) {
             printf("%-11s %s", result_names[r], g_current);
-            if (r != R_PASSED || (o.max_rel >= 0 && msg[0])) printf(": %s", msg);
+            if (msg[0]) printf(": %s", msg);
             if (o.verbose) printf(" (%.1f ms)", ms);
             printf("\n");
             fflush(stdout);
@@ -965,16 +1110,17 @@ int main(int argc, char **argv)
     char ops_path[PATH_LEN];
     int have_ops = find_ops(&o, dirs, ndirs, &all, ops_path, sizeof(ops_path));
     int n_sup = 0;
-    for (int i = 0; i < all.n; i++) n_sup += ti_op_supported("", all.names[i]) != 0;
+    for (int i = 0; i < all.n; i++) n_sup += ti_op_supported(all.domain, all.names[i]) != 0;
     int all_pass_ops = 0;
     for (int i = 0; i < g_nops; i++)
         all_pass_ops += g_ops[i].count[R_PASSED] > 0 && g_ops[i].count[R_FAILED] == 0 &&
                         g_ops[i].count[R_UNSUPPORTED] == 0;
     int total = g_total[0] + g_total[1] + g_total[2];
-    printf("onnx conformance: %d passed, %d failed, %d unsupported (of %d tests); op types: ",
-           g_total[R_PASSED], g_total[R_FAILED], g_total[R_UNSUPPORTED], total);
+    printf("%s conformance: %d passed, %d failed, %d unsupported (of %d tests); op types: ",
+           g_kind, g_total[R_PASSED], g_total[R_FAILED], g_total[R_UNSUPPORTED], total);
     if (have_ops)
-        printf("%d supported (ti_op_supported) of %d ONNX ops", n_sup, all.n);
+        printf("%d supported (ti_op_supported) of %d %s ops", n_sup, all.n,
+               all.domain[0] ? all.domain : "ONNX");
     else
         printf("ops.txt not found (pass --ops)");
     printf("; %d op types in these tests, %d with every test passing\n", g_nops, all_pass_ops);

@@ -585,10 +585,12 @@ TD_UNUSED static int td_save_npy(const char *path, const ti_tensor *t, char *msg
 /* Compares got with want. Floats: |g-w| <= atol + rtol*|w| per element (max_rel < 0), or
  * max|g-w| <= max_rel * max|w| over the tensor (max_rel >= 0); NaN equals NaN; infinities
  * must match exactly; bfloat16 uses rtol >= 2^-6 as onnx's runner does. Integers and bools:
- * exact. Returns 1 when equal enough, else 0 with
- * the first mismatch (index, both values) and the count in msg. */
-TD_UNUSED static int td_compare(const ti_tensor *got, const ti_tensor *want, double rtol,
-                                double atol, double max_rel, char *msg, size_t msgn)
+ * |g-w| <= int_atol (0: exact; quantized uint8/int8 outputs may be allowed 1 unit), and a
+ * pass with values off leaves "N of M values off (max |diff| D)" in msg. Returns 1 when
+ * equal enough, else 0 with the first mismatch (index, both values) and the count in msg. */
+TD_UNUSED static int td_compare_ex(const ti_tensor *got, const ti_tensor *want, double rtol,
+                                   double atol, double max_rel, int64_t int_atol, char *msg,
+                                   size_t msgn)
 {
     char gs[64], ws[64], idx[128];
     if (got->dtype != want->dtype) {
@@ -611,18 +613,42 @@ TD_UNUSED static int td_compare(const ti_tensor *got, const ti_tensor *want, dou
     }
     size_t bad = 0, first = 0;
     if (!td_is_float(want->dtype)) {
+        /* off: values that differ within int_atol; the difference is taken in double so
+         * that uint64/int64 extremes cannot overflow (exactness only matters near 0) */
+        size_t off = 0;
+        double max_idiff = 0;
         for (size_t i = 0; i < n; i++) {
-            if (td_get_i64(got, i) != td_get_i64(want, i)) {
-                if (!bad) first = i;
-                bad++;
+            int64_t g = td_get_i64(got, i), w = td_get_i64(want, i);
+            if (g == w) continue;
+            double d = fabs((double)g - (double)w);
+            if (d > max_idiff) max_idiff = d;
+            if (int_atol > 0 && d <= (double)int_atol) {
+                off++;
+                continue;
             }
+            if (!bad) first = i;
+            bad++;
         }
-        if (!bad) return 1;
+        if (!bad) {
+            if (off)
+                td_msg(msg, msgn, "%zu of %zu values off by at most %lld (max |diff| %.0f)", off,
+                       n, (long long)int_atol, max_idiff);
+            return 1;
+        }
         td_fmt_elem(got, first, gs, sizeof(gs));
         td_fmt_elem(want, first, ws, sizeof(ws));
         td_index_str(want, first, idx, sizeof(idx));
-        td_msg(msg, msgn, "%zu of %zu values differ; first at %s (flat %zu): got %s, expected %s",
-               bad, n, idx, first, gs, ws);
+        if (int_atol > 0)
+            td_msg(msg, msgn,
+                   "%zu of %zu values differ by more than %lld (%zu more off by <= %lld); max "
+                   "|diff| %.0f; first at %s (flat %zu): got %s, expected %s",
+                   bad, n, (long long)int_atol, off, (long long)int_atol, max_idiff, idx, first,
+                   gs, ws);
+        else
+            td_msg(msg, msgn,
+                   "%zu of %zu values differ (max |diff| %.0f); first at %s (flat %zu): got %s, "
+                   "expected %s",
+                   bad, n, max_idiff, idx, first, gs, ws);
         return 0;
     }
     /* As onnx's backend runner: bfloat16 outputs get at least two bf16 ulps of rtol. */
@@ -681,6 +707,29 @@ TD_UNUSED static int td_compare(const ti_tensor *got, const ti_tensor *want, dou
                "expected %s; max |diff| %.3g",
                bad, n, rtol, atol, idx, first, gs, ws, max_diff);
     return 0;
+}
+
+TD_UNUSED static int td_compare(const ti_tensor *got, const ti_tensor *want, double rtol,
+                                double atol, double max_rel, char *msg, size_t msgn)
+{
+    return td_compare_ex(got, want, rtol, atol, max_rel, 0, msg, msgn);
+}
+
+/* Index (first maximum) along the last axis of row `row` (the flat index of the position
+ * over all other axes); t is float or integer, uint8/int8 compare as stored. */
+TD_UNUSED static int64_t td_argmax_row(const ti_tensor *t, size_t row)
+{
+    int64_t last = t->rank > 0 ? t->shape[t->rank - 1] : 1, best = 0;
+    size_t base = row * (size_t)last;
+    double bv = td_get(t, base);
+    for (int64_t j = 1; j < last; j++) {
+        double v = td_get(t, base + (size_t)j);
+        if (v > bv || (isnan(v) && !isnan(bv))) {
+            bv = v;
+            best = j;
+        }
+    }
+    return best;
 }
 
 #endif /* TI_TESTDIR_H */

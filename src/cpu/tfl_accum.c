@@ -1,0 +1,624 @@
+/* Shared machinery of the TFLite convolution and matrix-product kernels (tfl_conv.c):
+ * dtype and quantization checks, the output pipeline that turns integer accumulators into
+ * uint8 / int8 / int16 outputs bit for bit as TFLite's reference kernels do (with
+ * qmath.c), the NHWC window geometry with TFLite's padding rules, and an 8-bit GEMM for
+ * CONV_2D and FULLY_CONNECTED. Comes before tfl_conv.c in the amalgamation (name order).
+ * Must not allocate: buffers are the caller's scratch or small stack panels. */
+
+/* Kernel kinds, from the input dtype. */
+enum { TI__TFC_F32 = 0, TI__TFC_U8, TI__TFC_I8, TI__TFC_I16 };
+
+/* Output channels accumulated at once by the quantized depthwise kernel (stack array). */
+#define TI__TFC_DW_CHUNK 64
+
+/* Input i, or NULL when absent. */
+TI__PRIVATE const ti_tensor *ti__tfc_in(const ti__kctx *k, int i) {
+    return i < k->n_in ? k->in[i] : NULL;
+}
+
+/* Dtype the model declares for output 0 (TI_DTYPE_UNKNOWN when it gives none): uint8
+ * FULLY_CONNECTED may write int16 and int8 BATCH_MATMUL int32. */
+TI__PRIVATE ti_dtype ti__tfc_declared(const ti__kctx *k) {
+    if (k->model == NULL || k->node->n_outputs < 1) return TI_DTYPE_UNKNOWN;
+    int v = k->node->outputs[0];
+    return v >= 0 && v < k->model->n_values ? k->model->values[v].dtype : TI_DTYPE_UNKNOWN;
+}
+
+/* TFLite MultiplyByQuantizedMultiplier for int64 accumulators (16x8 kernels, double
+ * rounding build): the multiplier is first rounded to 16 bits, then one rounding shift.
+ * TFLite's contract is |x| < 2^47 and shift < 8; values outside are clamped, not UB. */
+TI__PRIVATE int32_t ti__tfc_mul64(int64_t x, int32_t multiplier, int shift) {
+    const int64_t lim = (int64_t)1 << 47;
+    if (x >= lim) x = lim - 1;
+    if (x < -lim) x = -lim;
+    if (shift > 14) shift = 14;
+    int64_t reduced = multiplier < 0x7FFF0000 ? (multiplier + (1 << 15)) >> 16 : 0x7FFF;
+    int total = 15 - shift;
+    int64_t r = x * reduced + ((int64_t)1 << (total - 1));
+    r = r >= 0 ? r >> total : -((-r - 1) >> total) - 1; /* arithmetic shift, portably */
+    return (int32_t)(r > INT32_MAX ? INT32_MAX : (r < INT32_MIN ? INT32_MIN : r));
+}
+
+/* How accumulators become outputs. */
+enum {
+    TI__TFC_RQ_32 = 0, /* int32 accumulator (wrapping modulo 2^32), MultiplyByQuantizedMultiplier */
+    TI__TFC_RQ_64,     /* int16 kernels with int64 bias: int64 accumulator and its multiply */
+    TI__TFC_RQ_DOUBLE, /* FULLY_CONNECTED: round(acc * real) in double, as TFLite's reference
+                          FullyConnected kernels (ai-edge-litert 2.x) do; int32 accumulator */
+    TI__TFC_RQ_DOUBLE64 /* the same with the int64 accumulator of int16 input and int64 bias */
+};
+
+/* Requantization of integer accumulators to the output (TFLite's output pipeline). */
+typedef struct ti__tfc_rq {
+    const int32_t *mult, *shift; /* per output channel, in scratch */
+    const double *real;          /* TI__TFC_RQ_DOUBLE: per channel s_x * s_w / s_y, in scratch */
+    int32_t yo, lo, hi;          /* output zero point, clamp range */
+    int mode;
+} ti__tfc_rq;
+
+TI__PRIVATE int32_t ti__tfc_requant(const ti__tfc_rq *r, int64_t acc, size_t c) {
+    int64_t v;
+    if (r->mode == TI__TFC_RQ_64) {
+        v = ti__tfc_mul64(acc, r->mult[c], (int)r->shift[c]);
+    } else if (r->mode == TI__TFC_RQ_DOUBLE || r->mode == TI__TFC_RQ_DOUBLE64) {
+        if (r->mode == TI__TFC_RQ_DOUBLE) acc = (int32_t)(uint32_t)(uint64_t)acc;
+        double d = round((double)acc * r->real[c]);
+        v = d > INT32_MAX ? INT32_MAX : (d < INT32_MIN ? INT32_MIN : (int64_t)d);
+    } else {
+        v = ti__q_mul((int32_t)(uint32_t)(uint64_t)acc, r->mult[c], (int)r->shift[c]);
+    }
+    v += r->yo;
+    return (int32_t)(v < r->lo ? r->lo : (v > r->hi ? r->hi : v));
+}
+
+/* acc[0..n) of channels c0.. (bias included) to outputs y[yi..yi+n) of dtype t: the
+ * common int32 case in one tight loop, the store's dtype switch outside it. */
+TI__PRIVATE void ti__tfc_requant_n(const ti__tfc_rq *r, const int64_t *acc, size_t c0, size_t n,
+                                   void *y, ti_dtype t, size_t yi) {
+    int32_t v[TI__TFC_DW_CHUNK];
+    for (size_t i0 = 0; i0 < n; i0 += TI__TFC_DW_CHUNK) {
+        size_t m = TI__MIN((size_t)TI__TFC_DW_CHUNK, n - i0);
+        if (r->mode == TI__TFC_RQ_32) {
+            /* ti__q_mul written out so that it inlines: the hot loop of every 8-bit kernel */
+            for (size_t i = 0; i < m; i++) {
+                size_t c = c0 + i0 + i;
+                int sh = (int)r->shift[c], e = sh > 0 ? 0 : -sh;
+                int64_t x = (int32_t)(uint32_t)(uint64_t)acc[i0 + i];
+                if (sh > 0) {
+                    x *= (int64_t)1 << sh;
+                    x = x > INT32_MAX ? INT32_MAX : (x < INT32_MIN ? INT32_MIN : x);
+                }
+                int64_t ab = x * r->mult[c]; /* multiplier >= 0: no INT32_MIN * INT32_MIN */
+                int32_t q = (int32_t)((ab + (ab >= 0 ? (1LL << 30) : 1 - (1LL << 30))) / (1LL << 31));
+                if (e > 0) {
+                    int32_t mask = (int32_t)((1LL << e) - 1), rem = q & mask;
+                    q = (q >> e) + (rem > (mask >> 1) + (q < 0 ? 1 : 0) ? 1 : 0);
+                }
+                int64_t u = (int64_t)q + r->yo;
+                v[i] = (int32_t)(u < r->lo ? r->lo : (u > r->hi ? r->hi : u));
+            }
+        } else {
+            for (size_t i = 0; i < m; i++) v[i] = ti__tfc_requant(r, acc[i0 + i], c0 + i0 + i);
+        }
+        size_t o = yi + i0;
+        switch (t) {
+        case TI_DTYPE_U8: for (size_t i = 0; i < m; i++) ((uint8_t *)y)[o + i] = (uint8_t)v[i]; break;
+        case TI_DTYPE_I8: for (size_t i = 0; i < m; i++) ((int8_t *)y)[o + i] = (int8_t)v[i]; break;
+        case TI_DTYPE_I16: for (size_t i = 0; i < m; i++) ((int16_t *)y)[o + i] = (int16_t)v[i]; break;
+        default: for (size_t i = 0; i < m; i++) ((int32_t *)y)[o + i] = v[i]; break;
+        }
+    }
+}
+
+/* Adds bias channels c0..c0+n to acc. */
+TI__PRIVATE void ti__tfc_add_bias(const ti_tensor *b, size_t c0, size_t n, int64_t *acc) {
+    if (b == NULL) return;
+    if (b->dtype == TI_DTYPE_I64) {
+        const int64_t *bv = (const int64_t *)b->data + c0;
+        for (size_t i = 0; i < n; i++) acc[i] += bv[i];
+    } else {
+        const int32_t *bv = (const int32_t *)b->data + c0;
+        for (size_t i = 0; i < n; i++) acc[i] += bv[i];
+    }
+}
+
+TI__PRIVATE void ti__tfc_store(void *y, ti_dtype t, size_t i, int32_t v) {
+    switch (t) {
+    case TI_DTYPE_U8: ((uint8_t *)y)[i] = (uint8_t)v; break;
+    case TI_DTYPE_I8: ((int8_t *)y)[i] = (int8_t)v; break;
+    case TI_DTYPE_I16: ((int16_t *)y)[i] = (int16_t)v; break;
+    default: ((int32_t *)y)[i] = v; break;
+    }
+}
+
+TI__PRIVATE int64_t ti__tfc_bias(const ti_tensor *b, size_t c) {
+    if (b == NULL) return 0;
+    return b->dtype == TI_DTYPE_I64 ? ((const int64_t *)b->data)[c] : ((const int32_t *)b->data)[c];
+}
+
+/* sum (w[i] + wo) * (x[i] + xo) over 8-bit x and w (both uint8 or both int8), modulo 2^32
+ * like TFLite's int32 accumulator; each product fits in int32. */
+TI__PRIVATE uint32_t ti__tfc_dot8(const void *x, const void *w, int is_u8, int32_t xo, int32_t wo,
+                                  size_t n) {
+    uint32_t acc = 0;
+    if (is_u8) {
+        const uint8_t *a = (const uint8_t *)x, *b = (const uint8_t *)w;
+        for (size_t i = 0; i < n; i++)
+            acc += (uint32_t)(((int32_t)b[i] + wo) * ((int32_t)a[i] + xo));
+    } else {
+        const int8_t *a = (const int8_t *)x, *b = (const int8_t *)w;
+        for (size_t i = 0; i < n; i++)
+            acc += (uint32_t)(((int32_t)b[i] + wo) * ((int32_t)a[i] + xo));
+    }
+    return acc;
+}
+
+/* sum w[i] * x[i] for int16 x and int8 w (zero points are 0 in 16x8 quantization). */
+TI__PRIVATE int64_t ti__tfc_dot16(const int16_t *x, const int8_t *w, size_t n) {
+    int64_t acc = 0;
+    for (size_t i = 0; i < n; i++) acc += (int32_t)w[i] * (int32_t)x[i];
+    return acc;
+}
+
+TI__PRIVATE float ti__tfc_dotf(const float *x, const float *w, size_t n) {
+    float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += x[i] * w[i];
+        s1 += x[i + 1] * w[i + 1];
+        s2 += x[i + 2] * w[i + 2];
+        s3 += x[i + 3] * w[i + 3];
+    }
+    for (; i < n; i++) s0 += x[i] * w[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
+/* ---- checks shared by the ops ------------------------------------------------------- */
+
+TI__PRIVATE ti_status ti__tfc_float_act(ti__kctx *k, float *lo, float *hi) {
+    int64_t act = ti__attr_i(k->node, "fused_activation_function", TI__TFL_ACT_NONE);
+    if (act < 0 || act > 100 || !ti__f_act_range((int)act, lo, hi))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                         "fused_activation_function %lld is not supported (NONE, RELU, "
+                         "RELU_N1_TO_1, RELU6)", (long long)act);
+    return TI_OK;
+}
+
+/* Clamp range of the fused activation on quantized output y (TFLite
+ * CalculateActivationRangeQuantized). */
+TI__PRIVATE ti_status ti__tfc_quant_act(ti__kctx *k, const ti_tensor *y, int32_t *lo, int32_t *hi) {
+    int32_t qmin = INT32_MIN, qmax = INT32_MAX;
+    if (y->dtype == TI_DTYPE_U8) qmin = 0, qmax = 255;
+    else if (y->dtype == TI_DTYPE_I8) qmin = -128, qmax = 127;
+    else if (y->dtype == TI_DTYPE_I16) qmin = -32768, qmax = 32767;
+    int64_t act = ti__attr_i(k->node, "fused_activation_function", TI__TFL_ACT_NONE);
+    if (act < 0 || act > 100 ||
+        !ti__q_act_range((int)act, y->quant.scale[0], y->quant.zero_point[0], qmin, qmax, lo, hi))
+        return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                         "fused_activation_function %lld is not supported on a quantized output "
+                         "(NONE, RELU, RELU_N1_TO_1, RELU6)", (long long)act);
+    return TI_OK;
+}
+
+TI__PRIVATE ti_status ti__tfc_need_quant(ti__kctx *k, const ti_tensor *t, const char *what) {
+    if (t->quant.count < 1 || t->quant.scale == NULL || t->quant.zero_point == NULL)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "%s (%s) has no quantization parameters", what,
+                         ti_dtype_name(t->dtype));
+    return TI_OK;
+}
+
+/* Checks the dtypes and quantization of input x, weights w (per-channel scales along
+ * w_axis, oc output channels), optional bias b and output y, and sets *kind. sym_w: the
+ * kernel ignores the weights' zero point (TFLite's int8 conv kernels), so it must be 0;
+ * int16 kernels need every zero point 0. */
+TI__PRIVATE ti_status ti__tfc_check(ti__kctx *k, const ti_tensor *x, const ti_tensor *w,
+                                    const ti_tensor *b, const ti_tensor *y, int64_t oc, int w_axis,
+                                    int sym_w, int *kind) {
+    ti_dtype xt = x->dtype, wt = w->dtype;
+    ti_status st;
+    if (b != NULL && (int64_t)ti__numel(b) != oc)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "bias has %zu elements, expected %lld (output channels)",
+                         ti__numel(b), (long long)oc);
+    if (xt == TI_DTYPE_F32) {
+        if (wt != TI_DTYPE_F32)
+            return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                             "hybrid quantization (float32 input, %s weights) is not supported",
+                             ti_dtype_name(wt));
+        if (b != NULL && b->dtype != TI_DTYPE_F32)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "bias is %s, expected float32", ti_dtype_name(b->dtype));
+        *kind = TI__TFC_F32;
+        return TI_OK;
+    }
+    if (xt != TI_DTYPE_U8 && xt != TI_DTYPE_I8 && xt != TI_DTYPE_I16)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                         "input dtype %s is not supported (float32, uint8, int8, int16)",
+                         ti_dtype_name(xt));
+    ti_dtype want_w = xt == TI_DTYPE_U8 ? TI_DTYPE_U8 : TI_DTYPE_I8;
+    if (wt != want_w)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "%s input with %s weights is not supported (expected %s)",
+                         ti_dtype_name(xt), ti_dtype_name(wt), ti_dtype_name(want_w));
+    if (b != NULL && b->dtype != TI_DTYPE_I32 && !(xt == TI_DTYPE_I16 && b->dtype == TI_DTYPE_I64))
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "bias is %s, expected %s", ti_dtype_name(b->dtype),
+                         xt == TI_DTYPE_I16 ? "int64 or int32" : "int32");
+    if ((st = ti__tfc_need_quant(k, x, "input")) != TI_OK) return st;
+    if ((st = ti__tfc_need_quant(k, w, "weights")) != TI_OK) return st;
+    if ((st = ti__tfc_need_quant(k, y, "output")) != TI_OK) return st;
+    int wc = w->quant.count;
+    if (wc != 1 && (int64_t)wc != oc)
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "weights have %d quantization scales, expected 1 or %lld (output channels)",
+                         wc, (long long)oc);
+    if (wc > 1 && xt == TI_DTYPE_U8)
+        return ti__kfail(k, TI_ERR_UNSUPPORTED, "per-channel quantized uint8 weights are not supported");
+    if (wc > 1 && w->quant.axis != w_axis)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "weights are quantized along axis %d, expected %d",
+                         w->quant.axis, w_axis);
+    for (int i = 0; (sym_w || xt == TI_DTYPE_I16) && xt != TI_DTYPE_U8 && i < wc; i++)
+        if (w->quant.zero_point[i] != 0)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "weights zero point %lld (channel %d) must be 0",
+                             (long long)w->quant.zero_point[i], i);
+    if (xt == TI_DTYPE_I16 && (x->quant.zero_point[0] != 0 || y->quant.zero_point[0] != 0))
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "int16 input and output must have zero point 0 (found %lld and %lld)",
+                         (long long)x->quant.zero_point[0], (long long)y->quant.zero_point[0]);
+    *kind = xt == TI_DTYPE_U8 ? TI__TFC_U8 : (xt == TI_DTYPE_I8 ? TI__TFC_I8 : TI__TFC_I16);
+    return TI_OK;
+}
+
+/* Fills the requantization of oc output channels into r, its multipliers in scratch.
+ * real = s_x * s_w[c] / s_y. float_product: s_x * s_w is rounded to float first, as
+ * TFLite's GetQuantizedConvolutionMultipler does for uint8 kernels and BATCH_MATMUL;
+ * PopulateConvolutionQuantizationParams multiplies in double. 16x8 kernels: the
+ * accumulator is int64 unless the bias (or, without bias, the quantized_bias_type option)
+ * is int32. FULLY_CONNECTED rescales in double (TI__TFC_RQ_DOUBLE). */
+TI__PRIVATE ti_status ti__tfc_requant_setup(ti__kctx *k, const ti_tensor *x, const ti_tensor *w,
+                                            const ti_tensor *b, const ti_tensor *y, int64_t oc,
+                                            int float_product, ti__tfc_rq *r) {
+    if (oc > 0 && (k->scratch == NULL || k->scratch_bytes < (size_t)oc * 2 * sizeof(int32_t)))
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                         "scratch of %zu bytes is too small for %lld channel multipliers",
+                         k->scratch_bytes, (long long)oc);
+    int32_t *mult = (int32_t *)k->scratch, *shift = mult + oc;
+    double *reals = (double *)k->scratch; /* TI__TFC_RQ_DOUBLE*: the same bytes */
+    float sx = x->quant.scale[0], sy = y->quant.scale[0];
+    r->mode = TI__TFC_RQ_32;
+    if (x->dtype == TI_DTYPE_I16)
+        r->mode = (b != NULL ? b->dtype != TI_DTYPE_I32
+                             : ti__attr_i(k->node, "quantized_bias_type", 0) != 2 /* INT32 */)
+                      ? TI__TFC_RQ_64 : TI__TFC_RQ_32;
+    if (strcmp(k->node->op, "FULLY_CONNECTED") == 0)
+        r->mode = r->mode == TI__TFC_RQ_64 ? TI__TFC_RQ_DOUBLE64 : TI__TFC_RQ_DOUBLE;
+    for (int64_t c = 0; c < oc; c++) {
+        float sw = w->quant.scale[w->quant.count > 1 ? c : 0];
+        double real;
+        if (r->mode >= TI__TFC_RQ_DOUBLE) {
+            reals[c] = (double)sx * (double)sw / (double)sy;
+            continue;
+        }
+        if (float_product) {
+            float prod = sx * sw;
+            real = (double)prod / (double)sy;
+        } else {
+            real = (double)sx * (double)sw / (double)sy;
+        }
+        int sh;
+        ti__q_quantize_multiplier(real, &mult[c], &sh);
+        shift[c] = sh;
+    }
+    r->mult = mult;
+    r->shift = shift;
+    r->real = reals;
+    r->yo = (int32_t)y->quant.zero_point[0];
+    return ti__tfc_quant_act(k, y, &r->lo, &r->hi); /* BATCH_MATMUL has none: dtype range */
+}
+
+/* ---- geometry of CONV_2D / DEPTHWISE_CONV_2D / TRANSPOSE_CONV --------------------------- */
+
+typedef struct ti__tfc_geo {
+    int64_t n, ih, iw, ic; /* input [n, ih, iw, ic] */
+    int64_t oh, ow, oc;    /* output [n, oh, ow, oc] */
+    int64_t kh, kw, kc;    /* filter taps, input channels per tap (per group) */
+    int64_t groups, opg;   /* CONV_2D groups and output channels per group */
+    int64_t mult;          /* DEPTHWISE_CONV_2D output channels per input channel */
+    int64_t sh, sw, dh, dw, ph, pw; /* strides, dilations, leading padding */
+} ti__tfc_geo;
+
+/* TFLite ComputeOutSize and ComputePaddingWithOffset along one axis (padding SAME = 0,
+ * VALID = 1): the output size and the leading padding; the odd pixel goes at the end. */
+TI__PRIVATE void ti__tfc_pad(int64_t padding, int64_t in, int64_t k, int64_t s, int64_t d,
+                             int64_t *out, int64_t *pad) {
+    int64_t eff = (k - 1) * d + 1;
+    *out = padding == 0 ? (in + s - 1) / s : (in + s - eff) / s;
+    int64_t total = (*out - 1) * s + eff - in;
+    *pad = total > 0 ? total / 2 : 0;
+}
+
+TI__PRIVATE ti_status ti__tfc_window(ti__kctx *k, int dilated, ti__tfc_geo *g, int64_t *padding) {
+    const ti__node *nd = k->node;
+    g->sh = ti__attr_i(nd, "stride_h", 1);
+    g->sw = ti__attr_i(nd, "stride_w", 1);
+    g->dh = dilated ? ti__attr_i(nd, "dilation_h_factor", 1) : 1;
+    g->dw = dilated ? ti__attr_i(nd, "dilation_w_factor", 1) : 1;
+    *padding = ti__attr_i(nd, "padding", 0);
+    if (g->sh < 1 || g->sw < 1 || g->sh > INT32_MAX || g->sw > INT32_MAX)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "strides (%lld, %lld) must be positive",
+                         (long long)g->sh, (long long)g->sw);
+    if (g->dh < 1 || g->dw < 1 || g->dh > INT32_MAX || g->dw > INT32_MAX)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "dilations (%lld, %lld) must be positive",
+                         (long long)g->dh, (long long)g->dw);
+    if (*padding != 0 && *padding != 1)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "padding %lld is not SAME (0) or VALID (1)",
+                         (long long)*padding);
+    return TI_OK;
+}
+
+TI__PRIVATE ti_status ti__tfc_rank4(ti__kctx *k, const ti_tensor *t, const char *what) {
+    if (t->rank != 4)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "%s has rank %d, expected 4", what, t->rank);
+    for (int d = 0; d < 4; d++)
+        if (t->shape[d] < 1 || t->shape[d] > INT32_MAX)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "%s dim %d is %lld, expected >= 1", what, d,
+                             (long long)t->shape[d]);
+    return TI_OK;
+}
+
+/* CONV_2D (weights OHWI [oc, kh, kw, ic / groups]) or DEPTHWISE_CONV_2D (weights
+ * [1, kh, kw, oc], oc a multiple of ic). */
+TI__PRIVATE ti_status ti__tfc_geometry(ti__kctx *k, int depthwise, ti__tfc_geo *g) {
+    const ti_tensor *x = ti__tfc_in(k, 0), *w = ti__tfc_in(k, 1);
+    if (x == NULL || w == NULL)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "input and weights are required");
+    ti_status st;
+    int64_t padding;
+    if ((st = ti__tfc_rank4(k, x, "input")) != TI_OK) return st;
+    if ((st = ti__tfc_rank4(k, w, "weights tensor")) != TI_OK) return st;
+    if ((st = ti__tfc_window(k, 1, g, &padding)) != TI_OK) return st;
+    g->n = x->shape[0], g->ih = x->shape[1], g->iw = x->shape[2], g->ic = x->shape[3];
+    g->kh = w->shape[1], g->kw = w->shape[2];
+    if (depthwise) {
+        if (w->shape[0] != 1)
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "weights dim 0 is %lld, expected 1 ([1, kh, kw, oc])",
+                             (long long)w->shape[0]);
+        g->oc = w->shape[3];
+        if (g->oc % g->ic != 0)
+            return ti__kfail(k, TI_ERR_BAD_MODEL,
+                             "weights have %lld channels, not a multiple of the input's %lld",
+                             (long long)g->oc, (long long)g->ic);
+        g->mult = g->oc / g->ic, g->kc = 1, g->groups = g->ic, g->opg = g->mult;
+    } else {
+        g->oc = w->shape[0], g->kc = w->shape[3], g->mult = 1;
+        if (g->ic % g->kc != 0)
+            return ti__kfail(k, TI_ERR_BAD_MODEL,
+                             "input has %lld channels, not a multiple of the weights' %lld",
+                             (long long)g->ic, (long long)g->kc);
+        g->groups = g->ic / g->kc;
+        if (g->oc % g->groups != 0)
+            return ti__kfail(k, TI_ERR_BAD_MODEL,
+                             "%lld output channels do not split into %lld groups",
+                             (long long)g->oc, (long long)g->groups);
+        g->opg = g->oc / g->groups;
+    }
+    ti__tfc_pad(padding, g->ih, g->kh, g->sh, g->dh, &g->oh, &g->ph);
+    ti__tfc_pad(padding, g->iw, g->kw, g->sw, g->dw, &g->ow, &g->pw);
+    if (g->oh < 1 || g->ow < 1)
+        return ti__kfail(k, TI_ERR_BAD_MODEL,
+                         "VALID window %lldx%lld (dilated) does not fit the %lldx%lld input",
+                         (long long)((g->kh - 1) * g->dh + 1), (long long)((g->kw - 1) * g->dw + 1),
+                         (long long)g->ih, (long long)g->iw);
+    return TI_OK;
+}
+
+/* The work of one run, shared by the parallel range functions. */
+typedef struct ti__tfc_job {
+    const ti__tfc_geo *g;
+    const void *x, *w;
+    void *y;
+    const ti_tensor *b;
+    int kind;
+    ti_dtype ydt;
+    int32_t xo, wo; /* input_offset = -zp_x, weights_offset = -zp_w (uint8 only) */
+    ti__tfc_rq rq;
+    float flo, fhi; /* float clamp */
+    float *col;     /* im2col tile: rows of kdim floats */
+    size_t p0, kdim, grp;
+    size_t k, o;    /* FULLY_CONNECTED: depth, units */
+    size_t rows;    /* 8-bit GEMM: output pixels (CONV_2D) or batch rows (FULLY_CONNECTED) */
+    int16_t *bp;    /* 8-bit GEMM: packed weights, in scratch */
+    int fc;         /* 8-bit GEMM: rows are FULLY_CONNECTED input rows, not im2col rows */
+} ti__tfc_job;
+
+/* Dot of n elements of the job's input (from element xi) and weights (from wi). 8-bit
+ * kinds return the uint32 accumulator, whose sums are taken modulo 2^32 in ti__tfc_requant. */
+TI__PRIVATE int64_t ti__tfc_dotq(const ti__tfc_job *j, size_t xi, size_t wi, size_t n) {
+    if (j->kind == TI__TFC_I16)
+        return ti__tfc_dot16((const int16_t *)j->x + xi, (const int8_t *)j->w + wi, n);
+    return (int64_t)ti__tfc_dot8((const uint8_t *)j->x + xi, (const uint8_t *)j->w + wi,
+                                 j->kind == TI__TFC_U8, j->xo, j->wo, n);
+}
+
+/* Pixel p of the output: batch, row, column. */
+TI__PRIVATE void ti__tfc_pixel(const ti__tfc_geo *g, size_t p, int64_t *n, int64_t *oy, int64_t *ox) {
+    *ox = (int64_t)(p % (size_t)g->ow);
+    size_t t = p / (size_t)g->ow;
+    *oy = (int64_t)(t % (size_t)g->oh);
+    *n = (int64_t)(t / (size_t)g->oh);
+}
+
+/* Taps [*f0, *f1) of one axis whose input position o*s - pad + f*d lies in [0, in). */
+TI__PRIVATE void ti__tfc_taps(int64_t start, int64_t d, int64_t k, int64_t in, int64_t *f0, int64_t *f1) {
+    int64_t lo = 0, hi = k;
+    if (start < 0) lo = (-start + d - 1) / d;
+    if (start + (k - 1) * d >= in) hi = start >= in ? 0 : (in - 1 - start) / d + 1;
+    if (hi < lo) hi = lo;
+    *f0 = lo;
+    *f1 = hi;
+}
+
+TI__PRIVATE size_t ti__tfc_grain(size_t work_per_item) {
+    return TI__MAX((size_t)1, (size_t)32768 / (work_per_item + 1));
+}
+
+/* Blocking of the 8-bit GEMM (ti__tfc_qgemm): MR rows x NR channels in registers, KC
+ * depths per stack panel. */
+#define TI__TFC_MR 4
+#define TI__TFC_NR 16
+#define TI__TFC_KC 256
+#define TI__TFC_OCC 512 /* output channels accumulated at once: MR x OCC uint32 on the stack */
+
+/* Bytes before the packed weights in scratch (the per-channel multipliers), and the
+ * packed weights' bytes. */
+TI__PRIVATE size_t ti__tfc_qgemm_offset(size_t oc) { return (oc * 2 * sizeof(int32_t) + 63) / 64 * 64; }
+TI__PRIVATE size_t ti__tfc_qgemm_bytes(size_t oc, size_t kdim) {
+    return (oc + TI__TFC_NR - 1) / TI__TFC_NR * TI__TFC_NR * kdim * sizeof(int16_t);
+}
+
+/* ---- 8-bit GEMM of CONV_2D (one group) and FULLY_CONNECTED --------------------------- */
+/* acc[p][oc] = sum over k of (x[p][k] + xo) * (w[oc][k] + wo): row p is an output pixel's
+ * im2col row (k runs over fy, fx, c) or a FULLY_CONNECTED batch row. Both operands are
+ * widened to int16 with the offsets added, so a tap outside the input is a 0, the same
+ * sum as TFLite's loops that skip it. The weights are packed per run into scratch, in
+ * blocks of TI__TFC_NR channels stored k-major; TI__TFC_MR rows are gathered at a time into
+ * a stack panel of TI__TFC_KC depths. The accumulators are uint32: TFLite's int32 sum,
+ * modulo 2^32, without signed overflow. */
+
+/* acc[r][0..NR) += sum_p ap[p][r] * bp[p][0..NR) for r < MR; acc rows ldacc apart. The same
+ * separate-rows form as ti__sgemm_micro, which compilers vectorise. */
+TI__PRIVATE void ti__tfc_qmicro(size_t kc, const int16_t *ap, const int16_t *bp, uint32_t *acc,
+                                size_t ldacc) {
+    uint32_t c0[TI__TFC_NR], c1[TI__TFC_NR], c2[TI__TFC_NR], c3[TI__TFC_NR];
+    for (int q = 0; q < TI__TFC_NR; q++) {
+        c0[q] = acc[q];
+        c1[q] = acc[ldacc + q];
+        c2[q] = acc[2 * ldacc + q];
+        c3[q] = acc[3 * ldacc + q];
+    }
+    for (size_t p = 0; p < kc; p++) {
+        const int16_t *b = bp + p * TI__TFC_NR, *a = ap + p * TI__TFC_MR;
+        int32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+        for (int q = 0; q < TI__TFC_NR; q++) {
+            int32_t bq = b[q];
+            c0[q] += (uint32_t)(a0 * bq);
+            c1[q] += (uint32_t)(a1 * bq);
+            c2[q] += (uint32_t)(a2 * bq);
+            c3[q] += (uint32_t)(a3 * bq);
+        }
+    }
+    for (int q = 0; q < TI__TFC_NR; q++) {
+        acc[q] = c0[q];
+        acc[ldacc + q] = c1[q];
+        acc[2 * ldacc + q] = c2[q];
+        acc[3 * ldacc + q] = c3[q];
+    }
+}
+
+/* Packs weight blocks [begin, end): block b holds channels b*NR.. as [k][NR], wo added,
+ * 0 past the last channel. */
+TI__PRIVATE void ti__tfc_qpack(void *ctx, size_t begin, size_t end) {
+    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+    size_t kd = j->kdim;
+    for (size_t b = begin; b < end; b++) {
+        int16_t *dst = j->bp + b * kd * TI__TFC_NR;
+        for (size_t q = 0; q < TI__TFC_NR; q++) {
+            size_t oc = b * TI__TFC_NR + q;
+            if (oc >= j->o) {
+                for (size_t i = 0; i < kd; i++) dst[i * TI__TFC_NR + q] = 0;
+            } else if (j->kind == TI__TFC_U8) {
+                const uint8_t *w = (const uint8_t *)j->w + oc * kd;
+                for (size_t i = 0; i < kd; i++) dst[i * TI__TFC_NR + q] = (int16_t)(w[i] + j->wo);
+            } else {
+                const int8_t *w = (const int8_t *)j->w + oc * kd;
+                for (size_t i = 0; i < kd; i++) dst[i * TI__TFC_NR + q] = (int16_t)(w[i] + j->wo);
+            }
+        }
+    }
+}
+
+/* Copies n input values from element si into column r of the panel (rows MR apart). */
+TI__PRIVATE void ti__tfc_qcopy(const ti__tfc_job *j, size_t si, size_t n, int16_t *dst) {
+    if (j->kind == TI__TFC_U8) {
+        const uint8_t *x = (const uint8_t *)j->x + si;
+        for (size_t i = 0; i < n; i++) dst[i * TI__TFC_MR] = (int16_t)(x[i] + j->xo);
+    } else {
+        const int8_t *x = (const int8_t *)j->x + si;
+        for (size_t i = 0; i < n; i++) dst[i * TI__TFC_MR] = (int16_t)(x[i] + j->xo);
+    }
+}
+
+/* Column r of the panel: depths [k0, k1) of row p. */
+TI__PRIVATE void ti__tfc_qgather(const ti__tfc_job *j, size_t p, size_t k0, size_t k1, int16_t *a) {
+    if (j->fc) {
+        ti__tfc_qcopy(j, p * j->kdim + k0, k1 - k0, a);
+        return;
+    }
+    const ti__tfc_geo *g = j->g;
+    int64_t n, oy, ox;
+    ti__tfc_pixel(g, p, &n, &oy, &ox);
+    size_t ic = (size_t)g->ic, t = k0 / ic, c = k0 % ic;
+    for (size_t k = k0; k < k1; t++, c = 0) {
+        size_t cnt = TI__MIN(ic - c, k1 - k);
+        int64_t iy = oy * g->sh - g->ph + (int64_t)(t / (size_t)g->kw) * g->dh;
+        int64_t ix = ox * g->sw - g->pw + (int64_t)(t % (size_t)g->kw) * g->dw;
+        int16_t *dst = a + (k - k0) * TI__TFC_MR;
+        if (iy < 0 || iy >= g->ih || ix < 0 || ix >= g->iw) {
+            for (size_t i = 0; i < cnt; i++) dst[i * TI__TFC_MR] = 0;
+        } else {
+            ti__tfc_qcopy(j, (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c, cnt, dst);
+        }
+        k += cnt;
+    }
+}
+
+/* Row blocks [begin, end) of MR rows: every output channel of those rows. */
+TI__PRIVATE void ti__tfc_qgemm_range(void *ctx, size_t begin, size_t end) {
+    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+    int16_t a[TI__TFC_KC * TI__TFC_MR];
+    uint32_t acc[TI__TFC_MR * TI__TFC_OCC];
+    size_t kd = j->kdim, oc = j->o;
+    for (size_t blk = begin; blk < end; blk++) {
+        size_t p0 = blk * TI__TFC_MR, np = TI__MIN((size_t)TI__TFC_MR, j->rows - p0);
+        for (size_t oc0 = 0; oc0 < oc; oc0 += TI__TFC_OCC) {
+            size_t occ = TI__MIN((size_t)TI__TFC_OCC, oc - oc0);
+            size_t nb = (occ + TI__TFC_NR - 1) / TI__TFC_NR;
+            for (size_t r = 0; r < TI__TFC_MR; r++)
+                memset(acc + r * TI__TFC_OCC, 0, nb * TI__TFC_NR * sizeof(uint32_t));
+            for (size_t k0 = 0; k0 < kd; k0 += TI__TFC_KC) {
+                size_t k1 = TI__MIN(kd, k0 + TI__TFC_KC);
+                for (size_t r = 0; r < TI__TFC_MR; r++) {
+                    if (r < np) {
+                        ti__tfc_qgather(j, p0 + r, k0, k1, a + r);
+                    } else {
+                        for (size_t i = 0; i < k1 - k0; i++) a[i * TI__TFC_MR + r] = 0;
+                    }
+                }
+                for (size_t b = 0; b < nb; b++)
+                    ti__tfc_qmicro(k1 - k0, a, j->bp + ((oc0 / TI__TFC_NR + b) * kd + k0) * TI__TFC_NR,
+                                   acc + b * TI__TFC_NR, TI__TFC_OCC);
+            }
+            for (size_t r = 0; r < np; r++)
+                for (size_t c = 0; c < occ; c += TI__TFC_DW_CHUNK) {
+                    int64_t v[TI__TFC_DW_CHUNK];
+                    size_t m = TI__MIN((size_t)TI__TFC_DW_CHUNK, occ - c);
+                    for (size_t i = 0; i < m; i++) v[i] = (int32_t)acc[r * TI__TFC_OCC + c + i];
+                    ti__tfc_add_bias(j->b, oc0 + c, m, v);
+                    ti__tfc_requant_n(&j->rq, v, oc0 + c, m, j->y, j->ydt, (p0 + r) * oc + oc0 + c);
+                }
+        }
+    }
+}
+
+
+/* Runs the 8-bit GEMM of a job whose requantization is set up. */
+TI__PRIVATE ti_status ti__tfc_qgemm(ti__kctx *k, ti__tfc_job *j, size_t rows, size_t kdim, int fc) {
+    size_t off = ti__tfc_qgemm_offset(j->o), nblk = (j->o + TI__TFC_NR - 1) / TI__TFC_NR;
+    if (k->scratch_bytes < off + ti__tfc_qgemm_bytes(j->o, kdim))
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small for the packed weights",
+                         k->scratch_bytes);
+    j->bp = (int16_t *)((unsigned char *)k->scratch + off);
+    j->rows = rows;
+    j->kdim = kdim;
+    j->fc = fc;
+    ti__parallel_for(k->tp, nblk, ti__tfc_grain(kdim * TI__TFC_NR), ti__tfc_qpack, j);
+    size_t blocks = (rows + TI__TFC_MR - 1) / TI__TFC_MR;
+    ti__parallel_for(k->tp, blocks, ti__tfc_grain(TI__TFC_MR * kdim * j->o), ti__tfc_qgemm_range, j);
+    return TI_OK;
+}

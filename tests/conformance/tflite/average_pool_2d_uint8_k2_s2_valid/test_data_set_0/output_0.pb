@@ -1,0 +1,1 @@
+BoutJ@L[j}ewˆp›¼y€Ÿp+›…ž‘˜–—’¢ˆHTŒ†›PJ¤VkWŸoˆl`vi‚Ãˆn·Tˆ’†xl—ysl¡Â”

@@ -1,0 +1,1 @@
+BIdentityJrrrrrrrr

@@ -1,0 +1,1 @@
+BIdentityJ0€€BGfËjG,`G1i$LNhl!3`°vpXj€Ør€V€€ïz€€¹xRsªS

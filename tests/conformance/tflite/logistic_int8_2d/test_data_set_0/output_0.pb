@@ -1,0 +1,1 @@
+BIdentityJ­5k´h\¢Ìus,Ç»D

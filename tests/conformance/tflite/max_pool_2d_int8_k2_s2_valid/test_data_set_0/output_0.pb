@@ -1,0 +1,1 @@
+BIdentityJ@"8H45^_u7z~UÜ]\RNeßvr@_xxTxcf~~voiI(ePu÷Kg_d1puqgauz3]+gk`

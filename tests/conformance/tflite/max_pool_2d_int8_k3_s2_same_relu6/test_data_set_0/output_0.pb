@@ -1,0 +1,1 @@
+BIdentityJ@ygn~XC|~X}|cPYU|fkj[ypYoh}}chI}2fkj\yp<y9qRyKmMr|VqùúVqyVq~yVmi9

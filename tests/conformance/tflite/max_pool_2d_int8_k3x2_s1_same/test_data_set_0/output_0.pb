@@ -1,0 +1,1 @@
+BIdentityJ¥OÙiO¯iUcÏUcÏVÛ»VÛOÙiOiUc^Uc^FVFVOiOwUwU^FV:FV:>+W@+wU>wU_mF_VFDV>+N@+w@>w>_m9_VÔDVPi5si5shFVHF85LèLPiesieshFVHF8FL˙LNM~Chw?hGÊhGF·k'~CwhGhG$I-$-k'~CwhGhG$I-$-

@@ -1,0 +1,1 @@
+BIdentityJ`†V(¿ämŽ¿g~à¾:?†V(¿ämŽ¿g~à¾OÁF?†V(¿ämŽ¿g~à¾yus½5@>:?:?Še¿5@>ºKa?B´A?Še¿yus½yus½yus½Še¿

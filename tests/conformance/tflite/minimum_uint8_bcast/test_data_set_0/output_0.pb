@@ -1,0 +1,1 @@
+BoutJhh)hoo)ohh5hoo5o

@@ -1,0 +1,1 @@
+BIdentityJxŒ6†MMâ“s@@â“s@@Œ6†MMçÅ,,çÅ,,Œ6†MMâ“s@@Œ6†MMâ“s@@â“s@@Œ6†MMçÅ,,çÅ,,Œ6†MMâ“s@@h$eeL-rL-rh$eeårûyyårûyyh$eeL-r

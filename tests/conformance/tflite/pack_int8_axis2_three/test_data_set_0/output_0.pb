@@ -1,0 +1,1 @@
+BIdentityJYÈG~ÓT~ˆHz9¦;rpžw

@@ -1,0 +1,1 @@
+BoutJHuuuuuuuuuuuuuuuu‹¿¾·ñbuuuuuuyÆÊë®GuuuuuuŠd^b‡?uuuuuuuuuuuuuuuuuuuuuuuuuu

@@ -1,0 +1,1 @@
+BoutJT,ë–Æã¶Úâ¡µ6/jâu°„‘ž¬Œ[1N¨ÙU™%lbv€c€4€(¢p_X6G\KkIdBbAœiG#V W0HQDYœiG#V W0HQDY

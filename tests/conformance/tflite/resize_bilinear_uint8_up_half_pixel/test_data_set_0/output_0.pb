@@ -1,0 +1,1 @@
+	BoutJlÆÌ%ÝZã‚KVŠ	Ðê¡,§?·sÁ˜šXrŽ´Â Xb]tl¤|Ã”r¬"—2}Ps[K_OrY¦fÈŠv­$Jh‚Z—z${;~y€¦|bww_w²wÒ’’‘b•uY\ji~Ê…ï

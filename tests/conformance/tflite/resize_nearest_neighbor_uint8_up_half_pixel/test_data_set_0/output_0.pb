@@ -1,0 +1,1 @@
+	BoutJlëcëcß_ß_U)U)U)Þ>Þ>ëcëcß_ß_U)U)U)Þ>Þ>kkCwCwvÆvÆvÆœ\œ\kkCwCwvÆvÆvÆœ\œ\×b×b?D?D?Drr×b×b?D?D?Drr

@@ -1,0 +1,1 @@
+BIdentityJË8m*

@@ -1,0 +1,1 @@
+BIdentityJ©ñc¿7Go¿.Tõ¾(eD?

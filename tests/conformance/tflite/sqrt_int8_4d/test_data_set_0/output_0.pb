@@ -1,0 +1,1 @@
+BIdentityJ0\€Y<ZßvFö4ww`Î@F´Yu4%Ï´l{I­PjM0c·ä´þWF

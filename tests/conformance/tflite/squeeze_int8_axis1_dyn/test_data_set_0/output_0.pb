@@ -1,0 +1,2 @@
+BIdentityJ	EV
+Ó}‡?>

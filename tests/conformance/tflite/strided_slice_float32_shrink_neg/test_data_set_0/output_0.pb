@@ -1,0 +1,1 @@
+BIdentityJ$mÖ½/d¿WW?BE¿ÃÌš¾zx¤½±8Š¿L¥?< o¿

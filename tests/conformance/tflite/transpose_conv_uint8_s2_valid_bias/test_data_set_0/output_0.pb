@@ -1,0 +1,1 @@
+	BoutJü{¥„€Y\vuz‡; m~||Tºs¯†vÆ—§è_[loÐ“w‹u–…ƒx¤yzy¦I}hzŒtu§¤•s¹“xaéŽÉ‚Àd‚¥UŠ”V£rko­\M²zWiO7n›–ot—<0QÙ«z¶Ãqil¢‹t i„“Ž:cfa‚tŠxˆh~Žwq`nxi†|…¬u‹qŒCX7¸®kQßº™²‡CcRƒV¦Gg‹KE[ª¤®nZw´‚Fwdqi‡v~ªq„„„Ty‰T~e‚¤ˆkHÅW‹k„o•ˆrk—~{“f]cTrzUŸ†›€d±ÇT<Œbjk8O²’_v²|‹

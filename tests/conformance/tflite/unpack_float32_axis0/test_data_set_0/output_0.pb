@@ -1,0 +1,1 @@
+BIdentityJN¦BÀD}h¿«Â?¿ëAï¾

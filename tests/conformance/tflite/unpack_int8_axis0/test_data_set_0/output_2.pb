@@ -1,0 +1,2 @@
+B
+Identity_2J l/ä
