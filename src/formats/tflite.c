@@ -378,9 +378,25 @@ TI__PRIVATE ti_status ti__tfl_quant(ti__tfl *x, const ti__fb_table *q, ti__value
     float *scale = (float *)ti__pool_alloc(&x->m->pool, sizeof(float) * sc.len);
     int64_t *zero = (int64_t *)ti__pool_alloc(&x->m->pool, sizeof(int64_t) * sc.len);
     if (scale == NULL || zero == NULL) return ti__tfl_oom(x);
+    /* a zero point outside the element type's range (or a scale that is not a finite,
+     * non-negative number) is no tensor TFLite's converter writes; refused here so that
+     * kernels may rely on (q - zero_point) fitting in 17 bits */
+    int64_t zlo = INT64_MIN, zhi = INT64_MAX;
+    switch (val->dtype) {
+    case TI_DTYPE_U8: zlo = 0; zhi = 255; break;
+    case TI_DTYPE_I8: zlo = -128; zhi = 127; break;
+    case TI_DTYPE_I16: zlo = -32768; zhi = 32767; break;
+    case TI_DTYPE_I32: zlo = INT32_MIN; zhi = INT32_MAX; break;
+    default: break;
+    }
     for (uint32_t i = 0; i < sc.len; i++) {
         scale[i] = ti__fb_vec_f32(&x->b, &sc, i);
         zero[i] = ti__fb_vec_i(&x->b, &zp, i);
+        if (!(scale[i] >= 0.0f && scale[i] <= 3.0e38f) || zero[i] < zlo || zero[i] > zhi)
+            return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file,
+                            "tensor %s: quantization %u (scale %g, zero point %lld) is out of "
+                            "range for its element type",
+                            label, (unsigned)i, (double)scale[i], (long long)zero[i]);
     }
     val->quant.count = (int)sc.len;
     val->quant.axis = (int)qd;

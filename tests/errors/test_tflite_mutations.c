@@ -64,9 +64,9 @@ static void check_error(stats *st, const ti_error *err, const char *name, const 
                err->message);
 }
 
-/* One case: the bytes through load, session and run. */
+/* One case: the bytes through load, session and (when do_run) a run. */
 static void run_case(stats *st, const unsigned char *bytes, size_t n, const char *name,
-                     const char *what) {
+                     const char *what, int do_run) {
     ti_test_alloc c;
     memset(&c, 0, sizeof c);
     c.limit_bytes = (size_t)64 << 20; /* activations too: a mutated dim must not OOM us */
@@ -89,12 +89,13 @@ static void run_case(stats *st, const unsigned char *bytes, size_t n, const char
         ti_session_desc sd;
         memset(&sd, 0, sizeof sd);
         sd.num_threads = 1;
+        sd.backend = TI_BACKEND_CPU; /* the reader and kernels are under test, not a GPU probe */
         sd.allocator = ti_test_allocator(&c);
         ti_session *s = ti_session_create(m, &sd, &err);
         if (s == NULL) {
             st->session_failed++;
             check_error(st, &err, name, what, "session");
-        } else if (g_no_run) {
+        } else if (g_no_run || !do_run) {
             st->ok++;
             ti_session_destroy(s);
         } else {
@@ -285,22 +286,28 @@ static void test_model(const char *path, int cases, uint64_t seed) {
      * missing) refuses it as unsupported */
     stats full;
     memset(&full, 0, sizeof full);
-    run_case(&full, orig, n, name, "the whole file");
+    run_case(&full, orig, n, name, "the whole file", 1);
     TI_CHECK_EQ_INT(full.load_failed, 0);
     TI_CHECK(full.ok == 1 || full.by_code[TI_ERR_UNSUPPORTED] == 1);
     report("unmodified", name, 1, &full);
 
     /* every truncation, longest first; the bytes past the cut are poisoned (under ASan) so
-     * that a read past the end of the truncated file is caught */
+     * that a read past the end of the truncated file is caught. A file may carry bytes the
+     * reader never reads (mobilenet_v1's labels, a zip appended after the flatbuffer): cut
+     * there, it loads the same model as the whole file, so only the first such cut is run
+     * (the others load and plan a session) */
     stats cut;
     memset(&cut, 0, sizeof cut);
     unsigned char *whole = (unsigned char *)malloc(n ? n : 1);
+    int ran = 0;
     if (whole != NULL) {
         memcpy(whole, orig, n);
         for (size_t len = n; len-- > 0;) {
             POISON(whole + len, 1);
             snprintf(what, sizeof what, "%s cut to %zu bytes", name, len);
-            run_case(&cut, whole, len, name, what);
+            int before = cut.load_failed;
+            run_case(&cut, whole, len, name, what, !ran);
+            if (cut.load_failed == before) ran = 1;
         }
         UNPOISON(whole, n);
         free(whole);
@@ -324,7 +331,7 @@ static void test_model(const char *path, int cases, uint64_t seed) {
         memcpy(b, work, len);
         snprintf(what, sizeof what, "%s mutation %d (seed %llu)", name, i,
                  (unsigned long long)seed);
-        run_case(&mut, b, len, name, what);
+        run_case(&mut, b, len, name, what, 1);
         free(b);
     }
     report("mutations", name, cases, &mut);

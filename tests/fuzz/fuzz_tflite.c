@@ -49,6 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         ti_session_desc sd;
         memset(&sd, 0, sizeof sd);
         sd.num_threads = 1;
+        sd.backend = TI_BACKEND_CPU; /* no OpenCL probe: it costs more than the model */
         sd.allocator = ti_test_allocator(&counts);
         ti_session *s = ti_session_create(m, &sd, &err);
         if (s == NULL) {
