@@ -344,7 +344,7 @@ typedef struct ti_dim_binding {
 
 /* Session options; zero means the default noted beside each field. */
 typedef struct ti_session_desc {
-    ti_backend backend;      /* 0: auto (the CPU in this version)                      */
+    ti_backend backend;      /* 0: auto: OpenCL when a device is found, else the CPU    */
     int num_threads;         /* 0: number of online CPUs, at most 8; 1: no threads     */
     ti_precision precision;  /* 0: fp32                                                */
     const ti_dim_binding *dim_bindings; /* symbolic dims; unbound ones default to 1    */
@@ -353,6 +353,14 @@ typedef struct ti_session_desc {
     int no_constant_folding; /* 1: skip constant folding (for debugging)               */
     ti_allocator allocator;  /* 0: malloc/free                                         */
     const char *opencl_library; /* 0: $TINYINFER_OPENCL_LIBRARY, else the usual places   */
+    /* OpenCL device: "gpu", "cpu", "accelerator", a number (the index among all devices
+     * of all platforms, in platform order) or a part of "platform / device" name.
+     * 0: $TINYINFER_OPENCL_DEVICE, else the first GPU, else the first device. */
+    const char *opencl_device;
+    /* Directory of the OpenCL program-binary cache (created if missing). 0:
+     * $TINYINFER_OPENCL_CACHE; when neither is set, programs are built from source at
+     * each session creation and nothing is written to disk. */
+    const char *opencl_cache_dir;
     void (*log)(ti_log_level level, const char *message, void *user); /* 0: silent     */
     void *log_user;
 } ti_session_desc;
@@ -392,6 +400,14 @@ typedef struct ti_session_info {
     int num_folded;               /* nodes computed at creation (constant folding)   */
     size_t arena_bytes;           /* activation memory                              */
     int dynamic;                  /* 1 when shapes are re-inferred at each run      */
+    /* OpenCL (backend TI_BACKEND_OPENCL): the device, nodes on it and on the CPU, and
+     * what the last session creation cost in program builds. */
+    const char *device;           /* "platform / device", "" on the CPU            */
+    int num_gpu_nodes, num_cpu_nodes;
+    int programs_built;           /* compiled from source at creation               */
+    int programs_cached;          /* loaded from the binary cache                   */
+    double build_ms;              /* time spent building or loading programs        */
+    size_t transfer_bytes;        /* bytes copied between host and device, last run */
 } ti_session_info;
 TI_API ti_status ti_session_get_info(const ti_session *s, ti_session_info *out);
 
@@ -403,6 +419,8 @@ typedef struct ti_node_info {
     const char *fused; /* activation folded into it ("Relu", "Clip", ...), "" when none */
     int num_inputs;
     int num_outputs;
+    ti_backend backend; /* where it runs: TI_BACKEND_CPU or TI_BACKEND_OPENCL         */
+    const char *placement; /* why there: "" on the backend asked for, else the reason  */
 } ti_node_info;
 TI_API int ti_session_num_nodes(const ti_session *s);
 TI_API ti_status ti_session_node_info(const ti_session *s, int i, ti_node_info *out);
@@ -749,7 +767,9 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 /*    src/formats/flatbuf.c                                                                */
 /*    src/formats/tflite.c                                                                 */
 /*    src/cl/loader.c                                                                      */
-/*    src/cl/probe.c                                                                       */
+/*    src/cl/kernels.c                                                                     */
+/*    src/cl/runtime.c                                                                     */
+/*    src/cl/backend.c                                                                     */
 /*    src/core/model.c                                                                     */
 /*    src/core/session.c                                                                   */
 /* ======================================================================================== */
@@ -1131,11 +1151,14 @@ struct ti_session {
     size_t scratch_bytes;
     ti__threadpool *tp;
     int planned; /* 0 while an input's shape is unknown */
+    struct ti__clplan *cl; /* the OpenCL runtime and plan; NULL on the CPU backend */
     char fallback[320]; /* why the requested backend is not the one running */
     char unplanned_reason[160];
     ti_session_info info;
 };
 TI__PRIVATE int ti__session_new_value(ti_session *s, const char *name);
+TI__PRIVATE void ti__kctx_init(ti_session *s, ti__kctx *k, int n, ti_error *err);
+TI__PRIVATE ti_status ti__session_run_dynamic(ti_session *s, int n, ti_error *err);
 TI__PRIVATE int ti__session_bind_io(ti_session *s, int n);
 TI__PRIVATE int ti__pass_live_nodes(ti_session *s, char *live);
 TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err);
@@ -22526,14 +22549,444 @@ TI_CL_API const char *ti_cl_error_string(cl_int code) {
 #endif /* TINYINFER_CL_IMPLEMENTATION_DONE */
 /* ==== end src/cl/loader.c =================================================================== */
 
-/* ==== begin src/cl/probe.c ================================================================== */
-/* Looks for a usable OpenCL device at session creation and says, in one line, what it
- * found: the reason a session runs on the CPU. Relies on the loader (cl/loader.c). Must
- * leave nothing loaded behind and never fail a session that may fall back. */
+/* ==== begin src/cl/kernels.c ================================================================ */
+/* OpenCL C source of the GPU kernels, as C strings: one program per group, built only
+ * when a session places a node that needs it. Every tensor argument is a buffer and an
+ * element offset (tensors live in one activation buffer and one constant buffer, at the
+ * offsets the CPU arena uses), and small integer tables (shapes, strides) come the same
+ * way from the constant buffer. Fused activations are the ti__act codes of internal.h.
+ * Relies on nothing; read by cl/runtime.c. Kernels check their global ids against the
+ * real sizes, so any local size may be used (global sizes are rounded up). */
 #ifndef TI_NO_OPENCL
 
-/* Picks a device, GPUs first: *name gets "platform / device". Returns 1 when one exists. */
-TI__PRIVATE int ti__cl_pick(const ti_cl_api *cl, char *name, size_t cap, char *why, size_t whycap) {
+/* Shared by every program: the activation function and index helpers. */
+static const char *const ti__cl_src_common[] = {
+
+    "#define TI_ACT_NONE 0\n"
+    "float ti_act(float x, int act, float a, float b) {\n"
+    "  switch (act) {\n"
+    "  case 1: return x > 0.0f ? x : 0.0f;\n"
+    "  case 2: return x < a ? a : (x > b ? b : x);\n"
+    "  case 3: return x >= 0.0f ? x : a * x;\n"
+    "  case 4: return 1.0f / (1.0f + exp(-x));\n"
+    "  case 5: { float y = a * x + b; return y < 0.0f ? 0.0f : (y > 1.0f ? 1.0f : y); }\n"
+    "  case 6: { float y = x / 6.0f + 0.5f; return x * (y < 0.0f ? 0.0f : (y > 1.0f ? 1.0f : y)); }\n"
+    "  case 7: return tanh(x);\n"
+    "  case 8: return x / (1.0f + exp(-x));\n"
+    "  default: return x;\n"
+    "  }\n"
+    "}\n",
+    NULL};
+
+/* Elementwise, copies, pooling, normalisation. Unary op codes: see ti__cl_unary_code. */
+static const char *const ti__cl_src_eltwise[] = {
+
+    "__kernel void ti_unary(__global const float *x, int xo, __global float *y, int yo,\n"
+    "                       int n, int op, float a, float b) {\n"
+    "  int i = get_global_id(0);\n"
+    "  if (i >= n) return;\n"
+    "  float v = x[xo + i], r;\n"
+    "  switch (op) {\n"
+    "  case 100: r = -v; break;\n"
+    "  case 101: r = fabs(v); break;\n"
+    "  case 102: r = exp(v); break;\n"
+    "  case 103: r = sqrt(v); break;\n"
+    "  case 104: r = erf(v); break;\n"
+    "  case 105: r = log(v); break;\n"
+    "  case 106: r = 1.0f / v; break;\n"
+    "  case 107: r = 0.5f * v * (1.0f + erf(v * 0.70710678118654752f)); break;\n"
+    "  case 108: r = v > 0.0f ? v : a * (exp(v) - 1.0f); break;\n"
+    "  case 109: r = floor(v); break;\n"
+    "  case 110: r = ceil(v); break;\n"
+    "  case 111: r = v * v; break;\n"
+    "  case 112: r = log(1.0f + exp(v)); break;\n"
+    "  default: r = ti_act(v, op, a, b); break;\n"
+    "  }\n"
+    "  y[yo + i] = r;\n"
+    "}\n",
+    /* y = a op b with numpy broadcast: p holds rank, out dims, a strides, b strides */
+    "float ti_binop(float a, float b, int op) {\n"
+    "  switch (op) {\n"
+    "  case 0: return a + b;\n"
+    "  case 1: return a - b;\n"
+    "  case 2: return a * b;\n"
+    "  case 3: return a / b;\n"
+    "  case 4: return fmax(a, b);\n"
+    "  case 5: return fmin(a, b);\n"
+    "  default: return pow(a, b);\n"
+    "  }\n"
+    "}\n",
+    "__kernel void ti_binary(__global const float *a, int ao, __global const float *b, int bo,\n"
+    "                        __global float *y, int yo, __global const int *p, int po, int n,\n"
+    "                        int op, int act, float aa, float ab) {\n"
+    "  int i = get_global_id(0);\n"
+    "  if (i >= n) return;\n"
+    "  p += po;\n"
+    "  int r = p[0], rem = i, ia = 0, ib = 0;\n"
+    "  for (int d = r - 1; d >= 0; d--) {\n"
+    "    int dim = p[1 + d], c = rem % dim;\n"
+    "    rem /= dim;\n"
+    "    ia += c * p[1 + r + d];\n"
+    "    ib += c * p[1 + 2 * r + d];\n"
+    "  }\n"
+    "  y[yo + i] = ti_act(ti_binop(a[ao + ia], b[bo + ib], op), act, aa, ab);\n"
+    "}\n",
+    /* same-shape fast path, and one operand a per-channel vector ([C] over planes of hw) */
+    "__kernel void ti_binary_same(__global const float *a, int ao, __global const float *b,\n"
+    "                             int bo, __global float *y, int yo, int n, int op, int act,\n"
+    "                             float aa, float ab) {\n"
+    "  int i = get_global_id(0);\n"
+    "  if (i >= n) return;\n"
+    "  y[yo + i] = ti_act(ti_binop(a[ao + i], b[bo + i], op), act, aa, ab);\n"
+    "}\n",
+    "__kernel void ti_binary_chan(__global const float *a, int ao, __global const float *b,\n"
+    "                             int bo, __global float *y, int yo, int n, int hw, int c,\n"
+    "                             int op, int act, float aa, float ab) {\n"
+    "  int i = get_global_id(0);\n"
+    "  if (i >= n) return;\n"
+    "  y[yo + i] = ti_act(ti_binop(a[ao + i], b[bo + (i / hw) % c], op), act, aa, ab);\n"
+    "}\n",
+    /* y[i] = x[sum_d coord_d * stride_d]: copies, transposes, slices, concat/split parts.
+     * p: rank, out dims, x strides; y is written at yo + i * 1 within a block whose own
+     * strides (for concat into a slice) are the last rank values */
+    "__kernel void ti_copy(__global const float *x, int xo, __global float *y, int yo,\n"
+    "                      __global const int *p, int po, int n) {\n"
+    "  int i = get_global_id(0);\n"
+    "  if (i >= n) return;\n"
+    "  p += po;\n"
+    "  int r = p[0], rem = i, ix = 0, iy = 0;\n"
+    "  for (int d = r - 1; d >= 0; d--) {\n"
+    "    int dim = p[1 + d], c = rem % dim;\n"
+    "    rem /= dim;\n"
+    "    ix += c * p[1 + r + d];\n"
+    "    iy += c * p[1 + 2 * r + d];\n"
+    "  }\n"
+    "  y[yo + iy] = x[xo + ix];\n"
+    "}\n",
+    "__kernel void ti_copy_flat(__global const float *x, int xo, __global float *y, int yo,\n"
+    "                           int n) {\n"
+    "  int i = get_global_id(0);\n"
+    "  if (i < n) y[yo + i] = x[xo + i];\n"
+    "}\n",
+    /* one work-group per plane: mean (op 0) or max (op 1) of hw values */
+    "__kernel void ti_gpool(__global const float *x, int xo, __global float *y, int yo,\n"
+    "                       int planes, int hw, int op, __local float *tmp) {\n"
+    "  int g = get_group_id(0), l = get_local_id(0), ls = get_local_size(0);\n"
+    "  if (g >= planes) return;\n"
+    "  __global const float *px = x + xo + (size_t)g * hw;\n"
+    "  float acc = op ? -INFINITY : 0.0f;\n"
+    "  for (int i = l; i < hw; i += ls) acc = op ? fmax(acc, px[i]) : acc + px[i];\n"
+    "  tmp[l] = acc;\n"
+    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  for (int s = ls / 2; s > 0; s >>= 1) {\n"
+    "    if (l < s) tmp[l] = op ? fmax(tmp[l], tmp[l + s]) : tmp[l] + tmp[l + s];\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  }\n"
+    "  if (l == 0) y[yo + g] = op ? tmp[0] : tmp[0] / (float)hw;\n"
+    "}\n",
+    /* MaxPool / AveragePool 2-D: one output element a work item. p: ih iw oh ow kh kw sh
+     * sw ph pw dh dw count_include_pad */
+    "__kernel void ti_pool2d(__global const float *x, int xo, __global float *y, int yo,\n"
+    "                        __global const int *p, int po, int n, int op) {\n"
+    "  int i = get_global_id(0);\n"
+    "  if (i >= n) return;\n"
+    "  p += po;\n"
+    "  int ih = p[0], iw = p[1], oh = p[2], ow = p[3], kh = p[4], kw = p[5];\n"
+    "  int ox = i % ow, oy = (i / ow) % oh, plane = i / (ow * oh);\n"
+    "  int y0 = oy * p[6] - p[8], x0 = ox * p[7] - p[9];\n"
+    "  __global const float *px = x + xo + (size_t)plane * ih * iw;\n"
+    "  float acc = op ? 0.0f : -INFINITY;\n"
+    "  int cnt = 0;\n"
+    "  for (int fy = 0; fy < kh; fy++) {\n"
+    "    int iy = y0 + fy * p[10];\n"
+    "    if (iy < 0 || iy >= ih) continue;\n"
+    "    for (int fx = 0; fx < kw; fx++) {\n"
+    "      int ix = x0 + fx * p[11];\n"
+    "      if (ix < 0 || ix >= iw) continue;\n"
+    "      float v = px[iy * iw + ix];\n"
+    "      acc = op ? acc + v : fmax(acc, v);\n"
+    "      cnt++;\n"
+    "    }\n"
+    "  }\n"
+    "  if (op) {\n"
+    "    if (p[12]) {\n"
+    "      int ye = min(y0 + (kh - 1) * p[10] + 1, ih + p[13]), xe = min(x0 + (kw - 1) * p[11] + 1, iw + p[14]);\n"
+    "      int ys = y0, xs = x0;\n"
+    "      cnt = ((ye - ys + p[10] - 1) / p[10]) * ((xe - xs + p[11] - 1) / p[11]);\n"
+    "    }\n"
+    "    acc = cnt > 0 ? acc / (float)cnt : 0.0f;\n"
+    "  }\n"
+    "  y[yo + i] = acc;\n"
+    "}\n",
+    /* softmax / log-softmax over `len` elements with stride `inner`: one row a work item */
+    "__kernel void ti_softmax(__global const float *x, int xo, __global float *y, int yo,\n"
+    "                         int rows, int len, int inner, int log_sm) {\n"
+    "  int r = get_global_id(0);\n"
+    "  if (r >= rows) return;\n"
+    "  int base = (r / inner) * len * inner + r % inner;\n"
+    "  __global const float *px = x + xo + base;\n"
+    "  __global float *py = y + yo + base;\n"
+    "  float mx = -INFINITY, s = 0.0f;\n"
+    "  for (int i = 0; i < len; i++) mx = fmax(mx, px[i * inner]);\n"
+    "  for (int i = 0; i < len; i++) s += exp(px[i * inner] - mx);\n"
+    "  if (log_sm) { float ls = log(s); for (int i = 0; i < len; i++) py[i * inner] = px[i * inner] - mx - ls; }\n"
+    "  else { float inv = 1.0f / s; for (int i = 0; i < len; i++) py[i * inner] = exp(px[i * inner] - mx) * inv; }\n"
+    "}\n",
+    /* LayerNormalization over the last `len` elements of each row */
+    "__kernel void ti_layernorm(__global const float *x, int xo, __global const float *g, int go,\n"
+    "                           __global const float *b, int bo, int has_b, __global float *y,\n"
+    "                           int yo, int rows, int len, float eps) {\n"
+    "  int r = get_global_id(0);\n"
+    "  if (r >= rows) return;\n"
+    "  __global const float *px = x + xo + (size_t)r * len;\n"
+    "  __global float *py = y + yo + (size_t)r * len;\n"
+    "  float m = 0.0f, v = 0.0f;\n"
+    "  for (int i = 0; i < len; i++) m += px[i];\n"
+    "  m /= (float)len;\n"
+    "  for (int i = 0; i < len; i++) { float d = px[i] - m; v += d * d; }\n"
+    "  float inv = 1.0f / sqrt(v / (float)len + eps);\n"
+    "  for (int i = 0; i < len; i++)\n"
+    "    py[i] = (px[i] - m) * inv * g[go + i] + (has_b ? b[bo + i] : 0.0f);\n"
+    "}\n",
+    /* BatchNormalization (inference): y = (x - mean) * scale / sqrt(var + eps) + bias */
+    "__kernel void ti_batchnorm(__global const float *x, int xo, __global const float *sc, int so,\n"
+    "                           __global const float *bi, int bo, __global const float *mu,\n"
+    "                           int mo, __global const float *va, int vo, __global float *y,\n"
+    "                           int yo, int n, int hw, int c, float eps) {\n"
+    "  int i = get_global_id(0);\n"
+    "  if (i >= n) return;\n"
+    "  int ch = (i / hw) % c;\n"
+    "  y[yo + i] = (x[xo + i] - mu[mo + ch]) * (sc[so + ch] / sqrt(va[vo + ch] + eps)) + bi[bo + ch];\n"
+    "}\n",
+    NULL};
+
+/* Convolutions (NCHW, weights [M, C/group, kh, kw]) with bias and fused activation. */
+static const char *const ti__cl_src_conv[] = {
+
+    /* generic: one output element a work item; global (ow*oh, m, n) */
+    "__kernel void ti_conv2d(__global const float *x, int xo, __global const float *w, int wo,\n"
+    "                        __global const float *bias, int bo, int has_bias,\n"
+    "                        __global float *y, int yo, __global const int *p, int po,\n"
+    "                        int act, float aa, float ab) {\n"
+    "  p += po;\n"
+    "  int c = p[0], ih = p[1], iw = p[2], m = p[3], oh = p[4], ow = p[5], kh = p[6], kw = p[7];\n"
+    "  int sh = p[8], sw = p[9], ph = p[10], pw = p[11], dh = p[12], dw = p[13], group = p[14];\n"
+    "  int pix = get_global_id(0), oc = get_global_id(1), n = get_global_id(2);\n"
+    "  if (pix >= oh * ow || oc >= m) return;\n"
+    "  int ox = pix % ow, oy = pix / ow;\n"
+    "  int cg = c / group, g = oc / (m / group);\n"
+    "  __global const float *px = x + xo + ((size_t)n * c + (size_t)g * cg) * ih * iw;\n"
+    "  __global const float *pw_ = w + wo + (size_t)oc * cg * kh * kw;\n"
+    "  int y0 = oy * sh - ph, x0 = ox * sw - pw;\n"
+    "  float acc = has_bias ? bias[bo + oc] : 0.0f;\n"
+    "  for (int ci = 0; ci < cg; ci++) {\n"
+    "    __global const float *pc = px + (size_t)ci * ih * iw;\n"
+    "    __global const float *wc = pw_ + ci * kh * kw;\n"
+    "    for (int fy = 0; fy < kh; fy++) {\n"
+    "      int iy = y0 + fy * dh;\n"
+    "      if (iy < 0 || iy >= ih) continue;\n"
+    "      for (int fx = 0; fx < kw; fx++) {\n"
+    "        int ix = x0 + fx * dw;\n"
+    "        if (ix < 0 || ix >= iw) continue;\n"
+    "        acc += pc[iy * iw + ix] * wc[fy * kw + fx];\n"
+    "      }\n"
+    "    }\n"
+    "  }\n"
+    "  y[yo + ((size_t)n * m + oc) * oh * ow + pix] = ti_act(acc, act, aa, ab);\n"
+    "}\n",
+    /* depthwise (group == c == m): one output element a work item, taps unrolled by the
+     * compiler for the usual 3x3 / 5x5 */
+    "__kernel void ti_dwconv2d(__global const float *x, int xo, __global const float *w, int wo,\n"
+    "                          __global const float *bias, int bo, int has_bias,\n"
+    "                          __global float *y, int yo, __global const int *p, int po,\n"
+    "                          int act, float aa, float ab) {\n"
+    "  p += po;\n"
+    "  int c = p[0], ih = p[1], iw = p[2], oh = p[4], ow = p[5], kh = p[6], kw = p[7];\n"
+    "  int sh = p[8], sw = p[9], ph = p[10], pw = p[11], dh = p[12], dw = p[13];\n"
+    "  int pix = get_global_id(0), ch = get_global_id(1), n = get_global_id(2);\n"
+    "  if (pix >= oh * ow || ch >= c) return;\n"
+    "  int ox = pix % ow, oy = pix / ow;\n"
+    "  __global const float *pc = x + xo + ((size_t)n * c + ch) * ih * iw;\n"
+    "  __global const float *wc = w + wo + (size_t)ch * kh * kw;\n"
+    "  int y0 = oy * sh - ph, x0 = ox * sw - pw;\n"
+    "  float acc = has_bias ? bias[bo + ch] : 0.0f;\n"
+    "  for (int fy = 0; fy < kh; fy++) {\n"
+    "    int iy = y0 + fy * dh;\n"
+    "    if (iy < 0 || iy >= ih) continue;\n"
+    "    for (int fx = 0; fx < kw; fx++) {\n"
+    "      int ix = x0 + fx * dw;\n"
+    "      if (ix < 0 || ix >= iw) continue;\n"
+    "      acc += pc[iy * iw + ix] * wc[fy * kw + fx];\n"
+    "    }\n"
+    "  }\n"
+    "  y[yo + ((size_t)n * c + ch) * oh * ow + pix] = ti_act(acc, act, aa, ab);\n"
+    "}\n",
+    NULL};
+
+/* Matrix products: C[b] = act(alpha * A[b] B[b] + bias), A and B addressed through
+ * strides (so transposes cost nothing), batch offsets from a table. Bias: element
+ * (i, j) at bias[i * bsm + j * bsn] times beta (strides 0 broadcast). ti_matmul_t uses
+ * TI_T x TI_T tiles in local memory (local size must be TI_T x TI_T); ti_matmul is the
+ * plain form that runs with any local size. */
+#define TI__CL_MM_ARGS                                                                          \
+    "__global const float *a, int ao, __global const float *b, int bo,\n"                       \
+    "  __global const float *bias, int co, int has_bias, __global float *y, int yo,\n"          \
+    "  __global const int *p, int po, int M, int N, int K, int sam, int sak, int sbk, int sbn,\n" \
+    "  int bsm, int bsn, float alpha, float beta, int act, float aa, float ab"
+static const char *const ti__cl_src_gemm[] = {
+
+    "__kernel void ti_matmul(" TI__CL_MM_ARGS ") {\n"
+    "  int j = get_global_id(0), i = get_global_id(1), t = get_global_id(2);\n"
+    "  if (i >= M || j >= N) return;\n"
+    "  p += po + 3 * t;\n"
+    "  __global const float *pa = a + ao + p[0] + (size_t)i * sam;\n"
+    "  __global const float *pb = b + bo + p[1] + (size_t)j * sbn;\n"
+    "  float acc = 0.0f;\n"
+    "  for (int k = 0; k < K; k++) acc += pa[(size_t)k * sak] * pb[(size_t)k * sbk];\n"
+    "  acc *= alpha;\n"
+    "  if (has_bias) acc += beta * bias[co + i * bsm + j * bsn];\n"
+    "  y[yo + p[2] + (size_t)i * N + j] = ti_act(acc, act, aa, ab);\n"
+    "}\n"
+    "#ifndef TI_T\n#define TI_T 16\n#endif\n"
+    "#define TI_W 4\n",
+    /* each work item computes TI_W outputs along j: work-group TI_T x TI_T covers a
+     * TI_T rows x (TI_T * TI_W) columns block of C */
+    "__kernel __attribute__((reqd_work_group_size(TI_T, TI_T, 1)))\n"
+    "void ti_matmul_t(" TI__CL_MM_ARGS ") {\n"
+    "  __local float ta[TI_T][TI_T + 1];\n"
+    "  __local float tb[TI_T][TI_T * TI_W + 1];\n"
+    "  int lj = get_local_id(0), li = get_local_id(1), t = get_global_id(2);\n"
+    "  int i = get_group_id(1) * TI_T + li, j0 = get_group_id(0) * TI_T * TI_W;\n"
+    "  p += po + 3 * t;\n"
+    "  __global const float *pa = a + ao + p[0];\n"
+    "  __global const float *pb = b + bo + p[1];\n"
+    "  float acc[TI_W];\n"
+    "  for (int w = 0; w < TI_W; w++) acc[w] = 0.0f;\n"
+    "  for (int k0 = 0; k0 < K; k0 += TI_T) {\n"
+    "    int ka = k0 + lj;\n"
+    "    ta[li][lj] = (i < M && ka < K) ? pa[(size_t)i * sam + (size_t)ka * sak] : 0.0f;\n"
+    "    for (int w = 0; w < TI_W; w++) {\n"
+    "      int jj = j0 + w * TI_T + lj, kb = k0 + li;\n"
+    "      tb[li][w * TI_T + lj] = (jj < N && kb < K) ? pb[(size_t)kb * sbk + (size_t)jj * sbn] : 0.0f;\n"
+    "    }\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    for (int k = 0; k < TI_T; k++) {\n"
+    "      float av = ta[li][k];\n"
+    "      for (int w = 0; w < TI_W; w++) acc[w] += av * tb[k][w * TI_T + lj];\n"
+    "    }\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  }\n"
+    "  if (i >= M) return;\n"
+    "  for (int w = 0; w < TI_W; w++) {\n"
+    "    int j = j0 + w * TI_T + lj;\n"
+    "    if (j >= N) continue;\n"
+    "    float v = acc[w] * alpha;\n"
+    "    if (has_bias) v += beta * bias[co + i * bsm + j * bsn];\n"
+    "    y[yo + p[2] + (size_t)i * N + j] = ti_act(v, act, aa, ab);\n"
+    "  }\n"
+    "}\n",
+    NULL};
+
+#endif /* TI_NO_OPENCL */
+/* ==== end src/cl/kernels.c ================================================================== */
+
+/* ==== begin src/cl/runtime.c ================================================================ */
+/* The OpenCL runtime of a session: picks a device, makes the context and queue, builds
+ * the programs a plan needs (from the on-disk binary cache when there is one), and
+ * launches kernels with work-group sizes that fit the kernel and the device, retrying
+ * smaller sizes, then no local size, when the driver refuses one. Relies on the loader
+ * (cl/loader.c) and the kernel sources (cl/kernels.c). Must never print or abort: every
+ * failure is a reason string the session turns into a CPU fallback or an error. */
+#ifndef TI_NO_OPENCL
+
+typedef enum ti__clp { TI__CLP_ELTWISE = 0, TI__CLP_CONV, TI__CLP_GEMM, TI__CLP_COUNT } ti__clp;
+
+/* X(id, program, kernel name) */
+#define TI__CL_KERNELS(X)                                                                   \
+    X(UNARY, ELTWISE, "ti_unary")                                                           \
+    X(BINARY, ELTWISE, "ti_binary")                                                         \
+    X(BINARY_SAME, ELTWISE, "ti_binary_same")                                               \
+    X(BINARY_CHAN, ELTWISE, "ti_binary_chan")                                               \
+    X(COPY, ELTWISE, "ti_copy")                                                             \
+    X(COPY_FLAT, ELTWISE, "ti_copy_flat")                                                   \
+    X(GPOOL, ELTWISE, "ti_gpool")                                                           \
+    X(POOL2D, ELTWISE, "ti_pool2d")                                                         \
+    X(SOFTMAX, ELTWISE, "ti_softmax")                                                       \
+    X(LAYERNORM, ELTWISE, "ti_layernorm")                                                   \
+    X(BATCHNORM, ELTWISE, "ti_batchnorm")                                                   \
+    X(CONV2D, CONV, "ti_conv2d")                                                            \
+    X(DWCONV2D, CONV, "ti_dwconv2d")                                                        \
+    X(MATMUL, GEMM, "ti_matmul")                                                            \
+    X(MATMUL_T, GEMM, "ti_matmul_t")
+
+typedef enum ti__clk {
+#define TI__CLK_ENUM(id, prog, name) TI__CLK_##id,
+    TI__CL_KERNELS(TI__CLK_ENUM)
+#undef TI__CLK_ENUM
+    TI__CLK_COUNT
+} ti__clk;
+
+static const struct {
+    ti__clp prog;
+    const char *name;
+} ti__cl_kernel_table[TI__CLK_COUNT] = {
+#define TI__CLK_ROW(id, prog, name) {TI__CLP_##prog, name},
+    TI__CL_KERNELS(TI__CLK_ROW)
+#undef TI__CLK_ROW
+};
+
+#define TI__CL_MM_TILE 16 /* TI_T of ti_matmul_t */
+
+typedef struct ti__clrt {
+    ti_cl_api api;
+    cl_platform_id plat;
+    cl_device_id dev;
+    cl_context ctx;
+    cl_command_queue q;
+    char name[260];   /* "platform / device" */
+    char ident[512];  /* platform, device, versions: part of the cache key */
+    size_t max_wg, max_item[3];
+    cl_ulong local_mem;
+    cl_program prog[TI__CLP_COUNT];
+    cl_kernel kern[TI__CLK_COUNT];
+    size_t kern_wg[TI__CLK_COUNT]; /* CL_KERNEL_WORK_GROUP_SIZE on this device */
+    unsigned need;                  /* programs the plan needs (bits of ti__clp) */
+    char cache_dir[512];
+    int built, cached;
+    double build_ms;
+    size_t fake_max_wg; /* test hook ($TINYINFER_OPENCL_FAKE_MAX_WG): refuse larger groups */
+    int retries;        /* launches that needed a smaller or no local size */
+    char last_retry[160];
+} ti__clrt;
+
+#include <time.h>
+#if defined(_WIN32)
+TI__PRIVATE double ti__cl_now_ms(void) { return (double)clock() * 1000.0 / CLOCKS_PER_SEC; }
+#else
+TI__PRIVATE double ti__cl_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+#endif
+
+/* Does "platform / device" of device number idx (or of type) match the selector? */
+TI__PRIVATE int ti__cl_matches(const char *sel, cl_device_type type, int idx, const char *name) {
+    if (sel == NULL || sel[0] == 0) return 1;
+    if (strcmp(sel, "gpu") == 0) return (type & CL_DEVICE_TYPE_GPU) != 0;
+    if (strcmp(sel, "cpu") == 0) return (type & CL_DEVICE_TYPE_CPU) != 0;
+    if (strcmp(sel, "accelerator") == 0) return (type & CL_DEVICE_TYPE_ACCELERATOR) != 0;
+    int all_digits = 1;
+    for (const char *c = sel; *c; c++)
+        if (*c < '0' || *c > '9') all_digits = 0;
+    if (all_digits) return atoi(sel) == idx;
+    return strstr(name, sel) != NULL;
+}
+
+/* Picks the device: the selector's first match; with no selector, the first GPU, else the
+ * first device. Fills rt->plat/dev/name. Returns 1 on success, else 0 with why. */
+TI__PRIVATE int ti__cl_select(ti__clrt *rt, const char *sel, char *why, size_t whycap) {
+    const ti_cl_api *cl = &rt->api;
     cl_platform_id plats[16];
     cl_uint np = 0;
     cl_int e = cl->clGetPlatformIDs(16, plats, &np);
@@ -22543,53 +22996,1446 @@ TI__PRIVATE int ti__cl_pick(const ti_cl_api *cl, char *name, size_t cap, char *w
         return 0;
     }
     if (np > 16) np = 16;
-    static const cl_device_type order[2] = {CL_DEVICE_TYPE_GPU, CL_DEVICE_TYPE_ALL};
-    for (int pass = 0; pass < 2; pass++)
-        for (cl_uint p = 0; p < np; p++) {
-            cl_device_id dev;
+    int found = 0, idx = 0, n_dev = 0;
+    for (int pass = 0; pass < 2 && !found; pass++) {
+        idx = 0;
+        for (cl_uint p = 0; p < np && !found; p++) {
+            cl_device_id devs[16];
             cl_uint nd = 0;
-            if (cl->clGetDeviceIDs(plats[p], order[pass], 1, &dev, &nd) != CL_SUCCESS || nd == 0)
-                continue;
-            char pname[128] = "", dname[128] = "";
-            cl->clGetPlatformInfo(plats[p], CL_PLATFORM_NAME, sizeof pname - 1, pname, NULL);
-            cl->clGetDeviceInfo(dev, CL_DEVICE_NAME, sizeof dname - 1, dname, NULL);
-            snprintf(name, cap, "%s / %s", pname, dname);
-            return 1;
+            if (cl->clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 16, devs, &nd) != CL_SUCCESS)
+                nd = 0;
+            if (nd > 16) nd = 16;
+            for (cl_uint d = 0; d < nd && !found; d++, idx++) {
+                char pname[128] = "", dname[128] = "", full[260];
+                cl_device_type type = 0;
+                cl->clGetPlatformInfo(plats[p], CL_PLATFORM_NAME, sizeof pname - 1, pname, NULL);
+                cl->clGetDeviceInfo(devs[d], CL_DEVICE_NAME, sizeof dname - 1, dname, NULL);
+                cl->clGetDeviceInfo(devs[d], CL_DEVICE_TYPE, sizeof type, &type, NULL);
+                snprintf(full, sizeof full, "%s / %s", pname, dname);
+                if (pass == 0) n_dev++;
+                int ok = (sel != NULL && sel[0]) ? ti__cl_matches(sel, type, idx, full)
+                         : pass == 0             ? (type & CL_DEVICE_TYPE_GPU) != 0
+                                                 : 1;
+                if (!ok) continue;
+                rt->plat = plats[p];
+                rt->dev = devs[d];
+                memcpy(rt->name, full, sizeof full);
+                found = 1;
+            }
         }
-    snprintf(why, whycap, "%u OpenCL platform(s) but no device", (unsigned)np);
-    return 0;
+        if (sel != NULL && sel[0]) break; /* a selector is matched in one pass */
+    }
+    if (!found) {
+        if (sel != NULL && sel[0])
+            snprintf(why, whycap, "no OpenCL device matches '%s' (%d device(s) on %u platform(s))",
+                     sel, n_dev, (unsigned)np);
+        else
+            snprintf(why, whycap, "%u OpenCL platform(s) but no device", (unsigned)np);
+        return 0;
+    }
+    return 1;
 }
 
-/* Fills reason with what OpenCL offers; returns 1 when a device was found. */
-TI__PRIVATE int ti__cl_probe(const char *library, char *reason, size_t cap) {
-    ti_cl_api cl;
+TI__PRIVATE void ti__clrt_destroy(ti__clrt *rt) {
+    if (rt == NULL) return;
+    for (int k = 0; k < TI__CLK_COUNT; k++)
+        if (rt->kern[k]) rt->api.clReleaseKernel(rt->kern[k]);
+    for (int p = 0; p < TI__CLP_COUNT; p++)
+        if (rt->prog[p]) rt->api.clReleaseProgram(rt->prog[p]);
+    if (rt->q) rt->api.clReleaseCommandQueue(rt->q);
+    if (rt->ctx) rt->api.clReleaseContext(rt->ctx);
+    /* the library stays mapped (see cl/probe.c): drivers keep process-wide state */
+    memset(rt, 0, sizeof *rt);
+}
+
+/* Loads OpenCL, picks the device, makes a context and an in-order queue. On failure
+ * returns 0 with the reason in why and leaves rt empty. */
+TI__PRIVATE int ti__clrt_init(ti__clrt *rt, const ti_session_desc *d, char *why, size_t whycap) {
+    memset(rt, 0, sizeof *rt);
     ti_cl_report rep;
-    ti_cl_status st = ti_cl_load(&cl, library, &rep);
+    ti_cl_status st = ti_cl_load(&rt->api, d->opencl_library, &rep);
     if (st == TI_CL_NOT_FOUND) {
-        snprintf(reason, cap, "no OpenCL library (tried %d: '%s': %s%s)", rep.num_tried,
+        snprintf(why, whycap, "no OpenCL library (tried %d: '%s': %s%s)", rep.num_tried,
                  rep.tried[0].path, rep.tried[0].error, rep.num_tried > 1 ? ", ..." : "");
         return 0;
     }
     if (st == TI_CL_INCOMPLETE) {
-        snprintf(reason, cap, "the OpenCL library '%s' lacks %s", rep.tried[0].path,
+        snprintf(why, whycap, "the OpenCL library '%s' lacks %s", rep.tried[0].path,
                  rep.missing_symbol);
         return 0;
     }
-    char dev[260] = "", why[160] = "";
-    int found = ti__cl_pick(&cl, dev, sizeof dev, why, sizeof why);
-    if (found)
-        snprintf(reason, cap, "OpenCL device '%s' (%s) found, but this version has no OpenCL "
-                 "kernels yet (issue #5)", dev, rep.loaded);
-    else
-        snprintf(reason, cap, "%s (%s)", why, rep.loaded);
-    /* Keep the library mapped: ICD loaders and drivers (PoCL, NVIDIA) keep process-wide
-     * state from clGetPlatformIDs on and do not all survive being unloaded; a later dlopen
-     * of the same file only bumps its reference count. */
-    memset(&cl, 0, sizeof cl);
-    return found;
+    const char *sel = d->opencl_device ? d->opencl_device : getenv("TINYINFER_OPENCL_DEVICE");
+    if (!ti__cl_select(rt, sel, why, whycap)) {
+        memset(rt, 0, sizeof *rt);
+        return 0;
+    }
+    const ti_cl_api *cl = &rt->api;
+    char drv[128] = "", ver[128] = "";
+    cl->clGetDeviceInfo(rt->dev, CL_DRIVER_VERSION, sizeof drv - 1, drv, NULL);
+    cl->clGetDeviceInfo(rt->dev, CL_DEVICE_VERSION, sizeof ver - 1, ver, NULL);
+    snprintf(rt->ident, sizeof rt->ident, "%.250s|%.120s|%.120s", rt->name, drv, ver);
+    cl->clGetDeviceInfo(rt->dev, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof rt->max_wg, &rt->max_wg, NULL);
+    size_t items[16] = {0};
+    cl->clGetDeviceInfo(rt->dev, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof items, items, NULL);
+    for (int i = 0; i < 3; i++) rt->max_item[i] = items[i] ? items[i] : 1;
+    cl->clGetDeviceInfo(rt->dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof rt->local_mem, &rt->local_mem, NULL);
+    if (rt->max_wg == 0) rt->max_wg = 1;
+    const char *fake = getenv("TINYINFER_OPENCL_FAKE_MAX_WG");
+    if (fake != NULL && atoi(fake) > 0) rt->fake_max_wg = (size_t)atoi(fake);
+    cl_int e = CL_SUCCESS;
+    rt->ctx = cl->clCreateContext(NULL, 1, &rt->dev, NULL, NULL, &e);
+    if (rt->ctx == NULL || e != CL_SUCCESS) {
+        snprintf(why, whycap, "OpenCL device '%s': clCreateContext: %s", rt->name, ti_cl_error_string(e));
+        rt->ctx = NULL;
+        ti__clrt_destroy(rt);
+        return 0;
+    }
+    if (cl->clCreateCommandQueueWithProperties != NULL) {
+        rt->q = cl->clCreateCommandQueueWithProperties(rt->ctx, rt->dev, NULL, &e);
+    } else if (cl->clCreateCommandQueue != NULL) {
+        rt->q = cl->clCreateCommandQueue(rt->ctx, rt->dev, 0, &e);
+    } else {
+        e = CL_INVALID_OPERATION;
+    }
+    if (rt->q == NULL || e != CL_SUCCESS) {
+        snprintf(why, whycap, "OpenCL device '%s': cannot create a command queue: %s", rt->name,
+                 ti_cl_error_string(e));
+        rt->q = NULL;
+        ti__clrt_destroy(rt);
+        return 0;
+    }
+    const char *dir = d->opencl_cache_dir ? d->opencl_cache_dir : getenv("TINYINFER_OPENCL_CACHE");
+    if (dir != NULL && strlen(dir) < sizeof rt->cache_dir - 40)
+        memcpy(rt->cache_dir, dir, strlen(dir) + 1);
+    return 1;
+}
+
+/* ---- program binary cache ------------------------------------------------------------ */
+/* One file per program: "ti-<key>.clbin" holding a header (magic, key, size, checksum of
+ * the bytes) and the device binary. The key hashes the device identity (platform, device,
+ * driver and OpenCL versions), the build options and the source, so a driver update or a
+ * new library version never loads a stale binary. Damaged files fail the checks and are
+ * rebuilt and rewritten; writes go to a temporary file renamed into place. */
+#define TI__CL_CACHE_MAGIC "TICLBIN1"
+
+TI__PRIVATE uint64_t ti__fnv1a(uint64_t h, const void *data, size_t n) {
+    const unsigned char *p = (const unsigned char *)data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+TI__PRIVATE void ti__cl_cache_path(const ti__clrt *rt, uint64_t key, char *path, size_t cap) {
+    snprintf(path, cap, "%s/ti-%08x%08x.clbin", rt->cache_dir, (unsigned)(key >> 32),
+             (unsigned)(key & 0xffffffffu));
+}
+
+#if !defined(_WIN32)
+#include <sys/stat.h>
+#endif
+TI__PRIVATE void ti__cl_mkdir(const char *dir) {
+#if !defined(_WIN32)
+    char tmp[512];
+    size_t n = strlen(dir);
+    if (n >= sizeof tmp) return;
+    memcpy(tmp, dir, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (tmp[i] == '/' || tmp[i] == 0) {
+            char c = tmp[i];
+            tmp[i] = 0;
+            mkdir(tmp, 0755);
+            tmp[i] = c;
+        }
+    }
+#else
+    (void)dir;
+#endif
+}
+
+/* Reads a cached binary into a malloc'd buffer (*bytes); NULL when absent or damaged. */
+TI__PRIVATE unsigned char *ti__cl_cache_read(const char *path, uint64_t key, size_t *bytes) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return NULL;
+    unsigned char hdr[32];
+    unsigned char *bin = NULL;
+    if (fread(hdr, 1, sizeof hdr, f) == sizeof hdr && memcmp(hdr, TI__CL_CACHE_MAGIC, 8) == 0) {
+        uint64_t k = 0, n = 0, sum = 0;
+        for (int i = 7; i >= 0; i--) {
+            k = k << 8 | hdr[8 + i];
+            n = n << 8 | hdr[16 + i];
+            sum = sum << 8 | hdr[24 + i];
+        }
+        if (k == key && n > 0 && n < ((uint64_t)256 << 20)) {
+            bin = (unsigned char *)TI_MALLOC((size_t)n);
+            if (bin != NULL && (fread(bin, 1, (size_t)n, f) != (size_t)n || fgetc(f) != EOF ||
+                                ti__fnv1a(14695981039346656037ULL, bin, (size_t)n) != sum)) {
+                TI_FREE(bin);
+                bin = NULL;
+            }
+            if (bin != NULL) *bytes = (size_t)n;
+        }
+    }
+    fclose(f);
+    return bin;
+}
+
+TI__PRIVATE void ti__cl_cache_write(const ti__clrt *rt, const char *path, uint64_t key,
+                                    const unsigned char *bin, size_t n) {
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s.%08x.tmp", path,
+             (unsigned)(((uintptr_t)&tmp ^ (uintptr_t)time(NULL) * 2654435761u) & 0xffffffffu));
+    ti__cl_mkdir(rt->cache_dir);
+    FILE *f = fopen(tmp, "wb");
+    if (f == NULL) return;
+    unsigned char hdr[32];
+    uint64_t sum = ti__fnv1a(14695981039346656037ULL, bin, n), len = n;
+    memcpy(hdr, TI__CL_CACHE_MAGIC, 8);
+    for (int i = 0; i < 8; i++) {
+        hdr[8 + i] = (unsigned char)(key >> (8 * i));
+        hdr[16 + i] = (unsigned char)(len >> (8 * i));
+        hdr[24 + i] = (unsigned char)(sum >> (8 * i));
+    }
+    int ok = fwrite(hdr, 1, sizeof hdr, f) == sizeof hdr && fwrite(bin, 1, n, f) == n;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, path) != 0) remove(tmp);
+}
+
+/* The source of program p: the shared helpers, then the group's kernels (string arrays
+ * ending in NULL: C99 compilers need not take string literals over 4095 bytes). */
+TI__PRIVATE const char *const *ti__cl_prog_src(ti__clp p) {
+    switch (p) {
+    case TI__CLP_ELTWISE: return ti__cl_src_eltwise;
+    case TI__CLP_CONV: return ti__cl_src_conv;
+    default: return ti__cl_src_gemm;
+    }
+}
+
+#define TI__CL_BUILD_OPTIONS "-DTI_T=16"
+
+/* Builds program p (binary cache first). Returns 1, or 0 with why. */
+TI__PRIVATE int ti__clrt_build(ti__clrt *rt, ti__clp p, char *why, size_t whycap) {
+    const ti_cl_api *cl = &rt->api;
+    const char *srcs[64];
+    size_t lens[64];
+    cl_uint ns = 0;
+    for (const char *const *c = ti__cl_src_common; *c && ns < 64; c++) srcs[ns++] = *c;
+    for (const char *const *c = ti__cl_prog_src(p); *c && ns < 64; c++) srcs[ns++] = *c;
+    uint64_t key = 14695981039346656037ULL;
+    key = ti__fnv1a(key, rt->ident, strlen(rt->ident) + 1);
+    key = ti__fnv1a(key, TI__CL_BUILD_OPTIONS, sizeof TI__CL_BUILD_OPTIONS);
+    for (cl_uint i = 0; i < ns; i++) {
+        lens[i] = strlen(srcs[i]);
+        key = ti__fnv1a(key, srcs[i], lens[i] + 1);
+    }
+    char path[600] = "";
+    double t0 = ti__cl_now_ms();
+    cl_int e = CL_SUCCESS;
+    cl_program prog = NULL;
+    if (rt->cache_dir[0]) {
+        ti__cl_cache_path(rt, key, path, sizeof path);
+        size_t n = 0;
+        unsigned char *bin = ti__cl_cache_read(path, key, &n);
+        if (bin != NULL) {
+            const unsigned char *b = bin;
+            cl_int bst = CL_SUCCESS;
+            prog = cl->clCreateProgramWithBinary(rt->ctx, 1, &rt->dev, &n, &b, &bst, &e);
+            TI_FREE(bin);
+            if (prog != NULL && (e != CL_SUCCESS || bst != CL_SUCCESS ||
+                                 cl->clBuildProgram(prog, 1, &rt->dev, TI__CL_BUILD_OPTIONS, NULL,
+                                                    NULL) != CL_SUCCESS)) {
+                cl->clReleaseProgram(prog);
+                prog = NULL;
+            }
+            if (prog != NULL) rt->cached++;
+        }
+    }
+    if (prog == NULL) {
+        prog = cl->clCreateProgramWithSource(rt->ctx, ns, srcs, lens, &e);
+        if (prog == NULL || e != CL_SUCCESS) {
+            snprintf(why, whycap, "clCreateProgramWithSource: %s", ti_cl_error_string(e));
+            return 0;
+        }
+        e = cl->clBuildProgram(prog, 1, &rt->dev, TI__CL_BUILD_OPTIONS, NULL, NULL);
+        if (e != CL_SUCCESS) {
+            char log[256] = "";
+            cl->clGetProgramBuildInfo(prog, rt->dev, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
+            for (char *c = log; *c; c++)
+                if (*c == '\n' || *c == '\r') *c = ' ';
+            snprintf(why, whycap, "building OpenCL program %d failed (%s): %.160s", (int)p,
+                     ti_cl_error_string(e), log);
+            cl->clReleaseProgram(prog);
+            return 0;
+        }
+        rt->built++;
+        if (path[0]) {
+            size_t n = 0;
+            if (cl->clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof n, &n, NULL) == CL_SUCCESS &&
+                n > 0 && n < ((size_t)256 << 20)) {
+                unsigned char *bin = (unsigned char *)TI_MALLOC(n);
+                unsigned char *bins[1] = {bin};
+                if (bin != NULL &&
+                    cl->clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bins, bins, NULL) == CL_SUCCESS)
+                    ti__cl_cache_write(rt, path, key, bin, n);
+                TI_FREE(bin);
+            }
+        }
+    }
+    rt->prog[p] = prog;
+    for (int k = 0; k < TI__CLK_COUNT; k++) {
+        if (ti__cl_kernel_table[k].prog != p) continue;
+        rt->kern[k] = cl->clCreateKernel(prog, ti__cl_kernel_table[k].name, &e);
+        if (rt->kern[k] == NULL || e != CL_SUCCESS) {
+            rt->kern[k] = NULL;
+            snprintf(why, whycap, "clCreateKernel(%s): %s", ti__cl_kernel_table[k].name,
+                     ti_cl_error_string(e));
+            return 0;
+        }
+        size_t wg = 0;
+        if (cl->clGetKernelWorkGroupInfo(rt->kern[k], rt->dev, CL_KERNEL_WORK_GROUP_SIZE,
+                                         sizeof wg, &wg, NULL) != CL_SUCCESS || wg == 0)
+            wg = rt->max_wg;
+        rt->kern_wg[k] = TI__MIN(wg, rt->max_wg);
+    }
+    rt->build_ms += ti__cl_now_ms() - t0;
+    return 1;
+}
+
+/* The largest local size a launch of kernel k may use. */
+TI__PRIVATE size_t ti__clrt_wg_limit(const ti__clrt *rt, ti__clk k) {
+    size_t lim = rt->kern_wg[k] ? rt->kern_wg[k] : rt->max_wg;
+    if (rt->fake_max_wg && rt->fake_max_wg < lim) lim = rt->fake_max_wg;
+    return lim;
+}
+
+TI__PRIVATE int ti__cl_wg_error(cl_int e) {
+    return e == CL_INVALID_WORK_GROUP_SIZE || e == CL_OUT_OF_RESOURCES ||
+           e == CL_INVALID_WORK_ITEM_SIZE;
+}
+
+/* Enqueues kernel k over global[0..dims) (rounded up to the local size), with local
+ * (NULL: chosen here). Sizes the driver refuses are retried halved along dim 0, then with
+ * no local size; a fixed local size (reqd_work_group_size kernels) is not changed.
+ * Returns the last CL error (CL_SUCCESS when it ran). */
+TI__PRIVATE cl_int ti__clrt_launch(ti__clrt *rt, ti__clk k, int dims, const size_t *global,
+                                   const size_t *fixed_local) {
+    const ti_cl_api *cl = &rt->api;
+    size_t lws[3] = {1, 1, 1}, gws[3] = {1, 1, 1};
+    size_t limit = ti__clrt_wg_limit(rt, k);
+    if (fixed_local != NULL) {
+        size_t prod = 1;
+        for (int d = 0; d < dims; d++) {
+            lws[d] = fixed_local[d];
+            prod *= lws[d];
+            if (lws[d] > rt->max_item[d]) return CL_INVALID_WORK_GROUP_SIZE;
+        }
+        if (prod > limit) return CL_INVALID_WORK_GROUP_SIZE; /* known before the driver says so */
+        for (int d = 0; d < dims; d++) gws[d] = (global[d] + lws[d] - 1) / lws[d] * lws[d];
+        return cl->clEnqueueNDRangeKernel(rt->q, rt->kern[k], (cl_uint)dims, NULL, gws, lws, 0,
+                                          NULL, NULL);
+    }
+    size_t l0 = TI__MIN(limit, rt->max_item[0]);
+    if (l0 > 128) l0 = 128;
+    while (l0 > 1 && l0 / 2 >= global[0]) l0 /= 2; /* small dim 0: do not waste items */
+    cl_int e = CL_SUCCESS;
+    for (;;) {
+        lws[0] = l0;
+        for (int d = 0; d < dims; d++) gws[d] = (global[d] + lws[d] - 1) / lws[d] * lws[d];
+        e = cl->clEnqueueNDRangeKernel(rt->q, rt->kern[k], (cl_uint)dims, NULL, gws, lws, 0, NULL,
+                                       NULL);
+        if (!ti__cl_wg_error(e)) return e;
+        rt->retries++;
+        snprintf(rt->last_retry, sizeof rt->last_retry, "%s: local size %zu refused (%s)",
+                 ti__cl_kernel_table[k].name, l0, ti_cl_error_string(e));
+        if (l0 == 1) break;
+        l0 /= 2;
+    }
+    for (int d = 0; d < dims; d++) gws[d] = global[d];
+    return cl->clEnqueueNDRangeKernel(rt->q, rt->kern[k], (cl_uint)dims, NULL, gws, NULL, 0, NULL,
+                                      NULL);
+}
+
+/* Kernel arguments: buffer + element offset pairs, ints and floats, set in order. */
+typedef struct ti__clargs {
+    ti__clrt *rt;
+    cl_kernel k;
+    cl_uint i;
+    cl_int err;
+} ti__clargs;
+
+TI__PRIVATE void ti__cla_begin(ti__clargs *a, ti__clrt *rt, ti__clk k) {
+    a->rt = rt;
+    a->k = rt->kern[k];
+    a->i = 0;
+    a->err = a->k != NULL ? CL_SUCCESS : CL_INVALID_KERNEL;
+}
+TI__PRIVATE void ti__cla_raw(ti__clargs *a, size_t size, const void *v) {
+    if (a->err == CL_SUCCESS) a->err = a->rt->api.clSetKernelArg(a->k, a->i, size, v);
+    a->i++;
+}
+TI__PRIVATE void ti__cla_int(ti__clargs *a, int64_t v) {
+    cl_int x = (cl_int)v;
+    ti__cla_raw(a, sizeof x, &x);
+}
+TI__PRIVATE void ti__cla_float(ti__clargs *a, float v) { ti__cla_raw(a, sizeof v, &v); }
+TI__PRIVATE void ti__cla_buf(ti__clargs *a, cl_mem m, size_t off_bytes) {
+    cl_int o = (cl_int)(off_bytes / 4);
+    ti__cla_raw(a, sizeof m, &m);
+    ti__cla_raw(a, sizeof o, &o);
 }
 #endif /* TI_NO_OPENCL */
-/* ==== end src/cl/probe.c ==================================================================== */
+/* ==== end src/cl/runtime.c ================================================================== */
+
+/* ==== begin src/cl/backend.c ================================================================ */
+/* The OpenCL backend of a session: places each planned node on the GPU or the CPU (with
+ * the reason), lays out device memory (one activation buffer mirroring the CPU arena's
+ * offsets, one buffer of constants and kernel parameter tables), and runs the plan,
+ * copying a tensor between host and device only where a CPU node and a GPU node meet.
+ * Relies on cl/runtime.c, the CPU kernels' parameter readers (conv.c, pool.c, gemm.c,
+ * reduce.c) and the session. Must not allocate in ti__clplan_run. */
+#ifndef TI_NO_OPENCL
+
+#define TI__CL_HOST 1 /* value's bytes are current in host memory */
+#define TI__CL_DEV 2  /* ... in device memory */
+
+typedef struct ti__clplan {
+    ti__clrt rt;
+    int active;           /* 1 when a plan exists with at least one GPU node */
+    cl_mem act, cst;      /* activations (arena mirror), constants + parameter tables */
+    size_t act_bytes, cst_bytes;
+    unsigned char *where; /* per value, during a run */
+    size_t *cst_off;      /* per value: byte offset in cst, (size_t)-1 when not there */
+    unsigned char *gpu;   /* per node */
+    const char **why;     /* per node: reason for the CPU ("" on the GPU) */
+    int32_t **par;        /* per node: parameter table (host copy), or NULL */
+    int *npar;
+    size_t *par_off;      /* per node: byte offset of its table in cst */
+    int n_gpu, n_cpu;
+    size_t transfer_bytes;
+} ti__clplan;
+
+/* What an op's GPU planner and launcher see. */
+typedef struct ti__clc {
+    ti_session *s;
+    ti__clplan *g;
+    int n;
+    const ti__node *node;
+    ti_tensor **in, **out;
+    int n_in, n_out;
+    char why[160];
+} ti__clc;
+
+TI__PRIVATE int ti__clc_no(ti__clc *c, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+TI__PRIVATE int ti__clc_no(ti__clc *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->why, sizeof c->why, fmt, ap);
+    va_end(ap);
+    return 0;
+}
+
+/* Parameter table of the node being planned: n ints, zeroed; NULL on OOM. */
+TI__PRIVATE int32_t *ti__clc_params(ti__clc *c, int n) {
+    int32_t *p = (int32_t *)ti__pool_alloc(&c->s->plan_pool, sizeof(int32_t) * (size_t)(n + 1));
+    c->g->par[c->n] = p;
+    c->g->npar[c->n] = p ? n : 0;
+    return p;
+}
+
+/* The device buffer and byte offset of a tensor of node c. */
+TI__PRIVATE void ti__clc_loc(const ti__clc *c, const ti_tensor *t, cl_mem *mem, size_t *off) {
+    int v = (int)(t - c->s->t);
+    if (c->g->cst_off[v] != (size_t)-1) {
+        *mem = c->g->cst;
+        *off = c->g->cst_off[v];
+    } else {
+        *mem = c->g->act;
+        *off = (size_t)((const unsigned char *)t->data - c->s->arena);
+    }
+}
+TI__PRIVATE void ti__cla_t(ti__clargs *a, const ti__clc *c, const ti_tensor *t) {
+    cl_mem m;
+    size_t off;
+    ti__clc_loc(c, t, &m, &off);
+    ti__cla_buf(a, m, off);
+}
+TI__PRIVATE void ti__cla_par(ti__clargs *a, const ti__clc *c) {
+    ti__cla_buf(a, c->g->cst, c->g->par_off[c->n]);
+}
+
+TI__PRIVATE int ti__cl_f32(const ti_tensor *t) { return t != NULL && t->dtype == TI_DTYPE_F32; }
+
+/* ---- elementwise -------------------------------------------------------------------- */
+
+/* Unary op code of the ti_unary kernel: ti__act codes, 100+ for the others, 0 = copy. */
+TI__PRIVATE int ti__cl_unary_code(const ti__clc *c, float *a, float *b) {
+    const char *op = c->node->op;
+    *a = 0.0f;
+    *b = 0.0f;
+    if (strcmp(op, "Relu") == 0) return TI__ACT_RELU;
+    if (strcmp(op, "Sigmoid") == 0) return TI__ACT_SIGMOID;
+    if (strcmp(op, "Tanh") == 0) return TI__ACT_TANH;
+    if (strcmp(op, "HardSwish") == 0) return TI__ACT_HARD_SWISH;
+    if (strcmp(op, "LeakyRelu") == 0) {
+        *a = ti__attr_f(c->node, "alpha", 0.01f);
+        return TI__ACT_LEAKY_RELU;
+    }
+    if (strcmp(op, "HardSigmoid") == 0) {
+        *a = ti__attr_f(c->node, "alpha", 0.2f);
+        *b = ti__attr_f(c->node, "beta", 0.5f);
+        return TI__ACT_HARD_SIGMOID;
+    }
+    if (strcmp(op, "Clip") == 0) {
+        *a = -FLT_MAX;
+        *b = FLT_MAX;
+        if (c->s->m->opset < 11) {
+            *a = ti__attr_f(c->node, "min", -FLT_MAX);
+            *b = ti__attr_f(c->node, "max", FLT_MAX);
+            return TI__ACT_CLIP;
+        }
+        for (int i = 1; i < 3 && i < c->n_in; i++) {
+            const ti_tensor *t = c->in[i];
+            if (t == NULL || ti__numel(t) == 0) continue;
+            if (!c->s->vi[c->node->inputs[i]].is_const || !ti__cl_f32(t)) return -1;
+            if (i == 1) *a = ((const float *)t->data)[0];
+            else *b = ((const float *)t->data)[0];
+        }
+        return TI__ACT_CLIP;
+    }
+    if (strcmp(op, "Elu") == 0) {
+        *a = ti__attr_f(c->node, "alpha", 1.0f);
+        return 108;
+    }
+    if (strcmp(op, "Gelu") == 0)
+        return strcmp(ti__attr_s(c->node, "approximate", "none"), "none") == 0 ? 107 : -1;
+    static const char *const names[] = {"Neg", "Abs", "Exp", "Sqrt", "Erf", "Log", "Reciprocal",
+                                        "", "", "Floor", "Ceil", "", "Softplus"};
+    for (int i = 0; i < (int)TI__COUNTOF(names); i++)
+        if (names[i][0] && strcmp(op, names[i]) == 0) return 100 + i;
+    return -1;
+}
+
+TI__PRIVATE int ti__cl_plan_unary(ti__clc *c) {
+    float a, b;
+    if (c->n_out != 1 || !ti__cl_f32(c->in[0]) || !ti__cl_f32(c->out[0]))
+        return ti__clc_no(c, "float32 only on OpenCL");
+    if (ti__cl_unary_code(c, &a, &b) < 0) return ti__clc_no(c, "attributes not supported on OpenCL");
+    return 1;
+}
+TI__PRIVATE cl_int ti__cl_run_unary(ti__clc *c) {
+    float a, b;
+    int code = ti__cl_unary_code(c, &a, &b);
+    size_t n = ti__numel(c->out[0]);
+    ti__clargs x;
+    ti__cla_begin(&x, &c->g->rt, TI__CLK_UNARY);
+    ti__cla_t(&x, c, c->in[0]);
+    ti__cla_t(&x, c, c->out[0]);
+    ti__cla_int(&x, (int64_t)n);
+    ti__cla_int(&x, code);
+    ti__cla_float(&x, a);
+    ti__cla_float(&x, b);
+    if (x.err != CL_SUCCESS) return x.err;
+    return ti__clrt_launch(&c->g->rt, TI__CLK_UNARY, 1, &n, NULL);
+}
+
+/* Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout (inference): the bytes as they
+ * are. */
+TI__PRIVATE int ti__cl_plan_alias(ti__clc *c) {
+    if (!ti__cl_f32(c->in[0]) || !ti__cl_f32(c->out[0]))
+        return ti__clc_no(c, "float32 only on OpenCL");
+    for (int i = 1; i < c->n_out; i++)
+        if (c->out[i] != NULL) return ti__clc_no(c, "second output not supported on OpenCL");
+    return 1;
+}
+TI__PRIVATE cl_int ti__cl_run_alias(ti__clc *c) {
+    size_t n = ti__numel(c->out[0]);
+    ti__clargs x;
+    ti__cla_begin(&x, &c->g->rt, TI__CLK_COPY_FLAT);
+    ti__cla_t(&x, c, c->in[0]);
+    ti__cla_t(&x, c, c->out[0]);
+    ti__cla_int(&x, (int64_t)n);
+    if (x.err != CL_SUCCESS) return x.err;
+    return ti__clrt_launch(&c->g->rt, TI__CLK_COPY_FLAT, 1, &n, NULL);
+}
+
+TI__PRIVATE int ti__cl_binop_code(const char *op) {
+    static const char *const names[] = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Pow"};
+    for (int i = 0; i < (int)TI__COUNTOF(names); i++)
+        if (strcmp(op, names[i]) == 0) return i;
+    return -1;
+}
+
+/* Right-aligned strides of t inside the broadcast output shape (0 on broadcast dims). */
+TI__PRIVATE void ti__cl_bstrides(const ti_tensor *t, int rank, const int64_t *dims, int32_t *st) {
+    int64_t s = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+        int td = d - (rank - t->rank);
+        int64_t dim = td >= 0 ? t->shape[td] : 1;
+        st[d] = (dim == 1 && dims[d] != 1) ? 0 : (int32_t)s;
+        s *= dim;
+    }
+}
+
+/* 1 when t is a per-channel vector of y (y rank 4, t's only non-1 dim is y's dim 1). */
+TI__PRIVATE int ti__cl_is_chan(const ti_tensor *t, const ti_tensor *y) {
+    if (y->rank != 4 || t->rank > 4 || t->rank < 3) return 0;
+    int64_t c = y->shape[1];
+    for (int d = 0; d < t->rank; d++) {
+        int yd = d + (4 - t->rank);
+        int64_t want = yd == 1 ? c : 1;
+        if (t->shape[d] != want) return 0;
+    }
+    return 1;
+}
+
+TI__PRIVATE int ti__cl_plan_binary(ti__clc *c) {
+    const ti_tensor *a = c->in[0], *b = c->n_in > 1 ? c->in[1] : NULL, *y = c->out[0];
+    if (c->n_in != 2 || b == NULL) return ti__clc_no(c, "%d inputs (OpenCL: 2)", c->n_in);
+    if (!ti__cl_f32(a) || !ti__cl_f32(b) || !ti__cl_f32(y))
+        return ti__clc_no(c, "float32 only on OpenCL");
+    size_t n = ti__numel(y);
+    if (ti__numel(a) == n && ti__numel(b) == n && a->rank == y->rank && b->rank == y->rank)
+        return 1; /* same shape */
+    if (ti__cl_is_chan(b, y) && ti__numel(a) == n) return 1;
+    int op = ti__cl_binop_code(c->node->op);
+    if (ti__cl_is_chan(a, y) && ti__numel(b) == n && (op == 0 || op == 2 || op == 4 || op == 5))
+        return 1;
+    int32_t *p = ti__clc_params(c, 1 + 3 * TI_MAX_DIMS);
+    if (p == NULL) return ti__clc_no(c, "out of memory");
+    int r = y->rank ? y->rank : 1;
+    int64_t dims[TI_MAX_DIMS];
+    for (int d = 0; d < r; d++) dims[d] = y->rank ? y->shape[d] : 1;
+    p[0] = r;
+    for (int d = 0; d < r; d++) p[1 + d] = (int32_t)dims[d];
+    ti__cl_bstrides(a, r, dims, p + 1 + r);
+    ti__cl_bstrides(b, r, dims, p + 1 + 2 * r);
+    return 1;
+}
+TI__PRIVATE cl_int ti__cl_run_binary(ti__clc *c) {
+    const ti_tensor *a = c->in[0], *b = c->in[1], *y = c->out[0];
+    int op = ti__cl_binop_code(c->node->op);
+    size_t n = ti__numel(y);
+    ti__clargs x;
+    ti__clk k;
+    if (c->g->par[c->n] != NULL) {
+        k = TI__CLK_BINARY;
+        ti__cla_begin(&x, &c->g->rt, k);
+        ti__cla_t(&x, c, a);
+        ti__cla_t(&x, c, b);
+        ti__cla_t(&x, c, y);
+        ti__cla_par(&x, c);
+        ti__cla_int(&x, (int64_t)n);
+    } else if (ti__numel(a) == n && ti__numel(b) == n && a->rank == y->rank && b->rank == y->rank) {
+        k = TI__CLK_BINARY_SAME;
+        ti__cla_begin(&x, &c->g->rt, k);
+        ti__cla_t(&x, c, a);
+        ti__cla_t(&x, c, b);
+        ti__cla_t(&x, c, y);
+        ti__cla_int(&x, (int64_t)n);
+    } else {
+        int swap = !ti__cl_is_chan(b, y) || ti__numel(a) != n;
+        k = TI__CLK_BINARY_CHAN;
+        ti__cla_begin(&x, &c->g->rt, k);
+        ti__cla_t(&x, c, swap ? b : a);
+        ti__cla_t(&x, c, swap ? a : b);
+        ti__cla_t(&x, c, y);
+        ti__cla_int(&x, (int64_t)n);
+        ti__cla_int(&x, y->shape[2] * y->shape[3]);
+        ti__cla_int(&x, y->shape[1]);
+    }
+    ti__cla_int(&x, op);
+    ti__cla_int(&x, c->node->act);
+    ti__cla_float(&x, c->node->act_a);
+    ti__cla_float(&x, c->node->act_b);
+    if (x.err != CL_SUCCESS) return x.err;
+    return ti__clrt_launch(&c->g->rt, k, 1, &n, NULL);
+}
+
+/* ---- strided copies: Transpose, Concat, Split ---------------------------------------- */
+
+/* Fills a ti_copy table: rank, dims, x strides, y strides. */
+TI__PRIVATE void ti__cl_copy_table(int32_t *p, int rank, const int64_t *dims, const int64_t *xs,
+                                   const int64_t *ys) {
+    p[0] = rank;
+    for (int d = 0; d < rank; d++) {
+        p[1 + d] = (int32_t)dims[d];
+        p[1 + rank + d] = (int32_t)xs[d];
+        p[1 + 2 * rank + d] = (int32_t)ys[d];
+    }
+}
+#define TI__CL_COPY_INTS (1 + 3 * TI_MAX_DIMS)
+
+TI__PRIVATE int ti__cl_plan_transpose(ti__clc *c) {
+    const ti_tensor *x = c->in[0], *y = c->out[0];
+    if (!ti__cl_f32(x) || !ti__cl_f32(y)) return ti__clc_no(c, "float32 only on OpenCL");
+    int cnt = 0, r = x->rank;
+    const int64_t *perm = ti__attr_ints(c->node, "perm", &cnt);
+    if (r < 1) return ti__clc_no(c, "rank 0");
+    int32_t *p = ti__clc_params(c, TI__CL_COPY_INTS);
+    if (p == NULL) return ti__clc_no(c, "out of memory");
+    int64_t xs[TI_MAX_DIMS], ys[TI_MAX_DIMS], xsp[TI_MAX_DIMS];
+    ti__strides(r, x->shape, xs);
+    ti__strides(r, y->shape, ys);
+    for (int d = 0; d < r; d++) xsp[d] = xs[perm != NULL && cnt == r ? perm[d] : r - 1 - d];
+    ti__cl_copy_table(p, r, y->shape, xsp, ys);
+    return 1;
+}
+
+/* Concat (input i into a slice of y) and Split (slice i of x into output i): one launch
+ * per part, each with its table at par + part * TI__CL_COPY_INTS. */
+TI__PRIVATE int ti__cl_concat_axis(const ti__clc *c, int rank) {
+    int64_t axis = ti__attr_i(c->node, "axis", 0);
+    if (axis < 0) axis += rank;
+    return (int)axis;
+}
+TI__PRIVATE int ti__cl_plan_parts(ti__clc *c) {
+    int concat = strcmp(c->node->op, "Concat") == 0;
+    const ti_tensor *big = concat ? c->out[0] : c->in[0];
+    int parts = concat ? c->n_in : c->n_out;
+    if (!ti__cl_f32(big)) return ti__clc_no(c, "float32 only on OpenCL");
+    int r = big->rank, axis = ti__cl_concat_axis(c, r);
+    if (r < 1 || axis < 0 || axis >= r) return ti__clc_no(c, "axis out of range");
+    int32_t *p = ti__clc_params(c, TI__CL_COPY_INTS * parts);
+    if (p == NULL) return ti__clc_no(c, "out of memory");
+    int64_t bs[TI_MAX_DIMS];
+    ti__strides(r, big->shape, bs);
+    for (int i = 0; i < parts; i++) {
+        const ti_tensor *t = concat ? c->in[i] : c->out[i];
+        if (t == NULL) continue;
+        if (!ti__cl_f32(t) || t->rank != r) return ti__clc_no(c, "part %d: float32 of rank %d only", i, r);
+        int64_t ts[TI_MAX_DIMS];
+        ti__strides(r, t->shape, ts);
+        ti__cl_copy_table(p + TI__CL_COPY_INTS * i, r, t->shape, concat ? ts : bs, concat ? bs : ts);
+    }
+    return 1;
+}
+TI__PRIVATE cl_int ti__cl_run_parts(ti__clc *c) {
+    int concat = strcmp(c->node->op, "Concat") == 0;
+    const ti_tensor *big = concat ? c->out[0] : c->in[0];
+    int parts = concat ? c->n_in : c->n_out, r = big->rank, axis = ti__cl_concat_axis(c, r);
+    int64_t bs[TI_MAX_DIMS], pos = 0;
+    ti__strides(r, big->shape, bs);
+    for (int i = 0; i < parts; i++) {
+        const ti_tensor *t = concat ? c->in[i] : c->out[i];
+        if (t == NULL) continue;
+        size_t n = ti__numel(t);
+        size_t slice = (size_t)(pos * bs[axis]) * 4;
+        pos += t->shape[axis];
+        if (n == 0) continue;
+        cl_mem bm, tm;
+        size_t bo, to;
+        ti__clc_loc(c, big, &bm, &bo);
+        ti__clc_loc(c, t, &tm, &to);
+        ti__clargs x;
+        ti__cla_begin(&x, &c->g->rt, TI__CLK_COPY);
+        if (concat) {
+            ti__cla_buf(&x, tm, to);
+            ti__cla_buf(&x, bm, bo + slice);
+        } else {
+            ti__cla_buf(&x, bm, bo + slice);
+            ti__cla_buf(&x, tm, to);
+        }
+        ti__cla_buf(&x, c->g->cst, c->g->par_off[c->n] + sizeof(int32_t) * TI__CL_COPY_INTS * (size_t)i);
+        ti__cla_int(&x, (int64_t)n);
+        if (x.err != CL_SUCCESS) return x.err;
+        cl_int e = ti__clrt_launch(&c->g->rt, TI__CLK_COPY, 1, &n, NULL);
+        if (e != CL_SUCCESS) return e;
+    }
+    return CL_SUCCESS;
+}
+
+/* ---- pooling and normalisation ------------------------------------------------------ */
+
+TI__PRIVATE int ti__cl_plan_gpool(ti__clc *c) {
+    if (!ti__cl_f32(c->in[0]) || !ti__cl_f32(c->out[0]) || c->in[0]->rank < 3)
+        return ti__clc_no(c, "float32 with spatial dims only on OpenCL");
+    return 1;
+}
+TI__PRIVATE cl_int ti__cl_run_gpool(ti__clc *c) {
+    const ti_tensor *x = c->in[0];
+    size_t planes = (size_t)(x->shape[0] * x->shape[1]), hw = ti__numel(x) / (planes ? planes : 1);
+    ti__clrt *rt = &c->g->rt;
+    size_t ls = 1, lim = TI__MIN(ti__clrt_wg_limit(rt, TI__CLK_GPOOL), rt->max_item[0]);
+    while (ls * 2 <= lim && ls * 2 <= 256 && ls < hw) ls *= 2;
+    for (;; ls /= 2) {
+        ti__clargs a;
+        ti__cla_begin(&a, rt, TI__CLK_GPOOL);
+        ti__cla_t(&a, c, x);
+        ti__cla_t(&a, c, c->out[0]);
+        ti__cla_int(&a, (int64_t)planes);
+        ti__cla_int(&a, (int64_t)hw);
+        ti__cla_int(&a, strcmp(c->node->op, "GlobalMaxPool") == 0);
+        ti__cla_raw(&a, ls * sizeof(float), NULL);
+        if (a.err != CL_SUCCESS) return a.err;
+        size_t g = planes * ls;
+        cl_int e = ti__clrt_launch(rt, TI__CLK_GPOOL, 1, &g, &ls);
+        if (!ti__cl_wg_error(e) || ls == 1) return e;
+        rt->retries++;
+        snprintf(rt->last_retry, sizeof rt->last_retry, "ti_gpool: local size %zu refused (%s)",
+                 ls, ti_cl_error_string(e));
+    }
+}
+
+TI__PRIVATE int ti__cl_plan_pool(ti__clc *c) {
+    const ti_tensor *x = c->in[0];
+    if (!ti__cl_f32(x) || x->rank != 4) return ti__clc_no(c, "2-D float32 pooling only on OpenCL");
+    if (c->n_out > 1 && c->out[1] != NULL) return ti__clc_no(c, "MaxPool indices not on OpenCL");
+    ti__kctx k;
+    ti_error err;
+    ti__kctx_init(c->s, &k, c->n, &err);
+    ti__poolp pp;
+    if (ti__pool_params(&k, &pp) != TI_OK) return ti__clc_no(c, "pool attributes");
+    int32_t *p = ti__clc_params(c, 16);
+    if (p == NULL) return ti__clc_no(c, "out of memory");
+    int32_t v[15] = {(int32_t)pp.in[1], (int32_t)pp.in[2], (int32_t)pp.out[1], (int32_t)pp.out[2],
+                     (int32_t)pp.k[1],  (int32_t)pp.k[2],  (int32_t)pp.s[1],   (int32_t)pp.s[2],
+                     (int32_t)pp.pb[1], (int32_t)pp.pb[2], (int32_t)pp.d[1],   (int32_t)pp.d[2],
+                     (int32_t)(ti__attr_i(c->node, "count_include_pad", 0) != 0),
+                     (int32_t)pp.pe[1], (int32_t)pp.pe[2]};
+    memcpy(p, v, sizeof v);
+    return 1;
+}
+TI__PRIVATE cl_int ti__cl_run_pool(ti__clc *c) {
+    size_t n = ti__numel(c->out[0]);
+    ti__clargs a;
+    ti__cla_begin(&a, &c->g->rt, TI__CLK_POOL2D);
+    ti__cla_t(&a, c, c->in[0]);
+    ti__cla_t(&a, c, c->out[0]);
+    ti__cla_par(&a, c);
+    ti__cla_int(&a, (int64_t)n);
+    ti__cla_int(&a, strcmp(c->node->op, "AveragePool") == 0);
+    if (a.err != CL_SUCCESS) return a.err;
+    return ti__clrt_launch(&c->g->rt, TI__CLK_POOL2D, 1, &n, NULL);
+}
+
+TI__PRIVATE int ti__cl_plan_softmax(ti__clc *c) {
+    if (!ti__cl_f32(c->in[0]) || !ti__cl_f32(c->out[0])) return ti__clc_no(c, "float32 only on OpenCL");
+    ti__kctx k;
+    ti_error err;
+    ti__kctx_init(c->s, &k, c->n, &err);
+    size_t outer, len, inner;
+    if (ti__sm_layout(&k, &outer, &len, &inner) != TI_OK || len == 0)
+        return ti__clc_no(c, "softmax layout");
+    int32_t *p = ti__clc_params(c, 3);
+    if (p == NULL) return ti__clc_no(c, "out of memory");
+    p[0] = (int32_t)(outer * inner);
+    p[1] = (int32_t)len;
+    p[2] = (int32_t)inner;
+    return 1;
+}
+TI__PRIVATE cl_int ti__cl_run_softmax(ti__clc *c) {
+    const int32_t *p = c->g->par[c->n];
+    size_t rows = (size_t)p[0];
+    ti__clargs a;
+    ti__cla_begin(&a, &c->g->rt, TI__CLK_SOFTMAX);
+    ti__cla_t(&a, c, c->in[0]);
+    ti__cla_t(&a, c, c->out[0]);
+    ti__cla_int(&a, p[0]);
+    ti__cla_int(&a, p[1]);
+    ti__cla_int(&a, p[2]);
+    ti__cla_int(&a, strcmp(c->node->op, "LogSoftmax") == 0);
+    if (a.err != CL_SUCCESS) return a.err;
+    return ti__clrt_launch(&c->g->rt, TI__CLK_SOFTMAX, 1, &rows, NULL);
+}
+
+TI__PRIVATE int ti__cl_plan_layernorm(ti__clc *c) {
+    const ti_tensor *x = c->in[0];
+    if (!ti__cl_f32(x) || !ti__cl_f32(c->out[0]) || c->n_in < 2 || !ti__cl_f32(c->in[1]))
+        return ti__clc_no(c, "float32 only on OpenCL");
+    for (int i = 1; i < c->n_out; i++)
+        if (c->out[i] != NULL) return ti__clc_no(c, "Mean/InvStdDev outputs not on OpenCL");
+    int64_t axis = ti__attr_i(c->node, "axis", -1);
+    if (axis < 0) axis += x->rank;
+    if (axis < 0 || axis >= x->rank) return ti__clc_no(c, "axis out of range");
+    size_t len = 1;
+    for (int d = (int)axis; d < x->rank; d++) len *= (size_t)x->shape[d];
+    if (ti__numel(c->in[1]) != len) return ti__clc_no(c, "scale does not cover the normalised dims");
+    if (c->n_in > 2 && c->in[2] != NULL && (!ti__cl_f32(c->in[2]) || ti__numel(c->in[2]) != len))
+        return ti__clc_no(c, "bias does not cover the normalised dims");
+    int32_t *p = ti__clc_params(c, 2);
+    if (p == NULL || len == 0) return ti__clc_no(c, "empty");
+    p[0] = (int32_t)(ti__numel(x) / len);
+    p[1] = (int32_t)len;
+    return 1;
+}
+TI__PRIVATE cl_int ti__cl_run_layernorm(ti__clc *c) {
+    const int32_t *p = c->g->par[c->n];
+    size_t rows = (size_t)p[0];
+    int has_b = c->n_in > 2 && c->in[2] != NULL;
+    ti__clargs a;
+    ti__cla_begin(&a, &c->g->rt, TI__CLK_LAYERNORM);
+    ti__cla_t(&a, c, c->in[0]);
+    ti__cla_t(&a, c, c->in[1]);
+    ti__cla_t(&a, c, has_b ? c->in[2] : c->in[1]);
+    ti__cla_int(&a, has_b);
+    ti__cla_t(&a, c, c->out[0]);
+    ti__cla_int(&a, p[0]);
+    ti__cla_int(&a, p[1]);
+    ti__cla_float(&a, ti__attr_f(c->node, "epsilon", 1e-5f));
+    if (a.err != CL_SUCCESS) return a.err;
+    return ti__clrt_launch(&c->g->rt, TI__CLK_LAYERNORM, 1, &rows, NULL);
+}
+
+TI__PRIVATE int ti__cl_plan_batchnorm(ti__clc *c) {
+    const ti_tensor *x = c->in[0];
+    if (c->n_in != 5 || x->rank < 2) return ti__clc_no(c, "BatchNormalization form");
+    for (int i = 0; i < 5; i++)
+        if (!ti__cl_f32(c->in[i])) return ti__clc_no(c, "float32 only on OpenCL");
+    for (int i = 1; i < c->n_out; i++)
+        if (c->out[i] != NULL) return ti__clc_no(c, "training outputs not on OpenCL");
+    for (int i = 1; i < 5; i++)
+        if (ti__numel(c->in[i]) != (size_t)x->shape[1]) return ti__clc_no(c, "per-channel inputs");
+    return 1;
+}
+TI__PRIVATE cl_int ti__cl_run_batchnorm(ti__clc *c) {
+    const ti_tensor *x = c->in[0];
+    size_t n = ti__numel(x), ch = (size_t)x->shape[1];
+    size_t planes = (size_t)x->shape[0] * ch, hw = planes != 0 ? n / planes : 1;
+    ti__clargs a;
+    ti__cla_begin(&a, &c->g->rt, TI__CLK_BATCHNORM);
+    for (int i = 0; i < 5; i++) ti__cla_t(&a, c, c->in[i]);
+    ti__cla_t(&a, c, c->out[0]);
+    ti__cla_int(&a, (int64_t)n);
+    ti__cla_int(&a, (int64_t)hw);
+    ti__cla_int(&a, (int64_t)ch);
+    ti__cla_float(&a, ti__attr_f(c->node, "epsilon", 1e-5f));
+    if (a.err != CL_SUCCESS) return a.err;
+    return ti__clrt_launch(&c->g->rt, TI__CLK_BATCHNORM, 1, &n, NULL);
+}
+
+/* ---- matrix products and convolutions ------------------------------------------------ */
+
+/* One matmul launch description (the ti_matmul argument list). The batch table (3 ints a
+ * batch: offsets of A, B, Y in elements) is the node's parameter table. */
+typedef struct ti__clmm {
+    const ti_tensor *a, *b, *bias, *y;
+    int64_t m, n, k, sam, sak, sbk, sbn, bsm, bsn;
+    float alpha, beta;
+    size_t batches;
+} ti__clmm;
+
+TI__PRIVATE cl_int ti__cl_run_mm(ti__clc *c, const ti__clmm *mm) {
+    ti__clrt *rt = &c->g->rt;
+    /* tiles pay off once there are a few of them; a device that cannot run 16 x 16
+     * groups (or refuses them) gets the plain kernel */
+    int tiled = mm->m * mm->n >= 1024 && mm->k >= 8;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        ti__clk k = tiled && attempt == 0 ? TI__CLK_MATMUL_T : TI__CLK_MATMUL;
+        if (!tiled && attempt == 1) break;
+        ti__clargs x;
+        ti__cla_begin(&x, rt, k);
+        ti__cla_t(&x, c, mm->a);
+        ti__cla_t(&x, c, mm->b);
+        ti__cla_t(&x, c, mm->bias ? mm->bias : mm->a);
+        ti__cla_int(&x, mm->bias != NULL);
+        ti__cla_t(&x, c, mm->y);
+        ti__cla_par(&x, c);
+        ti__cla_int(&x, mm->m);
+        ti__cla_int(&x, mm->n);
+        ti__cla_int(&x, mm->k);
+        ti__cla_int(&x, mm->sam);
+        ti__cla_int(&x, mm->sak);
+        ti__cla_int(&x, mm->sbk);
+        ti__cla_int(&x, mm->sbn);
+        ti__cla_int(&x, mm->bsm);
+        ti__cla_int(&x, mm->bsn);
+        ti__cla_float(&x, mm->alpha);
+        ti__cla_float(&x, mm->beta);
+        ti__cla_int(&x, c->node->act);
+        ti__cla_float(&x, c->node->act_a);
+        ti__cla_float(&x, c->node->act_b);
+        if (x.err != CL_SUCCESS) return x.err;
+        cl_int e;
+        if (k == TI__CLK_MATMUL_T) {
+            size_t t = TI__CL_MM_TILE;
+            size_t g[3] = {((size_t)mm->n + t * 4 - 1) / (t * 4) * t, (size_t)mm->m, mm->batches};
+            size_t l[3] = {t, t, 1};
+            e = ti__clrt_launch(rt, k, 3, g, l);
+            if (ti__cl_wg_error(e)) {
+                rt->retries++;
+                snprintf(rt->last_retry, sizeof rt->last_retry,
+                         "ti_matmul_t: 16x16 groups refused (%s), plain kernel used",
+                         ti_cl_error_string(e));
+                continue;
+            }
+        } else {
+            size_t g[3] = {(size_t)mm->n, (size_t)mm->m, mm->batches};
+            e = ti__clrt_launch(rt, k, 3, g, NULL);
+        }
+        return e;
+    }
+    return CL_INVALID_WORK_GROUP_SIZE;
+}
+
+TI__PRIVATE int ti__cl_plan_gemm(ti__clc *c) {
+    const ti_tensor *a = c->in[0], *b = c->in[1], *y = c->out[0];
+    const ti_tensor *cc = c->n_in > 2 ? c->in[2] : NULL;
+    if (!ti__cl_f32(a) || !ti__cl_f32(b) || !ti__cl_f32(y) || (cc && !ti__cl_f32(cc)))
+        return ti__clc_no(c, "float32 only on OpenCL");
+    int32_t *p = ti__clc_params(c, 3);
+    return p != NULL ? 1 : ti__clc_no(c, "out of memory");
+}
+TI__PRIVATE cl_int ti__cl_run_gemm(ti__clc *c) {
+    const ti_tensor *a = c->in[0], *b = c->in[1], *y = c->out[0];
+    const ti_tensor *cc = c->n_in > 2 ? c->in[2] : NULL;
+    int ta = ti__attr_i(c->node, "transA", 0) != 0, tb = ti__attr_i(c->node, "transB", 0) != 0;
+    ti__clmm mm;
+    memset(&mm, 0, sizeof mm);
+    mm.a = a;
+    mm.b = b;
+    mm.y = y;
+    mm.m = y->shape[0];
+    mm.n = y->shape[1];
+    mm.k = ta ? a->shape[0] : a->shape[1];
+    mm.sam = ta ? 1 : a->shape[1];
+    mm.sak = ta ? a->shape[1] : 1;
+    mm.sbk = tb ? 1 : b->shape[1];
+    mm.sbn = tb ? b->shape[1] : 1;
+    mm.alpha = ti__attr_f(c->node, "alpha", 1.0f);
+    mm.beta = ti__attr_f(c->node, "beta", 1.0f);
+    mm.batches = 1;
+    size_t sm = 0, sn = 0;
+    if (cc != NULL && ti__numel(cc) > 0 && mm.beta != 0.0f && ti__gemm_c_strides(cc, mm.m, mm.n, &sm, &sn)) {
+        mm.bias = cc;
+        mm.bsm = (int64_t)sm;
+        mm.bsn = (int64_t)sn;
+    }
+    return ti__cl_run_mm(c, &mm);
+}
+
+TI__PRIVATE int ti__cl_plan_matmul(ti__clc *c) {
+    const ti_tensor *a = c->in[0], *b = c->in[1], *y = c->out[0];
+    if (!ti__cl_f32(a) || !ti__cl_f32(b) || !ti__cl_f32(y)) return ti__clc_no(c, "float32 only on OpenCL");
+    ti__kctx k;
+    ti_error err;
+    ti__kctx_init(c->s, &k, c->n, &err);
+    ti__mm_shape sh;
+    if (ti__mm_infer(&k, a, b, &sh) != TI_OK) return ti__clc_no(c, "matmul shapes");
+    if (sh.n_batch == 0 || sh.n_batch > 65536) return ti__clc_no(c, "%zu batches", sh.n_batch);
+    int32_t *p = ti__clc_params(c, 3 * (int)sh.n_batch);
+    if (p == NULL) return ti__clc_no(c, "out of memory");
+    for (size_t t = 0; t < sh.n_batch; t++) {
+        size_t oa, ob;
+        ti__mm_offsets(&sh, t, &oa, &ob);
+        p[3 * t] = (int32_t)(oa * (size_t)(sh.m * sh.k));
+        p[3 * t + 1] = (int32_t)(ob * (size_t)(sh.k * sh.n));
+        p[3 * t + 2] = (int32_t)(t * (size_t)(sh.m * sh.n));
+    }
+    return 1;
+}
+TI__PRIVATE cl_int ti__cl_run_matmul(ti__clc *c) {
+    const ti_tensor *a = c->in[0], *b = c->in[1], *y = c->out[0];
+    ti__kctx k;
+    ti_error err;
+    ti__kctx_init(c->s, &k, c->n, &err);
+    ti__mm_shape sh;
+    ti__mm_infer(&k, a, b, &sh);
+    ti__clmm mm;
+    memset(&mm, 0, sizeof mm);
+    mm.a = a;
+    mm.b = b;
+    mm.y = y;
+    mm.m = sh.m;
+    mm.n = sh.n;
+    mm.k = sh.k;
+    mm.sam = sh.k;
+    mm.sak = 1;
+    mm.sbk = sh.n;
+    mm.sbn = 1;
+    mm.alpha = 1.0f;
+    mm.beta = 1.0f;
+    mm.batches = sh.n_batch;
+    if (c->n_in > 2 && c->in[2] != NULL) { /* fused row-vector bias */
+        mm.bias = c->in[2];
+        mm.bsm = 0;
+        mm.bsn = 1;
+    }
+    return ti__cl_run_mm(c, &mm);
+}
+
+/* Conv: 1x1 stride 1 unpadded, ungrouped: a matmul per image; depthwise: its own kernel;
+ * any other 2-D conv: the direct kernel. */
+typedef enum { TI__CLCONV_MM = 1, TI__CLCONV_DW, TI__CLCONV_DIRECT } ti__clconv_kind;
+
+TI__PRIVATE int ti__cl_plan_conv(ti__clc *c) {
+    const ti_tensor *x = c->in[0], *w = c->in[1], *y = c->out[0];
+    const ti_tensor *b = c->n_in > 2 ? c->in[2] : NULL;
+    if (!ti__cl_f32(x) || !ti__cl_f32(w) || !ti__cl_f32(y) || (b && !ti__cl_f32(b)))
+        return ti__clc_no(c, "float32 only on OpenCL");
+    if (x->rank != 4) return ti__clc_no(c, "%d-D conv (OpenCL: 2-D)", x->rank - 2);
+    ti__kctx k;
+    ti_error err;
+    ti__kctx_init(c->s, &k, c->n, &err);
+    ti__convp cp;
+    if (ti__conv_params(&k, 0, &cp) != TI_OK) return ti__clc_no(c, "conv attributes");
+    int32_t *p;
+    if (cp.group == 1 && cp.k[1] == 1 && cp.k[2] == 1 && cp.s[1] == 1 && cp.s[2] == 1 &&
+        cp.pb[1] == 0 && cp.pb[2] == 0 && cp.pe[1] == 0 && cp.pe[2] == 0) {
+        p = ti__clc_params(c, 1 + 3 * (int)cp.n);
+        if (p == NULL) return ti__clc_no(c, "out of memory");
+        p[0] = TI__CLCONV_MM;
+        for (int64_t i = 0; i < cp.n; i++) {
+            p[1 + 3 * i] = 0;
+            p[2 + 3 * i] = (int32_t)(i * cp.c * (int64_t)cp.in_sp);
+            p[3 + 3 * i] = (int32_t)(i * cp.m * (int64_t)cp.out_sp);
+        }
+        return 1;
+    }
+    p = ti__clc_params(c, 16);
+    if (p == NULL) return ti__clc_no(c, "out of memory");
+    p[0] = (cp.group == cp.c && cp.group == cp.m) ? TI__CLCONV_DW : TI__CLCONV_DIRECT;
+    int32_t v[15] = {(int32_t)cp.c,     (int32_t)cp.in[1], (int32_t)cp.in[2], (int32_t)cp.m,
+                     (int32_t)cp.out[1], (int32_t)cp.out[2], (int32_t)cp.k[1], (int32_t)cp.k[2],
+                     (int32_t)cp.s[1],  (int32_t)cp.s[2],  (int32_t)cp.pb[1], (int32_t)cp.pb[2],
+                     (int32_t)cp.d[1],  (int32_t)cp.d[2],  (int32_t)cp.group};
+    memcpy(p + 1, v, sizeof v);
+    return 1;
+}
+TI__PRIVATE cl_int ti__cl_run_conv(ti__clc *c) {
+    const ti_tensor *x = c->in[0], *w = c->in[1], *y = c->out[0];
+    const ti_tensor *b = c->n_in > 2 ? c->in[2] : NULL;
+    if (b != NULL && ti__numel(b) == 0) b = NULL;
+    const int32_t *p = c->g->par[c->n];
+    if (p[0] == TI__CLCONV_MM) {
+        ti__clmm mm;
+        memset(&mm, 0, sizeof mm);
+        mm.a = w;
+        mm.b = x;
+        mm.y = y;
+        mm.m = y->shape[1];
+        mm.n = y->shape[2] * y->shape[3];
+        mm.k = x->shape[1];
+        mm.sam = mm.k;
+        mm.sak = 1;
+        mm.sbk = mm.n;
+        mm.sbn = 1;
+        mm.alpha = 1.0f;
+        mm.beta = 1.0f;
+        mm.batches = (size_t)x->shape[0];
+        if (b != NULL) {
+            mm.bias = b;
+            mm.bsm = 1;
+            mm.bsn = 0;
+        }
+        /* the table starts after the kind: shift the parameter offset by one int */
+        size_t keep = c->g->par_off[c->n];
+        c->g->par_off[c->n] = keep + sizeof(int32_t);
+        cl_int e = ti__cl_run_mm(c, &mm);
+        c->g->par_off[c->n] = keep;
+        return e;
+    }
+    ti__clk k = p[0] == TI__CLCONV_DW ? TI__CLK_DWCONV2D : TI__CLK_CONV2D;
+    ti__clargs a;
+    ti__cla_begin(&a, &c->g->rt, k);
+    ti__cla_t(&a, c, x);
+    ti__cla_t(&a, c, w);
+    ti__cla_t(&a, c, b ? b : w);
+    ti__cla_int(&a, b != NULL);
+    ti__cla_t(&a, c, y);
+    ti__cla_buf(&a, c->g->cst, c->g->par_off[c->n] + sizeof(int32_t));
+    ti__cla_int(&a, c->node->act);
+    ti__cla_float(&a, c->node->act_a);
+    ti__cla_float(&a, c->node->act_b);
+    if (a.err != CL_SUCCESS) return a.err;
+    size_t g[3] = {(size_t)(y->shape[2] * y->shape[3]), (size_t)y->shape[1], (size_t)y->shape[0]};
+    return ti__clrt_launch(&c->g->rt, k, 3, g, NULL);
+}
+
+/* ---- the op table ------------------------------------------------------------------- */
+typedef struct ti__clop {
+    const char *name;
+    ti__clp prog;
+    int (*plan)(ti__clc *c);
+    cl_int (*run)(ti__clc *c);
+} ti__clop;
+
+static const ti__clop ti__cl_ops[] = {
+    {"Conv", TI__CLP_CONV, ti__cl_plan_conv, ti__cl_run_conv},
+    {"Gemm", TI__CLP_GEMM, ti__cl_plan_gemm, ti__cl_run_gemm},
+    {"MatMul", TI__CLP_GEMM, ti__cl_plan_matmul, ti__cl_run_matmul},
+    {"Add", TI__CLP_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
+    {"Sub", TI__CLP_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
+    {"Mul", TI__CLP_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
+    {"Div", TI__CLP_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
+    {"Max", TI__CLP_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
+    {"Min", TI__CLP_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
+    {"Pow", TI__CLP_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
+    {"Relu", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Sigmoid", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Tanh", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Clip", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"LeakyRelu", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"HardSigmoid", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"HardSwish", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Elu", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Gelu", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Neg", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Abs", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Exp", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Sqrt", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Erf", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Log", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Reciprocal", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Floor", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Ceil", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Softplus", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Reshape", TI__CLP_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
+    {"Flatten", TI__CLP_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
+    {"Squeeze", TI__CLP_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
+    {"Unsqueeze", TI__CLP_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
+    {"Identity", TI__CLP_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
+    {"Dropout", TI__CLP_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
+    {"Transpose", TI__CLP_ELTWISE, ti__cl_plan_transpose, NULL},
+    {"Concat", TI__CLP_ELTWISE, ti__cl_plan_parts, ti__cl_run_parts},
+    {"Split", TI__CLP_ELTWISE, ti__cl_plan_parts, ti__cl_run_parts},
+    {"GlobalAveragePool", TI__CLP_ELTWISE, ti__cl_plan_gpool, ti__cl_run_gpool},
+    {"GlobalMaxPool", TI__CLP_ELTWISE, ti__cl_plan_gpool, ti__cl_run_gpool},
+    {"MaxPool", TI__CLP_ELTWISE, ti__cl_plan_pool, ti__cl_run_pool},
+    {"AveragePool", TI__CLP_ELTWISE, ti__cl_plan_pool, ti__cl_run_pool},
+    {"Softmax", TI__CLP_ELTWISE, ti__cl_plan_softmax, ti__cl_run_softmax},
+    {"LogSoftmax", TI__CLP_ELTWISE, ti__cl_plan_softmax, ti__cl_run_softmax},
+    {"LayerNormalization", TI__CLP_ELTWISE, ti__cl_plan_layernorm, ti__cl_run_layernorm},
+    {"BatchNormalization", TI__CLP_ELTWISE, ti__cl_plan_batchnorm, ti__cl_run_batchnorm},
+};
+
+/* Transpose runs the copy kernel with its one table. */
+TI__PRIVATE cl_int ti__cl_run_copy_table(ti__clc *c) {
+    size_t n = ti__numel(c->out[0]);
+    ti__clargs x;
+    ti__cla_begin(&x, &c->g->rt, TI__CLK_COPY);
+    ti__cla_t(&x, c, c->in[0]);
+    ti__cla_t(&x, c, c->out[0]);
+    ti__cla_par(&x, c);
+    ti__cla_int(&x, (int64_t)n);
+    if (x.err != CL_SUCCESS) return x.err;
+    return ti__clrt_launch(&c->g->rt, TI__CLK_COPY, 1, &n, NULL);
+}
+
+TI__PRIVATE const ti__clop *ti__cl_op_find(const ti__node *node) {
+    if (node->domain[0] && strcmp(node->domain, "ai.onnx") != 0) return NULL;
+    for (size_t i = 0; i < TI__COUNTOF(ti__cl_ops); i++)
+        if (strcmp(ti__cl_ops[i].name, node->op) == 0) return &ti__cl_ops[i];
+    return NULL;
+}
+
+TI__PRIVATE void ti__clc_init(ti__clc *c, ti_session *s, ti__clplan *g, int n) {
+    c->s = s;
+    c->g = g;
+    c->n = n;
+    c->node = &s->nodes[n];
+    c->in = s->io[n];
+    c->n_in = c->node->n_inputs;
+    c->out = s->io[n] + c->node->n_inputs;
+    c->n_out = c->node->n_outputs;
+    c->why[0] = 0;
+}
+
+/* ---- plan ---------------------------------------------------------------------------- */
+
+TI__PRIVATE void ti__clplan_release(ti__clplan *g) {
+    if (g == NULL) return;
+    if (g->act) g->rt.api.clReleaseMemObject(g->act);
+    if (g->cst) g->rt.api.clReleaseMemObject(g->cst);
+    g->act = g->cst = NULL;
+    g->active = 0;
+    g->where = NULL; /* the rest lives in the session's plan pool */
+    g->cst_off = NULL;
+    g->gpu = NULL;
+    g->why = NULL;
+    g->par = NULL;
+    g->npar = NULL;
+    g->par_off = NULL;
+    g->n_gpu = g->n_cpu = 0;
+}
+
+/* Places the session's planned nodes; builds the programs they need; uploads constants.
+ * Never fails the session: anything that cannot run on the GPU runs on the CPU, and
+ * s->fallback says why when nothing could. Returns TI_ERR_OUT_OF_MEMORY only. */
+TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, ti_error *err) {
+    ti__clplan_release(g);
+    ti__pool *pool = &s->plan_pool;
+    int nn = s->n_nodes, nv = s->n_values;
+    g->where = (unsigned char *)ti__pool_alloc(pool, (size_t)nv + 1);
+    g->cst_off = (size_t *)ti__pool_alloc(pool, sizeof(size_t) * ((size_t)nv + 1));
+    g->gpu = (unsigned char *)ti__pool_alloc(pool, (size_t)nn + 1);
+    g->why = (const char **)ti__pool_alloc(pool, sizeof(char *) * ((size_t)nn + 1));
+    g->par = (int32_t **)ti__pool_alloc(pool, sizeof(int32_t *) * ((size_t)nn + 1));
+    g->npar = (int *)ti__pool_alloc(pool, sizeof(int) * ((size_t)nn + 1));
+    g->par_off = (size_t *)ti__pool_alloc(pool, sizeof(size_t) * ((size_t)nn + 1));
+    if (!g->where || !g->cst_off || !g->gpu || !g->why || !g->par || !g->npar || !g->par_off)
+        return ti__fail(err, TI_ERR_OUT_OF_MEMORY, s->m->name, "out of memory planning OpenCL");
+    for (int v = 0; v < nv; v++) g->cst_off[v] = (size_t)-1;
+    /* 1. which nodes can run there, and the programs they need */
+    unsigned need = 0;
+    for (int n = 0; n < nn; n++) {
+        ti__clc c;
+        ti__clc_init(&c, s, g, n);
+        const ti__clop *op = ti__cl_op_find(c.node);
+        int ok = 0;
+        if (n >= s->first_dynamic) ti__clc_no(&c, "shapes known only at run time");
+        else if (op == NULL) ti__clc_no(&c, "no OpenCL kernel for %s", c.node->op);
+        else {
+            ok = 1;
+            for (int i = 0; i < c.n_out && ok; i++)
+                if (c.out[i] != NULL && ti__numel(c.out[i]) == 0) ok = ti__clc_no(&c, "empty output");
+            if (ok) ok = op->plan(&c);
+        }
+        g->gpu[n] = (unsigned char)ok;
+        if (ok) need |= 1u << op->prog;
+        g->why[n] = ok ? "" : ti__pool_strndup(pool, c.why, strlen(c.why));
+        if (g->why[n] == NULL) g->why[n] = "";
+    }
+    /* 2. programs (a program that fails to build sends its nodes to the CPU) */
+    char fail[320] = "";
+    for (int p = 0; p < TI__CLP_COUNT; p++) {
+        if (!(need & (1u << p)) || g->rt.prog[p] != NULL) continue;
+        char why[300];
+        if (!ti__clrt_build(&g->rt, (ti__clp)p, why, sizeof why)) {
+            need &= ~(1u << p);
+            memcpy(fail, why, sizeof why);
+        }
+    }
+    /* 3. constants and parameter tables in one buffer; activations mirror the arena */
+    size_t cst = 0;
+    g->n_gpu = g->n_cpu = 0;
+    for (int n = 0; n < nn; n++) {
+        const ti__clop *op = ti__cl_op_find(&s->nodes[n]);
+        if (g->gpu[n] && !(need & (1u << op->prog))) {
+            g->gpu[n] = 0;
+            g->why[n] = ti__pool_strndup(pool, fail, strlen(fail));
+            if (g->why[n] == NULL) g->why[n] = "";
+        }
+        if (!g->gpu[n]) {
+            g->n_cpu++;
+            continue;
+        }
+        g->n_gpu++;
+        const ti__node *node = &s->nodes[n];
+        for (int i = 0; i < node->n_inputs; i++) {
+            int v = node->inputs[i];
+            if (v < 0 || !s->vi[v].is_const || g->cst_off[v] != (size_t)-1) continue;
+            g->cst_off[v] = cst;
+            cst += (s->t[v].size_bytes + 63) & ~(size_t)63;
+        }
+        g->par_off[n] = cst;
+        cst += ((size_t)g->npar[n] * sizeof(int32_t) + 63) & ~(size_t)63;
+    }
+    if (g->n_gpu == 0) return TI_OK;
+    const ti_cl_api *cl = &g->rt.api;
+    unsigned char *host = (unsigned char *)ti__calloc(&s->al, cst + 64);
+    if (host == NULL) return ti__fail(err, TI_ERR_OUT_OF_MEMORY, s->m->name, "out of memory staging constants");
+    for (int v = 0; v < nv; v++)
+        if (g->cst_off[v] != (size_t)-1 && s->t[v].size_bytes)
+            memcpy(host + g->cst_off[v], s->t[v].data, s->t[v].size_bytes);
+    for (int n = 0; n < nn; n++)
+        if (g->gpu[n] && g->npar[n]) memcpy(host + g->par_off[n], g->par[n], sizeof(int32_t) * (size_t)g->npar[n]);
+    cl_int e1 = CL_SUCCESS, e2 = CL_SUCCESS;
+    g->cst_bytes = cst + 64;
+    g->cst = cl->clCreateBuffer(g->rt.ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, g->cst_bytes, host, &e1);
+    ti__free(&s->al, host, cst + 64);
+    g->act_bytes = s->arena_bytes ? s->arena_bytes : 64;
+    g->act = cl->clCreateBuffer(g->rt.ctx, CL_MEM_READ_WRITE, g->act_bytes, NULL, &e2);
+    if (g->cst == NULL || g->act == NULL || e1 != CL_SUCCESS || e2 != CL_SUCCESS) {
+        snprintf(s->fallback, sizeof s->fallback, "OpenCL device '%s': cannot allocate %zu + %zu bytes (%s)",
+                 g->rt.name, g->cst_bytes, g->act_bytes, ti_cl_error_string(e1 != CL_SUCCESS ? e1 : e2));
+        ti__clplan_release(g);
+        return TI_OK;
+    }
+    g->active = 1;
+    return TI_OK;
+}
+
+/* Makes value v's bytes current on the host (dir TI__CL_HOST) or the device. */
+TI__PRIVATE cl_int ti__clplan_sync(ti_session *s, ti__clplan *g, int v, int dir) {
+    if (v < 0 || (g->where[v] & dir) || s->t[v].size_bytes == 0) return CL_SUCCESS;
+    if (g->cst_off[v] != (size_t)-1 || s->t[v].data == NULL) return CL_SUCCESS;
+    size_t off = (size_t)((unsigned char *)s->t[v].data - s->arena);
+    cl_int e;
+    if (dir == TI__CL_HOST)
+        e = g->rt.api.clEnqueueReadBuffer(g->rt.q, g->act, CL_TRUE, off, s->t[v].size_bytes,
+                                          s->t[v].data, 0, NULL, NULL);
+    else
+        e = g->rt.api.clEnqueueWriteBuffer(g->rt.q, g->act, CL_TRUE, off, s->t[v].size_bytes,
+                                           s->t[v].data, 0, NULL, NULL);
+    if (e == CL_SUCCESS) {
+        g->where[v] |= (unsigned char)dir;
+        g->transfer_bytes += s->t[v].size_bytes;
+    }
+    return e;
+}
+
+TI__PRIVATE ti_status ti__clplan_run(ti_session *s, ti__clplan *g, ti_error *err) {
+    const ti_cl_api *cl = &g->rt.api;
+    for (int v = 0; v < s->n_values; v++)
+        g->where[v] = (unsigned char)(TI__CL_HOST | (g->cst_off[v] != (size_t)-1 ? TI__CL_DEV : 0));
+    for (int n = 0; n < s->n_nodes; n++)
+        for (int i = 0; i < s->nodes[n].n_outputs; i++)
+            if (s->nodes[n].outputs[i] >= 0) g->where[s->nodes[n].outputs[i]] = 0;
+    g->transfer_bytes = 0;
+    for (int n = 0; n < s->n_nodes; n++) {
+        const ti__node *node = &s->nodes[n];
+        cl_int e = CL_SUCCESS;
+        if (g->gpu[n]) {
+            for (int i = 0; i < node->n_inputs && e == CL_SUCCESS; i++)
+                e = ti__clplan_sync(s, g, node->inputs[i], TI__CL_DEV);
+            if (e == CL_SUCCESS) {
+                ti__clc c;
+                ti__clc_init(&c, s, g, n);
+                const ti__clop *op = ti__cl_op_find(node);
+                e = op->run ? op->run(&c) : ti__cl_run_copy_table(&c);
+            }
+            if (e == CL_SUCCESS) {
+                for (int i = 0; i < node->n_outputs; i++)
+                    if (node->outputs[i] >= 0) g->where[node->outputs[i]] = TI__CL_DEV;
+                continue;
+            }
+            /* the device refused this node: it runs on the CPU from now on */
+            char why[160];
+            snprintf(why, sizeof why, "OpenCL launch failed (%s): moved to the CPU", ti_cl_error_string(e));
+            const char *w = ti__pool_strndup(&s->plan_pool, why, strlen(why));
+            g->why[n] = w ? w : "";
+            g->gpu[n] = 0;
+            g->n_gpu--;
+            g->n_cpu++;
+        }
+        e = CL_SUCCESS;
+        for (int i = 0; i < node->n_inputs && e == CL_SUCCESS; i++)
+            e = ti__clplan_sync(s, g, node->inputs[i], TI__CL_HOST);
+        if (e != CL_SUCCESS)
+            return ti__fail_node(err, TI_ERR_BACKEND, s->m->name, n, node->name, node->op,
+                                 "reading its inputs from the OpenCL device failed: %s",
+                                 ti_cl_error_string(e));
+        ti_status st;
+        if (n >= s->first_dynamic) {
+            st = ti__session_run_dynamic(s, n, err);
+        } else {
+            ti__kctx k;
+            ti__kctx_init(s, &k, n, err);
+            st = s->ops[n]->run(&k);
+        }
+        if (st != TI_OK) return st;
+        for (int i = 0; i < node->n_outputs; i++)
+            if (node->outputs[i] >= 0) g->where[node->outputs[i]] = TI__CL_HOST;
+    }
+    for (int i = 0; i < s->m->n_outputs; i++) {
+        cl_int e = ti__clplan_sync(s, g, s->m->outputs[i], TI__CL_HOST);
+        if (e != CL_SUCCESS)
+            return ti__fail(err, TI_ERR_BACKEND, s->m->name, "reading output '%s' from the OpenCL device failed: %s",
+                            s->t[s->m->outputs[i]].name, ti_cl_error_string(e));
+    }
+    cl_int e = cl->clFinish(g->rt.q);
+    if (e != CL_SUCCESS)
+        return ti__fail(err, TI_ERR_BACKEND, s->m->name, "OpenCL: clFinish: %s", ti_cl_error_string(e));
+    s->info.transfer_bytes = g->transfer_bytes;
+    return TI_OK;
+}
+#endif /* TI_NO_OPENCL */
+/* ==== end src/cl/backend.c ================================================================== */
 
 /* ==== begin src/core/model.c ================================================================ */
 /* Models: loading from a file or memory (the format is detected from the bytes and handed
@@ -22814,6 +24660,9 @@ TI__PRIVATE void ti__log(const ti_session *s, ti_log_level level, const char *ms
 
 /* Frees what a plan owns (not the tensor table, which survives re-planning). */
 TI__PRIVATE void ti__session_unplan(ti_session *s) {
+#ifndef TI_NO_OPENCL
+    ti__clplan_release(s->cl);
+#endif
     for (int v = 0; v < s->n_values; v++) {
         if (s->vi != NULL && s->vi[v].heap) ti__free(&s->al, s->t[v].data, s->vi[v].heap_bytes);
     }
@@ -23146,6 +24995,34 @@ TI__PRIVATE ti_status ti__session_plan(ti_session *s, ti_error *err) {
     s->planned = 1;
     s->info.backend = TI_BACKEND_CPU;
     s->info.fallback_reason = s->fallback;
+    s->info.device = "";
+    s->info.num_cpu_nodes = s->n_nodes;
+#ifndef TI_NO_OPENCL
+    if (s->cl != NULL) {
+        ti__clplan *g = s->cl;
+        if ((st = ti__clplan_build(s, g, err)) != TI_OK) return st;
+        s->info.device = g->rt.name;
+        s->info.programs_built = g->rt.built;
+        s->info.programs_cached = g->rt.cached;
+        s->info.build_ms = g->rt.build_ms;
+        if (g->active) {
+            s->info.backend = TI_BACKEND_OPENCL;
+            s->info.num_gpu_nodes = g->n_gpu;
+            s->info.num_cpu_nodes = g->n_cpu;
+            s->fallback[0] = 0;
+        } else if (s->fallback[0] == 0) {
+            int n = 0;
+            while (n < s->n_nodes && g->gpu[n] == 0 && g->why[n][0] == 0) n++;
+            if (n < s->n_nodes)
+                snprintf(s->fallback, sizeof s->fallback,
+                         "no node can run on OpenCL device '%.80s' (node 0 '%.40s' (%.30s): %.80s)",
+                         g->rt.name, s->nodes[0].name, s->nodes[0].op, g->why[0]);
+            else
+                snprintf(s->fallback, sizeof s->fallback, "no node to run on OpenCL device '%.200s'",
+                         g->rt.name);
+        }
+    }
+#endif
     s->info.num_threads = ti__threadpool_size(s->tp);
     s->info.num_nodes = s->n_nodes;
     s->info.arena_bytes = s->arena_bytes;
@@ -23164,28 +25041,54 @@ TI_API ti_session *ti_session_create(const ti_model *m, const ti_session_desc *d
         ti__fail(err, TI_ERR_INVALID_ARGUMENT, m->name, "allocator: set both alloc and free, or neither");
         return NULL;
     }
-    char fallback[320] = "";
-    if (d.backend != TI_BACKEND_CPU) {
-#ifndef TI_NO_OPENCL
-        ti__cl_probe(d.opencl_library, fallback, sizeof fallback);
-#else
-        snprintf(fallback, sizeof fallback, "OpenCL was compiled out (TI_NO_OPENCL)");
-#endif
-        if (d.backend == TI_BACKEND_OPENCL) { /* asked for explicitly: an error, not a fallback */
-            ti__fail(err, TI_ERR_BACKEND, m->name, "backend OpenCL: %s", fallback);
-            return NULL;
-        }
-    }
     if (d.num_dim_bindings < 0 || (d.num_dim_bindings > 0 && d.dim_bindings == NULL)) {
         ti__fail(err, TI_ERR_INVALID_ARGUMENT, m->name, "dim_bindings is NULL but num_dim_bindings is %d",
                  d.num_dim_bindings);
         return NULL;
     }
+    char fallback[320] = "";
+    struct ti__clplan *gpu = NULL;
+    if (d.backend != TI_BACKEND_CPU) {
+#ifndef TI_NO_OPENCL
+        gpu = (ti__clplan *)ti__calloc(&d.allocator, sizeof *gpu);
+        if (gpu == NULL) {
+            ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name, "out of memory creating a session");
+            return NULL;
+        }
+        if (!ti__clrt_init(&gpu->rt, &d, fallback, sizeof fallback)) {
+            ti__free(&d.allocator, gpu, sizeof *gpu);
+            gpu = NULL;
+        } else if (d.backend == TI_BACKEND_AUTO && d.opencl_device == NULL &&
+                   getenv("TINYINFER_OPENCL_DEVICE") == NULL) {
+            cl_device_type type = 0;
+            gpu->rt.api.clGetDeviceInfo(gpu->rt.dev, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+            if (!(type & CL_DEVICE_TYPE_GPU)) { /* auto means a GPU; PoCL on the CPU is slower */
+                snprintf(fallback, sizeof fallback,
+                         "OpenCL device '%.200s' is not a GPU (backend OpenCL or opencl_device "
+                         "selects it)", gpu->rt.name);
+                ti__clrt_destroy(&gpu->rt);
+                ti__free(&d.allocator, gpu, sizeof *gpu);
+                gpu = NULL;
+            }
+        }
+#else
+        snprintf(fallback, sizeof fallback, "OpenCL was compiled out (TI_NO_OPENCL)");
+#endif
+        if (gpu == NULL && d.backend == TI_BACKEND_OPENCL) { /* asked for: an error, not a fallback */
+            ti__fail(err, TI_ERR_BACKEND, m->name, "backend OpenCL: %s", fallback);
+            return NULL;
+        }
+    }
     ti_session *s = (ti_session *)ti__calloc(&d.allocator, sizeof *s);
     if (s == NULL) {
+#ifndef TI_NO_OPENCL
+        if (gpu != NULL) ti__clrt_destroy(&gpu->rt);
+        ti__free(&d.allocator, gpu, sizeof *gpu);
+#endif
         ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name, "out of memory creating a session");
         return NULL;
     }
+    s->cl = gpu;
     s->al = d.allocator;
     s->plan_pool.al = d.allocator;
     memcpy(s->fallback, fallback, sizeof fallback);
@@ -23220,6 +25123,13 @@ TI_API void ti_session_destroy(ti_session *s) {
     const ti_model *m = s->m;
     if (s->vi != NULL) ti__session_unplan(s);
     ti__threadpool_destroy(s->tp);
+#ifndef TI_NO_OPENCL
+    if (s->cl != NULL) {
+        ti__clplan_release(s->cl);
+        ti__clrt_destroy(&s->cl->rt);
+        ti__free(&al, s->cl, sizeof *s->cl);
+    }
+#endif
     ti__free(&al, s->t, sizeof(ti_tensor) * (size_t)s->cap_values);
     ti__free(&al, s->vi, sizeof(ti__vinfo) * (size_t)s->cap_values);
     ti__free(&al, s->input_ranks, sizeof(int) * (size_t)(m->n_inputs + 1));
@@ -23320,6 +25230,9 @@ TI_API ti_status ti_session_run(ti_session *s, ti_error *err) {
     if (!s->planned)
         return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name, "%s",
                         s->unplanned_reason[0] ? s->unplanned_reason : "session has no plan");
+#ifndef TI_NO_OPENCL
+    if (s->cl != NULL && s->cl->active) return ti__clplan_run(s, s->cl, err);
+#endif
     for (int n = 0; n < s->n_nodes; n++) {
         ti_status st;
         if (n >= s->first_dynamic) {
@@ -23358,6 +25271,14 @@ TI_API ti_status ti_session_node_info(const ti_session *s, int i, ti_node_info *
     out->fused = (unsigned)n->act < TI__COUNTOF(act_names) ? act_names[n->act] : "";
     out->num_inputs = n->n_inputs;
     out->num_outputs = n->n_outputs;
+    out->backend = TI_BACKEND_CPU;
+    out->placement = "";
+#ifndef TI_NO_OPENCL
+    if (s->cl != NULL && s->cl->gpu != NULL) {
+        out->backend = s->cl->gpu[i] ? TI_BACKEND_OPENCL : TI_BACKEND_CPU;
+        out->placement = s->cl->why[i];
+    }
+#endif
     return TI_OK;
 }
 

@@ -193,7 +193,7 @@ typedef struct ti_dim_binding {
 
 /* Session options; zero means the default noted beside each field. */
 typedef struct ti_session_desc {
-    ti_backend backend;      /* 0: auto (the CPU in this version)                      */
+    ti_backend backend;      /* 0: auto: OpenCL when a device is found, else the CPU    */
     int num_threads;         /* 0: number of online CPUs, at most 8; 1: no threads     */
     ti_precision precision;  /* 0: fp32                                                */
     const ti_dim_binding *dim_bindings; /* symbolic dims; unbound ones default to 1    */
@@ -202,6 +202,14 @@ typedef struct ti_session_desc {
     int no_constant_folding; /* 1: skip constant folding (for debugging)               */
     ti_allocator allocator;  /* 0: malloc/free                                         */
     const char *opencl_library; /* 0: $TINYINFER_OPENCL_LIBRARY, else the usual places   */
+    /* OpenCL device: "gpu", "cpu", "accelerator", a number (the index among all devices
+     * of all platforms, in platform order) or a part of "platform / device" name.
+     * 0: $TINYINFER_OPENCL_DEVICE, else the first GPU, else the first device. */
+    const char *opencl_device;
+    /* Directory of the OpenCL program-binary cache (created if missing). 0:
+     * $TINYINFER_OPENCL_CACHE; when neither is set, programs are built from source at
+     * each session creation and nothing is written to disk. */
+    const char *opencl_cache_dir;
     void (*log)(ti_log_level level, const char *message, void *user); /* 0: silent     */
     void *log_user;
 } ti_session_desc;
@@ -241,6 +249,14 @@ typedef struct ti_session_info {
     int num_folded;               /* nodes computed at creation (constant folding)   */
     size_t arena_bytes;           /* activation memory                              */
     int dynamic;                  /* 1 when shapes are re-inferred at each run      */
+    /* OpenCL (backend TI_BACKEND_OPENCL): the device, nodes on it and on the CPU, and
+     * what the last session creation cost in program builds. */
+    const char *device;           /* "platform / device", "" on the CPU            */
+    int num_gpu_nodes, num_cpu_nodes;
+    int programs_built;           /* compiled from source at creation               */
+    int programs_cached;          /* loaded from the binary cache                   */
+    double build_ms;              /* time spent building or loading programs        */
+    size_t transfer_bytes;        /* bytes copied between host and device, last run */
 } ti_session_info;
 TI_API ti_status ti_session_get_info(const ti_session *s, ti_session_info *out);
 
@@ -252,6 +268,8 @@ typedef struct ti_node_info {
     const char *fused; /* activation folded into it ("Relu", "Clip", ...), "" when none */
     int num_inputs;
     int num_outputs;
+    ti_backend backend; /* where it runs: TI_BACKEND_CPU or TI_BACKEND_OPENCL         */
+    const char *placement; /* why there: "" on the backend asked for, else the reason  */
 } ti_node_info;
 TI_API int ti_session_num_nodes(const ti_session *s);
 TI_API ti_status ti_session_node_info(const ti_session *s, int i, ti_node_info *out);

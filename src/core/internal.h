@@ -330,11 +330,14 @@ struct ti_session {
     size_t scratch_bytes;
     ti__threadpool *tp;
     int planned; /* 0 while an input's shape is unknown */
+    struct ti__clplan *cl; /* the OpenCL runtime and plan; NULL on the CPU backend */
     char fallback[320]; /* why the requested backend is not the one running */
     char unplanned_reason[160];
     ti_session_info info;
 };
 TI__PRIVATE int ti__session_new_value(ti_session *s, const char *name);
+TI__PRIVATE void ti__kctx_init(ti_session *s, ti__kctx *k, int n, ti_error *err);
+TI__PRIVATE ti_status ti__session_run_dynamic(ti_session *s, int n, ti_error *err);
 TI__PRIVATE int ti__session_bind_io(ti_session *s, int n);
 TI__PRIVATE int ti__pass_live_nodes(ti_session *s, char *live);
 TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err);

@@ -22,6 +22,9 @@ TI__PRIVATE void ti__log(const ti_session *s, ti_log_level level, const char *ms
 
 /* Frees what a plan owns (not the tensor table, which survives re-planning). */
 TI__PRIVATE void ti__session_unplan(ti_session *s) {
+#ifndef TI_NO_OPENCL
+    ti__clplan_release(s->cl);
+#endif
     for (int v = 0; v < s->n_values; v++) {
         if (s->vi != NULL && s->vi[v].heap) ti__free(&s->al, s->t[v].data, s->vi[v].heap_bytes);
     }
@@ -354,6 +357,34 @@ TI__PRIVATE ti_status ti__session_plan(ti_session *s, ti_error *err) {
     s->planned = 1;
     s->info.backend = TI_BACKEND_CPU;
     s->info.fallback_reason = s->fallback;
+    s->info.device = "";
+    s->info.num_cpu_nodes = s->n_nodes;
+#ifndef TI_NO_OPENCL
+    if (s->cl != NULL) {
+        ti__clplan *g = s->cl;
+        if ((st = ti__clplan_build(s, g, err)) != TI_OK) return st;
+        s->info.device = g->rt.name;
+        s->info.programs_built = g->rt.built;
+        s->info.programs_cached = g->rt.cached;
+        s->info.build_ms = g->rt.build_ms;
+        if (g->active) {
+            s->info.backend = TI_BACKEND_OPENCL;
+            s->info.num_gpu_nodes = g->n_gpu;
+            s->info.num_cpu_nodes = g->n_cpu;
+            s->fallback[0] = 0;
+        } else if (s->fallback[0] == 0) {
+            int n = 0;
+            while (n < s->n_nodes && g->gpu[n] == 0 && g->why[n][0] == 0) n++;
+            if (n < s->n_nodes)
+                snprintf(s->fallback, sizeof s->fallback,
+                         "no node can run on OpenCL device '%.80s' (node 0 '%.40s' (%.30s): %.80s)",
+                         g->rt.name, s->nodes[0].name, s->nodes[0].op, g->why[0]);
+            else
+                snprintf(s->fallback, sizeof s->fallback, "no node to run on OpenCL device '%.200s'",
+                         g->rt.name);
+        }
+    }
+#endif
     s->info.num_threads = ti__threadpool_size(s->tp);
     s->info.num_nodes = s->n_nodes;
     s->info.arena_bytes = s->arena_bytes;
@@ -372,28 +403,54 @@ TI_API ti_session *ti_session_create(const ti_model *m, const ti_session_desc *d
         ti__fail(err, TI_ERR_INVALID_ARGUMENT, m->name, "allocator: set both alloc and free, or neither");
         return NULL;
     }
-    char fallback[320] = "";
-    if (d.backend != TI_BACKEND_CPU) {
-#ifndef TI_NO_OPENCL
-        ti__cl_probe(d.opencl_library, fallback, sizeof fallback);
-#else
-        snprintf(fallback, sizeof fallback, "OpenCL was compiled out (TI_NO_OPENCL)");
-#endif
-        if (d.backend == TI_BACKEND_OPENCL) { /* asked for explicitly: an error, not a fallback */
-            ti__fail(err, TI_ERR_BACKEND, m->name, "backend OpenCL: %s", fallback);
-            return NULL;
-        }
-    }
     if (d.num_dim_bindings < 0 || (d.num_dim_bindings > 0 && d.dim_bindings == NULL)) {
         ti__fail(err, TI_ERR_INVALID_ARGUMENT, m->name, "dim_bindings is NULL but num_dim_bindings is %d",
                  d.num_dim_bindings);
         return NULL;
     }
+    char fallback[320] = "";
+    struct ti__clplan *gpu = NULL;
+    if (d.backend != TI_BACKEND_CPU) {
+#ifndef TI_NO_OPENCL
+        gpu = (ti__clplan *)ti__calloc(&d.allocator, sizeof *gpu);
+        if (gpu == NULL) {
+            ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name, "out of memory creating a session");
+            return NULL;
+        }
+        if (!ti__clrt_init(&gpu->rt, &d, fallback, sizeof fallback)) {
+            ti__free(&d.allocator, gpu, sizeof *gpu);
+            gpu = NULL;
+        } else if (d.backend == TI_BACKEND_AUTO && d.opencl_device == NULL &&
+                   getenv("TINYINFER_OPENCL_DEVICE") == NULL) {
+            cl_device_type type = 0;
+            gpu->rt.api.clGetDeviceInfo(gpu->rt.dev, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+            if (!(type & CL_DEVICE_TYPE_GPU)) { /* auto means a GPU; PoCL on the CPU is slower */
+                snprintf(fallback, sizeof fallback,
+                         "OpenCL device '%.200s' is not a GPU (backend OpenCL or opencl_device "
+                         "selects it)", gpu->rt.name);
+                ti__clrt_destroy(&gpu->rt);
+                ti__free(&d.allocator, gpu, sizeof *gpu);
+                gpu = NULL;
+            }
+        }
+#else
+        snprintf(fallback, sizeof fallback, "OpenCL was compiled out (TI_NO_OPENCL)");
+#endif
+        if (gpu == NULL && d.backend == TI_BACKEND_OPENCL) { /* asked for: an error, not a fallback */
+            ti__fail(err, TI_ERR_BACKEND, m->name, "backend OpenCL: %s", fallback);
+            return NULL;
+        }
+    }
     ti_session *s = (ti_session *)ti__calloc(&d.allocator, sizeof *s);
     if (s == NULL) {
+#ifndef TI_NO_OPENCL
+        if (gpu != NULL) ti__clrt_destroy(&gpu->rt);
+        ti__free(&d.allocator, gpu, sizeof *gpu);
+#endif
         ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name, "out of memory creating a session");
         return NULL;
     }
+    s->cl = gpu;
     s->al = d.allocator;
     s->plan_pool.al = d.allocator;
     memcpy(s->fallback, fallback, sizeof fallback);
@@ -428,6 +485,13 @@ TI_API void ti_session_destroy(ti_session *s) {
     const ti_model *m = s->m;
     if (s->vi != NULL) ti__session_unplan(s);
     ti__threadpool_destroy(s->tp);
+#ifndef TI_NO_OPENCL
+    if (s->cl != NULL) {
+        ti__clplan_release(s->cl);
+        ti__clrt_destroy(&s->cl->rt);
+        ti__free(&al, s->cl, sizeof *s->cl);
+    }
+#endif
     ti__free(&al, s->t, sizeof(ti_tensor) * (size_t)s->cap_values);
     ti__free(&al, s->vi, sizeof(ti__vinfo) * (size_t)s->cap_values);
     ti__free(&al, s->input_ranks, sizeof(int) * (size_t)(m->n_inputs + 1));
@@ -528,6 +592,9 @@ TI_API ti_status ti_session_run(ti_session *s, ti_error *err) {
     if (!s->planned)
         return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name, "%s",
                         s->unplanned_reason[0] ? s->unplanned_reason : "session has no plan");
+#ifndef TI_NO_OPENCL
+    if (s->cl != NULL && s->cl->active) return ti__clplan_run(s, s->cl, err);
+#endif
     for (int n = 0; n < s->n_nodes; n++) {
         ti_status st;
         if (n >= s->first_dynamic) {
@@ -566,6 +633,14 @@ TI_API ti_status ti_session_node_info(const ti_session *s, int i, ti_node_info *
     out->fused = (unsigned)n->act < TI__COUNTOF(act_names) ? act_names[n->act] : "";
     out->num_inputs = n->n_inputs;
     out->num_outputs = n->n_outputs;
+    out->backend = TI_BACKEND_CPU;
+    out->placement = "";
+#ifndef TI_NO_OPENCL
+    if (s->cl != NULL && s->cl->gpu != NULL) {
+        out->backend = s->cl->gpu[i] ? TI_BACKEND_OPENCL : TI_BACKEND_CPU;
+        out->placement = s->cl->why[i];
+    }
+#endif
     return TI_OK;
 }
 

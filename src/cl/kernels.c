@@ -1,0 +1,338 @@
+/* OpenCL C source of the GPU kernels, as C strings: one program per group, built only
+ * when a session places a node that needs it. Every tensor argument is a buffer and an
+ * element offset (tensors live in one activation buffer and one constant buffer, at the
+ * offsets the CPU arena uses), and small integer tables (shapes, strides) come the same
+ * way from the constant buffer. Fused activations are the ti__act codes of internal.h.
+ * Relies on nothing; read by cl/runtime.c. Kernels check their global ids against the
+ * real sizes, so any local size may be used (global sizes are rounded up). */
+#ifndef TI_NO_OPENCL
+
+/* Shared by every program: the activation function and index helpers. */
+static const char *const ti__cl_src_common[] = {
+
+    "#define TI_ACT_NONE 0\n"
+    "float ti_act(float x, int act, float a, float b) {\n"
+    "  switch (act) {\n"
+    "  case 1: return x > 0.0f ? x : 0.0f;\n"
+    "  case 2: return x < a ? a : (x > b ? b : x);\n"
+    "  case 3: return x >= 0.0f ? x : a * x;\n"
+    "  case 4: return 1.0f / (1.0f + exp(-x));\n"
+    "  case 5: { float y = a * x + b; return y < 0.0f ? 0.0f : (y > 1.0f ? 1.0f : y); }\n"
+    "  case 6: { float y = x / 6.0f + 0.5f; return x * (y < 0.0f ? 0.0f : (y > 1.0f ? 1.0f : y)); }\n"
+    "  case 7: return tanh(x);\n"
+    "  case 8: return x / (1.0f + exp(-x));\n"
+    "  default: return x;\n"
+    "  }\n"
+    "}\n",
+    NULL};
+
+/* Elementwise, copies, pooling, normalisation. Unary op codes: see ti__cl_unary_code. */
+static const char *const ti__cl_src_eltwise[] = {
+
+    "__kernel void ti_unary(__global const float *x, int xo, __global float *y, int yo,\n"
+    "                       int n, int op, float a, float b) {\n"
+    "  int i = get_global_id(0);\n"
+    "  if (i >= n) return;\n"
+    "  float v = x[xo + i], r;\n"
+    "  switch (op) {\n"
+    "  case 100: r = -v; break;\n"
+    "  case 101: r = fabs(v); break;\n"
+    "  case 102: r = exp(v); break;\n"
+    "  case 103: r = sqrt(v); break;\n"
+    "  case 104: r = erf(v); break;\n"
+    "  case 105: r = log(v); break;\n"
+    "  case 106: r = 1.0f / v; break;\n"
+    "  case 107: r = 0.5f * v * (1.0f + erf(v * 0.70710678118654752f)); break;\n"
+    "  case 108: r = v > 0.0f ? v : a * (exp(v) - 1.0f); break;\n"
+    "  case 109: r = floor(v); break;\n"
+    "  case 110: r = ceil(v); break;\n"
+    "  case 111: r = v * v; break;\n"
+    "  case 112: r = log(1.0f + exp(v)); break;\n"
+    "  default: r = ti_act(v, op, a, b); break;\n"
+    "  }\n"
+    "  y[yo + i] = r;\n"
+    "}\n",
+    /* y = a op b with numpy broadcast: p holds rank, out dims, a strides, b strides */
+    "float ti_binop(float a, float b, int op) {\n"
+    "  switch (op) {\n"
+    "  case 0: return a + b;\n"
+    "  case 1: return a - b;\n"
+    "  case 2: return a * b;\n"
+    "  case 3: return a / b;\n"
+    "  case 4: return fmax(a, b);\n"
+    "  case 5: return fmin(a, b);\n"
+    "  default: return pow(a, b);\n"
+    "  }\n"
+    "}\n",
+    "__kernel void ti_binary(__global const float *a, int ao, __global const float *b, int bo,\n"
+    "                        __global float *y, int yo, __global const int *p, int po, int n,\n"
+    "                        int op, int act, float aa, float ab) {\n"
+    "  int i = get_global_id(0);\n"
+    "  if (i >= n) return;\n"
+    "  p += po;\n"
+    "  int r = p[0], rem = i, ia = 0, ib = 0;\n"
+    "  for (int d = r - 1; d >= 0; d--) {\n"
+    "    int dim = p[1 + d], c = rem % dim;\n"
+    "    rem /= dim;\n"
+    "    ia += c * p[1 + r + d];\n"
+    "    ib += c * p[1 + 2 * r + d];\n"
+    "  }\n"
+    "  y[yo + i] = ti_act(ti_binop(a[ao + ia], b[bo + ib], op), act, aa, ab);\n"
+    "}\n",
+    /* same-shape fast path, and one operand a per-channel vector ([C] over planes of hw) */
+    "__kernel void ti_binary_same(__global const float *a, int ao, __global const float *b,\n"
+    "                             int bo, __global float *y, int yo, int n, int op, int act,\n"
+    "                             float aa, float ab) {\n"
+    "  int i = get_global_id(0);\n"
+    "  if (i >= n) return;\n"
+    "  y[yo + i] = ti_act(ti_binop(a[ao + i], b[bo + i], op), act, aa, ab);\n"
+    "}\n",
+    "__kernel void ti_binary_chan(__global const float *a, int ao, __global const float *b,\n"
+    "                             int bo, __global float *y, int yo, int n, int hw, int c,\n"
+    "                             int op, int act, float aa, float ab) {\n"
+    "  int i = get_global_id(0);\n"
+    "  if (i >= n) return;\n"
+    "  y[yo + i] = ti_act(ti_binop(a[ao + i], b[bo + (i / hw) % c], op), act, aa, ab);\n"
+    "}\n",
+    /* y[i] = x[sum_d coord_d * stride_d]: copies, transposes, slices, concat/split parts.
+     * p: rank, out dims, x strides; y is written at yo + i * 1 within a block whose own
+     * strides (for concat into a slice) are the last rank values */
+    "__kernel void ti_copy(__global const float *x, int xo, __global float *y, int yo,\n"
+    "                      __global const int *p, int po, int n) {\n"
+    "  int i = get_global_id(0);\n"
+    "  if (i >= n) return;\n"
+    "  p += po;\n"
+    "  int r = p[0], rem = i, ix = 0, iy = 0;\n"
+    "  for (int d = r - 1; d >= 0; d--) {\n"
+    "    int dim = p[1 + d], c = rem % dim;\n"
+    "    rem /= dim;\n"
+    "    ix += c * p[1 + r + d];\n"
+    "    iy += c * p[1 + 2 * r + d];\n"
+    "  }\n"
+    "  y[yo + iy] = x[xo + ix];\n"
+    "}\n",
+    "__kernel void ti_copy_flat(__global const float *x, int xo, __global float *y, int yo,\n"
+    "                           int n) {\n"
+    "  int i = get_global_id(0);\n"
+    "  if (i < n) y[yo + i] = x[xo + i];\n"
+    "}\n",
+    /* one work-group per plane: mean (op 0) or max (op 1) of hw values */
+    "__kernel void ti_gpool(__global const float *x, int xo, __global float *y, int yo,\n"
+    "                       int planes, int hw, int op, __local float *tmp) {\n"
+    "  int g = get_group_id(0), l = get_local_id(0), ls = get_local_size(0);\n"
+    "  if (g >= planes) return;\n"
+    "  __global const float *px = x + xo + (size_t)g * hw;\n"
+    "  float acc = op ? -INFINITY : 0.0f;\n"
+    "  for (int i = l; i < hw; i += ls) acc = op ? fmax(acc, px[i]) : acc + px[i];\n"
+    "  tmp[l] = acc;\n"
+    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  for (int s = ls / 2; s > 0; s >>= 1) {\n"
+    "    if (l < s) tmp[l] = op ? fmax(tmp[l], tmp[l + s]) : tmp[l] + tmp[l + s];\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  }\n"
+    "  if (l == 0) y[yo + g] = op ? tmp[0] : tmp[0] / (float)hw;\n"
+    "}\n",
+    /* MaxPool / AveragePool 2-D: one output element a work item. p: ih iw oh ow kh kw sh
+     * sw ph pw dh dw count_include_pad */
+    "__kernel void ti_pool2d(__global const float *x, int xo, __global float *y, int yo,\n"
+    "                        __global const int *p, int po, int n, int op) {\n"
+    "  int i = get_global_id(0);\n"
+    "  if (i >= n) return;\n"
+    "  p += po;\n"
+    "  int ih = p[0], iw = p[1], oh = p[2], ow = p[3], kh = p[4], kw = p[5];\n"
+    "  int ox = i % ow, oy = (i / ow) % oh, plane = i / (ow * oh);\n"
+    "  int y0 = oy * p[6] - p[8], x0 = ox * p[7] - p[9];\n"
+    "  __global const float *px = x + xo + (size_t)plane * ih * iw;\n"
+    "  float acc = op ? 0.0f : -INFINITY;\n"
+    "  int cnt = 0;\n"
+    "  for (int fy = 0; fy < kh; fy++) {\n"
+    "    int iy = y0 + fy * p[10];\n"
+    "    if (iy < 0 || iy >= ih) continue;\n"
+    "    for (int fx = 0; fx < kw; fx++) {\n"
+    "      int ix = x0 + fx * p[11];\n"
+    "      if (ix < 0 || ix >= iw) continue;\n"
+    "      float v = px[iy * iw + ix];\n"
+    "      acc = op ? acc + v : fmax(acc, v);\n"
+    "      cnt++;\n"
+    "    }\n"
+    "  }\n"
+    "  if (op) {\n"
+    "    if (p[12]) {\n"
+    "      int ye = min(y0 + (kh - 1) * p[10] + 1, ih + p[13]), xe = min(x0 + (kw - 1) * p[11] + 1, iw + p[14]);\n"
+    "      int ys = y0, xs = x0;\n"
+    "      cnt = ((ye - ys + p[10] - 1) / p[10]) * ((xe - xs + p[11] - 1) / p[11]);\n"
+    "    }\n"
+    "    acc = cnt > 0 ? acc / (float)cnt : 0.0f;\n"
+    "  }\n"
+    "  y[yo + i] = acc;\n"
+    "}\n",
+    /* softmax / log-softmax over `len` elements with stride `inner`: one row a work item */
+    "__kernel void ti_softmax(__global const float *x, int xo, __global float *y, int yo,\n"
+    "                         int rows, int len, int inner, int log_sm) {\n"
+    "  int r = get_global_id(0);\n"
+    "  if (r >= rows) return;\n"
+    "  int base = (r / inner) * len * inner + r % inner;\n"
+    "  __global const float *px = x + xo + base;\n"
+    "  __global float *py = y + yo + base;\n"
+    "  float mx = -INFINITY, s = 0.0f;\n"
+    "  for (int i = 0; i < len; i++) mx = fmax(mx, px[i * inner]);\n"
+    "  for (int i = 0; i < len; i++) s += exp(px[i * inner] - mx);\n"
+    "  if (log_sm) { float ls = log(s); for (int i = 0; i < len; i++) py[i * inner] = px[i * inner] - mx - ls; }\n"
+    "  else { float inv = 1.0f / s; for (int i = 0; i < len; i++) py[i * inner] = exp(px[i * inner] - mx) * inv; }\n"
+    "}\n",
+    /* LayerNormalization over the last `len` elements of each row */
+    "__kernel void ti_layernorm(__global const float *x, int xo, __global const float *g, int go,\n"
+    "                           __global const float *b, int bo, int has_b, __global float *y,\n"
+    "                           int yo, int rows, int len, float eps) {\n"
+    "  int r = get_global_id(0);\n"
+    "  if (r >= rows) return;\n"
+    "  __global const float *px = x + xo + (size_t)r * len;\n"
+    "  __global float *py = y + yo + (size_t)r * len;\n"
+    "  float m = 0.0f, v = 0.0f;\n"
+    "  for (int i = 0; i < len; i++) m += px[i];\n"
+    "  m /= (float)len;\n"
+    "  for (int i = 0; i < len; i++) { float d = px[i] - m; v += d * d; }\n"
+    "  float inv = 1.0f / sqrt(v / (float)len + eps);\n"
+    "  for (int i = 0; i < len; i++)\n"
+    "    py[i] = (px[i] - m) * inv * g[go + i] + (has_b ? b[bo + i] : 0.0f);\n"
+    "}\n",
+    /* BatchNormalization (inference): y = (x - mean) * scale / sqrt(var + eps) + bias */
+    "__kernel void ti_batchnorm(__global const float *x, int xo, __global const float *sc, int so,\n"
+    "                           __global const float *bi, int bo, __global const float *mu,\n"
+    "                           int mo, __global const float *va, int vo, __global float *y,\n"
+    "                           int yo, int n, int hw, int c, float eps) {\n"
+    "  int i = get_global_id(0);\n"
+    "  if (i >= n) return;\n"
+    "  int ch = (i / hw) % c;\n"
+    "  y[yo + i] = (x[xo + i] - mu[mo + ch]) * (sc[so + ch] / sqrt(va[vo + ch] + eps)) + bi[bo + ch];\n"
+    "}\n",
+    NULL};
+
+/* Convolutions (NCHW, weights [M, C/group, kh, kw]) with bias and fused activation. */
+static const char *const ti__cl_src_conv[] = {
+
+    /* generic: one output element a work item; global (ow*oh, m, n) */
+    "__kernel void ti_conv2d(__global const float *x, int xo, __global const float *w, int wo,\n"
+    "                        __global const float *bias, int bo, int has_bias,\n"
+    "                        __global float *y, int yo, __global const int *p, int po,\n"
+    "                        int act, float aa, float ab) {\n"
+    "  p += po;\n"
+    "  int c = p[0], ih = p[1], iw = p[2], m = p[3], oh = p[4], ow = p[5], kh = p[6], kw = p[7];\n"
+    "  int sh = p[8], sw = p[9], ph = p[10], pw = p[11], dh = p[12], dw = p[13], group = p[14];\n"
+    "  int pix = get_global_id(0), oc = get_global_id(1), n = get_global_id(2);\n"
+    "  if (pix >= oh * ow || oc >= m) return;\n"
+    "  int ox = pix % ow, oy = pix / ow;\n"
+    "  int cg = c / group, g = oc / (m / group);\n"
+    "  __global const float *px = x + xo + ((size_t)n * c + (size_t)g * cg) * ih * iw;\n"
+    "  __global const float *pw_ = w + wo + (size_t)oc * cg * kh * kw;\n"
+    "  int y0 = oy * sh - ph, x0 = ox * sw - pw;\n"
+    "  float acc = has_bias ? bias[bo + oc] : 0.0f;\n"
+    "  for (int ci = 0; ci < cg; ci++) {\n"
+    "    __global const float *pc = px + (size_t)ci * ih * iw;\n"
+    "    __global const float *wc = pw_ + ci * kh * kw;\n"
+    "    for (int fy = 0; fy < kh; fy++) {\n"
+    "      int iy = y0 + fy * dh;\n"
+    "      if (iy < 0 || iy >= ih) continue;\n"
+    "      for (int fx = 0; fx < kw; fx++) {\n"
+    "        int ix = x0 + fx * dw;\n"
+    "        if (ix < 0 || ix >= iw) continue;\n"
+    "        acc += pc[iy * iw + ix] * wc[fy * kw + fx];\n"
+    "      }\n"
+    "    }\n"
+    "  }\n"
+    "  y[yo + ((size_t)n * m + oc) * oh * ow + pix] = ti_act(acc, act, aa, ab);\n"
+    "}\n",
+    /* depthwise (group == c == m): one output element a work item, taps unrolled by the
+     * compiler for the usual 3x3 / 5x5 */
+    "__kernel void ti_dwconv2d(__global const float *x, int xo, __global const float *w, int wo,\n"
+    "                          __global const float *bias, int bo, int has_bias,\n"
+    "                          __global float *y, int yo, __global const int *p, int po,\n"
+    "                          int act, float aa, float ab) {\n"
+    "  p += po;\n"
+    "  int c = p[0], ih = p[1], iw = p[2], oh = p[4], ow = p[5], kh = p[6], kw = p[7];\n"
+    "  int sh = p[8], sw = p[9], ph = p[10], pw = p[11], dh = p[12], dw = p[13];\n"
+    "  int pix = get_global_id(0), ch = get_global_id(1), n = get_global_id(2);\n"
+    "  if (pix >= oh * ow || ch >= c) return;\n"
+    "  int ox = pix % ow, oy = pix / ow;\n"
+    "  __global const float *pc = x + xo + ((size_t)n * c + ch) * ih * iw;\n"
+    "  __global const float *wc = w + wo + (size_t)ch * kh * kw;\n"
+    "  int y0 = oy * sh - ph, x0 = ox * sw - pw;\n"
+    "  float acc = has_bias ? bias[bo + ch] : 0.0f;\n"
+    "  for (int fy = 0; fy < kh; fy++) {\n"
+    "    int iy = y0 + fy * dh;\n"
+    "    if (iy < 0 || iy >= ih) continue;\n"
+    "    for (int fx = 0; fx < kw; fx++) {\n"
+    "      int ix = x0 + fx * dw;\n"
+    "      if (ix < 0 || ix >= iw) continue;\n"
+    "      acc += pc[iy * iw + ix] * wc[fy * kw + fx];\n"
+    "    }\n"
+    "  }\n"
+    "  y[yo + ((size_t)n * c + ch) * oh * ow + pix] = ti_act(acc, act, aa, ab);\n"
+    "}\n",
+    NULL};
+
+/* Matrix products: C[b] = act(alpha * A[b] B[b] + bias), A and B addressed through
+ * strides (so transposes cost nothing), batch offsets from a table. Bias: element
+ * (i, j) at bias[i * bsm + j * bsn] times beta (strides 0 broadcast). ti_matmul_t uses
+ * TI_T x TI_T tiles in local memory (local size must be TI_T x TI_T); ti_matmul is the
+ * plain form that runs with any local size. */
+#define TI__CL_MM_ARGS                                                                          \
+    "__global const float *a, int ao, __global const float *b, int bo,\n"                       \
+    "  __global const float *bias, int co, int has_bias, __global float *y, int yo,\n"          \
+    "  __global const int *p, int po, int M, int N, int K, int sam, int sak, int sbk, int sbn,\n" \
+    "  int bsm, int bsn, float alpha, float beta, int act, float aa, float ab"
+static const char *const ti__cl_src_gemm[] = {
+
+    "__kernel void ti_matmul(" TI__CL_MM_ARGS ") {\n"
+    "  int j = get_global_id(0), i = get_global_id(1), t = get_global_id(2);\n"
+    "  if (i >= M || j >= N) return;\n"
+    "  p += po + 3 * t;\n"
+    "  __global const float *pa = a + ao + p[0] + (size_t)i * sam;\n"
+    "  __global const float *pb = b + bo + p[1] + (size_t)j * sbn;\n"
+    "  float acc = 0.0f;\n"
+    "  for (int k = 0; k < K; k++) acc += pa[(size_t)k * sak] * pb[(size_t)k * sbk];\n"
+    "  acc *= alpha;\n"
+    "  if (has_bias) acc += beta * bias[co + i * bsm + j * bsn];\n"
+    "  y[yo + p[2] + (size_t)i * N + j] = ti_act(acc, act, aa, ab);\n"
+    "}\n"
+    "#ifndef TI_T\n#define TI_T 16\n#endif\n"
+    "#define TI_W 4\n",
+    /* each work item computes TI_W outputs along j: work-group TI_T x TI_T covers a
+     * TI_T rows x (TI_T * TI_W) columns block of C */
+    "__kernel __attribute__((reqd_work_group_size(TI_T, TI_T, 1)))\n"
+    "void ti_matmul_t(" TI__CL_MM_ARGS ") {\n"
+    "  __local float ta[TI_T][TI_T + 1];\n"
+    "  __local float tb[TI_T][TI_T * TI_W + 1];\n"
+    "  int lj = get_local_id(0), li = get_local_id(1), t = get_global_id(2);\n"
+    "  int i = get_group_id(1) * TI_T + li, j0 = get_group_id(0) * TI_T * TI_W;\n"
+    "  p += po + 3 * t;\n"
+    "  __global const float *pa = a + ao + p[0];\n"
+    "  __global const float *pb = b + bo + p[1];\n"
+    "  float acc[TI_W];\n"
+    "  for (int w = 0; w < TI_W; w++) acc[w] = 0.0f;\n"
+    "  for (int k0 = 0; k0 < K; k0 += TI_T) {\n"
+    "    int ka = k0 + lj;\n"
+    "    ta[li][lj] = (i < M && ka < K) ? pa[(size_t)i * sam + (size_t)ka * sak] : 0.0f;\n"
+    "    for (int w = 0; w < TI_W; w++) {\n"
+    "      int jj = j0 + w * TI_T + lj, kb = k0 + li;\n"
+    "      tb[li][w * TI_T + lj] = (jj < N && kb < K) ? pb[(size_t)kb * sbk + (size_t)jj * sbn] : 0.0f;\n"
+    "    }\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    for (int k = 0; k < TI_T; k++) {\n"
+    "      float av = ta[li][k];\n"
+    "      for (int w = 0; w < TI_W; w++) acc[w] += av * tb[k][w * TI_T + lj];\n"
+    "    }\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  }\n"
+    "  if (i >= M) return;\n"
+    "  for (int w = 0; w < TI_W; w++) {\n"
+    "    int j = j0 + w * TI_T + lj;\n"
+    "    if (j >= N) continue;\n"
+    "    float v = acc[w] * alpha;\n"
+    "    if (has_bias) v += beta * bias[co + i * bsm + j * bsn];\n"
+    "    y[yo + p[2] + (size_t)i * N + j] = ti_act(v, act, aa, ab);\n"
+    "  }\n"
+    "}\n",
+    NULL};
+
+#endif /* TI_NO_OPENCL */
