@@ -367,12 +367,52 @@ j_cl() { # j_cl MODE(opt|asan): the OpenCL loader against stub libraries and the
         ASAN_OPTIONS=$ASAN_OPTS LSAN_OPTIONS=suppressions=$PWD/tests/cl/lsan.supp \
             UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
             timeout 600 "$out/test_cl_loader_asan" "$out/libstub_incomplete.so" "$out/libstub_complete.so"
+        "$SANCC" "${SAN[@]}" "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/cl/test_cl_backend.c \
+            -o "$out/test_cl_backend_asan" "${LIBS[@]}" -ldl
+        ASAN_OPTIONS=$ASAN_OPTS LSAN_OPTIONS=suppressions=$PWD/tests/cl/lsan.supp \
+            UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+            timeout 900 "$out/test_cl_backend_asan"
     else
         bash tests/cl/check_cl_header.sh "$out/header"
         "$CC" -O2 -g "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/cl/test_cl_loader.c \
             -o "$out/test_cl_loader" "${LIBS[@]}" -ldl
         timeout 600 "$out/test_cl_loader" "$out/libstub_incomplete.so" "$out/libstub_complete.so"
+        "$CC" -O2 -g "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/cl/test_cl_backend.c \
+            -o "$out/test_cl_backend" "${LIBS[@]}" -ldl
+        timeout 900 "$out/test_cl_backend"
     fi
+}
+
+cl_probe() { # 0 when an OpenCL device can run a model; else says why (as a skip)
+    local out="$T/cl"
+    mkdir -p "$out"
+    "$CC" -O2 "${C99[@]}" "${INC[@]}" tools/tinyinfer-run.c -o "$out/tinyinfer-run-$1" "${LIBS[@]}"
+    if ! "$out/tinyinfer-run-$1" tests/data/conv2d_padding.onnx --backend opencl >"$out/probe-$1.log" 2>&1; then
+        skip "$1 on OpenCL: no OpenCL device ($(tail -n 1 "$out/probe-$1.log"))"
+        return 1
+    fi
+    grep '^opencl:' "$out/probe-$1.log"
+}
+
+j_cl_arch() { # the architecture models with backend OpenCL, against onnxruntime's outputs
+    cl_probe arch || return 0
+    local dirs=() s
+    for s in mobilenet_v2 resnet18 squeezenet1_1 mobilenet_v3_small efficientnet_b0 tiny_transformer; do
+        [ -d "$CACHE/arch/$s" ] && dirs+=("$CACHE/arch/$s")
+    done
+    [ ${#dirs[@]} -gt 0 ] || { skip "OpenCL: no architecture models in $CACHE/arch"; return 0; }
+    echo "== model tests, --backend opencl --max-rel 1e-4 =="
+    timeout 900 "$RUNNER" --backend opencl --max-rel 1e-4 --expect-pass "${dirs[@]}"
+}
+
+j_cl_onnx() { # the light models and the ONNX node suite with backend OpenCL
+    cl_probe onnx || return 0
+    local dirs=() s
+    for s in light node; do [ -d "$CACHE/onnx/$s" ] && dirs+=("$CACHE/onnx/$s"); done
+    [ ${#dirs[@]} -gt 0 ] || { skip "OpenCL: no conformance data in $CACHE/onnx"; return 0; }
+    echo "== ONNX light models and node suite, --backend opencl =="
+    TINYINFER_OPENCL_CACHE=$T/cl/cache timeout 1500 "$RUNNER" --backend opencl --expect-pass \
+        "${dirs[@]}" | grep -v '^PASSED'
 }
 
 RUNNER=$T/conformance/onnx_runner
@@ -399,7 +439,9 @@ j_conformance() {
         [ -d "$CACHE/onnx/$s" ] && suites+=("$CACHE/onnx/$s")
     done
     timeout 1500 "$RUNNER" --table tests/conformance/onnx_status.md \
-        --expect-pass "${suites[@]}"
+        --expect-pass "${suites[@]}" || rc=1
+    j_cl_onnx || rc=1
+    return $rc
 }
 
 j_tflite_conformance() { # the committed TFLite op tests (tests/conformance/gen_tflite_ops.py)
@@ -417,7 +459,10 @@ j_models() {
     [ -f tests/models/run.sh ] || { skip "model tests: tests/models/run.sh is not written yet"; return 0; }
     [ -x "$RUNNER" ] || { skip "model tests: no conformance runner to run them"; return 0; }
     [ -d ../shared ] || say "note: ../shared is missing; model tests that need it skip"
-    TINYINFER_CACHE=$CACHE timeout 1500 bash tests/models/run.sh "$RUNNER"
+    local rc=0
+    TINYINFER_CACHE=$CACHE timeout 1500 bash tests/models/run.sh "$RUNNER" || rc=1
+    j_cl_arch || rc=1
+    return $rc
 }
 
 build_fuzzer() { # build_fuzzer OUT
@@ -463,7 +508,7 @@ start_asan_jobs() {
     if [ -f tests/fuzz/fuzz_onnx.c ]; then
         job "asan: fuzz replay (corpus + tests/data)" j_fuzz_replay
     fi
-    job "asan: OpenCL loader" j_cl asan
+    job "asan: OpenCL loader and backend" j_cl asan
 }
 
 finish() { # the one final line, and the exit code
@@ -487,8 +532,8 @@ cmd_test() {
     collect
 
     # the long runs first, so they overlap with the many short ones
-    job "conformance: ONNX backend suites" j_conformance
-    job "models: tests/models/run.sh" j_models
+    job "conformance: ONNX backend suites (CPU, then node + light on OpenCL)" j_conformance
+    job "models: tests/models/run.sh (CPU, then OpenCL)" j_models
     job "conformance: TFLite ops (tests/conformance/tflite)" j_tflite_conformance
     job "models: Coral TFLite models (tests/models/coral.sh)" j_coral
 
@@ -523,7 +568,7 @@ cmd_test() {
     done
     job "README example" j_readme
     job "tools: tinyinfer-info and tinyinfer-run" j_tools
-    job "OpenCL loader: Khronos cross-check, stubs, real library" j_cl opt
+    job "OpenCL: loader cross-check, stubs, backend kernels vs CPU" j_cl opt
     job "examples: classify (bundled MobileNet v2, grace_hopper.bmp)" j_classify
     job "examples: segment (DeepLabv3 from $CORAL)" j_segment
     start_asan_jobs

@@ -408,6 +408,9 @@ typedef struct ti_session_info {
     int programs_cached;          /* loaded from the binary cache                   */
     double build_ms;              /* time spent building or loading programs        */
     size_t transfer_bytes;        /* bytes copied between host and device, last run */
+    int launch_retries;           /* kernel launches whose work-group size the driver
+                                   * refused and that were retried smaller (or with
+                                   * none), since the session was created            */
 } ti_session_info;
 TI_API ti_status ti_session_get_info(const ti_session *s, ti_session_info *out);
 
@@ -22954,7 +22957,8 @@ typedef struct ti__clrt {
     char cache_dir[512];
     int built, cached;
     double build_ms;
-    size_t fake_max_wg; /* test hook ($TINYINFER_OPENCL_FAKE_MAX_WG): refuse larger groups */
+    size_t fake_max_wg; /* test hook ($TINYINFER_OPENCL_FAKE_MAX_WG): groups larger than this
+                         * are refused as a driver would (CL_INVALID_WORK_GROUP_SIZE) */
     int retries;        /* launches that needed a smaller or no local size */
     char last_retry[160];
 } ti__clrt;
@@ -23128,7 +23132,7 @@ TI__PRIVATE uint64_t ti__fnv1a(uint64_t h, const void *data, size_t n) {
 }
 
 TI__PRIVATE void ti__cl_cache_path(const ti__clrt *rt, uint64_t key, char *path, size_t cap) {
-    snprintf(path, cap, "%s/ti-%08x%08x.clbin", rt->cache_dir, (unsigned)(key >> 32),
+    snprintf(path, cap, "%.480s/ti-%08x%08x.clbin", rt->cache_dir, (unsigned)(key >> 32),
              (unsigned)(key & 0xffffffffu));
 }
 
@@ -23184,7 +23188,7 @@ TI__PRIVATE unsigned char *ti__cl_cache_read(const char *path, uint64_t key, siz
 TI__PRIVATE void ti__cl_cache_write(const ti__clrt *rt, const char *path, uint64_t key,
                                     const unsigned char *bin, size_t n) {
     char tmp[600];
-    snprintf(tmp, sizeof tmp, "%s.%08x.tmp", path,
+    snprintf(tmp, sizeof tmp, "%.560s.%08x.tmp", path,
              (unsigned)(((uintptr_t)&tmp ^ (uintptr_t)time(NULL) * 2654435761u) & 0xffffffffu));
     ti__cl_mkdir(rt->cache_dir);
     FILE *f = fopen(tmp, "wb");
@@ -23302,11 +23306,23 @@ TI__PRIVATE int ti__clrt_build(ti__clrt *rt, ti__clp p, char *why, size_t whycap
     return 1;
 }
 
-/* The largest local size a launch of kernel k may use. */
+/* The largest local size a launch of kernel k may use, as the device and the compiled
+ * kernel report it (register and local-memory use included). */
 TI__PRIVATE size_t ti__clrt_wg_limit(const ti__clrt *rt, ti__clk k) {
-    size_t lim = rt->kern_wg[k] ? rt->kern_wg[k] : rt->max_wg;
-    if (rt->fake_max_wg && rt->fake_max_wg < lim) lim = rt->fake_max_wg;
-    return lim;
+    return rt->kern_wg[k] ? rt->kern_wg[k] : rt->max_wg;
+}
+
+/* clEnqueueNDRangeKernel, or the test hook's stand-in for a driver that refuses work
+ * groups larger than it claims to take (TINYINFER_OPENCL_FAKE_MAX_WG=N). */
+TI__PRIVATE cl_int ti__clrt_enqueue(ti__clrt *rt, ti__clk k, int dims, const size_t *gws,
+                                    const size_t *lws) {
+    if (rt->fake_max_wg && lws != NULL) {
+        size_t prod = 1;
+        for (int d = 0; d < dims; d++) prod *= lws[d];
+        if (prod > rt->fake_max_wg) return CL_INVALID_WORK_GROUP_SIZE;
+    }
+    return rt->api.clEnqueueNDRangeKernel(rt->q, rt->kern[k], (cl_uint)dims, NULL, gws, lws, 0,
+                                          NULL, NULL);
 }
 
 TI__PRIVATE int ti__cl_wg_error(cl_int e) {
@@ -23320,7 +23336,6 @@ TI__PRIVATE int ti__cl_wg_error(cl_int e) {
  * Returns the last CL error (CL_SUCCESS when it ran). */
 TI__PRIVATE cl_int ti__clrt_launch(ti__clrt *rt, ti__clk k, int dims, const size_t *global,
                                    const size_t *fixed_local) {
-    const ti_cl_api *cl = &rt->api;
     size_t lws[3] = {1, 1, 1}, gws[3] = {1, 1, 1};
     size_t limit = ti__clrt_wg_limit(rt, k);
     if (fixed_local != NULL) {
@@ -23332,8 +23347,7 @@ TI__PRIVATE cl_int ti__clrt_launch(ti__clrt *rt, ti__clk k, int dims, const size
         }
         if (prod > limit) return CL_INVALID_WORK_GROUP_SIZE; /* known before the driver says so */
         for (int d = 0; d < dims; d++) gws[d] = (global[d] + lws[d] - 1) / lws[d] * lws[d];
-        return cl->clEnqueueNDRangeKernel(rt->q, rt->kern[k], (cl_uint)dims, NULL, gws, lws, 0,
-                                          NULL, NULL);
+        return ti__clrt_enqueue(rt, k, dims, gws, lws);
     }
     size_t l0 = TI__MIN(limit, rt->max_item[0]);
     if (l0 > 128) l0 = 128;
@@ -23342,8 +23356,7 @@ TI__PRIVATE cl_int ti__clrt_launch(ti__clrt *rt, ti__clk k, int dims, const size
     for (;;) {
         lws[0] = l0;
         for (int d = 0; d < dims; d++) gws[d] = (global[d] + lws[d] - 1) / lws[d] * lws[d];
-        e = cl->clEnqueueNDRangeKernel(rt->q, rt->kern[k], (cl_uint)dims, NULL, gws, lws, 0, NULL,
-                                       NULL);
+        e = ti__clrt_enqueue(rt, k, dims, gws, lws);
         if (!ti__cl_wg_error(e)) return e;
         rt->retries++;
         snprintf(rt->last_retry, sizeof rt->last_retry, "%s: local size %zu refused (%s)",
@@ -23352,8 +23365,7 @@ TI__PRIVATE cl_int ti__clrt_launch(ti__clrt *rt, ti__clk k, int dims, const size
         l0 /= 2;
     }
     for (int d = 0; d < dims; d++) gws[d] = global[d];
-    return cl->clEnqueueNDRangeKernel(rt->q, rt->kern[k], (cl_uint)dims, NULL, gws, NULL, 0, NULL,
-                                      NULL);
+    return ti__clrt_enqueue(rt, k, dims, gws, NULL);
 }
 
 /* Kernel arguments: buffer + element offset pairs, ints and floats, set in order. */
@@ -23548,6 +23560,14 @@ TI__PRIVATE cl_int ti__cl_run_unary(ti__clc *c) {
 TI__PRIVATE int ti__cl_plan_alias(ti__clc *c) {
     if (!ti__cl_f32(c->in[0]) || !ti__cl_f32(c->out[0]))
         return ti__clc_no(c, "float32 only on OpenCL");
+    if (strcmp(c->node->op, "Dropout") == 0) { /* the identity unless training_mode is true */
+        const ti_tensor *tm = c->n_in > 2 ? c->in[2] : NULL;
+        if (tm != NULL && (!c->s->vi[c->node->inputs[2]].is_const || ti__get_i64(tm, 0) != 0))
+            return ti__clc_no(c, "training_mode Dropout not on OpenCL");
+        if (c->n_out > 1 && c->out[1] != NULL && c->s->vi[c->node->outputs[1]].last <= c->n &&
+            !c->s->vi[c->node->outputs[1]].is_output)
+            return 1; /* a mask nobody reads: left unwritten */
+    }
     for (int i = 1; i < c->n_out; i++)
         if (c->out[i] != NULL) return ti__clc_no(c, "second output not supported on OpenCL");
     return 1;
@@ -24149,58 +24169,61 @@ TI__PRIVATE cl_int ti__cl_run_conv(ti__clc *c) {
 /* ---- the op table ------------------------------------------------------------------- */
 typedef struct ti__clop {
     const char *name;
-    ti__clp prog;
+    unsigned progs; /* programs (bits of ti__clp) its kernels come from */
     int (*plan)(ti__clc *c);
     cl_int (*run)(ti__clc *c);
 } ti__clop;
 
+#define TI__CLM_ELTWISE (1u << TI__CLP_ELTWISE)
+#define TI__CLM_CONV (1u << TI__CLP_CONV)
+#define TI__CLM_GEMM (1u << TI__CLP_GEMM)
 static const ti__clop ti__cl_ops[] = {
-    {"Conv", TI__CLP_CONV, ti__cl_plan_conv, ti__cl_run_conv},
-    {"Gemm", TI__CLP_GEMM, ti__cl_plan_gemm, ti__cl_run_gemm},
-    {"MatMul", TI__CLP_GEMM, ti__cl_plan_matmul, ti__cl_run_matmul},
-    {"Add", TI__CLP_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
-    {"Sub", TI__CLP_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
-    {"Mul", TI__CLP_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
-    {"Div", TI__CLP_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
-    {"Max", TI__CLP_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
-    {"Min", TI__CLP_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
-    {"Pow", TI__CLP_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
-    {"Relu", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Sigmoid", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Tanh", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Clip", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"LeakyRelu", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"HardSigmoid", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"HardSwish", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Elu", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Gelu", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Neg", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Abs", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Exp", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Sqrt", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Erf", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Log", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Reciprocal", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Floor", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Ceil", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Softplus", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Reshape", TI__CLP_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
-    {"Flatten", TI__CLP_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
-    {"Squeeze", TI__CLP_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
-    {"Unsqueeze", TI__CLP_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
-    {"Identity", TI__CLP_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
-    {"Dropout", TI__CLP_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
-    {"Transpose", TI__CLP_ELTWISE, ti__cl_plan_transpose, NULL},
-    {"Concat", TI__CLP_ELTWISE, ti__cl_plan_parts, ti__cl_run_parts},
-    {"Split", TI__CLP_ELTWISE, ti__cl_plan_parts, ti__cl_run_parts},
-    {"GlobalAveragePool", TI__CLP_ELTWISE, ti__cl_plan_gpool, ti__cl_run_gpool},
-    {"GlobalMaxPool", TI__CLP_ELTWISE, ti__cl_plan_gpool, ti__cl_run_gpool},
-    {"MaxPool", TI__CLP_ELTWISE, ti__cl_plan_pool, ti__cl_run_pool},
-    {"AveragePool", TI__CLP_ELTWISE, ti__cl_plan_pool, ti__cl_run_pool},
-    {"Softmax", TI__CLP_ELTWISE, ti__cl_plan_softmax, ti__cl_run_softmax},
-    {"LogSoftmax", TI__CLP_ELTWISE, ti__cl_plan_softmax, ti__cl_run_softmax},
-    {"LayerNormalization", TI__CLP_ELTWISE, ti__cl_plan_layernorm, ti__cl_run_layernorm},
-    {"BatchNormalization", TI__CLP_ELTWISE, ti__cl_plan_batchnorm, ti__cl_run_batchnorm},
+    {"Conv", TI__CLM_CONV | TI__CLM_GEMM, ti__cl_plan_conv, ti__cl_run_conv},
+    {"Gemm", TI__CLM_GEMM, ti__cl_plan_gemm, ti__cl_run_gemm},
+    {"MatMul", TI__CLM_GEMM, ti__cl_plan_matmul, ti__cl_run_matmul},
+    {"Add", TI__CLM_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
+    {"Sub", TI__CLM_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
+    {"Mul", TI__CLM_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
+    {"Div", TI__CLM_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
+    {"Max", TI__CLM_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
+    {"Min", TI__CLM_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
+    {"Pow", TI__CLM_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
+    {"Relu", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Sigmoid", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Tanh", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Clip", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"LeakyRelu", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"HardSigmoid", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"HardSwish", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Elu", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Gelu", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Neg", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Abs", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Exp", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Sqrt", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Erf", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Log", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Reciprocal", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Floor", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Ceil", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Softplus", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Reshape", TI__CLM_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
+    {"Flatten", TI__CLM_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
+    {"Squeeze", TI__CLM_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
+    {"Unsqueeze", TI__CLM_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
+    {"Identity", TI__CLM_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
+    {"Dropout", TI__CLM_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
+    {"Transpose", TI__CLM_ELTWISE, ti__cl_plan_transpose, NULL},
+    {"Concat", TI__CLM_ELTWISE, ti__cl_plan_parts, ti__cl_run_parts},
+    {"Split", TI__CLM_ELTWISE, ti__cl_plan_parts, ti__cl_run_parts},
+    {"GlobalAveragePool", TI__CLM_ELTWISE, ti__cl_plan_gpool, ti__cl_run_gpool},
+    {"GlobalMaxPool", TI__CLM_ELTWISE, ti__cl_plan_gpool, ti__cl_run_gpool},
+    {"MaxPool", TI__CLM_ELTWISE, ti__cl_plan_pool, ti__cl_run_pool},
+    {"AveragePool", TI__CLM_ELTWISE, ti__cl_plan_pool, ti__cl_run_pool},
+    {"Softmax", TI__CLM_ELTWISE, ti__cl_plan_softmax, ti__cl_run_softmax},
+    {"LogSoftmax", TI__CLM_ELTWISE, ti__cl_plan_softmax, ti__cl_run_softmax},
+    {"LayerNormalization", TI__CLM_ELTWISE, ti__cl_plan_layernorm, ti__cl_run_layernorm},
+    {"BatchNormalization", TI__CLM_ELTWISE, ti__cl_plan_batchnorm, ti__cl_run_batchnorm},
 };
 
 /* Transpose runs the copy kernel with its one table. */
@@ -24286,7 +24309,7 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, ti_error *e
             if (ok) ok = op->plan(&c);
         }
         g->gpu[n] = (unsigned char)ok;
-        if (ok) need |= 1u << op->prog;
+        if (ok) need |= op->progs;
         g->why[n] = ok ? "" : ti__pool_strndup(pool, c.why, strlen(c.why));
         if (g->why[n] == NULL) g->why[n] = "";
     }
@@ -24305,7 +24328,7 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, ti_error *e
     g->n_gpu = g->n_cpu = 0;
     for (int n = 0; n < nn; n++) {
         const ti__clop *op = ti__cl_op_find(&s->nodes[n]);
-        if (g->gpu[n] && !(need & (1u << op->prog))) {
+        if (g->gpu[n] && (need & op->progs) != op->progs) {
             g->gpu[n] = 0;
             g->why[n] = ti__pool_strndup(pool, fail, strlen(fail));
             if (g->why[n] == NULL) g->why[n] = "";
@@ -25250,6 +25273,13 @@ TI_API ti_status ti_session_run(ti_session *s, ti_error *err) {
 TI_API ti_status ti_session_get_info(const ti_session *s, ti_session_info *out) {
     if (s == NULL || out == NULL) return TI_ERR_INVALID_ARGUMENT;
     *out = s->info;
+#ifndef TI_NO_OPENCL
+    if (s->cl != NULL && s->cl->active) {
+        out->launch_retries = s->cl->rt.retries;
+        out->num_gpu_nodes = s->cl->n_gpu;
+        out->num_cpu_nodes = s->cl->n_cpu;
+    }
+#endif
     return TI_OK;
 }
 

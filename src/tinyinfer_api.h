@@ -257,6 +257,9 @@ typedef struct ti_session_info {
     int programs_cached;          /* loaded from the binary cache                   */
     double build_ms;              /* time spent building or loading programs        */
     size_t transfer_bytes;        /* bytes copied between host and device, last run */
+    int launch_retries;           /* kernel launches whose work-group size the driver
+                                   * refused and that were retried smaller (or with
+                                   * none), since the session was created            */
 } ti_session_info;
 TI_API ti_status ti_session_get_info(const ti_session *s, ti_session_info *out);
 

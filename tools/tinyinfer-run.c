@@ -17,6 +17,9 @@
 typedef struct run_opts {
     const char *model;
     int threads;
+    ti_backend backend;
+    const char *device;
+    int placement;
     const char *inputs[MAX_FILES];
     int n_inputs;
     int repeat;
@@ -31,11 +34,16 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: tinyinfer-run MODEL [--threads N] [--input FILE]... [--repeat N] [--seed S]\n"
             "                     [--dim NAME=VALUE]... [--save-outputs DIR]\n"
+            "                     [--backend auto|cpu|opencl] [--device SEL] [--placement]\n"
             "--input FILE       .npy or .pb (TensorProto) data for the next model input; a file\n"
             "                   whose tensor name matches an input feeds that input instead\n"
             "                   (inputs without a file get seeded random data: floats uniform\n"
             "                   in [-1, 1], integers in [0, 3], bools 0/1)\n"
             "--threads N        0 (default): the library's choice; 1: no worker threads\n"
+            "--backend B        auto (default: an OpenCL GPU when there is one), cpu or opencl\n"
+            "                   (any OpenCL device; an error when none can be used)\n"
+            "--device SEL       OpenCL device: gpu, cpu, an index or a part of its name\n"
+            "--placement        print where each node runs (CPU or OpenCL) and why\n"
             "--repeat N         run N times and report the median time (default 1)\n"
             "--seed S           random seed (default 1)\n"
             "--dim NAME=VALUE   bind a symbolic input dim (unbound ones default to 1)\n"
@@ -172,6 +180,19 @@ static int parse_args(int argc, char **argv, run_opts *o)
             exit(0);
         } else if (strcmp(a, "--threads") == 0 && has_val) {
             o->threads = atoi(argv[++i]);
+        } else if (strcmp(a, "--backend") == 0 && has_val) {
+            const char *b = argv[++i];
+            if (strcmp(b, "auto") == 0) o->backend = TI_BACKEND_AUTO;
+            else if (strcmp(b, "cpu") == 0) o->backend = TI_BACKEND_CPU;
+            else if (strcmp(b, "opencl") == 0) o->backend = TI_BACKEND_OPENCL;
+            else {
+                fprintf(stderr, "tinyinfer-run: --backend wants auto, cpu or opencl, not '%s'\n", b);
+                return 0;
+            }
+        } else if (strcmp(a, "--device") == 0 && has_val) {
+            o->device = argv[++i];
+        } else if (strcmp(a, "--placement") == 0) {
+            o->placement = 1;
         } else if (strcmp(a, "--input") == 0 && has_val) {
             if (o->n_inputs == MAX_FILES) {
                 fprintf(stderr, "tinyinfer-run: at most %d --input files\n", MAX_FILES);
@@ -316,6 +337,8 @@ static int run(const run_opts *op, run_state *rs)
     ti_session_desc desc;
     memset(&desc, 0, sizeof(desc));
     desc.num_threads = o.threads;
+    desc.backend = o.backend;
+    desc.opencl_device = o.device;
     desc.dim_bindings = nb ? binds : NULL;
     desc.num_dim_bindings = nb;
     s = rs->s = ti_session_create(m, &desc, &err);
@@ -406,6 +429,20 @@ static int run(const run_opts *op, run_state *rs)
                (double)info.arena_bytes / (1024.0 * 1024.0), info.dynamic ? ", dynamic shapes" : "",
                info.fallback_reason && info.fallback_reason[0] ? ", fallback: " : "",
                info.fallback_reason && info.fallback_reason[0] ? info.fallback_reason : "");
+        if (info.backend == TI_BACKEND_OPENCL)
+            printf("opencl: %s: %d nodes on the device, %d on the CPU; programs: %d built, %d from "
+                   "the cache, %.1f ms; %zu bytes moved between host and device in the last run\n",
+                   info.device, info.num_gpu_nodes, info.num_cpu_nodes, info.programs_built,
+                   info.programs_cached, info.build_ms, info.transfer_bytes);
+    }
+    if (o.placement) {
+        int nn = ti_session_num_nodes(s);
+        for (int i = 0; i < nn; i++) {
+            ti_node_info ni;
+            if (ti_session_node_info(s, i, &ni) != TI_OK) continue;
+            printf("  %4d %-6s %-20s %s%s%s\n", i, ni.backend == TI_BACKEND_OPENCL ? "opencl" : "cpu",
+                   ni.op, ni.name, ni.placement[0] ? ": " : "", ni.placement);
+        }
     }
     printf("outputs:\n");
     int ns_out = ti_session_num_outputs(s);

@@ -158,6 +158,14 @@ TI__PRIVATE cl_int ti__cl_run_unary(ti__clc *c) {
 TI__PRIVATE int ti__cl_plan_alias(ti__clc *c) {
     if (!ti__cl_f32(c->in[0]) || !ti__cl_f32(c->out[0]))
         return ti__clc_no(c, "float32 only on OpenCL");
+    if (strcmp(c->node->op, "Dropout") == 0) { /* the identity unless training_mode is true */
+        const ti_tensor *tm = c->n_in > 2 ? c->in[2] : NULL;
+        if (tm != NULL && (!c->s->vi[c->node->inputs[2]].is_const || ti__get_i64(tm, 0) != 0))
+            return ti__clc_no(c, "training_mode Dropout not on OpenCL");
+        if (c->n_out > 1 && c->out[1] != NULL && c->s->vi[c->node->outputs[1]].last <= c->n &&
+            !c->s->vi[c->node->outputs[1]].is_output)
+            return 1; /* a mask nobody reads: left unwritten */
+    }
     for (int i = 1; i < c->n_out; i++)
         if (c->out[i] != NULL) return ti__clc_no(c, "second output not supported on OpenCL");
     return 1;
@@ -759,58 +767,61 @@ TI__PRIVATE cl_int ti__cl_run_conv(ti__clc *c) {
 /* ---- the op table ------------------------------------------------------------------- */
 typedef struct ti__clop {
     const char *name;
-    ti__clp prog;
+    unsigned progs; /* programs (bits of ti__clp) its kernels come from */
     int (*plan)(ti__clc *c);
     cl_int (*run)(ti__clc *c);
 } ti__clop;
 
+#define TI__CLM_ELTWISE (1u << TI__CLP_ELTWISE)
+#define TI__CLM_CONV (1u << TI__CLP_CONV)
+#define TI__CLM_GEMM (1u << TI__CLP_GEMM)
 static const ti__clop ti__cl_ops[] = {
-    {"Conv", TI__CLP_CONV, ti__cl_plan_conv, ti__cl_run_conv},
-    {"Gemm", TI__CLP_GEMM, ti__cl_plan_gemm, ti__cl_run_gemm},
-    {"MatMul", TI__CLP_GEMM, ti__cl_plan_matmul, ti__cl_run_matmul},
-    {"Add", TI__CLP_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
-    {"Sub", TI__CLP_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
-    {"Mul", TI__CLP_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
-    {"Div", TI__CLP_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
-    {"Max", TI__CLP_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
-    {"Min", TI__CLP_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
-    {"Pow", TI__CLP_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
-    {"Relu", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Sigmoid", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Tanh", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Clip", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"LeakyRelu", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"HardSigmoid", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"HardSwish", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Elu", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Gelu", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Neg", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Abs", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Exp", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Sqrt", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Erf", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Log", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Reciprocal", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Floor", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Ceil", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Softplus", TI__CLP_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
-    {"Reshape", TI__CLP_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
-    {"Flatten", TI__CLP_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
-    {"Squeeze", TI__CLP_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
-    {"Unsqueeze", TI__CLP_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
-    {"Identity", TI__CLP_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
-    {"Dropout", TI__CLP_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
-    {"Transpose", TI__CLP_ELTWISE, ti__cl_plan_transpose, NULL},
-    {"Concat", TI__CLP_ELTWISE, ti__cl_plan_parts, ti__cl_run_parts},
-    {"Split", TI__CLP_ELTWISE, ti__cl_plan_parts, ti__cl_run_parts},
-    {"GlobalAveragePool", TI__CLP_ELTWISE, ti__cl_plan_gpool, ti__cl_run_gpool},
-    {"GlobalMaxPool", TI__CLP_ELTWISE, ti__cl_plan_gpool, ti__cl_run_gpool},
-    {"MaxPool", TI__CLP_ELTWISE, ti__cl_plan_pool, ti__cl_run_pool},
-    {"AveragePool", TI__CLP_ELTWISE, ti__cl_plan_pool, ti__cl_run_pool},
-    {"Softmax", TI__CLP_ELTWISE, ti__cl_plan_softmax, ti__cl_run_softmax},
-    {"LogSoftmax", TI__CLP_ELTWISE, ti__cl_plan_softmax, ti__cl_run_softmax},
-    {"LayerNormalization", TI__CLP_ELTWISE, ti__cl_plan_layernorm, ti__cl_run_layernorm},
-    {"BatchNormalization", TI__CLP_ELTWISE, ti__cl_plan_batchnorm, ti__cl_run_batchnorm},
+    {"Conv", TI__CLM_CONV | TI__CLM_GEMM, ti__cl_plan_conv, ti__cl_run_conv},
+    {"Gemm", TI__CLM_GEMM, ti__cl_plan_gemm, ti__cl_run_gemm},
+    {"MatMul", TI__CLM_GEMM, ti__cl_plan_matmul, ti__cl_run_matmul},
+    {"Add", TI__CLM_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
+    {"Sub", TI__CLM_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
+    {"Mul", TI__CLM_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
+    {"Div", TI__CLM_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
+    {"Max", TI__CLM_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
+    {"Min", TI__CLM_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
+    {"Pow", TI__CLM_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
+    {"Relu", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Sigmoid", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Tanh", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Clip", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"LeakyRelu", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"HardSigmoid", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"HardSwish", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Elu", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Gelu", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Neg", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Abs", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Exp", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Sqrt", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Erf", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Log", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Reciprocal", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Floor", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Ceil", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Softplus", TI__CLM_ELTWISE, ti__cl_plan_unary, ti__cl_run_unary},
+    {"Reshape", TI__CLM_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
+    {"Flatten", TI__CLM_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
+    {"Squeeze", TI__CLM_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
+    {"Unsqueeze", TI__CLM_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
+    {"Identity", TI__CLM_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
+    {"Dropout", TI__CLM_ELTWISE, ti__cl_plan_alias, ti__cl_run_alias},
+    {"Transpose", TI__CLM_ELTWISE, ti__cl_plan_transpose, NULL},
+    {"Concat", TI__CLM_ELTWISE, ti__cl_plan_parts, ti__cl_run_parts},
+    {"Split", TI__CLM_ELTWISE, ti__cl_plan_parts, ti__cl_run_parts},
+    {"GlobalAveragePool", TI__CLM_ELTWISE, ti__cl_plan_gpool, ti__cl_run_gpool},
+    {"GlobalMaxPool", TI__CLM_ELTWISE, ti__cl_plan_gpool, ti__cl_run_gpool},
+    {"MaxPool", TI__CLM_ELTWISE, ti__cl_plan_pool, ti__cl_run_pool},
+    {"AveragePool", TI__CLM_ELTWISE, ti__cl_plan_pool, ti__cl_run_pool},
+    {"Softmax", TI__CLM_ELTWISE, ti__cl_plan_softmax, ti__cl_run_softmax},
+    {"LogSoftmax", TI__CLM_ELTWISE, ti__cl_plan_softmax, ti__cl_run_softmax},
+    {"LayerNormalization", TI__CLM_ELTWISE, ti__cl_plan_layernorm, ti__cl_run_layernorm},
+    {"BatchNormalization", TI__CLM_ELTWISE, ti__cl_plan_batchnorm, ti__cl_run_batchnorm},
 };
 
 /* Transpose runs the copy kernel with its one table. */
@@ -896,7 +907,7 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, ti_error *e
             if (ok) ok = op->plan(&c);
         }
         g->gpu[n] = (unsigned char)ok;
-        if (ok) need |= 1u << op->prog;
+        if (ok) need |= op->progs;
         g->why[n] = ok ? "" : ti__pool_strndup(pool, c.why, strlen(c.why));
         if (g->why[n] == NULL) g->why[n] = "";
     }
@@ -915,7 +926,7 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, ti_error *e
     g->n_gpu = g->n_cpu = 0;
     for (int n = 0; n < nn; n++) {
         const ti__clop *op = ti__cl_op_find(&s->nodes[n]);
-        if (g->gpu[n] && !(need & (1u << op->prog))) {
+        if (g->gpu[n] && (need & op->progs) != op->progs) {
             g->gpu[n] = 0;
             g->why[n] = ti__pool_strndup(pool, fail, strlen(fail));
             if (g->why[n] == NULL) g->why[n] = "";

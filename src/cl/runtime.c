@@ -61,7 +61,8 @@ typedef struct ti__clrt {
     char cache_dir[512];
     int built, cached;
     double build_ms;
-    size_t fake_max_wg; /* test hook ($TINYINFER_OPENCL_FAKE_MAX_WG): refuse larger groups */
+    size_t fake_max_wg; /* test hook ($TINYINFER_OPENCL_FAKE_MAX_WG): groups larger than this
+                         * are refused as a driver would (CL_INVALID_WORK_GROUP_SIZE) */
     int retries;        /* launches that needed a smaller or no local size */
     char last_retry[160];
 } ti__clrt;
@@ -235,7 +236,7 @@ TI__PRIVATE uint64_t ti__fnv1a(uint64_t h, const void *data, size_t n) {
 }
 
 TI__PRIVATE void ti__cl_cache_path(const ti__clrt *rt, uint64_t key, char *path, size_t cap) {
-    snprintf(path, cap, "%s/ti-%08x%08x.clbin", rt->cache_dir, (unsigned)(key >> 32),
+    snprintf(path, cap, "%.480s/ti-%08x%08x.clbin", rt->cache_dir, (unsigned)(key >> 32),
              (unsigned)(key & 0xffffffffu));
 }
 
@@ -291,7 +292,7 @@ TI__PRIVATE unsigned char *ti__cl_cache_read(const char *path, uint64_t key, siz
 TI__PRIVATE void ti__cl_cache_write(const ti__clrt *rt, const char *path, uint64_t key,
                                     const unsigned char *bin, size_t n) {
     char tmp[600];
-    snprintf(tmp, sizeof tmp, "%s.%08x.tmp", path,
+    snprintf(tmp, sizeof tmp, "%.560s.%08x.tmp", path,
              (unsigned)(((uintptr_t)&tmp ^ (uintptr_t)time(NULL) * 2654435761u) & 0xffffffffu));
     ti__cl_mkdir(rt->cache_dir);
     FILE *f = fopen(tmp, "wb");
@@ -409,11 +410,23 @@ TI__PRIVATE int ti__clrt_build(ti__clrt *rt, ti__clp p, char *why, size_t whycap
     return 1;
 }
 
-/* The largest local size a launch of kernel k may use. */
+/* The largest local size a launch of kernel k may use, as the device and the compiled
+ * kernel report it (register and local-memory use included). */
 TI__PRIVATE size_t ti__clrt_wg_limit(const ti__clrt *rt, ti__clk k) {
-    size_t lim = rt->kern_wg[k] ? rt->kern_wg[k] : rt->max_wg;
-    if (rt->fake_max_wg && rt->fake_max_wg < lim) lim = rt->fake_max_wg;
-    return lim;
+    return rt->kern_wg[k] ? rt->kern_wg[k] : rt->max_wg;
+}
+
+/* clEnqueueNDRangeKernel, or the test hook's stand-in for a driver that refuses work
+ * groups larger than it claims to take (TINYINFER_OPENCL_FAKE_MAX_WG=N). */
+TI__PRIVATE cl_int ti__clrt_enqueue(ti__clrt *rt, ti__clk k, int dims, const size_t *gws,
+                                    const size_t *lws) {
+    if (rt->fake_max_wg && lws != NULL) {
+        size_t prod = 1;
+        for (int d = 0; d < dims; d++) prod *= lws[d];
+        if (prod > rt->fake_max_wg) return CL_INVALID_WORK_GROUP_SIZE;
+    }
+    return rt->api.clEnqueueNDRangeKernel(rt->q, rt->kern[k], (cl_uint)dims, NULL, gws, lws, 0,
+                                          NULL, NULL);
 }
 
 TI__PRIVATE int ti__cl_wg_error(cl_int e) {
@@ -427,7 +440,6 @@ TI__PRIVATE int ti__cl_wg_error(cl_int e) {
  * Returns the last CL error (CL_SUCCESS when it ran). */
 TI__PRIVATE cl_int ti__clrt_launch(ti__clrt *rt, ti__clk k, int dims, const size_t *global,
                                    const size_t *fixed_local) {
-    const ti_cl_api *cl = &rt->api;
     size_t lws[3] = {1, 1, 1}, gws[3] = {1, 1, 1};
     size_t limit = ti__clrt_wg_limit(rt, k);
     if (fixed_local != NULL) {
@@ -439,8 +451,7 @@ TI__PRIVATE cl_int ti__clrt_launch(ti__clrt *rt, ti__clk k, int dims, const size
         }
         if (prod > limit) return CL_INVALID_WORK_GROUP_SIZE; /* known before the driver says so */
         for (int d = 0; d < dims; d++) gws[d] = (global[d] + lws[d] - 1) / lws[d] * lws[d];
-        return cl->clEnqueueNDRangeKernel(rt->q, rt->kern[k], (cl_uint)dims, NULL, gws, lws, 0,
-                                          NULL, NULL);
+        return ti__clrt_enqueue(rt, k, dims, gws, lws);
     }
     size_t l0 = TI__MIN(limit, rt->max_item[0]);
     if (l0 > 128) l0 = 128;
@@ -449,8 +460,7 @@ TI__PRIVATE cl_int ti__clrt_launch(ti__clrt *rt, ti__clk k, int dims, const size
     for (;;) {
         lws[0] = l0;
         for (int d = 0; d < dims; d++) gws[d] = (global[d] + lws[d] - 1) / lws[d] * lws[d];
-        e = cl->clEnqueueNDRangeKernel(rt->q, rt->kern[k], (cl_uint)dims, NULL, gws, lws, 0, NULL,
-                                       NULL);
+        e = ti__clrt_enqueue(rt, k, dims, gws, lws);
         if (!ti__cl_wg_error(e)) return e;
         rt->retries++;
         snprintf(rt->last_retry, sizeof rt->last_retry, "%s: local size %zu refused (%s)",
@@ -459,8 +469,7 @@ TI__PRIVATE cl_int ti__clrt_launch(ti__clrt *rt, ti__clk k, int dims, const size
         l0 /= 2;
     }
     for (int d = 0; d < dims; d++) gws[d] = global[d];
-    return cl->clEnqueueNDRangeKernel(rt->q, rt->kern[k], (cl_uint)dims, NULL, gws, NULL, 0, NULL,
-                                      NULL);
+    return ti__clrt_enqueue(rt, k, dims, gws, NULL);
 }
 
 /* Kernel arguments: buffer + element offset pairs, ints and floats, set in order. */

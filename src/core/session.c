@@ -612,6 +612,13 @@ TI_API ti_status ti_session_run(ti_session *s, ti_error *err) {
 TI_API ti_status ti_session_get_info(const ti_session *s, ti_session_info *out) {
     if (s == NULL || out == NULL) return TI_ERR_INVALID_ARGUMENT;
     *out = s->info;
+#ifndef TI_NO_OPENCL
+    if (s->cl != NULL && s->cl->active) {
+        out->launch_retries = s->cl->rt.retries;
+        out->num_gpu_nodes = s->cl->n_gpu;
+        out->num_cpu_nodes = s->cl->n_cpu;
+    }
+#endif
     return TI_OK;
 }
 

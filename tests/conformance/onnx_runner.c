@@ -29,6 +29,7 @@ static const char *const result_names[R_COUNT] = {"PASSED", "FAILED", "UNSUPPORT
 
 typedef struct options {
     int threads;
+    ti_backend backend;
     const char *filter;
     double max_rel; /* < 0: per-element rtol/atol */
     const char *table;
@@ -433,6 +434,7 @@ static int run_data_set(const test_case *tc, const options *o, const ti_model *m
         ti_session_desc desc;
         memset(&desc, 0, sizeof(desc));
         desc.num_threads = o->threads;
+        desc.backend = o->backend;
         desc.dim_bindings = nb ? binds : NULL;
         desc.num_dim_bindings = nb;
         *sp = ti_session_create(m, &desc, &err);
@@ -980,11 +982,14 @@ static int write_table(const char *path, const options *o, const onnx_ops *ops, 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: onnx_runner [--threads N] [--filter SUBSTR] [--max-rel X] [--table OUT.md]\n"
+            "usage: onnx_runner [--threads N] [--backend cpu|opencl|auto] [--filter SUBSTR]\n"
+            "                   [--max-rel X] [--table OUT.md]\n"
             "                   [--ops ops.txt] [--verbose] [--expect-pass] [--check-argmax]\n"
             "                   [--min-argmax-agree X] DIR...\n"
             "DIR: a test dir (model.onnx or model.tflite + test_data_set_N/), a suite root\n"
             "     holding test dirs, or the flat light layout (X.onnx + X_output_0.pb).\n"
+            "--backend B      the session's backend (default auto); opencl fails a test when\n"
+            "                 no OpenCL device can be used\n"
             "--filter SUBSTR  run only tests whose \"suite/name\" contains SUBSTR\n"
             "--max-rel X      pass when max|a-b| <= X * max|b| (instead of rtol/atol)\n"
             "--table OUT.md   write totals per suite and op type and the failing tests\n"
@@ -1014,6 +1019,11 @@ int main(int argc, char **argv)
         int has_val = i + 1 < argc;
         if (strcmp(a, "--threads") == 0 && has_val) {
             o.threads = atoi(argv[++i]);
+        } else if (strcmp(a, "--backend") == 0 && has_val) {
+            const char *b = argv[++i];
+            o.backend = strcmp(b, "opencl") == 0 ? TI_BACKEND_OPENCL
+                        : strcmp(b, "cpu") == 0  ? TI_BACKEND_CPU
+                                                 : TI_BACKEND_AUTO;
         } else if (strcmp(a, "--filter") == 0 && has_val) {
             o.filter = argv[++i];
         } else if (strcmp(a, "--max-rel") == 0 && has_val) {

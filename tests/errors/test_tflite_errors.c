@@ -731,7 +731,7 @@ TI_TEST(variable_tensor) {
 TI_TEST(quantization) {
     ti_error err;
     spec s = spec_default();
-    s.w_type = 3; /* UINT8 [1,4]: 4 bytes */
+    s.w_type = 9; /* INT8 [1,4]: 4 bytes, zero points -5..-2 */
     s.w_len = 4;
     s.w_scales = 4;
     s.w_zps = 4;
@@ -754,6 +754,10 @@ TI_TEST(quantization) {
     s.w_zps = 1;
     s.w_qdim = 1;
     expect_fail(&s, TI_ERR_BAD_MODEL, "tensor 1 'w' has 4 quantization scales and 1 zero points");
+    s.w_zps = 4;
+    s.w_type = 3; /* UINT8: a negative zero point is no uint8 value */
+    expect_fail(&s, TI_ERR_BAD_MODEL,
+                "tensor 1 'w': quantization 0 (scale 0.5, zero point -5) is out of range");
 }
 
 TI_TEST(shapes) {

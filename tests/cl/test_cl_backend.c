@@ -1,0 +1,715 @@
+/* The OpenCL backend against the CPU: every GPU kernel on random shapes (odd sizes, edges,
+ * broadcasts, strides, pads, groups), each checked to run on the device and to match the
+ * CPU within 1e-4 relative; per-op fallback inside one session; the program-binary cache
+ * (built, then loaded, then a damaged file rebuilt); a driver that refuses work-group
+ * sizes (the test hook) never reaching the user; device selection errors; no allocation
+ * in ti_session_run. Skips when no OpenCL device can be used (PoCL in CI). */
+#define _POSIX_C_SOURCE 200809L /* setenv, popen, truncate */
+#define TINYINFER_IMPLEMENTATION
+#include "tinyinfer.h"
+#include "ti_test.h"
+#include "onnx_build.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#if !defined(_WIN32)
+#include <unistd.h>
+#endif
+
+static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
+static uint32_t rnd(void) {
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return (uint32_t)(g_rng >> 32);
+}
+static int rint_in(int lo, int hi) { return lo + (int)(rnd() % (uint32_t)(hi - lo + 1)); }
+static float rfloat(void) { return (float)(rnd() % 20001) / 10000.0f - 1.0f; }
+static float *rand_floats(size_t n) {
+    float *p = (float *)malloc(n * sizeof(float) + 4);
+    for (size_t i = 0; i < n; i++) p[i] = rfloat();
+    return p;
+}
+static size_t numel(int rank, const int64_t *d) {
+    size_t n = 1;
+    for (int i = 0; i < rank; i++) n *= (size_t)d[i];
+    return n;
+}
+
+static int g_have_device = 0;
+static char g_cache_dir[256];
+
+static ti_session *make(ti_model *m, ti_backend b, ti_error *err) {
+    ti_session_desc d;
+    memset(&d, 0, sizeof d);
+    d.num_threads = 1;
+    d.backend = b;
+    return ti_session_create(m, &d, err);
+}
+
+/* Runs the model on the CPU and on OpenCL with the same random inputs; checks that
+ * node `gpu_op` (every node of that op) ran on the device and the outputs agree. */
+static void compare(const unsigned char *bytes, size_t n, const char *what, const char *gpu_op) {
+    ti_error err;
+    ti_model *m = ti_model_load_memory(bytes, n, NULL, &err);
+    if (m == NULL) {
+        printf("%s: load: %s\n", what, err.message);
+        TI_CHECK(m != NULL);
+        return;
+    }
+    ti_session *c = make(m, TI_BACKEND_CPU, &err);
+    ti_session *g = c ? make(m, TI_BACKEND_OPENCL, &err) : NULL;
+    if (c == NULL || g == NULL) {
+        printf("%s: session: %s\n", what, err.message);
+        TI_CHECK(c != NULL && g != NULL);
+        ti_session_destroy(c);
+        ti_model_free(m);
+        return;
+    }
+    for (int i = 0; i < ti_session_num_inputs(c); i++) {
+        ti_tensor *a = ti_session_input(c, i), *b = ti_session_input(g, i);
+        float *v = (float *)a->data;
+        for (size_t j = 0; j < a->size_bytes / 4; j++) v[j] = rfloat();
+        memcpy(b->data, a->data, a->size_bytes);
+    }
+    TI_CHECK(ti_session_run(c, &err) == TI_OK);
+    ti_status st = ti_session_run(g, &err);
+    if (st != TI_OK) printf("%s: OpenCL run: %s\n", what, err.message);
+    TI_CHECK(st == TI_OK);
+    /* after the run: a launch the device refused would have moved the node */
+    int placed = 0, wanted = 0;
+    for (int i = 0; i < ti_session_num_nodes(g); i++) {
+        ti_node_info ni;
+        if (ti_session_node_info(g, i, &ni) != TI_OK || strcmp(ni.op, gpu_op) != 0) continue;
+        wanted++;
+        if (ni.backend == TI_BACKEND_OPENCL) placed++;
+        else printf("%s: node %d (%s) on the CPU: %s\n", what, i, ni.op, ni.placement);
+    }
+    TI_CHECK(wanted > 0 && placed == wanted);
+    for (int i = 0; i < ti_session_num_outputs(c) && st == TI_OK; i++) {
+        const ti_tensor *a = ti_session_output(c, i), *b = ti_session_output(g, i);
+        TI_CHECK(a->size_bytes == b->size_bytes);
+        double me = 0, mr = 0;
+        for (size_t j = 0; j < a->size_bytes / 4; j++) {
+            double x = ((const float *)a->data)[j], y = ((const float *)b->data)[j];
+            double e = x > y ? x - y : y - x;
+            if (!(e <= me)) me = e; /* NaN counts as an error */
+            if ((x < 0 ? -x : x) > mr) mr = x < 0 ? -x : x;
+        }
+        int ok = me <= 1e-4 * (mr > 0 ? mr : 1);
+        if (!ok) printf("%s: output %d: max |diff| %g, max |cpu| %g\n", what, i, me, mr);
+        TI_CHECK(ok);
+    }
+    ti_session_destroy(g);
+    ti_session_destroy(c);
+    ti_model_free(m);
+}
+
+/* ---- per-kernel cases ---------------------------------------------------------------- */
+
+static void conv_case(int depthwise, int one_by_one) {
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t N = rint_in(1, 2), C = rint_in(1, 9), H = rint_in(1, 19), W = rint_in(1, 23);
+    int64_t k = one_by_one ? 1 : rint_in(1, 5), s = one_by_one ? 1 : rint_in(1, 3);
+    int64_t d = one_by_one || k == 1 ? 1 : rint_in(1, 2), p = one_by_one ? 0 : rint_in(0, k / 2 + 1);
+    int64_t g = 1, M;
+    if (depthwise) {
+        g = C;
+        M = C;
+    } else {
+        g = (!one_by_one && C % 3 == 0 && rnd() % 2) ? 3 : 1;
+        M = g * rint_in(1, 7);
+    }
+    if (H + 2 * p < (k - 1) * d + 1) H = (k - 1) * d + 1;
+    if (W + 2 * p < (k - 1) * d + 1) W = (k - 1) * d + 1;
+    int64_t xd[4] = {N, C, H, W}, wd[4] = {M, C / g, k, k}, bd[1] = {M};
+    int64_t OH = (H + 2 * p - (k - 1) * d - 1) / s + 1, OW = (W + 2 * p - (k - 1) * d - 1) / s + 1;
+    int64_t yd[4] = {N, M, OH, OW};
+    float *w = rand_floats(numel(4, wd)), *b = rand_floats((size_t)M);
+    ob_input(&mb, "x", OB_FLOAT, 4, xd);
+    ob_init_f32(&mb, "w", 4, wd, w);
+    ob_init_f32(&mb, "b", 1, bd, b);
+    ob_buf at = {0, 0, 0};
+    int64_t ks[2] = {k, k}, st[2] = {s, s}, dl[2] = {d, d}, pads[4] = {p, p, p, p};
+    ob_attr_ints(&at, "kernel_shape", 2, ks);
+    ob_attr_ints(&at, "strides", 2, st);
+    ob_attr_ints(&at, "dilations", 2, dl);
+    ob_attr_ints(&at, "pads", 4, pads);
+    ob_attr_int(&at, "group", g);
+    ob_node_attrs(&mb, "Conv", "conv", "x,w,b", "c", &at);
+    ob_node(&mb, rnd() % 2 ? "Relu" : "Sigmoid", "act", "c", "y"); /* fused on both sides */
+    ob_output(&mb, "y", OB_FLOAT, 4, yd);
+    size_t n;
+    unsigned char *bytes = ob_finish(&mb, &n);
+    char what[160];
+    snprintf(what, sizeof what, "Conv x[%lld,%lld,%lld,%lld] M %lld k %lld s %lld d %lld p %lld g %lld",
+             (long long)N, (long long)C, (long long)H, (long long)W, (long long)M, (long long)k,
+             (long long)s, (long long)d, (long long)p, (long long)g);
+    compare(bytes, n, what, "Conv");
+    free(bytes);
+    free(w);
+    free(b);
+}
+
+TI_TEST(conv_kernels_match_the_cpu) {
+    if (!g_have_device) TI_SKIP("no OpenCL device");
+    for (int i = 0; i < 12; i++) conv_case(0, 0);
+    for (int i = 0; i < 8; i++) conv_case(1, 0);
+    for (int i = 0; i < 8; i++) conv_case(0, 1);
+}
+
+static void matmul_case(void) {
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t M = rint_in(1, 70), K = rint_in(1, 90), N = rint_in(1, 75), B = rint_in(1, 3);
+    int bcast = rnd() % 2; /* B as a 2-D weight broadcast over the batch */
+    int64_t ad[3] = {B, M, K}, bd3[3] = {B, K, N}, bd2[2] = {K, N}, yd[3] = {B, M, N};
+    ob_input(&mb, "a", OB_FLOAT, 3, ad);
+    float *w = NULL;
+    if (bcast) {
+        w = rand_floats(numel(2, bd2));
+        ob_init_f32(&mb, "b", 2, bd2, w);
+    } else {
+        ob_input(&mb, "b", OB_FLOAT, 3, bd3);
+    }
+    ob_node(&mb, "MatMul", "mm", "a,b", "y");
+    ob_output(&mb, "y", OB_FLOAT, 3, yd);
+    size_t n;
+    unsigned char *bytes = ob_finish(&mb, &n);
+    char what[128];
+    snprintf(what, sizeof what, "MatMul [%lld,%lld,%lld] x %s[%lld,%lld]", (long long)B, (long long)M,
+             (long long)K, bcast ? "" : "batched ", (long long)K, (long long)N);
+    compare(bytes, n, what, "MatMul");
+    free(bytes);
+    free(w);
+}
+
+static void gemm_case(void) {
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t M = rint_in(1, 40), K = rint_in(1, 70), N = rint_in(1, 90);
+    int ta = rnd() % 2, tb = rnd() % 2, cform = rint_in(0, 2);
+    int64_t ad[2] = {ta ? K : M, ta ? M : K}, bd[2] = {tb ? N : K, tb ? K : N}, yd[2] = {M, N};
+    int64_t cd1[1] = {N}, cd2[2] = {M, 1};
+    float *w = rand_floats(numel(2, bd)), *cv = rand_floats((size_t)(M * N));
+    ob_input(&mb, "a", OB_FLOAT, 2, ad);
+    ob_init_f32(&mb, "b", 2, bd, w);
+    if (cform == 1) ob_init_f32(&mb, "c", 1, cd1, cv);
+    if (cform == 2) ob_init_f32(&mb, "c", 2, cd2, cv);
+    ob_buf at = {0, 0, 0};
+    ob_attr_int(&at, "transA", ta);
+    ob_attr_int(&at, "transB", tb);
+    ob_attr_float(&at, "alpha", 0.75f);
+    ob_attr_float(&at, "beta", 1.5f);
+    ob_node_attrs(&mb, "Gemm", "gemm", cform ? "a,b,c" : "a,b", "y", &at);
+    ob_output(&mb, "y", OB_FLOAT, 2, yd);
+    size_t n;
+    unsigned char *bytes = ob_finish(&mb, &n);
+    char what[128];
+    snprintf(what, sizeof what, "Gemm M %lld K %lld N %lld transA %d transB %d C form %d", (long long)M,
+             (long long)K, (long long)N, ta, tb, cform);
+    compare(bytes, n, what, "Gemm");
+    free(bytes);
+    free(w);
+    free(cv);
+}
+
+TI_TEST(matmul_and_gemm_match_the_cpu) {
+    if (!g_have_device) TI_SKIP("no OpenCL device");
+    for (int i = 0; i < 12; i++) matmul_case();
+    for (int i = 0; i < 10; i++) gemm_case();
+}
+
+/* Binary ops with numpy broadcasting: same shape, per-channel, and general. */
+static void binary_case(const char *op, int form) {
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t yd[4] = {rint_in(1, 2), rint_in(1, 7), rint_in(1, 9), rint_in(1, 11)};
+    int64_t bd[4];
+    int br = 4;
+    if (form == 0) memcpy(bd, yd, sizeof bd);
+    else if (form == 1) { bd[0] = yd[1]; bd[1] = 1; bd[2] = 1; br = 3; }
+    else { for (int i = 0; i < 4; i++) bd[i] = rnd() % 2 ? yd[i] : 1; }
+    ob_input(&mb, "a", OB_FLOAT, 4, yd);
+    ob_input(&mb, "b", OB_FLOAT, br, bd);
+    ob_node(&mb, op, "op", (form == 1 && rnd() % 2 && (op[0] == 'A' || op[0] == 'M')) ? "b,a" : "a,b", "y");
+    ob_output(&mb, "y", OB_FLOAT, 4, yd);
+    size_t n;
+    unsigned char *bytes = ob_finish(&mb, &n);
+    char what[96];
+    snprintf(what, sizeof what, "%s form %d", op, form);
+    compare(bytes, n, what, op);
+    free(bytes);
+}
+
+TI_TEST(elementwise_ops_match_the_cpu) {
+    if (!g_have_device) TI_SKIP("no OpenCL device");
+    static const char *const ops[] = {"Add", "Sub", "Mul", "Div", "Max", "Min"};
+    for (int i = 0; i < (int)(sizeof ops / sizeof ops[0]); i++)
+        for (int form = 0; form < 3; form++) binary_case(ops[i], form);
+    static const char *const un[] = {"Relu", "Sigmoid", "Tanh", "HardSwish", "Neg", "Abs", "Exp",
+                                     "Erf", "Floor", "Ceil", "Softplus"};
+    for (int i = 0; i < (int)(sizeof un / sizeof un[0]); i++) {
+        ob_model mb;
+        ob_init(&mb, 14);
+        int64_t d[3] = {rint_in(1, 3), rint_in(1, 17), rint_in(1, 33)};
+        ob_input(&mb, "x", OB_FLOAT, 3, d);
+        ob_node(&mb, un[i], "u", "x", "y");
+        ob_output(&mb, "y", OB_FLOAT, 3, d);
+        size_t n;
+        unsigned char *bytes = ob_finish(&mb, &n);
+        compare(bytes, n, un[i], un[i]);
+        free(bytes);
+    }
+}
+
+static void pool_case(const char *op) {
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t N = rint_in(1, 2), C = rint_in(1, 5), H = rint_in(2, 17), W = rint_in(2, 19);
+    int64_t k = rint_in(1, 3), s = rint_in(1, 2), p = rint_in(0, k / 2);
+    int ceil_mode = rnd() % 2, incl = rnd() % 2;
+    if (H < k) H = k;
+    if (W < k) W = k;
+    int64_t xd[4] = {N, C, H, W};
+    ob_input(&mb, "x", OB_FLOAT, 4, xd);
+    ob_buf at = {0, 0, 0};
+    int64_t ks[2] = {k, k}, st[2] = {s, s}, pads[4] = {p, p, p, p};
+    ob_attr_ints(&at, "kernel_shape", 2, ks);
+    ob_attr_ints(&at, "strides", 2, st);
+    ob_attr_ints(&at, "pads", 4, pads);
+    ob_attr_int(&at, "ceil_mode", ceil_mode);
+    if (strcmp(op, "AveragePool") == 0) ob_attr_int(&at, "count_include_pad", incl);
+    ob_node_attrs(&mb, op, "pool", "x", "y", &at);
+    int64_t OH = ceil_mode ? (H + 2 * p - k + s - 1) / s + 1 : (H + 2 * p - k) / s + 1;
+    int64_t OW = ceil_mode ? (W + 2 * p - k + s - 1) / s + 1 : (W + 2 * p - k) / s + 1;
+    if (ceil_mode && (OH - 1) * s >= H + p) OH--;
+    if (ceil_mode && (OW - 1) * s >= W + p) OW--;
+    int64_t yd[4] = {N, C, OH, OW};
+    ob_output(&mb, "y", OB_FLOAT, 4, yd);
+    size_t n;
+    unsigned char *bytes = ob_finish(&mb, &n);
+    char what[128];
+    snprintf(what, sizeof what, "%s [%lld,%lld,%lld,%lld] k %lld s %lld p %lld ceil %d incl %d", op,
+             (long long)N, (long long)C, (long long)H, (long long)W, (long long)k, (long long)s,
+             (long long)p, ceil_mode, incl);
+    compare(bytes, n, what, op);
+    free(bytes);
+}
+
+TI_TEST(pooling_matches_the_cpu) {
+    if (!g_have_device) TI_SKIP("no OpenCL device");
+    for (int i = 0; i < 8; i++) pool_case("MaxPool");
+    for (int i = 0; i < 8; i++) pool_case("AveragePool");
+    for (int i = 0; i < 6; i++) {
+        ob_model mb;
+        ob_init(&mb, 13);
+        int64_t xd[4] = {rint_in(1, 2), rint_in(1, 40), rint_in(1, 30), rint_in(1, 30)};
+        int64_t yd[4] = {xd[0], xd[1], 1, 1};
+        const char *op = i % 2 ? "GlobalMaxPool" : "GlobalAveragePool";
+        ob_input(&mb, "x", OB_FLOAT, 4, xd);
+        ob_node(&mb, op, "gp", "x", "y");
+        ob_output(&mb, "y", OB_FLOAT, 4, yd);
+        size_t n;
+        unsigned char *bytes = ob_finish(&mb, &n);
+        compare(bytes, n, op, op);
+        free(bytes);
+    }
+}
+
+TI_TEST(normalisation_and_movement_match_the_cpu) {
+    if (!g_have_device) TI_SKIP("no OpenCL device");
+    for (int i = 0; i < 6; i++) { /* Softmax on any axis (opset 13) */
+        ob_model mb;
+        ob_init(&mb, 13);
+        int64_t d[3] = {rint_in(1, 5), rint_in(1, 40), rint_in(1, 9)};
+        ob_input(&mb, "x", OB_FLOAT, 3, d);
+        ob_buf at = {0, 0, 0};
+        ob_attr_int(&at, "axis", rint_in(-3, 2));
+        ob_node_attrs(&mb, i % 3 == 2 ? "LogSoftmax" : "Softmax", "sm", "x", "y", &at);
+        ob_output(&mb, "y", OB_FLOAT, 3, d);
+        size_t n;
+        unsigned char *bytes = ob_finish(&mb, &n);
+        compare(bytes, n, "Softmax", i % 3 == 2 ? "LogSoftmax" : "Softmax");
+        free(bytes);
+    }
+    for (int i = 0; i < 4; i++) { /* LayerNormalization over the last dim(s) */
+        ob_model mb;
+        ob_init(&mb, 17);
+        int64_t d[3] = {rint_in(1, 3), rint_in(1, 9), rint_in(1, 70)};
+        int axis = 2 - (i % 2);
+        int64_t sd[2] = {d[1], d[2]};
+        float *sc = rand_floats(numel(2, sd)), *bi = rand_floats(numel(2, sd));
+        ob_input(&mb, "x", OB_FLOAT, 3, d);
+        ob_init_f32(&mb, "s", 3 - axis, sd + (axis - 1), sc);
+        ob_init_f32(&mb, "b", 3 - axis, sd + (axis - 1), bi);
+        ob_buf at = {0, 0, 0};
+        ob_attr_int(&at, "axis", axis);
+        ob_node_attrs(&mb, "LayerNormalization", "ln", "x,s,b", "y", &at);
+        ob_output(&mb, "y", OB_FLOAT, 3, d);
+        size_t n;
+        unsigned char *bytes = ob_finish(&mb, &n);
+        compare(bytes, n, "LayerNormalization", "LayerNormalization");
+        free(bytes);
+        free(sc);
+        free(bi);
+    }
+    for (int i = 0; i < 6; i++) { /* Transpose with a random permutation */
+        ob_model mb;
+        ob_init(&mb, 13);
+        int64_t d[4] = {rint_in(1, 4), rint_in(1, 6), rint_in(1, 7), rint_in(1, 8)}, perm[4] = {0, 1, 2, 3};
+        for (int j = 3; j > 0; j--) {
+            int r = rint_in(0, j);
+            int64_t t = perm[j];
+            perm[j] = perm[r];
+            perm[r] = t;
+        }
+        int64_t yd[4] = {d[perm[0]], d[perm[1]], d[perm[2]], d[perm[3]]};
+        ob_input(&mb, "x", OB_FLOAT, 4, d);
+        ob_buf at = {0, 0, 0};
+        ob_attr_ints(&at, "perm", 4, perm);
+        ob_node_attrs(&mb, "Transpose", "t", "x", "y", &at);
+        ob_output(&mb, "y", OB_FLOAT, 4, yd);
+        size_t n;
+        unsigned char *bytes = ob_finish(&mb, &n);
+        compare(bytes, n, "Transpose", "Transpose");
+        free(bytes);
+    }
+    for (int i = 0; i < 6; i++) { /* Concat of three inputs on a random axis, then Split back */
+        ob_model mb;
+        ob_init(&mb, 13);
+        int axis = rint_in(0, 2);
+        int64_t a[3] = {rint_in(1, 4), rint_in(1, 6), rint_in(1, 9)}, b[3], c[3], y[3];
+        memcpy(b, a, sizeof a);
+        memcpy(c, a, sizeof a);
+        b[axis] = rint_in(1, 5);
+        c[axis] = rint_in(1, 5);
+        memcpy(y, a, sizeof a);
+        y[axis] = a[axis] + b[axis] + c[axis];
+        ob_input(&mb, "a", OB_FLOAT, 3, a);
+        ob_input(&mb, "b", OB_FLOAT, 3, b);
+        ob_input(&mb, "c", OB_FLOAT, 3, c);
+        ob_buf at = {0, 0, 0};
+        ob_attr_int(&at, "axis", axis);
+        ob_node_attrs(&mb, "Concat", "cat", "a,b,c", "y", &at);
+        int64_t parts[2] = {a[axis] + 1 <= y[axis] - 1 ? a[axis] + 1 : 1, 0}, pd[1] = {2};
+        parts[1] = y[axis] - parts[0];
+        if (parts[1] < 1) { parts[0] = y[axis] - 1; parts[1] = 1; }
+        ob_init_i64(&mb, "sizes", 1, pd, parts);
+        ob_buf at2 = {0, 0, 0};
+        ob_attr_int(&at2, "axis", axis);
+        ob_node_attrs(&mb, "Split", "split", "y,sizes", "s0,s1", &at2);
+        int64_t s0[3], s1[3];
+        memcpy(s0, y, sizeof y);
+        memcpy(s1, y, sizeof y);
+        s0[axis] = parts[0];
+        s1[axis] = parts[1];
+        ob_output(&mb, "y", OB_FLOAT, 3, y);
+        ob_output(&mb, "s0", OB_FLOAT, 3, s0);
+        ob_output(&mb, "s1", OB_FLOAT, 3, s1);
+        size_t n;
+        unsigned char *bytes = ob_finish(&mb, &n);
+        if (y[axis] >= 2) {
+            compare(bytes, n, "Concat", "Concat");
+            compare(bytes, n, "Split", "Split");
+        }
+        free(bytes);
+    }
+}
+
+/* A graph with a node the device has no kernel for: that node runs on the CPU inside the
+ * OpenCL session, the others on the device, with the reason recorded. */
+TI_TEST(unsupported_nodes_fall_back_per_node) {
+    if (!g_have_device) TI_SKIP("no OpenCL device");
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t d[4] = {1, 6, 9, 11}, rd[4] = {1, 6, 1, 11};
+    ob_input(&mb, "x", OB_FLOAT, 4, d);
+    ob_node(&mb, "Relu", "r1", "x", "a");
+    ob_buf at = {0, 0, 0};
+    int64_t ax[1] = {2};
+    ob_attr_ints(&at, "axes", 1, ax);
+    ob_node_attrs(&mb, "ReduceMax", "max", "a", "b", &at); /* no OpenCL kernel */
+    ob_node(&mb, "Sigmoid", "s2", "b", "y");
+    ob_output(&mb, "y", OB_FLOAT, 4, rd);
+    size_t n;
+    unsigned char *bytes = ob_finish(&mb, &n);
+    ti_error err;
+    ti_model *m = ti_model_load_memory(bytes, n, NULL, &err);
+    free(bytes);
+    TI_REQUIRE(m != NULL);
+    ti_session *g = make(m, TI_BACKEND_OPENCL, &err);
+    if (g == NULL) printf("session: %s\n", err.message);
+    TI_REQUIRE(g != NULL);
+    ti_session_info info;
+    TI_CHECK(ti_session_get_info(g, &info) == TI_OK);
+    TI_CHECK_EQ_INT(info.backend, TI_BACKEND_OPENCL);
+    TI_CHECK_EQ_INT(info.num_gpu_nodes, 2);
+    TI_CHECK_EQ_INT(info.num_cpu_nodes, 1);
+    ti_node_info ni;
+    TI_CHECK(ti_session_node_info(g, 1, &ni) == TI_OK && ni.backend == TI_BACKEND_CPU);
+    TI_CHECK_STR_CONTAINS(ni.placement, "no OpenCL kernel for ReduceMax");
+    ti_tensor *x = ti_session_input(g, 0);
+    float xv[594]; /* kept aside: the input's memory is reused once it is consumed */
+    for (size_t j = 0; j < 594; j++) ((float *)x->data)[j] = xv[j] = rfloat();
+    TI_CHECK(ti_session_run(g, &err) == TI_OK);
+    const float *yv = (const float *)ti_session_output(g, 0)->data;
+    int bad = 0;
+    for (int c = 0; c < 6; c++)
+        for (int w = 0; w < 11; w++) {
+            double s = 0;
+            for (int h = 0; h < 9; h++) {
+                float v = xv[(c * 9 + h) * 11 + w];
+                if (v > s) s = v; /* max of relu: never below 0 */
+            }
+            double want = 1.0 / (1.0 + exp(-s));
+            if (fabs(want - yv[c * 11 + w]) > 1e-5) bad++;
+        }
+    TI_CHECK_EQ_INT(bad, 0);
+    TI_CHECK(ti_session_get_info(g, &info) == TI_OK);
+    /* x up; relu's output down; the max up; y down */
+    TI_CHECK(info.transfer_bytes == (size_t)(594 * 4 * 2 + 66 * 4 * 2));
+    ti_session_destroy(g);
+    ti_model_free(m);
+}
+
+/* ---- the binary cache ------------------------------------------------------------------ */
+
+static int count_cache_files(const char *dir, char *first, size_t cap) {
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "ls %.200s 2>/dev/null | grep -c 'clbin$'", dir);
+    FILE *p = popen(cmd, "r");
+    int n = 0;
+    if (p != NULL) {
+        if (fscanf(p, "%d", &n) != 1) n = 0;
+        pclose(p);
+    }
+    snprintf(cmd, sizeof cmd, "ls %.200s 2>/dev/null | grep 'clbin$' | head -n 1", dir);
+    p = popen(cmd, "r");
+    first[0] = 0;
+    if (p != NULL) {
+        char name[200] = "";
+        if (fgets(name, sizeof name, p) != NULL) {
+            name[strcspn(name, "\n")] = 0;
+            snprintf(first, cap, "%.190s/%.190s", dir, name);
+        }
+        pclose(p);
+    }
+    return n;
+}
+
+static ti_session *cached_session(ti_model *m, ti_session_info *info) {
+    ti_session_desc d;
+    memset(&d, 0, sizeof d);
+    d.num_threads = 1;
+    d.backend = TI_BACKEND_OPENCL;
+    d.opencl_cache_dir = g_cache_dir;
+    ti_error err;
+    ti_session *s = ti_session_create(m, &d, &err);
+    if (s == NULL) printf("session: %s\n", err.message);
+    if (s != NULL) ti_session_get_info(s, info);
+    return s;
+}
+
+static int output_matches_cpu(ti_model *m, ti_session *g) {
+    ti_error err;
+    ti_session *c = make(m, TI_BACKEND_CPU, &err);
+    if (c == NULL) return 0;
+    ti_tensor *a = ti_session_input(c, 0), *b = ti_session_input(g, 0);
+    for (size_t j = 0; j < a->size_bytes / 4; j++) ((float *)a->data)[j] = rfloat();
+    memcpy(b->data, a->data, a->size_bytes);
+    int ok = ti_session_run(c, &err) == TI_OK && ti_session_run(g, &err) == TI_OK;
+    const ti_tensor *x = ti_session_output(c, 0), *y = ti_session_output(g, 0);
+    for (size_t j = 0; ok && j < x->size_bytes / 4; j++) {
+        double e = ((const float *)x->data)[j] - ((const float *)y->data)[j];
+        if (!(e < 1e-4 && e > -1e-4)) ok = 0;
+    }
+    ti_session_destroy(c);
+    return ok;
+}
+
+TI_TEST(program_cache_is_used_and_survives_damage) {
+    if (!g_have_device) TI_SKIP("no OpenCL device");
+    ti_error err;
+    ti_model *m = ti_model_load_file("tests/data/conv2d_padding.onnx", NULL, &err);
+    TI_REQUIRE(m != NULL);
+    char cmd[400], first[400];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", g_cache_dir);
+    TI_REQUIRE(system(cmd) == 0);
+    ti_session_info info;
+    ti_session *s = cached_session(m, &info); /* empty cache: built from source */
+    TI_REQUIRE(s != NULL);
+    TI_CHECK(info.programs_built >= 1 && info.programs_cached == 0);
+    int built = info.programs_built;
+    TI_CHECK(output_matches_cpu(m, s));
+    ti_session_destroy(s);
+    TI_CHECK_EQ_INT(count_cache_files(g_cache_dir, first, sizeof first), built);
+
+    s = cached_session(m, &info); /* warm: every program from the cache */
+    TI_REQUIRE(s != NULL);
+    TI_CHECK_EQ_INT(info.programs_built, 0);
+    TI_CHECK_EQ_INT(info.programs_cached, built);
+    TI_CHECK(output_matches_cpu(m, s));
+    ti_session_destroy(s);
+
+    /* damage: one byte of the binary flipped, then the file cut short */
+    for (int damage = 0; damage < 2; damage++) {
+        FILE *f = fopen(first, "r+b");
+        TI_REQUIRE(f != NULL);
+        fseek(f, 0, SEEK_END);
+        long size = ftell(f);
+        if (damage == 0) {
+            fseek(f, size / 2, SEEK_SET);
+            int ch = fgetc(f);
+            fseek(f, size / 2, SEEK_SET);
+            fputc(ch ^ 0x5a, f);
+            fclose(f);
+        } else {
+            fclose(f);
+#if !defined(_WIN32)
+            TI_CHECK(truncate(first, size / 3) == 0);
+#endif
+        }
+        s = cached_session(m, &info);
+        TI_REQUIRE(s != NULL);
+        TI_CHECK_EQ_INT(info.programs_built, 1); /* the damaged one, rebuilt */
+        TI_CHECK_EQ_INT(info.programs_cached, built - 1);
+        TI_CHECK(output_matches_cpu(m, s));
+        ti_session_destroy(s);
+        s = cached_session(m, &info); /* and rewritten whole */
+        TI_REQUIRE(s != NULL);
+        TI_CHECK_EQ_INT(info.programs_built, 0);
+        ti_session_destroy(s);
+    }
+    ti_model_free(m);
+}
+
+/* The test hook makes the "driver" refuse any work group over N items: launches retry
+ * smaller and the tiled matmul gives way to the plain one; the user sees no error. */
+TI_TEST(refused_work_group_sizes_never_reach_the_user) {
+    if (!g_have_device) TI_SKIP("no OpenCL device");
+    const char *models[2] = {"tests/data/light_squeezenet.onnx", NULL};
+    static const char *const limits[3] = {"7", "1", "32"};
+    for (int l = 0; l < 3; l++) {
+#if !defined(_WIN32)
+        setenv("TINYINFER_OPENCL_FAKE_MAX_WG", limits[l], 1);
+#endif
+        for (int i = 0; models[i]; i++) {
+            ti_error err;
+            ti_model *m = ti_model_load_file(models[i], NULL, &err);
+            TI_REQUIRE(m != NULL);
+            ti_session *g = make(m, TI_BACKEND_OPENCL, &err);
+            TI_REQUIRE(g != NULL);
+            TI_CHECK(output_matches_cpu(m, g));
+            ti_session_info info;
+            TI_CHECK(ti_session_get_info(g, &info) == TI_OK);
+            TI_CHECK(info.launch_retries > 0);
+            TI_CHECK_EQ_INT(info.num_cpu_nodes, 0); /* every node still on the device */
+            ti_session_destroy(g);
+            ti_model_free(m);
+        }
+    }
+#if !defined(_WIN32)
+    unsetenv("TINYINFER_OPENCL_FAKE_MAX_WG");
+#endif
+    /* a matmul big enough for the tiled kernel, under a limit below its 256 items */
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t ad[2] = {70, 50}, bd[2] = {50, 90}, yd[2] = {70, 90};
+    ob_input(&mb, "a", OB_FLOAT, 2, ad);
+    ob_input(&mb, "b", OB_FLOAT, 2, bd);
+    ob_node(&mb, "MatMul", "mm", "a,b", "y");
+    ob_output(&mb, "y", OB_FLOAT, 2, yd);
+    size_t n;
+    unsigned char *bytes = ob_finish(&mb, &n);
+#if !defined(_WIN32)
+    setenv("TINYINFER_OPENCL_FAKE_MAX_WG", "64", 1);
+#endif
+    compare(bytes, n, "MatMul under a 64-item limit", "MatMul");
+#if !defined(_WIN32)
+    unsetenv("TINYINFER_OPENCL_FAKE_MAX_WG");
+#endif
+    free(bytes);
+}
+
+TI_TEST(device_selection_and_auto) {
+    if (!g_have_device) TI_SKIP("no OpenCL device");
+    ti_error err;
+    ti_model *m = ti_model_load_file("tests/data/conv2d_padding.onnx", NULL, &err);
+    TI_REQUIRE(m != NULL);
+    ti_session_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = TI_BACKEND_OPENCL;
+    d.opencl_device = "no such device anywhere";
+    TI_CHECK(ti_session_create(m, &d, &err) == NULL);
+    TI_CHECK_EQ_INT(err.code, TI_ERR_BACKEND);
+    TI_CHECK_STR_CONTAINS(err.message, "no OpenCL device matches 'no such device anywhere'");
+    d.opencl_device = "0"; /* by index */
+    ti_session *s = ti_session_create(m, &d, &err);
+    TI_CHECK(s != NULL);
+    ti_session_destroy(s);
+    /* auto: a GPU when there is one, else the CPU with the reason */
+    d.backend = TI_BACKEND_AUTO;
+    d.opencl_device = NULL;
+    s = ti_session_create(m, &d, &err);
+    TI_REQUIRE(s != NULL);
+    ti_session_info info;
+    TI_CHECK(ti_session_get_info(s, &info) == TI_OK);
+    if (info.backend == TI_BACKEND_CPU) TI_CHECK_STR_CONTAINS(info.fallback_reason, "is not a GPU");
+    else TI_CHECK(info.num_gpu_nodes > 0);
+    ti_session_destroy(s);
+    ti_model_free(m);
+}
+
+TI_TEST(run_does_not_allocate) {
+    if (!g_have_device) TI_SKIP("no OpenCL device");
+    ti_error err;
+    ti_model *m = ti_model_load_file("tests/data/light_squeezenet.onnx", NULL, &err);
+    TI_REQUIRE(m != NULL);
+    ti_test_alloc ca;
+    memset(&ca, 0, sizeof ca);
+    ti_session_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = TI_BACKEND_OPENCL;
+    d.num_threads = 1;
+    d.allocator = ti_test_allocator(&ca);
+    ti_session *s = ti_session_create(m, &d, &err);
+    TI_REQUIRE(s != NULL);
+    ca.forbid = 1;
+    TI_CHECK(ti_session_run(s, &err) == TI_OK);
+    TI_CHECK(ti_session_run(s, &err) == TI_OK);
+    TI_CHECK_EQ_INT((int)ca.forbidden, 0);
+    ca.forbid = 0;
+    ti_session_destroy(s);
+    TI_CHECK(ti_test_alloc_balanced(&ca));
+    ti_model_free(m);
+}
+
+int main(void) {
+    ti_error err;
+    ti_model *m = ti_model_load_file("tests/data/conv2d_padding.onnx", NULL, &err);
+    if (m != NULL) {
+        ti_session *s = make(m, TI_BACKEND_OPENCL, &err);
+        g_have_device = s != NULL;
+        if (s == NULL) printf("no OpenCL device: %s\n", err.message);
+        ti_session_destroy(s);
+        ti_model_free(m);
+    }
+    snprintf(g_cache_dir, sizeof g_cache_dir, "build/test/cl/cache-%ld", (long)getpid());
+    TI_RUN(conv_kernels_match_the_cpu);
+    TI_RUN(matmul_and_gemm_match_the_cpu);
+    TI_RUN(elementwise_ops_match_the_cpu);
+    TI_RUN(pooling_matches_the_cpu);
+    TI_RUN(normalisation_and_movement_match_the_cpu);
+    TI_RUN(unsupported_nodes_fall_back_per_node);
+    TI_RUN(program_cache_is_used_and_survives_damage);
+    TI_RUN(refused_work_group_sizes_never_reach_the_user);
+    TI_RUN(device_selection_and_auto);
+    TI_RUN(run_does_not_allocate);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", g_cache_dir);
+    if (system(cmd) != 0) printf("could not remove %s\n", g_cache_dir);
+    return ti_test_summary();
+}
