@@ -24988,8 +24988,10 @@ TI__PRIVATE ti_status ti__session_plan(ti_session *s, ti_error *err) {
     }
     for (int v = 0; v < s->n_values; v++) {
         ti__vinfo *vi = &s->vi[v];
+        /* inputs keep their memory for the whole run: the values the user wrote stay
+         * there for the next run (the usual pattern: write once, run many times) */
         if (vi->is_input) vi->first = -1;
-        if (vi->is_input && vi->last < 0) vi->last = 0;
+        if (vi->is_input) vi->last = s->n_nodes;
         /* outputs, and values the dynamic region reads, live to the end */
         if (vi->is_output || (vi->last >= s->first_dynamic && s->first_dynamic < s->n_nodes))
             vi->last = s->n_nodes;
