@@ -22797,6 +22797,67 @@ static const char *const ti__cl_src_conv[] = {
     "  }\n"
     "  y[yo + ((size_t)n * m + oc) * oh * ow + pix] = ti_act(acc, act, aa, ab);\n"
     "}\n",
+    /* implicit GEMM: per image and group, Y[m, pix] = W[m, k] * X'[k, pix] where X' is the
+     * im2col view of the input, never stored. 64 x 64 output blocks, 16 x 16 work items of
+     * 4 x 4 outputs each, the W and X' slices of 16 k at a time in local memory. */
+    "#define TI_CB 64\n"
+    "#define TI_CK 16\n"
+    "__kernel __attribute__((reqd_work_group_size(16, 16, 1)))\n"
+    "void ti_conv_gemm(__global const float *x, int xo, __global const float *w, int wo,\n"
+    "                  __global const float *bias, int bo, int has_bias,\n"
+    "                  __global float *y, int yo, __global const int *p, int po,\n"
+    "                  int act, float aa, float ab) {\n"
+    "  __local float As[TI_CK][TI_CB];\n"
+    "  __local float Bs[TI_CK][TI_CB];\n"
+    "  p += po;\n"
+    "  int c = p[0], ih = p[1], iw = p[2], m = p[3], oh = p[4], ow = p[5], kh = p[6], kw = p[7];\n"
+    "  int sh = p[8], sw = p[9], ph = p[10], pw = p[11], dh = p[12], dw = p[13], group = p[14];\n"
+    "  int lj = get_local_id(0), li = get_local_id(1), t = li * 16 + lj;\n"
+    "  int z = get_global_id(2), n = z / group, g = z % group;\n"
+    "  int cg = c / group, mg = m / group, khw = kh * kw, K = cg * khw, N = oh * ow;\n"
+    "  int i0 = get_group_id(1) * TI_CB, j0 = get_group_id(0) * TI_CB;\n"
+    "  __global const float *wg = w + wo + (size_t)g * mg * K;\n"
+    "  __global const float *xg = x + xo + ((size_t)n * c + (size_t)g * cg) * ih * iw;\n"
+    "  float acc[4][4];\n"
+    "  for (int r = 0; r < 4; r++) for (int q = 0; q < 4; q++) acc[r][q] = 0.0f;\n"
+    "  for (int k0 = 0; k0 < K; k0 += TI_CK) {\n"
+    "    for (int e = 0; e < 4; e++) {\n"
+    "      int idx = t + e * 256;\n"
+    "      int ai = idx / TI_CK, ak = idx % TI_CK;\n"
+    "      int gi = i0 + ai, gk = k0 + ak;\n"
+    "      As[ak][ai] = (gi < mg && gk < K) ? wg[(size_t)gi * K + gk] : 0.0f;\n"
+    "      int bk = idx / TI_CB, bj = idx % TI_CB;\n"
+    "      int gj = j0 + bj, kk = k0 + bk;\n"
+    "      float v = 0.0f;\n"
+    "      if (gj < N && kk < K) {\n"
+    "        int ci = kk / khw, rr = kk - ci * khw, fy = rr / kw, fx = rr - fy * kw;\n"
+    "        int oy = gj / ow, ox = gj - oy * ow;\n"
+    "        int iy = oy * sh - ph + fy * dh, ix = ox * sw - pw + fx * dw;\n"
+    "        if (iy >= 0 && iy < ih && ix >= 0 && ix < iw) v = xg[((size_t)ci * ih + iy) * iw + ix];\n"
+    "      }\n"
+    "      Bs[bk][bj] = v;\n"
+    "    }\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    for (int k = 0; k < TI_CK; k++) {\n"
+    "      float a[4], b[4];\n"
+    "      for (int r = 0; r < 4; r++) a[r] = As[k][li + 16 * r];\n"
+    "      for (int q = 0; q < 4; q++) b[q] = Bs[k][lj + 16 * q];\n"
+    "      for (int r = 0; r < 4; r++) for (int q = 0; q < 4; q++) acc[r][q] += a[r] * b[q];\n"
+    "    }\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  }\n"
+    "  for (int r = 0; r < 4; r++) {\n"
+    "    int i = i0 + li + 16 * r;\n"
+    "    if (i >= mg) continue;\n"
+    "    int oc = g * mg + i;\n"
+    "    float bv = has_bias ? bias[bo + oc] : 0.0f;\n"
+    "    __global float *yr = y + yo + ((size_t)n * m + oc) * N;\n"
+    "    for (int q = 0; q < 4; q++) {\n"
+    "      int j = j0 + lj + 16 * q;\n"
+    "      if (j < N) yr[j] = ti_act(acc[r][q] + bv, act, aa, ab);\n"
+    "    }\n"
+    "  }\n"
+    "}\n",
     /* depthwise (group == c == m): one output element a work item, taps unrolled by the
      * compiler for the usual 3x3 / 5x5 */
     "__kernel void ti_dwconv2d(__global const float *x, int xo, __global const float *w, int wo,\n"
@@ -22850,42 +22911,46 @@ static const char *const ti__cl_src_gemm[] = {
     "  if (has_bias) acc += beta * bias[co + i * bsm + j * bsn];\n"
     "  y[yo + p[2] + (size_t)i * N + j] = ti_act(acc, act, aa, ab);\n"
     "}\n"
-    "#ifndef TI_T\n#define TI_T 16\n#endif\n"
-    "#define TI_W 4\n",
-    /* each work item computes TI_W outputs along j: work-group TI_T x TI_T covers a
-     * TI_T rows x (TI_T * TI_W) columns block of C */
+    "#ifndef TI_T\n#define TI_T 16\n#endif\n",
+    /* 64 x 64 blocks of C, 16 x 16 work items of 4 x 4 outputs, k in slices of 16 */
     "__kernel __attribute__((reqd_work_group_size(TI_T, TI_T, 1)))\n"
     "void ti_matmul_t(" TI__CL_MM_ARGS ") {\n"
-    "  __local float ta[TI_T][TI_T + 1];\n"
-    "  __local float tb[TI_T][TI_T * TI_W + 1];\n"
-    "  int lj = get_local_id(0), li = get_local_id(1), t = get_global_id(2);\n"
-    "  int i = get_group_id(1) * TI_T + li, j0 = get_group_id(0) * TI_T * TI_W;\n"
-    "  p += po + 3 * t;\n"
+    "  __local float As[16][64];\n"
+    "  __local float Bs[16][64];\n"
+    "  int lj = get_local_id(0), li = get_local_id(1), t = li * 16 + lj, z = get_global_id(2);\n"
+    "  int i0 = get_group_id(1) * 64, j0 = get_group_id(0) * 64;\n"
+    "  p += po + 3 * z;\n"
     "  __global const float *pa = a + ao + p[0];\n"
     "  __global const float *pb = b + bo + p[1];\n"
-    "  float acc[TI_W];\n"
-    "  for (int w = 0; w < TI_W; w++) acc[w] = 0.0f;\n"
-    "  for (int k0 = 0; k0 < K; k0 += TI_T) {\n"
-    "    int ka = k0 + lj;\n"
-    "    ta[li][lj] = (i < M && ka < K) ? pa[(size_t)i * sam + (size_t)ka * sak] : 0.0f;\n"
-    "    for (int w = 0; w < TI_W; w++) {\n"
-    "      int jj = j0 + w * TI_T + lj, kb = k0 + li;\n"
-    "      tb[li][w * TI_T + lj] = (jj < N && kb < K) ? pb[(size_t)kb * sbk + (size_t)jj * sbn] : 0.0f;\n"
+    "  float acc[4][4];\n"
+    "  for (int r = 0; r < 4; r++) for (int q = 0; q < 4; q++) acc[r][q] = 0.0f;\n"
+    "  for (int k0 = 0; k0 < K; k0 += 16) {\n"
+    "    for (int e = 0; e < 4; e++) {\n"
+    "      int idx = t + e * 256;\n"
+    "      int ai = idx / 16, ak = idx % 16, gi = i0 + ai, gk = k0 + ak;\n"
+    "      As[ak][ai] = (gi < M && gk < K) ? pa[(size_t)gi * sam + (size_t)gk * sak] : 0.0f;\n"
+    "      int bk = idx / 64, bj = idx % 64, gj = j0 + bj, kk = k0 + bk;\n"
+    "      Bs[bk][bj] = (gj < N && kk < K) ? pb[(size_t)kk * sbk + (size_t)gj * sbn] : 0.0f;\n"
     "    }\n"
     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "    for (int k = 0; k < TI_T; k++) {\n"
-    "      float av = ta[li][k];\n"
-    "      for (int w = 0; w < TI_W; w++) acc[w] += av * tb[k][w * TI_T + lj];\n"
+    "    for (int k = 0; k < 16; k++) {\n"
+    "      float av[4], bv[4];\n"
+    "      for (int r = 0; r < 4; r++) av[r] = As[k][li + 16 * r];\n"
+    "      for (int q = 0; q < 4; q++) bv[q] = Bs[k][lj + 16 * q];\n"
+    "      for (int r = 0; r < 4; r++) for (int q = 0; q < 4; q++) acc[r][q] += av[r] * bv[q];\n"
     "    }\n"
     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
     "  }\n"
-    "  if (i >= M) return;\n"
-    "  for (int w = 0; w < TI_W; w++) {\n"
-    "    int j = j0 + w * TI_T + lj;\n"
-    "    if (j >= N) continue;\n"
-    "    float v = acc[w] * alpha;\n"
-    "    if (has_bias) v += beta * bias[co + i * bsm + j * bsn];\n"
-    "    y[yo + p[2] + (size_t)i * N + j] = ti_act(v, act, aa, ab);\n"
+    "  for (int r = 0; r < 4; r++) {\n"
+    "    int i = i0 + li + 16 * r;\n"
+    "    if (i >= M) continue;\n"
+    "    for (int q = 0; q < 4; q++) {\n"
+    "      int j = j0 + lj + 16 * q;\n"
+    "      if (j >= N) continue;\n"
+    "      float v = acc[r][q] * alpha;\n"
+    "      if (has_bias) v += beta * bias[co + i * bsm + j * bsn];\n"
+    "      y[yo + p[2] + (size_t)i * N + j] = ti_act(v, act, aa, ab);\n"
+    "    }\n"
     "  }\n"
     "}\n",
     NULL};
@@ -22919,6 +22984,7 @@ typedef enum ti__clp { TI__CLP_ELTWISE = 0, TI__CLP_CONV, TI__CLP_GEMM, TI__CLP_
     X(BATCHNORM, ELTWISE, "ti_batchnorm")                                                   \
     X(CONV2D, CONV, "ti_conv2d")                                                            \
     X(DWCONV2D, CONV, "ti_dwconv2d")                                                        \
+    X(CONV_GEMM, CONV, "ti_conv_gemm")                                                      \
     X(MATMUL, GEMM, "ti_matmul")                                                            \
     X(MATMUL_T, GEMM, "ti_matmul_t")
 
@@ -23972,8 +24038,8 @@ TI__PRIVATE cl_int ti__cl_run_mm(ti__clc *c, const ti__clmm *mm) {
         if (x.err != CL_SUCCESS) return x.err;
         cl_int e;
         if (k == TI__CLK_MATMUL_T) {
-            size_t t = TI__CL_MM_TILE;
-            size_t g[3] = {((size_t)mm->n + t * 4 - 1) / (t * 4) * t, (size_t)mm->m, mm->batches};
+            size_t t = TI__CL_MM_TILE; /* 16 x 16 items, 64 x 64 outputs a group */
+            size_t g[3] = {((size_t)mm->n + 63) / 64 * t, ((size_t)mm->m + 63) / 64 * t, mm->batches};
             size_t l[3] = {t, t, 1};
             e = ti__clrt_launch(rt, k, 3, g, l);
             if (ti__cl_wg_error(e)) {
@@ -24078,9 +24144,9 @@ TI__PRIVATE cl_int ti__cl_run_matmul(ti__clc *c) {
     return ti__cl_run_mm(c, &mm);
 }
 
-/* Conv: 1x1 stride 1 unpadded, ungrouped: a matmul per image; depthwise: its own kernel;
- * any other 2-D conv: the direct kernel. */
-typedef enum { TI__CLCONV_MM = 1, TI__CLCONV_DW, TI__CLCONV_DIRECT } ti__clconv_kind;
+/* Conv: depthwise has its own kernel; every other 2-D conv (1x1 included) is an implicit
+ * GEMM over the im2col view of its input, or the direct kernel where that cannot run. */
+typedef enum { TI__CLCONV_DW = 1, TI__CLCONV_DIRECT } ti__clconv_kind;
 
 TI__PRIVATE int ti__cl_plan_conv(ti__clc *c) {
     const ti_tensor *x = c->in[0], *w = c->in[1], *y = c->out[0];
@@ -24094,18 +24160,6 @@ TI__PRIVATE int ti__cl_plan_conv(ti__clc *c) {
     ti__convp cp;
     if (ti__conv_params(&k, 0, &cp) != TI_OK) return ti__clc_no(c, "conv attributes");
     int32_t *p;
-    if (cp.group == 1 && cp.k[1] == 1 && cp.k[2] == 1 && cp.s[1] == 1 && cp.s[2] == 1 &&
-        cp.pb[1] == 0 && cp.pb[2] == 0 && cp.pe[1] == 0 && cp.pe[2] == 0) {
-        p = ti__clc_params(c, 1 + 3 * (int)cp.n);
-        if (p == NULL) return ti__clc_no(c, "out of memory");
-        p[0] = TI__CLCONV_MM;
-        for (int64_t i = 0; i < cp.n; i++) {
-            p[1 + 3 * i] = 0;
-            p[2 + 3 * i] = (int32_t)(i * cp.c * (int64_t)cp.in_sp);
-            p[3 + 3 * i] = (int32_t)(i * cp.m * (int64_t)cp.out_sp);
-        }
-        return 1;
-    }
     p = ti__clc_params(c, 16);
     if (p == NULL) return ti__clc_no(c, "out of memory");
     p[0] = (cp.group == cp.c && cp.group == cp.m) ? TI__CLCONV_DW : TI__CLCONV_DIRECT;
@@ -24121,49 +24175,42 @@ TI__PRIVATE cl_int ti__cl_run_conv(ti__clc *c) {
     const ti_tensor *b = c->n_in > 2 ? c->in[2] : NULL;
     if (b != NULL && ti__numel(b) == 0) b = NULL;
     const int32_t *p = c->g->par[c->n];
-    if (p[0] == TI__CLCONV_MM) {
-        ti__clmm mm;
-        memset(&mm, 0, sizeof mm);
-        mm.a = w;
-        mm.b = x;
-        mm.y = y;
-        mm.m = y->shape[1];
-        mm.n = y->shape[2] * y->shape[3];
-        mm.k = x->shape[1];
-        mm.sam = mm.k;
-        mm.sak = 1;
-        mm.sbk = mm.n;
-        mm.sbn = 1;
-        mm.alpha = 1.0f;
-        mm.beta = 1.0f;
-        mm.batches = (size_t)x->shape[0];
-        if (b != NULL) {
-            mm.bias = b;
-            mm.bsm = 1;
-            mm.bsn = 0;
+    /* grouped and dense convs: the tiled implicit GEMM; where the device refuses its
+     * 16 x 16 groups, the direct kernel (any local size) */
+    int tiled = p[0] == TI__CLCONV_DIRECT;
+    for (int attempt = tiled ? 0 : 1; attempt < 2; attempt++) {
+        ti__clk k = p[0] == TI__CLCONV_DW ? TI__CLK_DWCONV2D
+                    : attempt == 0         ? TI__CLK_CONV_GEMM
+                                           : TI__CLK_CONV2D;
+        ti__clargs a;
+        ti__cla_begin(&a, &c->g->rt, k);
+        ti__cla_t(&a, c, x);
+        ti__cla_t(&a, c, w);
+        ti__cla_t(&a, c, b ? b : w);
+        ti__cla_int(&a, b != NULL);
+        ti__cla_t(&a, c, y);
+        ti__cla_buf(&a, c->g->cst, c->g->par_off[c->n] + sizeof(int32_t));
+        ti__cla_int(&a, c->node->act);
+        ti__cla_float(&a, c->node->act_a);
+        ti__cla_float(&a, c->node->act_b);
+        if (a.err != CL_SUCCESS) return a.err;
+        if (k == TI__CLK_CONV_GEMM) {
+            int64_t grp = p[15], mg = y->shape[1] / grp;
+            size_t gs[3] = {(size_t)((y->shape[2] * y->shape[3] + 63) / 64 * 16),
+                            (size_t)((mg + 63) / 64 * 16), (size_t)(y->shape[0] * grp)};
+            size_t ls[3] = {16, 16, 1};
+            cl_int e = ti__clrt_launch(&c->g->rt, k, 3, gs, ls);
+            if (!ti__cl_wg_error(e)) return e;
+            c->g->rt.retries++;
+            snprintf(c->g->rt.last_retry, sizeof c->g->rt.last_retry,
+                     "ti_conv_gemm: 16x16 groups refused (%s), direct kernel used",
+                     ti_cl_error_string(e));
+            continue;
         }
-        /* the table starts after the kind: shift the parameter offset by one int */
-        size_t keep = c->g->par_off[c->n];
-        c->g->par_off[c->n] = keep + sizeof(int32_t);
-        cl_int e = ti__cl_run_mm(c, &mm);
-        c->g->par_off[c->n] = keep;
-        return e;
+        size_t g[3] = {(size_t)(y->shape[2] * y->shape[3]), (size_t)y->shape[1], (size_t)y->shape[0]};
+        return ti__clrt_launch(&c->g->rt, k, 3, g, NULL);
     }
-    ti__clk k = p[0] == TI__CLCONV_DW ? TI__CLK_DWCONV2D : TI__CLK_CONV2D;
-    ti__clargs a;
-    ti__cla_begin(&a, &c->g->rt, k);
-    ti__cla_t(&a, c, x);
-    ti__cla_t(&a, c, w);
-    ti__cla_t(&a, c, b ? b : w);
-    ti__cla_int(&a, b != NULL);
-    ti__cla_t(&a, c, y);
-    ti__cla_buf(&a, c->g->cst, c->g->par_off[c->n] + sizeof(int32_t));
-    ti__cla_int(&a, c->node->act);
-    ti__cla_float(&a, c->node->act_a);
-    ti__cla_float(&a, c->node->act_b);
-    if (a.err != CL_SUCCESS) return a.err;
-    size_t g[3] = {(size_t)(y->shape[2] * y->shape[3]), (size_t)y->shape[1], (size_t)y->shape[0]};
-    return ti__clrt_launch(&c->g->rt, k, 3, g, NULL);
+    return CL_INVALID_WORK_GROUP_SIZE;
 }
 
 /* ---- the op table ------------------------------------------------------------------- */
@@ -24178,7 +24225,7 @@ typedef struct ti__clop {
 #define TI__CLM_CONV (1u << TI__CLP_CONV)
 #define TI__CLM_GEMM (1u << TI__CLP_GEMM)
 static const ti__clop ti__cl_ops[] = {
-    {"Conv", TI__CLM_CONV | TI__CLM_GEMM, ti__cl_plan_conv, ti__cl_run_conv},
+    {"Conv", TI__CLM_CONV, ti__cl_plan_conv, ti__cl_run_conv},
     {"Gemm", TI__CLM_GEMM, ti__cl_plan_gemm, ti__cl_run_gemm},
     {"MatMul", TI__CLM_GEMM, ti__cl_plan_matmul, ti__cl_run_matmul},
     {"Add", TI__CLM_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},

@@ -23,6 +23,7 @@ typedef enum ti__clp { TI__CLP_ELTWISE = 0, TI__CLP_CONV, TI__CLP_GEMM, TI__CLP_
     X(BATCHNORM, ELTWISE, "ti_batchnorm")                                                   \
     X(CONV2D, CONV, "ti_conv2d")                                                            \
     X(DWCONV2D, CONV, "ti_dwconv2d")                                                        \
+    X(CONV_GEMM, CONV, "ti_conv_gemm")                                                      \
     X(MATMUL, GEMM, "ti_matmul")                                                            \
     X(MATMUL_T, GEMM, "ti_matmul_t")
 

@@ -444,6 +444,7 @@ TI_TEST(unsupported_nodes_fall_back_per_node) {
     if (g == NULL) printf("session: %s\n", err.message);
     TI_REQUIRE(g != NULL);
     ti_session_info info;
+    memset(&info, 0, sizeof info);
     TI_CHECK(ti_session_get_info(g, &info) == TI_OK);
     TI_CHECK_EQ_INT(info.backend, TI_BACKEND_OPENCL);
     TI_CHECK_EQ_INT(info.num_gpu_nodes, 2);
@@ -539,6 +540,7 @@ TI_TEST(program_cache_is_used_and_survives_damage) {
     snprintf(cmd, sizeof cmd, "rm -rf %s", g_cache_dir);
     TI_REQUIRE(system(cmd) == 0);
     ti_session_info info;
+    memset(&info, 0, sizeof info);
     ti_session *s = cached_session(m, &info); /* empty cache: built from source */
     TI_REQUIRE(s != NULL);
     TI_CHECK(info.programs_built >= 1 && info.programs_cached == 0);
@@ -604,6 +606,7 @@ TI_TEST(refused_work_group_sizes_never_reach_the_user) {
             TI_REQUIRE(g != NULL);
             TI_CHECK(output_matches_cpu(m, g));
             ti_session_info info;
+            memset(&info, 0, sizeof info);
             TI_CHECK(ti_session_get_info(g, &info) == TI_OK);
             TI_CHECK(info.launch_retries > 0);
             TI_CHECK_EQ_INT(info.num_cpu_nodes, 0); /* every node still on the device */
@@ -656,6 +659,7 @@ TI_TEST(device_selection_and_auto) {
     s = ti_session_create(m, &d, &err);
     TI_REQUIRE(s != NULL);
     ti_session_info info;
+    memset(&info, 0, sizeof info);
     TI_CHECK(ti_session_get_info(s, &info) == TI_OK);
     if (info.backend == TI_BACKEND_CPU) TI_CHECK_STR_CONTAINS(info.fallback_reason, "is not a GPU");
     else TI_CHECK(info.num_gpu_nodes > 0);
