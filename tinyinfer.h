@@ -22806,7 +22806,7 @@ static const char *const ti__cl_src_conv[] = {
     "void ti_conv_gemm(__global const float *x, int xo, __global const float *w, int wo,\n"
     "                  __global const float *bias, int bo, int has_bias,\n"
     "                  __global float *y, int yo, __global const int *p, int po,\n"
-    "                  int act, float aa, float ab) {\n"
+    "                  int act, float aa, float ab, int R) {\n"
     "  __local float As[TI_CK][TI_CB];\n"
     "  __local float Bs[TI_CK][TI_CB];\n"
     "  p += po;\n"
@@ -22815,18 +22815,18 @@ static const char *const ti__cl_src_conv[] = {
     "  int lj = get_local_id(0), li = get_local_id(1), t = li * 16 + lj;\n"
     "  int z = get_global_id(2), n = z / group, g = z % group;\n"
     "  int cg = c / group, mg = m / group, khw = kh * kw, K = cg * khw, N = oh * ow;\n"
-    "  int i0 = get_group_id(1) * TI_CB, j0 = get_group_id(0) * TI_CB;\n"
+    "  int B = 16 * R, i0 = get_group_id(1) * B, j0 = get_group_id(0) * B;\n"
     "  __global const float *wg = w + wo + (size_t)g * mg * K;\n"
     "  __global const float *xg = x + xo + ((size_t)n * c + (size_t)g * cg) * ih * iw;\n"
     "  float acc[4][4];\n"
     "  for (int r = 0; r < 4; r++) for (int q = 0; q < 4; q++) acc[r][q] = 0.0f;\n"
     "  for (int k0 = 0; k0 < K; k0 += TI_CK) {\n"
-    "    for (int e = 0; e < 4; e++) {\n"
+    "    for (int e = 0; e < R; e++) {\n"
     "      int idx = t + e * 256;\n"
     "      int ai = idx / TI_CK, ak = idx % TI_CK;\n"
     "      int gi = i0 + ai, gk = k0 + ak;\n"
     "      As[ak][ai] = (gi < mg && gk < K) ? wg[(size_t)gi * K + gk] : 0.0f;\n"
-    "      int bk = idx / TI_CB, bj = idx % TI_CB;\n"
+    "      int bk = idx / B, bj = idx % B;\n"
     "      int gj = j0 + bj, kk = k0 + bk;\n"
     "      float v = 0.0f;\n"
     "      if (gj < N && kk < K) {\n"
@@ -22840,19 +22840,19 @@ static const char *const ti__cl_src_conv[] = {
     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
     "    for (int k = 0; k < TI_CK; k++) {\n"
     "      float a[4], b[4];\n"
-    "      for (int r = 0; r < 4; r++) a[r] = As[k][li + 16 * r];\n"
-    "      for (int q = 0; q < 4; q++) b[q] = Bs[k][lj + 16 * q];\n"
+    "      for (int r = 0; r < 4; r++) a[r] = r < R ? As[k][li + 16 * r] : 0.0f;\n"
+    "      for (int q = 0; q < 4; q++) b[q] = q < R ? Bs[k][lj + 16 * q] : 0.0f;\n"
     "      for (int r = 0; r < 4; r++) for (int q = 0; q < 4; q++) acc[r][q] += a[r] * b[q];\n"
     "    }\n"
     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
     "  }\n"
-    "  for (int r = 0; r < 4; r++) {\n"
+    "  for (int r = 0; r < R; r++) {\n"
     "    int i = i0 + li + 16 * r;\n"
     "    if (i >= mg) continue;\n"
     "    int oc = g * mg + i;\n"
     "    float bv = has_bias ? bias[bo + oc] : 0.0f;\n"
     "    __global float *yr = y + yo + ((size_t)n * m + oc) * N;\n"
-    "    for (int q = 0; q < 4; q++) {\n"
+    "    for (int q = 0; q < R; q++) {\n"
     "      int j = j0 + lj + 16 * q;\n"
     "      if (j < N) yr[j] = ti_act(acc[r][q] + bv, act, aa, ab);\n"
     "    }\n"
@@ -22896,7 +22896,7 @@ static const char *const ti__cl_src_conv[] = {
     "__global const float *a, int ao, __global const float *b, int bo,\n"                       \
     "  __global const float *bias, int co, int has_bias, __global float *y, int yo,\n"          \
     "  __global const int *p, int po, int M, int N, int K, int sam, int sak, int sbk, int sbn,\n" \
-    "  int bsm, int bsn, float alpha, float beta, int act, float aa, float ab"
+    "  int bsm, int bsn, float alpha, float beta, int act, float aa, float ab, int R"
 static const char *const ti__cl_src_gemm[] = {
 
     "__kernel void ti_matmul(" TI__CL_MM_ARGS ") {\n"
@@ -22918,33 +22918,33 @@ static const char *const ti__cl_src_gemm[] = {
     "  __local float As[16][64];\n"
     "  __local float Bs[16][64];\n"
     "  int lj = get_local_id(0), li = get_local_id(1), t = li * 16 + lj, z = get_global_id(2);\n"
-    "  int i0 = get_group_id(1) * 64, j0 = get_group_id(0) * 64;\n"
+    "  int B = 16 * R, i0 = get_group_id(1) * B, j0 = get_group_id(0) * B;\n"
     "  p += po + 3 * z;\n"
     "  __global const float *pa = a + ao + p[0];\n"
     "  __global const float *pb = b + bo + p[1];\n"
     "  float acc[4][4];\n"
     "  for (int r = 0; r < 4; r++) for (int q = 0; q < 4; q++) acc[r][q] = 0.0f;\n"
     "  for (int k0 = 0; k0 < K; k0 += 16) {\n"
-    "    for (int e = 0; e < 4; e++) {\n"
+    "    for (int e = 0; e < R; e++) {\n"
     "      int idx = t + e * 256;\n"
     "      int ai = idx / 16, ak = idx % 16, gi = i0 + ai, gk = k0 + ak;\n"
     "      As[ak][ai] = (gi < M && gk < K) ? pa[(size_t)gi * sam + (size_t)gk * sak] : 0.0f;\n"
-    "      int bk = idx / 64, bj = idx % 64, gj = j0 + bj, kk = k0 + bk;\n"
+    "      int bk = idx / B, bj = idx % B, gj = j0 + bj, kk = k0 + bk;\n"
     "      Bs[bk][bj] = (gj < N && kk < K) ? pb[(size_t)kk * sbk + (size_t)gj * sbn] : 0.0f;\n"
     "    }\n"
     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
     "    for (int k = 0; k < 16; k++) {\n"
     "      float av[4], bv[4];\n"
-    "      for (int r = 0; r < 4; r++) av[r] = As[k][li + 16 * r];\n"
-    "      for (int q = 0; q < 4; q++) bv[q] = Bs[k][lj + 16 * q];\n"
+    "      for (int r = 0; r < 4; r++) av[r] = r < R ? As[k][li + 16 * r] : 0.0f;\n"
+    "      for (int q = 0; q < 4; q++) bv[q] = q < R ? Bs[k][lj + 16 * q] : 0.0f;\n"
     "      for (int r = 0; r < 4; r++) for (int q = 0; q < 4; q++) acc[r][q] += av[r] * bv[q];\n"
     "    }\n"
     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
     "  }\n"
-    "  for (int r = 0; r < 4; r++) {\n"
+    "  for (int r = 0; r < R; r++) {\n"
     "    int i = i0 + li + 16 * r;\n"
     "    if (i >= M) continue;\n"
-    "    for (int q = 0; q < 4; q++) {\n"
+    "    for (int q = 0; q < R; q++) {\n"
     "      int j = j0 + lj + 16 * q;\n"
     "      if (j >= N) continue;\n"
     "      float v = acc[r][q] * alpha;\n"
@@ -23015,6 +23015,7 @@ typedef struct ti__clrt {
     char name[260];   /* "platform / device" */
     char ident[512];  /* platform, device, versions: part of the cache key */
     size_t max_wg, max_item[3];
+    cl_uint cus; /* compute units: how many work groups keep the device busy */
     cl_ulong local_mem;
     cl_program prog[TI__CLP_COUNT];
     cl_kernel kern[TI__CLK_COUNT];
@@ -23150,6 +23151,8 @@ TI__PRIVATE int ti__clrt_init(ti__clrt *rt, const ti_session_desc *d, char *why,
     for (int i = 0; i < 3; i++) rt->max_item[i] = items[i] ? items[i] : 1;
     cl->clGetDeviceInfo(rt->dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof rt->local_mem, &rt->local_mem, NULL);
     if (rt->max_wg == 0) rt->max_wg = 1;
+    cl->clGetDeviceInfo(rt->dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof rt->cus, &rt->cus, NULL);
+    if (rt->cus == 0) rt->cus = 1;
     const char *fake = getenv("TINYINFER_OPENCL_FAKE_MAX_WG");
     if (fake != NULL && atoi(fake) > 0) rt->fake_max_wg = (size_t)atoi(fake);
     cl_int e = CL_SUCCESS;
@@ -23369,6 +23372,17 @@ TI__PRIVATE int ti__clrt_build(ti__clrt *rt, ti__clp p, char *why, size_t whycap
         rt->kern_wg[k] = TI__MIN(wg, rt->max_wg);
     }
     rt->build_ms += ti__cl_now_ms() - t0;
+    return 1;
+}
+
+/* Outputs per work item along each side (1, 2 or 4) for a tiled product of rows x cols
+ * over `batches`: the largest whose grid still gives every compute unit two groups (a
+ * batch-1 network's small late layers would otherwise leave most of a big GPU idle). */
+TI__PRIVATE int ti__clrt_tile(const ti__clrt *rt, size_t rows, size_t cols, size_t batches) {
+    for (int r = 4; r > 1; r /= 2) {
+        size_t b = (size_t)16 * (size_t)r;
+        if (((rows + b - 1) / b) * ((cols + b - 1) / b) * batches >= 2 * (size_t)rt->cus) return r;
+    }
     return 1;
 }
 
@@ -24035,11 +24049,13 @@ TI__PRIVATE cl_int ti__cl_run_mm(ti__clc *c, const ti__clmm *mm) {
         ti__cla_int(&x, c->node->act);
         ti__cla_float(&x, c->node->act_a);
         ti__cla_float(&x, c->node->act_b);
+        int r = ti__clrt_tile(rt, (size_t)mm->m, (size_t)mm->n, mm->batches);
+        ti__cla_int(&x, r);
         if (x.err != CL_SUCCESS) return x.err;
         cl_int e;
         if (k == TI__CLK_MATMUL_T) {
-            size_t t = TI__CL_MM_TILE; /* 16 x 16 items, 64 x 64 outputs a group */
-            size_t g[3] = {((size_t)mm->n + 63) / 64 * t, ((size_t)mm->m + 63) / 64 * t, mm->batches};
+            size_t t = TI__CL_MM_TILE, b = t * (size_t)r; /* 16 x 16 items, b x b outputs */
+            size_t g[3] = {((size_t)mm->n + b - 1) / b * t, ((size_t)mm->m + b - 1) / b * t, mm->batches};
             size_t l[3] = {t, t, 1};
             e = ti__clrt_launch(rt, k, 3, g, l);
             if (ti__cl_wg_error(e)) {
@@ -24193,11 +24209,14 @@ TI__PRIVATE cl_int ti__cl_run_conv(ti__clc *c) {
         ti__cla_int(&a, c->node->act);
         ti__cla_float(&a, c->node->act_a);
         ti__cla_float(&a, c->node->act_b);
+        int64_t grp = p[15], mg = y->shape[1] / grp, np = y->shape[2] * y->shape[3];
+        int r = ti__clrt_tile(&c->g->rt, (size_t)mg, (size_t)np, (size_t)(y->shape[0] * grp));
+        if (k == TI__CLK_CONV_GEMM) ti__cla_int(&a, r);
         if (a.err != CL_SUCCESS) return a.err;
         if (k == TI__CLK_CONV_GEMM) {
-            int64_t grp = p[15], mg = y->shape[1] / grp;
-            size_t gs[3] = {(size_t)((y->shape[2] * y->shape[3] + 63) / 64 * 16),
-                            (size_t)((mg + 63) / 64 * 16), (size_t)(y->shape[0] * grp)};
+            int64_t b = 16 * r;
+            size_t gs[3] = {(size_t)((np + b - 1) / b * 16), (size_t)((mg + b - 1) / b * 16),
+                            (size_t)(y->shape[0] * grp)};
             size_t ls[3] = {16, 16, 1};
             cl_int e = ti__clrt_launch(&c->g->rt, k, 3, gs, ls);
             if (!ti__cl_wg_error(e)) return e;

@@ -567,11 +567,13 @@ TI__PRIVATE cl_int ti__cl_run_mm(ti__clc *c, const ti__clmm *mm) {
         ti__cla_int(&x, c->node->act);
         ti__cla_float(&x, c->node->act_a);
         ti__cla_float(&x, c->node->act_b);
+        int r = ti__clrt_tile(rt, (size_t)mm->m, (size_t)mm->n, mm->batches);
+        ti__cla_int(&x, r);
         if (x.err != CL_SUCCESS) return x.err;
         cl_int e;
         if (k == TI__CLK_MATMUL_T) {
-            size_t t = TI__CL_MM_TILE; /* 16 x 16 items, 64 x 64 outputs a group */
-            size_t g[3] = {((size_t)mm->n + 63) / 64 * t, ((size_t)mm->m + 63) / 64 * t, mm->batches};
+            size_t t = TI__CL_MM_TILE, b = t * (size_t)r; /* 16 x 16 items, b x b outputs */
+            size_t g[3] = {((size_t)mm->n + b - 1) / b * t, ((size_t)mm->m + b - 1) / b * t, mm->batches};
             size_t l[3] = {t, t, 1};
             e = ti__clrt_launch(rt, k, 3, g, l);
             if (ti__cl_wg_error(e)) {
@@ -725,11 +727,14 @@ TI__PRIVATE cl_int ti__cl_run_conv(ti__clc *c) {
         ti__cla_int(&a, c->node->act);
         ti__cla_float(&a, c->node->act_a);
         ti__cla_float(&a, c->node->act_b);
+        int64_t grp = p[15], mg = y->shape[1] / grp, np = y->shape[2] * y->shape[3];
+        int r = ti__clrt_tile(&c->g->rt, (size_t)mg, (size_t)np, (size_t)(y->shape[0] * grp));
+        if (k == TI__CLK_CONV_GEMM) ti__cla_int(&a, r);
         if (a.err != CL_SUCCESS) return a.err;
         if (k == TI__CLK_CONV_GEMM) {
-            int64_t grp = p[15], mg = y->shape[1] / grp;
-            size_t gs[3] = {(size_t)((y->shape[2] * y->shape[3] + 63) / 64 * 16),
-                            (size_t)((mg + 63) / 64 * 16), (size_t)(y->shape[0] * grp)};
+            int64_t b = 16 * r;
+            size_t gs[3] = {(size_t)((np + b - 1) / b * 16), (size_t)((mg + b - 1) / b * 16),
+                            (size_t)(y->shape[0] * grp)};
             size_t ls[3] = {16, 16, 1};
             cl_int e = ti__clrt_launch(&c->g->rt, k, 3, gs, ls);
             if (!ti__cl_wg_error(e)) return e;
