@@ -22797,70 +22797,6 @@ static const char *const ti__cl_src_conv[] = {
     "  }\n"
     "  y[yo + ((size_t)n * m + oc) * oh * ow + pix] = ti_act(acc, act, aa, ab);\n"
     "}\n",
-    /* implicit GEMM: per image and group, Y[m, pix] = W[m, k] * X'[k, pix] where X' is the
-     * im2col view of the input, never stored. 64 x 64 output blocks, 16 x 16 work items of
-     * 4 x 4 outputs each, the W and X' slices of 16 k at a time in local memory. */
-    "#define TI_CB 64\n"
-    "#define TI_CK 16\n"
-    "__kernel __attribute__((reqd_work_group_size(16, 16, 1)))\n"
-    "void ti_conv_gemm(__global const float *x, int xo, __global const float *w, int wo,\n"
-    "                  __global const float *bias, int bo, int has_bias,\n"
-    "                  __global float *y, int yo, __global const int *p, int po,\n"
-    "                  int act, float aa, float ab, int R) {\n"
-    "  __local float As[TI_CK][TI_CB];\n"
-    "  __local float Bs[TI_CK][TI_CB];\n"
-    "  p += po;\n"
-    "  int c = p[0], ih = p[1], iw = p[2], m = p[3], oh = p[4], ow = p[5], kh = p[6], kw = p[7];\n"
-    "  int sh = p[8], sw = p[9], ph = p[10], pw = p[11], dh = p[12], dw = p[13], group = p[14];\n"
-    "  int lj = get_local_id(0), li = get_local_id(1), t = li * 16 + lj;\n"
-    "  int z = get_global_id(2), n = z / group, g = z % group;\n"
-    "  int cg = c / group, mg = m / group, khw = kh * kw, K = cg * khw, N = oh * ow;\n"
-    "  int dense = khw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 && oh == ih && ow == iw;\n"
-    "  int B = 16 * R, i0 = get_group_id(1) * B, j0 = get_group_id(0) * B;\n"
-    "  __global const float *wg = w + wo + (size_t)g * mg * K;\n"
-    "  __global const float *xg = x + xo + ((size_t)n * c + (size_t)g * cg) * ih * iw;\n"
-    "  float acc[4][4];\n"
-    "  for (int r = 0; r < 4; r++) for (int q = 0; q < 4; q++) acc[r][q] = 0.0f;\n"
-    "  for (int k0 = 0; k0 < K; k0 += TI_CK) {\n"
-    "    for (int e = 0; e < R; e++) {\n"
-    "      int idx = t + e * 256;\n"
-    "      int ai = idx / TI_CK, ak = idx % TI_CK;\n"
-    "      int gi = i0 + ai, gk = k0 + ak;\n"
-    "      As[ak][ai] = (gi < mg && gk < K) ? wg[(size_t)gi * K + gk] : 0.0f;\n"
-    "      int bk = idx / B, bj = idx % B;\n"
-    "      int gj = j0 + bj, kk = k0 + bk;\n"
-    "      float v = 0.0f;\n"
-    "      if (gj < N && kk < K && dense) {\n"
-    "        v = xg[(size_t)kk * N + gj];\n"
-    "      } else if (gj < N && kk < K) {\n"
-    "        int ci = kk / khw, rr = kk - ci * khw, fy = rr / kw, fx = rr - fy * kw;\n"
-    "        int oy = gj / ow, ox = gj - oy * ow;\n"
-    "        int iy = oy * sh - ph + fy * dh, ix = ox * sw - pw + fx * dw;\n"
-    "        if (iy >= 0 && iy < ih && ix >= 0 && ix < iw) v = xg[((size_t)ci * ih + iy) * iw + ix];\n"
-    "      }\n"
-    "      Bs[bk][bj] = v;\n"
-    "    }\n"
-    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "    for (int k = 0; k < TI_CK; k++) {\n"
-    "      float a[4], b[4];\n"
-    "      for (int r = 0; r < 4; r++) a[r] = r < R ? As[k][li + 16 * r] : 0.0f;\n"
-    "      for (int q = 0; q < 4; q++) b[q] = q < R ? Bs[k][lj + 16 * q] : 0.0f;\n"
-    "      for (int r = 0; r < 4; r++) for (int q = 0; q < 4; q++) acc[r][q] += a[r] * b[q];\n"
-    "    }\n"
-    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "  }\n"
-    "  for (int r = 0; r < R; r++) {\n"
-    "    int i = i0 + li + 16 * r;\n"
-    "    if (i >= mg) continue;\n"
-    "    int oc = g * mg + i;\n"
-    "    float bv = has_bias ? bias[bo + oc] : 0.0f;\n"
-    "    __global float *yr = y + yo + ((size_t)n * m + oc) * N;\n"
-    "    for (int q = 0; q < R; q++) {\n"
-    "      int j = j0 + lj + 16 * q;\n"
-    "      if (j < N) yr[j] = ti_act(acc[r][q] + bv, act, aa, ab);\n"
-    "    }\n"
-    "  }\n"
-    "}\n",
     /* depthwise (group == c == m): one output element a work item, taps unrolled by the
      * compiler for the usual 3x3 / 5x5 */
     "__kernel void ti_dwconv2d(__global const float *x, int xo, __global const float *w, int wo,\n"
@@ -22899,7 +22835,7 @@ static const char *const ti__cl_src_conv[] = {
     "__global const float *a, int ao, __global const float *b, int bo,\n"                       \
     "  __global const float *bias, int co, int has_bias, __global float *y, int yo,\n"          \
     "  __global const int *p, int po, int M, int N, int K, int sam, int sak, int sbk, int sbn,\n" \
-    "  int bsm, int bsn, float alpha, float beta, int act, float aa, float ab, int R"
+    "  int bsm, int bsn, float alpha, float beta, int act, float aa, float ab"
 static const char *const ti__cl_src_gemm[] = {
 
     "__kernel void ti_matmul(" TI__CL_MM_ARGS ") {\n"
@@ -22914,46 +22850,42 @@ static const char *const ti__cl_src_gemm[] = {
     "  if (has_bias) acc += beta * bias[co + i * bsm + j * bsn];\n"
     "  y[yo + p[2] + (size_t)i * N + j] = ti_act(acc, act, aa, ab);\n"
     "}\n"
-    "#ifndef TI_T\n#define TI_T 16\n#endif\n",
-    /* 64 x 64 blocks of C, 16 x 16 work items of 4 x 4 outputs, k in slices of 16 */
+    "#ifndef TI_T\n#define TI_T 16\n#endif\n"
+    "#define TI_W 4\n",
+    /* each work item computes TI_W outputs along j: work-group TI_T x TI_T covers a
+     * TI_T rows x (TI_T * TI_W) columns block of C */
     "__kernel __attribute__((reqd_work_group_size(TI_T, TI_T, 1)))\n"
     "void ti_matmul_t(" TI__CL_MM_ARGS ") {\n"
-    "  __local float As[16][64];\n"
-    "  __local float Bs[16][64];\n"
-    "  int lj = get_local_id(0), li = get_local_id(1), t = li * 16 + lj, z = get_global_id(2);\n"
-    "  int B = 16 * R, i0 = get_group_id(1) * B, j0 = get_group_id(0) * B;\n"
-    "  p += po + 3 * z;\n"
+    "  __local float ta[TI_T][TI_T + 1];\n"
+    "  __local float tb[TI_T][TI_T * TI_W + 1];\n"
+    "  int lj = get_local_id(0), li = get_local_id(1), t = get_global_id(2);\n"
+    "  int i = get_group_id(1) * TI_T + li, j0 = get_group_id(0) * TI_T * TI_W;\n"
+    "  p += po + 3 * t;\n"
     "  __global const float *pa = a + ao + p[0];\n"
     "  __global const float *pb = b + bo + p[1];\n"
-    "  float acc[4][4];\n"
-    "  for (int r = 0; r < 4; r++) for (int q = 0; q < 4; q++) acc[r][q] = 0.0f;\n"
-    "  for (int k0 = 0; k0 < K; k0 += 16) {\n"
-    "    for (int e = 0; e < R; e++) {\n"
-    "      int idx = t + e * 256;\n"
-    "      int ai = idx / 16, ak = idx % 16, gi = i0 + ai, gk = k0 + ak;\n"
-    "      As[ak][ai] = (gi < M && gk < K) ? pa[(size_t)gi * sam + (size_t)gk * sak] : 0.0f;\n"
-    "      int bk = idx / B, bj = idx % B, gj = j0 + bj, kk = k0 + bk;\n"
-    "      Bs[bk][bj] = (gj < N && kk < K) ? pb[(size_t)kk * sbk + (size_t)gj * sbn] : 0.0f;\n"
+    "  float acc[TI_W];\n"
+    "  for (int w = 0; w < TI_W; w++) acc[w] = 0.0f;\n"
+    "  for (int k0 = 0; k0 < K; k0 += TI_T) {\n"
+    "    int ka = k0 + lj;\n"
+    "    ta[li][lj] = (i < M && ka < K) ? pa[(size_t)i * sam + (size_t)ka * sak] : 0.0f;\n"
+    "    for (int w = 0; w < TI_W; w++) {\n"
+    "      int jj = j0 + w * TI_T + lj, kb = k0 + li;\n"
+    "      tb[li][w * TI_T + lj] = (jj < N && kb < K) ? pb[(size_t)kb * sbk + (size_t)jj * sbn] : 0.0f;\n"
     "    }\n"
     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "    for (int k = 0; k < 16; k++) {\n"
-    "      float av[4], bv[4];\n"
-    "      for (int r = 0; r < 4; r++) av[r] = r < R ? As[k][li + 16 * r] : 0.0f;\n"
-    "      for (int q = 0; q < 4; q++) bv[q] = q < R ? Bs[k][lj + 16 * q] : 0.0f;\n"
-    "      for (int r = 0; r < 4; r++) for (int q = 0; q < 4; q++) acc[r][q] += av[r] * bv[q];\n"
+    "    for (int k = 0; k < TI_T; k++) {\n"
+    "      float av = ta[li][k];\n"
+    "      for (int w = 0; w < TI_W; w++) acc[w] += av * tb[k][w * TI_T + lj];\n"
     "    }\n"
     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
     "  }\n"
-    "  for (int r = 0; r < R; r++) {\n"
-    "    int i = i0 + li + 16 * r;\n"
-    "    if (i >= M) continue;\n"
-    "    for (int q = 0; q < R; q++) {\n"
-    "      int j = j0 + lj + 16 * q;\n"
-    "      if (j >= N) continue;\n"
-    "      float v = acc[r][q] * alpha;\n"
-    "      if (has_bias) v += beta * bias[co + i * bsm + j * bsn];\n"
-    "      y[yo + p[2] + (size_t)i * N + j] = ti_act(v, act, aa, ab);\n"
-    "    }\n"
+    "  if (i >= M) return;\n"
+    "  for (int w = 0; w < TI_W; w++) {\n"
+    "    int j = j0 + w * TI_T + lj;\n"
+    "    if (j >= N) continue;\n"
+    "    float v = acc[w] * alpha;\n"
+    "    if (has_bias) v += beta * bias[co + i * bsm + j * bsn];\n"
+    "    y[yo + p[2] + (size_t)i * N + j] = ti_act(v, act, aa, ab);\n"
     "  }\n"
     "}\n",
     NULL};
@@ -22987,7 +22919,6 @@ typedef enum ti__clp { TI__CLP_ELTWISE = 0, TI__CLP_CONV, TI__CLP_GEMM, TI__CLP_
     X(BATCHNORM, ELTWISE, "ti_batchnorm")                                                   \
     X(CONV2D, CONV, "ti_conv2d")                                                            \
     X(DWCONV2D, CONV, "ti_dwconv2d")                                                        \
-    X(CONV_GEMM, CONV, "ti_conv_gemm")                                                      \
     X(MATMUL, GEMM, "ti_matmul")                                                            \
     X(MATMUL_T, GEMM, "ti_matmul_t")
 
@@ -23018,7 +22949,6 @@ typedef struct ti__clrt {
     char name[260];   /* "platform / device" */
     char ident[512];  /* platform, device, versions: part of the cache key */
     size_t max_wg, max_item[3];
-    cl_uint cus; /* compute units: how many work groups keep the device busy */
     cl_ulong local_mem;
     cl_program prog[TI__CLP_COUNT];
     cl_kernel kern[TI__CLK_COUNT];
@@ -23154,8 +23084,6 @@ TI__PRIVATE int ti__clrt_init(ti__clrt *rt, const ti_session_desc *d, char *why,
     for (int i = 0; i < 3; i++) rt->max_item[i] = items[i] ? items[i] : 1;
     cl->clGetDeviceInfo(rt->dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof rt->local_mem, &rt->local_mem, NULL);
     if (rt->max_wg == 0) rt->max_wg = 1;
-    cl->clGetDeviceInfo(rt->dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof rt->cus, &rt->cus, NULL);
-    if (rt->cus == 0) rt->cus = 1;
     const char *fake = getenv("TINYINFER_OPENCL_FAKE_MAX_WG");
     if (fake != NULL && atoi(fake) > 0) rt->fake_max_wg = (size_t)atoi(fake);
     cl_int e = CL_SUCCESS;
@@ -23375,17 +23303,6 @@ TI__PRIVATE int ti__clrt_build(ti__clrt *rt, ti__clp p, char *why, size_t whycap
         rt->kern_wg[k] = TI__MIN(wg, rt->max_wg);
     }
     rt->build_ms += ti__cl_now_ms() - t0;
-    return 1;
-}
-
-/* Outputs per work item along each side (1, 2 or 4) for a tiled product of rows x cols
- * over `batches`: the largest whose grid still gives every compute unit two groups (a
- * batch-1 network's small late layers would otherwise leave most of a big GPU idle). */
-TI__PRIVATE int ti__clrt_tile(const ti__clrt *rt, size_t rows, size_t cols, size_t batches) {
-    for (int r = 4; r > 1; r /= 2) {
-        size_t b = (size_t)16 * (size_t)r;
-        if (((rows + b - 1) / b) * ((cols + b - 1) / b) * batches >= 2 * (size_t)rt->cus) return r;
-    }
     return 1;
 }
 
@@ -24052,13 +23969,11 @@ TI__PRIVATE cl_int ti__cl_run_mm(ti__clc *c, const ti__clmm *mm) {
         ti__cla_int(&x, c->node->act);
         ti__cla_float(&x, c->node->act_a);
         ti__cla_float(&x, c->node->act_b);
-        int r = ti__clrt_tile(rt, (size_t)mm->m, (size_t)mm->n, mm->batches);
-        ti__cla_int(&x, r);
         if (x.err != CL_SUCCESS) return x.err;
         cl_int e;
         if (k == TI__CLK_MATMUL_T) {
-            size_t t = TI__CL_MM_TILE, b = t * (size_t)r; /* 16 x 16 items, b x b outputs */
-            size_t g[3] = {((size_t)mm->n + b - 1) / b * t, ((size_t)mm->m + b - 1) / b * t, mm->batches};
+            size_t t = TI__CL_MM_TILE;
+            size_t g[3] = {((size_t)mm->n + t * 4 - 1) / (t * 4) * t, (size_t)mm->m, mm->batches};
             size_t l[3] = {t, t, 1};
             e = ti__clrt_launch(rt, k, 3, g, l);
             if (ti__cl_wg_error(e)) {
@@ -24163,9 +24078,9 @@ TI__PRIVATE cl_int ti__cl_run_matmul(ti__clc *c) {
     return ti__cl_run_mm(c, &mm);
 }
 
-/* Conv: depthwise has its own kernel; every other 2-D conv (1x1 included) is an implicit
- * GEMM over the im2col view of its input, or the direct kernel where that cannot run. */
-typedef enum { TI__CLCONV_DW = 1, TI__CLCONV_DIRECT } ti__clconv_kind;
+/* Conv: 1x1 stride 1 unpadded, ungrouped: a matmul per image; depthwise: its own kernel;
+ * any other 2-D conv: the direct kernel. */
+typedef enum { TI__CLCONV_MM = 1, TI__CLCONV_DW, TI__CLCONV_DIRECT } ti__clconv_kind;
 
 TI__PRIVATE int ti__cl_plan_conv(ti__clc *c) {
     const ti_tensor *x = c->in[0], *w = c->in[1], *y = c->out[0];
@@ -24179,6 +24094,18 @@ TI__PRIVATE int ti__cl_plan_conv(ti__clc *c) {
     ti__convp cp;
     if (ti__conv_params(&k, 0, &cp) != TI_OK) return ti__clc_no(c, "conv attributes");
     int32_t *p;
+    if (cp.group == 1 && cp.k[1] == 1 && cp.k[2] == 1 && cp.s[1] == 1 && cp.s[2] == 1 &&
+        cp.pb[1] == 0 && cp.pb[2] == 0 && cp.pe[1] == 0 && cp.pe[2] == 0) {
+        p = ti__clc_params(c, 1 + 3 * (int)cp.n);
+        if (p == NULL) return ti__clc_no(c, "out of memory");
+        p[0] = TI__CLCONV_MM;
+        for (int64_t i = 0; i < cp.n; i++) {
+            p[1 + 3 * i] = 0;
+            p[2 + 3 * i] = (int32_t)(i * cp.c * (int64_t)cp.in_sp);
+            p[3 + 3 * i] = (int32_t)(i * cp.m * (int64_t)cp.out_sp);
+        }
+        return 1;
+    }
     p = ti__clc_params(c, 16);
     if (p == NULL) return ti__clc_no(c, "out of memory");
     p[0] = (cp.group == cp.c && cp.group == cp.m) ? TI__CLCONV_DW : TI__CLCONV_DIRECT;
@@ -24194,45 +24121,49 @@ TI__PRIVATE cl_int ti__cl_run_conv(ti__clc *c) {
     const ti_tensor *b = c->n_in > 2 ? c->in[2] : NULL;
     if (b != NULL && ti__numel(b) == 0) b = NULL;
     const int32_t *p = c->g->par[c->n];
-    /* grouped and dense convs: the tiled implicit GEMM; where the device refuses its
-     * 16 x 16 groups, the direct kernel (any local size) */
-    int tiled = p[0] == TI__CLCONV_DIRECT;
-    for (int attempt = tiled ? 0 : 1; attempt < 2; attempt++) {
-        ti__clk k = p[0] == TI__CLCONV_DW ? TI__CLK_DWCONV2D
-                    : attempt == 0         ? TI__CLK_CONV_GEMM
-                                           : TI__CLK_CONV2D;
-        ti__clargs a;
-        ti__cla_begin(&a, &c->g->rt, k);
-        ti__cla_t(&a, c, x);
-        ti__cla_t(&a, c, w);
-        ti__cla_t(&a, c, b ? b : w);
-        ti__cla_int(&a, b != NULL);
-        ti__cla_t(&a, c, y);
-        ti__cla_buf(&a, c->g->cst, c->g->par_off[c->n] + sizeof(int32_t));
-        ti__cla_int(&a, c->node->act);
-        ti__cla_float(&a, c->node->act_a);
-        ti__cla_float(&a, c->node->act_b);
-        int64_t grp = p[15], mg = y->shape[1] / grp, np = y->shape[2] * y->shape[3];
-        int r = ti__clrt_tile(&c->g->rt, (size_t)mg, (size_t)np, (size_t)(y->shape[0] * grp));
-        if (k == TI__CLK_CONV_GEMM) ti__cla_int(&a, r);
-        if (a.err != CL_SUCCESS) return a.err;
-        if (k == TI__CLK_CONV_GEMM) {
-            int64_t b = 16 * r;
-            size_t gs[3] = {(size_t)((np + b - 1) / b * 16), (size_t)((mg + b - 1) / b * 16),
-                            (size_t)(y->shape[0] * grp)};
-            size_t ls[3] = {16, 16, 1};
-            cl_int e = ti__clrt_launch(&c->g->rt, k, 3, gs, ls);
-            if (!ti__cl_wg_error(e)) return e;
-            c->g->rt.retries++;
-            snprintf(c->g->rt.last_retry, sizeof c->g->rt.last_retry,
-                     "ti_conv_gemm: 16x16 groups refused (%s), direct kernel used",
-                     ti_cl_error_string(e));
-            continue;
+    if (p[0] == TI__CLCONV_MM) {
+        ti__clmm mm;
+        memset(&mm, 0, sizeof mm);
+        mm.a = w;
+        mm.b = x;
+        mm.y = y;
+        mm.m = y->shape[1];
+        mm.n = y->shape[2] * y->shape[3];
+        mm.k = x->shape[1];
+        mm.sam = mm.k;
+        mm.sak = 1;
+        mm.sbk = mm.n;
+        mm.sbn = 1;
+        mm.alpha = 1.0f;
+        mm.beta = 1.0f;
+        mm.batches = (size_t)x->shape[0];
+        if (b != NULL) {
+            mm.bias = b;
+            mm.bsm = 1;
+            mm.bsn = 0;
         }
-        size_t g[3] = {(size_t)(y->shape[2] * y->shape[3]), (size_t)y->shape[1], (size_t)y->shape[0]};
-        return ti__clrt_launch(&c->g->rt, k, 3, g, NULL);
+        /* the table starts after the kind: shift the parameter offset by one int */
+        size_t keep = c->g->par_off[c->n];
+        c->g->par_off[c->n] = keep + sizeof(int32_t);
+        cl_int e = ti__cl_run_mm(c, &mm);
+        c->g->par_off[c->n] = keep;
+        return e;
     }
-    return CL_INVALID_WORK_GROUP_SIZE;
+    ti__clk k = p[0] == TI__CLCONV_DW ? TI__CLK_DWCONV2D : TI__CLK_CONV2D;
+    ti__clargs a;
+    ti__cla_begin(&a, &c->g->rt, k);
+    ti__cla_t(&a, c, x);
+    ti__cla_t(&a, c, w);
+    ti__cla_t(&a, c, b ? b : w);
+    ti__cla_int(&a, b != NULL);
+    ti__cla_t(&a, c, y);
+    ti__cla_buf(&a, c->g->cst, c->g->par_off[c->n] + sizeof(int32_t));
+    ti__cla_int(&a, c->node->act);
+    ti__cla_float(&a, c->node->act_a);
+    ti__cla_float(&a, c->node->act_b);
+    if (a.err != CL_SUCCESS) return a.err;
+    size_t g[3] = {(size_t)(y->shape[2] * y->shape[3]), (size_t)y->shape[1], (size_t)y->shape[0]};
+    return ti__clrt_launch(&c->g->rt, k, 3, g, NULL);
 }
 
 /* ---- the op table ------------------------------------------------------------------- */
@@ -24247,7 +24178,7 @@ typedef struct ti__clop {
 #define TI__CLM_CONV (1u << TI__CLP_CONV)
 #define TI__CLM_GEMM (1u << TI__CLP_GEMM)
 static const ti__clop ti__cl_ops[] = {
-    {"Conv", TI__CLM_CONV, ti__cl_plan_conv, ti__cl_run_conv},
+    {"Conv", TI__CLM_CONV | TI__CLM_GEMM, ti__cl_plan_conv, ti__cl_run_conv},
     {"Gemm", TI__CLM_GEMM, ti__cl_plan_gemm, ti__cl_run_gemm},
     {"MatMul", TI__CLM_GEMM, ti__cl_plan_matmul, ti__cl_run_matmul},
     {"Add", TI__CLM_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},

@@ -567,13 +567,11 @@ TI__PRIVATE cl_int ti__cl_run_mm(ti__clc *c, const ti__clmm *mm) {
         ti__cla_int(&x, c->node->act);
         ti__cla_float(&x, c->node->act_a);
         ti__cla_float(&x, c->node->act_b);
-        int r = ti__clrt_tile(rt, (size_t)mm->m, (size_t)mm->n, mm->batches);
-        ti__cla_int(&x, r);
         if (x.err != CL_SUCCESS) return x.err;
         cl_int e;
         if (k == TI__CLK_MATMUL_T) {
-            size_t t = TI__CL_MM_TILE, b = t * (size_t)r; /* 16 x 16 items, b x b outputs */
-            size_t g[3] = {((size_t)mm->n + b - 1) / b * t, ((size_t)mm->m + b - 1) / b * t, mm->batches};
+            size_t t = TI__CL_MM_TILE;
+            size_t g[3] = {((size_t)mm->n + t * 4 - 1) / (t * 4) * t, (size_t)mm->m, mm->batches};
             size_t l[3] = {t, t, 1};
             e = ti__clrt_launch(rt, k, 3, g, l);
             if (ti__cl_wg_error(e)) {
@@ -678,9 +676,9 @@ TI__PRIVATE cl_int ti__cl_run_matmul(ti__clc *c) {
     return ti__cl_run_mm(c, &mm);
 }
 
-/* Conv: depthwise has its own kernel; every other 2-D conv (1x1 included) is an implicit
- * GEMM over the im2col view of its input, or the direct kernel where that cannot run. */
-typedef enum { TI__CLCONV_DW = 1, TI__CLCONV_DIRECT } ti__clconv_kind;
+/* Conv: 1x1 stride 1 unpadded, ungrouped: a matmul per image; depthwise: its own kernel;
+ * any other 2-D conv: the direct kernel. */
+typedef enum { TI__CLCONV_MM = 1, TI__CLCONV_DW, TI__CLCONV_DIRECT } ti__clconv_kind;
 
 TI__PRIVATE int ti__cl_plan_conv(ti__clc *c) {
     const ti_tensor *x = c->in[0], *w = c->in[1], *y = c->out[0];
@@ -694,6 +692,18 @@ TI__PRIVATE int ti__cl_plan_conv(ti__clc *c) {
     ti__convp cp;
     if (ti__conv_params(&k, 0, &cp) != TI_OK) return ti__clc_no(c, "conv attributes");
     int32_t *p;
+    if (cp.group == 1 && cp.k[1] == 1 && cp.k[2] == 1 && cp.s[1] == 1 && cp.s[2] == 1 &&
+        cp.pb[1] == 0 && cp.pb[2] == 0 && cp.pe[1] == 0 && cp.pe[2] == 0) {
+        p = ti__clc_params(c, 1 + 3 * (int)cp.n);
+        if (p == NULL) return ti__clc_no(c, "out of memory");
+        p[0] = TI__CLCONV_MM;
+        for (int64_t i = 0; i < cp.n; i++) {
+            p[1 + 3 * i] = 0;
+            p[2 + 3 * i] = (int32_t)(i * cp.c * (int64_t)cp.in_sp);
+            p[3 + 3 * i] = (int32_t)(i * cp.m * (int64_t)cp.out_sp);
+        }
+        return 1;
+    }
     p = ti__clc_params(c, 16);
     if (p == NULL) return ti__clc_no(c, "out of memory");
     p[0] = (cp.group == cp.c && cp.group == cp.m) ? TI__CLCONV_DW : TI__CLCONV_DIRECT;
@@ -709,45 +719,49 @@ TI__PRIVATE cl_int ti__cl_run_conv(ti__clc *c) {
     const ti_tensor *b = c->n_in > 2 ? c->in[2] : NULL;
     if (b != NULL && ti__numel(b) == 0) b = NULL;
     const int32_t *p = c->g->par[c->n];
-    /* grouped and dense convs: the tiled implicit GEMM; where the device refuses its
-     * 16 x 16 groups, the direct kernel (any local size) */
-    int tiled = p[0] == TI__CLCONV_DIRECT;
-    for (int attempt = tiled ? 0 : 1; attempt < 2; attempt++) {
-        ti__clk k = p[0] == TI__CLCONV_DW ? TI__CLK_DWCONV2D
-                    : attempt == 0         ? TI__CLK_CONV_GEMM
-                                           : TI__CLK_CONV2D;
-        ti__clargs a;
-        ti__cla_begin(&a, &c->g->rt, k);
-        ti__cla_t(&a, c, x);
-        ti__cla_t(&a, c, w);
-        ti__cla_t(&a, c, b ? b : w);
-        ti__cla_int(&a, b != NULL);
-        ti__cla_t(&a, c, y);
-        ti__cla_buf(&a, c->g->cst, c->g->par_off[c->n] + sizeof(int32_t));
-        ti__cla_int(&a, c->node->act);
-        ti__cla_float(&a, c->node->act_a);
-        ti__cla_float(&a, c->node->act_b);
-        int64_t grp = p[15], mg = y->shape[1] / grp, np = y->shape[2] * y->shape[3];
-        int r = ti__clrt_tile(&c->g->rt, (size_t)mg, (size_t)np, (size_t)(y->shape[0] * grp));
-        if (k == TI__CLK_CONV_GEMM) ti__cla_int(&a, r);
-        if (a.err != CL_SUCCESS) return a.err;
-        if (k == TI__CLK_CONV_GEMM) {
-            int64_t b = 16 * r;
-            size_t gs[3] = {(size_t)((np + b - 1) / b * 16), (size_t)((mg + b - 1) / b * 16),
-                            (size_t)(y->shape[0] * grp)};
-            size_t ls[3] = {16, 16, 1};
-            cl_int e = ti__clrt_launch(&c->g->rt, k, 3, gs, ls);
-            if (!ti__cl_wg_error(e)) return e;
-            c->g->rt.retries++;
-            snprintf(c->g->rt.last_retry, sizeof c->g->rt.last_retry,
-                     "ti_conv_gemm: 16x16 groups refused (%s), direct kernel used",
-                     ti_cl_error_string(e));
-            continue;
+    if (p[0] == TI__CLCONV_MM) {
+        ti__clmm mm;
+        memset(&mm, 0, sizeof mm);
+        mm.a = w;
+        mm.b = x;
+        mm.y = y;
+        mm.m = y->shape[1];
+        mm.n = y->shape[2] * y->shape[3];
+        mm.k = x->shape[1];
+        mm.sam = mm.k;
+        mm.sak = 1;
+        mm.sbk = mm.n;
+        mm.sbn = 1;
+        mm.alpha = 1.0f;
+        mm.beta = 1.0f;
+        mm.batches = (size_t)x->shape[0];
+        if (b != NULL) {
+            mm.bias = b;
+            mm.bsm = 1;
+            mm.bsn = 0;
         }
-        size_t g[3] = {(size_t)(y->shape[2] * y->shape[3]), (size_t)y->shape[1], (size_t)y->shape[0]};
-        return ti__clrt_launch(&c->g->rt, k, 3, g, NULL);
+        /* the table starts after the kind: shift the parameter offset by one int */
+        size_t keep = c->g->par_off[c->n];
+        c->g->par_off[c->n] = keep + sizeof(int32_t);
+        cl_int e = ti__cl_run_mm(c, &mm);
+        c->g->par_off[c->n] = keep;
+        return e;
     }
-    return CL_INVALID_WORK_GROUP_SIZE;
+    ti__clk k = p[0] == TI__CLCONV_DW ? TI__CLK_DWCONV2D : TI__CLK_CONV2D;
+    ti__clargs a;
+    ti__cla_begin(&a, &c->g->rt, k);
+    ti__cla_t(&a, c, x);
+    ti__cla_t(&a, c, w);
+    ti__cla_t(&a, c, b ? b : w);
+    ti__cla_int(&a, b != NULL);
+    ti__cla_t(&a, c, y);
+    ti__cla_buf(&a, c->g->cst, c->g->par_off[c->n] + sizeof(int32_t));
+    ti__cla_int(&a, c->node->act);
+    ti__cla_float(&a, c->node->act_a);
+    ti__cla_float(&a, c->node->act_b);
+    if (a.err != CL_SUCCESS) return a.err;
+    size_t g[3] = {(size_t)(y->shape[2] * y->shape[3]), (size_t)y->shape[1], (size_t)y->shape[0]};
+    return ti__clrt_launch(&c->g->rt, k, 3, g, NULL);
 }
 
 /* ---- the op table ------------------------------------------------------------------- */
@@ -762,7 +776,7 @@ typedef struct ti__clop {
 #define TI__CLM_CONV (1u << TI__CLP_CONV)
 #define TI__CLM_GEMM (1u << TI__CLP_GEMM)
 static const ti__clop ti__cl_ops[] = {
-    {"Conv", TI__CLM_CONV, ti__cl_plan_conv, ti__cl_run_conv},
+    {"Conv", TI__CLM_CONV | TI__CLM_GEMM, ti__cl_plan_conv, ti__cl_run_conv},
     {"Gemm", TI__CLM_GEMM, ti__cl_plan_gemm, ti__cl_run_gemm},
     {"MatMul", TI__CLM_GEMM, ti__cl_plan_matmul, ti__cl_run_matmul},
     {"Add", TI__CLM_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},

@@ -23,7 +23,6 @@ typedef enum ti__clp { TI__CLP_ELTWISE = 0, TI__CLP_CONV, TI__CLP_GEMM, TI__CLP_
     X(BATCHNORM, ELTWISE, "ti_batchnorm")                                                   \
     X(CONV2D, CONV, "ti_conv2d")                                                            \
     X(DWCONV2D, CONV, "ti_dwconv2d")                                                        \
-    X(CONV_GEMM, CONV, "ti_conv_gemm")                                                      \
     X(MATMUL, GEMM, "ti_matmul")                                                            \
     X(MATMUL_T, GEMM, "ti_matmul_t")
 
@@ -54,7 +53,6 @@ typedef struct ti__clrt {
     char name[260];   /* "platform / device" */
     char ident[512];  /* platform, device, versions: part of the cache key */
     size_t max_wg, max_item[3];
-    cl_uint cus; /* compute units: how many work groups keep the device busy */
     cl_ulong local_mem;
     cl_program prog[TI__CLP_COUNT];
     cl_kernel kern[TI__CLK_COUNT];
@@ -190,8 +188,6 @@ TI__PRIVATE int ti__clrt_init(ti__clrt *rt, const ti_session_desc *d, char *why,
     for (int i = 0; i < 3; i++) rt->max_item[i] = items[i] ? items[i] : 1;
     cl->clGetDeviceInfo(rt->dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof rt->local_mem, &rt->local_mem, NULL);
     if (rt->max_wg == 0) rt->max_wg = 1;
-    cl->clGetDeviceInfo(rt->dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof rt->cus, &rt->cus, NULL);
-    if (rt->cus == 0) rt->cus = 1;
     const char *fake = getenv("TINYINFER_OPENCL_FAKE_MAX_WG");
     if (fake != NULL && atoi(fake) > 0) rt->fake_max_wg = (size_t)atoi(fake);
     cl_int e = CL_SUCCESS;
@@ -411,17 +407,6 @@ TI__PRIVATE int ti__clrt_build(ti__clrt *rt, ti__clp p, char *why, size_t whycap
         rt->kern_wg[k] = TI__MIN(wg, rt->max_wg);
     }
     rt->build_ms += ti__cl_now_ms() - t0;
-    return 1;
-}
-
-/* Outputs per work item along each side (1, 2 or 4) for a tiled product of rows x cols
- * over `batches`: the largest whose grid still gives every compute unit two groups (a
- * batch-1 network's small late layers would otherwise leave most of a big GPU idle). */
-TI__PRIVATE int ti__clrt_tile(const ti__clrt *rt, size_t rows, size_t cols, size_t batches) {
-    for (int r = 4; r > 1; r /= 2) {
-        size_t b = (size_t)16 * (size_t)r;
-        if (((rows + b - 1) / b) * ((cols + b - 1) / b) * batches >= 2 * (size_t)rt->cus) return r;
-    }
     return 1;
 }
 
