@@ -22967,10 +22967,13 @@ typedef struct ti__clrt {
 #if defined(_WIN32)
 TI__PRIVATE double ti__cl_now_ms(void) { return (double)clock() * 1000.0 / CLOCKS_PER_SEC; }
 #else
+/* gettimeofday: declared by <sys/time.h> whatever feature macros the including file set
+ * (clock_gettime needs _POSIX_C_SOURCE, which -std=c99 users do not define) */
+#include <sys/time.h>
 TI__PRIVATE double ti__cl_now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (double)tv.tv_sec * 1e3 + (double)tv.tv_usec * 1e-3;
 }
 #endif
 
