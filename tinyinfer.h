@@ -391,6 +391,16 @@ TI_API ti_status ti_session_set_input_shape(ti_session *s, int i, int rank, cons
  * (a Reshape whose shape is a graph input, say) re-plan as needed. */
 TI_API ti_status ti_session_run(ti_session *s, ti_error *err);
 
+/* Starts a run and returns as soon as the work is queued, so the caller can do its own
+ * work meanwhile; ti_session_wait finishes it. Between the two, inputs may be rewritten
+ * (they are read before ti_session_run_async returns) but outputs are not ready. On the
+ * OpenCL backend the GPU part runs on after the return (CPU nodes inside the plan run
+ * before it); on the CPU backend the whole run happens inside ti_session_run_async. A
+ * run or set_input_shape while a run is pending waits for it first. */
+TI_API ti_status ti_session_run_async(ti_session *s, ti_error *err);
+/* Waits for the pending run (none: returns TI_OK at once) and reports its errors. */
+TI_API ti_status ti_session_wait(ti_session *s, ti_error *err);
+
 typedef struct ti_session_info {
     ti_backend backend;           /* the backend that runs                           */
     const char *fallback_reason;  /* why not the requested backend; "" when none     */
@@ -23428,6 +23438,7 @@ typedef struct ti__clplan {
     size_t *par_off;      /* per node: byte offset of its table in cst */
     int n_gpu, n_cpu;
     size_t transfer_bytes;
+    int pending; /* an async run's work is still queued */
 } ti__clplan;
 
 /* What an op's GPU planner and launcher see. */
@@ -24265,6 +24276,8 @@ TI__PRIVATE void ti__clc_init(ti__clc *c, ti_session *s, ti__clplan *g, int n) {
 
 TI__PRIVATE void ti__clplan_release(ti__clplan *g) {
     if (g == NULL) return;
+    if (g->pending && g->rt.q) g->rt.api.clFinish(g->rt.q); /* buffers are in use until then */
+    g->pending = 0;
     if (g->act) g->rt.api.clReleaseMemObject(g->act);
     if (g->cst) g->rt.api.clReleaseMemObject(g->cst);
     g->act = g->cst = NULL;
@@ -24395,7 +24408,9 @@ TI__PRIVATE cl_int ti__clplan_sync(ti_session *s, ti__clplan *g, int v, int dir)
     return e;
 }
 
-TI__PRIVATE ti_status ti__clplan_run(ti_session *s, ti__clplan *g, ti_error *err) {
+/* Runs the plan; with async, the reads of the outputs are queued without waiting and the
+ * queue is left running (g->pending): ti__clplan_wait finishes it. */
+TI__PRIVATE ti_status ti__clplan_run(ti_session *s, ti__clplan *g, int async, ti_error *err) {
     const ti_cl_api *cl = &g->rt.api;
     for (int v = 0; v < s->n_values; v++)
         g->where[v] = (unsigned char)(TI__CL_HOST | (g->cst_off[v] != (size_t)-1 ? TI__CL_DEV : 0));
@@ -24449,15 +24464,39 @@ TI__PRIVATE ti_status ti__clplan_run(ti_session *s, ti__clplan *g, ti_error *err
             if (node->outputs[i] >= 0) g->where[node->outputs[i]] = TI__CL_HOST;
     }
     for (int i = 0; i < s->m->n_outputs; i++) {
-        cl_int e = ti__clplan_sync(s, g, s->m->outputs[i], TI__CL_HOST);
+        int v = s->m->outputs[i];
+        cl_int e = CL_SUCCESS;
+        if (!(g->where[v] & TI__CL_HOST) && s->t[v].size_bytes && g->cst_off[v] == (size_t)-1) {
+            size_t off = (size_t)((unsigned char *)s->t[v].data - s->arena);
+            e = cl->clEnqueueReadBuffer(g->rt.q, g->act, async ? CL_FALSE : CL_TRUE, off,
+                                        s->t[v].size_bytes, s->t[v].data, 0, NULL, NULL);
+            if (e == CL_SUCCESS) {
+                g->where[v] |= TI__CL_HOST;
+                g->transfer_bytes += s->t[v].size_bytes;
+            }
+        }
         if (e != CL_SUCCESS)
             return ti__fail(err, TI_ERR_BACKEND, s->m->name, "reading output '%s' from the OpenCL device failed: %s",
-                            s->t[s->m->outputs[i]].name, ti_cl_error_string(e));
+                            s->t[v].name, ti_cl_error_string(e));
+    }
+    s->info.transfer_bytes = g->transfer_bytes;
+    if (async) {
+        cl->clFlush(g->rt.q); /* start the device now, not at the wait */
+        g->pending = 1;
+        return TI_OK;
     }
     cl_int e = cl->clFinish(g->rt.q);
     if (e != CL_SUCCESS)
         return ti__fail(err, TI_ERR_BACKEND, s->m->name, "OpenCL: clFinish: %s", ti_cl_error_string(e));
-    s->info.transfer_bytes = g->transfer_bytes;
+    return TI_OK;
+}
+
+TI__PRIVATE ti_status ti__clplan_wait(ti_session *s, ti__clplan *g, ti_error *err) {
+    if (!g->pending) return TI_OK;
+    g->pending = 0;
+    cl_int e = g->rt.api.clFinish(g->rt.q);
+    if (e != CL_SUCCESS)
+        return ti__fail(err, TI_ERR_BACKEND, s->m->name, "OpenCL: clFinish: %s", ti_cl_error_string(e));
     return TI_OK;
 }
 #endif /* TI_NO_OPENCL */
@@ -25209,6 +25248,8 @@ TI_API ti_status ti_session_set_input_shape(ti_session *s, int i, int rank, cons
                             "input '%s': dim %d is fixed to %lld by the model, got %lld", mv->name, d,
                             (long long)mv->dims[d], (long long)shape[d]);
     }
+    ti_status st = ti_session_wait(s, err);
+    if (st != TI_OK) return st;
     s->input_ranks[i] = rank;
     for (int d = 0; d < rank; d++) s->input_shapes[i][d] = shape[d];
     return ti__session_plan(s, err);
@@ -25252,15 +25293,27 @@ TI__PRIVATE ti_status ti__session_run_dynamic(ti_session *s, int n, ti_error *er
     return op->run(&k);
 }
 
-TI_API ti_status ti_session_run(ti_session *s, ti_error *err) {
+TI_API ti_status ti_session_wait(ti_session *s, ti_error *err) {
     ti__error_clear(err);
     if (s == NULL) return ti__fail(err, TI_ERR_INVALID_ARGUMENT, "<session>", "session is NULL");
+#ifndef TI_NO_OPENCL
+    if (s->cl != NULL) return ti__clplan_wait(s, s->cl, err);
+#endif
+    return TI_OK;
+}
+
+TI__PRIVATE ti_status ti__session_run(ti_session *s, int async, ti_error *err) {
+    ti__error_clear(err);
+    if (s == NULL) return ti__fail(err, TI_ERR_INVALID_ARGUMENT, "<session>", "session is NULL");
+    ti_status st = ti_session_wait(s, err); /* a pending run finishes first */
+    if (st != TI_OK) return st;
     if (!s->planned)
         return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name, "%s",
                         s->unplanned_reason[0] ? s->unplanned_reason : "session has no plan");
 #ifndef TI_NO_OPENCL
-    if (s->cl != NULL && s->cl->active) return ti__clplan_run(s, s->cl, err);
+    if (s->cl != NULL && s->cl->active) return ti__clplan_run(s, s->cl, async, err);
 #endif
+    (void)async;
     for (int n = 0; n < s->n_nodes; n++) {
         ti_status st;
         if (n >= s->first_dynamic) {
@@ -25273,6 +25326,12 @@ TI_API ti_status ti_session_run(ti_session *s, ti_error *err) {
         if (st != TI_OK) return st;
     }
     return TI_OK;
+}
+
+TI_API ti_status ti_session_run(ti_session *s, ti_error *err) { return ti__session_run(s, 0, err); }
+
+TI_API ti_status ti_session_run_async(ti_session *s, ti_error *err) {
+    return ti__session_run(s, 1, err);
 }
 
 TI_API ti_status ti_session_get_info(const ti_session *s, ti_session_info *out) {

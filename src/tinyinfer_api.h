@@ -240,6 +240,16 @@ TI_API ti_status ti_session_set_input_shape(ti_session *s, int i, int rank, cons
  * (a Reshape whose shape is a graph input, say) re-plan as needed. */
 TI_API ti_status ti_session_run(ti_session *s, ti_error *err);
 
+/* Starts a run and returns as soon as the work is queued, so the caller can do its own
+ * work meanwhile; ti_session_wait finishes it. Between the two, inputs may be rewritten
+ * (they are read before ti_session_run_async returns) but outputs are not ready. On the
+ * OpenCL backend the GPU part runs on after the return (CPU nodes inside the plan run
+ * before it); on the CPU backend the whole run happens inside ti_session_run_async. A
+ * run or set_input_shape while a run is pending waits for it first. */
+TI_API ti_status ti_session_run_async(ti_session *s, ti_error *err);
+/* Waits for the pending run (none: returns TI_OK at once) and reports its errors. */
+TI_API ti_status ti_session_wait(ti_session *s, ti_error *err);
+
 typedef struct ti_session_info {
     ti_backend backend;           /* the backend that runs                           */
     const char *fallback_reason;  /* why not the requested backend; "" when none     */

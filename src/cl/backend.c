@@ -23,6 +23,7 @@ typedef struct ti__clplan {
     size_t *par_off;      /* per node: byte offset of its table in cst */
     int n_gpu, n_cpu;
     size_t transfer_bytes;
+    int pending; /* an async run's work is still queued */
 } ti__clplan;
 
 /* What an op's GPU planner and launcher see. */
@@ -860,6 +861,8 @@ TI__PRIVATE void ti__clc_init(ti__clc *c, ti_session *s, ti__clplan *g, int n) {
 
 TI__PRIVATE void ti__clplan_release(ti__clplan *g) {
     if (g == NULL) return;
+    if (g->pending && g->rt.q) g->rt.api.clFinish(g->rt.q); /* buffers are in use until then */
+    g->pending = 0;
     if (g->act) g->rt.api.clReleaseMemObject(g->act);
     if (g->cst) g->rt.api.clReleaseMemObject(g->cst);
     g->act = g->cst = NULL;
@@ -990,7 +993,9 @@ TI__PRIVATE cl_int ti__clplan_sync(ti_session *s, ti__clplan *g, int v, int dir)
     return e;
 }
 
-TI__PRIVATE ti_status ti__clplan_run(ti_session *s, ti__clplan *g, ti_error *err) {
+/* Runs the plan; with async, the reads of the outputs are queued without waiting and the
+ * queue is left running (g->pending): ti__clplan_wait finishes it. */
+TI__PRIVATE ti_status ti__clplan_run(ti_session *s, ti__clplan *g, int async, ti_error *err) {
     const ti_cl_api *cl = &g->rt.api;
     for (int v = 0; v < s->n_values; v++)
         g->where[v] = (unsigned char)(TI__CL_HOST | (g->cst_off[v] != (size_t)-1 ? TI__CL_DEV : 0));
@@ -1044,15 +1049,39 @@ TI__PRIVATE ti_status ti__clplan_run(ti_session *s, ti__clplan *g, ti_error *err
             if (node->outputs[i] >= 0) g->where[node->outputs[i]] = TI__CL_HOST;
     }
     for (int i = 0; i < s->m->n_outputs; i++) {
-        cl_int e = ti__clplan_sync(s, g, s->m->outputs[i], TI__CL_HOST);
+        int v = s->m->outputs[i];
+        cl_int e = CL_SUCCESS;
+        if (!(g->where[v] & TI__CL_HOST) && s->t[v].size_bytes && g->cst_off[v] == (size_t)-1) {
+            size_t off = (size_t)((unsigned char *)s->t[v].data - s->arena);
+            e = cl->clEnqueueReadBuffer(g->rt.q, g->act, async ? CL_FALSE : CL_TRUE, off,
+                                        s->t[v].size_bytes, s->t[v].data, 0, NULL, NULL);
+            if (e == CL_SUCCESS) {
+                g->where[v] |= TI__CL_HOST;
+                g->transfer_bytes += s->t[v].size_bytes;
+            }
+        }
         if (e != CL_SUCCESS)
             return ti__fail(err, TI_ERR_BACKEND, s->m->name, "reading output '%s' from the OpenCL device failed: %s",
-                            s->t[s->m->outputs[i]].name, ti_cl_error_string(e));
+                            s->t[v].name, ti_cl_error_string(e));
+    }
+    s->info.transfer_bytes = g->transfer_bytes;
+    if (async) {
+        cl->clFlush(g->rt.q); /* start the device now, not at the wait */
+        g->pending = 1;
+        return TI_OK;
     }
     cl_int e = cl->clFinish(g->rt.q);
     if (e != CL_SUCCESS)
         return ti__fail(err, TI_ERR_BACKEND, s->m->name, "OpenCL: clFinish: %s", ti_cl_error_string(e));
-    s->info.transfer_bytes = g->transfer_bytes;
+    return TI_OK;
+}
+
+TI__PRIVATE ti_status ti__clplan_wait(ti_session *s, ti__clplan *g, ti_error *err) {
+    if (!g->pending) return TI_OK;
+    g->pending = 0;
+    cl_int e = g->rt.api.clFinish(g->rt.q);
+    if (e != CL_SUCCESS)
+        return ti__fail(err, TI_ERR_BACKEND, s->m->name, "OpenCL: clFinish: %s", ti_cl_error_string(e));
     return TI_OK;
 }
 #endif /* TI_NO_OPENCL */

@@ -545,6 +545,8 @@ TI_API ti_status ti_session_set_input_shape(ti_session *s, int i, int rank, cons
                             "input '%s': dim %d is fixed to %lld by the model, got %lld", mv->name, d,
                             (long long)mv->dims[d], (long long)shape[d]);
     }
+    ti_status st = ti_session_wait(s, err);
+    if (st != TI_OK) return st;
     s->input_ranks[i] = rank;
     for (int d = 0; d < rank; d++) s->input_shapes[i][d] = shape[d];
     return ti__session_plan(s, err);
@@ -588,15 +590,27 @@ TI__PRIVATE ti_status ti__session_run_dynamic(ti_session *s, int n, ti_error *er
     return op->run(&k);
 }
 
-TI_API ti_status ti_session_run(ti_session *s, ti_error *err) {
+TI_API ti_status ti_session_wait(ti_session *s, ti_error *err) {
     ti__error_clear(err);
     if (s == NULL) return ti__fail(err, TI_ERR_INVALID_ARGUMENT, "<session>", "session is NULL");
+#ifndef TI_NO_OPENCL
+    if (s->cl != NULL) return ti__clplan_wait(s, s->cl, err);
+#endif
+    return TI_OK;
+}
+
+TI__PRIVATE ti_status ti__session_run(ti_session *s, int async, ti_error *err) {
+    ti__error_clear(err);
+    if (s == NULL) return ti__fail(err, TI_ERR_INVALID_ARGUMENT, "<session>", "session is NULL");
+    ti_status st = ti_session_wait(s, err); /* a pending run finishes first */
+    if (st != TI_OK) return st;
     if (!s->planned)
         return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name, "%s",
                         s->unplanned_reason[0] ? s->unplanned_reason : "session has no plan");
 #ifndef TI_NO_OPENCL
-    if (s->cl != NULL && s->cl->active) return ti__clplan_run(s, s->cl, err);
+    if (s->cl != NULL && s->cl->active) return ti__clplan_run(s, s->cl, async, err);
 #endif
+    (void)async;
     for (int n = 0; n < s->n_nodes; n++) {
         ti_status st;
         if (n >= s->first_dynamic) {
@@ -609,6 +623,12 @@ TI_API ti_status ti_session_run(ti_session *s, ti_error *err) {
         if (st != TI_OK) return st;
     }
     return TI_OK;
+}
+
+TI_API ti_status ti_session_run(ti_session *s, ti_error *err) { return ti__session_run(s, 0, err); }
+
+TI_API ti_status ti_session_run_async(ti_session *s, ti_error *err) {
+    return ti__session_run(s, 1, err);
 }
 
 TI_API ti_status ti_session_get_info(const ti_session *s, ti_session_info *out) {

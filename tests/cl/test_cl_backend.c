@@ -691,6 +691,39 @@ TI_TEST(run_does_not_allocate) {
     ti_model_free(m);
 }
 
+/* run_async returns with the GPU work queued; wait finishes it: the same outputs as a
+ * plain run, on the OpenCL and the CPU backends, and a run while one is pending waits. */
+TI_TEST(async_run_and_wait) {
+    if (!g_have_device) TI_SKIP("no OpenCL device");
+    ti_error err;
+    ti_model *m = ti_model_load_file("tests/data/light_squeezenet.onnx", NULL, &err);
+    TI_REQUIRE(m != NULL);
+    for (int b = 0; b < 2; b++) {
+        ti_session *s = make(m, b ? TI_BACKEND_CPU : TI_BACKEND_OPENCL, &err);
+        TI_REQUIRE(s != NULL);
+        ti_tensor *x = ti_session_input(s, 0);
+        for (size_t j = 0; j < x->size_bytes / 4; j++) ((float *)x->data)[j] = rfloat();
+        TI_CHECK(ti_session_wait(s, &err) == TI_OK); /* nothing pending */
+        TI_CHECK(ti_session_run(s, &err) == TI_OK);
+        const ti_tensor *y = ti_session_output(s, 0);
+        float *want = (float *)malloc(y->size_bytes);
+        memcpy(want, y->data, y->size_bytes);
+        memset(y->data, 0, y->size_bytes);
+        TI_CHECK(ti_session_run_async(s, &err) == TI_OK);
+        TI_CHECK(ti_session_wait(s, &err) == TI_OK);
+        TI_CHECK(memcmp(want, y->data, y->size_bytes) == 0);
+        memset(y->data, 0, y->size_bytes);
+        TI_CHECK(ti_session_run_async(s, &err) == TI_OK);
+        TI_CHECK(ti_session_run_async(s, &err) == TI_OK); /* waits for the first */
+        TI_CHECK(ti_session_run(s, &err) == TI_OK);
+        TI_CHECK(memcmp(want, y->data, y->size_bytes) == 0);
+        TI_CHECK(ti_session_run_async(s, &err) == TI_OK);
+        ti_session_destroy(s); /* with a run pending: finishes it, frees everything */
+        free(want);
+    }
+    ti_model_free(m);
+}
+
 int main(void) {
     ti_error err;
     ti_model *m = ti_model_load_file("tests/data/conv2d_padding.onnx", NULL, &err);
@@ -712,6 +745,7 @@ int main(void) {
     TI_RUN(refused_work_group_sizes_never_reach_the_user);
     TI_RUN(device_selection_and_auto);
     TI_RUN(run_does_not_allocate);
+    TI_RUN(async_run_and_wait);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", g_cache_dir);
     if (system(cmd) != 0) printf("could not remove %s\n", g_cache_dir);
