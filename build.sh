@@ -7,7 +7,8 @@
 #                          the exit code is non-zero when anything failed
 #   ./build.sh asan        only the sanitizer part of the tests (unit, errors, fuzz replay)
 #   ./build.sh fuzz        libFuzzer on tests/fuzz/fuzz_onnx.c for ${FUZZ_SECONDS:-60} s
-#   ./build.sh bench       time build/tinyinfer-run on the bundled model
+#   ./build.sh bench       time build/tinyinfer-run on the bundled model (bench/run_gpu.sh is
+#                          the OpenCL benchmark against torch, for a machine with a GPU)
 #   ./build.sh amalgamate  regenerate tinyinfer.h from src/ (tools/amalgamate)
 #   ./build.sh clean       remove build/
 # Environment: CC (default gcc), TINYINFER_CACHE (conformance data, default
@@ -380,6 +381,29 @@ j_cl() { # j_cl MODE(opt|asan): the OpenCL loader against stub libraries and the
         "$CC" -O2 -g "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/cl/test_cl_backend.c \
             -o "$out/test_cl_backend" "${LIBS[@]}" -ldl
         timeout 900 "$out/test_cl_backend"
+        j_cl_cache_tool
+    fi
+}
+
+j_cl_cache_tool() { # tools/tinyinfer-cache pre-warms a cache that a later session then uses
+    local out="$T/cl" dir="$T/cl/prewarm"
+    "$CC" -O2 "${C99[@]}" "${WARN[@]}" -I. tools/tinyinfer-cache.c -o "$out/tinyinfer-cache" "${LIBS[@]}"
+    "$CC" -O2 "${C99[@]}" "${WARN[@]}" "${INC[@]}" tools/tinyinfer-run.c -o "$out/tinyinfer-run" "${LIBS[@]}"
+    rm -rf "$dir"
+    if ! "$out/tinyinfer-cache" --dir "$dir" "$DEMO_MODEL" >"$out/prewarm.log" 2>&1; then
+        skip "tinyinfer-cache: no OpenCL device ($(tail -n 1 "$out/prewarm.log"))"
+        return 0
+    fi
+    cat "$out/prewarm.log"
+    TINYINFER_OPENCL_CACHE=$dir "$out/tinyinfer-run" "$DEMO_MODEL" --backend opencl >"$out/warm.log" 2>&1
+    grep '^opencl:' "$out/warm.log"
+    if grep -q 'program(s) built, 0 already' "$out/prewarm.log" &&
+        grep -qE 'programs: 0 built, [1-9][0-9]* from the cache' "$out/warm.log"; then
+        say "1 passed, 0 failed"
+    else
+        say "FAIL: the pre-warmed cache was not used"
+        say "0 passed, 1 failed"
+        return 1
     fi
 }
 

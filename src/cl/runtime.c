@@ -265,6 +265,55 @@ TI__PRIVATE void ti__cl_mkdir(const char *dir) {
 #endif
 }
 
+/* Keeps the cache under TI_CL_CACHE_MAX_BYTES: the least recently written entries go
+ * first (never `keep`, the one just written). Only our own ti-*.clbin files are touched. */
+#ifndef TI_CL_CACHE_MAX_BYTES
+#define TI_CL_CACHE_MAX_BYTES ((uint64_t)64 << 20)
+#endif
+#if !defined(_WIN32)
+#include <dirent.h>
+TI__PRIVATE void ti__cl_cache_trim(const char *dir, const char *keep) {
+    struct {
+        char path[600];
+        uint64_t size;
+        double mtime;
+    } e[128];
+    int n = 0;
+    uint64_t total = 0;
+    DIR *d = opendir(dir);
+    if (d == NULL) return;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL && n < 128) {
+        size_t len = strlen(de->d_name);
+        if (len < 10 || strncmp(de->d_name, "ti-", 3) != 0 || strcmp(de->d_name + len - 6, ".clbin") != 0)
+            continue;
+        struct stat st;
+        snprintf(e[n].path, sizeof e[n].path, "%.480s/%.100s", dir, de->d_name);
+        if (stat(e[n].path, &st) != 0) continue;
+        e[n].size = (uint64_t)st.st_size;
+        e[n].mtime = (double)st.st_mtime;
+        total += e[n].size;
+        n++;
+    }
+    closedir(d);
+    while (total > TI_CL_CACHE_MAX_BYTES) {
+        int old = -1;
+        for (int i = 0; i < n; i++)
+            if (e[i].size != 0 && strcmp(e[i].path, keep) != 0 && (old < 0 || e[i].mtime < e[old].mtime))
+                old = i;
+        if (old < 0) break;
+        remove(e[old].path);
+        total -= e[old].size;
+        e[old].size = 0;
+    }
+}
+#else
+TI__PRIVATE void ti__cl_cache_trim(const char *dir, const char *keep) {
+    (void)dir;
+    (void)keep;
+}
+#endif
+
 /* Reads a cached binary into a malloc'd buffer (*bytes); NULL when absent or damaged. */
 TI__PRIVATE unsigned char *ti__cl_cache_read(const char *path, uint64_t key, size_t *bytes) {
     FILE *f = fopen(path, "rb");
@@ -311,6 +360,7 @@ TI__PRIVATE void ti__cl_cache_write(const ti__clrt *rt, const char *path, uint64
     int ok = fwrite(hdr, 1, sizeof hdr, f) == sizeof hdr && fwrite(bin, 1, n, f) == n;
     ok = (fclose(f) == 0) && ok;
     if (!ok || rename(tmp, path) != 0) remove(tmp);
+    else ti__cl_cache_trim(rt->cache_dir, path);
 }
 
 /* The source of program p: the shared helpers, then the group's kernels (string arrays
