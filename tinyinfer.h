@@ -109,10 +109,26 @@
     4. Backends and fallback
     ------------------------
     ti_session_desc.backend chooses where nodes run: TI_BACKEND_AUTO (the default),
-    TI_BACKEND_CPU or TI_BACKEND_OPENCL. This version runs everything on the CPU: AUTO
-    picks the CPU and says why in ti_session_info.fallback_reason; a fallback is not an
-    error and is reported to desc->log at TI_LOG_INFO when a log callback is set. Only a
-    backend requested explicitly that cannot work fails, with TI_ERR_BACKEND.
+    TI_BACKEND_CPU or TI_BACKEND_OPENCL. OpenCL is loaded at run time (dlopen of the
+    vendor's libOpenCL; desc->opencl_library or $TINYINFER_OPENCL_LIBRARY name the file):
+    nothing is linked at build time. AUTO uses an OpenCL GPU when there is one and the
+    CPU otherwise (PoCL's CPU device is slower than the CPU backend, so AUTO does not pick
+    a non-GPU device unless desc->opencl_device names one); it says why in
+    ti_session_info.fallback_reason, reported to desc->log at TI_LOG_INFO. OPENCL takes
+    any device and fails with TI_ERR_BACKEND when none can be used.
+    On OpenCL every node is placed on the device or the CPU: float32 Conv, Gemm, MatMul,
+    elementwise ops, pooling, Softmax, LayerNormalization, BatchNormalization, Concat,
+    Split, Transpose and reshapes run on the device, anything else (and nodes whose
+    shapes are known only at run time) on the CPU in the same session; data crosses only
+    where a CPU node and a GPU node meet. ti_session_node_info says where each node runs
+    and why; ti_session_info counts the nodes, the bytes moved in the last run, the
+    programs built or loaded and the work-group sizes the driver refused (retried with
+    smaller ones, then none, then the node moves to the CPU: never an error for the user).
+    Programs are built at session creation, only those the plan needs; with
+    desc->opencl_cache_dir (or $TINYINFER_OPENCL_CACHE) their binaries are kept on disk,
+    keyed by device, driver, options and source, checked when read, written atomically
+    and capped at TI_CL_CACHE_MAX_BYTES; tools/tinyinfer-cache fills it ahead of time.
+    ti_session_run_async queues a run and returns; ti_session_wait finishes it.
 
     5. Errors
     ---------
