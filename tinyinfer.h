@@ -377,6 +377,11 @@ typedef struct ti_session_desc {
      * $TINYINFER_OPENCL_CACHE; when neither is set, programs are built from source at
      * each session creation and nothing is written to disk. */
     const char *opencl_cache_dir;
+    /* 1: with backend AUTO, build the OpenCL programs inside ti_session_create. 0: build
+     * them on a background thread while the session serves runs on the CPU, switching
+     * to the GPU at the first run after they are ready (backend OPENCL always builds
+     * first). The background thread calls the session's allocator. */
+    int opencl_build_first;
     void (*log)(ti_log_level level, const char *message, void *user); /* 0: silent     */
     void *log_user;
 } ti_session_desc;
@@ -434,6 +439,8 @@ typedef struct ti_session_info {
     int programs_cached;          /* loaded from the binary cache                   */
     double build_ms;              /* time spent building or loading programs        */
     size_t transfer_bytes;        /* bytes copied between host and device, last run */
+    double opencl_ready_ms;       /* from session creation to the OpenCL plan ready   */
+    int cpu_runs_before_gpu;      /* runs served on the CPU while programs were built */
     int launch_retries;           /* kernel launches whose work-group size the driver
                                    * refused and that were retried smaller (or with
                                    * none), since the session was created            */
@@ -23505,6 +23512,16 @@ typedef struct ti__clplan {
     int n_gpu, n_cpu;
     size_t transfer_bytes;
     int pending; /* an async run's work is still queued */
+    /* background build (backend AUTO): the CPU serves runs until it is done */
+    int building, cpu_runs;
+    double t_start, t_ready;
+    ti_status bg_status;
+    char bg_why[320];
+#ifndef TI_NO_THREADS
+    pthread_t builder;
+    pthread_mutex_t mu;
+    ti_session *bg_session;
+#endif
 } ti__clplan;
 
 /* What an op's GPU planner and launcher see. */
@@ -24361,7 +24378,8 @@ TI__PRIVATE void ti__clplan_release(ti__clplan *g) {
 /* Places the session's planned nodes; builds the programs they need; uploads constants.
  * Never fails the session: anything that cannot run on the GPU runs on the CPU, and
  * s->fallback says why when nothing could. Returns TI_ERR_OUT_OF_MEMORY only. */
-TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, ti_error *err) {
+TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallback,
+                                       size_t fallback_cap, ti_error *err) {
     ti__clplan_release(g);
     ti__pool *pool = &s->plan_pool;
     int nn = s->n_nodes, nv = s->n_values;
@@ -24446,13 +24464,97 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, ti_error *e
     g->act_bytes = s->arena_bytes ? s->arena_bytes : 64;
     g->act = cl->clCreateBuffer(g->rt.ctx, CL_MEM_READ_WRITE, g->act_bytes, NULL, &e2);
     if (g->cst == NULL || g->act == NULL || e1 != CL_SUCCESS || e2 != CL_SUCCESS) {
-        snprintf(s->fallback, sizeof s->fallback, "OpenCL device '%s': cannot allocate %zu + %zu bytes (%s)",
+        snprintf(fallback, fallback_cap, "OpenCL device '%s': cannot allocate %zu + %zu bytes (%s)",
                  g->rt.name, g->cst_bytes, g->act_bytes, ti_cl_error_string(e1 != CL_SUCCESS ? e1 : e2));
         ti__clplan_release(g);
         return TI_OK;
     }
     g->active = 1;
+    g->t_ready = ti__cl_now_ms();
     return TI_OK;
+}
+
+/* ---- background build ------------------------------------------------------------- */
+
+TI__PRIVATE void ti__clplan_init(ti__clplan *g) {
+#ifndef TI_NO_THREADS
+    pthread_mutex_init(&g->mu, NULL);
+#else
+    (void)g;
+#endif
+}
+TI__PRIVATE void ti__clplan_fini(ti__clplan *g) {
+#ifndef TI_NO_THREADS
+    pthread_mutex_destroy(&g->mu);
+#else
+    (void)g;
+#endif
+}
+
+#ifndef TI_NO_THREADS
+TI__PRIVATE void *ti__clplan_builder(void *arg) {
+    ti__clplan *g = (ti__clplan *)arg;
+    ti_error err;
+    memset(&err, 0, sizeof err);
+    ti_status st = ti__clplan_build(g->bg_session, g, g->bg_why, sizeof g->bg_why, &err);
+    if (g->t_ready == 0) g->t_ready = ti__cl_now_ms();
+    pthread_mutex_lock(&g->mu);
+    g->bg_status = st;
+    if (st != TI_OK) snprintf(g->bg_why, sizeof g->bg_why, "%s", err.message);
+    g->building = 2; /* done, not yet joined */
+    pthread_mutex_unlock(&g->mu);
+    return NULL;
+}
+#endif
+
+/* Starts building the OpenCL plan on a thread; 0 when that is not possible here (then
+ * the caller builds it at once). */
+TI__PRIVATE int ti__clplan_start_background(ti_session *s, ti__clplan *g) {
+#ifndef TI_NO_THREADS
+    g->bg_session = s;
+    g->bg_why[0] = 0;
+    g->t_ready = 0;
+    g->building = 1;
+    g->cpu_runs = 0;
+    if (pthread_create(&g->builder, NULL, ti__clplan_builder, g) != 0) {
+        g->building = 0;
+        return 0;
+    }
+    return 1;
+#else
+    (void)s;
+    (void)g;
+    return 0;
+#endif
+}
+
+TI__PRIVATE int ti__clplan_still_building(ti__clplan *g) {
+#ifndef TI_NO_THREADS
+    pthread_mutex_lock(&g->mu);
+    int b = g->building == 1;
+    pthread_mutex_unlock(&g->mu);
+    return b;
+#else
+    (void)g;
+    return 0;
+#endif
+}
+
+/* Waits for the background build (if any) and takes its outcome: a failed build leaves
+ * the session on the CPU with the reason. */
+TI__PRIVATE void ti__clplan_join(ti__clplan *g) {
+    if (g == NULL || !g->building) return;
+#ifndef TI_NO_THREADS
+    pthread_join(g->builder, NULL);
+    g->building = 0;
+    ti_session *s = g->bg_session;
+    if (g->bg_status != TI_OK) {
+        g->active = 0;
+        snprintf(s->fallback, sizeof s->fallback, "%.300s", g->bg_why);
+    } else if (g->bg_why[0]) {
+        snprintf(s->fallback, sizeof s->fallback, "%.300s", g->bg_why);
+    }
+#endif
 }
 
 /* Makes value v's bytes current on the host (dir TI__CL_HOST) or the device. */
@@ -24792,6 +24894,7 @@ TI__PRIVATE void ti__log(const ti_session *s, ti_log_level level, const char *ms
 /* Frees what a plan owns (not the tensor table, which survives re-planning). */
 TI__PRIVATE void ti__session_unplan(ti_session *s) {
 #ifndef TI_NO_OPENCL
+    ti__clplan_join(s->cl);
     ti__clplan_release(s->cl);
 #endif
     for (int v = 0; v < s->n_values; v++) {
@@ -24957,6 +25060,33 @@ TI__PRIVATE ti_status ti__session_place(ti_session *s, size_t *offsets, ti_error
     for (int i = 0; i < n_placed; i++) s->t[placed[i]].data = s->arena + offsets[placed[i]];
     return TI_OK;
 }
+
+#ifndef TI_NO_OPENCL
+/* The session's info once the OpenCL plan is built. */
+TI__PRIVATE void ti__session_cl_info(ti_session *s) {
+    ti__clplan *g = s->cl;
+    s->info.device = g->rt.name;
+    s->info.programs_built = g->rt.built;
+    s->info.programs_cached = g->rt.cached;
+    s->info.build_ms = g->rt.build_ms;
+    s->info.opencl_ready_ms = g->t_ready - g->t_start;
+    s->info.cpu_runs_before_gpu = g->cpu_runs;
+    if (g->active) {
+        s->info.backend = TI_BACKEND_OPENCL;
+        s->info.num_gpu_nodes = g->n_gpu;
+        s->info.num_cpu_nodes = g->n_cpu;
+        s->fallback[0] = 0;
+    } else if (s->fallback[0] == 0) {
+        if (s->n_nodes > 0)
+            snprintf(s->fallback, sizeof s->fallback,
+                     "no node can run on OpenCL device '%.80s' (node 0 '%.40s' (%.30s): %.80s)",
+                     g->rt.name, s->nodes[0].name, s->nodes[0].op, g->why ? g->why[0] : "");
+        else
+            snprintf(s->fallback, sizeof s->fallback, "no node to run on OpenCL device '%.200s'",
+                     g->rt.name);
+    }
+}
+#endif
 
 TI__PRIVATE ti_status ti__session_plan(ti_session *s, ti_error *err) {
     const ti_model *m = s->m;
@@ -25133,26 +25263,13 @@ TI__PRIVATE ti_status ti__session_plan(ti_session *s, ti_error *err) {
 #ifndef TI_NO_OPENCL
     if (s->cl != NULL) {
         ti__clplan *g = s->cl;
-        if ((st = ti__clplan_build(s, g, err)) != TI_OK) return st;
         s->info.device = g->rt.name;
-        s->info.programs_built = g->rt.built;
-        s->info.programs_cached = g->rt.cached;
-        s->info.build_ms = g->rt.build_ms;
-        if (g->active) {
-            s->info.backend = TI_BACKEND_OPENCL;
-            s->info.num_gpu_nodes = g->n_gpu;
-            s->info.num_cpu_nodes = g->n_cpu;
-            s->fallback[0] = 0;
-        } else if (s->fallback[0] == 0) {
-            int n = 0;
-            while (n < s->n_nodes && g->gpu[n] == 0 && g->why[n][0] == 0) n++;
-            if (n < s->n_nodes)
-                snprintf(s->fallback, sizeof s->fallback,
-                         "no node can run on OpenCL device '%.80s' (node 0 '%.40s' (%.30s): %.80s)",
-                         g->rt.name, s->nodes[0].name, s->nodes[0].op, g->why[0]);
-            else
-                snprintf(s->fallback, sizeof s->fallback, "no node to run on OpenCL device '%.200s'",
-                         g->rt.name);
+        if (s->desc.backend == TI_BACKEND_AUTO && !s->desc.opencl_build_first &&
+            ti__clplan_start_background(s, g)) {
+            /* the CPU serves runs until the programs are built (ti__session_cl_switch) */
+        } else {
+            if ((st = ti__clplan_build(s, g, s->fallback, sizeof s->fallback, err)) != TI_OK) return st;
+            ti__session_cl_info(s);
         }
     }
 #endif
@@ -25170,6 +25287,9 @@ TI_API ti_session *ti_session_create(const ti_model *m, const ti_session_desc *d
         return NULL;
     }
     ti_session_desc d = ti__session_desc_defaults(desc);
+#ifndef TI_NO_OPENCL
+    double t_create = ti__cl_now_ms();
+#endif
     if (!ti__allocator_valid(&d.allocator)) {
         ti__fail(err, TI_ERR_INVALID_ARGUMENT, m->name, "allocator: set both alloc and free, or neither");
         return NULL;
@@ -25222,6 +25342,12 @@ TI_API ti_session *ti_session_create(const ti_model *m, const ti_session_desc *d
         return NULL;
     }
     s->cl = gpu;
+#ifndef TI_NO_OPENCL
+    if (gpu != NULL) {
+        ti__clplan_init(gpu);
+        gpu->t_start = t_create;
+    }
+#endif
     s->al = d.allocator;
     s->plan_pool.al = d.allocator;
     memcpy(s->fallback, fallback, sizeof fallback);
@@ -25258,7 +25384,9 @@ TI_API void ti_session_destroy(ti_session *s) {
     ti__threadpool_destroy(s->tp);
 #ifndef TI_NO_OPENCL
     if (s->cl != NULL) {
+        ti__clplan_join(s->cl);
         ti__clplan_release(s->cl);
+        ti__clplan_fini(s->cl);
         ti__clrt_destroy(&s->cl->rt);
         ti__free(&al, s->cl, sizeof *s->cl);
     }
@@ -25377,7 +25505,12 @@ TI__PRIVATE ti_status ti__session_run(ti_session *s, int async, ti_error *err) {
         return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name, "%s",
                         s->unplanned_reason[0] ? s->unplanned_reason : "session has no plan");
 #ifndef TI_NO_OPENCL
-    if (s->cl != NULL && s->cl->active) return ti__clplan_run(s, s->cl, async, err);
+    if (s->cl != NULL && s->cl->building && !ti__clplan_still_building(s->cl)) {
+        ti__clplan_join(s->cl); /* the programs are ready: from this run on, the GPU */
+        ti__session_cl_info(s);
+    }
+    if (s->cl != NULL && s->cl->building) s->cl->cpu_runs++;
+    else if (s->cl != NULL && s->cl->active) return ti__clplan_run(s, s->cl, async, err);
 #endif
     (void)async;
     for (int n = 0; n < s->n_nodes; n++) {
@@ -25404,7 +25537,7 @@ TI_API ti_status ti_session_get_info(const ti_session *s, ti_session_info *out) 
     if (s == NULL || out == NULL) return TI_ERR_INVALID_ARGUMENT;
     *out = s->info;
 #ifndef TI_NO_OPENCL
-    if (s->cl != NULL && s->cl->active) {
+    if (s->cl != NULL && !s->cl->building && s->cl->active) {
         out->launch_retries = s->cl->rt.retries;
         out->num_gpu_nodes = s->cl->n_gpu;
         out->num_cpu_nodes = s->cl->n_cpu;
@@ -25434,7 +25567,7 @@ TI_API ti_status ti_session_node_info(const ti_session *s, int i, ti_node_info *
     out->backend = TI_BACKEND_CPU;
     out->placement = "";
 #ifndef TI_NO_OPENCL
-    if (s->cl != NULL && s->cl->gpu != NULL) {
+    if (s->cl != NULL && !s->cl->building && s->cl->gpu != NULL) {
         out->backend = s->cl->gpu[i] ? TI_BACKEND_OPENCL : TI_BACKEND_CPU;
         out->placement = s->cl->why[i];
     }

@@ -210,6 +210,11 @@ typedef struct ti_session_desc {
      * $TINYINFER_OPENCL_CACHE; when neither is set, programs are built from source at
      * each session creation and nothing is written to disk. */
     const char *opencl_cache_dir;
+    /* 1: with backend AUTO, build the OpenCL programs inside ti_session_create. 0: build
+     * them on a background thread while the session serves runs on the CPU, switching
+     * to the GPU at the first run after they are ready (backend OPENCL always builds
+     * first). The background thread calls the session's allocator. */
+    int opencl_build_first;
     void (*log)(ti_log_level level, const char *message, void *user); /* 0: silent     */
     void *log_user;
 } ti_session_desc;
@@ -267,6 +272,8 @@ typedef struct ti_session_info {
     int programs_cached;          /* loaded from the binary cache                   */
     double build_ms;              /* time spent building or loading programs        */
     size_t transfer_bytes;        /* bytes copied between host and device, last run */
+    double opencl_ready_ms;       /* from session creation to the OpenCL plan ready   */
+    int cpu_runs_before_gpu;      /* runs served on the CPU while programs were built */
     int launch_retries;           /* kernel launches whose work-group size the driver
                                    * refused and that were retried smaller (or with
                                    * none), since the session was created            */

@@ -24,6 +24,16 @@ typedef struct ti__clplan {
     int n_gpu, n_cpu;
     size_t transfer_bytes;
     int pending; /* an async run's work is still queued */
+    /* background build (backend AUTO): the CPU serves runs until it is done */
+    int building, cpu_runs;
+    double t_start, t_ready;
+    ti_status bg_status;
+    char bg_why[320];
+#ifndef TI_NO_THREADS
+    pthread_t builder;
+    pthread_mutex_t mu;
+    ti_session *bg_session;
+#endif
 } ti__clplan;
 
 /* What an op's GPU planner and launcher see. */
@@ -880,7 +890,8 @@ TI__PRIVATE void ti__clplan_release(ti__clplan *g) {
 /* Places the session's planned nodes; builds the programs they need; uploads constants.
  * Never fails the session: anything that cannot run on the GPU runs on the CPU, and
  * s->fallback says why when nothing could. Returns TI_ERR_OUT_OF_MEMORY only. */
-TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, ti_error *err) {
+TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallback,
+                                       size_t fallback_cap, ti_error *err) {
     ti__clplan_release(g);
     ti__pool *pool = &s->plan_pool;
     int nn = s->n_nodes, nv = s->n_values;
@@ -965,13 +976,97 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, ti_error *e
     g->act_bytes = s->arena_bytes ? s->arena_bytes : 64;
     g->act = cl->clCreateBuffer(g->rt.ctx, CL_MEM_READ_WRITE, g->act_bytes, NULL, &e2);
     if (g->cst == NULL || g->act == NULL || e1 != CL_SUCCESS || e2 != CL_SUCCESS) {
-        snprintf(s->fallback, sizeof s->fallback, "OpenCL device '%s': cannot allocate %zu + %zu bytes (%s)",
+        snprintf(fallback, fallback_cap, "OpenCL device '%s': cannot allocate %zu + %zu bytes (%s)",
                  g->rt.name, g->cst_bytes, g->act_bytes, ti_cl_error_string(e1 != CL_SUCCESS ? e1 : e2));
         ti__clplan_release(g);
         return TI_OK;
     }
     g->active = 1;
+    g->t_ready = ti__cl_now_ms();
     return TI_OK;
+}
+
+/* ---- background build ------------------------------------------------------------- */
+
+TI__PRIVATE void ti__clplan_init(ti__clplan *g) {
+#ifndef TI_NO_THREADS
+    pthread_mutex_init(&g->mu, NULL);
+#else
+    (void)g;
+#endif
+}
+TI__PRIVATE void ti__clplan_fini(ti__clplan *g) {
+#ifndef TI_NO_THREADS
+    pthread_mutex_destroy(&g->mu);
+#else
+    (void)g;
+#endif
+}
+
+#ifndef TI_NO_THREADS
+TI__PRIVATE void *ti__clplan_builder(void *arg) {
+    ti__clplan *g = (ti__clplan *)arg;
+    ti_error err;
+    memset(&err, 0, sizeof err);
+    ti_status st = ti__clplan_build(g->bg_session, g, g->bg_why, sizeof g->bg_why, &err);
+    if (g->t_ready == 0) g->t_ready = ti__cl_now_ms();
+    pthread_mutex_lock(&g->mu);
+    g->bg_status = st;
+    if (st != TI_OK) snprintf(g->bg_why, sizeof g->bg_why, "%s", err.message);
+    g->building = 2; /* done, not yet joined */
+    pthread_mutex_unlock(&g->mu);
+    return NULL;
+}
+#endif
+
+/* Starts building the OpenCL plan on a thread; 0 when that is not possible here (then
+ * the caller builds it at once). */
+TI__PRIVATE int ti__clplan_start_background(ti_session *s, ti__clplan *g) {
+#ifndef TI_NO_THREADS
+    g->bg_session = s;
+    g->bg_why[0] = 0;
+    g->t_ready = 0;
+    g->building = 1;
+    g->cpu_runs = 0;
+    if (pthread_create(&g->builder, NULL, ti__clplan_builder, g) != 0) {
+        g->building = 0;
+        return 0;
+    }
+    return 1;
+#else
+    (void)s;
+    (void)g;
+    return 0;
+#endif
+}
+
+TI__PRIVATE int ti__clplan_still_building(ti__clplan *g) {
+#ifndef TI_NO_THREADS
+    pthread_mutex_lock(&g->mu);
+    int b = g->building == 1;
+    pthread_mutex_unlock(&g->mu);
+    return b;
+#else
+    (void)g;
+    return 0;
+#endif
+}
+
+/* Waits for the background build (if any) and takes its outcome: a failed build leaves
+ * the session on the CPU with the reason. */
+TI__PRIVATE void ti__clplan_join(ti__clplan *g) {
+    if (g == NULL || !g->building) return;
+#ifndef TI_NO_THREADS
+    pthread_join(g->builder, NULL);
+    g->building = 0;
+    ti_session *s = g->bg_session;
+    if (g->bg_status != TI_OK) {
+        g->active = 0;
+        snprintf(s->fallback, sizeof s->fallback, "%.300s", g->bg_why);
+    } else if (g->bg_why[0]) {
+        snprintf(s->fallback, sizeof s->fallback, "%.300s", g->bg_why);
+    }
+#endif
 }
 
 /* Makes value v's bytes current on the host (dir TI__CL_HOST) or the device. */

@@ -23,6 +23,7 @@ TI__PRIVATE void ti__log(const ti_session *s, ti_log_level level, const char *ms
 /* Frees what a plan owns (not the tensor table, which survives re-planning). */
 TI__PRIVATE void ti__session_unplan(ti_session *s) {
 #ifndef TI_NO_OPENCL
+    ti__clplan_join(s->cl);
     ti__clplan_release(s->cl);
 #endif
     for (int v = 0; v < s->n_values; v++) {
@@ -188,6 +189,33 @@ TI__PRIVATE ti_status ti__session_place(ti_session *s, size_t *offsets, ti_error
     for (int i = 0; i < n_placed; i++) s->t[placed[i]].data = s->arena + offsets[placed[i]];
     return TI_OK;
 }
+
+#ifndef TI_NO_OPENCL
+/* The session's info once the OpenCL plan is built. */
+TI__PRIVATE void ti__session_cl_info(ti_session *s) {
+    ti__clplan *g = s->cl;
+    s->info.device = g->rt.name;
+    s->info.programs_built = g->rt.built;
+    s->info.programs_cached = g->rt.cached;
+    s->info.build_ms = g->rt.build_ms;
+    s->info.opencl_ready_ms = g->t_ready - g->t_start;
+    s->info.cpu_runs_before_gpu = g->cpu_runs;
+    if (g->active) {
+        s->info.backend = TI_BACKEND_OPENCL;
+        s->info.num_gpu_nodes = g->n_gpu;
+        s->info.num_cpu_nodes = g->n_cpu;
+        s->fallback[0] = 0;
+    } else if (s->fallback[0] == 0) {
+        if (s->n_nodes > 0)
+            snprintf(s->fallback, sizeof s->fallback,
+                     "no node can run on OpenCL device '%.80s' (node 0 '%.40s' (%.30s): %.80s)",
+                     g->rt.name, s->nodes[0].name, s->nodes[0].op, g->why ? g->why[0] : "");
+        else
+            snprintf(s->fallback, sizeof s->fallback, "no node to run on OpenCL device '%.200s'",
+                     g->rt.name);
+    }
+}
+#endif
 
 TI__PRIVATE ti_status ti__session_plan(ti_session *s, ti_error *err) {
     const ti_model *m = s->m;
@@ -364,26 +392,13 @@ TI__PRIVATE ti_status ti__session_plan(ti_session *s, ti_error *err) {
 #ifndef TI_NO_OPENCL
     if (s->cl != NULL) {
         ti__clplan *g = s->cl;
-        if ((st = ti__clplan_build(s, g, err)) != TI_OK) return st;
         s->info.device = g->rt.name;
-        s->info.programs_built = g->rt.built;
-        s->info.programs_cached = g->rt.cached;
-        s->info.build_ms = g->rt.build_ms;
-        if (g->active) {
-            s->info.backend = TI_BACKEND_OPENCL;
-            s->info.num_gpu_nodes = g->n_gpu;
-            s->info.num_cpu_nodes = g->n_cpu;
-            s->fallback[0] = 0;
-        } else if (s->fallback[0] == 0) {
-            int n = 0;
-            while (n < s->n_nodes && g->gpu[n] == 0 && g->why[n][0] == 0) n++;
-            if (n < s->n_nodes)
-                snprintf(s->fallback, sizeof s->fallback,
-                         "no node can run on OpenCL device '%.80s' (node 0 '%.40s' (%.30s): %.80s)",
-                         g->rt.name, s->nodes[0].name, s->nodes[0].op, g->why[0]);
-            else
-                snprintf(s->fallback, sizeof s->fallback, "no node to run on OpenCL device '%.200s'",
-                         g->rt.name);
+        if (s->desc.backend == TI_BACKEND_AUTO && !s->desc.opencl_build_first &&
+            ti__clplan_start_background(s, g)) {
+            /* the CPU serves runs until the programs are built (ti__session_cl_switch) */
+        } else {
+            if ((st = ti__clplan_build(s, g, s->fallback, sizeof s->fallback, err)) != TI_OK) return st;
+            ti__session_cl_info(s);
         }
     }
 #endif
@@ -401,6 +416,9 @@ TI_API ti_session *ti_session_create(const ti_model *m, const ti_session_desc *d
         return NULL;
     }
     ti_session_desc d = ti__session_desc_defaults(desc);
+#ifndef TI_NO_OPENCL
+    double t_create = ti__cl_now_ms();
+#endif
     if (!ti__allocator_valid(&d.allocator)) {
         ti__fail(err, TI_ERR_INVALID_ARGUMENT, m->name, "allocator: set both alloc and free, or neither");
         return NULL;
@@ -453,6 +471,12 @@ TI_API ti_session *ti_session_create(const ti_model *m, const ti_session_desc *d
         return NULL;
     }
     s->cl = gpu;
+#ifndef TI_NO_OPENCL
+    if (gpu != NULL) {
+        ti__clplan_init(gpu);
+        gpu->t_start = t_create;
+    }
+#endif
     s->al = d.allocator;
     s->plan_pool.al = d.allocator;
     memcpy(s->fallback, fallback, sizeof fallback);
@@ -489,7 +513,9 @@ TI_API void ti_session_destroy(ti_session *s) {
     ti__threadpool_destroy(s->tp);
 #ifndef TI_NO_OPENCL
     if (s->cl != NULL) {
+        ti__clplan_join(s->cl);
         ti__clplan_release(s->cl);
+        ti__clplan_fini(s->cl);
         ti__clrt_destroy(&s->cl->rt);
         ti__free(&al, s->cl, sizeof *s->cl);
     }
@@ -608,7 +634,12 @@ TI__PRIVATE ti_status ti__session_run(ti_session *s, int async, ti_error *err) {
         return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name, "%s",
                         s->unplanned_reason[0] ? s->unplanned_reason : "session has no plan");
 #ifndef TI_NO_OPENCL
-    if (s->cl != NULL && s->cl->active) return ti__clplan_run(s, s->cl, async, err);
+    if (s->cl != NULL && s->cl->building && !ti__clplan_still_building(s->cl)) {
+        ti__clplan_join(s->cl); /* the programs are ready: from this run on, the GPU */
+        ti__session_cl_info(s);
+    }
+    if (s->cl != NULL && s->cl->building) s->cl->cpu_runs++;
+    else if (s->cl != NULL && s->cl->active) return ti__clplan_run(s, s->cl, async, err);
 #endif
     (void)async;
     for (int n = 0; n < s->n_nodes; n++) {
@@ -635,7 +666,7 @@ TI_API ti_status ti_session_get_info(const ti_session *s, ti_session_info *out) 
     if (s == NULL || out == NULL) return TI_ERR_INVALID_ARGUMENT;
     *out = s->info;
 #ifndef TI_NO_OPENCL
-    if (s->cl != NULL && s->cl->active) {
+    if (s->cl != NULL && !s->cl->building && s->cl->active) {
         out->launch_retries = s->cl->rt.retries;
         out->num_gpu_nodes = s->cl->n_gpu;
         out->num_cpu_nodes = s->cl->n_cpu;
@@ -665,7 +696,7 @@ TI_API ti_status ti_session_node_info(const ti_session *s, int i, ti_node_info *
     out->backend = TI_BACKEND_CPU;
     out->placement = "";
 #ifndef TI_NO_OPENCL
-    if (s->cl != NULL && s->cl->gpu != NULL) {
+    if (s->cl != NULL && !s->cl->building && s->cl->gpu != NULL) {
         out->backend = s->cl->gpu[i] ? TI_BACKEND_OPENCL : TI_BACKEND_CPU;
         out->placement = s->cl->why[i];
     }
