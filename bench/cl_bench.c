@@ -61,7 +61,23 @@ static void launch_costs(double *empty_ms, double *read_ms) {
     ti_error err;
     (void)err;
     ti_cl_api cl;
+    double t0 = now_ms();
     if (ti_cl_load(&cl, NULL, NULL) != TI_CL_OK) return;
+    double t1 = now_ms();
+    cl_platform_id plats[8];
+    cl_uint np = 0;
+    cl.clGetPlatformIDs(8, plats, &np);
+    double t2 = now_ms();
+    cl_device_id dev = NULL;
+    cl_uint nd = 0;
+    for (cl_uint i = 0; i < np && nd == 0; i++) cl.clGetDeviceIDs(plats[i], CL_DEVICE_TYPE_GPU, 1, &dev, &nd);
+    double t3 = now_ms();
+    cl_int ce;
+    cl_context ctx = nd ? cl.clCreateContext(NULL, 1, &dev, NULL, NULL, &ce) : NULL;
+    double t4 = now_ms();
+    if (ctx) cl.clReleaseContext(ctx);
+    printf("first OpenCL use in the process: load %.1f ms, clGetPlatformIDs %.1f ms, "
+           "clGetDeviceIDs %.1f ms, clCreateContext %.1f ms\n", t1 - t0, t2 - t1, t3 - t2, t4 - t3);
     ti__clrt rt;
     ti_session_desc d;
     memset(&d, 0, sizeof d);

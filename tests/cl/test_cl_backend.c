@@ -661,8 +661,10 @@ TI_TEST(device_selection_and_auto) {
     ti_session_info info;
     memset(&info, 0, sizeof info);
     TI_CHECK(ti_session_get_info(s, &info) == TI_OK);
-    if (info.backend == TI_BACKEND_CPU && !strstr(info.device, "PU")) /* no GPU at all */
+    if (info.backend == TI_BACKEND_CPU && info.fallback_reason[0]) /* no GPU at all */
         TI_CHECK_STR_CONTAINS(info.fallback_reason, "is not a GPU");
+    else /* a GPU: on it already, or building its programs while the CPU serves */
+        TI_CHECK(info.device[0] != 0);
     ti_session_destroy(s);
     ti_model_free(m);
 }
