@@ -129,6 +129,9 @@
     keyed by device, driver, options and source, checked when read, written atomically
     and capped at TI_CL_CACHE_MAX_BYTES; tools/tinyinfer-cache fills it ahead of time.
     ti_session_run_async queues a run and returns; ti_session_wait finishes it.
+    The one piece of process-wide state: an OpenCL context per device, made by the first
+    session on it and kept for the life of the process (as the library stays loaded),
+    since making one costs over 100 ms on some drivers. Sessions share it safely.
 
     5. Errors
     ---------
@@ -22978,6 +22981,7 @@ typedef struct ti__clrt {
     cl_platform_id plat;
     cl_device_id dev;
     cl_context ctx;
+    int ctx_shared; /* ctx belongs to the process-wide table below: never released */
     cl_command_queue q;
     char name[260];   /* "platform / device" */
     char ident[512];  /* platform, device, versions: part of the cache key */
@@ -23076,6 +23080,49 @@ TI__PRIVATE int ti__cl_select(ti__clrt *rt, const char *sel, char *why, size_t w
     return 1;
 }
 
+/* One context per device for the whole process, made by the first session that uses the
+ * device and kept (as the library stays loaded): creating one costs about 130 ms on the
+ * NVIDIA driver, which every later session would pay again. Contexts are thread-safe;
+ * each session still has its own queue, buffers and kernels. */
+#define TI__CL_SHARED_MAX 8
+static struct {
+    void *create_fn; /* which library's clCreateContext: tables of two libraries differ */
+    cl_device_id dev;
+    cl_context ctx;
+} ti__cl_shared[TI__CL_SHARED_MAX];
+static int ti__cl_n_shared;
+#ifndef TI_NO_THREADS
+static pthread_mutex_t ti__cl_shared_mu = PTHREAD_MUTEX_INITIALIZER;
+#endif
+
+TI__PRIVATE cl_context ti__cl_shared_context(ti__clrt *rt, cl_int *e) {
+    void *fn = NULL;
+    memcpy(&fn, &rt->api.clCreateContext, sizeof fn < sizeof rt->api.clCreateContext ? sizeof fn : sizeof rt->api.clCreateContext);
+    cl_context ctx = NULL;
+#ifndef TI_NO_THREADS
+    pthread_mutex_lock(&ti__cl_shared_mu);
+#endif
+    for (int i = 0; i < ti__cl_n_shared && ctx == NULL; i++)
+        if (ti__cl_shared[i].create_fn == fn && ti__cl_shared[i].dev == rt->dev) ctx = ti__cl_shared[i].ctx;
+    if (ctx != NULL) {
+        rt->ctx_shared = 1;
+        *e = CL_SUCCESS;
+    } else {
+        ctx = rt->api.clCreateContext(NULL, 1, &rt->dev, NULL, NULL, e);
+        if (ctx != NULL && *e == CL_SUCCESS && ti__cl_n_shared < TI__CL_SHARED_MAX) {
+            ti__cl_shared[ti__cl_n_shared].create_fn = fn;
+            ti__cl_shared[ti__cl_n_shared].dev = rt->dev;
+            ti__cl_shared[ti__cl_n_shared].ctx = ctx;
+            ti__cl_n_shared++;
+            rt->ctx_shared = 1;
+        }
+    }
+#ifndef TI_NO_THREADS
+    pthread_mutex_unlock(&ti__cl_shared_mu);
+#endif
+    return ctx;
+}
+
 TI__PRIVATE void ti__clrt_destroy(ti__clrt *rt) {
     if (rt == NULL) return;
     for (int k = 0; k < TI__CLK_COUNT; k++)
@@ -23083,7 +23130,7 @@ TI__PRIVATE void ti__clrt_destroy(ti__clrt *rt) {
     for (int p = 0; p < TI__CLP_COUNT; p++)
         if (rt->prog[p]) rt->api.clReleaseProgram(rt->prog[p]);
     if (rt->q) rt->api.clReleaseCommandQueue(rt->q);
-    if (rt->ctx) rt->api.clReleaseContext(rt->ctx);
+    if (rt->ctx && !rt->ctx_shared) rt->api.clReleaseContext(rt->ctx);
     /* the library stays mapped (see cl/probe.c): drivers keep process-wide state */
     memset(rt, 0, sizeof *rt);
 }
@@ -23123,7 +23170,7 @@ TI__PRIVATE int ti__clrt_init(ti__clrt *rt, const ti_session_desc *d, char *why,
     const char *fake = getenv("TINYINFER_OPENCL_FAKE_MAX_WG");
     if (fake != NULL && atoi(fake) > 0) rt->fake_max_wg = (size_t)atoi(fake);
     cl_int e = CL_SUCCESS;
-    rt->ctx = cl->clCreateContext(NULL, 1, &rt->dev, NULL, NULL, &e);
+    rt->ctx = ti__cl_shared_context(rt, &e);
     if (rt->ctx == NULL || e != CL_SUCCESS) {
         snprintf(why, whycap, "OpenCL device '%s': clCreateContext: %s", rt->name, ti_cl_error_string(e));
         rt->ctx = NULL;

@@ -129,6 +129,9 @@
     keyed by device, driver, options and source, checked when read, written atomically
     and capped at TI_CL_CACHE_MAX_BYTES; tools/tinyinfer-cache fills it ahead of time.
     ti_session_run_async queues a run and returns; ti_session_wait finishes it.
+    The one piece of process-wide state: an OpenCL context per device, made by the first
+    session on it and kept for the life of the process (as the library stays loaded),
+    since making one costs over 100 ms on some drivers. Sessions share it safely.
 
     5. Errors
     ---------
