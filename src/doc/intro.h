@@ -163,7 +163,9 @@
     A session has its own thread pool of desc->num_threads threads (0: the number of
     online CPUs, at most 8; 1: no threads are started). Heavy kernels (convolution,
     matrix products, pooling) split their outer loops across it; the caller's thread
-    works too. Nothing is global: sessions never share mutable state, so different
-    sessions may run at the same time on different threads. With TI_NO_THREADS every
-    session runs on the calling thread.
+    works too. Sessions never share mutable state (the OpenCL context they share per
+    device is thread-safe), so different sessions may run at the same time on different
+    threads. With backend AUTO a session builds its OpenCL programs on one more thread
+    for a while (section 4). With TI_NO_THREADS every session runs on the calling
+    thread.
 */
