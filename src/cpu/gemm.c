@@ -1,8 +1,10 @@
 /* Matrix products: Gemm, MatMul (numpy semantics: 1-D promotion, batch broadcast) and
  * MatMulInteger, plus the blocked float32 GEMM (ti__sgemm_ref) that conv.c also calls.
- * float32 runs the blocked GEMM; other dtypes run a plain generic loop. Relies on
- * tensor.c element access and the thread pool. Must not allocate: GEMM packing buffers
- * live on the stack (about 35 KiB, so small worker-thread stacks suffice). */
+ * float32 runs the blocked GEMM: SIMD micro-kernels (cpu/x86/) chosen at run time by
+ * ti__cpu_isa() (cpu/isa.c), or the portable micro-kernel below; other dtypes run a plain
+ * generic loop. Relies on tensor.c element access and the thread pool. Must not allocate:
+ * GEMM packing buffers live on the stack (at most about 58 KiB, so small worker-thread
+ * stacks suffice). */
 
 /* Register tile of the micro-kernel (MR rows x NR columns of C held in accumulators) and
  * the cache blocks: a KC x NC panel of B is packed once and reused for every MR rows. */
@@ -45,7 +47,98 @@ typedef struct ti__sgemm_job {
     float *c;
     size_t mt, nt;    /* task tile: rows x columns of C */
     size_t n_tiles_n; /* tiles along N */
+    const ti__sgemm_isa *isa; /* SIMD kernels, or NULL: the portable micro-kernel */
 } ti__sgemm_job;
+
+/* ---- SIMD path: packed A block x packed B sliver, micro-kernel from cpu/x86 ----------- */
+
+/* Stack budget of the SIMD path. A block: up to ACAP floats (mc rows x kc, in slivers of
+ * at most mr rows), kept in L2 and reused for every B sliver; B sliver: kc x nr floats,
+ * kept in L1 and reused for every sliver of the A block. */
+#define TI__SGX_ACAP 10240 /* 40 KiB */
+#define TI__SGX_BCAP 4096  /* 16 KiB: kc * nr of every ISA fits */
+
+TI__PRIVATE float *ti__align64(float *p) {
+    return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63);
+}
+
+/* Packs op(A)[r0:r0+h, p0:p0+kc] as kc x h, element (r, p) at dst[p * h + r]. */
+TI__PRIVATE void ti__sgemm_pack_a(const ti__sgemm_job *j, size_t r0, size_t h, size_t p0,
+                                  size_t kc, float *dst) {
+    if (j->trans_a) { /* op(A)[r, p] = a[p * lda + r]: rows of h floats */
+        const float *s = j->a + p0 * j->lda + r0;
+        for (size_t p = 0; p < kc; p++, s += j->lda, dst += h)
+            for (size_t r = 0; r < h; r++) dst[r] = s[r];
+        return;
+    }
+    const float *s = j->a + r0 * j->lda + p0;
+    for (size_t r = 0; r < h; r++, s += j->lda)
+        for (size_t p = 0; p < kc; p++) dst[p * h + r] = s[p];
+}
+
+/* Packs op(B)[p0:p0+kc, q0:q0+w] as kc rows of nr floats, zero past w. */
+TI__PRIVATE void ti__sgemm_pack_b(const ti__sgemm_job *j, const ti__sgemm_isa *isa, size_t p0,
+                                  size_t kc, size_t q0, size_t w, float *dst) {
+    size_t nr = (size_t)isa->nr;
+    if (!j->trans_b) {
+        isa->pack_b(kc, w, j->b + p0 * j->ldb + q0, j->ldb, dst);
+        return;
+    }
+    /* op(B)[p, q] = b[q * ldb + p]: column q of the sliver is a contiguous run of B */
+    for (size_t q = 0; q < w; q++) {
+        const float *s = j->b + (q0 + q) * j->ldb + p0;
+        for (size_t p = 0; p < kc; p++) dst[p * nr + q] = s[p];
+    }
+    for (size_t q = w; q < nr; q++)
+        for (size_t p = 0; p < kc; p++) dst[p * nr + q] = 0.0f;
+}
+
+/* C[m0:m1, n0:n1] of the job with the ISA's micro-kernel. Loops: k blocks (kc), then row
+ * blocks of C (mc, as many rows as the A buffer holds for this kc, split evenly), then
+ * slivers of nr columns, then slivers of at most mr rows, also split evenly so that, for
+ * example, 16 rows run as 2 x 8 rather than 14 + 2. */
+TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa *isa,
+                                     size_t m0, size_t m1, size_t n0, size_t n1) {
+    float abuf[TI__SGX_ACAP + 16], bbuf[TI__SGX_BCAP + 16];
+    float *ap = ti__align64(abuf), *bp = ti__align64(bbuf);
+    size_t mr = (size_t)isa->mr, nr = (size_t)isa->nr, kcmax = (size_t)isa->kc;
+    size_t rows = m1 - m0;
+    TI_ASSERT(kcmax * nr <= TI__SGX_BCAP && kcmax * mr <= TI__SGX_ACAP);
+    for (size_t pc = 0; pc < j->k || pc == 0; pc += kcmax) {
+        size_t kc = TI__MIN(kcmax, j->k - pc);
+        float beta = pc == 0 ? j->beta : 1.0f; /* later k blocks add to C */
+        size_t mc_cap = TI__SGX_ACAP / (kc ? kc : 1) / mr * mr;
+        size_t nblk = (rows + mc_cap - 1) / mc_cap;
+        for (size_t ib = 0; ib < nblk; ib++) {
+            size_t ic = m0 + rows * ib / nblk, mc = m0 + rows * (ib + 1) / nblk - ic;
+            size_t ns = (mc + mr - 1) / mr; /* row slivers, each mc / ns or one more */
+            for (size_t s = 0; s < ns; s++) {
+                size_t r0 = mc * s / ns, h = mc * (s + 1) / ns - r0;
+                ti__sgemm_pack_a(j, ic + r0, h, pc, kc, ap + r0 * kc);
+            }
+            for (size_t jr = n0; jr < n1; jr += nr) {
+                size_t w = TI__MIN(nr, n1 - jr);
+                ti__sgemm_pack_b(j, isa, pc, kc, jr, w, bp);
+                for (size_t s = 0; s < ns; s++) {
+                    size_t r0 = mc * s / ns, h = mc * (s + 1) / ns - r0;
+                    isa->kernel(kc, ap + r0 * kc, bp, j->c + (ic + r0) * j->ldc + jr, j->ldc,
+                                (int)h, (int)w, j->alpha, beta);
+                }
+            }
+        }
+        if (j->k == 0) break;
+    }
+}
+
+/* The SIMD micro-kernel set for the ISA in use, or NULL for the portable path. */
+TI__PRIVATE const ti__sgemm_isa *ti__sgemm_pick_isa(void) {
+#ifdef TI__X86_SIMD
+    int isa = ti__cpu_isa();
+    if (isa >= TI__ISA_AVX512) return ti__sgemm_avx512_isa();
+    if (isa >= TI__ISA_AVX2) return ti__sgemm_avx2_isa();
+#endif
+    return NULL;
+}
 
 /* C[m0:m1, n0:n1] of the job, with stack-packed panels. */
 TI__PRIVATE void ti__sgemm_tile(const ti__sgemm_job *j, size_t m0, size_t m1, size_t n0,
@@ -118,7 +211,9 @@ TI__PRIVATE void ti__sgemm_range(void *ctx, size_t begin, size_t end) {
     for (size_t t = begin; t < end; t++) {
         size_t tm = t / j->n_tiles_n, tn = t % j->n_tiles_n;
         size_t m0 = tm * j->mt, n0 = tn * j->nt;
-        ti__sgemm_tile(j, m0, TI__MIN(m0 + j->mt, j->m), n0, TI__MIN(n0 + j->nt, j->n));
+        size_t m1 = TI__MIN(m0 + j->mt, j->m), n1 = TI__MIN(n0 + j->nt, j->n);
+        if (j->isa != NULL) ti__sgemm_tile_simd(j, j->isa, m0, m1, n0, n1);
+        else ti__sgemm_tile(j, m0, m1, n0, n1);
     }
 }
 
@@ -179,6 +274,7 @@ TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_
     j.ldb = ldb;
     j.ldc = ldc;
     j.c = C;
+    j.isa = ti__sgemm_pick_isa();
     size_t threads = (size_t)ti__threadpool_size(tp);
     size_t flops = M * N * (K + 1);
     if (M < TI__SG_MR) {
@@ -187,10 +283,15 @@ TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_
         ti__parallel_for(tp, tiles, flops < 65536 ? tiles : 1, ti__sgemm_small_m, &j);
         return;
     }
-    /* tiles as large as possible while leaving about 4 per thread */
+    /* tiles as large as possible while leaving about 4 per thread; one thread: one tile
+     * (the SIMD path blocks for the caches inside a tile) */
     j.mt = 128;
     j.nt = 512;
-    for (;;) {
+    if (threads <= 1 && j.isa != NULL) {
+        j.mt = M;
+        j.nt = N;
+    }
+    while (!(threads <= 1 && j.isa != NULL)) {
         size_t tiles = ((M + j.mt - 1) / j.mt) * ((N + j.nt - 1) / j.nt);
         if (tiles >= 4 * threads || (j.mt <= 16 && j.nt <= 64)) break;
         if (j.nt > 64 && (j.nt >= 4 * j.mt || j.mt <= 16)) j.nt /= 2;
