@@ -1065,18 +1065,21 @@ TI__PRIVATE const char *ti__cpu_isa_name(int isa);
 TI__PRIVATE int ti__x86_detect(void); /* best TI__ISA_* by cpuid and XGETBV */
 #endif
 
-/* A float32 GEMM micro-kernel: C[0:mr, 0:nc] = alpha * A * B + beta * C, where A is kc x mr
- * (packed, element (r, p) at a[p * mr + r]), B is kc x nr (packed, element (p, j) at
- * b[p * nr + j], zero past nc), C row-major with row stride ldc. beta == 0 never reads C.
- * mr is 1..the kernel's largest, nc 1..nr. */
-typedef void (*ti__sgemm_kernel_fn)(size_t kc, const float *a, const float *b, float *c,
-                                    size_t ldc, int mr, int nc, float alpha, float beta);
+/* A float32 GEMM micro-kernel: C[0:mr, 0:nc] = alpha * A * B + beta * C. A (mr x kc) is read
+ * where it lies: element (r, p) at a[r * lda + p] when a_rows (A not transposed), else at
+ * a[p * lda + r]. B (kc x nr) is packed: element (p, j) at b[p * nr + j], zero past nc. C is
+ * row-major with row stride ldc. beta == 0 never reads C. mr is 1..the kernel's largest, nc
+ * 1..nr. */
+typedef void (*ti__sgemm_kernel_fn)(size_t kc, const float *a, size_t lda, int a_rows,
+                                    const float *b, float *c, size_t ldc, int mr, int nc,
+                                    float alpha, float beta);
 /* Packs B[0:kc, 0:w] (row-major, row stride ldb) as kc rows of nr floats, zero past w. */
 typedef void (*ti__sgemm_pack_b_fn)(size_t kc, size_t w, const float *b, size_t ldb, float *dst);
 typedef struct ti__sgemm_isa {
     int isa;
     int mr, nr;   /* largest register tile: mr rows x nr columns of C */
     int kc;       /* k block: kc x nr packed floats of B stay in L1 */
+    int mc;       /* rows of A per block: mc x kc floats of A stay in L2 */
     ti__sgemm_kernel_fn kernel;
     ti__sgemm_pack_b_fn pack_b; /* for B not transposed */
 } ti__sgemm_isa;
@@ -4547,7 +4550,7 @@ TI__PRIVATE const ti__op ti__ops_einsum[] = {
  * float32 runs the blocked GEMM: SIMD micro-kernels (cpu/x86/) chosen at run time by
  * ti__cpu_isa() (cpu/isa.c), or the portable micro-kernel below; other dtypes run a plain
  * generic loop. Relies on tensor.c element access and the thread pool. Must not allocate:
- * GEMM packing buffers live on the stack (at most about 58 KiB, so small worker-thread
+ * GEMM packing buffers live on the stack (at most about 48 KiB, so small worker-thread
  * stacks suffice). */
 
 /* Register tile of the micro-kernel (MR rows x NR columns of C held in accumulators) and
@@ -4594,30 +4597,53 @@ typedef struct ti__sgemm_job {
     const ti__sgemm_isa *isa; /* SIMD kernels, or NULL: the portable micro-kernel */
 } ti__sgemm_job;
 
-/* ---- SIMD path: packed A block x packed B sliver, micro-kernel from cpu/x86 ----------- */
+/* ---- SIMD path: A read in place x packed B sliver, micro-kernel from cpu/x86 ---------- */
 
-/* Stack budget of the SIMD path. A block: up to ACAP floats (mc rows x kc, in slivers of
- * at most mr rows), kept in L2 and reused for every B sliver; B sliver: kc x nr floats,
- * kept in L1 and reused for every sliver of the A block. */
-#define TI__SGX_ACAP 10240 /* 40 KiB */
-#define TI__SGX_BCAP 4096  /* 16 KiB: kc * nr of every ISA fits */
+/* B is packed one sliver of kc x nr floats at a time (16 KiB): it stays in L1 while the
+ * kernel runs down an mc x kc block of A, which stays in L2 for the next sliver. A is read
+ * where it lies, unless its rows are a multiple of about 4 KiB apart: then the rows of a
+ * sliver share a few L1 sets and evict each other and B, so the block is packed into a
+ * stack buffer (32 KiB; mc shrinks to fit). At most about 48 KiB of stack in all. */
+#define TI__SGX_BCAP 4096 /* floats: kc * nr of every ISA fits */
+#define TI__SGX_ACAP 8192 /* floats of packed A */
+/* Columns of C per task tile with one thread: a B panel of kc x NT floats stays in L2 across
+ * the row blocks. */
+#define TI__SGX_NT 512
 
-TI__PRIVATE float *ti__align64(float *p) {
-    return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63);
+/* 1 when rows `stride` floats apart fall into too few of the 64 sets of a 32 KiB, 8-way L1
+ * (64-byte lines): fewer than 12 distinct sets among 16 rows. */
+TI__PRIVATE int ti__sgemm_set_conflicts(size_t stride) {
+    unsigned long long seen = 0;
+    int distinct = 0;
+    for (size_t r = 0; r < 16; r++) {
+        unsigned set = (unsigned)((r * stride * sizeof(float) / 64) % 64);
+        if (!(seen >> set & 1)) distinct++;
+        seen |= 1ULL << set;
+    }
+    return distinct < 12;
 }
 
-/* Packs op(A)[r0:r0+h, p0:p0+kc] as kc x h, element (r, p) at dst[p * h + r]. */
+/* Packs op(A)[r0:r0+h, p0:p0+kc] as kc x h, element (r, p) at dst[p * h + r]: the layout
+ * of a transposed A with leading dimension h, which the kernels read. */
 TI__PRIVATE void ti__sgemm_pack_a(const ti__sgemm_job *j, size_t r0, size_t h, size_t p0,
                                   size_t kc, float *dst) {
-    if (j->trans_a) { /* op(A)[r, p] = a[p * lda + r]: rows of h floats */
+    if (j->trans_a) {
         const float *s = j->a + p0 * j->lda + r0;
         for (size_t p = 0; p < kc; p++, s += j->lda, dst += h)
             for (size_t r = 0; r < h; r++) dst[r] = s[r];
         return;
     }
+    /* p outer: h loads a row stride apart, then h contiguous stores. (Row by row, each load
+     * would share its low 12 address bits with one of the strided stores still in flight,
+     * which the CPU treats as a possible dependency: several times slower.) */
     const float *s = j->a + r0 * j->lda + p0;
-    for (size_t r = 0; r < h; r++, s += j->lda)
-        for (size_t p = 0; p < kc; p++) dst[p * h + r] = s[p];
+    size_t lda = j->lda;
+    for (size_t p = 0; p < kc; p++, s++, dst += h)
+        for (size_t r = 0; r < h; r++) dst[r] = s[r * lda];
+}
+
+TI__PRIVATE float *ti__align64(float *p) {
+    return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63);
 }
 
 /* Packs op(B)[p0:p0+kc, q0:q0+w] as kc rows of nr floats, zero past w. */
@@ -4637,35 +4663,91 @@ TI__PRIVATE void ti__sgemm_pack_b(const ti__sgemm_job *j, const ti__sgemm_isa *i
         for (size_t p = 0; p < kc; p++) dst[p * nr + q] = 0.0f;
 }
 
+/* Asks for op(B)[p0:p1, q0:q0+w] to be brought into the caches (a hint: no fault, no
+ * effect on results). */
+TI__PRIVATE void ti__sgemm_prefetch_b(const ti__sgemm_job *j, size_t p0, size_t p1, size_t q0,
+                                      size_t w) {
+#if defined(__GNUC__) || defined(__clang__)
+    if (j->trans_b) return; /* columns of op(B) are contiguous runs: prefetched in hardware */
+    for (size_t p = p0; p < p1; p++) {
+        const float *s = j->b + p * j->ldb + q0;
+        for (size_t q = 0; q < w; q += 16) __builtin_prefetch(s + q, 0, 2);
+        __builtin_prefetch(s + w - 1, 0, 2);
+    }
+#else
+    (void)j, (void)p0, (void)p1, (void)q0, (void)w;
+#endif
+}
+
+/* Asks for op(A)[r0:r1, p0:p0+kc] to be brought into the caches (a hint). */
+TI__PRIVATE void ti__sgemm_prefetch_a(const ti__sgemm_job *j, size_t r0, size_t r1, size_t p0,
+                                      size_t kc) {
+#if defined(__GNUC__) || defined(__clang__)
+    if (j->trans_a) return; /* rows of op(A) are columns of A: read as contiguous runs */
+    for (size_t r = r0; r < r1; r++) {
+        const float *s = j->a + r * j->lda + p0;
+        for (size_t p = 0; p < kc; p += 16) __builtin_prefetch(s + p, 0, 2);
+        __builtin_prefetch(s + kc - 1, 0, 2);
+    }
+#else
+    (void)j, (void)r0, (void)r1, (void)p0, (void)kc;
+#endif
+}
+
 /* C[m0:m1, n0:n1] of the job with the ISA's micro-kernel. Loops: k blocks (kc), then row
- * blocks of C (mc, as many rows as the A buffer holds for this kc, split evenly), then
- * slivers of nr columns, then slivers of at most mr rows, also split evenly so that, for
- * example, 16 rows run as 2 x 8 rather than 14 + 2. */
+ * blocks of C (at most mc rows, split evenly), then slivers of nr columns, then slivers of
+ * at most mr rows, also split evenly so that, for example, 16 rows run as 2 x 8 rather than
+ * 14 + 2. */
 TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa *isa,
                                      size_t m0, size_t m1, size_t n0, size_t n1) {
-    float abuf[TI__SGX_ACAP + 16], bbuf[TI__SGX_BCAP + 16];
-    float *ap = ti__align64(abuf), *bp = ti__align64(bbuf);
+    float bbuf[TI__SGX_BCAP + 16], abuf[TI__SGX_ACAP + 16];
+    float *bp = ti__align64(bbuf), *ap = ti__align64(abuf);
     size_t mr = (size_t)isa->mr, nr = (size_t)isa->nr, kcmax = (size_t)isa->kc;
     size_t rows = m1 - m0;
+    int pack_a = ti__sgemm_set_conflicts(j->lda);
     TI_ASSERT(kcmax * nr <= TI__SGX_BCAP && kcmax * mr <= TI__SGX_ACAP);
     for (size_t pc = 0; pc < j->k || pc == 0; pc += kcmax) {
         size_t kc = TI__MIN(kcmax, j->k - pc);
         float beta = pc == 0 ? j->beta : 1.0f; /* later k blocks add to C */
-        size_t mc_cap = TI__SGX_ACAP / (kc ? kc : 1) / mr * mr;
+        size_t mc_cap = (size_t)isa->mc;
+        if (pack_a) mc_cap = TI__MIN(mc_cap, TI__SGX_ACAP / (kc ? kc : 1) / mr * mr);
         size_t nblk = (rows + mc_cap - 1) / mc_cap;
         for (size_t ib = 0; ib < nblk; ib++) {
             size_t ic = m0 + rows * ib / nblk, mc = m0 + rows * (ib + 1) / nblk - ic;
             size_t ns = (mc + mr - 1) / mr; /* row slivers, each mc / ns or one more */
-            for (size_t s = 0; s < ns; s++) {
-                size_t r0 = mc * s / ns, h = mc * (s + 1) / ns - r0;
-                ti__sgemm_pack_a(j, ic + r0, h, pc, kc, ap + r0 * kc);
-            }
-            for (size_t jr = n0; jr < n1; jr += nr) {
-                size_t w = TI__MIN(nr, n1 - jr);
-                ti__sgemm_pack_b(j, isa, pc, kc, jr, w, bp);
+            if (pack_a)
                 for (size_t s = 0; s < ns; s++) {
                     size_t r0 = mc * s / ns, h = mc * (s + 1) / ns - r0;
-                    isa->kernel(kc, ap + r0 * kc, bp, j->c + (ic + r0) * j->ldc + jr, j->ldc,
+                    ti__sgemm_pack_a(j, ic + r0, h, pc, kc, ap + r0 * kc);
+                }
+            /* the next block of A (to be packed after this one), a share per sliver of B */
+            size_t nx0 = m0 + rows * (ib + 1) / nblk, nx1 = m0 + rows * (ib + 2) / nblk;
+            size_t njr = (n1 - n0 + nr - 1) / nr;
+            if (!pack_a || ib + 1 >= nblk) nx1 = nx0;
+            for (size_t jr = n0; jr < n1; jr += nr) {
+                size_t w = TI__MIN(nr, n1 - jr), t = (jr - n0) / nr;
+                ti__sgemm_pack_b(j, isa, pc, kc, jr, w, bp);
+                if (nx1 > nx0)
+                    ti__sgemm_prefetch_a(j, nx0 + (nx1 - nx0) * t / njr,
+                                         nx0 + (nx1 - nx0) * (t + 1) / njr, pc, kc);
+                /* The next sliver of B: kc rows a row stride apart, each on its own page when
+                 * B is wide, which the hardware prefetchers do not follow; fetched into the
+                 * caches a share per kernel call, while the kernels run. */
+                size_t jn = jr + nr < n1 ? jr + nr : (size_t)-1;
+                for (size_t s = 0; s < ns; s++) {
+                    size_t r0 = mc * s / ns, h = mc * (s + 1) / ns - r0;
+                    const float *a = ap + r0 * kc; /* packed: transposed layout, lda h */
+                    size_t lda = h;
+                    int a_rows = 0;
+                    if (!pack_a) {
+                        a_rows = !j->trans_a;
+                        a = a_rows ? j->a + (ic + r0) * j->lda + pc : j->a + pc * j->lda + ic + r0;
+                        lda = j->lda;
+                    }
+                    if (jn != (size_t)-1)
+                        ti__sgemm_prefetch_b(j, pc + kc * s / ns, pc + kc * (s + 1) / ns, jn,
+                                             TI__MIN(nr, n1 - jn));
+                    isa->kernel(kc, a, lda, a_rows, bp, j->c + (ic + r0) * j->ldc + jr, j->ldc,
                                 (int)h, (int)w, j->alpha, beta);
                 }
             }
@@ -4833,7 +4915,7 @@ TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_
     j.nt = 512;
     if (threads <= 1 && j.isa != NULL) {
         j.mt = M;
-        j.nt = N;
+        j.nt = TI__SGX_NT;
     }
     while (!(threads <= 1 && j.isa != NULL)) {
         size_t tiles = ((M + j.mt - 1) / j.mt) * ((N + j.nt - 1) / j.nt);
@@ -19375,6 +19457,7 @@ TI__PRIVATE int ti__x86_detect(void) {
 #define TI__K256_MR 6
 #define TI__K256_NR 16
 #define TI__K256_KC 256 /* B sliver 256 x 16 floats = 16 KiB: half of a 32 KiB L1 */
+#define TI__K256_MC 128 /* A block 128 x 256 floats = 128 KiB: a part of L2 */
 
 /* Lane masks for the first n of 8 floats (n may be <= 0 or >= 8). */
 TI__X86_INLINE TI__TARGET_AVX2 __m256i ti__k256_mask(int n) {
@@ -19406,16 +19489,20 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_row(float *c, __m256 x0, __m256 x1,
 
 #define TI__K256_FMA(r)                                                                     \
     if (MR > r) {                                                                           \
-        __m256 ar = _mm256_broadcast_ss(a + (r));                                           \
+        __m256 ar = _mm256_broadcast_ss(ROWS ? a + (r) * lda : a + (r));                   \
         c##r##_0 = _mm256_fmadd_ps(ar, b0, c##r##_0);                                       \
         c##r##_1 = _mm256_fmadd_ps(ar, b1, c##r##_1);                                       \
     }
 #define TI__K256_STORE(r)                                                                   \
     if (MR > r) ti__k256_row(c + (r) * ldc, c##r##_0, c##r##_1, va, vb, beta, nc, m0, m1);
 
-TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, size_t kc, const float *a,
-                                                  const float *b, float *c, size_t ldc, int nc,
-                                                  float alpha, float beta) {
+/* A is read where it lies: ROWS = 1: element (r, p) at a[r * lda + p] (A not transposed);
+ * ROWS = 0: at a[p * lda + r] (A transposed). MR and ROWS are constants once inlined. */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, const int ROWS, size_t kc,
+                                                  const float *a, size_t lda, const float *b,
+                                                  float *c, size_t ldc, int nc, float alpha,
+                                                  float beta) {
+    size_t astep = ROWS ? 1 : lda;
     __m256 z = _mm256_setzero_ps();
     __m256 c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z;
     __m256 c3_0 = z, c3_1 = z, c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z;
@@ -19423,7 +19510,7 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, size_t kc, const
         __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
         TI__K256_FMA(0) TI__K256_FMA(1) TI__K256_FMA(2)
         TI__K256_FMA(3) TI__K256_FMA(4) TI__K256_FMA(5)
-        a += MR;
+        a += astep;
         b += TI__K256_NR;
     }
     __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
@@ -19434,9 +19521,10 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, size_t kc, const
 
 #define TI__K256_DEF(n)                                                                     \
     static __attribute__((noinline, unused)) TI__TARGET_AVX2 void ti__k256_m##n(             \
-        size_t kc, const float *a, const float *b, float *c, size_t ldc, int nc,            \
-        float alpha, float beta) {                                                          \
-        ti__k256_tile(n, kc, a, b, c, ldc, nc, alpha, beta);                                \
+        int rows, size_t kc, const float *a, size_t lda, const float *b, float *c,          \
+        size_t ldc, int nc, float alpha, float beta) {                                      \
+        if (rows) ti__k256_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta);              \
+        else ti__k256_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta);                   \
     }
 TI__K256_DEF(1)
 TI__K256_DEF(2)
@@ -19445,16 +19533,16 @@ TI__K256_DEF(4)
 TI__K256_DEF(5)
 TI__K256_DEF(6)
 
-TI__PRIVATE TI__TARGET_AVX2 void ti__sgemm_kernel_avx2(size_t kc, const float *a, const float *b,
-                                                       float *c, size_t ldc, int mr, int nc,
-                                                       float alpha, float beta) {
+TI__PRIVATE TI__TARGET_AVX2 void ti__sgemm_kernel_avx2(size_t kc, const float *a, size_t lda,
+                                                       int a_rows, const float *b, float *c,
+                                                       size_t ldc, int mr, int nc, float alpha,
+                                                       float beta) {
     switch (mr) {
-    case 1: ti__k256_m1(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 2: ti__k256_m2(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 3: ti__k256_m3(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 4: ti__k256_m4(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 5: ti__k256_m5(kc, a, b, c, ldc, nc, alpha, beta); break;
-    default: ti__k256_m6(kc, a, b, c, ldc, nc, alpha, beta); break;
+#define TI__K256_CASE(n)                                                                    \
+    case n: ti__k256_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta); break;
+    TI__K256_CASE(1) TI__K256_CASE(2) TI__K256_CASE(3) TI__K256_CASE(4) TI__K256_CASE(5)
+#undef TI__K256_CASE
+    default: ti__k256_m6(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta); break;
     }
 }
 
@@ -19476,7 +19564,7 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__sgemm_pack_b_avx2(size_t kc, size_t w, cons
 }
 
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void) {
-    static const ti__sgemm_isa isa = {TI__ISA_AVX2, TI__K256_MR, TI__K256_NR, TI__K256_KC,
+    static const ti__sgemm_isa isa = {TI__ISA_AVX2, TI__K256_MR, TI__K256_NR, TI__K256_KC, TI__K256_MC,
                                       ti__sgemm_kernel_avx2, ti__sgemm_pack_b_avx2};
     return &isa;
 }
@@ -19496,6 +19584,7 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void) {
 #define TI__K512_MR 14
 #define TI__K512_NR 32
 #define TI__K512_KC 128 /* B sliver 128 x 32 floats = 16 KiB: half of a 32 KiB L1 */
+#define TI__K512_MC 256 /* A block 256 x 128 floats = 128 KiB: a part of L2 */
 
 /* c[0:nc] = alpha * (x0|x1) + beta * c[0:nc]; beta == 0 does not read c. */
 TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_row(float *c, __m512 x0, __m512 x1, __m512 va,
@@ -19524,16 +19613,20 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_row(float *c, __m512 x0, __m512 x
  * constant once inlined, so unused rows cost nothing). */
 #define TI__K512_FMA(r)                                                                     \
     if (MR > r) {                                                                           \
-        __m512 ar = _mm512_set1_ps(a[r]);                                                   \
+        __m512 ar = _mm512_set1_ps(ROWS ? a[(r) * lda] : a[r]);                             \
         c##r##_0 = _mm512_fmadd_ps(ar, b0, c##r##_0);                                       \
         c##r##_1 = _mm512_fmadd_ps(ar, b1, c##r##_1);                                       \
     }
 #define TI__K512_STORE(r)                                                                   \
     if (MR > r) ti__k512_row(c + (r) * ldc, c##r##_0, c##r##_1, va, vb, beta, nc, m0, m1);
 
-TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, size_t kc, const float *a,
-                                                    const float *b, float *c, size_t ldc,
-                                                    int nc, float alpha, float beta) {
+/* A is read where it lies: ROWS = 1: element (r, p) at a[r * lda + p] (A not transposed);
+ * ROWS = 0: at a[p * lda + r] (A transposed). MR and ROWS are constants once inlined. */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS, size_t kc,
+                                                    const float *a, size_t lda, const float *b,
+                                                    float *c, size_t ldc, int nc, float alpha,
+                                                    float beta) {
+    size_t astep = ROWS ? 1 : lda;
     __m512 z = _mm512_setzero_ps();
     __m512 c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z, c3_0 = z, c3_1 = z;
     __m512 c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z, c6_0 = z, c6_1 = z, c7_0 = z, c7_1 = z;
@@ -19544,7 +19637,7 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, size_t kc, con
         TI__K512_FMA(0) TI__K512_FMA(1) TI__K512_FMA(2) TI__K512_FMA(3) TI__K512_FMA(4)
         TI__K512_FMA(5) TI__K512_FMA(6) TI__K512_FMA(7) TI__K512_FMA(8) TI__K512_FMA(9)
         TI__K512_FMA(10) TI__K512_FMA(11) TI__K512_FMA(12) TI__K512_FMA(13)
-        a += MR;
+        a += astep;
         b += TI__K512_NR;
     }
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
@@ -19556,12 +19649,14 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, size_t kc, con
     TI__K512_STORE(12) TI__K512_STORE(13)
 }
 
-/* One out-of-line function per row count, so each gets its own register allocation. */
+/* One out-of-line function per row count and A layout, so each gets its own register
+ * allocation; the kernel entry picks one. */
 #define TI__K512_DEF(n)                                                                     \
     static __attribute__((noinline, unused)) TI__TARGET_AVX512 void ti__k512_m##n(           \
-        size_t kc, const float *a, const float *b, float *c, size_t ldc, int nc,            \
-        float alpha, float beta) {                                                          \
-        ti__k512_tile(n, kc, a, b, c, ldc, nc, alpha, beta);                                \
+        int rows, size_t kc, const float *a, size_t lda, const float *b, float *c,          \
+        size_t ldc, int nc, float alpha, float beta) {                                      \
+        if (rows) ti__k512_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta);              \
+        else ti__k512_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta);                   \
     }
 TI__K512_DEF(1)
 TI__K512_DEF(2)
@@ -19579,24 +19674,18 @@ TI__K512_DEF(13)
 TI__K512_DEF(14)
 
 TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_kernel_avx512(size_t kc, const float *a,
+                                                           size_t lda, int a_rows,
                                                            const float *b, float *c,
                                                            size_t ldc, int mr, int nc,
                                                            float alpha, float beta) {
     switch (mr) {
-    case 1: ti__k512_m1(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 2: ti__k512_m2(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 3: ti__k512_m3(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 4: ti__k512_m4(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 5: ti__k512_m5(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 6: ti__k512_m6(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 7: ti__k512_m7(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 8: ti__k512_m8(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 9: ti__k512_m9(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 10: ti__k512_m10(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 11: ti__k512_m11(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 12: ti__k512_m12(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 13: ti__k512_m13(kc, a, b, c, ldc, nc, alpha, beta); break;
-    default: ti__k512_m14(kc, a, b, c, ldc, nc, alpha, beta); break;
+#define TI__K512_CASE(n)                                                                    \
+    case n: ti__k512_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta); break;
+    TI__K512_CASE(1) TI__K512_CASE(2) TI__K512_CASE(3) TI__K512_CASE(4) TI__K512_CASE(5)
+    TI__K512_CASE(6) TI__K512_CASE(7) TI__K512_CASE(8) TI__K512_CASE(9) TI__K512_CASE(10)
+    TI__K512_CASE(11) TI__K512_CASE(12) TI__K512_CASE(13)
+#undef TI__K512_CASE
+    default: ti__k512_m14(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta); break;
     }
 }
 
@@ -19619,7 +19708,7 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_pack_b_avx512(size_t kc, size_t w, 
 }
 
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void) {
-    static const ti__sgemm_isa isa = {TI__ISA_AVX512, TI__K512_MR, TI__K512_NR, TI__K512_KC,
+    static const ti__sgemm_isa isa = {TI__ISA_AVX512, TI__K512_MR, TI__K512_NR, TI__K512_KC, TI__K512_MC,
                                       ti__sgemm_kernel_avx512, ti__sgemm_pack_b_avx512};
     return &isa;
 }

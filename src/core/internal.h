@@ -242,18 +242,21 @@ TI__PRIVATE const char *ti__cpu_isa_name(int isa);
 TI__PRIVATE int ti__x86_detect(void); /* best TI__ISA_* by cpuid and XGETBV */
 #endif
 
-/* A float32 GEMM micro-kernel: C[0:mr, 0:nc] = alpha * A * B + beta * C, where A is kc x mr
- * (packed, element (r, p) at a[p * mr + r]), B is kc x nr (packed, element (p, j) at
- * b[p * nr + j], zero past nc), C row-major with row stride ldc. beta == 0 never reads C.
- * mr is 1..the kernel's largest, nc 1..nr. */
-typedef void (*ti__sgemm_kernel_fn)(size_t kc, const float *a, const float *b, float *c,
-                                    size_t ldc, int mr, int nc, float alpha, float beta);
+/* A float32 GEMM micro-kernel: C[0:mr, 0:nc] = alpha * A * B + beta * C. A (mr x kc) is read
+ * where it lies: element (r, p) at a[r * lda + p] when a_rows (A not transposed), else at
+ * a[p * lda + r]. B (kc x nr) is packed: element (p, j) at b[p * nr + j], zero past nc. C is
+ * row-major with row stride ldc. beta == 0 never reads C. mr is 1..the kernel's largest, nc
+ * 1..nr. */
+typedef void (*ti__sgemm_kernel_fn)(size_t kc, const float *a, size_t lda, int a_rows,
+                                    const float *b, float *c, size_t ldc, int mr, int nc,
+                                    float alpha, float beta);
 /* Packs B[0:kc, 0:w] (row-major, row stride ldb) as kc rows of nr floats, zero past w. */
 typedef void (*ti__sgemm_pack_b_fn)(size_t kc, size_t w, const float *b, size_t ldb, float *dst);
 typedef struct ti__sgemm_isa {
     int isa;
     int mr, nr;   /* largest register tile: mr rows x nr columns of C */
     int kc;       /* k block: kc x nr packed floats of B stay in L1 */
+    int mc;       /* rows of A per block: mc x kc floats of A stay in L2 */
     ti__sgemm_kernel_fn kernel;
     ti__sgemm_pack_b_fn pack_b; /* for B not transposed */
 } ti__sgemm_isa;

@@ -10,6 +10,7 @@
 #define TI__K256_MR 6
 #define TI__K256_NR 16
 #define TI__K256_KC 256 /* B sliver 256 x 16 floats = 16 KiB: half of a 32 KiB L1 */
+#define TI__K256_MC 128 /* A block 128 x 256 floats = 128 KiB: a part of L2 */
 
 /* Lane masks for the first n of 8 floats (n may be <= 0 or >= 8). */
 TI__X86_INLINE TI__TARGET_AVX2 __m256i ti__k256_mask(int n) {
@@ -41,16 +42,20 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_row(float *c, __m256 x0, __m256 x1,
 
 #define TI__K256_FMA(r)                                                                     \
     if (MR > r) {                                                                           \
-        __m256 ar = _mm256_broadcast_ss(a + (r));                                           \
+        __m256 ar = _mm256_broadcast_ss(ROWS ? a + (r) * lda : a + (r));                   \
         c##r##_0 = _mm256_fmadd_ps(ar, b0, c##r##_0);                                       \
         c##r##_1 = _mm256_fmadd_ps(ar, b1, c##r##_1);                                       \
     }
 #define TI__K256_STORE(r)                                                                   \
     if (MR > r) ti__k256_row(c + (r) * ldc, c##r##_0, c##r##_1, va, vb, beta, nc, m0, m1);
 
-TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, size_t kc, const float *a,
-                                                  const float *b, float *c, size_t ldc, int nc,
-                                                  float alpha, float beta) {
+/* A is read where it lies: ROWS = 1: element (r, p) at a[r * lda + p] (A not transposed);
+ * ROWS = 0: at a[p * lda + r] (A transposed). MR and ROWS are constants once inlined. */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, const int ROWS, size_t kc,
+                                                  const float *a, size_t lda, const float *b,
+                                                  float *c, size_t ldc, int nc, float alpha,
+                                                  float beta) {
+    size_t astep = ROWS ? 1 : lda;
     __m256 z = _mm256_setzero_ps();
     __m256 c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z;
     __m256 c3_0 = z, c3_1 = z, c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z;
@@ -58,7 +63,7 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, size_t kc, const
         __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
         TI__K256_FMA(0) TI__K256_FMA(1) TI__K256_FMA(2)
         TI__K256_FMA(3) TI__K256_FMA(4) TI__K256_FMA(5)
-        a += MR;
+        a += astep;
         b += TI__K256_NR;
     }
     __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
@@ -69,9 +74,10 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, size_t kc, const
 
 #define TI__K256_DEF(n)                                                                     \
     static __attribute__((noinline, unused)) TI__TARGET_AVX2 void ti__k256_m##n(             \
-        size_t kc, const float *a, const float *b, float *c, size_t ldc, int nc,            \
-        float alpha, float beta) {                                                          \
-        ti__k256_tile(n, kc, a, b, c, ldc, nc, alpha, beta);                                \
+        int rows, size_t kc, const float *a, size_t lda, const float *b, float *c,          \
+        size_t ldc, int nc, float alpha, float beta) {                                      \
+        if (rows) ti__k256_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta);              \
+        else ti__k256_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta);                   \
     }
 TI__K256_DEF(1)
 TI__K256_DEF(2)
@@ -80,16 +86,16 @@ TI__K256_DEF(4)
 TI__K256_DEF(5)
 TI__K256_DEF(6)
 
-TI__PRIVATE TI__TARGET_AVX2 void ti__sgemm_kernel_avx2(size_t kc, const float *a, const float *b,
-                                                       float *c, size_t ldc, int mr, int nc,
-                                                       float alpha, float beta) {
+TI__PRIVATE TI__TARGET_AVX2 void ti__sgemm_kernel_avx2(size_t kc, const float *a, size_t lda,
+                                                       int a_rows, const float *b, float *c,
+                                                       size_t ldc, int mr, int nc, float alpha,
+                                                       float beta) {
     switch (mr) {
-    case 1: ti__k256_m1(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 2: ti__k256_m2(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 3: ti__k256_m3(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 4: ti__k256_m4(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 5: ti__k256_m5(kc, a, b, c, ldc, nc, alpha, beta); break;
-    default: ti__k256_m6(kc, a, b, c, ldc, nc, alpha, beta); break;
+#define TI__K256_CASE(n)                                                                    \
+    case n: ti__k256_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta); break;
+    TI__K256_CASE(1) TI__K256_CASE(2) TI__K256_CASE(3) TI__K256_CASE(4) TI__K256_CASE(5)
+#undef TI__K256_CASE
+    default: ti__k256_m6(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta); break;
     }
 }
 
@@ -111,7 +117,7 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__sgemm_pack_b_avx2(size_t kc, size_t w, cons
 }
 
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void) {
-    static const ti__sgemm_isa isa = {TI__ISA_AVX2, TI__K256_MR, TI__K256_NR, TI__K256_KC,
+    static const ti__sgemm_isa isa = {TI__ISA_AVX2, TI__K256_MR, TI__K256_NR, TI__K256_KC, TI__K256_MC,
                                       ti__sgemm_kernel_avx2, ti__sgemm_pack_b_avx2};
     return &isa;
 }

@@ -10,6 +10,7 @@
 #define TI__K512_MR 14
 #define TI__K512_NR 32
 #define TI__K512_KC 128 /* B sliver 128 x 32 floats = 16 KiB: half of a 32 KiB L1 */
+#define TI__K512_MC 256 /* A block 256 x 128 floats = 128 KiB: a part of L2 */
 
 /* c[0:nc] = alpha * (x0|x1) + beta * c[0:nc]; beta == 0 does not read c. */
 TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_row(float *c, __m512 x0, __m512 x1, __m512 va,
@@ -38,16 +39,20 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_row(float *c, __m512 x0, __m512 x
  * constant once inlined, so unused rows cost nothing). */
 #define TI__K512_FMA(r)                                                                     \
     if (MR > r) {                                                                           \
-        __m512 ar = _mm512_set1_ps(a[r]);                                                   \
+        __m512 ar = _mm512_set1_ps(ROWS ? a[(r) * lda] : a[r]);                             \
         c##r##_0 = _mm512_fmadd_ps(ar, b0, c##r##_0);                                       \
         c##r##_1 = _mm512_fmadd_ps(ar, b1, c##r##_1);                                       \
     }
 #define TI__K512_STORE(r)                                                                   \
     if (MR > r) ti__k512_row(c + (r) * ldc, c##r##_0, c##r##_1, va, vb, beta, nc, m0, m1);
 
-TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, size_t kc, const float *a,
-                                                    const float *b, float *c, size_t ldc,
-                                                    int nc, float alpha, float beta) {
+/* A is read where it lies: ROWS = 1: element (r, p) at a[r * lda + p] (A not transposed);
+ * ROWS = 0: at a[p * lda + r] (A transposed). MR and ROWS are constants once inlined. */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS, size_t kc,
+                                                    const float *a, size_t lda, const float *b,
+                                                    float *c, size_t ldc, int nc, float alpha,
+                                                    float beta) {
+    size_t astep = ROWS ? 1 : lda;
     __m512 z = _mm512_setzero_ps();
     __m512 c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z, c3_0 = z, c3_1 = z;
     __m512 c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z, c6_0 = z, c6_1 = z, c7_0 = z, c7_1 = z;
@@ -58,7 +63,7 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, size_t kc, con
         TI__K512_FMA(0) TI__K512_FMA(1) TI__K512_FMA(2) TI__K512_FMA(3) TI__K512_FMA(4)
         TI__K512_FMA(5) TI__K512_FMA(6) TI__K512_FMA(7) TI__K512_FMA(8) TI__K512_FMA(9)
         TI__K512_FMA(10) TI__K512_FMA(11) TI__K512_FMA(12) TI__K512_FMA(13)
-        a += MR;
+        a += astep;
         b += TI__K512_NR;
     }
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
@@ -70,12 +75,14 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, size_t kc, con
     TI__K512_STORE(12) TI__K512_STORE(13)
 }
 
-/* One out-of-line function per row count, so each gets its own register allocation. */
+/* One out-of-line function per row count and A layout, so each gets its own register
+ * allocation; the kernel entry picks one. */
 #define TI__K512_DEF(n)                                                                     \
     static __attribute__((noinline, unused)) TI__TARGET_AVX512 void ti__k512_m##n(           \
-        size_t kc, const float *a, const float *b, float *c, size_t ldc, int nc,            \
-        float alpha, float beta) {                                                          \
-        ti__k512_tile(n, kc, a, b, c, ldc, nc, alpha, beta);                                \
+        int rows, size_t kc, const float *a, size_t lda, const float *b, float *c,          \
+        size_t ldc, int nc, float alpha, float beta) {                                      \
+        if (rows) ti__k512_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta);              \
+        else ti__k512_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta);                   \
     }
 TI__K512_DEF(1)
 TI__K512_DEF(2)
@@ -93,24 +100,18 @@ TI__K512_DEF(13)
 TI__K512_DEF(14)
 
 TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_kernel_avx512(size_t kc, const float *a,
+                                                           size_t lda, int a_rows,
                                                            const float *b, float *c,
                                                            size_t ldc, int mr, int nc,
                                                            float alpha, float beta) {
     switch (mr) {
-    case 1: ti__k512_m1(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 2: ti__k512_m2(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 3: ti__k512_m3(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 4: ti__k512_m4(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 5: ti__k512_m5(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 6: ti__k512_m6(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 7: ti__k512_m7(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 8: ti__k512_m8(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 9: ti__k512_m9(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 10: ti__k512_m10(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 11: ti__k512_m11(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 12: ti__k512_m12(kc, a, b, c, ldc, nc, alpha, beta); break;
-    case 13: ti__k512_m13(kc, a, b, c, ldc, nc, alpha, beta); break;
-    default: ti__k512_m14(kc, a, b, c, ldc, nc, alpha, beta); break;
+#define TI__K512_CASE(n)                                                                    \
+    case n: ti__k512_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta); break;
+    TI__K512_CASE(1) TI__K512_CASE(2) TI__K512_CASE(3) TI__K512_CASE(4) TI__K512_CASE(5)
+    TI__K512_CASE(6) TI__K512_CASE(7) TI__K512_CASE(8) TI__K512_CASE(9) TI__K512_CASE(10)
+    TI__K512_CASE(11) TI__K512_CASE(12) TI__K512_CASE(13)
+#undef TI__K512_CASE
+    default: ti__k512_m14(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta); break;
     }
 }
 
@@ -133,7 +134,7 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_pack_b_avx512(size_t kc, size_t w, 
 }
 
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void) {
-    static const ti__sgemm_isa isa = {TI__ISA_AVX512, TI__K512_MR, TI__K512_NR, TI__K512_KC,
+    static const ti__sgemm_isa isa = {TI__ISA_AVX512, TI__K512_MR, TI__K512_NR, TI__K512_KC, TI__K512_MC,
                                       ti__sgemm_kernel_avx512, ti__sgemm_pack_b_avx512};
     return &isa;
 }
