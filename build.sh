@@ -7,8 +7,10 @@
 #                          the exit code is non-zero when anything failed
 #   ./build.sh asan        only the sanitizer part of the tests (unit, errors, fuzz replay)
 #   ./build.sh fuzz        libFuzzer on tests/fuzz/fuzz_onnx.c for ${FUZZ_SECONDS:-60} s
-#   ./build.sh bench       time build/tinyinfer-run on the bundled model (bench/run_gpu.sh is
-#                          the OpenCL benchmark against torch, for a machine with a GPU)
+#   ./build.sh bench       time build/tinyinfer-run on the bundled model, then float32 GEMM
+#                          (bench/sgemm.c: FMA peak, 1024^3, MobileNetV2 1x1 convolutions)
+#                          into bench/results/sgemm-<date>.md. bench/run_gpu.sh is the OpenCL
+#                          benchmark against torch, for a machine with a GPU
 #   ./build.sh amalgamate  regenerate tinyinfer.h from src/ (tools/amalgamate)
 #   ./build.sh clean       remove build/
 # Environment: CC (default gcc), TINYINFER_CACHE (conformance data, default
@@ -626,10 +628,19 @@ cmd_fuzz() {
 
 cmd_bench() {
     setup_build
+    amalgamate
     build_all
     [ -x build/tinyinfer-run ] || { say "error: tools/tinyinfer-run.c is not written yet"; exit 1; }
     say "bench: build/tinyinfer-run $DEMO_MODEL --repeat 50"
     build/tinyinfer-run "$DEMO_MODEL" --repeat 50
+    # float32 GEMM, one thread: FMA peak probe, 1024^3 and MobileNetV2 pointwise shapes under
+    # each ISA; the report goes to bench/results/sgemm-<date>.md
+    local report
+    report="bench/results/sgemm-$(date +%Y-%m-%d).md"
+    mkdir -p bench/results
+    say "bench: build/bench_sgemm $report"
+    "$CC" -O2 -g "${C99[@]}" -Wall -Wextra "${INC[@]}" bench/sgemm.c -o build/bench_sgemm "${LIBS[@]}"
+    build/bench_sgemm "$report"
     say "(side-by-side comparisons with onnxruntime and others come with issue #6)"
 }
 
@@ -646,7 +657,7 @@ fuzz) cmd_fuzz ;;
 bench) cmd_bench ;;
 amalgamate) amalgamate ;;
 clean) rm -rf build ;;
--h | --help | help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' ;;
+-h | --help | help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' ;;
 *)
     say "unknown command '$1' (try: ./build.sh help)"
     exit 2

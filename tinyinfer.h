@@ -41,6 +41,10 @@
         TI_NO_THREADS         (undefined)      no thread pool, no pthreads: one thread
         TI_NO_STDIO           (undefined)      no file access: ti_model_load_file is left out
         TI_NO_ONNX            (undefined)      no ONNX reader: .onnx files get TI_ERR_UNSUPPORTED
+        TI_NO_SIMD            (undefined)      portable scalar kernels only: no AVX2/AVX-512
+                                               paths and no cpuid (the environment variable
+                                               TINYINFER_ISA=scalar|avx2|avx512 caps the ISA
+                                               at run time instead)
         TI_MALLOC(sz)/TI_FREE(p)  malloc/free  default allocator underneath; both or neither
         TI_ASSERT(x)          assert(x)        guards tinyinfer's own invariants only,
                                                never data from a file or a caller
@@ -782,6 +786,7 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 /*    src/cpu/gemm.c                                                                       */
 /*    src/cpu/generate.c                                                                   */
 /*    src/cpu/index.c                                                                      */
+/*    src/cpu/isa.c                                                                        */
 /*    src/cpu/loss.c                                                                       */
 /*    src/cpu/movement.c                                                                   */
 /*    src/cpu/norm.c                                                                       */
@@ -801,6 +806,9 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 /*    src/cpu/tfl_shape.c                                                                  */
 /*    src/cpu/tfl_softmax.c                                                                */
 /*    src/cpu/unary.c                                                                      */
+/*    src/cpu/x86/cpuid.c                                                                  */
+/*    src/cpu/x86/gemm_avx2.c                                                              */
+/*    src/cpu/x86/gemm_avx512.c                                                            */
 /*    src/graph/ops.c                                                                      */
 /*    src/graph/passes.c                                                                   */
 /*    src/formats/protobuf.c                                                               */
@@ -858,6 +866,20 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 
 #if !defined(TI_NO_THREADS) && defined(_WIN32)
 #define TI_NO_THREADS /* TODO(#6): a Win32 thread pool; until then one thread on Windows */
+#endif
+
+/* x86 SIMD kernels (src/cpu/x86/): AVX2+FMA and AVX-512F micro-kernels compiled with
+ * function-level target attributes, so the library needs no -mavx flags and picks the ISA at
+ * run time (cpuid + XGETBV). Only GCC >= 4.9 and Clang know those attributes and declare every
+ * intrinsic regardless of -m flags; other compilers, other CPUs and TI_NO_SIMD get the
+ * portable scalar kernels. */
+#if !defined(TI_NO_SIMD) && (defined(__x86_64__) || defined(__i386__)) &&                  \
+    (defined(__clang__) || (defined(__GNUC__) && (__GNUC__ > 4 || (__GNUC__ == 4 &&          \
+                                                                    __GNUC_MINOR__ >= 9))))
+#define TI__X86_SIMD 1
+#define TI__TARGET_AVX2 __attribute__((target("avx2,fma")))
+#define TI__TARGET_AVX512 __attribute__((target("avx512f,avx2,fma")))
+#define TI__X86_INLINE static __inline__ __attribute__((always_inline, unused))
 #endif
 /* ==== end src/core/config.h ================================================================= */
 
@@ -1092,6 +1114,40 @@ TI__PRIVATE int ti__threadpool_size(const ti__threadpool *tp);
 TI__PRIVATE void ti__parallel_for(ti__threadpool *tp, size_t n, size_t grain, ti__range_fn fn,
                                   void *ctx);
 TI__PRIVATE int ti__cpu_count(void);
+
+/* ---- instruction sets (cpu/isa.c, cpu/x86/cpuid.c) ---------------------------------- */
+/* Ordered: a higher value can run every kernel of a lower one. */
+enum { TI__ISA_SCALAR = 0, TI__ISA_AVX2 = 1, TI__ISA_AVX512 = 2 };
+TI__PRIVATE int ti__cpu_isa_best(void);      /* what this CPU and OS can run */
+TI__PRIVATE int ti__cpu_isa(void);           /* what the kernels use now */
+TI__PRIVATE int ti__cpu_force_isa(int isa);  /* test hook; returns the ISA in effect */
+TI__PRIVATE const char *ti__cpu_isa_name(int isa);
+#ifdef TI__X86_SIMD
+TI__PRIVATE int ti__x86_detect(void); /* best TI__ISA_* by cpuid and XGETBV */
+#endif
+
+/* A float32 GEMM micro-kernel: C[0:mr, 0:nc] = alpha * A * B + beta * C. A (mr x kc) is read
+ * where it lies: element (r, p) at a[r * lda + p] when a_rows (A not transposed), else at
+ * a[p * lda + r]. B (kc x nr) is packed: element (p, j) at b[p * nr + j], zero past nc. C is
+ * row-major with row stride ldc. beta == 0 never reads C. mr is 1..the kernel's largest, nc
+ * 1..nr. */
+typedef void (*ti__sgemm_kernel_fn)(size_t kc, const float *a, size_t lda, int a_rows,
+                                    const float *b, float *c, size_t ldc, int mr, int nc,
+                                    float alpha, float beta);
+/* Packs B[0:kc, 0:w] (row-major, row stride ldb) as kc rows of nr floats, zero past w. */
+typedef void (*ti__sgemm_pack_b_fn)(size_t kc, size_t w, const float *b, size_t ldb, float *dst);
+typedef struct ti__sgemm_isa {
+    int isa;
+    int mr, nr;   /* largest register tile: mr rows x nr columns of C */
+    int kc;       /* k block: kc x nr packed floats of B stay in L1 */
+    int mc;       /* rows of A per block: mc x kc floats of A stay in L2 */
+    ti__sgemm_kernel_fn kernel;
+    ti__sgemm_pack_b_fn pack_b; /* for B not transposed */
+} ti__sgemm_isa;
+#ifdef TI__X86_SIMD
+TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void);   /* cpu/x86/gemm_avx2.c */
+TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void); /* cpu/x86/gemm_avx512.c */
+#endif
 
 /* ---- kernels and the op registry (graph/ops.c) -------------------------------------- */
 /* What a kernel sees: its node, its input and output tensors, and the session's helpers.
@@ -4555,9 +4611,11 @@ TI__PRIVATE const ti__op ti__ops_einsum[] = {
 /* ==== begin src/cpu/gemm.c ================================================================== */
 /* Matrix products: Gemm, MatMul (numpy semantics: 1-D promotion, batch broadcast) and
  * MatMulInteger, plus the blocked float32 GEMM (ti__sgemm_ref) that conv.c also calls.
- * float32 runs the blocked GEMM; other dtypes run a plain generic loop. Relies on
- * tensor.c element access and the thread pool. Must not allocate: GEMM packing buffers
- * live on the stack (about 35 KiB, so small worker-thread stacks suffice). */
+ * float32 runs the blocked GEMM: SIMD micro-kernels (cpu/x86/) chosen at run time by
+ * ti__cpu_isa() (cpu/isa.c), or the portable micro-kernel below; other dtypes run a plain
+ * generic loop. Relies on tensor.c element access and the thread pool. Must not allocate:
+ * GEMM packing buffers live on the stack (at most about 48 KiB, so small worker-thread
+ * stacks suffice). */
 
 /* Register tile of the micro-kernel (MR rows x NR columns of C held in accumulators) and
  * the cache blocks: a KC x NC panel of B is packed once and reused for every MR rows. */
@@ -4600,7 +4658,177 @@ typedef struct ti__sgemm_job {
     float *c;
     size_t mt, nt;    /* task tile: rows x columns of C */
     size_t n_tiles_n; /* tiles along N */
+    const ti__sgemm_isa *isa; /* SIMD kernels, or NULL: the portable micro-kernel */
 } ti__sgemm_job;
+
+/* ---- SIMD path: A read in place x packed B sliver, micro-kernel from cpu/x86 ---------- */
+
+/* B is packed one sliver of kc x nr floats at a time (16 KiB): it stays in L1 while the
+ * kernel runs down an mc x kc block of A, which stays in L2 for the next sliver. A is read
+ * where it lies, unless its rows are a multiple of about 4 KiB apart: then the rows of a
+ * sliver share a few L1 sets and evict each other and B, so the block is packed into a
+ * stack buffer (32 KiB; mc shrinks to fit). At most about 48 KiB of stack in all. */
+#define TI__SGX_BCAP 4096 /* floats: kc * nr of every ISA fits */
+#define TI__SGX_ACAP 8192 /* floats of packed A */
+/* Columns of C per task tile with one thread: a B panel of kc x NT floats stays in L2 across
+ * the row blocks. */
+#define TI__SGX_NT 512
+
+/* 1 when rows `stride` floats apart fall into too few of the 64 sets of a 32 KiB, 8-way L1
+ * (64-byte lines): fewer than 12 distinct sets among 16 rows. */
+TI__PRIVATE int ti__sgemm_set_conflicts(size_t stride) {
+    unsigned long long seen = 0;
+    int distinct = 0;
+    for (size_t r = 0; r < 16; r++) {
+        unsigned set = (unsigned)((r * stride * sizeof(float) / 64) % 64);
+        if (!(seen >> set & 1)) distinct++;
+        seen |= 1ULL << set;
+    }
+    return distinct < 12;
+}
+
+/* Packs op(A)[r0:r0+h, p0:p0+kc] as kc x h, element (r, p) at dst[p * h + r]: the layout
+ * of a transposed A with leading dimension h, which the kernels read. */
+TI__PRIVATE void ti__sgemm_pack_a(const ti__sgemm_job *j, size_t r0, size_t h, size_t p0,
+                                  size_t kc, float *dst) {
+    if (j->trans_a) {
+        const float *s = j->a + p0 * j->lda + r0;
+        for (size_t p = 0; p < kc; p++, s += j->lda, dst += h)
+            for (size_t r = 0; r < h; r++) dst[r] = s[r];
+        return;
+    }
+    /* p outer: h loads a row stride apart, then h contiguous stores. (Row by row, each load
+     * would share its low 12 address bits with one of the strided stores still in flight,
+     * which the CPU treats as a possible dependency: several times slower.) */
+    const float *s = j->a + r0 * j->lda + p0;
+    size_t lda = j->lda;
+    for (size_t p = 0; p < kc; p++, s++, dst += h)
+        for (size_t r = 0; r < h; r++) dst[r] = s[r * lda];
+}
+
+TI__PRIVATE float *ti__align64(float *p) {
+    return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63);
+}
+
+/* Packs op(B)[p0:p0+kc, q0:q0+w] as kc rows of nr floats, zero past w. */
+TI__PRIVATE void ti__sgemm_pack_b(const ti__sgemm_job *j, const ti__sgemm_isa *isa, size_t p0,
+                                  size_t kc, size_t q0, size_t w, float *dst) {
+    size_t nr = (size_t)isa->nr;
+    if (!j->trans_b) {
+        isa->pack_b(kc, w, j->b + p0 * j->ldb + q0, j->ldb, dst);
+        return;
+    }
+    /* op(B)[p, q] = b[q * ldb + p]: column q of the sliver is a contiguous run of B */
+    for (size_t q = 0; q < w; q++) {
+        const float *s = j->b + (q0 + q) * j->ldb + p0;
+        for (size_t p = 0; p < kc; p++) dst[p * nr + q] = s[p];
+    }
+    for (size_t q = w; q < nr; q++)
+        for (size_t p = 0; p < kc; p++) dst[p * nr + q] = 0.0f;
+}
+
+/* Asks for op(B)[p0:p1, q0:q0+w] to be brought into the caches (a hint: no fault, no
+ * effect on results). */
+TI__PRIVATE void ti__sgemm_prefetch_b(const ti__sgemm_job *j, size_t p0, size_t p1, size_t q0,
+                                      size_t w) {
+#if defined(__GNUC__) || defined(__clang__)
+    if (j->trans_b) return; /* columns of op(B) are contiguous runs: prefetched in hardware */
+    for (size_t p = p0; p < p1; p++) {
+        const float *s = j->b + p * j->ldb + q0;
+        for (size_t q = 0; q < w; q += 16) __builtin_prefetch(s + q, 0, 2);
+        __builtin_prefetch(s + w - 1, 0, 2);
+    }
+#else
+    (void)j, (void)p0, (void)p1, (void)q0, (void)w;
+#endif
+}
+
+/* Asks for op(A)[r0:r1, p0:p0+kc] to be brought into the caches (a hint). */
+TI__PRIVATE void ti__sgemm_prefetch_a(const ti__sgemm_job *j, size_t r0, size_t r1, size_t p0,
+                                      size_t kc) {
+#if defined(__GNUC__) || defined(__clang__)
+    if (j->trans_a) return; /* rows of op(A) are columns of A: read as contiguous runs */
+    for (size_t r = r0; r < r1; r++) {
+        const float *s = j->a + r * j->lda + p0;
+        for (size_t p = 0; p < kc; p += 16) __builtin_prefetch(s + p, 0, 2);
+        __builtin_prefetch(s + kc - 1, 0, 2);
+    }
+#else
+    (void)j, (void)r0, (void)r1, (void)p0, (void)kc;
+#endif
+}
+
+/* C[m0:m1, n0:n1] of the job with the ISA's micro-kernel. Loops: k blocks (kc), then row
+ * blocks of C (at most mc rows, split evenly), then slivers of nr columns, then slivers of
+ * at most mr rows, also split evenly so that, for example, 16 rows run as 2 x 8 rather than
+ * 14 + 2. */
+TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa *isa,
+                                     size_t m0, size_t m1, size_t n0, size_t n1) {
+    float bbuf[TI__SGX_BCAP + 16], abuf[TI__SGX_ACAP + 16];
+    float *bp = ti__align64(bbuf), *ap = ti__align64(abuf);
+    size_t mr = (size_t)isa->mr, nr = (size_t)isa->nr, kcmax = (size_t)isa->kc;
+    size_t rows = m1 - m0;
+    int pack_a = ti__sgemm_set_conflicts(j->lda);
+    TI_ASSERT(kcmax * nr <= TI__SGX_BCAP && kcmax * mr <= TI__SGX_ACAP);
+    for (size_t pc = 0; pc < j->k || pc == 0; pc += kcmax) {
+        size_t kc = TI__MIN(kcmax, j->k - pc);
+        float beta = pc == 0 ? j->beta : 1.0f; /* later k blocks add to C */
+        size_t mc_cap = (size_t)isa->mc;
+        if (pack_a) mc_cap = TI__MIN(mc_cap, TI__SGX_ACAP / (kc ? kc : 1) / mr * mr);
+        size_t nblk = (rows + mc_cap - 1) / mc_cap;
+        for (size_t ib = 0; ib < nblk; ib++) {
+            size_t ic = m0 + rows * ib / nblk, mc = m0 + rows * (ib + 1) / nblk - ic;
+            size_t ns = (mc + mr - 1) / mr; /* row slivers, each mc / ns or one more */
+            if (pack_a)
+                for (size_t s = 0; s < ns; s++) {
+                    size_t r0 = mc * s / ns, h = mc * (s + 1) / ns - r0;
+                    ti__sgemm_pack_a(j, ic + r0, h, pc, kc, ap + r0 * kc);
+                }
+            /* the next block of A (to be packed after this one), a share per sliver of B */
+            size_t nx0 = m0 + rows * (ib + 1) / nblk, nx1 = m0 + rows * (ib + 2) / nblk;
+            size_t njr = (n1 - n0 + nr - 1) / nr;
+            if (!pack_a || ib + 1 >= nblk) nx1 = nx0;
+            for (size_t jr = n0; jr < n1; jr += nr) {
+                size_t w = TI__MIN(nr, n1 - jr), t = (jr - n0) / nr;
+                ti__sgemm_pack_b(j, isa, pc, kc, jr, w, bp);
+                if (nx1 > nx0)
+                    ti__sgemm_prefetch_a(j, nx0 + (nx1 - nx0) * t / njr,
+                                         nx0 + (nx1 - nx0) * (t + 1) / njr, pc, kc);
+                /* The next sliver of B: kc rows a row stride apart, each on its own page when
+                 * B is wide, which the hardware prefetchers do not follow; fetched into the
+                 * caches a share per kernel call, while the kernels run. */
+                size_t jn = jr + nr < n1 ? jr + nr : (size_t)-1;
+                for (size_t s = 0; s < ns; s++) {
+                    size_t r0 = mc * s / ns, h = mc * (s + 1) / ns - r0;
+                    const float *a = ap + r0 * kc; /* packed: transposed layout, lda h */
+                    size_t lda = h;
+                    int a_rows = 0;
+                    if (!pack_a) {
+                        a_rows = !j->trans_a;
+                        a = a_rows ? j->a + (ic + r0) * j->lda + pc : j->a + pc * j->lda + ic + r0;
+                        lda = j->lda;
+                    }
+                    if (jn != (size_t)-1)
+                        ti__sgemm_prefetch_b(j, pc + kc * s / ns, pc + kc * (s + 1) / ns, jn,
+                                             TI__MIN(nr, n1 - jn));
+                    isa->kernel(kc, a, lda, a_rows, bp, j->c + (ic + r0) * j->ldc + jr, j->ldc,
+                                (int)h, (int)w, j->alpha, beta);
+                }
+            }
+        }
+        if (j->k == 0) break;
+    }
+}
+
+/* The SIMD micro-kernel set for the ISA in use, or NULL for the portable path. */
+TI__PRIVATE const ti__sgemm_isa *ti__sgemm_pick_isa(void) {
+#ifdef TI__X86_SIMD
+    int isa = ti__cpu_isa();
+    if (isa >= TI__ISA_AVX512) return ti__sgemm_avx512_isa();
+    if (isa >= TI__ISA_AVX2) return ti__sgemm_avx2_isa();
+#endif
+    return NULL;
+}
 
 /* C[m0:m1, n0:n1] of the job, with stack-packed panels. */
 TI__PRIVATE void ti__sgemm_tile(const ti__sgemm_job *j, size_t m0, size_t m1, size_t n0,
@@ -4673,7 +4901,9 @@ TI__PRIVATE void ti__sgemm_range(void *ctx, size_t begin, size_t end) {
     for (size_t t = begin; t < end; t++) {
         size_t tm = t / j->n_tiles_n, tn = t % j->n_tiles_n;
         size_t m0 = tm * j->mt, n0 = tn * j->nt;
-        ti__sgemm_tile(j, m0, TI__MIN(m0 + j->mt, j->m), n0, TI__MIN(n0 + j->nt, j->n));
+        size_t m1 = TI__MIN(m0 + j->mt, j->m), n1 = TI__MIN(n0 + j->nt, j->n);
+        if (j->isa != NULL) ti__sgemm_tile_simd(j, j->isa, m0, m1, n0, n1);
+        else ti__sgemm_tile(j, m0, m1, n0, n1);
     }
 }
 
@@ -4734,6 +4964,7 @@ TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_
     j.ldb = ldb;
     j.ldc = ldc;
     j.c = C;
+    j.isa = ti__sgemm_pick_isa();
     size_t threads = (size_t)ti__threadpool_size(tp);
     size_t flops = M * N * (K + 1);
     if (M < TI__SG_MR) {
@@ -4742,10 +4973,15 @@ TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_
         ti__parallel_for(tp, tiles, flops < 65536 ? tiles : 1, ti__sgemm_small_m, &j);
         return;
     }
-    /* tiles as large as possible while leaving about 4 per thread */
+    /* tiles as large as possible while leaving about 4 per thread; one thread: one tile
+     * (the SIMD path blocks for the caches inside a tile) */
     j.mt = 128;
     j.nt = 512;
-    for (;;) {
+    if (threads <= 1 && j.isa != NULL) {
+        j.mt = M;
+        j.nt = TI__SGX_NT;
+    }
+    while (!(threads <= 1 && j.isa != NULL)) {
         size_t tiles = ((M + j.mt - 1) / j.mt) * ((N + j.nt - 1) / j.nt);
         if (tiles >= 4 * threads || (j.mt <= 16 && j.nt <= 64)) break;
         if (j.nt > 64 && (j.nt >= 4 * j.mt || j.mt <= 16)) j.nt /= 2;
@@ -5975,6 +6211,65 @@ TI__PRIVATE const ti__op ti__ops_index[] = {
     {NULL, NULL, NULL, NULL, 0}
 };
 /* ==== end src/cpu/index.c =================================================================== */
+
+/* ==== begin src/cpu/isa.c =================================================================== */
+/* Which instruction set the CPU kernels use. The best one the CPU and OS support is detected
+ * once (cpu/x86/cpuid.c on x86; scalar elsewhere and with TI_NO_SIMD). The environment
+ * variable TINYINFER_ISA=scalar|avx2|avx512, read once at first use, caps it: for comparing
+ * paths, and for working around a suspected SIMD problem on a user's machine. Tests call
+ * ti__cpu_force_isa(). Asking for an ISA the CPU lacks gives the best one it has.
+ * The two globals below are the library's only mutable globals: each is written with the
+ * same value by any thread that races on first use (idempotent), and only tests change the
+ * selection afterwards. Must not allocate or print. */
+
+static int ti__isa_best_g = -1; /* -1: not detected yet */
+static int ti__isa_cur_g = -1;  /* -1: not chosen yet (TINYINFER_ISA not read) */
+
+TI__PRIVATE int ti__cpu_isa_best(void) {
+    int best = ti__isa_best_g;
+    if (best < 0) {
+#ifdef TI__X86_SIMD
+        best = ti__x86_detect();
+#else
+        best = TI__ISA_SCALAR;
+#endif
+        ti__isa_best_g = best;
+    }
+    return best;
+}
+
+TI__PRIVATE const char *ti__cpu_isa_name(int isa) {
+    switch (isa) {
+    case TI__ISA_AVX2: return "avx2";
+    case TI__ISA_AVX512: return "avx512";
+    default: return "scalar";
+    }
+}
+
+/* The ISA asked for by TINYINFER_ISA, or -1 when unset or unknown (then: the best). */
+TI__PRIVATE int ti__isa_from_env(void) {
+    const char *v = getenv("TINYINFER_ISA");
+    if (v == NULL) return -1;
+    for (int isa = TI__ISA_SCALAR; isa <= TI__ISA_AVX512; isa++)
+        if (strcmp(v, ti__cpu_isa_name(isa)) == 0) return isa;
+    return -1;
+}
+
+/* Test hook: isa is a TI__ISA_* value (capped at the best available), or -1 to go back to
+ * TINYINFER_ISA or the best. Returns the ISA now in effect. */
+TI__PRIVATE int ti__cpu_force_isa(int isa) {
+    int best = ti__cpu_isa_best();
+    if (isa < 0) isa = ti__isa_from_env();
+    if (isa < 0 || isa > best) isa = best;
+    ti__isa_cur_g = isa;
+    return isa;
+}
+
+TI__PRIVATE int ti__cpu_isa(void) {
+    int isa = ti__isa_cur_g;
+    return isa >= 0 ? isa : ti__cpu_force_isa(-1);
+}
+/* ==== end src/cpu/isa.c ===================================================================== */
 
 /* ==== begin src/cpu/loss.c ================================================================== */
 /* Loss functions: NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (ONNX opset 12+).
@@ -19178,6 +19473,311 @@ TI__PRIVATE const ti__op ti__ops_unary[] = {
     {NULL, NULL, NULL, NULL, 0}
 };
 /* ==== end src/cpu/unary.c =================================================================== */
+
+/* ==== begin src/cpu/x86/cpuid.c ============================================================= */
+/* x86 feature detection for the SIMD kernels: cpuid says what the CPU has, XGETBV says
+ * whether the OS saves the YMM (AVX) and opmask/ZMM (AVX-512) registers on context switches;
+ * both must agree before a kernel may use them. Called once through ti__cpu_isa_best
+ * (cpu/isa.c). Compiled only when TI__X86_SIMD is defined (core/config.h). */
+#ifdef TI__X86_SIMD
+#include <cpuid.h>
+
+/* XCR0 through the raw opcode of XGETBV, so no -mxsave is needed. Only valid when cpuid
+ * reports OSXSAVE. */
+TI__PRIVATE unsigned long long ti__x86_xcr0(void) {
+    unsigned lo, hi;
+    __asm__ __volatile__(".byte 0x0f, 0x01, 0xd0" : "=a"(lo), "=d"(hi) : "c"(0));
+    return ((unsigned long long)hi << 32) | lo;
+}
+
+TI__PRIVATE int ti__x86_detect(void) {
+    unsigned a, b, c, d;
+    if (__get_cpuid_max(0, NULL) < 7) return TI__ISA_SCALAR;
+    __cpuid(1, a, b, c, d);
+    int osxsave = (c >> 27) & 1, avx = (c >> 28) & 1, fma = (c >> 12) & 1;
+    if (!osxsave || !avx || !fma) return TI__ISA_SCALAR;
+    unsigned long long xcr0 = ti__x86_xcr0();
+    if ((xcr0 & 0x6) != 0x6) return TI__ISA_SCALAR; /* XMM and YMM state */
+    __cpuid_count(7, 0, a, b, c, d);
+    int avx2 = (b >> 5) & 1, avx512f = (b >> 16) & 1;
+    if (!avx2) return TI__ISA_SCALAR;
+    /* opmask, upper halves of ZMM0-15, ZMM16-31 */
+    if (avx512f && (xcr0 & 0xe0) == 0xe0) return TI__ISA_AVX512;
+    return TI__ISA_AVX2;
+}
+#endif /* TI__X86_SIMD */
+/* ==== end src/cpu/x86/cpuid.c =============================================================== */
+
+/* ==== begin src/cpu/x86/gemm_avx2.c ========================================================= */
+/* float32 GEMM micro-kernel for AVX2 + FMA: a 6 x 16 register tile (12 YMM accumulators, two
+ * B vectors, one broadcast of A: 15 of the 16 YMM registers), smaller row counts for edges,
+ * masked loads and stores for the last columns. The blocking around it (packing, cache
+ * blocks, threads) is in cpu/gemm.c; this file only provides the kernel and the B-panel
+ * packer. Compiled with a function-level target attribute, run only when cpuid says AVX2
+ * and FMA are usable (cpu/x86/cpuid.c). Must not allocate. */
+#ifdef TI__X86_SIMD
+#include <immintrin.h>
+
+#define TI__K256_MR 6
+#define TI__K256_NR 16
+#define TI__K256_KC 256 /* B sliver 256 x 16 floats = 16 KiB: half of a 32 KiB L1 */
+#define TI__K256_MC 128 /* A block 128 x 256 floats = 128 KiB: a part of L2 */
+
+/* Lane masks for the first n of 8 floats (n may be <= 0 or >= 8). */
+TI__X86_INLINE TI__TARGET_AVX2 __m256i ti__k256_mask(int n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* c[0:nc] = alpha * (x0|x1) + beta * c[0:nc]; beta == 0 does not read c. */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_row(float *c, __m256 x0, __m256 x1, __m256 va,
+                                                 __m256 vb, float beta, int nc, __m256i m0,
+                                                 __m256i m1) {
+    x0 = _mm256_mul_ps(x0, va);
+    x1 = _mm256_mul_ps(x1, va);
+    if (nc == TI__K256_NR) {
+        if (beta != 0.0f) {
+            x0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(c), x0);
+            x1 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(c + 8), x1);
+        }
+        _mm256_storeu_ps(c, x0);
+        _mm256_storeu_ps(c + 8, x1);
+    } else { /* masked lanes are neither read nor written */
+        if (beta != 0.0f) {
+            x0 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(c, m0), x0);
+            x1 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(c + 8, m1), x1);
+        }
+        _mm256_maskstore_ps(c, m0, x0);
+        _mm256_maskstore_ps(c + 8, m1, x1);
+    }
+}
+
+#define TI__K256_FMA(r)                                                                     \
+    if (MR > r) {                                                                           \
+        __m256 ar = _mm256_broadcast_ss(ROWS ? a + (r) * lda : a + (r));                   \
+        c##r##_0 = _mm256_fmadd_ps(ar, b0, c##r##_0);                                       \
+        c##r##_1 = _mm256_fmadd_ps(ar, b1, c##r##_1);                                       \
+    }
+#define TI__K256_STORE(r)                                                                   \
+    if (MR > r) ti__k256_row(c + (r) * ldc, c##r##_0, c##r##_1, va, vb, beta, nc, m0, m1);
+
+/* A is read where it lies: ROWS = 1: element (r, p) at a[r * lda + p] (A not transposed);
+ * ROWS = 0: at a[p * lda + r] (A transposed). MR and ROWS are constants once inlined. */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, const int ROWS, size_t kc,
+                                                  const float *a, size_t lda, const float *b,
+                                                  float *c, size_t ldc, int nc, float alpha,
+                                                  float beta) {
+    size_t astep = ROWS ? 1 : lda;
+    __m256 z = _mm256_setzero_ps();
+    __m256 c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z;
+    __m256 c3_0 = z, c3_1 = z, c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z;
+    for (size_t p = 0; p < kc; p++) {
+        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+        TI__K256_FMA(0) TI__K256_FMA(1) TI__K256_FMA(2)
+        TI__K256_FMA(3) TI__K256_FMA(4) TI__K256_FMA(5)
+        a += astep;
+        b += TI__K256_NR;
+    }
+    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+    __m256i m0 = ti__k256_mask(nc), m1 = ti__k256_mask(nc - 8);
+    TI__K256_STORE(0) TI__K256_STORE(1) TI__K256_STORE(2)
+    TI__K256_STORE(3) TI__K256_STORE(4) TI__K256_STORE(5)
+}
+
+#define TI__K256_DEF(n)                                                                     \
+    static __attribute__((noinline, unused)) TI__TARGET_AVX2 void ti__k256_m##n(             \
+        int rows, size_t kc, const float *a, size_t lda, const float *b, float *c,          \
+        size_t ldc, int nc, float alpha, float beta) {                                      \
+        if (rows) ti__k256_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta);              \
+        else ti__k256_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta);                   \
+    }
+TI__K256_DEF(1)
+TI__K256_DEF(2)
+TI__K256_DEF(3)
+TI__K256_DEF(4)
+TI__K256_DEF(5)
+TI__K256_DEF(6)
+
+TI__PRIVATE TI__TARGET_AVX2 void ti__sgemm_kernel_avx2(size_t kc, const float *a, size_t lda,
+                                                       int a_rows, const float *b, float *c,
+                                                       size_t ldc, int mr, int nc, float alpha,
+                                                       float beta) {
+    switch (mr) {
+#define TI__K256_CASE(n)                                                                    \
+    case n: ti__k256_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta); break;
+    TI__K256_CASE(1) TI__K256_CASE(2) TI__K256_CASE(3) TI__K256_CASE(4) TI__K256_CASE(5)
+#undef TI__K256_CASE
+    default: ti__k256_m6(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta); break;
+    }
+}
+
+/* Packs B[0:kc, 0:w] (row-major, row stride ldb) as kc rows of 16 floats, zero past w. */
+TI__PRIVATE TI__TARGET_AVX2 void ti__sgemm_pack_b_avx2(size_t kc, size_t w, const float *b,
+                                                       size_t ldb, float *dst) {
+    if (w == TI__K256_NR) {
+        for (size_t p = 0; p < kc; p++, b += ldb, dst += TI__K256_NR) {
+            _mm256_storeu_ps(dst, _mm256_loadu_ps(b));
+            _mm256_storeu_ps(dst + 8, _mm256_loadu_ps(b + 8));
+        }
+        return;
+    }
+    __m256i m0 = ti__k256_mask((int)w), m1 = ti__k256_mask((int)w - 8);
+    for (size_t p = 0; p < kc; p++, b += ldb, dst += TI__K256_NR) {
+        _mm256_storeu_ps(dst, _mm256_maskload_ps(b, m0));
+        _mm256_storeu_ps(dst + 8, _mm256_maskload_ps(b + 8, m1));
+    }
+}
+
+TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void) {
+    static const ti__sgemm_isa isa = {TI__ISA_AVX2, TI__K256_MR, TI__K256_NR, TI__K256_KC, TI__K256_MC,
+                                      ti__sgemm_kernel_avx2, ti__sgemm_pack_b_avx2};
+    return &isa;
+}
+#endif /* TI__X86_SIMD */
+/* ==== end src/cpu/x86/gemm_avx2.c =========================================================== */
+
+/* ==== begin src/cpu/x86/gemm_avx512.c ======================================================= */
+/* float32 GEMM micro-kernel for AVX-512F: a 14 x 32 register tile (28 ZMM accumulators, two
+ * B vectors, one broadcast of A), smaller row counts for edges, masked loads and stores for
+ * the last columns. The blocking around it (packing, cache blocks, threads) is in
+ * cpu/gemm.c; this file only provides the kernel and the B-panel packer. Compiled with a
+ * function-level target attribute, run only when cpuid says AVX-512F is usable
+ * (cpu/x86/cpuid.c). Must not allocate. */
+#ifdef TI__X86_SIMD
+#include <immintrin.h>
+
+#define TI__K512_MR 14
+#define TI__K512_NR 32
+#define TI__K512_KC 128 /* B sliver 128 x 32 floats = 16 KiB: half of a 32 KiB L1 */
+#define TI__K512_MC 256 /* A block 256 x 128 floats = 128 KiB: a part of L2 */
+
+/* c[0:nc] = alpha * (x0|x1) + beta * c[0:nc]; beta == 0 does not read c. */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_row(float *c, __m512 x0, __m512 x1, __m512 va,
+                                                   __m512 vb, float beta, int nc,
+                                                   __mmask16 m0, __mmask16 m1) {
+    x0 = _mm512_mul_ps(x0, va);
+    x1 = _mm512_mul_ps(x1, va);
+    if (nc == TI__K512_NR) {
+        if (beta != 0.0f) {
+            x0 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(c), x0);
+            x1 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(c + 16), x1);
+        }
+        _mm512_storeu_ps(c, x0);
+        _mm512_storeu_ps(c + 16, x1);
+    } else { /* masked lanes are neither read nor written */
+        if (beta != 0.0f) {
+            x0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, c), x0);
+            x1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, c + 16), x1);
+        }
+        _mm512_mask_storeu_ps(c, m0, x0);
+        _mm512_mask_storeu_ps(c + 16, m1, x1);
+    }
+}
+
+/* One row of the tile: accumulators c<r>_0 and c<r>_1, live only when MR > r (MR is a
+ * constant once inlined, so unused rows cost nothing). */
+#define TI__K512_FMA(r)                                                                     \
+    if (MR > r) {                                                                           \
+        __m512 ar = _mm512_set1_ps(ROWS ? a[(r) * lda] : a[r]);                             \
+        c##r##_0 = _mm512_fmadd_ps(ar, b0, c##r##_0);                                       \
+        c##r##_1 = _mm512_fmadd_ps(ar, b1, c##r##_1);                                       \
+    }
+#define TI__K512_STORE(r)                                                                   \
+    if (MR > r) ti__k512_row(c + (r) * ldc, c##r##_0, c##r##_1, va, vb, beta, nc, m0, m1);
+
+/* A is read where it lies: ROWS = 1: element (r, p) at a[r * lda + p] (A not transposed);
+ * ROWS = 0: at a[p * lda + r] (A transposed). MR and ROWS are constants once inlined. */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS, size_t kc,
+                                                    const float *a, size_t lda, const float *b,
+                                                    float *c, size_t ldc, int nc, float alpha,
+                                                    float beta) {
+    size_t astep = ROWS ? 1 : lda;
+    __m512 z = _mm512_setzero_ps();
+    __m512 c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z, c3_0 = z, c3_1 = z;
+    __m512 c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z, c6_0 = z, c6_1 = z, c7_0 = z, c7_1 = z;
+    __m512 c8_0 = z, c8_1 = z, c9_0 = z, c9_1 = z, c10_0 = z, c10_1 = z, c11_0 = z;
+    __m512 c11_1 = z, c12_0 = z, c12_1 = z, c13_0 = z, c13_1 = z;
+    for (size_t p = 0; p < kc; p++) {
+        __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+        TI__K512_FMA(0) TI__K512_FMA(1) TI__K512_FMA(2) TI__K512_FMA(3) TI__K512_FMA(4)
+        TI__K512_FMA(5) TI__K512_FMA(6) TI__K512_FMA(7) TI__K512_FMA(8) TI__K512_FMA(9)
+        TI__K512_FMA(10) TI__K512_FMA(11) TI__K512_FMA(12) TI__K512_FMA(13)
+        a += astep;
+        b += TI__K512_NR;
+    }
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+    __mmask16 m0 = (__mmask16)(nc >= 16 ? 0xffffu : (1u << nc) - 1u);
+    __mmask16 m1 = (__mmask16)(nc >= 32 ? 0xffffu : nc > 16 ? (1u << (nc - 16)) - 1u : 0u);
+    TI__K512_STORE(0) TI__K512_STORE(1) TI__K512_STORE(2) TI__K512_STORE(3)
+    TI__K512_STORE(4) TI__K512_STORE(5) TI__K512_STORE(6) TI__K512_STORE(7)
+    TI__K512_STORE(8) TI__K512_STORE(9) TI__K512_STORE(10) TI__K512_STORE(11)
+    TI__K512_STORE(12) TI__K512_STORE(13)
+}
+
+/* One out-of-line function per row count and A layout, so each gets its own register
+ * allocation; the kernel entry picks one. */
+#define TI__K512_DEF(n)                                                                     \
+    static __attribute__((noinline, unused)) TI__TARGET_AVX512 void ti__k512_m##n(           \
+        int rows, size_t kc, const float *a, size_t lda, const float *b, float *c,          \
+        size_t ldc, int nc, float alpha, float beta) {                                      \
+        if (rows) ti__k512_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta);              \
+        else ti__k512_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta);                   \
+    }
+TI__K512_DEF(1)
+TI__K512_DEF(2)
+TI__K512_DEF(3)
+TI__K512_DEF(4)
+TI__K512_DEF(5)
+TI__K512_DEF(6)
+TI__K512_DEF(7)
+TI__K512_DEF(8)
+TI__K512_DEF(9)
+TI__K512_DEF(10)
+TI__K512_DEF(11)
+TI__K512_DEF(12)
+TI__K512_DEF(13)
+TI__K512_DEF(14)
+
+TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_kernel_avx512(size_t kc, const float *a,
+                                                           size_t lda, int a_rows,
+                                                           const float *b, float *c,
+                                                           size_t ldc, int mr, int nc,
+                                                           float alpha, float beta) {
+    switch (mr) {
+#define TI__K512_CASE(n)                                                                    \
+    case n: ti__k512_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta); break;
+    TI__K512_CASE(1) TI__K512_CASE(2) TI__K512_CASE(3) TI__K512_CASE(4) TI__K512_CASE(5)
+    TI__K512_CASE(6) TI__K512_CASE(7) TI__K512_CASE(8) TI__K512_CASE(9) TI__K512_CASE(10)
+    TI__K512_CASE(11) TI__K512_CASE(12) TI__K512_CASE(13)
+#undef TI__K512_CASE
+    default: ti__k512_m14(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta); break;
+    }
+}
+
+/* Packs B[0:kc, 0:w] (row-major, row stride ldb) as kc rows of 32 floats, zero past w. */
+TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_pack_b_avx512(size_t kc, size_t w, const float *b,
+                                                           size_t ldb, float *dst) {
+    if (w == TI__K512_NR) {
+        for (size_t p = 0; p < kc; p++, b += ldb, dst += TI__K512_NR) {
+            _mm512_storeu_ps(dst, _mm512_loadu_ps(b));
+            _mm512_storeu_ps(dst + 16, _mm512_loadu_ps(b + 16));
+        }
+        return;
+    }
+    __mmask16 m0 = (__mmask16)(w >= 16 ? 0xffffu : (1u << w) - 1u);
+    __mmask16 m1 = (__mmask16)(w > 16 ? (1u << (w - 16)) - 1u : 0u);
+    for (size_t p = 0; p < kc; p++, b += ldb, dst += TI__K512_NR) {
+        _mm512_storeu_ps(dst, _mm512_maskz_loadu_ps(m0, b));
+        _mm512_storeu_ps(dst + 16, _mm512_maskz_loadu_ps(m1, b + 16));
+    }
+}
+
+TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void) {
+    static const ti__sgemm_isa isa = {TI__ISA_AVX512, TI__K512_MR, TI__K512_NR, TI__K512_KC, TI__K512_MC,
+                                      ti__sgemm_kernel_avx512, ti__sgemm_pack_b_avx512};
+    return &isa;
+}
+#endif /* TI__X86_SIMD */
+/* ==== end src/cpu/x86/gemm_avx512.c ========================================================= */
 
 /* ==== begin src/graph/ops.c ================================================================= */
 /* The op registry: every op the CPU runs, found by domain and op type. Each cpu/ file

@@ -39,3 +39,17 @@
 #if !defined(TI_NO_THREADS) && defined(_WIN32)
 #define TI_NO_THREADS /* TODO(#6): a Win32 thread pool; until then one thread on Windows */
 #endif
+
+/* x86 SIMD kernels (src/cpu/x86/): AVX2+FMA and AVX-512F micro-kernels compiled with
+ * function-level target attributes, so the library needs no -mavx flags and picks the ISA at
+ * run time (cpuid + XGETBV). Only GCC >= 4.9 and Clang know those attributes and declare every
+ * intrinsic regardless of -m flags; other compilers, other CPUs and TI_NO_SIMD get the
+ * portable scalar kernels. */
+#if !defined(TI_NO_SIMD) && (defined(__x86_64__) || defined(__i386__)) &&                  \
+    (defined(__clang__) || (defined(__GNUC__) && (__GNUC__ > 4 || (__GNUC__ == 4 &&          \
+                                                                    __GNUC_MINOR__ >= 9))))
+#define TI__X86_SIMD 1
+#define TI__TARGET_AVX2 __attribute__((target("avx2,fma")))
+#define TI__TARGET_AVX512 __attribute__((target("avx512f,avx2,fma")))
+#define TI__X86_INLINE static __inline__ __attribute__((always_inline, unused))
+#endif

@@ -231,6 +231,40 @@ TI__PRIVATE void ti__parallel_for(ti__threadpool *tp, size_t n, size_t grain, ti
                                   void *ctx);
 TI__PRIVATE int ti__cpu_count(void);
 
+/* ---- instruction sets (cpu/isa.c, cpu/x86/cpuid.c) ---------------------------------- */
+/* Ordered: a higher value can run every kernel of a lower one. */
+enum { TI__ISA_SCALAR = 0, TI__ISA_AVX2 = 1, TI__ISA_AVX512 = 2 };
+TI__PRIVATE int ti__cpu_isa_best(void);      /* what this CPU and OS can run */
+TI__PRIVATE int ti__cpu_isa(void);           /* what the kernels use now */
+TI__PRIVATE int ti__cpu_force_isa(int isa);  /* test hook; returns the ISA in effect */
+TI__PRIVATE const char *ti__cpu_isa_name(int isa);
+#ifdef TI__X86_SIMD
+TI__PRIVATE int ti__x86_detect(void); /* best TI__ISA_* by cpuid and XGETBV */
+#endif
+
+/* A float32 GEMM micro-kernel: C[0:mr, 0:nc] = alpha * A * B + beta * C. A (mr x kc) is read
+ * where it lies: element (r, p) at a[r * lda + p] when a_rows (A not transposed), else at
+ * a[p * lda + r]. B (kc x nr) is packed: element (p, j) at b[p * nr + j], zero past nc. C is
+ * row-major with row stride ldc. beta == 0 never reads C. mr is 1..the kernel's largest, nc
+ * 1..nr. */
+typedef void (*ti__sgemm_kernel_fn)(size_t kc, const float *a, size_t lda, int a_rows,
+                                    const float *b, float *c, size_t ldc, int mr, int nc,
+                                    float alpha, float beta);
+/* Packs B[0:kc, 0:w] (row-major, row stride ldb) as kc rows of nr floats, zero past w. */
+typedef void (*ti__sgemm_pack_b_fn)(size_t kc, size_t w, const float *b, size_t ldb, float *dst);
+typedef struct ti__sgemm_isa {
+    int isa;
+    int mr, nr;   /* largest register tile: mr rows x nr columns of C */
+    int kc;       /* k block: kc x nr packed floats of B stay in L1 */
+    int mc;       /* rows of A per block: mc x kc floats of A stay in L2 */
+    ti__sgemm_kernel_fn kernel;
+    ti__sgemm_pack_b_fn pack_b; /* for B not transposed */
+} ti__sgemm_isa;
+#ifdef TI__X86_SIMD
+TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void);   /* cpu/x86/gemm_avx2.c */
+TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void); /* cpu/x86/gemm_avx512.c */
+#endif
+
 /* ---- kernels and the op registry (graph/ops.c) -------------------------------------- */
 /* What a kernel sees: its node, its input and output tensors, and the session's helpers.
  * Absent optional inputs/outputs are NULL. */

@@ -1,8 +1,10 @@
 /* Matrix products: Gemm, MatMul (numpy semantics: 1-D promotion, batch broadcast) and
  * MatMulInteger, plus the blocked float32 GEMM (ti__sgemm_ref) that conv.c also calls.
- * float32 runs the blocked GEMM; other dtypes run a plain generic loop. Relies on
- * tensor.c element access and the thread pool. Must not allocate: GEMM packing buffers
- * live on the stack (about 35 KiB, so small worker-thread stacks suffice). */
+ * float32 runs the blocked GEMM: SIMD micro-kernels (cpu/x86/) chosen at run time by
+ * ti__cpu_isa() (cpu/isa.c), or the portable micro-kernel below; other dtypes run a plain
+ * generic loop. Relies on tensor.c element access and the thread pool. Must not allocate:
+ * GEMM packing buffers live on the stack (at most about 48 KiB, so small worker-thread
+ * stacks suffice). */
 
 /* Register tile of the micro-kernel (MR rows x NR columns of C held in accumulators) and
  * the cache blocks: a KC x NC panel of B is packed once and reused for every MR rows. */
@@ -45,7 +47,177 @@ typedef struct ti__sgemm_job {
     float *c;
     size_t mt, nt;    /* task tile: rows x columns of C */
     size_t n_tiles_n; /* tiles along N */
+    const ti__sgemm_isa *isa; /* SIMD kernels, or NULL: the portable micro-kernel */
 } ti__sgemm_job;
+
+/* ---- SIMD path: A read in place x packed B sliver, micro-kernel from cpu/x86 ---------- */
+
+/* B is packed one sliver of kc x nr floats at a time (16 KiB): it stays in L1 while the
+ * kernel runs down an mc x kc block of A, which stays in L2 for the next sliver. A is read
+ * where it lies, unless its rows are a multiple of about 4 KiB apart: then the rows of a
+ * sliver share a few L1 sets and evict each other and B, so the block is packed into a
+ * stack buffer (32 KiB; mc shrinks to fit). At most about 48 KiB of stack in all. */
+#define TI__SGX_BCAP 4096 /* floats: kc * nr of every ISA fits */
+#define TI__SGX_ACAP 8192 /* floats of packed A */
+/* Columns of C per task tile with one thread: a B panel of kc x NT floats stays in L2 across
+ * the row blocks. */
+#define TI__SGX_NT 512
+
+/* 1 when rows `stride` floats apart fall into too few of the 64 sets of a 32 KiB, 8-way L1
+ * (64-byte lines): fewer than 12 distinct sets among 16 rows. */
+TI__PRIVATE int ti__sgemm_set_conflicts(size_t stride) {
+    unsigned long long seen = 0;
+    int distinct = 0;
+    for (size_t r = 0; r < 16; r++) {
+        unsigned set = (unsigned)((r * stride * sizeof(float) / 64) % 64);
+        if (!(seen >> set & 1)) distinct++;
+        seen |= 1ULL << set;
+    }
+    return distinct < 12;
+}
+
+/* Packs op(A)[r0:r0+h, p0:p0+kc] as kc x h, element (r, p) at dst[p * h + r]: the layout
+ * of a transposed A with leading dimension h, which the kernels read. */
+TI__PRIVATE void ti__sgemm_pack_a(const ti__sgemm_job *j, size_t r0, size_t h, size_t p0,
+                                  size_t kc, float *dst) {
+    if (j->trans_a) {
+        const float *s = j->a + p0 * j->lda + r0;
+        for (size_t p = 0; p < kc; p++, s += j->lda, dst += h)
+            for (size_t r = 0; r < h; r++) dst[r] = s[r];
+        return;
+    }
+    /* p outer: h loads a row stride apart, then h contiguous stores. (Row by row, each load
+     * would share its low 12 address bits with one of the strided stores still in flight,
+     * which the CPU treats as a possible dependency: several times slower.) */
+    const float *s = j->a + r0 * j->lda + p0;
+    size_t lda = j->lda;
+    for (size_t p = 0; p < kc; p++, s++, dst += h)
+        for (size_t r = 0; r < h; r++) dst[r] = s[r * lda];
+}
+
+TI__PRIVATE float *ti__align64(float *p) {
+    return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63);
+}
+
+/* Packs op(B)[p0:p0+kc, q0:q0+w] as kc rows of nr floats, zero past w. */
+TI__PRIVATE void ti__sgemm_pack_b(const ti__sgemm_job *j, const ti__sgemm_isa *isa, size_t p0,
+                                  size_t kc, size_t q0, size_t w, float *dst) {
+    size_t nr = (size_t)isa->nr;
+    if (!j->trans_b) {
+        isa->pack_b(kc, w, j->b + p0 * j->ldb + q0, j->ldb, dst);
+        return;
+    }
+    /* op(B)[p, q] = b[q * ldb + p]: column q of the sliver is a contiguous run of B */
+    for (size_t q = 0; q < w; q++) {
+        const float *s = j->b + (q0 + q) * j->ldb + p0;
+        for (size_t p = 0; p < kc; p++) dst[p * nr + q] = s[p];
+    }
+    for (size_t q = w; q < nr; q++)
+        for (size_t p = 0; p < kc; p++) dst[p * nr + q] = 0.0f;
+}
+
+/* Asks for op(B)[p0:p1, q0:q0+w] to be brought into the caches (a hint: no fault, no
+ * effect on results). */
+TI__PRIVATE void ti__sgemm_prefetch_b(const ti__sgemm_job *j, size_t p0, size_t p1, size_t q0,
+                                      size_t w) {
+#if defined(__GNUC__) || defined(__clang__)
+    if (j->trans_b) return; /* columns of op(B) are contiguous runs: prefetched in hardware */
+    for (size_t p = p0; p < p1; p++) {
+        const float *s = j->b + p * j->ldb + q0;
+        for (size_t q = 0; q < w; q += 16) __builtin_prefetch(s + q, 0, 2);
+        __builtin_prefetch(s + w - 1, 0, 2);
+    }
+#else
+    (void)j, (void)p0, (void)p1, (void)q0, (void)w;
+#endif
+}
+
+/* Asks for op(A)[r0:r1, p0:p0+kc] to be brought into the caches (a hint). */
+TI__PRIVATE void ti__sgemm_prefetch_a(const ti__sgemm_job *j, size_t r0, size_t r1, size_t p0,
+                                      size_t kc) {
+#if defined(__GNUC__) || defined(__clang__)
+    if (j->trans_a) return; /* rows of op(A) are columns of A: read as contiguous runs */
+    for (size_t r = r0; r < r1; r++) {
+        const float *s = j->a + r * j->lda + p0;
+        for (size_t p = 0; p < kc; p += 16) __builtin_prefetch(s + p, 0, 2);
+        __builtin_prefetch(s + kc - 1, 0, 2);
+    }
+#else
+    (void)j, (void)r0, (void)r1, (void)p0, (void)kc;
+#endif
+}
+
+/* C[m0:m1, n0:n1] of the job with the ISA's micro-kernel. Loops: k blocks (kc), then row
+ * blocks of C (at most mc rows, split evenly), then slivers of nr columns, then slivers of
+ * at most mr rows, also split evenly so that, for example, 16 rows run as 2 x 8 rather than
+ * 14 + 2. */
+TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa *isa,
+                                     size_t m0, size_t m1, size_t n0, size_t n1) {
+    float bbuf[TI__SGX_BCAP + 16], abuf[TI__SGX_ACAP + 16];
+    float *bp = ti__align64(bbuf), *ap = ti__align64(abuf);
+    size_t mr = (size_t)isa->mr, nr = (size_t)isa->nr, kcmax = (size_t)isa->kc;
+    size_t rows = m1 - m0;
+    int pack_a = ti__sgemm_set_conflicts(j->lda);
+    TI_ASSERT(kcmax * nr <= TI__SGX_BCAP && kcmax * mr <= TI__SGX_ACAP);
+    for (size_t pc = 0; pc < j->k || pc == 0; pc += kcmax) {
+        size_t kc = TI__MIN(kcmax, j->k - pc);
+        float beta = pc == 0 ? j->beta : 1.0f; /* later k blocks add to C */
+        size_t mc_cap = (size_t)isa->mc;
+        if (pack_a) mc_cap = TI__MIN(mc_cap, TI__SGX_ACAP / (kc ? kc : 1) / mr * mr);
+        size_t nblk = (rows + mc_cap - 1) / mc_cap;
+        for (size_t ib = 0; ib < nblk; ib++) {
+            size_t ic = m0 + rows * ib / nblk, mc = m0 + rows * (ib + 1) / nblk - ic;
+            size_t ns = (mc + mr - 1) / mr; /* row slivers, each mc / ns or one more */
+            if (pack_a)
+                for (size_t s = 0; s < ns; s++) {
+                    size_t r0 = mc * s / ns, h = mc * (s + 1) / ns - r0;
+                    ti__sgemm_pack_a(j, ic + r0, h, pc, kc, ap + r0 * kc);
+                }
+            /* the next block of A (to be packed after this one), a share per sliver of B */
+            size_t nx0 = m0 + rows * (ib + 1) / nblk, nx1 = m0 + rows * (ib + 2) / nblk;
+            size_t njr = (n1 - n0 + nr - 1) / nr;
+            if (!pack_a || ib + 1 >= nblk) nx1 = nx0;
+            for (size_t jr = n0; jr < n1; jr += nr) {
+                size_t w = TI__MIN(nr, n1 - jr), t = (jr - n0) / nr;
+                ti__sgemm_pack_b(j, isa, pc, kc, jr, w, bp);
+                if (nx1 > nx0)
+                    ti__sgemm_prefetch_a(j, nx0 + (nx1 - nx0) * t / njr,
+                                         nx0 + (nx1 - nx0) * (t + 1) / njr, pc, kc);
+                /* The next sliver of B: kc rows a row stride apart, each on its own page when
+                 * B is wide, which the hardware prefetchers do not follow; fetched into the
+                 * caches a share per kernel call, while the kernels run. */
+                size_t jn = jr + nr < n1 ? jr + nr : (size_t)-1;
+                for (size_t s = 0; s < ns; s++) {
+                    size_t r0 = mc * s / ns, h = mc * (s + 1) / ns - r0;
+                    const float *a = ap + r0 * kc; /* packed: transposed layout, lda h */
+                    size_t lda = h;
+                    int a_rows = 0;
+                    if (!pack_a) {
+                        a_rows = !j->trans_a;
+                        a = a_rows ? j->a + (ic + r0) * j->lda + pc : j->a + pc * j->lda + ic + r0;
+                        lda = j->lda;
+                    }
+                    if (jn != (size_t)-1)
+                        ti__sgemm_prefetch_b(j, pc + kc * s / ns, pc + kc * (s + 1) / ns, jn,
+                                             TI__MIN(nr, n1 - jn));
+                    isa->kernel(kc, a, lda, a_rows, bp, j->c + (ic + r0) * j->ldc + jr, j->ldc,
+                                (int)h, (int)w, j->alpha, beta);
+                }
+            }
+        }
+        if (j->k == 0) break;
+    }
+}
+
+/* The SIMD micro-kernel set for the ISA in use, or NULL for the portable path. */
+TI__PRIVATE const ti__sgemm_isa *ti__sgemm_pick_isa(void) {
+#ifdef TI__X86_SIMD
+    int isa = ti__cpu_isa();
+    if (isa >= TI__ISA_AVX512) return ti__sgemm_avx512_isa();
+    if (isa >= TI__ISA_AVX2) return ti__sgemm_avx2_isa();
+#endif
+    return NULL;
+}
 
 /* C[m0:m1, n0:n1] of the job, with stack-packed panels. */
 TI__PRIVATE void ti__sgemm_tile(const ti__sgemm_job *j, size_t m0, size_t m1, size_t n0,
@@ -118,7 +290,9 @@ TI__PRIVATE void ti__sgemm_range(void *ctx, size_t begin, size_t end) {
     for (size_t t = begin; t < end; t++) {
         size_t tm = t / j->n_tiles_n, tn = t % j->n_tiles_n;
         size_t m0 = tm * j->mt, n0 = tn * j->nt;
-        ti__sgemm_tile(j, m0, TI__MIN(m0 + j->mt, j->m), n0, TI__MIN(n0 + j->nt, j->n));
+        size_t m1 = TI__MIN(m0 + j->mt, j->m), n1 = TI__MIN(n0 + j->nt, j->n);
+        if (j->isa != NULL) ti__sgemm_tile_simd(j, j->isa, m0, m1, n0, n1);
+        else ti__sgemm_tile(j, m0, m1, n0, n1);
     }
 }
 
@@ -179,6 +353,7 @@ TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_
     j.ldb = ldb;
     j.ldc = ldc;
     j.c = C;
+    j.isa = ti__sgemm_pick_isa();
     size_t threads = (size_t)ti__threadpool_size(tp);
     size_t flops = M * N * (K + 1);
     if (M < TI__SG_MR) {
@@ -187,10 +362,15 @@ TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_
         ti__parallel_for(tp, tiles, flops < 65536 ? tiles : 1, ti__sgemm_small_m, &j);
         return;
     }
-    /* tiles as large as possible while leaving about 4 per thread */
+    /* tiles as large as possible while leaving about 4 per thread; one thread: one tile
+     * (the SIMD path blocks for the caches inside a tile) */
     j.mt = 128;
     j.nt = 512;
-    for (;;) {
+    if (threads <= 1 && j.isa != NULL) {
+        j.mt = M;
+        j.nt = TI__SGX_NT;
+    }
+    while (!(threads <= 1 && j.isa != NULL)) {
         size_t tiles = ((M + j.mt - 1) / j.mt) * ((N + j.nt - 1) / j.nt);
         if (tiles >= 4 * threads || (j.mt <= 16 && j.nt <= 64)) break;
         if (j.nt > 64 && (j.nt >= 4 * j.mt || j.mt <= 16)) j.nt /= 2;

@@ -1,0 +1,56 @@
+/* Which instruction set the CPU kernels use. The best one the CPU and OS support is detected
+ * once (cpu/x86/cpuid.c on x86; scalar elsewhere and with TI_NO_SIMD). The environment
+ * variable TINYINFER_ISA=scalar|avx2|avx512, read once at first use, caps it: for comparing
+ * paths, and for working around a suspected SIMD problem on a user's machine. Tests call
+ * ti__cpu_force_isa(). Asking for an ISA the CPU lacks gives the best one it has.
+ * The two globals below are the library's only mutable globals: each is written with the
+ * same value by any thread that races on first use (idempotent), and only tests change the
+ * selection afterwards. Must not allocate or print. */
+
+static int ti__isa_best_g = -1; /* -1: not detected yet */
+static int ti__isa_cur_g = -1;  /* -1: not chosen yet (TINYINFER_ISA not read) */
+
+TI__PRIVATE int ti__cpu_isa_best(void) {
+    int best = ti__isa_best_g;
+    if (best < 0) {
+#ifdef TI__X86_SIMD
+        best = ti__x86_detect();
+#else
+        best = TI__ISA_SCALAR;
+#endif
+        ti__isa_best_g = best;
+    }
+    return best;
+}
+
+TI__PRIVATE const char *ti__cpu_isa_name(int isa) {
+    switch (isa) {
+    case TI__ISA_AVX2: return "avx2";
+    case TI__ISA_AVX512: return "avx512";
+    default: return "scalar";
+    }
+}
+
+/* The ISA asked for by TINYINFER_ISA, or -1 when unset or unknown (then: the best). */
+TI__PRIVATE int ti__isa_from_env(void) {
+    const char *v = getenv("TINYINFER_ISA");
+    if (v == NULL) return -1;
+    for (int isa = TI__ISA_SCALAR; isa <= TI__ISA_AVX512; isa++)
+        if (strcmp(v, ti__cpu_isa_name(isa)) == 0) return isa;
+    return -1;
+}
+
+/* Test hook: isa is a TI__ISA_* value (capped at the best available), or -1 to go back to
+ * TINYINFER_ISA or the best. Returns the ISA now in effect. */
+TI__PRIVATE int ti__cpu_force_isa(int isa) {
+    int best = ti__cpu_isa_best();
+    if (isa < 0) isa = ti__isa_from_env();
+    if (isa < 0 || isa > best) isa = best;
+    ti__isa_cur_g = isa;
+    return isa;
+}
+
+TI__PRIVATE int ti__cpu_isa(void) {
+    int isa = ti__isa_cur_g;
+    return isa >= 0 ? isa : ti__cpu_force_isa(-1);
+}

@@ -1,0 +1,31 @@
+/* x86 feature detection for the SIMD kernels: cpuid says what the CPU has, XGETBV says
+ * whether the OS saves the YMM (AVX) and opmask/ZMM (AVX-512) registers on context switches;
+ * both must agree before a kernel may use them. Called once through ti__cpu_isa_best
+ * (cpu/isa.c). Compiled only when TI__X86_SIMD is defined (core/config.h). */
+#ifdef TI__X86_SIMD
+#include <cpuid.h>
+
+/* XCR0 through the raw opcode of XGETBV, so no -mxsave is needed. Only valid when cpuid
+ * reports OSXSAVE. */
+TI__PRIVATE unsigned long long ti__x86_xcr0(void) {
+    unsigned lo, hi;
+    __asm__ __volatile__(".byte 0x0f, 0x01, 0xd0" : "=a"(lo), "=d"(hi) : "c"(0));
+    return ((unsigned long long)hi << 32) | lo;
+}
+
+TI__PRIVATE int ti__x86_detect(void) {
+    unsigned a, b, c, d;
+    if (__get_cpuid_max(0, NULL) < 7) return TI__ISA_SCALAR;
+    __cpuid(1, a, b, c, d);
+    int osxsave = (c >> 27) & 1, avx = (c >> 28) & 1, fma = (c >> 12) & 1;
+    if (!osxsave || !avx || !fma) return TI__ISA_SCALAR;
+    unsigned long long xcr0 = ti__x86_xcr0();
+    if ((xcr0 & 0x6) != 0x6) return TI__ISA_SCALAR; /* XMM and YMM state */
+    __cpuid_count(7, 0, a, b, c, d);
+    int avx2 = (b >> 5) & 1, avx512f = (b >> 16) & 1;
+    if (!avx2) return TI__ISA_SCALAR;
+    /* opmask, upper halves of ZMM0-15, ZMM16-31 */
+    if (avx512f && (xcr0 & 0xe0) == 0xe0) return TI__ISA_AVX512;
+    return TI__ISA_AVX2;
+}
+#endif /* TI__X86_SIMD */

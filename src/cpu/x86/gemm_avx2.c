@@ -1,0 +1,124 @@
+/* float32 GEMM micro-kernel for AVX2 + FMA: a 6 x 16 register tile (12 YMM accumulators, two
+ * B vectors, one broadcast of A: 15 of the 16 YMM registers), smaller row counts for edges,
+ * masked loads and stores for the last columns. The blocking around it (packing, cache
+ * blocks, threads) is in cpu/gemm.c; this file only provides the kernel and the B-panel
+ * packer. Compiled with a function-level target attribute, run only when cpuid says AVX2
+ * and FMA are usable (cpu/x86/cpuid.c). Must not allocate. */
+#ifdef TI__X86_SIMD
+#include <immintrin.h>
+
+#define TI__K256_MR 6
+#define TI__K256_NR 16
+#define TI__K256_KC 256 /* B sliver 256 x 16 floats = 16 KiB: half of a 32 KiB L1 */
+#define TI__K256_MC 128 /* A block 128 x 256 floats = 128 KiB: a part of L2 */
+
+/* Lane masks for the first n of 8 floats (n may be <= 0 or >= 8). */
+TI__X86_INLINE TI__TARGET_AVX2 __m256i ti__k256_mask(int n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* c[0:nc] = alpha * (x0|x1) + beta * c[0:nc]; beta == 0 does not read c. */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_row(float *c, __m256 x0, __m256 x1, __m256 va,
+                                                 __m256 vb, float beta, int nc, __m256i m0,
+                                                 __m256i m1) {
+    x0 = _mm256_mul_ps(x0, va);
+    x1 = _mm256_mul_ps(x1, va);
+    if (nc == TI__K256_NR) {
+        if (beta != 0.0f) {
+            x0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(c), x0);
+            x1 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(c + 8), x1);
+        }
+        _mm256_storeu_ps(c, x0);
+        _mm256_storeu_ps(c + 8, x1);
+    } else { /* masked lanes are neither read nor written */
+        if (beta != 0.0f) {
+            x0 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(c, m0), x0);
+            x1 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(c + 8, m1), x1);
+        }
+        _mm256_maskstore_ps(c, m0, x0);
+        _mm256_maskstore_ps(c + 8, m1, x1);
+    }
+}
+
+#define TI__K256_FMA(r)                                                                     \
+    if (MR > r) {                                                                           \
+        __m256 ar = _mm256_broadcast_ss(ROWS ? a + (r) * lda : a + (r));                   \
+        c##r##_0 = _mm256_fmadd_ps(ar, b0, c##r##_0);                                       \
+        c##r##_1 = _mm256_fmadd_ps(ar, b1, c##r##_1);                                       \
+    }
+#define TI__K256_STORE(r)                                                                   \
+    if (MR > r) ti__k256_row(c + (r) * ldc, c##r##_0, c##r##_1, va, vb, beta, nc, m0, m1);
+
+/* A is read where it lies: ROWS = 1: element (r, p) at a[r * lda + p] (A not transposed);
+ * ROWS = 0: at a[p * lda + r] (A transposed). MR and ROWS are constants once inlined. */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, const int ROWS, size_t kc,
+                                                  const float *a, size_t lda, const float *b,
+                                                  float *c, size_t ldc, int nc, float alpha,
+                                                  float beta) {
+    size_t astep = ROWS ? 1 : lda;
+    __m256 z = _mm256_setzero_ps();
+    __m256 c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z;
+    __m256 c3_0 = z, c3_1 = z, c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z;
+    for (size_t p = 0; p < kc; p++) {
+        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+        TI__K256_FMA(0) TI__K256_FMA(1) TI__K256_FMA(2)
+        TI__K256_FMA(3) TI__K256_FMA(4) TI__K256_FMA(5)
+        a += astep;
+        b += TI__K256_NR;
+    }
+    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+    __m256i m0 = ti__k256_mask(nc), m1 = ti__k256_mask(nc - 8);
+    TI__K256_STORE(0) TI__K256_STORE(1) TI__K256_STORE(2)
+    TI__K256_STORE(3) TI__K256_STORE(4) TI__K256_STORE(5)
+}
+
+#define TI__K256_DEF(n)                                                                     \
+    static __attribute__((noinline, unused)) TI__TARGET_AVX2 void ti__k256_m##n(             \
+        int rows, size_t kc, const float *a, size_t lda, const float *b, float *c,          \
+        size_t ldc, int nc, float alpha, float beta) {                                      \
+        if (rows) ti__k256_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta);              \
+        else ti__k256_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta);                   \
+    }
+TI__K256_DEF(1)
+TI__K256_DEF(2)
+TI__K256_DEF(3)
+TI__K256_DEF(4)
+TI__K256_DEF(5)
+TI__K256_DEF(6)
+
+TI__PRIVATE TI__TARGET_AVX2 void ti__sgemm_kernel_avx2(size_t kc, const float *a, size_t lda,
+                                                       int a_rows, const float *b, float *c,
+                                                       size_t ldc, int mr, int nc, float alpha,
+                                                       float beta) {
+    switch (mr) {
+#define TI__K256_CASE(n)                                                                    \
+    case n: ti__k256_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta); break;
+    TI__K256_CASE(1) TI__K256_CASE(2) TI__K256_CASE(3) TI__K256_CASE(4) TI__K256_CASE(5)
+#undef TI__K256_CASE
+    default: ti__k256_m6(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta); break;
+    }
+}
+
+/* Packs B[0:kc, 0:w] (row-major, row stride ldb) as kc rows of 16 floats, zero past w. */
+TI__PRIVATE TI__TARGET_AVX2 void ti__sgemm_pack_b_avx2(size_t kc, size_t w, const float *b,
+                                                       size_t ldb, float *dst) {
+    if (w == TI__K256_NR) {
+        for (size_t p = 0; p < kc; p++, b += ldb, dst += TI__K256_NR) {
+            _mm256_storeu_ps(dst, _mm256_loadu_ps(b));
+            _mm256_storeu_ps(dst + 8, _mm256_loadu_ps(b + 8));
+        }
+        return;
+    }
+    __m256i m0 = ti__k256_mask((int)w), m1 = ti__k256_mask((int)w - 8);
+    for (size_t p = 0; p < kc; p++, b += ldb, dst += TI__K256_NR) {
+        _mm256_storeu_ps(dst, _mm256_maskload_ps(b, m0));
+        _mm256_storeu_ps(dst + 8, _mm256_maskload_ps(b + 8, m1));
+    }
+}
+
+TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void) {
+    static const ti__sgemm_isa isa = {TI__ISA_AVX2, TI__K256_MR, TI__K256_NR, TI__K256_KC, TI__K256_MC,
+                                      ti__sgemm_kernel_avx2, ti__sgemm_pack_b_avx2};
+    return &isa;
+}
+#endif /* TI__X86_SIMD */

@@ -1,0 +1,141 @@
+/* float32 GEMM micro-kernel for AVX-512F: a 14 x 32 register tile (28 ZMM accumulators, two
+ * B vectors, one broadcast of A), smaller row counts for edges, masked loads and stores for
+ * the last columns. The blocking around it (packing, cache blocks, threads) is in
+ * cpu/gemm.c; this file only provides the kernel and the B-panel packer. Compiled with a
+ * function-level target attribute, run only when cpuid says AVX-512F is usable
+ * (cpu/x86/cpuid.c). Must not allocate. */
+#ifdef TI__X86_SIMD
+#include <immintrin.h>
+
+#define TI__K512_MR 14
+#define TI__K512_NR 32
+#define TI__K512_KC 128 /* B sliver 128 x 32 floats = 16 KiB: half of a 32 KiB L1 */
+#define TI__K512_MC 256 /* A block 256 x 128 floats = 128 KiB: a part of L2 */
+
+/* c[0:nc] = alpha * (x0|x1) + beta * c[0:nc]; beta == 0 does not read c. */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_row(float *c, __m512 x0, __m512 x1, __m512 va,
+                                                   __m512 vb, float beta, int nc,
+                                                   __mmask16 m0, __mmask16 m1) {
+    x0 = _mm512_mul_ps(x0, va);
+    x1 = _mm512_mul_ps(x1, va);
+    if (nc == TI__K512_NR) {
+        if (beta != 0.0f) {
+            x0 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(c), x0);
+            x1 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(c + 16), x1);
+        }
+        _mm512_storeu_ps(c, x0);
+        _mm512_storeu_ps(c + 16, x1);
+    } else { /* masked lanes are neither read nor written */
+        if (beta != 0.0f) {
+            x0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, c), x0);
+            x1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, c + 16), x1);
+        }
+        _mm512_mask_storeu_ps(c, m0, x0);
+        _mm512_mask_storeu_ps(c + 16, m1, x1);
+    }
+}
+
+/* One row of the tile: accumulators c<r>_0 and c<r>_1, live only when MR > r (MR is a
+ * constant once inlined, so unused rows cost nothing). */
+#define TI__K512_FMA(r)                                                                     \
+    if (MR > r) {                                                                           \
+        __m512 ar = _mm512_set1_ps(ROWS ? a[(r) * lda] : a[r]);                             \
+        c##r##_0 = _mm512_fmadd_ps(ar, b0, c##r##_0);                                       \
+        c##r##_1 = _mm512_fmadd_ps(ar, b1, c##r##_1);                                       \
+    }
+#define TI__K512_STORE(r)                                                                   \
+    if (MR > r) ti__k512_row(c + (r) * ldc, c##r##_0, c##r##_1, va, vb, beta, nc, m0, m1);
+
+/* A is read where it lies: ROWS = 1: element (r, p) at a[r * lda + p] (A not transposed);
+ * ROWS = 0: at a[p * lda + r] (A transposed). MR and ROWS are constants once inlined. */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS, size_t kc,
+                                                    const float *a, size_t lda, const float *b,
+                                                    float *c, size_t ldc, int nc, float alpha,
+                                                    float beta) {
+    size_t astep = ROWS ? 1 : lda;
+    __m512 z = _mm512_setzero_ps();
+    __m512 c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z, c3_0 = z, c3_1 = z;
+    __m512 c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z, c6_0 = z, c6_1 = z, c7_0 = z, c7_1 = z;
+    __m512 c8_0 = z, c8_1 = z, c9_0 = z, c9_1 = z, c10_0 = z, c10_1 = z, c11_0 = z;
+    __m512 c11_1 = z, c12_0 = z, c12_1 = z, c13_0 = z, c13_1 = z;
+    for (size_t p = 0; p < kc; p++) {
+        __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+        TI__K512_FMA(0) TI__K512_FMA(1) TI__K512_FMA(2) TI__K512_FMA(3) TI__K512_FMA(4)
+        TI__K512_FMA(5) TI__K512_FMA(6) TI__K512_FMA(7) TI__K512_FMA(8) TI__K512_FMA(9)
+        TI__K512_FMA(10) TI__K512_FMA(11) TI__K512_FMA(12) TI__K512_FMA(13)
+        a += astep;
+        b += TI__K512_NR;
+    }
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+    __mmask16 m0 = (__mmask16)(nc >= 16 ? 0xffffu : (1u << nc) - 1u);
+    __mmask16 m1 = (__mmask16)(nc >= 32 ? 0xffffu : nc > 16 ? (1u << (nc - 16)) - 1u : 0u);
+    TI__K512_STORE(0) TI__K512_STORE(1) TI__K512_STORE(2) TI__K512_STORE(3)
+    TI__K512_STORE(4) TI__K512_STORE(5) TI__K512_STORE(6) TI__K512_STORE(7)
+    TI__K512_STORE(8) TI__K512_STORE(9) TI__K512_STORE(10) TI__K512_STORE(11)
+    TI__K512_STORE(12) TI__K512_STORE(13)
+}
+
+/* One out-of-line function per row count and A layout, so each gets its own register
+ * allocation; the kernel entry picks one. */
+#define TI__K512_DEF(n)                                                                     \
+    static __attribute__((noinline, unused)) TI__TARGET_AVX512 void ti__k512_m##n(           \
+        int rows, size_t kc, const float *a, size_t lda, const float *b, float *c,          \
+        size_t ldc, int nc, float alpha, float beta) {                                      \
+        if (rows) ti__k512_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta);              \
+        else ti__k512_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta);                   \
+    }
+TI__K512_DEF(1)
+TI__K512_DEF(2)
+TI__K512_DEF(3)
+TI__K512_DEF(4)
+TI__K512_DEF(5)
+TI__K512_DEF(6)
+TI__K512_DEF(7)
+TI__K512_DEF(8)
+TI__K512_DEF(9)
+TI__K512_DEF(10)
+TI__K512_DEF(11)
+TI__K512_DEF(12)
+TI__K512_DEF(13)
+TI__K512_DEF(14)
+
+TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_kernel_avx512(size_t kc, const float *a,
+                                                           size_t lda, int a_rows,
+                                                           const float *b, float *c,
+                                                           size_t ldc, int mr, int nc,
+                                                           float alpha, float beta) {
+    switch (mr) {
+#define TI__K512_CASE(n)                                                                    \
+    case n: ti__k512_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta); break;
+    TI__K512_CASE(1) TI__K512_CASE(2) TI__K512_CASE(3) TI__K512_CASE(4) TI__K512_CASE(5)
+    TI__K512_CASE(6) TI__K512_CASE(7) TI__K512_CASE(8) TI__K512_CASE(9) TI__K512_CASE(10)
+    TI__K512_CASE(11) TI__K512_CASE(12) TI__K512_CASE(13)
+#undef TI__K512_CASE
+    default: ti__k512_m14(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta); break;
+    }
+}
+
+/* Packs B[0:kc, 0:w] (row-major, row stride ldb) as kc rows of 32 floats, zero past w. */
+TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_pack_b_avx512(size_t kc, size_t w, const float *b,
+                                                           size_t ldb, float *dst) {
+    if (w == TI__K512_NR) {
+        for (size_t p = 0; p < kc; p++, b += ldb, dst += TI__K512_NR) {
+            _mm512_storeu_ps(dst, _mm512_loadu_ps(b));
+            _mm512_storeu_ps(dst + 16, _mm512_loadu_ps(b + 16));
+        }
+        return;
+    }
+    __mmask16 m0 = (__mmask16)(w >= 16 ? 0xffffu : (1u << w) - 1u);
+    __mmask16 m1 = (__mmask16)(w > 16 ? (1u << (w - 16)) - 1u : 0u);
+    for (size_t p = 0; p < kc; p++, b += ldb, dst += TI__K512_NR) {
+        _mm512_storeu_ps(dst, _mm512_maskz_loadu_ps(m0, b));
+        _mm512_storeu_ps(dst + 16, _mm512_maskz_loadu_ps(m1, b + 16));
+    }
+}
+
+TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void) {
+    static const ti__sgemm_isa isa = {TI__ISA_AVX512, TI__K512_MR, TI__K512_NR, TI__K512_KC, TI__K512_MC,
+                                      ti__sgemm_kernel_avx512, ti__sgemm_pack_b_avx512};
+    return &isa;
+}
+#endif /* TI__X86_SIMD */

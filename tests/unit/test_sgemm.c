@@ -1,0 +1,262 @@
+/* The float32 GEMM (ti__sgemm_ref) under each instruction set forced in turn (scalar, AVX2,
+ * AVX-512; one the CPU lacks is a skip), against a double-precision loop: random and edge
+ * shapes, every trans_a/trans_b combination, alpha/beta variants (beta 0 must not read C:
+ * C starts as NaN), padded leading dimensions whose padding must stay untouched, one and
+ * two threads. Then a whole model (light_squeezenet.onnx) under each ISA against the
+ * scalar ISA, and the TINYINFER_ISA names. */
+#define TINYINFER_IMPLEMENTATION
+#include "tinyinfer.h"
+#include "ti_test.h"
+
+static unsigned g_seed = 12345u;
+static unsigned urand(void) {
+    g_seed = g_seed * 1664525u + 1013904223u;
+    return g_seed >> 8;
+}
+static float frand(void) { return (float)(urand() & 0xffff) / 32768.0f - 1.0f; }
+static size_t dim(size_t lo, size_t hi) { return lo + urand() % (hi - lo + 1); }
+
+static const float SENTINEL = 1234.5f; /* in the padding of C: must survive */
+
+typedef struct gcase {
+    int ta, tb;
+    size_t m, n, k, lda, ldb, ldc;
+    float alpha, beta;
+    float *a, *b, *c0; /* inputs; c0: C before the call */
+    double *ref, *scale; /* expected C, and sum of |terms| per element (error scale) */
+} gcase;
+
+static int make_case(gcase *g, int ta, int tb, size_t m, size_t n, size_t k, float alpha,
+                     float beta) {
+    g->ta = ta;
+    g->tb = tb;
+    g->m = m;
+    g->n = n;
+    g->k = k;
+    g->alpha = alpha;
+    g->beta = beta;
+    size_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
+    g->lda = ac + (urand() % 3 == 0 ? urand() % 5 : 0);
+    g->ldb = bc + (urand() % 3 == 0 ? urand() % 5 : 0);
+    g->ldc = n + (urand() % 2 == 0 ? 1 + urand() % 7 : 0);
+    g->a = (float *)malloc(sizeof(float) * (ar * g->lda + 1));
+    g->b = (float *)malloc(sizeof(float) * (br * g->ldb + 1));
+    g->c0 = (float *)malloc(sizeof(float) * m * g->ldc);
+    g->ref = (double *)malloc(sizeof(double) * m * n);
+    g->scale = (double *)malloc(sizeof(double) * m * n);
+    if (!g->a || !g->b || !g->c0 || !g->ref || !g->scale) return 0;
+    for (size_t i = 0; i < ar * g->lda + 1; i++) g->a[i] = frand();
+    for (size_t i = 0; i < br * g->ldb + 1; i++) g->b[i] = frand();
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < g->ldc; j++)
+            g->c0[i * g->ldc + j] = j >= n ? SENTINEL : beta == 0.0f ? NAN : frand();
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++) {
+            double s = 0, sa = 0;
+            for (size_t p = 0; p < k; p++) {
+                double x = g->a[ta ? p * g->lda + i : i * g->lda + p];
+                double y = g->b[tb ? j * g->ldb + p : p * g->ldb + j];
+                s += x * y;
+                sa += fabs(x * y);
+            }
+            double c = beta == 0.0f ? 0.0 : (double)beta * g->c0[i * g->ldc + j];
+            g->ref[i * n + j] = alpha * s + c;
+            g->scale[i * n + j] = fabs(alpha) * sa + fabs(c);
+        }
+    return 1;
+}
+
+static void free_case(gcase *g) {
+    free(g->a);
+    free(g->b);
+    free(g->c0);
+    free(g->ref);
+    free(g->scale);
+}
+
+/* Runs the case under the current ISA; returns the number of wrong elements (and prints the
+ * first). Bound: float accumulation of K products, 2.5e-7 * (K + 4) of the sum of |terms|. */
+static int run_case(const gcase *g, ti__threadpool *tp, const char *isa) {
+    float *c = (float *)malloc(sizeof(float) * g->m * g->ldc);
+    if (c == NULL) return 1;
+    memcpy(c, g->c0, sizeof(float) * g->m * g->ldc);
+    ti__sgemm_ref(g->ta, g->tb, g->m, g->n, g->k, g->alpha, g->a, g->lda, g->b, g->ldb, g->beta,
+                  c, g->ldc, tp);
+    int bad = 0;
+    for (size_t i = 0; i < g->m; i++)
+        for (size_t j = 0; j < g->ldc; j++) {
+            float got = c[i * g->ldc + j];
+            int ok;
+            double want;
+            if (j >= g->n) {
+                want = SENTINEL;
+                ok = got == SENTINEL;
+            } else {
+                want = g->ref[i * g->n + j];
+                double tol = 2.5e-7 * (double)(g->k + 4) * g->scale[i * g->n + j] + 1e-30;
+                ok = fabs((double)got - want) <= tol; /* NaN fails */
+            }
+            if (!ok && bad++ == 0)
+                printf("  %s: M=%zu N=%zu K=%zu ta=%d tb=%d alpha=%g beta=%g lda=%zu ldb=%zu "
+                       "ldc=%zu threads=%d: C[%zu,%zu] = %.9g, expected %.9g\n",
+                       isa, g->m, g->n, g->k, g->ta, g->tb, g->alpha, g->beta, g->lda, g->ldb,
+                       g->ldc, ti__threadpool_size(tp), i, j, got, want);
+        }
+    free(c);
+    return bad;
+}
+
+static const int ISAS[3] = {TI__ISA_SCALAR, TI__ISA_AVX2, TI__ISA_AVX512};
+
+/* Checks one case under every ISA the CPU has, serial and with tp. */
+static void check_case(int ta, int tb, size_t m, size_t n, size_t k, float alpha, float beta,
+                       ti__threadpool *tp) {
+    gcase g;
+    memset(&g, 0, sizeof g);
+    if (!make_case(&g, ta, tb, m, n, k, alpha, beta)) {
+        TI_CHECK(!"out of memory");
+        free_case(&g);
+        return;
+    }
+    for (int i = 0; i < 3; i++) {
+        if (ti__cpu_force_isa(ISAS[i]) != ISAS[i]) continue;
+        const char *name = ti__cpu_isa_name(ISAS[i]);
+        TI_CHECK_EQ_INT(run_case(&g, NULL, name), 0);
+        if (tp != NULL) TI_CHECK_EQ_INT(run_case(&g, tp, name), 0);
+    }
+    ti__cpu_force_isa(-1);
+    free_case(&g);
+}
+
+static void isa_report(void) {
+    int best = ti__cpu_isa_best();
+    printf("best ISA here: %s\n", ti__cpu_isa_name(best));
+    for (int i = 0; i < 3; i++)
+        if (ISAS[i] > best) {
+            char why[96];
+            snprintf(why, sizeof why, "%s: this CPU or OS lacks it (its cases ran as %s)",
+                     ti__cpu_isa_name(ISAS[i]), ti__cpu_isa_name(best));
+            ti_test_skip_note(why, __FILE__, __LINE__);
+        }
+}
+
+TI_TEST(forcing_an_isa) {
+    int best = ti__cpu_isa_best();
+    TI_CHECK_EQ_INT(ti__cpu_force_isa(TI__ISA_SCALAR), TI__ISA_SCALAR);
+    TI_CHECK_EQ_INT(ti__cpu_isa(), TI__ISA_SCALAR);
+    /* more than the CPU has: the best it has */
+    TI_CHECK_EQ_INT(ti__cpu_force_isa(TI__ISA_AVX512 + 5), best);
+    TI_CHECK_EQ_INT(ti__cpu_force_isa(-1), ti__cpu_isa());
+    TI_CHECK(strcmp(ti__cpu_isa_name(TI__ISA_AVX2), "avx2") == 0);
+    TI_CHECK(strcmp(ti__cpu_isa_name(TI__ISA_AVX512), "avx512") == 0);
+    TI_CHECK(strcmp(ti__cpu_isa_name(TI__ISA_SCALAR), "scalar") == 0);
+#if defined(TI_NO_SIMD) || !(defined(__x86_64__) || defined(__i386__))
+    TI_CHECK_EQ_INT(best, TI__ISA_SCALAR);
+#endif
+}
+
+TI_TEST(edge_shapes) {
+    /* sizes around every register tile and block edge: 1, mr +- 1, nr +- 1, kc +- 1 */
+    static const size_t e[] = {1, 2, 3, 5, 6, 7, 8, 13, 14, 15, 16, 17, 31, 32, 33, 129, 257};
+    size_t ne = sizeof e / sizeof e[0];
+    for (int t = 0; t < 4; t++)
+        for (size_t i = 0; i < ne; i++) {
+            size_t m = e[i], n = e[(i * 7 + 3) % ne], k = e[(i * 5 + t) % ne];
+            check_case(t & 1, t >> 1, m, n, k, 1.0f, 0.0f, NULL);
+            check_case(t & 1, t >> 1, n, k, m, 0.5f, 1.0f, NULL);
+        }
+    for (int t = 0; t < 4; t++) check_case(t & 1, t >> 1, 9, 20, 0, 1.0f, 0.5f, NULL); /* K=0 */
+}
+
+TI_TEST(random_shapes) {
+    ti__threadpool *tp = ti__threadpool_create(NULL, 2);
+    static const float alphas[] = {1.0f, 0.5f, -2.0f}, betas[] = {0.0f, 1.0f, 0.25f};
+    for (int it = 0; it < 48; it++) {
+        int small = it % 4 != 0;
+        size_t m = small ? dim(1, 40) : dim(1, 300), n = small ? dim(1, 70) : dim(1, 300);
+        size_t k = small ? dim(1, 60) : dim(1, 300);
+        check_case(it & 1, (it >> 1) & 1, m, n, k, alphas[urand() % 3], betas[urand() % 3],
+                   it % 3 == 0 ? tp : NULL);
+    }
+    ti__threadpool_destroy(tp);
+}
+
+TI_TEST(big_shapes) {
+    ti__threadpool *tp = ti__threadpool_create(NULL, 2);
+    for (int t = 0; t < 4; t++) check_case(t & 1, t >> 1, 197, 255, 513, 1.0f, 0.0f, tp);
+    check_case(0, 0, 16, 3136, 32, 1.0f, 0.0f, tp); /* a pointwise conv: few rows, long N */
+    check_case(0, 1, 300, 64, 700, -1.0f, 1.0f, NULL);
+    ti__threadpool_destroy(tp);
+}
+
+/* light_squeezenet under `isa` (2 threads); out receives the first output. */
+static int run_model(int isa, float **out, size_t *n) {
+    ti_error err;
+    *out = NULL;
+    ti_model *m = ti_model_load_file("tests/data/light_squeezenet.onnx", NULL, &err);
+    if (m == NULL) return 0;
+    ti_session_desc d;
+    memset(&d, 0, sizeof d);
+    d.num_threads = 2;
+    ti__cpu_force_isa(isa);
+    ti_session *s = ti_session_create(m, &d, &err);
+    int ok = 0;
+    if (s != NULL) {
+        ti_tensor *x = ti_session_input(s, 0);
+        unsigned seed = 99u;
+        for (size_t i = 0; i < ti_tensor_numel(x); i++) {
+            seed = seed * 1664525u + 1013904223u;
+            ((float *)x->data)[i] = (float)((seed >> 8) & 0xffff) / 65536.0f;
+        }
+        if (ti_session_run(s, &err) == TI_OK) {
+            ti_tensor *y = ti_session_output(s, 0);
+            *n = ti_tensor_numel(y);
+            *out = (float *)malloc(sizeof(float) * *n);
+            if (*out != NULL) memcpy(*out, y->data, sizeof(float) * *n), ok = 1;
+        } else {
+            printf("  run: %s\n", err.message);
+        }
+    } else {
+        printf("  session: %s\n", err.message);
+    }
+    ti_session_destroy(s);
+    ti_model_free(m);
+    ti__cpu_force_isa(-1);
+    return ok;
+}
+
+TI_TEST(model_agrees_across_isas) {
+    float *ref = NULL;
+    size_t nref = 0;
+    TI_REQUIRE(run_model(TI__ISA_SCALAR, &ref, &nref));
+    double amax = 0;
+    for (size_t i = 0; i < nref; i++) amax = fmax(amax, fabs(ref[i]));
+    TI_CHECK(amax > 0); /* a non-trivial output */
+    for (int i = 1; i < 3; i++) {
+        if (ISAS[i] > ti__cpu_isa_best()) continue;
+        float *y = NULL;
+        size_t ny = 0;
+        TI_CHECK(run_model(ISAS[i], &y, &ny));
+        TI_CHECK_EQ_INT(ny, nref);
+        int bad = 0;
+        for (size_t q = 0; y != NULL && q < ny && q < nref; q++) {
+            double tol = 1e-4 * fmax(fabs(ref[q]), amax * 1e-2);
+            if (!(fabs((double)y[q] - ref[q]) <= tol) && bad++ == 0)
+                printf("  %s: output[%zu] = %.9g, scalar gives %.9g\n",
+                       ti__cpu_isa_name(ISAS[i]), q, y[q], ref[q]);
+        }
+        TI_CHECK_EQ_INT(bad, 0);
+        free(y);
+    }
+    free(ref);
+}
+
+int main(void) {
+    isa_report();
+    TI_RUN(forcing_an_isa);
+    TI_RUN(edge_shapes);
+    TI_RUN(random_shapes);
+    TI_RUN(big_shapes);
+    TI_RUN(model_agrees_across_isas);
+    return ti_test_summary();
+}
