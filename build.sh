@@ -298,6 +298,10 @@ j_fuzz_replay() { # the fuzz target on the seed corpus and the test models, unde
         tests/fuzz/replay_main.c -o "$out" "${LIBS[@]}"
     ASAN_OPTIONS=$ASAN_OPTS UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         timeout 900 "$out" tests/fuzz/corpus/onnx tests/data
+    "$SANCC" "${SAN[@]}" "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/fuzz/fuzz_tflite.c \
+        tests/fuzz/replay_main.c -o "$out-tflite" "${LIBS[@]}"
+    ASAN_OPTIONS=$ASAN_OPTS UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        timeout 900 "$out-tflite" tests/fuzz/corpus/tflite tests/data examples/data
 }
 
 j_fuzz_short() { # a short libFuzzer run (when clang has libFuzzer)
@@ -309,6 +313,11 @@ j_fuzz_short() { # a short libFuzzer run (when clang has libFuzzer)
     cd "$d"
     timeout 120 ./fuzz_onnx -max_total_time=20 -timeout=10 -rss_limit_mb=2048 \
         -dict="$root/tests/fuzz/onnx.dict" -artifact_prefix=./ corpus "$root/tests/fuzz/corpus/onnx"
+    clang -O1 -g -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer "${INC[@]/#-I/-I$root/}" \
+        "$root/tests/fuzz/fuzz_tflite.c" -o fuzz_tflite "${LIBS[@]}"
+    mkdir -p corpus_tflite
+    timeout 120 ./fuzz_tflite -max_total_time=20 -timeout=10 -rss_limit_mb=2048 \
+        -artifact_prefix=./ corpus_tflite "$root/tests/fuzz/corpus/tflite"
 }
 
 j_readme() { # the README example compiles with -Werror and runs on the bundled model
@@ -532,7 +541,7 @@ start_asan_jobs() {
         if [ -f "$f" ]; then job "asan: $f" j_prog asan "$f"; fi
     done
     if [ -f tests/fuzz/fuzz_onnx.c ]; then
-        job "asan: fuzz replay (corpus + tests/data)" j_fuzz_replay
+        job "asan: fuzz replay, ONNX and TFLite targets (corpora + test models)" j_fuzz_replay
     fi
     job "asan: OpenCL loader and backend" j_cl asan
 }
@@ -598,7 +607,7 @@ cmd_test() {
     job "examples: classify (bundled MobileNet v2, grace_hopper.bmp)" j_classify
     job "examples: segment (DeepLabv3 from $CORAL)" j_segment
     start_asan_jobs
-    if [ -f tests/fuzz/fuzz_onnx.c ]; then job "fuzz: 20 s libFuzzer run" j_fuzz_short; fi
+    if [ -f tests/fuzz/fuzz_onnx.c ]; then job "fuzz: 20 s libFuzzer runs, ONNX and TFLite" j_fuzz_short; fi
     collect
     finish
 }
