@@ -159,12 +159,24 @@ static void time_shape(const shape *s, double budget, double *cpu, double *wall)
     free(a), free(b), free(c);
 }
 
+/* The 1-minute load average (Linux), or -1: says how busy the shared machine was. */
+static double load_average(void) {
+    double v = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f != NULL) {
+        if (fscanf(f, "%lf", &v) != 1) v = -1;
+        fclose(f);
+    }
+    return v;
+}
+
 int main(int argc, char **argv) {
     const char *path = argc > 1 ? argv[1] : NULL;
     static char rep[16384];
     size_t len = 0, shown = 0;
 #define OUT(...) (len += (size_t)snprintf(rep + len, len < sizeof rep ? sizeof rep - len : 0, __VA_ARGS__))
     int best = ti__cpu_isa_best();
+    double load0 = load_average();
     double pk2 = probe_peak(TI__ISA_AVX2, 5), pk512 = probe_peak(TI__ISA_AVX512, 5);
     double peak = pk2 > pk512 ? pk2 : pk512;
     time_t now = time(NULL);
@@ -211,6 +223,10 @@ int main(int argc, char **argv) {
         OUT(" %.1f | %.0f%% |", pw_flops / pw_time[i] * 1e-9,
             peak > 0 ? 100 * pw_flops / pw_time[i] / peak : 0);
     OUT("\n");
+    if (load0 >= 0)
+        OUT("\nLoad average (1 min) at the start: %.2f, at the end: %.2f, on %d CPUs; a load "
+            "above 1 means other processes shared the CPUs, caches and memory.\n", load0,
+            load_average(), ti__cpu_count());
     fputs(rep + shown, stdout);
     if (path != NULL) { /* the whole report, into the file */
         FILE *f = fopen(path, "w");
