@@ -818,6 +818,7 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 /*    src/cl/loader.c                                                                      */
 /*    src/cl/kernels.c                                                                     */
 /*    src/cl/runtime.c                                                                     */
+/*    src/cl/ops.c                                                                         */
 /*    src/cl/backend.c                                                                     */
 /*    src/core/model.c                                                                     */
 /*    src/core/session.c                                                                   */
@@ -24134,13 +24135,13 @@ TI__PRIVATE void ti__cla_buf(ti__clargs *a, cl_mem m, size_t off_bytes) {
 #endif /* TI_NO_OPENCL */
 /* ==== end src/cl/runtime.c ================================================================== */
 
-/* ==== begin src/cl/backend.c ================================================================ */
-/* The OpenCL backend of a session: places each planned node on the GPU or the CPU (with
- * the reason), lays out device memory (one activation buffer mirroring the CPU arena's
- * offsets, one buffer of constants and kernel parameter tables), and runs the plan,
- * copying a tensor between host and device only where a CPU node and a GPU node meet.
- * Relies on cl/runtime.c, the CPU kernels' parameter readers (conv.c, pool.c, gemm.c,
- * reduce.c) and the session. Must not allocate in ti__clplan_run. */
+/* ==== begin src/cl/ops.c ==================================================================== */
+/* The OpenCL side of each op: a planner that says whether a node can run on the device
+ * (or why not) and writes its parameter table, and a launcher that sets the kernel's
+ * arguments and enqueues it; the op table that maps op types to both. Also the plan's
+ * state (ti__clplan) that cl/backend.c fills and runs. Relies on cl/runtime.c and the CPU
+ * kernels' parameter readers (conv.c, pool.c, gemm.c, reduce.c). Must not allocate in a
+ * launcher: launchers run inside ti_session_run. */
 #ifndef TI_NO_OPENCL
 
 #define TI__CL_HOST 1 /* value's bytes are current in host memory */
@@ -25003,6 +25004,18 @@ TI__PRIVATE void ti__clc_init(ti__clc *c, ti_session *s, ti__clplan *g, int n) {
     c->n_out = c->node->n_outputs;
     c->why[0] = 0;
 }
+
+#endif /* TI_NO_OPENCL */
+/* ==== end src/cl/ops.c ====================================================================== */
+
+/* ==== begin src/cl/backend.c ================================================================ */
+/* The OpenCL backend of a session: places each planned node on the GPU or the CPU (with
+ * the reason), lays out device memory (one activation buffer mirroring the CPU arena's
+ * offsets, one buffer of constants and kernel parameter tables), builds the programs
+ * (at creation, or on a background thread while the CPU serves runs), and runs the plan,
+ * copying a tensor between host and device only where a CPU node and a GPU node meet.
+ * Relies on cl/ops.c and cl/runtime.c. Must not allocate in ti__clplan_run. */
+#ifndef TI_NO_OPENCL
 
 /* ---- plan ---------------------------------------------------------------------------- */
 
