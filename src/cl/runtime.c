@@ -203,6 +203,16 @@ TI__PRIVATE void ti__clrt_destroy(ti__clrt *rt) {
     memset(rt, 0, sizeof *rt);
 }
 
+/* Android 7+ keeps apps out of vendor libraries unless the manifest asks for them: when
+ * the linker says a library is not accessible for the app's namespace, say what to add. */
+TI__PRIVATE const char *ti__cl_namespace_hint(const ti_cl_report *rep) {
+    for (int i = 0; i < rep->num_tried && i < TI_CL_MAX_TRIED; i++)
+        if (strstr(rep->tried[i].error, "namespace") != NULL)
+            return "; Android: add <uses-native-library android:name=\"libOpenCL.so\" "
+                   "android:required=\"false\"/> to AndroidManifest.xml's <application>";
+    return "";
+}
+
 /* Loads OpenCL, picks the device, makes a context and an in-order queue. On failure
  * returns 0 with the reason in why and leaves rt empty. */
 TI__PRIVATE int ti__clrt_init(ti__clrt *rt, const ti_session_desc *d, char *why, size_t whycap) {
@@ -210,8 +220,9 @@ TI__PRIVATE int ti__clrt_init(ti__clrt *rt, const ti_session_desc *d, char *why,
     ti_cl_report rep;
     ti_cl_status st = ti_cl_load(&rt->api, d->opencl_library, &rep);
     if (st == TI_CL_NOT_FOUND) {
-        snprintf(why, whycap, "no OpenCL library (tried %d: '%s': %s%s)", rep.num_tried,
-                 rep.tried[0].path, rep.tried[0].error, rep.num_tried > 1 ? ", ..." : "");
+        snprintf(why, whycap, "no OpenCL library (tried %d: '%.60s': %.60s%s)%s", rep.num_tried,
+                 rep.tried[0].path, rep.tried[0].error, rep.num_tried > 1 ? ", ..." : "",
+                 ti__cl_namespace_hint(&rep));
         return 0;
     }
     if (st == TI_CL_INCOMPLETE) {

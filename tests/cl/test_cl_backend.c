@@ -777,6 +777,20 @@ TI_TEST(auto_serves_on_the_cpu_while_programs_build) {
     ti_model_free(m);
 }
 
+/* The Android linker's refusal gets the manifest hint; other errors do not. */
+TI_TEST(android_namespace_hint) {
+    ti_cl_report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.num_tried = 2;
+    snprintf(rep.tried[0].error, sizeof rep.tried[0].error, "dlopen failed: not found");
+    TI_CHECK(ti__cl_namespace_hint(&rep)[0] == 0);
+    snprintf(rep.tried[1].error, sizeof rep.tried[1].error,
+             "library \"/vendor/lib64/libOpenCL.so\" needed or dlopened by \"libnativeloader.so\" "
+             "is not accessible for the namespace \"clns-4\"");
+    TI_CHECK_STR_CONTAINS(ti__cl_namespace_hint(&rep),
+                          "<uses-native-library android:name=\"libOpenCL.so\"");
+}
+
 int main(void) {
     ti_error err;
     ti_model *m = ti_model_load_file("tests/data/conv2d_padding.onnx", NULL, &err);
@@ -788,6 +802,7 @@ int main(void) {
         ti_model_free(m);
     }
     snprintf(g_cache_dir, sizeof g_cache_dir, "build/test/cl/cache-%ld", (long)getpid());
+    TI_RUN(android_namespace_hint);
     TI_RUN(conv_kernels_match_the_cpu);
     TI_RUN(matmul_and_gemm_match_the_cpu);
     TI_RUN(elementwise_ops_match_the_cpu);
