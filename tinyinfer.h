@@ -6219,9 +6219,10 @@ TI__PRIVATE const ti__op ti__ops_index[] = {
  * variable TINYINFER_ISA=scalar|avx2|avx512, read once at first use, caps it: for comparing
  * paths, and for working around a suspected SIMD problem on a user's machine. Tests call
  * ti__cpu_force_isa(). Asking for an ISA the CPU lacks gives the best one it has.
- * The two globals below are the library's only mutable globals: each is written with the
- * same value by any thread that races on first use (idempotent), and only tests change the
- * selection afterwards. Must not allocate or print. */
+ * The two globals below are written with the same value by any thread that races on first
+ * use (idempotent), and only tests change the selection afterwards; the library's other
+ * mutable global is the OpenCL context table (cl/runtime.c, behind a mutex). Must not
+ * allocate or print. */
 
 static int ti__isa_best_g = -1; /* -1: not detected yet */
 static int ti__isa_cur_g = -1;  /* -1: not chosen yet (TINYINFER_ISA not read) */
