@@ -23,6 +23,7 @@ TI__PRIVATE void ti__clplan_release(ti__clplan *g) {
     g->par = NULL;
     g->npar = NULL;
     g->par_off = NULL;
+    g->op = NULL;
     g->n_gpu = g->n_cpu = 0;
 }
 
@@ -41,7 +42,8 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
     g->par = (int32_t **)ti__pool_alloc(pool, sizeof(int32_t *) * ((size_t)nn + 1));
     g->npar = (int *)ti__pool_alloc(pool, sizeof(int) * ((size_t)nn + 1));
     g->par_off = (size_t *)ti__pool_alloc(pool, sizeof(size_t) * ((size_t)nn + 1));
-    if (!g->where || !g->cst_off || !g->gpu || !g->why || !g->par || !g->npar || !g->par_off)
+    g->op = (const ti__clop **)ti__pool_alloc(pool, sizeof(ti__clop *) * ((size_t)nn + 1));
+    if (!g->where || !g->cst_off || !g->gpu || !g->why || !g->par || !g->npar || !g->par_off || !g->op)
         return ti__fail(err, TI_ERR_OUT_OF_MEMORY, s->m->name, "out of memory planning OpenCL");
     for (int v = 0; v < nv; v++) g->cst_off[v] = (size_t)-1;
     /* 1. which nodes can run there, and the programs they need */
@@ -49,7 +51,7 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
     for (int n = 0; n < nn; n++) {
         ti__clc c;
         ti__clc_init(&c, s, g, n);
-        const ti__clop *op = ti__cl_op_find(c.node);
+        const ti__clop *op = g->op[n] = ti__cl_op_find(c.node);
         int ok = 0;
         if (n >= s->first_dynamic) ti__clc_no(&c, "shapes known only at run time");
         else if (op == NULL) ti__clc_no(&c, "no OpenCL kernel for %s", c.node->op);
@@ -78,7 +80,7 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
     size_t cst = 0;
     g->n_gpu = g->n_cpu = 0;
     for (int n = 0; n < nn; n++) {
-        const ti__clop *op = ti__cl_op_find(&s->nodes[n]);
+        const ti__clop *op = g->op[n];
         if (g->gpu[n] && (need & op->progs) != op->progs) {
             g->gpu[n] = 0;
             g->why[n] = ti__pool_strndup(pool, fail, strlen(fail));
@@ -246,7 +248,7 @@ TI__PRIVATE ti_status ti__clplan_run(ti_session *s, ti__clplan *g, int async, ti
             if (e == CL_SUCCESS) {
                 ti__clc c;
                 ti__clc_init(&c, s, g, n);
-                const ti__clop *op = ti__cl_op_find(node);
+                const ti__clop *op = g->op[n];
                 e = op->run ? op->run(&c) : ti__cl_run_copy_table(&c);
             }
             if (e == CL_SUCCESS) {

@@ -17,6 +17,7 @@ typedef struct ti__clplan {
     unsigned char *where; /* per value, during a run */
     size_t *cst_off;      /* per value: byte offset in cst, (size_t)-1 when not there */
     unsigned char *gpu;   /* per node */
+    const struct ti__clop **op; /* per node: its OpenCL op, found once at planning */
     const char **why;     /* per node: reason for the CPU ("" on the GPU) */
     int32_t **par;        /* per node: parameter table (host copy), or NULL */
     int *npar;
