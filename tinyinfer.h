@@ -391,6 +391,10 @@ typedef struct ti_session_desc {
      * to the GPU at the first run after they are ready (backend OPENCL always builds
      * first). The background thread calls the session's allocator. */
     int opencl_build_first;
+    /* 1: time every node of every run (ti_node_info.time_ms, the upload / kernel /
+     * download split in ti_session_info). On OpenCL this turns on the queue's event
+     * profiling, so kernel times are the device's own. Costs a little per node. */
+    int profile;
     void (*log)(ti_log_level level, const char *message, void *user); /* 0: silent     */
     void *log_user;
 } ti_session_desc;
@@ -453,6 +457,12 @@ typedef struct ti_session_info {
     int launch_retries;           /* kernel launches whose work-group size the driver
                                    * refused and that were retried smaller (or with
                                    * none), since the session was created            */
+    double run_ms;                /* wall time of the last ti_session_run (or of
+                                   * run_async + wait)                                */
+    /* With desc.profile, the last run's time on the device: host-to-device copies,
+     * kernels, device-to-host copies (OpenCL event times; 0 on the CPU backend), and
+     * the time of the nodes that ran on the CPU. */
+    double upload_ms, kernel_ms, download_ms, cpu_ms;
 } ti_session_info;
 TI_API ti_status ti_session_get_info(const ti_session *s, ti_session_info *out);
 
@@ -466,7 +476,16 @@ typedef struct ti_node_info {
     int num_outputs;
     ti_backend backend; /* where it runs: TI_BACKEND_CPU or TI_BACKEND_OPENCL         */
     const char *placement; /* why there: "" on the backend asked for, else the reason  */
+    /* With desc.profile, the last run: the node's time (CPU wall time, or its kernels'
+     * time on the OpenCL device; -1 without profile) and the bytes copied across the
+     * CPU/GPU boundary so that it could run (its inputs, made current where it runs). */
+    double time_ms;
+    size_t bytes_in;
 } ti_node_info;
+/* Writes the last profiled run as Chrome trace-event JSON (opens in Perfetto or
+ * chrome://tracing): one event per node, placed on a CPU or a GPU track. Needs
+ * desc.profile; returns TI_ERR_IO naming the path when the file cannot be written. */
+TI_API ti_status ti_session_write_trace(const ti_session *s, const char *path, ti_error *err);
 TI_API int ti_session_num_nodes(const ti_session *s);
 TI_API ti_status ti_session_node_info(const ti_session *s, int i, ti_node_info *out);
 /* Input/output j of planned node i; NULL when absent or out of range. */
@@ -1253,6 +1272,13 @@ struct ti_session {
     char fallback[320]; /* why the requested backend is not the one running */
     char unplanned_reason[160];
     ti_session_info info;
+    /* desc.profile: per node of the last run, its start (ms after the run began), time,
+     * bytes copied for its inputs, and 1 when it ran on the GPU (plan pool; else NULL) */
+    double *prof_t0, *prof_ms;
+    size_t *prof_bytes;
+    unsigned char *prof_gpu;
+    int profiled; /* 1 once a run has filled the profile */
+    double t_run; /* ti__now_ms at the start of the run in flight */
 };
 TI__PRIVATE int ti__session_new_value(ti_session *s, const char *name);
 TI__PRIVATE void ti__kctx_init(ti_session *s, ti__kctx *k, int n, ti_error *err);
@@ -1817,6 +1843,21 @@ TI__PRIVATE int ti__cpu_count(void) {
     return 1;
 #endif
 }
+
+/* Wall-clock milliseconds (timings in ti_session_info and the profile). */
+#include <time.h>
+#if defined(_WIN32)
+TI__PRIVATE double ti__now_ms(void) { return (double)clock() * 1000.0 / CLOCKS_PER_SEC; }
+#else
+/* gettimeofday: declared by <sys/time.h> whatever feature macros the including file set
+ * (clock_gettime needs _POSIX_C_SOURCE, which -std=c99 users do not define) */
+#include <sys/time.h>
+TI__PRIVATE double ti__now_ms(void) {
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (double)tv.tv_sec * 1e3 + (double)tv.tv_usec * 1e-3;
+}
+#endif
 
 #ifndef TI_NO_THREADS
 struct ti__threadpool {
@@ -23602,21 +23643,39 @@ typedef struct ti__clrt {
                          * are refused as a driver would (CL_INVALID_WORK_GROUP_SIZE) */
     int retries;        /* launches that needed a smaller or no local size */
     char last_retry[160];
+    /* profiling (desc.profile): the events of the run in flight, each with the node it
+     * belongs to (-1: the final output reads) and its kind (TI__CLEV_*) */
+    int profiling;
+    cl_event *ev;
+    int *ev_node;
+    unsigned char *ev_kind;
+    int ev_n, ev_cap, ev_cur;
+    double run_t0;   /* host time at the start of the run (ti__now_ms) */
+    double ev_host0; /* host time of the first event's enqueue, ms after the run began */
 } ti__clrt;
 
-#include <time.h>
-#if defined(_WIN32)
-TI__PRIVATE double ti__cl_now_ms(void) { return (double)clock() * 1000.0 / CLOCKS_PER_SEC; }
-#else
-/* gettimeofday: declared by <sys/time.h> whatever feature macros the including file set
- * (clock_gettime needs _POSIX_C_SOURCE, which -std=c99 users do not define) */
-#include <sys/time.h>
-TI__PRIVATE double ti__cl_now_ms(void) {
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (double)tv.tv_sec * 1e3 + (double)tv.tv_usec * 1e-3;
+enum { TI__CLEV_KERNEL, TI__CLEV_UPLOAD, TI__CLEV_DOWNLOAD };
+
+/* Where the next command's event goes: NULL when not profiling (or the table is full).
+ * The slot is kept only when the command was queued (ti__clrt_ev_keep). */
+TI__PRIVATE cl_event *ti__clrt_ev_slot(ti__clrt *rt) {
+    if (rt->ev == NULL || rt->ev_n >= rt->ev_cap) return NULL;
+    rt->ev[rt->ev_n] = NULL;
+    return &rt->ev[rt->ev_n];
 }
-#endif
+TI__PRIVATE void ti__clrt_ev_keep(ti__clrt *rt, cl_int e, int kind) {
+    if (rt->ev == NULL || rt->ev_n >= rt->ev_cap || e != CL_SUCCESS || rt->ev[rt->ev_n] == NULL) return;
+    if (rt->ev_n == 0) rt->ev_host0 = ti__now_ms() - rt->run_t0;
+    rt->ev_node[rt->ev_n] = rt->ev_cur;
+    rt->ev_kind[rt->ev_n] = (unsigned char)kind;
+    rt->ev_n++;
+}
+/* Releases the events not yet collected (a failed run, a plan released). */
+TI__PRIVATE void ti__clrt_ev_drop(ti__clrt *rt) {
+    for (int i = 0; i < rt->ev_n; i++)
+        if (rt->ev[i] != NULL) rt->api.clReleaseEvent(rt->ev[i]);
+    rt->ev_n = 0;
+}
 
 /* Does "platform / device" of device number idx (or of type) match the selector? */
 TI__PRIVATE int ti__cl_matches(const char *sel, cl_device_type type, int idx, const char *name) {
@@ -23792,10 +23851,12 @@ TI__PRIVATE int ti__clrt_init(ti__clrt *rt, const ti_session_desc *d, char *why,
         ti__clrt_destroy(rt);
         return 0;
     }
+    rt->profiling = d->profile != 0;
+    cl_queue_properties qp[3] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
     if (cl->clCreateCommandQueueWithProperties != NULL) {
-        rt->q = cl->clCreateCommandQueueWithProperties(rt->ctx, rt->dev, NULL, &e);
+        rt->q = cl->clCreateCommandQueueWithProperties(rt->ctx, rt->dev, rt->profiling ? qp : NULL, &e);
     } else if (cl->clCreateCommandQueue != NULL) {
-        rt->q = cl->clCreateCommandQueue(rt->ctx, rt->dev, 0, &e);
+        rt->q = cl->clCreateCommandQueue(rt->ctx, rt->dev, rt->profiling ? CL_QUEUE_PROFILING_ENABLE : 0, &e);
     } else {
         e = CL_INVALID_OPERATION;
     }
@@ -23982,7 +24043,7 @@ TI__PRIVATE int ti__clrt_build(ti__clrt *rt, ti__clp p, char *why, size_t whycap
         key = ti__fnv1a(key, srcs[i], lens[i] + 1);
     }
     char path[600] = "";
-    double t0 = ti__cl_now_ms();
+    double t0 = ti__now_ms();
     cl_int e = CL_SUCCESS;
     cl_program prog = NULL;
     if (rt->cache_dir[0]) {
@@ -24050,7 +24111,7 @@ TI__PRIVATE int ti__clrt_build(ti__clrt *rt, ti__clp p, char *why, size_t whycap
             wg = rt->max_wg;
         rt->kern_wg[k] = TI__MIN(wg, rt->max_wg);
     }
-    rt->build_ms += ti__cl_now_ms() - t0;
+    rt->build_ms += ti__now_ms() - t0;
     return 1;
 }
 
@@ -24069,8 +24130,11 @@ TI__PRIVATE cl_int ti__clrt_enqueue(ti__clrt *rt, ti__clk k, int dims, const siz
         for (int d = 0; d < dims; d++) prod *= lws[d];
         if (prod > rt->fake_max_wg) return CL_INVALID_WORK_GROUP_SIZE;
     }
-    return rt->api.clEnqueueNDRangeKernel(rt->q, rt->kern[k], (cl_uint)dims, NULL, gws, lws, 0,
-                                          NULL, NULL);
+    cl_event *ev = ti__clrt_ev_slot(rt);
+    cl_int e = rt->api.clEnqueueNDRangeKernel(rt->q, rt->kern[k], (cl_uint)dims, NULL, gws, lws, 0,
+                                              NULL, ev);
+    if (ev != NULL) ti__clrt_ev_keep(rt, e, TI__CLEV_KERNEL);
+    return e;
 }
 
 TI__PRIVATE int ti__cl_wg_error(cl_int e) {
@@ -25036,6 +25100,11 @@ TI__PRIVATE void ti__clplan_release(ti__clplan *g) {
     if (g == NULL) return;
     if (g->pending && g->rt.q) g->rt.api.clFinish(g->rt.q); /* buffers are in use until then */
     g->pending = 0;
+    ti__clrt_ev_drop(&g->rt);
+    g->rt.ev = NULL; /* the tables live in the plan pool */
+    g->rt.ev_node = NULL;
+    g->rt.ev_kind = NULL;
+    g->rt.ev_cap = 0;
     if (g->act) g->rt.api.clReleaseMemObject(g->act);
     if (g->cst) g->rt.api.clReleaseMemObject(g->cst);
     g->act = g->cst = NULL;
@@ -25069,6 +25138,16 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
     g->op = (const ti__clop **)ti__pool_alloc(pool, sizeof(ti__clop *) * ((size_t)nn + 1));
     if (!g->where || !g->cst_off || !g->gpu || !g->why || !g->par || !g->npar || !g->par_off || !g->op)
         return ti__fail(err, TI_ERR_OUT_OF_MEMORY, s->m->name, "out of memory planning OpenCL");
+    if (g->rt.profiling) { /* room for every command of a run; more than that go unrecorded */
+        int cap = 8 * nn + 2 * nv + 16;
+        g->rt.ev = (cl_event *)ti__pool_alloc(pool, sizeof(cl_event) * (size_t)cap);
+        g->rt.ev_node = (int *)ti__pool_alloc(pool, sizeof(int) * (size_t)cap);
+        g->rt.ev_kind = (unsigned char *)ti__pool_alloc(pool, (size_t)cap);
+        if (!g->rt.ev || !g->rt.ev_node || !g->rt.ev_kind)
+            return ti__fail(err, TI_ERR_OUT_OF_MEMORY, s->m->name, "out of memory planning OpenCL");
+        g->rt.ev_cap = cap;
+        g->rt.ev_n = 0;
+    }
     for (int v = 0; v < nv; v++) g->cst_off[v] = (size_t)-1;
     /* 1. which nodes can run there, and the programs they need */
     unsigned need = 0;
@@ -25147,7 +25226,7 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
         return TI_OK;
     }
     g->active = 1;
-    g->t_ready = ti__cl_now_ms();
+    g->t_ready = ti__now_ms();
     return TI_OK;
 }
 
@@ -25174,7 +25253,7 @@ TI__PRIVATE void *ti__clplan_builder(void *arg) {
     ti_error err;
     memset(&err, 0, sizeof err);
     ti_status st = ti__clplan_build(g->bg_session, g, g->bg_why, sizeof g->bg_why, &err);
-    if (g->t_ready == 0) g->t_ready = ti__cl_now_ms();
+    if (g->t_ready == 0) g->t_ready = ti__now_ms();
     pthread_mutex_lock(&g->mu);
     g->bg_status = st;
     if (st != TI_OK) snprintf(g->bg_why, sizeof g->bg_why, "%s", err.message);
@@ -25240,22 +25319,56 @@ TI__PRIVATE cl_int ti__clplan_sync(ti_session *s, ti__clplan *g, int v, int dir)
     if (g->cst_off[v] != (size_t)-1 || s->t[v].data == NULL) return CL_SUCCESS;
     size_t off = (size_t)((unsigned char *)s->t[v].data - s->arena);
     cl_int e;
+    cl_event *ev = ti__clrt_ev_slot(&g->rt);
     if (dir == TI__CL_HOST)
         e = g->rt.api.clEnqueueReadBuffer(g->rt.q, g->act, CL_TRUE, off, s->t[v].size_bytes,
-                                          s->t[v].data, 0, NULL, NULL);
+                                          s->t[v].data, 0, NULL, ev);
     else
         e = g->rt.api.clEnqueueWriteBuffer(g->rt.q, g->act, CL_TRUE, off, s->t[v].size_bytes,
-                                           s->t[v].data, 0, NULL, NULL);
+                                           s->t[v].data, 0, NULL, ev);
+    if (ev != NULL) ti__clrt_ev_keep(&g->rt, e, dir == TI__CL_HOST ? TI__CLEV_DOWNLOAD : TI__CLEV_UPLOAD);
     if (e == CL_SUCCESS) {
         g->where[v] |= (unsigned char)dir;
         g->transfer_bytes += s->t[v].size_bytes;
+        if (s->prof_bytes != NULL && g->rt.ev_cur >= 0) s->prof_bytes[g->rt.ev_cur] += s->t[v].size_bytes;
     }
     return e;
 }
 
-/* Runs the plan; with async, the reads of the outputs are queued without waiting and the
- * queue is left running (g->pending): ti__clplan_wait finishes it. */
-TI__PRIVATE ti_status ti__clplan_run(ti_session *s, ti__clplan *g, int async, ti_error *err) {
+/* Reads the finished run's event times into the profile and releases the events. GPU
+ * nodes get their kernels' device time, placed on the host timeline by aligning the
+ * first event with the moment it was queued. */
+TI__PRIVATE void ti__clplan_collect(ti_session *s, ti__clplan *g) {
+    ti__clrt *rt = &g->rt;
+    cl_ulong base = 0;
+    for (int i = 0; i < rt->ev_n; i++) {
+        cl_ulong a = 0, b = 0;
+        if (rt->ev[i] == NULL) continue;
+        cl_int e1 = rt->api.clGetEventProfilingInfo(rt->ev[i], CL_PROFILING_COMMAND_START, sizeof a, &a, NULL);
+        cl_int e2 = rt->api.clGetEventProfilingInfo(rt->ev[i], CL_PROFILING_COMMAND_END, sizeof b, &b, NULL);
+        if (i == 0) base = a;
+        if (e1 != CL_SUCCESS || e2 != CL_SUCCESS || b < a || a < base) continue;
+        double ms = (double)(b - a) * 1e-6, at = rt->ev_host0 + (double)(a - base) * 1e-6;
+        int n = rt->ev_node[i], kind = rt->ev_kind[i];
+        if (kind == TI__CLEV_UPLOAD) s->info.upload_ms += ms;
+        else if (kind == TI__CLEV_DOWNLOAD) s->info.download_ms += ms;
+        else s->info.kernel_ms += ms;
+        if (kind == TI__CLEV_KERNEL && n >= 0 && n < s->n_nodes && s->prof_ms != NULL) {
+            if (s->prof_t0[n] < 0) s->prof_t0[n] = at;
+            s->prof_ms[n] += ms;
+        }
+    }
+    ti__clrt_ev_drop(rt);
+}
+
+/* The run's end: times, the profile, the events released. */
+TI__PRIVATE void ti__clplan_finish_run(ti_session *s, ti__clplan *g) {
+    if (g->rt.ev != NULL) ti__clplan_collect(s, g);
+    if (s->prof_ms != NULL) s->profiled = 1;
+    s->info.run_ms = ti__now_ms() - s->t_run;
+}
+
+TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int async, ti_error *err) {
     const ti_cl_api *cl = &g->rt.api;
     for (int v = 0; v < s->n_values; v++)
         g->where[v] = (unsigned char)(TI__CL_HOST | (g->cst_off[v] != (size_t)-1 ? TI__CL_DEV : 0));
@@ -25266,6 +25379,7 @@ TI__PRIVATE ti_status ti__clplan_run(ti_session *s, ti__clplan *g, int async, ti
     for (int n = 0; n < s->n_nodes; n++) {
         const ti__node *node = &s->nodes[n];
         cl_int e = CL_SUCCESS;
+        g->rt.ev_cur = n;
         if (g->gpu[n]) {
             for (int i = 0; i < node->n_inputs && e == CL_SUCCESS; i++)
                 e = ti__clplan_sync(s, g, node->inputs[i], TI__CL_DEV);
@@ -25278,6 +25392,7 @@ TI__PRIVATE ti_status ti__clplan_run(ti_session *s, ti__clplan *g, int async, ti
             if (e == CL_SUCCESS) {
                 for (int i = 0; i < node->n_outputs; i++)
                     if (node->outputs[i] >= 0) g->where[node->outputs[i]] = TI__CL_DEV;
+                if (s->prof_gpu != NULL) s->prof_gpu[n] = 1;
                 continue;
             }
             /* the device refused this node: it runs on the CPU from now on */
@@ -25296,6 +25411,7 @@ TI__PRIVATE ti_status ti__clplan_run(ti_session *s, ti__clplan *g, int async, ti
             return ti__fail_node(err, TI_ERR_BACKEND, s->m->name, n, node->name, node->op,
                                  "reading its inputs from the OpenCL device failed: %s",
                                  ti_cl_error_string(e));
+        double t0 = s->prof_ms != NULL ? ti__now_ms() : 0.0;
         ti_status st;
         if (n >= s->first_dynamic) {
             st = ti__session_run_dynamic(s, n, err);
@@ -25305,16 +25421,26 @@ TI__PRIVATE ti_status ti__clplan_run(ti_session *s, ti__clplan *g, int async, ti
             st = s->ops[n]->run(&k);
         }
         if (st != TI_OK) return st;
+        if (s->prof_ms != NULL) {
+            double t1 = ti__now_ms();
+            s->prof_t0[n] = t0 - s->t_run;
+            s->prof_ms[n] = t1 - t0;
+            s->prof_gpu[n] = 0;
+            s->info.cpu_ms += t1 - t0;
+        }
         for (int i = 0; i < node->n_outputs; i++)
             if (node->outputs[i] >= 0) g->where[node->outputs[i]] = TI__CL_HOST;
     }
+    g->rt.ev_cur = -1;
     for (int i = 0; i < s->m->n_outputs; i++) {
         int v = s->m->outputs[i];
         cl_int e = CL_SUCCESS;
         if (!(g->where[v] & TI__CL_HOST) && s->t[v].size_bytes && g->cst_off[v] == (size_t)-1) {
             size_t off = (size_t)((unsigned char *)s->t[v].data - s->arena);
+            cl_event *ev = ti__clrt_ev_slot(&g->rt);
             e = cl->clEnqueueReadBuffer(g->rt.q, g->act, async ? CL_FALSE : CL_TRUE, off,
-                                        s->t[v].size_bytes, s->t[v].data, 0, NULL, NULL);
+                                        s->t[v].size_bytes, s->t[v].data, 0, NULL, ev);
+            if (ev != NULL) ti__clrt_ev_keep(&g->rt, e, TI__CLEV_DOWNLOAD);
             if (e == CL_SUCCESS) {
                 g->where[v] |= TI__CL_HOST;
                 g->transfer_bytes += s->t[v].size_bytes;
@@ -25325,12 +25451,28 @@ TI__PRIVATE ti_status ti__clplan_run(ti_session *s, ti__clplan *g, int async, ti
                             s->t[v].name, ti_cl_error_string(e));
     }
     s->info.transfer_bytes = g->transfer_bytes;
+    return TI_OK;
+}
+
+/* Runs the plan; with async, the reads of the outputs are queued without waiting and the
+ * queue is left running (g->pending): ti__clplan_wait finishes it. */
+TI__PRIVATE ti_status ti__clplan_run(ti_session *s, ti__clplan *g, int async, ti_error *err) {
+    const ti_cl_api *cl = &g->rt.api;
+    g->rt.run_t0 = s->t_run;
+    ti__clrt_ev_drop(&g->rt);
+    ti_status st = ti__clplan_run_nodes(s, g, async, err);
+    if (st != TI_OK) {
+        cl->clFinish(g->rt.q); /* what was queued ends before its buffers are reused */
+        ti__clrt_ev_drop(&g->rt);
+        return st;
+    }
     if (async) {
         cl->clFlush(g->rt.q); /* start the device now, not at the wait */
         g->pending = 1;
         return TI_OK;
     }
     cl_int e = cl->clFinish(g->rt.q);
+    ti__clplan_finish_run(s, g);
     if (e != CL_SUCCESS)
         return ti__fail(err, TI_ERR_BACKEND, s->m->name, "OpenCL: clFinish: %s", ti_cl_error_string(e));
     return TI_OK;
@@ -25340,6 +25482,7 @@ TI__PRIVATE ti_status ti__clplan_wait(ti_session *s, ti__clplan *g, ti_error *er
     if (!g->pending) return TI_OK;
     g->pending = 0;
     cl_int e = g->rt.api.clFinish(g->rt.q);
+    ti__clplan_finish_run(s, g);
     if (e != CL_SUCCESS)
         return ti__fail(err, TI_ERR_BACKEND, s->m->name, "OpenCL: clFinish: %s", ti_cl_error_string(e));
     return TI_OK;
@@ -25587,6 +25730,10 @@ TI__PRIVATE void ti__session_unplan(ti_session *s) {
     s->nodes = NULL;
     s->ops = NULL;
     s->io = NULL;
+    s->prof_t0 = s->prof_ms = NULL;
+    s->prof_bytes = NULL;
+    s->prof_gpu = NULL;
+    s->profiled = 0;
     s->n_nodes = 0;
     s->planned = 0;
 }
@@ -25932,6 +26079,16 @@ TI__PRIVATE ti_status ti__session_plan(ti_session *s, ti_error *err) {
             return ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name, "cannot allocate %zu bytes of scratch", scratch);
         s->scratch_bytes = scratch;
     }
+    if (s->desc.profile) {
+        size_t nn = (size_t)s->n_nodes + 1;
+        s->prof_t0 = (double *)ti__pool_alloc(&s->plan_pool, sizeof(double) * nn);
+        s->prof_ms = (double *)ti__pool_alloc(&s->plan_pool, sizeof(double) * nn);
+        s->prof_bytes = (size_t *)ti__pool_alloc(&s->plan_pool, sizeof(size_t) * nn);
+        s->prof_gpu = (unsigned char *)ti__pool_alloc(&s->plan_pool, nn);
+        if (!s->prof_t0 || !s->prof_ms || !s->prof_bytes || !s->prof_gpu)
+            return ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name, "out of memory for the profile");
+    }
+    s->profiled = 0;
     s->planned = 1;
     s->info.backend = TI_BACKEND_CPU;
     s->info.fallback_reason = s->fallback;
@@ -25965,7 +26122,7 @@ TI_API ti_session *ti_session_create(const ti_model *m, const ti_session_desc *d
     }
     ti_session_desc d = ti__session_desc_defaults(desc);
 #ifndef TI_NO_OPENCL
-    double t_create = ti__cl_now_ms();
+    double t_create = ti__now_ms();
 #endif
     if (!ti__allocator_valid(&d.allocator)) {
         ti__fail(err, TI_ERR_INVALID_ARGUMENT, m->name, "allocator: set both alloc and free, or neither");
@@ -26173,6 +26330,19 @@ TI_API ti_status ti_session_wait(ti_session *s, ti_error *err) {
     return TI_OK;
 }
 
+/* Clears the last run's times (and the profile) before a run. */
+TI__PRIVATE void ti__session_prof_reset(ti_session *s) {
+    s->t_run = ti__now_ms();
+    s->info.upload_ms = s->info.kernel_ms = s->info.download_ms = s->info.cpu_ms = 0.0;
+    if (s->prof_ms == NULL) return;
+    for (int n = 0; n < s->n_nodes; n++) {
+        s->prof_t0[n] = -1.0;
+        s->prof_ms[n] = 0.0;
+        s->prof_bytes[n] = 0;
+        s->prof_gpu[n] = 0;
+    }
+}
+
 TI__PRIVATE ti_status ti__session_run(ti_session *s, int async, ti_error *err) {
     ti__error_clear(err);
     if (s == NULL) return ti__fail(err, TI_ERR_INVALID_ARGUMENT, "<session>", "session is NULL");
@@ -26181,6 +26351,7 @@ TI__PRIVATE ti_status ti__session_run(ti_session *s, int async, ti_error *err) {
     if (!s->planned)
         return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name, "%s",
                         s->unplanned_reason[0] ? s->unplanned_reason : "session has no plan");
+    ti__session_prof_reset(s);
 #ifndef TI_NO_OPENCL
     if (s->cl != NULL && s->cl->building && !ti__clplan_still_building(s->cl)) {
         ti__clplan_join(s->cl); /* the programs are ready: from this run on, the GPU */
@@ -26191,7 +26362,7 @@ TI__PRIVATE ti_status ti__session_run(ti_session *s, int async, ti_error *err) {
 #endif
     (void)async;
     for (int n = 0; n < s->n_nodes; n++) {
-        ti_status st;
+        double t0 = s->prof_ms != NULL ? ti__now_ms() : 0.0;
         if (n >= s->first_dynamic) {
             st = ti__session_run_dynamic(s, n, err);
         } else {
@@ -26200,7 +26371,15 @@ TI__PRIVATE ti_status ti__session_run(ti_session *s, int async, ti_error *err) {
             st = s->ops[n]->run(&k);
         }
         if (st != TI_OK) return st;
+        if (s->prof_ms != NULL) {
+            double t1 = ti__now_ms();
+            s->prof_t0[n] = t0 - s->t_run;
+            s->prof_ms[n] = t1 - t0;
+            s->info.cpu_ms += t1 - t0;
+        }
     }
+    if (s->prof_ms != NULL) s->profiled = 1;
+    s->info.run_ms = ti__now_ms() - s->t_run;
     return TI_OK;
 }
 
@@ -26243,6 +26422,8 @@ TI_API ti_status ti_session_node_info(const ti_session *s, int i, ti_node_info *
     out->num_outputs = n->n_outputs;
     out->backend = TI_BACKEND_CPU;
     out->placement = "";
+    out->time_ms = s->profiled ? s->prof_ms[i] : -1.0;
+    out->bytes_in = s->profiled ? s->prof_bytes[i] : 0;
 #ifndef TI_NO_OPENCL
     if (s->cl != NULL && !s->cl->building && s->cl->gpu != NULL) {
         out->backend = s->cl->gpu[i] ? TI_BACKEND_OPENCL : TI_BACKEND_CPU;
@@ -26263,6 +26444,57 @@ TI_API const ti_tensor *ti_session_node_output(const ti_session *s, int i, int j
         return NULL;
     return s->io[i][s->nodes[i].n_inputs + j];
 }
+
+#ifndef TI_NO_STDIO
+/* Writes s as a JSON string body (quotes and control characters escaped). */
+TI__PRIVATE void ti__json_str(FILE *f, const char *s) {
+    for (; s != NULL && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+}
+
+TI_API ti_status ti_session_write_trace(const ti_session *s, const char *path, ti_error *err) {
+    ti__error_clear(err);
+    if (s == NULL || path == NULL)
+        return ti__fail(err, TI_ERR_INVALID_ARGUMENT, "<session>", "session or path is NULL");
+    if (!s->profiled)
+        return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name,
+                        "no profile to write: create the session with desc.profile = 1 and run it");
+    FILE *f = fopen(path, "w");
+    if (f == NULL) return ti__fail(err, TI_ERR_IO, path, "cannot open the trace file for writing");
+    /* one process, two tracks: tid 1 the CPU, tid 2 the OpenCL device; times in us */
+    fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n"
+               "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"");
+    ti__json_str(f, s->m->name);
+    fprintf(f, "\"}},\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"CPU\"}},\n"
+               "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"");
+    ti__json_str(f, s->info.device && s->info.device[0] ? s->info.device : "GPU");
+    fprintf(f, "\"}}");
+    for (int n = 0; n < s->n_nodes; n++) {
+        if (s->prof_t0[n] < 0) continue; /* did not run (or its events were not recorded) */
+        fprintf(f, ",\n{\"name\":\"");
+        ti__json_str(f, s->nodes[n].name[0] ? s->nodes[n].name : s->nodes[n].op);
+        fprintf(f, "\",\"cat\":\"");
+        ti__json_str(f, s->nodes[n].op);
+        fprintf(f, "\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
+                   "\"args\":{\"node\":%d,\"bytes_in\":%zu}}",
+                s->prof_gpu[n] ? 2 : 1, s->prof_t0[n] * 1e3, s->prof_ms[n] * 1e3, n, s->prof_bytes[n]);
+    }
+    fprintf(f, "\n]}\n");
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) return ti__fail(err, TI_ERR_IO, path, "writing the trace file failed");
+    return TI_OK;
+}
+#else
+TI_API ti_status ti_session_write_trace(const ti_session *s, const char *path, ti_error *err) {
+    (void)s;
+    (void)path;
+    return ti__fail(err, TI_ERR_UNSUPPORTED, "<session>", "built with TI_NO_STDIO: no file access");
+}
+#endif
 /* ==== end src/core/session.c ================================================================ */
 
 #endif /* TINYINFER_IMPLEMENTATION */

@@ -215,6 +215,10 @@ typedef struct ti_session_desc {
      * to the GPU at the first run after they are ready (backend OPENCL always builds
      * first). The background thread calls the session's allocator. */
     int opencl_build_first;
+    /* 1: time every node of every run (ti_node_info.time_ms, the upload / kernel /
+     * download split in ti_session_info). On OpenCL this turns on the queue's event
+     * profiling, so kernel times are the device's own. Costs a little per node. */
+    int profile;
     void (*log)(ti_log_level level, const char *message, void *user); /* 0: silent     */
     void *log_user;
 } ti_session_desc;
@@ -277,6 +281,12 @@ typedef struct ti_session_info {
     int launch_retries;           /* kernel launches whose work-group size the driver
                                    * refused and that were retried smaller (or with
                                    * none), since the session was created            */
+    double run_ms;                /* wall time of the last ti_session_run (or of
+                                   * run_async + wait)                                */
+    /* With desc.profile, the last run's time on the device: host-to-device copies,
+     * kernels, device-to-host copies (OpenCL event times; 0 on the CPU backend), and
+     * the time of the nodes that ran on the CPU. */
+    double upload_ms, kernel_ms, download_ms, cpu_ms;
 } ti_session_info;
 TI_API ti_status ti_session_get_info(const ti_session *s, ti_session_info *out);
 
@@ -290,7 +300,16 @@ typedef struct ti_node_info {
     int num_outputs;
     ti_backend backend; /* where it runs: TI_BACKEND_CPU or TI_BACKEND_OPENCL         */
     const char *placement; /* why there: "" on the backend asked for, else the reason  */
+    /* With desc.profile, the last run: the node's time (CPU wall time, or its kernels'
+     * time on the OpenCL device; -1 without profile) and the bytes copied across the
+     * CPU/GPU boundary so that it could run (its inputs, made current where it runs). */
+    double time_ms;
+    size_t bytes_in;
 } ti_node_info;
+/* Writes the last profiled run as Chrome trace-event JSON (opens in Perfetto or
+ * chrome://tracing): one event per node, placed on a CPU or a GPU track. Needs
+ * desc.profile; returns TI_ERR_IO naming the path when the file cannot be written. */
+TI_API ti_status ti_session_write_trace(const ti_session *s, const char *path, ti_error *err);
 TI_API int ti_session_num_nodes(const ti_session *s);
 TI_API ti_status ti_session_node_info(const ti_session *s, int i, ti_node_info *out);
 /* Input/output j of planned node i; NULL when absent or out of range. */

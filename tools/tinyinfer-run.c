@@ -20,6 +20,8 @@ typedef struct run_opts {
     ti_backend backend;
     const char *device;
     int placement;
+    int profile;
+    const char *trace;
     const char *inputs[MAX_FILES];
     int n_inputs;
     int repeat;
@@ -35,6 +37,7 @@ static void usage(FILE *f)
             "usage: tinyinfer-run MODEL [--threads N] [--input FILE]... [--repeat N] [--seed S]\n"
             "                     [--dim NAME=VALUE]... [--save-outputs DIR]\n"
             "                     [--backend auto|cpu|opencl] [--device SEL] [--placement]\n"
+            "                     [--profile] [--trace FILE]\n"
             "--input FILE       .npy or .pb (TensorProto) data for the next model input; a file\n"
             "                   whose tensor name matches an input feeds that input instead\n"
             "                   (inputs without a file get seeded random data: floats uniform\n"
@@ -44,6 +47,9 @@ static void usage(FILE *f)
             "                   (any OpenCL device; an error when none can be used)\n"
             "--device SEL       OpenCL device: gpu, cpu, an index or a part of its name\n"
             "--placement        print where each node runs (CPU or OpenCL) and why\n"
+            "--profile          time every node of the last run (device times on OpenCL) and\n"
+            "                   print them, with the time per op type and the transfers\n"
+            "--trace FILE       write the last run's profile as Chrome trace JSON (Perfetto)\n"
             "--repeat N         run N times and report the median time (default 1)\n"
             "--seed S           random seed (default 1)\n"
             "--dim NAME=VALUE   bind a symbolic input dim (unbound ones default to 1)\n"
@@ -55,6 +61,64 @@ static double now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* The last run's profile: one line per node, then the time per op type (largest first),
+ * then where the run's time went. */
+#define MAX_OP_TYPES 128
+static int print_profile(const ti_session *s)
+{
+    ti_session_info info;
+    int nn = ti_session_num_nodes(s);
+    const char *ops[MAX_OP_TYPES];
+    double op_ms[MAX_OP_TYPES];
+    int op_n[MAX_OP_TYPES], n_ops = 0;
+    double sum = 0.0;
+    if (ti_session_get_info(s, &info) != TI_OK) return 1;
+    for (int i = 0; i < nn; i++) {
+        ti_node_info ni;
+        if (ti_session_node_info(s, i, &ni) == TI_OK && ni.time_ms > 0) sum += ni.time_ms;
+    }
+    printf("profile of the last run (%s times):\n", info.backend == TI_BACKEND_OPENCL ? "device kernel / CPU wall" : "CPU wall");
+    printf("  %4s %-6s %-22s %9s %6s %10s  %s\n", "node", "where", "op", "ms", "%", "bytes in", "name");
+    for (int i = 0; i < nn; i++) {
+        ti_node_info ni;
+        if (ti_session_node_info(s, i, &ni) != TI_OK) continue;
+        double ms = ni.time_ms > 0 ? ni.time_ms : 0.0;
+        printf("  %4d %-6s %-22s %9.4f %5.1f%% %10zu  %s\n", i,
+               ni.backend == TI_BACKEND_OPENCL ? "opencl" : "cpu", ni.op, ms,
+               sum > 0 ? 100.0 * ms / sum : 0.0, ni.bytes_in, ni.name);
+        int k = 0;
+        while (k < n_ops && strcmp(ops[k], ni.op) != 0) k++;
+        if (k == n_ops && n_ops < MAX_OP_TYPES) {
+            ops[n_ops] = ni.op;
+            op_ms[n_ops] = 0.0;
+            op_n[n_ops++] = 0;
+        }
+        if (k < n_ops) {
+            op_ms[k] += ms;
+            op_n[k]++;
+        }
+    }
+    printf("  by op type:\n");
+    for (int done = 0; done < n_ops; done++) { /* selection: largest remaining first */
+        int best = done;
+        for (int k = done + 1; k < n_ops; k++)
+            if (op_ms[k] > op_ms[best]) best = k;
+        const char *to = ops[done];
+        double tm = op_ms[done];
+        int tn = op_n[done];
+        ops[done] = ops[best], op_ms[done] = op_ms[best], op_n[done] = op_n[best];
+        ops[best] = to, op_ms[best] = tm, op_n[best] = tn;
+        printf("    %-22s %4d nodes %9.4f ms %5.1f%%\n", ops[done], op_n[done], op_ms[done],
+               sum > 0 ? 100.0 * op_ms[done] / sum : 0.0);
+    }
+    printf("  run %.4f ms: nodes %.4f ms", info.run_ms, sum);
+    if (info.backend == TI_BACKEND_OPENCL)
+        printf(" (kernels %.4f, CPU nodes %.4f); upload %.4f ms, download %.4f ms, %zu bytes moved",
+               info.kernel_ms, info.cpu_ms, info.upload_ms, info.download_ms, info.transfer_bytes);
+    printf("\n");
+    return 0;
 }
 
 static uint64_t splitmix64(uint64_t *s)
@@ -193,6 +257,10 @@ static int parse_args(int argc, char **argv, run_opts *o)
             o->device = argv[++i];
         } else if (strcmp(a, "--placement") == 0) {
             o->placement = 1;
+        } else if (strcmp(a, "--profile") == 0) {
+            o->profile = 1;
+        } else if (strcmp(a, "--trace") == 0 && has_val) {
+            o->trace = argv[++i];
         } else if (strcmp(a, "--input") == 0 && has_val) {
             if (o->n_inputs == MAX_FILES) {
                 fprintf(stderr, "tinyinfer-run: at most %d --input files\n", MAX_FILES);
@@ -339,6 +407,7 @@ static int run(const run_opts *op, run_state *rs)
     desc.num_threads = o.threads;
     desc.backend = o.backend;
     desc.opencl_device = o.device;
+    desc.profile = o.profile || o.trace != NULL;
     desc.dim_bindings = nb ? binds : NULL;
     desc.num_dim_bindings = nb;
     s = rs->s = ti_session_create(m, &desc, &err);
@@ -443,6 +512,14 @@ static int run(const run_opts *op, run_state *rs)
             printf("  %4d %-6s %-20s %s%s%s\n", i, ni.backend == TI_BACKEND_OPENCL ? "opencl" : "cpu",
                    ni.op, ni.name, ni.placement[0] ? ": " : "", ni.placement);
         }
+    }
+    if (o.profile && print_profile(s) != 0) return 1;
+    if (o.trace) {
+        if (ti_session_write_trace(s, o.trace, &err) != TI_OK) {
+            fprintf(stderr, "tinyinfer-run: %s\n", err_text(&err));
+            return 1;
+        }
+        printf("trace: %s\n", o.trace);
     }
     printf("outputs:\n");
     int ns_out = ti_session_num_outputs(s);

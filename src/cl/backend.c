@@ -12,6 +12,11 @@ TI__PRIVATE void ti__clplan_release(ti__clplan *g) {
     if (g == NULL) return;
     if (g->pending && g->rt.q) g->rt.api.clFinish(g->rt.q); /* buffers are in use until then */
     g->pending = 0;
+    ti__clrt_ev_drop(&g->rt);
+    g->rt.ev = NULL; /* the tables live in the plan pool */
+    g->rt.ev_node = NULL;
+    g->rt.ev_kind = NULL;
+    g->rt.ev_cap = 0;
     if (g->act) g->rt.api.clReleaseMemObject(g->act);
     if (g->cst) g->rt.api.clReleaseMemObject(g->cst);
     g->act = g->cst = NULL;
@@ -45,6 +50,16 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
     g->op = (const ti__clop **)ti__pool_alloc(pool, sizeof(ti__clop *) * ((size_t)nn + 1));
     if (!g->where || !g->cst_off || !g->gpu || !g->why || !g->par || !g->npar || !g->par_off || !g->op)
         return ti__fail(err, TI_ERR_OUT_OF_MEMORY, s->m->name, "out of memory planning OpenCL");
+    if (g->rt.profiling) { /* room for every command of a run; more than that go unrecorded */
+        int cap = 8 * nn + 2 * nv + 16;
+        g->rt.ev = (cl_event *)ti__pool_alloc(pool, sizeof(cl_event) * (size_t)cap);
+        g->rt.ev_node = (int *)ti__pool_alloc(pool, sizeof(int) * (size_t)cap);
+        g->rt.ev_kind = (unsigned char *)ti__pool_alloc(pool, (size_t)cap);
+        if (!g->rt.ev || !g->rt.ev_node || !g->rt.ev_kind)
+            return ti__fail(err, TI_ERR_OUT_OF_MEMORY, s->m->name, "out of memory planning OpenCL");
+        g->rt.ev_cap = cap;
+        g->rt.ev_n = 0;
+    }
     for (int v = 0; v < nv; v++) g->cst_off[v] = (size_t)-1;
     /* 1. which nodes can run there, and the programs they need */
     unsigned need = 0;
@@ -123,7 +138,7 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
         return TI_OK;
     }
     g->active = 1;
-    g->t_ready = ti__cl_now_ms();
+    g->t_ready = ti__now_ms();
     return TI_OK;
 }
 
@@ -150,7 +165,7 @@ TI__PRIVATE void *ti__clplan_builder(void *arg) {
     ti_error err;
     memset(&err, 0, sizeof err);
     ti_status st = ti__clplan_build(g->bg_session, g, g->bg_why, sizeof g->bg_why, &err);
-    if (g->t_ready == 0) g->t_ready = ti__cl_now_ms();
+    if (g->t_ready == 0) g->t_ready = ti__now_ms();
     pthread_mutex_lock(&g->mu);
     g->bg_status = st;
     if (st != TI_OK) snprintf(g->bg_why, sizeof g->bg_why, "%s", err.message);
@@ -216,22 +231,56 @@ TI__PRIVATE cl_int ti__clplan_sync(ti_session *s, ti__clplan *g, int v, int dir)
     if (g->cst_off[v] != (size_t)-1 || s->t[v].data == NULL) return CL_SUCCESS;
     size_t off = (size_t)((unsigned char *)s->t[v].data - s->arena);
     cl_int e;
+    cl_event *ev = ti__clrt_ev_slot(&g->rt);
     if (dir == TI__CL_HOST)
         e = g->rt.api.clEnqueueReadBuffer(g->rt.q, g->act, CL_TRUE, off, s->t[v].size_bytes,
-                                          s->t[v].data, 0, NULL, NULL);
+                                          s->t[v].data, 0, NULL, ev);
     else
         e = g->rt.api.clEnqueueWriteBuffer(g->rt.q, g->act, CL_TRUE, off, s->t[v].size_bytes,
-                                           s->t[v].data, 0, NULL, NULL);
+                                           s->t[v].data, 0, NULL, ev);
+    if (ev != NULL) ti__clrt_ev_keep(&g->rt, e, dir == TI__CL_HOST ? TI__CLEV_DOWNLOAD : TI__CLEV_UPLOAD);
     if (e == CL_SUCCESS) {
         g->where[v] |= (unsigned char)dir;
         g->transfer_bytes += s->t[v].size_bytes;
+        if (s->prof_bytes != NULL && g->rt.ev_cur >= 0) s->prof_bytes[g->rt.ev_cur] += s->t[v].size_bytes;
     }
     return e;
 }
 
-/* Runs the plan; with async, the reads of the outputs are queued without waiting and the
- * queue is left running (g->pending): ti__clplan_wait finishes it. */
-TI__PRIVATE ti_status ti__clplan_run(ti_session *s, ti__clplan *g, int async, ti_error *err) {
+/* Reads the finished run's event times into the profile and releases the events. GPU
+ * nodes get their kernels' device time, placed on the host timeline by aligning the
+ * first event with the moment it was queued. */
+TI__PRIVATE void ti__clplan_collect(ti_session *s, ti__clplan *g) {
+    ti__clrt *rt = &g->rt;
+    cl_ulong base = 0;
+    for (int i = 0; i < rt->ev_n; i++) {
+        cl_ulong a = 0, b = 0;
+        if (rt->ev[i] == NULL) continue;
+        cl_int e1 = rt->api.clGetEventProfilingInfo(rt->ev[i], CL_PROFILING_COMMAND_START, sizeof a, &a, NULL);
+        cl_int e2 = rt->api.clGetEventProfilingInfo(rt->ev[i], CL_PROFILING_COMMAND_END, sizeof b, &b, NULL);
+        if (i == 0) base = a;
+        if (e1 != CL_SUCCESS || e2 != CL_SUCCESS || b < a || a < base) continue;
+        double ms = (double)(b - a) * 1e-6, at = rt->ev_host0 + (double)(a - base) * 1e-6;
+        int n = rt->ev_node[i], kind = rt->ev_kind[i];
+        if (kind == TI__CLEV_UPLOAD) s->info.upload_ms += ms;
+        else if (kind == TI__CLEV_DOWNLOAD) s->info.download_ms += ms;
+        else s->info.kernel_ms += ms;
+        if (kind == TI__CLEV_KERNEL && n >= 0 && n < s->n_nodes && s->prof_ms != NULL) {
+            if (s->prof_t0[n] < 0) s->prof_t0[n] = at;
+            s->prof_ms[n] += ms;
+        }
+    }
+    ti__clrt_ev_drop(rt);
+}
+
+/* The run's end: times, the profile, the events released. */
+TI__PRIVATE void ti__clplan_finish_run(ti_session *s, ti__clplan *g) {
+    if (g->rt.ev != NULL) ti__clplan_collect(s, g);
+    if (s->prof_ms != NULL) s->profiled = 1;
+    s->info.run_ms = ti__now_ms() - s->t_run;
+}
+
+TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int async, ti_error *err) {
     const ti_cl_api *cl = &g->rt.api;
     for (int v = 0; v < s->n_values; v++)
         g->where[v] = (unsigned char)(TI__CL_HOST | (g->cst_off[v] != (size_t)-1 ? TI__CL_DEV : 0));
@@ -242,6 +291,7 @@ TI__PRIVATE ti_status ti__clplan_run(ti_session *s, ti__clplan *g, int async, ti
     for (int n = 0; n < s->n_nodes; n++) {
         const ti__node *node = &s->nodes[n];
         cl_int e = CL_SUCCESS;
+        g->rt.ev_cur = n;
         if (g->gpu[n]) {
             for (int i = 0; i < node->n_inputs && e == CL_SUCCESS; i++)
                 e = ti__clplan_sync(s, g, node->inputs[i], TI__CL_DEV);
@@ -254,6 +304,7 @@ TI__PRIVATE ti_status ti__clplan_run(ti_session *s, ti__clplan *g, int async, ti
             if (e == CL_SUCCESS) {
                 for (int i = 0; i < node->n_outputs; i++)
                     if (node->outputs[i] >= 0) g->where[node->outputs[i]] = TI__CL_DEV;
+                if (s->prof_gpu != NULL) s->prof_gpu[n] = 1;
                 continue;
             }
             /* the device refused this node: it runs on the CPU from now on */
@@ -272,6 +323,7 @@ TI__PRIVATE ti_status ti__clplan_run(ti_session *s, ti__clplan *g, int async, ti
             return ti__fail_node(err, TI_ERR_BACKEND, s->m->name, n, node->name, node->op,
                                  "reading its inputs from the OpenCL device failed: %s",
                                  ti_cl_error_string(e));
+        double t0 = s->prof_ms != NULL ? ti__now_ms() : 0.0;
         ti_status st;
         if (n >= s->first_dynamic) {
             st = ti__session_run_dynamic(s, n, err);
@@ -281,16 +333,26 @@ TI__PRIVATE ti_status ti__clplan_run(ti_session *s, ti__clplan *g, int async, ti
             st = s->ops[n]->run(&k);
         }
         if (st != TI_OK) return st;
+        if (s->prof_ms != NULL) {
+            double t1 = ti__now_ms();
+            s->prof_t0[n] = t0 - s->t_run;
+            s->prof_ms[n] = t1 - t0;
+            s->prof_gpu[n] = 0;
+            s->info.cpu_ms += t1 - t0;
+        }
         for (int i = 0; i < node->n_outputs; i++)
             if (node->outputs[i] >= 0) g->where[node->outputs[i]] = TI__CL_HOST;
     }
+    g->rt.ev_cur = -1;
     for (int i = 0; i < s->m->n_outputs; i++) {
         int v = s->m->outputs[i];
         cl_int e = CL_SUCCESS;
         if (!(g->where[v] & TI__CL_HOST) && s->t[v].size_bytes && g->cst_off[v] == (size_t)-1) {
             size_t off = (size_t)((unsigned char *)s->t[v].data - s->arena);
+            cl_event *ev = ti__clrt_ev_slot(&g->rt);
             e = cl->clEnqueueReadBuffer(g->rt.q, g->act, async ? CL_FALSE : CL_TRUE, off,
-                                        s->t[v].size_bytes, s->t[v].data, 0, NULL, NULL);
+                                        s->t[v].size_bytes, s->t[v].data, 0, NULL, ev);
+            if (ev != NULL) ti__clrt_ev_keep(&g->rt, e, TI__CLEV_DOWNLOAD);
             if (e == CL_SUCCESS) {
                 g->where[v] |= TI__CL_HOST;
                 g->transfer_bytes += s->t[v].size_bytes;
@@ -301,12 +363,28 @@ TI__PRIVATE ti_status ti__clplan_run(ti_session *s, ti__clplan *g, int async, ti
                             s->t[v].name, ti_cl_error_string(e));
     }
     s->info.transfer_bytes = g->transfer_bytes;
+    return TI_OK;
+}
+
+/* Runs the plan; with async, the reads of the outputs are queued without waiting and the
+ * queue is left running (g->pending): ti__clplan_wait finishes it. */
+TI__PRIVATE ti_status ti__clplan_run(ti_session *s, ti__clplan *g, int async, ti_error *err) {
+    const ti_cl_api *cl = &g->rt.api;
+    g->rt.run_t0 = s->t_run;
+    ti__clrt_ev_drop(&g->rt);
+    ti_status st = ti__clplan_run_nodes(s, g, async, err);
+    if (st != TI_OK) {
+        cl->clFinish(g->rt.q); /* what was queued ends before its buffers are reused */
+        ti__clrt_ev_drop(&g->rt);
+        return st;
+    }
     if (async) {
         cl->clFlush(g->rt.q); /* start the device now, not at the wait */
         g->pending = 1;
         return TI_OK;
     }
     cl_int e = cl->clFinish(g->rt.q);
+    ti__clplan_finish_run(s, g);
     if (e != CL_SUCCESS)
         return ti__fail(err, TI_ERR_BACKEND, s->m->name, "OpenCL: clFinish: %s", ti_cl_error_string(e));
     return TI_OK;
@@ -316,6 +394,7 @@ TI__PRIVATE ti_status ti__clplan_wait(ti_session *s, ti__clplan *g, ti_error *er
     if (!g->pending) return TI_OK;
     g->pending = 0;
     cl_int e = g->rt.api.clFinish(g->rt.q);
+    ti__clplan_finish_run(s, g);
     if (e != CL_SUCCESS)
         return ti__fail(err, TI_ERR_BACKEND, s->m->name, "OpenCL: clFinish: %s", ti_cl_error_string(e));
     return TI_OK;

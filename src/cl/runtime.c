@@ -66,21 +66,39 @@ typedef struct ti__clrt {
                          * are refused as a driver would (CL_INVALID_WORK_GROUP_SIZE) */
     int retries;        /* launches that needed a smaller or no local size */
     char last_retry[160];
+    /* profiling (desc.profile): the events of the run in flight, each with the node it
+     * belongs to (-1: the final output reads) and its kind (TI__CLEV_*) */
+    int profiling;
+    cl_event *ev;
+    int *ev_node;
+    unsigned char *ev_kind;
+    int ev_n, ev_cap, ev_cur;
+    double run_t0;   /* host time at the start of the run (ti__now_ms) */
+    double ev_host0; /* host time of the first event's enqueue, ms after the run began */
 } ti__clrt;
 
-#include <time.h>
-#if defined(_WIN32)
-TI__PRIVATE double ti__cl_now_ms(void) { return (double)clock() * 1000.0 / CLOCKS_PER_SEC; }
-#else
-/* gettimeofday: declared by <sys/time.h> whatever feature macros the including file set
- * (clock_gettime needs _POSIX_C_SOURCE, which -std=c99 users do not define) */
-#include <sys/time.h>
-TI__PRIVATE double ti__cl_now_ms(void) {
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (double)tv.tv_sec * 1e3 + (double)tv.tv_usec * 1e-3;
+enum { TI__CLEV_KERNEL, TI__CLEV_UPLOAD, TI__CLEV_DOWNLOAD };
+
+/* Where the next command's event goes: NULL when not profiling (or the table is full).
+ * The slot is kept only when the command was queued (ti__clrt_ev_keep). */
+TI__PRIVATE cl_event *ti__clrt_ev_slot(ti__clrt *rt) {
+    if (rt->ev == NULL || rt->ev_n >= rt->ev_cap) return NULL;
+    rt->ev[rt->ev_n] = NULL;
+    return &rt->ev[rt->ev_n];
 }
-#endif
+TI__PRIVATE void ti__clrt_ev_keep(ti__clrt *rt, cl_int e, int kind) {
+    if (rt->ev == NULL || rt->ev_n >= rt->ev_cap || e != CL_SUCCESS || rt->ev[rt->ev_n] == NULL) return;
+    if (rt->ev_n == 0) rt->ev_host0 = ti__now_ms() - rt->run_t0;
+    rt->ev_node[rt->ev_n] = rt->ev_cur;
+    rt->ev_kind[rt->ev_n] = (unsigned char)kind;
+    rt->ev_n++;
+}
+/* Releases the events not yet collected (a failed run, a plan released). */
+TI__PRIVATE void ti__clrt_ev_drop(ti__clrt *rt) {
+    for (int i = 0; i < rt->ev_n; i++)
+        if (rt->ev[i] != NULL) rt->api.clReleaseEvent(rt->ev[i]);
+    rt->ev_n = 0;
+}
 
 /* Does "platform / device" of device number idx (or of type) match the selector? */
 TI__PRIVATE int ti__cl_matches(const char *sel, cl_device_type type, int idx, const char *name) {
@@ -256,10 +274,12 @@ TI__PRIVATE int ti__clrt_init(ti__clrt *rt, const ti_session_desc *d, char *why,
         ti__clrt_destroy(rt);
         return 0;
     }
+    rt->profiling = d->profile != 0;
+    cl_queue_properties qp[3] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
     if (cl->clCreateCommandQueueWithProperties != NULL) {
-        rt->q = cl->clCreateCommandQueueWithProperties(rt->ctx, rt->dev, NULL, &e);
+        rt->q = cl->clCreateCommandQueueWithProperties(rt->ctx, rt->dev, rt->profiling ? qp : NULL, &e);
     } else if (cl->clCreateCommandQueue != NULL) {
-        rt->q = cl->clCreateCommandQueue(rt->ctx, rt->dev, 0, &e);
+        rt->q = cl->clCreateCommandQueue(rt->ctx, rt->dev, rt->profiling ? CL_QUEUE_PROFILING_ENABLE : 0, &e);
     } else {
         e = CL_INVALID_OPERATION;
     }
@@ -446,7 +466,7 @@ TI__PRIVATE int ti__clrt_build(ti__clrt *rt, ti__clp p, char *why, size_t whycap
         key = ti__fnv1a(key, srcs[i], lens[i] + 1);
     }
     char path[600] = "";
-    double t0 = ti__cl_now_ms();
+    double t0 = ti__now_ms();
     cl_int e = CL_SUCCESS;
     cl_program prog = NULL;
     if (rt->cache_dir[0]) {
@@ -514,7 +534,7 @@ TI__PRIVATE int ti__clrt_build(ti__clrt *rt, ti__clp p, char *why, size_t whycap
             wg = rt->max_wg;
         rt->kern_wg[k] = TI__MIN(wg, rt->max_wg);
     }
-    rt->build_ms += ti__cl_now_ms() - t0;
+    rt->build_ms += ti__now_ms() - t0;
     return 1;
 }
 
@@ -533,8 +553,11 @@ TI__PRIVATE cl_int ti__clrt_enqueue(ti__clrt *rt, ti__clk k, int dims, const siz
         for (int d = 0; d < dims; d++) prod *= lws[d];
         if (prod > rt->fake_max_wg) return CL_INVALID_WORK_GROUP_SIZE;
     }
-    return rt->api.clEnqueueNDRangeKernel(rt->q, rt->kern[k], (cl_uint)dims, NULL, gws, lws, 0,
-                                          NULL, NULL);
+    cl_event *ev = ti__clrt_ev_slot(rt);
+    cl_int e = rt->api.clEnqueueNDRangeKernel(rt->q, rt->kern[k], (cl_uint)dims, NULL, gws, lws, 0,
+                                              NULL, ev);
+    if (ev != NULL) ti__clrt_ev_keep(rt, e, TI__CLEV_KERNEL);
+    return e;
 }
 
 TI__PRIVATE int ti__cl_wg_error(cl_int e) {

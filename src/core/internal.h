@@ -368,6 +368,13 @@ struct ti_session {
     char fallback[320]; /* why the requested backend is not the one running */
     char unplanned_reason[160];
     ti_session_info info;
+    /* desc.profile: per node of the last run, its start (ms after the run began), time,
+     * bytes copied for its inputs, and 1 when it ran on the GPU (plan pool; else NULL) */
+    double *prof_t0, *prof_ms;
+    size_t *prof_bytes;
+    unsigned char *prof_gpu;
+    int profiled; /* 1 once a run has filled the profile */
+    double t_run; /* ti__now_ms at the start of the run in flight */
 };
 TI__PRIVATE int ti__session_new_value(ti_session *s, const char *name);
 TI__PRIVATE void ti__kctx_init(ti_session *s, ti__kctx *k, int n, ti_error *err);

@@ -39,6 +39,10 @@ TI__PRIVATE void ti__session_unplan(ti_session *s) {
     s->nodes = NULL;
     s->ops = NULL;
     s->io = NULL;
+    s->prof_t0 = s->prof_ms = NULL;
+    s->prof_bytes = NULL;
+    s->prof_gpu = NULL;
+    s->profiled = 0;
     s->n_nodes = 0;
     s->planned = 0;
 }
@@ -384,6 +388,16 @@ TI__PRIVATE ti_status ti__session_plan(ti_session *s, ti_error *err) {
             return ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name, "cannot allocate %zu bytes of scratch", scratch);
         s->scratch_bytes = scratch;
     }
+    if (s->desc.profile) {
+        size_t nn = (size_t)s->n_nodes + 1;
+        s->prof_t0 = (double *)ti__pool_alloc(&s->plan_pool, sizeof(double) * nn);
+        s->prof_ms = (double *)ti__pool_alloc(&s->plan_pool, sizeof(double) * nn);
+        s->prof_bytes = (size_t *)ti__pool_alloc(&s->plan_pool, sizeof(size_t) * nn);
+        s->prof_gpu = (unsigned char *)ti__pool_alloc(&s->plan_pool, nn);
+        if (!s->prof_t0 || !s->prof_ms || !s->prof_bytes || !s->prof_gpu)
+            return ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name, "out of memory for the profile");
+    }
+    s->profiled = 0;
     s->planned = 1;
     s->info.backend = TI_BACKEND_CPU;
     s->info.fallback_reason = s->fallback;
@@ -417,7 +431,7 @@ TI_API ti_session *ti_session_create(const ti_model *m, const ti_session_desc *d
     }
     ti_session_desc d = ti__session_desc_defaults(desc);
 #ifndef TI_NO_OPENCL
-    double t_create = ti__cl_now_ms();
+    double t_create = ti__now_ms();
 #endif
     if (!ti__allocator_valid(&d.allocator)) {
         ti__fail(err, TI_ERR_INVALID_ARGUMENT, m->name, "allocator: set both alloc and free, or neither");
@@ -625,6 +639,19 @@ TI_API ti_status ti_session_wait(ti_session *s, ti_error *err) {
     return TI_OK;
 }
 
+/* Clears the last run's times (and the profile) before a run. */
+TI__PRIVATE void ti__session_prof_reset(ti_session *s) {
+    s->t_run = ti__now_ms();
+    s->info.upload_ms = s->info.kernel_ms = s->info.download_ms = s->info.cpu_ms = 0.0;
+    if (s->prof_ms == NULL) return;
+    for (int n = 0; n < s->n_nodes; n++) {
+        s->prof_t0[n] = -1.0;
+        s->prof_ms[n] = 0.0;
+        s->prof_bytes[n] = 0;
+        s->prof_gpu[n] = 0;
+    }
+}
+
 TI__PRIVATE ti_status ti__session_run(ti_session *s, int async, ti_error *err) {
     ti__error_clear(err);
     if (s == NULL) return ti__fail(err, TI_ERR_INVALID_ARGUMENT, "<session>", "session is NULL");
@@ -633,6 +660,7 @@ TI__PRIVATE ti_status ti__session_run(ti_session *s, int async, ti_error *err) {
     if (!s->planned)
         return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name, "%s",
                         s->unplanned_reason[0] ? s->unplanned_reason : "session has no plan");
+    ti__session_prof_reset(s);
 #ifndef TI_NO_OPENCL
     if (s->cl != NULL && s->cl->building && !ti__clplan_still_building(s->cl)) {
         ti__clplan_join(s->cl); /* the programs are ready: from this run on, the GPU */
@@ -643,7 +671,7 @@ TI__PRIVATE ti_status ti__session_run(ti_session *s, int async, ti_error *err) {
 #endif
     (void)async;
     for (int n = 0; n < s->n_nodes; n++) {
-        ti_status st;
+        double t0 = s->prof_ms != NULL ? ti__now_ms() : 0.0;
         if (n >= s->first_dynamic) {
             st = ti__session_run_dynamic(s, n, err);
         } else {
@@ -652,7 +680,15 @@ TI__PRIVATE ti_status ti__session_run(ti_session *s, int async, ti_error *err) {
             st = s->ops[n]->run(&k);
         }
         if (st != TI_OK) return st;
+        if (s->prof_ms != NULL) {
+            double t1 = ti__now_ms();
+            s->prof_t0[n] = t0 - s->t_run;
+            s->prof_ms[n] = t1 - t0;
+            s->info.cpu_ms += t1 - t0;
+        }
     }
+    if (s->prof_ms != NULL) s->profiled = 1;
+    s->info.run_ms = ti__now_ms() - s->t_run;
     return TI_OK;
 }
 
@@ -695,6 +731,8 @@ TI_API ti_status ti_session_node_info(const ti_session *s, int i, ti_node_info *
     out->num_outputs = n->n_outputs;
     out->backend = TI_BACKEND_CPU;
     out->placement = "";
+    out->time_ms = s->profiled ? s->prof_ms[i] : -1.0;
+    out->bytes_in = s->profiled ? s->prof_bytes[i] : 0;
 #ifndef TI_NO_OPENCL
     if (s->cl != NULL && !s->cl->building && s->cl->gpu != NULL) {
         out->backend = s->cl->gpu[i] ? TI_BACKEND_OPENCL : TI_BACKEND_CPU;
@@ -715,3 +753,54 @@ TI_API const ti_tensor *ti_session_node_output(const ti_session *s, int i, int j
         return NULL;
     return s->io[i][s->nodes[i].n_inputs + j];
 }
+
+#ifndef TI_NO_STDIO
+/* Writes s as a JSON string body (quotes and control characters escaped). */
+TI__PRIVATE void ti__json_str(FILE *f, const char *s) {
+    for (; s != NULL && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+}
+
+TI_API ti_status ti_session_write_trace(const ti_session *s, const char *path, ti_error *err) {
+    ti__error_clear(err);
+    if (s == NULL || path == NULL)
+        return ti__fail(err, TI_ERR_INVALID_ARGUMENT, "<session>", "session or path is NULL");
+    if (!s->profiled)
+        return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name,
+                        "no profile to write: create the session with desc.profile = 1 and run it");
+    FILE *f = fopen(path, "w");
+    if (f == NULL) return ti__fail(err, TI_ERR_IO, path, "cannot open the trace file for writing");
+    /* one process, two tracks: tid 1 the CPU, tid 2 the OpenCL device; times in us */
+    fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n"
+               "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"");
+    ti__json_str(f, s->m->name);
+    fprintf(f, "\"}},\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"CPU\"}},\n"
+               "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"");
+    ti__json_str(f, s->info.device && s->info.device[0] ? s->info.device : "GPU");
+    fprintf(f, "\"}}");
+    for (int n = 0; n < s->n_nodes; n++) {
+        if (s->prof_t0[n] < 0) continue; /* did not run (or its events were not recorded) */
+        fprintf(f, ",\n{\"name\":\"");
+        ti__json_str(f, s->nodes[n].name[0] ? s->nodes[n].name : s->nodes[n].op);
+        fprintf(f, "\",\"cat\":\"");
+        ti__json_str(f, s->nodes[n].op);
+        fprintf(f, "\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
+                   "\"args\":{\"node\":%d,\"bytes_in\":%zu}}",
+                s->prof_gpu[n] ? 2 : 1, s->prof_t0[n] * 1e3, s->prof_ms[n] * 1e3, n, s->prof_bytes[n]);
+    }
+    fprintf(f, "\n]}\n");
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) return ti__fail(err, TI_ERR_IO, path, "writing the trace file failed");
+    return TI_OK;
+}
+#else
+TI_API ti_status ti_session_write_trace(const ti_session *s, const char *path, ti_error *err) {
+    (void)s;
+    (void)path;
+    return ti__fail(err, TI_ERR_UNSUPPORTED, "<session>", "built with TI_NO_STDIO: no file access");
+}
+#endif

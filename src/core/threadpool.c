@@ -15,6 +15,21 @@ TI__PRIVATE int ti__cpu_count(void) {
 #endif
 }
 
+/* Wall-clock milliseconds (timings in ti_session_info and the profile). */
+#include <time.h>
+#if defined(_WIN32)
+TI__PRIVATE double ti__now_ms(void) { return (double)clock() * 1000.0 / CLOCKS_PER_SEC; }
+#else
+/* gettimeofday: declared by <sys/time.h> whatever feature macros the including file set
+ * (clock_gettime needs _POSIX_C_SOURCE, which -std=c99 users do not define) */
+#include <sys/time.h>
+TI__PRIVATE double ti__now_ms(void) {
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (double)tv.tv_sec * 1e3 + (double)tv.tv_usec * 1e-3;
+}
+#endif
+
 #ifndef TI_NO_THREADS
 struct ti__threadpool {
     ti_allocator al;

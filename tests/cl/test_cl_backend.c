@@ -473,6 +473,50 @@ TI_TEST(unsupported_nodes_fall_back_per_node) {
     /* x up; relu's output down; the max up; y down */
     TI_CHECK(info.transfer_bytes == (size_t)(594 * 4 * 2 + 66 * 4 * 2));
     ti_session_destroy(g);
+
+    /* the same graph profiled: bytes per boundary, device and CPU times, the trace */
+    ti_session_desc pd;
+    memset(&pd, 0, sizeof pd);
+    pd.backend = TI_BACKEND_OPENCL;
+    pd.num_threads = 1;
+    pd.profile = 1;
+    g = ti_session_create(m, &pd, &err);
+    TI_REQUIRE(g != NULL);
+    x = ti_session_input(g, 0);
+    memcpy(x->data, xv, sizeof xv);
+    TI_CHECK(ti_session_run(g, &err) == TI_OK);
+    TI_CHECK(ti_session_get_info(g, &info) == TI_OK);
+    size_t want_in[3] = {594 * 4, 594 * 4, 66 * 4}; /* x up, relu down, max up */
+    double sum = 0.0;
+    for (int i = 0; i < 3; i++) {
+        TI_CHECK(ti_session_node_info(g, i, &ni) == TI_OK);
+        TI_CHECK(ni.bytes_in == want_in[i]);
+        TI_CHECK(ni.time_ms >= 0.0);
+        TI_CHECK_EQ_INT(ni.backend, i == 1 ? TI_BACKEND_CPU : TI_BACKEND_OPENCL);
+        sum += ni.time_ms;
+    }
+    TI_CHECK(info.kernel_ms > 0.0);
+    TI_CHECK(info.upload_ms >= 0.0 && info.download_ms >= 0.0 && info.cpu_ms >= 0.0);
+    TI_CHECK(sum <= info.run_ms * 1.01 + 0.01); /* a synchronous run contains its parts */
+    printf("profile: kernels %.4f ms, CPU %.4f ms, upload %.4f ms, download %.4f ms, run %.4f ms\n",
+           info.kernel_ms, info.cpu_ms, info.upload_ms, info.download_ms, info.run_ms);
+    char path[300];
+    snprintf(path, sizeof path, "%s-trace.json", g_cache_dir);
+    TI_CHECK(ti_session_write_trace(g, path, &err) == TI_OK);
+    FILE *f = fopen(path, "rb");
+    TI_REQUIRE(f != NULL);
+    char tr[4096];
+    size_t tn = fread(tr, 1, sizeof tr - 1, f);
+    fclose(f);
+    remove(path);
+    tr[tn] = 0;
+    int gpu_ev = 0, cpu_ev = 0;
+    for (const char *p = tr; (p = strstr(p, "\"ph\":\"X\",\"pid\":1,\"tid\":")) != NULL; p++)
+        if (p[23] == '2') gpu_ev++;
+        else cpu_ev++;
+    TI_CHECK_EQ_INT(gpu_ev, 2);
+    TI_CHECK_EQ_INT(cpu_ev, 1);
+    ti_session_destroy(g);
     ti_model_free(m);
 }
 

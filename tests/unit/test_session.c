@@ -1,7 +1,9 @@
 /* Sessions: fusion gives the same numbers as the unfused graph and as a direct reference,
  * ti_session_run never allocates on static graphs, the arena reuses memory, symbolic
  * dims bind and re-bind, value-dependent shapes re-plan, threads agree with one thread,
- * allocation failures at every point fail cleanly, and errors name node and reason. */
+ * allocation failures at every point fail cleanly, errors name node and reason, and the
+ * profile times every node. */
+#include <unistd.h> /* getpid: a trace file name of its own */
 #define TINYINFER_IMPLEMENTATION
 #include "tinyinfer.h"
 #include "onnx_build.h"
@@ -457,6 +459,89 @@ TI_TEST(allocation_failure_at_every_step) {
     free(bytes);
 }
 
+/* Reads a whole small text file (the trace) into a NUL-terminated buffer; NULL on error. */
+static char *read_text(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return NULL;
+    char *buf = (char *)calloc(1, 1 << 20);
+    size_t n = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+    fclose(f);
+    if (buf) buf[n] = 0;
+    return buf;
+}
+
+static int count_str(const char *hay, const char *needle) {
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
+    return n;
+}
+
+/* desc.profile: every node of the last run has a time, the times add up to (most of) the
+ * run's wall time, profiling does not allocate in the run, and the Chrome trace has one
+ * event per node. Without profile: time_ms is -1 and no trace can be written. */
+TI_TEST(profile_times_every_node) {
+    ti_error err;
+    ti_model *m = ti_model_load_file("tests/data/light_squeezenet.onnx", NULL, &err);
+    TI_REQUIRE(m != NULL);
+    ti_test_alloc ca;
+    memset(&ca, 0, sizeof ca);
+    ti_session_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = TI_BACKEND_CPU;
+    d.num_threads = 1;
+    d.allocator = ti_test_allocator(&ca);
+    ti_session *plain = ti_session_create(m, &d, &err);
+    d.profile = 1;
+    ti_session *s = ti_session_create(m, &d, &err);
+    TI_REQUIRE(s != NULL && plain != NULL);
+    ti_node_info ni;
+    TI_CHECK(ti_session_run(plain, &err) == TI_OK);
+    TI_CHECK(ti_session_node_info(plain, 0, &ni) == TI_OK && ni.time_ms == -1.0);
+    TI_CHECK(ti_session_write_trace(plain, "build/test/no.json", &err) == TI_ERR_INVALID_ARGUMENT);
+    TI_CHECK_STR_CONTAINS(err.message, "desc.profile");
+    TI_CHECK(ti_session_node_info(s, 0, &ni) == TI_OK && ni.time_ms == -1.0); /* not run yet */
+    ti_tensor *x = ti_session_input(s, 0);
+    for (size_t j = 0; j < x->size_bytes / 4; j++) ((float *)x->data)[j] = (float)(j % 7) * 0.1f;
+    ca.forbid = 1;
+    TI_CHECK(ti_session_run(s, &err) == TI_OK);
+    TI_CHECK(ti_session_run(s, &err) == TI_OK);
+    ca.forbid = 0;
+    TI_CHECK_EQ_INT((int)ca.forbidden, 0);
+    ti_session_info info;
+    TI_CHECK(ti_session_get_info(s, &info) == TI_OK);
+    int nn = ti_session_num_nodes(s), timed = 0;
+    double sum = 0.0;
+    for (int i = 0; i < nn; i++) {
+        TI_CHECK(ti_session_node_info(s, i, &ni) == TI_OK);
+        if (ni.time_ms >= 0.0) timed++;
+        sum += ni.time_ms;
+        TI_CHECK(ni.bytes_in == 0); /* the CPU backend copies nothing */
+    }
+    TI_CHECK_EQ_INT(timed, nn);
+    TI_CHECK(info.run_ms > 0.0);
+    TI_CHECK(sum <= info.run_ms + 1e-6);
+    TI_CHECK(sum >= 0.5 * info.run_ms); /* only the loop between nodes is outside them */
+    TI_CHECK(fabs(info.cpu_ms - sum) < 1e-6);
+    printf("profile: %d nodes, %.3f ms of %.3f ms run (%.1f%%)\n", nn, sum, info.run_ms,
+           100.0 * sum / info.run_ms);
+    char path[80];
+    snprintf(path, sizeof path, "build/test/profile-%ld.json", (long)getpid());
+    TI_CHECK(ti_session_write_trace(s, path, &err) == TI_OK);
+    char *tr = read_text(path);
+    remove(path);
+    TI_REQUIRE(tr != NULL);
+    TI_CHECK(strncmp(tr, "{\"displayTimeUnit\"", 18) == 0);
+    TI_CHECK_EQ_INT(count_str(tr, "\"ph\":\"X\""), nn);
+    TI_CHECK_EQ_INT(count_str(tr, "\"tid\":2,\"ts\""), 0); /* nothing on the GPU track */
+    free(tr);
+    TI_CHECK(ti_session_write_trace(s, "build/test/no-such-dir/x.json", &err) == TI_ERR_IO);
+    TI_CHECK_STR_CONTAINS(err.message, "no-such-dir");
+    ti_session_destroy(s);
+    ti_session_destroy(plain);
+    TI_CHECK(ti_test_alloc_balanced(&ca));
+    ti_model_free(m);
+}
+
 int main(void) {
     TI_RUN(fusion_matches_reference);
     TI_RUN(matmul_bias_activation_fusion);
@@ -467,5 +552,6 @@ int main(void) {
     TI_RUN(constant_folding_of_shape_chains);
     TI_RUN(errors_name_file_node_and_reason);
     TI_RUN(allocation_failure_at_every_step);
+    TI_RUN(profile_times_every_node);
     return ti_test_summary();
 }

@@ -96,5 +96,17 @@ npy "$TMP/short.npy" '<f4' '(1, 3, 2, 2)' '\x00\x00\x80\x3f' 12
 rc "run --input wrong shape: exit code" 1 $?
 [ -s "$TMP/short.err" ] && ok || bad "run --input wrong shape: no message on stderr"
 
+# --profile: a line per node (40 after fusion), the op-type summary led by Conv, the run's
+# total; --trace: a Chrome trace with one complete event per node
+"$BIN/tinyinfer-run" "$MODEL" --backend cpu --profile --trace "$TMP/trace.json" >"$TMP/prof.out" 2>"$TMP/prof.err"
+rc "run --profile: exit code" 0 $?
+has "run --profile: header" "$TMP/prof.out" '^profile of the last run \(CPU wall times\):$'
+has "run --profile: first node" "$TMP/prof.out" '^ +0 cpu +Conv +[0-9.]+ +[0-9.]+% +0  n0$'
+[ "$(grep -cE '^ +[0-9]+ cpu ' "$TMP/prof.out")" = 40 ] && ok || bad "run --profile: not 40 node lines"
+has "run --profile: by op type" "$TMP/prof.out" '^    Conv +26 nodes +[0-9.]+ ms'
+has "run --profile: total" "$TMP/prof.out" '^  run [0-9.]+ ms: nodes [0-9.]+ ms$'
+has "run --trace: written" "$TMP/prof.out" "^trace: $TMP/trace.json$"
+[ "$(grep -o '"ph":"X"' "$TMP/trace.json" | wc -l)" = 40 ] && ok || bad "run --trace: not 40 events in $TMP/trace.json"
+
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" = 0 ]
