@@ -2,7 +2,7 @@
 models with PyTorch on CUDA (fp32, TF32 off): eager, and replayed as a CUDA graph. Weights
 are random (torchvision's architecture, seeded): latency does not depend on their values.
 
-Usage: python3 bench/gpu_torch.py OUTDIR [model ...]
+Usage: python3 bench/gpu_torch.py [--export-only] OUTDIR [model ...]
 Writes OUTDIR/<model>.onnx and prints a markdown table (milliseconds, batch 1, 224x224,
 input upload and output download included in both columns, as in tinyinfer's figures).
 """
@@ -21,8 +21,12 @@ def median(v):
 
 
 def main():
-    out = sys.argv[1]
-    names = sys.argv[2:] or MODELS
+    args = sys.argv[1:]
+    export_only = bool(args) and args[0] == "--export-only"
+    if export_only:
+        args = args[1:]
+    out = args[0]
+    names = args[1:] or MODELS
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cudnn.benchmark = True
@@ -35,6 +39,8 @@ def main():
         with torch.no_grad():
             torch.onnx.export(model, (x,), f"{out}/{name}.onnx", opset_version=17,
                               input_names=["input"], output_names=["output"], dynamo=False)
+        if export_only:
+            continue
         m = model.cuda()
         host_in = torch.randn(1, 3, 224, 224).pin_memory()
         host_out = torch.empty(1, 1000).pin_memory()
