@@ -23505,6 +23505,88 @@ static const char *const ti__cl_src_conv[] = {
     "  }\n"
     "  y[yo + ((size_t)n * c + ch) * oh * ow + pix] = ti_act(acc, act, aa, ab);\n"
     "}\n",
+    /* ungrouped conv as an implicit GEMM: Y[m][pix] = W[m][k] X'[k][pix] with k = (ci, fy,
+     * fx) and X' gathered from the input on the fly (no im2col buffer). A group of 64 work
+     * items computes a 32 x 32 block of Y, each item 4 x 4 of it (rows tm + 8i, columns
+     * tn + 8j, so a warp's stores are contiguous), through 16-deep slices of W and X' in
+     * local memory. Split-K: group z works on k in [s * kc, s * kc + kc) for s = z % S;
+     * with S > 1 it writes its partial sums to part[b][s][m][pix] and ti_conv_splitk adds
+     * them up (batch-1 layers with few output blocks still fill the device). */
+    "#define CG_T 32\n"
+    "#define CG_K 16\n"
+    "__kernel __attribute__((reqd_work_group_size(64, 1, 1)))\n"
+    "void ti_conv_gemm(__global const float *x, int xo, __global const float *w, int wo,\n"
+    "                  __global const float *bias, int bo, int has_bias,\n"
+    "                  __global float *y, int yo, __global float *part,\n"
+    "                  __global const int *p, int po, int act, float aa, float ab) {\n"
+    "  p += po;\n"
+    "  int c = p[0], ih = p[1], iw = p[2], m = p[3], oh = p[4], ow = p[5], kh = p[6], kw = p[7];\n"
+    "  int sh = p[8], sw = p[9], ph = p[10], pw = p[11], dh = p[12], dw = p[13];\n"
+    "  int K = p[15], kc = p[16], S = p[17];\n"
+    "  int P = oh * ow, khw = kh * kw;\n"
+    "  int t = get_local_id(0);\n"
+    "  int n0 = get_group_id(0) * CG_T, m0 = get_group_id(1) * CG_T, z = get_group_id(2);\n"
+    "  int s = z % S, b = z / S;\n"
+    "  int kb = s * kc, ke = min(K, kb + kc);\n"
+    "  __local float As[CG_K][CG_T + 1];\n"
+    "  __local float Bs[CG_K][CG_T];\n"
+    /* loaders: X' column bn (fixed for the item, so its pixel is decoded once), rows
+     * bk0 + 2i; W rows am0 + 4i, column ak (16 consecutive k of a row per half-warp) */
+    "  int bn = t & 31, bk0 = t >> 5, ak = t & 15, am0 = t >> 4;\n"
+    "  int pn = n0 + bn, oy = pn / ow, ox = pn - (pn / ow) * ow;\n"
+    "  int iy0 = oy * sh - ph, ix0 = ox * sw - pw, nok = pn < P;\n"
+    "  __global const float *xb = x + xo + (size_t)b * c * ih * iw;\n"
+    "  __global const float *wb = w + wo;\n"
+    "  int tm = t >> 3, tn = t & 7;\n"
+    "  float acc[4][4];\n"
+    "  for (int i = 0; i < 4; i++) for (int j = 0; j < 4; j++) acc[i][j] = 0.0f;\n"
+    "  for (int k0 = kb; k0 < ke; k0 += CG_K) {\n"
+    "    for (int i = 0; i < 8; i++) {\n"
+    "      int mm = m0 + am0 + 4 * i, kk = k0 + ak;\n"
+    "      As[ak][am0 + 4 * i] = (mm < m && kk < ke) ? wb[(size_t)mm * K + kk] : 0.0f;\n"
+    "    }\n"
+    "    for (int i = 0; i < 8; i++) {\n"
+    "      int kr = bk0 + 2 * i, kk = k0 + kr;\n"
+    "      float v = 0.0f;\n"
+    "      if (nok && kk < ke) {\n"
+    "        int ci = kk / khw, r = kk - ci * khw, fy = r / kw, fx = r - fy * kw;\n"
+    "        int iy = iy0 + fy * dh, ix = ix0 + fx * dw;\n"
+    "        if (iy >= 0 && iy < ih && ix >= 0 && ix < iw) v = xb[((size_t)ci * ih + iy) * iw + ix];\n"
+    "      }\n"
+    "      Bs[kr][bn] = v;\n"
+    "    }\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    for (int kk = 0; kk < CG_K; kk++) {\n"
+    "      float a[4], v[4];\n"
+    "      for (int i = 0; i < 4; i++) a[i] = As[kk][tm + 8 * i];\n"
+    "      for (int j = 0; j < 4; j++) v[j] = Bs[kk][tn + 8 * j];\n"
+    "      for (int i = 0; i < 4; i++) for (int j = 0; j < 4; j++) acc[i][j] = fma(a[i], v[j], acc[i][j]);\n"
+    "    }\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  }\n"
+    "  for (int i = 0; i < 4; i++) {\n"
+    "    int mm = m0 + tm + 8 * i;\n"
+    "    if (mm >= m) continue;\n"
+    "    float bv = (S == 1 && has_bias) ? bias[bo + mm] : 0.0f;\n"
+    "    for (int j = 0; j < 4; j++) {\n"
+    "      int nn = n0 + tn + 8 * j;\n"
+    "      if (nn >= P) continue;\n"
+    "      if (S == 1) y[yo + ((size_t)b * m + mm) * P + nn] = ti_act(acc[i][j] + bv, act, aa, ab);\n"
+    "      else part[(((size_t)b * S + s) * m + mm) * P + nn] = acc[i][j];\n"
+    "    }\n"
+    "  }\n"
+    "}\n"
+    /* the split-K sum: one output element a work item; global (m * P, batch) */
+    "__kernel void ti_conv_splitk(__global const float *part, __global const float *bias, int bo,\n"
+    "                             int has_bias, __global float *y, int yo, int m, int P, int S,\n"
+    "                             int act, float aa, float ab) {\n"
+    "  int i = get_global_id(0), b = get_global_id(1);\n"
+    "  if (i >= m * P) return;\n"
+    "  float acc = has_bias ? bias[bo + i / P] : 0.0f;\n"
+    "  __global const float *pp = part + (size_t)b * S * m * P + i;\n"
+    "  for (int s = 0; s < S; s++) acc += pp[(size_t)s * m * P];\n"
+    "  y[yo + (size_t)b * m * P + i] = ti_act(acc, act, aa, ab);\n"
+    "}\n",
     NULL};
 
 /* Matrix products: C[b] = act(alpha * A[b] B[b] + bias), A and B addressed through
@@ -23530,6 +23612,30 @@ static const char *const ti__cl_src_gemm[] = {
     "  acc *= alpha;\n"
     "  if (has_bias) acc += beta * bias[co + i * bsm + j * bsn];\n"
     "  y[yo + p[2] + (size_t)i * N + j] = ti_act(acc, act, aa, ab);\n"
+    "}\n"
+    /* few rows, deep k (a classifier's matrix-vector product): a group of 64 items per
+     * output element, each summing every 64th k, then a tree sum in local memory;
+     * global (N * 64, M, batches), local (64, 1, 1) */
+    "__kernel __attribute__((reqd_work_group_size(64, 1, 1)))\n"
+    "void ti_gemv(" TI__CL_MM_ARGS ") {\n"
+    "  __local float red[64];\n"
+    "  int l = get_local_id(0), j = get_group_id(0), i = get_global_id(1), t = get_global_id(2);\n"
+    "  p += po + 3 * t;\n"
+    "  __global const float *pa = a + ao + p[0] + (size_t)i * sam;\n"
+    "  __global const float *pb = b + bo + p[1] + (size_t)j * sbn;\n"
+    "  float acc = 0.0f;\n"
+    "  if (i < M && j < N)\n"
+    "    for (int k = l; k < K; k += 64) acc = fma(pa[(size_t)k * sak], pb[(size_t)k * sbk], acc);\n"
+    "  red[l] = acc;\n"
+    "  barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  for (int h = 32; h > 0; h >>= 1) {\n"
+    "    if (l < h) red[l] += red[l + h];\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "  }\n"
+    "  if (l != 0 || i >= M || j >= N) return;\n"
+    "  float v = red[0] * alpha;\n"
+    "  if (has_bias) v += beta * bias[co + i * bsm + j * bsn];\n"
+    "  y[yo + p[2] + (size_t)i * N + j] = ti_act(v, act, aa, ab);\n"
     "}\n"
     "#ifndef TI_T\n#define TI_T 16\n#endif\n"
     "#define TI_W 4\n",
@@ -23600,8 +23706,11 @@ typedef enum ti__clp { TI__CLP_ELTWISE = 0, TI__CLP_CONV, TI__CLP_GEMM, TI__CLP_
     X(BATCHNORM, ELTWISE, "ti_batchnorm")                                                   \
     X(CONV2D, CONV, "ti_conv2d")                                                            \
     X(DWCONV2D, CONV, "ti_dwconv2d")                                                        \
+    X(CONV_GEMM, CONV, "ti_conv_gemm")                                                      \
+    X(CONV_SPLITK, CONV, "ti_conv_splitk")                                                  \
     X(MATMUL, GEMM, "ti_matmul")                                                            \
-    X(MATMUL_T, GEMM, "ti_matmul_t")
+    X(MATMUL_T, GEMM, "ti_matmul_t")                                                        \
+    X(GEMV, GEMM, "ti_gemv")
 
 typedef enum ti__clk {
 #define TI__CLK_ENUM(id, prog, name) TI__CLK_##id,
@@ -23631,6 +23740,7 @@ typedef struct ti__clrt {
     char name[260];   /* "platform / device" */
     char ident[512];  /* platform, device, versions: part of the cache key */
     size_t max_wg, max_item[3];
+    int compute_units;
     cl_ulong local_mem;
     cl_program prog[TI__CLP_COUNT];
     cl_kernel kern[TI__CLK_COUNT];
@@ -23840,6 +23950,9 @@ TI__PRIVATE int ti__clrt_init(ti__clrt *rt, const ti_session_desc *d, char *why,
     cl->clGetDeviceInfo(rt->dev, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof items, items, NULL);
     for (int i = 0; i < 3; i++) rt->max_item[i] = items[i] ? items[i] : 1;
     cl->clGetDeviceInfo(rt->dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof rt->local_mem, &rt->local_mem, NULL);
+    cl_uint cu = 0;
+    cl->clGetDeviceInfo(rt->dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL);
+    rt->compute_units = cu > 0 && cu < 100000 ? (int)cu : 1;
     if (rt->max_wg == 0) rt->max_wg = 1;
     const char *fake = getenv("TINYINFER_OPENCL_FAKE_MAX_WG");
     if (fake != NULL && atoi(fake) > 0) rt->fake_max_wg = (size_t)atoi(fake);
@@ -24228,6 +24341,8 @@ typedef struct ti__clplan {
     int active;           /* 1 when a plan exists with at least one GPU node */
     cl_mem act, cst;      /* activations (arena mirror), constants + parameter tables */
     size_t act_bytes, cst_bytes;
+    cl_mem part;          /* split-K partial sums of the conv GEMMs (NULL when none split) */
+    size_t part_bytes;    /* the largest any node needs, found at planning */
     unsigned char *where; /* per value, during a run */
     size_t *cst_off;      /* per value: byte offset in cst, (size_t)-1 when not there */
     unsigned char *gpu;   /* per node */
@@ -24767,9 +24882,10 @@ TI__PRIVATE cl_int ti__cl_run_mm(ti__clc *c, const ti__clmm *mm) {
     ti__clrt *rt = &c->g->rt;
     /* tiles pay off once there are a few of them; a device that cannot run 16 x 16
      * groups (or refuses them) gets the plain kernel */
-    int tiled = mm->m * mm->n >= 1024 && mm->k >= 8;
+    int gemv = mm->m <= 4 && mm->k >= 256; /* tiles would be mostly empty rows */
+    int tiled = gemv || (mm->m * mm->n >= 1024 && mm->k >= 8);
     for (int attempt = 0; attempt < 2; attempt++) {
-        ti__clk k = tiled && attempt == 0 ? TI__CLK_MATMUL_T : TI__CLK_MATMUL;
+        ti__clk k = tiled && attempt == 0 ? (gemv ? TI__CLK_GEMV : TI__CLK_MATMUL_T) : TI__CLK_MATMUL;
         if (!tiled && attempt == 1) break;
         ti__clargs x;
         ti__cla_begin(&x, rt, k);
@@ -24805,6 +24921,15 @@ TI__PRIVATE cl_int ti__cl_run_mm(ti__clc *c, const ti__clmm *mm) {
                 snprintf(rt->last_retry, sizeof rt->last_retry,
                          "ti_matmul_t: 16x16 groups refused (%s), plain kernel used",
                          ti_cl_error_string(e));
+                continue;
+            }
+        } else if (k == TI__CLK_GEMV) {
+            size_t g[3] = {(size_t)mm->n * 64, (size_t)mm->m, mm->batches}, l[3] = {64, 1, 1};
+            e = ti__clrt_launch(rt, k, 3, g, l);
+            if (ti__cl_wg_error(e)) {
+                rt->retries++;
+                snprintf(rt->last_retry, sizeof rt->last_retry,
+                         "ti_gemv: 64-item groups refused (%s), plain kernel used", ti_cl_error_string(e));
                 continue;
             }
         } else {
@@ -24902,9 +25027,28 @@ TI__PRIVATE cl_int ti__cl_run_matmul(ti__clc *c) {
     return ti__cl_run_mm(c, &mm);
 }
 
-/* Conv: 1x1 stride 1 unpadded, ungrouped: a matmul per image; depthwise: its own kernel;
- * any other 2-D conv: the direct kernel. */
-typedef enum { TI__CLCONV_MM = 1, TI__CLCONV_DW, TI__CLCONV_DIRECT } ti__clconv_kind;
+/* Conv: ungrouped ones (1x1 included) as an implicit GEMM (ti_conv_gemm, split along k
+ * when its 32 x 32 output blocks alone would not fill the device); depthwise: its own
+ * kernel; other grouped convs, and devices that refuse the GEMM's 64-item groups: the
+ * direct kernel. $TINYINFER_OPENCL_CONV=direct (for benchmarks) turns the GEMM off. */
+typedef enum { TI__CLCONV_DW = 1, TI__CLCONV_DIRECT, TI__CLCONV_GEMM } ti__clconv_kind;
+#define TI__CL_CONV_PARAMS 18 /* after the kind: 15 shape ints, then K, k per split, splits */
+
+/* Splits of k for a conv GEMM with `blocks` output blocks of 32 x 32: enough groups for
+ * about two per compute unit, each split at least 64 deep (a multiple of the 16-deep
+ * slice). Returns the splits; *kc gets the depth of each. */
+TI__PRIVATE int ti__cl_conv_splits(const ti__clrt *rt, int64_t blocks, int64_t K, int64_t *kc) {
+    int64_t want = 2 * (int64_t)rt->compute_units, s = 1;
+    if (blocks < want) s = (want + blocks - 1) / blocks;
+    int64_t most = K / 64;
+    if (s > most) s = most;
+    if (s < 1) s = 1;
+    int64_t depth = (K + s - 1) / s;
+    depth = (depth + 15) / 16 * 16;
+    s = (K + depth - 1) / depth; /* no empty split after rounding */
+    *kc = depth;
+    return (int)s;
+}
 
 TI__PRIVATE int ti__cl_plan_conv(ti__clc *c) {
     const ti_tensor *x = c->in[0], *w = c->in[1], *y = c->out[0];
@@ -24917,20 +25061,9 @@ TI__PRIVATE int ti__cl_plan_conv(ti__clc *c) {
     ti__kctx_init(c->s, &k, c->n, &err);
     ti__convp cp;
     if (ti__conv_params(&k, 0, &cp) != TI_OK) return ti__clc_no(c, "conv attributes");
-    int32_t *p;
-    if (cp.group == 1 && cp.k[1] == 1 && cp.k[2] == 1 && cp.s[1] == 1 && cp.s[2] == 1 &&
-        cp.pb[1] == 0 && cp.pb[2] == 0 && cp.pe[1] == 0 && cp.pe[2] == 0) {
-        p = ti__clc_params(c, 1 + 3 * (int)cp.n);
-        if (p == NULL) return ti__clc_no(c, "out of memory");
-        p[0] = TI__CLCONV_MM;
-        for (int64_t i = 0; i < cp.n; i++) {
-            p[1 + 3 * i] = 0;
-            p[2 + 3 * i] = (int32_t)(i * cp.c * (int64_t)cp.in_sp);
-            p[3 + 3 * i] = (int32_t)(i * cp.m * (int64_t)cp.out_sp);
-        }
-        return 1;
-    }
-    p = ti__clc_params(c, 16);
+    const char *mode = getenv("TINYINFER_OPENCL_CONV");
+    int direct_only = mode != NULL && strcmp(mode, "direct") == 0;
+    int32_t *p = ti__clc_params(c, 1 + TI__CL_CONV_PARAMS);
     if (p == NULL) return ti__clc_no(c, "out of memory");
     p[0] = (cp.group == cp.c && cp.group == cp.m) ? TI__CLCONV_DW : TI__CLCONV_DIRECT;
     int32_t v[15] = {(int32_t)cp.c,     (int32_t)cp.in[1], (int32_t)cp.in[2], (int32_t)cp.m,
@@ -24938,40 +25071,74 @@ TI__PRIVATE int ti__cl_plan_conv(ti__clc *c) {
                      (int32_t)cp.s[1],  (int32_t)cp.s[2],  (int32_t)cp.pb[1], (int32_t)cp.pb[2],
                      (int32_t)cp.d[1],  (int32_t)cp.d[2],  (int32_t)cp.group};
     memcpy(p + 1, v, sizeof v);
+    int64_t K = cp.c * cp.k[1] * cp.k[2], P = cp.out[1] * cp.out[2];
+    if (cp.group == 1 && !direct_only) {
+        int64_t kc, blocks = (P + 31) / 32 * ((cp.m + 31) / 32) * cp.n;
+        int splits = ti__cl_conv_splits(&c->g->rt, blocks, K, &kc);
+        p[0] = TI__CLCONV_GEMM;
+        p[16] = (int32_t)K;
+        p[17] = (int32_t)kc;
+        p[18] = splits;
+        size_t part = splits > 1 ? (size_t)splits * (size_t)(cp.m * P * cp.n) * sizeof(float) : 0;
+        if (part > c->g->part_bytes) c->g->part_bytes = part;
+    }
     return 1;
 }
+/* The implicit-GEMM conv (and its split-K sum when p[18] > 1). */
+TI__PRIVATE cl_int ti__cl_run_conv_gemm(ti__clc *c, const ti_tensor *x, const ti_tensor *w,
+                                        const ti_tensor *b, const ti_tensor *y, const int32_t *p) {
+    ti__clrt *rt = &c->g->rt;
+    int splits = p[18];
+    if (splits > 1 && c->g->part == NULL) return CL_INVALID_MEM_OBJECT;
+    ti__clargs a;
+    ti__cla_begin(&a, rt, TI__CLK_CONV_GEMM);
+    ti__cla_t(&a, c, x);
+    ti__cla_t(&a, c, w);
+    ti__cla_t(&a, c, b ? b : w);
+    ti__cla_int(&a, b != NULL);
+    ti__cla_t(&a, c, y);
+    cl_mem part = c->g->part ? c->g->part : c->g->act; /* unused when not split */
+    ti__cla_raw(&a, sizeof part, &part);
+    ti__cla_buf(&a, c->g->cst, c->g->par_off[c->n] + sizeof(int32_t));
+    ti__cla_int(&a, c->node->act);
+    ti__cla_float(&a, c->node->act_a);
+    ti__cla_float(&a, c->node->act_b);
+    if (a.err != CL_SUCCESS) return a.err;
+    size_t P = (size_t)(y->shape[2] * y->shape[3]), M = (size_t)y->shape[1];
+    size_t g[3] = {(P + 31) / 32 * 64, (M + 31) / 32, (size_t)splits * (size_t)y->shape[0]};
+    size_t l[3] = {64, 1, 1};
+    cl_int e = ti__clrt_launch(rt, TI__CLK_CONV_GEMM, 3, g, l);
+    if (ti__cl_wg_error(e)) {
+        rt->retries++;
+        snprintf(rt->last_retry, sizeof rt->last_retry,
+                 "ti_conv_gemm: 64-item groups refused (%s), direct conv used", ti_cl_error_string(e));
+    }
+    if (e != CL_SUCCESS || splits == 1) return e;
+    ti__cla_begin(&a, rt, TI__CLK_CONV_SPLITK);
+    ti__cla_raw(&a, sizeof part, &part);
+    ti__cla_t(&a, c, b ? b : w);
+    ti__cla_int(&a, b != NULL);
+    ti__cla_t(&a, c, y);
+    ti__cla_int(&a, (int64_t)M);
+    ti__cla_int(&a, (int64_t)P);
+    ti__cla_int(&a, splits);
+    ti__cla_int(&a, c->node->act);
+    ti__cla_float(&a, c->node->act_a);
+    ti__cla_float(&a, c->node->act_b);
+    if (a.err != CL_SUCCESS) return a.err;
+    size_t g2[2] = {M * P, (size_t)y->shape[0]};
+    return ti__clrt_launch(rt, TI__CLK_CONV_SPLITK, 2, g2, NULL);
+}
+
 TI__PRIVATE cl_int ti__cl_run_conv(ti__clc *c) {
     const ti_tensor *x = c->in[0], *w = c->in[1], *y = c->out[0];
     const ti_tensor *b = c->n_in > 2 ? c->in[2] : NULL;
     if (b != NULL && ti__numel(b) == 0) b = NULL;
     const int32_t *p = c->g->par[c->n];
-    if (p[0] == TI__CLCONV_MM) {
-        ti__clmm mm;
-        memset(&mm, 0, sizeof mm);
-        mm.a = w;
-        mm.b = x;
-        mm.y = y;
-        mm.m = y->shape[1];
-        mm.n = y->shape[2] * y->shape[3];
-        mm.k = x->shape[1];
-        mm.sam = mm.k;
-        mm.sak = 1;
-        mm.sbk = mm.n;
-        mm.sbn = 1;
-        mm.alpha = 1.0f;
-        mm.beta = 1.0f;
-        mm.batches = (size_t)x->shape[0];
-        if (b != NULL) {
-            mm.bias = b;
-            mm.bsm = 1;
-            mm.bsn = 0;
-        }
-        /* the table starts after the kind: shift the parameter offset by one int */
-        size_t keep = c->g->par_off[c->n];
-        c->g->par_off[c->n] = keep + sizeof(int32_t);
-        cl_int e = ti__cl_run_mm(c, &mm);
-        c->g->par_off[c->n] = keep;
-        return e;
+    if (p[0] == TI__CLCONV_GEMM) {
+        cl_int e = ti__cl_run_conv_gemm(c, x, w, b, y, p);
+        if (!ti__cl_wg_error(e)) return e;
+        /* a device that refuses 64-item groups for it: the direct kernel */
     }
     ti__clk k = p[0] == TI__CLCONV_DW ? TI__CLK_DWCONV2D : TI__CLK_CONV2D;
     ti__clargs a;
@@ -25002,7 +25169,7 @@ typedef struct ti__clop {
 #define TI__CLM_CONV (1u << TI__CLP_CONV)
 #define TI__CLM_GEMM (1u << TI__CLP_GEMM)
 static const ti__clop ti__cl_ops[] = {
-    {"Conv", TI__CLM_CONV | TI__CLM_GEMM, ti__cl_plan_conv, ti__cl_run_conv},
+    {"Conv", TI__CLM_CONV, ti__cl_plan_conv, ti__cl_run_conv},
     {"Gemm", TI__CLM_GEMM, ti__cl_plan_gemm, ti__cl_run_gemm},
     {"MatMul", TI__CLM_GEMM, ti__cl_plan_matmul, ti__cl_run_matmul},
     {"Add", TI__CLM_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},
@@ -25107,7 +25274,9 @@ TI__PRIVATE void ti__clplan_release(ti__clplan *g) {
     g->rt.ev_cap = 0;
     if (g->act) g->rt.api.clReleaseMemObject(g->act);
     if (g->cst) g->rt.api.clReleaseMemObject(g->cst);
-    g->act = g->cst = NULL;
+    if (g->part) g->rt.api.clReleaseMemObject(g->part);
+    g->act = g->cst = g->part = NULL;
+    g->part_bytes = 0;
     g->active = 0;
     g->where = NULL; /* the rest lives in the session's plan pool */
     g->cst_off = NULL;
@@ -25219,9 +25388,13 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
     ti__free(&s->al, host, cst + 64);
     g->act_bytes = s->arena_bytes ? s->arena_bytes : 64;
     g->act = cl->clCreateBuffer(g->rt.ctx, CL_MEM_READ_WRITE, g->act_bytes, NULL, &e2);
-    if (g->cst == NULL || g->act == NULL || e1 != CL_SUCCESS || e2 != CL_SUCCESS) {
-        snprintf(fallback, fallback_cap, "OpenCL device '%s': cannot allocate %zu + %zu bytes (%s)",
-                 g->rt.name, g->cst_bytes, g->act_bytes, ti_cl_error_string(e1 != CL_SUCCESS ? e1 : e2));
+    if (e1 == CL_SUCCESS && e2 == CL_SUCCESS && g->part_bytes > 0)
+        g->part = cl->clCreateBuffer(g->rt.ctx, CL_MEM_READ_WRITE, g->part_bytes, NULL, &e2);
+    if (g->cst == NULL || g->act == NULL || (g->part_bytes > 0 && g->part == NULL) || e1 != CL_SUCCESS ||
+        e2 != CL_SUCCESS) {
+        snprintf(fallback, fallback_cap, "OpenCL device '%s': cannot allocate %zu + %zu + %zu bytes (%s)",
+                 g->rt.name, g->cst_bytes, g->act_bytes, g->part_bytes,
+                 ti_cl_error_string(e1 != CL_SUCCESS ? e1 : e2));
         ti__clplan_release(g);
         return TI_OK;
     }

@@ -19,7 +19,9 @@ TI__PRIVATE void ti__clplan_release(ti__clplan *g) {
     g->rt.ev_cap = 0;
     if (g->act) g->rt.api.clReleaseMemObject(g->act);
     if (g->cst) g->rt.api.clReleaseMemObject(g->cst);
-    g->act = g->cst = NULL;
+    if (g->part) g->rt.api.clReleaseMemObject(g->part);
+    g->act = g->cst = g->part = NULL;
+    g->part_bytes = 0;
     g->active = 0;
     g->where = NULL; /* the rest lives in the session's plan pool */
     g->cst_off = NULL;
@@ -131,9 +133,13 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
     ti__free(&s->al, host, cst + 64);
     g->act_bytes = s->arena_bytes ? s->arena_bytes : 64;
     g->act = cl->clCreateBuffer(g->rt.ctx, CL_MEM_READ_WRITE, g->act_bytes, NULL, &e2);
-    if (g->cst == NULL || g->act == NULL || e1 != CL_SUCCESS || e2 != CL_SUCCESS) {
-        snprintf(fallback, fallback_cap, "OpenCL device '%s': cannot allocate %zu + %zu bytes (%s)",
-                 g->rt.name, g->cst_bytes, g->act_bytes, ti_cl_error_string(e1 != CL_SUCCESS ? e1 : e2));
+    if (e1 == CL_SUCCESS && e2 == CL_SUCCESS && g->part_bytes > 0)
+        g->part = cl->clCreateBuffer(g->rt.ctx, CL_MEM_READ_WRITE, g->part_bytes, NULL, &e2);
+    if (g->cst == NULL || g->act == NULL || (g->part_bytes > 0 && g->part == NULL) || e1 != CL_SUCCESS ||
+        e2 != CL_SUCCESS) {
+        snprintf(fallback, fallback_cap, "OpenCL device '%s': cannot allocate %zu + %zu + %zu bytes (%s)",
+                 g->rt.name, g->cst_bytes, g->act_bytes, g->part_bytes,
+                 ti_cl_error_string(e1 != CL_SUCCESS ? e1 : e2));
         ti__clplan_release(g);
         return TI_OK;
     }

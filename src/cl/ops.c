@@ -14,6 +14,8 @@ typedef struct ti__clplan {
     int active;           /* 1 when a plan exists with at least one GPU node */
     cl_mem act, cst;      /* activations (arena mirror), constants + parameter tables */
     size_t act_bytes, cst_bytes;
+    cl_mem part;          /* split-K partial sums of the conv GEMMs (NULL when none split) */
+    size_t part_bytes;    /* the largest any node needs, found at planning */
     unsigned char *where; /* per value, during a run */
     size_t *cst_off;      /* per value: byte offset in cst, (size_t)-1 when not there */
     unsigned char *gpu;   /* per node */
@@ -553,9 +555,10 @@ TI__PRIVATE cl_int ti__cl_run_mm(ti__clc *c, const ti__clmm *mm) {
     ti__clrt *rt = &c->g->rt;
     /* tiles pay off once there are a few of them; a device that cannot run 16 x 16
      * groups (or refuses them) gets the plain kernel */
-    int tiled = mm->m * mm->n >= 1024 && mm->k >= 8;
+    int gemv = mm->m <= 4 && mm->k >= 256; /* tiles would be mostly empty rows */
+    int tiled = gemv || (mm->m * mm->n >= 1024 && mm->k >= 8);
     for (int attempt = 0; attempt < 2; attempt++) {
-        ti__clk k = tiled && attempt == 0 ? TI__CLK_MATMUL_T : TI__CLK_MATMUL;
+        ti__clk k = tiled && attempt == 0 ? (gemv ? TI__CLK_GEMV : TI__CLK_MATMUL_T) : TI__CLK_MATMUL;
         if (!tiled && attempt == 1) break;
         ti__clargs x;
         ti__cla_begin(&x, rt, k);
@@ -591,6 +594,15 @@ TI__PRIVATE cl_int ti__cl_run_mm(ti__clc *c, const ti__clmm *mm) {
                 snprintf(rt->last_retry, sizeof rt->last_retry,
                          "ti_matmul_t: 16x16 groups refused (%s), plain kernel used",
                          ti_cl_error_string(e));
+                continue;
+            }
+        } else if (k == TI__CLK_GEMV) {
+            size_t g[3] = {(size_t)mm->n * 64, (size_t)mm->m, mm->batches}, l[3] = {64, 1, 1};
+            e = ti__clrt_launch(rt, k, 3, g, l);
+            if (ti__cl_wg_error(e)) {
+                rt->retries++;
+                snprintf(rt->last_retry, sizeof rt->last_retry,
+                         "ti_gemv: 64-item groups refused (%s), plain kernel used", ti_cl_error_string(e));
                 continue;
             }
         } else {
@@ -688,9 +700,28 @@ TI__PRIVATE cl_int ti__cl_run_matmul(ti__clc *c) {
     return ti__cl_run_mm(c, &mm);
 }
 
-/* Conv: 1x1 stride 1 unpadded, ungrouped: a matmul per image; depthwise: its own kernel;
- * any other 2-D conv: the direct kernel. */
-typedef enum { TI__CLCONV_MM = 1, TI__CLCONV_DW, TI__CLCONV_DIRECT } ti__clconv_kind;
+/* Conv: ungrouped ones (1x1 included) as an implicit GEMM (ti_conv_gemm, split along k
+ * when its 32 x 32 output blocks alone would not fill the device); depthwise: its own
+ * kernel; other grouped convs, and devices that refuse the GEMM's 64-item groups: the
+ * direct kernel. $TINYINFER_OPENCL_CONV=direct (for benchmarks) turns the GEMM off. */
+typedef enum { TI__CLCONV_DW = 1, TI__CLCONV_DIRECT, TI__CLCONV_GEMM } ti__clconv_kind;
+#define TI__CL_CONV_PARAMS 18 /* after the kind: 15 shape ints, then K, k per split, splits */
+
+/* Splits of k for a conv GEMM with `blocks` output blocks of 32 x 32: enough groups for
+ * about two per compute unit, each split at least 64 deep (a multiple of the 16-deep
+ * slice). Returns the splits; *kc gets the depth of each. */
+TI__PRIVATE int ti__cl_conv_splits(const ti__clrt *rt, int64_t blocks, int64_t K, int64_t *kc) {
+    int64_t want = 2 * (int64_t)rt->compute_units, s = 1;
+    if (blocks < want) s = (want + blocks - 1) / blocks;
+    int64_t most = K / 64;
+    if (s > most) s = most;
+    if (s < 1) s = 1;
+    int64_t depth = (K + s - 1) / s;
+    depth = (depth + 15) / 16 * 16;
+    s = (K + depth - 1) / depth; /* no empty split after rounding */
+    *kc = depth;
+    return (int)s;
+}
 
 TI__PRIVATE int ti__cl_plan_conv(ti__clc *c) {
     const ti_tensor *x = c->in[0], *w = c->in[1], *y = c->out[0];
@@ -703,20 +734,9 @@ TI__PRIVATE int ti__cl_plan_conv(ti__clc *c) {
     ti__kctx_init(c->s, &k, c->n, &err);
     ti__convp cp;
     if (ti__conv_params(&k, 0, &cp) != TI_OK) return ti__clc_no(c, "conv attributes");
-    int32_t *p;
-    if (cp.group == 1 && cp.k[1] == 1 && cp.k[2] == 1 && cp.s[1] == 1 && cp.s[2] == 1 &&
-        cp.pb[1] == 0 && cp.pb[2] == 0 && cp.pe[1] == 0 && cp.pe[2] == 0) {
-        p = ti__clc_params(c, 1 + 3 * (int)cp.n);
-        if (p == NULL) return ti__clc_no(c, "out of memory");
-        p[0] = TI__CLCONV_MM;
-        for (int64_t i = 0; i < cp.n; i++) {
-            p[1 + 3 * i] = 0;
-            p[2 + 3 * i] = (int32_t)(i * cp.c * (int64_t)cp.in_sp);
-            p[3 + 3 * i] = (int32_t)(i * cp.m * (int64_t)cp.out_sp);
-        }
-        return 1;
-    }
-    p = ti__clc_params(c, 16);
+    const char *mode = getenv("TINYINFER_OPENCL_CONV");
+    int direct_only = mode != NULL && strcmp(mode, "direct") == 0;
+    int32_t *p = ti__clc_params(c, 1 + TI__CL_CONV_PARAMS);
     if (p == NULL) return ti__clc_no(c, "out of memory");
     p[0] = (cp.group == cp.c && cp.group == cp.m) ? TI__CLCONV_DW : TI__CLCONV_DIRECT;
     int32_t v[15] = {(int32_t)cp.c,     (int32_t)cp.in[1], (int32_t)cp.in[2], (int32_t)cp.m,
@@ -724,40 +744,74 @@ TI__PRIVATE int ti__cl_plan_conv(ti__clc *c) {
                      (int32_t)cp.s[1],  (int32_t)cp.s[2],  (int32_t)cp.pb[1], (int32_t)cp.pb[2],
                      (int32_t)cp.d[1],  (int32_t)cp.d[2],  (int32_t)cp.group};
     memcpy(p + 1, v, sizeof v);
+    int64_t K = cp.c * cp.k[1] * cp.k[2], P = cp.out[1] * cp.out[2];
+    if (cp.group == 1 && !direct_only) {
+        int64_t kc, blocks = (P + 31) / 32 * ((cp.m + 31) / 32) * cp.n;
+        int splits = ti__cl_conv_splits(&c->g->rt, blocks, K, &kc);
+        p[0] = TI__CLCONV_GEMM;
+        p[16] = (int32_t)K;
+        p[17] = (int32_t)kc;
+        p[18] = splits;
+        size_t part = splits > 1 ? (size_t)splits * (size_t)(cp.m * P * cp.n) * sizeof(float) : 0;
+        if (part > c->g->part_bytes) c->g->part_bytes = part;
+    }
     return 1;
 }
+/* The implicit-GEMM conv (and its split-K sum when p[18] > 1). */
+TI__PRIVATE cl_int ti__cl_run_conv_gemm(ti__clc *c, const ti_tensor *x, const ti_tensor *w,
+                                        const ti_tensor *b, const ti_tensor *y, const int32_t *p) {
+    ti__clrt *rt = &c->g->rt;
+    int splits = p[18];
+    if (splits > 1 && c->g->part == NULL) return CL_INVALID_MEM_OBJECT;
+    ti__clargs a;
+    ti__cla_begin(&a, rt, TI__CLK_CONV_GEMM);
+    ti__cla_t(&a, c, x);
+    ti__cla_t(&a, c, w);
+    ti__cla_t(&a, c, b ? b : w);
+    ti__cla_int(&a, b != NULL);
+    ti__cla_t(&a, c, y);
+    cl_mem part = c->g->part ? c->g->part : c->g->act; /* unused when not split */
+    ti__cla_raw(&a, sizeof part, &part);
+    ti__cla_buf(&a, c->g->cst, c->g->par_off[c->n] + sizeof(int32_t));
+    ti__cla_int(&a, c->node->act);
+    ti__cla_float(&a, c->node->act_a);
+    ti__cla_float(&a, c->node->act_b);
+    if (a.err != CL_SUCCESS) return a.err;
+    size_t P = (size_t)(y->shape[2] * y->shape[3]), M = (size_t)y->shape[1];
+    size_t g[3] = {(P + 31) / 32 * 64, (M + 31) / 32, (size_t)splits * (size_t)y->shape[0]};
+    size_t l[3] = {64, 1, 1};
+    cl_int e = ti__clrt_launch(rt, TI__CLK_CONV_GEMM, 3, g, l);
+    if (ti__cl_wg_error(e)) {
+        rt->retries++;
+        snprintf(rt->last_retry, sizeof rt->last_retry,
+                 "ti_conv_gemm: 64-item groups refused (%s), direct conv used", ti_cl_error_string(e));
+    }
+    if (e != CL_SUCCESS || splits == 1) return e;
+    ti__cla_begin(&a, rt, TI__CLK_CONV_SPLITK);
+    ti__cla_raw(&a, sizeof part, &part);
+    ti__cla_t(&a, c, b ? b : w);
+    ti__cla_int(&a, b != NULL);
+    ti__cla_t(&a, c, y);
+    ti__cla_int(&a, (int64_t)M);
+    ti__cla_int(&a, (int64_t)P);
+    ti__cla_int(&a, splits);
+    ti__cla_int(&a, c->node->act);
+    ti__cla_float(&a, c->node->act_a);
+    ti__cla_float(&a, c->node->act_b);
+    if (a.err != CL_SUCCESS) return a.err;
+    size_t g2[2] = {M * P, (size_t)y->shape[0]};
+    return ti__clrt_launch(rt, TI__CLK_CONV_SPLITK, 2, g2, NULL);
+}
+
 TI__PRIVATE cl_int ti__cl_run_conv(ti__clc *c) {
     const ti_tensor *x = c->in[0], *w = c->in[1], *y = c->out[0];
     const ti_tensor *b = c->n_in > 2 ? c->in[2] : NULL;
     if (b != NULL && ti__numel(b) == 0) b = NULL;
     const int32_t *p = c->g->par[c->n];
-    if (p[0] == TI__CLCONV_MM) {
-        ti__clmm mm;
-        memset(&mm, 0, sizeof mm);
-        mm.a = w;
-        mm.b = x;
-        mm.y = y;
-        mm.m = y->shape[1];
-        mm.n = y->shape[2] * y->shape[3];
-        mm.k = x->shape[1];
-        mm.sam = mm.k;
-        mm.sak = 1;
-        mm.sbk = mm.n;
-        mm.sbn = 1;
-        mm.alpha = 1.0f;
-        mm.beta = 1.0f;
-        mm.batches = (size_t)x->shape[0];
-        if (b != NULL) {
-            mm.bias = b;
-            mm.bsm = 1;
-            mm.bsn = 0;
-        }
-        /* the table starts after the kind: shift the parameter offset by one int */
-        size_t keep = c->g->par_off[c->n];
-        c->g->par_off[c->n] = keep + sizeof(int32_t);
-        cl_int e = ti__cl_run_mm(c, &mm);
-        c->g->par_off[c->n] = keep;
-        return e;
+    if (p[0] == TI__CLCONV_GEMM) {
+        cl_int e = ti__cl_run_conv_gemm(c, x, w, b, y, p);
+        if (!ti__cl_wg_error(e)) return e;
+        /* a device that refuses 64-item groups for it: the direct kernel */
     }
     ti__clk k = p[0] == TI__CLCONV_DW ? TI__CLK_DWCONV2D : TI__CLK_CONV2D;
     ti__clargs a;
@@ -788,7 +842,7 @@ typedef struct ti__clop {
 #define TI__CLM_CONV (1u << TI__CLP_CONV)
 #define TI__CLM_GEMM (1u << TI__CLP_GEMM)
 static const ti__clop ti__cl_ops[] = {
-    {"Conv", TI__CLM_CONV | TI__CLM_GEMM, ti__cl_plan_conv, ti__cl_run_conv},
+    {"Conv", TI__CLM_CONV, ti__cl_plan_conv, ti__cl_run_conv},
     {"Gemm", TI__CLM_GEMM, ti__cl_plan_gemm, ti__cl_run_gemm},
     {"MatMul", TI__CLM_GEMM, ti__cl_plan_matmul, ti__cl_run_matmul},
     {"Add", TI__CLM_ELTWISE, ti__cl_plan_binary, ti__cl_run_binary},

@@ -23,8 +23,11 @@ typedef enum ti__clp { TI__CLP_ELTWISE = 0, TI__CLP_CONV, TI__CLP_GEMM, TI__CLP_
     X(BATCHNORM, ELTWISE, "ti_batchnorm")                                                   \
     X(CONV2D, CONV, "ti_conv2d")                                                            \
     X(DWCONV2D, CONV, "ti_dwconv2d")                                                        \
+    X(CONV_GEMM, CONV, "ti_conv_gemm")                                                      \
+    X(CONV_SPLITK, CONV, "ti_conv_splitk")                                                  \
     X(MATMUL, GEMM, "ti_matmul")                                                            \
-    X(MATMUL_T, GEMM, "ti_matmul_t")
+    X(MATMUL_T, GEMM, "ti_matmul_t")                                                        \
+    X(GEMV, GEMM, "ti_gemv")
 
 typedef enum ti__clk {
 #define TI__CLK_ENUM(id, prog, name) TI__CLK_##id,
@@ -54,6 +57,7 @@ typedef struct ti__clrt {
     char name[260];   /* "platform / device" */
     char ident[512];  /* platform, device, versions: part of the cache key */
     size_t max_wg, max_item[3];
+    int compute_units;
     cl_ulong local_mem;
     cl_program prog[TI__CLP_COUNT];
     cl_kernel kern[TI__CLK_COUNT];
@@ -263,6 +267,9 @@ TI__PRIVATE int ti__clrt_init(ti__clrt *rt, const ti_session_desc *d, char *why,
     cl->clGetDeviceInfo(rt->dev, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof items, items, NULL);
     for (int i = 0; i < 3; i++) rt->max_item[i] = items[i] ? items[i] : 1;
     cl->clGetDeviceInfo(rt->dev, CL_DEVICE_LOCAL_MEM_SIZE, sizeof rt->local_mem, &rt->local_mem, NULL);
+    cl_uint cu = 0;
+    cl->clGetDeviceInfo(rt->dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL);
+    rt->compute_units = cu > 0 && cu < 100000 ? (int)cu : 1;
     if (rt->max_wg == 0) rt->max_wg = 1;
     const char *fake = getenv("TINYINFER_OPENCL_FAKE_MAX_WG");
     if (fake != NULL && atoi(fake) > 0) rt->fake_max_wg = (size_t)atoi(fake);

@@ -108,20 +108,10 @@ static void compare(const unsigned char *bytes, size_t n, const char *what, cons
 
 /* ---- per-kernel cases ---------------------------------------------------------------- */
 
-static void conv_case(int depthwise, int one_by_one) {
+static void conv_case_p(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t k, int64_t s,
+                        int64_t d, int64_t p, int64_t g) {
     ob_model mb;
     ob_init(&mb, 13);
-    int64_t N = rint_in(1, 2), C = rint_in(1, 9), H = rint_in(1, 19), W = rint_in(1, 23);
-    int64_t k = one_by_one ? 1 : rint_in(1, 5), s = one_by_one ? 1 : rint_in(1, 3);
-    int64_t d = one_by_one || k == 1 ? 1 : rint_in(1, 2), p = one_by_one ? 0 : rint_in(0, k / 2 + 1);
-    int64_t g = 1, M;
-    if (depthwise) {
-        g = C;
-        M = C;
-    } else {
-        g = (!one_by_one && C % 3 == 0 && rnd() % 2) ? 3 : 1;
-        M = g * rint_in(1, 7);
-    }
     if (H + 2 * p < (k - 1) * d + 1) H = (k - 1) * d + 1;
     if (W + 2 * p < (k - 1) * d + 1) W = (k - 1) * d + 1;
     int64_t xd[4] = {N, C, H, W}, wd[4] = {M, C / g, k, k}, bd[1] = {M};
@@ -153,17 +143,46 @@ static void conv_case(int depthwise, int one_by_one) {
     free(b);
 }
 
+static void conv_case(int depthwise, int one_by_one) {
+    int64_t N = rint_in(1, 2), C = rint_in(1, 9), H = rint_in(1, 19), W = rint_in(1, 23);
+    int64_t k = one_by_one ? 1 : rint_in(1, 5), s = one_by_one ? 1 : rint_in(1, 3);
+    int64_t d = one_by_one || k == 1 ? 1 : rint_in(1, 2), p = one_by_one ? 0 : rint_in(0, k / 2 + 1);
+    int64_t g = 1, M;
+    if (depthwise) {
+        g = C;
+        M = C;
+    } else {
+        g = (!one_by_one && C % 3 == 0 && rnd() % 2) ? 3 : 1;
+        M = g * rint_in(1, 7);
+    }
+    conv_case_p(N, C, H, W, M, k, s, d, p, g);
+}
+
 TI_TEST(conv_kernels_match_the_cpu) {
     if (!g_have_device) TI_SKIP("no OpenCL device");
     for (int i = 0; i < 12; i++) conv_case(0, 0);
+    /* the implicit GEMM at sizes with several 32 x 32 output blocks and edges in both
+     * directions, split along k (few blocks, deep k) and not (many blocks) */
+    conv_case_p(1, 64, 9, 9, 40, 3, 1, 1, 1, 1);  /* 81 pixels x 40 channels, k 576 */
+    conv_case_p(1, 48, 4, 4, 8, 3, 1, 1, 1, 1);   /* one block, k 432: split */
+    conv_case_p(2, 35, 13, 11, 70, 3, 2, 1, 1, 1); /* stride 2, batch 2, odd sizes */
+    conv_case_p(1, 130, 7, 7, 33, 1, 1, 1, 0, 1); /* 1x1 */
+    conv_case_p(1, 20, 15, 15, 36, 5, 1, 2, 2, 1); /* 5x5 dilated */
+    for (int i = 0; i < 4; i++)
+        conv_case_p(rint_in(1, 2), rint_in(16, 70), rint_in(3, 20), rint_in(3, 20), rint_in(20, 70),
+                    rnd() % 2 ? 3 : 1, rint_in(1, 2), 1, 1, 1);
     for (int i = 0; i < 8; i++) conv_case(1, 0);
     for (int i = 0; i < 8; i++) conv_case(0, 1);
 }
 
-static void matmul_case(void) {
+static void matmul_case(int gemv) {
     ob_model mb;
     ob_init(&mb, 13);
     int64_t M = rint_in(1, 70), K = rint_in(1, 90), N = rint_in(1, 75), B = rint_in(1, 3);
+    if (gemv) { /* few rows, deep k: the matrix-vector kernel */
+        M = rint_in(1, 4);
+        K = rint_in(256, 700);
+    }
     int bcast = rnd() % 2; /* B as a 2-D weight broadcast over the batch */
     int64_t ad[3] = {B, M, K}, bd3[3] = {B, K, N}, bd2[2] = {K, N}, yd[3] = {B, M, N};
     ob_input(&mb, "a", OB_FLOAT, 3, ad);
@@ -186,10 +205,14 @@ static void matmul_case(void) {
     free(w);
 }
 
-static void gemm_case(void) {
+static void gemm_case(int gemv) {
     ob_model mb;
     ob_init(&mb, 13);
     int64_t M = rint_in(1, 40), K = rint_in(1, 70), N = rint_in(1, 90);
+    if (gemv) {
+        M = rint_in(1, 4);
+        K = rint_in(256, 2100);
+    }
     int ta = rnd() % 2, tb = rnd() % 2, cform = rint_in(0, 2);
     int64_t ad[2] = {ta ? K : M, ta ? M : K}, bd[2] = {tb ? N : K, tb ? K : N}, yd[2] = {M, N};
     int64_t cd1[1] = {N}, cd2[2] = {M, 1};
@@ -218,8 +241,10 @@ static void gemm_case(void) {
 
 TI_TEST(matmul_and_gemm_match_the_cpu) {
     if (!g_have_device) TI_SKIP("no OpenCL device");
-    for (int i = 0; i < 12; i++) matmul_case();
-    for (int i = 0; i < 10; i++) gemm_case();
+    for (int i = 0; i < 12; i++) matmul_case(0);
+    for (int i = 0; i < 10; i++) gemm_case(0);
+    for (int i = 0; i < 4; i++) matmul_case(1);
+    for (int i = 0; i < 6; i++) gemm_case(1);
 }
 
 /* Binary ops with numpy broadcasting: same shape, per-channel, and general. */
