@@ -215,6 +215,10 @@ typedef struct ti_session_desc {
      * to the GPU at the first run after they are ready (backend OPENCL always builds
      * first). The background thread calls the session's allocator. */
     int opencl_build_first;
+    /* 1: copy tensors between host and device memory even on a device that works in host
+     * memory (phones' GPUs, CPU devices). 0: there, the device uses the session's memory
+     * itself, and crossing between CPU and GPU nodes costs a map, not a copy. */
+    int opencl_copy_io;
     /* 1: time every node of every run (ti_node_info.time_ms, the upload / kernel /
      * download split in ti_session_info). On OpenCL this turns on the queue's event
      * profiling, so kernel times are the device's own. Costs a little per node. */
@@ -276,6 +280,7 @@ typedef struct ti_session_info {
     int programs_cached;          /* loaded from the binary cache                   */
     double build_ms;              /* time spent building or loading programs        */
     size_t transfer_bytes;        /* bytes copied between host and device, last run */
+    int zero_copy;                /* 1: the device uses the session's memory (no copies) */
     double opencl_ready_ms;       /* from session creation to the OpenCL plan ready   */
     int cpu_runs_before_gpu;      /* runs served on the CPU while programs were built */
     int launch_retries;           /* kernel launches whose work-group size the driver

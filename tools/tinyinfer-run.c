@@ -500,9 +500,10 @@ static int run(const run_opts *op, run_state *rs)
                info.fallback_reason && info.fallback_reason[0] ? info.fallback_reason : "");
         if (info.backend == TI_BACKEND_OPENCL)
             printf("opencl: %s: %d nodes on the device, %d on the CPU; programs: %d built, %d from "
-                   "the cache, %.1f ms; %zu bytes moved between host and device in the last run\n",
+                   "the cache, %.1f ms; %zu bytes moved between host and device in the last run%s\n",
                    info.device, info.num_gpu_nodes, info.num_cpu_nodes, info.programs_built,
-                   info.programs_cached, info.build_ms, info.transfer_bytes);
+                   info.programs_cached, info.build_ms, info.transfer_bytes,
+                   info.zero_copy ? " (zero copy: the device works in the session's memory)" : "");
     }
     if (o.placement) {
         int nn = ti_session_num_nodes(s);

@@ -12,6 +12,12 @@ TI__PRIVATE void ti__clplan_release(ti__clplan *g) {
     if (g == NULL) return;
     if (g->pending && g->rt.q) g->rt.api.clFinish(g->rt.q); /* buffers are in use until then */
     g->pending = 0;
+    if (g->mapped && g->act && g->rt.q) {
+        g->rt.api.clEnqueueUnmapMemObject(g->rt.q, g->act, g->map_ptr, 0, NULL, NULL);
+        g->rt.api.clFinish(g->rt.q);
+    }
+    g->mapped = g->zero_copy = 0;
+    g->map_ptr = NULL;
     ti__clrt_ev_drop(&g->rt);
     g->rt.ev = NULL; /* the tables live in the plan pool */
     g->rt.ev_node = NULL;
@@ -32,6 +38,58 @@ TI__PRIVATE void ti__clplan_release(ti__clplan *g) {
     g->par_off = NULL;
     g->op = NULL;
     g->n_gpu = g->n_cpu = 0;
+}
+
+/* Zero copy: hands the arena to the host (mapped) or to the device (unmapped). The
+ * mapped pointer must be the arena itself (CL_MEM_USE_HOST_PTR promises it). */
+TI__PRIVATE cl_int ti__clplan_own(ti_session *s, ti__clplan *g, int host, cl_bool blocking) {
+    if (!g->zero_copy || g->mapped == host) return CL_SUCCESS;
+    const ti_cl_api *cl = &g->rt.api;
+    cl_int e = CL_SUCCESS;
+    cl_event *ev = ti__clrt_ev_slot(&g->rt);
+    if (host) {
+        void *p = cl->clEnqueueMapBuffer(g->rt.q, g->act, blocking, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                         g->act_bytes, 0, NULL, ev, &e);
+        if (ev != NULL) ti__clrt_ev_keep(&g->rt, e, TI__CLEV_DOWNLOAD);
+        if (e == CL_SUCCESS && p != (void *)s->arena) {
+            cl->clEnqueueUnmapMemObject(g->rt.q, g->act, p, 0, NULL, NULL);
+            e = CL_MAP_FAILURE;
+        }
+        if (e == CL_SUCCESS) {
+            g->map_ptr = p;
+            g->mapped = 1;
+        }
+    } else {
+        e = cl->clEnqueueUnmapMemObject(g->rt.q, g->act, g->map_ptr, 0, NULL, ev);
+        if (ev != NULL) ti__clrt_ev_keep(&g->rt, e, TI__CLEV_UPLOAD);
+        if (e == CL_SUCCESS) g->mapped = 0;
+    }
+    if (e == CL_SUCCESS) g->switches++;
+    return e;
+}
+
+/* On a device that works in host memory (and unless desc.opencl_copy_io), replaces the
+ * activation buffer by one wrapping the session's arena, mapped for the host. Keeps the
+ * copying buffer when the driver will not map the arena in place. */
+TI__PRIVATE void ti__clplan_zero_copy(ti_session *s, ti__clplan *g) {
+    if (!g->rt.unified || s->desc.opencl_copy_io || s->arena == NULL || g->zero_copy) return;
+    const ti_cl_api *cl = &g->rt.api;
+    cl_int e = CL_SUCCESS;
+    cl_mem plain = g->act;
+    g->act = cl->clCreateBuffer(g->rt.ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, g->act_bytes, s->arena, &e);
+    if (g->act == NULL || e != CL_SUCCESS) {
+        g->act = plain;
+        return;
+    }
+    g->zero_copy = 1;
+    g->mapped = 0;
+    if (ti__clplan_own(s, g, 1, CL_TRUE) != CL_SUCCESS) {
+        cl->clReleaseMemObject(g->act);
+        g->act = plain;
+        g->zero_copy = 0;
+        return;
+    }
+    cl->clReleaseMemObject(plain);
 }
 
 /* Places the session's planned nodes; builds the programs they need; uploads constants.
@@ -144,6 +202,9 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
         return TI_OK;
     }
     g->active = 1;
+    /* zero copy is set up in the thread that runs the session: mapping the arena may copy
+     * into it, which must not happen while a CPU run uses it (background build) */
+    if (!g->building) ti__clplan_zero_copy(s, g);
     g->t_ready = ti__now_ms();
     return TI_OK;
 }
@@ -222,6 +283,7 @@ TI__PRIVATE void ti__clplan_join(ti__clplan *g) {
     pthread_join(g->builder, NULL);
     g->building = 0;
     ti_session *s = g->bg_session;
+    if (g->bg_status == TI_OK && g->active) ti__clplan_zero_copy(s, g);
     if (g->bg_status != TI_OK) {
         g->active = 0;
         snprintf(s->fallback, sizeof s->fallback, "%.300s", g->bg_why);
@@ -235,6 +297,7 @@ TI__PRIVATE void ti__clplan_join(ti__clplan *g) {
 TI__PRIVATE cl_int ti__clplan_sync(ti_session *s, ti__clplan *g, int v, int dir) {
     if (v < 0 || (g->where[v] & dir) || s->t[v].size_bytes == 0) return CL_SUCCESS;
     if (g->cst_off[v] != (size_t)-1 || s->t[v].data == NULL) return CL_SUCCESS;
+    if (g->zero_copy) return ti__clplan_own(s, g, dir == TI__CL_HOST, CL_TRUE);
     size_t off = (size_t)((unsigned char *)s->t[v].data - s->arena);
     cl_int e;
     cl_event *ev = ti__clrt_ev_slot(&g->rt);
@@ -294,11 +357,13 @@ TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int asy
         for (int i = 0; i < s->nodes[n].n_outputs; i++)
             if (s->nodes[n].outputs[i] >= 0) g->where[s->nodes[n].outputs[i]] = 0;
     g->transfer_bytes = 0;
+    g->switches = 0;
     for (int n = 0; n < s->n_nodes; n++) {
         const ti__node *node = &s->nodes[n];
         cl_int e = CL_SUCCESS;
         g->rt.ev_cur = n;
         if (g->gpu[n]) {
+            e = ti__clplan_own(s, g, 0, CL_TRUE); /* zero copy: the device's turn */
             for (int i = 0; i < node->n_inputs && e == CL_SUCCESS; i++)
                 e = ti__clplan_sync(s, g, node->inputs[i], TI__CL_DEV);
             if (e == CL_SUCCESS) {
@@ -322,7 +387,7 @@ TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int asy
             g->n_gpu--;
             g->n_cpu++;
         }
-        e = CL_SUCCESS;
+        e = ti__clplan_own(s, g, 1, CL_TRUE); /* zero copy: the host's turn (it writes too) */
         for (int i = 0; i < node->n_inputs && e == CL_SUCCESS; i++)
             e = ti__clplan_sync(s, g, node->inputs[i], TI__CL_HOST);
         if (e != CL_SUCCESS)
@@ -350,6 +415,13 @@ TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int asy
             if (node->outputs[i] >= 0) g->where[node->outputs[i]] = TI__CL_HOST;
     }
     g->rt.ev_cur = -1;
+    if (g->zero_copy) { /* outputs (and the inputs of the next run) are the host's */
+        cl_int e = ti__clplan_own(s, g, 1, async ? CL_FALSE : CL_TRUE);
+        if (e != CL_SUCCESS)
+            return ti__fail(err, TI_ERR_BACKEND, s->m->name, "mapping the outputs of the OpenCL device failed: %s",
+                            ti_cl_error_string(e));
+        for (int i = 0; i < s->m->n_outputs; i++) g->where[s->m->outputs[i]] |= TI__CL_HOST;
+    }
     for (int i = 0; i < s->m->n_outputs; i++) {
         int v = s->m->outputs[i];
         cl_int e = CL_SUCCESS;
@@ -380,7 +452,8 @@ TI__PRIVATE ti_status ti__clplan_run(ti_session *s, ti__clplan *g, int async, ti
     ti__clrt_ev_drop(&g->rt);
     ti_status st = ti__clplan_run_nodes(s, g, async, err);
     if (st != TI_OK) {
-        cl->clFinish(g->rt.q); /* what was queued ends before its buffers are reused */
+        ti__clplan_own(s, g, 1, CL_TRUE); /* the user may write the inputs again */
+        cl->clFinish(g->rt.q);             /* what was queued ends before its buffers are reused */
         ti__clrt_ev_drop(&g->rt);
         return st;
     }

@@ -14,6 +14,12 @@ typedef struct ti__clplan {
     int active;           /* 1 when a plan exists with at least one GPU node */
     cl_mem act, cst;      /* activations (arena mirror), constants + parameter tables */
     size_t act_bytes, cst_bytes;
+    /* zero copy (a device that works in host memory): act wraps the session's arena
+     * (CL_MEM_USE_HOST_PTR) and the host and the device take turns owning it: mapped while
+     * the host (CPU nodes, the user between runs) uses it, unmapped while kernels run */
+    int zero_copy, mapped;
+    void *map_ptr;
+    int switches; /* ownership changes in the last run */
     cl_mem part;          /* split-K partial sums of the conv GEMMs (NULL when none split) */
     size_t part_bytes;    /* the largest any node needs, found at planning */
     unsigned char *where; /* per value, during a run */

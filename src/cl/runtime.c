@@ -58,6 +58,7 @@ typedef struct ti__clrt {
     char ident[512];  /* platform, device, versions: part of the cache key */
     size_t max_wg, max_item[3];
     int compute_units;
+    int unified; /* the device works in host memory (CL_DEVICE_HOST_UNIFIED_MEMORY) */
     cl_ulong local_mem;
     cl_program prog[TI__CLP_COUNT];
     cl_kernel kern[TI__CLK_COUNT];
@@ -270,6 +271,9 @@ TI__PRIVATE int ti__clrt_init(ti__clrt *rt, const ti_session_desc *d, char *why,
     cl_uint cu = 0;
     cl->clGetDeviceInfo(rt->dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL);
     rt->compute_units = cu > 0 && cu < 100000 ? (int)cu : 1;
+    cl_bool um = CL_FALSE;
+    cl->clGetDeviceInfo(rt->dev, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof um, &um, NULL);
+    rt->unified = um == CL_TRUE;
     if (rt->max_wg == 0) rt->max_wg = 1;
     const char *fake = getenv("TINYINFER_OPENCL_FAKE_MAX_WG");
     if (fake != NULL && atoi(fake) > 0) rt->fake_max_wg = (size_t)atoi(fake);

@@ -203,6 +203,7 @@ TI__PRIVATE void ti__session_cl_info(ti_session *s) {
     s->info.programs_cached = g->rt.cached;
     s->info.build_ms = g->rt.build_ms;
     s->info.opencl_ready_ms = g->t_ready - g->t_start;
+    s->info.zero_copy = g->active && g->zero_copy;
     s->info.cpu_runs_before_gpu = g->cpu_runs;
     if (g->active) {
         s->info.backend = TI_BACKEND_OPENCL;
