@@ -439,6 +439,17 @@ TI_API ti_status ti_session_run_async(ti_session *s, ti_error *err);
 /* Waits for the pending run (none: returns TI_OK at once) and reports its errors. */
 TI_API ti_status ti_session_wait(ti_session *s, ti_error *err);
 
+/* Chains two models: at each run of s, input i of s takes the value output j of src had
+ * after src's last run. When both sessions run on the same OpenCL device the tensor is
+ * copied on the device and src no longer reads that output back to the host at the end
+ * of its runs (ti_session_fetch_output does, on demand); otherwise it is copied in host
+ * memory. dtype and shape must match. src must stay alive while linked; src = NULL
+ * unlinks. Run src (and wait for it, when async) before s. */
+TI_API ti_status ti_session_link_input(ti_session *s, int i, ti_session *src, int j, ti_error *err);
+/* Makes output j's data current on the host (a no-op unless a link keeps it on the
+ * device). */
+TI_API ti_status ti_session_fetch_output(ti_session *s, int j, ti_error *err);
+
 typedef struct ti_session_info {
     ti_backend backend;           /* the backend that runs                           */
     const char *fallback_reason;  /* why not the requested backend; "" when none     */
@@ -1284,6 +1295,12 @@ struct ti_session {
     unsigned char *prof_gpu;
     int profiled; /* 1 once a run has filled the profile */
     double t_run; /* ti__now_ms at the start of the run in flight */
+    /* ti_session_link_input: per model input, the session and output it is fed from
+     * (NULL: none); per model output, 1 when a linked session takes it on the device, so
+     * it is not read back at the end of a run (both allocated when first linked) */
+    struct ti_session **link_src;
+    int *link_out;
+    unsigned char *out_on_device;
 };
 TI__PRIVATE int ti__session_new_value(ti_session *s, const char *name);
 TI__PRIVATE void ti__kctx_init(ti_session *s, ti__kctx *k, int n, ti_error *err);
@@ -24356,6 +24373,7 @@ typedef struct ti__clplan {
     int zero_copy, mapped;
     void *map_ptr;
     int switches; /* ownership changes in the last run */
+    int last_on_gpu; /* the last run ran this plan (not the CPU during a background build) */
     cl_mem part;          /* split-K partial sums of the conv GEMMs (NULL when none split) */
     size_t part_bytes;    /* the largest any node needs, found at planning */
     unsigned char *where; /* per value, during a run */
@@ -25619,6 +25637,27 @@ TI__PRIVATE void ti__clplan_finish_run(ti_session *s, ti__clplan *g) {
     s->info.run_ms = ti__now_ms() - s->t_run;
 }
 
+/* Can input i of s (linked to an output of another session) be copied on the device?
+ * Both plans on one context, that output left on the device by a GPU run, and neither
+ * session in host memory (zero copy: the host path is as cheap). */
+TI__PRIVATE int ti__clplan_link_on_device(const ti_session *s, int i) {
+    const ti_session *src = s->link_src ? s->link_src[i] : NULL;
+    const ti__clplan *g = s->cl, *h = src ? src->cl : NULL;
+    if (src == NULL || g == NULL || h == NULL || !g->active || g->building || !h->active || h->building ||
+        !h->last_on_gpu || g->zero_copy || h->zero_copy || g->rt.ctx != h->rt.ctx)
+        return 0;
+    int v = s->m->inputs[i], sv = src->m->outputs[s->link_out[i]];
+    return (h->where[sv] & TI__CL_DEV) && h->cst_off[sv] == (size_t)-1 && src->t[sv].data != NULL &&
+           s->t[v].data != NULL && !src->vi[sv].heap && !s->vi[v].heap;
+}
+
+/* Makes value v (an output) current on the host after a GPU run that left it on the
+ * device. */
+TI__PRIVATE cl_int ti__clplan_fetch(ti_session *s, ti__clplan *g, int v) {
+    if (g == NULL || !g->active || g->building || !g->last_on_gpu) return CL_SUCCESS;
+    return ti__clplan_sync(s, g, v, TI__CL_HOST);
+}
+
 TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int async, ti_error *err) {
     const ti_cl_api *cl = &g->rt.api;
     for (int v = 0; v < s->n_values; v++)
@@ -25628,6 +25667,21 @@ TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int asy
             if (s->nodes[n].outputs[i] >= 0) g->where[s->nodes[n].outputs[i]] = 0;
     g->transfer_bytes = 0;
     g->switches = 0;
+    for (int i = 0; s->link_src != NULL && i < s->m->n_inputs; i++) {
+        if (!ti__clplan_link_on_device(s, i)) continue; /* done in host memory before */
+        ti_session *src = s->link_src[i];
+        int v = s->m->inputs[i], sv = src->m->outputs[s->link_out[i]];
+        size_t from = (size_t)((unsigned char *)src->t[sv].data - src->arena);
+        size_t to = (size_t)((unsigned char *)s->t[v].data - s->arena);
+        g->rt.ev_cur = -1;
+        cl_event *ev = ti__clrt_ev_slot(&g->rt);
+        cl_int e = cl->clEnqueueCopyBuffer(g->rt.q, src->cl->act, g->act, from, to, s->t[v].size_bytes, 0, NULL, ev);
+        if (ev != NULL) ti__clrt_ev_keep(&g->rt, e, TI__CLEV_KERNEL);
+        if (e != CL_SUCCESS)
+            return ti__fail(err, TI_ERR_BACKEND, s->m->name, "copying input '%s' from the linked session on the device: %s",
+                            s->t[v].name, ti_cl_error_string(e));
+        g->where[v] = TI__CL_DEV;
+    }
     for (int n = 0; n < s->n_nodes; n++) {
         const ti__node *node = &s->nodes[n];
         cl_int e = CL_SUCCESS;
@@ -25695,6 +25749,7 @@ TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int asy
     for (int i = 0; i < s->m->n_outputs; i++) {
         int v = s->m->outputs[i];
         cl_int e = CL_SUCCESS;
+        if (s->out_on_device != NULL && s->out_on_device[i]) continue; /* a linked session takes it */
         if (!(g->where[v] & TI__CL_HOST) && s->t[v].size_bytes && g->cst_off[v] == (size_t)-1) {
             size_t off = (size_t)((unsigned char *)s->t[v].data - s->arena);
             cl_event *ev = ti__clrt_ev_slot(&g->rt);
@@ -25719,6 +25774,7 @@ TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int asy
 TI__PRIVATE ti_status ti__clplan_run(ti_session *s, ti__clplan *g, int async, ti_error *err) {
     const ti_cl_api *cl = &g->rt.api;
     g->rt.run_t0 = s->t_run;
+    g->last_on_gpu = 1;
     ti__clrt_ev_drop(&g->rt);
     ti_status st = ti__clplan_run_nodes(s, g, async, err);
     if (st != TI_OK) {
@@ -26490,6 +26546,9 @@ TI_API void ti_session_destroy(ti_session *s) {
     ti__free(&al, s->t, sizeof(ti_tensor) * (size_t)s->cap_values);
     ti__free(&al, s->vi, sizeof(ti__vinfo) * (size_t)s->cap_values);
     ti__free(&al, s->input_ranks, sizeof(int) * (size_t)(m->n_inputs + 1));
+    ti__free(&al, s->link_src, sizeof(ti_session *) * (size_t)(m->n_inputs + 1));
+    ti__free(&al, s->link_out, sizeof(int) * (size_t)(m->n_inputs + 1));
+    ti__free(&al, s->out_on_device, (size_t)m->n_outputs + 1);
     ti__free(&al, s->input_shapes, sizeof(int64_t) * TI_MAX_DIMS * (size_t)(m->n_inputs + 1));
     ti__free(&al, s, sizeof *s);
 }
@@ -26592,6 +26651,98 @@ TI_API ti_status ti_session_wait(ti_session *s, ti_error *err) {
     return TI_OK;
 }
 
+/* Linked inputs (ti_session_link_input): checks each still matches its source and copies
+ * it in host memory unless the OpenCL run will copy it on the device. */
+TI__PRIVATE ti_status ti__session_pull_links(ti_session *s, ti_error *err) {
+    for (int i = 0; s->link_src != NULL && i < s->m->n_inputs; i++) {
+        ti_session *src = s->link_src[i];
+        if (src == NULL) continue;
+        ti_status st = ti_session_wait(src, err);
+        if (st != TI_OK) return st;
+        int v = s->m->inputs[i], sv = src->m->outputs[s->link_out[i]];
+        const ti_tensor *a = &src->t[sv], *b = &s->t[v];
+        if (!src->planned || a->dtype != b->dtype || a->size_bytes != b->size_bytes || a->data == NULL)
+            return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name,
+                            "input %d '%s' is linked to output %d '%s' of '%s', which no longer matches it "
+                            "(%s, %zu bytes vs %s, %zu bytes)",
+                            i, b->name, s->link_out[i], a->name, src->m->name, ti_dtype_name(a->dtype),
+                            a->size_bytes, ti_dtype_name(b->dtype), b->size_bytes);
+#ifndef TI_NO_OPENCL
+        if (ti__clplan_link_on_device(s, i)) continue;
+        cl_int e = ti__clplan_fetch(src, src->cl, sv);
+        if (e != CL_SUCCESS)
+            return ti__fail(err, TI_ERR_BACKEND, src->m->name, "reading output '%s' from the OpenCL device: %s",
+                            a->name, ti_cl_error_string(e));
+#endif
+        if (b->size_bytes) memcpy(b->data, a->data, b->size_bytes);
+    }
+    return TI_OK;
+}
+
+TI_API ti_status ti_session_link_input(ti_session *s, int i, ti_session *src, int j, ti_error *err) {
+    ti__error_clear(err);
+    if (s == NULL) return ti__fail(err, TI_ERR_INVALID_ARGUMENT, "<session>", "session is NULL");
+    if (i < 0 || i >= s->m->n_inputs)
+        return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name, "input %d out of range (%d inputs)", i,
+                        s->m->n_inputs);
+    if (src == NULL) {
+        if (s->link_src != NULL) s->link_src[i] = NULL;
+        return TI_OK;
+    }
+    if (src == s) return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name, "a session cannot feed itself");
+    if (j < 0 || j >= src->m->n_outputs)
+        return ti__fail(err, TI_ERR_INVALID_ARGUMENT, src->m->name, "output %d out of range (%d outputs)", j,
+                        src->m->n_outputs);
+    if (!s->planned || !src->planned)
+        return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name, "both sessions need a plan (set input shapes first)");
+    const ti_tensor *a = &src->t[src->m->outputs[j]], *b = &s->t[s->m->inputs[i]];
+    int same = a->dtype == b->dtype && a->rank == b->rank;
+    for (int d = 0; same && d < a->rank; d++) same = a->shape[d] == b->shape[d];
+    if (!same)
+        return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name,
+                        "input %d '%s' (%s, rank %d) does not match output %d '%s' of '%s' (%s, rank %d) in "
+                        "dtype or shape",
+                        i, b->name, ti_dtype_name(b->dtype), b->rank, j, a->name, src->m->name,
+                        ti_dtype_name(a->dtype), a->rank);
+    if (s->link_src == NULL) {
+        s->link_src = (ti_session **)ti__calloc(&s->al, sizeof(ti_session *) * (size_t)(s->m->n_inputs + 1));
+        s->link_out = (int *)ti__calloc(&s->al, sizeof(int) * (size_t)(s->m->n_inputs + 1));
+        if (s->link_src == NULL || s->link_out == NULL) {
+            ti__free(&s->al, s->link_src, sizeof(ti_session *) * (size_t)(s->m->n_inputs + 1));
+            ti__free(&s->al, s->link_out, sizeof(int) * (size_t)(s->m->n_inputs + 1));
+            s->link_src = NULL;
+            s->link_out = NULL;
+            return ti__fail(err, TI_ERR_OUT_OF_MEMORY, s->m->name, "out of memory linking inputs");
+        }
+    }
+    if (src->out_on_device == NULL) {
+        src->out_on_device = (unsigned char *)ti__calloc(&src->al, (size_t)src->m->n_outputs + 1);
+        if (src->out_on_device == NULL)
+            return ti__fail(err, TI_ERR_OUT_OF_MEMORY, src->m->name, "out of memory linking outputs");
+    }
+    s->link_src[i] = src;
+    s->link_out[i] = j;
+    src->out_on_device[j] = 1;
+    return TI_OK;
+}
+
+TI_API ti_status ti_session_fetch_output(ti_session *s, int j, ti_error *err) {
+    ti__error_clear(err);
+    if (s == NULL) return ti__fail(err, TI_ERR_INVALID_ARGUMENT, "<session>", "session is NULL");
+    if (j < 0 || j >= s->m->n_outputs)
+        return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name, "output %d out of range (%d outputs)", j,
+                        s->m->n_outputs);
+    ti_status st = ti_session_wait(s, err);
+    if (st != TI_OK || !s->planned) return st;
+#ifndef TI_NO_OPENCL
+    cl_int e = ti__clplan_fetch(s, s->cl, s->m->outputs[j]);
+    if (e != CL_SUCCESS)
+        return ti__fail(err, TI_ERR_BACKEND, s->m->name, "reading output %d from the OpenCL device: %s", j,
+                        ti_cl_error_string(e));
+#endif
+    return TI_OK;
+}
+
 /* Clears the last run's times (and the profile) before a run. */
 TI__PRIVATE void ti__session_prof_reset(ti_session *s) {
     s->t_run = ti__now_ms();
@@ -26619,8 +26770,12 @@ TI__PRIVATE ti_status ti__session_run(ti_session *s, int async, ti_error *err) {
         ti__clplan_join(s->cl); /* the programs are ready: from this run on, the GPU */
         ti__session_cl_info(s);
     }
+#endif
+    if ((st = ti__session_pull_links(s, err)) != TI_OK) return st;
+#ifndef TI_NO_OPENCL
     if (s->cl != NULL && s->cl->building) s->cl->cpu_runs++;
     else if (s->cl != NULL && s->cl->active) return ti__clplan_run(s, s->cl, async, err);
+    if (s->cl != NULL) s->cl->last_on_gpu = 0;
 #endif
     (void)async;
     for (int n = 0; n < s->n_nodes; n++) {

@@ -263,6 +263,17 @@ TI_API ti_status ti_session_run_async(ti_session *s, ti_error *err);
 /* Waits for the pending run (none: returns TI_OK at once) and reports its errors. */
 TI_API ti_status ti_session_wait(ti_session *s, ti_error *err);
 
+/* Chains two models: at each run of s, input i of s takes the value output j of src had
+ * after src's last run. When both sessions run on the same OpenCL device the tensor is
+ * copied on the device and src no longer reads that output back to the host at the end
+ * of its runs (ti_session_fetch_output does, on demand); otherwise it is copied in host
+ * memory. dtype and shape must match. src must stay alive while linked; src = NULL
+ * unlinks. Run src (and wait for it, when async) before s. */
+TI_API ti_status ti_session_link_input(ti_session *s, int i, ti_session *src, int j, ti_error *err);
+/* Makes output j's data current on the host (a no-op unless a link keeps it on the
+ * device). */
+TI_API ti_status ti_session_fetch_output(ti_session *s, int j, ti_error *err);
+
 typedef struct ti_session_info {
     ti_backend backend;           /* the backend that runs                           */
     const char *fallback_reason;  /* why not the requested backend; "" when none     */

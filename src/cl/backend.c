@@ -349,6 +349,27 @@ TI__PRIVATE void ti__clplan_finish_run(ti_session *s, ti__clplan *g) {
     s->info.run_ms = ti__now_ms() - s->t_run;
 }
 
+/* Can input i of s (linked to an output of another session) be copied on the device?
+ * Both plans on one context, that output left on the device by a GPU run, and neither
+ * session in host memory (zero copy: the host path is as cheap). */
+TI__PRIVATE int ti__clplan_link_on_device(const ti_session *s, int i) {
+    const ti_session *src = s->link_src ? s->link_src[i] : NULL;
+    const ti__clplan *g = s->cl, *h = src ? src->cl : NULL;
+    if (src == NULL || g == NULL || h == NULL || !g->active || g->building || !h->active || h->building ||
+        !h->last_on_gpu || g->zero_copy || h->zero_copy || g->rt.ctx != h->rt.ctx)
+        return 0;
+    int v = s->m->inputs[i], sv = src->m->outputs[s->link_out[i]];
+    return (h->where[sv] & TI__CL_DEV) && h->cst_off[sv] == (size_t)-1 && src->t[sv].data != NULL &&
+           s->t[v].data != NULL && !src->vi[sv].heap && !s->vi[v].heap;
+}
+
+/* Makes value v (an output) current on the host after a GPU run that left it on the
+ * device. */
+TI__PRIVATE cl_int ti__clplan_fetch(ti_session *s, ti__clplan *g, int v) {
+    if (g == NULL || !g->active || g->building || !g->last_on_gpu) return CL_SUCCESS;
+    return ti__clplan_sync(s, g, v, TI__CL_HOST);
+}
+
 TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int async, ti_error *err) {
     const ti_cl_api *cl = &g->rt.api;
     for (int v = 0; v < s->n_values; v++)
@@ -358,6 +379,21 @@ TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int asy
             if (s->nodes[n].outputs[i] >= 0) g->where[s->nodes[n].outputs[i]] = 0;
     g->transfer_bytes = 0;
     g->switches = 0;
+    for (int i = 0; s->link_src != NULL && i < s->m->n_inputs; i++) {
+        if (!ti__clplan_link_on_device(s, i)) continue; /* done in host memory before */
+        ti_session *src = s->link_src[i];
+        int v = s->m->inputs[i], sv = src->m->outputs[s->link_out[i]];
+        size_t from = (size_t)((unsigned char *)src->t[sv].data - src->arena);
+        size_t to = (size_t)((unsigned char *)s->t[v].data - s->arena);
+        g->rt.ev_cur = -1;
+        cl_event *ev = ti__clrt_ev_slot(&g->rt);
+        cl_int e = cl->clEnqueueCopyBuffer(g->rt.q, src->cl->act, g->act, from, to, s->t[v].size_bytes, 0, NULL, ev);
+        if (ev != NULL) ti__clrt_ev_keep(&g->rt, e, TI__CLEV_KERNEL);
+        if (e != CL_SUCCESS)
+            return ti__fail(err, TI_ERR_BACKEND, s->m->name, "copying input '%s' from the linked session on the device: %s",
+                            s->t[v].name, ti_cl_error_string(e));
+        g->where[v] = TI__CL_DEV;
+    }
     for (int n = 0; n < s->n_nodes; n++) {
         const ti__node *node = &s->nodes[n];
         cl_int e = CL_SUCCESS;
@@ -425,6 +461,7 @@ TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int asy
     for (int i = 0; i < s->m->n_outputs; i++) {
         int v = s->m->outputs[i];
         cl_int e = CL_SUCCESS;
+        if (s->out_on_device != NULL && s->out_on_device[i]) continue; /* a linked session takes it */
         if (!(g->where[v] & TI__CL_HOST) && s->t[v].size_bytes && g->cst_off[v] == (size_t)-1) {
             size_t off = (size_t)((unsigned char *)s->t[v].data - s->arena);
             cl_event *ev = ti__clrt_ev_slot(&g->rt);
@@ -449,6 +486,7 @@ TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int asy
 TI__PRIVATE ti_status ti__clplan_run(ti_session *s, ti__clplan *g, int async, ti_error *err) {
     const ti_cl_api *cl = &g->rt.api;
     g->rt.run_t0 = s->t_run;
+    g->last_on_gpu = 1;
     ti__clrt_ev_drop(&g->rt);
     ti_status st = ti__clplan_run_nodes(s, g, async, err);
     if (st != TI_OK) {

@@ -20,6 +20,7 @@ typedef struct ti__clplan {
     int zero_copy, mapped;
     void *map_ptr;
     int switches; /* ownership changes in the last run */
+    int last_on_gpu; /* the last run ran this plan (not the CPU during a background build) */
     cl_mem part;          /* split-K partial sums of the conv GEMMs (NULL when none split) */
     size_t part_bytes;    /* the largest any node needs, found at planning */
     unsigned char *where; /* per value, during a run */

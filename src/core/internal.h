@@ -375,6 +375,12 @@ struct ti_session {
     unsigned char *prof_gpu;
     int profiled; /* 1 once a run has filled the profile */
     double t_run; /* ti__now_ms at the start of the run in flight */
+    /* ti_session_link_input: per model input, the session and output it is fed from
+     * (NULL: none); per model output, 1 when a linked session takes it on the device, so
+     * it is not read back at the end of a run (both allocated when first linked) */
+    struct ti_session **link_src;
+    int *link_out;
+    unsigned char *out_on_device;
 };
 TI__PRIVATE int ti__session_new_value(ti_session *s, const char *name);
 TI__PRIVATE void ti__kctx_init(ti_session *s, ti__kctx *k, int n, ti_error *err);

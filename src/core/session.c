@@ -538,6 +538,9 @@ TI_API void ti_session_destroy(ti_session *s) {
     ti__free(&al, s->t, sizeof(ti_tensor) * (size_t)s->cap_values);
     ti__free(&al, s->vi, sizeof(ti__vinfo) * (size_t)s->cap_values);
     ti__free(&al, s->input_ranks, sizeof(int) * (size_t)(m->n_inputs + 1));
+    ti__free(&al, s->link_src, sizeof(ti_session *) * (size_t)(m->n_inputs + 1));
+    ti__free(&al, s->link_out, sizeof(int) * (size_t)(m->n_inputs + 1));
+    ti__free(&al, s->out_on_device, (size_t)m->n_outputs + 1);
     ti__free(&al, s->input_shapes, sizeof(int64_t) * TI_MAX_DIMS * (size_t)(m->n_inputs + 1));
     ti__free(&al, s, sizeof *s);
 }
@@ -640,6 +643,98 @@ TI_API ti_status ti_session_wait(ti_session *s, ti_error *err) {
     return TI_OK;
 }
 
+/* Linked inputs (ti_session_link_input): checks each still matches its source and copies
+ * it in host memory unless the OpenCL run will copy it on the device. */
+TI__PRIVATE ti_status ti__session_pull_links(ti_session *s, ti_error *err) {
+    for (int i = 0; s->link_src != NULL && i < s->m->n_inputs; i++) {
+        ti_session *src = s->link_src[i];
+        if (src == NULL) continue;
+        ti_status st = ti_session_wait(src, err);
+        if (st != TI_OK) return st;
+        int v = s->m->inputs[i], sv = src->m->outputs[s->link_out[i]];
+        const ti_tensor *a = &src->t[sv], *b = &s->t[v];
+        if (!src->planned || a->dtype != b->dtype || a->size_bytes != b->size_bytes || a->data == NULL)
+            return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name,
+                            "input %d '%s' is linked to output %d '%s' of '%s', which no longer matches it "
+                            "(%s, %zu bytes vs %s, %zu bytes)",
+                            i, b->name, s->link_out[i], a->name, src->m->name, ti_dtype_name(a->dtype),
+                            a->size_bytes, ti_dtype_name(b->dtype), b->size_bytes);
+#ifndef TI_NO_OPENCL
+        if (ti__clplan_link_on_device(s, i)) continue;
+        cl_int e = ti__clplan_fetch(src, src->cl, sv);
+        if (e != CL_SUCCESS)
+            return ti__fail(err, TI_ERR_BACKEND, src->m->name, "reading output '%s' from the OpenCL device: %s",
+                            a->name, ti_cl_error_string(e));
+#endif
+        if (b->size_bytes) memcpy(b->data, a->data, b->size_bytes);
+    }
+    return TI_OK;
+}
+
+TI_API ti_status ti_session_link_input(ti_session *s, int i, ti_session *src, int j, ti_error *err) {
+    ti__error_clear(err);
+    if (s == NULL) return ti__fail(err, TI_ERR_INVALID_ARGUMENT, "<session>", "session is NULL");
+    if (i < 0 || i >= s->m->n_inputs)
+        return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name, "input %d out of range (%d inputs)", i,
+                        s->m->n_inputs);
+    if (src == NULL) {
+        if (s->link_src != NULL) s->link_src[i] = NULL;
+        return TI_OK;
+    }
+    if (src == s) return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name, "a session cannot feed itself");
+    if (j < 0 || j >= src->m->n_outputs)
+        return ti__fail(err, TI_ERR_INVALID_ARGUMENT, src->m->name, "output %d out of range (%d outputs)", j,
+                        src->m->n_outputs);
+    if (!s->planned || !src->planned)
+        return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name, "both sessions need a plan (set input shapes first)");
+    const ti_tensor *a = &src->t[src->m->outputs[j]], *b = &s->t[s->m->inputs[i]];
+    int same = a->dtype == b->dtype && a->rank == b->rank;
+    for (int d = 0; same && d < a->rank; d++) same = a->shape[d] == b->shape[d];
+    if (!same)
+        return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name,
+                        "input %d '%s' (%s, rank %d) does not match output %d '%s' of '%s' (%s, rank %d) in "
+                        "dtype or shape",
+                        i, b->name, ti_dtype_name(b->dtype), b->rank, j, a->name, src->m->name,
+                        ti_dtype_name(a->dtype), a->rank);
+    if (s->link_src == NULL) {
+        s->link_src = (ti_session **)ti__calloc(&s->al, sizeof(ti_session *) * (size_t)(s->m->n_inputs + 1));
+        s->link_out = (int *)ti__calloc(&s->al, sizeof(int) * (size_t)(s->m->n_inputs + 1));
+        if (s->link_src == NULL || s->link_out == NULL) {
+            ti__free(&s->al, s->link_src, sizeof(ti_session *) * (size_t)(s->m->n_inputs + 1));
+            ti__free(&s->al, s->link_out, sizeof(int) * (size_t)(s->m->n_inputs + 1));
+            s->link_src = NULL;
+            s->link_out = NULL;
+            return ti__fail(err, TI_ERR_OUT_OF_MEMORY, s->m->name, "out of memory linking inputs");
+        }
+    }
+    if (src->out_on_device == NULL) {
+        src->out_on_device = (unsigned char *)ti__calloc(&src->al, (size_t)src->m->n_outputs + 1);
+        if (src->out_on_device == NULL)
+            return ti__fail(err, TI_ERR_OUT_OF_MEMORY, src->m->name, "out of memory linking outputs");
+    }
+    s->link_src[i] = src;
+    s->link_out[i] = j;
+    src->out_on_device[j] = 1;
+    return TI_OK;
+}
+
+TI_API ti_status ti_session_fetch_output(ti_session *s, int j, ti_error *err) {
+    ti__error_clear(err);
+    if (s == NULL) return ti__fail(err, TI_ERR_INVALID_ARGUMENT, "<session>", "session is NULL");
+    if (j < 0 || j >= s->m->n_outputs)
+        return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name, "output %d out of range (%d outputs)", j,
+                        s->m->n_outputs);
+    ti_status st = ti_session_wait(s, err);
+    if (st != TI_OK || !s->planned) return st;
+#ifndef TI_NO_OPENCL
+    cl_int e = ti__clplan_fetch(s, s->cl, s->m->outputs[j]);
+    if (e != CL_SUCCESS)
+        return ti__fail(err, TI_ERR_BACKEND, s->m->name, "reading output %d from the OpenCL device: %s", j,
+                        ti_cl_error_string(e));
+#endif
+    return TI_OK;
+}
+
 /* Clears the last run's times (and the profile) before a run. */
 TI__PRIVATE void ti__session_prof_reset(ti_session *s) {
     s->t_run = ti__now_ms();
@@ -667,8 +762,12 @@ TI__PRIVATE ti_status ti__session_run(ti_session *s, int async, ti_error *err) {
         ti__clplan_join(s->cl); /* the programs are ready: from this run on, the GPU */
         ti__session_cl_info(s);
     }
+#endif
+    if ((st = ti__session_pull_links(s, err)) != TI_OK) return st;
+#ifndef TI_NO_OPENCL
     if (s->cl != NULL && s->cl->building) s->cl->cpu_runs++;
     else if (s->cl != NULL && s->cl->active) return ti__clplan_run(s, s->cl, async, err);
+    if (s->cl != NULL) s->cl->last_on_gpu = 0;
 #endif
     (void)async;
     for (int n = 0; n < s->n_nodes; n++) {

@@ -580,6 +580,104 @@ TI_TEST(unsupported_nodes_fall_back_per_node) {
     ti_model_free(m);
 }
 
+/* ---- linked sessions ---------------------------------------------------------------- */
+
+/* x [1, C, 6, 6] -> Conv k x k (same padding) to M channels -> act -> y */
+static unsigned char *conv_model(int64_t C, int64_t M, int64_t k, const char *act, size_t *n) {
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t xd[4] = {1, C, 6, 6}, wd[4] = {M, C, k, k}, yd[4] = {1, M, 6, 6};
+    float *w = rand_floats(numel(4, wd));
+    ob_input(&mb, "x", OB_FLOAT, 4, xd);
+    ob_init_f32(&mb, "w", 4, wd, w);
+    ob_buf at = {0, 0, 0};
+    int64_t ks[2] = {k, k}, pads[4] = {k / 2, k / 2, k / 2, k / 2};
+    ob_attr_ints(&at, "kernel_shape", 2, ks);
+    ob_attr_ints(&at, "pads", 4, pads);
+    ob_node_attrs(&mb, "Conv", "conv", "x,w", "c", &at);
+    ob_node(&mb, act, "act", "c", "y");
+    ob_output(&mb, "y", OB_FLOAT, 4, yd);
+    unsigned char *bytes = ob_finish(&mb, n);
+    free(w);
+    return bytes;
+}
+
+static ti_session *make_io(ti_model *m, ti_backend b, int copy_io, ti_error *err) {
+    ti_session_desc d;
+    memset(&d, 0, sizeof d);
+    d.num_threads = 1;
+    d.backend = b;
+    d.opencl_copy_io = copy_io;
+    return ti_session_create(m, &d, err);
+}
+
+/* Model A's output feeds model B's input: on one OpenCL device it never visits the host
+ * (A uploads x only, B downloads z only), fetch_output brings A's output back on demand,
+ * and every backend gives the CPU's answer. Mismatched links are refused. */
+TI_TEST(linked_sessions_keep_tensors_on_the_device) {
+    if (!g_have_device) TI_SKIP("no OpenCL device");
+    size_t na, nb;
+    unsigned char *ba = conv_model(4, 8, 3, "Relu", &na), *bb = conv_model(8, 5, 1, "Sigmoid", &nb);
+    ti_error err;
+    ti_model *ma = ti_model_load_memory(ba, na, NULL, &err), *mbm = ti_model_load_memory(bb, nb, NULL, &err);
+    free(ba);
+    free(bb);
+    TI_REQUIRE(ma != NULL && mbm != NULL);
+    float xv[144], want_y[288], want_z[180];
+    for (int j = 0; j < 144; j++) xv[j] = rfloat();
+    { /* the reference: each model on the CPU, B fed by hand */
+        ti_session *a = make(ma, TI_BACKEND_CPU, &err), *b = make(mbm, TI_BACKEND_CPU, &err);
+        TI_REQUIRE(a != NULL && b != NULL);
+        memcpy(ti_session_input(a, 0)->data, xv, sizeof xv);
+        TI_CHECK(ti_session_run(a, &err) == TI_OK);
+        memcpy(want_y, ti_session_output(a, 0)->data, sizeof want_y);
+        memcpy(ti_session_input(b, 0)->data, want_y, sizeof want_y);
+        TI_CHECK(ti_session_run(b, &err) == TI_OK);
+        memcpy(want_z, ti_session_output(b, 0)->data, sizeof want_z);
+        TI_CHECK(ti_session_link_input(b, 0, b, 0, &err) == TI_ERR_INVALID_ARGUMENT);
+        TI_CHECK(ti_session_link_input(a, 0, b, 0, &err) == TI_ERR_INVALID_ARGUMENT); /* [1,5,..] vs [1,4,..] */
+        TI_CHECK_STR_CONTAINS(err.message, "does not match");
+        ti_session_destroy(a);
+        ti_session_destroy(b);
+    }
+    for (int mode = 0; mode < 3; mode++) { /* OpenCL with copies, OpenCL default, CPU */
+        ti_backend be = mode == 2 ? TI_BACKEND_CPU : TI_BACKEND_OPENCL;
+        ti_session *a = make_io(ma, be, mode == 0, &err), *b = make_io(mbm, be, mode == 0, &err);
+        TI_REQUIRE(a != NULL && b != NULL);
+        TI_CHECK(ti_session_link_input(b, 0, a, 0, &err) == TI_OK);
+        for (int r = 0; r < 2; r++) {
+            memcpy(ti_session_input(a, 0)->data, xv, sizeof xv);
+            TI_CHECK(r == 0 ? ti_session_run(a, &err) == TI_OK
+                            : ti_session_run_async(a, &err) == TI_OK); /* b waits for it */
+            memset(ti_session_input(b, 0)->data, 0, sizeof want_y);
+            TI_CHECK(ti_session_run(b, &err) == TI_OK);
+            const float *z = (const float *)ti_session_output(b, 0)->data;
+            int bad = 0;
+            for (int j = 0; j < 180; j++) bad += fabs(z[j] - want_z[j]) > 1e-5 * (1 + fabs(want_z[j]));
+            TI_CHECK_EQ_INT(bad, 0);
+            ti_session_info ia, ib;
+            TI_CHECK(ti_session_get_info(a, &ia) == TI_OK && ti_session_get_info(b, &ib) == TI_OK);
+            if (mode == 0) { /* x up, z down, nothing else crossed */
+                TI_CHECK(ia.transfer_bytes == sizeof xv);
+                TI_CHECK(ib.transfer_bytes == sizeof want_z);
+            }
+            TI_CHECK(ti_session_fetch_output(a, 0, &err) == TI_OK);
+            const float *y = (const float *)ti_session_output(a, 0)->data;
+            bad = 0;
+            for (int j = 0; j < 288; j++) bad += fabs(y[j] - want_y[j]) > 1e-5 * (1 + fabs(want_y[j]));
+            TI_CHECK_EQ_INT(bad, 0);
+        }
+        TI_CHECK(ti_session_link_input(b, 0, NULL, 0, &err) == TI_OK); /* unlinked: b's own input */
+        memcpy(ti_session_input(b, 0)->data, want_y, sizeof want_y);
+        TI_CHECK(ti_session_run(b, &err) == TI_OK);
+        TI_CHECK(fabs(((const float *)ti_session_output(b, 0)->data)[7] - want_z[7]) < 1e-5);
+        ti_session_destroy(b);
+        ti_session_destroy(a);
+    }
+    ti_model_free(ma);
+    ti_model_free(mbm);
+}
+
 /* ---- the binary cache ------------------------------------------------------------------ */
 
 static int count_cache_files(const char *dir, char *first, size_t cap) {
@@ -913,6 +1011,7 @@ int main(void) {
     TI_RUN(pooling_matches_the_cpu);
     TI_RUN(normalisation_and_movement_match_the_cpu);
     TI_RUN(unsupported_nodes_fall_back_per_node);
+    TI_RUN(linked_sessions_keep_tensors_on_the_device);
     TI_RUN(program_cache_is_used_and_survives_damage);
     TI_RUN(refused_work_group_sizes_never_reach_the_user);
     TI_RUN(device_selection_and_auto);
