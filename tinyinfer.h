@@ -8549,9 +8549,59 @@ TI__PRIVATE void ti__pool_taps(const ti__poolp *p, int j, int64_t o, int64_t *lo
     *hi_pad = TI__MIN(c, p->k[j]);
 }
 
+/* float32 MaxPool / AveragePool over up to 2 spatial dims, undilated, no Indices output:
+ * the windows' tap ranges found once per row and column, float compares for max (exact),
+ * a double sum for the average (as the general path, so both give the same bits). */
+TI__PRIVATE void ti__pool_planes_f32(const ti__pool_job *j, size_t begin, size_t end) {
+    const ti__poolp *p = j->p;
+    const float *xf = (const float *)j->x->data;
+    float *yf = (float *)j->y->data;
+    int64_t oh_n = p->out[1], ow_n = p->out[2], iw_n = p->in[2];
+    for (size_t pl = begin; pl < end; pl++) {
+        const float *x = xf + pl * p->in_sp;
+        float *y = yf + pl * p->out_sp;
+        for (int64_t oh = 0; oh < oh_n; oh++) {
+            int64_t hlo, hhi, hpad;
+            ti__pool_taps(p, 1, oh, &hlo, &hhi, &hpad);
+            int64_t ih0 = oh * p->s[1] - p->pb[1];
+            for (int64_t ow = 0; ow < ow_n; ow++) {
+                int64_t wlo, whi, wpad;
+                ti__pool_taps(p, 2, ow, &wlo, &whi, &wpad);
+                int64_t iw0 = ow * p->s[2] - p->pb[2];
+                float out;
+                if (j->kind == TI__POOL_MAX) { /* the first tap, then only larger ones (NaN: never) */
+                    out = 0.0f;                  /* a window entirely in padding */
+                    if (hlo < hhi && wlo < whi) {
+                        float m = x[(ih0 + hlo) * iw_n + iw0 + wlo];
+                        for (int64_t kh = hlo; kh < hhi; kh++) {
+                            const float *row = x + (ih0 + kh) * iw_n + iw0;
+                            for (int64_t kw = wlo; kw < whi; kw++) m = row[kw] > m ? row[kw] : m;
+                        }
+                        out = m;
+                    }
+                } else {
+                    double acc = 0.0;
+                    for (int64_t kh = hlo; kh < hhi; kh++) {
+                        const float *row = x + (ih0 + kh) * iw_n + iw0;
+                        for (int64_t kw = wlo; kw < whi; kw++) acc += (double)row[kw];
+                    }
+                    int64_t cnt = j->include_pad ? hpad * wpad : (hhi - hlo) * (whi - wlo);
+                    out = cnt > 0 ? (float)(acc / (double)cnt) : 0.0f;
+                }
+                y[oh * ow_n + ow] = out;
+            }
+        }
+    }
+}
+
 TI__PRIVATE void ti__pool_planes(void *ctx, size_t begin, size_t end) {
     const ti__pool_job *j = (const ti__pool_job *)ctx;
     const ti__poolp *p = j->p;
+    if (j->x->dtype == TI_DTYPE_F32 && j->y->dtype == TI_DTYPE_F32 && j->idx == NULL && j->kind != TI__POOL_LP &&
+        p->out[0] == 1 && p->in[0] == 1 && p->k[0] == 1 && p->pb[0] == 0 && p->d[1] == 1 && p->d[2] == 1) {
+        ti__pool_planes_f32(j, begin, end);
+        return;
+    }
     const float *xf = j->x->dtype == TI_DTYPE_F32 ? (const float *)j->x->data : NULL;
     float *yf = j->y->dtype == TI_DTYPE_F32 ? (float *)j->y->data : NULL;
     for (size_t pl = begin; pl < end; pl++) {
