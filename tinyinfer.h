@@ -3352,6 +3352,8 @@ TI__PRIVATE void ti__bin_pass(ti__kctx *k, int op, const ti_tensor *a, const ti_
     ti__bcast_run(k, &j);
 }
 
+TI__PRIVATE void ti__gemm_act(const ti__kctx *k, float *y, size_t n); /* gemm.c */
+
 TI__PRIVATE ti_status ti__bin_run_op(ti__kctx *k, int op) {
     const ti_tensor *a = k->in[0];
     ti_tensor *y = k->out[0];
@@ -3371,6 +3373,7 @@ TI__PRIVATE ti_status ti__bin_run_op(ti__kctx *k, int op) {
     if (!(ti__bin_infos[op].flags & TI__BIN_VARIADIC)) {
         ti_tensor slope;
         ti__bin_pass(k, op, a, op == TI__BOP_PRELU ? ti__prelu_slope(k, &slope) : k->in[1], width);
+        if (y->dtype == TI_DTYPE_F32) ti__gemm_act(k, (float *)y->data, ti__numel(y)); /* fused Relu, ... */
         return TI_OK;
     }
     /* variadic: out = in0 op in1, then out = out op in_i */
@@ -20119,7 +20122,10 @@ TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
         ti__node *a = &s->nodes[n];
         if (a->domain[0] != 0) continue; /* ONNX ops only; TFLite kernels fuse on their own */
         int is_conv = strcmp(a->op, "Conv") == 0;
-        if (!is_conv && strcmp(a->op, "ConvTranspose") != 0 && strcmp(a->op, "Gemm") != 0 &&
+        /* elementwise Add/Sub/Mul/Div take an activation only (a residual Add + Relu) */
+        int is_elt = strcmp(a->op, "Add") == 0 || strcmp(a->op, "Sub") == 0 || strcmp(a->op, "Mul") == 0 ||
+                     strcmp(a->op, "Div") == 0;
+        if (!is_conv && !is_elt && strcmp(a->op, "ConvTranspose") != 0 && strcmp(a->op, "Gemm") != 0 &&
             strcmp(a->op, "MatMul") != 0)
             continue;
         for (;;) {
@@ -20127,7 +20133,7 @@ TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
             int y = a->outputs[0];
             if (s->vi[y].is_output || s->t[y].dtype != TI_DTYPE_F32 || a->act != TI__ACT_NONE) break;
             /* SiLU: y -> Sigmoid -> s; Mul(y, s) */
-            if (uses[y] == 2) {
+            if (uses[y] == 2 && !is_elt) {
                 int sig = -1, mul = -1;
                 for (int j = n + 1; j < s->n_nodes; j++) {
                     const ti__node *c = &s->nodes[j];
@@ -20158,6 +20164,8 @@ TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
             int act;
             float aa, ab;
             int fused = 0;
+            if (is_elt && (a->n_inputs != 2 || !(b->inputs[0] == y && ti__fuse_act_of(s, b, &act, &aa, &ab))))
+                break;
             if (is_conv && strcmp(b->op, "BatchNormalization") == 0 && b->inputs[0] == y)
                 fused = ti__fuse_conv_bn(s, a, b);
             else if (is_conv && strcmp(b->op, "Add") == 0)

@@ -609,6 +609,8 @@ TI__PRIVATE void ti__bin_pass(ti__kctx *k, int op, const ti_tensor *a, const ti_
     ti__bcast_run(k, &j);
 }
 
+TI__PRIVATE void ti__gemm_act(const ti__kctx *k, float *y, size_t n); /* gemm.c */
+
 TI__PRIVATE ti_status ti__bin_run_op(ti__kctx *k, int op) {
     const ti_tensor *a = k->in[0];
     ti_tensor *y = k->out[0];
@@ -628,6 +630,7 @@ TI__PRIVATE ti_status ti__bin_run_op(ti__kctx *k, int op) {
     if (!(ti__bin_infos[op].flags & TI__BIN_VARIADIC)) {
         ti_tensor slope;
         ti__bin_pass(k, op, a, op == TI__BOP_PRELU ? ti__prelu_slope(k, &slope) : k->in[1], width);
+        if (y->dtype == TI_DTYPE_F32) ti__gemm_act(k, (float *)y->data, ti__numel(y)); /* fused Relu, ... */
         return TI_OK;
     }
     /* variadic: out = in0 op in1, then out = out op in_i */

@@ -190,7 +190,10 @@ TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
         ti__node *a = &s->nodes[n];
         if (a->domain[0] != 0) continue; /* ONNX ops only; TFLite kernels fuse on their own */
         int is_conv = strcmp(a->op, "Conv") == 0;
-        if (!is_conv && strcmp(a->op, "ConvTranspose") != 0 && strcmp(a->op, "Gemm") != 0 &&
+        /* elementwise Add/Sub/Mul/Div take an activation only (a residual Add + Relu) */
+        int is_elt = strcmp(a->op, "Add") == 0 || strcmp(a->op, "Sub") == 0 || strcmp(a->op, "Mul") == 0 ||
+                     strcmp(a->op, "Div") == 0;
+        if (!is_conv && !is_elt && strcmp(a->op, "ConvTranspose") != 0 && strcmp(a->op, "Gemm") != 0 &&
             strcmp(a->op, "MatMul") != 0)
             continue;
         for (;;) {
@@ -198,7 +201,7 @@ TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
             int y = a->outputs[0];
             if (s->vi[y].is_output || s->t[y].dtype != TI_DTYPE_F32 || a->act != TI__ACT_NONE) break;
             /* SiLU: y -> Sigmoid -> s; Mul(y, s) */
-            if (uses[y] == 2) {
+            if (uses[y] == 2 && !is_elt) {
                 int sig = -1, mul = -1;
                 for (int j = n + 1; j < s->n_nodes; j++) {
                     const ti__node *c = &s->nodes[j];
@@ -229,6 +232,8 @@ TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
             int act;
             float aa, ab;
             int fused = 0;
+            if (is_elt && (a->n_inputs != 2 || !(b->inputs[0] == y && ti__fuse_act_of(s, b, &act, &aa, &ab))))
+                break;
             if (is_conv && strcmp(b->op, "BatchNormalization") == 0 && b->inputs[0] == y)
                 fused = ti__fuse_conv_bn(s, a, b);
             else if (is_conv && strcmp(b->op, "Add") == 0)

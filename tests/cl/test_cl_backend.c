@@ -259,12 +259,15 @@ static void binary_case(const char *op, int form) {
     else { for (int i = 0; i < 4; i++) bd[i] = rnd() % 2 ? yd[i] : 1; }
     ob_input(&mb, "a", OB_FLOAT, 4, yd);
     ob_input(&mb, "b", OB_FLOAT, br, bd);
-    ob_node(&mb, op, "op", (form == 1 && rnd() % 2 && (op[0] == 'A' || op[0] == 'M')) ? "b,a" : "a,b", "y");
+    int act = rnd() % 3 == 0; /* a Relu after it: fused into the op on both backends */
+    ob_node(&mb, op, "op", (form == 1 && rnd() % 2 && (op[0] == 'A' || op[0] == 'M')) ? "b,a" : "a,b",
+            act ? "v" : "y");
+    if (act) ob_node(&mb, "Relu", "relu", "v", "y");
     ob_output(&mb, "y", OB_FLOAT, 4, yd);
     size_t n;
     unsigned char *bytes = ob_finish(&mb, &n);
     char what[96];
-    snprintf(what, sizeof what, "%s form %d", op, form);
+    snprintf(what, sizeof what, "%s form %d%s", op, form, act ? " + Relu" : "");
     compare(bytes, n, what, op);
     free(bytes);
 }

@@ -175,6 +175,55 @@ TI_TEST(matmul_bias_activation_fusion) {
     ti_model_free(m);
 }
 
+/* A residual Add followed by Relu (or Clip): the activation folds into the Add, the CPU
+ * applies it, and the numbers are those of the unfused graph. */
+TI_TEST(elementwise_activation_fusion) {
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t d[4] = {1, 3, 5, 7};
+    ob_input(&mb, "a", OB_FLOAT, 4, d);
+    ob_input(&mb, "b", OB_FLOAT, 4, d);
+    ob_node(&mb, "Add", "add", "a,b", "s");
+    ob_node(&mb, "Relu", "relu", "s", "r");
+    ob_node(&mb, "Mul", "mul", "r,a", "p");
+    ob_node(&mb, "Sigmoid", "sig", "p", "y");
+    ob_output(&mb, "y", OB_FLOAT, 4, d);
+    size_t n;
+    unsigned char *bytes = ob_finish(&mb, &n);
+    ti_error err;
+    ti_model *m = ti_model_load_memory(bytes, n, NULL, &err);
+    free(bytes);
+    TI_REQUIRE(m != NULL);
+    ti_session_desc dd;
+    memset(&dd, 0, sizeof dd);
+    dd.backend = TI_BACKEND_CPU;
+    ti_session *s = ti_session_create(m, &dd, &err);
+    dd.no_fusion = 1;
+    ti_session *u = ti_session_create(m, &dd, &err);
+    TI_REQUIRE(s != NULL && u != NULL);
+    ti_session_info info;
+    ti_session_get_info(s, &info);
+    TI_CHECK_EQ_INT(info.num_nodes, 2);
+    ti_node_info ni;
+    TI_CHECK(ti_session_node_info(s, 0, &ni) == TI_OK && strcmp(ni.op, "Add") == 0 && strcmp(ni.fused, "Relu") == 0);
+    TI_CHECK(ti_session_node_info(s, 1, &ni) == TI_OK && strcmp(ni.op, "Mul") == 0 && strcmp(ni.fused, "Sigmoid") == 0);
+    unsigned seed = 5;
+    for (int t = 0; t < 2; t++)
+        for (int i = 0; i < 105; i++) {
+            float v = frand(&seed);
+            ((float *)ti_session_input(s, t)->data)[i] = v;
+            ((float *)ti_session_input(u, t)->data)[i] = v;
+        }
+    TI_REQUIRE(ti_session_run(s, &err) == TI_OK && ti_session_run(u, &err) == TI_OK);
+    TI_CHECK(memcmp(ti_session_output(s, 0)->data, ti_session_output(u, 0)->data, 105 * sizeof(float)) == 0);
+    int half = 0; /* sigmoid(0) where the Relu cut */
+    for (int i = 0; i < 105; i++) half += ((const float *)ti_session_output(s, 0)->data)[i] == 0.5f;
+    TI_CHECK(half > 0 && half < 105);
+    ti_session_destroy(s);
+    ti_session_destroy(u);
+    ti_model_free(m);
+}
+
 TI_TEST(run_does_not_allocate) {
     size_t n;
     unsigned char *bytes = conv_bn_relu_model(&n, "Sigmoid");
@@ -545,6 +594,7 @@ TI_TEST(profile_times_every_node) {
 int main(void) {
     TI_RUN(fusion_matches_reference);
     TI_RUN(matmul_bias_activation_fusion);
+    TI_RUN(elementwise_activation_fusion);
     TI_RUN(run_does_not_allocate);
     TI_RUN(arena_reuses_memory);
     TI_RUN(symbolic_dims_bind_and_rebind);
