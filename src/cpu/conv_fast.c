@@ -1,0 +1,395 @@
+/* Fast float32 Conv paths that conv.c picks (ti__conv_path): a direct depthwise kernel for
+ * 3x3 / 5x5, stride 1 / 2 (row kernels in cpu/x86/conv_*.c, or the portable ones here,
+ * chosen at run time by ti__cpu_isa()), and Winograd F(4x4, 3x3) for 3x3 stride-1 convs
+ * with enough channels: weights transformed once at planning (ti__conv_prepack, called by
+ * the prepack pass), input and output transforms here, the 36 products through
+ * ti__sgemm_ref. Both fuse bias and activation. Relies on conv.c's ti__convp. Must not
+ * allocate at run time: Winograd works in the scratch the session gives
+ * (ti__conv_wino_scratch), one slot per thread. */
+
+/* ---- depthwise --------------------------------------------------------------------- */
+
+/* Portable row kernels: the same contract as the SIMD ones (ti__dw_row_fn). */
+TI__PRIVATE void ti__dw_row_c(int K, int S, float *y, size_t n, const float *const *x,
+                              const float *const *w, int nr, float bias, int clamp, float lo,
+                              float hi) {
+    for (size_t i = 0; i < n; i++) y[i] = bias;
+    for (int r = 0; r < nr; r++)
+        for (int q = 0; q < K; q++) {
+            const float *xr = x[r] + q;
+            float wv = w[r][q];
+            for (size_t i = 0; i < n; i++) y[i] += wv * xr[i * (size_t)S];
+        }
+    if (clamp)
+        for (size_t i = 0; i < n; i++) {
+            float v = y[i] > lo ? y[i] : lo; /* as SIMD max(v, lo): NaN gives lo */
+            y[i] = v < hi ? v : hi;
+        }
+}
+#define TI__DW_C_DEF(k, st)                                                                  \
+    TI__PRIVATE void ti__dw_c_k##k##s##st(float *y, size_t n, const float *const *x,         \
+                                         const float *const *w, int nr, float bias,         \
+                                         int clamp, float lo, float hi) {                   \
+        ti__dw_row_c(k, st, y, n, x, w, nr, bias, clamp, lo, hi);                            \
+    }
+TI__DW_C_DEF(3, 1)
+TI__DW_C_DEF(3, 2)
+TI__DW_C_DEF(5, 1)
+TI__DW_C_DEF(5, 2)
+#undef TI__DW_C_DEF
+
+TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void) {
+    static const ti__dw_isa scalar = {TI__ISA_SCALAR,
+                                      {{ti__dw_c_k3s1, ti__dw_c_k3s2},
+                                       {ti__dw_c_k5s1, ti__dw_c_k5s2}}};
+#ifdef TI__X86_SIMD
+    int isa = ti__cpu_isa();
+    if (isa >= TI__ISA_AVX512) return ti__dw_avx512_isa();
+    if (isa >= TI__ISA_AVX2) return ti__dw_avx2_isa();
+#endif
+    return &scalar;
+}
+
+/* 1 when the direct depthwise kernel takes the conv: one input and one output channel per
+ * group, 2-D, square 3x3 or 5x5 kernel, equal strides 1 or 2, no dilation. */
+TI__PRIVATE int ti__conv_dw_ok(const ti__convp *p) {
+    return p->cg == 1 && p->mg == 1 && p->in[0] == 1 && p->k[0] == 1 && p->out[0] == 1 &&
+           p->k[1] == p->k[2] && (p->k[1] == 3 || p->k[1] == 5) && p->s[1] == p->s[2] &&
+           (p->s[1] == 1 || p->s[1] == 2) && p->d[1] == 1 && p->d[2] == 1;
+}
+
+typedef struct ti__dw_job {
+    const ti__convp *p;
+    const float *x, *w, *b;
+    float *y;
+    ti__dw_row_fn row;
+    int act, clamp;
+    float act_a, act_b, lo, hi;
+} ti__dw_job;
+
+/* Output planes [begin, end) (n * M of them). Per output row: the input rows inside the
+ * image, the interior columns (every tap inside the row) through the row kernel, the few
+ * columns at either end with bounds checks. */
+TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
+    const ti__dw_job *j = (const ti__dw_job *)ctx;
+    const ti__convp *p = j->p;
+    int64_t K = p->k[1], S = p->s[1], H = p->in[1], W = p->in[2], OH = p->out[1];
+    int64_t OW = p->out[2], pt = p->pb[1], pl = p->pb[2];
+    /* interior columns [lo, hi): ow*S - pl >= 0 and ow*S - pl + K - 1 <= W - 1 */
+    int64_t lo = (pl + S - 1) / S, hi = W - K + pl >= 0 ? (W - K + pl) / S + 1 : 0;
+    hi = TI__MIN(hi, OW);
+    lo = TI__MIN(lo, hi);
+    for (size_t pln = begin; pln < end; pln++) {
+        size_t m = pln % (size_t)p->m;
+        const float *xp = j->x + pln * p->in_sp, *wk = j->w + m * (size_t)(K * K);
+        float bv = j->b != NULL ? j->b[m] : 0.0f, *yp = j->y + pln * p->out_sp;
+        for (int64_t oh = 0; oh < OH; oh++) {
+            const float *xr[5], *wr[5], *xs[5];
+            int nr = 0;
+            for (int64_t kh = 0; kh < K; kh++) {
+                int64_t ih = oh * S - pt + kh;
+                if (ih < 0 || ih >= H) continue;
+                xr[nr] = xp + ih * W;
+                wr[nr] = wk + kh * K;
+                xs[nr] = xr[nr] + lo * S - pl;
+                nr++;
+            }
+            float *yr = yp + oh * OW;
+            if (hi > lo) {
+                j->row(yr + lo, (size_t)(hi - lo), xs, wr, nr, bv, j->clamp, j->lo, j->hi);
+                if (j->act != TI__ACT_NONE && !j->clamp)
+                    for (int64_t ow = lo; ow < hi; ow++)
+                        yr[ow] = ti__act_apply(j->act, j->act_a, j->act_b, yr[ow]);
+            }
+            for (int64_t ow = 0; ow < OW; ow++) {
+                if (ow == lo) ow = hi; /* the interior is done */
+                if (ow >= OW) break;
+                float s = bv;
+                for (int r = 0; r < nr; r++)
+                    for (int64_t q = 0; q < K; q++) {
+                        int64_t iw = ow * S - pl + q;
+                        if (iw >= 0 && iw < W) s += wr[r][q] * xr[r][iw];
+                    }
+                yr[ow] = j->act != TI__ACT_NONE ? ti__act_apply(j->act, j->act_a, j->act_b, s) : s;
+            }
+        }
+    }
+}
+
+TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
+    ti__dw_job j;
+    memset(&j, 0, sizeof j);
+    j.p = p;
+    j.x = (const float *)k->in[0]->data;
+    j.w = (const float *)k->in[1]->data;
+    j.b = k->n_in > 2 && k->in[2] != NULL ? (const float *)k->in[2]->data : NULL;
+    j.y = (float *)k->out[0]->data;
+    j.act = k->node->act;
+    j.act_a = k->node->act_a;
+    j.act_b = k->node->act_b;
+    j.lo = -INFINITY;
+    j.hi = INFINITY;
+    if (j.act == TI__ACT_RELU) {
+        j.clamp = 1;
+        j.lo = 0.0f;
+    } else if (j.act == TI__ACT_CLIP) {
+        j.clamp = 1;
+        j.lo = j.act_a;
+        j.hi = j.act_b;
+    }
+    const ti__dw_isa *isa = ti__dw_pick_isa();
+    j.row = isa->row[p->k[1] == 5][p->s[1] == 2];
+    size_t planes = (size_t)(p->n * p->m), work = p->out_sp * p->kprod;
+    ti__parallel_for(k->tp, planes, work > 65536 ? 1 : 65536 / (work + 1) + 1, ti__conv_dw_planes,
+                     &j);
+}
+
+/* ---- Winograd F(4x4, 3x3) ---------------------------------------------------------- */
+/* Y = A^T [(G g G^T) . (B^T d B)] A on 6x6 input tiles d that step by 4, g the 3x3 kernel:
+ * each 4x4 output tile costs 36 multiplies per channel pair instead of 144. The products
+ * for all tiles and channels are 36 GEMMs U[pos] (M x C) * V[pos] (C x tiles). Points
+ * 0, 1, -1, 2, -2 and infinity; the transforms' entries up to 8 cost about two decimal
+ * digits of float32 accuracy against im2col (tested in tests/unit/test_conv.c). */
+
+/* Tiles per block: V (36 x C x tb) and the products (36 x M x tb) of one block aim at 1 MiB
+ * (an L2); a multiple of 32, the column tile of the AVX-512 GEMM kernel. */
+#define TI__WINO_BLOCK_BYTES ((size_t)1 << 20)
+
+/* The Winograd path is worth it from these sizes up (bench/conv.c: below, im2col + GEMM is
+ * as fast, since the transforms cost per channel what the GEMM saves per channel pair). */
+#define TI__WINO_MIN_CH 16    /* input and output channels */
+#define TI__WINO_MIN_TILES 16 /* 4x4 output tiles per image */
+
+TI__PRIVATE size_t ti__wino_tiles(const ti__convp *p) {
+    return (size_t)((p->out[1] + 3) / 4) * (size_t)((p->out[2] + 3) / 4);
+}
+
+TI__PRIVATE size_t ti__wino_block(const ti__convp *p) {
+    size_t per = 36 * (size_t)(p->c + p->m) * sizeof(float);
+    size_t tb = TI__WINO_BLOCK_BYTES / per / 32 * 32;
+    tb = TI__MAX(tb, (size_t)32);
+    tb = TI__MIN(tb, (size_t)128);
+    size_t t = ti__wino_tiles(p);
+    return TI__MIN(tb, t);
+}
+
+/* 1 when the conv's geometry allows Winograd F(4x4, 3x3) and its size makes it pay. */
+TI__PRIVATE int ti__conv_wino_ok(const ti__convp *p) {
+    if (p->group != 1 || p->in[0] != 1 || p->k[0] != 1 || p->out[0] != 1 || p->k[1] != 3 ||
+        p->k[2] != 3 || p->s[1] != 1 || p->s[2] != 1 || p->d[1] != 1 || p->d[2] != 1)
+        return 0;
+    return p->c >= TI__WINO_MIN_CH && p->m >= TI__WINO_MIN_CH &&
+           ti__wino_tiles(p) >= TI__WINO_MIN_TILES;
+}
+
+/* U[pos][m][c] = (G g G^T)[pos] for every kernel g = W[m][c]. */
+TI__PRIVATE void ti__wino_pack(const ti__convp *p, const float *w, float *u) {
+    size_t M = (size_t)p->m, C = (size_t)p->c;
+    for (size_t m = 0; m < M; m++)
+        for (size_t c = 0; c < C; c++) {
+            const float *g = w + (m * C + c) * 9;
+            float t[6][3], r[6][6];
+            for (int j = 0; j < 3; j++) { /* t = G g, column j */
+                float g0 = g[j], g1 = g[3 + j], g2 = g[6 + j];
+                t[0][j] = g0 / 4;
+                t[1][j] = -(g0 + g1 + g2) / 6;
+                t[2][j] = -(g0 - g1 + g2) / 6;
+                t[3][j] = g0 / 24 + g1 / 12 + g2 / 6;
+                t[4][j] = g0 / 24 - g1 / 12 + g2 / 6;
+                t[5][j] = g2;
+            }
+            for (int i = 0; i < 6; i++) { /* r = t G^T, row i */
+                float g0 = t[i][0], g1 = t[i][1], g2 = t[i][2];
+                r[i][0] = g0 / 4;
+                r[i][1] = -(g0 + g1 + g2) / 6;
+                r[i][2] = -(g0 - g1 + g2) / 6;
+                r[i][3] = g0 / 24 + g1 / 12 + g2 / 6;
+                r[i][4] = g0 / 24 - g1 / 12 + g2 / 6;
+                r[i][5] = g2;
+            }
+            for (int i = 0; i < 36; i++) u[(size_t)i * M * C + m * C + c] = r[i / 6][i % 6];
+        }
+}
+
+/* Scratch floats of one slot (one thread's block). */
+TI__PRIVATE size_t ti__wino_slot_floats(const ti__convp *p) {
+    return 36 * (size_t)(p->c + p->m) * ti__wino_block(p);
+}
+
+TI__PRIVATE size_t ti__conv_wino_scratch(const ti__kctx *k, const ti__convp *p) {
+    size_t slots = (size_t)ti__threadpool_size(k->tp);
+    return slots * ti__wino_slot_floats(p) * sizeof(float);
+}
+
+/* B^T d for one 6-vector, in place: d0..d5 at s[0], s[st], ... */
+#define TI__WINO_BT(d0, d1, d2, d3, d4, d5, o0, o1, o2, o3, o4, o5)                         \
+    do {                                                                                    \
+        float a_ = (d4) - 4.0f * (d2), b_ = (d3) - 4.0f * (d1);                             \
+        float c_ = (d4) - (d2), e_ = 2.0f * ((d3) - (d1));                                  \
+        o0 = 4.0f * (d0) - 5.0f * (d2) + (d4);                                              \
+        o1 = a_ + b_;                                                                       \
+        o2 = a_ - b_;                                                                       \
+        o3 = c_ + e_;                                                                       \
+        o4 = c_ - e_;                                                                       \
+        o5 = 4.0f * (d1) - 5.0f * (d3) + (d5);                                              \
+    } while (0)
+
+/* A^T m for one 6-vector. */
+#define TI__WINO_AT(m0, m1, m2, m3, m4, m5, o0, o1, o2, o3)                                 \
+    do {                                                                                    \
+        float s12_ = (m1) + (m2), d12_ = (m1) - (m2), s34_ = (m3) + (m4), d34_ = (m3) - (m4); \
+        o0 = (m0) + s12_ + s34_;                                                            \
+        o1 = d12_ + 2.0f * d34_;                                                            \
+        o2 = s12_ + 4.0f * s34_;                                                            \
+        o3 = d12_ + 8.0f * d34_ + (m5);                                                     \
+    } while (0)
+
+typedef struct ti__wino_job {
+    const ti__convp *p;
+    const float *x, *u, *b;
+    float *y, *scratch;
+    size_t tb, nblk, bpi, slots; /* tiles per block, blocks in all, blocks per image */
+    int act;
+    float act_a, act_b;
+} ti__wino_job;
+
+/* V[pos][c][t - t0] for the tiles [t0, t0 + tb) of image plane set x (C planes). */
+TI__PRIVATE void ti__wino_input(const ti__convp *p, const float *x, size_t t0, size_t tb,
+                                float *v) {
+    size_t C = (size_t)p->c, twn = (size_t)((p->out[2] + 3) / 4), cs = C * tb;
+    int64_t H = p->in[1], W = p->in[2];
+    for (size_t c = 0; c < C; c++) {
+        const float *xc = x + c * p->in_sp;
+        for (size_t t = 0; t < tb; t++) {
+            size_t th = (t0 + t) / twn, tw = (t0 + t) % twn;
+            int64_t ih0 = (int64_t)th * 4 - p->pb[1], iw0 = (int64_t)tw * 4 - p->pb[2];
+            float d[6][6], r[6][6];
+            if (ih0 >= 0 && iw0 >= 0 && ih0 + 6 <= H && iw0 + 6 <= W) {
+                const float *s = xc + ih0 * W + iw0;
+                for (int i = 0; i < 6; i++, s += W)
+                    for (int q = 0; q < 6; q++) d[i][q] = s[q];
+            } else {
+                for (int i = 0; i < 6; i++)
+                    for (int q = 0; q < 6; q++) {
+                        int64_t ih = ih0 + i, iw = iw0 + q;
+                        d[i][q] = ih >= 0 && ih < H && iw >= 0 && iw < W ? xc[ih * W + iw] : 0.0f;
+                    }
+            }
+            for (int q = 0; q < 6; q++) /* columns: B^T d */
+                TI__WINO_BT(d[0][q], d[1][q], d[2][q], d[3][q], d[4][q], d[5][q], r[0][q],
+                            r[1][q], r[2][q], r[3][q], r[4][q], r[5][q]);
+            float *o = v + c * tb + t;
+            for (int i = 0; i < 6; i++) { /* rows: (B^T d) B */
+                float *oi = o + (size_t)i * 6 * cs;
+                TI__WINO_BT(r[i][0], r[i][1], r[i][2], r[i][3], r[i][4], r[i][5], oi[0],
+                            oi[cs], oi[2 * cs], oi[3 * cs], oi[4 * cs], oi[5 * cs]);
+            }
+        }
+    }
+}
+
+/* Output tiles [t0, t0 + tb) of image planes y (M planes) from the products o[pos][m][t]. */
+TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t0, size_t tb,
+                                 float *y) {
+    const ti__convp *p = j->p;
+    size_t M = (size_t)p->m, twn = (size_t)((p->out[2] + 3) / 4), ms = M * tb;
+    int64_t OH = p->out[1], OW = p->out[2];
+    for (size_t m = 0; m < M; m++) {
+        float bv = j->b != NULL ? j->b[m] : 0.0f, *ym = y + m * p->out_sp;
+        for (size_t t = 0; t < tb; t++) {
+            const float *s = o + m * tb + t;
+            float r[6][4], z[4][4];
+            for (int i = 0; i < 6; i++) { /* rows: m A */
+                const float *si = s + (size_t)i * 6 * ms;
+                TI__WINO_AT(si[0], si[ms], si[2 * ms], si[3 * ms], si[4 * ms], si[5 * ms],
+                            r[i][0], r[i][1], r[i][2], r[i][3]);
+            }
+            for (int q = 0; q < 4; q++) /* columns: A^T (m A) */
+                TI__WINO_AT(r[0][q], r[1][q], r[2][q], r[3][q], r[4][q], r[5][q], z[0][q],
+                            z[1][q], z[2][q], z[3][q]);
+            size_t th = (t0 + t) / twn, tw = (t0 + t) % twn;
+            int64_t oh0 = (int64_t)th * 4, ow0 = (int64_t)tw * 4;
+            int hn = (int)TI__MIN((int64_t)4, OH - oh0), wn = (int)TI__MIN((int64_t)4, OW - ow0);
+            for (int i = 0; i < hn; i++) {
+                float *yr = ym + (oh0 + i) * OW + ow0;
+                if (j->act == TI__ACT_NONE)
+                    for (int q = 0; q < wn; q++) yr[q] = z[i][q] + bv;
+                else
+                    for (int q = 0; q < wn; q++)
+                        yr[q] = ti__act_apply(j->act, j->act_a, j->act_b, z[i][q] + bv);
+            }
+        }
+    }
+}
+
+/* Slots [begin, end): slot s takes blocks s, s + slots, ... with its own scratch. */
+TI__PRIVATE void ti__wino_slots(void *ctx, size_t begin, size_t end) {
+    const ti__wino_job *j = (const ti__wino_job *)ctx;
+    const ti__convp *p = j->p;
+    size_t M = (size_t)p->m, C = (size_t)p->c, T = ti__wino_tiles(p);
+    for (size_t s = begin; s < end; s++) {
+        float *v = j->scratch + s * ti__wino_slot_floats(p), *o = v + 36 * C * j->tb;
+        for (size_t blk = s; blk < j->nblk; blk += j->slots) {
+            size_t n = blk / j->bpi, t0 = blk % j->bpi * j->tb, tb = TI__MIN(j->tb, T - t0);
+            ti__wino_input(p, j->x + n * C * p->in_sp, t0, tb, v);
+            for (size_t pos = 0; pos < 36; pos++)
+                ti__sgemm_ref(0, 0, M, tb, C, 1.0f, j->u + pos * M * C, C, v + pos * C * tb, tb,
+                              0.0f, o + pos * M * tb, tb, NULL);
+            ti__wino_output(j, o, t0, tb, j->y + n * M * p->out_sp);
+        }
+    }
+}
+
+/* Runs the conv by Winograd when the plan packed its weights for it; 0 when it did not (the
+ * caller then takes another path). */
+TI__PRIVATE int ti__conv_wino_run(ti__kctx *k, const ti__convp *p) {
+    const ti__node *nd = k->node;
+    size_t M = (size_t)p->m, C = (size_t)p->c;
+    if (nd->packed_kind != TI__PACK_WINO43 || nd->packed == NULL ||
+        nd->packed_bytes != 36 * M * C * sizeof(float) || !ti__conv_wino_ok(p))
+        return 0;
+    size_t slot_bytes = ti__wino_slot_floats(p) * sizeof(float);
+    size_t slots = TI__MIN((size_t)ti__threadpool_size(k->tp), k->scratch_bytes / slot_bytes);
+    if (k->scratch == NULL || slots == 0) return 0;
+    ti__wino_job j;
+    memset(&j, 0, sizeof j);
+    j.p = p;
+    j.x = (const float *)k->in[0]->data;
+    j.u = (const float *)nd->packed;
+    j.b = k->n_in > 2 && k->in[2] != NULL ? (const float *)k->in[2]->data : NULL;
+    j.y = (float *)k->out[0]->data;
+    j.scratch = (float *)k->scratch;
+    j.tb = ti__wino_block(p);
+    size_t T = ti__wino_tiles(p);
+    j.bpi = (T + j.tb - 1) / j.tb;
+    j.nblk = j.bpi * (size_t)p->n;
+    j.slots = TI__MIN(slots, j.nblk);
+    j.act = nd->act;
+    j.act_a = nd->act_a;
+    j.act_b = nd->act_b;
+    ti__parallel_for(k->tp, j.slots, 1, ti__wino_slots, &j);
+    return 1;
+}
+
+/* Planning: packs the weights of a Conv that will run by Winograd into pool memory and
+ * records them on the plan's node. Anything it cannot use is left unpacked (not an error):
+ * the kernel then takes im2col. Returns TI_ERR_OUT_OF_MEMORY only. */
+TI__PRIVATE ti_status ti__conv_prepack(ti__kctx *k, ti__node *node, ti__pool *pool) {
+    ti__convp p;
+    if (k->n_in < 2 || k->in[0] == NULL || k->in[1] == NULL || k->in[1]->data == NULL ||
+        k->in[0]->dtype != TI_DTYPE_F32 || k->in[1]->dtype != TI_DTYPE_F32)
+        return TI_OK;
+    ti_error *saved = k->err, tmp;
+    k->err = &tmp;
+    ti_status e = ti__conv_params(k, 0, &p);
+    k->err = saved;
+    if (e != TI_OK || !ti__conv_wino_ok(&p)) return TI_OK;
+    size_t bytes = 36 * (size_t)p.m * (size_t)p.c * sizeof(float);
+    float *u = (float *)ti__pool_alloc(pool, bytes);
+    if (u == NULL) return TI_ERR_OUT_OF_MEMORY;
+    ti__wino_pack(&p, (const float *)k->in[1]->data, u);
+    node->packed_kind = TI__PACK_WINO43;
+    node->packed = u;
+    node->packed_bytes = bytes;
+    return TI_OK;
+}
