@@ -3720,8 +3720,11 @@ TI__PRIVATE int ti__convtr_shape(ti__kctx *k) {
  *   WINO    3x3 stride 1 with enough channels and tiles (ti__conv_wino_ok) whose weights
  *           the plan transformed (node->packed): Winograd F(4x4, 3x3)
  *   IM2COL  anything else: im2col tiles + GEMM.
- * Tests and bench/conv.c force a path through ti__conv_run_path. */
-enum { TI__CONV_DIRECT, TI__CONV_1X1, TI__CONV_IM2COL, TI__CONV_DW, TI__CONV_WINO };
+ * Tests and bench/conv.c force a path through ti__conv_run_path; IM2COL_BIG (never chosen)
+ * is the im2col of before the cache tiles, one large tile shared by the threads, kept for
+ * them to compare with. */
+enum { TI__CONV_DIRECT, TI__CONV_1X1, TI__CONV_IM2COL, TI__CONV_DW, TI__CONV_WINO,
+       TI__CONV_IM2COL_BIG };
 TI__PRIVATE int ti__conv_path(const ti__kctx *k, const ti__convp *p) {
     if (ti__conv_dw_ok(p)) return TI__CONV_DW;
     if (p->mg < 4) return TI__CONV_DIRECT;
@@ -3968,6 +3971,10 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
     size_t nt;
     int per_thread;
     ti__conv_im2col_plan(kdim, p->out_sp, threads, &nt, &per_thread);
+    if (path == TI__CONV_IM2COL_BIG) {
+        per_thread = 0;
+        nt = ti__conv_tile_cols(kdim, p->out_sp);
+    }
     size_t slots = per_thread ? threads : 1, have = k->scratch == NULL ? 0 : k->scratch_bytes;
     if (path != TI__CONV_1X1 && slots * nt * kdim * sizeof(float) > have) {
         /* less scratch than planned (a forced path): fewer slots, then narrower tiles */
@@ -4464,12 +4471,17 @@ TI__PRIVATE size_t ti__wino_block(const ti__convp *p) {
     return TI__MIN(tb, t);
 }
 
-/* 1 when the conv's geometry allows Winograd F(4x4, 3x3) and its size makes it pay. */
+/* 1 when the conv's geometry allows Winograd F(4x4, 3x3): 2-D, 3x3, stride 1, no
+ * dilation, one group, any pads. */
+TI__PRIVATE int ti__conv_wino_fits(const ti__convp *p) {
+    return p->group == 1 && p->in[0] == 1 && p->k[0] == 1 && p->out[0] == 1 && p->k[1] == 3 &&
+           p->k[2] == 3 && p->s[1] == 1 && p->s[2] == 1 && p->d[1] == 1 && p->d[2] == 1 &&
+           p->c > 0;
+}
+
+/* 1 when it fits and its size makes it pay (what planning packs weights for). */
 TI__PRIVATE int ti__conv_wino_ok(const ti__convp *p) {
-    if (p->group != 1 || p->in[0] != 1 || p->k[0] != 1 || p->out[0] != 1 || p->k[1] != 3 ||
-        p->k[2] != 3 || p->s[1] != 1 || p->s[2] != 1 || p->d[1] != 1 || p->d[2] != 1)
-        return 0;
-    return p->c >= TI__WINO_MIN_CH && p->m >= TI__WINO_MIN_CH &&
+    return ti__conv_wino_fits(p) && p->c >= TI__WINO_MIN_CH && p->m >= TI__WINO_MIN_CH &&
            ti__wino_tiles(p) >= TI__WINO_MIN_TILES;
 }
 
@@ -4637,7 +4649,7 @@ TI__PRIVATE int ti__conv_wino_run(ti__kctx *k, const ti__convp *p) {
     const ti__node *nd = k->node;
     size_t M = (size_t)p->m, C = (size_t)p->c;
     if (nd->packed_kind != TI__PACK_WINO43 || nd->packed == NULL ||
-        nd->packed_bytes != 36 * M * C * sizeof(float) || !ti__conv_wino_ok(p))
+        nd->packed_bytes != 36 * M * C * sizeof(float) || !ti__conv_wino_fits(p))
         return 0;
     size_t slot_bytes = ti__wino_slot_floats(p) * sizeof(float);
     size_t slots = TI__MIN((size_t)ti__threadpool_size(k->tp), k->scratch_bytes / slot_bytes);

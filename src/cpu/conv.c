@@ -233,8 +233,11 @@ TI__PRIVATE int ti__convtr_shape(ti__kctx *k) {
  *   WINO    3x3 stride 1 with enough channels and tiles (ti__conv_wino_ok) whose weights
  *           the plan transformed (node->packed): Winograd F(4x4, 3x3)
  *   IM2COL  anything else: im2col tiles + GEMM.
- * Tests and bench/conv.c force a path through ti__conv_run_path. */
-enum { TI__CONV_DIRECT, TI__CONV_1X1, TI__CONV_IM2COL, TI__CONV_DW, TI__CONV_WINO };
+ * Tests and bench/conv.c force a path through ti__conv_run_path; IM2COL_BIG (never chosen)
+ * is the im2col of before the cache tiles, one large tile shared by the threads, kept for
+ * them to compare with. */
+enum { TI__CONV_DIRECT, TI__CONV_1X1, TI__CONV_IM2COL, TI__CONV_DW, TI__CONV_WINO,
+       TI__CONV_IM2COL_BIG };
 TI__PRIVATE int ti__conv_path(const ti__kctx *k, const ti__convp *p) {
     if (ti__conv_dw_ok(p)) return TI__CONV_DW;
     if (p->mg < 4) return TI__CONV_DIRECT;
@@ -481,6 +484,10 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
     size_t nt;
     int per_thread;
     ti__conv_im2col_plan(kdim, p->out_sp, threads, &nt, &per_thread);
+    if (path == TI__CONV_IM2COL_BIG) {
+        per_thread = 0;
+        nt = ti__conv_tile_cols(kdim, p->out_sp);
+    }
     size_t slots = per_thread ? threads : 1, have = k->scratch == NULL ? 0 : k->scratch_bytes;
     if (path != TI__CONV_1X1 && slots * nt * kdim * sizeof(float) > have) {
         /* less scratch than planned (a forced path): fewer slots, then narrower tiles */

@@ -173,12 +173,17 @@ TI__PRIVATE size_t ti__wino_block(const ti__convp *p) {
     return TI__MIN(tb, t);
 }
 
-/* 1 when the conv's geometry allows Winograd F(4x4, 3x3) and its size makes it pay. */
+/* 1 when the conv's geometry allows Winograd F(4x4, 3x3): 2-D, 3x3, stride 1, no
+ * dilation, one group, any pads. */
+TI__PRIVATE int ti__conv_wino_fits(const ti__convp *p) {
+    return p->group == 1 && p->in[0] == 1 && p->k[0] == 1 && p->out[0] == 1 && p->k[1] == 3 &&
+           p->k[2] == 3 && p->s[1] == 1 && p->s[2] == 1 && p->d[1] == 1 && p->d[2] == 1 &&
+           p->c > 0;
+}
+
+/* 1 when it fits and its size makes it pay (what planning packs weights for). */
 TI__PRIVATE int ti__conv_wino_ok(const ti__convp *p) {
-    if (p->group != 1 || p->in[0] != 1 || p->k[0] != 1 || p->out[0] != 1 || p->k[1] != 3 ||
-        p->k[2] != 3 || p->s[1] != 1 || p->s[2] != 1 || p->d[1] != 1 || p->d[2] != 1)
-        return 0;
-    return p->c >= TI__WINO_MIN_CH && p->m >= TI__WINO_MIN_CH &&
+    return ti__conv_wino_fits(p) && p->c >= TI__WINO_MIN_CH && p->m >= TI__WINO_MIN_CH &&
            ti__wino_tiles(p) >= TI__WINO_MIN_TILES;
 }
 
@@ -346,7 +351,7 @@ TI__PRIVATE int ti__conv_wino_run(ti__kctx *k, const ti__convp *p) {
     const ti__node *nd = k->node;
     size_t M = (size_t)p->m, C = (size_t)p->c;
     if (nd->packed_kind != TI__PACK_WINO43 || nd->packed == NULL ||
-        nd->packed_bytes != 36 * M * C * sizeof(float) || !ti__conv_wino_ok(p))
+        nd->packed_bytes != 36 * M * C * sizeof(float) || !ti__conv_wino_fits(p))
         return 0;
     size_t slot_bytes = ti__wino_slot_floats(p) * sizeof(float);
     size_t slots = TI__MIN((size_t)ti__threadpool_size(k->tp), k->scratch_bytes / slot_bytes);
