@@ -4453,10 +4453,16 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
  * (an L2); a multiple of 32, the column tile of the AVX-512 GEMM kernel. */
 #define TI__WINO_BLOCK_BYTES ((size_t)1 << 20)
 
-/* The Winograd path is worth it from these sizes up (bench/conv.c: below, im2col + GEMM is
- * as fast, since the transforms cost per channel what the GEMM saves per channel pair). */
-#define TI__WINO_MIN_CH 16    /* input and output channels */
-#define TI__WINO_MIN_TILES 16 /* 4x4 output tiles per image */
+/* The Winograd path is worth it from these sizes up (bench/conv.c, results in
+ * bench/results/conv-2026-11-22.md): 8 channels at 56x56 gain 1.2x, 64 at 14x14 (16 tiles)
+ * 1.3x, but at 7x7 (4 tiles) the 36 GEMMs of 4 columns lose 2-3x, and 256 channels at 14x14
+ * lose too: its transformed weights (36 M C floats, 9 MiB) stream from L3 for a GEMM of
+ * 16 columns, half of the AVX-512 kernel's width. So: at least 32 tiles, or 16 when the
+ * transformed weights fit an L2 (1 MiB). */
+#define TI__WINO_MIN_CH 8           /* input and output channels */
+#define TI__WINO_MIN_TILES 16       /* 4x4 output tiles per image */
+#define TI__WINO_FEW_TILES 32       /* below this, only with small weights: */
+#define TI__WINO_FEW_TILES_BYTES ((size_t)1 << 20)
 
 TI__PRIVATE size_t ti__wino_tiles(const ti__convp *p) {
     return (size_t)((p->out[1] + 3) / 4) * (size_t)((p->out[2] + 3) / 4);
@@ -4481,8 +4487,10 @@ TI__PRIVATE int ti__conv_wino_fits(const ti__convp *p) {
 
 /* 1 when it fits and its size makes it pay (what planning packs weights for). */
 TI__PRIVATE int ti__conv_wino_ok(const ti__convp *p) {
+    size_t t = ti__wino_tiles(p), ubytes = 36 * (size_t)p->m * (size_t)p->c * sizeof(float);
     return ti__conv_wino_fits(p) && p->c >= TI__WINO_MIN_CH && p->m >= TI__WINO_MIN_CH &&
-           ti__wino_tiles(p) >= TI__WINO_MIN_TILES;
+           t >= TI__WINO_MIN_TILES &&
+           (t >= TI__WINO_FEW_TILES || ubytes <= TI__WINO_FEW_TILES_BYTES);
 }
 
 /* U[pos][m][c] = (G g G^T)[pos] for every kernel g = W[m][c]. */
@@ -4524,28 +4532,44 @@ TI__PRIVATE size_t ti__conv_wino_scratch(const ti__kctx *k, const ti__convp *p) 
     return slots * ti__wino_slot_floats(p) * sizeof(float);
 }
 
-/* B^T d for one 6-vector, in place: d0..d5 at s[0], s[st], ... */
-#define TI__WINO_BT(d0, d1, d2, d3, d4, d5, o0, o1, o2, o3, o4, o5)                         \
-    do {                                                                                    \
-        float a_ = (d4) - 4.0f * (d2), b_ = (d3) - 4.0f * (d1);                             \
-        float c_ = (d4) - (d2), e_ = 2.0f * ((d3) - (d1));                                  \
-        o0 = 4.0f * (d0) - 5.0f * (d2) + (d4);                                              \
-        o1 = a_ + b_;                                                                       \
-        o2 = a_ - b_;                                                                       \
-        o3 = c_ + e_;                                                                       \
-        o4 = c_ - e_;                                                                       \
-        o5 = 4.0f * (d1) - 5.0f * (d3) + (d5);                                              \
-    } while (0)
+/* The transforms run on groups of TI__WINO_LANES tiles at once, each value an array over
+ * the group: loops of a fixed count with no dependence between lanes, which compilers turn
+ * into vector code at -O2 on any target (gcc 12+, clang), so the transforms keep up with
+ * the SIMD GEMM between them. */
+#define TI__WINO_LANES 16
 
-/* A^T m for one 6-vector. */
-#define TI__WINO_AT(m0, m1, m2, m3, m4, m5, o0, o1, o2, o3)                                 \
-    do {                                                                                    \
-        float s12_ = (m1) + (m2), d12_ = (m1) - (m2), s34_ = (m3) + (m4), d34_ = (m3) - (m4); \
-        o0 = (m0) + s12_ + s34_;                                                            \
-        o1 = d12_ + 2.0f * d34_;                                                            \
-        o2 = s12_ + 4.0f * s34_;                                                            \
-        o3 = d12_ + 8.0f * d34_ + (m5);                                                     \
-    } while (0)
+/* B^T applied along one axis: out[k] = (B^T in)[k], in[k] at in + k * is, out[k] at
+ * out + k * os, each TI__WINO_LANES floats. */
+TI__PRIVATE void ti__wino_bt(const float *in, size_t is, float *out, size_t os) {
+    const float *d0 = in, *d1 = in + is, *d2 = in + 2 * is, *d3 = in + 3 * is;
+    const float *d4 = in + 4 * is, *d5 = in + 5 * is;
+    float *o0 = out, *o1 = out + os, *o2 = out + 2 * os, *o3 = out + 3 * os, *o4 = out + 4 * os;
+    float *o5 = out + 5 * os;
+    for (int l = 0; l < TI__WINO_LANES; l++) {
+        float a = d4[l] - 4.0f * d2[l], b = d3[l] - 4.0f * d1[l];
+        float c = d4[l] - d2[l], e = 2.0f * (d3[l] - d1[l]);
+        o0[l] = 4.0f * d0[l] - 5.0f * d2[l] + d4[l];
+        o1[l] = a + b;
+        o2[l] = a - b;
+        o3[l] = c + e;
+        o4[l] = c - e;
+        o5[l] = 4.0f * d1[l] - 5.0f * d3[l] + d5[l];
+    }
+}
+
+/* A^T applied along one axis: 6 rows in, 4 out. */
+TI__PRIVATE void ti__wino_at(const float *in, size_t is, float *out, size_t os) {
+    const float *m0 = in, *m1 = in + is, *m2 = in + 2 * is, *m3 = in + 3 * is;
+    const float *m4 = in + 4 * is, *m5 = in + 5 * is;
+    float *o0 = out, *o1 = out + os, *o2 = out + 2 * os, *o3 = out + 3 * os;
+    for (int l = 0; l < TI__WINO_LANES; l++) {
+        float s12 = m1[l] + m2[l], d12 = m1[l] - m2[l], s34 = m3[l] + m4[l], d34 = m3[l] - m4[l];
+        o0[l] = m0[l] + s12 + s34;
+        o1[l] = d12 + 2.0f * d34;
+        o2[l] = s12 + 4.0f * s34;
+        o3[l] = d12 + 8.0f * d34 + m5[l];
+    }
+}
 
 typedef struct ti__wino_job {
     const ti__convp *p;
@@ -4559,34 +4583,38 @@ typedef struct ti__wino_job {
 /* V[pos][c][t - t0] for the tiles [t0, t0 + tb) of image plane set x (C planes). */
 TI__PRIVATE void ti__wino_input(const ti__convp *p, const float *x, size_t t0, size_t tb,
                                 float *v) {
+    enum { L = TI__WINO_LANES };
     size_t C = (size_t)p->c, twn = (size_t)((p->out[2] + 3) / 4), cs = C * tb;
     int64_t H = p->in[1], W = p->in[2];
+    float d[36][L], r[36][L], o[36][L]; /* [row * 6 + col][lane] */
     for (size_t c = 0; c < C; c++) {
         const float *xc = x + c * p->in_sp;
-        for (size_t t = 0; t < tb; t++) {
-            size_t th = (t0 + t) / twn, tw = (t0 + t) % twn;
-            int64_t ih0 = (int64_t)th * 4 - p->pb[1], iw0 = (int64_t)tw * 4 - p->pb[2];
-            float d[6][6], r[6][6];
-            if (ih0 >= 0 && iw0 >= 0 && ih0 + 6 <= H && iw0 + 6 <= W) {
-                const float *s = xc + ih0 * W + iw0;
-                for (int i = 0; i < 6; i++, s += W)
-                    for (int q = 0; q < 6; q++) d[i][q] = s[q];
-            } else {
-                for (int i = 0; i < 6; i++)
-                    for (int q = 0; q < 6; q++) {
-                        int64_t ih = ih0 + i, iw = iw0 + q;
-                        d[i][q] = ih >= 0 && ih < H && iw >= 0 && iw < W ? xc[ih * W + iw] : 0.0f;
-                    }
+        for (size_t g = 0; g < tb; g += L) {
+            size_t nl = TI__MIN((size_t)L, tb - g);
+            for (size_t l = 0; l < (size_t)L; l++) {
+                if (l >= nl) {
+                    for (int e = 0; e < 36; e++) d[e][l] = 0.0f;
+                    continue;
+                }
+                size_t th = (t0 + g + l) / twn, tw = (t0 + g + l) % twn;
+                int64_t ih0 = (int64_t)th * 4 - p->pb[1], iw0 = (int64_t)tw * 4 - p->pb[2];
+                if (ih0 >= 0 && iw0 >= 0 && ih0 + 6 <= H && iw0 + 6 <= W) {
+                    const float *s = xc + ih0 * W + iw0;
+                    for (int i = 0; i < 6; i++, s += W)
+                        for (int q = 0; q < 6; q++) d[i * 6 + q][l] = s[q];
+                } else {
+                    for (int i = 0; i < 6; i++)
+                        for (int q = 0; q < 6; q++) {
+                            int64_t ih = ih0 + i, iw = iw0 + q;
+                            d[i * 6 + q][l] =
+                                ih >= 0 && ih < H && iw >= 0 && iw < W ? xc[ih * W + iw] : 0.0f;
+                        }
+                }
             }
-            for (int q = 0; q < 6; q++) /* columns: B^T d */
-                TI__WINO_BT(d[0][q], d[1][q], d[2][q], d[3][q], d[4][q], d[5][q], r[0][q],
-                            r[1][q], r[2][q], r[3][q], r[4][q], r[5][q]);
-            float *o = v + c * tb + t;
-            for (int i = 0; i < 6; i++) { /* rows: (B^T d) B */
-                float *oi = o + (size_t)i * 6 * cs;
-                TI__WINO_BT(r[i][0], r[i][1], r[i][2], r[i][3], r[i][4], r[i][5], oi[0],
-                            oi[cs], oi[2 * cs], oi[3 * cs], oi[4 * cs], oi[5 * cs]);
-            }
+            for (int q = 0; q < 6; q++) ti__wino_bt(d[q], 6 * L, r[q], 6 * L); /* B^T d */
+            for (int i = 0; i < 6; i++) ti__wino_bt(r[i * 6], L, o[i * 6], L); /* (B^T d) B */
+            float *dst = v + c * tb + g;
+            for (int e = 0; e < 36; e++) memcpy(dst + (size_t)e * cs, o[e], nl * sizeof(float));
         }
     }
 }
@@ -4594,32 +4622,40 @@ TI__PRIVATE void ti__wino_input(const ti__convp *p, const float *x, size_t t0, s
 /* Output tiles [t0, t0 + tb) of image planes y (M planes) from the products o[pos][m][t]. */
 TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t0, size_t tb,
                                  float *y) {
+    enum { L = TI__WINO_LANES };
     const ti__convp *p = j->p;
     size_t M = (size_t)p->m, twn = (size_t)((p->out[2] + 3) / 4), ms = M * tb;
     int64_t OH = p->out[1], OW = p->out[2];
+    float s[36][L], r[24][L], z[16][L];
     for (size_t m = 0; m < M; m++) {
         float bv = j->b != NULL ? j->b[m] : 0.0f, *ym = y + m * p->out_sp;
-        for (size_t t = 0; t < tb; t++) {
-            const float *s = o + m * tb + t;
-            float r[6][4], z[4][4];
-            for (int i = 0; i < 6; i++) { /* rows: m A */
-                const float *si = s + (size_t)i * 6 * ms;
-                TI__WINO_AT(si[0], si[ms], si[2 * ms], si[3 * ms], si[4 * ms], si[5 * ms],
-                            r[i][0], r[i][1], r[i][2], r[i][3]);
+        for (size_t g = 0; g < tb; g += L) {
+            size_t nl = TI__MIN((size_t)L, tb - g);
+            const float *src = o + m * tb + g;
+            for (int e = 0; e < 36; e++) {
+                memcpy(s[e], src + (size_t)e * ms, nl * sizeof(float));
+                for (size_t l = nl; l < (size_t)L; l++) s[e][l] = 0.0f;
             }
-            for (int q = 0; q < 4; q++) /* columns: A^T (m A) */
-                TI__WINO_AT(r[0][q], r[1][q], r[2][q], r[3][q], r[4][q], r[5][q], z[0][q],
-                            z[1][q], z[2][q], z[3][q]);
-            size_t th = (t0 + t) / twn, tw = (t0 + t) % twn;
-            int64_t oh0 = (int64_t)th * 4, ow0 = (int64_t)tw * 4;
-            int hn = (int)TI__MIN((int64_t)4, OH - oh0), wn = (int)TI__MIN((int64_t)4, OW - ow0);
-            for (int i = 0; i < hn; i++) {
-                float *yr = ym + (oh0 + i) * OW + ow0;
-                if (j->act == TI__ACT_NONE)
-                    for (int q = 0; q < wn; q++) yr[q] = z[i][q] + bv;
-                else
-                    for (int q = 0; q < wn; q++)
-                        yr[q] = ti__act_apply(j->act, j->act_a, j->act_b, z[i][q] + bv);
+            for (int i = 0; i < 6; i++) ti__wino_at(s[i * 6], L, r[i * 4], L); /* rows: m A */
+            for (int q = 0; q < 4; q++) ti__wino_at(r[q], 4 * L, z[q], 4 * L); /* A^T (m A) */
+            for (int e = 0; e < 16; e++)
+                for (int l = 0; l < L; l++) z[e][l] += bv;
+            if (j->act == TI__ACT_RELU) {
+                for (int e = 0; e < 16; e++)
+                    for (int l = 0; l < L; l++) z[e][l] = z[e][l] > 0.0f ? z[e][l] : 0.0f;
+            } else if (j->act != TI__ACT_NONE) {
+                for (int e = 0; e < 16; e++)
+                    for (size_t l = 0; l < nl; l++)
+                        z[e][l] = ti__act_apply(j->act, j->act_a, j->act_b, z[e][l]);
+            }
+            for (size_t l = 0; l < nl; l++) {
+                size_t th = (t0 + g + l) / twn, tw = (t0 + g + l) % twn;
+                int64_t oh0 = (int64_t)th * 4, ow0 = (int64_t)tw * 4;
+                int hn = (int)TI__MIN((int64_t)4, OH - oh0), wn = (int)TI__MIN((int64_t)4, OW - ow0);
+                for (int i = 0; i < hn; i++) {
+                    float *yr = ym + (oh0 + i) * OW + ow0;
+                    for (int q = 0; q < wn; q++) yr[q] = z[i * 4 + q][l];
+                }
             }
         }
     }
