@@ -170,12 +170,17 @@ TI__PRIVATE size_t ti__wino_tiles(const ti__convp *p) {
     return (size_t)((p->out[1] + 3) / 4) * (size_t)((p->out[2] + 3) / 4);
 }
 
-TI__PRIVATE size_t ti__wino_block(const ti__convp *p) {
+TI__PRIVATE size_t ti__wino_block(const ti__convp *p, size_t threads) {
     size_t per = 36 * (size_t)(p->c + p->m) * sizeof(float);
     size_t tb = TI__WINO_BLOCK_BYTES / per / 32 * 32;
     tb = TI__MAX(tb, (size_t)32);
     tb = TI__MIN(tb, (size_t)128);
     size_t t = ti__wino_tiles(p);
+    if (threads > 1) { /* a whole number of blocks per thread, of about equal size */
+        size_t nb = (t + tb - 1) / tb;
+        nb = (nb + threads - 1) / threads * threads;
+        tb = TI__MIN(tb, (t + nb - 1) / nb);
+    }
     return TI__MIN(tb, t);
 }
 
@@ -225,13 +230,13 @@ TI__PRIVATE void ti__wino_pack(const ti__convp *p, const float *w, float *u) {
 }
 
 /* Scratch floats of one slot (one thread's block). */
-TI__PRIVATE size_t ti__wino_slot_floats(const ti__convp *p) {
-    return 36 * (size_t)(p->c + p->m) * ti__wino_block(p);
+TI__PRIVATE size_t ti__wino_slot_floats(const ti__convp *p, size_t threads) {
+    return 36 * (size_t)(p->c + p->m) * ti__wino_block(p, threads);
 }
 
 TI__PRIVATE size_t ti__conv_wino_scratch(const ti__kctx *k, const ti__convp *p) {
     size_t slots = (size_t)ti__threadpool_size(k->tp);
-    return slots * ti__wino_slot_floats(p) * sizeof(float);
+    return slots * ti__wino_slot_floats(p, slots) * sizeof(float);
 }
 
 /* The transforms run on groups of TI__WINO_LANES tiles at once, each value an array over
@@ -369,7 +374,7 @@ TI__PRIVATE void ti__wino_slots(void *ctx, size_t begin, size_t end) {
     const ti__convp *p = j->p;
     size_t M = (size_t)p->m, C = (size_t)p->c, T = ti__wino_tiles(p);
     for (size_t s = begin; s < end; s++) {
-        float *v = j->scratch + s * ti__wino_slot_floats(p), *o = v + 36 * C * j->tb;
+        float *v = j->scratch + s * 36 * (C + M) * j->tb, *o = v + 36 * C * j->tb;
         for (size_t blk = s; blk < j->nblk; blk += j->slots) {
             size_t n = blk / j->bpi, t0 = blk % j->bpi * j->tb, tb = TI__MIN(j->tb, T - t0);
             ti__wino_input(p, j->x + n * C * p->in_sp, t0, tb, v);
@@ -389,8 +394,9 @@ TI__PRIVATE int ti__conv_wino_run(ti__kctx *k, const ti__convp *p) {
     if (nd->packed_kind != TI__PACK_WINO43 || nd->packed == NULL ||
         nd->packed_bytes != 36 * M * C * sizeof(float) || !ti__conv_wino_fits(p))
         return 0;
-    size_t slot_bytes = ti__wino_slot_floats(p) * sizeof(float);
-    size_t slots = TI__MIN((size_t)ti__threadpool_size(k->tp), k->scratch_bytes / slot_bytes);
+    size_t threads = (size_t)ti__threadpool_size(k->tp);
+    size_t slot_bytes = ti__wino_slot_floats(p, threads) * sizeof(float);
+    size_t slots = TI__MIN(threads, k->scratch_bytes / slot_bytes);
     if (k->scratch == NULL || slots == 0) return 0;
     ti__wino_job j;
     memset(&j, 0, sizeof j);
@@ -400,7 +406,7 @@ TI__PRIVATE int ti__conv_wino_run(ti__kctx *k, const ti__convp *p) {
     j.b = k->n_in > 2 && k->in[2] != NULL ? (const float *)k->in[2]->data : NULL;
     j.y = (float *)k->out[0]->data;
     j.scratch = (float *)k->scratch;
-    j.tb = ti__wino_block(p);
+    j.tb = ti__wino_block(p, threads);
     size_t T = ti__wino_tiles(p);
     j.bpi = (T + j.tb - 1) / j.tb;
     j.nblk = j.bpi * (size_t)p->n;
