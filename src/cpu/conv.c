@@ -264,7 +264,7 @@ TI__PRIVATE size_t ti__conv_tile_cols(size_t rows, size_t cols) {
 TI__PRIVATE void ti__conv_im2col_plan(size_t kdim, size_t cols, size_t threads, size_t *nt,
                                       int *per_thread) {
     size_t ct = TI__CONV_CTILE_FLOATS / (kdim ? kdim : 1) / 32 * 32;
-    ct = TI__MAX(ct, (size_t)32);
+    ct = TI__MAX(ct, (size_t)256); /* narrower: the weights would stream once per tile */
     ct = TI__MIN(ct, cols);
     size_t tiles = (cols + ct - 1) / ct;
     *per_thread = threads <= 1 || tiles >= 2 * threads;
