@@ -9,7 +9,9 @@
 #   ./build.sh fuzz        libFuzzer on tests/fuzz/fuzz_onnx.c for ${FUZZ_SECONDS:-60} s
 #   ./build.sh bench       time build/tinyinfer-run on the bundled model, then float32 GEMM
 #                          (bench/sgemm.c: FMA peak, 1024^3, MobileNetV2 1x1 convolutions)
-#                          into bench/results/sgemm-<date>.md. bench/run_gpu.sh is the OpenCL
+#                          into bench/results/sgemm-<date>.md, then the Conv paths and the
+#                          architecture models old vs new (bench/conv.c, CONV_BASE) into
+#                          bench/results/conv-<date>.md. bench/run_gpu.sh is the OpenCL
 #                          benchmark against torch, for a machine with a GPU
 #   ./build.sh amalgamate  regenerate tinyinfer.h from src/ (tools/amalgamate)
 #   ./build.sh clean       remove build/
@@ -650,7 +652,62 @@ cmd_bench() {
     say "bench: build/bench_sgemm $report"
     "$CC" -O2 -g "${C99[@]}" -Wall -Wextra "${INC[@]}" bench/sgemm.c -o build/bench_sgemm "${LIBS[@]}"
     build/bench_sgemm "$report"
+    bench_conv
     say "(side-by-side comparisons with onnxruntime and others come with issue #6)"
+}
+
+# float32 Conv paths, old against new (bench/conv.c), then whole architecture models: this
+# tree's tinyinfer-run against one built on BASE's tinyinfer.h (default: the commit before
+# the Conv paths), alternating runs, 1 and 2 threads. Report: bench/results/conv-<date>.md
+CONV_BASE=${CONV_BASE:-ff42576}
+bench_conv() {
+    local report models=() m isa t r
+    report="bench/results/conv-$(date +%Y-%m-%d).md"
+    say "bench: build/bench_conv $report"
+    "$CC" -O2 -g "${C99[@]}" -Wall -Wextra "${INC[@]}" bench/conv.c -o build/bench_conv "${LIBS[@]}"
+    {
+        echo "# float32 Conv paths: $(date +%Y-%m-%d)"
+        echo
+        echo "Made by \`./build.sh bench\` (bench_conv in build.sh) on: $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ *//'), $(nproc) CPUs, $CC $("$CC" -dumpversion) -O2."
+        echo "Per layer: \`build/bench_conv REPORT\` (bench/conv.c), each ISA forced by TINYINFER_ISA."
+    } >"$report"
+    for isa in avx512 avx2 scalar; do TINYINFER_ISA=$isa build/bench_conv "$report"; done
+    for m in resnet18 mobilenet_v2 efficientnet_b0 mobilenet_v3_small squeezenet1_1; do
+        [ -f "$CACHE/arch/$m/model.onnx" ] && models+=("$m")
+    done
+    if [ ${#models[@]} = 0 ]; then
+        echo "(no architecture models in $CACHE/arch: tests/models/run.sh makes them)" >>"$report"
+        return 0
+    fi
+    mkdir -p build/conv_base
+    git show "$CONV_BASE:tinyinfer.h" >build/conv_base/tinyinfer.h
+    "$CC" -O2 -g "${C99[@]}" -Wall -Wextra -Ibuild/conv_base "${INC[@]}" tools/tinyinfer-run.c \
+        -o build/conv_base/tinyinfer-run "${LIBS[@]}"
+    {
+        echo
+        echo "### Whole models, 224x224 (tinyinfer-run --repeat 15, median wall ms; old = $CONV_BASE)"
+        echo
+        echo "Alternating old, new, old, new (2 rounds each; the better median of each is kept)."
+        echo
+        echo "| model | threads | old ms | new ms | old/new |"
+        echo "|---|---:|---:|---:|---:|"
+    } >>"$report"
+    for m in "${models[@]}"; do
+        for t in 1 2; do
+            local o=999999 n=999999 v
+            for r in 1 2; do
+                v=$(build/conv_base/tinyinfer-run "$CACHE/arch/$m/model.onnx" --threads $t --repeat 15 |
+                    sed -n 's/^time: median \([0-9.]*\) ms.*/\1/p')
+                o=$(awk -v a="$o" -v b="$v" 'BEGIN { print (b < a ? b : a) }')
+                v=$(build/tinyinfer-run "$CACHE/arch/$m/model.onnx" --threads $t --repeat 15 |
+                    sed -n 's/^time: median \([0-9.]*\) ms.*/\1/p')
+                n=$(awk -v a="$n" -v b="$v" 'BEGIN { print (b < a ? b : a) }')
+            done
+            awk -v m="$m" -v t="$t" -v o="$o" -v n="$n" \
+                'BEGIN { printf "| %s | %s | %.1f | %.1f | %.2f |\n", m, t, o, n, o / n }' >>"$report"
+        done
+    done
+    say "bench: wrote $report"
 }
 
 case "${1:-}" in
@@ -666,7 +723,7 @@ fuzz) cmd_fuzz ;;
 bench) cmd_bench ;;
 amalgamate) amalgamate ;;
 clean) rm -rf build ;;
--h | --help | help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' ;;
+-h | --help | help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' ;;
 *)
     say "unknown command '$1' (try: ./build.sh help)"
     exit 2

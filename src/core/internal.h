@@ -139,7 +139,15 @@ typedef struct ti__node {
     ti__attr *attrs;
     int act; /* fused activation (ti__act), set by the fusion pass */
     float act_a, act_b;
+    /* Weights re-laid out once at planning for the CPU kernel that will run the node (the
+     * plan's copy of a node only; NULL in the model): packed_kind says which layout
+     * (TI__PACK_*), packed_bytes its size. Set by ti__pass_prepack, read by the kernel,
+     * which checks kind and size and otherwise takes a path that needs no packing. */
+    int packed_kind;
+    const void *packed;
+    size_t packed_bytes;
 } ti__node;
+enum { TI__PACK_NONE = 0, TI__PACK_WINO43 = 1 /* Conv: Winograd F(4x4,3x3) U[36][M][C] */ };
 
 /* A tensor of the graph: its declared type and shape, and its data when constant. */
 typedef struct ti__value {
@@ -260,7 +268,21 @@ typedef struct ti__sgemm_isa {
     ti__sgemm_kernel_fn kernel;
     ti__sgemm_pack_b_fn pack_b; /* for B not transposed */
 } ti__sgemm_isa;
+/* Depthwise convolution, one output row of one channel plane: for i in [0, n),
+ *   y[i] = bias + sum over r < nr, q < K of w[r][q] * x[r][i * stride + q],
+ * then, when clamp, y[i] = min(max(y[i], lo), hi) (ReLU: lo 0, hi +inf; Clip). Every x[r]
+ * element read is inside the row: the caller handles padding at the row's ends. One
+ * function per (K, stride): row[K == 5][stride == 2], for K 3 or 5 and stride 1 or 2. */
+typedef void (*ti__dw_row_fn)(float *y, size_t n, const float *const *x, const float *const *w,
+                              int nr, float bias, int clamp, float lo, float hi);
+typedef struct ti__dw_isa {
+    int isa;
+    ti__dw_row_fn row[2][2];
+} ti__dw_isa;
+
 #ifdef TI__X86_SIMD
+TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void);   /* cpu/x86/conv_avx2.c */
+TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void); /* cpu/x86/conv_avx512.c */
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void);   /* cpu/x86/gemm_avx2.c */
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void); /* cpu/x86/gemm_avx512.c */
 #endif
@@ -388,6 +410,9 @@ TI__PRIVATE ti_status ti__session_run_dynamic(ti_session *s, int n, ti_error *er
 TI__PRIVATE int ti__session_bind_io(ti_session *s, int n);
 TI__PRIVATE int ti__pass_live_nodes(ti_session *s, char *live);
 TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err);
+/* Re-lays out constant weights once for the CPU kernel each static node will run
+ * (ti__node.packed): Winograd-transformed Conv weights. CPU backend only. */
+TI__PRIVATE ti_status ti__pass_prepack(ti_session *s, ti_error *err);
 /* formats/onnx.c */
 #ifndef TI_NO_TFLITE
 /* formats/tflite.c: same contract as ti__onnx_parse; nodes get domain "tflite". */

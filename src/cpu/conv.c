@@ -1,7 +1,8 @@
 /* Convolutions: Conv, ConvTranspose (1-D to 3-D spatial, groups, dilations, strides, pads,
- * auto_pad) and ConvInteger. float32 runs im2col tiles into scratch + ti__sgemm_ref
- * (gemm.c), or a direct loop for depthwise-like groups; other float dtypes use a slow
- * generic loop. Spatial shapes are handled as 3-D (D, H, W) with leading 1s, so 1-D and
+ * auto_pad) and ConvInteger. float32 Conv picks a path (ti__conv_path): a GEMM on X for
+ * pointwise convs, a direct depthwise kernel or Winograd (conv_fast.c), im2col tiles that
+ * stay in cache + ti__sgemm_ref (gemm.c), or a direct loop for other depthwise-like groups;
+ * other float dtypes use a slow generic loop. Spatial shapes are handled as 3-D (D, H, W) with leading 1s, so 1-D and
  * 2-D are special cases. Must not allocate: tiles are sized to the scratch the session
  * gives (ti__conv_scratch). */
 
@@ -9,10 +10,21 @@
 TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_t K, float alpha,
                                const float *A, size_t lda, const float *B, size_t ldb, float beta,
                                float *C, size_t ldc, ti__threadpool *tp);
+/* Defined in conv_fast.c, which comes later in the amalgamation. */
+struct ti__convp;
+TI__PRIVATE int ti__conv_dw_ok(const struct ti__convp *p);
+TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const struct ti__convp *p);
+TI__PRIVATE int ti__conv_wino_ok(const struct ti__convp *p);
+TI__PRIVATE size_t ti__conv_wino_scratch(const ti__kctx *k, const struct ti__convp *p);
+TI__PRIVATE int ti__conv_wino_run(ti__kctx *k, const struct ti__convp *p);
 
 /* Floats of im2col / col2im scratch to aim for (8 MiB): large tiles make large GEMMs, which
- * split well across threads, and few tiles mean few synchronisations. */
+ * split well across threads, and few tiles mean few synchronisations. ConvTranspose, and
+ * Conv when there are too few cache tiles to share among the threads. */
 #define TI__CONV_TILE_FLOATS ((size_t)1 << 21)
+/* Floats of one thread's im2col tile when each thread runs its own tiles (1 MiB: an L2 of
+ * the machines measured): the GEMM reads the tile from the cache the copy left it in. */
+#define TI__CONV_CTILE_FLOATS ((size_t)1 << 18)
 
 /* Geometry of a (transposed) convolution. Spatial arrays are D, H, W: slot 3 - nd + i
  * holds spatial axis i; unused leading slots are size 1, stride 1, no padding. */
@@ -214,15 +226,27 @@ TI__PRIVATE int ti__convtr_shape(ti__kctx *k) {
     return ti__conv_shape_common(k, 1);
 }
 
-/* Which float32 path a Conv takes: direct for depthwise-like groups (GEMM rows < 4),
- * a plain GEMM on X for 1x1 / stride 1 / no pads, im2col tiles otherwise. */
-enum { TI__CONV_DIRECT, TI__CONV_1X1, TI__CONV_IM2COL };
-TI__PRIVATE int ti__conv_path(const ti__convp *p) {
+/* Which float32 path a Conv takes:
+ *   DW      depthwise 3x3 / 5x5, stride 1 / 2 (ti__conv_dw_ok): vectorised direct kernel
+ *   DIRECT  other depthwise-like groups (GEMM rows < 4): a direct loop
+ *   1X1     1x1, stride 1, no pads: one GEMM per group straight on X (no copy)
+ *   WINO    3x3 stride 1 with enough channels and tiles (ti__conv_wino_ok) whose weights
+ *           the plan transformed (node->packed): Winograd F(4x4, 3x3)
+ *   IM2COL  anything else: im2col tiles + GEMM.
+ * Tests and bench/conv.c force a path through ti__conv_run_path; IM2COL_BIG (never chosen)
+ * is the im2col of before the cache tiles, one large tile shared by the threads, kept for
+ * them to compare with. */
+enum { TI__CONV_DIRECT, TI__CONV_1X1, TI__CONV_IM2COL, TI__CONV_DW, TI__CONV_WINO,
+       TI__CONV_IM2COL_BIG };
+TI__PRIVATE int ti__conv_path(const ti__kctx *k, const ti__convp *p) {
+    if (ti__conv_dw_ok(p)) return TI__CONV_DW;
     if (p->mg < 4) return TI__CONV_DIRECT;
     int pointwise = p->kprod == 1;
     for (int j = 0; j < 3; j++)
         if (p->s[j] != 1 || p->pb[j] != 0 || p->pe[j] != 0) pointwise = 0;
-    return pointwise ? TI__CONV_1X1 : TI__CONV_IM2COL;
+    if (pointwise) return TI__CONV_1X1;
+    if (k->node->packed_kind == TI__PACK_WINO43 && ti__conv_wino_ok(p)) return TI__CONV_WINO;
+    return TI__CONV_IM2COL;
 }
 
 /* Columns of one im2col / col2im tile, for rows elements per column. */
@@ -231,6 +255,28 @@ TI__PRIVATE size_t ti__conv_tile_cols(size_t rows, size_t cols) {
     if (nt < 64) nt = 64;
     if (nt >= cols) return cols;
     return nt > 16 ? nt / 16 * 16 : nt;
+}
+
+/* How the im2col path tiles a group's output positions: *nt columns a tile; *per_thread 1
+ * when each thread copies and multiplies its own cache-sized tiles (one scratch slot each,
+ * GEMMs on one thread), 0 when there are too few such tiles to keep the threads busy: then
+ * one large tile at a time, copied by all threads, multiplied by the threaded GEMM. */
+TI__PRIVATE void ti__conv_im2col_plan(size_t kdim, size_t cols, size_t threads, size_t *nt,
+                                      int *per_thread) {
+    size_t ct = TI__CONV_CTILE_FLOATS / (kdim ? kdim : 1) / 32 * 32;
+    ct = TI__MAX(ct, (size_t)256); /* narrower: the weights would stream once per tile */
+    ct = TI__MIN(ct, cols);
+    size_t tiles = (cols + ct - 1) / ct;
+    *per_thread = threads <= 1 || tiles >= 2 * threads;
+    *nt = *per_thread ? ct : ti__conv_tile_cols(kdim, cols);
+}
+
+/* Scratch floats of the im2col path. */
+TI__PRIVATE size_t ti__conv_im2col_floats(const ti__kctx *k, const ti__convp *p) {
+    size_t kdim = (size_t)p->cg * p->kprod, nt, threads = (size_t)ti__threadpool_size(k->tp);
+    int per_thread;
+    ti__conv_im2col_plan(kdim, p->out_sp, threads, &nt, &per_thread);
+    return kdim * nt * (per_thread ? threads : 1);
 }
 
 TI__PRIVATE size_t ti__conv_scratch_common(ti__kctx *k, int transpose) {
@@ -243,9 +289,10 @@ TI__PRIVATE size_t ti__conv_scratch_common(ti__kctx *k, int transpose) {
     if (e != TI_OK) return 0;
     size_t rows, cols;
     if (!transpose) {
-        if (ti__conv_path(&p) != TI__CONV_IM2COL) return 0;
-        rows = (size_t)p.cg * p.kprod;
-        cols = p.out_sp;
+        int path = ti__conv_path(k, &p);
+        if (path == TI__CONV_WINO) return ti__conv_wino_scratch(k, &p);
+        if (path != TI__CONV_IM2COL || p.cg == 0) return 0;
+        return ti__conv_im2col_floats(k, &p) * sizeof(float);
     } else {
         rows = (size_t)p.mg * p.kprod;
         cols = p.in_sp;
@@ -379,7 +426,34 @@ TI__PRIVATE void ti__conv_direct(void *ctx, size_t begin, size_t end) {
     ti__conv_bias_act(ctx, begin, end);
 }
 
-TI__PRIVATE ti_status ti__conv_run_f32(ti__kctx *k, const ti__convp *p) {
+/* One thread's share of the per-thread im2col tiles: slots [begin, end), slot s takes
+ * tiles s, s + slots, ... into its own part of the scratch. */
+typedef struct ti__conv_tiles {
+    const ti__conv_job *j;
+    const float *w;
+    float *y;
+    size_t mg, kdim, nt, slots;
+} ti__conv_tiles;
+
+TI__PRIVATE void ti__conv_tile_slots(void *ctx, size_t begin, size_t end) {
+    const ti__conv_tiles *t = (const ti__conv_tiles *)ctx;
+    const ti__convp *p = t->j->p;
+    for (size_t s = begin; s < end; s++) {
+        ti__conv_job j = *t->j;
+        j.col = t->j->col + s * t->kdim * t->nt;
+        for (size_t c0 = s * t->nt; c0 < p->out_sp; c0 += t->slots * t->nt) {
+            j.c0 = c0;
+            j.nt = TI__MIN(t->nt, p->out_sp - c0);
+            ti__conv_im2col(&j, 0, t->kdim);
+            ti__sgemm_ref(0, 0, t->mg, j.nt, t->kdim, 1.0f, t->w, t->kdim, j.col, j.nt, 0.0f,
+                          t->y + c0, p->out_sp, NULL);
+        }
+    }
+}
+
+/* float32 Conv by the given path (ti__conv_path chooses; tests and benchmarks force one).
+ * DW and WINO fall back to DIRECT and IM2COL where they cannot run the conv. */
+TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int path) {
     ti__conv_job j;
     memset(&j, 0, sizeof j);
     j.p = p;
@@ -391,14 +465,39 @@ TI__PRIVATE ti_status ti__conv_run_f32(ti__kctx *k, const ti__convp *p) {
     j.act_a = k->node->act_a;
     j.act_b = k->node->act_b;
     size_t planes = (size_t)(p->n * p->m), kdim = (size_t)p->cg * p->kprod;
-    int path = ti__conv_path(p);
-    if (path == TI__CONV_DIRECT || kdim == 0) { /* kdim 0 (no input channels): bias only */
+    if (path == TI__CONV_DW && ti__conv_dw_ok(p)) {
+        ti__conv_dw_run(k, p);
+        return TI_OK;
+    }
+    if (path == TI__CONV_WINO) {
+        if (ti__conv_wino_run(k, p)) return TI_OK;
+        path = TI__CONV_IM2COL;
+    }
+    if (path == TI__CONV_DIRECT || path == TI__CONV_DW || kdim == 0) {
+        /* kdim 0 (no input channels): bias only */
         size_t work = p->out_sp * kdim;
         ti__parallel_for(k->tp, planes, work > 65536 ? 1 : 65536 / (work + 1) + 1,
                          ti__conv_direct, &j);
         return TI_OK;
     }
-    size_t mg = (size_t)p->mg, cg = (size_t)p->cg;
+    size_t mg = (size_t)p->mg, cg = (size_t)p->cg, threads = (size_t)ti__threadpool_size(k->tp);
+    size_t nt;
+    int per_thread;
+    ti__conv_im2col_plan(kdim, p->out_sp, threads, &nt, &per_thread);
+    if (path == TI__CONV_IM2COL_BIG) {
+        per_thread = 0;
+        nt = ti__conv_tile_cols(kdim, p->out_sp);
+    }
+    size_t slots = per_thread ? threads : 1, have = k->scratch == NULL ? 0 : k->scratch_bytes;
+    if (path != TI__CONV_1X1 && slots * nt * kdim * sizeof(float) > have) {
+        /* less scratch than planned (a forced path): fewer slots, then narrower tiles */
+        slots = TI__MAX((size_t)1, TI__MIN(slots, have / (nt * kdim * sizeof(float))));
+        if (nt * kdim * sizeof(float) > have) nt = have / (kdim * sizeof(float));
+        if (nt == 0)
+            return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                             "scratch of %zu bytes is too small for one im2col column",
+                             k->scratch_bytes);
+    }
     for (size_t n = 0; n < (size_t)p->n; n++)
         for (size_t g = 0; g < (size_t)p->group; g++) {
             const float *x = j.x + (n * (size_t)p->c + g * cg) * p->in_sp;
@@ -409,29 +508,38 @@ TI__PRIVATE ti_status ti__conv_run_f32(ti__kctx *k, const ti__convp *p) {
                               p->out_sp, k->tp);
                 continue;
             }
-            size_t nt = ti__conv_tile_cols(kdim, p->out_sp);
-            if (nt * kdim * sizeof(float) > k->scratch_bytes || k->scratch == NULL)
-                nt = k->scratch_bytes / (kdim * sizeof(float));
-            if (nt == 0)
-                return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
-                                 "scratch of %zu bytes is too small for one im2col column",
-                                 k->scratch_bytes);
-            j.x = x;
-            j.col = (float *)k->scratch;
-            for (size_t c0 = 0; c0 < p->out_sp; c0 += nt) {
-                j.c0 = c0;
-                j.nt = TI__MIN(nt, p->out_sp - c0);
-                ti__parallel_for(k->tp, kdim, TI__MAX((size_t)1, 16384 / j.nt), ti__conv_im2col,
-                                 &j);
-                ti__sgemm_ref(0, 0, mg, j.nt, kdim, 1.0f, w, kdim, j.col, j.nt, 0.0f, y + c0,
-                              p->out_sp, k->tp);
+            ti__conv_job jg = j;
+            jg.x = x;
+            jg.col = (float *)k->scratch;
+            if (per_thread) {
+                ti__conv_tiles t;
+                t.j = &jg;
+                t.w = w;
+                t.y = y;
+                t.mg = mg;
+                t.kdim = kdim;
+                t.nt = nt;
+                t.slots = TI__MIN(slots, (p->out_sp + nt - 1) / nt);
+                ti__parallel_for(k->tp, t.slots, 1, ti__conv_tile_slots, &t);
+                continue;
             }
-            j.x = (const float *)k->in[0]->data;
+            for (size_t c0 = 0; c0 < p->out_sp; c0 += nt) {
+                jg.c0 = c0;
+                jg.nt = TI__MIN(nt, p->out_sp - c0);
+                ti__parallel_for(k->tp, kdim, TI__MAX((size_t)1, 16384 / jg.nt),
+                                 ti__conv_im2col, &jg);
+                ti__sgemm_ref(0, 0, mg, jg.nt, kdim, 1.0f, w, kdim, jg.col, jg.nt, 0.0f,
+                              y + c0, p->out_sp, k->tp);
+            }
         }
     if (j.b != NULL || j.act != TI__ACT_NONE)
         ti__parallel_for(k->tp, planes, TI__MAX((size_t)1, 65536 / (p->out_sp + 1)),
                          ti__conv_bias_act, &j);
     return TI_OK;
+}
+
+TI__PRIVATE ti_status ti__conv_run_f32(ti__kctx *k, const ti__convp *p) {
+    return ti__conv_run_path(k, p, ti__conv_path(k, p));
 }
 
 /* Any float dtype, one output element at a time in double. Slow; for rare dtypes. */

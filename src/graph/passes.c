@@ -268,3 +268,22 @@ TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
     s->first_dynamic = w;
     return TI_OK;
 }
+
+/* Weight pre-packing (DESIGN.md "Passes at load"): for each static CPU node whose kernel
+ * runs faster on weights laid out its own way, that layout is computed here, once, into the
+ * plan's pool, and recorded on the plan's copy of the node. Today: Conv by Winograd
+ * (cpu/conv_fast.c). After fusion, which rewrites Conv weights. */
+TI__PRIVATE ti_status ti__pass_prepack(ti_session *s, ti_error *err) {
+    for (int n = 0; n < s->first_dynamic; n++) {
+        ti__node *node = &s->nodes[n];
+        if (node->domain[0] != 0 || strcmp(node->op, "Conv") != 0 || node->n_inputs < 2 ||
+            node->inputs[1] < 0 || !s->vi[node->inputs[1]].is_const)
+            continue;
+        ti__kctx k;
+        ti__kctx_init(s, &k, n, err);
+        if (ti__conv_prepack(&k, node, &s->plan_pool) != TI_OK)
+            return ti__fail(err, TI_ERR_OUT_OF_MEMORY, s->m->name,
+                            "out of memory packing the weights of node '%s'", node->name);
+    }
+    return TI_OK;
+}

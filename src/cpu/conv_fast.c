@@ -1,0 +1,442 @@
+/* Fast float32 Conv paths that conv.c picks (ti__conv_path): a direct depthwise kernel for
+ * 3x3 / 5x5, stride 1 / 2 (row kernels in cpu/x86/conv_*.c, or the portable ones here,
+ * chosen at run time by ti__cpu_isa()), and Winograd F(4x4, 3x3) for 3x3 stride-1 convs
+ * with enough channels: weights transformed once at planning (ti__conv_prepack, called by
+ * the prepack pass), input and output transforms here, the 36 products through
+ * ti__sgemm_ref. Both fuse bias and activation. Relies on conv.c's ti__convp. Must not
+ * allocate at run time: Winograd works in the scratch the session gives
+ * (ti__conv_wino_scratch), one slot per thread. */
+
+/* ---- depthwise --------------------------------------------------------------------- */
+
+/* Portable row kernels: the same contract as the SIMD ones (ti__dw_row_fn). */
+TI__PRIVATE void ti__dw_row_c(int K, int S, float *y, size_t n, const float *const *x,
+                              const float *const *w, int nr, float bias, int clamp, float lo,
+                              float hi) {
+    for (size_t i = 0; i < n; i++) y[i] = bias;
+    for (int r = 0; r < nr; r++)
+        for (int q = 0; q < K; q++) {
+            const float *xr = x[r] + q;
+            float wv = w[r][q];
+            for (size_t i = 0; i < n; i++) y[i] += wv * xr[i * (size_t)S];
+        }
+    if (clamp)
+        for (size_t i = 0; i < n; i++) {
+            float v = y[i] > lo ? y[i] : lo; /* as SIMD max(v, lo): NaN gives lo */
+            y[i] = v < hi ? v : hi;
+        }
+}
+#define TI__DW_C_DEF(k, st)                                                                  \
+    TI__PRIVATE void ti__dw_c_k##k##s##st(float *y, size_t n, const float *const *x,         \
+                                         const float *const *w, int nr, float bias,         \
+                                         int clamp, float lo, float hi) {                   \
+        ti__dw_row_c(k, st, y, n, x, w, nr, bias, clamp, lo, hi);                            \
+    }
+TI__DW_C_DEF(3, 1)
+TI__DW_C_DEF(3, 2)
+TI__DW_C_DEF(5, 1)
+TI__DW_C_DEF(5, 2)
+#undef TI__DW_C_DEF
+
+TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void) {
+    static const ti__dw_isa scalar = {TI__ISA_SCALAR,
+                                      {{ti__dw_c_k3s1, ti__dw_c_k3s2},
+                                       {ti__dw_c_k5s1, ti__dw_c_k5s2}}};
+#ifdef TI__X86_SIMD
+    int isa = ti__cpu_isa();
+    if (isa >= TI__ISA_AVX512) return ti__dw_avx512_isa();
+    if (isa >= TI__ISA_AVX2) return ti__dw_avx2_isa();
+#endif
+    return &scalar;
+}
+
+/* 1 when the direct depthwise kernel takes the conv: one input and one output channel per
+ * group, 2-D, square 3x3 or 5x5 kernel, equal strides 1 or 2, no dilation. */
+TI__PRIVATE int ti__conv_dw_ok(const ti__convp *p) {
+    return p->cg == 1 && p->mg == 1 && p->in[0] == 1 && p->k[0] == 1 && p->out[0] == 1 &&
+           p->k[1] == p->k[2] && (p->k[1] == 3 || p->k[1] == 5) && p->s[1] == p->s[2] &&
+           (p->s[1] == 1 || p->s[1] == 2) && p->d[1] == 1 && p->d[2] == 1;
+}
+
+typedef struct ti__dw_job {
+    const ti__convp *p;
+    const float *x, *w, *b;
+    float *y;
+    ti__dw_row_fn row;
+    int act, clamp;
+    float act_a, act_b, lo, hi;
+} ti__dw_job;
+
+/* Output planes [begin, end) (n * M of them). Per output row: the input rows inside the
+ * image, the interior columns (every tap inside the row) through the row kernel, the few
+ * columns at either end with bounds checks. */
+TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
+    const ti__dw_job *j = (const ti__dw_job *)ctx;
+    const ti__convp *p = j->p;
+    int64_t K = p->k[1], S = p->s[1], H = p->in[1], W = p->in[2], OH = p->out[1];
+    int64_t OW = p->out[2], pt = p->pb[1], pl = p->pb[2];
+    /* interior columns [lo, hi): ow*S - pl >= 0 and ow*S - pl + K - 1 <= W - 1 */
+    int64_t lo = (pl + S - 1) / S, hi = W - K + pl >= 0 ? (W - K + pl) / S + 1 : 0;
+    hi = TI__MIN(hi, OW);
+    lo = TI__MIN(lo, hi);
+    for (size_t pln = begin; pln < end; pln++) {
+        size_t m = pln % (size_t)p->m;
+        const float *xp = j->x + pln * p->in_sp, *wk = j->w + m * (size_t)(K * K);
+        float bv = j->b != NULL ? j->b[m] : 0.0f, *yp = j->y + pln * p->out_sp;
+        for (int64_t oh = 0; oh < OH; oh++) {
+            const float *xr[5], *wr[5], *xs[5];
+            int nr = 0;
+            for (int64_t kh = 0; kh < K; kh++) {
+                int64_t ih = oh * S - pt + kh;
+                if (ih < 0 || ih >= H) continue;
+                xr[nr] = xp + ih * W;
+                wr[nr] = wk + kh * K;
+                xs[nr] = xr[nr] + lo * S - pl;
+                nr++;
+            }
+            float *yr = yp + oh * OW;
+            if (hi > lo) {
+                j->row(yr + lo, (size_t)(hi - lo), xs, wr, nr, bv, j->clamp, j->lo, j->hi);
+                if (j->act != TI__ACT_NONE && !j->clamp)
+                    for (int64_t ow = lo; ow < hi; ow++)
+                        yr[ow] = ti__act_apply(j->act, j->act_a, j->act_b, yr[ow]);
+            }
+            for (int64_t ow = 0; ow < OW; ow++) {
+                if (ow == lo) ow = hi; /* the interior is done */
+                if (ow >= OW) break;
+                float s = bv;
+                for (int r = 0; r < nr; r++)
+                    for (int64_t q = 0; q < K; q++) {
+                        int64_t iw = ow * S - pl + q;
+                        if (iw >= 0 && iw < W) s += wr[r][q] * xr[r][iw];
+                    }
+                yr[ow] = j->act != TI__ACT_NONE ? ti__act_apply(j->act, j->act_a, j->act_b, s) : s;
+            }
+        }
+    }
+}
+
+TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
+    ti__dw_job j;
+    memset(&j, 0, sizeof j);
+    j.p = p;
+    j.x = (const float *)k->in[0]->data;
+    j.w = (const float *)k->in[1]->data;
+    j.b = k->n_in > 2 && k->in[2] != NULL ? (const float *)k->in[2]->data : NULL;
+    j.y = (float *)k->out[0]->data;
+    j.act = k->node->act;
+    j.act_a = k->node->act_a;
+    j.act_b = k->node->act_b;
+    j.lo = -INFINITY;
+    j.hi = INFINITY;
+    if (j.act == TI__ACT_RELU) {
+        j.clamp = 1;
+        j.lo = 0.0f;
+    } else if (j.act == TI__ACT_CLIP) {
+        j.clamp = 1;
+        j.lo = j.act_a;
+        j.hi = j.act_b;
+    }
+    const ti__dw_isa *isa = ti__dw_pick_isa();
+    j.row = isa->row[p->k[1] == 5][p->s[1] == 2];
+    size_t planes = (size_t)(p->n * p->m), work = p->out_sp * p->kprod;
+    ti__parallel_for(k->tp, planes, work > 65536 ? 1 : 65536 / (work + 1) + 1, ti__conv_dw_planes,
+                     &j);
+}
+
+/* ---- Winograd F(4x4, 3x3) ---------------------------------------------------------- */
+/* Y = A^T [(G g G^T) . (B^T d B)] A on 6x6 input tiles d that step by 4, g the 3x3 kernel:
+ * each 4x4 output tile costs 36 multiplies per channel pair instead of 144. The products
+ * for all tiles and channels are 36 GEMMs U[pos] (M x C) * V[pos] (C x tiles). Points
+ * 0, 1, -1, 2, -2 and infinity; the transforms' entries up to 8 cost about two decimal
+ * digits of float32 accuracy against im2col (tested in tests/unit/test_conv.c). */
+
+/* Tiles per block: V (36 x C x tb) and the products (36 x M x tb) of one block aim at 1 MiB
+ * (an L2); a multiple of 32, the column tile of the AVX-512 GEMM kernel. */
+#define TI__WINO_BLOCK_BYTES ((size_t)1 << 20)
+
+/* The Winograd path is worth it from these sizes up (bench/conv.c, results in
+ * bench/results/conv-2026-11-22.md): 8 channels at 56x56 gain 1.2x, 64 at 14x14 (16 tiles)
+ * 1.3x, but at 7x7 (4 tiles) the 36 GEMMs of 4 columns lose 2-3x, and 256 channels at 14x14
+ * lose too: its transformed weights (36 M C floats, 9 MiB) stream from L3 for a GEMM of
+ * 16 columns, half of the AVX-512 kernel's width. So: at least 32 tiles, or 16 when the
+ * transformed weights fit an L2 (1 MiB). */
+#define TI__WINO_MIN_CH 8           /* input and output channels */
+#define TI__WINO_MIN_TILES 16       /* 4x4 output tiles per image */
+#define TI__WINO_FEW_TILES 32       /* below this, only with small weights: */
+#define TI__WINO_FEW_TILES_BYTES ((size_t)1 << 20)
+
+TI__PRIVATE size_t ti__wino_tiles(const ti__convp *p) {
+    return (size_t)((p->out[1] + 3) / 4) * (size_t)((p->out[2] + 3) / 4);
+}
+
+TI__PRIVATE size_t ti__wino_block(const ti__convp *p, size_t threads) {
+    size_t per = 36 * (size_t)(p->c + p->m) * sizeof(float);
+    size_t tb = TI__WINO_BLOCK_BYTES / per / 32 * 32;
+    tb = TI__MAX(tb, (size_t)32);
+    tb = TI__MIN(tb, (size_t)128);
+    size_t t = ti__wino_tiles(p);
+    if (threads > 1) { /* a whole number of blocks per thread, of about equal size */
+        size_t nb = (t + tb - 1) / tb;
+        nb = (nb + threads - 1) / threads * threads;
+        tb = TI__MIN(tb, (t + nb - 1) / nb);
+    }
+    return TI__MIN(tb, t);
+}
+
+/* 1 when the conv's geometry allows Winograd F(4x4, 3x3): 2-D, 3x3, stride 1, no
+ * dilation, one group, any pads. */
+TI__PRIVATE int ti__conv_wino_fits(const ti__convp *p) {
+    return p->group == 1 && p->in[0] == 1 && p->k[0] == 1 && p->out[0] == 1 && p->k[1] == 3 &&
+           p->k[2] == 3 && p->s[1] == 1 && p->s[2] == 1 && p->d[1] == 1 && p->d[2] == 1 &&
+           p->c > 0;
+}
+
+/* 1 when it fits and its size makes it pay (what planning packs weights for). */
+TI__PRIVATE int ti__conv_wino_ok(const ti__convp *p) {
+    size_t t = ti__wino_tiles(p), ubytes = 36 * (size_t)p->m * (size_t)p->c * sizeof(float);
+    return ti__conv_wino_fits(p) && p->c >= TI__WINO_MIN_CH && p->m >= TI__WINO_MIN_CH &&
+           t >= TI__WINO_MIN_TILES &&
+           (t >= TI__WINO_FEW_TILES || ubytes <= TI__WINO_FEW_TILES_BYTES);
+}
+
+/* U[pos][m][c] = (G g G^T)[pos] for every kernel g = W[m][c]. */
+TI__PRIVATE void ti__wino_pack(const ti__convp *p, const float *w, float *u) {
+    size_t M = (size_t)p->m, C = (size_t)p->c;
+    for (size_t m = 0; m < M; m++)
+        for (size_t c = 0; c < C; c++) {
+            const float *g = w + (m * C + c) * 9;
+            float t[6][3], r[6][6];
+            for (int j = 0; j < 3; j++) { /* t = G g, column j */
+                float g0 = g[j], g1 = g[3 + j], g2 = g[6 + j];
+                t[0][j] = g0 / 4;
+                t[1][j] = -(g0 + g1 + g2) / 6;
+                t[2][j] = -(g0 - g1 + g2) / 6;
+                t[3][j] = g0 / 24 + g1 / 12 + g2 / 6;
+                t[4][j] = g0 / 24 - g1 / 12 + g2 / 6;
+                t[5][j] = g2;
+            }
+            for (int i = 0; i < 6; i++) { /* r = t G^T, row i */
+                float g0 = t[i][0], g1 = t[i][1], g2 = t[i][2];
+                r[i][0] = g0 / 4;
+                r[i][1] = -(g0 + g1 + g2) / 6;
+                r[i][2] = -(g0 - g1 + g2) / 6;
+                r[i][3] = g0 / 24 + g1 / 12 + g2 / 6;
+                r[i][4] = g0 / 24 - g1 / 12 + g2 / 6;
+                r[i][5] = g2;
+            }
+            for (int i = 0; i < 36; i++) u[(size_t)i * M * C + m * C + c] = r[i / 6][i % 6];
+        }
+}
+
+/* Scratch floats of one slot (one thread's block). */
+TI__PRIVATE size_t ti__wino_slot_floats(const ti__convp *p, size_t threads) {
+    return 36 * (size_t)(p->c + p->m) * ti__wino_block(p, threads);
+}
+
+TI__PRIVATE size_t ti__conv_wino_scratch(const ti__kctx *k, const ti__convp *p) {
+    size_t slots = (size_t)ti__threadpool_size(k->tp);
+    return slots * ti__wino_slot_floats(p, slots) * sizeof(float);
+}
+
+/* The transforms run on groups of TI__WINO_LANES tiles at once, each value an array over
+ * the group: loops of a fixed count with no dependence between lanes, which compilers turn
+ * into vector code at -O2 on any target (gcc 12+, clang), so the transforms keep up with
+ * the SIMD GEMM between them. */
+#define TI__WINO_LANES 16
+
+/* B^T applied along one axis: out[k] = (B^T in)[k], in[k] at in + k * is, out[k] at
+ * out + k * os, each TI__WINO_LANES floats. */
+TI__PRIVATE void ti__wino_bt(const float *in, size_t is, float *out, size_t os) {
+    const float *d0 = in, *d1 = in + is, *d2 = in + 2 * is, *d3 = in + 3 * is;
+    const float *d4 = in + 4 * is, *d5 = in + 5 * is;
+    float *o0 = out, *o1 = out + os, *o2 = out + 2 * os, *o3 = out + 3 * os, *o4 = out + 4 * os;
+    float *o5 = out + 5 * os;
+    for (int l = 0; l < TI__WINO_LANES; l++) {
+        float a = d4[l] - 4.0f * d2[l], b = d3[l] - 4.0f * d1[l];
+        float c = d4[l] - d2[l], e = 2.0f * (d3[l] - d1[l]);
+        o0[l] = 4.0f * d0[l] - 5.0f * d2[l] + d4[l];
+        o1[l] = a + b;
+        o2[l] = a - b;
+        o3[l] = c + e;
+        o4[l] = c - e;
+        o5[l] = 4.0f * d1[l] - 5.0f * d3[l] + d5[l];
+    }
+}
+
+/* A^T applied along one axis: 6 rows in, 4 out. */
+TI__PRIVATE void ti__wino_at(const float *in, size_t is, float *out, size_t os) {
+    const float *m0 = in, *m1 = in + is, *m2 = in + 2 * is, *m3 = in + 3 * is;
+    const float *m4 = in + 4 * is, *m5 = in + 5 * is;
+    float *o0 = out, *o1 = out + os, *o2 = out + 2 * os, *o3 = out + 3 * os;
+    for (int l = 0; l < TI__WINO_LANES; l++) {
+        float s12 = m1[l] + m2[l], d12 = m1[l] - m2[l], s34 = m3[l] + m4[l], d34 = m3[l] - m4[l];
+        o0[l] = m0[l] + s12 + s34;
+        o1[l] = d12 + 2.0f * d34;
+        o2[l] = s12 + 4.0f * s34;
+        o3[l] = d12 + 8.0f * d34 + m5[l];
+    }
+}
+
+typedef struct ti__wino_job {
+    const ti__convp *p;
+    const float *x, *u, *b;
+    float *y, *scratch;
+    size_t tb, nblk, bpi, slots; /* tiles per block, blocks in all, blocks per image */
+    int act;
+    float act_a, act_b;
+} ti__wino_job;
+
+/* V[pos][c][t - t0] for the tiles [t0, t0 + tb) of image plane set x (C planes). */
+TI__PRIVATE void ti__wino_input(const ti__convp *p, const float *x, size_t t0, size_t tb,
+                                float *v) {
+    enum { L = TI__WINO_LANES };
+    size_t C = (size_t)p->c, twn = (size_t)((p->out[2] + 3) / 4), cs = C * tb;
+    int64_t H = p->in[1], W = p->in[2];
+    float d[36][L], r[36][L], o[36][L]; /* [row * 6 + col][lane] */
+    for (size_t c = 0; c < C; c++) {
+        const float *xc = x + c * p->in_sp;
+        for (size_t g = 0; g < tb; g += L) {
+            size_t nl = TI__MIN((size_t)L, tb - g);
+            for (size_t l = 0; l < (size_t)L; l++) {
+                if (l >= nl) {
+                    for (int e = 0; e < 36; e++) d[e][l] = 0.0f;
+                    continue;
+                }
+                size_t th = (t0 + g + l) / twn, tw = (t0 + g + l) % twn;
+                int64_t ih0 = (int64_t)th * 4 - p->pb[1], iw0 = (int64_t)tw * 4 - p->pb[2];
+                if (ih0 >= 0 && iw0 >= 0 && ih0 + 6 <= H && iw0 + 6 <= W) {
+                    const float *s = xc + ih0 * W + iw0;
+                    for (int i = 0; i < 6; i++, s += W)
+                        for (int q = 0; q < 6; q++) d[i * 6 + q][l] = s[q];
+                } else {
+                    for (int i = 0; i < 6; i++)
+                        for (int q = 0; q < 6; q++) {
+                            int64_t ih = ih0 + i, iw = iw0 + q;
+                            d[i * 6 + q][l] =
+                                ih >= 0 && ih < H && iw >= 0 && iw < W ? xc[ih * W + iw] : 0.0f;
+                        }
+                }
+            }
+            for (int q = 0; q < 6; q++) ti__wino_bt(d[q], 6 * L, r[q], 6 * L); /* B^T d */
+            for (int i = 0; i < 6; i++) ti__wino_bt(r[i * 6], L, o[i * 6], L); /* (B^T d) B */
+            float *dst = v + c * tb + g;
+            for (int e = 0; e < 36; e++) memcpy(dst + (size_t)e * cs, o[e], nl * sizeof(float));
+        }
+    }
+}
+
+/* Output tiles [t0, t0 + tb) of image planes y (M planes) from the products o[pos][m][t]. */
+TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t0, size_t tb,
+                                 float *y) {
+    enum { L = TI__WINO_LANES };
+    const ti__convp *p = j->p;
+    size_t M = (size_t)p->m, twn = (size_t)((p->out[2] + 3) / 4), ms = M * tb;
+    int64_t OH = p->out[1], OW = p->out[2];
+    float s[36][L], r[24][L], z[16][L];
+    for (size_t m = 0; m < M; m++) {
+        float bv = j->b != NULL ? j->b[m] : 0.0f, *ym = y + m * p->out_sp;
+        for (size_t g = 0; g < tb; g += L) {
+            size_t nl = TI__MIN((size_t)L, tb - g);
+            const float *src = o + m * tb + g;
+            for (int e = 0; e < 36; e++) {
+                memcpy(s[e], src + (size_t)e * ms, nl * sizeof(float));
+                for (size_t l = nl; l < (size_t)L; l++) s[e][l] = 0.0f;
+            }
+            for (int i = 0; i < 6; i++) ti__wino_at(s[i * 6], L, r[i * 4], L); /* rows: m A */
+            for (int q = 0; q < 4; q++) ti__wino_at(r[q], 4 * L, z[q], 4 * L); /* A^T (m A) */
+            for (int e = 0; e < 16; e++)
+                for (int l = 0; l < L; l++) z[e][l] += bv;
+            if (j->act == TI__ACT_RELU) {
+                for (int e = 0; e < 16; e++)
+                    for (int l = 0; l < L; l++) z[e][l] = z[e][l] > 0.0f ? z[e][l] : 0.0f;
+            } else if (j->act != TI__ACT_NONE) {
+                for (int e = 0; e < 16; e++)
+                    for (size_t l = 0; l < nl; l++)
+                        z[e][l] = ti__act_apply(j->act, j->act_a, j->act_b, z[e][l]);
+            }
+            for (size_t l = 0; l < nl; l++) {
+                size_t th = (t0 + g + l) / twn, tw = (t0 + g + l) % twn;
+                int64_t oh0 = (int64_t)th * 4, ow0 = (int64_t)tw * 4;
+                int hn = (int)TI__MIN((int64_t)4, OH - oh0), wn = (int)TI__MIN((int64_t)4, OW - ow0);
+                for (int i = 0; i < hn; i++) {
+                    float *yr = ym + (oh0 + i) * OW + ow0;
+                    for (int q = 0; q < wn; q++) yr[q] = z[i * 4 + q][l];
+                }
+            }
+        }
+    }
+}
+
+/* Slots [begin, end): slot s takes blocks s, s + slots, ... with its own scratch. */
+TI__PRIVATE void ti__wino_slots(void *ctx, size_t begin, size_t end) {
+    const ti__wino_job *j = (const ti__wino_job *)ctx;
+    const ti__convp *p = j->p;
+    size_t M = (size_t)p->m, C = (size_t)p->c, T = ti__wino_tiles(p);
+    for (size_t s = begin; s < end; s++) {
+        float *v = j->scratch + s * 36 * (C + M) * j->tb, *o = v + 36 * C * j->tb;
+        for (size_t blk = s; blk < j->nblk; blk += j->slots) {
+            size_t n = blk / j->bpi, t0 = blk % j->bpi * j->tb, tb = TI__MIN(j->tb, T - t0);
+            ti__wino_input(p, j->x + n * C * p->in_sp, t0, tb, v);
+            for (size_t pos = 0; pos < 36; pos++)
+                ti__sgemm_ref(0, 0, M, tb, C, 1.0f, j->u + pos * M * C, C, v + pos * C * tb, tb,
+                              0.0f, o + pos * M * tb, tb, NULL);
+            ti__wino_output(j, o, t0, tb, j->y + n * M * p->out_sp);
+        }
+    }
+}
+
+/* Runs the conv by Winograd when the plan packed its weights for it; 0 when it did not (the
+ * caller then takes another path). */
+TI__PRIVATE int ti__conv_wino_run(ti__kctx *k, const ti__convp *p) {
+    const ti__node *nd = k->node;
+    size_t M = (size_t)p->m, C = (size_t)p->c;
+    if (nd->packed_kind != TI__PACK_WINO43 || nd->packed == NULL ||
+        nd->packed_bytes != 36 * M * C * sizeof(float) || !ti__conv_wino_fits(p))
+        return 0;
+    size_t threads = (size_t)ti__threadpool_size(k->tp);
+    size_t slot_bytes = ti__wino_slot_floats(p, threads) * sizeof(float);
+    size_t slots = TI__MIN(threads, k->scratch_bytes / slot_bytes);
+    if (k->scratch == NULL || slots == 0) return 0;
+    ti__wino_job j;
+    memset(&j, 0, sizeof j);
+    j.p = p;
+    j.x = (const float *)k->in[0]->data;
+    j.u = (const float *)nd->packed;
+    j.b = k->n_in > 2 && k->in[2] != NULL ? (const float *)k->in[2]->data : NULL;
+    j.y = (float *)k->out[0]->data;
+    j.scratch = (float *)k->scratch;
+    j.tb = ti__wino_block(p, threads);
+    size_t T = ti__wino_tiles(p);
+    j.bpi = (T + j.tb - 1) / j.tb;
+    j.nblk = j.bpi * (size_t)p->n;
+    j.slots = TI__MIN(slots, j.nblk);
+    j.act = nd->act;
+    j.act_a = nd->act_a;
+    j.act_b = nd->act_b;
+    ti__parallel_for(k->tp, j.slots, 1, ti__wino_slots, &j);
+    return 1;
+}
+
+/* Planning: packs the weights of a Conv that will run by Winograd into pool memory and
+ * records them on the plan's node. Anything it cannot use is left unpacked (not an error):
+ * the kernel then takes im2col. Returns TI_ERR_OUT_OF_MEMORY only. */
+TI__PRIVATE ti_status ti__conv_prepack(ti__kctx *k, ti__node *node, ti__pool *pool) {
+    ti__convp p;
+    if (k->n_in < 2 || k->in[0] == NULL || k->in[1] == NULL || k->in[1]->data == NULL ||
+        k->in[0]->dtype != TI_DTYPE_F32 || k->in[1]->dtype != TI_DTYPE_F32)
+        return TI_OK;
+    ti_error *saved = k->err, tmp;
+    k->err = &tmp;
+    ti_status e = ti__conv_params(k, 0, &p);
+    k->err = saved;
+    if (e != TI_OK || !ti__conv_wino_ok(&p)) return TI_OK;
+    size_t bytes = 36 * (size_t)p.m * (size_t)p.c * sizeof(float);
+    float *u = (float *)ti__pool_alloc(pool, bytes);
+    if (u == NULL) return TI_ERR_OUT_OF_MEMORY;
+    ti__wino_pack(&p, (const float *)k->in[1]->data, u);
+    node->packed_kind = TI__PACK_WINO43;
+    node->packed = u;
+    node->packed_bytes = bytes;
+    return TI_OK;
+}

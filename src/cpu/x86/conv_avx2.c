@@ -1,0 +1,67 @@
+/* Depthwise convolution row kernels for AVX2 + FMA: 8 outputs of one row at a time, one FMA
+ * per weight tap, input loaded unaligned (stride 1) or as two vectors deinterleaved with a
+ * shuffle and a lane permute (stride 2); the last partial vector uses masked loads and
+ * stores, so nothing outside the row is read or written. The loops around them are in
+ * cpu/conv_fast.c. Compiled with a function-level target attribute, run only when cpuid
+ * says AVX2 and FMA are usable. Must not allocate. */
+#ifdef TI__X86_SIMD
+#include <immintrin.h>
+
+/* Lane masks for the first n of 8 floats (n may be <= 0 or >= 8). */
+TI__X86_INLINE TI__TARGET_AVX2 __m256i ti__dw256_mask(long n) {
+    int c = n < 0 ? 0 : n > 8 ? 8 : (int)n;
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(c), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* Input lanes x[i * S] for the m outputs i < m (m <= 8) from p; lanes past m are zero. */
+TI__X86_INLINE TI__TARGET_AVX2 __m256 ti__dw256_load(const int S, const float *p, long m) {
+    if (S == 1) return m >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, ti__dw256_mask(m));
+    long cnt = 2 * m - 1; /* floats spanned: p[0] .. p[2(m-1)] */
+    __m256 a = _mm256_maskload_ps(p, ti__dw256_mask(cnt));
+    __m256 b = _mm256_maskload_ps(p + 8, ti__dw256_mask(cnt - 8));
+    /* a0 a2 b0 b2 | a4 a6 b4 b6, then 64-bit lanes 0 2 1 3: a0 a2 a4 a6 b0 b2 b4 b6 */
+    __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+TI__X86_INLINE TI__TARGET_AVX2 void ti__dw256_row(const int K, const int S, float *y, size_t n,
+                                                  const float *const *x, const float *const *w,
+                                                  int nr, float bias, int clamp, float lo,
+                                                  float hi) {
+    __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi), vb = _mm256_set1_ps(bias);
+    for (size_t i = 0; i < n; i += 8) {
+        long m = (long)(n - i < 8 ? n - i : 8);
+        __m256 acc = vb, acc2 = _mm256_setzero_ps(); /* two chains: taps alternate */
+        for (int r = 0; r < nr; r++) {
+            const float *xr = x[r] + i * (size_t)S, *wr = w[r];
+            for (int q = 0; q < K; q++) {
+                __m256 v = ti__dw256_load(S, xr + q, m);
+                if (q & 1) acc2 = _mm256_fmadd_ps(_mm256_broadcast_ss(wr + q), v, acc2);
+                else acc = _mm256_fmadd_ps(_mm256_broadcast_ss(wr + q), v, acc);
+            }
+        }
+        acc = _mm256_add_ps(acc, acc2);
+        if (clamp) acc = _mm256_min_ps(_mm256_max_ps(acc, vlo), vhi);
+        if (m >= 8) _mm256_storeu_ps(y + i, acc);
+        else _mm256_maskstore_ps(y + i, ti__dw256_mask(m), acc);
+    }
+}
+
+#define TI__DW256_DEF(k, st)                                                                 \
+    static __attribute__((noinline, unused)) TI__TARGET_AVX2 void ti__dw256_k##k##s##st(     \
+        float *y, size_t n, const float *const *x, const float *const *w, int nr,           \
+        float bias, int clamp, float lo, float hi) {                                        \
+        ti__dw256_row(k, st, y, n, x, w, nr, bias, clamp, lo, hi);                           \
+    }
+TI__DW256_DEF(3, 1)
+TI__DW256_DEF(3, 2)
+TI__DW256_DEF(5, 1)
+TI__DW256_DEF(5, 2)
+
+TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
+    static const ti__dw_isa isa = {TI__ISA_AVX2,
+                                   {{ti__dw256_k3s1, ti__dw256_k3s2},
+                                    {ti__dw256_k5s1, ti__dw256_k5s2}}};
+    return &isa;
+}
+#endif /* TI__X86_SIMD */

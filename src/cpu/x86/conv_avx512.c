@@ -1,0 +1,68 @@
+/* Depthwise convolution row kernels for AVX-512F: 16 outputs of one row at a time, one FMA
+ * per weight tap, input loaded unaligned (stride 1) or as two vectors deinterleaved with a
+ * two-source permute (stride 2); the last partial vector uses masked loads and stores, so
+ * nothing outside the row is read or written. The loops around them (rows, padding at the
+ * row ends, threads) are in cpu/conv_fast.c. Compiled with a function-level target
+ * attribute, run only when cpuid says AVX-512F is usable. Must not allocate. */
+#ifdef TI__X86_SIMD
+#include <immintrin.h>
+
+/* Mask of the first n of 16 lanes (n may be <= 0 or >= 16). */
+TI__X86_INLINE TI__TARGET_AVX512 __mmask16 ti__dw512_mask(long n) {
+    return n <= 0 ? (__mmask16)0 : n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1u);
+}
+
+/* Input lanes x[i * S] for the m outputs i < m (m <= 16) from p; lanes past m are zero. */
+TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__dw512_load(const int S, const float *p, long m,
+                                                       __m512i even) {
+    if (S == 1) return m >= 16 ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(ti__dw512_mask(m), p);
+    long cnt = 2 * m - 1; /* floats spanned: p[0] .. p[2(m-1)] */
+    __m512 a = _mm512_maskz_loadu_ps(ti__dw512_mask(cnt), p);
+    __m512 b = _mm512_maskz_loadu_ps(ti__dw512_mask(cnt - 16), p + 16);
+    return _mm512_permutex2var_ps(a, even, b);
+}
+
+TI__X86_INLINE TI__TARGET_AVX512 void ti__dw512_row(const int K, const int S, float *y, size_t n,
+                                                    const float *const *x,
+                                                    const float *const *w, int nr, float bias,
+                                                    int clamp, float lo, float hi) {
+    __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi), vb = _mm512_set1_ps(bias);
+    for (size_t i = 0; i < n; i += 16) {
+        long m = (long)(n - i < 16 ? n - i : 16);
+        __m512 acc = vb, acc2 = _mm512_setzero_ps(); /* two chains: taps alternate */
+        for (int r = 0; r < nr; r++) {
+            const float *xr = x[r] + i * (size_t)S, *wr = w[r];
+            for (int q = 0; q < K; q++) {
+                __m512 v = ti__dw512_load(S, xr + q, m, even);
+                if (q & 1) acc2 = _mm512_fmadd_ps(_mm512_set1_ps(wr[q]), v, acc2);
+                else acc = _mm512_fmadd_ps(_mm512_set1_ps(wr[q]), v, acc);
+            }
+        }
+        acc = _mm512_add_ps(acc, acc2);
+        if (clamp) /* maskz forms: g++ warns that the plain ones' undefined source may be
+                    * used uninitialized */
+            acc = _mm512_maskz_min_ps(0xffff, _mm512_maskz_max_ps(0xffff, acc, vlo), vhi);
+        if (m >= 16) _mm512_storeu_ps(y + i, acc);
+        else _mm512_mask_storeu_ps(y + i, ti__dw512_mask(m), acc);
+    }
+}
+
+#define TI__DW512_DEF(k, st)                                                                 \
+    static __attribute__((noinline, unused)) TI__TARGET_AVX512 void ti__dw512_k##k##s##st(   \
+        float *y, size_t n, const float *const *x, const float *const *w, int nr,           \
+        float bias, int clamp, float lo, float hi) {                                        \
+        ti__dw512_row(k, st, y, n, x, w, nr, bias, clamp, lo, hi);                           \
+    }
+TI__DW512_DEF(3, 1)
+TI__DW512_DEF(3, 2)
+TI__DW512_DEF(5, 1)
+TI__DW512_DEF(5, 2)
+
+TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
+    static const ti__dw_isa isa = {TI__ISA_AVX512,
+                                   {{ti__dw512_k3s1, ti__dw512_k3s2},
+                                    {ti__dw512_k5s1, ti__dw512_k5s2}}};
+    return &isa;
+}
+#endif /* TI__X86_SIMD */

@@ -1,0 +1,473 @@
+/* The float32 Conv paths (cpu/conv.c, cpu/conv_fast.c) against a double-precision reference
+ * convolution: each path forced in turn (direct, 1x1 GEMM, im2col tiles shared or per
+ * thread, depthwise, Winograd F(4x4,3x3)) under each instruction set forced in turn
+ * (scalar, AVX2, AVX-512; one the CPU lacks runs as the best it has and says so), one and
+ * two threads, on random and edge shapes: odd sizes, images smaller than the kernel,
+ * asymmetric pads, strides 1-3, dilation, groups, channel counts around the vector widths,
+ * batch 2, every fused activation kind. Outputs start as NaN, so an element a path forgets
+ * fails. Scratch is exactly what the path's scratch function asks for (ASan sees overruns),
+ * and once much less (the im2col path must shrink its tiles). Then whole sessions: the
+ * prepack pass packs Winograd weights at planning and the session's output matches. */
+#define TINYINFER_IMPLEMENTATION
+#include "tinyinfer.h"
+#include "ti_test.h"
+#include "onnx_build.h"
+
+static unsigned g_seed = 2024u;
+static unsigned urand(void) {
+    g_seed = g_seed * 1664525u + 1013904223u;
+    return g_seed >> 8;
+}
+static float frand(void) { return (float)(urand() & 0xffff) / 32768.0f - 1.0f; }
+static int64_t irand(int64_t lo, int64_t hi) { return lo + (int64_t)(urand() % (unsigned)(hi - lo + 1)); }
+
+typedef struct ccase {
+    int64_t n, c, h, w, m, group, k[2], s[2], d[2], pads[4]; /* pads: top, left, bottom, right */
+    int bias, act;
+    float act_a, act_b;
+} ccase;
+
+static const int ISAS[3] = {TI__ISA_SCALAR, TI__ISA_AVX2, TI__ISA_AVX512};
+static const char *PATH_NAMES[] = {"direct", "1x1", "im2col", "depthwise", "winograd"};
+
+/* Error bounds, as a multiple of sum |x * w| + |b| of the element (the size of its terms).
+ * Paths that sum products in float: 2.5e-7 * (K + 4), K the products summed (as
+ * test_sgemm.c; these shapes reach 5.8e-8). Winograd rounds in the transformed domain: the
+ * input transform sums up to 10 |d| per axis (B^T row 4, -5, 1), the output transform up to
+ * 19 terms with weights up to 8 per axis, so its rounding error is larger by the growth of
+ * those sums, not by K: measured up to 2.3e-7 * (K + 4) here, so the bound is 10x the
+ * direct one, 2.5e-6. Every path is also held to the model tests' criterion,
+ * max |error| <= 1e-4 max |y|. */
+static double tol_factor(int path) { return path == TI__CONV_WINO ? 2.5e-6 : 2.5e-7; }
+
+typedef struct conv_rig {
+    ccase cc;
+    ti__attr attrs[4];
+    int64_t strides[2], dil[2], pads[4];
+    ti__node node;
+    ti_tensor x, w, b, y;
+    ti_tensor *in[3], *out[1];
+    ti__kctx k;
+    ti_error err;
+    ti__convp p;
+    double *ref, *scale;
+    float *wino_u; /* Winograd weights, packed as the planner would */
+} conv_rig;
+
+static size_t numel4(const int64_t *s) { return (size_t)(s[0] * s[1] * s[2] * s[3]); }
+
+static void rig_free(conv_rig *r) {
+    free(r->x.data);
+    free(r->w.data);
+    free(r->b.data);
+    free(r->y.data);
+    free(r->ref);
+    free(r->scale);
+    free(r->wino_u);
+}
+
+/* Sets up tensors, node and context; computes the reference. 0 when the geometry is
+ * invalid (no output) or memory runs out. */
+static int rig_init(conv_rig *r, const ccase *cc) {
+    memset(r, 0, sizeof *r);
+    r->cc = *cc;
+    r->strides[0] = cc->s[0], r->strides[1] = cc->s[1];
+    r->dil[0] = cc->d[0], r->dil[1] = cc->d[1];
+    r->pads[0] = cc->pads[0], r->pads[1] = cc->pads[1];
+    r->pads[2] = cc->pads[2], r->pads[3] = cc->pads[3];
+    ti__attr *a = r->attrs;
+    a[0].name = "strides", a[0].type = TI__ATTR_INTS, a[0].ints = r->strides, a[0].count = 2;
+    a[1].name = "dilations", a[1].type = TI__ATTR_INTS, a[1].ints = r->dil, a[1].count = 2;
+    a[2].name = "pads", a[2].type = TI__ATTR_INTS, a[2].ints = r->pads, a[2].count = 4;
+    a[3].name = "group", a[3].type = TI__ATTR_INT, a[3].i = cc->group;
+    for (int i = 0; i < 4; i++) a[i].tensor = -1;
+    r->node.name = "conv";
+    r->node.op = "Conv";
+    r->node.domain = "";
+    r->node.n_inputs = 3;
+    r->node.n_outputs = 1;
+    r->node.n_attrs = 4;
+    r->node.attrs = a;
+    r->node.act = cc->act;
+    r->node.act_a = cc->act_a;
+    r->node.act_b = cc->act_b;
+    int64_t xs[4] = {cc->n, cc->c, cc->h, cc->w};
+    int64_t ws[4] = {cc->m, cc->c / cc->group, cc->k[0], cc->k[1]}, bs[1] = {cc->m};
+    ti__set_shape(&r->x, TI_DTYPE_F32, 4, xs);
+    ti__set_shape(&r->w, TI_DTYPE_F32, 4, ws);
+    ti__set_shape(&r->b, TI_DTYPE_F32, 1, bs);
+    r->x.data = malloc(r->x.size_bytes + 4);
+    r->w.data = malloc(r->w.size_bytes + 4);
+    r->b.data = malloc(r->b.size_bytes + 4);
+    if (!r->x.data || !r->w.data || !r->b.data) return 0;
+    for (size_t i = 0; i < numel4(xs); i++) ((float *)r->x.data)[i] = frand();
+    for (size_t i = 0; i < numel4(ws); i++) ((float *)r->w.data)[i] = frand();
+    for (int64_t i = 0; i < cc->m; i++) ((float *)r->b.data)[i] = frand();
+    r->in[0] = &r->x;
+    r->in[1] = &r->w;
+    r->in[2] = cc->bias ? &r->b : NULL;
+    r->out[0] = &r->y;
+    r->k.node = &r->node;
+    r->k.in = r->in;
+    r->k.n_in = 3;
+    r->k.out = r->out;
+    r->k.n_out = 1;
+    r->k.opset = 13;
+    r->k.err = &r->err;
+    r->k.file = "test_conv";
+    if (ti__conv_shape(&r->k) != TI_OK) return 0;
+    if (ti__conv_params(&r->k, 0, &r->p) != TI_OK) return 0;
+    r->y.data = malloc(r->y.size_bytes + 4);
+    size_t ny = ti__numel(&r->y);
+    r->ref = (double *)malloc(sizeof(double) * (ny + 1));
+    r->scale = (double *)malloc(sizeof(double) * (ny + 1));
+    if (!r->y.data || !r->ref || !r->scale) return 0;
+    const float *x = (const float *)r->x.data, *w = (const float *)r->w.data;
+    const float *b = (const float *)r->b.data;
+    int64_t OH = r->y.shape[2], OW = r->y.shape[3], cg = cc->c / cc->group, mg = cc->m / cc->group;
+    size_t o = 0;
+    for (int64_t n = 0; n < cc->n; n++)
+        for (int64_t m = 0; m < cc->m; m++)
+            for (int64_t oh = 0; oh < OH; oh++)
+                for (int64_t ow = 0; ow < OW; ow++, o++) {
+                    double s = cc->bias ? b[m] : 0.0, sa = fabs(s);
+                    for (int64_t ic = 0; ic < cg; ic++)
+                        for (int64_t kh = 0; kh < cc->k[0]; kh++)
+                            for (int64_t kw = 0; kw < cc->k[1]; kw++) {
+                                int64_t ih = oh * cc->s[0] - cc->pads[0] + kh * cc->d[0];
+                                int64_t iw = ow * cc->s[1] - cc->pads[1] + kw * cc->d[1];
+                                if (ih < 0 || ih >= cc->h || iw < 0 || iw >= cc->w) continue;
+                                double t = (double)x[((n * cc->c + m / mg * cg + ic) * cc->h + ih) *
+                                                         cc->w + iw] *
+                                           w[((m * cg + ic) * cc->k[0] + kh) * cc->k[1] + kw];
+                                s += t;
+                                sa += fabs(t);
+                            }
+                    r->ref[o] = cc->act != TI__ACT_NONE
+                                    ? ti__act_apply(cc->act, cc->act_a, cc->act_b, (float)s)
+                                    : s;
+                    r->scale[o] = sa + 1e-30;
+                }
+    return 1;
+}
+
+/* Scratch bytes the path asks for. */
+static size_t path_scratch(conv_rig *r, int path) {
+    if (path == TI__CONV_IM2COL) return ti__conv_im2col_floats(&r->k, &r->p) * sizeof(float);
+    if (path == TI__CONV_WINO) return ti__conv_wino_scratch(&r->k, &r->p);
+    return 0;
+}
+
+/* Runs the path; returns the number of wrong elements (printing the first). */
+static int run_path(conv_rig *r, int path, ti__threadpool *tp, size_t scratch_bytes,
+                    const char *isa) {
+    size_t ny = ti__numel(&r->y);
+    float *y = (float *)r->y.data;
+    for (size_t i = 0; i < ny; i++) y[i] = NAN;
+    void *scratch = scratch_bytes ? malloc(scratch_bytes) : NULL;
+    r->k.tp = tp;
+    r->k.scratch = scratch;
+    r->k.scratch_bytes = scratch_bytes;
+    ti_status st = ti__conv_run_path(&r->k, &r->p, path);
+    free(scratch);
+    if (st != TI_OK) {
+        printf("  %s %s: status %d: %s\n", isa, PATH_NAMES[path], (int)st, r->err.message);
+        return 1;
+    }
+    double amax = 0, emax = 0;
+    for (size_t i = 0; i < ny; i++) amax = fmax(amax, fabs(r->ref[i]));
+    size_t K = (size_t)(r->p.cg * (int64_t)r->p.kprod);
+    int bad = 0;
+    for (size_t i = 0; i < ny; i++) {
+        double e = fabs((double)y[i] - r->ref[i]);
+        double tol = tol_factor(path) * (double)(K + 4) * r->scale[i];
+        if (!(e <= tol) && bad++ == 0) /* NaN fails */
+            printf("  %s %s threads=%d: N=%lld C=%lld %lldx%lld M=%lld g=%lld k=%lldx%lld "
+                   "s=%lld,%lld d=%lld,%lld pads=%lld,%lld,%lld,%lld act=%d: y[%zu] = %.9g, "
+                   "expected %.9g (tol %.3g)\n",
+                   isa, PATH_NAMES[path], ti__threadpool_size(tp), (long long)r->cc.n,
+                   (long long)r->cc.c, (long long)r->cc.h, (long long)r->cc.w, (long long)r->cc.m,
+                   (long long)r->cc.group, (long long)r->cc.k[0], (long long)r->cc.k[1],
+                   (long long)r->cc.s[0], (long long)r->cc.s[1], (long long)r->cc.d[0],
+                   (long long)r->cc.d[1], (long long)r->cc.pads[0], (long long)r->cc.pads[1],
+                   (long long)r->cc.pads[2], (long long)r->cc.pads[3], r->cc.act, i, y[i],
+                   r->ref[i], tol);
+        if (e > emax || e != e) emax = e;
+    }
+    if (!(emax <= 1e-4 * amax + 1e-30) && bad++ == 0)
+        printf("  %s %s: max |error| %.3g > 1e-4 * max |y| (%.3g)\n", isa, PATH_NAMES[path],
+               emax, amax);
+    return bad;
+}
+
+static int g_paths_run[5];
+
+/* Every path that can run the case, under every ISA, one and two threads. */
+static void check_case(const ccase *cc, ti__threadpool *tp) {
+    conv_rig r;
+    if (!rig_init(&r, cc)) {
+        TI_CHECK(!"case set-up failed");
+        printf("  set-up: %s\n", r.err.message);
+        rig_free(&r);
+        return;
+    }
+    int paths[5], np = 0;
+    paths[np++] = TI__CONV_DIRECT;
+    paths[np++] = TI__CONV_IM2COL;
+    r.k.tp = NULL;
+    if (ti__conv_path(&r.k, &r.p) == TI__CONV_1X1) paths[np++] = TI__CONV_1X1;
+    if (ti__conv_dw_ok(&r.p)) paths[np++] = TI__CONV_DW;
+    if (ti__conv_wino_fits(&r.p)) {
+        size_t bytes = 36 * (size_t)r.p.m * (size_t)r.p.c * sizeof(float);
+        r.wino_u = (float *)malloc(bytes);
+        if (r.wino_u != NULL) {
+            ti__wino_pack(&r.p, (const float *)r.w.data, r.wino_u);
+            r.node.packed_kind = TI__PACK_WINO43;
+            r.node.packed = r.wino_u;
+            r.node.packed_bytes = bytes;
+            paths[np++] = TI__CONV_WINO;
+        }
+    }
+    for (int i = 0; i < 3; i++) {
+        int isa = ti__cpu_force_isa(ISAS[i]);
+        if (isa != ISAS[i] && i > 0) continue; /* ran as a lower ISA already */
+        const char *name = ti__cpu_isa_name(isa);
+        for (int q = 0; q < np; q++) {
+            int path = paths[q];
+            r.k.tp = NULL;
+            TI_CHECK_EQ_INT(run_path(&r, path, NULL, path_scratch(&r, path), name), 0);
+            if (tp != NULL) {
+                r.k.tp = tp;
+                TI_CHECK_EQ_INT(run_path(&r, path, tp, path_scratch(&r, path), name), 0);
+            }
+            g_paths_run[path]++;
+        }
+        /* the path the kernel picks, with the scratch its scratch function asks for */
+        r.k.tp = tp;
+        size_t need = ti__conv_scratch(&r.k);
+        TI_CHECK_EQ_INT(run_path(&r, ti__conv_path(&r.k, &r.p), tp, need, name), 0);
+        /* im2col with less scratch than planned: narrower tiles, same result */
+        size_t full = path_scratch(&r, TI__CONV_IM2COL), col = (size_t)(r.p.cg * (int64_t)r.p.kprod) * 4;
+        if (full / 3 >= col) TI_CHECK_EQ_INT(run_path(&r, TI__CONV_IM2COL, tp, full / 3, name), 0);
+    }
+    ti__cpu_force_isa(-1);
+    rig_free(&r);
+}
+
+static void random_act(ccase *c) {
+    static const int acts[] = {TI__ACT_NONE, TI__ACT_RELU, TI__ACT_CLIP, TI__ACT_LEAKY_RELU,
+                               TI__ACT_HARD_SWISH, TI__ACT_SIGMOID, TI__ACT_SILU};
+    c->act = acts[urand() % 7];
+    c->act_a = c->act == TI__ACT_CLIP ? -0.25f : 0.1f;
+    c->act_b = c->act == TI__ACT_CLIP ? 0.5f : 0.0f;
+    c->bias = urand() % 4 != 0;
+}
+
+static void isa_report(void) {
+    int best = ti__cpu_isa_best();
+    printf("best ISA here: %s\n", ti__cpu_isa_name(best));
+    for (int i = 0; i < 3; i++)
+        if (ISAS[i] > best) {
+            char why[96];
+            snprintf(why, sizeof why, "%s: this CPU or OS lacks it (its cases ran as %s)",
+                     ti__cpu_isa_name(ISAS[i]), ti__cpu_isa_name(best));
+            ti_test_skip_note(why, __FILE__, __LINE__);
+        }
+}
+
+TI_TEST(depthwise_shapes) {
+    ti__threadpool *tp = ti__threadpool_create(NULL, 2);
+    for (int it = 0; it < 60; it++) {
+        ccase c;
+        memset(&c, 0, sizeof c);
+        int64_t K = urand() % 2 ? 3 : 5, S = urand() % 2 ? 1 : 2;
+        c.n = irand(1, 2);
+        c.c = c.m = c.group = it < 4 ? (int64_t)(it == 0 ? 1 : 7 + 8 * it) : irand(1, 37);
+        c.h = irand(1, 30);
+        c.w = irand(1, 45); /* rows past 16 and 32 floats, and shorter than a vector */
+        c.k[0] = c.k[1] = K;
+        c.s[0] = c.s[1] = S;
+        c.d[0] = c.d[1] = 1;
+        for (int i = 0; i < 4; i++) c.pads[i] = irand(0, K - 1);
+        if ((c.h + c.pads[0] + c.pads[2] < K) || (c.w + c.pads[1] + c.pads[3] < K)) {
+            c.pads[0] = c.pads[2] = c.pads[1] = c.pads[3] = K - 1; /* tiny images */
+        }
+        random_act(&c);
+        check_case(&c, it % 2 ? tp : NULL);
+    }
+    ti__threadpool_destroy(tp);
+    TI_CHECK(g_paths_run[TI__CONV_DW] > 0);
+}
+
+TI_TEST(winograd_shapes) {
+    ti__threadpool *tp = ti__threadpool_create(NULL, 2);
+    for (int it = 0; it < 40; it++) {
+        ccase c;
+        memset(&c, 0, sizeof c);
+        c.n = irand(1, 2);
+        c.group = 1;
+        c.c = irand(1, 40);
+        c.m = irand(1, 40);
+        c.h = irand(1, 30);
+        c.w = irand(1, 30);
+        c.k[0] = c.k[1] = 3;
+        c.s[0] = c.s[1] = 1;
+        c.d[0] = c.d[1] = 1;
+        for (int i = 0; i < 4; i++) c.pads[i] = irand(0, 2);
+        if (c.h + c.pads[0] + c.pads[2] < 3) c.pads[0] = c.pads[2] = 1, c.h = TI__MAX(c.h, 1);
+        if (c.w + c.pads[1] + c.pads[3] < 3) c.pads[1] = c.pads[3] = 1;
+        if (c.h < 2) c.h = 2;
+        if (c.w < 2) c.w = 2;
+        random_act(&c);
+        check_case(&c, it % 2 ? tp : NULL);
+    }
+    /* sizes a model has: several tile blocks, two images; channel counts around 16 and 32 */
+    static const int64_t big[][4] = {{64, 64, 28, 28}, {33, 17, 37, 23}, {16, 48, 57, 9},
+                                     {128, 96, 14, 14}};
+    for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) {
+        ccase c;
+        memset(&c, 0, sizeof c);
+        c.n = i == 1 ? 2 : 1;
+        c.group = 1;
+        c.c = big[i][0];
+        c.m = big[i][1];
+        c.h = big[i][2];
+        c.w = big[i][3];
+        c.k[0] = c.k[1] = 3;
+        c.s[0] = c.s[1] = c.d[0] = c.d[1] = 1;
+        c.pads[0] = c.pads[1] = c.pads[2] = c.pads[3] = 1;
+        random_act(&c);
+        check_case(&c, tp);
+    }
+    ti__threadpool_destroy(tp);
+    TI_CHECK(g_paths_run[TI__CONV_WINO] > 0);
+}
+
+TI_TEST(general_shapes) {
+    ti__threadpool *tp = ti__threadpool_create(NULL, 2);
+    for (int it = 0; it < 50; it++) {
+        ccase c;
+        memset(&c, 0, sizeof c);
+        c.n = irand(1, 2);
+        c.group = irand(1, 3);
+        c.c = c.group * irand(1, 12);
+        c.m = c.group * irand(1, 12);
+        c.k[0] = irand(1, 5);
+        c.k[1] = irand(1, 5);
+        c.s[0] = irand(1, 3);
+        c.s[1] = irand(1, 3);
+        c.d[0] = irand(1, 2);
+        c.d[1] = irand(1, 2);
+        c.h = irand(1, 24);
+        c.w = irand(1, 24);
+        for (int i = 0; i < 4; i++) c.pads[i] = irand(0, 2);
+        if (it % 5 == 0) { /* pointwise: 1x1, stride 1, no pads (the GEMM-on-X path) */
+            c.k[0] = c.k[1] = c.s[0] = c.s[1] = 1;
+            c.pads[0] = c.pads[1] = c.pads[2] = c.pads[3] = 0;
+        }
+        int64_t eh = (c.k[0] - 1) * c.d[0] + 1, ew = (c.k[1] - 1) * c.d[1] + 1;
+        if (c.h + c.pads[0] + c.pads[2] < eh) c.h = eh;
+        if (c.w + c.pads[1] + c.pads[3] < ew) c.w = ew;
+        random_act(&c);
+        check_case(&c, it % 2 ? tp : NULL);
+    }
+    /* im2col with more columns than one cache tile (per-thread tiles, two threads) */
+    ccase c;
+    memset(&c, 0, sizeof c);
+    c.n = 1, c.group = 1, c.c = 24, c.m = 20, c.h = 61, c.w = 67;
+    c.k[0] = c.k[1] = 3, c.s[0] = c.s[1] = 2, c.d[0] = c.d[1] = 1;
+    c.pads[0] = c.pads[1] = c.pads[2] = c.pads[3] = 1;
+    c.bias = 1;
+    check_case(&c, tp);
+    ti__threadpool_destroy(tp);
+    TI_CHECK(g_paths_run[TI__CONV_1X1] > 0);
+}
+
+/* A Conv (3x3, pads 1) + Relu model, and a depthwise one, through sessions at 1 and 2
+ * threads: the plan packs the Winograd weights (and only for the 3x3 conv), the outputs
+ * match the reference. */
+static unsigned char *conv_model(int64_t c, int64_t m, int64_t h, int64_t w, int64_t group,
+                                 const float *wt, const float *bias, size_t *size) {
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t xd[4] = {1, c, h, w}, wd[4] = {m, c / group, 3, 3}, bd[1] = {m}, yd[4] = {1, m, h, w};
+    ob_input(&mb, "x", OB_FLOAT, 4, xd);
+    ob_init_f32(&mb, "w", 4, wd, wt);
+    ob_init_f32(&mb, "b", 1, bd, bias);
+    ob_buf at = {0, 0, 0};
+    int64_t pads[4] = {1, 1, 1, 1};
+    ob_attr_ints(&at, "pads", 4, pads);
+    ob_attr_int(&at, "group", group);
+    ob_node_attrs(&mb, "Conv", "conv", "x,w,b", "t", &at);
+    ob_node(&mb, "Relu", "relu", "t", "y");
+    ob_output(&mb, "y", OB_FLOAT, 4, yd);
+    return ob_finish(&mb, size);
+}
+
+static void session_case(int64_t c, int64_t m, int64_t h, int64_t w, int64_t group,
+                         int expect_wino) {
+    ccase cc;
+    memset(&cc, 0, sizeof cc);
+    cc.n = 1, cc.c = c, cc.m = m, cc.h = h, cc.w = w, cc.group = group;
+    cc.k[0] = cc.k[1] = 3, cc.s[0] = cc.s[1] = cc.d[0] = cc.d[1] = 1;
+    cc.pads[0] = cc.pads[1] = cc.pads[2] = cc.pads[3] = 1;
+    cc.bias = 1;
+    cc.act = TI__ACT_RELU;
+    conv_rig r;
+    TI_REQUIRE(rig_init(&r, &cc));
+    size_t size;
+    unsigned char *bytes = conv_model(c, m, h, w, group, (const float *)r.w.data,
+                                      (const float *)r.b.data, &size);
+    ti_error err;
+    ti_model *mod = ti_model_load_memory(bytes, size, NULL, &err);
+    TI_REQUIRE(mod != NULL);
+    for (int threads = 1; threads <= 2; threads++) {
+        ti_session_desc d;
+        memset(&d, 0, sizeof d);
+        d.num_threads = threads;
+        d.backend = TI_BACKEND_CPU;
+        ti_session *s = ti_session_create(mod, &d, &err);
+        TI_CHECK(s != NULL);
+        if (s == NULL) {
+            printf("  session: %s\n", err.message);
+            continue;
+        }
+        int packed = 0;
+        for (int n = 0; n < s->n_nodes; n++) packed += s->nodes[n].packed_kind == TI__PACK_WINO43;
+        TI_CHECK_EQ_INT(packed, expect_wino);
+        memcpy(ti_session_input(s, 0)->data, r.x.data, r.x.size_bytes);
+        TI_CHECK_EQ_INT(ti_session_run(s, &err), TI_OK);
+        const float *y = (const float *)ti_session_output(s, 0)->data;
+        size_t ny = ti__numel(&r.y), K = (size_t)(c / group) * 9;
+        int bad = 0;
+        for (size_t i = 0; i < ny; i++) {
+            double tol = tol_factor(expect_wino ? TI__CONV_WINO : TI__CONV_IM2COL) *
+                         (double)(K + 4) * r.scale[i];
+            if (!(fabs((double)y[i] - r.ref[i]) <= tol) && bad++ == 0)
+                printf("  session C=%lld M=%lld g=%lld threads=%d: y[%zu] = %.9g, expected %.9g\n",
+                       (long long)c, (long long)m, (long long)group, threads, i, y[i], r.ref[i]);
+        }
+        TI_CHECK_EQ_INT(bad, 0);
+        ti_session_destroy(s);
+    }
+    ti_model_free(mod);
+    free(bytes);
+    rig_free(&r);
+}
+
+TI_TEST(sessions_pack_and_match) {
+    session_case(32, 24, 29, 31, 1, 1); /* Winograd: packed at planning */
+    session_case(4, 8, 29, 31, 1, 0);   /* below the channel threshold: im2col */
+    session_case(24, 24, 19, 21, 24, 0); /* depthwise */
+}
+
+int main(void) {
+    isa_report();
+    TI_RUN(depthwise_shapes);
+    TI_RUN(winograd_shapes);
+    TI_RUN(general_shapes);
+    TI_RUN(sessions_pack_and_match);
+    printf("path runs: direct %d, 1x1 %d, im2col %d, depthwise %d, winograd %d\n",
+           g_paths_run[0], g_paths_run[1], g_paths_run[2], g_paths_run[3], g_paths_run[4]);
+    return ti_test_summary();
+}
