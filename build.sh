@@ -11,6 +11,8 @@
 #                          (bench/sgemm.c: FMA peak, 1024^3, MobileNetV2 1x1 convolutions)
 #                          into bench/results/sgemm-<date>.md. bench/run_gpu.sh is the OpenCL
 #                          benchmark against torch, for a machine with a GPU
+#   ./build.sh jobs J...   only the named test jobs (shell functions j_*, e.g. j_threads),
+#                          counted as ./build.sh test counts them
 #   ./build.sh amalgamate  regenerate tinyinfer.h from src/ (tools/amalgamate)
 #   ./build.sh clean       remove build/
 # Environment: CC (default gcc), TINYINFER_CACHE (conformance data, default
@@ -450,6 +452,31 @@ j_cl_onnx() { # the light models and the ONNX node suite with backend OpenCL
         "${dirs[@]}" | grep -v '^PASSED'
 }
 
+j_threads() { # 8 sessions of one shared model on 8 threads == one session on one thread
+    local out="$T/threads"
+    mkdir -p "$out"
+    "$CC" -O2 -g "${C99[@]}" "${WARN[@]}" "${INC[@]}" tests/threads/test_threads.c \
+        -o "$out/test_threads" "${LIBS[@]}"
+    timeout 900 "$out/test_threads" --threads 8 --runs 1000 tests/data/mobilenet_v1_0.25_128_quant.tflite
+    timeout 600 "$out/test_threads" --threads 8 --runs 25 tests/data/light_squeezenet.onnx
+}
+
+j_threads_tsan() { # the same under ThreadSanitizer, with fewer runs (TSan is 5-15x slower)
+    [ "$HAVE_CLANG" = 1 ] || { skip "ThreadSanitizer: no clang"; return 0; }
+    local out="$T/threads"
+    mkdir -p "$out"
+    if ! clang -O1 -g -fsanitize=thread "${C99[@]}" "${TWARN[@]}" "${INC[@]}" \
+        tests/threads/test_threads.c -o "$out/test_threads_tsan" "${LIBS[@]}" 2>"$out/tsan_build.log"; then
+        skip "ThreadSanitizer: clang cannot build with -fsanitize=thread ($(tail -n 1 "$out/tsan_build.log"))"
+        return 0
+    fi
+    # 8 x 20 runs, not 8 x 1,000: a race shows on the first runs; TSan exits non-zero on one
+    TSAN_OPTIONS=halt_on_error=1:exitcode=66 timeout 900 "$out/test_threads_tsan" --threads 8 \
+        --runs 20 tests/data/mobilenet_v1_0.25_128_quant.tflite
+    TSAN_OPTIONS=halt_on_error=1:exitcode=66 timeout 900 "$out/test_threads_tsan" --threads 8 \
+        --runs 2 tests/data/light_squeezenet.onnx
+}
+
 RUNNER=$T/conformance/onnx_runner
 j_runner() { # builds the conformance runner, which the model tests use too
     [ -f tests/conformance/onnx_runner.c ] ||
@@ -606,6 +633,8 @@ cmd_test() {
     job "OpenCL: loader cross-check, stubs, backend kernels vs CPU" j_cl opt
     job "examples: classify (bundled MobileNet v2, grace_hopper.bmp)" j_classify
     job "examples: segment (DeepLabv3 from $CORAL)" j_segment
+    job "threads: 8 sessions x 1,000 runs on one model == 1 thread" j_threads
+    job "threads: the same under ThreadSanitizer (8 x 20 runs)" j_threads_tsan
     start_asan_jobs
     if [ -f tests/fuzz/fuzz_onnx.c ]; then job "fuzz: 20 s libFuzzer runs, ONNX and TFLite" j_fuzz_short; fi
     collect
@@ -635,6 +664,18 @@ cmd_fuzz() {
         -dict=../../tests/fuzz/onnx.dict -artifact_prefix=./ corpus ../../tests/fuzz/corpus/onnx
 }
 
+cmd_jobs() { # ./build.sh jobs j_threads j_game_loop ...: a few jobs, with the test counting
+    prepare_test
+    local f
+    for f in "$@"; do
+        case $f in j_*) ;; *) say "not a job function: '$f' (the j_* functions in build.sh)"; exit 2 ;; esac
+        declare -F "$f" >/dev/null || { say "no job function '$f' in build.sh"; exit 2; }
+        job "$f" "$f"
+    done
+    collect
+    finish
+}
+
 cmd_bench() {
     setup_build
     amalgamate
@@ -662,11 +703,15 @@ case "${1:-}" in
     ;;
 test) cmd_test ;;
 asan) cmd_asan ;;
+jobs)
+    shift
+    cmd_jobs "$@"
+    ;;
 fuzz) cmd_fuzz ;;
 bench) cmd_bench ;;
 amalgamate) amalgamate ;;
 clean) rm -rf build ;;
--h | --help | help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' ;;
+-h | --help | help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' ;;
 *)
     say "unknown command '$1' (try: ./build.sh help)"
     exit 2
