@@ -477,6 +477,130 @@ j_threads_tsan() { # the same under ThreadSanitizer, with fewer runs (TSan is 5-
         --runs 2 tests/data/light_squeezenet.onnx
 }
 
+# ---- ports: aarch64 (cross-compiled, run under qemu-user), Android (JNI), iOS (ObjC) ----
+A64_CC=${A64_CC:-aarch64-linux-gnu-gcc}           # Debian: gcc-aarch64-linux-gnu
+A64_SYSROOT=${A64_SYSROOT:-/usr/aarch64-linux-gnu} # Debian: libc6-dev-arm64-cross
+A64_ARCH_MODELS="mobilenet_v2 squeezenet1_1 mobilenet_v3_small tiny_transformer efficientnet_b0"
+
+jdk_include() { # prints the JDK's include directory (jni.h), or returns 1
+    local j c
+    c=$(command -v javac 2>/dev/null || true)
+    for j in "${JAVA_HOME:-}" "${c:+$(dirname "$(dirname "$(readlink -f "$c")")")}"; do
+        if [ -n "$j" ] && [ -f "$j/include/jni.h" ]; then
+            say "$j/include"
+            return 0
+        fi
+    done
+    return 1
+}
+
+a64_qemu() { # prints the qemu-user binary for aarch64, or returns 1
+    local q
+    for q in qemu-aarch64 qemu-aarch64-static; do if have "$q"; then say "$q"; return 0; fi; done
+    return 1
+}
+
+j_a64_build() { # the library, inside the JNI bridge, cross-compiles for aarch64 with -Werror
+    have "$A64_CC" ||
+        { skip "aarch64: no $A64_CC (apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross)"; return 0; }
+    local d="$T/aarch64" inc
+    mkdir -p "$d"
+    if ! inc=$(jdk_include); then # the library alone, then say why the bridge is not built
+        "$A64_CC" -x c -O2 "${C99[@]}" -Wmissing-prototypes "${WARN[@]}" "${INC[@]}" \
+            -c tests/build/impl.c -o "$d/impl.o"
+        say "library: $A64_CC C99 -pedantic -Werror: ok"
+        say "1 passed, 0 failed"
+        skip "aarch64 JNI bridge: no JDK (jni.h) found (apt-get install default-jdk-headless, or set JAVA_HOME)"
+        return 0
+    fi
+    # the bridge defines TINYINFER_IMPLEMENTATION: one compile checks both (the header is
+    # big: each cross-compile of it costs ~20 s of CPU)
+    "$A64_CC" -O2 "${C99[@]}" "${WARN[@]}" -shared -fPIC -I. -Iexamples -I"$inc" -I"$inc/linux" \
+        examples/android/jni/tinyinfer_jni.c -o "$d/libtinyinfer_jni.so" "${LIBS[@]}"
+    say "JNI bridge: $(file -b "$d/libtinyinfer_jni.so" 2>/dev/null | cut -d, -f1-2)"
+    nm -D --defined-only "$d/libtinyinfer_jni.so" | grep -q 'Java_org_tinyinfer_example_Classifier_classify' ||
+        { say "the bridge does not export Java_org_tinyinfer_example_Classifier_classify"; return 1; }
+    readelf -h "$d/libtinyinfer_jni.so" | grep -q 'AArch64' || { say "not an AArch64 object"; return 1; }
+    say "library + JNI bridge: $A64_CC C99 -pedantic -Werror, AArch64, exports the JNI entry points"
+}
+
+j_a64_run() { # aarch64 binaries under qemu-user: classify == x86, unit, op and model tests
+    have "$A64_CC" ||
+        { skip "aarch64 under qemu: no $A64_CC (apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross)"; return 0; }
+    local qemu
+    qemu=$(a64_qemu) || { skip "aarch64 under qemu: no qemu-aarch64 (apt-get install qemu-user)"; return 0; }
+    [ "$HAVE_STB" = 1 ] || { skip "aarch64 under qemu: $NO_STB"; return 0; }
+    # -O1: each cross-compile of the header costs half of what -O2 does (j_a64_build checks -O2)
+    local d="$T/aarch64/run" rc=0 a64=("$A64_CC" -O1 "${C99[@]}" "${TWARN[@]}" "${INC[@]}")
+    mkdir -p "$d"
+    local run=(env QEMU_LD_PREFIX="$A64_SYSROOT" timeout 600 "$qemu")
+    "${run[@]}" /bin/true 2>/dev/null || true
+    # classify, aarch64 under qemu against x86, on the demo and on the small bundled MobileNet
+    "${a64[@]}" -I"$STB_DIR" examples/classify.c -o "$d/classify" "${LIBS[@]}"
+    "$CC" -O1 "${C99[@]}" "${TWARN[@]}" "${INC[@]}" -I"$STB_DIR" examples/classify.c -o "$d/classify_x86" "${LIBS[@]}"
+    local m p=0 f=0
+    for m in "${CLASSIFY_DEMO[0]}" tests/data/mobilenet_v1_0.25_128_quant.tflite; do
+        "$d/classify_x86" "$m" "${CLASSIFY_DEMO[1]}" "${CLASSIFY_DEMO[2]}" >"$d/x86.out"
+        "${run[@]}" "$d/classify" "$m" "${CLASSIFY_DEMO[1]}" "${CLASSIFY_DEMO[2]}" >"$d/a64.out" || true
+        say "== classify $m: aarch64 (qemu) | x86-64"
+        paste -d'|' "$d/a64.out" "$d/x86.out"
+        if [ -s "$d/x86.out" ] && cmp -s "$d/a64.out" "$d/x86.out"; then
+            p=$((p + 1))
+        else
+            say "FAIL: the top 5 on aarch64 differ from x86-64"
+            f=$((f + 1))
+        fi
+    done
+    say "$p passed, $f failed"
+    # which kernels: scalar on aarch64 (no NEON yet), and a float model on them
+    "${a64[@]}" tests/ports/test_isa.c -o "$d/test_isa" "${LIBS[@]}"
+    "${run[@]}" "$d/test_isa" || rc=1
+    # sessions (fusion, planning, threads) and TFLite errors (GCC 12 for aarch64 hits an internal compiler error vectorizing
+    # a reduction loop in test_session.c's own checks, not in tinyinfer.h: no vectorizing)
+    local t
+    for t in tests/unit/test_session.c tests/errors/test_tflite_errors.c; do
+        "${a64[@]}" -fno-tree-vectorize "$t" -o "$d/$(basename "${t%.c}")" "${LIBS[@]}"
+        "${run[@]}" "$d/$(basename "${t%.c}")" || rc=1
+    done
+    # model tests: the committed TFLite op tests, then the architecture models when cached
+    "${a64[@]}" tests/conformance/onnx_runner.c -o "$d/onnx_runner" "${LIBS[@]}"
+    "${run[@]}" "$d/onnx_runner" --expect-pass tests/conformance/tflite || rc=1
+    local dirs=()
+    for m in $A64_ARCH_MODELS; do [ -d "$CACHE/arch/$m" ] && dirs+=("$CACHE/arch/$m"); done
+    if [ ${#dirs[@]} -gt 0 ]; then
+        "${run[@]}" "$d/onnx_runner" --threads 2 --max-rel 1e-4 --expect-pass "${dirs[@]}" || rc=1
+    else
+        skip "aarch64 architecture models: none in $CACHE/arch (the models job makes them)"
+    fi
+    [ "$f" = 0 ] && return $rc
+    return 1
+}
+
+j_android_java() { # the Java class compiles; through the host JNI bridge it matches classify
+    have javac || { skip "Android Java class: no javac (apt-get install default-jdk-headless)"; return 0; }
+    local d="$T/android" inc
+    mkdir -p "$d/classes" "$d/lib"
+    javac -Xlint:all -Werror -d "$d/classes" examples/android/java/org/tinyinfer/example/Classifier.java \
+        tests/ports/ClassifyJni.java
+    say "javac: Classifier.java and tests/ports/ClassifyJni.java compile (-Xlint:all -Werror)"
+    say "1 passed, 0 failed"
+    inc=$(jdk_include) || { skip "JNI bridge on the JVM: no jni.h in the JDK"; return 0; }
+    have java || { skip "JNI bridge on the JVM: no java"; return 0; }
+    "$CC" -O2 "${C99[@]}" "${WARN[@]}" -shared -fPIC -I. -Iexamples -I"$inc" -I"$inc/linux" \
+        examples/android/jni/tinyinfer_jni.c -o "$d/lib/libtinyinfer_jni.so" "${LIBS[@]}"
+    timeout 300 java -Djava.library.path="$d/lib" -cp "$d/classes" ClassifyJni "${CLASSIFY_DEMO[@]}" \
+        >"$d/java.out"
+    cat "$d/java.out"
+    # the same five lines as ./build.sh's demo prints (README.md): military uniform first
+    if ! awk '/^```$/ && on { exit } on { print } /^1 0.9102 military uniform$/ { on = 1; print }' \
+        README.md | cmp -s - "$d/java.out"; then
+        say "FAIL: the JNI classifier's top 5 differ from the demo's in README.md"
+        say "0 passed, 1 failed"
+        return 1
+    fi
+    say "1 passed, 0 failed"
+}
+
 RUNNER=$T/conformance/onnx_runner
 j_runner() { # builds the conformance runner, which the model tests use too
     [ -f tests/conformance/onnx_runner.c ] ||
@@ -634,6 +758,9 @@ cmd_test() {
     job "examples: classify (bundled MobileNet v2, grace_hopper.bmp)" j_classify
     job "examples: segment (DeepLabv3 from $CORAL)" j_segment
     job "threads: 8 sessions x 1,000 runs on one model == 1 thread" j_threads
+    job "aarch64: library and JNI bridge cross-compile (-Werror)" j_a64_build
+    job "Android: javac the Java class; JNI bridge on the JVM == demo" j_android_java
+    job "aarch64 under qemu: classify == x86, unit, op and model tests" j_a64_run
     job "threads: the same under ThreadSanitizer (8 x 20 runs)" j_threads_tsan
     start_asan_jobs
     if [ -f tests/fuzz/fuzz_onnx.c ]; then job "fuzz: 20 s libFuzzer runs, ONNX and TFLite" j_fuzz_short; fi
