@@ -601,6 +601,29 @@ j_android_java() { # the Java class compiles; through the host JNI bridge it mat
     say "1 passed, 0 failed"
 }
 
+j_game_loop() { # inference every 4 frames of a 60 fps loop: no frame waits on the model
+    local d="$T/examples"
+    mkdir -p "$d"
+    "$CC" -O2 "${C99[@]}" "${WARN[@]}" -I. examples/game_loop.c -o "$d/game_loop" "${LIBS[@]}"
+    # asserted by its exit code and summary: 0 blocked frames, results arrived, every result
+    # equal to a synchronous run on the same input. The percentiles are printed, not asserted.
+    timeout 300 "$d/game_loop" tests/data/mobilenet_v1_0.25_128_quant.tflite --backend cpu \
+        --mode thread --fps 60 --frames 180 --every 4
+    # control: the async API on the CPU backend runs the whole model inside
+    # ti_session_run_async, so that loop must report blocked frames (the counter works)
+    if timeout 300 "$d/game_loop" tests/data/mobilenet_v1_0.25_128_quant.tflite --backend cpu \
+        --mode async --fps 60 --frames 30 --every 4 >"$d/game_loop_control.out"; then
+        cat "$d/game_loop_control.out"
+        say "FAIL: run_async on the CPU blocked no frame: the blocked-frame count is broken"
+        say "0 passed, 1 failed"
+        return 1
+    fi
+    grep -E '^blocked frames: [1-9]|^blocked frames \(' "$d/game_loop_control.out"
+    grep -qE 'waited on the model\): [1-9]' "$d/game_loop_control.out" ||
+        { say "FAIL: the control loop failed for another reason"; cat "$d/game_loop_control.out"; return 1; }
+    say "control (run_async on the CPU blocks frames, and is reported): 1 passed, 0 failed"
+}
+
 RUNNER=$T/conformance/onnx_runner
 j_runner() { # builds the conformance runner, which the model tests use too
     [ -f tests/conformance/onnx_runner.c ] ||
@@ -758,6 +781,7 @@ cmd_test() {
     job "examples: classify (bundled MobileNet v2, grace_hopper.bmp)" j_classify
     job "examples: segment (DeepLabv3 from $CORAL)" j_segment
     job "threads: 8 sessions x 1,000 runs on one model == 1 thread" j_threads
+    job "examples: game loop (inference every 4 frames blocks none)" j_game_loop
     job "aarch64: library and JNI bridge cross-compile (-Werror)" j_a64_build
     job "Android: javac the Java class; JNI bridge on the JVM == demo" j_android_java
     job "aarch64 under qemu: classify == x86, unit, op and model tests" j_a64_run
