@@ -624,6 +624,34 @@ j_game_loop() { # inference every 4 frames of a 60 fps loop: no frame waits on t
     say "control (run_async on the CPU blocks frames, and is reported): 1 passed, 0 failed"
 }
 
+j_cmake() { # tinyinfer::tinyinfer through add_subdirectory, FetchContent and an install
+    have cmake || { skip "CMake: no cmake (apt-get install cmake)"; return 0; }
+    local d="$T/cmake" root=$PWD v
+    v=$(sed -nE 's/^#define TINYINFER_VERSION_STRING "([^"]+)"/\1/p' src/tinyinfer_api.h)
+    grep -q "project(tinyinfer VERSION $v " CMakeLists.txt ||
+        { say "CMakeLists.txt: project version is not $v (src/tinyinfer_api.h)"; return 1; }
+    rm -rf "$d"
+    local via
+    for via in subdirectory fetchcontent; do
+        cmake -Wno-dev --no-warn-unused-cli -S tests/cmake -B "$d/$via" -DCMAKE_C_COMPILER="$CC" \
+            -DTINYINFER_VIA=$via -DTINYINFER_DIR="$root" -DFETCHCONTENT_SOURCE_DIR_TINYINFER="$root" \
+            >"$d.$via.log"
+        cmake --build "$d/$via" >>"$d.$via.log" || { cat "$d.$via.log"; return 1; }
+        say "== $via"
+        "$d/$via/consumer" "$DEMO_MODEL"
+    done
+    # the repository as the top-level project: builds examples/game_loop.c, installs
+    cmake -S . -B "$d/top" -DCMAKE_C_COMPILER="$CC" -DCMAKE_INSTALL_PREFIX="$root/$d/prefix" >"$d.top.log"
+    cmake --build "$d/top" >>"$d.top.log" && cmake --install "$d/top" >>"$d.top.log" ||
+        { cat "$d.top.log"; return 1; }
+    [ -x "$d/top/game_loop" ] || { say "the top-level build made no game_loop"; return 1; }
+    cmake -S tests/cmake -B "$d/package" -DCMAKE_C_COMPILER="$CC" -DTINYINFER_VIA=package \
+        -DCMAKE_PREFIX_PATH="$root/$d/prefix" >"$d.package.log"
+    cmake --build "$d/package" >>"$d.package.log" || { cat "$d.package.log"; return 1; }
+    say "== find_package (installed in $d/prefix)"
+    "$d/package/consumer" "$DEMO_MODEL"
+}
+
 RUNNER=$T/conformance/onnx_runner
 j_runner() { # builds the conformance runner, which the model tests use too
     [ -f tests/conformance/onnx_runner.c ] ||
@@ -782,6 +810,7 @@ cmd_test() {
     job "examples: segment (DeepLabv3 from $CORAL)" j_segment
     job "threads: 8 sessions x 1,000 runs on one model == 1 thread" j_threads
     job "examples: game loop (inference every 4 frames blocks none)" j_game_loop
+    job "CMake: tinyinfer::tinyinfer (subdirectory, FetchContent, install)" j_cmake
     job "aarch64: library and JNI bridge cross-compile (-Werror)" j_a64_build
     job "Android: javac the Java class; JNI bridge on the JVM == demo" j_android_java
     job "aarch64 under qemu: classify == x86, unit, op and model tests" j_a64_run
