@@ -110,7 +110,7 @@ build_all() { # tools/*.c and examples/*.c -> build/<name>
     for f in tools/*.c examples/*.c; do
         [ -f "$f" ] || continue
         local out="build/$(basename "${f%.c}")" extra=()
-        case $f in examples/*) extra=(-I"$STB_DIR") ;; esac
+        case $f in examples/game_loop.c) ;; examples/*) extra=(-I"$STB_DIR") ;; esac
         if [ "${#extra[@]}" != 0 ] && [ "$HAVE_STB" = 0 ]; then
             say "skip $f: $NO_STB"
             rm -f "$out"
