@@ -586,8 +586,16 @@ j_android_java() { # the Java class compiles; through the host JNI bridge it mat
     say "1 passed, 0 failed"
     inc=$(jdk_include) || { skip "JNI bridge on the JVM: no jni.h in the JDK"; return 0; }
     have java || { skip "JNI bridge on the JVM: no java"; return 0; }
-    "$CC" -O2 "${C99[@]}" "${WARN[@]}" -shared -fPIC -I. -Iexamples -I"$inc" -I"$inc/linux" \
-        examples/android/jni/tinyinfer_jni.c -o "$d/lib/libtinyinfer_jni.so" "${LIBS[@]}"
+    if have cmake; then # through examples/android/CMakeLists.txt, as Gradle would build it
+        JAVA_HOME=$(dirname "$inc") cmake -S examples/android -B "$d/cmake" -DCMAKE_C_COMPILER="$CC" \
+            -DCMAKE_C_FLAGS="${WARN[*]}" -DCMAKE_BUILD_TYPE=Release >"$d/cmake.log" 2>&1 &&
+            cmake --build "$d/cmake" >>"$d/cmake.log" 2>&1 || { cat "$d/cmake.log"; return 1; }
+        cp "$d/cmake/libtinyinfer_jni.so" "$d/lib/"
+        say "examples/android/CMakeLists.txt: libtinyinfer_jni.so built (host, -Werror)"
+    else
+        "$CC" -O2 "${C99[@]}" "${WARN[@]}" -shared -fPIC -I. -Iexamples -I"$inc" -I"$inc/linux" \
+            examples/android/jni/tinyinfer_jni.c -o "$d/lib/libtinyinfer_jni.so" "${LIBS[@]}"
+    fi
     timeout 300 java -Djava.library.path="$d/lib" -cp "$d/classes" ClassifyJni "${CLASSIFY_DEMO[@]}" \
         >"$d/java.out"
     cat "$d/java.out"
