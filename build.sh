@@ -565,8 +565,15 @@ j_a64_run() { # aarch64 binaries under qemu-user: classify == x86, unit, op and 
     # model tests: the committed TFLite op tests, then the architecture models when cached
     "${a64[@]}" tests/conformance/onnx_runner.c -o "$d/onnx_runner" "${LIBS[@]}"
     "${run[@]}" "$d/onnx_runner" --expect-pass tests/conformance/tflite || rc=1
+    # a copy: the models job may regenerate $CACHE/arch (rm, then mv) while this runs
     local dirs=()
-    for m in $A64_ARCH_MODELS; do [ -d "$CACHE/arch/$m" ] && dirs+=("$CACHE/arch/$m"); done
+    rm -rf "$d/arch"
+    mkdir -p "$d/arch"
+    for m in $A64_ARCH_MODELS; do
+        if [ -d "$CACHE/arch/$m" ] && cp -r "$CACHE/arch/$m" "$d/arch/" 2>/dev/null; then
+            dirs+=("$d/arch/$m")
+        fi
+    done
     if [ ${#dirs[@]} -gt 0 ]; then
         "${run[@]}" "$d/onnx_runner" --threads 2 --max-rel 1e-4 --expect-pass "${dirs[@]}" || rc=1
     else
