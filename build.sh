@@ -13,6 +13,8 @@
 #                          architecture models old vs new (bench/conv.c, CONV_BASE) into
 #                          bench/results/conv-<date>.md. bench/run_gpu.sh is the OpenCL
 #                          benchmark against torch, for a machine with a GPU
+#   ./build.sh jobs J...   only the named test jobs (shell functions j_*, e.g. j_threads),
+#                          counted as ./build.sh test counts them
 #   ./build.sh amalgamate  regenerate tinyinfer.h from src/ (tools/amalgamate)
 #   ./build.sh clean       remove build/
 # Environment: CC (default gcc), TINYINFER_CACHE (conformance data, default
@@ -110,7 +112,7 @@ build_all() { # tools/*.c and examples/*.c -> build/<name>
     for f in tools/*.c examples/*.c; do
         [ -f "$f" ] || continue
         local out="build/$(basename "${f%.c}")" extra=()
-        case $f in examples/*) extra=(-I"$STB_DIR") ;; esac
+        case $f in examples/game_loop.c) ;; examples/*) extra=(-I"$STB_DIR") ;; esac
         if [ "${#extra[@]}" != 0 ] && [ "$HAVE_STB" = 0 ]; then
             say "skip $f: $NO_STB"
             rm -f "$out"
@@ -452,6 +454,240 @@ j_cl_onnx() { # the light models and the ONNX node suite with backend OpenCL
         "${dirs[@]}" | grep -v '^PASSED'
 }
 
+j_threads() { # 8 sessions of one shared model on 8 threads == one session on one thread
+    local out="$T/threads"
+    mkdir -p "$out"
+    "$CC" -O2 -g "${C99[@]}" "${WARN[@]}" "${INC[@]}" tests/threads/test_threads.c \
+        -o "$out/test_threads" "${LIBS[@]}"
+    timeout 900 "$out/test_threads" --threads 8 --runs 1000 tests/data/mobilenet_v1_0.25_128_quant.tflite
+    timeout 600 "$out/test_threads" --threads 8 --runs 25 tests/data/light_squeezenet.onnx
+}
+
+j_threads_tsan() { # the same under ThreadSanitizer, with fewer runs (TSan is 5-15x slower)
+    [ "$HAVE_CLANG" = 1 ] || { skip "ThreadSanitizer: no clang"; return 0; }
+    local out="$T/threads"
+    mkdir -p "$out"
+    if ! clang -O1 -g -fsanitize=thread "${C99[@]}" "${TWARN[@]}" "${INC[@]}" \
+        tests/threads/test_threads.c -o "$out/test_threads_tsan" "${LIBS[@]}" 2>"$out/tsan_build.log"; then
+        skip "ThreadSanitizer: clang cannot build with -fsanitize=thread ($(tail -n 1 "$out/tsan_build.log"))"
+        return 0
+    fi
+    # 8 x 20 runs, not 8 x 1,000: a race shows on the first runs; TSan exits non-zero on one
+    TSAN_OPTIONS=halt_on_error=1:exitcode=66 timeout 900 "$out/test_threads_tsan" --threads 8 \
+        --runs 20 tests/data/mobilenet_v1_0.25_128_quant.tflite
+    TSAN_OPTIONS=halt_on_error=1:exitcode=66 timeout 900 "$out/test_threads_tsan" --threads 8 \
+        --runs 2 tests/data/light_squeezenet.onnx
+}
+
+# ---- ports: aarch64 (cross-compiled, run under qemu-user), Android (JNI), iOS (ObjC) ----
+A64_CC=${A64_CC:-aarch64-linux-gnu-gcc}           # Debian: gcc-aarch64-linux-gnu
+A64_SYSROOT=${A64_SYSROOT:-/usr/aarch64-linux-gnu} # Debian: libc6-dev-arm64-cross
+A64_ARCH_MODELS="mobilenet_v2 squeezenet1_1 mobilenet_v3_small tiny_transformer efficientnet_b0"
+
+jdk_include() { # prints the JDK's include directory (jni.h), or returns 1
+    local j c
+    c=$(command -v javac 2>/dev/null || true)
+    for j in "${JAVA_HOME:-}" "${c:+$(dirname "$(dirname "$(readlink -f "$c")")")}"; do
+        if [ -n "$j" ] && [ -f "$j/include/jni.h" ]; then
+            say "$j/include"
+            return 0
+        fi
+    done
+    return 1
+}
+
+a64_qemu() { # prints the qemu-user binary for aarch64, or returns 1
+    local q
+    for q in qemu-aarch64 qemu-aarch64-static; do if have "$q"; then say "$q"; return 0; fi; done
+    return 1
+}
+
+j_a64_build() { # the library, inside the JNI bridge, cross-compiles for aarch64 with -Werror
+    have "$A64_CC" ||
+        { skip "aarch64: no $A64_CC (apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross)"; return 0; }
+    local d="$T/aarch64" inc
+    mkdir -p "$d"
+    if ! inc=$(jdk_include); then # the library alone, then say why the bridge is not built
+        "$A64_CC" -x c -O2 "${C99[@]}" -Wmissing-prototypes "${WARN[@]}" "${INC[@]}" \
+            -c tests/build/impl.c -o "$d/impl.o"
+        say "library: $A64_CC C99 -pedantic -Werror: ok"
+        say "1 passed, 0 failed"
+        skip "aarch64 JNI bridge: no JDK (jni.h) found (apt-get install default-jdk-headless, or set JAVA_HOME)"
+        return 0
+    fi
+    # the bridge defines TINYINFER_IMPLEMENTATION: one compile checks both (the header is
+    # big: each cross-compile of it costs ~20 s of CPU)
+    "$A64_CC" -O2 "${C99[@]}" "${WARN[@]}" -shared -fPIC -I. -Iexamples -I"$inc" -I"$inc/linux" \
+        examples/android/jni/tinyinfer_jni.c -o "$d/libtinyinfer_jni.so" "${LIBS[@]}"
+    say "JNI bridge: $(file -b "$d/libtinyinfer_jni.so" 2>/dev/null | cut -d, -f1-2)"
+    nm -D --defined-only "$d/libtinyinfer_jni.so" | grep -q 'Java_org_tinyinfer_example_Classifier_classify' ||
+        { say "the bridge does not export Java_org_tinyinfer_example_Classifier_classify"; return 1; }
+    readelf -h "$d/libtinyinfer_jni.so" | grep -q 'AArch64' || { say "not an AArch64 object"; return 1; }
+    say "library + JNI bridge: $A64_CC C99 -pedantic -Werror, AArch64, exports the JNI entry points"
+}
+
+j_a64_run() { # aarch64 binaries under qemu-user: classify == x86, unit, op and model tests
+    have "$A64_CC" ||
+        { skip "aarch64 under qemu: no $A64_CC (apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross)"; return 0; }
+    local qemu
+    qemu=$(a64_qemu) || { skip "aarch64 under qemu: no qemu-aarch64 (apt-get install qemu-user)"; return 0; }
+    [ "$HAVE_STB" = 1 ] || { skip "aarch64 under qemu: $NO_STB"; return 0; }
+    # -O1: each cross-compile of the header costs half of what -O2 does (j_a64_build checks -O2)
+    local d="$T/aarch64/run" rc=0 a64=("$A64_CC" -O1 "${C99[@]}" "${TWARN[@]}" "${INC[@]}")
+    mkdir -p "$d"
+    local run=(env QEMU_LD_PREFIX="$A64_SYSROOT" timeout 600 "$qemu")
+    "${run[@]}" /bin/true 2>/dev/null || true
+    # classify, aarch64 under qemu against x86, on the demo and on the small bundled MobileNet
+    "${a64[@]}" -I"$STB_DIR" examples/classify.c -o "$d/classify" "${LIBS[@]}"
+    "$CC" -O1 "${C99[@]}" "${TWARN[@]}" "${INC[@]}" -I"$STB_DIR" examples/classify.c -o "$d/classify_x86" "${LIBS[@]}"
+    local m p=0 f=0
+    for m in "${CLASSIFY_DEMO[0]}" tests/data/mobilenet_v1_0.25_128_quant.tflite; do
+        "$d/classify_x86" "$m" "${CLASSIFY_DEMO[1]}" "${CLASSIFY_DEMO[2]}" >"$d/x86.out"
+        "${run[@]}" "$d/classify" "$m" "${CLASSIFY_DEMO[1]}" "${CLASSIFY_DEMO[2]}" >"$d/a64.out" || true
+        say "== classify $m: aarch64 (qemu) | x86-64"
+        paste -d'|' "$d/a64.out" "$d/x86.out"
+        if [ -s "$d/x86.out" ] && cmp -s "$d/a64.out" "$d/x86.out"; then
+            p=$((p + 1))
+        else
+            say "FAIL: the top 5 on aarch64 differ from x86-64"
+            f=$((f + 1))
+        fi
+    done
+    say "$p passed, $f failed"
+    # which kernels: scalar on aarch64 (no NEON yet), and a float model on them
+    "${a64[@]}" tests/ports/test_isa.c -o "$d/test_isa" "${LIBS[@]}"
+    "${run[@]}" "$d/test_isa" || rc=1
+    # sessions (fusion, planning, threads) and TFLite errors (GCC 12 for aarch64 hits an internal compiler error vectorizing
+    # a reduction loop in test_session.c's own checks, not in tinyinfer.h: no vectorizing)
+    local t
+    for t in tests/unit/test_session.c tests/errors/test_tflite_errors.c; do
+        "${a64[@]}" -fno-tree-vectorize "$t" -o "$d/$(basename "${t%.c}")" "${LIBS[@]}"
+        "${run[@]}" "$d/$(basename "${t%.c}")" || rc=1
+    done
+    # model tests: the committed TFLite op tests, then the architecture models when cached
+    "${a64[@]}" tests/conformance/onnx_runner.c -o "$d/onnx_runner" "${LIBS[@]}"
+    "${run[@]}" "$d/onnx_runner" --expect-pass tests/conformance/tflite || rc=1
+    # a copy: the models job may regenerate $CACHE/arch (rm, then mv) while this runs
+    local dirs=()
+    rm -rf "$d/arch"
+    mkdir -p "$d/arch"
+    for m in $A64_ARCH_MODELS; do
+        if [ -d "$CACHE/arch/$m" ] && cp -r "$CACHE/arch/$m" "$d/arch/" 2>/dev/null; then
+            dirs+=("$d/arch/$m")
+        fi
+    done
+    if [ ${#dirs[@]} -gt 0 ]; then
+        "${run[@]}" "$d/onnx_runner" --threads 2 --max-rel 1e-4 --expect-pass "${dirs[@]}" || rc=1
+    else
+        skip "aarch64 architecture models: none in $CACHE/arch (the models job makes them)"
+    fi
+    [ "$f" = 0 ] && return $rc
+    return 1
+}
+
+j_android_java() { # the Java class compiles; through the host JNI bridge it matches classify
+    have javac || { skip "Android Java class: no javac (apt-get install default-jdk-headless)"; return 0; }
+    local d="$T/android" inc
+    mkdir -p "$d/classes" "$d/lib"
+    javac -Xlint:all -Werror -d "$d/classes" examples/android/java/org/tinyinfer/example/Classifier.java \
+        tests/ports/ClassifyJni.java
+    say "javac: Classifier.java and tests/ports/ClassifyJni.java compile (-Xlint:all -Werror)"
+    say "1 passed, 0 failed"
+    inc=$(jdk_include) || { skip "JNI bridge on the JVM: no jni.h in the JDK"; return 0; }
+    have java || { skip "JNI bridge on the JVM: no java"; return 0; }
+    if have cmake; then # through examples/android/CMakeLists.txt, as Gradle would build it
+        JAVA_HOME=$(dirname "$inc") cmake -S examples/android -B "$d/cmake" -DCMAKE_C_COMPILER="$CC" \
+            -DCMAKE_C_FLAGS="${WARN[*]}" -DCMAKE_BUILD_TYPE=Release >"$d/cmake.log" 2>&1 &&
+            cmake --build "$d/cmake" >>"$d/cmake.log" 2>&1 || { cat "$d/cmake.log"; return 1; }
+        cp "$d/cmake/libtinyinfer_jni.so" "$d/lib/"
+        say "examples/android/CMakeLists.txt: libtinyinfer_jni.so built (host, -Werror)"
+    else
+        "$CC" -O2 "${C99[@]}" "${WARN[@]}" -shared -fPIC -I. -Iexamples -I"$inc" -I"$inc/linux" \
+            examples/android/jni/tinyinfer_jni.c -o "$d/lib/libtinyinfer_jni.so" "${LIBS[@]}"
+    fi
+    timeout 300 java -Djava.library.path="$d/lib" -cp "$d/classes" ClassifyJni "${CLASSIFY_DEMO[@]}" \
+        >"$d/java.out"
+    cat "$d/java.out"
+    # the same five lines as ./build.sh's demo prints (README.md): military uniform first
+    if ! awk '/^```$/ && on { exit } on { print } /^1 0.9102 military uniform$/ { on = 1; print }' \
+        README.md | cmp -s - "$d/java.out"; then
+        say "FAIL: the JNI classifier's top 5 differ from the demo's in README.md"
+        say "0 passed, 1 failed"
+        return 1
+    fi
+    say "1 passed, 0 failed"
+}
+
+j_game_loop() { # inference every 4 frames of a 60 fps loop: no frame waits on the model
+    local d="$T/examples"
+    mkdir -p "$d"
+    "$CC" -O2 "${C99[@]}" "${WARN[@]}" -I. examples/game_loop.c -o "$d/game_loop" "${LIBS[@]}"
+    # asserted by its exit code and summary: 0 blocked frames, results arrived, every result
+    # equal to a synchronous run on the same input. The percentiles are printed, not asserted.
+    timeout 300 "$d/game_loop" tests/data/mobilenet_v1_0.25_128_quant.tflite --backend cpu \
+        --mode thread --fps 60 --frames 180 --every 4
+    # control: the async API on the CPU backend runs the whole model inside
+    # ti_session_run_async, so that loop must report blocked frames (the counter works)
+    if timeout 300 "$d/game_loop" tests/data/mobilenet_v1_0.25_128_quant.tflite --backend cpu \
+        --mode async --fps 60 --frames 30 --every 4 >"$d/game_loop_control.out"; then
+        cat "$d/game_loop_control.out"
+        say "FAIL: run_async on the CPU blocked no frame: the blocked-frame count is broken"
+        say "0 passed, 1 failed"
+        return 1
+    fi
+    grep -E '^blocked frames: [1-9]|^blocked frames \(' "$d/game_loop_control.out"
+    grep -qE 'waited on the model\): [1-9]' "$d/game_loop_control.out" ||
+        { say "FAIL: the control loop failed for another reason"; cat "$d/game_loop_control.out"; return 1; }
+    say "control (run_async on the CPU blocks frames, and is reported): 1 passed, 0 failed"
+}
+
+j_cmake() { # tinyinfer::tinyinfer through add_subdirectory, FetchContent and an install
+    have cmake || { skip "CMake: no cmake (apt-get install cmake)"; return 0; }
+    local d="$T/cmake" root=$PWD v
+    v=$(sed -nE 's/^#define TINYINFER_VERSION_STRING "([^"]+)"/\1/p' src/tinyinfer_api.h)
+    grep -q "project(tinyinfer VERSION $v " CMakeLists.txt ||
+        { say "CMakeLists.txt: project version is not $v (src/tinyinfer_api.h)"; return 1; }
+    rm -rf "$d"
+    local via
+    for via in subdirectory fetchcontent; do
+        cmake -Wno-dev --no-warn-unused-cli -S tests/cmake -B "$d/$via" -DCMAKE_C_COMPILER="$CC" \
+            -DTINYINFER_VIA=$via -DTINYINFER_DIR="$root" -DFETCHCONTENT_SOURCE_DIR_TINYINFER="$root" \
+            >"$d.$via.log"
+        cmake --build "$d/$via" >>"$d.$via.log" || { cat "$d.$via.log"; return 1; }
+        say "== $via"
+        "$d/$via/consumer" "$DEMO_MODEL"
+    done
+    # the repository as the top-level project: builds examples/game_loop.c, installs
+    cmake -S . -B "$d/top" -DCMAKE_C_COMPILER="$CC" -DCMAKE_INSTALL_PREFIX="$root/$d/prefix" >"$d.top.log"
+    cmake --build "$d/top" >>"$d.top.log" && cmake --install "$d/top" >>"$d.top.log" ||
+        { cat "$d.top.log"; return 1; }
+    [ -x "$d/top/game_loop" ] || { say "the top-level build made no game_loop"; return 1; }
+    cmake -S tests/cmake -B "$d/package" -DCMAKE_C_COMPILER="$CC" -DTINYINFER_VIA=package \
+        -DCMAKE_PREFIX_PATH="$root/$d/prefix" >"$d.package.log"
+    cmake --build "$d/package" >>"$d.package.log" || { cat "$d.package.log"; return 1; }
+    say "== find_package (installed in $d/prefix)"
+    "$d/package/consumer" "$DEMO_MODEL"
+}
+
+j_ios_syntax() { # examples/ios/TIClassifier.m compiles (clang -fsyntax-only, GNUstep's Foundation)
+    [ "$HAVE_CLANG" = 1 ] || { skip "iOS syntax check: no clang"; return 0; }
+    local gs=/usr/include/GNUstep objc
+    [ -f "$gs/Foundation/Foundation.h" ] ||
+        { skip "iOS syntax check: no GNUstep Foundation headers (apt-get install libgnustep-base-dev)"; return 0; }
+    objc=$(find /usr/lib/gcc -path '*/include/objc/objc.h' 2>/dev/null | head -n 1)
+    [ -n "$objc" ] || { skip "iOS syntax check: no objc/objc.h (apt-get install gobjc)"; return 0; }
+    # CoreVideo, CoreGraphics and UIKit come from tests/ports/ios_shim, a labelled shim of the
+    # few declarations the file uses. iOS builds it with ARC; clang cannot parse GCC's
+    # objc/runtime.h under -fobjc-arc, so the check is without ARC, with the one diagnostic
+    # that only holds without ARC (dealloc calling [super dealloc], which ARC forbids) off.
+    clang -fsyntax-only -x objective-c -fobjc-runtime=gnustep-2.0 -fobjc-exceptions \
+        -fconstant-string-class=NSConstantString -DGNUSTEP -DGNUSTEP_BASE_LIBRARY=1 -DGNU_RUNTIME=1 \
+        -isystem "$gs" -idirafter "$(dirname "$(dirname "$objc")")" -Itests/ports/ios_shim \
+        -I. -Iexamples -Iexamples/ios "${WARN[@]}" -Wno-objc-missing-super-calls \
+        examples/ios/TIClassifier.m
+    say "examples/ios/TIClassifier.m: clang -fsyntax-only -x objective-c -Wall -Wextra -Werror: ok"
+}
+
 RUNNER=$T/conformance/onnx_runner
 j_runner() { # builds the conformance runner, which the model tests use too
     [ -f tests/conformance/onnx_runner.c ] ||
@@ -608,6 +844,14 @@ cmd_test() {
     job "OpenCL: loader cross-check, stubs, backend kernels vs CPU" j_cl opt
     job "examples: classify (bundled MobileNet v2, grace_hopper.bmp)" j_classify
     job "examples: segment (DeepLabv3 from $CORAL)" j_segment
+    job "threads: 8 sessions x 1,000 runs on one model == 1 thread" j_threads
+    job "examples: game loop (inference every 4 frames blocks none)" j_game_loop
+    job "CMake: tinyinfer::tinyinfer (subdirectory, FetchContent, install)" j_cmake
+    job "iOS: TIClassifier.m syntax check (clang, GNUstep Foundation)" j_ios_syntax
+    job "aarch64: library and JNI bridge cross-compile (-Werror)" j_a64_build
+    job "Android: javac the Java class; JNI bridge on the JVM == demo" j_android_java
+    job "aarch64 under qemu: classify == x86, unit, op and model tests" j_a64_run
+    job "threads: the same under ThreadSanitizer (8 x 20 runs)" j_threads_tsan
     start_asan_jobs
     if [ -f tests/fuzz/fuzz_onnx.c ]; then job "fuzz: 20 s libFuzzer runs, ONNX and TFLite" j_fuzz_short; fi
     collect
@@ -635,6 +879,18 @@ cmd_fuzz() {
     cd build/fuzz
     ./fuzz_onnx -max_total_time="${FUZZ_SECONDS:-60}" -timeout=10 -rss_limit_mb=2048 \
         -dict=../../tests/fuzz/onnx.dict -artifact_prefix=./ corpus ../../tests/fuzz/corpus/onnx
+}
+
+cmd_jobs() { # ./build.sh jobs j_threads j_game_loop ...: a few jobs, with the test counting
+    prepare_test
+    local f
+    for f in "$@"; do
+        case $f in j_*) ;; *) say "not a job function: '$f' (the j_* functions in build.sh)"; exit 2 ;; esac
+        declare -F "$f" >/dev/null || { say "no job function '$f' in build.sh"; exit 2; }
+        job "$f" "$f"
+    done
+    collect
+    finish
 }
 
 cmd_bench() {
@@ -719,6 +975,10 @@ case "${1:-}" in
     ;;
 test) cmd_test ;;
 asan) cmd_asan ;;
+jobs)
+    shift
+    cmd_jobs "$@"
+    ;;
 fuzz) cmd_fuzz ;;
 bench) cmd_bench ;;
 amalgamate) amalgamate ;;

@@ -171,7 +171,9 @@
     device is thread-safe), so different sessions may run at the same time on different
     threads. With backend AUTO a session builds its OpenCL programs on one more thread
     for a while (section 4). With TI_NO_THREADS every session runs on the calling
-    thread.
+    thread. The process-wide values (the detected instruction set, the table of OpenCL
+    contexts) are set race-free (atomics, a lock) also with TI_NO_THREADS and on
+    Windows, so the application's own threads may each run sessions of one shared model.
 */
 /* ==== begin src/tinyinfer_api.h ============================================================= */
 /* tinyinfer public API: the types and functions a user calls. Everything here is
@@ -808,6 +810,7 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 /*  tools/amalgamate: edit src/, not this file. Files, in order:                            */
 /*    src/core/config.h                                                                    */
 /*    src/core/internal.h                                                                  */
+/*    src/core/sync.c                                                                      */
 /*    src/core/alloc.c                                                                     */
 /*    src/core/error.c                                                                     */
 /*    src/core/tensor.c                                                                    */
@@ -1345,6 +1348,89 @@ TI__PRIVATE ti_status ti__tflite_parse(ti_model *m, const uint8_t *data, size_t 
 TI__PRIVATE ti_status ti__onnx_parse(ti_model *m, const uint8_t *data, size_t size, ti_error *err);
 #endif
 /* ==== end src/core/internal.h =============================================================== */
+
+/* ==== begin src/core/sync.c ================================================================= */
+/* Process-wide synchronisation for the library's only two mutable globals: the detected
+ * instruction set (cpu/isa.c) and the OpenCL context table (cl/runtime.c). Sessions on
+ * several threads reach both at the same time, so they must be race-free everywhere a
+ * user can start threads, not only where tinyinfer's own pool runs (TI_NO_THREADS and
+ * Windows still let the application use threads). Provides an int with acquire/release
+ * loads and stores (GCC/Clang __atomic builtins, MSVC Interlocked intrinsics) and one
+ * global lock (a pthread mutex with pthreads, else a spin lock on those atomics that
+ * yields while it waits). Relies on no header beyond those. Must not allocate or print. */
+
+#if defined(__GNUC__) || defined(__clang__)
+#define TI__ATOMIC_GNU 1
+#elif defined(_MSC_VER)
+#include <intrin.h>
+#define TI__ATOMIC_MSVC 1
+#endif
+/* Other compilers get volatile accesses: correct on single-core targets and on x86, the
+ * best C99 offers without C11 <stdatomic.h> (which C++ compilers of this header lack). */
+
+#if defined(TI__ATOMIC_MSVC)
+typedef volatile long ti__atomic_int;
+#else
+typedef volatile int ti__atomic_int;
+#endif
+
+TI__PRIVATE int ti__atomic_load(ti__atomic_int *p) { /* acquire */
+#if defined(TI__ATOMIC_GNU)
+    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#elif defined(TI__ATOMIC_MSVC)
+    return (int)_InterlockedCompareExchange(p, 0, 0);
+#else
+    return *p;
+#endif
+}
+
+TI__PRIVATE void ti__atomic_store(ti__atomic_int *p, int v) { /* release */
+#if defined(TI__ATOMIC_GNU)
+    __atomic_store_n(p, v, __ATOMIC_RELEASE);
+#elif defined(TI__ATOMIC_MSVC)
+    _InterlockedExchange(p, (long)v);
+#else
+    *p = v;
+#endif
+}
+
+/* Sets *p to desired when it holds expected; returns 1 when it did (acquire + release). */
+TI__PRIVATE int ti__atomic_cas(ti__atomic_int *p, int expected, int desired) {
+#if defined(TI__ATOMIC_GNU)
+    return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_ACQUIRE);
+#elif defined(TI__ATOMIC_MSVC)
+    return _InterlockedCompareExchange(p, (long)desired, (long)expected) == (long)expected;
+#else
+    if (*p != expected) return 0;
+    *p = desired;
+    return 1;
+#endif
+}
+
+/* The global lock. Held only around short, rare work (creating the first OpenCL context
+ * of a device, about 100 ms on one driver, once per process). */
+#if !defined(TI_NO_THREADS) && !defined(_WIN32)
+#include <pthread.h>
+static pthread_mutex_t ti__global_mu = PTHREAD_MUTEX_INITIALIZER;
+TI__PRIVATE void ti__global_lock(void) { pthread_mutex_lock(&ti__global_mu); }
+TI__PRIVATE void ti__global_unlock(void) { pthread_mutex_unlock(&ti__global_mu); }
+#else
+#if defined(_WIN32)
+/* declared here instead of including <windows.h> (as cl/loader.c does) */
+__declspec(dllimport) void __stdcall Sleep(unsigned long ms);
+#endif
+static ti__atomic_int ti__global_spin; /* 0 free, 1 held */
+TI__PRIVATE void ti__global_lock(void) {
+    while (!ti__atomic_cas(&ti__global_spin, 0, 1)) {
+#if defined(_WIN32)
+        Sleep(1); /* the holder may be building a context: do not burn the core */
+#endif
+    }
+}
+TI__PRIVATE void ti__global_unlock(void) { ti__atomic_store(&ti__global_spin, 0); }
+#endif
+/* ==== end src/core/sync.c =================================================================== */
 
 /* ==== begin src/core/alloc.c ================================================================ */
 /* Allocation: the user's hooks or TI_MALLOC/TI_FREE, 64-byte aligned blocks, growable
@@ -6866,23 +6952,25 @@ TI__PRIVATE const ti__op ti__ops_index[] = {
  * variable TINYINFER_ISA=scalar|avx2|avx512, read once at first use, caps it: for comparing
  * paths, and for working around a suspected SIMD problem on a user's machine. Tests call
  * ti__cpu_force_isa(). Asking for an ISA the CPU lacks gives the best one it has.
- * The two globals below are written with the same value by any thread that races on first
- * use (idempotent), and only tests change the selection afterwards; the library's other
- * mutable global is the OpenCL context table (cl/runtime.c, behind a mutex). Must not
- * allocate or print. */
+ * Sessions on many threads reach the two globals below at once. Both are atomics
+ * (core/sync.c): a thread that finds one unset computes the value and stores it; threads
+ * racing on first use compute the same value (detection is idempotent), so no lock is
+ * needed, only atomic loads and stores. Only tests change the selection afterwards; the
+ * library's other mutable global is the OpenCL context table (cl/runtime.c, behind the
+ * global lock). Must not allocate or print. */
 
-static int ti__isa_best_g = -1; /* -1: not detected yet */
-static int ti__isa_cur_g = -1;  /* -1: not chosen yet (TINYINFER_ISA not read) */
+static ti__atomic_int ti__isa_best_g = -1; /* -1: not detected yet */
+static ti__atomic_int ti__isa_cur_g = -1;  /* -1: not chosen yet (TINYINFER_ISA not read) */
 
 TI__PRIVATE int ti__cpu_isa_best(void) {
-    int best = ti__isa_best_g;
+    int best = ti__atomic_load(&ti__isa_best_g);
     if (best < 0) {
 #ifdef TI__X86_SIMD
         best = ti__x86_detect();
 #else
-        best = TI__ISA_SCALAR;
+        best = TI__ISA_SCALAR; /* aarch64 and the rest: the portable kernels (no NEON yet) */
 #endif
-        ti__isa_best_g = best;
+        ti__atomic_store(&ti__isa_best_g, best);
     }
     return best;
 }
@@ -6910,12 +6998,12 @@ TI__PRIVATE int ti__cpu_force_isa(int isa) {
     int best = ti__cpu_isa_best();
     if (isa < 0) isa = ti__isa_from_env();
     if (isa < 0 || isa > best) isa = best;
-    ti__isa_cur_g = isa;
+    ti__atomic_store(&ti__isa_cur_g, isa);
     return isa;
 }
 
 TI__PRIVATE int ti__cpu_isa(void) {
-    int isa = ti__isa_cur_g;
+    int isa = ti__atomic_load(&ti__isa_cur_g);
     return isa >= 0 ? isa : ti__cpu_force_isa(-1);
 }
 /* ==== end src/cpu/isa.c ===================================================================== */
@@ -24685,18 +24773,14 @@ static struct {
     cl_device_id dev;
     cl_context ctx;
 } ti__cl_shared[TI__CL_SHARED_MAX];
-static int ti__cl_n_shared;
-#ifndef TI_NO_THREADS
-static pthread_mutex_t ti__cl_shared_mu = PTHREAD_MUTEX_INITIALIZER;
-#endif
+static int ti__cl_n_shared; /* both guarded by ti__global_lock (core/sync.c), which works
+                              * with TI_NO_THREADS and on Windows too: users' threads */
 
 TI__PRIVATE cl_context ti__cl_shared_context(ti__clrt *rt, cl_int *e) {
     void *fn = NULL;
     memcpy(&fn, &rt->api.clCreateContext, sizeof fn < sizeof rt->api.clCreateContext ? sizeof fn : sizeof rt->api.clCreateContext);
     cl_context ctx = NULL;
-#ifndef TI_NO_THREADS
-    pthread_mutex_lock(&ti__cl_shared_mu);
-#endif
+    ti__global_lock();
     for (int i = 0; i < ti__cl_n_shared && ctx == NULL; i++)
         if (ti__cl_shared[i].create_fn == fn && ti__cl_shared[i].dev == rt->dev) ctx = ti__cl_shared[i].ctx;
     if (ctx != NULL) {
@@ -24712,9 +24796,7 @@ TI__PRIVATE cl_context ti__cl_shared_context(ti__clrt *rt, cl_int *e) {
             rt->ctx_shared = 1;
         }
     }
-#ifndef TI_NO_THREADS
-    pthread_mutex_unlock(&ti__cl_shared_mu);
-#endif
+    ti__global_unlock();
     return ctx;
 }
 

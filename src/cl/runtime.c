@@ -181,18 +181,14 @@ static struct {
     cl_device_id dev;
     cl_context ctx;
 } ti__cl_shared[TI__CL_SHARED_MAX];
-static int ti__cl_n_shared;
-#ifndef TI_NO_THREADS
-static pthread_mutex_t ti__cl_shared_mu = PTHREAD_MUTEX_INITIALIZER;
-#endif
+static int ti__cl_n_shared; /* both guarded by ti__global_lock (core/sync.c), which works
+                              * with TI_NO_THREADS and on Windows too: users' threads */
 
 TI__PRIVATE cl_context ti__cl_shared_context(ti__clrt *rt, cl_int *e) {
     void *fn = NULL;
     memcpy(&fn, &rt->api.clCreateContext, sizeof fn < sizeof rt->api.clCreateContext ? sizeof fn : sizeof rt->api.clCreateContext);
     cl_context ctx = NULL;
-#ifndef TI_NO_THREADS
-    pthread_mutex_lock(&ti__cl_shared_mu);
-#endif
+    ti__global_lock();
     for (int i = 0; i < ti__cl_n_shared && ctx == NULL; i++)
         if (ti__cl_shared[i].create_fn == fn && ti__cl_shared[i].dev == rt->dev) ctx = ti__cl_shared[i].ctx;
     if (ctx != NULL) {
@@ -208,9 +204,7 @@ TI__PRIVATE cl_context ti__cl_shared_context(ti__clrt *rt, cl_int *e) {
             rt->ctx_shared = 1;
         }
     }
-#ifndef TI_NO_THREADS
-    pthread_mutex_unlock(&ti__cl_shared_mu);
-#endif
+    ti__global_unlock();
     return ctx;
 }
 

@@ -3,23 +3,25 @@
  * variable TINYINFER_ISA=scalar|avx2|avx512, read once at first use, caps it: for comparing
  * paths, and for working around a suspected SIMD problem on a user's machine. Tests call
  * ti__cpu_force_isa(). Asking for an ISA the CPU lacks gives the best one it has.
- * The two globals below are written with the same value by any thread that races on first
- * use (idempotent), and only tests change the selection afterwards; the library's other
- * mutable global is the OpenCL context table (cl/runtime.c, behind a mutex). Must not
- * allocate or print. */
+ * Sessions on many threads reach the two globals below at once. Both are atomics
+ * (core/sync.c): a thread that finds one unset computes the value and stores it; threads
+ * racing on first use compute the same value (detection is idempotent), so no lock is
+ * needed, only atomic loads and stores. Only tests change the selection afterwards; the
+ * library's other mutable global is the OpenCL context table (cl/runtime.c, behind the
+ * global lock). Must not allocate or print. */
 
-static int ti__isa_best_g = -1; /* -1: not detected yet */
-static int ti__isa_cur_g = -1;  /* -1: not chosen yet (TINYINFER_ISA not read) */
+static ti__atomic_int ti__isa_best_g = -1; /* -1: not detected yet */
+static ti__atomic_int ti__isa_cur_g = -1;  /* -1: not chosen yet (TINYINFER_ISA not read) */
 
 TI__PRIVATE int ti__cpu_isa_best(void) {
-    int best = ti__isa_best_g;
+    int best = ti__atomic_load(&ti__isa_best_g);
     if (best < 0) {
 #ifdef TI__X86_SIMD
         best = ti__x86_detect();
 #else
-        best = TI__ISA_SCALAR;
+        best = TI__ISA_SCALAR; /* aarch64 and the rest: the portable kernels (no NEON yet) */
 #endif
-        ti__isa_best_g = best;
+        ti__atomic_store(&ti__isa_best_g, best);
     }
     return best;
 }
@@ -47,11 +49,11 @@ TI__PRIVATE int ti__cpu_force_isa(int isa) {
     int best = ti__cpu_isa_best();
     if (isa < 0) isa = ti__isa_from_env();
     if (isa < 0 || isa > best) isa = best;
-    ti__isa_cur_g = isa;
+    ti__atomic_store(&ti__isa_cur_g, isa);
     return isa;
 }
 
 TI__PRIVATE int ti__cpu_isa(void) {
-    int isa = ti__isa_cur_g;
+    int isa = ti__atomic_load(&ti__isa_cur_g);
     return isa >= 0 ? isa : ti__cpu_force_isa(-1);
 }

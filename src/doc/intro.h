@@ -171,5 +171,7 @@
     device is thread-safe), so different sessions may run at the same time on different
     threads. With backend AUTO a session builds its OpenCL programs on one more thread
     for a while (section 4). With TI_NO_THREADS every session runs on the calling
-    thread.
+    thread. The process-wide values (the detected instruction set, the table of OpenCL
+    contexts) are set race-free (atomics, a lock) also with TI_NO_THREADS and on
+    Windows, so the application's own threads may each run sessions of one shared model.
 */
