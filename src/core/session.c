@@ -856,12 +856,24 @@ TI_API const ti_tensor *ti_session_node_output(const ti_session *s, int i, int j
 }
 
 #ifndef TI_NO_STDIO
+/* Formats into a line buffer and writes it to the file (the library prints nowhere: this
+ * only ever writes the file the user named). Lines here are short; longer ones are cut. */
+TI__PRIVATE void ti__fput_fmt(FILE *f, const char *fmt, ...) {
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    fwrite(line, 1, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1, f);
+}
+
 /* Writes s as a JSON string body (quotes and control characters escaped). */
 TI__PRIVATE void ti__json_str(FILE *f, const char *s) {
     for (; s != NULL && *s; s++) {
         unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        if (c == '"' || c == '\\') ti__fput_fmt(f, "\\%c", c);
+        else if (c < 0x20) ti__fput_fmt(f, "\\u%04x", c);
         else fputc(c, f);
     }
 }
@@ -876,24 +888,24 @@ TI_API ti_status ti_session_write_trace(const ti_session *s, const char *path, t
     FILE *f = fopen(path, "w");
     if (f == NULL) return ti__fail(err, TI_ERR_IO, path, "cannot open the trace file for writing");
     /* one process, two tracks: tid 1 the CPU, tid 2 the OpenCL device; times in us */
-    fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n"
+    ti__fput_fmt(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n"
                "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"");
     ti__json_str(f, s->m->name);
-    fprintf(f, "\"}},\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"CPU\"}},\n"
+    ti__fput_fmt(f, "\"}},\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"CPU\"}},\n"
                "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"");
     ti__json_str(f, s->info.device && s->info.device[0] ? s->info.device : "GPU");
-    fprintf(f, "\"}}");
+    ti__fput_fmt(f, "\"}}");
     for (int n = 0; n < s->n_nodes; n++) {
         if (s->prof_t0[n] < 0) continue; /* did not run (or its events were not recorded) */
-        fprintf(f, ",\n{\"name\":\"");
+        ti__fput_fmt(f, ",\n{\"name\":\"");
         ti__json_str(f, s->nodes[n].name[0] ? s->nodes[n].name : s->nodes[n].op);
-        fprintf(f, "\",\"cat\":\"");
+        ti__fput_fmt(f, "\",\"cat\":\"");
         ti__json_str(f, s->nodes[n].op);
-        fprintf(f, "\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
+        ti__fput_fmt(f, "\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
                    "\"args\":{\"node\":%d,\"bytes_in\":%zu}}",
                 s->prof_gpu[n] ? 2 : 1, s->prof_t0[n] * 1e3, s->prof_ms[n] * 1e3, n, s->prof_bytes[n]);
     }
-    fprintf(f, "\n]}\n");
+    ti__fput_fmt(f, "\n]}\n");
     int bad = ferror(f);
     if (fclose(f) != 0 || bad) return ti__fail(err, TI_ERR_IO, path, "writing the trace file failed");
     return TI_OK;
