@@ -25332,6 +25332,17 @@ TI__PRIVATE void ti__cla_t(ti__clargs *a, const ti__clc *c, const ti_tensor *t) 
 TI__PRIVATE void ti__cla_par(ti__clargs *a, const ti__clc *c) {
     ti__cla_buf(a, c->g->cst, c->g->par_off[c->n]);
 }
+/* An optional bias: the tensor (any valid buffer when absent) and a has-bias flag. */
+TI__PRIVATE void ti__cla_bias(ti__clargs *a, const ti__clc *c, const ti_tensor *b, const ti_tensor *other) {
+    ti__cla_t(a, c, b ? b : other);
+    ti__cla_int(a, b != NULL);
+}
+/* The node's fused activation: code, then its two parameters (ti_act in the kernels). */
+TI__PRIVATE void ti__cla_act(ti__clargs *a, const ti__clc *c) {
+    ti__cla_int(a, c->node->act);
+    ti__cla_float(a, c->node->act_a);
+    ti__cla_float(a, c->node->act_b);
+}
 
 TI__PRIVATE int ti__cl_f32(const ti_tensor *t) { return t != NULL && t->dtype == TI_DTYPE_F32; }
 
@@ -25522,9 +25533,7 @@ TI__PRIVATE cl_int ti__cl_run_binary(ti__clc *c) {
         ti__cla_int(&x, y->shape[1]);
     }
     ti__cla_int(&x, op);
-    ti__cla_int(&x, c->node->act);
-    ti__cla_float(&x, c->node->act_a);
-    ti__cla_float(&x, c->node->act_b);
+    ti__cla_act(&x, c);
     if (x.err != CL_SUCCESS) return x.err;
     return ti__clrt_launch(&c->g->rt, k, 1, &n, NULL);
 }
@@ -25820,9 +25829,7 @@ TI__PRIVATE cl_int ti__cl_run_mm(ti__clc *c, const ti__clmm *mm) {
         ti__cla_int(&x, mm->bsn);
         ti__cla_float(&x, mm->alpha);
         ti__cla_float(&x, mm->beta);
-        ti__cla_int(&x, c->node->act);
-        ti__cla_float(&x, c->node->act_a);
-        ti__cla_float(&x, c->node->act_b);
+        ti__cla_act(&x, c);
         if (x.err != CL_SUCCESS) return x.err;
         cl_int e;
         if (k == TI__CLK_MATMUL_T) {
@@ -26008,15 +26015,12 @@ TI__PRIVATE cl_int ti__cl_run_conv_gemm(ti__clc *c, const ti_tensor *x, const ti
     ti__cla_begin(&a, rt, TI__CLK_CONV_GEMM);
     ti__cla_t(&a, c, x);
     ti__cla_t(&a, c, w);
-    ti__cla_t(&a, c, b ? b : w);
-    ti__cla_int(&a, b != NULL);
+    ti__cla_bias(&a, c, b, w);
     ti__cla_t(&a, c, y);
     cl_mem part = c->g->part ? c->g->part : c->g->act; /* unused when not split */
     ti__cla_raw(&a, sizeof part, &part);
     ti__cla_buf(&a, c->g->cst, c->g->par_off[c->n] + sizeof(int32_t));
-    ti__cla_int(&a, c->node->act);
-    ti__cla_float(&a, c->node->act_a);
-    ti__cla_float(&a, c->node->act_b);
+    ti__cla_act(&a, c);
     if (a.err != CL_SUCCESS) return a.err;
     size_t P = (size_t)(y->shape[2] * y->shape[3]), M = (size_t)y->shape[1];
     size_t g[3] = {(P + 31) / 32 * 64, (M + 31) / 32, (size_t)splits * (size_t)y->shape[0]};
@@ -26030,15 +26034,12 @@ TI__PRIVATE cl_int ti__cl_run_conv_gemm(ti__clc *c, const ti_tensor *x, const ti
     if (e != CL_SUCCESS || splits == 1) return e;
     ti__cla_begin(&a, rt, TI__CLK_CONV_SPLITK);
     ti__cla_raw(&a, sizeof part, &part);
-    ti__cla_t(&a, c, b ? b : w);
-    ti__cla_int(&a, b != NULL);
+    ti__cla_bias(&a, c, b, w);
     ti__cla_t(&a, c, y);
     ti__cla_int(&a, (int64_t)M);
     ti__cla_int(&a, (int64_t)P);
     ti__cla_int(&a, splits);
-    ti__cla_int(&a, c->node->act);
-    ti__cla_float(&a, c->node->act_a);
-    ti__cla_float(&a, c->node->act_b);
+    ti__cla_act(&a, c);
     if (a.err != CL_SUCCESS) return a.err;
     size_t g2[2] = {M * P, (size_t)y->shape[0]};
     return ti__clrt_launch(rt, TI__CLK_CONV_SPLITK, 2, g2, NULL);
@@ -26052,20 +26053,18 @@ TI__PRIVATE cl_int ti__cl_run_conv(ti__clc *c) {
     if (p[0] == TI__CLCONV_GEMM) {
         cl_int e = ti__cl_run_conv_gemm(c, x, w, b, y, p);
         if (!ti__cl_wg_error(e)) return e;
-        /* a device that refuses 64-item groups for it: the direct kernel */
+        /* a device that refuses 64-item groups for it: the direct kernel, from now on */
+        c->g->par[c->n][0] = TI__CLCONV_DIRECT;
     }
     ti__clk k = p[0] == TI__CLCONV_DW ? TI__CLK_DWCONV2D : TI__CLK_CONV2D;
     ti__clargs a;
     ti__cla_begin(&a, &c->g->rt, k);
     ti__cla_t(&a, c, x);
     ti__cla_t(&a, c, w);
-    ti__cla_t(&a, c, b ? b : w);
-    ti__cla_int(&a, b != NULL);
+    ti__cla_bias(&a, c, b, w);
     ti__cla_t(&a, c, y);
     ti__cla_buf(&a, c->g->cst, c->g->par_off[c->n] + sizeof(int32_t));
-    ti__cla_int(&a, c->node->act);
-    ti__cla_float(&a, c->node->act_a);
-    ti__cla_float(&a, c->node->act_b);
+    ti__cla_act(&a, c);
     if (a.err != CL_SUCCESS) return a.err;
     size_t g[3] = {(size_t)(y->shape[2] * y->shape[3]), (size_t)y->shape[1], (size_t)y->shape[0]};
     return ti__clrt_launch(&c->g->rt, k, 3, g, NULL);
