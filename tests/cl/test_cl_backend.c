@@ -836,6 +836,19 @@ TI_TEST(refused_work_group_sizes_never_reach_the_user) {
     setenv("TINYINFER_OPENCL_FAKE_MAX_WG", "64", 1);
 #endif
     compare(bytes, n, "MatMul under a 64-item limit", "MatMul");
+    free(bytes);
+    /* one row, deep k: the matrix-vector kernel's 64-item groups refused under 32 */
+    ob_init(&mb, 13);
+    int64_t vd[2] = {1, 300}, wd[2] = {300, 20}, od[2] = {1, 20};
+    ob_input(&mb, "a", OB_FLOAT, 2, vd);
+    ob_input(&mb, "b", OB_FLOAT, 2, wd);
+    ob_node(&mb, "MatMul", "mm", "a,b", "y");
+    ob_output(&mb, "y", OB_FLOAT, 2, od);
+    bytes = ob_finish(&mb, &n);
+#if !defined(_WIN32)
+    setenv("TINYINFER_OPENCL_FAKE_MAX_WG", "32", 1);
+#endif
+    compare(bytes, n, "MatMul 1x300x20 (matrix-vector) under a 32-item limit", "MatMul");
 #if !defined(_WIN32)
     unsetenv("TINYINFER_OPENCL_FAKE_MAX_WG");
 #endif
