@@ -138,7 +138,7 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
         g->tunables[n] = "";
         g->tuned[n] = "";
         g->node_retries[n] = 0;
-        if (ti__tune_find(s, c.node->name, &set, &set_len)) {
+        if (ti__tune_find(s, n, c.node->name, &set, &set_len)) {
             g->tuned[n] = ti__pool_strndup(pool, set, set_len);
             if (g->tuned[n] == NULL) g->tuned[n] = "";
         }

@@ -10,8 +10,9 @@
  *   node conv_12 conv=gemm splits=4
  *   node relu%207 wg=64
  *
- * A node line names a planned node (ti_node_info.name) with bytes <= ' ', '%' and bytes
- * >= 0x7f written as %XX, then key=value settings: conv=gemm|direct, splits=N (k splits of
+ * A node line names a planned node: by its name (ti_node_info.name) with bytes <= ' ', '%',
+ * '#' and bytes >= 0x7f written as %XX, or as #I, its index in the plan (for nameless and
+ * duplicate names), then key=value settings: conv=gemm|direct, splits=N (k splits of
  * the conv GEMM), wg=N (local size of the node's kernels along dim 0); "auto" is the
  * library's own choice. ti_node_info.tunables lists a node's candidates. Lines naming no
  * node of the plan are ignored (a file tuned for one input size still loads for another);
@@ -72,6 +73,17 @@ TI__PRIVATE int64_t ti__tune_number(const char *v, size_t len) {
     return x >= 1 && x <= 65536 ? x : -1;
 }
 
+/* 1 when the token is #I with I == index. */
+TI__PRIVATE int ti__tune_index_eq(const char *tok, size_t len, int index) {
+    if (len < 2 || tok[0] != '#') return 0;
+    int64_t v = 0;
+    for (size_t i = 1; i < len; i++) {
+        if (tok[i] < '0' || tok[i] > '9' || v > 100000000) return 0;
+        v = v * 10 + (tok[i] - '0');
+    }
+    return v == index;
+}
+
 /* Checks one setting token; returns a reason, or NULL when it is fine. */
 TI__PRIVATE const char *ti__tune_check_setting(const char *tok, size_t len) {
     const char *eq = (const char *)memchr(tok, '=', len);
@@ -116,6 +128,8 @@ TI__PRIVATE ti_status ti__tune_validate(const char *text, size_t n, const char *
             } else if (!ti__tune_token(&q, eol, &tok, &len)) {
                 why = "node line without a name";
             } else {
+                if (tok[0] == '#' && (len > 10 || !ti__tune_index_eq(tok, len, atoi(tok + 1))))
+                    why = "bad node index (#I, or escape '#' as %23)";
                 for (size_t i = 0; i < len && why == NULL; i++)
                     if (tok[i] == '%' && (i + 2 >= len || !ti__tune_hex(tok[i + 1]) ||
                                           !ti__tune_hex(tok[i + 2])))
@@ -189,8 +203,10 @@ TI__PRIVATE void ti__tune_free(ti_session *s) {
     s->tune_len = 0;
 }
 
-/* The settings of the last line naming `name`: [*set, *set + *len); 0 when none. */
-TI__PRIVATE int ti__tune_find(const ti_session *s, const char *name, const char **set, size_t *len) {
+/* The settings of the last line naming node `index` (its name, or #index):
+ * [*set, *set + *len); 0 when none. */
+TI__PRIVATE int ti__tune_find(const ti_session *s, int index, const char *name, const char **set,
+                              size_t *len) {
     const char *p = s->tune, *end = s->tune + s->tune_len;
     int found = 0;
     if (p == NULL) return 0;
@@ -200,7 +216,8 @@ TI__PRIVATE int ti__tune_find(const ti_session *s, const char *name, const char 
         const char *q = p, *tok;
         size_t tl;
         if (ti__tune_token(&q, eol, &tok, &tl) && ti__tune_tok_is(tok, tl, "node") &&
-            ti__tune_token(&q, eol, &tok, &tl) && ti__tune_name_eq(tok, tl, name)) {
+            ti__tune_token(&q, eol, &tok, &tl) &&
+            (tok[0] == '#' ? ti__tune_index_eq(tok, tl, index) : ti__tune_name_eq(tok, tl, name))) {
             while (q < eol && (*q == ' ' || *q == '\t')) q++;
             const char *e = eol;
             while (e > q && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t')) e--;

@@ -1048,6 +1048,7 @@ TI_TEST(tuning_text_is_checked) {
         {"tinyinfer-tuning 1\nnode c%6 wg=32\n", "line 2: bad %XX escape"},
         {"tinyinfer-tuning 1\nnode\n", "line 2: node line without a name"},
         {"tinyinfer-tuning 1\nknob conv wg=32\n", "line 2: unknown line"},
+        {"tinyinfer-tuning 1\nnode #x1 wg=32\n", "line 2: bad node index"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ti_session *s = make_tuned(m, TI_BACKEND_CPU, bad[i].text, NULL, &err);
@@ -1162,6 +1163,16 @@ TI_TEST(tuning_candidates_apply_and_keep_outputs) {
         ti_session_destroy(s);
     }
     unsetenv("TINYINFER_OPENCL_FAKE_MAX_WG");
+
+    /* by index (nameless nodes) */
+    int ci = find_node(s = make_tuned(m, TI_BACKEND_OPENCL, NULL, NULL, &err), "Conv", &ni);
+    ti_session_destroy(s);
+    snprintf(text, sizeof text, "tinyinfer-tuning 1\nnode #%d conv=gemm splits=2\nnode #999 wg=16\n", ci);
+    s = make_tuned(m, TI_BACKEND_OPENCL, text, NULL, &err);
+    TI_REQUIRE(s != NULL);
+    TI_CHECK(find_node(s, "Conv", &ni) >= 0);
+    TI_CHECK(strcmp(ni.tuning, "conv=gemm splits=2") == 0);
+    ti_session_destroy(s);
 
     /* from a file, the name escaped (%6F is 'o') */
     const char *path = "build/test/cl/tuning-test.txt";
