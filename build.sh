@@ -896,6 +896,10 @@ cmd_fuzz() {
 cmd_jobs() { # ./build.sh jobs j_threads j_game_loop ...: a few jobs, with the test counting
     prepare_test
     local f
+    # jobs that run models need the conformance runner before they start, as in cmd_test
+    case " $* " in *" j_models "* | *" j_coral "* | *" j_conformance "* | *" j_tflite_conformance "* | *" j_cl_arch "*)
+        check "build: conformance runner" j_runner ;;
+    esac
     for f in "$@"; do
         case $f in j_*) ;; *) say "not a job function: '$f' (the j_* functions in build.sh)"; exit 2 ;; esac
         declare -F "$f" >/dev/null || { say "no job function '$f' in build.sh"; exit 2; }

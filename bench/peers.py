@@ -306,8 +306,9 @@ def convert_mnn(src, outdir, fmt):
         return out, None
     code = ("import sys, _tools; _tools.mnnconvert(['mnnconvert', '-f', sys.argv[1], "
             "'--modelFile', sys.argv[2], '--MNNModel', sys.argv[3], '--bizCode', 'MNN'])")
-    p = subprocess.run([sys.executable, "-c", code, fmt, src, out + ".tmp"],
-                       capture_output=True, text=True)
+    # cwd: the converter leaves .__convert_external_data.bin in its working directory
+    p = subprocess.run([sys.executable, "-c", code, fmt, os.path.abspath(src), out + ".tmp"],
+                       capture_output=True, text=True, cwd=outdir)
     if p.returncode != 0 or not os.path.exists(out + ".tmp"):
         why = ("crashed with signal %d" % -p.returncode) if p.returncode < 0 else \
             "failed (rc %d)" % p.returncode
