@@ -13,6 +13,9 @@
 #                          architecture models old vs new (bench/conv.c, CONV_BASE) into
 #                          bench/results/conv-<date>.md. bench/run_gpu.sh is the OpenCL
 #                          benchmark against torch, for a machine with a GPU
+#   ./build.sh bench peers [OPTIONS]  the CPU peer benchmark (bench/peers.sh: tinyinfer
+#                          against onnxruntime, LiteRT, ncnn and MNN, installed from PyPI)
+#                          into bench/results/cpu-<date>.md; options go to bench/peers.py
 #   ./build.sh jobs J...   only the named test jobs (shell functions j_*, e.g. j_threads),
 #                          counted as ./build.sh test counts them
 #   ./build.sh amalgamate  regenerate tinyinfer.h from src/ (tools/amalgamate)
@@ -337,6 +340,14 @@ j_tools() { # builds the tools and checks what they print (tests/unit/test_tools
         "$CC" -O2 -g "${C99[@]}" "${WARN[@]}" "${INC[@]}" "tools/$t.c" -o "$T/tools/$t" "${LIBS[@]}"
     done
     bash tests/unit/test_tools.sh "$T/tools"
+}
+
+j_bench_peers() { # bench/ti_bench.c compiles; bench/peers.py's tables on fake results (no peers run)
+    mkdir -p "$T/bench"
+    "$CC" -O2 "${C99[@]}" "${WARN[@]}" "${INC[@]}" bench/ti_bench.c -o "$T/bench/ti_bench" "${LIBS[@]}"
+    have python3 && python3 -c "import numpy" 2>/dev/null ||
+        { skip "bench/peers.py --self-test: no python3 with numpy"; return 0; }
+    python3 bench/peers.py --self-test
 }
 
 j_example() { # j_example NAME: builds examples/NAME.c into $T/examples, warnings as errors
@@ -841,6 +852,7 @@ cmd_test() {
     done
     job "README example" j_readme
     job "tools: tinyinfer-info and tinyinfer-run" j_tools
+    job "bench: ti_bench compiles, peers.py self-test" j_bench_peers
     job "OpenCL: loader cross-check, stubs, backend kernels vs CPU" j_cl opt
     job "examples: classify (bundled MobileNet v2, grace_hopper.bmp)" j_classify
     job "examples: segment (DeepLabv3 from $CORAL)" j_segment
@@ -884,6 +896,10 @@ cmd_fuzz() {
 cmd_jobs() { # ./build.sh jobs j_threads j_game_loop ...: a few jobs, with the test counting
     prepare_test
     local f
+    # jobs that run models need the conformance runner before they start, as in cmd_test
+    case " $* " in *" j_models "* | *" j_coral "* | *" j_conformance "* | *" j_tflite_conformance "* | *" j_cl_arch "*)
+        check "build: conformance runner" j_runner ;;
+    esac
     for f in "$@"; do
         case $f in j_*) ;; *) say "not a job function: '$f' (the j_* functions in build.sh)"; exit 2 ;; esac
         declare -F "$f" >/dev/null || { say "no job function '$f' in build.sh"; exit 2; }
@@ -894,6 +910,12 @@ cmd_jobs() { # ./build.sh jobs j_threads j_game_loop ...: a few jobs, with the t
 }
 
 cmd_bench() {
+    if [ "${1:-}" = peers ]; then # issue #6: side by side with the other CPU runtimes
+        shift
+        setup_build
+        amalgamate
+        CC=$CC exec bench/peers.sh "$@"
+    fi
     setup_build
     amalgamate
     build_all
@@ -909,7 +931,7 @@ cmd_bench() {
     "$CC" -O2 -g "${C99[@]}" -Wall -Wextra "${INC[@]}" bench/sgemm.c -o build/bench_sgemm "${LIBS[@]}"
     build/bench_sgemm "$report"
     bench_conv
-    say "(side-by-side comparisons with onnxruntime and others come with issue #6)"
+    say "(side by side with onnxruntime, LiteRT, ncnn and MNN: ./build.sh bench peers)"
 }
 
 # float32 Conv paths, old against new (bench/conv.c), then whole architecture models: this
@@ -980,10 +1002,13 @@ jobs)
     cmd_jobs "$@"
     ;;
 fuzz) cmd_fuzz ;;
-bench) cmd_bench ;;
+bench)
+    shift
+    cmd_bench "$@"
+    ;;
 amalgamate) amalgamate ;;
 clean) rm -rf build ;;
--h | --help | help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' ;;
+-h | --help | help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//' ;;
 *)
     say "unknown command '$1' (try: ./build.sh help)"
     exit 2

@@ -863,6 +863,7 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 /*    src/cpu/x86/cpuid.c                                                                  */
 /*    src/cpu/x86/gemm_avx2.c                                                              */
 /*    src/cpu/x86/gemm_avx512.c                                                            */
+/*    src/cpu/x86/qgemm_avx2.c                                                             */
 /*    src/graph/ops.c                                                                      */
 /*    src/graph/passes.c                                                                   */
 /*    src/formats/protobuf.c                                                               */
@@ -1225,6 +1226,10 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void);   /* cpu/x86/conv_avx2.c */
 TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void); /* cpu/x86/conv_avx512.c */
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void);   /* cpu/x86/gemm_avx2.c */
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void); /* cpu/x86/gemm_avx512.c */
+/* The 8-bit GEMM micro-kernel of cpu/tfl_accum.c (ti__tfc_qmicro's contract: 4 rows x 16
+ * channels, int16 operands, uint32 sums modulo 2^32) for AVX2: cpu/x86/qgemm_avx2.c */
+TI__PRIVATE void ti__tfc_qmicro_avx2(size_t kc, const int16_t *ap, const int16_t *bp,
+                                     uint32_t *acc, size_t ldacc);
 #endif
 
 /* ---- kernels and the op registry (graph/ops.c) -------------------------------------- */
@@ -4017,20 +4022,55 @@ TI__PRIVATE void ti__conv_im2col(void *ctx, size_t begin, size_t end) {
     }
 }
 
+/* y[i] = act(y[i] + bias) for i < n: ti__act_apply's expressions, one loop per activation
+ * so that the switch and the call leave the loop (per element they took a third of
+ * MobileNetV2's time, perf: bench/results/cpu-2026-11-22.md). Same results bit for bit. */
+TI__PRIVATE void ti__act_row(int act, float a, float b, float bias, float *y, size_t n) {
+    switch (act) {
+    case TI__ACT_NONE:
+        if (bias != 0.0f)
+            for (size_t i = 0; i < n; i++) y[i] += bias;
+        return;
+    case TI__ACT_RELU:
+        for (size_t i = 0; i < n; i++) {
+            float x = y[i] + bias;
+            y[i] = x > 0.0f ? x : 0.0f;
+        }
+        return;
+    case TI__ACT_CLIP:
+        for (size_t i = 0; i < n; i++) {
+            float x = y[i] + bias;
+            y[i] = x < a ? a : (x > b ? b : x);
+        }
+        return;
+    case TI__ACT_HARD_SWISH:
+        for (size_t i = 0; i < n; i++) {
+            float x = y[i] + bias, h = x / 6.0f + 0.5f;
+            y[i] = x * (h < 0.0f ? 0.0f : (h > 1.0f ? 1.0f : h));
+        }
+        return;
+    case TI__ACT_SILU:
+        for (size_t i = 0; i < n; i++) {
+            float x = y[i] + bias;
+            y[i] = x / (1.0f + expf(-x));
+        }
+        return;
+    case TI__ACT_SIGMOID:
+        for (size_t i = 0; i < n; i++) y[i] = 1.0f / (1.0f + expf(-(y[i] + bias)));
+        return;
+    default:
+        for (size_t i = 0; i < n; i++) y[i] = ti__act_apply(act, a, b, y[i] + bias);
+        return;
+    }
+}
+
 /* Adds the bias and applies the fused activation on planes [begin, end) of y (n*M planes). */
 TI__PRIVATE void ti__conv_bias_act(void *ctx, size_t begin, size_t end) {
     const ti__conv_job *j = (const ti__conv_job *)ctx;
     size_t sp = j->p->out_sp, m = (size_t)j->p->m;
-    for (size_t pl = begin; pl < end; pl++) {
-        float *y = j->y + pl * sp, bv = j->b != NULL ? j->b[pl % m] : 0.0f;
-        if (j->act == TI__ACT_NONE) {
-            if (bv != 0.0f)
-                for (size_t i = 0; i < sp; i++) y[i] += bv;
-        } else {
-            for (size_t i = 0; i < sp; i++)
-                y[i] = ti__act_apply(j->act, j->act_a, j->act_b, y[i] + bv);
-        }
-    }
+    for (size_t pl = begin; pl < end; pl++)
+        ti__act_row(j->act, j->act_a, j->act_b, j->b != NULL ? j->b[pl % m] : 0.0f,
+                    j->y + pl * sp, sp);
 }
 
 /* Direct convolution of planes [begin, end) (n*M output planes): for each weight tap,
@@ -4564,8 +4604,7 @@ TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
             if (hi > lo) {
                 j->row(yr + lo, (size_t)(hi - lo), xs, wr, nr, bv, j->clamp, j->lo, j->hi);
                 if (j->act != TI__ACT_NONE && !j->clamp)
-                    for (int64_t ow = lo; ow < hi; ow++)
-                        yr[ow] = ti__act_apply(j->act, j->act_a, j->act_b, yr[ow]);
+                    ti__act_row(j->act, j->act_a, j->act_b, 0.0f, yr + lo, (size_t)(hi - lo));
             }
             for (int64_t ow = 0; ow < OW; ow++) {
                 if (ow == lo) ow = hi; /* the interior is done */
@@ -12607,6 +12646,11 @@ TI__PRIVATE void ti__tfc_qgemm_range(void *ctx, size_t begin, size_t end) {
     int16_t a[TI__TFC_KC * TI__TFC_MR];
     uint32_t acc[TI__TFC_MR * TI__TFC_OCC];
     size_t kd = j->kdim, oc = j->o;
+    /* the same sums either way (int32 products, uint32 wrap); AVX2 pairs depths in VPMADDWD */
+    void (*micro)(size_t, const int16_t *, const int16_t *, uint32_t *, size_t) = ti__tfc_qmicro;
+#ifdef TI__X86_SIMD
+    if (ti__cpu_isa() >= TI__ISA_AVX2) micro = ti__tfc_qmicro_avx2;
+#endif
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__TFC_MR, np = TI__MIN((size_t)TI__TFC_MR, j->rows - p0);
         for (size_t oc0 = 0; oc0 < oc; oc0 += TI__TFC_OCC) {
@@ -12624,7 +12668,7 @@ TI__PRIVATE void ti__tfc_qgemm_range(void *ctx, size_t begin, size_t end) {
                     }
                 }
                 for (size_t b = 0; b < nb; b++)
-                    ti__tfc_qmicro(k1 - k0, a, j->bp + ((oc0 / TI__TFC_NR + b) * kd + k0) * TI__TFC_NR,
+                    micro(k1 - k0, a, j->bp + ((oc0 / TI__TFC_NR + b) * kd + k0) * TI__TFC_NR,
                                    acc + b * TI__TFC_NR, TI__TFC_OCC);
             }
             for (size_t r = 0; r < np; r++)
@@ -20722,6 +20766,79 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void) {
 }
 #endif /* TI__X86_SIMD */
 /* ==== end src/cpu/x86/gemm_avx512.c ========================================================= */
+
+/* ==== begin src/cpu/x86/qgemm_avx2.c ======================================================== */
+/* 8-bit GEMM micro-kernel for AVX2 (the kernel of tfl_accum.c's ti__tfc_qgemm): 4 rows x 16
+ * channels of uint32 accumulators, int16 operands (the 8-bit values with their zero points
+ * added). Pairs of depths go through VPMADDWD: each int32 lane gets a[k]*b[k] + a[k+1]*b[k+1],
+ * both products exact (|operand| <= 255), added to the accumulator modulo 2^32: the same
+ * sums as the portable ti__tfc_qmicro, bit for bit. The packed B rows stay as they are
+ * ([k][16] int16); two rows are interleaved in registers (VPUNPCK), which permutes the
+ * channels inside each 128-bit lane; the permutation is undone at the store. Compiled with a
+ * function-level target attribute, run only when cpuid says AVX2 (cpu/x86/cpuid.c).
+ * Must not allocate. */
+#ifdef TI__X86_SIMD
+#include <immintrin.h>
+
+/* acc[r*ldacc + 0..16) += sum over p < kc of ap[p*4 + r] * bp[p*16 + q], r < 4. */
+TI__PRIVATE TI__TARGET_AVX2 void ti__tfc_qmicro_avx2(size_t kc, const int16_t *ap,
+                                                     const int16_t *bp, uint32_t *acc,
+                                                     size_t ldacc) {
+    /* lo: channels 0-3 | 8-11, hi: 4-7 | 12-15 (the unpack order), per row */
+    __m256i l0 = _mm256_setzero_si256(), h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0;
+    __m256i l3 = l0, h3 = l0;
+    size_t p = 0;
+    for (; p + 2 <= kc; p += 2) {
+        __m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + p * 16));
+        __m256i b1 = _mm256_loadu_si256((const __m256i *)(bp + p * 16 + 16));
+        __m256i blo = _mm256_unpacklo_epi16(b0, b1), bhi = _mm256_unpackhi_epi16(b0, b1);
+        const int16_t *a = ap + p * 4;
+        /* (a[k][r], a[k+1][r]) as one int32: low half depth k, as in the unpacked B */
+        __m256i a0 = _mm256_set1_epi32((int32_t)((uint32_t)(uint16_t)a[0] | (uint32_t)(uint16_t)a[4] << 16));
+        __m256i a1 = _mm256_set1_epi32((int32_t)((uint32_t)(uint16_t)a[1] | (uint32_t)(uint16_t)a[5] << 16));
+        __m256i a2 = _mm256_set1_epi32((int32_t)((uint32_t)(uint16_t)a[2] | (uint32_t)(uint16_t)a[6] << 16));
+        __m256i a3 = _mm256_set1_epi32((int32_t)((uint32_t)(uint16_t)a[3] | (uint32_t)(uint16_t)a[7] << 16));
+        l0 = _mm256_add_epi32(l0, _mm256_madd_epi16(a0, blo));
+        h0 = _mm256_add_epi32(h0, _mm256_madd_epi16(a0, bhi));
+        l1 = _mm256_add_epi32(l1, _mm256_madd_epi16(a1, blo));
+        h1 = _mm256_add_epi32(h1, _mm256_madd_epi16(a1, bhi));
+        l2 = _mm256_add_epi32(l2, _mm256_madd_epi16(a2, blo));
+        h2 = _mm256_add_epi32(h2, _mm256_madd_epi16(a2, bhi));
+        l3 = _mm256_add_epi32(l3, _mm256_madd_epi16(a3, blo));
+        h3 = _mm256_add_epi32(h3, _mm256_madd_epi16(a3, bhi));
+    }
+    if (p < kc) { /* odd kc: the last depth paired with a zero row */
+        __m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + p * 16));
+        __m256i z = _mm256_setzero_si256();
+        __m256i blo = _mm256_unpacklo_epi16(b0, z), bhi = _mm256_unpackhi_epi16(b0, z);
+        const int16_t *a = ap + p * 4;
+        __m256i a0 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)a[0]);
+        __m256i a1 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)a[1]);
+        __m256i a2 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)a[2]);
+        __m256i a3 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)a[3]);
+        l0 = _mm256_add_epi32(l0, _mm256_madd_epi16(a0, blo));
+        h0 = _mm256_add_epi32(h0, _mm256_madd_epi16(a0, bhi));
+        l1 = _mm256_add_epi32(l1, _mm256_madd_epi16(a1, blo));
+        h1 = _mm256_add_epi32(h1, _mm256_madd_epi16(a1, bhi));
+        l2 = _mm256_add_epi32(l2, _mm256_madd_epi16(a2, blo));
+        h2 = _mm256_add_epi32(h2, _mm256_madd_epi16(a2, bhi));
+        l3 = _mm256_add_epi32(l3, _mm256_madd_epi16(a3, blo));
+        h3 = _mm256_add_epi32(h3, _mm256_madd_epi16(a3, bhi));
+    }
+    /* lo = [0-3 | 8-11], hi = [4-7 | 12-15]: channels 0-7 = (lo.low, hi.low), 8-15 = highs */
+    __m256i lo[4] = {l0, l1, l2, l3}, hi[4] = {h0, h1, h2, h3};
+    for (int r = 0; r < 4; r++) {
+        uint32_t *c = acc + (size_t)r * ldacc;
+        __m256i c07 = _mm256_permute2x128_si256(lo[r], hi[r], 0x20);
+        __m256i c815 = _mm256_permute2x128_si256(lo[r], hi[r], 0x31);
+        _mm256_storeu_si256((__m256i *)c,
+                            _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)c), c07));
+        _mm256_storeu_si256((__m256i *)(c + 8),
+                            _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(c + 8)), c815));
+    }
+}
+#endif
+/* ==== end src/cpu/x86/qgemm_avx2.c ========================================================== */
 
 /* ==== begin src/graph/ops.c ================================================================= */
 /* The op registry: every op the CPU runs, found by domain and op type. Each cpu/ file

@@ -98,8 +98,7 @@ TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
             if (hi > lo) {
                 j->row(yr + lo, (size_t)(hi - lo), xs, wr, nr, bv, j->clamp, j->lo, j->hi);
                 if (j->act != TI__ACT_NONE && !j->clamp)
-                    for (int64_t ow = lo; ow < hi; ow++)
-                        yr[ow] = ti__act_apply(j->act, j->act_a, j->act_b, yr[ow]);
+                    ti__act_row(j->act, j->act_a, j->act_b, 0.0f, yr + lo, (size_t)(hi - lo));
             }
             for (int64_t ow = 0; ow < OW; ow++) {
                 if (ow == lo) ow = hi; /* the interior is done */

@@ -574,6 +574,11 @@ TI__PRIVATE void ti__tfc_qgemm_range(void *ctx, size_t begin, size_t end) {
     int16_t a[TI__TFC_KC * TI__TFC_MR];
     uint32_t acc[TI__TFC_MR * TI__TFC_OCC];
     size_t kd = j->kdim, oc = j->o;
+    /* the same sums either way (int32 products, uint32 wrap); AVX2 pairs depths in VPMADDWD */
+    void (*micro)(size_t, const int16_t *, const int16_t *, uint32_t *, size_t) = ti__tfc_qmicro;
+#ifdef TI__X86_SIMD
+    if (ti__cpu_isa() >= TI__ISA_AVX2) micro = ti__tfc_qmicro_avx2;
+#endif
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__TFC_MR, np = TI__MIN((size_t)TI__TFC_MR, j->rows - p0);
         for (size_t oc0 = 0; oc0 < oc; oc0 += TI__TFC_OCC) {
@@ -591,7 +596,7 @@ TI__PRIVATE void ti__tfc_qgemm_range(void *ctx, size_t begin, size_t end) {
                     }
                 }
                 for (size_t b = 0; b < nb; b++)
-                    ti__tfc_qmicro(k1 - k0, a, j->bp + ((oc0 / TI__TFC_NR + b) * kd + k0) * TI__TFC_NR,
+                    micro(k1 - k0, a, j->bp + ((oc0 / TI__TFC_NR + b) * kd + k0) * TI__TFC_NR,
                                    acc + b * TI__TFC_NR, TI__TFC_OCC);
             }
             for (size_t r = 0; r < np; r++)
