@@ -116,6 +116,7 @@ typedef struct tirpc_run_res {
     int n_nodes; tirpc_node *nodes;         /* with profile */
     int uploaded;                           /* 1: this call uploaded the model (the server lacked it) */
     int rpc_error;                          /* the server's ERROR code when it refused the RUN, else 0 */
+    int n_node_sums; double *node_sums_ms;  /* with profile: each repeat's sum of node times */
 } tirpc_run_res;
 /* 0: a reply came (res->status tells whether the model ran); -1: the connection is lost or
  * the reply was malformed (reconnect). */
@@ -820,6 +821,8 @@ void tirpc_enc_result(tirpc_buf *b, const tirpc_run_res *r)
         tirpc__str(b, nd->tuning);
         tirpc__longstr(b, nd->tunables);
     }
+    tirpc__u32(b, (uint32_t)(r->n_node_sums > 0 ? r->n_node_sums : 0));
+    for (int i = 0; i < r->n_node_sums; i++) tirpc__f64(b, r->node_sums_ms[i]);
 }
 
 void tirpc_run_res_free(tirpc_run_res *r)
@@ -830,6 +833,7 @@ void tirpc_run_res_free(tirpc_run_res *r)
     free(r->outputs);
     free(r->times_ms);
     free(r->nodes);
+    free(r->node_sums_ms);
     memset(r, 0, sizeof(*r));
 }
 
@@ -924,6 +928,18 @@ int tirpc_dec_result(const uint8_t *p, size_t n, tirpc_run_res *r, char *why, si
         nd->tunables = tirpc__rlongstr(&c);
         if (c.bad) goto truncated;
     }
+    uint32_t ns = tirpc__r32(&c);
+    if (c.bad) goto truncated;
+    if (ns > TIRPC_MAX_REPEAT || ns > (size_t)(c.end - c.p) / 8) {
+        tirpc__why(why, wn, "RESULT: %u node sums in a %zu-byte reply", ns, n);
+        goto fail;
+    }
+    if (ns) {
+        r->node_sums_ms = (double *)malloc(ns * sizeof(double));
+        if (!r->node_sums_ms) goto oom;
+    }
+    for (uint32_t i = 0; i < ns; i++) r->node_sums_ms[i] = tirpc__rf64(&c);
+    r->n_node_sums = (int)ns;
     if (c.p != c.end) {
         tirpc__why(why, wn, "RESULT: %zu bytes after the reply", (size_t)(c.end - c.p));
         goto fail;
@@ -1255,6 +1271,29 @@ TIRPC__PRIVATE int tirpc__send_error(tirpc_conn *c, uint32_t code, const char *m
     int rc = tirpc__send(c, TIRPC_MSG_ERROR, &b, why, sizeof(why));
     tirpc_buf_free(&b);
     return rc;
+}
+
+/* After refusing a frame: stop sending, then read and drop what the peer still sends for up
+ * to 2 s (64 MiB at most), so that a client in the middle of writing a large frame finishes
+ * and reads the ERROR instead of meeting a reset connection. */
+TIRPC__PRIVATE void tirpc__linger(tirpc_conn *c)
+{
+    if (c->is_mem || !c->is_socket) return;
+#ifdef _WIN32
+    shutdown(c->wfd, SD_SEND);
+#else
+    shutdown(c->wfd, SHUT_WR);
+#endif
+    double t0 = tirpc__now();
+    size_t dropped = 0;
+    char buf[16384];
+    while (dropped < (64u << 20)) {
+        double left = 2.0 - (tirpc__now() - t0);
+        if (left <= 0 || tirpc__wait(c->rfd, 0, left) != 0) break;
+        long r = (long)recv(c->rfd, buf, sizeof(buf), 0);
+        if (r <= 0) break;
+        dropped += (size_t)r;
+    }
 }
 
 /* ---- client side ------------------------------------------------------------------------ */
@@ -1691,7 +1730,19 @@ TIRPC__PRIVATE int tirpc__ensure_model(tirpc_conn *c, const uint8_t sha[32], con
     tirpc_enc_put(&b, sha, model, size);
     int rc = tirpc__send(c, TIRPC_MSG_PUT_MODEL, &b, why, n);
     tirpc_buf_free(&b);
-    if (rc != 0 || tirpc__recv_reply(c, &type, &p, &len, why, n) != 0) return -1;
+    if (rc != 0) { /* the server may have refused it (too large) before the write failed */
+        char keep[256];
+        snprintf(keep, sizeof(keep), "%s", why);
+        if (tirpc__recv(c, &type, &p, &len, 1u << 16, 2.0, why, n) == 0 && type == TIRPC_MSG_ERROR) {
+            rc = tirpc__error_reply(p, len, why, n);
+            free(p);
+            return rc ? rc : -1;
+        }
+        free(p);
+        tirpc__why(why, n, "%s", keep);
+        return -1;
+    }
+    if (tirpc__recv_reply(c, &type, &p, &len, why, n) != 0) return -1;
     if (type == TIRPC_MSG_ERROR) {
         rc = tirpc__error_reply(p, len, why, n);
         free(p);
@@ -2043,6 +2094,9 @@ TIRPC__PRIVATE void tirpc__execute(const tirpc_server *srv, const tirpc_run_wire
         if ((size_t)nn > SIZE_MAX / sizeof(double) / (size_t)repeat)
             TIRPC__FAIL(TI_ERR_OUT_OF_MEMORY, "%s: profile of %d nodes x %d runs is too large", name, nn, repeat);
         node_ms = (double *)malloc((size_t)nn * (size_t)repeat * sizeof(double));
+        res->node_sums_ms = (double *)calloc((size_t)repeat, sizeof(double));
+        if (!res->node_sums_ms) TIRPC__FAIL(TI_ERR_OUT_OF_MEMORY, "%s: out of memory for %d runs' times", name, repeat);
+        res->n_node_sums = repeat;
     }
     if (!res->times_ms || (q->profile && nn > 0 && !node_ms))
         TIRPC__FAIL(TI_ERR_OUT_OF_MEMORY, "%s: out of memory for %d runs' times", name, repeat);
@@ -2066,6 +2120,7 @@ TIRPC__PRIVATE void tirpc__execute(const tirpc_server *srv, const tirpc_run_wire
             if (node_ms) node_ms[(size_t)i * (size_t)repeat + (size_t)r] = ms;
         }
         if (srv->fake_timing) res->times_ms[r] = fake_sum;
+        if (res->node_sums_ms) res->node_sums_ms[r] = fake_sum;
     }
     res->n_times = repeat;
     ti_session_info info;
@@ -2132,6 +2187,9 @@ done:
         free(res->nodes);
         res->nodes = NULL;
         res->n_nodes = 0;
+        free(res->node_sums_ms);
+        res->node_sums_ms = NULL;
+        res->n_node_sums = 0;
     }
     free(node_ms);
     ti_session_destroy(s);
@@ -2335,7 +2393,10 @@ int tirpc_serve_conn(const tirpc_server *srv, tirpc_conn *c)
             if (rc == 0 && type != TIRPC_MSG_AUTH) snprintf(why, sizeof(why), "message type %d before AUTH", type);
             TIRPC__LOG(srv, "authentication: %s", why);
             free(p);
-            if (rc != -1 && rc != -2) tirpc__send_error(c, TIRPC_ERR_AUTH, why);
+            if (rc != -1 && rc != -2) {
+                tirpc__send_error(c, rc > 0 ? (uint32_t)rc : TIRPC_ERR_AUTH, why);
+                tirpc__linger(c);
+            }
             return 1;
         }
         free(p);
@@ -2358,7 +2419,10 @@ int tirpc_serve_conn(const tirpc_server *srv, tirpc_conn *c)
         if (rc == -2) return 0; /* the client went away between requests */
         if (rc != 0) {
             TIRPC__LOG(srv, "closing the connection: %s", why);
-            if (rc > 0) tirpc__send_error(c, (uint32_t)rc, why);
+            if (rc > 0) {
+                tirpc__send_error(c, (uint32_t)rc, why);
+                tirpc__linger(c);
+            }
             return 1;
         }
         rc = tirpc__dispatch(srv, c, type, p, n);
