@@ -253,12 +253,15 @@ alive "failing model"
 good_run "failing model"
 # a session killed mid-run (as a driver crash would; SIGKILL because this machine's processes
 # catch an externally sent SIGSEGV): logged, the server goes on
+before=$(grep -c 'session [0-9]*: 127' "$TMP/main2.log")
 "$RPC" run "$SQ" --remote "127.0.0.1:$PORT" --threads 1 --repeat 400 >"$TMP/crash.out" 2>&1 &
 cpid=$!
 child=""
-for ((i = 0; i < 100; i++)); do
-    child=$(grep 'RUN\|session [0-9]*:' "$TMP/main2.log" | sed -n 's/.*session \([0-9]*\): 127.*/\1/p' | tail -n 1)
-    [ -n "$child" ] && grep -q "serve\[$child\]: HAS_MODEL" "$TMP/main2.log" && break
+for ((i = 0; i < 100; i++)); do # the new session's pid, once it has started its RUN
+    if [ "$(grep -c 'session [0-9]*: 127' "$TMP/main2.log")" -gt "$before" ]; then
+        child=$(sed -n 's/.*session \([0-9]*\): 127.*/\1/p' "$TMP/main2.log" | tail -n 1)
+        grep -q "serve\[$child\]: HAS_MODEL" "$TMP/main2.log" && break
+    fi
     sleep 0.1
 done
 sleep 0.5
