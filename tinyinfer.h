@@ -401,6 +401,12 @@ typedef struct ti_session_desc {
      * download split in ti_session_info). On OpenCL this turns on the queue's event
      * profiling, so kernel times are the device's own. Costs a little per node. */
     int profile;
+    /* Per-node launch settings measured by tools/tinyinfer-tune ("tinyinfer-tuning 1"
+     * text, see the tools' README): `tuning` is the text itself, else `tuning_file` a
+     * path to it, else $TINYINFER_TUNING_FILE. A malformed file fails the session;
+     * settings for nodes the plan lacks are ignored. 0: the library's own choices. */
+    const char *tuning;
+    const char *tuning_file;
     void (*log)(ti_log_level level, const char *message, void *user); /* 0: silent     */
     void *log_user;
 } ti_session_desc;
@@ -499,6 +505,13 @@ typedef struct ti_node_info {
      * CPU/GPU boundary so that it could run (its inputs, made current where it runs). */
     double time_ms;
     size_t bytes_in;
+    /* Tuning (OpenCL nodes; "" elsewhere): the candidate settings a tuning file may give
+     * this node, separated by '|', the library's default first ("wg=auto|wg=32|...");
+     * the setting a tuning file gave it ("" when none); and its kernel launches whose
+     * local size the device refused (retried smaller) since the session was created. */
+    const char *tunables;
+    const char *tuning;
+    int launch_retries;
 } ti_node_info;
 /* Writes the last profiled run as Chrome trace-event JSON (opens in Perfetto or
  * chrome://tracing): one event per node, placed on a CPU or a GPU track. Needs
@@ -856,6 +869,7 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 /*    src/formats/onnx.c                                                                   */
 /*    src/formats/flatbuf.c                                                                */
 /*    src/formats/tflite.c                                                                 */
+/*    src/core/tuning.c                                                                    */
 /*    src/cl/loader.c                                                                      */
 /*    src/cl/kernels.c                                                                     */
 /*    src/cl/runtime.c                                                                     */
@@ -1312,6 +1326,8 @@ struct ti_session {
     size_t scratch_bytes;
     ti__threadpool *tp;
     int planned; /* 0 while an input's shape is unknown */
+    char *tune; /* the tuning text (validated), NULL when none */
+    size_t tune_len;
     struct ti__clplan *cl; /* the OpenCL runtime and plan; NULL on the CPU backend */
     char fallback[320]; /* why the requested backend is not the one running */
     char unplanned_reason[160];
@@ -23955,6 +23971,240 @@ TI__PRIVATE ti_status ti__tflite_parse(ti_model *m, const uint8_t *data, size_t 
 #endif /* TI_NO_TFLITE */
 /* ==== end src/formats/tflite.c ============================================================== */
 
+/* ==== begin src/core/tuning.c =============================================================== */
+/* ---- tuning: per-node launch settings chosen by measurement ---------------------------
+ * tools/tinyinfer-tune measures the candidate settings of every node on a device and
+ * writes the fastest as a text file that sessions read through desc.tuning_file (or the
+ * text itself, desc.tuning):
+ *
+ *   tinyinfer-tuning 1
+ *   # anything after '#' at the start of a line is a comment
+ *   device NVIDIA CUDA / NVIDIA H100 80GB HBM3     (what it was tuned on; informational)
+ *   model 3f1c...                                  (informational)
+ *   node conv_12 conv=gemm splits=4
+ *   node relu%207 wg=64
+ *
+ * A node line names a planned node (ti_node_info.name) with bytes <= ' ', '%' and bytes
+ * >= 0x7f written as %XX, then key=value settings: conv=gemm|direct, splits=N (k splits of
+ * the conv GEMM), wg=N (local size of the node's kernels along dim 0); "auto" is the
+ * library's own choice. ti_node_info.tunables lists a node's candidates. Lines naming no
+ * node of the plan are ignored (a file tuned for one input size still loads for another);
+ * a malformed line fails the session with its line number. */
+
+#define TI__TUNE_MAX_BYTES (1u << 20)
+
+TI__PRIVATE int ti__tune_hex(char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* Compares a %XX-escaped token with a raw name. */
+TI__PRIVATE int ti__tune_name_eq(const char *tok, size_t len, const char *name) {
+    size_t i = 0;
+    for (; i < len; name++) {
+        int c = (unsigned char)tok[i];
+        if (c == '%') {
+            if (i + 2 >= len) return 0;
+            unsigned v = 0;
+            for (int k = 1; k <= 2; k++) {
+                int h = (unsigned char)tok[i + (size_t)k];
+                v = v * 16u + (unsigned)(h <= '9' ? h - '0' : (h | 32) - 'a' + 10);
+            }
+            c = (int)v;
+            i += 3;
+        } else {
+            i++;
+        }
+        if (*name == 0 || (unsigned char)*name != (unsigned)c) return 0;
+    }
+    return *name == 0;
+}
+
+/* Next whitespace-separated token of [*p, end) on the current line; 0 at the line's end. */
+TI__PRIVATE int ti__tune_token(const char **p, const char *end, const char **tok, size_t *len) {
+    const char *q = *p;
+    while (q < end && (*q == ' ' || *q == '\t' || *q == '\r')) q++;
+    *tok = q;
+    while (q < end && *q != ' ' && *q != '\t' && *q != '\r' && *q != '\n') q++;
+    *len = (size_t)(q - *tok);
+    *p = q;
+    return *len > 0;
+}
+
+TI__PRIVATE int ti__tune_tok_is(const char *tok, size_t len, const char *word) {
+    return strlen(word) == len && memcmp(tok, word, len) == 0;
+}
+
+/* "auto" (0) or a positive integer up to 65536; -1 when neither. */
+TI__PRIVATE int64_t ti__tune_number(const char *v, size_t len) {
+    if (ti__tune_tok_is(v, len, "auto")) return 0;
+    if (len == 0 || len > 6) return -1;
+    int64_t x = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (v[i] < '0' || v[i] > '9') return -1;
+        x = x * 10 + (v[i] - '0');
+    }
+    return x >= 1 && x <= 65536 ? x : -1;
+}
+
+/* Checks one setting token; returns a reason, or NULL when it is fine. */
+TI__PRIVATE const char *ti__tune_check_setting(const char *tok, size_t len) {
+    const char *eq = (const char *)memchr(tok, '=', len);
+    if (eq == NULL) return "expected key=value";
+    size_t kl = (size_t)(eq - tok), vl = len - kl - 1;
+    const char *v = eq + 1;
+    if (ti__tune_tok_is(tok, kl, "conv")) {
+        if (ti__tune_tok_is(v, vl, "gemm") || ti__tune_tok_is(v, vl, "direct") ||
+            ti__tune_tok_is(v, vl, "auto"))
+            return NULL;
+        return "conv must be gemm, direct or auto";
+    }
+    if (ti__tune_tok_is(tok, kl, "wg") || ti__tune_tok_is(tok, kl, "splits"))
+        return ti__tune_number(v, vl) >= 0 ? NULL : "value must be auto or a number in 1..65536";
+    return "unknown key (known: conv, splits, wg)";
+}
+
+/* Validates the text: the header, then comment, device, model and node lines. */
+TI__PRIVATE ti_status ti__tune_validate(const char *text, size_t n, const char *src, ti_error *err) {
+    const char *p = text, *end = text + n;
+    int line = 0;
+    while (p < end) {
+        const char *eol = (const char *)memchr(p, '\n', (size_t)(end - p));
+        if (eol == NULL) eol = end;
+        line++;
+        const char *q = p, *tok;
+        size_t len;
+        const char *why = NULL;
+        if (memchr(p, 0, (size_t)(eol - p)) != NULL) {
+            why = "NUL byte";
+        } else if (line == 1) {
+            const char *t2;
+            size_t l2;
+            if (!ti__tune_token(&q, eol, &tok, &len) || !ti__tune_tok_is(tok, len, "tinyinfer-tuning"))
+                why = "not a tuning file (the first line must be 'tinyinfer-tuning 1')";
+            else if (!ti__tune_token(&q, eol, &t2, &l2) || !ti__tune_tok_is(t2, l2, "1"))
+                why = "unsupported version (this library reads version 1)";
+        } else if (ti__tune_token(&q, eol, &tok, &len) && tok[0] != '#' &&
+                   !ti__tune_tok_is(tok, len, "device") && !ti__tune_tok_is(tok, len, "model")) {
+            if (!ti__tune_tok_is(tok, len, "node")) {
+                why = "unknown line (expected node, device, model or #)";
+            } else if (!ti__tune_token(&q, eol, &tok, &len)) {
+                why = "node line without a name";
+            } else {
+                for (size_t i = 0; i < len && why == NULL; i++)
+                    if (tok[i] == '%' && (i + 2 >= len || !ti__tune_hex(tok[i + 1]) ||
+                                          !ti__tune_hex(tok[i + 2])))
+                        why = "bad %XX escape in the node name";
+                while (why == NULL && ti__tune_token(&q, eol, &tok, &len))
+                    why = ti__tune_check_setting(tok, len);
+            }
+        }
+        if (why != NULL)
+            return ti__fail(err, TI_ERR_INVALID_ARGUMENT, src, "tuning line %d: %s", line, why);
+        p = eol < end ? eol + 1 : end;
+    }
+    if (line == 0) return ti__fail(err, TI_ERR_INVALID_ARGUMENT, src, "tuning: empty");
+    return TI_OK;
+}
+
+/* Reads desc.tuning, else desc.tuning_file, else $TINYINFER_TUNING_FILE into s->tune. */
+TI__PRIVATE ti_status ti__tune_load(ti_session *s, ti_error *err) {
+    const char *text = s->desc.tuning, *path = s->desc.tuning_file;
+    if (text == NULL && path == NULL) path = getenv("TINYINFER_TUNING_FILE");
+    if (text == NULL && (path == NULL || path[0] == 0)) return TI_OK;
+    size_t n = 0;
+    char *buf = NULL;
+    const char *src = text != NULL ? "<desc.tuning>" : path;
+    if (text != NULL) {
+        n = strlen(text);
+        if (n > TI__TUNE_MAX_BYTES) return ti__fail(err, TI_ERR_INVALID_ARGUMENT, src, "tuning: over 1 MiB");
+        buf = (char *)ti__malloc(&s->al, n + 1);
+        if (buf == NULL) return ti__fail(err, TI_ERR_OUT_OF_MEMORY, src, "out of memory reading tuning");
+        memcpy(buf, text, n);
+    } else {
+#ifndef TI_NO_STDIO
+        FILE *f = fopen(path, "rb");
+        if (f == NULL) return ti__fail(err, TI_ERR_IO, path, "cannot open the tuning file");
+        buf = (char *)ti__malloc(&s->al, TI__TUNE_MAX_BYTES + 1);
+        if (buf == NULL) {
+            fclose(f);
+            return ti__fail(err, TI_ERR_OUT_OF_MEMORY, path, "out of memory reading tuning");
+        }
+        n = fread(buf, 1, TI__TUNE_MAX_BYTES + 1, f);
+        int bad = ferror(f);
+        fclose(f);
+        if (bad || n > TI__TUNE_MAX_BYTES) {
+            ti__free(&s->al, buf, TI__TUNE_MAX_BYTES + 1);
+            return ti__fail(err, TI_ERR_IO, path, bad ? "cannot read the tuning file" : "tuning: over 1 MiB");
+        }
+        /* keep only what was read */
+        char *fit = (char *)ti__malloc(&s->al, n + 1);
+        if (fit != NULL) memcpy(fit, buf, n);
+        ti__free(&s->al, buf, TI__TUNE_MAX_BYTES + 1);
+        buf = fit;
+        if (buf == NULL) return ti__fail(err, TI_ERR_OUT_OF_MEMORY, path, "out of memory reading tuning");
+#else
+        return ti__fail(err, TI_ERR_UNSUPPORTED, path, "built with TI_NO_STDIO: use desc.tuning");
+#endif
+    }
+    buf[n] = 0;
+    ti_status st = ti__tune_validate(buf, n, src, err);
+    if (st != TI_OK) {
+        ti__free(&s->al, buf, n + 1);
+        return st;
+    }
+    s->tune = buf;
+    s->tune_len = n;
+    return TI_OK;
+}
+
+TI__PRIVATE void ti__tune_free(ti_session *s) {
+    if (s->tune != NULL) ti__free(&s->al, s->tune, s->tune_len + 1);
+    s->tune = NULL;
+    s->tune_len = 0;
+}
+
+/* The settings of the last line naming `name`: [*set, *set + *len); 0 when none. */
+TI__PRIVATE int ti__tune_find(const ti_session *s, const char *name, const char **set, size_t *len) {
+    const char *p = s->tune, *end = s->tune + s->tune_len;
+    int found = 0;
+    if (p == NULL) return 0;
+    while (p < end) {
+        const char *eol = (const char *)memchr(p, '\n', (size_t)(end - p));
+        if (eol == NULL) eol = end;
+        const char *q = p, *tok;
+        size_t tl;
+        if (ti__tune_token(&q, eol, &tok, &tl) && ti__tune_tok_is(tok, tl, "node") &&
+            ti__tune_token(&q, eol, &tok, &tl) && ti__tune_name_eq(tok, tl, name)) {
+            while (q < eol && (*q == ' ' || *q == '\t')) q++;
+            const char *e = eol;
+            while (e > q && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t')) e--;
+            *set = q;
+            *len = (size_t)(e - q);
+            found = 1;
+        }
+        p = eol < end ? eol + 1 : end;
+    }
+    return found;
+}
+
+/* The value of key in a node's settings: "auto" and absent give 0 and return 0. For
+ * conv: 1 gemm, 2 direct. */
+TI__PRIVATE int64_t ti__tune_get(const char *set, size_t len, const char *key) {
+    const char *p = set, *end = set + len, *tok;
+    size_t tl, kl = strlen(key);
+    int64_t v = 0;
+    while (ti__tune_token(&p, end, &tok, &tl)) {
+        if (tl <= kl || tok[kl] != '=' || memcmp(tok, key, kl) != 0) continue;
+        const char *val = tok + kl + 1;
+        size_t vl = tl - kl - 1;
+        if (strcmp(key, "conv") == 0) v = ti__tune_tok_is(val, vl, "gemm") ? 1 : ti__tune_tok_is(val, vl, "direct") ? 2 : 0;
+        else v = ti__tune_number(val, vl);
+        if (v < 0) v = 0;
+    }
+    return v;
+}
+/* ==== end src/core/tuning.c ================================================================= */
+
 /* ==== begin src/cl/loader.c ================================================================= */
 /* The OpenCL loader: opens the vendor library at run time and fills the function table,
  * reporting every candidate it tried. Relies on dlopen/dlsym (LoadLibraryA/GetProcAddress
@@ -24662,6 +24912,7 @@ typedef struct ti__clrt {
     size_t fake_max_wg; /* test hook ($TINYINFER_OPENCL_FAKE_MAX_WG): groups larger than this
                          * are refused as a driver would (CL_INVALID_WORK_GROUP_SIZE) */
     int retries;        /* launches that needed a smaller or no local size */
+    size_t node_wg;     /* the running node's tuned local size along dim 0 (0: ours) */
     char last_retry[160];
     /* profiling (desc.profile): the events of the run in flight, each with the node it
      * belongs to (-1: the final output reads) and its kind (TI__CLEV_*) */
@@ -25181,9 +25432,19 @@ TI__PRIVATE cl_int ti__clrt_launch(ti__clrt *rt, ti__clk k, int dims, const size
         for (int d = 0; d < dims; d++) gws[d] = (global[d] + lws[d] - 1) / lws[d] * lws[d];
         return ti__clrt_enqueue(rt, k, dims, gws, lws);
     }
-    size_t l0 = TI__MIN(limit, rt->max_item[0]);
-    if (l0 > 128) l0 = 128;
-    while (l0 > 1 && l0 / 2 >= global[0]) l0 /= 2; /* small dim 0: do not waste items */
+    size_t most = TI__MIN(limit, rt->max_item[0]), l0 = most;
+    if (rt->node_wg != 0) { /* a tuning file's size, as it is (invalid: retried smaller) */
+        l0 = rt->node_wg;
+        if (l0 > most) {
+            rt->retries++;
+            snprintf(rt->last_retry, sizeof rt->last_retry, "%s: tuned local size %zu over the limit %zu",
+                     ti__cl_kernel_table[k].name, l0, most);
+            while (l0 > most) l0 /= 2;
+        }
+    } else {
+        if (l0 > 128) l0 = 128;
+        while (l0 > 1 && l0 / 2 >= global[0]) l0 /= 2; /* small dim 0: do not waste items */
+    }
     cl_int e = CL_SUCCESS;
     for (;;) {
         lws[0] = l0;
@@ -25263,6 +25524,10 @@ typedef struct ti__clplan {
     const struct ti__clop **op; /* per node: its OpenCL op, found once at planning */
     const char **why;     /* per node: reason for the CPU ("" on the GPU) */
     int32_t **par;        /* per node: parameter table (host copy), or NULL */
+    const char **tunables; /* per node: its candidate settings ("" when none) */
+    const char **tuned;   /* per node: the tuning file's setting ("" when none) */
+    int *wg;              /* per node: tuned local size (0: ours) */
+    int *node_retries;    /* per node: launches retried smaller since planning */
     int *npar;
     size_t *par_off;      /* per node: byte offset of its table in cst */
     int n_gpu, n_cpu;
@@ -25958,17 +26223,60 @@ typedef enum { TI__CLCONV_DW = 1, TI__CLCONV_DIRECT, TI__CLCONV_GEMM } ti__clcon
 /* Splits of k for a conv GEMM with `blocks` output blocks of 32 x 32: enough groups for
  * about two per compute unit, each split at least 64 deep (a multiple of the 16-deep
  * slice). Returns the splits; *kc gets the depth of each. */
-TI__PRIVATE int ti__cl_conv_splits(const ti__clrt *rt, int64_t blocks, int64_t K, int64_t *kc) {
+TI__PRIVATE int ti__cl_conv_splits(const ti__clrt *rt, int64_t blocks, int64_t K, int64_t tuned,
+                                   int64_t *kc) {
     int64_t want = 2 * (int64_t)rt->compute_units, s = 1;
     if (blocks < want) s = (want + blocks - 1) / blocks;
     int64_t most = K / 64;
     if (s > most) s = most;
+    if (tuned > 0) s = TI__MIN(tuned, (K + 15) / 16); /* a tuning file's, at least 16 deep */
     if (s < 1) s = 1;
     int64_t depth = (K + s - 1) / s;
     depth = (depth + 15) / 16 * 16;
     s = (K + depth - 1) / depth; /* no empty split after rounding */
     *kc = depth;
     return (int)s;
+}
+
+/* Appends to buf[0..cap) at *at, never past the end (cap > 0). */
+TI__PRIVATE void ti__cl_cat(char *buf, size_t cap, size_t *at, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+TI__PRIVATE void ti__cl_cat(char *buf, size_t cap, size_t *at, const char *fmt, ...) {
+    if (*at >= cap - 1) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *at, cap - *at, fmt, ap);
+    va_end(ap);
+    if (n > 0) *at = TI__MIN(*at + (size_t)n, cap - 1);
+}
+/* The tuning candidates of a node: local sizes along dim 0 (powers of two from 16 up to
+ * what the device takes), each after the prefix (a conv's "conv=direct "). */
+TI__PRIVATE void ti__cl_wg_candidates(const ti__clrt *rt, const char *prefix, char *buf, size_t cap,
+                                      size_t *at) {
+    size_t most = TI__MIN(rt->max_wg, rt->max_item[0]);
+    ti__cl_cat(buf, cap, at, "%s%swg=auto", *at ? "|" : "", prefix);
+    for (size_t w = 16; w <= most && w <= 1024; w *= 2) ti__cl_cat(buf, cap, at, "|%swg=%zu", prefix, w);
+}
+TI__PRIVATE const char *ti__cl_pool_str(ti__clc *c, const char *buf, size_t n) {
+    const char *r = ti__pool_strndup(&c->s->plan_pool, buf, n);
+    return r ? r : "";
+}
+/* A node's candidates: for a conv the GEMM can run, its k splits, then the direct
+ * kernel's local sizes; for the others, the local sizes. The default comes first. */
+TI__PRIVATE const char *ti__cl_tunables(ti__clc *c, int conv_gemm_ok, int64_t K) {
+    char buf[640];
+    size_t at = 0;
+    buf[0] = 0;
+    if (conv_gemm_ok) {
+        ti__cl_cat(buf, sizeof buf, &at, "conv=gemm splits=auto");
+        for (int64_t sp = 1; sp <= 32 && (sp == 1 || sp * 64 <= K); sp *= 2)
+            ti__cl_cat(buf, sizeof buf, &at, "|conv=gemm splits=%d", (int)sp);
+    }
+    ti__cl_wg_candidates(&c->g->rt, conv_gemm_ok ? "conv=direct " : "", buf, sizeof buf, &at);
+    return ti__cl_pool_str(c, buf, at);
 }
 
 TI__PRIVATE int ti__cl_plan_conv(ti__clc *c) {
@@ -25982,8 +26290,10 @@ TI__PRIVATE int ti__cl_plan_conv(ti__clc *c) {
     ti__kctx_init(c->s, &k, c->n, &err);
     ti__convp cp;
     if (ti__conv_params(&k, 0, &cp) != TI_OK) return ti__clc_no(c, "conv attributes");
-    const char *mode = getenv("TINYINFER_OPENCL_CONV");
+    const char *mode = getenv("TINYINFER_OPENCL_CONV"), *set = c->g->tuned[c->n];
     int direct_only = mode != NULL && strcmp(mode, "direct") == 0;
+    size_t set_len = strlen(set);
+    int64_t want = ti__tune_get(set, set_len, "conv"), want_splits = ti__tune_get(set, set_len, "splits");
     int32_t *p = ti__clc_params(c, 1 + TI__CL_CONV_PARAMS);
     if (p == NULL) return ti__clc_no(c, "out of memory");
     p[0] = (cp.group == cp.c && cp.group == cp.m) ? TI__CLCONV_DW : TI__CLCONV_DIRECT;
@@ -25993,9 +26303,11 @@ TI__PRIVATE int ti__cl_plan_conv(ti__clc *c) {
                      (int32_t)cp.d[1],  (int32_t)cp.d[2],  (int32_t)cp.group};
     memcpy(p + 1, v, sizeof v);
     int64_t K = cp.c * cp.k[1] * cp.k[2], P = cp.out[1] * cp.out[2];
-    if (cp.group == 1 && !direct_only) {
+    int gemm_ok = cp.group == 1 && !direct_only;
+    c->g->tunables[c->n] = ti__cl_tunables(c, gemm_ok, K);
+    if (gemm_ok && want != 2) {
         int64_t kc, blocks = (P + 31) / 32 * ((cp.m + 31) / 32) * cp.n;
-        int splits = ti__cl_conv_splits(&c->g->rt, blocks, K, &kc);
+        int splits = ti__cl_conv_splits(&c->g->rt, blocks, K, want_splits, &kc);
         p[0] = TI__CLCONV_GEMM;
         p[16] = (int32_t)K;
         p[17] = (int32_t)kc;
@@ -26143,6 +26455,14 @@ TI__PRIVATE cl_int ti__cl_run_copy_table(ti__clc *c) {
     return ti__clrt_launch(&c->g->rt, TI__CLK_COPY, 1, &n, NULL);
 }
 
+/* 1 when the op's kernels take their local size from ti__clrt_launch (so a tuned one
+ * applies): not the aliases (no kernel), nor the matmuls and global pools (sizes fixed by
+ * their tiles); convs list their own candidates. */
+TI__PRIVATE int ti__cl_wg_tunable(const ti__clop *op) {
+    return op->run != ti__cl_run_alias && op->run != ti__cl_run_gemm && op->run != ti__cl_run_matmul &&
+           op->run != ti__cl_run_gpool && op->run != ti__cl_run_conv;
+}
+
 TI__PRIVATE const ti__clop *ti__cl_op_find(const ti__node *node) {
     if (node->domain[0] && strcmp(node->domain, "ai.onnx") != 0) return NULL;
     for (size_t i = 0; i < TI__COUNTOF(ti__cl_ops); i++)
@@ -26276,7 +26596,12 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
     g->npar = (int *)ti__pool_alloc(pool, sizeof(int) * ((size_t)nn + 1));
     g->par_off = (size_t *)ti__pool_alloc(pool, sizeof(size_t) * ((size_t)nn + 1));
     g->op = (const ti__clop **)ti__pool_alloc(pool, sizeof(ti__clop *) * ((size_t)nn + 1));
-    if (!g->where || !g->cst_off || !g->gpu || !g->why || !g->par || !g->npar || !g->par_off || !g->op)
+    g->tunables = (const char **)ti__pool_alloc(pool, sizeof(char *) * ((size_t)nn + 1));
+    g->tuned = (const char **)ti__pool_alloc(pool, sizeof(char *) * ((size_t)nn + 1));
+    g->wg = (int *)ti__pool_alloc(pool, sizeof(int) * ((size_t)nn + 1));
+    g->node_retries = (int *)ti__pool_alloc(pool, sizeof(int) * ((size_t)nn + 1));
+    if (!g->where || !g->cst_off || !g->gpu || !g->why || !g->par || !g->npar || !g->par_off || !g->op ||
+        !g->tunables || !g->tuned || !g->wg || !g->node_retries)
         return ti__fail(err, TI_ERR_OUT_OF_MEMORY, s->m->name, "out of memory planning OpenCL");
     if (g->rt.profiling) { /* room for every command of a run; more than that go unrecorded */
         int cap = 8 * nn + 2 * nv + 16;
@@ -26296,6 +26621,16 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
         ti__clc_init(&c, s, g, n);
         const ti__clop *op = g->op[n] = ti__cl_op_find(c.node);
         int ok = 0;
+        const char *set = "";
+        size_t set_len = 0;
+        g->tunables[n] = "";
+        g->tuned[n] = "";
+        g->node_retries[n] = 0;
+        if (ti__tune_find(s, c.node->name, &set, &set_len)) {
+            g->tuned[n] = ti__pool_strndup(pool, set, set_len);
+            if (g->tuned[n] == NULL) g->tuned[n] = "";
+        }
+        g->wg[n] = (int)ti__tune_get(g->tuned[n], strlen(g->tuned[n]), "wg");
         if (n >= s->first_dynamic) ti__clc_no(&c, "shapes known only at run time");
         else if (op == NULL) ti__clc_no(&c, "no OpenCL kernel for %s", c.node->op);
         else {
@@ -26303,6 +26638,7 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
             for (int i = 0; i < c.n_out && ok; i++)
                 if (c.out[i] != NULL && ti__numel(c.out[i]) == 0) ok = ti__clc_no(&c, "empty output");
             if (ok) ok = op->plan(&c);
+            if (ok && g->tunables[n][0] == 0 && ti__cl_wg_tunable(op)) g->tunables[n] = ti__cl_tunables(&c, 0, 0);
         }
         g->gpu[n] = (unsigned char)ok;
         if (ok) need |= op->progs;
@@ -26574,7 +26910,11 @@ TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int asy
                 ti__clc c;
                 ti__clc_init(&c, s, g, n);
                 const ti__clop *op = g->op[n];
+                int r0 = g->rt.retries;
+                g->rt.node_wg = (size_t)g->wg[n];
                 e = op->run ? op->run(&c) : ti__cl_run_copy_table(&c);
+                g->rt.node_wg = 0;
+                g->node_retries[n] += g->rt.retries - r0;
             }
             if (e == CL_SUCCESS) {
                 for (int i = 0; i < node->n_outputs; i++)
@@ -27400,7 +27740,7 @@ TI_API ti_session *ti_session_create(const ti_model *m, const ti_session_desc *d
     }
     for (int i = 0; i < m->n_inputs; i++) s->input_ranks[i] = -1;
     if (d.num_threads > 1) s->tp = ti__threadpool_create(&s->al, d.num_threads);
-    if (ti__session_plan(s, err) != TI_OK) {
+    if (ti__tune_load(s, err) != TI_OK || ti__session_plan(s, err) != TI_OK) {
         ti_session_destroy(s);
         return NULL;
     }
@@ -27424,6 +27764,7 @@ TI_API void ti_session_destroy(ti_session *s) {
         ti__free(&al, s->cl, sizeof *s->cl);
     }
 #endif
+    ti__tune_free(s);
     ti__free(&al, s->t, sizeof(ti_tensor) * (size_t)s->cap_values);
     ti__free(&al, s->vi, sizeof(ti__vinfo) * (size_t)s->cap_values);
     ti__free(&al, s->input_ranks, sizeof(int) * (size_t)(m->n_inputs + 1));
@@ -27722,10 +28063,19 @@ TI_API ti_status ti_session_node_info(const ti_session *s, int i, ti_node_info *
     out->placement = "";
     out->time_ms = s->profiled ? s->prof_ms[i] : -1.0;
     out->bytes_in = s->profiled ? s->prof_bytes[i] : 0;
+    out->tunables = "";
+    out->tuning = "";
+    out->launch_retries = 0;
 #ifndef TI_NO_OPENCL
     if (s->cl != NULL && !s->cl->building && s->cl->gpu != NULL) {
-        out->backend = s->cl->gpu[i] ? TI_BACKEND_OPENCL : TI_BACKEND_CPU;
-        out->placement = s->cl->why[i];
+        const ti__clplan *g = s->cl;
+        out->backend = g->gpu[i] ? TI_BACKEND_OPENCL : TI_BACKEND_CPU;
+        out->placement = g->why[i];
+        if (g->gpu[i]) {
+            out->tunables = g->tunables[i];
+            out->tuning = g->tuned[i];
+        }
+        out->launch_retries = g->node_retries[i];
     }
 #endif
     return TI_OK;

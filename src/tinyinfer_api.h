@@ -223,6 +223,12 @@ typedef struct ti_session_desc {
      * download split in ti_session_info). On OpenCL this turns on the queue's event
      * profiling, so kernel times are the device's own. Costs a little per node. */
     int profile;
+    /* Per-node launch settings measured by tools/tinyinfer-tune ("tinyinfer-tuning 1"
+     * text, see the tools' README): `tuning` is the text itself, else `tuning_file` a
+     * path to it, else $TINYINFER_TUNING_FILE. A malformed file fails the session;
+     * settings for nodes the plan lacks are ignored. 0: the library's own choices. */
+    const char *tuning;
+    const char *tuning_file;
     void (*log)(ti_log_level level, const char *message, void *user); /* 0: silent     */
     void *log_user;
 } ti_session_desc;
@@ -321,6 +327,13 @@ typedef struct ti_node_info {
      * CPU/GPU boundary so that it could run (its inputs, made current where it runs). */
     double time_ms;
     size_t bytes_in;
+    /* Tuning (OpenCL nodes; "" elsewhere): the candidate settings a tuning file may give
+     * this node, separated by '|', the library's default first ("wg=auto|wg=32|...");
+     * the setting a tuning file gave it ("" when none); and its kernel launches whose
+     * local size the device refused (retried smaller) since the session was created. */
+    const char *tunables;
+    const char *tuning;
+    int launch_retries;
 } ti_node_info;
 /* Writes the last profiled run as Chrome trace-event JSON (opens in Perfetto or
  * chrome://tracing): one event per node, placed on a CPU or a GPU track. Needs

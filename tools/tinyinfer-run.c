@@ -22,6 +22,7 @@ typedef struct run_opts {
     int placement;
     int profile;
     const char *trace;
+    const char *tuning;
     const char *inputs[MAX_FILES];
     int n_inputs;
     int repeat;
@@ -37,7 +38,7 @@ static void usage(FILE *f)
             "usage: tinyinfer-run MODEL [--threads N] [--input FILE]... [--repeat N] [--seed S]\n"
             "                     [--dim NAME=VALUE]... [--save-outputs DIR]\n"
             "                     [--backend auto|cpu|opencl] [--device SEL] [--placement]\n"
-            "                     [--profile] [--trace FILE]\n"
+            "                     [--profile] [--trace FILE] [--tuning FILE]\n"
             "--input FILE       .npy or .pb (TensorProto) data for the next model input; a file\n"
             "                   whose tensor name matches an input feeds that input instead\n"
             "                   (inputs without a file get seeded random data: floats uniform\n"
@@ -50,6 +51,7 @@ static void usage(FILE *f)
             "--profile          time every node of the last run (device times on OpenCL) and\n"
             "                   print them, with the time per op type and the transfers\n"
             "--trace FILE       write the last run's profile as Chrome trace JSON (Perfetto)\n"
+            "--tuning FILE      per-node OpenCL launch settings written by tinyinfer-tune\n"
             "--repeat N         run N times and report the median time (default 1)\n"
             "--seed S           random seed (default 1)\n"
             "--dim NAME=VALUE   bind a symbolic input dim (unbound ones default to 1)\n"
@@ -261,6 +263,8 @@ static int parse_args(int argc, char **argv, run_opts *o)
             o->profile = 1;
         } else if (strcmp(a, "--trace") == 0 && has_val) {
             o->trace = argv[++i];
+        } else if (strcmp(a, "--tuning") == 0 && has_val) {
+            o->tuning = argv[++i];
         } else if (strcmp(a, "--input") == 0 && has_val) {
             if (o->n_inputs == MAX_FILES) {
                 fprintf(stderr, "tinyinfer-run: at most %d --input files\n", MAX_FILES);
@@ -408,6 +412,7 @@ static int run(const run_opts *op, run_state *rs)
     desc.backend = o.backend;
     desc.opencl_device = o.device;
     desc.profile = o.profile || o.trace != NULL;
+    desc.tuning_file = o.tuning;
     desc.dim_bindings = nb ? binds : NULL;
     desc.num_dim_bindings = nb;
     s = rs->s = ti_session_create(m, &desc, &err);

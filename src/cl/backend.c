@@ -108,7 +108,12 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
     g->npar = (int *)ti__pool_alloc(pool, sizeof(int) * ((size_t)nn + 1));
     g->par_off = (size_t *)ti__pool_alloc(pool, sizeof(size_t) * ((size_t)nn + 1));
     g->op = (const ti__clop **)ti__pool_alloc(pool, sizeof(ti__clop *) * ((size_t)nn + 1));
-    if (!g->where || !g->cst_off || !g->gpu || !g->why || !g->par || !g->npar || !g->par_off || !g->op)
+    g->tunables = (const char **)ti__pool_alloc(pool, sizeof(char *) * ((size_t)nn + 1));
+    g->tuned = (const char **)ti__pool_alloc(pool, sizeof(char *) * ((size_t)nn + 1));
+    g->wg = (int *)ti__pool_alloc(pool, sizeof(int) * ((size_t)nn + 1));
+    g->node_retries = (int *)ti__pool_alloc(pool, sizeof(int) * ((size_t)nn + 1));
+    if (!g->where || !g->cst_off || !g->gpu || !g->why || !g->par || !g->npar || !g->par_off || !g->op ||
+        !g->tunables || !g->tuned || !g->wg || !g->node_retries)
         return ti__fail(err, TI_ERR_OUT_OF_MEMORY, s->m->name, "out of memory planning OpenCL");
     if (g->rt.profiling) { /* room for every command of a run; more than that go unrecorded */
         int cap = 8 * nn + 2 * nv + 16;
@@ -128,6 +133,16 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
         ti__clc_init(&c, s, g, n);
         const ti__clop *op = g->op[n] = ti__cl_op_find(c.node);
         int ok = 0;
+        const char *set = "";
+        size_t set_len = 0;
+        g->tunables[n] = "";
+        g->tuned[n] = "";
+        g->node_retries[n] = 0;
+        if (ti__tune_find(s, c.node->name, &set, &set_len)) {
+            g->tuned[n] = ti__pool_strndup(pool, set, set_len);
+            if (g->tuned[n] == NULL) g->tuned[n] = "";
+        }
+        g->wg[n] = (int)ti__tune_get(g->tuned[n], strlen(g->tuned[n]), "wg");
         if (n >= s->first_dynamic) ti__clc_no(&c, "shapes known only at run time");
         else if (op == NULL) ti__clc_no(&c, "no OpenCL kernel for %s", c.node->op);
         else {
@@ -135,6 +150,7 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
             for (int i = 0; i < c.n_out && ok; i++)
                 if (c.out[i] != NULL && ti__numel(c.out[i]) == 0) ok = ti__clc_no(&c, "empty output");
             if (ok) ok = op->plan(&c);
+            if (ok && g->tunables[n][0] == 0 && ti__cl_wg_tunable(op)) g->tunables[n] = ti__cl_tunables(&c, 0, 0);
         }
         g->gpu[n] = (unsigned char)ok;
         if (ok) need |= op->progs;
@@ -406,7 +422,11 @@ TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int asy
                 ti__clc c;
                 ti__clc_init(&c, s, g, n);
                 const ti__clop *op = g->op[n];
+                int r0 = g->rt.retries;
+                g->rt.node_wg = (size_t)g->wg[n];
                 e = op->run ? op->run(&c) : ti__cl_run_copy_table(&c);
+                g->rt.node_wg = 0;
+                g->node_retries[n] += g->rt.retries - r0;
             }
             if (e == CL_SUCCESS) {
                 for (int i = 0; i < node->n_outputs; i++)

@@ -29,6 +29,10 @@ typedef struct ti__clplan {
     const struct ti__clop **op; /* per node: its OpenCL op, found once at planning */
     const char **why;     /* per node: reason for the CPU ("" on the GPU) */
     int32_t **par;        /* per node: parameter table (host copy), or NULL */
+    const char **tunables; /* per node: its candidate settings ("" when none) */
+    const char **tuned;   /* per node: the tuning file's setting ("" when none) */
+    int *wg;              /* per node: tuned local size (0: ours) */
+    int *node_retries;    /* per node: launches retried smaller since planning */
     int *npar;
     size_t *par_off;      /* per node: byte offset of its table in cst */
     int n_gpu, n_cpu;
@@ -724,17 +728,60 @@ typedef enum { TI__CLCONV_DW = 1, TI__CLCONV_DIRECT, TI__CLCONV_GEMM } ti__clcon
 /* Splits of k for a conv GEMM with `blocks` output blocks of 32 x 32: enough groups for
  * about two per compute unit, each split at least 64 deep (a multiple of the 16-deep
  * slice). Returns the splits; *kc gets the depth of each. */
-TI__PRIVATE int ti__cl_conv_splits(const ti__clrt *rt, int64_t blocks, int64_t K, int64_t *kc) {
+TI__PRIVATE int ti__cl_conv_splits(const ti__clrt *rt, int64_t blocks, int64_t K, int64_t tuned,
+                                   int64_t *kc) {
     int64_t want = 2 * (int64_t)rt->compute_units, s = 1;
     if (blocks < want) s = (want + blocks - 1) / blocks;
     int64_t most = K / 64;
     if (s > most) s = most;
+    if (tuned > 0) s = TI__MIN(tuned, (K + 15) / 16); /* a tuning file's, at least 16 deep */
     if (s < 1) s = 1;
     int64_t depth = (K + s - 1) / s;
     depth = (depth + 15) / 16 * 16;
     s = (K + depth - 1) / depth; /* no empty split after rounding */
     *kc = depth;
     return (int)s;
+}
+
+/* Appends to buf[0..cap) at *at, never past the end (cap > 0). */
+TI__PRIVATE void ti__cl_cat(char *buf, size_t cap, size_t *at, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+TI__PRIVATE void ti__cl_cat(char *buf, size_t cap, size_t *at, const char *fmt, ...) {
+    if (*at >= cap - 1) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *at, cap - *at, fmt, ap);
+    va_end(ap);
+    if (n > 0) *at = TI__MIN(*at + (size_t)n, cap - 1);
+}
+/* The tuning candidates of a node: local sizes along dim 0 (powers of two from 16 up to
+ * what the device takes), each after the prefix (a conv's "conv=direct "). */
+TI__PRIVATE void ti__cl_wg_candidates(const ti__clrt *rt, const char *prefix, char *buf, size_t cap,
+                                      size_t *at) {
+    size_t most = TI__MIN(rt->max_wg, rt->max_item[0]);
+    ti__cl_cat(buf, cap, at, "%s%swg=auto", *at ? "|" : "", prefix);
+    for (size_t w = 16; w <= most && w <= 1024; w *= 2) ti__cl_cat(buf, cap, at, "|%swg=%zu", prefix, w);
+}
+TI__PRIVATE const char *ti__cl_pool_str(ti__clc *c, const char *buf, size_t n) {
+    const char *r = ti__pool_strndup(&c->s->plan_pool, buf, n);
+    return r ? r : "";
+}
+/* A node's candidates: for a conv the GEMM can run, its k splits, then the direct
+ * kernel's local sizes; for the others, the local sizes. The default comes first. */
+TI__PRIVATE const char *ti__cl_tunables(ti__clc *c, int conv_gemm_ok, int64_t K) {
+    char buf[640];
+    size_t at = 0;
+    buf[0] = 0;
+    if (conv_gemm_ok) {
+        ti__cl_cat(buf, sizeof buf, &at, "conv=gemm splits=auto");
+        for (int64_t sp = 1; sp <= 32 && (sp == 1 || sp * 64 <= K); sp *= 2)
+            ti__cl_cat(buf, sizeof buf, &at, "|conv=gemm splits=%d", (int)sp);
+    }
+    ti__cl_wg_candidates(&c->g->rt, conv_gemm_ok ? "conv=direct " : "", buf, sizeof buf, &at);
+    return ti__cl_pool_str(c, buf, at);
 }
 
 TI__PRIVATE int ti__cl_plan_conv(ti__clc *c) {
@@ -748,8 +795,10 @@ TI__PRIVATE int ti__cl_plan_conv(ti__clc *c) {
     ti__kctx_init(c->s, &k, c->n, &err);
     ti__convp cp;
     if (ti__conv_params(&k, 0, &cp) != TI_OK) return ti__clc_no(c, "conv attributes");
-    const char *mode = getenv("TINYINFER_OPENCL_CONV");
+    const char *mode = getenv("TINYINFER_OPENCL_CONV"), *set = c->g->tuned[c->n];
     int direct_only = mode != NULL && strcmp(mode, "direct") == 0;
+    size_t set_len = strlen(set);
+    int64_t want = ti__tune_get(set, set_len, "conv"), want_splits = ti__tune_get(set, set_len, "splits");
     int32_t *p = ti__clc_params(c, 1 + TI__CL_CONV_PARAMS);
     if (p == NULL) return ti__clc_no(c, "out of memory");
     p[0] = (cp.group == cp.c && cp.group == cp.m) ? TI__CLCONV_DW : TI__CLCONV_DIRECT;
@@ -759,9 +808,11 @@ TI__PRIVATE int ti__cl_plan_conv(ti__clc *c) {
                      (int32_t)cp.d[1],  (int32_t)cp.d[2],  (int32_t)cp.group};
     memcpy(p + 1, v, sizeof v);
     int64_t K = cp.c * cp.k[1] * cp.k[2], P = cp.out[1] * cp.out[2];
-    if (cp.group == 1 && !direct_only) {
+    int gemm_ok = cp.group == 1 && !direct_only;
+    c->g->tunables[c->n] = ti__cl_tunables(c, gemm_ok, K);
+    if (gemm_ok && want != 2) {
         int64_t kc, blocks = (P + 31) / 32 * ((cp.m + 31) / 32) * cp.n;
-        int splits = ti__cl_conv_splits(&c->g->rt, blocks, K, &kc);
+        int splits = ti__cl_conv_splits(&c->g->rt, blocks, K, want_splits, &kc);
         p[0] = TI__CLCONV_GEMM;
         p[16] = (int32_t)K;
         p[17] = (int32_t)kc;
@@ -907,6 +958,14 @@ TI__PRIVATE cl_int ti__cl_run_copy_table(ti__clc *c) {
     ti__cla_int(&x, (int64_t)n);
     if (x.err != CL_SUCCESS) return x.err;
     return ti__clrt_launch(&c->g->rt, TI__CLK_COPY, 1, &n, NULL);
+}
+
+/* 1 when the op's kernels take their local size from ti__clrt_launch (so a tuned one
+ * applies): not the aliases (no kernel), nor the matmuls and global pools (sizes fixed by
+ * their tiles); convs list their own candidates. */
+TI__PRIVATE int ti__cl_wg_tunable(const ti__clop *op) {
+    return op->run != ti__cl_run_alias && op->run != ti__cl_run_gemm && op->run != ti__cl_run_matmul &&
+           op->run != ti__cl_run_gpool && op->run != ti__cl_run_conv;
 }
 
 TI__PRIVATE const ti__clop *ti__cl_op_find(const ti__node *node) {

@@ -70,6 +70,7 @@ typedef struct ti__clrt {
     size_t fake_max_wg; /* test hook ($TINYINFER_OPENCL_FAKE_MAX_WG): groups larger than this
                          * are refused as a driver would (CL_INVALID_WORK_GROUP_SIZE) */
     int retries;        /* launches that needed a smaller or no local size */
+    size_t node_wg;     /* the running node's tuned local size along dim 0 (0: ours) */
     char last_retry[160];
     /* profiling (desc.profile): the events of the run in flight, each with the node it
      * belongs to (-1: the final output reads) and its kind (TI__CLEV_*) */
@@ -589,9 +590,19 @@ TI__PRIVATE cl_int ti__clrt_launch(ti__clrt *rt, ti__clk k, int dims, const size
         for (int d = 0; d < dims; d++) gws[d] = (global[d] + lws[d] - 1) / lws[d] * lws[d];
         return ti__clrt_enqueue(rt, k, dims, gws, lws);
     }
-    size_t l0 = TI__MIN(limit, rt->max_item[0]);
-    if (l0 > 128) l0 = 128;
-    while (l0 > 1 && l0 / 2 >= global[0]) l0 /= 2; /* small dim 0: do not waste items */
+    size_t most = TI__MIN(limit, rt->max_item[0]), l0 = most;
+    if (rt->node_wg != 0) { /* a tuning file's size, as it is (invalid: retried smaller) */
+        l0 = rt->node_wg;
+        if (l0 > most) {
+            rt->retries++;
+            snprintf(rt->last_retry, sizeof rt->last_retry, "%s: tuned local size %zu over the limit %zu",
+                     ti__cl_kernel_table[k].name, l0, most);
+            while (l0 > most) l0 /= 2;
+        }
+    } else {
+        if (l0 > 128) l0 = 128;
+        while (l0 > 1 && l0 / 2 >= global[0]) l0 /= 2; /* small dim 0: do not waste items */
+    }
     cl_int e = CL_SUCCESS;
     for (;;) {
         lws[0] = l0;

@@ -386,6 +386,8 @@ struct ti_session {
     size_t scratch_bytes;
     ti__threadpool *tp;
     int planned; /* 0 while an input's shape is unknown */
+    char *tune; /* the tuning text (validated), NULL when none */
+    size_t tune_len;
     struct ti__clplan *cl; /* the OpenCL runtime and plan; NULL on the CPU backend */
     char fallback[320]; /* why the requested backend is not the one running */
     char unplanned_reason[160];

@@ -512,7 +512,7 @@ TI_API ti_session *ti_session_create(const ti_model *m, const ti_session_desc *d
     }
     for (int i = 0; i < m->n_inputs; i++) s->input_ranks[i] = -1;
     if (d.num_threads > 1) s->tp = ti__threadpool_create(&s->al, d.num_threads);
-    if (ti__session_plan(s, err) != TI_OK) {
+    if (ti__tune_load(s, err) != TI_OK || ti__session_plan(s, err) != TI_OK) {
         ti_session_destroy(s);
         return NULL;
     }
@@ -536,6 +536,7 @@ TI_API void ti_session_destroy(ti_session *s) {
         ti__free(&al, s->cl, sizeof *s->cl);
     }
 #endif
+    ti__tune_free(s);
     ti__free(&al, s->t, sizeof(ti_tensor) * (size_t)s->cap_values);
     ti__free(&al, s->vi, sizeof(ti__vinfo) * (size_t)s->cap_values);
     ti__free(&al, s->input_ranks, sizeof(int) * (size_t)(m->n_inputs + 1));
@@ -834,10 +835,19 @@ TI_API ti_status ti_session_node_info(const ti_session *s, int i, ti_node_info *
     out->placement = "";
     out->time_ms = s->profiled ? s->prof_ms[i] : -1.0;
     out->bytes_in = s->profiled ? s->prof_bytes[i] : 0;
+    out->tunables = "";
+    out->tuning = "";
+    out->launch_retries = 0;
 #ifndef TI_NO_OPENCL
     if (s->cl != NULL && !s->cl->building && s->cl->gpu != NULL) {
-        out->backend = s->cl->gpu[i] ? TI_BACKEND_OPENCL : TI_BACKEND_CPU;
-        out->placement = s->cl->why[i];
+        const ti__clplan *g = s->cl;
+        out->backend = g->gpu[i] ? TI_BACKEND_OPENCL : TI_BACKEND_CPU;
+        out->placement = g->why[i];
+        if (g->gpu[i]) {
+            out->tunables = g->tunables[i];
+            out->tuning = g->tuned[i];
+        }
+        out->launch_retries = g->node_retries[i];
     }
 #endif
     return TI_OK;
