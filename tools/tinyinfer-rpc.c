@@ -58,6 +58,7 @@ static void usage(FILE *f)
         "  --profile             per-node times (the median over the repeats) and per op type\n"
         "  --trace FILE          the profile as Chrome trace JSON (implies --profile)\n"
         "  --save-outputs DIR    each output as DIR/<name>.npy\n"
+        "  --tuning FILE         a tuning file (tinyinfer-tune) sent to the server for the session\n"
         "  --timeout S           connection lost after S seconds without a byte (default 30)\n");
 }
 
@@ -87,7 +88,7 @@ typedef struct opts {
     ti_backend backend;
     const char *device;
     int threads, repeat, warmup, profile;
-    const char *trace, *save_dir;
+    const char *trace, *save_dir, *tuning_file;
     uint64_t seed;
 } opts;
 
@@ -177,6 +178,7 @@ static int parse(int argc, char **argv, opts *o)
         else if (strcmp(a, "--profile") == 0) o->profile = 1;
         else if (OPT("--trace")) o->trace = argv[++i];
         else if (OPT("--save-outputs")) o->save_dir = argv[++i];
+        else if (OPT("--tuning")) o->tuning_file = argv[++i];
         else if (OPT("--seed")) o->seed = (uint64_t)strtoull(argv[++i], NULL, 10);
         else if (a[0] == '-' && a[1]) return fail_usage("unknown or incomplete option '%s'", a);
         else if (!o->model && (strcmp(o->cmd, "run") == 0 || strcmp(o->cmd, "bench") == 0)) o->model = a;
@@ -592,7 +594,7 @@ static int cmd_run(const opts *o, int bench)
     tirpc_tensor inputs[MAX_FILES];
     int n_loaded = 0, rc = 1;
     size_t model_size = 0;
-    char *model = NULL;
+    char *model = NULL, *tuning = NULL;
     tirpc_conn *c = NULL;
     tirpc_run_res res;
     memset(&res, 0, sizeof(res));
@@ -639,6 +641,15 @@ static int cmd_run(const opts *o, int bench)
     req.seed = o->seed;
     req.device = o->device;
     req.n_inputs = n_loaded, req.inputs = inputs;
+    if (o->tuning_file) {
+        size_t tn;
+        tuning = td_read_file(o->tuning_file, &tn, msg, sizeof(msg));
+        if (!tuning) {
+            fprintf(stderr, "tinyinfer-rpc: %s\n", msg);
+            goto out;
+        }
+        req.tuning = tuning;
+    }
     if (tirpc_run(c, &req, &res, why, sizeof(why)) != 0) {
         fprintf(stderr, "tinyinfer-rpc: %s: the connection was lost: %s\n", where, why);
         goto out;
@@ -690,6 +701,7 @@ out:
     tirpc_close(c);
     for (int k = 0; k < n_loaded; k++) td_tensor_free(&files[k]);
     free(model);
+    free(tuning);
     return rc;
 }
 

@@ -2039,7 +2039,7 @@ TIRPC__PRIVATE void tirpc__execute(const tirpc_server *srv, const tirpc_run_wire
     desc.profile = q->profile || srv->fake_timing;
     desc.dim_bindings = nb ? binds : NULL;
     desc.num_dim_bindings = nb;
-    /* TODO(#7): desc.tuning = q->tuning once ti_session_desc has it (main is adding it) */
+    desc.tuning = q->tuning; /* NULL: the library's own choices */
     s = ti_session_create(m, &desc, &err);
     if (!s) TIRPC__FAIL(err.code, "%s", err.message[0] ? err.message : ti_status_string(err.code));
     for (int k = 0; k < q->n_inputs; k++) {
@@ -2113,8 +2113,8 @@ TIRPC__PRIVATE void tirpc__execute(const tirpc_server *srv, const tirpc_run_wire
             ti_node_info ni;
             double ms = 0;
             if (ti_session_node_info(s, i, &ni) == TI_OK) {
-                /* TODO(#7): ni.tuning once ti_node_info has it */
-                ms = srv->fake_timing ? tirpc__fake_ms(ni.name, "") : ni.time_ms > 0 ? ni.time_ms : 0;
+                ms = srv->fake_timing ? tirpc__fake_ms(ni.name, ni.tuning)
+                                      : ni.time_ms > 0 ? ni.time_ms : 0;
             }
             fake_sum += ms;
             if (node_ms) node_ms[(size_t)i * (size_t)repeat + (size_t)r] = ms;
@@ -2168,9 +2168,11 @@ TIRPC__PRIVATE void tirpc__execute(const tirpc_server *srv, const tirpc_run_wire
             snprintf(nd->name, sizeof(nd->name), "%s", ni.name ? ni.name : "");
             snprintf(nd->op, sizeof(nd->op), "%s", ni.op ? ni.op : "");
             nd->backend = ni.backend;
-            /* TODO(#7): tunables, tuning and launch_retries from ti_node_info once main has them */
-            nd->launch_retries = 0;
-            nd->tuning[0] = 0;
+            nd->launch_retries = ni.launch_retries;
+            snprintf(nd->tuning, sizeof(nd->tuning), "%s", ni.tuning ? ni.tuning : "");
+            nd->tunables = (char *)malloc(strlen(ni.tunables ? ni.tunables : "") + 1);
+            if (!nd->tunables) TIRPC__FAIL(TI_ERR_OUT_OF_MEMORY, "%s: out of memory for the profile", name);
+            strcpy(nd->tunables, ni.tunables ? ni.tunables : "");
         }
     }
     res->status = 0;
@@ -2184,6 +2186,7 @@ done:
         free(res->outputs);
         res->outputs = NULL;
         res->n_outputs = 0;
+        for (int i = 0; res->nodes && i < res->n_nodes; i++) free(res->nodes[i].tunables);
         free(res->nodes);
         res->nodes = NULL;
         res->n_nodes = 0;
