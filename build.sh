@@ -309,6 +309,52 @@ j_fuzz_replay() { # the fuzz target on the seed corpus and the test models, unde
         tests/fuzz/replay_main.c -o "$out-tflite" "${LIBS[@]}"
     ASAN_OPTIONS=$ASAN_OPTS UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         timeout 900 "$out-tflite" tests/fuzz/corpus/tflite tests/data examples/data
+    "$SANCC" "${SAN[@]}" "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/fuzz/fuzz_rpc.c \
+        tests/fuzz/replay_main.c -o "$out-rpc" "${LIBS[@]}"
+    ASAN_OPTIONS=$ASAN_OPTS UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        timeout 900 "$out-rpc" tests/fuzz/corpus/rpc
+}
+
+# ---- tinyinfer-rpc (tools/rpc/ti_rpc.h, tests/rpc) ----
+rpc_build() { # rpc_build DIR: tinyinfer-rpc (-Werror) and tinyinfer-run into DIR
+    mkdir -p "$1"
+    "$CC" -O2 -g "${C99[@]}" "${WARN[@]}" "${INC[@]}" tools/tinyinfer-rpc.c -o "$1/tinyinfer-rpc" "${LIBS[@]}"
+    [ -x "$1/tinyinfer-run" ] ||
+        "$CC" -O2 "${C99[@]}" "${INC[@]}" tools/tinyinfer-run.c -o "$1/tinyinfer-run" "${LIBS[@]}"
+}
+
+j_rpc() { # unit test (vectors, codecs, dispatch), then the loopback test of the tool
+    local d="$T/rpc"
+    rpc_build "$d"
+    "$CC" -O2 -g "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/rpc/test_rpc_unit.c -o "$d/test_rpc_unit" "${LIBS[@]}"
+    timeout 300 "$d/test_rpc_unit"
+    timeout 600 bash tests/rpc/test_rpc.sh "$d"
+}
+
+j_rpc_werror() { # the tool compiles with -Werror under clang too (j_rpc builds it with $CC)
+    [ "$HAVE_CLANG" = 1 ] || { skip "tinyinfer-rpc with clang: no clang"; return 0; }
+    mkdir -p "$T/rpc"
+    clang -O1 "${C99[@]}" "${WARN[@]}" "${INC[@]}" -c tools/tinyinfer-rpc.c -o "$T/rpc/tinyinfer-rpc.clang.o"
+}
+
+j_rpc_asan() { # the unit test under ASan + UBSan
+    mkdir -p "$T/asan"
+    "$SANCC" "${SAN[@]}" "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/rpc/test_rpc_unit.c \
+        -o "$T/asan/test_rpc_unit" "${LIBS[@]}"
+    ASAN_OPTIONS=$ASAN_OPTS UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        timeout 900 "$T/asan/test_rpc_unit"
+}
+
+j_rpc_cl() { # a run with --backend opencl through the server (SKIP without a device)
+    local d="$T/rpc_cl"
+    rpc_build "$d"
+    timeout 600 bash tests/rpc/test_rpc.sh "$d" opencl
+}
+
+j_rpc_netns() { # server and client in two network namespaces joined by a veth pair
+    local d="$T/rpc_netns"
+    rpc_build "$d"
+    timeout 300 bash tests/rpc/test_netns.sh "$d"
 }
 
 j_fuzz_short() { # a short libFuzzer run (when clang has libFuzzer)
@@ -325,6 +371,11 @@ j_fuzz_short() { # a short libFuzzer run (when clang has libFuzzer)
     mkdir -p corpus_tflite
     timeout 120 ./fuzz_tflite -max_total_time=20 -timeout=10 -rss_limit_mb=2048 \
         -artifact_prefix=./ corpus_tflite "$root/tests/fuzz/corpus/tflite"
+    clang -O1 -g -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer "${INC[@]/#-I/-I$root/}" \
+        "$root/tests/fuzz/fuzz_rpc.c" -o fuzz_rpc "${LIBS[@]}"
+    mkdir -p corpus_rpc
+    timeout 120 ./fuzz_rpc -max_total_time=20 -timeout=10 -rss_limit_mb=2048 \
+        -artifact_prefix=./ corpus_rpc "$root/tests/fuzz/corpus/rpc"
 }
 
 j_readme() { # the README example compiles with -Werror and runs on the bundled model
@@ -790,9 +841,10 @@ start_asan_jobs() {
         if [ -f "$f" ]; then job "asan: $f" j_prog asan "$f"; fi
     done
     if [ -f tests/fuzz/fuzz_onnx.c ]; then
-        job "asan: fuzz replay, ONNX and TFLite targets (corpora + test models)" j_fuzz_replay
+        job "asan: fuzz replay, ONNX, TFLite and RPC targets (corpora + test models)" j_fuzz_replay
     fi
     job "asan: OpenCL loader and backend" j_cl asan
+    job "asan: tests/rpc/test_rpc_unit.c" j_rpc_asan
 }
 
 finish() { # the one final line, and the exit code
@@ -864,8 +916,12 @@ cmd_test() {
     job "Android: javac the Java class; JNI bridge on the JVM == demo" j_android_java
     job "aarch64 under qemu: classify == x86, unit, op and model tests" j_a64_run
     job "threads: the same under ThreadSanitizer (8 x 20 runs)" j_threads_tsan
+    job "rpc: unit (SHA-256, HMAC, codecs) + loopback test of tinyinfer-rpc" j_rpc
+    job "rpc: tinyinfer-rpc compiles with clang -Werror" j_rpc_werror
+    job "rpc: --backend opencl through the server" j_rpc_cl
+    job "rpc: server and client in two network namespaces" j_rpc_netns
     start_asan_jobs
-    if [ -f tests/fuzz/fuzz_onnx.c ]; then job "fuzz: 20 s libFuzzer runs, ONNX and TFLite" j_fuzz_short; fi
+    if [ -f tests/fuzz/fuzz_onnx.c ]; then job "fuzz: 20 s libFuzzer runs, ONNX, TFLite and RPC" j_fuzz_short; fi
     collect
     finish
 }
