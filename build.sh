@@ -331,6 +331,24 @@ j_rpc() { # unit test (vectors, codecs, dispatch), then the loopback test of the
     timeout 600 bash tests/rpc/test_rpc.sh "$d"
 }
 
+tune_build() { # tune_build DIR: tinyinfer-rpc, tinyinfer-run and tinyinfer-tune (-Werror) into DIR
+    rpc_build "$1"
+    "$CC" -O2 -g "${C99[@]}" "${WARN[@]}" "${INC[@]}" tools/tinyinfer-tune.c -o "$1/tinyinfer-tune" "${LIBS[@]}"
+}
+
+j_tune() { # tinyinfer-tune on loopback: server killed twice, tuner killed, journals (OpenCL)
+    local d="$T/tune"
+    tune_build "$d"
+    [ "$HAVE_CLANG" = 1 ] && clang -O1 "${C99[@]}" "${WARN[@]}" "${INC[@]}" -c tools/tinyinfer-tune.c -o "$d/tune.clang.o"
+    timeout 600 bash tests/rpc/test_tune.sh "$d"
+}
+
+j_tune_netns() { # tuning between two network namespaces, the link down mid-tune
+    local d="$T/tune_netns"
+    tune_build "$d"
+    timeout 300 bash tests/rpc/test_tune_netns.sh "$d"
+}
+
 j_rpc_werror() { # the tool compiles with -Werror under clang too (j_rpc builds it with $CC)
     [ "$HAVE_CLANG" = 1 ] || { skip "tinyinfer-rpc with clang: no clang"; return 0; }
     mkdir -p "$T/rpc"
@@ -920,6 +938,8 @@ cmd_test() {
     job "rpc: tinyinfer-rpc compiles with clang -Werror" j_rpc_werror
     job "rpc: --backend opencl through the server" j_rpc_cl
     job "rpc: server and client in two network namespaces" j_rpc_netns
+    job "tune: loopback, server killed twice, tuner killed, journals" j_tune
+    job "tune: two network namespaces, the link down mid-tune" j_tune_netns
     start_asan_jobs
     if [ -f tests/fuzz/fuzz_onnx.c ]; then job "fuzz: 20 s libFuzzer runs, ONNX, TFLite and RPC" j_fuzz_short; fi
     collect
