@@ -26355,11 +26355,13 @@ typedef enum { TI__CLCONV_DW = 1, TI__CLCONV_DIRECT, TI__CLCONV_GEMM } ti__clcon
 #define TI__CL_CONV_PARAMS 18 /* after the kind: 15 shape ints, then K, k per split, splits */
 
 /* Splits of k for a conv GEMM with `blocks` output blocks of 32 x 32: enough groups for
- * about two per compute unit, each split at least 64 deep (a multiple of the 16-deep
- * slice). Returns the splits; *kc gets the depth of each. */
+ * about eight per compute unit (tinyinfer-tune on the H100 chose 8-32 splits for
+ * resnet18's 3x3 convs, about 8-12 groups per SM, where two per unit gave 1.8x its time),
+ * each split at least 64 deep (a multiple of the 16-deep slice), or a tuning file's count
+ * (at least 16 deep). Returns the splits; *kc gets the depth of each. */
 TI__PRIVATE int ti__cl_conv_splits(const ti__clrt *rt, int64_t blocks, int64_t K, int64_t tuned,
                                    int64_t *kc) {
-    int64_t want = 2 * (int64_t)rt->compute_units, s = 1;
+    int64_t want = 8 * (int64_t)rt->compute_units, s = 1;
     if (blocks < want) s = (want + blocks - 1) / blocks;
     int64_t most = K / 64;
     if (s > most) s = most;

@@ -52,10 +52,10 @@ for m in "${models[@]}"; do
     } >>"$md"
     for round in 1 2 3; do
         printf '| untuned %d ' "$round" >>"$md"
-        build/gpu/cl_bench --runs 200 "$f" 2>&1 | grep -m1 "^| $f |" >>"$md"
+        build/gpu/cl_bench --runs 200 "$f" 2>&1 | grep -m1 "^| $m.onnx |" >>"$md"
         printf '| tuned %d ' "$round" >>"$md"
         TINYINFER_TUNING_FILE=$out/$m.tuning build/gpu/cl_bench --runs 200 "$f" 2>&1 |
-            grep -m1 "^| $f |" >>"$md"
+            grep -m1 "^| $m.onnx |" >>"$md"
     done
     echo >>"$md"
 done
