@@ -313,6 +313,10 @@ j_fuzz_replay() { # the fuzz target on the seed corpus and the test models, unde
         tests/fuzz/replay_main.c -o "$out-rpc" "${LIBS[@]}"
     ASAN_OPTIONS=$ASAN_OPTS UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         timeout 900 "$out-rpc" tests/fuzz/corpus/rpc
+    "$SANCC" "${SAN[@]}" "${C99[@]}" "${TWARN[@]}" "${INC[@]}" -DTI_NO_OPENCL tests/fuzz/fuzz_tuning.c \
+        tests/fuzz/replay_main.c -o "$out-tuning" "${LIBS[@]}"
+    ASAN_OPTIONS=$ASAN_OPTS UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        timeout 900 "$out-tuning" tests/fuzz/corpus/tuning
 }
 
 # ---- tinyinfer-rpc (tools/rpc/ti_rpc.h, tests/rpc) ----
@@ -394,6 +398,11 @@ j_fuzz_short() { # a short libFuzzer run (when clang has libFuzzer)
     mkdir -p corpus_rpc
     timeout 120 ./fuzz_rpc -max_total_time=20 -timeout=10 -rss_limit_mb=2048 \
         -artifact_prefix=./ corpus_rpc "$root/tests/fuzz/corpus/rpc"
+    clang -O1 -g -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer -DTI_NO_OPENCL \
+        "${INC[@]/#-I/-I$root/}" "$root/tests/fuzz/fuzz_tuning.c" -o fuzz_tuning "${LIBS[@]}"
+    mkdir -p corpus_tuning
+    TI_FUZZ_MODEL=$root/tests/data/conv2d_padding.onnx timeout 120 ./fuzz_tuning -max_total_time=10 \
+        -timeout=10 -rss_limit_mb=2048 -artifact_prefix=./ corpus_tuning "$root/tests/fuzz/corpus/tuning"
 }
 
 j_readme() { # the README example compiles with -Werror and runs on the bundled model

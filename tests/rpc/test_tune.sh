@@ -169,4 +169,31 @@ check "crashed trial: never launched again (2 begins)" [ "$(grep -c '^B 0 ' "$W/
 check "crashed trial: reported" grep -q ' 1 crashed' "$W/crash.out"
 
 kill_server
+
+# 8. reverse dial: the tuner listens, the server dials in (`serve --connect`), as a phone
+#    behind NAT would; same file as over a direct connection
+RPORT=$((20000 + RANDOM % 20000))
+"${TUNE[@]}" --listen "127.0.0.1:$RPORT" --out "$W/reverse.tuning" --reconnect-limit 60 >"$W/reverse.out" 2>&1 &
+TUNER_PID=$!
+"$BIN/tinyinfer-rpc" serve --connect "127.0.0.1:$RPORT" --cache "$W/models" --fake-timing 2>"$W/reverse.log" &
+SERVER_PID=$!
+wait "$TUNER_PID"
+rc=$?
+TUNER_PID=
+kill_server
+check "reverse dial: tuning completes ($(tail -n 2 "$W/reverse.out"))" [ $rc = 0 ]
+check "reverse dial: same tuning file" cmp -s "$W/reverse.tuning" "$W/ref.tuning"
+
+# 9. on a terminal, a progress bar with the trials done and an ETA (script(1) gives a tty)
+if command -v script >/dev/null 2>&1; then
+    start_server 0 "$W/tty.log" || bad "server start (tty)"
+    script -qec "$(printf '%q ' "${TUNE[@]/--quiet/--repeat}" 100) --remote 127.0.0.1:$PORT_USED --out $W/tty.tuning" \
+        "$W/tty.typescript" >/dev/null 2>&1
+    check "tty: the run finishes" test -s "$W/tty.tuning"
+    check "tty: a progress bar with an ETA" grep -q "\] $TRIALS/$TRIALS trials  ETA" "$W/tty.typescript"
+    kill_server
+else
+    echo "SKIP progress bar: no script(1)"
+    SKIP=$((SKIP + 1))
+fi
 summary
