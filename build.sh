@@ -405,6 +405,26 @@ j_fuzz_short() { # a short libFuzzer run (when clang has libFuzzer)
         -timeout=10 -rss_limit_mb=2048 -artifact_prefix=./ corpus_tuning "$root/tests/fuzz/corpus/tuning"
 }
 
+j_mingw() { # Windows (MinGW-w64): the header with <windows.h> before, after or absent, the
+    # OpenCL loader alone, and the README example linked into an .exe, all -Werror
+    local cc=""
+    for c in x86_64-w64-mingw32-gcc-posix x86_64-w64-mingw32-gcc; do have "$c" && { cc=$c; break; }; done
+    [ -n "$cc" ] || { skip "Windows build: no MinGW-w64 (apt-get install gcc-mingw-w64-x86-64-posix)"; return 0; }
+    local d="$T/mingw" i=0
+    mkdir -p "$d"
+    for pre in '#include <windows.h>' '' ''; do
+        i=$((i + 1))
+        post=''
+        [ $i = 2 ] && post='#include <windows.h>'
+        printf '%s\n#define TINYINFER_IMPLEMENTATION\n#include "tinyinfer.h"\n%s\n' "$pre" "$post" >"$d/impl$i.c"
+        "$cc" -O1 "${C99[@]}" "${WARN[@]}" -I. -c "$d/impl$i.c" -o "$d/impl$i.o"
+    done
+    printf '#define TINYINFER_CL_IMPLEMENTATION\n#include "tinyinfer_cl.h"\n#include <windows.h>\n' >"$d/cl.c"
+    "$cc" -O1 "${C99[@]}" "${WARN[@]}" -I. -c "$d/cl.c" -o "$d/cl.o"
+    readme_example "$d/readme.c"
+    "$cc" -O1 "${C99[@]}" "${WARN[@]}" -I. "$d/readme.c" -o "$d/readme.exe"
+}
+
 j_readme() { # the README example compiles with -Werror and runs on the bundled model
     readme_example "$T/readme_example.c"
     "$CC" -O2 "${C99[@]}" "${WARN[@]}" -I. "$T/readme_example.c" -o "$T/readme_example" "${LIBS[@]}"
@@ -930,6 +950,7 @@ cmd_test() {
         if [ -f "$f" ]; then job "$f" j_prog opt "$f"; fi
     done
     job "README example" j_readme
+    job "Windows: MinGW-w64 builds of the header and the README example (-Werror)" j_mingw
     job "tools: tinyinfer-info and tinyinfer-run" j_tools
     job "bench: ti_bench compiles, peers.py self-test" j_bench_peers
     job "OpenCL: loader cross-check, stubs, backend kernels vs CPU" j_cl opt

@@ -920,6 +920,13 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 #else
 #define TI__PRIVATE static
 #endif
+/* the format checks of our printf-like helpers: MinGW's "printf" means msvcrt's, which
+ * lacks %zu; the library's formats are C99's */
+#if defined(__MINGW32__)
+#define TI__PRINTF_FORMAT gnu_printf
+#else
+#define TI__PRINTF_FORMAT printf
+#endif
 
 #if !defined(TI_NO_THREADS) && defined(_WIN32)
 #define TI_NO_THREADS /* TODO(#6): a Win32 thread pool; until then one thread on Windows */
@@ -995,14 +1002,14 @@ TI__PRIVATE int ti__add_size(size_t a, size_t b, size_t *out) {
 TI__PRIVATE ti_status ti__fail(ti_error *err, ti_status code, const char *file, const char *fmt,
                                ...)
 #if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 4, 5)))
+    __attribute__((format(TI__PRINTF_FORMAT, 4, 5)))
 #endif
     ;
 /* Formats "<file>: node '<node>' (<op>): <reason>". */
 TI__PRIVATE ti_status ti__fail_node(ti_error *err, ti_status code, const char *file, int node_index,
                                     const char *node, const char *op, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 7, 8)))
+    __attribute__((format(TI__PRINTF_FORMAT, 7, 8)))
 #endif
     ;
 TI__PRIVATE void ti__error_clear(ti_error *err);
@@ -1284,7 +1291,7 @@ TI__PRIVATE const ti__op *ti__op_find(const char *domain, const char *name);
 /* Fails the current node: "<file>: node '<name>' (<op>): <reason>". */
 TI__PRIVATE ti_status ti__kfail(ti__kctx *k, ti_status code, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 3, 4)))
+    __attribute__((format(TI__PRINTF_FORMAT, 3, 4)))
 #endif
     ;
 /* The input's values are needed to infer shapes: returns TI__NEED_VALUE from the shape fn. */
@@ -22221,7 +22228,7 @@ TI__PRIVATE ti_status ti__ox_vinfo_apply(ti__ox *x, int v, const ti__ox_vinfo *v
 /* ti__fail_node for node i of the file; unnamed nodes get their position in the reason. */
 TI__PRIVATE ti_status ti__ox_node_fail(ti__ox *x, ti_status code, int i, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 4, 5)))
+    __attribute__((format(TI__PRINTF_FORMAT, 4, 5)))
 #endif
     ;
 TI__PRIVATE ti_status ti__ox_node_fail(ti__ox *x, ti_status code, int i, const char *fmt, ...) {
@@ -24349,9 +24356,11 @@ TI__PRIVATE int64_t ti__tune_get(const char *set, size_t len, const char *key) {
 #include <stdlib.h>
 #include <string.h>
 #ifdef _WIN32
+/* the exact types of <windows.h> (HMODULE, FARPROC), so that it may come before or after */
 typedef struct HINSTANCE__ *ti__cl_hmodule;
+typedef intptr_t(__stdcall *ti__cl_farproc)();
 __declspec(dllimport) ti__cl_hmodule __stdcall LoadLibraryA(const char *);
-__declspec(dllimport) void *__stdcall GetProcAddress(ti__cl_hmodule, const char *);
+__declspec(dllimport) ti__cl_farproc __stdcall GetProcAddress(ti__cl_hmodule, const char *);
 __declspec(dllimport) int __stdcall FreeLibrary(ti__cl_hmodule);
 __declspec(dllimport) unsigned long __stdcall GetLastError(void);
 __declspec(dllimport) unsigned int __stdcall SetErrorMode(unsigned int);
@@ -24394,7 +24403,10 @@ static void *ti__cl_open(const char *path, char *err, size_t errcap) {
 
 static void *ti__cl_symbol(void *lib, const char *name) {
 #ifdef _WIN32
-    return GetProcAddress((ti__cl_hmodule)lib, name);
+    ti__cl_farproc f = GetProcAddress((ti__cl_hmodule)lib, name);
+    void *p;
+    memcpy(&p, &f, sizeof p); /* a function pointer as the table's void * (ISO C has no cast) */
+    return p;
 #else
     return dlsym(lib, name);
 #endif
@@ -25692,7 +25704,7 @@ typedef struct ti__clc {
 
 TI__PRIVATE int ti__clc_no(ti__clc *c, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 2, 3)))
+    __attribute__((format(TI__PRINTF_FORMAT, 2, 3)))
 #endif
     ;
 TI__PRIVATE int ti__clc_no(ti__clc *c, const char *fmt, ...) {
@@ -26377,7 +26389,7 @@ TI__PRIVATE int ti__cl_conv_splits(const ti__clrt *rt, int64_t blocks, int64_t K
 /* Appends to buf[0..cap) at *at, never past the end (cap > 0). */
 TI__PRIVATE void ti__cl_cat(char *buf, size_t cap, size_t *at, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 4, 5)))
+    __attribute__((format(TI__PRINTF_FORMAT, 4, 5)))
 #endif
     ;
 TI__PRIVATE void ti__cl_cat(char *buf, size_t cap, size_t *at, const char *fmt, ...) {

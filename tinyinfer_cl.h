@@ -302,9 +302,11 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 #include <stdlib.h>
 #include <string.h>
 #ifdef _WIN32
+/* the exact types of <windows.h> (HMODULE, FARPROC), so that it may come before or after */
 typedef struct HINSTANCE__ *ti__cl_hmodule;
+typedef intptr_t(__stdcall *ti__cl_farproc)();
 __declspec(dllimport) ti__cl_hmodule __stdcall LoadLibraryA(const char *);
-__declspec(dllimport) void *__stdcall GetProcAddress(ti__cl_hmodule, const char *);
+__declspec(dllimport) ti__cl_farproc __stdcall GetProcAddress(ti__cl_hmodule, const char *);
 __declspec(dllimport) int __stdcall FreeLibrary(ti__cl_hmodule);
 __declspec(dllimport) unsigned long __stdcall GetLastError(void);
 __declspec(dllimport) unsigned int __stdcall SetErrorMode(unsigned int);
@@ -347,7 +349,10 @@ static void *ti__cl_open(const char *path, char *err, size_t errcap) {
 
 static void *ti__cl_symbol(void *lib, const char *name) {
 #ifdef _WIN32
-    return GetProcAddress((ti__cl_hmodule)lib, name);
+    ti__cl_farproc f = GetProcAddress((ti__cl_hmodule)lib, name);
+    void *p;
+    memcpy(&p, &f, sizeof p); /* a function pointer as the table's void * (ISO C has no cast) */
+    return p;
 #else
     return dlsym(lib, name);
 #endif

@@ -63,7 +63,7 @@ typedef struct ti__clc {
 
 TI__PRIVATE int ti__clc_no(ti__clc *c, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 2, 3)))
+    __attribute__((format(TI__PRINTF_FORMAT, 2, 3)))
 #endif
     ;
 TI__PRIVATE int ti__clc_no(ti__clc *c, const char *fmt, ...) {
@@ -748,7 +748,7 @@ TI__PRIVATE int ti__cl_conv_splits(const ti__clrt *rt, int64_t blocks, int64_t K
 /* Appends to buf[0..cap) at *at, never past the end (cap > 0). */
 TI__PRIVATE void ti__cl_cat(char *buf, size_t cap, size_t *at, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 4, 5)))
+    __attribute__((format(TI__PRINTF_FORMAT, 4, 5)))
 #endif
     ;
 TI__PRIVATE void ti__cl_cat(char *buf, size_t cap, size_t *at, const char *fmt, ...) {

@@ -35,6 +35,13 @@
 #else
 #define TI__PRIVATE static
 #endif
+/* the format checks of our printf-like helpers: MinGW's "printf" means msvcrt's, which
+ * lacks %zu; the library's formats are C99's */
+#if defined(__MINGW32__)
+#define TI__PRINTF_FORMAT gnu_printf
+#else
+#define TI__PRINTF_FORMAT printf
+#endif
 
 #if !defined(TI_NO_THREADS) && defined(_WIN32)
 #define TI_NO_THREADS /* TODO(#6): a Win32 thread pool; until then one thread on Windows */

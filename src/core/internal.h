@@ -54,14 +54,14 @@ TI__PRIVATE int ti__add_size(size_t a, size_t b, size_t *out) {
 TI__PRIVATE ti_status ti__fail(ti_error *err, ti_status code, const char *file, const char *fmt,
                                ...)
 #if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 4, 5)))
+    __attribute__((format(TI__PRINTF_FORMAT, 4, 5)))
 #endif
     ;
 /* Formats "<file>: node '<node>' (<op>): <reason>". */
 TI__PRIVATE ti_status ti__fail_node(ti_error *err, ti_status code, const char *file, int node_index,
                                     const char *node, const char *op, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 7, 8)))
+    __attribute__((format(TI__PRINTF_FORMAT, 7, 8)))
 #endif
     ;
 TI__PRIVATE void ti__error_clear(ti_error *err);
@@ -343,7 +343,7 @@ TI__PRIVATE const ti__op *ti__op_find(const char *domain, const char *name);
 /* Fails the current node: "<file>: node '<name>' (<op>): <reason>". */
 TI__PRIVATE ti_status ti__kfail(ti__kctx *k, ti_status code, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 3, 4)))
+    __attribute__((format(TI__PRINTF_FORMAT, 3, 4)))
 #endif
     ;
 /* The input's values are needed to infer shapes: returns TI__NEED_VALUE from the shape fn. */

@@ -716,7 +716,7 @@ TI__PRIVATE ti_status ti__ox_vinfo_apply(ti__ox *x, int v, const ti__ox_vinfo *v
 /* ti__fail_node for node i of the file; unnamed nodes get their position in the reason. */
 TI__PRIVATE ti_status ti__ox_node_fail(ti__ox *x, ti_status code, int i, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 4, 5)))
+    __attribute__((format(TI__PRINTF_FORMAT, 4, 5)))
 #endif
     ;
 TI__PRIVATE ti_status ti__ox_node_fail(ti__ox *x, ti_status code, int i, const char *fmt, ...) {
