@@ -406,7 +406,8 @@ j_fuzz_short() { # a short libFuzzer run (when clang has libFuzzer)
 }
 
 j_mingw() { # Windows (MinGW-w64): the header with <windows.h> before, after or absent, the
-    # OpenCL loader alone, and the README example linked into an .exe, all -Werror
+    # OpenCL loader alone, the README example, tinyinfer-rpc and tinyinfer-tune linked into
+    # .exe files, all -Werror (built, not run: no Windows here)
     local cc=""
     for c in x86_64-w64-mingw32-gcc-posix x86_64-w64-mingw32-gcc; do have "$c" && { cc=$c; break; }; done
     [ -n "$cc" ] || { skip "Windows build: no MinGW-w64 (apt-get install gcc-mingw-w64-x86-64-posix)"; return 0; }
@@ -423,6 +424,10 @@ j_mingw() { # Windows (MinGW-w64): the header with <windows.h> before, after or 
     "$cc" -O1 "${C99[@]}" "${WARN[@]}" -I. -c "$d/cl.c" -o "$d/cl.o"
     readme_example "$d/readme.c"
     "$cc" -O1 "${C99[@]}" "${WARN[@]}" -I. "$d/readme.c" -o "$d/readme.exe"
+    local t # the device-workflow tools (Winsock; sessions served in-process: no fork)
+    for t in tinyinfer-rpc tinyinfer-tune; do
+        "$cc" -O1 "${C99[@]}" "${WARN[@]}" "${INC[@]}" "tools/$t.c" -o "$d/$t.exe" -lws2_32
+    done
 }
 
 j_readme() { # the README example compiles with -Werror and runs on the bundled model

@@ -12,6 +12,14 @@
 #define TI_RPC_IMPLEMENTATION
 #include "rpc/ti_rpc.h"
 
+#include <signal.h>
+#ifdef _WIN32 /* no fork: each session is served in this process, one at a time */
+#include <fcntl.h>
+#define rpc_mkdir(path) _mkdir(path)
+#else
+#define rpc_mkdir(path) mkdir(path, 0777)
+#endif
+
 #define MAX_FILES 64
 
 static void usage(FILE *f)
@@ -217,6 +225,23 @@ static void sleep_s(double s)
     nanosleep(&ts, NULL);
 }
 
+#ifdef _WIN32
+
+/* Serves socket s in this process (Windows has no fork: a crash in a session ends the
+ * server). Returns a pseudo pid: 0, the session having ended. */
+static pid_t serve_forked(const tirpc_server *srv, int s, int listen_fd)
+{
+    (void)listen_fd;
+    tirpc_conn *c = tirpc_conn_fds(s, s, 1, srv->read_timeout_s);
+    int rc = c ? tirpc_serve_conn(srv, c) : 1;
+    if (c) tirpc_close(c);
+    else tirpc__closesock((tirpc__sock)s);
+    if (rc > 1) tirpc__log(srv, "session ended with status %d; still serving", rc);
+    return 0;
+}
+#define close_sock_parent(s) ((void)0) /* the session closed it */
+#else
+#define close_sock_parent(s) close(s)
 /* logs how a session's child ended when it was not a normal exit */
 static void log_child(const tirpc_server *srv, pid_t pid, int st)
 {
@@ -241,6 +266,7 @@ static pid_t serve_forked(const tirpc_server *srv, int s, int listen_fd)
     tirpc_close(c);
     _exit(rc);
 }
+#endif
 
 static int serve_tcp(const tirpc_server *srv, const char *addr)
 {
@@ -261,18 +287,24 @@ static int serve_tcp(const tirpc_server *srv, const char *addr)
     tirpc__log(srv, "listening on %s (port %d), cache %s", addr, port, srv->cache_dir);
     int children = 0;
     while (!g_stop) {
+#ifndef _WIN32
         int st;
         pid_t done;
         while ((done = waitpid(-1, &st, WNOHANG)) > 0) {
             children--;
             log_child(srv, done, st);
         }
-        struct pollfd pf = {fd, POLLIN, 0};
-        if (poll(&pf, 1, 500) <= 0) continue;
+#endif
+        struct pollfd pf;
+        memset(&pf, 0, sizeof(pf));
+        pf.fd = (tirpc__sock)fd;
+        pf.events = POLLIN;
+        if (tirpc__poll(&pf, 1, 500) <= 0) continue;
         struct sockaddr_storage peer;
         socklen_t pl = sizeof(peer);
-        int s = accept(fd, (struct sockaddr *)&peer, &pl);
-        if (s < 0) continue;
+        tirpc__sock as = accept((tirpc__sock)fd, (struct sockaddr *)&peer, &pl);
+        if (as == TIRPC__BADSOCK) continue;
+        int s = (int)as; /* the API's descriptors are ints (Winsock's handles fit) */
         char host[128] = "?", serv[16] = "?";
         getnameinfo((struct sockaddr *)&peer, pl, host, sizeof(host), serv, sizeof(serv),
                     NI_NUMERICHOST | NI_NUMERICSERV);
@@ -283,16 +315,21 @@ static int serve_tcp(const tirpc_server *srv, const char *addr)
             tirpc__log(srv, "refused %s:%s: 32 sessions open", host, serv);
             continue;
         }
+#ifdef _WIN32
+        tirpc__log(srv, "session: %s:%s", host, serv);
+#endif
         pid_t pid = serve_forked(srv, s, fd);
-        close(s);
+        close_sock_parent(s);
         if (pid < 0) {
             tirpc__log(srv, "fork: %s", strerror(errno));
             continue;
         }
+#ifndef _WIN32
         children++;
         tirpc__log(srv, "session %ld: %s:%s", (long)pid, host, serv);
+#endif
     }
-    close(fd);
+    tirpc__closesock((tirpc__sock)fd);
     return 0;
 }
 
@@ -312,17 +349,21 @@ static int serve_connect(const tirpc_server *srv, const char *addr)
         }
         tirpc__log(srv, "dialled %s", addr);
         pid_t pid = serve_forked(srv, s, -1);
-        close(s);
+        close_sock_parent(s);
         if (pid < 0) {
             tirpc__log(srv, "fork: %s", strerror(errno));
             sleep_s(backoff);
             continue;
         }
+#ifdef _WIN32
+        backoff = 0.5;
+#else
         int st = 0;
         while (waitpid(pid, &st, 0) < 0 && errno == EINTR && !g_stop) {
         }
         log_child(srv, pid, st);
         backoff = WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0.5 : (backoff * 2 > 5 ? 5 : backoff * 2);
+#endif
         sleep_s(0.5);
     }
     return 0;
@@ -336,7 +377,12 @@ static int serve_stdio(const tirpc_server *srv)
         fprintf(stderr, "tinyinfer-rpc serve: cannot set up stdout: %s\n", strerror(errno));
         return 1;
     }
+#ifdef _WIN32
+    _setmode(0, _O_BINARY);
+    _setmode(out, _O_BINARY);
+#else
     fcntl(out, F_SETFD, FD_CLOEXEC);
+#endif
     tirpc_conn *c = tirpc_conn_fds(0, out, 0, srv->read_timeout_s);
     if (!c) return 1;
     tirpc__log(srv, "serving one session on stdin/stdout, cache %s", srv->cache_dir);
@@ -371,12 +417,17 @@ static int cmd_serve(const opts *o)
     srv.log = stderr;
     srv.log_prefix = "tinyinfer-rpc serve";
     if (srv.fake_timing) tirpc__log(&srv, "--fake-timing: TEST HOOK, every reported time is made up");
+#ifdef _WIN32
+    signal(SIGINT, on_term);
+    signal(SIGTERM, on_term);
+#else
     signal(SIGPIPE, SIG_IGN);
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_term;
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+#endif
     if (o->stdio_mode) return serve_stdio(&srv);
     if (o->connect) return serve_connect(&srv, o->connect);
     char addr[300];
@@ -676,7 +727,7 @@ static int cmd_run(const opts *o, int bench)
     printf("latency: median %.3f ms, p90 %.3f ms, min %.3f ms over %d run%s (after %d warmup)\n",
            res.median_ms, res.p90_ms, res.min_ms, res.n_times, res.n_times == 1 ? "" : "s", o->warmup);
     if (o->save_dir && !bench) {
-        if (mkdir(o->save_dir, 0777) != 0 && errno != EEXIST) {
+        if (rpc_mkdir(o->save_dir) != 0 && errno != EEXIST) {
             fprintf(stderr, "tinyinfer-rpc: cannot create %s: %s\n", o->save_dir, strerror(errno));
             goto out;
         }
@@ -711,7 +762,9 @@ int main(int argc, char **argv)
     int rc = parse(argc, argv, &o);
     if (rc != 0) return rc;
     if (strcmp(o.cmd, "serve") == 0) return cmd_serve(&o);
+#ifdef SIGPIPE
     signal(SIGPIPE, SIG_IGN);
+#endif
     if (strcmp(o.cmd, "info") == 0) return cmd_info(&o);
     return cmd_run(&o, strcmp(o.cmd, "bench") == 0);
 }

@@ -33,6 +33,19 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef _WIN32 /* MinGW: the few POSIX calls this tool uses, by their Windows names */
+#include <io.h>
+#define fsync(fd) _commit(fd)
+#define setenv(name, value, overwrite) _putenv_s(name, value)
+#define rename(from, to) (MoveFileExA(from, to, MOVEFILE_REPLACE_EXISTING) ? 0 : -1)
+static ssize_t pread(int fd, void *buf, size_t n, off_t at) {
+    if (_lseeki64(fd, at, SEEK_SET) < 0) return -1;
+    return (ssize_t)_read(fd, buf, (unsigned)n);
+}
+#endif
+#ifndef O_BINARY
+#define O_BINARY 0 /* Windows: no \r\n translation in the journal */
+#endif
 
 #define MAX_CAND 64   /* candidates a node may list */
 #define LINE_MAX_ 8192 /* one journal line */
@@ -397,7 +410,7 @@ static int journal_open(tuner *t) {
         free(line);
         fclose(f);
     }
-    t->jfd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
+    t->jfd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_BINARY, 0644);
     if (t->jfd < 0) {
         fprintf(stderr, "tinyinfer-tune: cannot open the journal %s: %s\n", path, strerror(errno));
         return -1;
@@ -405,7 +418,7 @@ static int journal_open(tuner *t) {
     /* a line cut by a kill has no newline: end it, so the next line starts clean */
     struct stat st;
     if (fstat(t->jfd, &st) == 0 && st.st_size > 0) {
-        int rfd = open(path, O_RDONLY);
+        int rfd = open(path, O_RDONLY | O_BINARY);
         char last = '\n';
         if (rfd >= 0) {
             if (pread(rfd, &last, 1, st.st_size - 1) != 1) last = '\n';
@@ -693,6 +706,13 @@ int main(int argc, char **argv) {
         o->journal = journal_default;
     }
     if (o->token != NULL) setenv("TINYINFER_RPC_TOKEN", o->token, 1);
+#ifdef _WIN32
+    if (!o->remote && !o->listen) { /* no child servers over pipes here (tirpc_spawn) */
+        fprintf(stderr, "tinyinfer-tune: on Windows start `tinyinfer-rpc serve --port P` and give "
+                        "--remote 127.0.0.1:P (or --listen)\n");
+        return 2;
+    }
+#endif
     if (!o->remote && !o->listen && !o->via) {
         if (o->server_cmd == NULL) { /* tinyinfer-rpc beside this program */
             char dir[4096];
