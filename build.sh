@@ -430,6 +430,18 @@ j_mingw() { # Windows (MinGW-w64): the header with <windows.h> before, after or 
     done
 }
 
+j_wine() { # the Windows tools (static MinGW-w64 builds) under Wine against the Linux ones
+    local cc="" d="$T/wine" t
+    for c in x86_64-w64-mingw32-gcc-posix x86_64-w64-mingw32-gcc; do have "$c" && { cc=$c; break; }; done
+    [ -n "$cc" ] || { skip "Windows tools under Wine: no MinGW-w64"; return 0; }
+    mkdir -p "$d/win"
+    tune_build "$d"
+    for t in tinyinfer-rpc tinyinfer-tune; do
+        "$cc" -O1 -static "${C99[@]}" "${WARN[@]}" "${INC[@]}" "tools/$t.c" -o "$d/win/$t.exe" -lws2_32
+    done
+    timeout 600 bash tests/rpc/test_wine.sh "$d" "$d/win"
+}
+
 j_readme() { # the README example compiles with -Werror and runs on the bundled model
     readme_example "$T/readme_example.c"
     "$CC" -O2 "${C99[@]}" "${WARN[@]}" -I. "$T/readme_example.c" -o "$T/readme_example" "${LIBS[@]}"
@@ -956,6 +968,7 @@ cmd_test() {
     done
     job "README example" j_readme
     job "Windows: MinGW-w64 builds of the header and the README example (-Werror)" j_mingw
+    job "Windows: tinyinfer-rpc/-tune .exe under Wine against the Linux tools" j_wine
     job "tools: tinyinfer-info and tinyinfer-run" j_tools
     job "bench: ti_bench compiles, peers.py self-test" j_bench_peers
     job "OpenCL: loader cross-check, stubs, backend kernels vs CPU" j_cl opt

@@ -2011,7 +2011,17 @@ TI__PRIVATE int ti__cpu_count(void) {
 /* Wall-clock milliseconds (timings in ti_session_info and the profile). */
 #include <time.h>
 #if defined(_WIN32)
-TI__PRIVATE double ti__now_ms(void) { return (double)clock() * 1000.0 / CLOCKS_PER_SEC; }
+/* QueryPerformanceCounter/Frequency, declared with <windows.h>'s exact types (LARGE_INTEGER
+ * is union _LARGE_INTEGER, 8 bytes) so that it may be included before or after */
+union _LARGE_INTEGER;
+__declspec(dllimport) int __stdcall QueryPerformanceCounter(union _LARGE_INTEGER *);
+__declspec(dllimport) int __stdcall QueryPerformanceFrequency(union _LARGE_INTEGER *);
+TI__PRIVATE double ti__now_ms(void) {
+    long long count = 0, freq = 0;
+    QueryPerformanceCounter((union _LARGE_INTEGER *)(void *)&count);
+    QueryPerformanceFrequency((union _LARGE_INTEGER *)(void *)&freq);
+    return freq > 0 ? (double)count * 1000.0 / (double)freq : 0.0;
+}
 #else
 /* gettimeofday: declared by <sys/time.h> whatever feature macros the including file set
  * (clock_gettime needs _POSIX_C_SOURCE, which -std=c99 users do not define) */

@@ -271,7 +271,10 @@ TIRPC__PRIVATE void tirpc__why(char *why, size_t n, const char *fmt, ...)
 TIRPC__PRIVATE double tirpc__now(void)
 {
 #ifdef _WIN32
-    return (double)GetTickCount64() * 1e-3;
+    LARGE_INTEGER count, freq;
+    QueryPerformanceCounter(&count);
+    QueryPerformanceFrequency(&freq);
+    return freq.QuadPart > 0 ? (double)count.QuadPart / (double)freq.QuadPart : 0.0;
 #else
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
