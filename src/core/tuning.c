@@ -207,9 +207,9 @@ TI__PRIVATE void ti__tune_free(ti_session *s) {
  * [*set, *set + *len); 0 when none. */
 TI__PRIVATE int ti__tune_find(const ti_session *s, int index, const char *name, const char **set,
                               size_t *len) {
+    if (s->tune == NULL) return 0; /* (NULL + 0 is undefined) */
     const char *p = s->tune, *end = s->tune + s->tune_len;
     int found = 0;
-    if (p == NULL) return 0;
     while (p < end) {
         const char *eol = (const char *)memchr(p, '\n', (size_t)(end - p));
         if (eol == NULL) eol = end;
