@@ -69,7 +69,7 @@ typedef struct tnode {
 } tnode;
 
 typedef struct trial {
-    int begins, done, valid;
+    int begins, done, valid, crashed; /* crashed: cut twice, never run again */
     double total_ms;
     double *ms; /* per tunable node; < 0: not valid for that node */
 } trial;
@@ -402,6 +402,7 @@ static int journal_open(tuner *t) {
                     tr->valid = 1;
                 } else {
                     tr->valid = 0;
+                    tr->crashed = strcmp(rest, " invalid crashed-twice") == 0;
                 }
                 tr->done = 1;
                 results++;
@@ -459,7 +460,7 @@ static int run_trials(tuner *t) {
         while (!tr->done) {
             if (tr->begins >= 2) { /* cut twice: it crashes something; never again */
                 if (journal_put(t, "R %d invalid crashed-twice", k) != 0) return -1;
-                tr->done = 1;
+                tr->done = tr->crashed = 1;
                 break;
             }
             if (ensure_connected(t) != 0) return -1;
@@ -586,35 +587,6 @@ static int write_atomically(const char *path, const char *text) {
 
 /* ---- main --------------------------------------------------------------------------- */
 
-static int read_file(const char *path, unsigned char **data, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return -1;
-    size_t cap = 1 << 20, n = 0;
-    unsigned char *p = (unsigned char *)malloc(cap);
-    while (p != NULL) {
-        size_t r = fread(p + n, 1, cap - n, f);
-        n += r;
-        if (n < cap) break;
-        unsigned char *q = (unsigned char *)realloc(p, cap * 2);
-        if (q == NULL) {
-            free(p);
-            p = NULL;
-            break;
-        }
-        p = q;
-        cap *= 2;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (p == NULL || bad) {
-        free(p);
-        return -1;
-    }
-    *data = p;
-    *size = n;
-    return 0;
-}
-
 static int parse_args(int argc, char **argv, opts *o) {
     memset(o, 0, sizeof *o);
     o->backend = TI_BACKEND_OPENCL;
@@ -648,18 +620,15 @@ static int parse_args(int argc, char **argv, opts *o) {
         else if (strcmp(a, "--device") == 0) o->device = v;
         else if (strcmp(a, "--token") == 0) o->token = v;
         else if (strcmp(a, "--token-file") == 0) {
-            unsigned char *d;
+            char msg[600];
             size_t n;
-            if (read_file(v, &d, &n) != 0) {
-                fprintf(stderr, "tinyinfer-tune: cannot read %s\n", v);
+            char *tok = td_read_file(v, &n, msg, sizeof msg); /* NUL-terminated */
+            if (tok == NULL) {
+                fprintf(stderr, "tinyinfer-tune: %s\n", msg);
                 return -1;
             }
-            while (n > 0 && (d[n - 1] == '\n' || d[n - 1] == '\r')) n--;
-            char *tok = (char *)malloc(n + 1);
-            if (tok == NULL) return -1;
-            memcpy(tok, d, n);
+            while (n > 0 && (tok[n - 1] == '\n' || tok[n - 1] == '\r')) n--;
             tok[n] = 0;
-            free(d);
             o->token = tok; /* lives until exit */
         } else if (strcmp(a, "--backend") == 0) {
             if (strcmp(v, "opencl") == 0) o->backend = TI_BACKEND_OPENCL;
@@ -740,8 +709,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "tinyinfer-tune: no token: give --token, --token-file or $TINYINFER_RPC_TOKEN\n");
         return 2;
     }
-    if (read_file(o->model, &t.model, &t.model_size) != 0) {
-        fprintf(stderr, "tinyinfer-tune: cannot read %s\n", o->model);
+    char msg[600];
+    t.model = (unsigned char *)td_read_file(o->model, &t.model_size, msg, sizeof msg);
+    if (t.model == NULL) {
+        fprintf(stderr, "tinyinfer-tune: %s\n", msg);
         return 1;
     }
     uint8_t sha[32];
@@ -812,7 +783,7 @@ int main(int argc, char **argv) {
     int crashed = 0, invalid = 0;
     for (int k = 0; k < t.n_trials; k++) {
         invalid += !t.trials[k].valid;
-        crashed += t.trials[k].begins >= 2 && !t.trials[k].valid;
+        crashed += t.trials[k].crashed;
     }
     printf("wrote %s: %d of %d nodes off their default (per-node gain %.4f ms); %d trials, %d invalid, "
            "%d crashed, %d reconnects\n",
