@@ -27,7 +27,7 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: tinyinfer-rpc serve [--port P | --listen HOST:PORT | --connect HOST:PORT | --stdio]\n"
         "                           [--cache DIR] [--max-message BYTES] [--idle-timeout S]\n"
-        "                           [--name NAME] [--fake-timing]\n"
+        "                           [--name NAME] [--fake-timing] [--crash-on TEXT]\n"
         "       tinyinfer-rpc info  WHERE\n"
         "       tinyinfer-rpc run   MODEL WHERE [--input FILE]... [--backend auto|cpu|opencl]\n"
         "                           [--device SEL] [--threads N] [--repeat N] [--warmup N]\n"
@@ -58,6 +58,9 @@ static void usage(FILE *f)
         "                        the model but reports made-up times (a hash of each node's\n"
         "                        name and tuning setting; wall times are their sum). Never use\n"
         "                        it to measure anything.\n"
+        "  --crash-on TEXT       TEST HOOK, for tinyinfer-tune's crash test only: a RUN whose\n"
+        "                        tuning text contains TEXT raises SIGSEGV in the session (as a\n"
+        "                        crashing kernel would), after the crash record is armed\n"
         "run and bench:\n"
         "  --input FILE          .npy or .pb for the next input (a file whose tensor name\n"
         "                        matches an input feeds that one); inputs without a file get\n"
@@ -90,6 +93,7 @@ typedef struct opts {
     unsigned long max_message;
     double idle_timeout, read_timeout, timeout;
     int fake_timing;
+    const char *crash_on;
     const char *name;
     const char *inputs[MAX_FILES];
     int n_inputs;
@@ -169,6 +173,7 @@ static int parse(int argc, char **argv, opts *o)
         else if (OPT("--read-timeout")) o->read_timeout = atof(argv[++i]);
         else if (OPT("--timeout")) o->timeout = atof(argv[++i]);
         else if (strcmp(a, "--fake-timing") == 0) o->fake_timing = 1;
+        else if (OPT("--crash-on")) o->crash_on = argv[++i];
         else if (OPT("--name")) o->name = argv[++i];
         else if (OPT("--input")) {
             if (o->n_inputs == MAX_FILES) return fail_usage("at most 64 --input files%s", "");
@@ -414,9 +419,12 @@ static int cmd_serve(const opts *o)
     srv.idle_timeout_s = o->idle_timeout;
     srv.read_timeout_s = o->read_timeout > 0 ? o->read_timeout : 30;
     srv.fake_timing = o->fake_timing;
+    srv.crash_on = o->crash_on;
+    srv.crash_records = 1;
     srv.log = stderr;
     srv.log_prefix = "tinyinfer-rpc serve";
     if (srv.fake_timing) tirpc__log(&srv, "--fake-timing: TEST HOOK, every reported time is made up");
+    if (srv.crash_on) tirpc__log(&srv, "--crash-on '%s': TEST HOOK, runs with it in their tuning crash", srv.crash_on);
 #ifdef _WIN32
     signal(SIGINT, on_term);
     signal(SIGTERM, on_term);

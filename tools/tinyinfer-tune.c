@@ -5,9 +5,11 @@
  *
  * Never loses work: each trial is written to a journal before it is launched and its
  * result after (one checksummed, fsync'd line each), so a rerun resumes where the last
- * one stopped, repeating no finished trial; a trial that was cut twice (it crashed the
- * server or the device, or the tuner died twice on it) is recorded as crashed and never
- * tried again; damaged or partial lines are skipped. When the server is lost the tuner
+ * one stopped, repeating no finished trial. A trial whose run crashed the server's session
+ * (a fault signal: the server records the run's key before dying, CRASH_QUERY) is recorded
+ * as crashed after that one launch and never tried again; a trial cut with no such record
+ * (the server killed from outside, the device or the tuner gone) is run once more, and cut
+ * twice it is recorded as crashed too; damaged or partial lines are skipped. When the server is lost the tuner
  * waits and reconnects with back-off, up to --reconnect-limit seconds.
  *
  * Search: trial 0 runs every node's default; trial t gives each node the t-th of its
@@ -69,7 +71,8 @@ typedef struct tnode {
 } tnode;
 
 typedef struct trial {
-    int begins, done, valid, crashed; /* crashed: cut twice, never run again */
+    int begins, done, valid, crashed; /* crashed: the server recorded it dying of a fault
+                                       * signal, or cut twice; never run again */
     double total_ms;
     double *ms; /* per tunable node; < 0: not valid for that node */
 } trial;
@@ -79,6 +82,8 @@ typedef struct tuner {
     unsigned char *model;
     size_t model_size;
     char sha[65];
+    uint8_t sha_raw[32];
+    int no_crash_records; /* the server answered CRASH_QUERY with "unknown message" */
     tirpc_conn *conn;
     int listen_fd;
     char device[256];
@@ -402,7 +407,7 @@ static int journal_open(tuner *t) {
                     tr->valid = 1;
                 } else {
                     tr->valid = 0;
-                    tr->crashed = strcmp(rest, " invalid crashed-twice") == 0;
+                    tr->crashed = strncmp(rest, " invalid crashed", 16) == 0;
                 }
                 tr->done = 1;
                 results++;
@@ -448,6 +453,34 @@ static void progress(const tuner *t, int done, double t0, int done0) {
     if (done == t->n_trials) fprintf(stderr, "\n");
 }
 
+/* Asks the server whether trial k's run died of a fault signal in a session (the server
+ * records that before dying; a server killed from outside leaves no record). The signal, 0
+ * when there is no record (or the server keeps none), -1 when no server comes back. */
+static int crash_record(tuner *t, int k) {
+    if (t->no_crash_records) return 0;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        if (ensure_connected(t) != 0) return -1;
+        char *text = tuning_text(t, k, NULL, 0);
+        if (text == NULL) return -1;
+        uint8_t key[32];
+        tirpc_run_key(t->sha_raw, (int)t->o.backend, t->o.device, text, key);
+        free(text);
+        int sig = 0;
+        char why[512];
+        int r = tirpc_crash_query(t->conn, key, &sig, why, sizeof why);
+        if (r == 0) return sig;
+        if (r > 0) { /* ERROR: a server that keeps no crash records (5), or refused the query */
+            if (!t->o.quiet) fprintf(stderr, "\ntinyinfer-tune: the server keeps no crash records (%s): a trial cut twice counts as crashed\n", why);
+            t->no_crash_records = 1;
+            return 0;
+        }
+        tirpc_close(t->conn); /* lost while asking: reconnect and ask again */
+        t->conn = NULL;
+        t->reconnects++;
+    }
+    return 0;
+}
+
 /* Runs the trials the journal lacks. 0 when all are done; -1 when the server is gone. */
 static int run_trials(tuner *t) {
     int done = 0;
@@ -458,7 +491,18 @@ static int run_trials(tuner *t) {
     for (int k = 0; k < t->n_trials; k++) {
         trial *tr = &t->trials[k];
         while (!tr->done) {
-            if (tr->begins >= 2) { /* cut twice: it crashes something; never again */
+            if (tr->begins >= 1) { /* begun before without a result: did it crash the server? */
+                int sig = crash_record(t, k);
+                if (sig < 0) return -1;
+                if (sig > 0) {
+                    if (journal_put(t, "R %d invalid crashed signal %d", k, sig) != 0) return -1;
+                    tr->done = tr->crashed = 1;
+                    if (!t->o.quiet) fprintf(stderr, "\ntrial %d: crashed the server (signal %d): not run again\n", k, sig);
+                    break;
+                }
+            }
+            if (tr->begins >= 2) { /* cut twice with no record (the server, device or tuner
+                                    * died whole, or an old server): never again */
                 if (journal_put(t, "R %d invalid crashed-twice", k) != 0) return -1;
                 tr->done = tr->crashed = 1;
                 break;
@@ -718,6 +762,7 @@ int main(int argc, char **argv) {
     uint8_t sha[32];
     tirpc_sha256_once(t.model, t.model_size, sha);
     tirpc_hex(sha, sizeof sha, t.sha);
+    memcpy(t.sha_raw, sha, sizeof sha);
 
     /* the probe: one profiled untuned run lists the nodes and their candidates */
     tirpc_run_res probe;

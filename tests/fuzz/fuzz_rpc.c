@@ -57,6 +57,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (tirpc_dec_text(data, size, &text, why, sizeof(why)) == 0) free(text);
         if (tirpc_dec_run(data, size, &w, why, sizeof(why)) == 0) tirpc_run_wire_free(&w);
         if (tirpc_dec_result(data, size, &r, why, sizeof(why)) == 0) tirpc_run_res_free(&r);
+        int sig;
+        tirpc_dec_crash_report(data, size, sha, &sig, why, sizeof(why));
     }
     for (int auth = 0; auth < 2; auth++) { /* the server on a fake connection */
         tirpc_server srv;

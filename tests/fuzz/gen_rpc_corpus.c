@@ -77,6 +77,16 @@ int main(int argc, char **argv)
     save("unknown_model_mismatch_unknown_type", &s);
     tirpc_buf_free(&s);
 
+    uint8_t key[32];
+    tirpc_run_key(sha, TI_BACKEND_CPU, NULL, q.tuning, key);
+    tirpc_enc_sha(&p, key), add(&s, TIRPC_MSG_CRASH_QUERY, &p);
+    tirpc_enc_sha(&p, bad), add(&s, TIRPC_MSG_CRASH_QUERY, &p);
+    save("crash_query", &s);
+    tirpc_buf_free(&s);
+    tirpc_enc_crash_report(&p, key, 11);
+    save("payload_crash_report", &p);
+    tirpc_buf_free(&p);
+
     static const uint8_t huge[12] = {'T', 'I', 'R', 'P', 1, TIRPC_MSG_PUT_MODEL, 0, 0, 0xff, 0xff, 0xff, 0x7f};
     tirpc__put(&s, huge, 12);
     save("huge_length", &s);

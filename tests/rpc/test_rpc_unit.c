@@ -471,6 +471,73 @@ static int handshake_with(const char *server_token, const char *client_token, ch
     return rc;
 }
 
+/* CRASH_REPORT codec, the run key, and CRASH_QUERY answered from <cache>/crashes.log */
+TI_TEST(crash_records)
+{
+    char why[256];
+    uint8_t model_sha[32], k1[32], k2[32], k3[32], k4[32], k5[32], got[32];
+    for (int i = 0; i < 32; i++) model_sha[i] = (uint8_t)(i * 3);
+    tirpc_run_key(model_sha, TI_BACKEND_OPENCL, "ab", "c", k1);
+    tirpc_run_key(model_sha, TI_BACKEND_OPENCL, "a", "bc", k2); /* same bytes, split elsewhere */
+    tirpc_run_key(model_sha, TI_BACKEND_CPU, "ab", "c", k3);
+    tirpc_run_key(model_sha, TI_BACKEND_OPENCL, NULL, NULL, k4);
+    tirpc_run_key(model_sha, TI_BACKEND_OPENCL, "", "", k5);
+    TI_CHECK(memcmp(k1, k2, 32) != 0 && memcmp(k1, k3, 32) != 0 && memcmp(k4, k5, 32) == 0);
+    tirpc_buf b = {0, 0, 0, 0};
+    int sig = -1;
+    tirpc_enc_crash_report(&b, k1, 11);
+    TI_REQUIRE(b.len == 36);
+    TI_CHECK(tirpc_dec_crash_report(b.p, b.len, got, &sig, why, sizeof(why)) == 0 && sig == 11 &&
+             memcmp(got, k1, 32) == 0);
+    TI_CHECK(tirpc_dec_crash_report(b.p, 35, got, &sig, why, sizeof(why)) != 0); /* short */
+    b.p[34] = 1; /* signal 65547: out of range */
+    TI_CHECK(tirpc_dec_crash_report(b.p, b.len, got, &sig, why, sizeof(why)) != 0);
+    tirpc_buf_free(&b);
+
+    /* a record for k1 (the latest line wins), another key, a damaged line */
+    char path[600], hex[65];
+    snprintf(path, sizeof(path), "%s/crashes.log", g_cache);
+    FILE *f = fopen(path, "wb");
+    TI_REQUIRE(f != NULL);
+    tirpc_hex(k1, 32, hex);
+    fprintf(f, "%s 6\n%.40s\n", hex, hex);
+    tirpc_hex(k3, 32, hex);
+    fprintf(f, "%s 7\n", hex);
+    tirpc_hex(k1, 32, hex);
+    fprintf(f, "%s 11\n", hex);
+    fclose(f);
+    tirpc_buf in = {0, 0, 0, 0}, p = {0, 0, 0, 0}, out = {0, 0, 0, 0};
+    tirpc_enc_sha(&p, k1);
+    tirpc_frame(&in, TIRPC_MSG_CRASH_QUERY, p.p, p.len);
+    tirpc_buf_free(&p);
+    tirpc_enc_sha(&p, k2);
+    tirpc_frame(&in, TIRPC_MSG_CRASH_QUERY, p.p, p.len);
+    tirpc_buf_free(&p);
+    tirpc_frame(&in, TIRPC_MSG_CRASH_QUERY, k1, 31); /* malformed: ERROR, the session ends */
+    tirpc_server srv;
+    memset(&srv, 0, sizeof(srv));
+    srv.token = "t", srv.cache_dir = g_cache, srv.skip_auth = 1, srv.no_heartbeat = 1;
+    tirpc_conn *c = tirpc_conn_memory(in.p, in.len, &out);
+    TI_REQUIRE(c != NULL);
+    TI_CHECK(tirpc_serve_conn(&srv, c) == 1);
+    tirpc_close(c);
+    int types[8], count;
+    frames_in(&out, types, 8, &count);
+    TI_REQUIRE(count == 3);
+    TI_CHECK(types[0] == TIRPC_MSG_CRASH_REPORT && types[1] == TIRPC_MSG_CRASH_REPORT &&
+             types[2] == TIRPC_MSG_ERROR);
+    uint32_t len;
+    const uint8_t *pl = frame_payload(&out, 0, &len);
+    TI_CHECK(tirpc_dec_crash_report(pl, len, got, &sig, why, sizeof(why)) == 0 && sig == 11 &&
+             memcmp(got, k1, 32) == 0);
+    pl = frame_payload(&out, 1, &len);
+    TI_CHECK(tirpc_dec_crash_report(pl, len, got, &sig, why, sizeof(why)) == 0 && sig == 0 &&
+             memcmp(got, k2, 32) == 0);
+    remove(path);
+    tirpc_buf_free(&in);
+    tirpc_buf_free(&out);
+}
+
 TI_TEST(handshake)
 {
     char why[512];
@@ -488,6 +555,7 @@ int main(void)
     TI_RUN(round_trips);
     truncations_and_garbage();
     TI_RUN(server_dispatch_memory);
+    TI_RUN(crash_records);
     TI_RUN(handshake);
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_cache);

@@ -8,7 +8,12 @@
 #     reproducible; real times would differ run to run);
 #   - SIGKILL the tuner mid-run and rerun it: it resumes, 0 finished trials run again;
 #   - damaged journal lines are skipped; a journal of another plan is refused;
-#   - a trial cut twice (it killed the server twice) is recorded as crashed, never retried.
+#   - a trial whose run crashes the session (the server's --crash-on TEST HOOK raises
+#     SIGSEGV, as a faulting kernel would) is recorded as crashed after its first launch,
+#     from the server's crash record: launched once, never again, the server keeps serving;
+#     the same through a local child server on stdio;
+#   - a trial cut twice with no crash record (the server killed whole, twice) is recorded
+#     as crashed, never retried.
 # Usage: tests/rpc/test_tune.sh BINDIR (with tinyinfer-rpc, tinyinfer-tune, tinyinfer-run)
 set -u
 BIN=${1:?usage: test_tune.sh BINDIR}
@@ -168,7 +173,39 @@ check "crashed trial: recorded as crashed" grep -q '^R 0 invalid crashed-twice' 
 check "crashed trial: never launched again (2 begins)" [ "$(grep -c '^B 0 ' "$W/crash.journal")" = 2 ]
 check "crashed trial: reported" grep -q ' 1 crashed' "$W/crash.out"
 
+# 7b. a candidate that crashes the session: recorded from the server's crash record after
+#     one launch. The setting is one the reference chose, so the result must change.
+SETTING=$(sed -n 's/^node [^ ]* //p' "$W/ref.tuning" | head -n 1 | awk '{print $NF}')
 kill_server
+start_server 0 "$W/crashsrv.log" --crash-on "$SETTING" || bad "server start (crash)"
+CPORT=$PORT_USED
+CPID=$SERVER_PID
+"${TUNE[@]}" --remote "127.0.0.1:$CPORT" --out "$W/segv.tuning" --journal "$W/segv.journal" >"$W/segv.out" 2>&1
+check "crashing candidate ($SETTING): the run finishes ($(tail -n 2 "$W/segv.out"))" [ $? = 0 ]
+CRASHED=$(sed -n 's/^R \([0-9]*\) invalid crashed signal 11 .*/\1/p' "$W/segv.journal")
+echo "crash test: --crash-on '$SETTING' crashed trial(s): $(echo $CRASHED)"
+check "crashing candidate: recorded as crashed by signal 11 (trials: ${CRASHED:-none})" [ -n "$CRASHED" ]
+once=1
+for k in $CRASHED; do [ "$(grep -c "^B $k " "$W/segv.journal")" = 1 ] || once=0; done
+check "crashing candidate: each crashed trial launched exactly once" [ $once = 1 ]
+check "crashing candidate: no trial cut twice" [ "$(grep -c 'crashed-twice' "$W/segv.journal")" = 0 ]
+check "crashing candidate: the journal holds every trial once" results_once "$W/segv.journal"
+check "crashing candidate: the server's parent kept serving" kill -0 "$CPID"
+check "crashing candidate: the server logged the session's signal" grep -q 'ended by signal 11' "$W/crashsrv.log"
+check "crashing candidate: the crash record names signal 11" grep -q ' 11$' "$W/models/crashes.log"
+check "crashing candidate: not in the tuning file" bash -c "! grep -q -- ' $SETTING\$' '$W/segv.tuning'"
+check "crashing candidate: reported" grep -q " $(echo "$CRASHED" | wc -w) crashed" "$W/segv.out"
+B0=$(grep -c '^B ' "$W/segv.journal")
+"${TUNE[@]}" --remote "127.0.0.1:$CPORT" --out "$W/segv2.tuning" --journal "$W/segv.journal" >"$W/segv2.out" 2>&1
+check "crashing candidate: a rerun launches nothing again" [ "$(grep -c '^B ' "$W/segv.journal")" = "$B0" ]
+kill_server
+# the same with the tuner's local child server on stdio: the child dies, a new one answers
+"${TUNE[@]}" --server-cmd "'$BIN/tinyinfer-rpc' serve --stdio --cache '$W/local-crash' --fake-timing --crash-on $SETTING" \
+    --out "$W/segvl.tuning" --journal "$W/segvl.journal" >"$W/segvl.out" 2>&1
+check "crashing candidate, local child: the run finishes ($(tail -n 2 "$W/segvl.out"))" [ $? = 0 ]
+check "crashing candidate, local child: same crashed trials" \
+    [ "$(sed -n 's/^R \([0-9]*\) invalid crashed signal 11 .*/\1/p' "$W/segvl.journal")" = "$CRASHED" ]
+check "crashing candidate, local child: same tuning file" cmp -s "$W/segvl.tuning" "$W/segv.tuning"
 
 # 8. reverse dial: the tuner listens, the server dials in (`serve --connect`), as a phone
 #    behind NAT would; same file as over a direct connection

@@ -45,6 +45,8 @@ enum {
     TIRPC_MSG_RESULT = 11,      /* server: the run result                               */
     TIRPC_MSG_BYE = 12,         /* client: end of session                               */
     TIRPC_MSG_PROGRESS = 13,    /* server, during a RUN, every second: "still running"  */
+    TIRPC_MSG_CRASH_QUERY = 14, /* client: a run key: did a run with it crash a session? */
+    TIRPC_MSG_CRASH_REPORT = 15,/* server: the key and the fault signal (0: none known) */
     TIRPC_MSG_COUNT
 };
 
@@ -123,6 +125,15 @@ typedef struct tirpc_run_res {
 int tirpc_run(tirpc_conn *c, const tirpc_run_req *req, tirpc_run_res *res, char *why, size_t n);
 void tirpc_run_res_free(tirpc_run_res *res);
 int tirpc_info(tirpc_conn *c, char **text, char *why, size_t n);            /* malloc'd text */
+/* The key a server files a crashed run under: SHA-256 over a label, the model's SHA-256, the
+ * backend, the device selector and the tuning text (NULL strings count as ""). */
+void tirpc_run_key(const uint8_t model_sha[32], int backend, const char *device, const char *tuning,
+                   uint8_t key[32]);
+/* Asks whether a run with this key killed a session of the server with a fault signal
+ * (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, ...). 0: answered, *signo the signal or 0 when
+ * the server knows of no such crash; -1: the connection is lost; > 0: the server's ERROR code
+ * (5: a server without crash records). */
+int tirpc_crash_query(tirpc_conn *c, const uint8_t key[32], int *signo, char *why, size_t n);
 
 /* ---- frames and messages (used by the tool, the tests and the fuzz target) ------------- */
 /* A growable output buffer; bad is set (and stays) when an allocation failed. */
@@ -158,6 +169,7 @@ void tirpc_enc_status(tirpc_buf *b, const uint8_t sha[32], int present); /* MODE
 void tirpc_enc_put(tirpc_buf *b, const uint8_t sha[32], const void *data, size_t size);
 void tirpc_enc_run(tirpc_buf *b, const uint8_t sha[32], const tirpc_run_req *r);
 void tirpc_enc_result(tirpc_buf *b, const tirpc_run_res *r);
+void tirpc_enc_crash_report(tirpc_buf *b, const uint8_t key[32], int signo); /* CRASH_REPORT */
 /* Decoders: 0 on success; -1 with why on a malformed payload (nothing left allocated). */
 int tirpc_dec_hello(const uint8_t *p, size_t n, tirpc_hello *m, char *why, size_t wn);
 int tirpc_dec_auth(const uint8_t *p, size_t n, tirpc_auth *m, char *why, size_t wn);
@@ -169,6 +181,7 @@ int tirpc_dec_put(const uint8_t *p, size_t n, tirpc_put *m, char *why, size_t wn
 int tirpc_dec_run(const uint8_t *p, size_t n, tirpc_run_wire *m, char *why, size_t wn);
 void tirpc_run_wire_free(tirpc_run_wire *m);
 int tirpc_dec_result(const uint8_t *p, size_t n, tirpc_run_res *r, char *why, size_t wn);
+int tirpc_dec_crash_report(const uint8_t *p, size_t n, uint8_t key[32], int *signo, char *why, size_t wn);
 /* median, p90 (nearest rank) and min of res->times_ms into res. */
 void tirpc_latency_stats(tirpc_run_res *r);
 
@@ -181,6 +194,9 @@ typedef struct tirpc_server {
     double idle_timeout_s;      /* wait for the next request; 0: 600 s */
     double read_timeout_s;      /* within a frame and for AUTH; 0: 30 s */
     int fake_timing;            /* TEST HOOK: deterministic times (PROTOCOL.md, --fake-timing) */
+    const char *crash_on;       /* TEST HOOK: a RUN whose tuning text holds this raises SIGSEGV */
+    int crash_records;          /* 1: a fault signal during a RUN is recorded (the tool sets it;
+                                 * fuzz targets and tests leave the signals to the sanitizers) */
     int max_repeat;             /* 0: TIRPC_MAX_REPEAT (the fuzz target sets a small cap) */
     int skip_auth;              /* fuzz target only: no HELLO/AUTH */
     int no_heartbeat;           /* 1: no PROGRESS thread (memory connections) */
@@ -219,6 +235,9 @@ char *tirpc_info_text(const tirpc_server *srv);
 #include <ws2tcpip.h>
 #include <windows.h>
 #include <io.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <direct.h>
 #include <process.h>
 typedef SOCKET tirpc__sock;
@@ -1032,6 +1051,28 @@ int tirpc_dec_status(const uint8_t *p, size_t n, uint8_t sha[32], int *present, 
     return 0;
 }
 
+void tirpc_enc_crash_report(tirpc_buf *b, const uint8_t key[32], int signo)
+{
+    tirpc__put(b, key, 32);
+    tirpc__u32(b, (uint32_t)signo);
+}
+
+int tirpc_dec_crash_report(const uint8_t *p, size_t n, uint8_t key[32], int *signo, char *why, size_t wn)
+{
+    if (n != 36) {
+        tirpc__why(why, wn, "CRASH_REPORT: %zu bytes, expected 36", n);
+        return -1;
+    }
+    memcpy(key, p, 32);
+    uint32_t v = (uint32_t)p[32] | (uint32_t)p[33] << 8 | (uint32_t)p[34] << 16 | (uint32_t)p[35] << 24;
+    if (v > 255) {
+        tirpc__why(why, wn, "CRASH_REPORT: signal %u is out of range", v);
+        return -1;
+    }
+    *signo = (int)v;
+    return 0;
+}
+
 int tirpc_dec_put(const uint8_t *p, size_t n, tirpc_put *m, char *why, size_t wn)
 {
     tirpc__cur c = {p, p + n, 0};
@@ -1703,6 +1744,54 @@ int tirpc_info(tirpc_conn *c, char **text, char *why, size_t n)
     return rc;
 }
 
+void tirpc_run_key(const uint8_t model_sha[32], int backend, const char *device, const char *tuning,
+                   uint8_t key[32])
+{
+    tirpc_sha256 h;
+    uint8_t be = (uint8_t)backend, zero = 0;
+    tirpc_sha256_init(&h);
+    tirpc_sha256_update(&h, "tirp-run-key", 12);
+    tirpc_sha256_update(&h, model_sha, 32);
+    tirpc_sha256_update(&h, &be, 1);
+    if (device) tirpc_sha256_update(&h, device, strlen(device));
+    tirpc_sha256_update(&h, &zero, 1); /* the device ends here: no two splits hash alike */
+    if (tuning) tirpc_sha256_update(&h, tuning, strlen(tuning));
+    tirpc_sha256_final(&h, key);
+}
+
+int tirpc_crash_query(tirpc_conn *c, const uint8_t key[32], int *signo, char *why, size_t n)
+{
+    int type;
+    uint8_t *p;
+    size_t len;
+    *signo = 0;
+    if (!c) {
+        tirpc__why(why, n, "no connection");
+        return -1;
+    }
+    tirpc_buf b = {0, 0, 0, 0};
+    tirpc_enc_sha(&b, key);
+    int rc = b.bad ? -1 : tirpc__send(c, TIRPC_MSG_CRASH_QUERY, &b, why, n);
+    tirpc_buf_free(&b);
+    if (rc != 0) return -1;
+    if (tirpc__recv_reply(c, &type, &p, &len, why, n) != 0) return -1;
+    rc = -1;
+    if (type == TIRPC_MSG_CRASH_REPORT) {
+        uint8_t got[32];
+        if (tirpc_dec_crash_report(p, len, got, signo, why, n) == 0) {
+            if (tirpc__same32(got, key)) rc = 0;
+            else tirpc__why(why, n, "CRASH_REPORT for another run key");
+        }
+    } else if (type == TIRPC_MSG_ERROR) {
+        rc = tirpc__error_reply(p, len, why, n);
+        if (rc == 0) rc = -1; /* an ERROR that does not decode */
+    } else {
+        tirpc__why(why, n, "expected CRASH_REPORT, got message type %d", type);
+    }
+    free(p);
+    return rc;
+}
+
 /* HAS_MODEL, then PUT_MODEL when the server lacks it. 0 ok (*uploaded set), -1 lost, > 0 an
  * ERROR code from the server (why says it). */
 TIRPC__PRIVATE int tirpc__ensure_model(tirpc_conn *c, const uint8_t sha[32], const void *model,
@@ -1859,6 +1948,125 @@ TIRPC__PRIVATE int tirpc__mkdirs(const char *dir)
 #else
     return mkdir(tmp, 0700) == 0 || errno == EEXIST ? 0 : -1;
 #endif
+}
+
+/* ---- crash records --------------------------------------------------------------------
+ * While a RUN executes, a fault signal (the model, the library or the driver crashing the
+ * session) first appends "<run key hex> <signal>" to <cache>/crashes.log, then kills the
+ * process with the default action as before. A later session answers CRASH_QUERY from that
+ * file, so a tuner can tell a candidate that crashed the server from a server killed from
+ * outside (SIGKILL, SIGTERM, power: no record, the run is simply lost). The handler only
+ * calls write(), signal()/sigaction() and raise(): async-signal-safe. The file is cut to
+ * nothing when it passes 1 MiB (old records are then forgotten). */
+#define TIRPC__CRASH_LOG "crashes.log"
+#define TIRPC__CRASH_LOG_MAX (1 << 20)
+static int tirpc__crash_fd = -1;
+static char tirpc__crash_line[80]; /* "<64 hex> " */
+#ifdef _WIN32
+static const int tirpc__fault_sigs[] = {SIGSEGV, SIGILL, SIGFPE, SIGABRT};
+static void (*tirpc__fault_old[4])(int);
+#else
+static const int tirpc__fault_sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSYS, SIGTRAP};
+static struct sigaction tirpc__fault_old[7];
+#endif
+#define TIRPC__N_FAULT_SIGS ((int)(sizeof(tirpc__fault_sigs) / sizeof(tirpc__fault_sigs[0])))
+
+static void tirpc__on_fault(int sig)
+{
+    char b[96];
+    size_t n = 0;
+    while (tirpc__crash_line[n] && n < 70) b[n] = tirpc__crash_line[n], n++;
+    char d[4];
+    int nd = 0, v = sig > 0 && sig < 1000 ? sig : 0;
+    do d[nd++] = (char)('0' + v % 10), v /= 10; while (v && nd < 3);
+    while (nd) b[n++] = d[--nd];
+    b[n++] = '\n';
+    if (tirpc__crash_fd >= 0) {
+#ifdef _WIN32
+        (void)!_write(tirpc__crash_fd, b, (unsigned)n);
+#else
+        (void)!write(tirpc__crash_fd, b, n);
+#endif
+    }
+    signal(sig, SIG_DFL); /* then die of it, as without the record */
+    raise(sig);
+}
+
+TIRPC__PRIVATE void tirpc__crash_path(const tirpc_server *srv, char *out, size_t n)
+{
+    snprintf(out, n, "%s/%s", srv->cache_dir, TIRPC__CRASH_LOG);
+}
+
+/* Records key as the running RUN until tirpc__crash_disarm. Best effort: without the file
+ * the server still serves; the client then sees a lost session and no record. */
+TIRPC__PRIVATE void tirpc__crash_arm(const tirpc_server *srv, const uint8_t key[32])
+{
+    char path[1200];
+    tirpc__crash_path(srv, path, sizeof(path));
+#ifdef _WIN32
+    int fd = _open(path, _O_WRONLY | _O_APPEND | _O_CREAT | _O_BINARY, _S_IREAD | _S_IWRITE);
+#else
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
+#endif
+    if (fd < 0) return;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && st.st_size > TIRPC__CRASH_LOG_MAX) {
+#ifdef _WIN32
+        (void)!_chsize(fd, 0);
+#else
+        (void)!ftruncate(fd, 0);
+#endif
+    }
+    tirpc_hex(key, 32, tirpc__crash_line);
+    tirpc__crash_line[64] = ' ', tirpc__crash_line[65] = 0;
+    tirpc__crash_fd = fd;
+    for (int i = 0; i < TIRPC__N_FAULT_SIGS; i++) {
+#ifdef _WIN32
+        tirpc__fault_old[i] = signal(tirpc__fault_sigs[i], tirpc__on_fault);
+#else
+        struct sigaction sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = tirpc__on_fault;
+        sa.sa_flags = (int)(SA_RESETHAND | SA_NODEFER);
+        sigaction(tirpc__fault_sigs[i], &sa, &tirpc__fault_old[i]);
+#endif
+    }
+}
+
+TIRPC__PRIVATE void tirpc__crash_disarm(void)
+{
+    if (tirpc__crash_fd < 0) return;
+    for (int i = 0; i < TIRPC__N_FAULT_SIGS; i++) {
+#ifdef _WIN32
+        signal(tirpc__fault_sigs[i], tirpc__fault_old[i]);
+#else
+        sigaction(tirpc__fault_sigs[i], &tirpc__fault_old[i], NULL);
+#endif
+    }
+#ifdef _WIN32
+    _close(tirpc__crash_fd);
+#else
+    close(tirpc__crash_fd);
+#endif
+    tirpc__crash_fd = -1;
+}
+
+/* The signal a recorded crash of this run key died of (the latest record), 0 when none. */
+TIRPC__PRIVATE int tirpc__crash_lookup(const tirpc_server *srv, const uint8_t key[32])
+{
+    char path[1200], hex[65], line[128];
+    tirpc__crash_path(srv, path, sizeof(path));
+    tirpc_hex(key, 32, hex);
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    int sig = 0;
+    while (fgets(line, sizeof(line), f)) {
+        if (strncmp(line, hex, 64) != 0 || line[64] != ' ') continue;
+        int v = atoi(line + 65);
+        if (v > 0 && v < 256) sig = v;
+    }
+    fclose(f);
+    return sig;
 }
 
 TIRPC__PRIVATE int tirpc__has_model(const tirpc_server *srv, const uint8_t sha[32])
@@ -2319,8 +2527,17 @@ TIRPC__PRIVATE int tirpc__dispatch(const tirpc_server *srv, tirpc_conn *c, int t
             if (!beating) pthread_mutex_destroy(&beat.m), pthread_cond_destroy(&beat.cv);
         }
 #endif
+        uint8_t key[32];
+        tirpc_run_key(w.sha, (int)w.req.backend, w.req.device, w.req.tuning, key);
+        if (srv->crash_records) tirpc__crash_arm(srv, key);
+        if (srv->crash_on && srv->crash_on[0] && w.req.tuning && strstr(w.req.tuning, srv->crash_on)) {
+            TIRPC__LOG(srv, "RUN %.16s: --crash-on '%s' matches the tuning: raising SIGSEGV (TEST HOOK)", hex,
+                       srv->crash_on);
+            raise(SIGSEGV);
+        }
         double t0 = tirpc__now();
         tirpc__execute(srv, &w, model, model_size, &res);
+        tirpc__crash_disarm();
 #ifndef _WIN32
         if (beating) {
             pthread_mutex_lock(&beat.m);
@@ -2348,6 +2565,21 @@ TIRPC__PRIVATE int tirpc__dispatch(const tirpc_server *srv, tirpc_conn *c, int t
         tirpc_run_res_free(&res);
         tirpc_run_wire_free(&w);
         free(model);
+        break;
+    }
+    case TIRPC_MSG_CRASH_QUERY: {
+        uint8_t key[32];
+        char hex[65];
+        if (tirpc_dec_sha(p, n, key, why, sizeof(why)) != 0) {
+            TIRPC__LOG(srv, "bad CRASH_QUERY: %s", why);
+            tirpc__send_error(c, TIRPC_ERR_BAD_MESSAGE, why);
+            return -1;
+        }
+        int sig = tirpc__crash_lookup(srv, key);
+        tirpc_hex(key, 32, hex);
+        TIRPC__LOG(srv, "CRASH_QUERY %.16s: %s%d", hex, sig ? "crashed, signal " : "no record ", sig);
+        tirpc_enc_crash_report(&b, key, sig);
+        rc = tirpc__send(c, TIRPC_MSG_CRASH_REPORT, &b, why, sizeof(why));
         break;
     }
     default: {
