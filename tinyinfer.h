@@ -24121,7 +24121,8 @@ TI__PRIVATE ti_status ti__tflite_parse(ti_model *m, const uint8_t *data, size_t 
  * A node line names a planned node: by its name (ti_node_info.name) with bytes <= ' ', '%',
  * '#' and bytes >= 0x7f written as %XX, or as #I, its index in the plan (for nameless and
  * duplicate names), then key=value settings: conv=gemm|direct, splits=N (k splits of
- * the conv GEMM), wg=N (local size of the node's kernels along dim 0); "auto" is the
+ * the conv GEMM), tile=16|32|64 (its output block edge), wg=N (local size of the node's
+ * kernels along dim 0); "auto" is the
  * library's own choice. ti_node_info.tunables lists a node's candidates. Lines naming no
  * node of the plan are ignored (a file tuned for one input size still loads for another);
  * a malformed line fails the session with its line number. */
@@ -24206,7 +24207,11 @@ TI__PRIVATE const char *ti__tune_check_setting(const char *tok, size_t len) {
     }
     if (ti__tune_tok_is(tok, kl, "wg") || ti__tune_tok_is(tok, kl, "splits"))
         return ti__tune_number(v, vl) >= 0 ? NULL : "value must be auto or a number in 1..65536";
-    return "unknown key (known: conv, splits, wg)";
+    if (ti__tune_tok_is(tok, kl, "tile")) {
+        int64_t t = ti__tune_number(v, vl);
+        return t == 0 || t == 16 || t == 32 || t == 64 ? NULL : "tile must be 16, 32, 64 or auto";
+    }
+    return "unknown key (known: conv, splits, tile, wg)";
 }
 
 /* Validates the text: the header, then comment, device, model and node lines. */
@@ -24759,6 +24764,85 @@ static const char *const ti__cl_src_eltwise[] = {
     "}\n",
     NULL};
 
+/* Ungrouped conv as an implicit GEMM: Y[m][pix] = W[m][k] X'[k][pix] with k = (ci, fy,
+ * fx) and X' gathered from the input on the fly (no im2col buffer). A group of 64 work
+ * items computes a CG_T x CG_T block of Y, each item CG_R x CG_R of it (rows tm + D i,
+ * columns tn + D j with D = CG_T / CG_R = 8, so a warp's stores are contiguous), through
+ * 16-deep slices of W and X' in local memory. The block is a compile-time choice: 32 / 4
+ * (ti_conv_gemm, the default), and in their own program, built only when a tuning file
+ * asks for one, 16 / 2 and 64 / 8 (ti_conv_gemm_t16, ti_conv_gemm_t64). Every item loads
+ * the same X' column (its pixel decoded once) and the same W column in each slice, as 64
+ * is a multiple of CG_T and of 16. Split-K: group z works on k in [s * kc, s * kc + kc)
+ * for s = z % S; with S > 1 it writes its partial sums to part[b][s][m][pix] and
+ * ti_conv_splitk adds them up (batch-1 layers with few output blocks still fill the
+ * device). A list of string literals: each stays under C99's 4095 bytes. */
+#define TI__CL_SRC_CONV_GEMM                                                                   \
+    "#define CG_K 16\n"                                                                         \
+    "#define CG_D (CG_T / CG_R)\n"                                                              \
+    "__kernel __attribute__((reqd_work_group_size(64, 1, 1)))\n"                                \
+    "void CG_NAME(__global const float *x, int xo, __global const float *w, int wo,\n"          \
+    "             __global const float *bias, int bo, int has_bias,\n"                          \
+    "             __global float *y, int yo, __global float *part,\n"                           \
+    "             __global const int *p, int po, int act, float aa, float ab) {\n"              \
+    "  p += po;\n"                                                                              \
+    "  int c = p[0], ih = p[1], iw = p[2], m = p[3], oh = p[4], ow = p[5], kh = p[6], kw = p[7];\n" \
+    "  int sh = p[8], sw = p[9], ph = p[10], pw = p[11], dh = p[12], dw = p[13];\n"             \
+    "  int K = p[15], kc = p[16], S = p[17];\n"                                                 \
+    "  int P = oh * ow, khw = kh * kw;\n"                                                       \
+    "  int t = get_local_id(0);\n"                                                              \
+    "  int n0 = get_group_id(0) * CG_T, m0 = get_group_id(1) * CG_T, z = get_group_id(2);\n"    \
+    "  int s = z % S, b = z / S;\n"                                                             \
+    "  int kb = s * kc, ke = min(K, kb + kc);\n"                                                \
+    "  __local float As[CG_K][CG_T + 1];\n"                                                     \
+    "  __local float Bs[CG_K][CG_T];\n",                                                        \
+    /* loaders: X' column bn, rows bk0 + (64 / CG_T) i; W rows am0 + 4 i, column ak (16 \
+     * consecutive k of a row per 16 items) */                                                  \
+    "  int bn = t % CG_T, bk0 = t / CG_T, ak = t & 15, am0 = t >> 4;\n"                        \
+    "  int pn = n0 + bn, oy = pn / ow, ox = pn - (pn / ow) * ow;\n"                             \
+    "  int iy0 = oy * sh - ph, ix0 = ox * sw - pw, nok = pn < P;\n"                             \
+    "  __global const float *xb = x + xo + (size_t)b * c * ih * iw;\n"                          \
+    "  __global const float *wb = w + wo;\n"                                                    \
+    "  int tm = t / CG_D, tn = t % CG_D;\n"                                                     \
+    "  float acc[CG_R][CG_R];\n"                                                                \
+    "  for (int i = 0; i < CG_R; i++) for (int j = 0; j < CG_R; j++) acc[i][j] = 0.0f;\n"      \
+    "  for (int k0 = kb; k0 < ke; k0 += CG_K) {\n"                                              \
+    "    for (int i = 0; i < CG_T / 4; i++) {\n"                                                \
+    "      int mm = m0 + am0 + 4 * i, kk = k0 + ak;\n"                                          \
+    "      As[ak][am0 + 4 * i] = (mm < m && kk < ke) ? wb[(size_t)mm * K + kk] : 0.0f;\n"      \
+    "    }\n"                                                                                   \
+    "    for (int i = 0; i < CG_K * CG_T / 64; i++) {\n"                                        \
+    "      int kr = bk0 + (64 / CG_T) * i, kk = k0 + kr;\n"                                     \
+    "      float v = 0.0f;\n"                                                                   \
+    "      if (nok && kk < ke) {\n"                                                             \
+    "        int ci = kk / khw, r = kk - ci * khw, fy = r / kw, fx = r - fy * kw;\n"            \
+    "        int iy = iy0 + fy * dh, ix = ix0 + fx * dw;\n"                                     \
+    "        if (iy >= 0 && iy < ih && ix >= 0 && ix < iw) v = xb[((size_t)ci * ih + iy) * iw + ix];\n" \
+    "      }\n"                                                                                 \
+    "      Bs[kr][bn] = v;\n"                                                                   \
+    "    }\n"                                                                                   \
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"                                                       \
+    "    for (int kk = 0; kk < CG_K; kk++) {\n"                                                 \
+    "      float a[CG_R], v[CG_R];\n"                                                           \
+    "      for (int i = 0; i < CG_R; i++) a[i] = As[kk][tm + CG_D * i];\n"                      \
+    "      for (int j = 0; j < CG_R; j++) v[j] = Bs[kk][tn + CG_D * j];\n"                      \
+    "      for (int i = 0; i < CG_R; i++) for (int j = 0; j < CG_R; j++) acc[i][j] = fma(a[i], v[j], acc[i][j]);\n" \
+    "    }\n"                                                                                   \
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"                                                       \
+    "  }\n"                                                                                     \
+    "  for (int i = 0; i < CG_R; i++) {\n"                                                      \
+    "    int mm = m0 + tm + CG_D * i;\n"                                                        \
+    "    if (mm >= m) continue;\n"                                                              \
+    "    float bv = (S == 1 && has_bias) ? bias[bo + mm] : 0.0f;\n"                             \
+    "    for (int j = 0; j < CG_R; j++) {\n"                                                    \
+    "      int nn = n0 + tn + CG_D * j;\n"                                                      \
+    "      if (nn >= P) continue;\n"                                                            \
+    "      if (S == 1) y[yo + ((size_t)b * m + mm) * P + nn] = ti_act(acc[i][j] + bv, act, aa, ab);\n" \
+    "      else part[(((size_t)b * S + s) * m + mm) * P + nn] = acc[i][j];\n"                   \
+    "    }\n"                                                                                   \
+    "  }\n"                                                                                     \
+    "}\n"                                                                                       \
+    "#undef CG_K\n#undef CG_D\n"
+
 /* Convolutions (NCHW, weights [M, C/group, kh, kw]) with bias and fused activation. */
 static const char *const ti__cl_src_conv[] = {
 
@@ -24820,77 +24904,9 @@ static const char *const ti__cl_src_conv[] = {
     "  }\n"
     "  y[yo + ((size_t)n * c + ch) * oh * ow + pix] = ti_act(acc, act, aa, ab);\n"
     "}\n",
-    /* ungrouped conv as an implicit GEMM: Y[m][pix] = W[m][k] X'[k][pix] with k = (ci, fy,
-     * fx) and X' gathered from the input on the fly (no im2col buffer). A group of 64 work
-     * items computes a 32 x 32 block of Y, each item 4 x 4 of it (rows tm + 8i, columns
-     * tn + 8j, so a warp's stores are contiguous), through 16-deep slices of W and X' in
-     * local memory. Split-K: group z works on k in [s * kc, s * kc + kc) for s = z % S;
-     * with S > 1 it writes its partial sums to part[b][s][m][pix] and ti_conv_splitk adds
-     * them up (batch-1 layers with few output blocks still fill the device). */
-    "#define CG_T 32\n"
-    "#define CG_K 16\n"
-    "__kernel __attribute__((reqd_work_group_size(64, 1, 1)))\n"
-    "void ti_conv_gemm(__global const float *x, int xo, __global const float *w, int wo,\n"
-    "                  __global const float *bias, int bo, int has_bias,\n"
-    "                  __global float *y, int yo, __global float *part,\n"
-    "                  __global const int *p, int po, int act, float aa, float ab) {\n"
-    "  p += po;\n"
-    "  int c = p[0], ih = p[1], iw = p[2], m = p[3], oh = p[4], ow = p[5], kh = p[6], kw = p[7];\n"
-    "  int sh = p[8], sw = p[9], ph = p[10], pw = p[11], dh = p[12], dw = p[13];\n"
-    "  int K = p[15], kc = p[16], S = p[17];\n"
-    "  int P = oh * ow, khw = kh * kw;\n"
-    "  int t = get_local_id(0);\n"
-    "  int n0 = get_group_id(0) * CG_T, m0 = get_group_id(1) * CG_T, z = get_group_id(2);\n"
-    "  int s = z % S, b = z / S;\n"
-    "  int kb = s * kc, ke = min(K, kb + kc);\n"
-    "  __local float As[CG_K][CG_T + 1];\n"
-    "  __local float Bs[CG_K][CG_T];\n"
-    /* loaders: X' column bn (fixed for the item, so its pixel is decoded once), rows
-     * bk0 + 2i; W rows am0 + 4i, column ak (16 consecutive k of a row per half-warp) */
-    "  int bn = t & 31, bk0 = t >> 5, ak = t & 15, am0 = t >> 4;\n"
-    "  int pn = n0 + bn, oy = pn / ow, ox = pn - (pn / ow) * ow;\n"
-    "  int iy0 = oy * sh - ph, ix0 = ox * sw - pw, nok = pn < P;\n"
-    "  __global const float *xb = x + xo + (size_t)b * c * ih * iw;\n"
-    "  __global const float *wb = w + wo;\n"
-    "  int tm = t >> 3, tn = t & 7;\n"
-    "  float acc[4][4];\n"
-    "  for (int i = 0; i < 4; i++) for (int j = 0; j < 4; j++) acc[i][j] = 0.0f;\n"
-    "  for (int k0 = kb; k0 < ke; k0 += CG_K) {\n"
-    "    for (int i = 0; i < 8; i++) {\n"
-    "      int mm = m0 + am0 + 4 * i, kk = k0 + ak;\n"
-    "      As[ak][am0 + 4 * i] = (mm < m && kk < ke) ? wb[(size_t)mm * K + kk] : 0.0f;\n"
-    "    }\n"
-    "    for (int i = 0; i < 8; i++) {\n"
-    "      int kr = bk0 + 2 * i, kk = k0 + kr;\n"
-    "      float v = 0.0f;\n"
-    "      if (nok && kk < ke) {\n"
-    "        int ci = kk / khw, r = kk - ci * khw, fy = r / kw, fx = r - fy * kw;\n"
-    "        int iy = iy0 + fy * dh, ix = ix0 + fx * dw;\n"
-    "        if (iy >= 0 && iy < ih && ix >= 0 && ix < iw) v = xb[((size_t)ci * ih + iy) * iw + ix];\n"
-    "      }\n"
-    "      Bs[kr][bn] = v;\n"
-    "    }\n"
-    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "    for (int kk = 0; kk < CG_K; kk++) {\n"
-    "      float a[4], v[4];\n"
-    "      for (int i = 0; i < 4; i++) a[i] = As[kk][tm + 8 * i];\n"
-    "      for (int j = 0; j < 4; j++) v[j] = Bs[kk][tn + 8 * j];\n"
-    "      for (int i = 0; i < 4; i++) for (int j = 0; j < 4; j++) acc[i][j] = fma(a[i], v[j], acc[i][j]);\n"
-    "    }\n"
-    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "  }\n"
-    "  for (int i = 0; i < 4; i++) {\n"
-    "    int mm = m0 + tm + 8 * i;\n"
-    "    if (mm >= m) continue;\n"
-    "    float bv = (S == 1 && has_bias) ? bias[bo + mm] : 0.0f;\n"
-    "    for (int j = 0; j < 4; j++) {\n"
-    "      int nn = n0 + tn + 8 * j;\n"
-    "      if (nn >= P) continue;\n"
-    "      if (S == 1) y[yo + ((size_t)b * m + mm) * P + nn] = ti_act(acc[i][j] + bv, act, aa, ab);\n"
-    "      else part[(((size_t)b * S + s) * m + mm) * P + nn] = acc[i][j];\n"
-    "    }\n"
-    "  }\n"
-    "}\n"
+    "#define CG_T 32\n#define CG_R 4\n#define CG_NAME ti_conv_gemm\n",
+    TI__CL_SRC_CONV_GEMM,
+    "#undef CG_T\n#undef CG_R\n#undef CG_NAME\n",
     /* the split-K sum: one output element a work item; global (m * P, batch) */
     "__kernel void ti_conv_splitk(__global const float *part, __global const float *bias, int bo,\n"
     "                             int has_bias, __global float *y, int yo, int m, int P, int S,\n"
@@ -24902,6 +24918,17 @@ static const char *const ti__cl_src_conv[] = {
     "  for (int s = 0; s < S; s++) acc += pp[(size_t)s * m * P];\n"
     "  y[yo + (size_t)b * m * P + i] = ti_act(acc, act, aa, ab);\n"
     "}\n",
+    NULL};
+
+/* The conv GEMM's other block sizes (see TI__CL_SRC_CONV_GEMM): a program of their own, so
+ * a session without a tuning file that asks for them never compiles them. */
+static const char *const ti__cl_src_conv_tiles[] = {
+    "#define CG_T 16\n#define CG_R 2\n#define CG_NAME ti_conv_gemm_t16\n",
+    TI__CL_SRC_CONV_GEMM,
+    "#undef CG_T\n#undef CG_R\n#undef CG_NAME\n",
+    "#define CG_T 64\n#define CG_R 8\n#define CG_NAME ti_conv_gemm_t64\n",
+    TI__CL_SRC_CONV_GEMM,
+    "#undef CG_T\n#undef CG_R\n#undef CG_NAME\n",
     NULL};
 
 /* Matrix products: C[b] = act(alpha * A[b] B[b] + bias), A and B addressed through
@@ -25004,7 +25031,7 @@ static const char *const ti__cl_src_gemm[] = {
  * failure is a reason string the session turns into a CPU fallback or an error. */
 #ifndef TI_NO_OPENCL
 
-typedef enum ti__clp { TI__CLP_ELTWISE = 0, TI__CLP_CONV, TI__CLP_GEMM, TI__CLP_COUNT } ti__clp;
+typedef enum ti__clp { TI__CLP_ELTWISE = 0, TI__CLP_CONV, TI__CLP_GEMM, TI__CLP_CONVT, TI__CLP_COUNT } ti__clp;
 
 /* X(id, program, kernel name) */
 #define TI__CL_KERNELS(X)                                                                   \
@@ -25023,6 +25050,8 @@ typedef enum ti__clp { TI__CLP_ELTWISE = 0, TI__CLP_CONV, TI__CLP_GEMM, TI__CLP_
     X(DWCONV2D, CONV, "ti_dwconv2d")                                                        \
     X(CONV_GEMM, CONV, "ti_conv_gemm")                                                      \
     X(CONV_SPLITK, CONV, "ti_conv_splitk")                                                  \
+    X(CONV_GEMM16, CONVT, "ti_conv_gemm_t16")                                               \
+    X(CONV_GEMM64, CONVT, "ti_conv_gemm_t64")                                               \
     X(MATMUL, GEMM, "ti_matmul")                                                            \
     X(MATMUL_T, GEMM, "ti_matmul_t")                                                        \
     X(GEMV, GEMM, "ti_gemv")
@@ -25448,6 +25477,7 @@ TI__PRIVATE const char *const *ti__cl_prog_src(ti__clp p) {
     switch (p) {
     case TI__CLP_ELTWISE: return ti__cl_src_eltwise;
     case TI__CLP_CONV: return ti__cl_src_conv;
+    case TI__CLP_CONVT: return ti__cl_src_conv_tiles;
     default: return ti__cl_src_gemm;
     }
 }
@@ -25709,6 +25739,7 @@ typedef struct ti__clc {
     const ti__node *node;
     ti_tensor **in, **out;
     int n_in, n_out;
+    unsigned progs; /* programs this node needs beyond its op's (a tuned conv block size) */
     char why[160];
 } ti__clc;
 
@@ -26370,13 +26401,15 @@ TI__PRIVATE cl_int ti__cl_run_matmul(ti__clc *c) {
 }
 
 /* Conv: ungrouped ones (1x1 included) as an implicit GEMM (ti_conv_gemm, split along k
- * when its 32 x 32 output blocks alone would not fill the device); depthwise: its own
+ * when its 32 x 32 output blocks alone would not fill the device; 16 x 16 or 64 x 64
+ * blocks when a tuning file says tile=16|64); depthwise: its own
  * kernel; other grouped convs, and devices that refuse the GEMM's 64-item groups: the
  * direct kernel. $TINYINFER_OPENCL_CONV=direct (for benchmarks) turns the GEMM off. */
 typedef enum { TI__CLCONV_DW = 1, TI__CLCONV_DIRECT, TI__CLCONV_GEMM } ti__clconv_kind;
-#define TI__CL_CONV_PARAMS 18 /* after the kind: 15 shape ints, then K, k per split, splits */
+#define TI__CL_CONV_PARAMS 19 /* after the kind: 15 shape ints, then K, k per split, splits,
+                               * the block edge (16, 32, 64) */
 
-/* Splits of k for a conv GEMM with `blocks` output blocks of 32 x 32: enough groups for
+/* Splits of k for a conv GEMM with `blocks` output blocks: enough groups for
  * about eight per compute unit (tinyinfer-tune on the H100 chose 8-32 splits for
  * resnet18's 3x3 convs, about 8-12 groups per SM, where two per unit gave 1.8x its time),
  * each split at least 64 deep (a multiple of the 16-deep slice), or a tuning file's count
@@ -26422,8 +26455,9 @@ TI__PRIVATE const char *ti__cl_pool_str(ti__clc *c, const char *buf, size_t n) {
     const char *r = ti__pool_strndup(&c->s->plan_pool, buf, n);
     return r ? r : "";
 }
-/* A node's candidates: for a conv the GEMM can run, its k splits, then the direct
- * kernel's local sizes; for the others, the local sizes. The default comes first. */
+/* A node's candidates: for a conv the GEMM can run, its k splits and other block sizes,
+ * then the direct kernel's local sizes; for the others, the local sizes. The default
+ * comes first. */
 TI__PRIVATE const char *ti__cl_tunables(ti__clc *c, int conv_gemm_ok, int64_t K) {
     char buf[640];
     size_t at = 0;
@@ -26432,6 +26466,7 @@ TI__PRIVATE const char *ti__cl_tunables(ti__clc *c, int conv_gemm_ok, int64_t K)
         ti__cl_cat(buf, sizeof buf, &at, "conv=gemm splits=auto");
         for (int64_t sp = 1; sp <= 32 && (sp == 1 || sp * 64 <= K); sp *= 2)
             ti__cl_cat(buf, sizeof buf, &at, "|conv=gemm splits=%d", (int)sp);
+        ti__cl_cat(buf, sizeof buf, &at, "|conv=gemm tile=16|conv=gemm tile=64");
     }
     ti__cl_wg_candidates(&c->g->rt, conv_gemm_ok ? "conv=direct " : "", buf, sizeof buf, &at);
     return ti__cl_pool_str(c, buf, at);
@@ -26452,6 +26487,8 @@ TI__PRIVATE int ti__cl_plan_conv(ti__clc *c) {
     int direct_only = mode != NULL && strcmp(mode, "direct") == 0;
     size_t set_len = strlen(set);
     int64_t want = ti__tune_get(set, set_len, "conv"), want_splits = ti__tune_get(set, set_len, "splits");
+    int64_t tile = ti__tune_get(set, set_len, "tile");
+    if (tile != 16 && tile != 64) tile = 32;
     int32_t *p = ti__clc_params(c, 1 + TI__CL_CONV_PARAMS);
     if (p == NULL) return ti__clc_no(c, "out of memory");
     p[0] = (cp.group == cp.c && cp.group == cp.m) ? TI__CLCONV_DW : TI__CLCONV_DIRECT;
@@ -26464,12 +26501,14 @@ TI__PRIVATE int ti__cl_plan_conv(ti__clc *c) {
     int gemm_ok = cp.group == 1 && !direct_only;
     c->g->tunables[c->n] = ti__cl_tunables(c, gemm_ok, K);
     if (gemm_ok && want != 2) {
-        int64_t kc, blocks = (P + 31) / 32 * ((cp.m + 31) / 32) * cp.n;
+        int64_t kc, blocks = (P + tile - 1) / tile * ((cp.m + tile - 1) / tile) * cp.n;
         int splits = ti__cl_conv_splits(&c->g->rt, blocks, K, want_splits, &kc);
         p[0] = TI__CLCONV_GEMM;
         p[16] = (int32_t)K;
         p[17] = (int32_t)kc;
         p[18] = splits;
+        p[19] = (int32_t)tile;
+        if (tile != 32) c->progs |= 1u << TI__CLP_CONVT;
         size_t part = splits > 1 ? (size_t)splits * (size_t)(cp.m * P * cp.n) * sizeof(float) : 0;
         if (part > c->g->part_bytes) c->g->part_bytes = part;
     }
@@ -26480,9 +26519,14 @@ TI__PRIVATE cl_int ti__cl_run_conv_gemm(ti__clc *c, const ti_tensor *x, const ti
                                         const ti_tensor *b, const ti_tensor *y, const int32_t *p) {
     ti__clrt *rt = &c->g->rt;
     int splits = p[18];
+    size_t T = (size_t)p[19];
     if (splits > 1 && c->g->part == NULL) return CL_INVALID_MEM_OBJECT;
+    /* a tuned block size whose program did not build: the default one (the split of k
+     * and its buffer hold for any block size) */
+    ti__clk kern = T == 16 ? TI__CLK_CONV_GEMM16 : T == 64 ? TI__CLK_CONV_GEMM64 : TI__CLK_CONV_GEMM;
+    if (rt->kern[kern] == NULL) kern = TI__CLK_CONV_GEMM, T = 32;
     ti__clargs a;
-    ti__cla_begin(&a, rt, TI__CLK_CONV_GEMM);
+    ti__cla_begin(&a, rt, kern);
     ti__cla_t(&a, c, x);
     ti__cla_t(&a, c, w);
     ti__cla_bias(&a, c, b, w);
@@ -26493,13 +26537,14 @@ TI__PRIVATE cl_int ti__cl_run_conv_gemm(ti__clc *c, const ti_tensor *x, const ti
     ti__cla_act(&a, c);
     if (a.err != CL_SUCCESS) return a.err;
     size_t P = (size_t)(y->shape[2] * y->shape[3]), M = (size_t)y->shape[1];
-    size_t g[3] = {(P + 31) / 32 * 64, (M + 31) / 32, (size_t)splits * (size_t)y->shape[0]};
+    size_t g[3] = {(P + T - 1) / T * 64, (M + T - 1) / T, (size_t)splits * (size_t)y->shape[0]};
     size_t l[3] = {64, 1, 1};
-    cl_int e = ti__clrt_launch(rt, TI__CLK_CONV_GEMM, 3, g, l);
+    cl_int e = ti__clrt_launch(rt, kern, 3, g, l);
     if (ti__cl_wg_error(e)) {
         rt->retries++;
         snprintf(rt->last_retry, sizeof rt->last_retry,
-                 "ti_conv_gemm: 64-item groups refused (%s), direct conv used", ti_cl_error_string(e));
+                 "%s: 64-item groups refused (%s), direct conv used", ti__cl_kernel_table[kern].name,
+                 ti_cl_error_string(e));
     }
     if (e != CL_SUCCESS || splits == 1) return e;
     ti__cla_begin(&a, rt, TI__CLK_CONV_SPLITK);
@@ -26637,6 +26682,7 @@ TI__PRIVATE void ti__clc_init(ti__clc *c, ti_session *s, ti__clplan *g, int n) {
     c->n_in = c->node->n_inputs;
     c->out = s->io[n] + c->node->n_inputs;
     c->n_out = c->node->n_outputs;
+    c->progs = 0;
     c->why[0] = 0;
 }
 
@@ -26799,7 +26845,7 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
             if (ok && g->tunables[n][0] == 0 && ti__cl_wg_tunable(op)) g->tunables[n] = ti__cl_tunables(&c, 0, 0);
         }
         g->gpu[n] = (unsigned char)ok;
-        if (ok) need |= op->progs;
+        if (ok) need |= op->progs | c.progs;
         g->why[n] = ok ? "" : ti__pool_strndup(pool, c.why, strlen(c.why));
         if (g->why[n] == NULL) g->why[n] = "";
     }

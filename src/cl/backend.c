@@ -153,7 +153,7 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
             if (ok && g->tunables[n][0] == 0 && ti__cl_wg_tunable(op)) g->tunables[n] = ti__cl_tunables(&c, 0, 0);
         }
         g->gpu[n] = (unsigned char)ok;
-        if (ok) need |= op->progs;
+        if (ok) need |= op->progs | c.progs;
         g->why[n] = ok ? "" : ti__pool_strndup(pool, c.why, strlen(c.why));
         if (g->why[n] == NULL) g->why[n] = "";
     }

@@ -208,6 +208,85 @@ static const char *const ti__cl_src_eltwise[] = {
     "}\n",
     NULL};
 
+/* Ungrouped conv as an implicit GEMM: Y[m][pix] = W[m][k] X'[k][pix] with k = (ci, fy,
+ * fx) and X' gathered from the input on the fly (no im2col buffer). A group of 64 work
+ * items computes a CG_T x CG_T block of Y, each item CG_R x CG_R of it (rows tm + D i,
+ * columns tn + D j with D = CG_T / CG_R = 8, so a warp's stores are contiguous), through
+ * 16-deep slices of W and X' in local memory. The block is a compile-time choice: 32 / 4
+ * (ti_conv_gemm, the default), and in their own program, built only when a tuning file
+ * asks for one, 16 / 2 and 64 / 8 (ti_conv_gemm_t16, ti_conv_gemm_t64). Every item loads
+ * the same X' column (its pixel decoded once) and the same W column in each slice, as 64
+ * is a multiple of CG_T and of 16. Split-K: group z works on k in [s * kc, s * kc + kc)
+ * for s = z % S; with S > 1 it writes its partial sums to part[b][s][m][pix] and
+ * ti_conv_splitk adds them up (batch-1 layers with few output blocks still fill the
+ * device). A list of string literals: each stays under C99's 4095 bytes. */
+#define TI__CL_SRC_CONV_GEMM                                                                   \
+    "#define CG_K 16\n"                                                                         \
+    "#define CG_D (CG_T / CG_R)\n"                                                              \
+    "__kernel __attribute__((reqd_work_group_size(64, 1, 1)))\n"                                \
+    "void CG_NAME(__global const float *x, int xo, __global const float *w, int wo,\n"          \
+    "             __global const float *bias, int bo, int has_bias,\n"                          \
+    "             __global float *y, int yo, __global float *part,\n"                           \
+    "             __global const int *p, int po, int act, float aa, float ab) {\n"              \
+    "  p += po;\n"                                                                              \
+    "  int c = p[0], ih = p[1], iw = p[2], m = p[3], oh = p[4], ow = p[5], kh = p[6], kw = p[7];\n" \
+    "  int sh = p[8], sw = p[9], ph = p[10], pw = p[11], dh = p[12], dw = p[13];\n"             \
+    "  int K = p[15], kc = p[16], S = p[17];\n"                                                 \
+    "  int P = oh * ow, khw = kh * kw;\n"                                                       \
+    "  int t = get_local_id(0);\n"                                                              \
+    "  int n0 = get_group_id(0) * CG_T, m0 = get_group_id(1) * CG_T, z = get_group_id(2);\n"    \
+    "  int s = z % S, b = z / S;\n"                                                             \
+    "  int kb = s * kc, ke = min(K, kb + kc);\n"                                                \
+    "  __local float As[CG_K][CG_T + 1];\n"                                                     \
+    "  __local float Bs[CG_K][CG_T];\n",                                                        \
+    /* loaders: X' column bn, rows bk0 + (64 / CG_T) i; W rows am0 + 4 i, column ak (16 \
+     * consecutive k of a row per 16 items) */                                                  \
+    "  int bn = t % CG_T, bk0 = t / CG_T, ak = t & 15, am0 = t >> 4;\n"                        \
+    "  int pn = n0 + bn, oy = pn / ow, ox = pn - (pn / ow) * ow;\n"                             \
+    "  int iy0 = oy * sh - ph, ix0 = ox * sw - pw, nok = pn < P;\n"                             \
+    "  __global const float *xb = x + xo + (size_t)b * c * ih * iw;\n"                          \
+    "  __global const float *wb = w + wo;\n"                                                    \
+    "  int tm = t / CG_D, tn = t % CG_D;\n"                                                     \
+    "  float acc[CG_R][CG_R];\n"                                                                \
+    "  for (int i = 0; i < CG_R; i++) for (int j = 0; j < CG_R; j++) acc[i][j] = 0.0f;\n"      \
+    "  for (int k0 = kb; k0 < ke; k0 += CG_K) {\n"                                              \
+    "    for (int i = 0; i < CG_T / 4; i++) {\n"                                                \
+    "      int mm = m0 + am0 + 4 * i, kk = k0 + ak;\n"                                          \
+    "      As[ak][am0 + 4 * i] = (mm < m && kk < ke) ? wb[(size_t)mm * K + kk] : 0.0f;\n"      \
+    "    }\n"                                                                                   \
+    "    for (int i = 0; i < CG_K * CG_T / 64; i++) {\n"                                        \
+    "      int kr = bk0 + (64 / CG_T) * i, kk = k0 + kr;\n"                                     \
+    "      float v = 0.0f;\n"                                                                   \
+    "      if (nok && kk < ke) {\n"                                                             \
+    "        int ci = kk / khw, r = kk - ci * khw, fy = r / kw, fx = r - fy * kw;\n"            \
+    "        int iy = iy0 + fy * dh, ix = ix0 + fx * dw;\n"                                     \
+    "        if (iy >= 0 && iy < ih && ix >= 0 && ix < iw) v = xb[((size_t)ci * ih + iy) * iw + ix];\n" \
+    "      }\n"                                                                                 \
+    "      Bs[kr][bn] = v;\n"                                                                   \
+    "    }\n"                                                                                   \
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"                                                       \
+    "    for (int kk = 0; kk < CG_K; kk++) {\n"                                                 \
+    "      float a[CG_R], v[CG_R];\n"                                                           \
+    "      for (int i = 0; i < CG_R; i++) a[i] = As[kk][tm + CG_D * i];\n"                      \
+    "      for (int j = 0; j < CG_R; j++) v[j] = Bs[kk][tn + CG_D * j];\n"                      \
+    "      for (int i = 0; i < CG_R; i++) for (int j = 0; j < CG_R; j++) acc[i][j] = fma(a[i], v[j], acc[i][j]);\n" \
+    "    }\n"                                                                                   \
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"                                                       \
+    "  }\n"                                                                                     \
+    "  for (int i = 0; i < CG_R; i++) {\n"                                                      \
+    "    int mm = m0 + tm + CG_D * i;\n"                                                        \
+    "    if (mm >= m) continue;\n"                                                              \
+    "    float bv = (S == 1 && has_bias) ? bias[bo + mm] : 0.0f;\n"                             \
+    "    for (int j = 0; j < CG_R; j++) {\n"                                                    \
+    "      int nn = n0 + tn + CG_D * j;\n"                                                      \
+    "      if (nn >= P) continue;\n"                                                            \
+    "      if (S == 1) y[yo + ((size_t)b * m + mm) * P + nn] = ti_act(acc[i][j] + bv, act, aa, ab);\n" \
+    "      else part[(((size_t)b * S + s) * m + mm) * P + nn] = acc[i][j];\n"                   \
+    "    }\n"                                                                                   \
+    "  }\n"                                                                                     \
+    "}\n"                                                                                       \
+    "#undef CG_K\n#undef CG_D\n"
+
 /* Convolutions (NCHW, weights [M, C/group, kh, kw]) with bias and fused activation. */
 static const char *const ti__cl_src_conv[] = {
 
@@ -269,77 +348,9 @@ static const char *const ti__cl_src_conv[] = {
     "  }\n"
     "  y[yo + ((size_t)n * c + ch) * oh * ow + pix] = ti_act(acc, act, aa, ab);\n"
     "}\n",
-    /* ungrouped conv as an implicit GEMM: Y[m][pix] = W[m][k] X'[k][pix] with k = (ci, fy,
-     * fx) and X' gathered from the input on the fly (no im2col buffer). A group of 64 work
-     * items computes a 32 x 32 block of Y, each item 4 x 4 of it (rows tm + 8i, columns
-     * tn + 8j, so a warp's stores are contiguous), through 16-deep slices of W and X' in
-     * local memory. Split-K: group z works on k in [s * kc, s * kc + kc) for s = z % S;
-     * with S > 1 it writes its partial sums to part[b][s][m][pix] and ti_conv_splitk adds
-     * them up (batch-1 layers with few output blocks still fill the device). */
-    "#define CG_T 32\n"
-    "#define CG_K 16\n"
-    "__kernel __attribute__((reqd_work_group_size(64, 1, 1)))\n"
-    "void ti_conv_gemm(__global const float *x, int xo, __global const float *w, int wo,\n"
-    "                  __global const float *bias, int bo, int has_bias,\n"
-    "                  __global float *y, int yo, __global float *part,\n"
-    "                  __global const int *p, int po, int act, float aa, float ab) {\n"
-    "  p += po;\n"
-    "  int c = p[0], ih = p[1], iw = p[2], m = p[3], oh = p[4], ow = p[5], kh = p[6], kw = p[7];\n"
-    "  int sh = p[8], sw = p[9], ph = p[10], pw = p[11], dh = p[12], dw = p[13];\n"
-    "  int K = p[15], kc = p[16], S = p[17];\n"
-    "  int P = oh * ow, khw = kh * kw;\n"
-    "  int t = get_local_id(0);\n"
-    "  int n0 = get_group_id(0) * CG_T, m0 = get_group_id(1) * CG_T, z = get_group_id(2);\n"
-    "  int s = z % S, b = z / S;\n"
-    "  int kb = s * kc, ke = min(K, kb + kc);\n"
-    "  __local float As[CG_K][CG_T + 1];\n"
-    "  __local float Bs[CG_K][CG_T];\n"
-    /* loaders: X' column bn (fixed for the item, so its pixel is decoded once), rows
-     * bk0 + 2i; W rows am0 + 4i, column ak (16 consecutive k of a row per half-warp) */
-    "  int bn = t & 31, bk0 = t >> 5, ak = t & 15, am0 = t >> 4;\n"
-    "  int pn = n0 + bn, oy = pn / ow, ox = pn - (pn / ow) * ow;\n"
-    "  int iy0 = oy * sh - ph, ix0 = ox * sw - pw, nok = pn < P;\n"
-    "  __global const float *xb = x + xo + (size_t)b * c * ih * iw;\n"
-    "  __global const float *wb = w + wo;\n"
-    "  int tm = t >> 3, tn = t & 7;\n"
-    "  float acc[4][4];\n"
-    "  for (int i = 0; i < 4; i++) for (int j = 0; j < 4; j++) acc[i][j] = 0.0f;\n"
-    "  for (int k0 = kb; k0 < ke; k0 += CG_K) {\n"
-    "    for (int i = 0; i < 8; i++) {\n"
-    "      int mm = m0 + am0 + 4 * i, kk = k0 + ak;\n"
-    "      As[ak][am0 + 4 * i] = (mm < m && kk < ke) ? wb[(size_t)mm * K + kk] : 0.0f;\n"
-    "    }\n"
-    "    for (int i = 0; i < 8; i++) {\n"
-    "      int kr = bk0 + 2 * i, kk = k0 + kr;\n"
-    "      float v = 0.0f;\n"
-    "      if (nok && kk < ke) {\n"
-    "        int ci = kk / khw, r = kk - ci * khw, fy = r / kw, fx = r - fy * kw;\n"
-    "        int iy = iy0 + fy * dh, ix = ix0 + fx * dw;\n"
-    "        if (iy >= 0 && iy < ih && ix >= 0 && ix < iw) v = xb[((size_t)ci * ih + iy) * iw + ix];\n"
-    "      }\n"
-    "      Bs[kr][bn] = v;\n"
-    "    }\n"
-    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "    for (int kk = 0; kk < CG_K; kk++) {\n"
-    "      float a[4], v[4];\n"
-    "      for (int i = 0; i < 4; i++) a[i] = As[kk][tm + 8 * i];\n"
-    "      for (int j = 0; j < 4; j++) v[j] = Bs[kk][tn + 8 * j];\n"
-    "      for (int i = 0; i < 4; i++) for (int j = 0; j < 4; j++) acc[i][j] = fma(a[i], v[j], acc[i][j]);\n"
-    "    }\n"
-    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "  }\n"
-    "  for (int i = 0; i < 4; i++) {\n"
-    "    int mm = m0 + tm + 8 * i;\n"
-    "    if (mm >= m) continue;\n"
-    "    float bv = (S == 1 && has_bias) ? bias[bo + mm] : 0.0f;\n"
-    "    for (int j = 0; j < 4; j++) {\n"
-    "      int nn = n0 + tn + 8 * j;\n"
-    "      if (nn >= P) continue;\n"
-    "      if (S == 1) y[yo + ((size_t)b * m + mm) * P + nn] = ti_act(acc[i][j] + bv, act, aa, ab);\n"
-    "      else part[(((size_t)b * S + s) * m + mm) * P + nn] = acc[i][j];\n"
-    "    }\n"
-    "  }\n"
-    "}\n"
+    "#define CG_T 32\n#define CG_R 4\n#define CG_NAME ti_conv_gemm\n",
+    TI__CL_SRC_CONV_GEMM,
+    "#undef CG_T\n#undef CG_R\n#undef CG_NAME\n",
     /* the split-K sum: one output element a work item; global (m * P, batch) */
     "__kernel void ti_conv_splitk(__global const float *part, __global const float *bias, int bo,\n"
     "                             int has_bias, __global float *y, int yo, int m, int P, int S,\n"
@@ -351,6 +362,17 @@ static const char *const ti__cl_src_conv[] = {
     "  for (int s = 0; s < S; s++) acc += pp[(size_t)s * m * P];\n"
     "  y[yo + (size_t)b * m * P + i] = ti_act(acc, act, aa, ab);\n"
     "}\n",
+    NULL};
+
+/* The conv GEMM's other block sizes (see TI__CL_SRC_CONV_GEMM): a program of their own, so
+ * a session without a tuning file that asks for them never compiles them. */
+static const char *const ti__cl_src_conv_tiles[] = {
+    "#define CG_T 16\n#define CG_R 2\n#define CG_NAME ti_conv_gemm_t16\n",
+    TI__CL_SRC_CONV_GEMM,
+    "#undef CG_T\n#undef CG_R\n#undef CG_NAME\n",
+    "#define CG_T 64\n#define CG_R 8\n#define CG_NAME ti_conv_gemm_t64\n",
+    TI__CL_SRC_CONV_GEMM,
+    "#undef CG_T\n#undef CG_R\n#undef CG_NAME\n",
     NULL};
 
 /* Matrix products: C[b] = act(alpha * A[b] B[b] + bias), A and B addressed through

@@ -58,6 +58,7 @@ typedef struct ti__clc {
     const ti__node *node;
     ti_tensor **in, **out;
     int n_in, n_out;
+    unsigned progs; /* programs this node needs beyond its op's (a tuned conv block size) */
     char why[160];
 } ti__clc;
 
@@ -719,13 +720,15 @@ TI__PRIVATE cl_int ti__cl_run_matmul(ti__clc *c) {
 }
 
 /* Conv: ungrouped ones (1x1 included) as an implicit GEMM (ti_conv_gemm, split along k
- * when its 32 x 32 output blocks alone would not fill the device); depthwise: its own
+ * when its 32 x 32 output blocks alone would not fill the device; 16 x 16 or 64 x 64
+ * blocks when a tuning file says tile=16|64); depthwise: its own
  * kernel; other grouped convs, and devices that refuse the GEMM's 64-item groups: the
  * direct kernel. $TINYINFER_OPENCL_CONV=direct (for benchmarks) turns the GEMM off. */
 typedef enum { TI__CLCONV_DW = 1, TI__CLCONV_DIRECT, TI__CLCONV_GEMM } ti__clconv_kind;
-#define TI__CL_CONV_PARAMS 18 /* after the kind: 15 shape ints, then K, k per split, splits */
+#define TI__CL_CONV_PARAMS 19 /* after the kind: 15 shape ints, then K, k per split, splits,
+                               * the block edge (16, 32, 64) */
 
-/* Splits of k for a conv GEMM with `blocks` output blocks of 32 x 32: enough groups for
+/* Splits of k for a conv GEMM with `blocks` output blocks: enough groups for
  * about eight per compute unit (tinyinfer-tune on the H100 chose 8-32 splits for
  * resnet18's 3x3 convs, about 8-12 groups per SM, where two per unit gave 1.8x its time),
  * each split at least 64 deep (a multiple of the 16-deep slice), or a tuning file's count
@@ -771,8 +774,9 @@ TI__PRIVATE const char *ti__cl_pool_str(ti__clc *c, const char *buf, size_t n) {
     const char *r = ti__pool_strndup(&c->s->plan_pool, buf, n);
     return r ? r : "";
 }
-/* A node's candidates: for a conv the GEMM can run, its k splits, then the direct
- * kernel's local sizes; for the others, the local sizes. The default comes first. */
+/* A node's candidates: for a conv the GEMM can run, its k splits and other block sizes,
+ * then the direct kernel's local sizes; for the others, the local sizes. The default
+ * comes first. */
 TI__PRIVATE const char *ti__cl_tunables(ti__clc *c, int conv_gemm_ok, int64_t K) {
     char buf[640];
     size_t at = 0;
@@ -781,6 +785,7 @@ TI__PRIVATE const char *ti__cl_tunables(ti__clc *c, int conv_gemm_ok, int64_t K)
         ti__cl_cat(buf, sizeof buf, &at, "conv=gemm splits=auto");
         for (int64_t sp = 1; sp <= 32 && (sp == 1 || sp * 64 <= K); sp *= 2)
             ti__cl_cat(buf, sizeof buf, &at, "|conv=gemm splits=%d", (int)sp);
+        ti__cl_cat(buf, sizeof buf, &at, "|conv=gemm tile=16|conv=gemm tile=64");
     }
     ti__cl_wg_candidates(&c->g->rt, conv_gemm_ok ? "conv=direct " : "", buf, sizeof buf, &at);
     return ti__cl_pool_str(c, buf, at);
@@ -801,6 +806,8 @@ TI__PRIVATE int ti__cl_plan_conv(ti__clc *c) {
     int direct_only = mode != NULL && strcmp(mode, "direct") == 0;
     size_t set_len = strlen(set);
     int64_t want = ti__tune_get(set, set_len, "conv"), want_splits = ti__tune_get(set, set_len, "splits");
+    int64_t tile = ti__tune_get(set, set_len, "tile");
+    if (tile != 16 && tile != 64) tile = 32;
     int32_t *p = ti__clc_params(c, 1 + TI__CL_CONV_PARAMS);
     if (p == NULL) return ti__clc_no(c, "out of memory");
     p[0] = (cp.group == cp.c && cp.group == cp.m) ? TI__CLCONV_DW : TI__CLCONV_DIRECT;
@@ -813,12 +820,14 @@ TI__PRIVATE int ti__cl_plan_conv(ti__clc *c) {
     int gemm_ok = cp.group == 1 && !direct_only;
     c->g->tunables[c->n] = ti__cl_tunables(c, gemm_ok, K);
     if (gemm_ok && want != 2) {
-        int64_t kc, blocks = (P + 31) / 32 * ((cp.m + 31) / 32) * cp.n;
+        int64_t kc, blocks = (P + tile - 1) / tile * ((cp.m + tile - 1) / tile) * cp.n;
         int splits = ti__cl_conv_splits(&c->g->rt, blocks, K, want_splits, &kc);
         p[0] = TI__CLCONV_GEMM;
         p[16] = (int32_t)K;
         p[17] = (int32_t)kc;
         p[18] = splits;
+        p[19] = (int32_t)tile;
+        if (tile != 32) c->progs |= 1u << TI__CLP_CONVT;
         size_t part = splits > 1 ? (size_t)splits * (size_t)(cp.m * P * cp.n) * sizeof(float) : 0;
         if (part > c->g->part_bytes) c->g->part_bytes = part;
     }
@@ -829,9 +838,14 @@ TI__PRIVATE cl_int ti__cl_run_conv_gemm(ti__clc *c, const ti_tensor *x, const ti
                                         const ti_tensor *b, const ti_tensor *y, const int32_t *p) {
     ti__clrt *rt = &c->g->rt;
     int splits = p[18];
+    size_t T = (size_t)p[19];
     if (splits > 1 && c->g->part == NULL) return CL_INVALID_MEM_OBJECT;
+    /* a tuned block size whose program did not build: the default one (the split of k
+     * and its buffer hold for any block size) */
+    ti__clk kern = T == 16 ? TI__CLK_CONV_GEMM16 : T == 64 ? TI__CLK_CONV_GEMM64 : TI__CLK_CONV_GEMM;
+    if (rt->kern[kern] == NULL) kern = TI__CLK_CONV_GEMM, T = 32;
     ti__clargs a;
-    ti__cla_begin(&a, rt, TI__CLK_CONV_GEMM);
+    ti__cla_begin(&a, rt, kern);
     ti__cla_t(&a, c, x);
     ti__cla_t(&a, c, w);
     ti__cla_bias(&a, c, b, w);
@@ -842,13 +856,14 @@ TI__PRIVATE cl_int ti__cl_run_conv_gemm(ti__clc *c, const ti_tensor *x, const ti
     ti__cla_act(&a, c);
     if (a.err != CL_SUCCESS) return a.err;
     size_t P = (size_t)(y->shape[2] * y->shape[3]), M = (size_t)y->shape[1];
-    size_t g[3] = {(P + 31) / 32 * 64, (M + 31) / 32, (size_t)splits * (size_t)y->shape[0]};
+    size_t g[3] = {(P + T - 1) / T * 64, (M + T - 1) / T, (size_t)splits * (size_t)y->shape[0]};
     size_t l[3] = {64, 1, 1};
-    cl_int e = ti__clrt_launch(rt, TI__CLK_CONV_GEMM, 3, g, l);
+    cl_int e = ti__clrt_launch(rt, kern, 3, g, l);
     if (ti__cl_wg_error(e)) {
         rt->retries++;
         snprintf(rt->last_retry, sizeof rt->last_retry,
-                 "ti_conv_gemm: 64-item groups refused (%s), direct conv used", ti_cl_error_string(e));
+                 "%s: 64-item groups refused (%s), direct conv used", ti__cl_kernel_table[kern].name,
+                 ti_cl_error_string(e));
     }
     if (e != CL_SUCCESS || splits == 1) return e;
     ti__cla_begin(&a, rt, TI__CLK_CONV_SPLITK);
@@ -986,6 +1001,7 @@ TI__PRIVATE void ti__clc_init(ti__clc *c, ti_session *s, ti__clplan *g, int n) {
     c->n_in = c->node->n_inputs;
     c->out = s->io[n] + c->node->n_inputs;
     c->n_out = c->node->n_outputs;
+    c->progs = 0;
     c->why[0] = 0;
 }
 

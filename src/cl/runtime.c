@@ -6,7 +6,7 @@
  * failure is a reason string the session turns into a CPU fallback or an error. */
 #ifndef TI_NO_OPENCL
 
-typedef enum ti__clp { TI__CLP_ELTWISE = 0, TI__CLP_CONV, TI__CLP_GEMM, TI__CLP_COUNT } ti__clp;
+typedef enum ti__clp { TI__CLP_ELTWISE = 0, TI__CLP_CONV, TI__CLP_GEMM, TI__CLP_CONVT, TI__CLP_COUNT } ti__clp;
 
 /* X(id, program, kernel name) */
 #define TI__CL_KERNELS(X)                                                                   \
@@ -25,6 +25,8 @@ typedef enum ti__clp { TI__CLP_ELTWISE = 0, TI__CLP_CONV, TI__CLP_GEMM, TI__CLP_
     X(DWCONV2D, CONV, "ti_dwconv2d")                                                        \
     X(CONV_GEMM, CONV, "ti_conv_gemm")                                                      \
     X(CONV_SPLITK, CONV, "ti_conv_splitk")                                                  \
+    X(CONV_GEMM16, CONVT, "ti_conv_gemm_t16")                                               \
+    X(CONV_GEMM64, CONVT, "ti_conv_gemm_t64")                                               \
     X(MATMUL, GEMM, "ti_matmul")                                                            \
     X(MATMUL_T, GEMM, "ti_matmul_t")                                                        \
     X(GEMV, GEMM, "ti_gemv")
@@ -450,6 +452,7 @@ TI__PRIVATE const char *const *ti__cl_prog_src(ti__clp p) {
     switch (p) {
     case TI__CLP_ELTWISE: return ti__cl_src_eltwise;
     case TI__CLP_CONV: return ti__cl_src_conv;
+    case TI__CLP_CONVT: return ti__cl_src_conv_tiles;
     default: return ti__cl_src_gemm;
     }
 }

@@ -13,7 +13,8 @@
  * A node line names a planned node: by its name (ti_node_info.name) with bytes <= ' ', '%',
  * '#' and bytes >= 0x7f written as %XX, or as #I, its index in the plan (for nameless and
  * duplicate names), then key=value settings: conv=gemm|direct, splits=N (k splits of
- * the conv GEMM), wg=N (local size of the node's kernels along dim 0); "auto" is the
+ * the conv GEMM), tile=16|32|64 (its output block edge), wg=N (local size of the node's
+ * kernels along dim 0); "auto" is the
  * library's own choice. ti_node_info.tunables lists a node's candidates. Lines naming no
  * node of the plan are ignored (a file tuned for one input size still loads for another);
  * a malformed line fails the session with its line number. */
@@ -98,7 +99,11 @@ TI__PRIVATE const char *ti__tune_check_setting(const char *tok, size_t len) {
     }
     if (ti__tune_tok_is(tok, kl, "wg") || ti__tune_tok_is(tok, kl, "splits"))
         return ti__tune_number(v, vl) >= 0 ? NULL : "value must be auto or a number in 1..65536";
-    return "unknown key (known: conv, splits, wg)";
+    if (ti__tune_tok_is(tok, kl, "tile")) {
+        int64_t t = ti__tune_number(v, vl);
+        return t == 0 || t == 16 || t == 32 || t == 64 ? NULL : "tile must be 16, 32, 64 or auto";
+    }
+    return "unknown key (known: conv, splits, tile, wg)";
 }
 
 /* Validates the text: the header, then comment, device, model and node lines. */

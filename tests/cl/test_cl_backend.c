@@ -1171,6 +1171,51 @@ TI_TEST(tuning_candidates_apply_and_keep_outputs) {
     }
     unsetenv("TINYINFER_OPENCL_FAKE_MAX_WG");
 
+    /* the GEMM's other block sizes: their program is built only when a tuning asks for one
+     * (one program more than untuned), the outputs stay the CPU's, and the kernel that
+     * runs is that block size's: refused 64-item groups name it (white box: the runtime's
+     * last retry reason) */
+    s = make_tuned(m, TI_BACKEND_OPENCL, NULL, NULL, &err);
+    TI_REQUIRE(s != NULL);
+    ti_session_get_info(s, &info);
+    int progs_untuned = info.programs_built + info.programs_cached;
+    ti_session_destroy(s);
+    static const char *const tiles[2] = {"16", "64"};
+    for (int t = 0; t < 2; t++) {
+        snprintf(text, sizeof text, "tinyinfer-tuning 1\nnode %s conv=gemm tile=%s splits=1\n", conv_name, tiles[t]);
+        s = make_tuned(m, TI_BACKEND_OPENCL, text, NULL, &err);
+        TI_REQUIRE(s != NULL);
+        ti_session_get_info(s, &info);
+        TI_CHECK_EQ_INT(info.programs_built + info.programs_cached, progs_untuned + 1);
+        TI_CHECK(output_matches_cpu(m, s));
+        TI_CHECK(find_node(s, "Conv", &ni) >= 0);
+        TI_CHECK_EQ_INT(ni.launch_retries, 0);
+        ti_session_destroy(s);
+        /* the elementwise node and the direct conv the GEMM falls back to at 16 items: the
+         * GEMM's are the only refused groups */
+        snprintf(text, sizeof text, "tinyinfer-tuning 1\nnode %s conv=gemm tile=%s splits=1 wg=16\nnode %s wg=16\n",
+                 conv_name, tiles[t], have_elt ? elt_name : "none");
+        setenv("TINYINFER_OPENCL_FAKE_MAX_WG", "32", 1);
+        s = make_tuned(m, TI_BACKEND_OPENCL, text, NULL, &err);
+        TI_REQUIRE(s != NULL);
+        TI_CHECK(output_matches_cpu(m, s));
+        TI_CHECK(find_node(s, "Conv", &ni) >= 0);
+        TI_CHECK(ni.launch_retries >= 1);
+        char want[64];
+        snprintf(want, sizeof want, "ti_conv_gemm_t%s: 64-item groups refused", tiles[t]);
+        TI_CHECK(s->cl != NULL && strstr(s->cl->rt.last_retry, want) == s->cl->rt.last_retry);
+        if (s->cl != NULL && strstr(s->cl->rt.last_retry, want) != s->cl->rt.last_retry)
+            printf("tile %s: last retry '%s'\n", tiles[t], s->cl->rt.last_retry);
+        ti_session_destroy(s);
+        unsetenv("TINYINFER_OPENCL_FAKE_MAX_WG");
+    }
+    /* a tile the GEMM has not: the session fails, naming the line */
+    snprintf(text, sizeof text, "tinyinfer-tuning 1\nnode %s tile=48\n", conv_name);
+    s = make_tuned(m, TI_BACKEND_OPENCL, text, NULL, &err);
+    TI_CHECK(s == NULL);
+    TI_CHECK_STR_CONTAINS(err.message, "tile must be 16, 32, 64 or auto");
+    ti_session_destroy(s);
+
     /* by index (nameless nodes) */
     int ci = find_node(s = make_tuned(m, TI_BACKEND_OPENCL, NULL, NULL, &err), "Conv", &ni);
     ti_session_destroy(s);
