@@ -2357,6 +2357,136 @@ TI__PRIVATE void ti__qg_nchw_gather(const void *ctx, size_t row, size_t k0, size
         }
     }
 }
+
+/* ---- drivers of the ONNX ops (QLinearConv / ConvInteger, QLinearMatMul / MatMulInteger) --- */
+
+/* Fills the shared NCHW gather of image n, group g of an ONNX convolution. */
+TI__PRIVATE void ti__q_nchw_setup(ti__qg_nchw *q, const ti_tensor *x, int64_t n, int64_t g,
+                                  int64_t c, int64_t cg, int32_t xzp, const int64_t *in,
+                                  const int64_t *ker, const int64_t *str, const int64_t *dil,
+                                  const int64_t *pad, const int64_t *out) {
+    size_t plane = (size_t)(in[0] * in[1] * in[2]);
+    size_t first = (size_t)(n * c + g * cg) * plane;
+    q->u8 = x->dtype == TI_DTYPE_U8;
+    q->x = (const unsigned char *)x->data + first; /* 1-byte elements */
+    q->off = -xzp;
+    q->plane = plane;
+    for (int i = 0; i < 3; i++) {
+        q->in[i] = in[i], q->ker[i] = ker[i], q->str[i] = str[i];
+        q->dil[i] = dil[i], q->pad[i] = pad[i], q->out[i] = out[i];
+    }
+}
+
+/* Runs an ONNX NCHW convolution of 8-bit x and w on the shared GEMM: per group, the
+ * weights [mg][cg * kvol] packed once, then one GEMM per image with rows = output pixels.
+ * zw: w's zero points (NULL: 0), rq the requantization, bias int32 or NULL. */
+TI__PRIVATE ti_status ti__q_conv_gemm(ti__kctx *k, const ti_tensor *x, const ti_tensor *w,
+                                      const ti_tensor *zw, int32_t zx, const ti_tensor *bias,
+                                      const ti__qrq *rq, ti_tensor *y, int64_t nimg, int64_t c,
+                                      int64_t m, int64_t group, const int64_t *in,
+                                      const int64_t *ker, const int64_t *str, const int64_t *dil,
+                                      const int64_t *pad, const int64_t *out, size_t rq_bytes) {
+    int64_t cg = c / group, mg = m / group;
+    size_t kvol = (size_t)(ker[0] * ker[1] * ker[2]), depth = (size_t)cg * kvol;
+    size_t plane = (size_t)(out[0] * out[1] * out[2]);
+    if (k->scratch == NULL || k->scratch_bytes < rq_bytes + ti__qg_packed_bytes((size_t)mg, depth))
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                         "scratch of %zu bytes is too small for the packed weights", k->scratch_bytes);
+    ti__qg_nchw q;
+    ti__qgemm g;
+    memset(&g, 0, sizeof g);
+    g.rows = plane;
+    g.depth = depth;
+    g.cols = (size_t)mg;
+    g.gather = ti__qg_nchw_gather;
+    g.gctx = &q;
+    g.b_u8 = w->dtype == TI_DTYPE_U8;
+    g.b_cs = depth;
+    g.b_ks = 1;
+    g.b_zp = zw != NULL ? zw->data : NULL;
+    g.b_zp_n = zw != NULL ? ti__numel(zw) : 0;
+    g.bias = bias;
+    g.rq = rq;
+    g.y = y->data;
+    g.ydt = y->dtype;
+    g.y_rs = 1;
+    g.y_cs = plane;
+    g.bp = (int16_t *)((unsigned char *)k->scratch + rq_bytes);
+    for (int64_t gi = 0; gi < group; gi++) {
+        g.c0 = (size_t)(gi * mg);
+        g.b = (const unsigned char *)w->data + g.c0 * depth;
+        ti__qg_pack(&g, k->tp);
+        for (int64_t n = 0; n < nimg; n++) {
+            ti__q_nchw_setup(&q, x, n, gi, c, cg, zx, in, ker, str, dil, pad, out);
+            g.y0 = (size_t)(n * m + gi * mg) * plane;
+            ti__qg_compute(&g, k->tp);
+        }
+    }
+    return TI_OK;
+}
+
+/* Runs numpy-matmul batches of 8-bit a [.., m, kd] and b [.., kd, n] on the shared GEMM:
+ * B packed once per distinct b matrix, a's rows gathered in place. za: a's zero point
+ * (scalar or per row, NULL: 0), zb: b's (scalar or per column, NULL: 0). Output batch bi,
+ * row r, column c at y[bi * m * n + r * n + c]. */
+TI__PRIVATE ti_status ti__q_matmul_gemm(ti__kctx *k, const ti_tensor *a, const ti_tensor *za,
+                                        const ti_tensor *b, const ti_tensor *zb, const ti__qrq *rq,
+                                        ti_tensor *y, int64_t m, int64_t kd, int64_t n, int nb,
+                                        const int64_t *batch, const int64_t *astr,
+                                        const int64_t *bstr, size_t rq_bytes) {
+    if (k->scratch == NULL ||
+        k->scratch_bytes < rq_bytes + ti__qg_packed_bytes((size_t)n, (size_t)kd))
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                         "scratch of %zu bytes is too small for the packed matrix", k->scratch_bytes);
+    ti__qg_rows ar;
+    ti__qgemm g;
+    memset(&ar, 0, sizeof ar);
+    memset(&g, 0, sizeof g);
+    ar.u8 = a->dtype == TI_DTYPE_U8;
+    ar.lda = (size_t)kd;
+    ar.zp = za != NULL ? za->data : NULL;
+    ar.zp_n = za != NULL ? ti__numel(za) : 0;
+    g.rows = (size_t)m;
+    g.depth = (size_t)kd;
+    g.cols = (size_t)n;
+    g.gather = ti__qg_rows_gather;
+    g.gctx = &ar;
+    g.b_u8 = b->dtype == TI_DTYPE_U8;
+    g.b_cs = 1;
+    g.b_ks = (size_t)n;
+    g.b_zp = zb != NULL ? zb->data : NULL;
+    g.b_zp_n = zb != NULL ? ti__numel(zb) : 0;
+    g.rq = rq;
+    g.y = y->data;
+    g.ydt = y->dtype;
+    g.y_rs = (size_t)n;
+    g.y_cs = 1;
+    g.bp = (int16_t *)((unsigned char *)k->scratch + rq_bytes);
+    size_t nbatch = ti__shape_numel(nb, batch), mk = (size_t)(m * kd), kn = (size_t)(kd * n);
+    size_t mn = (size_t)(m * n), packed = (size_t)-1;
+    int64_t idx[TI_MAX_DIMS];
+    for (int i = 0; i < nb; i++) idx[i] = 0;
+    for (size_t bi = 0; bi < nbatch; bi++) {
+        size_t ao = 0, bo = 0;
+        for (int i = 0; i < nb; i++) {
+            ao += (size_t)(idx[i] * astr[i]) * mk;
+            bo += (size_t)(idx[i] * bstr[i]) * kn;
+        }
+        if (bo != packed) { /* a broadcast b is packed once */
+            g.b = (const unsigned char *)b->data + bo; /* 1-byte elements */
+            ti__qg_pack(&g, k->tp);
+            packed = bo;
+        }
+        ar.a = (const unsigned char *)a->data + ao;
+        g.y0 = bi * mn;
+        ti__qg_compute(&g, k->tp);
+        for (int i = nb - 1; i >= 0; i--) {
+            if (++idx[i] < batch[i]) break;
+            idx[i] = 0;
+        }
+    }
+    return TI_OK;
+}
 /* ==== end src/core/qgemm.c ================================================================== */
 
 /* ==== begin src/core/threadpool.c =========================================================== */
@@ -4839,6 +4969,18 @@ TI__PRIVATE int ti__convint_shape(ti__kctx *k) {
     return ti__conv_set_out(k, &p, NULL, TI_DTYPE_I32);
 }
 
+TI__PRIVATE size_t ti__convint_scratch(ti__kctx *k) {
+    ti__convp p;
+    ti_error *saved = k->err, tmp;
+    k->err = &tmp;
+    ti_status e = ti__conv_params(k, 0, &p);
+    k->err = saved;
+    if (e != TI_OK) return 0;
+    return ti__qg_packed_bytes((size_t)p.mg, (size_t)p.cg * p.kprod);
+}
+
+/* The shared integer GEMM (core/qgemm.c) with the raw int32 accumulator as output: the
+ * sums wrap modulo 2^32, as the spec allows; padding holds x's zero point (adds 0). */
 TI__PRIVATE ti_status ti__convint_run(ti__kctx *k) {
     const ti_tensor *x = k->in[0], *w = k->in[1];
     const ti_tensor *xz = k->n_in > 2 ? k->in[2] : NULL, *wz = k->n_in > 3 ? k->in[3] : NULL;
@@ -4846,45 +4988,17 @@ TI__PRIVATE ti_status ti__convint_run(ti__kctx *k) {
     ti_status e = ti__conv_params(k, 0, &p);
     if (e != TI_OK) return e;
     int32_t zx = xz != NULL ? (int32_t)ti__get_i64(xz, 0) : 0;
-    uint32_t *y = (uint32_t *)k->out[0]->data; /* wrapping 32-bit accumulation */
-    size_t o = 0;
-    for (int64_t n = 0; n < p.n; n++)
-        for (int64_t m = 0; m < p.m; m++) {
-            int64_t g = m / p.mg;
-            size_t zi = wz != NULL && ti__numel(wz) > 1 ? (size_t)m : 0;
-            int32_t zw = wz == NULL ? 0 : (int32_t)ti__get_i64(wz, zi);
-            for (int64_t od = 0; od < p.out[0]; od++)
-                for (int64_t oh = 0; oh < p.out[1]; oh++)
-                    for (int64_t ow = 0; ow < p.out[2]; ow++, o++) {
-                        uint32_t s = 0; /* padding holds x's zero point: adds nothing */
-                        for (int64_t ic = 0; ic < p.cg; ic++)
-                            for (size_t kr = 0; kr < p.kprod; kr++) {
-                                int64_t kw = (int64_t)(kr % (size_t)p.k[2]);
-                                int64_t kh = (int64_t)(kr / (size_t)p.k[2] % (size_t)p.k[1]);
-                                int64_t kd = (int64_t)(kr / (size_t)(p.k[2] * p.k[1]));
-                                int64_t id = od * p.s[0] - p.pb[0] + kd * p.d[0];
-                                int64_t ih = oh * p.s[1] - p.pb[1] + kh * p.d[1];
-                                int64_t iw = ow * p.s[2] - p.pb[2] + kw * p.d[2];
-                                if (id < 0 || id >= p.in[0] || ih < 0 || ih >= p.in[1] ||
-                                    iw < 0 || iw >= p.in[2])
-                                    continue;
-                                size_t xi = (size_t)(n * p.c + g * p.cg + ic) * p.in_sp +
-                                            (size_t)((id * p.in[1] + ih) * p.in[2] + iw);
-                                size_t wi = (size_t)(m * p.cg + ic) * p.kprod + kr;
-                                int32_t xv = (int32_t)ti__get_i64(x, xi) - zx;
-                                int32_t wv = (int32_t)ti__get_i64(w, wi) - zw;
-                                s += (uint32_t)xv * (uint32_t)wv;
-                            }
-                        y[o] = s;
-                    }
-        }
-    return TI_OK;
+    ti__qrq rq;
+    memset(&rq, 0, sizeof rq);
+    rq.mode = TI__QRQ_RAW;
+    return ti__q_conv_gemm(k, x, w, wz, zx, NULL, &rq, k->out[0], p.n, p.c, p.m, p.group, p.in,
+                           p.k, p.s, p.d, p.pb, p.out, 0);
 }
 
 TI__PRIVATE const ti__op ti__ops_conv[] = {
     {"Conv", ti__conv_shape, ti__conv_run, ti__conv_scratch, 0},
     {"ConvTranspose", ti__convtr_shape, ti__convtr_run, ti__convtr_scratch, 0},
-    {"ConvInteger", ti__convint_shape, ti__convint_run, NULL, 0},
+    {"ConvInteger", ti__convint_shape, ti__convint_run, ti__convint_scratch, 0},
     {NULL, NULL, NULL, NULL, 0}
 };
 /* ==== end src/cpu/conv.c ==================================================================== */
@@ -6510,51 +6624,35 @@ TI__PRIVATE int ti__matmulint_shape(ti__kctx *k) {
     return TI_OK;
 }
 
+TI__PRIVATE size_t ti__matmulint_scratch(ti__kctx *k) {
+    ti__mm_shape s;
+    ti_error *saved = k->err, tmp;
+    k->err = &tmp;
+    ti_status st = ti__mm_infer(k, k->in[0], k->in[1], &s);
+    k->err = saved;
+    if (st != TI_OK) return 0;
+    return ti__qg_packed_bytes((size_t)s.n, (size_t)s.k);
+}
+
+/* The shared integer GEMM (core/qgemm.c), raw int32 output: the spec lets the 32-bit
+ * accumulation wrap; zero points per tensor, per row of A or per column of B. */
 TI__PRIVATE ti_status ti__matmulint_run(ti__kctx *k) {
     const ti_tensor *a = k->in[0], *b = k->in[1];
     const ti_tensor *za = k->n_in > 2 ? k->in[2] : NULL, *zb = k->n_in > 3 ? k->in[3] : NULL;
     ti__mm_shape s;
     ti_status st = ti__mm_infer(k, a, b, &s);
     if (st != TI_OK) return st;
-    size_t m = (size_t)s.m, n = (size_t)s.n, kk = (size_t)s.k;
-    /* uint32 arithmetic: the spec lets the 32-bit accumulation wrap, C forbids signed
-     * overflow */
-    uint32_t *y = (uint32_t *)k->out[0]->data;
-    int a_signed = a->dtype == TI_DTYPE_I8, b_signed = b->dtype == TI_DTYPE_I8;
-    const uint8_t *ad = (const uint8_t *)a->data, *bd = (const uint8_t *)b->data;
-    for (size_t t = 0; t < s.n_batch; t++) {
-        size_t oa, ob;
-        ti__mm_offsets(&s, t, &oa, &ob);
-        const uint8_t *ab = ad + oa * m * kk, *bb = bd + ob * kk * n;
-        uint32_t *yb = y + t * m * n;
-        for (size_t i = 0; i < m; i++) {
-            int32_t zpa = za == NULL ? 0 : (int32_t)ti__get_i64(za, ti__numel(za) == 1 ? 0 : i);
-            uint32_t *yr = yb + i * n, rs = 0; /* rs: sum over p of A - zpa */
-            for (size_t q = 0; q < n; q++) yr[q] = 0;
-            for (size_t p = 0; p < kk; p++) {
-                int32_t av = (a_signed ? (int32_t)(int8_t)ab[i * kk + p] : (int32_t)ab[i * kk + p])
-                             - zpa;
-                rs += (uint32_t)av;
-                if (av == 0) continue;
-                const uint8_t *br = bb + p * n;
-                if (b_signed)
-                    for (size_t q = 0; q < n; q++)
-                        yr[q] += (uint32_t)av * (uint32_t)(int32_t)(int8_t)br[q];
-                else
-                    for (size_t q = 0; q < n; q++) yr[q] += (uint32_t)av * (uint32_t)br[q];
-            }
-            if (zb != NULL) /* (A - zpa)(B - zpb) = (A - zpa)B - (A - zpa)zpb */
-                for (size_t q = 0; q < n; q++)
-                    yr[q] -= rs * (uint32_t)ti__get_i64(zb, ti__numel(zb) == 1 ? 0 : q);
-        }
-    }
-    return TI_OK;
+    ti__qrq rq;
+    memset(&rq, 0, sizeof rq);
+    rq.mode = TI__QRQ_RAW;
+    return ti__q_matmul_gemm(k, a, za, b, zb, &rq, k->out[0], s.m, s.k, s.n, s.batch_rank,
+                             s.batch, s.a_stride, s.b_stride, 0);
 }
 
 TI__PRIVATE const ti__op ti__ops_gemm[] = {
     {"Gemm", ti__gemm_shape, ti__gemm_run, NULL, 0},
     {"MatMul", ti__matmul_shape, ti__matmul_run, NULL, 0},
-    {"MatMulInteger", ti__matmulint_shape, ti__matmulint_run, NULL, 0},
+    {"MatMulInteger", ti__matmulint_shape, ti__matmulint_run, ti__matmulint_scratch, 0},
     {NULL, NULL, NULL, NULL, 0}
 };
 /* ==== end src/cpu/gemm.c ==================================================================== */
@@ -10260,6 +10358,38 @@ TI__PRIVATE ti_status ti__dynq_run(ti__kctx *k) {
     return TI_OK;
 }
 
+/* Clamp range of a quantized output of dtype dt with zero point yz and scale ys, narrowed by
+ * the activation the fusion pass folded into the node (Relu, Clip; applied to the float
+ * value it equals clamping the quantized one, Q being monotonic). */
+TI__PRIVATE void ti__q_out_range(const ti__node *nd, ti_dtype dt, int64_t yz, const ti_tensor *ys,
+                                 int32_t *lo, int32_t *hi) {
+    int64_t l, h;
+    ti__q_range(dt, &l, &h);
+    if (nd->act == TI__ACT_RELU || nd->act == TI__ACT_CLIP) {
+        double s = ti__get_f64(ys, 0);
+        ti_dtype sd = ys->dtype;
+        int64_t ql = nd->act == TI__ACT_RELU ? yz
+                                             : ti__q_sat(ti__q_rnd(sd, (double)nd->act_a / s) + (double)yz, l, h);
+        if (ql > l) l = ql;
+        if (nd->act == TI__ACT_CLIP) {
+            int64_t qh = ti__q_sat(ti__q_rnd(sd, (double)nd->act_b / s) + (double)yz, l, h);
+            if (qh < h) h = qh;
+        }
+    }
+    *lo = (int32_t)l;
+    *hi = (int32_t)(h < l ? l : h);
+}
+
+/* ONNX requantization per channel: real[c] = x_scale * w_scale[c] / y_scale in the scales'
+ * (float) precision, as the reference; in scratch. */
+TI__PRIVATE void ti__q_onnx_reals(double *real, size_t nc, const ti_tensor *xs, const ti_tensor *ws,
+                                  const ti_tensor *ys) {
+    ti_dtype sd = xs->dtype;
+    double x = ti__get_f64(xs, 0), y = ti__get_f64(ys, 0);
+    for (size_t c = 0; c < nc; c++)
+        real[c] = ti__q_rnd(sd, ti__q_rnd(sd, x * ti__get_f64(ws, ti__numel(ws) == 1 ? 0 : c)) / y);
+}
+
 /* ---- QLinearMatMul ------------------------------------------------------------------- */
 /* Inputs a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point.
  * Numpy matmul shapes (rank-1 operands promoted, batch dims broadcast). a's scale and zero
@@ -10350,6 +10480,17 @@ TI__PRIVATE int ti__qmm_shape(ti__kctx *k) {
     return ti__qmm_setup(k, &p, 1);
 }
 
+TI__PRIVATE size_t ti__qmm_scratch(ti__kctx *k) {
+    ti__qmm p;
+    ti_error *saved = k->err, tmp;
+    if (k->n_out < 1 || k->out[0] == NULL) return 0;
+    k->err = &tmp;
+    int r = ti__qmm_setup(k, &p, 0);
+    k->err = saved;
+    if (r != TI_OK) return 0;
+    return ti__qg_rq_bytes((size_t)p.n) + ti__qg_packed_bytes((size_t)p.n, (size_t)p.kd);
+}
+
 TI__PRIVATE ti_status ti__qmm_run(ti__kctx *k) {
     ti__qmm p;
     if (k->n_out < 1 || k->out[0] == NULL) return TI_OK;
@@ -10359,43 +10500,21 @@ TI__PRIVATE ti_status ti__qmm_run(ti__kctx *k) {
     const ti_tensor *b = k->in[3], *bs = k->in[4], *bzp = k->in[5];
     const ti_tensor *ys = k->in[6], *yzp = k->n_in > 7 ? k->in[7] : NULL;
     ti_tensor *y = k->out[0];
-    int64_t lo, hi;
-    ti__q_range(y->dtype, &lo, &hi);
-    int64_t a0 = azp != NULL ? ti__get_i64(azp, 0) : 0;
-    double yz = yzp != NULL ? (double)ti__get_i64(yzp, 0) : 0.0;
-    size_t nbatch = ti__shape_numel(p.nb, p.batch);
-    int64_t idx[TI_MAX_DIMS];
-    for (int i = 0; i < p.nb; i++) idx[i] = 0;
-    size_t mk = (size_t)(p.m * p.kd), kn = (size_t)(p.kd * p.n), mn = (size_t)(p.m * p.n);
-    for (size_t bi = 0; bi < nbatch; bi++) {
-        size_t ao = 0, bo = 0;
-        for (int i = 0; i < p.nb; i++) {
-            ao += (size_t)(idx[i] * p.astr[i]) * mk;
-            bo += (size_t)(idx[i] * p.bstr[i]) * kn;
-        }
-        for (int64_t col = 0; col < p.n; col++) {
-            size_t bsi = ti__numel(bs) == 1 ? 0 : (size_t)col;
-            size_t bzi = bzp == NULL || ti__numel(bzp) == 1 ? 0 : (size_t)col;
-            int64_t b0 = bzp != NULL ? ti__get_i64(bzp, bzi) : 0;
-            /* multiplier a_scale * b_scale / y_scale in the scales' precision */
-            ti_dtype sd = as->dtype;
-            double mult = ti__q_rnd(sd, ti__q_rnd(sd, ti__get_f64(as, 0) * ti__get_f64(bs, bsi)) /
-                                            ti__get_f64(ys, 0));
-            for (int64_t row = 0; row < p.m; row++) {
-                int64_t acc = 0; /* exact: |acc| <= K * 255 * 255 */
-                for (int64_t t = 0; t < p.kd; t++)
-                    acc += (ti__get_i64(a, ao + (size_t)(row * p.kd + t)) - a0) *
-                           (ti__get_i64(b, bo + (size_t)(t * p.n + col)) - b0);
-                double v = (double)acc * mult + yz;
-                ti__set_i64(y, bi * mn + (size_t)(row * p.n + col), ti__q_sat(v, lo, hi));
-            }
-        }
-        for (int i = p.nb - 1; i >= 0; i--) {
-            if (++idx[i] < p.batch[i]) break;
-            idx[i] = 0;
-        }
-    }
-    return TI_OK;
+    size_t rq_bytes = ti__qg_rq_bytes((size_t)p.n);
+    if (k->scratch == NULL || k->scratch_bytes < rq_bytes)
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small",
+                         k->scratch_bytes);
+    ti__qrq rq;
+    memset(&rq, 0, sizeof rq);
+    double *real = (double *)k->scratch;
+    ti__q_onnx_reals(real, (size_t)p.n, as, bs, ys); /* b_scale per column or one */
+    rq.mode = TI__QRQ_ONNX;
+    rq.real = real;
+    int64_t yz = yzp != NULL ? ti__get_i64(yzp, 0) : 0;
+    rq.yo = (int32_t)yz;
+    ti__q_out_range(k->node, y->dtype, yz, ys, &rq.lo, &rq.hi);
+    return ti__q_matmul_gemm(k, a, azp, b, bzp, &rq, y, p.m, p.kd, p.n, p.nb, p.batch, p.astr,
+                             p.bstr, rq_bytes);
 }
 
 /* ---- QLinearConv --------------------------------------------------------------------- */
@@ -10535,59 +10654,15 @@ TI__PRIVATE int ti__qconv_shape(ti__kctx *k) {
     return ti__qconv_setup(k, &p, 1);
 }
 
-/* One (image, output channel) plane per task. */
-TI__PRIVATE void ti__qconv_range(void *ctx, size_t begin, size_t end) {
-    const ti__qconv *p = (const ti__qconv *)ctx;
-    int64_t lo, hi;
-    ti__q_range(p->y->dtype, &lo, &hi);
-    int64_t x0 = p->xzp != NULL ? ti__get_i64(p->xzp, 0) : 0;
-    double yz = p->yzp != NULL ? (double)ti__get_i64(p->yzp, 0) : 0.0;
-    size_t in_plane = (size_t)(p->in[0] * p->in[1] * p->in[2]);
-    size_t ker_plane = (size_t)(p->ker[0] * p->ker[1] * p->ker[2]);
-    size_t out_plane = (size_t)(p->out[0] * p->out[1] * p->out[2]);
-    for (size_t task = begin; task < end; task++) {
-        int64_t n = (int64_t)task / p->m, m = (int64_t)task % p->m, g = m / p->mg;
-        int64_t w0 = p->wzp != NULL ? ti__get_i64(p->wzp, ti__numel(p->wzp) == 1 ? 0 : (size_t)m) : 0;
-        double ws = ti__get_f64(p->ws, ti__numel(p->ws) == 1 ? 0 : (size_t)m);
-        /* multiplier x_scale * w_scale / y_scale in the scales' (float) precision */
-        ti_dtype sd = p->xs->dtype;
-        double mult = ti__q_rnd(sd, ti__q_rnd(sd, ti__get_f64(p->xs, 0) * ws) / ti__get_f64(p->ys, 0));
-        int64_t b0 = p->bias != NULL ? ((const int32_t *)p->bias->data)[m] : 0;
-        size_t yo = task * out_plane;
-        for (int64_t od = 0; od < p->out[0]; od++)
-            for (int64_t oh = 0; oh < p->out[1]; oh++)
-                for (int64_t ow = 0; ow < p->out[2]; ow++) {
-                    int64_t acc = b0;
-                    for (int64_t c = 0; c < p->cg; c++) {
-                        size_t xb = (size_t)(n * p->c + g * p->cg + c) * in_plane;
-                        size_t wb = (size_t)(m * p->cg + c) * ker_plane;
-                        for (int64_t kd = 0; kd < p->ker[0]; kd++) {
-                            int64_t id = od * p->str[0] - p->pad[0] + kd * p->dil[0];
-                            if (id < 0 || id >= p->in[0]) continue;
-                            for (int64_t kh = 0; kh < p->ker[1]; kh++) {
-                                int64_t ih = oh * p->str[1] - p->pad[1] + kh * p->dil[1];
-                                if (ih < 0 || ih >= p->in[1]) continue;
-                                for (int64_t kw = 0; kw < p->ker[2]; kw++) {
-                                    int64_t iw = ow * p->str[2] - p->pad[2] + kw * p->dil[2];
-                                    if (iw < 0 || iw >= p->in[2]) continue;
-                                    size_t xi = xb + (size_t)((id * p->in[1] + ih) * p->in[2] + iw);
-                                    size_t wi = wb + (size_t)((kd * p->ker[1] + kh) * p->ker[2] + kw);
-                                    int64_t xv = p->x->dtype == TI_DTYPE_U8
-                                                     ? ((const uint8_t *)p->x->data)[xi]
-                                                     : ((const int8_t *)p->x->data)[xi];
-                                    int64_t wv = p->w->dtype == TI_DTYPE_U8
-                                                     ? ((const uint8_t *)p->w->data)[wi]
-                                                     : ((const int8_t *)p->w->data)[wi];
-                                    acc += (xv - x0) * (wv - w0);
-                                }
-                            }
-                        }
-                    }
-                    double v = (double)acc * mult + yz;
-                    size_t oi = yo + (size_t)((od * p->out[1] + oh) * p->out[2] + ow);
-                    ti__set_i64(p->y, oi, ti__q_sat(v, lo, hi));
-                }
-    }
+TI__PRIVATE size_t ti__qconv_scratch(ti__kctx *k) {
+    ti__qconv p;
+    ti_error *saved = k->err, tmp;
+    k->err = &tmp;
+    int r = ti__qconv_setup(k, &p, 0);
+    k->err = saved;
+    if (r != TI_OK) return 0;
+    size_t depth = (size_t)(p.cg * p.ker[0] * p.ker[1] * p.ker[2]);
+    return ti__qg_rq_bytes((size_t)p.m) + ti__qg_packed_bytes((size_t)p.mg, depth);
 }
 
 TI__PRIVATE ti_status ti__qconv_run(ti__kctx *k) {
@@ -10595,18 +10670,30 @@ TI__PRIVATE ti_status ti__qconv_run(ti__kctx *k) {
     int r = ti__qconv_setup(k, &p, 0);
     if (r != TI_OK) return (ti_status)r;
     if (p.y == NULL) return TI_OK;
-    size_t tasks = (size_t)(p.n * p.m);
-    size_t work = (size_t)(p.out[0] * p.out[1] * p.out[2] * p.cg * p.ker[0] * p.ker[1] * p.ker[2]);
-    ti__parallel_for(k->tp, tasks, work > 4096 ? 1 : tasks, ti__qconv_range, &p);
-    return TI_OK;
+    size_t rq_bytes = ti__qg_rq_bytes((size_t)p.m);
+    if (k->scratch == NULL || k->scratch_bytes < rq_bytes)
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small",
+                         k->scratch_bytes);
+    ti__qrq rq;
+    memset(&rq, 0, sizeof rq);
+    double *real = (double *)k->scratch;
+    ti__q_onnx_reals(real, (size_t)p.m, p.xs, p.ws, p.ys);
+    rq.mode = TI__QRQ_ONNX;
+    rq.real = real;
+    int64_t yz = p.yzp != NULL ? ti__get_i64(p.yzp, 0) : 0;
+    rq.yo = (int32_t)yz;
+    ti__q_out_range(k->node, p.y->dtype, yz, p.ys, &rq.lo, &rq.hi);
+    int32_t zx = p.xzp != NULL ? (int32_t)ti__get_i64(p.xzp, 0) : 0;
+    return ti__q_conv_gemm(k, p.x, p.w, p.wzp, zx, p.bias, &rq, p.y, p.n, p.c, p.m, p.group,
+                           p.in, p.ker, p.str, p.dil, p.pad, p.out, rq_bytes);
 }
 
 TI__PRIVATE const ti__op ti__ops_quant[] = {
     {"QuantizeLinear", ti__quant_shape, ti__quant_run, NULL, 0},
     {"DequantizeLinear", ti__dequant_shape, ti__dequant_run, NULL, 0},
     {"DynamicQuantizeLinear", ti__dynq_shape, ti__dynq_run, NULL, 0},
-    {"QLinearMatMul", ti__qmm_shape, ti__qmm_run, NULL, 0},
-    {"QLinearConv", ti__qconv_shape, ti__qconv_run, NULL, 0},
+    {"QLinearMatMul", ti__qmm_shape, ti__qmm_run, ti__qmm_scratch, 0},
+    {"QLinearConv", ti__qconv_shape, ti__qconv_run, ti__qconv_scratch, 0},
     {NULL, NULL, NULL, NULL, 0}
 };
 /* ==== end src/cpu/quant.c =================================================================== */

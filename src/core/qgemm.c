@@ -363,3 +363,133 @@ TI__PRIVATE void ti__qg_nchw_gather(const void *ctx, size_t row, size_t k0, size
         }
     }
 }
+
+/* ---- drivers of the ONNX ops (QLinearConv / ConvInteger, QLinearMatMul / MatMulInteger) --- */
+
+/* Fills the shared NCHW gather of image n, group g of an ONNX convolution. */
+TI__PRIVATE void ti__q_nchw_setup(ti__qg_nchw *q, const ti_tensor *x, int64_t n, int64_t g,
+                                  int64_t c, int64_t cg, int32_t xzp, const int64_t *in,
+                                  const int64_t *ker, const int64_t *str, const int64_t *dil,
+                                  const int64_t *pad, const int64_t *out) {
+    size_t plane = (size_t)(in[0] * in[1] * in[2]);
+    size_t first = (size_t)(n * c + g * cg) * plane;
+    q->u8 = x->dtype == TI_DTYPE_U8;
+    q->x = (const unsigned char *)x->data + first; /* 1-byte elements */
+    q->off = -xzp;
+    q->plane = plane;
+    for (int i = 0; i < 3; i++) {
+        q->in[i] = in[i], q->ker[i] = ker[i], q->str[i] = str[i];
+        q->dil[i] = dil[i], q->pad[i] = pad[i], q->out[i] = out[i];
+    }
+}
+
+/* Runs an ONNX NCHW convolution of 8-bit x and w on the shared GEMM: per group, the
+ * weights [mg][cg * kvol] packed once, then one GEMM per image with rows = output pixels.
+ * zw: w's zero points (NULL: 0), rq the requantization, bias int32 or NULL. */
+TI__PRIVATE ti_status ti__q_conv_gemm(ti__kctx *k, const ti_tensor *x, const ti_tensor *w,
+                                      const ti_tensor *zw, int32_t zx, const ti_tensor *bias,
+                                      const ti__qrq *rq, ti_tensor *y, int64_t nimg, int64_t c,
+                                      int64_t m, int64_t group, const int64_t *in,
+                                      const int64_t *ker, const int64_t *str, const int64_t *dil,
+                                      const int64_t *pad, const int64_t *out, size_t rq_bytes) {
+    int64_t cg = c / group, mg = m / group;
+    size_t kvol = (size_t)(ker[0] * ker[1] * ker[2]), depth = (size_t)cg * kvol;
+    size_t plane = (size_t)(out[0] * out[1] * out[2]);
+    if (k->scratch == NULL || k->scratch_bytes < rq_bytes + ti__qg_packed_bytes((size_t)mg, depth))
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                         "scratch of %zu bytes is too small for the packed weights", k->scratch_bytes);
+    ti__qg_nchw q;
+    ti__qgemm g;
+    memset(&g, 0, sizeof g);
+    g.rows = plane;
+    g.depth = depth;
+    g.cols = (size_t)mg;
+    g.gather = ti__qg_nchw_gather;
+    g.gctx = &q;
+    g.b_u8 = w->dtype == TI_DTYPE_U8;
+    g.b_cs = depth;
+    g.b_ks = 1;
+    g.b_zp = zw != NULL ? zw->data : NULL;
+    g.b_zp_n = zw != NULL ? ti__numel(zw) : 0;
+    g.bias = bias;
+    g.rq = rq;
+    g.y = y->data;
+    g.ydt = y->dtype;
+    g.y_rs = 1;
+    g.y_cs = plane;
+    g.bp = (int16_t *)((unsigned char *)k->scratch + rq_bytes);
+    for (int64_t gi = 0; gi < group; gi++) {
+        g.c0 = (size_t)(gi * mg);
+        g.b = (const unsigned char *)w->data + g.c0 * depth;
+        ti__qg_pack(&g, k->tp);
+        for (int64_t n = 0; n < nimg; n++) {
+            ti__q_nchw_setup(&q, x, n, gi, c, cg, zx, in, ker, str, dil, pad, out);
+            g.y0 = (size_t)(n * m + gi * mg) * plane;
+            ti__qg_compute(&g, k->tp);
+        }
+    }
+    return TI_OK;
+}
+
+/* Runs numpy-matmul batches of 8-bit a [.., m, kd] and b [.., kd, n] on the shared GEMM:
+ * B packed once per distinct b matrix, a's rows gathered in place. za: a's zero point
+ * (scalar or per row, NULL: 0), zb: b's (scalar or per column, NULL: 0). Output batch bi,
+ * row r, column c at y[bi * m * n + r * n + c]. */
+TI__PRIVATE ti_status ti__q_matmul_gemm(ti__kctx *k, const ti_tensor *a, const ti_tensor *za,
+                                        const ti_tensor *b, const ti_tensor *zb, const ti__qrq *rq,
+                                        ti_tensor *y, int64_t m, int64_t kd, int64_t n, int nb,
+                                        const int64_t *batch, const int64_t *astr,
+                                        const int64_t *bstr, size_t rq_bytes) {
+    if (k->scratch == NULL ||
+        k->scratch_bytes < rq_bytes + ti__qg_packed_bytes((size_t)n, (size_t)kd))
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                         "scratch of %zu bytes is too small for the packed matrix", k->scratch_bytes);
+    ti__qg_rows ar;
+    ti__qgemm g;
+    memset(&ar, 0, sizeof ar);
+    memset(&g, 0, sizeof g);
+    ar.u8 = a->dtype == TI_DTYPE_U8;
+    ar.lda = (size_t)kd;
+    ar.zp = za != NULL ? za->data : NULL;
+    ar.zp_n = za != NULL ? ti__numel(za) : 0;
+    g.rows = (size_t)m;
+    g.depth = (size_t)kd;
+    g.cols = (size_t)n;
+    g.gather = ti__qg_rows_gather;
+    g.gctx = &ar;
+    g.b_u8 = b->dtype == TI_DTYPE_U8;
+    g.b_cs = 1;
+    g.b_ks = (size_t)n;
+    g.b_zp = zb != NULL ? zb->data : NULL;
+    g.b_zp_n = zb != NULL ? ti__numel(zb) : 0;
+    g.rq = rq;
+    g.y = y->data;
+    g.ydt = y->dtype;
+    g.y_rs = (size_t)n;
+    g.y_cs = 1;
+    g.bp = (int16_t *)((unsigned char *)k->scratch + rq_bytes);
+    size_t nbatch = ti__shape_numel(nb, batch), mk = (size_t)(m * kd), kn = (size_t)(kd * n);
+    size_t mn = (size_t)(m * n), packed = (size_t)-1;
+    int64_t idx[TI_MAX_DIMS];
+    for (int i = 0; i < nb; i++) idx[i] = 0;
+    for (size_t bi = 0; bi < nbatch; bi++) {
+        size_t ao = 0, bo = 0;
+        for (int i = 0; i < nb; i++) {
+            ao += (size_t)(idx[i] * astr[i]) * mk;
+            bo += (size_t)(idx[i] * bstr[i]) * kn;
+        }
+        if (bo != packed) { /* a broadcast b is packed once */
+            g.b = (const unsigned char *)b->data + bo; /* 1-byte elements */
+            ti__qg_pack(&g, k->tp);
+            packed = bo;
+        }
+        ar.a = (const unsigned char *)a->data + ao;
+        g.y0 = bi * mn;
+        ti__qg_compute(&g, k->tp);
+        for (int i = nb - 1; i >= 0; i--) {
+            if (++idx[i] < batch[i]) break;
+            idx[i] = 0;
+        }
+    }
+    return TI_OK;
+}
