@@ -10,6 +10,7 @@ quantization unit of the float output). tests/models/test_qdq.c reads them (./bu
 Everything is seeded; a rerun with the same onnxruntime writes the same outputs.
 
 Usage: python3 gen_qdq_models.py [OUTDIR]   (default: tests/models/qdq beside this file)
+       python3 gen_qdq_models.py --bench DIR  (the larger models of bench/qdq.c, not committed)
 Needs: onnx, onnxruntime, numpy."""
 import os
 import shutil
@@ -131,7 +132,38 @@ def write(name, fm, act, wt, per_channel, fused, count, rng, nofuse_tensor=None)
     return "%s %s %d %.9g" % (name, fused, count, float(inits[dq.input[1]]))
 
 
+def bench_net(rng):
+    """A larger net for bench/qdq.c (not committed): 1x32x56x56, two 3x3 convs, a MatMul."""
+    w1 = rng.normal(0, 0.1, (32, 32, 3, 3))
+    w2 = rng.normal(0, 0.1, (64, 32, 3, 3))
+    w3 = rng.normal(0, 0.02, (64 * 28 * 28, 16))
+    n = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+         helper.make_node("Relu", ["c1"], ["r1"]),
+         helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], strides=[2, 2], pads=[1, 1, 1, 1]),
+         helper.make_node("Relu", ["c2"], ["r2"]),
+         helper.make_node("Reshape", ["r2", "shape"], ["f"]),
+         helper.make_node("MatMul", ["f", "w3"], ["y"])]
+    shape = numpy_helper.from_array(np.array([1, 64 * 28 * 28], dtype=np.int64), "shape")
+    return model(n, [init("w1", w1), init("b1", rng.normal(0, 0.1, 32)), init("w2", w2),
+                     init("b2", rng.normal(0, 0.1, 64)), init("w3", w3), shape], [1, 32, 56, 56], [1, 16])
+
+
+def bench(outdir):
+    """bench_qdq.onnx (QDQ) and bench_qop.onnx (QLinearConv / QLinearMatMul operators)."""
+    rng = np.random.default_rng(7)
+    os.makedirs(outdir, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        fp = os.path.join(tmp, "f.onnx")
+        onnx.save(bench_net(rng), fp)
+        for fmt, name in ((QuantFormat.QDQ, "bench_qdq.onnx"), (QuantFormat.QOperator, "bench_qop.onnx")):
+            quantize_static(fp, os.path.join(outdir, name), Reader([1, 32, 56, 56], rng), quant_format=fmt,
+                            activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8, per_channel=True)
+
+
 def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--bench":
+        bench(sys.argv[2])
+        return
     os.makedirs(OUT, exist_ok=True)
     rng = np.random.default_rng(20261122)
     U8, I8 = QuantType.QUInt8, QuantType.QInt8
