@@ -100,7 +100,28 @@ def add_float_output(path, tensor):
     onnx.save(m, path)
 
 
-def write(name, fm, act, wt, per_channel, fused, count, rng, nofuse_tensor=None):
+def insert_act(path, act):
+    """Puts Relu or Clip(0, 6) between the Conv and its QuantizeLinear (the quantizer folds
+    them into the output range and drops them; written by hand they stay in the graph):
+    tinyinfer fuses them as a clamp of the quantized output, onnxruntime may run them in
+    float, so outputs may be one unit apart."""
+    m = onnx.load(path)
+    conv = [n for n in m.graph.node if n.op_type == "Conv"][0]
+    out = conv.output[0]
+    conv.output[0] = out + "_pre"
+    idx = list(m.graph.node).index(conv) + 1
+    if act == "Relu":
+        node = helper.make_node("Relu", [out + "_pre"], [out])
+    else:
+        m.graph.initializer.extend([numpy_helper.from_array(np.array(0.0, np.float32), "clip_lo"),
+                                    numpy_helper.from_array(np.array(6.0, np.float32), "clip_hi")])
+        node = helper.make_node("Clip", [out + "_pre", "clip_lo", "clip_hi"], [out])
+    m.graph.node.insert(idx, node)
+    onnx.checker.check_model(m)
+    onnx.save(m, path)
+
+
+def write(name, fm, act, wt, per_channel, fused, count, rng, nofuse_tensor=None, float_act=None):
     d = os.path.join(OUT, name)
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(os.path.join(d, "test_data_set_0"))
@@ -114,6 +135,8 @@ def write(name, fm, act, wt, per_channel, fused, count, rng, nofuse_tensor=None)
                         extra_options={"ActivationSymmetric": False})
     if nofuse_tensor:
         add_float_output(qp, nofuse_tensor)
+    if float_act:
+        insert_act(qp, float_act)
     x = rng.normal(0, 1, shape).astype(np.float32)
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
@@ -180,6 +203,8 @@ def main():
         write("net_u8_channel", net(rng), U8, I8, True, "QLinearConv", 2, rng),
         write("net_i8_tensor", net(rng), I8, I8, False, "QLinearConv", 2, rng),
         write("conv_nofuse_u8", conv_relu(rng), U8, I8, True, "-", 0, rng, nofuse_tensor="y_QuantizeLinear_Input"),
+        write("conv_relu_kept_i8", grouped_conv(rng), I8, I8, True, "QLinearConv", 1, rng, float_act="Relu"),
+        write("conv_clip_kept_u8", grouped_conv(rng), U8, I8, False, "QLinearConv", 1, rng, float_act="Clip"),
     ]
     with open(os.path.join(OUT, "list.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
