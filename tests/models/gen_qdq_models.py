@@ -147,12 +147,13 @@ def write(name, fm, act, wt, per_channel, fused, count, rng, nofuse_tensor=None,
     for i, (o, info) in enumerate(zip(outs, sess.get_outputs())):
         with open(os.path.join(d, "test_data_set_0", "output_%d.pb" % i), "wb") as f:
             f.write(numpy_helper.from_array(o, info.name).SerializeToString())
-    with open(os.path.join(d, "tolerance.txt"), "w") as f:
-        f.write("0 0.1\n")
     q = onnx.load(qp)
     inits = {i.name: numpy_helper.to_array(i) for i in q.graph.initializer}
     dq = [n for n in q.graph.node if n.output[0] == q.graph.output[0].name][0]
-    return "%s %s %d %.9g" % (name, fused, count, float(inits[dq.input[1]]))
+    unit = float(inits[dq.input[1]])
+    with open(os.path.join(d, "tolerance.txt"), "w") as f:  # one quantization unit, for onnx_runner
+        f.write("0 %.9g\n" % (unit * 1.001))
+    return "%s %s %d %.9g" % (name, fused, count, unit)
 
 
 def bench_net(rng):
