@@ -2276,6 +2276,7 @@ TI__PRIVATE size_t ti__qg_grain(size_t work_per_item) {
 /* Packs B into g->bp (once per B: a caller that keeps B may run several A's on it). */
 TI__PRIVATE void ti__qg_pack(ti__qgemm *g, ti__threadpool *tp) {
     size_t nblk = (g->cols + TI__QG_NR - 1) / TI__QG_NR;
+    if (g->depth == 0 || g->bp == NULL) return; /* nothing to pack: every sum is 0 */
     ti__parallel_for(tp, nblk, ti__qg_grain(g->depth * TI__QG_NR), ti__qg_pack_range, g);
 }
 
@@ -2389,7 +2390,8 @@ TI__PRIVATE ti_status ti__q_conv_gemm(ti__kctx *k, const ti_tensor *x, const ti_
     int64_t cg = c / group, mg = m / group;
     size_t kvol = (size_t)(ker[0] * ker[1] * ker[2]), depth = (size_t)cg * kvol;
     size_t plane = (size_t)(out[0] * out[1] * out[2]);
-    if (k->scratch == NULL || k->scratch_bytes < rq_bytes + ti__qg_packed_bytes((size_t)mg, depth))
+    size_t need = rq_bytes + ti__qg_packed_bytes((size_t)mg, depth);
+    if (need > 0 && (k->scratch == NULL || k->scratch_bytes < need))
         return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
                          "scratch of %zu bytes is too small for the packed weights", k->scratch_bytes);
     ti__qg_nchw q;
@@ -2411,7 +2413,7 @@ TI__PRIVATE ti_status ti__q_conv_gemm(ti__kctx *k, const ti_tensor *x, const ti_
     g.ydt = y->dtype;
     g.y_rs = 1;
     g.y_cs = plane;
-    g.bp = (int16_t *)((unsigned char *)k->scratch + rq_bytes);
+    g.bp = need > 0 ? (int16_t *)((unsigned char *)k->scratch + rq_bytes) : NULL; /* empty B: unused */
     for (int64_t gi = 0; gi < group; gi++) {
         g.c0 = (size_t)(gi * mg);
         g.b = (const unsigned char *)w->data + g.c0 * depth;
@@ -2434,8 +2436,8 @@ TI__PRIVATE ti_status ti__q_matmul_gemm(ti__kctx *k, const ti_tensor *a, const t
                                         ti_tensor *y, int64_t m, int64_t kd, int64_t n, int nb,
                                         const int64_t *batch, const int64_t *astr,
                                         const int64_t *bstr, size_t rq_bytes) {
-    if (k->scratch == NULL ||
-        k->scratch_bytes < rq_bytes + ti__qg_packed_bytes((size_t)n, (size_t)kd))
+    size_t need = rq_bytes + ti__qg_packed_bytes((size_t)n, (size_t)kd);
+    if (need > 0 && (k->scratch == NULL || k->scratch_bytes < need))
         return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
                          "scratch of %zu bytes is too small for the packed matrix", k->scratch_bytes);
     ti__qg_rows ar;
@@ -2461,7 +2463,7 @@ TI__PRIVATE ti_status ti__q_matmul_gemm(ti__kctx *k, const ti_tensor *a, const t
     g.ydt = y->dtype;
     g.y_rs = (size_t)n;
     g.y_cs = 1;
-    g.bp = (int16_t *)((unsigned char *)k->scratch + rq_bytes);
+    g.bp = need > 0 ? (int16_t *)((unsigned char *)k->scratch + rq_bytes) : NULL; /* empty B: unused */
     size_t nbatch = ti__shape_numel(nb, batch), mk = (size_t)(m * kd), kn = (size_t)(kd * n);
     size_t mn = (size_t)(m * n), packed = (size_t)-1;
     int64_t idx[TI_MAX_DIMS];
@@ -10501,7 +10503,7 @@ TI__PRIVATE ti_status ti__qmm_run(ti__kctx *k) {
     const ti_tensor *ys = k->in[6], *yzp = k->n_in > 7 ? k->in[7] : NULL;
     ti_tensor *y = k->out[0];
     size_t rq_bytes = ti__qg_rq_bytes((size_t)p.n);
-    if (k->scratch == NULL || k->scratch_bytes < rq_bytes)
+    if (rq_bytes > 0 && (k->scratch == NULL || k->scratch_bytes < rq_bytes))
         return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small",
                          k->scratch_bytes);
     ti__qrq rq;
@@ -10671,7 +10673,7 @@ TI__PRIVATE ti_status ti__qconv_run(ti__kctx *k) {
     if (r != TI_OK) return (ti_status)r;
     if (p.y == NULL) return TI_OK;
     size_t rq_bytes = ti__qg_rq_bytes((size_t)p.m);
-    if (k->scratch == NULL || k->scratch_bytes < rq_bytes)
+    if (rq_bytes > 0 && (k->scratch == NULL || k->scratch_bytes < rq_bytes))
         return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small",
                          k->scratch_bytes);
     ti__qrq rq;

@@ -414,7 +414,7 @@ TI__PRIVATE ti_status ti__qmm_run(ti__kctx *k) {
     const ti_tensor *ys = k->in[6], *yzp = k->n_in > 7 ? k->in[7] : NULL;
     ti_tensor *y = k->out[0];
     size_t rq_bytes = ti__qg_rq_bytes((size_t)p.n);
-    if (k->scratch == NULL || k->scratch_bytes < rq_bytes)
+    if (rq_bytes > 0 && (k->scratch == NULL || k->scratch_bytes < rq_bytes))
         return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small",
                          k->scratch_bytes);
     ti__qrq rq;
@@ -584,7 +584,7 @@ TI__PRIVATE ti_status ti__qconv_run(ti__kctx *k) {
     if (r != TI_OK) return (ti_status)r;
     if (p.y == NULL) return TI_OK;
     size_t rq_bytes = ti__qg_rq_bytes((size_t)p.m);
-    if (k->scratch == NULL || k->scratch_bytes < rq_bytes)
+    if (rq_bytes > 0 && (k->scratch == NULL || k->scratch_bytes < rq_bytes))
         return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small",
                          k->scratch_bytes);
     ti__qrq rq;

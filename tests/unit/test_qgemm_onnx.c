@@ -170,7 +170,7 @@ static void conv_case(int qlinear, ti__threadpool *tp) {
 }
 
 static void matmul_case(int qlinear, ti__threadpool *tp) {
-    int64_t m = rnd(1, 13), k = rnd(1, 300), n = rnd(1, 40), nb = rnd(1, 3);
+    int64_t m = rnd(1, 13), k = rnd(0, 9) == 0 ? 0 : rnd(1, 300), n = rnd(1, 40), nb = rnd(1, 3);
     int b_batched = rnd(0, 1);
     int64_t ad[3] = {nb, m, k}, bd[3] = {nb, k, n}, one = 1;
     ti_dtype at = rnd(0, 1) ? TI_DTYPE_U8 : TI_DTYPE_I8, bt = rnd(0, 1) ? TI_DTYPE_U8 : TI_DTYPE_I8;
