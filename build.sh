@@ -854,6 +854,15 @@ j_coral() { # the real Coral models in ../shared/models/coral against ai-edge-li
     TINYINFER_CACHE=$CACHE timeout 1500 bash tests/models/coral.sh "$RUNNER"
 }
 
+j_qdq() { # QDQ models quantized by onnxruntime (tests/models/gen_qdq_models.py): fused, == ORT
+    j_prog opt tests/models/test_qdq.c tests/models/qdq
+}
+
+j_qdq_asan() { # the same under ASan + UBSan
+    [ -n "${SANCC:-}" ] || { skip "QDQ models under sanitizers: no sanitizer compiler"; return 0; }
+    j_prog asan tests/models/test_qdq.c tests/models/qdq
+}
+
 j_models() {
     [ -f tests/models/run.sh ] || { skip "model tests: tests/models/run.sh is not written yet"; return 0; }
     [ -x "$RUNNER" ] || { skip "model tests: no conformance runner to run them"; return 0; }
@@ -907,6 +916,7 @@ start_asan_jobs() {
     if [ -f tests/fuzz/fuzz_onnx.c ]; then
         job "asan: fuzz replay, ONNX, TFLite and RPC targets (corpora + test models)" j_fuzz_replay
     fi
+    job "asan: QDQ models (tests/models/test_qdq.c)" j_qdq_asan
     job "asan: OpenCL loader and backend" j_cl asan
     job "asan: tests/rpc/test_rpc_unit.c" j_rpc_asan
 }
@@ -935,6 +945,7 @@ cmd_test() {
     job "conformance: ONNX backend suites (CPU, then node + light on OpenCL)" j_conformance
     job "models: tests/models/run.sh (CPU, then OpenCL)" j_models
     job "conformance: TFLite ops (tests/conformance/tflite)" j_tflite_conformance
+    job "models: QDQ models fused to QLinearConv / QLinearMatMul == onnxruntime" j_qdq
     job "models: Coral TFLite models (tests/models/coral.sh)" j_coral
 
     # compile checks (tests/build/)

@@ -828,6 +828,7 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 /*    src/core/error.c                                                                     */
 /*    src/core/tensor.c                                                                    */
 /*    src/core/qmath.c                                                                     */
+/*    src/core/qgemm.c                                                                     */
 /*    src/core/threadpool.c                                                                */
 /*    src/graph/ir.c                                                                       */
 /*    src/cpu/attention.c                                                                  */
@@ -1233,9 +1234,9 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void);   /* cpu/x86/conv_avx2.c */
 TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void); /* cpu/x86/conv_avx512.c */
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void);   /* cpu/x86/gemm_avx2.c */
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void); /* cpu/x86/gemm_avx512.c */
-/* The 8-bit GEMM micro-kernel of cpu/tfl_accum.c (ti__tfc_qmicro's contract: 4 rows x 16
+/* The 8-bit GEMM micro-kernel of core/qgemm.c (ti__qg_micro's contract: 4 rows x 16
  * channels, int16 operands, uint32 sums modulo 2^32) for AVX2: cpu/x86/qgemm_avx2.c */
-TI__PRIVATE void ti__tfc_qmicro_avx2(size_t kc, const int16_t *ap, const int16_t *bp,
+TI__PRIVATE void ti__qg_micro_avx2(size_t kc, const int16_t *ap, const int16_t *bp,
                                      uint32_t *acc, size_t ldacc);
 #endif
 
@@ -1989,6 +1990,506 @@ TI__PRIVATE int ti__f_act_range(int act, float *lo, float *hi) {
     }
 }
 /* ==== end src/core/qmath.c ================================================================== */
+
+/* ==== begin src/core/qgemm.c ================================================================ */
+/* The integer GEMM and output pipeline shared by every 8-bit matrix kernel of both formats:
+ * TFLite CONV_2D / FULLY_CONNECTED (cpu/tfl_accum.c) and ONNX QLinearConv, QLinearMatMul,
+ * ConvInteger, MatMulInteger (cpu/quant.c, cpu/conv.c, cpu/gemm.c). Accumulators are
+ * int32 sums (modulo 2^32) of zero-point-corrected products; the requantization turns them
+ * into outputs by the mode the caller picks: TFLite's fixed-point multiplier, its double
+ * rescale, ONNX's float multiplier rounded half to even, or the raw int32. Relies on
+ * qmath.c and the AVX2 micro-kernel (cpu/x86/qgemm_avx2.c, declared in internal.h). Must
+ * not allocate: packed weights live in the caller's scratch, panels on the stack. */
+
+/* Channels requantized at once (stack arrays of this many accumulators). */
+#define TI__QG_CHUNK 64
+
+/* TFLite MultiplyByQuantizedMultiplier for int64 accumulators (16x8 kernels, double
+ * rounding build): the multiplier is first rounded to 16 bits, then one rounding shift.
+ * TFLite's contract is |x| < 2^47 and shift < 8; values outside are clamped, not UB. */
+TI__PRIVATE int32_t ti__qg_mul64(int64_t x, int32_t multiplier, int shift) {
+    const int64_t lim = (int64_t)1 << 47;
+    if (x >= lim) x = lim - 1;
+    if (x < -lim) x = -lim;
+    if (shift > 14) shift = 14;
+    int64_t reduced = multiplier < 0x7FFF0000 ? (multiplier + (1 << 15)) >> 16 : 0x7FFF;
+    int total = 15 - shift;
+    int64_t r = x * reduced + ((int64_t)1 << (total - 1));
+    r = r >= 0 ? r >> total : -((-r - 1) >> total) - 1; /* arithmetic shift, portably */
+    return (int32_t)(r > INT32_MAX ? INT32_MAX : (r < INT32_MIN ? INT32_MIN : r));
+}
+
+/* How accumulators become outputs. */
+enum {
+    TI__QRQ_32 = 0, /* TFLite: int32 accumulator (wrapping modulo 2^32), MultiplyByQuantizedMultiplier */
+    TI__QRQ_64,     /* TFLite int16 kernels with int64 bias: int64 accumulator and its multiply */
+    TI__QRQ_DOUBLE, /* TFLite FULLY_CONNECTED: round(acc * real) in double, half away from
+                       zero, as the reference FullyConnected kernels (ai-edge-litert 2.x) do */
+    TI__QRQ_DOUBLE64, /* the same with the int64 accumulator of int16 input and int64 bias */
+    TI__QRQ_ONNX,   /* ONNX QLinear*: acc * real + zero point in double, rounded half to even
+                       (nearbyint), saturated; the accumulator is not wrapped */
+    TI__QRQ_RAW     /* ConvInteger / MatMulInteger: the int32 accumulator itself */
+};
+
+/* Requantization of integer accumulators to the output. */
+typedef struct ti__qrq {
+    const int32_t *mult, *shift; /* TI__QRQ_32 / _64: per output channel, in scratch */
+    const double *real;          /* TI__QRQ_DOUBLE* / _ONNX: per channel multiplier, in scratch */
+    int32_t yo, lo, hi;          /* output zero point, clamp range */
+    int mode;
+} ti__qrq;
+
+TI__PRIVATE int32_t ti__qrq_one(const ti__qrq *r, int64_t acc, size_t c) {
+    int64_t v;
+    if (r->mode == TI__QRQ_RAW) return (int32_t)(uint32_t)(uint64_t)acc;
+    if (r->mode == TI__QRQ_ONNX) {
+        double d = (double)acc * r->real[c] + (double)r->yo;
+        if (d != d) return r->lo; /* NaN (a zero scale): numpy's cast, then clip */
+        d = nearbyint(d);
+        return d <= (double)r->lo ? r->lo : (d >= (double)r->hi ? r->hi : (int32_t)d);
+    }
+    if (r->mode == TI__QRQ_64) {
+        v = ti__qg_mul64(acc, r->mult[c], (int)r->shift[c]);
+    } else if (r->mode == TI__QRQ_DOUBLE || r->mode == TI__QRQ_DOUBLE64) {
+        if (r->mode == TI__QRQ_DOUBLE) acc = (int32_t)(uint32_t)(uint64_t)acc;
+        double d = round((double)acc * r->real[c]);
+        v = d > INT32_MAX ? INT32_MAX : (d < INT32_MIN ? INT32_MIN : (int64_t)d);
+    } else {
+        v = ti__q_mul((int32_t)(uint32_t)(uint64_t)acc, r->mult[c], (int)r->shift[c]);
+    }
+    v += r->yo;
+    return (int32_t)(v < r->lo ? r->lo : (v > r->hi ? r->hi : v));
+}
+
+TI__PRIVATE void ti__qg_store(void *y, ti_dtype t, size_t i, int32_t v) {
+    switch (t) {
+    case TI_DTYPE_U8: ((uint8_t *)y)[i] = (uint8_t)v; break;
+    case TI_DTYPE_I8: ((int8_t *)y)[i] = (int8_t)v; break;
+    case TI_DTYPE_I16: ((int16_t *)y)[i] = (int16_t)v; break;
+    default: ((int32_t *)y)[i] = v; break;
+    }
+}
+
+/* acc[0..n) of channels c0.. (bias included) to outputs y[yi + i * ys] of dtype t: the
+ * common TFLite int32 case in one tight loop, the store's dtype switch outside it. */
+TI__PRIVATE void ti__qrq_n(const ti__qrq *r, const int64_t *acc, size_t c0, size_t n, void *y,
+                           ti_dtype t, size_t yi, size_t ys) {
+    int32_t v[TI__QG_CHUNK];
+    for (size_t i0 = 0; i0 < n; i0 += TI__QG_CHUNK) {
+        size_t m = TI__MIN((size_t)TI__QG_CHUNK, n - i0);
+        if (r->mode == TI__QRQ_32) {
+            /* ti__q_mul written out so that it inlines: the hot loop of every 8-bit kernel */
+            for (size_t i = 0; i < m; i++) {
+                size_t c = c0 + i0 + i;
+                int sh = (int)r->shift[c], e = sh > 0 ? 0 : -sh;
+                int64_t x = (int32_t)(uint32_t)(uint64_t)acc[i0 + i];
+                if (sh > 0) {
+                    x *= (int64_t)1 << sh;
+                    x = x > INT32_MAX ? INT32_MAX : (x < INT32_MIN ? INT32_MIN : x);
+                }
+                int64_t ab = x * r->mult[c]; /* multiplier >= 0: no INT32_MIN * INT32_MIN */
+                int32_t q = (int32_t)((ab + (ab >= 0 ? (1LL << 30) : 1 - (1LL << 30))) / (1LL << 31));
+                if (e > 0) {
+                    int32_t mask = (int32_t)((1LL << e) - 1), rem = q & mask;
+                    q = (q >> e) + (rem > (mask >> 1) + (q < 0 ? 1 : 0) ? 1 : 0);
+                }
+                int64_t u = (int64_t)q + r->yo;
+                v[i] = (int32_t)(u < r->lo ? r->lo : (u > r->hi ? r->hi : u));
+            }
+        } else {
+            for (size_t i = 0; i < m; i++) v[i] = ti__qrq_one(r, acc[i0 + i], c0 + i0 + i);
+        }
+        size_t o = yi + i0 * ys;
+        switch (t) {
+        case TI_DTYPE_U8: for (size_t i = 0; i < m; i++) ((uint8_t *)y)[o + i * ys] = (uint8_t)v[i]; break;
+        case TI_DTYPE_I8: for (size_t i = 0; i < m; i++) ((int8_t *)y)[o + i * ys] = (int8_t)v[i]; break;
+        case TI_DTYPE_I16: for (size_t i = 0; i < m; i++) ((int16_t *)y)[o + i * ys] = (int16_t)v[i]; break;
+        default: for (size_t i = 0; i < m; i++) ((int32_t *)y)[o + i * ys] = v[i]; break;
+        }
+    }
+}
+
+/* Adds bias channels c0..c0+n (int32 or int64) to acc. */
+TI__PRIVATE void ti__qg_add_bias(const ti_tensor *b, size_t c0, size_t n, int64_t *acc) {
+    if (b == NULL) return;
+    if (b->dtype == TI_DTYPE_I64) {
+        const int64_t *bv = (const int64_t *)b->data + c0;
+        for (size_t i = 0; i < n; i++) acc[i] += bv[i];
+    } else {
+        const int32_t *bv = (const int32_t *)b->data + c0;
+        for (size_t i = 0; i < n; i++) acc[i] += bv[i];
+    }
+}
+
+/* ---- the 8-bit GEMM ------------------------------------------------------------------- */
+/* acc[r][c] = sum over k of A'[r][k] * B'[k][c], A' and B' the 8-bit operands with their
+ * zero points subtracted, widened to int16 (|v| <= 255 for any uint8 / int8 mix), so a
+ * tap of a convolution outside its input is a 0: the same sum as loops that skip it. B is
+ * packed per run into scratch, in blocks of TI__QG_NR columns stored k-major; TI__QG_MR
+ * rows of A are gathered at a time (by the caller's function, which knows the layout:
+ * im2col of NHWC or NCHW, plain rows) into a stack panel of TI__QG_KC depths. The
+ * accumulators are uint32: the int32 sum modulo 2^32 without signed overflow. */
+#define TI__QG_MR 4
+#define TI__QG_NR 16
+#define TI__QG_KC 256
+#define TI__QG_OCC 512 /* columns accumulated at once: MR x OCC uint32 on the stack */
+
+/* Writes depths [k0, k1) of A' row `row` to dst[(k - k0) * TI__QG_MR]. */
+typedef void (*ti__qg_gather_fn)(const void *ctx, size_t row, size_t k0, size_t k1, int16_t *dst);
+
+typedef struct ti__qgemm {
+    size_t rows, depth, cols;
+    ti__qg_gather_fn gather; /* A: rows, zero points applied */
+    const void *gctx;
+    const void *b;           /* B: element (k, c) at b[c * b_cs + k * b_ks], uint8 or int8 */
+    int b_u8;
+    size_t b_cs, b_ks;
+    int32_t b_off;           /* added to every element of B (TFLite: -zero point) */
+    const void *b_zp;        /* or NULL: zero points per channel (dtype of B), subtracted */
+    size_t b_zp_n;           /* 1 (per tensor) or the channel count */
+    size_t c0;               /* channel of column 0: index of bias, b_zp, rq multipliers */
+    const ti_tensor *bias;   /* int32 / int64 per channel, or NULL */
+    const ti__qrq *rq;
+    void *y;                 /* output (row, col) at y[y0 + row * y_rs + col * y_cs] */
+    ti_dtype ydt;
+    size_t y0, y_rs, y_cs;
+    int16_t *bp;             /* packed B: ti__qg_packed_bytes(cols, depth) of scratch */
+} ti__qgemm;
+
+TI__PRIVATE size_t ti__qg_packed_bytes(size_t cols, size_t depth) {
+    return (cols + TI__QG_NR - 1) / TI__QG_NR * TI__QG_NR * depth * sizeof(int16_t);
+}
+/* Bytes of scratch before the packed B where callers keep per-channel multipliers (two
+ * int32 or one double per channel), rounded to a cache line. */
+TI__PRIVATE size_t ti__qg_rq_bytes(size_t channels) {
+    return (channels * 2 * sizeof(int32_t) + 63) / 64 * 64;
+}
+
+/* acc[r][0..NR) += sum_p ap[p][r] * bp[p][0..NR) for r < MR; acc rows ldacc apart. The same
+ * separate-rows form as ti__sgemm_micro, which compilers vectorise. */
+TI__PRIVATE void ti__qg_micro(size_t kc, const int16_t *ap, const int16_t *bp, uint32_t *acc,
+                              size_t ldacc) {
+    uint32_t c0[TI__QG_NR], c1[TI__QG_NR], c2[TI__QG_NR], c3[TI__QG_NR];
+    for (int q = 0; q < TI__QG_NR; q++) {
+        c0[q] = acc[q];
+        c1[q] = acc[ldacc + q];
+        c2[q] = acc[2 * ldacc + q];
+        c3[q] = acc[3 * ldacc + q];
+    }
+    for (size_t p = 0; p < kc; p++) {
+        const int16_t *b = bp + p * TI__QG_NR, *a = ap + p * TI__QG_MR;
+        int32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+        for (int q = 0; q < TI__QG_NR; q++) {
+            int32_t bq = b[q];
+            c0[q] += (uint32_t)(a0 * bq);
+            c1[q] += (uint32_t)(a1 * bq);
+            c2[q] += (uint32_t)(a2 * bq);
+            c3[q] += (uint32_t)(a3 * bq);
+        }
+    }
+    for (int q = 0; q < TI__QG_NR; q++) {
+        acc[q] = c0[q];
+        acc[ldacc + q] = c1[q];
+        acc[2 * ldacc + q] = c2[q];
+        acc[3 * ldacc + q] = c3[q];
+    }
+}
+
+/* Packs column blocks [begin, end): block b holds columns b*NR.. as [k][NR], B' values,
+ * 0 past the last column. */
+TI__PRIVATE void ti__qg_pack_range(void *ctx, size_t begin, size_t end) {
+    const ti__qgemm *g = (const ti__qgemm *)ctx;
+    size_t kd = g->depth;
+    for (size_t b = begin; b < end; b++) {
+        int16_t *dst = g->bp + b * kd * TI__QG_NR;
+        for (size_t q = 0; q < TI__QG_NR; q++) {
+            size_t c = b * TI__QG_NR + q;
+            if (c >= g->cols) {
+                for (size_t i = 0; i < kd; i++) dst[i * TI__QG_NR + q] = 0;
+                continue;
+            }
+            int32_t off = g->b_off;
+            if (g->b_zp != NULL) {
+                size_t zi = g->b_zp_n > 1 ? g->c0 + c : 0;
+                off -= g->b_u8 ? (int32_t)((const uint8_t *)g->b_zp)[zi]
+                               : (int32_t)((const int8_t *)g->b_zp)[zi];
+            }
+            if (g->b_u8) {
+                const uint8_t *w = (const uint8_t *)g->b + c * g->b_cs;
+                for (size_t i = 0; i < kd; i++) dst[i * TI__QG_NR + q] = (int16_t)(w[i * g->b_ks] + off);
+            } else {
+                const int8_t *w = (const int8_t *)g->b + c * g->b_cs;
+                for (size_t i = 0; i < kd; i++) dst[i * TI__QG_NR + q] = (int16_t)(w[i * g->b_ks] + off);
+            }
+        }
+    }
+}
+
+/* Row blocks [begin, end) of MR rows: every column of those rows. */
+TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
+    const ti__qgemm *g = (const ti__qgemm *)ctx;
+    int16_t a[TI__QG_KC * TI__QG_MR];
+    uint32_t acc[TI__QG_MR * TI__QG_OCC];
+    size_t kd = g->depth, oc = g->cols;
+    /* the same sums either way (int32 products, uint32 wrap); AVX2 pairs depths in VPMADDWD */
+    void (*micro)(size_t, const int16_t *, const int16_t *, uint32_t *, size_t) = ti__qg_micro;
+#ifdef TI__X86_SIMD
+    if (ti__cpu_isa() >= TI__ISA_AVX2) micro = ti__qg_micro_avx2;
+#endif
+    for (size_t blk = begin; blk < end; blk++) {
+        size_t p0 = blk * TI__QG_MR, np = TI__MIN((size_t)TI__QG_MR, g->rows - p0);
+        for (size_t oc0 = 0; oc0 < oc; oc0 += TI__QG_OCC) {
+            size_t occ = TI__MIN((size_t)TI__QG_OCC, oc - oc0);
+            size_t nb = (occ + TI__QG_NR - 1) / TI__QG_NR;
+            for (size_t r = 0; r < TI__QG_MR; r++)
+                memset(acc + r * TI__QG_OCC, 0, nb * TI__QG_NR * sizeof(uint32_t));
+            for (size_t k0 = 0; k0 < kd; k0 += TI__QG_KC) {
+                size_t k1 = TI__MIN(kd, k0 + TI__QG_KC);
+                for (size_t r = 0; r < TI__QG_MR; r++) {
+                    if (r < np) {
+                        g->gather(g->gctx, p0 + r, k0, k1, a + r);
+                    } else {
+                        for (size_t i = 0; i < k1 - k0; i++) a[i * TI__QG_MR + r] = 0;
+                    }
+                }
+                for (size_t b = 0; b < nb; b++)
+                    micro(k1 - k0, a, g->bp + ((oc0 / TI__QG_NR + b) * kd + k0) * TI__QG_NR,
+                          acc + b * TI__QG_NR, TI__QG_OCC);
+            }
+            for (size_t r = 0; r < np; r++)
+                for (size_t c = 0; c < occ; c += TI__QG_CHUNK) {
+                    int64_t v[TI__QG_CHUNK];
+                    size_t m = TI__MIN((size_t)TI__QG_CHUNK, occ - c);
+                    for (size_t i = 0; i < m; i++) v[i] = (int32_t)acc[r * TI__QG_OCC + c + i];
+                    ti__qg_add_bias(g->bias, g->c0 + oc0 + c, m, v);
+                    ti__qrq_n(g->rq, v, g->c0 + oc0 + c, m, g->y, g->ydt,
+                              g->y0 + (p0 + r) * g->y_rs + (oc0 + c) * g->y_cs, g->y_cs);
+                }
+        }
+    }
+}
+
+TI__PRIVATE size_t ti__qg_grain(size_t work_per_item) {
+    return TI__MAX((size_t)1, (size_t)32768 / (work_per_item + 1));
+}
+
+/* Packs B into g->bp (once per B: a caller that keeps B may run several A's on it). */
+TI__PRIVATE void ti__qg_pack(ti__qgemm *g, ti__threadpool *tp) {
+    size_t nblk = (g->cols + TI__QG_NR - 1) / TI__QG_NR;
+    if (g->depth == 0 || g->bp == NULL) return; /* nothing to pack: every sum is 0 */
+    ti__parallel_for(tp, nblk, ti__qg_grain(g->depth * TI__QG_NR), ti__qg_pack_range, g);
+}
+
+/* Runs the GEMM on packed B: requantized outputs for every row and column. */
+TI__PRIVATE void ti__qg_compute(ti__qgemm *g, ti__threadpool *tp) {
+    size_t blocks = (g->rows + TI__QG_MR - 1) / TI__QG_MR;
+    ti__parallel_for(tp, blocks, ti__qg_grain(TI__QG_MR * g->depth * g->cols), ti__qg_range, g);
+}
+
+/* ---- gathers of ONNX operands ----------------------------------------------------------- */
+
+/* Plain rows: A' (row, k) = a[row * lda + k] + off - zp[row] (zp per row: MatMulInteger). */
+typedef struct ti__qg_rows {
+    const void *a;
+    int u8;
+    size_t lda;
+    int32_t off;
+    const void *zp; /* dtype of a, zp_n values; NULL: none */
+    size_t zp_n;
+} ti__qg_rows;
+
+TI__PRIVATE void ti__qg_rows_gather(const void *ctx, size_t row, size_t k0, size_t k1, int16_t *dst) {
+    const ti__qg_rows *r = (const ti__qg_rows *)ctx;
+    int32_t off = r->off;
+    if (r->zp != NULL) {
+        size_t zi = r->zp_n > 1 ? row : 0;
+        off -= r->u8 ? (int32_t)((const uint8_t *)r->zp)[zi] : (int32_t)((const int8_t *)r->zp)[zi];
+    }
+    size_t n = k1 - k0;
+    if (r->u8) {
+        const uint8_t *x = (const uint8_t *)r->a + row * r->lda + k0;
+        for (size_t i = 0; i < n; i++) dst[i * TI__QG_MR] = (int16_t)(x[i] + off);
+    } else {
+        const int8_t *x = (const int8_t *)r->a + row * r->lda + k0;
+        for (size_t i = 0; i < n; i++) dst[i * TI__QG_MR] = (int16_t)(x[i] + off);
+    }
+}
+
+/* im2col of one NCHW image and group: row = output pixel (od, oh, ow) of the image, depth
+ * k = (c, kd, kh, kw) over the group's channels; 1 and 2 spatial dims come as 3-D with
+ * leading size-1 dims. Outside the input the value is x's zero point, so A' is 0. */
+typedef struct ti__qg_nchw {
+    const void *x; /* the image's first channel of the group */
+    int u8;
+    int32_t off;   /* -zero point of x */
+    size_t plane;  /* elements of one input channel plane */
+    int64_t in[3], ker[3], str[3], dil[3], pad[3], out[3];
+} ti__qg_nchw;
+
+TI__PRIVATE void ti__qg_nchw_gather(const void *ctx, size_t row, size_t k0, size_t k1, int16_t *dst) {
+    const ti__qg_nchw *g = (const ti__qg_nchw *)ctx;
+    int64_t ow = (int64_t)(row % (size_t)g->out[2]), t = (int64_t)(row / (size_t)g->out[2]);
+    int64_t oh = t % g->out[1], od = t / g->out[1];
+    int64_t b0 = od * g->str[0] - g->pad[0], b1 = oh * g->str[1] - g->pad[1];
+    int64_t b2 = ow * g->str[2] - g->pad[2];
+    size_t kprod = (size_t)(g->ker[0] * g->ker[1] * g->ker[2]);
+    size_t c = k0 / kprod, rem = k0 % kprod;
+    int64_t kw = (int64_t)(rem % (size_t)g->ker[2]);
+    int64_t kh = (int64_t)(rem / (size_t)g->ker[2] % (size_t)g->ker[1]);
+    int64_t kd = (int64_t)(rem / (size_t)(g->ker[2] * g->ker[1]));
+    for (size_t k = k0; k < k1; k++, dst += TI__QG_MR) {
+        int64_t id = b0 + kd * g->dil[0], ih = b1 + kh * g->dil[1], iw = b2 + kw * g->dil[2];
+        if (id < 0 || id >= g->in[0] || ih < 0 || ih >= g->in[1] || iw < 0 || iw >= g->in[2]) {
+            *dst = 0;
+        } else {
+            size_t xi = c * g->plane + (size_t)((id * g->in[1] + ih) * g->in[2] + iw);
+            *dst = (int16_t)((g->u8 ? (int32_t)((const uint8_t *)g->x)[xi]
+                                    : (int32_t)((const int8_t *)g->x)[xi]) + g->off);
+        }
+        if (++kw == g->ker[2]) {
+            kw = 0;
+            if (++kh == g->ker[1]) {
+                kh = 0;
+                if (++kd == g->ker[0]) {
+                    kd = 0;
+                    c++;
+                }
+            }
+        }
+    }
+}
+
+/* ---- drivers of the ONNX ops (QLinearConv / ConvInteger, QLinearMatMul / MatMulInteger) --- */
+
+/* Fills the shared NCHW gather of image n, group g of an ONNX convolution. */
+TI__PRIVATE void ti__q_nchw_setup(ti__qg_nchw *q, const ti_tensor *x, int64_t n, int64_t g,
+                                  int64_t c, int64_t cg, int32_t xzp, const int64_t *in,
+                                  const int64_t *ker, const int64_t *str, const int64_t *dil,
+                                  const int64_t *pad, const int64_t *out) {
+    size_t plane = (size_t)(in[0] * in[1] * in[2]);
+    size_t first = (size_t)(n * c + g * cg) * plane;
+    q->u8 = x->dtype == TI_DTYPE_U8;
+    q->x = (const unsigned char *)x->data + first; /* 1-byte elements */
+    q->off = -xzp;
+    q->plane = plane;
+    for (int i = 0; i < 3; i++) {
+        q->in[i] = in[i], q->ker[i] = ker[i], q->str[i] = str[i];
+        q->dil[i] = dil[i], q->pad[i] = pad[i], q->out[i] = out[i];
+    }
+}
+
+/* Runs an ONNX NCHW convolution of 8-bit x and w on the shared GEMM: per group, the
+ * weights [mg][cg * kvol] packed once, then one GEMM per image with rows = output pixels.
+ * zw: w's zero points (NULL: 0), rq the requantization, bias int32 or NULL. */
+TI__PRIVATE ti_status ti__q_conv_gemm(ti__kctx *k, const ti_tensor *x, const ti_tensor *w,
+                                      const ti_tensor *zw, int32_t zx, const ti_tensor *bias,
+                                      const ti__qrq *rq, ti_tensor *y, int64_t nimg, int64_t c,
+                                      int64_t m, int64_t group, const int64_t *in,
+                                      const int64_t *ker, const int64_t *str, const int64_t *dil,
+                                      const int64_t *pad, const int64_t *out, size_t rq_bytes) {
+    int64_t cg = c / group, mg = m / group;
+    size_t kvol = (size_t)(ker[0] * ker[1] * ker[2]), depth = (size_t)cg * kvol;
+    size_t plane = (size_t)(out[0] * out[1] * out[2]);
+    size_t need = rq_bytes + ti__qg_packed_bytes((size_t)mg, depth);
+    if (need > 0 && (k->scratch == NULL || k->scratch_bytes < need))
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                         "scratch of %zu bytes is too small for the packed weights", k->scratch_bytes);
+    ti__qg_nchw q;
+    ti__qgemm g;
+    memset(&g, 0, sizeof g);
+    g.rows = plane;
+    g.depth = depth;
+    g.cols = (size_t)mg;
+    g.gather = ti__qg_nchw_gather;
+    g.gctx = &q;
+    g.b_u8 = w->dtype == TI_DTYPE_U8;
+    g.b_cs = depth;
+    g.b_ks = 1;
+    g.b_zp = zw != NULL ? zw->data : NULL;
+    g.b_zp_n = zw != NULL ? ti__numel(zw) : 0;
+    g.bias = bias;
+    g.rq = rq;
+    g.y = y->data;
+    g.ydt = y->dtype;
+    g.y_rs = 1;
+    g.y_cs = plane;
+    g.bp = need > 0 ? (int16_t *)((unsigned char *)k->scratch + rq_bytes) : NULL; /* empty B: unused */
+    for (int64_t gi = 0; gi < group; gi++) {
+        g.c0 = (size_t)(gi * mg);
+        g.b = (const unsigned char *)w->data + g.c0 * depth;
+        ti__qg_pack(&g, k->tp);
+        for (int64_t n = 0; n < nimg; n++) {
+            ti__q_nchw_setup(&q, x, n, gi, c, cg, zx, in, ker, str, dil, pad, out);
+            g.y0 = (size_t)(n * m + gi * mg) * plane;
+            ti__qg_compute(&g, k->tp);
+        }
+    }
+    return TI_OK;
+}
+
+/* Runs numpy-matmul batches of 8-bit a [.., m, kd] and b [.., kd, n] on the shared GEMM:
+ * B packed once per distinct b matrix, a's rows gathered in place. za: a's zero point
+ * (scalar or per row, NULL: 0), zb: b's (scalar or per column, NULL: 0). Output batch bi,
+ * row r, column c at y[bi * m * n + r * n + c]. */
+TI__PRIVATE ti_status ti__q_matmul_gemm(ti__kctx *k, const ti_tensor *a, const ti_tensor *za,
+                                        const ti_tensor *b, const ti_tensor *zb, const ti__qrq *rq,
+                                        ti_tensor *y, int64_t m, int64_t kd, int64_t n, int nb,
+                                        const int64_t *batch, const int64_t *astr,
+                                        const int64_t *bstr, size_t rq_bytes) {
+    size_t need = rq_bytes + ti__qg_packed_bytes((size_t)n, (size_t)kd);
+    if (need > 0 && (k->scratch == NULL || k->scratch_bytes < need))
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                         "scratch of %zu bytes is too small for the packed matrix", k->scratch_bytes);
+    ti__qg_rows ar;
+    ti__qgemm g;
+    memset(&ar, 0, sizeof ar);
+    memset(&g, 0, sizeof g);
+    ar.u8 = a->dtype == TI_DTYPE_U8;
+    ar.lda = (size_t)kd;
+    ar.zp = za != NULL ? za->data : NULL;
+    ar.zp_n = za != NULL ? ti__numel(za) : 0;
+    g.rows = (size_t)m;
+    g.depth = (size_t)kd;
+    g.cols = (size_t)n;
+    g.gather = ti__qg_rows_gather;
+    g.gctx = &ar;
+    g.b_u8 = b->dtype == TI_DTYPE_U8;
+    g.b_cs = 1;
+    g.b_ks = (size_t)n;
+    g.b_zp = zb != NULL ? zb->data : NULL;
+    g.b_zp_n = zb != NULL ? ti__numel(zb) : 0;
+    g.rq = rq;
+    g.y = y->data;
+    g.ydt = y->dtype;
+    g.y_rs = (size_t)n;
+    g.y_cs = 1;
+    g.bp = need > 0 ? (int16_t *)((unsigned char *)k->scratch + rq_bytes) : NULL; /* empty B: unused */
+    size_t nbatch = ti__shape_numel(nb, batch), mk = (size_t)(m * kd), kn = (size_t)(kd * n);
+    size_t mn = (size_t)(m * n), packed = (size_t)-1;
+    int64_t idx[TI_MAX_DIMS];
+    for (int i = 0; i < nb; i++) idx[i] = 0;
+    for (size_t bi = 0; bi < nbatch; bi++) {
+        size_t ao = 0, bo = 0;
+        for (int i = 0; i < nb; i++) {
+            ao += (size_t)(idx[i] * astr[i]) * mk;
+            bo += (size_t)(idx[i] * bstr[i]) * kn;
+        }
+        if (bo != packed) { /* a broadcast b is packed once */
+            g.b = (const unsigned char *)b->data + bo; /* 1-byte elements */
+            ti__qg_pack(&g, k->tp);
+            packed = bo;
+        }
+        ar.a = (const unsigned char *)a->data + ao;
+        g.y0 = bi * mn;
+        ti__qg_compute(&g, k->tp);
+        for (int i = nb - 1; i >= 0; i--) {
+            if (++idx[i] < batch[i]) break;
+            idx[i] = 0;
+        }
+    }
+    return TI_OK;
+}
+/* ==== end src/core/qgemm.c ================================================================== */
 
 /* ==== begin src/core/threadpool.c =========================================================== */
 /* A small thread pool of our own (no OpenMP): persistent workers that split a range
@@ -4470,6 +4971,18 @@ TI__PRIVATE int ti__convint_shape(ti__kctx *k) {
     return ti__conv_set_out(k, &p, NULL, TI_DTYPE_I32);
 }
 
+TI__PRIVATE size_t ti__convint_scratch(ti__kctx *k) {
+    ti__convp p;
+    ti_error *saved = k->err, tmp;
+    k->err = &tmp;
+    ti_status e = ti__conv_params(k, 0, &p);
+    k->err = saved;
+    if (e != TI_OK) return 0;
+    return ti__qg_packed_bytes((size_t)p.mg, (size_t)p.cg * p.kprod);
+}
+
+/* The shared integer GEMM (core/qgemm.c) with the raw int32 accumulator as output: the
+ * sums wrap modulo 2^32, as the spec allows; padding holds x's zero point (adds 0). */
 TI__PRIVATE ti_status ti__convint_run(ti__kctx *k) {
     const ti_tensor *x = k->in[0], *w = k->in[1];
     const ti_tensor *xz = k->n_in > 2 ? k->in[2] : NULL, *wz = k->n_in > 3 ? k->in[3] : NULL;
@@ -4477,45 +4990,17 @@ TI__PRIVATE ti_status ti__convint_run(ti__kctx *k) {
     ti_status e = ti__conv_params(k, 0, &p);
     if (e != TI_OK) return e;
     int32_t zx = xz != NULL ? (int32_t)ti__get_i64(xz, 0) : 0;
-    uint32_t *y = (uint32_t *)k->out[0]->data; /* wrapping 32-bit accumulation */
-    size_t o = 0;
-    for (int64_t n = 0; n < p.n; n++)
-        for (int64_t m = 0; m < p.m; m++) {
-            int64_t g = m / p.mg;
-            size_t zi = wz != NULL && ti__numel(wz) > 1 ? (size_t)m : 0;
-            int32_t zw = wz == NULL ? 0 : (int32_t)ti__get_i64(wz, zi);
-            for (int64_t od = 0; od < p.out[0]; od++)
-                for (int64_t oh = 0; oh < p.out[1]; oh++)
-                    for (int64_t ow = 0; ow < p.out[2]; ow++, o++) {
-                        uint32_t s = 0; /* padding holds x's zero point: adds nothing */
-                        for (int64_t ic = 0; ic < p.cg; ic++)
-                            for (size_t kr = 0; kr < p.kprod; kr++) {
-                                int64_t kw = (int64_t)(kr % (size_t)p.k[2]);
-                                int64_t kh = (int64_t)(kr / (size_t)p.k[2] % (size_t)p.k[1]);
-                                int64_t kd = (int64_t)(kr / (size_t)(p.k[2] * p.k[1]));
-                                int64_t id = od * p.s[0] - p.pb[0] + kd * p.d[0];
-                                int64_t ih = oh * p.s[1] - p.pb[1] + kh * p.d[1];
-                                int64_t iw = ow * p.s[2] - p.pb[2] + kw * p.d[2];
-                                if (id < 0 || id >= p.in[0] || ih < 0 || ih >= p.in[1] ||
-                                    iw < 0 || iw >= p.in[2])
-                                    continue;
-                                size_t xi = (size_t)(n * p.c + g * p.cg + ic) * p.in_sp +
-                                            (size_t)((id * p.in[1] + ih) * p.in[2] + iw);
-                                size_t wi = (size_t)(m * p.cg + ic) * p.kprod + kr;
-                                int32_t xv = (int32_t)ti__get_i64(x, xi) - zx;
-                                int32_t wv = (int32_t)ti__get_i64(w, wi) - zw;
-                                s += (uint32_t)xv * (uint32_t)wv;
-                            }
-                        y[o] = s;
-                    }
-        }
-    return TI_OK;
+    ti__qrq rq;
+    memset(&rq, 0, sizeof rq);
+    rq.mode = TI__QRQ_RAW;
+    return ti__q_conv_gemm(k, x, w, wz, zx, NULL, &rq, k->out[0], p.n, p.c, p.m, p.group, p.in,
+                           p.k, p.s, p.d, p.pb, p.out, 0);
 }
 
 TI__PRIVATE const ti__op ti__ops_conv[] = {
     {"Conv", ti__conv_shape, ti__conv_run, ti__conv_scratch, 0},
     {"ConvTranspose", ti__convtr_shape, ti__convtr_run, ti__convtr_scratch, 0},
-    {"ConvInteger", ti__convint_shape, ti__convint_run, NULL, 0},
+    {"ConvInteger", ti__convint_shape, ti__convint_run, ti__convint_scratch, 0},
     {NULL, NULL, NULL, NULL, 0}
 };
 /* ==== end src/cpu/conv.c ==================================================================== */
@@ -6141,51 +6626,35 @@ TI__PRIVATE int ti__matmulint_shape(ti__kctx *k) {
     return TI_OK;
 }
 
+TI__PRIVATE size_t ti__matmulint_scratch(ti__kctx *k) {
+    ti__mm_shape s;
+    ti_error *saved = k->err, tmp;
+    k->err = &tmp;
+    ti_status st = ti__mm_infer(k, k->in[0], k->in[1], &s);
+    k->err = saved;
+    if (st != TI_OK) return 0;
+    return ti__qg_packed_bytes((size_t)s.n, (size_t)s.k);
+}
+
+/* The shared integer GEMM (core/qgemm.c), raw int32 output: the spec lets the 32-bit
+ * accumulation wrap; zero points per tensor, per row of A or per column of B. */
 TI__PRIVATE ti_status ti__matmulint_run(ti__kctx *k) {
     const ti_tensor *a = k->in[0], *b = k->in[1];
     const ti_tensor *za = k->n_in > 2 ? k->in[2] : NULL, *zb = k->n_in > 3 ? k->in[3] : NULL;
     ti__mm_shape s;
     ti_status st = ti__mm_infer(k, a, b, &s);
     if (st != TI_OK) return st;
-    size_t m = (size_t)s.m, n = (size_t)s.n, kk = (size_t)s.k;
-    /* uint32 arithmetic: the spec lets the 32-bit accumulation wrap, C forbids signed
-     * overflow */
-    uint32_t *y = (uint32_t *)k->out[0]->data;
-    int a_signed = a->dtype == TI_DTYPE_I8, b_signed = b->dtype == TI_DTYPE_I8;
-    const uint8_t *ad = (const uint8_t *)a->data, *bd = (const uint8_t *)b->data;
-    for (size_t t = 0; t < s.n_batch; t++) {
-        size_t oa, ob;
-        ti__mm_offsets(&s, t, &oa, &ob);
-        const uint8_t *ab = ad + oa * m * kk, *bb = bd + ob * kk * n;
-        uint32_t *yb = y + t * m * n;
-        for (size_t i = 0; i < m; i++) {
-            int32_t zpa = za == NULL ? 0 : (int32_t)ti__get_i64(za, ti__numel(za) == 1 ? 0 : i);
-            uint32_t *yr = yb + i * n, rs = 0; /* rs: sum over p of A - zpa */
-            for (size_t q = 0; q < n; q++) yr[q] = 0;
-            for (size_t p = 0; p < kk; p++) {
-                int32_t av = (a_signed ? (int32_t)(int8_t)ab[i * kk + p] : (int32_t)ab[i * kk + p])
-                             - zpa;
-                rs += (uint32_t)av;
-                if (av == 0) continue;
-                const uint8_t *br = bb + p * n;
-                if (b_signed)
-                    for (size_t q = 0; q < n; q++)
-                        yr[q] += (uint32_t)av * (uint32_t)(int32_t)(int8_t)br[q];
-                else
-                    for (size_t q = 0; q < n; q++) yr[q] += (uint32_t)av * (uint32_t)br[q];
-            }
-            if (zb != NULL) /* (A - zpa)(B - zpb) = (A - zpa)B - (A - zpa)zpb */
-                for (size_t q = 0; q < n; q++)
-                    yr[q] -= rs * (uint32_t)ti__get_i64(zb, ti__numel(zb) == 1 ? 0 : q);
-        }
-    }
-    return TI_OK;
+    ti__qrq rq;
+    memset(&rq, 0, sizeof rq);
+    rq.mode = TI__QRQ_RAW;
+    return ti__q_matmul_gemm(k, a, za, b, zb, &rq, k->out[0], s.m, s.k, s.n, s.batch_rank,
+                             s.batch, s.a_stride, s.b_stride, 0);
 }
 
 TI__PRIVATE const ti__op ti__ops_gemm[] = {
     {"Gemm", ti__gemm_shape, ti__gemm_run, NULL, 0},
     {"MatMul", ti__matmul_shape, ti__matmul_run, NULL, 0},
-    {"MatMulInteger", ti__matmulint_shape, ti__matmulint_run, NULL, 0},
+    {"MatMulInteger", ti__matmulint_shape, ti__matmulint_run, ti__matmulint_scratch, 0},
     {NULL, NULL, NULL, NULL, 0}
 };
 /* ==== end src/cpu/gemm.c ==================================================================== */
@@ -9891,6 +10360,38 @@ TI__PRIVATE ti_status ti__dynq_run(ti__kctx *k) {
     return TI_OK;
 }
 
+/* Clamp range of a quantized output of dtype dt with zero point yz and scale ys, narrowed by
+ * the activation the fusion pass folded into the node (Relu, Clip; applied to the float
+ * value it equals clamping the quantized one, Q being monotonic). */
+TI__PRIVATE void ti__q_out_range(const ti__node *nd, ti_dtype dt, int64_t yz, const ti_tensor *ys,
+                                 int32_t *lo, int32_t *hi) {
+    int64_t l, h;
+    ti__q_range(dt, &l, &h);
+    if (nd->act == TI__ACT_RELU || nd->act == TI__ACT_CLIP) {
+        double s = ti__get_f64(ys, 0);
+        ti_dtype sd = ys->dtype;
+        int64_t ql = nd->act == TI__ACT_RELU ? yz
+                                             : ti__q_sat(ti__q_rnd(sd, (double)nd->act_a / s) + (double)yz, l, h);
+        if (ql > l) l = ql;
+        if (nd->act == TI__ACT_CLIP) {
+            int64_t qh = ti__q_sat(ti__q_rnd(sd, (double)nd->act_b / s) + (double)yz, l, h);
+            if (qh < h) h = qh;
+        }
+    }
+    *lo = (int32_t)l;
+    *hi = (int32_t)(h < l ? l : h);
+}
+
+/* ONNX requantization per channel: real[c] = x_scale * w_scale[c] / y_scale in the scales'
+ * (float) precision, as the reference; in scratch. */
+TI__PRIVATE void ti__q_onnx_reals(double *real, size_t nc, const ti_tensor *xs, const ti_tensor *ws,
+                                  const ti_tensor *ys) {
+    ti_dtype sd = xs->dtype;
+    double x = ti__get_f64(xs, 0), y = ti__get_f64(ys, 0);
+    for (size_t c = 0; c < nc; c++)
+        real[c] = ti__q_rnd(sd, ti__q_rnd(sd, x * ti__get_f64(ws, ti__numel(ws) == 1 ? 0 : c)) / y);
+}
+
 /* ---- QLinearMatMul ------------------------------------------------------------------- */
 /* Inputs a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point.
  * Numpy matmul shapes (rank-1 operands promoted, batch dims broadcast). a's scale and zero
@@ -9981,6 +10482,17 @@ TI__PRIVATE int ti__qmm_shape(ti__kctx *k) {
     return ti__qmm_setup(k, &p, 1);
 }
 
+TI__PRIVATE size_t ti__qmm_scratch(ti__kctx *k) {
+    ti__qmm p;
+    ti_error *saved = k->err, tmp;
+    if (k->n_out < 1 || k->out[0] == NULL) return 0;
+    k->err = &tmp;
+    int r = ti__qmm_setup(k, &p, 0);
+    k->err = saved;
+    if (r != TI_OK) return 0;
+    return ti__qg_rq_bytes((size_t)p.n) + ti__qg_packed_bytes((size_t)p.n, (size_t)p.kd);
+}
+
 TI__PRIVATE ti_status ti__qmm_run(ti__kctx *k) {
     ti__qmm p;
     if (k->n_out < 1 || k->out[0] == NULL) return TI_OK;
@@ -9990,43 +10502,21 @@ TI__PRIVATE ti_status ti__qmm_run(ti__kctx *k) {
     const ti_tensor *b = k->in[3], *bs = k->in[4], *bzp = k->in[5];
     const ti_tensor *ys = k->in[6], *yzp = k->n_in > 7 ? k->in[7] : NULL;
     ti_tensor *y = k->out[0];
-    int64_t lo, hi;
-    ti__q_range(y->dtype, &lo, &hi);
-    int64_t a0 = azp != NULL ? ti__get_i64(azp, 0) : 0;
-    double yz = yzp != NULL ? (double)ti__get_i64(yzp, 0) : 0.0;
-    size_t nbatch = ti__shape_numel(p.nb, p.batch);
-    int64_t idx[TI_MAX_DIMS];
-    for (int i = 0; i < p.nb; i++) idx[i] = 0;
-    size_t mk = (size_t)(p.m * p.kd), kn = (size_t)(p.kd * p.n), mn = (size_t)(p.m * p.n);
-    for (size_t bi = 0; bi < nbatch; bi++) {
-        size_t ao = 0, bo = 0;
-        for (int i = 0; i < p.nb; i++) {
-            ao += (size_t)(idx[i] * p.astr[i]) * mk;
-            bo += (size_t)(idx[i] * p.bstr[i]) * kn;
-        }
-        for (int64_t col = 0; col < p.n; col++) {
-            size_t bsi = ti__numel(bs) == 1 ? 0 : (size_t)col;
-            size_t bzi = bzp == NULL || ti__numel(bzp) == 1 ? 0 : (size_t)col;
-            int64_t b0 = bzp != NULL ? ti__get_i64(bzp, bzi) : 0;
-            /* multiplier a_scale * b_scale / y_scale in the scales' precision */
-            ti_dtype sd = as->dtype;
-            double mult = ti__q_rnd(sd, ti__q_rnd(sd, ti__get_f64(as, 0) * ti__get_f64(bs, bsi)) /
-                                            ti__get_f64(ys, 0));
-            for (int64_t row = 0; row < p.m; row++) {
-                int64_t acc = 0; /* exact: |acc| <= K * 255 * 255 */
-                for (int64_t t = 0; t < p.kd; t++)
-                    acc += (ti__get_i64(a, ao + (size_t)(row * p.kd + t)) - a0) *
-                           (ti__get_i64(b, bo + (size_t)(t * p.n + col)) - b0);
-                double v = (double)acc * mult + yz;
-                ti__set_i64(y, bi * mn + (size_t)(row * p.n + col), ti__q_sat(v, lo, hi));
-            }
-        }
-        for (int i = p.nb - 1; i >= 0; i--) {
-            if (++idx[i] < p.batch[i]) break;
-            idx[i] = 0;
-        }
-    }
-    return TI_OK;
+    size_t rq_bytes = ti__qg_rq_bytes((size_t)p.n);
+    if (rq_bytes > 0 && (k->scratch == NULL || k->scratch_bytes < rq_bytes))
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small",
+                         k->scratch_bytes);
+    ti__qrq rq;
+    memset(&rq, 0, sizeof rq);
+    double *real = (double *)k->scratch;
+    ti__q_onnx_reals(real, (size_t)p.n, as, bs, ys); /* b_scale per column or one */
+    rq.mode = TI__QRQ_ONNX;
+    rq.real = real;
+    int64_t yz = yzp != NULL ? ti__get_i64(yzp, 0) : 0;
+    rq.yo = (int32_t)yz;
+    ti__q_out_range(k->node, y->dtype, yz, ys, &rq.lo, &rq.hi);
+    return ti__q_matmul_gemm(k, a, azp, b, bzp, &rq, y, p.m, p.kd, p.n, p.nb, p.batch, p.astr,
+                             p.bstr, rq_bytes);
 }
 
 /* ---- QLinearConv --------------------------------------------------------------------- */
@@ -10166,59 +10656,15 @@ TI__PRIVATE int ti__qconv_shape(ti__kctx *k) {
     return ti__qconv_setup(k, &p, 1);
 }
 
-/* One (image, output channel) plane per task. */
-TI__PRIVATE void ti__qconv_range(void *ctx, size_t begin, size_t end) {
-    const ti__qconv *p = (const ti__qconv *)ctx;
-    int64_t lo, hi;
-    ti__q_range(p->y->dtype, &lo, &hi);
-    int64_t x0 = p->xzp != NULL ? ti__get_i64(p->xzp, 0) : 0;
-    double yz = p->yzp != NULL ? (double)ti__get_i64(p->yzp, 0) : 0.0;
-    size_t in_plane = (size_t)(p->in[0] * p->in[1] * p->in[2]);
-    size_t ker_plane = (size_t)(p->ker[0] * p->ker[1] * p->ker[2]);
-    size_t out_plane = (size_t)(p->out[0] * p->out[1] * p->out[2]);
-    for (size_t task = begin; task < end; task++) {
-        int64_t n = (int64_t)task / p->m, m = (int64_t)task % p->m, g = m / p->mg;
-        int64_t w0 = p->wzp != NULL ? ti__get_i64(p->wzp, ti__numel(p->wzp) == 1 ? 0 : (size_t)m) : 0;
-        double ws = ti__get_f64(p->ws, ti__numel(p->ws) == 1 ? 0 : (size_t)m);
-        /* multiplier x_scale * w_scale / y_scale in the scales' (float) precision */
-        ti_dtype sd = p->xs->dtype;
-        double mult = ti__q_rnd(sd, ti__q_rnd(sd, ti__get_f64(p->xs, 0) * ws) / ti__get_f64(p->ys, 0));
-        int64_t b0 = p->bias != NULL ? ((const int32_t *)p->bias->data)[m] : 0;
-        size_t yo = task * out_plane;
-        for (int64_t od = 0; od < p->out[0]; od++)
-            for (int64_t oh = 0; oh < p->out[1]; oh++)
-                for (int64_t ow = 0; ow < p->out[2]; ow++) {
-                    int64_t acc = b0;
-                    for (int64_t c = 0; c < p->cg; c++) {
-                        size_t xb = (size_t)(n * p->c + g * p->cg + c) * in_plane;
-                        size_t wb = (size_t)(m * p->cg + c) * ker_plane;
-                        for (int64_t kd = 0; kd < p->ker[0]; kd++) {
-                            int64_t id = od * p->str[0] - p->pad[0] + kd * p->dil[0];
-                            if (id < 0 || id >= p->in[0]) continue;
-                            for (int64_t kh = 0; kh < p->ker[1]; kh++) {
-                                int64_t ih = oh * p->str[1] - p->pad[1] + kh * p->dil[1];
-                                if (ih < 0 || ih >= p->in[1]) continue;
-                                for (int64_t kw = 0; kw < p->ker[2]; kw++) {
-                                    int64_t iw = ow * p->str[2] - p->pad[2] + kw * p->dil[2];
-                                    if (iw < 0 || iw >= p->in[2]) continue;
-                                    size_t xi = xb + (size_t)((id * p->in[1] + ih) * p->in[2] + iw);
-                                    size_t wi = wb + (size_t)((kd * p->ker[1] + kh) * p->ker[2] + kw);
-                                    int64_t xv = p->x->dtype == TI_DTYPE_U8
-                                                     ? ((const uint8_t *)p->x->data)[xi]
-                                                     : ((const int8_t *)p->x->data)[xi];
-                                    int64_t wv = p->w->dtype == TI_DTYPE_U8
-                                                     ? ((const uint8_t *)p->w->data)[wi]
-                                                     : ((const int8_t *)p->w->data)[wi];
-                                    acc += (xv - x0) * (wv - w0);
-                                }
-                            }
-                        }
-                    }
-                    double v = (double)acc * mult + yz;
-                    size_t oi = yo + (size_t)((od * p->out[1] + oh) * p->out[2] + ow);
-                    ti__set_i64(p->y, oi, ti__q_sat(v, lo, hi));
-                }
-    }
+TI__PRIVATE size_t ti__qconv_scratch(ti__kctx *k) {
+    ti__qconv p;
+    ti_error *saved = k->err, tmp;
+    k->err = &tmp;
+    int r = ti__qconv_setup(k, &p, 0);
+    k->err = saved;
+    if (r != TI_OK) return 0;
+    size_t depth = (size_t)(p.cg * p.ker[0] * p.ker[1] * p.ker[2]);
+    return ti__qg_rq_bytes((size_t)p.m) + ti__qg_packed_bytes((size_t)p.mg, depth);
 }
 
 TI__PRIVATE ti_status ti__qconv_run(ti__kctx *k) {
@@ -10226,18 +10672,30 @@ TI__PRIVATE ti_status ti__qconv_run(ti__kctx *k) {
     int r = ti__qconv_setup(k, &p, 0);
     if (r != TI_OK) return (ti_status)r;
     if (p.y == NULL) return TI_OK;
-    size_t tasks = (size_t)(p.n * p.m);
-    size_t work = (size_t)(p.out[0] * p.out[1] * p.out[2] * p.cg * p.ker[0] * p.ker[1] * p.ker[2]);
-    ti__parallel_for(k->tp, tasks, work > 4096 ? 1 : tasks, ti__qconv_range, &p);
-    return TI_OK;
+    size_t rq_bytes = ti__qg_rq_bytes((size_t)p.m);
+    if (rq_bytes > 0 && (k->scratch == NULL || k->scratch_bytes < rq_bytes))
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small",
+                         k->scratch_bytes);
+    ti__qrq rq;
+    memset(&rq, 0, sizeof rq);
+    double *real = (double *)k->scratch;
+    ti__q_onnx_reals(real, (size_t)p.m, p.xs, p.ws, p.ys);
+    rq.mode = TI__QRQ_ONNX;
+    rq.real = real;
+    int64_t yz = p.yzp != NULL ? ti__get_i64(p.yzp, 0) : 0;
+    rq.yo = (int32_t)yz;
+    ti__q_out_range(k->node, p.y->dtype, yz, p.ys, &rq.lo, &rq.hi);
+    int32_t zx = p.xzp != NULL ? (int32_t)ti__get_i64(p.xzp, 0) : 0;
+    return ti__q_conv_gemm(k, p.x, p.w, p.wzp, zx, p.bias, &rq, p.y, p.n, p.c, p.m, p.group,
+                           p.in, p.ker, p.str, p.dil, p.pad, p.out, rq_bytes);
 }
 
 TI__PRIVATE const ti__op ti__ops_quant[] = {
     {"QuantizeLinear", ti__quant_shape, ti__quant_run, NULL, 0},
     {"DequantizeLinear", ti__dequant_shape, ti__dequant_run, NULL, 0},
     {"DynamicQuantizeLinear", ti__dynq_shape, ti__dynq_run, NULL, 0},
-    {"QLinearMatMul", ti__qmm_shape, ti__qmm_run, NULL, 0},
-    {"QLinearConv", ti__qconv_shape, ti__qconv_run, NULL, 0},
+    {"QLinearMatMul", ti__qmm_shape, ti__qmm_run, ti__qmm_scratch, 0},
+    {"QLinearConv", ti__qconv_shape, ti__qconv_run, ti__qconv_scratch, 0},
     {NULL, NULL, NULL, NULL, 0}
 };
 /* ==== end src/cpu/quant.c =================================================================== */
@@ -12090,15 +12548,16 @@ TI__PRIVATE const ti__op ti__ops_rnn[] = {
 /* Shared machinery of the TFLite convolution and matrix-product kernels (tfl_conv.c):
  * dtype and quantization checks, the output pipeline that turns integer accumulators into
  * uint8 / int8 / int16 outputs bit for bit as TFLite's reference kernels do (with
- * qmath.c), the NHWC window geometry with TFLite's padding rules, and an 8-bit GEMM for
- * CONV_2D and FULLY_CONNECTED. Comes before tfl_conv.c in the amalgamation (name order).
+ * qmath.c and core/qgemm.c), the NHWC window geometry with TFLite's padding rules, and the
+ * NHWC gather of the shared 8-bit GEMM (core/qgemm.c) for CONV_2D and FULLY_CONNECTED.
+ * Comes before tfl_conv.c in the amalgamation (name order).
  * Must not allocate: buffers are the caller's scratch or small stack panels. */
 
 /* Kernel kinds, from the input dtype. */
 enum { TI__TFC_F32 = 0, TI__TFC_U8, TI__TFC_I8, TI__TFC_I16 };
 
 /* Output channels accumulated at once by the quantized depthwise kernel (stack array). */
-#define TI__TFC_DW_CHUNK 64
+#define TI__TFC_DW_CHUNK TI__QG_CHUNK
 
 /* Input i, or NULL when absent. */
 TI__PRIVATE const ti_tensor *ti__tfc_in(const ti__kctx *k, int i) {
@@ -12111,113 +12570,6 @@ TI__PRIVATE ti_dtype ti__tfc_declared(const ti__kctx *k) {
     if (k->model == NULL || k->node->n_outputs < 1) return TI_DTYPE_UNKNOWN;
     int v = k->node->outputs[0];
     return v >= 0 && v < k->model->n_values ? k->model->values[v].dtype : TI_DTYPE_UNKNOWN;
-}
-
-/* TFLite MultiplyByQuantizedMultiplier for int64 accumulators (16x8 kernels, double
- * rounding build): the multiplier is first rounded to 16 bits, then one rounding shift.
- * TFLite's contract is |x| < 2^47 and shift < 8; values outside are clamped, not UB. */
-TI__PRIVATE int32_t ti__tfc_mul64(int64_t x, int32_t multiplier, int shift) {
-    const int64_t lim = (int64_t)1 << 47;
-    if (x >= lim) x = lim - 1;
-    if (x < -lim) x = -lim;
-    if (shift > 14) shift = 14;
-    int64_t reduced = multiplier < 0x7FFF0000 ? (multiplier + (1 << 15)) >> 16 : 0x7FFF;
-    int total = 15 - shift;
-    int64_t r = x * reduced + ((int64_t)1 << (total - 1));
-    r = r >= 0 ? r >> total : -((-r - 1) >> total) - 1; /* arithmetic shift, portably */
-    return (int32_t)(r > INT32_MAX ? INT32_MAX : (r < INT32_MIN ? INT32_MIN : r));
-}
-
-/* How accumulators become outputs. */
-enum {
-    TI__TFC_RQ_32 = 0, /* int32 accumulator (wrapping modulo 2^32), MultiplyByQuantizedMultiplier */
-    TI__TFC_RQ_64,     /* int16 kernels with int64 bias: int64 accumulator and its multiply */
-    TI__TFC_RQ_DOUBLE, /* FULLY_CONNECTED: round(acc * real) in double, as TFLite's reference
-                          FullyConnected kernels (ai-edge-litert 2.x) do; int32 accumulator */
-    TI__TFC_RQ_DOUBLE64 /* the same with the int64 accumulator of int16 input and int64 bias */
-};
-
-/* Requantization of integer accumulators to the output (TFLite's output pipeline). */
-typedef struct ti__tfc_rq {
-    const int32_t *mult, *shift; /* per output channel, in scratch */
-    const double *real;          /* TI__TFC_RQ_DOUBLE: per channel s_x * s_w / s_y, in scratch */
-    int32_t yo, lo, hi;          /* output zero point, clamp range */
-    int mode;
-} ti__tfc_rq;
-
-TI__PRIVATE int32_t ti__tfc_requant(const ti__tfc_rq *r, int64_t acc, size_t c) {
-    int64_t v;
-    if (r->mode == TI__TFC_RQ_64) {
-        v = ti__tfc_mul64(acc, r->mult[c], (int)r->shift[c]);
-    } else if (r->mode == TI__TFC_RQ_DOUBLE || r->mode == TI__TFC_RQ_DOUBLE64) {
-        if (r->mode == TI__TFC_RQ_DOUBLE) acc = (int32_t)(uint32_t)(uint64_t)acc;
-        double d = round((double)acc * r->real[c]);
-        v = d > INT32_MAX ? INT32_MAX : (d < INT32_MIN ? INT32_MIN : (int64_t)d);
-    } else {
-        v = ti__q_mul((int32_t)(uint32_t)(uint64_t)acc, r->mult[c], (int)r->shift[c]);
-    }
-    v += r->yo;
-    return (int32_t)(v < r->lo ? r->lo : (v > r->hi ? r->hi : v));
-}
-
-/* acc[0..n) of channels c0.. (bias included) to outputs y[yi..yi+n) of dtype t: the
- * common int32 case in one tight loop, the store's dtype switch outside it. */
-TI__PRIVATE void ti__tfc_requant_n(const ti__tfc_rq *r, const int64_t *acc, size_t c0, size_t n,
-                                   void *y, ti_dtype t, size_t yi) {
-    int32_t v[TI__TFC_DW_CHUNK];
-    for (size_t i0 = 0; i0 < n; i0 += TI__TFC_DW_CHUNK) {
-        size_t m = TI__MIN((size_t)TI__TFC_DW_CHUNK, n - i0);
-        if (r->mode == TI__TFC_RQ_32) {
-            /* ti__q_mul written out so that it inlines: the hot loop of every 8-bit kernel */
-            for (size_t i = 0; i < m; i++) {
-                size_t c = c0 + i0 + i;
-                int sh = (int)r->shift[c], e = sh > 0 ? 0 : -sh;
-                int64_t x = (int32_t)(uint32_t)(uint64_t)acc[i0 + i];
-                if (sh > 0) {
-                    x *= (int64_t)1 << sh;
-                    x = x > INT32_MAX ? INT32_MAX : (x < INT32_MIN ? INT32_MIN : x);
-                }
-                int64_t ab = x * r->mult[c]; /* multiplier >= 0: no INT32_MIN * INT32_MIN */
-                int32_t q = (int32_t)((ab + (ab >= 0 ? (1LL << 30) : 1 - (1LL << 30))) / (1LL << 31));
-                if (e > 0) {
-                    int32_t mask = (int32_t)((1LL << e) - 1), rem = q & mask;
-                    q = (q >> e) + (rem > (mask >> 1) + (q < 0 ? 1 : 0) ? 1 : 0);
-                }
-                int64_t u = (int64_t)q + r->yo;
-                v[i] = (int32_t)(u < r->lo ? r->lo : (u > r->hi ? r->hi : u));
-            }
-        } else {
-            for (size_t i = 0; i < m; i++) v[i] = ti__tfc_requant(r, acc[i0 + i], c0 + i0 + i);
-        }
-        size_t o = yi + i0;
-        switch (t) {
-        case TI_DTYPE_U8: for (size_t i = 0; i < m; i++) ((uint8_t *)y)[o + i] = (uint8_t)v[i]; break;
-        case TI_DTYPE_I8: for (size_t i = 0; i < m; i++) ((int8_t *)y)[o + i] = (int8_t)v[i]; break;
-        case TI_DTYPE_I16: for (size_t i = 0; i < m; i++) ((int16_t *)y)[o + i] = (int16_t)v[i]; break;
-        default: for (size_t i = 0; i < m; i++) ((int32_t *)y)[o + i] = v[i]; break;
-        }
-    }
-}
-
-/* Adds bias channels c0..c0+n to acc. */
-TI__PRIVATE void ti__tfc_add_bias(const ti_tensor *b, size_t c0, size_t n, int64_t *acc) {
-    if (b == NULL) return;
-    if (b->dtype == TI_DTYPE_I64) {
-        const int64_t *bv = (const int64_t *)b->data + c0;
-        for (size_t i = 0; i < n; i++) acc[i] += bv[i];
-    } else {
-        const int32_t *bv = (const int32_t *)b->data + c0;
-        for (size_t i = 0; i < n; i++) acc[i] += bv[i];
-    }
-}
-
-TI__PRIVATE void ti__tfc_store(void *y, ti_dtype t, size_t i, int32_t v) {
-    switch (t) {
-    case TI_DTYPE_U8: ((uint8_t *)y)[i] = (uint8_t)v; break;
-    case TI_DTYPE_I8: ((int8_t *)y)[i] = (int8_t)v; break;
-    case TI_DTYPE_I16: ((int16_t *)y)[i] = (int16_t)v; break;
-    default: ((int32_t *)y)[i] = v; break;
-    }
 }
 
 TI__PRIVATE int64_t ti__tfc_bias(const ti_tensor *b, size_t c) {
@@ -12359,28 +12711,28 @@ TI__PRIVATE ti_status ti__tfc_check(ti__kctx *k, const ti_tensor *x, const ti_te
  * TFLite's GetQuantizedConvolutionMultipler does for uint8 kernels and BATCH_MATMUL;
  * PopulateConvolutionQuantizationParams multiplies in double. 16x8 kernels: the
  * accumulator is int64 unless the bias (or, without bias, the quantized_bias_type option)
- * is int32. FULLY_CONNECTED rescales in double (TI__TFC_RQ_DOUBLE). */
+ * is int32. FULLY_CONNECTED rescales in double (TI__QRQ_DOUBLE). */
 TI__PRIVATE ti_status ti__tfc_requant_setup(ti__kctx *k, const ti_tensor *x, const ti_tensor *w,
                                             const ti_tensor *b, const ti_tensor *y, int64_t oc,
-                                            int float_product, ti__tfc_rq *r) {
+                                            int float_product, ti__qrq *r) {
     if (oc > 0 && (k->scratch == NULL || k->scratch_bytes < (size_t)oc * 2 * sizeof(int32_t)))
         return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
                          "scratch of %zu bytes is too small for %lld channel multipliers",
                          k->scratch_bytes, (long long)oc);
     int32_t *mult = (int32_t *)k->scratch, *shift = mult + oc;
-    double *reals = (double *)k->scratch; /* TI__TFC_RQ_DOUBLE*: the same bytes */
+    double *reals = (double *)k->scratch; /* TI__QRQ_DOUBLE*: the same bytes */
     float sx = x->quant.scale[0], sy = y->quant.scale[0];
-    r->mode = TI__TFC_RQ_32;
+    r->mode = TI__QRQ_32;
     if (x->dtype == TI_DTYPE_I16)
         r->mode = (b != NULL ? b->dtype != TI_DTYPE_I32
                              : ti__attr_i(k->node, "quantized_bias_type", 0) != 2 /* INT32 */)
-                      ? TI__TFC_RQ_64 : TI__TFC_RQ_32;
+                      ? TI__QRQ_64 : TI__QRQ_32;
     if (strcmp(k->node->op, "FULLY_CONNECTED") == 0)
-        r->mode = r->mode == TI__TFC_RQ_64 ? TI__TFC_RQ_DOUBLE64 : TI__TFC_RQ_DOUBLE;
+        r->mode = r->mode == TI__QRQ_64 ? TI__QRQ_DOUBLE64 : TI__QRQ_DOUBLE;
     for (int64_t c = 0; c < oc; c++) {
         float sw = w->quant.scale[w->quant.count > 1 ? c : 0];
         double real;
-        if (r->mode >= TI__TFC_RQ_DOUBLE) {
+        if (r->mode >= TI__QRQ_DOUBLE) {
             reals[c] = (double)sx * (double)sw / (double)sy;
             continue;
         }
@@ -12506,18 +12858,17 @@ typedef struct ti__tfc_job {
     int kind;
     ti_dtype ydt;
     int32_t xo, wo; /* input_offset = -zp_x, weights_offset = -zp_w (uint8 only) */
-    ti__tfc_rq rq;
+    ti__qrq rq;
     float flo, fhi; /* float clamp */
     float *col;     /* im2col tile: rows of kdim floats */
     size_t p0, kdim, grp;
     size_t k, o;    /* FULLY_CONNECTED: depth, units */
     size_t rows;    /* 8-bit GEMM: output pixels (CONV_2D) or batch rows (FULLY_CONNECTED) */
-    int16_t *bp;    /* 8-bit GEMM: packed weights, in scratch */
     int fc;         /* 8-bit GEMM: rows are FULLY_CONNECTED input rows, not im2col rows */
 } ti__tfc_job;
 
 /* Dot of n elements of the job's input (from element xi) and weights (from wi). 8-bit
- * kinds return the uint32 accumulator, whose sums are taken modulo 2^32 in ti__tfc_requant. */
+ * kinds return the uint32 accumulator, whose sums are taken modulo 2^32 in ti__qrq_one. */
 TI__PRIVATE int64_t ti__tfc_dotq(const ti__tfc_job *j, size_t xi, size_t wi, size_t n) {
     if (j->kind == TI__TFC_I16)
         return ti__tfc_dot16((const int16_t *)j->x + xi, (const int8_t *)j->w + wi, n);
@@ -12547,94 +12898,30 @@ TI__PRIVATE size_t ti__tfc_grain(size_t work_per_item) {
     return TI__MAX((size_t)1, (size_t)32768 / (work_per_item + 1));
 }
 
-/* Blocking of the 8-bit GEMM (ti__tfc_qgemm): MR rows x NR channels in registers, KC
- * depths per stack panel. */
-#define TI__TFC_MR 4
-#define TI__TFC_NR 16
-#define TI__TFC_KC 256
-#define TI__TFC_OCC 512 /* output channels accumulated at once: MR x OCC uint32 on the stack */
+/* ---- 8-bit GEMM of CONV_2D (one group) and FULLY_CONNECTED --------------------------- */
+/* The shared integer GEMM (core/qgemm.c) with this file's gather: row p is an output
+ * pixel's NHWC im2col row (k runs over fy, fx, c) or a FULLY_CONNECTED batch row, the
+ * weights [oc][k] with weights_offset added. Requantization: the job's (TFLite modes). */
 
 /* Bytes before the packed weights in scratch (the per-channel multipliers), and the
  * packed weights' bytes. */
-TI__PRIVATE size_t ti__tfc_qgemm_offset(size_t oc) { return (oc * 2 * sizeof(int32_t) + 63) / 64 * 64; }
-TI__PRIVATE size_t ti__tfc_qgemm_bytes(size_t oc, size_t kdim) {
-    return (oc + TI__TFC_NR - 1) / TI__TFC_NR * TI__TFC_NR * kdim * sizeof(int16_t);
-}
-
-/* ---- 8-bit GEMM of CONV_2D (one group) and FULLY_CONNECTED --------------------------- */
-/* acc[p][oc] = sum over k of (x[p][k] + xo) * (w[oc][k] + wo): row p is an output pixel's
- * im2col row (k runs over fy, fx, c) or a FULLY_CONNECTED batch row. Both operands are
- * widened to int16 with the offsets added, so a tap outside the input is a 0, the same
- * sum as TFLite's loops that skip it. The weights are packed per run into scratch, in
- * blocks of TI__TFC_NR channels stored k-major; TI__TFC_MR rows are gathered at a time into
- * a stack panel of TI__TFC_KC depths. The accumulators are uint32: TFLite's int32 sum,
- * modulo 2^32, without signed overflow. */
-
-/* acc[r][0..NR) += sum_p ap[p][r] * bp[p][0..NR) for r < MR; acc rows ldacc apart. The same
- * separate-rows form as ti__sgemm_micro, which compilers vectorise. */
-TI__PRIVATE void ti__tfc_qmicro(size_t kc, const int16_t *ap, const int16_t *bp, uint32_t *acc,
-                                size_t ldacc) {
-    uint32_t c0[TI__TFC_NR], c1[TI__TFC_NR], c2[TI__TFC_NR], c3[TI__TFC_NR];
-    for (int q = 0; q < TI__TFC_NR; q++) {
-        c0[q] = acc[q];
-        c1[q] = acc[ldacc + q];
-        c2[q] = acc[2 * ldacc + q];
-        c3[q] = acc[3 * ldacc + q];
-    }
-    for (size_t p = 0; p < kc; p++) {
-        const int16_t *b = bp + p * TI__TFC_NR, *a = ap + p * TI__TFC_MR;
-        int32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
-        for (int q = 0; q < TI__TFC_NR; q++) {
-            int32_t bq = b[q];
-            c0[q] += (uint32_t)(a0 * bq);
-            c1[q] += (uint32_t)(a1 * bq);
-            c2[q] += (uint32_t)(a2 * bq);
-            c3[q] += (uint32_t)(a3 * bq);
-        }
-    }
-    for (int q = 0; q < TI__TFC_NR; q++) {
-        acc[q] = c0[q];
-        acc[ldacc + q] = c1[q];
-        acc[2 * ldacc + q] = c2[q];
-        acc[3 * ldacc + q] = c3[q];
-    }
-}
-
-/* Packs weight blocks [begin, end): block b holds channels b*NR.. as [k][NR], wo added,
- * 0 past the last channel. */
-TI__PRIVATE void ti__tfc_qpack(void *ctx, size_t begin, size_t end) {
-    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
-    size_t kd = j->kdim;
-    for (size_t b = begin; b < end; b++) {
-        int16_t *dst = j->bp + b * kd * TI__TFC_NR;
-        for (size_t q = 0; q < TI__TFC_NR; q++) {
-            size_t oc = b * TI__TFC_NR + q;
-            if (oc >= j->o) {
-                for (size_t i = 0; i < kd; i++) dst[i * TI__TFC_NR + q] = 0;
-            } else if (j->kind == TI__TFC_U8) {
-                const uint8_t *w = (const uint8_t *)j->w + oc * kd;
-                for (size_t i = 0; i < kd; i++) dst[i * TI__TFC_NR + q] = (int16_t)(w[i] + j->wo);
-            } else {
-                const int8_t *w = (const int8_t *)j->w + oc * kd;
-                for (size_t i = 0; i < kd; i++) dst[i * TI__TFC_NR + q] = (int16_t)(w[i] + j->wo);
-            }
-        }
-    }
-}
+TI__PRIVATE size_t ti__tfc_qgemm_offset(size_t oc) { return ti__qg_rq_bytes(oc); }
+TI__PRIVATE size_t ti__tfc_qgemm_bytes(size_t oc, size_t kdim) { return ti__qg_packed_bytes(oc, kdim); }
 
 /* Copies n input values from element si into column r of the panel (rows MR apart). */
 TI__PRIVATE void ti__tfc_qcopy(const ti__tfc_job *j, size_t si, size_t n, int16_t *dst) {
     if (j->kind == TI__TFC_U8) {
         const uint8_t *x = (const uint8_t *)j->x + si;
-        for (size_t i = 0; i < n; i++) dst[i * TI__TFC_MR] = (int16_t)(x[i] + j->xo);
+        for (size_t i = 0; i < n; i++) dst[i * TI__QG_MR] = (int16_t)(x[i] + j->xo);
     } else {
         const int8_t *x = (const int8_t *)j->x + si;
-        for (size_t i = 0; i < n; i++) dst[i * TI__TFC_MR] = (int16_t)(x[i] + j->xo);
+        for (size_t i = 0; i < n; i++) dst[i * TI__QG_MR] = (int16_t)(x[i] + j->xo);
     }
 }
 
-/* Column r of the panel: depths [k0, k1) of row p. */
-TI__PRIVATE void ti__tfc_qgather(const ti__tfc_job *j, size_t p, size_t k0, size_t k1, int16_t *a) {
+/* Column r of the panel: depths [k0, k1) of row p (a ti__qg_gather_fn on the job). */
+TI__PRIVATE void ti__tfc_qgather(const void *ctx, size_t p, size_t k0, size_t k1, int16_t *a) {
+    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
     if (j->fc) {
         ti__tfc_qcopy(j, p * j->kdim + k0, k1 - k0, a);
         return;
@@ -12647,9 +12934,9 @@ TI__PRIVATE void ti__tfc_qgather(const ti__tfc_job *j, size_t p, size_t k0, size
         size_t cnt = TI__MIN(ic - c, k1 - k);
         int64_t iy = oy * g->sh - g->ph + (int64_t)(t / (size_t)g->kw) * g->dh;
         int64_t ix = ox * g->sw - g->pw + (int64_t)(t % (size_t)g->kw) * g->dw;
-        int16_t *dst = a + (k - k0) * TI__TFC_MR;
+        int16_t *dst = a + (k - k0) * TI__QG_MR;
         if (iy < 0 || iy >= g->ih || ix < 0 || ix >= g->iw) {
-            for (size_t i = 0; i < cnt; i++) dst[i * TI__TFC_MR] = 0;
+            for (size_t i = 0; i < cnt; i++) dst[i * TI__QG_MR] = 0;
         } else {
             ti__tfc_qcopy(j, (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c, cnt, dst);
         }
@@ -12657,63 +12944,36 @@ TI__PRIVATE void ti__tfc_qgather(const ti__tfc_job *j, size_t p, size_t k0, size
     }
 }
 
-/* Row blocks [begin, end) of MR rows: every output channel of those rows. */
-TI__PRIVATE void ti__tfc_qgemm_range(void *ctx, size_t begin, size_t end) {
-    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
-    int16_t a[TI__TFC_KC * TI__TFC_MR];
-    uint32_t acc[TI__TFC_MR * TI__TFC_OCC];
-    size_t kd = j->kdim, oc = j->o;
-    /* the same sums either way (int32 products, uint32 wrap); AVX2 pairs depths in VPMADDWD */
-    void (*micro)(size_t, const int16_t *, const int16_t *, uint32_t *, size_t) = ti__tfc_qmicro;
-#ifdef TI__X86_SIMD
-    if (ti__cpu_isa() >= TI__ISA_AVX2) micro = ti__tfc_qmicro_avx2;
-#endif
-    for (size_t blk = begin; blk < end; blk++) {
-        size_t p0 = blk * TI__TFC_MR, np = TI__MIN((size_t)TI__TFC_MR, j->rows - p0);
-        for (size_t oc0 = 0; oc0 < oc; oc0 += TI__TFC_OCC) {
-            size_t occ = TI__MIN((size_t)TI__TFC_OCC, oc - oc0);
-            size_t nb = (occ + TI__TFC_NR - 1) / TI__TFC_NR;
-            for (size_t r = 0; r < TI__TFC_MR; r++)
-                memset(acc + r * TI__TFC_OCC, 0, nb * TI__TFC_NR * sizeof(uint32_t));
-            for (size_t k0 = 0; k0 < kd; k0 += TI__TFC_KC) {
-                size_t k1 = TI__MIN(kd, k0 + TI__TFC_KC);
-                for (size_t r = 0; r < TI__TFC_MR; r++) {
-                    if (r < np) {
-                        ti__tfc_qgather(j, p0 + r, k0, k1, a + r);
-                    } else {
-                        for (size_t i = 0; i < k1 - k0; i++) a[i * TI__TFC_MR + r] = 0;
-                    }
-                }
-                for (size_t b = 0; b < nb; b++)
-                    micro(k1 - k0, a, j->bp + ((oc0 / TI__TFC_NR + b) * kd + k0) * TI__TFC_NR,
-                                   acc + b * TI__TFC_NR, TI__TFC_OCC);
-            }
-            for (size_t r = 0; r < np; r++)
-                for (size_t c = 0; c < occ; c += TI__TFC_DW_CHUNK) {
-                    int64_t v[TI__TFC_DW_CHUNK];
-                    size_t m = TI__MIN((size_t)TI__TFC_DW_CHUNK, occ - c);
-                    for (size_t i = 0; i < m; i++) v[i] = (int32_t)acc[r * TI__TFC_OCC + c + i];
-                    ti__tfc_add_bias(j->b, oc0 + c, m, v);
-                    ti__tfc_requant_n(&j->rq, v, oc0 + c, m, j->y, j->ydt, (p0 + r) * oc + oc0 + c);
-                }
-        }
-    }
-}
-
-
 /* Runs the 8-bit GEMM of a job whose requantization is set up. */
 TI__PRIVATE ti_status ti__tfc_qgemm(ti__kctx *k, ti__tfc_job *j, size_t rows, size_t kdim, int fc) {
-    size_t off = ti__tfc_qgemm_offset(j->o), nblk = (j->o + TI__TFC_NR - 1) / TI__TFC_NR;
+    size_t off = ti__tfc_qgemm_offset(j->o);
     if (k->scratch_bytes < off + ti__tfc_qgemm_bytes(j->o, kdim))
         return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small for the packed weights",
                          k->scratch_bytes);
-    j->bp = (int16_t *)((unsigned char *)k->scratch + off);
     j->rows = rows;
     j->kdim = kdim;
     j->fc = fc;
-    ti__parallel_for(k->tp, nblk, ti__tfc_grain(kdim * TI__TFC_NR), ti__tfc_qpack, j);
-    size_t blocks = (rows + TI__TFC_MR - 1) / TI__TFC_MR;
-    ti__parallel_for(k->tp, blocks, ti__tfc_grain(TI__TFC_MR * kdim * j->o), ti__tfc_qgemm_range, j);
+    ti__qgemm g;
+    memset(&g, 0, sizeof g);
+    g.rows = rows;
+    g.depth = kdim;
+    g.cols = j->o;
+    g.gather = ti__tfc_qgather;
+    g.gctx = j;
+    g.b = j->w;
+    g.b_u8 = j->kind == TI__TFC_U8;
+    g.b_cs = kdim;
+    g.b_ks = 1;
+    g.b_off = j->wo;
+    g.bias = j->b;
+    g.rq = &j->rq;
+    g.y = j->y;
+    g.ydt = j->ydt;
+    g.y_rs = j->o;
+    g.y_cs = 1;
+    g.bp = (int16_t *)((unsigned char *)k->scratch + off);
+    ti__qg_pack(&g, k->tp);
+    ti__qg_compute(&g, k->tp);
     return TI_OK;
 }
 /* ==== end src/cpu/tfl_accum.c =============================================================== */
@@ -13650,8 +13910,8 @@ TI__PRIVATE void ti__tfc_conv_q_range(void *ctx, size_t begin, size_t end) {
                                         wrow + (size_t)(fx * g->kc), (size_t)g->kc);
             }
             acc += ti__tfc_bias(j->b, (size_t)oc);
-            ti__tfc_store(j->y, j->ydt, p * (size_t)g->oc + (size_t)oc,
-                          ti__tfc_requant(&j->rq, acc, (size_t)oc));
+            ti__qg_store(j->y, j->ydt, p * (size_t)g->oc + (size_t)oc,
+                          ti__qrq_one(&j->rq, acc, (size_t)oc));
         }
     }
 }
@@ -13894,8 +14154,8 @@ TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end) {
                         for (size_t c = 0; c < cn; c++) acc[c] += (int32_t)wp[c] * (int32_t)xp[(c0 + c) / m];
                     }
                 }
-            ti__tfc_add_bias(j->b, c0, cn, acc);
-            ti__tfc_requant_n(&j->rq, acc, c0, cn, j->y, j->ydt, p * oc + c0);
+            ti__qg_add_bias(j->b, c0, cn, acc);
+            ti__qrq_n(&j->rq, acc, c0, cn, j->y, j->ydt, p * oc + c0, 1);
         }
     }
 }
@@ -14024,7 +14284,7 @@ TI__PRIVATE void ti__tfc_tconv_range(void *ctx, size_t begin, size_t end) {
                 }
             }
             acc += ti__tfc_bias(j->b, c);
-            ti__tfc_store(j->y, j->ydt, p * oc + c, ti__tfc_requant(&j->rq, acc, c));
+            ti__qg_store(j->y, j->ydt, p * oc + c, ti__qrq_one(&j->rq, acc, c));
         }
     }
 }
@@ -14122,7 +14382,7 @@ TI__PRIVATE void ti__tfc_fc_q_range(void *ctx, size_t begin, size_t end) {
     for (size_t t = begin; t < end; t++) {
         size_t bi = t / j->o, o = t % j->o;
         int64_t acc = ti__tfc_dotq(j, bi * j->k, o * j->k, j->k) + ti__tfc_bias(j->b, o);
-        ti__tfc_store(j->y, j->ydt, t, ti__tfc_requant(&j->rq, acc, o));
+        ti__qg_store(j->y, j->ydt, t, ti__qrq_one(&j->rq, acc, o));
     }
 }
 
@@ -14258,7 +14518,7 @@ typedef struct ti__tfc_bmm_job {
     void *y;
     ti_dtype at, bt, yt;
     int32_t ao, bo; /* -zero points */
-    ti__tfc_rq rq;
+    ti__qrq rq;
     ti__threadpool *tp;
 } ti__tfc_bmm_job;
 
@@ -14282,7 +14542,7 @@ TI__PRIVATE void ti__tfc_bmm_q_range(void *ctx, size_t begin, size_t end) {
             else acc += (int64_t)(av + j->ao) * (bv + j->bo);
         }
         if (j->yt == TI_DTYPE_I32) ((int32_t *)j->y)[t] = (int32_t)(uint32_t)(uint64_t)acc;
-        else ti__tfc_store(j->y, j->yt, t, ti__tfc_requant(&j->rq, acc, 0));
+        else ti__qg_store(j->y, j->yt, t, ti__qrq_one(&j->rq, acc, 0));
     }
 }
 
@@ -14327,7 +14587,7 @@ TI__PRIVATE ti_status ti__tfc_bmm_run(ti__kctx *k) {
     if (yt != TI_DTYPE_I32) {
         if ((st = ti__tfc_requant_setup(k, a, b, NULL, k->out[0], 1, 1, &j.rq)) != TI_OK) return st;
         /* TFLite accumulates 16-bit products in int64 */
-        j.rq.mode = a->dtype == TI_DTYPE_I16 ? TI__TFC_RQ_64 : TI__TFC_RQ_32;
+        j.rq.mode = a->dtype == TI_DTYPE_I16 ? TI__QRQ_64 : TI__QRQ_32;
     }
     ti__parallel_for(k->tp, s.batches * s.m * s.n, ti__tfc_grain(s.k), ti__tfc_bmm_q_range, &j);
     return TI_OK;
@@ -20785,11 +21045,11 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void) {
 /* ==== end src/cpu/x86/gemm_avx512.c ========================================================= */
 
 /* ==== begin src/cpu/x86/qgemm_avx2.c ======================================================== */
-/* 8-bit GEMM micro-kernel for AVX2 (the kernel of tfl_accum.c's ti__tfc_qgemm): 4 rows x 16
+/* 8-bit GEMM micro-kernel for AVX2 (the kernel of core/qgemm.c's shared integer GEMM): 4 rows x 16
  * channels of uint32 accumulators, int16 operands (the 8-bit values with their zero points
  * added). Pairs of depths go through VPMADDWD: each int32 lane gets a[k]*b[k] + a[k+1]*b[k+1],
  * both products exact (|operand| <= 255), added to the accumulator modulo 2^32: the same
- * sums as the portable ti__tfc_qmicro, bit for bit. The packed B rows stay as they are
+ * sums as the portable ti__qg_micro, bit for bit. The packed B rows stay as they are
  * ([k][16] int16); two rows are interleaved in registers (VPUNPCK), which permutes the
  * channels inside each 128-bit lane; the permutation is undone at the store. Compiled with a
  * function-level target attribute, run only when cpuid says AVX2 (cpu/x86/cpuid.c).
@@ -20798,7 +21058,7 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void) {
 #include <immintrin.h>
 
 /* acc[r*ldacc + 0..16) += sum over p < kc of ap[p*4 + r] * bp[p*16 + q], r < 4. */
-TI__PRIVATE TI__TARGET_AVX2 void ti__tfc_qmicro_avx2(size_t kc, const int16_t *ap,
+TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2(size_t kc, const int16_t *ap,
                                                      const int16_t *bp, uint32_t *acc,
                                                      size_t ldacc) {
     /* lo: channels 0-3 | 8-11, hi: 4-7 | 12-15 (the unpack order), per row */
@@ -20890,8 +21150,9 @@ TI__PRIVATE const ti__op *ti__op_find(const char *domain, const char *name) {
 /* ==== end src/graph/ops.c =================================================================== */
 
 /* ==== begin src/graph/passes.c ============================================================== */
-/* Graph passes on a session's plan: dead-node removal and fusion of Conv / ConvTranspose /
- * Gemm / MatMul with a following bias Add, BatchNormalization and activation. Relies on
+/* Graph passes on a session's plan: dead-node removal, fusion of Conv / ConvTranspose /
+ * Gemm / MatMul with a following bias Add, BatchNormalization and activation, and of QDQ
+ * patterns into QLinearConv / QLinearMatMul. Relies on
  * the session structures in internal.h. Must not modify the model: rewritten nodes and
  * the folded weights live in the session's plan pool. */
 
@@ -21065,6 +21326,170 @@ TI__PRIVATE int ti__fuse_act_of(const ti_session *s, const ti__node *n, int *act
     return 1;
 }
 
+/* ---- QDQ fusion --------------------------------------------------------------------- */
+/* DequantizeLinear(x) and DequantizeLinear(w constant) [+ DequantizeLinear(int32 bias)] ->
+ * Conv / MatMul / Gemm -> [Relu / Clip, already folded into act] -> QuantizeLinear becomes
+ * one QLinearConv or QLinearMatMul on the integer tensors, as onnxruntime's QDQ
+ * transformer does (its results for QDQ models come from its integer kernels). Only the
+ * exact pattern is fused: the float intermediates have no other user and are not graph
+ * outputs, scales and zero points are constants, activation scales are per tensor, the
+ * weights per tensor or per output channel. The weights' DequantizeLinear was folded into
+ * a float constant before fusion: its integer inputs are found on the model's node. */
+
+/* A constant float32 scalar scale. */
+TI__PRIVATE int ti__qdq_scale1(const ti_session *s, int v) {
+    return v >= 0 && s->vi[v].is_const && s->t[v].dtype == TI_DTYPE_F32 && ti__numel(&s->t[v]) == 1;
+}
+
+/* Inputs of a DequantizeLinear / QuantizeLinear node, checked: q (dtype qt: uint8 or int8,
+ * or int32 when bias), constant float32 scale of 1 value or (per_axis) nch values along
+ * axis want_axis of a rank-`rank` q, zero point absent or constant of q's dtype and the
+ * scale's size. Returns 1 when the node fits. */
+TI__PRIVATE int ti__qdq_params(const ti_session *s, const ti__node *n, int is_q, int bias,
+                               int per_axis, int want_axis, size_t nch) {
+    if (n->n_inputs < 2 || n->n_outputs < 1 || n->inputs[1] < 0) return 0;
+    if (ti__attr_i(n, "block_size", 0) != 0 || ti__attr_i(n, "output_dtype", 0) != 0 ||
+        ti__attr_i(n, "precision", 0) != 0)
+        return 0;
+    int sv = n->inputs[1], zv = n->n_inputs > 2 ? n->inputs[2] : -1;
+    int qv = is_q ? n->outputs[0] : n->inputs[0];
+    if (qv < 0) return 0;
+    ti_dtype qt = s->t[qv].dtype;
+    if (bias ? qt != TI_DTYPE_I32 : (qt != TI_DTYPE_U8 && qt != TI_DTYPE_I8)) return 0;
+    if (!s->vi[sv].is_const || s->t[sv].dtype != TI_DTYPE_F32) return 0;
+    size_t ns = ti__numel(&s->t[sv]);
+    if (ns != 1) {
+        int64_t axis = ti__attr_i(n, "axis", 1), rank = s->t[qv].rank;
+        if (axis < 0) axis += rank;
+        if (!per_axis || ns != nch || s->t[sv].rank != 1 || axis != want_axis) return 0;
+    }
+    if (zv >= 0) {
+        if (!s->vi[zv].is_const || s->t[zv].dtype != qt || ti__numel(&s->t[zv]) != ns) return 0;
+        if (bias)
+            for (size_t i = 0; i < ns; i++)
+                if (((const int32_t *)s->t[zv].data)[i] != 0) return 0;
+    }
+    return 1;
+}
+
+/* The plan node before `before` whose output 0 is v; -1 when none. */
+TI__PRIVATE int ti__qdq_producer(const ti_session *s, int v, int before) {
+    for (int j = before - 1; j >= 0; j--) {
+        const ti__node *n = &s->nodes[j];
+        if (n->op[0] != 0 && n->n_outputs > 0 && n->outputs[0] == v) return j;
+    }
+    return -1;
+}
+
+/* The model's DequantizeLinear whose output is the folded constant v, all inputs constant. */
+TI__PRIVATE const ti__node *ti__qdq_folded_dq(const ti_session *s, int v) {
+    if (v < 0 || !s->vi[v].is_const) return NULL;
+    for (int j = 0; j < s->m->n_nodes; j++) {
+        const ti__node *n = &s->m->nodes[j];
+        if (n->domain[0] != 0 || strcmp(n->op, "DequantizeLinear") != 0 || n->n_outputs < 1 ||
+            n->outputs[0] != v)
+            continue;
+        for (int i = 0; i < n->n_inputs; i++)
+            if (n->inputs[i] >= 0 && !s->vi[n->inputs[i]].is_const) return NULL;
+        return n;
+    }
+    return NULL;
+}
+
+/* A new constant: w [r, c] (1-byte elements) transposed to [c, r]. */
+TI__PRIVATE int ti__qdq_transposed(ti_session *s, int wv) {
+    const ti_tensor *w = &s->t[wv];
+    int v = ti__session_new_value(s, w->name);
+    if (v < 0) return -1;
+    ti_tensor *t = &s->t[v];
+    int64_t dims[2] = {w->shape[1], w->shape[0]};
+    if (!ti__set_shape(t, w->dtype, 2, dims)) return -1;
+    unsigned char *d = (unsigned char *)ti__pool_alloc(&s->plan_pool, t->size_bytes + 1);
+    if (d == NULL) return -1;
+    const unsigned char *src = (const unsigned char *)w->data;
+    size_t r = (size_t)w->shape[0], c = (size_t)w->shape[1];
+    for (size_t i = 0; i < r; i++)
+        for (size_t j = 0; j < c; j++) d[j * r + i] = src[i * c + j];
+    t->data = d;
+    s->vi[v].is_const = 1;
+    return v;
+}
+
+/* Tries the QDQ pattern around plan node n (Conv, MatMul or Gemm); 1 when fused. */
+TI__PRIVATE int ti__fuse_qdq(ti_session *s, int n, const int *uses, const int *user) {
+    ti__node *a = &s->nodes[n];
+    int conv = strcmp(a->op, "Conv") == 0, gemm = strcmp(a->op, "Gemm") == 0;
+    if (a->domain[0] != 0 || a->n_inputs < 2 || a->n_outputs != 1 || a->outputs[0] < 0) return 0;
+    if (a->act != TI__ACT_NONE && a->act != TI__ACT_RELU && a->act != TI__ACT_CLIP) return 0;
+    int xv = a->inputs[0], wv = a->inputs[1], yv = a->outputs[0];
+    int bv = a->n_inputs > 2 ? a->inputs[2] : -1;
+    if (xv < 0 || wv < 0 || uses[xv] != 1 || s->vi[xv].is_output || uses[yv] != 1 ||
+        s->vi[yv].is_output)
+        return 0;
+    if (!conv && !gemm && bv >= 0) return 0; /* MatMul with a fused bias Add */
+    if (gemm && (bv >= 0 || ti__attr_i(a, "transA", 0) != 0 || ti__attr_f(a, "alpha", 1.0f) != 1.0f))
+        return 0;
+    int px = ti__qdq_producer(s, xv, n);
+    if (px < 0) return 0;
+    ti__node *dqx = &s->nodes[px], *q = &s->nodes[user[yv]];
+    if (dqx->domain[0] != 0 || strcmp(dqx->op, "DequantizeLinear") != 0 ||
+        !ti__qdq_params(s, dqx, 0, 0, 0, 0, 1))
+        return 0;
+    if (q->domain[0] != 0 || strcmp(q->op, "QuantizeLinear") != 0 || q->inputs[0] != yv ||
+        q->n_outputs < 1 || !ti__qdq_params(s, q, 1, 0, 0, 0, 1))
+        return 0;
+    const ti__node *dqw = ti__qdq_folded_dq(s, wv);
+    const ti_tensor *w = &s->t[wv];
+    int trans_b = gemm && ti__attr_i(a, "transB", 0) != 0;
+    if (dqw == NULL || (!conv && w->rank != 2) || (conv && w->rank < 3)) return 0;
+    /* per output channel: axis 0 of conv weights, the column axis of MatMul / Gemm b */
+    size_t nch = (size_t)w->shape[conv || trans_b ? 0 : w->rank - 1];
+    if (!ti__qdq_params(s, dqw, 0, 0, 1, conv || trans_b ? 0 : w->rank - 1, nch)) return 0;
+    int xq = dqx->inputs[0], wq = dqw->inputs[0];
+    int yzv = q->n_inputs > 2 ? q->inputs[2] : -1;
+    if (yzv < 0 && s->t[xq].dtype != TI_DTYPE_U8) return 0; /* QLinear*: y dtype is x's */
+    /* bias: int32 DequantizeLinear with scale x_scale * w_scale (float32 product), zp 0 */
+    const ti__node *dqb = NULL;
+    if (bv >= 0) {
+        dqb = ti__qdq_folded_dq(s, bv);
+        if (dqb == NULL || !ti__qdq_params(s, dqb, 0, 1, 1, 0, nch)) return 0;
+        if (s->t[dqb->inputs[0]].rank != 1 || (size_t)s->t[dqb->inputs[0]].shape[0] != nch)
+            return 0;
+        const ti_tensor *bs = &s->t[dqb->inputs[1]], *ws = &s->t[dqw->inputs[1]];
+        float xs = *(const float *)s->t[dqx->inputs[1]].data;
+        for (size_t c = 0; c < nch; c++) {
+            float want = xs * ((const float *)ws->data)[ti__numel(ws) == 1 ? 0 : c];
+            if (((const float *)bs->data)[ti__numel(bs) == 1 ? 0 : c] != want) return 0;
+        }
+    }
+    int wt = wq;
+    if (trans_b && (wt = ti__qdq_transposed(s, wq)) < 0) return 0;
+    int ni = conv ? 9 : 8;
+    int *in = (int *)ti__pool_alloc(&s->plan_pool, sizeof(int) * (size_t)ni);
+    int *out = (int *)ti__pool_alloc(&s->plan_pool, sizeof(int) * 2);
+    const ti__op *op = ti__op_find("", conv ? "QLinearConv" : "QLinearMatMul");
+    if (in == NULL || out == NULL || op == NULL) return 0;
+    in[0] = xq;
+    in[1] = dqx->inputs[1];
+    in[2] = dqx->n_inputs > 2 ? dqx->inputs[2] : -1;
+    in[3] = wt;
+    in[4] = dqw->inputs[1];
+    in[5] = dqw->n_inputs > 2 ? dqw->inputs[2] : -1;
+    in[6] = q->inputs[1];
+    in[7] = yzv;
+    if (conv) in[8] = dqb != NULL ? dqb->inputs[0] : -1;
+    out[0] = q->outputs[0];
+    a->op = conv ? "QLinearConv" : "QLinearMatMul";
+    a->inputs = in;
+    a->n_inputs = ni;
+    a->outputs = out;
+    s->ops[n] = op;
+    dqx->op = "";
+    q->op = "";
+    s->info.num_fused += 2;
+    return 1;
+}
+
 TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
     int nv = s->cap_values;
     int *uses = (int *)ti__pool_alloc(&s->plan_pool, sizeof(int) * (size_t)nv);
@@ -21145,6 +21570,12 @@ TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
             b->op = "";
             s->info.num_fused++;
         }
+    }
+    /* QDQ: after the activations are folded, so Conv + Relu + QuantizeLinear is one node */
+    for (int n = 0; n < s->n_nodes; n++) {
+        const char *op = s->nodes[n].op;
+        if (strcmp(op, "Conv") == 0 || strcmp(op, "MatMul") == 0 || strcmp(op, "Gemm") == 0)
+            ti__fuse_qdq(s, n, uses, user);
     }
     /* compact, rebinding the tensors of rewritten nodes */
     int w = 0;

@@ -793,6 +793,18 @@ TI__PRIVATE int ti__convint_shape(ti__kctx *k) {
     return ti__conv_set_out(k, &p, NULL, TI_DTYPE_I32);
 }
 
+TI__PRIVATE size_t ti__convint_scratch(ti__kctx *k) {
+    ti__convp p;
+    ti_error *saved = k->err, tmp;
+    k->err = &tmp;
+    ti_status e = ti__conv_params(k, 0, &p);
+    k->err = saved;
+    if (e != TI_OK) return 0;
+    return ti__qg_packed_bytes((size_t)p.mg, (size_t)p.cg * p.kprod);
+}
+
+/* The shared integer GEMM (core/qgemm.c) with the raw int32 accumulator as output: the
+ * sums wrap modulo 2^32, as the spec allows; padding holds x's zero point (adds 0). */
 TI__PRIVATE ti_status ti__convint_run(ti__kctx *k) {
     const ti_tensor *x = k->in[0], *w = k->in[1];
     const ti_tensor *xz = k->n_in > 2 ? k->in[2] : NULL, *wz = k->n_in > 3 ? k->in[3] : NULL;
@@ -800,44 +812,16 @@ TI__PRIVATE ti_status ti__convint_run(ti__kctx *k) {
     ti_status e = ti__conv_params(k, 0, &p);
     if (e != TI_OK) return e;
     int32_t zx = xz != NULL ? (int32_t)ti__get_i64(xz, 0) : 0;
-    uint32_t *y = (uint32_t *)k->out[0]->data; /* wrapping 32-bit accumulation */
-    size_t o = 0;
-    for (int64_t n = 0; n < p.n; n++)
-        for (int64_t m = 0; m < p.m; m++) {
-            int64_t g = m / p.mg;
-            size_t zi = wz != NULL && ti__numel(wz) > 1 ? (size_t)m : 0;
-            int32_t zw = wz == NULL ? 0 : (int32_t)ti__get_i64(wz, zi);
-            for (int64_t od = 0; od < p.out[0]; od++)
-                for (int64_t oh = 0; oh < p.out[1]; oh++)
-                    for (int64_t ow = 0; ow < p.out[2]; ow++, o++) {
-                        uint32_t s = 0; /* padding holds x's zero point: adds nothing */
-                        for (int64_t ic = 0; ic < p.cg; ic++)
-                            for (size_t kr = 0; kr < p.kprod; kr++) {
-                                int64_t kw = (int64_t)(kr % (size_t)p.k[2]);
-                                int64_t kh = (int64_t)(kr / (size_t)p.k[2] % (size_t)p.k[1]);
-                                int64_t kd = (int64_t)(kr / (size_t)(p.k[2] * p.k[1]));
-                                int64_t id = od * p.s[0] - p.pb[0] + kd * p.d[0];
-                                int64_t ih = oh * p.s[1] - p.pb[1] + kh * p.d[1];
-                                int64_t iw = ow * p.s[2] - p.pb[2] + kw * p.d[2];
-                                if (id < 0 || id >= p.in[0] || ih < 0 || ih >= p.in[1] ||
-                                    iw < 0 || iw >= p.in[2])
-                                    continue;
-                                size_t xi = (size_t)(n * p.c + g * p.cg + ic) * p.in_sp +
-                                            (size_t)((id * p.in[1] + ih) * p.in[2] + iw);
-                                size_t wi = (size_t)(m * p.cg + ic) * p.kprod + kr;
-                                int32_t xv = (int32_t)ti__get_i64(x, xi) - zx;
-                                int32_t wv = (int32_t)ti__get_i64(w, wi) - zw;
-                                s += (uint32_t)xv * (uint32_t)wv;
-                            }
-                        y[o] = s;
-                    }
-        }
-    return TI_OK;
+    ti__qrq rq;
+    memset(&rq, 0, sizeof rq);
+    rq.mode = TI__QRQ_RAW;
+    return ti__q_conv_gemm(k, x, w, wz, zx, NULL, &rq, k->out[0], p.n, p.c, p.m, p.group, p.in,
+                           p.k, p.s, p.d, p.pb, p.out, 0);
 }
 
 TI__PRIVATE const ti__op ti__ops_conv[] = {
     {"Conv", ti__conv_shape, ti__conv_run, ti__conv_scratch, 0},
     {"ConvTranspose", ti__convtr_shape, ti__convtr_run, ti__convtr_scratch, 0},
-    {"ConvInteger", ti__convint_shape, ti__convint_run, NULL, 0},
+    {"ConvInteger", ti__convint_shape, ti__convint_run, ti__convint_scratch, 0},
     {NULL, NULL, NULL, NULL, 0}
 };

@@ -724,50 +724,34 @@ TI__PRIVATE int ti__matmulint_shape(ti__kctx *k) {
     return TI_OK;
 }
 
+TI__PRIVATE size_t ti__matmulint_scratch(ti__kctx *k) {
+    ti__mm_shape s;
+    ti_error *saved = k->err, tmp;
+    k->err = &tmp;
+    ti_status st = ti__mm_infer(k, k->in[0], k->in[1], &s);
+    k->err = saved;
+    if (st != TI_OK) return 0;
+    return ti__qg_packed_bytes((size_t)s.n, (size_t)s.k);
+}
+
+/* The shared integer GEMM (core/qgemm.c), raw int32 output: the spec lets the 32-bit
+ * accumulation wrap; zero points per tensor, per row of A or per column of B. */
 TI__PRIVATE ti_status ti__matmulint_run(ti__kctx *k) {
     const ti_tensor *a = k->in[0], *b = k->in[1];
     const ti_tensor *za = k->n_in > 2 ? k->in[2] : NULL, *zb = k->n_in > 3 ? k->in[3] : NULL;
     ti__mm_shape s;
     ti_status st = ti__mm_infer(k, a, b, &s);
     if (st != TI_OK) return st;
-    size_t m = (size_t)s.m, n = (size_t)s.n, kk = (size_t)s.k;
-    /* uint32 arithmetic: the spec lets the 32-bit accumulation wrap, C forbids signed
-     * overflow */
-    uint32_t *y = (uint32_t *)k->out[0]->data;
-    int a_signed = a->dtype == TI_DTYPE_I8, b_signed = b->dtype == TI_DTYPE_I8;
-    const uint8_t *ad = (const uint8_t *)a->data, *bd = (const uint8_t *)b->data;
-    for (size_t t = 0; t < s.n_batch; t++) {
-        size_t oa, ob;
-        ti__mm_offsets(&s, t, &oa, &ob);
-        const uint8_t *ab = ad + oa * m * kk, *bb = bd + ob * kk * n;
-        uint32_t *yb = y + t * m * n;
-        for (size_t i = 0; i < m; i++) {
-            int32_t zpa = za == NULL ? 0 : (int32_t)ti__get_i64(za, ti__numel(za) == 1 ? 0 : i);
-            uint32_t *yr = yb + i * n, rs = 0; /* rs: sum over p of A - zpa */
-            for (size_t q = 0; q < n; q++) yr[q] = 0;
-            for (size_t p = 0; p < kk; p++) {
-                int32_t av = (a_signed ? (int32_t)(int8_t)ab[i * kk + p] : (int32_t)ab[i * kk + p])
-                             - zpa;
-                rs += (uint32_t)av;
-                if (av == 0) continue;
-                const uint8_t *br = bb + p * n;
-                if (b_signed)
-                    for (size_t q = 0; q < n; q++)
-                        yr[q] += (uint32_t)av * (uint32_t)(int32_t)(int8_t)br[q];
-                else
-                    for (size_t q = 0; q < n; q++) yr[q] += (uint32_t)av * (uint32_t)br[q];
-            }
-            if (zb != NULL) /* (A - zpa)(B - zpb) = (A - zpa)B - (A - zpa)zpb */
-                for (size_t q = 0; q < n; q++)
-                    yr[q] -= rs * (uint32_t)ti__get_i64(zb, ti__numel(zb) == 1 ? 0 : q);
-        }
-    }
-    return TI_OK;
+    ti__qrq rq;
+    memset(&rq, 0, sizeof rq);
+    rq.mode = TI__QRQ_RAW;
+    return ti__q_matmul_gemm(k, a, za, b, zb, &rq, k->out[0], s.m, s.k, s.n, s.batch_rank,
+                             s.batch, s.a_stride, s.b_stride, 0);
 }
 
 TI__PRIVATE const ti__op ti__ops_gemm[] = {
     {"Gemm", ti__gemm_shape, ti__gemm_run, NULL, 0},
     {"MatMul", ti__matmul_shape, ti__matmul_run, NULL, 0},
-    {"MatMulInteger", ti__matmulint_shape, ti__matmulint_run, NULL, 0},
+    {"MatMulInteger", ti__matmulint_shape, ti__matmulint_run, ti__matmulint_scratch, 0},
     {NULL, NULL, NULL, NULL, 0}
 };

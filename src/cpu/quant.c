@@ -271,6 +271,38 @@ TI__PRIVATE ti_status ti__dynq_run(ti__kctx *k) {
     return TI_OK;
 }
 
+/* Clamp range of a quantized output of dtype dt with zero point yz and scale ys, narrowed by
+ * the activation the fusion pass folded into the node (Relu, Clip; applied to the float
+ * value it equals clamping the quantized one, Q being monotonic). */
+TI__PRIVATE void ti__q_out_range(const ti__node *nd, ti_dtype dt, int64_t yz, const ti_tensor *ys,
+                                 int32_t *lo, int32_t *hi) {
+    int64_t l, h;
+    ti__q_range(dt, &l, &h);
+    if (nd->act == TI__ACT_RELU || nd->act == TI__ACT_CLIP) {
+        double s = ti__get_f64(ys, 0);
+        ti_dtype sd = ys->dtype;
+        int64_t ql = nd->act == TI__ACT_RELU ? yz
+                                             : ti__q_sat(ti__q_rnd(sd, (double)nd->act_a / s) + (double)yz, l, h);
+        if (ql > l) l = ql;
+        if (nd->act == TI__ACT_CLIP) {
+            int64_t qh = ti__q_sat(ti__q_rnd(sd, (double)nd->act_b / s) + (double)yz, l, h);
+            if (qh < h) h = qh;
+        }
+    }
+    *lo = (int32_t)l;
+    *hi = (int32_t)(h < l ? l : h);
+}
+
+/* ONNX requantization per channel: real[c] = x_scale * w_scale[c] / y_scale in the scales'
+ * (float) precision, as the reference; in scratch. */
+TI__PRIVATE void ti__q_onnx_reals(double *real, size_t nc, const ti_tensor *xs, const ti_tensor *ws,
+                                  const ti_tensor *ys) {
+    ti_dtype sd = xs->dtype;
+    double x = ti__get_f64(xs, 0), y = ti__get_f64(ys, 0);
+    for (size_t c = 0; c < nc; c++)
+        real[c] = ti__q_rnd(sd, ti__q_rnd(sd, x * ti__get_f64(ws, ti__numel(ws) == 1 ? 0 : c)) / y);
+}
+
 /* ---- QLinearMatMul ------------------------------------------------------------------- */
 /* Inputs a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point.
  * Numpy matmul shapes (rank-1 operands promoted, batch dims broadcast). a's scale and zero
@@ -361,6 +393,17 @@ TI__PRIVATE int ti__qmm_shape(ti__kctx *k) {
     return ti__qmm_setup(k, &p, 1);
 }
 
+TI__PRIVATE size_t ti__qmm_scratch(ti__kctx *k) {
+    ti__qmm p;
+    ti_error *saved = k->err, tmp;
+    if (k->n_out < 1 || k->out[0] == NULL) return 0;
+    k->err = &tmp;
+    int r = ti__qmm_setup(k, &p, 0);
+    k->err = saved;
+    if (r != TI_OK) return 0;
+    return ti__qg_rq_bytes((size_t)p.n) + ti__qg_packed_bytes((size_t)p.n, (size_t)p.kd);
+}
+
 TI__PRIVATE ti_status ti__qmm_run(ti__kctx *k) {
     ti__qmm p;
     if (k->n_out < 1 || k->out[0] == NULL) return TI_OK;
@@ -370,43 +413,21 @@ TI__PRIVATE ti_status ti__qmm_run(ti__kctx *k) {
     const ti_tensor *b = k->in[3], *bs = k->in[4], *bzp = k->in[5];
     const ti_tensor *ys = k->in[6], *yzp = k->n_in > 7 ? k->in[7] : NULL;
     ti_tensor *y = k->out[0];
-    int64_t lo, hi;
-    ti__q_range(y->dtype, &lo, &hi);
-    int64_t a0 = azp != NULL ? ti__get_i64(azp, 0) : 0;
-    double yz = yzp != NULL ? (double)ti__get_i64(yzp, 0) : 0.0;
-    size_t nbatch = ti__shape_numel(p.nb, p.batch);
-    int64_t idx[TI_MAX_DIMS];
-    for (int i = 0; i < p.nb; i++) idx[i] = 0;
-    size_t mk = (size_t)(p.m * p.kd), kn = (size_t)(p.kd * p.n), mn = (size_t)(p.m * p.n);
-    for (size_t bi = 0; bi < nbatch; bi++) {
-        size_t ao = 0, bo = 0;
-        for (int i = 0; i < p.nb; i++) {
-            ao += (size_t)(idx[i] * p.astr[i]) * mk;
-            bo += (size_t)(idx[i] * p.bstr[i]) * kn;
-        }
-        for (int64_t col = 0; col < p.n; col++) {
-            size_t bsi = ti__numel(bs) == 1 ? 0 : (size_t)col;
-            size_t bzi = bzp == NULL || ti__numel(bzp) == 1 ? 0 : (size_t)col;
-            int64_t b0 = bzp != NULL ? ti__get_i64(bzp, bzi) : 0;
-            /* multiplier a_scale * b_scale / y_scale in the scales' precision */
-            ti_dtype sd = as->dtype;
-            double mult = ti__q_rnd(sd, ti__q_rnd(sd, ti__get_f64(as, 0) * ti__get_f64(bs, bsi)) /
-                                            ti__get_f64(ys, 0));
-            for (int64_t row = 0; row < p.m; row++) {
-                int64_t acc = 0; /* exact: |acc| <= K * 255 * 255 */
-                for (int64_t t = 0; t < p.kd; t++)
-                    acc += (ti__get_i64(a, ao + (size_t)(row * p.kd + t)) - a0) *
-                           (ti__get_i64(b, bo + (size_t)(t * p.n + col)) - b0);
-                double v = (double)acc * mult + yz;
-                ti__set_i64(y, bi * mn + (size_t)(row * p.n + col), ti__q_sat(v, lo, hi));
-            }
-        }
-        for (int i = p.nb - 1; i >= 0; i--) {
-            if (++idx[i] < p.batch[i]) break;
-            idx[i] = 0;
-        }
-    }
-    return TI_OK;
+    size_t rq_bytes = ti__qg_rq_bytes((size_t)p.n);
+    if (rq_bytes > 0 && (k->scratch == NULL || k->scratch_bytes < rq_bytes))
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small",
+                         k->scratch_bytes);
+    ti__qrq rq;
+    memset(&rq, 0, sizeof rq);
+    double *real = (double *)k->scratch;
+    ti__q_onnx_reals(real, (size_t)p.n, as, bs, ys); /* b_scale per column or one */
+    rq.mode = TI__QRQ_ONNX;
+    rq.real = real;
+    int64_t yz = yzp != NULL ? ti__get_i64(yzp, 0) : 0;
+    rq.yo = (int32_t)yz;
+    ti__q_out_range(k->node, y->dtype, yz, ys, &rq.lo, &rq.hi);
+    return ti__q_matmul_gemm(k, a, azp, b, bzp, &rq, y, p.m, p.kd, p.n, p.nb, p.batch, p.astr,
+                             p.bstr, rq_bytes);
 }
 
 /* ---- QLinearConv --------------------------------------------------------------------- */
@@ -546,59 +567,15 @@ TI__PRIVATE int ti__qconv_shape(ti__kctx *k) {
     return ti__qconv_setup(k, &p, 1);
 }
 
-/* One (image, output channel) plane per task. */
-TI__PRIVATE void ti__qconv_range(void *ctx, size_t begin, size_t end) {
-    const ti__qconv *p = (const ti__qconv *)ctx;
-    int64_t lo, hi;
-    ti__q_range(p->y->dtype, &lo, &hi);
-    int64_t x0 = p->xzp != NULL ? ti__get_i64(p->xzp, 0) : 0;
-    double yz = p->yzp != NULL ? (double)ti__get_i64(p->yzp, 0) : 0.0;
-    size_t in_plane = (size_t)(p->in[0] * p->in[1] * p->in[2]);
-    size_t ker_plane = (size_t)(p->ker[0] * p->ker[1] * p->ker[2]);
-    size_t out_plane = (size_t)(p->out[0] * p->out[1] * p->out[2]);
-    for (size_t task = begin; task < end; task++) {
-        int64_t n = (int64_t)task / p->m, m = (int64_t)task % p->m, g = m / p->mg;
-        int64_t w0 = p->wzp != NULL ? ti__get_i64(p->wzp, ti__numel(p->wzp) == 1 ? 0 : (size_t)m) : 0;
-        double ws = ti__get_f64(p->ws, ti__numel(p->ws) == 1 ? 0 : (size_t)m);
-        /* multiplier x_scale * w_scale / y_scale in the scales' (float) precision */
-        ti_dtype sd = p->xs->dtype;
-        double mult = ti__q_rnd(sd, ti__q_rnd(sd, ti__get_f64(p->xs, 0) * ws) / ti__get_f64(p->ys, 0));
-        int64_t b0 = p->bias != NULL ? ((const int32_t *)p->bias->data)[m] : 0;
-        size_t yo = task * out_plane;
-        for (int64_t od = 0; od < p->out[0]; od++)
-            for (int64_t oh = 0; oh < p->out[1]; oh++)
-                for (int64_t ow = 0; ow < p->out[2]; ow++) {
-                    int64_t acc = b0;
-                    for (int64_t c = 0; c < p->cg; c++) {
-                        size_t xb = (size_t)(n * p->c + g * p->cg + c) * in_plane;
-                        size_t wb = (size_t)(m * p->cg + c) * ker_plane;
-                        for (int64_t kd = 0; kd < p->ker[0]; kd++) {
-                            int64_t id = od * p->str[0] - p->pad[0] + kd * p->dil[0];
-                            if (id < 0 || id >= p->in[0]) continue;
-                            for (int64_t kh = 0; kh < p->ker[1]; kh++) {
-                                int64_t ih = oh * p->str[1] - p->pad[1] + kh * p->dil[1];
-                                if (ih < 0 || ih >= p->in[1]) continue;
-                                for (int64_t kw = 0; kw < p->ker[2]; kw++) {
-                                    int64_t iw = ow * p->str[2] - p->pad[2] + kw * p->dil[2];
-                                    if (iw < 0 || iw >= p->in[2]) continue;
-                                    size_t xi = xb + (size_t)((id * p->in[1] + ih) * p->in[2] + iw);
-                                    size_t wi = wb + (size_t)((kd * p->ker[1] + kh) * p->ker[2] + kw);
-                                    int64_t xv = p->x->dtype == TI_DTYPE_U8
-                                                     ? ((const uint8_t *)p->x->data)[xi]
-                                                     : ((const int8_t *)p->x->data)[xi];
-                                    int64_t wv = p->w->dtype == TI_DTYPE_U8
-                                                     ? ((const uint8_t *)p->w->data)[wi]
-                                                     : ((const int8_t *)p->w->data)[wi];
-                                    acc += (xv - x0) * (wv - w0);
-                                }
-                            }
-                        }
-                    }
-                    double v = (double)acc * mult + yz;
-                    size_t oi = yo + (size_t)((od * p->out[1] + oh) * p->out[2] + ow);
-                    ti__set_i64(p->y, oi, ti__q_sat(v, lo, hi));
-                }
-    }
+TI__PRIVATE size_t ti__qconv_scratch(ti__kctx *k) {
+    ti__qconv p;
+    ti_error *saved = k->err, tmp;
+    k->err = &tmp;
+    int r = ti__qconv_setup(k, &p, 0);
+    k->err = saved;
+    if (r != TI_OK) return 0;
+    size_t depth = (size_t)(p.cg * p.ker[0] * p.ker[1] * p.ker[2]);
+    return ti__qg_rq_bytes((size_t)p.m) + ti__qg_packed_bytes((size_t)p.mg, depth);
 }
 
 TI__PRIVATE ti_status ti__qconv_run(ti__kctx *k) {
@@ -606,17 +583,29 @@ TI__PRIVATE ti_status ti__qconv_run(ti__kctx *k) {
     int r = ti__qconv_setup(k, &p, 0);
     if (r != TI_OK) return (ti_status)r;
     if (p.y == NULL) return TI_OK;
-    size_t tasks = (size_t)(p.n * p.m);
-    size_t work = (size_t)(p.out[0] * p.out[1] * p.out[2] * p.cg * p.ker[0] * p.ker[1] * p.ker[2]);
-    ti__parallel_for(k->tp, tasks, work > 4096 ? 1 : tasks, ti__qconv_range, &p);
-    return TI_OK;
+    size_t rq_bytes = ti__qg_rq_bytes((size_t)p.m);
+    if (rq_bytes > 0 && (k->scratch == NULL || k->scratch_bytes < rq_bytes))
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small",
+                         k->scratch_bytes);
+    ti__qrq rq;
+    memset(&rq, 0, sizeof rq);
+    double *real = (double *)k->scratch;
+    ti__q_onnx_reals(real, (size_t)p.m, p.xs, p.ws, p.ys);
+    rq.mode = TI__QRQ_ONNX;
+    rq.real = real;
+    int64_t yz = p.yzp != NULL ? ti__get_i64(p.yzp, 0) : 0;
+    rq.yo = (int32_t)yz;
+    ti__q_out_range(k->node, p.y->dtype, yz, p.ys, &rq.lo, &rq.hi);
+    int32_t zx = p.xzp != NULL ? (int32_t)ti__get_i64(p.xzp, 0) : 0;
+    return ti__q_conv_gemm(k, p.x, p.w, p.wzp, zx, p.bias, &rq, p.y, p.n, p.c, p.m, p.group,
+                           p.in, p.ker, p.str, p.dil, p.pad, p.out, rq_bytes);
 }
 
 TI__PRIVATE const ti__op ti__ops_quant[] = {
     {"QuantizeLinear", ti__quant_shape, ti__quant_run, NULL, 0},
     {"DequantizeLinear", ti__dequant_shape, ti__dequant_run, NULL, 0},
     {"DynamicQuantizeLinear", ti__dynq_shape, ti__dynq_run, NULL, 0},
-    {"QLinearMatMul", ti__qmm_shape, ti__qmm_run, NULL, 0},
-    {"QLinearConv", ti__qconv_shape, ti__qconv_run, NULL, 0},
+    {"QLinearMatMul", ti__qmm_shape, ti__qmm_run, ti__qmm_scratch, 0},
+    {"QLinearConv", ti__qconv_shape, ti__qconv_run, ti__qconv_scratch, 0},
     {NULL, NULL, NULL, NULL, 0}
 };

@@ -1,15 +1,16 @@
 /* Shared machinery of the TFLite convolution and matrix-product kernels (tfl_conv.c):
  * dtype and quantization checks, the output pipeline that turns integer accumulators into
  * uint8 / int8 / int16 outputs bit for bit as TFLite's reference kernels do (with
- * qmath.c), the NHWC window geometry with TFLite's padding rules, and an 8-bit GEMM for
- * CONV_2D and FULLY_CONNECTED. Comes before tfl_conv.c in the amalgamation (name order).
+ * qmath.c and core/qgemm.c), the NHWC window geometry with TFLite's padding rules, and the
+ * NHWC gather of the shared 8-bit GEMM (core/qgemm.c) for CONV_2D and FULLY_CONNECTED.
+ * Comes before tfl_conv.c in the amalgamation (name order).
  * Must not allocate: buffers are the caller's scratch or small stack panels. */
 
 /* Kernel kinds, from the input dtype. */
 enum { TI__TFC_F32 = 0, TI__TFC_U8, TI__TFC_I8, TI__TFC_I16 };
 
 /* Output channels accumulated at once by the quantized depthwise kernel (stack array). */
-#define TI__TFC_DW_CHUNK 64
+#define TI__TFC_DW_CHUNK TI__QG_CHUNK
 
 /* Input i, or NULL when absent. */
 TI__PRIVATE const ti_tensor *ti__tfc_in(const ti__kctx *k, int i) {
@@ -22,113 +23,6 @@ TI__PRIVATE ti_dtype ti__tfc_declared(const ti__kctx *k) {
     if (k->model == NULL || k->node->n_outputs < 1) return TI_DTYPE_UNKNOWN;
     int v = k->node->outputs[0];
     return v >= 0 && v < k->model->n_values ? k->model->values[v].dtype : TI_DTYPE_UNKNOWN;
-}
-
-/* TFLite MultiplyByQuantizedMultiplier for int64 accumulators (16x8 kernels, double
- * rounding build): the multiplier is first rounded to 16 bits, then one rounding shift.
- * TFLite's contract is |x| < 2^47 and shift < 8; values outside are clamped, not UB. */
-TI__PRIVATE int32_t ti__tfc_mul64(int64_t x, int32_t multiplier, int shift) {
-    const int64_t lim = (int64_t)1 << 47;
-    if (x >= lim) x = lim - 1;
-    if (x < -lim) x = -lim;
-    if (shift > 14) shift = 14;
-    int64_t reduced = multiplier < 0x7FFF0000 ? (multiplier + (1 << 15)) >> 16 : 0x7FFF;
-    int total = 15 - shift;
-    int64_t r = x * reduced + ((int64_t)1 << (total - 1));
-    r = r >= 0 ? r >> total : -((-r - 1) >> total) - 1; /* arithmetic shift, portably */
-    return (int32_t)(r > INT32_MAX ? INT32_MAX : (r < INT32_MIN ? INT32_MIN : r));
-}
-
-/* How accumulators become outputs. */
-enum {
-    TI__TFC_RQ_32 = 0, /* int32 accumulator (wrapping modulo 2^32), MultiplyByQuantizedMultiplier */
-    TI__TFC_RQ_64,     /* int16 kernels with int64 bias: int64 accumulator and its multiply */
-    TI__TFC_RQ_DOUBLE, /* FULLY_CONNECTED: round(acc * real) in double, as TFLite's reference
-                          FullyConnected kernels (ai-edge-litert 2.x) do; int32 accumulator */
-    TI__TFC_RQ_DOUBLE64 /* the same with the int64 accumulator of int16 input and int64 bias */
-};
-
-/* Requantization of integer accumulators to the output (TFLite's output pipeline). */
-typedef struct ti__tfc_rq {
-    const int32_t *mult, *shift; /* per output channel, in scratch */
-    const double *real;          /* TI__TFC_RQ_DOUBLE: per channel s_x * s_w / s_y, in scratch */
-    int32_t yo, lo, hi;          /* output zero point, clamp range */
-    int mode;
-} ti__tfc_rq;
-
-TI__PRIVATE int32_t ti__tfc_requant(const ti__tfc_rq *r, int64_t acc, size_t c) {
-    int64_t v;
-    if (r->mode == TI__TFC_RQ_64) {
-        v = ti__tfc_mul64(acc, r->mult[c], (int)r->shift[c]);
-    } else if (r->mode == TI__TFC_RQ_DOUBLE || r->mode == TI__TFC_RQ_DOUBLE64) {
-        if (r->mode == TI__TFC_RQ_DOUBLE) acc = (int32_t)(uint32_t)(uint64_t)acc;
-        double d = round((double)acc * r->real[c]);
-        v = d > INT32_MAX ? INT32_MAX : (d < INT32_MIN ? INT32_MIN : (int64_t)d);
-    } else {
-        v = ti__q_mul((int32_t)(uint32_t)(uint64_t)acc, r->mult[c], (int)r->shift[c]);
-    }
-    v += r->yo;
-    return (int32_t)(v < r->lo ? r->lo : (v > r->hi ? r->hi : v));
-}
-
-/* acc[0..n) of channels c0.. (bias included) to outputs y[yi..yi+n) of dtype t: the
- * common int32 case in one tight loop, the store's dtype switch outside it. */
-TI__PRIVATE void ti__tfc_requant_n(const ti__tfc_rq *r, const int64_t *acc, size_t c0, size_t n,
-                                   void *y, ti_dtype t, size_t yi) {
-    int32_t v[TI__TFC_DW_CHUNK];
-    for (size_t i0 = 0; i0 < n; i0 += TI__TFC_DW_CHUNK) {
-        size_t m = TI__MIN((size_t)TI__TFC_DW_CHUNK, n - i0);
-        if (r->mode == TI__TFC_RQ_32) {
-            /* ti__q_mul written out so that it inlines: the hot loop of every 8-bit kernel */
-            for (size_t i = 0; i < m; i++) {
-                size_t c = c0 + i0 + i;
-                int sh = (int)r->shift[c], e = sh > 0 ? 0 : -sh;
-                int64_t x = (int32_t)(uint32_t)(uint64_t)acc[i0 + i];
-                if (sh > 0) {
-                    x *= (int64_t)1 << sh;
-                    x = x > INT32_MAX ? INT32_MAX : (x < INT32_MIN ? INT32_MIN : x);
-                }
-                int64_t ab = x * r->mult[c]; /* multiplier >= 0: no INT32_MIN * INT32_MIN */
-                int32_t q = (int32_t)((ab + (ab >= 0 ? (1LL << 30) : 1 - (1LL << 30))) / (1LL << 31));
-                if (e > 0) {
-                    int32_t mask = (int32_t)((1LL << e) - 1), rem = q & mask;
-                    q = (q >> e) + (rem > (mask >> 1) + (q < 0 ? 1 : 0) ? 1 : 0);
-                }
-                int64_t u = (int64_t)q + r->yo;
-                v[i] = (int32_t)(u < r->lo ? r->lo : (u > r->hi ? r->hi : u));
-            }
-        } else {
-            for (size_t i = 0; i < m; i++) v[i] = ti__tfc_requant(r, acc[i0 + i], c0 + i0 + i);
-        }
-        size_t o = yi + i0;
-        switch (t) {
-        case TI_DTYPE_U8: for (size_t i = 0; i < m; i++) ((uint8_t *)y)[o + i] = (uint8_t)v[i]; break;
-        case TI_DTYPE_I8: for (size_t i = 0; i < m; i++) ((int8_t *)y)[o + i] = (int8_t)v[i]; break;
-        case TI_DTYPE_I16: for (size_t i = 0; i < m; i++) ((int16_t *)y)[o + i] = (int16_t)v[i]; break;
-        default: for (size_t i = 0; i < m; i++) ((int32_t *)y)[o + i] = v[i]; break;
-        }
-    }
-}
-
-/* Adds bias channels c0..c0+n to acc. */
-TI__PRIVATE void ti__tfc_add_bias(const ti_tensor *b, size_t c0, size_t n, int64_t *acc) {
-    if (b == NULL) return;
-    if (b->dtype == TI_DTYPE_I64) {
-        const int64_t *bv = (const int64_t *)b->data + c0;
-        for (size_t i = 0; i < n; i++) acc[i] += bv[i];
-    } else {
-        const int32_t *bv = (const int32_t *)b->data + c0;
-        for (size_t i = 0; i < n; i++) acc[i] += bv[i];
-    }
-}
-
-TI__PRIVATE void ti__tfc_store(void *y, ti_dtype t, size_t i, int32_t v) {
-    switch (t) {
-    case TI_DTYPE_U8: ((uint8_t *)y)[i] = (uint8_t)v; break;
-    case TI_DTYPE_I8: ((int8_t *)y)[i] = (int8_t)v; break;
-    case TI_DTYPE_I16: ((int16_t *)y)[i] = (int16_t)v; break;
-    default: ((int32_t *)y)[i] = v; break;
-    }
 }
 
 TI__PRIVATE int64_t ti__tfc_bias(const ti_tensor *b, size_t c) {
@@ -270,28 +164,28 @@ TI__PRIVATE ti_status ti__tfc_check(ti__kctx *k, const ti_tensor *x, const ti_te
  * TFLite's GetQuantizedConvolutionMultipler does for uint8 kernels and BATCH_MATMUL;
  * PopulateConvolutionQuantizationParams multiplies in double. 16x8 kernels: the
  * accumulator is int64 unless the bias (or, without bias, the quantized_bias_type option)
- * is int32. FULLY_CONNECTED rescales in double (TI__TFC_RQ_DOUBLE). */
+ * is int32. FULLY_CONNECTED rescales in double (TI__QRQ_DOUBLE). */
 TI__PRIVATE ti_status ti__tfc_requant_setup(ti__kctx *k, const ti_tensor *x, const ti_tensor *w,
                                             const ti_tensor *b, const ti_tensor *y, int64_t oc,
-                                            int float_product, ti__tfc_rq *r) {
+                                            int float_product, ti__qrq *r) {
     if (oc > 0 && (k->scratch == NULL || k->scratch_bytes < (size_t)oc * 2 * sizeof(int32_t)))
         return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
                          "scratch of %zu bytes is too small for %lld channel multipliers",
                          k->scratch_bytes, (long long)oc);
     int32_t *mult = (int32_t *)k->scratch, *shift = mult + oc;
-    double *reals = (double *)k->scratch; /* TI__TFC_RQ_DOUBLE*: the same bytes */
+    double *reals = (double *)k->scratch; /* TI__QRQ_DOUBLE*: the same bytes */
     float sx = x->quant.scale[0], sy = y->quant.scale[0];
-    r->mode = TI__TFC_RQ_32;
+    r->mode = TI__QRQ_32;
     if (x->dtype == TI_DTYPE_I16)
         r->mode = (b != NULL ? b->dtype != TI_DTYPE_I32
                              : ti__attr_i(k->node, "quantized_bias_type", 0) != 2 /* INT32 */)
-                      ? TI__TFC_RQ_64 : TI__TFC_RQ_32;
+                      ? TI__QRQ_64 : TI__QRQ_32;
     if (strcmp(k->node->op, "FULLY_CONNECTED") == 0)
-        r->mode = r->mode == TI__TFC_RQ_64 ? TI__TFC_RQ_DOUBLE64 : TI__TFC_RQ_DOUBLE;
+        r->mode = r->mode == TI__QRQ_64 ? TI__QRQ_DOUBLE64 : TI__QRQ_DOUBLE;
     for (int64_t c = 0; c < oc; c++) {
         float sw = w->quant.scale[w->quant.count > 1 ? c : 0];
         double real;
-        if (r->mode >= TI__TFC_RQ_DOUBLE) {
+        if (r->mode >= TI__QRQ_DOUBLE) {
             reals[c] = (double)sx * (double)sw / (double)sy;
             continue;
         }
@@ -417,18 +311,17 @@ typedef struct ti__tfc_job {
     int kind;
     ti_dtype ydt;
     int32_t xo, wo; /* input_offset = -zp_x, weights_offset = -zp_w (uint8 only) */
-    ti__tfc_rq rq;
+    ti__qrq rq;
     float flo, fhi; /* float clamp */
     float *col;     /* im2col tile: rows of kdim floats */
     size_t p0, kdim, grp;
     size_t k, o;    /* FULLY_CONNECTED: depth, units */
     size_t rows;    /* 8-bit GEMM: output pixels (CONV_2D) or batch rows (FULLY_CONNECTED) */
-    int16_t *bp;    /* 8-bit GEMM: packed weights, in scratch */
     int fc;         /* 8-bit GEMM: rows are FULLY_CONNECTED input rows, not im2col rows */
 } ti__tfc_job;
 
 /* Dot of n elements of the job's input (from element xi) and weights (from wi). 8-bit
- * kinds return the uint32 accumulator, whose sums are taken modulo 2^32 in ti__tfc_requant. */
+ * kinds return the uint32 accumulator, whose sums are taken modulo 2^32 in ti__qrq_one. */
 TI__PRIVATE int64_t ti__tfc_dotq(const ti__tfc_job *j, size_t xi, size_t wi, size_t n) {
     if (j->kind == TI__TFC_I16)
         return ti__tfc_dot16((const int16_t *)j->x + xi, (const int8_t *)j->w + wi, n);
@@ -458,94 +351,30 @@ TI__PRIVATE size_t ti__tfc_grain(size_t work_per_item) {
     return TI__MAX((size_t)1, (size_t)32768 / (work_per_item + 1));
 }
 
-/* Blocking of the 8-bit GEMM (ti__tfc_qgemm): MR rows x NR channels in registers, KC
- * depths per stack panel. */
-#define TI__TFC_MR 4
-#define TI__TFC_NR 16
-#define TI__TFC_KC 256
-#define TI__TFC_OCC 512 /* output channels accumulated at once: MR x OCC uint32 on the stack */
+/* ---- 8-bit GEMM of CONV_2D (one group) and FULLY_CONNECTED --------------------------- */
+/* The shared integer GEMM (core/qgemm.c) with this file's gather: row p is an output
+ * pixel's NHWC im2col row (k runs over fy, fx, c) or a FULLY_CONNECTED batch row, the
+ * weights [oc][k] with weights_offset added. Requantization: the job's (TFLite modes). */
 
 /* Bytes before the packed weights in scratch (the per-channel multipliers), and the
  * packed weights' bytes. */
-TI__PRIVATE size_t ti__tfc_qgemm_offset(size_t oc) { return (oc * 2 * sizeof(int32_t) + 63) / 64 * 64; }
-TI__PRIVATE size_t ti__tfc_qgemm_bytes(size_t oc, size_t kdim) {
-    return (oc + TI__TFC_NR - 1) / TI__TFC_NR * TI__TFC_NR * kdim * sizeof(int16_t);
-}
-
-/* ---- 8-bit GEMM of CONV_2D (one group) and FULLY_CONNECTED --------------------------- */
-/* acc[p][oc] = sum over k of (x[p][k] + xo) * (w[oc][k] + wo): row p is an output pixel's
- * im2col row (k runs over fy, fx, c) or a FULLY_CONNECTED batch row. Both operands are
- * widened to int16 with the offsets added, so a tap outside the input is a 0, the same
- * sum as TFLite's loops that skip it. The weights are packed per run into scratch, in
- * blocks of TI__TFC_NR channels stored k-major; TI__TFC_MR rows are gathered at a time into
- * a stack panel of TI__TFC_KC depths. The accumulators are uint32: TFLite's int32 sum,
- * modulo 2^32, without signed overflow. */
-
-/* acc[r][0..NR) += sum_p ap[p][r] * bp[p][0..NR) for r < MR; acc rows ldacc apart. The same
- * separate-rows form as ti__sgemm_micro, which compilers vectorise. */
-TI__PRIVATE void ti__tfc_qmicro(size_t kc, const int16_t *ap, const int16_t *bp, uint32_t *acc,
-                                size_t ldacc) {
-    uint32_t c0[TI__TFC_NR], c1[TI__TFC_NR], c2[TI__TFC_NR], c3[TI__TFC_NR];
-    for (int q = 0; q < TI__TFC_NR; q++) {
-        c0[q] = acc[q];
-        c1[q] = acc[ldacc + q];
-        c2[q] = acc[2 * ldacc + q];
-        c3[q] = acc[3 * ldacc + q];
-    }
-    for (size_t p = 0; p < kc; p++) {
-        const int16_t *b = bp + p * TI__TFC_NR, *a = ap + p * TI__TFC_MR;
-        int32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
-        for (int q = 0; q < TI__TFC_NR; q++) {
-            int32_t bq = b[q];
-            c0[q] += (uint32_t)(a0 * bq);
-            c1[q] += (uint32_t)(a1 * bq);
-            c2[q] += (uint32_t)(a2 * bq);
-            c3[q] += (uint32_t)(a3 * bq);
-        }
-    }
-    for (int q = 0; q < TI__TFC_NR; q++) {
-        acc[q] = c0[q];
-        acc[ldacc + q] = c1[q];
-        acc[2 * ldacc + q] = c2[q];
-        acc[3 * ldacc + q] = c3[q];
-    }
-}
-
-/* Packs weight blocks [begin, end): block b holds channels b*NR.. as [k][NR], wo added,
- * 0 past the last channel. */
-TI__PRIVATE void ti__tfc_qpack(void *ctx, size_t begin, size_t end) {
-    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
-    size_t kd = j->kdim;
-    for (size_t b = begin; b < end; b++) {
-        int16_t *dst = j->bp + b * kd * TI__TFC_NR;
-        for (size_t q = 0; q < TI__TFC_NR; q++) {
-            size_t oc = b * TI__TFC_NR + q;
-            if (oc >= j->o) {
-                for (size_t i = 0; i < kd; i++) dst[i * TI__TFC_NR + q] = 0;
-            } else if (j->kind == TI__TFC_U8) {
-                const uint8_t *w = (const uint8_t *)j->w + oc * kd;
-                for (size_t i = 0; i < kd; i++) dst[i * TI__TFC_NR + q] = (int16_t)(w[i] + j->wo);
-            } else {
-                const int8_t *w = (const int8_t *)j->w + oc * kd;
-                for (size_t i = 0; i < kd; i++) dst[i * TI__TFC_NR + q] = (int16_t)(w[i] + j->wo);
-            }
-        }
-    }
-}
+TI__PRIVATE size_t ti__tfc_qgemm_offset(size_t oc) { return ti__qg_rq_bytes(oc); }
+TI__PRIVATE size_t ti__tfc_qgemm_bytes(size_t oc, size_t kdim) { return ti__qg_packed_bytes(oc, kdim); }
 
 /* Copies n input values from element si into column r of the panel (rows MR apart). */
 TI__PRIVATE void ti__tfc_qcopy(const ti__tfc_job *j, size_t si, size_t n, int16_t *dst) {
     if (j->kind == TI__TFC_U8) {
         const uint8_t *x = (const uint8_t *)j->x + si;
-        for (size_t i = 0; i < n; i++) dst[i * TI__TFC_MR] = (int16_t)(x[i] + j->xo);
+        for (size_t i = 0; i < n; i++) dst[i * TI__QG_MR] = (int16_t)(x[i] + j->xo);
     } else {
         const int8_t *x = (const int8_t *)j->x + si;
-        for (size_t i = 0; i < n; i++) dst[i * TI__TFC_MR] = (int16_t)(x[i] + j->xo);
+        for (size_t i = 0; i < n; i++) dst[i * TI__QG_MR] = (int16_t)(x[i] + j->xo);
     }
 }
 
-/* Column r of the panel: depths [k0, k1) of row p. */
-TI__PRIVATE void ti__tfc_qgather(const ti__tfc_job *j, size_t p, size_t k0, size_t k1, int16_t *a) {
+/* Column r of the panel: depths [k0, k1) of row p (a ti__qg_gather_fn on the job). */
+TI__PRIVATE void ti__tfc_qgather(const void *ctx, size_t p, size_t k0, size_t k1, int16_t *a) {
+    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
     if (j->fc) {
         ti__tfc_qcopy(j, p * j->kdim + k0, k1 - k0, a);
         return;
@@ -558,9 +387,9 @@ TI__PRIVATE void ti__tfc_qgather(const ti__tfc_job *j, size_t p, size_t k0, size
         size_t cnt = TI__MIN(ic - c, k1 - k);
         int64_t iy = oy * g->sh - g->ph + (int64_t)(t / (size_t)g->kw) * g->dh;
         int64_t ix = ox * g->sw - g->pw + (int64_t)(t % (size_t)g->kw) * g->dw;
-        int16_t *dst = a + (k - k0) * TI__TFC_MR;
+        int16_t *dst = a + (k - k0) * TI__QG_MR;
         if (iy < 0 || iy >= g->ih || ix < 0 || ix >= g->iw) {
-            for (size_t i = 0; i < cnt; i++) dst[i * TI__TFC_MR] = 0;
+            for (size_t i = 0; i < cnt; i++) dst[i * TI__QG_MR] = 0;
         } else {
             ti__tfc_qcopy(j, (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c, cnt, dst);
         }
@@ -568,62 +397,35 @@ TI__PRIVATE void ti__tfc_qgather(const ti__tfc_job *j, size_t p, size_t k0, size
     }
 }
 
-/* Row blocks [begin, end) of MR rows: every output channel of those rows. */
-TI__PRIVATE void ti__tfc_qgemm_range(void *ctx, size_t begin, size_t end) {
-    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
-    int16_t a[TI__TFC_KC * TI__TFC_MR];
-    uint32_t acc[TI__TFC_MR * TI__TFC_OCC];
-    size_t kd = j->kdim, oc = j->o;
-    /* the same sums either way (int32 products, uint32 wrap); AVX2 pairs depths in VPMADDWD */
-    void (*micro)(size_t, const int16_t *, const int16_t *, uint32_t *, size_t) = ti__tfc_qmicro;
-#ifdef TI__X86_SIMD
-    if (ti__cpu_isa() >= TI__ISA_AVX2) micro = ti__tfc_qmicro_avx2;
-#endif
-    for (size_t blk = begin; blk < end; blk++) {
-        size_t p0 = blk * TI__TFC_MR, np = TI__MIN((size_t)TI__TFC_MR, j->rows - p0);
-        for (size_t oc0 = 0; oc0 < oc; oc0 += TI__TFC_OCC) {
-            size_t occ = TI__MIN((size_t)TI__TFC_OCC, oc - oc0);
-            size_t nb = (occ + TI__TFC_NR - 1) / TI__TFC_NR;
-            for (size_t r = 0; r < TI__TFC_MR; r++)
-                memset(acc + r * TI__TFC_OCC, 0, nb * TI__TFC_NR * sizeof(uint32_t));
-            for (size_t k0 = 0; k0 < kd; k0 += TI__TFC_KC) {
-                size_t k1 = TI__MIN(kd, k0 + TI__TFC_KC);
-                for (size_t r = 0; r < TI__TFC_MR; r++) {
-                    if (r < np) {
-                        ti__tfc_qgather(j, p0 + r, k0, k1, a + r);
-                    } else {
-                        for (size_t i = 0; i < k1 - k0; i++) a[i * TI__TFC_MR + r] = 0;
-                    }
-                }
-                for (size_t b = 0; b < nb; b++)
-                    micro(k1 - k0, a, j->bp + ((oc0 / TI__TFC_NR + b) * kd + k0) * TI__TFC_NR,
-                                   acc + b * TI__TFC_NR, TI__TFC_OCC);
-            }
-            for (size_t r = 0; r < np; r++)
-                for (size_t c = 0; c < occ; c += TI__TFC_DW_CHUNK) {
-                    int64_t v[TI__TFC_DW_CHUNK];
-                    size_t m = TI__MIN((size_t)TI__TFC_DW_CHUNK, occ - c);
-                    for (size_t i = 0; i < m; i++) v[i] = (int32_t)acc[r * TI__TFC_OCC + c + i];
-                    ti__tfc_add_bias(j->b, oc0 + c, m, v);
-                    ti__tfc_requant_n(&j->rq, v, oc0 + c, m, j->y, j->ydt, (p0 + r) * oc + oc0 + c);
-                }
-        }
-    }
-}
-
-
 /* Runs the 8-bit GEMM of a job whose requantization is set up. */
 TI__PRIVATE ti_status ti__tfc_qgemm(ti__kctx *k, ti__tfc_job *j, size_t rows, size_t kdim, int fc) {
-    size_t off = ti__tfc_qgemm_offset(j->o), nblk = (j->o + TI__TFC_NR - 1) / TI__TFC_NR;
+    size_t off = ti__tfc_qgemm_offset(j->o);
     if (k->scratch_bytes < off + ti__tfc_qgemm_bytes(j->o, kdim))
         return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small for the packed weights",
                          k->scratch_bytes);
-    j->bp = (int16_t *)((unsigned char *)k->scratch + off);
     j->rows = rows;
     j->kdim = kdim;
     j->fc = fc;
-    ti__parallel_for(k->tp, nblk, ti__tfc_grain(kdim * TI__TFC_NR), ti__tfc_qpack, j);
-    size_t blocks = (rows + TI__TFC_MR - 1) / TI__TFC_MR;
-    ti__parallel_for(k->tp, blocks, ti__tfc_grain(TI__TFC_MR * kdim * j->o), ti__tfc_qgemm_range, j);
+    ti__qgemm g;
+    memset(&g, 0, sizeof g);
+    g.rows = rows;
+    g.depth = kdim;
+    g.cols = j->o;
+    g.gather = ti__tfc_qgather;
+    g.gctx = j;
+    g.b = j->w;
+    g.b_u8 = j->kind == TI__TFC_U8;
+    g.b_cs = kdim;
+    g.b_ks = 1;
+    g.b_off = j->wo;
+    g.bias = j->b;
+    g.rq = &j->rq;
+    g.y = j->y;
+    g.ydt = j->ydt;
+    g.y_rs = j->o;
+    g.y_cs = 1;
+    g.bp = (int16_t *)((unsigned char *)k->scratch + off);
+    ti__qg_pack(&g, k->tp);
+    ti__qg_compute(&g, k->tp);
     return TI_OK;
 }

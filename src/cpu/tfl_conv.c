@@ -40,8 +40,8 @@ TI__PRIVATE void ti__tfc_conv_q_range(void *ctx, size_t begin, size_t end) {
                                         wrow + (size_t)(fx * g->kc), (size_t)g->kc);
             }
             acc += ti__tfc_bias(j->b, (size_t)oc);
-            ti__tfc_store(j->y, j->ydt, p * (size_t)g->oc + (size_t)oc,
-                          ti__tfc_requant(&j->rq, acc, (size_t)oc));
+            ti__qg_store(j->y, j->ydt, p * (size_t)g->oc + (size_t)oc,
+                          ti__qrq_one(&j->rq, acc, (size_t)oc));
         }
     }
 }
@@ -284,8 +284,8 @@ TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end) {
                         for (size_t c = 0; c < cn; c++) acc[c] += (int32_t)wp[c] * (int32_t)xp[(c0 + c) / m];
                     }
                 }
-            ti__tfc_add_bias(j->b, c0, cn, acc);
-            ti__tfc_requant_n(&j->rq, acc, c0, cn, j->y, j->ydt, p * oc + c0);
+            ti__qg_add_bias(j->b, c0, cn, acc);
+            ti__qrq_n(&j->rq, acc, c0, cn, j->y, j->ydt, p * oc + c0, 1);
         }
     }
 }
@@ -414,7 +414,7 @@ TI__PRIVATE void ti__tfc_tconv_range(void *ctx, size_t begin, size_t end) {
                 }
             }
             acc += ti__tfc_bias(j->b, c);
-            ti__tfc_store(j->y, j->ydt, p * oc + c, ti__tfc_requant(&j->rq, acc, c));
+            ti__qg_store(j->y, j->ydt, p * oc + c, ti__qrq_one(&j->rq, acc, c));
         }
     }
 }
@@ -512,7 +512,7 @@ TI__PRIVATE void ti__tfc_fc_q_range(void *ctx, size_t begin, size_t end) {
     for (size_t t = begin; t < end; t++) {
         size_t bi = t / j->o, o = t % j->o;
         int64_t acc = ti__tfc_dotq(j, bi * j->k, o * j->k, j->k) + ti__tfc_bias(j->b, o);
-        ti__tfc_store(j->y, j->ydt, t, ti__tfc_requant(&j->rq, acc, o));
+        ti__qg_store(j->y, j->ydt, t, ti__qrq_one(&j->rq, acc, o));
     }
 }
 
@@ -648,7 +648,7 @@ typedef struct ti__tfc_bmm_job {
     void *y;
     ti_dtype at, bt, yt;
     int32_t ao, bo; /* -zero points */
-    ti__tfc_rq rq;
+    ti__qrq rq;
     ti__threadpool *tp;
 } ti__tfc_bmm_job;
 
@@ -672,7 +672,7 @@ TI__PRIVATE void ti__tfc_bmm_q_range(void *ctx, size_t begin, size_t end) {
             else acc += (int64_t)(av + j->ao) * (bv + j->bo);
         }
         if (j->yt == TI_DTYPE_I32) ((int32_t *)j->y)[t] = (int32_t)(uint32_t)(uint64_t)acc;
-        else ti__tfc_store(j->y, j->yt, t, ti__tfc_requant(&j->rq, acc, 0));
+        else ti__qg_store(j->y, j->yt, t, ti__qrq_one(&j->rq, acc, 0));
     }
 }
 
@@ -717,7 +717,7 @@ TI__PRIVATE ti_status ti__tfc_bmm_run(ti__kctx *k) {
     if (yt != TI_DTYPE_I32) {
         if ((st = ti__tfc_requant_setup(k, a, b, NULL, k->out[0], 1, 1, &j.rq)) != TI_OK) return st;
         /* TFLite accumulates 16-bit products in int64 */
-        j.rq.mode = a->dtype == TI_DTYPE_I16 ? TI__TFC_RQ_64 : TI__TFC_RQ_32;
+        j.rq.mode = a->dtype == TI_DTYPE_I16 ? TI__QRQ_64 : TI__QRQ_32;
     }
     ti__parallel_for(k->tp, s.batches * s.m * s.n, ti__tfc_grain(s.k), ti__tfc_bmm_q_range, &j);
     return TI_OK;

@@ -1,5 +1,6 @@
-/* Graph passes on a session's plan: dead-node removal and fusion of Conv / ConvTranspose /
- * Gemm / MatMul with a following bias Add, BatchNormalization and activation. Relies on
+/* Graph passes on a session's plan: dead-node removal, fusion of Conv / ConvTranspose /
+ * Gemm / MatMul with a following bias Add, BatchNormalization and activation, and of QDQ
+ * patterns into QLinearConv / QLinearMatMul. Relies on
  * the session structures in internal.h. Must not modify the model: rewritten nodes and
  * the folded weights live in the session's plan pool. */
 
@@ -173,6 +174,170 @@ TI__PRIVATE int ti__fuse_act_of(const ti_session *s, const ti__node *n, int *act
     return 1;
 }
 
+/* ---- QDQ fusion --------------------------------------------------------------------- */
+/* DequantizeLinear(x) and DequantizeLinear(w constant) [+ DequantizeLinear(int32 bias)] ->
+ * Conv / MatMul / Gemm -> [Relu / Clip, already folded into act] -> QuantizeLinear becomes
+ * one QLinearConv or QLinearMatMul on the integer tensors, as onnxruntime's QDQ
+ * transformer does (its results for QDQ models come from its integer kernels). Only the
+ * exact pattern is fused: the float intermediates have no other user and are not graph
+ * outputs, scales and zero points are constants, activation scales are per tensor, the
+ * weights per tensor or per output channel. The weights' DequantizeLinear was folded into
+ * a float constant before fusion: its integer inputs are found on the model's node. */
+
+/* A constant float32 scalar scale. */
+TI__PRIVATE int ti__qdq_scale1(const ti_session *s, int v) {
+    return v >= 0 && s->vi[v].is_const && s->t[v].dtype == TI_DTYPE_F32 && ti__numel(&s->t[v]) == 1;
+}
+
+/* Inputs of a DequantizeLinear / QuantizeLinear node, checked: q (dtype qt: uint8 or int8,
+ * or int32 when bias), constant float32 scale of 1 value or (per_axis) nch values along
+ * axis want_axis of a rank-`rank` q, zero point absent or constant of q's dtype and the
+ * scale's size. Returns 1 when the node fits. */
+TI__PRIVATE int ti__qdq_params(const ti_session *s, const ti__node *n, int is_q, int bias,
+                               int per_axis, int want_axis, size_t nch) {
+    if (n->n_inputs < 2 || n->n_outputs < 1 || n->inputs[1] < 0) return 0;
+    if (ti__attr_i(n, "block_size", 0) != 0 || ti__attr_i(n, "output_dtype", 0) != 0 ||
+        ti__attr_i(n, "precision", 0) != 0)
+        return 0;
+    int sv = n->inputs[1], zv = n->n_inputs > 2 ? n->inputs[2] : -1;
+    int qv = is_q ? n->outputs[0] : n->inputs[0];
+    if (qv < 0) return 0;
+    ti_dtype qt = s->t[qv].dtype;
+    if (bias ? qt != TI_DTYPE_I32 : (qt != TI_DTYPE_U8 && qt != TI_DTYPE_I8)) return 0;
+    if (!s->vi[sv].is_const || s->t[sv].dtype != TI_DTYPE_F32) return 0;
+    size_t ns = ti__numel(&s->t[sv]);
+    if (ns != 1) {
+        int64_t axis = ti__attr_i(n, "axis", 1), rank = s->t[qv].rank;
+        if (axis < 0) axis += rank;
+        if (!per_axis || ns != nch || s->t[sv].rank != 1 || axis != want_axis) return 0;
+    }
+    if (zv >= 0) {
+        if (!s->vi[zv].is_const || s->t[zv].dtype != qt || ti__numel(&s->t[zv]) != ns) return 0;
+        if (bias)
+            for (size_t i = 0; i < ns; i++)
+                if (((const int32_t *)s->t[zv].data)[i] != 0) return 0;
+    }
+    return 1;
+}
+
+/* The plan node before `before` whose output 0 is v; -1 when none. */
+TI__PRIVATE int ti__qdq_producer(const ti_session *s, int v, int before) {
+    for (int j = before - 1; j >= 0; j--) {
+        const ti__node *n = &s->nodes[j];
+        if (n->op[0] != 0 && n->n_outputs > 0 && n->outputs[0] == v) return j;
+    }
+    return -1;
+}
+
+/* The model's DequantizeLinear whose output is the folded constant v, all inputs constant. */
+TI__PRIVATE const ti__node *ti__qdq_folded_dq(const ti_session *s, int v) {
+    if (v < 0 || !s->vi[v].is_const) return NULL;
+    for (int j = 0; j < s->m->n_nodes; j++) {
+        const ti__node *n = &s->m->nodes[j];
+        if (n->domain[0] != 0 || strcmp(n->op, "DequantizeLinear") != 0 || n->n_outputs < 1 ||
+            n->outputs[0] != v)
+            continue;
+        for (int i = 0; i < n->n_inputs; i++)
+            if (n->inputs[i] >= 0 && !s->vi[n->inputs[i]].is_const) return NULL;
+        return n;
+    }
+    return NULL;
+}
+
+/* A new constant: w [r, c] (1-byte elements) transposed to [c, r]. */
+TI__PRIVATE int ti__qdq_transposed(ti_session *s, int wv) {
+    const ti_tensor *w = &s->t[wv];
+    int v = ti__session_new_value(s, w->name);
+    if (v < 0) return -1;
+    ti_tensor *t = &s->t[v];
+    int64_t dims[2] = {w->shape[1], w->shape[0]};
+    if (!ti__set_shape(t, w->dtype, 2, dims)) return -1;
+    unsigned char *d = (unsigned char *)ti__pool_alloc(&s->plan_pool, t->size_bytes + 1);
+    if (d == NULL) return -1;
+    const unsigned char *src = (const unsigned char *)w->data;
+    size_t r = (size_t)w->shape[0], c = (size_t)w->shape[1];
+    for (size_t i = 0; i < r; i++)
+        for (size_t j = 0; j < c; j++) d[j * r + i] = src[i * c + j];
+    t->data = d;
+    s->vi[v].is_const = 1;
+    return v;
+}
+
+/* Tries the QDQ pattern around plan node n (Conv, MatMul or Gemm); 1 when fused. */
+TI__PRIVATE int ti__fuse_qdq(ti_session *s, int n, const int *uses, const int *user) {
+    ti__node *a = &s->nodes[n];
+    int conv = strcmp(a->op, "Conv") == 0, gemm = strcmp(a->op, "Gemm") == 0;
+    if (a->domain[0] != 0 || a->n_inputs < 2 || a->n_outputs != 1 || a->outputs[0] < 0) return 0;
+    if (a->act != TI__ACT_NONE && a->act != TI__ACT_RELU && a->act != TI__ACT_CLIP) return 0;
+    int xv = a->inputs[0], wv = a->inputs[1], yv = a->outputs[0];
+    int bv = a->n_inputs > 2 ? a->inputs[2] : -1;
+    if (xv < 0 || wv < 0 || uses[xv] != 1 || s->vi[xv].is_output || uses[yv] != 1 ||
+        s->vi[yv].is_output)
+        return 0;
+    if (!conv && !gemm && bv >= 0) return 0; /* MatMul with a fused bias Add */
+    if (gemm && (bv >= 0 || ti__attr_i(a, "transA", 0) != 0 || ti__attr_f(a, "alpha", 1.0f) != 1.0f))
+        return 0;
+    int px = ti__qdq_producer(s, xv, n);
+    if (px < 0) return 0;
+    ti__node *dqx = &s->nodes[px], *q = &s->nodes[user[yv]];
+    if (dqx->domain[0] != 0 || strcmp(dqx->op, "DequantizeLinear") != 0 ||
+        !ti__qdq_params(s, dqx, 0, 0, 0, 0, 1))
+        return 0;
+    if (q->domain[0] != 0 || strcmp(q->op, "QuantizeLinear") != 0 || q->inputs[0] != yv ||
+        q->n_outputs < 1 || !ti__qdq_params(s, q, 1, 0, 0, 0, 1))
+        return 0;
+    const ti__node *dqw = ti__qdq_folded_dq(s, wv);
+    const ti_tensor *w = &s->t[wv];
+    int trans_b = gemm && ti__attr_i(a, "transB", 0) != 0;
+    if (dqw == NULL || (!conv && w->rank != 2) || (conv && w->rank < 3)) return 0;
+    /* per output channel: axis 0 of conv weights, the column axis of MatMul / Gemm b */
+    size_t nch = (size_t)w->shape[conv || trans_b ? 0 : w->rank - 1];
+    if (!ti__qdq_params(s, dqw, 0, 0, 1, conv || trans_b ? 0 : w->rank - 1, nch)) return 0;
+    int xq = dqx->inputs[0], wq = dqw->inputs[0];
+    int yzv = q->n_inputs > 2 ? q->inputs[2] : -1;
+    if (yzv < 0 && s->t[xq].dtype != TI_DTYPE_U8) return 0; /* QLinear*: y dtype is x's */
+    /* bias: int32 DequantizeLinear with scale x_scale * w_scale (float32 product), zp 0 */
+    const ti__node *dqb = NULL;
+    if (bv >= 0) {
+        dqb = ti__qdq_folded_dq(s, bv);
+        if (dqb == NULL || !ti__qdq_params(s, dqb, 0, 1, 1, 0, nch)) return 0;
+        if (s->t[dqb->inputs[0]].rank != 1 || (size_t)s->t[dqb->inputs[0]].shape[0] != nch)
+            return 0;
+        const ti_tensor *bs = &s->t[dqb->inputs[1]], *ws = &s->t[dqw->inputs[1]];
+        float xs = *(const float *)s->t[dqx->inputs[1]].data;
+        for (size_t c = 0; c < nch; c++) {
+            float want = xs * ((const float *)ws->data)[ti__numel(ws) == 1 ? 0 : c];
+            if (((const float *)bs->data)[ti__numel(bs) == 1 ? 0 : c] != want) return 0;
+        }
+    }
+    int wt = wq;
+    if (trans_b && (wt = ti__qdq_transposed(s, wq)) < 0) return 0;
+    int ni = conv ? 9 : 8;
+    int *in = (int *)ti__pool_alloc(&s->plan_pool, sizeof(int) * (size_t)ni);
+    int *out = (int *)ti__pool_alloc(&s->plan_pool, sizeof(int) * 2);
+    const ti__op *op = ti__op_find("", conv ? "QLinearConv" : "QLinearMatMul");
+    if (in == NULL || out == NULL || op == NULL) return 0;
+    in[0] = xq;
+    in[1] = dqx->inputs[1];
+    in[2] = dqx->n_inputs > 2 ? dqx->inputs[2] : -1;
+    in[3] = wt;
+    in[4] = dqw->inputs[1];
+    in[5] = dqw->n_inputs > 2 ? dqw->inputs[2] : -1;
+    in[6] = q->inputs[1];
+    in[7] = yzv;
+    if (conv) in[8] = dqb != NULL ? dqb->inputs[0] : -1;
+    out[0] = q->outputs[0];
+    a->op = conv ? "QLinearConv" : "QLinearMatMul";
+    a->inputs = in;
+    a->n_inputs = ni;
+    a->outputs = out;
+    s->ops[n] = op;
+    dqx->op = "";
+    q->op = "";
+    s->info.num_fused += 2;
+    return 1;
+}
+
 TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
     int nv = s->cap_values;
     int *uses = (int *)ti__pool_alloc(&s->plan_pool, sizeof(int) * (size_t)nv);
@@ -253,6 +418,12 @@ TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
             b->op = "";
             s->info.num_fused++;
         }
+    }
+    /* QDQ: after the activations are folded, so Conv + Relu + QuantizeLinear is one node */
+    for (int n = 0; n < s->n_nodes; n++) {
+        const char *op = s->nodes[n].op;
+        if (strcmp(op, "Conv") == 0 || strcmp(op, "MatMul") == 0 || strcmp(op, "Gemm") == 0)
+            ti__fuse_qdq(s, n, uses, user);
     }
     /* compact, rebinding the tensors of rewritten nodes */
     int w = 0;

@@ -1,5 +1,5 @@
-/* The 8-bit GEMM micro-kernel of the TFLite convolutions (ti__tfc_qmicro in
- * cpu/tfl_accum.c) against its SIMD variant (ti__tfc_qmicro_avx2, cpu/x86/qgemm_avx2.c):
+/* The 8-bit GEMM micro-kernel of the TFLite convolutions (ti__qg_micro in
+ * cpu/tfl_accum.c) against its SIMD variant (ti__qg_micro_avx2, cpu/x86/qgemm_avx2.c):
  * equal bit for bit on random int16 operands in the range the kernels feed (8-bit values
  * with zero points, |v| <= 255), on every int16 including -32768 (the sums wrap modulo
  * 2^32 in both), on odd and even depths around the unrolling, and on accumulators that
@@ -28,8 +28,8 @@ static void run_case(size_t kc, int full_range) {
         b[i] = full_range ? (int16_t)(urand() & 0xffff) : (int16_t)((int)(urand() % 511) - 255);
     if (full_range && kc > 1) a[0] = a[4] = b[0] = b[16] = INT16_MIN; /* the madd edge case */
     for (int i = 0; i < 4 * LD; i++) c_ref[i] = c_simd[i] = urand() * 2654435761u;
-    ti__tfc_qmicro(kc, a, b, c_ref, LD);
-    ti__tfc_qmicro_avx2(kc, a, b, c_simd, LD);
+    ti__qg_micro(kc, a, b, c_ref, LD);
+    ti__qg_micro_avx2(kc, a, b, c_simd, LD);
     int bad = 0;
     for (int i = 0; i < 4 * LD; i++)
         if (c_ref[i] != c_simd[i] && bad++ == 0)

@@ -1,8 +1,8 @@
-/* 8-bit GEMM micro-kernel for AVX2 (the kernel of tfl_accum.c's ti__tfc_qgemm): 4 rows x 16
+/* 8-bit GEMM micro-kernel for AVX2 (the kernel of core/qgemm.c's shared integer GEMM): 4 rows x 16
  * channels of uint32 accumulators, int16 operands (the 8-bit values with their zero points
  * added). Pairs of depths go through VPMADDWD: each int32 lane gets a[k]*b[k] + a[k+1]*b[k+1],
  * both products exact (|operand| <= 255), added to the accumulator modulo 2^32: the same
- * sums as the portable ti__tfc_qmicro, bit for bit. The packed B rows stay as they are
+ * sums as the portable ti__qg_micro, bit for bit. The packed B rows stay as they are
  * ([k][16] int16); two rows are interleaved in registers (VPUNPCK), which permutes the
  * channels inside each 128-bit lane; the permutation is undone at the store. Compiled with a
  * function-level target attribute, run only when cpuid says AVX2 (cpu/x86/cpuid.c).
@@ -11,7 +11,7 @@
 #include <immintrin.h>
 
 /* acc[r*ldacc + 0..16) += sum over p < kc of ap[p*4 + r] * bp[p*16 + q], r < 4. */
-TI__PRIVATE TI__TARGET_AVX2 void ti__tfc_qmicro_avx2(size_t kc, const int16_t *ap,
+TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2(size_t kc, const int16_t *ap,
                                                      const int16_t *bp, uint32_t *acc,
                                                      size_t ldacc) {
     /* lo: channels 0-3 | 8-11, hi: 4-7 | 12-15 (the unpack order), per row */

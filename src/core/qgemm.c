@@ -1,0 +1,497 @@
+/* The integer GEMM and output pipeline shared by every 8-bit matrix kernel of both formats:
+ * TFLite CONV_2D / FULLY_CONNECTED (cpu/tfl_accum.c) and ONNX QLinearConv, QLinearMatMul,
+ * ConvInteger, MatMulInteger (cpu/quant.c, cpu/conv.c, cpu/gemm.c). Accumulators are
+ * int32 sums (modulo 2^32) of zero-point-corrected products; the requantization turns them
+ * into outputs by the mode the caller picks: TFLite's fixed-point multiplier, its double
+ * rescale, ONNX's float multiplier rounded half to even, or the raw int32. Relies on
+ * qmath.c and the AVX2 micro-kernel (cpu/x86/qgemm_avx2.c, declared in internal.h). Must
+ * not allocate: packed weights live in the caller's scratch, panels on the stack. */
+
+/* Channels requantized at once (stack arrays of this many accumulators). */
+#define TI__QG_CHUNK 64
+
+/* TFLite MultiplyByQuantizedMultiplier for int64 accumulators (16x8 kernels, double
+ * rounding build): the multiplier is first rounded to 16 bits, then one rounding shift.
+ * TFLite's contract is |x| < 2^47 and shift < 8; values outside are clamped, not UB. */
+TI__PRIVATE int32_t ti__qg_mul64(int64_t x, int32_t multiplier, int shift) {
+    const int64_t lim = (int64_t)1 << 47;
+    if (x >= lim) x = lim - 1;
+    if (x < -lim) x = -lim;
+    if (shift > 14) shift = 14;
+    int64_t reduced = multiplier < 0x7FFF0000 ? (multiplier + (1 << 15)) >> 16 : 0x7FFF;
+    int total = 15 - shift;
+    int64_t r = x * reduced + ((int64_t)1 << (total - 1));
+    r = r >= 0 ? r >> total : -((-r - 1) >> total) - 1; /* arithmetic shift, portably */
+    return (int32_t)(r > INT32_MAX ? INT32_MAX : (r < INT32_MIN ? INT32_MIN : r));
+}
+
+/* How accumulators become outputs. */
+enum {
+    TI__QRQ_32 = 0, /* TFLite: int32 accumulator (wrapping modulo 2^32), MultiplyByQuantizedMultiplier */
+    TI__QRQ_64,     /* TFLite int16 kernels with int64 bias: int64 accumulator and its multiply */
+    TI__QRQ_DOUBLE, /* TFLite FULLY_CONNECTED: round(acc * real) in double, half away from
+                       zero, as the reference FullyConnected kernels (ai-edge-litert 2.x) do */
+    TI__QRQ_DOUBLE64, /* the same with the int64 accumulator of int16 input and int64 bias */
+    TI__QRQ_ONNX,   /* ONNX QLinear*: acc * real + zero point in double, rounded half to even
+                       (nearbyint), saturated; the accumulator is not wrapped */
+    TI__QRQ_RAW     /* ConvInteger / MatMulInteger: the int32 accumulator itself */
+};
+
+/* Requantization of integer accumulators to the output. */
+typedef struct ti__qrq {
+    const int32_t *mult, *shift; /* TI__QRQ_32 / _64: per output channel, in scratch */
+    const double *real;          /* TI__QRQ_DOUBLE* / _ONNX: per channel multiplier, in scratch */
+    int32_t yo, lo, hi;          /* output zero point, clamp range */
+    int mode;
+} ti__qrq;
+
+TI__PRIVATE int32_t ti__qrq_one(const ti__qrq *r, int64_t acc, size_t c) {
+    int64_t v;
+    if (r->mode == TI__QRQ_RAW) return (int32_t)(uint32_t)(uint64_t)acc;
+    if (r->mode == TI__QRQ_ONNX) {
+        double d = (double)acc * r->real[c] + (double)r->yo;
+        if (d != d) return r->lo; /* NaN (a zero scale): numpy's cast, then clip */
+        d = nearbyint(d);
+        return d <= (double)r->lo ? r->lo : (d >= (double)r->hi ? r->hi : (int32_t)d);
+    }
+    if (r->mode == TI__QRQ_64) {
+        v = ti__qg_mul64(acc, r->mult[c], (int)r->shift[c]);
+    } else if (r->mode == TI__QRQ_DOUBLE || r->mode == TI__QRQ_DOUBLE64) {
+        if (r->mode == TI__QRQ_DOUBLE) acc = (int32_t)(uint32_t)(uint64_t)acc;
+        double d = round((double)acc * r->real[c]);
+        v = d > INT32_MAX ? INT32_MAX : (d < INT32_MIN ? INT32_MIN : (int64_t)d);
+    } else {
+        v = ti__q_mul((int32_t)(uint32_t)(uint64_t)acc, r->mult[c], (int)r->shift[c]);
+    }
+    v += r->yo;
+    return (int32_t)(v < r->lo ? r->lo : (v > r->hi ? r->hi : v));
+}
+
+TI__PRIVATE void ti__qg_store(void *y, ti_dtype t, size_t i, int32_t v) {
+    switch (t) {
+    case TI_DTYPE_U8: ((uint8_t *)y)[i] = (uint8_t)v; break;
+    case TI_DTYPE_I8: ((int8_t *)y)[i] = (int8_t)v; break;
+    case TI_DTYPE_I16: ((int16_t *)y)[i] = (int16_t)v; break;
+    default: ((int32_t *)y)[i] = v; break;
+    }
+}
+
+/* acc[0..n) of channels c0.. (bias included) to outputs y[yi + i * ys] of dtype t: the
+ * common TFLite int32 case in one tight loop, the store's dtype switch outside it. */
+TI__PRIVATE void ti__qrq_n(const ti__qrq *r, const int64_t *acc, size_t c0, size_t n, void *y,
+                           ti_dtype t, size_t yi, size_t ys) {
+    int32_t v[TI__QG_CHUNK];
+    for (size_t i0 = 0; i0 < n; i0 += TI__QG_CHUNK) {
+        size_t m = TI__MIN((size_t)TI__QG_CHUNK, n - i0);
+        if (r->mode == TI__QRQ_32) {
+            /* ti__q_mul written out so that it inlines: the hot loop of every 8-bit kernel */
+            for (size_t i = 0; i < m; i++) {
+                size_t c = c0 + i0 + i;
+                int sh = (int)r->shift[c], e = sh > 0 ? 0 : -sh;
+                int64_t x = (int32_t)(uint32_t)(uint64_t)acc[i0 + i];
+                if (sh > 0) {
+                    x *= (int64_t)1 << sh;
+                    x = x > INT32_MAX ? INT32_MAX : (x < INT32_MIN ? INT32_MIN : x);
+                }
+                int64_t ab = x * r->mult[c]; /* multiplier >= 0: no INT32_MIN * INT32_MIN */
+                int32_t q = (int32_t)((ab + (ab >= 0 ? (1LL << 30) : 1 - (1LL << 30))) / (1LL << 31));
+                if (e > 0) {
+                    int32_t mask = (int32_t)((1LL << e) - 1), rem = q & mask;
+                    q = (q >> e) + (rem > (mask >> 1) + (q < 0 ? 1 : 0) ? 1 : 0);
+                }
+                int64_t u = (int64_t)q + r->yo;
+                v[i] = (int32_t)(u < r->lo ? r->lo : (u > r->hi ? r->hi : u));
+            }
+        } else {
+            for (size_t i = 0; i < m; i++) v[i] = ti__qrq_one(r, acc[i0 + i], c0 + i0 + i);
+        }
+        size_t o = yi + i0 * ys;
+        switch (t) {
+        case TI_DTYPE_U8: for (size_t i = 0; i < m; i++) ((uint8_t *)y)[o + i * ys] = (uint8_t)v[i]; break;
+        case TI_DTYPE_I8: for (size_t i = 0; i < m; i++) ((int8_t *)y)[o + i * ys] = (int8_t)v[i]; break;
+        case TI_DTYPE_I16: for (size_t i = 0; i < m; i++) ((int16_t *)y)[o + i * ys] = (int16_t)v[i]; break;
+        default: for (size_t i = 0; i < m; i++) ((int32_t *)y)[o + i * ys] = v[i]; break;
+        }
+    }
+}
+
+/* Adds bias channels c0..c0+n (int32 or int64) to acc. */
+TI__PRIVATE void ti__qg_add_bias(const ti_tensor *b, size_t c0, size_t n, int64_t *acc) {
+    if (b == NULL) return;
+    if (b->dtype == TI_DTYPE_I64) {
+        const int64_t *bv = (const int64_t *)b->data + c0;
+        for (size_t i = 0; i < n; i++) acc[i] += bv[i];
+    } else {
+        const int32_t *bv = (const int32_t *)b->data + c0;
+        for (size_t i = 0; i < n; i++) acc[i] += bv[i];
+    }
+}
+
+/* ---- the 8-bit GEMM ------------------------------------------------------------------- */
+/* acc[r][c] = sum over k of A'[r][k] * B'[k][c], A' and B' the 8-bit operands with their
+ * zero points subtracted, widened to int16 (|v| <= 255 for any uint8 / int8 mix), so a
+ * tap of a convolution outside its input is a 0: the same sum as loops that skip it. B is
+ * packed per run into scratch, in blocks of TI__QG_NR columns stored k-major; TI__QG_MR
+ * rows of A are gathered at a time (by the caller's function, which knows the layout:
+ * im2col of NHWC or NCHW, plain rows) into a stack panel of TI__QG_KC depths. The
+ * accumulators are uint32: the int32 sum modulo 2^32 without signed overflow. */
+#define TI__QG_MR 4
+#define TI__QG_NR 16
+#define TI__QG_KC 256
+#define TI__QG_OCC 512 /* columns accumulated at once: MR x OCC uint32 on the stack */
+
+/* Writes depths [k0, k1) of A' row `row` to dst[(k - k0) * TI__QG_MR]. */
+typedef void (*ti__qg_gather_fn)(const void *ctx, size_t row, size_t k0, size_t k1, int16_t *dst);
+
+typedef struct ti__qgemm {
+    size_t rows, depth, cols;
+    ti__qg_gather_fn gather; /* A: rows, zero points applied */
+    const void *gctx;
+    const void *b;           /* B: element (k, c) at b[c * b_cs + k * b_ks], uint8 or int8 */
+    int b_u8;
+    size_t b_cs, b_ks;
+    int32_t b_off;           /* added to every element of B (TFLite: -zero point) */
+    const void *b_zp;        /* or NULL: zero points per channel (dtype of B), subtracted */
+    size_t b_zp_n;           /* 1 (per tensor) or the channel count */
+    size_t c0;               /* channel of column 0: index of bias, b_zp, rq multipliers */
+    const ti_tensor *bias;   /* int32 / int64 per channel, or NULL */
+    const ti__qrq *rq;
+    void *y;                 /* output (row, col) at y[y0 + row * y_rs + col * y_cs] */
+    ti_dtype ydt;
+    size_t y0, y_rs, y_cs;
+    int16_t *bp;             /* packed B: ti__qg_packed_bytes(cols, depth) of scratch */
+} ti__qgemm;
+
+TI__PRIVATE size_t ti__qg_packed_bytes(size_t cols, size_t depth) {
+    return (cols + TI__QG_NR - 1) / TI__QG_NR * TI__QG_NR * depth * sizeof(int16_t);
+}
+/* Bytes of scratch before the packed B where callers keep per-channel multipliers (two
+ * int32 or one double per channel), rounded to a cache line. */
+TI__PRIVATE size_t ti__qg_rq_bytes(size_t channels) {
+    return (channels * 2 * sizeof(int32_t) + 63) / 64 * 64;
+}
+
+/* acc[r][0..NR) += sum_p ap[p][r] * bp[p][0..NR) for r < MR; acc rows ldacc apart. The same
+ * separate-rows form as ti__sgemm_micro, which compilers vectorise. */
+TI__PRIVATE void ti__qg_micro(size_t kc, const int16_t *ap, const int16_t *bp, uint32_t *acc,
+                              size_t ldacc) {
+    uint32_t c0[TI__QG_NR], c1[TI__QG_NR], c2[TI__QG_NR], c3[TI__QG_NR];
+    for (int q = 0; q < TI__QG_NR; q++) {
+        c0[q] = acc[q];
+        c1[q] = acc[ldacc + q];
+        c2[q] = acc[2 * ldacc + q];
+        c3[q] = acc[3 * ldacc + q];
+    }
+    for (size_t p = 0; p < kc; p++) {
+        const int16_t *b = bp + p * TI__QG_NR, *a = ap + p * TI__QG_MR;
+        int32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
+        for (int q = 0; q < TI__QG_NR; q++) {
+            int32_t bq = b[q];
+            c0[q] += (uint32_t)(a0 * bq);
+            c1[q] += (uint32_t)(a1 * bq);
+            c2[q] += (uint32_t)(a2 * bq);
+            c3[q] += (uint32_t)(a3 * bq);
+        }
+    }
+    for (int q = 0; q < TI__QG_NR; q++) {
+        acc[q] = c0[q];
+        acc[ldacc + q] = c1[q];
+        acc[2 * ldacc + q] = c2[q];
+        acc[3 * ldacc + q] = c3[q];
+    }
+}
+
+/* Packs column blocks [begin, end): block b holds columns b*NR.. as [k][NR], B' values,
+ * 0 past the last column. */
+TI__PRIVATE void ti__qg_pack_range(void *ctx, size_t begin, size_t end) {
+    const ti__qgemm *g = (const ti__qgemm *)ctx;
+    size_t kd = g->depth;
+    for (size_t b = begin; b < end; b++) {
+        int16_t *dst = g->bp + b * kd * TI__QG_NR;
+        for (size_t q = 0; q < TI__QG_NR; q++) {
+            size_t c = b * TI__QG_NR + q;
+            if (c >= g->cols) {
+                for (size_t i = 0; i < kd; i++) dst[i * TI__QG_NR + q] = 0;
+                continue;
+            }
+            int32_t off = g->b_off;
+            if (g->b_zp != NULL) {
+                size_t zi = g->b_zp_n > 1 ? g->c0 + c : 0;
+                off -= g->b_u8 ? (int32_t)((const uint8_t *)g->b_zp)[zi]
+                               : (int32_t)((const int8_t *)g->b_zp)[zi];
+            }
+            if (g->b_u8) {
+                const uint8_t *w = (const uint8_t *)g->b + c * g->b_cs;
+                for (size_t i = 0; i < kd; i++) dst[i * TI__QG_NR + q] = (int16_t)(w[i * g->b_ks] + off);
+            } else {
+                const int8_t *w = (const int8_t *)g->b + c * g->b_cs;
+                for (size_t i = 0; i < kd; i++) dst[i * TI__QG_NR + q] = (int16_t)(w[i * g->b_ks] + off);
+            }
+        }
+    }
+}
+
+/* Row blocks [begin, end) of MR rows: every column of those rows. */
+TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
+    const ti__qgemm *g = (const ti__qgemm *)ctx;
+    int16_t a[TI__QG_KC * TI__QG_MR];
+    uint32_t acc[TI__QG_MR * TI__QG_OCC];
+    size_t kd = g->depth, oc = g->cols;
+    /* the same sums either way (int32 products, uint32 wrap); AVX2 pairs depths in VPMADDWD */
+    void (*micro)(size_t, const int16_t *, const int16_t *, uint32_t *, size_t) = ti__qg_micro;
+#ifdef TI__X86_SIMD
+    if (ti__cpu_isa() >= TI__ISA_AVX2) micro = ti__qg_micro_avx2;
+#endif
+    for (size_t blk = begin; blk < end; blk++) {
+        size_t p0 = blk * TI__QG_MR, np = TI__MIN((size_t)TI__QG_MR, g->rows - p0);
+        for (size_t oc0 = 0; oc0 < oc; oc0 += TI__QG_OCC) {
+            size_t occ = TI__MIN((size_t)TI__QG_OCC, oc - oc0);
+            size_t nb = (occ + TI__QG_NR - 1) / TI__QG_NR;
+            for (size_t r = 0; r < TI__QG_MR; r++)
+                memset(acc + r * TI__QG_OCC, 0, nb * TI__QG_NR * sizeof(uint32_t));
+            for (size_t k0 = 0; k0 < kd; k0 += TI__QG_KC) {
+                size_t k1 = TI__MIN(kd, k0 + TI__QG_KC);
+                for (size_t r = 0; r < TI__QG_MR; r++) {
+                    if (r < np) {
+                        g->gather(g->gctx, p0 + r, k0, k1, a + r);
+                    } else {
+                        for (size_t i = 0; i < k1 - k0; i++) a[i * TI__QG_MR + r] = 0;
+                    }
+                }
+                for (size_t b = 0; b < nb; b++)
+                    micro(k1 - k0, a, g->bp + ((oc0 / TI__QG_NR + b) * kd + k0) * TI__QG_NR,
+                          acc + b * TI__QG_NR, TI__QG_OCC);
+            }
+            for (size_t r = 0; r < np; r++)
+                for (size_t c = 0; c < occ; c += TI__QG_CHUNK) {
+                    int64_t v[TI__QG_CHUNK];
+                    size_t m = TI__MIN((size_t)TI__QG_CHUNK, occ - c);
+                    for (size_t i = 0; i < m; i++) v[i] = (int32_t)acc[r * TI__QG_OCC + c + i];
+                    ti__qg_add_bias(g->bias, g->c0 + oc0 + c, m, v);
+                    ti__qrq_n(g->rq, v, g->c0 + oc0 + c, m, g->y, g->ydt,
+                              g->y0 + (p0 + r) * g->y_rs + (oc0 + c) * g->y_cs, g->y_cs);
+                }
+        }
+    }
+}
+
+TI__PRIVATE size_t ti__qg_grain(size_t work_per_item) {
+    return TI__MAX((size_t)1, (size_t)32768 / (work_per_item + 1));
+}
+
+/* Packs B into g->bp (once per B: a caller that keeps B may run several A's on it). */
+TI__PRIVATE void ti__qg_pack(ti__qgemm *g, ti__threadpool *tp) {
+    size_t nblk = (g->cols + TI__QG_NR - 1) / TI__QG_NR;
+    if (g->depth == 0 || g->bp == NULL) return; /* nothing to pack: every sum is 0 */
+    ti__parallel_for(tp, nblk, ti__qg_grain(g->depth * TI__QG_NR), ti__qg_pack_range, g);
+}
+
+/* Runs the GEMM on packed B: requantized outputs for every row and column. */
+TI__PRIVATE void ti__qg_compute(ti__qgemm *g, ti__threadpool *tp) {
+    size_t blocks = (g->rows + TI__QG_MR - 1) / TI__QG_MR;
+    ti__parallel_for(tp, blocks, ti__qg_grain(TI__QG_MR * g->depth * g->cols), ti__qg_range, g);
+}
+
+/* ---- gathers of ONNX operands ----------------------------------------------------------- */
+
+/* Plain rows: A' (row, k) = a[row * lda + k] + off - zp[row] (zp per row: MatMulInteger). */
+typedef struct ti__qg_rows {
+    const void *a;
+    int u8;
+    size_t lda;
+    int32_t off;
+    const void *zp; /* dtype of a, zp_n values; NULL: none */
+    size_t zp_n;
+} ti__qg_rows;
+
+TI__PRIVATE void ti__qg_rows_gather(const void *ctx, size_t row, size_t k0, size_t k1, int16_t *dst) {
+    const ti__qg_rows *r = (const ti__qg_rows *)ctx;
+    int32_t off = r->off;
+    if (r->zp != NULL) {
+        size_t zi = r->zp_n > 1 ? row : 0;
+        off -= r->u8 ? (int32_t)((const uint8_t *)r->zp)[zi] : (int32_t)((const int8_t *)r->zp)[zi];
+    }
+    size_t n = k1 - k0;
+    if (r->u8) {
+        const uint8_t *x = (const uint8_t *)r->a + row * r->lda + k0;
+        for (size_t i = 0; i < n; i++) dst[i * TI__QG_MR] = (int16_t)(x[i] + off);
+    } else {
+        const int8_t *x = (const int8_t *)r->a + row * r->lda + k0;
+        for (size_t i = 0; i < n; i++) dst[i * TI__QG_MR] = (int16_t)(x[i] + off);
+    }
+}
+
+/* im2col of one NCHW image and group: row = output pixel (od, oh, ow) of the image, depth
+ * k = (c, kd, kh, kw) over the group's channels; 1 and 2 spatial dims come as 3-D with
+ * leading size-1 dims. Outside the input the value is x's zero point, so A' is 0. */
+typedef struct ti__qg_nchw {
+    const void *x; /* the image's first channel of the group */
+    int u8;
+    int32_t off;   /* -zero point of x */
+    size_t plane;  /* elements of one input channel plane */
+    int64_t in[3], ker[3], str[3], dil[3], pad[3], out[3];
+} ti__qg_nchw;
+
+TI__PRIVATE void ti__qg_nchw_gather(const void *ctx, size_t row, size_t k0, size_t k1, int16_t *dst) {
+    const ti__qg_nchw *g = (const ti__qg_nchw *)ctx;
+    int64_t ow = (int64_t)(row % (size_t)g->out[2]), t = (int64_t)(row / (size_t)g->out[2]);
+    int64_t oh = t % g->out[1], od = t / g->out[1];
+    int64_t b0 = od * g->str[0] - g->pad[0], b1 = oh * g->str[1] - g->pad[1];
+    int64_t b2 = ow * g->str[2] - g->pad[2];
+    size_t kprod = (size_t)(g->ker[0] * g->ker[1] * g->ker[2]);
+    size_t c = k0 / kprod, rem = k0 % kprod;
+    int64_t kw = (int64_t)(rem % (size_t)g->ker[2]);
+    int64_t kh = (int64_t)(rem / (size_t)g->ker[2] % (size_t)g->ker[1]);
+    int64_t kd = (int64_t)(rem / (size_t)(g->ker[2] * g->ker[1]));
+    for (size_t k = k0; k < k1; k++, dst += TI__QG_MR) {
+        int64_t id = b0 + kd * g->dil[0], ih = b1 + kh * g->dil[1], iw = b2 + kw * g->dil[2];
+        if (id < 0 || id >= g->in[0] || ih < 0 || ih >= g->in[1] || iw < 0 || iw >= g->in[2]) {
+            *dst = 0;
+        } else {
+            size_t xi = c * g->plane + (size_t)((id * g->in[1] + ih) * g->in[2] + iw);
+            *dst = (int16_t)((g->u8 ? (int32_t)((const uint8_t *)g->x)[xi]
+                                    : (int32_t)((const int8_t *)g->x)[xi]) + g->off);
+        }
+        if (++kw == g->ker[2]) {
+            kw = 0;
+            if (++kh == g->ker[1]) {
+                kh = 0;
+                if (++kd == g->ker[0]) {
+                    kd = 0;
+                    c++;
+                }
+            }
+        }
+    }
+}
+
+/* ---- drivers of the ONNX ops (QLinearConv / ConvInteger, QLinearMatMul / MatMulInteger) --- */
+
+/* Fills the shared NCHW gather of image n, group g of an ONNX convolution. */
+TI__PRIVATE void ti__q_nchw_setup(ti__qg_nchw *q, const ti_tensor *x, int64_t n, int64_t g,
+                                  int64_t c, int64_t cg, int32_t xzp, const int64_t *in,
+                                  const int64_t *ker, const int64_t *str, const int64_t *dil,
+                                  const int64_t *pad, const int64_t *out) {
+    size_t plane = (size_t)(in[0] * in[1] * in[2]);
+    size_t first = (size_t)(n * c + g * cg) * plane;
+    q->u8 = x->dtype == TI_DTYPE_U8;
+    q->x = (const unsigned char *)x->data + first; /* 1-byte elements */
+    q->off = -xzp;
+    q->plane = plane;
+    for (int i = 0; i < 3; i++) {
+        q->in[i] = in[i], q->ker[i] = ker[i], q->str[i] = str[i];
+        q->dil[i] = dil[i], q->pad[i] = pad[i], q->out[i] = out[i];
+    }
+}
+
+/* Runs an ONNX NCHW convolution of 8-bit x and w on the shared GEMM: per group, the
+ * weights [mg][cg * kvol] packed once, then one GEMM per image with rows = output pixels.
+ * zw: w's zero points (NULL: 0), rq the requantization, bias int32 or NULL. */
+TI__PRIVATE ti_status ti__q_conv_gemm(ti__kctx *k, const ti_tensor *x, const ti_tensor *w,
+                                      const ti_tensor *zw, int32_t zx, const ti_tensor *bias,
+                                      const ti__qrq *rq, ti_tensor *y, int64_t nimg, int64_t c,
+                                      int64_t m, int64_t group, const int64_t *in,
+                                      const int64_t *ker, const int64_t *str, const int64_t *dil,
+                                      const int64_t *pad, const int64_t *out, size_t rq_bytes) {
+    int64_t cg = c / group, mg = m / group;
+    size_t kvol = (size_t)(ker[0] * ker[1] * ker[2]), depth = (size_t)cg * kvol;
+    size_t plane = (size_t)(out[0] * out[1] * out[2]);
+    size_t need = rq_bytes + ti__qg_packed_bytes((size_t)mg, depth);
+    if (need > 0 && (k->scratch == NULL || k->scratch_bytes < need))
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                         "scratch of %zu bytes is too small for the packed weights", k->scratch_bytes);
+    ti__qg_nchw q;
+    ti__qgemm g;
+    memset(&g, 0, sizeof g);
+    g.rows = plane;
+    g.depth = depth;
+    g.cols = (size_t)mg;
+    g.gather = ti__qg_nchw_gather;
+    g.gctx = &q;
+    g.b_u8 = w->dtype == TI_DTYPE_U8;
+    g.b_cs = depth;
+    g.b_ks = 1;
+    g.b_zp = zw != NULL ? zw->data : NULL;
+    g.b_zp_n = zw != NULL ? ti__numel(zw) : 0;
+    g.bias = bias;
+    g.rq = rq;
+    g.y = y->data;
+    g.ydt = y->dtype;
+    g.y_rs = 1;
+    g.y_cs = plane;
+    g.bp = need > 0 ? (int16_t *)((unsigned char *)k->scratch + rq_bytes) : NULL; /* empty B: unused */
+    for (int64_t gi = 0; gi < group; gi++) {
+        g.c0 = (size_t)(gi * mg);
+        g.b = (const unsigned char *)w->data + g.c0 * depth;
+        ti__qg_pack(&g, k->tp);
+        for (int64_t n = 0; n < nimg; n++) {
+            ti__q_nchw_setup(&q, x, n, gi, c, cg, zx, in, ker, str, dil, pad, out);
+            g.y0 = (size_t)(n * m + gi * mg) * plane;
+            ti__qg_compute(&g, k->tp);
+        }
+    }
+    return TI_OK;
+}
+
+/* Runs numpy-matmul batches of 8-bit a [.., m, kd] and b [.., kd, n] on the shared GEMM:
+ * B packed once per distinct b matrix, a's rows gathered in place. za: a's zero point
+ * (scalar or per row, NULL: 0), zb: b's (scalar or per column, NULL: 0). Output batch bi,
+ * row r, column c at y[bi * m * n + r * n + c]. */
+TI__PRIVATE ti_status ti__q_matmul_gemm(ti__kctx *k, const ti_tensor *a, const ti_tensor *za,
+                                        const ti_tensor *b, const ti_tensor *zb, const ti__qrq *rq,
+                                        ti_tensor *y, int64_t m, int64_t kd, int64_t n, int nb,
+                                        const int64_t *batch, const int64_t *astr,
+                                        const int64_t *bstr, size_t rq_bytes) {
+    size_t need = rq_bytes + ti__qg_packed_bytes((size_t)n, (size_t)kd);
+    if (need > 0 && (k->scratch == NULL || k->scratch_bytes < need))
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                         "scratch of %zu bytes is too small for the packed matrix", k->scratch_bytes);
+    ti__qg_rows ar;
+    ti__qgemm g;
+    memset(&ar, 0, sizeof ar);
+    memset(&g, 0, sizeof g);
+    ar.u8 = a->dtype == TI_DTYPE_U8;
+    ar.lda = (size_t)kd;
+    ar.zp = za != NULL ? za->data : NULL;
+    ar.zp_n = za != NULL ? ti__numel(za) : 0;
+    g.rows = (size_t)m;
+    g.depth = (size_t)kd;
+    g.cols = (size_t)n;
+    g.gather = ti__qg_rows_gather;
+    g.gctx = &ar;
+    g.b_u8 = b->dtype == TI_DTYPE_U8;
+    g.b_cs = 1;
+    g.b_ks = (size_t)n;
+    g.b_zp = zb != NULL ? zb->data : NULL;
+    g.b_zp_n = zb != NULL ? ti__numel(zb) : 0;
+    g.rq = rq;
+    g.y = y->data;
+    g.ydt = y->dtype;
+    g.y_rs = (size_t)n;
+    g.y_cs = 1;
+    g.bp = need > 0 ? (int16_t *)((unsigned char *)k->scratch + rq_bytes) : NULL; /* empty B: unused */
+    size_t nbatch = ti__shape_numel(nb, batch), mk = (size_t)(m * kd), kn = (size_t)(kd * n);
+    size_t mn = (size_t)(m * n), packed = (size_t)-1;
+    int64_t idx[TI_MAX_DIMS];
+    for (int i = 0; i < nb; i++) idx[i] = 0;
+    for (size_t bi = 0; bi < nbatch; bi++) {
+        size_t ao = 0, bo = 0;
+        for (int i = 0; i < nb; i++) {
+            ao += (size_t)(idx[i] * astr[i]) * mk;
+            bo += (size_t)(idx[i] * bstr[i]) * kn;
+        }
+        if (bo != packed) { /* a broadcast b is packed once */
+            g.b = (const unsigned char *)b->data + bo; /* 1-byte elements */
+            ti__qg_pack(&g, k->tp);
+            packed = bo;
+        }
+        ar.a = (const unsigned char *)a->data + ao;
+        g.y0 = bi * mn;
+        ti__qg_compute(&g, k->tp);
+        for (int i = nb - 1; i >= 0; i--) {
+            if (++idx[i] < batch[i]) break;
+            idx[i] = 0;
+        }
+    }
+    return TI_OK;
+}
