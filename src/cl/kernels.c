@@ -210,8 +210,8 @@ static const char *const ti__cl_src_eltwise[] = {
 
 /* Ungrouped conv as an implicit GEMM: Y[m][pix] = W[m][k] X'[k][pix] with k = (ci, fy,
  * fx) and X' gathered from the input on the fly (no im2col buffer). A group of 64 work
- * items computes a CG_T x CG_T block of Y, each item CG_R x CG_R of it (rows tm + D i,
- * columns tn + D j with D = CG_T / CG_R = 8, so a warp's stores are contiguous), through
+ * items computes a CG_T x CG_T block of Y (CG_TS = log2 CG_T), each item CG_R x CG_R of it
+ * (rows tm + 8 i, columns tn + 8 j, CG_T = 8 CG_R: a warp's stores are contiguous), through
  * 16-deep slices of W and X' in local memory. The block is a compile-time choice: 32 / 4
  * (ti_conv_gemm, the default), and in their own program, built only when a tuning file
  * asks for one, 16 / 2 and 64 / 8 (ti_conv_gemm_t16, ti_conv_gemm_t64). Every item loads
@@ -219,10 +219,11 @@ static const char *const ti__cl_src_eltwise[] = {
  * is a multiple of CG_T and of 16. Split-K: group z works on k in [s * kc, s * kc + kc)
  * for s = z % S; with S > 1 it writes its partial sums to part[b][s][m][pix] and
  * ti_conv_splitk adds them up (batch-1 layers with few output blocks still fill the
- * device). A list of string literals: each stays under C99's 4095 bytes. */
+ * device). Item indices come from shifts and masks, not / and %: with signed t / 32 and
+ * t % 8 NVIDIA's compiler made the whole H100 model runs 25-30 % slower (measured). A list
+ * of string literals: each stays under C99's 4095 bytes. */
 #define TI__CL_SRC_CONV_GEMM                                                                   \
     "#define CG_K 16\n"                                                                         \
-    "#define CG_D (CG_T / CG_R)\n"                                                              \
     "__kernel __attribute__((reqd_work_group_size(64, 1, 1)))\n"                                \
     "void CG_NAME(__global const float *x, int xo, __global const float *w, int wo,\n"          \
     "             __global const float *bias, int bo, int has_bias,\n"                          \
@@ -241,12 +242,12 @@ static const char *const ti__cl_src_eltwise[] = {
     "  __local float Bs[CG_K][CG_T];\n",                                                        \
     /* loaders: X' column bn, rows bk0 + (64 / CG_T) i; W rows am0 + 4 i, column ak (16 \
      * consecutive k of a row per 16 items) */                                                  \
-    "  int bn = t % CG_T, bk0 = t / CG_T, ak = t & 15, am0 = t >> 4;\n"                        \
+    "  int bn = t & (CG_T - 1), bk0 = t >> CG_TS, ak = t & 15, am0 = t >> 4;\n"               \
     "  int pn = n0 + bn, oy = pn / ow, ox = pn - (pn / ow) * ow;\n"                             \
     "  int iy0 = oy * sh - ph, ix0 = ox * sw - pw, nok = pn < P;\n"                             \
     "  __global const float *xb = x + xo + (size_t)b * c * ih * iw;\n"                          \
     "  __global const float *wb = w + wo;\n"                                                    \
-    "  int tm = t / CG_D, tn = t % CG_D;\n"                                                     \
+    "  int tm = t >> 3, tn = t & 7;\n"                                                          \
     "  float acc[CG_R][CG_R];\n"                                                                \
     "  for (int i = 0; i < CG_R; i++) for (int j = 0; j < CG_R; j++) acc[i][j] = 0.0f;\n"      \
     "  for (int k0 = kb; k0 < ke; k0 += CG_K) {\n"                                              \
@@ -267,25 +268,25 @@ static const char *const ti__cl_src_eltwise[] = {
     "    barrier(CLK_LOCAL_MEM_FENCE);\n"                                                       \
     "    for (int kk = 0; kk < CG_K; kk++) {\n"                                                 \
     "      float a[CG_R], v[CG_R];\n"                                                           \
-    "      for (int i = 0; i < CG_R; i++) a[i] = As[kk][tm + CG_D * i];\n"                      \
-    "      for (int j = 0; j < CG_R; j++) v[j] = Bs[kk][tn + CG_D * j];\n"                      \
+    "      for (int i = 0; i < CG_R; i++) a[i] = As[kk][tm + 8 * i];\n"                      \
+    "      for (int j = 0; j < CG_R; j++) v[j] = Bs[kk][tn + 8 * j];\n"                      \
     "      for (int i = 0; i < CG_R; i++) for (int j = 0; j < CG_R; j++) acc[i][j] = fma(a[i], v[j], acc[i][j]);\n" \
     "    }\n"                                                                                   \
     "    barrier(CLK_LOCAL_MEM_FENCE);\n"                                                       \
     "  }\n"                                                                                     \
     "  for (int i = 0; i < CG_R; i++) {\n"                                                      \
-    "    int mm = m0 + tm + CG_D * i;\n"                                                        \
+    "    int mm = m0 + tm + 8 * i;\n"                                                        \
     "    if (mm >= m) continue;\n"                                                              \
     "    float bv = (S == 1 && has_bias) ? bias[bo + mm] : 0.0f;\n"                             \
     "    for (int j = 0; j < CG_R; j++) {\n"                                                    \
-    "      int nn = n0 + tn + CG_D * j;\n"                                                      \
+    "      int nn = n0 + tn + 8 * j;\n"                                                      \
     "      if (nn >= P) continue;\n"                                                            \
     "      if (S == 1) y[yo + ((size_t)b * m + mm) * P + nn] = ti_act(acc[i][j] + bv, act, aa, ab);\n" \
     "      else part[(((size_t)b * S + s) * m + mm) * P + nn] = acc[i][j];\n"                   \
     "    }\n"                                                                                   \
     "  }\n"                                                                                     \
     "}\n"                                                                                       \
-    "#undef CG_K\n#undef CG_D\n"
+    "#undef CG_K\n"
 
 /* Convolutions (NCHW, weights [M, C/group, kh, kw]) with bias and fused activation. */
 static const char *const ti__cl_src_conv[] = {
@@ -348,9 +349,9 @@ static const char *const ti__cl_src_conv[] = {
     "  }\n"
     "  y[yo + ((size_t)n * c + ch) * oh * ow + pix] = ti_act(acc, act, aa, ab);\n"
     "}\n",
-    "#define CG_T 32\n#define CG_R 4\n#define CG_NAME ti_conv_gemm\n",
+    "#define CG_T 32\n#define CG_TS 5\n#define CG_R 4\n#define CG_NAME ti_conv_gemm\n",
     TI__CL_SRC_CONV_GEMM,
-    "#undef CG_T\n#undef CG_R\n#undef CG_NAME\n",
+    "#undef CG_T\n#undef CG_TS\n#undef CG_R\n#undef CG_NAME\n",
     /* the split-K sum: one output element a work item; global (m * P, batch) */
     "__kernel void ti_conv_splitk(__global const float *part, __global const float *bias, int bo,\n"
     "                             int has_bias, __global float *y, int yo, int m, int P, int S,\n"
@@ -367,12 +368,12 @@ static const char *const ti__cl_src_conv[] = {
 /* The conv GEMM's other block sizes (see TI__CL_SRC_CONV_GEMM): a program of their own, so
  * a session without a tuning file that asks for them never compiles them. */
 static const char *const ti__cl_src_conv_tiles[] = {
-    "#define CG_T 16\n#define CG_R 2\n#define CG_NAME ti_conv_gemm_t16\n",
+    "#define CG_T 16\n#define CG_TS 4\n#define CG_R 2\n#define CG_NAME ti_conv_gemm_t16\n",
     TI__CL_SRC_CONV_GEMM,
-    "#undef CG_T\n#undef CG_R\n#undef CG_NAME\n",
-    "#define CG_T 64\n#define CG_R 8\n#define CG_NAME ti_conv_gemm_t64\n",
+    "#undef CG_T\n#undef CG_TS\n#undef CG_R\n#undef CG_NAME\n",
+    "#define CG_T 64\n#define CG_TS 6\n#define CG_R 8\n#define CG_NAME ti_conv_gemm_t64\n",
     TI__CL_SRC_CONV_GEMM,
-    "#undef CG_T\n#undef CG_R\n#undef CG_NAME\n",
+    "#undef CG_T\n#undef CG_TS\n#undef CG_R\n#undef CG_NAME\n",
     NULL};
 
 /* Matrix products: C[b] = act(alpha * A[b] B[b] + bias), A and B addressed through
