@@ -458,6 +458,19 @@ TI_API ti_status ti_session_link_input(ti_session *s, int i, ti_session *src, in
  * device). */
 TI_API ti_status ti_session_fetch_output(ti_session *s, int j, ti_error *err);
 
+/* Binds input i (or output j) to the caller's memory, `bytes` long, instead of the
+ * session's own buffer: ti_session_input(s, i)->data becomes data, runs read the input
+ * from it (write the output into it) with no copy on the CPU backend; on an OpenCL device
+ * with its own memory the input is uploaded straight from it and the output read straight
+ * into it; on one that works in host memory (zero copy for the session's own buffers) the
+ * GPU side takes one memcpy each way. The memory must stay valid while bound; an input's
+ * must not change during a run (until ti_session_wait after an async one). bytes must
+ * hold the tensor: checked at each run (after a shape change too), a run fails naming the
+ * sizes otherwise. data NULL unbinds (back to the session's buffer, contents not kept).
+ * Not for a linked input (ti_session_link_input). */
+TI_API ti_status ti_session_bind_input(ti_session *s, int i, void *data, size_t bytes, ti_error *err);
+TI_API ti_status ti_session_bind_output(ti_session *s, int j, void *data, size_t bytes, ti_error *err);
+
 typedef struct ti_session_info {
     ti_backend backend;           /* the backend that runs                           */
     const char *fallback_reason;  /* why not the requested backend; "" when none     */
@@ -1355,6 +1368,13 @@ struct ti_session {
     /* ti_session_link_input: per model input, the session and output it is fed from
      * (NULL: none); per model output, 1 when a linked session takes it on the device, so
      * it is not read back at the end of a run (both allocated when first linked) */
+    /* ti_session_bind_input / _output: per model input / output, the caller's memory
+     * (NULL: none) and its size; per value (plan pool, NULL until a binding is applied),
+     * the arena slot a bound value would use, kept for the OpenCL offsets. */
+    void **bind_in, **bind_out;
+    size_t *bind_in_bytes, *bind_out_bytes;
+    unsigned char **bind_slot;
+    int bind_copy_pending; /* outputs bound by copy to finish after the run (its wait) */
     struct ti_session **link_src;
     int *link_out;
     unsigned char *out_on_device;
@@ -26121,6 +26141,7 @@ TI__PRIVATE void ti__cla_buf(ti__clargs *a, cl_mem m, size_t off_bytes) {
 
 #define TI__CL_HOST 1 /* value's bytes are current in host memory */
 #define TI__CL_DEV 2  /* ... in device memory */
+#define TI__CL_SLOT 4 /* a bound output to copy from its arena slot when the run ends */
 
 typedef struct ti__clplan {
     ti__clrt rt;
@@ -26197,6 +26218,18 @@ TI__PRIVATE int32_t *ti__clc_params(ti__clc *c, int n) {
 }
 
 /* The device buffer and byte offset of a tensor of node c. */
+/* Byte offset of value v in the activation buffer: its arena slot (for a value bound to
+ * caller memory, the slot it would use: the device keeps it there). */
+TI__PRIVATE size_t ti__cl_off(const ti_session *s, int v) {
+    const unsigned char *p = s->bind_slot != NULL && s->bind_slot[v] != NULL ? s->bind_slot[v]
+                                                                            : (const unsigned char *)s->t[v].data;
+    return (size_t)(p - s->arena);
+}
+/* A bound value in a device that works in host memory: the device uses the arena slot,
+ * the host the caller's memory, so the two are copied (ti__clplan_sync). */
+TI__PRIVATE int ti__cl_bound_zc(const ti_session *s, const ti__clplan *g, int v) {
+    return g->zero_copy && s->bind_slot != NULL && s->bind_slot[v] != NULL && s->t[v].data != s->bind_slot[v];
+}
 TI__PRIVATE void ti__clc_loc(const ti__clc *c, const ti_tensor *t, cl_mem *mem, size_t *off) {
     int v = (int)(t - c->s->t);
     if (c->g->cst_off[v] != (size_t)-1) {
@@ -26204,7 +26237,7 @@ TI__PRIVATE void ti__clc_loc(const ti__clc *c, const ti_tensor *t, cl_mem *mem, 
         *off = c->g->cst_off[v];
     } else {
         *mem = c->g->act;
-        *off = (size_t)((const unsigned char *)t->data - c->s->arena);
+        *off = ti__cl_off(c->s, v);
     }
 }
 TI__PRIVATE void ti__cla_t(ti__clargs *a, const ti__clc *c, const ti_tensor *t) {
@@ -27437,8 +27470,16 @@ TI__PRIVATE void ti__clplan_join(ti__clplan *g) {
 TI__PRIVATE cl_int ti__clplan_sync(ti_session *s, ti__clplan *g, int v, int dir) {
     if (v < 0 || (g->where[v] & dir) || s->t[v].size_bytes == 0) return CL_SUCCESS;
     if (g->cst_off[v] != (size_t)-1 || s->t[v].data == NULL) return CL_SUCCESS;
+    if (ti__cl_bound_zc(s, g, v)) { /* caller memory <-> its arena slot, the host owning both */
+        cl_int e = ti__clplan_own(s, g, 1, CL_TRUE);
+        if (e != CL_SUCCESS) return e;
+        if (dir == TI__CL_DEV) memcpy(s->bind_slot[v], s->t[v].data, s->t[v].size_bytes);
+        else memcpy(s->t[v].data, s->bind_slot[v], s->t[v].size_bytes);
+        g->where[v] |= (unsigned char)dir;
+        return CL_SUCCESS;
+    }
     if (g->zero_copy) return ti__clplan_own(s, g, dir == TI__CL_HOST, CL_TRUE);
-    size_t off = (size_t)((unsigned char *)s->t[v].data - s->arena);
+    size_t off = ti__cl_off(s, v);
     cl_int e;
     cl_event *ev = ti__clrt_ev_slot(&g->rt);
     if (dir == TI__CL_HOST)
@@ -27484,6 +27525,12 @@ TI__PRIVATE void ti__clplan_collect(ti_session *s, ti__clplan *g) {
 
 /* The run's end: times, the profile, the events released. */
 TI__PRIVATE void ti__clplan_finish_run(ti_session *s, ti__clplan *g) {
+    for (int i = 0; i < s->m->n_outputs; i++) { /* zero copy: bound outputs from their slots */
+        int v = s->m->outputs[i];
+        if (!(g->where[v] & TI__CL_SLOT)) continue;
+        g->where[v] &= (unsigned char)~TI__CL_SLOT;
+        if (ti__cl_bound_zc(s, g, v)) memcpy(s->t[v].data, s->bind_slot[v], s->t[v].size_bytes);
+    }
     if (g->rt.ev != NULL) ti__clplan_collect(s, g);
     if (s->prof_ms != NULL) s->profiled = 1;
     s->info.run_ms = ti__now_ms() - s->t_run;
@@ -27523,8 +27570,7 @@ TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int asy
         if (!ti__clplan_link_on_device(s, i)) continue; /* done in host memory before */
         ti_session *src = s->link_src[i];
         int v = s->m->inputs[i], sv = src->m->outputs[s->link_out[i]];
-        size_t from = (size_t)((unsigned char *)src->t[sv].data - src->arena);
-        size_t to = (size_t)((unsigned char *)s->t[v].data - s->arena);
+        size_t from = ti__cl_off(src, sv), to = ti__cl_off(s, v);
         g->rt.ev_cur = -1;
         cl_event *ev = ti__clrt_ev_slot(&g->rt);
         cl_int e = cl->clEnqueueCopyBuffer(g->rt.q, src->cl->act, g->act, from, to, s->t[v].size_bytes, 0, NULL, ev);
@@ -27539,9 +27585,9 @@ TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int asy
         cl_int e = CL_SUCCESS;
         g->rt.ev_cur = n;
         if (g->gpu[n]) {
-            e = ti__clplan_own(s, g, 0, CL_TRUE); /* zero copy: the device's turn */
             for (int i = 0; i < node->n_inputs && e == CL_SUCCESS; i++)
                 e = ti__clplan_sync(s, g, node->inputs[i], TI__CL_DEV);
+            if (e == CL_SUCCESS) e = ti__clplan_own(s, g, 0, CL_TRUE); /* zero copy: the device's turn */
             if (e == CL_SUCCESS) {
                 ti__clc c;
                 ti__clc_init(&c, s, g, n);
@@ -27600,14 +27646,19 @@ TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int asy
         if (e != CL_SUCCESS)
             return ti__fail(err, TI_ERR_BACKEND, s->m->name, "mapping the outputs of the OpenCL device failed: %s",
                             ti_cl_error_string(e));
-        for (int i = 0; i < s->m->n_outputs; i++) g->where[s->m->outputs[i]] |= TI__CL_HOST;
+        for (int i = 0; i < s->m->n_outputs; i++) {
+            int v = s->m->outputs[i];
+            /* bound to caller memory and left in the slot by a kernel: copied once mapped */
+            if (ti__cl_bound_zc(s, g, v) && !(g->where[v] & TI__CL_HOST)) g->where[v] |= TI__CL_SLOT;
+            g->where[v] |= TI__CL_HOST;
+        }
     }
     for (int i = 0; i < s->m->n_outputs; i++) {
         int v = s->m->outputs[i];
         cl_int e = CL_SUCCESS;
         if (s->out_on_device != NULL && s->out_on_device[i]) continue; /* a linked session takes it */
         if (!(g->where[v] & TI__CL_HOST) && s->t[v].size_bytes && g->cst_off[v] == (size_t)-1) {
-            size_t off = (size_t)((unsigned char *)s->t[v].data - s->arena);
+            size_t off = ti__cl_off(s, v);
             cl_event *ev = ti__clrt_ev_slot(&g->rt);
             e = cl->clEnqueueReadBuffer(g->rt.q, g->act, async ? CL_FALSE : CL_TRUE, off,
                                         s->t[v].size_bytes, s->t[v].data, 0, NULL, ev);
@@ -27880,6 +27931,8 @@ TI__PRIVATE ti_session_desc ti__session_desc_defaults(const ti_session_desc *in)
     return d;
 }
 
+TI__PRIVATE void ti__session_bound_copies(ti_session *s);
+
 TI__PRIVATE void ti__log(const ti_session *s, ti_log_level level, const char *msg) {
     if (s->desc.log != NULL) s->desc.log(level, msg, s->desc.log_user);
 }
@@ -27909,6 +27962,7 @@ TI__PRIVATE void ti__session_unplan(ti_session *s) {
     s->profiled = 0;
     s->n_nodes = 0;
     s->planned = 0;
+    s->bind_slot = NULL; /* lived in the plan pool */
 }
 
 /* Adds a value (for constants made by passes). Returns -1 when the table is full. */
@@ -28407,6 +28461,8 @@ TI_API void ti_session_destroy(ti_session *s) {
     ti__free(&al, s->link_src, sizeof(ti_session *) * (size_t)(m->n_inputs + 1));
     ti__free(&al, s->link_out, sizeof(int) * (size_t)(m->n_inputs + 1));
     ti__free(&al, s->out_on_device, (size_t)m->n_outputs + 1);
+    ti__free(&al, s->bind_in, sizeof(void *) * (size_t)(m->n_inputs + m->n_outputs + 2));
+    ti__free(&al, s->bind_in_bytes, sizeof(size_t) * (size_t)(m->n_inputs + m->n_outputs + 2));
     ti__free(&al, s->input_shapes, sizeof(int64_t) * TI_MAX_DIMS * (size_t)(m->n_inputs + 1));
     ti__free(&al, s, sizeof *s);
 }
@@ -28504,7 +28560,11 @@ TI_API ti_status ti_session_wait(ti_session *s, ti_error *err) {
     ti__error_clear(err);
     if (s == NULL) return ti__fail(err, TI_ERR_INVALID_ARGUMENT, "<session>", "session is NULL");
 #ifndef TI_NO_OPENCL
-    if (s->cl != NULL) return ti__clplan_wait(s, s->cl, err);
+    if (s->cl != NULL) {
+        ti_status st = ti__clplan_wait(s, s->cl, err);
+        if (st == TI_OK) ti__session_bound_copies(s); /* an async run's outputs bound by copy */
+        return st;
+    }
 #endif
     return TI_OK;
 }
@@ -28548,6 +28608,9 @@ TI_API ti_status ti_session_link_input(ti_session *s, int i, ti_session *src, in
         return TI_OK;
     }
     if (src == s) return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name, "a session cannot feed itself");
+    if (s->bind_in != NULL && s->bind_in[i] != NULL)
+        return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name,
+                        "input %d is bound to caller memory: unbind it before linking", i);
     if (j < 0 || j >= src->m->n_outputs)
         return ti__fail(err, TI_ERR_INVALID_ARGUMENT, src->m->name, "output %d out of range (%d outputs)", j,
                         src->m->n_outputs);
@@ -28582,6 +28645,144 @@ TI_API ti_status ti_session_link_input(ti_session *s, int i, ti_session *src, in
     s->link_out[i] = j;
     src->out_on_device[j] = 1;
     return TI_OK;
+}
+
+/* ---- caller memory (ti_session_bind_input / _output) ----------------------------------
+ * A bound value normally lives in the arena: its data pointer is switched to the caller's
+ * memory before each run (the arena slot kept in bind_slot, where the OpenCL backend still
+ * places it on the device), so CPU kernels read and write the caller's memory in place.
+ * A value that is not an arena one (a constant, a value of the dynamic region, an output
+ * that is also an input or bound twice) is copied instead: inputs before the run,
+ * outputs after it (ti__session_bound_copies). */
+
+TI__PRIVATE int ti__session_in_arena(const ti_session *s, const void *p) {
+    const unsigned char *c = (const unsigned char *)p;
+    return s->arena != NULL && c >= s->arena && c < s->arena + s->arena_bytes;
+}
+
+/* Output j's value is shared (a model input, or an earlier output's value): copied. */
+TI__PRIVATE int ti__session_out_shared(const ti_session *s, int j) {
+    int v = s->m->outputs[j];
+    for (int i = 0; i < s->m->n_inputs; i++)
+        if (s->m->inputs[i] == v) return 1;
+    for (int k = 0; k < j; k++)
+        if (s->m->outputs[k] == v && s->bind_out[k] != NULL) return 1;
+    return 0;
+}
+
+/* The per-value slot table of this plan (plan pool, zeroed); 0 when out of memory. */
+TI__PRIVATE int ti__session_bind_slots(ti_session *s) {
+    if (s->bind_slot != NULL) return 1;
+    size_t n = sizeof(unsigned char *) * (size_t)(s->n_values + 1);
+    s->bind_slot = (unsigned char **)ti__pool_alloc(&s->plan_pool, n);
+    if (s->bind_slot != NULL) memset(s->bind_slot, 0, n);
+    return s->bind_slot != NULL;
+}
+
+/* Applies binding k (inputs, then outputs) to its value: points an arena value at the
+ * caller's memory, copies a bound input that is not one in. -1 when the memory is too
+ * small (nothing done), 1 when an output needs a copy after the run, else 0. */
+TI__PRIVATE int ti__session_apply_one(ti_session *s, int k) {
+    const ti_model *m = s->m;
+    int is_in = k < m->n_inputs, j = is_in ? k : k - m->n_inputs;
+    void *p = is_in ? s->bind_in[j] : s->bind_out[j];
+    size_t cap = is_in ? s->bind_in_bytes[j] : s->bind_out_bytes[j];
+    if (p == NULL) return 0;
+    int v = is_in ? m->inputs[j] : m->outputs[j];
+    ti_tensor *t = &s->t[v];
+    if (t->size_bytes > cap) return -1;
+    int shared = !is_in && ti__session_out_shared(s, j);
+    if (!shared && s->bind_slot[v] == NULL && ti__session_in_arena(s, t->data)) s->bind_slot[v] = (unsigned char *)t->data;
+    if (!shared && s->bind_slot[v] != NULL) {
+        t->data = p;
+        return 0;
+    }
+    if (!is_in) return 1;
+    if (t->size_bytes && t->data != p) memcpy(t->data, p, t->size_bytes);
+    return 0;
+}
+
+/* Before a run: every binding applied, each size checked. */
+TI__PRIVATE ti_status ti__session_apply_bindings(ti_session *s, ti_error *err) {
+    s->bind_copy_pending = 0;
+    if (s->bind_in == NULL) return TI_OK;
+    const ti_model *m = s->m;
+    if (!ti__session_bind_slots(s)) return ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name, "out of memory binding tensors");
+    for (int k = 0; k < m->n_inputs + m->n_outputs; k++) {
+        int r = ti__session_apply_one(s, k);
+        if (r > 0) s->bind_copy_pending = 1;
+        if (r < 0) {
+            int is_in = k < m->n_inputs, j = is_in ? k : k - m->n_inputs;
+            const ti_tensor *t = &s->t[is_in ? m->inputs[j] : m->outputs[j]];
+            return ti__fail(err, TI_ERR_INVALID_ARGUMENT, m->name, "%s %d '%s' needs %zu bytes, its bound memory has %zu",
+                            is_in ? "input" : "output", j, t->name, t->size_bytes,
+                            is_in ? s->bind_in_bytes[j] : s->bind_out_bytes[j]);
+        }
+    }
+    return TI_OK;
+}
+
+/* After a run (its wait, when async): outputs bound by copy get their bytes. */
+TI__PRIVATE void ti__session_bound_copies(ti_session *s) {
+    if (!s->bind_copy_pending) return;
+    s->bind_copy_pending = 0;
+    for (int j = 0; j < s->m->n_outputs; j++) {
+        int v = s->m->outputs[j];
+        const ti_tensor *t = &s->t[v];
+        if (s->bind_out[j] == NULL || t->data == s->bind_out[j] || t->data == NULL) continue;
+        if (t->size_bytes) memcpy(s->bind_out[j], t->data, t->size_bytes);
+    }
+}
+
+TI__PRIVATE ti_status ti__session_bind(ti_session *s, int is_in, int i, void *data, size_t bytes, ti_error *err) {
+    ti__error_clear(err);
+    if (s == NULL) return ti__fail(err, TI_ERR_INVALID_ARGUMENT, "<session>", "session is NULL");
+    const ti_model *m = s->m;
+    int n = is_in ? m->n_inputs : m->n_outputs;
+    if (i < 0 || i >= n)
+        return ti__fail(err, TI_ERR_INVALID_ARGUMENT, m->name, "%s %d out of range (%d %ss)", is_in ? "input" : "output",
+                        i, n, is_in ? "input" : "output");
+    if (is_in && data != NULL && s->link_src != NULL && s->link_src[i] != NULL)
+        return ti__fail(err, TI_ERR_INVALID_ARGUMENT, m->name,
+                        "input %d is linked to another session's output: unlink it before binding memory", i);
+    ti_status st = ti_session_wait(s, err); /* a pending run still uses the old memory */
+    if (st != TI_OK) return st;
+    if (s->bind_in == NULL) {
+        if (data == NULL) return TI_OK;
+        size_t k = (size_t)(m->n_inputs + m->n_outputs + 2);
+        s->bind_in = (void **)ti__calloc(&s->al, sizeof(void *) * k);
+        s->bind_in_bytes = (size_t *)ti__calloc(&s->al, sizeof(size_t) * k);
+        if (s->bind_in == NULL || s->bind_in_bytes == NULL) {
+            ti__free(&s->al, s->bind_in, sizeof(void *) * k);
+            ti__free(&s->al, s->bind_in_bytes, sizeof(size_t) * k);
+            s->bind_in = NULL;
+            s->bind_in_bytes = NULL;
+            return ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name, "out of memory binding tensors");
+        }
+        s->bind_out = s->bind_in + m->n_inputs + 1; /* one array: inputs, then outputs */
+        s->bind_out_bytes = s->bind_in_bytes + m->n_inputs + 1;
+    }
+    void **slot = is_in ? &s->bind_in[i] : &s->bind_out[i];
+    int v = is_in ? m->inputs[i] : m->outputs[i];
+    if (data == NULL && *slot != NULL && s->bind_slot != NULL && s->bind_slot[v] != NULL &&
+        s->t[v].data == *slot) { /* back to the arena slot */
+        s->t[v].data = s->bind_slot[v];
+        s->bind_slot[v] = NULL;
+    }
+    *slot = data;
+    (is_in ? s->bind_in_bytes : s->bind_out_bytes)[i] = data != NULL ? bytes : 0;
+    if (data != NULL && s->planned) { /* t->data is the caller's at once (when it fits) */
+        if (!ti__session_bind_slots(s)) return ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name, "out of memory binding tensors");
+        (void)ti__session_apply_one(s, is_in ? i : m->n_inputs + i);
+    }
+    return TI_OK;
+}
+
+TI_API ti_status ti_session_bind_input(ti_session *s, int i, void *data, size_t bytes, ti_error *err) {
+    return ti__session_bind(s, 1, i, data, bytes, err);
+}
+TI_API ti_status ti_session_bind_output(ti_session *s, int j, void *data, size_t bytes, ti_error *err) {
+    return ti__session_bind(s, 0, j, data, bytes, err);
 }
 
 TI_API ti_status ti_session_fetch_output(ti_session *s, int j, ti_error *err) {
@@ -28630,9 +28831,14 @@ TI__PRIVATE ti_status ti__session_run(ti_session *s, int async, ti_error *err) {
     }
 #endif
     if ((st = ti__session_pull_links(s, err)) != TI_OK) return st;
+    if ((st = ti__session_apply_bindings(s, err)) != TI_OK) return st;
 #ifndef TI_NO_OPENCL
     if (s->cl != NULL && s->cl->building) s->cl->cpu_runs++;
-    else if (s->cl != NULL && s->cl->active) return ti__clplan_run(s, s->cl, async, err);
+    else if (s->cl != NULL && s->cl->active) {
+        st = ti__clplan_run(s, s->cl, async, err);
+        if (st == TI_OK && !async) ti__session_bound_copies(s);
+        return st;
+    }
     if (s->cl != NULL) s->cl->last_on_gpu = 0;
 #endif
     (void)async;
@@ -28655,6 +28861,7 @@ TI__PRIVATE ti_status ti__session_run(ti_session *s, int async, ti_error *err) {
     }
     if (s->prof_ms != NULL) s->profiled = 1;
     s->info.run_ms = ti__now_ms() - s->t_run;
+    ti__session_bound_copies(s);
     return TI_OK;
 }
 

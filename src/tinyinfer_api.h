@@ -280,6 +280,19 @@ TI_API ti_status ti_session_link_input(ti_session *s, int i, ti_session *src, in
  * device). */
 TI_API ti_status ti_session_fetch_output(ti_session *s, int j, ti_error *err);
 
+/* Binds input i (or output j) to the caller's memory, `bytes` long, instead of the
+ * session's own buffer: ti_session_input(s, i)->data becomes data, runs read the input
+ * from it (write the output into it) with no copy on the CPU backend; on an OpenCL device
+ * with its own memory the input is uploaded straight from it and the output read straight
+ * into it; on one that works in host memory (zero copy for the session's own buffers) the
+ * GPU side takes one memcpy each way. The memory must stay valid while bound; an input's
+ * must not change during a run (until ti_session_wait after an async one). bytes must
+ * hold the tensor: checked at each run (after a shape change too), a run fails naming the
+ * sizes otherwise. data NULL unbinds (back to the session's buffer, contents not kept).
+ * Not for a linked input (ti_session_link_input). */
+TI_API ti_status ti_session_bind_input(ti_session *s, int i, void *data, size_t bytes, ti_error *err);
+TI_API ti_status ti_session_bind_output(ti_session *s, int j, void *data, size_t bytes, ti_error *err);
+
 typedef struct ti_session_info {
     ti_backend backend;           /* the backend that runs                           */
     const char *fallback_reason;  /* why not the requested backend; "" when none     */

@@ -313,8 +313,16 @@ TI__PRIVATE void ti__clplan_join(ti__clplan *g) {
 TI__PRIVATE cl_int ti__clplan_sync(ti_session *s, ti__clplan *g, int v, int dir) {
     if (v < 0 || (g->where[v] & dir) || s->t[v].size_bytes == 0) return CL_SUCCESS;
     if (g->cst_off[v] != (size_t)-1 || s->t[v].data == NULL) return CL_SUCCESS;
+    if (ti__cl_bound_zc(s, g, v)) { /* caller memory <-> its arena slot, the host owning both */
+        cl_int e = ti__clplan_own(s, g, 1, CL_TRUE);
+        if (e != CL_SUCCESS) return e;
+        if (dir == TI__CL_DEV) memcpy(s->bind_slot[v], s->t[v].data, s->t[v].size_bytes);
+        else memcpy(s->t[v].data, s->bind_slot[v], s->t[v].size_bytes);
+        g->where[v] |= (unsigned char)dir;
+        return CL_SUCCESS;
+    }
     if (g->zero_copy) return ti__clplan_own(s, g, dir == TI__CL_HOST, CL_TRUE);
-    size_t off = (size_t)((unsigned char *)s->t[v].data - s->arena);
+    size_t off = ti__cl_off(s, v);
     cl_int e;
     cl_event *ev = ti__clrt_ev_slot(&g->rt);
     if (dir == TI__CL_HOST)
@@ -360,6 +368,12 @@ TI__PRIVATE void ti__clplan_collect(ti_session *s, ti__clplan *g) {
 
 /* The run's end: times, the profile, the events released. */
 TI__PRIVATE void ti__clplan_finish_run(ti_session *s, ti__clplan *g) {
+    for (int i = 0; i < s->m->n_outputs; i++) { /* zero copy: bound outputs from their slots */
+        int v = s->m->outputs[i];
+        if (!(g->where[v] & TI__CL_SLOT)) continue;
+        g->where[v] &= (unsigned char)~TI__CL_SLOT;
+        if (ti__cl_bound_zc(s, g, v)) memcpy(s->t[v].data, s->bind_slot[v], s->t[v].size_bytes);
+    }
     if (g->rt.ev != NULL) ti__clplan_collect(s, g);
     if (s->prof_ms != NULL) s->profiled = 1;
     s->info.run_ms = ti__now_ms() - s->t_run;
@@ -399,8 +413,7 @@ TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int asy
         if (!ti__clplan_link_on_device(s, i)) continue; /* done in host memory before */
         ti_session *src = s->link_src[i];
         int v = s->m->inputs[i], sv = src->m->outputs[s->link_out[i]];
-        size_t from = (size_t)((unsigned char *)src->t[sv].data - src->arena);
-        size_t to = (size_t)((unsigned char *)s->t[v].data - s->arena);
+        size_t from = ti__cl_off(src, sv), to = ti__cl_off(s, v);
         g->rt.ev_cur = -1;
         cl_event *ev = ti__clrt_ev_slot(&g->rt);
         cl_int e = cl->clEnqueueCopyBuffer(g->rt.q, src->cl->act, g->act, from, to, s->t[v].size_bytes, 0, NULL, ev);
@@ -415,9 +428,9 @@ TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int asy
         cl_int e = CL_SUCCESS;
         g->rt.ev_cur = n;
         if (g->gpu[n]) {
-            e = ti__clplan_own(s, g, 0, CL_TRUE); /* zero copy: the device's turn */
             for (int i = 0; i < node->n_inputs && e == CL_SUCCESS; i++)
                 e = ti__clplan_sync(s, g, node->inputs[i], TI__CL_DEV);
+            if (e == CL_SUCCESS) e = ti__clplan_own(s, g, 0, CL_TRUE); /* zero copy: the device's turn */
             if (e == CL_SUCCESS) {
                 ti__clc c;
                 ti__clc_init(&c, s, g, n);
@@ -476,14 +489,19 @@ TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int asy
         if (e != CL_SUCCESS)
             return ti__fail(err, TI_ERR_BACKEND, s->m->name, "mapping the outputs of the OpenCL device failed: %s",
                             ti_cl_error_string(e));
-        for (int i = 0; i < s->m->n_outputs; i++) g->where[s->m->outputs[i]] |= TI__CL_HOST;
+        for (int i = 0; i < s->m->n_outputs; i++) {
+            int v = s->m->outputs[i];
+            /* bound to caller memory and left in the slot by a kernel: copied once mapped */
+            if (ti__cl_bound_zc(s, g, v) && !(g->where[v] & TI__CL_HOST)) g->where[v] |= TI__CL_SLOT;
+            g->where[v] |= TI__CL_HOST;
+        }
     }
     for (int i = 0; i < s->m->n_outputs; i++) {
         int v = s->m->outputs[i];
         cl_int e = CL_SUCCESS;
         if (s->out_on_device != NULL && s->out_on_device[i]) continue; /* a linked session takes it */
         if (!(g->where[v] & TI__CL_HOST) && s->t[v].size_bytes && g->cst_off[v] == (size_t)-1) {
-            size_t off = (size_t)((unsigned char *)s->t[v].data - s->arena);
+            size_t off = ti__cl_off(s, v);
             cl_event *ev = ti__clrt_ev_slot(&g->rt);
             e = cl->clEnqueueReadBuffer(g->rt.q, g->act, async ? CL_FALSE : CL_TRUE, off,
                                         s->t[v].size_bytes, s->t[v].data, 0, NULL, ev);

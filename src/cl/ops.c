@@ -8,6 +8,7 @@
 
 #define TI__CL_HOST 1 /* value's bytes are current in host memory */
 #define TI__CL_DEV 2  /* ... in device memory */
+#define TI__CL_SLOT 4 /* a bound output to copy from its arena slot when the run ends */
 
 typedef struct ti__clplan {
     ti__clrt rt;
@@ -84,6 +85,18 @@ TI__PRIVATE int32_t *ti__clc_params(ti__clc *c, int n) {
 }
 
 /* The device buffer and byte offset of a tensor of node c. */
+/* Byte offset of value v in the activation buffer: its arena slot (for a value bound to
+ * caller memory, the slot it would use: the device keeps it there). */
+TI__PRIVATE size_t ti__cl_off(const ti_session *s, int v) {
+    const unsigned char *p = s->bind_slot != NULL && s->bind_slot[v] != NULL ? s->bind_slot[v]
+                                                                            : (const unsigned char *)s->t[v].data;
+    return (size_t)(p - s->arena);
+}
+/* A bound value in a device that works in host memory: the device uses the arena slot,
+ * the host the caller's memory, so the two are copied (ti__clplan_sync). */
+TI__PRIVATE int ti__cl_bound_zc(const ti_session *s, const ti__clplan *g, int v) {
+    return g->zero_copy && s->bind_slot != NULL && s->bind_slot[v] != NULL && s->t[v].data != s->bind_slot[v];
+}
 TI__PRIVATE void ti__clc_loc(const ti__clc *c, const ti_tensor *t, cl_mem *mem, size_t *off) {
     int v = (int)(t - c->s->t);
     if (c->g->cst_off[v] != (size_t)-1) {
@@ -91,7 +104,7 @@ TI__PRIVATE void ti__clc_loc(const ti__clc *c, const ti_tensor *t, cl_mem *mem, 
         *off = c->g->cst_off[v];
     } else {
         *mem = c->g->act;
-        *off = (size_t)((const unsigned char *)t->data - c->s->arena);
+        *off = ti__cl_off(c->s, v);
     }
 }
 TI__PRIVATE void ti__cla_t(ti__clargs *a, const ti__clc *c, const ti_tensor *t) {

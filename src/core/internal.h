@@ -406,6 +406,13 @@ struct ti_session {
     /* ti_session_link_input: per model input, the session and output it is fed from
      * (NULL: none); per model output, 1 when a linked session takes it on the device, so
      * it is not read back at the end of a run (both allocated when first linked) */
+    /* ti_session_bind_input / _output: per model input / output, the caller's memory
+     * (NULL: none) and its size; per value (plan pool, NULL until a binding is applied),
+     * the arena slot a bound value would use, kept for the OpenCL offsets. */
+    void **bind_in, **bind_out;
+    size_t *bind_in_bytes, *bind_out_bytes;
+    unsigned char **bind_slot;
+    int bind_copy_pending; /* outputs bound by copy to finish after the run (its wait) */
     struct ti_session **link_src;
     int *link_out;
     unsigned char *out_on_device;

@@ -16,6 +16,8 @@ TI__PRIVATE ti_session_desc ti__session_desc_defaults(const ti_session_desc *in)
     return d;
 }
 
+TI__PRIVATE void ti__session_bound_copies(ti_session *s);
+
 TI__PRIVATE void ti__log(const ti_session *s, ti_log_level level, const char *msg) {
     if (s->desc.log != NULL) s->desc.log(level, msg, s->desc.log_user);
 }
@@ -45,6 +47,7 @@ TI__PRIVATE void ti__session_unplan(ti_session *s) {
     s->profiled = 0;
     s->n_nodes = 0;
     s->planned = 0;
+    s->bind_slot = NULL; /* lived in the plan pool */
 }
 
 /* Adds a value (for constants made by passes). Returns -1 when the table is full. */
@@ -543,6 +546,8 @@ TI_API void ti_session_destroy(ti_session *s) {
     ti__free(&al, s->link_src, sizeof(ti_session *) * (size_t)(m->n_inputs + 1));
     ti__free(&al, s->link_out, sizeof(int) * (size_t)(m->n_inputs + 1));
     ti__free(&al, s->out_on_device, (size_t)m->n_outputs + 1);
+    ti__free(&al, s->bind_in, sizeof(void *) * (size_t)(m->n_inputs + m->n_outputs + 2));
+    ti__free(&al, s->bind_in_bytes, sizeof(size_t) * (size_t)(m->n_inputs + m->n_outputs + 2));
     ti__free(&al, s->input_shapes, sizeof(int64_t) * TI_MAX_DIMS * (size_t)(m->n_inputs + 1));
     ti__free(&al, s, sizeof *s);
 }
@@ -640,7 +645,11 @@ TI_API ti_status ti_session_wait(ti_session *s, ti_error *err) {
     ti__error_clear(err);
     if (s == NULL) return ti__fail(err, TI_ERR_INVALID_ARGUMENT, "<session>", "session is NULL");
 #ifndef TI_NO_OPENCL
-    if (s->cl != NULL) return ti__clplan_wait(s, s->cl, err);
+    if (s->cl != NULL) {
+        ti_status st = ti__clplan_wait(s, s->cl, err);
+        if (st == TI_OK) ti__session_bound_copies(s); /* an async run's outputs bound by copy */
+        return st;
+    }
 #endif
     return TI_OK;
 }
@@ -684,6 +693,9 @@ TI_API ti_status ti_session_link_input(ti_session *s, int i, ti_session *src, in
         return TI_OK;
     }
     if (src == s) return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name, "a session cannot feed itself");
+    if (s->bind_in != NULL && s->bind_in[i] != NULL)
+        return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name,
+                        "input %d is bound to caller memory: unbind it before linking", i);
     if (j < 0 || j >= src->m->n_outputs)
         return ti__fail(err, TI_ERR_INVALID_ARGUMENT, src->m->name, "output %d out of range (%d outputs)", j,
                         src->m->n_outputs);
@@ -718,6 +730,144 @@ TI_API ti_status ti_session_link_input(ti_session *s, int i, ti_session *src, in
     s->link_out[i] = j;
     src->out_on_device[j] = 1;
     return TI_OK;
+}
+
+/* ---- caller memory (ti_session_bind_input / _output) ----------------------------------
+ * A bound value normally lives in the arena: its data pointer is switched to the caller's
+ * memory before each run (the arena slot kept in bind_slot, where the OpenCL backend still
+ * places it on the device), so CPU kernels read and write the caller's memory in place.
+ * A value that is not an arena one (a constant, a value of the dynamic region, an output
+ * that is also an input or bound twice) is copied instead: inputs before the run,
+ * outputs after it (ti__session_bound_copies). */
+
+TI__PRIVATE int ti__session_in_arena(const ti_session *s, const void *p) {
+    const unsigned char *c = (const unsigned char *)p;
+    return s->arena != NULL && c >= s->arena && c < s->arena + s->arena_bytes;
+}
+
+/* Output j's value is shared (a model input, or an earlier output's value): copied. */
+TI__PRIVATE int ti__session_out_shared(const ti_session *s, int j) {
+    int v = s->m->outputs[j];
+    for (int i = 0; i < s->m->n_inputs; i++)
+        if (s->m->inputs[i] == v) return 1;
+    for (int k = 0; k < j; k++)
+        if (s->m->outputs[k] == v && s->bind_out[k] != NULL) return 1;
+    return 0;
+}
+
+/* The per-value slot table of this plan (plan pool, zeroed); 0 when out of memory. */
+TI__PRIVATE int ti__session_bind_slots(ti_session *s) {
+    if (s->bind_slot != NULL) return 1;
+    size_t n = sizeof(unsigned char *) * (size_t)(s->n_values + 1);
+    s->bind_slot = (unsigned char **)ti__pool_alloc(&s->plan_pool, n);
+    if (s->bind_slot != NULL) memset(s->bind_slot, 0, n);
+    return s->bind_slot != NULL;
+}
+
+/* Applies binding k (inputs, then outputs) to its value: points an arena value at the
+ * caller's memory, copies a bound input that is not one in. -1 when the memory is too
+ * small (nothing done), 1 when an output needs a copy after the run, else 0. */
+TI__PRIVATE int ti__session_apply_one(ti_session *s, int k) {
+    const ti_model *m = s->m;
+    int is_in = k < m->n_inputs, j = is_in ? k : k - m->n_inputs;
+    void *p = is_in ? s->bind_in[j] : s->bind_out[j];
+    size_t cap = is_in ? s->bind_in_bytes[j] : s->bind_out_bytes[j];
+    if (p == NULL) return 0;
+    int v = is_in ? m->inputs[j] : m->outputs[j];
+    ti_tensor *t = &s->t[v];
+    if (t->size_bytes > cap) return -1;
+    int shared = !is_in && ti__session_out_shared(s, j);
+    if (!shared && s->bind_slot[v] == NULL && ti__session_in_arena(s, t->data)) s->bind_slot[v] = (unsigned char *)t->data;
+    if (!shared && s->bind_slot[v] != NULL) {
+        t->data = p;
+        return 0;
+    }
+    if (!is_in) return 1;
+    if (t->size_bytes && t->data != p) memcpy(t->data, p, t->size_bytes);
+    return 0;
+}
+
+/* Before a run: every binding applied, each size checked. */
+TI__PRIVATE ti_status ti__session_apply_bindings(ti_session *s, ti_error *err) {
+    s->bind_copy_pending = 0;
+    if (s->bind_in == NULL) return TI_OK;
+    const ti_model *m = s->m;
+    if (!ti__session_bind_slots(s)) return ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name, "out of memory binding tensors");
+    for (int k = 0; k < m->n_inputs + m->n_outputs; k++) {
+        int r = ti__session_apply_one(s, k);
+        if (r > 0) s->bind_copy_pending = 1;
+        if (r < 0) {
+            int is_in = k < m->n_inputs, j = is_in ? k : k - m->n_inputs;
+            const ti_tensor *t = &s->t[is_in ? m->inputs[j] : m->outputs[j]];
+            return ti__fail(err, TI_ERR_INVALID_ARGUMENT, m->name, "%s %d '%s' needs %zu bytes, its bound memory has %zu",
+                            is_in ? "input" : "output", j, t->name, t->size_bytes,
+                            is_in ? s->bind_in_bytes[j] : s->bind_out_bytes[j]);
+        }
+    }
+    return TI_OK;
+}
+
+/* After a run (its wait, when async): outputs bound by copy get their bytes. */
+TI__PRIVATE void ti__session_bound_copies(ti_session *s) {
+    if (!s->bind_copy_pending) return;
+    s->bind_copy_pending = 0;
+    for (int j = 0; j < s->m->n_outputs; j++) {
+        int v = s->m->outputs[j];
+        const ti_tensor *t = &s->t[v];
+        if (s->bind_out[j] == NULL || t->data == s->bind_out[j] || t->data == NULL) continue;
+        if (t->size_bytes) memcpy(s->bind_out[j], t->data, t->size_bytes);
+    }
+}
+
+TI__PRIVATE ti_status ti__session_bind(ti_session *s, int is_in, int i, void *data, size_t bytes, ti_error *err) {
+    ti__error_clear(err);
+    if (s == NULL) return ti__fail(err, TI_ERR_INVALID_ARGUMENT, "<session>", "session is NULL");
+    const ti_model *m = s->m;
+    int n = is_in ? m->n_inputs : m->n_outputs;
+    if (i < 0 || i >= n)
+        return ti__fail(err, TI_ERR_INVALID_ARGUMENT, m->name, "%s %d out of range (%d %ss)", is_in ? "input" : "output",
+                        i, n, is_in ? "input" : "output");
+    if (is_in && data != NULL && s->link_src != NULL && s->link_src[i] != NULL)
+        return ti__fail(err, TI_ERR_INVALID_ARGUMENT, m->name,
+                        "input %d is linked to another session's output: unlink it before binding memory", i);
+    ti_status st = ti_session_wait(s, err); /* a pending run still uses the old memory */
+    if (st != TI_OK) return st;
+    if (s->bind_in == NULL) {
+        if (data == NULL) return TI_OK;
+        size_t k = (size_t)(m->n_inputs + m->n_outputs + 2);
+        s->bind_in = (void **)ti__calloc(&s->al, sizeof(void *) * k);
+        s->bind_in_bytes = (size_t *)ti__calloc(&s->al, sizeof(size_t) * k);
+        if (s->bind_in == NULL || s->bind_in_bytes == NULL) {
+            ti__free(&s->al, s->bind_in, sizeof(void *) * k);
+            ti__free(&s->al, s->bind_in_bytes, sizeof(size_t) * k);
+            s->bind_in = NULL;
+            s->bind_in_bytes = NULL;
+            return ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name, "out of memory binding tensors");
+        }
+        s->bind_out = s->bind_in + m->n_inputs + 1; /* one array: inputs, then outputs */
+        s->bind_out_bytes = s->bind_in_bytes + m->n_inputs + 1;
+    }
+    void **slot = is_in ? &s->bind_in[i] : &s->bind_out[i];
+    int v = is_in ? m->inputs[i] : m->outputs[i];
+    if (data == NULL && *slot != NULL && s->bind_slot != NULL && s->bind_slot[v] != NULL &&
+        s->t[v].data == *slot) { /* back to the arena slot */
+        s->t[v].data = s->bind_slot[v];
+        s->bind_slot[v] = NULL;
+    }
+    *slot = data;
+    (is_in ? s->bind_in_bytes : s->bind_out_bytes)[i] = data != NULL ? bytes : 0;
+    if (data != NULL && s->planned) { /* t->data is the caller's at once (when it fits) */
+        if (!ti__session_bind_slots(s)) return ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name, "out of memory binding tensors");
+        (void)ti__session_apply_one(s, is_in ? i : m->n_inputs + i);
+    }
+    return TI_OK;
+}
+
+TI_API ti_status ti_session_bind_input(ti_session *s, int i, void *data, size_t bytes, ti_error *err) {
+    return ti__session_bind(s, 1, i, data, bytes, err);
+}
+TI_API ti_status ti_session_bind_output(ti_session *s, int j, void *data, size_t bytes, ti_error *err) {
+    return ti__session_bind(s, 0, j, data, bytes, err);
 }
 
 TI_API ti_status ti_session_fetch_output(ti_session *s, int j, ti_error *err) {
@@ -766,9 +916,14 @@ TI__PRIVATE ti_status ti__session_run(ti_session *s, int async, ti_error *err) {
     }
 #endif
     if ((st = ti__session_pull_links(s, err)) != TI_OK) return st;
+    if ((st = ti__session_apply_bindings(s, err)) != TI_OK) return st;
 #ifndef TI_NO_OPENCL
     if (s->cl != NULL && s->cl->building) s->cl->cpu_runs++;
-    else if (s->cl != NULL && s->cl->active) return ti__clplan_run(s, s->cl, async, err);
+    else if (s->cl != NULL && s->cl->active) {
+        st = ti__clplan_run(s, s->cl, async, err);
+        if (st == TI_OK && !async) ti__session_bound_copies(s);
+        return st;
+    }
     if (s->cl != NULL) s->cl->last_on_gpu = 0;
 #endif
     (void)async;
@@ -791,6 +946,7 @@ TI__PRIVATE ti_status ti__session_run(ti_session *s, int async, ti_error *err) {
     }
     if (s->prof_ms != NULL) s->profiled = 1;
     s->info.run_ms = ti__now_ms() - s->t_run;
+    ti__session_bound_copies(s);
     return TI_OK;
 }
 

@@ -447,6 +447,83 @@ TI_TEST(normalisation_and_movement_match_the_cpu) {
     }
 }
 
+/* Caller memory (ti_session_bind_input / _output) on OpenCL: x -> Relu (GPU) -> a (an
+ * output, also read by the CPU node) -> ReduceMax (CPU) -> Sigmoid (GPU) -> y. With copies
+ * (opencl_copy_io) the input goes up straight from the caller's memory and the outputs come
+ * down straight into it: the bytes moved are those of an unbound session; on a device that
+ * works in host memory (zero copy) the slots are copied. Sync and async runs, both give
+ * the outputs by hand, the tensors' data are the caller's, and x is left as it was. */
+TI_TEST(bound_memory_on_opencl) {
+    if (!g_have_device) TI_SKIP("no OpenCL device");
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t d[4] = {1, 6, 9, 11}, rd[4] = {1, 6, 1, 11};
+    ob_input(&mb, "x", OB_FLOAT, 4, d);
+    ob_node(&mb, "Relu", "r1", "x", "a");
+    ob_buf at = {0, 0, 0};
+    int64_t ax[1] = {2};
+    ob_attr_ints(&at, "axes", 1, ax);
+    ob_node_attrs(&mb, "ReduceMax", "max", "a", "b", &at); /* no OpenCL kernel */
+    ob_node(&mb, "Sigmoid", "s2", "b", "y");
+    ob_output(&mb, "y", OB_FLOAT, 4, rd);
+    ob_output(&mb, "a", OB_FLOAT, 4, d);
+    size_t n;
+    unsigned char *bytes = ob_finish(&mb, &n);
+    ti_error err;
+    ti_model *m = ti_model_load_memory(bytes, n, NULL, &err);
+    free(bytes);
+    TI_REQUIRE(m != NULL);
+    static float x[594], xkeep[594], y[66], a[594];
+    for (int copy = 1; copy >= 0; copy--) {
+        for (int async = 0; async < 2; async++) {
+            ti_session_desc cd;
+            memset(&cd, 0, sizeof cd);
+            cd.backend = TI_BACKEND_OPENCL;
+            cd.num_threads = 1;
+            cd.opencl_copy_io = copy;
+            ti_session *g = ti_session_create(m, &cd, &err);
+            TI_REQUIRE(g != NULL);
+            ti_session_info info;
+            ti_session_get_info(g, &info);
+            TI_CHECK_EQ_INT(info.num_gpu_nodes, 2);
+            TI_CHECK(ti_session_bind_input(g, 0, x, sizeof x, &err) == TI_OK);
+            TI_CHECK(ti_session_bind_output(g, 0, y, sizeof y, &err) == TI_OK);
+            TI_CHECK(ti_session_bind_output(g, 1, a, sizeof a, &err) == TI_OK);
+            for (int r = 0; r < 2; r++) { /* the second run with new values in the same memory */
+                for (int j = 0; j < 594; j++) x[j] = xkeep[j] = rfloat();
+                memset(y, 0, sizeof y);
+                memset(a, 0, sizeof a);
+                if (async) {
+                    TI_CHECK(ti_session_run_async(g, &err) == TI_OK);
+                    TI_CHECK(ti_session_wait(g, &err) == TI_OK);
+                } else {
+                    TI_CHECK(ti_session_run(g, &err) == TI_OK);
+                }
+                TI_CHECK(ti_session_input(g, 0)->data == (void *)x && ti_session_output(g, 0)->data == (void *)y &&
+                         ti_session_output(g, 1)->data == (void *)a);
+                TI_CHECK(memcmp(x, xkeep, sizeof x) == 0);
+                int bad = 0;
+                for (int j = 0; j < 594; j++) bad += a[j] != (x[j] > 0 ? x[j] : 0.0f);
+                for (int c = 0; c < 6; c++)
+                    for (int w = 0; w < 11; w++) {
+                        double mx = 0;
+                        for (int h = 0; h < 9; h++) mx = fmax(mx, x[(c * 9 + h) * 11 + w]);
+                        bad += fabs(1.0 / (1.0 + exp(-mx)) - y[c * 11 + w]) > 1e-5;
+                    }
+                if (bad) printf("copy_io %d async %d run %d: %d wrong values\n", copy, async, r, bad);
+                TI_CHECK_EQ_INT(bad, 0);
+            }
+            ti_session_get_info(g, &info);
+            if (copy) /* x up, a down (the CPU node reads it: once), b up, y down */
+                TI_CHECK(info.transfer_bytes == (size_t)(594 * 4 * 2 + 66 * 4 * 2));
+            else
+                printf("  bound memory, zero copy %d: %zu bytes moved\n", info.zero_copy, info.transfer_bytes);
+            ti_session_destroy(g);
+        }
+    }
+    ti_model_free(m);
+}
+
 /* A graph with a node the device has no kernel for: that node runs on the CPU inside the
  * OpenCL session, the others on the device, with the reason recorded. */
 TI_TEST(unsupported_nodes_fall_back_per_node) {
@@ -1263,6 +1340,7 @@ int main(void) {
     TI_RUN(pooling_matches_the_cpu);
     TI_RUN(normalisation_and_movement_match_the_cpu);
     TI_RUN(unsupported_nodes_fall_back_per_node);
+    TI_RUN(bound_memory_on_opencl);
     TI_RUN(linked_sessions_keep_tensors_on_the_device);
     TI_RUN(program_cache_is_used_and_survives_damage);
     TI_RUN(refused_work_group_sizes_never_reach_the_user);
