@@ -282,10 +282,12 @@ TI_API ti_status ti_session_fetch_output(ti_session *s, int j, ti_error *err);
 
 /* Binds input i (or output j) to the caller's memory, `bytes` long, instead of the
  * session's own buffer: ti_session_input(s, i)->data becomes data, runs read the input
- * from it (write the output into it) with no copy on the CPU backend; on an OpenCL device
- * with its own memory the input is uploaded straight from it and the output read straight
- * into it; on one that works in host memory (zero copy for the session's own buffers) the
- * GPU side takes one memcpy each way. The memory must stay valid while bound; an input's
+ * from it (write the output into it) with no copy on the CPU backend and on OpenCL devices
+ * that work in host memory (kernels use it in place: a buffer wraps it, so it is best
+ * aligned as the device wants, e.g. 64 or 4096 bytes; where the driver will not wrap it
+ * in place, it is copied each way); on an OpenCL device with its own memory the input is
+ * uploaded straight from it and the output read straight into it. The memory must stay
+ * valid while bound; an input's
  * must not change during a run (until ti_session_wait after an async one). bytes must
  * hold the tensor: checked at each run (after a shape change too), a run fails naming the
  * sizes otherwise. data NULL unbinds (back to the session's buffer, contents not kept).

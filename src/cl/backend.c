@@ -8,10 +8,28 @@
 
 /* ---- plan ---------------------------------------------------------------------------- */
 
+/* Drops the buffer wrapping value v's caller memory (unmapped first when the host owns). */
+TI__PRIVATE void ti__clplan_drop_bmem(ti__clplan *g, int v) {
+    if (g->bmem == NULL || g->bmem[v] == NULL) return;
+    if (g->mapped && g->rt.q) {
+        g->rt.api.clEnqueueUnmapMemObject(g->rt.q, g->bmem[v], g->bptr[v], 0, NULL, NULL);
+        g->rt.api.clFinish(g->rt.q);
+    }
+    g->rt.api.clReleaseMemObject(g->bmem[v]);
+    g->bmem[v] = NULL;
+    for (int i = 0; i < g->n_bvals; i++)
+        if (g->bvals[i] == v) g->bvals[i--] = g->bvals[--g->n_bvals];
+}
+
 TI__PRIVATE void ti__clplan_release(ti__clplan *g) {
     if (g == NULL) return;
     if (g->pending && g->rt.q) g->rt.api.clFinish(g->rt.q); /* buffers are in use until then */
     g->pending = 0;
+    while (g->n_bvals > 0) ti__clplan_drop_bmem(g, g->bvals[0]);
+    g->bmem = NULL; /* the tables live in the plan pool */
+    g->bptr = NULL;
+    g->bbytes = NULL;
+    g->bvals = NULL;
     if (g->mapped && g->act && g->rt.q) {
         g->rt.api.clEnqueueUnmapMemObject(g->rt.q, g->act, g->map_ptr, 0, NULL, NULL);
         g->rt.api.clFinish(g->rt.q);
@@ -59,8 +77,16 @@ TI__PRIVATE cl_int ti__clplan_own(ti_session *s, ti__clplan *g, int host, cl_boo
             g->map_ptr = p;
             g->mapped = 1;
         }
+        for (int i = 0; i < g->n_bvals && e == CL_SUCCESS; i++) { /* the caller's memory too */
+            int v = g->bvals[i];
+            void *q = cl->clEnqueueMapBuffer(g->rt.q, g->bmem[v], blocking, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                             g->bbytes[v], 0, NULL, NULL, &e);
+            if (e == CL_SUCCESS && q != g->bptr[v]) e = CL_MAP_FAILURE; /* checked when made */
+        }
     } else {
-        e = cl->clEnqueueUnmapMemObject(g->rt.q, g->act, g->map_ptr, 0, NULL, ev);
+        for (int i = 0; i < g->n_bvals && e == CL_SUCCESS; i++)
+            e = cl->clEnqueueUnmapMemObject(g->rt.q, g->bmem[g->bvals[i]], g->bptr[g->bvals[i]], 0, NULL, NULL);
+        if (e == CL_SUCCESS) e = cl->clEnqueueUnmapMemObject(g->rt.q, g->act, g->map_ptr, 0, NULL, ev);
         if (ev != NULL) ti__clrt_ev_keep(&g->rt, e, TI__CLEV_UPLOAD);
         if (e == CL_SUCCESS) g->mapped = 0;
     }
@@ -400,6 +426,57 @@ TI__PRIVATE cl_int ti__clplan_fetch(ti_session *s, ti__clplan *g, int v) {
     return ti__clplan_sync(s, g, v, TI__CL_HOST);
 }
 
+/* Zero copy and caller memory: wraps each bound value's memory in a buffer the kernels
+ * use in place (made again when the binding changed). The arena is the host's between
+ * runs, so a new buffer is mapped at once; where the driver will not map the caller's
+ * memory in place (or will not wrap it) the value falls back to copies of its slot. */
+TI__PRIVATE void ti__clplan_bind_bufs(ti_session *s, ti__clplan *g) {
+    if (!g->zero_copy || !g->mapped || s->bind_slot == NULL) return;
+    const ti_cl_api *cl = &g->rt.api;
+    int nio = s->m->n_inputs + s->m->n_outputs;
+    if (g->bmem == NULL) {
+        size_t nv = (size_t)(s->n_values + 1);
+        g->bmem = (cl_mem *)ti__pool_alloc(&s->plan_pool, sizeof(cl_mem) * nv);
+        g->bptr = (void **)ti__pool_alloc(&s->plan_pool, sizeof(void *) * nv);
+        g->bbytes = (size_t *)ti__pool_alloc(&s->plan_pool, sizeof(size_t) * nv);
+        g->bvals = (int *)ti__pool_alloc(&s->plan_pool, sizeof(int) * (size_t)(nio + 1));
+        if (!g->bmem || !g->bptr || !g->bbytes || !g->bvals) {
+            g->bmem = NULL;
+            return;
+        }
+        memset(g->bmem, 0, sizeof(cl_mem) * nv);
+        g->n_bvals = 0;
+    }
+    for (int k = 0; k < nio; k++) {
+        int v = k < s->m->n_inputs ? s->m->inputs[k] : s->m->outputs[k - s->m->n_inputs];
+        ti_tensor *t = &s->t[v];
+        int bound = s->bind_slot[v] != NULL && t->data != s->bind_slot[v] && t->size_bytes > 0;
+        if (g->bmem[v] != NULL && (!bound || g->bptr[v] != t->data || g->bbytes[v] != t->size_bytes))
+            ti__clplan_drop_bmem(g, v);
+        if (!bound || g->bmem[v] != NULL) continue;
+        cl_int e = CL_SUCCESS;
+        cl_mem b = cl->clCreateBuffer(g->rt.ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, t->size_bytes, t->data, &e);
+        if (b == NULL || e != CL_SUCCESS) continue;
+        void *q = cl->clEnqueueMapBuffer(g->rt.q, b, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, t->size_bytes, 0, NULL,
+                                         NULL, &e);
+        if (e != CL_SUCCESS || q != t->data) {
+            if (e == CL_SUCCESS) cl->clEnqueueUnmapMemObject(g->rt.q, b, q, 0, NULL, NULL);
+            cl->clFinish(g->rt.q);
+            cl->clReleaseMemObject(b);
+            continue;
+        }
+        g->bmem[v] = b;
+        g->bptr[v] = t->data;
+        g->bbytes[v] = t->size_bytes;
+        g->bvals[g->n_bvals++] = v;
+    }
+}
+
+/* Before binding k of s changes (ti_session_bind_*): its wrapping buffer goes. */
+TI__PRIVATE void ti__clplan_unbind(ti_session *s, int v) {
+    if (s->cl != NULL) ti__clplan_drop_bmem(s->cl, v);
+}
+
 TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int async, ti_error *err) {
     const ti_cl_api *cl = &g->rt.api;
     for (int v = 0; v < s->n_values; v++)
@@ -409,6 +486,7 @@ TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int asy
             if (s->nodes[n].outputs[i] >= 0) g->where[s->nodes[n].outputs[i]] = 0;
     g->transfer_bytes = 0;
     g->switches = 0;
+    ti__clplan_bind_bufs(s, g);
     for (int i = 0; s->link_src != NULL && i < s->m->n_inputs; i++) {
         if (!ti__clplan_link_on_device(s, i)) continue; /* done in host memory before */
         ti_session *src = s->link_src[i];

@@ -20,6 +20,13 @@ typedef struct ti__clplan {
      * the host (CPU nodes, the user between runs) uses it, unmapped while kernels run */
     int zero_copy, mapped;
     void *map_ptr;
+    /* zero copy and caller memory (ti_session_bind_*): per value, a buffer wrapping the
+     * caller's memory (CL_MEM_USE_HOST_PTR) that kernels use in place, mapped and unmapped
+     * with the arena; bvals lists the values that have one (plan pool; NULL until used) */
+    cl_mem *bmem;
+    void **bptr;
+    size_t *bbytes;
+    int *bvals, n_bvals;
     int switches; /* ownership changes in the last run */
     int last_on_gpu; /* the last run ran this plan (not the CPU during a background build) */
     cl_mem part;          /* split-K partial sums of the conv GEMMs (NULL when none split) */
@@ -95,13 +102,17 @@ TI__PRIVATE size_t ti__cl_off(const ti_session *s, int v) {
 /* A bound value in a device that works in host memory: the device uses the arena slot,
  * the host the caller's memory, so the two are copied (ti__clplan_sync). */
 TI__PRIVATE int ti__cl_bound_zc(const ti_session *s, const ti__clplan *g, int v) {
-    return g->zero_copy && s->bind_slot != NULL && s->bind_slot[v] != NULL && s->t[v].data != s->bind_slot[v];
+    return g->zero_copy && s->bind_slot != NULL && s->bind_slot[v] != NULL && s->t[v].data != s->bind_slot[v] &&
+           (g->bmem == NULL || g->bmem[v] == NULL);
 }
 TI__PRIVATE void ti__clc_loc(const ti__clc *c, const ti_tensor *t, cl_mem *mem, size_t *off) {
     int v = (int)(t - c->s->t);
     if (c->g->cst_off[v] != (size_t)-1) {
         *mem = c->g->cst;
         *off = c->g->cst_off[v];
+    } else if (c->g->bmem != NULL && c->g->bmem[v] != NULL) { /* the caller's memory itself */
+        *mem = c->g->bmem[v];
+        *off = 0;
     } else {
         *mem = c->g->act;
         *off = ti__cl_off(c->s, v);

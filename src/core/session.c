@@ -849,6 +849,9 @@ TI__PRIVATE ti_status ti__session_bind(ti_session *s, int is_in, int i, void *da
     }
     void **slot = is_in ? &s->bind_in[i] : &s->bind_out[i];
     int v = is_in ? m->inputs[i] : m->outputs[i];
+#ifndef TI_NO_OPENCL
+    ti__clplan_unbind(s, v); /* a device buffer wrapping the old memory */
+#endif
     if (data == NULL && *slot != NULL && s->bind_slot != NULL && s->bind_slot[v] != NULL &&
         s->t[v].data == *slot) { /* back to the arena slot */
         s->t[v].data = s->bind_slot[v];
