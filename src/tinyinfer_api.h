@@ -229,6 +229,10 @@ typedef struct ti_session_desc {
      * settings for nodes the plan lacks are ignored. 0: the library's own choices. */
     const char *tuning;
     const char *tuning_file;
+    /* 1: no tensor's memory is reused within a run, so after it every node's outputs stay
+     * readable (ti_session_node_output; on OpenCL made current on the host by
+     * ti_session_check_precision). For debugging: the arena holds every tensor at once. */
+    int keep_intermediates;
     void (*log)(ti_log_level level, const char *message, void *user); /* 0: silent     */
     void *log_user;
 } ti_session_desc;
@@ -359,6 +363,23 @@ TI_API ti_status ti_session_node_info(const ti_session *s, int i, ti_node_info *
 /* Input/output j of planned node i; NULL when absent or out of range. */
 TI_API const ti_tensor *ti_session_node_input(const ti_session *s, int i, int j);
 TI_API const ti_tensor *ti_session_node_output(const ti_session *s, int i, int j);
+
+/* Precision check: how far the backend s runs on (an OpenCL GPU, in the precision its
+ * desc allows) is from the CPU in fp32, on s's current inputs, per model output and per
+ * node output. Makes two temporary sessions of s's model (s's desc with
+ * keep_intermediates: one on s's backend, one on the CPU), runs both once, compares every
+ * tensor both computed. Rows: the model outputs first (node -1), then each node's outputs
+ * in plan order. max_rel is max |a - b| / max |b| (b: the CPU's; 0 when b is all 0 and a
+ * equals it). Writes at most max_rows rows (rows may be NULL) and returns how many there
+ * are, or -1 with err. Names point into the model. s itself is not run or changed. */
+typedef struct ti_precision_row {
+    const char *name;   /* the tensor (model value) name                        */
+    int node;           /* index of the node that computes it; -1: a model output */
+    ti_backend backend; /* where that node ran in the checked session          */
+    size_t count;       /* elements compared                                     */
+    double max_abs, max_rel;
+} ti_precision_row;
+TI_API int ti_session_check_precision(ti_session *s, ti_precision_row *rows, int max_rows, ti_error *err);
 
 #ifdef __cplusplus
 }

@@ -21,6 +21,7 @@ typedef struct run_opts {
     const char *device;
     int placement;
     int profile;
+    int check_precision;
     const char *trace;
     const char *tuning;
     const char *inputs[MAX_FILES];
@@ -38,7 +39,7 @@ static void usage(FILE *f)
             "usage: tinyinfer-run MODEL [--threads N] [--input FILE]... [--repeat N] [--seed S]\n"
             "                     [--dim NAME=VALUE]... [--save-outputs DIR]\n"
             "                     [--backend auto|cpu|opencl] [--device SEL] [--placement]\n"
-            "                     [--profile] [--trace FILE] [--tuning FILE]\n"
+            "                     [--profile] [--trace FILE] [--tuning FILE] [--check-precision]\n"
             "--input FILE       .npy or .pb (TensorProto) data for the next model input; a file\n"
             "                   whose tensor name matches an input feeds that input instead\n"
             "                   (inputs without a file get seeded random data: floats uniform\n"
@@ -52,6 +53,9 @@ static void usage(FILE *f)
             "                   print them, with the time per op type and the transfers\n"
             "--trace FILE       write the last run's profile as Chrome trace JSON (Perfetto)\n"
             "--tuning FILE      per-node OpenCL launch settings written by tinyinfer-tune\n"
+            "--check-precision  compare the backend (OpenCL, in the precision the session\n"
+            "                   allows) with the CPU in fp32 on these inputs: each output and\n"
+            "                   the 10 layers with the largest relative error\n"
             "--repeat N         run N times and report the median time (default 1)\n"
             "--seed S           random seed (default 1)\n"
             "--dim NAME=VALUE   bind a symbolic input dim (unbound ones default to 1)\n"
@@ -63,6 +67,33 @@ static double now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* --check-precision: the outputs, then the worst layers by relative error. */
+static int cmp_rel(const void *a, const void *b) {
+    double x = ((const ti_precision_row *)a)->max_rel, y = ((const ti_precision_row *)b)->max_rel;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+static int print_precision(ti_session *s) {
+    ti_error err;
+    int n = ti_session_check_precision(s, NULL, 0, &err);
+    ti_precision_row *rows = n > 0 ? (ti_precision_row *)calloc((size_t)n, sizeof *rows) : NULL;
+    if (n < 0 || (n > 0 && rows == NULL) || ti_session_check_precision(s, rows, n, &err) != n) {
+        fprintf(stderr, "tinyinfer-run: precision check: %s\n", n < 0 ? err.message : "out of memory");
+        free(rows);
+        return 1;
+    }
+    printf("precision check (this backend vs the CPU in fp32, same inputs):\n");
+    int no = 0;
+    for (int i = 0; i < n && rows[i].node < 0; i++, no++)
+        printf("  output %-30s max |diff| %.3g, / max |cpu| %.3g (%zu values)\n", rows[i].name, rows[i].max_abs,
+               rows[i].max_rel, rows[i].count);
+    qsort(rows + no, (size_t)(n - no), sizeof *rows, cmp_rel);
+    for (int i = no; i < n && i < no + 10; i++)
+        printf("  node %4d %-6s %-30s max |diff| %.3g, / max |cpu| %.3g\n", rows[i].node,
+               rows[i].backend == TI_BACKEND_OPENCL ? "opencl" : "cpu", rows[i].name, rows[i].max_abs, rows[i].max_rel);
+    free(rows);
+    return 0;
 }
 
 /* The last run's profile: one line per node, then the time per op type (largest first),
@@ -259,6 +290,8 @@ static int parse_args(int argc, char **argv, run_opts *o)
             o->device = argv[++i];
         } else if (strcmp(a, "--placement") == 0) {
             o->placement = 1;
+        } else if (strcmp(a, "--check-precision") == 0) {
+            o->check_precision = 1;
         } else if (strcmp(a, "--profile") == 0) {
             o->profile = 1;
         } else if (strcmp(a, "--trace") == 0 && has_val) {
@@ -520,6 +553,7 @@ static int run(const run_opts *op, run_state *rs)
         }
     }
     if (o.profile && print_profile(s) != 0) return 1;
+    if (o.check_precision && print_precision(s) != 0) return 1;
     if (o.trace) {
         if (ti_session_write_trace(s, o.trace, &err) != TI_OK) {
             fprintf(stderr, "tinyinfer-run: %s\n", err_text(&err));

@@ -172,7 +172,9 @@ TI__PRIVATE ti_status ti__session_place(ti_session *s, size_t *offsets, ti_error
             int moved = 0;
             for (int j = 0; j < n_placed; j++) {
                 int u = placed[j];
-                if (s->vi[u].last < s->vi[v].first || s->vi[v].last < s->vi[u].first) continue;
+                if (!s->desc.keep_intermediates &&
+                    (s->vi[u].last < s->vi[v].first || s->vi[v].last < s->vi[u].first))
+                    continue;
                 size_t usize = (s->t[u].size_bytes + 63) & ~(size_t)63;
                 if (usize == 0) usize = 64;
                 if (off < offsets[u] + usize && offsets[u] < off + size) {
@@ -1022,6 +1024,105 @@ TI_API const ti_tensor *ti_session_node_output(const ti_session *s, int i, int j
     if (s == NULL || !s->planned || i < 0 || i >= s->n_nodes || j < 0 || j >= s->nodes[i].n_outputs)
         return NULL;
     return s->io[i][s->nodes[i].n_inputs + j];
+}
+
+/* ---- precision check (ti_session_check_precision) --------------------------------------- */
+
+/* Makes value v of s current on the host (a GPU run may have left it on the device). */
+TI__PRIVATE int ti__session_value_on_host(ti_session *s, int v) {
+#ifndef TI_NO_OPENCL
+    if (s->cl != NULL && ti__clplan_fetch(s, s->cl, v) != CL_SUCCESS) return 0;
+#endif
+    (void)s;
+    (void)v;
+    return 1;
+}
+
+/* Compares value v of a (checked) and b (the CPU's) into row r; 0 when they differ in
+ * dtype or size (not comparable). */
+TI__PRIVATE int ti__precision_compare(ti_session *a, ti_session *b, int v, ti_precision_row *r) {
+    const ti_tensor *x = &a->t[v], *y = &b->t[v];
+    if (x->dtype != y->dtype || x->size_bytes != y->size_bytes || x->data == NULL || y->data == NULL ||
+        x->dtype == TI_DTYPE_STRING || x->dtype == TI_DTYPE_UNKNOWN)
+        return 0;
+    if (!ti__session_value_on_host(a, v)) return 0;
+    size_t n = ti__numel(x);
+    double most = 0.0, diff = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double p = ti__get_f64(x, i), q = ti__get_f64(y, i), d = fabs(p - q);
+        if (d != d) d = p == q || (p != p && q != q) ? 0.0 : HUGE_VAL; /* NaN in one only */
+        if (d > diff) diff = d;
+        if (fabs(q) > most) most = fabs(q);
+    }
+    r->name = x->name;
+    r->count = n;
+    r->max_abs = diff;
+    r->max_rel = diff == 0.0 ? 0.0 : most > 0.0 ? diff / most : HUGE_VAL;
+    return 1;
+}
+
+TI_API int ti_session_check_precision(ti_session *s, ti_precision_row *rows, int max_rows, ti_error *err) {
+    ti__error_clear(err);
+    if (s == NULL) return ti__fail(err, TI_ERR_INVALID_ARGUMENT, "<session>", "session is NULL"), -1;
+    if (ti_session_wait(s, err) != TI_OK) return -1;
+    if (!s->planned)
+        return ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name, "the session has no plan: %s", s->unplanned_reason), -1;
+    ti_session_desc d = s->desc;
+    d.keep_intermediates = 1;
+    d.profile = 0;
+    d.opencl_build_first = 1; /* the checked backend from the first run, not the CPU meanwhile */
+    d.log = NULL;
+#ifndef TI_NO_OPENCL
+    d.backend = s->cl != NULL && s->cl->active && !s->cl->building ? TI_BACKEND_OPENCL : TI_BACKEND_CPU;
+#else
+    d.backend = TI_BACKEND_CPU;
+#endif
+    ti_session *t[2] = {NULL, NULL};
+    int count = -1;
+    for (int k = 0; k < 2; k++) {
+        if (k == 1) d.backend = TI_BACKEND_CPU;
+        t[k] = ti_session_create(s->m, &d, err);
+        if (t[k] == NULL) goto done;
+        for (int i = 0; i < s->m->n_inputs; i++) {
+            if (s->input_ranks[i] >= 0 &&
+                ti_session_set_input_shape(t[k], i, s->input_ranks[i], s->input_shapes[i], err) != TI_OK)
+                goto done;
+            const ti_tensor *from = &s->t[s->m->inputs[i]];
+            ti_tensor *to = ti_session_input(t[k], i);
+            if (to->size_bytes != from->size_bytes) {
+                ti__fail(err, TI_ERR_INVALID_ARGUMENT, s->m->name, "input %d: %zu bytes in the check's session, %zu in the session",
+                         i, to->size_bytes, from->size_bytes);
+                goto done;
+            }
+            if (from->size_bytes) memcpy(to->data, from->data, from->size_bytes);
+        }
+        if (ti_session_run(t[k], err) != TI_OK) goto done;
+    }
+    count = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        int nn = pass == 0 ? s->m->n_outputs : t[0]->n_nodes;
+        for (int i = 0; i < nn; i++) {
+            int no = pass == 0 ? 1 : t[0]->nodes[i].n_outputs;
+            for (int j = 0; j < no; j++) {
+                int v = pass == 0 ? s->m->outputs[i] : t[0]->nodes[i].outputs[j];
+                if (v < 0 || v >= s->m->n_values || v >= t[1]->n_values) continue; /* made by a pass */
+                ti_precision_row r;
+                memset(&r, 0, sizeof r);
+                if (!ti__precision_compare(t[0], t[1], v, &r)) continue;
+                r.node = pass == 0 ? -1 : i;
+                r.backend = TI_BACKEND_CPU;
+#ifndef TI_NO_OPENCL
+                if (pass == 1 && t[0]->cl != NULL && t[0]->cl->gpu != NULL && t[0]->cl->gpu[i]) r.backend = TI_BACKEND_OPENCL;
+#endif
+                if (rows != NULL && count < max_rows) rows[count] = r;
+                count++;
+            }
+        }
+    }
+done:
+    ti_session_destroy(t[0]);
+    ti_session_destroy(t[1]);
+    return count;
 }
 
 #ifndef TI_NO_STDIO

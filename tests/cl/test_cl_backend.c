@@ -815,6 +815,51 @@ static int output_matches_cpu(ti_model *m, ti_session *g) {
     return ok;
 }
 
+/* ti_session_check_precision: the OpenCL session against the CPU per output and per node
+ * output (the model outputs first), every row within 1e-4; on a CPU session every row is
+ * exact; rows NULL counts; the checked session's own outputs are left as they were. */
+TI_TEST(precision_check_per_layer) {
+    if (!g_have_device) TI_SKIP("no OpenCL device");
+    size_t n;
+    unsigned char *bytes = conv_model(8, 24, 3, "Abs", &n); /* conv, then Abs: two nodes */
+    ti_error err;
+    ti_model *m = ti_model_load_memory(bytes, n, NULL, &err);
+    free(bytes);
+    TI_REQUIRE(m != NULL);
+    for (int b = 0; b < 2; b++) {
+        ti_session *s = make(m, b ? TI_BACKEND_OPENCL : TI_BACKEND_CPU, &err);
+        TI_REQUIRE(s != NULL);
+        ti_tensor *x = ti_session_input(s, 0);
+        for (size_t j = 0; j < x->size_bytes / 4; j++) ((float *)x->data)[j] = rfloat();
+        TI_REQUIRE(ti_session_run(s, &err) == TI_OK);
+        const ti_tensor *y = ti_session_output(s, 0);
+        float before[864];
+        TI_REQUIRE(y->size_bytes == sizeof before);
+        memcpy(before, y->data, sizeof before);
+        int count = ti_session_check_precision(s, NULL, 0, &err);
+        int nodes = ti_session_num_nodes(s);
+        TI_CHECK_EQ_INT(count, 1 + nodes); /* the output, then each node's output */
+        ti_precision_row rows[8];
+        TI_REQUIRE(count > 0 && count <= 8);
+        TI_CHECK_EQ_INT(ti_session_check_precision(s, rows, 8, &err), count);
+        TI_CHECK(rows[0].node == -1 && strcmp(rows[0].name, "y") == 0 && rows[0].count == 864);
+        int gpu_rows = 0;
+        for (int i = 0; i < count; i++) {
+            if (i > 0) TI_CHECK_EQ_INT(rows[i].node, i - 1);
+            if (b) TI_CHECK(rows[i].max_rel < 1e-4);
+            else TI_CHECK(rows[i].max_abs == 0.0 && rows[i].max_rel == 0.0);
+            gpu_rows += rows[i].backend == TI_BACKEND_OPENCL;
+        }
+        TI_CHECK_EQ_INT(gpu_rows, b ? nodes : 0);
+        if (b) printf("  precision check: output max |diff| %.3g, rel %.3g; node 0 (%s) rel %.3g\n", rows[0].max_abs,
+                      rows[0].max_rel, rows[1].name, rows[1].max_rel);
+        TI_CHECK(ti_session_output(s, 0) == y && memcmp(y->data, before, sizeof before) == 0);
+        TI_CHECK_EQ_INT(ti_session_check_precision(NULL, rows, 8, &err), -1);
+        ti_session_destroy(s);
+    }
+    ti_model_free(m);
+}
+
 TI_TEST(program_cache_is_used_and_survives_damage) {
     if (!g_have_device) TI_SKIP("no OpenCL device");
     ti_error err;
@@ -1343,6 +1388,7 @@ int main(void) {
     TI_RUN(normalisation_and_movement_match_the_cpu);
     TI_RUN(unsupported_nodes_fall_back_per_node);
     TI_RUN(bound_memory_on_opencl);
+    TI_RUN(precision_check_per_layer);
     TI_RUN(linked_sessions_keep_tensors_on_the_device);
     TI_RUN(program_cache_is_used_and_survives_damage);
     TI_RUN(refused_work_group_sizes_never_reach_the_user);

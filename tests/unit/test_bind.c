@@ -155,8 +155,46 @@ TI_TEST(bound_and_linked_exclude_each_other) {
     ti_model_free(m);
 }
 
+/* desc.keep_intermediates: after a run every node's output is still readable. */
+TI_TEST(keep_intermediates_keeps_node_outputs) {
+    ti_model *m = model();
+    TI_REQUIRE(m != NULL);
+    ti_session_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = TI_BACKEND_CPU;
+    d.num_threads = 1;
+    d.keep_intermediates = 1;
+    ti_dim_binding b = {"N2", 4};
+    d.dim_bindings = &b;
+    d.num_dim_bindings = 1;
+    ti_error err;
+    ti_session *s = ti_session_create(m, &d, &err);
+    TI_REQUIRE(s != NULL);
+    float x[60];
+    for (int i = 0; i < 60; i++) x[i] = rnd();
+    memcpy(ti_session_input(s, 0)->data, x, sizeof x);
+    TI_REQUIRE(ti_session_run(s, &err) == TI_OK);
+    int found = 0;
+    for (int i = 0; i < ti_session_num_nodes(s); i++) {
+        ti_node_info ni;
+        if (ti_session_node_info(s, i, &ni) != TI_OK || strcmp(ni.op, "Relu") != 0) continue;
+        const ti_tensor *a = ti_session_node_output(s, i, 0);
+        TI_REQUIRE(a != NULL && a->size_bytes == sizeof x);
+        int bad = 0;
+        for (int j = 0; j < 60; j++) bad += ((const float *)a->data)[j] != (x[j] > 0 ? x[j] : 0.0f);
+        TI_CHECK_EQ_INT(bad, 0);
+        found = 1;
+    }
+    TI_CHECK(found);
+    ti_session_info info;
+    ti_session_get_info(s, &info);
+    ti_session_destroy(s);
+    ti_model_free(m);
+}
+
 int main(void) {
     TI_RUN(bound_memory_is_used_in_place);
     TI_RUN(bound_and_linked_exclude_each_other);
+    TI_RUN(keep_intermediates_keeps_node_outputs);
     return ti_test_summary();
 }

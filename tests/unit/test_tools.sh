@@ -108,5 +108,13 @@ has "run --profile: total" "$TMP/prof.out" '^  run [0-9.]+ ms: nodes [0-9.]+ ms$
 has "run --trace: written" "$TMP/prof.out" "^trace: $TMP/trace.json$"
 [ "$(grep -o '"ph":"X"' "$TMP/trace.json" | wc -l)" = 40 ] && ok || bad "run --trace: not 40 events in $TMP/trace.json"
 
+# ---- tinyinfer-run --check-precision (the CPU against itself: every row exact) ----
+"$BIN/tinyinfer-run" "$MODEL" --backend cpu --check-precision >"$TMP/prec.out" 2>"$TMP/prec.err"
+rc "run --check-precision: exit code" 0 $?
+has "run --check-precision: header" "$TMP/prec.out" '^precision check \(this backend vs the CPU in fp32, same inputs\):$'
+has "run --check-precision: the output" "$TMP/prec.out" "^  output softmaxout_1 +max \|diff\| 0, / max \|cpu\| 0 \(1000 values\)$"
+[ "$(grep -c '^  node ' "$TMP/prec.out")" = 10 ] && ok || bad "run --check-precision: not 10 node rows"
+grep '^  node ' "$TMP/prec.out" | grep -qv 'max |diff| 0, / max |cpu| 0$' && bad "run --check-precision: a nonzero row" || ok
+
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" = 0 ]
