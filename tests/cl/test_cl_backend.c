@@ -1341,6 +1341,15 @@ TI_TEST(tuning_candidates_apply_and_keep_outputs) {
     TI_REQUIRE(s != NULL);
     TI_CHECK(find_node(s, "Conv", &ni) >= 0);
     TI_CHECK(strcmp(ni.tuning, "conv=gemm splits=2") == 0);
+    /* the split count really is the plan's (white box: the conv's parameter table holds
+     * the kind, 15 shape ints, K, the depth per split, the splits, the block edge) */
+    TI_CHECK(s->cl != NULL && s->cl->par[ci][0] == TI__CLCONV_GEMM && s->cl->par[ci][18] == 2 &&
+             s->cl->par[ci][17] == 80 && s->cl->par[ci][19] == 32);
+    ti_session_destroy(s);
+    snprintf(text, sizeof text, "tinyinfer-tuning 1\nnode #%d conv=gemm splits=1 tile=64\n", ci);
+    s = make_tuned(m, TI_BACKEND_OPENCL, text, NULL, &err);
+    TI_REQUIRE(s != NULL);
+    TI_CHECK(s->cl != NULL && s->cl->par[ci][18] == 1 && s->cl->par[ci][17] == 144 && s->cl->par[ci][19] == 64);
     ti_session_destroy(s);
 
     /* from a file, the name escaped (%6F is 'o') */
