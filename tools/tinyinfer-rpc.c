@@ -501,43 +501,10 @@ static int cmd_info(const opts *o)
 static void print_summary(const tirpc_tensor *o)
 {
     ti_tensor t;
-    char shp[256];
     memset(&t, 0, sizeof(t));
     t.name = o->name, t.dtype = o->dtype, t.rank = o->rank, t.data = o->data, t.size_bytes = o->bytes;
     memcpy(t.shape, o->shape, sizeof(t.shape));
-    td_shape_str(t.rank, t.shape, shp, sizeof(shp));
-    size_t n = ti_tensor_numel(&t);
-    printf("  '%s' %s %s", o->name, ti_dtype_name(o->dtype), shp);
-    if (n == 0 || !o->data) {
-        printf(" (empty)\n");
-        return;
-    }
-    double mn = 0, mx = 0, sum = 0;
-    size_t nan = 0, inf = 0, finite = 0;
-    for (size_t i = 0; i < n; i++) {
-        double v = td_get(&t, i);
-        if (isnan(v)) {
-            nan++;
-            continue;
-        }
-        if (isinf(v)) {
-            inf++;
-            continue;
-        }
-        if (!finite || v < mn) mn = v;
-        if (!finite || v > mx) mx = v;
-        sum += v;
-        finite++;
-    }
-    if (finite) printf(" min %.6g max %.6g mean %.6g", mn, mx, sum / (double)finite);
-    if (nan || inf) printf(" (%zu NaN, %zu inf)", nan, inf);
-    printf("\n    first:");
-    for (size_t i = 0; i < n && i < 8; i++) {
-        char b[64];
-        td_fmt_elem(&t, i, b, sizeof(b));
-        printf(" %s", b);
-    }
-    printf("%s\n", n > 8 ? " ..." : "");
+    td_print_summary(&t);
 }
 
 /* the per-node table, the time per op type, and how the sum compares with the latency */

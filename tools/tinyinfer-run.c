@@ -154,30 +154,6 @@ static int print_profile(const ti_session *s)
     return 0;
 }
 
-static uint64_t splitmix64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static void fill_random(ti_tensor *t, uint64_t *state)
-{
-    size_t n = ti_tensor_numel(t);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t r = splitmix64(state);
-        double v;
-        if (td_is_float(t->dtype))
-            v = (double)(r >> 11) * (2.0 / 9007199254740992.0) - 1.0; /* [-1, 1) */
-        else if (t->dtype == TI_DTYPE_BOOL)
-            v = (double)(r >> 63);
-        else
-            v = (double)(r >> 62); /* 0..3: valid as an index into most dims */
-        td_set(t, i, v);
-    }
-}
-
 static void print_value_info(const char *kind, int i, const ti_value_info *vi)
 {
     printf("  %s %d '%s' %s ", kind, i, vi->name ? vi->name : "", ti_dtype_name(vi->dtype));
@@ -196,49 +172,6 @@ static void print_value_info(const char *kind, int i, const ti_value_info *vi)
             printf("%lld", (long long)vi->shape[d]);
     }
     printf("]\n");
-}
-
-static void print_summary(const ti_tensor *t)
-{
-    char shp[256];
-    td_shape_str(t->rank, t->shape, shp, sizeof(shp));
-    size_t n = ti_tensor_numel(t);
-    printf("  '%s' %s %s", t->name ? t->name : "", ti_dtype_name(t->dtype), shp);
-    if (t->dtype == TI_DTYPE_STRING || t->dtype == TI_DTYPE_UNKNOWN || (n && !t->data)) {
-        printf(" (no values)\n");
-        return;
-    }
-    if (n == 0) {
-        printf(" (empty)\n");
-        return;
-    }
-    double mn = 0, mx = 0, sum = 0;
-    size_t nan = 0, inf = 0, finite = 0;
-    for (size_t i = 0; i < n; i++) {
-        double v = td_get(t, i);
-        if (isnan(v)) {
-            nan++;
-            continue;
-        }
-        if (isinf(v)) {
-            inf++;
-            continue;
-        }
-        if (!finite || v < mn) mn = v;
-        if (!finite || v > mx) mx = v;
-        sum += v;
-        finite++;
-    }
-    if (finite)
-        printf(" min %.6g max %.6g mean %.6g", mn, mx, sum / (double)finite);
-    if (nan || inf) printf(" (%zu NaN, %zu inf)", nan, inf);
-    printf("\n    first:");
-    for (size_t i = 0; i < n && i < 8; i++) {
-        char b[64];
-        td_fmt_elem(t, i, b, sizeof(b));
-        printf(" %s", b);
-    }
-    printf("%s\n", n > 8 ? " ..." : "");
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -489,7 +422,7 @@ static int run(const run_opts *op, run_state *rs)
                         t->name ? t->name : "", ti_dtype_name(t->dtype));
                 return 1;
             }
-            fill_random(t, &state);
+            td_fill_random(t, &state);
             printf("  input  %d '%s' %s %s: random (seed %llu)\n", i, t->name ? t->name : "",
                    ti_dtype_name(t->dtype), shp, (unsigned long long)o.seed);
             continue;
@@ -565,7 +498,7 @@ static int run(const run_opts *op, run_state *rs)
     int ns_out = ti_session_num_outputs(s);
     for (int i = 0; i < ns_out; i++) {
         const ti_tensor *t = ti_session_output(s, i);
-        if (t) print_summary(t);
+        if (t) td_print_summary(t);
     }
     double first = times[0];
     qsort(times, (size_t)o.repeat, sizeof(double), cmp_double);

@@ -321,6 +321,69 @@ TD_UNUSED static void td_fmt_elem(const ti_tensor *t, size_t i, char *buf, size_
     }
 }
 
+/* The tools' seeded input data (tinyinfer-run, tinyinfer-rpc): splitmix64 from *state, in
+ * element order: floats uniform in [-1, 1), bools 0/1, other integers 0..3 (valid as an
+ * index into most dims). */
+TD_UNUSED static void td_fill_random(ti_tensor *t, uint64_t *state)
+{
+    size_t n = ti_tensor_numel(t);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        uint64_t r = z ^ (z >> 31);
+        double v;
+        if (td_is_float(t->dtype)) v = (double)(r >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+        else if (t->dtype == TI_DTYPE_BOOL) v = (double)(r >> 63);
+        else v = (double)(r >> 62);
+        td_set(t, i, v);
+    }
+}
+
+/* The tools' one-line summary of a tensor: name, dtype, shape, min / max / mean of the
+ * finite values (NaN and inf counted apart), then the first 8 values. */
+TD_UNUSED static void td_print_summary(const ti_tensor *t)
+{
+    char shp[256];
+    td_shape_str(t->rank, t->shape, shp, sizeof(shp));
+    size_t n = ti_tensor_numel(t);
+    printf("  '%s' %s %s", t->name ? t->name : "", ti_dtype_name(t->dtype), shp);
+    if (t->dtype == TI_DTYPE_STRING || t->dtype == TI_DTYPE_UNKNOWN || (n && !t->data)) {
+        printf(" (no values)\n");
+        return;
+    }
+    if (n == 0) {
+        printf(" (empty)\n");
+        return;
+    }
+    double mn = 0, mx = 0, sum = 0;
+    size_t nan = 0, inf = 0, finite = 0;
+    for (size_t i = 0; i < n; i++) {
+        double v = td_get(t, i);
+        if (isnan(v)) {
+            nan++;
+            continue;
+        }
+        if (isinf(v)) {
+            inf++;
+            continue;
+        }
+        if (!finite || v < mn) mn = v;
+        if (!finite || v > mx) mx = v;
+        sum += v;
+        finite++;
+    }
+    if (finite) printf(" min %.6g max %.6g mean %.6g", mn, mx, sum / (double)finite);
+    if (nan || inf) printf(" (%zu NaN, %zu inf)", nan, inf);
+    printf("\n    first:");
+    for (size_t i = 0; i < n && i < 8; i++) {
+        char b[64];
+        td_fmt_elem(t, i, b, sizeof(b));
+        printf(" %s", b);
+    }
+    printf("%s\n", n > 8 ? " ..." : "");
+}
+
 /* Flat index -> "[i, j, k]" for the tensor's shape. */
 TD_UNUSED static void td_index_str(const ti_tensor *t, size_t flat, char *buf, size_t n)
 {

@@ -2113,31 +2113,6 @@ TIRPC__PRIVATE int tirpc__store(const tirpc_server *srv, const tirpc_put *m, cha
     return 0;
 }
 
-TIRPC__PRIVATE uint64_t tirpc__splitmix64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* exactly tinyinfer-run's fill: floats uniform in [-1, 1), integers 0..3, bools 0/1 */
-TIRPC__PRIVATE void tirpc__fill_random(ti_tensor *t, uint64_t *state)
-{
-    size_t n = ti_tensor_numel(t);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t r = tirpc__splitmix64(state);
-        double v;
-        if (td_is_float(t->dtype))
-            v = (double)(r >> 11) * (2.0 / 9007199254740992.0) - 1.0;
-        else if (t->dtype == TI_DTYPE_BOOL)
-            v = (double)(r >> 63);
-        else
-            v = (double)(r >> 62);
-        td_set(t, i, v);
-    }
-}
-
 /* TEST HOOK (--fake-timing): a node's time from a hash of its name and tuning setting,
  * 0.05 to 10.05 ms, so a tuner sees the same numbers on every run and machine. */
 TIRPC__PRIVATE double tirpc__fake_ms(const char *name, const char *tuning)
@@ -2276,7 +2251,7 @@ TIRPC__PRIVATE void tirpc__execute(const tirpc_server *srv, const tirpc_run_wire
             if (t->dtype == TI_DTYPE_STRING || ti_dtype_size(t->dtype) == 0)
                 TIRPC__FAIL(TI_ERR_INVALID_ARGUMENT, "%s: input %d '%s' is %s: it must be given", name, i,
                             t->name ? t->name : "", ti_dtype_name(t->dtype));
-            tirpc__fill_random(t, &state);
+            td_fill_random(t, &state);
             continue;
         }
         const tirpc_tensor *f = &q->inputs[k];
