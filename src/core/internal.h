@@ -147,7 +147,11 @@ typedef struct ti__node {
     const void *packed;
     size_t packed_bytes;
 } ti__node;
-enum { TI__PACK_NONE = 0, TI__PACK_WINO43 = 1 /* Conv: Winograd F(4x4,3x3) U[36][M][C] */ };
+enum {
+    TI__PACK_NONE = 0,
+    TI__PACK_WINO43 = 1, /* Conv: Winograd F(4x4,3x3) U[36][M][C] */
+    TI__PACK_QGEMM = 2   /* 8-bit conv / matrix kernels: a ti__qpack (core/qgemm.c) */
+};
 
 /* A tensor of the graph: its declared type and shape, and its data when constant. */
 typedef struct ti__value {
@@ -417,7 +421,8 @@ TI__PRIVATE int ti__session_bind_io(ti_session *s, int n);
 TI__PRIVATE int ti__pass_live_nodes(ti_session *s, char *live);
 TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err);
 /* Re-lays out constant weights once for the CPU kernel each static node will run
- * (ti__node.packed): Winograd-transformed Conv weights. CPU backend only. */
+ * (ti__node.packed): Winograd-transformed Conv weights, packed 8-bit GEMM weights and
+ * requantization multipliers (ti__qpack). CPU backend only. */
 TI__PRIVATE ti_status ti__pass_prepack(ti_session *s, ti_error *err);
 /* formats/onnx.c */
 #ifndef TI_NO_TFLITE
