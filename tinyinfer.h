@@ -1242,6 +1242,11 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void); /* cpu/x86/gemm_avx
  * channels, int16 operands, uint32 sums modulo 2^32) for AVX2: cpu/x86/qgemm_avx2.c */
 TI__PRIVATE void ti__qg_micro_avx2(size_t kc, const int16_t *ap, const int16_t *bp,
                                      uint32_t *acc, size_t ldacc);
+/* TFLite requantization (core/qgemm.c's TI__QRQ_32) of x[0..n) with per-element multipliers
+ * and shifts, plus yo, clamped to [lo, hi] (lo <= hi): whole groups of 8, bit for bit as
+ * the scalar loop; returns how many were done (the caller does the rest) */
+TI__PRIVATE size_t ti__qrq32_avx2(const int32_t *x, const int32_t *mult, const int32_t *shift,
+                                  size_t n, int32_t yo, int32_t lo, int32_t hi, int32_t *out);
 #endif
 
 /* ---- kernels and the op registry (graph/ops.c) -------------------------------------- */
@@ -2085,8 +2090,17 @@ TI__PRIVATE void ti__qrq_n(const ti__qrq *r, const int64_t *acc, size_t c0, size
     for (size_t i0 = 0; i0 < n; i0 += TI__QG_CHUNK) {
         size_t m = TI__MIN((size_t)TI__QG_CHUNK, n - i0);
         if (r->mode == TI__QRQ_32) {
+            size_t done = 0;
+#ifdef TI__X86_SIMD
+            if (r->lo <= r->hi && ti__cpu_isa() >= TI__ISA_AVX2) {
+                int32_t x[TI__QG_CHUNK]; /* the int32 accumulators (modulo 2^32) */
+                for (size_t i = 0; i < m; i++) x[i] = (int32_t)(uint32_t)(uint64_t)acc[i0 + i];
+                done = ti__qrq32_avx2(x, r->mult + c0 + i0, r->shift + c0 + i0, m, r->yo, r->lo,
+                                      r->hi, v);
+            }
+#endif
             /* ti__q_mul written out so that it inlines: the hot loop of every 8-bit kernel */
-            for (size_t i = 0; i < m; i++) {
+            for (size_t i = done; i < m; i++) {
                 size_t c = c0 + i0 + i;
                 int sh = (int)r->shift[c], e = sh > 0 ? 0 : -sh;
                 int64_t x = (int32_t)(uint32_t)(uint64_t)acc[i0 + i];
@@ -21390,6 +21404,7 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void) {
  * ([k][16] int16); two rows are interleaved in registers (VPUNPCK), which permutes the
  * channels inside each 128-bit lane; the permutation is undone at the store. Compiled with a
  * function-level target attribute, run only when cpuid says AVX2 (cpu/x86/cpuid.c).
+ * Also the TFLite requantization of the GEMM's outputs, 8 channels at a time.
  * Must not allocate. */
 #ifdef TI__X86_SIMD
 #include <immintrin.h>
@@ -21450,6 +21465,52 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2(size_t kc, const int16_t *ap,
         _mm256_storeu_si256((__m256i *)(c + 8),
                             _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(c + 8)), c815));
     }
+}
+
+/* TI__QRQ_32 on 8 lanes, the scalar loop of ti__qrq_n step by step: a positive shift
+ * multiplies by 2^shift saturating to int32 (VPSLLVD, overflow when shifting back differs);
+ * the doubling high multiply is round-half-away (ab +- 2^30) / 2^31 truncated, which equals
+ * floor((ab + 2^30) / 2^31) for either sign, so a 64-bit add and a logical shift give its low
+ * 32 bits (VPMULDQ on even and odd lanes); a negative shift is the rounding right shift with
+ * TFLite's threshold (mask >> 1) + (q < 0). The zero point is added after clamping to
+ * [lo - yo, hi - yo], which equals clamping q + yo without its int32 overflow. Shifts
+ * outside [-31, 31] (ti__q_quantize_multiplier gives [-31, 30]) stop the loop. */
+TI__PRIVATE TI__TARGET_AVX2 size_t ti__qrq32_avx2(const int32_t *x, const int32_t *mult,
+                                                  const int32_t *shift, size_t n, int32_t yo,
+                                                  int32_t lo, int32_t hi, int32_t *out) {
+    int64_t l = (int64_t)lo - yo, h = (int64_t)hi - yo;
+    const __m256i qlo = _mm256_set1_epi32(l < INT32_MIN ? INT32_MIN : (int32_t)l);
+    const __m256i qhi = _mm256_set1_epi32(h > INT32_MAX ? INT32_MAX : (int32_t)h);
+    const __m256i vyo = _mm256_set1_epi32(yo), zero = _mm256_setzero_si256();
+    const __m256i one = _mm256_set1_epi32(1), ones = _mm256_set1_epi32(-1);
+    const __m256i lim = _mm256_set1_epi32(31), nlim = _mm256_set1_epi32(-31);
+    const __m256i nudge = _mm256_set1_epi64x((int64_t)1 << 30), imax = _mm256_set1_epi32(INT32_MAX);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i sh = _mm256_loadu_si256((const __m256i *)(shift + i));
+        __m256i bad = _mm256_or_si256(_mm256_cmpgt_epi32(sh, lim), _mm256_cmpgt_epi32(nlim, sh));
+        if (!_mm256_testz_si256(bad, bad)) break;
+        __m256i v = _mm256_loadu_si256((const __m256i *)(x + i));
+        __m256i m = _mm256_loadu_si256((const __m256i *)(mult + i));
+        __m256i ls = _mm256_max_epi32(sh, zero), rs = _mm256_max_epi32(_mm256_sub_epi32(zero, sh), zero);
+        __m256i y = _mm256_sllv_epi32(v, ls);
+        __m256i ovf = _mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_srav_epi32(y, ls), v), ones);
+        __m256i sat = _mm256_xor_si256(_mm256_srai_epi32(v, 31), imax); /* INT32_MIN or _MAX */
+        v = _mm256_blendv_epi8(y, sat, ovf);
+        __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(v, m), nudge);
+        __m256i po = _mm256_add_epi64(
+            _mm256_mul_epi32(_mm256_srli_epi64(v, 32), _mm256_srli_epi64(m, 32)), nudge);
+        pe = _mm256_srli_epi64(pe, 31);
+        po = _mm256_slli_epi64(_mm256_srli_epi64(po, 31), 32);
+        __m256i q = _mm256_blend_epi32(pe, po, 0xAA);
+        __m256i mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, rs), one);
+        __m256i rem = _mm256_and_si256(q, mask);
+        __m256i thr = _mm256_add_epi32(_mm256_srai_epi32(mask, 1), _mm256_srli_epi32(q, 31));
+        q = _mm256_sub_epi32(_mm256_srav_epi32(q, rs), _mm256_cmpgt_epi32(rem, thr));
+        q = _mm256_min_epi32(_mm256_max_epi32(q, qlo), qhi);
+        _mm256_storeu_si256((__m256i *)(out + i), _mm256_add_epi32(q, vyo));
+    }
+    return i;
 }
 #endif
 /* ==== end src/cpu/x86/qgemm_avx2.c ========================================================== */

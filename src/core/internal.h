@@ -293,6 +293,11 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void); /* cpu/x86/gemm_avx
  * channels, int16 operands, uint32 sums modulo 2^32) for AVX2: cpu/x86/qgemm_avx2.c */
 TI__PRIVATE void ti__qg_micro_avx2(size_t kc, const int16_t *ap, const int16_t *bp,
                                      uint32_t *acc, size_t ldacc);
+/* TFLite requantization (core/qgemm.c's TI__QRQ_32) of x[0..n) with per-element multipliers
+ * and shifts, plus yo, clamped to [lo, hi] (lo <= hi): whole groups of 8, bit for bit as
+ * the scalar loop; returns how many were done (the caller does the rest) */
+TI__PRIVATE size_t ti__qrq32_avx2(const int32_t *x, const int32_t *mult, const int32_t *shift,
+                                  size_t n, int32_t yo, int32_t lo, int32_t hi, int32_t *out);
 #endif
 
 /* ---- kernels and the op registry (graph/ops.c) -------------------------------------- */

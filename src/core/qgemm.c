@@ -86,8 +86,17 @@ TI__PRIVATE void ti__qrq_n(const ti__qrq *r, const int64_t *acc, size_t c0, size
     for (size_t i0 = 0; i0 < n; i0 += TI__QG_CHUNK) {
         size_t m = TI__MIN((size_t)TI__QG_CHUNK, n - i0);
         if (r->mode == TI__QRQ_32) {
+            size_t done = 0;
+#ifdef TI__X86_SIMD
+            if (r->lo <= r->hi && ti__cpu_isa() >= TI__ISA_AVX2) {
+                int32_t x[TI__QG_CHUNK]; /* the int32 accumulators (modulo 2^32) */
+                for (size_t i = 0; i < m; i++) x[i] = (int32_t)(uint32_t)(uint64_t)acc[i0 + i];
+                done = ti__qrq32_avx2(x, r->mult + c0 + i0, r->shift + c0 + i0, m, r->yo, r->lo,
+                                      r->hi, v);
+            }
+#endif
             /* ti__q_mul written out so that it inlines: the hot loop of every 8-bit kernel */
-            for (size_t i = 0; i < m; i++) {
+            for (size_t i = done; i < m; i++) {
                 size_t c = c0 + i0 + i;
                 int sh = (int)r->shift[c], e = sh > 0 ? 0 : -sh;
                 int64_t x = (int32_t)(uint32_t)(uint64_t)acc[i0 + i];
