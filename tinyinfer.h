@@ -1247,6 +1247,10 @@ TI__PRIVATE void ti__qg_micro_avx2(size_t kc, const int16_t *ap, const int16_t *
  * the scalar loop; returns how many were done (the caller does the rest) */
 TI__PRIVATE size_t ti__qrq32_avx2(const int32_t *x, const int32_t *mult, const int32_t *shift,
                                   size_t n, int32_t yo, int32_t lo, int32_t hi, int32_t *out);
+/* One tap of the 8-bit depthwise kernel (cpu/tfl_conv.c): acc[c] += (w[c] + wo) * (x[c] +
+ * xo) modulo 2^32 for c < n, x and w both uint8 (u8) or both int8 */
+TI__PRIVATE void ti__dwq_tap_avx2(int u8, uint32_t *acc, const void *x, const void *w, size_t n,
+                                  int32_t xo, int32_t wo);
 #endif
 
 /* ---- kernels and the op registry (graph/ops.c) -------------------------------------- */
@@ -14414,6 +14418,24 @@ TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end) {
             size_t cn = TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0);
             int64_t acc[TI__TFC_DW_CHUNK];
             for (size_t c = 0; c < cn; c++) acc[c] = 0;
+#ifdef TI__X86_SIMD
+            if (m == 1 && j->kind != TI__TFC_I16 && ti__cpu_isa() >= TI__ISA_AVX2) {
+                /* int32 sums modulo 2^32, as TFLite's; requantization wraps them anyway */
+                uint32_t a32[TI__TFC_DW_CHUNK];
+                for (size_t c = 0; c < cn; c++) a32[c] = 0;
+                for (int64_t fy = fy0; fy < fy1; fy++)
+                    for (int64_t fx = fx0; fx < fx1; fx++) {
+                        size_t xi = (size_t)((n * g->ih + iy0 + fy * g->dh) * g->iw + ix0 + fx * g->dw) * ic;
+                        size_t wi = (size_t)(fy * g->kw + fx) * oc + c0;
+                        ti__dwq_tap_avx2(j->kind == TI__TFC_U8, a32, (const uint8_t *)j->x + xi + c0,
+                                         (const uint8_t *)j->w + wi, cn, xo, wo); /* 1-byte elements */
+                    }
+                for (size_t c = 0; c < cn; c++) acc[c] = (int32_t)a32[c];
+                ti__qg_add_bias(j->b, c0, cn, acc);
+                ti__qrq_n(&j->rq, acc, c0, cn, j->y, j->ydt, p * oc + c0, 1);
+                continue;
+            }
+#endif
             for (int64_t fy = fy0; fy < fy1; fy++)
                 for (int64_t fx = fx0; fx < fx1; fx++) {
                     size_t xi = (size_t)((n * g->ih + iy0 + fy * g->dh) * g->iw + ix0 + fx * g->dw) * ic;
@@ -21511,6 +21533,27 @@ TI__PRIVATE TI__TARGET_AVX2 size_t ti__qrq32_avx2(const int32_t *x, const int32_
         _mm256_storeu_si256((__m256i *)(out + i), _mm256_add_epi32(q, vyo));
     }
     return i;
+}
+
+TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_tap_avx2(int u8, uint32_t *acc, const void *x,
+                                                  const void *w, size_t n, int32_t xo, int32_t wo) {
+    const unsigned char *xb = (const unsigned char *)x, *wb = (const unsigned char *)w;
+    const __m256i vxo = _mm256_set1_epi32(xo), vwo = _mm256_set1_epi32(wo);
+    size_t c = 0;
+    for (; c + 8 <= n; c += 8) {
+        __m128i x8 = _mm_loadl_epi64((const __m128i *)(xb + c));
+        __m128i w8 = _mm_loadl_epi64((const __m128i *)(wb + c));
+        __m256i xv = u8 ? _mm256_cvtepu8_epi32(x8) : _mm256_cvtepi8_epi32(x8);
+        __m256i wv = u8 ? _mm256_cvtepu8_epi32(w8) : _mm256_cvtepi8_epi32(w8);
+        __m256i p = _mm256_mullo_epi32(_mm256_add_epi32(wv, vwo), _mm256_add_epi32(xv, vxo));
+        __m256i a = _mm256_loadu_si256((const __m256i *)(acc + c));
+        _mm256_storeu_si256((__m256i *)(acc + c), _mm256_add_epi32(a, p));
+    }
+    for (; c < n; c++) {
+        int32_t xv = u8 ? (int32_t)xb[c] : (int32_t)(int8_t)xb[c];
+        int32_t wv = u8 ? (int32_t)wb[c] : (int32_t)(int8_t)wb[c];
+        acc[c] += (uint32_t)((wv + wo) * (xv + xo));
+    }
 }
 #endif
 /* ==== end src/cpu/x86/qgemm_avx2.c ========================================================== */

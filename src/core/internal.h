@@ -298,6 +298,10 @@ TI__PRIVATE void ti__qg_micro_avx2(size_t kc, const int16_t *ap, const int16_t *
  * the scalar loop; returns how many were done (the caller does the rest) */
 TI__PRIVATE size_t ti__qrq32_avx2(const int32_t *x, const int32_t *mult, const int32_t *shift,
                                   size_t n, int32_t yo, int32_t lo, int32_t hi, int32_t *out);
+/* One tap of the 8-bit depthwise kernel (cpu/tfl_conv.c): acc[c] += (w[c] + wo) * (x[c] +
+ * xo) modulo 2^32 for c < n, x and w both uint8 (u8) or both int8 */
+TI__PRIVATE void ti__dwq_tap_avx2(int u8, uint32_t *acc, const void *x, const void *w, size_t n,
+                                  int32_t xo, int32_t wo);
 #endif
 
 /* ---- kernels and the op registry (graph/ops.c) -------------------------------------- */

@@ -257,6 +257,24 @@ TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end) {
             size_t cn = TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0);
             int64_t acc[TI__TFC_DW_CHUNK];
             for (size_t c = 0; c < cn; c++) acc[c] = 0;
+#ifdef TI__X86_SIMD
+            if (m == 1 && j->kind != TI__TFC_I16 && ti__cpu_isa() >= TI__ISA_AVX2) {
+                /* int32 sums modulo 2^32, as TFLite's; requantization wraps them anyway */
+                uint32_t a32[TI__TFC_DW_CHUNK];
+                for (size_t c = 0; c < cn; c++) a32[c] = 0;
+                for (int64_t fy = fy0; fy < fy1; fy++)
+                    for (int64_t fx = fx0; fx < fx1; fx++) {
+                        size_t xi = (size_t)((n * g->ih + iy0 + fy * g->dh) * g->iw + ix0 + fx * g->dw) * ic;
+                        size_t wi = (size_t)(fy * g->kw + fx) * oc + c0;
+                        ti__dwq_tap_avx2(j->kind == TI__TFC_U8, a32, (const uint8_t *)j->x + xi + c0,
+                                         (const uint8_t *)j->w + wi, cn, xo, wo); /* 1-byte elements */
+                    }
+                for (size_t c = 0; c < cn; c++) acc[c] = (int32_t)a32[c];
+                ti__qg_add_bias(j->b, c0, cn, acc);
+                ti__qrq_n(&j->rq, acc, c0, cn, j->y, j->ydt, p * oc + c0, 1);
+                continue;
+            }
+#endif
             for (int64_t fy = fy0; fy < fy1; fy++)
                 for (int64_t fx = fx0; fx < fx1; fx++) {
                     size_t xi = (size_t)((n * g->ih + iy0 + fy * g->dh) * g->iw + ix0 + fx * g->dw) * ic;

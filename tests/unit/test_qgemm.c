@@ -5,7 +5,8 @@
  * 2^32 in both), on odd and even depths around the unrolling, and on accumulators that
  * start non-zero (the kernel adds). The AVX2 TFLite requantization (ti__qrq32_avx2 inside
  * ti__qrq_n) against the scalar loop on random and extreme accumulators, multipliers, shifts
- * and clamp ranges. Then the whole quantized path: a uint8 CONV_2D model
+ * and clamp ranges. Then the whole quantized path (GEMM, requantization and the depthwise
+ * taps of ti__dwq_tap_avx2): a uint8 CONV_2D model
  * from tests/ run with the AVX2 ISA and with the scalar ISA gives identical outputs. */
 #define TINYINFER_IMPLEMENTATION
 #include "tinyinfer.h"

@@ -114,4 +114,25 @@ TI__PRIVATE TI__TARGET_AVX2 size_t ti__qrq32_avx2(const int32_t *x, const int32_
     }
     return i;
 }
+
+TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_tap_avx2(int u8, uint32_t *acc, const void *x,
+                                                  const void *w, size_t n, int32_t xo, int32_t wo) {
+    const unsigned char *xb = (const unsigned char *)x, *wb = (const unsigned char *)w;
+    const __m256i vxo = _mm256_set1_epi32(xo), vwo = _mm256_set1_epi32(wo);
+    size_t c = 0;
+    for (; c + 8 <= n; c += 8) {
+        __m128i x8 = _mm_loadl_epi64((const __m128i *)(xb + c));
+        __m128i w8 = _mm_loadl_epi64((const __m128i *)(wb + c));
+        __m256i xv = u8 ? _mm256_cvtepu8_epi32(x8) : _mm256_cvtepi8_epi32(x8);
+        __m256i wv = u8 ? _mm256_cvtepu8_epi32(w8) : _mm256_cvtepi8_epi32(w8);
+        __m256i p = _mm256_mullo_epi32(_mm256_add_epi32(wv, vwo), _mm256_add_epi32(xv, vxo));
+        __m256i a = _mm256_loadu_si256((const __m256i *)(acc + c));
+        _mm256_storeu_si256((__m256i *)(acc + c), _mm256_add_epi32(a, p));
+    }
+    for (; c < n; c++) {
+        int32_t xv = u8 ? (int32_t)xb[c] : (int32_t)(int8_t)xb[c];
+        int32_t wv = u8 ? (int32_t)wb[c] : (int32_t)(int8_t)wb[c];
+        acc[c] += (uint32_t)((wv + wo) * (xv + xo));
+    }
+}
 #endif
