@@ -2086,6 +2086,16 @@ TI__PRIVATE void ti__qg_store(void *y, ti_dtype t, size_t i, int32_t v) {
     }
 }
 
+/* Stores v[0..m) to y[o + i * ys] of dtype t (the switch outside the loops). */
+TI__PRIVATE void ti__qg_store_n(void *y, ti_dtype t, size_t o, size_t ys, const int32_t *v, size_t m) {
+    switch (t) {
+    case TI_DTYPE_U8: for (size_t i = 0; i < m; i++) ((uint8_t *)y)[o + i * ys] = (uint8_t)v[i]; break;
+    case TI_DTYPE_I8: for (size_t i = 0; i < m; i++) ((int8_t *)y)[o + i * ys] = (int8_t)v[i]; break;
+    case TI_DTYPE_I16: for (size_t i = 0; i < m; i++) ((int16_t *)y)[o + i * ys] = (int16_t)v[i]; break;
+    default: for (size_t i = 0; i < m; i++) ((int32_t *)y)[o + i * ys] = v[i]; break;
+    }
+}
+
 /* acc[0..n) of channels c0.. (bias included) to outputs y[yi + i * ys] of dtype t: the
  * common TFLite int32 case in one tight loop, the store's dtype switch outside it. */
 TI__PRIVATE void ti__qrq_n(const ti__qrq *r, const int64_t *acc, size_t c0, size_t n, void *y,
@@ -2124,14 +2134,38 @@ TI__PRIVATE void ti__qrq_n(const ti__qrq *r, const int64_t *acc, size_t c0, size
         } else {
             for (size_t i = 0; i < m; i++) v[i] = ti__qrq_one(r, acc[i0 + i], c0 + i0 + i);
         }
-        size_t o = yi + i0 * ys;
-        switch (t) {
-        case TI_DTYPE_U8: for (size_t i = 0; i < m; i++) ((uint8_t *)y)[o + i * ys] = (uint8_t)v[i]; break;
-        case TI_DTYPE_I8: for (size_t i = 0; i < m; i++) ((int8_t *)y)[o + i * ys] = (int8_t)v[i]; break;
-        case TI_DTYPE_I16: for (size_t i = 0; i < m; i++) ((int16_t *)y)[o + i * ys] = (int16_t)v[i]; break;
-        default: for (size_t i = 0; i < m; i++) ((int32_t *)y)[o + i * ys] = v[i]; break;
-        }
+        ti__qg_store_n(y, t, yi + i0 * ys, ys, v, m);
     }
+}
+
+/* The common TFLite case without int64: uint32 sums acc[0..n) of channels c0.. plus an
+ * int32 bias (or none), modulo 2^32, requantized in AVX2 (TI__QRQ_32) to y as ti__qrq_n
+ * would. Returns 0, doing nothing, where that does not apply (other modes or bias dtypes,
+ * no AVX2): the caller then takes the int64 path. */
+TI__PRIVATE int ti__qrq_n_u32(const ti__qrq *r, const ti_tensor *bias, const uint32_t *acc,
+                              size_t c0, size_t n, void *y, ti_dtype t, size_t yi, size_t ys) {
+#ifdef TI__X86_SIMD
+    if (r->mode != TI__QRQ_32 || r->lo > r->hi || (bias != NULL && bias->dtype != TI_DTYPE_I32) ||
+        ti__cpu_isa() < TI__ISA_AVX2)
+        return 0;
+    const int32_t *bv = bias != NULL ? (const int32_t *)bias->data + c0 : NULL;
+    int32_t x[TI__QG_CHUNK], v[TI__QG_CHUNK];
+    for (size_t i0 = 0; i0 < n; i0 += TI__QG_CHUNK) {
+        size_t m = TI__MIN((size_t)TI__QG_CHUNK, n - i0);
+        if (bv != NULL)
+            for (size_t i = 0; i < m; i++) x[i] = (int32_t)(acc[i0 + i] + (uint32_t)bv[i0 + i]);
+        else
+            for (size_t i = 0; i < m; i++) x[i] = (int32_t)acc[i0 + i];
+        size_t done = ti__qrq32_avx2(x, r->mult + c0 + i0, r->shift + c0 + i0, m, r->yo, r->lo,
+                                     r->hi, v);
+        for (size_t i = done; i < m; i++) v[i] = ti__qrq_one(r, x[i], c0 + i0 + i);
+        ti__qg_store_n(y, t, yi + i0 * ys, ys, v, m);
+    }
+    return 1;
+#else
+    (void)r, (void)bias, (void)acc, (void)c0, (void)n, (void)y, (void)t, (void)yi, (void)ys;
+    return 0;
+#endif
 }
 
 /* Adds bias channels c0..c0+n (int32 or int64) to acc. */
@@ -2282,7 +2316,11 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
                     micro(k1 - k0, a, g->bp + ((oc0 / TI__QG_NR + b) * kd + k0) * TI__QG_NR,
                           acc + b * TI__QG_NR, TI__QG_OCC);
             }
-            for (size_t r = 0; r < np; r++)
+            for (size_t r = 0; r < np; r++) {
+                size_t yo = g->y0 + (p0 + r) * g->y_rs + oc0 * g->y_cs;
+                if (ti__qrq_n_u32(g->rq, g->bias, acc + r * TI__QG_OCC, g->c0 + oc0, occ, g->y,
+                                  g->ydt, yo, g->y_cs))
+                    continue;
                 for (size_t c = 0; c < occ; c += TI__QG_CHUNK) {
                     int64_t v[TI__QG_CHUNK];
                     size_t m = TI__MIN((size_t)TI__QG_CHUNK, occ - c);
@@ -2291,6 +2329,7 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
                     ti__qrq_n(g->rq, v, g->c0 + oc0 + c, m, g->y, g->ydt,
                               g->y0 + (p0 + r) * g->y_rs + (oc0 + c) * g->y_cs, g->y_cs);
                 }
+            }
         }
     }
 }
@@ -14430,6 +14469,7 @@ TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end) {
                         ti__dwq_tap_avx2(j->kind == TI__TFC_U8, a32, (const uint8_t *)j->x + xi + c0,
                                          (const uint8_t *)j->w + wi, cn, xo, wo); /* 1-byte elements */
                     }
+                if (ti__qrq_n_u32(&j->rq, j->b, a32, c0, cn, j->y, j->ydt, p * oc + c0, 1)) continue;
                 for (size_t c = 0; c < cn; c++) acc[c] = (int32_t)a32[c];
                 ti__qg_add_bias(j->b, c0, cn, acc);
                 ti__qrq_n(&j->rq, acc, c0, cn, j->y, j->ydt, p * oc + c0, 1);

@@ -269,6 +269,7 @@ TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end) {
                         ti__dwq_tap_avx2(j->kind == TI__TFC_U8, a32, (const uint8_t *)j->x + xi + c0,
                                          (const uint8_t *)j->w + wi, cn, xo, wo); /* 1-byte elements */
                     }
+                if (ti__qrq_n_u32(&j->rq, j->b, a32, c0, cn, j->y, j->ydt, p * oc + c0, 1)) continue;
                 for (size_t c = 0; c < cn; c++) acc[c] = (int32_t)a32[c];
                 ti__qg_add_bias(j->b, c0, cn, acc);
                 ti__qrq_n(&j->rq, acc, c0, cn, j->y, j->ydt, p * oc + c0, 1);
