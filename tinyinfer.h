@@ -1132,7 +1132,11 @@ typedef struct ti__node {
     const void *packed;
     size_t packed_bytes;
 } ti__node;
-enum { TI__PACK_NONE = 0, TI__PACK_WINO43 = 1 /* Conv: Winograd F(4x4,3x3) U[36][M][C] */ };
+enum {
+    TI__PACK_NONE = 0,
+    TI__PACK_WINO43 = 1, /* Conv: Winograd F(4x4,3x3) U[36][M][C] */
+    TI__PACK_QGEMM = 2   /* 8-bit conv / matrix kernels: a ti__qpack (core/qgemm.c) */
+};
 
 /* A tensor of the graph: its declared type and shape, and its data when constant. */
 typedef struct ti__value {
@@ -1274,6 +1278,15 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void); /* cpu/x86/gemm_avx
  * channels, int16 operands, uint32 sums modulo 2^32) for AVX2: cpu/x86/qgemm_avx2.c */
 TI__PRIVATE void ti__qg_micro_avx2(size_t kc, const int16_t *ap, const int16_t *bp,
                                      uint32_t *acc, size_t ldacc);
+/* TFLite requantization (core/qgemm.c's TI__QRQ_32) of x[0..n) with per-element multipliers
+ * and shifts, plus yo, clamped to [lo, hi] (lo <= hi): whole groups of 8, bit for bit as
+ * the scalar loop; returns how many were done (the caller does the rest) */
+TI__PRIVATE size_t ti__qrq32_avx2(const int32_t *x, const int32_t *mult, const int32_t *shift,
+                                  size_t n, int32_t yo, int32_t lo, int32_t hi, int32_t *out);
+/* One tap of the 8-bit depthwise kernel (cpu/tfl_conv.c): acc[c] += (w[c] + wo) * (x[c] +
+ * xo) modulo 2^32 for c < n, x and w both uint8 (u8) or both int8 */
+TI__PRIVATE void ti__dwq_tap_avx2(int u8, uint32_t *acc, const void *x, const void *w, size_t n,
+                                  int32_t xo, int32_t wo);
 #endif
 
 /* ---- kernels and the op registry (graph/ops.c) -------------------------------------- */
@@ -1409,7 +1422,8 @@ TI__PRIVATE int ti__session_bind_io(ti_session *s, int n);
 TI__PRIVATE int ti__pass_live_nodes(ti_session *s, char *live);
 TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err);
 /* Re-lays out constant weights once for the CPU kernel each static node will run
- * (ti__node.packed): Winograd-transformed Conv weights. CPU backend only. */
+ * (ti__node.packed): Winograd-transformed Conv weights, packed 8-bit GEMM weights and
+ * requantization multipliers (ti__qpack). CPU backend only. */
 TI__PRIVATE ti_status ti__pass_prepack(ti_session *s, ti_error *err);
 /* formats/onnx.c */
 #ifndef TI_NO_TFLITE
@@ -2042,7 +2056,9 @@ TI__PRIVATE int ti__f_act_range(int act, float *lo, float *hi) {
  * into outputs by the mode the caller picks: TFLite's fixed-point multiplier, its double
  * rescale, ONNX's float multiplier rounded half to even, or the raw int32. Relies on
  * qmath.c and the AVX2 micro-kernel (cpu/x86/qgemm_avx2.c, declared in internal.h). Must
- * not allocate: packed weights live in the caller's scratch, panels on the stack. */
+ * not allocate at run time: constant weights are packed once at planning into the plan
+ * pool (ti__qpack, TI__PACK_QGEMM on the node), others per run into the caller's scratch;
+ * panels live on the stack. */
 
 /* Channels requantized at once (stack arrays of this many accumulators). */
 #define TI__QG_CHUNK 64
@@ -2113,6 +2129,16 @@ TI__PRIVATE void ti__qg_store(void *y, ti_dtype t, size_t i, int32_t v) {
     }
 }
 
+/* Stores v[0..m) to y[o + i * ys] of dtype t (the switch outside the loops). */
+TI__PRIVATE void ti__qg_store_n(void *y, ti_dtype t, size_t o, size_t ys, const int32_t *v, size_t m) {
+    switch (t) {
+    case TI_DTYPE_U8: for (size_t i = 0; i < m; i++) ((uint8_t *)y)[o + i * ys] = (uint8_t)v[i]; break;
+    case TI_DTYPE_I8: for (size_t i = 0; i < m; i++) ((int8_t *)y)[o + i * ys] = (int8_t)v[i]; break;
+    case TI_DTYPE_I16: for (size_t i = 0; i < m; i++) ((int16_t *)y)[o + i * ys] = (int16_t)v[i]; break;
+    default: for (size_t i = 0; i < m; i++) ((int32_t *)y)[o + i * ys] = v[i]; break;
+    }
+}
+
 /* acc[0..n) of channels c0.. (bias included) to outputs y[yi + i * ys] of dtype t: the
  * common TFLite int32 case in one tight loop, the store's dtype switch outside it. */
 TI__PRIVATE void ti__qrq_n(const ti__qrq *r, const int64_t *acc, size_t c0, size_t n, void *y,
@@ -2121,8 +2147,17 @@ TI__PRIVATE void ti__qrq_n(const ti__qrq *r, const int64_t *acc, size_t c0, size
     for (size_t i0 = 0; i0 < n; i0 += TI__QG_CHUNK) {
         size_t m = TI__MIN((size_t)TI__QG_CHUNK, n - i0);
         if (r->mode == TI__QRQ_32) {
+            size_t done = 0;
+#ifdef TI__X86_SIMD
+            if (r->lo <= r->hi && ti__cpu_isa() >= TI__ISA_AVX2) {
+                int32_t x[TI__QG_CHUNK]; /* the int32 accumulators (modulo 2^32) */
+                for (size_t i = 0; i < m; i++) x[i] = (int32_t)(uint32_t)(uint64_t)acc[i0 + i];
+                done = ti__qrq32_avx2(x, r->mult + c0 + i0, r->shift + c0 + i0, m, r->yo, r->lo,
+                                      r->hi, v);
+            }
+#endif
             /* ti__q_mul written out so that it inlines: the hot loop of every 8-bit kernel */
-            for (size_t i = 0; i < m; i++) {
+            for (size_t i = done; i < m; i++) {
                 size_t c = c0 + i0 + i;
                 int sh = (int)r->shift[c], e = sh > 0 ? 0 : -sh;
                 int64_t x = (int32_t)(uint32_t)(uint64_t)acc[i0 + i];
@@ -2142,14 +2177,38 @@ TI__PRIVATE void ti__qrq_n(const ti__qrq *r, const int64_t *acc, size_t c0, size
         } else {
             for (size_t i = 0; i < m; i++) v[i] = ti__qrq_one(r, acc[i0 + i], c0 + i0 + i);
         }
-        size_t o = yi + i0 * ys;
-        switch (t) {
-        case TI_DTYPE_U8: for (size_t i = 0; i < m; i++) ((uint8_t *)y)[o + i * ys] = (uint8_t)v[i]; break;
-        case TI_DTYPE_I8: for (size_t i = 0; i < m; i++) ((int8_t *)y)[o + i * ys] = (int8_t)v[i]; break;
-        case TI_DTYPE_I16: for (size_t i = 0; i < m; i++) ((int16_t *)y)[o + i * ys] = (int16_t)v[i]; break;
-        default: for (size_t i = 0; i < m; i++) ((int32_t *)y)[o + i * ys] = v[i]; break;
-        }
+        ti__qg_store_n(y, t, yi + i0 * ys, ys, v, m);
     }
+}
+
+/* The common TFLite case without int64: uint32 sums acc[0..n) of channels c0.. plus an
+ * int32 bias (or none), modulo 2^32, requantized in AVX2 (TI__QRQ_32) to y as ti__qrq_n
+ * would. Returns 0, doing nothing, where that does not apply (other modes or bias dtypes,
+ * no AVX2): the caller then takes the int64 path. */
+TI__PRIVATE int ti__qrq_n_u32(const ti__qrq *r, const ti_tensor *bias, const uint32_t *acc,
+                              size_t c0, size_t n, void *y, ti_dtype t, size_t yi, size_t ys) {
+#ifdef TI__X86_SIMD
+    if (r->mode != TI__QRQ_32 || r->lo > r->hi || (bias != NULL && bias->dtype != TI_DTYPE_I32) ||
+        ti__cpu_isa() < TI__ISA_AVX2)
+        return 0;
+    const int32_t *bv = bias != NULL ? (const int32_t *)bias->data + c0 : NULL;
+    int32_t x[TI__QG_CHUNK], v[TI__QG_CHUNK];
+    for (size_t i0 = 0; i0 < n; i0 += TI__QG_CHUNK) {
+        size_t m = TI__MIN((size_t)TI__QG_CHUNK, n - i0);
+        if (bv != NULL)
+            for (size_t i = 0; i < m; i++) x[i] = (int32_t)(acc[i0 + i] + (uint32_t)bv[i0 + i]);
+        else
+            for (size_t i = 0; i < m; i++) x[i] = (int32_t)acc[i0 + i];
+        size_t done = ti__qrq32_avx2(x, r->mult + c0 + i0, r->shift + c0 + i0, m, r->yo, r->lo,
+                                     r->hi, v);
+        for (size_t i = done; i < m; i++) v[i] = ti__qrq_one(r, x[i], c0 + i0 + i);
+        ti__qg_store_n(y, t, yi + i0 * ys, ys, v, m);
+    }
+    return 1;
+#else
+    (void)r, (void)bias, (void)acc, (void)c0, (void)n, (void)y, (void)t, (void)yi, (void)ys;
+    return 0;
+#endif
 }
 
 /* Adds bias channels c0..c0+n (int32 or int64) to acc. */
@@ -2196,7 +2255,8 @@ typedef struct ti__qgemm {
     void *y;                 /* output (row, col) at y[y0 + row * y_rs + col * y_cs] */
     ti_dtype ydt;
     size_t y0, y_rs, y_cs;
-    int16_t *bp;             /* packed B: ti__qg_packed_bytes(cols, depth) of scratch */
+    const int16_t *bp;       /* packed B read by the compute: ti__qg_packed_bytes(cols, depth) */
+    int16_t *bp_dst;         /* where ti__qg_pack writes it (scratch, or the plan pool) */
 } ti__qgemm;
 
 TI__PRIVATE size_t ti__qg_packed_bytes(size_t cols, size_t depth) {
@@ -2244,7 +2304,7 @@ TI__PRIVATE void ti__qg_pack_range(void *ctx, size_t begin, size_t end) {
     const ti__qgemm *g = (const ti__qgemm *)ctx;
     size_t kd = g->depth;
     for (size_t b = begin; b < end; b++) {
-        int16_t *dst = g->bp + b * kd * TI__QG_NR;
+        int16_t *dst = g->bp_dst + b * kd * TI__QG_NR;
         for (size_t q = 0; q < TI__QG_NR; q++) {
             size_t c = b * TI__QG_NR + q;
             if (c >= g->cols) {
@@ -2299,7 +2359,11 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
                     micro(k1 - k0, a, g->bp + ((oc0 / TI__QG_NR + b) * kd + k0) * TI__QG_NR,
                           acc + b * TI__QG_NR, TI__QG_OCC);
             }
-            for (size_t r = 0; r < np; r++)
+            for (size_t r = 0; r < np; r++) {
+                size_t yo = g->y0 + (p0 + r) * g->y_rs + oc0 * g->y_cs;
+                if (ti__qrq_n_u32(g->rq, g->bias, acc + r * TI__QG_OCC, g->c0 + oc0, occ, g->y,
+                                  g->ydt, yo, g->y_cs))
+                    continue;
                 for (size_t c = 0; c < occ; c += TI__QG_CHUNK) {
                     int64_t v[TI__QG_CHUNK];
                     size_t m = TI__MIN((size_t)TI__QG_CHUNK, occ - c);
@@ -2308,6 +2372,7 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
                     ti__qrq_n(g->rq, v, g->c0 + oc0 + c, m, g->y, g->ydt,
                               g->y0 + (p0 + r) * g->y_rs + (oc0 + c) * g->y_cs, g->y_cs);
                 }
+            }
         }
     }
 }
@@ -2316,10 +2381,13 @@ TI__PRIVATE size_t ti__qg_grain(size_t work_per_item) {
     return TI__MAX((size_t)1, (size_t)32768 / (work_per_item + 1));
 }
 
-/* Packs B into g->bp (once per B: a caller that keeps B may run several A's on it). */
-TI__PRIVATE void ti__qg_pack(ti__qgemm *g, ti__threadpool *tp) {
+/* Packs B into dst (ti__qg_packed_bytes(cols, depth)) and points g->bp at it (once per B:
+ * a caller that keeps B may run several A's on it). */
+TI__PRIVATE void ti__qg_pack(ti__qgemm *g, int16_t *dst, ti__threadpool *tp) {
     size_t nblk = (g->cols + TI__QG_NR - 1) / TI__QG_NR;
-    if (g->depth == 0 || g->bp == NULL) return; /* nothing to pack: every sum is 0 */
+    g->bp_dst = dst;
+    g->bp = dst;
+    if (g->depth == 0 || dst == NULL) return; /* nothing to pack: every sum is 0 */
     ti__parallel_for(tp, nblk, ti__qg_grain(g->depth * TI__QG_NR), ti__qg_pack_range, g);
 }
 
@@ -2327,6 +2395,84 @@ TI__PRIVATE void ti__qg_pack(ti__qgemm *g, ti__threadpool *tp) {
 TI__PRIVATE void ti__qg_compute(ti__qgemm *g, ti__threadpool *tp) {
     size_t blocks = (g->rows + TI__QG_MR - 1) / TI__QG_MR;
     ti__parallel_for(tp, blocks, ti__qg_grain(TI__QG_MR * g->depth * g->cols), ti__qg_range, g);
+}
+
+/* ---- weights packed once at planning (TI__PACK_QGEMM) --------------------------------- */
+/* The prepack pass (graph/passes.c, through each op's ti__*_prepack) packs the constant B
+ * of an 8-bit kernel once into the session's plan pool, as ti__qg_pack would per run, and
+ * where the scales are constants too, the per-channel requantization multipliers. The
+ * node's copy in the plan points at it (packed, packed_bytes: every byte allocated); runs
+ * only read it, so sessions and threads never share writable state. A kernel that finds
+ * no pack, or one of other dimensions, takes the per-run path in scratch. */
+typedef struct ti__qpack {
+    size_t groups, cols, depth; /* bp: groups blocks of ti__qg_packed_bytes(cols, depth);
+                                   groups 0: no packed B (requantization only) */
+    const int16_t *bp;
+    size_t channels;            /* requantization multipliers of this many channels, or 0 */
+    int mode;                   /* their TI__QRQ_ mode */
+    const int32_t *mult, *shift; /* TI__QRQ_32 / _64 */
+    const double *real;          /* TI__QRQ_DOUBLE* / _ONNX (the same bytes as mult) */
+} ti__qpack;
+
+/* The node's pack, when it is one (NULL otherwise). */
+TI__PRIVATE const ti__qpack *ti__qpack_of(const ti__node *nd) {
+    if (nd == NULL || nd->packed_kind != TI__PACK_QGEMM || nd->packed == NULL ||
+        nd->packed_bytes < sizeof(ti__qpack))
+        return NULL;
+    return (const ti__qpack *)nd->packed;
+}
+
+/* The packed B of group g when the node's pack has these dimensions, else NULL. */
+TI__PRIVATE const int16_t *ti__qpack_b(const ti__node *nd, size_t groups, size_t cols, size_t depth,
+                                       size_t g) {
+    const ti__qpack *p = ti__qpack_of(nd);
+    if (p == NULL || p->bp == NULL || p->groups != groups || p->cols != cols || p->depth != depth ||
+        g >= groups)
+        return NULL;
+    return p->bp + g * (ti__qg_packed_bytes(cols, depth) / sizeof(int16_t));
+}
+
+/* The node's pack when it holds the multipliers of `channels` channels, else NULL. */
+TI__PRIVATE const ti__qpack *ti__qpack_rq(const ti__node *nd, size_t channels) {
+    const ti__qpack *p = ti__qpack_of(nd);
+    return p != NULL && p->channels == channels && p->mult != NULL ? p : NULL;
+}
+
+/* Allocates a pack in pool and packs B of `groups` groups into it: the group's columns c0 =
+ * g * cols.. at element offset g * b_gs of b (the rest of *tmpl: strides, offsets, zero
+ * points as for ti__qg_pack). rq_channels > 0 also reserves ti__qg_rq_bytes of them for
+ * the caller to fill (*rq_mem, then the pack's mode). Sets the node's packed fields.
+ * Returns the pack, NULL on OOM. */
+TI__PRIVATE ti__qpack *ti__qpack_make(ti__node *node, ti__pool *pool, ti__threadpool *tp,
+                               const ti__qgemm *tmpl, size_t groups, size_t b_gs,
+                               size_t rq_channels, void **rq_mem) {
+    size_t pb = groups > 0 ? ti__qg_packed_bytes(tmpl->cols, tmpl->depth) : 0;
+    size_t rqb = rq_channels > 0 ? ti__qg_rq_bytes(rq_channels) : 0;
+    ti__qpack *p = (ti__qpack *)ti__pool_alloc(pool, sizeof(ti__qpack));
+    int16_t *bp = pb > 0 ? (int16_t *)ti__pool_alloc(pool, pb * groups) : NULL;
+    void *rq = rqb > 0 ? ti__pool_alloc(pool, rqb) : NULL;
+    if (p == NULL || (pb > 0 && bp == NULL) || (rqb > 0 && rq == NULL)) return NULL;
+    if (bp != NULL) {
+        ti__qgemm g = *tmpl;
+        for (size_t gi = 0; gi < groups; gi++) {
+            g.c0 = gi * tmpl->cols;
+            g.b = (const unsigned char *)tmpl->b + gi * b_gs; /* 1-byte elements */
+            ti__qg_pack(&g, bp + gi * (pb / sizeof(int16_t)), tp);
+        }
+    }
+    p->groups = bp != NULL ? groups : 0;
+    p->cols = tmpl->cols;
+    p->depth = tmpl->depth;
+    p->bp = bp;
+    p->channels = rq != NULL ? rq_channels : 0;
+    p->mult = (const int32_t *)rq;
+    p->shift = rq != NULL ? (const int32_t *)rq + rq_channels : NULL;
+    p->real = (const double *)rq;
+    if (rq_mem != NULL) *rq_mem = rq;
+    node->packed_kind = TI__PACK_QGEMM;
+    node->packed = p;
+    node->packed_bytes = sizeof(ti__qpack) + pb * groups + rqb;
+    return p;
 }
 
 /* ---- gathers of ONNX operands ----------------------------------------------------------- */
@@ -2422,8 +2568,10 @@ TI__PRIVATE void ti__q_nchw_setup(ti__qg_nchw *q, const ti_tensor *x, int64_t n,
 }
 
 /* Runs an ONNX NCHW convolution of 8-bit x and w on the shared GEMM: per group, the
- * weights [mg][cg * kvol] packed once, then one GEMM per image with rows = output pixels.
- * zw: w's zero points (NULL: 0), rq the requantization, bias int32 or NULL. */
+ * weights [mg][cg * kvol] packed (at planning when the node has a pack, else here once per
+ * run), then one GEMM per image with rows = output pixels. zw: w's zero points (NULL: 0),
+ * rq the requantization, bias int32 or NULL; rq_bytes: scratch before the packed weights
+ * the caller uses for multipliers. */
 TI__PRIVATE ti_status ti__q_conv_gemm(ti__kctx *k, const ti_tensor *x, const ti_tensor *w,
                                       const ti_tensor *zw, int32_t zx, const ti_tensor *bias,
                                       const ti__qrq *rq, ti_tensor *y, int64_t nimg, int64_t c,
@@ -2433,7 +2581,8 @@ TI__PRIVATE ti_status ti__q_conv_gemm(ti__kctx *k, const ti_tensor *x, const ti_
     int64_t cg = c / group, mg = m / group;
     size_t kvol = (size_t)(ker[0] * ker[1] * ker[2]), depth = (size_t)cg * kvol;
     size_t plane = (size_t)(out[0] * out[1] * out[2]);
-    size_t need = rq_bytes + ti__qg_packed_bytes((size_t)mg, depth);
+    int prepacked = ti__qpack_b(k->node, (size_t)group, (size_t)mg, depth, 0) != NULL;
+    size_t need = rq_bytes + (prepacked ? 0 : ti__qg_packed_bytes((size_t)mg, depth));
     if (need > 0 && (k->scratch == NULL || k->scratch_bytes < need))
         return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
                          "scratch of %zu bytes is too small for the packed weights", k->scratch_bytes);
@@ -2456,11 +2605,14 @@ TI__PRIVATE ti_status ti__q_conv_gemm(ti__kctx *k, const ti_tensor *x, const ti_
     g.ydt = y->dtype;
     g.y_rs = 1;
     g.y_cs = plane;
-    g.bp = need > 0 ? (int16_t *)((unsigned char *)k->scratch + rq_bytes) : NULL; /* empty B: unused */
+    int16_t *bp = need > rq_bytes ? (int16_t *)((unsigned char *)k->scratch + rq_bytes) : NULL; /* empty B: unused */
     for (int64_t gi = 0; gi < group; gi++) {
         g.c0 = (size_t)(gi * mg);
         g.b = (const unsigned char *)w->data + g.c0 * depth;
-        ti__qg_pack(&g, k->tp);
+        if (prepacked)
+            g.bp = ti__qpack_b(k->node, (size_t)group, (size_t)mg, depth, (size_t)gi);
+        else
+            ti__qg_pack(&g, bp, k->tp);
         for (int64_t n = 0; n < nimg; n++) {
             ti__q_nchw_setup(&q, x, n, gi, c, cg, zx, in, ker, str, dil, pad, out);
             g.y0 = (size_t)(n * m + gi * mg) * plane;
@@ -2479,7 +2631,11 @@ TI__PRIVATE ti_status ti__q_matmul_gemm(ti__kctx *k, const ti_tensor *a, const t
                                         ti_tensor *y, int64_t m, int64_t kd, int64_t n, int nb,
                                         const int64_t *batch, const int64_t *astr,
                                         const int64_t *bstr, size_t rq_bytes) {
-    size_t need = rq_bytes + ti__qg_packed_bytes((size_t)n, (size_t)kd);
+    /* a pack (planning) holds b when b is one matrix: every batch stride of b is 0 */
+    const int16_t *pre = ti__qpack_b(k->node, 1, (size_t)n, (size_t)kd, 0);
+    for (int i = 0; i < nb && pre != NULL; i++)
+        if (bstr[i] != 0) pre = NULL;
+    size_t need = rq_bytes + (pre != NULL ? 0 : ti__qg_packed_bytes((size_t)n, (size_t)kd));
     if (need > 0 && (k->scratch == NULL || k->scratch_bytes < need))
         return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
                          "scratch of %zu bytes is too small for the packed matrix", k->scratch_bytes);
@@ -2506,7 +2662,11 @@ TI__PRIVATE ti_status ti__q_matmul_gemm(ti__kctx *k, const ti_tensor *a, const t
     g.ydt = y->dtype;
     g.y_rs = (size_t)n;
     g.y_cs = 1;
-    g.bp = need > 0 ? (int16_t *)((unsigned char *)k->scratch + rq_bytes) : NULL; /* empty B: unused */
+    int16_t *bp = need > rq_bytes ? (int16_t *)((unsigned char *)k->scratch + rq_bytes) : NULL; /* empty B: unused */
+    if (pre != NULL) {
+        g.bp = pre;
+        g.b = b->data;
+    }
     size_t nbatch = ti__shape_numel(nb, batch), mk = (size_t)(m * kd), kn = (size_t)(kd * n);
     size_t mn = (size_t)(m * n), packed = (size_t)-1;
     int64_t idx[TI_MAX_DIMS];
@@ -2517,9 +2677,9 @@ TI__PRIVATE ti_status ti__q_matmul_gemm(ti__kctx *k, const ti_tensor *a, const t
             ao += (size_t)(idx[i] * astr[i]) * mk;
             bo += (size_t)(idx[i] * bstr[i]) * kn;
         }
-        if (bo != packed) { /* a broadcast b is packed once */
+        if (pre == NULL && bo != packed) { /* a broadcast b is packed once */
             g.b = (const unsigned char *)b->data + bo; /* 1-byte elements */
-            ti__qg_pack(&g, k->tp);
+            ti__qg_pack(&g, bp, k->tp);
             packed = bo;
         }
         ar.a = (const unsigned char *)a->data + ao;
@@ -5021,7 +5181,40 @@ TI__PRIVATE size_t ti__convint_scratch(ti__kctx *k) {
     ti_status e = ti__conv_params(k, 0, &p);
     k->err = saved;
     if (e != TI_OK) return 0;
-    return ti__qg_packed_bytes((size_t)p.mg, (size_t)p.cg * p.kprod);
+    size_t depth = (size_t)p.cg * p.kprod;
+    if (ti__qpack_b(k->node, (size_t)p.group, (size_t)p.mg, depth, 0) != NULL) return 0; /* planning */
+    return ti__qg_packed_bytes((size_t)p.mg, depth);
+}
+
+/* The prepack pass's entry for ConvInteger with constant w (and w_zero_point): w packed
+ * once into pool for the shared 8-bit GEMM, as ti__q_conv_gemm packs it per run. */
+TI__PRIVATE ti_status ti__convint_prepack(ti__kctx *k, ti__node *node, ti__pool *pool) {
+    const ti_tensor *w = k->in[1], *wz = k->n_in > 3 ? k->in[3] : NULL;
+    ti__convp p;
+    ti_error *saved = k->err, tmp;
+    k->err = &tmp;
+    ti_status e = ti__conv_params(k, 0, &p);
+    k->err = saved;
+    if (e != TI_OK || w == NULL || w->data == NULL || (wz != NULL && wz->data == NULL) ||
+        (w->dtype != TI_DTYPE_U8 && w->dtype != TI_DTYPE_I8) ||
+        (wz != NULL && (wz->dtype != w->dtype ||
+                        (ti__numel(wz) != 1 && (int64_t)ti__numel(wz) != p.m))))
+        return TI_OK;
+    size_t depth = (size_t)p.cg * p.kprod;
+    if (depth == 0 || p.mg == 0) return TI_OK;
+    ti__qgemm t;
+    memset(&t, 0, sizeof t);
+    t.cols = (size_t)p.mg;
+    t.depth = depth;
+    t.b = w->data;
+    t.b_u8 = w->dtype == TI_DTYPE_U8;
+    t.b_cs = depth;
+    t.b_ks = 1;
+    t.b_zp = wz != NULL ? wz->data : NULL;
+    t.b_zp_n = wz != NULL ? ti__numel(wz) : 0;
+    if (ti__qpack_make(node, pool, k->tp, &t, (size_t)p.group, (size_t)p.mg * depth, 0, NULL) == NULL)
+        return TI_ERR_OUT_OF_MEMORY;
+    return TI_OK;
 }
 
 /* The shared integer GEMM (core/qgemm.c) with the raw int32 accumulator as output: the
@@ -6676,7 +6869,40 @@ TI__PRIVATE size_t ti__matmulint_scratch(ti__kctx *k) {
     ti_status st = ti__mm_infer(k, k->in[0], k->in[1], &s);
     k->err = saved;
     if (st != TI_OK) return 0;
+    int one_b = 1; /* b is one matrix: packed at planning when it is a constant */
+    for (int i = 0; i < s.batch_rank; i++)
+        if (s.b_stride[i] != 0) one_b = 0;
+    if (one_b && ti__qpack_b(k->node, 1, (size_t)s.n, (size_t)s.k, 0) != NULL) return 0;
     return ti__qg_packed_bytes((size_t)s.n, (size_t)s.k);
+}
+
+/* The prepack pass's entry for MatMulInteger with a constant b (and b_zero_point) that is
+ * one matrix: packed once into pool for the shared 8-bit GEMM. */
+TI__PRIVATE ti_status ti__matmulint_prepack(ti__kctx *k, ti__node *node, ti__pool *pool) {
+    const ti_tensor *a = k->in[0], *b = k->in[1], *zb = k->n_in > 3 ? k->in[3] : NULL;
+    ti__mm_shape s;
+    if (a == NULL || b == NULL || b->data == NULL || (zb != NULL && zb->data == NULL) ||
+        (b->dtype != TI_DTYPE_U8 && b->dtype != TI_DTYPE_I8) || (zb != NULL && zb->dtype != b->dtype))
+        return TI_OK;
+    ti_error *saved = k->err, tmp;
+    k->err = &tmp;
+    ti_status st = ti__mm_infer(k, a, b, &s);
+    k->err = saved;
+    if (st != TI_OK || s.n == 0 || s.k == 0 || !ti__mmi_zp_ok(zb, s.n)) return TI_OK;
+    for (int i = 0; i < s.batch_rank; i++)
+        if (s.b_stride[i] != 0) return TI_OK; /* b has several matrices */
+    ti__qgemm t;
+    memset(&t, 0, sizeof t);
+    t.cols = (size_t)s.n;
+    t.depth = (size_t)s.k;
+    t.b = b->data;
+    t.b_u8 = b->dtype == TI_DTYPE_U8;
+    t.b_cs = 1;
+    t.b_ks = (size_t)s.n;
+    t.b_zp = zb != NULL ? zb->data : NULL;
+    t.b_zp_n = zb != NULL ? ti__numel(zb) : 0;
+    if (ti__qpack_make(node, pool, k->tp, &t, 1, 0, 0, NULL) == NULL) return TI_ERR_OUT_OF_MEMORY;
+    return TI_OK;
 }
 
 /* The shared integer GEMM (core/qgemm.c), raw int32 output: the spec lets the 32-bit
@@ -10533,7 +10759,9 @@ TI__PRIVATE size_t ti__qmm_scratch(ti__kctx *k) {
     int r = ti__qmm_setup(k, &p, 0);
     k->err = saved;
     if (r != TI_OK) return 0;
-    return ti__qg_rq_bytes((size_t)p.n) + ti__qg_packed_bytes((size_t)p.n, (size_t)p.kd);
+    size_t rq = ti__qpack_rq(k->node, (size_t)p.n) != NULL ? 0 : ti__qg_rq_bytes((size_t)p.n);
+    if (ti__qpack_b(k->node, 1, (size_t)p.n, (size_t)p.kd, 0) != NULL) return rq; /* packed at planning */
+    return rq + ti__qg_packed_bytes((size_t)p.n, (size_t)p.kd);
 }
 
 TI__PRIVATE ti_status ti__qmm_run(ti__kctx *k) {
@@ -10545,16 +10773,21 @@ TI__PRIVATE ti_status ti__qmm_run(ti__kctx *k) {
     const ti_tensor *b = k->in[3], *bs = k->in[4], *bzp = k->in[5];
     const ti_tensor *ys = k->in[6], *yzp = k->n_in > 7 ? k->in[7] : NULL;
     ti_tensor *y = k->out[0];
-    size_t rq_bytes = ti__qg_rq_bytes((size_t)p.n);
+    const ti__qpack *pk = ti__qpack_rq(k->node, (size_t)p.n); /* multipliers of constant scales */
+    size_t rq_bytes = pk != NULL ? 0 : ti__qg_rq_bytes((size_t)p.n);
     if (rq_bytes > 0 && (k->scratch == NULL || k->scratch_bytes < rq_bytes))
         return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small",
                          k->scratch_bytes);
     ti__qrq rq;
     memset(&rq, 0, sizeof rq);
-    double *real = (double *)k->scratch;
-    ti__q_onnx_reals(real, (size_t)p.n, as, bs, ys); /* b_scale per column or one */
+    if (pk != NULL) {
+        rq.real = pk->real;
+    } else {
+        double *real = (double *)k->scratch;
+        ti__q_onnx_reals(real, (size_t)p.n, as, bs, ys); /* b_scale per column or one */
+        rq.real = real;
+    }
     rq.mode = TI__QRQ_ONNX;
-    rq.real = real;
     int64_t yz = yzp != NULL ? ti__get_i64(yzp, 0) : 0;
     rq.yo = (int32_t)yz;
     ti__q_out_range(k->node, y->dtype, yz, ys, &rq.lo, &rq.hi);
@@ -10707,7 +10940,9 @@ TI__PRIVATE size_t ti__qconv_scratch(ti__kctx *k) {
     k->err = saved;
     if (r != TI_OK) return 0;
     size_t depth = (size_t)(p.cg * p.ker[0] * p.ker[1] * p.ker[2]);
-    return ti__qg_rq_bytes((size_t)p.m) + ti__qg_packed_bytes((size_t)p.mg, depth);
+    size_t rq = ti__qpack_rq(k->node, (size_t)p.m) != NULL ? 0 : ti__qg_rq_bytes((size_t)p.m);
+    if (ti__qpack_b(k->node, (size_t)p.group, (size_t)p.mg, depth, 0) != NULL) return rq;
+    return rq + ti__qg_packed_bytes((size_t)p.mg, depth);
 }
 
 TI__PRIVATE ti_status ti__qconv_run(ti__kctx *k) {
@@ -10715,22 +10950,94 @@ TI__PRIVATE ti_status ti__qconv_run(ti__kctx *k) {
     int r = ti__qconv_setup(k, &p, 0);
     if (r != TI_OK) return (ti_status)r;
     if (p.y == NULL) return TI_OK;
-    size_t rq_bytes = ti__qg_rq_bytes((size_t)p.m);
+    const ti__qpack *pk = ti__qpack_rq(k->node, (size_t)p.m); /* multipliers of constant scales */
+    size_t rq_bytes = pk != NULL ? 0 : ti__qg_rq_bytes((size_t)p.m);
     if (rq_bytes > 0 && (k->scratch == NULL || k->scratch_bytes < rq_bytes))
         return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small",
                          k->scratch_bytes);
     ti__qrq rq;
     memset(&rq, 0, sizeof rq);
-    double *real = (double *)k->scratch;
-    ti__q_onnx_reals(real, (size_t)p.m, p.xs, p.ws, p.ys);
+    if (pk != NULL) {
+        rq.real = pk->real;
+    } else {
+        double *real = (double *)k->scratch;
+        ti__q_onnx_reals(real, (size_t)p.m, p.xs, p.ws, p.ys);
+        rq.real = real;
+    }
     rq.mode = TI__QRQ_ONNX;
-    rq.real = real;
     int64_t yz = p.yzp != NULL ? ti__get_i64(p.yzp, 0) : 0;
     rq.yo = (int32_t)yz;
     ti__q_out_range(k->node, p.y->dtype, yz, p.ys, &rq.lo, &rq.hi);
     int32_t zx = p.xzp != NULL ? (int32_t)ti__get_i64(p.xzp, 0) : 0;
     return ti__q_conv_gemm(k, p.x, p.w, p.wzp, zx, p.bias, &rq, p.y, p.n, p.c, p.m, p.group,
                            p.in, p.ker, p.str, p.dil, p.pad, p.out, rq_bytes);
+}
+
+/* ---- weights packed once at planning ---------------------------------------------------- */
+/* Called by the prepack pass (graph/passes.c) when w (QLinearConv) or b (QLinearMatMul) is
+ * a constant: packs it for the shared 8-bit GEMM with its zero points (which must be
+ * constants too) into pool as the node's ti__qpack, and when the three scales are
+ * constants, the float multipliers as well. A node that fails its checks, or a
+ * QLinearMatMul whose b holds several matrices, gets no pack (the run packs per run). */
+TI__PRIVATE ti_status ti__qconv_prepack(ti__kctx *k, ti__node *node, ti__pool *pool) {
+    ti__qconv p;
+    ti_error *saved = k->err, tmp;
+    k->err = &tmp;
+    int r = ti__qconv_setup(k, &p, 0);
+    k->err = saved;
+    if (r != TI_OK || p.y == NULL || p.w->data == NULL || (p.wzp != NULL && p.wzp->data == NULL))
+        return TI_OK;
+    size_t depth = (size_t)(p.cg * p.ker[0] * p.ker[1] * p.ker[2]);
+    if (depth == 0 || p.mg == 0) return TI_OK;
+    ti__qgemm t; /* the B of ti__q_conv_gemm */
+    memset(&t, 0, sizeof t);
+    t.cols = (size_t)p.mg;
+    t.depth = depth;
+    t.b = p.w->data;
+    t.b_u8 = p.w->dtype == TI_DTYPE_U8;
+    t.b_cs = depth;
+    t.b_ks = 1;
+    t.b_zp = p.wzp != NULL ? p.wzp->data : NULL;
+    t.b_zp_n = p.wzp != NULL ? ti__numel(p.wzp) : 0;
+    int scales = p.xs->data != NULL && p.ws->data != NULL && p.ys->data != NULL;
+    void *mem = NULL;
+    ti__qpack *pk = ti__qpack_make(node, pool, k->tp, &t, (size_t)p.group, (size_t)p.mg * depth,
+                                   scales ? (size_t)p.m : 0, &mem);
+    if (pk == NULL) return TI_ERR_OUT_OF_MEMORY;
+    if (scales) ti__q_onnx_reals((double *)mem, (size_t)p.m, p.xs, p.ws, p.ys);
+    pk->mode = TI__QRQ_ONNX;
+    return TI_OK;
+}
+
+TI__PRIVATE ti_status ti__qmm_prepack(ti__kctx *k, ti__node *node, ti__pool *pool) {
+    ti__qmm p;
+    if (k->n_out < 1 || k->out[0] == NULL) return TI_OK;
+    ti_error *saved = k->err, tmp;
+    k->err = &tmp;
+    int r = ti__qmm_setup(k, &p, 0);
+    k->err = saved;
+    const ti_tensor *as = k->in[1], *b = k->in[3], *bs = k->in[4], *bzp = k->in[5], *ys = k->in[6];
+    if (r != TI_OK || b->data == NULL || (bzp != NULL && bzp->data == NULL) || p.kd == 0 || p.n == 0)
+        return TI_OK;
+    for (int i = 0; i < p.nb; i++)
+        if (p.bstr[i] != 0) return TI_OK; /* b has several matrices */
+    ti__qgemm t; /* the B of ti__q_matmul_gemm */
+    memset(&t, 0, sizeof t);
+    t.cols = (size_t)p.n;
+    t.depth = (size_t)p.kd;
+    t.b = b->data;
+    t.b_u8 = b->dtype == TI_DTYPE_U8;
+    t.b_cs = 1;
+    t.b_ks = (size_t)p.n;
+    t.b_zp = bzp != NULL ? bzp->data : NULL;
+    t.b_zp_n = bzp != NULL ? ti__numel(bzp) : 0;
+    int scales = as->data != NULL && bs->data != NULL && ys->data != NULL;
+    void *mem = NULL;
+    ti__qpack *pk = ti__qpack_make(node, pool, k->tp, &t, 1, 0, scales ? (size_t)p.n : 0, &mem);
+    if (pk == NULL) return TI_ERR_OUT_OF_MEMORY;
+    if (scales) ti__q_onnx_reals((double *)mem, (size_t)p.n, as, bs, ys);
+    pk->mode = TI__QRQ_ONNX;
+    return TI_OK;
 }
 
 TI__PRIVATE const ti__op ti__ops_quant[] = {
@@ -12594,7 +12901,8 @@ TI__PRIVATE const ti__op ti__ops_rnn[] = {
  * qmath.c and core/qgemm.c), the NHWC window geometry with TFLite's padding rules, and the
  * NHWC gather of the shared 8-bit GEMM (core/qgemm.c) for CONV_2D and FULLY_CONNECTED.
  * Comes before tfl_conv.c in the amalgamation (name order).
- * Must not allocate: buffers are the caller's scratch or small stack panels. */
+ * Must not allocate: buffers are the caller's scratch, the plan's packs (ti__qpack, made at
+ * planning by tfl_conv.c's ti__tfc_prepack) or small stack panels. */
 
 /* Kernel kinds, from the input dtype. */
 enum { TI__TFC_F32 = 0, TI__TFC_U8, TI__TFC_I8, TI__TFC_I16 };
@@ -12749,21 +13057,19 @@ TI__PRIVATE ti_status ti__tfc_check(ti__kctx *k, const ti_tensor *x, const ti_te
     return TI_OK;
 }
 
-/* Fills the requantization of oc output channels into r, its multipliers in scratch.
+/* Computes the requantization mode and the multipliers of oc output channels into mem
+ * (ti__qg_rq_bytes(oc) bytes: two int32 or one double per channel) and points r at them.
  * real = s_x * s_w[c] / s_y. float_product: s_x * s_w is rounded to float first, as
  * TFLite's GetQuantizedConvolutionMultipler does for uint8 kernels and BATCH_MATMUL;
  * PopulateConvolutionQuantizationParams multiplies in double. 16x8 kernels: the
  * accumulator is int64 unless the bias (or, without bias, the quantized_bias_type option)
- * is int32. FULLY_CONNECTED rescales in double (TI__QRQ_DOUBLE). */
-TI__PRIVATE ti_status ti__tfc_requant_setup(ti__kctx *k, const ti_tensor *x, const ti_tensor *w,
-                                            const ti_tensor *b, const ti_tensor *y, int64_t oc,
-                                            int float_product, ti__qrq *r) {
-    if (oc > 0 && (k->scratch == NULL || k->scratch_bytes < (size_t)oc * 2 * sizeof(int32_t)))
-        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
-                         "scratch of %zu bytes is too small for %lld channel multipliers",
-                         k->scratch_bytes, (long long)oc);
-    int32_t *mult = (int32_t *)k->scratch, *shift = mult + oc;
-    double *reals = (double *)k->scratch; /* TI__QRQ_DOUBLE*: the same bytes */
+ * is int32. FULLY_CONNECTED rescales in double (TI__QRQ_DOUBLE). Depends on quantization
+ * parameters only, so the prepack pass runs it once at planning (tfl_conv.c). */
+TI__PRIVATE void ti__tfc_requant_fill(const ti__kctx *k, const ti_tensor *x, const ti_tensor *w,
+                                      const ti_tensor *b, const ti_tensor *y, int64_t oc,
+                                      int float_product, void *mem, ti__qrq *r) {
+    int32_t *mult = (int32_t *)mem, *shift = mult + oc;
+    double *reals = (double *)mem; /* TI__QRQ_DOUBLE*: the same bytes */
     float sx = x->quant.scale[0], sy = y->quant.scale[0];
     r->mode = TI__QRQ_32;
     if (x->dtype == TI_DTYPE_I16)
@@ -12792,6 +13098,26 @@ TI__PRIVATE ti_status ti__tfc_requant_setup(ti__kctx *k, const ti_tensor *x, con
     r->mult = mult;
     r->shift = shift;
     r->real = reals;
+}
+
+/* Fills the requantization of oc output channels into r: the multipliers the prepack
+ * pass computed (the node's ti__qpack), else computed now into scratch. */
+TI__PRIVATE ti_status ti__tfc_requant_setup(ti__kctx *k, const ti_tensor *x, const ti_tensor *w,
+                                            const ti_tensor *b, const ti_tensor *y, int64_t oc,
+                                            int float_product, ti__qrq *r) {
+    const ti__qpack *pk = oc > 0 ? ti__qpack_rq(k->node, (size_t)oc) : NULL;
+    if (pk != NULL) {
+        r->mode = pk->mode;
+        r->mult = pk->mult;
+        r->shift = pk->shift;
+        r->real = pk->real;
+    } else {
+        if (oc > 0 && (k->scratch == NULL || k->scratch_bytes < (size_t)oc * 2 * sizeof(int32_t)))
+            return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                             "scratch of %zu bytes is too small for %lld channel multipliers",
+                             k->scratch_bytes, (long long)oc);
+        ti__tfc_requant_fill(k, x, w, b, y, oc, float_product, k->scratch, r);
+    }
     r->yo = (int32_t)y->quant.zero_point[0];
     return ti__tfc_quant_act(k, y, &r->lo, &r->hi); /* BATCH_MATMUL has none: dtype range */
 }
@@ -12987,10 +13313,12 @@ TI__PRIVATE void ti__tfc_qgather(const void *ctx, size_t p, size_t k0, size_t k1
     }
 }
 
-/* Runs the 8-bit GEMM of a job whose requantization is set up. */
+/* Runs the 8-bit GEMM of a job whose requantization is set up: on the weights the prepack
+ * pass packed (the node's ti__qpack), else packed now into scratch after the multipliers. */
 TI__PRIVATE ti_status ti__tfc_qgemm(ti__kctx *k, ti__tfc_job *j, size_t rows, size_t kdim, int fc) {
     size_t off = ti__tfc_qgemm_offset(j->o);
-    if (k->scratch_bytes < off + ti__tfc_qgemm_bytes(j->o, kdim))
+    const int16_t *pre = ti__qpack_b(k->node, 1, j->o, kdim, 0);
+    if (pre == NULL && k->scratch_bytes < off + ti__tfc_qgemm_bytes(j->o, kdim))
         return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small for the packed weights",
                          k->scratch_bytes);
     j->rows = rows;
@@ -13014,8 +13342,10 @@ TI__PRIVATE ti_status ti__tfc_qgemm(ti__kctx *k, ti__tfc_job *j, size_t rows, si
     g.ydt = j->ydt;
     g.y_rs = j->o;
     g.y_cs = 1;
-    g.bp = (int16_t *)((unsigned char *)k->scratch + off);
-    ti__qg_pack(&g, k->tp);
+    if (pre != NULL)
+        g.bp = pre;
+    else
+        ti__qg_pack(&g, (int16_t *)((unsigned char *)k->scratch + off), k->tp);
     ti__qg_compute(&g, k->tp);
     return TI_OK;
 }
@@ -14044,7 +14374,9 @@ TI__PRIVATE size_t ti__tfc_conv_scratch_common(ti__kctx *k, int depthwise) {
     if (st != TI_OK) return 0;
     if (k->in[0]->dtype != TI_DTYPE_F32) {
         size_t oc = (size_t)g.oc, kdim = (size_t)(g.kh * g.kw * g.kc);
-        if (depthwise || k->in[0]->dtype == TI_DTYPE_I16 || g.groups != 1) return oc * 2 * sizeof(int32_t);
+        size_t rq = ti__qpack_rq(k->node, oc) != NULL ? 0 : oc * 2 * sizeof(int32_t);
+        if (depthwise || k->in[0]->dtype == TI_DTYPE_I16 || g.groups != 1) return rq;
+        if (ti__qpack_b(k->node, 1, oc, kdim, 0) != NULL) return rq; /* packed at planning */
         return ti__tfc_qgemm_offset(oc) + ti__tfc_qgemm_bytes(oc, kdim);
     }
     if (depthwise || ti__tfc_conv_is_1x1(&g)) return 0;
@@ -14168,6 +14500,25 @@ TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end) {
             size_t cn = TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0);
             int64_t acc[TI__TFC_DW_CHUNK];
             for (size_t c = 0; c < cn; c++) acc[c] = 0;
+#ifdef TI__X86_SIMD
+            if (m == 1 && j->kind != TI__TFC_I16 && ti__cpu_isa() >= TI__ISA_AVX2) {
+                /* int32 sums modulo 2^32, as TFLite's; requantization wraps them anyway */
+                uint32_t a32[TI__TFC_DW_CHUNK];
+                for (size_t c = 0; c < cn; c++) a32[c] = 0;
+                for (int64_t fy = fy0; fy < fy1; fy++)
+                    for (int64_t fx = fx0; fx < fx1; fx++) {
+                        size_t xi = (size_t)((n * g->ih + iy0 + fy * g->dh) * g->iw + ix0 + fx * g->dw) * ic;
+                        size_t wi = (size_t)(fy * g->kw + fx) * oc + c0;
+                        ti__dwq_tap_avx2(j->kind == TI__TFC_U8, a32, (const uint8_t *)j->x + xi + c0,
+                                         (const uint8_t *)j->w + wi, cn, xo, wo); /* 1-byte elements */
+                    }
+                if (ti__qrq_n_u32(&j->rq, j->b, a32, c0, cn, j->y, j->ydt, p * oc + c0, 1)) continue;
+                for (size_t c = 0; c < cn; c++) acc[c] = (int32_t)a32[c];
+                ti__qg_add_bias(j->b, c0, cn, acc);
+                ti__qrq_n(&j->rq, acc, c0, cn, j->y, j->ydt, p * oc + c0, 1);
+                continue;
+            }
+#endif
             for (int64_t fy = fy0; fy < fy1; fy++)
                 for (int64_t fx = fx0; fx < fx1; fx++) {
                     size_t xi = (size_t)((n * g->ih + iy0 + fy * g->dh) * g->iw + ix0 + fx * g->dw) * ic;
@@ -14416,7 +14767,9 @@ TI__PRIVATE size_t ti__tfc_fc_scratch(ti__kctx *k) {
     const ti_tensor *x = ti__tfc_in(k, 0), *w = ti__tfc_in(k, 1);
     if (x == NULL || w == NULL || x->dtype == TI_DTYPE_F32 || w->rank != 2) return 0;
     size_t oc = (size_t)w->shape[0], kdim = (size_t)w->shape[1];
-    if (x->dtype == TI_DTYPE_I16) return oc * 2 * sizeof(int32_t);
+    size_t rq = ti__qpack_rq(k->node, oc) != NULL ? 0 : oc * 2 * sizeof(int32_t);
+    if (x->dtype == TI_DTYPE_I16) return rq;
+    if (ti__qpack_b(k->node, 1, oc, kdim, 0) != NULL) return rq; /* packed at planning */
     return ti__tfc_qgemm_offset(oc) + ti__tfc_qgemm_bytes(oc, kdim);
 }
 
@@ -14633,6 +14986,66 @@ TI__PRIVATE ti_status ti__tfc_bmm_run(ti__kctx *k) {
         j.rq.mode = a->dtype == TI_DTYPE_I16 ? TI__QRQ_64 : TI__QRQ_32;
     }
     ti__parallel_for(k->tp, s.batches * s.m * s.n, ti__tfc_grain(s.k), ti__tfc_bmm_q_range, &j);
+    return TI_OK;
+}
+
+/* ---- weights packed once at planning ---------------------------------------------------- */
+/* Called by the prepack pass for quantized CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED
+ * nodes whose weights are constants: the per-channel requantization multipliers (which
+ * depend on quantization parameters only), and for the kernels on the shared 8-bit GEMM
+ * (uint8 / int8 CONV_2D without groups, FULLY_CONNECTED) the weights packed as
+ * ti__tfc_qgemm packs them, both into pool as the node's ti__qpack. A node that fails the
+ * checks gets no pack: its run reports the error. Returns TI_ERR_OUT_OF_MEMORY only. */
+TI__PRIVATE ti_status ti__tfc_prepack(ti__kctx *k, ti__node *node, ti__pool *pool) {
+    int conv = strcmp(node->op, "CONV_2D") == 0, dw = strcmp(node->op, "DEPTHWISE_CONV_2D") == 0;
+    int fc = strcmp(node->op, "FULLY_CONNECTED") == 0;
+    const ti_tensor *x = ti__tfc_in(k, 0), *w = ti__tfc_in(k, 1), *b = ti__tfc_in(k, 2);
+    if ((!conv && !dw && !fc) || x == NULL || w == NULL || w->data == NULL || k->n_out < 1 ||
+        k->out[0] == NULL || x->dtype == TI_DTYPE_F32)
+        return TI_OK;
+    ti_error *saved = k->err, tmp;
+    k->err = &tmp;
+    ti__tfc_geo g;
+    ti__tfc_job j;
+    memset(&g, 0, sizeof g);
+    memset(&j, 0, sizeof j);
+    size_t oc = 0, kdim = 0;
+    int gemm = 0;
+    ti_status st;
+    if (fc) {
+        size_t batch;
+        st = ti__tfc_fc_dims(k, &batch, &kdim, &oc);
+        if (st == TI_OK) st = ti__tfc_check(k, x, w, b, k->out[0], (int64_t)oc, 0, 0, &j.kind);
+    } else {
+        st = ti__tfc_geometry(k, dw, &g);
+        if (st == TI_OK) {
+            oc = (size_t)g.oc;
+            kdim = (size_t)(g.kh * g.kw * g.kc);
+            st = ti__tfc_check(k, x, w, b, k->out[0], g.oc, dw ? 3 : 0, 1, &j.kind);
+        }
+    }
+    k->err = saved;
+    if (st != TI_OK || j.kind == TI__TFC_F32 || oc == 0) return TI_OK;
+    gemm = j.kind != TI__TFC_I16 && kdim > 0 && (fc || (conv && g.groups == 1));
+    /* the B of ti__tfc_qgemm: [oc][kdim] plus weights_offset (ti__tfc_job_init, fc_run) */
+    ti__qgemm t;
+    memset(&t, 0, sizeof t);
+    t.cols = oc;
+    t.depth = kdim;
+    t.b = w->data;
+    t.b_u8 = j.kind == TI__TFC_U8;
+    t.b_cs = kdim;
+    t.b_ks = 1;
+    if (j.kind == TI__TFC_U8 || (fc && w->quant.count == 1))
+        t.b_off = -(int32_t)w->quant.zero_point[0];
+    void *rq_mem = NULL;
+    ti__qpack *pk = ti__qpack_make(node, pool, k->tp, &t, gemm ? 1 : 0, 0, oc, &rq_mem);
+    if (pk == NULL) return TI_ERR_OUT_OF_MEMORY;
+    ti__qrq r;
+    memset(&r, 0, sizeof r);
+    ti__tfc_requant_fill(k, x, w, b, k->out[0], (int64_t)oc, conv || dw ? x->dtype == TI_DTYPE_U8 : 0,
+                         rq_mem, &r);
+    pk->mode = r.mode;
     return TI_OK;
 }
 
@@ -21096,6 +21509,7 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void) {
  * ([k][16] int16); two rows are interleaved in registers (VPUNPCK), which permutes the
  * channels inside each 128-bit lane; the permutation is undone at the store. Compiled with a
  * function-level target attribute, run only when cpuid says AVX2 (cpu/x86/cpuid.c).
+ * Also the TFLite requantization of the GEMM's outputs, 8 channels at a time.
  * Must not allocate. */
 #ifdef TI__X86_SIMD
 #include <immintrin.h>
@@ -21155,6 +21569,73 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2(size_t kc, const int16_t *ap,
                             _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)c), c07));
         _mm256_storeu_si256((__m256i *)(c + 8),
                             _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(c + 8)), c815));
+    }
+}
+
+/* TI__QRQ_32 on 8 lanes, the scalar loop of ti__qrq_n step by step: a positive shift
+ * multiplies by 2^shift saturating to int32 (VPSLLVD, overflow when shifting back differs);
+ * the doubling high multiply is round-half-away (ab +- 2^30) / 2^31 truncated, which equals
+ * floor((ab + 2^30) / 2^31) for either sign, so a 64-bit add and a logical shift give its low
+ * 32 bits (VPMULDQ on even and odd lanes); a negative shift is the rounding right shift with
+ * TFLite's threshold (mask >> 1) + (q < 0). The zero point is added after clamping to
+ * [lo - yo, hi - yo], which equals clamping q + yo without its int32 overflow. Shifts
+ * outside [-31, 31] (ti__q_quantize_multiplier gives [-31, 30]) stop the loop. */
+TI__PRIVATE TI__TARGET_AVX2 size_t ti__qrq32_avx2(const int32_t *x, const int32_t *mult,
+                                                  const int32_t *shift, size_t n, int32_t yo,
+                                                  int32_t lo, int32_t hi, int32_t *out) {
+    int64_t l = (int64_t)lo - yo, h = (int64_t)hi - yo;
+    const __m256i qlo = _mm256_set1_epi32(l < INT32_MIN ? INT32_MIN : (int32_t)l);
+    const __m256i qhi = _mm256_set1_epi32(h > INT32_MAX ? INT32_MAX : (int32_t)h);
+    const __m256i vyo = _mm256_set1_epi32(yo), zero = _mm256_setzero_si256();
+    const __m256i one = _mm256_set1_epi32(1), ones = _mm256_set1_epi32(-1);
+    const __m256i lim = _mm256_set1_epi32(31), nlim = _mm256_set1_epi32(-31);
+    const __m256i nudge = _mm256_set1_epi64x((int64_t)1 << 30), imax = _mm256_set1_epi32(INT32_MAX);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i sh = _mm256_loadu_si256((const __m256i *)(shift + i));
+        __m256i bad = _mm256_or_si256(_mm256_cmpgt_epi32(sh, lim), _mm256_cmpgt_epi32(nlim, sh));
+        if (!_mm256_testz_si256(bad, bad)) break;
+        __m256i v = _mm256_loadu_si256((const __m256i *)(x + i));
+        __m256i m = _mm256_loadu_si256((const __m256i *)(mult + i));
+        __m256i ls = _mm256_max_epi32(sh, zero), rs = _mm256_max_epi32(_mm256_sub_epi32(zero, sh), zero);
+        __m256i y = _mm256_sllv_epi32(v, ls);
+        __m256i ovf = _mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_srav_epi32(y, ls), v), ones);
+        __m256i sat = _mm256_xor_si256(_mm256_srai_epi32(v, 31), imax); /* INT32_MIN or _MAX */
+        v = _mm256_blendv_epi8(y, sat, ovf);
+        __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(v, m), nudge);
+        __m256i po = _mm256_add_epi64(
+            _mm256_mul_epi32(_mm256_srli_epi64(v, 32), _mm256_srli_epi64(m, 32)), nudge);
+        pe = _mm256_srli_epi64(pe, 31);
+        po = _mm256_slli_epi64(_mm256_srli_epi64(po, 31), 32);
+        __m256i q = _mm256_blend_epi32(pe, po, 0xAA);
+        __m256i mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, rs), one);
+        __m256i rem = _mm256_and_si256(q, mask);
+        __m256i thr = _mm256_add_epi32(_mm256_srai_epi32(mask, 1), _mm256_srli_epi32(q, 31));
+        q = _mm256_sub_epi32(_mm256_srav_epi32(q, rs), _mm256_cmpgt_epi32(rem, thr));
+        q = _mm256_min_epi32(_mm256_max_epi32(q, qlo), qhi);
+        _mm256_storeu_si256((__m256i *)(out + i), _mm256_add_epi32(q, vyo));
+    }
+    return i;
+}
+
+TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_tap_avx2(int u8, uint32_t *acc, const void *x,
+                                                  const void *w, size_t n, int32_t xo, int32_t wo) {
+    const unsigned char *xb = (const unsigned char *)x, *wb = (const unsigned char *)w;
+    const __m256i vxo = _mm256_set1_epi32(xo), vwo = _mm256_set1_epi32(wo);
+    size_t c = 0;
+    for (; c + 8 <= n; c += 8) {
+        __m128i x8 = _mm_loadl_epi64((const __m128i *)(xb + c));
+        __m128i w8 = _mm_loadl_epi64((const __m128i *)(wb + c));
+        __m256i xv = u8 ? _mm256_cvtepu8_epi32(x8) : _mm256_cvtepi8_epi32(x8);
+        __m256i wv = u8 ? _mm256_cvtepu8_epi32(w8) : _mm256_cvtepi8_epi32(w8);
+        __m256i p = _mm256_mullo_epi32(_mm256_add_epi32(wv, vwo), _mm256_add_epi32(xv, vxo));
+        __m256i a = _mm256_loadu_si256((const __m256i *)(acc + c));
+        _mm256_storeu_si256((__m256i *)(acc + c), _mm256_add_epi32(a, p));
+    }
+    for (; c < n; c++) {
+        int32_t xv = u8 ? (int32_t)xb[c] : (int32_t)(int8_t)xb[c];
+        int32_t wv = u8 ? (int32_t)wb[c] : (int32_t)(int8_t)wb[c];
+        acc[c] += (uint32_t)((wv + wo) * (xv + xo));
     }
 }
 #endif
@@ -21639,15 +22120,41 @@ TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
  * runs faster on weights laid out its own way, that layout is computed here, once, into the
  * plan's pool, and recorded on the plan's copy of the node. Today: Conv by Winograd
  * (cpu/conv_fast.c). After fusion, which rewrites Conv weights. */
+/* Index of the weights input the prepack pass needs constant for node's op, -1 when it
+ * packs nothing for it: Conv (Winograd), the 8-bit ONNX kernels on the shared GEMM, and
+ * the quantized TFLite CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED. */
+TI__PRIVATE int ti__prepack_weights(const ti__node *node) {
+    static const char *const onnx1[] = {"Conv", "ConvInteger", "MatMulInteger"};
+    static const char *const onnx3[] = {"QLinearConv", "QLinearMatMul"};
+    static const char *const tfl1[] = {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"};
+    if (node->domain[0] == 0) {
+        for (int i = 0; i < 3; i++)
+            if (strcmp(node->op, onnx1[i]) == 0) return 1;
+        for (int i = 0; i < 2; i++)
+            if (strcmp(node->op, onnx3[i]) == 0) return 3;
+    } else if (strcmp(node->domain, "tflite") == 0) {
+        for (int i = 0; i < 3; i++)
+            if (strcmp(node->op, tfl1[i]) == 0) return 1;
+    }
+    return -1;
+}
+
 TI__PRIVATE ti_status ti__pass_prepack(ti_session *s, ti_error *err) {
     for (int n = 0; n < s->first_dynamic; n++) {
         ti__node *node = &s->nodes[n];
-        if (node->domain[0] != 0 || strcmp(node->op, "Conv") != 0 || node->n_inputs < 2 ||
-            node->inputs[1] < 0 || !s->vi[node->inputs[1]].is_const)
+        int wi = ti__prepack_weights(node);
+        if (wi < 0 || node->n_inputs <= wi || node->inputs[wi] < 0 || !s->vi[node->inputs[wi]].is_const)
             continue;
         ti__kctx k;
         ti__kctx_init(s, &k, n, err);
-        if (ti__conv_prepack(&k, node, &s->plan_pool) != TI_OK)
+        ti_status st;
+        if (node->domain[0] != 0) st = ti__tfc_prepack(&k, node, &s->plan_pool);
+        else if (strcmp(node->op, "Conv") == 0) st = ti__conv_prepack(&k, node, &s->plan_pool);
+        else if (strcmp(node->op, "ConvInteger") == 0) st = ti__convint_prepack(&k, node, &s->plan_pool);
+        else if (strcmp(node->op, "MatMulInteger") == 0) st = ti__matmulint_prepack(&k, node, &s->plan_pool);
+        else if (strcmp(node->op, "QLinearConv") == 0) st = ti__qconv_prepack(&k, node, &s->plan_pool);
+        else st = ti__qmm_prepack(&k, node, &s->plan_pool);
+        if (st != TI_OK)
             return ti__fail(err, TI_ERR_OUT_OF_MEMORY, s->m->name,
                             "out of memory packing the weights of node '%s'", node->name);
     }

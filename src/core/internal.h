@@ -147,7 +147,11 @@ typedef struct ti__node {
     const void *packed;
     size_t packed_bytes;
 } ti__node;
-enum { TI__PACK_NONE = 0, TI__PACK_WINO43 = 1 /* Conv: Winograd F(4x4,3x3) U[36][M][C] */ };
+enum {
+    TI__PACK_NONE = 0,
+    TI__PACK_WINO43 = 1, /* Conv: Winograd F(4x4,3x3) U[36][M][C] */
+    TI__PACK_QGEMM = 2   /* 8-bit conv / matrix kernels: a ti__qpack (core/qgemm.c) */
+};
 
 /* A tensor of the graph: its declared type and shape, and its data when constant. */
 typedef struct ti__value {
@@ -289,6 +293,15 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void); /* cpu/x86/gemm_avx
  * channels, int16 operands, uint32 sums modulo 2^32) for AVX2: cpu/x86/qgemm_avx2.c */
 TI__PRIVATE void ti__qg_micro_avx2(size_t kc, const int16_t *ap, const int16_t *bp,
                                      uint32_t *acc, size_t ldacc);
+/* TFLite requantization (core/qgemm.c's TI__QRQ_32) of x[0..n) with per-element multipliers
+ * and shifts, plus yo, clamped to [lo, hi] (lo <= hi): whole groups of 8, bit for bit as
+ * the scalar loop; returns how many were done (the caller does the rest) */
+TI__PRIVATE size_t ti__qrq32_avx2(const int32_t *x, const int32_t *mult, const int32_t *shift,
+                                  size_t n, int32_t yo, int32_t lo, int32_t hi, int32_t *out);
+/* One tap of the 8-bit depthwise kernel (cpu/tfl_conv.c): acc[c] += (w[c] + wo) * (x[c] +
+ * xo) modulo 2^32 for c < n, x and w both uint8 (u8) or both int8 */
+TI__PRIVATE void ti__dwq_tap_avx2(int u8, uint32_t *acc, const void *x, const void *w, size_t n,
+                                  int32_t xo, int32_t wo);
 #endif
 
 /* ---- kernels and the op registry (graph/ops.c) -------------------------------------- */
@@ -424,7 +437,8 @@ TI__PRIVATE int ti__session_bind_io(ti_session *s, int n);
 TI__PRIVATE int ti__pass_live_nodes(ti_session *s, char *live);
 TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err);
 /* Re-lays out constant weights once for the CPU kernel each static node will run
- * (ti__node.packed): Winograd-transformed Conv weights. CPU backend only. */
+ * (ti__node.packed): Winograd-transformed Conv weights, packed 8-bit GEMM weights and
+ * requantization multipliers (ti__qpack). CPU backend only. */
 TI__PRIVATE ti_status ti__pass_prepack(ti_session *s, ti_error *err);
 /* formats/onnx.c */
 #ifndef TI_NO_TFLITE

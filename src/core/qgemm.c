@@ -5,7 +5,9 @@
  * into outputs by the mode the caller picks: TFLite's fixed-point multiplier, its double
  * rescale, ONNX's float multiplier rounded half to even, or the raw int32. Relies on
  * qmath.c and the AVX2 micro-kernel (cpu/x86/qgemm_avx2.c, declared in internal.h). Must
- * not allocate: packed weights live in the caller's scratch, panels on the stack. */
+ * not allocate at run time: constant weights are packed once at planning into the plan
+ * pool (ti__qpack, TI__PACK_QGEMM on the node), others per run into the caller's scratch;
+ * panels live on the stack. */
 
 /* Channels requantized at once (stack arrays of this many accumulators). */
 #define TI__QG_CHUNK 64
@@ -76,6 +78,16 @@ TI__PRIVATE void ti__qg_store(void *y, ti_dtype t, size_t i, int32_t v) {
     }
 }
 
+/* Stores v[0..m) to y[o + i * ys] of dtype t (the switch outside the loops). */
+TI__PRIVATE void ti__qg_store_n(void *y, ti_dtype t, size_t o, size_t ys, const int32_t *v, size_t m) {
+    switch (t) {
+    case TI_DTYPE_U8: for (size_t i = 0; i < m; i++) ((uint8_t *)y)[o + i * ys] = (uint8_t)v[i]; break;
+    case TI_DTYPE_I8: for (size_t i = 0; i < m; i++) ((int8_t *)y)[o + i * ys] = (int8_t)v[i]; break;
+    case TI_DTYPE_I16: for (size_t i = 0; i < m; i++) ((int16_t *)y)[o + i * ys] = (int16_t)v[i]; break;
+    default: for (size_t i = 0; i < m; i++) ((int32_t *)y)[o + i * ys] = v[i]; break;
+    }
+}
+
 /* acc[0..n) of channels c0.. (bias included) to outputs y[yi + i * ys] of dtype t: the
  * common TFLite int32 case in one tight loop, the store's dtype switch outside it. */
 TI__PRIVATE void ti__qrq_n(const ti__qrq *r, const int64_t *acc, size_t c0, size_t n, void *y,
@@ -84,8 +96,17 @@ TI__PRIVATE void ti__qrq_n(const ti__qrq *r, const int64_t *acc, size_t c0, size
     for (size_t i0 = 0; i0 < n; i0 += TI__QG_CHUNK) {
         size_t m = TI__MIN((size_t)TI__QG_CHUNK, n - i0);
         if (r->mode == TI__QRQ_32) {
+            size_t done = 0;
+#ifdef TI__X86_SIMD
+            if (r->lo <= r->hi && ti__cpu_isa() >= TI__ISA_AVX2) {
+                int32_t x[TI__QG_CHUNK]; /* the int32 accumulators (modulo 2^32) */
+                for (size_t i = 0; i < m; i++) x[i] = (int32_t)(uint32_t)(uint64_t)acc[i0 + i];
+                done = ti__qrq32_avx2(x, r->mult + c0 + i0, r->shift + c0 + i0, m, r->yo, r->lo,
+                                      r->hi, v);
+            }
+#endif
             /* ti__q_mul written out so that it inlines: the hot loop of every 8-bit kernel */
-            for (size_t i = 0; i < m; i++) {
+            for (size_t i = done; i < m; i++) {
                 size_t c = c0 + i0 + i;
                 int sh = (int)r->shift[c], e = sh > 0 ? 0 : -sh;
                 int64_t x = (int32_t)(uint32_t)(uint64_t)acc[i0 + i];
@@ -105,14 +126,38 @@ TI__PRIVATE void ti__qrq_n(const ti__qrq *r, const int64_t *acc, size_t c0, size
         } else {
             for (size_t i = 0; i < m; i++) v[i] = ti__qrq_one(r, acc[i0 + i], c0 + i0 + i);
         }
-        size_t o = yi + i0 * ys;
-        switch (t) {
-        case TI_DTYPE_U8: for (size_t i = 0; i < m; i++) ((uint8_t *)y)[o + i * ys] = (uint8_t)v[i]; break;
-        case TI_DTYPE_I8: for (size_t i = 0; i < m; i++) ((int8_t *)y)[o + i * ys] = (int8_t)v[i]; break;
-        case TI_DTYPE_I16: for (size_t i = 0; i < m; i++) ((int16_t *)y)[o + i * ys] = (int16_t)v[i]; break;
-        default: for (size_t i = 0; i < m; i++) ((int32_t *)y)[o + i * ys] = v[i]; break;
-        }
+        ti__qg_store_n(y, t, yi + i0 * ys, ys, v, m);
     }
+}
+
+/* The common TFLite case without int64: uint32 sums acc[0..n) of channels c0.. plus an
+ * int32 bias (or none), modulo 2^32, requantized in AVX2 (TI__QRQ_32) to y as ti__qrq_n
+ * would. Returns 0, doing nothing, where that does not apply (other modes or bias dtypes,
+ * no AVX2): the caller then takes the int64 path. */
+TI__PRIVATE int ti__qrq_n_u32(const ti__qrq *r, const ti_tensor *bias, const uint32_t *acc,
+                              size_t c0, size_t n, void *y, ti_dtype t, size_t yi, size_t ys) {
+#ifdef TI__X86_SIMD
+    if (r->mode != TI__QRQ_32 || r->lo > r->hi || (bias != NULL && bias->dtype != TI_DTYPE_I32) ||
+        ti__cpu_isa() < TI__ISA_AVX2)
+        return 0;
+    const int32_t *bv = bias != NULL ? (const int32_t *)bias->data + c0 : NULL;
+    int32_t x[TI__QG_CHUNK], v[TI__QG_CHUNK];
+    for (size_t i0 = 0; i0 < n; i0 += TI__QG_CHUNK) {
+        size_t m = TI__MIN((size_t)TI__QG_CHUNK, n - i0);
+        if (bv != NULL)
+            for (size_t i = 0; i < m; i++) x[i] = (int32_t)(acc[i0 + i] + (uint32_t)bv[i0 + i]);
+        else
+            for (size_t i = 0; i < m; i++) x[i] = (int32_t)acc[i0 + i];
+        size_t done = ti__qrq32_avx2(x, r->mult + c0 + i0, r->shift + c0 + i0, m, r->yo, r->lo,
+                                     r->hi, v);
+        for (size_t i = done; i < m; i++) v[i] = ti__qrq_one(r, x[i], c0 + i0 + i);
+        ti__qg_store_n(y, t, yi + i0 * ys, ys, v, m);
+    }
+    return 1;
+#else
+    (void)r, (void)bias, (void)acc, (void)c0, (void)n, (void)y, (void)t, (void)yi, (void)ys;
+    return 0;
+#endif
 }
 
 /* Adds bias channels c0..c0+n (int32 or int64) to acc. */
@@ -159,7 +204,8 @@ typedef struct ti__qgemm {
     void *y;                 /* output (row, col) at y[y0 + row * y_rs + col * y_cs] */
     ti_dtype ydt;
     size_t y0, y_rs, y_cs;
-    int16_t *bp;             /* packed B: ti__qg_packed_bytes(cols, depth) of scratch */
+    const int16_t *bp;       /* packed B read by the compute: ti__qg_packed_bytes(cols, depth) */
+    int16_t *bp_dst;         /* where ti__qg_pack writes it (scratch, or the plan pool) */
 } ti__qgemm;
 
 TI__PRIVATE size_t ti__qg_packed_bytes(size_t cols, size_t depth) {
@@ -207,7 +253,7 @@ TI__PRIVATE void ti__qg_pack_range(void *ctx, size_t begin, size_t end) {
     const ti__qgemm *g = (const ti__qgemm *)ctx;
     size_t kd = g->depth;
     for (size_t b = begin; b < end; b++) {
-        int16_t *dst = g->bp + b * kd * TI__QG_NR;
+        int16_t *dst = g->bp_dst + b * kd * TI__QG_NR;
         for (size_t q = 0; q < TI__QG_NR; q++) {
             size_t c = b * TI__QG_NR + q;
             if (c >= g->cols) {
@@ -262,7 +308,11 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
                     micro(k1 - k0, a, g->bp + ((oc0 / TI__QG_NR + b) * kd + k0) * TI__QG_NR,
                           acc + b * TI__QG_NR, TI__QG_OCC);
             }
-            for (size_t r = 0; r < np; r++)
+            for (size_t r = 0; r < np; r++) {
+                size_t yo = g->y0 + (p0 + r) * g->y_rs + oc0 * g->y_cs;
+                if (ti__qrq_n_u32(g->rq, g->bias, acc + r * TI__QG_OCC, g->c0 + oc0, occ, g->y,
+                                  g->ydt, yo, g->y_cs))
+                    continue;
                 for (size_t c = 0; c < occ; c += TI__QG_CHUNK) {
                     int64_t v[TI__QG_CHUNK];
                     size_t m = TI__MIN((size_t)TI__QG_CHUNK, occ - c);
@@ -271,6 +321,7 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
                     ti__qrq_n(g->rq, v, g->c0 + oc0 + c, m, g->y, g->ydt,
                               g->y0 + (p0 + r) * g->y_rs + (oc0 + c) * g->y_cs, g->y_cs);
                 }
+            }
         }
     }
 }
@@ -279,10 +330,13 @@ TI__PRIVATE size_t ti__qg_grain(size_t work_per_item) {
     return TI__MAX((size_t)1, (size_t)32768 / (work_per_item + 1));
 }
 
-/* Packs B into g->bp (once per B: a caller that keeps B may run several A's on it). */
-TI__PRIVATE void ti__qg_pack(ti__qgemm *g, ti__threadpool *tp) {
+/* Packs B into dst (ti__qg_packed_bytes(cols, depth)) and points g->bp at it (once per B:
+ * a caller that keeps B may run several A's on it). */
+TI__PRIVATE void ti__qg_pack(ti__qgemm *g, int16_t *dst, ti__threadpool *tp) {
     size_t nblk = (g->cols + TI__QG_NR - 1) / TI__QG_NR;
-    if (g->depth == 0 || g->bp == NULL) return; /* nothing to pack: every sum is 0 */
+    g->bp_dst = dst;
+    g->bp = dst;
+    if (g->depth == 0 || dst == NULL) return; /* nothing to pack: every sum is 0 */
     ti__parallel_for(tp, nblk, ti__qg_grain(g->depth * TI__QG_NR), ti__qg_pack_range, g);
 }
 
@@ -290,6 +344,84 @@ TI__PRIVATE void ti__qg_pack(ti__qgemm *g, ti__threadpool *tp) {
 TI__PRIVATE void ti__qg_compute(ti__qgemm *g, ti__threadpool *tp) {
     size_t blocks = (g->rows + TI__QG_MR - 1) / TI__QG_MR;
     ti__parallel_for(tp, blocks, ti__qg_grain(TI__QG_MR * g->depth * g->cols), ti__qg_range, g);
+}
+
+/* ---- weights packed once at planning (TI__PACK_QGEMM) --------------------------------- */
+/* The prepack pass (graph/passes.c, through each op's ti__*_prepack) packs the constant B
+ * of an 8-bit kernel once into the session's plan pool, as ti__qg_pack would per run, and
+ * where the scales are constants too, the per-channel requantization multipliers. The
+ * node's copy in the plan points at it (packed, packed_bytes: every byte allocated); runs
+ * only read it, so sessions and threads never share writable state. A kernel that finds
+ * no pack, or one of other dimensions, takes the per-run path in scratch. */
+typedef struct ti__qpack {
+    size_t groups, cols, depth; /* bp: groups blocks of ti__qg_packed_bytes(cols, depth);
+                                   groups 0: no packed B (requantization only) */
+    const int16_t *bp;
+    size_t channels;            /* requantization multipliers of this many channels, or 0 */
+    int mode;                   /* their TI__QRQ_ mode */
+    const int32_t *mult, *shift; /* TI__QRQ_32 / _64 */
+    const double *real;          /* TI__QRQ_DOUBLE* / _ONNX (the same bytes as mult) */
+} ti__qpack;
+
+/* The node's pack, when it is one (NULL otherwise). */
+TI__PRIVATE const ti__qpack *ti__qpack_of(const ti__node *nd) {
+    if (nd == NULL || nd->packed_kind != TI__PACK_QGEMM || nd->packed == NULL ||
+        nd->packed_bytes < sizeof(ti__qpack))
+        return NULL;
+    return (const ti__qpack *)nd->packed;
+}
+
+/* The packed B of group g when the node's pack has these dimensions, else NULL. */
+TI__PRIVATE const int16_t *ti__qpack_b(const ti__node *nd, size_t groups, size_t cols, size_t depth,
+                                       size_t g) {
+    const ti__qpack *p = ti__qpack_of(nd);
+    if (p == NULL || p->bp == NULL || p->groups != groups || p->cols != cols || p->depth != depth ||
+        g >= groups)
+        return NULL;
+    return p->bp + g * (ti__qg_packed_bytes(cols, depth) / sizeof(int16_t));
+}
+
+/* The node's pack when it holds the multipliers of `channels` channels, else NULL. */
+TI__PRIVATE const ti__qpack *ti__qpack_rq(const ti__node *nd, size_t channels) {
+    const ti__qpack *p = ti__qpack_of(nd);
+    return p != NULL && p->channels == channels && p->mult != NULL ? p : NULL;
+}
+
+/* Allocates a pack in pool and packs B of `groups` groups into it: the group's columns c0 =
+ * g * cols.. at element offset g * b_gs of b (the rest of *tmpl: strides, offsets, zero
+ * points as for ti__qg_pack). rq_channels > 0 also reserves ti__qg_rq_bytes of them for
+ * the caller to fill (*rq_mem, then the pack's mode). Sets the node's packed fields.
+ * Returns the pack, NULL on OOM. */
+TI__PRIVATE ti__qpack *ti__qpack_make(ti__node *node, ti__pool *pool, ti__threadpool *tp,
+                               const ti__qgemm *tmpl, size_t groups, size_t b_gs,
+                               size_t rq_channels, void **rq_mem) {
+    size_t pb = groups > 0 ? ti__qg_packed_bytes(tmpl->cols, tmpl->depth) : 0;
+    size_t rqb = rq_channels > 0 ? ti__qg_rq_bytes(rq_channels) : 0;
+    ti__qpack *p = (ti__qpack *)ti__pool_alloc(pool, sizeof(ti__qpack));
+    int16_t *bp = pb > 0 ? (int16_t *)ti__pool_alloc(pool, pb * groups) : NULL;
+    void *rq = rqb > 0 ? ti__pool_alloc(pool, rqb) : NULL;
+    if (p == NULL || (pb > 0 && bp == NULL) || (rqb > 0 && rq == NULL)) return NULL;
+    if (bp != NULL) {
+        ti__qgemm g = *tmpl;
+        for (size_t gi = 0; gi < groups; gi++) {
+            g.c0 = gi * tmpl->cols;
+            g.b = (const unsigned char *)tmpl->b + gi * b_gs; /* 1-byte elements */
+            ti__qg_pack(&g, bp + gi * (pb / sizeof(int16_t)), tp);
+        }
+    }
+    p->groups = bp != NULL ? groups : 0;
+    p->cols = tmpl->cols;
+    p->depth = tmpl->depth;
+    p->bp = bp;
+    p->channels = rq != NULL ? rq_channels : 0;
+    p->mult = (const int32_t *)rq;
+    p->shift = rq != NULL ? (const int32_t *)rq + rq_channels : NULL;
+    p->real = (const double *)rq;
+    if (rq_mem != NULL) *rq_mem = rq;
+    node->packed_kind = TI__PACK_QGEMM;
+    node->packed = p;
+    node->packed_bytes = sizeof(ti__qpack) + pb * groups + rqb;
+    return p;
 }
 
 /* ---- gathers of ONNX operands ----------------------------------------------------------- */
@@ -385,8 +517,10 @@ TI__PRIVATE void ti__q_nchw_setup(ti__qg_nchw *q, const ti_tensor *x, int64_t n,
 }
 
 /* Runs an ONNX NCHW convolution of 8-bit x and w on the shared GEMM: per group, the
- * weights [mg][cg * kvol] packed once, then one GEMM per image with rows = output pixels.
- * zw: w's zero points (NULL: 0), rq the requantization, bias int32 or NULL. */
+ * weights [mg][cg * kvol] packed (at planning when the node has a pack, else here once per
+ * run), then one GEMM per image with rows = output pixels. zw: w's zero points (NULL: 0),
+ * rq the requantization, bias int32 or NULL; rq_bytes: scratch before the packed weights
+ * the caller uses for multipliers. */
 TI__PRIVATE ti_status ti__q_conv_gemm(ti__kctx *k, const ti_tensor *x, const ti_tensor *w,
                                       const ti_tensor *zw, int32_t zx, const ti_tensor *bias,
                                       const ti__qrq *rq, ti_tensor *y, int64_t nimg, int64_t c,
@@ -396,7 +530,8 @@ TI__PRIVATE ti_status ti__q_conv_gemm(ti__kctx *k, const ti_tensor *x, const ti_
     int64_t cg = c / group, mg = m / group;
     size_t kvol = (size_t)(ker[0] * ker[1] * ker[2]), depth = (size_t)cg * kvol;
     size_t plane = (size_t)(out[0] * out[1] * out[2]);
-    size_t need = rq_bytes + ti__qg_packed_bytes((size_t)mg, depth);
+    int prepacked = ti__qpack_b(k->node, (size_t)group, (size_t)mg, depth, 0) != NULL;
+    size_t need = rq_bytes + (prepacked ? 0 : ti__qg_packed_bytes((size_t)mg, depth));
     if (need > 0 && (k->scratch == NULL || k->scratch_bytes < need))
         return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
                          "scratch of %zu bytes is too small for the packed weights", k->scratch_bytes);
@@ -419,11 +554,14 @@ TI__PRIVATE ti_status ti__q_conv_gemm(ti__kctx *k, const ti_tensor *x, const ti_
     g.ydt = y->dtype;
     g.y_rs = 1;
     g.y_cs = plane;
-    g.bp = need > 0 ? (int16_t *)((unsigned char *)k->scratch + rq_bytes) : NULL; /* empty B: unused */
+    int16_t *bp = need > rq_bytes ? (int16_t *)((unsigned char *)k->scratch + rq_bytes) : NULL; /* empty B: unused */
     for (int64_t gi = 0; gi < group; gi++) {
         g.c0 = (size_t)(gi * mg);
         g.b = (const unsigned char *)w->data + g.c0 * depth;
-        ti__qg_pack(&g, k->tp);
+        if (prepacked)
+            g.bp = ti__qpack_b(k->node, (size_t)group, (size_t)mg, depth, (size_t)gi);
+        else
+            ti__qg_pack(&g, bp, k->tp);
         for (int64_t n = 0; n < nimg; n++) {
             ti__q_nchw_setup(&q, x, n, gi, c, cg, zx, in, ker, str, dil, pad, out);
             g.y0 = (size_t)(n * m + gi * mg) * plane;
@@ -442,7 +580,11 @@ TI__PRIVATE ti_status ti__q_matmul_gemm(ti__kctx *k, const ti_tensor *a, const t
                                         ti_tensor *y, int64_t m, int64_t kd, int64_t n, int nb,
                                         const int64_t *batch, const int64_t *astr,
                                         const int64_t *bstr, size_t rq_bytes) {
-    size_t need = rq_bytes + ti__qg_packed_bytes((size_t)n, (size_t)kd);
+    /* a pack (planning) holds b when b is one matrix: every batch stride of b is 0 */
+    const int16_t *pre = ti__qpack_b(k->node, 1, (size_t)n, (size_t)kd, 0);
+    for (int i = 0; i < nb && pre != NULL; i++)
+        if (bstr[i] != 0) pre = NULL;
+    size_t need = rq_bytes + (pre != NULL ? 0 : ti__qg_packed_bytes((size_t)n, (size_t)kd));
     if (need > 0 && (k->scratch == NULL || k->scratch_bytes < need))
         return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
                          "scratch of %zu bytes is too small for the packed matrix", k->scratch_bytes);
@@ -469,7 +611,11 @@ TI__PRIVATE ti_status ti__q_matmul_gemm(ti__kctx *k, const ti_tensor *a, const t
     g.ydt = y->dtype;
     g.y_rs = (size_t)n;
     g.y_cs = 1;
-    g.bp = need > 0 ? (int16_t *)((unsigned char *)k->scratch + rq_bytes) : NULL; /* empty B: unused */
+    int16_t *bp = need > rq_bytes ? (int16_t *)((unsigned char *)k->scratch + rq_bytes) : NULL; /* empty B: unused */
+    if (pre != NULL) {
+        g.bp = pre;
+        g.b = b->data;
+    }
     size_t nbatch = ti__shape_numel(nb, batch), mk = (size_t)(m * kd), kn = (size_t)(kd * n);
     size_t mn = (size_t)(m * n), packed = (size_t)-1;
     int64_t idx[TI_MAX_DIMS];
@@ -480,9 +626,9 @@ TI__PRIVATE ti_status ti__q_matmul_gemm(ti__kctx *k, const ti_tensor *a, const t
             ao += (size_t)(idx[i] * astr[i]) * mk;
             bo += (size_t)(idx[i] * bstr[i]) * kn;
         }
-        if (bo != packed) { /* a broadcast b is packed once */
+        if (pre == NULL && bo != packed) { /* a broadcast b is packed once */
             g.b = (const unsigned char *)b->data + bo; /* 1-byte elements */
-            ti__qg_pack(&g, k->tp);
+            ti__qg_pack(&g, bp, k->tp);
             packed = bo;
         }
         ar.a = (const unsigned char *)a->data + ao;

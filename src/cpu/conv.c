@@ -800,7 +800,40 @@ TI__PRIVATE size_t ti__convint_scratch(ti__kctx *k) {
     ti_status e = ti__conv_params(k, 0, &p);
     k->err = saved;
     if (e != TI_OK) return 0;
-    return ti__qg_packed_bytes((size_t)p.mg, (size_t)p.cg * p.kprod);
+    size_t depth = (size_t)p.cg * p.kprod;
+    if (ti__qpack_b(k->node, (size_t)p.group, (size_t)p.mg, depth, 0) != NULL) return 0; /* planning */
+    return ti__qg_packed_bytes((size_t)p.mg, depth);
+}
+
+/* The prepack pass's entry for ConvInteger with constant w (and w_zero_point): w packed
+ * once into pool for the shared 8-bit GEMM, as ti__q_conv_gemm packs it per run. */
+TI__PRIVATE ti_status ti__convint_prepack(ti__kctx *k, ti__node *node, ti__pool *pool) {
+    const ti_tensor *w = k->in[1], *wz = k->n_in > 3 ? k->in[3] : NULL;
+    ti__convp p;
+    ti_error *saved = k->err, tmp;
+    k->err = &tmp;
+    ti_status e = ti__conv_params(k, 0, &p);
+    k->err = saved;
+    if (e != TI_OK || w == NULL || w->data == NULL || (wz != NULL && wz->data == NULL) ||
+        (w->dtype != TI_DTYPE_U8 && w->dtype != TI_DTYPE_I8) ||
+        (wz != NULL && (wz->dtype != w->dtype ||
+                        (ti__numel(wz) != 1 && (int64_t)ti__numel(wz) != p.m))))
+        return TI_OK;
+    size_t depth = (size_t)p.cg * p.kprod;
+    if (depth == 0 || p.mg == 0) return TI_OK;
+    ti__qgemm t;
+    memset(&t, 0, sizeof t);
+    t.cols = (size_t)p.mg;
+    t.depth = depth;
+    t.b = w->data;
+    t.b_u8 = w->dtype == TI_DTYPE_U8;
+    t.b_cs = depth;
+    t.b_ks = 1;
+    t.b_zp = wz != NULL ? wz->data : NULL;
+    t.b_zp_n = wz != NULL ? ti__numel(wz) : 0;
+    if (ti__qpack_make(node, pool, k->tp, &t, (size_t)p.group, (size_t)p.mg * depth, 0, NULL) == NULL)
+        return TI_ERR_OUT_OF_MEMORY;
+    return TI_OK;
 }
 
 /* The shared integer GEMM (core/qgemm.c) with the raw int32 accumulator as output: the

@@ -731,7 +731,40 @@ TI__PRIVATE size_t ti__matmulint_scratch(ti__kctx *k) {
     ti_status st = ti__mm_infer(k, k->in[0], k->in[1], &s);
     k->err = saved;
     if (st != TI_OK) return 0;
+    int one_b = 1; /* b is one matrix: packed at planning when it is a constant */
+    for (int i = 0; i < s.batch_rank; i++)
+        if (s.b_stride[i] != 0) one_b = 0;
+    if (one_b && ti__qpack_b(k->node, 1, (size_t)s.n, (size_t)s.k, 0) != NULL) return 0;
     return ti__qg_packed_bytes((size_t)s.n, (size_t)s.k);
+}
+
+/* The prepack pass's entry for MatMulInteger with a constant b (and b_zero_point) that is
+ * one matrix: packed once into pool for the shared 8-bit GEMM. */
+TI__PRIVATE ti_status ti__matmulint_prepack(ti__kctx *k, ti__node *node, ti__pool *pool) {
+    const ti_tensor *a = k->in[0], *b = k->in[1], *zb = k->n_in > 3 ? k->in[3] : NULL;
+    ti__mm_shape s;
+    if (a == NULL || b == NULL || b->data == NULL || (zb != NULL && zb->data == NULL) ||
+        (b->dtype != TI_DTYPE_U8 && b->dtype != TI_DTYPE_I8) || (zb != NULL && zb->dtype != b->dtype))
+        return TI_OK;
+    ti_error *saved = k->err, tmp;
+    k->err = &tmp;
+    ti_status st = ti__mm_infer(k, a, b, &s);
+    k->err = saved;
+    if (st != TI_OK || s.n == 0 || s.k == 0 || !ti__mmi_zp_ok(zb, s.n)) return TI_OK;
+    for (int i = 0; i < s.batch_rank; i++)
+        if (s.b_stride[i] != 0) return TI_OK; /* b has several matrices */
+    ti__qgemm t;
+    memset(&t, 0, sizeof t);
+    t.cols = (size_t)s.n;
+    t.depth = (size_t)s.k;
+    t.b = b->data;
+    t.b_u8 = b->dtype == TI_DTYPE_U8;
+    t.b_cs = 1;
+    t.b_ks = (size_t)s.n;
+    t.b_zp = zb != NULL ? zb->data : NULL;
+    t.b_zp_n = zb != NULL ? ti__numel(zb) : 0;
+    if (ti__qpack_make(node, pool, k->tp, &t, 1, 0, 0, NULL) == NULL) return TI_ERR_OUT_OF_MEMORY;
+    return TI_OK;
 }
 
 /* The shared integer GEMM (core/qgemm.c), raw int32 output: the spec lets the 32-bit

@@ -401,7 +401,9 @@ TI__PRIVATE size_t ti__qmm_scratch(ti__kctx *k) {
     int r = ti__qmm_setup(k, &p, 0);
     k->err = saved;
     if (r != TI_OK) return 0;
-    return ti__qg_rq_bytes((size_t)p.n) + ti__qg_packed_bytes((size_t)p.n, (size_t)p.kd);
+    size_t rq = ti__qpack_rq(k->node, (size_t)p.n) != NULL ? 0 : ti__qg_rq_bytes((size_t)p.n);
+    if (ti__qpack_b(k->node, 1, (size_t)p.n, (size_t)p.kd, 0) != NULL) return rq; /* packed at planning */
+    return rq + ti__qg_packed_bytes((size_t)p.n, (size_t)p.kd);
 }
 
 TI__PRIVATE ti_status ti__qmm_run(ti__kctx *k) {
@@ -413,16 +415,21 @@ TI__PRIVATE ti_status ti__qmm_run(ti__kctx *k) {
     const ti_tensor *b = k->in[3], *bs = k->in[4], *bzp = k->in[5];
     const ti_tensor *ys = k->in[6], *yzp = k->n_in > 7 ? k->in[7] : NULL;
     ti_tensor *y = k->out[0];
-    size_t rq_bytes = ti__qg_rq_bytes((size_t)p.n);
+    const ti__qpack *pk = ti__qpack_rq(k->node, (size_t)p.n); /* multipliers of constant scales */
+    size_t rq_bytes = pk != NULL ? 0 : ti__qg_rq_bytes((size_t)p.n);
     if (rq_bytes > 0 && (k->scratch == NULL || k->scratch_bytes < rq_bytes))
         return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small",
                          k->scratch_bytes);
     ti__qrq rq;
     memset(&rq, 0, sizeof rq);
-    double *real = (double *)k->scratch;
-    ti__q_onnx_reals(real, (size_t)p.n, as, bs, ys); /* b_scale per column or one */
+    if (pk != NULL) {
+        rq.real = pk->real;
+    } else {
+        double *real = (double *)k->scratch;
+        ti__q_onnx_reals(real, (size_t)p.n, as, bs, ys); /* b_scale per column or one */
+        rq.real = real;
+    }
     rq.mode = TI__QRQ_ONNX;
-    rq.real = real;
     int64_t yz = yzp != NULL ? ti__get_i64(yzp, 0) : 0;
     rq.yo = (int32_t)yz;
     ti__q_out_range(k->node, y->dtype, yz, ys, &rq.lo, &rq.hi);
@@ -575,7 +582,9 @@ TI__PRIVATE size_t ti__qconv_scratch(ti__kctx *k) {
     k->err = saved;
     if (r != TI_OK) return 0;
     size_t depth = (size_t)(p.cg * p.ker[0] * p.ker[1] * p.ker[2]);
-    return ti__qg_rq_bytes((size_t)p.m) + ti__qg_packed_bytes((size_t)p.mg, depth);
+    size_t rq = ti__qpack_rq(k->node, (size_t)p.m) != NULL ? 0 : ti__qg_rq_bytes((size_t)p.m);
+    if (ti__qpack_b(k->node, (size_t)p.group, (size_t)p.mg, depth, 0) != NULL) return rq;
+    return rq + ti__qg_packed_bytes((size_t)p.mg, depth);
 }
 
 TI__PRIVATE ti_status ti__qconv_run(ti__kctx *k) {
@@ -583,22 +592,94 @@ TI__PRIVATE ti_status ti__qconv_run(ti__kctx *k) {
     int r = ti__qconv_setup(k, &p, 0);
     if (r != TI_OK) return (ti_status)r;
     if (p.y == NULL) return TI_OK;
-    size_t rq_bytes = ti__qg_rq_bytes((size_t)p.m);
+    const ti__qpack *pk = ti__qpack_rq(k->node, (size_t)p.m); /* multipliers of constant scales */
+    size_t rq_bytes = pk != NULL ? 0 : ti__qg_rq_bytes((size_t)p.m);
     if (rq_bytes > 0 && (k->scratch == NULL || k->scratch_bytes < rq_bytes))
         return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small",
                          k->scratch_bytes);
     ti__qrq rq;
     memset(&rq, 0, sizeof rq);
-    double *real = (double *)k->scratch;
-    ti__q_onnx_reals(real, (size_t)p.m, p.xs, p.ws, p.ys);
+    if (pk != NULL) {
+        rq.real = pk->real;
+    } else {
+        double *real = (double *)k->scratch;
+        ti__q_onnx_reals(real, (size_t)p.m, p.xs, p.ws, p.ys);
+        rq.real = real;
+    }
     rq.mode = TI__QRQ_ONNX;
-    rq.real = real;
     int64_t yz = p.yzp != NULL ? ti__get_i64(p.yzp, 0) : 0;
     rq.yo = (int32_t)yz;
     ti__q_out_range(k->node, p.y->dtype, yz, p.ys, &rq.lo, &rq.hi);
     int32_t zx = p.xzp != NULL ? (int32_t)ti__get_i64(p.xzp, 0) : 0;
     return ti__q_conv_gemm(k, p.x, p.w, p.wzp, zx, p.bias, &rq, p.y, p.n, p.c, p.m, p.group,
                            p.in, p.ker, p.str, p.dil, p.pad, p.out, rq_bytes);
+}
+
+/* ---- weights packed once at planning ---------------------------------------------------- */
+/* Called by the prepack pass (graph/passes.c) when w (QLinearConv) or b (QLinearMatMul) is
+ * a constant: packs it for the shared 8-bit GEMM with its zero points (which must be
+ * constants too) into pool as the node's ti__qpack, and when the three scales are
+ * constants, the float multipliers as well. A node that fails its checks, or a
+ * QLinearMatMul whose b holds several matrices, gets no pack (the run packs per run). */
+TI__PRIVATE ti_status ti__qconv_prepack(ti__kctx *k, ti__node *node, ti__pool *pool) {
+    ti__qconv p;
+    ti_error *saved = k->err, tmp;
+    k->err = &tmp;
+    int r = ti__qconv_setup(k, &p, 0);
+    k->err = saved;
+    if (r != TI_OK || p.y == NULL || p.w->data == NULL || (p.wzp != NULL && p.wzp->data == NULL))
+        return TI_OK;
+    size_t depth = (size_t)(p.cg * p.ker[0] * p.ker[1] * p.ker[2]);
+    if (depth == 0 || p.mg == 0) return TI_OK;
+    ti__qgemm t; /* the B of ti__q_conv_gemm */
+    memset(&t, 0, sizeof t);
+    t.cols = (size_t)p.mg;
+    t.depth = depth;
+    t.b = p.w->data;
+    t.b_u8 = p.w->dtype == TI_DTYPE_U8;
+    t.b_cs = depth;
+    t.b_ks = 1;
+    t.b_zp = p.wzp != NULL ? p.wzp->data : NULL;
+    t.b_zp_n = p.wzp != NULL ? ti__numel(p.wzp) : 0;
+    int scales = p.xs->data != NULL && p.ws->data != NULL && p.ys->data != NULL;
+    void *mem = NULL;
+    ti__qpack *pk = ti__qpack_make(node, pool, k->tp, &t, (size_t)p.group, (size_t)p.mg * depth,
+                                   scales ? (size_t)p.m : 0, &mem);
+    if (pk == NULL) return TI_ERR_OUT_OF_MEMORY;
+    if (scales) ti__q_onnx_reals((double *)mem, (size_t)p.m, p.xs, p.ws, p.ys);
+    pk->mode = TI__QRQ_ONNX;
+    return TI_OK;
+}
+
+TI__PRIVATE ti_status ti__qmm_prepack(ti__kctx *k, ti__node *node, ti__pool *pool) {
+    ti__qmm p;
+    if (k->n_out < 1 || k->out[0] == NULL) return TI_OK;
+    ti_error *saved = k->err, tmp;
+    k->err = &tmp;
+    int r = ti__qmm_setup(k, &p, 0);
+    k->err = saved;
+    const ti_tensor *as = k->in[1], *b = k->in[3], *bs = k->in[4], *bzp = k->in[5], *ys = k->in[6];
+    if (r != TI_OK || b->data == NULL || (bzp != NULL && bzp->data == NULL) || p.kd == 0 || p.n == 0)
+        return TI_OK;
+    for (int i = 0; i < p.nb; i++)
+        if (p.bstr[i] != 0) return TI_OK; /* b has several matrices */
+    ti__qgemm t; /* the B of ti__q_matmul_gemm */
+    memset(&t, 0, sizeof t);
+    t.cols = (size_t)p.n;
+    t.depth = (size_t)p.kd;
+    t.b = b->data;
+    t.b_u8 = b->dtype == TI_DTYPE_U8;
+    t.b_cs = 1;
+    t.b_ks = (size_t)p.n;
+    t.b_zp = bzp != NULL ? bzp->data : NULL;
+    t.b_zp_n = bzp != NULL ? ti__numel(bzp) : 0;
+    int scales = as->data != NULL && bs->data != NULL && ys->data != NULL;
+    void *mem = NULL;
+    ti__qpack *pk = ti__qpack_make(node, pool, k->tp, &t, 1, 0, scales ? (size_t)p.n : 0, &mem);
+    if (pk == NULL) return TI_ERR_OUT_OF_MEMORY;
+    if (scales) ti__q_onnx_reals((double *)mem, (size_t)p.n, as, bs, ys);
+    pk->mode = TI__QRQ_ONNX;
+    return TI_OK;
 }
 
 TI__PRIVATE const ti__op ti__ops_quant[] = {

@@ -4,7 +4,8 @@
  * qmath.c and core/qgemm.c), the NHWC window geometry with TFLite's padding rules, and the
  * NHWC gather of the shared 8-bit GEMM (core/qgemm.c) for CONV_2D and FULLY_CONNECTED.
  * Comes before tfl_conv.c in the amalgamation (name order).
- * Must not allocate: buffers are the caller's scratch or small stack panels. */
+ * Must not allocate: buffers are the caller's scratch, the plan's packs (ti__qpack, made at
+ * planning by tfl_conv.c's ti__tfc_prepack) or small stack panels. */
 
 /* Kernel kinds, from the input dtype. */
 enum { TI__TFC_F32 = 0, TI__TFC_U8, TI__TFC_I8, TI__TFC_I16 };
@@ -159,21 +160,19 @@ TI__PRIVATE ti_status ti__tfc_check(ti__kctx *k, const ti_tensor *x, const ti_te
     return TI_OK;
 }
 
-/* Fills the requantization of oc output channels into r, its multipliers in scratch.
+/* Computes the requantization mode and the multipliers of oc output channels into mem
+ * (ti__qg_rq_bytes(oc) bytes: two int32 or one double per channel) and points r at them.
  * real = s_x * s_w[c] / s_y. float_product: s_x * s_w is rounded to float first, as
  * TFLite's GetQuantizedConvolutionMultipler does for uint8 kernels and BATCH_MATMUL;
  * PopulateConvolutionQuantizationParams multiplies in double. 16x8 kernels: the
  * accumulator is int64 unless the bias (or, without bias, the quantized_bias_type option)
- * is int32. FULLY_CONNECTED rescales in double (TI__QRQ_DOUBLE). */
-TI__PRIVATE ti_status ti__tfc_requant_setup(ti__kctx *k, const ti_tensor *x, const ti_tensor *w,
-                                            const ti_tensor *b, const ti_tensor *y, int64_t oc,
-                                            int float_product, ti__qrq *r) {
-    if (oc > 0 && (k->scratch == NULL || k->scratch_bytes < (size_t)oc * 2 * sizeof(int32_t)))
-        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
-                         "scratch of %zu bytes is too small for %lld channel multipliers",
-                         k->scratch_bytes, (long long)oc);
-    int32_t *mult = (int32_t *)k->scratch, *shift = mult + oc;
-    double *reals = (double *)k->scratch; /* TI__QRQ_DOUBLE*: the same bytes */
+ * is int32. FULLY_CONNECTED rescales in double (TI__QRQ_DOUBLE). Depends on quantization
+ * parameters only, so the prepack pass runs it once at planning (tfl_conv.c). */
+TI__PRIVATE void ti__tfc_requant_fill(const ti__kctx *k, const ti_tensor *x, const ti_tensor *w,
+                                      const ti_tensor *b, const ti_tensor *y, int64_t oc,
+                                      int float_product, void *mem, ti__qrq *r) {
+    int32_t *mult = (int32_t *)mem, *shift = mult + oc;
+    double *reals = (double *)mem; /* TI__QRQ_DOUBLE*: the same bytes */
     float sx = x->quant.scale[0], sy = y->quant.scale[0];
     r->mode = TI__QRQ_32;
     if (x->dtype == TI_DTYPE_I16)
@@ -202,6 +201,26 @@ TI__PRIVATE ti_status ti__tfc_requant_setup(ti__kctx *k, const ti_tensor *x, con
     r->mult = mult;
     r->shift = shift;
     r->real = reals;
+}
+
+/* Fills the requantization of oc output channels into r: the multipliers the prepack
+ * pass computed (the node's ti__qpack), else computed now into scratch. */
+TI__PRIVATE ti_status ti__tfc_requant_setup(ti__kctx *k, const ti_tensor *x, const ti_tensor *w,
+                                            const ti_tensor *b, const ti_tensor *y, int64_t oc,
+                                            int float_product, ti__qrq *r) {
+    const ti__qpack *pk = oc > 0 ? ti__qpack_rq(k->node, (size_t)oc) : NULL;
+    if (pk != NULL) {
+        r->mode = pk->mode;
+        r->mult = pk->mult;
+        r->shift = pk->shift;
+        r->real = pk->real;
+    } else {
+        if (oc > 0 && (k->scratch == NULL || k->scratch_bytes < (size_t)oc * 2 * sizeof(int32_t)))
+            return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                             "scratch of %zu bytes is too small for %lld channel multipliers",
+                             k->scratch_bytes, (long long)oc);
+        ti__tfc_requant_fill(k, x, w, b, y, oc, float_product, k->scratch, r);
+    }
     r->yo = (int32_t)y->quant.zero_point[0];
     return ti__tfc_quant_act(k, y, &r->lo, &r->hi); /* BATCH_MATMUL has none: dtype range */
 }
@@ -397,10 +416,12 @@ TI__PRIVATE void ti__tfc_qgather(const void *ctx, size_t p, size_t k0, size_t k1
     }
 }
 
-/* Runs the 8-bit GEMM of a job whose requantization is set up. */
+/* Runs the 8-bit GEMM of a job whose requantization is set up: on the weights the prepack
+ * pass packed (the node's ti__qpack), else packed now into scratch after the multipliers. */
 TI__PRIVATE ti_status ti__tfc_qgemm(ti__kctx *k, ti__tfc_job *j, size_t rows, size_t kdim, int fc) {
     size_t off = ti__tfc_qgemm_offset(j->o);
-    if (k->scratch_bytes < off + ti__tfc_qgemm_bytes(j->o, kdim))
+    const int16_t *pre = ti__qpack_b(k->node, 1, j->o, kdim, 0);
+    if (pre == NULL && k->scratch_bytes < off + ti__tfc_qgemm_bytes(j->o, kdim))
         return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small for the packed weights",
                          k->scratch_bytes);
     j->rows = rows;
@@ -424,8 +445,10 @@ TI__PRIVATE ti_status ti__tfc_qgemm(ti__kctx *k, ti__tfc_job *j, size_t rows, si
     g.ydt = j->ydt;
     g.y_rs = j->o;
     g.y_cs = 1;
-    g.bp = (int16_t *)((unsigned char *)k->scratch + off);
-    ti__qg_pack(&g, k->tp);
+    if (pre != NULL)
+        g.bp = pre;
+    else
+        ti__qg_pack(&g, (int16_t *)((unsigned char *)k->scratch + off), k->tp);
     ti__qg_compute(&g, k->tp);
     return TI_OK;
 }

@@ -131,7 +131,9 @@ TI__PRIVATE size_t ti__tfc_conv_scratch_common(ti__kctx *k, int depthwise) {
     if (st != TI_OK) return 0;
     if (k->in[0]->dtype != TI_DTYPE_F32) {
         size_t oc = (size_t)g.oc, kdim = (size_t)(g.kh * g.kw * g.kc);
-        if (depthwise || k->in[0]->dtype == TI_DTYPE_I16 || g.groups != 1) return oc * 2 * sizeof(int32_t);
+        size_t rq = ti__qpack_rq(k->node, oc) != NULL ? 0 : oc * 2 * sizeof(int32_t);
+        if (depthwise || k->in[0]->dtype == TI_DTYPE_I16 || g.groups != 1) return rq;
+        if (ti__qpack_b(k->node, 1, oc, kdim, 0) != NULL) return rq; /* packed at planning */
         return ti__tfc_qgemm_offset(oc) + ti__tfc_qgemm_bytes(oc, kdim);
     }
     if (depthwise || ti__tfc_conv_is_1x1(&g)) return 0;
@@ -255,6 +257,25 @@ TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end) {
             size_t cn = TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0);
             int64_t acc[TI__TFC_DW_CHUNK];
             for (size_t c = 0; c < cn; c++) acc[c] = 0;
+#ifdef TI__X86_SIMD
+            if (m == 1 && j->kind != TI__TFC_I16 && ti__cpu_isa() >= TI__ISA_AVX2) {
+                /* int32 sums modulo 2^32, as TFLite's; requantization wraps them anyway */
+                uint32_t a32[TI__TFC_DW_CHUNK];
+                for (size_t c = 0; c < cn; c++) a32[c] = 0;
+                for (int64_t fy = fy0; fy < fy1; fy++)
+                    for (int64_t fx = fx0; fx < fx1; fx++) {
+                        size_t xi = (size_t)((n * g->ih + iy0 + fy * g->dh) * g->iw + ix0 + fx * g->dw) * ic;
+                        size_t wi = (size_t)(fy * g->kw + fx) * oc + c0;
+                        ti__dwq_tap_avx2(j->kind == TI__TFC_U8, a32, (const uint8_t *)j->x + xi + c0,
+                                         (const uint8_t *)j->w + wi, cn, xo, wo); /* 1-byte elements */
+                    }
+                if (ti__qrq_n_u32(&j->rq, j->b, a32, c0, cn, j->y, j->ydt, p * oc + c0, 1)) continue;
+                for (size_t c = 0; c < cn; c++) acc[c] = (int32_t)a32[c];
+                ti__qg_add_bias(j->b, c0, cn, acc);
+                ti__qrq_n(&j->rq, acc, c0, cn, j->y, j->ydt, p * oc + c0, 1);
+                continue;
+            }
+#endif
             for (int64_t fy = fy0; fy < fy1; fy++)
                 for (int64_t fx = fx0; fx < fx1; fx++) {
                     size_t xi = (size_t)((n * g->ih + iy0 + fy * g->dh) * g->iw + ix0 + fx * g->dw) * ic;
@@ -503,7 +524,9 @@ TI__PRIVATE size_t ti__tfc_fc_scratch(ti__kctx *k) {
     const ti_tensor *x = ti__tfc_in(k, 0), *w = ti__tfc_in(k, 1);
     if (x == NULL || w == NULL || x->dtype == TI_DTYPE_F32 || w->rank != 2) return 0;
     size_t oc = (size_t)w->shape[0], kdim = (size_t)w->shape[1];
-    if (x->dtype == TI_DTYPE_I16) return oc * 2 * sizeof(int32_t);
+    size_t rq = ti__qpack_rq(k->node, oc) != NULL ? 0 : oc * 2 * sizeof(int32_t);
+    if (x->dtype == TI_DTYPE_I16) return rq;
+    if (ti__qpack_b(k->node, 1, oc, kdim, 0) != NULL) return rq; /* packed at planning */
     return ti__tfc_qgemm_offset(oc) + ti__tfc_qgemm_bytes(oc, kdim);
 }
 
@@ -720,6 +743,66 @@ TI__PRIVATE ti_status ti__tfc_bmm_run(ti__kctx *k) {
         j.rq.mode = a->dtype == TI_DTYPE_I16 ? TI__QRQ_64 : TI__QRQ_32;
     }
     ti__parallel_for(k->tp, s.batches * s.m * s.n, ti__tfc_grain(s.k), ti__tfc_bmm_q_range, &j);
+    return TI_OK;
+}
+
+/* ---- weights packed once at planning ---------------------------------------------------- */
+/* Called by the prepack pass for quantized CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED
+ * nodes whose weights are constants: the per-channel requantization multipliers (which
+ * depend on quantization parameters only), and for the kernels on the shared 8-bit GEMM
+ * (uint8 / int8 CONV_2D without groups, FULLY_CONNECTED) the weights packed as
+ * ti__tfc_qgemm packs them, both into pool as the node's ti__qpack. A node that fails the
+ * checks gets no pack: its run reports the error. Returns TI_ERR_OUT_OF_MEMORY only. */
+TI__PRIVATE ti_status ti__tfc_prepack(ti__kctx *k, ti__node *node, ti__pool *pool) {
+    int conv = strcmp(node->op, "CONV_2D") == 0, dw = strcmp(node->op, "DEPTHWISE_CONV_2D") == 0;
+    int fc = strcmp(node->op, "FULLY_CONNECTED") == 0;
+    const ti_tensor *x = ti__tfc_in(k, 0), *w = ti__tfc_in(k, 1), *b = ti__tfc_in(k, 2);
+    if ((!conv && !dw && !fc) || x == NULL || w == NULL || w->data == NULL || k->n_out < 1 ||
+        k->out[0] == NULL || x->dtype == TI_DTYPE_F32)
+        return TI_OK;
+    ti_error *saved = k->err, tmp;
+    k->err = &tmp;
+    ti__tfc_geo g;
+    ti__tfc_job j;
+    memset(&g, 0, sizeof g);
+    memset(&j, 0, sizeof j);
+    size_t oc = 0, kdim = 0;
+    int gemm = 0;
+    ti_status st;
+    if (fc) {
+        size_t batch;
+        st = ti__tfc_fc_dims(k, &batch, &kdim, &oc);
+        if (st == TI_OK) st = ti__tfc_check(k, x, w, b, k->out[0], (int64_t)oc, 0, 0, &j.kind);
+    } else {
+        st = ti__tfc_geometry(k, dw, &g);
+        if (st == TI_OK) {
+            oc = (size_t)g.oc;
+            kdim = (size_t)(g.kh * g.kw * g.kc);
+            st = ti__tfc_check(k, x, w, b, k->out[0], g.oc, dw ? 3 : 0, 1, &j.kind);
+        }
+    }
+    k->err = saved;
+    if (st != TI_OK || j.kind == TI__TFC_F32 || oc == 0) return TI_OK;
+    gemm = j.kind != TI__TFC_I16 && kdim > 0 && (fc || (conv && g.groups == 1));
+    /* the B of ti__tfc_qgemm: [oc][kdim] plus weights_offset (ti__tfc_job_init, fc_run) */
+    ti__qgemm t;
+    memset(&t, 0, sizeof t);
+    t.cols = oc;
+    t.depth = kdim;
+    t.b = w->data;
+    t.b_u8 = j.kind == TI__TFC_U8;
+    t.b_cs = kdim;
+    t.b_ks = 1;
+    if (j.kind == TI__TFC_U8 || (fc && w->quant.count == 1))
+        t.b_off = -(int32_t)w->quant.zero_point[0];
+    void *rq_mem = NULL;
+    ti__qpack *pk = ti__qpack_make(node, pool, k->tp, &t, gemm ? 1 : 0, 0, oc, &rq_mem);
+    if (pk == NULL) return TI_ERR_OUT_OF_MEMORY;
+    ti__qrq r;
+    memset(&r, 0, sizeof r);
+    ti__tfc_requant_fill(k, x, w, b, k->out[0], (int64_t)oc, conv || dw ? x->dtype == TI_DTYPE_U8 : 0,
+                         rq_mem, &r);
+    pk->mode = r.mode;
     return TI_OK;
 }
 

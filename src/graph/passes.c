@@ -444,15 +444,41 @@ TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
  * runs faster on weights laid out its own way, that layout is computed here, once, into the
  * plan's pool, and recorded on the plan's copy of the node. Today: Conv by Winograd
  * (cpu/conv_fast.c). After fusion, which rewrites Conv weights. */
+/* Index of the weights input the prepack pass needs constant for node's op, -1 when it
+ * packs nothing for it: Conv (Winograd), the 8-bit ONNX kernels on the shared GEMM, and
+ * the quantized TFLite CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED. */
+TI__PRIVATE int ti__prepack_weights(const ti__node *node) {
+    static const char *const onnx1[] = {"Conv", "ConvInteger", "MatMulInteger"};
+    static const char *const onnx3[] = {"QLinearConv", "QLinearMatMul"};
+    static const char *const tfl1[] = {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"};
+    if (node->domain[0] == 0) {
+        for (int i = 0; i < 3; i++)
+            if (strcmp(node->op, onnx1[i]) == 0) return 1;
+        for (int i = 0; i < 2; i++)
+            if (strcmp(node->op, onnx3[i]) == 0) return 3;
+    } else if (strcmp(node->domain, "tflite") == 0) {
+        for (int i = 0; i < 3; i++)
+            if (strcmp(node->op, tfl1[i]) == 0) return 1;
+    }
+    return -1;
+}
+
 TI__PRIVATE ti_status ti__pass_prepack(ti_session *s, ti_error *err) {
     for (int n = 0; n < s->first_dynamic; n++) {
         ti__node *node = &s->nodes[n];
-        if (node->domain[0] != 0 || strcmp(node->op, "Conv") != 0 || node->n_inputs < 2 ||
-            node->inputs[1] < 0 || !s->vi[node->inputs[1]].is_const)
+        int wi = ti__prepack_weights(node);
+        if (wi < 0 || node->n_inputs <= wi || node->inputs[wi] < 0 || !s->vi[node->inputs[wi]].is_const)
             continue;
         ti__kctx k;
         ti__kctx_init(s, &k, n, err);
-        if (ti__conv_prepack(&k, node, &s->plan_pool) != TI_OK)
+        ti_status st;
+        if (node->domain[0] != 0) st = ti__tfc_prepack(&k, node, &s->plan_pool);
+        else if (strcmp(node->op, "Conv") == 0) st = ti__conv_prepack(&k, node, &s->plan_pool);
+        else if (strcmp(node->op, "ConvInteger") == 0) st = ti__convint_prepack(&k, node, &s->plan_pool);
+        else if (strcmp(node->op, "MatMulInteger") == 0) st = ti__matmulint_prepack(&k, node, &s->plan_pool);
+        else if (strcmp(node->op, "QLinearConv") == 0) st = ti__qconv_prepack(&k, node, &s->plan_pool);
+        else st = ti__qmm_prepack(&k, node, &s->plan_pool);
+        if (st != TI_OK)
             return ti__fail(err, TI_ERR_OUT_OF_MEMORY, s->m->name,
                             "out of memory packing the weights of node '%s'", node->name);
     }

@@ -3,7 +3,10 @@
  * equal bit for bit on random int16 operands in the range the kernels feed (8-bit values
  * with zero points, |v| <= 255), on every int16 including -32768 (the sums wrap modulo
  * 2^32 in both), on odd and even depths around the unrolling, and on accumulators that
- * start non-zero (the kernel adds). Then the whole quantized path: a uint8 CONV_2D model
+ * start non-zero (the kernel adds). The AVX2 TFLite requantization (ti__qrq32_avx2 inside
+ * ti__qrq_n) against the scalar loop on random and extreme accumulators, multipliers, shifts
+ * and clamp ranges. Then the whole quantized path (GEMM, requantization and the depthwise
+ * taps of ti__dwq_tap_avx2): a uint8 CONV_2D model
  * from tests/ run with the AVX2 ISA and with the scalar ISA gives identical outputs. */
 #define TINYINFER_IMPLEMENTATION
 #include "tinyinfer.h"
@@ -57,6 +60,55 @@ TI_TEST(micro_kernel_matches_portable) {
     for (int r = 0; r < 50; r++) run_case(1 + urand() % 256, r & 1);
 }
 
+/* ti__qrq_n in TI__QRQ_32 mode under AVX2 and under the scalar ISA: identical int32 outputs
+ * (int32 output dtype, so the clamp range is the test's) for every accumulator pattern. */
+TI_TEST(requant_avx2_matches_scalar) {
+    if (ti__cpu_isa_best() < TI__ISA_AVX2) {
+        TI_SKIP("this CPU has no AVX2");
+        return;
+    }
+    enum { N = 150 }; /* more than two chunks of TI__QG_CHUNK, with a tail */
+    static const int32_t xs[] = {0, 1, -1, 2, -2, INT32_MAX, INT32_MIN, INT32_MAX - 1, INT32_MIN + 1,
+                                 1 << 30, -(1 << 30), 12345, -12345, 65535, -65536};
+    static const int32_t ms[] = {0, 1, INT32_MAX, 1 << 30, (1 << 30) + 1, 1518500250, 2147483000};
+    int32_t mult[N], shift[N], y_ref[N], y_simd[N];
+    int64_t acc[N];
+    int bad = 0;
+    for (int r = 0; r < 2000; r++) {
+        for (int i = 0; i < N; i++) {
+            unsigned u = urand() % 4;
+            acc[i] = u == 0 ? (int64_t)xs[urand() % (sizeof xs / sizeof xs[0])]
+                   : u == 1 ? (int64_t)(int32_t)(urand() * 2654435761u) + (int64_t)(urand() % 3) * 4294967296LL
+                            : (int64_t)((int)(urand() % 200001) - 100000);
+            mult[i] = urand() % 3 == 0 ? ms[urand() % (sizeof ms / sizeof ms[0])]
+                                       : (int32_t)((1u << 30) + urand() % (1u << 24) * 64u);
+            /* -31 .. 31 (ti__q_quantize_multiplier gives -31 .. 30; the scalar loop has no
+             * defined result beyond) */
+            shift[i] = (int32_t)(urand() % 63) - 31;
+        }
+        ti__qrq q;
+        memset(&q, 0, sizeof q);
+        q.mode = TI__QRQ_32;
+        q.mult = mult;
+        q.shift = shift;
+        q.yo = r % 3 == 0 ? 0 : (int32_t)(urand() % 65536) - 32768;
+        if (r % 5 == 0) q.yo = r & 8 ? INT32_MAX : INT32_MIN;
+        q.lo = r % 4 == 0 ? INT32_MIN : -(int32_t)(urand() % 100000);
+        q.hi = r % 4 == 1 ? INT32_MAX : (int32_t)(urand() % 100000);
+        size_t c0 = 0, n = N - (size_t)(r % 9);
+        ti__cpu_force_isa(TI__ISA_SCALAR);
+        ti__qrq_n(&q, acc, c0, n, y_ref, TI_DTYPE_I32, 0, 1);
+        ti__cpu_force_isa(TI__ISA_AVX2);
+        ti__qrq_n(&q, acc, c0, n, y_simd, TI_DTYPE_I32, 0, 1);
+        for (size_t i = 0; i < n; i++)
+            if (y_ref[i] != y_simd[i] && bad++ < 3)
+                printf("  acc %lld mult %d shift %d yo %d [%d, %d]: avx2 %d, scalar %d\n",
+                       (long long)acc[i], mult[i], shift[i], q.yo, q.lo, q.hi, y_simd[i], y_ref[i]);
+    }
+    ti__cpu_force_isa(-1);
+    TI_CHECK_EQ_INT(bad, 0);
+}
+
 /* The bundled uint8 MobileNet (examples/data) under each ISA: identical outputs. */
 TI_TEST(quantized_model_same_under_each_isa) {
     const char *path = "examples/data/mobilenet_v2_1.0_224_quant.tflite";
@@ -104,6 +156,7 @@ TI_TEST(quantized_model_same_under_each_isa) {
 
 int main(void) {
     TI_RUN(micro_kernel_matches_portable);
+    TI_RUN(requant_avx2_matches_scalar);
     TI_RUN(quantized_model_same_under_each_isa);
     return ti_test_summary();
 }

@@ -5,8 +5,11 @@
  * w, bias; QLinearMatMul and MatMulInteger with broadcast batches, per-column b and
  * per-row a zero points. Random odd and even sizes around the GEMM's blocking (4 rows, 16
  * columns, 256 depths). Outputs must be equal bit for bit, with the AVX2 micro-kernel and
- * with the portable one, on 1 and 3 threads. The kernels are called directly on hand-made
- * tensors (the implementation is compiled into this file). */
+ * with the portable one, on 1 and 3 threads. Each case runs twice: weights packed per run
+ * in scratch, and packed once beforehand by the op's prepack entry (as the session's
+ * prepack pass does; then the scratch must not grow): both outputs must be equal. The
+ * kernels are called directly on hand-made tensors (the implementation is compiled into
+ * this file). */
 #define TINYINFER_IMPLEMENTATION
 #include "tinyinfer.h"
 #include "ti_test.h"
@@ -16,7 +19,7 @@ static unsigned urand(void) {
     g_seed = g_seed * 1664525u + 1013904223u;
     return g_seed >> 8;
 }
-static long g_outputs;
+static long g_outputs, g_packed;
 static int rnd(int lo, int hi) { return lo + (int)(urand() % (unsigned)(hi - lo + 1)); }
 
 static ti_tensor mk(ti_dtype dt, int rank, const int64_t *dims) {
@@ -62,6 +65,33 @@ static ti_status run_op(const ti__op *op, ti__node *nd, ti_tensor **in, int n_in
     st = op->run(&k);
     if (st != TI_OK) printf("  run: %s\n", err.message);
     free(k.scratch);
+    if (st != TI_OK) return st;
+    /* again on weights (and multipliers) packed once by the prepack entry */
+    size_t plain_scratch = k.scratch_bytes;
+    ti__pool pool;
+    memset(&pool, 0, sizeof pool);
+    ti_status ps;
+    if (strcmp(nd->op, "QLinearConv") == 0) ps = ti__qconv_prepack(&k, nd, &pool);
+    else if (strcmp(nd->op, "QLinearMatMul") == 0) ps = ti__qmm_prepack(&k, nd, &pool);
+    else if (strcmp(nd->op, "ConvInteger") == 0) ps = ti__convint_prepack(&k, nd, &pool);
+    else ps = ti__matmulint_prepack(&k, nd, &pool);
+    TI_CHECK_EQ_INT(ps, TI_OK);
+    if (nd->packed_kind == TI__PACK_QGEMM) g_packed++;
+    void *first = malloc(out->size_bytes + 1);
+    memcpy(first, out->data, out->size_bytes);
+    memset(out->data, 0x5a, out->size_bytes);
+    k.scratch_bytes = op->scratch ? op->scratch(&k) : 0;
+    TI_CHECK(k.scratch_bytes <= plain_scratch);
+    k.scratch = k.scratch_bytes ? malloc(k.scratch_bytes) : NULL;
+    st = op->run(&k);
+    if (st != TI_OK) printf("  run (prepacked): %s\n", err.message);
+    TI_CHECK(memcmp(first, out->data, out->size_bytes) == 0);
+    free(k.scratch);
+    free(first);
+    nd->packed_kind = TI__PACK_NONE;
+    nd->packed = NULL;
+    nd->packed_bytes = 0;
+    ti__pool_release(&pool);
     return st;
 }
 
@@ -238,8 +268,9 @@ TI_TEST(onnx_integer_ops_match_scalar_loops) {
     }
     ti__cpu_force_isa(ti__cpu_isa_best());
     ti__threadpool_destroy(tp);
-    printf("  %ld outputs compared\n", g_outputs);
+    printf("  %ld outputs compared, %ld cases on prepacked weights\n", g_outputs, g_packed);
     TI_CHECK(g_outputs > 10000);
+    TI_CHECK(g_packed > 100);
 }
 
 int main(void) {

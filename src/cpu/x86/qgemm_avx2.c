@@ -6,6 +6,7 @@
  * ([k][16] int16); two rows are interleaved in registers (VPUNPCK), which permutes the
  * channels inside each 128-bit lane; the permutation is undone at the store. Compiled with a
  * function-level target attribute, run only when cpuid says AVX2 (cpu/x86/cpuid.c).
+ * Also the TFLite requantization of the GEMM's outputs, 8 channels at a time.
  * Must not allocate. */
 #ifdef TI__X86_SIMD
 #include <immintrin.h>
@@ -65,6 +66,73 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2(size_t kc, const int16_t *ap,
                             _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)c), c07));
         _mm256_storeu_si256((__m256i *)(c + 8),
                             _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(c + 8)), c815));
+    }
+}
+
+/* TI__QRQ_32 on 8 lanes, the scalar loop of ti__qrq_n step by step: a positive shift
+ * multiplies by 2^shift saturating to int32 (VPSLLVD, overflow when shifting back differs);
+ * the doubling high multiply is round-half-away (ab +- 2^30) / 2^31 truncated, which equals
+ * floor((ab + 2^30) / 2^31) for either sign, so a 64-bit add and a logical shift give its low
+ * 32 bits (VPMULDQ on even and odd lanes); a negative shift is the rounding right shift with
+ * TFLite's threshold (mask >> 1) + (q < 0). The zero point is added after clamping to
+ * [lo - yo, hi - yo], which equals clamping q + yo without its int32 overflow. Shifts
+ * outside [-31, 31] (ti__q_quantize_multiplier gives [-31, 30]) stop the loop. */
+TI__PRIVATE TI__TARGET_AVX2 size_t ti__qrq32_avx2(const int32_t *x, const int32_t *mult,
+                                                  const int32_t *shift, size_t n, int32_t yo,
+                                                  int32_t lo, int32_t hi, int32_t *out) {
+    int64_t l = (int64_t)lo - yo, h = (int64_t)hi - yo;
+    const __m256i qlo = _mm256_set1_epi32(l < INT32_MIN ? INT32_MIN : (int32_t)l);
+    const __m256i qhi = _mm256_set1_epi32(h > INT32_MAX ? INT32_MAX : (int32_t)h);
+    const __m256i vyo = _mm256_set1_epi32(yo), zero = _mm256_setzero_si256();
+    const __m256i one = _mm256_set1_epi32(1), ones = _mm256_set1_epi32(-1);
+    const __m256i lim = _mm256_set1_epi32(31), nlim = _mm256_set1_epi32(-31);
+    const __m256i nudge = _mm256_set1_epi64x((int64_t)1 << 30), imax = _mm256_set1_epi32(INT32_MAX);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i sh = _mm256_loadu_si256((const __m256i *)(shift + i));
+        __m256i bad = _mm256_or_si256(_mm256_cmpgt_epi32(sh, lim), _mm256_cmpgt_epi32(nlim, sh));
+        if (!_mm256_testz_si256(bad, bad)) break;
+        __m256i v = _mm256_loadu_si256((const __m256i *)(x + i));
+        __m256i m = _mm256_loadu_si256((const __m256i *)(mult + i));
+        __m256i ls = _mm256_max_epi32(sh, zero), rs = _mm256_max_epi32(_mm256_sub_epi32(zero, sh), zero);
+        __m256i y = _mm256_sllv_epi32(v, ls);
+        __m256i ovf = _mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_srav_epi32(y, ls), v), ones);
+        __m256i sat = _mm256_xor_si256(_mm256_srai_epi32(v, 31), imax); /* INT32_MIN or _MAX */
+        v = _mm256_blendv_epi8(y, sat, ovf);
+        __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(v, m), nudge);
+        __m256i po = _mm256_add_epi64(
+            _mm256_mul_epi32(_mm256_srli_epi64(v, 32), _mm256_srli_epi64(m, 32)), nudge);
+        pe = _mm256_srli_epi64(pe, 31);
+        po = _mm256_slli_epi64(_mm256_srli_epi64(po, 31), 32);
+        __m256i q = _mm256_blend_epi32(pe, po, 0xAA);
+        __m256i mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, rs), one);
+        __m256i rem = _mm256_and_si256(q, mask);
+        __m256i thr = _mm256_add_epi32(_mm256_srai_epi32(mask, 1), _mm256_srli_epi32(q, 31));
+        q = _mm256_sub_epi32(_mm256_srav_epi32(q, rs), _mm256_cmpgt_epi32(rem, thr));
+        q = _mm256_min_epi32(_mm256_max_epi32(q, qlo), qhi);
+        _mm256_storeu_si256((__m256i *)(out + i), _mm256_add_epi32(q, vyo));
+    }
+    return i;
+}
+
+TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_tap_avx2(int u8, uint32_t *acc, const void *x,
+                                                  const void *w, size_t n, int32_t xo, int32_t wo) {
+    const unsigned char *xb = (const unsigned char *)x, *wb = (const unsigned char *)w;
+    const __m256i vxo = _mm256_set1_epi32(xo), vwo = _mm256_set1_epi32(wo);
+    size_t c = 0;
+    for (; c + 8 <= n; c += 8) {
+        __m128i x8 = _mm_loadl_epi64((const __m128i *)(xb + c));
+        __m128i w8 = _mm_loadl_epi64((const __m128i *)(wb + c));
+        __m256i xv = u8 ? _mm256_cvtepu8_epi32(x8) : _mm256_cvtepi8_epi32(x8);
+        __m256i wv = u8 ? _mm256_cvtepu8_epi32(w8) : _mm256_cvtepi8_epi32(w8);
+        __m256i p = _mm256_mullo_epi32(_mm256_add_epi32(wv, vwo), _mm256_add_epi32(xv, vxo));
+        __m256i a = _mm256_loadu_si256((const __m256i *)(acc + c));
+        _mm256_storeu_si256((__m256i *)(acc + c), _mm256_add_epi32(a, p));
+    }
+    for (; c < n; c++) {
+        int32_t xv = u8 ? (int32_t)xb[c] : (int32_t)(int8_t)xb[c];
+        int32_t wv = u8 ? (int32_t)wb[c] : (int32_t)(int8_t)wb[c];
+        acc[c] += (uint32_t)((wv + wo) * (xv + xo));
     }
 }
 #endif
