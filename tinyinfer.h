@@ -2262,6 +2262,21 @@ typedef struct ti__qgemm {
 TI__PRIVATE size_t ti__qg_packed_bytes(size_t cols, size_t depth) {
     return (cols + TI__QG_NR - 1) / TI__QG_NR * TI__QG_NR * depth * sizeof(int16_t);
 }
+
+/* B of the ONNX integer ops: w (uint8 or int8) as cols x depth with its zero points zp
+ * (NULL, one, or one per column). Conv weights [M][C/group * kernel] hold a column's depth
+ * contiguously (conv = 1); a MatMul's b [K][N] holds a row of columns (conv = 0). */
+TI__PRIVATE void ti__qg_onnx_b(ti__qgemm *g, const ti_tensor *w, const ti_tensor *zp, size_t cols,
+                               size_t depth, int conv) {
+    g->cols = cols;
+    g->depth = depth;
+    g->b = w->data;
+    g->b_u8 = w->dtype == TI_DTYPE_U8;
+    g->b_cs = conv ? depth : 1;
+    g->b_ks = conv ? 1 : cols;
+    g->b_zp = zp != NULL ? zp->data : NULL;
+    g->b_zp_n = zp != NULL ? ti__numel(zp) : 0;
+}
 /* Bytes of scratch before the packed B where callers keep per-channel multipliers (two
  * int32 or one double per channel), rounded to a cache line. */
 TI__PRIVATE size_t ti__qg_rq_bytes(size_t channels) {
@@ -2590,15 +2605,9 @@ TI__PRIVATE ti_status ti__q_conv_gemm(ti__kctx *k, const ti_tensor *x, const ti_
     ti__qgemm g;
     memset(&g, 0, sizeof g);
     g.rows = plane;
-    g.depth = depth;
-    g.cols = (size_t)mg;
+    ti__qg_onnx_b(&g, w, zw, (size_t)mg, depth, 1);
     g.gather = ti__qg_nchw_gather;
     g.gctx = &q;
-    g.b_u8 = w->dtype == TI_DTYPE_U8;
-    g.b_cs = depth;
-    g.b_ks = 1;
-    g.b_zp = zw != NULL ? zw->data : NULL;
-    g.b_zp_n = zw != NULL ? ti__numel(zw) : 0;
     g.bias = bias;
     g.rq = rq;
     g.y = y->data;
@@ -2648,15 +2657,9 @@ TI__PRIVATE ti_status ti__q_matmul_gemm(ti__kctx *k, const ti_tensor *a, const t
     ar.zp = za != NULL ? za->data : NULL;
     ar.zp_n = za != NULL ? ti__numel(za) : 0;
     g.rows = (size_t)m;
-    g.depth = (size_t)kd;
-    g.cols = (size_t)n;
+    ti__qg_onnx_b(&g, b, zb, (size_t)n, (size_t)kd, 0);
     g.gather = ti__qg_rows_gather;
     g.gctx = &ar;
-    g.b_u8 = b->dtype == TI_DTYPE_U8;
-    g.b_cs = 1;
-    g.b_ks = (size_t)n;
-    g.b_zp = zb != NULL ? zb->data : NULL;
-    g.b_zp_n = zb != NULL ? ti__numel(zb) : 0;
     g.rq = rq;
     g.y = y->data;
     g.ydt = y->dtype;
@@ -5204,14 +5207,7 @@ TI__PRIVATE ti_status ti__convint_prepack(ti__kctx *k, ti__node *node, ti__pool 
     if (depth == 0 || p.mg == 0) return TI_OK;
     ti__qgemm t;
     memset(&t, 0, sizeof t);
-    t.cols = (size_t)p.mg;
-    t.depth = depth;
-    t.b = w->data;
-    t.b_u8 = w->dtype == TI_DTYPE_U8;
-    t.b_cs = depth;
-    t.b_ks = 1;
-    t.b_zp = wz != NULL ? wz->data : NULL;
-    t.b_zp_n = wz != NULL ? ti__numel(wz) : 0;
+    ti__qg_onnx_b(&t, w, wz, (size_t)p.mg, depth, 1);
     if (ti__qpack_make(node, pool, k->tp, &t, (size_t)p.group, (size_t)p.mg * depth, 0, NULL) == NULL)
         return TI_ERR_OUT_OF_MEMORY;
     return TI_OK;
@@ -6893,14 +6889,7 @@ TI__PRIVATE ti_status ti__matmulint_prepack(ti__kctx *k, ti__node *node, ti__poo
         if (s.b_stride[i] != 0) return TI_OK; /* b has several matrices */
     ti__qgemm t;
     memset(&t, 0, sizeof t);
-    t.cols = (size_t)s.n;
-    t.depth = (size_t)s.k;
-    t.b = b->data;
-    t.b_u8 = b->dtype == TI_DTYPE_U8;
-    t.b_cs = 1;
-    t.b_ks = (size_t)s.n;
-    t.b_zp = zb != NULL ? zb->data : NULL;
-    t.b_zp_n = zb != NULL ? ti__numel(zb) : 0;
+    ti__qg_onnx_b(&t, b, zb, (size_t)s.n, (size_t)s.k, 0);
     if (ti__qpack_make(node, pool, k->tp, &t, 1, 0, 0, NULL) == NULL) return TI_ERR_OUT_OF_MEMORY;
     return TI_OK;
 }
@@ -10661,6 +10650,25 @@ TI__PRIVATE void ti__q_onnx_reals(double *real, size_t nc, const ti_tensor *xs, 
         real[c] = ti__q_rnd(sd, ti__q_rnd(sd, x * ti__get_f64(ws, ti__numel(ws) == 1 ? 0 : c)) / y);
 }
 
+/* The ONNX requantization of nc channels into *rq: the multipliers packed at planning when
+ * the scales were constant, else computed into the start of the scratch (*rq_bytes of it).
+ * 0 when the scratch is too small. */
+TI__PRIVATE int ti__q_onnx_rq(ti__kctx *k, size_t nc, const ti_tensor *xs, const ti_tensor *ws,
+                              const ti_tensor *ys, ti__qrq *rq, size_t *rq_bytes) {
+    const ti__qpack *pk = ti__qpack_rq(k->node, nc);
+    memset(rq, 0, sizeof *rq);
+    rq->mode = TI__QRQ_ONNX;
+    *rq_bytes = pk != NULL ? 0 : ti__qg_rq_bytes(nc);
+    if (pk != NULL) {
+        rq->real = pk->real;
+        return 1;
+    }
+    if (*rq_bytes > 0 && (k->scratch == NULL || k->scratch_bytes < *rq_bytes)) return 0;
+    ti__q_onnx_reals((double *)k->scratch, nc, xs, ws, ys);
+    rq->real = (const double *)k->scratch;
+    return 1;
+}
+
 /* ---- QLinearMatMul ------------------------------------------------------------------- */
 /* Inputs a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point.
  * Numpy matmul shapes (rank-1 operands promoted, batch dims broadcast). a's scale and zero
@@ -10773,21 +10781,10 @@ TI__PRIVATE ti_status ti__qmm_run(ti__kctx *k) {
     const ti_tensor *b = k->in[3], *bs = k->in[4], *bzp = k->in[5];
     const ti_tensor *ys = k->in[6], *yzp = k->n_in > 7 ? k->in[7] : NULL;
     ti_tensor *y = k->out[0];
-    const ti__qpack *pk = ti__qpack_rq(k->node, (size_t)p.n); /* multipliers of constant scales */
-    size_t rq_bytes = pk != NULL ? 0 : ti__qg_rq_bytes((size_t)p.n);
-    if (rq_bytes > 0 && (k->scratch == NULL || k->scratch_bytes < rq_bytes))
-        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small",
-                         k->scratch_bytes);
     ti__qrq rq;
-    memset(&rq, 0, sizeof rq);
-    if (pk != NULL) {
-        rq.real = pk->real;
-    } else {
-        double *real = (double *)k->scratch;
-        ti__q_onnx_reals(real, (size_t)p.n, as, bs, ys); /* b_scale per column or one */
-        rq.real = real;
-    }
-    rq.mode = TI__QRQ_ONNX;
+    size_t rq_bytes;
+    if (!ti__q_onnx_rq(k, (size_t)p.n, as, bs, ys, &rq, &rq_bytes)) /* b_scale per column or one */
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small", k->scratch_bytes);
     int64_t yz = yzp != NULL ? ti__get_i64(yzp, 0) : 0;
     rq.yo = (int32_t)yz;
     ti__q_out_range(k->node, y->dtype, yz, ys, &rq.lo, &rq.hi);
@@ -10950,21 +10947,10 @@ TI__PRIVATE ti_status ti__qconv_run(ti__kctx *k) {
     int r = ti__qconv_setup(k, &p, 0);
     if (r != TI_OK) return (ti_status)r;
     if (p.y == NULL) return TI_OK;
-    const ti__qpack *pk = ti__qpack_rq(k->node, (size_t)p.m); /* multipliers of constant scales */
-    size_t rq_bytes = pk != NULL ? 0 : ti__qg_rq_bytes((size_t)p.m);
-    if (rq_bytes > 0 && (k->scratch == NULL || k->scratch_bytes < rq_bytes))
-        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small",
-                         k->scratch_bytes);
     ti__qrq rq;
-    memset(&rq, 0, sizeof rq);
-    if (pk != NULL) {
-        rq.real = pk->real;
-    } else {
-        double *real = (double *)k->scratch;
-        ti__q_onnx_reals(real, (size_t)p.m, p.xs, p.ws, p.ys);
-        rq.real = real;
-    }
-    rq.mode = TI__QRQ_ONNX;
+    size_t rq_bytes;
+    if (!ti__q_onnx_rq(k, (size_t)p.m, p.xs, p.ws, p.ys, &rq, &rq_bytes))
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small", k->scratch_bytes);
     int64_t yz = p.yzp != NULL ? ti__get_i64(p.yzp, 0) : 0;
     rq.yo = (int32_t)yz;
     ti__q_out_range(k->node, p.y->dtype, yz, p.ys, &rq.lo, &rq.hi);
@@ -10991,14 +10977,7 @@ TI__PRIVATE ti_status ti__qconv_prepack(ti__kctx *k, ti__node *node, ti__pool *p
     if (depth == 0 || p.mg == 0) return TI_OK;
     ti__qgemm t; /* the B of ti__q_conv_gemm */
     memset(&t, 0, sizeof t);
-    t.cols = (size_t)p.mg;
-    t.depth = depth;
-    t.b = p.w->data;
-    t.b_u8 = p.w->dtype == TI_DTYPE_U8;
-    t.b_cs = depth;
-    t.b_ks = 1;
-    t.b_zp = p.wzp != NULL ? p.wzp->data : NULL;
-    t.b_zp_n = p.wzp != NULL ? ti__numel(p.wzp) : 0;
+    ti__qg_onnx_b(&t, p.w, p.wzp, (size_t)p.mg, depth, 1);
     int scales = p.xs->data != NULL && p.ws->data != NULL && p.ys->data != NULL;
     void *mem = NULL;
     ti__qpack *pk = ti__qpack_make(node, pool, k->tp, &t, (size_t)p.group, (size_t)p.mg * depth,
@@ -11023,14 +11002,7 @@ TI__PRIVATE ti_status ti__qmm_prepack(ti__kctx *k, ti__node *node, ti__pool *poo
         if (p.bstr[i] != 0) return TI_OK; /* b has several matrices */
     ti__qgemm t; /* the B of ti__q_matmul_gemm */
     memset(&t, 0, sizeof t);
-    t.cols = (size_t)p.n;
-    t.depth = (size_t)p.kd;
-    t.b = b->data;
-    t.b_u8 = b->dtype == TI_DTYPE_U8;
-    t.b_cs = 1;
-    t.b_ks = (size_t)p.n;
-    t.b_zp = bzp != NULL ? bzp->data : NULL;
-    t.b_zp_n = bzp != NULL ? ti__numel(bzp) : 0;
+    ti__qg_onnx_b(&t, b, bzp, (size_t)p.n, (size_t)p.kd, 0);
     int scales = as->data != NULL && bs->data != NULL && ys->data != NULL;
     void *mem = NULL;
     ti__qpack *pk = ti__qpack_make(node, pool, k->tp, &t, 1, 0, scales ? (size_t)p.n : 0, &mem);

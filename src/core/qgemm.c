@@ -211,6 +211,21 @@ typedef struct ti__qgemm {
 TI__PRIVATE size_t ti__qg_packed_bytes(size_t cols, size_t depth) {
     return (cols + TI__QG_NR - 1) / TI__QG_NR * TI__QG_NR * depth * sizeof(int16_t);
 }
+
+/* B of the ONNX integer ops: w (uint8 or int8) as cols x depth with its zero points zp
+ * (NULL, one, or one per column). Conv weights [M][C/group * kernel] hold a column's depth
+ * contiguously (conv = 1); a MatMul's b [K][N] holds a row of columns (conv = 0). */
+TI__PRIVATE void ti__qg_onnx_b(ti__qgemm *g, const ti_tensor *w, const ti_tensor *zp, size_t cols,
+                               size_t depth, int conv) {
+    g->cols = cols;
+    g->depth = depth;
+    g->b = w->data;
+    g->b_u8 = w->dtype == TI_DTYPE_U8;
+    g->b_cs = conv ? depth : 1;
+    g->b_ks = conv ? 1 : cols;
+    g->b_zp = zp != NULL ? zp->data : NULL;
+    g->b_zp_n = zp != NULL ? ti__numel(zp) : 0;
+}
 /* Bytes of scratch before the packed B where callers keep per-channel multipliers (two
  * int32 or one double per channel), rounded to a cache line. */
 TI__PRIVATE size_t ti__qg_rq_bytes(size_t channels) {
@@ -539,15 +554,9 @@ TI__PRIVATE ti_status ti__q_conv_gemm(ti__kctx *k, const ti_tensor *x, const ti_
     ti__qgemm g;
     memset(&g, 0, sizeof g);
     g.rows = plane;
-    g.depth = depth;
-    g.cols = (size_t)mg;
+    ti__qg_onnx_b(&g, w, zw, (size_t)mg, depth, 1);
     g.gather = ti__qg_nchw_gather;
     g.gctx = &q;
-    g.b_u8 = w->dtype == TI_DTYPE_U8;
-    g.b_cs = depth;
-    g.b_ks = 1;
-    g.b_zp = zw != NULL ? zw->data : NULL;
-    g.b_zp_n = zw != NULL ? ti__numel(zw) : 0;
     g.bias = bias;
     g.rq = rq;
     g.y = y->data;
@@ -597,15 +606,9 @@ TI__PRIVATE ti_status ti__q_matmul_gemm(ti__kctx *k, const ti_tensor *a, const t
     ar.zp = za != NULL ? za->data : NULL;
     ar.zp_n = za != NULL ? ti__numel(za) : 0;
     g.rows = (size_t)m;
-    g.depth = (size_t)kd;
-    g.cols = (size_t)n;
+    ti__qg_onnx_b(&g, b, zb, (size_t)n, (size_t)kd, 0);
     g.gather = ti__qg_rows_gather;
     g.gctx = &ar;
-    g.b_u8 = b->dtype == TI_DTYPE_U8;
-    g.b_cs = 1;
-    g.b_ks = (size_t)n;
-    g.b_zp = zb != NULL ? zb->data : NULL;
-    g.b_zp_n = zb != NULL ? ti__numel(zb) : 0;
     g.rq = rq;
     g.y = y->data;
     g.ydt = y->dtype;

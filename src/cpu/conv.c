@@ -823,14 +823,7 @@ TI__PRIVATE ti_status ti__convint_prepack(ti__kctx *k, ti__node *node, ti__pool 
     if (depth == 0 || p.mg == 0) return TI_OK;
     ti__qgemm t;
     memset(&t, 0, sizeof t);
-    t.cols = (size_t)p.mg;
-    t.depth = depth;
-    t.b = w->data;
-    t.b_u8 = w->dtype == TI_DTYPE_U8;
-    t.b_cs = depth;
-    t.b_ks = 1;
-    t.b_zp = wz != NULL ? wz->data : NULL;
-    t.b_zp_n = wz != NULL ? ti__numel(wz) : 0;
+    ti__qg_onnx_b(&t, w, wz, (size_t)p.mg, depth, 1);
     if (ti__qpack_make(node, pool, k->tp, &t, (size_t)p.group, (size_t)p.mg * depth, 0, NULL) == NULL)
         return TI_ERR_OUT_OF_MEMORY;
     return TI_OK;

@@ -755,14 +755,7 @@ TI__PRIVATE ti_status ti__matmulint_prepack(ti__kctx *k, ti__node *node, ti__poo
         if (s.b_stride[i] != 0) return TI_OK; /* b has several matrices */
     ti__qgemm t;
     memset(&t, 0, sizeof t);
-    t.cols = (size_t)s.n;
-    t.depth = (size_t)s.k;
-    t.b = b->data;
-    t.b_u8 = b->dtype == TI_DTYPE_U8;
-    t.b_cs = 1;
-    t.b_ks = (size_t)s.n;
-    t.b_zp = zb != NULL ? zb->data : NULL;
-    t.b_zp_n = zb != NULL ? ti__numel(zb) : 0;
+    ti__qg_onnx_b(&t, b, zb, (size_t)s.n, (size_t)s.k, 0);
     if (ti__qpack_make(node, pool, k->tp, &t, 1, 0, 0, NULL) == NULL) return TI_ERR_OUT_OF_MEMORY;
     return TI_OK;
 }

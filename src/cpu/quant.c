@@ -303,6 +303,25 @@ TI__PRIVATE void ti__q_onnx_reals(double *real, size_t nc, const ti_tensor *xs, 
         real[c] = ti__q_rnd(sd, ti__q_rnd(sd, x * ti__get_f64(ws, ti__numel(ws) == 1 ? 0 : c)) / y);
 }
 
+/* The ONNX requantization of nc channels into *rq: the multipliers packed at planning when
+ * the scales were constant, else computed into the start of the scratch (*rq_bytes of it).
+ * 0 when the scratch is too small. */
+TI__PRIVATE int ti__q_onnx_rq(ti__kctx *k, size_t nc, const ti_tensor *xs, const ti_tensor *ws,
+                              const ti_tensor *ys, ti__qrq *rq, size_t *rq_bytes) {
+    const ti__qpack *pk = ti__qpack_rq(k->node, nc);
+    memset(rq, 0, sizeof *rq);
+    rq->mode = TI__QRQ_ONNX;
+    *rq_bytes = pk != NULL ? 0 : ti__qg_rq_bytes(nc);
+    if (pk != NULL) {
+        rq->real = pk->real;
+        return 1;
+    }
+    if (*rq_bytes > 0 && (k->scratch == NULL || k->scratch_bytes < *rq_bytes)) return 0;
+    ti__q_onnx_reals((double *)k->scratch, nc, xs, ws, ys);
+    rq->real = (const double *)k->scratch;
+    return 1;
+}
+
 /* ---- QLinearMatMul ------------------------------------------------------------------- */
 /* Inputs a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point.
  * Numpy matmul shapes (rank-1 operands promoted, batch dims broadcast). a's scale and zero
@@ -415,21 +434,10 @@ TI__PRIVATE ti_status ti__qmm_run(ti__kctx *k) {
     const ti_tensor *b = k->in[3], *bs = k->in[4], *bzp = k->in[5];
     const ti_tensor *ys = k->in[6], *yzp = k->n_in > 7 ? k->in[7] : NULL;
     ti_tensor *y = k->out[0];
-    const ti__qpack *pk = ti__qpack_rq(k->node, (size_t)p.n); /* multipliers of constant scales */
-    size_t rq_bytes = pk != NULL ? 0 : ti__qg_rq_bytes((size_t)p.n);
-    if (rq_bytes > 0 && (k->scratch == NULL || k->scratch_bytes < rq_bytes))
-        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small",
-                         k->scratch_bytes);
     ti__qrq rq;
-    memset(&rq, 0, sizeof rq);
-    if (pk != NULL) {
-        rq.real = pk->real;
-    } else {
-        double *real = (double *)k->scratch;
-        ti__q_onnx_reals(real, (size_t)p.n, as, bs, ys); /* b_scale per column or one */
-        rq.real = real;
-    }
-    rq.mode = TI__QRQ_ONNX;
+    size_t rq_bytes;
+    if (!ti__q_onnx_rq(k, (size_t)p.n, as, bs, ys, &rq, &rq_bytes)) /* b_scale per column or one */
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small", k->scratch_bytes);
     int64_t yz = yzp != NULL ? ti__get_i64(yzp, 0) : 0;
     rq.yo = (int32_t)yz;
     ti__q_out_range(k->node, y->dtype, yz, ys, &rq.lo, &rq.hi);
@@ -592,21 +600,10 @@ TI__PRIVATE ti_status ti__qconv_run(ti__kctx *k) {
     int r = ti__qconv_setup(k, &p, 0);
     if (r != TI_OK) return (ti_status)r;
     if (p.y == NULL) return TI_OK;
-    const ti__qpack *pk = ti__qpack_rq(k->node, (size_t)p.m); /* multipliers of constant scales */
-    size_t rq_bytes = pk != NULL ? 0 : ti__qg_rq_bytes((size_t)p.m);
-    if (rq_bytes > 0 && (k->scratch == NULL || k->scratch_bytes < rq_bytes))
-        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small",
-                         k->scratch_bytes);
     ti__qrq rq;
-    memset(&rq, 0, sizeof rq);
-    if (pk != NULL) {
-        rq.real = pk->real;
-    } else {
-        double *real = (double *)k->scratch;
-        ti__q_onnx_reals(real, (size_t)p.m, p.xs, p.ws, p.ys);
-        rq.real = real;
-    }
-    rq.mode = TI__QRQ_ONNX;
+    size_t rq_bytes;
+    if (!ti__q_onnx_rq(k, (size_t)p.m, p.xs, p.ws, p.ys, &rq, &rq_bytes))
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small", k->scratch_bytes);
     int64_t yz = p.yzp != NULL ? ti__get_i64(p.yzp, 0) : 0;
     rq.yo = (int32_t)yz;
     ti__q_out_range(k->node, p.y->dtype, yz, p.ys, &rq.lo, &rq.hi);
@@ -633,14 +630,7 @@ TI__PRIVATE ti_status ti__qconv_prepack(ti__kctx *k, ti__node *node, ti__pool *p
     if (depth == 0 || p.mg == 0) return TI_OK;
     ti__qgemm t; /* the B of ti__q_conv_gemm */
     memset(&t, 0, sizeof t);
-    t.cols = (size_t)p.mg;
-    t.depth = depth;
-    t.b = p.w->data;
-    t.b_u8 = p.w->dtype == TI_DTYPE_U8;
-    t.b_cs = depth;
-    t.b_ks = 1;
-    t.b_zp = p.wzp != NULL ? p.wzp->data : NULL;
-    t.b_zp_n = p.wzp != NULL ? ti__numel(p.wzp) : 0;
+    ti__qg_onnx_b(&t, p.w, p.wzp, (size_t)p.mg, depth, 1);
     int scales = p.xs->data != NULL && p.ws->data != NULL && p.ys->data != NULL;
     void *mem = NULL;
     ti__qpack *pk = ti__qpack_make(node, pool, k->tp, &t, (size_t)p.group, (size_t)p.mg * depth,
@@ -665,14 +655,7 @@ TI__PRIVATE ti_status ti__qmm_prepack(ti__kctx *k, ti__node *node, ti__pool *poo
         if (p.bstr[i] != 0) return TI_OK; /* b has several matrices */
     ti__qgemm t; /* the B of ti__q_matmul_gemm */
     memset(&t, 0, sizeof t);
-    t.cols = (size_t)p.n;
-    t.depth = (size_t)p.kd;
-    t.b = b->data;
-    t.b_u8 = b->dtype == TI_DTYPE_U8;
-    t.b_cs = 1;
-    t.b_ks = (size_t)p.n;
-    t.b_zp = bzp != NULL ? bzp->data : NULL;
-    t.b_zp_n = bzp != NULL ? ti__numel(bzp) : 0;
+    ti__qg_onnx_b(&t, b, bzp, (size_t)p.n, (size_t)p.kd, 0);
     int scales = as->data != NULL && bs->data != NULL && ys->data != NULL;
     void *mem = NULL;
     ti__qpack *pk = ti__qpack_make(node, pool, k->tp, &t, 1, 0, scales ? (size_t)p.n : 0, &mem);
