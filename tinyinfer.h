@@ -20431,10 +20431,9 @@ TI__PRIVATE TI__TFL_NOFMA_FN void ti__tfs_lrn_pixels(void *ctx, size_t begin, si
         const float *x = j->x + p * j->depth;
         float *y = j->y + p * j->depth;
         float acc = 0.0f;
-        for (int64_t i = 0; i < 2 * r; i++) {
-            int64_t c = i - r;
-            if (c >= 0 && c < d) acc += x[c] * x[c] * j->alpha;
-        }
+        /* the window of channel 0: padded indices 0 .. 2r-1 are channels -r .. r-1, and
+         * only those in [0, d) add anything (so a radius far above the depth costs nothing) */
+        for (int64_t c = 0; c < r && c < d; c++) acc += x[c] * x[c] * j->alpha;
         for (int64_t i = 0; i < d; i++) {
             int64_t c = i + r; /* padded index i + 2r */
             if (c < d) acc += x[c] * x[c] * j->alpha;
