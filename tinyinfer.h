@@ -895,6 +895,7 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 /*    src/cpu/tfl_shape.c                                                                  */
 /*    src/cpu/tfl_softmax.c                                                                */
 /*    src/cpu/unary.c                                                                      */
+/*    src/cpu/x86/act_x86.c                                                                */
 /*    src/cpu/x86/conv_avx2.c                                                              */
 /*    src/cpu/x86/conv_avx512.c                                                            */
 /*    src/cpu/x86/cpuid.c                                                                  */
@@ -1269,7 +1270,26 @@ typedef struct ti__dw_isa {
     ti__dw_row_fn row[2][2];
 } ti__dw_isa;
 
+/* Bias and fused activation on a block of float32 rows:
+ *   y[r * ldy + i] = ti__act_apply(act, a, b, y[r * ldy + i] + (bias ? bias[r] : 0))
+ * for r < rows, i < cols (rows whose bias is 0 with no activation are left as they are),
+ * bit for bit as the scalar loop. The SIMD versions return 0, having done nothing, for
+ * the activations they lack. */
+typedef int (*ti__act_block_fn)(int act, float a, float b, const float *bias, float *y,
+                                size_t ldy, size_t rows, size_t cols);
+/* What a float GEMM applies to C once its sums are complete (ti__sgemm_ex): a bias per row
+ * of C (bias[row], or none) and a fused activation, block by block while C is in cache. */
+typedef struct ti__gemm_epi {
+    const float *bias;
+    int act;
+    float a, b;
+} ti__gemm_epi;
+
 #ifdef TI__X86_SIMD
+TI__PRIVATE int ti__act_block_avx2(int act, float a, float b, const float *bias, float *y,
+                                   size_t ldy, size_t rows, size_t cols); /* cpu/x86/act_x86.c */
+TI__PRIVATE int ti__act_block_avx512(int act, float a, float b, const float *bias, float *y,
+                                     size_t ldy, size_t rows, size_t cols);
 TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void);   /* cpu/x86/conv_avx2.c */
 TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void); /* cpu/x86/conv_avx512.c */
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void);   /* cpu/x86/gemm_avx2.c */
@@ -4394,6 +4414,9 @@ TI__PRIVATE const ti__op ti__ops_binary[] = {
 TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_t K, float alpha,
                                const float *A, size_t lda, const float *B, size_t ldb, float beta,
                                float *C, size_t ldc, ti__threadpool *tp);
+TI__PRIVATE void ti__sgemm_ex(int transA, int transB, size_t M, size_t N, size_t K, float alpha,
+                              const float *A, size_t lda, const float *B, size_t ldb, float beta,
+                              float *C, size_t ldc, const ti__gemm_epi *epi, ti__threadpool *tp);
 /* Defined in conv_fast.c, which comes later in the amalgamation. */
 struct ti__convp;
 TI__PRIVATE int ti__conv_dw_ok(const struct ti__convp *p);
@@ -4788,13 +4811,26 @@ TI__PRIVATE void ti__act_row(int act, float a, float b, float bias, float *y, si
     }
 }
 
+/* ti__act_block_fn (internal.h) with the widest vectors the CPU allows, else row by row. */
+TI__PRIVATE void ti__act_block(int act, float a, float b, const float *bias, float *y,
+                               size_t ldy, size_t rows, size_t cols) {
+#ifdef TI__X86_SIMD
+    int isa = ti__cpu_isa();
+    if (isa >= TI__ISA_AVX512 && ti__act_block_avx512(act, a, b, bias, y, ldy, rows, cols))
+        return;
+    if (isa >= TI__ISA_AVX2 && ti__act_block_avx2(act, a, b, bias, y, ldy, rows, cols)) return;
+#endif
+    for (size_t r = 0; r < rows; r++)
+        ti__act_row(act, a, b, bias != NULL ? bias[r] : 0.0f, y + r * ldy, cols);
+}
+
 /* Adds the bias and applies the fused activation on planes [begin, end) of y (n*M planes). */
 TI__PRIVATE void ti__conv_bias_act(void *ctx, size_t begin, size_t end) {
     const ti__conv_job *j = (const ti__conv_job *)ctx;
     size_t sp = j->p->out_sp, m = (size_t)j->p->m;
     for (size_t pl = begin; pl < end; pl++)
-        ti__act_row(j->act, j->act_a, j->act_b, j->b != NULL ? j->b[pl % m] : 0.0f,
-                    j->y + pl * sp, sp);
+        ti__act_block(j->act, j->act_a, j->act_b, j->b != NULL ? j->b + pl % m : NULL,
+                      j->y + pl * sp, sp, 1, sp);
 }
 
 /* Direct convolution of planes [begin, end) (n*M output planes): for each weight tap,
@@ -4852,6 +4888,7 @@ typedef struct ti__conv_tiles {
     const float *w;
     float *y;
     size_t mg, kdim, nt, slots;
+    const ti__gemm_epi *epi; /* bias of the group's channels and the activation */
 } ti__conv_tiles;
 
 TI__PRIVATE void ti__conv_tile_slots(void *ctx, size_t begin, size_t end) {
@@ -4864,8 +4901,8 @@ TI__PRIVATE void ti__conv_tile_slots(void *ctx, size_t begin, size_t end) {
             j.c0 = c0;
             j.nt = TI__MIN(t->nt, p->out_sp - c0);
             ti__conv_im2col(&j, 0, t->kdim);
-            ti__sgemm_ref(0, 0, t->mg, j.nt, t->kdim, 1.0f, t->w, t->kdim, j.col, j.nt, 0.0f,
-                          t->y + c0, p->out_sp, NULL);
+            ti__sgemm_ex(0, 0, t->mg, j.nt, t->kdim, 1.0f, t->w, t->kdim, j.col, j.nt, 0.0f,
+                         t->y + c0, p->out_sp, t->epi, NULL);
         }
     }
 }
@@ -4922,9 +4959,15 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
             const float *x = j.x + (n * (size_t)p->c + g * cg) * p->in_sp;
             const float *w = j.w + g * mg * kdim;
             float *y = j.y + (n * (size_t)p->m + g * mg) * p->out_sp;
+            /* bias and activation are applied by the GEMM, block by block while in cache */
+            ti__gemm_epi epi;
+            epi.bias = j.b != NULL ? j.b + g * mg : NULL;
+            epi.act = j.act;
+            epi.a = j.act_a;
+            epi.b = j.act_b;
             if (path == TI__CONV_1X1) {
-                ti__sgemm_ref(0, 0, mg, p->out_sp, cg, 1.0f, w, cg, x, p->in_sp, 0.0f, y,
-                              p->out_sp, k->tp);
+                ti__sgemm_ex(0, 0, mg, p->out_sp, cg, 1.0f, w, cg, x, p->in_sp, 0.0f, y,
+                             p->out_sp, &epi, k->tp);
                 continue;
             }
             ti__conv_job jg = j;
@@ -4939,6 +4982,7 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
                 t.kdim = kdim;
                 t.nt = nt;
                 t.slots = TI__MIN(slots, (p->out_sp + nt - 1) / nt);
+                t.epi = &epi;
                 ti__parallel_for(k->tp, t.slots, 1, ti__conv_tile_slots, &t);
                 continue;
             }
@@ -4947,13 +4991,10 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
                 jg.nt = TI__MIN(nt, p->out_sp - c0);
                 ti__parallel_for(k->tp, kdim, TI__MAX((size_t)1, 16384 / jg.nt),
                                  ti__conv_im2col, &jg);
-                ti__sgemm_ref(0, 0, mg, jg.nt, kdim, 1.0f, w, kdim, jg.col, jg.nt, 0.0f,
-                              y + c0, p->out_sp, k->tp);
+                ti__sgemm_ex(0, 0, mg, jg.nt, kdim, 1.0f, w, kdim, jg.col, jg.nt, 0.0f,
+                             y + c0, p->out_sp, &epi, k->tp);
             }
         }
-    if (j.b != NULL || j.act != TI__ACT_NONE)
-        ti__parallel_for(k->tp, planes, TI__MAX((size_t)1, 65536 / (p->out_sp + 1)),
-                         ti__conv_bias_act, &j);
     return TI_OK;
 }
 
@@ -5307,11 +5348,65 @@ typedef struct ti__dw_job {
     float act_a, act_b, lo, hi;
 } ti__dw_job;
 
-/* Output planes [begin, end) (n * M of them). Per output row: the input rows inside the
- * image, the interior columns (every tap inside the row) through the row kernel, the few
- * columns at either end with bounds checks. */
+/* Floats of one zero-padded input row (K of them on the stack, 20 KiB). */
+#define TI__DW_PADW 1024
+
+/* Output planes [begin, end) (n * M of them), each row through the row kernel from
+ * copies of its input rows with the zero padding written out: each input row is copied
+ * once per plane into a ring of K rows (one per kernel row), and the kernel then runs over
+ * the whole output row, edges included. Copying costs about as much as one tap, where
+ * the edge columns done tap by tap with bounds checks took a third of the depthwise time
+ * of MobileNetV2 (perf). Rows too wide for the ring take that way: ti__conv_dw_planes_wide. */
+TI__PRIVATE void ti__conv_dw_planes_wide(const ti__dw_job *j, size_t begin, size_t end);
 TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
     const ti__dw_job *j = (const ti__dw_job *)ctx;
+    const ti__convp *p = j->p;
+    int64_t K = p->k[1], S = p->s[1], H = p->in[1], W = p->in[2], OH = p->out[1];
+    int64_t OW = p->out[2], pt = p->pb[1], pl = p->pb[2];
+    int64_t PW = (OW - 1) * S + K; /* padded columns the taps reach: iw = -pl .. PW-1-pl */
+    if (OW <= 0 || PW > TI__DW_PADW) {
+        ti__conv_dw_planes_wide(j, begin, end);
+        return;
+    }
+    float ring[5][TI__DW_PADW];
+    for (size_t pln = begin; pln < end; pln++) {
+        size_t m = pln % (size_t)p->m;
+        const float *xp = j->x + pln * p->in_sp, *wk = j->w + m * (size_t)(K * K);
+        float bv = j->b != NULL ? j->b[m] : 0.0f, *yp = j->y + pln * p->out_sp;
+        int64_t held[5] = {-1, -1, -1, -1, -1}; /* input row in each ring slot */
+        /* columns of the copy that hold input: [c0, c1); zeros outside */
+        int64_t c0 = TI__MIN(pl, PW), c1 = TI__MAX(c0, TI__MIN(PW, pl + W));
+        for (int64_t oh = 0; oh < OH; oh++) {
+            const float *xs[5], *wr[5];
+            int nr = 0;
+            for (int64_t kh = 0; kh < K; kh++) {
+                int64_t ih = oh * S - pt + kh;
+                if (ih < 0 || ih >= H) continue;
+                int slot = (int)(ih % K); /* K consecutive rows: distinct slots */
+                float *d = ring[slot];
+                if (held[slot] != ih) {
+                    const float *src = xp + ih * W;
+                    for (int64_t u = 0; u < c0; u++) d[u] = 0.0f;
+                    if (c1 > c0) memcpy(d + c0, src + (c0 - pl), (size_t)(c1 - c0) * sizeof(float));
+                    for (int64_t u = c1; u < PW; u++) d[u] = 0.0f;
+                    held[slot] = ih;
+                }
+                xs[nr] = d;
+                wr[nr] = wk + kh * K;
+                nr++;
+            }
+            float *yr = yp + oh * OW;
+            j->row(yr, (size_t)OW, xs, wr, nr, bv, j->clamp, j->lo, j->hi);
+            if (j->act != TI__ACT_NONE && !j->clamp)
+                ti__act_row(j->act, j->act_a, j->act_b, 0.0f, yr, (size_t)OW);
+        }
+    }
+}
+
+/* As ti__conv_dw_planes for rows wider than its ring: per output row, the interior columns
+ * (every tap inside the row) through the row kernel, the few columns at either end with
+ * bounds checks. */
+TI__PRIVATE void ti__conv_dw_planes_wide(const ti__dw_job *j, size_t begin, size_t end) {
     const ti__convp *p = j->p;
     int64_t K = p->k[1], S = p->s[1], H = p->in[1], W = p->in[2], OH = p->out[1];
     int64_t OW = p->out[2], pt = p->pb[1], pl = p->pb[2];
@@ -6182,7 +6277,17 @@ typedef struct ti__sgemm_job {
     size_t mt, nt;    /* task tile: rows x columns of C */
     size_t n_tiles_n; /* tiles along N */
     const ti__sgemm_isa *isa; /* SIMD kernels, or NULL: the portable micro-kernel */
+    const ti__gemm_epi *epi;  /* bias and activation for finished blocks of C, or NULL */
 } ti__sgemm_job;
+
+/* The job's epilogue on the finished block C[r0:r0+h, c0:c0+w]. */
+TI__PRIVATE void ti__sgemm_epilogue(const ti__sgemm_job *j, size_t r0, size_t h, size_t c0,
+                                    size_t w) {
+    const ti__gemm_epi *e = j->epi;
+    if (e == NULL || (e->bias == NULL && e->act == TI__ACT_NONE)) return;
+    ti__act_block(e->act, e->a, e->b, e->bias != NULL ? e->bias + r0 : NULL,
+                  j->c + r0 * j->ldc + c0, j->ldc, h, w);
+}
 
 /* ---- SIMD path: A read in place x packed B sliver, micro-kernel from cpu/x86 ---------- */
 
@@ -6336,6 +6441,7 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                                              TI__MIN(nr, n1 - jn));
                     isa->kernel(kc, a, lda, a_rows, bp, j->c + (ic + r0) * j->ldc + jr, j->ldc,
                                 (int)h, (int)w, j->alpha, beta);
+                    if (pc + kc >= j->k) ti__sgemm_epilogue(j, ic + r0, h, jr, w);
                 }
             }
         }
@@ -6416,6 +6522,7 @@ TI__PRIVATE void ti__sgemm_tile(const ti__sgemm_job *j, size_t m0, size_t m1, si
             }
             if (j->k == 0) break;
         }
+        ti__sgemm_epilogue(j, m0, m1 - m0, jc, nc);
     }
 }
 
@@ -6464,16 +6571,19 @@ TI__PRIVATE void ti__sgemm_small_m(void *ctx, size_t begin, size_t end) {
                 for (size_t q = n0; q < n1; q++) c[q] += av * b[q];
             }
         }
+        if (n1 > n0) ti__sgemm_epilogue(j, i, 1, n0, n1 - n0);
     }
 }
 
-/* C = alpha * op(A) * op(B) + beta * C, row-major; op(A) is M x K, op(B) K x N.
- * beta == 0 never reads C. Parallel over tiles of C when tp is not NULL. */
-TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_t K, float alpha,
-                               const float *A, size_t lda, const float *B, size_t ldb, float beta,
-                               float *C, size_t ldc, ti__threadpool *tp) {
+/* C = alpha * op(A) * op(B) + beta * C, row-major; op(A) is M x K, op(B) K x N, then the
+ * epilogue epi (NULL: none) on each finished block. beta == 0 never reads C. Parallel over
+ * tiles of C when tp is not NULL. */
+TI__PRIVATE void ti__sgemm_ex(int transA, int transB, size_t M, size_t N, size_t K, float alpha,
+                              const float *A, size_t lda, const float *B, size_t ldb, float beta,
+                              float *C, size_t ldc, const ti__gemm_epi *epi, ti__threadpool *tp) {
     if (M == 0 || N == 0) return;
     ti__sgemm_job j;
+    j.epi = epi;
     j.trans_a = transA;
     j.trans_b = transB;
     j.m = M;
@@ -6513,6 +6623,12 @@ TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_
     j.n_tiles_n = (N + j.nt - 1) / j.nt;
     size_t tiles = ((M + j.mt - 1) / j.mt) * j.n_tiles_n;
     ti__parallel_for(tp, tiles, flops < 262144 ? tiles : 1, ti__sgemm_range, &j);
+}
+
+TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_t K, float alpha,
+                               const float *A, size_t lda, const float *B, size_t ldb, float beta,
+                               float *C, size_t ldc, ti__threadpool *tp) {
+    ti__sgemm_ex(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL, tp);
 }
 
 /* Applies the node's fused activation to n floats. */
@@ -21024,6 +21140,100 @@ TI__PRIVATE const ti__op ti__ops_unary[] = {
     {NULL, NULL, NULL, NULL, 0}
 };
 /* ==== end src/cpu/unary.c =================================================================== */
+
+/* ==== begin src/cpu/x86/act_x86.c =========================================================== */
+/* Bias and fused activation over a block of a float32 output (ti__act_block_fn in
+ * internal.h) for AVX-512F and AVX2: the expressions of ti__act_apply in vector form, so
+ * the results are the same bit for bit as the scalar loop (min / max take the operand
+ * order that keeps the scalar answer for NaN and signed zeros). Used by the GEMM's
+ * epilogue, while a block of C is still in cache, and by the conv bias pass. Activations
+ * with a transcendental function (sigmoid, SiLU, tanh) are left to the scalar loop (the
+ * functions return 0). Compiled with function-level target attributes, run only when
+ * cpuid allows. Must not allocate. */
+#ifdef TI__X86_SIMD
+#include <immintrin.h>
+
+/* The scalar forms, element by element:
+ *   RELU:       x > 0 ? x : 0      == max(x, 0): maxps gives its second operand (0) for NaN
+ *                                     and for +-0 pairs, as the comparison does;
+ *   CLIP:       x < a ? a : (x > b ? b : x) == min(b, max(a, x)) with the second operand
+ *                                     returned for NaN and ties: x;
+ *   HARD_SWISH: h = x / 6 + 0.5; x * min(1, max(0, h)) (h itself when NaN).
+ * Division, addition and multiplication are the IEEE operations the scalar code does;
+ * nothing is contracted into an FMA. */
+
+TI__PRIVATE TI__TARGET_AVX512 int ti__act_block_avx512(int act, float a, float b,
+                                                       const float *bias, float *y, size_t ldy,
+                                                       size_t rows, size_t cols) {
+    if ((act != TI__ACT_NONE && act != TI__ACT_RELU && act != TI__ACT_CLIP &&
+         act != TI__ACT_HARD_SWISH) ||
+        (act == TI__ACT_CLIP && !(a <= b))) /* min above max: the scalar order decides */
+        return 0;
+    const __m512 va = _mm512_set1_ps(a), vb = _mm512_set1_ps(b), zero = _mm512_setzero_ps();
+    const __m512 one = _mm512_set1_ps(1.0f), six = _mm512_set1_ps(6.0f),
+                 half = _mm512_set1_ps(0.5f);
+    size_t tail = cols & 15;
+    __mmask16 tm = (__mmask16)((1u << tail) - 1u);
+    for (size_t r = 0; r < rows; r++) {
+        float bv = bias != NULL ? bias[r] : 0.0f;
+        if (act == TI__ACT_NONE && bv == 0.0f) continue;
+        const __m512 vbias = _mm512_set1_ps(bv);
+        float *p = y + r * ldy;
+        for (size_t i = 0; i < cols; i += 16) {
+            __mmask16 m = i + 16 <= cols ? (__mmask16)0xffff : tm;
+            __m512 x = _mm512_add_ps(_mm512_maskz_loadu_ps(m, p + i), vbias);
+            switch (act) {
+            case TI__ACT_RELU: x = _mm512_max_ps(x, zero); break;
+            case TI__ACT_CLIP: x = _mm512_min_ps(vb, _mm512_max_ps(va, x)); break;
+            case TI__ACT_HARD_SWISH: {
+                __m512 h = _mm512_add_ps(_mm512_div_ps(x, six), half);
+                x = _mm512_mul_ps(x, _mm512_min_ps(one, _mm512_max_ps(zero, h)));
+                break;
+            }
+            default: break;
+            }
+            _mm512_mask_storeu_ps(p + i, m, x);
+        }
+    }
+    return 1;
+}
+
+TI__PRIVATE TI__TARGET_AVX2 int ti__act_block_avx2(int act, float a, float b, const float *bias,
+                                                   float *y, size_t ldy, size_t rows,
+                                                   size_t cols) {
+    if ((act != TI__ACT_NONE && act != TI__ACT_RELU && act != TI__ACT_CLIP &&
+         act != TI__ACT_HARD_SWISH) ||
+        (act == TI__ACT_CLIP && !(a <= b))) /* min above max: the scalar order decides */
+        return 0;
+    const __m256 va = _mm256_set1_ps(a), vb = _mm256_set1_ps(b), zero = _mm256_setzero_ps();
+    const __m256 one = _mm256_set1_ps(1.0f), six = _mm256_set1_ps(6.0f),
+                 half = _mm256_set1_ps(0.5f);
+    for (size_t r = 0; r < rows; r++) {
+        float bv = bias != NULL ? bias[r] : 0.0f;
+        if (act == TI__ACT_NONE && bv == 0.0f) continue;
+        const __m256 vbias = _mm256_set1_ps(bv);
+        float *p = y + r * ldy;
+        size_t i = 0;
+        for (; i + 8 <= cols; i += 8) {
+            __m256 x = _mm256_add_ps(_mm256_loadu_ps(p + i), vbias);
+            switch (act) {
+            case TI__ACT_RELU: x = _mm256_max_ps(x, zero); break;
+            case TI__ACT_CLIP: x = _mm256_min_ps(vb, _mm256_max_ps(va, x)); break;
+            case TI__ACT_HARD_SWISH: {
+                __m256 h = _mm256_add_ps(_mm256_div_ps(x, six), half);
+                x = _mm256_mul_ps(x, _mm256_min_ps(one, _mm256_max_ps(zero, h)));
+                break;
+            }
+            default: break;
+            }
+            _mm256_storeu_ps(p + i, x);
+        }
+        for (; i < cols; i++) p[i] = ti__act_apply(act, a, b, p[i] + bv);
+    }
+    return 1;
+}
+#endif /* TI__X86_SIMD */
+/* ==== end src/cpu/x86/act_x86.c ============================================================= */
 
 /* ==== begin src/cpu/x86/conv_avx2.c ========================================================= */
 /* Depthwise convolution row kernels for AVX2 + FMA: 8 outputs of one row at a time, one FMA

@@ -284,7 +284,26 @@ typedef struct ti__dw_isa {
     ti__dw_row_fn row[2][2];
 } ti__dw_isa;
 
+/* Bias and fused activation on a block of float32 rows:
+ *   y[r * ldy + i] = ti__act_apply(act, a, b, y[r * ldy + i] + (bias ? bias[r] : 0))
+ * for r < rows, i < cols (rows whose bias is 0 with no activation are left as they are),
+ * bit for bit as the scalar loop. The SIMD versions return 0, having done nothing, for
+ * the activations they lack. */
+typedef int (*ti__act_block_fn)(int act, float a, float b, const float *bias, float *y,
+                                size_t ldy, size_t rows, size_t cols);
+/* What a float GEMM applies to C once its sums are complete (ti__sgemm_ex): a bias per row
+ * of C (bias[row], or none) and a fused activation, block by block while C is in cache. */
+typedef struct ti__gemm_epi {
+    const float *bias;
+    int act;
+    float a, b;
+} ti__gemm_epi;
+
 #ifdef TI__X86_SIMD
+TI__PRIVATE int ti__act_block_avx2(int act, float a, float b, const float *bias, float *y,
+                                   size_t ldy, size_t rows, size_t cols); /* cpu/x86/act_x86.c */
+TI__PRIVATE int ti__act_block_avx512(int act, float a, float b, const float *bias, float *y,
+                                     size_t ldy, size_t rows, size_t cols);
 TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void);   /* cpu/x86/conv_avx2.c */
 TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void); /* cpu/x86/conv_avx512.c */
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void);   /* cpu/x86/gemm_avx2.c */

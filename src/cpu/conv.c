@@ -10,6 +10,9 @@
 TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_t K, float alpha,
                                const float *A, size_t lda, const float *B, size_t ldb, float beta,
                                float *C, size_t ldc, ti__threadpool *tp);
+TI__PRIVATE void ti__sgemm_ex(int transA, int transB, size_t M, size_t N, size_t K, float alpha,
+                              const float *A, size_t lda, const float *B, size_t ldb, float beta,
+                              float *C, size_t ldc, const ti__gemm_epi *epi, ti__threadpool *tp);
 /* Defined in conv_fast.c, which comes later in the amalgamation. */
 struct ti__convp;
 TI__PRIVATE int ti__conv_dw_ok(const struct ti__convp *p);
@@ -404,13 +407,26 @@ TI__PRIVATE void ti__act_row(int act, float a, float b, float bias, float *y, si
     }
 }
 
+/* ti__act_block_fn (internal.h) with the widest vectors the CPU allows, else row by row. */
+TI__PRIVATE void ti__act_block(int act, float a, float b, const float *bias, float *y,
+                               size_t ldy, size_t rows, size_t cols) {
+#ifdef TI__X86_SIMD
+    int isa = ti__cpu_isa();
+    if (isa >= TI__ISA_AVX512 && ti__act_block_avx512(act, a, b, bias, y, ldy, rows, cols))
+        return;
+    if (isa >= TI__ISA_AVX2 && ti__act_block_avx2(act, a, b, bias, y, ldy, rows, cols)) return;
+#endif
+    for (size_t r = 0; r < rows; r++)
+        ti__act_row(act, a, b, bias != NULL ? bias[r] : 0.0f, y + r * ldy, cols);
+}
+
 /* Adds the bias and applies the fused activation on planes [begin, end) of y (n*M planes). */
 TI__PRIVATE void ti__conv_bias_act(void *ctx, size_t begin, size_t end) {
     const ti__conv_job *j = (const ti__conv_job *)ctx;
     size_t sp = j->p->out_sp, m = (size_t)j->p->m;
     for (size_t pl = begin; pl < end; pl++)
-        ti__act_row(j->act, j->act_a, j->act_b, j->b != NULL ? j->b[pl % m] : 0.0f,
-                    j->y + pl * sp, sp);
+        ti__act_block(j->act, j->act_a, j->act_b, j->b != NULL ? j->b + pl % m : NULL,
+                      j->y + pl * sp, sp, 1, sp);
 }
 
 /* Direct convolution of planes [begin, end) (n*M output planes): for each weight tap,
@@ -468,6 +484,7 @@ typedef struct ti__conv_tiles {
     const float *w;
     float *y;
     size_t mg, kdim, nt, slots;
+    const ti__gemm_epi *epi; /* bias of the group's channels and the activation */
 } ti__conv_tiles;
 
 TI__PRIVATE void ti__conv_tile_slots(void *ctx, size_t begin, size_t end) {
@@ -480,8 +497,8 @@ TI__PRIVATE void ti__conv_tile_slots(void *ctx, size_t begin, size_t end) {
             j.c0 = c0;
             j.nt = TI__MIN(t->nt, p->out_sp - c0);
             ti__conv_im2col(&j, 0, t->kdim);
-            ti__sgemm_ref(0, 0, t->mg, j.nt, t->kdim, 1.0f, t->w, t->kdim, j.col, j.nt, 0.0f,
-                          t->y + c0, p->out_sp, NULL);
+            ti__sgemm_ex(0, 0, t->mg, j.nt, t->kdim, 1.0f, t->w, t->kdim, j.col, j.nt, 0.0f,
+                         t->y + c0, p->out_sp, t->epi, NULL);
         }
     }
 }
@@ -538,9 +555,15 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
             const float *x = j.x + (n * (size_t)p->c + g * cg) * p->in_sp;
             const float *w = j.w + g * mg * kdim;
             float *y = j.y + (n * (size_t)p->m + g * mg) * p->out_sp;
+            /* bias and activation are applied by the GEMM, block by block while in cache */
+            ti__gemm_epi epi;
+            epi.bias = j.b != NULL ? j.b + g * mg : NULL;
+            epi.act = j.act;
+            epi.a = j.act_a;
+            epi.b = j.act_b;
             if (path == TI__CONV_1X1) {
-                ti__sgemm_ref(0, 0, mg, p->out_sp, cg, 1.0f, w, cg, x, p->in_sp, 0.0f, y,
-                              p->out_sp, k->tp);
+                ti__sgemm_ex(0, 0, mg, p->out_sp, cg, 1.0f, w, cg, x, p->in_sp, 0.0f, y,
+                             p->out_sp, &epi, k->tp);
                 continue;
             }
             ti__conv_job jg = j;
@@ -555,6 +578,7 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
                 t.kdim = kdim;
                 t.nt = nt;
                 t.slots = TI__MIN(slots, (p->out_sp + nt - 1) / nt);
+                t.epi = &epi;
                 ti__parallel_for(k->tp, t.slots, 1, ti__conv_tile_slots, &t);
                 continue;
             }
@@ -563,13 +587,10 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
                 jg.nt = TI__MIN(nt, p->out_sp - c0);
                 ti__parallel_for(k->tp, kdim, TI__MAX((size_t)1, 16384 / jg.nt),
                                  ti__conv_im2col, &jg);
-                ti__sgemm_ref(0, 0, mg, jg.nt, kdim, 1.0f, w, kdim, jg.col, jg.nt, 0.0f,
-                              y + c0, p->out_sp, k->tp);
+                ti__sgemm_ex(0, 0, mg, jg.nt, kdim, 1.0f, w, kdim, jg.col, jg.nt, 0.0f,
+                             y + c0, p->out_sp, &epi, k->tp);
             }
         }
-    if (j.b != NULL || j.act != TI__ACT_NONE)
-        ti__parallel_for(k->tp, planes, TI__MAX((size_t)1, 65536 / (p->out_sp + 1)),
-                         ti__conv_bias_act, &j);
     return TI_OK;
 }
 

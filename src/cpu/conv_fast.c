@@ -67,11 +67,65 @@ typedef struct ti__dw_job {
     float act_a, act_b, lo, hi;
 } ti__dw_job;
 
-/* Output planes [begin, end) (n * M of them). Per output row: the input rows inside the
- * image, the interior columns (every tap inside the row) through the row kernel, the few
- * columns at either end with bounds checks. */
+/* Floats of one zero-padded input row (K of them on the stack, 20 KiB). */
+#define TI__DW_PADW 1024
+
+/* Output planes [begin, end) (n * M of them), each row through the row kernel from
+ * copies of its input rows with the zero padding written out: each input row is copied
+ * once per plane into a ring of K rows (one per kernel row), and the kernel then runs over
+ * the whole output row, edges included. Copying costs about as much as one tap, where
+ * the edge columns done tap by tap with bounds checks took a third of the depthwise time
+ * of MobileNetV2 (perf). Rows too wide for the ring take that way: ti__conv_dw_planes_wide. */
+TI__PRIVATE void ti__conv_dw_planes_wide(const ti__dw_job *j, size_t begin, size_t end);
 TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
     const ti__dw_job *j = (const ti__dw_job *)ctx;
+    const ti__convp *p = j->p;
+    int64_t K = p->k[1], S = p->s[1], H = p->in[1], W = p->in[2], OH = p->out[1];
+    int64_t OW = p->out[2], pt = p->pb[1], pl = p->pb[2];
+    int64_t PW = (OW - 1) * S + K; /* padded columns the taps reach: iw = -pl .. PW-1-pl */
+    if (OW <= 0 || PW > TI__DW_PADW) {
+        ti__conv_dw_planes_wide(j, begin, end);
+        return;
+    }
+    float ring[5][TI__DW_PADW];
+    for (size_t pln = begin; pln < end; pln++) {
+        size_t m = pln % (size_t)p->m;
+        const float *xp = j->x + pln * p->in_sp, *wk = j->w + m * (size_t)(K * K);
+        float bv = j->b != NULL ? j->b[m] : 0.0f, *yp = j->y + pln * p->out_sp;
+        int64_t held[5] = {-1, -1, -1, -1, -1}; /* input row in each ring slot */
+        /* columns of the copy that hold input: [c0, c1); zeros outside */
+        int64_t c0 = TI__MIN(pl, PW), c1 = TI__MAX(c0, TI__MIN(PW, pl + W));
+        for (int64_t oh = 0; oh < OH; oh++) {
+            const float *xs[5], *wr[5];
+            int nr = 0;
+            for (int64_t kh = 0; kh < K; kh++) {
+                int64_t ih = oh * S - pt + kh;
+                if (ih < 0 || ih >= H) continue;
+                int slot = (int)(ih % K); /* K consecutive rows: distinct slots */
+                float *d = ring[slot];
+                if (held[slot] != ih) {
+                    const float *src = xp + ih * W;
+                    for (int64_t u = 0; u < c0; u++) d[u] = 0.0f;
+                    if (c1 > c0) memcpy(d + c0, src + (c0 - pl), (size_t)(c1 - c0) * sizeof(float));
+                    for (int64_t u = c1; u < PW; u++) d[u] = 0.0f;
+                    held[slot] = ih;
+                }
+                xs[nr] = d;
+                wr[nr] = wk + kh * K;
+                nr++;
+            }
+            float *yr = yp + oh * OW;
+            j->row(yr, (size_t)OW, xs, wr, nr, bv, j->clamp, j->lo, j->hi);
+            if (j->act != TI__ACT_NONE && !j->clamp)
+                ti__act_row(j->act, j->act_a, j->act_b, 0.0f, yr, (size_t)OW);
+        }
+    }
+}
+
+/* As ti__conv_dw_planes for rows wider than its ring: per output row, the interior columns
+ * (every tap inside the row) through the row kernel, the few columns at either end with
+ * bounds checks. */
+TI__PRIVATE void ti__conv_dw_planes_wide(const ti__dw_job *j, size_t begin, size_t end) {
     const ti__convp *p = j->p;
     int64_t K = p->k[1], S = p->s[1], H = p->in[1], W = p->in[2], OH = p->out[1];
     int64_t OW = p->out[2], pt = p->pb[1], pl = p->pb[2];

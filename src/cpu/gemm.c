@@ -48,7 +48,17 @@ typedef struct ti__sgemm_job {
     size_t mt, nt;    /* task tile: rows x columns of C */
     size_t n_tiles_n; /* tiles along N */
     const ti__sgemm_isa *isa; /* SIMD kernels, or NULL: the portable micro-kernel */
+    const ti__gemm_epi *epi;  /* bias and activation for finished blocks of C, or NULL */
 } ti__sgemm_job;
+
+/* The job's epilogue on the finished block C[r0:r0+h, c0:c0+w]. */
+TI__PRIVATE void ti__sgemm_epilogue(const ti__sgemm_job *j, size_t r0, size_t h, size_t c0,
+                                    size_t w) {
+    const ti__gemm_epi *e = j->epi;
+    if (e == NULL || (e->bias == NULL && e->act == TI__ACT_NONE)) return;
+    ti__act_block(e->act, e->a, e->b, e->bias != NULL ? e->bias + r0 : NULL,
+                  j->c + r0 * j->ldc + c0, j->ldc, h, w);
+}
 
 /* ---- SIMD path: A read in place x packed B sliver, micro-kernel from cpu/x86 ---------- */
 
@@ -202,6 +212,7 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                                              TI__MIN(nr, n1 - jn));
                     isa->kernel(kc, a, lda, a_rows, bp, j->c + (ic + r0) * j->ldc + jr, j->ldc,
                                 (int)h, (int)w, j->alpha, beta);
+                    if (pc + kc >= j->k) ti__sgemm_epilogue(j, ic + r0, h, jr, w);
                 }
             }
         }
@@ -282,6 +293,7 @@ TI__PRIVATE void ti__sgemm_tile(const ti__sgemm_job *j, size_t m0, size_t m1, si
             }
             if (j->k == 0) break;
         }
+        ti__sgemm_epilogue(j, m0, m1 - m0, jc, nc);
     }
 }
 
@@ -330,16 +342,19 @@ TI__PRIVATE void ti__sgemm_small_m(void *ctx, size_t begin, size_t end) {
                 for (size_t q = n0; q < n1; q++) c[q] += av * b[q];
             }
         }
+        if (n1 > n0) ti__sgemm_epilogue(j, i, 1, n0, n1 - n0);
     }
 }
 
-/* C = alpha * op(A) * op(B) + beta * C, row-major; op(A) is M x K, op(B) K x N.
- * beta == 0 never reads C. Parallel over tiles of C when tp is not NULL. */
-TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_t K, float alpha,
-                               const float *A, size_t lda, const float *B, size_t ldb, float beta,
-                               float *C, size_t ldc, ti__threadpool *tp) {
+/* C = alpha * op(A) * op(B) + beta * C, row-major; op(A) is M x K, op(B) K x N, then the
+ * epilogue epi (NULL: none) on each finished block. beta == 0 never reads C. Parallel over
+ * tiles of C when tp is not NULL. */
+TI__PRIVATE void ti__sgemm_ex(int transA, int transB, size_t M, size_t N, size_t K, float alpha,
+                              const float *A, size_t lda, const float *B, size_t ldb, float beta,
+                              float *C, size_t ldc, const ti__gemm_epi *epi, ti__threadpool *tp) {
     if (M == 0 || N == 0) return;
     ti__sgemm_job j;
+    j.epi = epi;
     j.trans_a = transA;
     j.trans_b = transB;
     j.m = M;
@@ -379,6 +394,12 @@ TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_
     j.n_tiles_n = (N + j.nt - 1) / j.nt;
     size_t tiles = ((M + j.mt - 1) / j.mt) * j.n_tiles_n;
     ti__parallel_for(tp, tiles, flops < 262144 ? tiles : 1, ti__sgemm_range, &j);
+}
+
+TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_t K, float alpha,
+                               const float *A, size_t lda, const float *B, size_t ldb, float beta,
+                               float *C, size_t ldc, ti__threadpool *tp) {
+    ti__sgemm_ex(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL, tp);
 }
 
 /* Applies the node's fused activation to n floats. */

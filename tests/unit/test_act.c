@@ -1,7 +1,10 @@
-/* The fused-activation row loop of the float32 Conv paths (ti__act_row, cpu/conv.c)
- * against the per-element reference ti__act_apply (core/internal.h): bit for bit, for
- * every activation, with and without a bias, on random values and on the edges (+-0,
- * +-inf, NaN, values around the clamp bounds), and on lengths around vector widths. */
+/* The fused-activation loops of the float32 Conv and GEMM paths against the per-element
+ * reference ti__act_apply (core/internal.h): the row loop ti__act_row and the block
+ * function ti__act_block (cpu/conv.c; its AVX2 and AVX-512 versions in cpu/x86/act_x86.c,
+ * each ISA forced), bit for bit, for every activation, with and without a bias (one per
+ * row for blocks), on random values and on the edges (+-0, +-inf, NaN, values around the
+ * clamp bounds, a Clip whose minimum is above its maximum), on lengths around vector
+ * widths, and never writing outside the block (row stride wider than the columns). */
 #define TINYINFER_IMPLEMENTATION
 #include "tinyinfer.h"
 #include "ti_test.h"
@@ -46,7 +49,60 @@ TI_TEST(row_matches_reference) {
             }
 }
 
+/* y: rows x ld floats (cols used), bias per row or none; every ISA this CPU has. */
+TI_TEST(block_matches_reference_on_every_isa) {
+    static const int acts[] = {TI__ACT_NONE, TI__ACT_RELU, TI__ACT_CLIP, TI__ACT_LEAKY_RELU,
+                               TI__ACT_SIGMOID, TI__ACT_HARD_SIGMOID, TI__ACT_HARD_SWISH,
+                               TI__ACT_TANH, TI__ACT_SILU};
+    static const size_t cols_list[] = {1, 5, 8, 15, 16, 17, 31, 32, 40};
+    static const int isas[] = {TI__ISA_SCALAR, TI__ISA_AVX2, TI__ISA_AVX512};
+    enum { ROWS = 5, LD = 48 };
+    float x[ROWS * LD], y[ROWS * LD], ref[ROWS * LD], bias[ROWS];
+    int ran = 0;
+    for (size_t ii = 0; ii < 3; ii++) {
+        if (ti__cpu_force_isa(isas[ii]) != isas[ii]) continue; /* not on this CPU */
+        ran++;
+        for (size_t ai = 0; ai < sizeof(acts) / sizeof(acts[0]); ai++)
+            for (int with_bias = 0; with_bias < 2; with_bias++)
+                for (int inverted = 0; inverted < 2; inverted++)
+                    for (size_t ci = 0; ci < sizeof(cols_list) / sizeof(cols_list[0]); ci++) {
+                        size_t cols = cols_list[ci];
+                        int act = acts[ai];
+                        float a = act == TI__ACT_CLIP ? (inverted ? 2.0f : -0.5f) : 0.2f;
+                        float b = act == TI__ACT_CLIP ? (inverted ? -1.0f : 6.0f) : 0.5f;
+                        for (size_t i = 0; i < ROWS * LD; i++) x[i] = frand();
+                        static const float edges[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN,
+                                                      6.0f, -0.5f, 3.0f, -3.0f, 100.0f};
+                        for (size_t i = 0; i < 10; i++) x[(i * 37) % (ROWS * LD)] = edges[i];
+                        for (int r = 0; r < ROWS; r++) /* row 1: bias 0 */
+                            bias[r] = r == 1 ? 0.0f : (r == 3 ? -0.0f : frand() * 0.25f);
+                        for (int r = 0; r < ROWS; r++)
+                            for (size_t i = 0; i < LD; i++) {
+                                size_t e = (size_t)r * LD + i;
+                                float bv = with_bias ? bias[r] : 0.0f;
+                                y[e] = x[e];
+                                ref[e] = i >= cols || (act == TI__ACT_NONE && bv == 0.0f)
+                                             ? x[e]
+                                             : ti__act_apply(act, a, b, x[e] + bv);
+                            }
+                        ti__act_block(act, a, b, with_bias ? bias : NULL, y, LD, ROWS, cols);
+                        int bad = 0;
+                        for (size_t e = 0; e < ROWS * LD; e++)
+                            if (memcmp(&y[e], &ref[e], sizeof(float)) != 0 && bad++ == 0)
+                                printf("  %s act %d bias %d cols %zu: y[%zu][%zu] = %.9g, "
+                                       "reference %.9g (x %.9g)\n",
+                                       ti__cpu_isa_name(isas[ii]), act, with_bias, cols,
+                                       e / LD, e % LD, y[e], ref[e], x[e]);
+                        TI_CHECK_EQ_INT(bad, 0);
+                    }
+    }
+    ti__cpu_force_isa(-1);
+    TI_CHECK(ran >= 1);
+    printf("  ISAs run: %d (best here: %s)\n", ran, ti__cpu_isa_name(ti__cpu_isa_best()));
+}
+
 int main(void) {
     TI_RUN(row_matches_reference);
+    TI_RUN(block_matches_reference_on_every_isa);
     return ti_test_summary();
 }
