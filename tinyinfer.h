@@ -5398,7 +5398,7 @@ TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
             float *yr = yp + oh * OW;
             j->row(yr, (size_t)OW, xs, wr, nr, bv, j->clamp, j->lo, j->hi);
             if (j->act != TI__ACT_NONE && !j->clamp)
-                ti__act_row(j->act, j->act_a, j->act_b, 0.0f, yr, (size_t)OW);
+                ti__act_block(j->act, j->act_a, j->act_b, NULL, yr, (size_t)OW, 1, (size_t)OW);
         }
     }
 }
@@ -21144,12 +21144,14 @@ TI__PRIVATE const ti__op ti__ops_unary[] = {
 /* ==== begin src/cpu/x86/act_x86.c =========================================================== */
 /* Bias and fused activation over a block of a float32 output (ti__act_block_fn in
  * internal.h) for AVX-512F and AVX2: the expressions of ti__act_apply in vector form, so
- * the results are the same bit for bit as the scalar loop (min / max take the operand
- * order that keeps the scalar answer for NaN and signed zeros). Used by the GEMM's
- * epilogue, while a block of C is still in cache, and by the conv bias pass. Activations
- * with a transcendental function (sigmoid, SiLU, tanh) are left to the scalar loop (the
- * functions return 0). Compiled with function-level target attributes, run only when
- * cpuid allows. Must not allocate. */
+ * ReLU, Clip and HardSwish give the same bits as the scalar loop (min / max take the
+ * operand order that keeps the scalar answer for NaN and signed zeros). Sigmoid and SiLU
+ * use a vector exp (below) within 2 ulp of expf, so they agree with the scalar loop to a
+ * few ulp, not bit for bit; infinities and NaN give the scalar answers. Used by the GEMM's
+ * epilogue, while a block of C is still in cache, by the conv bias pass and by the
+ * depthwise rows. Other activations are left to the scalar loop (the functions return 0).
+ * Compiled with function-level target attributes, run only when cpuid allows. Must not
+ * allocate. */
 #ifdef TI__X86_SIMD
 #include <immintrin.h>
 
@@ -21162,11 +21164,59 @@ TI__PRIVATE const ti__op ti__ops_unary[] = {
  * Division, addition and multiplication are the IEEE operations the scalar code does;
  * nothing is contracted into an FMA. */
 
+/* exp(x): x = n ln2 + r with |r| <= ln2 / 2 (ln2 in two parts, so r is exact to about
+ * 2^-32), exp(r) by its Taylor series to r^6 (truncation below 1.2e-7 relative), times 2^n.
+ * Above 88.72 the result is +inf and below -103.9 it is 0, as expf's; NaN stays NaN. */
+#define TI__EXP_HI 88.7228391f
+#define TI__EXP_LO -103.972084f
+#define TI__EXP_LN2_HI 0.693145752f
+#define TI__EXP_LN2_LO 1.42860677e-06f
+#define TI__EXP_POLY(FMA, SET, r)                                                            \
+    FMA(FMA(FMA(FMA(FMA(FMA(SET(1.0f / 720.0f), r, SET(1.0f / 120.0f)), r, SET(1.0f / 24.0f)), \
+                    r, SET(1.0f / 6.0f)),                                                    \
+                r, SET(0.5f)),                                                               \
+            r, SET(1.0f)),                                                                   \
+        r, SET(1.0f))
+
+TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__exp512(__m512 x) {
+    /* clamped so n stays small; NaN passes the max / min (second operand) */
+    __m512 t = _mm512_min_ps(_mm512_set1_ps(100.0f), _mm512_max_ps(_mm512_set1_ps(-110.0f), x));
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(1.44269504f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(TI__EXP_LN2_HI), t);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(TI__EXP_LN2_LO), r);
+    __m512 e = _mm512_scalef_ps(TI__EXP_POLY(_mm512_fmadd_ps, _mm512_set1_ps, r), n);
+    e = _mm512_mask_mov_ps(e, _mm512_cmp_ps_mask(x, _mm512_set1_ps(TI__EXP_HI), _CMP_GT_OQ),
+                           _mm512_set1_ps(INFINITY));
+    return _mm512_mask_mov_ps(e, _mm512_cmp_ps_mask(x, _mm512_set1_ps(TI__EXP_LO), _CMP_LT_OQ),
+                              _mm512_setzero_ps());
+}
+
+TI__X86_INLINE TI__TARGET_AVX2 __m256 ti__exp256(__m256 x) {
+    __m256 t = _mm256_min_ps(_mm256_set1_ps(100.0f), _mm256_max_ps(_mm256_set1_ps(-110.0f), x));
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(t, _mm256_set1_ps(1.44269504f)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(TI__EXP_LN2_HI), t);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(TI__EXP_LN2_LO), r);
+    /* 2^n as 2^h * 2^(n-h), h = floor(n / 2): each factor has a normal exponent field */
+    __m256i ni = _mm256_cvtps_epi32(n), h = _mm256_srai_epi32(ni, 1);
+    __m256i one = _mm256_set1_epi32(127);
+    __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h, one), 23));
+    __m256 s2 = _mm256_castsi256_ps(
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ni, h), one), 23));
+    __m256 e = _mm256_mul_ps(_mm256_mul_ps(TI__EXP_POLY(_mm256_fmadd_ps, _mm256_set1_ps, r), s1),
+                             s2);
+    e = _mm256_blendv_ps(e, _mm256_set1_ps(INFINITY),
+                         _mm256_cmp_ps(x, _mm256_set1_ps(TI__EXP_HI), _CMP_GT_OQ));
+    return _mm256_blendv_ps(e, _mm256_setzero_ps(),
+                            _mm256_cmp_ps(x, _mm256_set1_ps(TI__EXP_LO), _CMP_LT_OQ));
+}
+
 TI__PRIVATE TI__TARGET_AVX512 int ti__act_block_avx512(int act, float a, float b,
                                                        const float *bias, float *y, size_t ldy,
                                                        size_t rows, size_t cols) {
     if ((act != TI__ACT_NONE && act != TI__ACT_RELU && act != TI__ACT_CLIP &&
-         act != TI__ACT_HARD_SWISH) ||
+         act != TI__ACT_HARD_SWISH && act != TI__ACT_SIGMOID && act != TI__ACT_SILU) ||
         (act == TI__ACT_CLIP && !(a <= b))) /* min above max: the scalar order decides */
         return 0;
     const __m512 va = _mm512_set1_ps(a), vb = _mm512_set1_ps(b), zero = _mm512_setzero_ps();
@@ -21190,6 +21240,12 @@ TI__PRIVATE TI__TARGET_AVX512 int ti__act_block_avx512(int act, float a, float b
                 x = _mm512_mul_ps(x, _mm512_min_ps(one, _mm512_max_ps(zero, h)));
                 break;
             }
+            case TI__ACT_SIGMOID: /* 1 / (1 + exp(-x)) */
+                x = _mm512_div_ps(one, _mm512_add_ps(one, ti__exp512(_mm512_sub_ps(zero, x))));
+                break;
+            case TI__ACT_SILU: /* x / (1 + exp(-x)) */
+                x = _mm512_div_ps(x, _mm512_add_ps(one, ti__exp512(_mm512_sub_ps(zero, x))));
+                break;
             default: break;
             }
             _mm512_mask_storeu_ps(p + i, m, x);
@@ -21202,7 +21258,7 @@ TI__PRIVATE TI__TARGET_AVX2 int ti__act_block_avx2(int act, float a, float b, co
                                                    float *y, size_t ldy, size_t rows,
                                                    size_t cols) {
     if ((act != TI__ACT_NONE && act != TI__ACT_RELU && act != TI__ACT_CLIP &&
-         act != TI__ACT_HARD_SWISH) ||
+         act != TI__ACT_HARD_SWISH && act != TI__ACT_SIGMOID && act != TI__ACT_SILU) ||
         (act == TI__ACT_CLIP && !(a <= b))) /* min above max: the scalar order decides */
         return 0;
     const __m256 va = _mm256_set1_ps(a), vb = _mm256_set1_ps(b), zero = _mm256_setzero_ps();
@@ -21224,6 +21280,12 @@ TI__PRIVATE TI__TARGET_AVX2 int ti__act_block_avx2(int act, float a, float b, co
                 x = _mm256_mul_ps(x, _mm256_min_ps(one, _mm256_max_ps(zero, h)));
                 break;
             }
+            case TI__ACT_SIGMOID: /* 1 / (1 + exp(-x)) */
+                x = _mm256_div_ps(one, _mm256_add_ps(one, ti__exp256(_mm256_sub_ps(zero, x))));
+                break;
+            case TI__ACT_SILU: /* x / (1 + exp(-x)) */
+                x = _mm256_div_ps(x, _mm256_add_ps(one, ti__exp256(_mm256_sub_ps(zero, x))));
+                break;
             default: break;
             }
             _mm256_storeu_ps(p + i, x);

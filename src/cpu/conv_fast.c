@@ -117,7 +117,7 @@ TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
             float *yr = yp + oh * OW;
             j->row(yr, (size_t)OW, xs, wr, nr, bv, j->clamp, j->lo, j->hi);
             if (j->act != TI__ACT_NONE && !j->clamp)
-                ti__act_row(j->act, j->act_a, j->act_b, 0.0f, yr, (size_t)OW);
+                ti__act_block(j->act, j->act_a, j->act_b, NULL, yr, (size_t)OW, 1, (size_t)OW);
         }
     }
 }

@@ -4,7 +4,8 @@
  * each ISA forced), bit for bit, for every activation, with and without a bias (one per
  * row for blocks), on random values and on the edges (+-0, +-inf, NaN, values around the
  * clamp bounds, a Clip whose minimum is above its maximum), on lengths around vector
- * widths, and never writing outside the block (row stride wider than the columns). */
+ * widths, and never writing outside the block (row stride wider than the columns); the
+ * vector sigmoid and SiLU (vector exp) within a few ulp, checked on a dense sweep. */
 #define TINYINFER_IMPLEMENTATION
 #include "tinyinfer.h"
 #include "ti_test.h"
@@ -49,6 +50,58 @@ TI_TEST(row_matches_reference) {
             }
 }
 
+/* Equal within 8 ulp-ish (6e-7 relative, 1e-37 absolute), both NaN, or equal infinities. */
+static int close_enough(float got, float want) {
+    if (isnan(want)) return isnan(got);
+    if (isinf(want) || isinf(got)) return got == want;
+    return fabs((double)got - (double)want) <= 6e-7 * fabs((double)want) + 1e-37;
+}
+
+/* Sigmoid and SiLU over a dense sweep of x in [-120, 100] (and the special values) on every
+ * ISA against double precision: 6e-7 relative plus 1e-34 absolute (x / (1 + exp(-x)) is -0 once
+ * exp(-x) overflows, as with expf). */
+TI_TEST(sigmoid_and_silu_accuracy) {
+    static const int isas[] = {TI__ISA_SCALAR, TI__ISA_AVX2, TI__ISA_AVX512};
+    enum { N = 22001 };
+    static float x[N], y[N];
+    for (int ii = 0; ii < 3; ii++) {
+        if (ti__cpu_force_isa(isas[ii]) != isas[ii]) continue;
+        for (int act = 0; act < 2; act++) {
+            int a = act ? TI__ACT_SILU : TI__ACT_SIGMOID;
+            for (int i = 0; i < N; i++) x[i] = y[i] = -120.0f + 0.01f * (float)i + frand() * 1e-3f;
+            y[0] = x[0] = NAN;
+            y[1] = x[1] = INFINITY;
+            y[2] = x[2] = -INFINITY;
+            y[3] = x[3] = 0.0f;
+            y[4] = x[4] = -0.0f;
+            ti__act_block(a, 0.0f, 0.0f, NULL, y, N, 1, N);
+            int bad = 0;
+            double worst = 0;
+            for (int i = 0; i < N; i++) {
+                double xv = x[i], s = 1.0 / (1.0 + exp(-xv));
+                double want = act ? xv * s : s;
+                if (isnan(xv) || (act && isinf(xv) && xv < 0)) { /* NaN; SiLU(-inf): -inf/inf */
+                    if (!isnan(y[i]) && bad++ == 0) printf("  x %g: %g, expected NaN\n", xv, y[i]);
+                    continue;
+                }
+                if (isinf(want)) {
+                    if (y[i] != want && bad++ == 0) printf("  x %g: %g, expected %g\n", xv, y[i], want);
+                    continue;
+                }
+                double err = fabs((double)y[i] - want), tol = 6e-7 * fabs(want) + 1e-34;
+                if (fabs(want) > 1e-30) worst = fmax(worst, err / fabs(want));
+                if (!(err <= tol) && bad++ == 0)
+                    printf("  %s %s: x %.9g: %.9g, expected %.9g\n", ti__cpu_isa_name(isas[ii]),
+                           act ? "SiLU" : "sigmoid", xv, y[i], want);
+            }
+            printf("  %s %s: worst relative error %.2g\n", ti__cpu_isa_name(isas[ii]),
+                   act ? "SiLU" : "sigmoid", worst);
+            TI_CHECK_EQ_INT(bad, 0);
+        }
+    }
+    ti__cpu_force_isa(-1);
+}
+
 /* y: rows x ld floats (cols used), bias per row or none; every ISA this CPU has. */
 TI_TEST(block_matches_reference_on_every_isa) {
     static const int acts[] = {TI__ACT_NONE, TI__ACT_RELU, TI__ACT_CLIP, TI__ACT_LEAKY_RELU,
@@ -86,9 +139,14 @@ TI_TEST(block_matches_reference_on_every_isa) {
                                              : ti__act_apply(act, a, b, x[e] + bv);
                             }
                         ti__act_block(act, a, b, with_bias ? bias : NULL, y, LD, ROWS, cols);
+                        /* sigmoid and SiLU through the vector exp: within a few ulp (NaN
+                         * and infinities as the scalar loop) */
+                        int approx = isas[ii] != TI__ISA_SCALAR &&
+                                     (act == TI__ACT_SIGMOID || act == TI__ACT_SILU);
                         int bad = 0;
                         for (size_t e = 0; e < ROWS * LD; e++)
-                            if (memcmp(&y[e], &ref[e], sizeof(float)) != 0 && bad++ == 0)
+                            if (memcmp(&y[e], &ref[e], sizeof(float)) != 0 &&
+                                !(approx && close_enough(y[e], ref[e])) && bad++ == 0)
                                 printf("  %s act %d bias %d cols %zu: y[%zu][%zu] = %.9g, "
                                        "reference %.9g (x %.9g)\n",
                                        ti__cpu_isa_name(isas[ii]), act, with_bias, cols,
@@ -104,5 +162,6 @@ TI_TEST(block_matches_reference_on_every_isa) {
 int main(void) {
     TI_RUN(row_matches_reference);
     TI_RUN(block_matches_reference_on_every_isa);
+    TI_RUN(sigmoid_and_silu_accuracy);
     return ti_test_summary();
 }
