@@ -1265,10 +1265,17 @@ typedef struct ti__sgemm_isa {
  * function per (K, stride): row[K == 5][stride == 2], for K 3 or 5 and stride 1 or 2. */
 typedef void (*ti__dw_row_fn)(float *y, size_t n, const float *const *x, const float *const *w,
                               int nr, float bias, int clamp, float lo, float hi);
+/* Max pooling, one output row segment: for i in [0, n), y[i] is the running maximum over
+ * r < nr, q < K of x[r][i * S + q] in that order, starting from the first tap and taking a
+ * value only when it is greater (NaN never replaces, a NaN first tap stays): MaxPool's
+ * scalar rule, bit for bit. Every x[r] element read is inside the row. maxrow[S == 2]. */
+typedef void (*ti__maxpool_row_fn)(float *y, size_t n, const float *const *x, int nr, int K);
 typedef struct ti__dw_isa {
     int isa;
     ti__dw_row_fn row[2][2];
+    ti__maxpool_row_fn maxrow[2];
 } ti__dw_isa;
+TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void); /* cpu/conv_fast.c */
 
 /* Bias and fused activation on a block of float32 rows:
  *   y[r * ldy + i] = ti__act_apply(act, a, b, y[r * ldy + i] + (bias ? bias[r] : 0))
@@ -5319,10 +5326,29 @@ TI__DW_C_DEF(5, 1)
 TI__DW_C_DEF(5, 2)
 #undef TI__DW_C_DEF
 
+TI__PRIVATE void ti__mp_row_c(int S, float *y, size_t n, const float *const *x, int nr, int K) {
+    for (size_t i = 0; i < n; i++) {
+        float m = x[0][i * (size_t)S];
+        for (int r = 0; r < nr; r++)
+            for (int q = 0; q < K; q++) {
+                float v = x[r][i * (size_t)S + (size_t)q];
+                m = v > m ? v : m;
+            }
+        y[i] = m;
+    }
+}
+TI__PRIVATE void ti__mp_c_s1(float *y, size_t n, const float *const *x, int nr, int K) {
+    ti__mp_row_c(1, y, n, x, nr, K);
+}
+TI__PRIVATE void ti__mp_c_s2(float *y, size_t n, const float *const *x, int nr, int K) {
+    ti__mp_row_c(2, y, n, x, nr, K);
+}
+
 TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void) {
     static const ti__dw_isa scalar = {TI__ISA_SCALAR,
                                       {{ti__dw_c_k3s1, ti__dw_c_k3s2},
-                                       {ti__dw_c_k5s1, ti__dw_c_k5s2}}};
+                                       {ti__dw_c_k5s1, ti__dw_c_k5s2}},
+                                      {ti__mp_c_s1, ti__mp_c_s2}};
 #ifdef TI__X86_SIMD
     int isa = ti__cpu_isa();
     if (isa >= TI__ISA_AVX512) return ti__dw_avx512_isa();
@@ -10136,6 +10162,9 @@ TI__PRIVATE void ti__pool_taps(const ti__poolp *p, int j, int64_t o, int64_t *lo
     *hi_pad = TI__MIN(c, p->k[j]);
 }
 
+/* Output columns whose tap ranges ti__pool_planes_f32 keeps on the stack (6 KiB). */
+#define TI__POOL_COLS 512
+
 /* float32 MaxPool / AveragePool over up to 2 spatial dims, undilated, no Indices output:
  * the windows' tap ranges found once per row and column, float compares for max (exact),
  * a double sum for the average (as the general path, so both give the same bits). */
@@ -10144,6 +10173,27 @@ TI__PRIVATE void ti__pool_planes_f32(const ti__pool_job *j, size_t begin, size_t
     const float *xf = (const float *)j->x->data;
     float *yf = (float *)j->y->data;
     int64_t oh_n = p->out[1], ow_n = p->out[2], iw_n = p->in[2];
+    /* the columns' tap ranges, the same for every row and plane: found once (three
+     * divisions each, which cost more than a 3x3 window) when the row is not too long */
+    int32_t cols[TI__POOL_COLS][3];
+    int have_cols = ow_n <= TI__POOL_COLS;
+    for (int64_t ow = 0; have_cols && ow < ow_n; ow++) {
+        int64_t lo, hi, pad;
+        ti__pool_taps(p, 2, ow, &lo, &hi, &pad);
+        cols[ow][0] = (int32_t)lo;
+        cols[ow][1] = (int32_t)hi;
+        cols[ow][2] = (int32_t)pad;
+    }
+    /* max pooling, stride 1 or 2: the columns whose window lies inside the row, [clo, chi),
+     * go through the vector row kernel of the depthwise convolution's ISA set */
+    int64_t clo = 0, chi = 0, kw_n = p->k[2], sw = p->s[2];
+    ti__maxpool_row_fn maxrow = NULL;
+    if (have_cols && j->kind == TI__POOL_MAX && (sw == 1 || sw == 2) && p->k[1] <= 16) {
+        while (clo < ow_n && !(cols[clo][0] == 0 && cols[clo][1] == kw_n)) clo++;
+        chi = clo;
+        while (chi < ow_n && cols[chi][0] == 0 && cols[chi][1] == kw_n) chi++;
+        if (chi > clo) maxrow = ti__dw_pick_isa()->maxrow[sw == 2];
+    }
     for (size_t pl = begin; pl < end; pl++) {
         const float *x = xf + pl * p->in_sp;
         float *y = yf + pl * p->out_sp;
@@ -10151,9 +10201,24 @@ TI__PRIVATE void ti__pool_planes_f32(const ti__pool_job *j, size_t begin, size_t
             int64_t hlo, hhi, hpad;
             ti__pool_taps(p, 1, oh, &hlo, &hhi, &hpad);
             int64_t ih0 = oh * p->s[1] - p->pb[1];
+            int vec = maxrow != NULL && hlo < hhi;
+            if (vec) {
+                const float *xr[16];
+                for (int64_t r = 0; r < hhi - hlo; r++)
+                    xr[r] = x + (ih0 + hlo + r) * iw_n + clo * sw - p->pb[2];
+                maxrow(y + oh * ow_n + clo, (size_t)(chi - clo), xr, (int)(hhi - hlo), (int)kw_n);
+            }
             for (int64_t ow = 0; ow < ow_n; ow++) {
                 int64_t wlo, whi, wpad;
-                ti__pool_taps(p, 2, ow, &wlo, &whi, &wpad);
+                if (vec && ow == clo) ow = chi; /* done by the row kernel */
+                if (ow >= ow_n) break;
+                if (have_cols) {
+                    wlo = cols[ow][0];
+                    whi = cols[ow][1];
+                    wpad = cols[ow][2];
+                } else {
+                    ti__pool_taps(p, 2, ow, &wlo, &whi, &wpad);
+                }
                 int64_t iw0 = ow * p->s[2] - p->pb[2];
                 float out;
                 if (j->kind == TI__POOL_MAX) { /* the first tap, then only larger ones (NaN: never) */
@@ -21358,10 +21423,35 @@ TI__DW256_DEF(3, 2)
 TI__DW256_DEF(5, 1)
 TI__DW256_DEF(5, 2)
 
+/* Max pooling rows (ti__maxpool_row_fn): max_ps(v, m) returns m unless v > m, which is
+ * the scalar rule for NaN and signed zeros too. */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__mp256_row(const int S, float *y, size_t n,
+                                                  const float *const *x, int nr, int K) {
+    for (size_t i = 0; i < n; i += 8) {
+        long m = (long)(n - i < 8 ? n - i : 8);
+        __m256 acc = ti__dw256_load(S, x[0] + i * (size_t)S, m);
+        for (int r = 0; r < nr; r++) {
+            const float *xr = x[r] + i * (size_t)S;
+            for (int q = 0; q < K; q++) acc = _mm256_max_ps(ti__dw256_load(S, xr + q, m), acc);
+        }
+        if (m >= 8) _mm256_storeu_ps(y + i, acc);
+        else _mm256_maskstore_ps(y + i, ti__dw256_mask(m), acc);
+    }
+}
+static __attribute__((noinline, unused)) TI__TARGET_AVX2 void
+ti__mp256_s1(float *y, size_t n, const float *const *x, int nr, int K) {
+    ti__mp256_row(1, y, n, x, nr, K);
+}
+static __attribute__((noinline, unused)) TI__TARGET_AVX2 void
+ti__mp256_s2(float *y, size_t n, const float *const *x, int nr, int K) {
+    ti__mp256_row(2, y, n, x, nr, K);
+}
+
 TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
     static const ti__dw_isa isa = {TI__ISA_AVX2,
                                    {{ti__dw256_k3s1, ti__dw256_k3s2},
-                                    {ti__dw256_k5s1, ti__dw256_k5s2}}};
+                                    {ti__dw256_k5s1, ti__dw256_k5s2}},
+                                   {ti__mp256_s1, ti__mp256_s2}};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
@@ -21429,10 +21519,37 @@ TI__DW512_DEF(3, 2)
 TI__DW512_DEF(5, 1)
 TI__DW512_DEF(5, 2)
 
+/* Max pooling rows (ti__maxpool_row_fn): max_ps(v, m) returns m unless v > m, which is
+ * the scalar rule for NaN and signed zeros too. */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__mp512_row(const int S, float *y, size_t n,
+                                                    const float *const *x, int nr, int K) {
+    __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    for (size_t i = 0; i < n; i += 16) {
+        long m = (long)(n - i < 16 ? n - i : 16);
+        __m512 acc = ti__dw512_load(S, x[0] + i * (size_t)S, m, even);
+        for (int r = 0; r < nr; r++) {
+            const float *xr = x[r] + i * (size_t)S;
+            for (int q = 0; q < K; q++)
+                acc = _mm512_max_ps(ti__dw512_load(S, xr + q, m, even), acc);
+        }
+        if (m >= 16) _mm512_storeu_ps(y + i, acc);
+        else _mm512_mask_storeu_ps(y + i, ti__dw512_mask(m), acc);
+    }
+}
+static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
+ti__mp512_s1(float *y, size_t n, const float *const *x, int nr, int K) {
+    ti__mp512_row(1, y, n, x, nr, K);
+}
+static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
+ti__mp512_s2(float *y, size_t n, const float *const *x, int nr, int K) {
+    ti__mp512_row(2, y, n, x, nr, K);
+}
+
 TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
     static const ti__dw_isa isa = {TI__ISA_AVX512,
                                    {{ti__dw512_k3s1, ti__dw512_k3s2},
-                                    {ti__dw512_k5s1, ti__dw512_k5s2}}};
+                                    {ti__dw512_k5s1, ti__dw512_k5s2}},
+                                   {ti__mp512_s1, ti__mp512_s2}};
     return &isa;
 }
 #endif /* TI__X86_SIMD */

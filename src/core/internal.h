@@ -279,10 +279,17 @@ typedef struct ti__sgemm_isa {
  * function per (K, stride): row[K == 5][stride == 2], for K 3 or 5 and stride 1 or 2. */
 typedef void (*ti__dw_row_fn)(float *y, size_t n, const float *const *x, const float *const *w,
                               int nr, float bias, int clamp, float lo, float hi);
+/* Max pooling, one output row segment: for i in [0, n), y[i] is the running maximum over
+ * r < nr, q < K of x[r][i * S + q] in that order, starting from the first tap and taking a
+ * value only when it is greater (NaN never replaces, a NaN first tap stays): MaxPool's
+ * scalar rule, bit for bit. Every x[r] element read is inside the row. maxrow[S == 2]. */
+typedef void (*ti__maxpool_row_fn)(float *y, size_t n, const float *const *x, int nr, int K);
 typedef struct ti__dw_isa {
     int isa;
     ti__dw_row_fn row[2][2];
+    ti__maxpool_row_fn maxrow[2];
 } ti__dw_isa;
+TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void); /* cpu/conv_fast.c */
 
 /* Bias and fused activation on a block of float32 rows:
  *   y[r * ldy + i] = ti__act_apply(act, a, b, y[r * ldy + i] + (bias ? bias[r] : 0))

@@ -38,10 +38,29 @@ TI__DW_C_DEF(5, 1)
 TI__DW_C_DEF(5, 2)
 #undef TI__DW_C_DEF
 
+TI__PRIVATE void ti__mp_row_c(int S, float *y, size_t n, const float *const *x, int nr, int K) {
+    for (size_t i = 0; i < n; i++) {
+        float m = x[0][i * (size_t)S];
+        for (int r = 0; r < nr; r++)
+            for (int q = 0; q < K; q++) {
+                float v = x[r][i * (size_t)S + (size_t)q];
+                m = v > m ? v : m;
+            }
+        y[i] = m;
+    }
+}
+TI__PRIVATE void ti__mp_c_s1(float *y, size_t n, const float *const *x, int nr, int K) {
+    ti__mp_row_c(1, y, n, x, nr, K);
+}
+TI__PRIVATE void ti__mp_c_s2(float *y, size_t n, const float *const *x, int nr, int K) {
+    ti__mp_row_c(2, y, n, x, nr, K);
+}
+
 TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void) {
     static const ti__dw_isa scalar = {TI__ISA_SCALAR,
                                       {{ti__dw_c_k3s1, ti__dw_c_k3s2},
-                                       {ti__dw_c_k5s1, ti__dw_c_k5s2}}};
+                                       {ti__dw_c_k5s1, ti__dw_c_k5s2}},
+                                      {ti__mp_c_s1, ti__mp_c_s2}};
 #ifdef TI__X86_SIMD
     int isa = ti__cpu_isa();
     if (isa >= TI__ISA_AVX512) return ti__dw_avx512_isa();

@@ -171,6 +171,9 @@ TI__PRIVATE void ti__pool_taps(const ti__poolp *p, int j, int64_t o, int64_t *lo
     *hi_pad = TI__MIN(c, p->k[j]);
 }
 
+/* Output columns whose tap ranges ti__pool_planes_f32 keeps on the stack (6 KiB). */
+#define TI__POOL_COLS 512
+
 /* float32 MaxPool / AveragePool over up to 2 spatial dims, undilated, no Indices output:
  * the windows' tap ranges found once per row and column, float compares for max (exact),
  * a double sum for the average (as the general path, so both give the same bits). */
@@ -179,6 +182,27 @@ TI__PRIVATE void ti__pool_planes_f32(const ti__pool_job *j, size_t begin, size_t
     const float *xf = (const float *)j->x->data;
     float *yf = (float *)j->y->data;
     int64_t oh_n = p->out[1], ow_n = p->out[2], iw_n = p->in[2];
+    /* the columns' tap ranges, the same for every row and plane: found once (three
+     * divisions each, which cost more than a 3x3 window) when the row is not too long */
+    int32_t cols[TI__POOL_COLS][3];
+    int have_cols = ow_n <= TI__POOL_COLS;
+    for (int64_t ow = 0; have_cols && ow < ow_n; ow++) {
+        int64_t lo, hi, pad;
+        ti__pool_taps(p, 2, ow, &lo, &hi, &pad);
+        cols[ow][0] = (int32_t)lo;
+        cols[ow][1] = (int32_t)hi;
+        cols[ow][2] = (int32_t)pad;
+    }
+    /* max pooling, stride 1 or 2: the columns whose window lies inside the row, [clo, chi),
+     * go through the vector row kernel of the depthwise convolution's ISA set */
+    int64_t clo = 0, chi = 0, kw_n = p->k[2], sw = p->s[2];
+    ti__maxpool_row_fn maxrow = NULL;
+    if (have_cols && j->kind == TI__POOL_MAX && (sw == 1 || sw == 2) && p->k[1] <= 16) {
+        while (clo < ow_n && !(cols[clo][0] == 0 && cols[clo][1] == kw_n)) clo++;
+        chi = clo;
+        while (chi < ow_n && cols[chi][0] == 0 && cols[chi][1] == kw_n) chi++;
+        if (chi > clo) maxrow = ti__dw_pick_isa()->maxrow[sw == 2];
+    }
     for (size_t pl = begin; pl < end; pl++) {
         const float *x = xf + pl * p->in_sp;
         float *y = yf + pl * p->out_sp;
@@ -186,9 +210,24 @@ TI__PRIVATE void ti__pool_planes_f32(const ti__pool_job *j, size_t begin, size_t
             int64_t hlo, hhi, hpad;
             ti__pool_taps(p, 1, oh, &hlo, &hhi, &hpad);
             int64_t ih0 = oh * p->s[1] - p->pb[1];
+            int vec = maxrow != NULL && hlo < hhi;
+            if (vec) {
+                const float *xr[16];
+                for (int64_t r = 0; r < hhi - hlo; r++)
+                    xr[r] = x + (ih0 + hlo + r) * iw_n + clo * sw - p->pb[2];
+                maxrow(y + oh * ow_n + clo, (size_t)(chi - clo), xr, (int)(hhi - hlo), (int)kw_n);
+            }
             for (int64_t ow = 0; ow < ow_n; ow++) {
                 int64_t wlo, whi, wpad;
-                ti__pool_taps(p, 2, ow, &wlo, &whi, &wpad);
+                if (vec && ow == clo) ow = chi; /* done by the row kernel */
+                if (ow >= ow_n) break;
+                if (have_cols) {
+                    wlo = cols[ow][0];
+                    whi = cols[ow][1];
+                    wpad = cols[ow][2];
+                } else {
+                    ti__pool_taps(p, 2, ow, &wlo, &whi, &wpad);
+                }
                 int64_t iw0 = ow * p->s[2] - p->pb[2];
                 float out;
                 if (j->kind == TI__POOL_MAX) { /* the first tap, then only larger ones (NaN: never) */

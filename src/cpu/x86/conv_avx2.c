@@ -58,10 +58,35 @@ TI__DW256_DEF(3, 2)
 TI__DW256_DEF(5, 1)
 TI__DW256_DEF(5, 2)
 
+/* Max pooling rows (ti__maxpool_row_fn): max_ps(v, m) returns m unless v > m, which is
+ * the scalar rule for NaN and signed zeros too. */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__mp256_row(const int S, float *y, size_t n,
+                                                  const float *const *x, int nr, int K) {
+    for (size_t i = 0; i < n; i += 8) {
+        long m = (long)(n - i < 8 ? n - i : 8);
+        __m256 acc = ti__dw256_load(S, x[0] + i * (size_t)S, m);
+        for (int r = 0; r < nr; r++) {
+            const float *xr = x[r] + i * (size_t)S;
+            for (int q = 0; q < K; q++) acc = _mm256_max_ps(ti__dw256_load(S, xr + q, m), acc);
+        }
+        if (m >= 8) _mm256_storeu_ps(y + i, acc);
+        else _mm256_maskstore_ps(y + i, ti__dw256_mask(m), acc);
+    }
+}
+static __attribute__((noinline, unused)) TI__TARGET_AVX2 void
+ti__mp256_s1(float *y, size_t n, const float *const *x, int nr, int K) {
+    ti__mp256_row(1, y, n, x, nr, K);
+}
+static __attribute__((noinline, unused)) TI__TARGET_AVX2 void
+ti__mp256_s2(float *y, size_t n, const float *const *x, int nr, int K) {
+    ti__mp256_row(2, y, n, x, nr, K);
+}
+
 TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
     static const ti__dw_isa isa = {TI__ISA_AVX2,
                                    {{ti__dw256_k3s1, ti__dw256_k3s2},
-                                    {ti__dw256_k5s1, ti__dw256_k5s2}}};
+                                    {ti__dw256_k5s1, ti__dw256_k5s2}},
+                                   {ti__mp256_s1, ti__mp256_s2}};
     return &isa;
 }
 #endif /* TI__X86_SIMD */

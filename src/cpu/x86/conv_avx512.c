@@ -59,10 +59,37 @@ TI__DW512_DEF(3, 2)
 TI__DW512_DEF(5, 1)
 TI__DW512_DEF(5, 2)
 
+/* Max pooling rows (ti__maxpool_row_fn): max_ps(v, m) returns m unless v > m, which is
+ * the scalar rule for NaN and signed zeros too. */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__mp512_row(const int S, float *y, size_t n,
+                                                    const float *const *x, int nr, int K) {
+    __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    for (size_t i = 0; i < n; i += 16) {
+        long m = (long)(n - i < 16 ? n - i : 16);
+        __m512 acc = ti__dw512_load(S, x[0] + i * (size_t)S, m, even);
+        for (int r = 0; r < nr; r++) {
+            const float *xr = x[r] + i * (size_t)S;
+            for (int q = 0; q < K; q++)
+                acc = _mm512_max_ps(ti__dw512_load(S, xr + q, m, even), acc);
+        }
+        if (m >= 16) _mm512_storeu_ps(y + i, acc);
+        else _mm512_mask_storeu_ps(y + i, ti__dw512_mask(m), acc);
+    }
+}
+static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
+ti__mp512_s1(float *y, size_t n, const float *const *x, int nr, int K) {
+    ti__mp512_row(1, y, n, x, nr, K);
+}
+static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
+ti__mp512_s2(float *y, size_t n, const float *const *x, int nr, int K) {
+    ti__mp512_row(2, y, n, x, nr, K);
+}
+
 TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
     static const ti__dw_isa isa = {TI__ISA_AVX512,
                                    {{ti__dw512_k3s1, ti__dw512_k3s2},
-                                    {ti__dw512_k5s1, ti__dw512_k5s2}}};
+                                    {ti__dw512_k5s1, ti__dw512_k5s2}},
+                                   {ti__mp512_s1, ti__mp512_s2}};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
