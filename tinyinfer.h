@@ -1136,7 +1136,10 @@ typedef struct ti__node {
 enum {
     TI__PACK_NONE = 0,
     TI__PACK_WINO43 = 1, /* Conv: Winograd F(4x4,3x3) U[36][M][C] */
-    TI__PACK_QGEMM = 2   /* 8-bit conv / matrix kernels: a ti__qpack (core/qgemm.c) */
+    TI__PACK_QGEMM = 2,  /* 8-bit conv / matrix kernels: a ti__qpack (core/qgemm.c) */
+    TI__PACK_ATRANS = 3  /* float32 Conv by GEMM: each group's weights transposed, K x ld
+                            floats (ld >= M / group, chosen so the rows are free of L1 set
+                            conflicts); packed_bytes = group * K * ld * 4 */
 };
 
 /* A tensor of the graph: its declared type and shape, and its data when constant. */
@@ -4424,6 +4427,7 @@ TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_
 TI__PRIVATE void ti__sgemm_ex(int transA, int transB, size_t M, size_t N, size_t K, float alpha,
                               const float *A, size_t lda, const float *B, size_t ldb, float beta,
                               float *C, size_t ldc, const ti__gemm_epi *epi, ti__threadpool *tp);
+TI__PRIVATE int ti__sgemm_set_conflicts(size_t stride);
 /* Defined in conv_fast.c, which comes later in the amalgamation. */
 struct ti__convp;
 TI__PRIVATE int ti__conv_dw_ok(const struct ti__convp *p);
@@ -4895,6 +4899,8 @@ typedef struct ti__conv_tiles {
     const float *w;
     float *y;
     size_t mg, kdim, nt, slots;
+    int wt;     /* w is the prepacked transpose (TI__PACK_ATRANS): K x lw */
+    size_t lw;  /* w's leading dimension */
     const ti__gemm_epi *epi; /* bias of the group's channels and the activation */
 } ti__conv_tiles;
 
@@ -4908,7 +4914,7 @@ TI__PRIVATE void ti__conv_tile_slots(void *ctx, size_t begin, size_t end) {
             j.c0 = c0;
             j.nt = TI__MIN(t->nt, p->out_sp - c0);
             ti__conv_im2col(&j, 0, t->kdim);
-            ti__sgemm_ex(0, 0, t->mg, j.nt, t->kdim, 1.0f, t->w, t->kdim, j.col, j.nt, 0.0f,
+            ti__sgemm_ex(t->wt, 0, t->mg, j.nt, t->kdim, 1.0f, t->w, t->lw, j.col, j.nt, 0.0f,
                          t->y + c0, p->out_sp, t->epi, NULL);
         }
     }
@@ -4961,10 +4967,21 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
                              "scratch of %zu bytes is too small for one im2col column",
                              k->scratch_bytes);
     }
+    /* the weights as the prepack pass transposed them (rows free of L1 set conflicts, so
+     * the GEMM reads them in place instead of repacking them on every call), or as given */
+    size_t lw = kdim;
+    int wt = 0;
+    if (k->node->packed_kind == TI__PACK_ATRANS && k->node->packed != NULL &&
+        kdim * (size_t)p->group > 0 &&
+        k->node->packed_bytes % (kdim * (size_t)p->group * sizeof(float)) == 0) {
+        lw = k->node->packed_bytes / (kdim * (size_t)p->group * sizeof(float));
+        wt = lw >= mg;
+        if (!wt) lw = kdim;
+    }
     for (size_t n = 0; n < (size_t)p->n; n++)
         for (size_t g = 0; g < (size_t)p->group; g++) {
             const float *x = j.x + (n * (size_t)p->c + g * cg) * p->in_sp;
-            const float *w = j.w + g * mg * kdim;
+            const float *w = wt ? (const float *)k->node->packed + g * lw * kdim : j.w + g * mg * kdim;
             float *y = j.y + (n * (size_t)p->m + g * mg) * p->out_sp;
             /* bias and activation are applied by the GEMM, block by block while in cache */
             ti__gemm_epi epi;
@@ -4973,7 +4990,7 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
             epi.a = j.act_a;
             epi.b = j.act_b;
             if (path == TI__CONV_1X1) {
-                ti__sgemm_ex(0, 0, mg, p->out_sp, cg, 1.0f, w, cg, x, p->in_sp, 0.0f, y,
+                ti__sgemm_ex(wt, 0, mg, p->out_sp, cg, 1.0f, w, lw, x, p->in_sp, 0.0f, y,
                              p->out_sp, &epi, k->tp);
                 continue;
             }
@@ -4984,6 +5001,8 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
                 ti__conv_tiles t;
                 t.j = &jg;
                 t.w = w;
+                t.wt = wt;
+                t.lw = lw;
                 t.y = y;
                 t.mg = mg;
                 t.kdim = kdim;
@@ -4998,7 +5017,7 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
                 jg.nt = TI__MIN(nt, p->out_sp - c0);
                 ti__parallel_for(k->tp, kdim, TI__MAX((size_t)1, 16384 / jg.nt),
                                  ti__conv_im2col, &jg);
-                ti__sgemm_ex(0, 0, mg, jg.nt, kdim, 1.0f, w, kdim, jg.col, jg.nt, 0.0f,
+                ti__sgemm_ex(wt, 0, mg, jg.nt, kdim, 1.0f, w, lw, jg.col, jg.nt, 0.0f,
                              y + c0, p->out_sp, &epi, k->tp);
             }
         }
@@ -5781,6 +5800,33 @@ TI__PRIVATE int ti__conv_wino_run(ti__kctx *k, const ti__convp *p) {
 /* Planning: packs the weights of a Conv that will run by Winograd into pool memory and
  * records them on the plan's node. Anything it cannot use is left unpacked (not an error):
  * the kernel then takes im2col. Returns TI_ERR_OUT_OF_MEMORY only. */
+/* A conv that runs as a GEMM on its weights (pointwise or im2col paths) whose weight rows
+ * (K floats each) fall into too few L1 sets: the GEMM would repack the weights on every
+ * call, one cache-missing load per element (a third of ResNet-18's time, perf). Stored
+ * transposed once instead, with a row stride that avoids the conflicts, the GEMM reads
+ * them in place. Costs the weights' size again in the plan. */
+TI__PRIVATE ti_status ti__conv_prepack_atrans(ti__node *node, ti__pool *pool, const ti__convp *p,
+                                              const float *w) {
+    size_t mg = (size_t)p->mg, kdim = (size_t)p->cg * p->kprod, groups = (size_t)p->group;
+    if (ti__conv_dw_ok(p) || p->mg < 4 || kdim == 0 || !ti__sgemm_set_conflicts(kdim))
+        return TI_OK;
+    size_t ld = mg;
+    for (int tries = 0; tries < 16 && ti__sgemm_set_conflicts(ld); tries++) ld += 16;
+    size_t bytes = groups * kdim * ld * sizeof(float);
+    float *t = (float *)ti__pool_alloc(pool, bytes);
+    if (t == NULL) return TI_ERR_OUT_OF_MEMORY;
+    for (size_t g = 0; g < groups; g++) {
+        const float *wg = w + g * mg * kdim;
+        float *tg = t + g * kdim * ld;
+        for (size_t q = 0; q < kdim; q++)
+            for (size_t r = 0; r < ld; r++) tg[q * ld + r] = r < mg ? wg[r * kdim + q] : 0.0f;
+    }
+    node->packed_kind = TI__PACK_ATRANS;
+    node->packed = t;
+    node->packed_bytes = bytes;
+    return TI_OK;
+}
+
 TI__PRIVATE ti_status ti__conv_prepack(ti__kctx *k, ti__node *node, ti__pool *pool) {
     ti__convp p;
     if (k->n_in < 2 || k->in[0] == NULL || k->in[1] == NULL || k->in[1]->data == NULL ||
@@ -5790,7 +5836,8 @@ TI__PRIVATE ti_status ti__conv_prepack(ti__kctx *k, ti__node *node, ti__pool *po
     k->err = &tmp;
     ti_status e = ti__conv_params(k, 0, &p);
     k->err = saved;
-    if (e != TI_OK || !ti__conv_wino_ok(&p)) return TI_OK;
+    if (e != TI_OK) return TI_OK;
+    if (!ti__conv_wino_ok(&p)) return ti__conv_prepack_atrans(node, pool, &p, (const float *)k->in[1]->data);
     size_t bytes = 36 * (size_t)p.m * (size_t)p.c * sizeof(float);
     float *u = (float *)ti__pool_alloc(pool, bytes);
     if (u == NULL) return TI_ERR_OUT_OF_MEMORY;

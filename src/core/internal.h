@@ -150,7 +150,10 @@ typedef struct ti__node {
 enum {
     TI__PACK_NONE = 0,
     TI__PACK_WINO43 = 1, /* Conv: Winograd F(4x4,3x3) U[36][M][C] */
-    TI__PACK_QGEMM = 2   /* 8-bit conv / matrix kernels: a ti__qpack (core/qgemm.c) */
+    TI__PACK_QGEMM = 2,  /* 8-bit conv / matrix kernels: a ti__qpack (core/qgemm.c) */
+    TI__PACK_ATRANS = 3  /* float32 Conv by GEMM: each group's weights transposed, K x ld
+                            floats (ld >= M / group, chosen so the rows are free of L1 set
+                            conflicts); packed_bytes = group * K * ld * 4 */
 };
 
 /* A tensor of the graph: its declared type and shape, and its data when constant. */

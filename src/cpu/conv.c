@@ -13,6 +13,7 @@ TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_
 TI__PRIVATE void ti__sgemm_ex(int transA, int transB, size_t M, size_t N, size_t K, float alpha,
                               const float *A, size_t lda, const float *B, size_t ldb, float beta,
                               float *C, size_t ldc, const ti__gemm_epi *epi, ti__threadpool *tp);
+TI__PRIVATE int ti__sgemm_set_conflicts(size_t stride);
 /* Defined in conv_fast.c, which comes later in the amalgamation. */
 struct ti__convp;
 TI__PRIVATE int ti__conv_dw_ok(const struct ti__convp *p);
@@ -484,6 +485,8 @@ typedef struct ti__conv_tiles {
     const float *w;
     float *y;
     size_t mg, kdim, nt, slots;
+    int wt;     /* w is the prepacked transpose (TI__PACK_ATRANS): K x lw */
+    size_t lw;  /* w's leading dimension */
     const ti__gemm_epi *epi; /* bias of the group's channels and the activation */
 } ti__conv_tiles;
 
@@ -497,7 +500,7 @@ TI__PRIVATE void ti__conv_tile_slots(void *ctx, size_t begin, size_t end) {
             j.c0 = c0;
             j.nt = TI__MIN(t->nt, p->out_sp - c0);
             ti__conv_im2col(&j, 0, t->kdim);
-            ti__sgemm_ex(0, 0, t->mg, j.nt, t->kdim, 1.0f, t->w, t->kdim, j.col, j.nt, 0.0f,
+            ti__sgemm_ex(t->wt, 0, t->mg, j.nt, t->kdim, 1.0f, t->w, t->lw, j.col, j.nt, 0.0f,
                          t->y + c0, p->out_sp, t->epi, NULL);
         }
     }
@@ -550,10 +553,21 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
                              "scratch of %zu bytes is too small for one im2col column",
                              k->scratch_bytes);
     }
+    /* the weights as the prepack pass transposed them (rows free of L1 set conflicts, so
+     * the GEMM reads them in place instead of repacking them on every call), or as given */
+    size_t lw = kdim;
+    int wt = 0;
+    if (k->node->packed_kind == TI__PACK_ATRANS && k->node->packed != NULL &&
+        kdim * (size_t)p->group > 0 &&
+        k->node->packed_bytes % (kdim * (size_t)p->group * sizeof(float)) == 0) {
+        lw = k->node->packed_bytes / (kdim * (size_t)p->group * sizeof(float));
+        wt = lw >= mg;
+        if (!wt) lw = kdim;
+    }
     for (size_t n = 0; n < (size_t)p->n; n++)
         for (size_t g = 0; g < (size_t)p->group; g++) {
             const float *x = j.x + (n * (size_t)p->c + g * cg) * p->in_sp;
-            const float *w = j.w + g * mg * kdim;
+            const float *w = wt ? (const float *)k->node->packed + g * lw * kdim : j.w + g * mg * kdim;
             float *y = j.y + (n * (size_t)p->m + g * mg) * p->out_sp;
             /* bias and activation are applied by the GEMM, block by block while in cache */
             ti__gemm_epi epi;
@@ -562,7 +576,7 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
             epi.a = j.act_a;
             epi.b = j.act_b;
             if (path == TI__CONV_1X1) {
-                ti__sgemm_ex(0, 0, mg, p->out_sp, cg, 1.0f, w, cg, x, p->in_sp, 0.0f, y,
+                ti__sgemm_ex(wt, 0, mg, p->out_sp, cg, 1.0f, w, lw, x, p->in_sp, 0.0f, y,
                              p->out_sp, &epi, k->tp);
                 continue;
             }
@@ -573,6 +587,8 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
                 ti__conv_tiles t;
                 t.j = &jg;
                 t.w = w;
+                t.wt = wt;
+                t.lw = lw;
                 t.y = y;
                 t.mg = mg;
                 t.kdim = kdim;
@@ -587,7 +603,7 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
                 jg.nt = TI__MIN(nt, p->out_sp - c0);
                 ti__parallel_for(k->tp, kdim, TI__MAX((size_t)1, 16384 / jg.nt),
                                  ti__conv_im2col, &jg);
-                ti__sgemm_ex(0, 0, mg, jg.nt, kdim, 1.0f, w, kdim, jg.col, jg.nt, 0.0f,
+                ti__sgemm_ex(wt, 0, mg, jg.nt, kdim, 1.0f, w, lw, jg.col, jg.nt, 0.0f,
                              y + c0, p->out_sp, &epi, k->tp);
             }
         }

@@ -7,7 +7,8 @@
  * batch 2, every fused activation kind. Outputs start as NaN, so an element a path forgets
  * fails. Scratch is exactly what the path's scratch function asks for (ASan sees overruns),
  * and once much less (the im2col path must shrink its tiles). Then whole sessions: the
- * prepack pass packs Winograd weights at planning and the session's output matches. */
+ * prepack pass packs Winograd weights (and, for GEMM convs whose weight rows conflict in
+ * L1, transposed weights) at planning and the session's output matches. */
 #define TINYINFER_IMPLEMENTATION
 #include "tinyinfer.h"
 #include "ti_test.h"
@@ -404,8 +405,10 @@ static unsigned char *conv_model(int64_t c, int64_t m, int64_t h, int64_t w, int
     return ob_finish(&mb, size);
 }
 
+/* expect: the TI__PACK_* kind the planner gives the conv (TI__PACK_NONE: none) */
 static void session_case(int64_t c, int64_t m, int64_t h, int64_t w, int64_t group,
-                         int expect_wino) {
+                         int expect) {
+    int expect_wino = expect == TI__PACK_WINO43;
     ccase cc;
     memset(&cc, 0, sizeof cc);
     cc.n = 1, cc.c = c, cc.m = m, cc.h = h, cc.w = w, cc.group = group;
@@ -432,9 +435,14 @@ static void session_case(int64_t c, int64_t m, int64_t h, int64_t w, int64_t gro
             printf("  session: %s\n", err.message);
             continue;
         }
-        int packed = 0;
-        for (int n = 0; n < s->n_nodes; n++) packed += s->nodes[n].packed_kind == TI__PACK_WINO43;
-        TI_CHECK_EQ_INT(packed, expect_wino);
+        int packed = 0, kind = TI__PACK_NONE;
+        for (int n = 0; n < s->n_nodes; n++)
+            if (s->nodes[n].packed_kind != TI__PACK_NONE) {
+                packed++;
+                kind = s->nodes[n].packed_kind;
+            }
+        TI_CHECK_EQ_INT(packed, expect != TI__PACK_NONE);
+        TI_CHECK_EQ_INT(kind, expect);
         memcpy(ti_session_input(s, 0)->data, r.x.data, r.x.size_bytes);
         TI_CHECK_EQ_INT(ti_session_run(s, &err), TI_OK);
         const float *y = (const float *)ti_session_output(s, 0)->data;
@@ -456,9 +464,13 @@ static void session_case(int64_t c, int64_t m, int64_t h, int64_t w, int64_t gro
 }
 
 TI_TEST(sessions_pack_and_match) {
-    session_case(32, 24, 29, 31, 1, 1); /* Winograd: packed at planning */
-    session_case(4, 8, 29, 31, 1, 0);   /* below the channel threshold: im2col */
-    session_case(24, 24, 19, 21, 24, 0); /* depthwise */
+    session_case(32, 24, 29, 31, 1, TI__PACK_WINO43); /* Winograd: packed at planning */
+    session_case(4, 8, 29, 31, 1, TI__PACK_NONE);      /* below the channel threshold: im2col */
+    session_case(24, 24, 19, 21, 24, TI__PACK_NONE);   /* depthwise */
+    /* im2col with weight rows of 1152 floats (L1 set conflicts): transposed at planning,
+     * one group and two (each group's block transposed on its own) */
+    session_case(128, 40, 5, 7, 1, TI__PACK_ATRANS);
+    session_case(256, 16, 6, 5, 2, TI__PACK_ATRANS);
 }
 
 int main(void) {
