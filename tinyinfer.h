@@ -1105,7 +1105,7 @@ TI__PRIVATE float ti__act_apply(int act, float a, float b, float x) {
         return y < 0.0f ? 0.0f : (y > 1.0f ? 1.0f : y);
     }
     case TI__ACT_HARD_SWISH: {
-        float y = x / 6.0f + 0.5f;
+        float y = x * (1.0f / 6.0f) + 0.5f; /* ONNX: alpha x + beta, alpha = 1/6 */
         return x * (y < 0.0f ? 0.0f : (y > 1.0f ? 1.0f : y));
     }
     case TI__ACT_TANH: return tanhf(x);
@@ -4803,7 +4803,7 @@ TI__PRIVATE void ti__act_row(int act, float a, float b, float bias, float *y, si
         return;
     case TI__ACT_HARD_SWISH:
         for (size_t i = 0; i < n; i++) {
-            float x = y[i] + bias, h = x / 6.0f + 0.5f;
+            float x = y[i] + bias, h = x * (1.0f / 6.0f) + 0.5f;
             y[i] = x * (h < 0.0f ? 0.0f : (h > 1.0f ? 1.0f : h));
         }
         return;
@@ -21272,8 +21272,8 @@ TI__PRIVATE const ti__op ti__ops_unary[] = {
  *                                     and for +-0 pairs, as the comparison does;
  *   CLIP:       x < a ? a : (x > b ? b : x) == min(b, max(a, x)) with the second operand
  *                                     returned for NaN and ties: x;
- *   HARD_SWISH: h = x / 6 + 0.5; x * min(1, max(0, h)) (h itself when NaN).
- * Division, addition and multiplication are the IEEE operations the scalar code does;
+ *   HARD_SWISH: h = x * (1/6) + 0.5; x * min(1, max(0, h)) (h itself when NaN).
+ * Additions, multiplications and divisions are the IEEE operations the scalar code does;
  * nothing is contracted into an FMA. */
 
 /* exp(x): x = n ln2 + r with |r| <= ln2 / 2 (ln2 in two parts, so r is exact to about
@@ -21332,7 +21332,7 @@ TI__PRIVATE TI__TARGET_AVX512 int ti__act_block_avx512(int act, float a, float b
         (act == TI__ACT_CLIP && !(a <= b))) /* min above max: the scalar order decides */
         return 0;
     const __m512 va = _mm512_set1_ps(a), vb = _mm512_set1_ps(b), zero = _mm512_setzero_ps();
-    const __m512 one = _mm512_set1_ps(1.0f), six = _mm512_set1_ps(6.0f),
+    const __m512 one = _mm512_set1_ps(1.0f), sixth = _mm512_set1_ps(1.0f / 6.0f),
                  half = _mm512_set1_ps(0.5f);
     size_t tail = cols & 15;
     __mmask16 tm = (__mmask16)((1u << tail) - 1u);
@@ -21348,7 +21348,7 @@ TI__PRIVATE TI__TARGET_AVX512 int ti__act_block_avx512(int act, float a, float b
             case TI__ACT_RELU: x = _mm512_max_ps(x, zero); break;
             case TI__ACT_CLIP: x = _mm512_min_ps(vb, _mm512_max_ps(va, x)); break;
             case TI__ACT_HARD_SWISH: {
-                __m512 h = _mm512_add_ps(_mm512_div_ps(x, six), half);
+                __m512 h = _mm512_add_ps(_mm512_mul_ps(x, sixth), half);
                 x = _mm512_mul_ps(x, _mm512_min_ps(one, _mm512_max_ps(zero, h)));
                 break;
             }
@@ -21374,7 +21374,7 @@ TI__PRIVATE TI__TARGET_AVX2 int ti__act_block_avx2(int act, float a, float b, co
         (act == TI__ACT_CLIP && !(a <= b))) /* min above max: the scalar order decides */
         return 0;
     const __m256 va = _mm256_set1_ps(a), vb = _mm256_set1_ps(b), zero = _mm256_setzero_ps();
-    const __m256 one = _mm256_set1_ps(1.0f), six = _mm256_set1_ps(6.0f),
+    const __m256 one = _mm256_set1_ps(1.0f), sixth = _mm256_set1_ps(1.0f / 6.0f),
                  half = _mm256_set1_ps(0.5f);
     for (size_t r = 0; r < rows; r++) {
         float bv = bias != NULL ? bias[r] : 0.0f;
@@ -21388,7 +21388,7 @@ TI__PRIVATE TI__TARGET_AVX2 int ti__act_block_avx2(int act, float a, float b, co
             case TI__ACT_RELU: x = _mm256_max_ps(x, zero); break;
             case TI__ACT_CLIP: x = _mm256_min_ps(vb, _mm256_max_ps(va, x)); break;
             case TI__ACT_HARD_SWISH: {
-                __m256 h = _mm256_add_ps(_mm256_div_ps(x, six), half);
+                __m256 h = _mm256_add_ps(_mm256_mul_ps(x, sixth), half);
                 x = _mm256_mul_ps(x, _mm256_min_ps(one, _mm256_max_ps(zero, h)));
                 break;
             }

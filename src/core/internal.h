@@ -119,7 +119,7 @@ TI__PRIVATE float ti__act_apply(int act, float a, float b, float x) {
         return y < 0.0f ? 0.0f : (y > 1.0f ? 1.0f : y);
     }
     case TI__ACT_HARD_SWISH: {
-        float y = x / 6.0f + 0.5f;
+        float y = x * (1.0f / 6.0f) + 0.5f; /* ONNX: alpha x + beta, alpha = 1/6 */
         return x * (y < 0.0f ? 0.0f : (y > 1.0f ? 1.0f : y));
     }
     case TI__ACT_TANH: return tanhf(x);
