@@ -1303,6 +1303,9 @@ TI__PRIVATE int ti__act_block_avx512(int act, float a, float b, const float *bia
 TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void);   /* cpu/x86/conv_avx2.c */
 TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void); /* cpu/x86/conv_avx512.c */
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void);   /* cpu/x86/gemm_avx2.c */
+/* Dot products of k floats (cpu/x86/gemm_avx2.c, gemm_avx512.c) */
+TI__PRIVATE float ti__sdot_avx2(const float *a, const float *b, size_t k);
+TI__PRIVATE float ti__sdot_avx512(const float *a, const float *b, size_t k);
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void); /* cpu/x86/gemm_avx512.c */
 /* The 8-bit GEMM micro-kernel of core/qgemm.c (ti__qg_micro's contract: 4 rows x 16
  * channels, int16 operands, uint32 sums modulo 2^32) for AVX2: cpu/x86/qgemm_avx2.c */
@@ -6623,6 +6626,15 @@ TI__PRIVATE void ti__sgemm_small_m(void *ctx, size_t begin, size_t end) {
                 const float *b = j->b + q * j->ldb;
                 float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
                 size_t p = 0;
+#ifdef TI__X86_SIMD
+                if (!j->trans_a && j->isa != NULL) { /* the classifier's Gemm: 1 x 1000 x 1280 */
+                    const float *a = j->a + i * j->lda;
+                    float d = j->isa->isa >= TI__ISA_AVX512 ? ti__sdot_avx512(a, b, j->k)
+                                                            : ti__sdot_avx2(a, b, j->k);
+                    c[q] += j->alpha * d;
+                    continue;
+                }
+#endif
                 if (!j->trans_a) {
                     const float *a = j->a + i * j->lda;
                     for (; p + 4 <= j->k; p += 4) {
@@ -21755,6 +21767,28 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__sgemm_pack_b_avx2(size_t kc, size_t w, cons
     }
 }
 
+/* sum of a[p] * b[p] for p < k: four vector accumulators, the tail in scalar, then summed
+ * in a fixed order. */
+TI__PRIVATE TI__TARGET_AVX2 float ti__sdot_avx2(const float *a, const float *b, size_t k) {
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    size_t p = 0;
+    for (; p + 32 <= k; p += 32) {
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + p), _mm256_loadu_ps(b + p), s0);
+        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + p + 8), _mm256_loadu_ps(b + p + 8), s1);
+        s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + p + 16), _mm256_loadu_ps(b + p + 16), s2);
+        s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + p + 24), _mm256_loadu_ps(b + p + 24), s3);
+    }
+    for (; p + 8 <= k; p += 8)
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + p), _mm256_loadu_ps(b + p), s0);
+    __m256 s = _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3));
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_add_ss(h, _mm_movehdup_ps(h));
+    float r = _mm_cvtss_f32(h), t = 0.0f;
+    for (; p < k; p++) t += a[p] * b[p];
+    return r + t;
+}
+
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void) {
     static const ti__sgemm_isa isa = {TI__ISA_AVX2, TI__K256_MR, TI__K256_NR, TI__K256_KC, TI__K256_MC,
                                       ti__sgemm_kernel_avx2, ti__sgemm_pack_b_avx2};
@@ -21897,6 +21931,24 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_pack_b_avx512(size_t kc, size_t w, 
         _mm512_storeu_ps(dst, _mm512_maskz_loadu_ps(m0, b));
         _mm512_storeu_ps(dst + 16, _mm512_maskz_loadu_ps(m1, b + 16));
     }
+}
+
+/* sum of a[p] * b[p] for p < k: four vector accumulators, the tail masked, then summed
+ * in a fixed order (same inputs, same bits). */
+TI__PRIVATE TI__TARGET_AVX512 float ti__sdot_avx512(const float *a, const float *b, size_t k) {
+    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    size_t p = 0;
+    for (; p + 64 <= k; p += 64) {
+        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + p), _mm512_loadu_ps(b + p), s0);
+        s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + p + 16), _mm512_loadu_ps(b + p + 16), s1);
+        s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a + p + 32), _mm512_loadu_ps(b + p + 32), s2);
+        s3 = _mm512_fmadd_ps(_mm512_loadu_ps(a + p + 48), _mm512_loadu_ps(b + p + 48), s3);
+    }
+    for (; p < k; p += 16) {
+        __mmask16 m = k - p >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (k - p)) - 1u);
+        s0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + p), _mm512_maskz_loadu_ps(m, b + p), s0);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
 }
 
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void) {

@@ -317,6 +317,9 @@ TI__PRIVATE int ti__act_block_avx512(int act, float a, float b, const float *bia
 TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void);   /* cpu/x86/conv_avx2.c */
 TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void); /* cpu/x86/conv_avx512.c */
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void);   /* cpu/x86/gemm_avx2.c */
+/* Dot products of k floats (cpu/x86/gemm_avx2.c, gemm_avx512.c) */
+TI__PRIVATE float ti__sdot_avx2(const float *a, const float *b, size_t k);
+TI__PRIVATE float ti__sdot_avx512(const float *a, const float *b, size_t k);
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void); /* cpu/x86/gemm_avx512.c */
 /* The 8-bit GEMM micro-kernel of core/qgemm.c (ti__qg_micro's contract: 4 rows x 16
  * channels, int16 operands, uint32 sums modulo 2^32) for AVX2: cpu/x86/qgemm_avx2.c */

@@ -321,6 +321,15 @@ TI__PRIVATE void ti__sgemm_small_m(void *ctx, size_t begin, size_t end) {
                 const float *b = j->b + q * j->ldb;
                 float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
                 size_t p = 0;
+#ifdef TI__X86_SIMD
+                if (!j->trans_a && j->isa != NULL) { /* the classifier's Gemm: 1 x 1000 x 1280 */
+                    const float *a = j->a + i * j->lda;
+                    float d = j->isa->isa >= TI__ISA_AVX512 ? ti__sdot_avx512(a, b, j->k)
+                                                            : ti__sdot_avx2(a, b, j->k);
+                    c[q] += j->alpha * d;
+                    continue;
+                }
+#endif
                 if (!j->trans_a) {
                     const float *a = j->a + i * j->lda;
                     for (; p + 4 <= j->k; p += 4) {

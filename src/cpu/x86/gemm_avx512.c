@@ -133,6 +133,24 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_pack_b_avx512(size_t kc, size_t w, 
     }
 }
 
+/* sum of a[p] * b[p] for p < k: four vector accumulators, the tail masked, then summed
+ * in a fixed order (same inputs, same bits). */
+TI__PRIVATE TI__TARGET_AVX512 float ti__sdot_avx512(const float *a, const float *b, size_t k) {
+    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    size_t p = 0;
+    for (; p + 64 <= k; p += 64) {
+        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + p), _mm512_loadu_ps(b + p), s0);
+        s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + p + 16), _mm512_loadu_ps(b + p + 16), s1);
+        s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a + p + 32), _mm512_loadu_ps(b + p + 32), s2);
+        s3 = _mm512_fmadd_ps(_mm512_loadu_ps(a + p + 48), _mm512_loadu_ps(b + p + 48), s3);
+    }
+    for (; p < k; p += 16) {
+        __mmask16 m = k - p >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (k - p)) - 1u);
+        s0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + p), _mm512_maskz_loadu_ps(m, b + p), s0);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+}
+
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void) {
     static const ti__sgemm_isa isa = {TI__ISA_AVX512, TI__K512_MR, TI__K512_NR, TI__K512_KC, TI__K512_MC,
                                       ti__sgemm_kernel_avx512, ti__sgemm_pack_b_avx512};
