@@ -102,7 +102,7 @@ TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
     int64_t K = p->k[1], S = p->s[1], H = p->in[1], W = p->in[2], OH = p->out[1];
     int64_t OW = p->out[2], pt = p->pb[1], pl = p->pb[2];
     int64_t PW = (OW - 1) * S + K; /* padded columns the taps reach: iw = -pl .. PW-1-pl */
-    if (OW <= 0 || PW > TI__DW_PADW) {
+    if (OW <= 0 || PW > TI__DW_PADW || pl < 0) {
         ti__conv_dw_planes_wide(j, begin, end);
         return;
     }
