@@ -516,6 +516,7 @@ j_cl() { # j_cl MODE(opt|asan): the OpenCL loader against stub libraries and the
             timeout 900 "$out/test_cl_backend_asan"
     else
         bash tests/cl/check_cl_header.sh "$out/header"
+        bash tests/cl/check_cl_kernels.sh "$out/kernels"
         "$CC" -O2 -g "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/cl/test_cl_loader.c \
             -o "$out/test_cl_loader" "${LIBS[@]}" -ldl
         timeout 600 "$out/test_cl_loader" "$out/libstub_incomplete.so" "$out/libstub_complete.so"
