@@ -1036,6 +1036,7 @@ TI_TEST(run_does_not_allocate) {
     memset(&d, 0, sizeof d);
     d.backend = TI_BACKEND_OPENCL;
     d.num_threads = 1;
+    d.precision = g_prec;
     d.allocator = ti_test_allocator(&ca);
     ti_session *s = ti_session_create(m, &d, &err);
     TI_REQUIRE(s != NULL);
@@ -1418,14 +1419,15 @@ TI_TEST(fp16_storage_kernels_match_the_cpu) {
 }
 
 /* The host boundary in fp16: CPU fallback nodes between GPU ones, caller memory (copies
- * and zero copy), async runs, linked sessions; the same tests as in fp32 with fp16
- * tolerances (the bytes moved between host and device are those of fp32: the
- * conversions happen on the device). */
+ * and zero copy), async runs, linked sessions, no allocation in a run; the same tests as
+ * in fp32 with fp16 tolerances (the bytes moved between host and device are those of
+ * fp32: the conversions happen on the device). */
 TI_TEST(fp16_storage_at_the_host_boundary) {
     if (!g_have_device) TI_SKIP("no OpenCL device");
     set_fp16(1);
     bound_memory_on_opencl();
     linked_sessions_keep_tensors_on_the_device();
+    run_does_not_allocate(); /* the conversions too */
     set_fp16(0);
 }
 
