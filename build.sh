@@ -516,6 +516,7 @@ j_cl() { # j_cl MODE(opt|asan): the OpenCL loader against stub libraries and the
             timeout 900 "$out/test_cl_backend_asan"
     else
         bash tests/cl/check_cl_header.sh "$out/header"
+        bash tests/cl/check_cl_kernels.sh "$out/kernels"
         "$CC" -O2 -g "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/cl/test_cl_loader.c \
             -o "$out/test_cl_loader" "${LIBS[@]}" -ldl
         timeout 600 "$out/test_cl_loader" "$out/libstub_incomplete.so" "$out/libstub_complete.so"
@@ -543,6 +544,21 @@ j_cl_cache_tool() { # tools/tinyinfer-cache pre-warms a cache that a later sessi
         say "1 passed, 0 failed"
     else
         say "FAIL: the pre-warmed cache was not used"
+        say "0 passed, 1 failed"
+        return 1
+    fi
+    # fp16 sessions have programs of their own (other build options): built by a pre-warm
+    # with --precision fp16 (none of them were there), then used
+    "$out/tinyinfer-cache" --dir "$dir" --precision fp16 "$DEMO_MODEL" >"$out/prewarm16.log" 2>&1
+    TINYINFER_OPENCL_CACHE=$dir "$out/tinyinfer-run" "$DEMO_MODEL" --backend opencl --precision fp16 \
+        >"$out/warm16.log" 2>&1
+    grep '^opencl:' "$out/warm16.log"
+    if grep -qE '[1-9][0-9]* program\(s\) built, 0 already' "$out/prewarm16.log" &&
+        grep -qE 'programs: 0 built, [1-9][0-9]* from the cache.*tensors stored in fp16' "$out/warm16.log"; then
+        say "1 passed, 0 failed"
+    else
+        say "FAIL: the fp16 pre-warm was not built or not used"
+        cat "$out/prewarm16.log"
         say "0 passed, 1 failed"
         return 1
     fi

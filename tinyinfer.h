@@ -373,7 +373,11 @@ typedef struct ti_dim_binding {
 typedef struct ti_session_desc {
     ti_backend backend;      /* 0: auto: OpenCL when a device is found, else the CPU    */
     int num_threads;         /* 0: number of online CPUs, at most 8; 1: no threads     */
-    ti_precision precision;  /* 0: fp32                                                */
+    /* 0: fp32. TI_PRECISION_FP16 allows precision loss: on OpenCL, tensors on the device
+     * are stored as halves (constants converted once), kernels compute in float, and
+     * where the device reports cl_khr_fp16 the GEMM tiles are half too. Inputs, outputs
+     * and nodes on the CPU stay float32. The CPU backend ignores it. */
+    ti_precision precision;
     const ti_dim_binding *dim_bindings; /* symbolic dims; unbound ones default to 1    */
     int num_dim_bindings;
     int no_fusion;           /* 1: skip the fusion passes (for debugging)              */
@@ -506,6 +510,11 @@ typedef struct ti_session_info {
      * kernels, device-to-host copies (OpenCL event times; 0 on the CPU backend), and
      * the time of the nodes that ran on the CPU. */
     double upload_ms, kernel_ms, download_ms, cpu_ms;
+    /* How the backend stores its tensors: TI_PRECISION_FP16 when an OpenCL plan keeps
+     * them as halves (desc.precision FP16), else TI_PRECISION_FP32; fp16_arithmetic 1
+     * when it also computes in half (the device has cl_khr_fp16). */
+    ti_precision precision;
+    int fp16_arithmetic;
 } ti_session_info;
 TI_API ti_status ti_session_get_info(const ti_session *s, ti_session_info *out);
 
@@ -913,6 +922,7 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 /*    src/cl/kernels.c                                                                     */
 /*    src/cl/runtime.c                                                                     */
 /*    src/cl/ops.c                                                                         */
+/*    src/cl/half.c                                                                        */
 /*    src/cl/backend.c                                                                     */
 /*    src/core/model.c                                                                     */
 /*    src/core/session.c                                                                   */
@@ -26006,6 +26016,31 @@ TI_CL_API const char *ti_cl_error_string(cl_int code) {
 /* Shared by every program: the activation function and index helpers. */
 static const char *const ti__cl_src_common[] = {
 
+    /* Tensor storage: float, or with -DTI_F16 IEEE halves read with vload_half and
+     * written with vstore_half_rte (core OpenCL C since 1.0: no cl_khr_fp16 needed), the
+     * arithmetic staying in float. -DTI_F16_ARITH (only when the device reports
+     * cl_khr_fp16) also keeps the GEMM tiles in half in local memory and multiplies them
+     * in half, summing in float. TI_MAC / TI_MAD give the fp32 programs the exact
+     * expressions they had before (fma, and a + b * c). */
+    "#ifdef TI_F16_ARITH\n#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n#endif\n"
+    "#ifdef TI_F16\n"
+    "#define TI_S half\n"
+    "#define TI_LD(p, i) vload_half((i), (p))\n"
+    "#define TI_ST(p, i, v) vstore_half_rte((v), (i), (p))\n"
+    "#else\n"
+    "#define TI_S float\n"
+    "#define TI_LD(p, i) (p)[i]\n"
+    "#define TI_ST(p, i, v) ((p)[i] = (v))\n"
+    "#endif\n"
+    "#ifdef TI_F16_ARITH\n"
+    "#define TI_C half\n"
+    "#define TI_MAC(acc, a, b) ((acc) + (float)((a) * (b)))\n"
+    "#define TI_MAD(acc, a, b) ((acc) + (float)((a) * (b)))\n"
+    "#else\n"
+    "#define TI_C float\n"
+    "#define TI_MAC(acc, a, b) fma((a), (b), (acc))\n"
+    "#define TI_MAD(acc, a, b) ((acc) + (a) * (b))\n"
+    "#endif\n"
     "#define TI_ACT_NONE 0\n"
     "float ti_act(float x, int act, float a, float b) {\n"
     "  switch (act) {\n"
@@ -26025,11 +26060,11 @@ static const char *const ti__cl_src_common[] = {
 /* Elementwise, copies, pooling, normalisation. Unary op codes: see ti__cl_unary_code. */
 static const char *const ti__cl_src_eltwise[] = {
 
-    "__kernel void ti_unary(__global const float *x, int xo, __global float *y, int yo,\n"
+    "__kernel void ti_unary(__global const TI_S *x, int xo, __global TI_S *y, int yo,\n"
     "                       int n, int op, float a, float b) {\n"
     "  int i = get_global_id(0);\n"
     "  if (i >= n) return;\n"
-    "  float v = x[xo + i], r;\n"
+    "  float v = TI_LD(x, xo + i), r;\n"
     "  switch (op) {\n"
     "  case 100: r = -v; break;\n"
     "  case 101: r = fabs(v); break;\n"
@@ -26046,7 +26081,7 @@ static const char *const ti__cl_src_eltwise[] = {
     "  case 112: r = log(1.0f + exp(v)); break;\n"
     "  default: r = ti_act(v, op, a, b); break;\n"
     "  }\n"
-    "  y[yo + i] = r;\n"
+    "  TI_ST(y, yo + i, r);\n"
     "}\n",
     /* y = a op b with numpy broadcast: p holds rank, out dims, a strides, b strides */
     "float ti_binop(float a, float b, int op) {\n"
@@ -26060,8 +26095,8 @@ static const char *const ti__cl_src_eltwise[] = {
     "  default: return pow(a, b);\n"
     "  }\n"
     "}\n",
-    "__kernel void ti_binary(__global const float *a, int ao, __global const float *b, int bo,\n"
-    "                        __global float *y, int yo, __global const int *p, int po, int n,\n"
+    "__kernel void ti_binary(__global const TI_S *a, int ao, __global const TI_S *b, int bo,\n"
+    "                        __global TI_S *y, int yo, __global const int *p, int po, int n,\n"
     "                        int op, int act, float aa, float ab) {\n"
     "  int i = get_global_id(0);\n"
     "  if (i >= n) return;\n"
@@ -26073,27 +26108,27 @@ static const char *const ti__cl_src_eltwise[] = {
     "    ia += c * p[1 + r + d];\n"
     "    ib += c * p[1 + 2 * r + d];\n"
     "  }\n"
-    "  y[yo + i] = ti_act(ti_binop(a[ao + ia], b[bo + ib], op), act, aa, ab);\n"
+    "  TI_ST(y, yo + i, ti_act(ti_binop(TI_LD(a, ao + ia), TI_LD(b, bo + ib), op), act, aa, ab));\n"
     "}\n",
     /* same-shape fast path, and one operand a per-channel vector ([C] over planes of hw) */
-    "__kernel void ti_binary_same(__global const float *a, int ao, __global const float *b,\n"
-    "                             int bo, __global float *y, int yo, int n, int op, int act,\n"
+    "__kernel void ti_binary_same(__global const TI_S *a, int ao, __global const TI_S *b,\n"
+    "                             int bo, __global TI_S *y, int yo, int n, int op, int act,\n"
     "                             float aa, float ab) {\n"
     "  int i = get_global_id(0);\n"
     "  if (i >= n) return;\n"
-    "  y[yo + i] = ti_act(ti_binop(a[ao + i], b[bo + i], op), act, aa, ab);\n"
+    "  TI_ST(y, yo + i, ti_act(ti_binop(TI_LD(a, ao + i), TI_LD(b, bo + i), op), act, aa, ab));\n"
     "}\n",
-    "__kernel void ti_binary_chan(__global const float *a, int ao, __global const float *b,\n"
-    "                             int bo, __global float *y, int yo, int n, int hw, int c,\n"
+    "__kernel void ti_binary_chan(__global const TI_S *a, int ao, __global const TI_S *b,\n"
+    "                             int bo, __global TI_S *y, int yo, int n, int hw, int c,\n"
     "                             int op, int act, float aa, float ab) {\n"
     "  int i = get_global_id(0);\n"
     "  if (i >= n) return;\n"
-    "  y[yo + i] = ti_act(ti_binop(a[ao + i], b[bo + (i / hw) % c], op), act, aa, ab);\n"
+    "  TI_ST(y, yo + i, ti_act(ti_binop(TI_LD(a, ao + i), TI_LD(b, bo + (i / hw) % c), op), act, aa, ab));\n"
     "}\n",
     /* y[i] = x[sum_d coord_d * stride_d]: copies, transposes, slices, concat/split parts.
      * p: rank, out dims, x strides; y is written at yo + i * 1 within a block whose own
      * strides (for concat into a slice) are the last rank values */
-    "__kernel void ti_copy(__global const float *x, int xo, __global float *y, int yo,\n"
+    "__kernel void ti_copy(__global const TI_S *x, int xo, __global TI_S *y, int yo,\n"
     "                      __global const int *p, int po, int n) {\n"
     "  int i = get_global_id(0);\n"
     "  if (i >= n) return;\n"
@@ -26105,32 +26140,32 @@ static const char *const ti__cl_src_eltwise[] = {
     "    ix += c * p[1 + r + d];\n"
     "    iy += c * p[1 + 2 * r + d];\n"
     "  }\n"
-    "  y[yo + iy] = x[xo + ix];\n"
+    "  TI_ST(y, yo + iy, TI_LD(x, xo + ix));\n"
     "}\n",
-    "__kernel void ti_copy_flat(__global const float *x, int xo, __global float *y, int yo,\n"
+    "__kernel void ti_copy_flat(__global const TI_S *x, int xo, __global TI_S *y, int yo,\n"
     "                           int n) {\n"
     "  int i = get_global_id(0);\n"
-    "  if (i < n) y[yo + i] = x[xo + i];\n"
+    "  if (i < n) TI_ST(y, yo + i, TI_LD(x, xo + i));\n"
     "}\n",
     /* one work-group per plane: mean (op 0) or max (op 1) of hw values */
-    "__kernel void ti_gpool(__global const float *x, int xo, __global float *y, int yo,\n"
+    "__kernel void ti_gpool(__global const TI_S *x, int xo, __global TI_S *y, int yo,\n"
     "                       int planes, int hw, int op, __local float *tmp) {\n"
     "  int g = get_group_id(0), l = get_local_id(0), ls = get_local_size(0);\n"
     "  if (g >= planes) return;\n"
-    "  __global const float *px = x + xo + (size_t)g * hw;\n"
+    "  __global const TI_S *px = x + xo + (size_t)g * hw;\n"
     "  float acc = op ? -INFINITY : 0.0f;\n"
-    "  for (int i = l; i < hw; i += ls) acc = op ? fmax(acc, px[i]) : acc + px[i];\n"
+    "  for (int i = l; i < hw; i += ls) acc = op ? fmax(acc, TI_LD(px, i)) : acc + TI_LD(px, i);\n"
     "  tmp[l] = acc;\n"
     "  barrier(CLK_LOCAL_MEM_FENCE);\n"
     "  for (int s = ls / 2; s > 0; s >>= 1) {\n"
     "    if (l < s) tmp[l] = op ? fmax(tmp[l], tmp[l + s]) : tmp[l] + tmp[l + s];\n"
     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
     "  }\n"
-    "  if (l == 0) y[yo + g] = op ? tmp[0] : tmp[0] / (float)hw;\n"
+    "  if (l == 0) TI_ST(y, yo + g, op ? tmp[0] : tmp[0] / (float)hw);\n"
     "}\n",
     /* MaxPool / AveragePool 2-D: one output element a work item. p: ih iw oh ow kh kw sh
      * sw ph pw dh dw count_include_pad */
-    "__kernel void ti_pool2d(__global const float *x, int xo, __global float *y, int yo,\n"
+    "__kernel void ti_pool2d(__global const TI_S *x, int xo, __global TI_S *y, int yo,\n"
     "                        __global const int *p, int po, int n, int op) {\n"
     "  int i = get_global_id(0);\n"
     "  if (i >= n) return;\n"
@@ -26138,7 +26173,7 @@ static const char *const ti__cl_src_eltwise[] = {
     "  int ih = p[0], iw = p[1], oh = p[2], ow = p[3], kh = p[4], kw = p[5];\n"
     "  int ox = i % ow, oy = (i / ow) % oh, plane = i / (ow * oh);\n"
     "  int y0 = oy * p[6] - p[8], x0 = ox * p[7] - p[9];\n"
-    "  __global const float *px = x + xo + (size_t)plane * ih * iw;\n"
+    "  __global const TI_S *px = x + xo + (size_t)plane * ih * iw;\n"
     "  float acc = op ? 0.0f : -INFINITY;\n"
     "  int cnt = 0;\n"
     "  for (int fy = 0; fy < kh; fy++) {\n"
@@ -26147,7 +26182,7 @@ static const char *const ti__cl_src_eltwise[] = {
     "    for (int fx = 0; fx < kw; fx++) {\n"
     "      int ix = x0 + fx * p[11];\n"
     "      if (ix < 0 || ix >= iw) continue;\n"
-    "      float v = px[iy * iw + ix];\n"
+    "      float v = TI_LD(px, iy * iw + ix);\n"
     "      acc = op ? acc + v : fmax(acc, v);\n"
     "      cnt++;\n"
     "    }\n"
@@ -26160,47 +26195,57 @@ static const char *const ti__cl_src_eltwise[] = {
     "    }\n"
     "    acc = cnt > 0 ? acc / (float)cnt : 0.0f;\n"
     "  }\n"
-    "  y[yo + i] = acc;\n"
+    "  TI_ST(y, yo + i, acc);\n"
     "}\n",
     /* softmax / log-softmax over `len` elements with stride `inner`: one row a work item */
-    "__kernel void ti_softmax(__global const float *x, int xo, __global float *y, int yo,\n"
+    "__kernel void ti_softmax(__global const TI_S *x, int xo, __global TI_S *y, int yo,\n"
     "                         int rows, int len, int inner, int log_sm) {\n"
     "  int r = get_global_id(0);\n"
     "  if (r >= rows) return;\n"
     "  int base = (r / inner) * len * inner + r % inner;\n"
-    "  __global const float *px = x + xo + base;\n"
-    "  __global float *py = y + yo + base;\n"
+    "  __global const TI_S *px = x + xo + base;\n"
+    "  __global TI_S *py = y + yo + base;\n"
     "  float mx = -INFINITY, s = 0.0f;\n"
-    "  for (int i = 0; i < len; i++) mx = fmax(mx, px[i * inner]);\n"
-    "  for (int i = 0; i < len; i++) s += exp(px[i * inner] - mx);\n"
-    "  if (log_sm) { float ls = log(s); for (int i = 0; i < len; i++) py[i * inner] = px[i * inner] - mx - ls; }\n"
-    "  else { float inv = 1.0f / s; for (int i = 0; i < len; i++) py[i * inner] = exp(px[i * inner] - mx) * inv; }\n"
+    "  for (int i = 0; i < len; i++) mx = fmax(mx, TI_LD(px, i * inner));\n"
+    "  for (int i = 0; i < len; i++) s += exp(TI_LD(px, i * inner) - mx);\n"
+    "  if (log_sm) { float ls = log(s); for (int i = 0; i < len; i++) TI_ST(py, i * inner, TI_LD(px, i * inner) - mx - ls); }\n"
+    "  else { float inv = 1.0f / s; for (int i = 0; i < len; i++) TI_ST(py, i * inner, exp(TI_LD(px, i * inner) - mx) * inv); }\n"
     "}\n",
     /* LayerNormalization over the last `len` elements of each row */
-    "__kernel void ti_layernorm(__global const float *x, int xo, __global const float *g, int go,\n"
-    "                           __global const float *b, int bo, int has_b, __global float *y,\n"
+    "__kernel void ti_layernorm(__global const TI_S *x, int xo, __global const TI_S *g, int go,\n"
+    "                           __global const TI_S *b, int bo, int has_b, __global TI_S *y,\n"
     "                           int yo, int rows, int len, float eps) {\n"
     "  int r = get_global_id(0);\n"
     "  if (r >= rows) return;\n"
-    "  __global const float *px = x + xo + (size_t)r * len;\n"
-    "  __global float *py = y + yo + (size_t)r * len;\n"
+    "  __global const TI_S *px = x + xo + (size_t)r * len;\n"
+    "  __global TI_S *py = y + yo + (size_t)r * len;\n"
     "  float m = 0.0f, v = 0.0f;\n"
-    "  for (int i = 0; i < len; i++) m += px[i];\n"
+    "  for (int i = 0; i < len; i++) m += TI_LD(px, i);\n"
     "  m /= (float)len;\n"
-    "  for (int i = 0; i < len; i++) { float d = px[i] - m; v += d * d; }\n"
+    "  for (int i = 0; i < len; i++) { float d = TI_LD(px, i) - m; v += d * d; }\n"
     "  float inv = 1.0f / sqrt(v / (float)len + eps);\n"
     "  for (int i = 0; i < len; i++)\n"
-    "    py[i] = (px[i] - m) * inv * g[go + i] + (has_b ? b[bo + i] : 0.0f);\n"
+    "    TI_ST(py, i, (TI_LD(px, i) - m) * inv * TI_LD(g, go + i) + (has_b ? TI_LD(b, bo + i) : 0.0f));\n"
     "}\n",
     /* BatchNormalization (inference): y = (x - mean) * scale / sqrt(var + eps) + bias */
-    "__kernel void ti_batchnorm(__global const float *x, int xo, __global const float *sc, int so,\n"
-    "                           __global const float *bi, int bo, __global const float *mu,\n"
-    "                           int mo, __global const float *va, int vo, __global float *y,\n"
+    "__kernel void ti_batchnorm(__global const TI_S *x, int xo, __global const TI_S *sc, int so,\n"
+    "                           __global const TI_S *bi, int bo, __global const TI_S *mu,\n"
+    "                           int mo, __global const TI_S *va, int vo, __global TI_S *y,\n"
     "                           int yo, int n, int hw, int c, float eps) {\n"
     "  int i = get_global_id(0);\n"
     "  if (i >= n) return;\n"
     "  int ch = (i / hw) % c;\n"
-    "  y[yo + i] = (x[xo + i] - mu[mo + ch]) * (sc[so + ch] / sqrt(va[vo + ch] + eps)) + bi[bo + ch];\n"
+    "  TI_ST(y, yo + i, (TI_LD(x, xo + i) - TI_LD(mu, mo + ch)) * (TI_LD(sc, so + ch) / sqrt(TI_LD(va, vo + ch) + eps)) + TI_LD(bi, bo + ch));\n"
+    "}\n",
+    /* fp16 storage: the host boundary (model inputs and outputs, nodes on the CPU) is
+     * float; these convert a tensor between the float mirror and the half buffer */
+    "__kernel void ti_to_half(__global const float *x, int xo, __global half *y, int yo, int n) {\n"
+    "  int i = get_global_id(0);\n"
+    "  if (i < n) vstore_half_rte(x[xo + i], yo + i, y);\n"
+    "}\n"
+    "__kernel void ti_from_half(__global const half *x, int xo, __global float *y, int yo, int n) {\n"
+    "  int i = get_global_id(0);\n"
+    "  if (i < n) y[yo + i] = vload_half(xo + i, x);\n"
     "}\n",
     NULL};
 
@@ -26221,9 +26266,9 @@ static const char *const ti__cl_src_eltwise[] = {
 #define TI__CL_SRC_CONV_GEMM                                                                   \
     "#define CG_K 16\n"                                                                         \
     "__kernel __attribute__((reqd_work_group_size(64, 1, 1)))\n"                                \
-    "void CG_NAME(__global const float *x, int xo, __global const float *w, int wo,\n"          \
-    "             __global const float *bias, int bo, int has_bias,\n"                          \
-    "             __global float *y, int yo, __global float *part,\n"                           \
+    "void CG_NAME(__global const TI_S *x, int xo, __global const TI_S *w, int wo,\n"           \
+    "             __global const TI_S *bias, int bo, int has_bias,\n"                           \
+    "             __global TI_S *y, int yo, __global float *part,\n"                            \
     "             __global const int *p, int po, int act, float aa, float ab) {\n"              \
     "  p += po;\n"                                                                              \
     "  int c = p[0], ih = p[1], iw = p[2], m = p[3], oh = p[4], ow = p[5], kh = p[6], kw = p[7];\n" \
@@ -26234,22 +26279,22 @@ static const char *const ti__cl_src_eltwise[] = {
     "  int n0 = get_group_id(0) * CG_T, m0 = get_group_id(1) * CG_T, z = get_group_id(2);\n"    \
     "  int s = z % S, b = z / S;\n"                                                             \
     "  int kb = s * kc, ke = min(K, kb + kc);\n"                                                \
-    "  __local float As[CG_K][CG_T + 1];\n"                                                     \
-    "  __local float Bs[CG_K][CG_T];\n",                                                        \
+    "  __local TI_C As[CG_K][CG_T + 1];\n"                                                      \
+    "  __local TI_C Bs[CG_K][CG_T];\n",                                                        \
     /* loaders: X' column bn, rows bk0 + (64 / CG_T) i; W rows am0 + 4 i, column ak (16 \
      * consecutive k of a row per 16 items) */                                                  \
     "  int bn = t & (CG_T - 1), bk0 = t >> CG_TS, ak = t & 15, am0 = t >> 4;\n"               \
     "  int pn = n0 + bn, oy = pn / ow, ox = pn - (pn / ow) * ow;\n"                             \
     "  int iy0 = oy * sh - ph, ix0 = ox * sw - pw, nok = pn < P;\n"                             \
-    "  __global const float *xb = x + xo + (size_t)b * c * ih * iw;\n"                          \
-    "  __global const float *wb = w + wo;\n"                                                    \
+    "  __global const TI_S *xb = x + xo + (size_t)b * c * ih * iw;\n"                           \
+    "  __global const TI_S *wb = w + wo;\n"                                                     \
     "  int tm = t >> 3, tn = t & 7;\n"                                                          \
     "  float acc[CG_R][CG_R];\n"                                                                \
     "  for (int i = 0; i < CG_R; i++) for (int j = 0; j < CG_R; j++) acc[i][j] = 0.0f;\n"      \
     "  for (int k0 = kb; k0 < ke; k0 += CG_K) {\n"                                              \
     "    for (int i = 0; i < CG_T / 4; i++) {\n"                                                \
     "      int mm = m0 + am0 + 4 * i, kk = k0 + ak;\n"                                          \
-    "      As[ak][am0 + 4 * i] = (mm < m && kk < ke) ? wb[(size_t)mm * K + kk] : 0.0f;\n"      \
+    "      As[ak][am0 + 4 * i] = (mm < m && kk < ke) ? TI_LD(wb, (size_t)mm * K + kk) : 0.0f;\n" \
     "    }\n"                                                                                   \
     "    for (int i = 0; i < CG_K * CG_T / 64; i++) {\n"                                        \
     "      int kr = bk0 + (64 / CG_T) * i, kk = k0 + kr;\n"                                     \
@@ -26257,27 +26302,27 @@ static const char *const ti__cl_src_eltwise[] = {
     "      if (nok && kk < ke) {\n"                                                             \
     "        int ci = kk / khw, r = kk - ci * khw, fy = r / kw, fx = r - fy * kw;\n"            \
     "        int iy = iy0 + fy * dh, ix = ix0 + fx * dw;\n"                                     \
-    "        if (iy >= 0 && iy < ih && ix >= 0 && ix < iw) v = xb[((size_t)ci * ih + iy) * iw + ix];\n" \
+    "        if (iy >= 0 && iy < ih && ix >= 0 && ix < iw) v = TI_LD(xb, ((size_t)ci * ih + iy) * iw + ix);\n" \
     "      }\n"                                                                                 \
     "      Bs[kr][bn] = v;\n"                                                                   \
     "    }\n"                                                                                   \
     "    barrier(CLK_LOCAL_MEM_FENCE);\n"                                                       \
     "    for (int kk = 0; kk < CG_K; kk++) {\n"                                                 \
-    "      float a[CG_R], v[CG_R];\n"                                                           \
+    "      TI_C a[CG_R], v[CG_R];\n"                                                            \
     "      for (int i = 0; i < CG_R; i++) a[i] = As[kk][tm + 8 * i];\n"                      \
     "      for (int j = 0; j < CG_R; j++) v[j] = Bs[kk][tn + 8 * j];\n"                      \
-    "      for (int i = 0; i < CG_R; i++) for (int j = 0; j < CG_R; j++) acc[i][j] = fma(a[i], v[j], acc[i][j]);\n" \
+    "      for (int i = 0; i < CG_R; i++) for (int j = 0; j < CG_R; j++) acc[i][j] = TI_MAC(acc[i][j], a[i], v[j]);\n" \
     "    }\n"                                                                                   \
     "    barrier(CLK_LOCAL_MEM_FENCE);\n"                                                       \
     "  }\n"                                                                                     \
     "  for (int i = 0; i < CG_R; i++) {\n"                                                      \
     "    int mm = m0 + tm + 8 * i;\n"                                                        \
     "    if (mm >= m) continue;\n"                                                              \
-    "    float bv = (S == 1 && has_bias) ? bias[bo + mm] : 0.0f;\n"                             \
+    "    float bv = (S == 1 && has_bias) ? TI_LD(bias, bo + mm) : 0.0f;\n"                      \
     "    for (int j = 0; j < CG_R; j++) {\n"                                                    \
     "      int nn = n0 + tn + 8 * j;\n"                                                      \
     "      if (nn >= P) continue;\n"                                                            \
-    "      if (S == 1) y[yo + ((size_t)b * m + mm) * P + nn] = ti_act(acc[i][j] + bv, act, aa, ab);\n" \
+    "      if (S == 1) TI_ST(y, yo + ((size_t)b * m + mm) * P + nn, ti_act(acc[i][j] + bv, act, aa, ab));\n" \
     "      else part[(((size_t)b * S + s) * m + mm) * P + nn] = acc[i][j];\n"                   \
     "    }\n"                                                                                   \
     "  }\n"                                                                                     \
@@ -26288,9 +26333,9 @@ static const char *const ti__cl_src_eltwise[] = {
 static const char *const ti__cl_src_conv[] = {
 
     /* generic: one output element a work item; global (ow*oh, m, n) */
-    "__kernel void ti_conv2d(__global const float *x, int xo, __global const float *w, int wo,\n"
-    "                        __global const float *bias, int bo, int has_bias,\n"
-    "                        __global float *y, int yo, __global const int *p, int po,\n"
+    "__kernel void ti_conv2d(__global const TI_S *x, int xo, __global const TI_S *w, int wo,\n"
+    "                        __global const TI_S *bias, int bo, int has_bias,\n"
+    "                        __global TI_S *y, int yo, __global const int *p, int po,\n"
     "                        int act, float aa, float ab) {\n"
     "  p += po;\n"
     "  int c = p[0], ih = p[1], iw = p[2], m = p[3], oh = p[4], ow = p[5], kh = p[6], kw = p[7];\n"
@@ -26299,30 +26344,30 @@ static const char *const ti__cl_src_conv[] = {
     "  if (pix >= oh * ow || oc >= m) return;\n"
     "  int ox = pix % ow, oy = pix / ow;\n"
     "  int cg = c / group, g = oc / (m / group);\n"
-    "  __global const float *px = x + xo + ((size_t)n * c + (size_t)g * cg) * ih * iw;\n"
-    "  __global const float *pw_ = w + wo + (size_t)oc * cg * kh * kw;\n"
+    "  __global const TI_S *px = x + xo + ((size_t)n * c + (size_t)g * cg) * ih * iw;\n"
+    "  __global const TI_S *pw_ = w + wo + (size_t)oc * cg * kh * kw;\n"
     "  int y0 = oy * sh - ph, x0 = ox * sw - pw;\n"
-    "  float acc = has_bias ? bias[bo + oc] : 0.0f;\n"
+    "  float acc = has_bias ? TI_LD(bias, bo + oc) : 0.0f;\n"
     "  for (int ci = 0; ci < cg; ci++) {\n"
-    "    __global const float *pc = px + (size_t)ci * ih * iw;\n"
-    "    __global const float *wc = pw_ + ci * kh * kw;\n"
+    "    __global const TI_S *pc = px + (size_t)ci * ih * iw;\n"
+    "    __global const TI_S *wc = pw_ + ci * kh * kw;\n"
     "    for (int fy = 0; fy < kh; fy++) {\n"
     "      int iy = y0 + fy * dh;\n"
     "      if (iy < 0 || iy >= ih) continue;\n"
     "      for (int fx = 0; fx < kw; fx++) {\n"
     "        int ix = x0 + fx * dw;\n"
     "        if (ix < 0 || ix >= iw) continue;\n"
-    "        acc += pc[iy * iw + ix] * wc[fy * kw + fx];\n"
+    "        acc = TI_MAD(acc, TI_LD(pc, iy * iw + ix), TI_LD(wc, fy * kw + fx));\n"
     "      }\n"
     "    }\n"
     "  }\n"
-    "  y[yo + ((size_t)n * m + oc) * oh * ow + pix] = ti_act(acc, act, aa, ab);\n"
+    "  TI_ST(y, yo + ((size_t)n * m + oc) * oh * ow + pix, ti_act(acc, act, aa, ab));\n"
     "}\n",
     /* depthwise (group == c == m): one output element a work item, taps unrolled by the
      * compiler for the usual 3x3 / 5x5 */
-    "__kernel void ti_dwconv2d(__global const float *x, int xo, __global const float *w, int wo,\n"
-    "                          __global const float *bias, int bo, int has_bias,\n"
-    "                          __global float *y, int yo, __global const int *p, int po,\n"
+    "__kernel void ti_dwconv2d(__global const TI_S *x, int xo, __global const TI_S *w, int wo,\n"
+    "                          __global const TI_S *bias, int bo, int has_bias,\n"
+    "                          __global TI_S *y, int yo, __global const int *p, int po,\n"
     "                          int act, float aa, float ab) {\n"
     "  p += po;\n"
     "  int c = p[0], ih = p[1], iw = p[2], oh = p[4], ow = p[5], kh = p[6], kw = p[7];\n"
@@ -26330,34 +26375,34 @@ static const char *const ti__cl_src_conv[] = {
     "  int pix = get_global_id(0), ch = get_global_id(1), n = get_global_id(2);\n"
     "  if (pix >= oh * ow || ch >= c) return;\n"
     "  int ox = pix % ow, oy = pix / ow;\n"
-    "  __global const float *pc = x + xo + ((size_t)n * c + ch) * ih * iw;\n"
-    "  __global const float *wc = w + wo + (size_t)ch * kh * kw;\n"
+    "  __global const TI_S *pc = x + xo + ((size_t)n * c + ch) * ih * iw;\n"
+    "  __global const TI_S *wc = w + wo + (size_t)ch * kh * kw;\n"
     "  int y0 = oy * sh - ph, x0 = ox * sw - pw;\n"
-    "  float acc = has_bias ? bias[bo + ch] : 0.0f;\n"
+    "  float acc = has_bias ? TI_LD(bias, bo + ch) : 0.0f;\n"
     "  for (int fy = 0; fy < kh; fy++) {\n"
     "    int iy = y0 + fy * dh;\n"
     "    if (iy < 0 || iy >= ih) continue;\n"
     "    for (int fx = 0; fx < kw; fx++) {\n"
     "      int ix = x0 + fx * dw;\n"
     "      if (ix < 0 || ix >= iw) continue;\n"
-    "      acc += pc[iy * iw + ix] * wc[fy * kw + fx];\n"
+    "      acc = TI_MAD(acc, TI_LD(pc, iy * iw + ix), TI_LD(wc, fy * kw + fx));\n"
     "    }\n"
     "  }\n"
-    "  y[yo + ((size_t)n * c + ch) * oh * ow + pix] = ti_act(acc, act, aa, ab);\n"
+    "  TI_ST(y, yo + ((size_t)n * c + ch) * oh * ow + pix, ti_act(acc, act, aa, ab));\n"
     "}\n",
     "#define CG_T 32\n#define CG_TS 5\n#define CG_R 4\n#define CG_NAME ti_conv_gemm\n",
     TI__CL_SRC_CONV_GEMM,
     "#undef CG_T\n#undef CG_TS\n#undef CG_R\n#undef CG_NAME\n",
     /* the split-K sum: one output element a work item; global (m * P, batch) */
-    "__kernel void ti_conv_splitk(__global const float *part, __global const float *bias, int bo,\n"
-    "                             int has_bias, __global float *y, int yo, int m, int P, int S,\n"
+    "__kernel void ti_conv_splitk(__global const float *part, __global const TI_S *bias, int bo,\n"
+    "                             int has_bias, __global TI_S *y, int yo, int m, int P, int S,\n"
     "                             int act, float aa, float ab) {\n"
     "  int i = get_global_id(0), b = get_global_id(1);\n"
     "  if (i >= m * P) return;\n"
-    "  float acc = has_bias ? bias[bo + i / P] : 0.0f;\n"
+    "  float acc = has_bias ? TI_LD(bias, bo + i / P) : 0.0f;\n"
     "  __global const float *pp = part + (size_t)b * S * m * P + i;\n"
     "  for (int s = 0; s < S; s++) acc += pp[(size_t)s * m * P];\n"
-    "  y[yo + (size_t)b * m * P + i] = ti_act(acc, act, aa, ab);\n"
+    "  TI_ST(y, yo + (size_t)b * m * P + i, ti_act(acc, act, aa, ab));\n"
     "}\n",
     NULL};
 
@@ -26378,8 +26423,8 @@ static const char *const ti__cl_src_conv_tiles[] = {
  * TI_T x TI_T tiles in local memory (local size must be TI_T x TI_T); ti_matmul is the
  * plain form that runs with any local size. */
 #define TI__CL_MM_ARGS                                                                          \
-    "__global const float *a, int ao, __global const float *b, int bo,\n"                       \
-    "  __global const float *bias, int co, int has_bias, __global float *y, int yo,\n"          \
+    "__global const TI_S *a, int ao, __global const TI_S *b, int bo,\n"                        \
+    "  __global const TI_S *bias, int co, int has_bias, __global TI_S *y, int yo,\n"            \
     "  __global const int *p, int po, int M, int N, int K, int sam, int sak, int sbk, int sbn,\n" \
     "  int bsm, int bsn, float alpha, float beta, int act, float aa, float ab"
 static const char *const ti__cl_src_gemm[] = {
@@ -26388,13 +26433,13 @@ static const char *const ti__cl_src_gemm[] = {
     "  int j = get_global_id(0), i = get_global_id(1), t = get_global_id(2);\n"
     "  if (i >= M || j >= N) return;\n"
     "  p += po + 3 * t;\n"
-    "  __global const float *pa = a + ao + p[0] + (size_t)i * sam;\n"
-    "  __global const float *pb = b + bo + p[1] + (size_t)j * sbn;\n"
+    "  __global const TI_S *pa = a + ao + p[0] + (size_t)i * sam;\n"
+    "  __global const TI_S *pb = b + bo + p[1] + (size_t)j * sbn;\n"
     "  float acc = 0.0f;\n"
-    "  for (int k = 0; k < K; k++) acc += pa[(size_t)k * sak] * pb[(size_t)k * sbk];\n"
+    "  for (int k = 0; k < K; k++) acc = TI_MAD(acc, TI_LD(pa, (size_t)k * sak), TI_LD(pb, (size_t)k * sbk));\n"
     "  acc *= alpha;\n"
-    "  if (has_bias) acc += beta * bias[co + i * bsm + j * bsn];\n"
-    "  y[yo + p[2] + (size_t)i * N + j] = ti_act(acc, act, aa, ab);\n"
+    "  if (has_bias) acc += beta * TI_LD(bias, co + i * bsm + j * bsn);\n"
+    "  TI_ST(y, yo + p[2] + (size_t)i * N + j, ti_act(acc, act, aa, ab));\n"
     "}\n"
     /* few rows, deep k (a classifier's matrix-vector product): a group of 64 items per
      * output element, each summing every 64th k, then a tree sum in local memory;
@@ -26404,11 +26449,11 @@ static const char *const ti__cl_src_gemm[] = {
     "  __local float red[64];\n"
     "  int l = get_local_id(0), j = get_group_id(0), i = get_global_id(1), t = get_global_id(2);\n"
     "  p += po + 3 * t;\n"
-    "  __global const float *pa = a + ao + p[0] + (size_t)i * sam;\n"
-    "  __global const float *pb = b + bo + p[1] + (size_t)j * sbn;\n"
+    "  __global const TI_S *pa = a + ao + p[0] + (size_t)i * sam;\n"
+    "  __global const TI_S *pb = b + bo + p[1] + (size_t)j * sbn;\n"
     "  float acc = 0.0f;\n"
     "  if (i < M && j < N)\n"
-    "    for (int k = l; k < K; k += 64) acc = fma(pa[(size_t)k * sak], pb[(size_t)k * sbk], acc);\n"
+    "    for (int k = l; k < K; k += 64) acc = fma(TI_LD(pa, (size_t)k * sak), TI_LD(pb, (size_t)k * sbk), acc);\n"
     "  red[l] = acc;\n"
     "  barrier(CLK_LOCAL_MEM_FENCE);\n"
     "  for (int h = 32; h > 0; h >>= 1) {\n"
@@ -26417,8 +26462,8 @@ static const char *const ti__cl_src_gemm[] = {
     "  }\n"
     "  if (l != 0 || i >= M || j >= N) return;\n"
     "  float v = red[0] * alpha;\n"
-    "  if (has_bias) v += beta * bias[co + i * bsm + j * bsn];\n"
-    "  y[yo + p[2] + (size_t)i * N + j] = ti_act(v, act, aa, ab);\n"
+    "  if (has_bias) v += beta * TI_LD(bias, co + i * bsm + j * bsn);\n"
+    "  TI_ST(y, yo + p[2] + (size_t)i * N + j, ti_act(v, act, aa, ab));\n"
     "}\n"
     "#ifndef TI_T\n#define TI_T 16\n#endif\n"
     "#define TI_W 4\n",
@@ -26426,26 +26471,26 @@ static const char *const ti__cl_src_gemm[] = {
      * TI_T rows x (TI_T * TI_W) columns block of C */
     "__kernel __attribute__((reqd_work_group_size(TI_T, TI_T, 1)))\n"
     "void ti_matmul_t(" TI__CL_MM_ARGS ") {\n"
-    "  __local float ta[TI_T][TI_T + 1];\n"
-    "  __local float tb[TI_T][TI_T * TI_W + 1];\n"
+    "  __local TI_C ta[TI_T][TI_T + 1];\n"
+    "  __local TI_C tb[TI_T][TI_T * TI_W + 1];\n"
     "  int lj = get_local_id(0), li = get_local_id(1), t = get_global_id(2);\n"
     "  int i = get_group_id(1) * TI_T + li, j0 = get_group_id(0) * TI_T * TI_W;\n"
     "  p += po + 3 * t;\n"
-    "  __global const float *pa = a + ao + p[0];\n"
-    "  __global const float *pb = b + bo + p[1];\n"
+    "  __global const TI_S *pa = a + ao + p[0];\n"
+    "  __global const TI_S *pb = b + bo + p[1];\n"
     "  float acc[TI_W];\n"
     "  for (int w = 0; w < TI_W; w++) acc[w] = 0.0f;\n"
     "  for (int k0 = 0; k0 < K; k0 += TI_T) {\n"
     "    int ka = k0 + lj;\n"
-    "    ta[li][lj] = (i < M && ka < K) ? pa[(size_t)i * sam + (size_t)ka * sak] : 0.0f;\n"
+    "    ta[li][lj] = (i < M && ka < K) ? TI_LD(pa, (size_t)i * sam + (size_t)ka * sak) : 0.0f;\n"
     "    for (int w = 0; w < TI_W; w++) {\n"
     "      int jj = j0 + w * TI_T + lj, kb = k0 + li;\n"
-    "      tb[li][w * TI_T + lj] = (jj < N && kb < K) ? pb[(size_t)kb * sbk + (size_t)jj * sbn] : 0.0f;\n"
+    "      tb[li][w * TI_T + lj] = (jj < N && kb < K) ? TI_LD(pb, (size_t)kb * sbk + (size_t)jj * sbn) : 0.0f;\n"
     "    }\n"
     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
     "    for (int k = 0; k < TI_T; k++) {\n"
-    "      float av = ta[li][k];\n"
-    "      for (int w = 0; w < TI_W; w++) acc[w] += av * tb[k][w * TI_T + lj];\n"
+    "      TI_C av = ta[li][k];\n"
+    "      for (int w = 0; w < TI_W; w++) acc[w] = TI_MAD(acc[w], av, tb[k][w * TI_T + lj]);\n"
     "    }\n"
     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
     "  }\n"
@@ -26454,8 +26499,8 @@ static const char *const ti__cl_src_gemm[] = {
     "    int j = j0 + w * TI_T + lj;\n"
     "    if (j >= N) continue;\n"
     "    float v = acc[w] * alpha;\n"
-    "    if (has_bias) v += beta * bias[co + i * bsm + j * bsn];\n"
-    "    y[yo + p[2] + (size_t)i * N + j] = ti_act(v, act, aa, ab);\n"
+    "    if (has_bias) v += beta * TI_LD(bias, co + i * bsm + j * bsn);\n"
+    "    TI_ST(y, yo + p[2] + (size_t)i * N + j, ti_act(v, act, aa, ab));\n"
     "  }\n"
     "}\n",
     NULL};
@@ -26487,6 +26532,8 @@ typedef enum ti__clp { TI__CLP_ELTWISE = 0, TI__CLP_CONV, TI__CLP_GEMM, TI__CLP_
     X(SOFTMAX, ELTWISE, "ti_softmax")                                                       \
     X(LAYERNORM, ELTWISE, "ti_layernorm")                                                   \
     X(BATCHNORM, ELTWISE, "ti_batchnorm")                                                   \
+    X(TO_HALF, ELTWISE, "ti_to_half")                                                       \
+    X(FROM_HALF, ELTWISE, "ti_from_half")                                                   \
     X(CONV2D, CONV, "ti_conv2d")                                                            \
     X(DWCONV2D, CONV, "ti_dwconv2d")                                                        \
     X(CONV_GEMM, CONV, "ti_conv_gemm")                                                      \
@@ -26528,6 +26575,10 @@ typedef struct ti__clrt {
     int compute_units;
     int unified; /* the device works in host memory (CL_DEVICE_HOST_UNIFIED_MEMORY) */
     cl_ulong local_mem;
+    /* storage of the device's tensors: f16 (desc.precision FP16) keeps them as halves;
+     * f16_arith when the device also has cl_khr_fp16 (the GEMM tiles in half too) */
+    int f16, f16_arith;
+    char opts[64]; /* clBuildProgram options, part of the cache key */
     cl_program prog[TI__CLP_COUNT];
     cl_kernel kern[TI__CLK_COUNT];
     size_t kern_wg[TI__CLK_COUNT]; /* CL_KERNEL_WORK_GROUP_SIZE on this device */
@@ -26699,6 +26750,23 @@ TI__PRIVATE const char *ti__cl_namespace_hint(const ti_cl_report *rep) {
     return "";
 }
 
+/* The storage precision and the build options that select it: FP16 is a loss the desc
+ * has to allow. Half storage works on every device (vload_half / vstore_half are core
+ * OpenCL C); half arithmetic only where the device reports cl_khr_fp16, and
+ * $TINYINFER_OPENCL_NO_FP16_ARITH=1 turns it off (to compare the two on one device). */
+TI__PRIVATE void ti__clrt_precision(ti__clrt *rt, const ti_session_desc *d) {
+    rt->f16 = d->precision == TI_PRECISION_FP16;
+    rt->f16_arith = 0;
+    if (rt->f16) {
+        char ext[2048] = "";
+        rt->api.clGetDeviceInfo(rt->dev, CL_DEVICE_EXTENSIONS, sizeof ext - 1, ext, NULL);
+        const char *off = getenv("TINYINFER_OPENCL_NO_FP16_ARITH");
+        rt->f16_arith = strstr(ext, "cl_khr_fp16") != NULL && !(off != NULL && atoi(off) != 0);
+    }
+    snprintf(rt->opts, sizeof rt->opts, "-DTI_T=16%s%s", rt->f16 ? " -DTI_F16" : "",
+             rt->f16_arith ? " -DTI_F16_ARITH" : "");
+}
+
 /* Loads OpenCL, picks the device, makes a context and an in-order queue. On failure
  * returns 0 with the reason in why and leaves rt empty. */
 TI__PRIVATE int ti__clrt_init(ti__clrt *rt, const ti_session_desc *d, char *why, size_t whycap) {
@@ -26737,6 +26805,7 @@ TI__PRIVATE int ti__clrt_init(ti__clrt *rt, const ti_session_desc *d, char *why,
     cl_bool um = CL_FALSE;
     cl->clGetDeviceInfo(rt->dev, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof um, &um, NULL);
     rt->unified = um == CL_TRUE;
+    ti__clrt_precision(rt, d);
     if (rt->max_wg == 0) rt->max_wg = 1;
     const char *fake = getenv("TINYINFER_OPENCL_FAKE_MAX_WG");
     if (fake != NULL && atoi(fake) > 0) rt->fake_max_wg = (size_t)atoi(fake);
@@ -26923,8 +26992,6 @@ TI__PRIVATE const char *const *ti__cl_prog_src(ti__clp p) {
     }
 }
 
-#define TI__CL_BUILD_OPTIONS "-DTI_T=16"
-
 /* Builds program p (binary cache first). Returns 1, or 0 with why. */
 TI__PRIVATE int ti__clrt_build(ti__clrt *rt, ti__clp p, char *why, size_t whycap) {
     const ti_cl_api *cl = &rt->api;
@@ -26935,7 +27002,7 @@ TI__PRIVATE int ti__clrt_build(ti__clrt *rt, ti__clp p, char *why, size_t whycap
     for (const char *const *c = ti__cl_prog_src(p); *c && ns < 64; c++) srcs[ns++] = *c;
     uint64_t key = 14695981039346656037ULL;
     key = ti__fnv1a(key, rt->ident, strlen(rt->ident) + 1);
-    key = ti__fnv1a(key, TI__CL_BUILD_OPTIONS, sizeof TI__CL_BUILD_OPTIONS);
+    key = ti__fnv1a(key, rt->opts, strlen(rt->opts) + 1); /* fp16 programs: their own entries */
     for (cl_uint i = 0; i < ns; i++) {
         lens[i] = strlen(srcs[i]);
         key = ti__fnv1a(key, srcs[i], lens[i] + 1);
@@ -26954,7 +27021,7 @@ TI__PRIVATE int ti__clrt_build(ti__clrt *rt, ti__clp p, char *why, size_t whycap
             prog = cl->clCreateProgramWithBinary(rt->ctx, 1, &rt->dev, &n, &b, &bst, &e);
             TI_FREE(bin);
             if (prog != NULL && (e != CL_SUCCESS || bst != CL_SUCCESS ||
-                                 cl->clBuildProgram(prog, 1, &rt->dev, TI__CL_BUILD_OPTIONS, NULL,
+                                 cl->clBuildProgram(prog, 1, &rt->dev, rt->opts, NULL,
                                                     NULL) != CL_SUCCESS)) {
                 cl->clReleaseProgram(prog);
                 prog = NULL;
@@ -26968,7 +27035,7 @@ TI__PRIVATE int ti__clrt_build(ti__clrt *rt, ti__clp p, char *why, size_t whycap
             snprintf(why, whycap, "clCreateProgramWithSource: %s", ti_cl_error_string(e));
             return 0;
         }
-        e = cl->clBuildProgram(prog, 1, &rt->dev, TI__CL_BUILD_OPTIONS, NULL, NULL);
+        e = cl->clBuildProgram(prog, 1, &rt->dev, rt->opts, NULL, NULL);
         if (e != CL_SUCCESS) {
             char log[256] = "";
             cl->clGetProgramBuildInfo(prog, rt->dev, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
@@ -27111,11 +27178,13 @@ TI__PRIVATE void ti__cla_int(ti__clargs *a, int64_t v) {
     ti__cla_raw(a, sizeof x, &x);
 }
 TI__PRIVATE void ti__cla_float(ti__clargs *a, float v) { ti__cla_raw(a, sizeof v, &v); }
-TI__PRIVATE void ti__cla_buf(ti__clargs *a, cl_mem m, size_t off_bytes) {
-    cl_int o = (cl_int)(off_bytes / 4);
+TI__PRIVATE void ti__cla_mem(ti__clargs *a, cl_mem m, size_t off_elems) {
+    cl_int o = (cl_int)off_elems;
     ti__cla_raw(a, sizeof m, &m);
     ti__cla_raw(a, sizeof o, &o);
 }
+/* A buffer of 4-byte elements (floats, parameter tables) at a byte offset. */
+TI__PRIVATE void ti__cla_buf(ti__clargs *a, cl_mem m, size_t off_bytes) { ti__cla_mem(a, m, off_bytes / 4); }
 #endif /* TI_NO_OPENCL */
 /* ==== end src/cl/runtime.c ================================================================== */
 
@@ -27131,12 +27200,17 @@ TI__PRIVATE void ti__cla_buf(ti__clargs *a, cl_mem m, size_t off_bytes) {
 #define TI__CL_HOST 1 /* value's bytes are current in host memory */
 #define TI__CL_DEV 2  /* ... in device memory */
 #define TI__CL_SLOT 4 /* a bound output to copy from its arena slot when the run ends */
+#define TI__CL_HALF 8 /* ... in the half buffer (fp16 storage), which kernels use */
 
 typedef struct ti__clplan {
     ti__clrt rt;
     int active;           /* 1 when a plan exists with at least one GPU node */
     cl_mem act, cst;      /* activations (arena mirror), constants + parameter tables */
     size_t act_bytes, cst_bytes;
+    /* fp16 storage (rt.f16): the kernels' activations as halves, value v at element
+     * ti__cl_off(v) / 4 (the arena's float index, so every value keeps its place); act
+     * stays the float mirror that the host, bound memory and linked sessions see */
+    cl_mem act16;
     /* zero copy (a device that works in host memory): act wraps the session's arena
      * (CL_MEM_USE_HOST_PTR) and the host and the device take turns owning it: mapped while
      * the host (CPU nodes, the user between runs) uses it, unmapped while kernels run */
@@ -27227,24 +27301,31 @@ TI__PRIVATE int ti__cl_bound_zc(const ti_session *s, const ti__clplan *g, int v)
     return g->zero_copy && s->bind_slot != NULL && s->bind_slot[v] != NULL && s->t[v].data != s->bind_slot[v] &&
            (g->bmem == NULL || g->bmem[v] == NULL);
 }
+/* Where the kernels find a tensor: buffer and offset in elements of the storage type
+ * (floats, or halves with fp16 storage: constants then sit at cst_off / 2, activations
+ * in act16, never in the caller's memory, which stays float). */
 TI__PRIVATE void ti__clc_loc(const ti__clc *c, const ti_tensor *t, cl_mem *mem, size_t *off) {
     int v = (int)(t - c->s->t);
+    size_t es = c->g->rt.f16 ? 2 : 4;
     if (c->g->cst_off[v] != (size_t)-1) {
         *mem = c->g->cst;
-        *off = c->g->cst_off[v];
+        *off = c->g->cst_off[v] / es;
+    } else if (c->g->rt.f16) {
+        *mem = c->g->act16;
+        *off = ti__cl_off(c->s, v) / 4;
     } else if (c->g->bmem != NULL && c->g->bmem[v] != NULL) { /* the caller's memory itself */
         *mem = c->g->bmem[v];
         *off = 0;
     } else {
         *mem = c->g->act;
-        *off = ti__cl_off(c->s, v);
+        *off = ti__cl_off(c->s, v) / 4;
     }
 }
 TI__PRIVATE void ti__cla_t(ti__clargs *a, const ti__clc *c, const ti_tensor *t) {
     cl_mem m;
     size_t off;
     ti__clc_loc(c, t, &m, &off);
-    ti__cla_buf(a, m, off);
+    ti__cla_mem(a, m, off);
 }
 TI__PRIVATE void ti__cla_par(ti__clargs *a, const ti__clc *c) {
     ti__cla_buf(a, c->g->cst, c->g->par_off[c->n]);
@@ -27523,7 +27604,7 @@ TI__PRIVATE cl_int ti__cl_run_parts(ti__clc *c) {
         const ti_tensor *t = concat ? c->in[i] : c->out[i];
         if (t == NULL) continue;
         size_t n = ti__numel(t);
-        size_t slice = (size_t)(pos * bs[axis]) * 4;
+        size_t slice = (size_t)(pos * bs[axis]); /* elements */
         pos += t->shape[axis];
         if (n == 0) continue;
         cl_mem bm, tm;
@@ -27533,11 +27614,11 @@ TI__PRIVATE cl_int ti__cl_run_parts(ti__clc *c) {
         ti__clargs x;
         ti__cla_begin(&x, &c->g->rt, TI__CLK_COPY);
         if (concat) {
-            ti__cla_buf(&x, tm, to);
-            ti__cla_buf(&x, bm, bo + slice);
+            ti__cla_mem(&x, tm, to);
+            ti__cla_mem(&x, bm, bo + slice);
         } else {
-            ti__cla_buf(&x, bm, bo + slice);
-            ti__cla_buf(&x, tm, to);
+            ti__cla_mem(&x, bm, bo + slice);
+            ti__cla_mem(&x, tm, to);
         }
         ti__cla_buf(&x, c->g->cst, c->g->par_off[c->n] + sizeof(int32_t) * TI__CL_COPY_INTS * (size_t)i);
         ti__cla_int(&x, (int64_t)n);
@@ -28154,6 +28235,116 @@ TI__PRIVATE void ti__clc_init(ti__clc *c, ti_session *s, ti__clplan *g, int n) {
 #endif /* TI_NO_OPENCL */
 /* ==== end src/cl/ops.c ====================================================================== */
 
+/* ==== begin src/cl/half.c =================================================================== */
+/* fp16 storage on OpenCL (desc.precision TI_PRECISION_FP16): the kernels keep activations
+ * and float constants as IEEE halves, computing in float (cl/kernels.c, -DTI_F16). The
+ * host boundary stays float: model inputs and outputs, nodes that run on the CPU, memory
+ * bound by the caller, zero copy and linked sessions all use the float mirror (act) as in
+ * fp32, and the conversion kernels (ti_to_half, ti_from_half) move a value between it and
+ * the half buffer (act16) on the device, where converting costs a fraction of a copy.
+ * Constants are converted once, on the host, when they are uploaded. Relies on
+ * cl/ops.c; used by cl/backend.c. Must not allocate: the conversions run inside
+ * ti_session_run. */
+#ifndef TI_NO_OPENCL
+
+/* Bytes constant value v takes in the constant buffer: float ones as halves. */
+TI__PRIVATE size_t ti__clplan_cst_bytes(const ti_session *s, const ti__clplan *g, int v) {
+    const ti_tensor *t = &s->t[v];
+    if (g->rt.f16 && t->dtype == TI_DTYPE_F32) return ti__numel(t) * 2;
+    return t->size_bytes;
+}
+
+/* Writes constant value v into the staging copy of the constant buffer at dst. */
+TI__PRIVATE void ti__clplan_cst_fill(const ti_session *s, const ti__clplan *g, int v, unsigned char *dst) {
+    const ti_tensor *t = &s->t[v];
+    if (!(g->rt.f16 && t->dtype == TI_DTYPE_F32)) {
+        memcpy(dst, t->data, t->size_bytes);
+        return;
+    }
+    const float *x = (const float *)t->data;
+    size_t n = ti__numel(t);
+    for (size_t i = 0; i < n; i++) { /* little-endian halves, as the device reads them */
+        uint16_t h = ti__f32_to_f16(x[i]);
+        dst[2 * i] = (unsigned char)(h & 0xff);
+        dst[2 * i + 1] = (unsigned char)(h >> 8);
+    }
+}
+
+/* The half buffer: one half for each float of the arena (value v at the same element
+ * index), made with the plan. Returns the CL error. */
+TI__PRIVATE cl_int ti__clplan_make_act16(ti__clplan *g) {
+    if (!g->rt.f16) return CL_SUCCESS;
+    cl_int e = CL_SUCCESS;
+    g->act16 = g->rt.api.clCreateBuffer(g->rt.ctx, CL_MEM_READ_WRITE, g->act_bytes / 2 + 64, NULL, &e);
+    if (g->act16 == NULL && e == CL_SUCCESS) e = CL_OUT_OF_RESOURCES;
+    return e;
+}
+
+/* The float copy of value v on the device: the caller's memory wrapped in a buffer, or
+ * the arena mirror at v's slot (offset in floats). */
+TI__PRIVATE void ti__clplan_f32_loc(const ti_session *s, const ti__clplan *g, int v, cl_mem *mem, size_t *off) {
+    if (g->bmem != NULL && g->bmem[v] != NULL) {
+        *mem = g->bmem[v];
+        *off = 0;
+    } else {
+        *mem = g->act;
+        *off = ti__cl_off(s, v) / 4;
+    }
+}
+
+/* Converts value v between its float copy and its half copy on the device (to_half: the
+ * float one is current). The device must own the arena (zero copy: unmapped). */
+TI__PRIVATE cl_int ti__clplan_convert(ti_session *s, ti__clplan *g, int v, int to_half) {
+    ti__clrt *rt = &g->rt;
+    ti__clk k = to_half ? TI__CLK_TO_HALF : TI__CLK_FROM_HALF;
+    size_t n = ti__numel(&s->t[v]);
+    cl_mem fm;
+    size_t fo;
+    ti__clplan_f32_loc(s, g, v, &fm, &fo);
+    ti__clargs a;
+    ti__cla_begin(&a, rt, k);
+    if (to_half) {
+        ti__cla_mem(&a, fm, fo);
+        ti__cla_mem(&a, g->act16, ti__cl_off(s, v) / 4);
+    } else {
+        ti__cla_mem(&a, g->act16, ti__cl_off(s, v) / 4);
+        ti__cla_mem(&a, fm, fo);
+    }
+    ti__cla_int(&a, (int64_t)n);
+    if (a.err != CL_SUCCESS) return a.err;
+    return ti__clrt_launch(rt, k, 1, &n, NULL);
+}
+
+/* Is value v one the conversions apply to (a float activation, not a constant)? */
+TI__PRIVATE int ti__clplan_halved(const ti_session *s, const ti__clplan *g, int v) {
+    return g->rt.f16 && v >= 0 && s->t[v].dtype == TI_DTYPE_F32 && s->t[v].size_bytes > 0 &&
+           s->t[v].data != NULL && g->cst_off[v] == (size_t)-1;
+}
+
+/* Before a GPU node: input v in the half buffer. Its float copy is current on the device
+ * (ti__clplan_sync ran) and the device owns the arena. */
+TI__PRIVATE cl_int ti__clplan_to_half(ti_session *s, ti__clplan *g, int v) {
+    if (!ti__clplan_halved(s, g, v) || (g->where[v] & TI__CL_HALF)) return CL_SUCCESS;
+    cl_int e = ti__clplan_convert(s, g, v, 1);
+    if (e == CL_SUCCESS) g->where[v] |= TI__CL_HALF;
+    return e;
+}
+
+TI__PRIVATE cl_int ti__clplan_own(ti_session *s, ti__clplan *g, int host, cl_bool blocking);
+
+/* Before the host (a CPU node, the run's end, a fetch) or a linked session reads value v:
+ * its float copy on the device made current from the half one when only that is. */
+TI__PRIVATE cl_int ti__clplan_from_half(ti_session *s, ti__clplan *g, int v) {
+    if (!ti__clplan_halved(s, g, v) || (g->where[v] & (TI__CL_HOST | TI__CL_DEV)) || !(g->where[v] & TI__CL_HALF))
+        return CL_SUCCESS;
+    cl_int e = ti__clplan_own(s, g, 0, CL_TRUE); /* zero copy: the device writes the arena */
+    if (e == CL_SUCCESS) e = ti__clplan_convert(s, g, v, 0);
+    if (e == CL_SUCCESS) g->where[v] |= TI__CL_DEV;
+    return e;
+}
+#endif /* TI_NO_OPENCL */
+/* ==== end src/cl/half.c ===================================================================== */
+
 /* ==== begin src/cl/backend.c ================================================================ */
 /* The OpenCL backend of a session: places each planned node on the GPU or the CPU (with
  * the reason), lays out device memory (one activation buffer mirroring the CPU arena's
@@ -28201,7 +28392,8 @@ TI__PRIVATE void ti__clplan_release(ti__clplan *g) {
     if (g->act) g->rt.api.clReleaseMemObject(g->act);
     if (g->cst) g->rt.api.clReleaseMemObject(g->cst);
     if (g->part) g->rt.api.clReleaseMemObject(g->part);
-    g->act = g->cst = g->part = NULL;
+    if (g->act16) g->rt.api.clReleaseMemObject(g->act16);
+    g->act = g->cst = g->part = g->act16 = NULL;
     g->part_bytes = 0;
     g->active = 0;
     g->where = NULL; /* the rest lives in the session's plan pool */
@@ -28340,6 +28532,9 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
         g->why[n] = ok ? "" : ti__pool_strndup(pool, c.why, strlen(c.why));
         if (g->why[n] == NULL) g->why[n] = "";
     }
+    /* fp16 storage: the conversions at the host boundary are eltwise kernels */
+    unsigned every = g->rt.f16 ? TI__CLM_ELTWISE : 0;
+    if (need) need |= every;
     /* 2. programs (a program that fails to build sends its nodes to the CPU) */
     char fail[320] = "";
     for (int p = 0; p < TI__CLP_COUNT; p++) {
@@ -28355,7 +28550,7 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
     g->n_gpu = g->n_cpu = 0;
     for (int n = 0; n < nn; n++) {
         const ti__clop *op = g->op[n];
-        if (g->gpu[n] && (need & op->progs) != op->progs) {
+        if (g->gpu[n] && (need & (op->progs | every)) != (op->progs | every)) {
             g->gpu[n] = 0;
             g->why[n] = ti__pool_strndup(pool, fail, strlen(fail));
             if (g->why[n] == NULL) g->why[n] = "";
@@ -28370,7 +28565,7 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
             int v = node->inputs[i];
             if (v < 0 || !s->vi[v].is_const || g->cst_off[v] != (size_t)-1) continue;
             g->cst_off[v] = cst;
-            cst += (s->t[v].size_bytes + 63) & ~(size_t)63;
+            cst += (ti__clplan_cst_bytes(s, g, v) + 63) & ~(size_t)63;
         }
         g->par_off[n] = cst;
         cst += ((size_t)g->npar[n] * sizeof(int32_t) + 63) & ~(size_t)63;
@@ -28380,8 +28575,7 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
     unsigned char *host = (unsigned char *)ti__calloc(&s->al, cst + 64);
     if (host == NULL) return ti__fail(err, TI_ERR_OUT_OF_MEMORY, s->m->name, "out of memory staging constants");
     for (int v = 0; v < nv; v++)
-        if (g->cst_off[v] != (size_t)-1 && s->t[v].size_bytes)
-            memcpy(host + g->cst_off[v], s->t[v].data, s->t[v].size_bytes);
+        if (g->cst_off[v] != (size_t)-1 && s->t[v].size_bytes) ti__clplan_cst_fill(s, g, v, host + g->cst_off[v]);
     for (int n = 0; n < nn; n++)
         if (g->gpu[n] && g->npar[n]) memcpy(host + g->par_off[n], g->par[n], sizeof(int32_t) * (size_t)g->npar[n]);
     cl_int e1 = CL_SUCCESS, e2 = CL_SUCCESS;
@@ -28392,10 +28586,11 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
     g->act = cl->clCreateBuffer(g->rt.ctx, CL_MEM_READ_WRITE, g->act_bytes, NULL, &e2);
     if (e1 == CL_SUCCESS && e2 == CL_SUCCESS && g->part_bytes > 0)
         g->part = cl->clCreateBuffer(g->rt.ctx, CL_MEM_READ_WRITE, g->part_bytes, NULL, &e2);
+    if (e1 == CL_SUCCESS && e2 == CL_SUCCESS) e2 = ti__clplan_make_act16(g);
     if (g->cst == NULL || g->act == NULL || (g->part_bytes > 0 && g->part == NULL) || e1 != CL_SUCCESS ||
         e2 != CL_SUCCESS) {
-        snprintf(fallback, fallback_cap, "OpenCL device '%s': cannot allocate %zu + %zu + %zu bytes (%s)",
-                 g->rt.name, g->cst_bytes, g->act_bytes, g->part_bytes,
+        snprintf(fallback, fallback_cap, "OpenCL device '%.160s': cannot allocate %zu + %zu + %zu%s bytes (%s)",
+                 g->rt.name, g->cst_bytes, g->act_bytes, g->part_bytes, g->rt.f16 ? " + halves" : "",
                  ti_cl_error_string(e1 != CL_SUCCESS ? e1 : e2));
         ti__clplan_release(g);
         return TI_OK;
@@ -28496,6 +28691,12 @@ TI__PRIVATE void ti__clplan_join(ti__clplan *g) {
 TI__PRIVATE cl_int ti__clplan_sync(ti_session *s, ti__clplan *g, int v, int dir) {
     if (v < 0 || (g->where[v] & dir) || s->t[v].size_bytes == 0) return CL_SUCCESS;
     if (g->cst_off[v] != (size_t)-1 || s->t[v].data == NULL) return CL_SUCCESS;
+    if (dir == TI__CL_DEV && (g->where[v] & TI__CL_HALF)) return CL_SUCCESS; /* what kernels read */
+    if (dir == TI__CL_HOST) { /* fp16 storage: the float copy from the half one first */
+        cl_int e = ti__clplan_from_half(s, g, v);
+        if (e != CL_SUCCESS) return e;
+        if (g->where[v] & dir) return CL_SUCCESS;
+    }
     if (ti__cl_bound_zc(s, g, v)) { /* caller memory <-> its arena slot, the host owning both */
         cl_int e = ti__clplan_own(s, g, 1, CL_TRUE);
         if (e != CL_SUCCESS) return e;
@@ -28666,6 +28867,8 @@ TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int asy
             for (int i = 0; i < node->n_inputs && e == CL_SUCCESS; i++)
                 e = ti__clplan_sync(s, g, node->inputs[i], TI__CL_DEV);
             if (e == CL_SUCCESS) e = ti__clplan_own(s, g, 0, CL_TRUE); /* zero copy: the device's turn */
+            for (int i = 0; i < node->n_inputs && e == CL_SUCCESS; i++)
+                e = ti__clplan_to_half(s, g, node->inputs[i]); /* fp16 storage */
             if (e == CL_SUCCESS) {
                 ti__clc c;
                 ti__clc_init(&c, s, g, n);
@@ -28678,7 +28881,8 @@ TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int asy
             }
             if (e == CL_SUCCESS) {
                 for (int i = 0; i < node->n_outputs; i++)
-                    if (node->outputs[i] >= 0) g->where[node->outputs[i]] = TI__CL_DEV;
+                    if (node->outputs[i] >= 0)
+                        g->where[node->outputs[i]] = ti__clplan_halved(s, g, node->outputs[i]) ? TI__CL_HALF : TI__CL_DEV;
                 if (s->prof_gpu != NULL) s->prof_gpu[n] = 1;
                 continue;
             }
@@ -28691,7 +28895,10 @@ TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int asy
             g->n_gpu--;
             g->n_cpu++;
         }
-        e = ti__clplan_own(s, g, 1, CL_TRUE); /* zero copy: the host's turn (it writes too) */
+        e = CL_SUCCESS; /* a node the device refused comes here with its error */
+        for (int i = 0; i < node->n_inputs && e == CL_SUCCESS; i++)
+            e = ti__clplan_from_half(s, g, node->inputs[i]); /* fp16 storage: floats for the CPU */
+        if (e == CL_SUCCESS) e = ti__clplan_own(s, g, 1, CL_TRUE); /* zero copy: the host's turn (it writes too) */
         for (int i = 0; i < node->n_inputs && e == CL_SUCCESS; i++)
             e = ti__clplan_sync(s, g, node->inputs[i], TI__CL_HOST);
         if (e != CL_SUCCESS)
@@ -28719,6 +28926,12 @@ TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int asy
             if (node->outputs[i] >= 0) g->where[node->outputs[i]] = TI__CL_HOST;
     }
     g->rt.ev_cur = -1;
+    for (int i = 0; i < s->m->n_outputs; i++) { /* fp16 storage: outputs as floats on the device */
+        cl_int e = ti__clplan_from_half(s, g, s->m->outputs[i]);
+        if (e != CL_SUCCESS)
+            return ti__fail(err, TI_ERR_BACKEND, s->m->name, "converting output '%s' from fp16 on the OpenCL device failed: %s",
+                            s->t[s->m->outputs[i]].name, ti_cl_error_string(e));
+    }
     if (g->zero_copy) { /* outputs (and the inputs of the next run) are the host's */
         cl_int e = ti__clplan_own(s, g, 1, async ? CL_FALSE : CL_TRUE);
         if (e != CL_SUCCESS)
@@ -29203,6 +29416,8 @@ TI__PRIVATE void ti__session_cl_info(ti_session *s) {
     s->info.opencl_ready_ms = g->t_ready - g->t_start;
     s->info.zero_copy = g->active && g->zero_copy;
     s->info.cpu_runs_before_gpu = g->cpu_runs;
+    s->info.precision = g->active && g->rt.f16 ? TI_PRECISION_FP16 : TI_PRECISION_FP32;
+    s->info.fp16_arithmetic = g->active && g->rt.f16_arith;
     if (g->active) {
         s->info.backend = TI_BACKEND_OPENCL;
         s->info.num_gpu_nodes = g->n_gpu;
@@ -29400,6 +29615,7 @@ TI__PRIVATE ti_status ti__session_plan(ti_session *s, ti_error *err) {
     s->profiled = 0;
     s->planned = 1;
     s->info.backend = TI_BACKEND_CPU;
+    s->info.precision = TI_PRECISION_FP32;
     s->info.fallback_reason = s->fallback;
     s->info.device = "";
     s->info.num_cpu_nodes = s->n_nodes;

@@ -195,7 +195,11 @@ typedef struct ti_dim_binding {
 typedef struct ti_session_desc {
     ti_backend backend;      /* 0: auto: OpenCL when a device is found, else the CPU    */
     int num_threads;         /* 0: number of online CPUs, at most 8; 1: no threads     */
-    ti_precision precision;  /* 0: fp32                                                */
+    /* 0: fp32. TI_PRECISION_FP16 allows precision loss: on OpenCL, tensors on the device
+     * are stored as halves (constants converted once), kernels compute in float, and
+     * where the device reports cl_khr_fp16 the GEMM tiles are half too. Inputs, outputs
+     * and nodes on the CPU stay float32. The CPU backend ignores it. */
+    ti_precision precision;
     const ti_dim_binding *dim_bindings; /* symbolic dims; unbound ones default to 1    */
     int num_dim_bindings;
     int no_fusion;           /* 1: skip the fusion passes (for debugging)              */
@@ -328,6 +332,11 @@ typedef struct ti_session_info {
      * kernels, device-to-host copies (OpenCL event times; 0 on the CPU backend), and
      * the time of the nodes that ran on the CPU. */
     double upload_ms, kernel_ms, download_ms, cpu_ms;
+    /* How the backend stores its tensors: TI_PRECISION_FP16 when an OpenCL plan keeps
+     * them as halves (desc.precision FP16), else TI_PRECISION_FP32; fp16_arithmetic 1
+     * when it also computes in half (the device has cl_khr_fp16). */
+    ti_precision precision;
+    int fp16_arithmetic;
 } ti_session_info;
 TI_API ti_status ti_session_get_info(const ti_session *s, ti_session_info *out);
 

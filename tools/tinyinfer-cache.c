@@ -1,11 +1,13 @@
 /* tinyinfer-cache: fills the OpenCL program-binary cache for models ahead of time (at app
  * install, in a build step), so that their first session on this device builds nothing.
  *
- *     tinyinfer-cache --dir DIR [--device SEL] MODEL...
+ *     tinyinfer-cache --dir DIR [--device SEL] [--precision fp32|fp16] MODEL...
  *
  * For each model it creates an OpenCL session with the cache in DIR (which builds the
  * programs the model needs and stores them) and says how many programs were built and
- * how many were already there. Exit code 1 when a model cannot use OpenCL. */
+ * how many were already there. fp16 sessions (desc.precision) build programs of their
+ * own, so an app that uses them pre-warms with --precision fp16. Exit code 1 when a
+ * model cannot use OpenCL. */
 #define TINYINFER_IMPLEMENTATION
 #include "tinyinfer.h"
 
@@ -13,18 +15,29 @@
 #include <string.h>
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: tinyinfer-cache --dir DIR [--device SEL] MODEL...\n"
+    fprintf(f, "usage: tinyinfer-cache --dir DIR [--device SEL] [--precision fp32|fp16] MODEL...\n"
                "builds the OpenCL programs each model needs into the cache DIR (the same\n"
                "directory sessions get in ti_session_desc.opencl_cache_dir or\n"
-               "$TINYINFER_OPENCL_CACHE); --device: gpu, cpu, an index or a part of a name\n");
+               "$TINYINFER_OPENCL_CACHE); --device: gpu, cpu, an index or a part of a name;\n"
+               "--precision: the sessions' desc.precision (fp16 programs are their own)\n");
 }
 
 int main(int argc, char **argv) {
     const char *dir = NULL, *device = NULL;
+    ti_precision precision = TI_PRECISION_FP32;
     int rc = 0, n_models = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) dir = argv[++i];
         else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) device = argv[++i];
+        else if (strcmp(argv[i], "--precision") == 0 && i + 1 < argc) {
+            const char *p = argv[++i];
+            if (strcmp(p, "fp32") == 0) precision = TI_PRECISION_FP32;
+            else if (strcmp(p, "fp16") == 0) precision = TI_PRECISION_FP16;
+            else {
+                fprintf(stderr, "tinyinfer-cache: --precision wants fp32 or fp16, not '%s'\n", p);
+                return 2;
+            }
+        }
         else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             return 0;
@@ -41,7 +54,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--dir") == 0 || strcmp(argv[i], "--device") == 0) {
+        if (strcmp(argv[i], "--dir") == 0 || strcmp(argv[i], "--device") == 0 ||
+            strcmp(argv[i], "--precision") == 0) {
             i++;
             continue;
         }
@@ -57,6 +71,7 @@ int main(int argc, char **argv) {
         d.backend = TI_BACKEND_OPENCL;
         d.opencl_device = device;
         d.opencl_cache_dir = dir;
+        d.precision = precision;
         d.num_threads = 1;
         ti_session *s = ti_session_create(m, &d, &err);
         if (s == NULL) {

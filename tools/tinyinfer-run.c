@@ -20,6 +20,7 @@ typedef struct run_opts {
     ti_backend backend;
     const char *device;
     int placement;
+    ti_precision precision;
     int profile;
     int check_precision;
     const char *trace;
@@ -40,6 +41,7 @@ static void usage(FILE *f)
             "                     [--dim NAME=VALUE]... [--save-outputs DIR]\n"
             "                     [--backend auto|cpu|opencl] [--device SEL] [--placement]\n"
             "                     [--profile] [--trace FILE] [--tuning FILE] [--check-precision]\n"
+            "                     [--precision fp32|fp16]\n"
             "--input FILE       .npy or .pb (TensorProto) data for the next model input; a file\n"
             "                   whose tensor name matches an input feeds that input instead\n"
             "                   (inputs without a file get seeded random data: floats uniform\n"
@@ -49,6 +51,8 @@ static void usage(FILE *f)
             "                   (any OpenCL device; an error when none can be used)\n"
             "--device SEL       OpenCL device: gpu, cpu, an index or a part of its name\n"
             "--placement        print where each node runs (CPU or OpenCL) and why\n"
+            "--precision P      fp32 (default) or fp16: allow the OpenCL backend to store\n"
+            "                   tensors as halves (and compute in half where the device can)\n"
             "--profile          time every node of the last run (device times on OpenCL) and\n"
             "                   print them, with the time per op type and the transfers\n"
             "--trace FILE       write the last run's profile as Chrome trace JSON (Perfetto)\n"
@@ -219,6 +223,14 @@ static int parse_args(int argc, char **argv, run_opts *o)
                 fprintf(stderr, "tinyinfer-run: --backend wants auto, cpu or opencl, not '%s'\n", b);
                 return 0;
             }
+        } else if (strcmp(a, "--precision") == 0 && has_val) {
+            const char *p = argv[++i];
+            if (strcmp(p, "fp32") == 0) o->precision = TI_PRECISION_FP32;
+            else if (strcmp(p, "fp16") == 0) o->precision = TI_PRECISION_FP16;
+            else {
+                fprintf(stderr, "tinyinfer-run: --precision wants fp32 or fp16, not '%s'\n", p);
+                return 0;
+            }
         } else if (strcmp(a, "--device") == 0 && has_val) {
             o->device = argv[++i];
         } else if (strcmp(a, "--placement") == 0) {
@@ -376,6 +388,7 @@ static int run(const run_opts *op, run_state *rs)
     memset(&desc, 0, sizeof(desc));
     desc.num_threads = o.threads;
     desc.backend = o.backend;
+    desc.precision = o.precision;
     desc.opencl_device = o.device;
     desc.profile = o.profile || o.trace != NULL;
     desc.tuning_file = o.tuning;
@@ -471,10 +484,15 @@ static int run(const run_opts *op, run_state *rs)
                info.fallback_reason && info.fallback_reason[0] ? info.fallback_reason : "");
         if (info.backend == TI_BACKEND_OPENCL)
             printf("opencl: %s: %d nodes on the device, %d on the CPU; programs: %d built, %d from "
-                   "the cache, %.1f ms; %zu bytes moved between host and device in the last run%s\n",
+                   "the cache, %.1f ms; %zu bytes moved between host and device in the last run%s; "
+                   "tensors stored in %s%s\n",
                    info.device, info.num_gpu_nodes, info.num_cpu_nodes, info.programs_built,
                    info.programs_cached, info.build_ms, info.transfer_bytes,
-                   info.zero_copy ? " (zero copy: the device works in the session's memory)" : "");
+                   info.zero_copy ? " (zero copy: the device works in the session's memory)" : "",
+                   info.precision == TI_PRECISION_FP16 ? "fp16" : "fp32",
+                   info.precision != TI_PRECISION_FP16 ? ""
+                   : info.fp16_arithmetic ? " (half arithmetic: cl_khr_fp16)"
+                                          : " (computed in fp32: no cl_khr_fp16)");
     }
     if (o.placement) {
         int nn = ti_session_num_nodes(s);

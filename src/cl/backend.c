@@ -44,7 +44,8 @@ TI__PRIVATE void ti__clplan_release(ti__clplan *g) {
     if (g->act) g->rt.api.clReleaseMemObject(g->act);
     if (g->cst) g->rt.api.clReleaseMemObject(g->cst);
     if (g->part) g->rt.api.clReleaseMemObject(g->part);
-    g->act = g->cst = g->part = NULL;
+    if (g->act16) g->rt.api.clReleaseMemObject(g->act16);
+    g->act = g->cst = g->part = g->act16 = NULL;
     g->part_bytes = 0;
     g->active = 0;
     g->where = NULL; /* the rest lives in the session's plan pool */
@@ -183,6 +184,9 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
         g->why[n] = ok ? "" : ti__pool_strndup(pool, c.why, strlen(c.why));
         if (g->why[n] == NULL) g->why[n] = "";
     }
+    /* fp16 storage: the conversions at the host boundary are eltwise kernels */
+    unsigned every = g->rt.f16 ? TI__CLM_ELTWISE : 0;
+    if (need) need |= every;
     /* 2. programs (a program that fails to build sends its nodes to the CPU) */
     char fail[320] = "";
     for (int p = 0; p < TI__CLP_COUNT; p++) {
@@ -198,7 +202,7 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
     g->n_gpu = g->n_cpu = 0;
     for (int n = 0; n < nn; n++) {
         const ti__clop *op = g->op[n];
-        if (g->gpu[n] && (need & op->progs) != op->progs) {
+        if (g->gpu[n] && (need & (op->progs | every)) != (op->progs | every)) {
             g->gpu[n] = 0;
             g->why[n] = ti__pool_strndup(pool, fail, strlen(fail));
             if (g->why[n] == NULL) g->why[n] = "";
@@ -213,7 +217,7 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
             int v = node->inputs[i];
             if (v < 0 || !s->vi[v].is_const || g->cst_off[v] != (size_t)-1) continue;
             g->cst_off[v] = cst;
-            cst += (s->t[v].size_bytes + 63) & ~(size_t)63;
+            cst += (ti__clplan_cst_bytes(s, g, v) + 63) & ~(size_t)63;
         }
         g->par_off[n] = cst;
         cst += ((size_t)g->npar[n] * sizeof(int32_t) + 63) & ~(size_t)63;
@@ -223,8 +227,7 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
     unsigned char *host = (unsigned char *)ti__calloc(&s->al, cst + 64);
     if (host == NULL) return ti__fail(err, TI_ERR_OUT_OF_MEMORY, s->m->name, "out of memory staging constants");
     for (int v = 0; v < nv; v++)
-        if (g->cst_off[v] != (size_t)-1 && s->t[v].size_bytes)
-            memcpy(host + g->cst_off[v], s->t[v].data, s->t[v].size_bytes);
+        if (g->cst_off[v] != (size_t)-1 && s->t[v].size_bytes) ti__clplan_cst_fill(s, g, v, host + g->cst_off[v]);
     for (int n = 0; n < nn; n++)
         if (g->gpu[n] && g->npar[n]) memcpy(host + g->par_off[n], g->par[n], sizeof(int32_t) * (size_t)g->npar[n]);
     cl_int e1 = CL_SUCCESS, e2 = CL_SUCCESS;
@@ -235,10 +238,11 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
     g->act = cl->clCreateBuffer(g->rt.ctx, CL_MEM_READ_WRITE, g->act_bytes, NULL, &e2);
     if (e1 == CL_SUCCESS && e2 == CL_SUCCESS && g->part_bytes > 0)
         g->part = cl->clCreateBuffer(g->rt.ctx, CL_MEM_READ_WRITE, g->part_bytes, NULL, &e2);
+    if (e1 == CL_SUCCESS && e2 == CL_SUCCESS) e2 = ti__clplan_make_act16(g);
     if (g->cst == NULL || g->act == NULL || (g->part_bytes > 0 && g->part == NULL) || e1 != CL_SUCCESS ||
         e2 != CL_SUCCESS) {
-        snprintf(fallback, fallback_cap, "OpenCL device '%s': cannot allocate %zu + %zu + %zu bytes (%s)",
-                 g->rt.name, g->cst_bytes, g->act_bytes, g->part_bytes,
+        snprintf(fallback, fallback_cap, "OpenCL device '%.160s': cannot allocate %zu + %zu + %zu%s bytes (%s)",
+                 g->rt.name, g->cst_bytes, g->act_bytes, g->part_bytes, g->rt.f16 ? " + halves" : "",
                  ti_cl_error_string(e1 != CL_SUCCESS ? e1 : e2));
         ti__clplan_release(g);
         return TI_OK;
@@ -339,6 +343,12 @@ TI__PRIVATE void ti__clplan_join(ti__clplan *g) {
 TI__PRIVATE cl_int ti__clplan_sync(ti_session *s, ti__clplan *g, int v, int dir) {
     if (v < 0 || (g->where[v] & dir) || s->t[v].size_bytes == 0) return CL_SUCCESS;
     if (g->cst_off[v] != (size_t)-1 || s->t[v].data == NULL) return CL_SUCCESS;
+    if (dir == TI__CL_DEV && (g->where[v] & TI__CL_HALF)) return CL_SUCCESS; /* what kernels read */
+    if (dir == TI__CL_HOST) { /* fp16 storage: the float copy from the half one first */
+        cl_int e = ti__clplan_from_half(s, g, v);
+        if (e != CL_SUCCESS) return e;
+        if (g->where[v] & dir) return CL_SUCCESS;
+    }
     if (ti__cl_bound_zc(s, g, v)) { /* caller memory <-> its arena slot, the host owning both */
         cl_int e = ti__clplan_own(s, g, 1, CL_TRUE);
         if (e != CL_SUCCESS) return e;
@@ -509,6 +519,8 @@ TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int asy
             for (int i = 0; i < node->n_inputs && e == CL_SUCCESS; i++)
                 e = ti__clplan_sync(s, g, node->inputs[i], TI__CL_DEV);
             if (e == CL_SUCCESS) e = ti__clplan_own(s, g, 0, CL_TRUE); /* zero copy: the device's turn */
+            for (int i = 0; i < node->n_inputs && e == CL_SUCCESS; i++)
+                e = ti__clplan_to_half(s, g, node->inputs[i]); /* fp16 storage */
             if (e == CL_SUCCESS) {
                 ti__clc c;
                 ti__clc_init(&c, s, g, n);
@@ -521,7 +533,8 @@ TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int asy
             }
             if (e == CL_SUCCESS) {
                 for (int i = 0; i < node->n_outputs; i++)
-                    if (node->outputs[i] >= 0) g->where[node->outputs[i]] = TI__CL_DEV;
+                    if (node->outputs[i] >= 0)
+                        g->where[node->outputs[i]] = ti__clplan_halved(s, g, node->outputs[i]) ? TI__CL_HALF : TI__CL_DEV;
                 if (s->prof_gpu != NULL) s->prof_gpu[n] = 1;
                 continue;
             }
@@ -534,7 +547,10 @@ TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int asy
             g->n_gpu--;
             g->n_cpu++;
         }
-        e = ti__clplan_own(s, g, 1, CL_TRUE); /* zero copy: the host's turn (it writes too) */
+        e = CL_SUCCESS; /* a node the device refused comes here with its error */
+        for (int i = 0; i < node->n_inputs && e == CL_SUCCESS; i++)
+            e = ti__clplan_from_half(s, g, node->inputs[i]); /* fp16 storage: floats for the CPU */
+        if (e == CL_SUCCESS) e = ti__clplan_own(s, g, 1, CL_TRUE); /* zero copy: the host's turn (it writes too) */
         for (int i = 0; i < node->n_inputs && e == CL_SUCCESS; i++)
             e = ti__clplan_sync(s, g, node->inputs[i], TI__CL_HOST);
         if (e != CL_SUCCESS)
@@ -562,6 +578,12 @@ TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int asy
             if (node->outputs[i] >= 0) g->where[node->outputs[i]] = TI__CL_HOST;
     }
     g->rt.ev_cur = -1;
+    for (int i = 0; i < s->m->n_outputs; i++) { /* fp16 storage: outputs as floats on the device */
+        cl_int e = ti__clplan_from_half(s, g, s->m->outputs[i]);
+        if (e != CL_SUCCESS)
+            return ti__fail(err, TI_ERR_BACKEND, s->m->name, "converting output '%s' from fp16 on the OpenCL device failed: %s",
+                            s->t[s->m->outputs[i]].name, ti_cl_error_string(e));
+    }
     if (g->zero_copy) { /* outputs (and the inputs of the next run) are the host's */
         cl_int e = ti__clplan_own(s, g, 1, async ? CL_FALSE : CL_TRUE);
         if (e != CL_SUCCESS)

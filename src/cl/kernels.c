@@ -10,6 +10,31 @@
 /* Shared by every program: the activation function and index helpers. */
 static const char *const ti__cl_src_common[] = {
 
+    /* Tensor storage: float, or with -DTI_F16 IEEE halves read with vload_half and
+     * written with vstore_half_rte (core OpenCL C since 1.0: no cl_khr_fp16 needed), the
+     * arithmetic staying in float. -DTI_F16_ARITH (only when the device reports
+     * cl_khr_fp16) also keeps the GEMM tiles in half in local memory and multiplies them
+     * in half, summing in float. TI_MAC / TI_MAD give the fp32 programs the exact
+     * expressions they had before (fma, and a + b * c). */
+    "#ifdef TI_F16_ARITH\n#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n#endif\n"
+    "#ifdef TI_F16\n"
+    "#define TI_S half\n"
+    "#define TI_LD(p, i) vload_half((i), (p))\n"
+    "#define TI_ST(p, i, v) vstore_half_rte((v), (i), (p))\n"
+    "#else\n"
+    "#define TI_S float\n"
+    "#define TI_LD(p, i) (p)[i]\n"
+    "#define TI_ST(p, i, v) ((p)[i] = (v))\n"
+    "#endif\n"
+    "#ifdef TI_F16_ARITH\n"
+    "#define TI_C half\n"
+    "#define TI_MAC(acc, a, b) ((acc) + (float)((a) * (b)))\n"
+    "#define TI_MAD(acc, a, b) ((acc) + (float)((a) * (b)))\n"
+    "#else\n"
+    "#define TI_C float\n"
+    "#define TI_MAC(acc, a, b) fma((a), (b), (acc))\n"
+    "#define TI_MAD(acc, a, b) ((acc) + (a) * (b))\n"
+    "#endif\n"
     "#define TI_ACT_NONE 0\n"
     "float ti_act(float x, int act, float a, float b) {\n"
     "  switch (act) {\n"
@@ -29,11 +54,11 @@ static const char *const ti__cl_src_common[] = {
 /* Elementwise, copies, pooling, normalisation. Unary op codes: see ti__cl_unary_code. */
 static const char *const ti__cl_src_eltwise[] = {
 
-    "__kernel void ti_unary(__global const float *x, int xo, __global float *y, int yo,\n"
+    "__kernel void ti_unary(__global const TI_S *x, int xo, __global TI_S *y, int yo,\n"
     "                       int n, int op, float a, float b) {\n"
     "  int i = get_global_id(0);\n"
     "  if (i >= n) return;\n"
-    "  float v = x[xo + i], r;\n"
+    "  float v = TI_LD(x, xo + i), r;\n"
     "  switch (op) {\n"
     "  case 100: r = -v; break;\n"
     "  case 101: r = fabs(v); break;\n"
@@ -50,7 +75,7 @@ static const char *const ti__cl_src_eltwise[] = {
     "  case 112: r = log(1.0f + exp(v)); break;\n"
     "  default: r = ti_act(v, op, a, b); break;\n"
     "  }\n"
-    "  y[yo + i] = r;\n"
+    "  TI_ST(y, yo + i, r);\n"
     "}\n",
     /* y = a op b with numpy broadcast: p holds rank, out dims, a strides, b strides */
     "float ti_binop(float a, float b, int op) {\n"
@@ -64,8 +89,8 @@ static const char *const ti__cl_src_eltwise[] = {
     "  default: return pow(a, b);\n"
     "  }\n"
     "}\n",
-    "__kernel void ti_binary(__global const float *a, int ao, __global const float *b, int bo,\n"
-    "                        __global float *y, int yo, __global const int *p, int po, int n,\n"
+    "__kernel void ti_binary(__global const TI_S *a, int ao, __global const TI_S *b, int bo,\n"
+    "                        __global TI_S *y, int yo, __global const int *p, int po, int n,\n"
     "                        int op, int act, float aa, float ab) {\n"
     "  int i = get_global_id(0);\n"
     "  if (i >= n) return;\n"
@@ -77,27 +102,27 @@ static const char *const ti__cl_src_eltwise[] = {
     "    ia += c * p[1 + r + d];\n"
     "    ib += c * p[1 + 2 * r + d];\n"
     "  }\n"
-    "  y[yo + i] = ti_act(ti_binop(a[ao + ia], b[bo + ib], op), act, aa, ab);\n"
+    "  TI_ST(y, yo + i, ti_act(ti_binop(TI_LD(a, ao + ia), TI_LD(b, bo + ib), op), act, aa, ab));\n"
     "}\n",
     /* same-shape fast path, and one operand a per-channel vector ([C] over planes of hw) */
-    "__kernel void ti_binary_same(__global const float *a, int ao, __global const float *b,\n"
-    "                             int bo, __global float *y, int yo, int n, int op, int act,\n"
+    "__kernel void ti_binary_same(__global const TI_S *a, int ao, __global const TI_S *b,\n"
+    "                             int bo, __global TI_S *y, int yo, int n, int op, int act,\n"
     "                             float aa, float ab) {\n"
     "  int i = get_global_id(0);\n"
     "  if (i >= n) return;\n"
-    "  y[yo + i] = ti_act(ti_binop(a[ao + i], b[bo + i], op), act, aa, ab);\n"
+    "  TI_ST(y, yo + i, ti_act(ti_binop(TI_LD(a, ao + i), TI_LD(b, bo + i), op), act, aa, ab));\n"
     "}\n",
-    "__kernel void ti_binary_chan(__global const float *a, int ao, __global const float *b,\n"
-    "                             int bo, __global float *y, int yo, int n, int hw, int c,\n"
+    "__kernel void ti_binary_chan(__global const TI_S *a, int ao, __global const TI_S *b,\n"
+    "                             int bo, __global TI_S *y, int yo, int n, int hw, int c,\n"
     "                             int op, int act, float aa, float ab) {\n"
     "  int i = get_global_id(0);\n"
     "  if (i >= n) return;\n"
-    "  y[yo + i] = ti_act(ti_binop(a[ao + i], b[bo + (i / hw) % c], op), act, aa, ab);\n"
+    "  TI_ST(y, yo + i, ti_act(ti_binop(TI_LD(a, ao + i), TI_LD(b, bo + (i / hw) % c), op), act, aa, ab));\n"
     "}\n",
     /* y[i] = x[sum_d coord_d * stride_d]: copies, transposes, slices, concat/split parts.
      * p: rank, out dims, x strides; y is written at yo + i * 1 within a block whose own
      * strides (for concat into a slice) are the last rank values */
-    "__kernel void ti_copy(__global const float *x, int xo, __global float *y, int yo,\n"
+    "__kernel void ti_copy(__global const TI_S *x, int xo, __global TI_S *y, int yo,\n"
     "                      __global const int *p, int po, int n) {\n"
     "  int i = get_global_id(0);\n"
     "  if (i >= n) return;\n"
@@ -109,32 +134,32 @@ static const char *const ti__cl_src_eltwise[] = {
     "    ix += c * p[1 + r + d];\n"
     "    iy += c * p[1 + 2 * r + d];\n"
     "  }\n"
-    "  y[yo + iy] = x[xo + ix];\n"
+    "  TI_ST(y, yo + iy, TI_LD(x, xo + ix));\n"
     "}\n",
-    "__kernel void ti_copy_flat(__global const float *x, int xo, __global float *y, int yo,\n"
+    "__kernel void ti_copy_flat(__global const TI_S *x, int xo, __global TI_S *y, int yo,\n"
     "                           int n) {\n"
     "  int i = get_global_id(0);\n"
-    "  if (i < n) y[yo + i] = x[xo + i];\n"
+    "  if (i < n) TI_ST(y, yo + i, TI_LD(x, xo + i));\n"
     "}\n",
     /* one work-group per plane: mean (op 0) or max (op 1) of hw values */
-    "__kernel void ti_gpool(__global const float *x, int xo, __global float *y, int yo,\n"
+    "__kernel void ti_gpool(__global const TI_S *x, int xo, __global TI_S *y, int yo,\n"
     "                       int planes, int hw, int op, __local float *tmp) {\n"
     "  int g = get_group_id(0), l = get_local_id(0), ls = get_local_size(0);\n"
     "  if (g >= planes) return;\n"
-    "  __global const float *px = x + xo + (size_t)g * hw;\n"
+    "  __global const TI_S *px = x + xo + (size_t)g * hw;\n"
     "  float acc = op ? -INFINITY : 0.0f;\n"
-    "  for (int i = l; i < hw; i += ls) acc = op ? fmax(acc, px[i]) : acc + px[i];\n"
+    "  for (int i = l; i < hw; i += ls) acc = op ? fmax(acc, TI_LD(px, i)) : acc + TI_LD(px, i);\n"
     "  tmp[l] = acc;\n"
     "  barrier(CLK_LOCAL_MEM_FENCE);\n"
     "  for (int s = ls / 2; s > 0; s >>= 1) {\n"
     "    if (l < s) tmp[l] = op ? fmax(tmp[l], tmp[l + s]) : tmp[l] + tmp[l + s];\n"
     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
     "  }\n"
-    "  if (l == 0) y[yo + g] = op ? tmp[0] : tmp[0] / (float)hw;\n"
+    "  if (l == 0) TI_ST(y, yo + g, op ? tmp[0] : tmp[0] / (float)hw);\n"
     "}\n",
     /* MaxPool / AveragePool 2-D: one output element a work item. p: ih iw oh ow kh kw sh
      * sw ph pw dh dw count_include_pad */
-    "__kernel void ti_pool2d(__global const float *x, int xo, __global float *y, int yo,\n"
+    "__kernel void ti_pool2d(__global const TI_S *x, int xo, __global TI_S *y, int yo,\n"
     "                        __global const int *p, int po, int n, int op) {\n"
     "  int i = get_global_id(0);\n"
     "  if (i >= n) return;\n"
@@ -142,7 +167,7 @@ static const char *const ti__cl_src_eltwise[] = {
     "  int ih = p[0], iw = p[1], oh = p[2], ow = p[3], kh = p[4], kw = p[5];\n"
     "  int ox = i % ow, oy = (i / ow) % oh, plane = i / (ow * oh);\n"
     "  int y0 = oy * p[6] - p[8], x0 = ox * p[7] - p[9];\n"
-    "  __global const float *px = x + xo + (size_t)plane * ih * iw;\n"
+    "  __global const TI_S *px = x + xo + (size_t)plane * ih * iw;\n"
     "  float acc = op ? 0.0f : -INFINITY;\n"
     "  int cnt = 0;\n"
     "  for (int fy = 0; fy < kh; fy++) {\n"
@@ -151,7 +176,7 @@ static const char *const ti__cl_src_eltwise[] = {
     "    for (int fx = 0; fx < kw; fx++) {\n"
     "      int ix = x0 + fx * p[11];\n"
     "      if (ix < 0 || ix >= iw) continue;\n"
-    "      float v = px[iy * iw + ix];\n"
+    "      float v = TI_LD(px, iy * iw + ix);\n"
     "      acc = op ? acc + v : fmax(acc, v);\n"
     "      cnt++;\n"
     "    }\n"
@@ -164,47 +189,57 @@ static const char *const ti__cl_src_eltwise[] = {
     "    }\n"
     "    acc = cnt > 0 ? acc / (float)cnt : 0.0f;\n"
     "  }\n"
-    "  y[yo + i] = acc;\n"
+    "  TI_ST(y, yo + i, acc);\n"
     "}\n",
     /* softmax / log-softmax over `len` elements with stride `inner`: one row a work item */
-    "__kernel void ti_softmax(__global const float *x, int xo, __global float *y, int yo,\n"
+    "__kernel void ti_softmax(__global const TI_S *x, int xo, __global TI_S *y, int yo,\n"
     "                         int rows, int len, int inner, int log_sm) {\n"
     "  int r = get_global_id(0);\n"
     "  if (r >= rows) return;\n"
     "  int base = (r / inner) * len * inner + r % inner;\n"
-    "  __global const float *px = x + xo + base;\n"
-    "  __global float *py = y + yo + base;\n"
+    "  __global const TI_S *px = x + xo + base;\n"
+    "  __global TI_S *py = y + yo + base;\n"
     "  float mx = -INFINITY, s = 0.0f;\n"
-    "  for (int i = 0; i < len; i++) mx = fmax(mx, px[i * inner]);\n"
-    "  for (int i = 0; i < len; i++) s += exp(px[i * inner] - mx);\n"
-    "  if (log_sm) { float ls = log(s); for (int i = 0; i < len; i++) py[i * inner] = px[i * inner] - mx - ls; }\n"
-    "  else { float inv = 1.0f / s; for (int i = 0; i < len; i++) py[i * inner] = exp(px[i * inner] - mx) * inv; }\n"
+    "  for (int i = 0; i < len; i++) mx = fmax(mx, TI_LD(px, i * inner));\n"
+    "  for (int i = 0; i < len; i++) s += exp(TI_LD(px, i * inner) - mx);\n"
+    "  if (log_sm) { float ls = log(s); for (int i = 0; i < len; i++) TI_ST(py, i * inner, TI_LD(px, i * inner) - mx - ls); }\n"
+    "  else { float inv = 1.0f / s; for (int i = 0; i < len; i++) TI_ST(py, i * inner, exp(TI_LD(px, i * inner) - mx) * inv); }\n"
     "}\n",
     /* LayerNormalization over the last `len` elements of each row */
-    "__kernel void ti_layernorm(__global const float *x, int xo, __global const float *g, int go,\n"
-    "                           __global const float *b, int bo, int has_b, __global float *y,\n"
+    "__kernel void ti_layernorm(__global const TI_S *x, int xo, __global const TI_S *g, int go,\n"
+    "                           __global const TI_S *b, int bo, int has_b, __global TI_S *y,\n"
     "                           int yo, int rows, int len, float eps) {\n"
     "  int r = get_global_id(0);\n"
     "  if (r >= rows) return;\n"
-    "  __global const float *px = x + xo + (size_t)r * len;\n"
-    "  __global float *py = y + yo + (size_t)r * len;\n"
+    "  __global const TI_S *px = x + xo + (size_t)r * len;\n"
+    "  __global TI_S *py = y + yo + (size_t)r * len;\n"
     "  float m = 0.0f, v = 0.0f;\n"
-    "  for (int i = 0; i < len; i++) m += px[i];\n"
+    "  for (int i = 0; i < len; i++) m += TI_LD(px, i);\n"
     "  m /= (float)len;\n"
-    "  for (int i = 0; i < len; i++) { float d = px[i] - m; v += d * d; }\n"
+    "  for (int i = 0; i < len; i++) { float d = TI_LD(px, i) - m; v += d * d; }\n"
     "  float inv = 1.0f / sqrt(v / (float)len + eps);\n"
     "  for (int i = 0; i < len; i++)\n"
-    "    py[i] = (px[i] - m) * inv * g[go + i] + (has_b ? b[bo + i] : 0.0f);\n"
+    "    TI_ST(py, i, (TI_LD(px, i) - m) * inv * TI_LD(g, go + i) + (has_b ? TI_LD(b, bo + i) : 0.0f));\n"
     "}\n",
     /* BatchNormalization (inference): y = (x - mean) * scale / sqrt(var + eps) + bias */
-    "__kernel void ti_batchnorm(__global const float *x, int xo, __global const float *sc, int so,\n"
-    "                           __global const float *bi, int bo, __global const float *mu,\n"
-    "                           int mo, __global const float *va, int vo, __global float *y,\n"
+    "__kernel void ti_batchnorm(__global const TI_S *x, int xo, __global const TI_S *sc, int so,\n"
+    "                           __global const TI_S *bi, int bo, __global const TI_S *mu,\n"
+    "                           int mo, __global const TI_S *va, int vo, __global TI_S *y,\n"
     "                           int yo, int n, int hw, int c, float eps) {\n"
     "  int i = get_global_id(0);\n"
     "  if (i >= n) return;\n"
     "  int ch = (i / hw) % c;\n"
-    "  y[yo + i] = (x[xo + i] - mu[mo + ch]) * (sc[so + ch] / sqrt(va[vo + ch] + eps)) + bi[bo + ch];\n"
+    "  TI_ST(y, yo + i, (TI_LD(x, xo + i) - TI_LD(mu, mo + ch)) * (TI_LD(sc, so + ch) / sqrt(TI_LD(va, vo + ch) + eps)) + TI_LD(bi, bo + ch));\n"
+    "}\n",
+    /* fp16 storage: the host boundary (model inputs and outputs, nodes on the CPU) is
+     * float; these convert a tensor between the float mirror and the half buffer */
+    "__kernel void ti_to_half(__global const float *x, int xo, __global half *y, int yo, int n) {\n"
+    "  int i = get_global_id(0);\n"
+    "  if (i < n) vstore_half_rte(x[xo + i], yo + i, y);\n"
+    "}\n"
+    "__kernel void ti_from_half(__global const half *x, int xo, __global float *y, int yo, int n) {\n"
+    "  int i = get_global_id(0);\n"
+    "  if (i < n) y[yo + i] = vload_half(xo + i, x);\n"
     "}\n",
     NULL};
 
@@ -225,9 +260,9 @@ static const char *const ti__cl_src_eltwise[] = {
 #define TI__CL_SRC_CONV_GEMM                                                                   \
     "#define CG_K 16\n"                                                                         \
     "__kernel __attribute__((reqd_work_group_size(64, 1, 1)))\n"                                \
-    "void CG_NAME(__global const float *x, int xo, __global const float *w, int wo,\n"          \
-    "             __global const float *bias, int bo, int has_bias,\n"                          \
-    "             __global float *y, int yo, __global float *part,\n"                           \
+    "void CG_NAME(__global const TI_S *x, int xo, __global const TI_S *w, int wo,\n"           \
+    "             __global const TI_S *bias, int bo, int has_bias,\n"                           \
+    "             __global TI_S *y, int yo, __global float *part,\n"                            \
     "             __global const int *p, int po, int act, float aa, float ab) {\n"              \
     "  p += po;\n"                                                                              \
     "  int c = p[0], ih = p[1], iw = p[2], m = p[3], oh = p[4], ow = p[5], kh = p[6], kw = p[7];\n" \
@@ -238,22 +273,22 @@ static const char *const ti__cl_src_eltwise[] = {
     "  int n0 = get_group_id(0) * CG_T, m0 = get_group_id(1) * CG_T, z = get_group_id(2);\n"    \
     "  int s = z % S, b = z / S;\n"                                                             \
     "  int kb = s * kc, ke = min(K, kb + kc);\n"                                                \
-    "  __local float As[CG_K][CG_T + 1];\n"                                                     \
-    "  __local float Bs[CG_K][CG_T];\n",                                                        \
+    "  __local TI_C As[CG_K][CG_T + 1];\n"                                                      \
+    "  __local TI_C Bs[CG_K][CG_T];\n",                                                        \
     /* loaders: X' column bn, rows bk0 + (64 / CG_T) i; W rows am0 + 4 i, column ak (16 \
      * consecutive k of a row per 16 items) */                                                  \
     "  int bn = t & (CG_T - 1), bk0 = t >> CG_TS, ak = t & 15, am0 = t >> 4;\n"               \
     "  int pn = n0 + bn, oy = pn / ow, ox = pn - (pn / ow) * ow;\n"                             \
     "  int iy0 = oy * sh - ph, ix0 = ox * sw - pw, nok = pn < P;\n"                             \
-    "  __global const float *xb = x + xo + (size_t)b * c * ih * iw;\n"                          \
-    "  __global const float *wb = w + wo;\n"                                                    \
+    "  __global const TI_S *xb = x + xo + (size_t)b * c * ih * iw;\n"                           \
+    "  __global const TI_S *wb = w + wo;\n"                                                     \
     "  int tm = t >> 3, tn = t & 7;\n"                                                          \
     "  float acc[CG_R][CG_R];\n"                                                                \
     "  for (int i = 0; i < CG_R; i++) for (int j = 0; j < CG_R; j++) acc[i][j] = 0.0f;\n"      \
     "  for (int k0 = kb; k0 < ke; k0 += CG_K) {\n"                                              \
     "    for (int i = 0; i < CG_T / 4; i++) {\n"                                                \
     "      int mm = m0 + am0 + 4 * i, kk = k0 + ak;\n"                                          \
-    "      As[ak][am0 + 4 * i] = (mm < m && kk < ke) ? wb[(size_t)mm * K + kk] : 0.0f;\n"      \
+    "      As[ak][am0 + 4 * i] = (mm < m && kk < ke) ? TI_LD(wb, (size_t)mm * K + kk) : 0.0f;\n" \
     "    }\n"                                                                                   \
     "    for (int i = 0; i < CG_K * CG_T / 64; i++) {\n"                                        \
     "      int kr = bk0 + (64 / CG_T) * i, kk = k0 + kr;\n"                                     \
@@ -261,27 +296,27 @@ static const char *const ti__cl_src_eltwise[] = {
     "      if (nok && kk < ke) {\n"                                                             \
     "        int ci = kk / khw, r = kk - ci * khw, fy = r / kw, fx = r - fy * kw;\n"            \
     "        int iy = iy0 + fy * dh, ix = ix0 + fx * dw;\n"                                     \
-    "        if (iy >= 0 && iy < ih && ix >= 0 && ix < iw) v = xb[((size_t)ci * ih + iy) * iw + ix];\n" \
+    "        if (iy >= 0 && iy < ih && ix >= 0 && ix < iw) v = TI_LD(xb, ((size_t)ci * ih + iy) * iw + ix);\n" \
     "      }\n"                                                                                 \
     "      Bs[kr][bn] = v;\n"                                                                   \
     "    }\n"                                                                                   \
     "    barrier(CLK_LOCAL_MEM_FENCE);\n"                                                       \
     "    for (int kk = 0; kk < CG_K; kk++) {\n"                                                 \
-    "      float a[CG_R], v[CG_R];\n"                                                           \
+    "      TI_C a[CG_R], v[CG_R];\n"                                                            \
     "      for (int i = 0; i < CG_R; i++) a[i] = As[kk][tm + 8 * i];\n"                      \
     "      for (int j = 0; j < CG_R; j++) v[j] = Bs[kk][tn + 8 * j];\n"                      \
-    "      for (int i = 0; i < CG_R; i++) for (int j = 0; j < CG_R; j++) acc[i][j] = fma(a[i], v[j], acc[i][j]);\n" \
+    "      for (int i = 0; i < CG_R; i++) for (int j = 0; j < CG_R; j++) acc[i][j] = TI_MAC(acc[i][j], a[i], v[j]);\n" \
     "    }\n"                                                                                   \
     "    barrier(CLK_LOCAL_MEM_FENCE);\n"                                                       \
     "  }\n"                                                                                     \
     "  for (int i = 0; i < CG_R; i++) {\n"                                                      \
     "    int mm = m0 + tm + 8 * i;\n"                                                        \
     "    if (mm >= m) continue;\n"                                                              \
-    "    float bv = (S == 1 && has_bias) ? bias[bo + mm] : 0.0f;\n"                             \
+    "    float bv = (S == 1 && has_bias) ? TI_LD(bias, bo + mm) : 0.0f;\n"                      \
     "    for (int j = 0; j < CG_R; j++) {\n"                                                    \
     "      int nn = n0 + tn + 8 * j;\n"                                                      \
     "      if (nn >= P) continue;\n"                                                            \
-    "      if (S == 1) y[yo + ((size_t)b * m + mm) * P + nn] = ti_act(acc[i][j] + bv, act, aa, ab);\n" \
+    "      if (S == 1) TI_ST(y, yo + ((size_t)b * m + mm) * P + nn, ti_act(acc[i][j] + bv, act, aa, ab));\n" \
     "      else part[(((size_t)b * S + s) * m + mm) * P + nn] = acc[i][j];\n"                   \
     "    }\n"                                                                                   \
     "  }\n"                                                                                     \
@@ -292,9 +327,9 @@ static const char *const ti__cl_src_eltwise[] = {
 static const char *const ti__cl_src_conv[] = {
 
     /* generic: one output element a work item; global (ow*oh, m, n) */
-    "__kernel void ti_conv2d(__global const float *x, int xo, __global const float *w, int wo,\n"
-    "                        __global const float *bias, int bo, int has_bias,\n"
-    "                        __global float *y, int yo, __global const int *p, int po,\n"
+    "__kernel void ti_conv2d(__global const TI_S *x, int xo, __global const TI_S *w, int wo,\n"
+    "                        __global const TI_S *bias, int bo, int has_bias,\n"
+    "                        __global TI_S *y, int yo, __global const int *p, int po,\n"
     "                        int act, float aa, float ab) {\n"
     "  p += po;\n"
     "  int c = p[0], ih = p[1], iw = p[2], m = p[3], oh = p[4], ow = p[5], kh = p[6], kw = p[7];\n"
@@ -303,30 +338,30 @@ static const char *const ti__cl_src_conv[] = {
     "  if (pix >= oh * ow || oc >= m) return;\n"
     "  int ox = pix % ow, oy = pix / ow;\n"
     "  int cg = c / group, g = oc / (m / group);\n"
-    "  __global const float *px = x + xo + ((size_t)n * c + (size_t)g * cg) * ih * iw;\n"
-    "  __global const float *pw_ = w + wo + (size_t)oc * cg * kh * kw;\n"
+    "  __global const TI_S *px = x + xo + ((size_t)n * c + (size_t)g * cg) * ih * iw;\n"
+    "  __global const TI_S *pw_ = w + wo + (size_t)oc * cg * kh * kw;\n"
     "  int y0 = oy * sh - ph, x0 = ox * sw - pw;\n"
-    "  float acc = has_bias ? bias[bo + oc] : 0.0f;\n"
+    "  float acc = has_bias ? TI_LD(bias, bo + oc) : 0.0f;\n"
     "  for (int ci = 0; ci < cg; ci++) {\n"
-    "    __global const float *pc = px + (size_t)ci * ih * iw;\n"
-    "    __global const float *wc = pw_ + ci * kh * kw;\n"
+    "    __global const TI_S *pc = px + (size_t)ci * ih * iw;\n"
+    "    __global const TI_S *wc = pw_ + ci * kh * kw;\n"
     "    for (int fy = 0; fy < kh; fy++) {\n"
     "      int iy = y0 + fy * dh;\n"
     "      if (iy < 0 || iy >= ih) continue;\n"
     "      for (int fx = 0; fx < kw; fx++) {\n"
     "        int ix = x0 + fx * dw;\n"
     "        if (ix < 0 || ix >= iw) continue;\n"
-    "        acc += pc[iy * iw + ix] * wc[fy * kw + fx];\n"
+    "        acc = TI_MAD(acc, TI_LD(pc, iy * iw + ix), TI_LD(wc, fy * kw + fx));\n"
     "      }\n"
     "    }\n"
     "  }\n"
-    "  y[yo + ((size_t)n * m + oc) * oh * ow + pix] = ti_act(acc, act, aa, ab);\n"
+    "  TI_ST(y, yo + ((size_t)n * m + oc) * oh * ow + pix, ti_act(acc, act, aa, ab));\n"
     "}\n",
     /* depthwise (group == c == m): one output element a work item, taps unrolled by the
      * compiler for the usual 3x3 / 5x5 */
-    "__kernel void ti_dwconv2d(__global const float *x, int xo, __global const float *w, int wo,\n"
-    "                          __global const float *bias, int bo, int has_bias,\n"
-    "                          __global float *y, int yo, __global const int *p, int po,\n"
+    "__kernel void ti_dwconv2d(__global const TI_S *x, int xo, __global const TI_S *w, int wo,\n"
+    "                          __global const TI_S *bias, int bo, int has_bias,\n"
+    "                          __global TI_S *y, int yo, __global const int *p, int po,\n"
     "                          int act, float aa, float ab) {\n"
     "  p += po;\n"
     "  int c = p[0], ih = p[1], iw = p[2], oh = p[4], ow = p[5], kh = p[6], kw = p[7];\n"
@@ -334,34 +369,34 @@ static const char *const ti__cl_src_conv[] = {
     "  int pix = get_global_id(0), ch = get_global_id(1), n = get_global_id(2);\n"
     "  if (pix >= oh * ow || ch >= c) return;\n"
     "  int ox = pix % ow, oy = pix / ow;\n"
-    "  __global const float *pc = x + xo + ((size_t)n * c + ch) * ih * iw;\n"
-    "  __global const float *wc = w + wo + (size_t)ch * kh * kw;\n"
+    "  __global const TI_S *pc = x + xo + ((size_t)n * c + ch) * ih * iw;\n"
+    "  __global const TI_S *wc = w + wo + (size_t)ch * kh * kw;\n"
     "  int y0 = oy * sh - ph, x0 = ox * sw - pw;\n"
-    "  float acc = has_bias ? bias[bo + ch] : 0.0f;\n"
+    "  float acc = has_bias ? TI_LD(bias, bo + ch) : 0.0f;\n"
     "  for (int fy = 0; fy < kh; fy++) {\n"
     "    int iy = y0 + fy * dh;\n"
     "    if (iy < 0 || iy >= ih) continue;\n"
     "    for (int fx = 0; fx < kw; fx++) {\n"
     "      int ix = x0 + fx * dw;\n"
     "      if (ix < 0 || ix >= iw) continue;\n"
-    "      acc += pc[iy * iw + ix] * wc[fy * kw + fx];\n"
+    "      acc = TI_MAD(acc, TI_LD(pc, iy * iw + ix), TI_LD(wc, fy * kw + fx));\n"
     "    }\n"
     "  }\n"
-    "  y[yo + ((size_t)n * c + ch) * oh * ow + pix] = ti_act(acc, act, aa, ab);\n"
+    "  TI_ST(y, yo + ((size_t)n * c + ch) * oh * ow + pix, ti_act(acc, act, aa, ab));\n"
     "}\n",
     "#define CG_T 32\n#define CG_TS 5\n#define CG_R 4\n#define CG_NAME ti_conv_gemm\n",
     TI__CL_SRC_CONV_GEMM,
     "#undef CG_T\n#undef CG_TS\n#undef CG_R\n#undef CG_NAME\n",
     /* the split-K sum: one output element a work item; global (m * P, batch) */
-    "__kernel void ti_conv_splitk(__global const float *part, __global const float *bias, int bo,\n"
-    "                             int has_bias, __global float *y, int yo, int m, int P, int S,\n"
+    "__kernel void ti_conv_splitk(__global const float *part, __global const TI_S *bias, int bo,\n"
+    "                             int has_bias, __global TI_S *y, int yo, int m, int P, int S,\n"
     "                             int act, float aa, float ab) {\n"
     "  int i = get_global_id(0), b = get_global_id(1);\n"
     "  if (i >= m * P) return;\n"
-    "  float acc = has_bias ? bias[bo + i / P] : 0.0f;\n"
+    "  float acc = has_bias ? TI_LD(bias, bo + i / P) : 0.0f;\n"
     "  __global const float *pp = part + (size_t)b * S * m * P + i;\n"
     "  for (int s = 0; s < S; s++) acc += pp[(size_t)s * m * P];\n"
-    "  y[yo + (size_t)b * m * P + i] = ti_act(acc, act, aa, ab);\n"
+    "  TI_ST(y, yo + (size_t)b * m * P + i, ti_act(acc, act, aa, ab));\n"
     "}\n",
     NULL};
 
@@ -382,8 +417,8 @@ static const char *const ti__cl_src_conv_tiles[] = {
  * TI_T x TI_T tiles in local memory (local size must be TI_T x TI_T); ti_matmul is the
  * plain form that runs with any local size. */
 #define TI__CL_MM_ARGS                                                                          \
-    "__global const float *a, int ao, __global const float *b, int bo,\n"                       \
-    "  __global const float *bias, int co, int has_bias, __global float *y, int yo,\n"          \
+    "__global const TI_S *a, int ao, __global const TI_S *b, int bo,\n"                        \
+    "  __global const TI_S *bias, int co, int has_bias, __global TI_S *y, int yo,\n"            \
     "  __global const int *p, int po, int M, int N, int K, int sam, int sak, int sbk, int sbn,\n" \
     "  int bsm, int bsn, float alpha, float beta, int act, float aa, float ab"
 static const char *const ti__cl_src_gemm[] = {
@@ -392,13 +427,13 @@ static const char *const ti__cl_src_gemm[] = {
     "  int j = get_global_id(0), i = get_global_id(1), t = get_global_id(2);\n"
     "  if (i >= M || j >= N) return;\n"
     "  p += po + 3 * t;\n"
-    "  __global const float *pa = a + ao + p[0] + (size_t)i * sam;\n"
-    "  __global const float *pb = b + bo + p[1] + (size_t)j * sbn;\n"
+    "  __global const TI_S *pa = a + ao + p[0] + (size_t)i * sam;\n"
+    "  __global const TI_S *pb = b + bo + p[1] + (size_t)j * sbn;\n"
     "  float acc = 0.0f;\n"
-    "  for (int k = 0; k < K; k++) acc += pa[(size_t)k * sak] * pb[(size_t)k * sbk];\n"
+    "  for (int k = 0; k < K; k++) acc = TI_MAD(acc, TI_LD(pa, (size_t)k * sak), TI_LD(pb, (size_t)k * sbk));\n"
     "  acc *= alpha;\n"
-    "  if (has_bias) acc += beta * bias[co + i * bsm + j * bsn];\n"
-    "  y[yo + p[2] + (size_t)i * N + j] = ti_act(acc, act, aa, ab);\n"
+    "  if (has_bias) acc += beta * TI_LD(bias, co + i * bsm + j * bsn);\n"
+    "  TI_ST(y, yo + p[2] + (size_t)i * N + j, ti_act(acc, act, aa, ab));\n"
     "}\n"
     /* few rows, deep k (a classifier's matrix-vector product): a group of 64 items per
      * output element, each summing every 64th k, then a tree sum in local memory;
@@ -408,11 +443,11 @@ static const char *const ti__cl_src_gemm[] = {
     "  __local float red[64];\n"
     "  int l = get_local_id(0), j = get_group_id(0), i = get_global_id(1), t = get_global_id(2);\n"
     "  p += po + 3 * t;\n"
-    "  __global const float *pa = a + ao + p[0] + (size_t)i * sam;\n"
-    "  __global const float *pb = b + bo + p[1] + (size_t)j * sbn;\n"
+    "  __global const TI_S *pa = a + ao + p[0] + (size_t)i * sam;\n"
+    "  __global const TI_S *pb = b + bo + p[1] + (size_t)j * sbn;\n"
     "  float acc = 0.0f;\n"
     "  if (i < M && j < N)\n"
-    "    for (int k = l; k < K; k += 64) acc = fma(pa[(size_t)k * sak], pb[(size_t)k * sbk], acc);\n"
+    "    for (int k = l; k < K; k += 64) acc = fma(TI_LD(pa, (size_t)k * sak), TI_LD(pb, (size_t)k * sbk), acc);\n"
     "  red[l] = acc;\n"
     "  barrier(CLK_LOCAL_MEM_FENCE);\n"
     "  for (int h = 32; h > 0; h >>= 1) {\n"
@@ -421,8 +456,8 @@ static const char *const ti__cl_src_gemm[] = {
     "  }\n"
     "  if (l != 0 || i >= M || j >= N) return;\n"
     "  float v = red[0] * alpha;\n"
-    "  if (has_bias) v += beta * bias[co + i * bsm + j * bsn];\n"
-    "  y[yo + p[2] + (size_t)i * N + j] = ti_act(v, act, aa, ab);\n"
+    "  if (has_bias) v += beta * TI_LD(bias, co + i * bsm + j * bsn);\n"
+    "  TI_ST(y, yo + p[2] + (size_t)i * N + j, ti_act(v, act, aa, ab));\n"
     "}\n"
     "#ifndef TI_T\n#define TI_T 16\n#endif\n"
     "#define TI_W 4\n",
@@ -430,26 +465,26 @@ static const char *const ti__cl_src_gemm[] = {
      * TI_T rows x (TI_T * TI_W) columns block of C */
     "__kernel __attribute__((reqd_work_group_size(TI_T, TI_T, 1)))\n"
     "void ti_matmul_t(" TI__CL_MM_ARGS ") {\n"
-    "  __local float ta[TI_T][TI_T + 1];\n"
-    "  __local float tb[TI_T][TI_T * TI_W + 1];\n"
+    "  __local TI_C ta[TI_T][TI_T + 1];\n"
+    "  __local TI_C tb[TI_T][TI_T * TI_W + 1];\n"
     "  int lj = get_local_id(0), li = get_local_id(1), t = get_global_id(2);\n"
     "  int i = get_group_id(1) * TI_T + li, j0 = get_group_id(0) * TI_T * TI_W;\n"
     "  p += po + 3 * t;\n"
-    "  __global const float *pa = a + ao + p[0];\n"
-    "  __global const float *pb = b + bo + p[1];\n"
+    "  __global const TI_S *pa = a + ao + p[0];\n"
+    "  __global const TI_S *pb = b + bo + p[1];\n"
     "  float acc[TI_W];\n"
     "  for (int w = 0; w < TI_W; w++) acc[w] = 0.0f;\n"
     "  for (int k0 = 0; k0 < K; k0 += TI_T) {\n"
     "    int ka = k0 + lj;\n"
-    "    ta[li][lj] = (i < M && ka < K) ? pa[(size_t)i * sam + (size_t)ka * sak] : 0.0f;\n"
+    "    ta[li][lj] = (i < M && ka < K) ? TI_LD(pa, (size_t)i * sam + (size_t)ka * sak) : 0.0f;\n"
     "    for (int w = 0; w < TI_W; w++) {\n"
     "      int jj = j0 + w * TI_T + lj, kb = k0 + li;\n"
-    "      tb[li][w * TI_T + lj] = (jj < N && kb < K) ? pb[(size_t)kb * sbk + (size_t)jj * sbn] : 0.0f;\n"
+    "      tb[li][w * TI_T + lj] = (jj < N && kb < K) ? TI_LD(pb, (size_t)kb * sbk + (size_t)jj * sbn) : 0.0f;\n"
     "    }\n"
     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
     "    for (int k = 0; k < TI_T; k++) {\n"
-    "      float av = ta[li][k];\n"
-    "      for (int w = 0; w < TI_W; w++) acc[w] += av * tb[k][w * TI_T + lj];\n"
+    "      TI_C av = ta[li][k];\n"
+    "      for (int w = 0; w < TI_W; w++) acc[w] = TI_MAD(acc[w], av, tb[k][w * TI_T + lj]);\n"
     "    }\n"
     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
     "  }\n"
@@ -458,8 +493,8 @@ static const char *const ti__cl_src_gemm[] = {
     "    int j = j0 + w * TI_T + lj;\n"
     "    if (j >= N) continue;\n"
     "    float v = acc[w] * alpha;\n"
-    "    if (has_bias) v += beta * bias[co + i * bsm + j * bsn];\n"
-    "    y[yo + p[2] + (size_t)i * N + j] = ti_act(v, act, aa, ab);\n"
+    "    if (has_bias) v += beta * TI_LD(bias, co + i * bsm + j * bsn);\n"
+    "    TI_ST(y, yo + p[2] + (size_t)i * N + j, ti_act(v, act, aa, ab));\n"
     "  }\n"
     "}\n",
     NULL};

@@ -9,12 +9,17 @@
 #define TI__CL_HOST 1 /* value's bytes are current in host memory */
 #define TI__CL_DEV 2  /* ... in device memory */
 #define TI__CL_SLOT 4 /* a bound output to copy from its arena slot when the run ends */
+#define TI__CL_HALF 8 /* ... in the half buffer (fp16 storage), which kernels use */
 
 typedef struct ti__clplan {
     ti__clrt rt;
     int active;           /* 1 when a plan exists with at least one GPU node */
     cl_mem act, cst;      /* activations (arena mirror), constants + parameter tables */
     size_t act_bytes, cst_bytes;
+    /* fp16 storage (rt.f16): the kernels' activations as halves, value v at element
+     * ti__cl_off(v) / 4 (the arena's float index, so every value keeps its place); act
+     * stays the float mirror that the host, bound memory and linked sessions see */
+    cl_mem act16;
     /* zero copy (a device that works in host memory): act wraps the session's arena
      * (CL_MEM_USE_HOST_PTR) and the host and the device take turns owning it: mapped while
      * the host (CPU nodes, the user between runs) uses it, unmapped while kernels run */
@@ -105,24 +110,31 @@ TI__PRIVATE int ti__cl_bound_zc(const ti_session *s, const ti__clplan *g, int v)
     return g->zero_copy && s->bind_slot != NULL && s->bind_slot[v] != NULL && s->t[v].data != s->bind_slot[v] &&
            (g->bmem == NULL || g->bmem[v] == NULL);
 }
+/* Where the kernels find a tensor: buffer and offset in elements of the storage type
+ * (floats, or halves with fp16 storage: constants then sit at cst_off / 2, activations
+ * in act16, never in the caller's memory, which stays float). */
 TI__PRIVATE void ti__clc_loc(const ti__clc *c, const ti_tensor *t, cl_mem *mem, size_t *off) {
     int v = (int)(t - c->s->t);
+    size_t es = c->g->rt.f16 ? 2 : 4;
     if (c->g->cst_off[v] != (size_t)-1) {
         *mem = c->g->cst;
-        *off = c->g->cst_off[v];
+        *off = c->g->cst_off[v] / es;
+    } else if (c->g->rt.f16) {
+        *mem = c->g->act16;
+        *off = ti__cl_off(c->s, v) / 4;
     } else if (c->g->bmem != NULL && c->g->bmem[v] != NULL) { /* the caller's memory itself */
         *mem = c->g->bmem[v];
         *off = 0;
     } else {
         *mem = c->g->act;
-        *off = ti__cl_off(c->s, v);
+        *off = ti__cl_off(c->s, v) / 4;
     }
 }
 TI__PRIVATE void ti__cla_t(ti__clargs *a, const ti__clc *c, const ti_tensor *t) {
     cl_mem m;
     size_t off;
     ti__clc_loc(c, t, &m, &off);
-    ti__cla_buf(a, m, off);
+    ti__cla_mem(a, m, off);
 }
 TI__PRIVATE void ti__cla_par(ti__clargs *a, const ti__clc *c) {
     ti__cla_buf(a, c->g->cst, c->g->par_off[c->n]);
@@ -401,7 +413,7 @@ TI__PRIVATE cl_int ti__cl_run_parts(ti__clc *c) {
         const ti_tensor *t = concat ? c->in[i] : c->out[i];
         if (t == NULL) continue;
         size_t n = ti__numel(t);
-        size_t slice = (size_t)(pos * bs[axis]) * 4;
+        size_t slice = (size_t)(pos * bs[axis]); /* elements */
         pos += t->shape[axis];
         if (n == 0) continue;
         cl_mem bm, tm;
@@ -411,11 +423,11 @@ TI__PRIVATE cl_int ti__cl_run_parts(ti__clc *c) {
         ti__clargs x;
         ti__cla_begin(&x, &c->g->rt, TI__CLK_COPY);
         if (concat) {
-            ti__cla_buf(&x, tm, to);
-            ti__cla_buf(&x, bm, bo + slice);
+            ti__cla_mem(&x, tm, to);
+            ti__cla_mem(&x, bm, bo + slice);
         } else {
-            ti__cla_buf(&x, bm, bo + slice);
-            ti__cla_buf(&x, tm, to);
+            ti__cla_mem(&x, bm, bo + slice);
+            ti__cla_mem(&x, tm, to);
         }
         ti__cla_buf(&x, c->g->cst, c->g->par_off[c->n] + sizeof(int32_t) * TI__CL_COPY_INTS * (size_t)i);
         ti__cla_int(&x, (int64_t)n);

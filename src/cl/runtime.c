@@ -21,6 +21,8 @@ typedef enum ti__clp { TI__CLP_ELTWISE = 0, TI__CLP_CONV, TI__CLP_GEMM, TI__CLP_
     X(SOFTMAX, ELTWISE, "ti_softmax")                                                       \
     X(LAYERNORM, ELTWISE, "ti_layernorm")                                                   \
     X(BATCHNORM, ELTWISE, "ti_batchnorm")                                                   \
+    X(TO_HALF, ELTWISE, "ti_to_half")                                                       \
+    X(FROM_HALF, ELTWISE, "ti_from_half")                                                   \
     X(CONV2D, CONV, "ti_conv2d")                                                            \
     X(DWCONV2D, CONV, "ti_dwconv2d")                                                        \
     X(CONV_GEMM, CONV, "ti_conv_gemm")                                                      \
@@ -62,6 +64,10 @@ typedef struct ti__clrt {
     int compute_units;
     int unified; /* the device works in host memory (CL_DEVICE_HOST_UNIFIED_MEMORY) */
     cl_ulong local_mem;
+    /* storage of the device's tensors: f16 (desc.precision FP16) keeps them as halves;
+     * f16_arith when the device also has cl_khr_fp16 (the GEMM tiles in half too) */
+    int f16, f16_arith;
+    char opts[64]; /* clBuildProgram options, part of the cache key */
     cl_program prog[TI__CLP_COUNT];
     cl_kernel kern[TI__CLK_COUNT];
     size_t kern_wg[TI__CLK_COUNT]; /* CL_KERNEL_WORK_GROUP_SIZE on this device */
@@ -233,6 +239,23 @@ TI__PRIVATE const char *ti__cl_namespace_hint(const ti_cl_report *rep) {
     return "";
 }
 
+/* The storage precision and the build options that select it: FP16 is a loss the desc
+ * has to allow. Half storage works on every device (vload_half / vstore_half are core
+ * OpenCL C); half arithmetic only where the device reports cl_khr_fp16, and
+ * $TINYINFER_OPENCL_NO_FP16_ARITH=1 turns it off (to compare the two on one device). */
+TI__PRIVATE void ti__clrt_precision(ti__clrt *rt, const ti_session_desc *d) {
+    rt->f16 = d->precision == TI_PRECISION_FP16;
+    rt->f16_arith = 0;
+    if (rt->f16) {
+        char ext[2048] = "";
+        rt->api.clGetDeviceInfo(rt->dev, CL_DEVICE_EXTENSIONS, sizeof ext - 1, ext, NULL);
+        const char *off = getenv("TINYINFER_OPENCL_NO_FP16_ARITH");
+        rt->f16_arith = strstr(ext, "cl_khr_fp16") != NULL && !(off != NULL && atoi(off) != 0);
+    }
+    snprintf(rt->opts, sizeof rt->opts, "-DTI_T=16%s%s", rt->f16 ? " -DTI_F16" : "",
+             rt->f16_arith ? " -DTI_F16_ARITH" : "");
+}
+
 /* Loads OpenCL, picks the device, makes a context and an in-order queue. On failure
  * returns 0 with the reason in why and leaves rt empty. */
 TI__PRIVATE int ti__clrt_init(ti__clrt *rt, const ti_session_desc *d, char *why, size_t whycap) {
@@ -271,6 +294,7 @@ TI__PRIVATE int ti__clrt_init(ti__clrt *rt, const ti_session_desc *d, char *why,
     cl_bool um = CL_FALSE;
     cl->clGetDeviceInfo(rt->dev, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof um, &um, NULL);
     rt->unified = um == CL_TRUE;
+    ti__clrt_precision(rt, d);
     if (rt->max_wg == 0) rt->max_wg = 1;
     const char *fake = getenv("TINYINFER_OPENCL_FAKE_MAX_WG");
     if (fake != NULL && atoi(fake) > 0) rt->fake_max_wg = (size_t)atoi(fake);
@@ -457,8 +481,6 @@ TI__PRIVATE const char *const *ti__cl_prog_src(ti__clp p) {
     }
 }
 
-#define TI__CL_BUILD_OPTIONS "-DTI_T=16"
-
 /* Builds program p (binary cache first). Returns 1, or 0 with why. */
 TI__PRIVATE int ti__clrt_build(ti__clrt *rt, ti__clp p, char *why, size_t whycap) {
     const ti_cl_api *cl = &rt->api;
@@ -469,7 +491,7 @@ TI__PRIVATE int ti__clrt_build(ti__clrt *rt, ti__clp p, char *why, size_t whycap
     for (const char *const *c = ti__cl_prog_src(p); *c && ns < 64; c++) srcs[ns++] = *c;
     uint64_t key = 14695981039346656037ULL;
     key = ti__fnv1a(key, rt->ident, strlen(rt->ident) + 1);
-    key = ti__fnv1a(key, TI__CL_BUILD_OPTIONS, sizeof TI__CL_BUILD_OPTIONS);
+    key = ti__fnv1a(key, rt->opts, strlen(rt->opts) + 1); /* fp16 programs: their own entries */
     for (cl_uint i = 0; i < ns; i++) {
         lens[i] = strlen(srcs[i]);
         key = ti__fnv1a(key, srcs[i], lens[i] + 1);
@@ -488,7 +510,7 @@ TI__PRIVATE int ti__clrt_build(ti__clrt *rt, ti__clp p, char *why, size_t whycap
             prog = cl->clCreateProgramWithBinary(rt->ctx, 1, &rt->dev, &n, &b, &bst, &e);
             TI_FREE(bin);
             if (prog != NULL && (e != CL_SUCCESS || bst != CL_SUCCESS ||
-                                 cl->clBuildProgram(prog, 1, &rt->dev, TI__CL_BUILD_OPTIONS, NULL,
+                                 cl->clBuildProgram(prog, 1, &rt->dev, rt->opts, NULL,
                                                     NULL) != CL_SUCCESS)) {
                 cl->clReleaseProgram(prog);
                 prog = NULL;
@@ -502,7 +524,7 @@ TI__PRIVATE int ti__clrt_build(ti__clrt *rt, ti__clp p, char *why, size_t whycap
             snprintf(why, whycap, "clCreateProgramWithSource: %s", ti_cl_error_string(e));
             return 0;
         }
-        e = cl->clBuildProgram(prog, 1, &rt->dev, TI__CL_BUILD_OPTIONS, NULL, NULL);
+        e = cl->clBuildProgram(prog, 1, &rt->dev, rt->opts, NULL, NULL);
         if (e != CL_SUCCESS) {
             char log[256] = "";
             cl->clGetProgramBuildInfo(prog, rt->dev, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
@@ -645,9 +667,11 @@ TI__PRIVATE void ti__cla_int(ti__clargs *a, int64_t v) {
     ti__cla_raw(a, sizeof x, &x);
 }
 TI__PRIVATE void ti__cla_float(ti__clargs *a, float v) { ti__cla_raw(a, sizeof v, &v); }
-TI__PRIVATE void ti__cla_buf(ti__clargs *a, cl_mem m, size_t off_bytes) {
-    cl_int o = (cl_int)(off_bytes / 4);
+TI__PRIVATE void ti__cla_mem(ti__clargs *a, cl_mem m, size_t off_elems) {
+    cl_int o = (cl_int)off_elems;
     ti__cla_raw(a, sizeof m, &m);
     ti__cla_raw(a, sizeof o, &o);
 }
+/* A buffer of 4-byte elements (floats, parameter tables) at a byte offset. */
+TI__PRIVATE void ti__cla_buf(ti__clargs *a, cl_mem m, size_t off_bytes) { ti__cla_mem(a, m, off_bytes / 4); }
 #endif /* TI_NO_OPENCL */

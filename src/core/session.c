@@ -210,6 +210,8 @@ TI__PRIVATE void ti__session_cl_info(ti_session *s) {
     s->info.opencl_ready_ms = g->t_ready - g->t_start;
     s->info.zero_copy = g->active && g->zero_copy;
     s->info.cpu_runs_before_gpu = g->cpu_runs;
+    s->info.precision = g->active && g->rt.f16 ? TI_PRECISION_FP16 : TI_PRECISION_FP32;
+    s->info.fp16_arithmetic = g->active && g->rt.f16_arith;
     if (g->active) {
         s->info.backend = TI_BACKEND_OPENCL;
         s->info.num_gpu_nodes = g->n_gpu;
@@ -407,6 +409,7 @@ TI__PRIVATE ti_status ti__session_plan(ti_session *s, ti_error *err) {
     s->profiled = 0;
     s->planned = 1;
     s->info.backend = TI_BACKEND_CPU;
+    s->info.precision = TI_PRECISION_FP32;
     s->info.fallback_reason = s->fallback;
     s->info.device = "";
     s->info.num_cpu_nodes = s->n_nodes;

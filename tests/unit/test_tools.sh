@@ -116,5 +116,21 @@ has "run --check-precision: the output" "$TMP/prec.out" "^  output softmaxout_1 
 [ "$(grep -c '^  node ' "$TMP/prec.out")" = 10 ] && ok || bad "run --check-precision: not 10 node rows"
 grep '^  node ' "$TMP/prec.out" | grep -qv 'max |diff| 0, / max |cpu| 0$' && bad "run --check-precision: a nonzero row" || ok
 
+# ---- tinyinfer-run --precision fp16 (where an OpenCL device can be used: PoCL in CI) ----
+"$BIN/tinyinfer-run" "$MODEL" --precision fp8 >"$TMP/p8.out" 2>"$TMP/p8.err"
+[ $? != 0 ] && ok || bad "run --precision fp8: accepted"
+has "run --precision fp8: message" "$TMP/p8.err" "--precision wants fp32 or fp16, not 'fp8'"
+M16=tests/data/conv2d_padding.onnx
+if "$BIN/tinyinfer-run" "$M16" --backend opencl >"$TMP/cl32.out" 2>&1; then
+    has "run --backend opencl: fp32 storage" "$TMP/cl32.out" '; tensors stored in fp32$'
+    "$BIN/tinyinfer-run" "$M16" --backend opencl --precision fp16 --check-precision >"$TMP/p16.out" 2>"$TMP/p16.err"
+    rc "run --precision fp16: exit code" 0 $?
+    has "run --precision fp16: storage" "$TMP/p16.out" '; tensors stored in fp16 \((half arithmetic: cl_khr_fp16|computed in fp32: no cl_khr_fp16)\)$'
+    # the check reports the real loss: not 0, below 1e-2 of the output's scale (about 4e-4)
+    has "run --precision fp16: output row" "$TMP/p16.out" '^  output 3 +max \|diff\| [0-9.e-]+, / max \|cpu\| (0\.00[0-9]*[1-9][0-9]*|[1-9][0-9.]*e-0[45]) \([0-9]+ values\)$'
+else
+    echo "  (no OpenCL device: --precision fp16 not run)"
+fi
+
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" = 0 ]
