@@ -21301,15 +21301,15 @@ TI__PRIVATE const ti__op ti__ops_unary[] = {
 /* exp(x): x = n ln2 + r with |r| <= ln2 / 2 (ln2 in two parts, so r is exact to about
  * 2^-32), exp(r) by its Taylor series to r^6 (truncation below 1.2e-7 relative), times 2^n.
  * Above 88.72 the result is +inf and below -103.9 it is 0, as expf's; NaN stays NaN. */
-#define TI__EXP_HI 88.7228391f
-#define TI__EXP_LO -103.972084f
+#define TI__EXP_HI     88.7228391f
+#define TI__EXP_LO     -103.972084f
 #define TI__EXP_LN2_HI 0.693145752f
 #define TI__EXP_LN2_LO 1.42860677e-06f
-#define TI__EXP_POLY(FMA, SET, r)                                                            \
-    FMA(FMA(FMA(FMA(FMA(FMA(SET(1.0f / 720.0f), r, SET(1.0f / 120.0f)), r, SET(1.0f / 24.0f)), \
-                    r, SET(1.0f / 6.0f)),                                                    \
-                r, SET(0.5f)),                                                               \
-            r, SET(1.0f)),                                                                   \
+#define TI__EXP_POLY(FMA, SET, r)                                                                  \
+    FMA(FMA(FMA(FMA(FMA(FMA(SET(1.0f / 720.0f), r, SET(1.0f / 120.0f)), r, SET(1.0f / 24.0f)), r,  \
+                    SET(1.0f / 6.0f)),                                                             \
+                r, SET(0.5f)),                                                                     \
+            r, SET(1.0f)),                                                                         \
         r, SET(1.0f))
 
 TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__exp512(__m512 x) {
@@ -21336,19 +21336,19 @@ TI__X86_INLINE TI__TARGET_AVX2 __m256 ti__exp256(__m256 x) {
     __m256i ni = _mm256_cvtps_epi32(n), h = _mm256_srai_epi32(ni, 1);
     __m256i one = _mm256_set1_epi32(127);
     __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h, one), 23));
-    __m256 s2 = _mm256_castsi256_ps(
-        _mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ni, h), one), 23));
-    __m256 e = _mm256_mul_ps(_mm256_mul_ps(TI__EXP_POLY(_mm256_fmadd_ps, _mm256_set1_ps, r), s1),
-                             s2);
+    __m256 s2 =
+        _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ni, h), one), 23));
+    __m256 e =
+        _mm256_mul_ps(_mm256_mul_ps(TI__EXP_POLY(_mm256_fmadd_ps, _mm256_set1_ps, r), s1), s2);
     e = _mm256_blendv_ps(e, _mm256_set1_ps(INFINITY),
                          _mm256_cmp_ps(x, _mm256_set1_ps(TI__EXP_HI), _CMP_GT_OQ));
     return _mm256_blendv_ps(e, _mm256_setzero_ps(),
                             _mm256_cmp_ps(x, _mm256_set1_ps(TI__EXP_LO), _CMP_LT_OQ));
 }
 
-TI__PRIVATE TI__TARGET_AVX512 int ti__act_block_avx512(int act, float a, float b,
-                                                       const float *bias, float *y, size_t ldy,
-                                                       size_t rows, size_t cols) {
+TI__PRIVATE TI__TARGET_AVX512 int ti__act_block_avx512(int act, float a, float b, const float *bias,
+                                                       float *y, size_t ldy, size_t rows,
+                                                       size_t cols) {
     if ((act != TI__ACT_NONE && act != TI__ACT_RELU && act != TI__ACT_CLIP &&
          act != TI__ACT_HARD_SWISH && act != TI__ACT_SIGMOID && act != TI__ACT_SILU) ||
         (act == TI__ACT_CLIP && !(a <= b))) /* min above max: the scalar order decides */
@@ -21389,8 +21389,7 @@ TI__PRIVATE TI__TARGET_AVX512 int ti__act_block_avx512(int act, float a, float b
 }
 
 TI__PRIVATE TI__TARGET_AVX2 int ti__act_block_avx2(int act, float a, float b, const float *bias,
-                                                   float *y, size_t ldy, size_t rows,
-                                                   size_t cols) {
+                                                   float *y, size_t ldy, size_t rows, size_t cols) {
     if ((act != TI__ACT_NONE && act != TI__ACT_RELU && act != TI__ACT_CLIP &&
          act != TI__ACT_HARD_SWISH && act != TI__ACT_SIGMOID && act != TI__ACT_SILU) ||
         (act == TI__ACT_CLIP && !(a <= b))) /* min above max: the scalar order decides */
@@ -28255,7 +28254,8 @@ TI__PRIVATE size_t ti__clplan_cst_bytes(const ti_session *s, const ti__clplan *g
 }
 
 /* Writes constant value v into the staging copy of the constant buffer at dst. */
-TI__PRIVATE void ti__clplan_cst_fill(const ti_session *s, const ti__clplan *g, int v, unsigned char *dst) {
+TI__PRIVATE void ti__clplan_cst_fill(const ti_session *s, const ti__clplan *g, int v,
+                                     unsigned char *dst) {
     const ti_tensor *t = &s->t[v];
     if (!(g->rt.f16 && t->dtype == TI_DTYPE_F32)) {
         memcpy(dst, t->data, t->size_bytes);
@@ -28275,14 +28275,16 @@ TI__PRIVATE void ti__clplan_cst_fill(const ti_session *s, const ti__clplan *g, i
 TI__PRIVATE cl_int ti__clplan_make_act16(ti__clplan *g) {
     if (!g->rt.f16) return CL_SUCCESS;
     cl_int e = CL_SUCCESS;
-    g->act16 = g->rt.api.clCreateBuffer(g->rt.ctx, CL_MEM_READ_WRITE, g->act_bytes / 2 + 64, NULL, &e);
+    g->act16 =
+        g->rt.api.clCreateBuffer(g->rt.ctx, CL_MEM_READ_WRITE, g->act_bytes / 2 + 64, NULL, &e);
     if (g->act16 == NULL && e == CL_SUCCESS) e = CL_OUT_OF_RESOURCES;
     return e;
 }
 
 /* The float copy of value v on the device: the caller's memory wrapped in a buffer, or
  * the arena mirror at v's slot (offset in floats). */
-TI__PRIVATE void ti__clplan_f32_loc(const ti_session *s, const ti__clplan *g, int v, cl_mem *mem, size_t *off) {
+TI__PRIVATE void ti__clplan_f32_loc(const ti_session *s, const ti__clplan *g, int v, cl_mem *mem,
+                                    size_t *off) {
     if (g->bmem != NULL && g->bmem[v] != NULL) {
         *mem = g->bmem[v];
         *off = 0;
@@ -28335,7 +28337,8 @@ TI__PRIVATE cl_int ti__clplan_own(ti_session *s, ti__clplan *g, int host, cl_boo
 /* Before the host (a CPU node, the run's end, a fetch) or a linked session reads value v:
  * its float copy on the device made current from the half one when only that is. */
 TI__PRIVATE cl_int ti__clplan_from_half(ti_session *s, ti__clplan *g, int v) {
-    if (!ti__clplan_halved(s, g, v) || (g->where[v] & (TI__CL_HOST | TI__CL_DEV)) || !(g->where[v] & TI__CL_HALF))
+    if (!ti__clplan_halved(s, g, v) || (g->where[v] & (TI__CL_HOST | TI__CL_DEV)) ||
+        !(g->where[v] & TI__CL_HALF))
         return CL_SUCCESS;
     cl_int e = ti__clplan_own(s, g, 0, CL_TRUE); /* zero copy: the device writes the arena */
     if (e == CL_SUCCESS) e = ti__clplan_convert(s, g, v, 0);

@@ -17,7 +17,8 @@ TI__PRIVATE size_t ti__clplan_cst_bytes(const ti_session *s, const ti__clplan *g
 }
 
 /* Writes constant value v into the staging copy of the constant buffer at dst. */
-TI__PRIVATE void ti__clplan_cst_fill(const ti_session *s, const ti__clplan *g, int v, unsigned char *dst) {
+TI__PRIVATE void ti__clplan_cst_fill(const ti_session *s, const ti__clplan *g, int v,
+                                     unsigned char *dst) {
     const ti_tensor *t = &s->t[v];
     if (!(g->rt.f16 && t->dtype == TI_DTYPE_F32)) {
         memcpy(dst, t->data, t->size_bytes);
@@ -37,14 +38,16 @@ TI__PRIVATE void ti__clplan_cst_fill(const ti_session *s, const ti__clplan *g, i
 TI__PRIVATE cl_int ti__clplan_make_act16(ti__clplan *g) {
     if (!g->rt.f16) return CL_SUCCESS;
     cl_int e = CL_SUCCESS;
-    g->act16 = g->rt.api.clCreateBuffer(g->rt.ctx, CL_MEM_READ_WRITE, g->act_bytes / 2 + 64, NULL, &e);
+    g->act16 =
+        g->rt.api.clCreateBuffer(g->rt.ctx, CL_MEM_READ_WRITE, g->act_bytes / 2 + 64, NULL, &e);
     if (g->act16 == NULL && e == CL_SUCCESS) e = CL_OUT_OF_RESOURCES;
     return e;
 }
 
 /* The float copy of value v on the device: the caller's memory wrapped in a buffer, or
  * the arena mirror at v's slot (offset in floats). */
-TI__PRIVATE void ti__clplan_f32_loc(const ti_session *s, const ti__clplan *g, int v, cl_mem *mem, size_t *off) {
+TI__PRIVATE void ti__clplan_f32_loc(const ti_session *s, const ti__clplan *g, int v, cl_mem *mem,
+                                    size_t *off) {
     if (g->bmem != NULL && g->bmem[v] != NULL) {
         *mem = g->bmem[v];
         *off = 0;
@@ -97,7 +100,8 @@ TI__PRIVATE cl_int ti__clplan_own(ti_session *s, ti__clplan *g, int host, cl_boo
 /* Before the host (a CPU node, the run's end, a fetch) or a linked session reads value v:
  * its float copy on the device made current from the half one when only that is. */
 TI__PRIVATE cl_int ti__clplan_from_half(ti_session *s, ti__clplan *g, int v) {
-    if (!ti__clplan_halved(s, g, v) || (g->where[v] & (TI__CL_HOST | TI__CL_DEV)) || !(g->where[v] & TI__CL_HALF))
+    if (!ti__clplan_halved(s, g, v) || (g->where[v] & (TI__CL_HOST | TI__CL_DEV)) ||
+        !(g->where[v] & TI__CL_HALF))
         return CL_SUCCESS;
     cl_int e = ti__clplan_own(s, g, 0, CL_TRUE); /* zero copy: the device writes the arena */
     if (e == CL_SUCCESS) e = ti__clplan_convert(s, g, v, 0);

@@ -23,15 +23,15 @@
 /* exp(x): x = n ln2 + r with |r| <= ln2 / 2 (ln2 in two parts, so r is exact to about
  * 2^-32), exp(r) by its Taylor series to r^6 (truncation below 1.2e-7 relative), times 2^n.
  * Above 88.72 the result is +inf and below -103.9 it is 0, as expf's; NaN stays NaN. */
-#define TI__EXP_HI 88.7228391f
-#define TI__EXP_LO -103.972084f
+#define TI__EXP_HI     88.7228391f
+#define TI__EXP_LO     -103.972084f
 #define TI__EXP_LN2_HI 0.693145752f
 #define TI__EXP_LN2_LO 1.42860677e-06f
-#define TI__EXP_POLY(FMA, SET, r)                                                            \
-    FMA(FMA(FMA(FMA(FMA(FMA(SET(1.0f / 720.0f), r, SET(1.0f / 120.0f)), r, SET(1.0f / 24.0f)), \
-                    r, SET(1.0f / 6.0f)),                                                    \
-                r, SET(0.5f)),                                                               \
-            r, SET(1.0f)),                                                                   \
+#define TI__EXP_POLY(FMA, SET, r)                                                                  \
+    FMA(FMA(FMA(FMA(FMA(FMA(SET(1.0f / 720.0f), r, SET(1.0f / 120.0f)), r, SET(1.0f / 24.0f)), r,  \
+                    SET(1.0f / 6.0f)),                                                             \
+                r, SET(0.5f)),                                                                     \
+            r, SET(1.0f)),                                                                         \
         r, SET(1.0f))
 
 TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__exp512(__m512 x) {
@@ -58,19 +58,19 @@ TI__X86_INLINE TI__TARGET_AVX2 __m256 ti__exp256(__m256 x) {
     __m256i ni = _mm256_cvtps_epi32(n), h = _mm256_srai_epi32(ni, 1);
     __m256i one = _mm256_set1_epi32(127);
     __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h, one), 23));
-    __m256 s2 = _mm256_castsi256_ps(
-        _mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ni, h), one), 23));
-    __m256 e = _mm256_mul_ps(_mm256_mul_ps(TI__EXP_POLY(_mm256_fmadd_ps, _mm256_set1_ps, r), s1),
-                             s2);
+    __m256 s2 =
+        _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ni, h), one), 23));
+    __m256 e =
+        _mm256_mul_ps(_mm256_mul_ps(TI__EXP_POLY(_mm256_fmadd_ps, _mm256_set1_ps, r), s1), s2);
     e = _mm256_blendv_ps(e, _mm256_set1_ps(INFINITY),
                          _mm256_cmp_ps(x, _mm256_set1_ps(TI__EXP_HI), _CMP_GT_OQ));
     return _mm256_blendv_ps(e, _mm256_setzero_ps(),
                             _mm256_cmp_ps(x, _mm256_set1_ps(TI__EXP_LO), _CMP_LT_OQ));
 }
 
-TI__PRIVATE TI__TARGET_AVX512 int ti__act_block_avx512(int act, float a, float b,
-                                                       const float *bias, float *y, size_t ldy,
-                                                       size_t rows, size_t cols) {
+TI__PRIVATE TI__TARGET_AVX512 int ti__act_block_avx512(int act, float a, float b, const float *bias,
+                                                       float *y, size_t ldy, size_t rows,
+                                                       size_t cols) {
     if ((act != TI__ACT_NONE && act != TI__ACT_RELU && act != TI__ACT_CLIP &&
          act != TI__ACT_HARD_SWISH && act != TI__ACT_SIGMOID && act != TI__ACT_SILU) ||
         (act == TI__ACT_CLIP && !(a <= b))) /* min above max: the scalar order decides */
@@ -111,8 +111,7 @@ TI__PRIVATE TI__TARGET_AVX512 int ti__act_block_avx512(int act, float a, float b
 }
 
 TI__PRIVATE TI__TARGET_AVX2 int ti__act_block_avx2(int act, float a, float b, const float *bias,
-                                                   float *y, size_t ldy, size_t rows,
-                                                   size_t cols) {
+                                                   float *y, size_t ldy, size_t rows, size_t cols) {
     if ((act != TI__ACT_NONE && act != TI__ACT_RELU && act != TI__ACT_CLIP &&
          act != TI__ACT_HARD_SWISH && act != TI__ACT_SIGMOID && act != TI__ACT_SILU) ||
         (act == TI__ACT_CLIP && !(a <= b))) /* min above max: the scalar order decides */
