@@ -16,7 +16,8 @@
 #   ./build.sh bench peers [OPTIONS]  the CPU peer benchmark (bench/peers.sh: tinyinfer
 #                          against onnxruntime, LiteRT, ncnn and MNN, installed from PyPI)
 #                          into bench/results/cpu-<date>.md; options go to bench/peers.py
-#   ./build.sh jobs J...   only the named test jobs (shell functions j_*, e.g. j_threads),
+#   ./build.sh jobs J...   only the named test jobs (shell functions j_*, e.g. j_threads;
+#                          j_cl:asan passes arguments),
 #                          counted as ./build.sh test counts them
 #   ./build.sh amalgamate  regenerate tinyinfer.h from src/ (tools/amalgamate)
 #   ./build.sh clean       remove build/
@@ -1044,7 +1045,7 @@ cmd_fuzz() {
         -dict=../../tests/fuzz/onnx.dict -artifact_prefix=./ corpus ../../tests/fuzz/corpus/onnx
 }
 
-cmd_jobs() { # ./build.sh jobs j_threads j_game_loop ...: a few jobs, with the test counting
+cmd_jobs() { # ./build.sh jobs j_threads j_cl:asan ...: a few jobs (j_name:a,b gives arguments)
     prepare_test
     local f
     # jobs that run models need the conformance runner before they start, as in cmd_test
@@ -1052,9 +1053,12 @@ cmd_jobs() { # ./build.sh jobs j_threads j_game_loop ...: a few jobs, with the t
         check "build: conformance runner" j_runner ;;
     esac
     for f in "$@"; do
-        case $f in j_*) ;; *) say "not a job function: '$f' (the j_* functions in build.sh)"; exit 2 ;; esac
-        declare -F "$f" >/dev/null || { say "no job function '$f' in build.sh"; exit 2; }
-        job "$f" "$f"
+        # j_name:a,b passes arguments: ./build.sh jobs j_cl:asan j_prog:opt,tests/unit/test_act.c
+        local fn=${f%%:*} args=()
+        [ "$fn" = "$f" ] || IFS=, read -r -a args <<<"${f#*:}"
+        case $fn in j_*) ;; *) say "not a job function: '$fn' (the j_* functions in build.sh)"; exit 2 ;; esac
+        declare -F "$fn" >/dev/null || { say "no job function '$fn' in build.sh"; exit 2; }
+        job "$f" "$fn" "${args[@]}"
     done
     collect
     finish
