@@ -3,7 +3,7 @@
  * ti_session_run (input upload and output readback included) over many runs, and the GPU
  * outputs against the CPU backend's. Also the cost of one empty kernel launch and of a
  * 4 KB blocking read on the same device, measured with the loader directly.
- * Usage: cl_bench [--device SEL] [--runs N] [--cache DIR] MODEL.onnx...
+ * Usage: cl_bench [--device SEL] [--runs N] [--cache DIR] [--precision fp32|fp16] MODEL.onnx...
  * Prints one markdown table row per model (milliseconds). */
 #define _POSIX_C_SOURCE 200809L
 #define TINYINFER_IMPLEMENTATION
@@ -33,6 +33,7 @@ static double pct(double *v, int n, double p) {
 static const char *g_device = NULL;
 static char g_auto_rows[32][256];
 static const char *g_cache = "/tmp/tinyinfer-cl-bench-cache";
+static ti_precision g_precision = TI_PRECISION_DEFAULT; /* --precision fp16: OpenCL sessions */
 
 static ti_session *create(ti_model *m, ti_backend b, ti_error *err) {
     ti_session_desc d;
@@ -41,6 +42,7 @@ static ti_session *create(ti_model *m, ti_backend b, ti_error *err) {
     d.opencl_device = g_device;
     d.opencl_cache_dir = g_cache;
     d.num_threads = 0;
+    if (b == TI_BACKEND_OPENCL) d.precision = g_precision;
     return ti_session_create(m, &d, err);
 }
 
@@ -120,6 +122,8 @@ int main(int argc, char **argv) {
         if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) g_device = argv[++i];
         else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) runs = atoi(argv[++i]);
         else if (strcmp(argv[i], "--cache") == 0 && i + 1 < argc) g_cache = argv[++i];
+        else if (strcmp(argv[i], "--precision") == 0 && i + 1 < argc)
+            g_precision = strcmp(argv[++i], "fp16") == 0 ? TI_PRECISION_FP16 : TI_PRECISION_FP32;
         else if (nm < 32) models[nm++] = argv[i];
     }
     if (runs < 5) runs = 5;
@@ -195,6 +199,7 @@ int main(int argc, char **argv) {
         memset(&ad, 0, sizeof ad);
         ad.opencl_device = g_device;
         ad.opencl_cache_dir = g_cache;
+        ad.precision = g_precision;
         double a0 = now_ms();
         ti_session *as = ti_session_create(m, &ad, &err);
         double a_created = now_ms() - a0, a_first = -1, a_switch = -1, a_first_gpu = -1;
