@@ -901,6 +901,7 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 /*    src/cpu/x86/gemm_avx2.c                                                              */
 /*    src/cpu/x86/gemm_avx512.c                                                            */
 /*    src/cpu/x86/qgemm_avx2.c                                                             */
+/*    src/cpu/x86/qgemm_vnni.c                                                             */
 /*    src/graph/ops.c                                                                      */
 /*    src/graph/passes.c                                                                   */
 /*    src/formats/protobuf.c                                                               */
@@ -981,6 +982,13 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 #define TI__TARGET_AVX2 __attribute__((target("avx2,fma")))
 #define TI__TARGET_AVX512 __attribute__((target("avx512f,avx2,fma")))
 #define TI__X86_INLINE static __inline__ __attribute__((always_inline, unused))
+/* AVX512-VNNI (VPDPBUSD, the 8-bit GEMM of cpu/x86/qgemm_vnni.c) needs GCC >= 8 or Clang
+ * >= 6 to know the target name; older compilers build without that kernel. */
+#if defined(__clang__) ? (__clang_major__ >= 6) : (__GNUC__ >= 8)
+#define TI__X86_VNNI 1
+#define TI__TARGET_AVX512VNNI                                                                \
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")))
+#endif
 #endif
 /* ==== end src/core/config.h ================================================================= */
 
@@ -1229,8 +1237,9 @@ TI__PRIVATE void ti__parallel_for(ti__threadpool *tp, size_t n, size_t grain, ti
 TI__PRIVATE int ti__cpu_count(void);
 
 /* ---- instruction sets (cpu/isa.c, cpu/x86/cpuid.c) ---------------------------------- */
-/* Ordered: a higher value can run every kernel of a lower one. */
-enum { TI__ISA_SCALAR = 0, TI__ISA_AVX2 = 1, TI__ISA_AVX512 = 2 };
+/* Ordered: a higher value can run every kernel of a lower one. AVX512VNNI: AVX-512 F, BW,
+ * VL and VNNI (VPDPBUSD), used by the 8-bit GEMM; the float kernels treat it as AVX512. */
+enum { TI__ISA_SCALAR = 0, TI__ISA_AVX2 = 1, TI__ISA_AVX512 = 2, TI__ISA_AVX512VNNI = 3 };
 TI__PRIVATE int ti__cpu_isa_best(void);      /* what this CPU and OS can run */
 TI__PRIVATE int ti__cpu_isa(void);           /* what the kernels use now */
 TI__PRIVATE int ti__cpu_force_isa(int isa);  /* test hook; returns the ISA in effect */
@@ -1287,6 +1296,26 @@ TI__PRIVATE size_t ti__qrq32_avx2(const int32_t *x, const int32_t *mult, const i
  * xo) modulo 2^32 for c < n, x and w both uint8 (u8) or both int8 */
 TI__PRIVATE void ti__dwq_tap_avx2(int u8, uint32_t *acc, const void *x, const void *w, size_t n,
                                   int32_t xo, int32_t wo);
+#endif
+#if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
+/* The byte path of core/qgemm.c's 8-bit GEMM for AVX512-VNNI (cpu/x86/qgemm_vnni.c): the
+ * micro-kernel (8 rows of kq * 4 unsigned bytes lda apart, times nb = 1 or 2 blocks of
+ * [kq][16][4] signed bytes bs apart, to acc rows ldacc apart, added to them when add), byte
+ * copies with an xor (int8 -> uint8), byte sums, and one output row (sums plus row and
+ * column terms, requantized as TI__QRQ_32); the AVX-512 depthwise tap. */
+TI__PRIVATE void ti__qg8_micro_vnni(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
+                                    size_t bs, int nb, uint32_t *acc, size_t ldacc, int add);
+TI__PRIVATE void ti__qg8_copy_vnni(uint8_t *dst, const uint8_t *src, size_t n, uint8_t flip);
+TI__PRIVATE uint32_t ti__qg8_sum_vnni(const uint8_t *p, size_t n);
+TI__PRIVATE size_t ti__qg8_row_vnni(const uint32_t *dot, const int32_t *colc, const int32_t *bos,
+                                    int32_t rowsum, size_t n, const int32_t *mult,
+                                    const int32_t *shift, int32_t yo, int32_t lo, int32_t hi,
+                                    int32_t *x, uint8_t *out8);
+TI__PRIVATE void ti__dwq_tap_avx512(int u8, uint32_t *acc, const void *x, const void *w, size_t n,
+                                    int32_t xo, int32_t wo);
+TI__PRIVATE void ti__dwq_pixel_avx512(int u8, uint32_t *acc, const void *x, const void *w,
+                                      const size_t *xoff, const size_t *woff, size_t nt, size_t n,
+                                      int32_t xo, int32_t wo);
 #endif
 
 /* ---- kernels and the op registry (graph/ops.c) -------------------------------------- */
@@ -2238,6 +2267,9 @@ TI__PRIVATE void ti__qg_add_bias(const ti_tensor *b, size_t c0, size_t n, int64_
 
 /* Writes depths [k0, k1) of A' row `row` to dst[(k - k0) * TI__QG_MR]. */
 typedef void (*ti__qg_gather_fn)(const void *ctx, size_t row, size_t k0, size_t k1, int16_t *dst);
+/* The byte path's gather: depths [k0, k1) of row `row` as unsigned bytes a_u to dst[k - k0]
+ * (a tap outside the input: the zero point's byte, so that A' is 0). */
+typedef void (*ti__qg_gather8_fn)(const void *ctx, size_t row, size_t k0, size_t k1, uint8_t *dst);
 
 typedef struct ti__qgemm {
     size_t rows, depth, cols;
@@ -2257,6 +2289,15 @@ typedef struct ti__qgemm {
     size_t y0, y_rs, y_cs;
     const int16_t *bp;       /* packed B read by the compute: ti__qg_packed_bytes(cols, depth) */
     int16_t *bp_dst;         /* where ti__qg_pack writes it (scratch, or the plan pool) */
+    /* The byte path (AVX512-VNNI), taken when gather8 and bp8 are set and the CPU has it:
+     * A as unsigned bytes a_u (uint8 as is, int8 + 128), A' = a_u + a_off8; B packed once
+     * at planning by ti__qg8_pack (ti__qg8_set points these at it). */
+    ti__qg_gather8_fn gather8;
+    int32_t a_off8;
+    const int8_t *bp8;       /* blocks of 16 columns [depth / 4][16][4], signed bytes b_s */
+    const int32_t *csum8;    /* per column: sum over k of B' (0 past the last column) */
+    const int32_t *bos8;     /* per column: B' - b_s */
+    int8_t *bp8_dst;
 } ti__qgemm;
 
 TI__PRIVATE size_t ti__qg_packed_bytes(size_t cols, size_t depth) {
@@ -2392,6 +2433,163 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
     }
 }
 
+
+/* ---- the byte path: AVX512-VNNI -------------------------------------------------------- */
+/* With a_u = A' - a_off8 (unsigned bytes) and b_s = B' - bos (signed bytes, per column),
+ *   sum_k A' B' = sum_k a_u b_s + bos * sum_k a_u + a_off8 * sum_k B'
+ * (expand (a_u + a_off8)(b_s + bos) and collect sum_k (b_s + bos) = sum_k B'), all modulo
+ * 2^32: the same int32 sums as the int16 kernels, bit for bit. VPDPBUSD gives the first
+ * term; the row sums come from the gathered bytes, the column sums from the pack. Depth is
+ * padded to a multiple of 4 with zero bytes on both sides, which add nothing. */
+#define TI__QG8_MR 8
+#define TI__QG8_KC 1024 /* depths per A panel (a multiple of 4): MR x KC bytes on the stack */
+#define TI__QG8_OCC 256 /* columns accumulated at once: MR x OCC uint32 on the stack */
+
+TI__PRIVATE size_t ti__qg8_depth4(size_t depth) { return (depth + 3) / 4 * 4; }
+
+/* Bytes of the byte path's packed B: the blocks, then csum8 and bos8 (int32 per column). */
+TI__PRIVATE size_t ti__qg8_packed_bytes(size_t cols, size_t depth) {
+    size_t nc = (cols + TI__QG_NR - 1) / TI__QG_NR * TI__QG_NR;
+    return nc * ti__qg8_depth4(depth) + 2 * nc * sizeof(int32_t);
+}
+
+/* Points the byte path's fields of g at a pack of ti__qg8_packed_bytes at base. */
+TI__PRIVATE void ti__qg8_set(ti__qgemm *g, const int8_t *base) {
+    size_t nc = (g->cols + TI__QG_NR - 1) / TI__QG_NR * TI__QG_NR;
+    g->bp8 = base;
+    g->csum8 = (const int32_t *)(const void *)(base + nc * ti__qg8_depth4(g->depth));
+    g->bos8 = g->csum8 + nc;
+}
+
+/* Packs column blocks [begin, end) of B for the byte path into g->bp8_dst (whose csum8 and
+ * bos8 follow as ti__qg8_set says). */
+TI__PRIVATE void ti__qg8_pack_range(void *ctx, size_t begin, size_t end) {
+    const ti__qgemm *g = (const ti__qgemm *)ctx;
+    size_t kd = g->depth, kp = ti__qg8_depth4(kd);
+    size_t nc = (g->cols + TI__QG_NR - 1) / TI__QG_NR * TI__QG_NR;
+    int32_t *csum = (int32_t *)(void *)(g->bp8_dst + nc * kp), *bos = csum + nc;
+    for (size_t b = begin; b < end; b++) {
+        int8_t *dst = g->bp8_dst + b * kp * TI__QG_NR;
+        for (size_t q = 0; q < TI__QG_NR; q++) {
+            size_t c = b * TI__QG_NR + q;
+            for (size_t i = 0; i < kp; i++) dst[i / 4 * 64 + q * 4 + i % 4] = 0;
+            csum[c] = 0;
+            bos[c] = 0;
+            if (c >= g->cols) continue;
+            int32_t off = g->b_off;
+            if (g->b_zp != NULL) {
+                size_t zi = g->b_zp_n > 1 ? g->c0 + c : 0;
+                off -= g->b_u8 ? (int32_t)((const uint8_t *)g->b_zp)[zi]
+                               : (int32_t)((const int8_t *)g->b_zp)[zi];
+            }
+            uint32_t sum = 0;
+            for (size_t i = 0; i < kd; i++) {
+                int32_t v = g->b_u8 ? (int32_t)((const uint8_t *)g->b)[c * g->b_cs + i * g->b_ks]
+                                    : (int32_t)((const int8_t *)g->b)[c * g->b_cs + i * g->b_ks];
+                dst[i / 4 * 64 + q * 4 + i % 4] = (int8_t)(g->b_u8 ? v - 128 : v);
+                sum += (uint32_t)(v + off);
+            }
+            csum[c] = (int32_t)sum;
+            bos[c] = off + (g->b_u8 ? 128 : 0);
+        }
+    }
+}
+
+/* Packs B for the byte path into dst (ti__qg8_packed_bytes) and points g at it. */
+TI__PRIVATE void ti__qg8_pack(ti__qgemm *g, int8_t *dst, ti__threadpool *tp) {
+    size_t nblk = (g->cols + TI__QG_NR - 1) / TI__QG_NR;
+    g->bp8_dst = dst;
+    ti__parallel_for(tp, nblk, TI__MAX((size_t)1, (size_t)32768 / (g->depth * TI__QG_NR + 1)),
+                     ti__qg8_pack_range, g);
+    ti__qg8_set(g, dst);
+}
+
+#ifdef TI__X86_VNNI
+/* Row blocks [begin, end) of TI__QG8_MR rows on the byte path: every column of them. */
+TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
+    const ti__qgemm *g = (const ti__qgemm *)ctx;
+    uint8_t a[TI__QG8_MR * TI__QG8_KC];
+    uint32_t acc[TI__QG8_MR * TI__QG8_OCC], rowsum[TI__QG8_MR];
+    int32_t colc[TI__QG8_OCC], x[TI__QG8_OCC];
+    size_t kd = g->depth, kp = ti__qg8_depth4(kd), oc = g->cols;
+    const ti__qrq *rq = g->rq;
+    /* TFLite's common case in one pass: bias folded into the column terms, requantized in
+     * AVX-512 and stored as bytes; anything else as the int16 path finishes its sums */
+    int fused = rq->mode == TI__QRQ_32 && rq->lo <= rq->hi &&
+                (g->bias == NULL || g->bias->dtype == TI_DTYPE_I32);
+    int bytes = fused && g->y_cs == 1 && (g->ydt == TI_DTYPE_U8 || g->ydt == TI_DTYPE_I8);
+    const int32_t *bv = fused && g->bias != NULL ? (const int32_t *)g->bias->data + g->c0 : NULL;
+    for (size_t blk = begin; blk < end; blk++) {
+        size_t p0 = blk * TI__QG8_MR, np = TI__MIN((size_t)TI__QG8_MR, g->rows - p0);
+        for (size_t oc0 = 0; oc0 < oc; oc0 += TI__QG8_OCC) {
+            size_t occ = TI__MIN((size_t)TI__QG8_OCC, oc - oc0);
+            size_t nb = (occ + TI__QG_NR - 1) / TI__QG_NR;
+            for (size_t i = 0; i < occ; i++)
+                colc[i] = (int32_t)((bv != NULL ? (uint32_t)bv[oc0 + i] : 0u) +
+                                    (uint32_t)g->a_off8 * (uint32_t)g->csum8[oc0 + i]);
+            for (size_t r = 0; r < TI__QG8_MR; r++) rowsum[r] = 0;
+            if (kd == 0)
+                for (size_t r = 0; r < TI__QG8_MR; r++)
+                    memset(acc + r * TI__QG8_OCC, 0, nb * TI__QG_NR * sizeof(uint32_t));
+            for (size_t k0 = 0; k0 < kd; k0 += TI__QG8_KC) {
+                size_t k1 = TI__MIN(kd, k0 + TI__QG8_KC), kc4 = ti__qg8_depth4(k1 - k0);
+                for (size_t r = 0; r < TI__QG8_MR; r++) {
+                    uint8_t *row = a + r * TI__QG8_KC;
+                    if (r < np) {
+                        g->gather8(g->gctx, p0 + r, k0, k1, row);
+                        for (size_t i = k1 - k0; i < kc4; i++) row[i] = 0;
+                        rowsum[r] += ti__qg8_sum_vnni(row, k1 - k0);
+                    } else {
+                        memset(row, 0, kc4);
+                    }
+                }
+                for (size_t b = 0; b < nb; b += 2)
+                    ti__qg8_micro_vnni(kc4 / 4, a, TI__QG8_KC,
+                                       g->bp8 + ((oc0 / TI__QG_NR + b) * kp + k0) * TI__QG_NR,
+                                       kp * TI__QG_NR, nb - b > 1 ? 2 : 1,
+                                       acc + b * TI__QG_NR, TI__QG8_OCC, k0 > 0);
+            }
+            for (size_t r = 0; r < np; r++) {
+                size_t yo = g->y0 + (p0 + r) * g->y_rs + oc0 * g->y_cs;
+                const uint32_t *dot = acc + r * TI__QG8_OCC;
+                size_t done = 0;
+                if (fused) {
+                    done = ti__qg8_row_vnni(dot, colc, g->bos8 + oc0, (int32_t)rowsum[r], occ,
+                                            rq->mult + g->c0 + oc0, rq->shift + g->c0 + oc0,
+                                            rq->yo, rq->lo, rq->hi, x,
+                                            bytes ? (uint8_t *)g->y + yo : NULL);
+                    if (!bytes) ti__qg_store_n(g->y, g->ydt, yo, g->y_cs, x, done);
+                    for (size_t i = done; i < occ; i++)
+                        ti__qg_store(g->y, g->ydt, yo + i * g->y_cs,
+                                     ti__qrq_one(rq, x[i], g->c0 + oc0 + i));
+                    continue;
+                }
+                /* the int16 path's finish: int32 sums (colc without bias), bias in int64 */
+                ti__qg8_row_vnni(dot, colc, g->bos8 + oc0, (int32_t)rowsum[r], occ, NULL, NULL,
+                                 0, 0, 0, x, NULL);
+                for (size_t c = 0; c < occ; c += TI__QG_CHUNK) {
+                    int64_t v[TI__QG_CHUNK];
+                    size_t m = TI__MIN((size_t)TI__QG_CHUNK, occ - c);
+                    for (size_t i = 0; i < m; i++) v[i] = x[c + i];
+                    ti__qg_add_bias(g->bias, g->c0 + oc0 + c, m, v);
+                    ti__qrq_n(rq, v, g->c0 + oc0 + c, m, g->y, g->ydt, yo + c * g->y_cs, g->y_cs);
+                }
+            }
+        }
+    }
+}
+#endif
+
+/* Whether ti__qg_compute takes the byte path for g now. */
+TI__PRIVATE int ti__qg8_usable(const ti__qgemm *g) {
+#ifdef TI__X86_VNNI
+    return g->gather8 != NULL && g->bp8 != NULL && ti__cpu_isa() >= TI__ISA_AVX512VNNI;
+#else
+    (void)g;
+    return 0;
+#endif
+}
+
 TI__PRIVATE size_t ti__qg_grain(size_t work_per_item) {
     return TI__MAX((size_t)1, (size_t)32768 / (work_per_item + 1));
 }
@@ -2408,6 +2606,14 @@ TI__PRIVATE void ti__qg_pack(ti__qgemm *g, int16_t *dst, ti__threadpool *tp) {
 
 /* Runs the GEMM on packed B: requantized outputs for every row and column. */
 TI__PRIVATE void ti__qg_compute(ti__qgemm *g, ti__threadpool *tp) {
+#ifdef TI__X86_VNNI
+    if (ti__qg8_usable(g)) {
+        size_t blocks8 = (g->rows + TI__QG8_MR - 1) / TI__QG8_MR;
+        ti__parallel_for(tp, blocks8, ti__qg_grain(TI__QG8_MR * g->depth * g->cols / 4),
+                         ti__qg8_range, g);
+        return;
+    }
+#endif
     size_t blocks = (g->rows + TI__QG_MR - 1) / TI__QG_MR;
     ti__parallel_for(tp, blocks, ti__qg_grain(TI__QG_MR * g->depth * g->cols), ti__qg_range, g);
 }
@@ -2423,6 +2629,8 @@ typedef struct ti__qpack {
     size_t groups, cols, depth; /* bp: groups blocks of ti__qg_packed_bytes(cols, depth);
                                    groups 0: no packed B (requantization only) */
     const int16_t *bp;
+    const int8_t *bp8;          /* or NULL: groups blocks of ti__qg8_packed_bytes(cols, depth),
+                                   B for the byte path, made when the ISA at planning has it */
     size_t channels;            /* requantization multipliers of this many channels, or 0 */
     int mode;                   /* their TI__QRQ_ mode */
     const int32_t *mult, *shift; /* TI__QRQ_32 / _64 */
@@ -2447,6 +2655,17 @@ TI__PRIVATE const int16_t *ti__qpack_b(const ti__node *nd, size_t groups, size_t
     return p->bp + g * (ti__qg_packed_bytes(cols, depth) / sizeof(int16_t));
 }
 
+/* The byte path's packed B of group g (ti__qg8_set's base) when the node's pack has these
+ * dimensions and one, else NULL. */
+TI__PRIVATE const int8_t *ti__qpack_b8(const ti__node *nd, size_t groups, size_t cols, size_t depth,
+                                       size_t g) {
+    const ti__qpack *p = ti__qpack_of(nd);
+    if (p == NULL || p->bp8 == NULL || p->groups != groups || p->cols != cols ||
+        p->depth != depth || g >= groups)
+        return NULL;
+    return p->bp8 + g * ((ti__qg8_packed_bytes(cols, depth) + 63) / 64 * 64);
+}
+
 /* The node's pack when it holds the multipliers of `channels` channels, else NULL. */
 TI__PRIVATE const ti__qpack *ti__qpack_rq(const ti__node *nd, size_t channels) {
     const ti__qpack *p = ti__qpack_of(nd);
@@ -2463,22 +2682,30 @@ TI__PRIVATE ti__qpack *ti__qpack_make(ti__node *node, ti__pool *pool, ti__thread
                                size_t rq_channels, void **rq_mem) {
     size_t pb = groups > 0 ? ti__qg_packed_bytes(tmpl->cols, tmpl->depth) : 0;
     size_t rqb = rq_channels > 0 ? ti__qg_rq_bytes(rq_channels) : 0;
+    /* the byte path's B as well when the ISA in effect has it; the int16 B stays, for
+     * TINYINFER_ISA / ti__cpu_force_isa changing the ISA after planning */
+    size_t pb8 = pb > 0 && ti__cpu_isa() >= TI__ISA_AVX512VNNI
+                     ? (ti__qg8_packed_bytes(tmpl->cols, tmpl->depth) + 63) / 64 * 64 : 0;
     ti__qpack *p = (ti__qpack *)ti__pool_alloc(pool, sizeof(ti__qpack));
     int16_t *bp = pb > 0 ? (int16_t *)ti__pool_alloc(pool, pb * groups) : NULL;
+    int8_t *bp8 = pb8 > 0 ? (int8_t *)ti__pool_alloc(pool, pb8 * groups) : NULL;
     void *rq = rqb > 0 ? ti__pool_alloc(pool, rqb) : NULL;
-    if (p == NULL || (pb > 0 && bp == NULL) || (rqb > 0 && rq == NULL)) return NULL;
+    if (p == NULL || (pb > 0 && bp == NULL) || (pb8 > 0 && bp8 == NULL) || (rqb > 0 && rq == NULL))
+        return NULL;
     if (bp != NULL) {
         ti__qgemm g = *tmpl;
         for (size_t gi = 0; gi < groups; gi++) {
             g.c0 = gi * tmpl->cols;
             g.b = (const unsigned char *)tmpl->b + gi * b_gs; /* 1-byte elements */
             ti__qg_pack(&g, bp + gi * (pb / sizeof(int16_t)), tp);
+            if (bp8 != NULL) ti__qg8_pack(&g, bp8 + gi * pb8, tp);
         }
     }
     p->groups = bp != NULL ? groups : 0;
     p->cols = tmpl->cols;
     p->depth = tmpl->depth;
     p->bp = bp;
+    p->bp8 = bp != NULL ? bp8 : NULL;
     p->channels = rq != NULL ? rq_channels : 0;
     p->mult = (const int32_t *)rq;
     p->shift = rq != NULL ? (const int32_t *)rq + rq_channels : NULL;
@@ -2486,7 +2713,7 @@ TI__PRIVATE ti__qpack *ti__qpack_make(ti__node *node, ti__pool *pool, ti__thread
     if (rq_mem != NULL) *rq_mem = rq;
     node->packed_kind = TI__PACK_QGEMM;
     node->packed = p;
-    node->packed_bytes = sizeof(ti__qpack) + pb * groups + rqb;
+    node->packed_bytes = sizeof(ti__qpack) + pb * groups + pb8 * groups + rqb;
     return p;
 }
 
@@ -7748,7 +7975,7 @@ TI__PRIVATE const ti__op ti__ops_index[] = {
 /* ==== begin src/cpu/isa.c =================================================================== */
 /* Which instruction set the CPU kernels use. The best one the CPU and OS support is detected
  * once (cpu/x86/cpuid.c on x86; scalar elsewhere and with TI_NO_SIMD). The environment
- * variable TINYINFER_ISA=scalar|avx2|avx512, read once at first use, caps it: for comparing
+ * variable TINYINFER_ISA=scalar|avx2|avx512|avx512vnni, read once at first use, caps it: for comparing
  * paths, and for working around a suspected SIMD problem on a user's machine. Tests call
  * ti__cpu_force_isa(). Asking for an ISA the CPU lacks gives the best one it has.
  * Sessions on many threads reach the two globals below at once. Both are atomics
@@ -7778,6 +8005,7 @@ TI__PRIVATE const char *ti__cpu_isa_name(int isa) {
     switch (isa) {
     case TI__ISA_AVX2: return "avx2";
     case TI__ISA_AVX512: return "avx512";
+    case TI__ISA_AVX512VNNI: return "avx512vnni";
     default: return "scalar";
     }
 }
@@ -7786,7 +8014,7 @@ TI__PRIVATE const char *ti__cpu_isa_name(int isa) {
 TI__PRIVATE int ti__isa_from_env(void) {
     const char *v = getenv("TINYINFER_ISA");
     if (v == NULL) return -1;
-    for (int isa = TI__ISA_SCALAR; isa <= TI__ISA_AVX512; isa++)
+    for (int isa = TI__ISA_SCALAR; isa <= TI__ISA_AVX512VNNI; isa++)
         if (strcmp(v, ti__cpu_isa_name(isa)) == 0) return isa;
     return -1;
 }
@@ -13285,8 +13513,40 @@ TI__PRIVATE void ti__tfc_qgather(const void *ctx, size_t p, size_t k0, size_t k1
     }
 }
 
+#ifdef TI__X86_VNNI
+/* The byte path's gather (ti__qg_gather8_fn): depths [k0, k1) of row p as unsigned bytes
+ * (int8 + 128 by flipping the top bit), taps outside the input as the zero point's byte. */
+TI__PRIVATE void ti__tfc_qgather8(const void *ctx, size_t p, size_t k0, size_t k1, uint8_t *a) {
+    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+    uint8_t flip = j->kind == TI__TFC_I8 ? 0x80 : 0;
+    const uint8_t *x = (const uint8_t *)j->x; /* 1-byte elements */
+    if (j->fc) {
+        ti__qg8_copy_vnni(a, x + p * j->kdim + k0, k1 - k0, flip);
+        return;
+    }
+    const ti__tfc_geo *g = j->g;
+    uint8_t pad = (uint8_t)((uint8_t)(-j->xo) ^ flip); /* zero point in range: checked */
+    int64_t n, oy, ox;
+    ti__tfc_pixel(g, p, &n, &oy, &ox);
+    size_t ic = (size_t)g->ic, t = k0 / ic, c = k0 % ic;
+    for (size_t k = k0; k < k1; t++, c = 0) {
+        size_t cnt = TI__MIN(ic - c, k1 - k);
+        int64_t iy = oy * g->sh - g->ph + (int64_t)(t / (size_t)g->kw) * g->dh;
+        int64_t ix = ox * g->sw - g->pw + (int64_t)(t % (size_t)g->kw) * g->dw;
+        if (iy < 0 || iy >= g->ih || ix < 0 || ix >= g->iw)
+            memset(a + (k - k0), pad, cnt);
+        else
+            ti__qg8_copy_vnni(a + (k - k0), x + (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c,
+                              cnt, flip);
+        k += cnt;
+    }
+}
+#endif
+
 /* Runs the 8-bit GEMM of a job whose requantization is set up: on the weights the prepack
- * pass packed (the node's ti__qpack), else packed now into scratch after the multipliers. */
+ * pass packed (the node's ti__qpack), else packed now into scratch after the multipliers.
+ * With the byte path's pack as well (AVX512-VNNI at planning), on that when the ISA now
+ * has it and the input's zero point is one of its dtype's values (the padding byte). */
 TI__PRIVATE ti_status ti__tfc_qgemm(ti__kctx *k, ti__tfc_job *j, size_t rows, size_t kdim, int fc) {
     size_t off = ti__tfc_qgemm_offset(j->o);
     const int16_t *pre = ti__qpack_b(k->node, 1, j->o, kdim, 0);
@@ -13318,6 +13578,15 @@ TI__PRIVATE ti_status ti__tfc_qgemm(ti__kctx *k, ti__tfc_job *j, size_t rows, si
         g.bp = pre;
     else
         ti__qg_pack(&g, (int16_t *)((unsigned char *)k->scratch + off), k->tp);
+#ifdef TI__X86_VNNI
+    const int8_t *pre8 = pre != NULL ? ti__qpack_b8(k->node, 1, j->o, kdim, 0) : NULL;
+    int32_t zx = -j->xo;
+    if (pre8 != NULL && (j->kind == TI__TFC_U8 ? zx >= 0 && zx <= 255 : zx >= -128 && zx <= 127)) {
+        g.gather8 = ti__tfc_qgather8;
+        g.a_off8 = j->kind == TI__TFC_U8 ? j->xo : j->xo - 128;
+        ti__qg8_set(&g, pre8);
+    }
+#endif
     ti__qg_compute(&g, k->tp);
     return TI_OK;
 }
@@ -14455,6 +14724,29 @@ TI__PRIVATE void ti__tfc_dw_f32_range(void *ctx, size_t begin, size_t end) {
     }
 }
 
+#ifdef TI__X86_VNNI
+/* Taps of one output pixel the AVX-512 depthwise path takes at most (3x3 and 5x5 fit). */
+#define TI__TFC_DW_TAPS 64
+
+/* The AVX-512 depthwise output of channels c0..c0+n: the uint32 sums a32 plus the int32
+ * bias, requantized (TI__QRQ_32) and stored as uint8 / int8 at y[yi..] by
+ * ti__qg8_row_vnni. Returns 0, doing nothing, where that does not apply. */
+TI__PRIVATE int ti__tfc_dw_out8(const ti__tfc_job *j, const uint32_t *a32, size_t c0, size_t n,
+                                size_t yi) {
+    static const int32_t zeros[TI__TFC_DW_CHUNK] = {0};
+    const ti__qrq *r = &j->rq;
+    if (r->mode != TI__QRQ_32 || r->lo > r->hi || (j->ydt != TI_DTYPE_U8 && j->ydt != TI_DTYPE_I8) ||
+        (j->b != NULL && j->b->dtype != TI_DTYPE_I32) || n > TI__TFC_DW_CHUNK)
+        return 0;
+    const int32_t *bias = j->b != NULL ? (const int32_t *)j->b->data + c0 : zeros;
+    int32_t x[TI__TFC_DW_CHUNK];
+    size_t done = ti__qg8_row_vnni(a32, bias, zeros, 0, n, r->mult + c0, r->shift + c0, r->yo,
+                                   r->lo, r->hi, x, (uint8_t *)j->y + yi);
+    for (size_t i = done; i < n; i++) ti__qg_store(j->y, j->ydt, yi + i, ti__qrq_one(r, x[i], c0 + i));
+    return 1;
+}
+#endif
+
 /* Quantized depthwise: per output pixel, TI__TFC_DW_CHUNK channels at a time accumulated
  * over the taps, then requantized. */
 TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end) {
@@ -14468,10 +14760,35 @@ TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end) {
         int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
         ti__tfc_taps(iy0, g->dh, g->kh, g->ih, &fy0, &fy1);
         ti__tfc_taps(ix0, g->dw, g->kw, g->iw, &fx0, &fx1);
+#ifdef TI__X86_VNNI
+        /* AVX-512: the pixel's taps (offsets into x and w) summed in registers, then
+         * requantized and stored as bytes in one pass */
+        size_t xoff[TI__TFC_DW_TAPS], woff[TI__TFC_DW_TAPS], nt = 0;
+        int pix = m == 1 && j->kind != TI__TFC_I16 && (fy1 - fy0) * (fx1 - fx0) <= TI__TFC_DW_TAPS &&
+                  ti__cpu_isa() >= TI__ISA_AVX512VNNI;
+        for (int64_t fy = fy0; pix && fy < fy1; fy++)
+            for (int64_t fx = fx0; fx < fx1; fx++, nt++) {
+                xoff[nt] = (size_t)((n * g->ih + iy0 + fy * g->dh) * g->iw + ix0 + fx * g->dw) * ic;
+                woff[nt] = (size_t)(fy * g->kw + fx) * oc;
+            }
+#endif
         for (size_t c0 = 0; c0 < oc; c0 += TI__TFC_DW_CHUNK) {
             size_t cn = TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0);
             int64_t acc[TI__TFC_DW_CHUNK];
             for (size_t c = 0; c < cn; c++) acc[c] = 0;
+#ifdef TI__X86_VNNI
+            if (pix) {
+                uint32_t a32[TI__TFC_DW_CHUNK];
+                ti__dwq_pixel_avx512(j->kind == TI__TFC_U8, a32, (const uint8_t *)j->x + c0,
+                                     (const uint8_t *)j->w + c0, xoff, woff, nt, cn, xo, wo);
+                if (ti__tfc_dw_out8(j, a32, c0, cn, p * oc + c0)) continue;
+                if (ti__qrq_n_u32(&j->rq, j->b, a32, c0, cn, j->y, j->ydt, p * oc + c0, 1)) continue;
+                for (size_t c = 0; c < cn; c++) acc[c] = (int32_t)a32[c];
+                ti__qg_add_bias(j->b, c0, cn, acc);
+                ti__qrq_n(&j->rq, acc, c0, cn, j->y, j->ydt, p * oc + c0, 1);
+                continue;
+            }
+#endif
 #ifdef TI__X86_SIMD
             if (m == 1 && j->kind != TI__TFC_I16 && ti__cpu_isa() >= TI__ISA_AVX2) {
                 /* int32 sums modulo 2^32, as TFLite's; requantization wraps them anyway */
@@ -21192,9 +21509,17 @@ TI__PRIVATE int ti__x86_detect(void) {
     if ((xcr0 & 0x6) != 0x6) return TI__ISA_SCALAR; /* XMM and YMM state */
     __cpuid_count(7, 0, a, b, c, d);
     int avx2 = (b >> 5) & 1, avx512f = (b >> 16) & 1;
+    int avx512bw = (b >> 30) & 1, avx512vl = (b >> 31) & 1, vnni = (c >> 11) & 1;
     if (!avx2) return TI__ISA_SCALAR;
     /* opmask, upper halves of ZMM0-15, ZMM16-31 */
-    if (avx512f && (xcr0 & 0xe0) == 0xe0) return TI__ISA_AVX512;
+    if (avx512f && (xcr0 & 0xe0) == 0xe0) {
+#ifdef TI__X86_VNNI
+        if (avx512bw && avx512vl && vnni) return TI__ISA_AVX512VNNI;
+#else
+        (void)avx512bw, (void)avx512vl, (void)vnni;
+#endif
+        return TI__ISA_AVX512;
+    }
     return TI__ISA_AVX2;
 }
 #endif /* TI__X86_SIMD */
@@ -21611,6 +21936,226 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_tap_avx2(int u8, uint32_t *acc, const v
 }
 #endif
 /* ==== end src/cpu/x86/qgemm_avx2.c ========================================================== */
+
+/* ==== begin src/cpu/x86/qgemm_vnni.c ======================================================== */
+/* 8-bit GEMM kernels for AVX512-VNNI (the byte path of core/qgemm.c's shared integer GEMM):
+ * VPDPBUSD multiplies unsigned bytes of A by signed bytes of B, four depths per int32 lane,
+ * and adds the four exact products to the accumulator modulo 2^32 (no saturation), so the
+ * sums equal the int16 kernels' bit for bit once core/qgemm.c adds its row and column
+ * corrections. Also the helpers of that path: byte copies with the int8 -> uint8 flip, row
+ * sums, the TFLite requantization 16 channels at a time with the byte store, and the
+ * depthwise taps (one tap, or a whole output pixel). Compiled with a function-level target attribute, run only when cpuid says
+ * AVX-512 F/BW/VL/VNNI (cpu/x86/cpuid.c). Must not allocate. */
+#if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
+#include <immintrin.h>
+
+/* acc rows of 8 x (16 * NB) channels: one broadcast of 4 bytes of A per row and depth
+ * quad, NB B vectors (16 channels x 4 depths each). */
+#define TI__QV_ROW(r)                                                                       \
+    {                                                                                       \
+        uint32_t q;                                                                         \
+        memcpy(&q, a + (r) * lda + p * 4, 4);                                               \
+        __m512i av = _mm512_set1_epi32((int32_t)q);                                         \
+        c##r##_0 = _mm512_dpbusd_epi32(c##r##_0, av, b0);                                   \
+        if (NB > 1) c##r##_1 = _mm512_dpbusd_epi32(c##r##_1, av, b1);                       \
+    }
+#define TI__QV_STORE(r)                                                                     \
+    {                                                                                       \
+        uint32_t *o = acc + (r) * ldacc;                                                    \
+        if (add) c##r##_0 = _mm512_add_epi32(c##r##_0, _mm512_loadu_si512((const void *)o)); \
+        _mm512_storeu_si512((void *)o, c##r##_0);                                           \
+        if (NB > 1) {                                                                       \
+            if (add)                                                                        \
+                c##r##_1 = _mm512_add_epi32(c##r##_1, _mm512_loadu_si512((const void *)(o + 16))); \
+            _mm512_storeu_si512((void *)(o + 16), c##r##_1);                                \
+        }                                                                                   \
+    }
+
+/* a: 8 rows of kq * 4 bytes, lda apart; b: NB blocks [kq][16][4] bs bytes apart. acc[r *
+ * ldacc + 0..16 * NB) = (add ? acc : 0) + the dot products. */
+TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile(const int NB, size_t kq, const uint8_t *a,
+                                                      size_t lda, const int8_t *b, size_t bs,
+                                                      uint32_t *acc, size_t ldacc, int add) {
+    __m512i z = _mm512_setzero_si512();
+    __m512i c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z, c3_0 = z, c3_1 = z;
+    __m512i c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z, c6_0 = z, c6_1 = z, c7_0 = z, c7_1 = z;
+    for (size_t p = 0; p < kq; p++) {
+        __m512i b0 = _mm512_loadu_si512((const void *)(b + p * 64));
+        __m512i b1 = NB > 1 ? _mm512_loadu_si512((const void *)(b + bs + p * 64)) : z;
+        TI__QV_ROW(0) TI__QV_ROW(1) TI__QV_ROW(2) TI__QV_ROW(3)
+        TI__QV_ROW(4) TI__QV_ROW(5) TI__QV_ROW(6) TI__QV_ROW(7)
+    }
+    TI__QV_STORE(0) TI__QV_STORE(1) TI__QV_STORE(2) TI__QV_STORE(3)
+    TI__QV_STORE(4) TI__QV_STORE(5) TI__QV_STORE(6) TI__QV_STORE(7)
+}
+
+static __attribute__((noinline, unused)) TI__TARGET_AVX512VNNI void
+ti__qv_tile1(size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs, uint32_t *acc,
+             size_t ldacc, int add) {
+    ti__qv_tile(1, kq, a, lda, b, bs, acc, ldacc, add);
+}
+static __attribute__((noinline, unused)) TI__TARGET_AVX512VNNI void
+ti__qv_tile2(size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs, uint32_t *acc,
+             size_t ldacc, int add) {
+    ti__qv_tile(2, kq, a, lda, b, bs, acc, ldacc, add);
+}
+
+/* The micro-kernel: 8 rows x 16 * nb channels (nb 1 or 2). */
+TI__PRIVATE void ti__qg8_micro_vnni(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
+                                    size_t bs, int nb, uint32_t *acc, size_t ldacc, int add) {
+    if (nb > 1) ti__qv_tile2(kq, a, lda, b, bs, acc, ldacc, add);
+    else ti__qv_tile1(kq, a, lda, b, bs, acc, ldacc, add);
+}
+
+/* dst[i] = src[i] ^ flip for i < n (flip 0x80 turns int8 into uint8 = int8 + 128). */
+TI__PRIVATE TI__TARGET_AVX512VNNI void ti__qg8_copy_vnni(uint8_t *dst, const uint8_t *src,
+                                                         size_t n, uint8_t flip) {
+    __m512i f = _mm512_set1_epi8((char)flip);
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64)
+        _mm512_storeu_si512((void *)(dst + i),
+                            _mm512_xor_si512(_mm512_loadu_si512((const void *)(src + i)), f));
+    if (i < n) {
+        __mmask64 m = (__mmask64)(~0ULL >> (64 - (n - i)));
+        _mm512_mask_storeu_epi8(dst + i, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, src + i), f));
+    }
+}
+
+/* Sum of the n bytes at p (unsigned), modulo 2^32. */
+TI__PRIVATE TI__TARGET_AVX512VNNI uint32_t ti__qg8_sum_vnni(const uint8_t *p, size_t n) {
+    __m512i s = _mm512_setzero_si512(), z = s;
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64)
+        s = _mm512_add_epi64(s, _mm512_sad_epu8(_mm512_loadu_si512((const void *)(p + i)), z));
+    if (i < n) {
+        __mmask64 m = (__mmask64)(~0ULL >> (64 - (n - i)));
+        s = _mm512_add_epi64(s, _mm512_sad_epu8(_mm512_maskz_loadu_epi8(m, p + i), z));
+    }
+    return (uint32_t)_mm512_reduce_add_epi64(s);
+}
+
+/* One output row of the byte path: x[c] = dot[c] + colc[c] + bos[c] * rowsum (modulo 2^32,
+ * the int32 sum of the int16 path plus bias), for c < n. Then, when mult != NULL, TFLite's
+ * TI__QRQ_32 as ti__qrq32_avx2 does it (the same steps on 16 lanes: a positive shift
+ * saturating to int32, the doubling high multiply rounded half away from zero as
+ * floor((ab + 2^30) / 2^31), the rounding right shift with threshold (mask >> 1) + (q < 0),
+ * the clamp to [lo - yo, hi - yo] and yo added) to out8 (u8 or i8: every value is in the
+ * dtype's range after the clamp) when out8 != NULL, else to x. Shifts outside [-31, 31]
+ * stop the requantization: returns how many channels were requantized (a multiple of 16,
+ * or n); x[that..n) then holds the sums for the caller to finish. mult == NULL: only the
+ * sums, to x; returns 0. */
+TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__qg8_row_vnni(const uint32_t *dot, const int32_t *colc,
+                                                          const int32_t *bos, int32_t rowsum,
+                                                          size_t n, const int32_t *mult,
+                                                          const int32_t *shift, int32_t yo,
+                                                          int32_t lo, int32_t hi, int32_t *x,
+                                                          uint8_t *out8) {
+    const __m512i rs_v = _mm512_set1_epi32(rowsum);
+    size_t i = 0;
+    if (mult == NULL) {
+        for (; i < n; i += 16) {
+            __mmask16 k = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
+            __m512i v = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, dot + i),
+                                         _mm512_maskz_loadu_epi32(k, colc + i));
+            v = _mm512_add_epi32(v, _mm512_mullo_epi32(_mm512_maskz_loadu_epi32(k, bos + i), rs_v));
+            _mm512_mask_storeu_epi32(x + i, k, v);
+        }
+        return 0;
+    }
+    int64_t l = (int64_t)lo - yo, h = (int64_t)hi - yo;
+    const __m512i qlo = _mm512_set1_epi32(l < INT32_MIN ? INT32_MIN : (int32_t)l);
+    const __m512i qhi = _mm512_set1_epi32(h > INT32_MAX ? INT32_MAX : (int32_t)h);
+    const __m512i vyo = _mm512_set1_epi32(yo), zero = _mm512_setzero_si512();
+    const __m512i one = _mm512_set1_epi32(1), lim = _mm512_set1_epi32(31);
+    const __m512i nlim = _mm512_set1_epi32(-31);
+    const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30), imax = _mm512_set1_epi32(INT32_MAX);
+    for (; i < n; i += 16) {
+        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
+        __m512i v = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, dot + i),
+                                     _mm512_maskz_loadu_epi32(k, colc + i));
+        v = _mm512_add_epi32(v, _mm512_mullo_epi32(_mm512_maskz_loadu_epi32(k, bos + i), rs_v));
+        __m512i sh = _mm512_maskz_loadu_epi32(k, shift + i);
+        __mmask16 bad = _mm512_cmpgt_epi32_mask(sh, lim) | _mm512_cmpgt_epi32_mask(nlim, sh);
+        if (bad != 0) break;
+        __m512i m = _mm512_maskz_loadu_epi32(k, mult + i);
+        __m512i ls = _mm512_max_epi32(sh, zero), rs = _mm512_max_epi32(_mm512_sub_epi32(zero, sh), zero);
+        __m512i y = _mm512_sllv_epi32(v, ls);
+        __mmask16 ovf = _mm512_cmpneq_epi32_mask(_mm512_srav_epi32(y, ls), v);
+        __m512i sat = _mm512_xor_si512(_mm512_srai_epi32(v, 31), imax); /* INT32_MIN or _MAX */
+        v = _mm512_mask_mov_epi32(y, ovf, sat);
+        __m512i pe = _mm512_add_epi64(_mm512_mul_epi32(v, m), nudge);
+        __m512i po = _mm512_add_epi64(
+            _mm512_mul_epi32(_mm512_srli_epi64(v, 32), _mm512_srli_epi64(m, 32)), nudge);
+        pe = _mm512_srli_epi64(pe, 31);
+        po = _mm512_slli_epi64(_mm512_srli_epi64(po, 31), 32);
+        __m512i q = _mm512_mask_blend_epi32((__mmask16)0xAAAA, pe, po);
+        __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, rs), one);
+        __m512i rem = _mm512_and_si512(q, mask);
+        __m512i thr = _mm512_add_epi32(_mm512_srai_epi32(mask, 1), _mm512_srli_epi32(q, 31));
+        q = _mm512_srav_epi32(q, rs);
+        q = _mm512_mask_add_epi32(q, _mm512_cmpgt_epi32_mask(rem, thr), q, one);
+        q = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(q, qlo), qhi), vyo);
+        if (out8 != NULL) _mm512_mask_cvtepi32_storeu_epi8(out8 + i, k, q);
+        else _mm512_mask_storeu_epi32(x + i, k, q);
+    }
+    for (size_t j = i; j < n; j++) /* stopped early: the sums of the rest for the caller */
+        x[j] = (int32_t)(dot[j] + (uint32_t)colc[j] + (uint32_t)bos[j] * (uint32_t)rowsum);
+    return i < n ? i : n;
+}
+
+/* The AVX-512 form of ti__dwq_tap_avx2: acc[c] += (w[c] + wo) * (x[c] + xo) modulo 2^32,
+ * 16 channels at a time, the last ones masked. */
+TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_tap_avx512(int u8, uint32_t *acc, const void *x,
+                                                          const void *w, size_t n, int32_t xo,
+                                                          int32_t wo) {
+    const unsigned char *xb = (const unsigned char *)x, *wb = (const unsigned char *)w;
+    const __m512i vxo = _mm512_set1_epi32(xo), vwo = _mm512_set1_epi32(wo);
+    for (size_t c = 0; c < n; c += 16) {
+        __mmask16 k = (__mmask16)(n - c >= 16 ? 0xffffu : (1u << (n - c)) - 1u);
+        __m128i x8 = _mm_maskz_loadu_epi8(k, xb + c), w8 = _mm_maskz_loadu_epi8(k, wb + c);
+        __m512i xv = u8 ? _mm512_cvtepu8_epi32(x8) : _mm512_cvtepi8_epi32(x8);
+        __m512i wv = u8 ? _mm512_cvtepu8_epi32(w8) : _mm512_cvtepi8_epi32(w8);
+        __m512i p = _mm512_mullo_epi32(_mm512_add_epi32(wv, vwo), _mm512_add_epi32(xv, vxo));
+        __m512i a = _mm512_maskz_loadu_epi32(k, acc + c);
+        _mm512_mask_storeu_epi32(acc + c, k, _mm512_add_epi32(a, p));
+    }
+}
+/* One output pixel of the 8-bit depthwise kernel (cpu/tfl_conv.c, channel multiplier 1):
+ * acc[c] = sum over taps t < nt of (w[woff[t] + c] + wo) * (x[xoff[t] + c] + xo) modulo
+ * 2^32 for c < n, 64 channels at a time in registers (the last ones masked): the sums of
+ * ti__dwq_tap_avx2 tap after tap, in the same order (each product exact in int32). */
+TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pixel_avx512(int u8, uint32_t *acc, const void *x,
+                                                            const void *w, const size_t *xoff,
+                                                            const size_t *woff, size_t nt,
+                                                            size_t n, int32_t xo, int32_t wo) {
+    const unsigned char *xb = (const unsigned char *)x, *wb = (const unsigned char *)w;
+    const __m512i vxo = _mm512_set1_epi32(xo), vwo = _mm512_set1_epi32(wo);
+    for (size_t c0 = 0; c0 < n; c0 += 64) {
+        size_t left = n - c0;
+        __mmask64 k = (__mmask64)(left >= 64 ? ~0ULL : ~0ULL >> (64 - left));
+        __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+        for (size_t t = 0; t < nt; t++) {
+            __m512i x8 = _mm512_maskz_loadu_epi8(k, xb + xoff[t] + c0);
+            __m512i w8 = _mm512_maskz_loadu_epi8(k, wb + woff[t] + c0);
+#define TI__DWQ_Q(ai, lane)                                                                 \
+    {                                                                                       \
+        __m128i xq = _mm512_extracti32x4_epi32(x8, lane), wq = _mm512_extracti32x4_epi32(w8, lane); \
+        __m512i xv = u8 ? _mm512_cvtepu8_epi32(xq) : _mm512_cvtepi8_epi32(xq);              \
+        __m512i wv = u8 ? _mm512_cvtepu8_epi32(wq) : _mm512_cvtepi8_epi32(wq);              \
+        ai = _mm512_add_epi32(ai, _mm512_mullo_epi32(_mm512_add_epi32(wv, vwo),             \
+                                                     _mm512_add_epi32(xv, vxo)));           \
+    }
+            TI__DWQ_Q(a0, 0) TI__DWQ_Q(a1, 1) TI__DWQ_Q(a2, 2) TI__DWQ_Q(a3, 3)
+#undef TI__DWQ_Q
+        }
+        _mm512_mask_storeu_epi32(acc + c0, (__mmask16)k, a0);
+        _mm512_mask_storeu_epi32(acc + c0 + 16, (__mmask16)(k >> 16), a1);
+        _mm512_mask_storeu_epi32(acc + c0 + 32, (__mmask16)(k >> 32), a2);
+        _mm512_mask_storeu_epi32(acc + c0 + 48, (__mmask16)(k >> 48), a3);
+    }
+}
+#endif
+/* ==== end src/cpu/x86/qgemm_vnni.c ========================================================== */
 
 /* ==== begin src/graph/ops.c ================================================================= */
 /* The op registry: every op the CPU runs, found by domain and op type. Each cpu/ file

@@ -240,6 +240,29 @@ TI__PRIVATE void ti__tfc_dw_f32_range(void *ctx, size_t begin, size_t end) {
     }
 }
 
+#ifdef TI__X86_VNNI
+/* Taps of one output pixel the AVX-512 depthwise path takes at most (3x3 and 5x5 fit). */
+#define TI__TFC_DW_TAPS 64
+
+/* The AVX-512 depthwise output of channels c0..c0+n: the uint32 sums a32 plus the int32
+ * bias, requantized (TI__QRQ_32) and stored as uint8 / int8 at y[yi..] by
+ * ti__qg8_row_vnni. Returns 0, doing nothing, where that does not apply. */
+TI__PRIVATE int ti__tfc_dw_out8(const ti__tfc_job *j, const uint32_t *a32, size_t c0, size_t n,
+                                size_t yi) {
+    static const int32_t zeros[TI__TFC_DW_CHUNK] = {0};
+    const ti__qrq *r = &j->rq;
+    if (r->mode != TI__QRQ_32 || r->lo > r->hi || (j->ydt != TI_DTYPE_U8 && j->ydt != TI_DTYPE_I8) ||
+        (j->b != NULL && j->b->dtype != TI_DTYPE_I32) || n > TI__TFC_DW_CHUNK)
+        return 0;
+    const int32_t *bias = j->b != NULL ? (const int32_t *)j->b->data + c0 : zeros;
+    int32_t x[TI__TFC_DW_CHUNK];
+    size_t done = ti__qg8_row_vnni(a32, bias, zeros, 0, n, r->mult + c0, r->shift + c0, r->yo,
+                                   r->lo, r->hi, x, (uint8_t *)j->y + yi);
+    for (size_t i = done; i < n; i++) ti__qg_store(j->y, j->ydt, yi + i, ti__qrq_one(r, x[i], c0 + i));
+    return 1;
+}
+#endif
+
 /* Quantized depthwise: per output pixel, TI__TFC_DW_CHUNK channels at a time accumulated
  * over the taps, then requantized. */
 TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end) {
@@ -253,10 +276,35 @@ TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end) {
         int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
         ti__tfc_taps(iy0, g->dh, g->kh, g->ih, &fy0, &fy1);
         ti__tfc_taps(ix0, g->dw, g->kw, g->iw, &fx0, &fx1);
+#ifdef TI__X86_VNNI
+        /* AVX-512: the pixel's taps (offsets into x and w) summed in registers, then
+         * requantized and stored as bytes in one pass */
+        size_t xoff[TI__TFC_DW_TAPS], woff[TI__TFC_DW_TAPS], nt = 0;
+        int pix = m == 1 && j->kind != TI__TFC_I16 && (fy1 - fy0) * (fx1 - fx0) <= TI__TFC_DW_TAPS &&
+                  ti__cpu_isa() >= TI__ISA_AVX512VNNI;
+        for (int64_t fy = fy0; pix && fy < fy1; fy++)
+            for (int64_t fx = fx0; fx < fx1; fx++, nt++) {
+                xoff[nt] = (size_t)((n * g->ih + iy0 + fy * g->dh) * g->iw + ix0 + fx * g->dw) * ic;
+                woff[nt] = (size_t)(fy * g->kw + fx) * oc;
+            }
+#endif
         for (size_t c0 = 0; c0 < oc; c0 += TI__TFC_DW_CHUNK) {
             size_t cn = TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0);
             int64_t acc[TI__TFC_DW_CHUNK];
             for (size_t c = 0; c < cn; c++) acc[c] = 0;
+#ifdef TI__X86_VNNI
+            if (pix) {
+                uint32_t a32[TI__TFC_DW_CHUNK];
+                ti__dwq_pixel_avx512(j->kind == TI__TFC_U8, a32, (const uint8_t *)j->x + c0,
+                                     (const uint8_t *)j->w + c0, xoff, woff, nt, cn, xo, wo);
+                if (ti__tfc_dw_out8(j, a32, c0, cn, p * oc + c0)) continue;
+                if (ti__qrq_n_u32(&j->rq, j->b, a32, c0, cn, j->y, j->ydt, p * oc + c0, 1)) continue;
+                for (size_t c = 0; c < cn; c++) acc[c] = (int32_t)a32[c];
+                ti__qg_add_bias(j->b, c0, cn, acc);
+                ti__qrq_n(&j->rq, acc, c0, cn, j->y, j->ydt, p * oc + c0, 1);
+                continue;
+            }
+#endif
 #ifdef TI__X86_SIMD
             if (m == 1 && j->kind != TI__TFC_I16 && ti__cpu_isa() >= TI__ISA_AVX2) {
                 /* int32 sums modulo 2^32, as TFLite's; requantization wraps them anyway */
