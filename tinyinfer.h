@@ -1301,18 +1301,20 @@ TI__PRIVATE void ti__dwq_tap_avx2(int u8, uint32_t *acc, const void *x, const vo
 /* The byte path of core/qgemm.c's 8-bit GEMM for AVX512-VNNI (cpu/x86/qgemm_vnni.c): the
  * micro-kernel (8 rows of kq * 4 unsigned bytes lda apart, times nb = 1 or 2 blocks of
  * [kq][16][4] signed bytes bs apart, to acc rows ldacc apart, added to them when add), byte
- * copies with an xor (int8 -> uint8), byte sums, and one output row (sums plus row and
- * column terms, requantized as TI__QRQ_32); the AVX-512 depthwise tap. */
+ * copies with an xor (int8 -> uint8) that return the bytes' sum, and one output row (sums plus row and
+ * column terms, requantized as TI__QRQ_32); the AVX-512 depthwise taps of one output pixel
+ * (acc[c] = sum over taps t of (w[woff[t] + c] + wo) * (x[xoff[t] + c] + xo), c < n). */
 TI__PRIVATE void ti__qg8_micro_vnni(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
                                     size_t bs, int nb, uint32_t *acc, size_t ldacc, int add);
-TI__PRIVATE void ti__qg8_copy_vnni(uint8_t *dst, const uint8_t *src, size_t n, uint8_t flip);
-TI__PRIVATE uint32_t ti__qg8_sum_vnni(const uint8_t *p, size_t n);
+TI__PRIVATE uint32_t ti__qg8_copy_vnni(uint8_t *dst, const uint8_t *src, size_t n, uint8_t flip);
 TI__PRIVATE size_t ti__qg8_row_vnni(const uint32_t *dot, const int32_t *colc, const int32_t *bos,
-                                    int32_t rowsum, size_t n, const int32_t *mult,
+                                    int32_t row, size_t n, const int32_t *mult,
                                     const int32_t *shift, int32_t yo, int32_t lo, int32_t hi,
                                     int32_t *x, uint8_t *out8);
-TI__PRIVATE void ti__dwq_tap_avx512(int u8, uint32_t *acc, const void *x, const void *w, size_t n,
-                                    int32_t xo, int32_t wo);
+TI__PRIVATE int ti__qg8_rows8_vnni(size_t nr, const uint32_t *dot, size_t ldd, const int32_t *colc,
+                                   const int32_t *bos, const int32_t *row, size_t n,
+                                   const int32_t *mult, const int32_t *shift, int32_t yo,
+                                   int32_t lo, int32_t hi, uint8_t *out, size_t ldo);
 TI__PRIVATE void ti__dwq_pixel_avx512(int u8, uint32_t *acc, const void *x, const void *w,
                                       const size_t *xoff, const size_t *woff, size_t nt, size_t n,
                                       int32_t xo, int32_t wo);
@@ -2268,8 +2270,10 @@ TI__PRIVATE void ti__qg_add_bias(const ti_tensor *b, size_t c0, size_t n, int64_
 /* Writes depths [k0, k1) of A' row `row` to dst[(k - k0) * TI__QG_MR]. */
 typedef void (*ti__qg_gather_fn)(const void *ctx, size_t row, size_t k0, size_t k1, int16_t *dst);
 /* The byte path's gather: depths [k0, k1) of row `row` as unsigned bytes a_u to dst[k - k0]
- * (a tap outside the input: the zero point's byte, so that A' is 0). */
-typedef void (*ti__qg_gather8_fn)(const void *ctx, size_t row, size_t k0, size_t k1, uint8_t *dst);
+ * (a tap outside the input: the zero point's byte, so that A' is 0). Returns their sum
+ * (modulo 2^32). */
+typedef uint32_t (*ti__qg_gather8_fn)(const void *ctx, size_t row, size_t k0, size_t k1,
+                                      uint8_t *dst);
 
 typedef struct ti__qgemm {
     size_t rows, depth, cols;
@@ -2519,6 +2523,10 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                 (g->bias == NULL || g->bias->dtype == TI_DTYPE_I32);
     int bytes = fused && g->y_cs == 1 && (g->ydt == TI_DTYPE_U8 || g->ydt == TI_DTYPE_I8);
     const int32_t *bv = fused && g->bias != NULL ? (const int32_t *)g->bias->data + g->c0 : NULL;
+    /* one B offset for every column (TFLite): the row term is one number per row */
+    int same = 1;
+    for (size_t c = 1; c < oc && same; c++) same = g->bos8[c] == g->bos8[0];
+    const int32_t *bos = same ? NULL : g->bos8;
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__QG8_MR, np = TI__MIN((size_t)TI__QG8_MR, g->rows - p0);
         for (size_t oc0 = 0; oc0 < oc; oc0 += TI__QG8_OCC) {
@@ -2536,9 +2544,8 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                 for (size_t r = 0; r < TI__QG8_MR; r++) {
                     uint8_t *row = a + r * TI__QG8_KC;
                     if (r < np) {
-                        g->gather8(g->gctx, p0 + r, k0, k1, row);
+                        rowsum[r] += g->gather8(g->gctx, p0 + r, k0, k1, row);
                         for (size_t i = k1 - k0; i < kc4; i++) row[i] = 0;
-                        rowsum[r] += ti__qg8_sum_vnni(row, k1 - k0);
                     } else {
                         memset(row, 0, kc4);
                     }
@@ -2549,12 +2556,20 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                                        kp * TI__QG_NR, nb - b > 1 ? 2 : 1,
                                        acc + b * TI__QG_NR, TI__QG8_OCC, k0 > 0);
             }
+            int32_t rowv[TI__QG8_MR];
+            for (size_t r = 0; r < np; r++)
+                rowv[r] = (int32_t)(same ? rowsum[r] * (uint32_t)g->bos8[0] : rowsum[r]);
+            if (bytes && ti__qg8_rows8_vnni(np, acc, TI__QG8_OCC, colc, bos != NULL ? bos + oc0 : NULL,
+                                            rowv, occ, rq->mult + g->c0 + oc0,
+                                            rq->shift + g->c0 + oc0, rq->yo, rq->lo, rq->hi,
+                                            (uint8_t *)g->y + g->y0 + p0 * g->y_rs + oc0, g->y_rs))
+                continue;
             for (size_t r = 0; r < np; r++) {
                 size_t yo = g->y0 + (p0 + r) * g->y_rs + oc0 * g->y_cs;
                 const uint32_t *dot = acc + r * TI__QG8_OCC;
                 size_t done = 0;
                 if (fused) {
-                    done = ti__qg8_row_vnni(dot, colc, g->bos8 + oc0, (int32_t)rowsum[r], occ,
+                    done = ti__qg8_row_vnni(dot, colc, bos != NULL ? bos + oc0 : NULL, rowv[r], occ,
                                             rq->mult + g->c0 + oc0, rq->shift + g->c0 + oc0,
                                             rq->yo, rq->lo, rq->hi, x,
                                             bytes ? (uint8_t *)g->y + yo : NULL);
@@ -2565,8 +2580,8 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                     continue;
                 }
                 /* the int16 path's finish: int32 sums (colc without bias), bias in int64 */
-                ti__qg8_row_vnni(dot, colc, g->bos8 + oc0, (int32_t)rowsum[r], occ, NULL, NULL,
-                                 0, 0, 0, x, NULL);
+                ti__qg8_row_vnni(dot, colc, bos != NULL ? bos + oc0 : NULL, rowv[r], occ, NULL, NULL, 0,
+                                 0, 0, x, NULL);
                 for (size_t c = 0; c < occ; c += TI__QG_CHUNK) {
                     int64_t v[TI__QG_CHUNK];
                     size_t m = TI__MIN((size_t)TI__QG_CHUNK, occ - c);
@@ -13515,31 +13530,33 @@ TI__PRIVATE void ti__tfc_qgather(const void *ctx, size_t p, size_t k0, size_t k1
 
 #ifdef TI__X86_VNNI
 /* The byte path's gather (ti__qg_gather8_fn): depths [k0, k1) of row p as unsigned bytes
- * (int8 + 128 by flipping the top bit), taps outside the input as the zero point's byte. */
-TI__PRIVATE void ti__tfc_qgather8(const void *ctx, size_t p, size_t k0, size_t k1, uint8_t *a) {
+ * (int8 + 128 by flipping the top bit), taps outside the input as the zero point's byte;
+ * returns their sum. */
+TI__PRIVATE uint32_t ti__tfc_qgather8(const void *ctx, size_t p, size_t k0, size_t k1, uint8_t *a) {
     const ti__tfc_job *j = (const ti__tfc_job *)ctx;
     uint8_t flip = j->kind == TI__TFC_I8 ? 0x80 : 0;
     const uint8_t *x = (const uint8_t *)j->x; /* 1-byte elements */
-    if (j->fc) {
-        ti__qg8_copy_vnni(a, x + p * j->kdim + k0, k1 - k0, flip);
-        return;
-    }
+    if (j->fc) return ti__qg8_copy_vnni(a, x + p * j->kdim + k0, k1 - k0, flip);
     const ti__tfc_geo *g = j->g;
     uint8_t pad = (uint8_t)((uint8_t)(-j->xo) ^ flip); /* zero point in range: checked */
     int64_t n, oy, ox;
     ti__tfc_pixel(g, p, &n, &oy, &ox);
     size_t ic = (size_t)g->ic, t = k0 / ic, c = k0 % ic;
+    uint32_t sum = 0;
     for (size_t k = k0; k < k1; t++, c = 0) {
         size_t cnt = TI__MIN(ic - c, k1 - k);
         int64_t iy = oy * g->sh - g->ph + (int64_t)(t / (size_t)g->kw) * g->dh;
         int64_t ix = ox * g->sw - g->pw + (int64_t)(t % (size_t)g->kw) * g->dw;
-        if (iy < 0 || iy >= g->ih || ix < 0 || ix >= g->iw)
+        if (iy < 0 || iy >= g->ih || ix < 0 || ix >= g->iw) {
             memset(a + (k - k0), pad, cnt);
-        else
-            ti__qg8_copy_vnni(a + (k - k0), x + (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c,
-                              cnt, flip);
+            sum += (uint32_t)pad * (uint32_t)cnt;
+        } else {
+            sum += ti__qg8_copy_vnni(a + (k - k0),
+                                     x + (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c, cnt, flip);
+        }
         k += cnt;
     }
+    return sum;
 }
 #endif
 
@@ -14727,23 +14744,66 @@ TI__PRIVATE void ti__tfc_dw_f32_range(void *ctx, size_t begin, size_t end) {
 #ifdef TI__X86_VNNI
 /* Taps of one output pixel the AVX-512 depthwise path takes at most (3x3 and 5x5 fit). */
 #define TI__TFC_DW_TAPS 64
+/* Output pixels requantized together by it. */
+#define TI__TFC_DW_PIX 8
 
-/* The AVX-512 depthwise output of channels c0..c0+n: the uint32 sums a32 plus the int32
- * bias, requantized (TI__QRQ_32) and stored as uint8 / int8 at y[yi..] by
- * ti__qg8_row_vnni. Returns 0, doing nothing, where that does not apply. */
-TI__PRIVATE int ti__tfc_dw_out8(const ti__tfc_job *j, const uint32_t *a32, size_t c0, size_t n,
-                                size_t yi) {
-    static const int32_t zeros[TI__TFC_DW_CHUNK] = {0};
+/* Whether the AVX-512 depthwise path applies: channel multiplier 1, 8-bit input and
+ * output, TFLite's int32 requantization, int32 bias or none, taps that fit. */
+TI__PRIVATE int ti__tfc_dw_q8_ok(const ti__tfc_job *j) {
     const ti__qrq *r = &j->rq;
-    if (r->mode != TI__QRQ_32 || r->lo > r->hi || (j->ydt != TI_DTYPE_U8 && j->ydt != TI_DTYPE_I8) ||
-        (j->b != NULL && j->b->dtype != TI_DTYPE_I32) || n > TI__TFC_DW_CHUNK)
-        return 0;
-    const int32_t *bias = j->b != NULL ? (const int32_t *)j->b->data + c0 : zeros;
-    int32_t x[TI__TFC_DW_CHUNK];
-    size_t done = ti__qg8_row_vnni(a32, bias, zeros, 0, n, r->mult + c0, r->shift + c0, r->yo,
-                                   r->lo, r->hi, x, (uint8_t *)j->y + yi);
-    for (size_t i = done; i < n; i++) ti__qg_store(j->y, j->ydt, yi + i, ti__qrq_one(r, x[i], c0 + i));
-    return 1;
+    return j->g->mult == 1 && j->kind != TI__TFC_I16 && r->mode == TI__QRQ_32 && r->lo <= r->hi &&
+           (j->ydt == TI_DTYPE_U8 || j->ydt == TI_DTYPE_I8) &&
+           (j->b == NULL || j->b->dtype == TI_DTYPE_I32) &&
+           j->g->kh * j->g->kw <= TI__TFC_DW_TAPS && ti__cpu_isa() >= TI__ISA_AVX512VNNI;
+}
+
+/* The AVX-512 depthwise path on pixels [begin, end): TI__TFC_DW_PIX pixels at a time, each
+ * pixel's taps summed in registers (ti__dwq_pixel_avx512), then the block's uint32 sums
+ * plus bias requantized and stored as bytes together (ti__qg8_rows8_vnni); the same sums
+ * modulo 2^32 and the same requantization as the scalar loop. */
+TI__PRIVATE void ti__tfc_dw_q8_range(void *ctx, size_t begin, size_t end) {
+    static const int32_t zeros[TI__TFC_DW_CHUNK] = {0};
+    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+    const ti__tfc_geo *g = j->g;
+    const ti__qrq *rq = &j->rq;
+    size_t oc = (size_t)g->oc, ic = (size_t)g->ic;
+    size_t xoff[TI__TFC_DW_PIX][TI__TFC_DW_TAPS], woff[TI__TFC_DW_PIX][TI__TFC_DW_TAPS];
+    size_t nt[TI__TFC_DW_PIX];
+    uint32_t a32[TI__TFC_DW_PIX * TI__TFC_DW_CHUNK];
+    const int32_t zrow[TI__TFC_DW_PIX] = {0};
+    const uint8_t *x = (const uint8_t *)j->x, *w = (const uint8_t *)j->w; /* 1-byte elements */
+    for (size_t p0 = begin; p0 < end; p0 += TI__TFC_DW_PIX) {
+        size_t np = TI__MIN((size_t)TI__TFC_DW_PIX, end - p0);
+        for (size_t r = 0; r < np; r++) {
+            int64_t n, oy, ox, fy0, fy1, fx0, fx1;
+            ti__tfc_pixel(g, p0 + r, &n, &oy, &ox);
+            int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
+            ti__tfc_taps(iy0, g->dh, g->kh, g->ih, &fy0, &fy1);
+            ti__tfc_taps(ix0, g->dw, g->kw, g->iw, &fx0, &fx1);
+            nt[r] = 0;
+            for (int64_t fy = fy0; fy < fy1; fy++)
+                for (int64_t fx = fx0; fx < fx1; fx++, nt[r]++) {
+                    xoff[r][nt[r]] = (size_t)((n * g->ih + iy0 + fy * g->dh) * g->iw + ix0 + fx * g->dw) * ic;
+                    woff[r][nt[r]] = (size_t)(fy * g->kw + fx) * oc;
+                }
+        }
+        for (size_t c0 = 0; c0 < oc; c0 += TI__TFC_DW_CHUNK) {
+            size_t cn = TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0);
+            for (size_t r = 0; r < np; r++)
+                ti__dwq_pixel_avx512(j->kind == TI__TFC_U8, a32 + r * TI__TFC_DW_CHUNK, x + c0, w + c0,
+                                     xoff[r], woff[r], nt[r], cn, j->xo, j->wo);
+            const int32_t *bias = j->b != NULL ? (const int32_t *)j->b->data + c0 : zeros;
+            if (ti__qg8_rows8_vnni(np, a32, TI__TFC_DW_CHUNK, bias, NULL, zrow, cn, rq->mult + c0,
+                                   rq->shift + c0, rq->yo, rq->lo, rq->hi,
+                                   (uint8_t *)j->y + p0 * oc + c0, oc))
+                continue;
+            for (size_t r = 0; r < np; r++) /* a shift outside [-31, 31]: one at a time */
+                for (size_t i = 0; i < cn; i++)
+                    ti__qg_store(j->y, j->ydt, (p0 + r) * oc + c0 + i,
+                                 ti__qrq_one(rq, (int32_t)(a32[r * TI__TFC_DW_CHUNK + i] + (uint32_t)bias[i]),
+                                             c0 + i));
+        }
+    }
 }
 #endif
 
@@ -14760,35 +14820,10 @@ TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end) {
         int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
         ti__tfc_taps(iy0, g->dh, g->kh, g->ih, &fy0, &fy1);
         ti__tfc_taps(ix0, g->dw, g->kw, g->iw, &fx0, &fx1);
-#ifdef TI__X86_VNNI
-        /* AVX-512: the pixel's taps (offsets into x and w) summed in registers, then
-         * requantized and stored as bytes in one pass */
-        size_t xoff[TI__TFC_DW_TAPS], woff[TI__TFC_DW_TAPS], nt = 0;
-        int pix = m == 1 && j->kind != TI__TFC_I16 && (fy1 - fy0) * (fx1 - fx0) <= TI__TFC_DW_TAPS &&
-                  ti__cpu_isa() >= TI__ISA_AVX512VNNI;
-        for (int64_t fy = fy0; pix && fy < fy1; fy++)
-            for (int64_t fx = fx0; fx < fx1; fx++, nt++) {
-                xoff[nt] = (size_t)((n * g->ih + iy0 + fy * g->dh) * g->iw + ix0 + fx * g->dw) * ic;
-                woff[nt] = (size_t)(fy * g->kw + fx) * oc;
-            }
-#endif
         for (size_t c0 = 0; c0 < oc; c0 += TI__TFC_DW_CHUNK) {
             size_t cn = TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0);
             int64_t acc[TI__TFC_DW_CHUNK];
             for (size_t c = 0; c < cn; c++) acc[c] = 0;
-#ifdef TI__X86_VNNI
-            if (pix) {
-                uint32_t a32[TI__TFC_DW_CHUNK];
-                ti__dwq_pixel_avx512(j->kind == TI__TFC_U8, a32, (const uint8_t *)j->x + c0,
-                                     (const uint8_t *)j->w + c0, xoff, woff, nt, cn, xo, wo);
-                if (ti__tfc_dw_out8(j, a32, c0, cn, p * oc + c0)) continue;
-                if (ti__qrq_n_u32(&j->rq, j->b, a32, c0, cn, j->y, j->ydt, p * oc + c0, 1)) continue;
-                for (size_t c = 0; c < cn; c++) acc[c] = (int32_t)a32[c];
-                ti__qg_add_bias(j->b, c0, cn, acc);
-                ti__qrq_n(&j->rq, acc, c0, cn, j->y, j->ydt, p * oc + c0, 1);
-                continue;
-            }
-#endif
 #ifdef TI__X86_SIMD
             if (m == 1 && j->kind != TI__TFC_I16 && ti__cpu_isa() >= TI__ISA_AVX2) {
                 /* int32 sums modulo 2^32, as TFLite's; requantization wraps them anyway */
@@ -14853,8 +14888,11 @@ TI__PRIVATE ti_status ti__tfc_dwconv_run(ti__kctx *k) {
         return st;
     j.g = &g;
     size_t pixels = (size_t)(g.n * g.oh * g.ow), work = (size_t)(g.oc * g.kh * g.kw);
-    ti__parallel_for(k->tp, pixels, ti__tfc_grain(work),
-                     j.kind == TI__TFC_F32 ? ti__tfc_dw_f32_range : ti__tfc_dw_q_range, &j);
+    ti__range_fn fn = j.kind == TI__TFC_F32 ? ti__tfc_dw_f32_range : ti__tfc_dw_q_range;
+#ifdef TI__X86_VNNI
+    if (j.kind != TI__TFC_F32 && ti__tfc_dw_q8_ok(&j)) fn = ti__tfc_dw_q8_range;
+#endif
+    ti__parallel_for(k->tp, pixels, ti__tfc_grain(work), fn, &j);
     return TI_OK;
 }
 
@@ -21942,9 +21980,9 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_tap_avx2(int u8, uint32_t *acc, const v
  * VPDPBUSD multiplies unsigned bytes of A by signed bytes of B, four depths per int32 lane,
  * and adds the four exact products to the accumulator modulo 2^32 (no saturation), so the
  * sums equal the int16 kernels' bit for bit once core/qgemm.c adds its row and column
- * corrections. Also the helpers of that path: byte copies with the int8 -> uint8 flip, row
- * sums, the TFLite requantization 16 channels at a time with the byte store, and the
- * depthwise taps (one tap, or a whole output pixel). Compiled with a function-level target attribute, run only when cpuid says
+ * corrections. Also the helpers of that path: byte copies with the int8 -> uint8 flip that
+ * also sum the bytes (the row sums), the TFLite requantization 16 channels at a time with the byte store, and the
+ * depthwise taps of a whole output pixel. Compiled with a function-level target attribute, run only when cpuid says
  * AVX-512 F/BW/VL/VNNI (cpu/x86/cpuid.c). Must not allocate. */
 #if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
 #include <immintrin.h>
@@ -22007,57 +22045,55 @@ TI__PRIVATE void ti__qg8_micro_vnni(size_t kq, const uint8_t *a, size_t lda, con
     else ti__qv_tile1(kq, a, lda, b, bs, acc, ldacc, add);
 }
 
-/* dst[i] = src[i] ^ flip for i < n (flip 0x80 turns int8 into uint8 = int8 + 128). */
-TI__PRIVATE TI__TARGET_AVX512VNNI void ti__qg8_copy_vnni(uint8_t *dst, const uint8_t *src,
-                                                         size_t n, uint8_t flip) {
-    __m512i f = _mm512_set1_epi8((char)flip);
+/* dst[i] = src[i] ^ flip for i < n (flip 0x80 turns int8 into uint8 = int8 + 128); returns
+ * the sum of the bytes written, modulo 2^32. */
+TI__PRIVATE TI__TARGET_AVX512VNNI uint32_t ti__qg8_copy_vnni(uint8_t *dst, const uint8_t *src,
+                                                             size_t n, uint8_t flip) {
+    const __m512i f = _mm512_set1_epi8((char)flip), z = _mm512_setzero_si512();
+    __m512i s = z;
     size_t i = 0;
-    for (; i + 64 <= n; i += 64)
-        _mm512_storeu_si512((void *)(dst + i),
-                            _mm512_xor_si512(_mm512_loadu_si512((const void *)(src + i)), f));
-    if (i < n) {
-        __mmask64 m = (__mmask64)(~0ULL >> (64 - (n - i)));
-        _mm512_mask_storeu_epi8(dst + i, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, src + i), f));
+    for (; i + 64 <= n; i += 64) {
+        __m512i v = _mm512_xor_si512(_mm512_loadu_si512((const void *)(src + i)), f);
+        _mm512_storeu_si512((void *)(dst + i), v);
+        s = _mm512_add_epi64(s, _mm512_sad_epu8(v, z));
     }
-}
-
-/* Sum of the n bytes at p (unsigned), modulo 2^32. */
-TI__PRIVATE TI__TARGET_AVX512VNNI uint32_t ti__qg8_sum_vnni(const uint8_t *p, size_t n) {
-    __m512i s = _mm512_setzero_si512(), z = s;
-    size_t i = 0;
-    for (; i + 64 <= n; i += 64)
-        s = _mm512_add_epi64(s, _mm512_sad_epu8(_mm512_loadu_si512((const void *)(p + i)), z));
     if (i < n) {
         __mmask64 m = (__mmask64)(~0ULL >> (64 - (n - i)));
-        s = _mm512_add_epi64(s, _mm512_sad_epu8(_mm512_maskz_loadu_epi8(m, p + i), z));
+        __m512i v = _mm512_maskz_mov_epi8(m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, src + i), f));
+        _mm512_mask_storeu_epi8(dst + i, m, v);
+        s = _mm512_add_epi64(s, _mm512_sad_epu8(v, z));
     }
     return (uint32_t)_mm512_reduce_add_epi64(s);
 }
 
-/* One output row of the byte path: x[c] = dot[c] + colc[c] + bos[c] * rowsum (modulo 2^32,
- * the int32 sum of the int16 path plus bias), for c < n. Then, when mult != NULL, TFLite's
- * TI__QRQ_32 as ti__qrq32_avx2 does it (the same steps on 16 lanes: a positive shift
- * saturating to int32, the doubling high multiply rounded half away from zero as
- * floor((ab + 2^30) / 2^31), the rounding right shift with threshold (mask >> 1) + (q < 0),
- * the clamp to [lo - yo, hi - yo] and yo added) to out8 (u8 or i8: every value is in the
- * dtype's range after the clamp) when out8 != NULL, else to x. Shifts outside [-31, 31]
- * stop the requantization: returns how many channels were requantized (a multiple of 16,
- * or n); x[that..n) then holds the sums for the caller to finish. mult == NULL: only the
- * sums, to x; returns 0. */
+/* One output row of the byte path: x[c] = dot[c] + colc[c] + bos[c] * row (modulo 2^32, the
+ * int32 sum of the int16 path plus bias) for c < n; bos NULL: x[c] = dot[c] + colc[c] + row
+ * (the caller's row term when it is the same for every column). Then, when mult != NULL,
+ * TFLite's TI__QRQ_32 as ti__qrq32_avx2 does it (the same steps on 16 lanes: a positive
+ * shift saturating to int32, skipped where no lane has one; the doubling high multiply
+ * rounded half away from zero as floor((ab + 2^30) / 2^31); the rounding right shift with
+ * threshold (mask >> 1) + (q < 0); the clamp to [lo - yo, hi - yo] and yo added) to out8
+ * (u8 or i8: every value is in the dtype's range after the clamp) when out8 != NULL, else
+ * to x. Shifts outside [-31, 31] stop the requantization: returns how many channels were
+ * requantized (a multiple of 16, or n); x[that..n) then holds the sums for the caller to
+ * finish. mult == NULL: only the sums, to x; returns 0. */
 TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__qg8_row_vnni(const uint32_t *dot, const int32_t *colc,
-                                                          const int32_t *bos, int32_t rowsum,
+                                                          const int32_t *bos, int32_t row,
                                                           size_t n, const int32_t *mult,
                                                           const int32_t *shift, int32_t yo,
                                                           int32_t lo, int32_t hi, int32_t *x,
                                                           uint8_t *out8) {
-    const __m512i rs_v = _mm512_set1_epi32(rowsum);
+    const __m512i rv = _mm512_set1_epi32(row);
+#define TI__QV_SUM(v, k)                                                                    \
+    __m512i v = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, dot + i),                     \
+                                 _mm512_maskz_loadu_epi32(k, colc + i));                   \
+    v = _mm512_add_epi32(v, bos != NULL ? _mm512_mullo_epi32(_mm512_maskz_loadu_epi32(k, bos + i), rv) \
+                                        : rv);
     size_t i = 0;
     if (mult == NULL) {
         for (; i < n; i += 16) {
             __mmask16 k = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
-            __m512i v = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, dot + i),
-                                         _mm512_maskz_loadu_epi32(k, colc + i));
-            v = _mm512_add_epi32(v, _mm512_mullo_epi32(_mm512_maskz_loadu_epi32(k, bos + i), rs_v));
+            TI__QV_SUM(v, k)
             _mm512_mask_storeu_epi32(x + i, k, v);
         }
         return 0;
@@ -22071,55 +22107,109 @@ TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__qg8_row_vnni(const uint32_t *dot, c
     const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30), imax = _mm512_set1_epi32(INT32_MAX);
     for (; i < n; i += 16) {
         __mmask16 k = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
-        __m512i v = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, dot + i),
-                                     _mm512_maskz_loadu_epi32(k, colc + i));
-        v = _mm512_add_epi32(v, _mm512_mullo_epi32(_mm512_maskz_loadu_epi32(k, bos + i), rs_v));
+        TI__QV_SUM(v, k)
         __m512i sh = _mm512_maskz_loadu_epi32(k, shift + i);
         __mmask16 bad = _mm512_cmpgt_epi32_mask(sh, lim) | _mm512_cmpgt_epi32_mask(nlim, sh);
         if (bad != 0) break;
         __m512i m = _mm512_maskz_loadu_epi32(k, mult + i);
-        __m512i ls = _mm512_max_epi32(sh, zero), rs = _mm512_max_epi32(_mm512_sub_epi32(zero, sh), zero);
-        __m512i y = _mm512_sllv_epi32(v, ls);
-        __mmask16 ovf = _mm512_cmpneq_epi32_mask(_mm512_srav_epi32(y, ls), v);
-        __m512i sat = _mm512_xor_si512(_mm512_srai_epi32(v, 31), imax); /* INT32_MIN or _MAX */
-        v = _mm512_mask_mov_epi32(y, ovf, sat);
+        if (_mm512_cmpgt_epi32_mask(sh, zero) != 0) { /* a left shift, saturating */
+            __m512i ls = _mm512_max_epi32(sh, zero);
+            __m512i y = _mm512_sllv_epi32(v, ls);
+            __mmask16 ovf = _mm512_cmpneq_epi32_mask(_mm512_srav_epi32(y, ls), v);
+            __m512i sat = _mm512_xor_si512(_mm512_srai_epi32(v, 31), imax); /* INT32_MIN or _MAX */
+            v = _mm512_mask_mov_epi32(y, ovf, sat);
+        }
+        __m512i rs = _mm512_max_epi32(_mm512_sub_epi32(zero, sh), zero);
+        /* bits 31..62 of v * m + 2^30: even lanes shifted down, odd lanes' products (of the
+         * lanes' high halves) shifted up by one into the high half */
         __m512i pe = _mm512_add_epi64(_mm512_mul_epi32(v, m), nudge);
         __m512i po = _mm512_add_epi64(
             _mm512_mul_epi32(_mm512_srli_epi64(v, 32), _mm512_srli_epi64(m, 32)), nudge);
-        pe = _mm512_srli_epi64(pe, 31);
-        po = _mm512_slli_epi64(_mm512_srli_epi64(po, 31), 32);
-        __m512i q = _mm512_mask_blend_epi32((__mmask16)0xAAAA, pe, po);
+        __m512i q = _mm512_mask_blend_epi32((__mmask16)0xAAAA, _mm512_srli_epi64(pe, 31),
+                                            _mm512_slli_epi64(po, 1));
         __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, rs), one);
         __m512i rem = _mm512_and_si512(q, mask);
         __m512i thr = _mm512_add_epi32(_mm512_srai_epi32(mask, 1), _mm512_srli_epi32(q, 31));
         q = _mm512_srav_epi32(q, rs);
         q = _mm512_mask_add_epi32(q, _mm512_cmpgt_epi32_mask(rem, thr), q, one);
         q = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(q, qlo), qhi), vyo);
-        if (out8 != NULL) _mm512_mask_cvtepi32_storeu_epi8(out8 + i, k, q);
-        else _mm512_mask_storeu_epi32(x + i, k, q);
+        if (out8 != NULL) { /* VPMOVDB to a register, then the store: the masked VPMOVDB
+                               to memory is microcoded on AMD Zen 4 (a fifth of this loop) */
+            __m128i b8 = _mm512_cvtepi32_epi8(q);
+            if (k == 0xffff) _mm_storeu_si128((__m128i *)(void *)(out8 + i), b8);
+            else _mm_mask_storeu_epi8(out8 + i, k, b8);
+        } else {
+            _mm512_mask_storeu_epi32(x + i, k, q);
+        }
     }
+#undef TI__QV_SUM
     for (size_t j = i; j < n; j++) /* stopped early: the sums of the rest for the caller */
-        x[j] = (int32_t)(dot[j] + (uint32_t)colc[j] + (uint32_t)bos[j] * (uint32_t)rowsum);
+        x[j] = (int32_t)(dot[j] + (uint32_t)colc[j] +
+                         (bos != NULL ? (uint32_t)bos[j] * (uint32_t)row : (uint32_t)row));
     return i < n ? i : n;
 }
 
-/* The AVX-512 form of ti__dwq_tap_avx2: acc[c] += (w[c] + wo) * (x[c] + xo) modulo 2^32,
- * 16 channels at a time, the last ones masked. */
-TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_tap_avx512(int u8, uint32_t *acc, const void *x,
-                                                          const void *w, size_t n, int32_t xo,
-                                                          int32_t wo) {
-    const unsigned char *xb = (const unsigned char *)x, *wb = (const unsigned char *)w;
-    const __m512i vxo = _mm512_set1_epi32(xo), vwo = _mm512_set1_epi32(wo);
-    for (size_t c = 0; c < n; c += 16) {
-        __mmask16 k = (__mmask16)(n - c >= 16 ? 0xffffu : (1u << (n - c)) - 1u);
-        __m128i x8 = _mm_maskz_loadu_epi8(k, xb + c), w8 = _mm_maskz_loadu_epi8(k, wb + c);
-        __m512i xv = u8 ? _mm512_cvtepu8_epi32(x8) : _mm512_cvtepi8_epi32(x8);
-        __m512i wv = u8 ? _mm512_cvtepu8_epi32(w8) : _mm512_cvtepi8_epi32(w8);
-        __m512i p = _mm512_mullo_epi32(_mm512_add_epi32(wv, vwo), _mm512_add_epi32(xv, vxo));
-        __m512i a = _mm512_maskz_loadu_epi32(k, acc + c);
-        _mm512_mask_storeu_epi32(acc + c, k, _mm512_add_epi32(a, p));
+/* ti__qg8_row_vnni's requantization for nr rows at once, to bytes only: row r's sums
+ * dot[r * ldd + c] + colc[c] + (bos ? bos[c] * row[r] : row[r]), requantized to out[r * ldo
+ * + c] for c < n. Columns outer, rows inner: the per-column multipliers, shifts and masks
+ * are set up once for all rows, and the rows' chains overlap. Returns 0, doing nothing,
+ * when a shift is outside [-31, 31] (the caller then goes row by row), else 1. */
+TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_rows8_vnni(size_t nr, const uint32_t *dot, size_t ldd,
+                                                         const int32_t *colc, const int32_t *bos,
+                                                         const int32_t *row, size_t n,
+                                                         const int32_t *mult, const int32_t *shift,
+                                                         int32_t yo, int32_t lo, int32_t hi,
+                                                         uint8_t *out, size_t ldo) {
+    const __m512i zero = _mm512_setzero_si512(), lim = _mm512_set1_epi32(31);
+    const __m512i nlim = _mm512_set1_epi32(-31);
+    __mmask16 pos = 0;
+    for (size_t i = 0; i < n; i += 16) {
+        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
+        __m512i sh = _mm512_maskz_loadu_epi32(k, shift + i);
+        if ((_mm512_cmpgt_epi32_mask(sh, lim) | _mm512_cmpgt_epi32_mask(nlim, sh)) != 0) return 0;
+        pos |= _mm512_cmpgt_epi32_mask(sh, zero);
     }
+    int64_t l = (int64_t)lo - yo, h = (int64_t)hi - yo;
+    const __m512i qlo = _mm512_set1_epi32(l < INT32_MIN ? INT32_MIN : (int32_t)l);
+    const __m512i qhi = _mm512_set1_epi32(h > INT32_MAX ? INT32_MAX : (int32_t)h);
+    const __m512i vyo = _mm512_set1_epi32(yo), one = _mm512_set1_epi32(1);
+    const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30), imax = _mm512_set1_epi32(INT32_MAX);
+    for (size_t i = 0; i < n; i += 16) {
+        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
+        __m512i sh = _mm512_maskz_loadu_epi32(k, shift + i);
+        __m512i m = _mm512_maskz_loadu_epi32(k, mult + i), mo = _mm512_srli_epi64(m, 32);
+        __m512i ls = _mm512_max_epi32(sh, zero), rs = _mm512_max_epi32(_mm512_sub_epi32(zero, sh), zero);
+        __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, rs), one);
+        __m512i half = _mm512_srai_epi32(mask, 1);
+        __m512i cc = _mm512_maskz_loadu_epi32(k, colc + i);
+        __m512i bb = bos != NULL ? _mm512_maskz_loadu_epi32(k, bos + i) : zero;
+        for (size_t r = 0; r < nr; r++) {
+            __m512i rv = _mm512_set1_epi32(row[r]);
+            __m512i v = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, dot + r * ldd + i), cc);
+            v = _mm512_add_epi32(v, bos != NULL ? _mm512_mullo_epi32(bb, rv) : rv);
+            if (pos != 0) { /* a left shift, saturating */
+                __m512i y = _mm512_sllv_epi32(v, ls);
+                __mmask16 ovf = _mm512_cmpneq_epi32_mask(_mm512_srav_epi32(y, ls), v);
+                __m512i sat = _mm512_xor_si512(_mm512_srai_epi32(v, 31), imax);
+                v = _mm512_mask_mov_epi32(y, ovf, sat);
+            }
+            __m512i pe = _mm512_add_epi64(_mm512_mul_epi32(v, m), nudge);
+            __m512i po = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(v, 32), mo), nudge);
+            __m512i q = _mm512_mask_blend_epi32((__mmask16)0xAAAA, _mm512_srli_epi64(pe, 31),
+                                                _mm512_slli_epi64(po, 1));
+            __m512i rem = _mm512_and_si512(q, mask);
+            __m512i thr = _mm512_add_epi32(half, _mm512_srli_epi32(q, 31));
+            q = _mm512_srav_epi32(q, rs);
+            q = _mm512_mask_add_epi32(q, _mm512_cmpgt_epi32_mask(rem, thr), q, one);
+            q = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(q, qlo), qhi), vyo);
+            __m128i b8 = _mm512_cvtepi32_epi8(q);
+            if (k == 0xffff) _mm_storeu_si128((__m128i *)(void *)(out + r * ldo + i), b8);
+            else _mm_mask_storeu_epi8(out + r * ldo + i, k, b8);
+        }
+    }
+    return 1;
 }
+
 /* One output pixel of the 8-bit depthwise kernel (cpu/tfl_conv.c, channel multiplier 1):
  * acc[c] = sum over taps t < nt of (w[woff[t] + c] + wo) * (x[xoff[t] + c] + xo) modulo
  * 2^32 for c < n, 64 channels at a time in registers (the last ones masked): the sums of

@@ -308,18 +308,20 @@ TI__PRIVATE void ti__dwq_tap_avx2(int u8, uint32_t *acc, const void *x, const vo
 /* The byte path of core/qgemm.c's 8-bit GEMM for AVX512-VNNI (cpu/x86/qgemm_vnni.c): the
  * micro-kernel (8 rows of kq * 4 unsigned bytes lda apart, times nb = 1 or 2 blocks of
  * [kq][16][4] signed bytes bs apart, to acc rows ldacc apart, added to them when add), byte
- * copies with an xor (int8 -> uint8), byte sums, and one output row (sums plus row and
- * column terms, requantized as TI__QRQ_32); the AVX-512 depthwise tap. */
+ * copies with an xor (int8 -> uint8) that return the bytes' sum, and one output row (sums plus row and
+ * column terms, requantized as TI__QRQ_32); the AVX-512 depthwise taps of one output pixel
+ * (acc[c] = sum over taps t of (w[woff[t] + c] + wo) * (x[xoff[t] + c] + xo), c < n). */
 TI__PRIVATE void ti__qg8_micro_vnni(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
                                     size_t bs, int nb, uint32_t *acc, size_t ldacc, int add);
-TI__PRIVATE void ti__qg8_copy_vnni(uint8_t *dst, const uint8_t *src, size_t n, uint8_t flip);
-TI__PRIVATE uint32_t ti__qg8_sum_vnni(const uint8_t *p, size_t n);
+TI__PRIVATE uint32_t ti__qg8_copy_vnni(uint8_t *dst, const uint8_t *src, size_t n, uint8_t flip);
 TI__PRIVATE size_t ti__qg8_row_vnni(const uint32_t *dot, const int32_t *colc, const int32_t *bos,
-                                    int32_t rowsum, size_t n, const int32_t *mult,
+                                    int32_t row, size_t n, const int32_t *mult,
                                     const int32_t *shift, int32_t yo, int32_t lo, int32_t hi,
                                     int32_t *x, uint8_t *out8);
-TI__PRIVATE void ti__dwq_tap_avx512(int u8, uint32_t *acc, const void *x, const void *w, size_t n,
-                                    int32_t xo, int32_t wo);
+TI__PRIVATE int ti__qg8_rows8_vnni(size_t nr, const uint32_t *dot, size_t ldd, const int32_t *colc,
+                                   const int32_t *bos, const int32_t *row, size_t n,
+                                   const int32_t *mult, const int32_t *shift, int32_t yo,
+                                   int32_t lo, int32_t hi, uint8_t *out, size_t ldo);
 TI__PRIVATE void ti__dwq_pixel_avx512(int u8, uint32_t *acc, const void *x, const void *w,
                                       const size_t *xoff, const size_t *woff, size_t nt, size_t n,
                                       int32_t xo, int32_t wo);

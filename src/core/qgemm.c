@@ -188,8 +188,10 @@ TI__PRIVATE void ti__qg_add_bias(const ti_tensor *b, size_t c0, size_t n, int64_
 /* Writes depths [k0, k1) of A' row `row` to dst[(k - k0) * TI__QG_MR]. */
 typedef void (*ti__qg_gather_fn)(const void *ctx, size_t row, size_t k0, size_t k1, int16_t *dst);
 /* The byte path's gather: depths [k0, k1) of row `row` as unsigned bytes a_u to dst[k - k0]
- * (a tap outside the input: the zero point's byte, so that A' is 0). */
-typedef void (*ti__qg_gather8_fn)(const void *ctx, size_t row, size_t k0, size_t k1, uint8_t *dst);
+ * (a tap outside the input: the zero point's byte, so that A' is 0). Returns their sum
+ * (modulo 2^32). */
+typedef uint32_t (*ti__qg_gather8_fn)(const void *ctx, size_t row, size_t k0, size_t k1,
+                                      uint8_t *dst);
 
 typedef struct ti__qgemm {
     size_t rows, depth, cols;
@@ -439,6 +441,10 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                 (g->bias == NULL || g->bias->dtype == TI_DTYPE_I32);
     int bytes = fused && g->y_cs == 1 && (g->ydt == TI_DTYPE_U8 || g->ydt == TI_DTYPE_I8);
     const int32_t *bv = fused && g->bias != NULL ? (const int32_t *)g->bias->data + g->c0 : NULL;
+    /* one B offset for every column (TFLite): the row term is one number per row */
+    int same = 1;
+    for (size_t c = 1; c < oc && same; c++) same = g->bos8[c] == g->bos8[0];
+    const int32_t *bos = same ? NULL : g->bos8;
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__QG8_MR, np = TI__MIN((size_t)TI__QG8_MR, g->rows - p0);
         for (size_t oc0 = 0; oc0 < oc; oc0 += TI__QG8_OCC) {
@@ -456,9 +462,8 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                 for (size_t r = 0; r < TI__QG8_MR; r++) {
                     uint8_t *row = a + r * TI__QG8_KC;
                     if (r < np) {
-                        g->gather8(g->gctx, p0 + r, k0, k1, row);
+                        rowsum[r] += g->gather8(g->gctx, p0 + r, k0, k1, row);
                         for (size_t i = k1 - k0; i < kc4; i++) row[i] = 0;
-                        rowsum[r] += ti__qg8_sum_vnni(row, k1 - k0);
                     } else {
                         memset(row, 0, kc4);
                     }
@@ -469,12 +474,20 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                                        kp * TI__QG_NR, nb - b > 1 ? 2 : 1,
                                        acc + b * TI__QG_NR, TI__QG8_OCC, k0 > 0);
             }
+            int32_t rowv[TI__QG8_MR];
+            for (size_t r = 0; r < np; r++)
+                rowv[r] = (int32_t)(same ? rowsum[r] * (uint32_t)g->bos8[0] : rowsum[r]);
+            if (bytes && ti__qg8_rows8_vnni(np, acc, TI__QG8_OCC, colc, bos != NULL ? bos + oc0 : NULL,
+                                            rowv, occ, rq->mult + g->c0 + oc0,
+                                            rq->shift + g->c0 + oc0, rq->yo, rq->lo, rq->hi,
+                                            (uint8_t *)g->y + g->y0 + p0 * g->y_rs + oc0, g->y_rs))
+                continue;
             for (size_t r = 0; r < np; r++) {
                 size_t yo = g->y0 + (p0 + r) * g->y_rs + oc0 * g->y_cs;
                 const uint32_t *dot = acc + r * TI__QG8_OCC;
                 size_t done = 0;
                 if (fused) {
-                    done = ti__qg8_row_vnni(dot, colc, g->bos8 + oc0, (int32_t)rowsum[r], occ,
+                    done = ti__qg8_row_vnni(dot, colc, bos != NULL ? bos + oc0 : NULL, rowv[r], occ,
                                             rq->mult + g->c0 + oc0, rq->shift + g->c0 + oc0,
                                             rq->yo, rq->lo, rq->hi, x,
                                             bytes ? (uint8_t *)g->y + yo : NULL);
@@ -485,8 +498,8 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                     continue;
                 }
                 /* the int16 path's finish: int32 sums (colc without bias), bias in int64 */
-                ti__qg8_row_vnni(dot, colc, g->bos8 + oc0, (int32_t)rowsum[r], occ, NULL, NULL,
-                                 0, 0, 0, x, NULL);
+                ti__qg8_row_vnni(dot, colc, bos != NULL ? bos + oc0 : NULL, rowv[r], occ, NULL, NULL, 0,
+                                 0, 0, x, NULL);
                 for (size_t c = 0; c < occ; c += TI__QG_CHUNK) {
                     int64_t v[TI__QG_CHUNK];
                     size_t m = TI__MIN((size_t)TI__QG_CHUNK, occ - c);

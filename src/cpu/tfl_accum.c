@@ -418,31 +418,33 @@ TI__PRIVATE void ti__tfc_qgather(const void *ctx, size_t p, size_t k0, size_t k1
 
 #ifdef TI__X86_VNNI
 /* The byte path's gather (ti__qg_gather8_fn): depths [k0, k1) of row p as unsigned bytes
- * (int8 + 128 by flipping the top bit), taps outside the input as the zero point's byte. */
-TI__PRIVATE void ti__tfc_qgather8(const void *ctx, size_t p, size_t k0, size_t k1, uint8_t *a) {
+ * (int8 + 128 by flipping the top bit), taps outside the input as the zero point's byte;
+ * returns their sum. */
+TI__PRIVATE uint32_t ti__tfc_qgather8(const void *ctx, size_t p, size_t k0, size_t k1, uint8_t *a) {
     const ti__tfc_job *j = (const ti__tfc_job *)ctx;
     uint8_t flip = j->kind == TI__TFC_I8 ? 0x80 : 0;
     const uint8_t *x = (const uint8_t *)j->x; /* 1-byte elements */
-    if (j->fc) {
-        ti__qg8_copy_vnni(a, x + p * j->kdim + k0, k1 - k0, flip);
-        return;
-    }
+    if (j->fc) return ti__qg8_copy_vnni(a, x + p * j->kdim + k0, k1 - k0, flip);
     const ti__tfc_geo *g = j->g;
     uint8_t pad = (uint8_t)((uint8_t)(-j->xo) ^ flip); /* zero point in range: checked */
     int64_t n, oy, ox;
     ti__tfc_pixel(g, p, &n, &oy, &ox);
     size_t ic = (size_t)g->ic, t = k0 / ic, c = k0 % ic;
+    uint32_t sum = 0;
     for (size_t k = k0; k < k1; t++, c = 0) {
         size_t cnt = TI__MIN(ic - c, k1 - k);
         int64_t iy = oy * g->sh - g->ph + (int64_t)(t / (size_t)g->kw) * g->dh;
         int64_t ix = ox * g->sw - g->pw + (int64_t)(t % (size_t)g->kw) * g->dw;
-        if (iy < 0 || iy >= g->ih || ix < 0 || ix >= g->iw)
+        if (iy < 0 || iy >= g->ih || ix < 0 || ix >= g->iw) {
             memset(a + (k - k0), pad, cnt);
-        else
-            ti__qg8_copy_vnni(a + (k - k0), x + (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c,
-                              cnt, flip);
+            sum += (uint32_t)pad * (uint32_t)cnt;
+        } else {
+            sum += ti__qg8_copy_vnni(a + (k - k0),
+                                     x + (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c, cnt, flip);
+        }
         k += cnt;
     }
+    return sum;
 }
 #endif
 

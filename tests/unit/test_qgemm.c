@@ -12,7 +12,7 @@
  * byte path included, against the scalar ISA: odd depths, rows and columns around the
  * kernels' blocks, zero points at the ends of their range, per-channel multipliers and
  * zero points, every requantization mode, bias int32 / int64 / none, strided outputs;
- * the AVX-512 depthwise tap against the AVX2 one; and the uint8 and int8 (per-channel)
+ * the AVX-512 depthwise pixel and the byte copy against plain loops; and the uint8 and int8 (per-channel)
  * MobileNets under each ISA, on 1 and 2 threads, also planned under the best ISA and run
  * under a lower one. */
 #define TINYINFER_IMPLEMENTATION
@@ -135,10 +135,14 @@ static void tg_gather(const void *ctx, size_t row, size_t k0, size_t k1, int16_t
     }
 }
 
-static void tg_gather8(const void *ctx, size_t row, size_t k0, size_t k1, uint8_t *dst) {
+static uint32_t tg_gather8(const void *ctx, size_t row, size_t k0, size_t k1, uint8_t *dst) {
     const tg_a *t = (const tg_a *)ctx;
-    for (size_t k = k0; k < k1; k++)
+    uint32_t sum = 0;
+    for (size_t k = k0; k < k1; k++) {
         dst[k - k0] = (uint8_t)(t->a[row * t->depth + k] ^ (t->u8 ? 0 : 0x80));
+        sum += dst[k - k0];
+    }
+    return sum;
 }
 
 static int32_t zp_extreme(int u8) {
@@ -271,26 +275,44 @@ TI_TEST(gemm_each_isa_matches_scalar) {
     TI_CHECK_EQ_INT(bad, 0);
 }
 
-/* The AVX-512 depthwise tap against the AVX2 one (itself tested through the models). */
-TI_TEST(dw_tap_avx512_matches_avx2) {
+/* The byte path's helpers against plain loops: the depthwise pixel (all taps in registers)
+ * against ti__dwq_tap_avx2 tap after tap, and the flipping copy with its byte sum. */
+TI_TEST(vnni_helpers_match_plain_loops) {
 #if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
     if (ti__cpu_isa_best() < TI__ISA_AVX512VNNI) {
         TI_SKIP("this CPU has no AVX512-VNNI");
         return;
     }
-    unsigned char x[200], w[200];
-    uint32_t a1[200], a2[200];
+    enum { C = 300, T = 25 };
+    unsigned char *x = (unsigned char *)malloc(C * T), *w = (unsigned char *)malloc(C * T);
+    unsigned char d1[C], d2[C];
+    uint32_t a1[C], a2[C];
+    size_t xoff[T], woff[T];
     int bad = 0;
-    for (int r = 0; r < 400; r++) {
-        size_t n = 1 + urand() % 199;
+    for (int r = 0; r < 300; r++) {
+        size_t n = 1 + urand() % (C - 1), nt = 1 + urand() % T;
         int u8 = r & 1;
         int32_t xo = -zp_extreme(u8), wo = u8 ? -zp_extreme(1) : 0;
-        for (size_t i = 0; i < n; i++) x[i] = (unsigned char)urand(), w[i] = (unsigned char)urand();
-        for (size_t i = 0; i < 200; i++) a1[i] = a2[i] = urand() * 2654435761u;
-        ti__dwq_tap_avx2(u8, a1, x, w, n, xo, wo);
-        ti__dwq_tap_avx512(u8, a2, x, w, n, xo, wo);
-        if (memcmp(a1, a2, sizeof a1) != 0) bad++;
+        for (size_t i = 0; i < C * T; i++) x[i] = (unsigned char)urand(), w[i] = (unsigned char)urand();
+        if (r % 7 == 0)
+            for (size_t i = 0; i < C * T; i++) x[i] = u8 ? 255 : 0x80, w[i] = u8 ? 0 : 0x80;
+        for (size_t t = 0; t < nt; t++) xoff[t] = urand() % (C * T - n), woff[t] = urand() % (C * T - n);
+        memset(a1, 0, sizeof a1);
+        for (size_t t = 0; t < nt; t++) ti__dwq_tap_avx2(u8, a1, x + xoff[t], w + woff[t], n, xo, wo);
+        for (size_t i = 0; i < C; i++) a2[i] = i < n ? 12345u : a1[i];
+        ti__dwq_pixel_avx512(u8, a2, x, w, xoff, woff, nt, n, xo, wo);
+        if (memcmp(a1, a2, sizeof a1) != 0 && bad++ == 0)
+            printf("  depthwise pixel: %zu channels, %zu taps, %s: differs\n", n, nt, u8 ? "u8" : "i8");
+        uint8_t flip = u8 ? 0 : 0x80;
+        uint32_t sum = 0;
+        memset(d1, 7, sizeof d1);
+        memset(d2, 7, sizeof d2);
+        for (size_t i = 0; i < n; i++) sum += d1[i] = (unsigned char)(x[i] ^ flip);
+        if (ti__qg8_copy_vnni(d2, x, n, flip) != sum || memcmp(d1, d2, sizeof d1) != 0)
+            if (bad++ == 0) printf("  copy of %zu bytes: differs\n", n);
     }
+    free(x);
+    free(w);
     TI_CHECK_EQ_INT(bad, 0);
 #endif
 }
@@ -371,7 +393,7 @@ int main(void) {
     TI_RUN(micro_kernel_matches_portable);
     TI_RUN(requant_avx2_matches_scalar);
     TI_RUN(gemm_each_isa_matches_scalar);
-    TI_RUN(dw_tap_avx512_matches_avx2);
+    TI_RUN(vnni_helpers_match_plain_loops);
     TI_RUN(quantized_model_same_under_each_isa);
     TI_RUN(int8_model_same_under_each_isa);
     return ti_test_summary();
