@@ -43,8 +43,8 @@
         TI_NO_ONNX            (undefined)      no ONNX reader: .onnx files get TI_ERR_UNSUPPORTED
         TI_NO_SIMD            (undefined)      portable scalar kernels only: no AVX2/AVX-512
                                                paths and no cpuid (the environment variable
-                                               TINYINFER_ISA=scalar|avx2|avx512 caps the ISA
-                                               at run time instead)
+                                               TINYINFER_ISA=scalar|avx2|avx512|avx512vnni
+                                               caps the ISA at run time instead)
         TI_MALLOC(sz)/TI_FREE(p)  malloc/free  default allocator underneath; both or neither
         TI_ASSERT(x)          assert(x)        guards tinyinfer's own invariants only,
                                                never data from a file or a caller
@@ -2302,6 +2302,8 @@ typedef struct ti__qgemm {
     const int32_t *csum8;    /* per column: sum over k of B' (0 past the last column) */
     const int32_t *bos8;     /* per column: B' - b_s */
     int8_t *bp8_dst;
+    int want8;               /* planning (ti__qpack_make): the caller has a byte-path gather,
+                                so pack B for it too */
 } ti__qgemm;
 
 TI__PRIVATE size_t ti__qg_packed_bytes(size_t cols, size_t depth) {
@@ -2436,7 +2438,6 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
         }
     }
 }
-
 
 /* ---- the byte path: AVX512-VNNI -------------------------------------------------------- */
 /* With a_u = A' - a_off8 (unsigned bytes) and b_s = B' - bos (signed bytes, per column),
@@ -2689,7 +2690,8 @@ TI__PRIVATE const ti__qpack *ti__qpack_rq(const ti__node *nd, size_t channels) {
 
 /* Allocates a pack in pool and packs B of `groups` groups into it: the group's columns c0 =
  * g * cols.. at element offset g * b_gs of b (the rest of *tmpl: strides, offsets, zero
- * points as for ti__qg_pack). rq_channels > 0 also reserves ti__qg_rq_bytes of them for
+ * points as for ti__qg_pack); with tmpl->want8, under an ISA with AVX512-VNNI, B for the
+ * byte path as well. rq_channels > 0 also reserves ti__qg_rq_bytes of them for
  * the caller to fill (*rq_mem, then the pack's mode). Sets the node's packed fields.
  * Returns the pack, NULL on OOM. */
 TI__PRIVATE ti__qpack *ti__qpack_make(ti__node *node, ti__pool *pool, ti__threadpool *tp,
@@ -2699,7 +2701,7 @@ TI__PRIVATE ti__qpack *ti__qpack_make(ti__node *node, ti__pool *pool, ti__thread
     size_t rqb = rq_channels > 0 ? ti__qg_rq_bytes(rq_channels) : 0;
     /* the byte path's B as well when the ISA in effect has it; the int16 B stays, for
      * TINYINFER_ISA / ti__cpu_force_isa changing the ISA after planning */
-    size_t pb8 = pb > 0 && ti__cpu_isa() >= TI__ISA_AVX512VNNI
+    size_t pb8 = pb > 0 && tmpl->want8 && ti__cpu_isa() >= TI__ISA_AVX512VNNI
                      ? (ti__qg8_packed_bytes(tmpl->cols, tmpl->depth) + 63) / 64 * 64 : 0;
     ti__qpack *p = (ti__qpack *)ti__pool_alloc(pool, sizeof(ti__qpack));
     int16_t *bp = pb > 0 ? (int16_t *)ti__pool_alloc(pool, pb * groups) : NULL;
@@ -15363,6 +15365,7 @@ TI__PRIVATE ti_status ti__tfc_prepack(ti__kctx *k, ti__node *node, ti__pool *poo
     t.b_u8 = j.kind == TI__TFC_U8;
     t.b_cs = kdim;
     t.b_ks = 1;
+    t.want8 = 1; /* ti__tfc_qgemm has the byte path's gather */
     if (j.kind == TI__TFC_U8 || (fc && w->quant.count == 1))
         t.b_off = -(int32_t)w->quant.zero_point[0];
     void *rq_mem = NULL;

@@ -862,6 +862,7 @@ TI__PRIVATE ti_status ti__tfc_prepack(ti__kctx *k, ti__node *node, ti__pool *poo
     t.b_u8 = j.kind == TI__TFC_U8;
     t.b_cs = kdim;
     t.b_ks = 1;
+    t.want8 = 1; /* ti__tfc_qgemm has the byte path's gather */
     if (j.kind == TI__TFC_U8 || (fc && w->quant.count == 1))
         t.b_off = -(int32_t)w->quant.zero_point[0];
     void *rq_mem = NULL;
