@@ -902,6 +902,7 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 /*    src/cpu/x86/gemm_avx512.c                                                            */
 /*    src/cpu/x86/qgemm_avx2.c                                                             */
 /*    src/cpu/x86/qgemm_vnni.c                                                             */
+/*    src/cpu/x86/tfl_add_avx512.c                                                         */
 /*    src/graph/ops.c                                                                      */
 /*    src/graph/passes.c                                                                   */
 /*    src/formats/protobuf.c                                                               */
@@ -1315,6 +1316,10 @@ TI__PRIVATE int ti__qg8_rows8_vnni(size_t nr, const uint32_t *dot, size_t ldd, c
                                    const int32_t *bos, const int32_t *row, size_t n,
                                    const int32_t *mult, const int32_t *shift, int32_t yo,
                                    int32_t lo, int32_t hi, uint8_t *out, size_t ldo);
+/* The vector lanes of TFLite's 8-bit ADD (cpu/tfl_elementwise.c), cpu/x86/tfl_add_avx512.c */
+TI__PRIVATE size_t ti__tfl_add8_avx512(const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n,
+                                       const int32_t *t1, const int32_t *t2, int32_t mo, int e,
+                                       int32_t out_off, int u8, int32_t lo, int32_t hi);
 TI__PRIVATE void ti__dwq_pixel_avx512(int u8, uint32_t *acc, const void *x, const void *w,
                                       const size_t *xoff, const size_t *woff, size_t nt, size_t n,
                                       int32_t xo, int32_t wo);
@@ -16270,7 +16275,23 @@ TI__PRIVATE void ti__tfl_bin_q8(const ti__bjob *jb, size_t o, const size_t *off,
         const size_t row = j->add_mode != TI__TFL_ADD_REF ? j->add_row : 0;
         const size_t vec_end = row - row % (j->add_lanes ? j->add_lanes : 1);
         size_t p = row ? o % row : 0;
+#ifdef TI__X86_VNNI
+        /* AVX-512 for runs of 16 vector-lane elements of contiguous inputs */
+        const int simd = sa == 1 && sb == 1 && row > 0 && lo <= hi && j->mo != INT32_MIN &&
+                         j->so >= -31 && ti__cpu_isa() >= TI__ISA_AVX512VNNI;
+#endif
         for (size_t i = 0; i < n; i++) {
+#ifdef TI__X86_VNNI
+            if (simd && p < vec_end && vec_end - p >= 16 && n - i >= 16) {
+                size_t d = ti__tfl_add8_avx512(a + i, c + i, y + i, TI__MIN(vec_end - p, n - i),
+                                               j->t1[1], j->t2[1], j->mo, j->so < 0 ? -j->so : 0,
+                                               j->out_off, u8, lo, hi);
+                i += d;
+                p += d;
+                if (p == row) p = 0;
+                if (i >= n) break;
+            }
+#endif
             const int vec = p < vec_end;
             if (row && ++p == row) p = 0;
             const int32_t sx = j->t1[vec][a[i * sa]], sy = j->t2[vec][c[i * sb]];
@@ -22249,6 +22270,59 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pixel_avx512(int u8, uint32_t *ac
 }
 #endif
 /* ==== end src/cpu/x86/qgemm_vnni.c ========================================================== */
+
+/* ==== begin src/cpu/x86/tfl_add_avx512.c ==================================================== */
+/* The vector lanes of TFLite's optimized 8-bit ADD (cpu/tfl_elementwise.c, ti__tfl_bin_q8)
+ * in AVX-512, 16 elements at a time: the tabulated input terms (VPGATHERDD from the job's
+ * 256-entry tables), their wrapping sum, the saturating rounding doubling high multiply by
+ * the output multiplier, the rounding divide by a power of two, the int16 wrap of the zero
+ * point's addition, and both clamps, step by step as the scalar code, so the bytes are the
+ * same. Compiled with a function-level target attribute, run only when cpuid says AVX-512
+ * F/BW/VL/VNNI (the level the 8-bit kernels use). Must not allocate. */
+#if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
+#include <immintrin.h>
+
+/* y[i] for i < n - n % 16 from contiguous a[i], b[i]: t1[a] + t2[b] (modulo 2^32), times mo
+ * (ti__q_srdhm; mo != INT32_MIN, so no saturation), divided by 2^e rounding half away from
+ * zero (ti__q_rdbypot, 0 <= e <= 31), plus out_off wrapped to int16, clamped to the dtype
+ * (u8: [0, 255], else [-128, 127]) and then to [lo, hi]. Returns how many were done. */
+TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__tfl_add8_avx512(const uint8_t *a, const uint8_t *b,
+                                                             uint8_t *y, size_t n,
+                                                             const int32_t *t1, const int32_t *t2,
+                                                             int32_t mo, int e, int32_t out_off,
+                                                             int u8, int32_t lo, int32_t hi) {
+    const __m512i vm = _mm512_set1_epi32(mo), mmo = _mm512_srli_epi64(vm, 32);
+    const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30);
+    const __m512i mask = _mm512_set1_epi32((int32_t)(((int64_t)1 << e) - 1));
+    const __m512i half = _mm512_srai_epi32(mask, 1), one = _mm512_set1_epi32(1);
+    const __m128i cnt = _mm_cvtsi32_si128(e);
+    const __m512i voff = _mm512_set1_epi32(out_off);
+    const __m512i dlo = _mm512_set1_epi32(u8 ? 0 : -128), dhi = _mm512_set1_epi32(u8 ? 255 : 127);
+    const __m512i vlo = _mm512_set1_epi32(lo), vhi = _mm512_set1_epi32(hi);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512i ia = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(a + i)));
+        __m512i ib = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(b + i)));
+        __m512i s = _mm512_add_epi32(_mm512_i32gather_epi32(ia, (const void *)t1, 4),
+                                     _mm512_i32gather_epi32(ib, (const void *)t2, 4));
+        /* bits 31..62 of s * mo + 2^30 (see ti__qg8_row_vnni) */
+        __m512i pe = _mm512_add_epi64(_mm512_mul_epi32(s, vm), nudge);
+        __m512i po = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(s, 32), mmo), nudge);
+        __m512i q = _mm512_mask_blend_epi32((__mmask16)0xAAAA, _mm512_srli_epi64(pe, 31),
+                                            _mm512_slli_epi64(po, 1));
+        __m512i rem = _mm512_and_si512(q, mask);
+        __m512i thr = _mm512_add_epi32(half, _mm512_srli_epi32(q, 31));
+        q = _mm512_sra_epi32(q, cnt);
+        q = _mm512_mask_add_epi32(q, _mm512_cmpgt_epi32_mask(rem, thr), q, one);
+        q = _mm512_srai_epi32(_mm512_slli_epi32(_mm512_add_epi32(q, voff), 16), 16); /* int16 */
+        q = _mm512_min_epi32(_mm512_max_epi32(q, dlo), dhi);
+        q = _mm512_min_epi32(_mm512_max_epi32(q, vlo), vhi);
+        _mm_storeu_si128((__m128i *)(void *)(y + i), _mm512_cvtepi32_epi8(q));
+    }
+    return i;
+}
+#endif
+/* ==== end src/cpu/x86/tfl_add_avx512.c ====================================================== */
 
 /* ==== begin src/graph/ops.c ================================================================= */
 /* The op registry: every op the CPU runs, found by domain and op type. Each cpu/ file

@@ -322,6 +322,10 @@ TI__PRIVATE int ti__qg8_rows8_vnni(size_t nr, const uint32_t *dot, size_t ldd, c
                                    const int32_t *bos, const int32_t *row, size_t n,
                                    const int32_t *mult, const int32_t *shift, int32_t yo,
                                    int32_t lo, int32_t hi, uint8_t *out, size_t ldo);
+/* The vector lanes of TFLite's 8-bit ADD (cpu/tfl_elementwise.c), cpu/x86/tfl_add_avx512.c */
+TI__PRIVATE size_t ti__tfl_add8_avx512(const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n,
+                                       const int32_t *t1, const int32_t *t2, int32_t mo, int e,
+                                       int32_t out_off, int u8, int32_t lo, int32_t hi);
 TI__PRIVATE void ti__dwq_pixel_avx512(int u8, uint32_t *acc, const void *x, const void *w,
                                       const size_t *xoff, const size_t *woff, size_t nt, size_t n,
                                       int32_t xo, int32_t wo);

@@ -12,7 +12,8 @@
  * byte path included, against the scalar ISA: odd depths, rows and columns around the
  * kernels' blocks, zero points at the ends of their range, per-channel multipliers and
  * zero points, every requantization mode, bias int32 / int64 / none, strided outputs;
- * the AVX-512 depthwise pixel and the byte copy against plain loops; and the uint8 and int8 (per-channel)
+ * the AVX-512 depthwise pixel and the byte copy against plain loops; the AVX-512 lanes of
+ * the 8-bit ADD against the scalar arithmetic; and the uint8 and int8 (per-channel)
  * MobileNets under each ISA, on 1 and 2 threads, also planned under the best ISA and run
  * under a lower one. */
 #define TINYINFER_IMPLEMENTATION
@@ -317,6 +318,46 @@ TI_TEST(vnni_helpers_match_plain_loops) {
 #endif
 }
 
+/* The AVX-512 lanes of the 8-bit ADD against the scalar vector-lane arithmetic of
+ * ti__tfl_bin_q8: random tables (extremes included), multipliers, shifts 0..31, zero
+ * points and clamp ranges, uint8 and int8 outputs. */
+TI_TEST(add8_avx512_matches_scalar) {
+#if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
+    if (ti__cpu_isa_best() < TI__ISA_AVX512VNNI) {
+        TI_SKIP("this CPU has no AVX512-VNNI");
+        return;
+    }
+    enum { N = 100 };
+    static int32_t t1[256], t2[256];
+    unsigned char a[N], b[N], y1[N], y2[N];
+    int bad = 0;
+    for (int r = 0; r < 500; r++) {
+        for (int v = 0; v < 256; v++) {
+            unsigned u = urand() % 8;
+            t1[v] = u == 0 ? INT32_MIN : u == 1 ? INT32_MAX : (int32_t)(urand() * 2654435761u) >> (urand() % 12);
+            t2[v] = u == 2 ? INT32_MIN : (int32_t)(urand() * 2246822519u) >> (urand() % 12);
+        }
+        for (int i = 0; i < N; i++) a[i] = (unsigned char)urand(), b[i] = (unsigned char)urand();
+        int32_t mo = r % 9 == 0 ? INT32_MAX : (int32_t)((1u << 30) + urand() % (1u << 30));
+        int e = (int)(urand() % 32), u8 = r & 1;
+        int32_t off = (int32_t)(urand() % 256) - (u8 ? 0 : 128);
+        if (r % 7 == 0) off = (int32_t)(urand() % 70000) - 35000; /* the int16 wrap */
+        int32_t lo = (u8 ? 0 : -128) + (int32_t)(urand() % 30), hi = (u8 ? 255 : 127) - (int32_t)(urand() % 30);
+        size_t n = (size_t)(urand() % N);
+        memset(y1, 0x5a, N);
+        memset(y2, 0x5a, N);
+        size_t done = ti__tfl_add8_avx512(a, b, y2, n, t1, t2, mo, e, off, u8, lo, hi);
+        for (size_t i = 0; i < done; i++) {
+            int32_t q = ti__q_rdbypot(ti__q_srdhm(ti__tfl_wadd(t1[a[i]], t2[b[i]]), mo), e);
+            int16_t s16 = (int16_t)(uint16_t)((uint32_t)q + (uint32_t)off);
+            y1[i] = (unsigned char)ti__tfl_clamp(ti__tfl_clamp(s16, u8 ? 0 : -128, u8 ? 255 : 127), lo, hi);
+        }
+        if (done != n - n % 16 || memcmp(y1, y2, N) != 0) bad++;
+    }
+    TI_CHECK_EQ_INT(bad, 0);
+#endif
+}
+
 /* Runs the model at path on a seeded random input with threads threads; the session is
  * created under ISA make_isa and run under run_isa (the packs made at planning must serve
  * every ISA). Returns output 0's bytes (malloc), NULL when the ISA is missing. */
@@ -394,6 +435,7 @@ int main(void) {
     TI_RUN(requant_avx2_matches_scalar);
     TI_RUN(gemm_each_isa_matches_scalar);
     TI_RUN(vnni_helpers_match_plain_loops);
+    TI_RUN(add8_avx512_matches_scalar);
     TI_RUN(quantized_model_same_under_each_isa);
     TI_RUN(int8_model_same_under_each_isa);
     return ti_test_summary();
