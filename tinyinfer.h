@@ -15980,8 +15980,9 @@ TI__PRIVATE const ti__op ti__ops_tfl_detect[] = {
  * the six comparisons, SELECT, SELECT_V2 and ADD_N, with TFLite's broadcasting; and the op
  * table of every TFLite elementwise op (the one-input ops are in tfl_activation.c).
  * Quantized (uint8, int8, int16) arithmetic repeats TFLite's integer kernels bit for bit.
- * Relies on binary.c's broadcast walker (ti__bcast_*) and value carriers, qmath.c and the
- * helpers of tfl_activation.c. Must not allocate: the walker runs on stack chunks. */
+ * Relies on binary.c's broadcast walker (ti__bcast_*) and value carriers, qmath.c, the
+ * helpers of tfl_activation.c and, for the 8-bit ADD's vector lanes on AVX-512,
+ * cpu/x86/tfl_add_avx512.c. Must not allocate: the walker runs on stack chunks. */
 
 enum {
     TI__TB_ADD, TI__TB_SUB, TI__TB_MUL, TI__TB_DIV, TI__TB_MAX, TI__TB_MIN, TI__TB_SQDIFF,
