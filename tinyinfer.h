@@ -1301,10 +1301,11 @@ TI__PRIVATE void ti__dwq_tap_avx2(int u8, uint32_t *acc, const void *x, const vo
 #if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
 /* The byte path of core/qgemm.c's 8-bit GEMM for AVX512-VNNI (cpu/x86/qgemm_vnni.c): the
  * micro-kernel (8 rows of kq * 4 unsigned bytes lda apart, times nb = 1 or 2 blocks of
- * [kq][16][4] signed bytes bs apart, to acc rows ldacc apart, added to them when add), byte
- * copies with an xor (int8 -> uint8) that return the bytes' sum, and one output row (sums plus row and
- * column terms, requantized as TI__QRQ_32); the AVX-512 depthwise taps of one output pixel
- * (acc[c] = sum over taps t of (w[woff[t] + c] + wo) * (x[xoff[t] + c] + xo), c < n). */
+ * [kq][16][4] signed bytes bs apart, to acc rows ldacc apart, added to them when add),
+ * byte copies with an xor (int8 -> uint8) that return the bytes' sum, one output row or
+ * up to 8 rows (sums plus row and column terms, requantized as TI__QRQ_32); the AVX-512
+ * depthwise taps of one output pixel (acc[c] = sum over taps t of (w[woff[t] + c] + wo) *
+ * (x[xoff[t] + c] + xo), c < n). */
 TI__PRIVATE void ti__qg8_micro_vnni(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
                                     size_t bs, int nb, uint32_t *acc, size_t ldacc, int add);
 TI__PRIVATE uint32_t ti__qg8_copy_vnni(uint8_t *dst, const uint8_t *src, size_t n, uint8_t flip);
@@ -7997,9 +7998,10 @@ TI__PRIVATE const ti__op ti__ops_index[] = {
 /* ==== begin src/cpu/isa.c =================================================================== */
 /* Which instruction set the CPU kernels use. The best one the CPU and OS support is detected
  * once (cpu/x86/cpuid.c on x86; scalar elsewhere and with TI_NO_SIMD). The environment
- * variable TINYINFER_ISA=scalar|avx2|avx512|avx512vnni, read once at first use, caps it: for comparing
- * paths, and for working around a suspected SIMD problem on a user's machine. Tests call
- * ti__cpu_force_isa(). Asking for an ISA the CPU lacks gives the best one it has.
+ * variable TINYINFER_ISA=scalar|avx2|avx512|avx512vnni, read once at first use, caps it:
+ * for comparing paths, and for working around a suspected SIMD problem on a user's
+ * machine. Tests call ti__cpu_force_isa(). Asking for an ISA the CPU lacks gives the best
+ * one it has.
  * Sessions on many threads reach the two globals below at once. Both are atomics
  * (core/sync.c): a thread that finds one unset computes the value and stores it; threads
  * racing on first use compute the same value (detection is idempotent), so no lock is
@@ -22005,10 +22007,11 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_tap_avx2(int u8, uint32_t *acc, const v
  * VPDPBUSD multiplies unsigned bytes of A by signed bytes of B, four depths per int32 lane,
  * and adds the four exact products to the accumulator modulo 2^32 (no saturation), so the
  * sums equal the int16 kernels' bit for bit once core/qgemm.c adds its row and column
- * corrections. Also the helpers of that path: byte copies with the int8 -> uint8 flip that
- * also sum the bytes (the row sums), the TFLite requantization 16 channels at a time with the byte store, and the
- * depthwise taps of a whole output pixel. Compiled with a function-level target attribute, run only when cpuid says
- * AVX-512 F/BW/VL/VNNI (cpu/x86/cpuid.c). Must not allocate. */
+ * corrections. Also the helpers of that path: byte copies with the int8 -> uint8 flip
+ * that also sum the bytes (the row sums), the TFLite requantization 16 channels at a time
+ * with the byte store, and the depthwise taps of a whole output pixel. Compiled with a
+ * function-level target attribute, run only when cpuid says AVX-512 F/BW/VL/VNNI
+ * (cpu/x86/cpuid.c). Must not allocate. */
 #if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
 #include <immintrin.h>
 

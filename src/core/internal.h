@@ -307,10 +307,11 @@ TI__PRIVATE void ti__dwq_tap_avx2(int u8, uint32_t *acc, const void *x, const vo
 #if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
 /* The byte path of core/qgemm.c's 8-bit GEMM for AVX512-VNNI (cpu/x86/qgemm_vnni.c): the
  * micro-kernel (8 rows of kq * 4 unsigned bytes lda apart, times nb = 1 or 2 blocks of
- * [kq][16][4] signed bytes bs apart, to acc rows ldacc apart, added to them when add), byte
- * copies with an xor (int8 -> uint8) that return the bytes' sum, and one output row (sums plus row and
- * column terms, requantized as TI__QRQ_32); the AVX-512 depthwise taps of one output pixel
- * (acc[c] = sum over taps t of (w[woff[t] + c] + wo) * (x[xoff[t] + c] + xo), c < n). */
+ * [kq][16][4] signed bytes bs apart, to acc rows ldacc apart, added to them when add),
+ * byte copies with an xor (int8 -> uint8) that return the bytes' sum, one output row or
+ * up to 8 rows (sums plus row and column terms, requantized as TI__QRQ_32); the AVX-512
+ * depthwise taps of one output pixel (acc[c] = sum over taps t of (w[woff[t] + c] + wo) *
+ * (x[xoff[t] + c] + xo), c < n). */
 TI__PRIVATE void ti__qg8_micro_vnni(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
                                     size_t bs, int nb, uint32_t *acc, size_t ldacc, int add);
 TI__PRIVATE uint32_t ti__qg8_copy_vnni(uint8_t *dst, const uint8_t *src, size_t n, uint8_t flip);

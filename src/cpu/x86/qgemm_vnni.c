@@ -2,10 +2,11 @@
  * VPDPBUSD multiplies unsigned bytes of A by signed bytes of B, four depths per int32 lane,
  * and adds the four exact products to the accumulator modulo 2^32 (no saturation), so the
  * sums equal the int16 kernels' bit for bit once core/qgemm.c adds its row and column
- * corrections. Also the helpers of that path: byte copies with the int8 -> uint8 flip that
- * also sum the bytes (the row sums), the TFLite requantization 16 channels at a time with the byte store, and the
- * depthwise taps of a whole output pixel. Compiled with a function-level target attribute, run only when cpuid says
- * AVX-512 F/BW/VL/VNNI (cpu/x86/cpuid.c). Must not allocate. */
+ * corrections. Also the helpers of that path: byte copies with the int8 -> uint8 flip
+ * that also sum the bytes (the row sums), the TFLite requantization 16 channels at a time
+ * with the byte store, and the depthwise taps of a whole output pixel. Compiled with a
+ * function-level target attribute, run only when cpuid says AVX-512 F/BW/VL/VNNI
+ * (cpu/x86/cpuid.c). Must not allocate. */
 #if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
 #include <immintrin.h>
 
