@@ -43,8 +43,8 @@
         TI_NO_ONNX            (undefined)      no ONNX reader: .onnx files get TI_ERR_UNSUPPORTED
         TI_NO_SIMD            (undefined)      portable scalar kernels only: no AVX2/AVX-512
                                                paths and no cpuid (the environment variable
-                                               TINYINFER_ISA=scalar|avx2|avx512 caps the ISA
-                                               at run time instead)
+                                               TINYINFER_ISA=scalar|avx2|avx512|avx512vnni
+                                               caps the ISA at run time instead)
         TI_MALLOC(sz)/TI_FREE(p)  malloc/free  default allocator underneath; both or neither
         TI_ASSERT(x)          assert(x)        guards tinyinfer's own invariants only,
                                                never data from a file or a caller
@@ -911,6 +911,8 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 /*    src/cpu/x86/gemm_avx2.c                                                              */
 /*    src/cpu/x86/gemm_avx512.c                                                            */
 /*    src/cpu/x86/qgemm_avx2.c                                                             */
+/*    src/cpu/x86/qgemm_vnni.c                                                             */
+/*    src/cpu/x86/tfl_add_avx512.c                                                         */
 /*    src/graph/ops.c                                                                      */
 /*    src/graph/passes.c                                                                   */
 /*    src/formats/protobuf.c                                                               */
@@ -992,6 +994,13 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 #define TI__TARGET_AVX2 __attribute__((target("avx2,fma")))
 #define TI__TARGET_AVX512 __attribute__((target("avx512f,avx2,fma")))
 #define TI__X86_INLINE static __inline__ __attribute__((always_inline, unused))
+/* AVX512-VNNI (VPDPBUSD, the 8-bit GEMM of cpu/x86/qgemm_vnni.c) needs GCC >= 8 or Clang
+ * >= 6 to know the target name; older compilers build without that kernel. */
+#if defined(__clang__) ? (__clang_major__ >= 6) : (__GNUC__ >= 8)
+#define TI__X86_VNNI 1
+#define TI__TARGET_AVX512VNNI                                                                \
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")))
+#endif
 #endif
 /* ==== end src/core/config.h ================================================================= */
 
@@ -1243,8 +1252,9 @@ TI__PRIVATE void ti__parallel_for(ti__threadpool *tp, size_t n, size_t grain, ti
 TI__PRIVATE int ti__cpu_count(void);
 
 /* ---- instruction sets (cpu/isa.c, cpu/x86/cpuid.c) ---------------------------------- */
-/* Ordered: a higher value can run every kernel of a lower one. */
-enum { TI__ISA_SCALAR = 0, TI__ISA_AVX2 = 1, TI__ISA_AVX512 = 2 };
+/* Ordered: a higher value can run every kernel of a lower one. AVX512VNNI: AVX-512 F, BW,
+ * VL and VNNI (VPDPBUSD), used by the 8-bit GEMM; the float kernels treat it as AVX512. */
+enum { TI__ISA_SCALAR = 0, TI__ISA_AVX2 = 1, TI__ISA_AVX512 = 2, TI__ISA_AVX512VNNI = 3 };
 TI__PRIVATE int ti__cpu_isa_best(void);      /* what this CPU and OS can run */
 TI__PRIVATE int ti__cpu_isa(void);           /* what the kernels use now */
 TI__PRIVATE int ti__cpu_force_isa(int isa);  /* test hook; returns the ISA in effect */
@@ -1330,6 +1340,33 @@ TI__PRIVATE size_t ti__qrq32_avx2(const int32_t *x, const int32_t *mult, const i
  * xo) modulo 2^32 for c < n, x and w both uint8 (u8) or both int8 */
 TI__PRIVATE void ti__dwq_tap_avx2(int u8, uint32_t *acc, const void *x, const void *w, size_t n,
                                   int32_t xo, int32_t wo);
+#endif
+#if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
+/* The byte path of core/qgemm.c's 8-bit GEMM for AVX512-VNNI (cpu/x86/qgemm_vnni.c): the
+ * micro-kernel (8 rows of kq * 4 unsigned bytes lda apart, times nb = 1 or 2 blocks of
+ * [kq][16][4] signed bytes bs apart, to acc rows ldacc apart, added to them when add),
+ * byte copies with an xor (int8 -> uint8) that return the bytes' sum, one output row or
+ * up to 8 rows (sums plus row and column terms, requantized as TI__QRQ_32); the AVX-512
+ * depthwise taps of one output pixel (acc[c] = sum over taps t of (w[woff[t] + c] + wo) *
+ * (x[xoff[t] + c] + xo), c < n). */
+TI__PRIVATE void ti__qg8_micro_vnni(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
+                                    size_t bs, int nb, uint32_t *acc, size_t ldacc, int add);
+TI__PRIVATE uint32_t ti__qg8_copy_vnni(uint8_t *dst, const uint8_t *src, size_t n, uint8_t flip);
+TI__PRIVATE size_t ti__qg8_row_vnni(const uint32_t *dot, const int32_t *colc, const int32_t *bos,
+                                    int32_t row, size_t n, const int32_t *mult,
+                                    const int32_t *shift, int32_t yo, int32_t lo, int32_t hi,
+                                    int32_t *x, uint8_t *out8);
+TI__PRIVATE int ti__qg8_rows8_vnni(size_t nr, const uint32_t *dot, size_t ldd, const int32_t *colc,
+                                   const int32_t *bos, const int32_t *row, size_t n,
+                                   const int32_t *mult, const int32_t *shift, int32_t yo,
+                                   int32_t lo, int32_t hi, uint8_t *out, size_t ldo);
+/* The vector lanes of TFLite's 8-bit ADD (cpu/tfl_elementwise.c), cpu/x86/tfl_add_avx512.c */
+TI__PRIVATE size_t ti__tfl_add8_avx512(const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n,
+                                       const int32_t *t1, const int32_t *t2, int32_t mo, int e,
+                                       int32_t out_off, int u8, int32_t lo, int32_t hi);
+TI__PRIVATE void ti__dwq_pixel_avx512(int u8, uint32_t *acc, const void *x, const void *w,
+                                      const size_t *xoff, const size_t *woff, size_t nt, size_t n,
+                                      int32_t xo, int32_t wo);
 #endif
 
 /* ---- kernels and the op registry (graph/ops.c) -------------------------------------- */
@@ -2281,6 +2318,11 @@ TI__PRIVATE void ti__qg_add_bias(const ti_tensor *b, size_t c0, size_t n, int64_
 
 /* Writes depths [k0, k1) of A' row `row` to dst[(k - k0) * TI__QG_MR]. */
 typedef void (*ti__qg_gather_fn)(const void *ctx, size_t row, size_t k0, size_t k1, int16_t *dst);
+/* The byte path's gather: depths [k0, k1) of row `row` as unsigned bytes a_u to dst[k - k0]
+ * (a tap outside the input: the zero point's byte, so that A' is 0). Returns their sum
+ * (modulo 2^32). */
+typedef uint32_t (*ti__qg_gather8_fn)(const void *ctx, size_t row, size_t k0, size_t k1,
+                                      uint8_t *dst);
 
 typedef struct ti__qgemm {
     size_t rows, depth, cols;
@@ -2300,6 +2342,17 @@ typedef struct ti__qgemm {
     size_t y0, y_rs, y_cs;
     const int16_t *bp;       /* packed B read by the compute: ti__qg_packed_bytes(cols, depth) */
     int16_t *bp_dst;         /* where ti__qg_pack writes it (scratch, or the plan pool) */
+    /* The byte path (AVX512-VNNI), taken when gather8 and bp8 are set and the CPU has it:
+     * A as unsigned bytes a_u (uint8 as is, int8 + 128), A' = a_u + a_off8; B packed once
+     * at planning by ti__qg8_pack (ti__qg8_set points these at it). */
+    ti__qg_gather8_fn gather8;
+    int32_t a_off8;
+    const int8_t *bp8;       /* blocks of 16 columns [depth / 4][16][4], signed bytes b_s */
+    const int32_t *csum8;    /* per column: sum over k of B' (0 past the last column) */
+    const int32_t *bos8;     /* per column: B' - b_s */
+    int8_t *bp8_dst;
+    int want8;               /* planning (ti__qpack_make): the caller has a byte-path gather,
+                                so pack B for it too */
 } ti__qgemm;
 
 TI__PRIVATE size_t ti__qg_packed_bytes(size_t cols, size_t depth) {
@@ -2435,6 +2488,173 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
     }
 }
 
+/* ---- the byte path: AVX512-VNNI -------------------------------------------------------- */
+/* With a_u = A' - a_off8 (unsigned bytes) and b_s = B' - bos (signed bytes, per column),
+ *   sum_k A' B' = sum_k a_u b_s + bos * sum_k a_u + a_off8 * sum_k B'
+ * (expand (a_u + a_off8)(b_s + bos) and collect sum_k (b_s + bos) = sum_k B'), all modulo
+ * 2^32: the same int32 sums as the int16 kernels, bit for bit. VPDPBUSD gives the first
+ * term; the row sums come from the gathered bytes, the column sums from the pack. Depth is
+ * padded to a multiple of 4 with zero bytes on both sides, which add nothing. */
+#define TI__QG8_MR 8
+#define TI__QG8_KC 1024 /* depths per A panel (a multiple of 4): MR x KC bytes on the stack */
+#define TI__QG8_OCC 256 /* columns accumulated at once: MR x OCC uint32 on the stack */
+
+TI__PRIVATE size_t ti__qg8_depth4(size_t depth) { return (depth + 3) / 4 * 4; }
+
+/* Bytes of the byte path's packed B: the blocks, then csum8 and bos8 (int32 per column). */
+TI__PRIVATE size_t ti__qg8_packed_bytes(size_t cols, size_t depth) {
+    size_t nc = (cols + TI__QG_NR - 1) / TI__QG_NR * TI__QG_NR;
+    return nc * ti__qg8_depth4(depth) + 2 * nc * sizeof(int32_t);
+}
+
+/* Points the byte path's fields of g at a pack of ti__qg8_packed_bytes at base. */
+TI__PRIVATE void ti__qg8_set(ti__qgemm *g, const int8_t *base) {
+    size_t nc = (g->cols + TI__QG_NR - 1) / TI__QG_NR * TI__QG_NR;
+    g->bp8 = base;
+    g->csum8 = (const int32_t *)(const void *)(base + nc * ti__qg8_depth4(g->depth));
+    g->bos8 = g->csum8 + nc;
+}
+
+/* Packs column blocks [begin, end) of B for the byte path into g->bp8_dst (whose csum8 and
+ * bos8 follow as ti__qg8_set says). */
+TI__PRIVATE void ti__qg8_pack_range(void *ctx, size_t begin, size_t end) {
+    const ti__qgemm *g = (const ti__qgemm *)ctx;
+    size_t kd = g->depth, kp = ti__qg8_depth4(kd);
+    size_t nc = (g->cols + TI__QG_NR - 1) / TI__QG_NR * TI__QG_NR;
+    int32_t *csum = (int32_t *)(void *)(g->bp8_dst + nc * kp), *bos = csum + nc;
+    for (size_t b = begin; b < end; b++) {
+        int8_t *dst = g->bp8_dst + b * kp * TI__QG_NR;
+        for (size_t q = 0; q < TI__QG_NR; q++) {
+            size_t c = b * TI__QG_NR + q;
+            for (size_t i = 0; i < kp; i++) dst[i / 4 * 64 + q * 4 + i % 4] = 0;
+            csum[c] = 0;
+            bos[c] = 0;
+            if (c >= g->cols) continue;
+            int32_t off = g->b_off;
+            if (g->b_zp != NULL) {
+                size_t zi = g->b_zp_n > 1 ? g->c0 + c : 0;
+                off -= g->b_u8 ? (int32_t)((const uint8_t *)g->b_zp)[zi]
+                               : (int32_t)((const int8_t *)g->b_zp)[zi];
+            }
+            uint32_t sum = 0;
+            for (size_t i = 0; i < kd; i++) {
+                int32_t v = g->b_u8 ? (int32_t)((const uint8_t *)g->b)[c * g->b_cs + i * g->b_ks]
+                                    : (int32_t)((const int8_t *)g->b)[c * g->b_cs + i * g->b_ks];
+                dst[i / 4 * 64 + q * 4 + i % 4] = (int8_t)(g->b_u8 ? v - 128 : v);
+                sum += (uint32_t)(v + off);
+            }
+            csum[c] = (int32_t)sum;
+            bos[c] = off + (g->b_u8 ? 128 : 0);
+        }
+    }
+}
+
+/* Packs B for the byte path into dst (ti__qg8_packed_bytes) and points g at it. */
+TI__PRIVATE void ti__qg8_pack(ti__qgemm *g, int8_t *dst, ti__threadpool *tp) {
+    size_t nblk = (g->cols + TI__QG_NR - 1) / TI__QG_NR;
+    g->bp8_dst = dst;
+    ti__parallel_for(tp, nblk, TI__MAX((size_t)1, (size_t)32768 / (g->depth * TI__QG_NR + 1)),
+                     ti__qg8_pack_range, g);
+    ti__qg8_set(g, dst);
+}
+
+#ifdef TI__X86_VNNI
+/* Row blocks [begin, end) of TI__QG8_MR rows on the byte path: every column of them. */
+TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
+    const ti__qgemm *g = (const ti__qgemm *)ctx;
+    uint8_t a[TI__QG8_MR * TI__QG8_KC];
+    uint32_t acc[TI__QG8_MR * TI__QG8_OCC], rowsum[TI__QG8_MR];
+    int32_t colc[TI__QG8_OCC], x[TI__QG8_OCC];
+    size_t kd = g->depth, kp = ti__qg8_depth4(kd), oc = g->cols;
+    const ti__qrq *rq = g->rq;
+    /* TFLite's common case in one pass: bias folded into the column terms, requantized in
+     * AVX-512 and stored as bytes; anything else as the int16 path finishes its sums */
+    int fused = rq->mode == TI__QRQ_32 && rq->lo <= rq->hi &&
+                (g->bias == NULL || g->bias->dtype == TI_DTYPE_I32);
+    int bytes = fused && g->y_cs == 1 && (g->ydt == TI_DTYPE_U8 || g->ydt == TI_DTYPE_I8);
+    const int32_t *bv = fused && g->bias != NULL ? (const int32_t *)g->bias->data + g->c0 : NULL;
+    /* one B offset for every column (TFLite): the row term is one number per row */
+    int same = 1;
+    for (size_t c = 1; c < oc && same; c++) same = g->bos8[c] == g->bos8[0];
+    const int32_t *bos = same ? NULL : g->bos8;
+    for (size_t blk = begin; blk < end; blk++) {
+        size_t p0 = blk * TI__QG8_MR, np = TI__MIN((size_t)TI__QG8_MR, g->rows - p0);
+        for (size_t oc0 = 0; oc0 < oc; oc0 += TI__QG8_OCC) {
+            size_t occ = TI__MIN((size_t)TI__QG8_OCC, oc - oc0);
+            size_t nb = (occ + TI__QG_NR - 1) / TI__QG_NR;
+            for (size_t i = 0; i < occ; i++)
+                colc[i] = (int32_t)((bv != NULL ? (uint32_t)bv[oc0 + i] : 0u) +
+                                    (uint32_t)g->a_off8 * (uint32_t)g->csum8[oc0 + i]);
+            for (size_t r = 0; r < TI__QG8_MR; r++) rowsum[r] = 0;
+            if (kd == 0)
+                for (size_t r = 0; r < TI__QG8_MR; r++)
+                    memset(acc + r * TI__QG8_OCC, 0, nb * TI__QG_NR * sizeof(uint32_t));
+            for (size_t k0 = 0; k0 < kd; k0 += TI__QG8_KC) {
+                size_t k1 = TI__MIN(kd, k0 + TI__QG8_KC), kc4 = ti__qg8_depth4(k1 - k0);
+                for (size_t r = 0; r < TI__QG8_MR; r++) {
+                    uint8_t *row = a + r * TI__QG8_KC;
+                    if (r < np) {
+                        rowsum[r] += g->gather8(g->gctx, p0 + r, k0, k1, row);
+                        for (size_t i = k1 - k0; i < kc4; i++) row[i] = 0;
+                    } else {
+                        memset(row, 0, kc4);
+                    }
+                }
+                for (size_t b = 0; b < nb; b += 2)
+                    ti__qg8_micro_vnni(kc4 / 4, a, TI__QG8_KC,
+                                       g->bp8 + ((oc0 / TI__QG_NR + b) * kp + k0) * TI__QG_NR,
+                                       kp * TI__QG_NR, nb - b > 1 ? 2 : 1,
+                                       acc + b * TI__QG_NR, TI__QG8_OCC, k0 > 0);
+            }
+            int32_t rowv[TI__QG8_MR];
+            for (size_t r = 0; r < np; r++)
+                rowv[r] = (int32_t)(same ? rowsum[r] * (uint32_t)g->bos8[0] : rowsum[r]);
+            if (bytes && ti__qg8_rows8_vnni(np, acc, TI__QG8_OCC, colc, bos != NULL ? bos + oc0 : NULL,
+                                            rowv, occ, rq->mult + g->c0 + oc0,
+                                            rq->shift + g->c0 + oc0, rq->yo, rq->lo, rq->hi,
+                                            (uint8_t *)g->y + g->y0 + p0 * g->y_rs + oc0, g->y_rs))
+                continue;
+            for (size_t r = 0; r < np; r++) {
+                size_t yo = g->y0 + (p0 + r) * g->y_rs + oc0 * g->y_cs;
+                const uint32_t *dot = acc + r * TI__QG8_OCC;
+                size_t done = 0;
+                if (fused) {
+                    done = ti__qg8_row_vnni(dot, colc, bos != NULL ? bos + oc0 : NULL, rowv[r], occ,
+                                            rq->mult + g->c0 + oc0, rq->shift + g->c0 + oc0,
+                                            rq->yo, rq->lo, rq->hi, x,
+                                            bytes ? (uint8_t *)g->y + yo : NULL);
+                    if (!bytes) ti__qg_store_n(g->y, g->ydt, yo, g->y_cs, x, done);
+                    for (size_t i = done; i < occ; i++)
+                        ti__qg_store(g->y, g->ydt, yo + i * g->y_cs,
+                                     ti__qrq_one(rq, x[i], g->c0 + oc0 + i));
+                    continue;
+                }
+                /* the int16 path's finish: int32 sums (colc without bias), bias in int64 */
+                ti__qg8_row_vnni(dot, colc, bos != NULL ? bos + oc0 : NULL, rowv[r], occ, NULL, NULL, 0,
+                                 0, 0, x, NULL);
+                for (size_t c = 0; c < occ; c += TI__QG_CHUNK) {
+                    int64_t v[TI__QG_CHUNK];
+                    size_t m = TI__MIN((size_t)TI__QG_CHUNK, occ - c);
+                    for (size_t i = 0; i < m; i++) v[i] = x[c + i];
+                    ti__qg_add_bias(g->bias, g->c0 + oc0 + c, m, v);
+                    ti__qrq_n(rq, v, g->c0 + oc0 + c, m, g->y, g->ydt, yo + c * g->y_cs, g->y_cs);
+                }
+            }
+        }
+    }
+}
+#endif
+
+/* Whether ti__qg_compute takes the byte path for g now. */
+TI__PRIVATE int ti__qg8_usable(const ti__qgemm *g) {
+#ifdef TI__X86_VNNI
+    return g->gather8 != NULL && g->bp8 != NULL && ti__cpu_isa() >= TI__ISA_AVX512VNNI;
+#else
+    (void)g;
+    return 0;
+#endif
+}
+
 TI__PRIVATE size_t ti__qg_grain(size_t work_per_item) {
     return TI__MAX((size_t)1, (size_t)32768 / (work_per_item + 1));
 }
@@ -2451,6 +2671,14 @@ TI__PRIVATE void ti__qg_pack(ti__qgemm *g, int16_t *dst, ti__threadpool *tp) {
 
 /* Runs the GEMM on packed B: requantized outputs for every row and column. */
 TI__PRIVATE void ti__qg_compute(ti__qgemm *g, ti__threadpool *tp) {
+#ifdef TI__X86_VNNI
+    if (ti__qg8_usable(g)) {
+        size_t blocks8 = (g->rows + TI__QG8_MR - 1) / TI__QG8_MR;
+        ti__parallel_for(tp, blocks8, ti__qg_grain(TI__QG8_MR * g->depth * g->cols / 4),
+                         ti__qg8_range, g);
+        return;
+    }
+#endif
     size_t blocks = (g->rows + TI__QG_MR - 1) / TI__QG_MR;
     ti__parallel_for(tp, blocks, ti__qg_grain(TI__QG_MR * g->depth * g->cols), ti__qg_range, g);
 }
@@ -2466,6 +2694,8 @@ typedef struct ti__qpack {
     size_t groups, cols, depth; /* bp: groups blocks of ti__qg_packed_bytes(cols, depth);
                                    groups 0: no packed B (requantization only) */
     const int16_t *bp;
+    const int8_t *bp8;          /* or NULL: groups blocks of ti__qg8_packed_bytes(cols, depth),
+                                   B for the byte path, made when the ISA at planning has it */
     size_t channels;            /* requantization multipliers of this many channels, or 0 */
     int mode;                   /* their TI__QRQ_ mode */
     const int32_t *mult, *shift; /* TI__QRQ_32 / _64 */
@@ -2490,6 +2720,17 @@ TI__PRIVATE const int16_t *ti__qpack_b(const ti__node *nd, size_t groups, size_t
     return p->bp + g * (ti__qg_packed_bytes(cols, depth) / sizeof(int16_t));
 }
 
+/* The byte path's packed B of group g (ti__qg8_set's base) when the node's pack has these
+ * dimensions and one, else NULL. */
+TI__PRIVATE const int8_t *ti__qpack_b8(const ti__node *nd, size_t groups, size_t cols, size_t depth,
+                                       size_t g) {
+    const ti__qpack *p = ti__qpack_of(nd);
+    if (p == NULL || p->bp8 == NULL || p->groups != groups || p->cols != cols ||
+        p->depth != depth || g >= groups)
+        return NULL;
+    return p->bp8 + g * ((ti__qg8_packed_bytes(cols, depth) + 63) / 64 * 64);
+}
+
 /* The node's pack when it holds the multipliers of `channels` channels, else NULL. */
 TI__PRIVATE const ti__qpack *ti__qpack_rq(const ti__node *nd, size_t channels) {
     const ti__qpack *p = ti__qpack_of(nd);
@@ -2498,7 +2739,8 @@ TI__PRIVATE const ti__qpack *ti__qpack_rq(const ti__node *nd, size_t channels) {
 
 /* Allocates a pack in pool and packs B of `groups` groups into it: the group's columns c0 =
  * g * cols.. at element offset g * b_gs of b (the rest of *tmpl: strides, offsets, zero
- * points as for ti__qg_pack). rq_channels > 0 also reserves ti__qg_rq_bytes of them for
+ * points as for ti__qg_pack); with tmpl->want8, under an ISA with AVX512-VNNI, B for the
+ * byte path as well. rq_channels > 0 also reserves ti__qg_rq_bytes of them for
  * the caller to fill (*rq_mem, then the pack's mode). Sets the node's packed fields.
  * Returns the pack, NULL on OOM. */
 TI__PRIVATE ti__qpack *ti__qpack_make(ti__node *node, ti__pool *pool, ti__threadpool *tp,
@@ -2506,22 +2748,30 @@ TI__PRIVATE ti__qpack *ti__qpack_make(ti__node *node, ti__pool *pool, ti__thread
                                size_t rq_channels, void **rq_mem) {
     size_t pb = groups > 0 ? ti__qg_packed_bytes(tmpl->cols, tmpl->depth) : 0;
     size_t rqb = rq_channels > 0 ? ti__qg_rq_bytes(rq_channels) : 0;
+    /* the byte path's B as well when the ISA in effect has it; the int16 B stays, for
+     * TINYINFER_ISA / ti__cpu_force_isa changing the ISA after planning */
+    size_t pb8 = pb > 0 && tmpl->want8 && ti__cpu_isa() >= TI__ISA_AVX512VNNI
+                     ? (ti__qg8_packed_bytes(tmpl->cols, tmpl->depth) + 63) / 64 * 64 : 0;
     ti__qpack *p = (ti__qpack *)ti__pool_alloc(pool, sizeof(ti__qpack));
     int16_t *bp = pb > 0 ? (int16_t *)ti__pool_alloc(pool, pb * groups) : NULL;
+    int8_t *bp8 = pb8 > 0 ? (int8_t *)ti__pool_alloc(pool, pb8 * groups) : NULL;
     void *rq = rqb > 0 ? ti__pool_alloc(pool, rqb) : NULL;
-    if (p == NULL || (pb > 0 && bp == NULL) || (rqb > 0 && rq == NULL)) return NULL;
+    if (p == NULL || (pb > 0 && bp == NULL) || (pb8 > 0 && bp8 == NULL) || (rqb > 0 && rq == NULL))
+        return NULL;
     if (bp != NULL) {
         ti__qgemm g = *tmpl;
         for (size_t gi = 0; gi < groups; gi++) {
             g.c0 = gi * tmpl->cols;
             g.b = (const unsigned char *)tmpl->b + gi * b_gs; /* 1-byte elements */
             ti__qg_pack(&g, bp + gi * (pb / sizeof(int16_t)), tp);
+            if (bp8 != NULL) ti__qg8_pack(&g, bp8 + gi * pb8, tp);
         }
     }
     p->groups = bp != NULL ? groups : 0;
     p->cols = tmpl->cols;
     p->depth = tmpl->depth;
     p->bp = bp;
+    p->bp8 = bp != NULL ? bp8 : NULL;
     p->channels = rq != NULL ? rq_channels : 0;
     p->mult = (const int32_t *)rq;
     p->shift = rq != NULL ? (const int32_t *)rq + rq_channels : NULL;
@@ -2529,7 +2779,7 @@ TI__PRIVATE ti__qpack *ti__qpack_make(ti__node *node, ti__pool *pool, ti__thread
     if (rq_mem != NULL) *rq_mem = rq;
     node->packed_kind = TI__PACK_QGEMM;
     node->packed = p;
-    node->packed_bytes = sizeof(ti__qpack) + pb * groups + rqb;
+    node->packed_bytes = sizeof(ti__qpack) + pb * groups + pb8 * groups + rqb;
     return p;
 }
 
@@ -7959,9 +8209,10 @@ TI__PRIVATE const ti__op ti__ops_index[] = {
 /* ==== begin src/cpu/isa.c =================================================================== */
 /* Which instruction set the CPU kernels use. The best one the CPU and OS support is detected
  * once (cpu/x86/cpuid.c on x86; scalar elsewhere and with TI_NO_SIMD). The environment
- * variable TINYINFER_ISA=scalar|avx2|avx512, read once at first use, caps it: for comparing
- * paths, and for working around a suspected SIMD problem on a user's machine. Tests call
- * ti__cpu_force_isa(). Asking for an ISA the CPU lacks gives the best one it has.
+ * variable TINYINFER_ISA=scalar|avx2|avx512|avx512vnni, read once at first use, caps it:
+ * for comparing paths, and for working around a suspected SIMD problem on a user's
+ * machine. Tests call ti__cpu_force_isa(). Asking for an ISA the CPU lacks gives the best
+ * one it has.
  * Sessions on many threads reach the two globals below at once. Both are atomics
  * (core/sync.c): a thread that finds one unset computes the value and stores it; threads
  * racing on first use compute the same value (detection is idempotent), so no lock is
@@ -7989,6 +8240,7 @@ TI__PRIVATE const char *ti__cpu_isa_name(int isa) {
     switch (isa) {
     case TI__ISA_AVX2: return "avx2";
     case TI__ISA_AVX512: return "avx512";
+    case TI__ISA_AVX512VNNI: return "avx512vnni";
     default: return "scalar";
     }
 }
@@ -7997,7 +8249,7 @@ TI__PRIVATE const char *ti__cpu_isa_name(int isa) {
 TI__PRIVATE int ti__isa_from_env(void) {
     const char *v = getenv("TINYINFER_ISA");
     if (v == NULL) return -1;
-    for (int isa = TI__ISA_SCALAR; isa <= TI__ISA_AVX512; isa++)
+    for (int isa = TI__ISA_SCALAR; isa <= TI__ISA_AVX512VNNI; isa++)
         if (strcmp(v, ti__cpu_isa_name(isa)) == 0) return isa;
     return -1;
 }
@@ -13535,8 +13787,42 @@ TI__PRIVATE void ti__tfc_qgather(const void *ctx, size_t p, size_t k0, size_t k1
     }
 }
 
+#ifdef TI__X86_VNNI
+/* The byte path's gather (ti__qg_gather8_fn): depths [k0, k1) of row p as unsigned bytes
+ * (int8 + 128 by flipping the top bit), taps outside the input as the zero point's byte;
+ * returns their sum. */
+TI__PRIVATE uint32_t ti__tfc_qgather8(const void *ctx, size_t p, size_t k0, size_t k1, uint8_t *a) {
+    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+    uint8_t flip = j->kind == TI__TFC_I8 ? 0x80 : 0;
+    const uint8_t *x = (const uint8_t *)j->x; /* 1-byte elements */
+    if (j->fc) return ti__qg8_copy_vnni(a, x + p * j->kdim + k0, k1 - k0, flip);
+    const ti__tfc_geo *g = j->g;
+    uint8_t pad = (uint8_t)((uint8_t)(-j->xo) ^ flip); /* zero point in range: checked */
+    int64_t n, oy, ox;
+    ti__tfc_pixel(g, p, &n, &oy, &ox);
+    size_t ic = (size_t)g->ic, t = k0 / ic, c = k0 % ic;
+    uint32_t sum = 0;
+    for (size_t k = k0; k < k1; t++, c = 0) {
+        size_t cnt = TI__MIN(ic - c, k1 - k);
+        int64_t iy = oy * g->sh - g->ph + (int64_t)(t / (size_t)g->kw) * g->dh;
+        int64_t ix = ox * g->sw - g->pw + (int64_t)(t % (size_t)g->kw) * g->dw;
+        if (iy < 0 || iy >= g->ih || ix < 0 || ix >= g->iw) {
+            memset(a + (k - k0), pad, cnt);
+            sum += (uint32_t)pad * (uint32_t)cnt;
+        } else {
+            sum += ti__qg8_copy_vnni(a + (k - k0),
+                                     x + (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c, cnt, flip);
+        }
+        k += cnt;
+    }
+    return sum;
+}
+#endif
+
 /* Runs the 8-bit GEMM of a job whose requantization is set up: on the weights the prepack
- * pass packed (the node's ti__qpack), else packed now into scratch after the multipliers. */
+ * pass packed (the node's ti__qpack), else packed now into scratch after the multipliers.
+ * With the byte path's pack as well (AVX512-VNNI at planning), on that when the ISA now
+ * has it and the input's zero point is one of its dtype's values (the padding byte). */
 TI__PRIVATE ti_status ti__tfc_qgemm(ti__kctx *k, ti__tfc_job *j, size_t rows, size_t kdim, int fc) {
     size_t off = ti__tfc_qgemm_offset(j->o);
     const int16_t *pre = ti__qpack_b(k->node, 1, j->o, kdim, 0);
@@ -13568,6 +13854,15 @@ TI__PRIVATE ti_status ti__tfc_qgemm(ti__kctx *k, ti__tfc_job *j, size_t rows, si
         g.bp = pre;
     else
         ti__qg_pack(&g, (int16_t *)((unsigned char *)k->scratch + off), k->tp);
+#ifdef TI__X86_VNNI
+    const int8_t *pre8 = pre != NULL ? ti__qpack_b8(k->node, 1, j->o, kdim, 0) : NULL;
+    int32_t zx = -j->xo;
+    if (pre8 != NULL && (j->kind == TI__TFC_U8 ? zx >= 0 && zx <= 255 : zx >= -128 && zx <= 127)) {
+        g.gather8 = ti__tfc_qgather8;
+        g.a_off8 = j->kind == TI__TFC_U8 ? j->xo : j->xo - 128;
+        ti__qg8_set(&g, pre8);
+    }
+#endif
     ti__qg_compute(&g, k->tp);
     return TI_OK;
 }
@@ -14705,6 +15000,72 @@ TI__PRIVATE void ti__tfc_dw_f32_range(void *ctx, size_t begin, size_t end) {
     }
 }
 
+#ifdef TI__X86_VNNI
+/* Taps of one output pixel the AVX-512 depthwise path takes at most (3x3 and 5x5 fit). */
+#define TI__TFC_DW_TAPS 64
+/* Output pixels requantized together by it. */
+#define TI__TFC_DW_PIX 8
+
+/* Whether the AVX-512 depthwise path applies: channel multiplier 1, 8-bit input and
+ * output, TFLite's int32 requantization, int32 bias or none, taps that fit. */
+TI__PRIVATE int ti__tfc_dw_q8_ok(const ti__tfc_job *j) {
+    const ti__qrq *r = &j->rq;
+    return j->g->mult == 1 && j->kind != TI__TFC_I16 && r->mode == TI__QRQ_32 && r->lo <= r->hi &&
+           (j->ydt == TI_DTYPE_U8 || j->ydt == TI_DTYPE_I8) &&
+           (j->b == NULL || j->b->dtype == TI_DTYPE_I32) &&
+           j->g->kh * j->g->kw <= TI__TFC_DW_TAPS && ti__cpu_isa() >= TI__ISA_AVX512VNNI;
+}
+
+/* The AVX-512 depthwise path on pixels [begin, end): TI__TFC_DW_PIX pixels at a time, each
+ * pixel's taps summed in registers (ti__dwq_pixel_avx512), then the block's uint32 sums
+ * plus bias requantized and stored as bytes together (ti__qg8_rows8_vnni); the same sums
+ * modulo 2^32 and the same requantization as the scalar loop. */
+TI__PRIVATE void ti__tfc_dw_q8_range(void *ctx, size_t begin, size_t end) {
+    static const int32_t zeros[TI__TFC_DW_CHUNK] = {0};
+    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+    const ti__tfc_geo *g = j->g;
+    const ti__qrq *rq = &j->rq;
+    size_t oc = (size_t)g->oc, ic = (size_t)g->ic;
+    size_t xoff[TI__TFC_DW_PIX][TI__TFC_DW_TAPS], woff[TI__TFC_DW_PIX][TI__TFC_DW_TAPS];
+    size_t nt[TI__TFC_DW_PIX];
+    uint32_t a32[TI__TFC_DW_PIX * TI__TFC_DW_CHUNK];
+    const int32_t zrow[TI__TFC_DW_PIX] = {0};
+    const uint8_t *x = (const uint8_t *)j->x, *w = (const uint8_t *)j->w; /* 1-byte elements */
+    for (size_t p0 = begin; p0 < end; p0 += TI__TFC_DW_PIX) {
+        size_t np = TI__MIN((size_t)TI__TFC_DW_PIX, end - p0);
+        for (size_t r = 0; r < np; r++) {
+            int64_t n, oy, ox, fy0, fy1, fx0, fx1;
+            ti__tfc_pixel(g, p0 + r, &n, &oy, &ox);
+            int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
+            ti__tfc_taps(iy0, g->dh, g->kh, g->ih, &fy0, &fy1);
+            ti__tfc_taps(ix0, g->dw, g->kw, g->iw, &fx0, &fx1);
+            nt[r] = 0;
+            for (int64_t fy = fy0; fy < fy1; fy++)
+                for (int64_t fx = fx0; fx < fx1; fx++, nt[r]++) {
+                    xoff[r][nt[r]] = (size_t)((n * g->ih + iy0 + fy * g->dh) * g->iw + ix0 + fx * g->dw) * ic;
+                    woff[r][nt[r]] = (size_t)(fy * g->kw + fx) * oc;
+                }
+        }
+        for (size_t c0 = 0; c0 < oc; c0 += TI__TFC_DW_CHUNK) {
+            size_t cn = TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0);
+            for (size_t r = 0; r < np; r++)
+                ti__dwq_pixel_avx512(j->kind == TI__TFC_U8, a32 + r * TI__TFC_DW_CHUNK, x + c0, w + c0,
+                                     xoff[r], woff[r], nt[r], cn, j->xo, j->wo);
+            const int32_t *bias = j->b != NULL ? (const int32_t *)j->b->data + c0 : zeros;
+            if (ti__qg8_rows8_vnni(np, a32, TI__TFC_DW_CHUNK, bias, NULL, zrow, cn, rq->mult + c0,
+                                   rq->shift + c0, rq->yo, rq->lo, rq->hi,
+                                   (uint8_t *)j->y + p0 * oc + c0, oc))
+                continue;
+            for (size_t r = 0; r < np; r++) /* a shift outside [-31, 31]: one at a time */
+                for (size_t i = 0; i < cn; i++)
+                    ti__qg_store(j->y, j->ydt, (p0 + r) * oc + c0 + i,
+                                 ti__qrq_one(rq, (int32_t)(a32[r * TI__TFC_DW_CHUNK + i] + (uint32_t)bias[i]),
+                                             c0 + i));
+        }
+    }
+}
+#endif
+
 /* Quantized depthwise: per output pixel, TI__TFC_DW_CHUNK channels at a time accumulated
  * over the taps, then requantized. */
 TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end) {
@@ -14786,8 +15147,11 @@ TI__PRIVATE ti_status ti__tfc_dwconv_run(ti__kctx *k) {
         return st;
     j.g = &g;
     size_t pixels = (size_t)(g.n * g.oh * g.ow), work = (size_t)(g.oc * g.kh * g.kw);
-    ti__parallel_for(k->tp, pixels, ti__tfc_grain(work),
-                     j.kind == TI__TFC_F32 ? ti__tfc_dw_f32_range : ti__tfc_dw_q_range, &j);
+    ti__range_fn fn = j.kind == TI__TFC_F32 ? ti__tfc_dw_f32_range : ti__tfc_dw_q_range;
+#ifdef TI__X86_VNNI
+    if (j.kind != TI__TFC_F32 && ti__tfc_dw_q8_ok(&j)) fn = ti__tfc_dw_q8_range;
+#endif
+    ti__parallel_for(k->tp, pixels, ti__tfc_grain(work), fn, &j);
     return TI_OK;
 }
 
@@ -15258,6 +15622,7 @@ TI__PRIVATE ti_status ti__tfc_prepack(ti__kctx *k, ti__node *node, ti__pool *poo
     t.b_u8 = j.kind == TI__TFC_U8;
     t.b_cs = kdim;
     t.b_ks = 1;
+    t.want8 = 1; /* ti__tfc_qgemm has the byte path's gather */
     if (j.kind == TI__TFC_U8 || (fc && w->quant.count == 1))
         t.b_off = -(int32_t)w->quant.zero_point[0];
     void *rq_mem = NULL;
@@ -15867,8 +16232,9 @@ TI__PRIVATE const ti__op ti__ops_tfl_detect[] = {
  * the six comparisons, SELECT, SELECT_V2 and ADD_N, with TFLite's broadcasting; and the op
  * table of every TFLite elementwise op (the one-input ops are in tfl_activation.c).
  * Quantized (uint8, int8, int16) arithmetic repeats TFLite's integer kernels bit for bit.
- * Relies on binary.c's broadcast walker (ti__bcast_*) and value carriers, qmath.c and the
- * helpers of tfl_activation.c. Must not allocate: the walker runs on stack chunks. */
+ * Relies on binary.c's broadcast walker (ti__bcast_*) and value carriers, qmath.c, the
+ * helpers of tfl_activation.c and, for the 8-bit ADD's vector lanes on AVX-512,
+ * cpu/x86/tfl_add_avx512.c. Must not allocate: the walker runs on stack chunks. */
 
 enum {
     TI__TB_ADD, TI__TB_SUB, TI__TB_MUL, TI__TB_DIV, TI__TB_MAX, TI__TB_MIN, TI__TB_SQDIFF,
@@ -16162,7 +16528,23 @@ TI__PRIVATE void ti__tfl_bin_q8(const ti__bjob *jb, size_t o, const size_t *off,
         const size_t row = j->add_mode != TI__TFL_ADD_REF ? j->add_row : 0;
         const size_t vec_end = row - row % (j->add_lanes ? j->add_lanes : 1);
         size_t p = row ? o % row : 0;
+#ifdef TI__X86_VNNI
+        /* AVX-512 for runs of 16 vector-lane elements of contiguous inputs */
+        const int simd = sa == 1 && sb == 1 && row > 0 && lo <= hi && j->mo != INT32_MIN &&
+                         j->so >= -31 && ti__cpu_isa() >= TI__ISA_AVX512VNNI;
+#endif
         for (size_t i = 0; i < n; i++) {
+#ifdef TI__X86_VNNI
+            if (simd && p < vec_end && vec_end - p >= 16 && n - i >= 16) {
+                size_t d = ti__tfl_add8_avx512(a + i, c + i, y + i, TI__MIN(vec_end - p, n - i),
+                                               j->t1[1], j->t2[1], j->mo, j->so < 0 ? -j->so : 0,
+                                               j->out_off, u8, lo, hi);
+                i += d;
+                p += d;
+                if (p == row) p = 0;
+                if (i >= n) break;
+            }
+#endif
             const int vec = p < vec_end;
             if (row && ++p == row) p = 0;
             const int32_t sx = j->t1[vec][a[i * sa]], sy = j->t2[vec][c[i * sb]];
@@ -21649,9 +22031,17 @@ TI__PRIVATE int ti__x86_detect(void) {
     if ((xcr0 & 0x6) != 0x6) return TI__ISA_SCALAR; /* XMM and YMM state */
     __cpuid_count(7, 0, a, b, c, d);
     int avx2 = (b >> 5) & 1, avx512f = (b >> 16) & 1;
+    int avx512bw = (b >> 30) & 1, avx512vl = (b >> 31) & 1, vnni = (c >> 11) & 1;
     if (!avx2) return TI__ISA_SCALAR;
     /* opmask, upper halves of ZMM0-15, ZMM16-31 */
-    if (avx512f && (xcr0 & 0xe0) == 0xe0) return TI__ISA_AVX512;
+    if (avx512f && (xcr0 & 0xe0) == 0xe0) {
+#ifdef TI__X86_VNNI
+        if (avx512bw && avx512vl && vnni) return TI__ISA_AVX512VNNI;
+#else
+        (void)avx512bw, (void)avx512vl, (void)vnni;
+#endif
+        return TI__ISA_AVX512;
+    }
     return TI__ISA_AVX2;
 }
 #endif /* TI__X86_SIMD */
@@ -22108,6 +22498,332 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_tap_avx2(int u8, uint32_t *acc, const v
 }
 #endif
 /* ==== end src/cpu/x86/qgemm_avx2.c ========================================================== */
+
+/* ==== begin src/cpu/x86/qgemm_vnni.c ======================================================== */
+/* 8-bit GEMM kernels for AVX512-VNNI (the byte path of core/qgemm.c's shared integer GEMM):
+ * VPDPBUSD multiplies unsigned bytes of A by signed bytes of B, four depths per int32 lane,
+ * and adds the four exact products to the accumulator modulo 2^32 (no saturation), so the
+ * sums equal the int16 kernels' bit for bit once core/qgemm.c adds its row and column
+ * corrections. Also the helpers of that path: byte copies with the int8 -> uint8 flip
+ * that also sum the bytes (the row sums), the TFLite requantization 16 channels at a time
+ * with the byte store, and the depthwise taps of a whole output pixel. Compiled with a
+ * function-level target attribute, run only when cpuid says AVX-512 F/BW/VL/VNNI
+ * (cpu/x86/cpuid.c). Must not allocate. */
+#if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
+#include <immintrin.h>
+
+/* acc rows of 8 x (16 * NB) channels: one broadcast of 4 bytes of A per row and depth
+ * quad, NB B vectors (16 channels x 4 depths each). */
+#define TI__QV_ROW(r)                                                                       \
+    {                                                                                       \
+        uint32_t q;                                                                         \
+        memcpy(&q, a + (r) * lda + p * 4, 4);                                               \
+        __m512i av = _mm512_set1_epi32((int32_t)q);                                         \
+        c##r##_0 = _mm512_dpbusd_epi32(c##r##_0, av, b0);                                   \
+        if (NB > 1) c##r##_1 = _mm512_dpbusd_epi32(c##r##_1, av, b1);                       \
+    }
+#define TI__QV_STORE(r)                                                                     \
+    {                                                                                       \
+        uint32_t *o = acc + (r) * ldacc;                                                    \
+        if (add) c##r##_0 = _mm512_add_epi32(c##r##_0, _mm512_loadu_si512((const void *)o)); \
+        _mm512_storeu_si512((void *)o, c##r##_0);                                           \
+        if (NB > 1) {                                                                       \
+            if (add)                                                                        \
+                c##r##_1 = _mm512_add_epi32(c##r##_1, _mm512_loadu_si512((const void *)(o + 16))); \
+            _mm512_storeu_si512((void *)(o + 16), c##r##_1);                                \
+        }                                                                                   \
+    }
+
+/* a: 8 rows of kq * 4 bytes, lda apart; b: NB blocks [kq][16][4] bs bytes apart. acc[r *
+ * ldacc + 0..16 * NB) = (add ? acc : 0) + the dot products. */
+TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile(const int NB, size_t kq, const uint8_t *a,
+                                                      size_t lda, const int8_t *b, size_t bs,
+                                                      uint32_t *acc, size_t ldacc, int add) {
+    __m512i z = _mm512_setzero_si512();
+    __m512i c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z, c3_0 = z, c3_1 = z;
+    __m512i c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z, c6_0 = z, c6_1 = z, c7_0 = z, c7_1 = z;
+    for (size_t p = 0; p < kq; p++) {
+        __m512i b0 = _mm512_loadu_si512((const void *)(b + p * 64));
+        __m512i b1 = NB > 1 ? _mm512_loadu_si512((const void *)(b + bs + p * 64)) : z;
+        TI__QV_ROW(0) TI__QV_ROW(1) TI__QV_ROW(2) TI__QV_ROW(3)
+        TI__QV_ROW(4) TI__QV_ROW(5) TI__QV_ROW(6) TI__QV_ROW(7)
+    }
+    TI__QV_STORE(0) TI__QV_STORE(1) TI__QV_STORE(2) TI__QV_STORE(3)
+    TI__QV_STORE(4) TI__QV_STORE(5) TI__QV_STORE(6) TI__QV_STORE(7)
+}
+
+static __attribute__((noinline, unused)) TI__TARGET_AVX512VNNI void
+ti__qv_tile1(size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs, uint32_t *acc,
+             size_t ldacc, int add) {
+    ti__qv_tile(1, kq, a, lda, b, bs, acc, ldacc, add);
+}
+static __attribute__((noinline, unused)) TI__TARGET_AVX512VNNI void
+ti__qv_tile2(size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs, uint32_t *acc,
+             size_t ldacc, int add) {
+    ti__qv_tile(2, kq, a, lda, b, bs, acc, ldacc, add);
+}
+
+/* The micro-kernel: 8 rows x 16 * nb channels (nb 1 or 2). */
+TI__PRIVATE void ti__qg8_micro_vnni(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
+                                    size_t bs, int nb, uint32_t *acc, size_t ldacc, int add) {
+    if (nb > 1) ti__qv_tile2(kq, a, lda, b, bs, acc, ldacc, add);
+    else ti__qv_tile1(kq, a, lda, b, bs, acc, ldacc, add);
+}
+
+/* dst[i] = src[i] ^ flip for i < n (flip 0x80 turns int8 into uint8 = int8 + 128); returns
+ * the sum of the bytes written, modulo 2^32. */
+TI__PRIVATE TI__TARGET_AVX512VNNI uint32_t ti__qg8_copy_vnni(uint8_t *dst, const uint8_t *src,
+                                                             size_t n, uint8_t flip) {
+    const __m512i f = _mm512_set1_epi8((char)flip), z = _mm512_setzero_si512();
+    __m512i s = z;
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m512i v = _mm512_xor_si512(_mm512_loadu_si512((const void *)(src + i)), f);
+        _mm512_storeu_si512((void *)(dst + i), v);
+        s = _mm512_add_epi64(s, _mm512_sad_epu8(v, z));
+    }
+    if (i < n) {
+        __mmask64 m = (__mmask64)(~0ULL >> (64 - (n - i)));
+        __m512i v = _mm512_maskz_mov_epi8(m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, src + i), f));
+        _mm512_mask_storeu_epi8(dst + i, m, v);
+        s = _mm512_add_epi64(s, _mm512_sad_epu8(v, z));
+    }
+    return (uint32_t)_mm512_reduce_add_epi64(s);
+}
+
+/* One output row of the byte path: x[c] = dot[c] + colc[c] + bos[c] * row (modulo 2^32, the
+ * int32 sum of the int16 path plus bias) for c < n; bos NULL: x[c] = dot[c] + colc[c] + row
+ * (the caller's row term when it is the same for every column). Then, when mult != NULL,
+ * TFLite's TI__QRQ_32 as ti__qrq32_avx2 does it (the same steps on 16 lanes: a positive
+ * shift saturating to int32, skipped where no lane has one; the doubling high multiply
+ * rounded half away from zero as floor((ab + 2^30) / 2^31); the rounding right shift with
+ * threshold (mask >> 1) + (q < 0); the clamp to [lo - yo, hi - yo] and yo added) to out8
+ * (u8 or i8: every value is in the dtype's range after the clamp) when out8 != NULL, else
+ * to x. Shifts outside [-31, 31] stop the requantization: returns how many channels were
+ * requantized (a multiple of 16, or n); x[that..n) then holds the sums for the caller to
+ * finish. mult == NULL: only the sums, to x; returns 0. */
+TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__qg8_row_vnni(const uint32_t *dot, const int32_t *colc,
+                                                          const int32_t *bos, int32_t row,
+                                                          size_t n, const int32_t *mult,
+                                                          const int32_t *shift, int32_t yo,
+                                                          int32_t lo, int32_t hi, int32_t *x,
+                                                          uint8_t *out8) {
+    const __m512i rv = _mm512_set1_epi32(row);
+#define TI__QV_SUM(v, k)                                                                    \
+    __m512i v = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, dot + i),                     \
+                                 _mm512_maskz_loadu_epi32(k, colc + i));                   \
+    v = _mm512_add_epi32(v, bos != NULL ? _mm512_mullo_epi32(_mm512_maskz_loadu_epi32(k, bos + i), rv) \
+                                        : rv);
+    size_t i = 0;
+    if (mult == NULL) {
+        for (; i < n; i += 16) {
+            __mmask16 k = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
+            TI__QV_SUM(v, k)
+            _mm512_mask_storeu_epi32(x + i, k, v);
+        }
+        return 0;
+    }
+    int64_t l = (int64_t)lo - yo, h = (int64_t)hi - yo;
+    const __m512i qlo = _mm512_set1_epi32(l < INT32_MIN ? INT32_MIN : (int32_t)l);
+    const __m512i qhi = _mm512_set1_epi32(h > INT32_MAX ? INT32_MAX : (int32_t)h);
+    const __m512i vyo = _mm512_set1_epi32(yo), zero = _mm512_setzero_si512();
+    const __m512i one = _mm512_set1_epi32(1), lim = _mm512_set1_epi32(31);
+    const __m512i nlim = _mm512_set1_epi32(-31);
+    const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30), imax = _mm512_set1_epi32(INT32_MAX);
+    for (; i < n; i += 16) {
+        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
+        TI__QV_SUM(v, k)
+        __m512i sh = _mm512_maskz_loadu_epi32(k, shift + i);
+        __mmask16 bad = _mm512_cmpgt_epi32_mask(sh, lim) | _mm512_cmpgt_epi32_mask(nlim, sh);
+        if (bad != 0) break;
+        __m512i m = _mm512_maskz_loadu_epi32(k, mult + i);
+        if (_mm512_cmpgt_epi32_mask(sh, zero) != 0) { /* a left shift, saturating */
+            __m512i ls = _mm512_max_epi32(sh, zero);
+            __m512i y = _mm512_sllv_epi32(v, ls);
+            __mmask16 ovf = _mm512_cmpneq_epi32_mask(_mm512_srav_epi32(y, ls), v);
+            __m512i sat = _mm512_xor_si512(_mm512_srai_epi32(v, 31), imax); /* INT32_MIN or _MAX */
+            v = _mm512_mask_mov_epi32(y, ovf, sat);
+        }
+        __m512i rs = _mm512_max_epi32(_mm512_sub_epi32(zero, sh), zero);
+        /* bits 31..62 of v * m + 2^30: even lanes shifted down, odd lanes' products (of the
+         * lanes' high halves) shifted up by one into the high half */
+        __m512i pe = _mm512_add_epi64(_mm512_mul_epi32(v, m), nudge);
+        __m512i po = _mm512_add_epi64(
+            _mm512_mul_epi32(_mm512_srli_epi64(v, 32), _mm512_srli_epi64(m, 32)), nudge);
+        __m512i q = _mm512_mask_blend_epi32((__mmask16)0xAAAA, _mm512_srli_epi64(pe, 31),
+                                            _mm512_slli_epi64(po, 1));
+        __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, rs), one);
+        __m512i rem = _mm512_and_si512(q, mask);
+        __m512i thr = _mm512_add_epi32(_mm512_srai_epi32(mask, 1), _mm512_srli_epi32(q, 31));
+        q = _mm512_srav_epi32(q, rs);
+        q = _mm512_mask_add_epi32(q, _mm512_cmpgt_epi32_mask(rem, thr), q, one);
+        q = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(q, qlo), qhi), vyo);
+        if (out8 != NULL) { /* VPMOVDB to a register, then the store: the masked VPMOVDB
+                               to memory is microcoded on AMD Zen 4 (a fifth of this loop) */
+            __m128i b8 = _mm512_cvtepi32_epi8(q);
+            if (k == 0xffff) _mm_storeu_si128((__m128i *)(void *)(out8 + i), b8);
+            else _mm_mask_storeu_epi8(out8 + i, k, b8);
+        } else {
+            _mm512_mask_storeu_epi32(x + i, k, q);
+        }
+    }
+#undef TI__QV_SUM
+    for (size_t j = i; j < n; j++) /* stopped early: the sums of the rest for the caller */
+        x[j] = (int32_t)(dot[j] + (uint32_t)colc[j] +
+                         (bos != NULL ? (uint32_t)bos[j] * (uint32_t)row : (uint32_t)row));
+    return i < n ? i : n;
+}
+
+/* ti__qg8_row_vnni's requantization for nr rows at once, to bytes only: row r's sums
+ * dot[r * ldd + c] + colc[c] + (bos ? bos[c] * row[r] : row[r]), requantized to out[r * ldo
+ * + c] for c < n. Columns outer, rows inner: the per-column multipliers, shifts and masks
+ * are set up once for all rows, and the rows' chains overlap. Returns 0, doing nothing,
+ * when a shift is outside [-31, 31] (the caller then goes row by row), else 1. */
+TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_rows8_vnni(size_t nr, const uint32_t *dot, size_t ldd,
+                                                         const int32_t *colc, const int32_t *bos,
+                                                         const int32_t *row, size_t n,
+                                                         const int32_t *mult, const int32_t *shift,
+                                                         int32_t yo, int32_t lo, int32_t hi,
+                                                         uint8_t *out, size_t ldo) {
+    const __m512i zero = _mm512_setzero_si512(), lim = _mm512_set1_epi32(31);
+    const __m512i nlim = _mm512_set1_epi32(-31);
+    __mmask16 pos = 0;
+    for (size_t i = 0; i < n; i += 16) {
+        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
+        __m512i sh = _mm512_maskz_loadu_epi32(k, shift + i);
+        if ((_mm512_cmpgt_epi32_mask(sh, lim) | _mm512_cmpgt_epi32_mask(nlim, sh)) != 0) return 0;
+        pos |= _mm512_cmpgt_epi32_mask(sh, zero);
+    }
+    int64_t l = (int64_t)lo - yo, h = (int64_t)hi - yo;
+    const __m512i qlo = _mm512_set1_epi32(l < INT32_MIN ? INT32_MIN : (int32_t)l);
+    const __m512i qhi = _mm512_set1_epi32(h > INT32_MAX ? INT32_MAX : (int32_t)h);
+    const __m512i vyo = _mm512_set1_epi32(yo), one = _mm512_set1_epi32(1);
+    const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30), imax = _mm512_set1_epi32(INT32_MAX);
+    for (size_t i = 0; i < n; i += 16) {
+        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
+        __m512i sh = _mm512_maskz_loadu_epi32(k, shift + i);
+        __m512i m = _mm512_maskz_loadu_epi32(k, mult + i), mo = _mm512_srli_epi64(m, 32);
+        __m512i ls = _mm512_max_epi32(sh, zero), rs = _mm512_max_epi32(_mm512_sub_epi32(zero, sh), zero);
+        __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, rs), one);
+        __m512i half = _mm512_srai_epi32(mask, 1);
+        __m512i cc = _mm512_maskz_loadu_epi32(k, colc + i);
+        __m512i bb = bos != NULL ? _mm512_maskz_loadu_epi32(k, bos + i) : zero;
+        for (size_t r = 0; r < nr; r++) {
+            __m512i rv = _mm512_set1_epi32(row[r]);
+            __m512i v = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, dot + r * ldd + i), cc);
+            v = _mm512_add_epi32(v, bos != NULL ? _mm512_mullo_epi32(bb, rv) : rv);
+            if (pos != 0) { /* a left shift, saturating */
+                __m512i y = _mm512_sllv_epi32(v, ls);
+                __mmask16 ovf = _mm512_cmpneq_epi32_mask(_mm512_srav_epi32(y, ls), v);
+                __m512i sat = _mm512_xor_si512(_mm512_srai_epi32(v, 31), imax);
+                v = _mm512_mask_mov_epi32(y, ovf, sat);
+            }
+            __m512i pe = _mm512_add_epi64(_mm512_mul_epi32(v, m), nudge);
+            __m512i po = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(v, 32), mo), nudge);
+            __m512i q = _mm512_mask_blend_epi32((__mmask16)0xAAAA, _mm512_srli_epi64(pe, 31),
+                                                _mm512_slli_epi64(po, 1));
+            __m512i rem = _mm512_and_si512(q, mask);
+            __m512i thr = _mm512_add_epi32(half, _mm512_srli_epi32(q, 31));
+            q = _mm512_srav_epi32(q, rs);
+            q = _mm512_mask_add_epi32(q, _mm512_cmpgt_epi32_mask(rem, thr), q, one);
+            q = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(q, qlo), qhi), vyo);
+            __m128i b8 = _mm512_cvtepi32_epi8(q);
+            if (k == 0xffff) _mm_storeu_si128((__m128i *)(void *)(out + r * ldo + i), b8);
+            else _mm_mask_storeu_epi8(out + r * ldo + i, k, b8);
+        }
+    }
+    return 1;
+}
+
+/* One output pixel of the 8-bit depthwise kernel (cpu/tfl_conv.c, channel multiplier 1):
+ * acc[c] = sum over taps t < nt of (w[woff[t] + c] + wo) * (x[xoff[t] + c] + xo) modulo
+ * 2^32 for c < n, 64 channels at a time in registers (the last ones masked): the sums of
+ * ti__dwq_tap_avx2 tap after tap, in the same order (each product exact in int32). */
+TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pixel_avx512(int u8, uint32_t *acc, const void *x,
+                                                            const void *w, const size_t *xoff,
+                                                            const size_t *woff, size_t nt,
+                                                            size_t n, int32_t xo, int32_t wo) {
+    const unsigned char *xb = (const unsigned char *)x, *wb = (const unsigned char *)w;
+    const __m512i vxo = _mm512_set1_epi32(xo), vwo = _mm512_set1_epi32(wo);
+    for (size_t c0 = 0; c0 < n; c0 += 64) {
+        size_t left = n - c0;
+        __mmask64 k = (__mmask64)(left >= 64 ? ~0ULL : ~0ULL >> (64 - left));
+        __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+        for (size_t t = 0; t < nt; t++) {
+            __m512i x8 = _mm512_maskz_loadu_epi8(k, xb + xoff[t] + c0);
+            __m512i w8 = _mm512_maskz_loadu_epi8(k, wb + woff[t] + c0);
+#define TI__DWQ_Q(ai, lane)                                                                 \
+    {                                                                                       \
+        __m128i xq = _mm512_extracti32x4_epi32(x8, lane), wq = _mm512_extracti32x4_epi32(w8, lane); \
+        __m512i xv = u8 ? _mm512_cvtepu8_epi32(xq) : _mm512_cvtepi8_epi32(xq);              \
+        __m512i wv = u8 ? _mm512_cvtepu8_epi32(wq) : _mm512_cvtepi8_epi32(wq);              \
+        ai = _mm512_add_epi32(ai, _mm512_mullo_epi32(_mm512_add_epi32(wv, vwo),             \
+                                                     _mm512_add_epi32(xv, vxo)));           \
+    }
+            TI__DWQ_Q(a0, 0) TI__DWQ_Q(a1, 1) TI__DWQ_Q(a2, 2) TI__DWQ_Q(a3, 3)
+#undef TI__DWQ_Q
+        }
+        _mm512_mask_storeu_epi32(acc + c0, (__mmask16)k, a0);
+        _mm512_mask_storeu_epi32(acc + c0 + 16, (__mmask16)(k >> 16), a1);
+        _mm512_mask_storeu_epi32(acc + c0 + 32, (__mmask16)(k >> 32), a2);
+        _mm512_mask_storeu_epi32(acc + c0 + 48, (__mmask16)(k >> 48), a3);
+    }
+}
+#endif
+/* ==== end src/cpu/x86/qgemm_vnni.c ========================================================== */
+
+/* ==== begin src/cpu/x86/tfl_add_avx512.c ==================================================== */
+/* The vector lanes of TFLite's optimized 8-bit ADD (cpu/tfl_elementwise.c, ti__tfl_bin_q8)
+ * in AVX-512, 16 elements at a time: the tabulated input terms (VPGATHERDD from the job's
+ * 256-entry tables), their wrapping sum, the saturating rounding doubling high multiply by
+ * the output multiplier, the rounding divide by a power of two, the int16 wrap of the zero
+ * point's addition, and both clamps, step by step as the scalar code, so the bytes are the
+ * same. Compiled with a function-level target attribute, run only when cpuid says AVX-512
+ * F/BW/VL/VNNI (the level the 8-bit kernels use). Must not allocate. */
+#if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
+#include <immintrin.h>
+
+/* y[i] for i < n - n % 16 from contiguous a[i], b[i]: t1[a] + t2[b] (modulo 2^32), times mo
+ * (ti__q_srdhm; mo != INT32_MIN, so no saturation), divided by 2^e rounding half away from
+ * zero (ti__q_rdbypot, 0 <= e <= 31), plus out_off wrapped to int16, clamped to the dtype
+ * (u8: [0, 255], else [-128, 127]) and then to [lo, hi]. Returns how many were done. */
+TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__tfl_add8_avx512(const uint8_t *a, const uint8_t *b,
+                                                             uint8_t *y, size_t n,
+                                                             const int32_t *t1, const int32_t *t2,
+                                                             int32_t mo, int e, int32_t out_off,
+                                                             int u8, int32_t lo, int32_t hi) {
+    const __m512i vm = _mm512_set1_epi32(mo), mmo = _mm512_srli_epi64(vm, 32);
+    const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30);
+    const __m512i mask = _mm512_set1_epi32((int32_t)(((int64_t)1 << e) - 1));
+    const __m512i half = _mm512_srai_epi32(mask, 1), one = _mm512_set1_epi32(1);
+    const __m128i cnt = _mm_cvtsi32_si128(e);
+    const __m512i voff = _mm512_set1_epi32(out_off);
+    const __m512i dlo = _mm512_set1_epi32(u8 ? 0 : -128), dhi = _mm512_set1_epi32(u8 ? 255 : 127);
+    const __m512i vlo = _mm512_set1_epi32(lo), vhi = _mm512_set1_epi32(hi);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512i ia = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(a + i)));
+        __m512i ib = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(b + i)));
+        __m512i s = _mm512_add_epi32(_mm512_i32gather_epi32(ia, (const void *)t1, 4),
+                                     _mm512_i32gather_epi32(ib, (const void *)t2, 4));
+        /* bits 31..62 of s * mo + 2^30 (see ti__qg8_row_vnni) */
+        __m512i pe = _mm512_add_epi64(_mm512_mul_epi32(s, vm), nudge);
+        __m512i po = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(s, 32), mmo), nudge);
+        __m512i q = _mm512_mask_blend_epi32((__mmask16)0xAAAA, _mm512_srli_epi64(pe, 31),
+                                            _mm512_slli_epi64(po, 1));
+        __m512i rem = _mm512_and_si512(q, mask);
+        __m512i thr = _mm512_add_epi32(half, _mm512_srli_epi32(q, 31));
+        q = _mm512_sra_epi32(q, cnt);
+        q = _mm512_mask_add_epi32(q, _mm512_cmpgt_epi32_mask(rem, thr), q, one);
+        q = _mm512_srai_epi32(_mm512_slli_epi32(_mm512_add_epi32(q, voff), 16), 16); /* int16 */
+        q = _mm512_min_epi32(_mm512_max_epi32(q, dlo), dhi);
+        q = _mm512_min_epi32(_mm512_max_epi32(q, vlo), vhi);
+        _mm_storeu_si128((__m128i *)(void *)(y + i), _mm512_cvtepi32_epi8(q));
+    }
+    return i;
+}
+#endif
+/* ==== end src/cpu/x86/tfl_add_avx512.c ====================================================== */
 
 /* ==== begin src/graph/ops.c ================================================================= */
 /* The op registry: every op the CPU runs, found by domain and op type. Each cpu/ file

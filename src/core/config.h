@@ -59,4 +59,11 @@
 #define TI__TARGET_AVX2 __attribute__((target("avx2,fma")))
 #define TI__TARGET_AVX512 __attribute__((target("avx512f,avx2,fma")))
 #define TI__X86_INLINE static __inline__ __attribute__((always_inline, unused))
+/* AVX512-VNNI (VPDPBUSD, the 8-bit GEMM of cpu/x86/qgemm_vnni.c) needs GCC >= 8 or Clang
+ * >= 6 to know the target name; older compilers build without that kernel. */
+#if defined(__clang__) ? (__clang_major__ >= 6) : (__GNUC__ >= 8)
+#define TI__X86_VNNI 1
+#define TI__TARGET_AVX512VNNI                                                                \
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")))
+#endif
 #endif

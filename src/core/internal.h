@@ -247,8 +247,9 @@ TI__PRIVATE void ti__parallel_for(ti__threadpool *tp, size_t n, size_t grain, ti
 TI__PRIVATE int ti__cpu_count(void);
 
 /* ---- instruction sets (cpu/isa.c, cpu/x86/cpuid.c) ---------------------------------- */
-/* Ordered: a higher value can run every kernel of a lower one. */
-enum { TI__ISA_SCALAR = 0, TI__ISA_AVX2 = 1, TI__ISA_AVX512 = 2 };
+/* Ordered: a higher value can run every kernel of a lower one. AVX512VNNI: AVX-512 F, BW,
+ * VL and VNNI (VPDPBUSD), used by the 8-bit GEMM; the float kernels treat it as AVX512. */
+enum { TI__ISA_SCALAR = 0, TI__ISA_AVX2 = 1, TI__ISA_AVX512 = 2, TI__ISA_AVX512VNNI = 3 };
 TI__PRIVATE int ti__cpu_isa_best(void);      /* what this CPU and OS can run */
 TI__PRIVATE int ti__cpu_isa(void);           /* what the kernels use now */
 TI__PRIVATE int ti__cpu_force_isa(int isa);  /* test hook; returns the ISA in effect */
@@ -334,6 +335,33 @@ TI__PRIVATE size_t ti__qrq32_avx2(const int32_t *x, const int32_t *mult, const i
  * xo) modulo 2^32 for c < n, x and w both uint8 (u8) or both int8 */
 TI__PRIVATE void ti__dwq_tap_avx2(int u8, uint32_t *acc, const void *x, const void *w, size_t n,
                                   int32_t xo, int32_t wo);
+#endif
+#if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
+/* The byte path of core/qgemm.c's 8-bit GEMM for AVX512-VNNI (cpu/x86/qgemm_vnni.c): the
+ * micro-kernel (8 rows of kq * 4 unsigned bytes lda apart, times nb = 1 or 2 blocks of
+ * [kq][16][4] signed bytes bs apart, to acc rows ldacc apart, added to them when add),
+ * byte copies with an xor (int8 -> uint8) that return the bytes' sum, one output row or
+ * up to 8 rows (sums plus row and column terms, requantized as TI__QRQ_32); the AVX-512
+ * depthwise taps of one output pixel (acc[c] = sum over taps t of (w[woff[t] + c] + wo) *
+ * (x[xoff[t] + c] + xo), c < n). */
+TI__PRIVATE void ti__qg8_micro_vnni(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
+                                    size_t bs, int nb, uint32_t *acc, size_t ldacc, int add);
+TI__PRIVATE uint32_t ti__qg8_copy_vnni(uint8_t *dst, const uint8_t *src, size_t n, uint8_t flip);
+TI__PRIVATE size_t ti__qg8_row_vnni(const uint32_t *dot, const int32_t *colc, const int32_t *bos,
+                                    int32_t row, size_t n, const int32_t *mult,
+                                    const int32_t *shift, int32_t yo, int32_t lo, int32_t hi,
+                                    int32_t *x, uint8_t *out8);
+TI__PRIVATE int ti__qg8_rows8_vnni(size_t nr, const uint32_t *dot, size_t ldd, const int32_t *colc,
+                                   const int32_t *bos, const int32_t *row, size_t n,
+                                   const int32_t *mult, const int32_t *shift, int32_t yo,
+                                   int32_t lo, int32_t hi, uint8_t *out, size_t ldo);
+/* The vector lanes of TFLite's 8-bit ADD (cpu/tfl_elementwise.c), cpu/x86/tfl_add_avx512.c */
+TI__PRIVATE size_t ti__tfl_add8_avx512(const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n,
+                                       const int32_t *t1, const int32_t *t2, int32_t mo, int e,
+                                       int32_t out_off, int u8, int32_t lo, int32_t hi);
+TI__PRIVATE void ti__dwq_pixel_avx512(int u8, uint32_t *acc, const void *x, const void *w,
+                                      const size_t *xoff, const size_t *woff, size_t nt, size_t n,
+                                      int32_t xo, int32_t wo);
 #endif
 
 /* ---- kernels and the op registry (graph/ops.c) -------------------------------------- */

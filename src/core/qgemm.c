@@ -187,6 +187,11 @@ TI__PRIVATE void ti__qg_add_bias(const ti_tensor *b, size_t c0, size_t n, int64_
 
 /* Writes depths [k0, k1) of A' row `row` to dst[(k - k0) * TI__QG_MR]. */
 typedef void (*ti__qg_gather_fn)(const void *ctx, size_t row, size_t k0, size_t k1, int16_t *dst);
+/* The byte path's gather: depths [k0, k1) of row `row` as unsigned bytes a_u to dst[k - k0]
+ * (a tap outside the input: the zero point's byte, so that A' is 0). Returns their sum
+ * (modulo 2^32). */
+typedef uint32_t (*ti__qg_gather8_fn)(const void *ctx, size_t row, size_t k0, size_t k1,
+                                      uint8_t *dst);
 
 typedef struct ti__qgemm {
     size_t rows, depth, cols;
@@ -206,6 +211,17 @@ typedef struct ti__qgemm {
     size_t y0, y_rs, y_cs;
     const int16_t *bp;       /* packed B read by the compute: ti__qg_packed_bytes(cols, depth) */
     int16_t *bp_dst;         /* where ti__qg_pack writes it (scratch, or the plan pool) */
+    /* The byte path (AVX512-VNNI), taken when gather8 and bp8 are set and the CPU has it:
+     * A as unsigned bytes a_u (uint8 as is, int8 + 128), A' = a_u + a_off8; B packed once
+     * at planning by ti__qg8_pack (ti__qg8_set points these at it). */
+    ti__qg_gather8_fn gather8;
+    int32_t a_off8;
+    const int8_t *bp8;       /* blocks of 16 columns [depth / 4][16][4], signed bytes b_s */
+    const int32_t *csum8;    /* per column: sum over k of B' (0 past the last column) */
+    const int32_t *bos8;     /* per column: B' - b_s */
+    int8_t *bp8_dst;
+    int want8;               /* planning (ti__qpack_make): the caller has a byte-path gather,
+                                so pack B for it too */
 } ti__qgemm;
 
 TI__PRIVATE size_t ti__qg_packed_bytes(size_t cols, size_t depth) {
@@ -341,6 +357,173 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
     }
 }
 
+/* ---- the byte path: AVX512-VNNI -------------------------------------------------------- */
+/* With a_u = A' - a_off8 (unsigned bytes) and b_s = B' - bos (signed bytes, per column),
+ *   sum_k A' B' = sum_k a_u b_s + bos * sum_k a_u + a_off8 * sum_k B'
+ * (expand (a_u + a_off8)(b_s + bos) and collect sum_k (b_s + bos) = sum_k B'), all modulo
+ * 2^32: the same int32 sums as the int16 kernels, bit for bit. VPDPBUSD gives the first
+ * term; the row sums come from the gathered bytes, the column sums from the pack. Depth is
+ * padded to a multiple of 4 with zero bytes on both sides, which add nothing. */
+#define TI__QG8_MR 8
+#define TI__QG8_KC 1024 /* depths per A panel (a multiple of 4): MR x KC bytes on the stack */
+#define TI__QG8_OCC 256 /* columns accumulated at once: MR x OCC uint32 on the stack */
+
+TI__PRIVATE size_t ti__qg8_depth4(size_t depth) { return (depth + 3) / 4 * 4; }
+
+/* Bytes of the byte path's packed B: the blocks, then csum8 and bos8 (int32 per column). */
+TI__PRIVATE size_t ti__qg8_packed_bytes(size_t cols, size_t depth) {
+    size_t nc = (cols + TI__QG_NR - 1) / TI__QG_NR * TI__QG_NR;
+    return nc * ti__qg8_depth4(depth) + 2 * nc * sizeof(int32_t);
+}
+
+/* Points the byte path's fields of g at a pack of ti__qg8_packed_bytes at base. */
+TI__PRIVATE void ti__qg8_set(ti__qgemm *g, const int8_t *base) {
+    size_t nc = (g->cols + TI__QG_NR - 1) / TI__QG_NR * TI__QG_NR;
+    g->bp8 = base;
+    g->csum8 = (const int32_t *)(const void *)(base + nc * ti__qg8_depth4(g->depth));
+    g->bos8 = g->csum8 + nc;
+}
+
+/* Packs column blocks [begin, end) of B for the byte path into g->bp8_dst (whose csum8 and
+ * bos8 follow as ti__qg8_set says). */
+TI__PRIVATE void ti__qg8_pack_range(void *ctx, size_t begin, size_t end) {
+    const ti__qgemm *g = (const ti__qgemm *)ctx;
+    size_t kd = g->depth, kp = ti__qg8_depth4(kd);
+    size_t nc = (g->cols + TI__QG_NR - 1) / TI__QG_NR * TI__QG_NR;
+    int32_t *csum = (int32_t *)(void *)(g->bp8_dst + nc * kp), *bos = csum + nc;
+    for (size_t b = begin; b < end; b++) {
+        int8_t *dst = g->bp8_dst + b * kp * TI__QG_NR;
+        for (size_t q = 0; q < TI__QG_NR; q++) {
+            size_t c = b * TI__QG_NR + q;
+            for (size_t i = 0; i < kp; i++) dst[i / 4 * 64 + q * 4 + i % 4] = 0;
+            csum[c] = 0;
+            bos[c] = 0;
+            if (c >= g->cols) continue;
+            int32_t off = g->b_off;
+            if (g->b_zp != NULL) {
+                size_t zi = g->b_zp_n > 1 ? g->c0 + c : 0;
+                off -= g->b_u8 ? (int32_t)((const uint8_t *)g->b_zp)[zi]
+                               : (int32_t)((const int8_t *)g->b_zp)[zi];
+            }
+            uint32_t sum = 0;
+            for (size_t i = 0; i < kd; i++) {
+                int32_t v = g->b_u8 ? (int32_t)((const uint8_t *)g->b)[c * g->b_cs + i * g->b_ks]
+                                    : (int32_t)((const int8_t *)g->b)[c * g->b_cs + i * g->b_ks];
+                dst[i / 4 * 64 + q * 4 + i % 4] = (int8_t)(g->b_u8 ? v - 128 : v);
+                sum += (uint32_t)(v + off);
+            }
+            csum[c] = (int32_t)sum;
+            bos[c] = off + (g->b_u8 ? 128 : 0);
+        }
+    }
+}
+
+/* Packs B for the byte path into dst (ti__qg8_packed_bytes) and points g at it. */
+TI__PRIVATE void ti__qg8_pack(ti__qgemm *g, int8_t *dst, ti__threadpool *tp) {
+    size_t nblk = (g->cols + TI__QG_NR - 1) / TI__QG_NR;
+    g->bp8_dst = dst;
+    ti__parallel_for(tp, nblk, TI__MAX((size_t)1, (size_t)32768 / (g->depth * TI__QG_NR + 1)),
+                     ti__qg8_pack_range, g);
+    ti__qg8_set(g, dst);
+}
+
+#ifdef TI__X86_VNNI
+/* Row blocks [begin, end) of TI__QG8_MR rows on the byte path: every column of them. */
+TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
+    const ti__qgemm *g = (const ti__qgemm *)ctx;
+    uint8_t a[TI__QG8_MR * TI__QG8_KC];
+    uint32_t acc[TI__QG8_MR * TI__QG8_OCC], rowsum[TI__QG8_MR];
+    int32_t colc[TI__QG8_OCC], x[TI__QG8_OCC];
+    size_t kd = g->depth, kp = ti__qg8_depth4(kd), oc = g->cols;
+    const ti__qrq *rq = g->rq;
+    /* TFLite's common case in one pass: bias folded into the column terms, requantized in
+     * AVX-512 and stored as bytes; anything else as the int16 path finishes its sums */
+    int fused = rq->mode == TI__QRQ_32 && rq->lo <= rq->hi &&
+                (g->bias == NULL || g->bias->dtype == TI_DTYPE_I32);
+    int bytes = fused && g->y_cs == 1 && (g->ydt == TI_DTYPE_U8 || g->ydt == TI_DTYPE_I8);
+    const int32_t *bv = fused && g->bias != NULL ? (const int32_t *)g->bias->data + g->c0 : NULL;
+    /* one B offset for every column (TFLite): the row term is one number per row */
+    int same = 1;
+    for (size_t c = 1; c < oc && same; c++) same = g->bos8[c] == g->bos8[0];
+    const int32_t *bos = same ? NULL : g->bos8;
+    for (size_t blk = begin; blk < end; blk++) {
+        size_t p0 = blk * TI__QG8_MR, np = TI__MIN((size_t)TI__QG8_MR, g->rows - p0);
+        for (size_t oc0 = 0; oc0 < oc; oc0 += TI__QG8_OCC) {
+            size_t occ = TI__MIN((size_t)TI__QG8_OCC, oc - oc0);
+            size_t nb = (occ + TI__QG_NR - 1) / TI__QG_NR;
+            for (size_t i = 0; i < occ; i++)
+                colc[i] = (int32_t)((bv != NULL ? (uint32_t)bv[oc0 + i] : 0u) +
+                                    (uint32_t)g->a_off8 * (uint32_t)g->csum8[oc0 + i]);
+            for (size_t r = 0; r < TI__QG8_MR; r++) rowsum[r] = 0;
+            if (kd == 0)
+                for (size_t r = 0; r < TI__QG8_MR; r++)
+                    memset(acc + r * TI__QG8_OCC, 0, nb * TI__QG_NR * sizeof(uint32_t));
+            for (size_t k0 = 0; k0 < kd; k0 += TI__QG8_KC) {
+                size_t k1 = TI__MIN(kd, k0 + TI__QG8_KC), kc4 = ti__qg8_depth4(k1 - k0);
+                for (size_t r = 0; r < TI__QG8_MR; r++) {
+                    uint8_t *row = a + r * TI__QG8_KC;
+                    if (r < np) {
+                        rowsum[r] += g->gather8(g->gctx, p0 + r, k0, k1, row);
+                        for (size_t i = k1 - k0; i < kc4; i++) row[i] = 0;
+                    } else {
+                        memset(row, 0, kc4);
+                    }
+                }
+                for (size_t b = 0; b < nb; b += 2)
+                    ti__qg8_micro_vnni(kc4 / 4, a, TI__QG8_KC,
+                                       g->bp8 + ((oc0 / TI__QG_NR + b) * kp + k0) * TI__QG_NR,
+                                       kp * TI__QG_NR, nb - b > 1 ? 2 : 1,
+                                       acc + b * TI__QG_NR, TI__QG8_OCC, k0 > 0);
+            }
+            int32_t rowv[TI__QG8_MR];
+            for (size_t r = 0; r < np; r++)
+                rowv[r] = (int32_t)(same ? rowsum[r] * (uint32_t)g->bos8[0] : rowsum[r]);
+            if (bytes && ti__qg8_rows8_vnni(np, acc, TI__QG8_OCC, colc, bos != NULL ? bos + oc0 : NULL,
+                                            rowv, occ, rq->mult + g->c0 + oc0,
+                                            rq->shift + g->c0 + oc0, rq->yo, rq->lo, rq->hi,
+                                            (uint8_t *)g->y + g->y0 + p0 * g->y_rs + oc0, g->y_rs))
+                continue;
+            for (size_t r = 0; r < np; r++) {
+                size_t yo = g->y0 + (p0 + r) * g->y_rs + oc0 * g->y_cs;
+                const uint32_t *dot = acc + r * TI__QG8_OCC;
+                size_t done = 0;
+                if (fused) {
+                    done = ti__qg8_row_vnni(dot, colc, bos != NULL ? bos + oc0 : NULL, rowv[r], occ,
+                                            rq->mult + g->c0 + oc0, rq->shift + g->c0 + oc0,
+                                            rq->yo, rq->lo, rq->hi, x,
+                                            bytes ? (uint8_t *)g->y + yo : NULL);
+                    if (!bytes) ti__qg_store_n(g->y, g->ydt, yo, g->y_cs, x, done);
+                    for (size_t i = done; i < occ; i++)
+                        ti__qg_store(g->y, g->ydt, yo + i * g->y_cs,
+                                     ti__qrq_one(rq, x[i], g->c0 + oc0 + i));
+                    continue;
+                }
+                /* the int16 path's finish: int32 sums (colc without bias), bias in int64 */
+                ti__qg8_row_vnni(dot, colc, bos != NULL ? bos + oc0 : NULL, rowv[r], occ, NULL, NULL, 0,
+                                 0, 0, x, NULL);
+                for (size_t c = 0; c < occ; c += TI__QG_CHUNK) {
+                    int64_t v[TI__QG_CHUNK];
+                    size_t m = TI__MIN((size_t)TI__QG_CHUNK, occ - c);
+                    for (size_t i = 0; i < m; i++) v[i] = x[c + i];
+                    ti__qg_add_bias(g->bias, g->c0 + oc0 + c, m, v);
+                    ti__qrq_n(rq, v, g->c0 + oc0 + c, m, g->y, g->ydt, yo + c * g->y_cs, g->y_cs);
+                }
+            }
+        }
+    }
+}
+#endif
+
+/* Whether ti__qg_compute takes the byte path for g now. */
+TI__PRIVATE int ti__qg8_usable(const ti__qgemm *g) {
+#ifdef TI__X86_VNNI
+    return g->gather8 != NULL && g->bp8 != NULL && ti__cpu_isa() >= TI__ISA_AVX512VNNI;
+#else
+    (void)g;
+    return 0;
+#endif
+}
+
 TI__PRIVATE size_t ti__qg_grain(size_t work_per_item) {
     return TI__MAX((size_t)1, (size_t)32768 / (work_per_item + 1));
 }
@@ -357,6 +540,14 @@ TI__PRIVATE void ti__qg_pack(ti__qgemm *g, int16_t *dst, ti__threadpool *tp) {
 
 /* Runs the GEMM on packed B: requantized outputs for every row and column. */
 TI__PRIVATE void ti__qg_compute(ti__qgemm *g, ti__threadpool *tp) {
+#ifdef TI__X86_VNNI
+    if (ti__qg8_usable(g)) {
+        size_t blocks8 = (g->rows + TI__QG8_MR - 1) / TI__QG8_MR;
+        ti__parallel_for(tp, blocks8, ti__qg_grain(TI__QG8_MR * g->depth * g->cols / 4),
+                         ti__qg8_range, g);
+        return;
+    }
+#endif
     size_t blocks = (g->rows + TI__QG_MR - 1) / TI__QG_MR;
     ti__parallel_for(tp, blocks, ti__qg_grain(TI__QG_MR * g->depth * g->cols), ti__qg_range, g);
 }
@@ -372,6 +563,8 @@ typedef struct ti__qpack {
     size_t groups, cols, depth; /* bp: groups blocks of ti__qg_packed_bytes(cols, depth);
                                    groups 0: no packed B (requantization only) */
     const int16_t *bp;
+    const int8_t *bp8;          /* or NULL: groups blocks of ti__qg8_packed_bytes(cols, depth),
+                                   B for the byte path, made when the ISA at planning has it */
     size_t channels;            /* requantization multipliers of this many channels, or 0 */
     int mode;                   /* their TI__QRQ_ mode */
     const int32_t *mult, *shift; /* TI__QRQ_32 / _64 */
@@ -396,6 +589,17 @@ TI__PRIVATE const int16_t *ti__qpack_b(const ti__node *nd, size_t groups, size_t
     return p->bp + g * (ti__qg_packed_bytes(cols, depth) / sizeof(int16_t));
 }
 
+/* The byte path's packed B of group g (ti__qg8_set's base) when the node's pack has these
+ * dimensions and one, else NULL. */
+TI__PRIVATE const int8_t *ti__qpack_b8(const ti__node *nd, size_t groups, size_t cols, size_t depth,
+                                       size_t g) {
+    const ti__qpack *p = ti__qpack_of(nd);
+    if (p == NULL || p->bp8 == NULL || p->groups != groups || p->cols != cols ||
+        p->depth != depth || g >= groups)
+        return NULL;
+    return p->bp8 + g * ((ti__qg8_packed_bytes(cols, depth) + 63) / 64 * 64);
+}
+
 /* The node's pack when it holds the multipliers of `channels` channels, else NULL. */
 TI__PRIVATE const ti__qpack *ti__qpack_rq(const ti__node *nd, size_t channels) {
     const ti__qpack *p = ti__qpack_of(nd);
@@ -404,7 +608,8 @@ TI__PRIVATE const ti__qpack *ti__qpack_rq(const ti__node *nd, size_t channels) {
 
 /* Allocates a pack in pool and packs B of `groups` groups into it: the group's columns c0 =
  * g * cols.. at element offset g * b_gs of b (the rest of *tmpl: strides, offsets, zero
- * points as for ti__qg_pack). rq_channels > 0 also reserves ti__qg_rq_bytes of them for
+ * points as for ti__qg_pack); with tmpl->want8, under an ISA with AVX512-VNNI, B for the
+ * byte path as well. rq_channels > 0 also reserves ti__qg_rq_bytes of them for
  * the caller to fill (*rq_mem, then the pack's mode). Sets the node's packed fields.
  * Returns the pack, NULL on OOM. */
 TI__PRIVATE ti__qpack *ti__qpack_make(ti__node *node, ti__pool *pool, ti__threadpool *tp,
@@ -412,22 +617,30 @@ TI__PRIVATE ti__qpack *ti__qpack_make(ti__node *node, ti__pool *pool, ti__thread
                                size_t rq_channels, void **rq_mem) {
     size_t pb = groups > 0 ? ti__qg_packed_bytes(tmpl->cols, tmpl->depth) : 0;
     size_t rqb = rq_channels > 0 ? ti__qg_rq_bytes(rq_channels) : 0;
+    /* the byte path's B as well when the ISA in effect has it; the int16 B stays, for
+     * TINYINFER_ISA / ti__cpu_force_isa changing the ISA after planning */
+    size_t pb8 = pb > 0 && tmpl->want8 && ti__cpu_isa() >= TI__ISA_AVX512VNNI
+                     ? (ti__qg8_packed_bytes(tmpl->cols, tmpl->depth) + 63) / 64 * 64 : 0;
     ti__qpack *p = (ti__qpack *)ti__pool_alloc(pool, sizeof(ti__qpack));
     int16_t *bp = pb > 0 ? (int16_t *)ti__pool_alloc(pool, pb * groups) : NULL;
+    int8_t *bp8 = pb8 > 0 ? (int8_t *)ti__pool_alloc(pool, pb8 * groups) : NULL;
     void *rq = rqb > 0 ? ti__pool_alloc(pool, rqb) : NULL;
-    if (p == NULL || (pb > 0 && bp == NULL) || (rqb > 0 && rq == NULL)) return NULL;
+    if (p == NULL || (pb > 0 && bp == NULL) || (pb8 > 0 && bp8 == NULL) || (rqb > 0 && rq == NULL))
+        return NULL;
     if (bp != NULL) {
         ti__qgemm g = *tmpl;
         for (size_t gi = 0; gi < groups; gi++) {
             g.c0 = gi * tmpl->cols;
             g.b = (const unsigned char *)tmpl->b + gi * b_gs; /* 1-byte elements */
             ti__qg_pack(&g, bp + gi * (pb / sizeof(int16_t)), tp);
+            if (bp8 != NULL) ti__qg8_pack(&g, bp8 + gi * pb8, tp);
         }
     }
     p->groups = bp != NULL ? groups : 0;
     p->cols = tmpl->cols;
     p->depth = tmpl->depth;
     p->bp = bp;
+    p->bp8 = bp != NULL ? bp8 : NULL;
     p->channels = rq != NULL ? rq_channels : 0;
     p->mult = (const int32_t *)rq;
     p->shift = rq != NULL ? (const int32_t *)rq + rq_channels : NULL;
@@ -435,7 +648,7 @@ TI__PRIVATE ti__qpack *ti__qpack_make(ti__node *node, ti__pool *pool, ti__thread
     if (rq_mem != NULL) *rq_mem = rq;
     node->packed_kind = TI__PACK_QGEMM;
     node->packed = p;
-    node->packed_bytes = sizeof(ti__qpack) + pb * groups + rqb;
+    node->packed_bytes = sizeof(ti__qpack) + pb * groups + pb8 * groups + rqb;
     return p;
 }
 

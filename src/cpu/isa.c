@@ -1,8 +1,9 @@
 /* Which instruction set the CPU kernels use. The best one the CPU and OS support is detected
  * once (cpu/x86/cpuid.c on x86; scalar elsewhere and with TI_NO_SIMD). The environment
- * variable TINYINFER_ISA=scalar|avx2|avx512, read once at first use, caps it: for comparing
- * paths, and for working around a suspected SIMD problem on a user's machine. Tests call
- * ti__cpu_force_isa(). Asking for an ISA the CPU lacks gives the best one it has.
+ * variable TINYINFER_ISA=scalar|avx2|avx512|avx512vnni, read once at first use, caps it:
+ * for comparing paths, and for working around a suspected SIMD problem on a user's
+ * machine. Tests call ti__cpu_force_isa(). Asking for an ISA the CPU lacks gives the best
+ * one it has.
  * Sessions on many threads reach the two globals below at once. Both are atomics
  * (core/sync.c): a thread that finds one unset computes the value and stores it; threads
  * racing on first use compute the same value (detection is idempotent), so no lock is
@@ -30,6 +31,7 @@ TI__PRIVATE const char *ti__cpu_isa_name(int isa) {
     switch (isa) {
     case TI__ISA_AVX2: return "avx2";
     case TI__ISA_AVX512: return "avx512";
+    case TI__ISA_AVX512VNNI: return "avx512vnni";
     default: return "scalar";
     }
 }
@@ -38,7 +40,7 @@ TI__PRIVATE const char *ti__cpu_isa_name(int isa) {
 TI__PRIVATE int ti__isa_from_env(void) {
     const char *v = getenv("TINYINFER_ISA");
     if (v == NULL) return -1;
-    for (int isa = TI__ISA_SCALAR; isa <= TI__ISA_AVX512; isa++)
+    for (int isa = TI__ISA_SCALAR; isa <= TI__ISA_AVX512VNNI; isa++)
         if (strcmp(v, ti__cpu_isa_name(isa)) == 0) return isa;
     return -1;
 }

@@ -240,6 +240,72 @@ TI__PRIVATE void ti__tfc_dw_f32_range(void *ctx, size_t begin, size_t end) {
     }
 }
 
+#ifdef TI__X86_VNNI
+/* Taps of one output pixel the AVX-512 depthwise path takes at most (3x3 and 5x5 fit). */
+#define TI__TFC_DW_TAPS 64
+/* Output pixels requantized together by it. */
+#define TI__TFC_DW_PIX 8
+
+/* Whether the AVX-512 depthwise path applies: channel multiplier 1, 8-bit input and
+ * output, TFLite's int32 requantization, int32 bias or none, taps that fit. */
+TI__PRIVATE int ti__tfc_dw_q8_ok(const ti__tfc_job *j) {
+    const ti__qrq *r = &j->rq;
+    return j->g->mult == 1 && j->kind != TI__TFC_I16 && r->mode == TI__QRQ_32 && r->lo <= r->hi &&
+           (j->ydt == TI_DTYPE_U8 || j->ydt == TI_DTYPE_I8) &&
+           (j->b == NULL || j->b->dtype == TI_DTYPE_I32) &&
+           j->g->kh * j->g->kw <= TI__TFC_DW_TAPS && ti__cpu_isa() >= TI__ISA_AVX512VNNI;
+}
+
+/* The AVX-512 depthwise path on pixels [begin, end): TI__TFC_DW_PIX pixels at a time, each
+ * pixel's taps summed in registers (ti__dwq_pixel_avx512), then the block's uint32 sums
+ * plus bias requantized and stored as bytes together (ti__qg8_rows8_vnni); the same sums
+ * modulo 2^32 and the same requantization as the scalar loop. */
+TI__PRIVATE void ti__tfc_dw_q8_range(void *ctx, size_t begin, size_t end) {
+    static const int32_t zeros[TI__TFC_DW_CHUNK] = {0};
+    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+    const ti__tfc_geo *g = j->g;
+    const ti__qrq *rq = &j->rq;
+    size_t oc = (size_t)g->oc, ic = (size_t)g->ic;
+    size_t xoff[TI__TFC_DW_PIX][TI__TFC_DW_TAPS], woff[TI__TFC_DW_PIX][TI__TFC_DW_TAPS];
+    size_t nt[TI__TFC_DW_PIX];
+    uint32_t a32[TI__TFC_DW_PIX * TI__TFC_DW_CHUNK];
+    const int32_t zrow[TI__TFC_DW_PIX] = {0};
+    const uint8_t *x = (const uint8_t *)j->x, *w = (const uint8_t *)j->w; /* 1-byte elements */
+    for (size_t p0 = begin; p0 < end; p0 += TI__TFC_DW_PIX) {
+        size_t np = TI__MIN((size_t)TI__TFC_DW_PIX, end - p0);
+        for (size_t r = 0; r < np; r++) {
+            int64_t n, oy, ox, fy0, fy1, fx0, fx1;
+            ti__tfc_pixel(g, p0 + r, &n, &oy, &ox);
+            int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
+            ti__tfc_taps(iy0, g->dh, g->kh, g->ih, &fy0, &fy1);
+            ti__tfc_taps(ix0, g->dw, g->kw, g->iw, &fx0, &fx1);
+            nt[r] = 0;
+            for (int64_t fy = fy0; fy < fy1; fy++)
+                for (int64_t fx = fx0; fx < fx1; fx++, nt[r]++) {
+                    xoff[r][nt[r]] = (size_t)((n * g->ih + iy0 + fy * g->dh) * g->iw + ix0 + fx * g->dw) * ic;
+                    woff[r][nt[r]] = (size_t)(fy * g->kw + fx) * oc;
+                }
+        }
+        for (size_t c0 = 0; c0 < oc; c0 += TI__TFC_DW_CHUNK) {
+            size_t cn = TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0);
+            for (size_t r = 0; r < np; r++)
+                ti__dwq_pixel_avx512(j->kind == TI__TFC_U8, a32 + r * TI__TFC_DW_CHUNK, x + c0, w + c0,
+                                     xoff[r], woff[r], nt[r], cn, j->xo, j->wo);
+            const int32_t *bias = j->b != NULL ? (const int32_t *)j->b->data + c0 : zeros;
+            if (ti__qg8_rows8_vnni(np, a32, TI__TFC_DW_CHUNK, bias, NULL, zrow, cn, rq->mult + c0,
+                                   rq->shift + c0, rq->yo, rq->lo, rq->hi,
+                                   (uint8_t *)j->y + p0 * oc + c0, oc))
+                continue;
+            for (size_t r = 0; r < np; r++) /* a shift outside [-31, 31]: one at a time */
+                for (size_t i = 0; i < cn; i++)
+                    ti__qg_store(j->y, j->ydt, (p0 + r) * oc + c0 + i,
+                                 ti__qrq_one(rq, (int32_t)(a32[r * TI__TFC_DW_CHUNK + i] + (uint32_t)bias[i]),
+                                             c0 + i));
+        }
+    }
+}
+#endif
+
 /* Quantized depthwise: per output pixel, TI__TFC_DW_CHUNK channels at a time accumulated
  * over the taps, then requantized. */
 TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end) {
@@ -321,8 +387,11 @@ TI__PRIVATE ti_status ti__tfc_dwconv_run(ti__kctx *k) {
         return st;
     j.g = &g;
     size_t pixels = (size_t)(g.n * g.oh * g.ow), work = (size_t)(g.oc * g.kh * g.kw);
-    ti__parallel_for(k->tp, pixels, ti__tfc_grain(work),
-                     j.kind == TI__TFC_F32 ? ti__tfc_dw_f32_range : ti__tfc_dw_q_range, &j);
+    ti__range_fn fn = j.kind == TI__TFC_F32 ? ti__tfc_dw_f32_range : ti__tfc_dw_q_range;
+#ifdef TI__X86_VNNI
+    if (j.kind != TI__TFC_F32 && ti__tfc_dw_q8_ok(&j)) fn = ti__tfc_dw_q8_range;
+#endif
+    ti__parallel_for(k->tp, pixels, ti__tfc_grain(work), fn, &j);
     return TI_OK;
 }
 
@@ -793,6 +862,7 @@ TI__PRIVATE ti_status ti__tfc_prepack(ti__kctx *k, ti__node *node, ti__pool *poo
     t.b_u8 = j.kind == TI__TFC_U8;
     t.b_cs = kdim;
     t.b_ks = 1;
+    t.want8 = 1; /* ti__tfc_qgemm has the byte path's gather */
     if (j.kind == TI__TFC_U8 || (fc && w->quant.count == 1))
         t.b_off = -(int32_t)w->quant.zero_point[0];
     void *rq_mem = NULL;

@@ -3,8 +3,9 @@
  * the six comparisons, SELECT, SELECT_V2 and ADD_N, with TFLite's broadcasting; and the op
  * table of every TFLite elementwise op (the one-input ops are in tfl_activation.c).
  * Quantized (uint8, int8, int16) arithmetic repeats TFLite's integer kernels bit for bit.
- * Relies on binary.c's broadcast walker (ti__bcast_*) and value carriers, qmath.c and the
- * helpers of tfl_activation.c. Must not allocate: the walker runs on stack chunks. */
+ * Relies on binary.c's broadcast walker (ti__bcast_*) and value carriers, qmath.c, the
+ * helpers of tfl_activation.c and, for the 8-bit ADD's vector lanes on AVX-512,
+ * cpu/x86/tfl_add_avx512.c. Must not allocate: the walker runs on stack chunks. */
 
 enum {
     TI__TB_ADD, TI__TB_SUB, TI__TB_MUL, TI__TB_DIV, TI__TB_MAX, TI__TB_MIN, TI__TB_SQDIFF,
@@ -298,7 +299,23 @@ TI__PRIVATE void ti__tfl_bin_q8(const ti__bjob *jb, size_t o, const size_t *off,
         const size_t row = j->add_mode != TI__TFL_ADD_REF ? j->add_row : 0;
         const size_t vec_end = row - row % (j->add_lanes ? j->add_lanes : 1);
         size_t p = row ? o % row : 0;
+#ifdef TI__X86_VNNI
+        /* AVX-512 for runs of 16 vector-lane elements of contiguous inputs */
+        const int simd = sa == 1 && sb == 1 && row > 0 && lo <= hi && j->mo != INT32_MIN &&
+                         j->so >= -31 && ti__cpu_isa() >= TI__ISA_AVX512VNNI;
+#endif
         for (size_t i = 0; i < n; i++) {
+#ifdef TI__X86_VNNI
+            if (simd && p < vec_end && vec_end - p >= 16 && n - i >= 16) {
+                size_t d = ti__tfl_add8_avx512(a + i, c + i, y + i, TI__MIN(vec_end - p, n - i),
+                                               j->t1[1], j->t2[1], j->mo, j->so < 0 ? -j->so : 0,
+                                               j->out_off, u8, lo, hi);
+                i += d;
+                p += d;
+                if (p == row) p = 0;
+                if (i >= n) break;
+            }
+#endif
             const int vec = p < vec_end;
             if (row && ++p == row) p = 0;
             const int32_t sx = j->t1[vec][a[i * sa]], sy = j->t2[vec][c[i * sb]];

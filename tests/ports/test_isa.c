@@ -11,7 +11,7 @@ int main(void) {
     int isa = ti__cpu_isa();
     printf("isa: %s\n", ti__cpu_isa_name(isa));
 #if defined(__x86_64__) || defined(__i386__)
-    TI_CHECK(isa >= TI__ISA_SCALAR && isa <= TI__ISA_AVX512);
+    TI_CHECK(isa >= TI__ISA_SCALAR && isa <= TI__ISA_AVX512VNNI);
 #else
 #ifdef TI__X86_SIMD
     TI_CHECK(!"TI__X86_SIMD is defined on a non-x86 target");

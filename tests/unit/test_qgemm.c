@@ -7,7 +7,15 @@
  * ti__qrq_n) against the scalar loop on random and extreme accumulators, multipliers, shifts
  * and clamp ranges. Then the whole quantized path (GEMM, requantization and the depthwise
  * taps of ti__dwq_tap_avx2): a uint8 CONV_2D model
- * from tests/ run with the AVX2 ISA and with the scalar ISA gives identical outputs. */
+ * from tests/ run with the AVX2 ISA and with the scalar ISA gives identical outputs.
+ * The shared GEMM driver (core/qgemm.c) on random shapes under every ISA, the AVX512-VNNI
+ * byte path included, against the scalar ISA: odd depths, rows and columns around the
+ * kernels' blocks, zero points at the ends of their range, per-channel multipliers and
+ * zero points, every requantization mode, bias int32 / int64 / none, strided outputs;
+ * the AVX-512 depthwise pixel and the byte copy against plain loops; the AVX-512 lanes of
+ * the 8-bit ADD against the scalar arithmetic; and the uint8 and int8 (per-channel)
+ * MobileNets under each ISA, on 1 and 2 threads, also planned under the best ISA and run
+ * under a lower one. */
 #define TINYINFER_IMPLEMENTATION
 #include "tinyinfer.h"
 #include "ti_test.h"
@@ -109,54 +117,326 @@ TI_TEST(requant_avx2_matches_scalar) {
     TI_CHECK_EQ_INT(bad, 0);
 }
 
-/* The bundled uint8 MobileNet (examples/data) under each ISA: identical outputs. */
-TI_TEST(quantized_model_same_under_each_isa) {
-    const char *path = "examples/data/mobilenet_v2_1.0_224_quant.tflite";
+
+/* ---- the whole GEMM driver on random shapes, each ISA against the scalar one ------------- */
+/* A: rows x depth bytes (uint8 or int8) with zero point zp; the int16 path's gather gives
+ * A' = a - zp, the byte path's the bytes as uint8 (int8 flipped) with a_off8 = -zp (-128). */
+typedef struct tg_a {
+    const unsigned char *a;
+    int u8;
+    size_t depth;
+    int32_t zp;
+} tg_a;
+
+static void tg_gather(const void *ctx, size_t row, size_t k0, size_t k1, int16_t *dst) {
+    const tg_a *t = (const tg_a *)ctx;
+    for (size_t k = k0; k < k1; k++) {
+        unsigned char v = t->a[row * t->depth + k];
+        dst[(k - k0) * TI__QG_MR] = (int16_t)((t->u8 ? (int32_t)v : (int32_t)(signed char)v) - t->zp);
+    }
+}
+
+static uint32_t tg_gather8(const void *ctx, size_t row, size_t k0, size_t k1, uint8_t *dst) {
+    const tg_a *t = (const tg_a *)ctx;
+    uint32_t sum = 0;
+    for (size_t k = k0; k < k1; k++) {
+        dst[k - k0] = (uint8_t)(t->a[row * t->depth + k] ^ (t->u8 ? 0 : 0x80));
+        sum += dst[k - k0];
+    }
+    return sum;
+}
+
+static int32_t zp_extreme(int u8) {
+    unsigned u = urand() % 4;
+    if (u == 0) return u8 ? 0 : -128;
+    if (u == 1) return u8 ? 255 : 127;
+    return u8 ? (int32_t)(urand() % 256) : (int32_t)(urand() % 256) - 128;
+}
+
+/* One random GEMM (case number r) under every ISA this CPU has; returns the mismatches. */
+static int gemm_case(int r, size_t rows, size_t depth, size_t cols) {
+    int a_u8 = (int)(urand() & 1), b_u8 = (int)(urand() & 1);
+    size_t c0 = urand() % 3 == 0 ? 5 : 0, nch = c0 + cols;
+    unsigned char *a = (unsigned char *)malloc(rows * depth + 1);
+    unsigned char *b = (unsigned char *)malloc(cols * depth + 1);
+    unsigned char *bzp = (unsigned char *)malloc(nch);
+    int32_t *mult = (int32_t *)malloc(nch * sizeof(int32_t)), *shift = (int32_t *)malloc(nch * sizeof(int32_t));
+    int32_t *b32 = (int32_t *)malloc(nch * sizeof(int32_t));
+    int64_t *b64 = (int64_t *)malloc(nch * sizeof(int64_t));
+    double *real = (double *)malloc(nch * sizeof(double));
+    size_t ybytes = rows * cols * 4 + 4;
+    unsigned char *yref = (unsigned char *)malloc(ybytes), *ysimd = (unsigned char *)malloc(ybytes);
+    int16_t *bp = (int16_t *)malloc(ti__qg_packed_bytes(cols, depth) + 2);
+    int8_t *bp8 = (int8_t *)malloc(ti__qg8_packed_bytes(cols, depth) + 64);
+    tg_a ta = {a, a_u8, depth, zp_extreme(a_u8)};
+    /* A: random, with runs of the zero point (the padding taps of a convolution) */
+    for (size_t i = 0; i < rows * depth; i++)
+        a[i] = urand() % 5 == 0 ? (unsigned char)ta.zp : (unsigned char)urand();
+    for (size_t i = 0; i < cols * depth; i++) b[i] = (unsigned char)urand();
+    if (urand() % 4 == 0) /* extreme weights */
+        for (size_t i = 0; i < cols * depth; i++) b[i] = urand() & 1 ? 0x7f : 0x80;
+    for (size_t c = 0; c < nch; c++) {
+        bzp[c] = (unsigned char)zp_extreme(b_u8);
+        mult[c] = urand() % 5 == 0 ? INT32_MAX : (int32_t)((1u << 30) + urand() % (1u << 24) * 64u);
+        shift[c] = (int32_t)(urand() % 40) - 31; /* -31 .. 8 */
+        b32[c] = urand() % 4 == 0 ? (int32_t)(urand() * 2654435761u) : (int32_t)(urand() % 200001) - 100000;
+        b64[c] = (int64_t)b32[c] * 3;
+        real[c] = (double)(urand() % 1000 + 1) * 1e-6;
+    }
+    ti__qgemm g;
+    memset(&g, 0, sizeof g);
+    ti__qrq q;
+    memset(&q, 0, sizeof q);
+    g.rows = rows;
+    g.depth = depth;
+    g.cols = cols;
+    g.gather = tg_gather;
+    g.gctx = &ta;
+    g.b = b;
+    g.b_u8 = b_u8;
+    if (urand() & 1) { /* [cols][depth] (conv weights) or [depth][cols] (a MatMul's b) */
+        g.b_cs = depth, g.b_ks = 1;
+    } else {
+        g.b_cs = 1, g.b_ks = cols;
+    }
+    if (urand() % 3 == 0) { /* ONNX: per-tensor or per-column zero points of B */
+        g.b_zp = bzp;
+        g.b_zp_n = urand() & 1 ? nch : 1;
+    } else { /* TFLite: -zero point as an offset */
+        g.b_off = -zp_extreme(b_u8);
+    }
+    g.c0 = c0;
+    int mode = r % 6; /* three in six TI__QRQ_32, the common case */
+    q.mode = mode < 3 ? TI__QRQ_32 : mode == 3 ? TI__QRQ_RAW : mode == 4 ? TI__QRQ_DOUBLE : TI__QRQ_ONNX;
+    q.mult = mult;
+    q.shift = shift;
+    q.real = real;
+    ti_dtype ydt = q.mode == TI__QRQ_RAW ? TI_DTYPE_I32 : (urand() % 3 == 0 ? TI_DTYPE_I32 : urand() & 1 ? TI_DTYPE_U8 : TI_DTYPE_I8);
+    q.lo = ydt == TI_DTYPE_U8 ? 0 : ydt == TI_DTYPE_I8 ? -128 : INT32_MIN;
+    q.hi = ydt == TI_DTYPE_U8 ? 255 : ydt == TI_DTYPE_I8 ? 127 : INT32_MAX;
+    if (urand() & 1 && ydt != TI_DTYPE_I32) q.lo += (int32_t)(urand() % 20), q.hi -= (int32_t)(urand() % 20); /* fused ReLU-like */
+    q.yo = ydt == TI_DTYPE_I32 ? (int32_t)(urand() % 201) - 100 : (int32_t)(urand() % 256) - (ydt == TI_DTYPE_I8 ? 128 : 0);
+    g.rq = &q;
+    ti_tensor tb;
+    memset(&tb, 0, sizeof tb);
+    unsigned bsel = urand() % 4;
+    if (bsel > 0) {
+        tb.dtype = bsel == 3 ? TI_DTYPE_I64 : TI_DTYPE_I32;
+        tb.data = bsel == 3 ? (void *)b64 : (void *)b32;
+        g.bias = &tb;
+    }
+    g.ydt = ydt;
+    if (urand() & 1) { /* row-major, or channel planes (NCHW) */
+        g.y_rs = cols, g.y_cs = 1;
+    } else {
+        g.y_rs = 1, g.y_cs = rows;
+    }
+    static const int isas[] = {TI__ISA_SCALAR, TI__ISA_AVX2, TI__ISA_AVX512, TI__ISA_AVX512VNNI};
+    int bad = 0;
+    for (int i = 0; i < 4; i++) {
+        if (ti__cpu_force_isa(isas[i]) != isas[i]) continue;
+        unsigned char *y = i == 0 ? yref : ysimd;
+        memset(y, 0xA5, ybytes);
+        g.y = y;
+        g.gather8 = NULL;
+        g.bp8 = NULL;
+        ti__qg_pack(&g, bp, NULL);
+        if (isas[i] == TI__ISA_AVX512VNNI) {
+            ti__qg8_pack(&g, bp8, NULL);
+            g.gather8 = tg_gather8;
+            g.a_off8 = -ta.zp - (a_u8 ? 0 : 128);
+            TI_CHECK(ti__qg8_usable(&g));
+        }
+        ti__qg_compute(&g, NULL);
+        if (i > 0 && memcmp(yref, ysimd, ybytes) != 0 && bad++ == 0)
+            printf("  case %d (%zu x %zu x %zu, A %s zp %d, B %s, mode %d, y %s, bias %u): %s "
+                   "differs from scalar\n", r, rows, depth, cols, a_u8 ? "u8" : "i8", ta.zp,
+                   b_u8 ? "u8" : "i8", q.mode, ti_dtype_name(ydt), bsel, ti__cpu_isa_name(isas[i]));
+    }
+    ti__cpu_force_isa(-1);
+    free(a), free(b), free(bzp), free(mult), free(shift), free(b32), free(b64), free(real);
+    free(yref), free(ysimd), free(bp), free(bp8);
+    return bad;
+}
+
+TI_TEST(gemm_each_isa_matches_scalar) {
+    int bad = 0;
+    /* edges: depths around 4 and the byte path's 1024-depth panels, columns around the
+     * 16-column blocks, the 32-column tiles and the 256-column chunks, rows around 8 */
+    static const size_t ds[] = {1, 2, 3, 4, 5, 7, 8, 9, 27, 255, 1023, 1024, 1025, 2051};
+    static const size_t cs[] = {1, 15, 16, 17, 31, 32, 33, 255, 256, 257, 520};
+    static const size_t rs[] = {1, 7, 8, 9, 17};
+    int r = 0;
+    for (size_t i = 0; i < sizeof ds / sizeof ds[0]; i++, r++)
+        bad += gemm_case(r, rs[r % 5], ds[i], cs[r % 11]);
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++, r++)
+        bad += gemm_case(r, rs[r % 5], 1 + urand() % 70, cs[i]);
+    for (int n = 0; n < 150; n++, r++)
+        bad += gemm_case(r, 1 + urand() % 30, 1 + urand() % 300, 1 + urand() % 80);
+    TI_CHECK_EQ_INT(bad, 0);
+}
+
+/* The byte path's helpers against plain loops: the depthwise pixel (all taps in registers)
+ * against ti__dwq_tap_avx2 tap after tap, and the flipping copy with its byte sum. */
+TI_TEST(vnni_helpers_match_plain_loops) {
+#if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
+    if (ti__cpu_isa_best() < TI__ISA_AVX512VNNI) {
+        TI_SKIP("this CPU has no AVX512-VNNI");
+        return;
+    }
+    enum { C = 300, T = 25 };
+    unsigned char *x = (unsigned char *)malloc(C * T), *w = (unsigned char *)malloc(C * T);
+    unsigned char d1[C], d2[C];
+    uint32_t a1[C], a2[C];
+    size_t xoff[T], woff[T];
+    int bad = 0;
+    for (int r = 0; r < 300; r++) {
+        size_t n = 1 + urand() % (C - 1), nt = 1 + urand() % T;
+        int u8 = r & 1;
+        int32_t xo = -zp_extreme(u8), wo = u8 ? -zp_extreme(1) : 0;
+        for (size_t i = 0; i < C * T; i++) x[i] = (unsigned char)urand(), w[i] = (unsigned char)urand();
+        if (r % 7 == 0)
+            for (size_t i = 0; i < C * T; i++) x[i] = u8 ? 255 : 0x80, w[i] = u8 ? 0 : 0x80;
+        for (size_t t = 0; t < nt; t++) xoff[t] = urand() % (C * T - n), woff[t] = urand() % (C * T - n);
+        memset(a1, 0, sizeof a1);
+        for (size_t t = 0; t < nt; t++) ti__dwq_tap_avx2(u8, a1, x + xoff[t], w + woff[t], n, xo, wo);
+        for (size_t i = 0; i < C; i++) a2[i] = i < n ? 12345u : a1[i];
+        ti__dwq_pixel_avx512(u8, a2, x, w, xoff, woff, nt, n, xo, wo);
+        if (memcmp(a1, a2, sizeof a1) != 0 && bad++ == 0)
+            printf("  depthwise pixel: %zu channels, %zu taps, %s: differs\n", n, nt, u8 ? "u8" : "i8");
+        uint8_t flip = u8 ? 0 : 0x80;
+        uint32_t sum = 0;
+        memset(d1, 7, sizeof d1);
+        memset(d2, 7, sizeof d2);
+        for (size_t i = 0; i < n; i++) sum += d1[i] = (unsigned char)(x[i] ^ flip);
+        if (ti__qg8_copy_vnni(d2, x, n, flip) != sum || memcmp(d1, d2, sizeof d1) != 0)
+            if (bad++ == 0) printf("  copy of %zu bytes: differs\n", n);
+    }
+    free(x);
+    free(w);
+    TI_CHECK_EQ_INT(bad, 0);
+#endif
+}
+
+/* The AVX-512 lanes of the 8-bit ADD against the scalar vector-lane arithmetic of
+ * ti__tfl_bin_q8: random tables (extremes included), multipliers, shifts 0..31, zero
+ * points and clamp ranges, uint8 and int8 outputs. */
+TI_TEST(add8_avx512_matches_scalar) {
+#if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
+    if (ti__cpu_isa_best() < TI__ISA_AVX512VNNI) {
+        TI_SKIP("this CPU has no AVX512-VNNI");
+        return;
+    }
+    enum { N = 100 };
+    static int32_t t1[256], t2[256];
+    unsigned char a[N], b[N], y1[N], y2[N];
+    int bad = 0;
+    for (int r = 0; r < 500; r++) {
+        for (int v = 0; v < 256; v++) {
+            unsigned u = urand() % 8;
+            t1[v] = u == 0 ? INT32_MIN : u == 1 ? INT32_MAX : (int32_t)(urand() * 2654435761u) >> (urand() % 12);
+            t2[v] = u == 2 ? INT32_MIN : (int32_t)(urand() * 2246822519u) >> (urand() % 12);
+        }
+        for (int i = 0; i < N; i++) a[i] = (unsigned char)urand(), b[i] = (unsigned char)urand();
+        int32_t mo = r % 9 == 0 ? INT32_MAX : (int32_t)((1u << 30) + urand() % (1u << 30));
+        int e = (int)(urand() % 32), u8 = r & 1;
+        int32_t off = (int32_t)(urand() % 256) - (u8 ? 0 : 128);
+        if (r % 7 == 0) off = (int32_t)(urand() % 70000) - 35000; /* the int16 wrap */
+        int32_t lo = (u8 ? 0 : -128) + (int32_t)(urand() % 30), hi = (u8 ? 255 : 127) - (int32_t)(urand() % 30);
+        size_t n = (size_t)(urand() % N);
+        memset(y1, 0x5a, N);
+        memset(y2, 0x5a, N);
+        size_t done = ti__tfl_add8_avx512(a, b, y2, n, t1, t2, mo, e, off, u8, lo, hi);
+        for (size_t i = 0; i < done; i++) {
+            int32_t q = ti__q_rdbypot(ti__q_srdhm(ti__tfl_wadd(t1[a[i]], t2[b[i]]), mo), e);
+            int16_t s16 = (int16_t)(uint16_t)((uint32_t)q + (uint32_t)off);
+            y1[i] = (unsigned char)ti__tfl_clamp(ti__tfl_clamp(s16, u8 ? 0 : -128, u8 ? 255 : 127), lo, hi);
+        }
+        if (done != n - n % 16 || memcmp(y1, y2, N) != 0) bad++;
+    }
+    TI_CHECK_EQ_INT(bad, 0);
+#endif
+}
+
+/* Runs the model at path on a seeded random input with threads threads; the session is
+ * created under ISA make_isa and run under run_isa (the packs made at planning must serve
+ * every ISA). Returns output 0's bytes (malloc), NULL when the ISA is missing. */
+static unsigned char *model_out(ti_model *m, int make_isa, int run_isa, int threads, size_t *bytes) {
+    ti_error err;
+    if (ti__cpu_force_isa(make_isa) != make_isa || ti__cpu_force_isa(run_isa) != run_isa)
+        return NULL;
+    ti__cpu_force_isa(make_isa);
+    ti_session_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = TI_BACKEND_CPU;
+    d.num_threads = threads;
+    ti_session *s = ti_session_create(m, &d, &err);
+    TI_CHECK(s != NULL);
+    if (!s) return NULL;
+    ti__cpu_force_isa(run_isa);
+    ti_tensor *in = ti_session_input(s, 0);
+    unsigned seed = 99u;
+    for (size_t q = 0; q < in->size_bytes; q++) {
+        seed = seed * 1664525u + 1013904223u;
+        ((unsigned char *)in->data)[q] = (unsigned char)(seed >> 24);
+    }
+    TI_CHECK_EQ_INT(ti_session_run(s, &err), TI_OK);
+    const ti_tensor *out = ti_session_output(s, 0);
+    unsigned char *o = (unsigned char *)malloc(out->size_bytes);
+    memcpy(o, out->data, out->size_bytes);
+    *bytes = out->size_bytes;
+    ti_session_destroy(s);
+    ti__cpu_force_isa(-1);
+    return o;
+}
+
+/* A quantized MobileNet under each ISA, 1 and 2 threads, and planned under the best ISA
+ * but run under each lower one: identical outputs. */
+static void model_same_under_each_isa(const char *path) {
     ti_error err;
     ti_model *m = ti_model_load_file(path, NULL, &err);
     if (!m) {
-        TI_SKIP("examples/data/mobilenet_v2_1.0_224_quant.tflite not loadable");
+        char why[160];
+        snprintf(why, sizeof why, "%s not loadable", path);
+        TI_SKIP(why);
         return;
     }
-    static const int isas[] = {TI__ISA_SCALAR, TI__ISA_AVX2, TI__ISA_AVX512};
-    unsigned char *ref = NULL;
-    size_t ref_bytes = 0;
-    for (int i = 0; i < 3; i++) {
-        if (ti__cpu_force_isa(isas[i]) != isas[i]) continue;
-        for (int threads = 1; threads <= 2; threads++) {
-            ti_session_desc d;
-            memset(&d, 0, sizeof d);
-            d.backend = TI_BACKEND_CPU;
-            d.num_threads = threads;
-            ti_session *s = ti_session_create(m, &d, &err);
-            TI_CHECK(s != NULL);
-            if (!s) continue;
-            ti_tensor *in = ti_session_input(s, 0);
-            unsigned seed = 99u;
-            for (size_t q = 0; q < in->size_bytes; q++) {
-                seed = seed * 1664525u + 1013904223u;
-                ((unsigned char *)in->data)[q] = (unsigned char)(seed >> 24);
-            }
-            TI_CHECK_EQ_INT(ti_session_run(s, &err), TI_OK);
-            const ti_tensor *out = ti_session_output(s, 0);
-            if (!ref) {
-                ref_bytes = out->size_bytes;
-                ref = (unsigned char *)malloc(ref_bytes);
-                memcpy(ref, out->data, ref_bytes);
-            } else {
-                TI_CHECK(out->size_bytes == ref_bytes && memcmp(out->data, ref, ref_bytes) == 0);
-            }
-            ti_session_destroy(s);
+    static const int isas[] = {TI__ISA_SCALAR, TI__ISA_AVX2, TI__ISA_AVX512, TI__ISA_AVX512VNNI};
+    int best = ti__cpu_isa_best();
+    size_t ref_bytes = 0, bytes = 0;
+    unsigned char *ref = model_out(m, TI__ISA_SCALAR, TI__ISA_SCALAR, 1, &ref_bytes);
+    TI_CHECK(ref != NULL);
+    for (int i = 0; i < 4 && ref != NULL; i++)
+        for (int mode = 0; mode < 3; mode++) {
+            int make = mode == 2 ? best : isas[i], threads = mode == 1 ? 2 : 1;
+            unsigned char *o = model_out(m, make, isas[i], threads, &bytes);
+            if (o == NULL) continue;
+            if (bytes != ref_bytes || memcmp(o, ref, ref_bytes) != 0)
+                printf("  %s: planned under %s, run under %s, %d thread(s): differs from scalar\n",
+                       path, ti__cpu_isa_name(make), ti__cpu_isa_name(isas[i]), threads);
+            TI_CHECK(bytes == ref_bytes && memcmp(o, ref, ref_bytes) == 0);
+            free(o);
         }
-    }
-    ti__cpu_force_isa(-1);
     free(ref);
     ti_model_free(m);
+}
+
+/* The bundled uint8 MobileNet (examples/data) and, where ../shared has it, the int8 one
+ * (per-channel weights) of TensorFlow 2's post-training quantization. */
+TI_TEST(quantized_model_same_under_each_isa) {
+    model_same_under_each_isa("examples/data/mobilenet_v2_1.0_224_quant.tflite");
+}
+TI_TEST(int8_model_same_under_each_isa) {
+    model_same_under_each_isa("../shared/models/coral/tf2_mobilenet_v2_1.0_224_ptq.tflite");
 }
 
 int main(void) {
     TI_RUN(micro_kernel_matches_portable);
     TI_RUN(requant_avx2_matches_scalar);
+    TI_RUN(gemm_each_isa_matches_scalar);
+    TI_RUN(vnni_helpers_match_plain_loops);
+    TI_RUN(add8_avx512_matches_scalar);
     TI_RUN(quantized_model_same_under_each_isa);
+    TI_RUN(int8_model_same_under_each_isa);
     return ti_test_summary();
 }

@@ -1,0 +1,270 @@
+/* 8-bit GEMM kernels for AVX512-VNNI (the byte path of core/qgemm.c's shared integer GEMM):
+ * VPDPBUSD multiplies unsigned bytes of A by signed bytes of B, four depths per int32 lane,
+ * and adds the four exact products to the accumulator modulo 2^32 (no saturation), so the
+ * sums equal the int16 kernels' bit for bit once core/qgemm.c adds its row and column
+ * corrections. Also the helpers of that path: byte copies with the int8 -> uint8 flip
+ * that also sum the bytes (the row sums), the TFLite requantization 16 channels at a time
+ * with the byte store, and the depthwise taps of a whole output pixel. Compiled with a
+ * function-level target attribute, run only when cpuid says AVX-512 F/BW/VL/VNNI
+ * (cpu/x86/cpuid.c). Must not allocate. */
+#if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
+#include <immintrin.h>
+
+/* acc rows of 8 x (16 * NB) channels: one broadcast of 4 bytes of A per row and depth
+ * quad, NB B vectors (16 channels x 4 depths each). */
+#define TI__QV_ROW(r)                                                                       \
+    {                                                                                       \
+        uint32_t q;                                                                         \
+        memcpy(&q, a + (r) * lda + p * 4, 4);                                               \
+        __m512i av = _mm512_set1_epi32((int32_t)q);                                         \
+        c##r##_0 = _mm512_dpbusd_epi32(c##r##_0, av, b0);                                   \
+        if (NB > 1) c##r##_1 = _mm512_dpbusd_epi32(c##r##_1, av, b1);                       \
+    }
+#define TI__QV_STORE(r)                                                                     \
+    {                                                                                       \
+        uint32_t *o = acc + (r) * ldacc;                                                    \
+        if (add) c##r##_0 = _mm512_add_epi32(c##r##_0, _mm512_loadu_si512((const void *)o)); \
+        _mm512_storeu_si512((void *)o, c##r##_0);                                           \
+        if (NB > 1) {                                                                       \
+            if (add)                                                                        \
+                c##r##_1 = _mm512_add_epi32(c##r##_1, _mm512_loadu_si512((const void *)(o + 16))); \
+            _mm512_storeu_si512((void *)(o + 16), c##r##_1);                                \
+        }                                                                                   \
+    }
+
+/* a: 8 rows of kq * 4 bytes, lda apart; b: NB blocks [kq][16][4] bs bytes apart. acc[r *
+ * ldacc + 0..16 * NB) = (add ? acc : 0) + the dot products. */
+TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile(const int NB, size_t kq, const uint8_t *a,
+                                                      size_t lda, const int8_t *b, size_t bs,
+                                                      uint32_t *acc, size_t ldacc, int add) {
+    __m512i z = _mm512_setzero_si512();
+    __m512i c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z, c3_0 = z, c3_1 = z;
+    __m512i c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z, c6_0 = z, c6_1 = z, c7_0 = z, c7_1 = z;
+    for (size_t p = 0; p < kq; p++) {
+        __m512i b0 = _mm512_loadu_si512((const void *)(b + p * 64));
+        __m512i b1 = NB > 1 ? _mm512_loadu_si512((const void *)(b + bs + p * 64)) : z;
+        TI__QV_ROW(0) TI__QV_ROW(1) TI__QV_ROW(2) TI__QV_ROW(3)
+        TI__QV_ROW(4) TI__QV_ROW(5) TI__QV_ROW(6) TI__QV_ROW(7)
+    }
+    TI__QV_STORE(0) TI__QV_STORE(1) TI__QV_STORE(2) TI__QV_STORE(3)
+    TI__QV_STORE(4) TI__QV_STORE(5) TI__QV_STORE(6) TI__QV_STORE(7)
+}
+
+static __attribute__((noinline, unused)) TI__TARGET_AVX512VNNI void
+ti__qv_tile1(size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs, uint32_t *acc,
+             size_t ldacc, int add) {
+    ti__qv_tile(1, kq, a, lda, b, bs, acc, ldacc, add);
+}
+static __attribute__((noinline, unused)) TI__TARGET_AVX512VNNI void
+ti__qv_tile2(size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs, uint32_t *acc,
+             size_t ldacc, int add) {
+    ti__qv_tile(2, kq, a, lda, b, bs, acc, ldacc, add);
+}
+
+/* The micro-kernel: 8 rows x 16 * nb channels (nb 1 or 2). */
+TI__PRIVATE void ti__qg8_micro_vnni(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
+                                    size_t bs, int nb, uint32_t *acc, size_t ldacc, int add) {
+    if (nb > 1) ti__qv_tile2(kq, a, lda, b, bs, acc, ldacc, add);
+    else ti__qv_tile1(kq, a, lda, b, bs, acc, ldacc, add);
+}
+
+/* dst[i] = src[i] ^ flip for i < n (flip 0x80 turns int8 into uint8 = int8 + 128); returns
+ * the sum of the bytes written, modulo 2^32. */
+TI__PRIVATE TI__TARGET_AVX512VNNI uint32_t ti__qg8_copy_vnni(uint8_t *dst, const uint8_t *src,
+                                                             size_t n, uint8_t flip) {
+    const __m512i f = _mm512_set1_epi8((char)flip), z = _mm512_setzero_si512();
+    __m512i s = z;
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m512i v = _mm512_xor_si512(_mm512_loadu_si512((const void *)(src + i)), f);
+        _mm512_storeu_si512((void *)(dst + i), v);
+        s = _mm512_add_epi64(s, _mm512_sad_epu8(v, z));
+    }
+    if (i < n) {
+        __mmask64 m = (__mmask64)(~0ULL >> (64 - (n - i)));
+        __m512i v = _mm512_maskz_mov_epi8(m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, src + i), f));
+        _mm512_mask_storeu_epi8(dst + i, m, v);
+        s = _mm512_add_epi64(s, _mm512_sad_epu8(v, z));
+    }
+    return (uint32_t)_mm512_reduce_add_epi64(s);
+}
+
+/* One output row of the byte path: x[c] = dot[c] + colc[c] + bos[c] * row (modulo 2^32, the
+ * int32 sum of the int16 path plus bias) for c < n; bos NULL: x[c] = dot[c] + colc[c] + row
+ * (the caller's row term when it is the same for every column). Then, when mult != NULL,
+ * TFLite's TI__QRQ_32 as ti__qrq32_avx2 does it (the same steps on 16 lanes: a positive
+ * shift saturating to int32, skipped where no lane has one; the doubling high multiply
+ * rounded half away from zero as floor((ab + 2^30) / 2^31); the rounding right shift with
+ * threshold (mask >> 1) + (q < 0); the clamp to [lo - yo, hi - yo] and yo added) to out8
+ * (u8 or i8: every value is in the dtype's range after the clamp) when out8 != NULL, else
+ * to x. Shifts outside [-31, 31] stop the requantization: returns how many channels were
+ * requantized (a multiple of 16, or n); x[that..n) then holds the sums for the caller to
+ * finish. mult == NULL: only the sums, to x; returns 0. */
+TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__qg8_row_vnni(const uint32_t *dot, const int32_t *colc,
+                                                          const int32_t *bos, int32_t row,
+                                                          size_t n, const int32_t *mult,
+                                                          const int32_t *shift, int32_t yo,
+                                                          int32_t lo, int32_t hi, int32_t *x,
+                                                          uint8_t *out8) {
+    const __m512i rv = _mm512_set1_epi32(row);
+#define TI__QV_SUM(v, k)                                                                    \
+    __m512i v = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, dot + i),                     \
+                                 _mm512_maskz_loadu_epi32(k, colc + i));                   \
+    v = _mm512_add_epi32(v, bos != NULL ? _mm512_mullo_epi32(_mm512_maskz_loadu_epi32(k, bos + i), rv) \
+                                        : rv);
+    size_t i = 0;
+    if (mult == NULL) {
+        for (; i < n; i += 16) {
+            __mmask16 k = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
+            TI__QV_SUM(v, k)
+            _mm512_mask_storeu_epi32(x + i, k, v);
+        }
+        return 0;
+    }
+    int64_t l = (int64_t)lo - yo, h = (int64_t)hi - yo;
+    const __m512i qlo = _mm512_set1_epi32(l < INT32_MIN ? INT32_MIN : (int32_t)l);
+    const __m512i qhi = _mm512_set1_epi32(h > INT32_MAX ? INT32_MAX : (int32_t)h);
+    const __m512i vyo = _mm512_set1_epi32(yo), zero = _mm512_setzero_si512();
+    const __m512i one = _mm512_set1_epi32(1), lim = _mm512_set1_epi32(31);
+    const __m512i nlim = _mm512_set1_epi32(-31);
+    const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30), imax = _mm512_set1_epi32(INT32_MAX);
+    for (; i < n; i += 16) {
+        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
+        TI__QV_SUM(v, k)
+        __m512i sh = _mm512_maskz_loadu_epi32(k, shift + i);
+        __mmask16 bad = _mm512_cmpgt_epi32_mask(sh, lim) | _mm512_cmpgt_epi32_mask(nlim, sh);
+        if (bad != 0) break;
+        __m512i m = _mm512_maskz_loadu_epi32(k, mult + i);
+        if (_mm512_cmpgt_epi32_mask(sh, zero) != 0) { /* a left shift, saturating */
+            __m512i ls = _mm512_max_epi32(sh, zero);
+            __m512i y = _mm512_sllv_epi32(v, ls);
+            __mmask16 ovf = _mm512_cmpneq_epi32_mask(_mm512_srav_epi32(y, ls), v);
+            __m512i sat = _mm512_xor_si512(_mm512_srai_epi32(v, 31), imax); /* INT32_MIN or _MAX */
+            v = _mm512_mask_mov_epi32(y, ovf, sat);
+        }
+        __m512i rs = _mm512_max_epi32(_mm512_sub_epi32(zero, sh), zero);
+        /* bits 31..62 of v * m + 2^30: even lanes shifted down, odd lanes' products (of the
+         * lanes' high halves) shifted up by one into the high half */
+        __m512i pe = _mm512_add_epi64(_mm512_mul_epi32(v, m), nudge);
+        __m512i po = _mm512_add_epi64(
+            _mm512_mul_epi32(_mm512_srli_epi64(v, 32), _mm512_srli_epi64(m, 32)), nudge);
+        __m512i q = _mm512_mask_blend_epi32((__mmask16)0xAAAA, _mm512_srli_epi64(pe, 31),
+                                            _mm512_slli_epi64(po, 1));
+        __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, rs), one);
+        __m512i rem = _mm512_and_si512(q, mask);
+        __m512i thr = _mm512_add_epi32(_mm512_srai_epi32(mask, 1), _mm512_srli_epi32(q, 31));
+        q = _mm512_srav_epi32(q, rs);
+        q = _mm512_mask_add_epi32(q, _mm512_cmpgt_epi32_mask(rem, thr), q, one);
+        q = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(q, qlo), qhi), vyo);
+        if (out8 != NULL) { /* VPMOVDB to a register, then the store: the masked VPMOVDB
+                               to memory is microcoded on AMD Zen 4 (a fifth of this loop) */
+            __m128i b8 = _mm512_cvtepi32_epi8(q);
+            if (k == 0xffff) _mm_storeu_si128((__m128i *)(void *)(out8 + i), b8);
+            else _mm_mask_storeu_epi8(out8 + i, k, b8);
+        } else {
+            _mm512_mask_storeu_epi32(x + i, k, q);
+        }
+    }
+#undef TI__QV_SUM
+    for (size_t j = i; j < n; j++) /* stopped early: the sums of the rest for the caller */
+        x[j] = (int32_t)(dot[j] + (uint32_t)colc[j] +
+                         (bos != NULL ? (uint32_t)bos[j] * (uint32_t)row : (uint32_t)row));
+    return i < n ? i : n;
+}
+
+/* ti__qg8_row_vnni's requantization for nr rows at once, to bytes only: row r's sums
+ * dot[r * ldd + c] + colc[c] + (bos ? bos[c] * row[r] : row[r]), requantized to out[r * ldo
+ * + c] for c < n. Columns outer, rows inner: the per-column multipliers, shifts and masks
+ * are set up once for all rows, and the rows' chains overlap. Returns 0, doing nothing,
+ * when a shift is outside [-31, 31] (the caller then goes row by row), else 1. */
+TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_rows8_vnni(size_t nr, const uint32_t *dot, size_t ldd,
+                                                         const int32_t *colc, const int32_t *bos,
+                                                         const int32_t *row, size_t n,
+                                                         const int32_t *mult, const int32_t *shift,
+                                                         int32_t yo, int32_t lo, int32_t hi,
+                                                         uint8_t *out, size_t ldo) {
+    const __m512i zero = _mm512_setzero_si512(), lim = _mm512_set1_epi32(31);
+    const __m512i nlim = _mm512_set1_epi32(-31);
+    __mmask16 pos = 0;
+    for (size_t i = 0; i < n; i += 16) {
+        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
+        __m512i sh = _mm512_maskz_loadu_epi32(k, shift + i);
+        if ((_mm512_cmpgt_epi32_mask(sh, lim) | _mm512_cmpgt_epi32_mask(nlim, sh)) != 0) return 0;
+        pos |= _mm512_cmpgt_epi32_mask(sh, zero);
+    }
+    int64_t l = (int64_t)lo - yo, h = (int64_t)hi - yo;
+    const __m512i qlo = _mm512_set1_epi32(l < INT32_MIN ? INT32_MIN : (int32_t)l);
+    const __m512i qhi = _mm512_set1_epi32(h > INT32_MAX ? INT32_MAX : (int32_t)h);
+    const __m512i vyo = _mm512_set1_epi32(yo), one = _mm512_set1_epi32(1);
+    const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30), imax = _mm512_set1_epi32(INT32_MAX);
+    for (size_t i = 0; i < n; i += 16) {
+        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
+        __m512i sh = _mm512_maskz_loadu_epi32(k, shift + i);
+        __m512i m = _mm512_maskz_loadu_epi32(k, mult + i), mo = _mm512_srli_epi64(m, 32);
+        __m512i ls = _mm512_max_epi32(sh, zero), rs = _mm512_max_epi32(_mm512_sub_epi32(zero, sh), zero);
+        __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, rs), one);
+        __m512i half = _mm512_srai_epi32(mask, 1);
+        __m512i cc = _mm512_maskz_loadu_epi32(k, colc + i);
+        __m512i bb = bos != NULL ? _mm512_maskz_loadu_epi32(k, bos + i) : zero;
+        for (size_t r = 0; r < nr; r++) {
+            __m512i rv = _mm512_set1_epi32(row[r]);
+            __m512i v = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, dot + r * ldd + i), cc);
+            v = _mm512_add_epi32(v, bos != NULL ? _mm512_mullo_epi32(bb, rv) : rv);
+            if (pos != 0) { /* a left shift, saturating */
+                __m512i y = _mm512_sllv_epi32(v, ls);
+                __mmask16 ovf = _mm512_cmpneq_epi32_mask(_mm512_srav_epi32(y, ls), v);
+                __m512i sat = _mm512_xor_si512(_mm512_srai_epi32(v, 31), imax);
+                v = _mm512_mask_mov_epi32(y, ovf, sat);
+            }
+            __m512i pe = _mm512_add_epi64(_mm512_mul_epi32(v, m), nudge);
+            __m512i po = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(v, 32), mo), nudge);
+            __m512i q = _mm512_mask_blend_epi32((__mmask16)0xAAAA, _mm512_srli_epi64(pe, 31),
+                                                _mm512_slli_epi64(po, 1));
+            __m512i rem = _mm512_and_si512(q, mask);
+            __m512i thr = _mm512_add_epi32(half, _mm512_srli_epi32(q, 31));
+            q = _mm512_srav_epi32(q, rs);
+            q = _mm512_mask_add_epi32(q, _mm512_cmpgt_epi32_mask(rem, thr), q, one);
+            q = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(q, qlo), qhi), vyo);
+            __m128i b8 = _mm512_cvtepi32_epi8(q);
+            if (k == 0xffff) _mm_storeu_si128((__m128i *)(void *)(out + r * ldo + i), b8);
+            else _mm_mask_storeu_epi8(out + r * ldo + i, k, b8);
+        }
+    }
+    return 1;
+}
+
+/* One output pixel of the 8-bit depthwise kernel (cpu/tfl_conv.c, channel multiplier 1):
+ * acc[c] = sum over taps t < nt of (w[woff[t] + c] + wo) * (x[xoff[t] + c] + xo) modulo
+ * 2^32 for c < n, 64 channels at a time in registers (the last ones masked): the sums of
+ * ti__dwq_tap_avx2 tap after tap, in the same order (each product exact in int32). */
+TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pixel_avx512(int u8, uint32_t *acc, const void *x,
+                                                            const void *w, const size_t *xoff,
+                                                            const size_t *woff, size_t nt,
+                                                            size_t n, int32_t xo, int32_t wo) {
+    const unsigned char *xb = (const unsigned char *)x, *wb = (const unsigned char *)w;
+    const __m512i vxo = _mm512_set1_epi32(xo), vwo = _mm512_set1_epi32(wo);
+    for (size_t c0 = 0; c0 < n; c0 += 64) {
+        size_t left = n - c0;
+        __mmask64 k = (__mmask64)(left >= 64 ? ~0ULL : ~0ULL >> (64 - left));
+        __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+        for (size_t t = 0; t < nt; t++) {
+            __m512i x8 = _mm512_maskz_loadu_epi8(k, xb + xoff[t] + c0);
+            __m512i w8 = _mm512_maskz_loadu_epi8(k, wb + woff[t] + c0);
+#define TI__DWQ_Q(ai, lane)                                                                 \
+    {                                                                                       \
+        __m128i xq = _mm512_extracti32x4_epi32(x8, lane), wq = _mm512_extracti32x4_epi32(w8, lane); \
+        __m512i xv = u8 ? _mm512_cvtepu8_epi32(xq) : _mm512_cvtepi8_epi32(xq);              \
+        __m512i wv = u8 ? _mm512_cvtepu8_epi32(wq) : _mm512_cvtepi8_epi32(wq);              \
+        ai = _mm512_add_epi32(ai, _mm512_mullo_epi32(_mm512_add_epi32(wv, vwo),             \
+                                                     _mm512_add_epi32(xv, vxo)));           \
+    }
+            TI__DWQ_Q(a0, 0) TI__DWQ_Q(a1, 1) TI__DWQ_Q(a2, 2) TI__DWQ_Q(a3, 3)
+#undef TI__DWQ_Q
+        }
+        _mm512_mask_storeu_epi32(acc + c0, (__mmask16)k, a0);
+        _mm512_mask_storeu_epi32(acc + c0 + 16, (__mmask16)(k >> 16), a1);
+        _mm512_mask_storeu_epi32(acc + c0 + 32, (__mmask16)(k >> 32), a2);
+        _mm512_mask_storeu_epi32(acc + c0 + 48, (__mmask16)(k >> 48), a3);
+    }
+}
+#endif
