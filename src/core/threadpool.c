@@ -55,7 +55,23 @@ struct ti__threadpool {
     unsigned generation;
     int active; /* workers still inside the current job */
     int quit;
+    /* Copies of generation and active that are read without the mutex, to spin on: a
+     * worker that has just finished a job, and the caller waiting for the workers, poll
+     * them for a while before sleeping on the condition variables, since a MobileNet
+     * run is ~100 jobs of ~0.05 ms and a futex wake-up costs about as much as a job. */
+    ti__atomic_int pub_generation, pub_active;
 };
+
+/* Polls before sleeping: about this many pause instructions (tens of microseconds). */
+#define TI__TP_SPINS 20000
+
+TI__PRIVATE void ti__tp_relax(void) {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    __builtin_ia32_pause();
+#elif defined(__GNUC__) && (defined(__aarch64__) || defined(__arm__))
+    __asm__ __volatile__("yield");
+#endif
+}
 
 /* Takes chunks until none are left. Called with the mutex held; returns with it held. */
 TI__PRIVATE void ti__tp_drain(ti__threadpool *tp) {
@@ -75,11 +91,20 @@ TI__PRIVATE void *ti__tp_worker(void *arg) {
     unsigned seen = 0;
     pthread_mutex_lock(&tp->mu);
     for (;;) {
+        if (!tp->quit && tp->generation == seen) { /* poll a while for the next job */
+            pthread_mutex_unlock(&tp->mu);
+            for (int i = 0; i < TI__TP_SPINS; i++) {
+                if (ti__atomic_load(&tp->pub_generation) != (int)seen) break;
+                ti__tp_relax();
+            }
+            pthread_mutex_lock(&tp->mu);
+        }
         while (!tp->quit && tp->generation == seen) pthread_cond_wait(&tp->work_cv, &tp->mu);
         if (tp->quit) break;
         seen = tp->generation;
         ti__tp_drain(tp);
-        if (--tp->active == 0) pthread_cond_signal(&tp->done_cv);
+        ti__atomic_store(&tp->pub_active, --tp->active);
+        if (tp->active == 0) pthread_cond_signal(&tp->done_cv);
     }
     pthread_mutex_unlock(&tp->mu);
     return NULL;
@@ -143,9 +168,17 @@ TI__PRIVATE void ti__parallel_for(ti__threadpool *tp, size_t n, size_t grain, ti
     tp->chunk = chunk;
     tp->next = 0;
     tp->active = tp->n_workers;
+    ti__atomic_store(&tp->pub_active, tp->active);
     tp->generation++;
+    ti__atomic_store(&tp->pub_generation, (int)tp->generation);
     pthread_cond_broadcast(&tp->work_cv);
     ti__tp_drain(tp);
+    if (tp->active > 0) { /* poll a while for the workers to finish, then sleep */
+        pthread_mutex_unlock(&tp->mu);
+        for (int i = 0; i < TI__TP_SPINS && ti__atomic_load(&tp->pub_active) > 0; i++)
+            ti__tp_relax();
+        pthread_mutex_lock(&tp->mu);
+    }
     while (tp->active > 0) pthread_cond_wait(&tp->done_cv, &tp->mu);
     pthread_mutex_unlock(&tp->mu);
 }
