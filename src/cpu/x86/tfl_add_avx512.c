@@ -48,3 +48,6 @@ TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__tfl_add8_avx512(const uint8_t *a, c
     return i;
 }
 #endif
+#if defined(TI__X86_SIMD) && defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop /* pushed before <immintrin.h> in cpu/x86/act_x86.c */
+#endif
