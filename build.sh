@@ -597,6 +597,17 @@ j_cl_onnx() { # the light models and the ONNX node suite with backend OpenCL
         "${dirs[@]}" | grep -v '^PASSED'
 }
 
+j_cl_tflite() { # TFLite's op tests with backend OpenCL: the CPU's bytes, 8-bit ops on the device
+    cl_probe tflite || return 0
+    local q8=CONV_2D,DEPTHWISE_CONV_2D,ADD,AVERAGE_POOL_2D,MAX_POOL_2D,RESHAPE,SQUEEZE,EXPAND_DIMS
+    echo "== TFLite op tests, --backend opencl, outputs == the CPU's =="
+    TINYINFER_OPENCL_CACHE=$T/cl/cache timeout 900 "$RUNNER" --backend opencl --same-as-cpu \
+        --expect-pass tests/conformance/tflite | grep -v '^PASSED'
+    echo "== 8-bit TFLite op tests: $q8 on the device =="
+    TINYINFER_OPENCL_CACHE=$T/cl/cache timeout 900 "$RUNNER" --backend opencl --same-as-cpu \
+        --filter int8 --device-ops "$q8" --expect-pass tests/conformance/tflite | grep -v '^PASSED'
+}
+
 j_threads() { # 8 sessions of one shared model on 8 threads == one session on one thread
     local out="$T/threads"
     mkdir -p "$out"
@@ -868,8 +879,26 @@ j_tflite_conformance() { # the committed TFLite op tests (tests/conformance/gen_
 
 j_coral() { # the real Coral models in ../shared/models/coral against ai-edge-litert
     [ -x "$RUNNER" ] || { skip "coral models: no conformance runner to run them"; return 0; }
-    TINYINFER_CACHE=$CACHE timeout 1500 bash tests/models/coral.sh "$RUNNER"
+    TINYINFER_CACHE=$CACHE timeout 1500 bash tests/models/coral.sh "$RUNNER" || return 1
+    # then on OpenCL (after coral.sh, which makes the data): the CPU's bytes, 8-bit ops on the device
+    cl_probe coral || return 0
+    local q8=CONV_2D,DEPTHWISE_CONV_2D,ADD,AVERAGE_POOL_2D,MAX_POOL_2D,RESHAPE,SQUEEZE,EXPAND_DIMS
+    local dirs=() d
+    for d in "$CACHE"/coral/*/; do
+        case $d in *deeplab* | *split_concat* | *lstm*) ;; *) [ -d "$d" ] && dirs+=("${d%/}") ;; esac
+    done
+    [ ${#dirs[@]} -gt 0 ] || { skip "OpenCL: no Coral test data in $CACHE/coral (coral.sh made none)"; return 0; }
+    echo "== Coral classifiers on OpenCL: LiteRT's top-1, the CPU's bytes, $q8 on the device =="
+    TINYINFER_OPENCL_CACHE=$T/cl/cache timeout 900 "$RUNNER" --backend opencl --same-as-cpu \
+        --check-argmax --device-ops "$q8" --expect-pass "${dirs[@]}" || return 1
+    dirs=()
+    for d in "$CACHE"/coral/deeplab*/; do [ -d "$d" ] && dirs+=("${d%/}"); done
+    [ ${#dirs[@]} -gt 0 ] || return 0
+    echo "== deeplabv3 on OpenCL: the CPU's bytes, $q8 on the device =="
+    TINYINFER_OPENCL_CACHE=$T/cl/cache timeout 900 "$RUNNER" --backend opencl --same-as-cpu \
+        --min-argmax-agree 0.995 --device-ops "$q8" --expect-pass "${dirs[@]}"
 }
+
 
 j_qdq() { # QDQ models quantized by onnxruntime (tests/models/gen_qdq_models.py): fused, == ORT
     j_prog opt tests/models/test_qdq.c tests/models/qdq
@@ -964,6 +993,7 @@ cmd_test() {
     job "conformance: TFLite ops (tests/conformance/tflite)" j_tflite_conformance
     job "models: QDQ models fused to QLinearConv / QLinearMatMul == onnxruntime" j_qdq
     job "models: Coral TFLite models (tests/models/coral.sh)" j_coral
+    job "OpenCL: TFLite op tests and Coral models == the CPU's bytes" j_cl_tflite
 
     # compile checks (tests/build/)
     if [ "$HAVE_NM" = 1 ]; then
@@ -1049,7 +1079,7 @@ cmd_jobs() { # ./build.sh jobs j_threads j_cl:asan ...: a few jobs (j_name:a,b g
     prepare_test
     local f
     # jobs that run models need the conformance runner before they start, as in cmd_test
-    case " $* " in *" j_models "* | *" j_coral "* | *" j_conformance "* | *" j_tflite_conformance "* | *" j_cl_arch "*)
+    case " $* " in *" j_models "* | *" j_coral "* | *" j_conformance "* | *" j_tflite_conformance "* | *" j_cl_arch "* | *" j_cl_tflite "*)
         check "build: conformance runner" j_runner ;;
     esac
     for f in "$@"; do

@@ -924,6 +924,7 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 /*    src/cl/kernels.c                                                                     */
 /*    src/cl/runtime.c                                                                     */
 /*    src/cl/ops.c                                                                         */
+/*    src/cl/qops.c                                                                        */
 /*    src/cl/half.c                                                                        */
 /*    src/cl/backend.c                                                                     */
 /*    src/core/model.c                                                                     */
@@ -16766,13 +16767,16 @@ TI__PRIVATE void ti__tfl_rescale_params(ti__tfl_bjob *j, float s1, float s2, flo
         ti__q_quantize_multiplier(twice / (double)((float)(1 << ls) * so), &j->mo, &j->so);
 }
 
-TI__PRIVATE ti_status ti__tfl_bin_run(ti__kctx *k, int op) {
+/* Fills job *jp of binary op `op` on node k: broadcast walk, clamps, and the quantized
+ * ops' multipliers and byte tables. Also what the OpenCL 8-bit ADD takes its parameters
+ * from (cl/qops.c), so both compute the same bytes. */
+TI__PRIVATE ti_status ti__tfl_bin_setup(ti__kctx *k, int op, ti__tfl_bjob *jp) {
     const ti_tensor *a = k->in[0], *b = k->in[1];
     ti_tensor *y = k->out[0];
-    ti__tfl_bjob j;
-    memset(&j, 0, sizeof j);
-    j.op = op;
-    j.quant = ti__tfl_quantized(a, ti__tfl_bin_types[op].raw, ti__tfl_bin_types[op].quant);
+    ti__tfl_bjob *j = jp;
+    memset(j, 0, sizeof *j);
+    j->op = op;
+    j->quant = ti__tfl_quantized(a, ti__tfl_bin_types[op].raw, ti__tfl_bin_types[op].quant);
     const int act = ti__tfl_bin_types[op].act
                         ? (int)ti__attr_i(k->node, "fused_activation_function", TI__TFL_ACT_NONE)
                         : TI__TFL_ACT_NONE;
@@ -16781,7 +16785,7 @@ TI__PRIVATE ti_status ti__tfl_bin_run(ti__kctx *k, int op) {
     if (op == TI__TB_DIV || op == TI__TB_FLOOR_DIV || op == TI__TB_FLOOR_MOD || op == TI__TB_POW) {
         float bs = 0.0f;
         int32_t bz = 0;
-        if (j.quant) ti__tfl_q(b, &bs, &bz);
+        if (j->quant) ti__tfl_q(b, &bs, &bz);
         for (size_t i = 0; i < nb; i++) {
             const int is_f = b->dtype == TI_DTYPE_F32;
             const double v = is_f ? (double)((const float *)b->data)[i] : (double)ti__get_i64(b, i);
@@ -16796,80 +16800,87 @@ TI__PRIVATE ti_status ti__tfl_bin_run(ti__kctx *k, int op) {
     ti_tensor *ins[2];
     ins[0] = (ti_tensor *)a;
     ins[1] = (ti_tensor *)b;
-    ti__bcast_init(&j.b.bc, 2, (const ti_tensor *const *)ins, y->rank, y->shape);
-    j.b.in[0] = a->data;
-    j.b.in[1] = b->data;
-    j.b.in_dt[0] = a->dtype;
-    j.b.in_dt[1] = b->dtype;
-    j.b.out = y->data;
-    j.b.out_dt = y->dtype;
-    j.b.fn = (a->dtype == TI_DTYPE_F32 && !j.quant) ? ti__tfl_bin_f32 : ti__tfl_bin_int;
-    ti__tfl_act_f(act, &j.flo, &j.fhi);
-    if (!ti__tfl_qrange(a->dtype, &j.lo, &j.hi)) { /* int64, bool: no clamp */
-        j.lo = INT32_MIN;
-        j.hi = INT32_MAX;
+    ti__bcast_init(&j->b.bc, 2, (const ti_tensor *const *)ins, y->rank, y->shape);
+    j->b.in[0] = a->data;
+    j->b.in[1] = b->data;
+    j->b.in_dt[0] = a->dtype;
+    j->b.in_dt[1] = b->dtype;
+    j->b.out = y->data;
+    j->b.out_dt = y->dtype;
+    j->b.fn = (a->dtype == TI_DTYPE_F32 && !j->quant) ? ti__tfl_bin_f32 : ti__tfl_bin_int;
+    ti__tfl_act_f(act, &j->flo, &j->fhi);
+    if (!ti__tfl_qrange(a->dtype, &j->lo, &j->hi)) { /* int64, bool: no clamp */
+        j->lo = INT32_MIN;
+        j->hi = INT32_MAX;
     }
-    if (!j.quant && TI__EDT_IN(a->dtype, TI__TB_I32 | TI__TB_I16 | TI__TB_I64) &&
+    if (!j->quant && TI__EDT_IN(a->dtype, TI__TB_I32 | TI__TB_I16 | TI__TB_I64) &&
         act != TI__TFL_ACT_NONE) {
         /* CalculateActivationRange<int>: RELU [0, max], RELU6 [0, 6], RELU_N1_TO_1 [-1, 1] */
-        if (act == TI__TFL_ACT_RELU || act == TI__TFL_ACT_RELU6) j.lo = 0;
-        if (act == TI__TFL_ACT_RELU6) j.hi = 6;
+        if (act == TI__TFL_ACT_RELU || act == TI__TFL_ACT_RELU6) j->lo = 0;
+        if (act == TI__TFL_ACT_RELU6) j->hi = 6;
         if (act == TI__TFL_ACT_RELU_N1_TO_1) {
-            j.lo = -1;
-            j.hi = 1;
+            j->lo = -1;
+            j->hi = 1;
         }
     }
-    if (j.quant) {
+    if (j->quant) {
         float s1 = 0.0f, s2 = 0.0f, so = 0.0f;
         int32_t z1 = 0, z2 = 0, zo = 0;
         ti__tfl_q(a, &s1, &z1);
         ti__tfl_q(b, &s2, &z2);
         if (!TI__TB_BOOL_OUT(op)) {
             ti__tfl_q(y, &so, &zo);
-            ti__tfl_act_q(act, so, zo, j.lo, j.hi, &j.lo, &j.hi);
+            ti__tfl_act_q(act, so, zo, j->lo, j->hi, &j->lo, &j->hi);
         }
-        j.off1 = -z1;
-        j.off2 = -z2;
-        j.out_off = zo;
+        j->off1 = -z1;
+        j->off2 = -z2;
+        j->out_off = zo;
         switch (op) {
         case TI__TB_ADD: case TI__TB_SUB: {
             int l1, l2, lo;
             if (a->dtype == TI_DTYPE_I16 && z1 == 0 && z2 == 0 && zo == 0 &&
                 ti__attr_i(k->node, "pot_scale_int16", 1) && ti__tfl_log2(s1, &l1) &&
                 ti__tfl_log2(s2, &l2) && ti__tfl_log2(so, &lo)) {
-                j.pot16 = 1;
-                j.s1 = l1 - lo;
-                j.s2 = l2 - lo;
-                if ((j.s1 != 0 && j.s2 != 0) || j.s1 > 0 || j.s2 > 0)
+                j->pot16 = 1;
+                j->s1 = l1 - lo;
+                j->s2 = l2 - lo;
+                if ((j->s1 != 0 && j->s2 != 0) || j->s1 > 0 || j->s2 > 0)
                     return ti__kfail(k, TI_ERR_UNSUPPORTED,
                                      "int16 power-of-two scales %g, %g -> %g need one input at "
                                      "the output's scale and the other finer",
                                      (double)s1, (double)s2, (double)so);
             } else {
-                ti__tfl_rescale_params(&j, s1, s2, so, a->dtype == TI_DTYPE_I16 ? 15 : 20, 0);
+                ti__tfl_rescale_params(j, s1, s2, so, a->dtype == TI_DTYPE_I16 ? 15 : 20, 0);
                 if (op == TI__TB_ADD && a->dtype != TI_DTYPE_I16)
-                    ti__tfl_add_lanes(&j, a, b, ti__numel(y));
+                    ti__tfl_add_lanes(j, a, b, ti__numel(y));
             }
             break;
         }
-        case TI__TB_SQDIFF: ti__tfl_rescale_params(&j, s1, s2, so, 7, 1); break;
-        case TI__TB_MUL: ti__q_quantize_multiplier((double)(s1 * s2 / so), &j.mo, &j.so); break;
-        case TI__TB_DIV: ti__q_quantize_multiplier((double)(s1 / (s2 * so)), &j.mo, &j.so); break;
+        case TI__TB_SQDIFF: ti__tfl_rescale_params(j, s1, s2, so, 7, 1); break;
+        case TI__TB_MUL: ti__q_quantize_multiplier((double)(s1 * s2 / so), &j->mo, &j->so); break;
+        case TI__TB_DIV: ti__q_quantize_multiplier((double)(s1 / (s2 * so)), &j->mo, &j->so); break;
         case TI__TB_PRELU:
-            ti__q_quantize_multiplier((double)(s1 / so), &j.m1, &j.s1);
-            ti__q_quantize_multiplier((double)(s1 * s2 / so), &j.m2, &j.s2);
-            ti__tfl_qrange(y->dtype, &j.lo, &j.hi);
+            ti__q_quantize_multiplier((double)(s1 / so), &j->m1, &j->s1);
+            ti__q_quantize_multiplier((double)(s1 * s2 / so), &j->m2, &j->s2);
+            ti__tfl_qrange(y->dtype, &j->lo, &j->hi);
             break;
         default: /* comparisons: each input times its scale, after a left shift of 8 */
-            j.ls = 8;
-            ti__q_quantize_multiplier((double)s1, &j.m1, &j.s1);
-            ti__q_quantize_multiplier((double)s2, &j.m2, &j.s2);
+            j->ls = 8;
+            ti__q_quantize_multiplier((double)s1, &j->m1, &j->s1);
+            ti__q_quantize_multiplier((double)s2, &j->m2, &j->s2);
             break;
         }
     }
-    if (j.quant && TI__EDT_IN(a->dtype, TI__TQ8) && b->dtype == a->dtype && !j.pot16 &&
+    if (j->quant && TI__EDT_IN(a->dtype, TI__TQ8) && b->dtype == a->dtype && !j->pot16 &&
         (op == TI__TB_ADD || op == TI__TB_SUB || op == TI__TB_MUL || TI__TB_BOOL_OUT(op)))
-        ti__tfl_bin_q8_tables(&j, a->dtype);
+        ti__tfl_bin_q8_tables(j, a->dtype);
+    return TI_OK;
+}
+
+TI__PRIVATE ti_status ti__tfl_bin_run(ti__kctx *k, int op) {
+    ti__tfl_bjob j;
+    ti_status st = ti__tfl_bin_setup(k, op, &j);
+    if (st != TI_OK) return st;
     ti__bcast_run(k, &j.b);
     return TI_OK;
 }
@@ -27266,6 +27277,188 @@ static const char *const ti__cl_src_gemm[] = {
     "}\n",
     NULL};
 
+/* 8-bit TFLite kernels (uint8 per-tensor, int8 per-channel): integer arithmetic bit for bit
+ * as the CPU's (core/qmath.c, cpu/tfl_conv.c, cpu/tfl_elementwise.c, cpu/tfl_pool.c), so
+ * the outputs are the same bytes. Tensors are byte buffers with byte offsets; parameter
+ * tables are int32. Sums are taken modulo 2^32 (uint), as TFLite's int32 accumulators. */
+static const char *const ti__cl_src_quant[] = {
+    "/* a stored byte as int: sign-extended when s (int8) */\n"
+    "int ti_q_ld(__global const uchar *p, size_t i, int s) {\n"
+    "  int v = p[i];\n"
+    "  return s ? (v ^ 0x80) - 0x80 : v;\n"
+    "}\n"
+    "int ti_q_srdhm(int a, int b) {\n"
+    "  if (a == b && a == INT_MIN) return INT_MAX;\n"
+    "  long ab = (long)a * (long)b;\n"
+    "  long nudge = ab >= 0 ? (1L << 30) : (1L - (1L << 30));\n"
+    "  return (int)((ab + nudge) / (1L << 31));\n"
+    "}\n"
+    "int ti_q_rdbypot(int x, int e) {\n"
+    "  if (e <= 0) return x;\n"
+    "  int mask = (int)((1L << e) - 1);\n"
+    "  int rem = x & mask;\n"
+    "  int thr = (mask >> 1) + (x < 0 ? 1 : 0);\n"
+    "  return (x >> e) + (rem > thr ? 1 : 0);\n"
+    "}\n"
+    "/* MultiplyByQuantizedMultiplier, shift in [-31, 31] */\n"
+    "int ti_q_mul(int x, int m, int shift) {\n"
+    "  int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;\n"
+    "  long s = (long)x * (1L << left);\n"
+    "  s = s > (long)INT_MAX ? (long)INT_MAX : (s < (long)INT_MIN ? (long)INT_MIN : s);\n"
+    "  return ti_q_rdbypot(ti_q_srdhm((int)s, m), right);\n"
+    "}\n"
+    "int ti_q_clamp(long v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : (int)v); }\n",
+
+    "/* CONV_2D (groups, dilation) and DEPTHWISE_CONV_2D on NHWC, one output element per item:\n"
+    " * dim 0 the output channel, dim 1 the output pixel. Table p: 0 n, 1 ih, 2 iw, 3 ic, 4 oh,\n"
+    " * 5 ow, 6 oc, 7 kh, 8 kw, 9 kc, 10 sh, 11 sw, 12 dh, 13 dw, 14 ph, 15 pw, 16 opg (conv) or\n"
+    " * channel multiplier (depthwise), 17 signed, 18 input offset (-zp), 19 weights offset,\n"
+    " * 20 output zero point, 21 lo, 22 hi; from 24: multipliers [oc], then shifts [oc]. */\n"
+    "#define TI_QCONV_ARGS __global const uchar *x, int xo, __global const uchar *w, int wo, \\\n"
+    "  __global const int *bias, int bo, int has_bias, __global uchar *y, int yo, __global const int *pt, int po\n"
+    "void ti_q_out(__global uchar *y, size_t yi, uint acc, __global const int *p, int c) {\n"
+    "  int oc = p[6];\n"
+    "  int v = ti_q_mul(as_int(acc), p[24 + c], p[24 + oc + c]);\n"
+    "  y[yi] = (uchar)ti_q_clamp((long)v + p[20], p[21], p[22]);\n"
+    "}\n"
+    "__kernel void ti_qconv(TI_QCONV_ARGS) {\n"
+    "  __global const int *p = pt + po;\n"
+    "  int c = get_global_id(0), pix = get_global_id(1);\n"
+    "  int oh = p[4], ow = p[5], oc = p[6];\n"
+    "  if (c >= oc || pix >= p[0] * oh * ow) return;\n"
+    "  int ih = p[1], iw = p[2], ic = p[3], kh = p[7], kw = p[8], kc = p[9], s = p[17];\n"
+    "  int xoff = p[18], woff = p[19];\n"
+    "  int ox = pix % ow, t = pix / ow, oy = t % oh, n = t / oh;\n"
+    "  int iy0 = oy * p[10] - p[14], ix0 = ox * p[11] - p[15];\n"
+    "  int xc = (c / p[16]) * kc;\n"
+    "  uint acc = 0;\n"
+    "  for (int fy = 0; fy < kh; fy++) {\n"
+    "    int iy = iy0 + fy * p[12];\n"
+    "    if (iy < 0 || iy >= ih) continue;\n"
+    "    for (int fx = 0; fx < kw; fx++) {\n"
+    "      int ix = ix0 + fx * p[13];\n"
+    "      if (ix < 0 || ix >= iw) continue;\n"
+    "      __global const uchar *xr = x + xo + ((size_t)(n * ih + iy) * iw + ix) * ic + xc;\n"
+    "      __global const uchar *wr = w + wo + ((size_t)(c * kh + fy) * kw + fx) * kc;\n"
+    "      int k = 0;\n"
+    "      if (s) {\n"
+    "        for (; k + 4 <= kc; k += 4) {\n"
+    "          int4 a = convert_int4(as_char4(vload4(0, xr + k))) + xoff;\n"
+    "          int4 b = convert_int4(as_char4(vload4(0, wr + k))) + woff;\n"
+    "          int4 m = a * b;\n"
+    "          acc += (uint)m.x + (uint)m.y + (uint)m.z + (uint)m.w;\n"
+    "        }\n"
+    "      } else {\n"
+    "        for (; k + 4 <= kc; k += 4) {\n"
+    "          int4 a = convert_int4(vload4(0, xr + k)) + xoff;\n"
+    "          int4 b = convert_int4(vload4(0, wr + k)) + woff;\n"
+    "          int4 m = a * b;\n"
+    "          acc += (uint)m.x + (uint)m.y + (uint)m.z + (uint)m.w;\n"
+    "        }\n"
+    "      }\n"
+    "      for (; k < kc; k++)\n"
+    "        acc += (uint)((ti_q_ld(wr, k, s) + woff) * (ti_q_ld(xr, k, s) + xoff));\n"
+    "    }\n"
+    "  }\n"
+    "  if (has_bias) acc += (uint)bias[bo + c];\n"
+    "  ti_q_out(y, (size_t)yo + (size_t)pix * oc + c, acc, p, c);\n"
+    "}\n",
+
+    "__kernel void ti_qdwconv(TI_QCONV_ARGS) {\n"
+    "  __global const int *p = pt + po;\n"
+    "  int c = get_global_id(0), pix = get_global_id(1);\n"
+    "  int oh = p[4], ow = p[5], oc = p[6];\n"
+    "  if (c >= oc || pix >= p[0] * oh * ow) return;\n"
+    "  int ih = p[1], iw = p[2], ic = p[3], kh = p[7], kw = p[8], s = p[17];\n"
+    "  int xoff = p[18], woff = p[19];\n"
+    "  int ox = pix % ow, t = pix / ow, oy = t % oh, n = t / oh;\n"
+    "  int iy0 = oy * p[10] - p[14], ix0 = ox * p[11] - p[15];\n"
+    "  int xc = c / p[16];\n"
+    "  uint acc = 0;\n"
+    "  for (int fy = 0; fy < kh; fy++) {\n"
+    "    int iy = iy0 + fy * p[12];\n"
+    "    if (iy < 0 || iy >= ih) continue;\n"
+    "    for (int fx = 0; fx < kw; fx++) {\n"
+    "      int ix = ix0 + fx * p[13];\n"
+    "      if (ix < 0 || ix >= iw) continue;\n"
+    "      size_t xi = (size_t)xo + ((size_t)(n * ih + iy) * iw + ix) * ic + xc;\n"
+    "      size_t wi = (size_t)wo + (size_t)(fy * kw + fx) * oc + c;\n"
+    "      acc += (uint)((ti_q_ld(w, wi, s) + woff) * (ti_q_ld(x, xi, s) + xoff));\n"
+    "    }\n"
+    "  }\n"
+    "  if (has_bias) acc += (uint)bias[bo + c];\n"
+    "  ti_q_out(y, (size_t)yo + (size_t)pix * oc + c, acc, p, c);\n"
+    "}\n",
+
+    "/* 8-bit ADD, as cpu/tfl_elementwise.c's ti__tfl_bin_q8: each input byte's rescaled term\n"
+    " * from the tables (p[8..519] the first input's, scalar form then vector form; p[520..1031]\n"
+    " * the second's). Element i takes TFLite's vector-loop rounding when i % row < vec_end.\n"
+    " * p: 0 row (0: none), 1 unsigned output, 2 vec_end, 3 output multiplier, 4 its shift,\n"
+    " * 5 output zero point, 6 lo, 7 hi; 1032 rank r (0: same shapes), then dims [r] and the\n"
+    " * two inputs' broadcast strides [r] each. */\n"
+    "__kernel void ti_qadd(__global const uchar *a, int ao, __global const uchar *b, int bo,\n"
+    "                      __global uchar *y, int yo, __global const int *pt, int po, int n) {\n"
+    "  __global const int *p = pt + po;\n"
+    "  int i = get_global_id(0);\n"
+    "  if (i >= n) return;\n"
+    "  int ia = i, ib = i, r = p[1032];\n"
+    "  if (r > 0) {\n"
+    "    int rem = i;\n"
+    "    ia = ib = 0;\n"
+    "    for (int d = r - 1; d >= 0; d--) {\n"
+    "      int dim = p[1033 + d], at = rem % dim;\n"
+    "      rem /= dim;\n"
+    "      ia += at * p[1033 + r + d];\n"
+    "      ib += at * p[1033 + 2 * r + d];\n"
+    "    }\n"
+    "  }\n"
+    "  int vec = p[0] > 0 && i % p[0] < p[2];\n"
+    "  int sx = p[8 + vec * 256 + a[ao + ia]], sy = p[520 + vec * 256 + b[bo + ib]];\n"
+    "  int sum = as_int((uint)sx + (uint)sy), v;\n"
+    "  if (vec) {\n"
+    "    int r = ti_q_rdbypot(ti_q_srdhm(sum, p[3]), -p[4]);\n"
+    "    int s16 = (short)(ushort)((uint)r + (uint)p[5]);\n"
+    "    v = p[1] ? clamp(s16, 0, 255) : clamp(s16, -128, 127);\n"
+    "    v = clamp(v, p[6], p[7]);\n"
+    "  } else {\n"
+    "    int sh = p[4] < -31 ? -31 : (p[4] > 31 ? 31 : p[4]);\n"
+    "    v = ti_q_clamp((long)ti_q_mul(sum, p[3], sh) + p[5], p[6], p[7]);\n"
+    "  }\n"
+    "  y[yo + i] = (uchar)v;\n"
+    "}\n",
+
+    "/* AVERAGE_POOL_2D / MAX_POOL_2D on 8-bit NHWC: dim 0 the channel, dim 1 the output pixel.\n"
+    " * p: 0 n, 1 ih, 2 iw, 3 c, 4 oh, 5 ow, 6 fh, 7 fw, 8 sh, 9 sw, 10 ph, 11 pw, 12 signed,\n"
+    " * 13 max (else average), 14 lo, 15 hi. */\n"
+    "__kernel void ti_qpool(__global const uchar *x, int xo, __global uchar *y, int yo,\n"
+    "                       __global const int *pt, int po) {\n"
+    "  __global const int *p = pt + po;\n"
+    "  int c = get_global_id(0), pix = get_global_id(1);\n"
+    "  int C = p[3], oh = p[4], ow = p[5];\n"
+    "  if (c >= C || pix >= p[0] * oh * ow) return;\n"
+    "  int ih = p[1], iw = p[2], s = p[12], mx = p[13];\n"
+    "  int ox = pix % ow, t = pix / ow, oy = t % oh, n = t / oh;\n"
+    "  int iy0 = oy * p[8] - p[10], ix0 = ox * p[9] - p[11];\n"
+    "  int fy0 = max(0, -iy0), fy1 = min(p[6], ih - iy0), fx0 = max(0, -ix0), fx1 = min(p[7], iw - ix0);\n"
+    "  int acc = mx ? p[14] : 0;\n"
+    "  for (int fy = fy0; fy < fy1; fy++)\n"
+    "    for (int fx = fx0; fx < fx1; fx++) {\n"
+    "      int v = ti_q_ld(x, (size_t)xo + ((size_t)(n * ih + iy0 + fy) * iw + ix0 + fx) * C + c, s);\n"
+    "      acc = mx ? max(acc, v) : acc + v;\n"
+    "    }\n"
+    "  if (!mx) {\n"
+    "    int cnt = (fx1 > fx0 && fy1 > fy0) ? (fx1 - fx0) * (fy1 - fy0) : 1;\n"
+    "    acc = acc > 0 ? (acc + cnt / 2) / cnt : (acc - cnt / 2) / cnt;\n"
+    "  }\n"
+    "  y[(size_t)yo + (size_t)pix * C + c] = (uchar)clamp(acc, p[14], p[15]);\n"
+    "}\n"
+    "/* bytes as they are (RESHAPE and friends of non-float tensors) */\n"
+    "__kernel void ti_copy_bytes(__global const uchar *x, int xo, __global uchar *y, int yo, int n) {\n"
+    "  int i = get_global_id(0);\n"
+    "  if (i < n) y[yo + i] = x[xo + i];\n"
+    "}\n",
+    NULL};
+
 #endif /* TI_NO_OPENCL */
 /* ==== end src/cl/kernels.c ================================================================== */
 
@@ -27278,7 +27471,14 @@ static const char *const ti__cl_src_gemm[] = {
  * failure is a reason string the session turns into a CPU fallback or an error. */
 #ifndef TI_NO_OPENCL
 
-typedef enum ti__clp { TI__CLP_ELTWISE = 0, TI__CLP_CONV, TI__CLP_GEMM, TI__CLP_CONVT, TI__CLP_COUNT } ti__clp;
+typedef enum ti__clp {
+    TI__CLP_ELTWISE = 0,
+    TI__CLP_CONV,
+    TI__CLP_GEMM,
+    TI__CLP_CONVT,
+    TI__CLP_QUANT,
+    TI__CLP_COUNT
+} ti__clp;
 
 /* X(id, program, kernel name) */
 #define TI__CL_KERNELS(X)                                                                   \
@@ -27303,7 +27503,12 @@ typedef enum ti__clp { TI__CLP_ELTWISE = 0, TI__CLP_CONV, TI__CLP_GEMM, TI__CLP_
     X(CONV_GEMM64, CONVT, "ti_conv_gemm_t64")                                               \
     X(MATMUL, GEMM, "ti_matmul")                                                            \
     X(MATMUL_T, GEMM, "ti_matmul_t")                                                        \
-    X(GEMV, GEMM, "ti_gemv")
+    X(GEMV, GEMM, "ti_gemv")                                                                \
+    X(QCONV, QUANT, "ti_qconv")                                                             \
+    X(QDWCONV, QUANT, "ti_qdwconv")                                                         \
+    X(QADD, QUANT, "ti_qadd")                                                               \
+    X(QPOOL, QUANT, "ti_qpool")                                                             \
+    X(COPY_BYTES, QUANT, "ti_copy_bytes")
 
 typedef enum ti__clk {
 #define TI__CLK_ENUM(id, prog, name) TI__CLK_##id,
@@ -27749,6 +27954,7 @@ TI__PRIVATE const char *const *ti__cl_prog_src(ti__clp p) {
     case TI__CLP_ELTWISE: return ti__cl_src_eltwise;
     case TI__CLP_CONV: return ti__cl_src_conv;
     case TI__CLP_CONVT: return ti__cl_src_conv_tiles;
+    case TI__CLP_QUANT: return ti__cl_src_quant;
     default: return ti__cl_src_gemm;
     }
 }
@@ -28973,7 +29179,10 @@ TI__PRIVATE int ti__cl_wg_tunable(const ti__clop *op) {
            op->run != ti__cl_run_gpool && op->run != ti__cl_run_conv;
 }
 
+TI__PRIVATE const ti__clop *ti__cl_tfl_op_find(const ti__node *node); /* cl/qops.c */
+
 TI__PRIVATE const ti__clop *ti__cl_op_find(const ti__node *node) {
+    if (strcmp(node->domain, "tflite") == 0) return ti__cl_tfl_op_find(node);
     if (node->domain[0] && strcmp(node->domain, "ai.onnx") != 0) return NULL;
     for (size_t i = 0; i < TI__COUNTOF(ti__cl_ops); i++)
         if (strcmp(ti__cl_ops[i].name, node->op) == 0) return &ti__cl_ops[i];
@@ -28995,6 +29204,289 @@ TI__PRIVATE void ti__clc_init(ti__clc *c, ti_session *s, ti__clplan *g, int n) {
 
 #endif /* TI_NO_OPENCL */
 /* ==== end src/cl/ops.c ====================================================================== */
+
+/* ==== begin src/cl/qops.c =================================================================== */
+/* The OpenCL side of TFLite's 8-bit ops (domain "tflite"): CONV_2D, DEPTHWISE_CONV_2D,
+ * ADD, AVERAGE_POOL_2D, MAX_POOL_2D on uint8 (per-tensor) and int8 (per-channel) tensors,
+ * and RESHAPE / SQUEEZE / EXPAND_DIMS of any dtype. The planners take their parameters from
+ * the CPU kernels' own set-up (tfl_accum.c, tfl_elementwise.c, tfl_pool.c: geometry,
+ * dtype checks, multipliers, clamp ranges, byte tables), so the device computes the same
+ * bytes; anything those refuse, or that the kernels do not cover, stays on the CPU with
+ * the reason. Relies on cl/ops.c (ti__clc, argument helpers). Must not allocate in a
+ * launcher. */
+#ifndef TI_NO_OPENCL
+
+#define TI__CLM_QUANT (1u << TI__CLP_QUANT)
+
+/* Where the kernels find a tensor's bytes: buffer and byte offset. 8-bit tensors are never
+ * halved (fp16 storage converts float32 values only), so they sit in the float mirror at
+ * their arena offset, or in the caller's memory when it is wrapped. */
+TI__PRIVATE void ti__clc_loc8(const ti__clc *c, const ti_tensor *t, cl_mem *mem, size_t *off) {
+    int v = (int)(t - c->s->t);
+    if (c->g->cst_off[v] != (size_t)-1) {
+        *mem = c->g->cst;
+        *off = c->g->cst_off[v];
+    } else if (!c->g->rt.f16 && c->g->bmem != NULL && c->g->bmem[v] != NULL) {
+        *mem = c->g->bmem[v];
+        *off = 0;
+    } else {
+        *mem = c->g->act;
+        *off = ti__cl_off(c->s, v);
+    }
+}
+TI__PRIVATE void ti__cla_t8(ti__clargs *a, const ti__clc *c, const ti_tensor *t) {
+    cl_mem m;
+    size_t off;
+    ti__clc_loc8(c, t, &m, &off);
+    ti__cla_mem(a, m, off);
+}
+
+/* A kernel context for the CPU set-up functions, their failures written to *e. */
+TI__PRIVATE void ti__clc_kctx(const ti__clc *c, ti__kctx *k, ti_error *e) {
+    memset(k, 0, sizeof *k);
+    memset(e, 0, sizeof *e);
+    k->model = c->s->m;
+    k->node = c->node;
+    k->node_index = c->n;
+    k->in = c->in;
+    k->n_in = c->n_in;
+    k->out = c->out;
+    k->n_out = c->n_out;
+    k->opset = c->s->m->opset;
+    k->err = e;
+    k->file = "";
+}
+
+TI__PRIVATE int ti__cl_is8(const ti_tensor *t) {
+    return t != NULL && (t->dtype == TI_DTYPE_U8 || t->dtype == TI_DTYPE_I8) && t->quant.count > 0;
+}
+
+/* ---- CONV_2D / DEPTHWISE_CONV_2D ------------------------------------------------------ */
+
+/* Table entries before the per-channel multipliers (ti_qconv's p[24]). */
+#define TI__CLQ_HEAD 24
+
+TI__PRIVATE int ti__cl_plan_qconv_common(ti__clc *c, int dw) {
+    ti__kctx k;
+    ti_error e;
+    ti__tfc_geo g;
+    int kind;
+    ti__clc_kctx(c, &k, &e);
+    const ti_tensor *x = c->n_in > 0 ? c->in[0] : NULL, *w = c->n_in > 1 ? c->in[1] : NULL;
+    const ti_tensor *b = c->n_in > 2 ? c->in[2] : NULL, *y = c->n_out > 0 ? c->out[0] : NULL;
+    if (!ti__cl_is8(x) || !ti__cl_is8(w) || !ti__cl_is8(y))
+        return ti__clc_no(c, "8-bit quantized tensors only on OpenCL (input %s)",
+                          x ? ti_dtype_name(x->dtype) : "none");
+    if (!c->s->vi[c->node->inputs[1]].is_const) return ti__clc_no(c, "weights computed at run time");
+    if (b != NULL && (b->dtype != TI_DTYPE_I32 || !c->s->vi[c->node->inputs[2]].is_const))
+        return ti__clc_no(c, "bias is not a constant int32 tensor");
+    if (ti__tfc_geometry(&k, dw, &g) != TI_OK) return ti__clc_no(c, "%s", e.message);
+    if (ti__tfc_check(&k, x, w, b, y, g.oc, dw ? 3 : 0, 1, &kind) != TI_OK)
+        return ti__clc_no(c, "%s", e.message);
+    if (kind != TI__TFC_U8 && kind != TI__TFC_I8) return ti__clc_no(c, "16-bit activations not on OpenCL");
+    int64_t pixels = g.n * g.oh * g.ow;
+    if (pixels > INT32_MAX / 4 || g.oc > 65536 || (int64_t)ti__numel(x) > INT32_MAX ||
+        (int64_t)ti__numel(y) > INT32_MAX)
+        return ti__clc_no(c, "tensor too large for the OpenCL kernel's int indices");
+    int32_t *p = ti__clc_params(c, TI__CLQ_HEAD + 2 * (int)g.oc);
+    if (p == NULL) return ti__clc_no(c, "out of memory");
+    ti__qrq rq;
+    memset(&rq, 0, sizeof rq);
+    /* the multipliers land in the table itself: [oc] multipliers, then [oc] shifts */
+    ti__tfc_requant_fill(&k, x, w, b, y, g.oc, x->dtype == TI_DTYPE_U8, p + TI__CLQ_HEAD, &rq);
+    if (rq.mode != TI__QRQ_32) return ti__clc_no(c, "requantization mode %d not on OpenCL", rq.mode);
+    if (ti__tfc_quant_act(&k, y, &rq.lo, &rq.hi) != TI_OK) return ti__clc_no(c, "%s", e.message);
+    int64_t v[TI__CLQ_HEAD] = {g.n, g.ih, g.iw, g.ic, g.oh, g.ow, g.oc, g.kh, g.kw, g.kc, g.sh, g.sw,
+                               g.dh, g.dw, g.ph, g.pw, dw ? g.mult : g.opg, kind == TI__TFC_I8,
+                               -(int64_t)x->quant.zero_point[0],
+                               kind == TI__TFC_U8 ? -(int64_t)w->quant.zero_point[0] : 0,
+                               y->quant.zero_point[0], rq.lo, rq.hi, 0};
+    for (int i = 0; i < TI__CLQ_HEAD; i++) {
+        if (v[i] > INT32_MAX || v[i] < INT32_MIN) return ti__clc_no(c, "parameter %d out of int range", i);
+        p[i] = (int32_t)v[i];
+    }
+    return 1;
+}
+TI__PRIVATE int ti__cl_plan_qconv(ti__clc *c) { return ti__cl_plan_qconv_common(c, 0); }
+TI__PRIVATE int ti__cl_plan_qdwconv(ti__clc *c) { return ti__cl_plan_qconv_common(c, 1); }
+
+TI__PRIVATE cl_int ti__cl_run_qconv_common(ti__clc *c, ti__clk kern) {
+    const ti_tensor *x = c->in[0], *w = c->in[1], *b = c->n_in > 2 ? c->in[2] : NULL, *y = c->out[0];
+    const int32_t *p = c->g->par[c->n];
+    ti__clargs a;
+    ti__cla_begin(&a, &c->g->rt, kern);
+    ti__cla_t8(&a, c, x);
+    ti__cla_t8(&a, c, w);
+    if (b != NULL) { /* int32 constant: element offset */
+        ti__cla_buf(&a, c->g->cst, c->g->cst_off[c->node->inputs[2]]);
+    } else {
+        ti__cla_buf(&a, c->g->cst, c->g->par_off[c->n]);
+    }
+    ti__cla_int(&a, b != NULL);
+    ti__cla_t8(&a, c, y);
+    ti__cla_par(&a, c);
+    if (a.err != CL_SUCCESS) return a.err;
+    size_t g[2] = {(size_t)p[6], (size_t)p[0] * (size_t)p[4] * (size_t)p[5]};
+    return ti__clrt_launch(&c->g->rt, kern, 2, g, NULL);
+}
+TI__PRIVATE cl_int ti__cl_run_qconv(ti__clc *c) { return ti__cl_run_qconv_common(c, TI__CLK_QCONV); }
+TI__PRIVATE cl_int ti__cl_run_qdwconv(ti__clc *c) { return ti__cl_run_qconv_common(c, TI__CLK_QDWCONV); }
+
+/* ---- ADD ------------------------------------------------------------------------------ */
+
+#define TI__CLQ_ADD_TABLES 8    /* ti_qadd's p[8]: the byte tables */
+#define TI__CLQ_ADD_BCAST 1032 /* ... p[1032]: rank, dims, strides */
+
+TI__PRIVATE int ti__cl_plan_qadd(ti__clc *c) {
+    const ti_tensor *a = c->n_in > 0 ? c->in[0] : NULL, *b = c->n_in > 1 ? c->in[1] : NULL;
+    const ti_tensor *y = c->n_out > 0 ? c->out[0] : NULL;
+    if (c->n_in != 2 || !ti__cl_is8(a) || !ti__cl_is8(b) || !ti__cl_is8(y) || a->dtype != b->dtype ||
+        y->dtype != a->dtype)
+        return ti__clc_no(c, "8-bit quantized ADD only on OpenCL");
+    size_t n = ti__numel(y);
+    if (n > (size_t)INT32_MAX || ti__numel(a) > (size_t)INT32_MAX || ti__numel(b) > (size_t)INT32_MAX)
+        return ti__clc_no(c, "tensor too large for the OpenCL kernel");
+    int same = ti__numel(a) == n && ti__numel(b) == n && a->rank == y->rank && b->rank == y->rank;
+    ti__kctx k;
+    ti_error e;
+    ti__clc_kctx(c, &k, &e);
+    ti__tfl_bjob *j = (ti__tfl_bjob *)ti__calloc(&c->s->al, sizeof *j);
+    if (j == NULL) return ti__clc_no(c, "out of memory");
+    int ok = ti__tfl_bin_setup(&k, TI__TB_ADD, j) == TI_OK;
+    if (!ok) ti__clc_no(c, "%s", e.message);
+    else if (j->pot16 || !j->quant || j->b.fn != ti__tfl_bin_q8)
+        ok = ti__clc_no(c, "this ADD does not take the 8-bit tables");
+    int r = same ? 0 : (y->rank ? y->rank : 1);
+    int32_t *p = ok ? ti__clc_params(c, TI__CLQ_ADD_BCAST + 1 + 3 * r) : NULL;
+    if (ok && p == NULL) ok = ti__clc_no(c, "out of memory");
+    if (ok) {
+        size_t row = j->add_mode != TI__TFL_ADD_REF ? j->add_row : 0;
+        p[0] = (int32_t)row;
+        p[1] = y->dtype == TI_DTYPE_U8;
+        p[2] = (int32_t)(row - row % (j->add_lanes ? j->add_lanes : 1));
+        p[3] = j->mo;
+        p[4] = j->so;
+        p[5] = j->out_off;
+        p[6] = j->lo;
+        p[7] = j->hi;
+        int32_t *t = p + TI__CLQ_ADD_TABLES;
+        memcpy(t, j->t1[0], sizeof j->t1[0]);
+        memcpy(t + 256, j->t1[1], sizeof j->t1[1]);
+        memcpy(t + 512, j->t2[0], sizeof j->t2[0]);
+        memcpy(t + 768, j->t2[1], sizeof j->t2[1]);
+        p[TI__CLQ_ADD_BCAST] = r;
+        if (r > 0) { /* broadcast: the output's dims and each input's strides in them */
+            int64_t dims[TI_MAX_DIMS];
+            for (int d = 0; d < r; d++) dims[d] = y->rank ? y->shape[d] : 1;
+            for (int d = 0; d < r; d++) p[TI__CLQ_ADD_BCAST + 1 + d] = (int32_t)dims[d];
+            ti__cl_bstrides(a, r, dims, p + TI__CLQ_ADD_BCAST + 1 + r);
+            ti__cl_bstrides(b, r, dims, p + TI__CLQ_ADD_BCAST + 1 + 2 * r);
+        }
+    }
+    ti__free(&c->s->al, j, sizeof *j);
+    return ok;
+}
+TI__PRIVATE cl_int ti__cl_run_qadd(ti__clc *c) {
+    size_t n = ti__numel(c->out[0]);
+    ti__clargs a;
+    ti__cla_begin(&a, &c->g->rt, TI__CLK_QADD);
+    ti__cla_t8(&a, c, c->in[0]);
+    ti__cla_t8(&a, c, c->in[1]);
+    ti__cla_t8(&a, c, c->out[0]);
+    ti__cla_par(&a, c);
+    ti__cla_int(&a, (int64_t)n);
+    if (a.err != CL_SUCCESS) return a.err;
+    return ti__clrt_launch(&c->g->rt, TI__CLK_QADD, 1, &n, NULL);
+}
+
+/* ---- AVERAGE_POOL_2D / MAX_POOL_2D ------------------------------------------------------ */
+
+TI__PRIVATE int ti__cl_plan_qpool(ti__clc *c) {
+    const ti_tensor *x = c->n_in > 0 ? c->in[0] : NULL, *y = c->n_out > 0 ? c->out[0] : NULL;
+    if (!ti__cl_is8(x) || !ti__cl_is8(y) || x->dtype != y->dtype)
+        return ti__clc_no(c, "8-bit quantized pooling only on OpenCL");
+    ti__kctx k;
+    ti_error e;
+    ti__tfp_geom g;
+    float flo, fhi;
+    int32_t lo = 0, hi = 0;
+    ti__clc_kctx(c, &k, &e);
+    if (ti__tfp_geometry(&k, &g) != TI_OK || ti__tfl_act_bounds(&k, y, &flo, &fhi, &lo, &hi) != TI_OK)
+        return ti__clc_no(c, "%s", e.message);
+    int mx = strcmp(c->node->op, "MAX_POOL_2D") == 0;
+    /* a window that pools nothing is the CPU kernel's error to report */
+    for (int64_t o = 0; !mx && o < g.oh; o++)
+        if (TI__MIN(g.fh, g.ih - (o * g.sh - g.ph)) <= TI__MAX(0, -(o * g.sh - g.ph)))
+            return ti__clc_no(c, "output row %lld pools no input", (long long)o);
+    for (int64_t o = 0; !mx && o < g.ow; o++)
+        if (TI__MIN(g.fw, g.iw - (o * g.sw - g.pw)) <= TI__MAX(0, -(o * g.sw - g.pw)))
+            return ti__clc_no(c, "output column %lld pools no input", (long long)o);
+    if (ti__numel(x) > (size_t)INT32_MAX || g.n * g.oh * g.ow > INT32_MAX / 4)
+        return ti__clc_no(c, "tensor too large for the OpenCL kernel");
+    int32_t *p = ti__clc_params(c, 16);
+    if (p == NULL) return ti__clc_no(c, "out of memory");
+    int64_t v[16] = {g.n, g.ih, g.iw, g.c, g.oh, g.ow, g.fh, g.fw, g.sh, g.sw, g.ph, g.pw,
+                     x->dtype == TI_DTYPE_I8, mx, lo, hi};
+    for (int i = 0; i < 16; i++) {
+        if (v[i] > INT32_MAX || v[i] < INT32_MIN) return ti__clc_no(c, "parameter %d out of int range", i);
+        p[i] = (int32_t)v[i];
+    }
+    return 1;
+}
+TI__PRIVATE cl_int ti__cl_run_qpool(ti__clc *c) {
+    const int32_t *p = c->g->par[c->n];
+    ti__clargs a;
+    ti__cla_begin(&a, &c->g->rt, TI__CLK_QPOOL);
+    ti__cla_t8(&a, c, c->in[0]);
+    ti__cla_t8(&a, c, c->out[0]);
+    ti__cla_par(&a, c);
+    if (a.err != CL_SUCCESS) return a.err;
+    size_t g[2] = {(size_t)p[3], (size_t)p[0] * (size_t)p[4] * (size_t)p[5]};
+    return ti__clrt_launch(&c->g->rt, TI__CLK_QPOOL, 2, g, NULL);
+}
+
+/* ---- RESHAPE, SQUEEZE, EXPAND_DIMS: the bytes as they are ----------------------------- */
+
+TI__PRIVATE int ti__cl_plan_tfl_alias(ti__clc *c) {
+    const ti_tensor *x = c->n_in > 0 ? c->in[0] : NULL, *y = c->n_out > 0 ? c->out[0] : NULL;
+    if (x == NULL || y == NULL || x->dtype != y->dtype || x->size_bytes != y->size_bytes)
+        return ti__clc_no(c, "input and output differ in dtype or size");
+    if (x->size_bytes > (size_t)INT32_MAX) return ti__clc_no(c, "tensor too large for the OpenCL kernel");
+    if (x->dtype == TI_DTYPE_F32) c->progs |= TI__CLM_ELTWISE; /* ti_copy_flat, fp16 storage aware */
+    return 1;
+}
+TI__PRIVATE cl_int ti__cl_run_tfl_alias(ti__clc *c) {
+    if (c->in[0]->dtype == TI_DTYPE_F32) return ti__cl_run_alias(c); /* fp16 storage aware */
+    size_t n = c->out[0]->size_bytes;
+    ti__clargs a;
+    ti__cla_begin(&a, &c->g->rt, TI__CLK_COPY_BYTES);
+    ti__cla_t8(&a, c, c->in[0]);
+    ti__cla_t8(&a, c, c->out[0]);
+    ti__cla_int(&a, (int64_t)n);
+    if (a.err != CL_SUCCESS) return a.err;
+    return ti__clrt_launch(&c->g->rt, TI__CLK_COPY_BYTES, 1, &n, NULL);
+}
+
+/* ---- the table -------------------------------------------------------------------------- */
+static const ti__clop ti__cl_tfl_ops[] = {
+    {"CONV_2D", TI__CLM_QUANT, ti__cl_plan_qconv, ti__cl_run_qconv},
+    {"DEPTHWISE_CONV_2D", TI__CLM_QUANT, ti__cl_plan_qdwconv, ti__cl_run_qdwconv},
+    {"ADD", TI__CLM_QUANT, ti__cl_plan_qadd, ti__cl_run_qadd},
+    {"AVERAGE_POOL_2D", TI__CLM_QUANT, ti__cl_plan_qpool, ti__cl_run_qpool},
+    {"MAX_POOL_2D", TI__CLM_QUANT, ti__cl_plan_qpool, ti__cl_run_qpool},
+    {"RESHAPE", TI__CLM_QUANT, ti__cl_plan_tfl_alias, ti__cl_run_tfl_alias},
+    {"SQUEEZE", TI__CLM_QUANT, ti__cl_plan_tfl_alias, ti__cl_run_tfl_alias},
+    {"EXPAND_DIMS", TI__CLM_QUANT, ti__cl_plan_tfl_alias, ti__cl_run_tfl_alias},
+};
+
+TI__PRIVATE const ti__clop *ti__cl_tfl_op_find(const ti__node *node) {
+    for (size_t i = 0; i < TI__COUNTOF(ti__cl_tfl_ops); i++)
+        if (strcmp(ti__cl_tfl_ops[i].name, node->op) == 0) return &ti__cl_tfl_ops[i];
+    return NULL;
+}
+
+#endif /* TI_NO_OPENCL */
+/* ==== end src/cl/qops.c ===================================================================== */
 
 /* ==== begin src/cl/half.c =================================================================== */
 /* fp16 storage on OpenCL (desc.precision TI_PRECISION_FP16): the kernels keep activations

@@ -1021,7 +1021,10 @@ TI__PRIVATE int ti__cl_wg_tunable(const ti__clop *op) {
            op->run != ti__cl_run_gpool && op->run != ti__cl_run_conv;
 }
 
+TI__PRIVATE const ti__clop *ti__cl_tfl_op_find(const ti__node *node); /* cl/qops.c */
+
 TI__PRIVATE const ti__clop *ti__cl_op_find(const ti__node *node) {
+    if (strcmp(node->domain, "tflite") == 0) return ti__cl_tfl_op_find(node);
     if (node->domain[0] && strcmp(node->domain, "ai.onnx") != 0) return NULL;
     for (size_t i = 0; i < TI__COUNTOF(ti__cl_ops); i++)
         if (strcmp(ti__cl_ops[i].name, node->op) == 0) return &ti__cl_ops[i];

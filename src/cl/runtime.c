@@ -6,7 +6,14 @@
  * failure is a reason string the session turns into a CPU fallback or an error. */
 #ifndef TI_NO_OPENCL
 
-typedef enum ti__clp { TI__CLP_ELTWISE = 0, TI__CLP_CONV, TI__CLP_GEMM, TI__CLP_CONVT, TI__CLP_COUNT } ti__clp;
+typedef enum ti__clp {
+    TI__CLP_ELTWISE = 0,
+    TI__CLP_CONV,
+    TI__CLP_GEMM,
+    TI__CLP_CONVT,
+    TI__CLP_QUANT,
+    TI__CLP_COUNT
+} ti__clp;
 
 /* X(id, program, kernel name) */
 #define TI__CL_KERNELS(X)                                                                   \
@@ -31,7 +38,12 @@ typedef enum ti__clp { TI__CLP_ELTWISE = 0, TI__CLP_CONV, TI__CLP_GEMM, TI__CLP_
     X(CONV_GEMM64, CONVT, "ti_conv_gemm_t64")                                               \
     X(MATMUL, GEMM, "ti_matmul")                                                            \
     X(MATMUL_T, GEMM, "ti_matmul_t")                                                        \
-    X(GEMV, GEMM, "ti_gemv")
+    X(GEMV, GEMM, "ti_gemv")                                                                \
+    X(QCONV, QUANT, "ti_qconv")                                                             \
+    X(QDWCONV, QUANT, "ti_qdwconv")                                                         \
+    X(QADD, QUANT, "ti_qadd")                                                               \
+    X(QPOOL, QUANT, "ti_qpool")                                                             \
+    X(COPY_BYTES, QUANT, "ti_copy_bytes")
 
 typedef enum ti__clk {
 #define TI__CLK_ENUM(id, prog, name) TI__CLK_##id,
@@ -477,6 +489,7 @@ TI__PRIVATE const char *const *ti__cl_prog_src(ti__clp p) {
     case TI__CLP_ELTWISE: return ti__cl_src_eltwise;
     case TI__CLP_CONV: return ti__cl_src_conv;
     case TI__CLP_CONVT: return ti__cl_src_conv_tiles;
+    case TI__CLP_QUANT: return ti__cl_src_quant;
     default: return ti__cl_src_gemm;
     }
 }

@@ -504,13 +504,16 @@ TI__PRIVATE void ti__tfl_rescale_params(ti__tfl_bjob *j, float s1, float s2, flo
         ti__q_quantize_multiplier(twice / (double)((float)(1 << ls) * so), &j->mo, &j->so);
 }
 
-TI__PRIVATE ti_status ti__tfl_bin_run(ti__kctx *k, int op) {
+/* Fills job *jp of binary op `op` on node k: broadcast walk, clamps, and the quantized
+ * ops' multipliers and byte tables. Also what the OpenCL 8-bit ADD takes its parameters
+ * from (cl/qops.c), so both compute the same bytes. */
+TI__PRIVATE ti_status ti__tfl_bin_setup(ti__kctx *k, int op, ti__tfl_bjob *jp) {
     const ti_tensor *a = k->in[0], *b = k->in[1];
     ti_tensor *y = k->out[0];
-    ti__tfl_bjob j;
-    memset(&j, 0, sizeof j);
-    j.op = op;
-    j.quant = ti__tfl_quantized(a, ti__tfl_bin_types[op].raw, ti__tfl_bin_types[op].quant);
+    ti__tfl_bjob *j = jp;
+    memset(j, 0, sizeof *j);
+    j->op = op;
+    j->quant = ti__tfl_quantized(a, ti__tfl_bin_types[op].raw, ti__tfl_bin_types[op].quant);
     const int act = ti__tfl_bin_types[op].act
                         ? (int)ti__attr_i(k->node, "fused_activation_function", TI__TFL_ACT_NONE)
                         : TI__TFL_ACT_NONE;
@@ -519,7 +522,7 @@ TI__PRIVATE ti_status ti__tfl_bin_run(ti__kctx *k, int op) {
     if (op == TI__TB_DIV || op == TI__TB_FLOOR_DIV || op == TI__TB_FLOOR_MOD || op == TI__TB_POW) {
         float bs = 0.0f;
         int32_t bz = 0;
-        if (j.quant) ti__tfl_q(b, &bs, &bz);
+        if (j->quant) ti__tfl_q(b, &bs, &bz);
         for (size_t i = 0; i < nb; i++) {
             const int is_f = b->dtype == TI_DTYPE_F32;
             const double v = is_f ? (double)((const float *)b->data)[i] : (double)ti__get_i64(b, i);
@@ -534,80 +537,87 @@ TI__PRIVATE ti_status ti__tfl_bin_run(ti__kctx *k, int op) {
     ti_tensor *ins[2];
     ins[0] = (ti_tensor *)a;
     ins[1] = (ti_tensor *)b;
-    ti__bcast_init(&j.b.bc, 2, (const ti_tensor *const *)ins, y->rank, y->shape);
-    j.b.in[0] = a->data;
-    j.b.in[1] = b->data;
-    j.b.in_dt[0] = a->dtype;
-    j.b.in_dt[1] = b->dtype;
-    j.b.out = y->data;
-    j.b.out_dt = y->dtype;
-    j.b.fn = (a->dtype == TI_DTYPE_F32 && !j.quant) ? ti__tfl_bin_f32 : ti__tfl_bin_int;
-    ti__tfl_act_f(act, &j.flo, &j.fhi);
-    if (!ti__tfl_qrange(a->dtype, &j.lo, &j.hi)) { /* int64, bool: no clamp */
-        j.lo = INT32_MIN;
-        j.hi = INT32_MAX;
+    ti__bcast_init(&j->b.bc, 2, (const ti_tensor *const *)ins, y->rank, y->shape);
+    j->b.in[0] = a->data;
+    j->b.in[1] = b->data;
+    j->b.in_dt[0] = a->dtype;
+    j->b.in_dt[1] = b->dtype;
+    j->b.out = y->data;
+    j->b.out_dt = y->dtype;
+    j->b.fn = (a->dtype == TI_DTYPE_F32 && !j->quant) ? ti__tfl_bin_f32 : ti__tfl_bin_int;
+    ti__tfl_act_f(act, &j->flo, &j->fhi);
+    if (!ti__tfl_qrange(a->dtype, &j->lo, &j->hi)) { /* int64, bool: no clamp */
+        j->lo = INT32_MIN;
+        j->hi = INT32_MAX;
     }
-    if (!j.quant && TI__EDT_IN(a->dtype, TI__TB_I32 | TI__TB_I16 | TI__TB_I64) &&
+    if (!j->quant && TI__EDT_IN(a->dtype, TI__TB_I32 | TI__TB_I16 | TI__TB_I64) &&
         act != TI__TFL_ACT_NONE) {
         /* CalculateActivationRange<int>: RELU [0, max], RELU6 [0, 6], RELU_N1_TO_1 [-1, 1] */
-        if (act == TI__TFL_ACT_RELU || act == TI__TFL_ACT_RELU6) j.lo = 0;
-        if (act == TI__TFL_ACT_RELU6) j.hi = 6;
+        if (act == TI__TFL_ACT_RELU || act == TI__TFL_ACT_RELU6) j->lo = 0;
+        if (act == TI__TFL_ACT_RELU6) j->hi = 6;
         if (act == TI__TFL_ACT_RELU_N1_TO_1) {
-            j.lo = -1;
-            j.hi = 1;
+            j->lo = -1;
+            j->hi = 1;
         }
     }
-    if (j.quant) {
+    if (j->quant) {
         float s1 = 0.0f, s2 = 0.0f, so = 0.0f;
         int32_t z1 = 0, z2 = 0, zo = 0;
         ti__tfl_q(a, &s1, &z1);
         ti__tfl_q(b, &s2, &z2);
         if (!TI__TB_BOOL_OUT(op)) {
             ti__tfl_q(y, &so, &zo);
-            ti__tfl_act_q(act, so, zo, j.lo, j.hi, &j.lo, &j.hi);
+            ti__tfl_act_q(act, so, zo, j->lo, j->hi, &j->lo, &j->hi);
         }
-        j.off1 = -z1;
-        j.off2 = -z2;
-        j.out_off = zo;
+        j->off1 = -z1;
+        j->off2 = -z2;
+        j->out_off = zo;
         switch (op) {
         case TI__TB_ADD: case TI__TB_SUB: {
             int l1, l2, lo;
             if (a->dtype == TI_DTYPE_I16 && z1 == 0 && z2 == 0 && zo == 0 &&
                 ti__attr_i(k->node, "pot_scale_int16", 1) && ti__tfl_log2(s1, &l1) &&
                 ti__tfl_log2(s2, &l2) && ti__tfl_log2(so, &lo)) {
-                j.pot16 = 1;
-                j.s1 = l1 - lo;
-                j.s2 = l2 - lo;
-                if ((j.s1 != 0 && j.s2 != 0) || j.s1 > 0 || j.s2 > 0)
+                j->pot16 = 1;
+                j->s1 = l1 - lo;
+                j->s2 = l2 - lo;
+                if ((j->s1 != 0 && j->s2 != 0) || j->s1 > 0 || j->s2 > 0)
                     return ti__kfail(k, TI_ERR_UNSUPPORTED,
                                      "int16 power-of-two scales %g, %g -> %g need one input at "
                                      "the output's scale and the other finer",
                                      (double)s1, (double)s2, (double)so);
             } else {
-                ti__tfl_rescale_params(&j, s1, s2, so, a->dtype == TI_DTYPE_I16 ? 15 : 20, 0);
+                ti__tfl_rescale_params(j, s1, s2, so, a->dtype == TI_DTYPE_I16 ? 15 : 20, 0);
                 if (op == TI__TB_ADD && a->dtype != TI_DTYPE_I16)
-                    ti__tfl_add_lanes(&j, a, b, ti__numel(y));
+                    ti__tfl_add_lanes(j, a, b, ti__numel(y));
             }
             break;
         }
-        case TI__TB_SQDIFF: ti__tfl_rescale_params(&j, s1, s2, so, 7, 1); break;
-        case TI__TB_MUL: ti__q_quantize_multiplier((double)(s1 * s2 / so), &j.mo, &j.so); break;
-        case TI__TB_DIV: ti__q_quantize_multiplier((double)(s1 / (s2 * so)), &j.mo, &j.so); break;
+        case TI__TB_SQDIFF: ti__tfl_rescale_params(j, s1, s2, so, 7, 1); break;
+        case TI__TB_MUL: ti__q_quantize_multiplier((double)(s1 * s2 / so), &j->mo, &j->so); break;
+        case TI__TB_DIV: ti__q_quantize_multiplier((double)(s1 / (s2 * so)), &j->mo, &j->so); break;
         case TI__TB_PRELU:
-            ti__q_quantize_multiplier((double)(s1 / so), &j.m1, &j.s1);
-            ti__q_quantize_multiplier((double)(s1 * s2 / so), &j.m2, &j.s2);
-            ti__tfl_qrange(y->dtype, &j.lo, &j.hi);
+            ti__q_quantize_multiplier((double)(s1 / so), &j->m1, &j->s1);
+            ti__q_quantize_multiplier((double)(s1 * s2 / so), &j->m2, &j->s2);
+            ti__tfl_qrange(y->dtype, &j->lo, &j->hi);
             break;
         default: /* comparisons: each input times its scale, after a left shift of 8 */
-            j.ls = 8;
-            ti__q_quantize_multiplier((double)s1, &j.m1, &j.s1);
-            ti__q_quantize_multiplier((double)s2, &j.m2, &j.s2);
+            j->ls = 8;
+            ti__q_quantize_multiplier((double)s1, &j->m1, &j->s1);
+            ti__q_quantize_multiplier((double)s2, &j->m2, &j->s2);
             break;
         }
     }
-    if (j.quant && TI__EDT_IN(a->dtype, TI__TQ8) && b->dtype == a->dtype && !j.pot16 &&
+    if (j->quant && TI__EDT_IN(a->dtype, TI__TQ8) && b->dtype == a->dtype && !j->pot16 &&
         (op == TI__TB_ADD || op == TI__TB_SUB || op == TI__TB_MUL || TI__TB_BOOL_OUT(op)))
-        ti__tfl_bin_q8_tables(&j, a->dtype);
+        ti__tfl_bin_q8_tables(j, a->dtype);
+    return TI_OK;
+}
+
+TI__PRIVATE ti_status ti__tfl_bin_run(ti__kctx *k, int op) {
+    ti__tfl_bjob j;
+    ti_status st = ti__tfl_bin_setup(k, op, &j);
+    if (st != TI_OK) return st;
     ti__bcast_run(k, &j.b);
     return TI_OK;
 }

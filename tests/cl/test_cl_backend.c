@@ -1574,6 +1574,72 @@ TI_TEST(fp16_precision_check_reports_the_loss) {
     ti_model_free(m);
 }
 
+/* TFLite's 8-bit ops on the device (cl/qops.c): the bundled uint8 MobileNet v1 and the
+ * Coral int8 / uint8 MobileNet v2s when ../shared is there, with fp32 and fp16 storage
+ * sessions: every CONV_2D, DEPTHWISE_CONV_2D, ADD, AVERAGE_POOL_2D and RESHAPE node on the
+ * device, outputs the same bytes as the CPU's on random inputs, no allocation in a run. */
+TI_TEST(tflite_8bit_models_on_the_device) {
+    if (!g_have_device) TI_SKIP("no OpenCL device");
+    static const char *const paths[] = {"tests/data/mobilenet_v1_0.25_128_quant.tflite",
+                                        "../shared/models/coral/mobilenet_v2_1.0_224_quant.tflite",
+                                        "../shared/models/coral/tf2_mobilenet_v2_1.0_224_ptq.tflite"};
+    for (int k = 0; k < 3; k++) {
+        FILE *f = fopen(paths[k], "rb");
+        if (f == NULL) {
+            printf("  %s: not here, skipped\n", paths[k]);
+            continue;
+        }
+        fclose(f);
+        ti_error err;
+        ti_model *m = ti_model_load_file(paths[k], NULL, &err);
+        TI_REQUIRE(m != NULL);
+        for (int half = 0; half < 2; half++) {
+            ti_test_alloc ca;
+            memset(&ca, 0, sizeof ca);
+            ti_session_desc d;
+            memset(&d, 0, sizeof d);
+            d.num_threads = 1;
+            d.backend = TI_BACKEND_OPENCL;
+            d.precision = half ? TI_PRECISION_FP16 : TI_PRECISION_FP32;
+            d.allocator = ti_test_allocator(&ca);
+            ti_session *g = ti_session_create(m, &d, &err), *c = make(m, TI_BACKEND_CPU, &err);
+            TI_REQUIRE(g != NULL && c != NULL);
+            int on = 0, want = 0;
+            for (int i = 0; i < ti_session_num_nodes(g); i++) {
+                ti_node_info ni;
+                TI_REQUIRE(ti_session_node_info(g, i, &ni) == TI_OK);
+                if (strcmp(ni.op, "CONV_2D") && strcmp(ni.op, "DEPTHWISE_CONV_2D") && strcmp(ni.op, "ADD") &&
+                    strcmp(ni.op, "AVERAGE_POOL_2D") && strcmp(ni.op, "RESHAPE"))
+                    continue;
+                want++;
+                if (ni.backend == TI_BACKEND_OPENCL) on++;
+                else printf("  %s node %d (%s) on the CPU: %s\n", paths[k], i, ni.op, ni.placement);
+            }
+            TI_CHECK(want > 25 && on == want);
+            for (int r = 0; r < 2; r++) {
+                for (int i = 0; i < ti_session_num_inputs(c); i++) {
+                    ti_tensor *a = ti_session_input(c, i);
+                    for (size_t j = 0; j < a->size_bytes; j++) ((unsigned char *)a->data)[j] = (unsigned char)rnd();
+                    memcpy(ti_session_input(g, i)->data, a->data, a->size_bytes);
+                }
+                TI_CHECK(ti_session_run(c, &err) == TI_OK);
+                ca.forbid = 1;
+                TI_CHECK(ti_session_run(g, &err) == TI_OK);
+                ca.forbid = 0;
+                const ti_tensor *a = ti_session_output(c, 0), *b = ti_session_output(g, 0);
+                TI_CHECK(a->size_bytes == b->size_bytes && memcmp(a->data, b->data, a->size_bytes) == 0);
+            }
+            printf("  %s%s: %d of %d nodes on the device, outputs the CPU's bytes\n", paths[k],
+                   half ? " (fp16 storage)" : "", on, ti_session_num_nodes(g));
+            TI_CHECK_EQ_INT((int)ca.forbidden, 0);
+            ti_session_destroy(g);
+            ti_session_destroy(c);
+            TI_CHECK(ti_test_alloc_balanced(&ca));
+        }
+        ti_model_free(m);
+    }
+}
+
 int main(void) {
     ti_error err;
     ti_model *m = ti_model_load_file("tests/data/conv2d_padding.onnx", NULL, &err);
@@ -1607,6 +1673,7 @@ int main(void) {
     TI_RUN(fp16_storage_at_the_host_boundary);
     TI_RUN(fp16_models_match_the_cpu);
     TI_RUN(fp16_precision_check_reports_the_loss);
+    TI_RUN(tflite_8bit_models_on_the_device);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", g_cache_dir);
     if (system(cmd) != 0) printf("could not remove %s\n", g_cache_dir);

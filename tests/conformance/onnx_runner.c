@@ -38,6 +38,8 @@ typedef struct options {
     int expect_pass;
     double min_agree; /* < 0: off; share of argmax positions that must agree */
     int check_argmax; /* --check-argmax: min_agree 1 with "top-1" wording */
+    int same_as_cpu;  /* --same-as-cpu: outputs also equal a CPU session's */
+    const char *device_ops; /* --device-ops: ",OP,OP," that must run on the asked backend */
 } options;
 
 typedef struct test_case {
@@ -407,6 +409,69 @@ static int check_label_map(const ti_tensor *got, const ti_tensor *want, double m
 
 /* Feeds one data set into the session (creating it on the first), runs, compares. Returns
  * R_PASSED or the failure class with the reason in msg. */
+/* --device-ops: every node of a listed op type runs on the backend asked for. */
+static int check_device_ops(const options *o, ti_session *s, char *msg, size_t msgn)
+{
+    if (!o->device_ops) return 1;
+    int n = ti_session_num_nodes(s);
+    for (int i = 0; i < n; i++) {
+        ti_node_info ni;
+        if (ti_session_node_info(s, i, &ni) != TI_OK) continue;
+        char key[128];
+        snprintf(key, sizeof(key), ",%s,", ni.op ? ni.op : "");
+        if (!strstr(o->device_ops, key) || ni.backend == o->backend) continue;
+        td_msg(msg, msgn, "node %d '%s' (%s) ran on the CPU: %s", i, ni.name ? ni.name : "", ni.op,
+               ni.placement ? ni.placement : "");
+        return 0;
+    }
+    return 1;
+}
+
+/* --same-as-cpu: a CPU session fed the same inputs gives the same outputs: the same bytes
+ * for integer outputs, floats within --max-rel (1e-4 when not given). */
+static int check_same_as_cpu(const options *o, const ti_model *m, ti_session *s, char *msg,
+                             size_t msgn)
+{
+    if (!o->same_as_cpu || o->backend == TI_BACKEND_CPU) return 1;
+    ti_session_desc desc;
+    ti_error err;
+    memset(&desc, 0, sizeof(desc));
+    memset(&err, 0, sizeof(err));
+    desc.num_threads = o->threads;
+    desc.backend = TI_BACKEND_CPU;
+    ti_session *c = ti_session_create(m, &desc, &err);
+    int ok = c != NULL;
+    if (!ok) td_msg(msg, msgn, "CPU session: %s", err.message);
+    for (int k = 0; ok && k < ti_session_num_inputs(s); k++) {
+        ti_tensor *a = ti_session_input(s, k), *b = ti_session_input(c, k);
+        if (b->rank != a->rank || memcmp(b->shape, a->shape, sizeof(a->shape[0]) * (size_t)a->rank))
+            ok = ti_session_set_input_shape(c, k, a->rank, a->shape, &err) == TI_OK;
+        b = ti_session_input(c, k);
+        if (ok && b->size_bytes == a->size_bytes) memcpy(b->data, a->data, a->size_bytes);
+        else if (ok) ok = 0, td_msg(msg, msgn, "CPU session input %d holds %zu bytes", k, b->size_bytes);
+        else td_msg(msg, msgn, "CPU session input %d: %s", k, err.message);
+    }
+    if (ok && ti_session_run(c, &err) != TI_OK) ok = 0, td_msg(msg, msgn, "CPU run: %s", err.message);
+    for (int k = 0; ok && k < ti_session_num_outputs(s); k++) {
+        const ti_tensor *g = ti_session_output(s, k), *w = ti_session_output(c, k);
+        char why[REASON_LEN] = "";
+        if (td_is_float(g->dtype)) {
+            ok = td_compare_ex(g, w, 0, 0, o->max_rel >= 0 ? o->max_rel : 1e-4, 0, why, sizeof(why));
+        } else {
+            ok = g->size_bytes == w->size_bytes && g->dtype == w->dtype &&
+                 memcmp(g->data, w->data, g->size_bytes) == 0;
+            size_t i = 0;
+            while (!ok && i < g->size_bytes && i < w->size_bytes &&
+                   ((const unsigned char *)g->data)[i] == ((const unsigned char *)w->data)[i])
+                i++;
+            if (!ok) snprintf(why, sizeof(why), "bytes differ from byte %zu", i);
+        }
+        if (!ok) td_msg(msg, msgn, "output %d differs from the CPU's: %s", k, why);
+    }
+    ti_session_destroy(c);
+    return ok;
+}
+
 static int run_data_set(const test_case *tc, const options *o, const ti_model *m,
                         ti_session **sp, const char *set_name, td_tensor *ins, int n_in,
                         td_tensor *outs, int n_outs, double rtol, double atol, char *msg,
@@ -564,6 +629,8 @@ static int run_data_set(const test_case *tc, const options *o, const ti_model *m
                 snprintf(msg + l, msgn - l, "%soutput %d: %s", l ? "; " : "", idx, why);
         }
     }
+    if (!check_device_ops(o, s, msg, msgn) || !check_same_as_cpu(o, m, s, msg, msgn))
+        return R_FAILED;
     return R_PASSED;
 }
 
@@ -985,7 +1052,7 @@ static void usage(FILE *f)
             "usage: onnx_runner [--threads N] [--backend cpu|opencl|auto] [--filter SUBSTR]\n"
             "                   [--max-rel X] [--table OUT.md]\n"
             "                   [--ops ops.txt] [--verbose] [--expect-pass] [--check-argmax]\n"
-            "                   [--min-argmax-agree X] DIR...\n"
+            "                   [--min-argmax-agree X] [--same-as-cpu] [--device-ops A,B] DIR...\n"
             "DIR: a test dir (model.onnx or model.tflite + test_data_set_N/), a suite root\n"
             "     holding test dirs, or the flat light layout (X.onnx + X_output_0.pb).\n"
             "--backend B      the session's backend (default auto); opencl fails a test when\n"
@@ -1001,6 +1068,9 @@ static void usage(FILE *f)
             "--min-argmax-agree X  require that share (0..1) of positions to agree instead;\n"
             "                 integer outputs without quantization (label maps) are then\n"
             "                 compared by the share of equal elements\n"
+            "--same-as-cpu    also run a CPU session on the same inputs: integer outputs must\n"
+            "                 be the same bytes, floats within --max-rel (default 1e-4)\n"
+            "--device-ops A,B every node of these op types must run on the --backend asked\n"
             "--verbose        print every test, with the measured error / agreement\n");
 }
 
@@ -1037,6 +1107,12 @@ int main(int argc, char **argv)
             o.verbose = 1;
         } else if (strcmp(a, "--expect-pass") == 0) {
             o.expect_pass = 1;
+        } else if (strcmp(a, "--same-as-cpu") == 0) {
+            o.same_as_cpu = 1;
+        } else if (strcmp(a, "--device-ops") == 0 && has_val) {
+            static char ops_list[1024];
+            snprintf(ops_list, sizeof(ops_list), ",%s,", argv[++i]);
+            o.device_ops = ops_list;
         } else if (strcmp(a, "--check-argmax") == 0) {
             o.check_argmax = 1;
             o.min_agree = 1.0;
