@@ -597,6 +597,16 @@ j_cl_onnx() { # the light models and the ONNX node suite with backend OpenCL
         "${dirs[@]}" | grep -v '^PASSED'
 }
 
+j_cl_intel() { # the backend tests on Intel's CPU OpenCL (tests/cl/intel_ocl.sh): half arithmetic on
+    local d=$CACHE/intel-ocl out="$T/cl"
+    [ -f "$d/icd" ] || { skip "Intel CPU OpenCL not fetched (tests/cl/intel_ocl.sh $d, as .ci/run does)"; return 0; }
+    mkdir -p "$out"
+    "$CC" -O2 -g "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/cl/test_cl_backend.c \
+        -o "$out/test_cl_backend_intel" "${LIBS[@]}" -ldl
+    LD_LIBRARY_PATH=$(cat "$d/libpath") OCL_ICD_FILENAMES=$(cat "$d/icd") TINYINFER_OPENCL_DEVICE=Intel \
+        TI_TEST_WANT_FP16_ARITH=1 timeout 1500 "$out/test_cl_backend_intel"
+}
+
 j_cl_tflite() { # TFLite's op tests with backend OpenCL: the CPU's bytes, 8-bit ops on the device
     cl_probe tflite || return 0
     local q8=CONV_2D,DEPTHWISE_CONV_2D,ADD,AVERAGE_POOL_2D,MAX_POOL_2D,RESHAPE,SQUEEZE,EXPAND_DIMS
@@ -993,7 +1003,8 @@ cmd_test() {
     job "conformance: TFLite ops (tests/conformance/tflite)" j_tflite_conformance
     job "models: QDQ models fused to QLinearConv / QLinearMatMul == onnxruntime" j_qdq
     job "models: Coral TFLite models (tests/models/coral.sh)" j_coral
-    job "OpenCL: TFLite op tests and Coral models == the CPU's bytes" j_cl_tflite
+    job "OpenCL: TFLite op tests == the CPU's bytes, 8-bit ops on the device" j_cl_tflite
+    job "OpenCL: backend tests on Intel's CPU OpenCL (cl_khr_fp16: half arithmetic)" j_cl_intel
 
     # compile checks (tests/build/)
     if [ "$HAVE_NM" = 1 ]; then

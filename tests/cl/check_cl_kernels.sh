@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Compiles every OpenCL program of cl/kernels.c with clang's OpenCL C front end (to SPIR,
 # no device needed) in its three variants: fp32, fp16 storage (-DTI_F16) and fp16 with
-# half arithmetic (-DTI_F16_ARITH, cl_khr_fp16 declared). CI's PoCL and the H100's NVIDIA
-# driver have no cl_khr_fp16, so the third variant is never built by a device there: this
-# is what keeps it compiling. It also checks that the arithmetic variant is refused
-# without the extension (the build options select it only where the device has it).
+# half arithmetic (-DTI_F16_ARITH, cl_khr_fp16 declared). PoCL and the H100's NVIDIA
+# driver have no cl_khr_fp16, so there the third variant is built only here; Intel's CPU
+# OpenCL (build.sh's j_cl_intel) builds and runs it. It also checks that the arithmetic
+# variant is refused without the extension (the build options select it only where the
+# device has it).
 # Usage: tests/cl/check_cl_kernels.sh WORKDIR. Prints "N passed, N failed[, N skipped]".
 set -u
 cd "$(dirname "$0")/../.."

@@ -1640,6 +1640,29 @@ TI_TEST(tflite_8bit_models_on_the_device) {
     }
 }
 
+/* Half arithmetic (-DTI_F16_ARITH): used exactly when the device reports cl_khr_fp16 (Intel's
+ * CPU OpenCL here; build.sh's j_cl_intel sets TI_TEST_WANT_FP16_ARITH=1 so that it must be),
+ * never where it does not (PoCL, the H100), and the models' fp16 results above hold with it. */
+TI_TEST(fp16_arithmetic_where_the_device_has_it) {
+    if (!g_have_device) TI_SKIP("no OpenCL device");
+    ti_error err;
+    ti_model *m = ti_model_load_file("tests/data/conv2d_padding.onnx", NULL, &err);
+    TI_REQUIRE(m != NULL);
+    set_fp16(1);
+    ti_session *g = make(m, TI_BACKEND_OPENCL, &err);
+    set_fp16(0);
+    TI_REQUIRE(g != NULL);
+    ti_session_info info;
+    TI_REQUIRE(ti_session_get_info(g, &info) == TI_OK);
+    const char *want = getenv("TI_TEST_WANT_FP16_ARITH");
+    printf("  fp16 session on '%s': half arithmetic %s\n", info.device ? info.device : "?",
+           info.fp16_arithmetic ? "on (cl_khr_fp16)" : "off");
+    TI_CHECK(info.precision == TI_PRECISION_FP16);
+    if (want != NULL) TI_CHECK_EQ_INT(info.fp16_arithmetic, atoi(want));
+    ti_session_destroy(g);
+    ti_model_free(m);
+}
+
 int main(void) {
     ti_error err;
     ti_model *m = ti_model_load_file("tests/data/conv2d_padding.onnx", NULL, &err);
@@ -1674,6 +1697,7 @@ int main(void) {
     TI_RUN(fp16_models_match_the_cpu);
     TI_RUN(fp16_precision_check_reports_the_loss);
     TI_RUN(tflite_8bit_models_on_the_device);
+    TI_RUN(fp16_arithmetic_where_the_device_has_it);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", g_cache_dir);
     if (system(cmd) != 0) printf("could not remove %s\n", g_cache_dir);
