@@ -235,36 +235,43 @@ TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_rows8_vnni(size_t nr, const uint32
 
 /* One output pixel of the 8-bit depthwise kernel (cpu/tfl_conv.c, channel multiplier 1):
  * acc[c] = sum over taps t < nt of (w[woff[t] + c] + wo) * (x[xoff[t] + c] + xo) modulo
- * 2^32 for c < n, 64 channels at a time in registers (the last ones masked): the sums of
- * ti__dwq_tap_avx2 tap after tap, in the same order (each product exact in int32). */
+ * 2^32 for c < n. 32 channels at a time as int16 (each offset value fits: |v| <= 255), two
+ * taps per VPMADDWD (x_t * w_t + x_t+1 * w_t+1 in each int32 lane, exact: at most 2 * 255^2);
+ * a sum modulo 2^32 does not depend on its order, so this equals ti__dwq_tap_avx2 tap after
+ * tap. VPUNPCKL/HWD pair the taps within 128-bit lanes, so the two accumulators hold
+ * channels 8L..8L+3 and 8L+4..8L+7 of lane L; one VPERMT2Q per 16 channels restores order. */
 TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pixel_avx512(int u8, uint32_t *acc, const void *x,
                                                             const void *w, const size_t *xoff,
                                                             const size_t *woff, size_t nt,
                                                             size_t n, int32_t xo, int32_t wo) {
     const unsigned char *xb = (const unsigned char *)x, *wb = (const unsigned char *)w;
-    const __m512i vxo = _mm512_set1_epi32(xo), vwo = _mm512_set1_epi32(wo);
-    for (size_t c0 = 0; c0 < n; c0 += 64) {
+    const __m512i vxo = _mm512_set1_epi16((short)xo), vwo = _mm512_set1_epi16((short)wo);
+    const __m512i z = _mm512_setzero_si512();
+    const __m512i i0 = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);
+    const __m512i i1 = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
+#define TI__DWQ_LD(p, off)                                                                  \
+    (u8 ? _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(k, (p) + (off) + c0))                 \
+        : _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(k, (p) + (off) + c0)))
+    for (size_t c0 = 0; c0 < n; c0 += 32) {
         size_t left = n - c0;
-        __mmask64 k = (__mmask64)(left >= 64 ? ~0ULL : ~0ULL >> (64 - left));
-        __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
-        for (size_t t = 0; t < nt; t++) {
-            __m512i x8 = _mm512_maskz_loadu_epi8(k, xb + xoff[t] + c0);
-            __m512i w8 = _mm512_maskz_loadu_epi8(k, wb + woff[t] + c0);
-#define TI__DWQ_Q(ai, lane)                                                                 \
-    {                                                                                       \
-        __m128i xq = _mm512_extracti32x4_epi32(x8, lane), wq = _mm512_extracti32x4_epi32(w8, lane); \
-        __m512i xv = u8 ? _mm512_cvtepu8_epi32(xq) : _mm512_cvtepi8_epi32(xq);              \
-        __m512i wv = u8 ? _mm512_cvtepu8_epi32(wq) : _mm512_cvtepi8_epi32(wq);              \
-        ai = _mm512_add_epi32(ai, _mm512_mullo_epi32(_mm512_add_epi32(wv, vwo),             \
-                                                     _mm512_add_epi32(xv, vxo)));           \
-    }
-            TI__DWQ_Q(a0, 0) TI__DWQ_Q(a1, 1) TI__DWQ_Q(a2, 2) TI__DWQ_Q(a3, 3)
-#undef TI__DWQ_Q
+        __mmask32 k = (__mmask32)(left >= 32 ? 0xffffffffu : (1u << left) - 1u);
+        __m512i lo = z, hi = z;
+        for (size_t t = 0; t < nt; t += 2) {
+            __m512i x0 = _mm512_add_epi16(TI__DWQ_LD(xb, xoff[t]), vxo);
+            __m512i w0 = _mm512_add_epi16(TI__DWQ_LD(wb, woff[t]), vwo);
+            __m512i x1 = z, w1 = z; /* an odd last tap: paired with weight 0 */
+            if (t + 1 < nt) {
+                x1 = _mm512_add_epi16(TI__DWQ_LD(xb, xoff[t + 1]), vxo);
+                w1 = _mm512_add_epi16(TI__DWQ_LD(wb, woff[t + 1]), vwo);
+            }
+            lo = _mm512_add_epi32(lo, _mm512_madd_epi16(_mm512_unpacklo_epi16(x0, x1),
+                                                        _mm512_unpacklo_epi16(w0, w1)));
+            hi = _mm512_add_epi32(hi, _mm512_madd_epi16(_mm512_unpackhi_epi16(x0, x1),
+                                                        _mm512_unpackhi_epi16(w0, w1)));
         }
-        _mm512_mask_storeu_epi32(acc + c0, (__mmask16)k, a0);
-        _mm512_mask_storeu_epi32(acc + c0 + 16, (__mmask16)(k >> 16), a1);
-        _mm512_mask_storeu_epi32(acc + c0 + 32, (__mmask16)(k >> 32), a2);
-        _mm512_mask_storeu_epi32(acc + c0 + 48, (__mmask16)(k >> 48), a3);
+        _mm512_mask_storeu_epi32(acc + c0, (__mmask16)k, _mm512_permutex2var_epi64(lo, i0, hi));
+        _mm512_mask_storeu_epi32(acc + c0 + 16, (__mmask16)(k >> 16), _mm512_permutex2var_epi64(lo, i1, hi));
     }
+#undef TI__DWQ_LD
 }
 #endif
