@@ -2578,6 +2578,9 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
     int same = 1;
     for (size_t c = 1; c < oc && same; c++) same = g->bos8[c] == g->bos8[0];
     const int32_t *bos = same ? NULL : g->bos8;
+    /* depths that fit one A panel: the rows are gathered once per row block, not once per
+     * column block (an expand conv of 960 channels has four) */
+    const int one_panel = kd <= TI__QG8_KC;
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__QG8_MR, np = TI__MIN((size_t)TI__QG8_MR, g->rows - p0);
         for (size_t oc0 = 0; oc0 < oc; oc0 += TI__QG8_OCC) {
@@ -2586,13 +2589,15 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
             for (size_t i = 0; i < occ; i++)
                 colc[i] = (int32_t)((bv != NULL ? (uint32_t)bv[oc0 + i] : 0u) +
                                     (uint32_t)g->a_off8 * (uint32_t)g->csum8[oc0 + i]);
-            for (size_t r = 0; r < TI__QG8_MR; r++) rowsum[r] = 0;
+            const int gather = !one_panel || oc0 == 0;
+            if (gather)
+                for (size_t r = 0; r < TI__QG8_MR; r++) rowsum[r] = 0;
             if (kd == 0)
                 for (size_t r = 0; r < TI__QG8_MR; r++)
                     memset(acc + r * TI__QG8_OCC, 0, nb * TI__QG_NR * sizeof(uint32_t));
             for (size_t k0 = 0; k0 < kd; k0 += TI__QG8_KC) {
                 size_t k1 = TI__MIN(kd, k0 + TI__QG8_KC), kc4 = ti__qg8_depth4(k1 - k0);
-                for (size_t r = 0; r < TI__QG8_MR; r++) {
+                for (size_t r = 0; gather && r < TI__QG8_MR; r++) {
                     uint8_t *row = a + r * TI__QG8_KC;
                     if (r < np) {
                         rowsum[r] += g->gather8(g->gctx, p0 + r, k0, k1, row);
