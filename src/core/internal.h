@@ -315,6 +315,13 @@ TI__PRIVATE int ti__act_block_avx2(int act, float a, float b, const float *bias,
                                    size_t ldy, size_t rows, size_t cols); /* cpu/x86/act_x86.c */
 TI__PRIVATE int ti__act_block_avx512(int act, float a, float b, const float *bias, float *y,
                                      size_t ldy, size_t rows, size_t cols);
+/* o[0:n] = a op b for the float32 Add/Sub/Mul/Div (and Sum/Mean) of cpu/binary.c, sa / sb 1
+ * for a run of n floats, 0 for one value repeated; 0 returned for other ops
+ * (cpu/x86/binary_x86.c) */
+TI__PRIVATE int ti__bin_f32_avx2(int op, const float *a, int sa, const float *b, int sb,
+                                 float *o, size_t n);
+TI__PRIVATE int ti__bin_f32_avx512(int op, const float *a, int sa, const float *b, int sb,
+                                   float *o, size_t n);
 TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void);   /* cpu/x86/conv_avx2.c */
 TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void); /* cpu/x86/conv_avx512.c */
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void);   /* cpu/x86/gemm_avx2.c */
