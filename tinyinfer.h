@@ -1268,10 +1268,13 @@ TI__PRIVATE int ti__x86_detect(void); /* best TI__ISA_* by cpuid and XGETBV */
  * where it lies: element (r, p) at a[r * lda + p] when a_rows (A not transposed), else at
  * a[p * lda + r]. B (kc x nr) is packed: element (p, j) at b[p * nr + j], zero past nc. C is
  * row-major with row stride ldc. beta == 0 never reads C. mr is 1..the kernel's largest, nc
- * 1..nr. */
+ * 1..nr. epi (NULL: none) is applied before the store, as ti__act_block would apply it
+ * after, bit for bit: its bias (NULL: none) starts at the tile's first row, and its act is
+ * TI__ACT_NONE, TI__ACT_RELU or TI__ACT_CLIP with a <= b (ti__sgemm_kernel_epi >= 0). */
+struct ti__gemm_epi;
 typedef void (*ti__sgemm_kernel_fn)(size_t kc, const float *a, size_t lda, int a_rows,
                                     const float *b, float *c, size_t ldc, int mr, int nc,
-                                    float alpha, float beta);
+                                    float alpha, float beta, const struct ti__gemm_epi *epi);
 /* Packs B[0:kc, 0:w] (row-major, row stride ldb) as kc rows of nr floats, zero past w. */
 typedef void (*ti__sgemm_pack_b_fn)(size_t kc, size_t w, const float *b, size_t ldb, float *dst);
 typedef struct ti__sgemm_isa {
@@ -1315,6 +1318,23 @@ typedef struct ti__gemm_epi {
     int act;
     float a, b;
 } ti__gemm_epi;
+/* The micro-kernel's in-register form of an epilogue: 0 none, 1 bias only, 2 ReLU, 3 Clip
+ * (lo, hi); -1 when the kernel cannot apply it (other activations: ti__act_block after). */
+TI__PRIVATE int ti__sgemm_kernel_epi(const ti__gemm_epi *e, float *lo, float *hi) {
+    *lo = 0.0f;
+    *hi = 0.0f;
+    if (e == NULL) return 0;
+    switch (e->act) {
+    case TI__ACT_NONE: return 1;
+    case TI__ACT_RELU: return 2;
+    case TI__ACT_CLIP:
+        if (!(e->a <= e->b)) return -1; /* min above max: the scalar order decides */
+        *lo = e->a;
+        *hi = e->b;
+        return 3;
+    default: return -1;
+    }
+}
 
 #ifdef TI__X86_SIMD
 TI__PRIVATE int ti__act_block_avx2(int act, float a, float b, const float *bias, float *y,
@@ -1329,6 +1349,9 @@ TI__PRIVATE int ti__bin_f32_avx2(int op, const float *a, int sa, const float *b,
 TI__PRIVATE int ti__bin_f32_avx512(int op, const float *a, int sa, const float *b, int sb,
                                    float *o, size_t n);
 TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void);   /* cpu/x86/conv_avx2.c */
+/* dst[t] = src[2 t] for t < n, reading nothing past src[2 (n - 1)] (cpu/x86/conv_*.c) */
+TI__PRIVATE void ti__copy_s2_avx2(float *dst, const float *src, size_t n);
+TI__PRIVATE void ti__copy_s2_avx512(float *dst, const float *src, size_t n);
 TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void); /* cpu/x86/conv_avx512.c */
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void);   /* cpu/x86/gemm_avx2.c */
 /* Dot products of k floats (cpu/x86/gemm_avx2.c, gemm_avx512.c) */
@@ -5056,6 +5079,26 @@ typedef struct ti__conv_job {
     float act_a, act_b;
 } ti__conv_job;
 
+/* dst[t] = src[2 t] for t < n in vectors where the CPU has them (returns 1), else 0: the
+ * stride-2 rows of im2col, which element by element were most of the first conv of
+ * MobileNetV3 and ResNet (perf). */
+TI__PRIVATE int ti__copy_s2(float *dst, const float *src, size_t n) {
+#ifdef TI__X86_SIMD
+    int isa = ti__cpu_isa();
+    if (isa >= TI__ISA_AVX512) {
+        ti__copy_s2_avx512(dst, src, n);
+        return 1;
+    }
+    if (isa >= TI__ISA_AVX2) {
+        ti__copy_s2_avx2(dst, src, n);
+        return 1;
+    }
+#else
+    (void)dst, (void)src, (void)n;
+#endif
+    return 0;
+}
+
 /* im2col rows [begin, end) of the tile: row r = (ic, kd, kh, kw) of the group's input x. */
 TI__PRIVATE void ti__conv_im2col(void *ctx, size_t begin, size_t end) {
     const ti__conv_job *j = (const ti__conv_job *)ctx;
@@ -5090,7 +5133,7 @@ TI__PRIVATE void ti__conv_im2col(void *ctx, size_t begin, size_t end) {
                     const float *s0 = src + (((int64_t)ow + tlo) * sw + off);
                     if (sw == 1)
                         memcpy(dst + tlo, s0, (size_t)(thi - tlo) * sizeof(float));
-                    else
+                    else if (sw != 2 || !ti__copy_s2(dst + tlo, s0, (size_t)(thi - tlo)))
                         for (int64_t t = 0; t < thi - tlo; t++) dst[tlo + t] = s0[t * sw];
                 }
                 for (int64_t t = thi; t < (int64_t)seg; t++) dst[t] = 0.0f;
@@ -6806,6 +6849,14 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
     size_t mr = (size_t)isa->mr, nr = (size_t)isa->nr, kcmax = (size_t)isa->kc;
     size_t rows = m1 - m0;
     int pack_a = ti__sgemm_set_conflicts(j->lda);
+    /* bias and ReLU / Clip in the kernel, before C is stored (a pass over C after it was
+     * 6% of MobileNetV2, perf); other activations in ti__sgemm_epilogue after the kernel */
+    float lo, hi;
+    int in_kernel = j->epi != NULL && ti__sgemm_kernel_epi(j->epi, &lo, &hi) >= 0 &&
+                    (j->epi->bias != NULL || j->epi->act != TI__ACT_NONE);
+    ti__gemm_epi ke;
+    memset(&ke, 0, sizeof ke);
+    if (in_kernel) ke = *j->epi;
     TI_ASSERT(kcmax * nr <= TI__SGX_BCAP && kcmax * mr <= TI__SGX_ACAP);
     for (size_t pc = 0; pc < j->k || pc == 0; pc += kcmax) {
         size_t kc = TI__MIN(kcmax, j->k - pc);
@@ -6848,9 +6899,14 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                     if (jn != (size_t)-1)
                         ti__sgemm_prefetch_b(j, pc + kc * s / ns, pc + kc * (s + 1) / ns, jn,
                                              TI__MIN(nr, n1 - jn));
+                    const ti__gemm_epi *kepi = NULL;
+                    if (in_kernel && pc + kc >= j->k) { /* the last k block: C is complete */
+                        ke.bias = j->epi->bias != NULL ? j->epi->bias + ic + r0 : NULL;
+                        kepi = &ke;
+                    }
                     isa->kernel(kc, a, lda, a_rows, bp, j->c + (ic + r0) * j->ldc + jr, j->ldc,
-                                (int)h, (int)w, j->alpha, beta);
-                    if (pc + kc >= j->k) ti__sgemm_epilogue(j, ic + r0, h, jr, w);
+                                (int)h, (int)w, j->alpha, beta, kepi);
+                    if (pc + kc >= j->k && !in_kernel) ti__sgemm_epilogue(j, ic + r0, h, jr, w);
                 }
             }
         }
@@ -22156,6 +22212,17 @@ ti__mp256_s2(float *y, size_t n, const float *const *x, int nr, int K) {
     ti__mp256_row(2, y, n, x, nr, K);
 }
 
+/* dst[t] = src[2 t] for t < n (the stride-2 rows of im2col, cpu/conv.c): 8 at a time by
+ * the deinterleaving load above; reads nothing past src[2 (n - 1)]. */
+TI__PRIVATE TI__TARGET_AVX2 void ti__copy_s2_avx2(float *dst, const float *src, size_t n) {
+    for (size_t i = 0; i < n; i += 8) {
+        long m = (long)(n - i < 8 ? n - i : 8);
+        __m256 v = ti__dw256_load(2, src + 2 * i, m);
+        if (m >= 8) _mm256_storeu_ps(dst + i, v);
+        else _mm256_maskstore_ps(dst + i, ti__dw256_mask(m), v);
+    }
+}
+
 TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
     static const ti__dw_isa isa = {TI__ISA_AVX2,
                                    {{ti__dw256_k3s1, ti__dw256_k3s2},
@@ -22254,6 +22321,18 @@ ti__mp512_s2(float *y, size_t n, const float *const *x, int nr, int K) {
     ti__mp512_row(2, y, n, x, nr, K);
 }
 
+/* dst[t] = src[2 t] for t < n (the stride-2 rows of im2col, cpu/conv.c): 16 at a time by
+ * the deinterleaving load above; reads nothing past src[2 (n - 1)]. */
+TI__PRIVATE TI__TARGET_AVX512 void ti__copy_s2_avx512(float *dst, const float *src, size_t n) {
+    __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    for (size_t i = 0; i < n; i += 16) {
+        long m = (long)(n - i < 16 ? n - i : 16);
+        __m512 v = ti__dw512_load(2, src + 2 * i, m, even);
+        if (m >= 16) _mm512_storeu_ps(dst + i, v);
+        else _mm512_mask_storeu_ps(dst + i, ti__dw512_mask(m), v);
+    }
+}
+
 TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
     static const ti__dw_isa isa = {TI__ISA_AVX512,
                                    {{ti__dw512_k3s1, ti__dw512_k3s2},
@@ -22326,10 +22405,29 @@ TI__X86_INLINE TI__TARGET_AVX2 __m256i ti__k256_mask(int n) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-/* c[0:nc] = alpha * (x0|x1) + beta * c[0:nc]; beta == 0 does not read c. */
+/* The epilogue ep (ti__sgemm_kernel_epi: 1 bias, 2 ReLU, 3 Clip) on one row's vectors, with
+ * ti__act_block's operations and operand order, so the same bits. */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_epi(int ep, float bv, __m256 vlo, __m256 vhi,
+                                                 __m256 *x0, __m256 *x1) {
+    if (ep == 1 && bv == 0.0f) return; /* no bias, no activation: left as it is */
+    __m256 vbias = _mm256_set1_ps(bv), zero = _mm256_setzero_ps();
+    __m256 y0 = _mm256_add_ps(*x0, vbias), y1 = _mm256_add_ps(*x1, vbias);
+    if (ep == 2) {
+        y0 = _mm256_max_ps(y0, zero);
+        y1 = _mm256_max_ps(y1, zero);
+    } else if (ep == 3) {
+        y0 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, y0));
+        y1 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, y1));
+    }
+    *x0 = y0;
+    *x1 = y1;
+}
+
+/* c[0:nc] = epi(alpha * (x0|x1) + beta * c[0:nc]); beta == 0 does not read c. */
 TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_row(float *c, __m256 x0, __m256 x1, __m256 va,
                                                  __m256 vb, float beta, int nc, __m256i m0,
-                                                 __m256i m1) {
+                                                 __m256i m1, int ep, float bv, __m256 vlo,
+                                                 __m256 vhi) {
     x0 = _mm256_mul_ps(x0, va);
     x1 = _mm256_mul_ps(x1, va);
     if (nc == TI__K256_NR) {
@@ -22337,6 +22435,7 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_row(float *c, __m256 x0, __m256 x1,
             x0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(c), x0);
             x1 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(c + 8), x1);
         }
+        if (ep > 0) ti__k256_epi(ep, bv, vlo, vhi, &x0, &x1);
         _mm256_storeu_ps(c, x0);
         _mm256_storeu_ps(c + 8, x1);
     } else { /* masked lanes are neither read nor written */
@@ -22344,6 +22443,7 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_row(float *c, __m256 x0, __m256 x1,
             x0 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(c, m0), x0);
             x1 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(c + 8, m1), x1);
         }
+        if (ep > 0) ti__k256_epi(ep, bv, vlo, vhi, &x0, &x1);
         _mm256_maskstore_ps(c, m0, x0);
         _mm256_maskstore_ps(c + 8, m1, x1);
     }
@@ -22356,14 +22456,17 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_row(float *c, __m256 x0, __m256 x1,
         c##r##_1 = _mm256_fmadd_ps(ar, b1, c##r##_1);                                       \
     }
 #define TI__K256_STORE(r)                                                                   \
-    if (MR > r) ti__k256_row(c + (r) * ldc, c##r##_0, c##r##_1, va, vb, beta, nc, m0, m1);
+    if (MR > r)                                                                             \
+        ti__k256_row(c + (r) * ldc, c##r##_0, c##r##_1, va, vb, beta, nc, m0, m1, ep,       \
+                     ep > 0 && bias != NULL ? bias[r] : 0.0f, vlo, vhi);
 
 /* A is read where it lies: ROWS = 1: element (r, p) at a[r * lda + p] (A not transposed);
  * ROWS = 0: at a[p * lda + r] (A transposed). MR and ROWS are constants once inlined. */
 TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, const int ROWS, size_t kc,
                                                   const float *a, size_t lda, const float *b,
                                                   float *c, size_t ldc, int nc, float alpha,
-                                                  float beta) {
+                                                  float beta, int ep, const float *bias,
+                                                  float lo, float hi) {
     size_t astep = ROWS ? 1 : lda;
     __m256 z = _mm256_setzero_ps();
     __m256 c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z;
@@ -22376,6 +22479,7 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, const int ROWS, 
         b += TI__K256_NR;
     }
     __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+    __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
     __m256i m0 = ti__k256_mask(nc), m1 = ti__k256_mask(nc - 8);
     TI__K256_STORE(0) TI__K256_STORE(1) TI__K256_STORE(2)
     TI__K256_STORE(3) TI__K256_STORE(4) TI__K256_STORE(5)
@@ -22384,9 +22488,10 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, const int ROWS, 
 #define TI__K256_DEF(n)                                                                     \
     static __attribute__((noinline, unused)) TI__TARGET_AVX2 void ti__k256_m##n(             \
         int rows, size_t kc, const float *a, size_t lda, const float *b, float *c,          \
-        size_t ldc, int nc, float alpha, float beta) {                                      \
-        if (rows) ti__k256_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta);              \
-        else ti__k256_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta);                   \
+        size_t ldc, int nc, float alpha, float beta, int ep, const float *bias, float lo,   \
+        float hi) {                                                                         \
+        if (rows) ti__k256_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
+        else ti__k256_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi);  \
     }
 TI__K256_DEF(1)
 TI__K256_DEF(2)
@@ -22398,13 +22503,17 @@ TI__K256_DEF(6)
 TI__PRIVATE TI__TARGET_AVX2 void ti__sgemm_kernel_avx2(size_t kc, const float *a, size_t lda,
                                                        int a_rows, const float *b, float *c,
                                                        size_t ldc, int mr, int nc, float alpha,
-                                                       float beta) {
+                                                       float beta, const ti__gemm_epi *epi) {
+    float lo, hi;
+    int ep = ti__sgemm_kernel_epi(epi, &lo, &hi);
+    const float *bias = ep > 0 ? epi->bias : NULL;
+    TI_ASSERT(ep >= 0);
     switch (mr) {
 #define TI__K256_CASE(n)                                                                    \
-    case n: ti__k256_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta); break;
+    case n: ti__k256_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
     TI__K256_CASE(1) TI__K256_CASE(2) TI__K256_CASE(3) TI__K256_CASE(4) TI__K256_CASE(5)
 #undef TI__K256_CASE
-    default: ti__k256_m6(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta); break;
+    default: ti__k256_m6(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
     }
 }
 
@@ -22470,10 +22579,29 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void) {
 #define TI__K512_KC 128 /* B sliver 128 x 32 floats = 16 KiB: half of a 32 KiB L1 */
 #define TI__K512_MC 256 /* A block 256 x 128 floats = 128 KiB: a part of L2 */
 
-/* c[0:nc] = alpha * (x0|x1) + beta * c[0:nc]; beta == 0 does not read c. */
+/* The epilogue ep (ti__sgemm_kernel_epi: 1 bias, 2 ReLU, 3 Clip) on one row's vectors, with
+ * ti__act_block's operations and operand order, so the same bits. */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_epi(int ep, float bv, __m512 vlo, __m512 vhi,
+                                                   __m512 *x0, __m512 *x1) {
+    if (ep == 1 && bv == 0.0f) return; /* no bias, no activation: left as it is */
+    __m512 vbias = _mm512_set1_ps(bv), zero = _mm512_setzero_ps();
+    __m512 y0 = _mm512_add_ps(*x0, vbias), y1 = _mm512_add_ps(*x1, vbias);
+    if (ep == 2) {
+        y0 = _mm512_max_ps(y0, zero);
+        y1 = _mm512_max_ps(y1, zero);
+    } else if (ep == 3) {
+        y0 = _mm512_min_ps(vhi, _mm512_max_ps(vlo, y0));
+        y1 = _mm512_min_ps(vhi, _mm512_max_ps(vlo, y1));
+    }
+    *x0 = y0;
+    *x1 = y1;
+}
+
+/* c[0:nc] = epi(alpha * (x0|x1) + beta * c[0:nc]); beta == 0 does not read c. */
 TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_row(float *c, __m512 x0, __m512 x1, __m512 va,
                                                    __m512 vb, float beta, int nc,
-                                                   __mmask16 m0, __mmask16 m1) {
+                                                   __mmask16 m0, __mmask16 m1, int ep,
+                                                   float bv, __m512 vlo, __m512 vhi) {
     x0 = _mm512_mul_ps(x0, va);
     x1 = _mm512_mul_ps(x1, va);
     if (nc == TI__K512_NR) {
@@ -22481,6 +22609,7 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_row(float *c, __m512 x0, __m512 x
             x0 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(c), x0);
             x1 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(c + 16), x1);
         }
+        if (ep > 0) ti__k512_epi(ep, bv, vlo, vhi, &x0, &x1);
         _mm512_storeu_ps(c, x0);
         _mm512_storeu_ps(c + 16, x1);
     } else { /* masked lanes are neither read nor written */
@@ -22488,6 +22617,7 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_row(float *c, __m512 x0, __m512 x
             x0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, c), x0);
             x1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, c + 16), x1);
         }
+        if (ep > 0) ti__k512_epi(ep, bv, vlo, vhi, &x0, &x1);
         _mm512_mask_storeu_ps(c, m0, x0);
         _mm512_mask_storeu_ps(c + 16, m1, x1);
     }
@@ -22502,14 +22632,17 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_row(float *c, __m512 x0, __m512 x
         c##r##_1 = _mm512_fmadd_ps(ar, b1, c##r##_1);                                       \
     }
 #define TI__K512_STORE(r)                                                                   \
-    if (MR > r) ti__k512_row(c + (r) * ldc, c##r##_0, c##r##_1, va, vb, beta, nc, m0, m1);
+    if (MR > r)                                                                             \
+        ti__k512_row(c + (r) * ldc, c##r##_0, c##r##_1, va, vb, beta, nc, m0, m1, ep,       \
+                     ep > 0 && bias != NULL ? bias[r] : 0.0f, vlo, vhi);
 
 /* A is read where it lies: ROWS = 1: element (r, p) at a[r * lda + p] (A not transposed);
  * ROWS = 0: at a[p * lda + r] (A transposed). MR and ROWS are constants once inlined. */
 TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS, size_t kc,
                                                     const float *a, size_t lda, const float *b,
                                                     float *c, size_t ldc, int nc, float alpha,
-                                                    float beta) {
+                                                    float beta, int ep, const float *bias,
+                                                    float lo, float hi) {
     size_t astep = ROWS ? 1 : lda;
     __m512 z = _mm512_setzero_ps();
     __m512 c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z, c3_0 = z, c3_1 = z;
@@ -22525,6 +22658,7 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS
         b += TI__K512_NR;
     }
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+    __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
     __mmask16 m0 = (__mmask16)(nc >= 16 ? 0xffffu : (1u << nc) - 1u);
     __mmask16 m1 = (__mmask16)(nc >= 32 ? 0xffffu : nc > 16 ? (1u << (nc - 16)) - 1u : 0u);
     TI__K512_STORE(0) TI__K512_STORE(1) TI__K512_STORE(2) TI__K512_STORE(3)
@@ -22538,9 +22672,10 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS
 #define TI__K512_DEF(n)                                                                     \
     static __attribute__((noinline, unused)) TI__TARGET_AVX512 void ti__k512_m##n(           \
         int rows, size_t kc, const float *a, size_t lda, const float *b, float *c,          \
-        size_t ldc, int nc, float alpha, float beta) {                                      \
-        if (rows) ti__k512_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta);              \
-        else ti__k512_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta);                   \
+        size_t ldc, int nc, float alpha, float beta, int ep, const float *bias, float lo,   \
+        float hi) {                                                                         \
+        if (rows) ti__k512_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
+        else ti__k512_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi);  \
     }
 TI__K512_DEF(1)
 TI__K512_DEF(2)
@@ -22561,15 +22696,20 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_kernel_avx512(size_t kc, const floa
                                                            size_t lda, int a_rows,
                                                            const float *b, float *c,
                                                            size_t ldc, int mr, int nc,
-                                                           float alpha, float beta) {
+                                                           float alpha, float beta,
+                                                           const ti__gemm_epi *epi) {
+    float lo, hi;
+    int ep = ti__sgemm_kernel_epi(epi, &lo, &hi);
+    const float *bias = ep > 0 ? epi->bias : NULL;
+    TI_ASSERT(ep >= 0);
     switch (mr) {
 #define TI__K512_CASE(n)                                                                    \
-    case n: ti__k512_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta); break;
+    case n: ti__k512_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
     TI__K512_CASE(1) TI__K512_CASE(2) TI__K512_CASE(3) TI__K512_CASE(4) TI__K512_CASE(5)
     TI__K512_CASE(6) TI__K512_CASE(7) TI__K512_CASE(8) TI__K512_CASE(9) TI__K512_CASE(10)
     TI__K512_CASE(11) TI__K512_CASE(12) TI__K512_CASE(13)
 #undef TI__K512_CASE
-    default: ti__k512_m14(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta); break;
+    default: ti__k512_m14(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
     }
 }
 
