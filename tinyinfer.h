@@ -1270,7 +1270,7 @@ TI__PRIVATE int ti__x86_detect(void); /* best TI__ISA_* by cpuid and XGETBV */
  * row-major with row stride ldc. beta == 0 never reads C. mr is 1..the kernel's largest, nc
  * 1..nr. epi (NULL: none) is applied before the store, as ti__act_block would apply it
  * after, bit for bit: its bias (NULL: none) starts at the tile's first row, and its act is
- * TI__ACT_NONE, TI__ACT_RELU or TI__ACT_CLIP with a <= b (ti__sgemm_kernel_epi >= 0). */
+ * one ti__sgemm_kernel_epi takes (>= 0). */
 struct ti__gemm_epi;
 typedef void (*ti__sgemm_kernel_fn)(size_t kc, const float *a, size_t lda, int a_rows,
                                     const float *b, float *c, size_t ldc, int mr, int nc,
@@ -1319,7 +1319,8 @@ typedef struct ti__gemm_epi {
     float a, b;
 } ti__gemm_epi;
 /* The micro-kernel's in-register form of an epilogue: 0 none, 1 bias only, 2 ReLU, 3 Clip
- * (lo, hi); -1 when the kernel cannot apply it (other activations: ti__act_block after). */
+ * (lo, hi), 4 HardSwish; -1 when the kernel cannot apply it (Sigmoid, SiLU and the rest:
+ * ti__act_block after the kernel). */
 TI__PRIVATE int ti__sgemm_kernel_epi(const ti__gemm_epi *e, float *lo, float *hi) {
     *lo = 0.0f;
     *hi = 0.0f;
@@ -1332,6 +1333,7 @@ TI__PRIVATE int ti__sgemm_kernel_epi(const ti__gemm_epi *e, float *lo, float *hi
         *lo = e->a;
         *hi = e->b;
         return 3;
+    case TI__ACT_HARD_SWISH: return 4;
     default: return -1;
     }
 }
@@ -6849,8 +6851,8 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
     size_t mr = (size_t)isa->mr, nr = (size_t)isa->nr, kcmax = (size_t)isa->kc;
     size_t rows = m1 - m0;
     int pack_a = ti__sgemm_set_conflicts(j->lda);
-    /* bias and ReLU / Clip in the kernel, before C is stored (a pass over C after it was
-     * 6% of MobileNetV2, perf); other activations in ti__sgemm_epilogue after the kernel */
+    /* bias and ReLU / Clip / HardSwish in the kernel, before C is stored (a pass over C
+     * after it was 6% of MobileNetV2, perf); others in ti__sgemm_epilogue after the kernel */
     float lo, hi;
     int in_kernel = j->epi != NULL && ti__sgemm_kernel_epi(j->epi, &lo, &hi) >= 0 &&
                     (j->epi->bias != NULL || j->epi->act != TI__ACT_NONE);
@@ -22405,8 +22407,8 @@ TI__X86_INLINE TI__TARGET_AVX2 __m256i ti__k256_mask(int n) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-/* The epilogue ep (ti__sgemm_kernel_epi: 1 bias, 2 ReLU, 3 Clip) on one row's vectors, with
- * ti__act_block's operations and operand order, so the same bits. */
+/* The epilogue ep (ti__sgemm_kernel_epi: 1 bias, 2 ReLU, 3 Clip, 4 HardSwish) on one row's
+ * vectors, with ti__act_block's operations and operand order, so the same bits. */
 TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_epi(int ep, float bv, __m256 vlo, __m256 vhi,
                                                  __m256 *x0, __m256 *x1) {
     if (ep == 1 && bv == 0.0f) return; /* no bias, no activation: left as it is */
@@ -22418,6 +22420,13 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_epi(int ep, float bv, __m256 vlo, _
     } else if (ep == 3) {
         y0 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, y0));
         y1 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, y1));
+    } else if (ep == 4) { /* x * min(1, max(0, x * (1/6) + 0.5)) */
+        __m256 one = _mm256_set1_ps(1.0f), sixth = _mm256_set1_ps(1.0f / 6.0f);
+        __m256 half = _mm256_set1_ps(0.5f);
+        __m256 h0 = _mm256_add_ps(_mm256_mul_ps(y0, sixth), half);
+        __m256 h1 = _mm256_add_ps(_mm256_mul_ps(y1, sixth), half);
+        y0 = _mm256_mul_ps(y0, _mm256_min_ps(one, _mm256_max_ps(zero, h0)));
+        y1 = _mm256_mul_ps(y1, _mm256_min_ps(one, _mm256_max_ps(zero, h1)));
     }
     *x0 = y0;
     *x1 = y1;
@@ -22579,8 +22588,8 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void) {
 #define TI__K512_KC 128 /* B sliver 128 x 32 floats = 16 KiB: half of a 32 KiB L1 */
 #define TI__K512_MC 256 /* A block 256 x 128 floats = 128 KiB: a part of L2 */
 
-/* The epilogue ep (ti__sgemm_kernel_epi: 1 bias, 2 ReLU, 3 Clip) on one row's vectors, with
- * ti__act_block's operations and operand order, so the same bits. */
+/* The epilogue ep (ti__sgemm_kernel_epi: 1 bias, 2 ReLU, 3 Clip, 4 HardSwish) on one row's
+ * vectors, with ti__act_block's operations and operand order, so the same bits. */
 TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_epi(int ep, float bv, __m512 vlo, __m512 vhi,
                                                    __m512 *x0, __m512 *x1) {
     if (ep == 1 && bv == 0.0f) return; /* no bias, no activation: left as it is */
@@ -22592,6 +22601,13 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_epi(int ep, float bv, __m512 vlo,
     } else if (ep == 3) {
         y0 = _mm512_min_ps(vhi, _mm512_max_ps(vlo, y0));
         y1 = _mm512_min_ps(vhi, _mm512_max_ps(vlo, y1));
+    } else if (ep == 4) { /* x * min(1, max(0, x * (1/6) + 0.5)) */
+        __m512 one = _mm512_set1_ps(1.0f), sixth = _mm512_set1_ps(1.0f / 6.0f);
+        __m512 half = _mm512_set1_ps(0.5f);
+        __m512 h0 = _mm512_add_ps(_mm512_mul_ps(y0, sixth), half);
+        __m512 h1 = _mm512_add_ps(_mm512_mul_ps(y1, sixth), half);
+        y0 = _mm512_mul_ps(y0, _mm512_min_ps(one, _mm512_max_ps(zero, h0)));
+        y1 = _mm512_mul_ps(y1, _mm512_min_ps(one, _mm512_max_ps(zero, h1)));
     }
     *x0 = y0;
     *x1 = y1;

@@ -264,7 +264,7 @@ TI__PRIVATE int ti__x86_detect(void); /* best TI__ISA_* by cpuid and XGETBV */
  * row-major with row stride ldc. beta == 0 never reads C. mr is 1..the kernel's largest, nc
  * 1..nr. epi (NULL: none) is applied before the store, as ti__act_block would apply it
  * after, bit for bit: its bias (NULL: none) starts at the tile's first row, and its act is
- * TI__ACT_NONE, TI__ACT_RELU or TI__ACT_CLIP with a <= b (ti__sgemm_kernel_epi >= 0). */
+ * one ti__sgemm_kernel_epi takes (>= 0). */
 struct ti__gemm_epi;
 typedef void (*ti__sgemm_kernel_fn)(size_t kc, const float *a, size_t lda, int a_rows,
                                     const float *b, float *c, size_t ldc, int mr, int nc,
@@ -313,7 +313,8 @@ typedef struct ti__gemm_epi {
     float a, b;
 } ti__gemm_epi;
 /* The micro-kernel's in-register form of an epilogue: 0 none, 1 bias only, 2 ReLU, 3 Clip
- * (lo, hi); -1 when the kernel cannot apply it (other activations: ti__act_block after). */
+ * (lo, hi), 4 HardSwish; -1 when the kernel cannot apply it (Sigmoid, SiLU and the rest:
+ * ti__act_block after the kernel). */
 TI__PRIVATE int ti__sgemm_kernel_epi(const ti__gemm_epi *e, float *lo, float *hi) {
     *lo = 0.0f;
     *hi = 0.0f;
@@ -326,6 +327,7 @@ TI__PRIVATE int ti__sgemm_kernel_epi(const ti__gemm_epi *e, float *lo, float *hi
         *lo = e->a;
         *hi = e->b;
         return 3;
+    case TI__ACT_HARD_SWISH: return 4;
     default: return -1;
     }
 }

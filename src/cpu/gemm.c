@@ -168,8 +168,8 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
     size_t mr = (size_t)isa->mr, nr = (size_t)isa->nr, kcmax = (size_t)isa->kc;
     size_t rows = m1 - m0;
     int pack_a = ti__sgemm_set_conflicts(j->lda);
-    /* bias and ReLU / Clip in the kernel, before C is stored (a pass over C after it was
-     * 6% of MobileNetV2, perf); other activations in ti__sgemm_epilogue after the kernel */
+    /* bias and ReLU / Clip / HardSwish in the kernel, before C is stored (a pass over C
+     * after it was 6% of MobileNetV2, perf); others in ti__sgemm_epilogue after the kernel */
     float lo, hi;
     int in_kernel = j->epi != NULL && ti__sgemm_kernel_epi(j->epi, &lo, &hi) >= 0 &&
                     (j->epi->bias != NULL || j->epi->act != TI__ACT_NONE);

@@ -17,8 +17,8 @@ TI__X86_INLINE TI__TARGET_AVX2 __m256i ti__k256_mask(int n) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-/* The epilogue ep (ti__sgemm_kernel_epi: 1 bias, 2 ReLU, 3 Clip) on one row's vectors, with
- * ti__act_block's operations and operand order, so the same bits. */
+/* The epilogue ep (ti__sgemm_kernel_epi: 1 bias, 2 ReLU, 3 Clip, 4 HardSwish) on one row's
+ * vectors, with ti__act_block's operations and operand order, so the same bits. */
 TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_epi(int ep, float bv, __m256 vlo, __m256 vhi,
                                                  __m256 *x0, __m256 *x1) {
     if (ep == 1 && bv == 0.0f) return; /* no bias, no activation: left as it is */
@@ -30,6 +30,13 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_epi(int ep, float bv, __m256 vlo, _
     } else if (ep == 3) {
         y0 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, y0));
         y1 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, y1));
+    } else if (ep == 4) { /* x * min(1, max(0, x * (1/6) + 0.5)) */
+        __m256 one = _mm256_set1_ps(1.0f), sixth = _mm256_set1_ps(1.0f / 6.0f);
+        __m256 half = _mm256_set1_ps(0.5f);
+        __m256 h0 = _mm256_add_ps(_mm256_mul_ps(y0, sixth), half);
+        __m256 h1 = _mm256_add_ps(_mm256_mul_ps(y1, sixth), half);
+        y0 = _mm256_mul_ps(y0, _mm256_min_ps(one, _mm256_max_ps(zero, h0)));
+        y1 = _mm256_mul_ps(y1, _mm256_min_ps(one, _mm256_max_ps(zero, h1)));
     }
     *x0 = y0;
     *x1 = y1;

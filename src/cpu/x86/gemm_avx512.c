@@ -12,8 +12,8 @@
 #define TI__K512_KC 128 /* B sliver 128 x 32 floats = 16 KiB: half of a 32 KiB L1 */
 #define TI__K512_MC 256 /* A block 256 x 128 floats = 128 KiB: a part of L2 */
 
-/* The epilogue ep (ti__sgemm_kernel_epi: 1 bias, 2 ReLU, 3 Clip) on one row's vectors, with
- * ti__act_block's operations and operand order, so the same bits. */
+/* The epilogue ep (ti__sgemm_kernel_epi: 1 bias, 2 ReLU, 3 Clip, 4 HardSwish) on one row's
+ * vectors, with ti__act_block's operations and operand order, so the same bits. */
 TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_epi(int ep, float bv, __m512 vlo, __m512 vhi,
                                                    __m512 *x0, __m512 *x1) {
     if (ep == 1 && bv == 0.0f) return; /* no bias, no activation: left as it is */
@@ -25,6 +25,13 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_epi(int ep, float bv, __m512 vlo,
     } else if (ep == 3) {
         y0 = _mm512_min_ps(vhi, _mm512_max_ps(vlo, y0));
         y1 = _mm512_min_ps(vhi, _mm512_max_ps(vlo, y1));
+    } else if (ep == 4) { /* x * min(1, max(0, x * (1/6) + 0.5)) */
+        __m512 one = _mm512_set1_ps(1.0f), sixth = _mm512_set1_ps(1.0f / 6.0f);
+        __m512 half = _mm512_set1_ps(0.5f);
+        __m512 h0 = _mm512_add_ps(_mm512_mul_ps(y0, sixth), half);
+        __m512 h1 = _mm512_add_ps(_mm512_mul_ps(y1, sixth), half);
+        y0 = _mm512_mul_ps(y0, _mm512_min_ps(one, _mm512_max_ps(zero, h0)));
+        y1 = _mm512_mul_ps(y1, _mm512_min_ps(one, _mm512_max_ps(zero, h1)));
     }
     *x0 = y0;
     *x1 = y1;
