@@ -22015,7 +22015,13 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__act_rows256(const int act, float a, floa
         for (; i + 8 <= cols; i += 8)
             _mm256_storeu_ps(p + i,
                              ti__act256(act, _mm256_add_ps(_mm256_loadu_ps(p + i), vbias), va, vb));
-        for (; i < cols; i++) p[i] = ti__act_apply(act, a, b, p[i] + bv);
+        if (i < cols) { /* the tail in a masked vector too: ti__act_apply inlined here, with
+                         * act constant, would be contracted to FMAs by clang (other bits) */
+            __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(cols - i)),
+                                           _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+            __m256 x = _mm256_add_ps(_mm256_maskload_ps(p + i, m), vbias);
+            _mm256_maskstore_ps(p + i, m, ti__act256(act, x, va, vb));
+        }
     }
 }
 
