@@ -905,6 +905,7 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 /*    src/cpu/tfl_softmax.c                                                                */
 /*    src/cpu/unary.c                                                                      */
 /*    src/cpu/x86/act_x86.c                                                                */
+/*    src/cpu/x86/binary_x86.c                                                             */
 /*    src/cpu/x86/conv_avx2.c                                                              */
 /*    src/cpu/x86/conv_avx512.c                                                            */
 /*    src/cpu/x86/cpuid.c                                                                  */
@@ -1268,10 +1269,13 @@ TI__PRIVATE int ti__x86_detect(void); /* best TI__ISA_* by cpuid and XGETBV */
  * where it lies: element (r, p) at a[r * lda + p] when a_rows (A not transposed), else at
  * a[p * lda + r]. B (kc x nr) is packed: element (p, j) at b[p * nr + j], zero past nc. C is
  * row-major with row stride ldc. beta == 0 never reads C. mr is 1..the kernel's largest, nc
- * 1..nr. */
+ * 1..nr. epi (NULL: none) is applied before the store, as ti__act_block would apply it
+ * after, bit for bit: its bias (NULL: none) starts at the tile's first row, and its act is
+ * one ti__sgemm_kernel_epi takes (>= 0). */
+struct ti__gemm_epi;
 typedef void (*ti__sgemm_kernel_fn)(size_t kc, const float *a, size_t lda, int a_rows,
                                     const float *b, float *c, size_t ldc, int mr, int nc,
-                                    float alpha, float beta);
+                                    float alpha, float beta, const struct ti__gemm_epi *epi);
 /* Packs B[0:kc, 0:w] (row-major, row stride ldb) as kc rows of nr floats, zero past w. */
 typedef void (*ti__sgemm_pack_b_fn)(size_t kc, size_t w, const float *b, size_t ldb, float *dst);
 typedef struct ti__sgemm_isa {
@@ -1315,13 +1319,42 @@ typedef struct ti__gemm_epi {
     int act;
     float a, b;
 } ti__gemm_epi;
+/* The micro-kernel's in-register form of an epilogue: 0 none, 1 bias only, 2 ReLU, 3 Clip
+ * (lo, hi), 4 HardSwish; -1 when the kernel cannot apply it (Sigmoid, SiLU and the rest:
+ * ti__act_block after the kernel). */
+TI__PRIVATE int ti__sgemm_kernel_epi(const ti__gemm_epi *e, float *lo, float *hi) {
+    *lo = 0.0f;
+    *hi = 0.0f;
+    if (e == NULL) return 0;
+    switch (e->act) {
+    case TI__ACT_NONE: return 1;
+    case TI__ACT_RELU: return 2;
+    case TI__ACT_CLIP:
+        if (!(e->a <= e->b)) return -1; /* min above max: the scalar order decides */
+        *lo = e->a;
+        *hi = e->b;
+        return 3;
+    case TI__ACT_HARD_SWISH: return 4;
+    default: return -1;
+    }
+}
 
 #ifdef TI__X86_SIMD
 TI__PRIVATE int ti__act_block_avx2(int act, float a, float b, const float *bias, float *y,
                                    size_t ldy, size_t rows, size_t cols); /* cpu/x86/act_x86.c */
 TI__PRIVATE int ti__act_block_avx512(int act, float a, float b, const float *bias, float *y,
                                      size_t ldy, size_t rows, size_t cols);
+/* o[0:n] = a op b for the float32 Add/Sub/Mul/Div (and Sum/Mean) of cpu/binary.c, sa / sb 1
+ * for a run of n floats, 0 for one value repeated; 0 returned for other ops
+ * (cpu/x86/binary_x86.c) */
+TI__PRIVATE int ti__bin_f32_avx2(int op, const float *a, int sa, const float *b, int sb,
+                                 float *o, size_t n);
+TI__PRIVATE int ti__bin_f32_avx512(int op, const float *a, int sa, const float *b, int sb,
+                                   float *o, size_t n);
 TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void);   /* cpu/x86/conv_avx2.c */
+/* dst[t] = src[2 t] for t < n, reading nothing past src[2 (n - 1)] (cpu/x86/conv_*.c) */
+TI__PRIVATE void ti__copy_s2_avx2(float *dst, const float *src, size_t n);
+TI__PRIVATE void ti__copy_s2_avx512(float *dst, const float *src, size_t n);
 TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void); /* cpu/x86/conv_avx512.c */
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void);   /* cpu/x86/gemm_avx2.c */
 /* Dot products of k floats (cpu/x86/gemm_avx2.c, gemm_avx512.c) */
@@ -3052,13 +3085,18 @@ struct ti__threadpool {
     void *ctx;
     size_t n, chunk, next;
     unsigned generation;
-    int active; /* workers still inside the current job */
+    /* Chunks taken and not yet finished. The caller waits for these only, not for every
+     * worker to have looked at the job: a worker the OS has not scheduled (another
+     * process on the core) takes no chunk, and the caller does the work itself instead of
+     * waiting a time slice for it. With every worker counted, 2 threads on a 2-core
+     * machine with one core busy elsewhere ran mobilenet_v3_small in 47 ms, not 4. */
+    int inflight;
     int quit;
-    /* Copies of generation and active that are read without the mutex, to spin on: a
+    /* Copies of generation and inflight that are read without the mutex, to spin on: a
      * worker that has just finished a job, and the caller waiting for the workers, poll
      * them for a while before sleeping on the condition variables, since a MobileNet
      * run is ~100 jobs of ~0.05 ms and a futex wake-up costs about as much as a job. */
-    ti__atomic_int pub_generation, pub_active;
+    ti__atomic_int pub_generation, pub_inflight;
 };
 
 /* Polls before sleeping: about this many pause instructions (tens of microseconds). */
@@ -3072,16 +3110,20 @@ TI__PRIVATE void ti__tp_relax(void) {
 #endif
 }
 
-/* Takes chunks until none are left. Called with the mutex held; returns with it held. */
+/* Takes chunks until none are left; the last chunk to finish wakes the caller. Called with
+ * the mutex held; returns with it held. */
 TI__PRIVATE void ti__tp_drain(ti__threadpool *tp) {
     while (tp->next < tp->n) {
         size_t b = tp->next, e = b + tp->chunk < tp->n ? b + tp->chunk : tp->n;
         tp->next = e;
+        ti__atomic_store(&tp->pub_inflight, ++tp->inflight);
         ti__range_fn fn = tp->fn;
         void *ctx = tp->ctx;
         pthread_mutex_unlock(&tp->mu);
         fn(ctx, b, e);
         pthread_mutex_lock(&tp->mu);
+        ti__atomic_store(&tp->pub_inflight, --tp->inflight);
+        if (tp->inflight == 0 && tp->next >= tp->n) pthread_cond_signal(&tp->done_cv);
     }
 }
 
@@ -3100,10 +3142,8 @@ TI__PRIVATE void *ti__tp_worker(void *arg) {
         }
         while (!tp->quit && tp->generation == seen) pthread_cond_wait(&tp->work_cv, &tp->mu);
         if (tp->quit) break;
-        seen = tp->generation;
+        seen = tp->generation; /* a later job than it woke for, maybe: it takes that one's */
         ti__tp_drain(tp);
-        ti__atomic_store(&tp->pub_active, --tp->active);
-        if (tp->active == 0) pthread_cond_signal(&tp->done_cv);
     }
     pthread_mutex_unlock(&tp->mu);
     return NULL;
@@ -3166,19 +3206,17 @@ TI__PRIVATE void ti__parallel_for(ti__threadpool *tp, size_t n, size_t grain, ti
     tp->n = n;
     tp->chunk = chunk;
     tp->next = 0;
-    tp->active = tp->n_workers;
-    ti__atomic_store(&tp->pub_active, tp->active);
     tp->generation++;
     ti__atomic_store(&tp->pub_generation, (int)tp->generation);
     pthread_cond_broadcast(&tp->work_cv);
-    ti__tp_drain(tp);
-    if (tp->active > 0) { /* poll a while for the workers to finish, then sleep */
+    ti__tp_drain(tp); /* returns when no chunk is left to take */
+    if (tp->inflight > 0) { /* poll a while for the workers' chunks, then sleep */
         pthread_mutex_unlock(&tp->mu);
-        for (int i = 0; i < TI__TP_SPINS && ti__atomic_load(&tp->pub_active) > 0; i++)
+        for (int i = 0; i < TI__TP_SPINS && ti__atomic_load(&tp->pub_inflight) > 0; i++)
             ti__tp_relax();
         pthread_mutex_lock(&tp->mu);
     }
-    while (tp->active > 0) pthread_cond_wait(&tp->done_cv, &tp->mu);
+    while (tp->inflight > 0) pthread_cond_wait(&tp->done_cv, &tp->mu);
     pthread_mutex_unlock(&tp->mu);
 }
 #else
@@ -4247,6 +4285,13 @@ TI__PRIVATE void ti__bin_f32(const ti__bjob *j, size_t oi, const size_t *off,
     const float *a = (const float *)j->in[0] + off[0], *b = (const float *)j->in[1] + off[1];
     float *o = (float *)j->out + oi;
     const int sa = step[0] != 0, sb = step[1] != 0;
+#ifdef TI__X86_SIMD
+    if (n >= 8) { /* Add, Sub, Mul, Div in vectors: the same bits (cpu/x86/binary_x86.c) */
+        int isa = ti__cpu_isa();
+        if (isa >= TI__ISA_AVX512 && ti__bin_f32_avx512(j->op, a, sa, b, sb, o, n)) return;
+        if (isa >= TI__ISA_AVX2 && ti__bin_f32_avx2(j->op, a, sa, b, sb, o, n)) return;
+    }
+#endif
     switch (j->op) {
     case TI__BOP_ADD: case TI__BOP_SUM: case TI__BOP_MEAN: TI__BIN_F32_LOOP(x + y); break;
     case TI__BOP_SUB: TI__BIN_F32_LOOP(x - y); break;
@@ -5047,6 +5092,26 @@ typedef struct ti__conv_job {
     float act_a, act_b;
 } ti__conv_job;
 
+/* dst[t] = src[2 t] for t < n in vectors where the CPU has them (returns 1), else 0: the
+ * stride-2 rows of im2col, which element by element were most of the first conv of
+ * MobileNetV3 and ResNet (perf). */
+TI__PRIVATE int ti__copy_s2(float *dst, const float *src, size_t n) {
+#ifdef TI__X86_SIMD
+    int isa = ti__cpu_isa();
+    if (isa >= TI__ISA_AVX512) {
+        ti__copy_s2_avx512(dst, src, n);
+        return 1;
+    }
+    if (isa >= TI__ISA_AVX2) {
+        ti__copy_s2_avx2(dst, src, n);
+        return 1;
+    }
+#else
+    (void)dst, (void)src, (void)n;
+#endif
+    return 0;
+}
+
 /* im2col rows [begin, end) of the tile: row r = (ic, kd, kh, kw) of the group's input x. */
 TI__PRIVATE void ti__conv_im2col(void *ctx, size_t begin, size_t end) {
     const ti__conv_job *j = (const ti__conv_job *)ctx;
@@ -5071,10 +5136,20 @@ TI__PRIVATE void ti__conv_im2col(void *ctx, size_t begin, size_t end) {
                 const float *src = xc + ((size_t)id * (size_t)p->in[1] + (size_t)ih) *
                                             (size_t)p->in[2];
                 int64_t sw = p->s[2], off = (int64_t)kw * p->d[2] - p->pb[2];
-                for (size_t t = 0; t < seg; t++) {
-                    int64_t o = (int64_t)(ow + t);
-                    dst[t] = (o >= wlo && o < whi) ? src[o * sw + off] : 0.0f;
+                /* t in [0, seg): zeros, then the columns inside the row, then zeros (one
+                 * test a segment, not one an element: the first conv of MobileNetV3 spent
+                 * a tenth of the model's time here) */
+                int64_t tlo = TI__MIN(TI__MAX(wlo - (int64_t)ow, (int64_t)0), (int64_t)seg);
+                int64_t thi = TI__MIN(TI__MAX(whi - (int64_t)ow, tlo), (int64_t)seg);
+                for (int64_t t = 0; t < tlo; t++) dst[t] = 0.0f;
+                if (thi > tlo) { /* the first input column read, inside the row */
+                    const float *s0 = src + (((int64_t)ow + tlo) * sw + off);
+                    if (sw == 1)
+                        memcpy(dst + tlo, s0, (size_t)(thi - tlo) * sizeof(float));
+                    else if (sw != 2 || !ti__copy_s2(dst + tlo, s0, (size_t)(thi - tlo)))
+                        for (int64_t t = 0; t < thi - tlo; t++) dst[tlo + t] = s0[t * sw];
                 }
+                for (int64_t t = thi; t < (int64_t)seg; t++) dst[t] = 0.0f;
             }
             dst += seg;
             c += seg;
@@ -5697,6 +5772,8 @@ typedef struct ti__dw_job {
 
 /* Floats of one zero-padded input row (K of them on the stack, 20 KiB). */
 #define TI__DW_PADW 1024
+/* Output floats the fused activation (other than the clamps) takes at a time: 2 KiB. */
+#define TI__DW_ACT_RUN 512
 
 /* Output planes [begin, end) (n * M of them), each row through the row kernel from
  * copies of its input rows with the zero padding written out: each input row is copied
@@ -5723,13 +5800,18 @@ TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
         int64_t held[5] = {-1, -1, -1, -1, -1}; /* input row in each ring slot */
         /* columns of the copy that hold input: [c0, c1); zeros outside */
         int64_t c0 = TI__MIN(pl, PW), c1 = TI__MAX(c0, TI__MIN(PW, pl + W));
-        for (int64_t oh = 0; oh < OH; oh++) {
+        int64_t act_row = 0; /* first output row the activation has not yet run on */
+        /* ring slot of input row ih: ih mod K, K consecutive rows in distinct slots; kept
+         * as (oh * S - pt) mod K and stepped, not divided (a 64-bit division per tap row was
+         * a third of this function's time, perf of EfficientNet-B0); S < K here */
+        int64_t slot0 = ((-pt) % K + K) % K;
+        for (int64_t oh = 0; oh < OH; oh++, slot0 = slot0 + S >= K ? slot0 + S - K : slot0 + S) {
             const float *xs[5], *wr[5];
             int nr = 0;
             for (int64_t kh = 0; kh < K; kh++) {
                 int64_t ih = oh * S - pt + kh;
                 if (ih < 0 || ih >= H) continue;
-                int slot = (int)(ih % K); /* K consecutive rows: distinct slots */
+                int slot = (int)(slot0 + kh >= K ? slot0 + kh - K : slot0 + kh);
                 float *d = ring[slot];
                 if (held[slot] != ih) {
                     const float *src = xp + ih * W;
@@ -5744,8 +5826,16 @@ TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
             }
             float *yr = yp + oh * OW;
             j->row(yr, (size_t)OW, xs, wr, nr, bv, j->clamp, j->lo, j->hi);
-            if (j->act != TI__ACT_NONE && !j->clamp)
-                ti__act_block(j->act, j->act_a, j->act_b, NULL, yr, (size_t)OW, 1, (size_t)OW);
+            /* other activations over runs of rows still in L1, at least TI__DW_ACT_RUN
+             * floats: row by row, rows of 7 or 14 (MobileNetV3's last stages) spent more
+             * in the calls than in the activation */
+            if (j->act != TI__ACT_NONE && !j->clamp &&
+                ((oh + 1 - act_row) * OW >= TI__DW_ACT_RUN || oh + 1 == OH)) {
+                ti__act_block(j->act, j->act_a, j->act_b, NULL, yp + act_row * OW,
+                              (size_t)((oh + 1 - act_row) * OW), 1,
+                              (size_t)((oh + 1 - act_row) * OW));
+                act_row = oh + 1;
+            }
         }
     }
 }
@@ -6772,6 +6862,14 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
     size_t mr = (size_t)isa->mr, nr = (size_t)isa->nr, kcmax = (size_t)isa->kc;
     size_t rows = m1 - m0;
     int pack_a = ti__sgemm_set_conflicts(j->lda);
+    /* bias and ReLU / Clip / HardSwish in the kernel, before C is stored (a pass over C
+     * after it was 6% of MobileNetV2, perf); others in ti__sgemm_epilogue after the kernel */
+    float lo, hi;
+    int in_kernel = j->epi != NULL && ti__sgemm_kernel_epi(j->epi, &lo, &hi) >= 0 &&
+                    (j->epi->bias != NULL || j->epi->act != TI__ACT_NONE);
+    ti__gemm_epi ke;
+    memset(&ke, 0, sizeof ke);
+    if (in_kernel) ke = *j->epi;
     TI_ASSERT(kcmax * nr <= TI__SGX_BCAP && kcmax * mr <= TI__SGX_ACAP);
     for (size_t pc = 0; pc < j->k || pc == 0; pc += kcmax) {
         size_t kc = TI__MIN(kcmax, j->k - pc);
@@ -6814,9 +6912,14 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                     if (jn != (size_t)-1)
                         ti__sgemm_prefetch_b(j, pc + kc * s / ns, pc + kc * (s + 1) / ns, jn,
                                              TI__MIN(nr, n1 - jn));
+                    const ti__gemm_epi *kepi = NULL;
+                    if (in_kernel && pc + kc >= j->k) { /* the last k block: C is complete */
+                        ke.bias = j->epi->bias != NULL ? j->epi->bias + ic + r0 : NULL;
+                        kepi = &ke;
+                    }
                     isa->kernel(kc, a, lda, a_rows, bp, j->c + (ic + r0) * j->ldc + jr, j->ldc,
-                                (int)h, (int)w, j->alpha, beta);
-                    if (pc + kc >= j->k) ti__sgemm_epilogue(j, ic + r0, h, jr, w);
+                                (int)h, (int)w, j->alpha, beta, kepi);
+                    if (pc + kc >= j->k && !in_kernel) ti__sgemm_epilogue(j, ic + r0, h, jr, w);
                 }
             }
         }
@@ -21711,8 +21814,9 @@ TI__PRIVATE const ti__op ti__ops_unary[] = {
  * internal.h) for AVX-512F and AVX2: the expressions of ti__act_apply in vector form, so
  * ReLU, Clip and HardSwish give the same bits as the scalar loop (min / max take the
  * operand order that keeps the scalar answer for NaN and signed zeros). Sigmoid and SiLU
- * use a vector exp (below) within 2 ulp of expf, so they agree with the scalar loop to a
- * few ulp, not bit for bit; infinities and NaN give the scalar answers. Used by the GEMM's
+ * use a vector exp (below) within 2 ulp of expf and a Newton-refined reciprocal for the
+ * division, so they agree with the scalar loop to a few ulp, not bit for bit; infinities
+ * and NaN give the scalar answers. Used by the GEMM's
  * epilogue, while a block of C is still in cache, by the conv bias pass and by the
  * depthwise rows. Other activations are left to the scalar loop (the functions return 0).
  * Compiled with function-level target attributes, run only when cpuid allows. Must not
@@ -21787,89 +21891,270 @@ TI__X86_INLINE TI__TARGET_AVX2 __m256 ti__exp256(__m256 x) {
                             _mm256_cmp_ps(x, _mm256_set1_ps(TI__EXP_LO), _CMP_LT_OQ));
 }
 
-TI__PRIVATE TI__TARGET_AVX512 int ti__act_block_avx512(int act, float a, float b, const float *bias,
-                                                       float *y, size_t ldy, size_t rows,
-                                                       size_t cols) {
-    if ((act != TI__ACT_NONE && act != TI__ACT_RELU && act != TI__ACT_CLIP &&
-         act != TI__ACT_HARD_SWISH && act != TI__ACT_SIGMOID && act != TI__ACT_SILU) ||
-        (act == TI__ACT_CLIP && !(a <= b))) /* min above max: the scalar order decides */
-        return 0;
-    const __m512 va = _mm512_set1_ps(a), vb = _mm512_set1_ps(b), zero = _mm512_setzero_ps();
-    const __m512 one = _mm512_set1_ps(1.0f), sixth = _mm512_set1_ps(1.0f / 6.0f),
-                 half = _mm512_set1_ps(0.5f);
-    size_t tail = cols & 15;
+/* Sigmoid (SILU = 0) or SiLU (SILU = 1) of 16 lanes. Where every |x| <= 80 (the usual
+ * case), exp(-x) lies in [e^-80, e^80], so the range checks of ti__exp512 are left out and
+ * the division is a reciprocal estimate (rcp14: 14 bits) with one Newton step, then the
+ * quotient with one Newton step on it: within about an ulp of the division, at a fraction
+ * of its cost (vdivps, the clamps and the fix-ups took most of the activation time of
+ * EfficientNet-B0, perf). A vector with a lane outside (or NaN) takes ti__exp512 and the
+ * division, so infinities, NaN and tiny results keep the scalar answers. */
+#define TI__SIGMOID_FAST_MAX 80.0f
+TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__sigm512(const int SILU, __m512 x) {
+    const __m512 one = _mm512_set1_ps(1.0f), zero = _mm512_setzero_ps();
+    __m512 num = SILU ? x : one;
+    __m512 ax = _mm512_castsi512_ps(
+        _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff)));
+    if (_mm512_cmp_ps_mask(ax, _mm512_set1_ps(TI__SIGMOID_FAST_MAX), _CMP_NLE_UQ) != 0)
+        return _mm512_div_ps(num, _mm512_add_ps(one, ti__exp512(_mm512_sub_ps(zero, x))));
+    __m512 t = _mm512_sub_ps(zero, x);
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(1.44269504f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(TI__EXP_LN2_HI), t);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(TI__EXP_LN2_LO), r);
+    __m512 d =
+        _mm512_add_ps(one, _mm512_scalef_ps(TI__EXP_POLY(_mm512_fmadd_ps, _mm512_set1_ps, r), n));
+    __m512 rc = _mm512_rcp14_ps(d);
+    rc = _mm512_fmadd_ps(rc, _mm512_fnmadd_ps(d, rc, one), rc);
+    __m512 q = _mm512_mul_ps(num, rc);
+    return _mm512_fmadd_ps(rc, _mm512_fnmadd_ps(d, q, num), q);
+}
+
+/* As ti__sigm512 for 8 lanes: rcp_ps (12 bits) and the same two Newton steps; 2^n from
+ * the exponent field directly (|n| <= 116 here). */
+TI__X86_INLINE TI__TARGET_AVX2 __m256 ti__sigm256(const int SILU, __m256 x) {
+    const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
+    __m256 num = SILU ? x : one;
+    __m256 ax = _mm256_and_ps(x, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)));
+    if (_mm256_movemask_ps(_mm256_cmp_ps(ax, _mm256_set1_ps(TI__SIGMOID_FAST_MAX), _CMP_NLE_UQ)))
+        return _mm256_div_ps(num, _mm256_add_ps(one, ti__exp256(_mm256_sub_ps(zero, x))));
+    __m256 t = _mm256_sub_ps(zero, x);
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(t, _mm256_set1_ps(1.44269504f)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(TI__EXP_LN2_HI), t);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(TI__EXP_LN2_LO), r);
+    __m256 s2n = _mm256_castsi256_ps(
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23));
+    __m256 d = _mm256_add_ps(
+        one, _mm256_mul_ps(TI__EXP_POLY(_mm256_fmadd_ps, _mm256_set1_ps, r), s2n));
+    __m256 rc = _mm256_rcp_ps(d);
+    rc = _mm256_fmadd_ps(rc, _mm256_fnmadd_ps(d, rc, one), rc);
+    __m256 q = _mm256_mul_ps(num, rc);
+    return _mm256_fmadd_ps(rc, _mm256_fnmadd_ps(d, q, num), q);
+}
+
+/* One activation on a vector (act is a constant once inlined, so the switch leaves the
+ * loops: per vector, in the loop, it cost about a third of the epilogue's time, perf of
+ * MobileNetV3-Small). */
+TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__act512(const int act, __m512 x, __m512 va,
+                                                   __m512 vb) {
+    const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
+    switch (act) {
+    case TI__ACT_RELU: return _mm512_max_ps(x, zero);
+    case TI__ACT_CLIP: return _mm512_min_ps(vb, _mm512_max_ps(va, x));
+    case TI__ACT_HARD_SWISH: {
+        __m512 h = _mm512_add_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.0f / 6.0f)),
+                                 _mm512_set1_ps(0.5f));
+        return _mm512_mul_ps(x, _mm512_min_ps(one, _mm512_max_ps(zero, h)));
+    }
+    case TI__ACT_SIGMOID: return ti__sigm512(0, x); /* 1 / (1 + exp(-x)) */
+    case TI__ACT_SILU: return ti__sigm512(1, x);    /* x / (1 + exp(-x)) */
+    default: return x;
+    }
+}
+
+/* rows x cols of y (row stride ldy), bias per row (NULL: none), with one activation. */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__act_rows512(const int act, float a, float b,
+                                                      const float *bias, float *y, size_t ldy,
+                                                      size_t rows, size_t cols) {
+    const __m512 va = _mm512_set1_ps(a), vb = _mm512_set1_ps(b);
+    size_t full = cols & ~(size_t)15, tail = cols & 15;
     __mmask16 tm = (__mmask16)((1u << tail) - 1u);
     for (size_t r = 0; r < rows; r++) {
         float bv = bias != NULL ? bias[r] : 0.0f;
         if (act == TI__ACT_NONE && bv == 0.0f) continue;
         const __m512 vbias = _mm512_set1_ps(bv);
         float *p = y + r * ldy;
-        for (size_t i = 0; i < cols; i += 16) {
-            __mmask16 m = i + 16 <= cols ? (__mmask16)0xffff : tm;
-            __m512 x = _mm512_add_ps(_mm512_maskz_loadu_ps(m, p + i), vbias);
-            switch (act) {
-            case TI__ACT_RELU: x = _mm512_max_ps(x, zero); break;
-            case TI__ACT_CLIP: x = _mm512_min_ps(vb, _mm512_max_ps(va, x)); break;
-            case TI__ACT_HARD_SWISH: {
-                __m512 h = _mm512_add_ps(_mm512_mul_ps(x, sixth), half);
-                x = _mm512_mul_ps(x, _mm512_min_ps(one, _mm512_max_ps(zero, h)));
-                break;
-            }
-            case TI__ACT_SIGMOID: /* 1 / (1 + exp(-x)) */
-                x = _mm512_div_ps(one, _mm512_add_ps(one, ti__exp512(_mm512_sub_ps(zero, x))));
-                break;
-            case TI__ACT_SILU: /* x / (1 + exp(-x)) */
-                x = _mm512_div_ps(x, _mm512_add_ps(one, ti__exp512(_mm512_sub_ps(zero, x))));
-                break;
-            default: break;
-            }
-            _mm512_mask_storeu_ps(p + i, m, x);
+        for (size_t i = 0; i < full; i += 16)
+            _mm512_storeu_ps(p + i,
+                             ti__act512(act, _mm512_add_ps(_mm512_loadu_ps(p + i), vbias), va, vb));
+        if (tail != 0) {
+            __m512 x = _mm512_add_ps(_mm512_maskz_loadu_ps(tm, p + full), vbias);
+            _mm512_mask_storeu_ps(p + full, tm, ti__act512(act, x, va, vb));
         }
     }
-    return 1;
 }
 
-TI__PRIVATE TI__TARGET_AVX2 int ti__act_block_avx2(int act, float a, float b, const float *bias,
-                                                   float *y, size_t ldy, size_t rows, size_t cols) {
-    if ((act != TI__ACT_NONE && act != TI__ACT_RELU && act != TI__ACT_CLIP &&
-         act != TI__ACT_HARD_SWISH && act != TI__ACT_SIGMOID && act != TI__ACT_SILU) ||
-        (act == TI__ACT_CLIP && !(a <= b))) /* min above max: the scalar order decides */
-        return 0;
-    const __m256 va = _mm256_set1_ps(a), vb = _mm256_set1_ps(b), zero = _mm256_setzero_ps();
-    const __m256 one = _mm256_set1_ps(1.0f), sixth = _mm256_set1_ps(1.0f / 6.0f),
-                 half = _mm256_set1_ps(0.5f);
+TI__PRIVATE TI__TARGET_AVX512 int ti__act_block_avx512(int act, float a, float b, const float *bias,
+                                                       float *y, size_t ldy, size_t rows,
+                                                       size_t cols) {
+    if (act == TI__ACT_CLIP && !(a <= b)) return 0; /* min above max: the scalar order decides */
+    switch (act) {
+#define TI__ACT512_CASE(A)                                                                         \
+    case A: ti__act_rows512(A, a, b, bias, y, ldy, rows, cols); return 1;
+        TI__ACT512_CASE(TI__ACT_NONE)
+        TI__ACT512_CASE(TI__ACT_RELU)
+        TI__ACT512_CASE(TI__ACT_CLIP)
+        TI__ACT512_CASE(TI__ACT_HARD_SWISH)
+        TI__ACT512_CASE(TI__ACT_SIGMOID)
+        TI__ACT512_CASE(TI__ACT_SILU)
+#undef TI__ACT512_CASE
+    default: return 0;
+    }
+}
+
+TI__X86_INLINE TI__TARGET_AVX2 __m256 ti__act256(const int act, __m256 x, __m256 va, __m256 vb) {
+    const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
+    switch (act) {
+    case TI__ACT_RELU: return _mm256_max_ps(x, zero);
+    case TI__ACT_CLIP: return _mm256_min_ps(vb, _mm256_max_ps(va, x));
+    case TI__ACT_HARD_SWISH: {
+        __m256 h = _mm256_add_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.0f / 6.0f)),
+                                 _mm256_set1_ps(0.5f));
+        return _mm256_mul_ps(x, _mm256_min_ps(one, _mm256_max_ps(zero, h)));
+    }
+    case TI__ACT_SIGMOID: return ti__sigm256(0, x); /* 1 / (1 + exp(-x)) */
+    case TI__ACT_SILU: return ti__sigm256(1, x);    /* x / (1 + exp(-x)) */
+    default: return x;
+    }
+}
+
+TI__X86_INLINE TI__TARGET_AVX2 void ti__act_rows256(const int act, float a, float b,
+                                                    const float *bias, float *y, size_t ldy,
+                                                    size_t rows, size_t cols) {
+    const __m256 va = _mm256_set1_ps(a), vb = _mm256_set1_ps(b);
     for (size_t r = 0; r < rows; r++) {
         float bv = bias != NULL ? bias[r] : 0.0f;
         if (act == TI__ACT_NONE && bv == 0.0f) continue;
         const __m256 vbias = _mm256_set1_ps(bv);
         float *p = y + r * ldy;
         size_t i = 0;
-        for (; i + 8 <= cols; i += 8) {
-            __m256 x = _mm256_add_ps(_mm256_loadu_ps(p + i), vbias);
-            switch (act) {
-            case TI__ACT_RELU: x = _mm256_max_ps(x, zero); break;
-            case TI__ACT_CLIP: x = _mm256_min_ps(vb, _mm256_max_ps(va, x)); break;
-            case TI__ACT_HARD_SWISH: {
-                __m256 h = _mm256_add_ps(_mm256_mul_ps(x, sixth), half);
-                x = _mm256_mul_ps(x, _mm256_min_ps(one, _mm256_max_ps(zero, h)));
-                break;
-            }
-            case TI__ACT_SIGMOID: /* 1 / (1 + exp(-x)) */
-                x = _mm256_div_ps(one, _mm256_add_ps(one, ti__exp256(_mm256_sub_ps(zero, x))));
-                break;
-            case TI__ACT_SILU: /* x / (1 + exp(-x)) */
-                x = _mm256_div_ps(x, _mm256_add_ps(one, ti__exp256(_mm256_sub_ps(zero, x))));
-                break;
-            default: break;
-            }
-            _mm256_storeu_ps(p + i, x);
+        for (; i + 8 <= cols; i += 8)
+            _mm256_storeu_ps(p + i,
+                             ti__act256(act, _mm256_add_ps(_mm256_loadu_ps(p + i), vbias), va, vb));
+        if (i < cols) { /* the tail in a masked vector too: ti__act_apply inlined here, with
+                         * act constant, would be contracted to FMAs by clang (other bits) */
+            __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(cols - i)),
+                                           _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+            __m256 x = _mm256_add_ps(_mm256_maskload_ps(p + i, m), vbias);
+            _mm256_maskstore_ps(p + i, m, ti__act256(act, x, va, vb));
         }
-        for (; i < cols; i++) p[i] = ti__act_apply(act, a, b, p[i] + bv);
     }
-    return 1;
+}
+
+TI__PRIVATE TI__TARGET_AVX2 int ti__act_block_avx2(int act, float a, float b, const float *bias,
+                                                   float *y, size_t ldy, size_t rows, size_t cols) {
+    if (act == TI__ACT_CLIP && !(a <= b)) return 0; /* min above max: the scalar order decides */
+    switch (act) {
+#define TI__ACT256_CASE(A)                                                                         \
+    case A: ti__act_rows256(A, a, b, bias, y, ldy, rows, cols); return 1;
+        TI__ACT256_CASE(TI__ACT_NONE)
+        TI__ACT256_CASE(TI__ACT_RELU)
+        TI__ACT256_CASE(TI__ACT_CLIP)
+        TI__ACT256_CASE(TI__ACT_HARD_SWISH)
+        TI__ACT256_CASE(TI__ACT_SIGMOID)
+        TI__ACT256_CASE(TI__ACT_SILU)
+#undef TI__ACT256_CASE
+    default: return 0;
+    }
 }
 #endif /* TI__X86_SIMD */
 /* ==== end src/cpu/x86/act_x86.c ============================================================= */
+
+/* ==== begin src/cpu/x86/binary_x86.c ======================================================== */
+/* float32 Add, Sub, Mul and Div runs of the broadcast binary ops (cpu/binary.c,
+ * ti__bin_f32) in AVX-512F and AVX2: o[i] = a op b over n outputs, each input either a
+ * contiguous run or one value repeated (the per-channel scale of a squeeze-excitation Mul).
+ * gcc -O2 leaves the portable loops scalar (it would have to version them for aliasing),
+ * and with many channel runs they were 4-5% of MobileNetV3 and EfficientNet-B0 (perf).
+ * Each lane is the IEEE operation the scalar loop does, so the results are the same bits.
+ * Compiled with function-level target attributes, run only when cpuid allows. Must not
+ * allocate. */
+#ifdef TI__X86_SIMD
+#include <immintrin.h>
+
+/* x op y (op is a constant once inlined): 0 add, 1 sub, 2 mul, 3 div. */
+TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__bop512(const int op, __m512 x, __m512 y) {
+    switch (op) {
+    case 0: return _mm512_add_ps(x, y);
+    case 1: return _mm512_sub_ps(x, y);
+    case 2: return _mm512_mul_ps(x, y);
+    default: return _mm512_div_ps(x, y);
+    }
+}
+
+/* o[0:n] = a op b; sa / sb: 1 when a / b is a run of n floats, 0 when it is one value. */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__bin_run512(const int op, const float *a, int sa,
+                                                     const float *b, int sb, float *o,
+                                                     size_t n) {
+    const __m512 va = _mm512_set1_ps(a[0]), vb = _mm512_set1_ps(b[0]);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 x = sa ? _mm512_loadu_ps(a + i) : va, y = sb ? _mm512_loadu_ps(b + i) : vb;
+        _mm512_storeu_ps(o + i, ti__bop512(op, x, y));
+    }
+    if (i < n) { /* masked lanes are neither read nor written */
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);
+        __m512 x = sa ? _mm512_maskz_loadu_ps(m, a + i) : va;
+        __m512 y = sb ? _mm512_maskz_loadu_ps(m, b + i) : vb;
+        /* the unused lanes of a division: 0 / 1, so no flag is raised for them */
+        if (op == 3) y = _mm512_mask_blend_ps(m, _mm512_set1_ps(1.0f), y);
+        _mm512_mask_storeu_ps(o + i, m, ti__bop512(op, x, y));
+    }
+}
+
+/* 1 when it did o[0:n] = a op b for a TI__BOP_* op, 0 (nothing done) for other ops. */
+TI__PRIVATE TI__TARGET_AVX512 int ti__bin_f32_avx512(int op, const float *a, int sa,
+                                                     const float *b, int sb, float *o,
+                                                     size_t n) {
+    switch (op) {
+    case TI__BOP_ADD: case TI__BOP_SUM: case TI__BOP_MEAN:
+        ti__bin_run512(0, a, sa, b, sb, o, n);
+        return 1;
+    case TI__BOP_SUB: ti__bin_run512(1, a, sa, b, sb, o, n); return 1;
+    case TI__BOP_MUL: ti__bin_run512(2, a, sa, b, sb, o, n); return 1;
+    case TI__BOP_DIV: ti__bin_run512(3, a, sa, b, sb, o, n); return 1;
+    default: return 0;
+    }
+}
+
+TI__X86_INLINE TI__TARGET_AVX2 __m256 ti__bop256(const int op, __m256 x, __m256 y) {
+    switch (op) {
+    case 0: return _mm256_add_ps(x, y);
+    case 1: return _mm256_sub_ps(x, y);
+    case 2: return _mm256_mul_ps(x, y);
+    default: return _mm256_div_ps(x, y);
+    }
+}
+
+/* As ti__bin_run512, 8 lanes; the last n % 8 in scalar code (the same IEEE operations). */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__bin_run256(const int op, const float *a, int sa,
+                                                   const float *b, int sb, float *o, size_t n) {
+    const __m256 va = _mm256_set1_ps(a[0]), vb = _mm256_set1_ps(b[0]);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 x = sa ? _mm256_loadu_ps(a + i) : va, y = sb ? _mm256_loadu_ps(b + i) : vb;
+        _mm256_storeu_ps(o + i, ti__bop256(op, x, y));
+    }
+    for (; i < n; i++) {
+        float x = a[sa ? i : 0], y = b[sb ? i : 0];
+        o[i] = op == 0 ? x + y : op == 1 ? x - y : op == 2 ? x * y : x / y;
+    }
+}
+
+TI__PRIVATE TI__TARGET_AVX2 int ti__bin_f32_avx2(int op, const float *a, int sa, const float *b,
+                                                 int sb, float *o, size_t n) {
+    switch (op) {
+    case TI__BOP_ADD: case TI__BOP_SUM: case TI__BOP_MEAN:
+        ti__bin_run256(0, a, sa, b, sb, o, n);
+        return 1;
+    case TI__BOP_SUB: ti__bin_run256(1, a, sa, b, sb, o, n); return 1;
+    case TI__BOP_MUL: ti__bin_run256(2, a, sa, b, sb, o, n); return 1;
+    case TI__BOP_DIV: ti__bin_run256(3, a, sa, b, sb, o, n); return 1;
+    default: return 0;
+    }
+}
+#endif /* TI__X86_SIMD */
+/* ==== end src/cpu/x86/binary_x86.c ========================================================== */
 
 /* ==== begin src/cpu/x86/conv_avx2.c ========================================================= */
 /* Depthwise convolution row kernels for AVX2 + FMA: 8 outputs of one row at a time, one FMA
@@ -21954,6 +22239,17 @@ ti__mp256_s1(float *y, size_t n, const float *const *x, int nr, int K) {
 static __attribute__((noinline, unused)) TI__TARGET_AVX2 void
 ti__mp256_s2(float *y, size_t n, const float *const *x, int nr, int K) {
     ti__mp256_row(2, y, n, x, nr, K);
+}
+
+/* dst[t] = src[2 t] for t < n (the stride-2 rows of im2col, cpu/conv.c): 8 at a time by
+ * the deinterleaving load above; reads nothing past src[2 (n - 1)]. */
+TI__PRIVATE TI__TARGET_AVX2 void ti__copy_s2_avx2(float *dst, const float *src, size_t n) {
+    for (size_t i = 0; i < n; i += 8) {
+        long m = (long)(n - i < 8 ? n - i : 8);
+        __m256 v = ti__dw256_load(2, src + 2 * i, m);
+        if (m >= 8) _mm256_storeu_ps(dst + i, v);
+        else _mm256_maskstore_ps(dst + i, ti__dw256_mask(m), v);
+    }
 }
 
 TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
@@ -22054,6 +22350,18 @@ ti__mp512_s2(float *y, size_t n, const float *const *x, int nr, int K) {
     ti__mp512_row(2, y, n, x, nr, K);
 }
 
+/* dst[t] = src[2 t] for t < n (the stride-2 rows of im2col, cpu/conv.c): 16 at a time by
+ * the deinterleaving load above; reads nothing past src[2 (n - 1)]. */
+TI__PRIVATE TI__TARGET_AVX512 void ti__copy_s2_avx512(float *dst, const float *src, size_t n) {
+    __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    for (size_t i = 0; i < n; i += 16) {
+        long m = (long)(n - i < 16 ? n - i : 16);
+        __m512 v = ti__dw512_load(2, src + 2 * i, m, even);
+        if (m >= 16) _mm512_storeu_ps(dst + i, v);
+        else _mm512_mask_storeu_ps(dst + i, ti__dw512_mask(m), v);
+    }
+}
+
 TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
     static const ti__dw_isa isa = {TI__ISA_AVX512,
                                    {{ti__dw512_k3s1, ti__dw512_k3s2},
@@ -22126,10 +22434,36 @@ TI__X86_INLINE TI__TARGET_AVX2 __m256i ti__k256_mask(int n) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-/* c[0:nc] = alpha * (x0|x1) + beta * c[0:nc]; beta == 0 does not read c. */
+/* The epilogue ep (ti__sgemm_kernel_epi: 1 bias, 2 ReLU, 3 Clip, 4 HardSwish) on one row's
+ * vectors, with ti__act_block's operations and operand order, so the same bits. */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_epi(int ep, float bv, __m256 vlo, __m256 vhi,
+                                                 __m256 *x0, __m256 *x1) {
+    if (ep == 1 && bv == 0.0f) return; /* no bias, no activation: left as it is */
+    __m256 vbias = _mm256_set1_ps(bv), zero = _mm256_setzero_ps();
+    __m256 y0 = _mm256_add_ps(*x0, vbias), y1 = _mm256_add_ps(*x1, vbias);
+    if (ep == 2) {
+        y0 = _mm256_max_ps(y0, zero);
+        y1 = _mm256_max_ps(y1, zero);
+    } else if (ep == 3) {
+        y0 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, y0));
+        y1 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, y1));
+    } else if (ep == 4) { /* x * min(1, max(0, x * (1/6) + 0.5)) */
+        __m256 one = _mm256_set1_ps(1.0f), sixth = _mm256_set1_ps(1.0f / 6.0f);
+        __m256 half = _mm256_set1_ps(0.5f);
+        __m256 h0 = _mm256_add_ps(_mm256_mul_ps(y0, sixth), half);
+        __m256 h1 = _mm256_add_ps(_mm256_mul_ps(y1, sixth), half);
+        y0 = _mm256_mul_ps(y0, _mm256_min_ps(one, _mm256_max_ps(zero, h0)));
+        y1 = _mm256_mul_ps(y1, _mm256_min_ps(one, _mm256_max_ps(zero, h1)));
+    }
+    *x0 = y0;
+    *x1 = y1;
+}
+
+/* c[0:nc] = epi(alpha * (x0|x1) + beta * c[0:nc]); beta == 0 does not read c. */
 TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_row(float *c, __m256 x0, __m256 x1, __m256 va,
                                                  __m256 vb, float beta, int nc, __m256i m0,
-                                                 __m256i m1) {
+                                                 __m256i m1, int ep, float bv, __m256 vlo,
+                                                 __m256 vhi) {
     x0 = _mm256_mul_ps(x0, va);
     x1 = _mm256_mul_ps(x1, va);
     if (nc == TI__K256_NR) {
@@ -22137,6 +22471,7 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_row(float *c, __m256 x0, __m256 x1,
             x0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(c), x0);
             x1 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(c + 8), x1);
         }
+        if (ep > 0) ti__k256_epi(ep, bv, vlo, vhi, &x0, &x1);
         _mm256_storeu_ps(c, x0);
         _mm256_storeu_ps(c + 8, x1);
     } else { /* masked lanes are neither read nor written */
@@ -22144,6 +22479,7 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_row(float *c, __m256 x0, __m256 x1,
             x0 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(c, m0), x0);
             x1 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(c + 8, m1), x1);
         }
+        if (ep > 0) ti__k256_epi(ep, bv, vlo, vhi, &x0, &x1);
         _mm256_maskstore_ps(c, m0, x0);
         _mm256_maskstore_ps(c + 8, m1, x1);
     }
@@ -22156,14 +22492,17 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_row(float *c, __m256 x0, __m256 x1,
         c##r##_1 = _mm256_fmadd_ps(ar, b1, c##r##_1);                                       \
     }
 #define TI__K256_STORE(r)                                                                   \
-    if (MR > r) ti__k256_row(c + (r) * ldc, c##r##_0, c##r##_1, va, vb, beta, nc, m0, m1);
+    if (MR > r)                                                                             \
+        ti__k256_row(c + (r) * ldc, c##r##_0, c##r##_1, va, vb, beta, nc, m0, m1, ep,       \
+                     ep > 0 && bias != NULL ? bias[r] : 0.0f, vlo, vhi);
 
 /* A is read where it lies: ROWS = 1: element (r, p) at a[r * lda + p] (A not transposed);
  * ROWS = 0: at a[p * lda + r] (A transposed). MR and ROWS are constants once inlined. */
 TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, const int ROWS, size_t kc,
                                                   const float *a, size_t lda, const float *b,
                                                   float *c, size_t ldc, int nc, float alpha,
-                                                  float beta) {
+                                                  float beta, int ep, const float *bias,
+                                                  float lo, float hi) {
     size_t astep = ROWS ? 1 : lda;
     __m256 z = _mm256_setzero_ps();
     __m256 c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z;
@@ -22176,6 +22515,7 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, const int ROWS, 
         b += TI__K256_NR;
     }
     __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+    __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
     __m256i m0 = ti__k256_mask(nc), m1 = ti__k256_mask(nc - 8);
     TI__K256_STORE(0) TI__K256_STORE(1) TI__K256_STORE(2)
     TI__K256_STORE(3) TI__K256_STORE(4) TI__K256_STORE(5)
@@ -22184,9 +22524,10 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, const int ROWS, 
 #define TI__K256_DEF(n)                                                                     \
     static __attribute__((noinline, unused)) TI__TARGET_AVX2 void ti__k256_m##n(             \
         int rows, size_t kc, const float *a, size_t lda, const float *b, float *c,          \
-        size_t ldc, int nc, float alpha, float beta) {                                      \
-        if (rows) ti__k256_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta);              \
-        else ti__k256_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta);                   \
+        size_t ldc, int nc, float alpha, float beta, int ep, const float *bias, float lo,   \
+        float hi) {                                                                         \
+        if (rows) ti__k256_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
+        else ti__k256_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi);  \
     }
 TI__K256_DEF(1)
 TI__K256_DEF(2)
@@ -22198,13 +22539,17 @@ TI__K256_DEF(6)
 TI__PRIVATE TI__TARGET_AVX2 void ti__sgemm_kernel_avx2(size_t kc, const float *a, size_t lda,
                                                        int a_rows, const float *b, float *c,
                                                        size_t ldc, int mr, int nc, float alpha,
-                                                       float beta) {
+                                                       float beta, const ti__gemm_epi *epi) {
+    float lo, hi;
+    int ep = ti__sgemm_kernel_epi(epi, &lo, &hi);
+    const float *bias = ep > 0 ? epi->bias : NULL;
+    TI_ASSERT(ep >= 0);
     switch (mr) {
 #define TI__K256_CASE(n)                                                                    \
-    case n: ti__k256_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta); break;
+    case n: ti__k256_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
     TI__K256_CASE(1) TI__K256_CASE(2) TI__K256_CASE(3) TI__K256_CASE(4) TI__K256_CASE(5)
 #undef TI__K256_CASE
-    default: ti__k256_m6(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta); break;
+    default: ti__k256_m6(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
     }
 }
 
@@ -22270,10 +22615,36 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void) {
 #define TI__K512_KC 128 /* B sliver 128 x 32 floats = 16 KiB: half of a 32 KiB L1 */
 #define TI__K512_MC 256 /* A block 256 x 128 floats = 128 KiB: a part of L2 */
 
-/* c[0:nc] = alpha * (x0|x1) + beta * c[0:nc]; beta == 0 does not read c. */
+/* The epilogue ep (ti__sgemm_kernel_epi: 1 bias, 2 ReLU, 3 Clip, 4 HardSwish) on one row's
+ * vectors, with ti__act_block's operations and operand order, so the same bits. */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_epi(int ep, float bv, __m512 vlo, __m512 vhi,
+                                                   __m512 *x0, __m512 *x1) {
+    if (ep == 1 && bv == 0.0f) return; /* no bias, no activation: left as it is */
+    __m512 vbias = _mm512_set1_ps(bv), zero = _mm512_setzero_ps();
+    __m512 y0 = _mm512_add_ps(*x0, vbias), y1 = _mm512_add_ps(*x1, vbias);
+    if (ep == 2) {
+        y0 = _mm512_max_ps(y0, zero);
+        y1 = _mm512_max_ps(y1, zero);
+    } else if (ep == 3) {
+        y0 = _mm512_min_ps(vhi, _mm512_max_ps(vlo, y0));
+        y1 = _mm512_min_ps(vhi, _mm512_max_ps(vlo, y1));
+    } else if (ep == 4) { /* x * min(1, max(0, x * (1/6) + 0.5)) */
+        __m512 one = _mm512_set1_ps(1.0f), sixth = _mm512_set1_ps(1.0f / 6.0f);
+        __m512 half = _mm512_set1_ps(0.5f);
+        __m512 h0 = _mm512_add_ps(_mm512_mul_ps(y0, sixth), half);
+        __m512 h1 = _mm512_add_ps(_mm512_mul_ps(y1, sixth), half);
+        y0 = _mm512_mul_ps(y0, _mm512_min_ps(one, _mm512_max_ps(zero, h0)));
+        y1 = _mm512_mul_ps(y1, _mm512_min_ps(one, _mm512_max_ps(zero, h1)));
+    }
+    *x0 = y0;
+    *x1 = y1;
+}
+
+/* c[0:nc] = epi(alpha * (x0|x1) + beta * c[0:nc]); beta == 0 does not read c. */
 TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_row(float *c, __m512 x0, __m512 x1, __m512 va,
                                                    __m512 vb, float beta, int nc,
-                                                   __mmask16 m0, __mmask16 m1) {
+                                                   __mmask16 m0, __mmask16 m1, int ep,
+                                                   float bv, __m512 vlo, __m512 vhi) {
     x0 = _mm512_mul_ps(x0, va);
     x1 = _mm512_mul_ps(x1, va);
     if (nc == TI__K512_NR) {
@@ -22281,6 +22652,7 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_row(float *c, __m512 x0, __m512 x
             x0 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(c), x0);
             x1 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(c + 16), x1);
         }
+        if (ep > 0) ti__k512_epi(ep, bv, vlo, vhi, &x0, &x1);
         _mm512_storeu_ps(c, x0);
         _mm512_storeu_ps(c + 16, x1);
     } else { /* masked lanes are neither read nor written */
@@ -22288,6 +22660,7 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_row(float *c, __m512 x0, __m512 x
             x0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, c), x0);
             x1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, c + 16), x1);
         }
+        if (ep > 0) ti__k512_epi(ep, bv, vlo, vhi, &x0, &x1);
         _mm512_mask_storeu_ps(c, m0, x0);
         _mm512_mask_storeu_ps(c + 16, m1, x1);
     }
@@ -22302,14 +22675,17 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_row(float *c, __m512 x0, __m512 x
         c##r##_1 = _mm512_fmadd_ps(ar, b1, c##r##_1);                                       \
     }
 #define TI__K512_STORE(r)                                                                   \
-    if (MR > r) ti__k512_row(c + (r) * ldc, c##r##_0, c##r##_1, va, vb, beta, nc, m0, m1);
+    if (MR > r)                                                                             \
+        ti__k512_row(c + (r) * ldc, c##r##_0, c##r##_1, va, vb, beta, nc, m0, m1, ep,       \
+                     ep > 0 && bias != NULL ? bias[r] : 0.0f, vlo, vhi);
 
 /* A is read where it lies: ROWS = 1: element (r, p) at a[r * lda + p] (A not transposed);
  * ROWS = 0: at a[p * lda + r] (A transposed). MR and ROWS are constants once inlined. */
 TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS, size_t kc,
                                                     const float *a, size_t lda, const float *b,
                                                     float *c, size_t ldc, int nc, float alpha,
-                                                    float beta) {
+                                                    float beta, int ep, const float *bias,
+                                                    float lo, float hi) {
     size_t astep = ROWS ? 1 : lda;
     __m512 z = _mm512_setzero_ps();
     __m512 c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z, c3_0 = z, c3_1 = z;
@@ -22325,6 +22701,7 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS
         b += TI__K512_NR;
     }
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+    __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
     __mmask16 m0 = (__mmask16)(nc >= 16 ? 0xffffu : (1u << nc) - 1u);
     __mmask16 m1 = (__mmask16)(nc >= 32 ? 0xffffu : nc > 16 ? (1u << (nc - 16)) - 1u : 0u);
     TI__K512_STORE(0) TI__K512_STORE(1) TI__K512_STORE(2) TI__K512_STORE(3)
@@ -22338,9 +22715,10 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS
 #define TI__K512_DEF(n)                                                                     \
     static __attribute__((noinline, unused)) TI__TARGET_AVX512 void ti__k512_m##n(           \
         int rows, size_t kc, const float *a, size_t lda, const float *b, float *c,          \
-        size_t ldc, int nc, float alpha, float beta) {                                      \
-        if (rows) ti__k512_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta);              \
-        else ti__k512_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta);                   \
+        size_t ldc, int nc, float alpha, float beta, int ep, const float *bias, float lo,   \
+        float hi) {                                                                         \
+        if (rows) ti__k512_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
+        else ti__k512_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi);  \
     }
 TI__K512_DEF(1)
 TI__K512_DEF(2)
@@ -22361,15 +22739,20 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_kernel_avx512(size_t kc, const floa
                                                            size_t lda, int a_rows,
                                                            const float *b, float *c,
                                                            size_t ldc, int mr, int nc,
-                                                           float alpha, float beta) {
+                                                           float alpha, float beta,
+                                                           const ti__gemm_epi *epi) {
+    float lo, hi;
+    int ep = ti__sgemm_kernel_epi(epi, &lo, &hi);
+    const float *bias = ep > 0 ? epi->bias : NULL;
+    TI_ASSERT(ep >= 0);
     switch (mr) {
 #define TI__K512_CASE(n)                                                                    \
-    case n: ti__k512_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta); break;
+    case n: ti__k512_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
     TI__K512_CASE(1) TI__K512_CASE(2) TI__K512_CASE(3) TI__K512_CASE(4) TI__K512_CASE(5)
     TI__K512_CASE(6) TI__K512_CASE(7) TI__K512_CASE(8) TI__K512_CASE(9) TI__K512_CASE(10)
     TI__K512_CASE(11) TI__K512_CASE(12) TI__K512_CASE(13)
 #undef TI__K512_CASE
-    default: ti__k512_m14(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta); break;
+    default: ti__k512_m14(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
     }
 }
 

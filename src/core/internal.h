@@ -262,10 +262,13 @@ TI__PRIVATE int ti__x86_detect(void); /* best TI__ISA_* by cpuid and XGETBV */
  * where it lies: element (r, p) at a[r * lda + p] when a_rows (A not transposed), else at
  * a[p * lda + r]. B (kc x nr) is packed: element (p, j) at b[p * nr + j], zero past nc. C is
  * row-major with row stride ldc. beta == 0 never reads C. mr is 1..the kernel's largest, nc
- * 1..nr. */
+ * 1..nr. epi (NULL: none) is applied before the store, as ti__act_block would apply it
+ * after, bit for bit: its bias (NULL: none) starts at the tile's first row, and its act is
+ * one ti__sgemm_kernel_epi takes (>= 0). */
+struct ti__gemm_epi;
 typedef void (*ti__sgemm_kernel_fn)(size_t kc, const float *a, size_t lda, int a_rows,
                                     const float *b, float *c, size_t ldc, int mr, int nc,
-                                    float alpha, float beta);
+                                    float alpha, float beta, const struct ti__gemm_epi *epi);
 /* Packs B[0:kc, 0:w] (row-major, row stride ldb) as kc rows of nr floats, zero past w. */
 typedef void (*ti__sgemm_pack_b_fn)(size_t kc, size_t w, const float *b, size_t ldb, float *dst);
 typedef struct ti__sgemm_isa {
@@ -309,13 +312,42 @@ typedef struct ti__gemm_epi {
     int act;
     float a, b;
 } ti__gemm_epi;
+/* The micro-kernel's in-register form of an epilogue: 0 none, 1 bias only, 2 ReLU, 3 Clip
+ * (lo, hi), 4 HardSwish; -1 when the kernel cannot apply it (Sigmoid, SiLU and the rest:
+ * ti__act_block after the kernel). */
+TI__PRIVATE int ti__sgemm_kernel_epi(const ti__gemm_epi *e, float *lo, float *hi) {
+    *lo = 0.0f;
+    *hi = 0.0f;
+    if (e == NULL) return 0;
+    switch (e->act) {
+    case TI__ACT_NONE: return 1;
+    case TI__ACT_RELU: return 2;
+    case TI__ACT_CLIP:
+        if (!(e->a <= e->b)) return -1; /* min above max: the scalar order decides */
+        *lo = e->a;
+        *hi = e->b;
+        return 3;
+    case TI__ACT_HARD_SWISH: return 4;
+    default: return -1;
+    }
+}
 
 #ifdef TI__X86_SIMD
 TI__PRIVATE int ti__act_block_avx2(int act, float a, float b, const float *bias, float *y,
                                    size_t ldy, size_t rows, size_t cols); /* cpu/x86/act_x86.c */
 TI__PRIVATE int ti__act_block_avx512(int act, float a, float b, const float *bias, float *y,
                                      size_t ldy, size_t rows, size_t cols);
+/* o[0:n] = a op b for the float32 Add/Sub/Mul/Div (and Sum/Mean) of cpu/binary.c, sa / sb 1
+ * for a run of n floats, 0 for one value repeated; 0 returned for other ops
+ * (cpu/x86/binary_x86.c) */
+TI__PRIVATE int ti__bin_f32_avx2(int op, const float *a, int sa, const float *b, int sb,
+                                 float *o, size_t n);
+TI__PRIVATE int ti__bin_f32_avx512(int op, const float *a, int sa, const float *b, int sb,
+                                   float *o, size_t n);
 TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void);   /* cpu/x86/conv_avx2.c */
+/* dst[t] = src[2 t] for t < n, reading nothing past src[2 (n - 1)] (cpu/x86/conv_*.c) */
+TI__PRIVATE void ti__copy_s2_avx2(float *dst, const float *src, size_t n);
+TI__PRIVATE void ti__copy_s2_avx512(float *dst, const float *src, size_t n);
 TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void); /* cpu/x86/conv_avx512.c */
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void);   /* cpu/x86/gemm_avx2.c */
 /* Dot products of k floats (cpu/x86/gemm_avx2.c, gemm_avx512.c) */

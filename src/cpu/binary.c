@@ -313,6 +313,13 @@ TI__PRIVATE void ti__bin_f32(const ti__bjob *j, size_t oi, const size_t *off,
     const float *a = (const float *)j->in[0] + off[0], *b = (const float *)j->in[1] + off[1];
     float *o = (float *)j->out + oi;
     const int sa = step[0] != 0, sb = step[1] != 0;
+#ifdef TI__X86_SIMD
+    if (n >= 8) { /* Add, Sub, Mul, Div in vectors: the same bits (cpu/x86/binary_x86.c) */
+        int isa = ti__cpu_isa();
+        if (isa >= TI__ISA_AVX512 && ti__bin_f32_avx512(j->op, a, sa, b, sb, o, n)) return;
+        if (isa >= TI__ISA_AVX2 && ti__bin_f32_avx2(j->op, a, sa, b, sb, o, n)) return;
+    }
+#endif
     switch (j->op) {
     case TI__BOP_ADD: case TI__BOP_SUM: case TI__BOP_MEAN: TI__BIN_F32_LOOP(x + y); break;
     case TI__BOP_SUB: TI__BIN_F32_LOOP(x - y); break;

@@ -88,6 +88,8 @@ typedef struct ti__dw_job {
 
 /* Floats of one zero-padded input row (K of them on the stack, 20 KiB). */
 #define TI__DW_PADW 1024
+/* Output floats the fused activation (other than the clamps) takes at a time: 2 KiB. */
+#define TI__DW_ACT_RUN 512
 
 /* Output planes [begin, end) (n * M of them), each row through the row kernel from
  * copies of its input rows with the zero padding written out: each input row is copied
@@ -114,13 +116,18 @@ TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
         int64_t held[5] = {-1, -1, -1, -1, -1}; /* input row in each ring slot */
         /* columns of the copy that hold input: [c0, c1); zeros outside */
         int64_t c0 = TI__MIN(pl, PW), c1 = TI__MAX(c0, TI__MIN(PW, pl + W));
-        for (int64_t oh = 0; oh < OH; oh++) {
+        int64_t act_row = 0; /* first output row the activation has not yet run on */
+        /* ring slot of input row ih: ih mod K, K consecutive rows in distinct slots; kept
+         * as (oh * S - pt) mod K and stepped, not divided (a 64-bit division per tap row was
+         * a third of this function's time, perf of EfficientNet-B0); S < K here */
+        int64_t slot0 = ((-pt) % K + K) % K;
+        for (int64_t oh = 0; oh < OH; oh++, slot0 = slot0 + S >= K ? slot0 + S - K : slot0 + S) {
             const float *xs[5], *wr[5];
             int nr = 0;
             for (int64_t kh = 0; kh < K; kh++) {
                 int64_t ih = oh * S - pt + kh;
                 if (ih < 0 || ih >= H) continue;
-                int slot = (int)(ih % K); /* K consecutive rows: distinct slots */
+                int slot = (int)(slot0 + kh >= K ? slot0 + kh - K : slot0 + kh);
                 float *d = ring[slot];
                 if (held[slot] != ih) {
                     const float *src = xp + ih * W;
@@ -135,8 +142,16 @@ TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
             }
             float *yr = yp + oh * OW;
             j->row(yr, (size_t)OW, xs, wr, nr, bv, j->clamp, j->lo, j->hi);
-            if (j->act != TI__ACT_NONE && !j->clamp)
-                ti__act_block(j->act, j->act_a, j->act_b, NULL, yr, (size_t)OW, 1, (size_t)OW);
+            /* other activations over runs of rows still in L1, at least TI__DW_ACT_RUN
+             * floats: row by row, rows of 7 or 14 (MobileNetV3's last stages) spent more
+             * in the calls than in the activation */
+            if (j->act != TI__ACT_NONE && !j->clamp &&
+                ((oh + 1 - act_row) * OW >= TI__DW_ACT_RUN || oh + 1 == OH)) {
+                ti__act_block(j->act, j->act_a, j->act_b, NULL, yp + act_row * OW,
+                              (size_t)((oh + 1 - act_row) * OW), 1,
+                              (size_t)((oh + 1 - act_row) * OW));
+                act_row = oh + 1;
+            }
         }
     }
 }

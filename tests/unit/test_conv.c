@@ -8,7 +8,8 @@
  * fails. Scratch is exactly what the path's scratch function asks for (ASan sees overruns),
  * and once much less (the im2col path must shrink its tiles). Then whole sessions: the
  * prepack pass packs Winograd weights (and, for GEMM convs whose weight rows conflict in
- * L1, transposed weights) at planning and the session's output matches. */
+ * L1, transposed weights) at planning and the session's output matches. Last, the stride-2
+ * row copy of im2col on its own, each ISA forced. */
 #define TINYINFER_IMPLEMENTATION
 #include "tinyinfer.h"
 #include "ti_test.h"
@@ -473,12 +474,47 @@ TI_TEST(sessions_pack_and_match) {
     session_case(256, 16, 6, 5, 2, TI__PACK_ATRANS);
 }
 
+/* The stride-2 row copy of im2col (ti__copy_s2; AVX2 and AVX-512 forms in cpu/x86/conv_*.c)
+ * with each ISA forced: dst[t] = src[2 t] for every length 0..70, from a source of exactly
+ * 2 (n - 1) + 1 floats on the heap (so ASan sees a read past it) into a destination with a
+ * guard after it. The scalar ISA returns 0 and leaves the copy to the caller's loop. */
+TI_TEST(stride2_copy_on_every_isa) {
+    for (int ii = 0; ii < 3; ii++) {
+        if (ti__cpu_force_isa(ISAS[ii]) != ISAS[ii]) continue;
+        for (size_t n = 0; n <= 70; n++) {
+            size_t ns = n ? 2 * (n - 1) + 1 : 1;
+            float *src = (float *)malloc(ns * sizeof(float));
+            float *dst = (float *)malloc((n + 4) * sizeof(float));
+            TI_REQUIRE(src != NULL && dst != NULL);
+            for (size_t i = 0; i < ns; i++) src[i] = frand();
+            for (size_t i = 0; i < n + 4; i++) dst[i] = -7.0f;
+            int did = ti__copy_s2(dst, src, n);
+            TI_CHECK_EQ_INT(did, ISAS[ii] != TI__ISA_SCALAR);
+            if (!did)
+                for (size_t t = 0; t < n; t++) dst[t] = src[2 * t];
+            int bad = 0;
+            for (size_t t = 0; t < n; t++)
+                if (dst[t] != src[2 * t] && bad++ == 0)
+                    printf("  %s n %zu: dst[%zu] = %g, expected %g\n", ti__cpu_isa_name(ISAS[ii]),
+                           n, t, dst[t], src[2 * t]);
+            for (size_t t = n; t < n + 4; t++)
+                if (dst[t] != -7.0f && bad++ == 0)
+                    printf("  %s n %zu: wrote dst[%zu]\n", ti__cpu_isa_name(ISAS[ii]), n, t);
+            TI_CHECK_EQ_INT(bad, 0);
+            free(src);
+            free(dst);
+        }
+    }
+    ti__cpu_force_isa(-1);
+}
+
 int main(void) {
     isa_report();
     TI_RUN(depthwise_shapes);
     TI_RUN(winograd_shapes);
     TI_RUN(general_shapes);
     TI_RUN(sessions_pack_and_match);
+    TI_RUN(stride2_copy_on_every_isa); /* last: the shapes above keep their random draws */
     printf("path runs: direct %d, 1x1 %d, im2col %d, depthwise %d, winograd %d\n",
            g_paths_run[0], g_paths_run[1], g_paths_run[2], g_paths_run[3], g_paths_run[4]);
     return ti_test_summary();

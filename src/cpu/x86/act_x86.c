@@ -2,8 +2,9 @@
  * internal.h) for AVX-512F and AVX2: the expressions of ti__act_apply in vector form, so
  * ReLU, Clip and HardSwish give the same bits as the scalar loop (min / max take the
  * operand order that keeps the scalar answer for NaN and signed zeros). Sigmoid and SiLU
- * use a vector exp (below) within 2 ulp of expf, so they agree with the scalar loop to a
- * few ulp, not bit for bit; infinities and NaN give the scalar answers. Used by the GEMM's
+ * use a vector exp (below) within 2 ulp of expf and a Newton-refined reciprocal for the
+ * division, so they agree with the scalar loop to a few ulp, not bit for bit; infinities
+ * and NaN give the scalar answers. Used by the GEMM's
  * epilogue, while a block of C is still in cache, by the conv bias pass and by the
  * depthwise rows. Other activations are left to the scalar loop (the functions return 0).
  * Compiled with function-level target attributes, run only when cpuid allows. Must not
@@ -78,85 +79,170 @@ TI__X86_INLINE TI__TARGET_AVX2 __m256 ti__exp256(__m256 x) {
                             _mm256_cmp_ps(x, _mm256_set1_ps(TI__EXP_LO), _CMP_LT_OQ));
 }
 
-TI__PRIVATE TI__TARGET_AVX512 int ti__act_block_avx512(int act, float a, float b, const float *bias,
-                                                       float *y, size_t ldy, size_t rows,
-                                                       size_t cols) {
-    if ((act != TI__ACT_NONE && act != TI__ACT_RELU && act != TI__ACT_CLIP &&
-         act != TI__ACT_HARD_SWISH && act != TI__ACT_SIGMOID && act != TI__ACT_SILU) ||
-        (act == TI__ACT_CLIP && !(a <= b))) /* min above max: the scalar order decides */
-        return 0;
-    const __m512 va = _mm512_set1_ps(a), vb = _mm512_set1_ps(b), zero = _mm512_setzero_ps();
-    const __m512 one = _mm512_set1_ps(1.0f), sixth = _mm512_set1_ps(1.0f / 6.0f),
-                 half = _mm512_set1_ps(0.5f);
-    size_t tail = cols & 15;
+/* Sigmoid (SILU = 0) or SiLU (SILU = 1) of 16 lanes. Where every |x| <= 80 (the usual
+ * case), exp(-x) lies in [e^-80, e^80], so the range checks of ti__exp512 are left out and
+ * the division is a reciprocal estimate (rcp14: 14 bits) with one Newton step, then the
+ * quotient with one Newton step on it: within about an ulp of the division, at a fraction
+ * of its cost (vdivps, the clamps and the fix-ups took most of the activation time of
+ * EfficientNet-B0, perf). A vector with a lane outside (or NaN) takes ti__exp512 and the
+ * division, so infinities, NaN and tiny results keep the scalar answers. */
+#define TI__SIGMOID_FAST_MAX 80.0f
+TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__sigm512(const int SILU, __m512 x) {
+    const __m512 one = _mm512_set1_ps(1.0f), zero = _mm512_setzero_ps();
+    __m512 num = SILU ? x : one;
+    __m512 ax = _mm512_castsi512_ps(
+        _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff)));
+    if (_mm512_cmp_ps_mask(ax, _mm512_set1_ps(TI__SIGMOID_FAST_MAX), _CMP_NLE_UQ) != 0)
+        return _mm512_div_ps(num, _mm512_add_ps(one, ti__exp512(_mm512_sub_ps(zero, x))));
+    __m512 t = _mm512_sub_ps(zero, x);
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(1.44269504f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(TI__EXP_LN2_HI), t);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(TI__EXP_LN2_LO), r);
+    __m512 d =
+        _mm512_add_ps(one, _mm512_scalef_ps(TI__EXP_POLY(_mm512_fmadd_ps, _mm512_set1_ps, r), n));
+    __m512 rc = _mm512_rcp14_ps(d);
+    rc = _mm512_fmadd_ps(rc, _mm512_fnmadd_ps(d, rc, one), rc);
+    __m512 q = _mm512_mul_ps(num, rc);
+    return _mm512_fmadd_ps(rc, _mm512_fnmadd_ps(d, q, num), q);
+}
+
+/* As ti__sigm512 for 8 lanes: rcp_ps (12 bits) and the same two Newton steps; 2^n from
+ * the exponent field directly (|n| <= 116 here). */
+TI__X86_INLINE TI__TARGET_AVX2 __m256 ti__sigm256(const int SILU, __m256 x) {
+    const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
+    __m256 num = SILU ? x : one;
+    __m256 ax = _mm256_and_ps(x, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)));
+    if (_mm256_movemask_ps(_mm256_cmp_ps(ax, _mm256_set1_ps(TI__SIGMOID_FAST_MAX), _CMP_NLE_UQ)))
+        return _mm256_div_ps(num, _mm256_add_ps(one, ti__exp256(_mm256_sub_ps(zero, x))));
+    __m256 t = _mm256_sub_ps(zero, x);
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(t, _mm256_set1_ps(1.44269504f)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(TI__EXP_LN2_HI), t);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(TI__EXP_LN2_LO), r);
+    __m256 s2n = _mm256_castsi256_ps(
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23));
+    __m256 d = _mm256_add_ps(
+        one, _mm256_mul_ps(TI__EXP_POLY(_mm256_fmadd_ps, _mm256_set1_ps, r), s2n));
+    __m256 rc = _mm256_rcp_ps(d);
+    rc = _mm256_fmadd_ps(rc, _mm256_fnmadd_ps(d, rc, one), rc);
+    __m256 q = _mm256_mul_ps(num, rc);
+    return _mm256_fmadd_ps(rc, _mm256_fnmadd_ps(d, q, num), q);
+}
+
+/* One activation on a vector (act is a constant once inlined, so the switch leaves the
+ * loops: per vector, in the loop, it cost about a third of the epilogue's time, perf of
+ * MobileNetV3-Small). */
+TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__act512(const int act, __m512 x, __m512 va,
+                                                   __m512 vb) {
+    const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
+    switch (act) {
+    case TI__ACT_RELU: return _mm512_max_ps(x, zero);
+    case TI__ACT_CLIP: return _mm512_min_ps(vb, _mm512_max_ps(va, x));
+    case TI__ACT_HARD_SWISH: {
+        __m512 h = _mm512_add_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.0f / 6.0f)),
+                                 _mm512_set1_ps(0.5f));
+        return _mm512_mul_ps(x, _mm512_min_ps(one, _mm512_max_ps(zero, h)));
+    }
+    case TI__ACT_SIGMOID: return ti__sigm512(0, x); /* 1 / (1 + exp(-x)) */
+    case TI__ACT_SILU: return ti__sigm512(1, x);    /* x / (1 + exp(-x)) */
+    default: return x;
+    }
+}
+
+/* rows x cols of y (row stride ldy), bias per row (NULL: none), with one activation. */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__act_rows512(const int act, float a, float b,
+                                                      const float *bias, float *y, size_t ldy,
+                                                      size_t rows, size_t cols) {
+    const __m512 va = _mm512_set1_ps(a), vb = _mm512_set1_ps(b);
+    size_t full = cols & ~(size_t)15, tail = cols & 15;
     __mmask16 tm = (__mmask16)((1u << tail) - 1u);
     for (size_t r = 0; r < rows; r++) {
         float bv = bias != NULL ? bias[r] : 0.0f;
         if (act == TI__ACT_NONE && bv == 0.0f) continue;
         const __m512 vbias = _mm512_set1_ps(bv);
         float *p = y + r * ldy;
-        for (size_t i = 0; i < cols; i += 16) {
-            __mmask16 m = i + 16 <= cols ? (__mmask16)0xffff : tm;
-            __m512 x = _mm512_add_ps(_mm512_maskz_loadu_ps(m, p + i), vbias);
-            switch (act) {
-            case TI__ACT_RELU: x = _mm512_max_ps(x, zero); break;
-            case TI__ACT_CLIP: x = _mm512_min_ps(vb, _mm512_max_ps(va, x)); break;
-            case TI__ACT_HARD_SWISH: {
-                __m512 h = _mm512_add_ps(_mm512_mul_ps(x, sixth), half);
-                x = _mm512_mul_ps(x, _mm512_min_ps(one, _mm512_max_ps(zero, h)));
-                break;
-            }
-            case TI__ACT_SIGMOID: /* 1 / (1 + exp(-x)) */
-                x = _mm512_div_ps(one, _mm512_add_ps(one, ti__exp512(_mm512_sub_ps(zero, x))));
-                break;
-            case TI__ACT_SILU: /* x / (1 + exp(-x)) */
-                x = _mm512_div_ps(x, _mm512_add_ps(one, ti__exp512(_mm512_sub_ps(zero, x))));
-                break;
-            default: break;
-            }
-            _mm512_mask_storeu_ps(p + i, m, x);
+        for (size_t i = 0; i < full; i += 16)
+            _mm512_storeu_ps(p + i,
+                             ti__act512(act, _mm512_add_ps(_mm512_loadu_ps(p + i), vbias), va, vb));
+        if (tail != 0) {
+            __m512 x = _mm512_add_ps(_mm512_maskz_loadu_ps(tm, p + full), vbias);
+            _mm512_mask_storeu_ps(p + full, tm, ti__act512(act, x, va, vb));
         }
     }
-    return 1;
 }
 
-TI__PRIVATE TI__TARGET_AVX2 int ti__act_block_avx2(int act, float a, float b, const float *bias,
-                                                   float *y, size_t ldy, size_t rows, size_t cols) {
-    if ((act != TI__ACT_NONE && act != TI__ACT_RELU && act != TI__ACT_CLIP &&
-         act != TI__ACT_HARD_SWISH && act != TI__ACT_SIGMOID && act != TI__ACT_SILU) ||
-        (act == TI__ACT_CLIP && !(a <= b))) /* min above max: the scalar order decides */
-        return 0;
-    const __m256 va = _mm256_set1_ps(a), vb = _mm256_set1_ps(b), zero = _mm256_setzero_ps();
-    const __m256 one = _mm256_set1_ps(1.0f), sixth = _mm256_set1_ps(1.0f / 6.0f),
-                 half = _mm256_set1_ps(0.5f);
+TI__PRIVATE TI__TARGET_AVX512 int ti__act_block_avx512(int act, float a, float b, const float *bias,
+                                                       float *y, size_t ldy, size_t rows,
+                                                       size_t cols) {
+    if (act == TI__ACT_CLIP && !(a <= b)) return 0; /* min above max: the scalar order decides */
+    switch (act) {
+#define TI__ACT512_CASE(A)                                                                         \
+    case A: ti__act_rows512(A, a, b, bias, y, ldy, rows, cols); return 1;
+        TI__ACT512_CASE(TI__ACT_NONE)
+        TI__ACT512_CASE(TI__ACT_RELU)
+        TI__ACT512_CASE(TI__ACT_CLIP)
+        TI__ACT512_CASE(TI__ACT_HARD_SWISH)
+        TI__ACT512_CASE(TI__ACT_SIGMOID)
+        TI__ACT512_CASE(TI__ACT_SILU)
+#undef TI__ACT512_CASE
+    default: return 0;
+    }
+}
+
+TI__X86_INLINE TI__TARGET_AVX2 __m256 ti__act256(const int act, __m256 x, __m256 va, __m256 vb) {
+    const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
+    switch (act) {
+    case TI__ACT_RELU: return _mm256_max_ps(x, zero);
+    case TI__ACT_CLIP: return _mm256_min_ps(vb, _mm256_max_ps(va, x));
+    case TI__ACT_HARD_SWISH: {
+        __m256 h = _mm256_add_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.0f / 6.0f)),
+                                 _mm256_set1_ps(0.5f));
+        return _mm256_mul_ps(x, _mm256_min_ps(one, _mm256_max_ps(zero, h)));
+    }
+    case TI__ACT_SIGMOID: return ti__sigm256(0, x); /* 1 / (1 + exp(-x)) */
+    case TI__ACT_SILU: return ti__sigm256(1, x);    /* x / (1 + exp(-x)) */
+    default: return x;
+    }
+}
+
+TI__X86_INLINE TI__TARGET_AVX2 void ti__act_rows256(const int act, float a, float b,
+                                                    const float *bias, float *y, size_t ldy,
+                                                    size_t rows, size_t cols) {
+    const __m256 va = _mm256_set1_ps(a), vb = _mm256_set1_ps(b);
     for (size_t r = 0; r < rows; r++) {
         float bv = bias != NULL ? bias[r] : 0.0f;
         if (act == TI__ACT_NONE && bv == 0.0f) continue;
         const __m256 vbias = _mm256_set1_ps(bv);
         float *p = y + r * ldy;
         size_t i = 0;
-        for (; i + 8 <= cols; i += 8) {
-            __m256 x = _mm256_add_ps(_mm256_loadu_ps(p + i), vbias);
-            switch (act) {
-            case TI__ACT_RELU: x = _mm256_max_ps(x, zero); break;
-            case TI__ACT_CLIP: x = _mm256_min_ps(vb, _mm256_max_ps(va, x)); break;
-            case TI__ACT_HARD_SWISH: {
-                __m256 h = _mm256_add_ps(_mm256_mul_ps(x, sixth), half);
-                x = _mm256_mul_ps(x, _mm256_min_ps(one, _mm256_max_ps(zero, h)));
-                break;
-            }
-            case TI__ACT_SIGMOID: /* 1 / (1 + exp(-x)) */
-                x = _mm256_div_ps(one, _mm256_add_ps(one, ti__exp256(_mm256_sub_ps(zero, x))));
-                break;
-            case TI__ACT_SILU: /* x / (1 + exp(-x)) */
-                x = _mm256_div_ps(x, _mm256_add_ps(one, ti__exp256(_mm256_sub_ps(zero, x))));
-                break;
-            default: break;
-            }
-            _mm256_storeu_ps(p + i, x);
+        for (; i + 8 <= cols; i += 8)
+            _mm256_storeu_ps(p + i,
+                             ti__act256(act, _mm256_add_ps(_mm256_loadu_ps(p + i), vbias), va, vb));
+        if (i < cols) { /* the tail in a masked vector too: ti__act_apply inlined here, with
+                         * act constant, would be contracted to FMAs by clang (other bits) */
+            __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(cols - i)),
+                                           _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+            __m256 x = _mm256_add_ps(_mm256_maskload_ps(p + i, m), vbias);
+            _mm256_maskstore_ps(p + i, m, ti__act256(act, x, va, vb));
         }
-        for (; i < cols; i++) p[i] = ti__act_apply(act, a, b, p[i] + bv);
     }
-    return 1;
+}
+
+TI__PRIVATE TI__TARGET_AVX2 int ti__act_block_avx2(int act, float a, float b, const float *bias,
+                                                   float *y, size_t ldy, size_t rows, size_t cols) {
+    if (act == TI__ACT_CLIP && !(a <= b)) return 0; /* min above max: the scalar order decides */
+    switch (act) {
+#define TI__ACT256_CASE(A)                                                                         \
+    case A: ti__act_rows256(A, a, b, bias, y, ldy, rows, cols); return 1;
+        TI__ACT256_CASE(TI__ACT_NONE)
+        TI__ACT256_CASE(TI__ACT_RELU)
+        TI__ACT256_CASE(TI__ACT_CLIP)
+        TI__ACT256_CASE(TI__ACT_HARD_SWISH)
+        TI__ACT256_CASE(TI__ACT_SIGMOID)
+        TI__ACT256_CASE(TI__ACT_SILU)
+#undef TI__ACT256_CASE
+    default: return 0;
+    }
 }
 #endif /* TI__X86_SIMD */

@@ -82,6 +82,17 @@ ti__mp256_s2(float *y, size_t n, const float *const *x, int nr, int K) {
     ti__mp256_row(2, y, n, x, nr, K);
 }
 
+/* dst[t] = src[2 t] for t < n (the stride-2 rows of im2col, cpu/conv.c): 8 at a time by
+ * the deinterleaving load above; reads nothing past src[2 (n - 1)]. */
+TI__PRIVATE TI__TARGET_AVX2 void ti__copy_s2_avx2(float *dst, const float *src, size_t n) {
+    for (size_t i = 0; i < n; i += 8) {
+        long m = (long)(n - i < 8 ? n - i : 8);
+        __m256 v = ti__dw256_load(2, src + 2 * i, m);
+        if (m >= 8) _mm256_storeu_ps(dst + i, v);
+        else _mm256_maskstore_ps(dst + i, ti__dw256_mask(m), v);
+    }
+}
+
 TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
     static const ti__dw_isa isa = {TI__ISA_AVX2,
                                    {{ti__dw256_k3s1, ti__dw256_k3s2},

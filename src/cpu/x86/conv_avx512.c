@@ -85,6 +85,18 @@ ti__mp512_s2(float *y, size_t n, const float *const *x, int nr, int K) {
     ti__mp512_row(2, y, n, x, nr, K);
 }
 
+/* dst[t] = src[2 t] for t < n (the stride-2 rows of im2col, cpu/conv.c): 16 at a time by
+ * the deinterleaving load above; reads nothing past src[2 (n - 1)]. */
+TI__PRIVATE TI__TARGET_AVX512 void ti__copy_s2_avx512(float *dst, const float *src, size_t n) {
+    __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    for (size_t i = 0; i < n; i += 16) {
+        long m = (long)(n - i < 16 ? n - i : 16);
+        __m512 v = ti__dw512_load(2, src + 2 * i, m, even);
+        if (m >= 16) _mm512_storeu_ps(dst + i, v);
+        else _mm512_mask_storeu_ps(dst + i, ti__dw512_mask(m), v);
+    }
+}
+
 TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
     static const ti__dw_isa isa = {TI__ISA_AVX512,
                                    {{ti__dw512_k3s1, ti__dw512_k3s2},

@@ -17,10 +17,36 @@ TI__X86_INLINE TI__TARGET_AVX2 __m256i ti__k256_mask(int n) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-/* c[0:nc] = alpha * (x0|x1) + beta * c[0:nc]; beta == 0 does not read c. */
+/* The epilogue ep (ti__sgemm_kernel_epi: 1 bias, 2 ReLU, 3 Clip, 4 HardSwish) on one row's
+ * vectors, with ti__act_block's operations and operand order, so the same bits. */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_epi(int ep, float bv, __m256 vlo, __m256 vhi,
+                                                 __m256 *x0, __m256 *x1) {
+    if (ep == 1 && bv == 0.0f) return; /* no bias, no activation: left as it is */
+    __m256 vbias = _mm256_set1_ps(bv), zero = _mm256_setzero_ps();
+    __m256 y0 = _mm256_add_ps(*x0, vbias), y1 = _mm256_add_ps(*x1, vbias);
+    if (ep == 2) {
+        y0 = _mm256_max_ps(y0, zero);
+        y1 = _mm256_max_ps(y1, zero);
+    } else if (ep == 3) {
+        y0 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, y0));
+        y1 = _mm256_min_ps(vhi, _mm256_max_ps(vlo, y1));
+    } else if (ep == 4) { /* x * min(1, max(0, x * (1/6) + 0.5)) */
+        __m256 one = _mm256_set1_ps(1.0f), sixth = _mm256_set1_ps(1.0f / 6.0f);
+        __m256 half = _mm256_set1_ps(0.5f);
+        __m256 h0 = _mm256_add_ps(_mm256_mul_ps(y0, sixth), half);
+        __m256 h1 = _mm256_add_ps(_mm256_mul_ps(y1, sixth), half);
+        y0 = _mm256_mul_ps(y0, _mm256_min_ps(one, _mm256_max_ps(zero, h0)));
+        y1 = _mm256_mul_ps(y1, _mm256_min_ps(one, _mm256_max_ps(zero, h1)));
+    }
+    *x0 = y0;
+    *x1 = y1;
+}
+
+/* c[0:nc] = epi(alpha * (x0|x1) + beta * c[0:nc]); beta == 0 does not read c. */
 TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_row(float *c, __m256 x0, __m256 x1, __m256 va,
                                                  __m256 vb, float beta, int nc, __m256i m0,
-                                                 __m256i m1) {
+                                                 __m256i m1, int ep, float bv, __m256 vlo,
+                                                 __m256 vhi) {
     x0 = _mm256_mul_ps(x0, va);
     x1 = _mm256_mul_ps(x1, va);
     if (nc == TI__K256_NR) {
@@ -28,6 +54,7 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_row(float *c, __m256 x0, __m256 x1,
             x0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(c), x0);
             x1 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(c + 8), x1);
         }
+        if (ep > 0) ti__k256_epi(ep, bv, vlo, vhi, &x0, &x1);
         _mm256_storeu_ps(c, x0);
         _mm256_storeu_ps(c + 8, x1);
     } else { /* masked lanes are neither read nor written */
@@ -35,6 +62,7 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_row(float *c, __m256 x0, __m256 x1,
             x0 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(c, m0), x0);
             x1 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(c + 8, m1), x1);
         }
+        if (ep > 0) ti__k256_epi(ep, bv, vlo, vhi, &x0, &x1);
         _mm256_maskstore_ps(c, m0, x0);
         _mm256_maskstore_ps(c + 8, m1, x1);
     }
@@ -47,14 +75,17 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_row(float *c, __m256 x0, __m256 x1,
         c##r##_1 = _mm256_fmadd_ps(ar, b1, c##r##_1);                                       \
     }
 #define TI__K256_STORE(r)                                                                   \
-    if (MR > r) ti__k256_row(c + (r) * ldc, c##r##_0, c##r##_1, va, vb, beta, nc, m0, m1);
+    if (MR > r)                                                                             \
+        ti__k256_row(c + (r) * ldc, c##r##_0, c##r##_1, va, vb, beta, nc, m0, m1, ep,       \
+                     ep > 0 && bias != NULL ? bias[r] : 0.0f, vlo, vhi);
 
 /* A is read where it lies: ROWS = 1: element (r, p) at a[r * lda + p] (A not transposed);
  * ROWS = 0: at a[p * lda + r] (A transposed). MR and ROWS are constants once inlined. */
 TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, const int ROWS, size_t kc,
                                                   const float *a, size_t lda, const float *b,
                                                   float *c, size_t ldc, int nc, float alpha,
-                                                  float beta) {
+                                                  float beta, int ep, const float *bias,
+                                                  float lo, float hi) {
     size_t astep = ROWS ? 1 : lda;
     __m256 z = _mm256_setzero_ps();
     __m256 c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z;
@@ -67,6 +98,7 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, const int ROWS, 
         b += TI__K256_NR;
     }
     __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+    __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
     __m256i m0 = ti__k256_mask(nc), m1 = ti__k256_mask(nc - 8);
     TI__K256_STORE(0) TI__K256_STORE(1) TI__K256_STORE(2)
     TI__K256_STORE(3) TI__K256_STORE(4) TI__K256_STORE(5)
@@ -75,9 +107,10 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, const int ROWS, 
 #define TI__K256_DEF(n)                                                                     \
     static __attribute__((noinline, unused)) TI__TARGET_AVX2 void ti__k256_m##n(             \
         int rows, size_t kc, const float *a, size_t lda, const float *b, float *c,          \
-        size_t ldc, int nc, float alpha, float beta) {                                      \
-        if (rows) ti__k256_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta);              \
-        else ti__k256_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta);                   \
+        size_t ldc, int nc, float alpha, float beta, int ep, const float *bias, float lo,   \
+        float hi) {                                                                         \
+        if (rows) ti__k256_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
+        else ti__k256_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi);  \
     }
 TI__K256_DEF(1)
 TI__K256_DEF(2)
@@ -89,13 +122,17 @@ TI__K256_DEF(6)
 TI__PRIVATE TI__TARGET_AVX2 void ti__sgemm_kernel_avx2(size_t kc, const float *a, size_t lda,
                                                        int a_rows, const float *b, float *c,
                                                        size_t ldc, int mr, int nc, float alpha,
-                                                       float beta) {
+                                                       float beta, const ti__gemm_epi *epi) {
+    float lo, hi;
+    int ep = ti__sgemm_kernel_epi(epi, &lo, &hi);
+    const float *bias = ep > 0 ? epi->bias : NULL;
+    TI_ASSERT(ep >= 0);
     switch (mr) {
 #define TI__K256_CASE(n)                                                                    \
-    case n: ti__k256_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta); break;
+    case n: ti__k256_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
     TI__K256_CASE(1) TI__K256_CASE(2) TI__K256_CASE(3) TI__K256_CASE(4) TI__K256_CASE(5)
 #undef TI__K256_CASE
-    default: ti__k256_m6(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta); break;
+    default: ti__k256_m6(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
     }
 }
 

@@ -12,10 +12,36 @@
 #define TI__K512_KC 128 /* B sliver 128 x 32 floats = 16 KiB: half of a 32 KiB L1 */
 #define TI__K512_MC 256 /* A block 256 x 128 floats = 128 KiB: a part of L2 */
 
-/* c[0:nc] = alpha * (x0|x1) + beta * c[0:nc]; beta == 0 does not read c. */
+/* The epilogue ep (ti__sgemm_kernel_epi: 1 bias, 2 ReLU, 3 Clip, 4 HardSwish) on one row's
+ * vectors, with ti__act_block's operations and operand order, so the same bits. */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_epi(int ep, float bv, __m512 vlo, __m512 vhi,
+                                                   __m512 *x0, __m512 *x1) {
+    if (ep == 1 && bv == 0.0f) return; /* no bias, no activation: left as it is */
+    __m512 vbias = _mm512_set1_ps(bv), zero = _mm512_setzero_ps();
+    __m512 y0 = _mm512_add_ps(*x0, vbias), y1 = _mm512_add_ps(*x1, vbias);
+    if (ep == 2) {
+        y0 = _mm512_max_ps(y0, zero);
+        y1 = _mm512_max_ps(y1, zero);
+    } else if (ep == 3) {
+        y0 = _mm512_min_ps(vhi, _mm512_max_ps(vlo, y0));
+        y1 = _mm512_min_ps(vhi, _mm512_max_ps(vlo, y1));
+    } else if (ep == 4) { /* x * min(1, max(0, x * (1/6) + 0.5)) */
+        __m512 one = _mm512_set1_ps(1.0f), sixth = _mm512_set1_ps(1.0f / 6.0f);
+        __m512 half = _mm512_set1_ps(0.5f);
+        __m512 h0 = _mm512_add_ps(_mm512_mul_ps(y0, sixth), half);
+        __m512 h1 = _mm512_add_ps(_mm512_mul_ps(y1, sixth), half);
+        y0 = _mm512_mul_ps(y0, _mm512_min_ps(one, _mm512_max_ps(zero, h0)));
+        y1 = _mm512_mul_ps(y1, _mm512_min_ps(one, _mm512_max_ps(zero, h1)));
+    }
+    *x0 = y0;
+    *x1 = y1;
+}
+
+/* c[0:nc] = epi(alpha * (x0|x1) + beta * c[0:nc]); beta == 0 does not read c. */
 TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_row(float *c, __m512 x0, __m512 x1, __m512 va,
                                                    __m512 vb, float beta, int nc,
-                                                   __mmask16 m0, __mmask16 m1) {
+                                                   __mmask16 m0, __mmask16 m1, int ep,
+                                                   float bv, __m512 vlo, __m512 vhi) {
     x0 = _mm512_mul_ps(x0, va);
     x1 = _mm512_mul_ps(x1, va);
     if (nc == TI__K512_NR) {
@@ -23,6 +49,7 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_row(float *c, __m512 x0, __m512 x
             x0 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(c), x0);
             x1 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(c + 16), x1);
         }
+        if (ep > 0) ti__k512_epi(ep, bv, vlo, vhi, &x0, &x1);
         _mm512_storeu_ps(c, x0);
         _mm512_storeu_ps(c + 16, x1);
     } else { /* masked lanes are neither read nor written */
@@ -30,6 +57,7 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_row(float *c, __m512 x0, __m512 x
             x0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, c), x0);
             x1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, c + 16), x1);
         }
+        if (ep > 0) ti__k512_epi(ep, bv, vlo, vhi, &x0, &x1);
         _mm512_mask_storeu_ps(c, m0, x0);
         _mm512_mask_storeu_ps(c + 16, m1, x1);
     }
@@ -44,14 +72,17 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_row(float *c, __m512 x0, __m512 x
         c##r##_1 = _mm512_fmadd_ps(ar, b1, c##r##_1);                                       \
     }
 #define TI__K512_STORE(r)                                                                   \
-    if (MR > r) ti__k512_row(c + (r) * ldc, c##r##_0, c##r##_1, va, vb, beta, nc, m0, m1);
+    if (MR > r)                                                                             \
+        ti__k512_row(c + (r) * ldc, c##r##_0, c##r##_1, va, vb, beta, nc, m0, m1, ep,       \
+                     ep > 0 && bias != NULL ? bias[r] : 0.0f, vlo, vhi);
 
 /* A is read where it lies: ROWS = 1: element (r, p) at a[r * lda + p] (A not transposed);
  * ROWS = 0: at a[p * lda + r] (A transposed). MR and ROWS are constants once inlined. */
 TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS, size_t kc,
                                                     const float *a, size_t lda, const float *b,
                                                     float *c, size_t ldc, int nc, float alpha,
-                                                    float beta) {
+                                                    float beta, int ep, const float *bias,
+                                                    float lo, float hi) {
     size_t astep = ROWS ? 1 : lda;
     __m512 z = _mm512_setzero_ps();
     __m512 c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z, c3_0 = z, c3_1 = z;
@@ -67,6 +98,7 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS
         b += TI__K512_NR;
     }
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+    __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
     __mmask16 m0 = (__mmask16)(nc >= 16 ? 0xffffu : (1u << nc) - 1u);
     __mmask16 m1 = (__mmask16)(nc >= 32 ? 0xffffu : nc > 16 ? (1u << (nc - 16)) - 1u : 0u);
     TI__K512_STORE(0) TI__K512_STORE(1) TI__K512_STORE(2) TI__K512_STORE(3)
@@ -80,9 +112,10 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS
 #define TI__K512_DEF(n)                                                                     \
     static __attribute__((noinline, unused)) TI__TARGET_AVX512 void ti__k512_m##n(           \
         int rows, size_t kc, const float *a, size_t lda, const float *b, float *c,          \
-        size_t ldc, int nc, float alpha, float beta) {                                      \
-        if (rows) ti__k512_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta);              \
-        else ti__k512_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta);                   \
+        size_t ldc, int nc, float alpha, float beta, int ep, const float *bias, float lo,   \
+        float hi) {                                                                         \
+        if (rows) ti__k512_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
+        else ti__k512_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi);  \
     }
 TI__K512_DEF(1)
 TI__K512_DEF(2)
@@ -103,15 +136,20 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_kernel_avx512(size_t kc, const floa
                                                            size_t lda, int a_rows,
                                                            const float *b, float *c,
                                                            size_t ldc, int mr, int nc,
-                                                           float alpha, float beta) {
+                                                           float alpha, float beta,
+                                                           const ti__gemm_epi *epi) {
+    float lo, hi;
+    int ep = ti__sgemm_kernel_epi(epi, &lo, &hi);
+    const float *bias = ep > 0 ? epi->bias : NULL;
+    TI_ASSERT(ep >= 0);
     switch (mr) {
 #define TI__K512_CASE(n)                                                                    \
-    case n: ti__k512_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta); break;
+    case n: ti__k512_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
     TI__K512_CASE(1) TI__K512_CASE(2) TI__K512_CASE(3) TI__K512_CASE(4) TI__K512_CASE(5)
     TI__K512_CASE(6) TI__K512_CASE(7) TI__K512_CASE(8) TI__K512_CASE(9) TI__K512_CASE(10)
     TI__K512_CASE(11) TI__K512_CASE(12) TI__K512_CASE(13)
 #undef TI__K512_CASE
-    default: ti__k512_m14(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta); break;
+    default: ti__k512_m14(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
     }
 }
 
