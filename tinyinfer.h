@@ -27711,6 +27711,13 @@ static const char *const ti__cl_src_quant[] = {
     " * 20 output zero point, 21 lo, 22 hi; from 24: multipliers [oc], then shifts [oc]. */\n"
     "#define TI_QCONV_ARGS __global const uchar *x, int xo, __global const uchar *w, int wo, \\\n"
     "  __global const int *bias, int bo, int has_bias, __global uchar *y, int yo, __global const int *pt, int po\n"
+    "/* output pixel pix of the conv table p: its batch and the input corner of its window */\n"
+    "void ti_q_pix(__global const int *p, int pix, int *n, int *iy0, int *ix0) {\n"
+    "  int ox = pix % p[5], t = pix / p[5];\n"
+    "  *n = t / p[4];\n"
+    "  *iy0 = (t % p[4]) * p[10] - p[14];\n"
+    "  *ix0 = ox * p[11] - p[15];\n"
+    "}\n"
     "void ti_q_out(__global uchar *y, size_t yi, uint acc, __global const int *p, int c) {\n"
     "  int oc = p[6];\n"
     "  int v = ti_q_mul(as_int(acc), p[24 + c], p[24 + oc + c]);\n"
@@ -27723,8 +27730,8 @@ static const char *const ti__cl_src_quant[] = {
     "  if (c >= oc || pix >= p[0] * oh * ow) return;\n"
     "  int ih = p[1], iw = p[2], ic = p[3], kh = p[7], kw = p[8], kc = p[9], s = p[17];\n"
     "  int xoff = p[18], woff = p[19];\n"
-    "  int ox = pix % ow, t = pix / ow, oy = t % oh, n = t / oh;\n"
-    "  int iy0 = oy * p[10] - p[14], ix0 = ox * p[11] - p[15];\n"
+    "  int n, iy0, ix0;\n"
+    "  ti_q_pix(p, pix, &n, &iy0, &ix0);\n"
     "  int xc = (c / p[16]) * kc;\n"
     "  uint acc = 0;\n"
     "  for (int fy = 0; fy < kh; fy++) {\n"
@@ -27766,8 +27773,8 @@ static const char *const ti__cl_src_quant[] = {
     "  if (c >= oc || pix >= p[0] * oh * ow) return;\n"
     "  int ih = p[1], iw = p[2], ic = p[3], kh = p[7], kw = p[8], s = p[17];\n"
     "  int xoff = p[18], woff = p[19];\n"
-    "  int ox = pix % ow, t = pix / ow, oy = t % oh, n = t / oh;\n"
-    "  int iy0 = oy * p[10] - p[14], ix0 = ox * p[11] - p[15];\n"
+    "  int n, iy0, ix0;\n"
+    "  ti_q_pix(p, pix, &n, &iy0, &ix0);\n"
     "  int xc = c / p[16];\n"
     "  uint acc = 0;\n"
     "  for (int fy = 0; fy < kh; fy++) {\n"
@@ -29685,17 +29692,22 @@ TI__PRIVATE int ti__cl_plan_qconv_common(ti__clc *c, int dw) {
         return ti__clc_no(c, "tensor too large for the OpenCL kernel's int indices");
     int32_t *p = ti__clc_params(c, TI__CLQ_HEAD + 2 * (int)g.oc);
     if (p == NULL) return ti__clc_no(c, "out of memory");
+    /* the CPU run's requantization (the prepack pass's multipliers, else computed into the
+     * table itself), then copied to the table: [oc] multipliers, then [oc] shifts */
     ti__qrq rq;
     memset(&rq, 0, sizeof rq);
-    /* the multipliers land in the table itself: [oc] multipliers, then [oc] shifts */
-    ti__tfc_requant_fill(&k, x, w, b, y, g.oc, x->dtype == TI_DTYPE_U8, p + TI__CLQ_HEAD, &rq);
+    k.scratch = p + TI__CLQ_HEAD;
+    k.scratch_bytes = sizeof(int32_t) * 2 * (size_t)g.oc;
+    if (ti__tfc_requant_setup(&k, x, w, b, y, g.oc, x->dtype == TI_DTYPE_U8, &rq) != TI_OK)
+        return ti__clc_no(c, "%s", e.message);
     if (rq.mode != TI__QRQ_32) return ti__clc_no(c, "requantization mode %d not on OpenCL", rq.mode);
-    if (ti__tfc_quant_act(&k, y, &rq.lo, &rq.hi) != TI_OK) return ti__clc_no(c, "%s", e.message);
+    memmove(p + TI__CLQ_HEAD, rq.mult, sizeof(int32_t) * (size_t)g.oc);
+    memmove(p + TI__CLQ_HEAD + g.oc, rq.shift, sizeof(int32_t) * (size_t)g.oc);
     int64_t v[TI__CLQ_HEAD] = {g.n, g.ih, g.iw, g.ic, g.oh, g.ow, g.oc, g.kh, g.kw, g.kc, g.sh, g.sw,
                                g.dh, g.dw, g.ph, g.pw, dw ? g.mult : g.opg, kind == TI__TFC_I8,
                                -(int64_t)x->quant.zero_point[0],
                                kind == TI__TFC_U8 ? -(int64_t)w->quant.zero_point[0] : 0,
-                               y->quant.zero_point[0], rq.lo, rq.hi, 0};
+                               rq.yo, rq.lo, rq.hi, 0};
     for (int i = 0; i < TI__CLQ_HEAD; i++) {
         if (v[i] > INT32_MAX || v[i] < INT32_MIN) return ti__clc_no(c, "parameter %d out of int range", i);
         p[i] = (int32_t)v[i];

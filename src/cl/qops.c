@@ -82,17 +82,22 @@ TI__PRIVATE int ti__cl_plan_qconv_common(ti__clc *c, int dw) {
         return ti__clc_no(c, "tensor too large for the OpenCL kernel's int indices");
     int32_t *p = ti__clc_params(c, TI__CLQ_HEAD + 2 * (int)g.oc);
     if (p == NULL) return ti__clc_no(c, "out of memory");
+    /* the CPU run's requantization (the prepack pass's multipliers, else computed into the
+     * table itself), then copied to the table: [oc] multipliers, then [oc] shifts */
     ti__qrq rq;
     memset(&rq, 0, sizeof rq);
-    /* the multipliers land in the table itself: [oc] multipliers, then [oc] shifts */
-    ti__tfc_requant_fill(&k, x, w, b, y, g.oc, x->dtype == TI_DTYPE_U8, p + TI__CLQ_HEAD, &rq);
+    k.scratch = p + TI__CLQ_HEAD;
+    k.scratch_bytes = sizeof(int32_t) * 2 * (size_t)g.oc;
+    if (ti__tfc_requant_setup(&k, x, w, b, y, g.oc, x->dtype == TI_DTYPE_U8, &rq) != TI_OK)
+        return ti__clc_no(c, "%s", e.message);
     if (rq.mode != TI__QRQ_32) return ti__clc_no(c, "requantization mode %d not on OpenCL", rq.mode);
-    if (ti__tfc_quant_act(&k, y, &rq.lo, &rq.hi) != TI_OK) return ti__clc_no(c, "%s", e.message);
+    memmove(p + TI__CLQ_HEAD, rq.mult, sizeof(int32_t) * (size_t)g.oc);
+    memmove(p + TI__CLQ_HEAD + g.oc, rq.shift, sizeof(int32_t) * (size_t)g.oc);
     int64_t v[TI__CLQ_HEAD] = {g.n, g.ih, g.iw, g.ic, g.oh, g.ow, g.oc, g.kh, g.kw, g.kc, g.sh, g.sw,
                                g.dh, g.dw, g.ph, g.pw, dw ? g.mult : g.opg, kind == TI__TFC_I8,
                                -(int64_t)x->quant.zero_point[0],
                                kind == TI__TFC_U8 ? -(int64_t)w->quant.zero_point[0] : 0,
-                               y->quant.zero_point[0], rq.lo, rq.hi, 0};
+                               rq.yo, rq.lo, rq.hi, 0};
     for (int i = 0; i < TI__CLQ_HEAD; i++) {
         if (v[i] > INT32_MAX || v[i] < INT32_MIN) return ti__clc_no(c, "parameter %d out of int range", i);
         p[i] = (int32_t)v[i];
