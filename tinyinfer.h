@@ -904,6 +904,13 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 /*    src/cpu/tfl_shape.c                                                                  */
 /*    src/cpu/tfl_softmax.c                                                                */
 /*    src/cpu/unary.c                                                                      */
+/*    src/cpu/arm/act_neon.c                                                               */
+/*    src/cpu/arm/binary_neon.c                                                            */
+/*    src/cpu/arm/conv_neon.c                                                              */
+/*    src/cpu/arm/cpuinfo.c                                                                */
+/*    src/cpu/arm/gemm_neon.c                                                              */
+/*    src/cpu/arm/qgemm_dot.c                                                              */
+/*    src/cpu/arm/qgemm_neon.c                                                             */
 /*    src/cpu/x86/act_x86.c                                                                */
 /*    src/cpu/x86/binary_x86.c                                                             */
 /*    src/cpu/x86/conv_avx2.c                                                              */
@@ -1003,6 +1010,36 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 #define TI__TARGET_AVX512VNNI                                                                \
     __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")))
 #endif
+#endif
+
+/* aarch64 NEON kernels (src/cpu/arm/): Advanced SIMD is part of every aarch64 CPU, so the
+ * NEON kernels need no detection beyond the architecture. The dot-product instructions
+ * (SDOT, Armv8.2 dotprod: the 8-bit GEMM) are optional: detected at run time (getauxval on
+ * Linux and Android, sysctl on Apple) and compiled with a function-level target attribute,
+ * which needs GCC >= 10 or Clang >= 16 (their arm_neon.h declares the intrinsics whatever
+ * the -march). Other compilers and TI_NO_SIMD get the portable scalar kernels. */
+#if !defined(TI_NO_SIMD) && defined(__aarch64__) && defined(__ARM_NEON) &&                  \
+    (defined(__clang__) || defined(__GNUC__))
+#define TI__ARM_NEON 1
+#define TI__ARM_INLINE static __inline__ __attribute__((always_inline, unused))
+#if (defined(__linux__) || defined(__APPLE__)) &&                                             \
+    (defined(__clang__) ? (__clang_major__ >= 16) : (__GNUC__ >= 10))
+#define TI__ARM_DOTPROD 1
+#if defined(__clang__)
+#define TI__TARGET_DOTPROD __attribute__((target("dotprod")))
+#else
+/* GCC's arm_neon.h (12) declares the dot-product intrinsics under
+ * "arch=armv8.2-a+dotprod"; a caller with only "+dotprod" on the default Armv8.0 base
+ * fails to inline them ("target specific option mismatch"), so the same arch is named */
+#define TI__TARGET_DOTPROD __attribute__((target("arch=armv8.2-a+dotprod")))
+#endif
+#endif
+#endif
+
+/* The byte path of the 8-bit GEMM (core/qgemm.c: A and B as bytes, four depths per 32-bit
+ * lane) is compiled in: AVX512-VNNI on x86, SDOT on aarch64. */
+#if defined(TI__X86_VNNI) || defined(TI__ARM_DOTPROD)
+#define TI__QG8 1
 #endif
 /* ==== end src/core/config.h ================================================================= */
 
@@ -1255,14 +1292,21 @@ TI__PRIVATE int ti__cpu_count(void);
 
 /* ---- instruction sets (cpu/isa.c, cpu/x86/cpuid.c) ---------------------------------- */
 /* Ordered: a higher value can run every kernel of a lower one. AVX512VNNI: AVX-512 F, BW,
- * VL and VNNI (VPDPBUSD), used by the 8-bit GEMM; the float kernels treat it as AVX512. */
+ * VL and VNNI (VPDPBUSD), used by the 8-bit GEMM; the float kernels treat it as AVX512.
+ * On aarch64 the same levels name the NEON kernels: 1 NEON (Advanced SIMD, every aarch64
+ * CPU), 2 NEON with the dot-product instructions (SDOT), used by the 8-bit GEMM; the float
+ * kernels treat it as NEON. Only one family is compiled in (TI__X86_SIMD or TI__ARM_NEON). */
 enum { TI__ISA_SCALAR = 0, TI__ISA_AVX2 = 1, TI__ISA_AVX512 = 2, TI__ISA_AVX512VNNI = 3 };
+enum { TI__ISA_NEON = 1, TI__ISA_NEONDOT = 2, TI__ISA_LAST = 3 /* the highest level */ };
 TI__PRIVATE int ti__cpu_isa_best(void);      /* what this CPU and OS can run */
 TI__PRIVATE int ti__cpu_isa(void);           /* what the kernels use now */
 TI__PRIVATE int ti__cpu_force_isa(int isa);  /* test hook; returns the ISA in effect */
 TI__PRIVATE const char *ti__cpu_isa_name(int isa);
 #ifdef TI__X86_SIMD
 TI__PRIVATE int ti__x86_detect(void); /* best TI__ISA_* by cpuid and XGETBV */
+#endif
+#ifdef TI__ARM_NEON
+TI__PRIVATE int ti__arm_detect(void); /* best TI__ISA_* by the OS's feature flags */
 #endif
 
 /* A float32 GEMM micro-kernel: C[0:mr, 0:nc] = alpha * A * B + beta * C. A (mr x kc) is read
@@ -1360,6 +1404,14 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void);   /* cpu/x86/gemm_avx
 /* Dot products of k floats (cpu/x86/gemm_avx2.c, gemm_avx512.c) */
 TI__PRIVATE float ti__sdot_avx2(const float *a, const float *b, size_t k);
 TI__PRIVATE float ti__sdot_avx512(const float *a, const float *b, size_t k);
+struct ti__gemm_epi;
+TI__PRIVATE void ti__sgemm_kernel_avx512_ldb(size_t kc, const float *a, size_t lda, int a_rows,
+                                            const float *b, size_t ldb, float *c, size_t ldc,
+                                            int mr, int nc, float alpha, float beta,
+                                            const struct ti__gemm_epi *epi);
+TI__PRIVATE void ti__sgemm_col_avx512(int trans_a, size_t m, size_t k, const float *a,
+                                     size_t lda, const float *b, size_t ldb, float *c,
+                                     size_t ldc, float alpha, float beta);
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void); /* cpu/x86/gemm_avx512.c */
 /* The 8-bit GEMM micro-kernel of core/qgemm.c (ti__qg_micro's contract: 4 rows x 16
  * channels, int16 operands, uint32 sums modulo 2^32) for AVX2: cpu/x86/qgemm_avx2.c */
@@ -1374,6 +1426,39 @@ TI__PRIVATE size_t ti__qrq32_avx2(const int32_t *x, const int32_t *mult, const i
  * xo) modulo 2^32 for c < n, x and w both uint8 (u8) or both int8 */
 TI__PRIVATE void ti__dwq_tap_avx2(int u8, uint32_t *acc, const void *x, const void *w, size_t n,
                                   int32_t xo, int32_t wo);
+#endif
+#ifdef TI__ARM_NEON
+TI__PRIVATE const ti__sgemm_isa *ti__sgemm_neon_isa(void); /* cpu/arm/gemm_neon.c */
+TI__PRIVATE float ti__sdot_neon(const float *a, const float *b, size_t k);
+TI__PRIVATE int ti__act_block_neon(int act, float a, float b, const float *bias, float *y,
+                                   size_t ldy, size_t rows, size_t cols); /* cpu/arm/act_neon.c */
+TI__PRIVATE int ti__bin_f32_neon(int op, const float *a, int sa, const float *b, int sb,
+                                 float *o, size_t n); /* cpu/arm/binary_neon.c */
+TI__PRIVATE const ti__dw_isa *ti__dw_neon_isa(void); /* cpu/arm/conv_neon.c */
+TI__PRIVATE void ti__copy_s2_neon(float *dst, const float *src, size_t n);
+/* The 8-bit GEMM micro-kernel of core/qgemm.c (ti__qg_micro's contract: 4 rows x 16
+ * channels, int16 operands, uint32 sums modulo 2^32) for NEON: cpu/arm/qgemm_neon.c */
+/* The 8-bit depthwise tap (ti__dwq_tap_avx2's contract) for NEON: cpu/arm/qgemm_neon.c */
+TI__PRIVATE void ti__dwq_tap_neon(int u8, uint32_t *acc, const void *x, const void *w, size_t n,
+                                  int32_t xo, int32_t wo);
+TI__PRIVATE void ti__qg_micro_neon(size_t kc, const int16_t *ap, const int16_t *bp, uint32_t *acc,
+                                   size_t ldacc);
+/* TFLite requantization (TI__QRQ_32) of x[0..n), as ti__qrq32_avx2 but whole groups of 4 */
+TI__PRIVATE size_t ti__qrq32_neon(const int32_t *x, const int32_t *mult, const int32_t *shift,
+                                  size_t n, int32_t yo, int32_t lo, int32_t hi, int32_t *out);
+#endif
+#if defined(TI__ARM_NEON) && defined(TI__ARM_DOTPROD)
+/* The byte path of core/qgemm.c's 8-bit GEMM for SDOT (cpu/arm/qgemm_dot.c): the
+ * micro-kernel (ti__qg8_micro_vnni's contract, but summing (a ^ 0x80) * b: the caller adds
+ * 128 * sum b per column), the flipping byte copy that sums the bytes, one output row
+ * (ti__qg8_row_vnni's contract, groups of 4). */
+TI__PRIVATE void ti__qg8_micro_neondot(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
+                                       size_t bs, int nb, uint32_t *acc, size_t ldacc, int add);
+TI__PRIVATE uint32_t ti__qg8_copy_neon(uint8_t *dst, const uint8_t *src, size_t n, uint8_t flip);
+TI__PRIVATE size_t ti__qg8_row_neon(const uint32_t *dot, const int32_t *colc, const int32_t *bos,
+                                    int32_t row, size_t n, const int32_t *mult,
+                                    const int32_t *shift, int32_t yo, int32_t lo, int32_t hi,
+                                    int32_t *x, uint8_t *out8);
 #endif
 #if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
 /* The byte path of core/qgemm.c's 8-bit GEMM for AVX512-VNNI (cpu/x86/qgemm_vnni.c): the
@@ -2169,10 +2254,10 @@ TI__PRIVATE int ti__f_act_range(int act, float *lo, float *hi) {
  * int32 sums (modulo 2^32) of zero-point-corrected products; the requantization turns them
  * into outputs by the mode the caller picks: TFLite's fixed-point multiplier, its double
  * rescale, ONNX's float multiplier rounded half to even, or the raw int32. Relies on
- * qmath.c and the AVX2 micro-kernel (cpu/x86/qgemm_avx2.c, declared in internal.h). Must
- * not allocate at run time: constant weights are packed once at planning into the plan
- * pool (ti__qpack, TI__PACK_QGEMM on the node), others per run into the caller's scratch;
- * panels live on the stack. */
+ * qmath.c and the SIMD kernels (cpu/x86/qgemm_*.c, cpu/arm/qgemm_*.c, declared in
+ * internal.h). Must not allocate at run time: constant weights are packed once at planning
+ * into the plan pool (ti__qpack, TI__PACK_QGEMM on the node), others per run into the
+ * caller's scratch; panels live on the stack. */
 
 /* Channels requantized at once (stack arrays of this many accumulators). */
 #define TI__QG_CHUNK 64
@@ -2253,6 +2338,19 @@ TI__PRIVATE void ti__qg_store_n(void *y, ti_dtype t, size_t o, size_t ys, const 
     }
 }
 
+/* The SIMD TI__QRQ_32 of the ISA in effect (ti__qrq32_avx2's contract: whole groups of 4
+ * or 8 done, the count returned), or NULL for the scalar loop. */
+typedef size_t (*ti__qrq32_fn)(const int32_t *x, const int32_t *mult, const int32_t *shift,
+                               size_t n, int32_t yo, int32_t lo, int32_t hi, int32_t *out);
+TI__PRIVATE ti__qrq32_fn ti__qrq32_simd(void) {
+#if defined(TI__X86_SIMD)
+    if (ti__cpu_isa() >= TI__ISA_AVX2) return ti__qrq32_avx2;
+#elif defined(TI__ARM_NEON)
+    if (ti__cpu_isa() >= TI__ISA_NEON) return ti__qrq32_neon;
+#endif
+    return NULL;
+}
+
 /* acc[0..n) of channels c0.. (bias included) to outputs y[yi + i * ys] of dtype t: the
  * common TFLite int32 case in one tight loop, the store's dtype switch outside it. */
 TI__PRIVATE void ti__qrq_n(const ti__qrq *r, const int64_t *acc, size_t c0, size_t n, void *y,
@@ -2262,14 +2360,12 @@ TI__PRIVATE void ti__qrq_n(const ti__qrq *r, const int64_t *acc, size_t c0, size
         size_t m = TI__MIN((size_t)TI__QG_CHUNK, n - i0);
         if (r->mode == TI__QRQ_32) {
             size_t done = 0;
-#ifdef TI__X86_SIMD
-            if (r->lo <= r->hi && ti__cpu_isa() >= TI__ISA_AVX2) {
+            ti__qrq32_fn simd = r->lo <= r->hi ? ti__qrq32_simd() : NULL;
+            if (simd != NULL) {
                 int32_t x[TI__QG_CHUNK]; /* the int32 accumulators (modulo 2^32) */
                 for (size_t i = 0; i < m; i++) x[i] = (int32_t)(uint32_t)(uint64_t)acc[i0 + i];
-                done = ti__qrq32_avx2(x, r->mult + c0 + i0, r->shift + c0 + i0, m, r->yo, r->lo,
-                                      r->hi, v);
+                done = simd(x, r->mult + c0 + i0, r->shift + c0 + i0, m, r->yo, r->lo, r->hi, v);
             }
-#endif
             /* ti__q_mul written out so that it inlines: the hot loop of every 8-bit kernel */
             for (size_t i = done; i < m; i++) {
                 size_t c = c0 + i0 + i;
@@ -2296,14 +2392,15 @@ TI__PRIVATE void ti__qrq_n(const ti__qrq *r, const int64_t *acc, size_t c0, size
 }
 
 /* The common TFLite case without int64: uint32 sums acc[0..n) of channels c0.. plus an
- * int32 bias (or none), modulo 2^32, requantized in AVX2 (TI__QRQ_32) to y as ti__qrq_n
- * would. Returns 0, doing nothing, where that does not apply (other modes or bias dtypes,
- * no AVX2): the caller then takes the int64 path. */
+ * int32 bias (or none), modulo 2^32, requantized in SIMD (TI__QRQ_32: AVX2 or NEON) to y as
+ * ti__qrq_n would. Returns 0, doing nothing, where that does not apply (other modes or bias
+ * dtypes, no SIMD): the caller then takes the int64 path. */
 TI__PRIVATE int ti__qrq_n_u32(const ti__qrq *r, const ti_tensor *bias, const uint32_t *acc,
                               size_t c0, size_t n, void *y, ti_dtype t, size_t yi, size_t ys) {
-#ifdef TI__X86_SIMD
+#if defined(TI__X86_SIMD) || defined(TI__ARM_NEON)
+    ti__qrq32_fn simd = ti__qrq32_simd();
     if (r->mode != TI__QRQ_32 || r->lo > r->hi || (bias != NULL && bias->dtype != TI_DTYPE_I32) ||
-        ti__cpu_isa() < TI__ISA_AVX2)
+        simd == NULL)
         return 0;
     const int32_t *bv = bias != NULL ? (const int32_t *)bias->data + c0 : NULL;
     int32_t x[TI__QG_CHUNK], v[TI__QG_CHUNK];
@@ -2313,8 +2410,7 @@ TI__PRIVATE int ti__qrq_n_u32(const ti__qrq *r, const ti_tensor *bias, const uin
             for (size_t i = 0; i < m; i++) x[i] = (int32_t)(acc[i0 + i] + (uint32_t)bv[i0 + i]);
         else
             for (size_t i = 0; i < m; i++) x[i] = (int32_t)acc[i0 + i];
-        size_t done = ti__qrq32_avx2(x, r->mult + c0 + i0, r->shift + c0 + i0, m, r->yo, r->lo,
-                                     r->hi, v);
+        size_t done = simd(x, r->mult + c0 + i0, r->shift + c0 + i0, m, r->yo, r->lo, r->hi, v);
         for (size_t i = done; i < m; i++) v[i] = ti__qrq_one(r, x[i], c0 + i0 + i);
         ti__qg_store_n(y, t, yi + i0 * ys, ys, v, m);
     }
@@ -2376,9 +2472,9 @@ typedef struct ti__qgemm {
     size_t y0, y_rs, y_cs;
     const int16_t *bp;       /* packed B read by the compute: ti__qg_packed_bytes(cols, depth) */
     int16_t *bp_dst;         /* where ti__qg_pack writes it (scratch, or the plan pool) */
-    /* The byte path (AVX512-VNNI), taken when gather8 and bp8 are set and the CPU has it:
-     * A as unsigned bytes a_u (uint8 as is, int8 + 128), A' = a_u + a_off8; B packed once
-     * at planning by ti__qg8_pack (ti__qg8_set points these at it). */
+    /* The byte path (AVX512-VNNI, aarch64 SDOT), taken when gather8 and bp8 are set and the
+     * CPU has it: A as unsigned bytes a_u (uint8 as is, int8 + 128), A' = a_u + a_off8; B
+     * packed once at planning by ti__qg8_pack (ti__qg8_set points these at it). */
     ti__qg_gather8_fn gather8;
     int32_t a_off8;
     const int8_t *bp8;       /* blocks of 16 columns [depth / 4][16][4], signed bytes b_s */
@@ -2479,10 +2575,13 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
     int16_t a[TI__QG_KC * TI__QG_MR];
     uint32_t acc[TI__QG_MR * TI__QG_OCC];
     size_t kd = g->depth, oc = g->cols;
-    /* the same sums either way (int32 products, uint32 wrap); AVX2 pairs depths in VPMADDWD */
+    /* the same sums either way (int32 products, uint32 wrap); AVX2 pairs depths in VPMADDWD,
+     * NEON multiplies by lane (SMLAL) */
     void (*micro)(size_t, const int16_t *, const int16_t *, uint32_t *, size_t) = ti__qg_micro;
-#ifdef TI__X86_SIMD
+#if defined(TI__X86_SIMD)
     if (ti__cpu_isa() >= TI__ISA_AVX2) micro = ti__qg_micro_avx2;
+#elif defined(TI__ARM_NEON)
+    if (ti__cpu_isa() >= TI__ISA_NEON) micro = ti__qg_micro_neon;
 #endif
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__QG_MR, np = TI__MIN((size_t)TI__QG_MR, g->rows - p0);
@@ -2522,13 +2621,15 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
     }
 }
 
-/* ---- the byte path: AVX512-VNNI -------------------------------------------------------- */
+/* ---- the byte path: AVX512-VNNI, aarch64 SDOT ----------------------------------------- */
 /* With a_u = A' - a_off8 (unsigned bytes) and b_s = B' - bos (signed bytes, per column),
  *   sum_k A' B' = sum_k a_u b_s + bos * sum_k a_u + a_off8 * sum_k B'
  * (expand (a_u + a_off8)(b_s + bos) and collect sum_k (b_s + bos) = sum_k B'), all modulo
  * 2^32: the same int32 sums as the int16 kernels, bit for bit. VPDPBUSD gives the first
- * term; the row sums come from the gathered bytes, the column sums from the pack. Depth is
- * padded to a multiple of 4 with zero bytes on both sides, which add nothing. */
+ * term; SDOT gives sum_k (a_u - 128) b_s, and 128 * sum_k b_s per column (from the pack's
+ * sums) completes it. The row sums come from the gathered bytes, the column sums from the
+ * pack. Depth is padded to a multiple of 4 with zero bytes on both sides, which add nothing
+ * (SDOT's padded A bytes become -128, times the padded B's 0). */
 #define TI__QG8_MR 8
 #define TI__QG8_KC 1024 /* depths per A panel (a multiple of 4): MR x KC bytes on the stack */
 #define TI__QG8_OCC 256 /* columns accumulated at once: MR x OCC uint32 on the stack */
@@ -2592,10 +2693,57 @@ TI__PRIVATE void ti__qg8_pack(ti__qgemm *g, int8_t *dst, ti__threadpool *tp) {
     ti__qg8_set(g, dst);
 }
 
-#ifdef TI__X86_VNNI
+/* The byte path's kernels of one ISA: the micro-kernel (8 rows x 16 * nb columns of depth
+ * quads), one output row's sums and requantization, up to 8 rows of them to bytes (NULL:
+ * row by row). sdot: the micro-kernel multiplies signed A bytes a_u ^ 0x80 = a_u - 128
+ * (SDOT is signed x signed, VPDPBUSD unsigned x signed), so its sums lack 128 * sum_k b_s
+ * per column, which the driver adds to the column terms. */
+typedef struct ti__qg8_isa {
+    void (*micro)(size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs, int nb,
+                  uint32_t *acc, size_t ldacc, int add);
+    size_t (*row)(const uint32_t *dot, const int32_t *colc, const int32_t *bos, int32_t row,
+                  size_t n, const int32_t *mult, const int32_t *shift, int32_t yo, int32_t lo,
+                  int32_t hi, int32_t *x, uint8_t *out8);
+    int (*rows8)(size_t nr, const uint32_t *dot, size_t ldd, const int32_t *colc,
+                 const int32_t *bos, const int32_t *row, size_t n, const int32_t *mult,
+                 const int32_t *shift, int32_t yo, int32_t lo, int32_t hi, uint8_t *out,
+                 size_t ldo);
+    int sdot;
+} ti__qg8_isa;
+
+/* The byte path's kernels under the ISA in effect, or NULL where it has none. */
+TI__PRIVATE const ti__qg8_isa *ti__qg8_isa_now(void) {
+#if defined(TI__X86_VNNI)
+    static const ti__qg8_isa vnni = {ti__qg8_micro_vnni, ti__qg8_row_vnni, ti__qg8_rows8_vnni, 0};
+    if (ti__cpu_isa() >= TI__ISA_AVX512VNNI) return &vnni;
+#elif defined(TI__ARM_DOTPROD)
+    static const ti__qg8_isa dot = {ti__qg8_micro_neondot, ti__qg8_row_neon, NULL, 1};
+    if (ti__cpu_isa() >= TI__ISA_NEONDOT) return &dot;
+#endif
+    return NULL;
+}
+
+#ifdef TI__QG8
+/* The byte path's gathers' copy: dst[i] = src[i] ^ flip for i < n, returning the bytes' sum
+ * modulo 2^32 (only called where the byte path runs). */
+TI__PRIVATE uint32_t ti__qg8_copy(uint8_t *dst, const uint8_t *src, size_t n, uint8_t flip) {
+#if defined(TI__X86_VNNI)
+    return ti__qg8_copy_vnni(dst, src, n, flip);
+#else
+    return ti__qg8_copy_neon(dst, src, n, flip);
+#endif
+}
+
 /* Row blocks [begin, end) of TI__QG8_MR rows on the byte path: every column of them. */
 TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
     const ti__qgemm *g = (const ti__qgemm *)ctx;
+    const ti__qg8_isa *isa = ti__qg8_isa_now();
+    if (isa == NULL) { /* the ISA was lowered since ti__qg_compute looked (tests): int16 path */
+        size_t b4 = (g->rows + TI__QG_MR - 1) / TI__QG_MR;
+        ti__qg_range(ctx, TI__MIN(b4, begin * (TI__QG8_MR / TI__QG_MR)),
+                     TI__MIN(b4, end * (TI__QG8_MR / TI__QG_MR)));
+        return;
+    }
     uint8_t a[TI__QG8_MR * TI__QG8_KC];
     uint32_t acc[TI__QG8_MR * TI__QG8_OCC], rowsum[TI__QG8_MR];
     int32_t colc[TI__QG8_OCC], x[TI__QG8_OCC];
@@ -2622,6 +2770,11 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
             for (size_t i = 0; i < occ; i++)
                 colc[i] = (int32_t)((bv != NULL ? (uint32_t)bv[oc0 + i] : 0u) +
                                     (uint32_t)g->a_off8 * (uint32_t)g->csum8[oc0 + i]);
+            if (isa->sdot) /* + 128 * sum_k b_s, sum_k b_s = sum_k B' - depth * bos */
+                for (size_t i = 0; i < occ; i++)
+                    colc[i] = (int32_t)((uint32_t)colc[i] +
+                                        128u * ((uint32_t)g->csum8[oc0 + i] -
+                                                (uint32_t)kd * (uint32_t)g->bos8[oc0 + i]));
             const int gather = !one_panel || oc0 == 0;
             if (gather)
                 for (size_t r = 0; r < TI__QG8_MR; r++) rowsum[r] = 0;
@@ -2640,7 +2793,7 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                     }
                 }
                 for (size_t b = 0; b < nb; b += 2)
-                    ti__qg8_micro_vnni(kc4 / 4, a, TI__QG8_KC,
+                    isa->micro(kc4 / 4, a, TI__QG8_KC,
                                        g->bp8 + ((oc0 / TI__QG_NR + b) * kp + k0) * TI__QG_NR,
                                        kp * TI__QG_NR, nb - b > 1 ? 2 : 1,
                                        acc + b * TI__QG_NR, TI__QG8_OCC, k0 > 0);
@@ -2648,17 +2801,17 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
             int32_t rowv[TI__QG8_MR];
             for (size_t r = 0; r < np; r++)
                 rowv[r] = (int32_t)(same ? rowsum[r] * (uint32_t)g->bos8[0] : rowsum[r]);
-            if (bytes && ti__qg8_rows8_vnni(np, acc, TI__QG8_OCC, colc, bos != NULL ? bos + oc0 : NULL,
-                                            rowv, occ, rq->mult + g->c0 + oc0,
-                                            rq->shift + g->c0 + oc0, rq->yo, rq->lo, rq->hi,
-                                            (uint8_t *)g->y + g->y0 + p0 * g->y_rs + oc0, g->y_rs))
+            if (bytes && isa->rows8 != NULL &&
+                isa->rows8(np, acc, TI__QG8_OCC, colc, bos != NULL ? bos + oc0 : NULL, rowv, occ,
+                           rq->mult + g->c0 + oc0, rq->shift + g->c0 + oc0, rq->yo, rq->lo,
+                           rq->hi, (uint8_t *)g->y + g->y0 + p0 * g->y_rs + oc0, g->y_rs))
                 continue;
             for (size_t r = 0; r < np; r++) {
                 size_t yo = g->y0 + (p0 + r) * g->y_rs + oc0 * g->y_cs;
                 const uint32_t *dot = acc + r * TI__QG8_OCC;
                 size_t done = 0;
                 if (fused) {
-                    done = ti__qg8_row_vnni(dot, colc, bos != NULL ? bos + oc0 : NULL, rowv[r], occ,
+                    done = isa->row(dot, colc, bos != NULL ? bos + oc0 : NULL, rowv[r], occ,
                                             rq->mult + g->c0 + oc0, rq->shift + g->c0 + oc0,
                                             rq->yo, rq->lo, rq->hi, x,
                                             bytes ? (uint8_t *)g->y + yo : NULL);
@@ -2669,7 +2822,7 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                     continue;
                 }
                 /* the int16 path's finish: int32 sums (colc without bias), bias in int64 */
-                ti__qg8_row_vnni(dot, colc, bos != NULL ? bos + oc0 : NULL, rowv[r], occ, NULL, NULL, 0,
+                isa->row(dot, colc, bos != NULL ? bos + oc0 : NULL, rowv[r], occ, NULL, NULL, 0,
                                  0, 0, x, NULL);
                 for (size_t c = 0; c < occ; c += TI__QG_CHUNK) {
                     int64_t v[TI__QG_CHUNK];
@@ -2686,8 +2839,8 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
 
 /* Whether ti__qg_compute takes the byte path for g now. */
 TI__PRIVATE int ti__qg8_usable(const ti__qgemm *g) {
-#ifdef TI__X86_VNNI
-    return g->gather8 != NULL && g->bp8 != NULL && ti__cpu_isa() >= TI__ISA_AVX512VNNI;
+#ifdef TI__QG8
+    return g->gather8 != NULL && g->bp8 != NULL && ti__qg8_isa_now() != NULL;
 #else
     (void)g;
     return 0;
@@ -2710,7 +2863,7 @@ TI__PRIVATE void ti__qg_pack(ti__qgemm *g, int16_t *dst, ti__threadpool *tp) {
 
 /* Runs the GEMM on packed B: requantized outputs for every row and column. */
 TI__PRIVATE void ti__qg_compute(ti__qgemm *g, ti__threadpool *tp) {
-#ifdef TI__X86_VNNI
+#ifdef TI__QG8
     if (ti__qg8_usable(g)) {
         size_t blocks8 = (g->rows + TI__QG8_MR - 1) / TI__QG8_MR;
         ti__parallel_for(tp, blocks8, ti__qg_grain(TI__QG8_MR * g->depth * g->cols / 4),
@@ -2778,7 +2931,7 @@ TI__PRIVATE const ti__qpack *ti__qpack_rq(const ti__node *nd, size_t channels) {
 
 /* Allocates a pack in pool and packs B of `groups` groups into it: the group's columns c0 =
  * g * cols.. at element offset g * b_gs of b (the rest of *tmpl: strides, offsets, zero
- * points as for ti__qg_pack); with tmpl->want8, under an ISA with AVX512-VNNI, B for the
+ * points as for ti__qg_pack); with tmpl->want8, under an ISA with the byte path, B for the
  * byte path as well. rq_channels > 0 also reserves ti__qg_rq_bytes of them for
  * the caller to fill (*rq_mem, then the pack's mode). Sets the node's packed fields.
  * Returns the pack, NULL on OOM. */
@@ -2789,7 +2942,7 @@ TI__PRIVATE ti__qpack *ti__qpack_make(ti__node *node, ti__pool *pool, ti__thread
     size_t rqb = rq_channels > 0 ? ti__qg_rq_bytes(rq_channels) : 0;
     /* the byte path's B as well when the ISA in effect has it; the int16 B stays, for
      * TINYINFER_ISA / ti__cpu_force_isa changing the ISA after planning */
-    size_t pb8 = pb > 0 && tmpl->want8 && ti__cpu_isa() >= TI__ISA_AVX512VNNI
+    size_t pb8 = pb > 0 && tmpl->want8 && ti__qg8_isa_now() != NULL
                      ? (ti__qg8_packed_bytes(tmpl->cols, tmpl->depth) + 63) / 64 * 64 : 0;
     ti__qpack *p = (ti__qpack *)ti__pool_alloc(pool, sizeof(ti__qpack));
     int16_t *bp = pb > 0 ? (int16_t *)ti__pool_alloc(pool, pb * groups) : NULL;
@@ -4291,6 +4444,9 @@ TI__PRIVATE void ti__bin_f32(const ti__bjob *j, size_t oi, const size_t *off,
         if (isa >= TI__ISA_AVX512 && ti__bin_f32_avx512(j->op, a, sa, b, sb, o, n)) return;
         if (isa >= TI__ISA_AVX2 && ti__bin_f32_avx2(j->op, a, sa, b, sb, o, n)) return;
     }
+#elif defined(TI__ARM_NEON)
+    if (n >= 4 && ti__cpu_isa() >= TI__ISA_NEON && ti__bin_f32_neon(j->op, a, sa, b, sb, o, n))
+        return; /* the same bits (cpu/arm/binary_neon.c) */
 #endif
     switch (j->op) {
     case TI__BOP_ADD: case TI__BOP_SUM: case TI__BOP_MEAN: TI__BIN_F32_LOOP(x + y); break;
@@ -5106,6 +5262,11 @@ TI__PRIVATE int ti__copy_s2(float *dst, const float *src, size_t n) {
         ti__copy_s2_avx2(dst, src, n);
         return 1;
     }
+#elif defined(TI__ARM_NEON)
+    if (ti__cpu_isa() >= TI__ISA_NEON) {
+        ti__copy_s2_neon(dst, src, n);
+        return 1;
+    }
 #else
     (void)dst, (void)src, (void)n;
 #endif
@@ -5207,6 +5368,9 @@ TI__PRIVATE void ti__act_block(int act, float a, float b, const float *bias, flo
     if (isa >= TI__ISA_AVX512 && ti__act_block_avx512(act, a, b, bias, y, ldy, rows, cols))
         return;
     if (isa >= TI__ISA_AVX2 && ti__act_block_avx2(act, a, b, bias, y, ldy, rows, cols)) return;
+#elif defined(TI__ARM_NEON)
+    if (ti__cpu_isa() >= TI__ISA_NEON && ti__act_block_neon(act, a, b, bias, y, ldy, rows, cols))
+        return;
 #endif
     for (size_t r = 0; r < rows; r++)
         ti__act_row(act, a, b, bias != NULL ? bias[r] : 0.0f, y + r * ldy, cols);
@@ -5683,7 +5847,8 @@ TI__PRIVATE const ti__op ti__ops_conv[] = {
 
 /* ==== begin src/cpu/conv_fast.c ============================================================= */
 /* Fast float32 Conv paths that conv.c picks (ti__conv_path): a direct depthwise kernel for
- * 3x3 / 5x5, stride 1 / 2 (row kernels in cpu/x86/conv_*.c, or the portable ones here,
+ * 3x3 / 5x5, stride 1 / 2 (row kernels in cpu/x86/conv_*.c, cpu/arm/conv_neon.c, or the
+ * portable ones here,
  * chosen at run time by ti__cpu_isa()), and Winograd F(4x4, 3x3) for 3x3 stride-1 convs
  * with enough channels: weights transformed once at planning (ti__conv_prepack, called by
  * the prepack pass), input and output transforms here, the 36 products through
@@ -5749,6 +5914,8 @@ TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void) {
     int isa = ti__cpu_isa();
     if (isa >= TI__ISA_AVX512) return ti__dw_avx512_isa();
     if (isa >= TI__ISA_AVX2) return ti__dw_avx2_isa();
+#elif defined(TI__ARM_NEON)
+    if (ti__cpu_isa() >= TI__ISA_NEON) return ti__dw_neon_isa();
 #endif
     return &scalar;
 }
@@ -6697,7 +6864,7 @@ TI__PRIVATE const ti__op ti__ops_einsum[] = {
  * float32 runs the blocked GEMM: SIMD micro-kernels (cpu/x86/) chosen at run time by
  * ti__cpu_isa() (cpu/isa.c), or the portable micro-kernel below; other dtypes run a plain
  * generic loop. Relies on tensor.c element access and the thread pool. Must not allocate:
- * GEMM packing buffers live on the stack (at most about 48 KiB, so small worker-thread
+ * GEMM packing buffers live on the stack (at most about 50 KiB, so small worker-thread
  * stacks suffice). */
 
 /* Register tile of the micro-kernel (MR rows x NR columns of C held in accumulators) and
@@ -6871,6 +7038,19 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
     memset(&ke, 0, sizeof ke);
     if (in_kernel) ke = *j->epi;
     TI_ASSERT(kcmax * nr <= TI__SGX_BCAP && kcmax * mr <= TI__SGX_ACAP);
+    size_t tail = 0; /* a last column computed on its own (ti__sgemm_col_avx512) */
+#ifdef TI__X86_SIMD
+    if (isa->isa >= TI__ISA_AVX512 && !j->trans_b && n1 - n0 > 16 && (n1 - n0) % 16 == 1)
+        tail = 1;
+#endif
+    n1 -= tail;
+    /* B read where it lies, not packed, when each sliver of B would serve at most 2 kernel
+     * calls (M up to 2 row slivers, e.g. 24 x 3136 x 144): packing it cost about 20 % there
+     * (perf). Full slivers only: the kernel reads 32 columns. */
+    int b_in_place = 0;
+#ifdef TI__X86_SIMD
+    b_in_place = isa->isa >= TI__ISA_AVX512 && !j->trans_b && rows <= 2 * mr;
+#endif
     for (size_t pc = 0; pc < j->k || pc == 0; pc += kcmax) {
         size_t kc = TI__MIN(kcmax, j->k - pc);
         float beta = pc == 0 ? j->beta : 1.0f; /* later k blocks add to C */
@@ -6891,7 +7071,14 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
             if (!pack_a || ib + 1 >= nblk) nx1 = nx0;
             for (size_t jr = n0; jr < n1; jr += nr) {
                 size_t w = TI__MIN(nr, n1 - jr), t = (jr - n0) / nr;
-                ti__sgemm_pack_b(j, isa, pc, kc, jr, w, bp);
+                const float *bs = bp; /* the sliver the kernels read, rows bstride apart */
+                size_t bstride = nr;
+                if (b_in_place && w == nr) {
+                    bs = j->b + pc * j->ldb + jr;
+                    bstride = j->ldb;
+                } else {
+                    ti__sgemm_pack_b(j, isa, pc, kc, jr, w, bp);
+                }
                 if (nx1 > nx0)
                     ti__sgemm_prefetch_a(j, nx0 + (nx1 - nx0) * t / njr,
                                          nx0 + (nx1 - nx0) * (t + 1) / njr, pc, kc);
@@ -6917,14 +7104,30 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                         ke.bias = j->epi->bias != NULL ? j->epi->bias + ic + r0 : NULL;
                         kepi = &ke;
                     }
-                    isa->kernel(kc, a, lda, a_rows, bp, j->c + (ic + r0) * j->ldc + jr, j->ldc,
-                                (int)h, (int)w, j->alpha, beta, kepi);
+                    float *c = j->c + (ic + r0) * j->ldc + jr;
+                    (void)bstride; /* read only by the x86 in-place kernel */
+#ifdef TI__X86_SIMD
+                    if (bstride != nr)
+                        ti__sgemm_kernel_avx512_ldb(kc, a, lda, a_rows, bs, bstride, c, j->ldc,
+                                                    (int)h, (int)w, j->alpha, beta, kepi);
+                    else
+#endif
+                        isa->kernel(kc, a, lda, a_rows, bs, c, j->ldc, (int)h, (int)w, j->alpha,
+                                    beta, kepi);
                     if (pc + kc >= j->k && !in_kernel) ti__sgemm_epilogue(j, ic + r0, h, jr, w);
                 }
             }
         }
         if (j->k == 0) break;
     }
+#ifdef TI__X86_SIMD
+    if (tail) {
+        const float *a = j->trans_a ? j->a + m0 : j->a + m0 * j->lda;
+        ti__sgemm_col_avx512(j->trans_a, rows, j->k, a, j->lda, j->b + n1, j->ldb,
+                             j->c + m0 * j->ldc + n1, j->ldc, j->alpha, j->beta);
+        ti__sgemm_epilogue(j, m0, rows, n1, 1);
+    }
+#endif
 }
 
 /* The SIMD micro-kernel set for the ISA in use, or NULL for the portable path. */
@@ -6933,6 +7136,8 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_pick_isa(void) {
     int isa = ti__cpu_isa();
     if (isa >= TI__ISA_AVX512) return ti__sgemm_avx512_isa();
     if (isa >= TI__ISA_AVX2) return ti__sgemm_avx2_isa();
+#elif defined(TI__ARM_NEON)
+    if (ti__cpu_isa() >= TI__ISA_NEON) return ti__sgemm_neon_isa();
 #endif
     return NULL;
 }
@@ -7034,6 +7239,11 @@ TI__PRIVATE void ti__sgemm_small_m(void *ctx, size_t begin, size_t end) {
                     float d = j->isa->isa >= TI__ISA_AVX512 ? ti__sdot_avx512(a, b, j->k)
                                                             : ti__sdot_avx2(a, b, j->k);
                     c[q] += j->alpha * d;
+                    continue;
+                }
+#elif defined(TI__ARM_NEON)
+                if (!j->trans_a && j->isa != NULL) {
+                    c[q] += j->alpha * ti__sdot_neon(j->a + i * j->lda, b, j->k);
                     continue;
                 }
 #endif
@@ -8350,8 +8560,9 @@ TI__PRIVATE const ti__op ti__ops_index[] = {
 
 /* ==== begin src/cpu/isa.c =================================================================== */
 /* Which instruction set the CPU kernels use. The best one the CPU and OS support is detected
- * once (cpu/x86/cpuid.c on x86; scalar elsewhere and with TI_NO_SIMD). The environment
- * variable TINYINFER_ISA=scalar|avx2|avx512|avx512vnni, read once at first use, caps it:
+ * once (cpu/x86/cpuid.c on x86, cpu/arm/cpuinfo.c on aarch64; scalar elsewhere and with
+ * TI_NO_SIMD). The environment variable TINYINFER_ISA=scalar|avx2|avx512|avx512vnni (x86)
+ * or scalar|neon|neondot (aarch64), read once at first use, caps it:
  * for comparing paths, and for working around a suspected SIMD problem on a user's
  * machine. Tests call ti__cpu_force_isa(). Asking for an ISA the CPU lacks gives the best
  * one it has.
@@ -8368,10 +8579,12 @@ static ti__atomic_int ti__isa_cur_g = -1;  /* -1: not chosen yet (TINYINFER_ISA 
 TI__PRIVATE int ti__cpu_isa_best(void) {
     int best = ti__atomic_load(&ti__isa_best_g);
     if (best < 0) {
-#ifdef TI__X86_SIMD
+#if defined(TI__X86_SIMD)
         best = ti__x86_detect();
+#elif defined(TI__ARM_NEON)
+        best = ti__arm_detect();
 #else
-        best = TI__ISA_SCALAR; /* aarch64 and the rest: the portable kernels (no NEON yet) */
+        best = TI__ISA_SCALAR; /* other CPUs and TI_NO_SIMD: the portable kernels */
 #endif
         ti__atomic_store(&ti__isa_best_g, best);
     }
@@ -8379,6 +8592,14 @@ TI__PRIVATE int ti__cpu_isa_best(void) {
 }
 
 TI__PRIVATE const char *ti__cpu_isa_name(int isa) {
+#ifdef TI__ARM_NEON
+    switch (isa) {
+    case TI__ISA_NEON: return "neon";
+    case TI__ISA_NEONDOT: return "neondot";
+    case TI__ISA_SCALAR: return "scalar";
+    default: return "none"; /* no such level on this CPU family */
+    }
+#endif
     switch (isa) {
     case TI__ISA_AVX2: return "avx2";
     case TI__ISA_AVX512: return "avx512";
@@ -8391,7 +8612,7 @@ TI__PRIVATE const char *ti__cpu_isa_name(int isa) {
 TI__PRIVATE int ti__isa_from_env(void) {
     const char *v = getenv("TINYINFER_ISA");
     if (v == NULL) return -1;
-    for (int isa = TI__ISA_SCALAR; isa <= TI__ISA_AVX512VNNI; isa++)
+    for (int isa = TI__ISA_SCALAR; isa <= TI__ISA_LAST; isa++)
         if (strcmp(v, ti__cpu_isa_name(isa)) == 0) return isa;
     return -1;
 }
@@ -13929,7 +14150,7 @@ TI__PRIVATE void ti__tfc_qgather(const void *ctx, size_t p, size_t k0, size_t k1
     }
 }
 
-#ifdef TI__X86_VNNI
+#ifdef TI__QG8
 /* The byte path's gather (ti__qg_gather8_fn): depths [k0, k1) of row p as unsigned bytes
  * (int8 + 128 by flipping the top bit), taps outside the input as the zero point's byte;
  * returns their sum. */
@@ -13937,7 +14158,7 @@ TI__PRIVATE uint32_t ti__tfc_qgather8(const void *ctx, size_t p, size_t k0, size
     const ti__tfc_job *j = (const ti__tfc_job *)ctx;
     uint8_t flip = j->kind == TI__TFC_I8 ? 0x80 : 0;
     const uint8_t *x = (const uint8_t *)j->x; /* 1-byte elements */
-    if (j->fc) return ti__qg8_copy_vnni(a, x + p * j->kdim + k0, k1 - k0, flip);
+    if (j->fc) return ti__qg8_copy(a, x + p * j->kdim + k0, k1 - k0, flip);
     const ti__tfc_geo *g = j->g;
     uint8_t pad = (uint8_t)((uint8_t)(-j->xo) ^ flip); /* zero point in range: checked */
     int64_t n, oy, ox;
@@ -13952,8 +14173,8 @@ TI__PRIVATE uint32_t ti__tfc_qgather8(const void *ctx, size_t p, size_t k0, size
             memset(a + (k - k0), pad, cnt);
             sum += (uint32_t)pad * (uint32_t)cnt;
         } else {
-            sum += ti__qg8_copy_vnni(a + (k - k0),
-                                     x + (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c, cnt, flip);
+            sum += ti__qg8_copy(a + (k - k0),
+                                x + (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c, cnt, flip);
         }
         k += cnt;
     }
@@ -13963,7 +14184,7 @@ TI__PRIVATE uint32_t ti__tfc_qgather8(const void *ctx, size_t p, size_t k0, size
 
 /* Runs the 8-bit GEMM of a job whose requantization is set up: on the weights the prepack
  * pass packed (the node's ti__qpack), else packed now into scratch after the multipliers.
- * With the byte path's pack as well (AVX512-VNNI at planning), on that when the ISA now
+ * With the byte path's pack as well (AVX512-VNNI or SDOT at planning), on that when the ISA now
  * has it and the input's zero point is one of its dtype's values (the padding byte). */
 TI__PRIVATE ti_status ti__tfc_qgemm(ti__kctx *k, ti__tfc_job *j, size_t rows, size_t kdim, int fc) {
     size_t off = ti__tfc_qgemm_offset(j->o);
@@ -13996,7 +14217,7 @@ TI__PRIVATE ti_status ti__tfc_qgemm(ti__kctx *k, ti__tfc_job *j, size_t rows, si
         g.bp = pre;
     else
         ti__qg_pack(&g, (int16_t *)((unsigned char *)k->scratch + off), k->tp);
-#ifdef TI__X86_VNNI
+#ifdef TI__QG8
     const int8_t *pre8 = pre != NULL ? ti__qpack_b8(k->node, 1, j->o, kdim, 0) : NULL;
     int32_t zx = -j->xo;
     if (pre8 != NULL && (j->kind == TI__TFC_U8 ? zx >= 0 && zx <= 255 : zx >= -128 && zx <= 127)) {
@@ -15215,6 +15436,14 @@ TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end) {
     const ti__tfc_geo *g = j->g;
     size_t oc = (size_t)g->oc, ic = (size_t)g->ic, m = (size_t)g->mult;
     int32_t xo = j->xo, wo = j->wo;
+    /* one tap of TI__TFC_DW_CHUNK channels in SIMD (int32 sums modulo 2^32), or NULL */
+    void (*tap)(int, uint32_t *, const void *, const void *, size_t, int32_t, int32_t) = NULL;
+#if defined(TI__X86_SIMD)
+    if (ti__cpu_isa() >= TI__ISA_AVX2) tap = ti__dwq_tap_avx2;
+#elif defined(TI__ARM_NEON)
+    if (ti__cpu_isa() >= TI__ISA_NEON) tap = ti__dwq_tap_neon;
+#endif
+    (void)tap;
     for (size_t p = begin; p < end; p++) {
         int64_t n, oy, ox, fy0, fy1, fx0, fx1;
         ti__tfc_pixel(g, p, &n, &oy, &ox);
@@ -15225,8 +15454,8 @@ TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end) {
             size_t cn = TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0);
             int64_t acc[TI__TFC_DW_CHUNK];
             for (size_t c = 0; c < cn; c++) acc[c] = 0;
-#ifdef TI__X86_SIMD
-            if (m == 1 && j->kind != TI__TFC_I16 && ti__cpu_isa() >= TI__ISA_AVX2) {
+#if defined(TI__X86_SIMD) || defined(TI__ARM_NEON)
+            if (m == 1 && j->kind != TI__TFC_I16 && tap != NULL) {
                 /* int32 sums modulo 2^32, as TFLite's; requantization wraps them anyway */
                 uint32_t a32[TI__TFC_DW_CHUNK];
                 for (size_t c = 0; c < cn; c++) a32[c] = 0;
@@ -15234,8 +15463,8 @@ TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end) {
                     for (int64_t fx = fx0; fx < fx1; fx++) {
                         size_t xi = (size_t)((n * g->ih + iy0 + fy * g->dh) * g->iw + ix0 + fx * g->dw) * ic;
                         size_t wi = (size_t)(fy * g->kw + fx) * oc + c0;
-                        ti__dwq_tap_avx2(j->kind == TI__TFC_U8, a32, (const uint8_t *)j->x + xi + c0,
-                                         (const uint8_t *)j->w + wi, cn, xo, wo); /* 1-byte elements */
+                        tap(j->kind == TI__TFC_U8, a32, (const uint8_t *)j->x + xi + c0,
+                            (const uint8_t *)j->w + wi, cn, xo, wo); /* 1-byte elements */
                     }
                 if (ti__qrq_n_u32(&j->rq, j->b, a32, c0, cn, j->y, j->ydt, p * oc + c0, 1)) continue;
                 for (size_t c = 0; c < cn; c++) acc[c] = (int32_t)a32[c];
@@ -21809,6 +22038,789 @@ TI__PRIVATE const ti__op ti__ops_unary[] = {
 };
 /* ==== end src/cpu/unary.c =================================================================== */
 
+/* ==== begin src/cpu/arm/act_neon.c ========================================================== */
+/* Bias and fused activation over a block of a float32 output (ti__act_block in cpu/conv.c)
+ * for aarch64 NEON: ti__act_row's expressions on 4 lanes. ReLU, Clip and HardSwish give the
+ * same bits as the scalar loop (compare-and-select with the scalar operand order, never
+ * FMAX / FMIN, which differ on NaN and signed zeros; products and sums rounded apart, never
+ * contracted). Sigmoid and SiLU: where every lane of a vector has |x| <= 80, a vector exp
+ * (the Taylor form of cpu/x86/act_x86.c: within 2 ulp of expf) and an IEEE division
+ * (FDIV), so a few ulp from the scalar loop; any other vector (an infinity, NaN, a large
+ * value) goes through expf lane by lane, so it keeps the scalar answers. The last columns
+ * of a row go through a stack vector (same operations). Used by the GEMM's epilogue for
+ * sigmoid / SiLU, by the conv bias pass and the Winograd output. Must not allocate. */
+#ifdef TI__ARM_NEON
+#include <arm_neon.h>
+
+#define TI__NEXP_LN2_HI 0.693145752f
+#define TI__NEXP_LN2_LO 1.42860677e-06f
+
+/* SILU ? x / (1 + exp(-x)) : 1 / (1 + exp(-x)) on 4 lanes */
+TI__ARM_INLINE float32x4_t ti__sigmn(const int SILU, float32x4_t x) {
+    const float32x4_t one = vdupq_n_f32(1.0f);
+    float32x4_t num = SILU ? x : one;
+    /* every |x| <= 80 (NaN fails the test): exp(-x) in [e^-80, e^80], 2^n normal */
+    if (vminvq_u32(vcaleq_f32(x, vdupq_n_f32(80.0f))) == 0) {
+        float l[4], o[4];
+        vst1q_f32(l, x);
+        for (int i = 0; i < 4; i++) o[i] = SILU ? l[i] / (1.0f + expf(-l[i])) : 1.0f / (1.0f + expf(-l[i]));
+        return vld1q_f32(o);
+    }
+    float32x4_t t = vnegq_f32(x);
+    float32x4_t n = vrndnq_f32(vmulq_f32(t, vdupq_n_f32(1.44269504f)));
+    float32x4_t r = vfmsq_f32(t, n, vdupq_n_f32(TI__NEXP_LN2_HI));
+    r = vfmsq_f32(r, n, vdupq_n_f32(TI__NEXP_LN2_LO));
+    /* exp(r) by its Taylor series to r^6, in Horner form */
+    float32x4_t p = vfmaq_f32(vdupq_n_f32(1.0f / 120.0f), vdupq_n_f32(1.0f / 720.0f), r);
+    p = vfmaq_f32(vdupq_n_f32(1.0f / 24.0f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(1.0f / 6.0f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(0.5f), p, r);
+    p = vfmaq_f32(one, p, r);
+    p = vfmaq_f32(one, p, r);
+    int32x4_t e = vshlq_n_s32(vaddq_s32(vcvtq_s32_f32(n), vdupq_n_s32(127)), 23);
+    float32x4_t d = vaddq_f32(one, vmulq_f32(p, vreinterpretq_f32_s32(e)));
+    return vdivq_f32(num, d);
+}
+
+/* One activation on a vector whose bias is added (act is a constant once inlined). */
+TI__ARM_INLINE float32x4_t ti__actn(const int act, float32x4_t x, float32x4_t va, float32x4_t vb) {
+    const float32x4_t zero = vdupq_n_f32(0.0f), one = vdupq_n_f32(1.0f);
+    switch (act) {
+    case TI__ACT_RELU: return vbslq_f32(vcgtq_f32(x, zero), x, zero); /* x > 0 ? x : 0 */
+    case TI__ACT_CLIP: { /* x < a ? a : (x > b ? b : x) */
+        float32x4_t t = vbslq_f32(vcgtq_f32(x, vb), vb, x);
+        return vbslq_f32(vcltq_f32(x, va), va, t);
+    }
+    case TI__ACT_HARD_SWISH: { /* h = x * (1/6) + 0.5; x * (h < 0 ? 0 : (h > 1 ? 1 : h)) */
+        float32x4_t h = vaddq_f32(vmulq_f32(x, vdupq_n_f32(1.0f / 6.0f)), vdupq_n_f32(0.5f));
+        float32x4_t c = vbslq_f32(vcgtq_f32(h, one), one, h);
+        c = vbslq_f32(vcltq_f32(h, zero), zero, c);
+        return vmulq_f32(x, c);
+    }
+    case TI__ACT_SIGMOID: return ti__sigmn(0, x);
+    case TI__ACT_SILU: return ti__sigmn(1, x);
+    default: return x;
+    }
+}
+
+/* rows x cols of y (row stride ldy), bias per row (NULL: none), with one activation. */
+TI__ARM_INLINE void ti__act_rowsn(const int act, float a, float b, const float *bias, float *y,
+                                  size_t ldy, size_t rows, size_t cols) {
+    const float32x4_t va = vdupq_n_f32(a), vb = vdupq_n_f32(b);
+    for (size_t r = 0; r < rows; r++) {
+        float bv = bias != NULL ? bias[r] : 0.0f;
+        if (act == TI__ACT_NONE && bv == 0.0f) continue; /* as ti__act_row: -0 stays -0 */
+        const float32x4_t vbias = vdupq_n_f32(bv);
+        float *p = y + r * ldy;
+        size_t i = 0;
+        for (; i + 4 <= cols; i += 4)
+            vst1q_f32(p + i, ti__actn(act, vaddq_f32(vld1q_f32(p + i), vbias), va, vb));
+        if (i < cols) { /* the last 1-3 columns, through a stack vector */
+            float t[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            for (size_t q = i; q < cols; q++) t[q - i] = p[q];
+            vst1q_f32(t, ti__actn(act, vaddq_f32(vld1q_f32(t), vbias), va, vb));
+            for (size_t q = i; q < cols; q++) p[q] = t[q - i];
+        }
+    }
+}
+
+TI__PRIVATE int ti__act_block_neon(int act, float a, float b, const float *bias, float *y,
+                                   size_t ldy, size_t rows, size_t cols) {
+    if (act == TI__ACT_CLIP && !(a <= b)) return 0; /* min above max: the scalar order decides */
+    switch (act) {
+#define TI__ACTN_CASE(A)                                                                    \
+    case A: ti__act_rowsn(A, a, b, bias, y, ldy, rows, cols); return 1;
+        TI__ACTN_CASE(TI__ACT_NONE)
+        TI__ACTN_CASE(TI__ACT_RELU)
+        TI__ACTN_CASE(TI__ACT_CLIP)
+        TI__ACTN_CASE(TI__ACT_HARD_SWISH)
+        TI__ACTN_CASE(TI__ACT_SIGMOID)
+        TI__ACTN_CASE(TI__ACT_SILU)
+#undef TI__ACTN_CASE
+    default: return 0;
+    }
+}
+#endif /* TI__ARM_NEON */
+/* ==== end src/cpu/arm/act_neon.c ============================================================ */
+
+/* ==== begin src/cpu/arm/binary_neon.c ======================================================= */
+/* float32 Add, Sub, Mul and Div runs of the broadcast binary ops (cpu/binary.c,
+ * ti__bin_f32) in aarch64 NEON: o[i] = a op b over n outputs, each input either a
+ * contiguous run or one value repeated (the per-channel scale of a squeeze-excitation
+ * Mul); the last 1-3 outputs in scalars. Each lane is the IEEE operation the scalar loop
+ * does, so the results are the same bits. Must not allocate. */
+#ifdef TI__ARM_NEON
+#include <arm_neon.h>
+
+/* x op y (op is a constant once inlined): 0 add, 1 sub, 2 mul, 3 div. */
+TI__ARM_INLINE float32x4_t ti__bopn(const int op, float32x4_t x, float32x4_t y) {
+    switch (op) {
+    case 0: return vaddq_f32(x, y);
+    case 1: return vsubq_f32(x, y);
+    case 2: return vmulq_f32(x, y);
+    default: return vdivq_f32(x, y);
+    }
+}
+TI__ARM_INLINE float ti__bop1(const int op, float x, float y) {
+    switch (op) {
+    case 0: return x + y;
+    case 1: return x - y;
+    case 2: return x * y;
+    default: return x / y;
+    }
+}
+
+/* o[0:n] = a op b; sa / sb: 1 when a / b is a run of n floats, 0 when it is one value. */
+TI__ARM_INLINE void ti__bin_runn(const int op, const float *a, int sa, const float *b, int sb,
+                                 float *o, size_t n) {
+    const float32x4_t va = vdupq_n_f32(a[0]), vb = vdupq_n_f32(b[0]);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        float32x4_t x0 = sa ? vld1q_f32(a + i) : va, y0 = sb ? vld1q_f32(b + i) : vb;
+        float32x4_t x1 = sa ? vld1q_f32(a + i + 4) : va, y1 = sb ? vld1q_f32(b + i + 4) : vb;
+        vst1q_f32(o + i, ti__bopn(op, x0, y0));
+        vst1q_f32(o + i + 4, ti__bopn(op, x1, y1));
+    }
+    for (; i + 4 <= n; i += 4)
+        vst1q_f32(o + i, ti__bopn(op, sa ? vld1q_f32(a + i) : va, sb ? vld1q_f32(b + i) : vb));
+    for (; i < n; i++) o[i] = ti__bop1(op, a[sa ? i : 0], b[sb ? i : 0]);
+}
+
+/* 1 when it did o[0:n] = a op b for a TI__BOP_* op, 0 (nothing done) for other ops. */
+TI__PRIVATE int ti__bin_f32_neon(int op, const float *a, int sa, const float *b, int sb,
+                                 float *o, size_t n) {
+    switch (op) {
+    case TI__BOP_ADD: case TI__BOP_SUM: case TI__BOP_MEAN:
+        ti__bin_runn(0, a, sa, b, sb, o, n);
+        return 1;
+    case TI__BOP_SUB: ti__bin_runn(1, a, sa, b, sb, o, n); return 1;
+    case TI__BOP_MUL: ti__bin_runn(2, a, sa, b, sb, o, n); return 1;
+    case TI__BOP_DIV: ti__bin_runn(3, a, sa, b, sb, o, n); return 1;
+    default: return 0;
+    }
+}
+#endif /* TI__ARM_NEON */
+/* ==== end src/cpu/arm/binary_neon.c ========================================================= */
+
+/* ==== begin src/cpu/arm/conv_neon.c ========================================================= */
+/* Depthwise convolution and max-pooling row kernels for aarch64 NEON (the ti__dw_isa of
+ * cpu/conv_fast.c), and the stride-2 row copy of im2col. 16 outputs of a row at a time (four
+ * vectors, two FMA chains each: eight independent chains), then 4, then one by one. Stride
+ * 2 deinterleaves with LD2; nothing outside the row is read: the last vector of a row and
+ * the last outputs, where LD2 would read one float past the last tap, load exactly what they
+ * need. Every output gets the same operations in the same order wherever it falls (the
+ * scalar tail uses fmaf, which rounds as FMLA does), so the grouping changes no bit. Must
+ * not allocate. */
+#ifdef TI__ARM_NEON
+#include <arm_neon.h>
+
+/* Input lanes x[i * S] for 4 outputs from p. S = 2: `last` when p[7] may be past the row
+ * (the row's last vector): then only p[0..6] are read. */
+TI__ARM_INLINE float32x4_t ti__dwn_load(const int S, const float *p, int last) {
+    if (S == 1) return vld1q_f32(p);
+    if (!last) return vld2q_f32(p).val[0];
+    float32x4_t lo = vld1q_f32(p), hi = vld1q_f32(p + 3); /* p0..p3, p3..p6 */
+    return vcombine_f32(vget_low_f32(vuzp1q_f32(lo, lo)), vget_low_f32(vuzp2q_f32(hi, hi)));
+}
+
+/* scalar max(v, lo) then min(., hi) as the portable kernel: NaN gives lo */
+TI__ARM_INLINE float32x4_t ti__dwn_clamp(float32x4_t v, float32x4_t vlo, float32x4_t vhi) {
+    v = vbslq_f32(vcgtq_f32(v, vlo), v, vlo);
+    return vbslq_f32(vcltq_f32(v, vhi), v, vhi);
+}
+
+/* nv vectors of 4 outputs starting at output i (nv 1 or 4): taps alternate between two
+ * chains per vector, acc (starting at the bias) and acc2 (starting at 0), summed at the end */
+TI__ARM_INLINE void ti__dwn_block(const int K, const int S, const int NV, float *y, size_t i,
+                                  size_t n, const float *const *x, const float *const *w, int nr,
+                                  float bias, int clamp, float32x4_t vlo, float32x4_t vhi) {
+    float32x4_t a[4], b[4];
+    for (int v = 0; v < NV; v++) {
+        a[v] = vdupq_n_f32(bias);
+        b[v] = vdupq_n_f32(0.0f);
+    }
+    for (int r = 0; r < nr; r++) {
+        const float *xr = x[r] + i * (size_t)S, *wr = w[r];
+        for (int q = 0; q < K; q++) {
+            float32x4_t wq = vld1q_dup_f32(wr + q);
+            for (int v = 0; v < NV; v++) {
+                /* the row's last vector: its LD2 could read past the row */
+                int last = i + 4 * (size_t)v + 4 >= n;
+                float32x4_t xv = ti__dwn_load(S, xr + (size_t)(4 * v * S) + q, last);
+                if (q & 1) b[v] = vfmaq_f32(b[v], wq, xv);
+                else a[v] = vfmaq_f32(a[v], wq, xv);
+            }
+        }
+    }
+    for (int v = 0; v < NV; v++) {
+        float32x4_t s = vaddq_f32(a[v], b[v]);
+        if (clamp) s = ti__dwn_clamp(s, vlo, vhi);
+        vst1q_f32(y + i + 4 * (size_t)v, s);
+    }
+}
+
+TI__ARM_INLINE void ti__dwn_row(const int K, const int S, float *y, size_t n,
+                                const float *const *x, const float *const *w, int nr,
+                                float bias, int clamp, float lo, float hi) {
+    float32x4_t vlo = vdupq_n_f32(lo), vhi = vdupq_n_f32(hi);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) ti__dwn_block(K, S, 4, y, i, n, x, w, nr, bias, clamp, vlo, vhi);
+    for (; i + 4 <= n; i += 4) ti__dwn_block(K, S, 1, y, i, n, x, w, nr, bias, clamp, vlo, vhi);
+    for (; i < n; i++) { /* the same two chains, one output */
+        float s = bias, s2 = 0.0f;
+        for (int r = 0; r < nr; r++)
+            for (int q = 0; q < K; q++) {
+                float xv = x[r][i * (size_t)S + (size_t)q];
+                if (q & 1) s2 = fmaf(w[r][q], xv, s2);
+                else s = fmaf(w[r][q], xv, s);
+            }
+        s += s2;
+        if (clamp) {
+            s = s > lo ? s : lo;
+            s = s < hi ? s : hi;
+        }
+        y[i] = s;
+    }
+}
+
+#define TI__DWN_DEF(k, st)                                                                   \
+    static __attribute__((noinline, unused)) void ti__dwn_k##k##s##st(                       \
+        float *y, size_t n, const float *const *x, const float *const *w, int nr,           \
+        float bias, int clamp, float lo, float hi) {                                        \
+        ti__dwn_row(k, st, y, n, x, w, nr, bias, clamp, lo, hi);                             \
+    }
+TI__DWN_DEF(3, 1)
+TI__DWN_DEF(3, 2)
+TI__DWN_DEF(5, 1)
+TI__DWN_DEF(5, 2)
+#undef TI__DWN_DEF
+
+/* Max pooling rows (ti__maxpool_row_fn): a lane takes v only when v > m, the scalar rule
+ * for NaN and signed zeros too (FMAX would differ on both). */
+TI__ARM_INLINE void ti__mpn_row(const int S, float *y, size_t n, const float *const *x, int nr,
+                                int K) {
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        int last = i + 4 >= n;
+        float32x4_t m = ti__dwn_load(S, x[0] + i * (size_t)S, last);
+        for (int r = 0; r < nr; r++) {
+            const float *xr = x[r] + i * (size_t)S;
+            for (int q = 0; q < K; q++) {
+                float32x4_t v = ti__dwn_load(S, xr + q, last);
+                m = vbslq_f32(vcgtq_f32(v, m), v, m);
+            }
+        }
+        vst1q_f32(y + i, m);
+    }
+    for (; i < n; i++) {
+        float m = x[0][i * (size_t)S];
+        for (int r = 0; r < nr; r++)
+            for (int q = 0; q < K; q++) {
+                float v = x[r][i * (size_t)S + (size_t)q];
+                m = v > m ? v : m;
+            }
+        y[i] = m;
+    }
+}
+static __attribute__((noinline, unused)) void ti__mpn_s1(float *y, size_t n,
+                                                         const float *const *x, int nr, int K) {
+    ti__mpn_row(1, y, n, x, nr, K);
+}
+static __attribute__((noinline, unused)) void ti__mpn_s2(float *y, size_t n,
+                                                         const float *const *x, int nr, int K) {
+    ti__mpn_row(2, y, n, x, nr, K);
+}
+
+/* dst[t] = src[2 t] for t < n (im2col's stride-2 rows, cpu/conv.c); reads nothing past
+ * src[2 (n - 1)]. */
+TI__PRIVATE void ti__copy_s2_neon(float *dst, const float *src, size_t n) {
+    size_t t = 0;
+    for (; t + 4 <= n; t += 4) vst1q_f32(dst + t, ti__dwn_load(2, src + 2 * t, t + 4 >= n));
+    for (; t < n; t++) dst[t] = src[2 * t];
+}
+
+TI__PRIVATE const ti__dw_isa *ti__dw_neon_isa(void) {
+    static const ti__dw_isa isa = {TI__ISA_NEON,
+                                   {{ti__dwn_k3s1, ti__dwn_k3s2}, {ti__dwn_k5s1, ti__dwn_k5s2}},
+                                   {ti__mpn_s1, ti__mpn_s2}};
+    return &isa;
+}
+#endif /* TI__ARM_NEON */
+/* ==== end src/cpu/arm/conv_neon.c =========================================================== */
+
+/* ==== begin src/cpu/arm/cpuinfo.c =========================================================== */
+/* aarch64 feature detection for the NEON kernels: Advanced SIMD is architectural on aarch64,
+ * so NEON is always there; the dot-product instructions (SDOT) are asked of the OS: the
+ * HWCAP_ASIMDDP bit of getauxval(AT_HWCAP) on Linux and Android, the
+ * hw.optional.arm.FEAT_DotProd sysctl on Apple. Called once through ti__cpu_isa_best
+ * (cpu/isa.c). Compiled only when TI__ARM_NEON is defined (core/config.h). */
+#ifdef TI__ARM_NEON
+#if defined(TI__ARM_DOTPROD) && defined(__linux__)
+#include <sys/auxv.h>
+#elif defined(TI__ARM_DOTPROD) && defined(__APPLE__)
+#include <sys/sysctl.h>
+#endif
+
+TI__PRIVATE int ti__arm_detect(void) {
+#if defined(TI__ARM_DOTPROD) && defined(__linux__)
+    /* the kernel's HWCAP_ASIMDDP (arch/arm64/include/uapi/asm/hwcap.h), spelt out so that
+     * no kernel header is needed */
+    if (getauxval(AT_HWCAP) & (1UL << 20)) return TI__ISA_NEONDOT;
+#elif defined(TI__ARM_DOTPROD) && defined(__APPLE__)
+    int v = 0;
+    size_t len = sizeof v;
+    if (sysctlbyname("hw.optional.arm.FEAT_DotProd", &v, &len, NULL, 0) == 0 && v != 0)
+        return TI__ISA_NEONDOT;
+#endif
+    return TI__ISA_NEON;
+}
+#endif /* TI__ARM_NEON */
+/* ==== end src/cpu/arm/cpuinfo.c ============================================================= */
+
+/* ==== begin src/cpu/arm/gemm_neon.c ========================================================= */
+/* float32 GEMM micro-kernel for aarch64 NEON: an 8 x 12 register tile (24 of the 32 vector
+ * registers as accumulators, three B vectors, one broadcast of A), smaller row counts for
+ * edges, a stack tile for the last columns. The blocking around it (packing, cache blocks,
+ * threads) is in cpu/gemm.c; this file only provides the kernel, the B-panel packer and a
+ * dot product. Runs on every aarch64 CPU (NEON is architectural there). Must not allocate. */
+#ifdef TI__ARM_NEON
+#include <arm_neon.h>
+
+#define TI__KN_MR 8
+#define TI__KN_NR 12
+#define TI__KN_KC 256 /* B sliver 256 x 12 floats = 12 KiB: in a 32 or 64 KiB L1 */
+#define TI__KN_MC 128 /* A block 128 x 256 floats = 128 KiB: a part of L2 */
+
+/* ti__act_row's expressions on 4 lanes, bit for bit: compare-and-select, not FMAX / FMIN,
+ * which differ from the scalar ternaries on NaN and on the sign of zero. */
+TI__ARM_INLINE float32x4_t ti__kn_epi1(int ep, float32x4_t x, float32x4_t vbias, float32x4_t vlo,
+                                       float32x4_t vhi) {
+    float32x4_t zero = vdupq_n_f32(0.0f), y = vaddq_f32(x, vbias);
+    if (ep == 2) return vbslq_f32(vcgtq_f32(y, zero), y, zero); /* y > 0 ? y : 0 */
+    if (ep == 3) { /* y < lo ? lo : (y > hi ? hi : y) */
+        float32x4_t t = vbslq_f32(vcgtq_f32(y, vhi), vhi, y);
+        return vbslq_f32(vcltq_f32(y, vlo), vlo, t);
+    }
+    if (ep == 4) { /* y * clamp(y * (1/6) + 0.5, 0, 1), the product and sum rounded apart */
+        float32x4_t one = vdupq_n_f32(1.0f);
+        float32x4_t h = vaddq_f32(vmulq_f32(y, vdupq_n_f32(1.0f / 6.0f)), vdupq_n_f32(0.5f));
+        float32x4_t t = vbslq_f32(vcgtq_f32(h, one), one, h);
+        t = vbslq_f32(vcltq_f32(h, zero), zero, t);
+        return vmulq_f32(y, t);
+    }
+    return y;
+}
+
+/* One row of the tile: c[0:nc] = epi(alpha * x + beta * c[0:nc]); beta == 0 does not read
+ * c. The epilogue ep (ti__sgemm_kernel_epi: 1 bias, 2 ReLU, 3 Clip, 4 HardSwish). */
+TI__ARM_INLINE void ti__kn_row(float *c, float32x4_t x0, float32x4_t x1, float32x4_t x2,
+                               float alpha, float beta, int nc, int ep, float bv,
+                               float32x4_t vlo, float32x4_t vhi) {
+    float32x4_t va = vdupq_n_f32(alpha);
+    float t[TI__KN_NR];
+    float *d = nc == TI__KN_NR ? c : t; /* the last columns: through a stack tile */
+    x0 = vmulq_f32(x0, va);
+    x1 = vmulq_f32(x1, va);
+    x2 = vmulq_f32(x2, va);
+    if (beta != 0.0f) {
+        if (nc < TI__KN_NR)
+            for (int j = 0; j < TI__KN_NR; j++) t[j] = j < nc ? c[j] : 0.0f;
+        float32x4_t vb = vdupq_n_f32(beta);
+        x0 = vfmaq_f32(x0, vb, vld1q_f32(d));
+        x1 = vfmaq_f32(x1, vb, vld1q_f32(d + 4));
+        x2 = vfmaq_f32(x2, vb, vld1q_f32(d + 8));
+    }
+    if (ep > 0 && !(ep == 1 && bv == 0.0f)) { /* bias 0 and no activation: as it is */
+        float32x4_t vbias = vdupq_n_f32(bv);
+        x0 = ti__kn_epi1(ep, x0, vbias, vlo, vhi);
+        x1 = ti__kn_epi1(ep, x1, vbias, vlo, vhi);
+        x2 = ti__kn_epi1(ep, x2, vbias, vlo, vhi);
+    }
+    vst1q_f32(d, x0);
+    vst1q_f32(d + 4, x1);
+    vst1q_f32(d + 8, x2);
+    if (nc < TI__KN_NR)
+        for (int j = 0; j < nc; j++) c[j] = t[j];
+}
+
+/* One row of the tile's k step: accumulators c<r>_0..2, live only when MR > r (MR is a
+ * constant once inlined, so unused rows cost nothing). */
+#define TI__KN_FMA(r)                                                                       \
+    if (MR > r) {                                                                           \
+        float32x4_t ar = vld1q_dup_f32(ROWS ? a + (r) * lda : a + (r));                     \
+        c##r##_0 = vfmaq_f32(c##r##_0, b0, ar);                                             \
+        c##r##_1 = vfmaq_f32(c##r##_1, b1, ar);                                             \
+        c##r##_2 = vfmaq_f32(c##r##_2, b2, ar);                                             \
+    }
+#define TI__KN_STORE(r)                                                                     \
+    if (MR > r)                                                                             \
+        ti__kn_row(c + (r) * ldc, c##r##_0, c##r##_1, c##r##_2, alpha, beta, nc, ep,        \
+                   ep > 0 && bias != NULL ? bias[r] : 0.0f, vlo, vhi);
+
+/* A is read where it lies: ROWS = 1: element (r, p) at a[r * lda + p] (A not transposed);
+ * ROWS = 0: at a[p * lda + r] (A transposed). MR and ROWS are constants once inlined. */
+TI__ARM_INLINE void ti__kn_tile(const int MR, const int ROWS, size_t kc, const float *a,
+                                size_t lda, const float *b, float *c, size_t ldc, int nc,
+                                float alpha, float beta, int ep, const float *bias, float lo,
+                                float hi) {
+    size_t astep = ROWS ? 1 : lda;
+    float32x4_t z = vdupq_n_f32(0.0f);
+    float32x4_t c0_0 = z, c0_1 = z, c0_2 = z, c1_0 = z, c1_1 = z, c1_2 = z;
+    float32x4_t c2_0 = z, c2_1 = z, c2_2 = z, c3_0 = z, c3_1 = z, c3_2 = z;
+    float32x4_t c4_0 = z, c4_1 = z, c4_2 = z, c5_0 = z, c5_1 = z, c5_2 = z;
+    float32x4_t c6_0 = z, c6_1 = z, c6_2 = z, c7_0 = z, c7_1 = z, c7_2 = z;
+    for (size_t p = 0; p < kc; p++) {
+        float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4), b2 = vld1q_f32(b + 8);
+        TI__KN_FMA(0) TI__KN_FMA(1) TI__KN_FMA(2) TI__KN_FMA(3)
+        TI__KN_FMA(4) TI__KN_FMA(5) TI__KN_FMA(6) TI__KN_FMA(7)
+        a += astep;
+        b += TI__KN_NR;
+    }
+    float32x4_t vlo = vdupq_n_f32(lo), vhi = vdupq_n_f32(hi);
+    TI__KN_STORE(0) TI__KN_STORE(1) TI__KN_STORE(2) TI__KN_STORE(3)
+    TI__KN_STORE(4) TI__KN_STORE(5) TI__KN_STORE(6) TI__KN_STORE(7)
+}
+
+/* One out-of-line function per row count, so each gets its own register allocation. */
+#define TI__KN_DEF(n)                                                                       \
+    static __attribute__((noinline, unused)) void ti__kn_m##n(                               \
+        int rows, size_t kc, const float *a, size_t lda, const float *b, float *c,          \
+        size_t ldc, int nc, float alpha, float beta, int ep, const float *bias, float lo,   \
+        float hi) {                                                                         \
+        if (rows) ti__kn_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
+        else ti__kn_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi);  \
+    }
+TI__KN_DEF(1)
+TI__KN_DEF(2)
+TI__KN_DEF(3)
+TI__KN_DEF(4)
+TI__KN_DEF(5)
+TI__KN_DEF(6)
+TI__KN_DEF(7)
+TI__KN_DEF(8)
+
+TI__PRIVATE void ti__sgemm_kernel_neon(size_t kc, const float *a, size_t lda, int a_rows,
+                                       const float *b, float *c, size_t ldc, int mr, int nc,
+                                       float alpha, float beta, const ti__gemm_epi *epi) {
+    float lo, hi;
+    int ep = ti__sgemm_kernel_epi(epi, &lo, &hi);
+    const float *bias = ep > 0 ? epi->bias : NULL;
+    TI_ASSERT(ep >= 0);
+    switch (mr) {
+#define TI__KN_CASE(n)                                                                      \
+    case n: ti__kn_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
+    TI__KN_CASE(1) TI__KN_CASE(2) TI__KN_CASE(3) TI__KN_CASE(4)
+    TI__KN_CASE(5) TI__KN_CASE(6) TI__KN_CASE(7)
+#undef TI__KN_CASE
+    default: ti__kn_m8(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
+    }
+}
+
+/* Packs B[0:kc, 0:w] (row-major, row stride ldb) as kc rows of 12 floats, zero past w. */
+TI__PRIVATE void ti__sgemm_pack_b_neon(size_t kc, size_t w, const float *b, size_t ldb,
+                                       float *dst) {
+    if (w == TI__KN_NR) {
+        for (size_t p = 0; p < kc; p++, b += ldb, dst += TI__KN_NR) {
+            vst1q_f32(dst, vld1q_f32(b));
+            vst1q_f32(dst + 4, vld1q_f32(b + 4));
+            vst1q_f32(dst + 8, vld1q_f32(b + 8));
+        }
+        return;
+    }
+    for (size_t p = 0; p < kc; p++, b += ldb, dst += TI__KN_NR) {
+        size_t q = 0;
+        for (; q < w; q++) dst[q] = b[q];
+        for (; q < TI__KN_NR; q++) dst[q] = 0.0f;
+    }
+}
+
+/* sum of a[p] * b[p] for p < k: four vector accumulators, the tail in scalars, then summed
+ * in a fixed order (same inputs, same bits). */
+TI__PRIVATE float ti__sdot_neon(const float *a, const float *b, size_t k) {
+    float32x4_t s0 = vdupq_n_f32(0.0f), s1 = s0, s2 = s0, s3 = s0;
+    size_t p = 0;
+    for (; p + 16 <= k; p += 16) {
+        s0 = vfmaq_f32(s0, vld1q_f32(a + p), vld1q_f32(b + p));
+        s1 = vfmaq_f32(s1, vld1q_f32(a + p + 4), vld1q_f32(b + p + 4));
+        s2 = vfmaq_f32(s2, vld1q_f32(a + p + 8), vld1q_f32(b + p + 8));
+        s3 = vfmaq_f32(s3, vld1q_f32(a + p + 12), vld1q_f32(b + p + 12));
+    }
+    for (; p + 4 <= k; p += 4) s0 = vfmaq_f32(s0, vld1q_f32(a + p), vld1q_f32(b + p));
+    float s = vaddvq_f32(vaddq_f32(vaddq_f32(s0, s1), vaddq_f32(s2, s3)));
+    for (; p < k; p++) s += a[p] * b[p];
+    return s;
+}
+
+TI__PRIVATE const ti__sgemm_isa *ti__sgemm_neon_isa(void) {
+    static const ti__sgemm_isa isa = {TI__ISA_NEON, TI__KN_MR, TI__KN_NR, TI__KN_KC, TI__KN_MC,
+                                      ti__sgemm_kernel_neon, ti__sgemm_pack_b_neon};
+    return &isa;
+}
+#endif /* TI__ARM_NEON */
+/* ==== end src/cpu/arm/gemm_neon.c =========================================================== */
+
+/* ==== begin src/cpu/arm/qgemm_dot.c ========================================================= */
+/* 8-bit GEMM kernels for aarch64 with the dot-product instructions (the byte path of
+ * core/qgemm.c's shared integer GEMM, as cpu/x86/qgemm_vnni.c is on x86): SDOT multiplies
+ * signed bytes by signed bytes, four depths per int32 lane, and adds the four exact
+ * products to the accumulator modulo 2^32. The byte path's A is unsigned (a_u); this
+ * kernel feeds SDOT a_s = a_u ^ 0x80 = a_u - 128, so its sums are sum a_u b_s - 128 * sum
+ * b_s, and core/qgemm.c adds 128 * sum b_s back per column (ti__qg8_isa's sdot): the same
+ * int32 sums as the int16 kernels, bit for bit. Also the path's helpers: the byte copy with
+ * the int8 -> uint8 flip that sums the bytes, and one output row's sums and requantization
+ * (ti__qrq32_neon). Compiled with a function-level target attribute, run only when the OS
+ * reports dotprod (cpu/arm/cpuinfo.c). Must not allocate. */
+#if defined(TI__ARM_NEON) && defined(TI__ARM_DOTPROD)
+#include <arm_neon.h>
+
+/* Depth quad p + t for the four rows: the four column quads of B (16 bytes: 4 columns x
+ * 4 depths each) times lane t of each row's A vector (4 bytes of depth quad p + t). */
+#define TI__QD_ROW(r, t)                                                                    \
+    c##r##_0 = vdotq_laneq_s32(c##r##_0, b0, a##r, t);                                      \
+    c##r##_1 = vdotq_laneq_s32(c##r##_1, b1, a##r, t);                                      \
+    c##r##_2 = vdotq_laneq_s32(c##r##_2, b2, a##r, t);                                      \
+    c##r##_3 = vdotq_laneq_s32(c##r##_3, b3, a##r, t);
+#define TI__QD_QUAD(t)                                                                      \
+    {                                                                                       \
+        const int8_t *bq = b + (p + (t)) * 64;                                              \
+        int8x16_t b0 = vld1q_s8(bq), b1 = vld1q_s8(bq + 16), b2 = vld1q_s8(bq + 32);        \
+        int8x16_t b3 = vld1q_s8(bq + 48);                                                   \
+        TI__QD_ROW(0, t) TI__QD_ROW(1, t) TI__QD_ROW(2, t) TI__QD_ROW(3, t)                 \
+    }
+#define TI__QD_LOAD4(r) /* 16 bytes: depth quads p..p+3 of row r, flipped to signed */     \
+    int8x16_t a##r = vreinterpretq_s8_u8(veorq_u8(vld1q_u8(a + (r) * lda + p * 4), flip));
+#define TI__QD_LOAD1(r) /* 4 bytes: depth quad p of row r in lane 0 */                       \
+    int8x16_t a##r;                                                                         \
+    {                                                                                       \
+        uint32_t w;                                                                         \
+        memcpy(&w, a + (r) * lda + p * 4, 4);                                               \
+        a##r = vreinterpretq_s8_u8(veorq_u8(vreinterpretq_u8_u32(vdupq_n_u32(w)), flip));   \
+    }
+#define TI__QD_STORE(r)                                                                     \
+    {                                                                                       \
+        uint32_t *o = acc + (size_t)(r) * ldacc;                                            \
+        uint32x4_t s0 = vreinterpretq_u32_s32(c##r##_0), s1 = vreinterpretq_u32_s32(c##r##_1); \
+        uint32x4_t s2 = vreinterpretq_u32_s32(c##r##_2), s3 = vreinterpretq_u32_s32(c##r##_3); \
+        if (add) {                                                                          \
+            s0 = vaddq_u32(s0, vld1q_u32(o));                                               \
+            s1 = vaddq_u32(s1, vld1q_u32(o + 4));                                           \
+            s2 = vaddq_u32(s2, vld1q_u32(o + 8));                                           \
+            s3 = vaddq_u32(s3, vld1q_u32(o + 12));                                          \
+        }                                                                                   \
+        vst1q_u32(o, s0);                                                                   \
+        vst1q_u32(o + 4, s1);                                                               \
+        vst1q_u32(o + 8, s2);                                                               \
+        vst1q_u32(o + 12, s3);                                                              \
+    }
+
+/* 4 rows x 16 channels: a: 4 rows of kq * 4 unsigned bytes lda apart, b: [kq][16][4]
+ * signed bytes. acc[r * ldacc + 0..16) = (add ? acc : 0) + sum over the kq * 4 depths of
+ * (a ^ 0x80) * b. 16 accumulators, 4 B vectors and 4 A vectors: 24 of the 32 registers. */
+static __attribute__((noinline, unused)) TI__TARGET_DOTPROD void
+ti__qd_tile(size_t kq, const uint8_t *a, size_t lda, const int8_t *b, uint32_t *acc,
+            size_t ldacc, int add) {
+    const uint8x16_t flip = vdupq_n_u8(0x80);
+    int32x4_t z = vdupq_n_s32(0);
+    int32x4_t c0_0 = z, c0_1 = z, c0_2 = z, c0_3 = z, c1_0 = z, c1_1 = z, c1_2 = z, c1_3 = z;
+    int32x4_t c2_0 = z, c2_1 = z, c2_2 = z, c2_3 = z, c3_0 = z, c3_1 = z, c3_2 = z, c3_3 = z;
+    size_t p = 0;
+    for (; p + 4 <= kq; p += 4) {
+        TI__QD_LOAD4(0) TI__QD_LOAD4(1) TI__QD_LOAD4(2) TI__QD_LOAD4(3)
+        TI__QD_QUAD(0) TI__QD_QUAD(1) TI__QD_QUAD(2) TI__QD_QUAD(3)
+    }
+    for (; p < kq; p++) { /* the last quads: one at a time, reading nothing past them */
+        TI__QD_LOAD1(0) TI__QD_LOAD1(1) TI__QD_LOAD1(2) TI__QD_LOAD1(3)
+        TI__QD_QUAD(0)
+    }
+    TI__QD_STORE(0) TI__QD_STORE(1) TI__QD_STORE(2) TI__QD_STORE(3)
+}
+#undef TI__QD_ROW
+#undef TI__QD_QUAD
+#undef TI__QD_LOAD4
+#undef TI__QD_LOAD1
+#undef TI__QD_STORE
+
+/* The micro-kernel of the byte path (ti__qg8_micro_vnni's contract, with A flipped): 8 rows
+ * (kq * 4 unsigned bytes each, lda apart) x 16 * nb channels (nb blocks [kq][16][4] of
+ * signed bytes, bs apart) to acc rows ldacc apart, added to them when add; the sums are of
+ * (a ^ 0x80) * b, the caller adds 128 * sum b per column. */
+TI__PRIVATE void ti__qg8_micro_neondot(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
+                                       size_t bs, int nb, uint32_t *acc, size_t ldacc, int add) {
+    for (int j = 0; j < nb; j++)
+        for (size_t h = 0; h < 8; h += 4)
+            ti__qd_tile(kq, a + h * lda, lda, b + (size_t)j * bs, acc + h * ldacc + (size_t)j * 16,
+                        ldacc, add);
+}
+
+/* dst[i] = src[i] ^ flip for i < n (flip 0x80 turns int8 into uint8 = int8 + 128); returns
+ * the sum of the bytes written, modulo 2^32. */
+TI__PRIVATE uint32_t ti__qg8_copy_neon(uint8_t *dst, const uint8_t *src, size_t n, uint8_t flip) {
+    const uint8x16_t f = vdupq_n_u8(flip);
+    uint32x4_t s = vdupq_n_u32(0);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        uint8x16_t v = veorq_u8(vld1q_u8(src + i), f);
+        vst1q_u8(dst + i, v);
+        s = vpadalq_u16(s, vpaddlq_u8(v));
+    }
+    uint32_t sum = vaddvq_u32(s);
+    for (; i < n; i++) {
+        uint8_t v = (uint8_t)(src[i] ^ flip);
+        dst[i] = v;
+        sum += v;
+    }
+    return sum;
+}
+
+/* One output row of the byte path (ti__qg8_row_vnni's contract): x[c] = dot[c] + colc[c] +
+ * bos[c] * row (bos NULL: + row) modulo 2^32 for c < n. mult == NULL: only those sums;
+ * returns 0. Else TI__QRQ_32 by ti__qrq32_neon on them, in place, to out8 (bytes: every
+ * value is in the 8-bit dtype's range after the clamp) when out8 != NULL, else to x;
+ * returns how many were requantized (a multiple of 4, or fewer where a lane's shift or
+ * multiplier is one ti__qrq32_neon leaves to the scalar loop): x[that..n) holds the sums
+ * for the caller to finish. */
+TI__PRIVATE size_t ti__qg8_row_neon(const uint32_t *dot, const int32_t *colc, const int32_t *bos,
+                                    int32_t row, size_t n, const int32_t *mult,
+                                    const int32_t *shift, int32_t yo, int32_t lo, int32_t hi,
+                                    int32_t *x, uint8_t *out8) {
+    const uint32x4_t rv = vdupq_n_u32((uint32_t)row);
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        uint32x4_t v = vaddq_u32(vld1q_u32(dot + i), vreinterpretq_u32_s32(vld1q_s32(colc + i)));
+        uint32x4_t t = bos != NULL ? vmulq_u32(vreinterpretq_u32_s32(vld1q_s32(bos + i)), rv) : rv;
+        v = vaddq_u32(v, t);
+        vst1q_s32(x + i, vreinterpretq_s32_u32(v));
+    }
+    for (; i < n; i++)
+        x[i] = (int32_t)(dot[i] + (uint32_t)colc[i] +
+                         (bos != NULL ? (uint32_t)bos[i] * (uint32_t)row : (uint32_t)row));
+    if (mult == NULL) return 0;
+    size_t done = ti__qrq32_neon(x, mult, shift, n, yo, lo, hi, x);
+    if (out8 != NULL)
+        for (size_t j = 0; j < done; j++) out8[j] = (uint8_t)x[j];
+    return done;
+}
+#endif /* TI__ARM_NEON && TI__ARM_DOTPROD */
+/* ==== end src/cpu/arm/qgemm_dot.c =========================================================== */
+
+/* ==== begin src/cpu/arm/qgemm_neon.c ======================================================== */
+/* 8-bit GEMM kernels for aarch64 NEON (the kernels of core/qgemm.c's shared integer GEMM):
+ * the int16 micro-kernel (4 rows x 16 channels of uint32 accumulators, int16 operands: the
+ * 8-bit values with their zero points added) by widening multiply-accumulate (SMLAL by
+ * lane: each product exact in 32 bits, the adds wrap modulo 2^32 as the portable
+ * ti__qg_micro's uint32 sums do), and the TFLite requantization of the GEMM's outputs, 4
+ * channels at a time, bit for bit as the scalar loop of ti__qrq_n. NEON is architectural
+ * on aarch64, so these run whenever the ISA in effect is NEON or above. Must not allocate. */
+#ifdef TI__ARM_NEON
+#include <arm_neon.h>
+
+/* One depth of the micro-kernel for row r: the four channel quads of b times lane r of a. */
+#define TI__QN_MLAL(r)                                                                      \
+    c##r##_0 = vmlal_lane_s16(c##r##_0, vget_low_s16(b0), a, r);                            \
+    c##r##_1 = vmlal_lane_s16(c##r##_1, vget_high_s16(b0), a, r);                           \
+    c##r##_2 = vmlal_lane_s16(c##r##_2, vget_low_s16(b1), a, r);                            \
+    c##r##_3 = vmlal_lane_s16(c##r##_3, vget_high_s16(b1), a, r);
+#define TI__QN_STORE(r)                                                                     \
+    {                                                                                       \
+        uint32_t *o = acc + (size_t)(r) * ldacc;                                            \
+        vst1q_u32(o, vaddq_u32(vld1q_u32(o), vreinterpretq_u32_s32(c##r##_0)));             \
+        vst1q_u32(o + 4, vaddq_u32(vld1q_u32(o + 4), vreinterpretq_u32_s32(c##r##_1)));     \
+        vst1q_u32(o + 8, vaddq_u32(vld1q_u32(o + 8), vreinterpretq_u32_s32(c##r##_2)));     \
+        vst1q_u32(o + 12, vaddq_u32(vld1q_u32(o + 12), vreinterpretq_u32_s32(c##r##_3)));   \
+    }
+
+/* acc[r*ldacc + 0..16) += sum over p < kc of ap[p*4 + r] * bp[p*16 + q], r < 4: 16 vector
+ * accumulators (4 rows x 4 channel quads) summed from 0, added to acc at the end (the
+ * same sums modulo 2^32 as adding to acc depth by depth). */
+TI__PRIVATE void ti__qg_micro_neon(size_t kc, const int16_t *ap, const int16_t *bp, uint32_t *acc,
+                                   size_t ldacc) {
+    int32x4_t z = vdupq_n_s32(0);
+    int32x4_t c0_0 = z, c0_1 = z, c0_2 = z, c0_3 = z, c1_0 = z, c1_1 = z, c1_2 = z, c1_3 = z;
+    int32x4_t c2_0 = z, c2_1 = z, c2_2 = z, c2_3 = z, c3_0 = z, c3_1 = z, c3_2 = z, c3_3 = z;
+    for (size_t p = 0; p < kc; p++, ap += 4, bp += 16) {
+        int16x8_t b0 = vld1q_s16(bp), b1 = vld1q_s16(bp + 8);
+        int16x4_t a = vld1_s16(ap);
+        TI__QN_MLAL(0) TI__QN_MLAL(1) TI__QN_MLAL(2) TI__QN_MLAL(3)
+    }
+    TI__QN_STORE(0) TI__QN_STORE(1) TI__QN_STORE(2) TI__QN_STORE(3)
+}
+#undef TI__QN_MLAL
+#undef TI__QN_STORE
+
+/* TI__QRQ_32 on 4 lanes, the scalar loop of ti__qrq_n step by step (TFLite's
+ * MultiplyByQuantizedMultiplier, core/qmath.c ti__q_mul):
+ * - a positive shift multiplies by 2^shift saturating to int32: SQSHL by register does
+ *   exactly that (shift 0 leaves the value);
+ * - the doubling high multiply rounded half away from zero, (ab +- 2^30) / 2^31 truncated,
+ *   equals floor((ab + 2^30) / 2^31) for either sign of ab = x * m (ti__qrq32_avx2 says
+ *   why), which is SQRDMULH's floor((2ab + 2^31) / 2^32). The two differ only where SQRDMULH
+ *   saturates, x = m = INT32_MIN (the scalar code wraps to INT32_MIN): a lane with m =
+ *   INT32_MIN (ti__q_quantize_multiplier never gives a negative one) stops the loop;
+ * - a negative shift e is RoundingDivideByPOT: q >> e, plus 1 when q's low e bits exceed
+ *   (2^e - 1) / 2 + (q < 0), i.e. rounded half away from zero. SRSHL by -e rounds half up,
+ *   floor((q + 2^(e-1)) / 2^e) with no intermediate overflow; taking 1 from a negative q
+ *   first (gemmlowp's fixup; saturating, and INT32_MIN is a multiple of 2^e so its result
+ *   does not change) turns a negative tie into rounding down and leaves every other value's
+ *   rounding alone (q - 1 + 2^(e-1) reaches the next multiple of 2^e exactly when q passes
+ *   the half). e = 0: no fixup (the mask of the shift is 0) and no shift.
+ * The zero point is added after clamping to [lo - yo, hi - yo], which equals clamping q +
+ * yo without its int32 overflow. Shifts outside [-31, 31] also stop the loop; returns how
+ * many were done, a multiple of 4. out may be x. */
+TI__PRIVATE size_t ti__qrq32_neon(const int32_t *x, const int32_t *mult, const int32_t *shift,
+                                  size_t n, int32_t yo, int32_t lo, int32_t hi, int32_t *out) {
+    int64_t l = (int64_t)lo - yo, h = (int64_t)hi - yo;
+    const int32x4_t qlo = vdupq_n_s32(l < INT32_MIN ? INT32_MIN : (int32_t)l);
+    const int32x4_t qhi = vdupq_n_s32(h > INT32_MAX ? INT32_MAX : (int32_t)h);
+    const int32x4_t vyo = vdupq_n_s32(yo), zero = vdupq_n_s32(0);
+    const int32x4_t lim = vdupq_n_s32(31), nlim = vdupq_n_s32(-31), mmin = vdupq_n_s32(INT32_MIN);
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        int32x4_t sh = vld1q_s32(shift + i), m = vld1q_s32(mult + i);
+        uint32x4_t bad = vorrq_u32(vorrq_u32(vcgtq_s32(sh, lim), vcltq_s32(sh, nlim)),
+                                   vceqq_s32(m, mmin));
+        if (vmaxvq_u32(bad) != 0) break;
+        int32x4_t v = vqshlq_s32(vld1q_s32(x + i), vmaxq_s32(sh, zero));
+        int32x4_t q = vqrdmulhq_s32(v, m);
+        int32x4_t ne = vminq_s32(sh, zero); /* -e */
+        int32x4_t fix = vshrq_n_s32(vandq_s32(q, ne), 31); /* -1 where q < 0 and e > 0 */
+        q = vrshlq_s32(vqaddq_s32(q, fix), ne);
+        q = vminq_s32(vmaxq_s32(q, qlo), qhi);
+        vst1q_s32(out + i, vaddq_s32(q, vyo));
+    }
+    return i;
+}
+/* One tap of the 8-bit depthwise kernel (cpu/tfl_conv.c; ti__dwq_tap_avx2's contract):
+ * acc[c] += (w[c] + wo) * (x[c] + xo) modulo 2^32 for c < n, x and w both uint8 (u8) or
+ * both int8. The zero-point-corrected values lie in [-255, 255] (the zero points are
+ * checked to be values of their dtype), so they are exact in int16 and SMLAL's int32
+ * products are exact; its adds wrap as the uint32 sums do. */
+TI__PRIVATE void ti__dwq_tap_neon(int u8, uint32_t *acc, const void *x, const void *w, size_t n,
+                                  int32_t xo, int32_t wo) {
+    const unsigned char *xb = (const unsigned char *)x, *wb = (const unsigned char *)w;
+    const int16x8_t vxo = vdupq_n_s16((int16_t)xo), vwo = vdupq_n_s16((int16_t)wo);
+    size_t c = 0;
+    for (; c + 8 <= n; c += 8) {
+        uint8x8_t x8 = vld1_u8(xb + c), w8 = vld1_u8(wb + c);
+        int16x8_t xv = u8 ? vreinterpretq_s16_u16(vmovl_u8(x8)) : vmovl_s8(vreinterpret_s8_u8(x8));
+        int16x8_t wv = u8 ? vreinterpretq_s16_u16(vmovl_u8(w8)) : vmovl_s8(vreinterpret_s8_u8(w8));
+        xv = vaddq_s16(xv, vxo);
+        wv = vaddq_s16(wv, vwo);
+        int32x4_t lo = vreinterpretq_s32_u32(vld1q_u32(acc + c));
+        int32x4_t hi = vreinterpretq_s32_u32(vld1q_u32(acc + c + 4));
+        lo = vmlal_s16(lo, vget_low_s16(wv), vget_low_s16(xv));
+        hi = vmlal_s16(hi, vget_high_s16(wv), vget_high_s16(xv));
+        vst1q_u32(acc + c, vreinterpretq_u32_s32(lo));
+        vst1q_u32(acc + c + 4, vreinterpretq_u32_s32(hi));
+    }
+    for (; c < n; c++) {
+        int32_t xv = u8 ? (int32_t)xb[c] : (int32_t)(int8_t)xb[c];
+        int32_t wv = u8 ? (int32_t)wb[c] : (int32_t)(int8_t)wb[c];
+        acc[c] += (uint32_t)((wv + wo) * (xv + xo));
+    }
+}
+#endif /* TI__ARM_NEON */
+/* ==== end src/cpu/arm/qgemm_neon.c ========================================================== */
+
 /* ==== begin src/cpu/x86/act_x86.c =========================================================== */
 /* Bias and fused activation over a block of a float32 output (ti__act_block_fn in
  * internal.h) for AVX-512F and AVX2: the expressions of ti__act_apply in vector form, so
@@ -22667,12 +23679,12 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_row(float *c, __m512 x0, __m512 x
 }
 
 /* One row of the tile: accumulators c<r>_0 and c<r>_1, live only when MR > r (MR is a
- * constant once inlined, so unused rows cost nothing). */
+ * constant once inlined, so unused rows cost nothing); c<r>_1 only when NV == 2. */
 #define TI__K512_FMA(r)                                                                     \
     if (MR > r) {                                                                           \
         __m512 ar = _mm512_set1_ps(ROWS ? a[(r) * lda] : a[r]);                             \
         c##r##_0 = _mm512_fmadd_ps(ar, b0, c##r##_0);                                       \
-        c##r##_1 = _mm512_fmadd_ps(ar, b1, c##r##_1);                                       \
+        if (NV > 1) c##r##_1 = _mm512_fmadd_ps(ar, b1, c##r##_1);                           \
     }
 #define TI__K512_STORE(r)                                                                   \
     if (MR > r)                                                                             \
@@ -22680,9 +23692,14 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_row(float *c, __m512 x0, __m512 x
                      ep > 0 && bias != NULL ? bias[r] : 0.0f, vlo, vhi);
 
 /* A is read where it lies: ROWS = 1: element (r, p) at a[r * lda + p] (A not transposed);
- * ROWS = 0: at a[p * lda + r] (A transposed). MR and ROWS are constants once inlined. */
-TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS, size_t kc,
+ * ROWS = 0: at a[p * lda + r] (A transposed). NV: vectors of 16 columns computed, 2, or 1
+ * when nc <= 16 (the second half of the sliver is zero: its FMAs would be wasted, half of
+ * the work on the last sliver of N = 196 or 49). MR, ROWS and NV are constants once
+ * inlined. */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS, const int NV,
+                                                    size_t kc,
                                                     const float *a, size_t lda, const float *b,
+                                                    size_t ldb,
                                                     float *c, size_t ldc, int nc, float alpha,
                                                     float beta, int ep, const float *bias,
                                                     float lo, float hi) {
@@ -22693,12 +23710,12 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS
     __m512 c8_0 = z, c8_1 = z, c9_0 = z, c9_1 = z, c10_0 = z, c10_1 = z, c11_0 = z;
     __m512 c11_1 = z, c12_0 = z, c12_1 = z, c13_0 = z, c13_1 = z;
     for (size_t p = 0; p < kc; p++) {
-        __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+        __m512 b0 = _mm512_loadu_ps(b), b1 = NV > 1 ? _mm512_loadu_ps(b + 16) : z;
         TI__K512_FMA(0) TI__K512_FMA(1) TI__K512_FMA(2) TI__K512_FMA(3) TI__K512_FMA(4)
         TI__K512_FMA(5) TI__K512_FMA(6) TI__K512_FMA(7) TI__K512_FMA(8) TI__K512_FMA(9)
         TI__K512_FMA(10) TI__K512_FMA(11) TI__K512_FMA(12) TI__K512_FMA(13)
         a += astep;
-        b += TI__K512_NR;
+        b += ldb;
     }
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
@@ -22714,11 +23731,20 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS
  * allocation; the kernel entry picks one. */
 #define TI__K512_DEF(n)                                                                     \
     static __attribute__((noinline, unused)) TI__TARGET_AVX512 void ti__k512_m##n(           \
-        int rows, size_t kc, const float *a, size_t lda, const float *b, float *c,          \
+        int rows, size_t kc, const float *a, size_t lda, const float *b, size_t ldb,        \
+        float *c,                                                                           \
         size_t ldc, int nc, float alpha, float beta, int ep, const float *bias, float lo,   \
         float hi) {                                                                         \
-        if (rows) ti__k512_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
-        else ti__k512_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi);  \
+        if (ldb != TI__K512_NR) { /* B in place (nc is 32) */                             \
+            if (rows) ti__k512_tile(n, 1, 2, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
+            else ti__k512_tile(n, 0, 2, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
+        } else if (nc > 16) { /* packed B: the stride a constant */                          \
+            if (rows) ti__k512_tile(n, 1, 2, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
+            else ti__k512_tile(n, 0, 2, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
+        } else {                                                                            \
+            if (rows) ti__k512_tile(n, 1, 1, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
+            else ti__k512_tile(n, 0, 1, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
+        }                                                                                   \
     }
 TI__K512_DEF(1)
 TI__K512_DEF(2)
@@ -22735,25 +23761,37 @@ TI__K512_DEF(12)
 TI__K512_DEF(13)
 TI__K512_DEF(14)
 
-TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_kernel_avx512(size_t kc, const float *a,
-                                                           size_t lda, int a_rows,
-                                                           const float *b, float *c,
-                                                           size_t ldc, int mr, int nc,
-                                                           float alpha, float beta,
-                                                           const ti__gemm_epi *epi) {
+/* The kernel with B's rows ldb floats apart: packed (ldb 32, zero past nc), or read where it
+ * lies (then nc must be 32: past nc, B is not read as zero). */
+TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_kernel_avx512_ldb(size_t kc, const float *a,
+                                                               size_t lda, int a_rows,
+                                                               const float *b, size_t ldb,
+                                                               float *c, size_t ldc, int mr,
+                                                               int nc, float alpha, float beta,
+                                                               const ti__gemm_epi *epi) {
     float lo, hi;
     int ep = ti__sgemm_kernel_epi(epi, &lo, &hi);
     const float *bias = ep > 0 ? epi->bias : NULL;
     TI_ASSERT(ep >= 0);
     switch (mr) {
 #define TI__K512_CASE(n)                                                                    \
-    case n: ti__k512_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
+    case n: ti__k512_m##n(a_rows, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
     TI__K512_CASE(1) TI__K512_CASE(2) TI__K512_CASE(3) TI__K512_CASE(4) TI__K512_CASE(5)
     TI__K512_CASE(6) TI__K512_CASE(7) TI__K512_CASE(8) TI__K512_CASE(9) TI__K512_CASE(10)
     TI__K512_CASE(11) TI__K512_CASE(12) TI__K512_CASE(13)
 #undef TI__K512_CASE
-    default: ti__k512_m14(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
+    default: ti__k512_m14(a_rows, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
     }
+}
+
+TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_kernel_avx512(size_t kc, const float *a,
+                                                           size_t lda, int a_rows,
+                                                           const float *b, float *c,
+                                                           size_t ldc, int mr, int nc,
+                                                           float alpha, float beta,
+                                                           const ti__gemm_epi *epi) {
+    ti__sgemm_kernel_avx512_ldb(kc, a, lda, a_rows, b, TI__K512_NR, c, ldc, mr, nc, alpha,
+                                beta, epi);
 }
 
 /* Packs B[0:kc, 0:w] (row-major, row stride ldb) as kc rows of 32 floats, zero past w. */
@@ -22790,6 +23828,50 @@ TI__PRIVATE TI__TARGET_AVX512 float ti__sdot_avx512(const float *a, const float 
         s0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + p), _mm512_maskz_loadu_ps(m, b + p), s0);
     }
     return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+}
+
+/* One column of C: c[r * ldc] = alpha * sum over p < k of op(A)[r, p] * b[p * ldb] + beta *
+ * c[r * ldc] for r < m (beta == 0 does not read c). For a last column that would otherwise
+ * take a whole 16-lane vector of the micro-kernel (N = 49 = 3 * 16 + 1): here it costs a
+ * sixteenth of that. op(A)[r, p] is a[r * lda + p], or a[p * lda + r] when trans_a. */
+TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_col_avx512(int trans_a, size_t m, size_t k,
+                                                        const float *a, size_t lda,
+                                                        const float *b, size_t ldb, float *c,
+                                                        size_t ldc, float alpha, float beta) {
+    if (!trans_a) { /* dot products of rows of A with the column, gathered 512 at a time */
+        float col[512];
+        for (size_t p0 = 0; p0 < k || p0 == 0; p0 += 512) {
+            size_t len = k - p0 < 512 ? k - p0 : 512;
+            for (size_t p = 0; p < len; p++) col[p] = b[(p0 + p) * ldb];
+            for (size_t r = 0; r < m; r++) {
+                float v = alpha * ti__sdot_avx512(a + r * lda + p0, col, len);
+                float *cr = c + r * ldc;
+                if (p0 > 0) *cr += v;
+                else *cr = beta != 0.0f ? v + beta * *cr : v;
+            }
+            if (k == 0) break;
+        }
+        return;
+    }
+    float acc[256]; /* A transposed: rows of op(A) are contiguous in A; 256 rows at a time */
+    for (size_t r0 = 0; r0 < m; r0 += 256) {
+        size_t h = m - r0 < 256 ? m - r0 : 256;
+        for (size_t r = 0; r < h; r++) acc[r] = 0.0f;
+        for (size_t p = 0; p < k; p++) {
+            __m512 bv = _mm512_set1_ps(b[p * ldb]);
+            const float *ap = a + p * lda + r0;
+            for (size_t r = 0; r < h; r += 16) {
+                __mmask16 msk = h - r >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (h - r)) - 1u);
+                __m512 x = _mm512_maskz_loadu_ps(msk, acc + r);
+                x = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(msk, ap + r), bv, x);
+                _mm512_mask_storeu_ps(acc + r, msk, x);
+            }
+        }
+        for (size_t r = 0; r < h; r++) {
+            float *cr = c + (r0 + r) * ldc, v = alpha * acc[r];
+            *cr = beta != 0.0f ? v + beta * *cr : v;
+        }
+    }
 }
 
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void) {

@@ -67,3 +67,33 @@
     __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")))
 #endif
 #endif
+
+/* aarch64 NEON kernels (src/cpu/arm/): Advanced SIMD is part of every aarch64 CPU, so the
+ * NEON kernels need no detection beyond the architecture. The dot-product instructions
+ * (SDOT, Armv8.2 dotprod: the 8-bit GEMM) are optional: detected at run time (getauxval on
+ * Linux and Android, sysctl on Apple) and compiled with a function-level target attribute,
+ * which needs GCC >= 10 or Clang >= 16 (their arm_neon.h declares the intrinsics whatever
+ * the -march). Other compilers and TI_NO_SIMD get the portable scalar kernels. */
+#if !defined(TI_NO_SIMD) && defined(__aarch64__) && defined(__ARM_NEON) &&                  \
+    (defined(__clang__) || defined(__GNUC__))
+#define TI__ARM_NEON 1
+#define TI__ARM_INLINE static __inline__ __attribute__((always_inline, unused))
+#if (defined(__linux__) || defined(__APPLE__)) &&                                             \
+    (defined(__clang__) ? (__clang_major__ >= 16) : (__GNUC__ >= 10))
+#define TI__ARM_DOTPROD 1
+#if defined(__clang__)
+#define TI__TARGET_DOTPROD __attribute__((target("dotprod")))
+#else
+/* GCC's arm_neon.h (12) declares the dot-product intrinsics under
+ * "arch=armv8.2-a+dotprod"; a caller with only "+dotprod" on the default Armv8.0 base
+ * fails to inline them ("target specific option mismatch"), so the same arch is named */
+#define TI__TARGET_DOTPROD __attribute__((target("arch=armv8.2-a+dotprod")))
+#endif
+#endif
+#endif
+
+/* The byte path of the 8-bit GEMM (core/qgemm.c: A and B as bytes, four depths per 32-bit
+ * lane) is compiled in: AVX512-VNNI on x86, SDOT on aarch64. */
+#if defined(TI__X86_VNNI) || defined(TI__ARM_DOTPROD)
+#define TI__QG8 1
+#endif

@@ -248,14 +248,21 @@ TI__PRIVATE int ti__cpu_count(void);
 
 /* ---- instruction sets (cpu/isa.c, cpu/x86/cpuid.c) ---------------------------------- */
 /* Ordered: a higher value can run every kernel of a lower one. AVX512VNNI: AVX-512 F, BW,
- * VL and VNNI (VPDPBUSD), used by the 8-bit GEMM; the float kernels treat it as AVX512. */
+ * VL and VNNI (VPDPBUSD), used by the 8-bit GEMM; the float kernels treat it as AVX512.
+ * On aarch64 the same levels name the NEON kernels: 1 NEON (Advanced SIMD, every aarch64
+ * CPU), 2 NEON with the dot-product instructions (SDOT), used by the 8-bit GEMM; the float
+ * kernels treat it as NEON. Only one family is compiled in (TI__X86_SIMD or TI__ARM_NEON). */
 enum { TI__ISA_SCALAR = 0, TI__ISA_AVX2 = 1, TI__ISA_AVX512 = 2, TI__ISA_AVX512VNNI = 3 };
+enum { TI__ISA_NEON = 1, TI__ISA_NEONDOT = 2, TI__ISA_LAST = 3 /* the highest level */ };
 TI__PRIVATE int ti__cpu_isa_best(void);      /* what this CPU and OS can run */
 TI__PRIVATE int ti__cpu_isa(void);           /* what the kernels use now */
 TI__PRIVATE int ti__cpu_force_isa(int isa);  /* test hook; returns the ISA in effect */
 TI__PRIVATE const char *ti__cpu_isa_name(int isa);
 #ifdef TI__X86_SIMD
 TI__PRIVATE int ti__x86_detect(void); /* best TI__ISA_* by cpuid and XGETBV */
+#endif
+#ifdef TI__ARM_NEON
+TI__PRIVATE int ti__arm_detect(void); /* best TI__ISA_* by the OS's feature flags */
 #endif
 
 /* A float32 GEMM micro-kernel: C[0:mr, 0:nc] = alpha * A * B + beta * C. A (mr x kc) is read
@@ -353,6 +360,14 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void);   /* cpu/x86/gemm_avx
 /* Dot products of k floats (cpu/x86/gemm_avx2.c, gemm_avx512.c) */
 TI__PRIVATE float ti__sdot_avx2(const float *a, const float *b, size_t k);
 TI__PRIVATE float ti__sdot_avx512(const float *a, const float *b, size_t k);
+struct ti__gemm_epi;
+TI__PRIVATE void ti__sgemm_kernel_avx512_ldb(size_t kc, const float *a, size_t lda, int a_rows,
+                                            const float *b, size_t ldb, float *c, size_t ldc,
+                                            int mr, int nc, float alpha, float beta,
+                                            const struct ti__gemm_epi *epi);
+TI__PRIVATE void ti__sgemm_col_avx512(int trans_a, size_t m, size_t k, const float *a,
+                                     size_t lda, const float *b, size_t ldb, float *c,
+                                     size_t ldc, float alpha, float beta);
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void); /* cpu/x86/gemm_avx512.c */
 /* The 8-bit GEMM micro-kernel of core/qgemm.c (ti__qg_micro's contract: 4 rows x 16
  * channels, int16 operands, uint32 sums modulo 2^32) for AVX2: cpu/x86/qgemm_avx2.c */
@@ -367,6 +382,39 @@ TI__PRIVATE size_t ti__qrq32_avx2(const int32_t *x, const int32_t *mult, const i
  * xo) modulo 2^32 for c < n, x and w both uint8 (u8) or both int8 */
 TI__PRIVATE void ti__dwq_tap_avx2(int u8, uint32_t *acc, const void *x, const void *w, size_t n,
                                   int32_t xo, int32_t wo);
+#endif
+#ifdef TI__ARM_NEON
+TI__PRIVATE const ti__sgemm_isa *ti__sgemm_neon_isa(void); /* cpu/arm/gemm_neon.c */
+TI__PRIVATE float ti__sdot_neon(const float *a, const float *b, size_t k);
+TI__PRIVATE int ti__act_block_neon(int act, float a, float b, const float *bias, float *y,
+                                   size_t ldy, size_t rows, size_t cols); /* cpu/arm/act_neon.c */
+TI__PRIVATE int ti__bin_f32_neon(int op, const float *a, int sa, const float *b, int sb,
+                                 float *o, size_t n); /* cpu/arm/binary_neon.c */
+TI__PRIVATE const ti__dw_isa *ti__dw_neon_isa(void); /* cpu/arm/conv_neon.c */
+TI__PRIVATE void ti__copy_s2_neon(float *dst, const float *src, size_t n);
+/* The 8-bit GEMM micro-kernel of core/qgemm.c (ti__qg_micro's contract: 4 rows x 16
+ * channels, int16 operands, uint32 sums modulo 2^32) for NEON: cpu/arm/qgemm_neon.c */
+/* The 8-bit depthwise tap (ti__dwq_tap_avx2's contract) for NEON: cpu/arm/qgemm_neon.c */
+TI__PRIVATE void ti__dwq_tap_neon(int u8, uint32_t *acc, const void *x, const void *w, size_t n,
+                                  int32_t xo, int32_t wo);
+TI__PRIVATE void ti__qg_micro_neon(size_t kc, const int16_t *ap, const int16_t *bp, uint32_t *acc,
+                                   size_t ldacc);
+/* TFLite requantization (TI__QRQ_32) of x[0..n), as ti__qrq32_avx2 but whole groups of 4 */
+TI__PRIVATE size_t ti__qrq32_neon(const int32_t *x, const int32_t *mult, const int32_t *shift,
+                                  size_t n, int32_t yo, int32_t lo, int32_t hi, int32_t *out);
+#endif
+#if defined(TI__ARM_NEON) && defined(TI__ARM_DOTPROD)
+/* The byte path of core/qgemm.c's 8-bit GEMM for SDOT (cpu/arm/qgemm_dot.c): the
+ * micro-kernel (ti__qg8_micro_vnni's contract, but summing (a ^ 0x80) * b: the caller adds
+ * 128 * sum b per column), the flipping byte copy that sums the bytes, one output row
+ * (ti__qg8_row_vnni's contract, groups of 4). */
+TI__PRIVATE void ti__qg8_micro_neondot(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
+                                       size_t bs, int nb, uint32_t *acc, size_t ldacc, int add);
+TI__PRIVATE uint32_t ti__qg8_copy_neon(uint8_t *dst, const uint8_t *src, size_t n, uint8_t flip);
+TI__PRIVATE size_t ti__qg8_row_neon(const uint32_t *dot, const int32_t *colc, const int32_t *bos,
+                                    int32_t row, size_t n, const int32_t *mult,
+                                    const int32_t *shift, int32_t yo, int32_t lo, int32_t hi,
+                                    int32_t *x, uint8_t *out8);
 #endif
 #if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
 /* The byte path of core/qgemm.c's 8-bit GEMM for AVX512-VNNI (cpu/x86/qgemm_vnni.c): the

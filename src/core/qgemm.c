@@ -4,10 +4,10 @@
  * int32 sums (modulo 2^32) of zero-point-corrected products; the requantization turns them
  * into outputs by the mode the caller picks: TFLite's fixed-point multiplier, its double
  * rescale, ONNX's float multiplier rounded half to even, or the raw int32. Relies on
- * qmath.c and the AVX2 micro-kernel (cpu/x86/qgemm_avx2.c, declared in internal.h). Must
- * not allocate at run time: constant weights are packed once at planning into the plan
- * pool (ti__qpack, TI__PACK_QGEMM on the node), others per run into the caller's scratch;
- * panels live on the stack. */
+ * qmath.c and the SIMD kernels (cpu/x86/qgemm_*.c, cpu/arm/qgemm_*.c, declared in
+ * internal.h). Must not allocate at run time: constant weights are packed once at planning
+ * into the plan pool (ti__qpack, TI__PACK_QGEMM on the node), others per run into the
+ * caller's scratch; panels live on the stack. */
 
 /* Channels requantized at once (stack arrays of this many accumulators). */
 #define TI__QG_CHUNK 64
@@ -88,6 +88,19 @@ TI__PRIVATE void ti__qg_store_n(void *y, ti_dtype t, size_t o, size_t ys, const 
     }
 }
 
+/* The SIMD TI__QRQ_32 of the ISA in effect (ti__qrq32_avx2's contract: whole groups of 4
+ * or 8 done, the count returned), or NULL for the scalar loop. */
+typedef size_t (*ti__qrq32_fn)(const int32_t *x, const int32_t *mult, const int32_t *shift,
+                               size_t n, int32_t yo, int32_t lo, int32_t hi, int32_t *out);
+TI__PRIVATE ti__qrq32_fn ti__qrq32_simd(void) {
+#if defined(TI__X86_SIMD)
+    if (ti__cpu_isa() >= TI__ISA_AVX2) return ti__qrq32_avx2;
+#elif defined(TI__ARM_NEON)
+    if (ti__cpu_isa() >= TI__ISA_NEON) return ti__qrq32_neon;
+#endif
+    return NULL;
+}
+
 /* acc[0..n) of channels c0.. (bias included) to outputs y[yi + i * ys] of dtype t: the
  * common TFLite int32 case in one tight loop, the store's dtype switch outside it. */
 TI__PRIVATE void ti__qrq_n(const ti__qrq *r, const int64_t *acc, size_t c0, size_t n, void *y,
@@ -97,14 +110,12 @@ TI__PRIVATE void ti__qrq_n(const ti__qrq *r, const int64_t *acc, size_t c0, size
         size_t m = TI__MIN((size_t)TI__QG_CHUNK, n - i0);
         if (r->mode == TI__QRQ_32) {
             size_t done = 0;
-#ifdef TI__X86_SIMD
-            if (r->lo <= r->hi && ti__cpu_isa() >= TI__ISA_AVX2) {
+            ti__qrq32_fn simd = r->lo <= r->hi ? ti__qrq32_simd() : NULL;
+            if (simd != NULL) {
                 int32_t x[TI__QG_CHUNK]; /* the int32 accumulators (modulo 2^32) */
                 for (size_t i = 0; i < m; i++) x[i] = (int32_t)(uint32_t)(uint64_t)acc[i0 + i];
-                done = ti__qrq32_avx2(x, r->mult + c0 + i0, r->shift + c0 + i0, m, r->yo, r->lo,
-                                      r->hi, v);
+                done = simd(x, r->mult + c0 + i0, r->shift + c0 + i0, m, r->yo, r->lo, r->hi, v);
             }
-#endif
             /* ti__q_mul written out so that it inlines: the hot loop of every 8-bit kernel */
             for (size_t i = done; i < m; i++) {
                 size_t c = c0 + i0 + i;
@@ -131,14 +142,15 @@ TI__PRIVATE void ti__qrq_n(const ti__qrq *r, const int64_t *acc, size_t c0, size
 }
 
 /* The common TFLite case without int64: uint32 sums acc[0..n) of channels c0.. plus an
- * int32 bias (or none), modulo 2^32, requantized in AVX2 (TI__QRQ_32) to y as ti__qrq_n
- * would. Returns 0, doing nothing, where that does not apply (other modes or bias dtypes,
- * no AVX2): the caller then takes the int64 path. */
+ * int32 bias (or none), modulo 2^32, requantized in SIMD (TI__QRQ_32: AVX2 or NEON) to y as
+ * ti__qrq_n would. Returns 0, doing nothing, where that does not apply (other modes or bias
+ * dtypes, no SIMD): the caller then takes the int64 path. */
 TI__PRIVATE int ti__qrq_n_u32(const ti__qrq *r, const ti_tensor *bias, const uint32_t *acc,
                               size_t c0, size_t n, void *y, ti_dtype t, size_t yi, size_t ys) {
-#ifdef TI__X86_SIMD
+#if defined(TI__X86_SIMD) || defined(TI__ARM_NEON)
+    ti__qrq32_fn simd = ti__qrq32_simd();
     if (r->mode != TI__QRQ_32 || r->lo > r->hi || (bias != NULL && bias->dtype != TI_DTYPE_I32) ||
-        ti__cpu_isa() < TI__ISA_AVX2)
+        simd == NULL)
         return 0;
     const int32_t *bv = bias != NULL ? (const int32_t *)bias->data + c0 : NULL;
     int32_t x[TI__QG_CHUNK], v[TI__QG_CHUNK];
@@ -148,8 +160,7 @@ TI__PRIVATE int ti__qrq_n_u32(const ti__qrq *r, const ti_tensor *bias, const uin
             for (size_t i = 0; i < m; i++) x[i] = (int32_t)(acc[i0 + i] + (uint32_t)bv[i0 + i]);
         else
             for (size_t i = 0; i < m; i++) x[i] = (int32_t)acc[i0 + i];
-        size_t done = ti__qrq32_avx2(x, r->mult + c0 + i0, r->shift + c0 + i0, m, r->yo, r->lo,
-                                     r->hi, v);
+        size_t done = simd(x, r->mult + c0 + i0, r->shift + c0 + i0, m, r->yo, r->lo, r->hi, v);
         for (size_t i = done; i < m; i++) v[i] = ti__qrq_one(r, x[i], c0 + i0 + i);
         ti__qg_store_n(y, t, yi + i0 * ys, ys, v, m);
     }
@@ -211,9 +222,9 @@ typedef struct ti__qgemm {
     size_t y0, y_rs, y_cs;
     const int16_t *bp;       /* packed B read by the compute: ti__qg_packed_bytes(cols, depth) */
     int16_t *bp_dst;         /* where ti__qg_pack writes it (scratch, or the plan pool) */
-    /* The byte path (AVX512-VNNI), taken when gather8 and bp8 are set and the CPU has it:
-     * A as unsigned bytes a_u (uint8 as is, int8 + 128), A' = a_u + a_off8; B packed once
-     * at planning by ti__qg8_pack (ti__qg8_set points these at it). */
+    /* The byte path (AVX512-VNNI, aarch64 SDOT), taken when gather8 and bp8 are set and the
+     * CPU has it: A as unsigned bytes a_u (uint8 as is, int8 + 128), A' = a_u + a_off8; B
+     * packed once at planning by ti__qg8_pack (ti__qg8_set points these at it). */
     ti__qg_gather8_fn gather8;
     int32_t a_off8;
     const int8_t *bp8;       /* blocks of 16 columns [depth / 4][16][4], signed bytes b_s */
@@ -314,10 +325,13 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
     int16_t a[TI__QG_KC * TI__QG_MR];
     uint32_t acc[TI__QG_MR * TI__QG_OCC];
     size_t kd = g->depth, oc = g->cols;
-    /* the same sums either way (int32 products, uint32 wrap); AVX2 pairs depths in VPMADDWD */
+    /* the same sums either way (int32 products, uint32 wrap); AVX2 pairs depths in VPMADDWD,
+     * NEON multiplies by lane (SMLAL) */
     void (*micro)(size_t, const int16_t *, const int16_t *, uint32_t *, size_t) = ti__qg_micro;
-#ifdef TI__X86_SIMD
+#if defined(TI__X86_SIMD)
     if (ti__cpu_isa() >= TI__ISA_AVX2) micro = ti__qg_micro_avx2;
+#elif defined(TI__ARM_NEON)
+    if (ti__cpu_isa() >= TI__ISA_NEON) micro = ti__qg_micro_neon;
 #endif
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__QG_MR, np = TI__MIN((size_t)TI__QG_MR, g->rows - p0);
@@ -357,13 +371,15 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
     }
 }
 
-/* ---- the byte path: AVX512-VNNI -------------------------------------------------------- */
+/* ---- the byte path: AVX512-VNNI, aarch64 SDOT ----------------------------------------- */
 /* With a_u = A' - a_off8 (unsigned bytes) and b_s = B' - bos (signed bytes, per column),
  *   sum_k A' B' = sum_k a_u b_s + bos * sum_k a_u + a_off8 * sum_k B'
  * (expand (a_u + a_off8)(b_s + bos) and collect sum_k (b_s + bos) = sum_k B'), all modulo
  * 2^32: the same int32 sums as the int16 kernels, bit for bit. VPDPBUSD gives the first
- * term; the row sums come from the gathered bytes, the column sums from the pack. Depth is
- * padded to a multiple of 4 with zero bytes on both sides, which add nothing. */
+ * term; SDOT gives sum_k (a_u - 128) b_s, and 128 * sum_k b_s per column (from the pack's
+ * sums) completes it. The row sums come from the gathered bytes, the column sums from the
+ * pack. Depth is padded to a multiple of 4 with zero bytes on both sides, which add nothing
+ * (SDOT's padded A bytes become -128, times the padded B's 0). */
 #define TI__QG8_MR 8
 #define TI__QG8_KC 1024 /* depths per A panel (a multiple of 4): MR x KC bytes on the stack */
 #define TI__QG8_OCC 256 /* columns accumulated at once: MR x OCC uint32 on the stack */
@@ -427,10 +443,57 @@ TI__PRIVATE void ti__qg8_pack(ti__qgemm *g, int8_t *dst, ti__threadpool *tp) {
     ti__qg8_set(g, dst);
 }
 
-#ifdef TI__X86_VNNI
+/* The byte path's kernels of one ISA: the micro-kernel (8 rows x 16 * nb columns of depth
+ * quads), one output row's sums and requantization, up to 8 rows of them to bytes (NULL:
+ * row by row). sdot: the micro-kernel multiplies signed A bytes a_u ^ 0x80 = a_u - 128
+ * (SDOT is signed x signed, VPDPBUSD unsigned x signed), so its sums lack 128 * sum_k b_s
+ * per column, which the driver adds to the column terms. */
+typedef struct ti__qg8_isa {
+    void (*micro)(size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs, int nb,
+                  uint32_t *acc, size_t ldacc, int add);
+    size_t (*row)(const uint32_t *dot, const int32_t *colc, const int32_t *bos, int32_t row,
+                  size_t n, const int32_t *mult, const int32_t *shift, int32_t yo, int32_t lo,
+                  int32_t hi, int32_t *x, uint8_t *out8);
+    int (*rows8)(size_t nr, const uint32_t *dot, size_t ldd, const int32_t *colc,
+                 const int32_t *bos, const int32_t *row, size_t n, const int32_t *mult,
+                 const int32_t *shift, int32_t yo, int32_t lo, int32_t hi, uint8_t *out,
+                 size_t ldo);
+    int sdot;
+} ti__qg8_isa;
+
+/* The byte path's kernels under the ISA in effect, or NULL where it has none. */
+TI__PRIVATE const ti__qg8_isa *ti__qg8_isa_now(void) {
+#if defined(TI__X86_VNNI)
+    static const ti__qg8_isa vnni = {ti__qg8_micro_vnni, ti__qg8_row_vnni, ti__qg8_rows8_vnni, 0};
+    if (ti__cpu_isa() >= TI__ISA_AVX512VNNI) return &vnni;
+#elif defined(TI__ARM_DOTPROD)
+    static const ti__qg8_isa dot = {ti__qg8_micro_neondot, ti__qg8_row_neon, NULL, 1};
+    if (ti__cpu_isa() >= TI__ISA_NEONDOT) return &dot;
+#endif
+    return NULL;
+}
+
+#ifdef TI__QG8
+/* The byte path's gathers' copy: dst[i] = src[i] ^ flip for i < n, returning the bytes' sum
+ * modulo 2^32 (only called where the byte path runs). */
+TI__PRIVATE uint32_t ti__qg8_copy(uint8_t *dst, const uint8_t *src, size_t n, uint8_t flip) {
+#if defined(TI__X86_VNNI)
+    return ti__qg8_copy_vnni(dst, src, n, flip);
+#else
+    return ti__qg8_copy_neon(dst, src, n, flip);
+#endif
+}
+
 /* Row blocks [begin, end) of TI__QG8_MR rows on the byte path: every column of them. */
 TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
     const ti__qgemm *g = (const ti__qgemm *)ctx;
+    const ti__qg8_isa *isa = ti__qg8_isa_now();
+    if (isa == NULL) { /* the ISA was lowered since ti__qg_compute looked (tests): int16 path */
+        size_t b4 = (g->rows + TI__QG_MR - 1) / TI__QG_MR;
+        ti__qg_range(ctx, TI__MIN(b4, begin * (TI__QG8_MR / TI__QG_MR)),
+                     TI__MIN(b4, end * (TI__QG8_MR / TI__QG_MR)));
+        return;
+    }
     uint8_t a[TI__QG8_MR * TI__QG8_KC];
     uint32_t acc[TI__QG8_MR * TI__QG8_OCC], rowsum[TI__QG8_MR];
     int32_t colc[TI__QG8_OCC], x[TI__QG8_OCC];
@@ -457,6 +520,11 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
             for (size_t i = 0; i < occ; i++)
                 colc[i] = (int32_t)((bv != NULL ? (uint32_t)bv[oc0 + i] : 0u) +
                                     (uint32_t)g->a_off8 * (uint32_t)g->csum8[oc0 + i]);
+            if (isa->sdot) /* + 128 * sum_k b_s, sum_k b_s = sum_k B' - depth * bos */
+                for (size_t i = 0; i < occ; i++)
+                    colc[i] = (int32_t)((uint32_t)colc[i] +
+                                        128u * ((uint32_t)g->csum8[oc0 + i] -
+                                                (uint32_t)kd * (uint32_t)g->bos8[oc0 + i]));
             const int gather = !one_panel || oc0 == 0;
             if (gather)
                 for (size_t r = 0; r < TI__QG8_MR; r++) rowsum[r] = 0;
@@ -475,7 +543,7 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                     }
                 }
                 for (size_t b = 0; b < nb; b += 2)
-                    ti__qg8_micro_vnni(kc4 / 4, a, TI__QG8_KC,
+                    isa->micro(kc4 / 4, a, TI__QG8_KC,
                                        g->bp8 + ((oc0 / TI__QG_NR + b) * kp + k0) * TI__QG_NR,
                                        kp * TI__QG_NR, nb - b > 1 ? 2 : 1,
                                        acc + b * TI__QG_NR, TI__QG8_OCC, k0 > 0);
@@ -483,17 +551,17 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
             int32_t rowv[TI__QG8_MR];
             for (size_t r = 0; r < np; r++)
                 rowv[r] = (int32_t)(same ? rowsum[r] * (uint32_t)g->bos8[0] : rowsum[r]);
-            if (bytes && ti__qg8_rows8_vnni(np, acc, TI__QG8_OCC, colc, bos != NULL ? bos + oc0 : NULL,
-                                            rowv, occ, rq->mult + g->c0 + oc0,
-                                            rq->shift + g->c0 + oc0, rq->yo, rq->lo, rq->hi,
-                                            (uint8_t *)g->y + g->y0 + p0 * g->y_rs + oc0, g->y_rs))
+            if (bytes && isa->rows8 != NULL &&
+                isa->rows8(np, acc, TI__QG8_OCC, colc, bos != NULL ? bos + oc0 : NULL, rowv, occ,
+                           rq->mult + g->c0 + oc0, rq->shift + g->c0 + oc0, rq->yo, rq->lo,
+                           rq->hi, (uint8_t *)g->y + g->y0 + p0 * g->y_rs + oc0, g->y_rs))
                 continue;
             for (size_t r = 0; r < np; r++) {
                 size_t yo = g->y0 + (p0 + r) * g->y_rs + oc0 * g->y_cs;
                 const uint32_t *dot = acc + r * TI__QG8_OCC;
                 size_t done = 0;
                 if (fused) {
-                    done = ti__qg8_row_vnni(dot, colc, bos != NULL ? bos + oc0 : NULL, rowv[r], occ,
+                    done = isa->row(dot, colc, bos != NULL ? bos + oc0 : NULL, rowv[r], occ,
                                             rq->mult + g->c0 + oc0, rq->shift + g->c0 + oc0,
                                             rq->yo, rq->lo, rq->hi, x,
                                             bytes ? (uint8_t *)g->y + yo : NULL);
@@ -504,7 +572,7 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                     continue;
                 }
                 /* the int16 path's finish: int32 sums (colc without bias), bias in int64 */
-                ti__qg8_row_vnni(dot, colc, bos != NULL ? bos + oc0 : NULL, rowv[r], occ, NULL, NULL, 0,
+                isa->row(dot, colc, bos != NULL ? bos + oc0 : NULL, rowv[r], occ, NULL, NULL, 0,
                                  0, 0, x, NULL);
                 for (size_t c = 0; c < occ; c += TI__QG_CHUNK) {
                     int64_t v[TI__QG_CHUNK];
@@ -521,8 +589,8 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
 
 /* Whether ti__qg_compute takes the byte path for g now. */
 TI__PRIVATE int ti__qg8_usable(const ti__qgemm *g) {
-#ifdef TI__X86_VNNI
-    return g->gather8 != NULL && g->bp8 != NULL && ti__cpu_isa() >= TI__ISA_AVX512VNNI;
+#ifdef TI__QG8
+    return g->gather8 != NULL && g->bp8 != NULL && ti__qg8_isa_now() != NULL;
 #else
     (void)g;
     return 0;
@@ -545,7 +613,7 @@ TI__PRIVATE void ti__qg_pack(ti__qgemm *g, int16_t *dst, ti__threadpool *tp) {
 
 /* Runs the GEMM on packed B: requantized outputs for every row and column. */
 TI__PRIVATE void ti__qg_compute(ti__qgemm *g, ti__threadpool *tp) {
-#ifdef TI__X86_VNNI
+#ifdef TI__QG8
     if (ti__qg8_usable(g)) {
         size_t blocks8 = (g->rows + TI__QG8_MR - 1) / TI__QG8_MR;
         ti__parallel_for(tp, blocks8, ti__qg_grain(TI__QG8_MR * g->depth * g->cols / 4),
@@ -613,7 +681,7 @@ TI__PRIVATE const ti__qpack *ti__qpack_rq(const ti__node *nd, size_t channels) {
 
 /* Allocates a pack in pool and packs B of `groups` groups into it: the group's columns c0 =
  * g * cols.. at element offset g * b_gs of b (the rest of *tmpl: strides, offsets, zero
- * points as for ti__qg_pack); with tmpl->want8, under an ISA with AVX512-VNNI, B for the
+ * points as for ti__qg_pack); with tmpl->want8, under an ISA with the byte path, B for the
  * byte path as well. rq_channels > 0 also reserves ti__qg_rq_bytes of them for
  * the caller to fill (*rq_mem, then the pack's mode). Sets the node's packed fields.
  * Returns the pack, NULL on OOM. */
@@ -624,7 +692,7 @@ TI__PRIVATE ti__qpack *ti__qpack_make(ti__node *node, ti__pool *pool, ti__thread
     size_t rqb = rq_channels > 0 ? ti__qg_rq_bytes(rq_channels) : 0;
     /* the byte path's B as well when the ISA in effect has it; the int16 B stays, for
      * TINYINFER_ISA / ti__cpu_force_isa changing the ISA after planning */
-    size_t pb8 = pb > 0 && tmpl->want8 && ti__cpu_isa() >= TI__ISA_AVX512VNNI
+    size_t pb8 = pb > 0 && tmpl->want8 && ti__qg8_isa_now() != NULL
                      ? (ti__qg8_packed_bytes(tmpl->cols, tmpl->depth) + 63) / 64 * 64 : 0;
     ti__qpack *p = (ti__qpack *)ti__pool_alloc(pool, sizeof(ti__qpack));
     int16_t *bp = pb > 0 ? (int16_t *)ti__pool_alloc(pool, pb * groups) : NULL;

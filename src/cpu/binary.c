@@ -319,6 +319,9 @@ TI__PRIVATE void ti__bin_f32(const ti__bjob *j, size_t oi, const size_t *off,
         if (isa >= TI__ISA_AVX512 && ti__bin_f32_avx512(j->op, a, sa, b, sb, o, n)) return;
         if (isa >= TI__ISA_AVX2 && ti__bin_f32_avx2(j->op, a, sa, b, sb, o, n)) return;
     }
+#elif defined(TI__ARM_NEON)
+    if (n >= 4 && ti__cpu_isa() >= TI__ISA_NEON && ti__bin_f32_neon(j->op, a, sa, b, sb, o, n))
+        return; /* the same bits (cpu/arm/binary_neon.c) */
 #endif
     switch (j->op) {
     case TI__BOP_ADD: case TI__BOP_SUM: case TI__BOP_MEAN: TI__BIN_F32_LOOP(x + y); break;

@@ -345,6 +345,11 @@ TI__PRIVATE int ti__copy_s2(float *dst, const float *src, size_t n) {
         ti__copy_s2_avx2(dst, src, n);
         return 1;
     }
+#elif defined(TI__ARM_NEON)
+    if (ti__cpu_isa() >= TI__ISA_NEON) {
+        ti__copy_s2_neon(dst, src, n);
+        return 1;
+    }
 #else
     (void)dst, (void)src, (void)n;
 #endif
@@ -446,6 +451,9 @@ TI__PRIVATE void ti__act_block(int act, float a, float b, const float *bias, flo
     if (isa >= TI__ISA_AVX512 && ti__act_block_avx512(act, a, b, bias, y, ldy, rows, cols))
         return;
     if (isa >= TI__ISA_AVX2 && ti__act_block_avx2(act, a, b, bias, y, ldy, rows, cols)) return;
+#elif defined(TI__ARM_NEON)
+    if (ti__cpu_isa() >= TI__ISA_NEON && ti__act_block_neon(act, a, b, bias, y, ldy, rows, cols))
+        return;
 #endif
     for (size_t r = 0; r < rows; r++)
         ti__act_row(act, a, b, bias != NULL ? bias[r] : 0.0f, y + r * ldy, cols);

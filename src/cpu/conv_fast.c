@@ -1,5 +1,6 @@
 /* Fast float32 Conv paths that conv.c picks (ti__conv_path): a direct depthwise kernel for
- * 3x3 / 5x5, stride 1 / 2 (row kernels in cpu/x86/conv_*.c, or the portable ones here,
+ * 3x3 / 5x5, stride 1 / 2 (row kernels in cpu/x86/conv_*.c, cpu/arm/conv_neon.c, or the
+ * portable ones here,
  * chosen at run time by ti__cpu_isa()), and Winograd F(4x4, 3x3) for 3x3 stride-1 convs
  * with enough channels: weights transformed once at planning (ti__conv_prepack, called by
  * the prepack pass), input and output transforms here, the 36 products through
@@ -65,6 +66,8 @@ TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void) {
     int isa = ti__cpu_isa();
     if (isa >= TI__ISA_AVX512) return ti__dw_avx512_isa();
     if (isa >= TI__ISA_AVX2) return ti__dw_avx2_isa();
+#elif defined(TI__ARM_NEON)
+    if (ti__cpu_isa() >= TI__ISA_NEON) return ti__dw_neon_isa();
 #endif
     return &scalar;
 }

@@ -3,7 +3,7 @@
  * float32 runs the blocked GEMM: SIMD micro-kernels (cpu/x86/) chosen at run time by
  * ti__cpu_isa() (cpu/isa.c), or the portable micro-kernel below; other dtypes run a plain
  * generic loop. Relies on tensor.c element access and the thread pool. Must not allocate:
- * GEMM packing buffers live on the stack (at most about 48 KiB, so small worker-thread
+ * GEMM packing buffers live on the stack (at most about 50 KiB, so small worker-thread
  * stacks suffice). */
 
 /* Register tile of the micro-kernel (MR rows x NR columns of C held in accumulators) and
@@ -177,6 +177,19 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
     memset(&ke, 0, sizeof ke);
     if (in_kernel) ke = *j->epi;
     TI_ASSERT(kcmax * nr <= TI__SGX_BCAP && kcmax * mr <= TI__SGX_ACAP);
+    size_t tail = 0; /* a last column computed on its own (ti__sgemm_col_avx512) */
+#ifdef TI__X86_SIMD
+    if (isa->isa >= TI__ISA_AVX512 && !j->trans_b && n1 - n0 > 16 && (n1 - n0) % 16 == 1)
+        tail = 1;
+#endif
+    n1 -= tail;
+    /* B read where it lies, not packed, when each sliver of B would serve at most 2 kernel
+     * calls (M up to 2 row slivers, e.g. 24 x 3136 x 144): packing it cost about 20 % there
+     * (perf). Full slivers only: the kernel reads 32 columns. */
+    int b_in_place = 0;
+#ifdef TI__X86_SIMD
+    b_in_place = isa->isa >= TI__ISA_AVX512 && !j->trans_b && rows <= 2 * mr;
+#endif
     for (size_t pc = 0; pc < j->k || pc == 0; pc += kcmax) {
         size_t kc = TI__MIN(kcmax, j->k - pc);
         float beta = pc == 0 ? j->beta : 1.0f; /* later k blocks add to C */
@@ -197,7 +210,14 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
             if (!pack_a || ib + 1 >= nblk) nx1 = nx0;
             for (size_t jr = n0; jr < n1; jr += nr) {
                 size_t w = TI__MIN(nr, n1 - jr), t = (jr - n0) / nr;
-                ti__sgemm_pack_b(j, isa, pc, kc, jr, w, bp);
+                const float *bs = bp; /* the sliver the kernels read, rows bstride apart */
+                size_t bstride = nr;
+                if (b_in_place && w == nr) {
+                    bs = j->b + pc * j->ldb + jr;
+                    bstride = j->ldb;
+                } else {
+                    ti__sgemm_pack_b(j, isa, pc, kc, jr, w, bp);
+                }
                 if (nx1 > nx0)
                     ti__sgemm_prefetch_a(j, nx0 + (nx1 - nx0) * t / njr,
                                          nx0 + (nx1 - nx0) * (t + 1) / njr, pc, kc);
@@ -223,14 +243,30 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                         ke.bias = j->epi->bias != NULL ? j->epi->bias + ic + r0 : NULL;
                         kepi = &ke;
                     }
-                    isa->kernel(kc, a, lda, a_rows, bp, j->c + (ic + r0) * j->ldc + jr, j->ldc,
-                                (int)h, (int)w, j->alpha, beta, kepi);
+                    float *c = j->c + (ic + r0) * j->ldc + jr;
+                    (void)bstride; /* read only by the x86 in-place kernel */
+#ifdef TI__X86_SIMD
+                    if (bstride != nr)
+                        ti__sgemm_kernel_avx512_ldb(kc, a, lda, a_rows, bs, bstride, c, j->ldc,
+                                                    (int)h, (int)w, j->alpha, beta, kepi);
+                    else
+#endif
+                        isa->kernel(kc, a, lda, a_rows, bs, c, j->ldc, (int)h, (int)w, j->alpha,
+                                    beta, kepi);
                     if (pc + kc >= j->k && !in_kernel) ti__sgemm_epilogue(j, ic + r0, h, jr, w);
                 }
             }
         }
         if (j->k == 0) break;
     }
+#ifdef TI__X86_SIMD
+    if (tail) {
+        const float *a = j->trans_a ? j->a + m0 : j->a + m0 * j->lda;
+        ti__sgemm_col_avx512(j->trans_a, rows, j->k, a, j->lda, j->b + n1, j->ldb,
+                             j->c + m0 * j->ldc + n1, j->ldc, j->alpha, j->beta);
+        ti__sgemm_epilogue(j, m0, rows, n1, 1);
+    }
+#endif
 }
 
 /* The SIMD micro-kernel set for the ISA in use, or NULL for the portable path. */
@@ -239,6 +275,8 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_pick_isa(void) {
     int isa = ti__cpu_isa();
     if (isa >= TI__ISA_AVX512) return ti__sgemm_avx512_isa();
     if (isa >= TI__ISA_AVX2) return ti__sgemm_avx2_isa();
+#elif defined(TI__ARM_NEON)
+    if (ti__cpu_isa() >= TI__ISA_NEON) return ti__sgemm_neon_isa();
 #endif
     return NULL;
 }
@@ -340,6 +378,11 @@ TI__PRIVATE void ti__sgemm_small_m(void *ctx, size_t begin, size_t end) {
                     float d = j->isa->isa >= TI__ISA_AVX512 ? ti__sdot_avx512(a, b, j->k)
                                                             : ti__sdot_avx2(a, b, j->k);
                     c[q] += j->alpha * d;
+                    continue;
+                }
+#elif defined(TI__ARM_NEON)
+                if (!j->trans_a && j->isa != NULL) {
+                    c[q] += j->alpha * ti__sdot_neon(j->a + i * j->lda, b, j->k);
                     continue;
                 }
 #endif

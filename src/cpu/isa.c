@@ -1,6 +1,7 @@
 /* Which instruction set the CPU kernels use. The best one the CPU and OS support is detected
- * once (cpu/x86/cpuid.c on x86; scalar elsewhere and with TI_NO_SIMD). The environment
- * variable TINYINFER_ISA=scalar|avx2|avx512|avx512vnni, read once at first use, caps it:
+ * once (cpu/x86/cpuid.c on x86, cpu/arm/cpuinfo.c on aarch64; scalar elsewhere and with
+ * TI_NO_SIMD). The environment variable TINYINFER_ISA=scalar|avx2|avx512|avx512vnni (x86)
+ * or scalar|neon|neondot (aarch64), read once at first use, caps it:
  * for comparing paths, and for working around a suspected SIMD problem on a user's
  * machine. Tests call ti__cpu_force_isa(). Asking for an ISA the CPU lacks gives the best
  * one it has.
@@ -17,10 +18,12 @@ static ti__atomic_int ti__isa_cur_g = -1;  /* -1: not chosen yet (TINYINFER_ISA 
 TI__PRIVATE int ti__cpu_isa_best(void) {
     int best = ti__atomic_load(&ti__isa_best_g);
     if (best < 0) {
-#ifdef TI__X86_SIMD
+#if defined(TI__X86_SIMD)
         best = ti__x86_detect();
+#elif defined(TI__ARM_NEON)
+        best = ti__arm_detect();
 #else
-        best = TI__ISA_SCALAR; /* aarch64 and the rest: the portable kernels (no NEON yet) */
+        best = TI__ISA_SCALAR; /* other CPUs and TI_NO_SIMD: the portable kernels */
 #endif
         ti__atomic_store(&ti__isa_best_g, best);
     }
@@ -28,6 +31,14 @@ TI__PRIVATE int ti__cpu_isa_best(void) {
 }
 
 TI__PRIVATE const char *ti__cpu_isa_name(int isa) {
+#ifdef TI__ARM_NEON
+    switch (isa) {
+    case TI__ISA_NEON: return "neon";
+    case TI__ISA_NEONDOT: return "neondot";
+    case TI__ISA_SCALAR: return "scalar";
+    default: return "none"; /* no such level on this CPU family */
+    }
+#endif
     switch (isa) {
     case TI__ISA_AVX2: return "avx2";
     case TI__ISA_AVX512: return "avx512";
@@ -40,7 +51,7 @@ TI__PRIVATE const char *ti__cpu_isa_name(int isa) {
 TI__PRIVATE int ti__isa_from_env(void) {
     const char *v = getenv("TINYINFER_ISA");
     if (v == NULL) return -1;
-    for (int isa = TI__ISA_SCALAR; isa <= TI__ISA_AVX512VNNI; isa++)
+    for (int isa = TI__ISA_SCALAR; isa <= TI__ISA_LAST; isa++)
         if (strcmp(v, ti__cpu_isa_name(isa)) == 0) return isa;
     return -1;
 }

@@ -416,7 +416,7 @@ TI__PRIVATE void ti__tfc_qgather(const void *ctx, size_t p, size_t k0, size_t k1
     }
 }
 
-#ifdef TI__X86_VNNI
+#ifdef TI__QG8
 /* The byte path's gather (ti__qg_gather8_fn): depths [k0, k1) of row p as unsigned bytes
  * (int8 + 128 by flipping the top bit), taps outside the input as the zero point's byte;
  * returns their sum. */
@@ -424,7 +424,7 @@ TI__PRIVATE uint32_t ti__tfc_qgather8(const void *ctx, size_t p, size_t k0, size
     const ti__tfc_job *j = (const ti__tfc_job *)ctx;
     uint8_t flip = j->kind == TI__TFC_I8 ? 0x80 : 0;
     const uint8_t *x = (const uint8_t *)j->x; /* 1-byte elements */
-    if (j->fc) return ti__qg8_copy_vnni(a, x + p * j->kdim + k0, k1 - k0, flip);
+    if (j->fc) return ti__qg8_copy(a, x + p * j->kdim + k0, k1 - k0, flip);
     const ti__tfc_geo *g = j->g;
     uint8_t pad = (uint8_t)((uint8_t)(-j->xo) ^ flip); /* zero point in range: checked */
     int64_t n, oy, ox;
@@ -439,8 +439,8 @@ TI__PRIVATE uint32_t ti__tfc_qgather8(const void *ctx, size_t p, size_t k0, size
             memset(a + (k - k0), pad, cnt);
             sum += (uint32_t)pad * (uint32_t)cnt;
         } else {
-            sum += ti__qg8_copy_vnni(a + (k - k0),
-                                     x + (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c, cnt, flip);
+            sum += ti__qg8_copy(a + (k - k0),
+                                x + (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c, cnt, flip);
         }
         k += cnt;
     }
@@ -450,7 +450,7 @@ TI__PRIVATE uint32_t ti__tfc_qgather8(const void *ctx, size_t p, size_t k0, size
 
 /* Runs the 8-bit GEMM of a job whose requantization is set up: on the weights the prepack
  * pass packed (the node's ti__qpack), else packed now into scratch after the multipliers.
- * With the byte path's pack as well (AVX512-VNNI at planning), on that when the ISA now
+ * With the byte path's pack as well (AVX512-VNNI or SDOT at planning), on that when the ISA now
  * has it and the input's zero point is one of its dtype's values (the padding byte). */
 TI__PRIVATE ti_status ti__tfc_qgemm(ti__kctx *k, ti__tfc_job *j, size_t rows, size_t kdim, int fc) {
     size_t off = ti__tfc_qgemm_offset(j->o);
@@ -483,7 +483,7 @@ TI__PRIVATE ti_status ti__tfc_qgemm(ti__kctx *k, ti__tfc_job *j, size_t rows, si
         g.bp = pre;
     else
         ti__qg_pack(&g, (int16_t *)((unsigned char *)k->scratch + off), k->tp);
-#ifdef TI__X86_VNNI
+#ifdef TI__QG8
     const int8_t *pre8 = pre != NULL ? ti__qpack_b8(k->node, 1, j->o, kdim, 0) : NULL;
     int32_t zx = -j->xo;
     if (pre8 != NULL && (j->kind == TI__TFC_U8 ? zx >= 0 && zx <= 255 : zx >= -128 && zx <= 127)) {

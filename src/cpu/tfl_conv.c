@@ -313,6 +313,14 @@ TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end) {
     const ti__tfc_geo *g = j->g;
     size_t oc = (size_t)g->oc, ic = (size_t)g->ic, m = (size_t)g->mult;
     int32_t xo = j->xo, wo = j->wo;
+    /* one tap of TI__TFC_DW_CHUNK channels in SIMD (int32 sums modulo 2^32), or NULL */
+    void (*tap)(int, uint32_t *, const void *, const void *, size_t, int32_t, int32_t) = NULL;
+#if defined(TI__X86_SIMD)
+    if (ti__cpu_isa() >= TI__ISA_AVX2) tap = ti__dwq_tap_avx2;
+#elif defined(TI__ARM_NEON)
+    if (ti__cpu_isa() >= TI__ISA_NEON) tap = ti__dwq_tap_neon;
+#endif
+    (void)tap;
     for (size_t p = begin; p < end; p++) {
         int64_t n, oy, ox, fy0, fy1, fx0, fx1;
         ti__tfc_pixel(g, p, &n, &oy, &ox);
@@ -323,8 +331,8 @@ TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end) {
             size_t cn = TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0);
             int64_t acc[TI__TFC_DW_CHUNK];
             for (size_t c = 0; c < cn; c++) acc[c] = 0;
-#ifdef TI__X86_SIMD
-            if (m == 1 && j->kind != TI__TFC_I16 && ti__cpu_isa() >= TI__ISA_AVX2) {
+#if defined(TI__X86_SIMD) || defined(TI__ARM_NEON)
+            if (m == 1 && j->kind != TI__TFC_I16 && tap != NULL) {
                 /* int32 sums modulo 2^32, as TFLite's; requantization wraps them anyway */
                 uint32_t a32[TI__TFC_DW_CHUNK];
                 for (size_t c = 0; c < cn; c++) a32[c] = 0;
@@ -332,8 +340,8 @@ TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end) {
                     for (int64_t fx = fx0; fx < fx1; fx++) {
                         size_t xi = (size_t)((n * g->ih + iy0 + fy * g->dh) * g->iw + ix0 + fx * g->dw) * ic;
                         size_t wi = (size_t)(fy * g->kw + fx) * oc + c0;
-                        ti__dwq_tap_avx2(j->kind == TI__TFC_U8, a32, (const uint8_t *)j->x + xi + c0,
-                                         (const uint8_t *)j->w + wi, cn, xo, wo); /* 1-byte elements */
+                        tap(j->kind == TI__TFC_U8, a32, (const uint8_t *)j->x + xi + c0,
+                            (const uint8_t *)j->w + wi, cn, xo, wo); /* 1-byte elements */
                     }
                 if (ti__qrq_n_u32(&j->rq, j->b, a32, c0, cn, j->y, j->ydt, p * oc + c0, 1)) continue;
                 for (size_t c = 0; c < cn; c++) acc[c] = (int32_t)a32[c];

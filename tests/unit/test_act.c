@@ -1,6 +1,7 @@
 /* The fused-activation loops of the float32 Conv and GEMM paths against the per-element
  * reference ti__act_apply (core/internal.h): the row loop ti__act_row and the block
  * function ti__act_block (cpu/conv.c; its AVX2 and AVX-512 versions in cpu/x86/act_x86.c,
+ * NEON in cpu/arm/act_neon.c,
  * each ISA forced), bit for bit, for every activation, with and without a bias (one per
  * row for blocks), on random values and on the edges (+-0, +-inf, NaN, values around the
  * clamp bounds, a Clip whose minimum is above its maximum), on lengths around vector

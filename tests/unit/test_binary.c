@@ -1,5 +1,6 @@
 /* The float32 runs of the broadcast binary ops (ti__bin_f32, cpu/binary.c) with each ISA
- * forced (scalar, AVX2, AVX-512: the vector forms in cpu/x86/binary_x86.c): Add, Sub, Mul,
+ * forced (scalar, AVX2, AVX-512: the vector forms in cpu/x86/binary_x86.c; NEON on aarch64:
+ * cpu/arm/binary_neon.c): Add, Sub, Mul,
  * Div, Sum and Mean, each input a run or one repeated value, bit for bit against the same
  * float operation done here, on random values and on the edges (+-0, +-inf, NaN,
  * subnormals), on lengths around the vector widths, in place too, and never writing past

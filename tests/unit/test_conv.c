@@ -1,7 +1,8 @@
 /* The float32 Conv paths (cpu/conv.c, cpu/conv_fast.c) against a double-precision reference
  * convolution: each path forced in turn (direct, 1x1 GEMM, im2col tiles shared or per
  * thread, depthwise, Winograd F(4x4,3x3)) under each instruction set forced in turn
- * (scalar, AVX2, AVX-512; one the CPU lacks runs as the best it has and says so), one and
+ * (scalar, AVX2, AVX-512 on x86; scalar, NEON, NEON + dotprod on aarch64; one the CPU lacks
+ * runs as the best it has and says so), one and
  * two threads, on random and edge shapes: odd sizes, images smaller than the kernel,
  * asymmetric pads, strides 1-3, dilation, groups, channel counts around the vector widths,
  * batch 2, every fused activation kind. Outputs start as NaN, so an element a path forgets
@@ -474,7 +475,8 @@ TI_TEST(sessions_pack_and_match) {
     session_case(256, 16, 6, 5, 2, TI__PACK_ATRANS);
 }
 
-/* The stride-2 row copy of im2col (ti__copy_s2; AVX2 and AVX-512 forms in cpu/x86/conv_*.c)
+/* The stride-2 row copy of im2col (ti__copy_s2; AVX2 and AVX-512 forms in cpu/x86/conv_*.c,
+ * NEON in cpu/arm/conv_neon.c)
  * with each ISA forced: dst[t] = src[2 t] for every length 0..70, from a source of exactly
  * 2 (n - 1) + 1 floats on the heap (so ASan sees a read past it) into a destination with a
  * guard after it. The scalar ISA returns 0 and leaves the copy to the caller's loop. */

@@ -15,10 +15,30 @@
  * the AVX-512 depthwise pixel and the byte copy against plain loops; the AVX-512 lanes of
  * the 8-bit ADD against the scalar arithmetic; and the uint8 and int8 (per-channel)
  * MobileNets under each ISA, on 1 and 2 threads, also planned under the best ISA and run
- * under a lower one. */
+ * under a lower one. On aarch64 the same tests force scalar, NEON (the int16 micro-kernel
+ * ti__qg_micro_neon and ti__qrq32_neon) and NEON + dotprod (the SDOT byte path); x86-only
+ * helpers are skipped there. */
 #define TINYINFER_IMPLEMENTATION
 #include "tinyinfer.h"
 #include "ti_test.h"
+
+/* The levels of this CPU family (the ISA values of x86 and aarch64 coincide: 1 and 2 are
+ * AVX2 / AVX-512 there, NEON / NEON + dotprod here): the int16 kernels' level, the byte
+ * path's level, and every level to force, scalar first. */
+#if defined(TI__ARM_NEON)
+#define ISA_INT16 TI__ISA_NEON
+#define ISA_INT16_NAME "NEON"
+#define MICRO_SIMD ti__qg_micro_neon
+#define ISA_BYTES TI__ISA_NEONDOT
+static const int isas[] = {TI__ISA_SCALAR, TI__ISA_NEON, TI__ISA_NEONDOT};
+#else
+#define ISA_INT16 TI__ISA_AVX2
+#define ISA_INT16_NAME "AVX2"
+#define MICRO_SIMD ti__qg_micro_avx2
+#define ISA_BYTES TI__ISA_AVX512VNNI
+static const int isas[] = {TI__ISA_SCALAR, TI__ISA_AVX2, TI__ISA_AVX512, TI__ISA_AVX512VNNI};
+#endif
+#define NISA ((int)(sizeof isas / sizeof isas[0]))
 
 static unsigned g_seed = 777u;
 static unsigned urand(void) {
@@ -29,7 +49,7 @@ static unsigned urand(void) {
 #define LD 40 /* accumulator row stride: 16 used, the rest must stay untouched */
 
 static void run_case(size_t kc, int full_range) {
-#ifdef TI__X86_SIMD
+#if defined(TI__X86_SIMD) || defined(TI__ARM_NEON)
     int16_t *a = (int16_t *)malloc((kc + 1) * 4 * sizeof(int16_t));
     int16_t *b = (int16_t *)malloc((kc + 1) * 16 * sizeof(int16_t));
     uint32_t c_ref[4 * LD], c_simd[4 * LD];
@@ -40,7 +60,7 @@ static void run_case(size_t kc, int full_range) {
     if (full_range && kc > 1) a[0] = a[4] = b[0] = b[16] = INT16_MIN; /* the madd edge case */
     for (int i = 0; i < 4 * LD; i++) c_ref[i] = c_simd[i] = urand() * 2654435761u;
     ti__qg_micro(kc, a, b, c_ref, LD);
-    ti__qg_micro_avx2(kc, a, b, c_simd, LD);
+    MICRO_SIMD(kc, a, b, c_simd, LD);
     int bad = 0;
     for (int i = 0; i < 4 * LD; i++)
         if (c_ref[i] != c_simd[i] && bad++ == 0)
@@ -56,8 +76,8 @@ static void run_case(size_t kc, int full_range) {
 }
 
 TI_TEST(micro_kernel_matches_portable) {
-    if (ti__cpu_isa_best() < TI__ISA_AVX2) {
-        TI_SKIP("this CPU has no AVX2");
+    if (ti__cpu_isa_best() < ISA_INT16) {
+        TI_SKIP("this CPU has no " ISA_INT16_NAME);
         return;
     }
     static const size_t ks[] = {0, 1, 2, 3, 4, 7, 8, 9, 15, 16, 17, 27, 63, 144, 255, 256};
@@ -68,11 +88,12 @@ TI_TEST(micro_kernel_matches_portable) {
     for (int r = 0; r < 50; r++) run_case(1 + urand() % 256, r & 1);
 }
 
-/* ti__qrq_n in TI__QRQ_32 mode under AVX2 and under the scalar ISA: identical int32 outputs
- * (int32 output dtype, so the clamp range is the test's) for every accumulator pattern. */
-TI_TEST(requant_avx2_matches_scalar) {
-    if (ti__cpu_isa_best() < TI__ISA_AVX2) {
-        TI_SKIP("this CPU has no AVX2");
+/* ti__qrq_n in TI__QRQ_32 mode under AVX2 (NEON) and under the scalar ISA: identical int32
+ * outputs (int32 output dtype, so the clamp range is the test's) for every accumulator
+ * pattern. */
+TI_TEST(requant_simd_matches_scalar) {
+    if (ti__cpu_isa_best() < ISA_INT16) {
+        TI_SKIP("this CPU has no " ISA_INT16_NAME);
         return;
     }
     enum { N = 150 }; /* more than two chunks of TI__QG_CHUNK, with a tail */
@@ -106,17 +127,72 @@ TI_TEST(requant_avx2_matches_scalar) {
         size_t c0 = 0, n = N - (size_t)(r % 9);
         ti__cpu_force_isa(TI__ISA_SCALAR);
         ti__qrq_n(&q, acc, c0, n, y_ref, TI_DTYPE_I32, 0, 1);
-        ti__cpu_force_isa(TI__ISA_AVX2);
+        ti__cpu_force_isa(ISA_INT16);
         ti__qrq_n(&q, acc, c0, n, y_simd, TI_DTYPE_I32, 0, 1);
         for (size_t i = 0; i < n; i++)
             if (y_ref[i] != y_simd[i] && bad++ < 3)
-                printf("  acc %lld mult %d shift %d yo %d [%d, %d]: avx2 %d, scalar %d\n",
+                printf("  acc %lld mult %d shift %d yo %d [%d, %d]: simd %d, scalar %d\n",
                        (long long)acc[i], mult[i], shift[i], q.yo, q.lo, q.hi, y_simd[i], y_ref[i]);
     }
     ti__cpu_force_isa(-1);
     TI_CHECK_EQ_INT(bad, 0);
 }
 
+/* The same on edge values, every combination: accumulators at and next to 0, +-2^k, the
+ * halves between multiples of 2^k (the ties of the rounding shift and of the doubling high
+ * multiply) and INT32_MIN / INT32_MAX; every shift -31..31; multipliers at their ends,
+ * negative ones and INT32_MIN included (the SIMD code must hand those lanes to the scalar
+ * loop or agree with it); zero points and clamp ranges at the int32 ends. Each row of N
+ * holds one shift and one multiplier on every lane, so whole SIMD groups see them. */
+TI_TEST(requant_simd_edges_match_scalar) {
+    if (ti__cpu_isa_best() < ISA_INT16) {
+        TI_SKIP("this CPU has no " ISA_INT16_NAME);
+        return;
+    }
+    enum { NX = 480 }; /* 33 x 7 x 2 edge values, 0, then random ones */
+    static const int32_t ms[] = {0, 1, 2, 1 << 30, (1 << 30) + 1, 1518500250, INT32_MAX - 1,
+                                 INT32_MAX, -1, -(1 << 30), INT32_MIN + 1, INT32_MIN};
+    static const int32_t yos[][3] = {{0, INT32_MIN, INT32_MAX}, {INT32_MAX, INT32_MIN, INT32_MAX},
+                                     {INT32_MIN, INT32_MIN, INT32_MAX}, {-128, -128, 127},
+                                     {200, 0, 255}, {-7, -100, 100}};
+    int64_t acc[NX];
+    int32_t mult[NX], shift[NX], y_ref[NX], y_simd[NX];
+    size_t nx = 0;
+    for (int k = 0; k <= 32; k++) {
+        int64_t p = (int64_t)1 << (k < 32 ? k : 31), h = p / 2;
+        const int64_t v[] = {p, p - 1, p + 1, p + h, p + h - 1, p + h + 1, 3 * p + h};
+        for (int j = 0; j < 7 && nx + 2 <= NX; j++) {
+            int64_t x = v[j] > INT32_MAX ? INT32_MAX : v[j];
+            acc[nx++] = x;
+            acc[nx++] = -x - (k == 32 && j == 0 ? 1 : 0); /* INT32_MIN at 2^31 */
+        }
+    }
+    acc[nx++] = 0;
+    while (nx < NX) acc[nx++] = (int32_t)(urand() * 2654435761u);
+    int bad = 0;
+    for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; mi++)
+        for (int sh = -31; sh <= 31; sh++)
+            for (size_t z = 0; z < sizeof yos / sizeof yos[0]; z++) {
+                for (size_t i = 0; i < NX; i++) mult[i] = ms[mi], shift[i] = sh;
+                ti__qrq q;
+                memset(&q, 0, sizeof q);
+                q.mode = TI__QRQ_32;
+                q.mult = mult;
+                q.shift = shift;
+                q.yo = yos[z][0], q.lo = yos[z][1], q.hi = yos[z][2];
+                ti__cpu_force_isa(TI__ISA_SCALAR);
+                ti__qrq_n(&q, acc, 0, NX, y_ref, TI_DTYPE_I32, 0, 1);
+                ti__cpu_force_isa(ISA_INT16);
+                ti__qrq_n(&q, acc, 0, NX, y_simd, TI_DTYPE_I32, 0, 1);
+                for (size_t i = 0; i < NX; i++)
+                    if (y_ref[i] != y_simd[i] && bad++ < 5)
+                        printf("  acc %lld mult %d shift %d yo %d [%d, %d]: simd %d, scalar %d\n",
+                               (long long)acc[i], mult[i], sh, q.yo, q.lo, q.hi, y_simd[i],
+                               y_ref[i]);
+            }
+    ti__cpu_force_isa(-1);
+    TI_CHECK_EQ_INT(bad, 0);
+}
 
 /* ---- the whole GEMM driver on random shapes, each ISA against the scalar one ------------- */
 /* A: rows x depth bytes (uint8 or int8) with zero point zp; the int16 path's gather gives
@@ -231,9 +307,8 @@ static int gemm_case(int r, size_t rows, size_t depth, size_t cols) {
     } else {
         g.y_rs = 1, g.y_cs = rows;
     }
-    static const int isas[] = {TI__ISA_SCALAR, TI__ISA_AVX2, TI__ISA_AVX512, TI__ISA_AVX512VNNI};
     int bad = 0;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < NISA; i++) {
         if (ti__cpu_force_isa(isas[i]) != isas[i]) continue;
         unsigned char *y = i == 0 ? yref : ysimd;
         memset(y, 0xA5, ybytes);
@@ -241,7 +316,7 @@ static int gemm_case(int r, size_t rows, size_t depth, size_t cols) {
         g.gather8 = NULL;
         g.bp8 = NULL;
         ti__qg_pack(&g, bp, NULL);
-        if (isas[i] == TI__ISA_AVX512VNNI) {
+        if (isas[i] == ISA_BYTES) {
             ti__qg8_pack(&g, bp8, NULL);
             g.gather8 = tg_gather8;
             g.a_off8 = -ta.zp - (a_u8 ? 0 : 128);
@@ -314,6 +389,32 @@ TI_TEST(vnni_helpers_match_plain_loops) {
     }
     free(x);
     free(w);
+    TI_CHECK_EQ_INT(bad, 0);
+#endif
+}
+
+/* The byte path's flipping copy (ti__qg8_copy: AVX-512 or NEON) against a plain loop: the
+ * bytes written, the bytes around them left alone, and the sum modulo 2^32. */
+TI_TEST(byte_copy_matches_plain_loop) {
+#ifdef TI__QG8
+    if (ti__cpu_isa_best() < ISA_BYTES) {
+        TI_SKIP("this CPU has no byte path");
+        return;
+    }
+    enum { C = 300 };
+    unsigned char x[C], d1[C + 2], d2[C + 2];
+    int bad = 0;
+    for (int r = 0; r < 400; r++) {
+        size_t n = (size_t)(r < 40 ? r : (int)(urand() % C)), o = urand() % 2;
+        uint8_t flip = r & 1 ? 0 : 0x80;
+        for (size_t i = 0; i < C; i++) x[i] = r % 7 == 0 ? 0xff : (unsigned char)urand();
+        memset(d1, 7, sizeof d1);
+        memset(d2, 7, sizeof d2);
+        uint32_t sum = 0;
+        for (size_t i = 0; i < n; i++) sum += d1[o + i] = (unsigned char)(x[i] ^ flip);
+        if (ti__qg8_copy(d2 + o, x, n, flip) != sum || memcmp(d1, d2, sizeof d1) != 0)
+            if (bad++ == 0) printf("  copy of %zu bytes: differs\n", n);
+    }
     TI_CHECK_EQ_INT(bad, 0);
 #endif
 }
@@ -401,12 +502,11 @@ static void model_same_under_each_isa(const char *path) {
         TI_SKIP(why);
         return;
     }
-    static const int isas[] = {TI__ISA_SCALAR, TI__ISA_AVX2, TI__ISA_AVX512, TI__ISA_AVX512VNNI};
     int best = ti__cpu_isa_best();
     size_t ref_bytes = 0, bytes = 0;
     unsigned char *ref = model_out(m, TI__ISA_SCALAR, TI__ISA_SCALAR, 1, &ref_bytes);
     TI_CHECK(ref != NULL);
-    for (int i = 0; i < 4 && ref != NULL; i++)
+    for (int i = 0; i < NISA && ref != NULL; i++)
         for (int mode = 0; mode < 3; mode++) {
             int make = mode == 2 ? best : isas[i], threads = mode == 1 ? 2 : 1;
             unsigned char *o = model_out(m, make, isas[i], threads, &bytes);
@@ -432,9 +532,11 @@ TI_TEST(int8_model_same_under_each_isa) {
 
 int main(void) {
     TI_RUN(micro_kernel_matches_portable);
-    TI_RUN(requant_avx2_matches_scalar);
+    TI_RUN(requant_simd_matches_scalar);
+    TI_RUN(requant_simd_edges_match_scalar);
     TI_RUN(gemm_each_isa_matches_scalar);
     TI_RUN(vnni_helpers_match_plain_loops);
+    TI_RUN(byte_copy_matches_plain_loop);
     TI_RUN(add8_avx512_matches_scalar);
     TI_RUN(quantized_model_same_under_each_isa);
     TI_RUN(int8_model_same_under_each_isa);

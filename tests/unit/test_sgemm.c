@@ -1,5 +1,5 @@
 /* The float32 GEMM (ti__sgemm_ref) under each instruction set forced in turn (scalar, AVX2,
- * AVX-512; one the CPU lacks is a skip), against a double-precision loop: random and edge
+ * AVX-512 on x86; scalar, NEON, NEON with dotprod on aarch64; one the CPU lacks is a skip), against a double-precision loop: random and edge
  * shapes, every trans_a/trans_b combination, alpha/beta variants (beta 0 must not read C:
  * C starts as NaN), padded leading dimensions whose padding must stay untouched, one and
  * two threads. Then a whole model (light_squeezenet.onnx) under each ISA against the
@@ -147,17 +147,25 @@ TI_TEST(forcing_an_isa) {
     /* more than the CPU has: the best it has */
     TI_CHECK_EQ_INT(ti__cpu_force_isa(TI__ISA_AVX512 + 5), best);
     TI_CHECK_EQ_INT(ti__cpu_force_isa(-1), ti__cpu_isa());
+    TI_CHECK(strcmp(ti__cpu_isa_name(TI__ISA_SCALAR), "scalar") == 0);
+#if defined(TI__ARM_NEON)
+    TI_CHECK(strcmp(ti__cpu_isa_name(TI__ISA_NEON), "neon") == 0);
+    TI_CHECK(strcmp(ti__cpu_isa_name(TI__ISA_NEONDOT), "neondot") == 0);
+    TI_CHECK(best == TI__ISA_NEON || best == TI__ISA_NEONDOT); /* NEON: every aarch64 CPU */
+#else
     TI_CHECK(strcmp(ti__cpu_isa_name(TI__ISA_AVX2), "avx2") == 0);
     TI_CHECK(strcmp(ti__cpu_isa_name(TI__ISA_AVX512), "avx512") == 0);
-    TI_CHECK(strcmp(ti__cpu_isa_name(TI__ISA_SCALAR), "scalar") == 0);
-#if defined(TI_NO_SIMD) || !(defined(__x86_64__) || defined(__i386__))
+#endif
+#if !defined(TI__X86_SIMD) && !defined(TI__ARM_NEON)
     TI_CHECK_EQ_INT(best, TI__ISA_SCALAR);
 #endif
 }
 
 TI_TEST(edge_shapes) {
-    /* sizes around every register tile and block edge: 1, mr +- 1, nr +- 1, kc +- 1 */
-    static const size_t e[] = {1, 2, 3, 5, 6, 7, 8, 13, 14, 15, 16, 17, 31, 32, 33, 129, 257};
+    /* sizes around every register tile and block edge: 1, mr +- 1, nr +- 1, kc +- 1 (x86:
+     * 14 x 32 and 6 x 16 tiles, kc 128; NEON: 8 x 12, kc 256) */
+    static const size_t e[] = {1, 2, 3, 5, 6, 7, 8, 9, 11, 12, 13, 14, 15, 16, 17, 25, 31, 32,
+                               33, 129, 255, 257};
     size_t ne = sizeof e / sizeof e[0];
     for (int t = 0; t < 4; t++)
         for (size_t i = 0; i < ne; i++) {
@@ -186,6 +194,12 @@ TI_TEST(big_shapes) {
     for (int t = 0; t < 4; t++) check_case(t & 1, t >> 1, 197, 255, 513, 1.0f, 0.0f, tp);
     check_case(0, 0, 16, 3136, 32, 1.0f, 0.0f, tp); /* a pointwise conv: few rows, long N */
     check_case(0, 1, 300, 64, 700, -1.0f, 1.0f, NULL);
+    /* N = 16 * q + 1: the last column on its own (AVX-512), A as it is and transposed (the
+     * 1x1 convs' weights), K past the 512-element chunks, M past the 256-row chunks */
+    check_case(1, 0, 160, 49, 576, 1.0f, 0.0f, NULL);
+    check_case(0, 0, 70, 49, 1100, 0.5f, 0.25f, NULL);
+    check_case(1, 0, 300, 33, 40, -2.0f, 1.0f, NULL);
+    check_case(0, 0, 300, 17, 3, 1.0f, 0.0f, tp);
     ti__threadpool_destroy(tp);
 }
 
@@ -259,7 +273,8 @@ TI_TEST(epilogue_equals_gemm_then_activation) {
     static const int acts[] = {TI__ACT_NONE, TI__ACT_RELU, TI__ACT_CLIP, TI__ACT_HARD_SWISH,
                                TI__ACT_SILU};
     static const size_t shapes[][3] = {{3, 37, 20}, {17, 45, 300}, {40, 600, 33}, {9, 7, 0},
-                                       {64, 129, 513}, {1, 1000, 64}};
+                                       {64, 129, 513}, {1, 1000, 64},
+                                       {160, 49, 576}};
     ti__threadpool *tp = ti__threadpool_create(NULL, 2);
     TI_REQUIRE(tp != NULL);
     int runs = 0;

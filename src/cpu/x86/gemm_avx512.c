@@ -64,12 +64,12 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_row(float *c, __m512 x0, __m512 x
 }
 
 /* One row of the tile: accumulators c<r>_0 and c<r>_1, live only when MR > r (MR is a
- * constant once inlined, so unused rows cost nothing). */
+ * constant once inlined, so unused rows cost nothing); c<r>_1 only when NV == 2. */
 #define TI__K512_FMA(r)                                                                     \
     if (MR > r) {                                                                           \
         __m512 ar = _mm512_set1_ps(ROWS ? a[(r) * lda] : a[r]);                             \
         c##r##_0 = _mm512_fmadd_ps(ar, b0, c##r##_0);                                       \
-        c##r##_1 = _mm512_fmadd_ps(ar, b1, c##r##_1);                                       \
+        if (NV > 1) c##r##_1 = _mm512_fmadd_ps(ar, b1, c##r##_1);                           \
     }
 #define TI__K512_STORE(r)                                                                   \
     if (MR > r)                                                                             \
@@ -77,9 +77,14 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_row(float *c, __m512 x0, __m512 x
                      ep > 0 && bias != NULL ? bias[r] : 0.0f, vlo, vhi);
 
 /* A is read where it lies: ROWS = 1: element (r, p) at a[r * lda + p] (A not transposed);
- * ROWS = 0: at a[p * lda + r] (A transposed). MR and ROWS are constants once inlined. */
-TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS, size_t kc,
+ * ROWS = 0: at a[p * lda + r] (A transposed). NV: vectors of 16 columns computed, 2, or 1
+ * when nc <= 16 (the second half of the sliver is zero: its FMAs would be wasted, half of
+ * the work on the last sliver of N = 196 or 49). MR, ROWS and NV are constants once
+ * inlined. */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS, const int NV,
+                                                    size_t kc,
                                                     const float *a, size_t lda, const float *b,
+                                                    size_t ldb,
                                                     float *c, size_t ldc, int nc, float alpha,
                                                     float beta, int ep, const float *bias,
                                                     float lo, float hi) {
@@ -90,12 +95,12 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS
     __m512 c8_0 = z, c8_1 = z, c9_0 = z, c9_1 = z, c10_0 = z, c10_1 = z, c11_0 = z;
     __m512 c11_1 = z, c12_0 = z, c12_1 = z, c13_0 = z, c13_1 = z;
     for (size_t p = 0; p < kc; p++) {
-        __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+        __m512 b0 = _mm512_loadu_ps(b), b1 = NV > 1 ? _mm512_loadu_ps(b + 16) : z;
         TI__K512_FMA(0) TI__K512_FMA(1) TI__K512_FMA(2) TI__K512_FMA(3) TI__K512_FMA(4)
         TI__K512_FMA(5) TI__K512_FMA(6) TI__K512_FMA(7) TI__K512_FMA(8) TI__K512_FMA(9)
         TI__K512_FMA(10) TI__K512_FMA(11) TI__K512_FMA(12) TI__K512_FMA(13)
         a += astep;
-        b += TI__K512_NR;
+        b += ldb;
     }
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
@@ -111,11 +116,20 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS
  * allocation; the kernel entry picks one. */
 #define TI__K512_DEF(n)                                                                     \
     static __attribute__((noinline, unused)) TI__TARGET_AVX512 void ti__k512_m##n(           \
-        int rows, size_t kc, const float *a, size_t lda, const float *b, float *c,          \
+        int rows, size_t kc, const float *a, size_t lda, const float *b, size_t ldb,        \
+        float *c,                                                                           \
         size_t ldc, int nc, float alpha, float beta, int ep, const float *bias, float lo,   \
         float hi) {                                                                         \
-        if (rows) ti__k512_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
-        else ti__k512_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi);  \
+        if (ldb != TI__K512_NR) { /* B in place (nc is 32) */                             \
+            if (rows) ti__k512_tile(n, 1, 2, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
+            else ti__k512_tile(n, 0, 2, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
+        } else if (nc > 16) { /* packed B: the stride a constant */                          \
+            if (rows) ti__k512_tile(n, 1, 2, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
+            else ti__k512_tile(n, 0, 2, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
+        } else {                                                                            \
+            if (rows) ti__k512_tile(n, 1, 1, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
+            else ti__k512_tile(n, 0, 1, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
+        }                                                                                   \
     }
 TI__K512_DEF(1)
 TI__K512_DEF(2)
@@ -132,25 +146,37 @@ TI__K512_DEF(12)
 TI__K512_DEF(13)
 TI__K512_DEF(14)
 
-TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_kernel_avx512(size_t kc, const float *a,
-                                                           size_t lda, int a_rows,
-                                                           const float *b, float *c,
-                                                           size_t ldc, int mr, int nc,
-                                                           float alpha, float beta,
-                                                           const ti__gemm_epi *epi) {
+/* The kernel with B's rows ldb floats apart: packed (ldb 32, zero past nc), or read where it
+ * lies (then nc must be 32: past nc, B is not read as zero). */
+TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_kernel_avx512_ldb(size_t kc, const float *a,
+                                                               size_t lda, int a_rows,
+                                                               const float *b, size_t ldb,
+                                                               float *c, size_t ldc, int mr,
+                                                               int nc, float alpha, float beta,
+                                                               const ti__gemm_epi *epi) {
     float lo, hi;
     int ep = ti__sgemm_kernel_epi(epi, &lo, &hi);
     const float *bias = ep > 0 ? epi->bias : NULL;
     TI_ASSERT(ep >= 0);
     switch (mr) {
 #define TI__K512_CASE(n)                                                                    \
-    case n: ti__k512_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
+    case n: ti__k512_m##n(a_rows, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
     TI__K512_CASE(1) TI__K512_CASE(2) TI__K512_CASE(3) TI__K512_CASE(4) TI__K512_CASE(5)
     TI__K512_CASE(6) TI__K512_CASE(7) TI__K512_CASE(8) TI__K512_CASE(9) TI__K512_CASE(10)
     TI__K512_CASE(11) TI__K512_CASE(12) TI__K512_CASE(13)
 #undef TI__K512_CASE
-    default: ti__k512_m14(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
+    default: ti__k512_m14(a_rows, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
     }
+}
+
+TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_kernel_avx512(size_t kc, const float *a,
+                                                           size_t lda, int a_rows,
+                                                           const float *b, float *c,
+                                                           size_t ldc, int mr, int nc,
+                                                           float alpha, float beta,
+                                                           const ti__gemm_epi *epi) {
+    ti__sgemm_kernel_avx512_ldb(kc, a, lda, a_rows, b, TI__K512_NR, c, ldc, mr, nc, alpha,
+                                beta, epi);
 }
 
 /* Packs B[0:kc, 0:w] (row-major, row stride ldb) as kc rows of 32 floats, zero past w. */
@@ -187,6 +213,50 @@ TI__PRIVATE TI__TARGET_AVX512 float ti__sdot_avx512(const float *a, const float 
         s0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + p), _mm512_maskz_loadu_ps(m, b + p), s0);
     }
     return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+}
+
+/* One column of C: c[r * ldc] = alpha * sum over p < k of op(A)[r, p] * b[p * ldb] + beta *
+ * c[r * ldc] for r < m (beta == 0 does not read c). For a last column that would otherwise
+ * take a whole 16-lane vector of the micro-kernel (N = 49 = 3 * 16 + 1): here it costs a
+ * sixteenth of that. op(A)[r, p] is a[r * lda + p], or a[p * lda + r] when trans_a. */
+TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_col_avx512(int trans_a, size_t m, size_t k,
+                                                        const float *a, size_t lda,
+                                                        const float *b, size_t ldb, float *c,
+                                                        size_t ldc, float alpha, float beta) {
+    if (!trans_a) { /* dot products of rows of A with the column, gathered 512 at a time */
+        float col[512];
+        for (size_t p0 = 0; p0 < k || p0 == 0; p0 += 512) {
+            size_t len = k - p0 < 512 ? k - p0 : 512;
+            for (size_t p = 0; p < len; p++) col[p] = b[(p0 + p) * ldb];
+            for (size_t r = 0; r < m; r++) {
+                float v = alpha * ti__sdot_avx512(a + r * lda + p0, col, len);
+                float *cr = c + r * ldc;
+                if (p0 > 0) *cr += v;
+                else *cr = beta != 0.0f ? v + beta * *cr : v;
+            }
+            if (k == 0) break;
+        }
+        return;
+    }
+    float acc[256]; /* A transposed: rows of op(A) are contiguous in A; 256 rows at a time */
+    for (size_t r0 = 0; r0 < m; r0 += 256) {
+        size_t h = m - r0 < 256 ? m - r0 : 256;
+        for (size_t r = 0; r < h; r++) acc[r] = 0.0f;
+        for (size_t p = 0; p < k; p++) {
+            __m512 bv = _mm512_set1_ps(b[p * ldb]);
+            const float *ap = a + p * lda + r0;
+            for (size_t r = 0; r < h; r += 16) {
+                __mmask16 msk = h - r >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (h - r)) - 1u);
+                __m512 x = _mm512_maskz_loadu_ps(msk, acc + r);
+                x = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(msk, ap + r), bv, x);
+                _mm512_mask_storeu_ps(acc + r, msk, x);
+            }
+        }
+        for (size_t r = 0; r < h; r++) {
+            float *cr = c + (r0 + r) * ldc, v = alpha * acc[r];
+            *cr = beta != 0.0f ? v + beta * *cr : v;
+        }
+    }
 }
 
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void) {

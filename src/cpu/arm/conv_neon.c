@@ -1,0 +1,143 @@
+/* Depthwise convolution and max-pooling row kernels for aarch64 NEON (the ti__dw_isa of
+ * cpu/conv_fast.c), and the stride-2 row copy of im2col. 16 outputs of a row at a time (four
+ * vectors, two FMA chains each: eight independent chains), then 4, then one by one. Stride
+ * 2 deinterleaves with LD2; nothing outside the row is read: the last vector of a row and
+ * the last outputs, where LD2 would read one float past the last tap, load exactly what they
+ * need. Every output gets the same operations in the same order wherever it falls (the
+ * scalar tail uses fmaf, which rounds as FMLA does), so the grouping changes no bit. Must
+ * not allocate. */
+#ifdef TI__ARM_NEON
+#include <arm_neon.h>
+
+/* Input lanes x[i * S] for 4 outputs from p. S = 2: `last` when p[7] may be past the row
+ * (the row's last vector): then only p[0..6] are read. */
+TI__ARM_INLINE float32x4_t ti__dwn_load(const int S, const float *p, int last) {
+    if (S == 1) return vld1q_f32(p);
+    if (!last) return vld2q_f32(p).val[0];
+    float32x4_t lo = vld1q_f32(p), hi = vld1q_f32(p + 3); /* p0..p3, p3..p6 */
+    return vcombine_f32(vget_low_f32(vuzp1q_f32(lo, lo)), vget_low_f32(vuzp2q_f32(hi, hi)));
+}
+
+/* scalar max(v, lo) then min(., hi) as the portable kernel: NaN gives lo */
+TI__ARM_INLINE float32x4_t ti__dwn_clamp(float32x4_t v, float32x4_t vlo, float32x4_t vhi) {
+    v = vbslq_f32(vcgtq_f32(v, vlo), v, vlo);
+    return vbslq_f32(vcltq_f32(v, vhi), v, vhi);
+}
+
+/* nv vectors of 4 outputs starting at output i (nv 1 or 4): taps alternate between two
+ * chains per vector, acc (starting at the bias) and acc2 (starting at 0), summed at the end */
+TI__ARM_INLINE void ti__dwn_block(const int K, const int S, const int NV, float *y, size_t i,
+                                  size_t n, const float *const *x, const float *const *w, int nr,
+                                  float bias, int clamp, float32x4_t vlo, float32x4_t vhi) {
+    float32x4_t a[4], b[4];
+    for (int v = 0; v < NV; v++) {
+        a[v] = vdupq_n_f32(bias);
+        b[v] = vdupq_n_f32(0.0f);
+    }
+    for (int r = 0; r < nr; r++) {
+        const float *xr = x[r] + i * (size_t)S, *wr = w[r];
+        for (int q = 0; q < K; q++) {
+            float32x4_t wq = vld1q_dup_f32(wr + q);
+            for (int v = 0; v < NV; v++) {
+                /* the row's last vector: its LD2 could read past the row */
+                int last = i + 4 * (size_t)v + 4 >= n;
+                float32x4_t xv = ti__dwn_load(S, xr + (size_t)(4 * v * S) + q, last);
+                if (q & 1) b[v] = vfmaq_f32(b[v], wq, xv);
+                else a[v] = vfmaq_f32(a[v], wq, xv);
+            }
+        }
+    }
+    for (int v = 0; v < NV; v++) {
+        float32x4_t s = vaddq_f32(a[v], b[v]);
+        if (clamp) s = ti__dwn_clamp(s, vlo, vhi);
+        vst1q_f32(y + i + 4 * (size_t)v, s);
+    }
+}
+
+TI__ARM_INLINE void ti__dwn_row(const int K, const int S, float *y, size_t n,
+                                const float *const *x, const float *const *w, int nr,
+                                float bias, int clamp, float lo, float hi) {
+    float32x4_t vlo = vdupq_n_f32(lo), vhi = vdupq_n_f32(hi);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) ti__dwn_block(K, S, 4, y, i, n, x, w, nr, bias, clamp, vlo, vhi);
+    for (; i + 4 <= n; i += 4) ti__dwn_block(K, S, 1, y, i, n, x, w, nr, bias, clamp, vlo, vhi);
+    for (; i < n; i++) { /* the same two chains, one output */
+        float s = bias, s2 = 0.0f;
+        for (int r = 0; r < nr; r++)
+            for (int q = 0; q < K; q++) {
+                float xv = x[r][i * (size_t)S + (size_t)q];
+                if (q & 1) s2 = fmaf(w[r][q], xv, s2);
+                else s = fmaf(w[r][q], xv, s);
+            }
+        s += s2;
+        if (clamp) {
+            s = s > lo ? s : lo;
+            s = s < hi ? s : hi;
+        }
+        y[i] = s;
+    }
+}
+
+#define TI__DWN_DEF(k, st)                                                                   \
+    static __attribute__((noinline, unused)) void ti__dwn_k##k##s##st(                       \
+        float *y, size_t n, const float *const *x, const float *const *w, int nr,           \
+        float bias, int clamp, float lo, float hi) {                                        \
+        ti__dwn_row(k, st, y, n, x, w, nr, bias, clamp, lo, hi);                             \
+    }
+TI__DWN_DEF(3, 1)
+TI__DWN_DEF(3, 2)
+TI__DWN_DEF(5, 1)
+TI__DWN_DEF(5, 2)
+#undef TI__DWN_DEF
+
+/* Max pooling rows (ti__maxpool_row_fn): a lane takes v only when v > m, the scalar rule
+ * for NaN and signed zeros too (FMAX would differ on both). */
+TI__ARM_INLINE void ti__mpn_row(const int S, float *y, size_t n, const float *const *x, int nr,
+                                int K) {
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        int last = i + 4 >= n;
+        float32x4_t m = ti__dwn_load(S, x[0] + i * (size_t)S, last);
+        for (int r = 0; r < nr; r++) {
+            const float *xr = x[r] + i * (size_t)S;
+            for (int q = 0; q < K; q++) {
+                float32x4_t v = ti__dwn_load(S, xr + q, last);
+                m = vbslq_f32(vcgtq_f32(v, m), v, m);
+            }
+        }
+        vst1q_f32(y + i, m);
+    }
+    for (; i < n; i++) {
+        float m = x[0][i * (size_t)S];
+        for (int r = 0; r < nr; r++)
+            for (int q = 0; q < K; q++) {
+                float v = x[r][i * (size_t)S + (size_t)q];
+                m = v > m ? v : m;
+            }
+        y[i] = m;
+    }
+}
+static __attribute__((noinline, unused)) void ti__mpn_s1(float *y, size_t n,
+                                                         const float *const *x, int nr, int K) {
+    ti__mpn_row(1, y, n, x, nr, K);
+}
+static __attribute__((noinline, unused)) void ti__mpn_s2(float *y, size_t n,
+                                                         const float *const *x, int nr, int K) {
+    ti__mpn_row(2, y, n, x, nr, K);
+}
+
+/* dst[t] = src[2 t] for t < n (im2col's stride-2 rows, cpu/conv.c); reads nothing past
+ * src[2 (n - 1)]. */
+TI__PRIVATE void ti__copy_s2_neon(float *dst, const float *src, size_t n) {
+    size_t t = 0;
+    for (; t + 4 <= n; t += 4) vst1q_f32(dst + t, ti__dwn_load(2, src + 2 * t, t + 4 >= n));
+    for (; t < n; t++) dst[t] = src[2 * t];
+}
+
+TI__PRIVATE const ti__dw_isa *ti__dw_neon_isa(void) {
+    static const ti__dw_isa isa = {TI__ISA_NEON,
+                                   {{ti__dwn_k3s1, ti__dwn_k3s2}, {ti__dwn_k5s1, ti__dwn_k5s2}},
+                                   {ti__mpn_s1, ti__mpn_s2}};
+    return &isa;
+}
+#endif /* TI__ARM_NEON */
