@@ -1322,6 +1322,17 @@ typedef void (*ti__sgemm_kernel_fn)(size_t kc, const float *a, size_t lda, int a
                                     float alpha, float beta, const struct ti__gemm_epi *epi);
 /* Packs B[0:kc, 0:w] (row-major, row stride ldb) as kc rows of nr floats, zero past w. */
 typedef void (*ti__sgemm_pack_b_fn)(size_t kc, size_t w, const float *b, size_t ldb, float *dst);
+/* The kernel's contract with B read where it lies: rows of B ldb floats apart, nc == nr
+ * columns all present (nothing is read past them). */
+typedef void (*ti__sgemm_kernel_ldb_fn)(size_t kc, const float *a, size_t lda, int a_rows,
+                                        const float *b, size_t ldb, float *c, size_t ldc, int mr,
+                                        int nc, float alpha, float beta,
+                                        const struct ti__gemm_epi *epi);
+/* One column of C: c[r * ldc] = alpha * sum_p op(A)[r, p] * b[p * ldb] + beta * c[r * ldc]
+ * for r < m (beta == 0 never reads C). */
+typedef void (*ti__sgemm_col_fn)(int trans_a, size_t m, size_t k, const float *a, size_t lda,
+                                 const float *b, size_t ldb, float *c, size_t ldc, float alpha,
+                                 float beta);
 typedef struct ti__sgemm_isa {
     int isa;
     int mr, nr;   /* largest register tile: mr rows x nr columns of C */
@@ -1329,6 +1340,11 @@ typedef struct ti__sgemm_isa {
     int mc;       /* rows of A per block: mc x kc floats of A stay in L2 */
     ti__sgemm_kernel_fn kernel;
     ti__sgemm_pack_b_fn pack_b; /* for B not transposed */
+    float (*dot)(const float *a, const float *b, size_t k); /* sum of k products */
+    /* optional (NULL: not used): B read in place when M is a couple of row slivers, and
+     * the last column on its own when N % 16 == 1 (the 7 x 7 layers' N = 49) */
+    ti__sgemm_kernel_ldb_fn kernel_ldb;
+    ti__sgemm_col_fn col;
 } ti__sgemm_isa;
 /* Depthwise convolution, one output row of one channel plane: for i in [0, n),
  *   y[i] = bias + sum over r < nr, q < K of w[r][q] * x[r][i * stride + q],
@@ -1401,17 +1417,6 @@ TI__PRIVATE void ti__copy_s2_avx2(float *dst, const float *src, size_t n);
 TI__PRIVATE void ti__copy_s2_avx512(float *dst, const float *src, size_t n);
 TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void); /* cpu/x86/conv_avx512.c */
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void);   /* cpu/x86/gemm_avx2.c */
-/* Dot products of k floats (cpu/x86/gemm_avx2.c, gemm_avx512.c) */
-TI__PRIVATE float ti__sdot_avx2(const float *a, const float *b, size_t k);
-TI__PRIVATE float ti__sdot_avx512(const float *a, const float *b, size_t k);
-struct ti__gemm_epi;
-TI__PRIVATE void ti__sgemm_kernel_avx512_ldb(size_t kc, const float *a, size_t lda, int a_rows,
-                                            const float *b, size_t ldb, float *c, size_t ldc,
-                                            int mr, int nc, float alpha, float beta,
-                                            const struct ti__gemm_epi *epi);
-TI__PRIVATE void ti__sgemm_col_avx512(int trans_a, size_t m, size_t k, const float *a,
-                                     size_t lda, const float *b, size_t ldb, float *c,
-                                     size_t ldc, float alpha, float beta);
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void); /* cpu/x86/gemm_avx512.c */
 /* The 8-bit GEMM micro-kernel of core/qgemm.c (ti__qg_micro's contract: 4 rows x 16
  * channels, int16 operands, uint32 sums modulo 2^32) for AVX2: cpu/x86/qgemm_avx2.c */
@@ -1429,7 +1434,6 @@ TI__PRIVATE void ti__dwq_tap_avx2(int u8, uint32_t *acc, const void *x, const vo
 #endif
 #ifdef TI__ARM_NEON
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_neon_isa(void); /* cpu/arm/gemm_neon.c */
-TI__PRIVATE float ti__sdot_neon(const float *a, const float *b, size_t k);
 TI__PRIVATE int ti__act_block_neon(int act, float a, float b, const float *bias, float *y,
                                    size_t ldy, size_t rows, size_t cols); /* cpu/arm/act_neon.c */
 TI__PRIVATE int ti__bin_f32_neon(int op, const float *a, int sa, const float *b, int sb,
@@ -7038,19 +7042,13 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
     memset(&ke, 0, sizeof ke);
     if (in_kernel) ke = *j->epi;
     TI_ASSERT(kcmax * nr <= TI__SGX_BCAP && kcmax * mr <= TI__SGX_ACAP);
-    size_t tail = 0; /* a last column computed on its own (ti__sgemm_col_avx512) */
-#ifdef TI__X86_SIMD
-    if (isa->isa >= TI__ISA_AVX512 && !j->trans_b && n1 - n0 > 16 && (n1 - n0) % 16 == 1)
-        tail = 1;
-#endif
+    /* a last column computed on its own, not as a sliver of 1 / nr useful columns */
+    size_t tail = isa->col != NULL && !j->trans_b && n1 - n0 > 16 && (n1 - n0) % 16 == 1;
     n1 -= tail;
     /* B read where it lies, not packed, when each sliver of B would serve at most 2 kernel
      * calls (M up to 2 row slivers, e.g. 24 x 3136 x 144): packing it cost about 20 % there
      * (perf). Full slivers only: the kernel reads 32 columns. */
-    int b_in_place = 0;
-#ifdef TI__X86_SIMD
-    b_in_place = isa->isa >= TI__ISA_AVX512 && !j->trans_b && rows <= 2 * mr;
-#endif
+    int b_in_place = isa->kernel_ldb != NULL && !j->trans_b && rows <= 2 * mr;
     for (size_t pc = 0; pc < j->k || pc == 0; pc += kcmax) {
         size_t kc = TI__MIN(kcmax, j->k - pc);
         float beta = pc == 0 ? j->beta : 1.0f; /* later k blocks add to C */
@@ -7105,13 +7103,10 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                         kepi = &ke;
                     }
                     float *c = j->c + (ic + r0) * j->ldc + jr;
-                    (void)bstride; /* read only by the x86 in-place kernel */
-#ifdef TI__X86_SIMD
                     if (bstride != nr)
-                        ti__sgemm_kernel_avx512_ldb(kc, a, lda, a_rows, bs, bstride, c, j->ldc,
-                                                    (int)h, (int)w, j->alpha, beta, kepi);
+                        isa->kernel_ldb(kc, a, lda, a_rows, bs, bstride, c, j->ldc, (int)h,
+                                        (int)w, j->alpha, beta, kepi);
                     else
-#endif
                         isa->kernel(kc, a, lda, a_rows, bs, c, j->ldc, (int)h, (int)w, j->alpha,
                                     beta, kepi);
                     if (pc + kc >= j->k && !in_kernel) ti__sgemm_epilogue(j, ic + r0, h, jr, w);
@@ -7120,14 +7115,12 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
         }
         if (j->k == 0) break;
     }
-#ifdef TI__X86_SIMD
     if (tail) {
         const float *a = j->trans_a ? j->a + m0 : j->a + m0 * j->lda;
-        ti__sgemm_col_avx512(j->trans_a, rows, j->k, a, j->lda, j->b + n1, j->ldb,
-                             j->c + m0 * j->ldc + n1, j->ldc, j->alpha, j->beta);
+        isa->col(j->trans_a, rows, j->k, a, j->lda, j->b + n1, j->ldb, j->c + m0 * j->ldc + n1,
+                 j->ldc, j->alpha, j->beta);
         ti__sgemm_epilogue(j, m0, rows, n1, 1);
     }
-#endif
 }
 
 /* The SIMD micro-kernel set for the ISA in use, or NULL for the portable path. */
@@ -7233,20 +7226,10 @@ TI__PRIVATE void ti__sgemm_small_m(void *ctx, size_t begin, size_t end) {
                 const float *b = j->b + q * j->ldb;
                 float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
                 size_t p = 0;
-#ifdef TI__X86_SIMD
                 if (!j->trans_a && j->isa != NULL) { /* the classifier's Gemm: 1 x 1000 x 1280 */
-                    const float *a = j->a + i * j->lda;
-                    float d = j->isa->isa >= TI__ISA_AVX512 ? ti__sdot_avx512(a, b, j->k)
-                                                            : ti__sdot_avx2(a, b, j->k);
-                    c[q] += j->alpha * d;
+                    c[q] += j->alpha * j->isa->dot(j->a + i * j->lda, b, j->k);
                     continue;
                 }
-#elif defined(TI__ARM_NEON)
-                if (!j->trans_a && j->isa != NULL) {
-                    c[q] += j->alpha * ti__sdot_neon(j->a + i * j->lda, b, j->k);
-                    continue;
-                }
-#endif
                 if (!j->trans_a) {
                     const float *a = j->a + i * j->lda;
                     for (; p + 4 <= j->k; p += 4) {
@@ -22553,7 +22536,7 @@ TI__PRIVATE float ti__sdot_neon(const float *a, const float *b, size_t k) {
 
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_neon_isa(void) {
     static const ti__sgemm_isa isa = {TI__ISA_NEON, TI__KN_MR, TI__KN_NR, TI__KN_KC, TI__KN_MC,
-                                      ti__sgemm_kernel_neon, ti__sgemm_pack_b_neon};
+                                      ti__sgemm_kernel_neon, ti__sgemm_pack_b_neon, ti__sdot_neon, NULL, NULL};
     return &isa;
 }
 #endif /* TI__ARM_NEON */
@@ -23606,7 +23589,7 @@ TI__PRIVATE TI__TARGET_AVX2 float ti__sdot_avx2(const float *a, const float *b, 
 
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void) {
     static const ti__sgemm_isa isa = {TI__ISA_AVX2, TI__K256_MR, TI__K256_NR, TI__K256_KC, TI__K256_MC,
-                                      ti__sgemm_kernel_avx2, ti__sgemm_pack_b_avx2};
+                                      ti__sgemm_kernel_avx2, ti__sgemm_pack_b_avx2, ti__sdot_avx2, NULL, NULL};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
@@ -23876,7 +23859,8 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_col_avx512(int trans_a, size_t m, s
 
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void) {
     static const ti__sgemm_isa isa = {TI__ISA_AVX512, TI__K512_MR, TI__K512_NR, TI__K512_KC, TI__K512_MC,
-                                      ti__sgemm_kernel_avx512, ti__sgemm_pack_b_avx512};
+                                      ti__sgemm_kernel_avx512, ti__sgemm_pack_b_avx512, ti__sdot_avx512,
+                                      ti__sgemm_kernel_avx512_ldb, ti__sgemm_col_avx512};
     return &isa;
 }
 #endif /* TI__X86_SIMD */

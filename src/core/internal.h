@@ -278,6 +278,17 @@ typedef void (*ti__sgemm_kernel_fn)(size_t kc, const float *a, size_t lda, int a
                                     float alpha, float beta, const struct ti__gemm_epi *epi);
 /* Packs B[0:kc, 0:w] (row-major, row stride ldb) as kc rows of nr floats, zero past w. */
 typedef void (*ti__sgemm_pack_b_fn)(size_t kc, size_t w, const float *b, size_t ldb, float *dst);
+/* The kernel's contract with B read where it lies: rows of B ldb floats apart, nc == nr
+ * columns all present (nothing is read past them). */
+typedef void (*ti__sgemm_kernel_ldb_fn)(size_t kc, const float *a, size_t lda, int a_rows,
+                                        const float *b, size_t ldb, float *c, size_t ldc, int mr,
+                                        int nc, float alpha, float beta,
+                                        const struct ti__gemm_epi *epi);
+/* One column of C: c[r * ldc] = alpha * sum_p op(A)[r, p] * b[p * ldb] + beta * c[r * ldc]
+ * for r < m (beta == 0 never reads C). */
+typedef void (*ti__sgemm_col_fn)(int trans_a, size_t m, size_t k, const float *a, size_t lda,
+                                 const float *b, size_t ldb, float *c, size_t ldc, float alpha,
+                                 float beta);
 typedef struct ti__sgemm_isa {
     int isa;
     int mr, nr;   /* largest register tile: mr rows x nr columns of C */
@@ -285,6 +296,11 @@ typedef struct ti__sgemm_isa {
     int mc;       /* rows of A per block: mc x kc floats of A stay in L2 */
     ti__sgemm_kernel_fn kernel;
     ti__sgemm_pack_b_fn pack_b; /* for B not transposed */
+    float (*dot)(const float *a, const float *b, size_t k); /* sum of k products */
+    /* optional (NULL: not used): B read in place when M is a couple of row slivers, and
+     * the last column on its own when N % 16 == 1 (the 7 x 7 layers' N = 49) */
+    ti__sgemm_kernel_ldb_fn kernel_ldb;
+    ti__sgemm_col_fn col;
 } ti__sgemm_isa;
 /* Depthwise convolution, one output row of one channel plane: for i in [0, n),
  *   y[i] = bias + sum over r < nr, q < K of w[r][q] * x[r][i * stride + q],
@@ -357,17 +373,6 @@ TI__PRIVATE void ti__copy_s2_avx2(float *dst, const float *src, size_t n);
 TI__PRIVATE void ti__copy_s2_avx512(float *dst, const float *src, size_t n);
 TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void); /* cpu/x86/conv_avx512.c */
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void);   /* cpu/x86/gemm_avx2.c */
-/* Dot products of k floats (cpu/x86/gemm_avx2.c, gemm_avx512.c) */
-TI__PRIVATE float ti__sdot_avx2(const float *a, const float *b, size_t k);
-TI__PRIVATE float ti__sdot_avx512(const float *a, const float *b, size_t k);
-struct ti__gemm_epi;
-TI__PRIVATE void ti__sgemm_kernel_avx512_ldb(size_t kc, const float *a, size_t lda, int a_rows,
-                                            const float *b, size_t ldb, float *c, size_t ldc,
-                                            int mr, int nc, float alpha, float beta,
-                                            const struct ti__gemm_epi *epi);
-TI__PRIVATE void ti__sgemm_col_avx512(int trans_a, size_t m, size_t k, const float *a,
-                                     size_t lda, const float *b, size_t ldb, float *c,
-                                     size_t ldc, float alpha, float beta);
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void); /* cpu/x86/gemm_avx512.c */
 /* The 8-bit GEMM micro-kernel of core/qgemm.c (ti__qg_micro's contract: 4 rows x 16
  * channels, int16 operands, uint32 sums modulo 2^32) for AVX2: cpu/x86/qgemm_avx2.c */
@@ -385,7 +390,6 @@ TI__PRIVATE void ti__dwq_tap_avx2(int u8, uint32_t *acc, const void *x, const vo
 #endif
 #ifdef TI__ARM_NEON
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_neon_isa(void); /* cpu/arm/gemm_neon.c */
-TI__PRIVATE float ti__sdot_neon(const float *a, const float *b, size_t k);
 TI__PRIVATE int ti__act_block_neon(int act, float a, float b, const float *bias, float *y,
                                    size_t ldy, size_t rows, size_t cols); /* cpu/arm/act_neon.c */
 TI__PRIVATE int ti__bin_f32_neon(int op, const float *a, int sa, const float *b, int sb,

@@ -177,19 +177,13 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
     memset(&ke, 0, sizeof ke);
     if (in_kernel) ke = *j->epi;
     TI_ASSERT(kcmax * nr <= TI__SGX_BCAP && kcmax * mr <= TI__SGX_ACAP);
-    size_t tail = 0; /* a last column computed on its own (ti__sgemm_col_avx512) */
-#ifdef TI__X86_SIMD
-    if (isa->isa >= TI__ISA_AVX512 && !j->trans_b && n1 - n0 > 16 && (n1 - n0) % 16 == 1)
-        tail = 1;
-#endif
+    /* a last column computed on its own, not as a sliver of 1 / nr useful columns */
+    size_t tail = isa->col != NULL && !j->trans_b && n1 - n0 > 16 && (n1 - n0) % 16 == 1;
     n1 -= tail;
     /* B read where it lies, not packed, when each sliver of B would serve at most 2 kernel
      * calls (M up to 2 row slivers, e.g. 24 x 3136 x 144): packing it cost about 20 % there
      * (perf). Full slivers only: the kernel reads 32 columns. */
-    int b_in_place = 0;
-#ifdef TI__X86_SIMD
-    b_in_place = isa->isa >= TI__ISA_AVX512 && !j->trans_b && rows <= 2 * mr;
-#endif
+    int b_in_place = isa->kernel_ldb != NULL && !j->trans_b && rows <= 2 * mr;
     for (size_t pc = 0; pc < j->k || pc == 0; pc += kcmax) {
         size_t kc = TI__MIN(kcmax, j->k - pc);
         float beta = pc == 0 ? j->beta : 1.0f; /* later k blocks add to C */
@@ -244,13 +238,10 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                         kepi = &ke;
                     }
                     float *c = j->c + (ic + r0) * j->ldc + jr;
-                    (void)bstride; /* read only by the x86 in-place kernel */
-#ifdef TI__X86_SIMD
                     if (bstride != nr)
-                        ti__sgemm_kernel_avx512_ldb(kc, a, lda, a_rows, bs, bstride, c, j->ldc,
-                                                    (int)h, (int)w, j->alpha, beta, kepi);
+                        isa->kernel_ldb(kc, a, lda, a_rows, bs, bstride, c, j->ldc, (int)h,
+                                        (int)w, j->alpha, beta, kepi);
                     else
-#endif
                         isa->kernel(kc, a, lda, a_rows, bs, c, j->ldc, (int)h, (int)w, j->alpha,
                                     beta, kepi);
                     if (pc + kc >= j->k && !in_kernel) ti__sgemm_epilogue(j, ic + r0, h, jr, w);
@@ -259,14 +250,12 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
         }
         if (j->k == 0) break;
     }
-#ifdef TI__X86_SIMD
     if (tail) {
         const float *a = j->trans_a ? j->a + m0 : j->a + m0 * j->lda;
-        ti__sgemm_col_avx512(j->trans_a, rows, j->k, a, j->lda, j->b + n1, j->ldb,
-                             j->c + m0 * j->ldc + n1, j->ldc, j->alpha, j->beta);
+        isa->col(j->trans_a, rows, j->k, a, j->lda, j->b + n1, j->ldb, j->c + m0 * j->ldc + n1,
+                 j->ldc, j->alpha, j->beta);
         ti__sgemm_epilogue(j, m0, rows, n1, 1);
     }
-#endif
 }
 
 /* The SIMD micro-kernel set for the ISA in use, or NULL for the portable path. */
@@ -372,20 +361,10 @@ TI__PRIVATE void ti__sgemm_small_m(void *ctx, size_t begin, size_t end) {
                 const float *b = j->b + q * j->ldb;
                 float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
                 size_t p = 0;
-#ifdef TI__X86_SIMD
                 if (!j->trans_a && j->isa != NULL) { /* the classifier's Gemm: 1 x 1000 x 1280 */
-                    const float *a = j->a + i * j->lda;
-                    float d = j->isa->isa >= TI__ISA_AVX512 ? ti__sdot_avx512(a, b, j->k)
-                                                            : ti__sdot_avx2(a, b, j->k);
-                    c[q] += j->alpha * d;
+                    c[q] += j->alpha * j->isa->dot(j->a + i * j->lda, b, j->k);
                     continue;
                 }
-#elif defined(TI__ARM_NEON)
-                if (!j->trans_a && j->isa != NULL) {
-                    c[q] += j->alpha * ti__sdot_neon(j->a + i * j->lda, b, j->k);
-                    continue;
-                }
-#endif
                 if (!j->trans_a) {
                     const float *a = j->a + i * j->lda;
                     for (; p + 4 <= j->k; p += 4) {

@@ -261,7 +261,8 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_col_avx512(int trans_a, size_t m, s
 
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void) {
     static const ti__sgemm_isa isa = {TI__ISA_AVX512, TI__K512_MR, TI__K512_NR, TI__K512_KC, TI__K512_MC,
-                                      ti__sgemm_kernel_avx512, ti__sgemm_pack_b_avx512};
+                                      ti__sgemm_kernel_avx512, ti__sgemm_pack_b_avx512, ti__sdot_avx512,
+                                      ti__sgemm_kernel_avx512_ldb, ti__sgemm_col_avx512};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
