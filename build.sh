@@ -41,7 +41,10 @@ LIBS=(-lm -pthread)
 WARN=(-Wall -Wextra -Werror) # compile checks and the README example
 TWARN=(-Wall -Wextra)        # test programs: a warning shows in the log, the test still runs
 C99=(-std=c99 -pedantic)
-SAN=(-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+# Test programs are built without full debug info, sanitizer builds with line tables (-g1:
+# file and line in their reports): -g made each compile of the header ~75 % slower, and the
+# test run compiles it ~60 times on CI's 2 cores. Rebuild with -g by hand to debug.
+SAN=(-O1 -g1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
 T=build/test # scratch space of ./build.sh test
 
 say() { printf '%s\n' "$*"; }
@@ -239,32 +242,52 @@ j_version() { # the title block names the version the API defines
 }
 
 # Compile checks (tests/build/): the implementation TU alone, with every warning as error.
-j_compile() { # j_compile COMPILER LANG(c|c++) EXTRA-FLAGS...
+# Each full compile of the implementation takes a minute of this machine's CPU, so the
+# configuration variants (-DTI_NO_...) are checked with -fsyntax-only: every front-end
+# warning (the library's functions are TI__PRIVATE, static and marked unused, so dropping a
+# caller cannot leave an unused function to warn about); the optimiser's warnings
+# (-Wmaybe-uninitialized and the like) come from the full -O2 compiles of each compiler.
+j_compile() { # j_compile COMPILER LANG(c|c++) [-fsyntax-only] EXTRA-FLAGS...
     local cc=$1 lang=$2
     shift 2
-    local std=("${C99[@]}" -Wmissing-prototypes)
+    local std=("${C99[@]}" -Wmissing-prototypes) out=(-c -o "$T/build/impl.$BASHPID.o")
     [ "$lang" = c++ ] && std=()
-    "$cc" -x "$lang" -O2 "${std[@]}" "${WARN[@]}" "$@" "${INC[@]}" -c tests/build/impl.c \
-        -o "$T/build/impl.$BASHPID.o"
+    if [ "${1:-}" = -fsyntax-only ]; then
+        out=(-fsyntax-only)
+        shift
+    fi
+    "$cc" -x "$lang" -O2 "${std[@]}" "${WARN[@]}" "$@" "${INC[@]}" "${out[@]}" tests/build/impl.c
 }
 
-j_symbols() { # every exported symbol of the implementation starts with ti_, none with ti__
-    local obj="$T/build/impl.nm.o" bad
+j_symbols() { # every exported symbol of the implementation starts with ti_, none with ti__;
+    # the same object then links with a C user and with a C++ user (one compile, not three)
+    local d="$T/build/symbols" obj="$T/build/symbols/impl.o" bad
+    mkdir -p "$d"
     "$CC" -x c -O2 "${C99[@]}" "${WARN[@]}" -Wmissing-prototypes "${INC[@]}" -c tests/build/impl.c -o "$obj"
-    nm -g --defined-only "$obj" | awk 'NF >= 3 { print $3 }' >"$T/build/symbols.txt"
-    say "$(wc -l <"$T/build/symbols.txt") exported symbols"
-    bad=$(grep -vE '^ti_' "$T/build/symbols.txt" || true)
-    bad="$bad$(grep -E '^ti__' "$T/build/symbols.txt" || true)"
+    nm -g --defined-only "$obj" | awk 'NF >= 3 { print $3 }' >"$d/symbols.txt"
+    say "$(wc -l <"$d/symbols.txt") exported symbols"
+    bad=$(grep -vE '^ti_' "$d/symbols.txt" || true)
+    bad="$bad$(grep -E '^ti__' "$d/symbols.txt" || true)"
     [ -z "$bad" ] || { say "exported symbols outside ti_ (or internal ti__):"; say "$bad"; return 1; }
+    say "two C TUs, one implementation:"
+    "$CC" -x c -O2 "${C99[@]}" "${TWARN[@]}" "${INC[@]}" -c tests/build/user.c -o "$d/user_c.o"
+    "$CC" "$obj" "$d/user_c.o" -o "$d/user_c" "${LIBS[@]}"
+    "$d/user_c"
+    if [ "$HAVE_GXX" = 1 ]; then
+        say "C implementation, C++ user:"
+        g++ -x c++ -O2 "${TWARN[@]}" "${INC[@]}" -c tests/build/user.c -o "$d/user_cxx.o"
+        g++ "$obj" "$d/user_cxx.o" -o "$d/user_cxx" "${LIBS[@]}"
+        "$d/user_cxx"
+    fi
 }
 
-j_two_tu() { # j_two_tu IMPL-COMPILER IMPL-LANG USER-COMPILER USER-LANG LINKER
+j_two_tu() { # j_two_tu IMPL-COMPILER IMPL-LANG USER-COMPILER USER-LANG LINKER (impl: -Werror)
     local d="$T/build/two_tu_$1_$3"
     mkdir -p "$d"
     local s1=("${C99[@]}") s2=("${C99[@]}")
     [ "$2" = c++ ] && s1=()
     [ "$4" = c++ ] && s2=()
-    "$1" -x "$2" -O2 "${s1[@]}" "${TWARN[@]}" "${INC[@]}" -c tests/build/impl.c -o "$d/impl.o"
+    "$1" -x "$2" -O2 "${s1[@]}" "${WARN[@]}" "${INC[@]}" -c tests/build/impl.c -o "$d/impl.o"
     "$3" -x "$4" -O2 "${s2[@]}" "${TWARN[@]}" "${INC[@]}" -c tests/build/user.c -o "$d/user.o"
     "$5" "$d/impl.o" "$d/user.o" -o "$d/user" "${LIBS[@]}"
     "$d/user"
@@ -294,7 +317,7 @@ j_prog() { # j_prog MODE(opt|asan) SOURCE [ARGS...]: compile one test program an
         ASAN_OPTIONS=$ASAN_OPTS UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
             timeout 1200 "$out" "$@"
     else
-        "$CC" -O2 -g "${C99[@]}" "${TWARN[@]}" "${INC[@]}" "$src" -o "$out" "${LIBS[@]}"
+        "$CC" -O2 "${C99[@]}" "${TWARN[@]}" "${INC[@]}" "$src" -o "$out" "${LIBS[@]}"
         timeout 900 "$out" "$@"
     fi
 }
@@ -323,7 +346,7 @@ j_fuzz_replay() { # the fuzz target on the seed corpus and the test models, unde
 # ---- tinyinfer-rpc (tools/rpc/ti_rpc.h, tests/rpc) ----
 rpc_build() { # rpc_build DIR: tinyinfer-rpc (-Werror) and tinyinfer-run into DIR
     mkdir -p "$1"
-    "$CC" -O2 -g "${C99[@]}" "${WARN[@]}" "${INC[@]}" tools/tinyinfer-rpc.c -o "$1/tinyinfer-rpc" "${LIBS[@]}"
+    "$CC" -O2 "${C99[@]}" "${WARN[@]}" "${INC[@]}" tools/tinyinfer-rpc.c -o "$1/tinyinfer-rpc" "${LIBS[@]}"
     [ -x "$1/tinyinfer-run" ] ||
         "$CC" -O2 "${C99[@]}" "${INC[@]}" tools/tinyinfer-run.c -o "$1/tinyinfer-run" "${LIBS[@]}"
 }
@@ -331,14 +354,14 @@ rpc_build() { # rpc_build DIR: tinyinfer-rpc (-Werror) and tinyinfer-run into DI
 j_rpc() { # unit test (vectors, codecs, dispatch), then the loopback test of the tool
     local d="$T/rpc"
     rpc_build "$d"
-    "$CC" -O2 -g "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/rpc/test_rpc_unit.c -o "$d/test_rpc_unit" "${LIBS[@]}"
+    "$CC" -O2 "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/rpc/test_rpc_unit.c -o "$d/test_rpc_unit" "${LIBS[@]}"
     timeout 300 "$d/test_rpc_unit"
     timeout 600 bash tests/rpc/test_rpc.sh "$d"
 }
 
 tune_build() { # tune_build DIR: tinyinfer-rpc, tinyinfer-run and tinyinfer-tune (-Werror) into DIR
     rpc_build "$1"
-    "$CC" -O2 -g "${C99[@]}" "${WARN[@]}" "${INC[@]}" tools/tinyinfer-tune.c -o "$1/tinyinfer-tune" "${LIBS[@]}"
+    "$CC" -O2 "${C99[@]}" "${WARN[@]}" "${INC[@]}" tools/tinyinfer-tune.c -o "$1/tinyinfer-tune" "${LIBS[@]}"
 }
 
 j_tune() { # tinyinfer-tune on loopback: server killed twice, tuner killed, journals (OpenCL)
@@ -389,17 +412,17 @@ j_fuzz_short() { # a short libFuzzer run (when clang has libFuzzer)
     cd "$d"
     timeout 120 ./fuzz_onnx -max_total_time=20 -timeout=10 -rss_limit_mb=2048 \
         -dict="$root/tests/fuzz/onnx.dict" -artifact_prefix=./ corpus "$root/tests/fuzz/corpus/onnx"
-    clang -O1 -g -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer "${INC[@]/#-I/-I$root/}" \
+    clang -O1 -g1 -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer "${INC[@]/#-I/-I$root/}" \
         "$root/tests/fuzz/fuzz_tflite.c" -o fuzz_tflite "${LIBS[@]}"
     mkdir -p corpus_tflite
     timeout 120 ./fuzz_tflite -max_total_time=20 -timeout=10 -rss_limit_mb=2048 \
         -artifact_prefix=./ corpus_tflite "$root/tests/fuzz/corpus/tflite"
-    clang -O1 -g -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer "${INC[@]/#-I/-I$root/}" \
+    clang -O1 -g1 -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer "${INC[@]/#-I/-I$root/}" \
         "$root/tests/fuzz/fuzz_rpc.c" -o fuzz_rpc "${LIBS[@]}"
     mkdir -p corpus_rpc
     timeout 120 ./fuzz_rpc -max_total_time=20 -timeout=10 -rss_limit_mb=2048 \
         -artifact_prefix=./ corpus_rpc "$root/tests/fuzz/corpus/rpc"
-    clang -O1 -g -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer -DTI_NO_OPENCL \
+    clang -O1 -g1 -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer -DTI_NO_OPENCL \
         "${INC[@]/#-I/-I$root/}" "$root/tests/fuzz/fuzz_tuning.c" -o fuzz_tuning "${LIBS[@]}"
     mkdir -p corpus_tuning
     TI_FUZZ_MODEL=$root/tests/data/conv2d_padding.onnx timeout 120 ./fuzz_tuning -max_total_time=10 \
@@ -407,8 +430,8 @@ j_fuzz_short() { # a short libFuzzer run (when clang has libFuzzer)
 }
 
 j_mingw() { # Windows (MinGW-w64): the header with <windows.h> before, after or absent, the
-    # OpenCL loader alone, the README example, tinyinfer-rpc and tinyinfer-tune linked into
-    # .exe files, all -Werror (built, not run: no Windows here)
+    # OpenCL loader alone, the README example linked into an .exe, tinyinfer-rpc and
+    # tinyinfer-tune through the front end, all -Werror (built, not run: j_wine runs the tools)
     local cc=""
     for c in x86_64-w64-mingw32-gcc-posix x86_64-w64-mingw32-gcc; do have "$c" && { cc=$c; break; }; done
     [ -n "$cc" ] || { skip "Windows build: no MinGW-w64 (apt-get install gcc-mingw-w64-x86-64-posix)"; return 0; }
@@ -419,15 +442,19 @@ j_mingw() { # Windows (MinGW-w64): the header with <windows.h> before, after or 
         post=''
         [ $i = 2 ] && post='#include <windows.h>'
         printf '%s\n#define TINYINFER_IMPLEMENTATION\n#include "tinyinfer.h"\n%s\n' "$pre" "$post" >"$d/impl$i.c"
-        "$cc" -O1 "${C99[@]}" "${WARN[@]}" -I. -c "$d/impl$i.c" -o "$d/impl$i.o"
+        # where <windows.h> goes is the front end's business: one full compile is enough
+        local only=(-fsyntax-only)
+        [ $i = 3 ] && only=(-c -o "$d/impl$i.o")
+        "$cc" -O1 "${C99[@]}" "${WARN[@]}" -I. "${only[@]}" "$d/impl$i.c"
     done
     printf '#define TINYINFER_CL_IMPLEMENTATION\n#include "tinyinfer_cl.h"\n#include <windows.h>\n' >"$d/cl.c"
     "$cc" -O1 "${C99[@]}" "${WARN[@]}" -I. -c "$d/cl.c" -o "$d/cl.o"
     readme_example "$d/readme.c"
     "$cc" -O1 "${C99[@]}" "${WARN[@]}" -I. "$d/readme.c" -o "$d/readme.exe"
-    local t # the device-workflow tools (Winsock; sessions served in-process: no fork)
+    local t # the device-workflow tools (Winsock; sessions served in-process: no fork): the
+    # front end here; j_wine links them (-static) and runs them
     for t in tinyinfer-rpc tinyinfer-tune; do
-        "$cc" -O1 "${C99[@]}" "${WARN[@]}" "${INC[@]}" "tools/$t.c" -o "$d/$t.exe" -lws2_32
+        "$cc" -O1 "${C99[@]}" "${WARN[@]}" "${INC[@]}" -fsyntax-only "tools/$t.c"
     done
 }
 
@@ -453,7 +480,7 @@ j_tools() { # builds the tools and checks what they print (tests/unit/test_tools
     mkdir -p "$T/tools"
     local t
     for t in tinyinfer-info tinyinfer-run; do
-        "$CC" -O2 -g "${C99[@]}" "${WARN[@]}" "${INC[@]}" "tools/$t.c" -o "$T/tools/$t" "${LIBS[@]}"
+        "$CC" -O2 "${C99[@]}" "${WARN[@]}" "${INC[@]}" "tools/$t.c" -o "$T/tools/$t" "${LIBS[@]}"
     done
     bash tests/unit/test_tools.sh "$T/tools"
 }
@@ -468,7 +495,7 @@ j_bench_peers() { # bench/ti_bench.c compiles; bench/peers.py's tables on fake r
 
 j_example() { # j_example NAME: builds examples/NAME.c into $T/examples, warnings as errors
     mkdir -p "$T/examples"
-    "$CC" -O2 -g "${C99[@]}" "${WARN[@]}" -I. -I"$STB_DIR" "examples/$1.c" -o "$T/examples/$1" \
+    "$CC" -O2 "${C99[@]}" "${WARN[@]}" -I. -I"$STB_DIR" "examples/$1.c" -o "$T/examples/$1" \
         "${LIBS[@]}"
 }
 
@@ -518,10 +545,10 @@ j_cl() { # j_cl MODE(opt|asan): the OpenCL loader against stub libraries and the
     else
         bash tests/cl/check_cl_header.sh "$out/header"
         bash tests/cl/check_cl_kernels.sh "$out/kernels"
-        "$CC" -O2 -g "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/cl/test_cl_loader.c \
+        "$CC" -O2 "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/cl/test_cl_loader.c \
             -o "$out/test_cl_loader" "${LIBS[@]}" -ldl
         timeout 600 "$out/test_cl_loader" "$out/libstub_incomplete.so" "$out/libstub_complete.so"
-        "$CC" -O2 -g "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/cl/test_cl_backend.c \
+        "$CC" -O2 "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/cl/test_cl_backend.c \
             -o "$out/test_cl_backend" "${LIBS[@]}" -ldl
         timeout 900 "$out/test_cl_backend"
         j_cl_cache_tool
@@ -601,10 +628,12 @@ j_cl_intel() { # the backend tests on Intel's CPU OpenCL (tests/cl/intel_ocl.sh)
     local d=$CACHE/intel-ocl out="$T/cl"
     [ -f "$d/icd" ] || { skip "Intel CPU OpenCL not fetched (tests/cl/intel_ocl.sh $d, as .ci/run does)"; return 0; }
     mkdir -p "$out"
-    "$CC" -O2 -g "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/cl/test_cl_backend.c \
+    "$CC" -O2 "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/cl/test_cl_backend.c \
         -o "$out/test_cl_backend_intel" "${LIBS[@]}" -ldl
+    # the half-precision tests only (TI_TEST_ONLY): the others run on PoCL in j_cl, and the
+    # whole program here took 10 minutes of this 2-core machine's test budget
     LD_LIBRARY_PATH=$(cat "$d/libpath") OCL_ICD_FILENAMES=$(cat "$d/icd") TINYINFER_OPENCL_DEVICE=Intel \
-        TI_TEST_WANT_FP16_ARITH=1 timeout 1500 "$out/test_cl_backend_intel"
+        TI_TEST_WANT_FP16_ARITH=1 TI_TEST_ONLY=fp16 timeout 1500 "$out/test_cl_backend_intel"
 }
 
 j_cl_tflite() { # TFLite's op tests with backend OpenCL: the CPU's bytes, 8-bit ops on the device
@@ -621,7 +650,7 @@ j_cl_tflite() { # TFLite's op tests with backend OpenCL: the CPU's bytes, 8-bit 
 j_threads() { # 8 sessions of one shared model on 8 threads == one session on one thread
     local out="$T/threads"
     mkdir -p "$out"
-    "$CC" -O2 -g "${C99[@]}" "${WARN[@]}" "${INC[@]}" tests/threads/test_threads.c \
+    "$CC" -O2 "${C99[@]}" "${WARN[@]}" "${INC[@]}" tests/threads/test_threads.c \
         -o "$out/test_threads" "${LIBS[@]}"
     timeout 900 "$out/test_threads" --threads 8 --runs 1000 tests/data/mobilenet_v1_0.25_128_quant.tflite
     timeout 600 "$out/test_threads" --threads 8 --runs 25 tests/data/light_squeezenet.onnx
@@ -631,7 +660,7 @@ j_threads_tsan() { # the same under ThreadSanitizer, with fewer runs (TSan is 5-
     [ "$HAVE_CLANG" = 1 ] || { skip "ThreadSanitizer: no clang"; return 0; }
     local out="$T/threads"
     mkdir -p "$out"
-    if ! clang -O1 -g -fsanitize=thread "${C99[@]}" "${TWARN[@]}" "${INC[@]}" \
+    if ! clang -O1 -g1 -fsanitize=thread "${C99[@]}" "${TWARN[@]}" "${INC[@]}" \
         tests/threads/test_threads.c -o "$out/test_threads_tsan" "${LIBS[@]}" 2>"$out/tsan_build.log"; then
         skip "ThreadSanitizer: clang cannot build with -fsanitize=thread ($(tail -n 1 "$out/tsan_build.log"))"
         return 0
@@ -690,16 +719,24 @@ j_a64_build() { # the library, inside the JNI bridge, cross-compiles for aarch64
     say "library + JNI bridge: $A64_CC C99 -pedantic -Werror, AArch64, exports the JNI entry points"
 }
 
-j_a64_run() { # aarch64 binaries under qemu-user: classify == x86, unit, op and model tests
+a64_setup() { # sets d, a64 and run for the j_a64_* jobs below, or returns 1 after a skip
     have "$A64_CC" ||
-        { skip "aarch64 under qemu: no $A64_CC (apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross)"; return 0; }
+        { skip "aarch64 under qemu: no $A64_CC (apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross)"; return 1; }
     local qemu
-    qemu=$(a64_qemu) || { skip "aarch64 under qemu: no qemu-aarch64 (apt-get install qemu-user)"; return 0; }
-    [ "$HAVE_STB" = 1 ] || { skip "aarch64 under qemu: $NO_STB"; return 0; }
+    qemu=$(a64_qemu) || { skip "aarch64 under qemu: no qemu-aarch64 (apt-get install qemu-user)"; return 1; }
     # -O1: each cross-compile of the header costs half of what -O2 does (j_a64_build checks -O2)
-    local d="$T/aarch64/run" rc=0 a64=("$A64_CC" -O1 "${C99[@]}" "${TWARN[@]}" "${INC[@]}")
+    d="$T/aarch64/run"
+    a64=("$A64_CC" -O1 "${C99[@]}" "${TWARN[@]}" "${INC[@]}")
+    run=(env QEMU_LD_PREFIX="$A64_SYSROOT" timeout 600 "$qemu")
     mkdir -p "$d"
-    local run=(env QEMU_LD_PREFIX="$A64_SYSROOT" timeout 600 "$qemu")
+}
+
+# The aarch64 runs are three jobs, so that the two cores share them: each cross-compile of
+# the header is a minute here, and qemu runs the programs 5-20 times slower than the CPU.
+j_a64_run() { # aarch64 binaries under qemu-user: classify == x86, ISA levels, op and model tests
+    local d a64 run rc=0
+    a64_setup || return 0
+    [ "$HAVE_STB" = 1 ] || { skip "aarch64 under qemu: $NO_STB"; return 0; }
     "${run[@]}" /bin/true 2>/dev/null || true
     # classify, aarch64 under qemu against x86, on the demo and on the small bundled MobileNet
     "${a64[@]}" -I"$STB_DIR" examples/classify.c -o "$d/classify" "${LIBS[@]}"
@@ -723,28 +760,6 @@ j_a64_run() { # aarch64 binaries under qemu-user: classify == x86, unit, op and 
     "${a64[@]}" tests/ports/test_isa.c -o "$d/test_isa" "${LIBS[@]}"
     TI_TEST_WANT_ISA=neon "${run[@]}" -cpu cortex-a57 "$d/test_isa" || rc=1
     TI_TEST_WANT_ISA=neondot "${run[@]}" -cpu cortex-a76 "$d/test_isa" || rc=1
-    # the SIMD kernel tests, each level forced against the scalar reference
-    local kt=(tests/unit/test_sgemm.c tests/unit/test_conv.c tests/unit/test_act.c
-        tests/unit/test_binary.c tests/unit/test_pool.c)
-    for t in "${kt[@]}" tests/unit/test_qgemm.c; do
-        "${a64[@]}" "$t" -o "$d/$(basename "${t%.c}")" "${LIBS[@]}"
-        "${run[@]}" "$d/$(basename "${t%.c}")" || rc=1
-    done
-    # the 8-bit GEMM on a CPU without dotprod: NEON (int16) is the best level there, and the
-    # byte path must stay off
-    "${run[@]}" -cpu cortex-a57 "$d/test_qgemm" || rc=1
-    # the same under AddressSanitizer + UBSan (the NEON kernels' row ends and tails): the
-    # cross compiler's libasan runs under qemu; leak checking needs ptrace, which qemu-user
-    # lacks, so it is off. (test_qgemm runs whole MobileNets: too slow for this.)
-    if [ -e "$A64_SYSROOT/lib/libasan.so" ] || compgen -G "$A64_SYSROOT/lib/libasan.so.*" >/dev/null; then
-        for t in "${kt[@]:1}"; do # test_sgemm left out: minutes under ASan in qemu
-            "$A64_CC" -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all "${C99[@]}" \
-                "${INC[@]}" "$t" -o "$d/asan_$(basename "${t%.c}")" "${LIBS[@]}"
-            ASAN_OPTIONS=detect_leaks=0 "${run[@]}" "$d/asan_$(basename "${t%.c}")" || rc=1
-        done
-    else
-        skip "aarch64 kernel tests under ASan: no libasan in $A64_SYSROOT/lib (apt-get install libasan8-arm64-cross)"
-    fi
     # sessions (fusion, planning, threads) and TFLite errors (GCC 12 for aarch64 hits an internal compiler error vectorizing
     # a reduction loop in test_session.c's own checks, not in tinyinfer.h: no vectorizing)
     local t
@@ -752,11 +767,11 @@ j_a64_run() { # aarch64 binaries under qemu-user: classify == x86, unit, op and 
         "${a64[@]}" -fno-tree-vectorize "$t" -o "$d/$(basename "${t%.c}")" "${LIBS[@]}"
         "${run[@]}" "$d/$(basename "${t%.c}")" || rc=1
     done
-    # model tests: the committed TFLite op tests, then the architecture models when cached
+    # model tests: the committed TFLite op tests (8-bit outputs byte-exact; the default CPU
+    # has dotprod, so the byte path; test_qgemm checks the int16 level on whole models), then
+    # the architecture models when cached
     "${a64[@]}" tests/conformance/onnx_runner.c -o "$d/onnx_runner" "${LIBS[@]}"
     "${run[@]}" "$d/onnx_runner" --expect-pass tests/conformance/tflite || rc=1
-    # again without dotprod: the 8-bit ops on the NEON int16 kernels, byte-exact all the same
-    "${run[@]}" -cpu cortex-a57 "$d/onnx_runner" --expect-pass tests/conformance/tflite || rc=1
     # a copy: the models job may regenerate $CACHE/arch (rm, then mv) while this runs
     local dirs=()
     rm -rf "$d/arch"
@@ -773,6 +788,41 @@ j_a64_run() { # aarch64 binaries under qemu-user: classify == x86, unit, op and 
     fi
     [ "$f" = 0 ] && return $rc
     return 1
+}
+
+# the SIMD kernel tests under qemu, each NEON level forced against the scalar reference
+A64_KERNEL_TESTS=(tests/unit/test_sgemm.c tests/unit/test_conv.c tests/unit/test_act.c
+    tests/unit/test_binary.c tests/unit/test_pool.c tests/unit/test_qgemm.c)
+
+j_a64_kernels() { # j_a64_kernels N: the first (N=0) or second (N=1) half of A64_KERNEL_TESTS
+    local d a64 run rc=0 t i
+    a64_setup || return 0
+    for i in "${!A64_KERNEL_TESTS[@]}"; do
+        [ $((i % 2)) = "$1" ] || continue
+        t=${A64_KERNEL_TESTS[$i]}
+        "${a64[@]}" "$t" -o "$d/$(basename "${t%.c}")" "${LIBS[@]}"
+        "${run[@]}" "$d/$(basename "${t%.c}")" || rc=1
+    done
+    return $rc
+}
+
+j_a64_asan() { # the NEON kernels' row ends and tails under AddressSanitizer + UBSan in qemu
+    local d a64 run rc=0 t
+    a64_setup || return 0
+    # the cross compiler's libasan runs under qemu; leak checking needs ptrace, which
+    # qemu-user lacks, so it is off. test_sgemm and test_qgemm are left out: minutes under
+    # ASan in qemu; the float kernels with row ends (depthwise, pooling, activations, binary
+    # runs) are what ASan checks here.
+    if ! [ -e "$A64_SYSROOT/lib/libasan.so" ] && ! compgen -G "$A64_SYSROOT/lib/libasan.so.*" >/dev/null; then
+        skip "aarch64 kernel tests under ASan: no libasan in $A64_SYSROOT/lib (apt-get install libasan8-arm64-cross)"
+        return 0
+    fi
+    for t in tests/unit/test_conv.c tests/unit/test_act.c tests/unit/test_binary.c tests/unit/test_pool.c; do
+        "$A64_CC" -O1 -g1 -fsanitize=address,undefined -fno-sanitize-recover=all "${C99[@]}" \
+            "${INC[@]}" "$t" -o "$d/asan_$(basename "${t%.c}")" "${LIBS[@]}"
+        ASAN_OPTIONS=detect_leaks=0 "${run[@]}" "$d/asan_$(basename "${t%.c}")" || rc=1
+    done
+    return $rc
 }
 
 j_android_java() { # the Java class compiles; through the host JNI bridge it matches classify
@@ -883,7 +933,7 @@ j_runner() { # builds the conformance runner, which the model tests use too
     [ -f tests/conformance/onnx_runner.c ] ||
         { skip "conformance runner: tests/conformance/onnx_runner.c is not written yet"; return 0; }
     mkdir -p "$T/conformance"
-    "$CC" -O2 -g "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/conformance/onnx_runner.c \
+    "$CC" -O2 "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/conformance/onnx_runner.c \
         -o "$RUNNER" "${LIBS[@]}"
 }
 
@@ -956,7 +1006,7 @@ j_models() {
 }
 
 build_fuzzer() { # build_fuzzer OUT
-    clang -O1 -g -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer "${INC[@]}" \
+    clang -O1 -g1 -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer "${INC[@]}" \
         tests/fuzz/fuzz_onnx.c -o "$1" "${LIBS[@]}"
 }
 
@@ -1030,30 +1080,39 @@ cmd_test() {
     job "models: QDQ models fused to QLinearConv / QLinearMatMul == onnxruntime" j_qdq
     job "models: Coral TFLite models (tests/models/coral.sh)" j_coral
     job "OpenCL: TFLite op tests == the CPU's bytes, 8-bit ops on the device" j_cl_tflite
-    job "OpenCL: backend tests on Intel's CPU OpenCL (cl_khr_fp16: half arithmetic)" j_cl_intel
+    job "OpenCL: the fp16 backend tests on Intel's CPU OpenCL (cl_khr_fp16)" j_cl_intel
+    job "aarch64 under qemu: NEON kernel tests (sgemm, act, pool)" j_a64_kernels 0
+    job "aarch64 under qemu: NEON kernel tests (conv, binary, qgemm)" j_a64_kernels 1
+    job "aarch64 under qemu: NEON kernel tests under ASan + UBSan" j_a64_asan
+    # after the models job, which makes the architecture models this one runs too
+    job "aarch64 under qemu: classify == x86, ISA levels, sessions, op and model tests" j_a64_run
 
     # compile checks (tests/build/)
     if [ "$HAVE_NM" = 1 ]; then
-        job "build: $CC C99, nm: exports are ti_ only" j_symbols
+        job "build: $CC C99, nm: exports are ti_ only; C and C++ users link" j_symbols
     else
         job "build: $CC C99 -pedantic -Wmissing-prototypes" j_compile "$CC" c
+        job "build: two C TUs, one implementation" j_two_tu "$CC" c "$CC" c "$CC"
     fi
     if [ "$HAVE_CLANG" = 1 ]; then job "build: clang C99 -pedantic" j_compile clang c; fi
     if [ "$HAVE_GXX" = 1 ]; then job "build: g++ as C++" j_compile g++ c++; fi
-    if [ "$HAVE_CLANGXX" = 1 ]; then job "build: clang++ as C++" j_compile clang++ c++; fi
-    job "build: two C TUs, one implementation" j_two_tu "$CC" c "$CC" c "$CC"
-    if [ "$HAVE_GXX" = 1 ]; then
-        job "build: C implementation, C++ user" j_two_tu "$CC" c g++ c++ g++
-    fi
     if [ "$HAVE_CLANGXX" = 1 ]; then
-        job "build: two C++ TUs (clang++)" j_two_tu clang++ c++ clang++ c++ clang++
+        # clang++ compiles the implementation as C++ here, with -Werror (TWARN is enough for
+        # the user TU): this doubles as the clang++ compile check
+        job "build: two C++ TUs (clang++, implementation -Werror)" j_two_tu clang++ c++ clang++ c++ clang++
     fi
     job "build: TI_STATIC ($CC)" j_static "$CC"
     if [ "$HAVE_CLANG" = 1 ]; then job "build: TI_STATIC (clang)" j_static clang; fi
+    # the configuration variants: front-end checks (j_compile), and TI_NO_SIMD (which leaves
+    # only the portable kernels) compiled in full by gcc as C
     local m
     for m in $(grep -rhoE '\bTI_NO_[A-Z0-9_]+' src | sort -u); do
-        job "build: -D$m (C)" j_compile "$CC" c "-D$m"
-        if [ "$HAVE_GXX" = 1 ]; then job "build: -D$m (C++)" j_compile g++ c++ "-D$m"; fi
+        if [ "$m" = TI_NO_SIMD ]; then
+            job "build: -D$m (C, -O2)" j_compile "$CC" c "-D$m"
+        else
+            job "build: -D$m (C, syntax)" j_compile "$CC" c -fsyntax-only "-D$m"
+        fi
+        if [ "$HAVE_GXX" = 1 ]; then job "build: -D$m (C++, syntax)" j_compile g++ c++ -fsyntax-only "-D$m"; fi
     done
 
     # programs
@@ -1075,7 +1134,6 @@ cmd_test() {
     job "iOS: TIClassifier.m syntax check (clang, GNUstep Foundation)" j_ios_syntax
     job "aarch64: library and JNI bridge cross-compile (-Werror)" j_a64_build
     job "Android: javac the Java class; JNI bridge on the JVM == demo" j_android_java
-    job "aarch64 under qemu: classify == x86, unit, op and model tests" j_a64_run
     job "threads: the same under ThreadSanitizer (8 x 20 runs)" j_threads_tsan
     job "rpc: unit (SHA-256, HMAC, codecs) + loopback test of tinyinfer-rpc" j_rpc
     job "rpc: tinyinfer-rpc compiles with clang -Werror" j_rpc_werror

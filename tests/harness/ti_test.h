@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tinyinfer.h"
 
@@ -137,7 +138,34 @@ static TI_TEST__UNUSED void ti_test_skip_note(const char *reason, const char *fi
     fflush(stdout);
 }
 
+/* 1 when the test `name` is to run: always, unless TI_TEST_ONLY lists comma-separated parts
+ * of names (then only tests whose name contains one of them run; the others are not
+ * counted). build.sh uses it where a second device needs only some of a program's tests. */
+static TI_TEST__UNUSED int ti_test_selected(const char *name) {
+    const char *only = getenv("TI_TEST_ONLY");
+    if (only == NULL || *only == '\0') return 1;
+    while (*only != '\0') {
+        const char *end = strchr(only, ',');
+        size_t n = end != NULL ? (size_t)(end - only) : strlen(only);
+        char part[128];
+        if (n > 0 && n < sizeof part) {
+            memcpy(part, only, n);
+            part[n] = '\0';
+            if (strstr(name, part) != NULL) return 1;
+        }
+        only += n;
+        if (*only == ',') only++;
+    }
+    return 0;
+}
+
 static TI_TEST__UNUSED void ti_test_run_one(void (*fn)(void), const char *name) {
+    if (!ti_test_selected(name)) {
+        printf("not run (TI_TEST_ONLY): %s\n", name);
+        return;
+    }
+    /* processor time of the test (all threads): slow tests say so, for the test budget */
+    clock_t t0 = clock();
     ti_test_g.in_test = 1;
     ti_test_g.cur_failed = 0;
     ti_test_g.cur_skipped = 0;
@@ -146,6 +174,9 @@ static TI_TEST__UNUSED void ti_test_run_one(void (*fn)(void), const char *name) 
     if (ti_test_g.cur_failed) ti_test_g.failed++;
     else if (ti_test_g.cur_skipped) ti_test_g.skipped++;
     else ti_test_g.passed++;
+    double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    if (secs >= 5.0) printf("  (%s: %.1f s of processor time)\n", name, secs);
+    fflush(stdout);
     ti_test_g.in_test = 0;
     ti_test_g.cur_name = NULL;
 }
