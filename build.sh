@@ -327,14 +327,14 @@ j_fuzz_replay() { # j_fuzz_replay PART: the fuzz targets on the seed corpora and
     local out="$T/asan/fuzz_replay" part=${1:-all}
     mkdir -p "$T/asan"
     if [ "$part" != 1 ]; then
-    "$SANCC" "${SAN[@]}" "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/fuzz/fuzz_onnx.c \
-        tests/fuzz/replay_main.c -o "$out" "${LIBS[@]}"
-    ASAN_OPTIONS=$ASAN_OPTS UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-        timeout 900 "$out" tests/fuzz/corpus/onnx tests/data
-    "$SANCC" "${SAN[@]}" "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/fuzz/fuzz_tflite.c \
-        tests/fuzz/replay_main.c -o "$out-tflite" "${LIBS[@]}"
-    ASAN_OPTIONS=$ASAN_OPTS UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-        timeout 900 "$out-tflite" tests/fuzz/corpus/tflite tests/data examples/data
+        "$SANCC" "${SAN[@]}" "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/fuzz/fuzz_onnx.c \
+            tests/fuzz/replay_main.c -o "$out" "${LIBS[@]}"
+        ASAN_OPTIONS=$ASAN_OPTS UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+            timeout 900 "$out" tests/fuzz/corpus/onnx tests/data
+        "$SANCC" "${SAN[@]}" "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/fuzz/fuzz_tflite.c \
+            tests/fuzz/replay_main.c -o "$out-tflite" "${LIBS[@]}"
+        ASAN_OPTIONS=$ASAN_OPTS UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+            timeout 900 "$out-tflite" tests/fuzz/corpus/tflite tests/data examples/data
     fi
     [ "$part" != 0 ] || return 0
     "$SANCC" "${SAN[@]}" "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/fuzz/fuzz_rpc.c \
