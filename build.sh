@@ -5,7 +5,8 @@
 #                          the bundled MobileNet and examples/data/grace_hopper.bmp
 #   ./build.sh test        every test; the last line is "N passed, N failed, N skipped" and
 #                          the exit code is non-zero when anything failed
-#   ./build.sh asan        only the sanitizer part of the tests (unit, errors, fuzz replay)
+#   ./build.sh asan        every test program under ASan + UBSan (test runs a subset: CI's
+#                          time), the fuzz replay, the OpenCL backend, short libFuzzer runs
 #   ./build.sh fuzz        libFuzzer on tests/fuzz/fuzz_onnx.c for ${FUZZ_SECONDS:-60} s
 #   ./build.sh bench       time build/tinyinfer-run on the bundled model, then float32 GEMM
 #                          (bench/sgemm.c: FMA peak, 1024^3, MobileNetV2 1x1 convolutions)
