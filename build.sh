@@ -3,7 +3,7 @@
 #   ./build.sh             set up what is missing (a C compiler, libstb-dev), amalgamate, build
 #                          tools and examples into build/, run the demo: build/classify on
 #                          the bundled MobileNet and examples/data/grace_hopper.bmp
-#   ./build.sh test        every test; the last line is "N passed, N failed, N skipped" and
+#   ./build.sh test        the test run (CI's); the last line is "N passed, N failed, N skipped" and
 #                          the exit code is non-zero when anything failed
 #   ./build.sh asan        every test program under ASan + UBSan (test runs a subset: CI's
 #                          time), the fuzz replay, the OpenCL backend, short libFuzzer runs
