@@ -1190,14 +1190,19 @@ typedef struct ti__node {
     int packed_kind;
     const void *packed;
     size_t packed_bytes;
+    int packed_arg; /* a parameter of the layout: TI__PACK_BPANEL's panel width */
 } ti__node;
 enum {
     TI__PACK_NONE = 0,
     TI__PACK_WINO43 = 1, /* Conv: Winograd F(4x4,3x3) U[36][M][C] */
     TI__PACK_QGEMM = 2,  /* 8-bit conv / matrix kernels: a ti__qpack (core/qgemm.c) */
-    TI__PACK_ATRANS = 3  /* float32 Conv by GEMM: each group's weights transposed, K x ld
+    TI__PACK_ATRANS = 3, /* float32 Conv by GEMM: each group's weights transposed, K x ld
                             floats (ld >= M / group, chosen so the rows are free of L1 set
                             conflicts); packed_bytes = group * K * ld * 4 */
+    TI__PACK_BPANEL = 4  /* float32 Conv by a transposed GEMM (Y^T = X^T W^T): each group's
+                            W^T as the SIMD GEMM's B panel (ti__sgemm_pack_bpanel), panel
+                            width packed_arg; packed_bytes = group * K * roundup(M/group,
+                            packed_arg) * 4 */
 };
 
 /* A tensor of the graph: its declared type and shape, and its data when constant. */
@@ -4935,6 +4940,14 @@ TI__PRIVATE void ti__sgemm_ex(int transA, int transB, size_t M, size_t N, size_t
                               const float *A, size_t lda, const float *B, size_t ldb, float beta,
                               float *C, size_t ldc, const ti__gemm_epi *epi, ti__threadpool *tp);
 TI__PRIVATE int ti__sgemm_set_conflicts(size_t stride);
+TI__PRIVATE size_t ti__sgemm_bpanel_floats(size_t K, size_t N, size_t nr);
+TI__PRIVATE int ti__sgemm_panel_nr(void);
+TI__PRIVATE void ti__sgemm_pack_bpanel(int transB, size_t K, size_t N, const float *B,
+                                       size_t ldb, size_t nr, float *dst);
+TI__PRIVATE int ti__sgemm_bpanel(int transA, size_t M, size_t N, size_t K, const float *A,
+                                 size_t lda, const float *bpanel, int nr, float *C, size_t ldc,
+                                 float *ty, size_t ldty, const ti__gemm_epi *tepi,
+                                 ti__threadpool *tp);
 /* Defined in conv_fast.c, which comes later in the amalgamation. */
 struct ti__convp;
 TI__PRIVATE int ti__conv_dw_ok(const struct ti__convp *p);
@@ -5174,6 +5187,42 @@ TI__PRIVATE int ti__conv_path(const ti__kctx *k, const ti__convp *p) {
     return TI__CONV_IM2COL;
 }
 
+/* The transposed GEMM ("CT"): for few output positions and many output channels, the
+ * IM2COL and 1X1 paths compute Y^T = X^T W^T (output positions as the GEMM's rows, channels
+ * as its columns) into scratch, then write Y with the bias and activation. The SIMD
+ * kernels' columns are vector lanes: N = 49 positions (a 7 x 7 map) fill 32 + 16 + 1 lanes
+ * on AVX-512 and left a third of the peak unused (ResNet-18's last convs: 512 x 49 x 4608
+ * ran at 30 %, transposed at 60 %, bench/sgemm.c on a Xeon), while the channels fill
+ * every lane. W^T is packed at planning as the kernels' B panel (TI__PACK_BPANEL), so the
+ * run packs nothing, and the GEMM writes Y from each finished block of Y^T, so there is no
+ * pass over Y after it. Same products in the same order: the same bits as the plain path. */
+#define TI__CONV_CT_MIN_SP 4    /* positions: the SIMD GEMM's smallest row count */
+#define TI__CONV_CT_MAX_SP 64   /* positions below this (8 x 8 maps and smaller) */
+#define TI__CONV_CT_MIN_M 256   /* output channels per group from this */
+#define TI__CONV_CT_MIN_K 256   /* products per output from this. 1x1 on 7 x 7 maps,
+                                   transposed / plain (bench/conv.c): 96 -> 576 1.07 (AVX2),
+                                   160 -> 960 1.04 (AVX-512), 320 -> 1280 0.94 (AVX-512) */
+
+/* 1 when the conv's geometry suits the transposed GEMM (any instruction set). */
+TI__PRIVATE int ti__conv_ct_ok(const ti__convp *p) {
+    return !ti__conv_dw_ok(p) && p->mg >= TI__CONV_CT_MIN_M &&
+           p->cg * (int64_t)p->kprod >= TI__CONV_CT_MIN_K && p->out_sp >= TI__CONV_CT_MIN_SP &&
+           p->out_sp < TI__CONV_CT_MAX_SP;
+}
+
+/* The node's B panels (group after group) when the transposed GEMM can run now: packed at
+ * planning for this geometry and for the panel width of the kernels in use. NULL: not. */
+TI__PRIVATE const float *ti__conv_ct_panels(const ti__kctx *k, const ti__convp *p) {
+    const ti__node *node = k->node;
+    int nr = ti__sgemm_panel_nr();
+    if (node->packed_kind != TI__PACK_BPANEL || node->packed == NULL || nr <= 0 ||
+        node->packed_arg != nr || !ti__conv_ct_ok(p))
+        return NULL;
+    size_t per = ti__sgemm_bpanel_floats((size_t)p->cg * p->kprod, (size_t)p->mg, (size_t)nr);
+    if (node->packed_bytes != (size_t)p->group * per * sizeof(float)) return NULL;
+    return (const float *)node->packed;
+}
+
 /* Columns of one im2col / col2im tile, for rows elements per column. */
 TI__PRIVATE size_t ti__conv_tile_cols(size_t rows, size_t cols) {
     size_t nt = TI__CONV_TILE_FLOATS / (rows ? rows : 1);
@@ -5216,8 +5265,11 @@ TI__PRIVATE size_t ti__conv_scratch_common(ti__kctx *k, int transpose) {
     if (!transpose) {
         int path = ti__conv_path(k, &p);
         if (path == TI__CONV_WINO) return ti__conv_wino_scratch(k, &p);
+        /* the transposed GEMM's Y^T at the end of the scratch */
+        size_t ct = ti__conv_ct_panels(k, &p) != NULL ? p.out_sp * (size_t)p.mg : 0;
+        if (path == TI__CONV_1X1) return ct * sizeof(float);
         if (path != TI__CONV_IM2COL || p.cg == 0) return 0;
-        return ti__conv_im2col_floats(k, &p) * sizeof(float);
+        return (ti__conv_im2col_floats(k, &p) + ct) * sizeof(float);
     } else {
         rows = (size_t)p.mg * p.kprod;
         cols = p.in_sp;
@@ -5465,6 +5517,44 @@ TI__PRIVATE void ti__conv_tile_slots(void *ctx, size_t begin, size_t end) {
     }
 }
 
+/* The IM2COL or 1X1 path by the transposed GEMM (ti__conv_ct_ok) on the planned panels: Y^T
+ * into the end of the scratch, and Y, transposed from it block by block while in cache,
+ * with the bias and activation. Returns 0, having written nothing, when the scratch is too
+ * small for it (ti__conv_ct_panels checked that the GEMM takes the panels). */
+TI__PRIVATE int ti__conv_run_ct(ti__kctx *k, const ti__convp *p, const ti__conv_job *j,
+                                int path, const float *panels) {
+    size_t mg = (size_t)p->mg, cg = (size_t)p->cg, sp = p->out_sp, kdim = cg * p->kprod;
+    size_t nr = (size_t)k->node->packed_arg, col = path == TI__CONV_1X1 ? 0 : kdim * sp;
+    size_t have = k->scratch == NULL ? 0 : k->scratch_bytes / sizeof(float);
+    if (col + sp * mg > have) return 0;
+    float *yt = (float *)k->scratch + (have - sp * mg);
+    for (size_t n = 0; n < (size_t)p->n; n++)
+        for (size_t g = 0; g < (size_t)p->group; g++) {
+            const float *x = j->x + (n * (size_t)p->c + g * cg) * p->in_sp;
+            const float *a = x; /* X^T: the GEMM's A, transposed, sp floats a row */
+            if (path != TI__CONV_1X1) {
+                ti__conv_job jg = *j;
+                jg.x = x;
+                jg.col = (float *)k->scratch;
+                jg.c0 = 0;
+                jg.nt = sp;
+                ti__parallel_for(k->tp, kdim, TI__MAX((size_t)1, 16384 / sp), ti__conv_im2col,
+                                 &jg);
+                a = jg.col;
+            }
+            const float *w = panels + g * ti__sgemm_bpanel_floats(kdim, mg, nr);
+            ti__gemm_epi epi; /* Y = (Y^T)^T, written by the GEMM block by block */
+            epi.bias = j->b != NULL ? j->b + g * mg : NULL;
+            epi.act = j->act;
+            epi.a = j->act_a;
+            epi.b = j->act_b;
+            float *y = j->y + (n * (size_t)p->m + g * mg) * sp;
+            if (!ti__sgemm_bpanel(1, sp, mg, kdim, a, sp, w, (int)nr, yt, mg, y, sp, &epi, k->tp))
+                return 0;
+        }
+    return 1;
+}
+
 /* float32 Conv by the given path (ti__conv_path chooses; tests and benchmarks force one).
  * DW and WINO fall back to DIRECT and IM2COL where they cannot run the conv. */
 TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int path) {
@@ -5494,6 +5584,10 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
                          ti__conv_direct, &j);
         return TI_OK;
     }
+    const float *panels = ti__conv_ct_panels(k, p);
+    if (panels != NULL && (path == TI__CONV_1X1 || path == TI__CONV_IM2COL) &&
+        ti__conv_run_ct(k, p, &j, path, panels))
+        return TI_OK;
     size_t mg = (size_t)p->mg, cg = (size_t)p->cg, threads = (size_t)ti__threadpool_size(k->tp);
     size_t nt;
     int per_thread;
@@ -6390,6 +6484,23 @@ TI__PRIVATE ti_status ti__conv_prepack_atrans(ti__node *node, ti__pool *pool, co
     return TI_OK;
 }
 
+/* Each group's W^T as the SIMD GEMM's B panel, for the transposed GEMM (ti__conv_ct_ok). */
+TI__PRIVATE ti_status ti__conv_prepack_bpanel(ti__node *node, ti__pool *pool, const ti__convp *p,
+                                              const float *w) {
+    size_t mg = (size_t)p->mg, kdim = (size_t)p->cg * p->kprod, groups = (size_t)p->group;
+    int nr = ti__sgemm_panel_nr();
+    size_t per = ti__sgemm_bpanel_floats(kdim, mg, (size_t)nr);
+    float *panels = (float *)ti__pool_alloc(pool, groups * per * sizeof(float));
+    if (panels == NULL) return TI_ERR_OUT_OF_MEMORY;
+    for (size_t g = 0; g < groups; g++) /* W_g is mg x kdim: W^T is op(B) with transB */
+        ti__sgemm_pack_bpanel(1, kdim, mg, w + g * mg * kdim, kdim, (size_t)nr, panels + g * per);
+    node->packed_kind = TI__PACK_BPANEL;
+    node->packed = panels;
+    node->packed_bytes = groups * per * sizeof(float);
+    node->packed_arg = nr;
+    return TI_OK;
+}
+
 TI__PRIVATE ti_status ti__conv_prepack(ti__kctx *k, ti__node *node, ti__pool *pool) {
     ti__convp p;
     if (k->n_in < 2 || k->in[0] == NULL || k->in[1] == NULL || k->in[1]->data == NULL ||
@@ -6400,6 +6511,8 @@ TI__PRIVATE ti_status ti__conv_prepack(ti__kctx *k, ti__node *node, ti__pool *po
     ti_status e = ti__conv_params(k, 0, &p);
     k->err = saved;
     if (e != TI_OK) return TI_OK;
+    if (!ti__conv_wino_ok(&p) && ti__conv_ct_ok(&p) && ti__sgemm_panel_nr() > 0)
+        return ti__conv_prepack_bpanel(node, pool, &p, (const float *)k->in[1]->data);
     if (!ti__conv_wino_ok(&p)) return ti__conv_prepack_atrans(node, pool, &p, (const float *)k->in[1]->data);
     size_t bytes = 36 * (size_t)p.m * (size_t)p.c * sizeof(float);
     float *u = (float *)ti__pool_alloc(pool, bytes);
@@ -6913,8 +7026,25 @@ typedef struct ti__sgemm_job {
     size_t mt, nt;    /* task tile: rows x columns of C */
     size_t n_tiles_n; /* tiles along N */
     const ti__sgemm_isa *isa; /* SIMD kernels, or NULL: the portable micro-kernel */
+    const float *bpanel;      /* op(B) packed by ti__sgemm_pack_bpanel for isa->nr, or NULL */
+    float *ty;                /* C^T is also stored here (rows ldty apart), or NULL */
+    size_t ldty;
+    const ti__gemm_epi *tepi; /* applied to ty: bias per row of ty, i.e. per column of C */
     const ti__gemm_epi *epi;  /* bias and activation for finished blocks of C, or NULL */
 } ti__sgemm_job;
+
+/* The finished block C[r0:r0+h, c0:c0+w] stored transposed into ty, with tepi applied
+ * there, while the block is still in L1. */
+TI__PRIVATE void ti__sgemm_store_t(const ti__sgemm_job *j, size_t r0, size_t h, size_t c0,
+                                   size_t w) {
+    float *t = j->ty + c0 * j->ldty + r0;
+    const float *c = j->c + r0 * j->ldc + c0;
+    for (size_t r = 0; r < h; r++, c += j->ldc)
+        for (size_t q = 0; q < w; q++) t[q * j->ldty + r] = c[q];
+    const ti__gemm_epi *e = j->tepi;
+    if (e != NULL && (e->bias != NULL || e->act != TI__ACT_NONE))
+        ti__act_block(e->act, e->a, e->b, e->bias != NULL ? e->bias + c0 : NULL, t, j->ldty, w, h);
+}
 
 /* The job's epilogue on the finished block C[r0:r0+h, c0:c0+w]. */
 TI__PRIVATE void ti__sgemm_epilogue(const ti__sgemm_job *j, size_t r0, size_t h, size_t c0,
@@ -7043,12 +7173,13 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
     if (in_kernel) ke = *j->epi;
     TI_ASSERT(kcmax * nr <= TI__SGX_BCAP && kcmax * mr <= TI__SGX_ACAP);
     /* a last column computed on its own, not as a sliver of 1 / nr useful columns */
-    size_t tail = isa->col != NULL && !j->trans_b && n1 - n0 > 16 && (n1 - n0) % 16 == 1;
+    size_t tail = isa->col != NULL && !j->trans_b && j->bpanel == NULL && n1 - n0 > 16 &&
+                  (n1 - n0) % 16 == 1;
     n1 -= tail;
     /* B read where it lies, not packed, when each sliver of B would serve at most 2 kernel
      * calls (M up to 2 row slivers, e.g. 24 x 3136 x 144): packing it cost about 20 % there
      * (perf). Full slivers only: the kernel reads 32 columns. */
-    int b_in_place = isa->kernel_ldb != NULL && !j->trans_b && rows <= 2 * mr;
+    int b_in_place = isa->kernel_ldb != NULL && !j->trans_b && j->bpanel == NULL && rows <= 2 * mr;
     for (size_t pc = 0; pc < j->k || pc == 0; pc += kcmax) {
         size_t kc = TI__MIN(kcmax, j->k - pc);
         float beta = pc == 0 ? j->beta : 1.0f; /* later k blocks add to C */
@@ -7071,7 +7202,9 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                 size_t w = TI__MIN(nr, n1 - jr), t = (jr - n0) / nr;
                 const float *bs = bp; /* the sliver the kernels read, rows bstride apart */
                 size_t bstride = nr;
-                if (b_in_place && w == nr) {
+                if (j->bpanel != NULL) { /* packed at planning: sliver jr / nr, rows pc.. */
+                    bs = j->bpanel + (jr / nr * j->k + pc) * nr;
+                } else if (b_in_place && w == nr) {
                     bs = j->b + pc * j->ldb + jr;
                     bstride = j->ldb;
                 } else {
@@ -7083,7 +7216,7 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                 /* The next sliver of B: kc rows a row stride apart, each on its own page when
                  * B is wide, which the hardware prefetchers do not follow; fetched into the
                  * caches a share per kernel call, while the kernels run. */
-                size_t jn = jr + nr < n1 ? jr + nr : (size_t)-1;
+                size_t jn = jr + nr < n1 && j->bpanel == NULL ? jr + nr : (size_t)-1;
                 for (size_t s = 0; s < ns; s++) {
                     size_t r0 = mc * s / ns, h = mc * (s + 1) / ns - r0;
                     const float *a = ap + r0 * kc; /* packed: transposed layout, lda h */
@@ -7110,6 +7243,7 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                         isa->kernel(kc, a, lda, a_rows, bs, c, j->ldc, (int)h, (int)w, j->alpha,
                                     beta, kepi);
                     if (pc + kc >= j->k && !in_kernel) ti__sgemm_epilogue(j, ic + r0, h, jr, w);
+                    if (pc + kc >= j->k && j->ty != NULL) ti__sgemm_store_t(j, ic + r0, h, jr, w);
                 }
             }
         }
@@ -7255,6 +7389,62 @@ TI__PRIVATE void ti__sgemm_small_m(void *ctx, size_t begin, size_t end) {
     }
 }
 
+/* Runs the job: parallel over tiles of C when tp is not NULL. */
+TI__PRIVATE void ti__sgemm_go(ti__sgemm_job *j, ti__threadpool *tp) {
+    size_t M = j->m, N = j->n, K = j->k;
+    size_t threads = (size_t)ti__threadpool_size(tp);
+    size_t flops = M * N * (K + 1);
+    if (M < TI__SG_MR) { /* never with a B panel: ti__sgemm_bpanel declines */
+        j->nt = 256;
+        size_t tiles = (N + j->nt - 1) / j->nt;
+        ti__parallel_for(tp, tiles, flops < 65536 ? tiles : 1, ti__sgemm_small_m, j);
+        return;
+    }
+    /* tiles as large as possible while leaving about 4 per thread; one thread: one tile
+     * (the SIMD path blocks for the caches inside a tile) */
+    j->mt = 128;
+    j->nt = 512;
+    if (threads <= 1 && j->isa != NULL) {
+        j->mt = M;
+        j->nt = TI__SGX_NT;
+    }
+    while (!(threads <= 1 && j->isa != NULL)) {
+        size_t tiles = ((M + j->mt - 1) / j->mt) * ((N + j->nt - 1) / j->nt);
+        if (tiles >= 4 * threads || (j->mt <= 16 && j->nt <= 64)) break;
+        if (j->nt > 64 && (j->nt >= 4 * j->mt || j->mt <= 16)) j->nt /= 2;
+        else j->mt /= 2;
+    }
+    if (j->bpanel != NULL) { /* a tile starts on a sliver of the panel */
+        size_t nr = (size_t)j->isa->nr;
+        j->nt = TI__MAX(nr, j->nt / nr * nr);
+    }
+    j->n_tiles_n = (N + j->nt - 1) / j->nt;
+    size_t tiles = ((M + j->mt - 1) / j->mt) * j->n_tiles_n;
+    ti__parallel_for(tp, tiles, flops < 262144 ? tiles : 1, ti__sgemm_range, j);
+}
+
+TI__PRIVATE void ti__sgemm_job_init(ti__sgemm_job *j, int transA, int transB, size_t M, size_t N,
+                                    size_t K, float alpha, const float *A, size_t lda,
+                                    const float *B, size_t ldb, float beta, float *C, size_t ldc,
+                                    const ti__gemm_epi *epi) {
+    memset(j, 0, sizeof *j);
+    j->epi = epi;
+    j->trans_a = transA;
+    j->trans_b = transB;
+    j->m = M;
+    j->n = N;
+    j->k = K;
+    j->alpha = alpha;
+    j->beta = beta;
+    j->a = A;
+    j->b = B;
+    j->lda = lda;
+    j->ldb = ldb;
+    j->ldc = ldc;
+    j->c = C;
+    j->isa = ti__sgemm_pick_isa();
+}
+
 /* C = alpha * op(A) * op(B) + beta * C, row-major; op(A) is M x K, op(B) K x N, then the
  * epilogue epi (NULL: none) on each finished block. beta == 0 never reads C. Parallel over
  * tiles of C when tp is not NULL. */
@@ -7263,46 +7453,53 @@ TI__PRIVATE void ti__sgemm_ex(int transA, int transB, size_t M, size_t N, size_t
                               float *C, size_t ldc, const ti__gemm_epi *epi, ti__threadpool *tp) {
     if (M == 0 || N == 0) return;
     ti__sgemm_job j;
-    j.epi = epi;
-    j.trans_a = transA;
-    j.trans_b = transB;
-    j.m = M;
-    j.n = N;
-    j.k = K;
-    j.alpha = alpha;
-    j.beta = beta;
-    j.a = A;
-    j.b = B;
-    j.lda = lda;
-    j.ldb = ldb;
-    j.ldc = ldc;
-    j.c = C;
-    j.isa = ti__sgemm_pick_isa();
-    size_t threads = (size_t)ti__threadpool_size(tp);
-    size_t flops = M * N * (K + 1);
-    if (M < TI__SG_MR) {
-        j.nt = 256;
-        size_t tiles = (N + j.nt - 1) / j.nt;
-        ti__parallel_for(tp, tiles, flops < 65536 ? tiles : 1, ti__sgemm_small_m, &j);
-        return;
-    }
-    /* tiles as large as possible while leaving about 4 per thread; one thread: one tile
-     * (the SIMD path blocks for the caches inside a tile) */
-    j.mt = 128;
-    j.nt = 512;
-    if (threads <= 1 && j.isa != NULL) {
-        j.mt = M;
-        j.nt = TI__SGX_NT;
-    }
-    while (!(threads <= 1 && j.isa != NULL)) {
-        size_t tiles = ((M + j.mt - 1) / j.mt) * ((N + j.nt - 1) / j.nt);
-        if (tiles >= 4 * threads || (j.mt <= 16 && j.nt <= 64)) break;
-        if (j.nt > 64 && (j.nt >= 4 * j.mt || j.mt <= 16)) j.nt /= 2;
-        else j.mt /= 2;
-    }
-    j.n_tiles_n = (N + j.nt - 1) / j.nt;
-    size_t tiles = ((M + j.mt - 1) / j.mt) * j.n_tiles_n;
-    ti__parallel_for(tp, tiles, flops < 262144 ? tiles : 1, ti__sgemm_range, &j);
+    ti__sgemm_job_init(&j, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, epi);
+    ti__sgemm_go(&j, tp);
+}
+
+/* Floats of a B panel of K x N for slivers of nr columns (ti__sgemm_pack_bpanel). */
+TI__PRIVATE size_t ti__sgemm_bpanel_floats(size_t K, size_t N, size_t nr) {
+    return K * ((N + nr - 1) / nr * nr);
+}
+
+/* Packs op(B) (K x N; B[p * ldb + q], or B[q * ldb + p] when transB) once, for the SIMD
+ * kernels of panel width nr: sliver s (columns s*nr ..) is K rows of nr floats, zero past N,
+ * at dst + s * K * nr. ti__sgemm_tile_simd then reads each sliver where it lies instead of
+ * packing it on every call: weights packed at planning. */
+TI__PRIVATE void ti__sgemm_pack_bpanel(int transB, size_t K, size_t N, const float *B,
+                                       size_t ldb, size_t nr, float *dst) {
+    for (size_t q0 = 0; q0 < N; q0 += nr)
+        for (size_t p = 0; p < K; p++, dst += nr)
+            for (size_t q = 0; q < nr; q++)
+                dst[q] = q0 + q >= N ? 0.0f : transB ? B[(q0 + q) * ldb + p] : B[p * ldb + q0 + q];
+}
+
+/* The SIMD kernels' panel width (ti__sgemm_pack_bpanel's nr), 0 without SIMD kernels. */
+TI__PRIVATE int ti__sgemm_panel_nr(void) {
+    const ti__sgemm_isa *isa = ti__sgemm_pick_isa();
+    return isa != NULL ? isa->nr : 0;
+}
+
+/* C = op(A) * B for B packed by ti__sgemm_pack_bpanel with panel width nr (C M x N, ldc;
+ * beta 0). When ty is not NULL, C^T is also stored there (N rows ldty apart), with the
+ * epilogue tepi (NULL: none) applied to it, block by block as C is finished: its bias is
+ * per column of C. Returns 0, having done nothing, when it cannot run it: the kernels in
+ * use have another panel width (an instruction set forced after planning) or none, or M is
+ * below the micro-kernel's rows. The caller then runs ti__sgemm_ex on B as given. */
+TI__PRIVATE int ti__sgemm_bpanel(int transA, size_t M, size_t N, size_t K, const float *A,
+                                 size_t lda, const float *bpanel, int nr, float *C, size_t ldc,
+                                 float *ty, size_t ldty, const ti__gemm_epi *tepi,
+                                 ti__threadpool *tp) {
+    ti__sgemm_job j;
+    ti__sgemm_job_init(&j, transA, 0, M, N, K, 1.0f, A, lda, NULL, 0, 0.0f, C, ldc, NULL);
+    if (j.isa == NULL || j.isa->nr != nr || M < TI__SG_MR || bpanel == NULL) return 0;
+    if (N == 0) return 1;
+    j.bpanel = bpanel;
+    j.ty = ty;
+    j.ldty = ldty;
+    j.tepi = tepi;
+    ti__sgemm_go(&j, tp);
+    return 1;
 }
 
 TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_t K, float alpha,

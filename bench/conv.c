@@ -5,7 +5,8 @@
  * F(4x4,3x3) on weights packed beforehand, as the planner does). Time is the calling
  * thread's CPU time, median of many runs; each path's ratio is old / new (above 1: faster).
  * The path the library picks is marked with *.
- * Usage: bench_conv [REPORT.md] (appends a markdown table to REPORT.md, or prints it). */
+ * Usage: bench_conv [REPORT.md|-] [FILTER] (appends a markdown table to REPORT.md, or
+ * prints it; FILTER: only the layers whose net or name contains it, e.g. resnet18). */
 #define _POSIX_C_SOURCE 200809L
 #define TINYINFER_IMPLEMENTATION
 #include "tinyinfer.h"
@@ -41,6 +42,9 @@ static const shape SHAPES[] = {
     {"mobilenet_v2", "dw 3x3/1 960 @7", 960, 960, 7, 7, 3, 1, 1, 960},
     {"mobilenet_v2", "pw 1x1 16->96 @112", 16, 96, 112, 112, 1, 1, 0, 1},
     {"mobilenet_v2", "pw 1x1 144->24 @56", 144, 24, 56, 56, 1, 1, 0, 1},
+    {"mobilenet_v2", "pw 1x1 160->960 @7", 160, 960, 7, 7, 1, 1, 0, 1},
+    {"mobilenet_v2", "pw 1x1 320->1280 @7", 320, 1280, 7, 7, 1, 1, 0, 1},
+    {"mobilenet_v3", "pw 1x1 96->576 @7", 96, 576, 7, 7, 1, 1, 0, 1},
     {"efficientnet", "dw 5x5/1 240 @28", 240, 240, 28, 28, 5, 1, 2, 240},
     {"efficientnet", "dw 5x5/2 144 @56", 144, 144, 56, 56, 5, 2, 2, 144},
     {"resnet18", "conv 7x7/2 3->64 @224", 3, 64, 224, 224, 7, 2, 3, 1},
@@ -68,7 +72,8 @@ typedef struct rig {
     ti__kctx k;
     ti_error err;
     ti__convp p;
-    float *u;
+    float *u;      /* Winograd weights, where the shape fits */
+    float *panels; /* W^T as the GEMM's B panels, where the transposed GEMM suits the shape */
     void *scratch;
 } rig;
 
@@ -113,17 +118,37 @@ static int rig_init(rig *r, const shape *sh) {
         ti__wino_pack(&r->p, (const float *)r->w.data, r->u);
         r->node.packed_kind = TI__PACK_WINO43, r->node.packed = r->u, r->node.packed_bytes = bytes;
     }
+    int nr = ti__sgemm_panel_nr();
+    if (ti__conv_ct_ok(&r->p) && nr > 0) { /* as ti__conv_prepack_bpanel (one group) */
+        size_t kdim = (size_t)r->p.cg * r->p.kprod;
+        r->panels = (float *)malloc(ti__sgemm_bpanel_floats(kdim, (size_t)r->p.mg, (size_t)nr) * 4);
+        if (r->panels == NULL || r->p.group != 1) return 0;
+        ti__sgemm_pack_bpanel(1, kdim, (size_t)r->p.mg, (const float *)r->w.data, kdim,
+                              (size_t)nr, r->panels);
+    }
     return r->y.data != NULL;
 }
 
 static void rig_free(rig *r) {
     free(r->x.data), free(r->w.data), free(r->b.data), free(r->y.data), free(r->u);
+    free(r->panels);
 }
 
-/* Median thread CPU seconds of one run of the path. */
-static double time_path(rig *r, int path) {
+/* Median thread CPU seconds of one run of the path; ct: IM2COL or 1X1 by the transposed
+ * GEMM on the B panels. */
+static double time_path(rig *r, int path, int ct) {
     size_t kdim = (size_t)r->p.cg * r->p.kprod, need = 0;
-    if (path == TI__CONV_IM2COL) need = ti__conv_im2col_floats(&r->k, &r->p) * sizeof(float);
+    const void *packed = r->node.packed;
+    int kind = r->node.packed_kind;
+    size_t packed_bytes = r->node.packed_bytes;
+    if (ct) {
+        int nr = ti__sgemm_panel_nr();
+        r->node.packed_kind = TI__PACK_BPANEL, r->node.packed = r->panels;
+        r->node.packed_arg = nr;
+        r->node.packed_bytes = ti__sgemm_bpanel_floats(kdim, (size_t)r->p.mg, (size_t)nr) * 4;
+        need = r->p.out_sp * (size_t)r->p.mg * sizeof(float);
+    }
+    if (path == TI__CONV_IM2COL) need += ti__conv_im2col_floats(&r->k, &r->p) * sizeof(float);
     if (path == TI__CONV_IM2COL_BIG) need = kdim * ti__conv_tile_cols(kdim, r->p.out_sp) * 4;
     if (path == TI__CONV_WINO) need = ti__conv_wino_scratch(&r->k, &r->p);
     r->k.scratch = need ? malloc(need) : NULL;
@@ -138,13 +163,15 @@ static double time_path(rig *r, int path) {
         total += t[n++];
     }
     free(r->k.scratch);
+    r->node.packed_kind = kind, r->node.packed = packed, r->node.packed_bytes = packed_bytes;
     qsort(t, (size_t)n, sizeof(double), cmp_double);
     return t[n / 2];
 }
 
 int main(int argc, char **argv) {
     FILE *out = stdout;
-    if (argc > 1 && (out = fopen(argv[1], "a")) == NULL) {
+    const char *only = argc > 2 ? argv[2] : NULL; /* layers whose net or name has this */
+    if (argc > 1 && strcmp(argv[1], "-") != 0 && (out = fopen(argv[1], "a")) == NULL) {
         fprintf(stderr, "cannot open %s\n", argv[1]);
         return 1;
     }
@@ -156,6 +183,8 @@ int main(int argc, char **argv) {
                                   "winograd", "im2col (8 MiB)"};
     for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++) {
         const shape *sh = &SHAPES[i];
+        if (only != NULL && strstr(sh->net, only) == NULL && strstr(sh->what, only) == NULL)
+            continue;
         rig r;
         if (!rig_init(&r, sh)) {
             fprintf(stderr, "%s: set-up failed\n", sh->what);
@@ -168,19 +197,24 @@ int main(int argc, char **argv) {
         if (!ti__conv_wino_ok(&r.p) && picked == TI__CONV_WINO) picked = TI__CONV_IM2COL;
         int old = r.p.mg < 4 ? TI__CONV_DIRECT : picked == TI__CONV_1X1 ? TI__CONV_1X1
                                                                         : TI__CONV_IM2COL_BIG;
-        int news[2], nn = 0;
+        int news[3], cts[3] = {0, 0, 0}, nn = 0;
         if (ti__conv_dw_ok(&r.p)) news[nn++] = TI__CONV_DW;
         else if (old == TI__CONV_1X1) news[nn++] = TI__CONV_1X1;
         else if (old == TI__CONV_IM2COL_BIG) {
             news[nn++] = TI__CONV_IM2COL;
             if (ti__conv_wino_fits(&r.p)) news[nn++] = TI__CONV_WINO;
         }
-        double t_old = time_path(&r, old);
+        if (r.panels != NULL && (picked == TI__CONV_1X1 || picked == TI__CONV_IM2COL)) {
+            cts[nn] = 1; /* the planner packs the panels: this is the path it takes */
+            news[nn++] = picked;
+        }
+        double t_old = time_path(&r, old, 0);
         for (int q = 0; q < nn; q++) {
-            double t_new = news[q] == old ? t_old : time_path(&r, news[q]);
-            fprintf(out, "| %s | %s | %s | %.3f | %s%s | %.3f | %.2f |\n", sh->net, sh->what,
-                    names[old], 1e3 * t_old, names[news[q]], news[q] == picked ? " *" : "",
-                    1e3 * t_new, t_old / t_new);
+            double t_new = news[q] == old && !cts[q] ? t_old : time_path(&r, news[q], cts[q]);
+            int mark = news[q] == picked && cts[q] == (r.panels != NULL);
+            fprintf(out, "| %s | %s | %s | %.3f | %s%s%s | %.3f | %.2f |\n", sh->net, sh->what,
+                    names[old], 1e3 * t_old, names[news[q]], cts[q] ? ", transposed" : "",
+                    mark ? " *" : "", 1e3 * t_new, t_old / t_new);
             fflush(out);
         }
         rig_free(&r);

@@ -3,8 +3,15 @@
  * (1x1) convolutions of MobileNetV2 as conv.c runs them (M = output channels, N = H*W,
  * K = input channels), under each instruction set this CPU has. Each figure is the median
  * of many runs by the thread's CPU time (the machines are shared: medians and CPU time
- * resist other people's builds), with the wall-clock median beside it. Prints a Markdown report and writes it to the path given (default:
- * stdout only). Run by ./build.sh bench. */
+ * resist other people's builds), with the wall-clock median beside it. Run by
+ * ./build.sh bench.
+ *
+ * Usage: bench_sgemm [REPORT.md|-] [SHAPES] [N]
+ *   REPORT.md  also write the Markdown report there ("-" or nothing: stdout only)
+ *   SHAPES     only the shapes whose name contains it (`- 1024`), or the one shape MxNxK
+ *              (`- 64x448x576`); MxNxKt: A given transposed, as conv.c's planner packs
+ *              conv weights (`- 512x49x4608t`)
+ *   N          only the N best instruction sets */
 #define _POSIX_C_SOURCE 200112L /* clock_gettime, CLOCK_THREAD_CPUTIME_ID */
 #define TINYINFER_IMPLEMENTATION
 #include "tinyinfer.h"
@@ -105,24 +112,26 @@ typedef struct shape {
     const char *name;
     size_t m, n, k;
     int pointwise;
+    int at; /* 1: A given transposed (K rows of lda floats), as conv.c's planner packs conv
+             * weights: lda is M, or more where rows M floats apart share L1 sets */
 } shape;
 
 static const shape SHAPES[] = {
-    {"1024^3", 1024, 1024, 1024, 0},
-    {"pw 112x112x32->16", 16, 12544, 32, 1},
-    {"pw 112x112x16->96", 96, 12544, 16, 1},
-    {"pw 56x56x96->24", 24, 3136, 96, 1},
-    {"pw 56x56x24->144", 144, 3136, 24, 1},
-    {"pw 56x56x144->24", 24, 3136, 144, 1},
-    {"pw 28x28x144->32", 32, 784, 144, 1},
-    {"pw 28x28x192->32", 32, 784, 192, 1},
-    {"pw 14x14x384->64", 64, 196, 384, 1},
-    {"pw 14x14x64->384", 384, 196, 64, 1},
-    {"pw 14x14x576->96", 96, 196, 576, 1},
-    {"pw 7x7x576->160", 160, 49, 576, 1},
-    {"pw 7x7x960->160", 160, 49, 960, 1},
-    {"pw 7x7x960->320", 320, 49, 960, 1},
-    {"pw 7x7x320->1280", 1280, 49, 320, 1},
+    {"1024^3", 1024, 1024, 1024, 0, 0},
+    {"pw 112x112x32->16", 16, 12544, 32, 1, 0},
+    {"pw 112x112x16->96", 96, 12544, 16, 1, 0},
+    {"pw 56x56x96->24", 24, 3136, 96, 1, 0},
+    {"pw 56x56x24->144", 144, 3136, 24, 1, 0},
+    {"pw 56x56x144->24", 24, 3136, 144, 1, 0},
+    {"pw 28x28x144->32", 32, 784, 144, 1, 0},
+    {"pw 28x28x192->32", 32, 784, 192, 1, 0},
+    {"pw 14x14x384->64", 64, 196, 384, 1, 0},
+    {"pw 14x14x64->384", 384, 196, 64, 1, 0},
+    {"pw 14x14x576->96", 96, 196, 576, 1, 0},
+    {"pw 7x7x576->160", 160, 49, 576, 1, 0},
+    {"pw 7x7x960->160", 160, 49, 960, 1, 0},
+    {"pw 7x7x960->320", 320, 49, 960, 1, 0},
+    {"pw 7x7x320->1280", 1280, 49, 320, 1, 0},
 };
 #define NSHAPES (sizeof SHAPES / sizeof SHAPES[0])
 #define MAXRUNS 401
@@ -131,7 +140,10 @@ static const shape SHAPES[] = {
  * (cpu) and by the wall clock (wall): runs until about `budget` seconds have passed, at
  * least 7 and at most MAXRUNS times. */
 static void time_shape(const shape *s, double budget, double *cpu, double *wall) {
-    float *a = (float *)malloc(sizeof(float) * s->m * s->k);
+    size_t lda = s->k;
+    if (s->at)
+        for (lda = s->m; ti__sgemm_set_conflicts(lda) && lda < s->m + 256;) lda += 16;
+    float *a = (float *)malloc(sizeof(float) * (s->at ? lda * s->k : s->m * s->k));
     float *b = (float *)malloc(sizeof(float) * s->k * s->n);
     float *c = (float *)malloc(sizeof(float) * s->m * s->n);
     static double tc[MAXRUNS], tw[MAXRUNS];
@@ -140,14 +152,15 @@ static void time_shape(const shape *s, double budget, double *cpu, double *wall)
         free(a), free(b), free(c);
         return;
     }
-    for (size_t i = 0; i < s->m * s->k; i++) a[i] = (float)(i % 17) * 0.01f - 0.08f;
+    for (size_t i = 0; i < (s->at ? lda * s->k : s->m * s->k); i++)
+        a[i] = (float)(i % 17) * 0.01f - 0.08f;
     for (size_t i = 0; i < s->k * s->n; i++) b[i] = (float)(i % 13) * 0.01f - 0.06f;
-    ti__sgemm_ref(0, 0, s->m, s->n, s->k, 1.0f, a, s->k, b, s->n, 0.0f, c, s->n, NULL);
+    ti__sgemm_ref(s->at, 0, s->m, s->n, s->k, 1.0f, a, lda, b, s->n, 0.0f, c, s->n, NULL);
     int n = 0;
     double start = now_s();
     while (n < MAXRUNS && (n < 7 || now_s() - start < budget)) {
         double t0 = now_s(), c0 = cpu_s();
-        ti__sgemm_ref(0, 0, s->m, s->n, s->k, 1.0f, a, s->k, b, s->n, 0.0f, c, s->n, NULL);
+        ti__sgemm_ref(s->at, 0, s->m, s->n, s->k, 1.0f, a, lda, b, s->n, 0.0f, c, s->n, NULL);
         tc[n] = cpu_s() - c0;
         tw[n++] = now_s() - t0;
     }
@@ -171,7 +184,15 @@ static double load_average(void) {
 }
 
 int main(int argc, char **argv) {
-    const char *path = argc > 1 ? argv[1] : NULL;
+    const char *path = argc > 1 && strcmp(argv[1], "-") != 0 ? argv[1] : NULL;
+    const char *only = argc > 2 ? argv[2] : NULL; /* shapes whose name contains this */
+    shape custom = {"custom", 0, 0, 0, 0, 0};
+    char t = 0;
+    if (only != NULL && sscanf(only, "%zux%zux%zu%c", &custom.m, &custom.n, &custom.k, &t) >= 3) {
+        custom.name = only;
+        custom.at = t == 't';
+        only = NULL;
+    }
     static char rep[16384];
     size_t len = 0, shown = 0;
 #define OUT(...) (len += (size_t)snprintf(rep + len, len < sizeof rep ? sizeof rep - len : 0, __VA_ARGS__))
@@ -193,6 +214,7 @@ int main(int argc, char **argv) {
         pk512 * 1e-9, peak * 1e-9);
     int isas[TI__ISA_AVX512VNNI + 1], nisa = 0; /* best down to scalar */
     for (int i = best; i >= TI__ISA_SCALAR; i--) isas[nisa++] = i;
+    if (argc > 3 && atoi(argv[3]) > 0 && atoi(argv[3]) < nisa) nisa = atoi(argv[3]);
     OUT("| shape (M x N x K) |");
     for (int i = 0; i < nisa; i++) OUT(" %s GFLOP/s | %% peak |", ti__cpu_isa_name(isas[i]));
     OUT("\n|---|");
@@ -200,7 +222,9 @@ int main(int argc, char **argv) {
     OUT("\n");
     double pw_flops = 0, pw_time[TI__ISA_AVX512VNNI + 1] = {0, 0, 0, 0};
     for (size_t si = 0; si < NSHAPES; si++) {
-        const shape *s = &SHAPES[si];
+        const shape *s = custom.m > 0 ? &custom : &SHAPES[si];
+        if (custom.m > 0 && si > 0) break;
+        if (only != NULL && strstr(s->name, only) == NULL) continue;
         double flops = 2.0 * (double)s->m * (double)s->n * (double)s->k;
         OUT("| %s (%zu x %zu x %zu) |", s->name, s->m, s->n, s->k);
         for (int i = 0; i < nisa; i++) {
@@ -218,11 +242,13 @@ int main(int argc, char **argv) {
         shown = len < sizeof rep ? len : sizeof rep - 1;
     }
     ti__cpu_force_isa(-1);
-    OUT("| all pointwise shapes together (sum of medians) |");
-    for (int i = 0; i < nisa; i++)
-        OUT(" %.1f | %.0f%% |", pw_flops / pw_time[i] * 1e-9,
-            peak > 0 ? 100 * pw_flops / pw_time[i] / peak : 0);
-    OUT("\n");
+    if (pw_flops > 0) {
+        OUT("| all pointwise shapes together (sum of medians) |");
+        for (int i = 0; i < nisa; i++)
+            OUT(" %.1f | %.0f%% |", pw_flops / pw_time[i] * 1e-9,
+                peak > 0 ? 100 * pw_flops / pw_time[i] / peak : 0);
+        OUT("\n");
+    }
     if (load0 >= 0)
         OUT("\nLoad average (1 min) at the start: %.2f, at the end: %.2f, on %d CPUs; a load "
             "above 1 means other processes shared the CPUs, caches and memory.\n", load0,

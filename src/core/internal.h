@@ -146,14 +146,19 @@ typedef struct ti__node {
     int packed_kind;
     const void *packed;
     size_t packed_bytes;
+    int packed_arg; /* a parameter of the layout: TI__PACK_BPANEL's panel width */
 } ti__node;
 enum {
     TI__PACK_NONE = 0,
     TI__PACK_WINO43 = 1, /* Conv: Winograd F(4x4,3x3) U[36][M][C] */
     TI__PACK_QGEMM = 2,  /* 8-bit conv / matrix kernels: a ti__qpack (core/qgemm.c) */
-    TI__PACK_ATRANS = 3  /* float32 Conv by GEMM: each group's weights transposed, K x ld
+    TI__PACK_ATRANS = 3, /* float32 Conv by GEMM: each group's weights transposed, K x ld
                             floats (ld >= M / group, chosen so the rows are free of L1 set
                             conflicts); packed_bytes = group * K * ld * 4 */
+    TI__PACK_BPANEL = 4  /* float32 Conv by a transposed GEMM (Y^T = X^T W^T): each group's
+                            W^T as the SIMD GEMM's B panel (ti__sgemm_pack_bpanel), panel
+                            width packed_arg; packed_bytes = group * K * roundup(M/group,
+                            packed_arg) * 4 */
 };
 
 /* A tensor of the graph: its declared type and shape, and its data when constant. */

@@ -14,6 +14,14 @@ TI__PRIVATE void ti__sgemm_ex(int transA, int transB, size_t M, size_t N, size_t
                               const float *A, size_t lda, const float *B, size_t ldb, float beta,
                               float *C, size_t ldc, const ti__gemm_epi *epi, ti__threadpool *tp);
 TI__PRIVATE int ti__sgemm_set_conflicts(size_t stride);
+TI__PRIVATE size_t ti__sgemm_bpanel_floats(size_t K, size_t N, size_t nr);
+TI__PRIVATE int ti__sgemm_panel_nr(void);
+TI__PRIVATE void ti__sgemm_pack_bpanel(int transB, size_t K, size_t N, const float *B,
+                                       size_t ldb, size_t nr, float *dst);
+TI__PRIVATE int ti__sgemm_bpanel(int transA, size_t M, size_t N, size_t K, const float *A,
+                                 size_t lda, const float *bpanel, int nr, float *C, size_t ldc,
+                                 float *ty, size_t ldty, const ti__gemm_epi *tepi,
+                                 ti__threadpool *tp);
 /* Defined in conv_fast.c, which comes later in the amalgamation. */
 struct ti__convp;
 TI__PRIVATE int ti__conv_dw_ok(const struct ti__convp *p);
@@ -253,6 +261,42 @@ TI__PRIVATE int ti__conv_path(const ti__kctx *k, const ti__convp *p) {
     return TI__CONV_IM2COL;
 }
 
+/* The transposed GEMM ("CT"): for few output positions and many output channels, the
+ * IM2COL and 1X1 paths compute Y^T = X^T W^T (output positions as the GEMM's rows, channels
+ * as its columns) into scratch, then write Y with the bias and activation. The SIMD
+ * kernels' columns are vector lanes: N = 49 positions (a 7 x 7 map) fill 32 + 16 + 1 lanes
+ * on AVX-512 and left a third of the peak unused (ResNet-18's last convs: 512 x 49 x 4608
+ * ran at 30 %, transposed at 60 %, bench/sgemm.c on a Xeon), while the channels fill
+ * every lane. W^T is packed at planning as the kernels' B panel (TI__PACK_BPANEL), so the
+ * run packs nothing, and the GEMM writes Y from each finished block of Y^T, so there is no
+ * pass over Y after it. Same products in the same order: the same bits as the plain path. */
+#define TI__CONV_CT_MIN_SP 4    /* positions: the SIMD GEMM's smallest row count */
+#define TI__CONV_CT_MAX_SP 64   /* positions below this (8 x 8 maps and smaller) */
+#define TI__CONV_CT_MIN_M 256   /* output channels per group from this */
+#define TI__CONV_CT_MIN_K 256   /* products per output from this. 1x1 on 7 x 7 maps,
+                                   transposed / plain (bench/conv.c): 96 -> 576 1.07 (AVX2),
+                                   160 -> 960 1.04 (AVX-512), 320 -> 1280 0.94 (AVX-512) */
+
+/* 1 when the conv's geometry suits the transposed GEMM (any instruction set). */
+TI__PRIVATE int ti__conv_ct_ok(const ti__convp *p) {
+    return !ti__conv_dw_ok(p) && p->mg >= TI__CONV_CT_MIN_M &&
+           p->cg * (int64_t)p->kprod >= TI__CONV_CT_MIN_K && p->out_sp >= TI__CONV_CT_MIN_SP &&
+           p->out_sp < TI__CONV_CT_MAX_SP;
+}
+
+/* The node's B panels (group after group) when the transposed GEMM can run now: packed at
+ * planning for this geometry and for the panel width of the kernels in use. NULL: not. */
+TI__PRIVATE const float *ti__conv_ct_panels(const ti__kctx *k, const ti__convp *p) {
+    const ti__node *node = k->node;
+    int nr = ti__sgemm_panel_nr();
+    if (node->packed_kind != TI__PACK_BPANEL || node->packed == NULL || nr <= 0 ||
+        node->packed_arg != nr || !ti__conv_ct_ok(p))
+        return NULL;
+    size_t per = ti__sgemm_bpanel_floats((size_t)p->cg * p->kprod, (size_t)p->mg, (size_t)nr);
+    if (node->packed_bytes != (size_t)p->group * per * sizeof(float)) return NULL;
+    return (const float *)node->packed;
+}
+
 /* Columns of one im2col / col2im tile, for rows elements per column. */
 TI__PRIVATE size_t ti__conv_tile_cols(size_t rows, size_t cols) {
     size_t nt = TI__CONV_TILE_FLOATS / (rows ? rows : 1);
@@ -295,8 +339,11 @@ TI__PRIVATE size_t ti__conv_scratch_common(ti__kctx *k, int transpose) {
     if (!transpose) {
         int path = ti__conv_path(k, &p);
         if (path == TI__CONV_WINO) return ti__conv_wino_scratch(k, &p);
+        /* the transposed GEMM's Y^T at the end of the scratch */
+        size_t ct = ti__conv_ct_panels(k, &p) != NULL ? p.out_sp * (size_t)p.mg : 0;
+        if (path == TI__CONV_1X1) return ct * sizeof(float);
         if (path != TI__CONV_IM2COL || p.cg == 0) return 0;
-        return ti__conv_im2col_floats(k, &p) * sizeof(float);
+        return (ti__conv_im2col_floats(k, &p) + ct) * sizeof(float);
     } else {
         rows = (size_t)p.mg * p.kprod;
         cols = p.in_sp;
@@ -544,6 +591,44 @@ TI__PRIVATE void ti__conv_tile_slots(void *ctx, size_t begin, size_t end) {
     }
 }
 
+/* The IM2COL or 1X1 path by the transposed GEMM (ti__conv_ct_ok) on the planned panels: Y^T
+ * into the end of the scratch, and Y, transposed from it block by block while in cache,
+ * with the bias and activation. Returns 0, having written nothing, when the scratch is too
+ * small for it (ti__conv_ct_panels checked that the GEMM takes the panels). */
+TI__PRIVATE int ti__conv_run_ct(ti__kctx *k, const ti__convp *p, const ti__conv_job *j,
+                                int path, const float *panels) {
+    size_t mg = (size_t)p->mg, cg = (size_t)p->cg, sp = p->out_sp, kdim = cg * p->kprod;
+    size_t nr = (size_t)k->node->packed_arg, col = path == TI__CONV_1X1 ? 0 : kdim * sp;
+    size_t have = k->scratch == NULL ? 0 : k->scratch_bytes / sizeof(float);
+    if (col + sp * mg > have) return 0;
+    float *yt = (float *)k->scratch + (have - sp * mg);
+    for (size_t n = 0; n < (size_t)p->n; n++)
+        for (size_t g = 0; g < (size_t)p->group; g++) {
+            const float *x = j->x + (n * (size_t)p->c + g * cg) * p->in_sp;
+            const float *a = x; /* X^T: the GEMM's A, transposed, sp floats a row */
+            if (path != TI__CONV_1X1) {
+                ti__conv_job jg = *j;
+                jg.x = x;
+                jg.col = (float *)k->scratch;
+                jg.c0 = 0;
+                jg.nt = sp;
+                ti__parallel_for(k->tp, kdim, TI__MAX((size_t)1, 16384 / sp), ti__conv_im2col,
+                                 &jg);
+                a = jg.col;
+            }
+            const float *w = panels + g * ti__sgemm_bpanel_floats(kdim, mg, nr);
+            ti__gemm_epi epi; /* Y = (Y^T)^T, written by the GEMM block by block */
+            epi.bias = j->b != NULL ? j->b + g * mg : NULL;
+            epi.act = j->act;
+            epi.a = j->act_a;
+            epi.b = j->act_b;
+            float *y = j->y + (n * (size_t)p->m + g * mg) * sp;
+            if (!ti__sgemm_bpanel(1, sp, mg, kdim, a, sp, w, (int)nr, yt, mg, y, sp, &epi, k->tp))
+                return 0;
+        }
+    return 1;
+}
+
 /* float32 Conv by the given path (ti__conv_path chooses; tests and benchmarks force one).
  * DW and WINO fall back to DIRECT and IM2COL where they cannot run the conv. */
 TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int path) {
@@ -573,6 +658,10 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
                          ti__conv_direct, &j);
         return TI_OK;
     }
+    const float *panels = ti__conv_ct_panels(k, p);
+    if (panels != NULL && (path == TI__CONV_1X1 || path == TI__CONV_IM2COL) &&
+        ti__conv_run_ct(k, p, &j, path, panels))
+        return TI_OK;
     size_t mg = (size_t)p->mg, cg = (size_t)p->cg, threads = (size_t)ti__threadpool_size(k->tp);
     size_t nt;
     int per_thread;

@@ -538,6 +538,23 @@ TI__PRIVATE ti_status ti__conv_prepack_atrans(ti__node *node, ti__pool *pool, co
     return TI_OK;
 }
 
+/* Each group's W^T as the SIMD GEMM's B panel, for the transposed GEMM (ti__conv_ct_ok). */
+TI__PRIVATE ti_status ti__conv_prepack_bpanel(ti__node *node, ti__pool *pool, const ti__convp *p,
+                                              const float *w) {
+    size_t mg = (size_t)p->mg, kdim = (size_t)p->cg * p->kprod, groups = (size_t)p->group;
+    int nr = ti__sgemm_panel_nr();
+    size_t per = ti__sgemm_bpanel_floats(kdim, mg, (size_t)nr);
+    float *panels = (float *)ti__pool_alloc(pool, groups * per * sizeof(float));
+    if (panels == NULL) return TI_ERR_OUT_OF_MEMORY;
+    for (size_t g = 0; g < groups; g++) /* W_g is mg x kdim: W^T is op(B) with transB */
+        ti__sgemm_pack_bpanel(1, kdim, mg, w + g * mg * kdim, kdim, (size_t)nr, panels + g * per);
+    node->packed_kind = TI__PACK_BPANEL;
+    node->packed = panels;
+    node->packed_bytes = groups * per * sizeof(float);
+    node->packed_arg = nr;
+    return TI_OK;
+}
+
 TI__PRIVATE ti_status ti__conv_prepack(ti__kctx *k, ti__node *node, ti__pool *pool) {
     ti__convp p;
     if (k->n_in < 2 || k->in[0] == NULL || k->in[1] == NULL || k->in[1]->data == NULL ||
@@ -548,6 +565,8 @@ TI__PRIVATE ti_status ti__conv_prepack(ti__kctx *k, ti__node *node, ti__pool *po
     ti_status e = ti__conv_params(k, 0, &p);
     k->err = saved;
     if (e != TI_OK) return TI_OK;
+    if (!ti__conv_wino_ok(&p) && ti__conv_ct_ok(&p) && ti__sgemm_panel_nr() > 0)
+        return ti__conv_prepack_bpanel(node, pool, &p, (const float *)k->in[1]->data);
     if (!ti__conv_wino_ok(&p)) return ti__conv_prepack_atrans(node, pool, &p, (const float *)k->in[1]->data);
     size_t bytes = 36 * (size_t)p.m * (size_t)p.c * sizeof(float);
     float *u = (float *)ti__pool_alloc(pool, bytes);

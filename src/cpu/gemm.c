@@ -48,8 +48,25 @@ typedef struct ti__sgemm_job {
     size_t mt, nt;    /* task tile: rows x columns of C */
     size_t n_tiles_n; /* tiles along N */
     const ti__sgemm_isa *isa; /* SIMD kernels, or NULL: the portable micro-kernel */
+    const float *bpanel;      /* op(B) packed by ti__sgemm_pack_bpanel for isa->nr, or NULL */
+    float *ty;                /* C^T is also stored here (rows ldty apart), or NULL */
+    size_t ldty;
+    const ti__gemm_epi *tepi; /* applied to ty: bias per row of ty, i.e. per column of C */
     const ti__gemm_epi *epi;  /* bias and activation for finished blocks of C, or NULL */
 } ti__sgemm_job;
+
+/* The finished block C[r0:r0+h, c0:c0+w] stored transposed into ty, with tepi applied
+ * there, while the block is still in L1. */
+TI__PRIVATE void ti__sgemm_store_t(const ti__sgemm_job *j, size_t r0, size_t h, size_t c0,
+                                   size_t w) {
+    float *t = j->ty + c0 * j->ldty + r0;
+    const float *c = j->c + r0 * j->ldc + c0;
+    for (size_t r = 0; r < h; r++, c += j->ldc)
+        for (size_t q = 0; q < w; q++) t[q * j->ldty + r] = c[q];
+    const ti__gemm_epi *e = j->tepi;
+    if (e != NULL && (e->bias != NULL || e->act != TI__ACT_NONE))
+        ti__act_block(e->act, e->a, e->b, e->bias != NULL ? e->bias + c0 : NULL, t, j->ldty, w, h);
+}
 
 /* The job's epilogue on the finished block C[r0:r0+h, c0:c0+w]. */
 TI__PRIVATE void ti__sgemm_epilogue(const ti__sgemm_job *j, size_t r0, size_t h, size_t c0,
@@ -178,12 +195,13 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
     if (in_kernel) ke = *j->epi;
     TI_ASSERT(kcmax * nr <= TI__SGX_BCAP && kcmax * mr <= TI__SGX_ACAP);
     /* a last column computed on its own, not as a sliver of 1 / nr useful columns */
-    size_t tail = isa->col != NULL && !j->trans_b && n1 - n0 > 16 && (n1 - n0) % 16 == 1;
+    size_t tail = isa->col != NULL && !j->trans_b && j->bpanel == NULL && n1 - n0 > 16 &&
+                  (n1 - n0) % 16 == 1;
     n1 -= tail;
     /* B read where it lies, not packed, when each sliver of B would serve at most 2 kernel
      * calls (M up to 2 row slivers, e.g. 24 x 3136 x 144): packing it cost about 20 % there
      * (perf). Full slivers only: the kernel reads 32 columns. */
-    int b_in_place = isa->kernel_ldb != NULL && !j->trans_b && rows <= 2 * mr;
+    int b_in_place = isa->kernel_ldb != NULL && !j->trans_b && j->bpanel == NULL && rows <= 2 * mr;
     for (size_t pc = 0; pc < j->k || pc == 0; pc += kcmax) {
         size_t kc = TI__MIN(kcmax, j->k - pc);
         float beta = pc == 0 ? j->beta : 1.0f; /* later k blocks add to C */
@@ -206,7 +224,9 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                 size_t w = TI__MIN(nr, n1 - jr), t = (jr - n0) / nr;
                 const float *bs = bp; /* the sliver the kernels read, rows bstride apart */
                 size_t bstride = nr;
-                if (b_in_place && w == nr) {
+                if (j->bpanel != NULL) { /* packed at planning: sliver jr / nr, rows pc.. */
+                    bs = j->bpanel + (jr / nr * j->k + pc) * nr;
+                } else if (b_in_place && w == nr) {
                     bs = j->b + pc * j->ldb + jr;
                     bstride = j->ldb;
                 } else {
@@ -218,7 +238,7 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                 /* The next sliver of B: kc rows a row stride apart, each on its own page when
                  * B is wide, which the hardware prefetchers do not follow; fetched into the
                  * caches a share per kernel call, while the kernels run. */
-                size_t jn = jr + nr < n1 ? jr + nr : (size_t)-1;
+                size_t jn = jr + nr < n1 && j->bpanel == NULL ? jr + nr : (size_t)-1;
                 for (size_t s = 0; s < ns; s++) {
                     size_t r0 = mc * s / ns, h = mc * (s + 1) / ns - r0;
                     const float *a = ap + r0 * kc; /* packed: transposed layout, lda h */
@@ -245,6 +265,7 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                         isa->kernel(kc, a, lda, a_rows, bs, c, j->ldc, (int)h, (int)w, j->alpha,
                                     beta, kepi);
                     if (pc + kc >= j->k && !in_kernel) ti__sgemm_epilogue(j, ic + r0, h, jr, w);
+                    if (pc + kc >= j->k && j->ty != NULL) ti__sgemm_store_t(j, ic + r0, h, jr, w);
                 }
             }
         }
@@ -390,6 +411,62 @@ TI__PRIVATE void ti__sgemm_small_m(void *ctx, size_t begin, size_t end) {
     }
 }
 
+/* Runs the job: parallel over tiles of C when tp is not NULL. */
+TI__PRIVATE void ti__sgemm_go(ti__sgemm_job *j, ti__threadpool *tp) {
+    size_t M = j->m, N = j->n, K = j->k;
+    size_t threads = (size_t)ti__threadpool_size(tp);
+    size_t flops = M * N * (K + 1);
+    if (M < TI__SG_MR) { /* never with a B panel: ti__sgemm_bpanel declines */
+        j->nt = 256;
+        size_t tiles = (N + j->nt - 1) / j->nt;
+        ti__parallel_for(tp, tiles, flops < 65536 ? tiles : 1, ti__sgemm_small_m, j);
+        return;
+    }
+    /* tiles as large as possible while leaving about 4 per thread; one thread: one tile
+     * (the SIMD path blocks for the caches inside a tile) */
+    j->mt = 128;
+    j->nt = 512;
+    if (threads <= 1 && j->isa != NULL) {
+        j->mt = M;
+        j->nt = TI__SGX_NT;
+    }
+    while (!(threads <= 1 && j->isa != NULL)) {
+        size_t tiles = ((M + j->mt - 1) / j->mt) * ((N + j->nt - 1) / j->nt);
+        if (tiles >= 4 * threads || (j->mt <= 16 && j->nt <= 64)) break;
+        if (j->nt > 64 && (j->nt >= 4 * j->mt || j->mt <= 16)) j->nt /= 2;
+        else j->mt /= 2;
+    }
+    if (j->bpanel != NULL) { /* a tile starts on a sliver of the panel */
+        size_t nr = (size_t)j->isa->nr;
+        j->nt = TI__MAX(nr, j->nt / nr * nr);
+    }
+    j->n_tiles_n = (N + j->nt - 1) / j->nt;
+    size_t tiles = ((M + j->mt - 1) / j->mt) * j->n_tiles_n;
+    ti__parallel_for(tp, tiles, flops < 262144 ? tiles : 1, ti__sgemm_range, j);
+}
+
+TI__PRIVATE void ti__sgemm_job_init(ti__sgemm_job *j, int transA, int transB, size_t M, size_t N,
+                                    size_t K, float alpha, const float *A, size_t lda,
+                                    const float *B, size_t ldb, float beta, float *C, size_t ldc,
+                                    const ti__gemm_epi *epi) {
+    memset(j, 0, sizeof *j);
+    j->epi = epi;
+    j->trans_a = transA;
+    j->trans_b = transB;
+    j->m = M;
+    j->n = N;
+    j->k = K;
+    j->alpha = alpha;
+    j->beta = beta;
+    j->a = A;
+    j->b = B;
+    j->lda = lda;
+    j->ldb = ldb;
+    j->ldc = ldc;
+    j->c = C;
+    j->isa = ti__sgemm_pick_isa();
+}
+
 /* C = alpha * op(A) * op(B) + beta * C, row-major; op(A) is M x K, op(B) K x N, then the
  * epilogue epi (NULL: none) on each finished block. beta == 0 never reads C. Parallel over
  * tiles of C when tp is not NULL. */
@@ -398,46 +475,53 @@ TI__PRIVATE void ti__sgemm_ex(int transA, int transB, size_t M, size_t N, size_t
                               float *C, size_t ldc, const ti__gemm_epi *epi, ti__threadpool *tp) {
     if (M == 0 || N == 0) return;
     ti__sgemm_job j;
-    j.epi = epi;
-    j.trans_a = transA;
-    j.trans_b = transB;
-    j.m = M;
-    j.n = N;
-    j.k = K;
-    j.alpha = alpha;
-    j.beta = beta;
-    j.a = A;
-    j.b = B;
-    j.lda = lda;
-    j.ldb = ldb;
-    j.ldc = ldc;
-    j.c = C;
-    j.isa = ti__sgemm_pick_isa();
-    size_t threads = (size_t)ti__threadpool_size(tp);
-    size_t flops = M * N * (K + 1);
-    if (M < TI__SG_MR) {
-        j.nt = 256;
-        size_t tiles = (N + j.nt - 1) / j.nt;
-        ti__parallel_for(tp, tiles, flops < 65536 ? tiles : 1, ti__sgemm_small_m, &j);
-        return;
-    }
-    /* tiles as large as possible while leaving about 4 per thread; one thread: one tile
-     * (the SIMD path blocks for the caches inside a tile) */
-    j.mt = 128;
-    j.nt = 512;
-    if (threads <= 1 && j.isa != NULL) {
-        j.mt = M;
-        j.nt = TI__SGX_NT;
-    }
-    while (!(threads <= 1 && j.isa != NULL)) {
-        size_t tiles = ((M + j.mt - 1) / j.mt) * ((N + j.nt - 1) / j.nt);
-        if (tiles >= 4 * threads || (j.mt <= 16 && j.nt <= 64)) break;
-        if (j.nt > 64 && (j.nt >= 4 * j.mt || j.mt <= 16)) j.nt /= 2;
-        else j.mt /= 2;
-    }
-    j.n_tiles_n = (N + j.nt - 1) / j.nt;
-    size_t tiles = ((M + j.mt - 1) / j.mt) * j.n_tiles_n;
-    ti__parallel_for(tp, tiles, flops < 262144 ? tiles : 1, ti__sgemm_range, &j);
+    ti__sgemm_job_init(&j, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, epi);
+    ti__sgemm_go(&j, tp);
+}
+
+/* Floats of a B panel of K x N for slivers of nr columns (ti__sgemm_pack_bpanel). */
+TI__PRIVATE size_t ti__sgemm_bpanel_floats(size_t K, size_t N, size_t nr) {
+    return K * ((N + nr - 1) / nr * nr);
+}
+
+/* Packs op(B) (K x N; B[p * ldb + q], or B[q * ldb + p] when transB) once, for the SIMD
+ * kernels of panel width nr: sliver s (columns s*nr ..) is K rows of nr floats, zero past N,
+ * at dst + s * K * nr. ti__sgemm_tile_simd then reads each sliver where it lies instead of
+ * packing it on every call: weights packed at planning. */
+TI__PRIVATE void ti__sgemm_pack_bpanel(int transB, size_t K, size_t N, const float *B,
+                                       size_t ldb, size_t nr, float *dst) {
+    for (size_t q0 = 0; q0 < N; q0 += nr)
+        for (size_t p = 0; p < K; p++, dst += nr)
+            for (size_t q = 0; q < nr; q++)
+                dst[q] = q0 + q >= N ? 0.0f : transB ? B[(q0 + q) * ldb + p] : B[p * ldb + q0 + q];
+}
+
+/* The SIMD kernels' panel width (ti__sgemm_pack_bpanel's nr), 0 without SIMD kernels. */
+TI__PRIVATE int ti__sgemm_panel_nr(void) {
+    const ti__sgemm_isa *isa = ti__sgemm_pick_isa();
+    return isa != NULL ? isa->nr : 0;
+}
+
+/* C = op(A) * B for B packed by ti__sgemm_pack_bpanel with panel width nr (C M x N, ldc;
+ * beta 0). When ty is not NULL, C^T is also stored there (N rows ldty apart), with the
+ * epilogue tepi (NULL: none) applied to it, block by block as C is finished: its bias is
+ * per column of C. Returns 0, having done nothing, when it cannot run it: the kernels in
+ * use have another panel width (an instruction set forced after planning) or none, or M is
+ * below the micro-kernel's rows. The caller then runs ti__sgemm_ex on B as given. */
+TI__PRIVATE int ti__sgemm_bpanel(int transA, size_t M, size_t N, size_t K, const float *A,
+                                 size_t lda, const float *bpanel, int nr, float *C, size_t ldc,
+                                 float *ty, size_t ldty, const ti__gemm_epi *tepi,
+                                 ti__threadpool *tp) {
+    ti__sgemm_job j;
+    ti__sgemm_job_init(&j, transA, 0, M, N, K, 1.0f, A, lda, NULL, 0, 0.0f, C, ldc, NULL);
+    if (j.isa == NULL || j.isa->nr != nr || M < TI__SG_MR || bpanel == NULL) return 0;
+    if (N == 0) return 1;
+    j.bpanel = bpanel;
+    j.ty = ty;
+    j.ldty = ldty;
+    j.tepi = tepi;
+    ti__sgemm_go(&j, tp);
+    return 1;
 }
 
 TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_t K, float alpha,

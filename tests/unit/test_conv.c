@@ -204,6 +204,7 @@ static int run_path(conv_rig *r, int path, ti__threadpool *tp, size_t scratch_by
 }
 
 static int g_paths_run[5];
+static int g_ct_runs; /* transposed GEMM runs on panels of the ISA in use */
 
 /* Every path that can run the case, under every ISA, one and two threads. */
 static void check_case(const ccase *cc, ti__threadpool *tp) {
@@ -386,6 +387,109 @@ TI_TEST(general_shapes) {
     TI_CHECK(g_paths_run[TI__CONV_1X1] > 0);
 }
 
+/* The transposed GEMM of few positions and many channels (ti__conv_ct_ok: Y^T = X^T W^T on
+ * W^T packed as the SIMD kernels' B panel). For each SIMD ISA forced: the panels packed
+ * for it, the IM2COL path (and 1X1 for pointwise cases) at one and two threads with the
+ * scratch ti__conv_scratch asks for, against the reference and bit for bit against the
+ * plain GEMM (same products, same order); then with panels of another ISA's width (an ISA
+ * forced after planning) and with too little scratch for Y^T, where the plain GEMM runs. */
+static void ct_case(const ccase *cc, ti__threadpool *tp) {
+    conv_rig r;
+    if (!rig_init(&r, cc)) {
+        TI_CHECK(!"case set-up failed");
+        rig_free(&r);
+        return;
+    }
+    TI_CHECK(ti__conv_ct_ok(&r.p));
+    size_t ny = ti__numel(&r.y), kdim = (size_t)(r.p.cg * (int64_t)r.p.kprod);
+    float *plain = (float *)malloc(ny * sizeof(float) + 4);
+    float *panels[3] = {NULL, NULL, NULL};
+    int nrs[3] = {0, 0, 0};
+    TI_REQUIRE(plain != NULL);
+    for (int i = 1; i < 3; i++) { /* panels for each SIMD ISA the CPU has */
+        if (ti__cpu_force_isa(ISAS[i]) != ISAS[i]) continue;
+        nrs[i] = ti__sgemm_panel_nr();
+        size_t per = ti__sgemm_bpanel_floats(kdim, (size_t)r.p.mg, (size_t)nrs[i]);
+        panels[i] = (float *)malloc((size_t)r.p.group * per * sizeof(float));
+        TI_REQUIRE(panels[i] != NULL);
+        for (int64_t g = 0; g < r.p.group; g++)
+            ti__sgemm_pack_bpanel(1, kdim, (size_t)r.p.mg,
+                                  (const float *)r.w.data + (size_t)g * (size_t)r.p.mg * kdim, kdim,
+                                  (size_t)nrs[i], panels[i] + (size_t)g * per);
+    }
+    for (int i = 1; i < 3; i++) {
+        if (panels[i] == NULL) continue;
+        ti__cpu_force_isa(ISAS[i]);
+        const char *name = ti__cpu_isa_name(ISAS[i]);
+        int path = ti__conv_path(&r.k, &r.p);
+        for (int t = 0; t < 2; t++) {
+            ti__threadpool *use = t ? tp : NULL;
+            r.k.tp = use;
+            r.node.packed_kind = TI__PACK_NONE;
+            r.node.packed = NULL;
+            size_t plain_need = ti__conv_scratch(&r.k);
+            TI_CHECK_EQ_INT(run_path(&r, path, use, plain_need, name), 0);
+            memcpy(plain, r.y.data, ny * sizeof(float));
+            for (int j = 1; j < 3; j++) { /* the panels of this ISA, then of the other */
+                if (panels[j] == NULL) continue;
+                r.node.packed_kind = TI__PACK_BPANEL;
+                r.node.packed = panels[j];
+                r.node.packed_arg = nrs[j];
+                r.node.packed_bytes = (size_t)r.p.group *
+                                      ti__sgemm_bpanel_floats(kdim, (size_t)r.p.mg, (size_t)nrs[j]) *
+                                      sizeof(float);
+                TI_CHECK_EQ_INT(ti__conv_ct_panels(&r.k, &r.p) != NULL, nrs[j] == nrs[i]);
+                size_t need = ti__conv_scratch(&r.k);
+                TI_CHECK(need >= plain_need + ny / (size_t)r.p.n / (size_t)r.p.group * sizeof(float) ||
+                         nrs[j] != nrs[i]);
+                TI_CHECK_EQ_INT(run_path(&r, path, use, need, name), 0);
+                TI_CHECK(memcmp(plain, r.y.data, ny * sizeof(float)) == 0);
+                if (path == TI__CONV_IM2COL) { /* no room for Y^T: the plain GEMM */
+                    TI_CHECK_EQ_INT(run_path(&r, path, use, plain_need, name), 0);
+                    TI_CHECK(memcmp(plain, r.y.data, ny * sizeof(float)) == 0);
+                }
+                g_ct_runs += nrs[j] == nrs[i];
+            }
+        }
+    }
+    ti__cpu_force_isa(-1);
+    r.node.packed_kind = TI__PACK_NONE;
+    r.node.packed = NULL;
+    for (int i = 0; i < 3; i++) free(panels[i]);
+    free(plain);
+    rig_free(&r);
+}
+
+TI_TEST(transposed_gemm_few_positions) {
+    ti__threadpool *tp = ti__threadpool_create(NULL, 2);
+    for (int it = 0; it < 8; it++) {
+        ccase c;
+        memset(&c, 0, sizeof c);
+        c.n = irand(1, 2);
+        c.group = it == 3 ? 2 : 1;
+        c.k[0] = c.k[1] = it % 3 == 0 ? 1 : 3;
+        c.c = c.group * (c.k[0] == 1 ? irand(256, 300) : irand(29, 40)); /* K >= 256 */
+        c.m = c.group * (it % 2 ? 256 : irand(256, 300));
+        c.s[0] = c.s[1] = c.d[0] = c.d[1] = 1;
+        if (c.k[0] == 3)
+            for (int i = 0; i < 4; i++) c.pads[i] = irand(0, 1);
+        c.h = irand(2, 7);
+        c.w = irand(2, 9);
+        int64_t oh = c.h + c.pads[0] + c.pads[2] - c.k[0] + 1;
+        int64_t ow = c.w + c.pads[1] + c.pads[3] - c.k[1] + 1;
+        if (oh * ow < 4 || oh * ow >= 64) {
+            c.h = c.k[0] == 3 ? 7 : 5;
+            c.w = 7;
+            for (int i = 0; i < 4; i++) c.pads[i] = c.k[0] == 3;
+        }
+        random_act(&c);
+        ct_case(&c, tp);
+    }
+    ti__threadpool_destroy(tp);
+    /* on a CPU without SIMD kernels nothing packs panels: the count stays 0 */
+    TI_CHECK(g_ct_runs > 0 || ti__cpu_isa_best() == TI__ISA_SCALAR);
+}
+
 /* A Conv (3x3, pads 1) + Relu model, and a depthwise one, through sessions at 1 and 2
  * threads: the plan packs the Winograd weights (and only for the 3x3 conv), the outputs
  * match the reference. */
@@ -473,6 +577,12 @@ TI_TEST(sessions_pack_and_match) {
      * one group and two (each group's block transposed on its own) */
     session_case(128, 40, 5, 7, 1, TI__PACK_ATRANS);
     session_case(256, 16, 6, 5, 2, TI__PACK_ATRANS);
+    /* 7 x 7 and 6 x 5 maps of 256 channels a group: W^T packed as the SIMD GEMM's B panel
+     * for the transposed GEMM (without SIMD kernels: no panel, and 288-float rows are free
+     * of conflicts, so nothing) */
+    int simd = ti__sgemm_panel_nr() > 0;
+    session_case(32, 256, 7, 7, 1, simd ? TI__PACK_BPANEL : TI__PACK_NONE);
+    session_case(64, 512, 6, 5, 2, simd ? TI__PACK_BPANEL : TI__PACK_NONE);
 }
 
 /* The stride-2 row copy of im2col (ti__copy_s2; AVX2 and AVX-512 forms in cpu/x86/conv_*.c,
@@ -516,8 +626,10 @@ int main(void) {
     TI_RUN(winograd_shapes);
     TI_RUN(general_shapes);
     TI_RUN(sessions_pack_and_match);
-    TI_RUN(stride2_copy_on_every_isa); /* last: the shapes above keep their random draws */
-    printf("path runs: direct %d, 1x1 %d, im2col %d, depthwise %d, winograd %d\n",
-           g_paths_run[0], g_paths_run[1], g_paths_run[2], g_paths_run[3], g_paths_run[4]);
+    TI_RUN(stride2_copy_on_every_isa);
+    TI_RUN(transposed_gemm_few_positions); /* last: the shapes above keep their random draws */
+    printf("path runs: direct %d, 1x1 %d, im2col %d, depthwise %d, winograd %d; transposed "
+           "GEMM %d\n", g_paths_run[0], g_paths_run[1], g_paths_run[2], g_paths_run[3],
+           g_paths_run[4], g_ct_runs);
     return ti_test_summary();
 }

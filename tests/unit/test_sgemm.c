@@ -128,6 +128,109 @@ static void check_case(int ta, int tb, size_t m, size_t n, size_t k, float alpha
     free_case(&g);
 }
 
+/* ti__sgemm_bpanel: B packed once (ti__sgemm_pack_bpanel, from B or B^T) for the panel
+ * width of each SIMD ISA forced in turn, C = op(A) * B at one and two threads against the
+ * reference, bit for bit equal to ti__sgemm_ref on B as given (same kernels, same order of
+ * products), C's padding untouched; C^T stored beside it with a bias per column of C and
+ * ReLU (or nothing), exactly, its padding untouched. Declines (returns 0, C untouched) for another panel
+ * width and for fewer rows than the micro-kernel's. Random shapes: N across and off the
+ * panel widths, K across the k blocks, and 0. */
+static void bpanel_case(size_t m, size_t n, size_t k, ti__threadpool *tp) {
+    gcase g;
+    memset(&g, 0, sizeof g);
+    int ta = (int)(urand() % 2), tb = (int)(urand() % 2);
+    size_t cn;
+    float *c = NULL, *plain = NULL, *panel = NULL;
+    if (!make_case(&g, ta, tb, m, n, k, 1.0f, 0.0f)) {
+        TI_CHECK(!"out of memory");
+        free_case(&g);
+        return;
+    }
+    cn = m * g.ldc;
+    size_t ldt = m + urand() % 3; /* C^T's rows, padded or not */
+    c = (float *)malloc(sizeof(float) * cn);
+    plain = (float *)malloc(sizeof(float) * cn);
+    float *ty = (float *)malloc(sizeof(float) * (n * ldt + 1));
+    float *bias = (float *)malloc(sizeof(float) * n);
+    TI_REQUIRE(c != NULL && plain != NULL && ty != NULL && bias != NULL);
+    for (size_t q = 0; q < n; q++) bias[q] = frand();
+    for (int i = 1; i < 3; i++) {
+        if (ti__cpu_force_isa(ISAS[i]) != ISAS[i]) continue;
+        const char *name = ti__cpu_isa_name(ISAS[i]);
+        int nr = ti__sgemm_panel_nr();
+        TI_CHECK(nr > 0);
+        panel = (float *)malloc(sizeof(float) * (ti__sgemm_bpanel_floats(k, n, (size_t)nr) + 1));
+        TI_REQUIRE(panel != NULL);
+        ti__sgemm_pack_bpanel(tb, k, n, g.b, g.ldb, (size_t)nr, panel);
+        for (int t = 0; t < 2; t++) {
+            ti__threadpool *use = t ? tp : NULL;
+            memcpy(plain, g.c0, sizeof(float) * cn);
+            ti__sgemm_ref(ta, tb, m, n, k, 1.0f, g.a, g.lda, g.b, g.ldb, 0.0f, plain, g.ldc, use);
+            memcpy(c, g.c0, sizeof(float) * cn);
+            for (size_t i = 0; i < n * ldt + 1; i++) ty[i] = SENTINEL;
+            ti__gemm_epi e; /* on C^T: bias per column of C, then ReLU (t = 1) or none */
+            e.bias = bias;
+            e.act = t ? TI__ACT_RELU : TI__ACT_NONE;
+            e.a = e.b = 0.0f;
+            TI_CHECK_EQ_INT(ti__sgemm_bpanel(ta, m, n, k, g.a, g.lda, panel, nr, c, g.ldc, ty,
+                                             ldt, &e, use), 1);
+            int tbad = 0; /* ty = act(C^T + bias) exactly; its padding and end untouched */
+            for (size_t q = 0; q < n; q++)
+                for (size_t r = 0; r < ldt; r++) {
+                    float want = SENTINEL;
+                    if (r < m) {
+                        want = plain[r * g.ldc + q] + bias[q];
+                        if (t && !(want > 0.0f)) want = 0.0f;
+                    }
+                    if (memcmp(&ty[q * ldt + r], &want, sizeof want) != 0 && tbad++ == 0)
+                        printf("  %s bpanel C^T M=%zu N=%zu K=%zu: ty[%zu,%zu] = %.9g, expected "
+                               "%.9g\n", name, m, n, k, q, r, ty[q * ldt + r], want);
+                }
+            TI_CHECK_EQ_INT(tbad, 0);
+            TI_CHECK(ty[n * ldt] == SENTINEL);
+            int bad = 0;
+            for (size_t r = 0; r < m; r++)
+                for (size_t q = 0; q < g.ldc; q++) {
+                    float got = c[r * g.ldc + q];
+                    int ok = q >= n ? got == SENTINEL
+                                    : fabs((double)got - g.ref[r * n + q]) <=
+                                          2.5e-7 * (double)(k + 4) * g.scale[r * n + q] + 1e-30;
+                    if (!ok && bad++ == 0)
+                        printf("  %s bpanel M=%zu N=%zu K=%zu ta=%d tb=%d threads=%d: C[%zu,%zu] "
+                               "= %.9g, expected %.9g\n", name, m, n, k, ta, tb, t + 1, r, q,
+                               got, q < n ? g.ref[r * n + q] : SENTINEL);
+                }
+            TI_CHECK_EQ_INT(bad, 0);
+            TI_CHECK(memcmp(c, plain, sizeof(float) * cn) == 0);
+        }
+        memcpy(c, g.c0, sizeof(float) * cn); /* declines: C stays as it was */
+        TI_CHECK_EQ_INT(ti__sgemm_bpanel(ta, m, n, k, g.a, g.lda, panel, nr + 1, c, g.ldc, NULL,
+                                         0, NULL, tp), 0);
+        TI_CHECK_EQ_INT(ti__sgemm_bpanel(ta, 3, n, k, g.a, g.lda, panel, nr, c, g.ldc, NULL, 0,
+                                         NULL, NULL), 0);
+        TI_CHECK(memcmp(c, g.c0, sizeof(float) * cn) == 0); /* bytes: NaNs compare equal */
+        free(panel);
+        panel = NULL;
+    }
+    ti__cpu_force_isa(-1);
+    free(c);
+    free(plain);
+    free(ty);
+    free(bias);
+    free_case(&g);
+}
+
+TI_TEST(b_panel_prepacked) {
+    ti__threadpool *tp = ti__threadpool_create(NULL, 2);
+    static const size_t ns[] = {1, 11, 12, 16, 17, 31, 32, 33, 49, 64, 100};
+    for (int it = 0; it < 24; it++) {
+        size_t k = it == 0 ? 0 : it % 4 == 1 ? dim(250, 300) : dim(1, 140);
+        bpanel_case(dim(4, 60), ns[it % 11], k, tp);
+    }
+    ti__threadpool_destroy(tp);
+    ti__cpu_force_isa(-1);
+}
+
 static void isa_report(void) {
     int best = ti__cpu_isa_best();
     printf("best ISA here: %s\n", ti__cpu_isa_name(best));
@@ -340,5 +443,6 @@ int main(void) {
     TI_RUN(big_shapes);
     TI_RUN(model_agrees_across_isas);
     TI_RUN(epilogue_equals_gemm_then_activation);
+    TI_RUN(b_panel_prepacked);
     return ti_test_summary();
 }
