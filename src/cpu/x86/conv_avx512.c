@@ -22,6 +22,7 @@ TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__dw512_load(const int S, const float 
     return _mm512_permutex2var_ps(a, even, b);
 }
 
+/* The tap loops are unrolled by request, as in conv_avx2.c. */
 TI__X86_INLINE TI__TARGET_AVX512 void ti__dw512_row(const int K, const int S, float *y, size_t n,
                                                     const float *const *x,
                                                     const float *const *w, int nr, float bias,
@@ -31,9 +32,9 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dw512_row(const int K, const int S, fl
     for (size_t i = 0; i < n; i += 16) {
         long m = (long)(n - i < 16 ? n - i : 16);
         __m512 acc = vb, acc2 = _mm512_setzero_ps(); /* two chains: taps alternate */
-        for (int r = 0; r < nr; r++) {
+        TI__UNROLL5 for (int r = 0; r < nr; r++) {
             const float *xr = x[r] + i * (size_t)S, *wr = w[r];
-            for (int q = 0; q < K; q++) {
+            TI__UNROLL5 for (int q = 0; q < K; q++) {
                 __m512 v = ti__dw512_load(S, xr + q, m, even);
                 if (q & 1) acc2 = _mm512_fmadd_ps(_mm512_set1_ps(wr[q]), v, acc2);
                 else acc = _mm512_fmadd_ps(_mm512_set1_ps(wr[q]), v, acc);
@@ -67,9 +68,9 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__mp512_row(const int S, float *y, size_
     for (size_t i = 0; i < n; i += 16) {
         long m = (long)(n - i < 16 ? n - i : 16);
         __m512 acc = ti__dw512_load(S, x[0] + i * (size_t)S, m, even);
-        for (int r = 0; r < nr; r++) {
+        TI__UNROLL5 for (int r = 0; r < nr; r++) {
             const float *xr = x[r] + i * (size_t)S;
-            for (int q = 0; q < K; q++)
+            TI__UNROLL5 for (int q = 0; q < K; q++)
                 acc = _mm512_max_ps(ti__dw512_load(S, xr + q, m, even), acc);
         }
         if (m >= 16) _mm512_storeu_ps(y + i, acc);
