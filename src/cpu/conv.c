@@ -269,7 +269,9 @@ TI__PRIVATE int ti__conv_path(const ti__kctx *k, const ti__convp *p) {
  * ran at 30 %, transposed at 60 %, bench/sgemm.c on a Xeon), while the channels fill
  * every lane. W^T is packed at planning as the kernels' B panel (TI__PACK_BPANEL), so the
  * run packs nothing, and the GEMM writes Y from each finished block of Y^T, so there is no
- * pass over Y after it. Same products in the same order: the same bits as the plain path. */
+ * pass over Y after it. The same products summed in the same order as the plain GEMM, so the
+ * same bits, but for the plain GEMM's last column when N % 16 == 1 on AVX-512 (a dot
+ * product there, ti__sgemm_isa.col). */
 #define TI__CONV_CT_MIN_SP 4    /* positions: the SIMD GEMM's smallest row count */
 #define TI__CONV_CT_MAX_SP 64   /* positions below this (8 x 8 maps and smaller) */
 #define TI__CONV_CT_MIN_M 256   /* output channels per group from this */

@@ -391,7 +391,8 @@ TI_TEST(general_shapes) {
  * W^T packed as the SIMD kernels' B panel). For each SIMD ISA forced: the panels packed
  * for it, the IM2COL path (and 1X1 for pointwise cases) at one and two threads with the
  * scratch ti__conv_scratch asks for, against the reference and bit for bit against the
- * plain GEMM (same products, same order); then with panels of another ISA's width (an ISA
+ * plain GEMM (same products, same order; but for AVX-512's separate last column of
+ * N % 16 == 1 positions); then with panels of another ISA's width (an ISA
  * forced after planning) and with too little scratch for Y^T, where the plain GEMM runs. */
 static void ct_case(const ccase *cc, ti__threadpool *tp) {
     conv_rig r;
@@ -443,7 +444,10 @@ static void ct_case(const ccase *cc, ti__threadpool *tp) {
                 TI_CHECK(need >= plain_need + ny / (size_t)r.p.n / (size_t)r.p.group * sizeof(float) ||
                          nrs[j] != nrs[i]);
                 TI_CHECK_EQ_INT(run_path(&r, path, use, need, name), 0);
-                TI_CHECK(memcmp(plain, r.y.data, ny * sizeof(float)) == 0);
+                /* the plain GEMM's bits, except on AVX-512 where it computes a last column
+                 * on its own (N % 16 == 1) by a dot product: there run_path's bound holds */
+                if (r.p.out_sp % 16 != 1 || r.p.out_sp < 16 || ISAS[i] != TI__ISA_AVX512)
+                    TI_CHECK(memcmp(plain, r.y.data, ny * sizeof(float)) == 0);
                 if (path == TI__CONV_IM2COL) { /* no room for Y^T: the plain GEMM */
                     TI_CHECK_EQ_INT(run_path(&r, path, use, plain_need, name), 0);
                     TI_CHECK(memcmp(plain, r.y.data, ny * sizeof(float)) == 0);

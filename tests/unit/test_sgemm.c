@@ -130,9 +130,10 @@ static void check_case(int ta, int tb, size_t m, size_t n, size_t k, float alpha
 
 /* ti__sgemm_bpanel: B packed once (ti__sgemm_pack_bpanel, from B or B^T) for the panel
  * width of each SIMD ISA forced in turn, C = op(A) * B at one and two threads against the
- * reference, bit for bit equal to ti__sgemm_ref on B as given (same kernels, same order of
- * products), C's padding untouched; C^T stored beside it with a bias per column of C and
- * ReLU (or nothing), exactly, its padding untouched. Declines (returns 0, C untouched) for another panel
+ * reference, and bit for bit equal to ti__sgemm_ref on B as given (same kernels, same order
+ * of products) but for AVX-512's separate last column; C's padding untouched; C^T stored
+ * beside it with a bias per column of C and ReLU (or nothing), exactly, its padding
+ * untouched. Declines (returns 0, C untouched) for another panel
  * width and for fewer rows than the micro-kernel's. Random shapes: N across and off the
  * panel widths, K across the k blocks, and 0. */
 static void bpanel_case(size_t m, size_t n, size_t k, ti__threadpool *tp) {
@@ -179,7 +180,7 @@ static void bpanel_case(size_t m, size_t n, size_t k, ti__threadpool *tp) {
                 for (size_t r = 0; r < ldt; r++) {
                     float want = SENTINEL;
                     if (r < m) {
-                        want = plain[r * g.ldc + q] + bias[q];
+                        want = c[r * g.ldc + q] + bias[q];
                         if (t && !(want > 0.0f)) want = 0.0f;
                     }
                     if (memcmp(&ty[q * ldt + r], &want, sizeof want) != 0 && tbad++ == 0)
@@ -201,7 +202,10 @@ static void bpanel_case(size_t m, size_t n, size_t k, ti__threadpool *tp) {
                                got, q < n ? g.ref[r * n + q] : SENTINEL);
                 }
             TI_CHECK_EQ_INT(bad, 0);
-            TI_CHECK(memcmp(c, plain, sizeof(float) * cn) == 0);
+            /* the plain GEMM's bits, except on AVX-512 where it computes a last column on
+             * its own (N % 16 == 1) by a dot product: there within the bound above */
+            if (n % 16 != 1 || n < 16 || ISAS[i] != TI__ISA_AVX512)
+                TI_CHECK(memcmp(c, plain, sizeof(float) * cn) == 0);
         }
         memcpy(c, g.c0, sizeof(float) * cn); /* declines: C stays as it was */
         TI_CHECK_EQ_INT(ti__sgemm_bpanel(ta, m, n, k, g.a, g.lda, panel, nr + 1, c, g.ldc, NULL,
