@@ -91,6 +91,8 @@ typedef struct ti__dw_job {
 
 /* Floats of one zero-padded input row (K of them on the stack, 20 KiB). */
 #define TI__DW_PADW 1024
+/* Output rows narrower than this run as whole vectors through a buffer (dw_planes). */
+#define TI__DW_NARROW 64
 /* Output floats the fused activation (other than the clamps) takes at a time: 2 KiB. */
 #define TI__DW_ACT_RUN 512
 
@@ -112,6 +114,16 @@ TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
         return;
     }
     float ring[5][TI__DW_PADW];
+    /* Rows narrower than TI__DW_NARROW run as whole vectors of 8 into `out`, then OW floats
+     * are copied: the kernels' masked loads and stores for a row's last vector cost more
+     * than the row's arithmetic on 7 x 7 and 14 x 14 maps (AMD Zen 2: masked AVX2 loads and
+     * stores are slow). The extra lanes read zeros past PW, zeroed here once. */
+    float out[TI__DW_NARROW + 8];
+    int64_t nv = (OW + 7) / 8 * 8, reach = (nv - 1) * S + K;
+    int whole = OW < TI__DW_NARROW && reach <= TI__DW_PADW;
+    if (whole)
+        for (int r = 0; r < 5; r++)
+            for (int64_t u = PW; u < reach; u++) ring[r][u] = 0.0f;
     for (size_t pln = begin; pln < end; pln++) {
         size_t m = pln % (size_t)p->m;
         const float *xp = j->x + pln * p->in_sp, *wk = j->w + m * (size_t)(K * K);
@@ -144,7 +156,12 @@ TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
                 nr++;
             }
             float *yr = yp + oh * OW;
-            j->row(yr, (size_t)OW, xs, wr, nr, bv, j->clamp, j->lo, j->hi);
+            if (whole) {
+                j->row(out, (size_t)nv, xs, wr, nr, bv, j->clamp, j->lo, j->hi);
+                memcpy(yr, out, (size_t)OW * sizeof(float));
+            } else {
+                j->row(yr, (size_t)OW, xs, wr, nr, bv, j->clamp, j->lo, j->hi);
+            }
             /* other activations over runs of rows still in L1, at least TI__DW_ACT_RUN
              * floats: row by row, rows of 7 or 14 (MobileNetV3's last stages) spent more
              * in the calls than in the activation */
