@@ -6218,12 +6218,15 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
 #define TI__WINO_BLOCK_BYTES ((size_t)1 << 20)
 
 /* The Winograd path is worth it from these sizes up (bench/conv.c, results in
- * bench/results/conv-2026-11-22.md): 8 channels at 56x56 gain 1.2x, 64 at 14x14 (16 tiles)
- * 1.3x, but at 7x7 (4 tiles) the 36 GEMMs of 4 columns lose 2-3x, and 256 channels at 14x14
- * lose too: its transformed weights (36 M C floats, 9 MiB) stream from L3 for a GEMM of
- * 16 columns, half of the AVX-512 kernel's width. So: at least 32 tiles, or 16 when the
- * transformed weights fit an L2 (1 MiB). */
-#define TI__WINO_MIN_CH 8           /* input and output channels */
+ * bench/results/conv-2026-11-22.md): 64 channels at 14x14 (16 tiles) gain 1.3x, but at 7x7
+ * (4 tiles) the 36 GEMMs of 4 columns lose 2-3x, and 256 channels at 14x14 lose too: its
+ * transformed weights (36 M C floats, 9 MiB) stream from L3 for a GEMM of 16 columns, half
+ * of the AVX-512 kernel's width. So: at least 32 tiles, or 16 when the transformed weights
+ * fit an L2 (1 MiB). Channels: from 64. Below, Winograd won on the Zen 4 of that log (8 to
+ * 32 channels, 1.4-1.6x) but lost on a Zen 2 (8->8 @56 0.57x, 16->16 @56 0.81x, 32->32 @28
+ * 0.88x; SqueezeNet 1.1, whose expand convs have 16-64 inputs, 3-5 % faster without it) and
+ * on a Xeon (0.28-0.54x), 2026-11-23. */
+#define TI__WINO_MIN_CH 64          /* input and output channels */
 #define TI__WINO_MIN_TILES 16       /* 4x4 output tiles per image */
 #define TI__WINO_FEW_TILES 32       /* below this, only with small weights: */
 #define TI__WINO_FEW_TILES_BYTES ((size_t)1 << 20)
