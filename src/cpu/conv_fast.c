@@ -585,13 +585,16 @@ TI__PRIVATE ti_status ti__conv_prepack(ti__kctx *k, ti__node *node, ti__pool *po
     ti_status e = ti__conv_params(k, 0, &p);
     k->err = saved;
     if (e != TI_OK) return TI_OK;
-    if (!ti__conv_wino_ok(&p) && ti__conv_ct_ok(&p) && ti__sgemm_panel_nr() > 0)
-        return ti__conv_prepack_bpanel(node, pool, &p, (const float *)k->in[1]->data);
-    if (!ti__conv_wino_ok(&p)) return ti__conv_prepack_atrans(node, pool, &p, (const float *)k->in[1]->data);
+    const float *w = (const float *)k->in[1]->data;
+    if (!ti__conv_wino_ok(&p)) { /* a GEMM path: B panels for the transposed GEMM, or A^T */
+        if (ti__conv_ct_ok(&p) && ti__sgemm_panel_nr() > 0)
+            return ti__conv_prepack_bpanel(node, pool, &p, w);
+        return ti__conv_prepack_atrans(node, pool, &p, w);
+    }
     size_t bytes = 36 * (size_t)p.m * (size_t)p.c * sizeof(float);
     float *u = (float *)ti__pool_alloc(pool, bytes);
     if (u == NULL) return TI_ERR_OUT_OF_MEMORY;
-    ti__wino_pack(&p, (const float *)k->in[1]->data, u);
+    ti__wino_pack(&p, w, u);
     node->packed_kind = TI__PACK_WINO43;
     node->packed = u;
     node->packed_bytes = bytes;
