@@ -1370,10 +1370,28 @@ typedef void (*ti__dw_row_fn)(float *y, size_t n, const float *const *x, const f
  * value only when it is greater (NaN never replaces, a NaN first tap stays): MaxPool's
  * scalar rule, bit for bit. Every x[r] element read is inside the row. maxrow[S == 2]. */
 typedef void (*ti__maxpool_row_fn)(float *y, size_t n, const float *const *x, int nr, int K);
+/* Depthwise convolution over a padded plane laid out flat (cpu/conv_fast.c): for i in
+ * [0, n), n a multiple of 16,
+ *   y[i] = bias + sum over t < taps of w[t] * x[t][i]   (in that order of t),
+ * then the clamp as ti__dw_row_fn. Every x[t][i] and y[i] with i < n is inside the caller's
+ * buffer; the kernel reads and writes nothing else. */
+typedef void (*ti__dw_taps_fn)(float *y, size_t n, const float *const *x, const float *w,
+                               int taps, float bias, int clamp, float lo, float hi);
+/* The flat path's row copies, rows r < rows of n floats each: copy d[r ld + i] =
+ * s[r ls + i]; split (stride 2's phase planes) s[r ls + i] to
+ * d[2 (r & 1) + (i & 1)][(r >> 1) ld + i / 2]. Neither touches anything else: short rows
+ * take overlapping vectors, not masks (slow on AMD Zen 2) nor calls. */
+typedef void (*ti__dw_copy_fn)(float *d, size_t ld, const float *s, size_t ls, size_t rows,
+                               size_t n);
+typedef void (*ti__dw_split_fn)(float *const *d, size_t ld, const float *s, size_t ls,
+                                size_t rows, size_t n);
 typedef struct ti__dw_isa {
     int isa;
     ti__dw_row_fn row[2][2];
     ti__maxpool_row_fn maxrow[2];
+    ti__dw_taps_fn taps;
+    ti__dw_copy_fn copy;
+    ti__dw_split_fn split;
 } ti__dw_isa;
 TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void); /* cpu/conv_fast.c */
 
@@ -5994,6 +6012,32 @@ TI__DW_C_DEF(5, 1)
 TI__DW_C_DEF(5, 2)
 #undef TI__DW_C_DEF
 
+TI__PRIVATE void ti__dw_taps_c(float *y, size_t n, const float *const *x, const float *w,
+                               int taps, float bias, int clamp, float lo, float hi) {
+    for (size_t i = 0; i < n; i++) y[i] = bias;
+    for (int t = 0; t < taps; t++) {
+        const float *xt = x[t];
+        float wt = w[t];
+        for (size_t i = 0; i < n; i++) y[i] += wt * xt[i];
+    }
+    if (clamp)
+        for (size_t i = 0; i < n; i++) {
+            float v = y[i] > lo ? y[i] : lo;
+            y[i] = v < hi ? v : hi;
+        }
+}
+
+TI__PRIVATE void ti__dw_copy_c(float *d, size_t ld, const float *s, size_t ls, size_t rows,
+                               size_t n) {
+    for (size_t r = 0; r < rows; r++)
+        for (size_t i = 0; i < n; i++) d[r * ld + i] = s[r * ls + i];
+}
+TI__PRIVATE void ti__dw_split_c(float *const *d, size_t ld, const float *s, size_t ls,
+                                size_t rows, size_t n) {
+    for (size_t r = 0; r < rows; r++)
+        for (size_t i = 0; i < n; i++) d[2 * (r & 1) + (i & 1)][(r >> 1) * ld + i / 2] = s[r * ls + i];
+}
+
 TI__PRIVATE void ti__mp_row_c(int S, float *y, size_t n, const float *const *x, int nr, int K) {
     for (size_t i = 0; i < n; i++) {
         float m = x[0][i * (size_t)S];
@@ -6016,7 +6060,8 @@ TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void) {
     static const ti__dw_isa scalar = {TI__ISA_SCALAR,
                                       {{ti__dw_c_k3s1, ti__dw_c_k3s2},
                                        {ti__dw_c_k5s1, ti__dw_c_k5s2}},
-                                      {ti__mp_c_s1, ti__mp_c_s2}};
+                                      {ti__mp_c_s1, ti__mp_c_s2},
+                                      ti__dw_taps_c, ti__dw_copy_c, ti__dw_split_c};
 #ifdef TI__X86_SIMD
     int isa = ti__cpu_isa();
     if (isa >= TI__ISA_AVX512) return ti__dw_avx512_isa();
@@ -6040,100 +6085,164 @@ typedef struct ti__dw_job {
     const float *x, *w, *b;
     float *y;
     ti__dw_row_fn row;
+    ti__dw_taps_fn taps;
+    ti__dw_copy_fn copy;
+    ti__dw_split_fn split;
     int act, clamp;
     float act_a, act_b, lo, hi;
 } ti__dw_job;
 
-/* Floats of one zero-padded input row (K of them on the stack, 20 KiB). */
-#define TI__DW_PADW 1024
-/* Output rows narrower than this run as whole vectors through a buffer (dw_planes). */
-#define TI__DW_NARROW 64
-/* Output floats the fused activation (other than the clamps) takes at a time: 2 KiB. */
-#define TI__DW_ACT_RUN 512
+/* ---- the flat path ----
+ * The input rows a strip of output rows needs are copied, with their zero padding, into
+ * one buffer of rows of P floats. In that buffer output (oy, ox) reads input at
+ * oy * P + ox + dy * P + dx for tap (dy, dx), so the whole strip is one 1-D sum over the
+ * flat index i = oy * P + ox of K * K shifted copies: out[i] = bias + sum w[t] x[i + off[t]]
+ * (ti__dw_taps_fn), computed for every i, the P - OW columns past each row's end too, which
+ * are dropped when the strip's rows are copied out. No row is short, so no masked loads
+ * or stores and no per-row calls: on 7 x 7 and 14 x 14 maps, and at stride 2, the row
+ * kernels spent most of their time in those (MobileNetV2's depthwise convs took 2-10x
+ * onnxruntime's, 2026-11-23).
+ * Stride 2: the padded input is split into four phase planes, plane (a, b) holding the
+ * padded rows 2r + a and columns 2c + b, each of pitch P; tap (dy, dx) then reads plane
+ * (dy & 1, dx & 1) at i + (dy >> 1) * P + (dx >> 1), again shifted unit-stride copies.
+ * The buffer is on the stack; maps too wide for even one output row take the row path. */
+#define TI__DW_FLAT_FLOATS 5120 /* 20 KiB */
+#define TI__DW_FLAT_SLACK 32    /* floats past the input planes: the taps' reach past n */
 
-/* Output planes [begin, end) (n * M of them), each row through the row kernel from
- * copies of its input rows with the zero padding written out: each input row is copied
- * once per plane into a ring of K rows (one per kernel row), and the kernel then runs over
- * the whole output row, edges included. Copying costs about as much as one tap, where
- * the edge columns done tap by tap with bounds checks took a third of the depthwise time
- * of MobileNetV2 (perf). Rows too wide for the ring take that way: ti__conv_dw_planes_wide. */
-TI__PRIVATE void ti__conv_dw_planes_wide(const ti__dw_job *j, size_t begin, size_t end);
-TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
-    const ti__dw_job *j = (const ti__dw_job *)ctx;
+typedef struct ti__dw_flat {
+    int64_t P, R, prow; /* pitch, output rows per strip, rows of one input plane */
+    int64_t pstride;    /* floats from one phase plane to the next */
+    int64_t Wc;         /* input columns copied: padded [pl, pl + Wc) */
+    int64_t out_at, slot; /* a slot's outputs (from its start); floats of one slot */
+    int64_t batch;        /* slots: planes in flight at once (1: strips of rows) */
+    int64_t xoff[25];     /* the taps' planes from a slot's start, order dy, dx as weights */
+} ti__dw_flat;
+
+#define TI__ROUND16(v) (((v) + 15) / 16 * 16)
+#define TI__DW_FLAT_BATCH 16 /* planes at most in one batch */
+
+/* Plans the buffer for p; 0 when one output row does not fit it. */
+TI__PRIVATE int ti__dw_flat_plan(const ti__convp *p, ti__dw_flat *f) {
+    int64_t K = p->k[1], S = p->s[1], OW = p->out[2], OH = p->out[1], W = p->in[2];
+    int64_t pl = p->pb[2], h = (K - 1) / 2, planes = S == 1 ? 1 : 4;
+    if (OW <= 0 || OH <= 0 || pl < 0 || OW > TI__DW_FLAT_FLOATS) return 0;
+    int64_t P = S == 1 ? OW + K - 1 : OW + h; /* the columns the outputs reach (of a phase) */
+    int64_t extra = S == 1 ? K - 1 : h; /* rows of a plane past the strip's output rows */
+    int64_t fixed = planes * extra * P + TI__DW_FLAT_SLACK + 15;
+    int64_t R = (TI__DW_FLAT_FLOATS - fixed) / ((planes + 1) * P);
+    if (R < 1) return 0;
+    f->P = P;
+    f->R = R = TI__MIN(R, OH);
+    f->prow = R + extra;
+    f->pstride = f->prow * P;
+    f->Wc = TI__MAX((int64_t)0, TI__MIN(W, S * P - pl));
+    f->out_at = planes * f->pstride + TI__DW_FLAT_SLACK;
+    f->slot = TI__ROUND16(f->out_at + TI__ROUND16(R * P));
+    f->batch = R == OH ? TI__MIN(TI__DW_FLAT_FLOATS / f->slot, (int64_t)TI__DW_FLAT_BATCH) : 1;
+    for (int64_t dy = 0; dy < K; dy++)
+        for (int64_t dx = 0; dx < K; dx++)
+            f->xoff[dy * K + dx] = S == 1 ? dy * P + dx
+                                          : ((dy & 1) * 2 + (dx & 1)) * f->pstride +
+                                                (dy >> 1) * P + (dx >> 1);
+    return 1;
+}
+
+/* Input rows [0, rin) of the strip's padded plane (input row oy0 * S - pt + r) into the
+ * slot at in: the data columns of the rows inside the input; in strips (`clear`) the
+ * others' data columns are zeroed, the padding columns stay as zeroed at the start. Stride 2
+ * splits rows into the column phases straight from the input: x[2k] and x[2k + 1] land in
+ * the phase planes of padded columns pl + 2k and pl + 2k + 1. */
+TI__PRIVATE void ti__dw_flat_fill(const ti__dw_job *j, const ti__dw_flat *f, float *in,
+                                  const float *xp, int64_t oy0, int64_t rin, int clear) {
     const ti__convp *p = j->p;
-    int64_t K = p->k[1], S = p->s[1], H = p->in[1], W = p->in[2], OH = p->out[1];
-    int64_t OW = p->out[2], pt = p->pb[1], pl = p->pb[2];
-    int64_t PW = (OW - 1) * S + K; /* padded columns the taps reach: iw = -pl .. PW-1-pl */
-    if (OW <= 0 || PW > TI__DW_PADW || pl < 0) {
-        ti__conv_dw_planes_wide(j, begin, end);
+    int64_t S = p->s[1], H = p->in[1], W = p->in[2], pt = p->pb[1], pl = p->pb[2];
+    int64_t P = f->P, Wc = f->Wc, ih0 = oy0 * S - pt;
+    int64_t lo = TI__MAX((int64_t)0, -ih0), hi = TI__MIN(rin, H - ih0); /* rows inside */
+    if (clear)
+        for (int64_t r = 0; r < rin; r++) {
+            if (r == lo && hi > lo) r = hi;
+            if (r >= rin) break;
+            if (S == 1) {
+                memset(in + r * P + pl, 0, (size_t)Wc * sizeof(float));
+                continue;
+            }
+            float *row = in + (r & 1) * 2 * f->pstride + (r >> 1) * P;
+            memset(row + (pl & 1) * f->pstride + (pl >> 1), 0, (size_t)(Wc + 1) / 2 * sizeof(float));
+            memset(row + ((pl + 1) & 1) * f->pstride + ((pl + 1) >> 1), 0,
+                   (size_t)Wc / 2 * sizeof(float));
+        }
+    if (hi <= lo || Wc == 0) return;
+    const float *src = xp + (ih0 + lo) * W;
+    if (S == 1) {
+        j->copy(in + lo * P + pl, (size_t)P, src, (size_t)W, (size_t)(hi - lo), (size_t)Wc);
         return;
     }
-    float ring[5][TI__DW_PADW];
-    /* Rows narrower than TI__DW_NARROW run as whole vectors of 8 into `out`, then OW floats
-     * are copied: the kernels' masked loads and stores for a row's last vector cost more
-     * than the row's arithmetic on 7 x 7 and 14 x 14 maps (AMD Zen 2: masked AVX2 loads and
-     * stores are slow). The extra lanes read zeros past PW, zeroed here once. */
-    float out[TI__DW_NARROW + 8];
-    int64_t nv = (OW + 7) / 8 * 8, reach = (nv - 1) * S + K;
-    int whole = OW < TI__DW_NARROW && reach <= TI__DW_PADW;
-    if (whole)
-        for (int r = 0; r < 5; r++)
-            for (int64_t u = PW; u < reach; u++) ring[r][u] = 0.0f;
-    for (size_t pln = begin; pln < end; pln++) {
-        size_t m = pln % (size_t)p->m;
-        const float *xp = j->x + pln * p->in_sp, *wk = j->w + m * (size_t)(K * K);
-        float bv = j->b != NULL ? j->b[m] : 0.0f, *yp = j->y + pln * p->out_sp;
-        int64_t held[5] = {-1, -1, -1, -1, -1}; /* input row in each ring slot */
-        /* columns of the copy that hold input: [c0, c1); zeros outside */
-        int64_t c0 = TI__MIN(pl, PW), c1 = TI__MAX(c0, TI__MIN(PW, pl + W));
-        int64_t act_row = 0; /* first output row the activation has not yet run on */
-        /* ring slot of input row ih: ih mod K, K consecutive rows in distinct slots; kept
-         * as (oh * S - pt) mod K and stepped, not divided (a 64-bit division per tap row was
-         * a third of this function's time, perf of EfficientNet-B0); S < K here */
-        int64_t slot0 = ((-pt) % K + K) % K;
-        for (int64_t oh = 0; oh < OH; oh++, slot0 = slot0 + S >= K ? slot0 + S - K : slot0 + S) {
-            const float *xs[5], *wr[5];
-            int nr = 0;
-            for (int64_t kh = 0; kh < K; kh++) {
-                int64_t ih = oh * S - pt + kh;
-                if (ih < 0 || ih >= H) continue;
-                int slot = (int)(slot0 + kh >= K ? slot0 + kh - K : slot0 + kh);
-                float *d = ring[slot];
-                if (held[slot] != ih) {
-                    const float *src = xp + ih * W;
-                    for (int64_t u = 0; u < c0; u++) d[u] = 0.0f;
-                    if (c1 > c0) memcpy(d + c0, src + (c0 - pl), (size_t)(c1 - c0) * sizeof(float));
-                    for (int64_t u = c1; u < PW; u++) d[u] = 0.0f;
-                    held[slot] = ih;
-                }
-                xs[nr] = d;
-                wr[nr] = wk + kh * K;
-                nr++;
+    /* from an even padded row (an odd first one alone): phase planes a = 0, 1 by row parity,
+     * input column 2k to column phase pl & 1 at pl / 2 + k, 2k + 1 to the other */
+    for (int64_t r = lo; r < hi;) {
+        int64_t rows = r & 1 ? 1 : hi - r;
+        float *d[4];
+        for (int a = 0; a < 2; a++) {
+            float *row = in + ((r + a) & 1) * 2 * f->pstride + ((r + a) >> 1) * P;
+            d[2 * a] = row + (pl & 1) * f->pstride + (pl >> 1);
+            d[2 * a + 1] = row + ((pl + 1) & 1) * f->pstride + ((pl + 1) >> 1);
+        }
+        j->split(d, (size_t)P, xp + (ih0 + r) * W, (size_t)W, (size_t)rows, (size_t)Wc);
+        r += rows;
+    }
+}
+
+/* Output planes [begin, end) by the flat path: batches of whole planes (filled, then
+ * computed, then copied out: a vector load right after the scalar stores it spans waits
+ * for them, which on 7 x 7 maps cost more than the arithmetic), or one plane at a time in
+ * strips of rows when a plane does not fit the buffer. */
+TI__PRIVATE void ti__conv_dw_flat(const ti__dw_job *j, const ti__dw_flat *f, float *buf,
+                                  size_t begin, size_t end) {
+    const ti__convp *p = j->p;
+    int64_t K = p->k[1], S = p->s[1], OH = p->out[1], OW = p->out[2], P = f->P;
+    memset(buf, 0, (size_t)(f->batch * f->slot) * sizeof(float)); /* the padding, once */
+    for (size_t b0 = begin; b0 < end; b0 += (size_t)f->batch) {
+        size_t nb = TI__MIN((size_t)f->batch, end - b0);
+        for (int64_t oy0 = 0; oy0 < OH; oy0 += f->R) {
+            int64_t rs = TI__MIN(f->R, OH - oy0), rin = (rs - 1) * S + K;
+            for (size_t q = 0; q < nb; q++)
+                ti__dw_flat_fill(j, f, buf + (int64_t)q * f->slot, j->x + (b0 + q) * p->in_sp,
+                                 oy0, rin, f->R < OH);
+            size_t n = (size_t)TI__ROUND16(rs * P);
+            for (size_t q = 0; q < nb; q++) {
+                size_t m = (b0 + q) % (size_t)p->m;
+                float *sl = buf + (int64_t)q * f->slot;
+                const float *x[25];
+                for (int t = 0; t < K * K; t++) x[t] = sl + f->xoff[t];
+                j->taps(sl + f->out_at, n, x, j->w + m * (size_t)(K * K), (int)(K * K),
+                        j->b != NULL ? j->b[m] : 0.0f, j->clamp, j->lo, j->hi);
             }
-            float *yr = yp + oh * OW;
-            if (whole) {
-                j->row(out, (size_t)nv, xs, wr, nr, bv, j->clamp, j->lo, j->hi);
-                memcpy(yr, out, (size_t)OW * sizeof(float));
-            } else {
-                j->row(yr, (size_t)OW, xs, wr, nr, bv, j->clamp, j->lo, j->hi);
-            }
-            /* other activations over runs of rows still in L1, at least TI__DW_ACT_RUN
-             * floats: row by row, rows of 7 or 14 (MobileNetV3's last stages) spent more
-             * in the calls than in the activation */
-            if (j->act != TI__ACT_NONE && !j->clamp &&
-                ((oh + 1 - act_row) * OW >= TI__DW_ACT_RUN || oh + 1 == OH)) {
-                ti__act_block(j->act, j->act_a, j->act_b, NULL, yp + act_row * OW,
-                              (size_t)((oh + 1 - act_row) * OW), 1,
-                              (size_t)((oh + 1 - act_row) * OW));
-                act_row = oh + 1;
+            for (size_t q = 0; q < nb; q++) {
+                float *yr = j->y + (b0 + q) * p->out_sp + oy0 * OW;
+                const float *o = buf + (int64_t)q * f->slot + f->out_at;
+                j->copy(yr, (size_t)OW, o, (size_t)P, (size_t)rs, (size_t)OW);
+                if (j->act != TI__ACT_NONE && !j->clamp)
+                    ti__act_block(j->act, j->act_a, j->act_b, NULL, yr, (size_t)(rs * OW), 1,
+                                  (size_t)(rs * OW));
             }
         }
     }
 }
 
-/* As ti__conv_dw_planes for rows wider than its ring: per output row, the interior columns
- * (every tap inside the row) through the row kernel, the few columns at either end with
- * bounds checks. */
+/* Output planes [begin, end) (n * M of them): by the flat path where a row fits its
+ * buffer, else ti__conv_dw_planes_wide. */
+TI__PRIVATE void ti__conv_dw_planes_wide(const ti__dw_job *j, size_t begin, size_t end);
+TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
+    const ti__dw_job *j = (const ti__dw_job *)ctx;
+    float buf[TI__DW_FLAT_FLOATS];
+    ti__dw_flat f;
+    if (ti__dw_flat_plan(j->p, &f)) ti__conv_dw_flat(j, &f, buf, begin, end);
+    else ti__conv_dw_planes_wide(j, begin, end);
+}
+
+/* Rows too wide for the flat path's buffer (about 1200 outputs at 3x3 / 1, 380 at 5x5 / 2):
+ * per output row, the interior columns (every tap inside the row) through the row kernel,
+ * the few columns at either end with bounds checks. */
 TI__PRIVATE void ti__conv_dw_planes_wide(const ti__dw_job *j, size_t begin, size_t end) {
     const ti__convp *p = j->p;
     int64_t K = p->k[1], S = p->s[1], H = p->in[1], W = p->in[2], OH = p->out[1];
@@ -6201,6 +6310,9 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
     }
     const ti__dw_isa *isa = ti__dw_pick_isa();
     j.row = isa->row[p->k[1] == 5][p->s[1] == 2];
+    j.taps = isa->taps;
+    j.copy = isa->copy;
+    j.split = isa->split;
     size_t planes = (size_t)(p->n * p->m), work = p->out_sp * p->kprod;
     ti__parallel_for(k->tp, planes, work > 65536 ? 1 : 65536 / (work + 1) + 1, ti__conv_dw_planes,
                      &j);
@@ -22551,10 +22663,82 @@ TI__PRIVATE void ti__copy_s2_neon(float *dst, const float *src, size_t n) {
     for (; t < n; t++) dst[t] = src[2 * t];
 }
 
+/* The flat depthwise kernel (ti__dw_taps_fn): eight vectors of 4 at a time, each tap's
+ * weight loaded once for the eight, then vector by vector; one chain per output, taps in
+ * order. */
+static __attribute__((noinline, unused)) void ti__dwn_taps(float *y, size_t n,
+                                                           const float *const *x,
+                                                           const float *w, int taps,
+                                                           float bias, int clamp, float lo,
+                                                           float hi) {
+    float32x4_t vlo = vdupq_n_f32(lo), vhi = vdupq_n_f32(hi), vb = vdupq_n_f32(bias);
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        float32x4_t a[8];
+        for (int v = 0; v < 8; v++) a[v] = vb;
+        for (int t = 0; t < taps; t++) {
+            const float *p = x[t] + i;
+            float32x4_t wv = vld1q_dup_f32(w + t);
+            for (int v = 0; v < 8; v++) a[v] = vfmaq_f32(a[v], wv, vld1q_f32(p + 4 * v));
+        }
+        for (int v = 0; v < 8; v++)
+            vst1q_f32(y + i + 4 * (size_t)v, clamp ? ti__dwn_clamp(a[v], vlo, vhi) : a[v]);
+    }
+    for (; i < n; i += 4) {
+        float32x4_t a = vb;
+        for (int t = 0; t < taps; t++) a = vfmaq_f32(a, vld1q_dup_f32(w + t), vld1q_f32(x[t] + i));
+        vst1q_f32(y + i, clamp ? ti__dwn_clamp(a, vlo, vhi) : a);
+    }
+}
+
+/* ti__dw_copy_fn: 4 at a time, the last 4 again where n is not a multiple. */
+static __attribute__((noinline, unused)) void ti__dwn_copy(float *d, size_t ld, const float *s,
+                                                           size_t ls, size_t rows, size_t n) {
+    for (size_t r = 0; r < rows; r++) {
+        float *dr = d + r * ld;
+        const float *sr = s + r * ls;
+        size_t i = 0;
+        if (n < 4) {
+            for (; i < n; i++) dr[i] = sr[i];
+            continue;
+        }
+        for (; i + 4 <= n; i += 4) vst1q_f32(dr + i, vld1q_f32(sr + i));
+        if (i < n) vst1q_f32(dr + n - 4, vld1q_f32(sr + n - 4));
+    }
+}
+
+/* ti__dw_split_fn: LD2 on 8 source floats at a time, the last 8 again from an even start,
+ * and the last even one alone when n is odd. */
+static __attribute__((noinline, unused)) void ti__dwn_split(float *const *d, size_t ld,
+                                                            const float *s, size_t ls,
+                                                            size_t rows, size_t n) {
+    for (size_t r = 0; r < rows; r++) {
+        float *er = d[2 * (r & 1)] + (r >> 1) * ld, *orow = d[2 * (r & 1) + 1] + (r >> 1) * ld;
+        const float *sr = s + r * ls;
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            float32x4x2_t v = vld2q_f32(sr + i);
+            vst1q_f32(er + i / 2, v.val[0]);
+            vst1q_f32(orow + i / 2, v.val[1]);
+        }
+        if (i == n) continue;
+        if (n >= 8) {
+            size_t j = (n - 8) & ~(size_t)1;
+            float32x4x2_t v = vld2q_f32(sr + j);
+            vst1q_f32(er + j / 2, v.val[0]);
+            vst1q_f32(orow + j / 2, v.val[1]);
+            if (n & 1) er[n / 2] = sr[n - 1];
+        } else {
+            for (; i < n; i++) (i & 1 ? orow : er)[i / 2] = sr[i];
+        }
+    }
+}
+
 TI__PRIVATE const ti__dw_isa *ti__dw_neon_isa(void) {
     static const ti__dw_isa isa = {TI__ISA_NEON,
                                    {{ti__dwn_k3s1, ti__dwn_k3s2}, {ti__dwn_k5s1, ti__dwn_k5s2}},
-                                   {ti__mpn_s1, ti__mpn_s2}};
+                                   {ti__mpn_s1, ti__mpn_s2},
+                                   ti__dwn_taps, ti__dwn_copy, ti__dwn_split};
     return &isa;
 }
 #endif /* TI__ARM_NEON */
@@ -23453,6 +23637,114 @@ TI__DW256_DEF(3, 2)
 TI__DW256_DEF(5, 1)
 TI__DW256_DEF(5, 2)
 
+/* The flat depthwise kernel (ti__dw_taps_fn): eight vectors at a time, each tap's weight
+ * broadcast once for the eight and its inputs read as FMA operands (eight chains cover the
+ * FMA latency; ten loads per eight FMAs), then vector by vector. One chain per output, taps
+ * in order. */
+static __attribute__((noinline, unused)) TI__TARGET_AVX2 void
+ti__dw256_taps(float *y, size_t n, const float *const *x, const float *w, int taps, float bias,
+               int clamp, float lo, float hi) {
+    __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi), vb = _mm256_set1_ps(bias);
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m256 a0 = vb, a1 = vb, a2 = vb, a3 = vb, a4 = vb, a5 = vb, a6 = vb, a7 = vb;
+        for (int t = 0; t < taps; t++) {
+            const float *p = x[t] + i;
+            __m256 wv = _mm256_broadcast_ss(w + t);
+            a0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p), a0);
+            a1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 8), a1);
+            a2 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 16), a2);
+            a3 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 24), a3);
+            a4 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 32), a4);
+            a5 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 40), a5);
+            a6 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 48), a6);
+            a7 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 56), a7);
+        }
+        if (clamp) {
+            a0 = _mm256_min_ps(_mm256_max_ps(a0, vlo), vhi);
+            a1 = _mm256_min_ps(_mm256_max_ps(a1, vlo), vhi);
+            a2 = _mm256_min_ps(_mm256_max_ps(a2, vlo), vhi);
+            a3 = _mm256_min_ps(_mm256_max_ps(a3, vlo), vhi);
+            a4 = _mm256_min_ps(_mm256_max_ps(a4, vlo), vhi);
+            a5 = _mm256_min_ps(_mm256_max_ps(a5, vlo), vhi);
+            a6 = _mm256_min_ps(_mm256_max_ps(a6, vlo), vhi);
+            a7 = _mm256_min_ps(_mm256_max_ps(a7, vlo), vhi);
+        }
+        _mm256_storeu_ps(y + i, a0);
+        _mm256_storeu_ps(y + i + 8, a1);
+        _mm256_storeu_ps(y + i + 16, a2);
+        _mm256_storeu_ps(y + i + 24, a3);
+        _mm256_storeu_ps(y + i + 32, a4);
+        _mm256_storeu_ps(y + i + 40, a5);
+        _mm256_storeu_ps(y + i + 48, a6);
+        _mm256_storeu_ps(y + i + 56, a7);
+    }
+    for (; i < n; i += 8) { /* out-of-order execution overlaps these independent chains */
+        __m256 a = vb;
+        for (int t = 0; t < taps; t++)
+            a = _mm256_fmadd_ps(_mm256_broadcast_ss(w + t), _mm256_loadu_ps(x[t] + i), a);
+        if (clamp) a = _mm256_min_ps(_mm256_max_ps(a, vlo), vhi);
+        _mm256_storeu_ps(y + i, a);
+    }
+}
+
+/* One row of ti__dw_copy_fn: 8 at a time, the last 8 (or 4) again where n is not a
+ * multiple; AVX-512 copies its whole vectors first and hands the rest here. */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__dw256_copy_row(float *d, const float *s, size_t i,
+                                                       size_t n) {
+    if (n >= 8) {
+        for (; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i, _mm256_loadu_ps(s + i));
+        if (i < n) _mm256_storeu_ps(d + n - 8, _mm256_loadu_ps(s + n - 8));
+    } else if (n >= 4) {
+        _mm_storeu_ps(d, _mm_loadu_ps(s));
+        _mm_storeu_ps(d + n - 4, _mm_loadu_ps(s + n - 4));
+    } else {
+        for (; i < n; i++) d[i] = s[i];
+    }
+}
+static __attribute__((noinline, unused)) TI__TARGET_AVX2 void
+ti__dw256_copy(float *d, size_t ld, const float *s, size_t ls, size_t rows, size_t n) {
+    for (size_t r = 0; r < rows; r++) ti__dw256_copy_row(d + r * ld, s + r * ls, 0, n);
+}
+
+/* 8 floats from s into 4 even ones at e, 4 odd ones at o. */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__dw128_split8(float *e, float *o, const float *s) {
+    __m128 a = _mm_loadu_ps(s), b = _mm_loadu_ps(s + 4);
+    _mm_storeu_ps(e, _mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)));
+    _mm_storeu_ps(o, _mm_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+/* One row of ti__dw_split_fn from source float i (even) on: 16 at a time, then 8, then the
+ * last 8 again from an even start, and the last even one alone when n is odd. */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__dw256_split_row(float *e, float *o, const float *s,
+                                                        size_t i, size_t n) {
+    for (; i + 16 <= n; i += 16) {
+        __m256 a = _mm256_loadu_ps(s + i), b = _mm256_loadu_ps(s + i + 8);
+        /* a0 a2 b0 b2 | a4 a6 b4 b6, then 64-bit lanes 0 2 1 3; the odd ones alike */
+        __m256d ev = _mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)));
+        __m256d od = _mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
+        _mm256_storeu_ps(e + i / 2,
+                         _mm256_castpd_ps(_mm256_permute4x64_pd(ev, _MM_SHUFFLE(3, 1, 2, 0))));
+        _mm256_storeu_ps(o + i / 2,
+                         _mm256_castpd_ps(_mm256_permute4x64_pd(od, _MM_SHUFFLE(3, 1, 2, 0))));
+    }
+    for (; i + 8 <= n; i += 8) ti__dw128_split8(e + i / 2, o + i / 2, s + i);
+    if (i == n) return;
+    if (n >= 8) {
+        size_t j = (n - 8) & ~(size_t)1;
+        ti__dw128_split8(e + j / 2, o + j / 2, s + j);
+        if (n & 1) e[n / 2] = s[n - 1];
+    } else {
+        for (; i < n; i++) (i & 1 ? o : e)[i / 2] = s[i];
+    }
+}
+static __attribute__((noinline, unused)) TI__TARGET_AVX2 void
+ti__dw256_split(float *const *d, size_t ld, const float *s, size_t ls, size_t rows, size_t n) {
+    for (size_t r = 0; r < rows; r++)
+        ti__dw256_split_row(d[2 * (r & 1)] + (r >> 1) * ld, d[2 * (r & 1) + 1] + (r >> 1) * ld,
+                            s + r * ls, 0, n);
+}
+
 /* Max pooling rows (ti__maxpool_row_fn): max_ps(v, m) returns m unless v > m, which is
  * the scalar rule for NaN and signed zeros too. */
 TI__X86_INLINE TI__TARGET_AVX2 void ti__mp256_row(const int S, float *y, size_t n,
@@ -23493,7 +23785,8 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
     static const ti__dw_isa isa = {TI__ISA_AVX2,
                                    {{ti__dw256_k3s1, ti__dw256_k3s2},
                                     {ti__dw256_k5s1, ti__dw256_k5s2}},
-                                   {ti__mp256_s1, ti__mp256_s2}};
+                                   {ti__mp256_s1, ti__mp256_s2},
+                                   ti__dw256_taps, ti__dw256_copy, ti__dw256_split};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
@@ -23562,6 +23855,65 @@ TI__DW512_DEF(3, 2)
 TI__DW512_DEF(5, 1)
 TI__DW512_DEF(5, 2)
 
+/* The flat depthwise kernel (ti__dw_taps_fn), as conv_avx2.c's: eight vectors of 16 at a
+ * time, then vector by vector; one chain per output, taps in order. */
+TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__dw512_clamp(__m512 v, __m512 vlo, __m512 vhi) {
+    /* maskz forms: g++ warns that the plain ones' undefined source may be used uninitialized */
+    return _mm512_maskz_min_ps(0xffff, _mm512_maskz_max_ps(0xffff, v, vlo), vhi);
+}
+static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
+ti__dw512_taps(float *y, size_t n, const float *const *x, const float *w, int taps, float bias,
+               int clamp, float lo, float hi) {
+    __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi), vb = _mm512_set1_ps(bias);
+    size_t i = 0;
+    for (; i + 128 <= n; i += 128) {
+        __m512 a[8];
+        for (int v = 0; v < 8; v++) a[v] = vb;
+        for (int t = 0; t < taps; t++) {
+            const float *p = x[t] + i;
+            __m512 wv = _mm512_set1_ps(w[t]);
+            for (int v = 0; v < 8; v++) a[v] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(p + 16 * v), a[v]);
+        }
+        for (int v = 0; v < 8; v++)
+            _mm512_storeu_ps(y + i + 16 * v, clamp ? ti__dw512_clamp(a[v], vlo, vhi) : a[v]);
+    }
+    for (; i < n; i += 16) {
+        __m512 a = vb;
+        for (int t = 0; t < taps; t++)
+            a = _mm512_fmadd_ps(_mm512_set1_ps(w[t]), _mm512_loadu_ps(x[t] + i), a);
+        _mm512_storeu_ps(y + i, clamp ? ti__dw512_clamp(a, vlo, vhi) : a);
+    }
+}
+
+/* ti__dw_copy_fn and ti__dw_split_fn: whole vectors of 16 (of 32 source floats), the rest
+ * of each row as conv_avx2.c's. */
+static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
+ti__dw512_copy(float *d, size_t ld, const float *s, size_t ls, size_t rows, size_t n) {
+    for (size_t r = 0; r < rows; r++) {
+        float *dr = d + r * ld;
+        const float *sr = s + r * ls;
+        size_t i = 0;
+        for (; i + 16 <= n; i += 16) _mm512_storeu_ps(dr + i, _mm512_loadu_ps(sr + i));
+        ti__dw256_copy_row(dr, sr, i, n);
+    }
+}
+static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
+ti__dw512_split(float *const *d, size_t ld, const float *s, size_t ls, size_t rows, size_t n) {
+    __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    for (size_t r = 0; r < rows; r++) {
+        float *er = d[2 * (r & 1)] + (r >> 1) * ld, *orow = d[2 * (r & 1) + 1] + (r >> 1) * ld;
+        const float *sr = s + r * ls;
+        size_t i = 0;
+        for (; i + 32 <= n; i += 32) {
+            __m512 a = _mm512_loadu_ps(sr + i), b = _mm512_loadu_ps(sr + i + 16);
+            _mm512_storeu_ps(er + i / 2, _mm512_permutex2var_ps(a, even, b));
+            _mm512_storeu_ps(orow + i / 2, _mm512_permutex2var_ps(a, odd, b));
+        }
+        ti__dw256_split_row(er, orow, sr, i, n);
+    }
+}
+
 /* Max pooling rows (ti__maxpool_row_fn): max_ps(v, m) returns m unless v > m, which is
  * the scalar rule for NaN and signed zeros too. */
 TI__X86_INLINE TI__TARGET_AVX512 void ti__mp512_row(const int S, float *y, size_t n,
@@ -23604,7 +23956,8 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
     static const ti__dw_isa isa = {TI__ISA_AVX512,
                                    {{ti__dw512_k3s1, ti__dw512_k3s2},
                                     {ti__dw512_k5s1, ti__dw512_k5s2}},
-                                   {ti__mp512_s1, ti__mp512_s2}};
+                                   {ti__mp512_s1, ti__mp512_s2},
+                                   ti__dw512_taps, ti__dw512_copy, ti__dw512_split};
     return &isa;
 }
 #endif /* TI__X86_SIMD */

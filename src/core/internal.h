@@ -319,10 +319,28 @@ typedef void (*ti__dw_row_fn)(float *y, size_t n, const float *const *x, const f
  * value only when it is greater (NaN never replaces, a NaN first tap stays): MaxPool's
  * scalar rule, bit for bit. Every x[r] element read is inside the row. maxrow[S == 2]. */
 typedef void (*ti__maxpool_row_fn)(float *y, size_t n, const float *const *x, int nr, int K);
+/* Depthwise convolution over a padded plane laid out flat (cpu/conv_fast.c): for i in
+ * [0, n), n a multiple of 16,
+ *   y[i] = bias + sum over t < taps of w[t] * x[t][i]   (in that order of t),
+ * then the clamp as ti__dw_row_fn. Every x[t][i] and y[i] with i < n is inside the caller's
+ * buffer; the kernel reads and writes nothing else. */
+typedef void (*ti__dw_taps_fn)(float *y, size_t n, const float *const *x, const float *w,
+                               int taps, float bias, int clamp, float lo, float hi);
+/* The flat path's row copies, rows r < rows of n floats each: copy d[r ld + i] =
+ * s[r ls + i]; split (stride 2's phase planes) s[r ls + i] to
+ * d[2 (r & 1) + (i & 1)][(r >> 1) ld + i / 2]. Neither touches anything else: short rows
+ * take overlapping vectors, not masks (slow on AMD Zen 2) nor calls. */
+typedef void (*ti__dw_copy_fn)(float *d, size_t ld, const float *s, size_t ls, size_t rows,
+                               size_t n);
+typedef void (*ti__dw_split_fn)(float *const *d, size_t ld, const float *s, size_t ls,
+                                size_t rows, size_t n);
 typedef struct ti__dw_isa {
     int isa;
     ti__dw_row_fn row[2][2];
     ti__maxpool_row_fn maxrow[2];
+    ti__dw_taps_fn taps;
+    ti__dw_copy_fn copy;
+    ti__dw_split_fn split;
 } ti__dw_isa;
 TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void); /* cpu/conv_fast.c */
 

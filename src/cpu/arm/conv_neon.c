@@ -134,10 +134,82 @@ TI__PRIVATE void ti__copy_s2_neon(float *dst, const float *src, size_t n) {
     for (; t < n; t++) dst[t] = src[2 * t];
 }
 
+/* The flat depthwise kernel (ti__dw_taps_fn): eight vectors of 4 at a time, each tap's
+ * weight loaded once for the eight, then vector by vector; one chain per output, taps in
+ * order. */
+static __attribute__((noinline, unused)) void ti__dwn_taps(float *y, size_t n,
+                                                           const float *const *x,
+                                                           const float *w, int taps,
+                                                           float bias, int clamp, float lo,
+                                                           float hi) {
+    float32x4_t vlo = vdupq_n_f32(lo), vhi = vdupq_n_f32(hi), vb = vdupq_n_f32(bias);
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        float32x4_t a[8];
+        for (int v = 0; v < 8; v++) a[v] = vb;
+        for (int t = 0; t < taps; t++) {
+            const float *p = x[t] + i;
+            float32x4_t wv = vld1q_dup_f32(w + t);
+            for (int v = 0; v < 8; v++) a[v] = vfmaq_f32(a[v], wv, vld1q_f32(p + 4 * v));
+        }
+        for (int v = 0; v < 8; v++)
+            vst1q_f32(y + i + 4 * (size_t)v, clamp ? ti__dwn_clamp(a[v], vlo, vhi) : a[v]);
+    }
+    for (; i < n; i += 4) {
+        float32x4_t a = vb;
+        for (int t = 0; t < taps; t++) a = vfmaq_f32(a, vld1q_dup_f32(w + t), vld1q_f32(x[t] + i));
+        vst1q_f32(y + i, clamp ? ti__dwn_clamp(a, vlo, vhi) : a);
+    }
+}
+
+/* ti__dw_copy_fn: 4 at a time, the last 4 again where n is not a multiple. */
+static __attribute__((noinline, unused)) void ti__dwn_copy(float *d, size_t ld, const float *s,
+                                                           size_t ls, size_t rows, size_t n) {
+    for (size_t r = 0; r < rows; r++) {
+        float *dr = d + r * ld;
+        const float *sr = s + r * ls;
+        size_t i = 0;
+        if (n < 4) {
+            for (; i < n; i++) dr[i] = sr[i];
+            continue;
+        }
+        for (; i + 4 <= n; i += 4) vst1q_f32(dr + i, vld1q_f32(sr + i));
+        if (i < n) vst1q_f32(dr + n - 4, vld1q_f32(sr + n - 4));
+    }
+}
+
+/* ti__dw_split_fn: LD2 on 8 source floats at a time, the last 8 again from an even start,
+ * and the last even one alone when n is odd. */
+static __attribute__((noinline, unused)) void ti__dwn_split(float *const *d, size_t ld,
+                                                            const float *s, size_t ls,
+                                                            size_t rows, size_t n) {
+    for (size_t r = 0; r < rows; r++) {
+        float *er = d[2 * (r & 1)] + (r >> 1) * ld, *orow = d[2 * (r & 1) + 1] + (r >> 1) * ld;
+        const float *sr = s + r * ls;
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            float32x4x2_t v = vld2q_f32(sr + i);
+            vst1q_f32(er + i / 2, v.val[0]);
+            vst1q_f32(orow + i / 2, v.val[1]);
+        }
+        if (i == n) continue;
+        if (n >= 8) {
+            size_t j = (n - 8) & ~(size_t)1;
+            float32x4x2_t v = vld2q_f32(sr + j);
+            vst1q_f32(er + j / 2, v.val[0]);
+            vst1q_f32(orow + j / 2, v.val[1]);
+            if (n & 1) er[n / 2] = sr[n - 1];
+        } else {
+            for (; i < n; i++) (i & 1 ? orow : er)[i / 2] = sr[i];
+        }
+    }
+}
+
 TI__PRIVATE const ti__dw_isa *ti__dw_neon_isa(void) {
     static const ti__dw_isa isa = {TI__ISA_NEON,
                                    {{ti__dwn_k3s1, ti__dwn_k3s2}, {ti__dwn_k5s1, ti__dwn_k5s2}},
-                                   {ti__mpn_s1, ti__mpn_s2}};
+                                   {ti__mpn_s1, ti__mpn_s2},
+                                   ti__dwn_taps, ti__dwn_copy, ti__dwn_split};
     return &isa;
 }
 #endif /* TI__ARM_NEON */

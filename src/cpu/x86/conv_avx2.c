@@ -70,6 +70,114 @@ TI__DW256_DEF(3, 2)
 TI__DW256_DEF(5, 1)
 TI__DW256_DEF(5, 2)
 
+/* The flat depthwise kernel (ti__dw_taps_fn): eight vectors at a time, each tap's weight
+ * broadcast once for the eight and its inputs read as FMA operands (eight chains cover the
+ * FMA latency; ten loads per eight FMAs), then vector by vector. One chain per output, taps
+ * in order. */
+static __attribute__((noinline, unused)) TI__TARGET_AVX2 void
+ti__dw256_taps(float *y, size_t n, const float *const *x, const float *w, int taps, float bias,
+               int clamp, float lo, float hi) {
+    __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi), vb = _mm256_set1_ps(bias);
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m256 a0 = vb, a1 = vb, a2 = vb, a3 = vb, a4 = vb, a5 = vb, a6 = vb, a7 = vb;
+        for (int t = 0; t < taps; t++) {
+            const float *p = x[t] + i;
+            __m256 wv = _mm256_broadcast_ss(w + t);
+            a0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p), a0);
+            a1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 8), a1);
+            a2 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 16), a2);
+            a3 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 24), a3);
+            a4 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 32), a4);
+            a5 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 40), a5);
+            a6 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 48), a6);
+            a7 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 56), a7);
+        }
+        if (clamp) {
+            a0 = _mm256_min_ps(_mm256_max_ps(a0, vlo), vhi);
+            a1 = _mm256_min_ps(_mm256_max_ps(a1, vlo), vhi);
+            a2 = _mm256_min_ps(_mm256_max_ps(a2, vlo), vhi);
+            a3 = _mm256_min_ps(_mm256_max_ps(a3, vlo), vhi);
+            a4 = _mm256_min_ps(_mm256_max_ps(a4, vlo), vhi);
+            a5 = _mm256_min_ps(_mm256_max_ps(a5, vlo), vhi);
+            a6 = _mm256_min_ps(_mm256_max_ps(a6, vlo), vhi);
+            a7 = _mm256_min_ps(_mm256_max_ps(a7, vlo), vhi);
+        }
+        _mm256_storeu_ps(y + i, a0);
+        _mm256_storeu_ps(y + i + 8, a1);
+        _mm256_storeu_ps(y + i + 16, a2);
+        _mm256_storeu_ps(y + i + 24, a3);
+        _mm256_storeu_ps(y + i + 32, a4);
+        _mm256_storeu_ps(y + i + 40, a5);
+        _mm256_storeu_ps(y + i + 48, a6);
+        _mm256_storeu_ps(y + i + 56, a7);
+    }
+    for (; i < n; i += 8) { /* out-of-order execution overlaps these independent chains */
+        __m256 a = vb;
+        for (int t = 0; t < taps; t++)
+            a = _mm256_fmadd_ps(_mm256_broadcast_ss(w + t), _mm256_loadu_ps(x[t] + i), a);
+        if (clamp) a = _mm256_min_ps(_mm256_max_ps(a, vlo), vhi);
+        _mm256_storeu_ps(y + i, a);
+    }
+}
+
+/* One row of ti__dw_copy_fn: 8 at a time, the last 8 (or 4) again where n is not a
+ * multiple; AVX-512 copies its whole vectors first and hands the rest here. */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__dw256_copy_row(float *d, const float *s, size_t i,
+                                                       size_t n) {
+    if (n >= 8) {
+        for (; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i, _mm256_loadu_ps(s + i));
+        if (i < n) _mm256_storeu_ps(d + n - 8, _mm256_loadu_ps(s + n - 8));
+    } else if (n >= 4) {
+        _mm_storeu_ps(d, _mm_loadu_ps(s));
+        _mm_storeu_ps(d + n - 4, _mm_loadu_ps(s + n - 4));
+    } else {
+        for (; i < n; i++) d[i] = s[i];
+    }
+}
+static __attribute__((noinline, unused)) TI__TARGET_AVX2 void
+ti__dw256_copy(float *d, size_t ld, const float *s, size_t ls, size_t rows, size_t n) {
+    for (size_t r = 0; r < rows; r++) ti__dw256_copy_row(d + r * ld, s + r * ls, 0, n);
+}
+
+/* 8 floats from s into 4 even ones at e, 4 odd ones at o. */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__dw128_split8(float *e, float *o, const float *s) {
+    __m128 a = _mm_loadu_ps(s), b = _mm_loadu_ps(s + 4);
+    _mm_storeu_ps(e, _mm_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)));
+    _mm_storeu_ps(o, _mm_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
+}
+
+/* One row of ti__dw_split_fn from source float i (even) on: 16 at a time, then 8, then the
+ * last 8 again from an even start, and the last even one alone when n is odd. */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__dw256_split_row(float *e, float *o, const float *s,
+                                                        size_t i, size_t n) {
+    for (; i + 16 <= n; i += 16) {
+        __m256 a = _mm256_loadu_ps(s + i), b = _mm256_loadu_ps(s + i + 8);
+        /* a0 a2 b0 b2 | a4 a6 b4 b6, then 64-bit lanes 0 2 1 3; the odd ones alike */
+        __m256d ev = _mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)));
+        __m256d od = _mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1)));
+        _mm256_storeu_ps(e + i / 2,
+                         _mm256_castpd_ps(_mm256_permute4x64_pd(ev, _MM_SHUFFLE(3, 1, 2, 0))));
+        _mm256_storeu_ps(o + i / 2,
+                         _mm256_castpd_ps(_mm256_permute4x64_pd(od, _MM_SHUFFLE(3, 1, 2, 0))));
+    }
+    for (; i + 8 <= n; i += 8) ti__dw128_split8(e + i / 2, o + i / 2, s + i);
+    if (i == n) return;
+    if (n >= 8) {
+        size_t j = (n - 8) & ~(size_t)1;
+        ti__dw128_split8(e + j / 2, o + j / 2, s + j);
+        if (n & 1) e[n / 2] = s[n - 1];
+    } else {
+        for (; i < n; i++) (i & 1 ? o : e)[i / 2] = s[i];
+    }
+}
+static __attribute__((noinline, unused)) TI__TARGET_AVX2 void
+ti__dw256_split(float *const *d, size_t ld, const float *s, size_t ls, size_t rows, size_t n) {
+    for (size_t r = 0; r < rows; r++)
+        ti__dw256_split_row(d[2 * (r & 1)] + (r >> 1) * ld, d[2 * (r & 1) + 1] + (r >> 1) * ld,
+                            s + r * ls, 0, n);
+}
+
 /* Max pooling rows (ti__maxpool_row_fn): max_ps(v, m) returns m unless v > m, which is
  * the scalar rule for NaN and signed zeros too. */
 TI__X86_INLINE TI__TARGET_AVX2 void ti__mp256_row(const int S, float *y, size_t n,
@@ -110,7 +218,8 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
     static const ti__dw_isa isa = {TI__ISA_AVX2,
                                    {{ti__dw256_k3s1, ti__dw256_k3s2},
                                     {ti__dw256_k5s1, ti__dw256_k5s2}},
-                                   {ti__mp256_s1, ti__mp256_s2}};
+                                   {ti__mp256_s1, ti__mp256_s2},
+                                   ti__dw256_taps, ti__dw256_copy, ti__dw256_split};
     return &isa;
 }
 #endif /* TI__X86_SIMD */

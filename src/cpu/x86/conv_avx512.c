@@ -60,6 +60,65 @@ TI__DW512_DEF(3, 2)
 TI__DW512_DEF(5, 1)
 TI__DW512_DEF(5, 2)
 
+/* The flat depthwise kernel (ti__dw_taps_fn), as conv_avx2.c's: eight vectors of 16 at a
+ * time, then vector by vector; one chain per output, taps in order. */
+TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__dw512_clamp(__m512 v, __m512 vlo, __m512 vhi) {
+    /* maskz forms: g++ warns that the plain ones' undefined source may be used uninitialized */
+    return _mm512_maskz_min_ps(0xffff, _mm512_maskz_max_ps(0xffff, v, vlo), vhi);
+}
+static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
+ti__dw512_taps(float *y, size_t n, const float *const *x, const float *w, int taps, float bias,
+               int clamp, float lo, float hi) {
+    __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi), vb = _mm512_set1_ps(bias);
+    size_t i = 0;
+    for (; i + 128 <= n; i += 128) {
+        __m512 a[8];
+        for (int v = 0; v < 8; v++) a[v] = vb;
+        for (int t = 0; t < taps; t++) {
+            const float *p = x[t] + i;
+            __m512 wv = _mm512_set1_ps(w[t]);
+            for (int v = 0; v < 8; v++) a[v] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(p + 16 * v), a[v]);
+        }
+        for (int v = 0; v < 8; v++)
+            _mm512_storeu_ps(y + i + 16 * v, clamp ? ti__dw512_clamp(a[v], vlo, vhi) : a[v]);
+    }
+    for (; i < n; i += 16) {
+        __m512 a = vb;
+        for (int t = 0; t < taps; t++)
+            a = _mm512_fmadd_ps(_mm512_set1_ps(w[t]), _mm512_loadu_ps(x[t] + i), a);
+        _mm512_storeu_ps(y + i, clamp ? ti__dw512_clamp(a, vlo, vhi) : a);
+    }
+}
+
+/* ti__dw_copy_fn and ti__dw_split_fn: whole vectors of 16 (of 32 source floats), the rest
+ * of each row as conv_avx2.c's. */
+static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
+ti__dw512_copy(float *d, size_t ld, const float *s, size_t ls, size_t rows, size_t n) {
+    for (size_t r = 0; r < rows; r++) {
+        float *dr = d + r * ld;
+        const float *sr = s + r * ls;
+        size_t i = 0;
+        for (; i + 16 <= n; i += 16) _mm512_storeu_ps(dr + i, _mm512_loadu_ps(sr + i));
+        ti__dw256_copy_row(dr, sr, i, n);
+    }
+}
+static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
+ti__dw512_split(float *const *d, size_t ld, const float *s, size_t ls, size_t rows, size_t n) {
+    __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    for (size_t r = 0; r < rows; r++) {
+        float *er = d[2 * (r & 1)] + (r >> 1) * ld, *orow = d[2 * (r & 1) + 1] + (r >> 1) * ld;
+        const float *sr = s + r * ls;
+        size_t i = 0;
+        for (; i + 32 <= n; i += 32) {
+            __m512 a = _mm512_loadu_ps(sr + i), b = _mm512_loadu_ps(sr + i + 16);
+            _mm512_storeu_ps(er + i / 2, _mm512_permutex2var_ps(a, even, b));
+            _mm512_storeu_ps(orow + i / 2, _mm512_permutex2var_ps(a, odd, b));
+        }
+        ti__dw256_split_row(er, orow, sr, i, n);
+    }
+}
+
 /* Max pooling rows (ti__maxpool_row_fn): max_ps(v, m) returns m unless v > m, which is
  * the scalar rule for NaN and signed zeros too. */
 TI__X86_INLINE TI__TARGET_AVX512 void ti__mp512_row(const int S, float *y, size_t n,
@@ -102,7 +161,8 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
     static const ti__dw_isa isa = {TI__ISA_AVX512,
                                    {{ti__dw512_k3s1, ti__dw512_k3s2},
                                     {ti__dw512_k5s1, ti__dw512_k5s2}},
-                                   {ti__mp512_s1, ti__mp512_s2}};
+                                   {ti__mp512_s1, ti__mp512_s2},
+                                   ti__dw512_taps, ti__dw512_copy, ti__dw512_split};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
