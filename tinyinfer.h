@@ -5225,7 +5225,10 @@ TI__PRIVATE int ti__conv_path(const ti__kctx *k, const ti__convp *p) {
  * product there, ti__sgemm_isa.col). */
 #define TI__CONV_CT_MIN_SP 4    /* positions: the SIMD GEMM's smallest row count */
 #define TI__CONV_CT_MAX_SP 64   /* positions below this (8 x 8 maps and smaller) */
-#define TI__CONV_CT_MIN_M 256   /* output channels per group from this */
+#define TI__CONV_CT_MIN_M 64    /* output channels per group from this. On 7 x 7 maps,
+                                   plain / transposed (bench/conv.c, AVX2, Zen 2): 1x1
+                                   576 -> 160 1.29, 960 -> 160 1.34, 960 -> 320 1.33;
+                                   3x3 64 -> 64 1.16 */
 #define TI__CONV_CT_MIN_K 256   /* products per output from this. 1x1 on 7 x 7 maps,
                                    transposed / plain (bench/conv.c): 96 -> 576 1.07 (AVX2),
                                    160 -> 960 1.04 (AVX-512), 320 -> 1280 0.94 (AVX-512) */
@@ -6331,10 +6334,11 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
 
 /* The Winograd path is worth it from these sizes up (bench/conv.c, results in
  * bench/results/conv-2026-11-22.md): 64 channels at 14x14 (16 tiles) gain 1.3x, but at 7x7
- * (4 tiles) the 36 GEMMs of 4 columns lose 2-3x, and 256 channels at 14x14 lose too: its
- * transformed weights (36 M C floats, 9 MiB) stream from L3 for a GEMM of 16 columns, half
- * of the AVX-512 kernel's width. So: at least 32 tiles, or 16 when the transformed weights
- * fit an L2 (1 MiB). Channels: from 64. Below, Winograd won on the Zen 4 of that log (8 to
+ * (4 tiles) the 36 GEMMs of 4 columns lose 2-3x, and 256 channels at 14x14 lose too with
+ * AVX-512: its transformed weights (36 M C floats, 9 MiB) stream from L3 for a GEMM of 16
+ * columns, half of the AVX-512 kernel's width. So: at least 32 tiles, or 16 when the
+ * transformed weights fit an L2 (1 MiB) or the tiles fill the kernel's columns (AVX2's 16:
+ * 256 -> 256 @14 1.5x faster than im2col on a Zen 2, 2026-11-23). Channels: from 64. Below, Winograd won on the Zen 4 of that log (8 to
  * 32 channels, 1.4-1.6x) but lost on a Zen 2 (8->8 @56 0.57x, 16->16 @56 0.81x, 32->32 @28
  * 0.88x; SqueezeNet 1.1, whose expand convs have 16-64 inputs, 3-5 % faster without it) and
  * on a Xeon (0.28-0.54x), 2026-11-23. */
@@ -6372,9 +6376,11 @@ TI__PRIVATE int ti__conv_wino_fits(const ti__convp *p) {
 /* 1 when it fits and its size makes it pay (what planning packs weights for). */
 TI__PRIVATE int ti__conv_wino_ok(const ti__convp *p) {
     size_t t = ti__wino_tiles(p), ubytes = 36 * (size_t)p->m * (size_t)p->c * sizeof(float);
+    int nr = ti__sgemm_panel_nr(); /* the GEMM kernel's columns: 16 on AVX2, 32 on AVX-512 */
     return ti__conv_wino_fits(p) && p->c >= TI__WINO_MIN_CH && p->m >= TI__WINO_MIN_CH &&
            t >= TI__WINO_MIN_TILES &&
-           (t >= TI__WINO_FEW_TILES || ubytes <= TI__WINO_FEW_TILES_BYTES);
+           (t >= TI__WINO_FEW_TILES || ubytes <= TI__WINO_FEW_TILES_BYTES ||
+            (nr > 0 && t >= (size_t)nr));
 }
 
 /* U[pos][m][c] = (G g G^T)[pos] for every kernel g = W[m][c]. */

@@ -274,7 +274,10 @@ TI__PRIVATE int ti__conv_path(const ti__kctx *k, const ti__convp *p) {
  * product there, ti__sgemm_isa.col). */
 #define TI__CONV_CT_MIN_SP 4    /* positions: the SIMD GEMM's smallest row count */
 #define TI__CONV_CT_MAX_SP 64   /* positions below this (8 x 8 maps and smaller) */
-#define TI__CONV_CT_MIN_M 256   /* output channels per group from this */
+#define TI__CONV_CT_MIN_M 64    /* output channels per group from this. On 7 x 7 maps,
+                                   plain / transposed (bench/conv.c, AVX2, Zen 2): 1x1
+                                   576 -> 160 1.29, 960 -> 160 1.34, 960 -> 320 1.33;
+                                   3x3 64 -> 64 1.16 */
 #define TI__CONV_CT_MIN_K 256   /* products per output from this. 1x1 on 7 x 7 maps,
                                    transposed / plain (bench/conv.c): 96 -> 576 1.07 (AVX2),
                                    160 -> 960 1.04 (AVX-512), 320 -> 1280 0.94 (AVX-512) */

@@ -608,12 +608,13 @@ TI_TEST(sessions_pack_and_match) {
      * one group and two (each group's block transposed on its own) */
     session_case(128, 40, 5, 7, 1, TI__PACK_ATRANS);
     session_case(256, 16, 6, 5, 2, TI__PACK_ATRANS);
-    /* 7 x 7 and 6 x 5 maps of 256 channels a group: W^T packed as the SIMD GEMM's B panel
+    /* 7 x 7 and 6 x 5 maps of 64 channels a group and more: W^T packed as the SIMD GEMM's B panel
      * for the transposed GEMM (without SIMD kernels: no panel, and 288-float rows are free
      * of conflicts, so nothing) */
     int simd = ti__sgemm_panel_nr() > 0;
     session_case(32, 256, 7, 7, 1, simd ? TI__PACK_BPANEL : TI__PACK_NONE);
     session_case(64, 512, 6, 5, 2, simd ? TI__PACK_BPANEL : TI__PACK_NONE);
+    session_case(96, 64, 7, 7, 1, simd ? TI__PACK_BPANEL : TI__PACK_NONE); /* from 64 */
 }
 
 /* The stride-2 row copy of im2col (ti__copy_s2; AVX2 and AVX-512 forms in cpu/x86/conv_*.c,
