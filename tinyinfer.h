@@ -4977,7 +4977,7 @@ TI__PRIVATE int ti__sgemm_bpanel(int transA, size_t M, size_t N, size_t K, const
 struct ti__convp;
 TI__PRIVATE int ti__conv_dw_ok(const struct ti__convp *p);
 TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const struct ti__convp *p);
-TI__PRIVATE int ti__conv_wino_ok(const struct ti__convp *p);
+TI__PRIVATE int ti__conv_wino_ok(const struct ti__convp *p, int threads);
 TI__PRIVATE size_t ti__conv_wino_scratch(const ti__kctx *k, const struct ti__convp *p);
 TI__PRIVATE int ti__conv_wino_run(ti__kctx *k, const struct ti__convp *p);
 
@@ -5208,7 +5208,8 @@ TI__PRIVATE int ti__conv_path(const ti__kctx *k, const ti__convp *p) {
     for (int j = 0; j < 3; j++)
         if (p->s[j] != 1 || p->pb[j] != 0 || p->pe[j] != 0) pointwise = 0;
     if (pointwise) return TI__CONV_1X1;
-    if (k->node->packed_kind == TI__PACK_WINO43 && ti__conv_wino_ok(p)) return TI__CONV_WINO;
+    if (k->node->packed_kind == TI__PACK_WINO43 && ti__conv_wino_ok(p, ti__threadpool_size(k->tp)))
+        return TI__CONV_WINO;
     return TI__CONV_IM2COL;
 }
 
@@ -6373,14 +6374,17 @@ TI__PRIVATE int ti__conv_wino_fits(const ti__convp *p) {
            p->c > 0;
 }
 
-/* 1 when it fits and its size makes it pay (what planning packs weights for). */
-TI__PRIVATE int ti__conv_wino_ok(const ti__convp *p) {
+/* 1 when it fits and its size makes it pay on `threads` threads (what planning packs
+ * weights for). */
+TI__PRIVATE int ti__conv_wino_ok(const ti__convp *p, int threads) {
     size_t t = ti__wino_tiles(p), ubytes = 36 * (size_t)p->m * (size_t)p->c * sizeof(float);
     int nr = ti__sgemm_panel_nr(); /* the GEMM kernel's columns: 16 on AVX2, 32 on AVX-512 */
+    /* threads split the tiles: each thread's share must fill the kernel's columns (16
+     * tiles on two threads took 6.8 ms where one took 5.6, ResNet-18's 256 -> 256 @14) */
     return ti__conv_wino_fits(p) && p->c >= TI__WINO_MIN_CH && p->m >= TI__WINO_MIN_CH &&
            t >= TI__WINO_MIN_TILES &&
            (t >= TI__WINO_FEW_TILES || ubytes <= TI__WINO_FEW_TILES_BYTES ||
-            (nr > 0 && t >= (size_t)nr));
+            (nr > 0 && t >= (size_t)nr * (size_t)TI__MAX(threads, 1)));
 }
 
 /* U[pos][m][c] = (G g G^T)[pos] for every kernel g = W[m][c]. */
@@ -6659,7 +6663,8 @@ TI__PRIVATE ti_status ti__conv_prepack(ti__kctx *k, ti__node *node, ti__pool *po
     k->err = saved;
     if (e != TI_OK) return TI_OK;
     const float *w = (const float *)k->in[1]->data;
-    if (!ti__conv_wino_ok(&p)) { /* a GEMM path: B panels for the transposed GEMM, or A^T */
+    /* a GEMM path: B panels for the transposed GEMM, or A^T */
+    if (!ti__conv_wino_ok(&p, ti__threadpool_size(k->tp))) {
         if (ti__conv_ct_ok(&p) && ti__sgemm_panel_nr() > 0)
             return ti__conv_prepack_bpanel(node, pool, &p, w);
         return ti__conv_prepack_atrans(node, pool, &p, w);

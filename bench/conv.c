@@ -195,9 +195,9 @@ int main(int argc, char **argv) {
             continue;
         }
         int picked = ti__conv_path(&r.k, &r.p);
-        if (picked == TI__CONV_WINO && !ti__conv_wino_ok(&r.p)) picked = TI__CONV_IM2COL;
+        if (picked == TI__CONV_WINO && !ti__conv_wino_ok(&r.p, 1)) picked = TI__CONV_IM2COL;
         /* without the threshold the planner would not have packed: */
-        if (!ti__conv_wino_ok(&r.p) && picked == TI__CONV_WINO) picked = TI__CONV_IM2COL;
+        if (!ti__conv_wino_ok(&r.p, 1) && picked == TI__CONV_WINO) picked = TI__CONV_IM2COL;
         int old = r.p.mg < 4 ? TI__CONV_DIRECT : picked == TI__CONV_1X1 ? TI__CONV_1X1
                                                                         : TI__CONV_IM2COL_BIG;
         int news[3], cts[3] = {0, 0, 0}, nn = 0;

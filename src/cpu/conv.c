@@ -26,7 +26,7 @@ TI__PRIVATE int ti__sgemm_bpanel(int transA, size_t M, size_t N, size_t K, const
 struct ti__convp;
 TI__PRIVATE int ti__conv_dw_ok(const struct ti__convp *p);
 TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const struct ti__convp *p);
-TI__PRIVATE int ti__conv_wino_ok(const struct ti__convp *p);
+TI__PRIVATE int ti__conv_wino_ok(const struct ti__convp *p, int threads);
 TI__PRIVATE size_t ti__conv_wino_scratch(const ti__kctx *k, const struct ti__convp *p);
 TI__PRIVATE int ti__conv_wino_run(ti__kctx *k, const struct ti__convp *p);
 
@@ -257,7 +257,8 @@ TI__PRIVATE int ti__conv_path(const ti__kctx *k, const ti__convp *p) {
     for (int j = 0; j < 3; j++)
         if (p->s[j] != 1 || p->pb[j] != 0 || p->pe[j] != 0) pointwise = 0;
     if (pointwise) return TI__CONV_1X1;
-    if (k->node->packed_kind == TI__PACK_WINO43 && ti__conv_wino_ok(p)) return TI__CONV_WINO;
+    if (k->node->packed_kind == TI__PACK_WINO43 && ti__conv_wino_ok(p, ti__threadpool_size(k->tp)))
+        return TI__CONV_WINO;
     return TI__CONV_IM2COL;
 }
 
