@@ -1385,6 +1385,10 @@ typedef void (*ti__dw_copy_fn)(float *d, size_t ld, const float *s, size_t ls, s
                                size_t n);
 typedef void (*ti__dw_split_fn)(float *const *d, size_t ld, const float *s, size_t ls,
                                 size_t rows, size_t n);
+/* Max pooling over a flat padded plane (cpu/pool.c): for i in [0, n), n a multiple of 16,
+ * y[i] = x[0][i], then for t = 1 .. taps-1 y[i] = x[t][i] if x[t][i] > y[i] (MaxPool's
+ * scalar rule: NaN never replaces). Reads and writes as ti__dw_taps_fn. */
+typedef void (*ti__dw_max_fn)(float *y, size_t n, const float *const *x, int taps);
 typedef struct ti__dw_isa {
     int isa;
     ti__dw_row_fn row[2][2];
@@ -1392,6 +1396,7 @@ typedef struct ti__dw_isa {
     ti__dw_taps_fn taps;
     ti__dw_copy_fn copy;
     ti__dw_split_fn split;
+    ti__dw_max_fn max;
 } ti__dw_isa;
 TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void); /* cpu/conv_fast.c */
 
@@ -6031,6 +6036,12 @@ TI__PRIVATE void ti__dw_taps_c(float *y, size_t n, const float *const *x, const 
         }
 }
 
+TI__PRIVATE void ti__dw_max_c(float *y, size_t n, const float *const *x, int taps) {
+    for (size_t i = 0; i < n; i++) y[i] = x[0][i];
+    for (int t = 1; t < taps; t++)
+        for (size_t i = 0; i < n; i++) y[i] = x[t][i] > y[i] ? x[t][i] : y[i];
+}
+
 TI__PRIVATE void ti__dw_copy_c(float *d, size_t ld, const float *s, size_t ls, size_t rows,
                                size_t n) {
     for (size_t r = 0; r < rows; r++)
@@ -6065,7 +6076,8 @@ TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void) {
                                       {{ti__dw_c_k3s1, ti__dw_c_k3s2},
                                        {ti__dw_c_k5s1, ti__dw_c_k5s2}},
                                       {ti__mp_c_s1, ti__mp_c_s2},
-                                      ti__dw_taps_c, ti__dw_copy_c, ti__dw_split_c};
+                                      ti__dw_taps_c, ti__dw_copy_c, ti__dw_split_c,
+                                      ti__dw_max_c};
 #ifdef TI__X86_SIMD
     int isa = ti__cpu_isa();
     if (isa >= TI__ISA_AVX512) return ti__dw_avx512_isa();
@@ -6089,9 +6101,7 @@ typedef struct ti__dw_job {
     const float *x, *w, *b;
     float *y;
     ti__dw_row_fn row;
-    ti__dw_taps_fn taps;
-    ti__dw_copy_fn copy;
-    ti__dw_split_fn split;
+    const ti__dw_isa *isa;
     int act, clamp;
     float act_a, act_b, lo, hi;
 } ti__dw_job;
@@ -6114,22 +6124,30 @@ typedef struct ti__dw_job {
 #define TI__DW_FLAT_SLACK 32    /* floats past the input planes: the taps' reach past n */
 
 typedef struct ti__dw_flat {
+    /* the geometry (equal kernel sizes and strides on both axes): kernel, stride, input
+     * and output sizes, top and left padding, floats of an input and an output plane */
+    int64_t K, S, H, W, OH, OW, pt, pl;
+    size_t in_sp, out_sp;
+    /* the plan (ti__dw_flat_plan) */
     int64_t P, R, prow; /* pitch, output rows per strip, rows of one input plane */
     int64_t pstride;    /* floats from one phase plane to the next */
     int64_t Wc;         /* input columns copied: padded [pl, pl + Wc) */
     int64_t out_at, slot; /* a slot's outputs (from its start); floats of one slot */
     int64_t batch;        /* slots: planes in flight at once (1: strips of rows) */
-    int64_t xoff[25];     /* the taps' planes from a slot's start, order dy, dx as weights */
+    int64_t xoff[25];     /* the taps' planes from a slot's start, order dy, dx */
 } ti__dw_flat;
 
 #define TI__ROUND16(v) (((v) + 15) / 16 * 16)
 #define TI__DW_FLAT_BATCH 16 /* planes at most in one batch */
 
-/* Plans the buffer for p; 0 when one output row does not fit it. */
-TI__PRIVATE int ti__dw_flat_plan(const ti__convp *p, ti__dw_flat *f) {
-    int64_t K = p->k[1], S = p->s[1], OW = p->out[2], OH = p->out[1], W = p->in[2];
-    int64_t pl = p->pb[2], h = (K - 1) / 2, planes = S == 1 ? 1 : 4;
-    if (OW <= 0 || OH <= 0 || pl < 0 || OW > TI__DW_FLAT_FLOATS) return 0;
+/* Plans the buffer for the geometry in f (K <= 5, S 1 or 2); 0 when one output row does
+ * not fit it. */
+TI__PRIVATE int ti__dw_flat_plan(ti__dw_flat *f) {
+    int64_t K = f->K, S = f->S, OW = f->OW, OH = f->OH, pl = f->pl;
+    int64_t h = (K - 1) / 2, planes = S == 1 ? 1 : 4;
+    if (K < 1 || K > 5 || (S != 1 && S != 2) || OW <= 0 || OH <= 0 || pl < 0 ||
+        OW > TI__DW_FLAT_FLOATS)
+        return 0;
     int64_t P = S == 1 ? OW + K - 1 : OW + h; /* the columns the outputs reach (of a phase) */
     int64_t extra = S == 1 ? K - 1 : h; /* rows of a plane past the strip's output rows */
     int64_t fixed = planes * extra * P + TI__DW_FLAT_SLACK + 15;
@@ -6139,7 +6157,7 @@ TI__PRIVATE int ti__dw_flat_plan(const ti__convp *p, ti__dw_flat *f) {
     f->R = R = TI__MIN(R, OH);
     f->prow = R + extra;
     f->pstride = f->prow * P;
-    f->Wc = TI__MAX((int64_t)0, TI__MIN(W, S * P - pl));
+    f->Wc = TI__MAX((int64_t)0, TI__MIN(f->W, S * P - pl));
     f->out_at = planes * f->pstride + TI__DW_FLAT_SLACK;
     f->slot = TI__ROUND16(f->out_at + TI__ROUND16(R * P));
     f->batch = R == OH ? TI__MIN(TI__DW_FLAT_FLOATS / f->slot, (int64_t)TI__DW_FLAT_BATCH) : 1;
@@ -6151,34 +6169,40 @@ TI__PRIVATE int ti__dw_flat_plan(const ti__convp *p, ti__dw_flat *f) {
     return 1;
 }
 
+TI__PRIVATE void ti__dw_fill_value(float *d, size_t n, float v) {
+    if (v == 0.0f) memset(d, 0, n * sizeof(float)); /* +0: all bits zero */
+    else
+        for (size_t i = 0; i < n; i++) d[i] = v;
+}
+
 /* Input rows [0, rin) of the strip's padded plane (input row oy0 * S - pt + r) into the
  * slot at in: the data columns of the rows inside the input; in strips (`clear`) the
- * others' data columns are zeroed, the padding columns stay as zeroed at the start. Stride 2
- * splits rows into the column phases straight from the input: x[2k] and x[2k + 1] land in
- * the phase planes of padded columns pl + 2k and pl + 2k + 1. */
-TI__PRIVATE void ti__dw_flat_fill(const ti__dw_job *j, const ti__dw_flat *f, float *in,
-                                  const float *xp, int64_t oy0, int64_t rin, int clear) {
-    const ti__convp *p = j->p;
-    int64_t S = p->s[1], H = p->in[1], W = p->in[2], pt = p->pb[1], pl = p->pb[2];
-    int64_t P = f->P, Wc = f->Wc, ih0 = oy0 * S - pt;
+ * others' data columns are set to pad, the padding columns stay as set at the start.
+ * Stride 2 splits rows into the column phases straight from the input: x[2k] and
+ * x[2k + 1] land in the phase planes of padded columns pl + 2k and pl + 2k + 1. */
+TI__PRIVATE void ti__dw_flat_fill(const ti__dw_flat *f, const ti__dw_isa *isa, float *in,
+                                  const float *xp, int64_t oy0, int64_t rin, int clear,
+                                  float pad) {
+    int64_t S = f->S, H = f->H, W = f->W, pl = f->pl, P = f->P, Wc = f->Wc;
+    int64_t ih0 = oy0 * S - f->pt;
     int64_t lo = TI__MAX((int64_t)0, -ih0), hi = TI__MIN(rin, H - ih0); /* rows inside */
     if (clear)
         for (int64_t r = 0; r < rin; r++) {
             if (r == lo && hi > lo) r = hi;
             if (r >= rin) break;
             if (S == 1) {
-                memset(in + r * P + pl, 0, (size_t)Wc * sizeof(float));
+                ti__dw_fill_value(in + r * P + pl, (size_t)Wc, pad);
                 continue;
             }
             float *row = in + (r & 1) * 2 * f->pstride + (r >> 1) * P;
-            memset(row + (pl & 1) * f->pstride + (pl >> 1), 0, (size_t)(Wc + 1) / 2 * sizeof(float));
-            memset(row + ((pl + 1) & 1) * f->pstride + ((pl + 1) >> 1), 0,
-                   (size_t)Wc / 2 * sizeof(float));
+            ti__dw_fill_value(row + (pl & 1) * f->pstride + (pl >> 1), (size_t)(Wc + 1) / 2, pad);
+            ti__dw_fill_value(row + ((pl + 1) & 1) * f->pstride + ((pl + 1) >> 1), (size_t)Wc / 2,
+                              pad);
         }
     if (hi <= lo || Wc == 0) return;
     const float *src = xp + (ih0 + lo) * W;
     if (S == 1) {
-        j->copy(in + lo * P + pl, (size_t)P, src, (size_t)W, (size_t)(hi - lo), (size_t)Wc);
+        isa->copy(in + lo * P + pl, (size_t)P, src, (size_t)W, (size_t)(hi - lo), (size_t)Wc);
         return;
     }
     /* from an even padded row (an odd first one alone): phase planes a = 0, 1 by row parity,
@@ -6191,46 +6215,58 @@ TI__PRIVATE void ti__dw_flat_fill(const ti__dw_job *j, const ti__dw_flat *f, flo
             d[2 * a] = row + (pl & 1) * f->pstride + (pl >> 1);
             d[2 * a + 1] = row + ((pl + 1) & 1) * f->pstride + ((pl + 1) >> 1);
         }
-        j->split(d, (size_t)P, xp + (ih0 + r) * W, (size_t)W, (size_t)rows, (size_t)Wc);
+        isa->split(d, (size_t)P, xp + (ih0 + r) * W, (size_t)W, (size_t)rows, (size_t)Wc);
         r += rows;
     }
 }
 
-/* Output planes [begin, end) by the flat path: batches of whole planes (filled, then
- * computed, then copied out: a vector load right after the scalar stores it spans waits
- * for them, which on 7 x 7 maps cost more than the arithmetic), or one plane at a time in
- * strips of rows when a plane does not fit the buffer. */
-TI__PRIVATE void ti__conv_dw_flat(const ti__dw_job *j, const ti__dw_flat *f, float *buf,
-                                  size_t begin, size_t end) {
-    const ti__convp *p = j->p;
-    int64_t K = p->k[1], S = p->s[1], OH = p->out[1], OW = p->out[2], P = f->P;
-    memset(buf, 0, (size_t)(f->batch * f->slot) * sizeof(float)); /* the padding, once */
+/* What the flat path computes: the n flat outputs of plane `plane` into out, from the
+ * K * K taps' planes x (ti__dw_taps_fn or ti__dw_max_fn with the plane's parameters). */
+typedef void (*ti__dw_flat_op)(void *ctx, size_t plane, float *out, size_t n,
+                               const float *const *x);
+
+/* Planes [begin, end) of x into y by the flat path, padding with `pad`: batches of whole
+ * planes (filled, then computed, then copied out: a vector load right after the scalar
+ * stores it spans waits for them, which on 7 x 7 maps cost more than the arithmetic), or
+ * one plane at a time in strips of rows when a plane does not fit the buffer. */
+TI__PRIVATE void ti__dw_flat_run(const ti__dw_flat *f, const ti__dw_isa *isa, float pad,
+                                 const float *x, float *y, float *buf, size_t begin,
+                                 size_t end, ti__dw_flat_op op, void *ctx) {
+    int64_t K = f->K, S = f->S, OH = f->OH, OW = f->OW, P = f->P;
+    ti__dw_fill_value(buf, (size_t)(f->batch * f->slot), pad); /* the padding, once */
     for (size_t b0 = begin; b0 < end; b0 += (size_t)f->batch) {
         size_t nb = TI__MIN((size_t)f->batch, end - b0);
         for (int64_t oy0 = 0; oy0 < OH; oy0 += f->R) {
             int64_t rs = TI__MIN(f->R, OH - oy0), rin = (rs - 1) * S + K;
             for (size_t q = 0; q < nb; q++)
-                ti__dw_flat_fill(j, f, buf + (int64_t)q * f->slot, j->x + (b0 + q) * p->in_sp,
-                                 oy0, rin, f->R < OH);
+                ti__dw_flat_fill(f, isa, buf + (int64_t)q * f->slot, x + (b0 + q) * f->in_sp,
+                                 oy0, rin, f->R < OH, pad);
             size_t n = (size_t)TI__ROUND16(rs * P);
             for (size_t q = 0; q < nb; q++) {
-                size_t m = (b0 + q) % (size_t)p->m;
                 float *sl = buf + (int64_t)q * f->slot;
-                const float *x[25];
-                for (int t = 0; t < K * K; t++) x[t] = sl + f->xoff[t];
-                j->taps(sl + f->out_at, n, x, j->w + m * (size_t)(K * K), (int)(K * K),
-                        j->b != NULL ? j->b[m] : 0.0f, j->clamp, j->lo, j->hi);
+                const float *xt[25];
+                for (int t = 0; t < K * K; t++) xt[t] = sl + f->xoff[t];
+                op(ctx, b0 + q, sl + f->out_at, n, xt);
             }
-            for (size_t q = 0; q < nb; q++) {
-                float *yr = j->y + (b0 + q) * p->out_sp + oy0 * OW;
-                const float *o = buf + (int64_t)q * f->slot + f->out_at;
-                j->copy(yr, (size_t)OW, o, (size_t)P, (size_t)rs, (size_t)OW);
-                if (j->act != TI__ACT_NONE && !j->clamp)
-                    ti__act_block(j->act, j->act_a, j->act_b, NULL, yr, (size_t)(rs * OW), 1,
-                                  (size_t)(rs * OW));
-            }
+            for (size_t q = 0; q < nb; q++)
+                isa->copy(y + (b0 + q) * f->out_sp + oy0 * OW, (size_t)OW,
+                          buf + (int64_t)q * f->slot + f->out_at, (size_t)P, (size_t)rs,
+                          (size_t)OW);
         }
     }
+}
+
+/* The depthwise conv's ti__dw_flat_op: taps with the channel's weights, bias and clamp,
+ * then any other activation (over the columns past the rows' ends too: dropped). */
+TI__PRIVATE void ti__conv_dw_op(void *ctx, size_t plane, float *out, size_t n,
+                                const float *const *x) {
+    const ti__dw_job *j = (const ti__dw_job *)ctx;
+    int64_t K = j->p->k[1];
+    size_t m = plane % (size_t)j->p->m;
+    j->isa->taps(out, n, x, j->w + m * (size_t)(K * K), (int)(K * K),
+                 j->b != NULL ? j->b[m] : 0.0f, j->clamp, j->lo, j->hi);
+    if (j->act != TI__ACT_NONE && !j->clamp)
+        ti__act_block(j->act, j->act_a, j->act_b, NULL, out, n, 1, n);
 }
 
 /* Output planes [begin, end) (n * M of them): by the flat path where a row fits its
@@ -6238,10 +6274,16 @@ TI__PRIVATE void ti__conv_dw_flat(const ti__dw_job *j, const ti__dw_flat *f, flo
 TI__PRIVATE void ti__conv_dw_planes_wide(const ti__dw_job *j, size_t begin, size_t end);
 TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
     const ti__dw_job *j = (const ti__dw_job *)ctx;
+    const ti__convp *p = j->p;
     float buf[TI__DW_FLAT_FLOATS];
     ti__dw_flat f;
-    if (ti__dw_flat_plan(j->p, &f)) ti__conv_dw_flat(j, &f, buf, begin, end);
-    else ti__conv_dw_planes_wide(j, begin, end);
+    memset(&f, 0, sizeof f);
+    f.K = p->k[1], f.S = p->s[1], f.H = p->in[1], f.W = p->in[2], f.OH = p->out[1];
+    f.OW = p->out[2], f.pt = p->pb[1], f.pl = p->pb[2], f.in_sp = p->in_sp, f.out_sp = p->out_sp;
+    if (ti__dw_flat_plan(&f))
+        ti__dw_flat_run(&f, j->isa, 0.0f, j->x, j->y, buf, begin, end, ti__conv_dw_op, ctx);
+    else
+        ti__conv_dw_planes_wide(j, begin, end);
 }
 
 /* Rows too wide for the flat path's buffer (about 1200 outputs at 3x3 / 1, 380 at 5x5 / 2):
@@ -6314,9 +6356,7 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
     }
     const ti__dw_isa *isa = ti__dw_pick_isa();
     j.row = isa->row[p->k[1] == 5][p->s[1] == 2];
-    j.taps = isa->taps;
-    j.copy = isa->copy;
-    j.split = isa->split;
+    j.isa = isa;
     size_t planes = (size_t)(p->n * p->m), work = p->out_sp * p->kprod;
     ti__parallel_for(k->tp, planes, work > 65536 ? 1 : 65536 / (work + 1) + 1, ti__conv_dw_planes,
                      &j);
@@ -11181,6 +11221,74 @@ TI__PRIVATE void ti__pool_taps(const ti__poolp *p, int j, int64_t o, int64_t *lo
     *hi_pad = TI__MIN(c, p->k[j]);
 }
 
+/* One MaxPool output of a 2-D float32 plane x by the scalar rule: the first tap inside
+ * the input, then only larger ones (NaN never replaces); 0 for a window in padding only. */
+TI__PRIVATE float ti__pool_max_one(const ti__poolp *p, const float *x, int64_t oh, int64_t ow) {
+    int64_t hlo, hhi, hpad, wlo, whi, wpad;
+    ti__pool_taps(p, 1, oh, &hlo, &hhi, &hpad);
+    ti__pool_taps(p, 2, ow, &wlo, &whi, &wpad);
+    if (hlo >= hhi || wlo >= whi) return 0.0f;
+    int64_t ih0 = oh * p->s[1] - p->pb[1], iw0 = ow * p->s[2] - p->pb[2], W = p->in[2];
+    float m = x[(ih0 + hlo) * W + iw0 + wlo];
+    for (int64_t kh = hlo; kh < hhi; kh++) {
+        const float *row = x + (ih0 + kh) * W + iw0;
+        for (int64_t kw = wlo; kw < whi; kw++) m = row[kw] > m ? row[kw] : m;
+    }
+    return m;
+}
+
+typedef struct ti__maxpool_flat_job {
+    const ti__dw_isa *isa;
+    int taps;
+} ti__maxpool_flat_job;
+
+TI__PRIVATE void ti__maxpool_flat_op(void *ctx, size_t plane, float *out, size_t n,
+                                     const float *const *x) {
+    const ti__maxpool_flat_job *j = (const ti__maxpool_flat_job *)ctx;
+    (void)plane;
+    j->isa->max(out, n, x, j->taps);
+}
+
+/* 2-D max pooling, square kernel up to 5 x 5, equal strides 1 or 2, no dilation, by the
+ * depthwise conv's flat path (cpu/conv_fast.c) with -inf as the padding: the windows
+ * whose first tap is inside the input give the scalar rule's bits (padding never
+ * replaces: -inf > m is never true, nor for m NaN); the others (top rows and left columns
+ * over the padding, and any window starting past the input) are then done one by one.
+ * Returns 0, having done nothing, when the geometry or the buffer does not allow it. */
+TI__PRIVATE int ti__maxpool_flat(const ti__pool_job *j, size_t begin, size_t end) {
+    const ti__poolp *p = j->p;
+    if (j->kind != TI__POOL_MAX || p->k[1] != p->k[2] || p->s[1] != p->s[2]) return 0;
+    ti__dw_flat f;
+    memset(&f, 0, sizeof f);
+    f.K = p->k[1], f.S = p->s[1], f.H = p->in[1], f.W = p->in[2], f.OH = p->out[1];
+    f.OW = p->out[2], f.pt = p->pb[1], f.pl = p->pb[2], f.in_sp = p->in_sp, f.out_sp = p->out_sp;
+    if (!ti__dw_flat_plan(&f)) return 0;
+    float buf[TI__DW_FLAT_FLOATS];
+    ti__maxpool_flat_job mj;
+    mj.isa = ti__dw_pick_isa();
+    mj.taps = (int)(f.K * f.K);
+    const float *x = (const float *)j->x->data;
+    float *y = (float *)j->y->data;
+    ti__dw_flat_run(&f, mj.isa, -INFINITY, x, y, buf, begin, end, ti__maxpool_flat_op, &mj);
+    /* columns [0, c_lo) start left of the input, [c_hi, OW) right of it */
+    int64_t c_lo = TI__MIN(f.OW, (f.pl + f.S - 1) / f.S);
+    int64_t c_hi = TI__MIN(f.OW, TI__MAX(c_lo, (f.W + f.pl + f.S - 1) / f.S));
+    for (size_t pln = begin; pln < end; pln++) {
+        const float *xp = x + pln * p->in_sp;
+        float *yp = y + pln * p->out_sp;
+        for (int64_t oh = 0; oh < f.OH; oh++) {
+            int64_t ih = oh * f.S - f.pt;
+            int whole = ih < 0 || ih >= f.H; /* the row starts above or below the input */
+            for (int64_t ow = 0; ow < f.OW; ow++) {
+                if (!whole && ow == c_lo) ow = c_hi;
+                if (ow >= f.OW) break;
+                yp[oh * f.OW + ow] = ti__pool_max_one(p, xp, oh, ow);
+            }
+        }
+    }
+    return 1;
+}
+
 /* Output columns whose tap ranges ti__pool_planes_f32 keeps on the stack (6 KiB). */
 #define TI__POOL_COLS 512
 
@@ -11270,7 +11378,7 @@ TI__PRIVATE void ti__pool_planes(void *ctx, size_t begin, size_t end) {
     const ti__poolp *p = j->p;
     if (j->x->dtype == TI_DTYPE_F32 && j->y->dtype == TI_DTYPE_F32 && j->idx == NULL && j->kind != TI__POOL_LP &&
         p->out[0] == 1 && p->in[0] == 1 && p->k[0] == 1 && p->pb[0] == 0 && p->d[1] == 1 && p->d[2] == 1) {
-        ti__pool_planes_f32(j, begin, end);
+        if (!ti__maxpool_flat(j, begin, end)) ti__pool_planes_f32(j, begin, end);
         return;
     }
     const float *xf = j->x->dtype == TI_DTYPE_F32 ? (const float *)j->x->data : NULL;
@@ -22745,11 +22853,37 @@ static __attribute__((noinline, unused)) void ti__dwn_split(float *const *d, siz
     }
 }
 
+/* The flat max pooling kernel (ti__dw_max_fn): a lane takes v only when v > m, the scalar
+ * rule (FMAX would let NaN through); four vectors at a time, then one. */
+static __attribute__((noinline, unused)) void ti__dwn_max(float *y, size_t n,
+                                                          const float *const *x, int taps) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        float32x4_t a[4];
+        for (int v = 0; v < 4; v++) a[v] = vld1q_f32(x[0] + i + 4 * (size_t)v);
+        for (int t = 1; t < taps; t++)
+            for (int v = 0; v < 4; v++) {
+                float32x4_t b = vld1q_f32(x[t] + i + 4 * (size_t)v);
+                a[v] = vbslq_f32(vcgtq_f32(b, a[v]), b, a[v]);
+            }
+        for (int v = 0; v < 4; v++) vst1q_f32(y + i + 4 * (size_t)v, a[v]);
+    }
+    for (; i < n; i += 4) {
+        float32x4_t a = vld1q_f32(x[0] + i);
+        for (int t = 1; t < taps; t++) {
+            float32x4_t b = vld1q_f32(x[t] + i);
+            a = vbslq_f32(vcgtq_f32(b, a), b, a);
+        }
+        vst1q_f32(y + i, a);
+    }
+}
+
 TI__PRIVATE const ti__dw_isa *ti__dw_neon_isa(void) {
     static const ti__dw_isa isa = {TI__ISA_NEON,
                                    {{ti__dwn_k3s1, ti__dwn_k3s2}, {ti__dwn_k5s1, ti__dwn_k5s2}},
                                    {ti__mpn_s1, ti__mpn_s2},
-                                   ti__dwn_taps, ti__dwn_copy, ti__dwn_split};
+                                   ti__dwn_taps, ti__dwn_copy, ti__dwn_split,
+                                   ti__dwn_max};
     return &isa;
 }
 #endif /* TI__ARM_NEON */
@@ -23756,6 +23890,34 @@ ti__dw256_split(float *const *d, size_t ld, const float *s, size_t ls, size_t ro
                             s + r * ls, 0, n);
 }
 
+/* The flat max pooling kernel (ti__dw_max_fn): max_ps(v, m) is v > m ? v : m, the scalar
+ * rule; four vectors at a time, then one. */
+static __attribute__((noinline, unused)) TI__TARGET_AVX2 void
+ti__dw256_max(float *y, size_t n, const float *const *x, int taps) {
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        const float *p = x[0] + i;
+        __m256 a0 = _mm256_loadu_ps(p), a1 = _mm256_loadu_ps(p + 8);
+        __m256 a2 = _mm256_loadu_ps(p + 16), a3 = _mm256_loadu_ps(p + 24);
+        for (int t = 1; t < taps; t++) {
+            p = x[t] + i;
+            a0 = _mm256_max_ps(_mm256_loadu_ps(p), a0);
+            a1 = _mm256_max_ps(_mm256_loadu_ps(p + 8), a1);
+            a2 = _mm256_max_ps(_mm256_loadu_ps(p + 16), a2);
+            a3 = _mm256_max_ps(_mm256_loadu_ps(p + 24), a3);
+        }
+        _mm256_storeu_ps(y + i, a0);
+        _mm256_storeu_ps(y + i + 8, a1);
+        _mm256_storeu_ps(y + i + 16, a2);
+        _mm256_storeu_ps(y + i + 24, a3);
+    }
+    for (; i < n; i += 8) {
+        __m256 a = _mm256_loadu_ps(x[0] + i);
+        for (int t = 1; t < taps; t++) a = _mm256_max_ps(_mm256_loadu_ps(x[t] + i), a);
+        _mm256_storeu_ps(y + i, a);
+    }
+}
+
 /* Max pooling rows (ti__maxpool_row_fn): max_ps(v, m) returns m unless v > m, which is
  * the scalar rule for NaN and signed zeros too. */
 TI__X86_INLINE TI__TARGET_AVX2 void ti__mp256_row(const int S, float *y, size_t n,
@@ -23797,7 +23959,8 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
                                    {{ti__dw256_k3s1, ti__dw256_k3s2},
                                     {ti__dw256_k5s1, ti__dw256_k5s2}},
                                    {ti__mp256_s1, ti__mp256_s2},
-                                   ti__dw256_taps, ti__dw256_copy, ti__dw256_split};
+                                   ti__dw256_taps, ti__dw256_copy, ti__dw256_split,
+                                   ti__dw256_max};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
@@ -23925,6 +24088,26 @@ ti__dw512_split(float *const *d, size_t ld, const float *s, size_t ls, size_t ro
     }
 }
 
+/* The flat max pooling kernel (ti__dw_max_fn), as conv_avx2.c's with vectors of 16. */
+static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
+ti__dw512_max(float *y, size_t n, const float *const *x, int taps) {
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m512 a[4];
+        for (int v = 0; v < 4; v++) a[v] = _mm512_loadu_ps(x[0] + i + 16 * v);
+        for (int t = 1; t < taps; t++)
+            for (int v = 0; v < 4; v++)
+                a[v] = _mm512_maskz_max_ps(0xffff, _mm512_loadu_ps(x[t] + i + 16 * v), a[v]);
+        for (int v = 0; v < 4; v++) _mm512_storeu_ps(y + i + 16 * v, a[v]);
+    }
+    for (; i < n; i += 16) {
+        __m512 a = _mm512_loadu_ps(x[0] + i);
+        for (int t = 1; t < taps; t++)
+            a = _mm512_maskz_max_ps(0xffff, _mm512_loadu_ps(x[t] + i), a);
+        _mm512_storeu_ps(y + i, a);
+    }
+}
+
 /* Max pooling rows (ti__maxpool_row_fn): max_ps(v, m) returns m unless v > m, which is
  * the scalar rule for NaN and signed zeros too. */
 TI__X86_INLINE TI__TARGET_AVX512 void ti__mp512_row(const int S, float *y, size_t n,
@@ -23968,7 +24151,8 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
                                    {{ti__dw512_k3s1, ti__dw512_k3s2},
                                     {ti__dw512_k5s1, ti__dw512_k5s2}},
                                    {ti__mp512_s1, ti__mp512_s2},
-                                   ti__dw512_taps, ti__dw512_copy, ti__dw512_split};
+                                   ti__dw512_taps, ti__dw512_copy, ti__dw512_split,
+                                   ti__dw512_max};
     return &isa;
 }
 #endif /* TI__X86_SIMD */

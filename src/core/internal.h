@@ -334,6 +334,10 @@ typedef void (*ti__dw_copy_fn)(float *d, size_t ld, const float *s, size_t ls, s
                                size_t n);
 typedef void (*ti__dw_split_fn)(float *const *d, size_t ld, const float *s, size_t ls,
                                 size_t rows, size_t n);
+/* Max pooling over a flat padded plane (cpu/pool.c): for i in [0, n), n a multiple of 16,
+ * y[i] = x[0][i], then for t = 1 .. taps-1 y[i] = x[t][i] if x[t][i] > y[i] (MaxPool's
+ * scalar rule: NaN never replaces). Reads and writes as ti__dw_taps_fn. */
+typedef void (*ti__dw_max_fn)(float *y, size_t n, const float *const *x, int taps);
 typedef struct ti__dw_isa {
     int isa;
     ti__dw_row_fn row[2][2];
@@ -341,6 +345,7 @@ typedef struct ti__dw_isa {
     ti__dw_taps_fn taps;
     ti__dw_copy_fn copy;
     ti__dw_split_fn split;
+    ti__dw_max_fn max;
 } ti__dw_isa;
 TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void); /* cpu/conv_fast.c */
 

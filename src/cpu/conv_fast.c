@@ -54,6 +54,12 @@ TI__PRIVATE void ti__dw_taps_c(float *y, size_t n, const float *const *x, const 
         }
 }
 
+TI__PRIVATE void ti__dw_max_c(float *y, size_t n, const float *const *x, int taps) {
+    for (size_t i = 0; i < n; i++) y[i] = x[0][i];
+    for (int t = 1; t < taps; t++)
+        for (size_t i = 0; i < n; i++) y[i] = x[t][i] > y[i] ? x[t][i] : y[i];
+}
+
 TI__PRIVATE void ti__dw_copy_c(float *d, size_t ld, const float *s, size_t ls, size_t rows,
                                size_t n) {
     for (size_t r = 0; r < rows; r++)
@@ -88,7 +94,8 @@ TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void) {
                                       {{ti__dw_c_k3s1, ti__dw_c_k3s2},
                                        {ti__dw_c_k5s1, ti__dw_c_k5s2}},
                                       {ti__mp_c_s1, ti__mp_c_s2},
-                                      ti__dw_taps_c, ti__dw_copy_c, ti__dw_split_c};
+                                      ti__dw_taps_c, ti__dw_copy_c, ti__dw_split_c,
+                                      ti__dw_max_c};
 #ifdef TI__X86_SIMD
     int isa = ti__cpu_isa();
     if (isa >= TI__ISA_AVX512) return ti__dw_avx512_isa();
@@ -112,9 +119,7 @@ typedef struct ti__dw_job {
     const float *x, *w, *b;
     float *y;
     ti__dw_row_fn row;
-    ti__dw_taps_fn taps;
-    ti__dw_copy_fn copy;
-    ti__dw_split_fn split;
+    const ti__dw_isa *isa;
     int act, clamp;
     float act_a, act_b, lo, hi;
 } ti__dw_job;
@@ -137,22 +142,30 @@ typedef struct ti__dw_job {
 #define TI__DW_FLAT_SLACK 32    /* floats past the input planes: the taps' reach past n */
 
 typedef struct ti__dw_flat {
+    /* the geometry (equal kernel sizes and strides on both axes): kernel, stride, input
+     * and output sizes, top and left padding, floats of an input and an output plane */
+    int64_t K, S, H, W, OH, OW, pt, pl;
+    size_t in_sp, out_sp;
+    /* the plan (ti__dw_flat_plan) */
     int64_t P, R, prow; /* pitch, output rows per strip, rows of one input plane */
     int64_t pstride;    /* floats from one phase plane to the next */
     int64_t Wc;         /* input columns copied: padded [pl, pl + Wc) */
     int64_t out_at, slot; /* a slot's outputs (from its start); floats of one slot */
     int64_t batch;        /* slots: planes in flight at once (1: strips of rows) */
-    int64_t xoff[25];     /* the taps' planes from a slot's start, order dy, dx as weights */
+    int64_t xoff[25];     /* the taps' planes from a slot's start, order dy, dx */
 } ti__dw_flat;
 
 #define TI__ROUND16(v) (((v) + 15) / 16 * 16)
 #define TI__DW_FLAT_BATCH 16 /* planes at most in one batch */
 
-/* Plans the buffer for p; 0 when one output row does not fit it. */
-TI__PRIVATE int ti__dw_flat_plan(const ti__convp *p, ti__dw_flat *f) {
-    int64_t K = p->k[1], S = p->s[1], OW = p->out[2], OH = p->out[1], W = p->in[2];
-    int64_t pl = p->pb[2], h = (K - 1) / 2, planes = S == 1 ? 1 : 4;
-    if (OW <= 0 || OH <= 0 || pl < 0 || OW > TI__DW_FLAT_FLOATS) return 0;
+/* Plans the buffer for the geometry in f (K <= 5, S 1 or 2); 0 when one output row does
+ * not fit it. */
+TI__PRIVATE int ti__dw_flat_plan(ti__dw_flat *f) {
+    int64_t K = f->K, S = f->S, OW = f->OW, OH = f->OH, pl = f->pl;
+    int64_t h = (K - 1) / 2, planes = S == 1 ? 1 : 4;
+    if (K < 1 || K > 5 || (S != 1 && S != 2) || OW <= 0 || OH <= 0 || pl < 0 ||
+        OW > TI__DW_FLAT_FLOATS)
+        return 0;
     int64_t P = S == 1 ? OW + K - 1 : OW + h; /* the columns the outputs reach (of a phase) */
     int64_t extra = S == 1 ? K - 1 : h; /* rows of a plane past the strip's output rows */
     int64_t fixed = planes * extra * P + TI__DW_FLAT_SLACK + 15;
@@ -162,7 +175,7 @@ TI__PRIVATE int ti__dw_flat_plan(const ti__convp *p, ti__dw_flat *f) {
     f->R = R = TI__MIN(R, OH);
     f->prow = R + extra;
     f->pstride = f->prow * P;
-    f->Wc = TI__MAX((int64_t)0, TI__MIN(W, S * P - pl));
+    f->Wc = TI__MAX((int64_t)0, TI__MIN(f->W, S * P - pl));
     f->out_at = planes * f->pstride + TI__DW_FLAT_SLACK;
     f->slot = TI__ROUND16(f->out_at + TI__ROUND16(R * P));
     f->batch = R == OH ? TI__MIN(TI__DW_FLAT_FLOATS / f->slot, (int64_t)TI__DW_FLAT_BATCH) : 1;
@@ -174,34 +187,40 @@ TI__PRIVATE int ti__dw_flat_plan(const ti__convp *p, ti__dw_flat *f) {
     return 1;
 }
 
+TI__PRIVATE void ti__dw_fill_value(float *d, size_t n, float v) {
+    if (v == 0.0f) memset(d, 0, n * sizeof(float)); /* +0: all bits zero */
+    else
+        for (size_t i = 0; i < n; i++) d[i] = v;
+}
+
 /* Input rows [0, rin) of the strip's padded plane (input row oy0 * S - pt + r) into the
  * slot at in: the data columns of the rows inside the input; in strips (`clear`) the
- * others' data columns are zeroed, the padding columns stay as zeroed at the start. Stride 2
- * splits rows into the column phases straight from the input: x[2k] and x[2k + 1] land in
- * the phase planes of padded columns pl + 2k and pl + 2k + 1. */
-TI__PRIVATE void ti__dw_flat_fill(const ti__dw_job *j, const ti__dw_flat *f, float *in,
-                                  const float *xp, int64_t oy0, int64_t rin, int clear) {
-    const ti__convp *p = j->p;
-    int64_t S = p->s[1], H = p->in[1], W = p->in[2], pt = p->pb[1], pl = p->pb[2];
-    int64_t P = f->P, Wc = f->Wc, ih0 = oy0 * S - pt;
+ * others' data columns are set to pad, the padding columns stay as set at the start.
+ * Stride 2 splits rows into the column phases straight from the input: x[2k] and
+ * x[2k + 1] land in the phase planes of padded columns pl + 2k and pl + 2k + 1. */
+TI__PRIVATE void ti__dw_flat_fill(const ti__dw_flat *f, const ti__dw_isa *isa, float *in,
+                                  const float *xp, int64_t oy0, int64_t rin, int clear,
+                                  float pad) {
+    int64_t S = f->S, H = f->H, W = f->W, pl = f->pl, P = f->P, Wc = f->Wc;
+    int64_t ih0 = oy0 * S - f->pt;
     int64_t lo = TI__MAX((int64_t)0, -ih0), hi = TI__MIN(rin, H - ih0); /* rows inside */
     if (clear)
         for (int64_t r = 0; r < rin; r++) {
             if (r == lo && hi > lo) r = hi;
             if (r >= rin) break;
             if (S == 1) {
-                memset(in + r * P + pl, 0, (size_t)Wc * sizeof(float));
+                ti__dw_fill_value(in + r * P + pl, (size_t)Wc, pad);
                 continue;
             }
             float *row = in + (r & 1) * 2 * f->pstride + (r >> 1) * P;
-            memset(row + (pl & 1) * f->pstride + (pl >> 1), 0, (size_t)(Wc + 1) / 2 * sizeof(float));
-            memset(row + ((pl + 1) & 1) * f->pstride + ((pl + 1) >> 1), 0,
-                   (size_t)Wc / 2 * sizeof(float));
+            ti__dw_fill_value(row + (pl & 1) * f->pstride + (pl >> 1), (size_t)(Wc + 1) / 2, pad);
+            ti__dw_fill_value(row + ((pl + 1) & 1) * f->pstride + ((pl + 1) >> 1), (size_t)Wc / 2,
+                              pad);
         }
     if (hi <= lo || Wc == 0) return;
     const float *src = xp + (ih0 + lo) * W;
     if (S == 1) {
-        j->copy(in + lo * P + pl, (size_t)P, src, (size_t)W, (size_t)(hi - lo), (size_t)Wc);
+        isa->copy(in + lo * P + pl, (size_t)P, src, (size_t)W, (size_t)(hi - lo), (size_t)Wc);
         return;
     }
     /* from an even padded row (an odd first one alone): phase planes a = 0, 1 by row parity,
@@ -214,46 +233,58 @@ TI__PRIVATE void ti__dw_flat_fill(const ti__dw_job *j, const ti__dw_flat *f, flo
             d[2 * a] = row + (pl & 1) * f->pstride + (pl >> 1);
             d[2 * a + 1] = row + ((pl + 1) & 1) * f->pstride + ((pl + 1) >> 1);
         }
-        j->split(d, (size_t)P, xp + (ih0 + r) * W, (size_t)W, (size_t)rows, (size_t)Wc);
+        isa->split(d, (size_t)P, xp + (ih0 + r) * W, (size_t)W, (size_t)rows, (size_t)Wc);
         r += rows;
     }
 }
 
-/* Output planes [begin, end) by the flat path: batches of whole planes (filled, then
- * computed, then copied out: a vector load right after the scalar stores it spans waits
- * for them, which on 7 x 7 maps cost more than the arithmetic), or one plane at a time in
- * strips of rows when a plane does not fit the buffer. */
-TI__PRIVATE void ti__conv_dw_flat(const ti__dw_job *j, const ti__dw_flat *f, float *buf,
-                                  size_t begin, size_t end) {
-    const ti__convp *p = j->p;
-    int64_t K = p->k[1], S = p->s[1], OH = p->out[1], OW = p->out[2], P = f->P;
-    memset(buf, 0, (size_t)(f->batch * f->slot) * sizeof(float)); /* the padding, once */
+/* What the flat path computes: the n flat outputs of plane `plane` into out, from the
+ * K * K taps' planes x (ti__dw_taps_fn or ti__dw_max_fn with the plane's parameters). */
+typedef void (*ti__dw_flat_op)(void *ctx, size_t plane, float *out, size_t n,
+                               const float *const *x);
+
+/* Planes [begin, end) of x into y by the flat path, padding with `pad`: batches of whole
+ * planes (filled, then computed, then copied out: a vector load right after the scalar
+ * stores it spans waits for them, which on 7 x 7 maps cost more than the arithmetic), or
+ * one plane at a time in strips of rows when a plane does not fit the buffer. */
+TI__PRIVATE void ti__dw_flat_run(const ti__dw_flat *f, const ti__dw_isa *isa, float pad,
+                                 const float *x, float *y, float *buf, size_t begin,
+                                 size_t end, ti__dw_flat_op op, void *ctx) {
+    int64_t K = f->K, S = f->S, OH = f->OH, OW = f->OW, P = f->P;
+    ti__dw_fill_value(buf, (size_t)(f->batch * f->slot), pad); /* the padding, once */
     for (size_t b0 = begin; b0 < end; b0 += (size_t)f->batch) {
         size_t nb = TI__MIN((size_t)f->batch, end - b0);
         for (int64_t oy0 = 0; oy0 < OH; oy0 += f->R) {
             int64_t rs = TI__MIN(f->R, OH - oy0), rin = (rs - 1) * S + K;
             for (size_t q = 0; q < nb; q++)
-                ti__dw_flat_fill(j, f, buf + (int64_t)q * f->slot, j->x + (b0 + q) * p->in_sp,
-                                 oy0, rin, f->R < OH);
+                ti__dw_flat_fill(f, isa, buf + (int64_t)q * f->slot, x + (b0 + q) * f->in_sp,
+                                 oy0, rin, f->R < OH, pad);
             size_t n = (size_t)TI__ROUND16(rs * P);
             for (size_t q = 0; q < nb; q++) {
-                size_t m = (b0 + q) % (size_t)p->m;
                 float *sl = buf + (int64_t)q * f->slot;
-                const float *x[25];
-                for (int t = 0; t < K * K; t++) x[t] = sl + f->xoff[t];
-                j->taps(sl + f->out_at, n, x, j->w + m * (size_t)(K * K), (int)(K * K),
-                        j->b != NULL ? j->b[m] : 0.0f, j->clamp, j->lo, j->hi);
+                const float *xt[25];
+                for (int t = 0; t < K * K; t++) xt[t] = sl + f->xoff[t];
+                op(ctx, b0 + q, sl + f->out_at, n, xt);
             }
-            for (size_t q = 0; q < nb; q++) {
-                float *yr = j->y + (b0 + q) * p->out_sp + oy0 * OW;
-                const float *o = buf + (int64_t)q * f->slot + f->out_at;
-                j->copy(yr, (size_t)OW, o, (size_t)P, (size_t)rs, (size_t)OW);
-                if (j->act != TI__ACT_NONE && !j->clamp)
-                    ti__act_block(j->act, j->act_a, j->act_b, NULL, yr, (size_t)(rs * OW), 1,
-                                  (size_t)(rs * OW));
-            }
+            for (size_t q = 0; q < nb; q++)
+                isa->copy(y + (b0 + q) * f->out_sp + oy0 * OW, (size_t)OW,
+                          buf + (int64_t)q * f->slot + f->out_at, (size_t)P, (size_t)rs,
+                          (size_t)OW);
         }
     }
+}
+
+/* The depthwise conv's ti__dw_flat_op: taps with the channel's weights, bias and clamp,
+ * then any other activation (over the columns past the rows' ends too: dropped). */
+TI__PRIVATE void ti__conv_dw_op(void *ctx, size_t plane, float *out, size_t n,
+                                const float *const *x) {
+    const ti__dw_job *j = (const ti__dw_job *)ctx;
+    int64_t K = j->p->k[1];
+    size_t m = plane % (size_t)j->p->m;
+    j->isa->taps(out, n, x, j->w + m * (size_t)(K * K), (int)(K * K),
+                 j->b != NULL ? j->b[m] : 0.0f, j->clamp, j->lo, j->hi);
+    if (j->act != TI__ACT_NONE && !j->clamp)
+        ti__act_block(j->act, j->act_a, j->act_b, NULL, out, n, 1, n);
 }
 
 /* Output planes [begin, end) (n * M of them): by the flat path where a row fits its
@@ -261,10 +292,16 @@ TI__PRIVATE void ti__conv_dw_flat(const ti__dw_job *j, const ti__dw_flat *f, flo
 TI__PRIVATE void ti__conv_dw_planes_wide(const ti__dw_job *j, size_t begin, size_t end);
 TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
     const ti__dw_job *j = (const ti__dw_job *)ctx;
+    const ti__convp *p = j->p;
     float buf[TI__DW_FLAT_FLOATS];
     ti__dw_flat f;
-    if (ti__dw_flat_plan(j->p, &f)) ti__conv_dw_flat(j, &f, buf, begin, end);
-    else ti__conv_dw_planes_wide(j, begin, end);
+    memset(&f, 0, sizeof f);
+    f.K = p->k[1], f.S = p->s[1], f.H = p->in[1], f.W = p->in[2], f.OH = p->out[1];
+    f.OW = p->out[2], f.pt = p->pb[1], f.pl = p->pb[2], f.in_sp = p->in_sp, f.out_sp = p->out_sp;
+    if (ti__dw_flat_plan(&f))
+        ti__dw_flat_run(&f, j->isa, 0.0f, j->x, j->y, buf, begin, end, ti__conv_dw_op, ctx);
+    else
+        ti__conv_dw_planes_wide(j, begin, end);
 }
 
 /* Rows too wide for the flat path's buffer (about 1200 outputs at 3x3 / 1, 380 at 5x5 / 2):
@@ -337,9 +374,7 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
     }
     const ti__dw_isa *isa = ti__dw_pick_isa();
     j.row = isa->row[p->k[1] == 5][p->s[1] == 2];
-    j.taps = isa->taps;
-    j.copy = isa->copy;
-    j.split = isa->split;
+    j.isa = isa;
     size_t planes = (size_t)(p->n * p->m), work = p->out_sp * p->kprod;
     ti__parallel_for(k->tp, planes, work > 65536 ? 1 : 65536 / (work + 1) + 1, ti__conv_dw_planes,
                      &j);

@@ -171,6 +171,74 @@ TI__PRIVATE void ti__pool_taps(const ti__poolp *p, int j, int64_t o, int64_t *lo
     *hi_pad = TI__MIN(c, p->k[j]);
 }
 
+/* One MaxPool output of a 2-D float32 plane x by the scalar rule: the first tap inside
+ * the input, then only larger ones (NaN never replaces); 0 for a window in padding only. */
+TI__PRIVATE float ti__pool_max_one(const ti__poolp *p, const float *x, int64_t oh, int64_t ow) {
+    int64_t hlo, hhi, hpad, wlo, whi, wpad;
+    ti__pool_taps(p, 1, oh, &hlo, &hhi, &hpad);
+    ti__pool_taps(p, 2, ow, &wlo, &whi, &wpad);
+    if (hlo >= hhi || wlo >= whi) return 0.0f;
+    int64_t ih0 = oh * p->s[1] - p->pb[1], iw0 = ow * p->s[2] - p->pb[2], W = p->in[2];
+    float m = x[(ih0 + hlo) * W + iw0 + wlo];
+    for (int64_t kh = hlo; kh < hhi; kh++) {
+        const float *row = x + (ih0 + kh) * W + iw0;
+        for (int64_t kw = wlo; kw < whi; kw++) m = row[kw] > m ? row[kw] : m;
+    }
+    return m;
+}
+
+typedef struct ti__maxpool_flat_job {
+    const ti__dw_isa *isa;
+    int taps;
+} ti__maxpool_flat_job;
+
+TI__PRIVATE void ti__maxpool_flat_op(void *ctx, size_t plane, float *out, size_t n,
+                                     const float *const *x) {
+    const ti__maxpool_flat_job *j = (const ti__maxpool_flat_job *)ctx;
+    (void)plane;
+    j->isa->max(out, n, x, j->taps);
+}
+
+/* 2-D max pooling, square kernel up to 5 x 5, equal strides 1 or 2, no dilation, by the
+ * depthwise conv's flat path (cpu/conv_fast.c) with -inf as the padding: the windows
+ * whose first tap is inside the input give the scalar rule's bits (padding never
+ * replaces: -inf > m is never true, nor for m NaN); the others (top rows and left columns
+ * over the padding, and any window starting past the input) are then done one by one.
+ * Returns 0, having done nothing, when the geometry or the buffer does not allow it. */
+TI__PRIVATE int ti__maxpool_flat(const ti__pool_job *j, size_t begin, size_t end) {
+    const ti__poolp *p = j->p;
+    if (j->kind != TI__POOL_MAX || p->k[1] != p->k[2] || p->s[1] != p->s[2]) return 0;
+    ti__dw_flat f;
+    memset(&f, 0, sizeof f);
+    f.K = p->k[1], f.S = p->s[1], f.H = p->in[1], f.W = p->in[2], f.OH = p->out[1];
+    f.OW = p->out[2], f.pt = p->pb[1], f.pl = p->pb[2], f.in_sp = p->in_sp, f.out_sp = p->out_sp;
+    if (!ti__dw_flat_plan(&f)) return 0;
+    float buf[TI__DW_FLAT_FLOATS];
+    ti__maxpool_flat_job mj;
+    mj.isa = ti__dw_pick_isa();
+    mj.taps = (int)(f.K * f.K);
+    const float *x = (const float *)j->x->data;
+    float *y = (float *)j->y->data;
+    ti__dw_flat_run(&f, mj.isa, -INFINITY, x, y, buf, begin, end, ti__maxpool_flat_op, &mj);
+    /* columns [0, c_lo) start left of the input, [c_hi, OW) right of it */
+    int64_t c_lo = TI__MIN(f.OW, (f.pl + f.S - 1) / f.S);
+    int64_t c_hi = TI__MIN(f.OW, TI__MAX(c_lo, (f.W + f.pl + f.S - 1) / f.S));
+    for (size_t pln = begin; pln < end; pln++) {
+        const float *xp = x + pln * p->in_sp;
+        float *yp = y + pln * p->out_sp;
+        for (int64_t oh = 0; oh < f.OH; oh++) {
+            int64_t ih = oh * f.S - f.pt;
+            int whole = ih < 0 || ih >= f.H; /* the row starts above or below the input */
+            for (int64_t ow = 0; ow < f.OW; ow++) {
+                if (!whole && ow == c_lo) ow = c_hi;
+                if (ow >= f.OW) break;
+                yp[oh * f.OW + ow] = ti__pool_max_one(p, xp, oh, ow);
+            }
+        }
+    }
+    return 1;
+}
+
 /* Output columns whose tap ranges ti__pool_planes_f32 keeps on the stack (6 KiB). */
 #define TI__POOL_COLS 512
 
@@ -260,7 +328,7 @@ TI__PRIVATE void ti__pool_planes(void *ctx, size_t begin, size_t end) {
     const ti__poolp *p = j->p;
     if (j->x->dtype == TI_DTYPE_F32 && j->y->dtype == TI_DTYPE_F32 && j->idx == NULL && j->kind != TI__POOL_LP &&
         p->out[0] == 1 && p->in[0] == 1 && p->k[0] == 1 && p->pb[0] == 0 && p->d[1] == 1 && p->d[2] == 1) {
-        ti__pool_planes_f32(j, begin, end);
+        if (!ti__maxpool_flat(j, begin, end)) ti__pool_planes_f32(j, begin, end);
         return;
     }
     const float *xf = j->x->dtype == TI_DTYPE_F32 ? (const float *)j->x->data : NULL;

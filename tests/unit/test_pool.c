@@ -2,8 +2,9 @@
  * and AVX-512, each ISA forced) against a plain loop of MaxPool's rule (the first tap, then
  * a value only when greater): bit for bit, on random rows with NaN, +-0 and infinities, for
  * strides 1 and 2, kernel widths 1 to 7, 1 to 4 rows and lengths around the vector widths;
- * nothing written past the segment. (MaxPool through sessions, padding and ceil mode
- * included, is covered by the ONNX node suite in the conformance job.) */
+ * nothing written past the segment. Then whole planes (the flat path of cpu/pool.c) the
+ * same way. (MaxPool through sessions, padding and ceil mode included, is covered by the
+ * ONNX node suite in the conformance job.) */
 #define TINYINFER_IMPLEMENTATION
 #include "tinyinfer.h"
 #include "ti_test.h"
@@ -66,7 +67,92 @@ TI_TEST(row_kernels_match_the_rule) {
     printf("  ISAs run: %d, %d cases\n", ran, cases);
 }
 
+/* Whole 2-D MaxPool planes through ti__pool_planes (the flat path of cpu/pool.c where the
+ * geometry allows it, the row path where not) against the rule, bit for bit: random planes
+ * with NaN, +-0 and infinities, square kernels 1 to 6, strides 1 and 2, pads up to K - 1 on
+ * each side, a ceil-mode extra row and column at times, maps up to 150 rows (strips) and
+ * a few too wide for the flat buffer; nothing written past the planes. */
+TI_TEST(maxpool_planes_match_the_rule) {
+    static const int isas[] = {TI__ISA_SCALAR, TI__ISA_AVX2, TI__ISA_AVX512};
+    int ran = 0, cases = 0;
+    for (int ii = 0; ii < 3; ii++) {
+        if (ti__cpu_force_isa(isas[ii]) != isas[ii]) continue;
+        ran++;
+        for (int it = 0; it < 120; it++) {
+            ti__poolp p;
+            memset(&p, 0, sizeof p);
+            int64_t K = 1 + (int64_t)(urand() % 6), S = 1 + (int64_t)(urand() % 2);
+            int64_t H = 1 + (int64_t)(urand() % (it % 10 == 0 ? 150 : 40));
+            int64_t W = it % 40 == 1 ? 1300 + (int64_t)(urand() % 200) : 1 + (int64_t)(urand() % 60);
+            int64_t pt = (int64_t)(urand() % (unsigned)K), pl = (int64_t)(urand() % (unsigned)K);
+            int64_t pb = (int64_t)(urand() % (unsigned)K), pr = (int64_t)(urand() % (unsigned)K);
+            if (H + pt + pb < K) pb = K - H - pt;
+            if (W + pl + pr < K) pr = K - W - pl;
+            int64_t OH = (H + pt + pb - K) / S + 1 + (urand() % 4 == 0);
+            int64_t OW = (W + pl + pr - K) / S + 1 + (urand() % 4 == 0);
+            p.nd = 2;
+            p.nc = 1 + (int64_t)(urand() % 3);
+            p.in[0] = p.k[0] = p.s[0] = p.d[0] = p.out[0] = 1;
+            p.in[1] = H, p.in[2] = W, p.k[1] = p.k[2] = K, p.s[1] = p.s[2] = S;
+            p.d[1] = p.d[2] = 1, p.pb[1] = pt, p.pb[2] = pl, p.pe[1] = pb, p.pe[2] = pr;
+            p.out[1] = OH, p.out[2] = OW;
+            p.in_sp = (size_t)(H * W), p.out_sp = (size_t)(OH * OW);
+            size_t nx = (size_t)p.nc * p.in_sp, ny = (size_t)p.nc * p.out_sp;
+            float *x = (float *)malloc(nx * sizeof(float));
+            float *y = (float *)malloc((ny + 16) * sizeof(float));
+            float *ref = (float *)malloc(ny * sizeof(float));
+            if (!x || !y || !ref) {
+                TI_CHECK(!"out of memory");
+                free(x), free(y), free(ref);
+                break;
+            }
+            for (size_t i = 0; i < nx; i++) x[i] = frand();
+            for (size_t i = 0; i < ny + 16; i++) y[i] = 1234.5f;
+            for (int64_t c = 0; c < p.nc; c++)
+                for (int64_t oh = 0; oh < OH; oh++)
+                    for (int64_t ow = 0; ow < OW; ow++) {
+                        float m = 0.0f;
+                        int first = 1;
+                        for (int64_t kh = 0; kh < K; kh++)
+                            for (int64_t kw = 0; kw < K; kw++) {
+                                int64_t ih = oh * S - pt + kh, iw = ow * S - pl + kw;
+                                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                                float v = x[(size_t)c * p.in_sp + (size_t)(ih * W + iw)];
+                                if (first || v > m) m = v;
+                                first = 0;
+                            }
+                        ref[(size_t)c * p.out_sp + (size_t)(oh * OW + ow)] = m;
+                    }
+            ti_tensor tx, ty;
+            memset(&tx, 0, sizeof tx);
+            memset(&ty, 0, sizeof ty);
+            tx.dtype = ty.dtype = TI_DTYPE_F32;
+            tx.data = x, ty.data = y;
+            ti__pool_job j;
+            memset(&j, 0, sizeof j);
+            j.p = &p, j.kind = TI__POOL_MAX, j.x = &tx, j.y = &ty;
+            ti__pool_planes(&j, 0, (size_t)p.nc);
+            int bad = 0;
+            for (size_t i = 0; i < ny; i++)
+                if (memcmp(&y[i], &ref[i], sizeof(float)) != 0 && bad++ == 0)
+                    printf("  %s K=%lld S=%lld %lldx%lld pads %lld,%lld,%lld,%lld out %lldx%lld: "
+                           "y[%zu] = %g, expected %g\n",
+                           ti__cpu_isa_name(isas[ii]), (long long)K, (long long)S, (long long)H,
+                           (long long)W, (long long)pt, (long long)pl, (long long)pb,
+                           (long long)pr, (long long)OH, (long long)OW, i, y[i], ref[i]);
+            for (size_t i = ny; i < ny + 16; i++) bad += y[i] != 1234.5f;
+            TI_CHECK_EQ_INT(bad, 0);
+            cases++;
+            free(x), free(y), free(ref);
+        }
+    }
+    ti__cpu_force_isa(-1);
+    TI_CHECK(ran >= 1 && cases == ran * 120);
+    printf("  ISAs run: %d, %d planes cases\n", ran, cases);
+}
+
 int main(void) {
     TI_RUN(row_kernels_match_the_rule);
+    TI_RUN(maxpool_planes_match_the_rule);
     return ti_test_summary();
 }

@@ -205,11 +205,37 @@ static __attribute__((noinline, unused)) void ti__dwn_split(float *const *d, siz
     }
 }
 
+/* The flat max pooling kernel (ti__dw_max_fn): a lane takes v only when v > m, the scalar
+ * rule (FMAX would let NaN through); four vectors at a time, then one. */
+static __attribute__((noinline, unused)) void ti__dwn_max(float *y, size_t n,
+                                                          const float *const *x, int taps) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        float32x4_t a[4];
+        for (int v = 0; v < 4; v++) a[v] = vld1q_f32(x[0] + i + 4 * (size_t)v);
+        for (int t = 1; t < taps; t++)
+            for (int v = 0; v < 4; v++) {
+                float32x4_t b = vld1q_f32(x[t] + i + 4 * (size_t)v);
+                a[v] = vbslq_f32(vcgtq_f32(b, a[v]), b, a[v]);
+            }
+        for (int v = 0; v < 4; v++) vst1q_f32(y + i + 4 * (size_t)v, a[v]);
+    }
+    for (; i < n; i += 4) {
+        float32x4_t a = vld1q_f32(x[0] + i);
+        for (int t = 1; t < taps; t++) {
+            float32x4_t b = vld1q_f32(x[t] + i);
+            a = vbslq_f32(vcgtq_f32(b, a), b, a);
+        }
+        vst1q_f32(y + i, a);
+    }
+}
+
 TI__PRIVATE const ti__dw_isa *ti__dw_neon_isa(void) {
     static const ti__dw_isa isa = {TI__ISA_NEON,
                                    {{ti__dwn_k3s1, ti__dwn_k3s2}, {ti__dwn_k5s1, ti__dwn_k5s2}},
                                    {ti__mpn_s1, ti__mpn_s2},
-                                   ti__dwn_taps, ti__dwn_copy, ti__dwn_split};
+                                   ti__dwn_taps, ti__dwn_copy, ti__dwn_split,
+                                   ti__dwn_max};
     return &isa;
 }
 #endif /* TI__ARM_NEON */

@@ -178,6 +178,34 @@ ti__dw256_split(float *const *d, size_t ld, const float *s, size_t ls, size_t ro
                             s + r * ls, 0, n);
 }
 
+/* The flat max pooling kernel (ti__dw_max_fn): max_ps(v, m) is v > m ? v : m, the scalar
+ * rule; four vectors at a time, then one. */
+static __attribute__((noinline, unused)) TI__TARGET_AVX2 void
+ti__dw256_max(float *y, size_t n, const float *const *x, int taps) {
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        const float *p = x[0] + i;
+        __m256 a0 = _mm256_loadu_ps(p), a1 = _mm256_loadu_ps(p + 8);
+        __m256 a2 = _mm256_loadu_ps(p + 16), a3 = _mm256_loadu_ps(p + 24);
+        for (int t = 1; t < taps; t++) {
+            p = x[t] + i;
+            a0 = _mm256_max_ps(_mm256_loadu_ps(p), a0);
+            a1 = _mm256_max_ps(_mm256_loadu_ps(p + 8), a1);
+            a2 = _mm256_max_ps(_mm256_loadu_ps(p + 16), a2);
+            a3 = _mm256_max_ps(_mm256_loadu_ps(p + 24), a3);
+        }
+        _mm256_storeu_ps(y + i, a0);
+        _mm256_storeu_ps(y + i + 8, a1);
+        _mm256_storeu_ps(y + i + 16, a2);
+        _mm256_storeu_ps(y + i + 24, a3);
+    }
+    for (; i < n; i += 8) {
+        __m256 a = _mm256_loadu_ps(x[0] + i);
+        for (int t = 1; t < taps; t++) a = _mm256_max_ps(_mm256_loadu_ps(x[t] + i), a);
+        _mm256_storeu_ps(y + i, a);
+    }
+}
+
 /* Max pooling rows (ti__maxpool_row_fn): max_ps(v, m) returns m unless v > m, which is
  * the scalar rule for NaN and signed zeros too. */
 TI__X86_INLINE TI__TARGET_AVX2 void ti__mp256_row(const int S, float *y, size_t n,
@@ -219,7 +247,8 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
                                    {{ti__dw256_k3s1, ti__dw256_k3s2},
                                     {ti__dw256_k5s1, ti__dw256_k5s2}},
                                    {ti__mp256_s1, ti__mp256_s2},
-                                   ti__dw256_taps, ti__dw256_copy, ti__dw256_split};
+                                   ti__dw256_taps, ti__dw256_copy, ti__dw256_split,
+                                   ti__dw256_max};
     return &isa;
 }
 #endif /* TI__X86_SIMD */

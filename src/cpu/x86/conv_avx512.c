@@ -119,6 +119,26 @@ ti__dw512_split(float *const *d, size_t ld, const float *s, size_t ls, size_t ro
     }
 }
 
+/* The flat max pooling kernel (ti__dw_max_fn), as conv_avx2.c's with vectors of 16. */
+static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
+ti__dw512_max(float *y, size_t n, const float *const *x, int taps) {
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m512 a[4];
+        for (int v = 0; v < 4; v++) a[v] = _mm512_loadu_ps(x[0] + i + 16 * v);
+        for (int t = 1; t < taps; t++)
+            for (int v = 0; v < 4; v++)
+                a[v] = _mm512_maskz_max_ps(0xffff, _mm512_loadu_ps(x[t] + i + 16 * v), a[v]);
+        for (int v = 0; v < 4; v++) _mm512_storeu_ps(y + i + 16 * v, a[v]);
+    }
+    for (; i < n; i += 16) {
+        __m512 a = _mm512_loadu_ps(x[0] + i);
+        for (int t = 1; t < taps; t++)
+            a = _mm512_maskz_max_ps(0xffff, _mm512_loadu_ps(x[t] + i), a);
+        _mm512_storeu_ps(y + i, a);
+    }
+}
+
 /* Max pooling rows (ti__maxpool_row_fn): max_ps(v, m) returns m unless v > m, which is
  * the scalar rule for NaN and signed zeros too. */
 TI__X86_INLINE TI__TARGET_AVX512 void ti__mp512_row(const int S, float *y, size_t n,
@@ -162,7 +182,8 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
                                    {{ti__dw512_k3s1, ti__dw512_k3s2},
                                     {ti__dw512_k5s1, ti__dw512_k5s2}},
                                    {ti__mp512_s1, ti__mp512_s2},
-                                   ti__dw512_taps, ti__dw512_copy, ti__dw512_split};
+                                   ti__dw512_taps, ti__dw512_copy, ti__dw512_split,
+                                   ti__dw512_max};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
