@@ -1396,7 +1396,7 @@ typedef struct ti__dw_isa {
     ti__dw_taps_fn taps;
     ti__dw_copy_fn copy;
     ti__dw_split_fn split;
-    ti__dw_max_fn max;
+    ti__dw_max_fn pool_max;
 } ti__dw_isa;
 TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void); /* cpu/conv_fast.c */
 
@@ -5981,9 +5981,10 @@ TI__PRIVATE const ti__op ti__ops_conv[] = {
 
 /* ==== begin src/cpu/conv_fast.c ============================================================= */
 /* Fast float32 Conv paths that conv.c picks (ti__conv_path): a direct depthwise kernel for
- * 3x3 / 5x5, stride 1 / 2 (row kernels in cpu/x86/conv_*.c, cpu/arm/conv_neon.c, or the
- * portable ones here,
- * chosen at run time by ti__cpu_isa()), and Winograd F(4x4, 3x3) for 3x3 stride-1 convs
+ * 3x3 / 5x5, stride 1 / 2 (the flat path below, which cpu/pool.c's MaxPool shares; its
+ * kernels and the row kernels for rows too wide for it in cpu/x86/conv_*.c,
+ * cpu/arm/conv_neon.c, or the portable ones here, chosen at run time by ti__cpu_isa()),
+ * and Winograd F(4x4, 3x3) for 3x3 stride-1 convs
  * with enough channels: weights transformed once at planning (ti__conv_prepack, called by
  * the prepack pass), input and output transforms here, the 36 products through
  * ti__sgemm_ref. Both fuse bias and activation. Relies on conv.c's ti__convp. Must not
@@ -6119,7 +6120,9 @@ typedef struct ti__dw_job {
  * Stride 2: the padded input is split into four phase planes, plane (a, b) holding the
  * padded rows 2r + a and columns 2c + b, each of pitch P; tap (dy, dx) then reads plane
  * (dy & 1, dx & 1) at i + (dy >> 1) * P + (dx >> 1), again shifted unit-stride copies.
- * The buffer is on the stack; maps too wide for even one output row take the row path. */
+ * The buffer is on the stack; maps too wide for even one output row take the row path.
+ * cpu/pool.c's 2-D MaxPool runs the same way with -inf as the padding (ti__dw_flat_run
+ * takes the padding value and the operation). */
 #define TI__DW_FLAT_FLOATS 5120 /* 20 KiB */
 #define TI__DW_FLAT_SLACK 32    /* floats past the input planes: the taps' reach past n */
 
@@ -11246,7 +11249,7 @@ TI__PRIVATE void ti__maxpool_flat_op(void *ctx, size_t plane, float *out, size_t
                                      const float *const *x) {
     const ti__maxpool_flat_job *j = (const ti__maxpool_flat_job *)ctx;
     (void)plane;
-    j->isa->max(out, n, x, j->taps);
+    j->isa->pool_max(out, n, x, j->taps);
 }
 
 /* 2-D max pooling, square kernel up to 5 x 5, equal strides 1 or 2, no dilation, by the
@@ -22646,8 +22649,9 @@ TI__PRIVATE int ti__bin_f32_neon(int op, const float *a, int sa, const float *b,
 /* ==== end src/cpu/arm/binary_neon.c ========================================================= */
 
 /* ==== begin src/cpu/arm/conv_neon.c ========================================================= */
-/* Depthwise convolution and max-pooling row kernels for aarch64 NEON (the ti__dw_isa of
- * cpu/conv_fast.c), and the stride-2 row copy of im2col. 16 outputs of a row at a time (four
+/* Depthwise convolution and max-pooling kernels for aarch64 NEON (the ti__dw_isa of
+ * cpu/conv_fast.c): the flat path's (at the end of this file), the row kernels for rows
+ * too wide for it, and the stride-2 row copy of im2col. Rows: 16 outputs at a time (four
  * vectors, two FMA chains each: eight independent chains), then 4, then one by one. Stride
  * 2 deinterleaves with LD2; nothing outside the row is read: the last vector of a row and
  * the last outputs, where LD2 would read one float past the last tap, load exactly what they
@@ -23710,7 +23714,9 @@ TI__PRIVATE TI__TARGET_AVX2 int ti__bin_f32_avx2(int op, const float *a, int sa,
 /* ==== end src/cpu/x86/binary_x86.c ========================================================== */
 
 /* ==== begin src/cpu/x86/conv_avx2.c ========================================================= */
-/* Depthwise convolution row kernels for AVX2 + FMA: 8 outputs of one row at a time, one FMA
+/* Depthwise convolution kernels for AVX2 + FMA: the flat path's (ti__dw_taps_fn, the row
+ * copies and phase split, the max of MaxPool; cpu/conv_fast.c), then the row kernels for
+ * rows too wide for it: 8 outputs of one row at a time, one FMA
  * per weight tap, input loaded unaligned (stride 1) or as two vectors deinterleaved with a
  * shuffle and a lane permute (stride 2); the last partial vector uses masked loads and
  * stores, so nothing outside the row is read or written. The loops around them are in
@@ -23967,7 +23973,8 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
 /* ==== end src/cpu/x86/conv_avx2.c =========================================================== */
 
 /* ==== begin src/cpu/x86/conv_avx512.c ======================================================= */
-/* Depthwise convolution row kernels for AVX-512F: 16 outputs of one row at a time, one FMA
+/* Depthwise convolution kernels for AVX-512F: the flat path's (as conv_avx2.c's), then the
+ * row kernels for rows too wide for it: 16 outputs of one row at a time, one FMA
  * per weight tap, input loaded unaligned (stride 1) or as two vectors deinterleaved with a
  * two-source permute (stride 2); the last partial vector uses masked loads and stores, so
  * nothing outside the row is read or written. The loops around them (rows, padding at the

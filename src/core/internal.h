@@ -345,7 +345,7 @@ typedef struct ti__dw_isa {
     ti__dw_taps_fn taps;
     ti__dw_copy_fn copy;
     ti__dw_split_fn split;
-    ti__dw_max_fn max;
+    ti__dw_max_fn pool_max;
 } ti__dw_isa;
 TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void); /* cpu/conv_fast.c */
 

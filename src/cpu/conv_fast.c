@@ -1,7 +1,8 @@
 /* Fast float32 Conv paths that conv.c picks (ti__conv_path): a direct depthwise kernel for
- * 3x3 / 5x5, stride 1 / 2 (row kernels in cpu/x86/conv_*.c, cpu/arm/conv_neon.c, or the
- * portable ones here,
- * chosen at run time by ti__cpu_isa()), and Winograd F(4x4, 3x3) for 3x3 stride-1 convs
+ * 3x3 / 5x5, stride 1 / 2 (the flat path below, which cpu/pool.c's MaxPool shares; its
+ * kernels and the row kernels for rows too wide for it in cpu/x86/conv_*.c,
+ * cpu/arm/conv_neon.c, or the portable ones here, chosen at run time by ti__cpu_isa()),
+ * and Winograd F(4x4, 3x3) for 3x3 stride-1 convs
  * with enough channels: weights transformed once at planning (ti__conv_prepack, called by
  * the prepack pass), input and output transforms here, the 36 products through
  * ti__sgemm_ref. Both fuse bias and activation. Relies on conv.c's ti__convp. Must not
@@ -137,7 +138,9 @@ typedef struct ti__dw_job {
  * Stride 2: the padded input is split into four phase planes, plane (a, b) holding the
  * padded rows 2r + a and columns 2c + b, each of pitch P; tap (dy, dx) then reads plane
  * (dy & 1, dx & 1) at i + (dy >> 1) * P + (dx >> 1), again shifted unit-stride copies.
- * The buffer is on the stack; maps too wide for even one output row take the row path. */
+ * The buffer is on the stack; maps too wide for even one output row take the row path.
+ * cpu/pool.c's 2-D MaxPool runs the same way with -inf as the padding (ti__dw_flat_run
+ * takes the padding value and the operation). */
 #define TI__DW_FLAT_FLOATS 5120 /* 20 KiB */
 #define TI__DW_FLAT_SLACK 32    /* floats past the input planes: the taps' reach past n */
 

@@ -196,7 +196,7 @@ TI__PRIVATE void ti__maxpool_flat_op(void *ctx, size_t plane, float *out, size_t
                                      const float *const *x) {
     const ti__maxpool_flat_job *j = (const ti__maxpool_flat_job *)ctx;
     (void)plane;
-    j->isa->max(out, n, x, j->taps);
+    j->isa->pool_max(out, n, x, j->taps);
 }
 
 /* 2-D max pooling, square kernel up to 5 x 5, equal strides 1 or 2, no dilation, by the

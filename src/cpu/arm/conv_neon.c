@@ -1,5 +1,6 @@
-/* Depthwise convolution and max-pooling row kernels for aarch64 NEON (the ti__dw_isa of
- * cpu/conv_fast.c), and the stride-2 row copy of im2col. 16 outputs of a row at a time (four
+/* Depthwise convolution and max-pooling kernels for aarch64 NEON (the ti__dw_isa of
+ * cpu/conv_fast.c): the flat path's (at the end of this file), the row kernels for rows
+ * too wide for it, and the stride-2 row copy of im2col. Rows: 16 outputs at a time (four
  * vectors, two FMA chains each: eight independent chains), then 4, then one by one. Stride
  * 2 deinterleaves with LD2; nothing outside the row is read: the last vector of a row and
  * the last outputs, where LD2 would read one float past the last tap, load exactly what they

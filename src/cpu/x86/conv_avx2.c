@@ -1,4 +1,6 @@
-/* Depthwise convolution row kernels for AVX2 + FMA: 8 outputs of one row at a time, one FMA
+/* Depthwise convolution kernels for AVX2 + FMA: the flat path's (ti__dw_taps_fn, the row
+ * copies and phase split, the max of MaxPool; cpu/conv_fast.c), then the row kernels for
+ * rows too wide for it: 8 outputs of one row at a time, one FMA
  * per weight tap, input loaded unaligned (stride 1) or as two vectors deinterleaved with a
  * shuffle and a lane permute (stride 2); the last partial vector uses masked loads and
  * stores, so nothing outside the row is read or written. The loops around them are in

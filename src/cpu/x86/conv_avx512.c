@@ -1,4 +1,5 @@
-/* Depthwise convolution row kernels for AVX-512F: 16 outputs of one row at a time, one FMA
+/* Depthwise convolution kernels for AVX-512F: the flat path's (as conv_avx2.c's), then the
+ * row kernels for rows too wide for it: 16 outputs of one row at a time, one FMA
  * per weight tap, input loaded unaligned (stride 1) or as two vectors deinterleaved with a
  * two-source permute (stride 2); the last partial vector uses masked loads and stores, so
  * nothing outside the row is read or written. The loops around them (rows, padding at the
