@@ -323,29 +323,50 @@ j_prog() { # j_prog MODE(opt|asan) SOURCE [ARGS...]: compile one test program an
     fi
 }
 
-j_fuzz_replay() { # j_fuzz_replay PART: the fuzz targets on the seed corpora and the test
-    # models, under sanitizers; PART 0: ONNX and TFLite, 1: RPC and tuning files, none: all
-    local out="$T/asan/fuzz_replay" part=${1:-all}
-    mkdir -p "$T/asan"
-    if [ "$part" != 1 ]; then
-        "$SANCC" "${SAN[@]}" "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/fuzz/fuzz_onnx.c \
-            tests/fuzz/replay_main.c -o "$out" "${LIBS[@]}"
-        ASAN_OPTIONS=$ASAN_OPTS UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-            timeout 900 "$out" tests/fuzz/corpus/onnx tests/data
-        "$SANCC" "${SAN[@]}" "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/fuzz/fuzz_tflite.c \
-            tests/fuzz/replay_main.c -o "$out-tflite" "${LIBS[@]}"
-        ASAN_OPTIONS=$ASAN_OPTS UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-            timeout 900 "$out-tflite" tests/fuzz/corpus/tflite tests/data examples/data
+# The ASan programs that use only the public API link one ASan build of the implementation
+# instead of compiling the header each (one such compile is ~5 CPU-minutes here): they
+# leave out TINYINFER_IMPLEMENTATION when TI_TEST_SHARED_IMPL is defined.
+asan_impl() { # asan_impl OUT [DEFINES...]: the implementation alone, as an ASan object
+    local out=$1
+    shift
+    printf '#define TINYINFER_IMPLEMENTATION\n#include "tinyinfer.h"\n' >"$out.c"
+    "$SANCC" "${SAN[@]}" "${C99[@]}" "${TWARN[@]}" "${INC[@]}" "$@" -c "$out.c" -o "$out.o"
+}
+asan_run() { # asan_run BINARY ARGS...
+    ASAN_OPTIONS=$ASAN_OPTS UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 timeout 900 "$@"
+}
+asan_link() { # asan_link IMPL OUT SOURCES... [DEFINES...]: sources against IMPL.o
+    local impl=$1 out=$2
+    shift 2
+    "$SANCC" "${SAN[@]}" "${C99[@]}" "${TWARN[@]}" "${INC[@]}" -DTI_TEST_SHARED_IMPL "$@" \
+        "$impl.o" -o "$out" "${LIBS[@]}"
+}
+
+j_asan_shared() { # j_asan_shared PART: PART 0: the error, mutation and session tests and the
+    # ONNX and TFLite fuzz targets on their corpora and the test models; PART 1 (TI_NO_OPENCL):
+    # the RPC unit test and the RPC and tuning-file fuzz targets on their corpora
+    local d="$T/asan/shared$1" f
+    mkdir -p "$d"
+    if [ "$1" = 0 ]; then
+        asan_impl "$d/impl"
+        for f in tests/errors/test_errors.c tests/errors/test_mutations.c tests/unit/test_session.c; do
+            say "== $f"
+            asan_link "$d/impl" "$d/$(basename "${f%.c}")" "$f"
+            asan_run "$d/$(basename "${f%.c}")"
+        done
+        asan_link "$d/impl" "$d/fuzz_onnx" tests/fuzz/fuzz_onnx.c tests/fuzz/replay_main.c
+        asan_run "$d/fuzz_onnx" tests/fuzz/corpus/onnx tests/data
+        asan_link "$d/impl" "$d/fuzz_tflite" tests/fuzz/fuzz_tflite.c tests/fuzz/replay_main.c
+        asan_run "$d/fuzz_tflite" tests/fuzz/corpus/tflite tests/data examples/data
+    else
+        asan_impl "$d/impl" -DTI_NO_OPENCL
+        asan_link "$d/impl" "$d/test_rpc_unit" tests/rpc/test_rpc_unit.c # defines TI_NO_OPENCL
+        asan_run "$d/test_rpc_unit"
+        asan_link "$d/impl" "$d/fuzz_rpc" tests/fuzz/fuzz_rpc.c tests/fuzz/replay_main.c # the same
+        asan_run "$d/fuzz_rpc" tests/fuzz/corpus/rpc
+        asan_link "$d/impl" "$d/fuzz_tuning" tests/fuzz/fuzz_tuning.c tests/fuzz/replay_main.c -DTI_NO_OPENCL
+        asan_run "$d/fuzz_tuning" tests/fuzz/corpus/tuning
     fi
-    [ "$part" != 0 ] || return 0
-    "$SANCC" "${SAN[@]}" "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/fuzz/fuzz_rpc.c \
-        tests/fuzz/replay_main.c -o "$out-rpc" "${LIBS[@]}"
-    ASAN_OPTIONS=$ASAN_OPTS UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-        timeout 900 "$out-rpc" tests/fuzz/corpus/rpc
-    "$SANCC" "${SAN[@]}" "${C99[@]}" "${TWARN[@]}" "${INC[@]}" -DTI_NO_OPENCL tests/fuzz/fuzz_tuning.c \
-        tests/fuzz/replay_main.c -o "$out-tuning" "${LIBS[@]}"
-    ASAN_OPTIONS=$ASAN_OPTS UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-        timeout 900 "$out-tuning" tests/fuzz/corpus/tuning
 }
 
 # ---- tinyinfer-rpc (tools/rpc/ti_rpc.h, tests/rpc) ----
@@ -401,14 +422,6 @@ j_rpc_werror() { # the tool compiles with -Werror under clang too (j_rpc builds 
     [ "$HAVE_CLANG" = 1 ] || { skip "tinyinfer-rpc with clang: no clang"; return 0; }
     mkdir -p "$T/rpc"
     clang -O1 "${C99[@]}" "${WARN[@]}" "${INC[@]}" -c tools/tinyinfer-rpc.c -o "$T/rpc/tinyinfer-rpc.clang.o"
-}
-
-j_rpc_asan() { # the unit test under ASan + UBSan
-    mkdir -p "$T/asan"
-    "$SANCC" "${SAN[@]}" "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/rpc/test_rpc_unit.c \
-        -o "$T/asan/test_rpc_unit" "${LIBS[@]}"
-    ASAN_OPTIONS=$ASAN_OPTS UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-        timeout 900 "$T/asan/test_rpc_unit"
 }
 
 j_rpc_cl() { # a run with --backend opencl through the server (SKIP without a device)
@@ -1070,23 +1083,23 @@ start_asan_jobs() {
         echo 0 >"$T/jobs/$((${#JOB_NAMES[@]} - 1)).rc"
         return 0
     fi
-    # Each ASan compile of the header is ~4 minutes of this 2-core machine's CPU, so the
-    # ASan set is the hostile-input tests (errors/: loaders, mutations), sessions, tensors
-    # and the convolution kernels (row ends); the other unit tests run at -O2 only (and
-    # the NEON ones under ASan in qemu). `./build.sh asan` runs them all.
-    local f list=(tests/errors/*.c tests/unit/test_session.c tests/unit/test_tensor.c tests/unit/test_conv.c)
-    [ "${ASAN_FULL:-0}" = 1 ] && list=(tests/unit/*.c tests/errors/*.c)
+    # Each ASan compile of the header is ~5 minutes of this 2-core machine's CPU, so the
+    # ASan set is the hostile-input tests (errors/: loaders, mutations; the fuzz corpora),
+    # sessions, tensors and the convolution kernels (row ends); the other unit tests run at
+    # -O2 only (and the NEON ones under ASan in qemu). `./build.sh asan` runs them all.
+    job "asan: errors, mutations, sessions; fuzz replay of ONNX and TFLite (one ASan build)" j_asan_shared 0
+    job "asan: RPC unit test; fuzz replay of RPC and tuning files (one ASan build)" j_asan_shared 1
+    # test_errors, test_mutations and test_session run in j_asan_shared 0, beside the fuzz
+    # replays, against one ASan build of the implementation
+    local f list=(tests/errors/test_tflite_*.c tests/unit/test_tensor.c tests/unit/test_conv.c)
+    [ "${ASAN_FULL:-0}" = 1 ] && list=(tests/unit/*.c tests/errors/test_tflite_*.c)
     for f in "${list[@]}"; do
+        case "$f" in tests/unit/test_session.c) continue ;; esac
         if [ -f "$f" ]; then job "asan: $f" j_prog asan "$f"; fi
     done
-    if [ -f tests/fuzz/fuzz_onnx.c ]; then
-        job "asan: fuzz replay, ONNX and TFLite targets (corpora + test models)" j_fuzz_replay 0
-        job "asan: fuzz replay, RPC and tuning-file targets (corpora)" j_fuzz_replay 1
-    fi
     # the QDQ models under ASan (274 s here) with ./build.sh asan; they run at -O2 in j_qdq
     if [ "${ASAN_FULL:-0}" = 1 ]; then job "asan: QDQ models (tests/models/test_qdq.c)" j_qdq_asan; fi
     job "asan: OpenCL loader (the backend too under ./build.sh asan)" j_cl asan
-    job "asan: tests/rpc/test_rpc_unit.c" j_rpc_asan
 }
 
 finish() { # the one final line, and the exit code

@@ -6,7 +6,9 @@
  * The files are built here with a small protobuf writer, so no python runs at test time.
  * Run from the repository root (it reads tests/data/ and writes under build/). */
 #define _POSIX_C_SOURCE 200809L
+#ifndef TI_TEST_SHARED_IMPL /* build.sh links one ASan build of the implementation */
 #define TINYINFER_IMPLEMENTATION
+#endif
 #include "tinyinfer.h"
 #include "ti_test.h"
 

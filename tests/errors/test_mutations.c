@@ -6,7 +6,9 @@
  * allocator must get every byte back. Built under ASan+UBSan by ./build.sh test.
  * Usage: test_mutations [--cases N] [--seed S] [MODEL.onnx...]
  * (default: tests/data/conv2d_padding.onnx tests/data/operator_params.onnx, 10,000 cases) */
+#ifndef TI_TEST_SHARED_IMPL /* build.sh links one ASan build of the implementation */
 #define TINYINFER_IMPLEMENTATION
+#endif
 #include "tinyinfer.h"
 #include "ti_test.h"
 

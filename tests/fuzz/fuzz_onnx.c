@@ -7,7 +7,9 @@
  * message, or a message not starting with the model name) or memory is not returned.
  * The work is fuzz_model.h's (shared with fuzz_tflite.c).
  * Build: ./build.sh fuzz (libFuzzer), or with tests/fuzz/replay_main.c to replay files. */
+#ifndef TI_TEST_SHARED_IMPL /* build.sh links one ASan build of the implementation */
 #define TINYINFER_IMPLEMENTATION
+#endif
 #include "tinyinfer.h"
 #include "ti_test.h"
 #include "fuzz_model.h"

@@ -10,7 +10,9 @@
  * ./build.sh (j_fuzz_replay) with tests/fuzz/replay_main.c. */
 #define _POSIX_C_SOURCE 200809L
 #define TI_NO_OPENCL
+#ifndef TI_TEST_SHARED_IMPL /* build.sh links one ASan build of the implementation */
 #define TINYINFER_IMPLEMENTATION
+#endif
 #include "tinyinfer.h"
 #define TI_RPC_IMPLEMENTATION
 #include "tools/rpc/ti_rpc.h"

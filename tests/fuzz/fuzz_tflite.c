@@ -10,7 +10,9 @@
  * Build: clang -fsanitize=fuzzer,address,undefined -I. -Itests/harness
  * tests/fuzz/fuzz_tflite.c, or with tests/fuzz/replay_main.c to replay files (corpus:
  * tests/fuzz/corpus/tflite). */
+#ifndef TI_TEST_SHARED_IMPL /* build.sh links one ASan build of the implementation */
 #define TINYINFER_IMPLEMENTATION
+#endif
 #include "tinyinfer.h"
 #include "ti_test.h"
 #include "fuzz_model.h"

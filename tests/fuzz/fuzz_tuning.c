@@ -4,7 +4,9 @@
  * run. The target aborts (a finding) on a malformed error (no code, a message without the
  * source and a reason) or on memory not returned.
  * Build: with libFuzzer (./build.sh test's short run) or tests/fuzz/replay_main.c. */
+#ifndef TI_TEST_SHARED_IMPL /* build.sh links one ASan build of the implementation */
 #define TINYINFER_IMPLEMENTATION
+#endif
 #include "tinyinfer.h"
 #include "ti_test.h"
 

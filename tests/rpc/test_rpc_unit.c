@@ -10,7 +10,9 @@
  * process-wide allocations (freed by no one, and from an unloaded module by exit) would fail
  * LeakSanitizer; OpenCL through the server is test_rpc.sh opencl */
 #define TI_NO_OPENCL
+#ifndef TI_TEST_SHARED_IMPL /* build.sh links one ASan build of the implementation */
 #define TINYINFER_IMPLEMENTATION
+#endif
 #include "tinyinfer.h"
 #define TI_RPC_IMPLEMENTATION
 #include "tools/rpc/ti_rpc.h"

@@ -4,7 +4,9 @@
  * allocation failures at every point fail cleanly, errors name node and reason, and the
  * profile times every node. */
 #include <unistd.h> /* getpid: a trace file name of its own */
+#ifndef TI_TEST_SHARED_IMPL /* build.sh links one ASan build of the implementation */
 #define TINYINFER_IMPLEMENTATION
+#endif
 #include "tinyinfer.h"
 #include "onnx_build.h"
 #include "ti_test.h"
