@@ -1466,6 +1466,15 @@ TI__PRIVATE size_t ti__qrq32_avx2(const int32_t *x, const int32_t *mult, const i
  * xo) modulo 2^32 for c < n, x and w both uint8 (u8) or both int8 */
 TI__PRIVATE void ti__dwq_tap_avx2(int u8, uint32_t *acc, const void *x, const void *w, size_t n,
                                   int32_t xo, int32_t wo);
+/* TI__QRQ_32 of rows of sums to bytes (ti__qg8_rows8_vnni's contract; colc and row may be
+ * NULL) and the depthwise taps of one output pixel (ti__dwq_pixel_avx512's), for AVX2 */
+TI__PRIVATE int ti__qrq_rows_avx2(size_t nr, const uint32_t *dot, size_t ldd, const int32_t *colc,
+                                  const int32_t *bos, const int32_t *row, size_t n,
+                                  const int32_t *mult, const int32_t *shift, int32_t yo,
+                                  int32_t lo, int32_t hi, uint8_t *out, size_t ldo);
+TI__PRIVATE void ti__dwq_pixel_avx2(int u8, uint32_t *acc, const void *x, const void *w,
+                                    const size_t *xoff, const size_t *woff, size_t nt, size_t n,
+                                    int32_t xo, int32_t wo);
 #endif
 #ifdef TI__ARM_NEON
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_neon_isa(void); /* cpu/arm/gemm_neon.c */
@@ -2622,6 +2631,16 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
 #elif defined(TI__ARM_NEON)
     if (ti__cpu_isa() >= TI__ISA_NEON) micro = ti__qg_micro_neon;
 #endif
+    /* TFLite's common case (int32 requantization to bytes, int32 bias or none) in SIMD for
+     * the block's rows together; anything else row by row */
+    const ti__qrq *rq = g->rq;
+    int rows_simd = 0;
+#if defined(TI__X86_SIMD)
+    rows_simd = ti__cpu_isa() >= TI__ISA_AVX2 && rq->mode == TI__QRQ_32 && rq->lo <= rq->hi &&
+            (g->bias == NULL || g->bias->dtype == TI_DTYPE_I32) && g->y_cs == 1 &&
+            (g->ydt == TI_DTYPE_U8 || g->ydt == TI_DTYPE_I8);
+#endif
+    (void)rows_simd, (void)rq;
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__QG_MR, np = TI__MIN((size_t)TI__QG_MR, g->rows - p0);
         for (size_t oc0 = 0; oc0 < oc; oc0 += TI__QG_OCC) {
@@ -2642,6 +2661,14 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
                     micro(k1 - k0, a, g->bp + ((oc0 / TI__QG_NR + b) * kd + k0) * TI__QG_NR,
                           acc + b * TI__QG_NR, TI__QG_OCC);
             }
+#if defined(TI__X86_SIMD)
+            if (rows_simd && ti__qrq_rows_avx2(np, acc, TI__QG_OCC,
+                                           g->bias != NULL ? (const int32_t *)g->bias->data + g->c0 + oc0 : NULL,
+                                           NULL, NULL, occ, rq->mult + g->c0 + oc0,
+                                           rq->shift + g->c0 + oc0, rq->yo, rq->lo, rq->hi,
+                                           (uint8_t *)g->y + g->y0 + p0 * g->y_rs + oc0, g->y_rs))
+                continue;
+#endif
             for (size_t r = 0; r < np; r++) {
                 size_t yo = g->y0 + (p0 + r) * g->y_rs + oc0 * g->y_cs;
                 if (ti__qrq_n_u32(g->rq, g->bias, acc + r * TI__QG_OCC, g->c0 + oc0, occ, g->y,
@@ -15809,26 +15836,53 @@ TI__PRIVATE void ti__tfc_dw_f32_range(void *ctx, size_t begin, size_t end) {
     }
 }
 
-#ifdef TI__X86_VNNI
-/* Taps of one output pixel the AVX-512 depthwise path takes at most (3x3 and 5x5 fit). */
+#ifdef TI__X86_SIMD
+/* Taps of one output pixel the SIMD depthwise path takes at most (3x3 and 5x5 fit). */
 #define TI__TFC_DW_TAPS 64
 /* Output pixels requantized together by it. */
 #define TI__TFC_DW_PIX 8
 
-/* Whether the AVX-512 depthwise path applies: channel multiplier 1, 8-bit input and
- * output, TFLite's int32 requantization, int32 bias or none, taps that fit. */
+/* The SIMD depthwise path's kernels under the ISA in effect: one pixel's taps summed in
+ * registers, and a block of pixels' sums requantized to bytes (ti__qg8_rows8_vnni's
+ * contract). Returns 0 below AVX2. */
+typedef void (*ti__tfc_dwpix_fn)(int u8, uint32_t *acc, const void *x, const void *w,
+                                 const size_t *xoff, const size_t *woff, size_t nt, size_t n,
+                                 int32_t xo, int32_t wo);
+typedef int (*ti__tfc_rows_fn)(size_t nr, const uint32_t *dot, size_t ldd, const int32_t *colc,
+                               const int32_t *bos, const int32_t *row, size_t n,
+                               const int32_t *mult, const int32_t *shift, int32_t yo, int32_t lo,
+                               int32_t hi, uint8_t *out, size_t ldo);
+TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end);
+TI__PRIVATE int ti__tfc_dw_simd(ti__tfc_dwpix_fn *pixel, ti__tfc_rows_fn *rows) {
+#ifdef TI__X86_VNNI
+    if (ti__cpu_isa() >= TI__ISA_AVX512VNNI) {
+        *pixel = ti__dwq_pixel_avx512;
+        *rows = ti__qg8_rows8_vnni;
+        return 1;
+    }
+#endif
+    if (ti__cpu_isa() < TI__ISA_AVX2) return 0;
+    *pixel = ti__dwq_pixel_avx2;
+    *rows = ti__qrq_rows_avx2;
+    return 1;
+}
+
+/* Whether the SIMD depthwise path applies: channel multiplier 1, 8-bit input and output,
+ * TFLite's int32 requantization, int32 bias or none, taps that fit, AVX2 or better. */
 TI__PRIVATE int ti__tfc_dw_q8_ok(const ti__tfc_job *j) {
     const ti__qrq *r = &j->rq;
+    ti__tfc_dwpix_fn pixel;
+    ti__tfc_rows_fn rows;
     return j->g->mult == 1 && j->kind != TI__TFC_I16 && r->mode == TI__QRQ_32 && r->lo <= r->hi &&
            (j->ydt == TI_DTYPE_U8 || j->ydt == TI_DTYPE_I8) &&
            (j->b == NULL || j->b->dtype == TI_DTYPE_I32) &&
-           j->g->kh * j->g->kw <= TI__TFC_DW_TAPS && ti__cpu_isa() >= TI__ISA_AVX512VNNI;
+           j->g->kh * j->g->kw <= TI__TFC_DW_TAPS && ti__tfc_dw_simd(&pixel, &rows);
 }
 
-/* The AVX-512 depthwise path on pixels [begin, end): TI__TFC_DW_PIX pixels at a time, each
- * pixel's taps summed in registers (ti__dwq_pixel_avx512), then the block's uint32 sums
- * plus bias requantized and stored as bytes together (ti__qg8_rows8_vnni); the same sums
- * modulo 2^32 and the same requantization as the scalar loop. */
+/* The SIMD depthwise path on pixels [begin, end): TI__TFC_DW_PIX pixels at a time, each
+ * pixel's taps summed in registers, then the block's uint32 sums plus bias requantized and
+ * stored as bytes together; the same sums modulo 2^32 and the same requantization as the
+ * scalar loop. */
 TI__PRIVATE void ti__tfc_dw_q8_range(void *ctx, size_t begin, size_t end) {
     static const int32_t zeros[TI__TFC_DW_CHUNK] = {0};
     const ti__tfc_job *j = (const ti__tfc_job *)ctx;
@@ -15840,6 +15894,12 @@ TI__PRIVATE void ti__tfc_dw_q8_range(void *ctx, size_t begin, size_t end) {
     uint32_t a32[TI__TFC_DW_PIX * TI__TFC_DW_CHUNK];
     const int32_t zrow[TI__TFC_DW_PIX] = {0};
     const uint8_t *x = (const uint8_t *)j->x, *w = (const uint8_t *)j->w; /* 1-byte elements */
+    ti__tfc_dwpix_fn pixel = NULL;
+    ti__tfc_rows_fn rows = NULL;
+    if (!ti__tfc_dw_simd(&pixel, &rows)) { /* the ISA was lowered since the run looked (tests) */
+        ti__tfc_dw_q_range(ctx, begin, end);
+        return;
+    }
     for (size_t p0 = begin; p0 < end; p0 += TI__TFC_DW_PIX) {
         size_t np = TI__MIN((size_t)TI__TFC_DW_PIX, end - p0);
         for (size_t r = 0; r < np; r++) {
@@ -15858,12 +15918,11 @@ TI__PRIVATE void ti__tfc_dw_q8_range(void *ctx, size_t begin, size_t end) {
         for (size_t c0 = 0; c0 < oc; c0 += TI__TFC_DW_CHUNK) {
             size_t cn = TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0);
             for (size_t r = 0; r < np; r++)
-                ti__dwq_pixel_avx512(j->kind == TI__TFC_U8, a32 + r * TI__TFC_DW_CHUNK, x + c0, w + c0,
-                                     xoff[r], woff[r], nt[r], cn, j->xo, j->wo);
+                pixel(j->kind == TI__TFC_U8, a32 + r * TI__TFC_DW_CHUNK, x + c0, w + c0, xoff[r], woff[r],
+                      nt[r], cn, j->xo, j->wo);
             const int32_t *bias = j->b != NULL ? (const int32_t *)j->b->data + c0 : zeros;
-            if (ti__qg8_rows8_vnni(np, a32, TI__TFC_DW_CHUNK, bias, NULL, zrow, cn, rq->mult + c0,
-                                   rq->shift + c0, rq->yo, rq->lo, rq->hi,
-                                   (uint8_t *)j->y + p0 * oc + c0, oc))
+            if (rows(np, a32, TI__TFC_DW_CHUNK, bias, NULL, zrow, cn, rq->mult + c0,
+                     rq->shift + c0, rq->yo, rq->lo, rq->hi, (uint8_t *)j->y + p0 * oc + c0, oc))
                 continue;
             for (size_t r = 0; r < np; r++) /* a shift outside [-31, 31]: one at a time */
                 for (size_t i = 0; i < cn; i++)
@@ -15965,7 +16024,7 @@ TI__PRIVATE ti_status ti__tfc_dwconv_run(ti__kctx *k) {
     j.g = &g;
     size_t pixels = (size_t)(g.n * g.oh * g.ow), work = (size_t)(g.oc * g.kh * g.kw);
     ti__range_fn fn = j.kind == TI__TFC_F32 ? ti__tfc_dw_f32_range : ti__tfc_dw_q_range;
-#ifdef TI__X86_VNNI
+#ifdef TI__X86_SIMD
     if (j.kind != TI__TFC_F32 && ti__tfc_dw_q8_ok(&j)) fn = ti__tfc_dw_q8_range;
 #endif
     ti__parallel_for(k->tp, pixels, ti__tfc_grain(work), fn, &j);
@@ -24780,6 +24839,141 @@ TI__PRIVATE TI__TARGET_AVX2 size_t ti__qrq32_avx2(const int32_t *x, const int32_
         _mm256_storeu_si256((__m256i *)(out + i), _mm256_add_epi32(q, vyo));
     }
     return i;
+}
+
+/* ti__qg8_rows8_vnni's contract in AVX2, for any number of rows: row r's sums dot[r * ldd +
+ * c] + colc[c] + (bos ? bos[c] * row[r] : row[r]) (colc or row NULL: 0), requantized as
+ * TI__QRQ_32 (ti__qrq32_avx2 above, step by step) to the low bytes of out[r * ldo + c],
+ * c < n (lo and hi inside one byte type's range). Columns outer, rows inner: a column group's
+ * multipliers, shifts and masks are set up once for all rows. Returns 0, doing nothing,
+ * when a shift is outside [-31, 31], else 1. */
+TI__PRIVATE TI__TARGET_AVX2 int ti__qrq_rows_avx2(size_t nr, const uint32_t *dot, size_t ldd,
+                                                  const int32_t *colc, const int32_t *bos,
+                                                  const int32_t *row, size_t n,
+                                                  const int32_t *mult, const int32_t *shift,
+                                                  int32_t yo, int32_t lo, int32_t hi,
+                                                  uint8_t *out, size_t ldo) {
+    int pos = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (shift[i] > 31 || shift[i] < -31) return 0;
+        pos |= shift[i] > 0;
+    }
+    int64_t l = (int64_t)lo - yo, h = (int64_t)hi - yo;
+    const __m256i qlo = _mm256_set1_epi32(l < INT32_MIN ? INT32_MIN : (int32_t)l);
+    const __m256i qhi = _mm256_set1_epi32(h > INT32_MAX ? INT32_MAX : (int32_t)h);
+    const __m256i vyo = _mm256_set1_epi32(yo), zero = _mm256_setzero_si256();
+    const __m256i one = _mm256_set1_epi32(1), ones = _mm256_set1_epi32(-1);
+    const __m256i nudge = _mm256_set1_epi64x((int64_t)1 << 30), imax = _mm256_set1_epi32(INT32_MAX);
+    const __m256i low8 = _mm256_set1_epi32(0xFF);
+    for (size_t i = 0; i < n; i += 8) {
+        size_t m8 = n - i < 8 ? n - i : 8;
+        /* a last group of fewer than 8 columns goes through zero-padded copies */
+        int32_t tm[8] = {0}, ts[8] = {0}, tc[8] = {0}, tb[8] = {0};
+        const int32_t *pm = mult + i, *ps = shift + i;
+        const int32_t *pc = colc != NULL ? colc + i : NULL, *pb = bos != NULL ? bos + i : NULL;
+        if (m8 < 8) {
+            memcpy(tm, pm, m8 * sizeof(int32_t));
+            memcpy(ts, ps, m8 * sizeof(int32_t));
+            if (pc != NULL) memcpy(tc, pc, m8 * sizeof(int32_t)), pc = tc;
+            if (pb != NULL) memcpy(tb, pb, m8 * sizeof(int32_t)), pb = tb;
+            pm = tm, ps = ts;
+        }
+        __m256i sh = _mm256_loadu_si256((const __m256i *)ps);
+        __m256i m = _mm256_loadu_si256((const __m256i *)pm), mo = _mm256_srli_epi64(m, 32);
+        __m256i ls = _mm256_max_epi32(sh, zero), rs = _mm256_max_epi32(_mm256_sub_epi32(zero, sh), zero);
+        __m256i mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, rs), one);
+        __m256i half = _mm256_srai_epi32(mask, 1);
+        __m256i cc = pc != NULL ? _mm256_loadu_si256((const __m256i *)pc) : zero;
+        __m256i bb = pb != NULL ? _mm256_loadu_si256((const __m256i *)pb) : zero;
+        for (size_t r = 0; r < nr; r++) {
+            const uint32_t *d = dot + r * ldd + i;
+            __m256i v;
+            if (m8 == 8) {
+                v = _mm256_loadu_si256((const __m256i *)d);
+            } else {
+                uint32_t td[8] = {0};
+                memcpy(td, d, m8 * sizeof(uint32_t));
+                v = _mm256_loadu_si256((const __m256i *)td);
+            }
+            v = _mm256_add_epi32(v, cc);
+            if (row != NULL) {
+                __m256i rv = _mm256_set1_epi32(row[r]);
+                v = _mm256_add_epi32(v, pb != NULL ? _mm256_mullo_epi32(bb, rv) : rv);
+            }
+            if (pos) { /* a left shift, saturating */
+                __m256i y = _mm256_sllv_epi32(v, ls);
+                __m256i ovf = _mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_srav_epi32(y, ls), v), ones);
+                __m256i sat = _mm256_xor_si256(_mm256_srai_epi32(v, 31), imax);
+                v = _mm256_blendv_epi8(y, sat, ovf);
+            }
+            /* bits 31..62 of v * m + 2^30: even lanes shifted down, odd lanes up by one */
+            __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(v, m), nudge);
+            __m256i po = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(v, 32), mo), nudge);
+            __m256i q = _mm256_blend_epi32(_mm256_srli_epi64(pe, 31), _mm256_slli_epi64(po, 1), 0xAA);
+            __m256i rem = _mm256_and_si256(q, mask);
+            __m256i thr = _mm256_add_epi32(half, _mm256_srli_epi32(q, 31));
+            q = _mm256_sub_epi32(_mm256_srav_epi32(q, rs), _mm256_cmpgt_epi32(rem, thr));
+            q = _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(q, qlo), qhi), vyo);
+            /* the low byte of each lane (uint8 or int8 alike), in order */
+            q = _mm256_and_si256(q, low8);
+            __m128i p16 = _mm_packus_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+            __m128i p8 = _mm_packus_epi16(p16, p16);
+            if (m8 == 8) {
+                _mm_storel_epi64((__m128i *)(void *)(out + r * ldo + i), p8);
+            } else {
+                uint8_t tmp[16];
+                _mm_storeu_si128((__m128i *)(void *)tmp, p8);
+                memcpy(out + r * ldo + i, tmp, m8);
+            }
+        }
+    }
+    return 1;
+}
+
+/* ti__dwq_pixel_avx512's contract in AVX2: acc[c] = sum over taps t < nt of (w[woff[t] + c]
+ * + wo) * (x[xoff[t] + c] + xo) modulo 2^32, c < n; 16 channels at a time as int16, two taps
+ * per VPMADDWD (exact: each product at most 255^2). Unpacking pairs the taps within 128-bit
+ * lanes: lo holds channels 0-3 | 8-11, hi 4-7 | 12-15, put back in order at the store. The
+ * last n % 16 channels in scalar code, the same sums. */
+TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_pixel_avx2(int u8, uint32_t *acc, const void *x,
+                                                    const void *w, const size_t *xoff,
+                                                    const size_t *woff, size_t nt, size_t n,
+                                                    int32_t xo, int32_t wo) {
+    const unsigned char *xb = (const unsigned char *)x, *wb = (const unsigned char *)w;
+    const __m256i vxo = _mm256_set1_epi16((short)xo), vwo = _mm256_set1_epi16((short)wo);
+    const __m256i z = _mm256_setzero_si256();
+#define TI__DWQ_LD2(p)                                                                      \
+    (u8 ? _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(p)))          \
+        : _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(p))))
+    size_t c0 = 0;
+    for (; c0 + 16 <= n; c0 += 16) {
+        __m256i lo = z, hi = z;
+        for (size_t t = 0; t < nt; t += 2) {
+            __m256i x0 = _mm256_add_epi16(TI__DWQ_LD2(xb + xoff[t] + c0), vxo);
+            __m256i w0 = _mm256_add_epi16(TI__DWQ_LD2(wb + woff[t] + c0), vwo);
+            __m256i x1 = z, w1 = z; /* an odd last tap: paired with weight 0 */
+            if (t + 1 < nt) {
+                x1 = _mm256_add_epi16(TI__DWQ_LD2(xb + xoff[t + 1] + c0), vxo);
+                w1 = _mm256_add_epi16(TI__DWQ_LD2(wb + woff[t + 1] + c0), vwo);
+            }
+            lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1),
+                                                        _mm256_unpacklo_epi16(w0, w1)));
+            hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1),
+                                                        _mm256_unpackhi_epi16(w0, w1)));
+        }
+        _mm256_storeu_si256((__m256i *)(void *)(acc + c0), _mm256_permute2x128_si256(lo, hi, 0x20));
+        _mm256_storeu_si256((__m256i *)(void *)(acc + c0 + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
+    }
+#undef TI__DWQ_LD2
+    for (size_t c = c0; c < n; c++) {
+        uint32_t s = 0;
+        for (size_t t = 0; t < nt; t++) {
+            int32_t xv = u8 ? (int32_t)xb[xoff[t] + c] : (int32_t)(int8_t)xb[xoff[t] + c];
+            int32_t wv = u8 ? (int32_t)wb[woff[t] + c] : (int32_t)(int8_t)wb[woff[t] + c];
+            s += (uint32_t)((wv + wo) * (xv + xo));
+        }
+        acc[c] = s;
+    }
 }
 
 TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_tap_avx2(int u8, uint32_t *acc, const void *x,

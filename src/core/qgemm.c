@@ -333,6 +333,16 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
 #elif defined(TI__ARM_NEON)
     if (ti__cpu_isa() >= TI__ISA_NEON) micro = ti__qg_micro_neon;
 #endif
+    /* TFLite's common case (int32 requantization to bytes, int32 bias or none) in SIMD for
+     * the block's rows together; anything else row by row */
+    const ti__qrq *rq = g->rq;
+    int rows_simd = 0;
+#if defined(TI__X86_SIMD)
+    rows_simd = ti__cpu_isa() >= TI__ISA_AVX2 && rq->mode == TI__QRQ_32 && rq->lo <= rq->hi &&
+            (g->bias == NULL || g->bias->dtype == TI_DTYPE_I32) && g->y_cs == 1 &&
+            (g->ydt == TI_DTYPE_U8 || g->ydt == TI_DTYPE_I8);
+#endif
+    (void)rows_simd, (void)rq;
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__QG_MR, np = TI__MIN((size_t)TI__QG_MR, g->rows - p0);
         for (size_t oc0 = 0; oc0 < oc; oc0 += TI__QG_OCC) {
@@ -353,6 +363,14 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
                     micro(k1 - k0, a, g->bp + ((oc0 / TI__QG_NR + b) * kd + k0) * TI__QG_NR,
                           acc + b * TI__QG_NR, TI__QG_OCC);
             }
+#if defined(TI__X86_SIMD)
+            if (rows_simd && ti__qrq_rows_avx2(np, acc, TI__QG_OCC,
+                                           g->bias != NULL ? (const int32_t *)g->bias->data + g->c0 + oc0 : NULL,
+                                           NULL, NULL, occ, rq->mult + g->c0 + oc0,
+                                           rq->shift + g->c0 + oc0, rq->yo, rq->lo, rq->hi,
+                                           (uint8_t *)g->y + g->y0 + p0 * g->y_rs + oc0, g->y_rs))
+                continue;
+#endif
             for (size_t r = 0; r < np; r++) {
                 size_t yo = g->y0 + (p0 + r) * g->y_rs + oc0 * g->y_cs;
                 if (ti__qrq_n_u32(g->rq, g->bias, acc + r * TI__QG_OCC, g->c0 + oc0, occ, g->y,

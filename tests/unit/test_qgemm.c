@@ -351,6 +351,79 @@ TI_TEST(gemm_each_isa_matches_scalar) {
     TI_CHECK_EQ_INT(bad, 0);
 }
 
+/* The AVX2 helpers of the depthwise path and of the int16 GEMM's output against plain
+ * loops: the pixel (all taps in registers) against ti__dwq_tap_avx2 tap after tap, and the
+ * rows' requantization to bytes against ti__qrq_one, on odd channel counts (the tails),
+ * shifts of both signs, extreme multipliers, with and without the column and row terms. */
+TI_TEST(avx2_helpers_match_plain_loops) {
+#if defined(TI__X86_SIMD)
+    if (ti__cpu_isa_best() < TI__ISA_AVX2) {
+        TI_SKIP("this CPU has no AVX2");
+        return;
+    }
+    enum { C = 300, T = 25, R = 9 };
+    unsigned char *x = (unsigned char *)malloc(C * T), *w = (unsigned char *)malloc(C * T);
+    uint32_t a1[C], a2[C], dot[R * C];
+    int32_t colc[C], bos[C], rowv[R], mult[C], shift[C];
+    uint8_t o1[R * C], o2[R * C];
+    size_t xoff[T], woff[T];
+    int bad = 0;
+    for (int r = 0; r < 300; r++) {
+        size_t n = 1 + urand() % (C - 1), nt = 1 + urand() % T;
+        int u8 = r & 1;
+        int32_t xo = -zp_extreme(u8), wo = u8 ? -zp_extreme(1) : 0;
+        for (size_t i = 0; i < C * T; i++) x[i] = (unsigned char)urand(), w[i] = (unsigned char)urand();
+        if (r % 7 == 0)
+            for (size_t i = 0; i < C * T; i++) x[i] = u8 ? 255 : 0x80, w[i] = u8 ? 0 : 0x80;
+        for (size_t t = 0; t < nt; t++) xoff[t] = urand() % (C * T - n), woff[t] = urand() % (C * T - n);
+        memset(a1, 0, sizeof a1);
+        for (size_t t = 0; t < nt; t++) ti__dwq_tap_avx2(u8, a1, x + xoff[t], w + woff[t], n, xo, wo);
+        for (size_t i = 0; i < C; i++) a2[i] = i < n ? 12345u : a1[i];
+        ti__dwq_pixel_avx2(u8, a2, x, w, xoff, woff, nt, n, xo, wo);
+        if (memcmp(a1, a2, sizeof a1) != 0 && bad++ == 0)
+            printf("  depthwise pixel: %zu channels, %zu taps, %s: differs\n", n, nt, u8 ? "u8" : "i8");
+        /* the rows: sums, per-column terms and multipliers as a GEMM's or a depthwise's */
+        size_t nr = 1 + urand() % R, ldo = n + urand() % 5;
+        int use_c = (int)(urand() % 3), use_b = urand() % 3 == 0, use_r = urand() & 1;
+        for (size_t i = 0; i < R * C; i++) dot[i] = urand() * 2654435761u >> (urand() % 24);
+        for (size_t c = 0; c < n; c++) {
+            colc[c] = (int32_t)(urand() * 2246822519u) >> (urand() % 20);
+            bos[c] = (int32_t)(urand() % 511) - 255;
+            mult[c] = urand() % 5 == 0 ? INT32_MAX : (int32_t)((1u << 30) + urand() % (1u << 24) * 64u);
+            shift[c] = urand() % 8 == 0 ? (int32_t)(urand() % 9) : -(int32_t)(urand() % 32); /* -31..8 */
+        }
+        for (size_t i = 0; i < nr; i++) rowv[i] = (int32_t)(urand() % 100001) - 50000;
+        ti__qrq q;
+        memset(&q, 0, sizeof q);
+        q.mode = TI__QRQ_32;
+        q.mult = mult;
+        q.shift = shift;
+        q.lo = u8 ? (int32_t)(urand() % 20) : -128 + (int32_t)(urand() % 20);
+        q.hi = u8 ? 255 - (int32_t)(urand() % 20) : 127 - (int32_t)(urand() % 20);
+        q.yo = (int32_t)(urand() % 256) - (u8 ? 0 : 128);
+        memset(o1, 0xA5, sizeof o1);
+        memset(o2, 0xA5, sizeof o2);
+        for (size_t i = 0; i < nr; i++)
+            for (size_t c = 0; c < n; c++) {
+                uint32_t v = dot[i * C + c] + (use_c ? (uint32_t)colc[c] : 0u);
+                if (use_r) v += use_b ? (uint32_t)bos[c] * (uint32_t)rowv[i] : (uint32_t)rowv[i];
+                o1[i * ldo + c] = (uint8_t)ti__qrq_one(&q, (int32_t)v, c);
+            }
+        int ok = ti__qrq_rows_avx2(nr, dot, C, use_c ? colc : NULL, use_b ? bos : NULL,
+                                   use_r ? rowv : NULL, n, mult, shift, q.yo, q.lo, q.hi, o2, ldo);
+        if ((!ok || memcmp(o1, o2, sizeof o1) != 0) && bad++ == 0)
+            printf("  rows: %zu x %zu, terms %d%d%d: differs\n", nr, n, use_c, use_b, use_r);
+    }
+    shift[0] = 32; /* outside [-31, 31]: refused, nothing written */
+    memset(o2, 0xA5, sizeof o2);
+    TI_CHECK_EQ_INT(ti__qrq_rows_avx2(1, dot, C, NULL, NULL, NULL, 4, mult, shift, 0, 0, 255, o2, C), 0);
+    TI_CHECK_EQ_INT(o2[0], 0xA5);
+    free(x);
+    free(w);
+    TI_CHECK_EQ_INT(bad, 0);
+#endif
+}
+
 /* The byte path's helpers against plain loops: the depthwise pixel (all taps in registers)
  * against ti__dwq_tap_avx2 tap after tap, and the flipping copy with its byte sum. */
 TI_TEST(vnni_helpers_match_plain_loops) {
@@ -535,6 +608,7 @@ int main(void) {
     TI_RUN(requant_simd_matches_scalar);
     TI_RUN(requant_simd_edges_match_scalar);
     TI_RUN(gemm_each_isa_matches_scalar);
+    TI_RUN(avx2_helpers_match_plain_loops);
     TI_RUN(vnni_helpers_match_plain_loops);
     TI_RUN(byte_copy_matches_plain_loop);
     TI_RUN(add8_avx512_matches_scalar);

@@ -115,6 +115,141 @@ TI__PRIVATE TI__TARGET_AVX2 size_t ti__qrq32_avx2(const int32_t *x, const int32_
     return i;
 }
 
+/* ti__qg8_rows8_vnni's contract in AVX2, for any number of rows: row r's sums dot[r * ldd +
+ * c] + colc[c] + (bos ? bos[c] * row[r] : row[r]) (colc or row NULL: 0), requantized as
+ * TI__QRQ_32 (ti__qrq32_avx2 above, step by step) to the low bytes of out[r * ldo + c],
+ * c < n (lo and hi inside one byte type's range). Columns outer, rows inner: a column group's
+ * multipliers, shifts and masks are set up once for all rows. Returns 0, doing nothing,
+ * when a shift is outside [-31, 31], else 1. */
+TI__PRIVATE TI__TARGET_AVX2 int ti__qrq_rows_avx2(size_t nr, const uint32_t *dot, size_t ldd,
+                                                  const int32_t *colc, const int32_t *bos,
+                                                  const int32_t *row, size_t n,
+                                                  const int32_t *mult, const int32_t *shift,
+                                                  int32_t yo, int32_t lo, int32_t hi,
+                                                  uint8_t *out, size_t ldo) {
+    int pos = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (shift[i] > 31 || shift[i] < -31) return 0;
+        pos |= shift[i] > 0;
+    }
+    int64_t l = (int64_t)lo - yo, h = (int64_t)hi - yo;
+    const __m256i qlo = _mm256_set1_epi32(l < INT32_MIN ? INT32_MIN : (int32_t)l);
+    const __m256i qhi = _mm256_set1_epi32(h > INT32_MAX ? INT32_MAX : (int32_t)h);
+    const __m256i vyo = _mm256_set1_epi32(yo), zero = _mm256_setzero_si256();
+    const __m256i one = _mm256_set1_epi32(1), ones = _mm256_set1_epi32(-1);
+    const __m256i nudge = _mm256_set1_epi64x((int64_t)1 << 30), imax = _mm256_set1_epi32(INT32_MAX);
+    const __m256i low8 = _mm256_set1_epi32(0xFF);
+    for (size_t i = 0; i < n; i += 8) {
+        size_t m8 = n - i < 8 ? n - i : 8;
+        /* a last group of fewer than 8 columns goes through zero-padded copies */
+        int32_t tm[8] = {0}, ts[8] = {0}, tc[8] = {0}, tb[8] = {0};
+        const int32_t *pm = mult + i, *ps = shift + i;
+        const int32_t *pc = colc != NULL ? colc + i : NULL, *pb = bos != NULL ? bos + i : NULL;
+        if (m8 < 8) {
+            memcpy(tm, pm, m8 * sizeof(int32_t));
+            memcpy(ts, ps, m8 * sizeof(int32_t));
+            if (pc != NULL) memcpy(tc, pc, m8 * sizeof(int32_t)), pc = tc;
+            if (pb != NULL) memcpy(tb, pb, m8 * sizeof(int32_t)), pb = tb;
+            pm = tm, ps = ts;
+        }
+        __m256i sh = _mm256_loadu_si256((const __m256i *)ps);
+        __m256i m = _mm256_loadu_si256((const __m256i *)pm), mo = _mm256_srli_epi64(m, 32);
+        __m256i ls = _mm256_max_epi32(sh, zero), rs = _mm256_max_epi32(_mm256_sub_epi32(zero, sh), zero);
+        __m256i mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, rs), one);
+        __m256i half = _mm256_srai_epi32(mask, 1);
+        __m256i cc = pc != NULL ? _mm256_loadu_si256((const __m256i *)pc) : zero;
+        __m256i bb = pb != NULL ? _mm256_loadu_si256((const __m256i *)pb) : zero;
+        for (size_t r = 0; r < nr; r++) {
+            const uint32_t *d = dot + r * ldd + i;
+            __m256i v;
+            if (m8 == 8) {
+                v = _mm256_loadu_si256((const __m256i *)d);
+            } else {
+                uint32_t td[8] = {0};
+                memcpy(td, d, m8 * sizeof(uint32_t));
+                v = _mm256_loadu_si256((const __m256i *)td);
+            }
+            v = _mm256_add_epi32(v, cc);
+            if (row != NULL) {
+                __m256i rv = _mm256_set1_epi32(row[r]);
+                v = _mm256_add_epi32(v, pb != NULL ? _mm256_mullo_epi32(bb, rv) : rv);
+            }
+            if (pos) { /* a left shift, saturating */
+                __m256i y = _mm256_sllv_epi32(v, ls);
+                __m256i ovf = _mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_srav_epi32(y, ls), v), ones);
+                __m256i sat = _mm256_xor_si256(_mm256_srai_epi32(v, 31), imax);
+                v = _mm256_blendv_epi8(y, sat, ovf);
+            }
+            /* bits 31..62 of v * m + 2^30: even lanes shifted down, odd lanes up by one */
+            __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(v, m), nudge);
+            __m256i po = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(v, 32), mo), nudge);
+            __m256i q = _mm256_blend_epi32(_mm256_srli_epi64(pe, 31), _mm256_slli_epi64(po, 1), 0xAA);
+            __m256i rem = _mm256_and_si256(q, mask);
+            __m256i thr = _mm256_add_epi32(half, _mm256_srli_epi32(q, 31));
+            q = _mm256_sub_epi32(_mm256_srav_epi32(q, rs), _mm256_cmpgt_epi32(rem, thr));
+            q = _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(q, qlo), qhi), vyo);
+            /* the low byte of each lane (uint8 or int8 alike), in order */
+            q = _mm256_and_si256(q, low8);
+            __m128i p16 = _mm_packus_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+            __m128i p8 = _mm_packus_epi16(p16, p16);
+            if (m8 == 8) {
+                _mm_storel_epi64((__m128i *)(void *)(out + r * ldo + i), p8);
+            } else {
+                uint8_t tmp[16];
+                _mm_storeu_si128((__m128i *)(void *)tmp, p8);
+                memcpy(out + r * ldo + i, tmp, m8);
+            }
+        }
+    }
+    return 1;
+}
+
+/* ti__dwq_pixel_avx512's contract in AVX2: acc[c] = sum over taps t < nt of (w[woff[t] + c]
+ * + wo) * (x[xoff[t] + c] + xo) modulo 2^32, c < n; 16 channels at a time as int16, two taps
+ * per VPMADDWD (exact: each product at most 255^2). Unpacking pairs the taps within 128-bit
+ * lanes: lo holds channels 0-3 | 8-11, hi 4-7 | 12-15, put back in order at the store. The
+ * last n % 16 channels in scalar code, the same sums. */
+TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_pixel_avx2(int u8, uint32_t *acc, const void *x,
+                                                    const void *w, const size_t *xoff,
+                                                    const size_t *woff, size_t nt, size_t n,
+                                                    int32_t xo, int32_t wo) {
+    const unsigned char *xb = (const unsigned char *)x, *wb = (const unsigned char *)w;
+    const __m256i vxo = _mm256_set1_epi16((short)xo), vwo = _mm256_set1_epi16((short)wo);
+    const __m256i z = _mm256_setzero_si256();
+#define TI__DWQ_LD2(p)                                                                      \
+    (u8 ? _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(p)))          \
+        : _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(p))))
+    size_t c0 = 0;
+    for (; c0 + 16 <= n; c0 += 16) {
+        __m256i lo = z, hi = z;
+        for (size_t t = 0; t < nt; t += 2) {
+            __m256i x0 = _mm256_add_epi16(TI__DWQ_LD2(xb + xoff[t] + c0), vxo);
+            __m256i w0 = _mm256_add_epi16(TI__DWQ_LD2(wb + woff[t] + c0), vwo);
+            __m256i x1 = z, w1 = z; /* an odd last tap: paired with weight 0 */
+            if (t + 1 < nt) {
+                x1 = _mm256_add_epi16(TI__DWQ_LD2(xb + xoff[t + 1] + c0), vxo);
+                w1 = _mm256_add_epi16(TI__DWQ_LD2(wb + woff[t + 1] + c0), vwo);
+            }
+            lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1),
+                                                        _mm256_unpacklo_epi16(w0, w1)));
+            hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1),
+                                                        _mm256_unpackhi_epi16(w0, w1)));
+        }
+        _mm256_storeu_si256((__m256i *)(void *)(acc + c0), _mm256_permute2x128_si256(lo, hi, 0x20));
+        _mm256_storeu_si256((__m256i *)(void *)(acc + c0 + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
+    }
+#undef TI__DWQ_LD2
+    for (size_t c = c0; c < n; c++) {
+        uint32_t s = 0;
+        for (size_t t = 0; t < nt; t++) {
+            int32_t xv = u8 ? (int32_t)xb[xoff[t] + c] : (int32_t)(int8_t)xb[xoff[t] + c];
+            int32_t wv = u8 ? (int32_t)wb[woff[t] + c] : (int32_t)(int8_t)wb[woff[t] + c];
+            s += (uint32_t)((wv + wo) * (xv + xo));
+        }
+        acc[c] = s;
+    }
+}
+
 TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_tap_avx2(int u8, uint32_t *acc, const void *x,
                                                   const void *w, size_t n, int32_t xo, int32_t wo) {
     const unsigned char *xb = (const unsigned char *)x, *wb = (const unsigned char *)w;
