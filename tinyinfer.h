@@ -1472,6 +1472,11 @@ TI__PRIVATE int ti__qrq_rows_avx2(size_t nr, const uint32_t *dot, size_t ldd, co
                                   const int32_t *bos, const int32_t *row, size_t n,
                                   const int32_t *mult, const int32_t *shift, int32_t yo,
                                   int32_t lo, int32_t hi, uint8_t *out, size_t ldo);
+/* The int16 GEMM's panel from four contiguous rows (dst[i * 4 + r] = row r's [i]), and
+ * 8-bit values widened with an offset (dst[i] = x[i] + off), for AVX2 */
+TI__PRIVATE void ti__qg_interleave4_avx2(int16_t *dst, const int16_t *r0, const int16_t *r1,
+                                         const int16_t *r2, const int16_t *r3, size_t n);
+TI__PRIVATE void ti__q8_widen_avx2(int16_t *dst, const void *x, size_t n, int u8, int32_t off);
 TI__PRIVATE void ti__dwq_pixel_avx2(int u8, uint32_t *acc, const void *x, const void *w,
                                     const size_t *xoff, const size_t *woff, size_t nt, size_t n,
                                     int32_t xo, int32_t wo);
@@ -2496,6 +2501,9 @@ TI__PRIVATE void ti__qg_add_bias(const ti_tensor *b, size_t c0, size_t n, int64_
 
 /* Writes depths [k0, k1) of A' row `row` to dst[(k - k0) * TI__QG_MR]. */
 typedef void (*ti__qg_gather_fn)(const void *ctx, size_t row, size_t k0, size_t k1, int16_t *dst);
+/* The same depths to dst[k - k0], contiguous: where the caller has one, the SIMD drivers
+ * gather the block's rows this way and interleave them into the panel at once. */
+typedef void (*ti__qg_grow_fn)(const void *ctx, size_t row, size_t k0, size_t k1, int16_t *dst);
 /* The byte path's gather: depths [k0, k1) of row `row` as unsigned bytes a_u to dst[k - k0]
  * (a tap outside the input: the zero point's byte, so that A' is 0). Returns their sum
  * (modulo 2^32). */
@@ -2505,6 +2513,7 @@ typedef uint32_t (*ti__qg_gather8_fn)(const void *ctx, size_t row, size_t k0, si
 typedef struct ti__qgemm {
     size_t rows, depth, cols;
     ti__qg_gather_fn gather; /* A: rows, zero points applied */
+    ti__qg_grow_fn gather_row; /* or NULL: A's rows contiguously (the same values) */
     const void *gctx;
     const void *b;           /* B: element (k, c) at b[c * b_cs + k * b_ks], uint8 or int8 */
     int b_u8;
@@ -2640,7 +2649,12 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
             (g->bias == NULL || g->bias->dtype == TI_DTYPE_I32) && g->y_cs == 1 &&
             (g->ydt == TI_DTYPE_U8 || g->ydt == TI_DTYPE_I8);
 #endif
-    (void)rows_simd, (void)rq;
+    int row_gather = 0;
+#if defined(TI__X86_SIMD)
+    int16_t rows[TI__QG_MR][TI__QG_KC];
+    row_gather = g->gather_row != NULL && ti__cpu_isa() >= TI__ISA_AVX2;
+#endif
+    (void)rows_simd, (void)rq, (void)row_gather;
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__QG_MR, np = TI__MIN((size_t)TI__QG_MR, g->rows - p0);
         for (size_t oc0 = 0; oc0 < oc; oc0 += TI__QG_OCC) {
@@ -2650,11 +2664,21 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
                 memset(acc + r * TI__QG_OCC, 0, nb * TI__QG_NR * sizeof(uint32_t));
             for (size_t k0 = 0; k0 < kd; k0 += TI__QG_KC) {
                 size_t k1 = TI__MIN(kd, k0 + TI__QG_KC);
-                for (size_t r = 0; r < TI__QG_MR; r++) {
-                    if (r < np) {
-                        g->gather(g->gctx, p0 + r, k0, k1, a + r);
-                    } else {
-                        for (size_t i = 0; i < k1 - k0; i++) a[i * TI__QG_MR + r] = 0;
+                if (row_gather) { /* rows contiguously, then interleaved at once */
+#if defined(TI__X86_SIMD)
+                    for (size_t r = 0; r < TI__QG_MR; r++) {
+                        if (r < np) g->gather_row(g->gctx, p0 + r, k0, k1, rows[r]);
+                        else memset(rows[r], 0, (k1 - k0) * sizeof(int16_t));
+                    }
+                    ti__qg_interleave4_avx2(a, rows[0], rows[1], rows[2], rows[3], k1 - k0);
+#endif
+                } else {
+                    for (size_t r = 0; r < TI__QG_MR; r++) {
+                        if (r < np) {
+                            g->gather(g->gctx, p0 + r, k0, k1, a + r);
+                        } else {
+                            for (size_t i = 0; i < k1 - k0; i++) a[i * TI__QG_MR + r] = 0;
+                        }
                     }
                 }
                 for (size_t b = 0; b < nb; b++)
@@ -14623,6 +14647,34 @@ TI__PRIVATE void ti__tfc_qgather(const void *ctx, size_t p, size_t k0, size_t k1
     }
 }
 
+#if defined(TI__X86_SIMD)
+/* ti__tfc_qgather's depths of row p to a[k - k0], contiguous (a ti__qg_grow_fn; AVX2 only). */
+TI__PRIVATE void ti__tfc_qgather_row(const void *ctx, size_t p, size_t k0, size_t k1, int16_t *a) {
+    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+    int u8 = j->kind == TI__TFC_U8;
+    const uint8_t *x = (const uint8_t *)j->x; /* 1-byte elements */
+    if (j->fc) {
+        ti__q8_widen_avx2(a, x + p * j->kdim + k0, k1 - k0, u8, j->xo);
+        return;
+    }
+    const ti__tfc_geo *g = j->g;
+    int64_t n, oy, ox;
+    ti__tfc_pixel(g, p, &n, &oy, &ox);
+    size_t ic = (size_t)g->ic, t = k0 / ic, c = k0 % ic;
+    for (size_t k = k0; k < k1; t++, c = 0) {
+        size_t cnt = TI__MIN(ic - c, k1 - k);
+        int64_t iy = oy * g->sh - g->ph + (int64_t)(t / (size_t)g->kw) * g->dh;
+        int64_t ix = ox * g->sw - g->pw + (int64_t)(t % (size_t)g->kw) * g->dw;
+        if (iy < 0 || iy >= g->ih || ix < 0 || ix >= g->iw)
+            memset(a + (k - k0), 0, cnt * sizeof(int16_t));
+        else
+            ti__q8_widen_avx2(a + (k - k0), x + (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c, cnt,
+                              u8, j->xo);
+        k += cnt;
+    }
+}
+#endif
+
 #ifdef TI__QG8
 /* The byte path's gather (ti__qg_gather8_fn): depths [k0, k1) of row p as unsigned bytes
  * (int8 + 128 by flipping the top bit), taps outside the input as the zero point's byte;
@@ -14674,6 +14726,9 @@ TI__PRIVATE ti_status ti__tfc_qgemm(ti__kctx *k, ti__tfc_job *j, size_t rows, si
     g.depth = kdim;
     g.cols = j->o;
     g.gather = ti__tfc_qgather;
+#if defined(TI__X86_SIMD)
+    if (j->kind == TI__TFC_U8 || j->kind == TI__TFC_I8) g.gather_row = ti__tfc_qgather_row;
+#endif
     g.gctx = j;
     g.b = j->w;
     g.b_u8 = j->kind == TI__TFC_U8;
@@ -24839,6 +24894,46 @@ TI__PRIVATE TI__TARGET_AVX2 size_t ti__qrq32_avx2(const int32_t *x, const int32_
         _mm256_storeu_si256((__m256i *)(out + i), _mm256_add_epi32(q, vyo));
     }
     return i;
+}
+
+/* The int16 GEMM's panel from four contiguous rows: dst[i * 4 + r] = row r's [i], i < n. */
+TI__PRIVATE TI__TARGET_AVX2 void ti__qg_interleave4_avx2(int16_t *dst, const int16_t *r0,
+                                                         const int16_t *r1, const int16_t *r2,
+                                                         const int16_t *r3, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(r0 + i));
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(r1 + i));
+        __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(r2 + i));
+        __m128i d = _mm_loadu_si128((const __m128i *)(const void *)(r3 + i));
+        __m128i ab0 = _mm_unpacklo_epi16(a, b), ab1 = _mm_unpackhi_epi16(a, b); /* a0 b0 a1 b1 .. */
+        __m128i cd0 = _mm_unpacklo_epi16(c, d), cd1 = _mm_unpackhi_epi16(c, d);
+        __m128i *o = (__m128i *)(void *)(dst + i * 4);
+        _mm_storeu_si128(o, _mm_unpacklo_epi32(ab0, cd0)); /* a0 b0 c0 d0 a1 b1 c1 d1 */
+        _mm_storeu_si128(o + 1, _mm_unpackhi_epi32(ab0, cd0));
+        _mm_storeu_si128(o + 2, _mm_unpacklo_epi32(ab1, cd1));
+        _mm_storeu_si128(o + 3, _mm_unpackhi_epi32(ab1, cd1));
+    }
+    for (; i < n; i++) {
+        dst[i * 4] = r0[i];
+        dst[i * 4 + 1] = r1[i];
+        dst[i * 4 + 2] = r2[i];
+        dst[i * 4 + 3] = r3[i];
+    }
+}
+
+/* dst[i] = x[i] + off for i < n, x uint8 (u8) or int8: 16 at a time. */
+TI__PRIVATE TI__TARGET_AVX2 void ti__q8_widen_avx2(int16_t *dst, const void *x, size_t n, int u8,
+                                                   int32_t off) {
+    const unsigned char *xb = (const unsigned char *)x;
+    const __m256i vo = _mm256_set1_epi16((short)off);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(xb + i));
+        __m256i w = u8 ? _mm256_cvtepu8_epi16(v) : _mm256_cvtepi8_epi16(v);
+        _mm256_storeu_si256((__m256i *)(void *)(dst + i), _mm256_add_epi16(w, vo));
+    }
+    for (; i < n; i++) dst[i] = (int16_t)((u8 ? (int32_t)xb[i] : (int32_t)(int8_t)xb[i]) + off);
 }
 
 /* ti__qg8_rows8_vnni's contract in AVX2, for any number of rows: row r's sums dot[r * ldd +

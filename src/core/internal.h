@@ -421,6 +421,11 @@ TI__PRIVATE int ti__qrq_rows_avx2(size_t nr, const uint32_t *dot, size_t ldd, co
                                   const int32_t *bos, const int32_t *row, size_t n,
                                   const int32_t *mult, const int32_t *shift, int32_t yo,
                                   int32_t lo, int32_t hi, uint8_t *out, size_t ldo);
+/* The int16 GEMM's panel from four contiguous rows (dst[i * 4 + r] = row r's [i]), and
+ * 8-bit values widened with an offset (dst[i] = x[i] + off), for AVX2 */
+TI__PRIVATE void ti__qg_interleave4_avx2(int16_t *dst, const int16_t *r0, const int16_t *r1,
+                                         const int16_t *r2, const int16_t *r3, size_t n);
+TI__PRIVATE void ti__q8_widen_avx2(int16_t *dst, const void *x, size_t n, int u8, int32_t off);
 TI__PRIVATE void ti__dwq_pixel_avx2(int u8, uint32_t *acc, const void *x, const void *w,
                                     const size_t *xoff, const size_t *woff, size_t nt, size_t n,
                                     int32_t xo, int32_t wo);

@@ -198,6 +198,9 @@ TI__PRIVATE void ti__qg_add_bias(const ti_tensor *b, size_t c0, size_t n, int64_
 
 /* Writes depths [k0, k1) of A' row `row` to dst[(k - k0) * TI__QG_MR]. */
 typedef void (*ti__qg_gather_fn)(const void *ctx, size_t row, size_t k0, size_t k1, int16_t *dst);
+/* The same depths to dst[k - k0], contiguous: where the caller has one, the SIMD drivers
+ * gather the block's rows this way and interleave them into the panel at once. */
+typedef void (*ti__qg_grow_fn)(const void *ctx, size_t row, size_t k0, size_t k1, int16_t *dst);
 /* The byte path's gather: depths [k0, k1) of row `row` as unsigned bytes a_u to dst[k - k0]
  * (a tap outside the input: the zero point's byte, so that A' is 0). Returns their sum
  * (modulo 2^32). */
@@ -207,6 +210,7 @@ typedef uint32_t (*ti__qg_gather8_fn)(const void *ctx, size_t row, size_t k0, si
 typedef struct ti__qgemm {
     size_t rows, depth, cols;
     ti__qg_gather_fn gather; /* A: rows, zero points applied */
+    ti__qg_grow_fn gather_row; /* or NULL: A's rows contiguously (the same values) */
     const void *gctx;
     const void *b;           /* B: element (k, c) at b[c * b_cs + k * b_ks], uint8 or int8 */
     int b_u8;
@@ -342,7 +346,12 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
             (g->bias == NULL || g->bias->dtype == TI_DTYPE_I32) && g->y_cs == 1 &&
             (g->ydt == TI_DTYPE_U8 || g->ydt == TI_DTYPE_I8);
 #endif
-    (void)rows_simd, (void)rq;
+    int row_gather = 0;
+#if defined(TI__X86_SIMD)
+    int16_t rows[TI__QG_MR][TI__QG_KC];
+    row_gather = g->gather_row != NULL && ti__cpu_isa() >= TI__ISA_AVX2;
+#endif
+    (void)rows_simd, (void)rq, (void)row_gather;
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__QG_MR, np = TI__MIN((size_t)TI__QG_MR, g->rows - p0);
         for (size_t oc0 = 0; oc0 < oc; oc0 += TI__QG_OCC) {
@@ -352,11 +361,21 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
                 memset(acc + r * TI__QG_OCC, 0, nb * TI__QG_NR * sizeof(uint32_t));
             for (size_t k0 = 0; k0 < kd; k0 += TI__QG_KC) {
                 size_t k1 = TI__MIN(kd, k0 + TI__QG_KC);
-                for (size_t r = 0; r < TI__QG_MR; r++) {
-                    if (r < np) {
-                        g->gather(g->gctx, p0 + r, k0, k1, a + r);
-                    } else {
-                        for (size_t i = 0; i < k1 - k0; i++) a[i * TI__QG_MR + r] = 0;
+                if (row_gather) { /* rows contiguously, then interleaved at once */
+#if defined(TI__X86_SIMD)
+                    for (size_t r = 0; r < TI__QG_MR; r++) {
+                        if (r < np) g->gather_row(g->gctx, p0 + r, k0, k1, rows[r]);
+                        else memset(rows[r], 0, (k1 - k0) * sizeof(int16_t));
+                    }
+                    ti__qg_interleave4_avx2(a, rows[0], rows[1], rows[2], rows[3], k1 - k0);
+#endif
+                } else {
+                    for (size_t r = 0; r < TI__QG_MR; r++) {
+                        if (r < np) {
+                            g->gather(g->gctx, p0 + r, k0, k1, a + r);
+                        } else {
+                            for (size_t i = 0; i < k1 - k0; i++) a[i * TI__QG_MR + r] = 0;
+                        }
                     }
                 }
                 for (size_t b = 0; b < nb; b++)

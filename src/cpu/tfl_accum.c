@@ -416,6 +416,34 @@ TI__PRIVATE void ti__tfc_qgather(const void *ctx, size_t p, size_t k0, size_t k1
     }
 }
 
+#if defined(TI__X86_SIMD)
+/* ti__tfc_qgather's depths of row p to a[k - k0], contiguous (a ti__qg_grow_fn; AVX2 only). */
+TI__PRIVATE void ti__tfc_qgather_row(const void *ctx, size_t p, size_t k0, size_t k1, int16_t *a) {
+    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+    int u8 = j->kind == TI__TFC_U8;
+    const uint8_t *x = (const uint8_t *)j->x; /* 1-byte elements */
+    if (j->fc) {
+        ti__q8_widen_avx2(a, x + p * j->kdim + k0, k1 - k0, u8, j->xo);
+        return;
+    }
+    const ti__tfc_geo *g = j->g;
+    int64_t n, oy, ox;
+    ti__tfc_pixel(g, p, &n, &oy, &ox);
+    size_t ic = (size_t)g->ic, t = k0 / ic, c = k0 % ic;
+    for (size_t k = k0; k < k1; t++, c = 0) {
+        size_t cnt = TI__MIN(ic - c, k1 - k);
+        int64_t iy = oy * g->sh - g->ph + (int64_t)(t / (size_t)g->kw) * g->dh;
+        int64_t ix = ox * g->sw - g->pw + (int64_t)(t % (size_t)g->kw) * g->dw;
+        if (iy < 0 || iy >= g->ih || ix < 0 || ix >= g->iw)
+            memset(a + (k - k0), 0, cnt * sizeof(int16_t));
+        else
+            ti__q8_widen_avx2(a + (k - k0), x + (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c, cnt,
+                              u8, j->xo);
+        k += cnt;
+    }
+}
+#endif
+
 #ifdef TI__QG8
 /* The byte path's gather (ti__qg_gather8_fn): depths [k0, k1) of row p as unsigned bytes
  * (int8 + 128 by flipping the top bit), taps outside the input as the zero point's byte;
@@ -467,6 +495,9 @@ TI__PRIVATE ti_status ti__tfc_qgemm(ti__kctx *k, ti__tfc_job *j, size_t rows, si
     g.depth = kdim;
     g.cols = j->o;
     g.gather = ti__tfc_qgather;
+#if defined(TI__X86_SIMD)
+    if (j->kind == TI__TFC_U8 || j->kind == TI__TFC_I8) g.gather_row = ti__tfc_qgather_row;
+#endif
     g.gctx = j;
     g.b = j->w;
     g.b_u8 = j->kind == TI__TFC_U8;

@@ -351,10 +351,11 @@ TI_TEST(gemm_each_isa_matches_scalar) {
     TI_CHECK_EQ_INT(bad, 0);
 }
 
-/* The AVX2 helpers of the depthwise path and of the int16 GEMM's output against plain
- * loops: the pixel (all taps in registers) against ti__dwq_tap_avx2 tap after tap, and the
- * rows' requantization to bytes against ti__qrq_one, on odd channel counts (the tails),
- * shifts of both signs, extreme multipliers, with and without the column and row terms. */
+/* The AVX2 helpers of the depthwise path and of the int16 GEMM against plain loops: the
+ * pixel (all taps in registers) against ti__dwq_tap_avx2 tap after tap; the rows'
+ * requantization to bytes against ti__qrq_one, on odd channel counts (the tails), shifts of
+ * both signs, extreme multipliers, with and without the column and row terms; the panel's
+ * interleave of four rows and the widening copy of its gather. */
 TI_TEST(avx2_helpers_match_plain_loops) {
 #if defined(TI__X86_SIMD)
     if (ti__cpu_isa_best() < TI__ISA_AVX2) {
@@ -413,6 +414,23 @@ TI_TEST(avx2_helpers_match_plain_loops) {
                                    use_r ? rowv : NULL, n, mult, shift, q.yo, q.lo, q.hi, o2, ldo);
         if ((!ok || memcmp(o1, o2, sizeof o1) != 0) && bad++ == 0)
             printf("  rows: %zu x %zu, terms %d%d%d: differs\n", nr, n, use_c, use_b, use_r);
+    }
+    /* the panel's interleave of four rows, and the widening copy, on every length to 40 */
+    int16_t rw[4][40], p1[4 * 41], p2[4 * 41], w1[41], w2[41];
+    for (size_t n = 0; n <= 40; n++) {
+        for (size_t i = 0; i < 4 * 40; i++) rw[i / 40][i % 40] = (int16_t)(urand() - (1u << 15));
+        for (size_t i = 0; i < 4 * 41; i++) p1[i] = p2[i] = (int16_t)i;
+        for (size_t i = 0; i < n; i++)
+            for (int r = 0; r < 4; r++) p1[i * 4 + (size_t)r] = rw[r][i];
+        ti__qg_interleave4_avx2(p2, rw[0], rw[1], rw[2], rw[3], n);
+        int u8 = (int)(n & 1);
+        int32_t off = -zp_extreme(u8);
+        for (size_t i = 0; i < 41; i++) w1[i] = w2[i] = -7;
+        for (size_t i = 0; i < n; i++)
+            w1[i] = (int16_t)((u8 ? (int32_t)x[i] : (int32_t)(int8_t)x[i]) + off);
+        ti__q8_widen_avx2(w2, x, n, u8, off);
+        if ((memcmp(p1, p2, sizeof p1) != 0 || memcmp(w1, w2, sizeof w1) != 0) && bad++ == 0)
+            printf("  interleave or widen of %zu: differs\n", n);
     }
     shift[0] = 32; /* outside [-31, 31]: refused, nothing written */
     memset(o2, 0xA5, sizeof o2);

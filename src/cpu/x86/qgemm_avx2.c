@@ -115,6 +115,46 @@ TI__PRIVATE TI__TARGET_AVX2 size_t ti__qrq32_avx2(const int32_t *x, const int32_
     return i;
 }
 
+/* The int16 GEMM's panel from four contiguous rows: dst[i * 4 + r] = row r's [i], i < n. */
+TI__PRIVATE TI__TARGET_AVX2 void ti__qg_interleave4_avx2(int16_t *dst, const int16_t *r0,
+                                                         const int16_t *r1, const int16_t *r2,
+                                                         const int16_t *r3, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(r0 + i));
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(r1 + i));
+        __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(r2 + i));
+        __m128i d = _mm_loadu_si128((const __m128i *)(const void *)(r3 + i));
+        __m128i ab0 = _mm_unpacklo_epi16(a, b), ab1 = _mm_unpackhi_epi16(a, b); /* a0 b0 a1 b1 .. */
+        __m128i cd0 = _mm_unpacklo_epi16(c, d), cd1 = _mm_unpackhi_epi16(c, d);
+        __m128i *o = (__m128i *)(void *)(dst + i * 4);
+        _mm_storeu_si128(o, _mm_unpacklo_epi32(ab0, cd0)); /* a0 b0 c0 d0 a1 b1 c1 d1 */
+        _mm_storeu_si128(o + 1, _mm_unpackhi_epi32(ab0, cd0));
+        _mm_storeu_si128(o + 2, _mm_unpacklo_epi32(ab1, cd1));
+        _mm_storeu_si128(o + 3, _mm_unpackhi_epi32(ab1, cd1));
+    }
+    for (; i < n; i++) {
+        dst[i * 4] = r0[i];
+        dst[i * 4 + 1] = r1[i];
+        dst[i * 4 + 2] = r2[i];
+        dst[i * 4 + 3] = r3[i];
+    }
+}
+
+/* dst[i] = x[i] + off for i < n, x uint8 (u8) or int8: 16 at a time. */
+TI__PRIVATE TI__TARGET_AVX2 void ti__q8_widen_avx2(int16_t *dst, const void *x, size_t n, int u8,
+                                                   int32_t off) {
+    const unsigned char *xb = (const unsigned char *)x;
+    const __m256i vo = _mm256_set1_epi16((short)off);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(xb + i));
+        __m256i w = u8 ? _mm256_cvtepu8_epi16(v) : _mm256_cvtepi8_epi16(v);
+        _mm256_storeu_si256((__m256i *)(void *)(dst + i), _mm256_add_epi16(w, vo));
+    }
+    for (; i < n; i++) dst[i] = (int16_t)((u8 ? (int32_t)xb[i] : (int32_t)(int8_t)xb[i]) + off);
+}
+
 /* ti__qg8_rows8_vnni's contract in AVX2, for any number of rows: row r's sums dot[r * ldd +
  * c] + colc[c] + (bos ? bos[c] * row[r] : row[r]) (colc or row NULL: 0), requantized as
  * TI__QRQ_32 (ti__qrq32_avx2 above, step by step) to the low bytes of out[r * ldo + c],
