@@ -920,6 +920,7 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 /*    src/cpu/x86/gemm_avx512.c                                                            */
 /*    src/cpu/x86/qgemm_avx2.c                                                             */
 /*    src/cpu/x86/qgemm_vnni.c                                                             */
+/*    src/cpu/x86/tfl_add_avx2.c                                                           */
 /*    src/cpu/x86/tfl_add_avx512.c                                                         */
 /*    src/graph/ops.c                                                                      */
 /*    src/graph/passes.c                                                                   */
@@ -1476,6 +1477,11 @@ TI__PRIVATE int ti__qrq_rows_avx2(size_t nr, const uint32_t *dot, size_t ldd, co
  * 8-bit values widened with an offset (dst[i] = x[i] + off), for AVX2 */
 TI__PRIVATE void ti__qg_interleave4_avx2(int16_t *dst, const int16_t *r0, const int16_t *r1,
                                          const int16_t *r2, const int16_t *r3, size_t n);
+/* The vector lanes of TFLite's 8-bit ADD (ti__tfl_add8_avx512's contract, groups of 8):
+ * cpu/x86/tfl_add_avx2.c */
+TI__PRIVATE size_t ti__tfl_add8_avx2(const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n,
+                                     const int32_t *t1, const int32_t *t2, int32_t mo, int e,
+                                     int32_t out_off, int u8, int32_t lo, int32_t hi);
 TI__PRIVATE void ti__q8_widen_avx2(int16_t *dst, const void *x, size_t n, int u8, int32_t off);
 TI__PRIVATE void ti__dwq_pixel_avx2(int u8, uint32_t *acc, const void *x, const void *w,
                                     const size_t *xoff, const size_t *woff, size_t nt, size_t n,
@@ -17459,17 +17465,25 @@ TI__PRIVATE void ti__tfl_bin_q8(const ti__bjob *jb, size_t o, const size_t *off,
         const size_t row = j->add_mode != TI__TFL_ADD_REF ? j->add_row : 0;
         const size_t vec_end = row - row % (j->add_lanes ? j->add_lanes : 1);
         size_t p = row ? o % row : 0;
+#ifdef TI__X86_SIMD
+        /* AVX-512 for runs of 16 vector-lane elements of contiguous inputs, AVX2 for runs of 8 */
+        typedef size_t (*add8_fn)(const uint8_t *, const uint8_t *, uint8_t *, size_t,
+                                  const int32_t *, const int32_t *, int32_t, int, int32_t, int,
+                                  int32_t, int32_t);
+        add8_fn add8 = NULL;
+        size_t lanes = 8;
+        if (sa == 1 && sb == 1 && row > 0 && lo <= hi && j->mo != INT32_MIN && j->so >= -31) {
 #ifdef TI__X86_VNNI
-        /* AVX-512 for runs of 16 vector-lane elements of contiguous inputs */
-        const int simd = sa == 1 && sb == 1 && row > 0 && lo <= hi && j->mo != INT32_MIN &&
-                         j->so >= -31 && ti__cpu_isa() >= TI__ISA_AVX512VNNI;
+            if (ti__cpu_isa() >= TI__ISA_AVX512VNNI) add8 = ti__tfl_add8_avx512, lanes = 16;
+#endif
+            if (add8 == NULL && ti__cpu_isa() >= TI__ISA_AVX2) add8 = ti__tfl_add8_avx2;
+        }
 #endif
         for (size_t i = 0; i < n; i++) {
-#ifdef TI__X86_VNNI
-            if (simd && p < vec_end && vec_end - p >= 16 && n - i >= 16) {
-                size_t d = ti__tfl_add8_avx512(a + i, c + i, y + i, TI__MIN(vec_end - p, n - i),
-                                               j->t1[1], j->t2[1], j->mo, j->so < 0 ? -j->so : 0,
-                                               j->out_off, u8, lo, hi);
+#ifdef TI__X86_SIMD
+            if (add8 != NULL && p < vec_end && vec_end - p >= lanes && n - i >= lanes) {
+                size_t d = add8(a + i, c + i, y + i, TI__MIN(vec_end - p, n - i), j->t1[1], j->t2[1],
+                                j->mo, j->so < 0 ? -j->so : 0, j->out_off, u8, lo, hi);
                 i += d;
                 p += d;
                 if (p == row) p = 0;
@@ -25373,6 +25387,53 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pixel_avx512(int u8, uint32_t *ac
 }
 #endif
 /* ==== end src/cpu/x86/qgemm_vnni.c ========================================================== */
+
+/* ==== begin src/cpu/x86/tfl_add_avx2.c ====================================================== */
+/* The vector lanes of TFLite's optimized 8-bit ADD (cpu/tfl_elementwise.c, ti__tfl_bin_q8)
+ * in AVX2, 8 elements at a time: ti__tfl_add8_avx512's steps (cpu/x86/tfl_add_avx512.c)
+ * with VPGATHERDD on 8 lanes, so the bytes are the same as the scalar code's. Compiled with
+ * a function-level target attribute, run only when cpuid says AVX2. Must not allocate. */
+#ifdef TI__X86_SIMD
+#include <immintrin.h>
+
+/* ti__tfl_add8_avx512's contract, n - n % 8 elements: returns how many were done. */
+TI__PRIVATE TI__TARGET_AVX2 size_t ti__tfl_add8_avx2(const uint8_t *a, const uint8_t *b, uint8_t *y,
+                                                     size_t n, const int32_t *t1, const int32_t *t2,
+                                                     int32_t mo, int e, int32_t out_off, int u8,
+                                                     int32_t lo, int32_t hi) {
+    const __m256i vm = _mm256_set1_epi32(mo), mmo = _mm256_srli_epi64(vm, 32);
+    const __m256i nudge = _mm256_set1_epi64x((int64_t)1 << 30);
+    const __m256i mask = _mm256_set1_epi32((int32_t)(((int64_t)1 << e) - 1));
+    const __m256i half = _mm256_srai_epi32(mask, 1);
+    const __m128i cnt = _mm_cvtsi32_si128(e);
+    const __m256i voff = _mm256_set1_epi32(out_off);
+    const __m256i dlo = _mm256_set1_epi32(u8 ? 0 : -128), dhi = _mm256_set1_epi32(u8 ? 255 : 127);
+    const __m256i vlo = _mm256_set1_epi32(lo), vhi = _mm256_set1_epi32(hi);
+    const __m256i low8 = _mm256_set1_epi32(0xFF);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i ia = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(a + i)));
+        __m256i ib = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(b + i)));
+        __m256i s = _mm256_add_epi32(_mm256_i32gather_epi32((const int *)(const void *)t1, ia, 4),
+                                     _mm256_i32gather_epi32((const int *)(const void *)t2, ib, 4));
+        /* bits 31..62 of s * mo + 2^30 (see ti__qrq_rows_avx2) */
+        __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(s, vm), nudge);
+        __m256i po = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(s, 32), mmo), nudge);
+        __m256i q = _mm256_blend_epi32(_mm256_srli_epi64(pe, 31), _mm256_slli_epi64(po, 1), 0xAA);
+        __m256i rem = _mm256_and_si256(q, mask);
+        __m256i thr = _mm256_add_epi32(half, _mm256_srli_epi32(q, 31));
+        q = _mm256_sub_epi32(_mm256_sra_epi32(q, cnt), _mm256_cmpgt_epi32(rem, thr));
+        q = _mm256_srai_epi32(_mm256_slli_epi32(_mm256_add_epi32(q, voff), 16), 16); /* int16 */
+        q = _mm256_min_epi32(_mm256_max_epi32(q, dlo), dhi);
+        q = _mm256_min_epi32(_mm256_max_epi32(q, vlo), vhi);
+        q = _mm256_and_si256(q, low8); /* the low byte, in order */
+        __m128i p16 = _mm_packus_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+        _mm_storel_epi64((__m128i *)(void *)(y + i), _mm_packus_epi16(p16, p16));
+    }
+    return i;
+}
+#endif
+/* ==== end src/cpu/x86/tfl_add_avx2.c ======================================================== */
 
 /* ==== begin src/cpu/x86/tfl_add_avx512.c ==================================================== */
 /* The vector lanes of TFLite's optimized 8-bit ADD (cpu/tfl_elementwise.c, ti__tfl_bin_q8)

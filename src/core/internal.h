@@ -425,6 +425,11 @@ TI__PRIVATE int ti__qrq_rows_avx2(size_t nr, const uint32_t *dot, size_t ldd, co
  * 8-bit values widened with an offset (dst[i] = x[i] + off), for AVX2 */
 TI__PRIVATE void ti__qg_interleave4_avx2(int16_t *dst, const int16_t *r0, const int16_t *r1,
                                          const int16_t *r2, const int16_t *r3, size_t n);
+/* The vector lanes of TFLite's 8-bit ADD (ti__tfl_add8_avx512's contract, groups of 8):
+ * cpu/x86/tfl_add_avx2.c */
+TI__PRIVATE size_t ti__tfl_add8_avx2(const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n,
+                                     const int32_t *t1, const int32_t *t2, int32_t mo, int e,
+                                     int32_t out_off, int u8, int32_t lo, int32_t hi);
 TI__PRIVATE void ti__q8_widen_avx2(int16_t *dst, const void *x, size_t n, int u8, int32_t off);
 TI__PRIVATE void ti__dwq_pixel_avx2(int u8, uint32_t *acc, const void *x, const void *w,
                                     const size_t *xoff, const size_t *woff, size_t nt, size_t n,

@@ -299,17 +299,25 @@ TI__PRIVATE void ti__tfl_bin_q8(const ti__bjob *jb, size_t o, const size_t *off,
         const size_t row = j->add_mode != TI__TFL_ADD_REF ? j->add_row : 0;
         const size_t vec_end = row - row % (j->add_lanes ? j->add_lanes : 1);
         size_t p = row ? o % row : 0;
+#ifdef TI__X86_SIMD
+        /* AVX-512 for runs of 16 vector-lane elements of contiguous inputs, AVX2 for runs of 8 */
+        typedef size_t (*add8_fn)(const uint8_t *, const uint8_t *, uint8_t *, size_t,
+                                  const int32_t *, const int32_t *, int32_t, int, int32_t, int,
+                                  int32_t, int32_t);
+        add8_fn add8 = NULL;
+        size_t lanes = 8;
+        if (sa == 1 && sb == 1 && row > 0 && lo <= hi && j->mo != INT32_MIN && j->so >= -31) {
 #ifdef TI__X86_VNNI
-        /* AVX-512 for runs of 16 vector-lane elements of contiguous inputs */
-        const int simd = sa == 1 && sb == 1 && row > 0 && lo <= hi && j->mo != INT32_MIN &&
-                         j->so >= -31 && ti__cpu_isa() >= TI__ISA_AVX512VNNI;
+            if (ti__cpu_isa() >= TI__ISA_AVX512VNNI) add8 = ti__tfl_add8_avx512, lanes = 16;
+#endif
+            if (add8 == NULL && ti__cpu_isa() >= TI__ISA_AVX2) add8 = ti__tfl_add8_avx2;
+        }
 #endif
         for (size_t i = 0; i < n; i++) {
-#ifdef TI__X86_VNNI
-            if (simd && p < vec_end && vec_end - p >= 16 && n - i >= 16) {
-                size_t d = ti__tfl_add8_avx512(a + i, c + i, y + i, TI__MIN(vec_end - p, n - i),
-                                               j->t1[1], j->t2[1], j->mo, j->so < 0 ? -j->so : 0,
-                                               j->out_off, u8, lo, hi);
+#ifdef TI__X86_SIMD
+            if (add8 != NULL && p < vec_end && vec_end - p >= lanes && n - i >= lanes) {
+                size_t d = add8(a + i, c + i, y + i, TI__MIN(vec_end - p, n - i), j->t1[1], j->t2[1],
+                                j->mo, j->so < 0 ? -j->so : 0, j->out_off, u8, lo, hi);
                 i += d;
                 p += d;
                 if (p == row) p = 0;
