@@ -416,11 +416,12 @@ TI__PRIVATE size_t ti__qrq32_avx2(const int32_t *x, const int32_t *mult, const i
 TI__PRIVATE void ti__dwq_tap_avx2(int u8, uint32_t *acc, const void *x, const void *w, size_t n,
                                   int32_t xo, int32_t wo);
 /* TI__QRQ_32 of rows of sums to bytes (ti__qg8_rows8_vnni's contract; colc and row may be
- * NULL) and the depthwise taps of one output pixel (ti__dwq_pixel_avx512's), for AVX2 */
-TI__PRIVATE int ti__qrq_rows_avx2(size_t nr, const uint32_t *dot, size_t ldd, const int32_t *colc,
-                                  const int32_t *bos, const int32_t *row, size_t n,
-                                  const int32_t *mult, const int32_t *shift, int32_t yo,
-                                  int32_t lo, int32_t hi, uint8_t *out, size_t ldo);
+ * NULL; the shifts checked by the caller, pos: any of them positive) and the depthwise taps
+ * of one output pixel (ti__dwq_pixel_avx512's), for AVX2 */
+TI__PRIVATE void ti__qrq_rows_avx2(size_t nr, const uint32_t *dot, size_t ldd, const int32_t *colc,
+                                   const int32_t *bos, const int32_t *row, size_t n,
+                                   const int32_t *mult, const int32_t *shift, int pos, int32_t yo,
+                                   int32_t lo, int32_t hi, uint8_t *out, size_t ldo);
 /* The int16 GEMM's panel from four contiguous rows (dst[i * 4 + r] = row r's [i]), and
  * 8-bit values widened with an offset (dst[i] = x[i] + off), for AVX2 */
 TI__PRIVATE void ti__qg_interleave4_avx2(int16_t *dst, const int16_t *r0, const int16_t *r1,

@@ -171,6 +171,17 @@ TI__PRIVATE int ti__qrq_n_u32(const ti__qrq *r, const ti_tensor *bias, const uin
 #endif
 }
 
+/* The SIMD requantizations' check of shifts[0..n): -1 when one is outside [-31, 31] (the
+ * scalar code then takes them), else whether any is positive (a left shift). */
+TI__PRIVATE int ti__qrq_shifts(const int32_t *shift, size_t n) {
+    int pos = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (shift[i] > 31 || shift[i] < -31) return -1;
+        pos |= shift[i] > 0;
+    }
+    return pos;
+}
+
 /* Adds bias channels c0..c0+n (int32 or int64) to acc. */
 TI__PRIVATE void ti__qg_add_bias(const ti_tensor *b, size_t c0, size_t n, int64_t *acc) {
     if (b == NULL) return;
@@ -342,9 +353,12 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
     const ti__qrq *rq = g->rq;
     int rows_simd = 0;
 #if defined(TI__X86_SIMD)
-    rows_simd = ti__cpu_isa() >= TI__ISA_AVX2 && rq->mode == TI__QRQ_32 && rq->lo <= rq->hi &&
-            (g->bias == NULL || g->bias->dtype == TI_DTYPE_I32) && g->y_cs == 1 &&
-            (g->ydt == TI_DTYPE_U8 || g->ydt == TI_DTYPE_I8);
+    int pos = 0;
+    if (ti__cpu_isa() >= TI__ISA_AVX2 && rq->mode == TI__QRQ_32 && rq->lo <= rq->hi &&
+        (g->bias == NULL || g->bias->dtype == TI_DTYPE_I32) && g->y_cs == 1 &&
+        (g->ydt == TI_DTYPE_U8 || g->ydt == TI_DTYPE_I8) &&
+        (pos = ti__qrq_shifts(rq->shift + g->c0, oc)) >= 0)
+        rows_simd = 1;
 #endif
     int row_gather = 0;
 #if defined(TI__X86_SIMD)
@@ -383,12 +397,14 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
                           acc + b * TI__QG_NR, TI__QG_OCC);
             }
 #if defined(TI__X86_SIMD)
-            if (rows_simd && ti__qrq_rows_avx2(np, acc, TI__QG_OCC,
-                                           g->bias != NULL ? (const int32_t *)g->bias->data + g->c0 + oc0 : NULL,
-                                           NULL, NULL, occ, rq->mult + g->c0 + oc0,
-                                           rq->shift + g->c0 + oc0, rq->yo, rq->lo, rq->hi,
-                                           (uint8_t *)g->y + g->y0 + p0 * g->y_rs + oc0, g->y_rs))
+            if (rows_simd) {
+                ti__qrq_rows_avx2(np, acc, TI__QG_OCC,
+                                  g->bias != NULL ? (const int32_t *)g->bias->data + g->c0 + oc0 : NULL,
+                                  NULL, NULL, occ, rq->mult + g->c0 + oc0, rq->shift + g->c0 + oc0,
+                                  pos, rq->yo, rq->lo, rq->hi,
+                                  (uint8_t *)g->y + g->y0 + p0 * g->y_rs + oc0, g->y_rs);
                 continue;
+            }
 #endif
             for (size_t r = 0; r < np; r++) {
                 size_t yo = g->y0 + (p0 + r) * g->y_rs + oc0 * g->y_cs;

@@ -246,47 +246,33 @@ TI__PRIVATE void ti__tfc_dw_f32_range(void *ctx, size_t begin, size_t end) {
 /* Output pixels requantized together by it. */
 #define TI__TFC_DW_PIX 8
 
-/* The SIMD depthwise path's kernels under the ISA in effect: one pixel's taps summed in
- * registers, and a block of pixels' sums requantized to bytes (ti__qg8_rows8_vnni's
- * contract). Returns 0 below AVX2. */
-typedef void (*ti__tfc_dwpix_fn)(int u8, uint32_t *acc, const void *x, const void *w,
-                                 const size_t *xoff, const size_t *woff, size_t nt, size_t n,
-                                 int32_t xo, int32_t wo);
-typedef int (*ti__tfc_rows_fn)(size_t nr, const uint32_t *dot, size_t ldd, const int32_t *colc,
-                               const int32_t *bos, const int32_t *row, size_t n,
-                               const int32_t *mult, const int32_t *shift, int32_t yo, int32_t lo,
-                               int32_t hi, uint8_t *out, size_t ldo);
-TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end);
-TI__PRIVATE int ti__tfc_dw_simd(ti__tfc_dwpix_fn *pixel, ti__tfc_rows_fn *rows) {
+/* The SIMD depthwise path's level under the ISA in effect: 2 AVX512-VNNI, 1 AVX2, 0 none. */
+TI__PRIVATE int ti__tfc_dw_level(void) {
 #ifdef TI__X86_VNNI
-    if (ti__cpu_isa() >= TI__ISA_AVX512VNNI) {
-        *pixel = ti__dwq_pixel_avx512;
-        *rows = ti__qg8_rows8_vnni;
-        return 1;
-    }
+    if (ti__cpu_isa() >= TI__ISA_AVX512VNNI) return 2;
 #endif
-    if (ti__cpu_isa() < TI__ISA_AVX2) return 0;
-    *pixel = ti__dwq_pixel_avx2;
-    *rows = ti__qrq_rows_avx2;
-    return 1;
+    return ti__cpu_isa() >= TI__ISA_AVX2;
 }
 
 /* Whether the SIMD depthwise path applies: channel multiplier 1, 8-bit input and output,
- * TFLite's int32 requantization, int32 bias or none, taps that fit, AVX2 or better. */
+ * TFLite's int32 requantization with shifts in [-31, 31], int32 bias or none, taps that
+ * fit, AVX2 or better. */
 TI__PRIVATE int ti__tfc_dw_q8_ok(const ti__tfc_job *j) {
     const ti__qrq *r = &j->rq;
-    ti__tfc_dwpix_fn pixel;
-    ti__tfc_rows_fn rows;
     return j->g->mult == 1 && j->kind != TI__TFC_I16 && r->mode == TI__QRQ_32 && r->lo <= r->hi &&
            (j->ydt == TI_DTYPE_U8 || j->ydt == TI_DTYPE_I8) &&
            (j->b == NULL || j->b->dtype == TI_DTYPE_I32) &&
-           j->g->kh * j->g->kw <= TI__TFC_DW_TAPS && ti__tfc_dw_simd(&pixel, &rows);
+           j->g->kh * j->g->kw <= TI__TFC_DW_TAPS && ti__tfc_dw_level() > 0 &&
+           ti__qrq_shifts(r->shift, (size_t)j->g->oc) >= 0;
 }
 
+TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end);
+
 /* The SIMD depthwise path on pixels [begin, end): TI__TFC_DW_PIX pixels at a time, each
- * pixel's taps summed in registers, then the block's uint32 sums plus bias requantized and
- * stored as bytes together; the same sums modulo 2^32 and the same requantization as the
- * scalar loop. */
+ * pixel's taps summed in registers (ti__dwq_pixel_avx2 / _avx512), then the block's uint32
+ * sums plus bias requantized and stored as bytes together (ti__qrq_rows_avx2 /
+ * ti__qg8_rows8_vnni); the same sums modulo 2^32 and the same requantization as the scalar
+ * loop. */
 TI__PRIVATE void ti__tfc_dw_q8_range(void *ctx, size_t begin, size_t end) {
     static const int32_t zeros[TI__TFC_DW_CHUNK] = {0};
     const ti__tfc_job *j = (const ti__tfc_job *)ctx;
@@ -296,14 +282,13 @@ TI__PRIVATE void ti__tfc_dw_q8_range(void *ctx, size_t begin, size_t end) {
     size_t xoff[TI__TFC_DW_PIX][TI__TFC_DW_TAPS], woff[TI__TFC_DW_PIX][TI__TFC_DW_TAPS];
     size_t nt[TI__TFC_DW_PIX];
     uint32_t a32[TI__TFC_DW_PIX * TI__TFC_DW_CHUNK];
-    const int32_t zrow[TI__TFC_DW_PIX] = {0};
     const uint8_t *x = (const uint8_t *)j->x, *w = (const uint8_t *)j->w; /* 1-byte elements */
-    ti__tfc_dwpix_fn pixel = NULL;
-    ti__tfc_rows_fn rows = NULL;
-    if (!ti__tfc_dw_simd(&pixel, &rows)) { /* the ISA was lowered since the run looked (tests) */
+    const int level = ti__tfc_dw_level(), u8 = j->kind == TI__TFC_U8;
+    if (level == 0) { /* the ISA was lowered since the run looked (tests) */
         ti__tfc_dw_q_range(ctx, begin, end);
         return;
     }
+    const int pos = ti__qrq_shifts(rq->shift, oc); /* in range: ti__tfc_dw_q8_ok */
     for (size_t p0 = begin; p0 < end; p0 += TI__TFC_DW_PIX) {
         size_t np = TI__MIN((size_t)TI__TFC_DW_PIX, end - p0);
         for (size_t r = 0; r < np; r++) {
@@ -321,18 +306,24 @@ TI__PRIVATE void ti__tfc_dw_q8_range(void *ctx, size_t begin, size_t end) {
         }
         for (size_t c0 = 0; c0 < oc; c0 += TI__TFC_DW_CHUNK) {
             size_t cn = TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0);
-            for (size_t r = 0; r < np; r++)
-                pixel(j->kind == TI__TFC_U8, a32 + r * TI__TFC_DW_CHUNK, x + c0, w + c0, xoff[r], woff[r],
-                      nt[r], cn, j->xo, j->wo);
             const int32_t *bias = j->b != NULL ? (const int32_t *)j->b->data + c0 : zeros;
-            if (rows(np, a32, TI__TFC_DW_CHUNK, bias, NULL, zrow, cn, rq->mult + c0,
-                     rq->shift + c0, rq->yo, rq->lo, rq->hi, (uint8_t *)j->y + p0 * oc + c0, oc))
+            uint8_t *y = (uint8_t *)j->y + p0 * oc + c0;
+#ifdef TI__X86_VNNI
+            if (level == 2) {
+                const int32_t zrow[TI__TFC_DW_PIX] = {0};
+                for (size_t r = 0; r < np; r++)
+                    ti__dwq_pixel_avx512(u8, a32 + r * TI__TFC_DW_CHUNK, x + c0, w + c0, xoff[r],
+                                         woff[r], nt[r], cn, j->xo, j->wo);
+                (void)ti__qg8_rows8_vnni(np, a32, TI__TFC_DW_CHUNK, bias, NULL, zrow, cn, rq->mult + c0,
+                                         rq->shift + c0, rq->yo, rq->lo, rq->hi, y, oc);
                 continue;
-            for (size_t r = 0; r < np; r++) /* a shift outside [-31, 31]: one at a time */
-                for (size_t i = 0; i < cn; i++)
-                    ti__qg_store(j->y, j->ydt, (p0 + r) * oc + c0 + i,
-                                 ti__qrq_one(rq, (int32_t)(a32[r * TI__TFC_DW_CHUNK + i] + (uint32_t)bias[i]),
-                                             c0 + i));
+            }
+#endif
+            for (size_t r = 0; r < np; r++)
+                ti__dwq_pixel_avx2(u8, a32 + r * TI__TFC_DW_CHUNK, x + c0, w + c0, xoff[r], woff[r],
+                                   nt[r], cn, j->xo, j->wo);
+            ti__qrq_rows_avx2(np, a32, TI__TFC_DW_CHUNK, bias, NULL, NULL, cn, rq->mult + c0,
+                              rq->shift + c0, pos, rq->yo, rq->lo, rq->hi, y, oc);
         }
     }
 }

@@ -410,9 +410,11 @@ TI_TEST(avx2_helpers_match_plain_loops) {
                 if (use_r) v += use_b ? (uint32_t)bos[c] * (uint32_t)rowv[i] : (uint32_t)rowv[i];
                 o1[i * ldo + c] = (uint8_t)ti__qrq_one(&q, (int32_t)v, c);
             }
-        int ok = ti__qrq_rows_avx2(nr, dot, C, use_c ? colc : NULL, use_b ? bos : NULL,
-                                   use_r ? rowv : NULL, n, mult, shift, q.yo, q.lo, q.hi, o2, ldo);
-        if ((!ok || memcmp(o1, o2, sizeof o1) != 0) && bad++ == 0)
+        int pos = ti__qrq_shifts(shift, n);
+        TI_CHECK(pos >= 0);
+        ti__qrq_rows_avx2(nr, dot, C, use_c ? colc : NULL, use_b ? bos : NULL, use_r ? rowv : NULL,
+                          n, mult, shift, pos, q.yo, q.lo, q.hi, o2, ldo);
+        if (memcmp(o1, o2, sizeof o1) != 0 && bad++ == 0)
             printf("  rows: %zu x %zu, terms %d%d%d: differs\n", nr, n, use_c, use_b, use_r);
     }
     /* the panel's interleave of four rows, and the widening copy, on every length to 40 */
@@ -432,10 +434,15 @@ TI_TEST(avx2_helpers_match_plain_loops) {
         if ((memcmp(p1, p2, sizeof p1) != 0 || memcmp(w1, w2, sizeof w1) != 0) && bad++ == 0)
             printf("  interleave or widen of %zu: differs\n", n);
     }
-    shift[0] = 32; /* outside [-31, 31]: refused, nothing written */
-    memset(o2, 0xA5, sizeof o2);
-    TI_CHECK_EQ_INT(ti__qrq_rows_avx2(1, dot, C, NULL, NULL, NULL, 4, mult, shift, 0, 0, 255, o2, C), 0);
-    TI_CHECK_EQ_INT(o2[0], 0xA5);
+    /* the shifts' check: out of range anywhere, or the sign of the largest */
+    shift[0] = -3, shift[1] = 0, shift[2] = -31;
+    TI_CHECK_EQ_INT(ti__qrq_shifts(shift, 3), 0);
+    shift[1] = 31;
+    TI_CHECK_EQ_INT(ti__qrq_shifts(shift, 3), 1);
+    shift[2] = -32;
+    TI_CHECK_EQ_INT(ti__qrq_shifts(shift, 3), -1);
+    shift[2] = 0, shift[0] = 32;
+    TI_CHECK_EQ_INT(ti__qrq_shifts(shift, 3), -1);
     free(x);
     free(w);
     TI_CHECK_EQ_INT(bad, 0);

@@ -159,19 +159,14 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__q8_widen_avx2(int16_t *dst, const void *x, 
  * c] + colc[c] + (bos ? bos[c] * row[r] : row[r]) (colc or row NULL: 0), requantized as
  * TI__QRQ_32 (ti__qrq32_avx2 above, step by step) to the low bytes of out[r * ldo + c],
  * c < n (lo and hi inside one byte type's range). Columns outer, rows inner: a column group's
- * multipliers, shifts and masks are set up once for all rows. Returns 0, doing nothing,
- * when a shift is outside [-31, 31], else 1. */
-TI__PRIVATE TI__TARGET_AVX2 int ti__qrq_rows_avx2(size_t nr, const uint32_t *dot, size_t ldd,
-                                                  const int32_t *colc, const int32_t *bos,
-                                                  const int32_t *row, size_t n,
-                                                  const int32_t *mult, const int32_t *shift,
-                                                  int32_t yo, int32_t lo, int32_t hi,
-                                                  uint8_t *out, size_t ldo) {
-    int pos = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (shift[i] > 31 || shift[i] < -31) return 0;
-        pos |= shift[i] > 0;
-    }
+ * multipliers, shifts and masks are set up once for all rows. The shifts are the caller's
+ * to check (ti__qrq_shifts: all in [-31, 31]); pos says whether any is positive. */
+TI__PRIVATE TI__TARGET_AVX2 void ti__qrq_rows_avx2(size_t nr, const uint32_t *dot, size_t ldd,
+                                                   const int32_t *colc, const int32_t *bos,
+                                                   const int32_t *row, size_t n,
+                                                   const int32_t *mult, const int32_t *shift,
+                                                   int pos, int32_t yo, int32_t lo, int32_t hi,
+                                                   uint8_t *out, size_t ldo) {
     int64_t l = (int64_t)lo - yo, h = (int64_t)hi - yo;
     const __m256i qlo = _mm256_set1_epi32(l < INT32_MIN ? INT32_MIN : (int32_t)l);
     const __m256i qhi = _mm256_set1_epi32(h > INT32_MAX ? INT32_MAX : (int32_t)h);
@@ -241,7 +236,6 @@ TI__PRIVATE TI__TARGET_AVX2 int ti__qrq_rows_avx2(size_t nr, const uint32_t *dot
             }
         }
     }
-    return 1;
 }
 
 /* ti__dwq_pixel_avx512's contract in AVX2: acc[c] = sum over taps t < nt of (w[woff[t] + c]
