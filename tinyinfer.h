@@ -14634,22 +14634,30 @@ TI__PRIVATE size_t ti__tfc_grain(size_t work_per_item) {
 TI__PRIVATE size_t ti__tfc_qgemm_offset(size_t oc) { return ti__qg_rq_bytes(oc); }
 TI__PRIVATE size_t ti__tfc_qgemm_bytes(size_t oc, size_t kdim) { return ti__qg_packed_bytes(oc, kdim); }
 
-/* Copies n input values from element si into column r of the panel (rows MR apart). */
-TI__PRIVATE void ti__tfc_qcopy(const ti__tfc_job *j, size_t si, size_t n, int16_t *dst) {
+/* Copies n input values from element si, zero point applied, to dst[i * stride]: stride
+ * TI__QG_MR, a column of the panel; 1, contiguous (AVX2's widening copy where built). */
+TI__PRIVATE void ti__tfc_qcopy(const ti__tfc_job *j, size_t si, size_t n, int16_t *dst, size_t stride) {
+#if defined(TI__X86_SIMD)
+    if (stride == 1) { /* only ti__tfc_qgather_row asks, under AVX2 */
+        ti__q8_widen_avx2(dst, (const uint8_t *)j->x + si, n, j->kind == TI__TFC_U8, j->xo);
+        return;
+    }
+#endif
     if (j->kind == TI__TFC_U8) {
         const uint8_t *x = (const uint8_t *)j->x + si;
-        for (size_t i = 0; i < n; i++) dst[i * TI__QG_MR] = (int16_t)(x[i] + j->xo);
+        for (size_t i = 0; i < n; i++) dst[i * stride] = (int16_t)(x[i] + j->xo);
     } else {
         const int8_t *x = (const int8_t *)j->x + si;
-        for (size_t i = 0; i < n; i++) dst[i * TI__QG_MR] = (int16_t)(x[i] + j->xo);
+        for (size_t i = 0; i < n; i++) dst[i * stride] = (int16_t)(x[i] + j->xo);
     }
 }
 
-/* Column r of the panel: depths [k0, k1) of row p (a ti__qg_gather_fn on the job). */
-TI__PRIVATE void ti__tfc_qgather(const void *ctx, size_t p, size_t k0, size_t k1, int16_t *a) {
-    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+/* Depths [k0, k1) of row p (an output pixel's im2col row, or an FC input row) to
+ * a[(k - k0) * stride], taps outside the input as 0. */
+TI__PRIVATE void ti__tfc_qwalk(const ti__tfc_job *j, size_t p, size_t k0, size_t k1, int16_t *a,
+                               size_t stride) {
     if (j->fc) {
-        ti__tfc_qcopy(j, p * j->kdim + k0, k1 - k0, a);
+        ti__tfc_qcopy(j, p * j->kdim + k0, k1 - k0, a, stride);
         return;
     }
     const ti__tfc_geo *g = j->g;
@@ -14660,41 +14668,25 @@ TI__PRIVATE void ti__tfc_qgather(const void *ctx, size_t p, size_t k0, size_t k1
         size_t cnt = TI__MIN(ic - c, k1 - k);
         int64_t iy = oy * g->sh - g->ph + (int64_t)(t / (size_t)g->kw) * g->dh;
         int64_t ix = ox * g->sw - g->pw + (int64_t)(t % (size_t)g->kw) * g->dw;
-        int16_t *dst = a + (k - k0) * TI__QG_MR;
+        int16_t *dst = a + (k - k0) * stride;
         if (iy < 0 || iy >= g->ih || ix < 0 || ix >= g->iw) {
-            for (size_t i = 0; i < cnt; i++) dst[i * TI__QG_MR] = 0;
+            for (size_t i = 0; i < cnt; i++) dst[i * stride] = 0;
         } else {
-            ti__tfc_qcopy(j, (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c, cnt, dst);
+            ti__tfc_qcopy(j, (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c, cnt, dst, stride);
         }
         k += cnt;
     }
 }
 
+/* Column r of the panel: depths [k0, k1) of row p (a ti__qg_gather_fn on the job). */
+TI__PRIVATE void ti__tfc_qgather(const void *ctx, size_t p, size_t k0, size_t k1, int16_t *a) {
+    ti__tfc_qwalk((const ti__tfc_job *)ctx, p, k0, k1, a, TI__QG_MR);
+}
+
 #if defined(TI__X86_SIMD)
-/* ti__tfc_qgather's depths of row p to a[k - k0], contiguous (a ti__qg_grow_fn; AVX2 only). */
+/* The same depths to a[k - k0], contiguous (a ti__qg_grow_fn; AVX2 only). */
 TI__PRIVATE void ti__tfc_qgather_row(const void *ctx, size_t p, size_t k0, size_t k1, int16_t *a) {
-    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
-    int u8 = j->kind == TI__TFC_U8;
-    const uint8_t *x = (const uint8_t *)j->x; /* 1-byte elements */
-    if (j->fc) {
-        ti__q8_widen_avx2(a, x + p * j->kdim + k0, k1 - k0, u8, j->xo);
-        return;
-    }
-    const ti__tfc_geo *g = j->g;
-    int64_t n, oy, ox;
-    ti__tfc_pixel(g, p, &n, &oy, &ox);
-    size_t ic = (size_t)g->ic, t = k0 / ic, c = k0 % ic;
-    for (size_t k = k0; k < k1; t++, c = 0) {
-        size_t cnt = TI__MIN(ic - c, k1 - k);
-        int64_t iy = oy * g->sh - g->ph + (int64_t)(t / (size_t)g->kw) * g->dh;
-        int64_t ix = ox * g->sw - g->pw + (int64_t)(t % (size_t)g->kw) * g->dw;
-        if (iy < 0 || iy >= g->ih || ix < 0 || ix >= g->iw)
-            memset(a + (k - k0), 0, cnt * sizeof(int16_t));
-        else
-            ti__q8_widen_avx2(a + (k - k0), x + (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c, cnt,
-                              u8, j->xo);
-        k += cnt;
-    }
+    ti__tfc_qwalk((const ti__tfc_job *)ctx, p, k0, k1, a, 1);
 }
 #endif
 
