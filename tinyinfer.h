@@ -1458,6 +1458,9 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void); /* cpu/x86/gemm_avx
  * channels, int16 operands, uint32 sums modulo 2^32) for AVX2: cpu/x86/qgemm_avx2.c */
 TI__PRIVATE void ti__qg_micro_avx2(size_t kc, const int16_t *ap, const int16_t *bp,
                                      uint32_t *acc, size_t ldacc);
+/* The same storing the sums instead of adding them (the first depth panel) */
+TI__PRIVATE void ti__qg_micro_avx2_set(size_t kc, const int16_t *ap, const int16_t *bp,
+                                       uint32_t *acc, size_t ldacc);
 /* TFLite requantization (core/qgemm.c's TI__QRQ_32) of x[0..n) with per-element multipliers
  * and shifts, plus yo, clamped to [lo, hi] (lo <= hi): whole groups of 8, bit for bit as
  * the scalar loop; returns how many were done (the caller does the rest) */
@@ -2492,6 +2495,14 @@ TI__PRIVATE int ti__qrq_shifts(const int32_t *shift, size_t n) {
     return pos;
 }
 
+/* Whether the SIMD requantizations to bytes take r: TI__QRQ_32, lo <= hi, and lo - yo and
+ * hi - yo inside int32 (the clamp is done before adding yo; a zero point far outside the
+ * output's range, which only a hostile model has, goes to the scalar code). */
+TI__PRIVATE int ti__qrq_bytes_ok(const ti__qrq *r) {
+    return r->mode == TI__QRQ_32 && r->lo <= r->hi && (int64_t)r->lo - r->yo <= INT32_MAX &&
+           (int64_t)r->hi - r->yo >= INT32_MIN;
+}
+
 /* Adds bias channels c0..c0+n (int32 or int64) to acc. */
 TI__PRIVATE void ti__qg_add_bias(const ti_tensor *b, size_t c0, size_t n, int64_t *acc) {
     if (b == NULL) return;
@@ -2653,8 +2664,10 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
     /* the same sums either way (int32 products, uint32 wrap); AVX2 pairs depths in VPMADDWD,
      * NEON multiplies by lane (SMLAL) */
     void (*micro)(size_t, const int16_t *, const int16_t *, uint32_t *, size_t) = ti__qg_micro;
+    /* or NULL: the micro-kernel that stores the first depth panel's sums (no clearing) */
+    void (*first)(size_t, const int16_t *, const int16_t *, uint32_t *, size_t) = NULL;
 #if defined(TI__X86_SIMD)
-    if (ti__cpu_isa() >= TI__ISA_AVX2) micro = ti__qg_micro_avx2;
+    if (ti__cpu_isa() >= TI__ISA_AVX2) micro = ti__qg_micro_avx2, first = ti__qg_micro_avx2_set;
 #elif defined(TI__ARM_NEON)
     if (ti__cpu_isa() >= TI__ISA_NEON) micro = ti__qg_micro_neon;
 #endif
@@ -2664,7 +2677,7 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
     int rows_simd = 0;
 #if defined(TI__X86_SIMD)
     int pos = 0;
-    if (ti__cpu_isa() >= TI__ISA_AVX2 && rq->mode == TI__QRQ_32 && rq->lo <= rq->hi &&
+    if (ti__cpu_isa() >= TI__ISA_AVX2 && ti__qrq_bytes_ok(rq) &&
         (g->bias == NULL || g->bias->dtype == TI_DTYPE_I32) && g->y_cs == 1 &&
         (g->ydt == TI_DTYPE_U8 || g->ydt == TI_DTYPE_I8) &&
         (pos = ti__qrq_shifts(rq->shift + g->c0, oc)) >= 0)
@@ -2681,8 +2694,9 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
         for (size_t oc0 = 0; oc0 < oc; oc0 += TI__QG_OCC) {
             size_t occ = TI__MIN((size_t)TI__QG_OCC, oc - oc0);
             size_t nb = (occ + TI__QG_NR - 1) / TI__QG_NR;
-            for (size_t r = 0; r < TI__QG_MR; r++)
-                memset(acc + r * TI__QG_OCC, 0, nb * TI__QG_NR * sizeof(uint32_t));
+            if (first == NULL || kd == 0)
+                for (size_t r = 0; r < TI__QG_MR; r++)
+                    memset(acc + r * TI__QG_OCC, 0, nb * TI__QG_NR * sizeof(uint32_t));
             for (size_t k0 = 0; k0 < kd; k0 += TI__QG_KC) {
                 size_t k1 = TI__MIN(kd, k0 + TI__QG_KC);
                 if (row_gather) { /* rows contiguously, then interleaved at once */
@@ -2703,8 +2717,9 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
                     }
                 }
                 for (size_t b = 0; b < nb; b++)
-                    micro(k1 - k0, a, g->bp + ((oc0 / TI__QG_NR + b) * kd + k0) * TI__QG_NR,
-                          acc + b * TI__QG_NR, TI__QG_OCC);
+                    (k0 == 0 && first != NULL ? first : micro)(
+                        k1 - k0, a, g->bp + ((oc0 / TI__QG_NR + b) * kd + k0) * TI__QG_NR,
+                        acc + b * TI__QG_NR, TI__QG_OCC);
             }
 #if defined(TI__X86_SIMD)
             if (rows_simd) {
@@ -15921,11 +15936,11 @@ TI__PRIVATE int ti__tfc_dw_level(void) {
 }
 
 /* Whether the SIMD depthwise path applies: channel multiplier 1, 8-bit input and output,
- * TFLite's int32 requantization with shifts in [-31, 31], int32 bias or none, taps that
- * fit, AVX2 or better. */
+ * TFLite's int32 requantization with shifts in [-31, 31] (ti__qrq_bytes_ok), int32 bias or
+ * none, taps that fit, AVX2 or better. */
 TI__PRIVATE int ti__tfc_dw_q8_ok(const ti__tfc_job *j) {
     const ti__qrq *r = &j->rq;
-    return j->g->mult == 1 && j->kind != TI__TFC_I16 && r->mode == TI__QRQ_32 && r->lo <= r->hi &&
+    return j->g->mult == 1 && j->kind != TI__TFC_I16 && ti__qrq_bytes_ok(r) &&
            (j->ydt == TI_DTYPE_U8 || j->ydt == TI_DTYPE_I8) &&
            (j->b == NULL || j->b->dtype == TI_DTYPE_I32) &&
            j->g->kh * j->g->kw <= TI__TFC_DW_TAPS && ti__tfc_dw_level() > 0 &&
@@ -23442,6 +23457,7 @@ TI__PRIVATE void ti__qg_micro_neon(size_t kc, const int16_t *ap, const int16_t *
 TI__PRIVATE size_t ti__qrq32_neon(const int32_t *x, const int32_t *mult, const int32_t *shift,
                                   size_t n, int32_t yo, int32_t lo, int32_t hi, int32_t *out) {
     int64_t l = (int64_t)lo - yo, h = (int64_t)hi - yo;
+    if (l > INT32_MAX || h < INT32_MIN) return 0; /* every output lo (hi): the scalar code */
     const int32x4_t qlo = vdupq_n_s32(l < INT32_MIN ? INT32_MIN : (int32_t)l);
     const int32x4_t qhi = vdupq_n_s32(h > INT32_MAX ? INT32_MAX : (int32_t)h);
     const int32x4_t vyo = vdupq_n_s32(yo), zero = vdupq_n_s32(0);
@@ -24806,10 +24822,11 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void) {
 #ifdef TI__X86_SIMD
 #include <immintrin.h>
 
-/* acc[r*ldacc + 0..16) += sum over p < kc of ap[p*4 + r] * bp[p*16 + q], r < 4. */
-TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2(size_t kc, const int16_t *ap,
+/* acc[r*ldacc + 0..16) += sum over p < kc of ap[p*4 + r] * bp[p*16 + q], r < 4; add 0:
+ * = instead of += (the first depth panel: no clearing, no loads). */
+TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2_k(size_t kc, const int16_t *ap,
                                                      const int16_t *bp, uint32_t *acc,
-                                                     size_t ldacc) {
+                                                     size_t ldacc, int add) {
     /* lo: channels 0-3 | 8-11, hi: 4-7 | 12-15 (the unpack order), per row */
     __m256i l0 = _mm256_setzero_si256(), h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0;
     __m256i l3 = l0, h3 = l0;
@@ -24857,11 +24874,22 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2(size_t kc, const int16_t *ap,
         uint32_t *c = acc + (size_t)r * ldacc;
         __m256i c07 = _mm256_permute2x128_si256(lo[r], hi[r], 0x20);
         __m256i c815 = _mm256_permute2x128_si256(lo[r], hi[r], 0x31);
-        _mm256_storeu_si256((__m256i *)c,
-                            _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)c), c07));
-        _mm256_storeu_si256((__m256i *)(c + 8),
-                            _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(c + 8)), c815));
+        if (add) {
+            c07 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)c), c07);
+            c815 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(c + 8)), c815);
+        }
+        _mm256_storeu_si256((__m256i *)c, c07);
+        _mm256_storeu_si256((__m256i *)(c + 8), c815);
     }
+}
+TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2(size_t kc, const int16_t *ap, const int16_t *bp,
+                                                   uint32_t *acc, size_t ldacc) {
+    ti__qg_micro_avx2_k(kc, ap, bp, acc, ldacc, 1);
+}
+TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2_set(size_t kc, const int16_t *ap,
+                                                       const int16_t *bp, uint32_t *acc,
+                                                       size_t ldacc) {
+    ti__qg_micro_avx2_k(kc, ap, bp, acc, ldacc, 0);
 }
 
 /* TI__QRQ_32 on 8 lanes, the scalar loop of ti__qrq_n step by step: a positive shift
@@ -24876,6 +24904,7 @@ TI__PRIVATE TI__TARGET_AVX2 size_t ti__qrq32_avx2(const int32_t *x, const int32_
                                                   const int32_t *shift, size_t n, int32_t yo,
                                                   int32_t lo, int32_t hi, int32_t *out) {
     int64_t l = (int64_t)lo - yo, h = (int64_t)hi - yo;
+    if (l > INT32_MAX || h < INT32_MIN) return 0; /* every output lo (hi): the scalar code */
     const __m256i qlo = _mm256_set1_epi32(l < INT32_MIN ? INT32_MIN : (int32_t)l);
     const __m256i qhi = _mm256_set1_epi32(h > INT32_MAX ? INT32_MAX : (int32_t)h);
     const __m256i vyo = _mm256_set1_epi32(yo), zero = _mm256_setzero_si256();
@@ -24954,8 +24983,9 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__q8_widen_avx2(int16_t *dst, const void *x, 
  * c] + colc[c] + (bos ? bos[c] * row[r] : row[r]) (colc or row NULL: 0), requantized as
  * TI__QRQ_32 (ti__qrq32_avx2 above, step by step) to the low bytes of out[r * ldo + c],
  * c < n (lo and hi inside one byte type's range). Columns outer, rows inner: a column group's
- * multipliers, shifts and masks are set up once for all rows. The shifts are the caller's
- * to check (ti__qrq_shifts: all in [-31, 31]); pos says whether any is positive. */
+ * multipliers, shifts and masks are set up once for all rows. The caller checks the shifts
+ * (ti__qrq_shifts: all in [-31, 31]; pos: whether any is positive) and the zero point
+ * (ti__qrq_bytes_ok: lo - yo and hi - yo fit int32). */
 TI__PRIVATE TI__TARGET_AVX2 void ti__qrq_rows_avx2(size_t nr, const uint32_t *dot, size_t ldd,
                                                    const int32_t *colc, const int32_t *bos,
                                                    const int32_t *row, size_t n,
@@ -25204,7 +25234,7 @@ TI__PRIVATE TI__TARGET_AVX512VNNI uint32_t ti__qg8_copy_vnni(uint8_t *dst, const
  * (u8 or i8: every value is in the dtype's range after the clamp) when out8 != NULL, else
  * to x. Shifts outside [-31, 31] stop the requantization: returns how many channels were
  * requantized (a multiple of 16, or n); x[that..n) then holds the sums for the caller to
- * finish. mult == NULL: only the sums, to x; returns 0. */
+ * finish. mult == NULL, or lo - yo or hi - yo outside int32: only the sums, to x; returns 0. */
 TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__qg8_row_vnni(const uint32_t *dot, const int32_t *colc,
                                                           const int32_t *bos, int32_t row,
                                                           size_t n, const int32_t *mult,
@@ -25218,7 +25248,9 @@ TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__qg8_row_vnni(const uint32_t *dot, c
     v = _mm512_add_epi32(v, bos != NULL ? _mm512_mullo_epi32(_mm512_maskz_loadu_epi32(k, bos + i), rv) \
                                         : rv);
     size_t i = 0;
-    if (mult == NULL) {
+    /* no multipliers, or a zero point that puts lo - yo or hi - yo outside int32 (every
+     * output lo, or hi): only the sums, for the caller */
+    if (mult == NULL || (int64_t)lo - yo > INT32_MAX || (int64_t)hi - yo < INT32_MIN) {
         for (; i < n; i += 16) {
             __mmask16 k = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
             TI__QV_SUM(v, k)
@@ -25281,7 +25313,8 @@ TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__qg8_row_vnni(const uint32_t *dot, c
  * dot[r * ldd + c] + colc[c] + (bos ? bos[c] * row[r] : row[r]), requantized to out[r * ldo
  * + c] for c < n. Columns outer, rows inner: the per-column multipliers, shifts and masks
  * are set up once for all rows, and the rows' chains overlap. Returns 0, doing nothing,
- * when a shift is outside [-31, 31] (the caller then goes row by row), else 1. */
+ * when a shift is outside [-31, 31] or lo - yo or hi - yo outside int32 (the caller then
+ * goes row by row), else 1. */
 TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_rows8_vnni(size_t nr, const uint32_t *dot, size_t ldd,
                                                          const int32_t *colc, const int32_t *bos,
                                                          const int32_t *row, size_t n,
@@ -25291,6 +25324,7 @@ TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_rows8_vnni(size_t nr, const uint32
     const __m512i zero = _mm512_setzero_si512(), lim = _mm512_set1_epi32(31);
     const __m512i nlim = _mm512_set1_epi32(-31);
     __mmask16 pos = 0;
+    if ((int64_t)lo - yo > INT32_MAX || (int64_t)hi - yo < INT32_MIN) return 0;
     for (size_t i = 0; i < n; i += 16) {
         __mmask16 k = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
         __m512i sh = _mm512_maskz_loadu_epi32(k, shift + i);

@@ -406,6 +406,9 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void); /* cpu/x86/gemm_avx
  * channels, int16 operands, uint32 sums modulo 2^32) for AVX2: cpu/x86/qgemm_avx2.c */
 TI__PRIVATE void ti__qg_micro_avx2(size_t kc, const int16_t *ap, const int16_t *bp,
                                      uint32_t *acc, size_t ldacc);
+/* The same storing the sums instead of adding them (the first depth panel) */
+TI__PRIVATE void ti__qg_micro_avx2_set(size_t kc, const int16_t *ap, const int16_t *bp,
+                                       uint32_t *acc, size_t ldacc);
 /* TFLite requantization (core/qgemm.c's TI__QRQ_32) of x[0..n) with per-element multipliers
  * and shifts, plus yo, clamped to [lo, hi] (lo <= hi): whole groups of 8, bit for bit as
  * the scalar loop; returns how many were done (the caller does the rest) */

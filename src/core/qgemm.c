@@ -182,6 +182,14 @@ TI__PRIVATE int ti__qrq_shifts(const int32_t *shift, size_t n) {
     return pos;
 }
 
+/* Whether the SIMD requantizations to bytes take r: TI__QRQ_32, lo <= hi, and lo - yo and
+ * hi - yo inside int32 (the clamp is done before adding yo; a zero point far outside the
+ * output's range, which only a hostile model has, goes to the scalar code). */
+TI__PRIVATE int ti__qrq_bytes_ok(const ti__qrq *r) {
+    return r->mode == TI__QRQ_32 && r->lo <= r->hi && (int64_t)r->lo - r->yo <= INT32_MAX &&
+           (int64_t)r->hi - r->yo >= INT32_MIN;
+}
+
 /* Adds bias channels c0..c0+n (int32 or int64) to acc. */
 TI__PRIVATE void ti__qg_add_bias(const ti_tensor *b, size_t c0, size_t n, int64_t *acc) {
     if (b == NULL) return;
@@ -343,8 +351,10 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
     /* the same sums either way (int32 products, uint32 wrap); AVX2 pairs depths in VPMADDWD,
      * NEON multiplies by lane (SMLAL) */
     void (*micro)(size_t, const int16_t *, const int16_t *, uint32_t *, size_t) = ti__qg_micro;
+    /* or NULL: the micro-kernel that stores the first depth panel's sums (no clearing) */
+    void (*first)(size_t, const int16_t *, const int16_t *, uint32_t *, size_t) = NULL;
 #if defined(TI__X86_SIMD)
-    if (ti__cpu_isa() >= TI__ISA_AVX2) micro = ti__qg_micro_avx2;
+    if (ti__cpu_isa() >= TI__ISA_AVX2) micro = ti__qg_micro_avx2, first = ti__qg_micro_avx2_set;
 #elif defined(TI__ARM_NEON)
     if (ti__cpu_isa() >= TI__ISA_NEON) micro = ti__qg_micro_neon;
 #endif
@@ -354,7 +364,7 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
     int rows_simd = 0;
 #if defined(TI__X86_SIMD)
     int pos = 0;
-    if (ti__cpu_isa() >= TI__ISA_AVX2 && rq->mode == TI__QRQ_32 && rq->lo <= rq->hi &&
+    if (ti__cpu_isa() >= TI__ISA_AVX2 && ti__qrq_bytes_ok(rq) &&
         (g->bias == NULL || g->bias->dtype == TI_DTYPE_I32) && g->y_cs == 1 &&
         (g->ydt == TI_DTYPE_U8 || g->ydt == TI_DTYPE_I8) &&
         (pos = ti__qrq_shifts(rq->shift + g->c0, oc)) >= 0)
@@ -371,8 +381,9 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
         for (size_t oc0 = 0; oc0 < oc; oc0 += TI__QG_OCC) {
             size_t occ = TI__MIN((size_t)TI__QG_OCC, oc - oc0);
             size_t nb = (occ + TI__QG_NR - 1) / TI__QG_NR;
-            for (size_t r = 0; r < TI__QG_MR; r++)
-                memset(acc + r * TI__QG_OCC, 0, nb * TI__QG_NR * sizeof(uint32_t));
+            if (first == NULL || kd == 0)
+                for (size_t r = 0; r < TI__QG_MR; r++)
+                    memset(acc + r * TI__QG_OCC, 0, nb * TI__QG_NR * sizeof(uint32_t));
             for (size_t k0 = 0; k0 < kd; k0 += TI__QG_KC) {
                 size_t k1 = TI__MIN(kd, k0 + TI__QG_KC);
                 if (row_gather) { /* rows contiguously, then interleaved at once */
@@ -393,8 +404,9 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
                     }
                 }
                 for (size_t b = 0; b < nb; b++)
-                    micro(k1 - k0, a, g->bp + ((oc0 / TI__QG_NR + b) * kd + k0) * TI__QG_NR,
-                          acc + b * TI__QG_NR, TI__QG_OCC);
+                    (k0 == 0 && first != NULL ? first : micro)(
+                        k1 - k0, a, g->bp + ((oc0 / TI__QG_NR + b) * kd + k0) * TI__QG_NR,
+                        acc + b * TI__QG_NR, TI__QG_OCC);
             }
 #if defined(TI__X86_SIMD)
             if (rows_simd) {

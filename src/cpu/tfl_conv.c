@@ -255,11 +255,11 @@ TI__PRIVATE int ti__tfc_dw_level(void) {
 }
 
 /* Whether the SIMD depthwise path applies: channel multiplier 1, 8-bit input and output,
- * TFLite's int32 requantization with shifts in [-31, 31], int32 bias or none, taps that
- * fit, AVX2 or better. */
+ * TFLite's int32 requantization with shifts in [-31, 31] (ti__qrq_bytes_ok), int32 bias or
+ * none, taps that fit, AVX2 or better. */
 TI__PRIVATE int ti__tfc_dw_q8_ok(const ti__tfc_job *j) {
     const ti__qrq *r = &j->rq;
-    return j->g->mult == 1 && j->kind != TI__TFC_I16 && r->mode == TI__QRQ_32 && r->lo <= r->hi &&
+    return j->g->mult == 1 && j->kind != TI__TFC_I16 && ti__qrq_bytes_ok(r) &&
            (j->ydt == TI_DTYPE_U8 || j->ydt == TI_DTYPE_I8) &&
            (j->b == NULL || j->b->dtype == TI_DTYPE_I32) &&
            j->g->kh * j->g->kw <= TI__TFC_DW_TAPS && ti__tfc_dw_level() > 0 &&

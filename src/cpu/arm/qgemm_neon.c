@@ -63,6 +63,7 @@ TI__PRIVATE void ti__qg_micro_neon(size_t kc, const int16_t *ap, const int16_t *
 TI__PRIVATE size_t ti__qrq32_neon(const int32_t *x, const int32_t *mult, const int32_t *shift,
                                   size_t n, int32_t yo, int32_t lo, int32_t hi, int32_t *out) {
     int64_t l = (int64_t)lo - yo, h = (int64_t)hi - yo;
+    if (l > INT32_MAX || h < INT32_MIN) return 0; /* every output lo (hi): the scalar code */
     const int32x4_t qlo = vdupq_n_s32(l < INT32_MIN ? INT32_MIN : (int32_t)l);
     const int32x4_t qhi = vdupq_n_s32(h > INT32_MAX ? INT32_MAX : (int32_t)h);
     const int32x4_t vyo = vdupq_n_s32(yo), zero = vdupq_n_s32(0);

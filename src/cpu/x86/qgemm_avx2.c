@@ -11,10 +11,11 @@
 #ifdef TI__X86_SIMD
 #include <immintrin.h>
 
-/* acc[r*ldacc + 0..16) += sum over p < kc of ap[p*4 + r] * bp[p*16 + q], r < 4. */
-TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2(size_t kc, const int16_t *ap,
+/* acc[r*ldacc + 0..16) += sum over p < kc of ap[p*4 + r] * bp[p*16 + q], r < 4; add 0:
+ * = instead of += (the first depth panel: no clearing, no loads). */
+TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2_k(size_t kc, const int16_t *ap,
                                                      const int16_t *bp, uint32_t *acc,
-                                                     size_t ldacc) {
+                                                     size_t ldacc, int add) {
     /* lo: channels 0-3 | 8-11, hi: 4-7 | 12-15 (the unpack order), per row */
     __m256i l0 = _mm256_setzero_si256(), h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0;
     __m256i l3 = l0, h3 = l0;
@@ -62,11 +63,22 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2(size_t kc, const int16_t *ap,
         uint32_t *c = acc + (size_t)r * ldacc;
         __m256i c07 = _mm256_permute2x128_si256(lo[r], hi[r], 0x20);
         __m256i c815 = _mm256_permute2x128_si256(lo[r], hi[r], 0x31);
-        _mm256_storeu_si256((__m256i *)c,
-                            _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)c), c07));
-        _mm256_storeu_si256((__m256i *)(c + 8),
-                            _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(c + 8)), c815));
+        if (add) {
+            c07 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)c), c07);
+            c815 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(c + 8)), c815);
+        }
+        _mm256_storeu_si256((__m256i *)c, c07);
+        _mm256_storeu_si256((__m256i *)(c + 8), c815);
     }
+}
+TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2(size_t kc, const int16_t *ap, const int16_t *bp,
+                                                   uint32_t *acc, size_t ldacc) {
+    ti__qg_micro_avx2_k(kc, ap, bp, acc, ldacc, 1);
+}
+TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2_set(size_t kc, const int16_t *ap,
+                                                       const int16_t *bp, uint32_t *acc,
+                                                       size_t ldacc) {
+    ti__qg_micro_avx2_k(kc, ap, bp, acc, ldacc, 0);
 }
 
 /* TI__QRQ_32 on 8 lanes, the scalar loop of ti__qrq_n step by step: a positive shift
@@ -81,6 +93,7 @@ TI__PRIVATE TI__TARGET_AVX2 size_t ti__qrq32_avx2(const int32_t *x, const int32_
                                                   const int32_t *shift, size_t n, int32_t yo,
                                                   int32_t lo, int32_t hi, int32_t *out) {
     int64_t l = (int64_t)lo - yo, h = (int64_t)hi - yo;
+    if (l > INT32_MAX || h < INT32_MIN) return 0; /* every output lo (hi): the scalar code */
     const __m256i qlo = _mm256_set1_epi32(l < INT32_MIN ? INT32_MIN : (int32_t)l);
     const __m256i qhi = _mm256_set1_epi32(h > INT32_MAX ? INT32_MAX : (int32_t)h);
     const __m256i vyo = _mm256_set1_epi32(yo), zero = _mm256_setzero_si256();
@@ -159,8 +172,9 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__q8_widen_avx2(int16_t *dst, const void *x, 
  * c] + colc[c] + (bos ? bos[c] * row[r] : row[r]) (colc or row NULL: 0), requantized as
  * TI__QRQ_32 (ti__qrq32_avx2 above, step by step) to the low bytes of out[r * ldo + c],
  * c < n (lo and hi inside one byte type's range). Columns outer, rows inner: a column group's
- * multipliers, shifts and masks are set up once for all rows. The shifts are the caller's
- * to check (ti__qrq_shifts: all in [-31, 31]); pos says whether any is positive. */
+ * multipliers, shifts and masks are set up once for all rows. The caller checks the shifts
+ * (ti__qrq_shifts: all in [-31, 31]; pos: whether any is positive) and the zero point
+ * (ti__qrq_bytes_ok: lo - yo and hi - yo fit int32). */
 TI__PRIVATE TI__TARGET_AVX2 void ti__qrq_rows_avx2(size_t nr, const uint32_t *dot, size_t ldd,
                                                    const int32_t *colc, const int32_t *bos,
                                                    const int32_t *row, size_t n,

@@ -99,7 +99,7 @@ TI__PRIVATE TI__TARGET_AVX512VNNI uint32_t ti__qg8_copy_vnni(uint8_t *dst, const
  * (u8 or i8: every value is in the dtype's range after the clamp) when out8 != NULL, else
  * to x. Shifts outside [-31, 31] stop the requantization: returns how many channels were
  * requantized (a multiple of 16, or n); x[that..n) then holds the sums for the caller to
- * finish. mult == NULL: only the sums, to x; returns 0. */
+ * finish. mult == NULL, or lo - yo or hi - yo outside int32: only the sums, to x; returns 0. */
 TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__qg8_row_vnni(const uint32_t *dot, const int32_t *colc,
                                                           const int32_t *bos, int32_t row,
                                                           size_t n, const int32_t *mult,
@@ -113,7 +113,9 @@ TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__qg8_row_vnni(const uint32_t *dot, c
     v = _mm512_add_epi32(v, bos != NULL ? _mm512_mullo_epi32(_mm512_maskz_loadu_epi32(k, bos + i), rv) \
                                         : rv);
     size_t i = 0;
-    if (mult == NULL) {
+    /* no multipliers, or a zero point that puts lo - yo or hi - yo outside int32 (every
+     * output lo, or hi): only the sums, for the caller */
+    if (mult == NULL || (int64_t)lo - yo > INT32_MAX || (int64_t)hi - yo < INT32_MIN) {
         for (; i < n; i += 16) {
             __mmask16 k = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
             TI__QV_SUM(v, k)
@@ -176,7 +178,8 @@ TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__qg8_row_vnni(const uint32_t *dot, c
  * dot[r * ldd + c] + colc[c] + (bos ? bos[c] * row[r] : row[r]), requantized to out[r * ldo
  * + c] for c < n. Columns outer, rows inner: the per-column multipliers, shifts and masks
  * are set up once for all rows, and the rows' chains overlap. Returns 0, doing nothing,
- * when a shift is outside [-31, 31] (the caller then goes row by row), else 1. */
+ * when a shift is outside [-31, 31] or lo - yo or hi - yo outside int32 (the caller then
+ * goes row by row), else 1. */
 TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_rows8_vnni(size_t nr, const uint32_t *dot, size_t ldd,
                                                          const int32_t *colc, const int32_t *bos,
                                                          const int32_t *row, size_t n,
@@ -186,6 +189,7 @@ TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_rows8_vnni(size_t nr, const uint32
     const __m512i zero = _mm512_setzero_si512(), lim = _mm512_set1_epi32(31);
     const __m512i nlim = _mm512_set1_epi32(-31);
     __mmask16 pos = 0;
+    if ((int64_t)lo - yo > INT32_MAX || (int64_t)hi - yo < INT32_MIN) return 0;
     for (size_t i = 0; i < n; i += 16) {
         __mmask16 k = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
         __m512i sh = _mm512_maskz_loadu_epi32(k, shift + i);
