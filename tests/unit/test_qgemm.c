@@ -363,6 +363,34 @@ TI_TEST(gemm_each_isa_matches_scalar) {
     TI_CHECK_EQ_INT(bad, 0);
 }
 
+#if defined(TI__X86_SIMD)
+enum { DW_C = 300, DW_T = 25 };
+typedef void (*dw_pixel_fn)(int u8, uint32_t *acc, const void *x, const void *w, const size_t *xoff,
+                            const size_t *woff, size_t nt, size_t n, int32_t xo, int32_t wo);
+/* One random depthwise pixel (u8 or int8 values in x and w, DW_C * DW_T bytes each, refilled;
+ * extreme values one time in seven) through pixel against ti__dwq_tap_avx2 tap after tap;
+ * *n_out gets its channel count. Returns 1 when they differ. */
+static int dw_pixel_case(int u8, dw_pixel_fn pixel, unsigned char *x, unsigned char *w, size_t *n_out) {
+    uint32_t a1[DW_C], a2[DW_C];
+    size_t xoff[DW_T], woff[DW_T];
+    size_t n = 1 + urand() % (DW_C - 1), nt = 1 + urand() % DW_T;
+    int32_t xo = -zp_extreme(u8), wo = u8 ? -zp_extreme(1) : 0;
+    for (size_t i = 0; i < DW_C * DW_T; i++) x[i] = (unsigned char)urand(), w[i] = (unsigned char)urand();
+    if (urand() % 7 == 0)
+        for (size_t i = 0; i < DW_C * DW_T; i++) x[i] = u8 ? 255 : 0x80, w[i] = u8 ? 0 : 0x80;
+    for (size_t t = 0; t < nt; t++)
+        xoff[t] = urand() % (DW_C * DW_T - n), woff[t] = urand() % (DW_C * DW_T - n);
+    memset(a1, 0, sizeof a1);
+    for (size_t t = 0; t < nt; t++) ti__dwq_tap_avx2(u8, a1, x + xoff[t], w + woff[t], n, xo, wo);
+    for (size_t i = 0; i < DW_C; i++) a2[i] = i < n ? 12345u : a1[i];
+    pixel(u8, a2, x, w, xoff, woff, nt, n, xo, wo);
+    *n_out = n;
+    if (memcmp(a1, a2, sizeof a1) == 0) return 0;
+    printf("  depthwise pixel: %zu channels, %zu taps, %s: differs\n", n, nt, u8 ? "u8" : "i8");
+    return 1;
+}
+#endif
+
 /* The AVX2 helpers of the depthwise path and of the int16 GEMM against plain loops: the
  * pixel (all taps in registers) against ti__dwq_tap_avx2 tap after tap; the rows'
  * requantization to bytes against ti__qrq_one, on odd channel counts (the tails), shifts of
@@ -374,27 +402,16 @@ TI_TEST(avx2_helpers_match_plain_loops) {
         TI_SKIP("this CPU has no AVX2");
         return;
     }
-    enum { C = 300, T = 25, R = 9 };
+    enum { C = DW_C, T = DW_T, R = 9 };
     unsigned char *x = (unsigned char *)malloc(C * T), *w = (unsigned char *)malloc(C * T);
-    uint32_t a1[C], a2[C], dot[R * C];
+    uint32_t dot[R * C];
     int32_t colc[C], bos[C], rowv[R], mult[C], shift[C];
     uint8_t o1[R * C], o2[R * C];
-    size_t xoff[T], woff[T];
     int bad = 0;
     for (int r = 0; r < 300; r++) {
-        size_t n = 1 + urand() % (C - 1), nt = 1 + urand() % T;
+        size_t n;
         int u8 = r & 1;
-        int32_t xo = -zp_extreme(u8), wo = u8 ? -zp_extreme(1) : 0;
-        for (size_t i = 0; i < C * T; i++) x[i] = (unsigned char)urand(), w[i] = (unsigned char)urand();
-        if (r % 7 == 0)
-            for (size_t i = 0; i < C * T; i++) x[i] = u8 ? 255 : 0x80, w[i] = u8 ? 0 : 0x80;
-        for (size_t t = 0; t < nt; t++) xoff[t] = urand() % (C * T - n), woff[t] = urand() % (C * T - n);
-        memset(a1, 0, sizeof a1);
-        for (size_t t = 0; t < nt; t++) ti__dwq_tap_avx2(u8, a1, x + xoff[t], w + woff[t], n, xo, wo);
-        for (size_t i = 0; i < C; i++) a2[i] = i < n ? 12345u : a1[i];
-        ti__dwq_pixel_avx2(u8, a2, x, w, xoff, woff, nt, n, xo, wo);
-        if (memcmp(a1, a2, sizeof a1) != 0 && bad++ == 0)
-            printf("  depthwise pixel: %zu channels, %zu taps, %s: differs\n", n, nt, u8 ? "u8" : "i8");
+        bad += dw_pixel_case(u8, ti__dwq_pixel_avx2, x, w, &n);
         /* the rows: sums, per-column terms and multipliers as a GEMM's or a depthwise's */
         size_t nr = 1 + urand() % R, ldo = n + urand() % 5;
         int use_c = (int)(urand() % 3), use_b = urand() % 3 == 0, use_r = urand() & 1;
@@ -469,26 +486,14 @@ TI_TEST(vnni_helpers_match_plain_loops) {
         TI_SKIP("this CPU has no AVX512-VNNI");
         return;
     }
-    enum { C = 300, T = 25 };
+    enum { C = DW_C, T = DW_T };
     unsigned char *x = (unsigned char *)malloc(C * T), *w = (unsigned char *)malloc(C * T);
     unsigned char d1[C], d2[C];
-    uint32_t a1[C], a2[C];
-    size_t xoff[T], woff[T];
     int bad = 0;
     for (int r = 0; r < 300; r++) {
-        size_t n = 1 + urand() % (C - 1), nt = 1 + urand() % T;
+        size_t n;
         int u8 = r & 1;
-        int32_t xo = -zp_extreme(u8), wo = u8 ? -zp_extreme(1) : 0;
-        for (size_t i = 0; i < C * T; i++) x[i] = (unsigned char)urand(), w[i] = (unsigned char)urand();
-        if (r % 7 == 0)
-            for (size_t i = 0; i < C * T; i++) x[i] = u8 ? 255 : 0x80, w[i] = u8 ? 0 : 0x80;
-        for (size_t t = 0; t < nt; t++) xoff[t] = urand() % (C * T - n), woff[t] = urand() % (C * T - n);
-        memset(a1, 0, sizeof a1);
-        for (size_t t = 0; t < nt; t++) ti__dwq_tap_avx2(u8, a1, x + xoff[t], w + woff[t], n, xo, wo);
-        for (size_t i = 0; i < C; i++) a2[i] = i < n ? 12345u : a1[i];
-        ti__dwq_pixel_avx512(u8, a2, x, w, xoff, woff, nt, n, xo, wo);
-        if (memcmp(a1, a2, sizeof a1) != 0 && bad++ == 0)
-            printf("  depthwise pixel: %zu channels, %zu taps, %s: differs\n", n, nt, u8 ? "u8" : "i8");
+        bad += dw_pixel_case(u8, ti__dwq_pixel_avx512, x, w, &n);
         uint8_t flip = u8 ? 0 : 0x80;
         uint32_t sum = 0;
         memset(d1, 7, sizeof d1);
