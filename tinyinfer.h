@@ -2671,24 +2671,21 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
 #elif defined(TI__ARM_NEON)
     if (ti__cpu_isa() >= TI__ISA_NEON) micro = ti__qg_micro_neon;
 #endif
-    /* TFLite's common case (int32 requantization to bytes, int32 bias or none) in SIMD for
-     * the block's rows together; anything else row by row */
+    /* AVX2: TFLite's common case (int32 requantization to bytes, int32 bias or none) for
+     * the block's rows together, anything else row by row; rows gathered contiguously and
+     * interleaved at once where the caller has gather_row */
     const ti__qrq *rq = g->rq;
-    int rows_simd = 0;
-#if defined(TI__X86_SIMD)
-    int pos = 0;
-    if (ti__cpu_isa() >= TI__ISA_AVX2 && ti__qrq_bytes_ok(rq) &&
-        (g->bias == NULL || g->bias->dtype == TI_DTYPE_I32) && g->y_cs == 1 &&
-        (g->ydt == TI_DTYPE_U8 || g->ydt == TI_DTYPE_I8) &&
-        (pos = ti__qrq_shifts(rq->shift + g->c0, oc)) >= 0)
-        rows_simd = 1;
-#endif
-    int row_gather = 0;
+    int rows_simd = 0, pos = 0, row_gather = 0;
 #if defined(TI__X86_SIMD)
     int16_t rows[TI__QG_MR][TI__QG_KC];
-    row_gather = g->gather_row != NULL && ti__cpu_isa() >= TI__ISA_AVX2;
+    if (ti__cpu_isa() >= TI__ISA_AVX2) {
+        rows_simd = ti__qrq_bytes_ok(rq) && (g->bias == NULL || g->bias->dtype == TI_DTYPE_I32) &&
+                    g->y_cs == 1 && (g->ydt == TI_DTYPE_U8 || g->ydt == TI_DTYPE_I8) &&
+                    (pos = ti__qrq_shifts(rq->shift + g->c0, oc)) >= 0;
+        row_gather = g->gather_row != NULL;
+    }
 #endif
-    (void)rows_simd, (void)rq, (void)row_gather;
+    (void)rows_simd, (void)pos;
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__QG_MR, np = TI__MIN((size_t)TI__QG_MR, g->rows - p0);
         for (size_t oc0 = 0; oc0 < oc; oc0 += TI__QG_OCC) {
@@ -24892,6 +24889,31 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2_set(size_t kc, const int16_t 
     ti__qg_micro_avx2_k(kc, ap, bp, acc, ldacc, 0);
 }
 
+/* TFLite's fixed-point steps on 8 lanes, shared by the requantizations below and the 8-bit
+ * ADD (cpu/x86/tfl_add_avx2.c). A left shift by ls (>= 0) saturating to int32: VPSLLVD,
+ * overflow where shifting back differs. */
+TI__PRIVATE TI__TARGET_AVX2 __m256i ti__q_lshift_sat_avx2(__m256i v, __m256i ls) {
+    __m256i y = _mm256_sllv_epi32(v, ls);
+    __m256i ovf = _mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_srav_epi32(y, ls), v),
+                                   _mm256_set1_epi32(-1));
+    __m256i sat = _mm256_xor_si256(_mm256_srai_epi32(v, 31), _mm256_set1_epi32(INT32_MAX));
+    return _mm256_blendv_epi8(y, sat, ovf); /* INT32_MIN or _MAX where it overflowed */
+}
+/* ti__q_srdhm(v, m) then ti__q_rdbypot(., rs): the doubling high multiply is bits 31..62 of
+ * v * m + 2^30 (VPMULDQ: even lanes shifted down, odd lanes, mo = m >> 32, shifted up by one;
+ * m is never INT32_MIN, so nothing saturates), then the rounding right shift by rs with
+ * TFLite's threshold half + (q < 0), mask = 2^rs - 1, half = mask >> 1. */
+TI__PRIVATE TI__TARGET_AVX2 __m256i ti__q_mul_rshift_avx2(__m256i v, __m256i m, __m256i mo,
+                                                          __m256i rs, __m256i mask, __m256i half) {
+    const __m256i nudge = _mm256_set1_epi64x((int64_t)1 << 30);
+    __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(v, m), nudge);
+    __m256i po = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(v, 32), mo), nudge);
+    __m256i q = _mm256_blend_epi32(_mm256_srli_epi64(pe, 31), _mm256_slli_epi64(po, 1), 0xAA);
+    __m256i rem = _mm256_and_si256(q, mask);
+    __m256i thr = _mm256_add_epi32(half, _mm256_srli_epi32(q, 31));
+    return _mm256_sub_epi32(_mm256_srav_epi32(q, rs), _mm256_cmpgt_epi32(rem, thr));
+}
+
 /* TI__QRQ_32 on 8 lanes, the scalar loop of ti__qrq_n step by step: a positive shift
  * multiplies by 2^shift saturating to int32 (VPSLLVD, overflow when shifting back differs);
  * the doubling high multiply is round-half-away (ab +- 2^30) / 2^31 truncated, which equals
@@ -24908,9 +24930,8 @@ TI__PRIVATE TI__TARGET_AVX2 size_t ti__qrq32_avx2(const int32_t *x, const int32_
     const __m256i qlo = _mm256_set1_epi32(l < INT32_MIN ? INT32_MIN : (int32_t)l);
     const __m256i qhi = _mm256_set1_epi32(h > INT32_MAX ? INT32_MAX : (int32_t)h);
     const __m256i vyo = _mm256_set1_epi32(yo), zero = _mm256_setzero_si256();
-    const __m256i one = _mm256_set1_epi32(1), ones = _mm256_set1_epi32(-1);
+    const __m256i one = _mm256_set1_epi32(1);
     const __m256i lim = _mm256_set1_epi32(31), nlim = _mm256_set1_epi32(-31);
-    const __m256i nudge = _mm256_set1_epi64x((int64_t)1 << 30), imax = _mm256_set1_epi32(INT32_MAX);
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         __m256i sh = _mm256_loadu_si256((const __m256i *)(shift + i));
@@ -24919,20 +24940,9 @@ TI__PRIVATE TI__TARGET_AVX2 size_t ti__qrq32_avx2(const int32_t *x, const int32_
         __m256i v = _mm256_loadu_si256((const __m256i *)(x + i));
         __m256i m = _mm256_loadu_si256((const __m256i *)(mult + i));
         __m256i ls = _mm256_max_epi32(sh, zero), rs = _mm256_max_epi32(_mm256_sub_epi32(zero, sh), zero);
-        __m256i y = _mm256_sllv_epi32(v, ls);
-        __m256i ovf = _mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_srav_epi32(y, ls), v), ones);
-        __m256i sat = _mm256_xor_si256(_mm256_srai_epi32(v, 31), imax); /* INT32_MIN or _MAX */
-        v = _mm256_blendv_epi8(y, sat, ovf);
-        __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(v, m), nudge);
-        __m256i po = _mm256_add_epi64(
-            _mm256_mul_epi32(_mm256_srli_epi64(v, 32), _mm256_srli_epi64(m, 32)), nudge);
-        pe = _mm256_srli_epi64(pe, 31);
-        po = _mm256_slli_epi64(_mm256_srli_epi64(po, 31), 32);
-        __m256i q = _mm256_blend_epi32(pe, po, 0xAA);
         __m256i mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, rs), one);
-        __m256i rem = _mm256_and_si256(q, mask);
-        __m256i thr = _mm256_add_epi32(_mm256_srai_epi32(mask, 1), _mm256_srli_epi32(q, 31));
-        q = _mm256_sub_epi32(_mm256_srav_epi32(q, rs), _mm256_cmpgt_epi32(rem, thr));
+        __m256i q = ti__q_mul_rshift_avx2(ti__q_lshift_sat_avx2(v, ls), m, _mm256_srli_epi64(m, 32),
+                                          rs, mask, _mm256_srai_epi32(mask, 1));
         q = _mm256_min_epi32(_mm256_max_epi32(q, qlo), qhi);
         _mm256_storeu_si256((__m256i *)(out + i), _mm256_add_epi32(q, vyo));
     }
@@ -24996,16 +25006,15 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qrq_rows_avx2(size_t nr, const uint32_t *do
     const __m256i qlo = _mm256_set1_epi32(l < INT32_MIN ? INT32_MIN : (int32_t)l);
     const __m256i qhi = _mm256_set1_epi32(h > INT32_MAX ? INT32_MAX : (int32_t)h);
     const __m256i vyo = _mm256_set1_epi32(yo), zero = _mm256_setzero_si256();
-    const __m256i one = _mm256_set1_epi32(1), ones = _mm256_set1_epi32(-1);
-    const __m256i nudge = _mm256_set1_epi64x((int64_t)1 << 30), imax = _mm256_set1_epi32(INT32_MAX);
-    const __m256i low8 = _mm256_set1_epi32(0xFF);
+    const __m256i one = _mm256_set1_epi32(1), low8 = _mm256_set1_epi32(0xFF);
+    int32_t tm[8], ts[8], tc[8], tb[8];
     for (size_t i = 0; i < n; i += 8) {
         size_t m8 = n - i < 8 ? n - i : 8;
-        /* a last group of fewer than 8 columns goes through zero-padded copies */
-        int32_t tm[8] = {0}, ts[8] = {0}, tc[8] = {0}, tb[8] = {0};
         const int32_t *pm = mult + i, *ps = shift + i;
         const int32_t *pc = colc != NULL ? colc + i : NULL, *pb = bos != NULL ? bos + i : NULL;
-        if (m8 < 8) {
+        if (m8 < 8) { /* a last group of fewer than 8 columns: zero-padded copies */
+            memset(tm, 0, sizeof tm), memset(ts, 0, sizeof ts);
+            memset(tc, 0, sizeof tc), memset(tb, 0, sizeof tb);
             memcpy(tm, pm, m8 * sizeof(int32_t));
             memcpy(ts, ps, m8 * sizeof(int32_t));
             if (pc != NULL) memcpy(tc, pc, m8 * sizeof(int32_t)), pc = tc;
@@ -25034,19 +25043,8 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qrq_rows_avx2(size_t nr, const uint32_t *do
                 __m256i rv = _mm256_set1_epi32(row[r]);
                 v = _mm256_add_epi32(v, pb != NULL ? _mm256_mullo_epi32(bb, rv) : rv);
             }
-            if (pos) { /* a left shift, saturating */
-                __m256i y = _mm256_sllv_epi32(v, ls);
-                __m256i ovf = _mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_srav_epi32(y, ls), v), ones);
-                __m256i sat = _mm256_xor_si256(_mm256_srai_epi32(v, 31), imax);
-                v = _mm256_blendv_epi8(y, sat, ovf);
-            }
-            /* bits 31..62 of v * m + 2^30: even lanes shifted down, odd lanes up by one */
-            __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(v, m), nudge);
-            __m256i po = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(v, 32), mo), nudge);
-            __m256i q = _mm256_blend_epi32(_mm256_srli_epi64(pe, 31), _mm256_slli_epi64(po, 1), 0xAA);
-            __m256i rem = _mm256_and_si256(q, mask);
-            __m256i thr = _mm256_add_epi32(half, _mm256_srli_epi32(q, 31));
-            q = _mm256_sub_epi32(_mm256_srav_epi32(q, rs), _mm256_cmpgt_epi32(rem, thr));
+            if (pos) v = ti__q_lshift_sat_avx2(v, ls);
+            __m256i q = ti__q_mul_rshift_avx2(v, m, mo, rs, mask, half);
             q = _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(q, qlo), qhi), vyo);
             /* the low byte of each lane (uint8 or int8 alike), in order */
             q = _mm256_and_si256(q, low8);
@@ -25419,7 +25417,8 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pixel_avx512(int u8, uint32_t *ac
 /* ==== begin src/cpu/x86/tfl_add_avx2.c ====================================================== */
 /* The vector lanes of TFLite's optimized 8-bit ADD (cpu/tfl_elementwise.c, ti__tfl_bin_q8)
  * in AVX2, 8 elements at a time: ti__tfl_add8_avx512's steps (cpu/x86/tfl_add_avx512.c)
- * with VPGATHERDD on 8 lanes, so the bytes are the same as the scalar code's. Compiled with
+ * with VPGATHERDD on 8 lanes and the fixed-point steps of cpu/x86/qgemm_avx2.c, so the
+ * bytes are the same as the scalar code's. Compiled with
  * a function-level target attribute, run only when cpuid says AVX2. Must not allocate. */
 #ifdef TI__X86_SIMD
 #include <immintrin.h>
@@ -25430,10 +25429,8 @@ TI__PRIVATE TI__TARGET_AVX2 size_t ti__tfl_add8_avx2(const uint8_t *a, const uin
                                                      int32_t mo, int e, int32_t out_off, int u8,
                                                      int32_t lo, int32_t hi) {
     const __m256i vm = _mm256_set1_epi32(mo), mmo = _mm256_srli_epi64(vm, 32);
-    const __m256i nudge = _mm256_set1_epi64x((int64_t)1 << 30);
     const __m256i mask = _mm256_set1_epi32((int32_t)(((int64_t)1 << e) - 1));
-    const __m256i half = _mm256_srai_epi32(mask, 1);
-    const __m128i cnt = _mm_cvtsi32_si128(e);
+    const __m256i half = _mm256_srai_epi32(mask, 1), rs = _mm256_set1_epi32(e);
     const __m256i voff = _mm256_set1_epi32(out_off);
     const __m256i dlo = _mm256_set1_epi32(u8 ? 0 : -128), dhi = _mm256_set1_epi32(u8 ? 255 : 127);
     const __m256i vlo = _mm256_set1_epi32(lo), vhi = _mm256_set1_epi32(hi);
@@ -25444,13 +25441,7 @@ TI__PRIVATE TI__TARGET_AVX2 size_t ti__tfl_add8_avx2(const uint8_t *a, const uin
         __m256i ib = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(b + i)));
         __m256i s = _mm256_add_epi32(_mm256_i32gather_epi32((const int *)(const void *)t1, ia, 4),
                                      _mm256_i32gather_epi32((const int *)(const void *)t2, ib, 4));
-        /* bits 31..62 of s * mo + 2^30 (see ti__qrq_rows_avx2) */
-        __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(s, vm), nudge);
-        __m256i po = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(s, 32), mmo), nudge);
-        __m256i q = _mm256_blend_epi32(_mm256_srli_epi64(pe, 31), _mm256_slli_epi64(po, 1), 0xAA);
-        __m256i rem = _mm256_and_si256(q, mask);
-        __m256i thr = _mm256_add_epi32(half, _mm256_srli_epi32(q, 31));
-        q = _mm256_sub_epi32(_mm256_sra_epi32(q, cnt), _mm256_cmpgt_epi32(rem, thr));
+        __m256i q = ti__q_mul_rshift_avx2(s, vm, mmo, rs, mask, half); /* cpu/x86/qgemm_avx2.c */
         q = _mm256_srai_epi32(_mm256_slli_epi32(_mm256_add_epi32(q, voff), 16), 16); /* int16 */
         q = _mm256_min_epi32(_mm256_max_epi32(q, dlo), dhi);
         q = _mm256_min_epi32(_mm256_max_epi32(q, vlo), vhi);

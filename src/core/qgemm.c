@@ -358,24 +358,21 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
 #elif defined(TI__ARM_NEON)
     if (ti__cpu_isa() >= TI__ISA_NEON) micro = ti__qg_micro_neon;
 #endif
-    /* TFLite's common case (int32 requantization to bytes, int32 bias or none) in SIMD for
-     * the block's rows together; anything else row by row */
+    /* AVX2: TFLite's common case (int32 requantization to bytes, int32 bias or none) for
+     * the block's rows together, anything else row by row; rows gathered contiguously and
+     * interleaved at once where the caller has gather_row */
     const ti__qrq *rq = g->rq;
-    int rows_simd = 0;
-#if defined(TI__X86_SIMD)
-    int pos = 0;
-    if (ti__cpu_isa() >= TI__ISA_AVX2 && ti__qrq_bytes_ok(rq) &&
-        (g->bias == NULL || g->bias->dtype == TI_DTYPE_I32) && g->y_cs == 1 &&
-        (g->ydt == TI_DTYPE_U8 || g->ydt == TI_DTYPE_I8) &&
-        (pos = ti__qrq_shifts(rq->shift + g->c0, oc)) >= 0)
-        rows_simd = 1;
-#endif
-    int row_gather = 0;
+    int rows_simd = 0, pos = 0, row_gather = 0;
 #if defined(TI__X86_SIMD)
     int16_t rows[TI__QG_MR][TI__QG_KC];
-    row_gather = g->gather_row != NULL && ti__cpu_isa() >= TI__ISA_AVX2;
+    if (ti__cpu_isa() >= TI__ISA_AVX2) {
+        rows_simd = ti__qrq_bytes_ok(rq) && (g->bias == NULL || g->bias->dtype == TI_DTYPE_I32) &&
+                    g->y_cs == 1 && (g->ydt == TI_DTYPE_U8 || g->ydt == TI_DTYPE_I8) &&
+                    (pos = ti__qrq_shifts(rq->shift + g->c0, oc)) >= 0;
+        row_gather = g->gather_row != NULL;
+    }
 #endif
-    (void)rows_simd, (void)rq, (void)row_gather;
+    (void)rows_simd, (void)pos;
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__QG_MR, np = TI__MIN((size_t)TI__QG_MR, g->rows - p0);
         for (size_t oc0 = 0; oc0 < oc; oc0 += TI__QG_OCC) {

@@ -463,6 +463,17 @@ TI_TEST(avx2_helpers_match_plain_loops) {
         if ((memcmp(p1, p2, sizeof p1) != 0 || memcmp(w1, w2, sizeof w1) != 0) && bad++ == 0)
             printf("  interleave or widen of %zu: differs\n", n);
     }
+    /* the zero point's check: lo - yo or hi - yo outside int32 goes to the scalar code */
+    ti__qrq zq;
+    memset(&zq, 0, sizeof zq);
+    zq.mode = TI__QRQ_32, zq.lo = 0, zq.hi = 255, zq.yo = 10;
+    TI_CHECK(ti__qrq_bytes_ok(&zq));
+    zq.yo = INT32_MIN; /* lo - yo = 2^31 */
+    TI_CHECK(!ti__qrq_bytes_ok(&zq));
+    zq.lo = -128, zq.hi = -2, zq.yo = INT32_MAX; /* hi - yo below INT32_MIN */
+    TI_CHECK(!ti__qrq_bytes_ok(&zq));
+    zq.lo = 5, zq.hi = 4, zq.yo = 0; /* an empty range */
+    TI_CHECK(!ti__qrq_bytes_ok(&zq));
     /* the shifts' check: out of range anywhere, or the sign of the largest */
     shift[0] = -3, shift[1] = 0, shift[2] = -31;
     TI_CHECK_EQ_INT(ti__qrq_shifts(shift, 3), 0);

@@ -81,6 +81,31 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2_set(size_t kc, const int16_t 
     ti__qg_micro_avx2_k(kc, ap, bp, acc, ldacc, 0);
 }
 
+/* TFLite's fixed-point steps on 8 lanes, shared by the requantizations below and the 8-bit
+ * ADD (cpu/x86/tfl_add_avx2.c). A left shift by ls (>= 0) saturating to int32: VPSLLVD,
+ * overflow where shifting back differs. */
+TI__PRIVATE TI__TARGET_AVX2 __m256i ti__q_lshift_sat_avx2(__m256i v, __m256i ls) {
+    __m256i y = _mm256_sllv_epi32(v, ls);
+    __m256i ovf = _mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_srav_epi32(y, ls), v),
+                                   _mm256_set1_epi32(-1));
+    __m256i sat = _mm256_xor_si256(_mm256_srai_epi32(v, 31), _mm256_set1_epi32(INT32_MAX));
+    return _mm256_blendv_epi8(y, sat, ovf); /* INT32_MIN or _MAX where it overflowed */
+}
+/* ti__q_srdhm(v, m) then ti__q_rdbypot(., rs): the doubling high multiply is bits 31..62 of
+ * v * m + 2^30 (VPMULDQ: even lanes shifted down, odd lanes, mo = m >> 32, shifted up by one;
+ * m is never INT32_MIN, so nothing saturates), then the rounding right shift by rs with
+ * TFLite's threshold half + (q < 0), mask = 2^rs - 1, half = mask >> 1. */
+TI__PRIVATE TI__TARGET_AVX2 __m256i ti__q_mul_rshift_avx2(__m256i v, __m256i m, __m256i mo,
+                                                          __m256i rs, __m256i mask, __m256i half) {
+    const __m256i nudge = _mm256_set1_epi64x((int64_t)1 << 30);
+    __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(v, m), nudge);
+    __m256i po = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(v, 32), mo), nudge);
+    __m256i q = _mm256_blend_epi32(_mm256_srli_epi64(pe, 31), _mm256_slli_epi64(po, 1), 0xAA);
+    __m256i rem = _mm256_and_si256(q, mask);
+    __m256i thr = _mm256_add_epi32(half, _mm256_srli_epi32(q, 31));
+    return _mm256_sub_epi32(_mm256_srav_epi32(q, rs), _mm256_cmpgt_epi32(rem, thr));
+}
+
 /* TI__QRQ_32 on 8 lanes, the scalar loop of ti__qrq_n step by step: a positive shift
  * multiplies by 2^shift saturating to int32 (VPSLLVD, overflow when shifting back differs);
  * the doubling high multiply is round-half-away (ab +- 2^30) / 2^31 truncated, which equals
@@ -97,9 +122,8 @@ TI__PRIVATE TI__TARGET_AVX2 size_t ti__qrq32_avx2(const int32_t *x, const int32_
     const __m256i qlo = _mm256_set1_epi32(l < INT32_MIN ? INT32_MIN : (int32_t)l);
     const __m256i qhi = _mm256_set1_epi32(h > INT32_MAX ? INT32_MAX : (int32_t)h);
     const __m256i vyo = _mm256_set1_epi32(yo), zero = _mm256_setzero_si256();
-    const __m256i one = _mm256_set1_epi32(1), ones = _mm256_set1_epi32(-1);
+    const __m256i one = _mm256_set1_epi32(1);
     const __m256i lim = _mm256_set1_epi32(31), nlim = _mm256_set1_epi32(-31);
-    const __m256i nudge = _mm256_set1_epi64x((int64_t)1 << 30), imax = _mm256_set1_epi32(INT32_MAX);
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         __m256i sh = _mm256_loadu_si256((const __m256i *)(shift + i));
@@ -108,20 +132,9 @@ TI__PRIVATE TI__TARGET_AVX2 size_t ti__qrq32_avx2(const int32_t *x, const int32_
         __m256i v = _mm256_loadu_si256((const __m256i *)(x + i));
         __m256i m = _mm256_loadu_si256((const __m256i *)(mult + i));
         __m256i ls = _mm256_max_epi32(sh, zero), rs = _mm256_max_epi32(_mm256_sub_epi32(zero, sh), zero);
-        __m256i y = _mm256_sllv_epi32(v, ls);
-        __m256i ovf = _mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_srav_epi32(y, ls), v), ones);
-        __m256i sat = _mm256_xor_si256(_mm256_srai_epi32(v, 31), imax); /* INT32_MIN or _MAX */
-        v = _mm256_blendv_epi8(y, sat, ovf);
-        __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(v, m), nudge);
-        __m256i po = _mm256_add_epi64(
-            _mm256_mul_epi32(_mm256_srli_epi64(v, 32), _mm256_srli_epi64(m, 32)), nudge);
-        pe = _mm256_srli_epi64(pe, 31);
-        po = _mm256_slli_epi64(_mm256_srli_epi64(po, 31), 32);
-        __m256i q = _mm256_blend_epi32(pe, po, 0xAA);
         __m256i mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, rs), one);
-        __m256i rem = _mm256_and_si256(q, mask);
-        __m256i thr = _mm256_add_epi32(_mm256_srai_epi32(mask, 1), _mm256_srli_epi32(q, 31));
-        q = _mm256_sub_epi32(_mm256_srav_epi32(q, rs), _mm256_cmpgt_epi32(rem, thr));
+        __m256i q = ti__q_mul_rshift_avx2(ti__q_lshift_sat_avx2(v, ls), m, _mm256_srli_epi64(m, 32),
+                                          rs, mask, _mm256_srai_epi32(mask, 1));
         q = _mm256_min_epi32(_mm256_max_epi32(q, qlo), qhi);
         _mm256_storeu_si256((__m256i *)(out + i), _mm256_add_epi32(q, vyo));
     }
@@ -185,16 +198,15 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qrq_rows_avx2(size_t nr, const uint32_t *do
     const __m256i qlo = _mm256_set1_epi32(l < INT32_MIN ? INT32_MIN : (int32_t)l);
     const __m256i qhi = _mm256_set1_epi32(h > INT32_MAX ? INT32_MAX : (int32_t)h);
     const __m256i vyo = _mm256_set1_epi32(yo), zero = _mm256_setzero_si256();
-    const __m256i one = _mm256_set1_epi32(1), ones = _mm256_set1_epi32(-1);
-    const __m256i nudge = _mm256_set1_epi64x((int64_t)1 << 30), imax = _mm256_set1_epi32(INT32_MAX);
-    const __m256i low8 = _mm256_set1_epi32(0xFF);
+    const __m256i one = _mm256_set1_epi32(1), low8 = _mm256_set1_epi32(0xFF);
+    int32_t tm[8], ts[8], tc[8], tb[8];
     for (size_t i = 0; i < n; i += 8) {
         size_t m8 = n - i < 8 ? n - i : 8;
-        /* a last group of fewer than 8 columns goes through zero-padded copies */
-        int32_t tm[8] = {0}, ts[8] = {0}, tc[8] = {0}, tb[8] = {0};
         const int32_t *pm = mult + i, *ps = shift + i;
         const int32_t *pc = colc != NULL ? colc + i : NULL, *pb = bos != NULL ? bos + i : NULL;
-        if (m8 < 8) {
+        if (m8 < 8) { /* a last group of fewer than 8 columns: zero-padded copies */
+            memset(tm, 0, sizeof tm), memset(ts, 0, sizeof ts);
+            memset(tc, 0, sizeof tc), memset(tb, 0, sizeof tb);
             memcpy(tm, pm, m8 * sizeof(int32_t));
             memcpy(ts, ps, m8 * sizeof(int32_t));
             if (pc != NULL) memcpy(tc, pc, m8 * sizeof(int32_t)), pc = tc;
@@ -223,19 +235,8 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qrq_rows_avx2(size_t nr, const uint32_t *do
                 __m256i rv = _mm256_set1_epi32(row[r]);
                 v = _mm256_add_epi32(v, pb != NULL ? _mm256_mullo_epi32(bb, rv) : rv);
             }
-            if (pos) { /* a left shift, saturating */
-                __m256i y = _mm256_sllv_epi32(v, ls);
-                __m256i ovf = _mm256_xor_si256(_mm256_cmpeq_epi32(_mm256_srav_epi32(y, ls), v), ones);
-                __m256i sat = _mm256_xor_si256(_mm256_srai_epi32(v, 31), imax);
-                v = _mm256_blendv_epi8(y, sat, ovf);
-            }
-            /* bits 31..62 of v * m + 2^30: even lanes shifted down, odd lanes up by one */
-            __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(v, m), nudge);
-            __m256i po = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(v, 32), mo), nudge);
-            __m256i q = _mm256_blend_epi32(_mm256_srli_epi64(pe, 31), _mm256_slli_epi64(po, 1), 0xAA);
-            __m256i rem = _mm256_and_si256(q, mask);
-            __m256i thr = _mm256_add_epi32(half, _mm256_srli_epi32(q, 31));
-            q = _mm256_sub_epi32(_mm256_srav_epi32(q, rs), _mm256_cmpgt_epi32(rem, thr));
+            if (pos) v = ti__q_lshift_sat_avx2(v, ls);
+            __m256i q = ti__q_mul_rshift_avx2(v, m, mo, rs, mask, half);
             q = _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(q, qlo), qhi), vyo);
             /* the low byte of each lane (uint8 or int8 alike), in order */
             q = _mm256_and_si256(q, low8);
