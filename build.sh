@@ -325,7 +325,9 @@ j_prog() { # j_prog MODE(opt|asan) SOURCE [ARGS...]: compile one test program an
 
 # The ASan programs that use only the public API link one ASan build of the implementation
 # instead of compiling the header each (one such compile is ~5 CPU-minutes here): they
-# leave out TINYINFER_IMPLEMENTATION when TI_TEST_SHARED_IMPL is defined.
+# leave out TINYINFER_IMPLEMENTATION when TI_TEST_SHARED_IMPL is defined. The unit and
+# error tests among them are the ones that say so (asan_shared_tests).
+asan_shared_tests() { grep -l TI_TEST_SHARED_IMPL tests/unit/*.c tests/errors/*.c 2>/dev/null || true; }
 asan_impl() { # asan_impl OUT [DEFINES...]: the implementation alone, as an ASan object
     local out=$1
     shift
@@ -342,14 +344,14 @@ asan_link() { # asan_link IMPL OUT SOURCES... [DEFINES...]: sources against IMPL
         "$impl.o" -o "$out" "${LIBS[@]}"
 }
 
-j_asan_shared() { # j_asan_shared PART: PART 0: the error, mutation and session tests and the
-    # ONNX and TFLite fuzz targets on their corpora and the test models; PART 1 (TI_NO_OPENCL):
+j_asan_shared() { # j_asan_shared PART: PART 0: the unit and error tests of asan_shared_tests
+    # and the ONNX and TFLite fuzz targets on their corpora and the test models; PART 1 (TI_NO_OPENCL):
     # the RPC unit test and the RPC and tuning-file fuzz targets on their corpora
     local d="$T/asan/shared$1" f
     mkdir -p "$d"
     if [ "$1" = 0 ]; then
         asan_impl "$d/impl"
-        for f in tests/errors/test_errors.c tests/errors/test_mutations.c tests/unit/test_session.c; do
+        for f in $(asan_shared_tests); do
             say "== $f"
             asan_link "$d/impl" "$d/$(basename "${f%.c}")" "$f"
             asan_run "$d/$(basename "${f%.c}")"
@@ -1089,12 +1091,12 @@ start_asan_jobs() {
     # -O2 only (and the NEON ones under ASan in qemu). `./build.sh asan` runs them all.
     job "asan: errors, mutations, sessions; fuzz replay of ONNX and TFLite (one ASan build)" j_asan_shared 0
     job "asan: RPC unit test; fuzz replay of RPC and tuning files (one ASan build)" j_asan_shared 1
-    # test_errors, test_mutations and test_session run in j_asan_shared 0, beside the fuzz
-    # replays, against one ASan build of the implementation
-    local f list=(tests/errors/test_tflite_*.c tests/unit/test_tensor.c tests/unit/test_conv.c)
-    [ "${ASAN_FULL:-0}" = 1 ] && list=(tests/unit/*.c tests/errors/test_tflite_*.c)
+    # the tests that link the shared build (asan_shared_tests) run in j_asan_shared 0
+    local f shared list=(tests/errors/*.c tests/unit/test_session.c tests/unit/test_tensor.c tests/unit/test_conv.c)
+    [ "${ASAN_FULL:-0}" = 1 ] && list=(tests/unit/*.c tests/errors/*.c)
+    shared=" $(asan_shared_tests | tr '\n' ' ') "
     for f in "${list[@]}"; do
-        case "$f" in tests/unit/test_session.c) continue ;; esac
+        case "$shared" in *" $f "*) continue ;; esac
         if [ -f "$f" ]; then job "asan: $f" j_prog asan "$f"; fi
     done
     # the QDQ models under ASan (274 s here) with ./build.sh asan; they run at -O2 in j_qdq
