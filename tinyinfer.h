@@ -2685,7 +2685,7 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
         row_gather = g->gather_row != NULL;
     }
 #endif
-    (void)rows_simd, (void)pos;
+    (void)rows_simd, (void)pos, (void)rq;
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__QG_MR, np = TI__MIN((size_t)TI__QG_MR, g->rows - p0);
         for (size_t oc0 = 0; oc0 < oc; oc0 += TI__QG_OCC) {
@@ -14647,10 +14647,10 @@ TI__PRIVATE size_t ti__tfc_qgemm_offset(size_t oc) { return ti__qg_rq_bytes(oc);
 TI__PRIVATE size_t ti__tfc_qgemm_bytes(size_t oc, size_t kdim) { return ti__qg_packed_bytes(oc, kdim); }
 
 /* Copies n input values from element si, zero point applied, to dst[i * stride]: stride
- * TI__QG_MR, a column of the panel; 1, contiguous (AVX2's widening copy where built). */
+ * TI__QG_MR, a column of the panel; 1, contiguous (AVX2's widening copy where it runs). */
 TI__PRIVATE void ti__tfc_qcopy(const ti__tfc_job *j, size_t si, size_t n, int16_t *dst, size_t stride) {
 #if defined(TI__X86_SIMD)
-    if (stride == 1) { /* only ti__tfc_qgather_row asks, under AVX2 */
+    if (stride == 1 && ti__cpu_isa() >= TI__ISA_AVX2) {
         ti__q8_widen_avx2(dst, (const uint8_t *)j->x + si, n, j->kind == TI__TFC_U8, j->xo);
         return;
     }
@@ -14696,7 +14696,8 @@ TI__PRIVATE void ti__tfc_qgather(const void *ctx, size_t p, size_t k0, size_t k1
 }
 
 #if defined(TI__X86_SIMD)
-/* The same depths to a[k - k0], contiguous (a ti__qg_grow_fn; AVX2 only). */
+/* The same depths to a[k - k0], contiguous (a ti__qg_grow_fn; ti__qg_range calls it under
+ * AVX2). */
 TI__PRIVATE void ti__tfc_qgather_row(const void *ctx, size_t p, size_t k0, size_t k1, int16_t *a) {
     ti__tfc_qwalk((const ti__tfc_job *)ctx, p, k0, k1, a, 1);
 }
@@ -15992,6 +15993,7 @@ TI__PRIVATE void ti__tfc_dw_q8_range(void *ctx, size_t begin, size_t end) {
                 for (size_t r = 0; r < np; r++)
                     ti__dwq_pixel_avx512(u8, a32 + r * TI__TFC_DW_CHUNK, x + c0, w + c0, xoff[r],
                                          woff[r], nt[r], cn, j->xo, j->wo);
+                /* refuses only shifts or a zero point that ti__tfc_dw_q8_ok turned away */
                 (void)ti__qg8_rows8_vnni(np, a32, TI__TFC_DW_CHUNK, bias, NULL, zrow, cn, rq->mult + c0,
                                          rq->shift + c0, rq->yo, rq->lo, rq->hi, y, oc);
                 continue;

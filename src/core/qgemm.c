@@ -372,7 +372,7 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
         row_gather = g->gather_row != NULL;
     }
 #endif
-    (void)rows_simd, (void)pos;
+    (void)rows_simd, (void)pos, (void)rq;
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__QG_MR, np = TI__MIN((size_t)TI__QG_MR, g->rows - p0);
         for (size_t oc0 = 0; oc0 < oc; oc0 += TI__QG_OCC) {

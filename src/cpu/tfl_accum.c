@@ -381,10 +381,10 @@ TI__PRIVATE size_t ti__tfc_qgemm_offset(size_t oc) { return ti__qg_rq_bytes(oc);
 TI__PRIVATE size_t ti__tfc_qgemm_bytes(size_t oc, size_t kdim) { return ti__qg_packed_bytes(oc, kdim); }
 
 /* Copies n input values from element si, zero point applied, to dst[i * stride]: stride
- * TI__QG_MR, a column of the panel; 1, contiguous (AVX2's widening copy where built). */
+ * TI__QG_MR, a column of the panel; 1, contiguous (AVX2's widening copy where it runs). */
 TI__PRIVATE void ti__tfc_qcopy(const ti__tfc_job *j, size_t si, size_t n, int16_t *dst, size_t stride) {
 #if defined(TI__X86_SIMD)
-    if (stride == 1) { /* only ti__tfc_qgather_row asks, under AVX2 */
+    if (stride == 1 && ti__cpu_isa() >= TI__ISA_AVX2) {
         ti__q8_widen_avx2(dst, (const uint8_t *)j->x + si, n, j->kind == TI__TFC_U8, j->xo);
         return;
     }
@@ -430,7 +430,8 @@ TI__PRIVATE void ti__tfc_qgather(const void *ctx, size_t p, size_t k0, size_t k1
 }
 
 #if defined(TI__X86_SIMD)
-/* The same depths to a[k - k0], contiguous (a ti__qg_grow_fn; AVX2 only). */
+/* The same depths to a[k - k0], contiguous (a ti__qg_grow_fn; ti__qg_range calls it under
+ * AVX2). */
 TI__PRIVATE void ti__tfc_qgather_row(const void *ctx, size_t p, size_t k0, size_t k1, int16_t *a) {
     ti__tfc_qwalk((const ti__tfc_job *)ctx, p, k0, k1, a, 1);
 }

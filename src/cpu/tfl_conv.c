@@ -314,6 +314,7 @@ TI__PRIVATE void ti__tfc_dw_q8_range(void *ctx, size_t begin, size_t end) {
                 for (size_t r = 0; r < np; r++)
                     ti__dwq_pixel_avx512(u8, a32 + r * TI__TFC_DW_CHUNK, x + c0, w + c0, xoff[r],
                                          woff[r], nt[r], cn, j->xo, j->wo);
+                /* refuses only shifts or a zero point that ti__tfc_dw_q8_ok turned away */
                 (void)ti__qg8_rows8_vnni(np, a32, TI__TFC_DW_CHUNK, bias, NULL, zrow, cn, rq->mult + c0,
                                          rq->shift + c0, rq->yo, rq->lo, rq->hi, y, oc);
                 continue;
