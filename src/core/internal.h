@@ -400,6 +400,11 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void);   /* cpu/x86/conv_avx2.c */
 TI__PRIVATE void ti__copy_s2_avx2(float *dst, const float *src, size_t n);
 TI__PRIVATE void ti__copy_s2_avx512(float *dst, const float *src, size_t n);
 TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void); /* cpu/x86/conv_avx512.c */
+/* Winograd F(4x4, 3x3) transforms of 8 tiles side by side (cpu/x86/conv_avx2.c; their
+ * contracts at ti__wino_in_lanes and ti__wino_out_lanes in cpu/conv_fast.c) */
+TI__PRIVATE void ti__wino_in8_avx2(const float *const *rows, float *out, size_t os);
+TI__PRIVATE void ti__wino_out8_avx2(const float *src, size_t es, float bias, int relu, float *z);
+TI__PRIVATE void ti__wino_put4_avx2(const float *z, int h, float *y, size_t ldy);
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void);   /* cpu/x86/gemm_avx2.c */
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void); /* cpu/x86/gemm_avx512.c */
 /* The 8-bit GEMM micro-kernel of core/qgemm.c (ti__qg_micro's contract: 4 rows x 16

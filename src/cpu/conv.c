@@ -16,6 +16,7 @@ TI__PRIVATE void ti__sgemm_ex(int transA, int transB, size_t M, size_t N, size_t
 TI__PRIVATE int ti__sgemm_set_conflicts(size_t stride);
 TI__PRIVATE size_t ti__sgemm_bpanel_floats(size_t K, size_t N, size_t nr);
 TI__PRIVATE int ti__sgemm_panel_nr(void);
+TI__PRIVATE const ti__sgemm_isa *ti__sgemm_pick_isa(void);
 TI__PRIVATE void ti__sgemm_pack_bpanel(int transB, size_t K, size_t N, const float *B,
                                        size_t ldb, size_t nr, float *dst);
 TI__PRIVATE int ti__sgemm_bpanel(int transA, size_t M, size_t N, size_t K, const float *A,

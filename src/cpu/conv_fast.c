@@ -448,9 +448,53 @@ TI__PRIVATE int ti__conv_wino_ok(const ti__convp *p, int threads) {
             (nr > 0 && t >= (size_t)nr * (size_t)TI__MAX(threads, 1)));
 }
 
-/* U[pos][m][c] = (G g G^T)[pos] for every kernel g = W[m][c]. */
-TI__PRIVATE void ti__wino_pack(const ti__convp *p, const float *w, float *u) {
-    size_t M = (size_t)p->m, C = (size_t)p->c;
+/* The GEMM between the transforms multiplies, for each of the 36 positions, U[pos] (M x C)
+ * by V[pos] (C x tiles) with the SIMD micro-kernel of cpu/gemm.c called directly on operands
+ * already in its layouts, so nothing is packed at run time:
+ *   U  at planning, slivers of mr output channels: u[((pos * nms + s) * C + c) * mr + r] is
+ *      weight row s mr + r (zero past M), nms = ceil(M / mr); packed_arg records mr;
+ *   V  by the input transform, slivers of nr tiles: tile j of the block, channel c at
+ *      v[pos * vs + (j / nr) * C nr + c nr + j % nr] (vs = C tbp, tbp = tb rounded up to nr);
+ *   O  the products, o[pos * M ldo + m ldo + j], read back by the output transform.
+ * Without a SIMD kernel the same layouts with mr 4, nr 16 and a loop the compiler
+ * vectorises. */
+typedef struct ti__wino_geo {
+    const ti__sgemm_isa *isa; /* NULL: the portable loop */
+    size_t mr, nr, kc;        /* register tile and k block */
+    size_t lanes;             /* tiles per transform call: 8 (AVX2) or TI__WINO_LANES */
+} ti__wino_geo;
+
+/* The transforms run on groups of TI__WINO_LANES tiles at once, each value an array over
+ * the group: loops of a fixed count with no dependence between lanes, which compilers turn
+ * into vector code at -O2 on any target (gcc 12+, clang). On x86 with AVX2 the transforms
+ * of cpu/x86/conv_avx2.c take 8 tiles instead. */
+#define TI__WINO_LANES 16
+
+TI__PRIVATE void ti__wino_geometry(ti__wino_geo *g) {
+    g->isa = ti__sgemm_pick_isa();
+    g->mr = g->isa != NULL ? (size_t)g->isa->mr : 4;
+    g->nr = g->isa != NULL ? (size_t)g->isa->nr : 16;
+    g->kc = g->isa != NULL ? (size_t)g->isa->kc : 256;
+    g->lanes = TI__WINO_LANES;
+#ifdef TI__X86_SIMD
+    if (ti__cpu_isa() >= TI__ISA_AVX2) g->lanes = 8;
+#endif
+}
+
+/* Bytes of the packed weights for the ISA in use. */
+TI__PRIVATE size_t ti__wino_u_bytes(const ti__convp *p) {
+    ti__wino_geo g;
+    ti__wino_geometry(&g);
+    return 36 * ((size_t)p->m + g.mr - 1) / g.mr * g.mr * (size_t)p->c * sizeof(float);
+}
+
+/* Packs U = G g G^T for every kernel g = W[m][c] in the layout above, for the ISA in use
+ * (ti__wino_u_bytes bytes at u); returns the sliver height mr to record in packed_arg. */
+TI__PRIVATE int ti__wino_pack(const ti__convp *p, const float *w, float *u) {
+    ti__wino_geo geo;
+    ti__wino_geometry(&geo);
+    size_t M = (size_t)p->m, C = (size_t)p->c, mr = geo.mr, nms = (M + mr - 1) / mr;
+    memset(u, 0, 36 * nms * mr * C * sizeof(float));
     for (size_t m = 0; m < M; m++)
         for (size_t c = 0; c < C; c++) {
             const float *g = w + (m * C + c) * 9;
@@ -473,25 +517,45 @@ TI__PRIVATE void ti__wino_pack(const ti__convp *p, const float *w, float *u) {
                 r[i][4] = g0 / 24 - g1 / 12 + g2 / 6;
                 r[i][5] = g2;
             }
-            for (int i = 0; i < 36; i++) u[(size_t)i * M * C + m * C + c] = r[i / 6][i % 6];
+            for (size_t i = 0; i < 36; i++)
+                u[((i * nms + m / mr) * C + c) * mr + m % mr] = r[i / 6][i % 6];
         }
+    return (int)mr;
 }
 
-/* Scratch floats of one slot (one thread's block). */
+/* A slot's scratch (one thread's block), in floats: V, O, then the padded input strip. */
+typedef struct ti__wino_slot {
+    size_t tb, tbp, ldo; /* tiles per block; V's and O's columns */
+    size_t sw, sr;       /* strip: floats per row, rows at most */
+    size_t v, o, strip;  /* floats of each part */
+} ti__wino_slot;
+
+TI__PRIVATE void ti__wino_slot_size(const ti__convp *p, size_t threads, ti__wino_slot *s) {
+    ti__wino_geo g;
+    ti__wino_geometry(&g);
+    size_t twn = (size_t)((p->out[2] + 3) / 4);
+    s->tb = ti__wino_block(p, threads);
+    s->tbp = (s->tb + g.nr - 1) / g.nr * g.nr;
+    s->ldo = (s->tb + TI__WINO_LANES - 1) / TI__WINO_LANES * TI__WINO_LANES;
+    /* a call reads 4 (lanes - 1) + 6 floats of a row from a tile's left column; rows of all
+     * the tile rows a block touches */
+    s->sw = 4 * twn + 4 * g.lanes + 8;
+    s->sr = 4 * (s->tb / twn + 2) + 6;
+    s->v = 36 * (size_t)p->c * s->tbp;
+    s->o = 36 * (size_t)p->m * s->ldo;
+    s->strip = s->sw * s->sr;
+}
+
 TI__PRIVATE size_t ti__wino_slot_floats(const ti__convp *p, size_t threads) {
-    return 36 * (size_t)(p->c + p->m) * ti__wino_block(p, threads);
+    ti__wino_slot s;
+    ti__wino_slot_size(p, threads, &s);
+    return s.v + s.o + s.strip;
 }
 
 TI__PRIVATE size_t ti__conv_wino_scratch(const ti__kctx *k, const ti__convp *p) {
     size_t slots = (size_t)ti__threadpool_size(k->tp);
     return slots * ti__wino_slot_floats(p, slots) * sizeof(float);
 }
-
-/* The transforms run on groups of TI__WINO_LANES tiles at once, each value an array over
- * the group: loops of a fixed count with no dependence between lanes, which compilers turn
- * into vector code at -O2 on any target (gcc 12+, clang), so the transforms keep up with
- * the SIMD GEMM between them. */
-#define TI__WINO_LANES 16
 
 /* B^T applied along one axis: out[k] = (B^T in)[k], in[k] at in + k * is, out[k] at
  * out + k * os, each TI__WINO_LANES floats. */
@@ -526,91 +590,190 @@ TI__PRIVATE void ti__wino_at(const float *in, size_t is, float *out, size_t os) 
     }
 }
 
+/* Input transform of TI__WINO_LANES tiles side by side, one channel: rows[i] (i < 6) is
+ * input row i of the tile row from the first tile's left column (tile l reads columns
+ * 4 l .. 4 l + 5); out + e * os receives position e's values, e = 6 i + q for (B^T d B)[i][q],
+ * one per tile. */
+TI__PRIVATE void ti__wino_in_lanes(const float *const *rows, float *out, size_t os) {
+    enum { L = TI__WINO_LANES };
+    float d[36][L], r[36][L], o[36][L]; /* [row * 6 + col][lane] */
+    for (int i = 0; i < 6; i++)
+        for (int q = 0; q < 6; q++)
+            for (int l = 0; l < L; l++) d[i * 6 + q][l] = rows[i][4 * l + q];
+    for (int q = 0; q < 6; q++) ti__wino_bt(d[q], 6 * L, r[q], 6 * L); /* B^T d */
+    for (int i = 0; i < 6; i++) ti__wino_bt(r[i * 6], L, o[i * 6], L); /* (B^T d) B */
+    for (int e = 0; e < 36; e++) memcpy(out + (size_t)e * os, o[e], sizeof o[e]);
+}
+
+/* Output transform of TI__WINO_LANES tiles, one channel: src + e * es holds the tiles'
+ * products at position e; z[(4 i + q) * L + l] receives output (i, q) of tile l plus bias,
+ * then max(., 0) when relu (NaN gives 0). */
+TI__PRIVATE void ti__wino_out_lanes(const float *src, size_t es, float bias, int relu, float *z) {
+    enum { L = TI__WINO_LANES };
+    float s[36][L], r[24][L];
+    for (int e = 0; e < 36; e++) memcpy(s[e], src + (size_t)e * es, sizeof s[e]);
+    for (int i = 0; i < 6; i++) ti__wino_at(s[i * 6], L, r[i * 4], L); /* rows: m A */
+    for (int q = 0; q < 4; q++) ti__wino_at(r[q], 4 * L, z + q * L, 4 * L); /* A^T (m A) */
+    for (int e = 0; e < 16 * L; e++) z[e] += bias;
+    if (relu)
+        for (int e = 0; e < 16 * L; e++) z[e] = z[e] > 0.0f ? z[e] : 0.0f;
+}
+
 typedef struct ti__wino_job {
     const ti__convp *p;
+    ti__wino_geo geo;
+    ti__wino_slot sl;
     const float *x, *u, *b;
     float *y, *scratch;
-    size_t tb, nblk, bpi, slots; /* tiles per block, blocks in all, blocks per image */
+    size_t nblk, bpi, slots; /* blocks in all, blocks per image */
     int act;
     float act_a, act_b;
 } ti__wino_job;
 
-/* V[pos][c][t - t0] for the tiles [t0, t0 + tb) of image plane set x (C planes). */
-TI__PRIVATE void ti__wino_input(const ti__convp *p, const float *x, size_t t0, size_t tb,
-                                float *v) {
+/* Copies the input rows that tiles [t0, t0 + tb) read, of channel plane xc, into the strip:
+ * zero outside the plane, so the transforms read no bounds. Strip row r is input row
+ * 4 th0 - pad_top + r; strip column x is input column x - pad_left. */
+TI__PRIVATE void ti__wino_strip(const ti__wino_job *j, const float *xc, size_t th0, size_t th1,
+                                float *strip) {
+    const ti__convp *p = j->p;
+    int64_t H = p->in[1], W = p->in[2], pl = p->pb[2], sw = (int64_t)j->sl.sw;
+    int64_t x0 = TI__MAX(pl, (int64_t)0), x1 = TI__MIN(pl + W, sw); /* columns with data */
+    size_t rows = 4 * (th1 - th0) + 6;
+    for (size_t r = 0; r < rows; r++) {
+        float *d = strip + r * (size_t)sw;
+        int64_t ih = 4 * (int64_t)th0 - p->pb[1] + (int64_t)r;
+        if (ih < 0 || ih >= H || x1 <= x0) {
+            memset(d, 0, (size_t)sw * sizeof(float));
+            continue;
+        }
+        memset(d, 0, (size_t)x0 * sizeof(float));
+        memcpy(d + x0, xc + ih * W + (x0 - pl), (size_t)(x1 - x0) * sizeof(float));
+        memset(d + x1, 0, (size_t)(sw - x1) * sizeof(float));
+    }
+}
+
+/* The input transform of the block's tiles [t0, t0 + tb) of image x into V. */
+TI__PRIVATE void ti__wino_input(const ti__wino_job *j, const float *x, size_t t0, float *v,
+                                float *strip) {
     enum { L = TI__WINO_LANES };
-    size_t C = (size_t)p->c, twn = (size_t)((p->out[2] + 3) / 4), cs = C * tb;
-    int64_t H = p->in[1], W = p->in[2];
-    float d[36][L], r[36][L], o[36][L]; /* [row * 6 + col][lane] */
+    const ti__convp *p = j->p;
+    size_t C = (size_t)p->c, twn = (size_t)((p->out[2] + 3) / 4), nr = j->geo.nr;
+    size_t lanes = j->geo.lanes, sw = j->sl.sw, tbp = j->sl.tbp, vs = C * tbp;
+    size_t tb = TI__MIN(j->sl.tb, ti__wino_tiles(p) - t0);
+    size_t th0 = t0 / twn, th1 = (t0 + tb - 1) / twn;
+    float tmp[36][2 * L]; /* a chunk's tiles, lane l at tmp[e][l]; room for a call's overrun */
     for (size_t c = 0; c < C; c++) {
-        const float *xc = x + c * p->in_sp;
-        for (size_t g = 0; g < tb; g += L) {
-            size_t nl = TI__MIN((size_t)L, tb - g);
-            for (size_t l = 0; l < (size_t)L; l++) {
-                if (l >= nl) {
-                    for (int e = 0; e < 36; e++) d[e][l] = 0.0f;
-                    continue;
-                }
-                size_t th = (t0 + g + l) / twn, tw = (t0 + g + l) % twn;
-                int64_t ih0 = (int64_t)th * 4 - p->pb[1], iw0 = (int64_t)tw * 4 - p->pb[2];
-                if (ih0 >= 0 && iw0 >= 0 && ih0 + 6 <= H && iw0 + 6 <= W) {
-                    const float *s = xc + ih0 * W + iw0;
-                    for (int i = 0; i < 6; i++, s += W)
-                        for (int q = 0; q < 6; q++) d[i * 6 + q][l] = s[q];
-                } else {
-                    for (int i = 0; i < 6; i++)
-                        for (int q = 0; q < 6; q++) {
-                            int64_t ih = ih0 + i, iw = iw0 + q;
-                            d[i * 6 + q][l] =
-                                ih >= 0 && ih < H && iw >= 0 && iw < W ? xc[ih * W + iw] : 0.0f;
-                        }
-                }
+        ti__wino_strip(j, x + c * p->in_sp, th0, th1, strip);
+        for (size_t jc = 0; jc < tbp; jc += lanes) { /* a chunk of V's columns */
+            size_t nv = jc < tb ? TI__MIN(lanes, tb - jc) : 0;
+            for (size_t l = 0; l < nv;) { /* runs of tiles within one tile row */
+                size_t t = t0 + jc + l, th = t / twn, tw = t % twn, run = TI__MIN(nv - l, twn - tw);
+                const float *rows[6];
+                for (int i = 0; i < 6; i++) rows[i] = strip + (4 * (th - th0) + (size_t)i) * sw + 4 * tw;
+#ifdef TI__X86_SIMD
+                if (lanes == 8) ti__wino_in8_avx2(rows, &tmp[0][l], 2 * L);
+                else
+#endif
+                    ti__wino_in_lanes(rows, &tmp[0][l], 2 * L);
+                l += run;
             }
-            for (int q = 0; q < 6; q++) ti__wino_bt(d[q], 6 * L, r[q], 6 * L); /* B^T d */
-            for (int i = 0; i < 6; i++) ti__wino_bt(r[i * 6], L, o[i * 6], L); /* (B^T d) B */
-            float *dst = v + c * tb + g;
-            for (int e = 0; e < 36; e++) memcpy(dst + (size_t)e * cs, o[e], nl * sizeof(float));
+            for (int e = 0; e < 36; e++)
+                for (size_t l = nv; l < lanes; l++) tmp[e][l] = 0.0f;
+            /* to V, in pieces that stay within one sliver of nr columns */
+            for (size_t l = 0; l < lanes && jc + l < tbp;) {
+                size_t col = jc + l, off = col % nr, n = TI__MIN(lanes - l, nr - off);
+                n = TI__MIN(n, tbp - col);
+                float *dst = v + (col / nr) * C * nr + c * nr + off;
+                for (int e = 0; e < 36; e++) memcpy(dst + (size_t)e * vs, &tmp[e][l], n * sizeof(float));
+                l += n;
+            }
         }
     }
 }
 
-/* Output tiles [t0, t0 + tb) of image planes y (M planes) from the products o[pos][m][t]. */
-TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t0, size_t tb,
-                                 float *y) {
+/* The portable micro-kernel: c[r * ldc + q] (r < h, q < w) = sum over p < kc of
+ * a[p * 4 + r] * b[p * 16 + q], plus c's value when acc. */
+TI__PRIVATE void ti__wino_micro(size_t kc, const float *a, const float *b, float *c, size_t ldc,
+                                size_t h, size_t w, int acc) {
+    float s[4][16];
+    memset(s, 0, sizeof s);
+    for (size_t p = 0; p < kc; p++, a += 4, b += 16)
+        for (int r = 0; r < 4; r++)
+            for (int q = 0; q < 16; q++) s[r][q] += a[r] * b[q];
+    for (size_t r = 0; r < h; r++)
+        for (size_t q = 0; q < w; q++) c[r * ldc + q] = acc ? c[r * ldc + q] + s[r][q] : s[r][q];
+}
+
+/* O[pos] = U[pos] V[pos] for the block's tb tiles. */
+TI__PRIVATE void ti__wino_gemm(const ti__wino_job *j, size_t tb, const float *v, float *o) {
+    const ti__convp *p = j->p;
+    const ti__wino_geo *g = &j->geo;
+    size_t M = (size_t)p->m, C = (size_t)p->c, mr = g->mr, nr = g->nr, nms = (M + mr - 1) / mr;
+    size_t ldo = j->sl.ldo, vs = C * j->sl.tbp;
+    for (size_t pos = 0; pos < 36; pos++) {
+        const float *up = j->u + pos * nms * mr * C, *vp = v + pos * vs;
+        float *op = o + pos * M * ldo;
+        for (size_t jr = 0; jr < tb; jr += nr) {
+            size_t w = TI__MIN(nr, tb - jr);
+            const float *bs = vp + jr / nr * C * nr;
+            for (size_t pc = 0; pc < C; pc += g->kc) {
+                size_t kc = TI__MIN(g->kc, C - pc);
+                for (size_t s = 0; s < nms; s++) {
+                    size_t h = TI__MIN(mr, M - s * mr);
+                    const float *a = up + (s * C + pc) * mr;
+                    float *c = op + s * mr * ldo + jr;
+                    if (g->isa != NULL)
+                        g->isa->kernel(kc, a, mr, 0, bs + pc * nr, c, ldo, (int)h, (int)w, 1.0f,
+                                       pc > 0 ? 1.0f : 0.0f, NULL);
+                    else
+                        ti__wino_micro(kc, a, bs + pc * nr, c, ldo, h, w, pc > 0);
+                }
+            }
+        }
+    }
+}
+
+/* Output tiles [t0, t0 + tb) of image planes y (M planes) from O. */
+TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t0, float *y) {
     enum { L = TI__WINO_LANES };
     const ti__convp *p = j->p;
-    size_t M = (size_t)p->m, twn = (size_t)((p->out[2] + 3) / 4), ms = M * tb;
+    size_t M = (size_t)p->m, twn = (size_t)((p->out[2] + 3) / 4), ldo = j->sl.ldo;
+    size_t lanes = j->geo.lanes, tb = TI__MIN(j->sl.tb, ti__wino_tiles(p) - t0);
     int64_t OH = p->out[1], OW = p->out[2];
-    float s[36][L], r[24][L], z[16][L];
+    int relu = j->act == TI__ACT_RELU;
+    float z[16 * L];
     for (size_t m = 0; m < M; m++) {
         float bv = j->b != NULL ? j->b[m] : 0.0f, *ym = y + m * p->out_sp;
-        for (size_t g = 0; g < tb; g += L) {
-            size_t nl = TI__MIN((size_t)L, tb - g);
-            const float *src = o + m * tb + g;
-            for (int e = 0; e < 36; e++) {
-                memcpy(s[e], src + (size_t)e * ms, nl * sizeof(float));
-                for (size_t l = nl; l < (size_t)L; l++) s[e][l] = 0.0f;
-            }
-            for (int i = 0; i < 6; i++) ti__wino_at(s[i * 6], L, r[i * 4], L); /* rows: m A */
-            for (int q = 0; q < 4; q++) ti__wino_at(r[q], 4 * L, z[q], 4 * L); /* A^T (m A) */
-            for (int e = 0; e < 16; e++)
-                for (int l = 0; l < L; l++) z[e][l] += bv;
-            if (j->act == TI__ACT_RELU) {
+        for (size_t jc = 0; jc < tb; jc += lanes) {
+            size_t nv = TI__MIN(lanes, tb - jc);
+            const float *src = o + m * ldo + jc;
+#ifdef TI__X86_SIMD
+            if (lanes == 8) ti__wino_out8_avx2(src, M * ldo, bv, relu, z);
+            else
+#endif
+                ti__wino_out_lanes(src, M * ldo, bv, relu, z);
+            if (j->act != TI__ACT_NONE && !relu)
                 for (int e = 0; e < 16; e++)
-                    for (int l = 0; l < L; l++) z[e][l] = z[e][l] > 0.0f ? z[e][l] : 0.0f;
-            } else if (j->act != TI__ACT_NONE) {
-                for (int e = 0; e < 16; e++)
-                    for (size_t l = 0; l < nl; l++)
-                        z[e][l] = ti__act_apply(j->act, j->act_a, j->act_b, z[e][l]);
-            }
-            for (size_t l = 0; l < nl; l++) {
-                size_t th = (t0 + g + l) / twn, tw = (t0 + g + l) % twn;
+                    for (size_t l = 0; l < nv; l++)
+                        z[e * lanes + l] = ti__act_apply(j->act, j->act_a, j->act_b, z[e * lanes + l]);
+            for (size_t l = 0; l < nv;) {
+                size_t t = t0 + jc + l, th = t / twn, tw = t % twn;
                 int64_t oh0 = (int64_t)th * 4, ow0 = (int64_t)tw * 4;
+#ifdef TI__X86_SIMD
+                /* four whole tiles in one tile row, from a lane that starts a vector half */
+                if (lanes == 8 && l % 4 == 0 && l + 4 <= nv && tw + 4 <= twn &&
+                    oh0 + 4 <= OH && ow0 + 16 <= OW) {
+                    ti__wino_put4_avx2(z, (int)(l / 4), ym + oh0 * OW + ow0, (size_t)OW);
+                    l += 4;
+                    continue;
+                }
+#endif
                 int hn = (int)TI__MIN((int64_t)4, OH - oh0), wn = (int)TI__MIN((int64_t)4, OW - ow0);
                 for (int i = 0; i < hn; i++) {
                     float *yr = ym + (oh0 + i) * OW + ow0;
-                    for (int q = 0; q < wn; q++) yr[q] = z[i * 4 + q][l];
+                    for (int q = 0; q < wn; q++) yr[q] = z[(i * 4 + q) * lanes + l];
                 }
+                l++;
             }
         }
     }
@@ -620,43 +783,43 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
 TI__PRIVATE void ti__wino_slots(void *ctx, size_t begin, size_t end) {
     const ti__wino_job *j = (const ti__wino_job *)ctx;
     const ti__convp *p = j->p;
-    size_t M = (size_t)p->m, C = (size_t)p->c, T = ti__wino_tiles(p);
+    size_t M = (size_t)p->m, C = (size_t)p->c, T = ti__wino_tiles(p), tb = j->sl.tb;
     for (size_t s = begin; s < end; s++) {
-        float *v = j->scratch + s * 36 * (C + M) * j->tb, *o = v + 36 * C * j->tb;
+        float *v = j->scratch + s * (j->sl.v + j->sl.o + j->sl.strip), *o = v + j->sl.v;
+        float *strip = o + j->sl.o;
         for (size_t blk = s; blk < j->nblk; blk += j->slots) {
-            size_t n = blk / j->bpi, t0 = blk % j->bpi * j->tb, tb = TI__MIN(j->tb, T - t0);
-            ti__wino_input(p, j->x + n * C * p->in_sp, t0, tb, v);
-            for (size_t pos = 0; pos < 36; pos++)
-                ti__sgemm_ref(0, 0, M, tb, C, 1.0f, j->u + pos * M * C, C, v + pos * C * tb, tb,
-                              0.0f, o + pos * M * tb, tb, NULL);
-            ti__wino_output(j, o, t0, tb, j->y + n * M * p->out_sp);
+            size_t n = blk / j->bpi, t0 = blk % j->bpi * tb;
+            ti__wino_input(j, j->x + n * C * p->in_sp, t0, v, strip);
+            ti__wino_gemm(j, TI__MIN(tb, T - t0), v, o);
+            ti__wino_output(j, o, t0, j->y + n * M * p->out_sp);
         }
     }
 }
 
-/* Runs the conv by Winograd when the plan packed its weights for it; 0 when it did not (the
- * caller then takes another path). */
+/* Runs the conv by Winograd when the plan packed its weights for it, for the ISA in use; 0
+ * when it did not (the caller then takes another path). */
 TI__PRIVATE int ti__conv_wino_run(ti__kctx *k, const ti__convp *p) {
     const ti__node *nd = k->node;
-    size_t M = (size_t)p->m, C = (size_t)p->c;
+    ti__wino_job j;
+    memset(&j, 0, sizeof j);
+    ti__wino_geometry(&j.geo);
     if (nd->packed_kind != TI__PACK_WINO43 || nd->packed == NULL ||
-        nd->packed_bytes != 36 * M * C * sizeof(float) || !ti__conv_wino_fits(p))
+        nd->packed_arg != (int)j.geo.mr || nd->packed_bytes != ti__wino_u_bytes(p) ||
+        !ti__conv_wino_fits(p))
         return 0;
     size_t threads = (size_t)ti__threadpool_size(k->tp);
     size_t slot_bytes = ti__wino_slot_floats(p, threads) * sizeof(float);
     size_t slots = TI__MIN(threads, k->scratch_bytes / slot_bytes);
     if (k->scratch == NULL || slots == 0) return 0;
-    ti__wino_job j;
-    memset(&j, 0, sizeof j);
     j.p = p;
+    ti__wino_slot_size(p, threads, &j.sl);
     j.x = (const float *)k->in[0]->data;
     j.u = (const float *)nd->packed;
     j.b = k->n_in > 2 && k->in[2] != NULL ? (const float *)k->in[2]->data : NULL;
     j.y = (float *)k->out[0]->data;
     j.scratch = (float *)k->scratch;
-    j.tb = ti__wino_block(p, threads);
     size_t T = ti__wino_tiles(p);
-    j.bpi = (T + j.tb - 1) / j.tb;
+    j.bpi = (T + j.sl.tb - 1) / j.sl.tb;
     j.nblk = j.bpi * (size_t)p->n;
     j.slots = TI__MIN(slots, j.nblk);
     j.act = nd->act;
@@ -730,10 +893,10 @@ TI__PRIVATE ti_status ti__conv_prepack(ti__kctx *k, ti__node *node, ti__pool *po
             return ti__conv_prepack_bpanel(node, pool, &p, w);
         return ti__conv_prepack_atrans(node, pool, &p, w);
     }
-    size_t bytes = 36 * (size_t)p.m * (size_t)p.c * sizeof(float);
+    size_t bytes = ti__wino_u_bytes(&p);
     float *u = (float *)ti__pool_alloc(pool, bytes);
     if (u == NULL) return TI_ERR_OUT_OF_MEMORY;
-    ti__wino_pack(&p, w, u);
+    node->packed_arg = ti__wino_pack(&p, w, u);
     node->packed_kind = TI__PACK_WINO43;
     node->packed = u;
     node->packed_bytes = bytes;

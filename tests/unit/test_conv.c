@@ -226,21 +226,32 @@ static void check_case(const ccase *cc, ti__threadpool *tp) {
     r.k.tp = NULL;
     if (ti__conv_path(&r.k, &r.p) == TI__CONV_1X1) paths[np++] = TI__CONV_1X1;
     if (ti__conv_dw_ok(&r.p)) paths[np++] = TI__CONV_DW;
-    if (ti__conv_wino_fits(&r.p)) {
-        size_t bytes = 36 * (size_t)r.p.m * (size_t)r.p.c * sizeof(float);
-        r.wino_u = (float *)malloc(bytes);
-        if (r.wino_u != NULL) {
-            ti__wino_pack(&r.p, (const float *)r.w.data, r.wino_u);
-            r.node.packed_kind = TI__PACK_WINO43;
-            r.node.packed = r.wino_u;
-            r.node.packed_bytes = bytes;
-            paths[np++] = TI__CONV_WINO;
-        }
-    }
+    int wino = ti__conv_wino_fits(&r.p);
+    if (wino) paths[np++] = TI__CONV_WINO;
     for (int i = 0; i < 3; i++) {
         int isa = ti__cpu_force_isa(ISAS[i]);
         if (isa != ISAS[i] && i > 0) continue; /* ran as a lower ISA already */
         const char *name = ti__cpu_isa_name(isa);
+        if (wino) { /* as the planner packs them: for the ISA's micro-kernel */
+            size_t bytes = ti__wino_u_bytes(&r.p);
+            free(r.wino_u);
+            r.wino_u = (float *)malloc(bytes);
+            TI_REQUIRE(r.wino_u != NULL);
+            r.node.packed_arg = ti__wino_pack(&r.p, (const float *)r.w.data, r.wino_u);
+            r.node.packed_kind = TI__PACK_WINO43;
+            r.node.packed = r.wino_u;
+            r.node.packed_bytes = bytes;
+            /* the path must run, not fall back to im2col */
+            r.k.tp = NULL;
+            size_t need = ti__conv_wino_scratch(&r.k, &r.p);
+            r.k.scratch = malloc(need);
+            r.k.scratch_bytes = need;
+            TI_REQUIRE(r.k.scratch != NULL);
+            TI_CHECK_EQ_INT(ti__conv_wino_run(&r.k, &r.p), 1);
+            free(r.k.scratch);
+            r.k.scratch = NULL;
+            r.k.scratch_bytes = 0;
+        }
         for (int q = 0; q < np; q++) {
             int path = paths[q];
             r.k.tp = NULL;

@@ -244,6 +244,110 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__copy_s2_avx2(float *dst, const float *src, 
     }
 }
 
+/* ---- Winograd F(4x4, 3x3) transforms, 8 tiles side by side (cpu/conv_fast.c) -------- */
+
+/* B^T along one axis on 8 lanes: the operations of conv_fast.c's ti__wino_bt in its
+ * order (the compiler may fuse a product and a sum into one FMA here). */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__wino_bt256(__m256 d0, __m256 d1, __m256 d2, __m256 d3,
+                                                  __m256 d4, __m256 d5, __m256 *o) {
+    __m256 four = _mm256_set1_ps(4.0f), five = _mm256_set1_ps(5.0f), two = _mm256_set1_ps(2.0f);
+    __m256 a = _mm256_sub_ps(d4, _mm256_mul_ps(four, d2));
+    __m256 b = _mm256_sub_ps(d3, _mm256_mul_ps(four, d1));
+    __m256 c = _mm256_sub_ps(d4, d2), e = _mm256_mul_ps(two, _mm256_sub_ps(d3, d1));
+    o[0] = _mm256_add_ps(_mm256_sub_ps(_mm256_mul_ps(four, d0), _mm256_mul_ps(five, d2)), d4);
+    o[1] = _mm256_add_ps(a, b);
+    o[2] = _mm256_sub_ps(a, b);
+    o[3] = _mm256_add_ps(c, e);
+    o[4] = _mm256_sub_ps(c, e);
+    o[5] = _mm256_add_ps(_mm256_sub_ps(_mm256_mul_ps(four, d1), _mm256_mul_ps(five, d3)), d5);
+}
+
+/* Input transform of 8 tiles of one channel (ti__wino_in_fn): rows[i] is input row i of
+ * the tile row from the first tile's left column, 40 floats readable; tile l reads
+ * columns 4 l .. 4 l + 5. The rows are combined first (whole vectors), then the columns:
+ * each row's stride-4 phases for tiles 0..7 come from a 4 x 4 transpose of the two
+ * 128-bit halves [tile l | tile l + 4]. */
+TI__PRIVATE TI__TARGET_AVX2 void ti__wino_in8_avx2(const float *const *rows, float *out,
+                                                   size_t os) {
+    float r[6][40];
+    for (int x = 0; x < 40; x += 8) {
+        __m256 o[6];
+        ti__wino_bt256(_mm256_loadu_ps(rows[0] + x), _mm256_loadu_ps(rows[1] + x),
+                       _mm256_loadu_ps(rows[2] + x), _mm256_loadu_ps(rows[3] + x),
+                       _mm256_loadu_ps(rows[4] + x), _mm256_loadu_ps(rows[5] + x), o);
+        for (int k = 0; k < 6; k++) _mm256_storeu_ps(r[k] + x, o[k]);
+    }
+    for (int k = 0; k < 6; k++) {
+        const float *s = r[k];
+#define TI__WINO_PAIR(off)                                                                  \
+    _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(s + (off))),                    \
+                         _mm_loadu_ps(s + (off) + 16), 1)
+        __m256 a0 = TI__WINO_PAIR(0), a1 = TI__WINO_PAIR(4), a2 = TI__WINO_PAIR(8);
+        __m256 a3 = TI__WINO_PAIR(12), a4 = TI__WINO_PAIR(16);
+#undef TI__WINO_PAIR
+        __m256 l01 = _mm256_unpacklo_ps(a0, a1), h01 = _mm256_unpackhi_ps(a0, a1);
+        __m256 l23 = _mm256_unpacklo_ps(a2, a3), h23 = _mm256_unpackhi_ps(a2, a3);
+        __m256 l12 = _mm256_unpacklo_ps(a1, a2), l34 = _mm256_unpacklo_ps(a3, a4);
+        __m256 o[6];
+        ti__wino_bt256(_mm256_shuffle_ps(l01, l23, 0x44), _mm256_shuffle_ps(l01, l23, 0xee),
+                       _mm256_shuffle_ps(h01, h23, 0x44), _mm256_shuffle_ps(h01, h23, 0xee),
+                       _mm256_shuffle_ps(l12, l34, 0x44), _mm256_shuffle_ps(l12, l34, 0xee), o);
+        for (int q = 0; q < 6; q++) _mm256_storeu_ps(out + (size_t)(k * 6 + q) * os, o[q]);
+    }
+}
+
+/* A^T along one axis on 8 lanes: conv_fast.c's ti__wino_at, same operations and order. */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__wino_at256(const __m256 *m, size_t st, __m256 *o,
+                                                  size_t ot) {
+    __m256 two = _mm256_set1_ps(2.0f), four = _mm256_set1_ps(4.0f), eight = _mm256_set1_ps(8.0f);
+    __m256 s12 = _mm256_add_ps(m[st], m[2 * st]), d12 = _mm256_sub_ps(m[st], m[2 * st]);
+    __m256 s34 = _mm256_add_ps(m[3 * st], m[4 * st]), d34 = _mm256_sub_ps(m[3 * st], m[4 * st]);
+    o[0] = _mm256_add_ps(_mm256_add_ps(m[0], s12), s34);
+    o[ot] = _mm256_add_ps(d12, _mm256_mul_ps(two, d34));
+    o[2 * ot] = _mm256_add_ps(s12, _mm256_mul_ps(four, s34));
+    o[3 * ot] = _mm256_add_ps(_mm256_add_ps(d12, _mm256_mul_ps(eight, d34)), m[5 * st]);
+}
+
+/* Output transform of 8 tiles of one channel (ti__wino_out_fn): src + e * es holds the 8
+ * tiles' products at position e (< 36); z[(4 i + q) * 8 + l] receives output (i, q) of
+ * tile l, plus bias, then max(., 0) when relu (NaN gives 0, as the portable loop). */
+TI__PRIVATE TI__TARGET_AVX2 void ti__wino_out8_avx2(const float *src, size_t es, float bias,
+                                                    int relu, float *z) {
+    __m256 s[36], r[24], o[16];
+    for (int e = 0; e < 36; e++) s[e] = _mm256_loadu_ps(src + (size_t)e * es);
+    for (int i = 0; i < 6; i++) ti__wino_at256(s + i * 6, 1, r + i * 4, 1); /* rows: m A */
+    for (int q = 0; q < 4; q++) ti__wino_at256(r + q, 4, o + q, 4);        /* A^T (m A) */
+    __m256 vb = _mm256_set1_ps(bias), zero = _mm256_setzero_ps();
+    for (int e = 0; e < 16; e++) {
+        __m256 v = _mm256_add_ps(o[e], vb);
+        if (relu) v = _mm256_max_ps(v, zero);
+        _mm256_storeu_ps(z + e * 8, v);
+    }
+}
+
+/* Stores tiles 4 h .. 4 h + 3 of z (as ti__wino_out8_avx2 leaves it) as 4 output rows of
+ * 16 floats, ldy apart from y: output (i, q) of tile l to y[i ldy + 4 (l - 4 h) + q]. */
+TI__PRIVATE TI__TARGET_AVX2 void ti__wino_put4_avx2(const float *z, int h, float *y,
+                                                    size_t ldy) {
+    for (int i = 0; i < 4; i++, y += ldy) {
+        const float *zi = z + i * 32; /* outputs (i, 0..3) of the 8 tiles */
+        __m256 q0 = _mm256_loadu_ps(zi), q1 = _mm256_loadu_ps(zi + 8);
+        __m256 q2 = _mm256_loadu_ps(zi + 16), q3 = _mm256_loadu_ps(zi + 24);
+        __m256 l01 = _mm256_unpacklo_ps(q0, q1), h01 = _mm256_unpackhi_ps(q0, q1);
+        __m256 l23 = _mm256_unpacklo_ps(q2, q3), h23 = _mm256_unpackhi_ps(q2, q3);
+        __m256 w0 = _mm256_shuffle_ps(l01, l23, 0x44), w1 = _mm256_shuffle_ps(l01, l23, 0xee);
+        __m256 w2 = _mm256_shuffle_ps(h01, h23, 0x44), w3 = _mm256_shuffle_ps(h01, h23, 0xee);
+        /* w_l = [tile l | tile l + 4], each outputs q = 0..3 */
+        if (h == 0) {
+            _mm256_storeu_ps(y, _mm256_permute2f128_ps(w0, w1, 0x20));
+            _mm256_storeu_ps(y + 8, _mm256_permute2f128_ps(w2, w3, 0x20));
+        } else {
+            _mm256_storeu_ps(y, _mm256_permute2f128_ps(w0, w1, 0x31));
+            _mm256_storeu_ps(y + 8, _mm256_permute2f128_ps(w2, w3, 0x31));
+        }
+    }
+}
+
 TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
     static const ti__dw_isa isa = {TI__ISA_AVX2,
                                    {{ti__dw256_k3s1, ti__dw256_k3s2},
