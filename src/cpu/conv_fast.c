@@ -400,11 +400,12 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
  * AVX-512: its transformed weights (36 M C floats, 9 MiB) stream from L3 for a GEMM of 16
  * columns, half of the AVX-512 kernel's width. So: at least 32 tiles, or 16 when the
  * transformed weights fit an L2 (1 MiB) or the tiles fill the kernel's columns (AVX2's 16:
- * 256 -> 256 @14 1.5x faster than im2col on a Zen 2, 2026-11-23). Channels: from 64. Below, Winograd won on the Zen 4 of that log (8 to
- * 32 channels, 1.4-1.6x) but lost on a Zen 2 (8->8 @56 0.57x, 16->16 @56 0.81x, 32->32 @28
- * 0.88x; SqueezeNet 1.1, whose expand convs have 16-64 inputs, 3-5 % faster without it) and
- * on a Xeon (0.28-0.54x), 2026-11-23. */
-#define TI__WINO_MIN_CH 64          /* input and output channels */
+ * 256 -> 256 @14 1.5x faster than im2col on a Zen 2, 2026-11-23). Channels: from 8. With
+ * the products on the micro-kernel and the AVX2 transforms, Winograd / im2col on a Zen 2
+ * (bench/conv.c, 2026-11-23): 8->8 @56 1.33x, 16->16 @56 1.67x, 32->32 @28 1.73x, SqueezeNet
+ * 1.1's 16->64 @55 1.61x, 48->192 @13 1.92x (before that change it lost below 64 channels:
+ * 0.57-0.88x). */
+#define TI__WINO_MIN_CH 8           /* input and output channels */
 #define TI__WINO_MIN_TILES 16       /* 4x4 output tiles per image */
 #define TI__WINO_FEW_TILES 32       /* below this, only with small weights: */
 #define TI__WINO_FEW_TILES_BYTES ((size_t)1 << 20)
@@ -454,8 +455,13 @@ TI__PRIVATE int ti__conv_wino_ok(const ti__convp *p, int threads) {
  *   U  at planning, slivers of mr output channels: u[((pos * nms + s) * C + c) * mr + r] is
  *      weight row s mr + r (zero past M), nms = ceil(M / mr); packed_arg records mr;
  *   V  by the input transform, slivers of nr tiles: tile j of the block, channel c at
- *      v[pos * vs + (j / nr) * C nr + c nr + j % nr] (vs = C tbp, tbp = tb rounded up to nr);
- *   O  the products, o[pos * M ldo + m ldo + j], read back by the output transform.
+ *      v[pos * vs + (j / nr) * C nr + c nr + j % nr] (vs = C tbp + 16, tbp = tb rounded up
+ *      to nr);
+ *   O  the products, o[pos * os + m ldo + j] (os = M ldo + 16), read back by the output
+ *      transform.
+ * The 16 floats between positions: the transforms touch the 36 positions one after another,
+ * and a stride of a multiple of 4 KiB would put all 36 in one set of the L1 (36 lines in 8
+ * ways: the input transform of 64 channels at 56 x 56 ran 2x slower so).
  * Without a SIMD kernel the same layouts with mr 4, nr 16 and a loop the compiler
  * vectorises. */
 typedef struct ti__wino_geo {
@@ -526,6 +532,7 @@ TI__PRIVATE int ti__wino_pack(const ti__convp *p, const float *w, float *u) {
 /* A slot's scratch (one thread's block), in floats: V, O, then the padded input strip. */
 typedef struct ti__wino_slot {
     size_t tb, tbp, ldo; /* tiles per block; V's and O's columns */
+    size_t vs, os;       /* floats from one position to the next in V and in O */
     size_t sw, sr;       /* strip: floats per row, rows at most */
     size_t v, o, strip;  /* floats of each part */
 } ti__wino_slot;
@@ -541,8 +548,10 @@ TI__PRIVATE void ti__wino_slot_size(const ti__convp *p, size_t threads, ti__wino
      * the tile rows a block touches */
     s->sw = 4 * twn + 4 * g.lanes + 8;
     s->sr = 4 * (s->tb / twn + 2) + 6;
-    s->v = 36 * (size_t)p->c * s->tbp;
-    s->o = 36 * (size_t)p->m * s->ldo;
+    s->vs = (size_t)p->c * s->tbp + 16;
+    s->os = (size_t)p->m * s->ldo + 16;
+    s->v = 36 * s->vs;
+    s->o = 36 * s->os;
     s->strip = s->sw * s->sr;
 }
 
@@ -658,7 +667,7 @@ TI__PRIVATE void ti__wino_input(const ti__wino_job *j, const float *x, size_t t0
     enum { L = TI__WINO_LANES };
     const ti__convp *p = j->p;
     size_t C = (size_t)p->c, twn = (size_t)((p->out[2] + 3) / 4), nr = j->geo.nr;
-    size_t lanes = j->geo.lanes, sw = j->sl.sw, tbp = j->sl.tbp, vs = C * tbp;
+    size_t lanes = j->geo.lanes, sw = j->sl.sw, tbp = j->sl.tbp, vs = j->sl.vs;
     size_t tb = TI__MIN(j->sl.tb, ti__wino_tiles(p) - t0);
     size_t th0 = t0 / twn, th1 = (t0 + tb - 1) / twn;
     float tmp[36][2 * L]; /* a chunk's tiles, lane l at tmp[e][l]; room for a call's overrun */
@@ -684,7 +693,12 @@ TI__PRIVATE void ti__wino_input(const ti__wino_job *j, const float *x, size_t t0
                 size_t col = jc + l, off = col % nr, n = TI__MIN(lanes - l, nr - off);
                 n = TI__MIN(n, tbp - col);
                 float *dst = v + (col / nr) * C * nr + c * nr + off;
-                for (int e = 0; e < 36; e++) memcpy(dst + (size_t)e * vs, &tmp[e][l], n * sizeof(float));
+                if (n == 8) /* a constant size: copied inline, not by a call */
+                    for (int e = 0; e < 36; e++) memcpy(dst + (size_t)e * vs, &tmp[e][l], 8 * sizeof(float));
+                else if (n == 16)
+                    for (int e = 0; e < 36; e++) memcpy(dst + (size_t)e * vs, &tmp[e][l], 16 * sizeof(float));
+                else
+                    for (int e = 0; e < 36; e++) memcpy(dst + (size_t)e * vs, &tmp[e][l], n * sizeof(float));
                 l += n;
             }
         }
@@ -709,10 +723,10 @@ TI__PRIVATE void ti__wino_gemm(const ti__wino_job *j, size_t tb, const float *v,
     const ti__convp *p = j->p;
     const ti__wino_geo *g = &j->geo;
     size_t M = (size_t)p->m, C = (size_t)p->c, mr = g->mr, nr = g->nr, nms = (M + mr - 1) / mr;
-    size_t ldo = j->sl.ldo, vs = C * j->sl.tbp;
+    size_t ldo = j->sl.ldo, vs = j->sl.vs;
     for (size_t pos = 0; pos < 36; pos++) {
         const float *up = j->u + pos * nms * mr * C, *vp = v + pos * vs;
-        float *op = o + pos * M * ldo;
+        float *op = o + pos * j->sl.os;
         for (size_t jr = 0; jr < tb; jr += nr) {
             size_t w = TI__MIN(nr, tb - jr);
             const float *bs = vp + jr / nr * C * nr;
@@ -748,10 +762,10 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
             size_t nv = TI__MIN(lanes, tb - jc);
             const float *src = o + m * ldo + jc;
 #ifdef TI__X86_SIMD
-            if (lanes == 8) ti__wino_out8_avx2(src, M * ldo, bv, relu, z);
+            if (lanes == 8) ti__wino_out8_avx2(src, j->sl.os, bv, relu, z);
             else
 #endif
-                ti__wino_out_lanes(src, M * ldo, bv, relu, z);
+                ti__wino_out_lanes(src, j->sl.os, bv, relu, z);
             if (j->act != TI__ACT_NONE && !relu)
                 for (int e = 0; e < 16; e++)
                     for (size_t l = 0; l < nv; l++)

@@ -613,7 +613,8 @@ static void session_case(int64_t c, int64_t m, int64_t h, int64_t w, int64_t gro
 
 TI_TEST(sessions_pack_and_match) {
     session_case(64, 64, 29, 31, 1, TI__PACK_WINO43); /* Winograd: packed at planning */
-    session_case(32, 24, 29, 31, 1, TI__PACK_NONE);    /* below the channel threshold: im2col */
+    session_case(32, 24, 29, 31, 1, TI__PACK_WINO43); /* from 8 channels */
+    session_case(6, 24, 29, 31, 1, TI__PACK_NONE);     /* below the channel threshold: im2col */
     session_case(24, 24, 19, 21, 24, TI__PACK_NONE);   /* depthwise */
     /* im2col with weight rows of 1152 floats (L1 set conflicts): transposed at planning,
      * one group and two (each group's block transposed on its own) */

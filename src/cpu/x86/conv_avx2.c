@@ -278,13 +278,14 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__wino_in8_avx2(const float *const *rows, flo
         for (int k = 0; k < 6; k++) _mm256_storeu_ps(r[k] + x, o[k]);
     }
     for (int k = 0; k < 6; k++) {
-        const float *s = r[k];
-#define TI__WINO_PAIR(off)                                                                  \
-    _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(s + (off))),                    \
-                         _mm_loadu_ps(s + (off) + 16), 1)
-        __m256 a0 = TI__WINO_PAIR(0), a1 = TI__WINO_PAIR(4), a2 = TI__WINO_PAIR(8);
-        __m256 a3 = TI__WINO_PAIR(12), a4 = TI__WINO_PAIR(16);
-#undef TI__WINO_PAIR
+        /* the row's vectors as stored (whole loads: no partial store forwarding), paired
+         * into a_l = [floats 4 l .. 4 l + 3 | 4 l + 16 .. 4 l + 19] */
+        __m256 x0 = _mm256_loadu_ps(r[k]), x1 = _mm256_loadu_ps(r[k] + 8);
+        __m256 x2 = _mm256_loadu_ps(r[k] + 16), x3 = _mm256_loadu_ps(r[k] + 24);
+        __m256 x4 = _mm256_loadu_ps(r[k] + 32);
+        __m256 a0 = _mm256_permute2f128_ps(x0, x2, 0x20), a1 = _mm256_permute2f128_ps(x0, x2, 0x31);
+        __m256 a2 = _mm256_permute2f128_ps(x1, x3, 0x20), a3 = _mm256_permute2f128_ps(x1, x3, 0x31);
+        __m256 a4 = _mm256_permute2f128_ps(x2, x4, 0x20);
         __m256 l01 = _mm256_unpacklo_ps(a0, a1), h01 = _mm256_unpackhi_ps(a0, a1);
         __m256 l23 = _mm256_unpacklo_ps(a2, a3), h23 = _mm256_unpackhi_ps(a2, a3);
         __m256 l12 = _mm256_unpacklo_ps(a1, a2), l34 = _mm256_unpacklo_ps(a3, a4);
