@@ -394,38 +394,60 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
  * (an L2); a multiple of 32, the column tile of the AVX-512 GEMM kernel. */
 #define TI__WINO_BLOCK_BYTES ((size_t)1 << 20)
 
-/* The Winograd path is worth it from these sizes up (bench/conv.c, results in
- * bench/results/conv-2026-11-22.md): 64 channels at 14x14 (16 tiles) gain 1.3x, but at 7x7
- * (4 tiles) the 36 GEMMs of 4 columns lose 2-3x, and 256 channels at 14x14 lose too with
- * AVX-512: its transformed weights (36 M C floats, 9 MiB) stream from L3 for a GEMM of 16
- * columns, half of the AVX-512 kernel's width. So: at least 32 tiles, or 16 when the
- * transformed weights fit an L2 (1 MiB) or the tiles fill the kernel's columns (AVX2's 16:
- * 256 -> 256 @14 1.5x faster than im2col on a Zen 2, 2026-11-23). Channels: from 8. With
- * the products on the micro-kernel and the AVX2 transforms, Winograd / im2col on a Zen 2
- * (bench/conv.c, 2026-11-23): 8->8 @56 1.33x, 16->16 @56 1.67x, 32->32 @28 1.73x, SqueezeNet
- * 1.1's 16->64 @55 1.61x, 48->192 @13 1.92x (before that change it lost below 64 channels:
- * 0.57-0.88x). */
+/* The Winograd path is worth it from these sizes up. With 16 tiles (a 14 x 14 map) and
+ * more, and from 8 input and output channels, it beat im2col at every size bench/conv.c has
+ * (bench/results/conv-2026-11-23-b.md), on a Zen 2 (AVX2) and a Xeon (AVX-512): 8 -> 8 @56
+ * 1.33x and 1.04x, 16 -> 16 @56 1.67x and 1.53x, 256 -> 256 @14 3.1x and 2.7x. At 7 x 7 (4
+ * tiles) the products are GEMMs of 4 columns, and the transposed im2col GEMM wins (512 ->
+ * 512 @7: 1.3x and 2.1x faster than Winograd). */
 #define TI__WINO_MIN_CH 8           /* input and output channels */
 #define TI__WINO_MIN_TILES 16       /* 4x4 output tiles per image */
-#define TI__WINO_FEW_TILES 32       /* below this, only with small weights: */
-#define TI__WINO_FEW_TILES_BYTES ((size_t)1 << 20)
 
 TI__PRIVATE size_t ti__wino_tiles(const ti__convp *p) {
     return (size_t)((p->out[1] + 3) / 4) * (size_t)((p->out[2] + 3) / 4);
 }
 
+/* The GEMM kernel's columns for the Winograd path (ti__wino_geometry's nr). */
+TI__PRIVATE size_t ti__wino_nr(void) {
+    int nr = ti__sgemm_panel_nr();
+    return nr > 0 ? (size_t)nr : 16;
+}
+
+/* How threads share an image's tiles: in `ranges` ranges of whole slivers of nr tiles (the
+ * last takes the rest), one per thread, when each gets at least a sliver; else one range,
+ * and threads split each block's output channels instead (ti__wino_job.mparts). Splitting
+ * 16 tiles (ResNet-18's 14 x 14) ran the kernel half empty and had each thread stream all
+ * of U: 256 -> 256 @14 took 2.65 ms on 2 threads where 1 took 2.8; by channels, 1.65. */
+TI__PRIVATE size_t ti__wino_ranges(size_t tiles, size_t threads, size_t nr) {
+    return threads > 1 && tiles >= threads * nr ? threads : 1;
+}
+
+/* Tiles [*t0, *t1) of range r. */
+TI__PRIVATE void ti__wino_range(size_t tiles, size_t ranges, size_t nr, size_t r, size_t *t0,
+                                size_t *t1) {
+    size_t ns = (tiles + nr - 1) / nr;
+    *t0 = TI__MIN(tiles, ns * r / ranges * nr);
+    *t1 = r + 1 == ranges ? tiles : TI__MIN(tiles, ns * (r + 1) / ranges * nr);
+}
+
+/* Tiles in the longest range. */
+TI__PRIVATE size_t ti__wino_longest(size_t tiles, size_t ranges, size_t nr) {
+    size_t most = 0, t0, t1;
+    for (size_t r = 0; r < ranges; r++) {
+        ti__wino_range(tiles, ranges, nr, r, &t0, &t1);
+        most = TI__MAX(most, t1 - t0);
+    }
+    return most;
+}
+
+/* Tiles per block: V and O of a block in about TI__WINO_BLOCK_BYTES, whole slivers of nr
+ * tiles, at most a range. */
 TI__PRIVATE size_t ti__wino_block(const ti__convp *p, size_t threads) {
     size_t per = 36 * (size_t)(p->c + p->m) * sizeof(float);
-    size_t tb = TI__WINO_BLOCK_BYTES / per / 32 * 32;
-    tb = TI__MAX(tb, (size_t)32);
-    tb = TI__MIN(tb, (size_t)128);
-    size_t t = ti__wino_tiles(p);
-    if (threads > 1) { /* a whole number of blocks per thread, of about equal size */
-        size_t nb = (t + tb - 1) / tb;
-        nb = (nb + threads - 1) / threads * threads;
-        tb = TI__MIN(tb, (t + nb - 1) / nb);
-    }
-    return TI__MIN(tb, t);
+    size_t nr = ti__wino_nr(), tb = TI__WINO_BLOCK_BYTES / per;
+    tb = TI__MIN(TI__MAX(tb, (size_t)32), (size_t)128) / nr * nr;
+    size_t t = ti__wino_tiles(p), ranges = ti__wino_ranges(t, threads, nr);
+    return TI__MIN(TI__MAX(tb, nr), ti__wino_longest(t, ranges, nr));
 }
 
 /* 1 when the conv's geometry allows Winograd F(4x4, 3x3): 2-D, 3x3, stride 1, no
@@ -439,14 +461,9 @@ TI__PRIVATE int ti__conv_wino_fits(const ti__convp *p) {
 /* 1 when it fits and its size makes it pay on `threads` threads (what planning packs
  * weights for). */
 TI__PRIVATE int ti__conv_wino_ok(const ti__convp *p, int threads) {
-    size_t t = ti__wino_tiles(p), ubytes = 36 * (size_t)p->m * (size_t)p->c * sizeof(float);
-    int nr = ti__sgemm_panel_nr(); /* the GEMM kernel's columns: 16 on AVX2, 32 on AVX-512 */
-    /* threads split the tiles: each thread's share must fill the kernel's columns (16
-     * tiles on two threads took 6.8 ms where one took 5.6, ResNet-18's 256 -> 256 @14) */
+    (void)threads; /* the same sizes pay on any count (ti__wino_block) */
     return ti__conv_wino_fits(p) && p->c >= TI__WINO_MIN_CH && p->m >= TI__WINO_MIN_CH &&
-           t >= TI__WINO_MIN_TILES &&
-           (t >= TI__WINO_FEW_TILES || ubytes <= TI__WINO_FEW_TILES_BYTES ||
-            (nr > 0 && t >= (size_t)nr * (size_t)TI__MAX(threads, 1)));
+           ti__wino_tiles(p) >= TI__WINO_MIN_TILES;
 }
 
 /* The GEMM between the transforms multiplies, for each of the 36 positions, U[pos] (M x C)
@@ -479,7 +496,7 @@ typedef struct ti__wino_geo {
 TI__PRIVATE void ti__wino_geometry(ti__wino_geo *g) {
     g->isa = ti__sgemm_pick_isa();
     g->mr = g->isa != NULL ? (size_t)g->isa->mr : 4;
-    g->nr = g->isa != NULL ? (size_t)g->isa->nr : 16;
+    g->nr = ti__wino_nr();
     g->kc = g->isa != NULL ? (size_t)g->isa->kc : 256;
     g->lanes = TI__WINO_LANES;
 #ifdef TI__X86_SIMD
@@ -634,7 +651,9 @@ typedef struct ti__wino_job {
     ti__wino_slot sl;
     const float *x, *u, *b;
     float *y, *scratch;
-    size_t nblk, bpi, slots; /* blocks in all, blocks per image */
+    size_t ranges, bpr;      /* tile ranges per image (ti__wino_ranges), blocks per range */
+    size_t nitems, slots;    /* (image, block, channel part) items; threads' slots */
+    size_t mparts;           /* parts of the output channels per block */
     int act;
     float act_a, act_b;
 } ti__wino_job;
@@ -662,13 +681,12 @@ TI__PRIVATE void ti__wino_strip(const ti__wino_job *j, const float *xc, size_t t
 }
 
 /* The input transform of the block's tiles [t0, t0 + tb) of image x into V. */
-TI__PRIVATE void ti__wino_input(const ti__wino_job *j, const float *x, size_t t0, float *v,
-                                float *strip) {
+TI__PRIVATE void ti__wino_input(const ti__wino_job *j, const float *x, size_t t0, size_t tb,
+                                float *v, float *strip) {
     enum { L = TI__WINO_LANES };
     const ti__convp *p = j->p;
     size_t C = (size_t)p->c, twn = (size_t)((p->out[2] + 3) / 4), nr = j->geo.nr;
     size_t lanes = j->geo.lanes, sw = j->sl.sw, tbp = j->sl.tbp, vs = j->sl.vs;
-    size_t tb = TI__MIN(j->sl.tb, ti__wino_tiles(p) - t0);
     size_t th0 = t0 / twn, th1 = (t0 + tb - 1) / twn;
     float tmp[36][2 * L]; /* a chunk's tiles, lane l at tmp[e][l]; room for a call's overrun */
     for (size_t c = 0; c < C; c++) {
@@ -718,8 +736,9 @@ TI__PRIVATE void ti__wino_micro(size_t kc, const float *a, const float *b, float
         for (size_t q = 0; q < w; q++) c[r * ldc + q] = acc ? c[r * ldc + q] + s[r][q] : s[r][q];
 }
 
-/* O[pos] = U[pos] V[pos] for the block's tb tiles. */
-TI__PRIVATE void ti__wino_gemm(const ti__wino_job *j, size_t tb, const float *v, float *o) {
+/* O[pos] = U[pos] V[pos] for the block's tb tiles, rows of U's slivers [s0, s1). */
+TI__PRIVATE void ti__wino_gemm(const ti__wino_job *j, size_t tb, size_t s0, size_t s1,
+                               const float *v, float *o) {
     const ti__convp *p = j->p;
     const ti__wino_geo *g = &j->geo;
     size_t M = (size_t)p->m, C = (size_t)p->c, mr = g->mr, nr = g->nr, nms = (M + mr - 1) / mr;
@@ -732,7 +751,7 @@ TI__PRIVATE void ti__wino_gemm(const ti__wino_job *j, size_t tb, const float *v,
             const float *bs = vp + jr / nr * C * nr;
             for (size_t pc = 0; pc < C; pc += g->kc) {
                 size_t kc = TI__MIN(g->kc, C - pc);
-                for (size_t s = 0; s < nms; s++) {
+                for (size_t s = s0; s < s1; s++) {
                     size_t h = TI__MIN(mr, M - s * mr);
                     const float *a = up + (s * C + pc) * mr;
                     float *c = op + s * mr * ldo + jr;
@@ -747,16 +766,17 @@ TI__PRIVATE void ti__wino_gemm(const ti__wino_job *j, size_t tb, const float *v,
     }
 }
 
-/* Output tiles [t0, t0 + tb) of image planes y (M planes) from O. */
-TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t0, float *y) {
+/* Output tiles [t0, t0 + tb) of image planes y, channels [m0, m1), from O. */
+TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t0, size_t tb,
+                                 size_t m0, size_t m1, float *y) {
     enum { L = TI__WINO_LANES };
     const ti__convp *p = j->p;
-    size_t M = (size_t)p->m, twn = (size_t)((p->out[2] + 3) / 4), ldo = j->sl.ldo;
-    size_t lanes = j->geo.lanes, tb = TI__MIN(j->sl.tb, ti__wino_tiles(p) - t0);
+    size_t twn = (size_t)((p->out[2] + 3) / 4), ldo = j->sl.ldo;
+    size_t lanes = j->geo.lanes;
     int64_t OH = p->out[1], OW = p->out[2];
     int relu = j->act == TI__ACT_RELU;
     float z[16 * L];
-    for (size_t m = 0; m < M; m++) {
+    for (size_t m = m0; m < m1; m++) {
         float bv = j->b != NULL ? j->b[m] : 0.0f, *ym = y + m * p->out_sp;
         for (size_t jc = 0; jc < tb; jc += lanes) {
             size_t nv = TI__MIN(lanes, tb - jc);
@@ -793,19 +813,30 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
     }
 }
 
-/* Slots [begin, end): slot s takes blocks s, s + slots, ... with its own scratch. */
+/* Slots [begin, end): slot s takes items s, s + slots, ... with its own scratch. Items go
+ * channel part fastest, then range, so that with one range per thread each thread keeps to
+ * its own range. */
 TI__PRIVATE void ti__wino_slots(void *ctx, size_t begin, size_t end) {
     const ti__wino_job *j = (const ti__wino_job *)ctx;
     const ti__convp *p = j->p;
     size_t M = (size_t)p->m, C = (size_t)p->c, T = ti__wino_tiles(p), tb = j->sl.tb;
+    size_t mr = j->geo.mr, nms = (M + mr - 1) / mr, parts = j->mparts;
     for (size_t s = begin; s < end; s++) {
         float *v = j->scratch + s * (j->sl.v + j->sl.o + j->sl.strip), *o = v + j->sl.v;
         float *strip = o + j->sl.o;
-        for (size_t blk = s; blk < j->nblk; blk += j->slots) {
-            size_t n = blk / j->bpi, t0 = blk % j->bpi * tb;
-            ti__wino_input(j, j->x + n * C * p->in_sp, t0, v, strip);
-            ti__wino_gemm(j, TI__MIN(tb, T - t0), v, o);
-            ti__wino_output(j, o, t0, j->y + n * M * p->out_sp);
+        size_t have = (size_t)-1; /* the block whose V is in the slot */
+        for (size_t item = s; item < j->nitems; item += j->slots) {
+            size_t q = item % parts, blk = item / parts, r = blk % j->ranges;
+            size_t i = blk / j->ranges % j->bpr, n = blk / j->ranges / j->bpr, r0, r1;
+            ti__wino_range(T, j->ranges, j->geo.nr, r, &r0, &r1);
+            size_t t0 = r0 + i * tb;
+            if (t0 >= r1) continue;
+            size_t nt = TI__MIN(tb, r1 - t0);
+            size_t s0 = nms * q / parts, s1 = nms * (q + 1) / parts; /* U's slivers */
+            if (blk != have) ti__wino_input(j, j->x + n * C * p->in_sp, t0, nt, v, strip);
+            have = blk;
+            ti__wino_gemm(j, nt, s0, s1, v, o);
+            ti__wino_output(j, o, t0, nt, s0 * mr, TI__MIN(M, s1 * mr), j->y + n * M * p->out_sp);
         }
     }
 }
@@ -833,9 +864,15 @@ TI__PRIVATE int ti__conv_wino_run(ti__kctx *k, const ti__convp *p) {
     j.y = (float *)k->out[0]->data;
     j.scratch = (float *)k->scratch;
     size_t T = ti__wino_tiles(p);
-    j.bpi = (T + j.sl.tb - 1) / j.sl.tb;
-    j.nblk = j.bpi * (size_t)p->n;
-    j.slots = TI__MIN(slots, j.nblk);
+    j.ranges = ti__wino_ranges(T, threads, j.geo.nr);
+    j.bpr = (ti__wino_longest(T, j.ranges, j.geo.nr) + j.sl.tb - 1) / j.sl.tb;
+    size_t nblk = j.bpr * j.ranges * (size_t)p->n;
+    /* fewer blocks than threads: each block's output channels in parts, one per thread
+     * (each of them transforms the block's input) */
+    size_t nms = ((size_t)p->m + j.geo.mr - 1) / j.geo.mr;
+    j.mparts = nblk < slots ? TI__MIN((slots + nblk - 1) / nblk, nms) : 1;
+    j.nitems = nblk * j.mparts;
+    j.slots = TI__MIN(slots, j.nitems);
     j.act = nd->act;
     j.act_a = nd->act_a;
     j.act_b = nd->act_b;
