@@ -4,8 +4,8 @@
  * cpu/arm/conv_neon.c, or the portable ones here, chosen at run time by ti__cpu_isa()),
  * and Winograd F(4x4, 3x3) for 3x3 stride-1 convs
  * with enough channels: weights transformed once at planning (ti__conv_prepack, called by
- * the prepack pass), input and output transforms here, the 36 products through
- * ti__sgemm_ref. Both fuse bias and activation. Relies on conv.c's ti__convp. Must not
+ * the prepack pass), input and output transforms here (cpu/x86/conv_avx2.c's with AVX2),
+ * the 36 products on the float GEMM's micro-kernel. Both fuse bias and activation. Relies on conv.c's ti__convp. Must not
  * allocate at run time: Winograd works in the scratch the session gives
  * (ti__conv_wino_scratch), one slot per thread. */
 
@@ -478,7 +478,7 @@ TI__PRIVATE int ti__conv_wino_ok(const ti__convp *p, int threads) {
  *      transform.
  * The 16 floats between positions: the transforms touch the 36 positions one after another,
  * and a stride of a multiple of 4 KiB would put all 36 in one set of the L1 (36 lines in 8
- * ways: the input transform of 64 channels at 56 x 56 ran 2x slower so).
+ * ways: the input transform of 64 channels at 56 x 56 took 1.25 ms so, 0.91 without).
  * Without a SIMD kernel the same layouts with mr 4, nr 16 and a loop the compiler
  * vectorises. */
 typedef struct ti__wino_geo {
