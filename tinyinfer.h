@@ -24327,20 +24327,24 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__copy_s2_avx2(float *dst, const float *src, 
 
 /* ---- Winograd F(4x4, 3x3) transforms, 8 tiles side by side (cpu/conv_fast.c) -------- */
 
-/* B^T along one axis on 8 lanes: the operations of conv_fast.c's ti__wino_bt in its
- * order (the compiler may fuse a product and a sum into one FMA here). */
+/* B^T along one axis on 8 lanes, output k stored at o + k * os: the operations of
+ * conv_fast.c's ti__wino_bt in its order (the compiler may fuse a product and a sum into one
+ * FMA here). Stored here, not returned through an array: that array went through the
+ * stack and was copied out again, a fifth of the transform's instructions. */
 TI__X86_INLINE TI__TARGET_AVX2 void ti__wino_bt256(__m256 d0, __m256 d1, __m256 d2, __m256 d3,
-                                                  __m256 d4, __m256 d5, __m256 *o) {
+                                                  __m256 d4, __m256 d5, float *o, size_t os) {
     __m256 four = _mm256_set1_ps(4.0f), five = _mm256_set1_ps(5.0f), two = _mm256_set1_ps(2.0f);
     __m256 a = _mm256_sub_ps(d4, _mm256_mul_ps(four, d2));
     __m256 b = _mm256_sub_ps(d3, _mm256_mul_ps(four, d1));
     __m256 c = _mm256_sub_ps(d4, d2), e = _mm256_mul_ps(two, _mm256_sub_ps(d3, d1));
-    o[0] = _mm256_add_ps(_mm256_sub_ps(_mm256_mul_ps(four, d0), _mm256_mul_ps(five, d2)), d4);
-    o[1] = _mm256_add_ps(a, b);
-    o[2] = _mm256_sub_ps(a, b);
-    o[3] = _mm256_add_ps(c, e);
-    o[4] = _mm256_sub_ps(c, e);
-    o[5] = _mm256_add_ps(_mm256_sub_ps(_mm256_mul_ps(four, d1), _mm256_mul_ps(five, d3)), d5);
+    _mm256_storeu_ps(o, _mm256_add_ps(_mm256_sub_ps(_mm256_mul_ps(four, d0),
+                                                    _mm256_mul_ps(five, d2)), d4));
+    _mm256_storeu_ps(o + os, _mm256_add_ps(a, b));
+    _mm256_storeu_ps(o + 2 * os, _mm256_sub_ps(a, b));
+    _mm256_storeu_ps(o + 3 * os, _mm256_add_ps(c, e));
+    _mm256_storeu_ps(o + 4 * os, _mm256_sub_ps(c, e));
+    _mm256_storeu_ps(o + 5 * os, _mm256_add_ps(_mm256_sub_ps(_mm256_mul_ps(four, d1),
+                                                             _mm256_mul_ps(five, d3)), d5));
 }
 
 /* Input transform of 8 tiles of one channel (ti__wino_in_fn): rows[i] is input row i of
@@ -24351,13 +24355,10 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__wino_bt256(__m256 d0, __m256 d1, __m256 
 TI__PRIVATE TI__TARGET_AVX2 void ti__wino_in8_avx2(const float *const *rows, float *out,
                                                    size_t os) {
     float r[6][40];
-    for (int x = 0; x < 40; x += 8) {
-        __m256 o[6];
+    for (int x = 0; x < 40; x += 8)
         ti__wino_bt256(_mm256_loadu_ps(rows[0] + x), _mm256_loadu_ps(rows[1] + x),
                        _mm256_loadu_ps(rows[2] + x), _mm256_loadu_ps(rows[3] + x),
-                       _mm256_loadu_ps(rows[4] + x), _mm256_loadu_ps(rows[5] + x), o);
-        for (int k = 0; k < 6; k++) _mm256_storeu_ps(r[k] + x, o[k]);
-    }
+                       _mm256_loadu_ps(rows[4] + x), _mm256_loadu_ps(rows[5] + x), r[0] + x, 40);
     for (int k = 0; k < 6; k++) {
         /* the row's vectors as stored (whole loads: no partial store forwarding), paired
          * into a_l = [floats 4 l .. 4 l + 3 | 4 l + 16 .. 4 l + 19] */
@@ -24370,11 +24371,10 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__wino_in8_avx2(const float *const *rows, flo
         __m256 l01 = _mm256_unpacklo_ps(a0, a1), h01 = _mm256_unpackhi_ps(a0, a1);
         __m256 l23 = _mm256_unpacklo_ps(a2, a3), h23 = _mm256_unpackhi_ps(a2, a3);
         __m256 l12 = _mm256_unpacklo_ps(a1, a2), l34 = _mm256_unpacklo_ps(a3, a4);
-        __m256 o[6];
         ti__wino_bt256(_mm256_shuffle_ps(l01, l23, 0x44), _mm256_shuffle_ps(l01, l23, 0xee),
                        _mm256_shuffle_ps(h01, h23, 0x44), _mm256_shuffle_ps(h01, h23, 0xee),
-                       _mm256_shuffle_ps(l12, l34, 0x44), _mm256_shuffle_ps(l12, l34, 0xee), o);
-        for (int q = 0; q < 6; q++) _mm256_storeu_ps(out + (size_t)(k * 6 + q) * os, o[q]);
+                       _mm256_shuffle_ps(l12, l34, 0x44), _mm256_shuffle_ps(l12, l34, 0xee),
+                       out + (size_t)k * 6 * os, os);
     }
 }
 
