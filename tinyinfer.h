@@ -6862,10 +6862,8 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
             else
 #endif
                 ti__wino_out_lanes(src, j->sl.os, bv, relu, z);
-            if (j->act != TI__ACT_NONE && !relu)
-                for (int e = 0; e < 16; e++)
-                    for (size_t l = 0; l < nv; l++)
-                        z[e * lanes + l] = ti__act_apply(j->act, j->act_a, j->act_b, z[e * lanes + l]);
+            if (j->act != TI__ACT_NONE && !relu) /* 16 rows of nv tiles, lanes apart */
+                ti__act_block(j->act, j->act_a, j->act_b, NULL, z, lanes, 16, nv);
             for (size_t l = 0; l < nv;) {
                 size_t t = t0 + jc + l, th = t / twn, tw = t % twn;
                 int64_t oh0 = (int64_t)th * 4, ow0 = (int64_t)tw * 4;
