@@ -55,26 +55,27 @@ typedef struct ti__sgemm_job {
     const ti__gemm_epi *epi;  /* bias and activation for finished blocks of C, or NULL */
 } ti__sgemm_job;
 
-/* The finished block C[r0:r0+h, c0:c0+w] stored transposed into ty, with tepi applied
- * there, while the block is still in L1. */
+/* The finished block C[r0:r0+h, c0:c0+w] stored transposed into ty while in L1. */
 TI__PRIVATE void ti__sgemm_store_t(const ti__sgemm_job *j, size_t r0, size_t h, size_t c0,
                                    size_t w) {
     float *t = j->ty + c0 * j->ldty + r0;
     const float *c = j->c + r0 * j->ldc + c0;
     for (size_t r = 0; r < h; r++, c += j->ldc)
         for (size_t q = 0; q < w; q++) t[q * j->ldty + r] = c[q];
-    const ti__gemm_epi *e = j->tepi;
-    if (e != NULL && (e->bias != NULL || e->act != TI__ACT_NONE))
-        ti__act_block(e->act, e->a, e->b, e->bias != NULL ? e->bias + c0 : NULL, t, j->ldty, w, h);
 }
 
-/* The job's epilogue on the finished block C[r0:r0+h, c0:c0+w]. */
+/* The job's epilogue on the finished block C[r0:r0+h, c0:c0+w], and tepi on its copy in ty
+ * when there is one. */
 TI__PRIVATE void ti__sgemm_epilogue(const ti__sgemm_job *j, size_t r0, size_t h, size_t c0,
                                     size_t w) {
     const ti__gemm_epi *e = j->epi;
-    if (e == NULL || (e->bias == NULL && e->act == TI__ACT_NONE)) return;
-    ti__act_block(e->act, e->a, e->b, e->bias != NULL ? e->bias + r0 : NULL,
-                  j->c + r0 * j->ldc + c0, j->ldc, h, w);
+    if (e != NULL && (e->bias != NULL || e->act != TI__ACT_NONE))
+        ti__act_block(e->act, e->a, e->b, e->bias != NULL ? e->bias + r0 : NULL,
+                      j->c + r0 * j->ldc + c0, j->ldc, h, w);
+    e = j->tepi;
+    if (j->ty != NULL && e != NULL && (e->bias != NULL || e->act != TI__ACT_NONE))
+        ti__act_block(e->act, e->a, e->b, e->bias != NULL ? e->bias + c0 : NULL,
+                      j->ty + c0 * j->ldty + r0, j->ldty, w, h);
 }
 
 /* ---- SIMD path: A read in place x packed B sliver, micro-kernel from cpu/x86 ---------- */
@@ -264,9 +265,13 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                     else
                         isa->kernel(kc, a, lda, a_rows, bs, c, j->ldc, (int)h, (int)w, j->alpha,
                                     beta, kepi);
-                    if (pc + kc >= j->k && !in_kernel) ti__sgemm_epilogue(j, ic + r0, h, jr, w);
                     if (pc + kc >= j->k && j->ty != NULL) ti__sgemm_store_t(j, ic + r0, h, jr, w);
                 }
+                /* the activations not in the kernel on the block's sliver (mc x nr, in L1),
+                 * and on its copy in ty, once: per kernel call (6 x 16, or 16 x 6 in ty:
+                 * one masked vector a row) SiLU cost a third more, or three times (build/exp) */
+                if (pc + kc >= j->k && !in_kernel) /* in_kernel is 0 with ty: no epi */
+                    ti__sgemm_epilogue(j, ic, mc, jr, w);
             }
         }
         if (j->k == 0) break;

@@ -103,6 +103,34 @@ TI_TEST(sigmoid_and_silu_accuracy) {
     ti__cpu_force_isa(-1);
 }
 
+/* The SIMD sigmoid and SiLU run four vectors at a time where a block has them (queued
+ * across rows) and one at a time for the rest: both give the same bits for the same value,
+ * so a result does not depend on where in a block the value lies. */
+TI_TEST(sigmoid_grouped_same_bits_as_single) {
+    static const int isas[] = {TI__ISA_AVX2, TI__ISA_AVX512};
+    enum { N = 4096 };
+    static float x[N], grouped[N], single[N];
+    for (int ii = 0; ii < 2; ii++) {
+        if (ti__cpu_force_isa(isas[ii]) != isas[ii]) continue;
+        int w = isas[ii] == TI__ISA_AVX512 ? 16 : 8;
+        for (int act = 0; act < 2; act++) {
+            int a = act ? TI__ACT_SILU : TI__ACT_SIGMOID;
+            for (int i = 0; i < N; i++) /* mostly |x| <= 80, a few beyond */
+                x[i] = grouped[i] = single[i] = i % 97 == 5 ? 90.0f * frand() : 10.0f * frand();
+            ti__act_block(a, 0.0f, 0.0f, NULL, grouped, N, 1, N);
+            for (int i = 0; i < N; i += w) /* one vector a call: never grouped */
+                ti__act_block(a, 0.0f, 0.0f, NULL, single + i, (size_t)w, 1, (size_t)w);
+            int bad = 0;
+            for (int i = 0; i < N; i++)
+                if (memcmp(&grouped[i], &single[i], sizeof(float)) != 0 && bad++ == 0)
+                    printf("  %s act %d: x %.9g: grouped %.9g, single %.9g\n",
+                           ti__cpu_isa_name(isas[ii]), a, x[i], grouped[i], single[i]);
+            TI_CHECK_EQ_INT(bad, 0);
+        }
+    }
+    ti__cpu_force_isa(-1);
+}
+
 /* y: rows x ld floats (cols used), bias per row or none; every ISA this CPU has. */
 TI_TEST(block_matches_reference_on_every_isa) {
     static const int acts[] = {TI__ACT_NONE, TI__ACT_RELU, TI__ACT_CLIP, TI__ACT_LEAKY_RELU,
@@ -163,6 +191,7 @@ TI_TEST(block_matches_reference_on_every_isa) {
 int main(void) {
     TI_RUN(row_matches_reference);
     TI_RUN(block_matches_reference_on_every_isa);
+    TI_RUN(sigmoid_grouped_same_bits_as_single);
     TI_RUN(sigmoid_and_silu_accuracy);
     return ti_test_summary();
 }
