@@ -192,6 +192,27 @@ TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__act512(const int act, __m512 x, __m5
 }
 
 /* rows x cols of y (row stride ldy), bias per row (NULL: none), with one activation. */
+/* As ti__act_col256 with 16 lanes. */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__act_col512(const int act, __m512 va, __m512 vb,
+                                                     const float *bias, float *y, size_t n) {
+    const __m512 zero = _mm512_setzero_ps();
+    size_t i = 0;
+    if (act == TI__ACT_SIGMOID || act == TI__ACT_SILU)
+        for (; i + 64 <= n; i += 64) {
+            __m512 x[4];
+            TI__X4(x[k_] = _mm512_add_ps(_mm512_loadu_ps(y + i + 16 * k_),
+                                         bias != NULL ? _mm512_loadu_ps(bias + i + 16 * k_) : zero);)
+            ti__sigm512x4(act == TI__ACT_SILU, x);
+            TI__X4(_mm512_storeu_ps(y + i + 16 * k_, x[k_]);)
+        }
+    for (; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1u);
+        __m512 x = _mm512_add_ps(_mm512_maskz_loadu_ps(m, y + i),
+                                 bias != NULL ? _mm512_maskz_loadu_ps(m, bias + i) : zero);
+        _mm512_mask_storeu_ps(y + i, m, ti__act512(act, x, va, vb));
+    }
+}
+
 TI__X86_INLINE TI__TARGET_AVX512 void ti__act_rows512(const int act, float a, float b,
                                                       const float *bias, float *y, size_t ldy,
                                                       size_t rows, size_t cols) {
@@ -201,6 +222,10 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__act_rows512(const int act, float a, fl
     float *at[4];
     __m512 xq[4];
     int nq = 0;
+    if (cols == 1 && ldy == 1 && act != TI__ACT_NONE) {
+        ti__act_col512(act, va, vb, bias, y, rows);
+        return;
+    }
     __mmask16 tm = (__mmask16)((1u << tail) - 1u);
     for (size_t r = 0; r < rows; r++) {
         float bv = bias != NULL ? bias[r] : 0.0f;
@@ -292,6 +317,34 @@ TI__X86_INLINE TI__TARGET_AVX2 __m256 ti__act256(const int act, __m256 x, __m256
     }
 }
 
+/* One float per row, the rows adjacent (cols 1, ldy 1: a GEMM's single column, e.g. a conv
+ * on a 1 x 1 map): whole vectors down the column with the bias loaded per element, the
+ * operations of the row loop on each element, so the same bits. act is not NONE. */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__act_col256(const int act, __m256 va, __m256 vb,
+                                                   const float *bias, float *y, size_t n) {
+    const __m256 zero = _mm256_setzero_ps();
+    size_t i = 0;
+    if (act == TI__ACT_SIGMOID || act == TI__ACT_SILU)
+        for (; i + 32 <= n; i += 32) {
+            __m256 x[4];
+            TI__X4(x[k_] = _mm256_add_ps(_mm256_loadu_ps(y + i + 8 * k_),
+                                         bias != NULL ? _mm256_loadu_ps(bias + i + 8 * k_) : zero);)
+            ti__sigm256x4(act == TI__ACT_SILU, x);
+            TI__X4(_mm256_storeu_ps(y + i + 8 * k_, x[k_]);)
+        }
+    for (; i + 8 <= n; i += 8) {
+        __m256 x = _mm256_add_ps(_mm256_loadu_ps(y + i), bias != NULL ? _mm256_loadu_ps(bias + i) : zero);
+        _mm256_storeu_ps(y + i, ti__act256(act, x, va, vb));
+    }
+    if (i < n) {
+        __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - i)),
+                                       _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        __m256 x = _mm256_add_ps(_mm256_maskload_ps(y + i, m),
+                                 bias != NULL ? _mm256_maskload_ps(bias + i, m) : zero);
+        _mm256_maskstore_ps(y + i, m, ti__act256(act, x, va, vb));
+    }
+}
+
 TI__X86_INLINE TI__TARGET_AVX2 void ti__act_rows256(const int act, float a, float b,
                                                     const float *bias, float *y, size_t ldy,
                                                     size_t rows, size_t cols) {
@@ -300,6 +353,10 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__act_rows256(const int act, float a, floa
     float *at[4];
     __m256 xq[4];
     int nq = 0;
+    if (cols == 1 && ldy == 1 && act != TI__ACT_NONE) {
+        ti__act_col256(act, va, vb, bias, y, rows);
+        return;
+    }
     for (size_t r = 0; r < rows; r++) {
         float bv = bias != NULL ? bias[r] : 0.0f;
         if (act == TI__ACT_NONE && bv == 0.0f) continue;
