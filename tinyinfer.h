@@ -5329,9 +5329,11 @@ TI__PRIVATE int ti__conv_path(const ti__kctx *k, const ti__convp *p) {
                                    plain / transposed (bench/conv.c, AVX2, Zen 2): 1x1
                                    576 -> 160 1.29, 960 -> 160 1.34, 960 -> 320 1.33;
                                    3x3 64 -> 64 1.16 */
-#define TI__CONV_CT_MIN_K 256   /* products per output from this. 1x1 on 7 x 7 maps,
-                                   transposed / plain (bench/conv.c): 96 -> 576 1.07 (AVX2),
-                                   160 -> 960 1.04 (AVX-512), 320 -> 1280 0.94 (AVX-512) */
+#define TI__CONV_CT_MIN_K 64    /* products per output from this. 1x1 on 7 x 7 maps, plain
+                                   / transposed (bench/conv.c, AVX2, Zen 2, 2026-11-24):
+                                   96 -> 576 1.15, 160 -> 960 1.20, 192 -> 1152 1.22 (was 256:
+                                   transposed lost below it while its activation ran per
+                                   16 x 6 block) */
 
 /* 1 when the conv's geometry suits the transposed GEMM (any instruction set). */
 TI__PRIVATE int ti__conv_ct_ok(const ti__convp *p) {
