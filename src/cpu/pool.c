@@ -219,7 +219,8 @@ TI__PRIVATE int ti__maxpool_flat(const ti__pool_job *j, size_t begin, size_t end
     mj.taps = (int)(f.K * f.K);
     const float *x = (const float *)j->x->data;
     float *y = (float *)j->y->data;
-    ti__dw_flat_run(&f, mj.isa, -INFINITY, x, y, buf, begin, end, ti__maxpool_flat_op, &mj);
+    ti__dw_flat_run(&f, mj.isa, -INFINITY, x, y, buf, begin, end, ti__maxpool_flat_op, NULL,
+                    &mj);
     /* columns [0, c_lo) start left of the input, [c_hi, OW) right of it */
     int64_t c_lo = TI__MIN(f.OW, (f.pl + f.S - 1) / f.S);
     int64_t c_hi = TI__MIN(f.OW, TI__MAX(c_lo, (f.W + f.pl + f.S - 1) / f.S));
