@@ -456,6 +456,7 @@ TI__PRIVATE void ti__sgemm_gemv_t(void *ctx, size_t begin, size_t end) {
     if (end > begin) ti__sgemm_epilogue(j, begin, end - begin, 0, 1);
 }
 
+/* ti__sgemm_gemv_t over blocks [begin, end) of 16 rows of C (the threads' unit). */
 TI__PRIVATE void ti__sgemm_gemv_t_blocks(void *ctx, size_t begin, size_t end) {
     const ti__sgemm_job *j = (const ti__sgemm_job *)ctx;
     ti__sgemm_gemv_t(ctx, begin * 16, TI__MIN(end * 16, j->m));
@@ -474,7 +475,8 @@ TI__PRIVATE void ti__sgemm_go(ti__sgemm_job *j, ti__threadpool *tp) {
     if (N == 1 && j->isa != NULL && j->bpanel == NULL && j->trans_a && j->ldc == 1 &&
         (j->trans_b || j->ldb == 1)) {
         size_t blocks = (M + 15) / 16;
-        ti__parallel_for(tp, blocks, TI__MAX((size_t)1, 4096 / (K + 1)), ti__sgemm_gemv_t_blocks, j);
+        ti__parallel_for(tp, blocks, TI__MAX((size_t)1, 4096 / (K + 1)), ti__sgemm_gemv_t_blocks,
+                         j);
         return;
     }
     if (M < TI__SG_MR) { /* never with a B panel: ti__sgemm_bpanel declines */

@@ -2,11 +2,12 @@
  * internal.h) for AVX-512F and AVX2: the expressions of ti__act_apply in vector form, so
  * ReLU, Clip and HardSwish give the same bits as the scalar loop (min / max take the
  * operand order that keeps the scalar answer for NaN and signed zeros). Sigmoid and SiLU
- * use a vector exp (below) within 2 ulp of expf and a Newton-refined reciprocal for the
- * division, so they agree with the scalar loop to a few ulp, not bit for bit; infinities
- * and NaN give the scalar answers. Used by the GEMM's
- * epilogue, while a block of C is still in cache, by the conv bias pass and by the
- * depthwise rows. Other activations are left to the scalar loop (the functions return 0).
+ * use a vector exp (below) within 2 ulp of expf and, for the division, a Newton-refined
+ * reciprocal (AVX-512) or the division itself (AVX2), so they agree with the scalar loop to
+ * a few ulp, not bit for bit; infinities and NaN give the scalar answers. They run four
+ * vectors at a time where a block has them (ti__sigm256x4, ti__sigm512x4). Used by the
+ * GEMM's epilogue, while a block of C is still in cache, by the conv bias pass and by the
+ * depthwise outputs. Other activations are left to the scalar loop (the functions return 0).
  * Compiled with function-level target attributes, run only when cpuid allows. Must not
  * allocate. */
 #ifdef TI__X86_SIMD
@@ -142,11 +143,11 @@ TI__X86_INLINE TI__TARGET_AVX2 __m256 ti__sigm256(const int SILU, __m256 x) {
 TI__X86_INLINE TI__TARGET_AVX512 void ti__sigm512x4(const int SILU, __m512 *x) {
     const __m512 one = _mm512_set1_ps(1.0f), zero = _mm512_setzero_ps();
     const __m512i absm = _mm512_set1_epi32(0x7fffffff);
-    __mmask16 far = 0;
-    TI__X4(far |= _mm512_cmp_ps_mask(_mm512_castsi512_ps(_mm512_and_si512(
-                                         _mm512_castps_si512(x[k_]), absm)),
-                                     _mm512_set1_ps(TI__SIGMOID_FAST_MAX), _CMP_NLE_UQ);)
-    if (far != 0) {
+    __mmask16 beyond = 0;
+    TI__X4(beyond |= _mm512_cmp_ps_mask(_mm512_castsi512_ps(_mm512_and_si512(
+                                            _mm512_castps_si512(x[k_]), absm)),
+                                        _mm512_set1_ps(TI__SIGMOID_FAST_MAX), _CMP_NLE_UQ);)
+    if (beyond != 0) {
         TI__X4(x[k_] = ti__sigm512(SILU, x[k_]);)
         return;
     }
@@ -157,7 +158,8 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__sigm512x4(const int SILU, __m512 *x) {
     TI__X4(r[k_] = _mm512_fnmadd_ps(n[k_], _mm512_set1_ps(TI__EXP_LN2_HI), t[k_]);)
     TI__X4(r[k_] = _mm512_fnmadd_ps(n[k_], _mm512_set1_ps(TI__EXP_LN2_LO), r[k_]);)
     /* TI__EXP_POLY, Horner from the highest power */
-    TI__X4(e[k_] = _mm512_fmadd_ps(_mm512_set1_ps(1.0f / 720.0f), r[k_], _mm512_set1_ps(1.0f / 120.0f));)
+    TI__X4(e[k_] = _mm512_fmadd_ps(_mm512_set1_ps(1.0f / 720.0f), r[k_],
+                                   _mm512_set1_ps(1.0f / 120.0f));)
     TI__X4(e[k_] = _mm512_fmadd_ps(e[k_], r[k_], _mm512_set1_ps(1.0f / 24.0f));)
     TI__X4(e[k_] = _mm512_fmadd_ps(e[k_], r[k_], _mm512_set1_ps(1.0f / 6.0f));)
     TI__X4(e[k_] = _mm512_fmadd_ps(e[k_], r[k_], _mm512_set1_ps(0.5f));)
@@ -201,7 +203,8 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__act_col512(const int act, __m512 va, _
         for (; i + 64 <= n; i += 64) {
             __m512 x[4];
             TI__X4(x[k_] = _mm512_add_ps(_mm512_loadu_ps(y + i + 16 * k_),
-                                         bias != NULL ? _mm512_loadu_ps(bias + i + 16 * k_) : zero);)
+                                         bias != NULL ? _mm512_loadu_ps(bias + i + 16 * k_)
+                                                      : zero);)
             ti__sigm512x4(act == TI__ACT_SILU, x);
             TI__X4(_mm512_storeu_ps(y + i + 16 * k_, x[k_]);)
         }
@@ -277,11 +280,12 @@ TI__PRIVATE TI__TARGET_AVX512 int ti__act_block_avx512(int act, float a, float b
 TI__X86_INLINE TI__TARGET_AVX2 void ti__sigm256x4(const int SILU, __m256 *x) {
     const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
     const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
-    const __m256 fmax = _mm256_set1_ps(TI__SIGMOID_FAST_MAX);
+    const __m256 vfast = _mm256_set1_ps(TI__SIGMOID_FAST_MAX);
     const __m256 magic = _mm256_set1_ps(TI__SIGM256_MAGIC);
-    __m256 far = zero;
-    TI__X4(far = _mm256_or_ps(far, _mm256_cmp_ps(_mm256_and_ps(x[k_], absm), fmax, _CMP_NLE_UQ));)
-    if (_mm256_movemask_ps(far)) {
+    __m256 beyond = zero;
+    TI__X4(beyond = _mm256_or_ps(beyond, _mm256_cmp_ps(_mm256_and_ps(x[k_], absm), vfast,
+                                                       _CMP_NLE_UQ));)
+    if (_mm256_movemask_ps(beyond)) {
         TI__X4(x[k_] = ti__sigm256(SILU, x[k_]);)
         return;
     }
@@ -290,7 +294,8 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__sigm256x4(const int SILU, __m256 *x) {
     TI__X4(n[k_] = _mm256_sub_ps(nm[k_], magic);)
     TI__X4(r[k_] = _mm256_fnmsub_ps(n[k_], _mm256_set1_ps(TI__EXP_LN2_HI), x[k_]);)
     TI__X4(r[k_] = _mm256_fnmadd_ps(n[k_], _mm256_set1_ps(TI__EXP_LN2_LO), r[k_]);)
-    TI__X4(e[k_] = _mm256_fmadd_ps(_mm256_set1_ps(1.0f / 720.0f), r[k_], _mm256_set1_ps(1.0f / 120.0f));)
+    TI__X4(e[k_] = _mm256_fmadd_ps(_mm256_set1_ps(1.0f / 720.0f), r[k_],
+                                   _mm256_set1_ps(1.0f / 120.0f));)
     TI__X4(e[k_] = _mm256_fmadd_ps(e[k_], r[k_], _mm256_set1_ps(1.0f / 24.0f));)
     TI__X4(e[k_] = _mm256_fmadd_ps(e[k_], r[k_], _mm256_set1_ps(1.0f / 6.0f));)
     TI__X4(e[k_] = _mm256_fmadd_ps(e[k_], r[k_], _mm256_set1_ps(0.5f));)
@@ -333,7 +338,8 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__act_col256(const int act, __m256 va, __m
             TI__X4(_mm256_storeu_ps(y + i + 8 * k_, x[k_]);)
         }
     for (; i + 8 <= n; i += 8) {
-        __m256 x = _mm256_add_ps(_mm256_loadu_ps(y + i), bias != NULL ? _mm256_loadu_ps(bias + i) : zero);
+        __m256 x = _mm256_add_ps(_mm256_loadu_ps(y + i),
+                                 bias != NULL ? _mm256_loadu_ps(bias + i) : zero);
         _mm256_storeu_ps(y + i, ti__act256(act, x, va, vb));
     }
     if (i < n) {
@@ -403,4 +409,5 @@ TI__PRIVATE TI__TARGET_AVX2 int ti__act_block_avx2(int act, float a, float b, co
     default: return 0;
     }
 }
+#undef TI__X4
 #endif /* TI__X86_SIMD */
