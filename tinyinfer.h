@@ -1462,7 +1462,8 @@ TI__PRIVATE void ti__wino_put4_avx2(const float *z, int h, float *y, size_t ldy)
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void);   /* cpu/x86/gemm_avx2.c */
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void); /* cpu/x86/gemm_avx512.c */
 /* The 8-bit GEMM micro-kernel of core/qgemm.c (ti__qg_micro's contract: 4 rows x 16
- * channels, int16 operands, uint32 sums modulo 2^32) for AVX2: cpu/x86/qgemm_avx2.c */
+ * channels, int16 operands, uint32 sums modulo 2^32) for AVX2, on a panel in pairs of
+ * depths (ti__qg_pairs_avx2): cpu/x86/qgemm_avx2.c */
 TI__PRIVATE void ti__qg_micro_avx2(size_t kc, const int16_t *ap, const int16_t *bp,
                                      uint32_t *acc, size_t ldacc);
 /* The same storing the sums instead of adding them (the first depth panel) */
@@ -1478,14 +1479,15 @@ TI__PRIVATE size_t ti__qrq32_avx2(const int32_t *x, const int32_t *mult, const i
 TI__PRIVATE void ti__dwq_tap_avx2(int u8, uint32_t *acc, const void *x, const void *w, size_t n,
                                   int32_t xo, int32_t wo);
 /* TI__QRQ_32 of rows of sums to bytes (ti__qg8_rows8_vnni's contract; colc and row may be
- * NULL; the shifts checked by the caller, pos: any of them positive) and the depthwise taps
- * of one output pixel (ti__dwq_pixel_avx512's), for AVX2 */
+ * NULL; the shifts checked by the caller, pos: any of them positive), for AVX2 */
 TI__PRIVATE void ti__qrq_rows_avx2(size_t nr, const uint32_t *dot, size_t ldd, const int32_t *colc,
                                    const int32_t *bos, const int32_t *row, size_t n,
                                    const int32_t *mult, const int32_t *shift, int pos, int32_t yo,
                                    int32_t lo, int32_t hi, uint8_t *out, size_t ldo);
-/* The int16 GEMM's panel from four contiguous rows (dst[i * 4 + r] = row r's [i]), and
- * 8-bit values widened with an offset (dst[i] = x[i] + off), for AVX2 */
+/* The AVX2 micro-kernel's panel: from ti__qg_micro's in place (a[k * 4 + r] to pairs of
+ * depths per row, a[(k / 2) * 8 + r * 2 + k % 2], 0 past an odd n), or from four contiguous
+ * rows; and 8-bit values widened with an offset (dst[i] = x[i] + off), for AVX2 */
+TI__PRIVATE void ti__qg_pairs_avx2(int16_t *a, size_t n);
 TI__PRIVATE void ti__qg_interleave4_avx2(int16_t *dst, const int16_t *r0, const int16_t *r1,
                                          const int16_t *r2, const int16_t *r3, size_t n);
 /* The vector lanes of TFLite's 8-bit ADD (ti__tfl_add8_avx512's contract, groups of 8):
@@ -1494,9 +1496,13 @@ TI__PRIVATE size_t ti__tfl_add8_avx2(const uint8_t *a, const uint8_t *b, uint8_t
                                      const int32_t *t1, const int32_t *t2, int32_t mo, int e,
                                      int32_t out_off, int u8, int32_t lo, int32_t hi);
 TI__PRIVATE void ti__q8_widen_avx2(int16_t *dst, const void *x, size_t n, int u8, int32_t off);
-TI__PRIVATE void ti__dwq_pixel_avx2(int u8, uint32_t *acc, const void *x, const void *w,
-                                    const size_t *xoff, const size_t *woff, size_t nt, size_t n,
-                                    int32_t xo, int32_t wo);
+/* The 8-bit depthwise path of AVX2 (cpu/tfl_conv.c): a chunk's weights in pairs of taps
+ * (w + wo as int16) and the input offset's share of each sum, once; then the taps of one
+ * output pixel, x without its offset, against them */
+TI__PRIVATE void ti__dwq_wprep_avx2(int u8, int16_t *wp, uint32_t *ks, const void *w,
+                                    const size_t *woff, size_t nt, size_t n, int32_t xo, int32_t wo);
+TI__PRIVATE void ti__dwq_pix_avx2(int u8, uint32_t *acc, const unsigned char *const *xp, size_t nt,
+                                  const int16_t *wp, size_t n);
 #endif
 #ifdef TI__ARM_NEON
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_neon_isa(void); /* cpu/arm/gemm_neon.c */
@@ -2682,17 +2688,18 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
      * the block's rows together, anything else row by row; rows gathered contiguously and
      * interleaved at once where the caller has gather_row */
     const ti__qrq *rq = g->rq;
-    int rows_simd = 0, pos = 0, row_gather = 0;
+    int rows_simd = 0, pos = 0, row_gather = 0, pairs = 0;
 #if defined(TI__X86_SIMD)
     int16_t rows[TI__QG_MR][TI__QG_KC];
     if (ti__cpu_isa() >= TI__ISA_AVX2) {
+        pairs = micro == ti__qg_micro_avx2;
         rows_simd = ti__qrq_bytes_ok(rq) && (g->bias == NULL || g->bias->dtype == TI_DTYPE_I32) &&
                     g->y_cs == 1 && (g->ydt == TI_DTYPE_U8 || g->ydt == TI_DTYPE_I8) &&
                     (pos = ti__qrq_shifts(rq->shift + g->c0, oc)) >= 0;
-        row_gather = g->gather_row != NULL;
+        row_gather = pairs && g->gather_row != NULL; /* interleave4 writes pairs */
     }
 #endif
-    (void)rows_simd, (void)pos, (void)rq;
+    (void)rows_simd, (void)pos, (void)rq, (void)pairs;
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__QG_MR, np = TI__MIN((size_t)TI__QG_MR, g->rows - p0);
         for (size_t oc0 = 0; oc0 < oc; oc0 += TI__QG_OCC) {
@@ -2719,6 +2726,9 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
                             for (size_t i = 0; i < k1 - k0; i++) a[i * TI__QG_MR + r] = 0;
                         }
                     }
+#if defined(TI__X86_SIMD)
+                    if (pairs) ti__qg_pairs_avx2(a, k1 - k0); /* the AVX2 kernel's layout */
+#endif
                 }
                 for (size_t b = 0; b < nb; b++)
                     (k0 == 0 && first != NULL ? first : micro)(
@@ -16246,7 +16256,9 @@ TI__PRIVATE int ti__tfc_dw_level(void) {
  * none, taps that fit, AVX2 or better. */
 TI__PRIVATE int ti__tfc_dw_q8_ok(const ti__tfc_job *j) {
     const ti__qrq *r = &j->rq;
-    return j->g->mult == 1 && j->kind != TI__TFC_I16 && ti__qrq_bytes_ok(r) &&
+    /* the input's zero point -xo is a value of its type (AVX2 pads with it) */
+    int zp_ok = j->kind == TI__TFC_U8 ? j->xo <= 0 && j->xo >= -255 : j->xo >= -127 && j->xo <= 128;
+    return j->g->mult == 1 && j->kind != TI__TFC_I16 && ti__qrq_bytes_ok(r) && zp_ok &&
            (j->ydt == TI_DTYPE_U8 || j->ydt == TI_DTYPE_I8) &&
            (j->b == NULL || j->b->dtype == TI_DTYPE_I32) &&
            j->g->kh * j->g->kw <= TI__TFC_DW_TAPS && ti__tfc_dw_level() > 0 &&
@@ -16255,27 +16267,89 @@ TI__PRIVATE int ti__tfc_dw_q8_ok(const ti__tfc_job *j) {
 
 TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end);
 
-/* The SIMD depthwise path on pixels [begin, end): TI__TFC_DW_PIX pixels at a time, each
- * pixel's taps summed in registers (ti__dwq_pixel_avx2 / _avx512), then the block's uint32
- * sums plus bias requantized and stored as bytes together (ti__qrq_rows_avx2 /
- * ti__qg8_rows8_vnni); the same sums modulo 2^32 and the same requantization as the scalar
- * loop. */
-TI__PRIVATE void ti__tfc_dw_q8_range(void *ctx, size_t begin, size_t end) {
-    static const int32_t zeros[TI__TFC_DW_CHUNK] = {0};
-    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+/* The AVX2 level of ti__tfc_dw_q8_range: per chunk of channels the weights in pairs of taps
+ * once (ti__dwq_wprep_avx2); then per pixel every tap of the window, a tap outside the input
+ * reading a row of the input's zero point (x + xo = 0: TFLite's padding), so that all pixels
+ * share that layout. The input offset's share of each sum (ks) joins the bias. */
+TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t end, int pos) {
     const ti__tfc_geo *g = j->g;
     const ti__qrq *rq = &j->rq;
-    size_t oc = (size_t)g->oc, ic = (size_t)g->ic;
-    size_t xoff[TI__TFC_DW_PIX][TI__TFC_DW_TAPS], woff[TI__TFC_DW_PIX][TI__TFC_DW_TAPS];
-    size_t nt[TI__TFC_DW_PIX];
-    uint32_t a32[TI__TFC_DW_PIX * TI__TFC_DW_CHUNK];
-    const uint8_t *x = (const uint8_t *)j->x, *w = (const uint8_t *)j->w; /* 1-byte elements */
-    const int level = ti__tfc_dw_level(), u8 = j->kind == TI__TFC_U8;
+    const size_t oc = (size_t)g->oc, ic = (size_t)g->ic, nt = (size_t)(g->kh * g->kw);
+    int16_t wp[TI__TFC_DW_CHUNK / 16 * (TI__TFC_DW_TAPS / 2) * 32 + TI__TFC_DW_TAPS * 16];
+    uint32_t ks[TI__TFC_DW_CHUNK], a32[TI__TFC_DW_PIX * TI__TFC_DW_CHUNK];
+    int32_t colc[TI__TFC_DW_CHUNK];
+    unsigned char pad[TI__TFC_DW_CHUNK];
+    const unsigned char *xp[TI__TFC_DW_TAPS];
+    size_t woff[TI__TFC_DW_TAPS], toff[TI__TFC_DW_TAPS];
+    const unsigned char *x = (const unsigned char *)j->x, *w = (const unsigned char *)j->w;
+    const int32_t *bias = j->b != NULL ? (const int32_t *)j->b->data : NULL;
+    const int u8 = j->kind == TI__TFC_U8;
+    memset(pad, (unsigned char)(-j->xo), sizeof pad); /* 1-byte elements */
+    for (size_t t = 0; t < nt; t++) {
+        int64_t fy = (int64_t)t / g->kw, fx = (int64_t)t % g->kw;
+        woff[t] = t * oc;
+        toff[t] = (size_t)((fy * g->dh * g->iw + fx * g->dw) * g->ic);
+    }
+    for (size_t c0 = 0; c0 < oc; c0 += TI__TFC_DW_CHUNK) {
+        size_t cn = TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0);
+        ti__dwq_wprep_avx2(u8, wp, ks, w + c0, woff, nt, cn, j->xo, j->wo);
+        for (size_t c = 0; c < cn; c++) colc[c] = (int32_t)(ks[c] + (bias ? (uint32_t)bias[c0 + c] : 0u));
+        for (size_t p0 = begin; p0 < end; p0 += TI__TFC_DW_PIX) {
+            size_t np = TI__MIN((size_t)TI__TFC_DW_PIX, end - p0);
+            for (size_t r = 0; r < np; r++) {
+                int64_t n, oy, ox;
+                ti__tfc_pixel(g, p0 + r, &n, &oy, &ox);
+                int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
+                if (iy0 >= 0 && ix0 >= 0 && iy0 + (g->kh - 1) * g->dh < g->ih &&
+                    ix0 + (g->kw - 1) * g->dw < g->iw) { /* the whole window inside */
+                    const unsigned char *base = x + (size_t)(((n * g->ih + iy0) * g->iw + ix0) * g->ic) + c0;
+                    for (size_t t = 0; t < nt; t++) xp[t] = base + toff[t];
+                } else {
+                    for (size_t t = 0; t < nt; t++) {
+                        int64_t iy = iy0 + (int64_t)t / g->kw * g->dh, ix = ix0 + (int64_t)t % g->kw * g->dw;
+                        xp[t] = iy >= 0 && iy < g->ih && ix >= 0 && ix < g->iw
+                                    ? x + (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c0
+                                    : pad;
+                    }
+                }
+                ti__dwq_pix_avx2(u8, a32 + r * TI__TFC_DW_CHUNK, xp, nt, wp, cn);
+            }
+            ti__qrq_rows_avx2(np, a32, TI__TFC_DW_CHUNK, colc, NULL, NULL, cn, rq->mult + c0,
+                              rq->shift + c0, pos, rq->yo, rq->lo, rq->hi,
+                              (uint8_t *)j->y + p0 * oc + c0, oc);
+        }
+    }
+}
+
+/* The SIMD depthwise path on pixels [begin, end): AVX2 as above; AVX512-VNNI TI__TFC_DW_PIX
+ * pixels at a time, each pixel's taps inside the input summed in registers
+ * (ti__dwq_pixel_avx512), then the block's uint32 sums plus bias requantized and stored as
+ * bytes together (ti__qg8_rows8_vnni). Both give the same sums modulo 2^32 and the same
+ * requantization as the scalar loop. */
+TI__PRIVATE void ti__tfc_dw_q8_range(void *ctx, size_t begin, size_t end) {
+    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+    const int level = ti__tfc_dw_level();
     if (level == 0) { /* the ISA was lowered since the run looked (tests) */
         ti__tfc_dw_q_range(ctx, begin, end);
         return;
     }
+    const ti__qrq *rq = &j->rq;
+    const size_t oc = (size_t)j->g->oc;
     const int pos = ti__qrq_shifts(rq->shift, oc); /* in range: ti__tfc_dw_q8_ok */
+    if (level == 1) {
+        ti__tfc_dw_q8_avx2(j, begin, end, pos);
+        return;
+    }
+#ifdef TI__X86_VNNI
+    static const int32_t zeros[TI__TFC_DW_CHUNK] = {0};
+    const ti__tfc_geo *g = j->g;
+    const size_t ic = (size_t)g->ic;
+    size_t xoff[TI__TFC_DW_PIX][TI__TFC_DW_TAPS], woff[TI__TFC_DW_PIX][TI__TFC_DW_TAPS];
+    size_t nt[TI__TFC_DW_PIX];
+    uint32_t a32[TI__TFC_DW_PIX * TI__TFC_DW_CHUNK];
+    const uint8_t *x = (const uint8_t *)j->x, *w = (const uint8_t *)j->w; /* 1-byte elements */
+    const int u8 = j->kind == TI__TFC_U8;
+    const int32_t zrow[TI__TFC_DW_PIX] = {0};
     for (size_t p0 = begin; p0 < end; p0 += TI__TFC_DW_PIX) {
         size_t np = TI__MIN((size_t)TI__TFC_DW_PIX, end - p0);
         for (size_t r = 0; r < np; r++) {
@@ -16295,25 +16369,15 @@ TI__PRIVATE void ti__tfc_dw_q8_range(void *ctx, size_t begin, size_t end) {
             size_t cn = TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0);
             const int32_t *bias = j->b != NULL ? (const int32_t *)j->b->data + c0 : zeros;
             uint8_t *y = (uint8_t *)j->y + p0 * oc + c0;
-#ifdef TI__X86_VNNI
-            if (level == 2) {
-                const int32_t zrow[TI__TFC_DW_PIX] = {0};
-                for (size_t r = 0; r < np; r++)
-                    ti__dwq_pixel_avx512(u8, a32 + r * TI__TFC_DW_CHUNK, x + c0, w + c0, xoff[r],
-                                         woff[r], nt[r], cn, j->xo, j->wo);
-                /* refuses only shifts or a zero point that ti__tfc_dw_q8_ok turned away */
-                (void)ti__qg8_rows8_vnni(np, a32, TI__TFC_DW_CHUNK, bias, NULL, zrow, cn, rq->mult + c0,
-                                         rq->shift + c0, rq->yo, rq->lo, rq->hi, y, oc);
-                continue;
-            }
-#endif
             for (size_t r = 0; r < np; r++)
-                ti__dwq_pixel_avx2(u8, a32 + r * TI__TFC_DW_CHUNK, x + c0, w + c0, xoff[r], woff[r],
-                                   nt[r], cn, j->xo, j->wo);
-            ti__qrq_rows_avx2(np, a32, TI__TFC_DW_CHUNK, bias, NULL, NULL, cn, rq->mult + c0,
-                              rq->shift + c0, pos, rq->yo, rq->lo, rq->hi, y, oc);
+                ti__dwq_pixel_avx512(u8, a32 + r * TI__TFC_DW_CHUNK, x + c0, w + c0, xoff[r],
+                                     woff[r], nt[r], cn, j->xo, j->wo);
+            /* refuses only shifts or a zero point that ti__tfc_dw_q8_ok turned away */
+            (void)ti__qg8_rows8_vnni(np, a32, TI__TFC_DW_CHUNK, bias, NULL, zrow, cn, rq->mult + c0,
+                                     rq->shift + c0, rq->yo, rq->lo, rq->hi, y, oc);
         }
     }
+#endif
 }
 #endif
 
@@ -25399,25 +25463,26 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void) {
 #ifdef TI__X86_SIMD
 #include <immintrin.h>
 
-/* acc[r*ldacc + 0..16) += sum over p < kc of ap[p*4 + r] * bp[p*16 + q], r < 4; add 0:
- * = instead of += (the first depth panel: no clearing, no loads). */
+/* acc[r*ldacc + 0..16) += sum over p < kc of A[r][p] * bp[p*16 + q], r < 4; add 0: = instead
+ * of += (the first depth panel: no clearing, no loads). The panel ap holds A in pairs of
+ * depths per row (ti__qg_pairs_avx2's layout): row r's depths p, p + 1 are one 32-bit unit,
+ * ap[p * 2 + r * 2 + 0 / 1], so each row's operand of VPMADDWD is a single broadcast load. */
 TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2_k(size_t kc, const int16_t *ap,
                                                      const int16_t *bp, uint32_t *acc,
                                                      size_t ldacc, int add) {
     /* lo: channels 0-3 | 8-11, hi: 4-7 | 12-15 (the unpack order), per row */
     __m256i l0 = _mm256_setzero_si256(), h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0;
     __m256i l3 = l0, h3 = l0;
+    /* VBROADCASTSS reads the 32-bit units: a load, no shuffle, no aliasing through a cast */
+    const float *apair = (const float *)(const void *)ap;
+#define TI__QG_PAIR(r) _mm256_castps_si256(_mm256_broadcast_ss(a + (r)))
     size_t p = 0;
     for (; p + 2 <= kc; p += 2) {
         __m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + p * 16));
         __m256i b1 = _mm256_loadu_si256((const __m256i *)(bp + p * 16 + 16));
         __m256i blo = _mm256_unpacklo_epi16(b0, b1), bhi = _mm256_unpackhi_epi16(b0, b1);
-        const int16_t *a = ap + p * 4;
-        /* (a[k][r], a[k+1][r]) as one int32: low half depth k, as in the unpacked B */
-        __m256i a0 = _mm256_set1_epi32((int32_t)((uint32_t)(uint16_t)a[0] | (uint32_t)(uint16_t)a[4] << 16));
-        __m256i a1 = _mm256_set1_epi32((int32_t)((uint32_t)(uint16_t)a[1] | (uint32_t)(uint16_t)a[5] << 16));
-        __m256i a2 = _mm256_set1_epi32((int32_t)((uint32_t)(uint16_t)a[2] | (uint32_t)(uint16_t)a[6] << 16));
-        __m256i a3 = _mm256_set1_epi32((int32_t)((uint32_t)(uint16_t)a[3] | (uint32_t)(uint16_t)a[7] << 16));
+        const float *a = apair + p * 2;
+        __m256i a0 = TI__QG_PAIR(0), a1 = TI__QG_PAIR(1), a2 = TI__QG_PAIR(2), a3 = TI__QG_PAIR(3);
         l0 = _mm256_add_epi32(l0, _mm256_madd_epi16(a0, blo));
         h0 = _mm256_add_epi32(h0, _mm256_madd_epi16(a0, bhi));
         l1 = _mm256_add_epi32(l1, _mm256_madd_epi16(a1, blo));
@@ -25427,15 +25492,13 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2_k(size_t kc, const int16_t *a
         l3 = _mm256_add_epi32(l3, _mm256_madd_epi16(a3, blo));
         h3 = _mm256_add_epi32(h3, _mm256_madd_epi16(a3, bhi));
     }
-    if (p < kc) { /* odd kc: the last depth paired with a zero row */
+    if (p < kc) { /* odd kc: the last depth paired with a zero row of B (A's other half is
+                     then multiplied by 0, whatever it holds) */
         __m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + p * 16));
         __m256i z = _mm256_setzero_si256();
         __m256i blo = _mm256_unpacklo_epi16(b0, z), bhi = _mm256_unpackhi_epi16(b0, z);
-        const int16_t *a = ap + p * 4;
-        __m256i a0 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)a[0]);
-        __m256i a1 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)a[1]);
-        __m256i a2 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)a[2]);
-        __m256i a3 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)a[3]);
+        const float *a = apair + p * 2;
+        __m256i a0 = TI__QG_PAIR(0), a1 = TI__QG_PAIR(1), a2 = TI__QG_PAIR(2), a3 = TI__QG_PAIR(3);
         l0 = _mm256_add_epi32(l0, _mm256_madd_epi16(a0, blo));
         h0 = _mm256_add_epi32(h0, _mm256_madd_epi16(a0, bhi));
         l1 = _mm256_add_epi32(l1, _mm256_madd_epi16(a1, blo));
@@ -25445,6 +25508,7 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2_k(size_t kc, const int16_t *a
         l3 = _mm256_add_epi32(l3, _mm256_madd_epi16(a3, blo));
         h3 = _mm256_add_epi32(h3, _mm256_madd_epi16(a3, bhi));
     }
+#undef TI__QG_PAIR
     /* lo = [0-3 | 8-11], hi = [4-7 | 12-15]: channels 0-7 = (lo.low, hi.low), 8-15 = highs */
     __m256i lo[4] = {l0, l1, l2, l3}, hi[4] = {h0, h1, h2, h3};
     for (int r = 0; r < 4; r++) {
@@ -25529,30 +25593,41 @@ TI__PRIVATE TI__TARGET_AVX2 size_t ti__qrq32_avx2(const int32_t *x, const int32_
     return i;
 }
 
-/* The int16 GEMM's panel from four contiguous rows: dst[i * 4 + r] = row r's [i], i < n. */
+/* The AVX2 micro-kernel's panel in place from the portable one: a[k * 4 + r], k < n, becomes
+ * pairs of depths per row, a[(k / 2) * 8 + r * 2 + k % 2]. An odd n's last pair gets 0 as
+ * its second depth (a holds at least (n + 1) / 2 * 8 elements). */
+TI__PRIVATE TI__TARGET_AVX2 void ti__qg_pairs_avx2(int16_t *a, size_t n) {
+    if (n & 1) memset(a + n * 4, 0, 4 * sizeof(int16_t));
+    for (size_t j = 0; j < (n + 1) / 2; j++) { /* [k: r0..r3, k+1: r0..r3] -> [r0: k, k+1, ..] */
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(a + j * 8));
+        _mm_storeu_si128((__m128i *)(void *)(a + j * 8), _mm_unpacklo_epi16(v, _mm_srli_si128(v, 8)));
+    }
+}
+
+/* The AVX2 micro-kernel's panel from four contiguous rows of n depths (ti__qg_pairs_avx2's
+ * layout): dst[(i / 2) * 8 + r * 2 + i % 2] = row r's [i], 0 past an odd n. */
 TI__PRIVATE TI__TARGET_AVX2 void ti__qg_interleave4_avx2(int16_t *dst, const int16_t *r0,
                                                          const int16_t *r1, const int16_t *r2,
                                                          const int16_t *r3, size_t n) {
+    const int16_t *rows[4] = {r0, r1, r2, r3};
     size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
+    for (; i + 8 <= n; i += 8) { /* a 4 x 4 transpose of 32-bit units (pairs of depths) */
         __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(r0 + i));
         __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(r1 + i));
         __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(r2 + i));
         __m128i d = _mm_loadu_si128((const __m128i *)(const void *)(r3 + i));
-        __m128i ab0 = _mm_unpacklo_epi16(a, b), ab1 = _mm_unpackhi_epi16(a, b); /* a0 b0 a1 b1 .. */
-        __m128i cd0 = _mm_unpacklo_epi16(c, d), cd1 = _mm_unpackhi_epi16(c, d);
+        __m128i ab0 = _mm_unpacklo_epi32(a, b), ab1 = _mm_unpackhi_epi32(a, b); /* a0 b0 a1 b1 */
+        __m128i cd0 = _mm_unpacklo_epi32(c, d), cd1 = _mm_unpackhi_epi32(c, d);
         __m128i *o = (__m128i *)(void *)(dst + i * 4);
-        _mm_storeu_si128(o, _mm_unpacklo_epi32(ab0, cd0)); /* a0 b0 c0 d0 a1 b1 c1 d1 */
-        _mm_storeu_si128(o + 1, _mm_unpackhi_epi32(ab0, cd0));
-        _mm_storeu_si128(o + 2, _mm_unpacklo_epi32(ab1, cd1));
-        _mm_storeu_si128(o + 3, _mm_unpackhi_epi32(ab1, cd1));
+        _mm_storeu_si128(o, _mm_unpacklo_epi64(ab0, cd0)); /* pair 0 of rows a, b, c, d */
+        _mm_storeu_si128(o + 1, _mm_unpackhi_epi64(ab0, cd0));
+        _mm_storeu_si128(o + 2, _mm_unpacklo_epi64(ab1, cd1));
+        _mm_storeu_si128(o + 3, _mm_unpackhi_epi64(ab1, cd1));
     }
-    for (; i < n; i++) {
-        dst[i * 4] = r0[i];
-        dst[i * 4 + 1] = r1[i];
-        dst[i * 4 + 2] = r2[i];
-        dst[i * 4 + 3] = r3[i];
-    }
+    for (; i < n; i++)
+        for (int r = 0; r < 4; r++) dst[(i / 2) * 8 + (size_t)r * 2 + i % 2] = rows[r][i];
+    if (n & 1)
+        for (int r = 0; r < 4; r++) dst[(n / 2) * 8 + (size_t)r * 2 + 1] = 0;
 }
 
 /* dst[i] = x[i] + off for i < n, x uint8 (u8) or int8: 16 at a time. */
@@ -25641,47 +25716,85 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qrq_rows_avx2(size_t nr, const uint32_t *do
     }
 }
 
-/* ti__dwq_pixel_avx512's contract in AVX2: acc[c] = sum over taps t < nt of (w[woff[t] + c]
- * + wo) * (x[xoff[t] + c] + xo) modulo 2^32, c < n; 16 channels at a time as int16, two taps
- * per VPMADDWD (exact: each product at most 255^2). Unpacking pairs the taps within 128-bit
- * lanes: lo holds channels 0-3 | 8-11, hi 4-7 | 12-15, put back in order at the store. The
- * last n % 16 channels in scalar code, the same sums. */
-TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_pixel_avx2(int u8, uint32_t *acc, const void *x,
-                                                    const void *w, const size_t *xoff,
-                                                    const size_t *woff, size_t nt, size_t n,
-                                                    int32_t xo, int32_t wo) {
-    const unsigned char *xb = (const unsigned char *)x, *wb = (const unsigned char *)w;
-    const __m256i vxo = _mm256_set1_epi16((short)xo), vwo = _mm256_set1_epi16((short)wo);
-    const __m256i z = _mm256_setzero_si256();
-#define TI__DWQ_LD2(p)                                                                      \
-    (u8 ? _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(p)))          \
-        : _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(p))))
-    size_t c0 = 0;
-    for (; c0 + 16 <= n; c0 += 16) {
-        __m256i lo = z, hi = z;
-        for (size_t t = 0; t < nt; t += 2) {
-            __m256i x0 = _mm256_add_epi16(TI__DWQ_LD2(xb + xoff[t] + c0), vxo);
-            __m256i w0 = _mm256_add_epi16(TI__DWQ_LD2(wb + woff[t] + c0), vwo);
-            __m256i x1 = z, w1 = z; /* an odd last tap: paired with weight 0 */
-            if (t + 1 < nt) {
-                x1 = _mm256_add_epi16(TI__DWQ_LD2(xb + xoff[t + 1] + c0), vxo);
-                w1 = _mm256_add_epi16(TI__DWQ_LD2(wb + woff[t + 1] + c0), vwo);
+/* The AVX2 depthwise path's weights (cpu/tfl_conv.c) of n <= 64 channels and nt taps, once
+ * per chunk of channels: w'_t[c] = w[woff[t] + c] + wo as int16. Each whole group of 16
+ * channels g gets its taps in pairs j, wp[(g * np + j) * 32 + 2 * i + 0 / 1] = (w'_2j,
+ * w'_2j+1) of channel g * 16 + i in order (np = (nt + 1) / 2; 0 for an odd nt's missing
+ * tap); the last n % 16 channels follow tap by tap, wp[n / 16 * np * 32 + t * 16 + c % 16].
+ * ks[c] = xo * sum over t of w'_t[c] modulo 2^32: what the input offset adds to every sum. */
+TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_wprep_avx2(int u8, int16_t *wp, uint32_t *ks,
+                                                    const void *w, const size_t *woff,
+                                                    size_t nt, size_t n, int32_t xo,
+                                                    int32_t wo) {
+    const unsigned char *wb = (const unsigned char *)w;
+    const size_t np = (nt + 1) / 2, n16 = n / 16 * 16;
+    const __m128i vwo = _mm_set1_epi16((short)wo);
+#define TI__DWQ_W8(p)                                                                       \
+    _mm_add_epi16(u8 ? _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)(const void *)(p)))  \
+                     : _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)(const void *)(p))), \
+                  vwo)
+    for (size_t c0 = 0; c0 < n16; c0 += 16)
+        for (size_t j = 0; j < np; j++) {
+            __m128i *o = (__m128i *)(void *)(wp + (c0 / 16 * np + j) * 32);
+            for (size_t h = 0; h < 16; h += 8) { /* channels c0 + h .. + 8 */
+                __m128i w0 = TI__DWQ_W8(wb + woff[2 * j] + c0 + h);
+                __m128i w1 = 2 * j + 1 < nt ? TI__DWQ_W8(wb + woff[2 * j + 1] + c0 + h)
+                                            : _mm_setzero_si128();
+                _mm_storeu_si128(o + h / 4, _mm_unpacklo_epi16(w0, w1));
+                _mm_storeu_si128(o + h / 4 + 1, _mm_unpackhi_epi16(w0, w1));
             }
-            lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1),
-                                                        _mm256_unpacklo_epi16(w0, w1)));
-            hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1),
-                                                        _mm256_unpackhi_epi16(w0, w1)));
         }
-        _mm256_storeu_si256((__m256i *)(void *)(acc + c0), _mm256_permute2x128_si256(lo, hi, 0x20));
-        _mm256_storeu_si256((__m256i *)(void *)(acc + c0 + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
+#undef TI__DWQ_W8
+    int16_t *tail = wp + n16 / 16 * np * 32;
+    for (size_t c = 0; c < n; c++) {
+        uint32_t sum = 0;
+        for (size_t t = 0; t < nt; t++) {
+            unsigned char v = wb[woff[t] + c];
+            int32_t wv = (u8 ? (int32_t)v : (int32_t)(signed char)v) + wo;
+            sum += (uint32_t)wv;
+            if (c >= n16) tail[t * 16 + (c - n16)] = (int16_t)wv;
+        }
+        ks[c] = sum * (uint32_t)xo;
     }
-#undef TI__DWQ_LD2
-    for (size_t c = c0; c < n; c++) {
+}
+
+/* acc[c] = sum over taps t < nt of x_t[c] * w'_t[c] modulo 2^32, c < n (<= 64): x_t[c] =
+ * xp[t][c] (uint8 for u8, else int8), w' as ti__dwq_wprep_avx2 laid it out; plus its ks,
+ * the sum of (x + xo) * (w + wo). Per pair of taps and 16 channels: the two taps' bytes
+ * interleaved (VPUNPCKLBW / HBW: channels stay in order), widened to int16, one VPMADDWD
+ * per 8 channels (exact: each product at most 255^2). */
+TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_pix_avx2(int u8, uint32_t *acc,
+                                                  const unsigned char *const *xp, size_t nt,
+                                                  const int16_t *wp, size_t n) {
+    const size_t np = (nt + 1) / 2, n16 = n / 16 * 16;
+#define TI__DWQ_PIX(CVT)                                                                    \
+    for (size_t c0 = 0; c0 < n16; c0 += 16) {                                               \
+        const __m256i *wv = (const __m256i *)(const void *)(wp + c0 / 16 * np * 32);        \
+        __m256i s0 = _mm256_setzero_si256(), s1 = s0;                                       \
+        for (size_t j = 0; j < np; j++) {                                                   \
+            __m128i x0 = _mm_loadu_si128((const __m128i *)(const void *)(xp[2 * j] + c0)); \
+            __m128i x1 = 2 * j + 1 < nt                                                     \
+                             ? _mm_loadu_si128((const __m128i *)(const void *)(xp[2 * j + 1] + c0)) \
+                             : x0; /* its weight is 0 */                                    \
+            __m256i lo = CVT(_mm_unpacklo_epi8(x0, x1)), hi = CVT(_mm_unpackhi_epi8(x0, x1)); \
+            s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(lo, _mm256_loadu_si256(wv + 2 * j)));      \
+            s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(hi, _mm256_loadu_si256(wv + 2 * j + 1)));  \
+        }                                                                                   \
+        _mm256_storeu_si256((__m256i *)(void *)(acc + c0), s0);                             \
+        _mm256_storeu_si256((__m256i *)(void *)(acc + c0 + 8), s1);                         \
+    }
+    if (u8) {
+        TI__DWQ_PIX(_mm256_cvtepu8_epi16)
+    } else {
+        TI__DWQ_PIX(_mm256_cvtepi8_epi16)
+    }
+#undef TI__DWQ_PIX
+    const int16_t *tail = wp + n16 / 16 * np * 32;
+    for (size_t c = n16; c < n; c++) {
         uint32_t s = 0;
         for (size_t t = 0; t < nt; t++) {
-            int32_t xv = u8 ? (int32_t)xb[xoff[t] + c] : (int32_t)(int8_t)xb[xoff[t] + c];
-            int32_t wv = u8 ? (int32_t)wb[woff[t] + c] : (int32_t)(int8_t)wb[woff[t] + c];
-            s += (uint32_t)((wv + wo) * (xv + xo));
+            unsigned char v = xp[t][c];
+            s += (uint32_t)((u8 ? (int32_t)v : (int32_t)(signed char)v) * tail[t * 16 + (c - n16)]);
         }
         acc[c] = s;
     }

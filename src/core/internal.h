@@ -410,7 +410,8 @@ TI__PRIVATE void ti__wino_put4_avx2(const float *z, int h, float *y, size_t ldy)
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void);   /* cpu/x86/gemm_avx2.c */
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void); /* cpu/x86/gemm_avx512.c */
 /* The 8-bit GEMM micro-kernel of core/qgemm.c (ti__qg_micro's contract: 4 rows x 16
- * channels, int16 operands, uint32 sums modulo 2^32) for AVX2: cpu/x86/qgemm_avx2.c */
+ * channels, int16 operands, uint32 sums modulo 2^32) for AVX2, on a panel in pairs of
+ * depths (ti__qg_pairs_avx2): cpu/x86/qgemm_avx2.c */
 TI__PRIVATE void ti__qg_micro_avx2(size_t kc, const int16_t *ap, const int16_t *bp,
                                      uint32_t *acc, size_t ldacc);
 /* The same storing the sums instead of adding them (the first depth panel) */
@@ -426,14 +427,15 @@ TI__PRIVATE size_t ti__qrq32_avx2(const int32_t *x, const int32_t *mult, const i
 TI__PRIVATE void ti__dwq_tap_avx2(int u8, uint32_t *acc, const void *x, const void *w, size_t n,
                                   int32_t xo, int32_t wo);
 /* TI__QRQ_32 of rows of sums to bytes (ti__qg8_rows8_vnni's contract; colc and row may be
- * NULL; the shifts checked by the caller, pos: any of them positive) and the depthwise taps
- * of one output pixel (ti__dwq_pixel_avx512's), for AVX2 */
+ * NULL; the shifts checked by the caller, pos: any of them positive), for AVX2 */
 TI__PRIVATE void ti__qrq_rows_avx2(size_t nr, const uint32_t *dot, size_t ldd, const int32_t *colc,
                                    const int32_t *bos, const int32_t *row, size_t n,
                                    const int32_t *mult, const int32_t *shift, int pos, int32_t yo,
                                    int32_t lo, int32_t hi, uint8_t *out, size_t ldo);
-/* The int16 GEMM's panel from four contiguous rows (dst[i * 4 + r] = row r's [i]), and
- * 8-bit values widened with an offset (dst[i] = x[i] + off), for AVX2 */
+/* The AVX2 micro-kernel's panel: from ti__qg_micro's in place (a[k * 4 + r] to pairs of
+ * depths per row, a[(k / 2) * 8 + r * 2 + k % 2], 0 past an odd n), or from four contiguous
+ * rows; and 8-bit values widened with an offset (dst[i] = x[i] + off), for AVX2 */
+TI__PRIVATE void ti__qg_pairs_avx2(int16_t *a, size_t n);
 TI__PRIVATE void ti__qg_interleave4_avx2(int16_t *dst, const int16_t *r0, const int16_t *r1,
                                          const int16_t *r2, const int16_t *r3, size_t n);
 /* The vector lanes of TFLite's 8-bit ADD (ti__tfl_add8_avx512's contract, groups of 8):
@@ -442,9 +444,13 @@ TI__PRIVATE size_t ti__tfl_add8_avx2(const uint8_t *a, const uint8_t *b, uint8_t
                                      const int32_t *t1, const int32_t *t2, int32_t mo, int e,
                                      int32_t out_off, int u8, int32_t lo, int32_t hi);
 TI__PRIVATE void ti__q8_widen_avx2(int16_t *dst, const void *x, size_t n, int u8, int32_t off);
-TI__PRIVATE void ti__dwq_pixel_avx2(int u8, uint32_t *acc, const void *x, const void *w,
-                                    const size_t *xoff, const size_t *woff, size_t nt, size_t n,
-                                    int32_t xo, int32_t wo);
+/* The 8-bit depthwise path of AVX2 (cpu/tfl_conv.c): a chunk's weights in pairs of taps
+ * (w + wo as int16) and the input offset's share of each sum, once; then the taps of one
+ * output pixel, x without its offset, against them */
+TI__PRIVATE void ti__dwq_wprep_avx2(int u8, int16_t *wp, uint32_t *ks, const void *w,
+                                    const size_t *woff, size_t nt, size_t n, int32_t xo, int32_t wo);
+TI__PRIVATE void ti__dwq_pix_avx2(int u8, uint32_t *acc, const unsigned char *const *xp, size_t nt,
+                                  const int16_t *wp, size_t n);
 #endif
 #ifdef TI__ARM_NEON
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_neon_isa(void); /* cpu/arm/gemm_neon.c */

@@ -362,17 +362,18 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
      * the block's rows together, anything else row by row; rows gathered contiguously and
      * interleaved at once where the caller has gather_row */
     const ti__qrq *rq = g->rq;
-    int rows_simd = 0, pos = 0, row_gather = 0;
+    int rows_simd = 0, pos = 0, row_gather = 0, pairs = 0;
 #if defined(TI__X86_SIMD)
     int16_t rows[TI__QG_MR][TI__QG_KC];
     if (ti__cpu_isa() >= TI__ISA_AVX2) {
+        pairs = micro == ti__qg_micro_avx2;
         rows_simd = ti__qrq_bytes_ok(rq) && (g->bias == NULL || g->bias->dtype == TI_DTYPE_I32) &&
                     g->y_cs == 1 && (g->ydt == TI_DTYPE_U8 || g->ydt == TI_DTYPE_I8) &&
                     (pos = ti__qrq_shifts(rq->shift + g->c0, oc)) >= 0;
-        row_gather = g->gather_row != NULL;
+        row_gather = pairs && g->gather_row != NULL; /* interleave4 writes pairs */
     }
 #endif
-    (void)rows_simd, (void)pos, (void)rq;
+    (void)rows_simd, (void)pos, (void)rq, (void)pairs;
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__QG_MR, np = TI__MIN((size_t)TI__QG_MR, g->rows - p0);
         for (size_t oc0 = 0; oc0 < oc; oc0 += TI__QG_OCC) {
@@ -399,6 +400,9 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
                             for (size_t i = 0; i < k1 - k0; i++) a[i * TI__QG_MR + r] = 0;
                         }
                     }
+#if defined(TI__X86_SIMD)
+                    if (pairs) ti__qg_pairs_avx2(a, k1 - k0); /* the AVX2 kernel's layout */
+#endif
                 }
                 for (size_t b = 0; b < nb; b++)
                     (k0 == 0 && first != NULL ? first : micro)(

@@ -259,7 +259,9 @@ TI__PRIVATE int ti__tfc_dw_level(void) {
  * none, taps that fit, AVX2 or better. */
 TI__PRIVATE int ti__tfc_dw_q8_ok(const ti__tfc_job *j) {
     const ti__qrq *r = &j->rq;
-    return j->g->mult == 1 && j->kind != TI__TFC_I16 && ti__qrq_bytes_ok(r) &&
+    /* the input's zero point -xo is a value of its type (AVX2 pads with it) */
+    int zp_ok = j->kind == TI__TFC_U8 ? j->xo <= 0 && j->xo >= -255 : j->xo >= -127 && j->xo <= 128;
+    return j->g->mult == 1 && j->kind != TI__TFC_I16 && ti__qrq_bytes_ok(r) && zp_ok &&
            (j->ydt == TI_DTYPE_U8 || j->ydt == TI_DTYPE_I8) &&
            (j->b == NULL || j->b->dtype == TI_DTYPE_I32) &&
            j->g->kh * j->g->kw <= TI__TFC_DW_TAPS && ti__tfc_dw_level() > 0 &&
@@ -268,27 +270,89 @@ TI__PRIVATE int ti__tfc_dw_q8_ok(const ti__tfc_job *j) {
 
 TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end);
 
-/* The SIMD depthwise path on pixels [begin, end): TI__TFC_DW_PIX pixels at a time, each
- * pixel's taps summed in registers (ti__dwq_pixel_avx2 / _avx512), then the block's uint32
- * sums plus bias requantized and stored as bytes together (ti__qrq_rows_avx2 /
- * ti__qg8_rows8_vnni); the same sums modulo 2^32 and the same requantization as the scalar
- * loop. */
-TI__PRIVATE void ti__tfc_dw_q8_range(void *ctx, size_t begin, size_t end) {
-    static const int32_t zeros[TI__TFC_DW_CHUNK] = {0};
-    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+/* The AVX2 level of ti__tfc_dw_q8_range: per chunk of channels the weights in pairs of taps
+ * once (ti__dwq_wprep_avx2); then per pixel every tap of the window, a tap outside the input
+ * reading a row of the input's zero point (x + xo = 0: TFLite's padding), so that all pixels
+ * share that layout. The input offset's share of each sum (ks) joins the bias. */
+TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t end, int pos) {
     const ti__tfc_geo *g = j->g;
     const ti__qrq *rq = &j->rq;
-    size_t oc = (size_t)g->oc, ic = (size_t)g->ic;
-    size_t xoff[TI__TFC_DW_PIX][TI__TFC_DW_TAPS], woff[TI__TFC_DW_PIX][TI__TFC_DW_TAPS];
-    size_t nt[TI__TFC_DW_PIX];
-    uint32_t a32[TI__TFC_DW_PIX * TI__TFC_DW_CHUNK];
-    const uint8_t *x = (const uint8_t *)j->x, *w = (const uint8_t *)j->w; /* 1-byte elements */
-    const int level = ti__tfc_dw_level(), u8 = j->kind == TI__TFC_U8;
+    const size_t oc = (size_t)g->oc, ic = (size_t)g->ic, nt = (size_t)(g->kh * g->kw);
+    int16_t wp[TI__TFC_DW_CHUNK / 16 * (TI__TFC_DW_TAPS / 2) * 32 + TI__TFC_DW_TAPS * 16];
+    uint32_t ks[TI__TFC_DW_CHUNK], a32[TI__TFC_DW_PIX * TI__TFC_DW_CHUNK];
+    int32_t colc[TI__TFC_DW_CHUNK];
+    unsigned char pad[TI__TFC_DW_CHUNK];
+    const unsigned char *xp[TI__TFC_DW_TAPS];
+    size_t woff[TI__TFC_DW_TAPS], toff[TI__TFC_DW_TAPS];
+    const unsigned char *x = (const unsigned char *)j->x, *w = (const unsigned char *)j->w;
+    const int32_t *bias = j->b != NULL ? (const int32_t *)j->b->data : NULL;
+    const int u8 = j->kind == TI__TFC_U8;
+    memset(pad, (unsigned char)(-j->xo), sizeof pad); /* 1-byte elements */
+    for (size_t t = 0; t < nt; t++) {
+        int64_t fy = (int64_t)t / g->kw, fx = (int64_t)t % g->kw;
+        woff[t] = t * oc;
+        toff[t] = (size_t)((fy * g->dh * g->iw + fx * g->dw) * g->ic);
+    }
+    for (size_t c0 = 0; c0 < oc; c0 += TI__TFC_DW_CHUNK) {
+        size_t cn = TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0);
+        ti__dwq_wprep_avx2(u8, wp, ks, w + c0, woff, nt, cn, j->xo, j->wo);
+        for (size_t c = 0; c < cn; c++) colc[c] = (int32_t)(ks[c] + (bias ? (uint32_t)bias[c0 + c] : 0u));
+        for (size_t p0 = begin; p0 < end; p0 += TI__TFC_DW_PIX) {
+            size_t np = TI__MIN((size_t)TI__TFC_DW_PIX, end - p0);
+            for (size_t r = 0; r < np; r++) {
+                int64_t n, oy, ox;
+                ti__tfc_pixel(g, p0 + r, &n, &oy, &ox);
+                int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
+                if (iy0 >= 0 && ix0 >= 0 && iy0 + (g->kh - 1) * g->dh < g->ih &&
+                    ix0 + (g->kw - 1) * g->dw < g->iw) { /* the whole window inside */
+                    const unsigned char *base = x + (size_t)(((n * g->ih + iy0) * g->iw + ix0) * g->ic) + c0;
+                    for (size_t t = 0; t < nt; t++) xp[t] = base + toff[t];
+                } else {
+                    for (size_t t = 0; t < nt; t++) {
+                        int64_t iy = iy0 + (int64_t)t / g->kw * g->dh, ix = ix0 + (int64_t)t % g->kw * g->dw;
+                        xp[t] = iy >= 0 && iy < g->ih && ix >= 0 && ix < g->iw
+                                    ? x + (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c0
+                                    : pad;
+                    }
+                }
+                ti__dwq_pix_avx2(u8, a32 + r * TI__TFC_DW_CHUNK, xp, nt, wp, cn);
+            }
+            ti__qrq_rows_avx2(np, a32, TI__TFC_DW_CHUNK, colc, NULL, NULL, cn, rq->mult + c0,
+                              rq->shift + c0, pos, rq->yo, rq->lo, rq->hi,
+                              (uint8_t *)j->y + p0 * oc + c0, oc);
+        }
+    }
+}
+
+/* The SIMD depthwise path on pixels [begin, end): AVX2 as above; AVX512-VNNI TI__TFC_DW_PIX
+ * pixels at a time, each pixel's taps inside the input summed in registers
+ * (ti__dwq_pixel_avx512), then the block's uint32 sums plus bias requantized and stored as
+ * bytes together (ti__qg8_rows8_vnni). Both give the same sums modulo 2^32 and the same
+ * requantization as the scalar loop. */
+TI__PRIVATE void ti__tfc_dw_q8_range(void *ctx, size_t begin, size_t end) {
+    const ti__tfc_job *j = (const ti__tfc_job *)ctx;
+    const int level = ti__tfc_dw_level();
     if (level == 0) { /* the ISA was lowered since the run looked (tests) */
         ti__tfc_dw_q_range(ctx, begin, end);
         return;
     }
+    const ti__qrq *rq = &j->rq;
+    const size_t oc = (size_t)j->g->oc;
     const int pos = ti__qrq_shifts(rq->shift, oc); /* in range: ti__tfc_dw_q8_ok */
+    if (level == 1) {
+        ti__tfc_dw_q8_avx2(j, begin, end, pos);
+        return;
+    }
+#ifdef TI__X86_VNNI
+    static const int32_t zeros[TI__TFC_DW_CHUNK] = {0};
+    const ti__tfc_geo *g = j->g;
+    const size_t ic = (size_t)g->ic;
+    size_t xoff[TI__TFC_DW_PIX][TI__TFC_DW_TAPS], woff[TI__TFC_DW_PIX][TI__TFC_DW_TAPS];
+    size_t nt[TI__TFC_DW_PIX];
+    uint32_t a32[TI__TFC_DW_PIX * TI__TFC_DW_CHUNK];
+    const uint8_t *x = (const uint8_t *)j->x, *w = (const uint8_t *)j->w; /* 1-byte elements */
+    const int u8 = j->kind == TI__TFC_U8;
+    const int32_t zrow[TI__TFC_DW_PIX] = {0};
     for (size_t p0 = begin; p0 < end; p0 += TI__TFC_DW_PIX) {
         size_t np = TI__MIN((size_t)TI__TFC_DW_PIX, end - p0);
         for (size_t r = 0; r < np; r++) {
@@ -308,25 +372,15 @@ TI__PRIVATE void ti__tfc_dw_q8_range(void *ctx, size_t begin, size_t end) {
             size_t cn = TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0);
             const int32_t *bias = j->b != NULL ? (const int32_t *)j->b->data + c0 : zeros;
             uint8_t *y = (uint8_t *)j->y + p0 * oc + c0;
-#ifdef TI__X86_VNNI
-            if (level == 2) {
-                const int32_t zrow[TI__TFC_DW_PIX] = {0};
-                for (size_t r = 0; r < np; r++)
-                    ti__dwq_pixel_avx512(u8, a32 + r * TI__TFC_DW_CHUNK, x + c0, w + c0, xoff[r],
-                                         woff[r], nt[r], cn, j->xo, j->wo);
-                /* refuses only shifts or a zero point that ti__tfc_dw_q8_ok turned away */
-                (void)ti__qg8_rows8_vnni(np, a32, TI__TFC_DW_CHUNK, bias, NULL, zrow, cn, rq->mult + c0,
-                                         rq->shift + c0, rq->yo, rq->lo, rq->hi, y, oc);
-                continue;
-            }
-#endif
             for (size_t r = 0; r < np; r++)
-                ti__dwq_pixel_avx2(u8, a32 + r * TI__TFC_DW_CHUNK, x + c0, w + c0, xoff[r], woff[r],
-                                   nt[r], cn, j->xo, j->wo);
-            ti__qrq_rows_avx2(np, a32, TI__TFC_DW_CHUNK, bias, NULL, NULL, cn, rq->mult + c0,
-                              rq->shift + c0, pos, rq->yo, rq->lo, rq->hi, y, oc);
+                ti__dwq_pixel_avx512(u8, a32 + r * TI__TFC_DW_CHUNK, x + c0, w + c0, xoff[r],
+                                     woff[r], nt[r], cn, j->xo, j->wo);
+            /* refuses only shifts or a zero point that ti__tfc_dw_q8_ok turned away */
+            (void)ti__qg8_rows8_vnni(np, a32, TI__TFC_DW_CHUNK, bias, NULL, zrow, cn, rq->mult + c0,
+                                     rq->shift + c0, rq->yo, rq->lo, rq->hi, y, oc);
         }
     }
+#endif
 }
 #endif
 

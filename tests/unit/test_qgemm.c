@@ -59,8 +59,14 @@ static void run_case(size_t kc, int full_range) {
         b[i] = full_range ? (int16_t)(urand() & 0xffff) : (int16_t)((int)(urand() % 511) - 255);
     if (full_range && kc > 1) a[0] = a[4] = b[0] = b[16] = INT16_MIN; /* the madd edge case */
     for (int i = 0; i < 4 * LD; i++) c_ref[i] = c_simd[i] = urand() * 2654435761u;
+    /* the SIMD kernel's panel: on x86 the same values in pairs of depths per row */
+    int16_t *as = (int16_t *)malloc((kc + 1) * 4 * sizeof(int16_t));
+    memcpy(as, a, kc * 4 * sizeof(int16_t));
+#if defined(TI__X86_SIMD)
+    ti__qg_pairs_avx2(as, kc);
+#endif
     ti__qg_micro(kc, a, b, c_ref, LD);
-    MICRO_SIMD(kc, a, b, c_simd, LD);
+    MICRO_SIMD(kc, as, b, c_simd, LD);
     int bad = 0;
     for (int i = 0; i < 4 * LD; i++)
         if (c_ref[i] != c_simd[i] && bad++ == 0)
@@ -74,11 +80,12 @@ static void run_case(size_t kc, int full_range) {
     for (int r = 0; r < 4; r++)
         for (int q = 0; q < 16; q++) c_ref[r * LD + q] = 0;
     ti__qg_micro(kc, a, b, c_ref, LD);
-    ti__qg_micro_avx2_set(kc, a, b, c_set, LD);
+    ti__qg_micro_avx2_set(kc, as, b, c_set, LD);
     if (memcmp(c_ref, c_set, sizeof c_ref) != 0 && bad++ == 0)
         printf("  kc %zu: the storing micro-kernel differs from the portable one\n", kc);
 #endif
     TI_CHECK_EQ_INT(bad, 0);
+    free(as);
     free(a);
     free(b);
 #else
@@ -391,8 +398,25 @@ static int dw_pixel_case(int u8, dw_pixel_fn pixel, unsigned char *x, unsigned c
 }
 #endif
 
+/* The AVX2 depthwise path's pixel as tfl_conv.c runs it: per chunk of up to 64 channels the
+ * weights in pairs (ti__dwq_wprep_avx2), the taps against them (ti__dwq_pix_avx2), plus the
+ * input offset's share ks. */
+static void dw_pix_avx2(int u8, uint32_t *acc, const void *x, const void *w, const size_t *xoff,
+                        const size_t *woff, size_t nt, size_t n, int32_t xo, int32_t wo) {
+    int16_t wp[4 * (DW_T + 1) / 2 * 32 + DW_T * 16];
+    uint32_t ks[64];
+    const unsigned char *xp[DW_T];
+    for (size_t c0 = 0; c0 < n; c0 += 64) {
+        size_t cn = n - c0 < 64 ? n - c0 : 64;
+        for (size_t t = 0; t < nt; t++) xp[t] = (const unsigned char *)x + xoff[t] + c0;
+        ti__dwq_wprep_avx2(u8, wp, ks, (const unsigned char *)w + c0, woff, nt, cn, xo, wo);
+        ti__dwq_pix_avx2(u8, acc + c0, xp, nt, wp, cn);
+        for (size_t c = 0; c < cn; c++) acc[c0 + c] += ks[c];
+    }
+}
+
 /* The AVX2 helpers of the depthwise path and of the int16 GEMM against plain loops: the
- * pixel (all taps in registers) against ti__dwq_tap_avx2 tap after tap; the rows'
+ * pixel (dw_pix_avx2) against ti__dwq_tap_avx2 tap after tap; the rows'
  * requantization to bytes against ti__qrq_one, on odd channel counts (the tails), shifts of
  * both signs, extreme multipliers, with and without the column and row terms; the panel's
  * interleave of four rows and the widening copy of its gather. */
@@ -411,7 +435,7 @@ TI_TEST(avx2_helpers_match_plain_loops) {
     for (int r = 0; r < 300; r++) {
         size_t n;
         int u8 = r & 1;
-        bad += dw_pixel_case(u8, ti__dwq_pixel_avx2, x, w, &n);
+        bad += dw_pixel_case(u8, dw_pix_avx2, x, w, &n);
         /* the rows: sums, per-column terms and multipliers as a GEMM's or a depthwise's */
         size_t nr = 1 + urand() % R, ldo = n + urand() % 5;
         int use_c = (int)(urand() % 3), use_b = urand() % 3 == 0, use_r = urand() & 1;
@@ -453,6 +477,7 @@ TI_TEST(avx2_helpers_match_plain_loops) {
         for (size_t i = 0; i < 4 * 41; i++) p1[i] = p2[i] = (int16_t)i;
         for (size_t i = 0; i < n; i++)
             for (int r = 0; r < 4; r++) p1[i * 4 + (size_t)r] = rw[r][i];
+        ti__qg_pairs_avx2(p1, n); /* the micro-kernel test checks this one's layout */
         ti__qg_interleave4_avx2(p2, rw[0], rw[1], rw[2], rw[3], n);
         int u8 = (int)(n & 1);
         int32_t off = -zp_extreme(u8);

@@ -11,25 +11,26 @@
 #ifdef TI__X86_SIMD
 #include <immintrin.h>
 
-/* acc[r*ldacc + 0..16) += sum over p < kc of ap[p*4 + r] * bp[p*16 + q], r < 4; add 0:
- * = instead of += (the first depth panel: no clearing, no loads). */
+/* acc[r*ldacc + 0..16) += sum over p < kc of A[r][p] * bp[p*16 + q], r < 4; add 0: = instead
+ * of += (the first depth panel: no clearing, no loads). The panel ap holds A in pairs of
+ * depths per row (ti__qg_pairs_avx2's layout): row r's depths p, p + 1 are one 32-bit unit,
+ * ap[p * 2 + r * 2 + 0 / 1], so each row's operand of VPMADDWD is a single broadcast load. */
 TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2_k(size_t kc, const int16_t *ap,
                                                      const int16_t *bp, uint32_t *acc,
                                                      size_t ldacc, int add) {
     /* lo: channels 0-3 | 8-11, hi: 4-7 | 12-15 (the unpack order), per row */
     __m256i l0 = _mm256_setzero_si256(), h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0;
     __m256i l3 = l0, h3 = l0;
+    /* VBROADCASTSS reads the 32-bit units: a load, no shuffle, no aliasing through a cast */
+    const float *apair = (const float *)(const void *)ap;
+#define TI__QG_PAIR(r) _mm256_castps_si256(_mm256_broadcast_ss(a + (r)))
     size_t p = 0;
     for (; p + 2 <= kc; p += 2) {
         __m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + p * 16));
         __m256i b1 = _mm256_loadu_si256((const __m256i *)(bp + p * 16 + 16));
         __m256i blo = _mm256_unpacklo_epi16(b0, b1), bhi = _mm256_unpackhi_epi16(b0, b1);
-        const int16_t *a = ap + p * 4;
-        /* (a[k][r], a[k+1][r]) as one int32: low half depth k, as in the unpacked B */
-        __m256i a0 = _mm256_set1_epi32((int32_t)((uint32_t)(uint16_t)a[0] | (uint32_t)(uint16_t)a[4] << 16));
-        __m256i a1 = _mm256_set1_epi32((int32_t)((uint32_t)(uint16_t)a[1] | (uint32_t)(uint16_t)a[5] << 16));
-        __m256i a2 = _mm256_set1_epi32((int32_t)((uint32_t)(uint16_t)a[2] | (uint32_t)(uint16_t)a[6] << 16));
-        __m256i a3 = _mm256_set1_epi32((int32_t)((uint32_t)(uint16_t)a[3] | (uint32_t)(uint16_t)a[7] << 16));
+        const float *a = apair + p * 2;
+        __m256i a0 = TI__QG_PAIR(0), a1 = TI__QG_PAIR(1), a2 = TI__QG_PAIR(2), a3 = TI__QG_PAIR(3);
         l0 = _mm256_add_epi32(l0, _mm256_madd_epi16(a0, blo));
         h0 = _mm256_add_epi32(h0, _mm256_madd_epi16(a0, bhi));
         l1 = _mm256_add_epi32(l1, _mm256_madd_epi16(a1, blo));
@@ -39,15 +40,13 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2_k(size_t kc, const int16_t *a
         l3 = _mm256_add_epi32(l3, _mm256_madd_epi16(a3, blo));
         h3 = _mm256_add_epi32(h3, _mm256_madd_epi16(a3, bhi));
     }
-    if (p < kc) { /* odd kc: the last depth paired with a zero row */
+    if (p < kc) { /* odd kc: the last depth paired with a zero row of B (A's other half is
+                     then multiplied by 0, whatever it holds) */
         __m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + p * 16));
         __m256i z = _mm256_setzero_si256();
         __m256i blo = _mm256_unpacklo_epi16(b0, z), bhi = _mm256_unpackhi_epi16(b0, z);
-        const int16_t *a = ap + p * 4;
-        __m256i a0 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)a[0]);
-        __m256i a1 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)a[1]);
-        __m256i a2 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)a[2]);
-        __m256i a3 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)a[3]);
+        const float *a = apair + p * 2;
+        __m256i a0 = TI__QG_PAIR(0), a1 = TI__QG_PAIR(1), a2 = TI__QG_PAIR(2), a3 = TI__QG_PAIR(3);
         l0 = _mm256_add_epi32(l0, _mm256_madd_epi16(a0, blo));
         h0 = _mm256_add_epi32(h0, _mm256_madd_epi16(a0, bhi));
         l1 = _mm256_add_epi32(l1, _mm256_madd_epi16(a1, blo));
@@ -57,6 +56,7 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2_k(size_t kc, const int16_t *a
         l3 = _mm256_add_epi32(l3, _mm256_madd_epi16(a3, blo));
         h3 = _mm256_add_epi32(h3, _mm256_madd_epi16(a3, bhi));
     }
+#undef TI__QG_PAIR
     /* lo = [0-3 | 8-11], hi = [4-7 | 12-15]: channels 0-7 = (lo.low, hi.low), 8-15 = highs */
     __m256i lo[4] = {l0, l1, l2, l3}, hi[4] = {h0, h1, h2, h3};
     for (int r = 0; r < 4; r++) {
@@ -141,30 +141,41 @@ TI__PRIVATE TI__TARGET_AVX2 size_t ti__qrq32_avx2(const int32_t *x, const int32_
     return i;
 }
 
-/* The int16 GEMM's panel from four contiguous rows: dst[i * 4 + r] = row r's [i], i < n. */
+/* The AVX2 micro-kernel's panel in place from the portable one: a[k * 4 + r], k < n, becomes
+ * pairs of depths per row, a[(k / 2) * 8 + r * 2 + k % 2]. An odd n's last pair gets 0 as
+ * its second depth (a holds at least (n + 1) / 2 * 8 elements). */
+TI__PRIVATE TI__TARGET_AVX2 void ti__qg_pairs_avx2(int16_t *a, size_t n) {
+    if (n & 1) memset(a + n * 4, 0, 4 * sizeof(int16_t));
+    for (size_t j = 0; j < (n + 1) / 2; j++) { /* [k: r0..r3, k+1: r0..r3] -> [r0: k, k+1, ..] */
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(a + j * 8));
+        _mm_storeu_si128((__m128i *)(void *)(a + j * 8), _mm_unpacklo_epi16(v, _mm_srli_si128(v, 8)));
+    }
+}
+
+/* The AVX2 micro-kernel's panel from four contiguous rows of n depths (ti__qg_pairs_avx2's
+ * layout): dst[(i / 2) * 8 + r * 2 + i % 2] = row r's [i], 0 past an odd n. */
 TI__PRIVATE TI__TARGET_AVX2 void ti__qg_interleave4_avx2(int16_t *dst, const int16_t *r0,
                                                          const int16_t *r1, const int16_t *r2,
                                                          const int16_t *r3, size_t n) {
+    const int16_t *rows[4] = {r0, r1, r2, r3};
     size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
+    for (; i + 8 <= n; i += 8) { /* a 4 x 4 transpose of 32-bit units (pairs of depths) */
         __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(r0 + i));
         __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(r1 + i));
         __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(r2 + i));
         __m128i d = _mm_loadu_si128((const __m128i *)(const void *)(r3 + i));
-        __m128i ab0 = _mm_unpacklo_epi16(a, b), ab1 = _mm_unpackhi_epi16(a, b); /* a0 b0 a1 b1 .. */
-        __m128i cd0 = _mm_unpacklo_epi16(c, d), cd1 = _mm_unpackhi_epi16(c, d);
+        __m128i ab0 = _mm_unpacklo_epi32(a, b), ab1 = _mm_unpackhi_epi32(a, b); /* a0 b0 a1 b1 */
+        __m128i cd0 = _mm_unpacklo_epi32(c, d), cd1 = _mm_unpackhi_epi32(c, d);
         __m128i *o = (__m128i *)(void *)(dst + i * 4);
-        _mm_storeu_si128(o, _mm_unpacklo_epi32(ab0, cd0)); /* a0 b0 c0 d0 a1 b1 c1 d1 */
-        _mm_storeu_si128(o + 1, _mm_unpackhi_epi32(ab0, cd0));
-        _mm_storeu_si128(o + 2, _mm_unpacklo_epi32(ab1, cd1));
-        _mm_storeu_si128(o + 3, _mm_unpackhi_epi32(ab1, cd1));
+        _mm_storeu_si128(o, _mm_unpacklo_epi64(ab0, cd0)); /* pair 0 of rows a, b, c, d */
+        _mm_storeu_si128(o + 1, _mm_unpackhi_epi64(ab0, cd0));
+        _mm_storeu_si128(o + 2, _mm_unpacklo_epi64(ab1, cd1));
+        _mm_storeu_si128(o + 3, _mm_unpackhi_epi64(ab1, cd1));
     }
-    for (; i < n; i++) {
-        dst[i * 4] = r0[i];
-        dst[i * 4 + 1] = r1[i];
-        dst[i * 4 + 2] = r2[i];
-        dst[i * 4 + 3] = r3[i];
-    }
+    for (; i < n; i++)
+        for (int r = 0; r < 4; r++) dst[(i / 2) * 8 + (size_t)r * 2 + i % 2] = rows[r][i];
+    if (n & 1)
+        for (int r = 0; r < 4; r++) dst[(n / 2) * 8 + (size_t)r * 2 + 1] = 0;
 }
 
 /* dst[i] = x[i] + off for i < n, x uint8 (u8) or int8: 16 at a time. */
@@ -253,47 +264,85 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qrq_rows_avx2(size_t nr, const uint32_t *do
     }
 }
 
-/* ti__dwq_pixel_avx512's contract in AVX2: acc[c] = sum over taps t < nt of (w[woff[t] + c]
- * + wo) * (x[xoff[t] + c] + xo) modulo 2^32, c < n; 16 channels at a time as int16, two taps
- * per VPMADDWD (exact: each product at most 255^2). Unpacking pairs the taps within 128-bit
- * lanes: lo holds channels 0-3 | 8-11, hi 4-7 | 12-15, put back in order at the store. The
- * last n % 16 channels in scalar code, the same sums. */
-TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_pixel_avx2(int u8, uint32_t *acc, const void *x,
-                                                    const void *w, const size_t *xoff,
-                                                    const size_t *woff, size_t nt, size_t n,
-                                                    int32_t xo, int32_t wo) {
-    const unsigned char *xb = (const unsigned char *)x, *wb = (const unsigned char *)w;
-    const __m256i vxo = _mm256_set1_epi16((short)xo), vwo = _mm256_set1_epi16((short)wo);
-    const __m256i z = _mm256_setzero_si256();
-#define TI__DWQ_LD2(p)                                                                      \
-    (u8 ? _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(p)))          \
-        : _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(p))))
-    size_t c0 = 0;
-    for (; c0 + 16 <= n; c0 += 16) {
-        __m256i lo = z, hi = z;
-        for (size_t t = 0; t < nt; t += 2) {
-            __m256i x0 = _mm256_add_epi16(TI__DWQ_LD2(xb + xoff[t] + c0), vxo);
-            __m256i w0 = _mm256_add_epi16(TI__DWQ_LD2(wb + woff[t] + c0), vwo);
-            __m256i x1 = z, w1 = z; /* an odd last tap: paired with weight 0 */
-            if (t + 1 < nt) {
-                x1 = _mm256_add_epi16(TI__DWQ_LD2(xb + xoff[t + 1] + c0), vxo);
-                w1 = _mm256_add_epi16(TI__DWQ_LD2(wb + woff[t + 1] + c0), vwo);
+/* The AVX2 depthwise path's weights (cpu/tfl_conv.c) of n <= 64 channels and nt taps, once
+ * per chunk of channels: w'_t[c] = w[woff[t] + c] + wo as int16. Each whole group of 16
+ * channels g gets its taps in pairs j, wp[(g * np + j) * 32 + 2 * i + 0 / 1] = (w'_2j,
+ * w'_2j+1) of channel g * 16 + i in order (np = (nt + 1) / 2; 0 for an odd nt's missing
+ * tap); the last n % 16 channels follow tap by tap, wp[n / 16 * np * 32 + t * 16 + c % 16].
+ * ks[c] = xo * sum over t of w'_t[c] modulo 2^32: what the input offset adds to every sum. */
+TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_wprep_avx2(int u8, int16_t *wp, uint32_t *ks,
+                                                    const void *w, const size_t *woff,
+                                                    size_t nt, size_t n, int32_t xo,
+                                                    int32_t wo) {
+    const unsigned char *wb = (const unsigned char *)w;
+    const size_t np = (nt + 1) / 2, n16 = n / 16 * 16;
+    const __m128i vwo = _mm_set1_epi16((short)wo);
+#define TI__DWQ_W8(p)                                                                       \
+    _mm_add_epi16(u8 ? _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)(const void *)(p)))  \
+                     : _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)(const void *)(p))), \
+                  vwo)
+    for (size_t c0 = 0; c0 < n16; c0 += 16)
+        for (size_t j = 0; j < np; j++) {
+            __m128i *o = (__m128i *)(void *)(wp + (c0 / 16 * np + j) * 32);
+            for (size_t h = 0; h < 16; h += 8) { /* channels c0 + h .. + 8 */
+                __m128i w0 = TI__DWQ_W8(wb + woff[2 * j] + c0 + h);
+                __m128i w1 = 2 * j + 1 < nt ? TI__DWQ_W8(wb + woff[2 * j + 1] + c0 + h)
+                                            : _mm_setzero_si128();
+                _mm_storeu_si128(o + h / 4, _mm_unpacklo_epi16(w0, w1));
+                _mm_storeu_si128(o + h / 4 + 1, _mm_unpackhi_epi16(w0, w1));
             }
-            lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1),
-                                                        _mm256_unpacklo_epi16(w0, w1)));
-            hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1),
-                                                        _mm256_unpackhi_epi16(w0, w1)));
         }
-        _mm256_storeu_si256((__m256i *)(void *)(acc + c0), _mm256_permute2x128_si256(lo, hi, 0x20));
-        _mm256_storeu_si256((__m256i *)(void *)(acc + c0 + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
+#undef TI__DWQ_W8
+    int16_t *tail = wp + n16 / 16 * np * 32;
+    for (size_t c = 0; c < n; c++) {
+        uint32_t sum = 0;
+        for (size_t t = 0; t < nt; t++) {
+            unsigned char v = wb[woff[t] + c];
+            int32_t wv = (u8 ? (int32_t)v : (int32_t)(signed char)v) + wo;
+            sum += (uint32_t)wv;
+            if (c >= n16) tail[t * 16 + (c - n16)] = (int16_t)wv;
+        }
+        ks[c] = sum * (uint32_t)xo;
     }
-#undef TI__DWQ_LD2
-    for (size_t c = c0; c < n; c++) {
+}
+
+/* acc[c] = sum over taps t < nt of x_t[c] * w'_t[c] modulo 2^32, c < n (<= 64): x_t[c] =
+ * xp[t][c] (uint8 for u8, else int8), w' as ti__dwq_wprep_avx2 laid it out; plus its ks,
+ * the sum of (x + xo) * (w + wo). Per pair of taps and 16 channels: the two taps' bytes
+ * interleaved (VPUNPCKLBW / HBW: channels stay in order), widened to int16, one VPMADDWD
+ * per 8 channels (exact: each product at most 255^2). */
+TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_pix_avx2(int u8, uint32_t *acc,
+                                                  const unsigned char *const *xp, size_t nt,
+                                                  const int16_t *wp, size_t n) {
+    const size_t np = (nt + 1) / 2, n16 = n / 16 * 16;
+#define TI__DWQ_PIX(CVT)                                                                    \
+    for (size_t c0 = 0; c0 < n16; c0 += 16) {                                               \
+        const __m256i *wv = (const __m256i *)(const void *)(wp + c0 / 16 * np * 32);        \
+        __m256i s0 = _mm256_setzero_si256(), s1 = s0;                                       \
+        for (size_t j = 0; j < np; j++) {                                                   \
+            __m128i x0 = _mm_loadu_si128((const __m128i *)(const void *)(xp[2 * j] + c0)); \
+            __m128i x1 = 2 * j + 1 < nt                                                     \
+                             ? _mm_loadu_si128((const __m128i *)(const void *)(xp[2 * j + 1] + c0)) \
+                             : x0; /* its weight is 0 */                                    \
+            __m256i lo = CVT(_mm_unpacklo_epi8(x0, x1)), hi = CVT(_mm_unpackhi_epi8(x0, x1)); \
+            s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(lo, _mm256_loadu_si256(wv + 2 * j)));      \
+            s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(hi, _mm256_loadu_si256(wv + 2 * j + 1)));  \
+        }                                                                                   \
+        _mm256_storeu_si256((__m256i *)(void *)(acc + c0), s0);                             \
+        _mm256_storeu_si256((__m256i *)(void *)(acc + c0 + 8), s1);                         \
+    }
+    if (u8) {
+        TI__DWQ_PIX(_mm256_cvtepu8_epi16)
+    } else {
+        TI__DWQ_PIX(_mm256_cvtepi8_epi16)
+    }
+#undef TI__DWQ_PIX
+    const int16_t *tail = wp + n16 / 16 * np * 32;
+    for (size_t c = n16; c < n; c++) {
         uint32_t s = 0;
         for (size_t t = 0; t < nt; t++) {
-            int32_t xv = u8 ? (int32_t)xb[xoff[t] + c] : (int32_t)(int8_t)xb[xoff[t] + c];
-            int32_t wv = u8 ? (int32_t)wb[woff[t] + c] : (int32_t)(int8_t)wb[woff[t] + c];
-            s += (uint32_t)((wv + wo) * (xv + xo));
+            unsigned char v = xp[t][c];
+            s += (uint32_t)((u8 ? (int32_t)v : (int32_t)(signed char)v) * tail[t * 16 + (c - n16)]);
         }
         acc[c] = s;
     }
