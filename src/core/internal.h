@@ -433,9 +433,12 @@ TI__PRIVATE void ti__qrq_rows_avx2(size_t nr, const uint32_t *dot, size_t ldd, c
                                    const int32_t *mult, const int32_t *shift, int pos, int32_t yo,
                                    int32_t lo, int32_t hi, uint8_t *out, size_t ldo);
 /* The AVX2 micro-kernel's panel: from ti__qg_micro's in place (a[k * 4 + r] to pairs of
- * depths per row, a[(k / 2) * 8 + r * 2 + k % 2], 0 past an odd n), or from four contiguous
- * rows; and 8-bit values widened with an offset (dst[i] = x[i] + off), for AVX2 */
+ * depths per row, a[(k / 2) * 8 + r * 2 + k % 2], 0 past an odd n), from four contiguous
+ * int16 rows, or from four rows of 8-bit values plus an offset; and 8-bit values widened
+ * with an offset (dst[i] = x[i] + off), for AVX2 */
 TI__PRIVATE void ti__qg_pairs_avx2(int16_t *a, size_t n);
+TI__PRIVATE void ti__qg_widen4_avx2(int16_t *dst, const unsigned char *x, size_t rs, size_t n,
+                                    int u8, int32_t off);
 TI__PRIVATE void ti__qg_interleave4_avx2(int16_t *dst, const int16_t *r0, const int16_t *r1,
                                          const int16_t *r2, const int16_t *r3, size_t n);
 /* The vector lanes of TFLite's 8-bit ADD (ti__tfl_add8_avx512's contract, groups of 8):

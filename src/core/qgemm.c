@@ -230,6 +230,12 @@ typedef struct ti__qgemm {
     size_t rows, depth, cols;
     ti__qg_gather_fn gather; /* A: rows, zero points applied */
     ti__qg_grow_fn gather_row; /* or NULL: A's rows contiguously (the same values) */
+    const unsigned char *a8; /* or NULL: A's rows as they lie in memory, 8-bit values (uint8
+                                when a8_u8, else int8) row p at a8 + p * a8_rs, A' = value +
+                                a8_off; AVX2 widens four at a time into its panel */
+    size_t a8_rs;
+    int32_t a8_off;
+    int a8_u8;
     const void *gctx;
     const void *b;           /* B: element (k, c) at b[c * b_cs + k * b_ks], uint8 or int8 */
     int b_u8;
@@ -384,7 +390,12 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
                     memset(acc + r * TI__QG_OCC, 0, nb * TI__QG_NR * sizeof(uint32_t));
             for (size_t k0 = 0; k0 < kd; k0 += TI__QG_KC) {
                 size_t k1 = TI__MIN(kd, k0 + TI__QG_KC);
-                if (row_gather) { /* rows contiguously, then interleaved at once */
+                if (pairs && g->a8 != NULL && np == TI__QG_MR) {
+#if defined(TI__X86_SIMD)
+                    ti__qg_widen4_avx2(a, g->a8 + p0 * g->a8_rs + k0, g->a8_rs, k1 - k0, g->a8_u8,
+                                       g->a8_off);
+#endif
+                } else if (row_gather) { /* rows contiguously, then interleaved at once */
 #if defined(TI__X86_SIMD)
                     for (size_t r = 0; r < TI__QG_MR; r++) {
                         if (r < np) g->gather_row(g->gctx, p0 + r, k0, k1, rows[r]);

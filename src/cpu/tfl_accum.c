@@ -321,6 +321,11 @@ TI__PRIVATE ti_status ti__tfc_geometry(ti__kctx *k, int depthwise, ti__tfc_geo *
     return TI_OK;
 }
 
+TI__PRIVATE int ti__tfc_conv_is_1x1(const ti__tfc_geo *g) {
+    return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0 &&
+           g->groups == 1;
+}
+
 /* The work of one run, shared by the parallel range functions. */
 typedef struct ti__tfc_job {
     const ti__tfc_geo *g;
@@ -489,7 +494,15 @@ TI__PRIVATE ti_status ti__tfc_qgemm(ti__kctx *k, ti__tfc_job *j, size_t rows, si
     g.cols = j->o;
     g.gather = ti__tfc_qgather;
 #if defined(TI__X86_SIMD)
-    if (j->kind == TI__TFC_U8 || j->kind == TI__TFC_I8) g.gather_row = ti__tfc_qgather_row;
+    if (j->kind == TI__TFC_U8 || j->kind == TI__TFC_I8) {
+        g.gather_row = ti__tfc_qgather_row;
+        if (fc || ti__tfc_conv_is_1x1(j->g)) { /* row p is input row (pixel) p as it lies */
+            g.a8 = (const unsigned char *)j->x;
+            g.a8_rs = kdim;
+            g.a8_off = j->xo;
+            g.a8_u8 = j->kind == TI__TFC_U8;
+        }
+    }
 #endif
     g.gctx = j;
     g.b = j->w;

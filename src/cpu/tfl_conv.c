@@ -86,11 +86,6 @@ TI__PRIVATE void ti__tfc_bias_clamp(void *ctx, size_t begin, size_t end) {
     }
 }
 
-TI__PRIVATE int ti__tfc_conv_is_1x1(const ti__tfc_geo *g) {
-    return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0 &&
-           g->groups == 1;
-}
-
 TI__PRIVATE size_t ti__tfc_conv_tile_rows(const ti__tfc_geo *g) {
     size_t kdim = (size_t)(g->kh * g->kw * g->kc), pixels = (size_t)(g->n * g->oh * g->ow);
     size_t nt = TI__TFC_TILE_FLOATS / (kdim ? kdim : 1);

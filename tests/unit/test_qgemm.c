@@ -419,7 +419,8 @@ static void dw_pix_avx2(int u8, uint32_t *acc, const void *x, const void *w, con
  * pixel (dw_pix_avx2) against ti__dwq_tap_avx2 tap after tap; the rows'
  * requantization to bytes against ti__qrq_one, on odd channel counts (the tails), shifts of
  * both signs, extreme multipliers, with and without the column and row terms; the panel's
- * interleave of four rows and the widening copy of its gather. */
+ * interleave of four rows, the widening copy of its gather and the panel straight from byte
+ * rows. */
 TI_TEST(avx2_helpers_match_plain_loops) {
 #if defined(TI__X86_SIMD)
     if (ti__cpu_isa_best() < TI__ISA_AVX2) {
@@ -455,6 +456,8 @@ TI_TEST(avx2_helpers_match_plain_loops) {
         q.lo = u8 ? (int32_t)(urand() % 20) : -128 + (int32_t)(urand() % 20);
         q.hi = u8 ? 255 - (int32_t)(urand() % 20) : 127 - (int32_t)(urand() % 20);
         q.yo = (int32_t)(urand() % 256) - (u8 ? 0 : 128);
+        if (r % 6 == 5) /* zero points far outside the bytes: the int32 clamp */
+            q.yo = (r & 8 ? 1 : -1) * (int32_t)(16000 + urand() % 20000);
         memset(o1, 0xA5, sizeof o1);
         memset(o2, 0xA5, sizeof o2);
         for (size_t i = 0; i < nr; i++)
@@ -487,6 +490,35 @@ TI_TEST(avx2_helpers_match_plain_loops) {
         ti__q8_widen_avx2(w2, x, n, u8, off);
         if ((memcmp(p1, p2, sizeof p1) != 0 || memcmp(w1, w2, sizeof w1) != 0) && bad++ == 0)
             printf("  interleave or widen of %zu: differs\n", n);
+        /* four byte rows 43 apart straight into the panel: the widened rows interleaved */
+        int16_t wr[4][40], p3[4 * 41], p4[4 * 41];
+        for (size_t r = 0; r < 4; r++)
+            for (size_t i = 0; i < n; i++)
+                wr[r][i] = (int16_t)((u8 ? (int32_t)x[r * 43 + i] : (int32_t)(int8_t)x[r * 43 + i]) + off);
+        for (size_t i = 0; i < 4 * 41; i++) p3[i] = p4[i] = (int16_t)i;
+        ti__qg_interleave4_avx2(p3, wr[0], wr[1], wr[2], wr[3], n);
+        ti__qg_widen4_avx2(p4, x, 43, n, u8, off);
+        if (memcmp(p3, p4, sizeof p3) != 0 && bad++ == 0)
+            printf("  panel from byte rows, %zu depths: differs\n", n);
+    }
+    /* results just above the int16 range that a zero point of -32600 brings back into the
+     * bytes (with mult 2^30 and shift 0 the result is dot / 2): saturating to int16 before
+     * adding that zero point would lose them */
+    {
+        ti__qrq q;
+        memset(&q, 0, sizeof q);
+        q.mode = TI__QRQ_32;
+        for (size_t c = 0; c < 40; c++) mult[c] = 1 << 30, shift[c] = 0;
+        q.mult = mult, q.shift = shift, q.yo = -32600, q.lo = 0, q.hi = 255;
+        for (size_t i = 0; i < 3; i++)
+            for (size_t c = 0; c < 40; c++) dot[i * C + c] = (uint32_t)(2 * (32600 - 10 + (int)(i * 40 + c) * 2));
+        memset(o1, 0, sizeof o1);
+        memset(o2, 0, sizeof o2);
+        for (size_t i = 0; i < 3; i++)
+            for (size_t c = 0; c < 40; c++) o1[i * 40 + c] = (uint8_t)ti__qrq_one(&q, (int32_t)dot[i * C + c], c);
+        ti__qrq_rows_avx2(3, dot, C, NULL, NULL, NULL, 40, mult, shift, 0, q.yo, q.lo, q.hi, o2, 40);
+        TI_CHECK(memcmp(o1, o2, sizeof o1) == 0);
+        TI_CHECK_EQ_INT(o1[100], 190); /* row 2, column 20: 32600 - 10 + 200 - 32600 */
     }
     /* the zero point's check: lo - yo or hi - yo outside int32 goes to the scalar code */
     ti__qrq zq;

@@ -178,6 +178,43 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qg_interleave4_avx2(int16_t *dst, const int
         for (int r = 0; r < 4; r++) dst[(n / 2) * 8 + (size_t)r * 2 + 1] = 0;
 }
 
+/* The AVX2 micro-kernel's panel straight from four rows of 8-bit values (row r at x + r * rs,
+ * uint8 for u8, else int8) plus off, n depths: ti__qg_interleave4_avx2 of the rows widened
+ * by ti__q8_widen_avx2, without the rows in between. */
+TI__PRIVATE TI__TARGET_AVX2 void ti__qg_widen4_avx2(int16_t *dst, const unsigned char *x, size_t rs,
+                                                    size_t n, int u8, int32_t off) {
+    const __m128i vo = _mm_set1_epi16((short)off);
+    const unsigned char *r0 = x, *r1 = x + rs, *r2 = x + 2 * rs, *r3 = x + 3 * rs;
+    size_t i = 0;
+#define TI__QG_W4(CVT)                                                                       \
+    for (; i + 8 <= n; i += 8) {                                                             \
+        __m128i a = _mm_add_epi16(CVT(_mm_loadl_epi64((const __m128i *)(const void *)(r0 + i))), vo); \
+        __m128i b = _mm_add_epi16(CVT(_mm_loadl_epi64((const __m128i *)(const void *)(r1 + i))), vo); \
+        __m128i c = _mm_add_epi16(CVT(_mm_loadl_epi64((const __m128i *)(const void *)(r2 + i))), vo); \
+        __m128i d = _mm_add_epi16(CVT(_mm_loadl_epi64((const __m128i *)(const void *)(r3 + i))), vo); \
+        __m128i ab0 = _mm_unpacklo_epi32(a, b), ab1 = _mm_unpackhi_epi32(a, b);              \
+        __m128i cd0 = _mm_unpacklo_epi32(c, d), cd1 = _mm_unpackhi_epi32(c, d);              \
+        __m128i *o = (__m128i *)(void *)(dst + i * 4);                                       \
+        _mm_storeu_si128(o, _mm_unpacklo_epi64(ab0, cd0));                                   \
+        _mm_storeu_si128(o + 1, _mm_unpackhi_epi64(ab0, cd0));                               \
+        _mm_storeu_si128(o + 2, _mm_unpacklo_epi64(ab1, cd1));                               \
+        _mm_storeu_si128(o + 3, _mm_unpackhi_epi64(ab1, cd1));                               \
+    }
+    if (u8) {
+        TI__QG_W4(_mm_cvtepu8_epi16)
+    } else {
+        TI__QG_W4(_mm_cvtepi8_epi16)
+    }
+#undef TI__QG_W4
+    for (; i < n; i++)
+        for (size_t r = 0; r < 4; r++) {
+            unsigned char v = x[r * rs + i];
+            dst[(i / 2) * 8 + r * 2 + i % 2] = (int16_t)((u8 ? (int32_t)v : (int32_t)(signed char)v) + off);
+        }
+    if (n & 1)
+        for (size_t r = 0; r < 4; r++) dst[(n / 2) * 8 + r * 2 + 1] = 0;
+}
+
 /* dst[i] = x[i] + off for i < n, x uint8 (u8) or int8: 16 at a time. */
 TI__PRIVATE TI__TARGET_AVX2 void ti__q8_widen_avx2(int16_t *dst, const void *x, size_t n, int u8,
                                                    int32_t off) {
@@ -192,11 +229,39 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__q8_widen_avx2(int16_t *dst, const void *x, 
     for (; i < n; i++) dst[i] = (int16_t)((u8 ? (int32_t)xb[i] : (int32_t)(int8_t)xb[i]) + off);
 }
 
+/* One row's 8 columns for ti__qrq_rows_avx2: sums d[0..m8) (0 past them) plus the column
+ * and row terms, requantized to int32 before the zero point and the clamp. */
+TI__X86_INLINE TI__TARGET_AVX2 __m256i ti__qrq_row8_avx2(const uint32_t *d, size_t m8,
+                                                         __m256i cc, __m256i bb, int use_b,
+                                                         const int32_t *row, size_t r, int pos,
+                                                         __m256i ls, __m256i m, __m256i mo,
+                                                         __m256i rs, __m256i mask, __m256i half) {
+    __m256i v;
+    if (m8 == 8) {
+        v = _mm256_loadu_si256((const __m256i *)(const void *)d);
+    } else {
+        uint32_t td[8] = {0};
+        memcpy(td, d, m8 * sizeof(uint32_t));
+        v = _mm256_loadu_si256((const __m256i *)(const void *)td);
+    }
+    v = _mm256_add_epi32(v, cc);
+    if (row != NULL) {
+        __m256i rv = _mm256_set1_epi32(row[r]);
+        v = _mm256_add_epi32(v, use_b ? _mm256_mullo_epi32(bb, rv) : rv);
+    }
+    if (pos) v = ti__q_lshift_sat_avx2(v, ls);
+    return ti__q_mul_rshift_avx2(v, m, mo, rs, mask, half);
+}
+
 /* ti__qg8_rows8_vnni's contract in AVX2, for any number of rows: row r's sums dot[r * ldd +
  * c] + colc[c] + (bos ? bos[c] * row[r] : row[r]) (colc or row NULL: 0), requantized as
- * TI__QRQ_32 (ti__qrq32_avx2 above, step by step) to the low bytes of out[r * ldo + c],
- * c < n (lo and hi inside one byte type's range). Columns outer, rows inner: a column group's
- * multipliers, shifts and masks are set up once for all rows. The caller checks the shifts
+ * TI__QRQ_32 (ti__qrq32_avx2 above, step by step) to out[r * ldo + c], c < n (lo and hi
+ * inside one byte type's range). Columns outer, rows inner: a column group's multipliers,
+ * shifts and masks are set up once for all rows. Rows go in pairs: the two rows' int32
+ * results are packed to int16 together (VPACKSSDW), the zero point added and the clamp
+ * applied on int16 when the zero point is small (|yo| <= 2^14: saturating to int16 first
+ * then changes no clamped result), else on int32; then to bytes with unsigned or signed
+ * saturation by the range (exact: every value is in it). The caller checks the shifts
  * (ti__qrq_shifts: all in [-31, 31]; pos: whether any is positive) and the zero point
  * (ti__qrq_bytes_ok: lo - yo and hi - yo fit int32). */
 TI__PRIVATE TI__TARGET_AVX2 void ti__qrq_rows_avx2(size_t nr, const uint32_t *dot, size_t ldd,
@@ -209,7 +274,10 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qrq_rows_avx2(size_t nr, const uint32_t *do
     const __m256i qlo = _mm256_set1_epi32(l < INT32_MIN ? INT32_MIN : (int32_t)l);
     const __m256i qhi = _mm256_set1_epi32(h > INT32_MAX ? INT32_MAX : (int32_t)h);
     const __m256i vyo = _mm256_set1_epi32(yo), zero = _mm256_setzero_si256();
-    const __m256i one = _mm256_set1_epi32(1), low8 = _mm256_set1_epi32(0xFF);
+    const __m256i one = _mm256_set1_epi32(1);
+    const int narrow = yo >= -16384 && yo <= 16384, unsig = lo >= 0;
+    const __m256i yo16 = _mm256_set1_epi16((short)(narrow ? yo : 0));
+    const __m256i lo16 = _mm256_set1_epi16((short)lo), hi16 = _mm256_set1_epi16((short)hi);
     int32_t tm[8], ts[8], tc[8], tb[8];
     for (size_t i = 0; i < n; i += 8) {
         size_t m8 = n - i < 8 ? n - i : 8;
@@ -231,34 +299,33 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qrq_rows_avx2(size_t nr, const uint32_t *do
         __m256i half = _mm256_srai_epi32(mask, 1);
         __m256i cc = pc != NULL ? _mm256_loadu_si256((const __m256i *)pc) : zero;
         __m256i bb = pb != NULL ? _mm256_loadu_si256((const __m256i *)pb) : zero;
-        for (size_t r = 0; r < nr; r++) {
-            const uint32_t *d = dot + r * ldd + i;
-            __m256i v;
-            if (m8 == 8) {
-                v = _mm256_loadu_si256((const __m256i *)d);
+        for (size_t r = 0; r < nr; r += 2) {
+            __m256i q0 = ti__qrq_row8_avx2(dot + r * ldd + i, m8, cc, bb, pb != NULL, row, r, pos,
+                                           ls, m, mo, rs, mask, half);
+            __m256i q1 = r + 1 < nr ? ti__qrq_row8_avx2(dot + (r + 1) * ldd + i, m8, cc, bb, pb != NULL,
+                                                        row, r + 1, pos, ls, m, mo, rs, mask, half)
+                                    : q0; /* an odd last row: stored once */
+            __m256i p16; /* [r0 0-3, r1 0-3 | r0 4-7, r1 4-7] */
+            if (narrow) {
+                p16 = _mm256_adds_epi16(_mm256_packs_epi32(q0, q1), yo16);
+                p16 = _mm256_min_epi16(_mm256_max_epi16(p16, lo16), hi16);
             } else {
-                uint32_t td[8] = {0};
-                memcpy(td, d, m8 * sizeof(uint32_t));
-                v = _mm256_loadu_si256((const __m256i *)td);
+                q0 = _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(q0, qlo), qhi), vyo);
+                q1 = _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(q1, qlo), qhi), vyo);
+                p16 = _mm256_packs_epi32(q0, q1);
             }
-            v = _mm256_add_epi32(v, cc);
-            if (row != NULL) {
-                __m256i rv = _mm256_set1_epi32(row[r]);
-                v = _mm256_add_epi32(v, pb != NULL ? _mm256_mullo_epi32(bb, rv) : rv);
-            }
-            if (pos) v = ti__q_lshift_sat_avx2(v, ls);
-            __m256i q = ti__q_mul_rshift_avx2(v, m, mo, rs, mask, half);
-            q = _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(q, qlo), qhi), vyo);
-            /* the low byte of each lane (uint8 or int8 alike), in order */
-            q = _mm256_and_si256(q, low8);
-            __m128i p16 = _mm_packus_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
-            __m128i p8 = _mm_packus_epi16(p16, p16);
+            __m128i l16 = _mm256_castsi256_si128(p16), h16 = _mm256_extracti128_si256(p16, 1);
+            __m128i p8 = unsig ? _mm_packus_epi16(l16, h16) : _mm_packs_epi16(l16, h16);
+            p8 = _mm_shuffle_epi32(p8, 0xD8); /* [r0 0-7, r1 0-7] */
+            uint8_t *o0 = out + r * ldo + i;
             if (m8 == 8) {
-                _mm_storel_epi64((__m128i *)(void *)(out + r * ldo + i), p8);
+                _mm_storel_epi64((__m128i *)(void *)o0, p8);
+                if (r + 1 < nr) _mm_storeh_pd((double *)(void *)(o0 + ldo), _mm_castsi128_pd(p8));
             } else {
                 uint8_t tmp[16];
                 _mm_storeu_si128((__m128i *)(void *)tmp, p8);
-                memcpy(out + r * ldo + i, tmp, m8);
+                memcpy(o0, tmp, m8);
+                if (r + 1 < nr) memcpy(o0 + ldo, tmp + 8, m8);
             }
         }
     }
