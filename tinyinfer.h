@@ -15012,18 +15012,23 @@ TI__PRIVATE void ti__tfc_qwalk(const ti__tfc_job *j, size_t p, size_t k0, size_t
     const ti__tfc_geo *g = j->g;
     int64_t n, oy, ox;
     ti__tfc_pixel(g, p, &n, &oy, &ox);
-    size_t ic = (size_t)g->ic, t = k0 / ic, c = k0 % ic;
-    for (size_t k = k0; k < k1; t++, c = 0) {
-        size_t cnt = TI__MIN(ic - c, k1 - k);
-        int64_t iy = oy * g->sh - g->ph + (int64_t)(t / (size_t)g->kw) * g->dh;
-        int64_t ix = ox * g->sw - g->pw + (int64_t)(t % (size_t)g->kw) * g->dw;
+    size_t ic = (size_t)g->ic, kw = (size_t)g->kw, t = k0 / ic, c = k0 % ic;
+    for (size_t k = k0; k < k1; c = 0) {
+        size_t cnt = TI__MIN(ic - c, k1 - k), fx = t % kw, taps = 1;
+        int64_t iy = oy * g->sh - g->ph + (int64_t)(t / kw) * g->dh;
+        int64_t ix = ox * g->sw - g->pw + (int64_t)fx * g->dw;
         int16_t *dst = a + (k - k0) * stride;
         if (iy < 0 || iy >= g->ih || ix < 0 || ix >= g->iw) {
             for (size_t i = 0; i < cnt; i++) dst[i * stride] = 0;
         } else {
+            /* undilated: the next taps of this filter row that lie inside the input follow
+             * this one in memory; one copy for the run (the first layers' few channels) */
+            for (; g->dw == 1 && fx + taps < kw && ix + (int64_t)taps < g->iw && k + cnt < k1; taps++)
+                cnt = TI__MIN(cnt + ic, k1 - k);
             ti__tfc_qcopy(j, (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c, cnt, dst, stride);
         }
         k += cnt;
+        t += taps;
     }
 }
 
@@ -16316,25 +16321,33 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
         size_t cn = TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0);
         ti__dwq_wprep_avx2(u8, wp, ks, w + c0, woff, nt, cn, j->xo, j->wo);
         for (size_t c = 0; c < cn; c++) colc[c] = (int32_t)(ks[c] + (bias ? (uint32_t)bias[c0 + c] : 0u));
+        int64_t n, oy, ox; /* pixel p0 + r, stepped along (no divisions per pixel) */
+        ti__tfc_pixel(g, begin, &n, &oy, &ox);
         for (size_t p0 = begin; p0 < end; p0 += TI__TFC_DW_PIX) {
             size_t np = TI__MIN((size_t)TI__TFC_DW_PIX, end - p0);
             for (size_t r = 0; r < np; r++) {
-                int64_t n, oy, ox;
-                ti__tfc_pixel(g, p0 + r, &n, &oy, &ox);
                 int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
                 if (iy0 >= 0 && ix0 >= 0 && iy0 + (g->kh - 1) * g->dh < g->ih &&
                     ix0 + (g->kw - 1) * g->dw < g->iw) { /* the whole window inside */
                     const unsigned char *base = x + (size_t)(((n * g->ih + iy0) * g->iw + ix0) * g->ic) + c0;
                     for (size_t t = 0; t < nt; t++) xp[t] = base + toff[t];
                 } else {
-                    for (size_t t = 0; t < nt; t++) {
-                        int64_t iy = iy0 + (int64_t)t / g->kw * g->dh, ix = ix0 + (int64_t)t % g->kw * g->dw;
-                        xp[t] = iy >= 0 && iy < g->ih && ix >= 0 && ix < g->iw
-                                    ? x + (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c0
-                                    : pad;
+                    size_t t = 0;
+                    for (int64_t fy = 0; fy < g->kh; fy++) {
+                        int64_t iy = iy0 + fy * g->dh;
+                        for (int64_t fx = 0; fx < g->kw; fx++, t++) {
+                            int64_t ix = ix0 + fx * g->dw;
+                            xp[t] = iy >= 0 && iy < g->ih && ix >= 0 && ix < g->iw
+                                        ? x + (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c0
+                                        : pad;
+                        }
                     }
                 }
                 ti__dwq_pix_avx2(u8, a32 + r * TI__TFC_DW_CHUNK, xp, nt, wp, cn);
+                if (++ox == g->ow) {
+                    ox = 0;
+                    if (++oy == g->oh) oy = 0, n++;
+                }
             }
             ti__qrq_rows_avx2(np, a32, TI__TFC_DW_CHUNK, colc, NULL, NULL, cn, rq->mult + c0,
                               rq->shift + c0, pos, rq->yo, rq->lo, rq->hi,

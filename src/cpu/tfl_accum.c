@@ -414,18 +414,23 @@ TI__PRIVATE void ti__tfc_qwalk(const ti__tfc_job *j, size_t p, size_t k0, size_t
     const ti__tfc_geo *g = j->g;
     int64_t n, oy, ox;
     ti__tfc_pixel(g, p, &n, &oy, &ox);
-    size_t ic = (size_t)g->ic, t = k0 / ic, c = k0 % ic;
-    for (size_t k = k0; k < k1; t++, c = 0) {
-        size_t cnt = TI__MIN(ic - c, k1 - k);
-        int64_t iy = oy * g->sh - g->ph + (int64_t)(t / (size_t)g->kw) * g->dh;
-        int64_t ix = ox * g->sw - g->pw + (int64_t)(t % (size_t)g->kw) * g->dw;
+    size_t ic = (size_t)g->ic, kw = (size_t)g->kw, t = k0 / ic, c = k0 % ic;
+    for (size_t k = k0; k < k1; c = 0) {
+        size_t cnt = TI__MIN(ic - c, k1 - k), fx = t % kw, taps = 1;
+        int64_t iy = oy * g->sh - g->ph + (int64_t)(t / kw) * g->dh;
+        int64_t ix = ox * g->sw - g->pw + (int64_t)fx * g->dw;
         int16_t *dst = a + (k - k0) * stride;
         if (iy < 0 || iy >= g->ih || ix < 0 || ix >= g->iw) {
             for (size_t i = 0; i < cnt; i++) dst[i * stride] = 0;
         } else {
+            /* undilated: the next taps of this filter row that lie inside the input follow
+             * this one in memory; one copy for the run (the first layers' few channels) */
+            for (; g->dw == 1 && fx + taps < kw && ix + (int64_t)taps < g->iw && k + cnt < k1; taps++)
+                cnt = TI__MIN(cnt + ic, k1 - k);
             ti__tfc_qcopy(j, (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c, cnt, dst, stride);
         }
         k += cnt;
+        t += taps;
     }
 }
 
