@@ -342,6 +342,8 @@ typedef struct ti__tfc_job {
     size_t k, o;    /* FULLY_CONNECTED: depth, units */
     size_t rows;    /* 8-bit GEMM: output pixels (CONV_2D) or batch rows (FULLY_CONNECTED) */
     int fc;         /* 8-bit GEMM: rows are FULLY_CONNECTED input rows, not im2col rows */
+    const int16_t *dwp; /* 8-bit depthwise on AVX2: the weights prepared once per run in scratch */
+    const int32_t *dwc; /* (ti__tfc_dw_prep) and each channel's bias plus offset term, or NULL */
 } ti__tfc_job;
 
 /* Dot of n elements of the job's input (from element xi) and weights (from wi). 8-bit

@@ -117,6 +117,30 @@ TI__PRIVATE int ti__tfc_dwconv_shape(ti__kctx *k) { return ti__tfc_conv_shape_co
 
 /* Scratch of the conv-like ops: the float CONV_2D im2col tile, or the per-channel
  * multipliers of a quantized kernel. Shapes were checked: a failure here means none. */
+/* Taps of one output pixel the SIMD depthwise path takes at most (3x3 and 5x5 fit). */
+#define TI__TFC_DW_TAPS 64
+
+/* int16 elements of one chunk of TI__TFC_DW_CHUNK channels' weights as ti__dwq_wprep_avx2
+ * lays them out for nt taps (its tail of n % 16 channels included). */
+TI__PRIVATE size_t ti__tfc_dw_chunk_elems(size_t nt) {
+    return TI__TFC_DW_CHUNK / 16 * ((nt + 1) / 2) * 32 + nt * 16;
+}
+
+/* Scratch bytes the 8-bit depthwise path of AVX2 takes after the multipliers for its
+ * weights prepared once per run (ti__tfc_dw_prep): a term per channel (int32), then each
+ * chunk's weights; 0 where that path does not run. */
+TI__PRIVATE size_t ti__tfc_dw_prep_bytes(const ti__kctx *k, const ti__tfc_geo *g) {
+#ifdef TI__X86_SIMD
+    ti_dtype t = k->in[0]->dtype;
+    size_t oc = (size_t)g->oc, nt = (size_t)(g->kh * g->kw);
+    if ((t == TI_DTYPE_U8 || t == TI_DTYPE_I8) && g->mult == 1 && nt <= TI__TFC_DW_TAPS)
+        return oc * sizeof(int32_t) + (oc + TI__TFC_DW_CHUNK - 1) / TI__TFC_DW_CHUNK *
+                                          ti__tfc_dw_chunk_elems(nt) * sizeof(int16_t);
+#endif
+    (void)k, (void)g;
+    return 0;
+}
+
 TI__PRIVATE size_t ti__tfc_conv_scratch_common(ti__kctx *k, int depthwise) {
     ti_error *saved = k->err, tmp;
     ti__tfc_geo g;
@@ -127,7 +151,8 @@ TI__PRIVATE size_t ti__tfc_conv_scratch_common(ti__kctx *k, int depthwise) {
     if (k->in[0]->dtype != TI_DTYPE_F32) {
         size_t oc = (size_t)g.oc, kdim = (size_t)(g.kh * g.kw * g.kc);
         size_t rq = ti__qpack_rq(k->node, oc) != NULL ? 0 : oc * 2 * sizeof(int32_t);
-        if (depthwise || k->in[0]->dtype == TI_DTYPE_I16 || g.groups != 1) return rq;
+        if (depthwise) return rq + ti__tfc_dw_prep_bytes(k, &g);
+        if (k->in[0]->dtype == TI_DTYPE_I16 || g.groups != 1) return rq;
         if (ti__qpack_b(k->node, 1, oc, kdim, 0) != NULL) return rq; /* packed at planning */
         return ti__tfc_qgemm_offset(oc) + ti__tfc_qgemm_bytes(oc, kdim);
     }
@@ -236,9 +261,7 @@ TI__PRIVATE void ti__tfc_dw_f32_range(void *ctx, size_t begin, size_t end) {
 }
 
 #ifdef TI__X86_SIMD
-/* Taps of one output pixel the SIMD depthwise path takes at most (3x3 and 5x5 fit). */
-#define TI__TFC_DW_TAPS 64
-/* Output pixels requantized together by it. */
+/* Output pixels requantized together by the SIMD depthwise path. */
 #define TI__TFC_DW_PIX 8
 
 /* The SIMD depthwise path's level under the ISA in effect: 2 AVX512-VNNI, 1 AVX2, 0 none. */
@@ -265,22 +288,52 @@ TI__PRIVATE int ti__tfc_dw_q8_ok(const ti__tfc_job *j) {
 
 TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end);
 
+/* The chunk of channels c0.. (cn of them) for ti__tfc_dw_q8_avx2: its weights in pairs of
+ * taps (ti__dwq_wprep_avx2) to wp, each channel's bias plus the input offset's share of the
+ * sums (ks) to colc. */
+TI__PRIVATE void ti__tfc_dw_chunk_prep(const ti__tfc_job *j, size_t c0, size_t cn,
+                                       const size_t *woff, int16_t *wp, int32_t *colc) {
+    uint32_t ks[TI__TFC_DW_CHUNK];
+    const int32_t *bias = j->b != NULL ? (const int32_t *)j->b->data : NULL;
+    ti__dwq_wprep_avx2(j->kind == TI__TFC_U8, wp, ks, (const unsigned char *)j->w + c0, woff,
+                       (size_t)(j->g->kh * j->g->kw), cn, j->xo, j->wo);
+    for (size_t c = 0; c < cn; c++)
+        colc[c] = (int32_t)(ks[c] + (bias != NULL ? (uint32_t)bias[c0 + c] : 0u));
+}
+
+/* The weights of every chunk prepared once per run into scratch after the multipliers
+ * (rq_bytes), for all of ti__tfc_dw_q8_avx2's ranges: j->dwp and j->dwc, left NULL when the
+ * scratch is short (each range then prepares its own). */
+TI__PRIVATE void ti__tfc_dw_prep(ti__kctx *k, ti__tfc_job *j, size_t rq_bytes) {
+    const ti__tfc_geo *g = j->g;
+    size_t oc = (size_t)g->oc, nt = (size_t)(g->kh * g->kw), woff[TI__TFC_DW_TAPS];
+    if (k->scratch == NULL || k->scratch_bytes < rq_bytes + ti__tfc_dw_prep_bytes(k, g)) return;
+    int32_t *colc = (int32_t *)(void *)((unsigned char *)k->scratch + rq_bytes);
+    int16_t *wp = (int16_t *)(void *)(colc + oc);
+    for (size_t t = 0; t < nt; t++) woff[t] = t * oc;
+    for (size_t c0 = 0; c0 < oc; c0 += TI__TFC_DW_CHUNK)
+        ti__tfc_dw_chunk_prep(j, c0, TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0), woff,
+                              wp + c0 / TI__TFC_DW_CHUNK * ti__tfc_dw_chunk_elems(nt), colc + c0);
+    j->dwc = colc;
+    j->dwp = wp;
+}
+
 /* The AVX2 level of ti__tfc_dw_q8_range: per chunk of channels the weights in pairs of taps
- * once (ti__dwq_wprep_avx2); then per pixel every tap of the window, a tap outside the input
- * reading a row of the input's zero point (x + xo = 0: TFLite's padding), so that all pixels
- * share that layout. The input offset's share of each sum (ks) joins the bias. */
+ * (prepared once per run, ti__tfc_dw_prep); then per pixel every tap of the window, a tap
+ * outside the input reading a row of the input's zero point (x + xo = 0: TFLite's padding),
+ * so that all pixels share that layout. The input offset's share of each sum joins the
+ * bias. */
 TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t end, int pos) {
     const ti__tfc_geo *g = j->g;
     const ti__qrq *rq = &j->rq;
     const size_t oc = (size_t)g->oc, ic = (size_t)g->ic, nt = (size_t)(g->kh * g->kw);
-    int16_t wp[TI__TFC_DW_CHUNK / 16 * (TI__TFC_DW_TAPS / 2) * 32 + TI__TFC_DW_TAPS * 16];
-    uint32_t ks[TI__TFC_DW_CHUNK], a32[TI__TFC_DW_PIX * TI__TFC_DW_CHUNK];
-    int32_t colc[TI__TFC_DW_CHUNK];
+    int16_t wbuf[TI__TFC_DW_CHUNK / 16 * (TI__TFC_DW_TAPS / 2) * 32 + TI__TFC_DW_TAPS * 16];
+    uint32_t a32[TI__TFC_DW_PIX * TI__TFC_DW_CHUNK];
+    int32_t cbuf[TI__TFC_DW_CHUNK];
     unsigned char pad[TI__TFC_DW_CHUNK];
     const unsigned char *xp[TI__TFC_DW_TAPS];
     size_t woff[TI__TFC_DW_TAPS], toff[TI__TFC_DW_TAPS];
-    const unsigned char *x = (const unsigned char *)j->x, *w = (const unsigned char *)j->w;
-    const int32_t *bias = j->b != NULL ? (const int32_t *)j->b->data : NULL;
+    const unsigned char *x = (const unsigned char *)j->x;
     const int u8 = j->kind == TI__TFC_U8;
     memset(pad, (unsigned char)(-j->xo), sizeof pad); /* 1-byte elements */
     for (size_t t = 0; t < nt; t++) {
@@ -290,8 +343,14 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
     }
     for (size_t c0 = 0; c0 < oc; c0 += TI__TFC_DW_CHUNK) {
         size_t cn = TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0);
-        ti__dwq_wprep_avx2(u8, wp, ks, w + c0, woff, nt, cn, j->xo, j->wo);
-        for (size_t c = 0; c < cn; c++) colc[c] = (int32_t)(ks[c] + (bias ? (uint32_t)bias[c0 + c] : 0u));
+        const int16_t *wp = wbuf;
+        const int32_t *colc = cbuf;
+        if (j->dwp != NULL) {
+            wp = j->dwp + c0 / TI__TFC_DW_CHUNK * ti__tfc_dw_chunk_elems(nt);
+            colc = j->dwc + c0;
+        } else {
+            ti__tfc_dw_chunk_prep(j, c0, cn, woff, wbuf, cbuf);
+        }
         int64_t n, oy, ox; /* pixel p0 + r, stepped along (no divisions per pixel) */
         ti__tfc_pixel(g, begin, &n, &oy, &ox);
         for (size_t p0 = begin; p0 < end; p0 += TI__TFC_DW_PIX) {
@@ -478,7 +537,12 @@ TI__PRIVATE ti_status ti__tfc_dwconv_run(ti__kctx *k) {
     size_t pixels = (size_t)(g.n * g.oh * g.ow), work = (size_t)(g.oc * g.kh * g.kw);
     ti__range_fn fn = j.kind == TI__TFC_F32 ? ti__tfc_dw_f32_range : ti__tfc_dw_q_range;
 #ifdef TI__X86_SIMD
-    if (j.kind != TI__TFC_F32 && ti__tfc_dw_q8_ok(&j)) fn = ti__tfc_dw_q8_range;
+    if (j.kind != TI__TFC_F32 && ti__tfc_dw_q8_ok(&j)) {
+        fn = ti__tfc_dw_q8_range;
+        size_t oc = (size_t)g.oc;
+        size_t rq_bytes = ti__qpack_rq(k->node, oc) != NULL ? 0 : oc * 2 * sizeof(int32_t);
+        if (ti__tfc_dw_level() == 1) ti__tfc_dw_prep(k, &j, rq_bytes); /* after the multipliers */
+    }
 #endif
     ti__parallel_for(k->tp, pixels, ti__tfc_grain(work), fn, &j);
     return TI_OK;
