@@ -3340,7 +3340,10 @@ TI__PRIVATE ti_status ti__q_matmul_gemm(ti__kctx *k, const ti_tensor *a, const t
 
 /* ==== begin src/core/threadpool.c =========================================================== */
 /* A small thread pool of our own (no OpenMP): persistent workers that split a range
- * [0, n) into chunks taken from a shared counter, so uneven cores (big.LITTLE) balance.
+ * [0, n) into chunks. Each thread first takes the chunks of its own contiguous block, the
+ * same part of the range job after job (so a layer reads what the same core wrote for the
+ * layer before, from its own cache), then those others have left, from their blocks' ends
+ * (so uneven cores, big.LITTLE or a core busy elsewhere, balance).
  * Relies on pthreads unless TI_NO_THREADS. Must not allocate in ti__parallel_for. */
 #ifndef TI_NO_THREADS
 #include <pthread.h>
@@ -3392,7 +3395,11 @@ struct ti__threadpool {
     /* the job in flight */
     ti__range_fn fn;
     void *ctx;
-    size_t n, chunk, next;
+    size_t n, chunk;
+    /* chunk c is [c * chunk, min(n, (c + 1) * chunk)); participant p (0 the caller, workers
+     * 1..n_workers) owns the chunks [cb[p], ce[p]) not yet taken; left: their count */
+    size_t cb[TI_MAX_THREADS], ce[TI_MAX_THREADS], left;
+    int started; /* workers that have taken their participant number */
     unsigned generation;
     /* Chunks taken and not yet finished. The caller waits for these only, not for every
      * worker to have looked at the job: a worker the OS has not scheduled (another
@@ -3419,12 +3426,24 @@ TI__PRIVATE void ti__tp_relax(void) {
 #endif
 }
 
+/* The next chunk for participant me: its own block's first, else the last of another's. */
+TI__PRIVATE size_t ti__tp_take(ti__threadpool *tp, int me) {
+    int parts = tp->n_workers + 1;
+    tp->left--;
+    if (tp->cb[me] < tp->ce[me]) return tp->cb[me]++;
+    for (int k = 1; k < parts; k++) {
+        int o = (me + k) % parts;
+        if (tp->cb[o] < tp->ce[o]) return --tp->ce[o];
+    }
+    return 0; /* not reached: left counted a chunk */
+}
+
 /* Takes chunks until none are left; the last chunk to finish wakes the caller. Called with
  * the mutex held; returns with it held. */
-TI__PRIVATE void ti__tp_drain(ti__threadpool *tp) {
-    while (tp->next < tp->n) {
-        size_t b = tp->next, e = b + tp->chunk < tp->n ? b + tp->chunk : tp->n;
-        tp->next = e;
+TI__PRIVATE void ti__tp_drain(ti__threadpool *tp, int me) {
+    while (tp->left > 0) {
+        size_t b = ti__tp_take(tp, me) * tp->chunk;
+        size_t e = b + tp->chunk < tp->n ? b + tp->chunk : tp->n;
         ti__atomic_store(&tp->pub_inflight, ++tp->inflight);
         ti__range_fn fn = tp->fn;
         void *ctx = tp->ctx;
@@ -3432,7 +3451,7 @@ TI__PRIVATE void ti__tp_drain(ti__threadpool *tp) {
         fn(ctx, b, e);
         pthread_mutex_lock(&tp->mu);
         ti__atomic_store(&tp->pub_inflight, --tp->inflight);
-        if (tp->inflight == 0 && tp->next >= tp->n) pthread_cond_signal(&tp->done_cv);
+        if (tp->inflight == 0 && tp->left == 0) pthread_cond_signal(&tp->done_cv);
     }
 }
 
@@ -3440,6 +3459,7 @@ TI__PRIVATE void *ti__tp_worker(void *arg) {
     ti__threadpool *tp = (ti__threadpool *)arg;
     unsigned seen = 0;
     pthread_mutex_lock(&tp->mu);
+    int me = ++tp->started; /* 1..n_workers: its block of every job */
     for (;;) {
         if (!tp->quit && tp->generation == seen) { /* poll a while for the next job */
             pthread_mutex_unlock(&tp->mu);
@@ -3452,7 +3472,7 @@ TI__PRIVATE void *ti__tp_worker(void *arg) {
         while (!tp->quit && tp->generation == seen) pthread_cond_wait(&tp->work_cv, &tp->mu);
         if (tp->quit) break;
         seen = tp->generation; /* a later job than it woke for, maybe: it takes that one's */
-        ti__tp_drain(tp);
+        ti__tp_drain(tp, me);
     }
     pthread_mutex_unlock(&tp->mu);
     return NULL;
@@ -3509,16 +3529,21 @@ TI__PRIVATE void ti__parallel_for(ti__threadpool *tp, size_t n, size_t grain, ti
     /* about 4 chunks a thread, none smaller than grain */
     size_t chunk = (n + threads * 4 - 1) / (threads * 4);
     if (chunk < grain) chunk = grain;
+    size_t chunks = (n + chunk - 1) / chunk;
     pthread_mutex_lock(&tp->mu);
     tp->fn = fn;
     tp->ctx = ctx;
     tp->n = n;
     tp->chunk = chunk;
-    tp->next = 0;
+    for (size_t p = 0; p < threads; p++) { /* block p: its share of the chunks, in order */
+        tp->cb[p] = p * chunks / threads;
+        tp->ce[p] = (p + 1) * chunks / threads;
+    }
+    tp->left = chunks;
     tp->generation++;
     ti__atomic_store(&tp->pub_generation, (int)tp->generation);
     pthread_cond_broadcast(&tp->work_cv);
-    ti__tp_drain(tp); /* returns when no chunk is left to take */
+    ti__tp_drain(tp, 0); /* returns when no chunk is left to take */
     if (tp->inflight > 0) { /* poll a while for the workers' chunks, then sleep */
         pthread_mutex_unlock(&tp->mu);
         for (int i = 0; i < TI__TP_SPINS && ti__atomic_load(&tp->pub_inflight) > 0; i++)

@@ -3,7 +3,7 @@
  * shapes, every trans_a/trans_b combination, alpha/beta variants (beta 0 must not read C:
  * C starts as NaN), padded leading dimensions whose padding must stay untouched, one and
  * two threads. Then a whole model (light_squeezenet.onnx) under each ISA against the
- * scalar ISA, and the TINYINFER_ISA names. */
+ * scalar ISA, and the TINYINFER_ISA names. Also the thread pool's split of a range. */
 #define TINYINFER_IMPLEMENTATION
 #include "tinyinfer.h"
 #include "ti_test.h"
@@ -441,8 +441,58 @@ TI_TEST(epilogue_equals_gemm_then_activation) {
     TI_CHECK(runs >= 9 * 5 * 2 * 2);
 }
 
+/* The thread pool's split: every index of [0, n) in exactly one range, for pools of 2 to 4
+ * threads and many sizes and grains; the caller always runs the first chunk (its own block
+ * starts there, taken before the workers can take anything), so consecutive jobs give the
+ * same thread the same part of the range. */
+#ifndef TI_NO_THREADS
+typedef struct pool_job {
+    unsigned char *hits;
+    pthread_t caller;
+    int first_by_caller;
+} pool_job;
+static void pool_range(void *ctx, size_t b, size_t e) {
+    pool_job *j = (pool_job *)ctx;
+    for (size_t i = b; i < e; i++) j->hits[i]++;
+    if (b == 0) j->first_by_caller = pthread_equal(pthread_self(), j->caller) != 0;
+}
+#endif
+TI_TEST(thread_pool_covers_each_index_once) {
+#ifdef TI_NO_THREADS
+    TI_SKIP("TI_NO_THREADS: no pool");
+#else
+    enum { NMAX = 5000 };
+    unsigned char *hits = (unsigned char *)malloc(NMAX);
+    int bad = 0;
+    for (int threads = 2; threads <= 4; threads++) {
+        ti__threadpool *tp = ti__threadpool_create(NULL, threads);
+        TI_CHECK(tp != NULL);
+        if (tp == NULL) break;
+        for (int r = 0; r < 300; r++) {
+            size_t n = 1 + urand() % (r < 100 ? 40 : NMAX), grain = 1 + urand() % (r % 3 == 0 ? 3 : 200);
+            pool_job j;
+            memset(hits, 0, NMAX);
+            j.hits = hits;
+            j.caller = pthread_self();
+            j.first_by_caller = -1;
+            ti__parallel_for(tp, n, grain, pool_range, &j);
+            for (size_t i = 0; i < n; i++)
+                if (hits[i] != 1 && bad++ == 0)
+                    printf("  %d threads, n %zu, grain %zu: index %zu run %d times\n", threads, n,
+                           grain, i, hits[i]);
+            if (j.first_by_caller != 1 && bad++ == 0)
+                printf("  %d threads, n %zu, grain %zu: chunk 0 not on the caller\n", threads, n, grain);
+        }
+        ti__threadpool_destroy(tp);
+    }
+    free(hits);
+    TI_CHECK_EQ_INT(bad, 0);
+#endif
+}
+
 int main(void) {
     isa_report();
+    TI_RUN(thread_pool_covers_each_index_once);
     TI_RUN(forcing_an_isa);
     TI_RUN(edge_shapes);
     TI_RUN(random_shapes);
