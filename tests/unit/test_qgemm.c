@@ -398,6 +398,7 @@ static int dw_pixel_case(int u8, dw_pixel_fn pixel, unsigned char *x, unsigned c
 }
 #endif
 
+#if defined(TI__X86_SIMD)
 /* The AVX2 depthwise path's pixel as tfl_conv.c runs it: per chunk of up to 64 channels the
  * weights in pairs (ti__dwq_wprep_avx2), the taps against them (ti__dwq_pix_avx2), plus the
  * input offset's share ks. */
@@ -414,6 +415,7 @@ static void dw_pix_avx2(int u8, uint32_t *acc, const void *x, const void *w, con
         for (size_t c = 0; c < cn; c++) acc[c0 + c] += ks[c];
     }
 }
+#endif
 
 /* The AVX2 helpers of the depthwise path and of the int16 GEMM against plain loops: the
  * pixel (dw_pix_avx2) against ti__dwq_tap_avx2 tap after tap; the rows'
