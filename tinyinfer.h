@@ -16171,8 +16171,6 @@ TI__PRIVATE int ti__tfc_conv_shape_common(ti__kctx *k, int depthwise) {
 TI__PRIVATE int ti__tfc_conv_shape(ti__kctx *k) { return ti__tfc_conv_shape_common(k, 0); }
 TI__PRIVATE int ti__tfc_dwconv_shape(ti__kctx *k) { return ti__tfc_conv_shape_common(k, 1); }
 
-/* Scratch of the conv-like ops: the float CONV_2D im2col tile, or the per-channel
- * multipliers of a quantized kernel. Shapes were checked: a failure here means none. */
 /* Taps of one output pixel the SIMD depthwise path takes at most (3x3 and 5x5 fit). */
 #define TI__TFC_DW_TAPS 64
 
@@ -16197,6 +16195,9 @@ TI__PRIVATE size_t ti__tfc_dw_prep_bytes(const ti__kctx *k, const ti__tfc_geo *g
     return 0;
 }
 
+/* Scratch of the conv-like ops: the float CONV_2D im2col tile, or the per-channel
+ * multipliers of a quantized kernel (and the AVX2 depthwise path's prepared weights).
+ * Shapes were checked: a failure here means none. */
 TI__PRIVATE size_t ti__tfc_conv_scratch_common(ti__kctx *k, int depthwise) {
     ti_error *saved = k->err, tmp;
     ti__tfc_geo g;
@@ -16415,7 +16416,8 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
                 int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
                 if (iy0 >= 0 && ix0 >= 0 && iy0 + (g->kh - 1) * g->dh < g->ih &&
                     ix0 + (g->kw - 1) * g->dw < g->iw) { /* the whole window inside */
-                    const unsigned char *base = x + (size_t)(((n * g->ih + iy0) * g->iw + ix0) * g->ic) + c0;
+                    const unsigned char *base =
+                        x + (size_t)(((n * g->ih + iy0) * g->iw + ix0) * g->ic) + c0;
                     for (size_t t = 0; t < nt; t++) xp[t] = base + toff[t];
                 } else {
                     size_t t = 0;
