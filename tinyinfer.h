@@ -1503,7 +1503,8 @@ TI__PRIVATE void ti__q8_widen_avx2(int16_t *dst, const void *x, size_t n, int u8
  * (w + wo as int16) and the input offset's share of each sum, once; then the taps of one
  * output pixel, x without its offset, against them */
 TI__PRIVATE void ti__dwq_wprep_avx2(int u8, int16_t *wp, uint32_t *ks, const void *w,
-                                    const size_t *woff, size_t nt, size_t n, int32_t xo, int32_t wo);
+                                    const size_t *woff, size_t nt, size_t n, int32_t xo,
+                                    int32_t wo);
 TI__PRIVATE void ti__dwq_pix_avx2(int u8, uint32_t *acc, const unsigned char *const *xp, size_t nt,
                                   const int16_t *wp, size_t n);
 #endif
@@ -15050,8 +15051,10 @@ TI__PRIVATE void ti__tfc_qwalk(const ti__tfc_job *j, size_t p, size_t k0, size_t
         } else {
             /* undilated: the next taps of this filter row that lie inside the input follow
              * this one in memory; one copy for the run (the first layers' few channels) */
-            for (; g->dw == 1 && fx + taps < kw && ix + (int64_t)taps < g->iw && k + cnt < k1; taps++)
+            while (g->dw == 1 && fx + taps < kw && ix + (int64_t)taps < g->iw && k + cnt < k1) {
                 cnt = TI__MIN(cnt + ic, k1 - k);
+                taps++;
+            }
             ti__tfc_qcopy(j, (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c, cnt, dst, stride);
         }
         k += cnt;
@@ -25728,7 +25731,8 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qg_pairs_avx2(int16_t *a, size_t n) {
     if (n & 1) memset(a + n * 4, 0, 4 * sizeof(int16_t));
     for (size_t j = 0; j < (n + 1) / 2; j++) { /* [k: r0..r3, k+1: r0..r3] -> [r0: k, k+1, ..] */
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(a + j * 8));
-        _mm_storeu_si128((__m128i *)(void *)(a + j * 8), _mm_unpacklo_epi16(v, _mm_srli_si128(v, 8)));
+        __m128i pairs = _mm_unpacklo_epi16(v, _mm_srli_si128(v, 8));
+        _mm_storeu_si128((__m128i *)(void *)(a + j * 8), pairs);
     }
 }
 
@@ -25766,12 +25770,13 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qg_widen4_avx2(int16_t *dst, const unsigned
     const __m128i vo = _mm_set1_epi16((short)off);
     const unsigned char *r0 = x, *r1 = x + rs, *r2 = x + 2 * rs, *r3 = x + 3 * rs;
     size_t i = 0;
+#define TI__QG_LD8(p) _mm_loadl_epi64((const __m128i *)(const void *)(p))
 #define TI__QG_W4(CVT)                                                                       \
     for (; i + 8 <= n; i += 8) {                                                             \
-        __m128i a = _mm_add_epi16(CVT(_mm_loadl_epi64((const __m128i *)(const void *)(r0 + i))), vo); \
-        __m128i b = _mm_add_epi16(CVT(_mm_loadl_epi64((const __m128i *)(const void *)(r1 + i))), vo); \
-        __m128i c = _mm_add_epi16(CVT(_mm_loadl_epi64((const __m128i *)(const void *)(r2 + i))), vo); \
-        __m128i d = _mm_add_epi16(CVT(_mm_loadl_epi64((const __m128i *)(const void *)(r3 + i))), vo); \
+        __m128i a = _mm_add_epi16(CVT(TI__QG_LD8(r0 + i)), vo);                              \
+        __m128i b = _mm_add_epi16(CVT(TI__QG_LD8(r1 + i)), vo);                              \
+        __m128i c = _mm_add_epi16(CVT(TI__QG_LD8(r2 + i)), vo);                              \
+        __m128i d = _mm_add_epi16(CVT(TI__QG_LD8(r3 + i)), vo);                              \
         __m128i ab0 = _mm_unpacklo_epi32(a, b), ab1 = _mm_unpackhi_epi32(a, b);              \
         __m128i cd0 = _mm_unpacklo_epi32(c, d), cd1 = _mm_unpackhi_epi32(c, d);              \
         __m128i *o = (__m128i *)(void *)(dst + i * 4);                                       \
@@ -25786,10 +25791,12 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qg_widen4_avx2(int16_t *dst, const unsigned
         TI__QG_W4(_mm_cvtepi8_epi16)
     }
 #undef TI__QG_W4
+#undef TI__QG_LD8
     for (; i < n; i++)
         for (size_t r = 0; r < 4; r++) {
             unsigned char v = x[r * rs + i];
-            dst[(i / 2) * 8 + r * 2 + i % 2] = (int16_t)((u8 ? (int32_t)v : (int32_t)(signed char)v) + off);
+            int32_t xv = u8 ? (int32_t)v : (int32_t)(signed char)v;
+            dst[(i / 2) * 8 + r * 2 + i % 2] = (int16_t)(xv + off);
         }
     if (n & 1)
         for (size_t r = 0; r < 4; r++) dst[(n / 2) * 8 + r * 2 + 1] = 0;
@@ -25882,9 +25889,10 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qrq_rows_avx2(size_t nr, const uint32_t *do
         for (size_t r = 0; r < nr; r += 2) {
             __m256i q0 = ti__qrq_row8_avx2(dot + r * ldd + i, m8, cc, bb, pb != NULL, row, r, pos,
                                            ls, m, mo, rs, mask, half);
-            __m256i q1 = r + 1 < nr ? ti__qrq_row8_avx2(dot + (r + 1) * ldd + i, m8, cc, bb, pb != NULL,
-                                                        row, r + 1, pos, ls, m, mo, rs, mask, half)
-                                    : q0; /* an odd last row: stored once */
+            __m256i q1 = q0; /* an odd last row: stored once */
+            if (r + 1 < nr)
+                q1 = ti__qrq_row8_avx2(dot + (r + 1) * ldd + i, m8, cc, bb, pb != NULL, row, r + 1,
+                                       pos, ls, m, mo, rs, mask, half);
             __m256i p16; /* [r0 0-3, r1 0-3 | r0 4-7, r1 4-7] */
             if (narrow) {
                 p16 = _mm256_adds_epi16(_mm256_packs_epi32(q0, q1), yo16);
@@ -25968,9 +25976,9 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_pix_avx2(int u8, uint32_t *acc,
         __m256i s0 = _mm256_setzero_si256(), s1 = s0;                                       \
         for (size_t j = 0; j < np; j++) {                                                   \
             __m128i x0 = _mm_loadu_si128((const __m128i *)(const void *)(xp[2 * j] + c0)); \
-            __m128i x1 = 2 * j + 1 < nt                                                     \
-                             ? _mm_loadu_si128((const __m128i *)(const void *)(xp[2 * j + 1] + c0)) \
-                             : x0; /* its weight is 0 */                                    \
+            __m128i x1 = x0; /* an odd last tap: its partner's weight is 0 */               \
+            if (2 * j + 1 < nt)                                                             \
+                x1 = _mm_loadu_si128((const __m128i *)(const void *)(xp[2 * j + 1] + c0));  \
             __m256i lo = CVT(_mm_unpacklo_epi8(x0, x1)), hi = CVT(_mm_unpackhi_epi8(x0, x1)); \
             s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(lo, _mm256_loadu_si256(wv + 2 * j)));      \
             s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(hi, _mm256_loadu_si256(wv + 2 * j + 1)));  \

@@ -451,7 +451,8 @@ TI__PRIVATE void ti__q8_widen_avx2(int16_t *dst, const void *x, size_t n, int u8
  * (w + wo as int16) and the input offset's share of each sum, once; then the taps of one
  * output pixel, x without its offset, against them */
 TI__PRIVATE void ti__dwq_wprep_avx2(int u8, int16_t *wp, uint32_t *ks, const void *w,
-                                    const size_t *woff, size_t nt, size_t n, int32_t xo, int32_t wo);
+                                    const size_t *woff, size_t nt, size_t n, int32_t xo,
+                                    int32_t wo);
 TI__PRIVATE void ti__dwq_pix_avx2(int u8, uint32_t *acc, const unsigned char *const *xp, size_t nt,
                                   const int16_t *wp, size_t n);
 #endif

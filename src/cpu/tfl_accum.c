@@ -427,8 +427,10 @@ TI__PRIVATE void ti__tfc_qwalk(const ti__tfc_job *j, size_t p, size_t k0, size_t
         } else {
             /* undilated: the next taps of this filter row that lie inside the input follow
              * this one in memory; one copy for the run (the first layers' few channels) */
-            for (; g->dw == 1 && fx + taps < kw && ix + (int64_t)taps < g->iw && k + cnt < k1; taps++)
+            while (g->dw == 1 && fx + taps < kw && ix + (int64_t)taps < g->iw && k + cnt < k1) {
                 cnt = TI__MIN(cnt + ic, k1 - k);
+                taps++;
+            }
             ti__tfc_qcopy(j, (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c, cnt, dst, stride);
         }
         k += cnt;
