@@ -16363,7 +16363,7 @@ TI__PRIVATE void ti__tfc_dw_chunk_prep(const ti__tfc_job *j, size_t c0, size_t c
 
 /* The weights of every chunk prepared once per run into scratch after the multipliers
  * (rq_bytes), for all of ti__tfc_dw_q8_avx2's ranges: j->dwp and j->dwc, left NULL when the
- * scratch is short (each range then prepares its own). */
+ * scratch is short (the ranges then run ti__tfc_dw_q_range). */
 TI__PRIVATE void ti__tfc_dw_prep(ti__kctx *k, ti__tfc_job *j, size_t rq_bytes) {
     const ti__tfc_geo *g = j->g;
     size_t oc = (size_t)g->oc, nt = (size_t)(g->kh * g->kw), woff[TI__TFC_DW_TAPS];
@@ -16387,30 +16387,21 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
     const ti__tfc_geo *g = j->g;
     const ti__qrq *rq = &j->rq;
     const size_t oc = (size_t)g->oc, ic = (size_t)g->ic, nt = (size_t)(g->kh * g->kw);
-    int16_t wbuf[TI__TFC_DW_CHUNK / 16 * (TI__TFC_DW_TAPS / 2) * 32 + TI__TFC_DW_TAPS * 16];
     uint32_t a32[TI__TFC_DW_PIX * TI__TFC_DW_CHUNK];
-    int32_t cbuf[TI__TFC_DW_CHUNK];
     unsigned char pad[TI__TFC_DW_CHUNK];
     const unsigned char *xp[TI__TFC_DW_TAPS];
-    size_t woff[TI__TFC_DW_TAPS], toff[TI__TFC_DW_TAPS];
+    size_t toff[TI__TFC_DW_TAPS];
     const unsigned char *x = (const unsigned char *)j->x;
     const int u8 = j->kind == TI__TFC_U8;
     memset(pad, (unsigned char)(-j->xo), sizeof pad); /* 1-byte elements */
     for (size_t t = 0; t < nt; t++) {
         int64_t fy = (int64_t)t / g->kw, fx = (int64_t)t % g->kw;
-        woff[t] = t * oc;
         toff[t] = (size_t)((fy * g->dh * g->iw + fx * g->dw) * g->ic);
     }
     for (size_t c0 = 0; c0 < oc; c0 += TI__TFC_DW_CHUNK) {
         size_t cn = TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0);
-        const int16_t *wp = wbuf;
-        const int32_t *colc = cbuf;
-        if (j->dwp != NULL) {
-            wp = j->dwp + c0 / TI__TFC_DW_CHUNK * ti__tfc_dw_chunk_elems(nt);
-            colc = j->dwc + c0;
-        } else {
-            ti__tfc_dw_chunk_prep(j, c0, cn, woff, wbuf, cbuf);
-        }
+        const int16_t *wp = j->dwp + c0 / TI__TFC_DW_CHUNK * ti__tfc_dw_chunk_elems(nt);
+        const int32_t *colc = j->dwc + c0;
         int64_t n, oy, ox; /* pixel p0 + r, stepped along (no divisions per pixel) */
         ti__tfc_pixel(g, begin, &n, &oy, &ox);
         for (size_t p0 = begin; p0 < end; p0 += TI__TFC_DW_PIX) {
@@ -16462,8 +16453,9 @@ TI__PRIVATE void ti__tfc_dw_q8_range(void *ctx, size_t begin, size_t end) {
     const ti__qrq *rq = &j->rq;
     const size_t oc = (size_t)j->g->oc;
     const int pos = ti__qrq_shifts(rq->shift, oc); /* in range: ti__tfc_dw_q8_ok */
-    if (level == 1) {
-        ti__tfc_dw_q8_avx2(j, begin, end, pos);
+    if (level == 1) { /* on the weights ti__tfc_dw_prep prepared, else tap by tap */
+        if (j->dwp != NULL) ti__tfc_dw_q8_avx2(j, begin, end, pos);
+        else ti__tfc_dw_q_range(ctx, begin, end);
         return;
     }
 #ifdef TI__X86_VNNI
@@ -25736,6 +25728,19 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qg_pairs_avx2(int16_t *a, size_t n) {
     }
 }
 
+/* Four rows' 8 depths (int16, one register each) as the AVX2 panel's 4 pairs of depths: a
+ * 4 x 4 transpose of 32-bit units, dst[p * 8 + r * 2 + 0 / 1] = row r's depths 2p, 2p + 1. */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__qg_store_pairs4(int16_t *dst, __m128i a, __m128i b,
+                                                        __m128i c, __m128i d) {
+    __m128i ab0 = _mm_unpacklo_epi32(a, b), ab1 = _mm_unpackhi_epi32(a, b); /* a0 b0 a1 b1 */
+    __m128i cd0 = _mm_unpacklo_epi32(c, d), cd1 = _mm_unpackhi_epi32(c, d);
+    __m128i *o = (__m128i *)(void *)dst;
+    _mm_storeu_si128(o, _mm_unpacklo_epi64(ab0, cd0)); /* pair 0 of rows a, b, c, d */
+    _mm_storeu_si128(o + 1, _mm_unpackhi_epi64(ab0, cd0));
+    _mm_storeu_si128(o + 2, _mm_unpacklo_epi64(ab1, cd1));
+    _mm_storeu_si128(o + 3, _mm_unpackhi_epi64(ab1, cd1));
+}
+
 /* The AVX2 micro-kernel's panel from four contiguous rows of n depths (ti__qg_pairs_avx2's
  * layout): dst[(i / 2) * 8 + r * 2 + i % 2] = row r's [i], 0 past an odd n. */
 TI__PRIVATE TI__TARGET_AVX2 void ti__qg_interleave4_avx2(int16_t *dst, const int16_t *r0,
@@ -25748,13 +25753,7 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qg_interleave4_avx2(int16_t *dst, const int
         __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(r1 + i));
         __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(r2 + i));
         __m128i d = _mm_loadu_si128((const __m128i *)(const void *)(r3 + i));
-        __m128i ab0 = _mm_unpacklo_epi32(a, b), ab1 = _mm_unpackhi_epi32(a, b); /* a0 b0 a1 b1 */
-        __m128i cd0 = _mm_unpacklo_epi32(c, d), cd1 = _mm_unpackhi_epi32(c, d);
-        __m128i *o = (__m128i *)(void *)(dst + i * 4);
-        _mm_storeu_si128(o, _mm_unpacklo_epi64(ab0, cd0)); /* pair 0 of rows a, b, c, d */
-        _mm_storeu_si128(o + 1, _mm_unpackhi_epi64(ab0, cd0));
-        _mm_storeu_si128(o + 2, _mm_unpacklo_epi64(ab1, cd1));
-        _mm_storeu_si128(o + 3, _mm_unpackhi_epi64(ab1, cd1));
+        ti__qg_store_pairs4(dst + i * 4, a, b, c, d);
     }
     for (; i < n; i++)
         for (int r = 0; r < 4; r++) dst[(i / 2) * 8 + (size_t)r * 2 + i % 2] = rows[r][i];
@@ -25777,13 +25776,7 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qg_widen4_avx2(int16_t *dst, const unsigned
         __m128i b = _mm_add_epi16(CVT(TI__QG_LD8(r1 + i)), vo);                              \
         __m128i c = _mm_add_epi16(CVT(TI__QG_LD8(r2 + i)), vo);                              \
         __m128i d = _mm_add_epi16(CVT(TI__QG_LD8(r3 + i)), vo);                              \
-        __m128i ab0 = _mm_unpacklo_epi32(a, b), ab1 = _mm_unpackhi_epi32(a, b);              \
-        __m128i cd0 = _mm_unpacklo_epi32(c, d), cd1 = _mm_unpackhi_epi32(c, d);              \
-        __m128i *o = (__m128i *)(void *)(dst + i * 4);                                       \
-        _mm_storeu_si128(o, _mm_unpacklo_epi64(ab0, cd0));                                   \
-        _mm_storeu_si128(o + 1, _mm_unpackhi_epi64(ab0, cd0));                               \
-        _mm_storeu_si128(o + 2, _mm_unpacklo_epi64(ab1, cd1));                               \
-        _mm_storeu_si128(o + 3, _mm_unpackhi_epi64(ab1, cd1));                               \
+        ti__qg_store_pairs4(dst + i * 4, a, b, c, d);                                        \
     }
     if (u8) {
         TI__QG_W4(_mm_cvtepu8_epi16)

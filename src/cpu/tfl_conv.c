@@ -304,7 +304,7 @@ TI__PRIVATE void ti__tfc_dw_chunk_prep(const ti__tfc_job *j, size_t c0, size_t c
 
 /* The weights of every chunk prepared once per run into scratch after the multipliers
  * (rq_bytes), for all of ti__tfc_dw_q8_avx2's ranges: j->dwp and j->dwc, left NULL when the
- * scratch is short (each range then prepares its own). */
+ * scratch is short (the ranges then run ti__tfc_dw_q_range). */
 TI__PRIVATE void ti__tfc_dw_prep(ti__kctx *k, ti__tfc_job *j, size_t rq_bytes) {
     const ti__tfc_geo *g = j->g;
     size_t oc = (size_t)g->oc, nt = (size_t)(g->kh * g->kw), woff[TI__TFC_DW_TAPS];
@@ -328,30 +328,21 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
     const ti__tfc_geo *g = j->g;
     const ti__qrq *rq = &j->rq;
     const size_t oc = (size_t)g->oc, ic = (size_t)g->ic, nt = (size_t)(g->kh * g->kw);
-    int16_t wbuf[TI__TFC_DW_CHUNK / 16 * (TI__TFC_DW_TAPS / 2) * 32 + TI__TFC_DW_TAPS * 16];
     uint32_t a32[TI__TFC_DW_PIX * TI__TFC_DW_CHUNK];
-    int32_t cbuf[TI__TFC_DW_CHUNK];
     unsigned char pad[TI__TFC_DW_CHUNK];
     const unsigned char *xp[TI__TFC_DW_TAPS];
-    size_t woff[TI__TFC_DW_TAPS], toff[TI__TFC_DW_TAPS];
+    size_t toff[TI__TFC_DW_TAPS];
     const unsigned char *x = (const unsigned char *)j->x;
     const int u8 = j->kind == TI__TFC_U8;
     memset(pad, (unsigned char)(-j->xo), sizeof pad); /* 1-byte elements */
     for (size_t t = 0; t < nt; t++) {
         int64_t fy = (int64_t)t / g->kw, fx = (int64_t)t % g->kw;
-        woff[t] = t * oc;
         toff[t] = (size_t)((fy * g->dh * g->iw + fx * g->dw) * g->ic);
     }
     for (size_t c0 = 0; c0 < oc; c0 += TI__TFC_DW_CHUNK) {
         size_t cn = TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0);
-        const int16_t *wp = wbuf;
-        const int32_t *colc = cbuf;
-        if (j->dwp != NULL) {
-            wp = j->dwp + c0 / TI__TFC_DW_CHUNK * ti__tfc_dw_chunk_elems(nt);
-            colc = j->dwc + c0;
-        } else {
-            ti__tfc_dw_chunk_prep(j, c0, cn, woff, wbuf, cbuf);
-        }
+        const int16_t *wp = j->dwp + c0 / TI__TFC_DW_CHUNK * ti__tfc_dw_chunk_elems(nt);
+        const int32_t *colc = j->dwc + c0;
         int64_t n, oy, ox; /* pixel p0 + r, stepped along (no divisions per pixel) */
         ti__tfc_pixel(g, begin, &n, &oy, &ox);
         for (size_t p0 = begin; p0 < end; p0 += TI__TFC_DW_PIX) {
@@ -403,8 +394,9 @@ TI__PRIVATE void ti__tfc_dw_q8_range(void *ctx, size_t begin, size_t end) {
     const ti__qrq *rq = &j->rq;
     const size_t oc = (size_t)j->g->oc;
     const int pos = ti__qrq_shifts(rq->shift, oc); /* in range: ti__tfc_dw_q8_ok */
-    if (level == 1) {
-        ti__tfc_dw_q8_avx2(j, begin, end, pos);
+    if (level == 1) { /* on the weights ti__tfc_dw_prep prepared, else tap by tap */
+        if (j->dwp != NULL) ti__tfc_dw_q8_avx2(j, begin, end, pos);
+        else ti__tfc_dw_q_range(ctx, begin, end);
         return;
     }
 #ifdef TI__X86_VNNI

@@ -153,6 +153,19 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qg_pairs_avx2(int16_t *a, size_t n) {
     }
 }
 
+/* Four rows' 8 depths (int16, one register each) as the AVX2 panel's 4 pairs of depths: a
+ * 4 x 4 transpose of 32-bit units, dst[p * 8 + r * 2 + 0 / 1] = row r's depths 2p, 2p + 1. */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__qg_store_pairs4(int16_t *dst, __m128i a, __m128i b,
+                                                        __m128i c, __m128i d) {
+    __m128i ab0 = _mm_unpacklo_epi32(a, b), ab1 = _mm_unpackhi_epi32(a, b); /* a0 b0 a1 b1 */
+    __m128i cd0 = _mm_unpacklo_epi32(c, d), cd1 = _mm_unpackhi_epi32(c, d);
+    __m128i *o = (__m128i *)(void *)dst;
+    _mm_storeu_si128(o, _mm_unpacklo_epi64(ab0, cd0)); /* pair 0 of rows a, b, c, d */
+    _mm_storeu_si128(o + 1, _mm_unpackhi_epi64(ab0, cd0));
+    _mm_storeu_si128(o + 2, _mm_unpacklo_epi64(ab1, cd1));
+    _mm_storeu_si128(o + 3, _mm_unpackhi_epi64(ab1, cd1));
+}
+
 /* The AVX2 micro-kernel's panel from four contiguous rows of n depths (ti__qg_pairs_avx2's
  * layout): dst[(i / 2) * 8 + r * 2 + i % 2] = row r's [i], 0 past an odd n. */
 TI__PRIVATE TI__TARGET_AVX2 void ti__qg_interleave4_avx2(int16_t *dst, const int16_t *r0,
@@ -165,13 +178,7 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qg_interleave4_avx2(int16_t *dst, const int
         __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(r1 + i));
         __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(r2 + i));
         __m128i d = _mm_loadu_si128((const __m128i *)(const void *)(r3 + i));
-        __m128i ab0 = _mm_unpacklo_epi32(a, b), ab1 = _mm_unpackhi_epi32(a, b); /* a0 b0 a1 b1 */
-        __m128i cd0 = _mm_unpacklo_epi32(c, d), cd1 = _mm_unpackhi_epi32(c, d);
-        __m128i *o = (__m128i *)(void *)(dst + i * 4);
-        _mm_storeu_si128(o, _mm_unpacklo_epi64(ab0, cd0)); /* pair 0 of rows a, b, c, d */
-        _mm_storeu_si128(o + 1, _mm_unpackhi_epi64(ab0, cd0));
-        _mm_storeu_si128(o + 2, _mm_unpacklo_epi64(ab1, cd1));
-        _mm_storeu_si128(o + 3, _mm_unpackhi_epi64(ab1, cd1));
+        ti__qg_store_pairs4(dst + i * 4, a, b, c, d);
     }
     for (; i < n; i++)
         for (int r = 0; r < 4; r++) dst[(i / 2) * 8 + (size_t)r * 2 + i % 2] = rows[r][i];
@@ -194,13 +201,7 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qg_widen4_avx2(int16_t *dst, const unsigned
         __m128i b = _mm_add_epi16(CVT(TI__QG_LD8(r1 + i)), vo);                              \
         __m128i c = _mm_add_epi16(CVT(TI__QG_LD8(r2 + i)), vo);                              \
         __m128i d = _mm_add_epi16(CVT(TI__QG_LD8(r3 + i)), vo);                              \
-        __m128i ab0 = _mm_unpacklo_epi32(a, b), ab1 = _mm_unpackhi_epi32(a, b);              \
-        __m128i cd0 = _mm_unpacklo_epi32(c, d), cd1 = _mm_unpackhi_epi32(c, d);              \
-        __m128i *o = (__m128i *)(void *)(dst + i * 4);                                       \
-        _mm_storeu_si128(o, _mm_unpacklo_epi64(ab0, cd0));                                   \
-        _mm_storeu_si128(o + 1, _mm_unpackhi_epi64(ab0, cd0));                               \
-        _mm_storeu_si128(o + 2, _mm_unpacklo_epi64(ab1, cd1));                               \
-        _mm_storeu_si128(o + 3, _mm_unpackhi_epi64(ab1, cd1));                               \
+        ti__qg_store_pairs4(dst + i * 4, a, b, c, d);                                        \
     }
     if (u8) {
         TI__QG_W4(_mm_cvtepu8_epi16)
