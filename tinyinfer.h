@@ -1392,6 +1392,9 @@ typedef void (*ti__dw_split_fn)(float *const *d, size_t ld, const float *s, size
  * y[i] = x[0][i], then for t = 1 .. taps-1 y[i] = x[t][i] if x[t][i] > y[i] (MaxPool's
  * scalar rule: NaN never replaces). Reads and writes as ti__dw_taps_fn. */
 typedef void (*ti__dw_max_fn)(float *y, size_t n, const float *const *x, int taps);
+/* The float sum of x[0 .. n) (GlobalAveragePool's planes), in some order of float adds:
+ * rounding differs between ISAs, not the value to within float error. */
+typedef float (*ti__dw_sum_fn)(const float *x, size_t n);
 typedef struct ti__dw_isa {
     int isa;
     ti__dw_row_fn row[2][2];
@@ -1400,6 +1403,7 @@ typedef struct ti__dw_isa {
     ti__dw_copy_fn copy;
     ti__dw_split_fn split;
     ti__dw_max_fn pool_max;
+    ti__dw_sum_fn sum;
 } ti__dw_isa;
 TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void); /* cpu/conv_fast.c */
 
@@ -6195,6 +6199,19 @@ TI__PRIVATE void ti__dw_max_c(float *y, size_t n, const float *const *x, int tap
         for (size_t i = 0; i < n; i++) y[i] = x[t][i] > y[i] ? x[t][i] : y[i];
 }
 
+TI__PRIVATE float ti__dw_sum_c(const float *x, size_t n) {
+    float s0 = 0, s1 = 0, s2 = 0, s3 = 0; /* four chains */
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += x[i];
+        s1 += x[i + 1];
+        s2 += x[i + 2];
+        s3 += x[i + 3];
+    }
+    for (; i < n; i++) s0 += x[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
 TI__PRIVATE void ti__dw_copy_c(float *d, size_t ld, const float *s, size_t ls, size_t rows,
                                size_t n) {
     for (size_t r = 0; r < rows; r++)
@@ -6230,7 +6247,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void) {
                                        {ti__dw_c_k5s1, ti__dw_c_k5s2}},
                                       {ti__mp_c_s1, ti__mp_c_s2},
                                       ti__dw_taps_c, ti__dw_copy_c, ti__dw_split_c,
-                                      ti__dw_max_c};
+                                      ti__dw_max_c, ti__dw_sum_c};
 #ifdef TI__X86_SIMD
     int isa = ti__cpu_isa();
     if (isa >= TI__ISA_AVX512) return ti__dw_avx512_isa();
@@ -11945,6 +11962,7 @@ typedef struct ti__gpool_job {
     size_t sp;
     int kind;
     double lp;
+    const ti__dw_isa *isa; /* float32 averages: its plane sum */
 } ti__gpool_job;
 
 TI__PRIVATE void ti__gpool_planes(void *ctx, size_t begin, size_t end) {
@@ -11954,16 +11972,7 @@ TI__PRIVATE void ti__gpool_planes(void *ctx, size_t begin, size_t end) {
         size_t o = pl * j->sp;
         double acc = j->kind == TI__POOL_MAX ? -HUGE_VAL : 0.0;
         if (xf != NULL && j->kind == TI__POOL_AVG) {
-            float s0 = 0, s1 = 0, s2 = 0, s3 = 0; /* four chains: vectorisable */
-            size_t i = 0;
-            for (; i + 4 <= j->sp; i += 4) {
-                s0 += xf[o + i];
-                s1 += xf[o + i + 1];
-                s2 += xf[o + i + 2];
-                s3 += xf[o + i + 3];
-            }
-            for (; i < j->sp; i++) s0 += xf[o + i];
-            acc = (double)((s0 + s1) + (s2 + s3));
+            acc = (double)j->isa->sum(xf + o, j->sp);
         } else {
             for (size_t i = 0; i < j->sp; i++) {
                 double v = xf != NULL ? (double)xf[o + i] : ti__get_f64(j->x, o + i);
@@ -11984,6 +11993,7 @@ TI__PRIVATE ti_status ti__gpool_run_common(ti__kctx *k, ti__pool_kind kind) {
     j.y = k->out[0];
     j.kind = (int)kind;
     j.lp = ti__attr_f(k->node, "p", 2.0f);
+    j.isa = ti__dw_pick_isa();
     if (kind == TI__POOL_LP && !(j.lp > 0.0))
         return ti__kfail(k, TI_ERR_BAD_MODEL, "p is %g, expected > 0", j.lp);
     size_t planes = (size_t)(j.x->shape[0] * j.x->shape[1]);
@@ -23494,6 +23504,22 @@ static __attribute__((noinline, unused)) void ti__dwn_split(float *const *d, siz
     }
 }
 
+/* ti__dw_sum_fn: four vector sums of 4, the last floats one by one. */
+static __attribute__((noinline, unused)) float ti__dwn_sum(const float *x, size_t n) {
+    float32x4_t s0 = vdupq_n_f32(0.0f), s1 = s0, s2 = s0, s3 = s0;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        s0 = vaddq_f32(s0, vld1q_f32(x + i));
+        s1 = vaddq_f32(s1, vld1q_f32(x + i + 4));
+        s2 = vaddq_f32(s2, vld1q_f32(x + i + 8));
+        s3 = vaddq_f32(s3, vld1q_f32(x + i + 12));
+    }
+    for (; i + 4 <= n; i += 4) s0 = vaddq_f32(s0, vld1q_f32(x + i));
+    float r = vaddvq_f32(vaddq_f32(vaddq_f32(s0, s1), vaddq_f32(s2, s3)));
+    for (; i < n; i++) r += x[i];
+    return r;
+}
+
 /* The flat max pooling kernel (ti__dw_max_fn): a lane takes v only when v > m, the scalar
  * rule (FMAX would let NaN through); four vectors at a time, then one. */
 static __attribute__((noinline, unused)) void ti__dwn_max(float *y, size_t n,
@@ -23524,7 +23550,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_neon_isa(void) {
                                    {{ti__dwn_k3s1, ti__dwn_k3s2}, {ti__dwn_k5s1, ti__dwn_k5s2}},
                                    {ti__mpn_s1, ti__mpn_s2},
                                    ti__dwn_taps, ti__dwn_copy, ti__dwn_split,
-                                   ti__dwn_max};
+                                   ti__dwn_max, ti__dwn_sum};
     return &isa;
 }
 #endif /* TI__ARM_NEON */
@@ -24699,6 +24725,27 @@ ti__dw256_split(float *const *d, size_t ld, const float *s, size_t ls, size_t ro
                             s + r * ls, 0, n);
 }
 
+/* ti__dw_sum_fn: four vector sums of 8, the last floats one by one. */
+static __attribute__((noinline, unused)) TI__TARGET_AVX2 float ti__dw256_sum(const float *x,
+                                                                           size_t n) {
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        s0 = _mm256_add_ps(s0, _mm256_loadu_ps(x + i));
+        s1 = _mm256_add_ps(s1, _mm256_loadu_ps(x + i + 8));
+        s2 = _mm256_add_ps(s2, _mm256_loadu_ps(x + i + 16));
+        s3 = _mm256_add_ps(s3, _mm256_loadu_ps(x + i + 24));
+    }
+    for (; i + 8 <= n; i += 8) s0 = _mm256_add_ps(s0, _mm256_loadu_ps(x + i));
+    __m256 s = _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3));
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_add_ss(h, _mm_shuffle_ps(h, h, 1));
+    float r = _mm_cvtss_f32(h);
+    for (; i < n; i++) r += x[i];
+    return r;
+}
+
 /* The flat max pooling kernel (ti__dw_max_fn): max_ps(v, m) is v > m ? v : m, the scalar
  * rule; four vectors at a time, then one. */
 static __attribute__((noinline, unused)) TI__TARGET_AVX2 void
@@ -24874,7 +24921,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
                                     {ti__dw256_k5s1, ti__dw256_k5s2}},
                                    {ti__mp256_s1, ti__mp256_s2},
                                    ti__dw256_taps, ti__dw256_copy, ti__dw256_split,
-                                   ti__dw256_max};
+                                   ti__dw256_max, ti__dw256_sum};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
@@ -25040,6 +25087,22 @@ ti__dw512_max(float *y, size_t n, const float *const *x, int taps) {
     }
 }
 
+/* ti__dw_sum_fn: four vector sums of 16, the last partial vector masked. */
+static __attribute__((noinline, unused)) TI__TARGET_AVX512 float ti__dw512_sum(const float *x,
+                                                                             size_t n) {
+    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        s0 = _mm512_add_ps(s0, _mm512_loadu_ps(x + i));
+        s1 = _mm512_add_ps(s1, _mm512_loadu_ps(x + i + 16));
+        s2 = _mm512_add_ps(s2, _mm512_loadu_ps(x + i + 32));
+        s3 = _mm512_add_ps(s3, _mm512_loadu_ps(x + i + 48));
+    }
+    for (; i + 16 <= n; i += 16) s0 = _mm512_add_ps(s0, _mm512_loadu_ps(x + i));
+    if (i < n) s1 = _mm512_add_ps(s1, _mm512_maskz_loadu_ps(ti__dw512_mask((long)(n - i)), x + i));
+    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+}
+
 /* Max pooling rows (ti__maxpool_row_fn): max_ps(v, m) returns m unless v > m, which is
  * the scalar rule for NaN and signed zeros too. */
 TI__X86_INLINE TI__TARGET_AVX512 void ti__mp512_row(const int S, float *y, size_t n,
@@ -25084,7 +25147,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
                                     {ti__dw512_k5s1, ti__dw512_k5s2}},
                                    {ti__mp512_s1, ti__mp512_s2},
                                    ti__dw512_taps, ti__dw512_copy, ti__dw512_split,
-                                   ti__dw512_max};
+                                   ti__dw512_max, ti__dw512_sum};
     return &isa;
 }
 #endif /* TI__X86_SIMD */

@@ -340,6 +340,9 @@ typedef void (*ti__dw_split_fn)(float *const *d, size_t ld, const float *s, size
  * y[i] = x[0][i], then for t = 1 .. taps-1 y[i] = x[t][i] if x[t][i] > y[i] (MaxPool's
  * scalar rule: NaN never replaces). Reads and writes as ti__dw_taps_fn. */
 typedef void (*ti__dw_max_fn)(float *y, size_t n, const float *const *x, int taps);
+/* The float sum of x[0 .. n) (GlobalAveragePool's planes), in some order of float adds:
+ * rounding differs between ISAs, not the value to within float error. */
+typedef float (*ti__dw_sum_fn)(const float *x, size_t n);
 typedef struct ti__dw_isa {
     int isa;
     ti__dw_row_fn row[2][2];
@@ -348,6 +351,7 @@ typedef struct ti__dw_isa {
     ti__dw_copy_fn copy;
     ti__dw_split_fn split;
     ti__dw_max_fn pool_max;
+    ti__dw_sum_fn sum;
 } ti__dw_isa;
 TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void); /* cpu/conv_fast.c */
 

@@ -61,6 +61,19 @@ TI__PRIVATE void ti__dw_max_c(float *y, size_t n, const float *const *x, int tap
         for (size_t i = 0; i < n; i++) y[i] = x[t][i] > y[i] ? x[t][i] : y[i];
 }
 
+TI__PRIVATE float ti__dw_sum_c(const float *x, size_t n) {
+    float s0 = 0, s1 = 0, s2 = 0, s3 = 0; /* four chains */
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        s0 += x[i];
+        s1 += x[i + 1];
+        s2 += x[i + 2];
+        s3 += x[i + 3];
+    }
+    for (; i < n; i++) s0 += x[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
 TI__PRIVATE void ti__dw_copy_c(float *d, size_t ld, const float *s, size_t ls, size_t rows,
                                size_t n) {
     for (size_t r = 0; r < rows; r++)
@@ -96,7 +109,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void) {
                                        {ti__dw_c_k5s1, ti__dw_c_k5s2}},
                                       {ti__mp_c_s1, ti__mp_c_s2},
                                       ti__dw_taps_c, ti__dw_copy_c, ti__dw_split_c,
-                                      ti__dw_max_c};
+                                      ti__dw_max_c, ti__dw_sum_c};
 #ifdef TI__X86_SIMD
     int isa = ti__cpu_isa();
     if (isa >= TI__ISA_AVX512) return ti__dw_avx512_isa();

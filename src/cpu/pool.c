@@ -449,6 +449,7 @@ typedef struct ti__gpool_job {
     size_t sp;
     int kind;
     double lp;
+    const ti__dw_isa *isa; /* float32 averages: its plane sum */
 } ti__gpool_job;
 
 TI__PRIVATE void ti__gpool_planes(void *ctx, size_t begin, size_t end) {
@@ -458,16 +459,7 @@ TI__PRIVATE void ti__gpool_planes(void *ctx, size_t begin, size_t end) {
         size_t o = pl * j->sp;
         double acc = j->kind == TI__POOL_MAX ? -HUGE_VAL : 0.0;
         if (xf != NULL && j->kind == TI__POOL_AVG) {
-            float s0 = 0, s1 = 0, s2 = 0, s3 = 0; /* four chains: vectorisable */
-            size_t i = 0;
-            for (; i + 4 <= j->sp; i += 4) {
-                s0 += xf[o + i];
-                s1 += xf[o + i + 1];
-                s2 += xf[o + i + 2];
-                s3 += xf[o + i + 3];
-            }
-            for (; i < j->sp; i++) s0 += xf[o + i];
-            acc = (double)((s0 + s1) + (s2 + s3));
+            acc = (double)j->isa->sum(xf + o, j->sp);
         } else {
             for (size_t i = 0; i < j->sp; i++) {
                 double v = xf != NULL ? (double)xf[o + i] : ti__get_f64(j->x, o + i);
@@ -488,6 +480,7 @@ TI__PRIVATE ti_status ti__gpool_run_common(ti__kctx *k, ti__pool_kind kind) {
     j.y = k->out[0];
     j.kind = (int)kind;
     j.lp = ti__attr_f(k->node, "p", 2.0f);
+    j.isa = ti__dw_pick_isa();
     if (kind == TI__POOL_LP && !(j.lp > 0.0))
         return ti__kfail(k, TI_ERR_BAD_MODEL, "p is %g, expected > 0", j.lp);
     size_t planes = (size_t)(j.x->shape[0] * j.x->shape[1]);

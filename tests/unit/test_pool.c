@@ -3,7 +3,7 @@
  * a value only when greater): bit for bit, on random rows with NaN, +-0 and infinities, for
  * strides 1 and 2, kernel widths 1 to 7, 1 to 4 rows and lengths around the vector widths;
  * nothing written past the segment. Then whole planes (the flat path of cpu/pool.c) the
- * same way. (MaxPool through sessions, padding and ceil mode included, is covered by the
+ * same way; and the plane sums of GlobalAveragePool. (MaxPool through sessions, padding and ceil mode included, is covered by the
  * ONNX node suite in the conformance job.) */
 #define TINYINFER_IMPLEMENTATION
 #include "tinyinfer.h"
@@ -151,8 +151,46 @@ TI_TEST(maxpool_planes_match_the_rule) {
     printf("  ISAs run: %d, %d planes cases\n", ran, cases);
 }
 
+/* The plane sums of GlobalAveragePool (ti__dw_sum_fn) against a double sum, each ISA forced:
+ * every length 0 to 300 and a few long ones, from an unaligned start, values of magnitude 1
+ * to 2 with random signs. The bound is the worst case of float additions, (n + 1) * 2^-24 *
+ * sum |x|, far below 1: an element missed or added twice is caught at every length. The
+ * buffer ends where the sum ends, so AddressSanitizer sees a read past it. */
+TI_TEST(plane_sums_match_a_double_sum) {
+    static const int isas[] = {TI__ISA_SCALAR, TI__ISA_AVX2, TI__ISA_AVX512};
+    int ran = 0, cases = 0;
+    for (int ii = 0; ii < 3; ii++) {
+        if (ti__cpu_force_isa(isas[ii]) != isas[ii]) continue;
+        ran++;
+        const ti__dw_isa *isa = ti__dw_pick_isa();
+        for (size_t n = 0; n <= 1000; n = n < 300 ? n + 1 : n + 233) {
+            float *buf = (float *)malloc((n + 1) * sizeof(float));
+            TI_REQUIRE(buf != NULL);
+            float *x = buf + 1; /* 4 bytes past an aligned start */
+            double ref = 0.0, mag = 0.0;
+            for (size_t i = 0; i < n; i++) {
+                unsigned u = urand();
+                x[i] = (1.0f + (float)(u & 0xfff) / 4096.0f) * ((u & 0x1000) ? -1.0f : 1.0f);
+                ref += x[i];
+                mag += fabs(x[i]);
+            }
+            double got = isa->sum(x, n), tol = (double)(n + 1) * ldexp(1.0, -24) * mag;
+            if (!(fabs(got - ref) <= tol))
+                printf("  %s n=%zu: sum %.9g, expected %.9g (tolerance %.3g)\n",
+                       ti__cpu_isa_name(isas[ii]), n, got, ref, tol);
+            TI_CHECK(fabs(got - ref) <= tol);
+            free(buf);
+            cases++;
+        }
+    }
+    ti__cpu_force_isa(-1);
+    TI_CHECK(ran >= 1 && cases == ran * 304);
+    printf("  ISAs run: %d, %d lengths each\n", ran, cases / (ran ? ran : 1));
+}
+
 int main(void) {
     TI_RUN(row_kernels_match_the_rule);
     TI_RUN(maxpool_planes_match_the_rule);
+    TI_RUN(plane_sums_match_a_double_sum);
     return ti_test_summary();
 }
