@@ -23444,15 +23444,39 @@ static __attribute__((noinline, unused)) void ti__dwn_taps(float *y, size_t n,
     float32x4_t vlo = vdupq_n_f32(lo), vhi = vdupq_n_f32(hi), vb = vdupq_n_f32(bias);
     size_t i = 0;
     for (; i + 32 <= n; i += 32) {
-        float32x4_t a[8];
-        for (int v = 0; v < 8; v++) a[v] = vb;
+        /* named sums: as an array inside the loops gcc -O2 kept them in memory, a load and a
+         * store around every FMLA (as it did with conv_avx512.c's) */
+        float32x4_t a0 = vb, a1 = vb, a2 = vb, a3 = vb, a4 = vb, a5 = vb, a6 = vb, a7 = vb;
         for (int t = 0; t < taps; t++) {
             const float *p = x[t] + i;
             float32x4_t wv = vld1q_dup_f32(w + t);
-            for (int v = 0; v < 8; v++) a[v] = vfmaq_f32(a[v], wv, vld1q_f32(p + 4 * v));
+            a0 = vfmaq_f32(a0, wv, vld1q_f32(p));
+            a1 = vfmaq_f32(a1, wv, vld1q_f32(p + 4));
+            a2 = vfmaq_f32(a2, wv, vld1q_f32(p + 8));
+            a3 = vfmaq_f32(a3, wv, vld1q_f32(p + 12));
+            a4 = vfmaq_f32(a4, wv, vld1q_f32(p + 16));
+            a5 = vfmaq_f32(a5, wv, vld1q_f32(p + 20));
+            a6 = vfmaq_f32(a6, wv, vld1q_f32(p + 24));
+            a7 = vfmaq_f32(a7, wv, vld1q_f32(p + 28));
         }
-        for (int v = 0; v < 8; v++)
-            vst1q_f32(y + i + 4 * (size_t)v, clamp ? ti__dwn_clamp(a[v], vlo, vhi) : a[v]);
+        if (clamp) {
+            a0 = ti__dwn_clamp(a0, vlo, vhi);
+            a1 = ti__dwn_clamp(a1, vlo, vhi);
+            a2 = ti__dwn_clamp(a2, vlo, vhi);
+            a3 = ti__dwn_clamp(a3, vlo, vhi);
+            a4 = ti__dwn_clamp(a4, vlo, vhi);
+            a5 = ti__dwn_clamp(a5, vlo, vhi);
+            a6 = ti__dwn_clamp(a6, vlo, vhi);
+            a7 = ti__dwn_clamp(a7, vlo, vhi);
+        }
+        vst1q_f32(y + i, a0);
+        vst1q_f32(y + i + 4, a1);
+        vst1q_f32(y + i + 8, a2);
+        vst1q_f32(y + i + 12, a3);
+        vst1q_f32(y + i + 16, a4);
+        vst1q_f32(y + i + 20, a5);
+        vst1q_f32(y + i + 24, a6);
+        vst1q_f32(y + i + 28, a7);
     }
     for (; i < n; i += 4) {
         float32x4_t a = vb;
@@ -23525,15 +23549,22 @@ static __attribute__((noinline, unused)) float ti__dwn_sum(const float *x, size_
 static __attribute__((noinline, unused)) void ti__dwn_max(float *y, size_t n,
                                                           const float *const *x, int taps) {
     size_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        float32x4_t a[4];
-        for (int v = 0; v < 4; v++) a[v] = vld1q_f32(x[0] + i + 4 * (size_t)v);
-        for (int t = 1; t < taps; t++)
-            for (int v = 0; v < 4; v++) {
-                float32x4_t b = vld1q_f32(x[t] + i + 4 * (size_t)v);
-                a[v] = vbslq_f32(vcgtq_f32(b, a[v]), b, a[v]);
-            }
-        for (int v = 0; v < 4; v++) vst1q_f32(y + i + 4 * (size_t)v, a[v]);
+    for (; i + 16 <= n; i += 16) { /* named maxima, as in ti__dwn_taps */
+        float32x4_t a0 = vld1q_f32(x[0] + i), a1 = vld1q_f32(x[0] + i + 4);
+        float32x4_t a2 = vld1q_f32(x[0] + i + 8), a3 = vld1q_f32(x[0] + i + 12);
+        for (int t = 1; t < taps; t++) {
+            const float *p = x[t] + i;
+            float32x4_t b0 = vld1q_f32(p), b1 = vld1q_f32(p + 4);
+            float32x4_t b2 = vld1q_f32(p + 8), b3 = vld1q_f32(p + 12);
+            a0 = vbslq_f32(vcgtq_f32(b0, a0), b0, a0);
+            a1 = vbslq_f32(vcgtq_f32(b1, a1), b1, a1);
+            a2 = vbslq_f32(vcgtq_f32(b2, a2), b2, a2);
+            a3 = vbslq_f32(vcgtq_f32(b3, a3), b3, a3);
+        }
+        vst1q_f32(y + i, a0);
+        vst1q_f32(y + i + 4, a1);
+        vst1q_f32(y + i + 8, a2);
+        vst1q_f32(y + i + 12, a3);
     }
     for (; i < n; i += 4) {
         float32x4_t a = vld1q_f32(x[0] + i);
