@@ -357,13 +357,26 @@ TI__PRIVATE void ti__reduce_range(void *ctx, size_t begin, size_t end) {
     /* float math for float dtypes and for the kinds that are not closed over integers */
     int use_f64 = ti__dtype_is_float(dt) || j->kind == TI__RED_L2 ||
                   j->kind == TI__RED_LOGSUM || j->kind == TI__RED_LOGSUMEXP;
+    /* float32 sums and means of one contiguous run per output (the spatial mean before a
+     * classifier, LayerNorm's mean over the last axis): the vector sum of the depthwise ISA
+     * table, in float as onnxruntime does; the double loop below took 6x onnxruntime's time
+     * on MobileNetV2's head */
+    const ti__dw_isa *fsum = dt == TI_DTYPE_F32 &&
+                                     (j->kind == TI__RED_SUM || j->kind == TI__RED_MEAN) &&
+                                     p->nr == 1 && p->rstr[0] == 1 && p->n_red > 0
+                                 ? ti__dw_pick_isa()
+                                 : NULL;
     for (size_t o = begin; o < end; o++) {
         size_t base = 0, rem = o;
         for (int d = p->nk - 1; d >= 0; d--) {
             base += (rem % (size_t)p->kdim[d]) * (size_t)p->kstr[d];
             rem /= (size_t)p->kdim[d];
         }
-        if (use_f64) {
+        if (fsum != NULL) {
+            double v = (double)fsum->sum((const float *)j->x->data + base, p->n_red);
+            if (j->kind == TI__RED_MEAN) v /= (double)p->n_red;
+            ((float *)j->y->data)[o] = (float)v;
+        } else if (use_f64) {
             double v = ti__red_one_f64(j, base);
             if (dt == TI_DTYPE_F32) ((float *)j->y->data)[o] = (float)v;
             else ti__set_f64(j->y, o, v);

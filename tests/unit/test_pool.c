@@ -3,11 +3,13 @@
  * a value only when greater): bit for bit, on random rows with NaN, +-0 and infinities, for
  * strides 1 and 2, kernel widths 1 to 7, 1 to 4 rows and lengths around the vector widths;
  * nothing written past the segment. Then whole planes (the flat path of cpu/pool.c) the
- * same way; and the plane sums of GlobalAveragePool. (MaxPool through sessions, padding and ceil mode included, is covered by the
+ * same way; and the plane sums of GlobalAveragePool, also ReduceMean / ReduceSum's over
+ * contiguous runs (through sessions). (MaxPool through sessions, padding and ceil mode included, is covered by the
  * ONNX node suite in the conformance job.) */
 #define TINYINFER_IMPLEMENTATION
 #include "tinyinfer.h"
 #include "ti_test.h"
+#include "onnx_build.h"
 
 static unsigned g_seed = 777u;
 static unsigned urand(void) {
@@ -188,9 +190,105 @@ TI_TEST(plane_sums_match_a_double_sum) {
     printf("  ISAs run: %d, %d lengths each\n", ran, cases / (ran ? ran : 1));
 }
 
+/* ReduceMean and ReduceSum through a session on x [3, 7, 45]: over axes {2} and {1, 2} the
+ * reduced elements of each output are one contiguous run (cpu/reduce.c's float32 fast path,
+ * the plane sum), over {1} they are not (the double loop); each ISA forced, 1 and 2
+ * threads, against double sums with the float bound of plane_sums_match_a_double_sum. */
+TI_TEST(reduce_mean_and_sum_over_runs) {
+    static const int isas[] = {TI__ISA_SCALAR, TI__ISA_AVX2, TI__ISA_AVX512};
+    enum { A = 3, B = 7, C = 45 };
+    static const int64_t axes_sets[3][2] = {{2, -1}, {1, 2}, {1, -1}};
+    float x[A * B * C];
+    for (int i = 0; i < A * B * C; i++) {
+        unsigned u = urand();
+        x[i] = (1.0f + (float)(u & 0xfff) / 4096.0f) * ((u & 0x1000) ? -1.0f : 1.0f);
+    }
+    int cases = 0;
+    for (int op = 0; op < 2; op++)
+        for (int as = 0; as < 3; as++) {
+            int nax = axes_sets[as][1] < 0 ? 1 : 2;
+            int64_t dx[3] = {A, B, C}, dy[3] = {A, B, C};
+            for (int q = 0; q < nax; q++) dy[axes_sets[as][q]] = 1;
+            ob_model mb;
+            ob_init(&mb, 13);
+            ob_input(&mb, "x", OB_FLOAT, 3, dx);
+            ob_buf at;
+            memset(&at, 0, sizeof at);
+            ob_attr_ints(&at, "axes", nax, axes_sets[as]);
+            if (op == 0) {
+                ob_node_attrs(&mb, "ReduceMean", "r", "x", "y", &at);
+            } else { /* ReduceSum (opset 13): axes as an input */
+                int64_t na = nax;
+                ob_init_i64(&mb, "axes", 1, &na, axes_sets[as]);
+                ob_node(&mb, "ReduceSum", "r", "x,axes", "y");
+                free(at.p);
+            }
+            ob_output(&mb, "y", OB_FLOAT, 3, dy);
+            size_t size;
+            unsigned char *bytes = ob_finish(&mb, &size);
+            ti_error err;
+            ti_model *mod = ti_model_load_memory(bytes, size, NULL, &err);
+            TI_REQUIRE(mod != NULL);
+            for (int ii = 0; ii < 3; ii++) {
+                if (ti__cpu_force_isa(isas[ii]) != isas[ii]) continue;
+                for (int threads = 1; threads <= 2; threads++) {
+                    ti_session_desc d;
+                    memset(&d, 0, sizeof d);
+                    d.num_threads = threads;
+                    d.backend = TI_BACKEND_CPU;
+                    ti_session *s = ti_session_create(mod, &d, &err);
+                    TI_REQUIRE(s != NULL);
+                    memcpy(ti_session_input(s, 0)->data, x, sizeof x);
+                    TI_CHECK_EQ_INT(ti_session_run(s, &err), TI_OK);
+                    const float *y = (const float *)ti_session_output(s, 0)->data;
+                    int bad = 0;
+                    for (int64_t a = 0; a < dy[0]; a++)
+                        for (int64_t b = 0; b < dy[1]; b++)
+                            for (int64_t c = 0; c < dy[2]; c++) {
+                                double ref = 0.0, mag = 0.0;
+                                size_t n = 0;
+                                for (int64_t i = 0; i < A; i++)
+                                    for (int64_t j = 0; j < B; j++)
+                                        for (int64_t k = 0; k < C; k++) {
+                                            if ((dy[0] == A && i != a) || (dy[1] == B && j != b) ||
+                                                (dy[2] == C && k != c))
+                                                continue;
+                                            double v = x[(i * B + j) * C + k];
+                                            ref += v;
+                                            mag += fabs(v);
+                                            n++;
+                                        }
+                                double tol = (double)(n + 1) * ldexp(1.0, -24) * mag;
+                                if (op == 0) {
+                                    ref /= (double)n;
+                                    tol /= (double)n;
+                                }
+                                tol += fabs(ref) * ldexp(1.0, -24); /* the float result */
+                                double got = y[(a * dy[1] + b) * dy[2] + c];
+                                if (!(fabs(got - ref) <= tol) && bad++ == 0)
+                                    printf("  %s axes set %d %s threads %d: y[%lld,%lld,%lld] = "
+                                           "%.9g, expected %.9g\n",
+                                           op ? "ReduceSum" : "ReduceMean", as,
+                                           ti__cpu_isa_name(isas[ii]), threads, (long long)a,
+                                           (long long)b, (long long)c, got, ref);
+                            }
+                    TI_CHECK_EQ_INT(bad, 0);
+                    ti_session_destroy(s);
+                    cases++;
+                }
+            }
+            ti__cpu_force_isa(-1);
+            ti_model_free(mod);
+            free(bytes);
+        }
+    TI_CHECK(cases >= 12);
+    printf("  %d sessions\n", cases);
+}
+
 int main(void) {
     TI_RUN(row_kernels_match_the_rule);
     TI_RUN(maxpool_planes_match_the_rule);
     TI_RUN(plane_sums_match_a_double_sum);
+    TI_RUN(reduce_mean_and_sum_over_runs);
     return ti_test_summary();
 }
