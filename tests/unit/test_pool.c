@@ -4,8 +4,8 @@
  * strides 1 and 2, kernel widths 1 to 7, 1 to 4 rows and lengths around the vector widths;
  * nothing written past the segment. Then whole planes (the flat path of cpu/pool.c) the
  * same way; and the plane sums of GlobalAveragePool, also ReduceMean / ReduceSum's over
- * contiguous runs (through sessions). (MaxPool through sessions, padding and ceil mode included, is covered by the
- * ONNX node suite in the conformance job.) */
+ * contiguous runs (through sessions). (MaxPool through sessions, padding and ceil mode
+ * included, is covered by the ONNX node suite in the conformance job.) */
 #define TINYINFER_IMPLEMENTATION
 #include "tinyinfer.h"
 #include "ti_test.h"
