@@ -114,6 +114,27 @@ ti__dw256_taps(float *y, size_t n, const float *const *x, const float *w, int ta
         _mm256_storeu_ps(y + i + 48, a6);
         _mm256_storeu_ps(y + i + 56, a7);
     }
+    for (; i + 32 <= n; i += 32) { /* 7 x 7 maps: 8 vectors of a plane, 6 of them here */
+        __m256 a0 = vb, a1 = vb, a2 = vb, a3 = vb;
+        for (int t = 0; t < taps; t++) {
+            const float *p = x[t] + i;
+            __m256 wv = _mm256_broadcast_ss(w + t);
+            a0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p), a0);
+            a1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 8), a1);
+            a2 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 16), a2);
+            a3 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 24), a3);
+        }
+        if (clamp) {
+            a0 = _mm256_min_ps(_mm256_max_ps(a0, vlo), vhi);
+            a1 = _mm256_min_ps(_mm256_max_ps(a1, vlo), vhi);
+            a2 = _mm256_min_ps(_mm256_max_ps(a2, vlo), vhi);
+            a3 = _mm256_min_ps(_mm256_max_ps(a3, vlo), vhi);
+        }
+        _mm256_storeu_ps(y + i, a0);
+        _mm256_storeu_ps(y + i + 8, a1);
+        _mm256_storeu_ps(y + i + 16, a2);
+        _mm256_storeu_ps(y + i + 24, a3);
+    }
     for (; i < n; i += 8) { /* out-of-order execution overlaps these independent chains */
         __m256 a = vb;
         for (int t = 0; t < taps; t++)

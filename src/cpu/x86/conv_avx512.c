@@ -93,6 +93,21 @@ ti__dw512_taps(float *y, size_t n, const float *const *x, const float *w, int ta
         TI__DW512_X8(TI__DW512_STORE)
 #undef TI__DW512_STORE
     }
+    for (; i + 64 <= n; i += 64) { /* 7 x 7 and 14 x 14 maps: 4 to 7 vectors per plane */
+        __m512 a0 = vb, a1 = vb, a2 = vb, a3 = vb;
+        for (int t = 0; t < taps; t++) {
+            const float *p = x[t] + i;
+            __m512 wv = _mm512_set1_ps(w[t]);
+            a0 = _mm512_fmadd_ps(wv, _mm512_loadu_ps(p), a0);
+            a1 = _mm512_fmadd_ps(wv, _mm512_loadu_ps(p + 16), a1);
+            a2 = _mm512_fmadd_ps(wv, _mm512_loadu_ps(p + 32), a2);
+            a3 = _mm512_fmadd_ps(wv, _mm512_loadu_ps(p + 48), a3);
+        }
+        _mm512_storeu_ps(y + i, clamp ? ti__dw512_clamp(a0, vlo, vhi) : a0);
+        _mm512_storeu_ps(y + i + 16, clamp ? ti__dw512_clamp(a1, vlo, vhi) : a1);
+        _mm512_storeu_ps(y + i + 32, clamp ? ti__dw512_clamp(a2, vlo, vhi) : a2);
+        _mm512_storeu_ps(y + i + 48, clamp ? ti__dw512_clamp(a3, vlo, vhi) : a3);
+    }
     for (; i < n; i += 16) {
         __m512 a = vb;
         for (int t = 0; t < taps; t++)
