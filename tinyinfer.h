@@ -1392,8 +1392,8 @@ typedef void (*ti__dw_split_fn)(float *const *d, size_t ld, const float *s, size
  * y[i] = x[0][i], then for t = 1 .. taps-1 y[i] = x[t][i] if x[t][i] > y[i] (MaxPool's
  * scalar rule: NaN never replaces). Reads and writes as ti__dw_taps_fn. */
 typedef void (*ti__dw_max_fn)(float *y, size_t n, const float *const *x, int taps);
-/* The float sum of x[0 .. n) (GlobalAveragePool's planes), in some order of float adds:
- * rounding differs between ISAs, not the value to within float error. */
+/* The float sum of x[0 .. n) (GlobalAveragePool, ReduceMean / ReduceSum), in some order of
+ * float adds: rounding differs between ISAs, not the value to within float error. */
 typedef float (*ti__dw_sum_fn)(const float *x, size_t n);
 typedef struct ti__dw_isa {
     int isa;
@@ -1454,6 +1454,9 @@ TI__PRIVATE int ti__bin_f32_avx2(int op, const float *a, int sa, const float *b,
 TI__PRIVATE int ti__bin_f32_avx512(int op, const float *a, int sa, const float *b, int sb,
                                    float *o, size_t n);
 TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void);   /* cpu/x86/conv_avx2.c */
+/* ti__dw_sum_fn, the sdot kernels' body without the products (cpu/x86/gemm_*.c) */
+TI__PRIVATE float ti__ssum_avx2(const float *x, size_t n);
+TI__PRIVATE float ti__ssum_avx512(const float *x, size_t n);
 /* dst[t] = src[2 t] for t < n, reading nothing past src[2 (n - 1)] (cpu/x86/conv_*.c) */
 TI__PRIVATE void ti__copy_s2_avx2(float *dst, const float *src, size_t n);
 TI__PRIVATE void ti__copy_s2_avx512(float *dst, const float *src, size_t n);
@@ -1519,6 +1522,7 @@ TI__PRIVATE int ti__act_block_neon(int act, float a, float b, const float *bias,
 TI__PRIVATE int ti__bin_f32_neon(int op, const float *a, int sa, const float *b, int sb,
                                  float *o, size_t n); /* cpu/arm/binary_neon.c */
 TI__PRIVATE const ti__dw_isa *ti__dw_neon_isa(void); /* cpu/arm/conv_neon.c */
+TI__PRIVATE float ti__ssum_neon(const float *x, size_t n); /* cpu/arm/gemm_neon.c */
 TI__PRIVATE void ti__copy_s2_neon(float *dst, const float *src, size_t n);
 /* The 8-bit GEMM micro-kernel of core/qgemm.c (ti__qg_micro's contract: 4 rows x 16
  * channels, int16 operands, uint32 sums modulo 2^32) for NEON: cpu/arm/qgemm_neon.c */
@@ -23541,22 +23545,6 @@ static __attribute__((noinline, unused)) void ti__dwn_split(float *const *d, siz
     }
 }
 
-/* ti__dw_sum_fn: four vector sums of 4, the last floats one by one. */
-static __attribute__((noinline, unused)) float ti__dwn_sum(const float *x, size_t n) {
-    float32x4_t s0 = vdupq_n_f32(0.0f), s1 = s0, s2 = s0, s3 = s0;
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        s0 = vaddq_f32(s0, vld1q_f32(x + i));
-        s1 = vaddq_f32(s1, vld1q_f32(x + i + 4));
-        s2 = vaddq_f32(s2, vld1q_f32(x + i + 8));
-        s3 = vaddq_f32(s3, vld1q_f32(x + i + 12));
-    }
-    for (; i + 4 <= n; i += 4) s0 = vaddq_f32(s0, vld1q_f32(x + i));
-    float r = vaddvq_f32(vaddq_f32(vaddq_f32(s0, s1), vaddq_f32(s2, s3)));
-    for (; i < n; i++) r += x[i];
-    return r;
-}
-
 /* The flat max pooling kernel (ti__dw_max_fn): a lane takes v only when v > m, the scalar
  * rule (FMAX would let NaN through); four vectors at a time, then one. */
 static __attribute__((noinline, unused)) void ti__dwn_max(float *y, size_t n,
@@ -23594,7 +23582,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_neon_isa(void) {
                                    {{ti__dwn_k3s1, ti__dwn_k3s2}, {ti__dwn_k5s1, ti__dwn_k5s2}},
                                    {ti__mpn_s1, ti__mpn_s2},
                                    ti__dwn_taps, ti__dwn_copy, ti__dwn_split,
-                                   ti__dwn_max, ti__dwn_sum};
+                                   ti__dwn_max, ti__ssum_neon};
     return &isa;
 }
 #endif /* TI__ARM_NEON */
@@ -23788,20 +23776,31 @@ TI__PRIVATE void ti__sgemm_pack_b_neon(size_t kc, size_t w, const float *b, size
 
 /* sum of a[p] * b[p] for p < k: four vector accumulators, the tail in scalars, then summed
  * in a fixed order (same inputs, same bits). */
-TI__PRIVATE float ti__sdot_neon(const float *a, const float *b, size_t k) {
+/* DOT = 1: the sum of a[p] * b[p] for p < k; DOT = 0: the sum of a[p] (b unused). Four
+ * vector accumulators, the last floats one by one, in a fixed order. */
+#define TI__SREDN_TERM(s, off)                                                              \
+    s = DOT ? vfmaq_f32(s, vld1q_f32(a + (off)), vld1q_f32(b + (off)))                      \
+            : vaddq_f32(s, vld1q_f32(a + (off)));
+TI__ARM_INLINE float ti__sredn(const int DOT, const float *a, const float *b, size_t k) {
     float32x4_t s0 = vdupq_n_f32(0.0f), s1 = s0, s2 = s0, s3 = s0;
     size_t p = 0;
     for (; p + 16 <= k; p += 16) {
-        s0 = vfmaq_f32(s0, vld1q_f32(a + p), vld1q_f32(b + p));
-        s1 = vfmaq_f32(s1, vld1q_f32(a + p + 4), vld1q_f32(b + p + 4));
-        s2 = vfmaq_f32(s2, vld1q_f32(a + p + 8), vld1q_f32(b + p + 8));
-        s3 = vfmaq_f32(s3, vld1q_f32(a + p + 12), vld1q_f32(b + p + 12));
+        TI__SREDN_TERM(s0, p)
+        TI__SREDN_TERM(s1, p + 4)
+        TI__SREDN_TERM(s2, p + 8)
+        TI__SREDN_TERM(s3, p + 12)
     }
-    for (; p + 4 <= k; p += 4) s0 = vfmaq_f32(s0, vld1q_f32(a + p), vld1q_f32(b + p));
+    for (; p + 4 <= k; p += 4) TI__SREDN_TERM(s0, p)
     float s = vaddvq_f32(vaddq_f32(vaddq_f32(s0, s1), vaddq_f32(s2, s3)));
-    for (; p < k; p++) s += a[p] * b[p];
+    for (; p < k; p++) s += DOT ? a[p] * b[p] : a[p];
     return s;
 }
+#undef TI__SREDN_TERM
+TI__PRIVATE float ti__sdot_neon(const float *a, const float *b, size_t k) {
+    return ti__sredn(1, a, b, k);
+}
+/* ti__dw_sum_fn (the plane sums of cpu/pool.c and cpu/reduce.c) */
+TI__PRIVATE float ti__ssum_neon(const float *x, size_t n) { return ti__sredn(0, x, NULL, n); }
 
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_neon_isa(void) {
     static const ti__sgemm_isa isa = {TI__ISA_NEON, TI__KN_MR, TI__KN_NR, TI__KN_KC, TI__KN_MC,
@@ -24790,27 +24789,6 @@ ti__dw256_split(float *const *d, size_t ld, const float *s, size_t ls, size_t ro
                             s + r * ls, 0, n);
 }
 
-/* ti__dw_sum_fn: four vector sums of 8, the last floats one by one. */
-static __attribute__((noinline, unused)) TI__TARGET_AVX2 float ti__dw256_sum(const float *x,
-                                                                           size_t n) {
-    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-    size_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        s0 = _mm256_add_ps(s0, _mm256_loadu_ps(x + i));
-        s1 = _mm256_add_ps(s1, _mm256_loadu_ps(x + i + 8));
-        s2 = _mm256_add_ps(s2, _mm256_loadu_ps(x + i + 16));
-        s3 = _mm256_add_ps(s3, _mm256_loadu_ps(x + i + 24));
-    }
-    for (; i + 8 <= n; i += 8) s0 = _mm256_add_ps(s0, _mm256_loadu_ps(x + i));
-    __m256 s = _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3));
-    __m128 h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
-    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-    h = _mm_add_ss(h, _mm_shuffle_ps(h, h, 1));
-    float r = _mm_cvtss_f32(h);
-    for (; i < n; i++) r += x[i];
-    return r;
-}
-
 /* The flat max pooling kernel (ti__dw_max_fn): max_ps(v, m) is v > m ? v : m, the scalar
  * rule; four vectors at a time, then one. */
 static __attribute__((noinline, unused)) TI__TARGET_AVX2 void
@@ -24986,7 +24964,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
                                     {ti__dw256_k5s1, ti__dw256_k5s2}},
                                    {ti__mp256_s1, ti__mp256_s2},
                                    ti__dw256_taps, ti__dw256_copy, ti__dw256_split,
-                                   ti__dw256_max, ti__dw256_sum};
+                                   ti__dw256_max, ti__ssum_avx2};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
@@ -25167,22 +25145,6 @@ ti__dw512_max(float *y, size_t n, const float *const *x, int taps) {
     }
 }
 
-/* ti__dw_sum_fn: four vector sums of 16, the last partial vector masked. */
-static __attribute__((noinline, unused)) TI__TARGET_AVX512 float ti__dw512_sum(const float *x,
-                                                                             size_t n) {
-    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-    size_t i = 0;
-    for (; i + 64 <= n; i += 64) {
-        s0 = _mm512_add_ps(s0, _mm512_loadu_ps(x + i));
-        s1 = _mm512_add_ps(s1, _mm512_loadu_ps(x + i + 16));
-        s2 = _mm512_add_ps(s2, _mm512_loadu_ps(x + i + 32));
-        s3 = _mm512_add_ps(s3, _mm512_loadu_ps(x + i + 48));
-    }
-    for (; i + 16 <= n; i += 16) s0 = _mm512_add_ps(s0, _mm512_loadu_ps(x + i));
-    if (i < n) s1 = _mm512_add_ps(s1, _mm512_maskz_loadu_ps(ti__dw512_mask((long)(n - i)), x + i));
-    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
-}
-
 /* Max pooling rows (ti__maxpool_row_fn): max_ps(v, m) returns m unless v > m, which is
  * the scalar rule for NaN and signed zeros too. */
 TI__X86_INLINE TI__TARGET_AVX512 void ti__mp512_row(const int S, float *y, size_t n,
@@ -25227,7 +25189,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
                                     {ti__dw512_k5s1, ti__dw512_k5s2}},
                                    {ti__mp512_s1, ti__mp512_s2},
                                    ti__dw512_taps, ti__dw512_copy, ti__dw512_split,
-                                   ti__dw512_max, ti__dw512_sum};
+                                   ti__dw512_max, ti__ssum_avx512};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
@@ -25433,24 +25395,37 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__sgemm_pack_b_avx2(size_t kc, size_t w, cons
 
 /* sum of a[p] * b[p] for p < k: four vector accumulators, the tail in scalar, then summed
  * in a fixed order. */
-TI__PRIVATE TI__TARGET_AVX2 float ti__sdot_avx2(const float *a, const float *b, size_t k) {
+/* DOT = 1: the sum of a[p] * b[p] for p < k; DOT = 0: the sum of a[p] (b unused). Four
+ * vector accumulators, the last floats one by one, in a fixed order. */
+#define TI__SRED256_TERM(s, off)                                                            \
+    s = DOT ? _mm256_fmadd_ps(_mm256_loadu_ps(a + (off)), _mm256_loadu_ps(b + (off)), s)    \
+            : _mm256_add_ps(s, _mm256_loadu_ps(a + (off)));
+TI__X86_INLINE TI__TARGET_AVX2 float ti__sred256(const int DOT, const float *a, const float *b,
+                                                 size_t k) {
     __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
     size_t p = 0;
     for (; p + 32 <= k; p += 32) {
-        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + p), _mm256_loadu_ps(b + p), s0);
-        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + p + 8), _mm256_loadu_ps(b + p + 8), s1);
-        s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + p + 16), _mm256_loadu_ps(b + p + 16), s2);
-        s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + p + 24), _mm256_loadu_ps(b + p + 24), s3);
+        TI__SRED256_TERM(s0, p)
+        TI__SRED256_TERM(s1, p + 8)
+        TI__SRED256_TERM(s2, p + 16)
+        TI__SRED256_TERM(s3, p + 24)
     }
-    for (; p + 8 <= k; p += 8)
-        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + p), _mm256_loadu_ps(b + p), s0);
+    for (; p + 8 <= k; p += 8) TI__SRED256_TERM(s0, p)
     __m256 s = _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3));
     __m128 h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
     h = _mm_add_ps(h, _mm_movehl_ps(h, h));
     h = _mm_add_ss(h, _mm_movehdup_ps(h));
     float r = _mm_cvtss_f32(h), t = 0.0f;
-    for (; p < k; p++) t += a[p] * b[p];
+    for (; p < k; p++) t += DOT ? a[p] * b[p] : a[p];
     return r + t;
+}
+#undef TI__SRED256_TERM
+TI__PRIVATE TI__TARGET_AVX2 float ti__sdot_avx2(const float *a, const float *b, size_t k) {
+    return ti__sred256(1, a, b, k);
+}
+/* ti__dw_sum_fn (the plane sums of cpu/pool.c and cpu/reduce.c) */
+TI__PRIVATE TI__TARGET_AVX2 float ti__ssum_avx2(const float *x, size_t n) {
+    return ti__sred256(0, x, NULL, n);
 }
 
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void) {
@@ -25661,22 +25636,37 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_pack_b_avx512(size_t kc, size_t w, 
     }
 }
 
-/* sum of a[p] * b[p] for p < k: four vector accumulators, the tail masked, then summed
- * in a fixed order (same inputs, same bits). */
-TI__PRIVATE TI__TARGET_AVX512 float ti__sdot_avx512(const float *a, const float *b, size_t k) {
+/* DOT = 1: the sum of a[p] * b[p] for p < k; DOT = 0: the sum of a[p] (b unused). Four
+ * vector accumulators, the tail masked, then summed in a fixed order (same inputs, same
+ * bits). */
+#define TI__SRED512_TERM(s, m, off)                                                         \
+    s = DOT ? _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + (off)),                          \
+                              _mm512_maskz_loadu_ps(m, b + (off)), s)                       \
+            : _mm512_add_ps(s, _mm512_maskz_loadu_ps(m, a + (off)));
+TI__X86_INLINE TI__TARGET_AVX512 float ti__sred512(const int DOT, const float *a, const float *b,
+                                                   size_t k) {
     __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    const __mmask16 all = (__mmask16)0xffff;
     size_t p = 0;
     for (; p + 64 <= k; p += 64) {
-        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + p), _mm512_loadu_ps(b + p), s0);
-        s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + p + 16), _mm512_loadu_ps(b + p + 16), s1);
-        s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a + p + 32), _mm512_loadu_ps(b + p + 32), s2);
-        s3 = _mm512_fmadd_ps(_mm512_loadu_ps(a + p + 48), _mm512_loadu_ps(b + p + 48), s3);
+        TI__SRED512_TERM(s0, all, p)
+        TI__SRED512_TERM(s1, all, p + 16)
+        TI__SRED512_TERM(s2, all, p + 32)
+        TI__SRED512_TERM(s3, all, p + 48)
     }
     for (; p < k; p += 16) {
-        __mmask16 m = k - p >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (k - p)) - 1u);
-        s0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + p), _mm512_maskz_loadu_ps(m, b + p), s0);
+        __mmask16 m = k - p >= 16 ? all : (__mmask16)((1u << (k - p)) - 1u);
+        TI__SRED512_TERM(s0, m, p)
     }
     return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+}
+#undef TI__SRED512_TERM
+TI__PRIVATE TI__TARGET_AVX512 float ti__sdot_avx512(const float *a, const float *b, size_t k) {
+    return ti__sred512(1, a, b, k);
+}
+/* ti__dw_sum_fn (the plane sums of cpu/pool.c and cpu/reduce.c) */
+TI__PRIVATE TI__TARGET_AVX512 float ti__ssum_avx512(const float *x, size_t n) {
+    return ti__sred512(0, x, NULL, n);
 }
 
 /* One column of C: c[r * ldc] = alpha * sum over p < k of op(A)[r, p] * b[p * ldb] + beta *

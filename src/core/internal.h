@@ -340,8 +340,8 @@ typedef void (*ti__dw_split_fn)(float *const *d, size_t ld, const float *s, size
  * y[i] = x[0][i], then for t = 1 .. taps-1 y[i] = x[t][i] if x[t][i] > y[i] (MaxPool's
  * scalar rule: NaN never replaces). Reads and writes as ti__dw_taps_fn. */
 typedef void (*ti__dw_max_fn)(float *y, size_t n, const float *const *x, int taps);
-/* The float sum of x[0 .. n) (GlobalAveragePool's planes), in some order of float adds:
- * rounding differs between ISAs, not the value to within float error. */
+/* The float sum of x[0 .. n) (GlobalAveragePool, ReduceMean / ReduceSum), in some order of
+ * float adds: rounding differs between ISAs, not the value to within float error. */
 typedef float (*ti__dw_sum_fn)(const float *x, size_t n);
 typedef struct ti__dw_isa {
     int isa;
@@ -402,6 +402,9 @@ TI__PRIVATE int ti__bin_f32_avx2(int op, const float *a, int sa, const float *b,
 TI__PRIVATE int ti__bin_f32_avx512(int op, const float *a, int sa, const float *b, int sb,
                                    float *o, size_t n);
 TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void);   /* cpu/x86/conv_avx2.c */
+/* ti__dw_sum_fn, the sdot kernels' body without the products (cpu/x86/gemm_*.c) */
+TI__PRIVATE float ti__ssum_avx2(const float *x, size_t n);
+TI__PRIVATE float ti__ssum_avx512(const float *x, size_t n);
 /* dst[t] = src[2 t] for t < n, reading nothing past src[2 (n - 1)] (cpu/x86/conv_*.c) */
 TI__PRIVATE void ti__copy_s2_avx2(float *dst, const float *src, size_t n);
 TI__PRIVATE void ti__copy_s2_avx512(float *dst, const float *src, size_t n);
@@ -467,6 +470,7 @@ TI__PRIVATE int ti__act_block_neon(int act, float a, float b, const float *bias,
 TI__PRIVATE int ti__bin_f32_neon(int op, const float *a, int sa, const float *b, int sb,
                                  float *o, size_t n); /* cpu/arm/binary_neon.c */
 TI__PRIVATE const ti__dw_isa *ti__dw_neon_isa(void); /* cpu/arm/conv_neon.c */
+TI__PRIVATE float ti__ssum_neon(const float *x, size_t n); /* cpu/arm/gemm_neon.c */
 TI__PRIVATE void ti__copy_s2_neon(float *dst, const float *src, size_t n);
 /* The 8-bit GEMM micro-kernel of core/qgemm.c (ti__qg_micro's contract: 4 rows x 16
  * channels, int16 operands, uint32 sums modulo 2^32) for NEON: cpu/arm/qgemm_neon.c */

@@ -230,22 +230,6 @@ static __attribute__((noinline, unused)) void ti__dwn_split(float *const *d, siz
     }
 }
 
-/* ti__dw_sum_fn: four vector sums of 4, the last floats one by one. */
-static __attribute__((noinline, unused)) float ti__dwn_sum(const float *x, size_t n) {
-    float32x4_t s0 = vdupq_n_f32(0.0f), s1 = s0, s2 = s0, s3 = s0;
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        s0 = vaddq_f32(s0, vld1q_f32(x + i));
-        s1 = vaddq_f32(s1, vld1q_f32(x + i + 4));
-        s2 = vaddq_f32(s2, vld1q_f32(x + i + 8));
-        s3 = vaddq_f32(s3, vld1q_f32(x + i + 12));
-    }
-    for (; i + 4 <= n; i += 4) s0 = vaddq_f32(s0, vld1q_f32(x + i));
-    float r = vaddvq_f32(vaddq_f32(vaddq_f32(s0, s1), vaddq_f32(s2, s3)));
-    for (; i < n; i++) r += x[i];
-    return r;
-}
-
 /* The flat max pooling kernel (ti__dw_max_fn): a lane takes v only when v > m, the scalar
  * rule (FMAX would let NaN through); four vectors at a time, then one. */
 static __attribute__((noinline, unused)) void ti__dwn_max(float *y, size_t n,
@@ -283,7 +267,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_neon_isa(void) {
                                    {{ti__dwn_k3s1, ti__dwn_k3s2}, {ti__dwn_k5s1, ti__dwn_k5s2}},
                                    {ti__mpn_s1, ti__mpn_s2},
                                    ti__dwn_taps, ti__dwn_copy, ti__dwn_split,
-                                   ti__dwn_max, ti__dwn_sum};
+                                   ti__dwn_max, ti__ssum_neon};
     return &isa;
 }
 #endif /* TI__ARM_NEON */

@@ -156,20 +156,31 @@ TI__PRIVATE void ti__sgemm_pack_b_neon(size_t kc, size_t w, const float *b, size
 
 /* sum of a[p] * b[p] for p < k: four vector accumulators, the tail in scalars, then summed
  * in a fixed order (same inputs, same bits). */
-TI__PRIVATE float ti__sdot_neon(const float *a, const float *b, size_t k) {
+/* DOT = 1: the sum of a[p] * b[p] for p < k; DOT = 0: the sum of a[p] (b unused). Four
+ * vector accumulators, the last floats one by one, in a fixed order. */
+#define TI__SREDN_TERM(s, off)                                                              \
+    s = DOT ? vfmaq_f32(s, vld1q_f32(a + (off)), vld1q_f32(b + (off)))                      \
+            : vaddq_f32(s, vld1q_f32(a + (off)));
+TI__ARM_INLINE float ti__sredn(const int DOT, const float *a, const float *b, size_t k) {
     float32x4_t s0 = vdupq_n_f32(0.0f), s1 = s0, s2 = s0, s3 = s0;
     size_t p = 0;
     for (; p + 16 <= k; p += 16) {
-        s0 = vfmaq_f32(s0, vld1q_f32(a + p), vld1q_f32(b + p));
-        s1 = vfmaq_f32(s1, vld1q_f32(a + p + 4), vld1q_f32(b + p + 4));
-        s2 = vfmaq_f32(s2, vld1q_f32(a + p + 8), vld1q_f32(b + p + 8));
-        s3 = vfmaq_f32(s3, vld1q_f32(a + p + 12), vld1q_f32(b + p + 12));
+        TI__SREDN_TERM(s0, p)
+        TI__SREDN_TERM(s1, p + 4)
+        TI__SREDN_TERM(s2, p + 8)
+        TI__SREDN_TERM(s3, p + 12)
     }
-    for (; p + 4 <= k; p += 4) s0 = vfmaq_f32(s0, vld1q_f32(a + p), vld1q_f32(b + p));
+    for (; p + 4 <= k; p += 4) TI__SREDN_TERM(s0, p)
     float s = vaddvq_f32(vaddq_f32(vaddq_f32(s0, s1), vaddq_f32(s2, s3)));
-    for (; p < k; p++) s += a[p] * b[p];
+    for (; p < k; p++) s += DOT ? a[p] * b[p] : a[p];
     return s;
 }
+#undef TI__SREDN_TERM
+TI__PRIVATE float ti__sdot_neon(const float *a, const float *b, size_t k) {
+    return ti__sredn(1, a, b, k);
+}
+/* ti__dw_sum_fn (the plane sums of cpu/pool.c and cpu/reduce.c) */
+TI__PRIVATE float ti__ssum_neon(const float *x, size_t n) { return ti__sredn(0, x, NULL, n); }
 
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_neon_isa(void) {
     static const ti__sgemm_isa isa = {TI__ISA_NEON, TI__KN_MR, TI__KN_NR, TI__KN_KC, TI__KN_MC,

@@ -201,27 +201,6 @@ ti__dw256_split(float *const *d, size_t ld, const float *s, size_t ls, size_t ro
                             s + r * ls, 0, n);
 }
 
-/* ti__dw_sum_fn: four vector sums of 8, the last floats one by one. */
-static __attribute__((noinline, unused)) TI__TARGET_AVX2 float ti__dw256_sum(const float *x,
-                                                                           size_t n) {
-    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-    size_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        s0 = _mm256_add_ps(s0, _mm256_loadu_ps(x + i));
-        s1 = _mm256_add_ps(s1, _mm256_loadu_ps(x + i + 8));
-        s2 = _mm256_add_ps(s2, _mm256_loadu_ps(x + i + 16));
-        s3 = _mm256_add_ps(s3, _mm256_loadu_ps(x + i + 24));
-    }
-    for (; i + 8 <= n; i += 8) s0 = _mm256_add_ps(s0, _mm256_loadu_ps(x + i));
-    __m256 s = _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3));
-    __m128 h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
-    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-    h = _mm_add_ss(h, _mm_shuffle_ps(h, h, 1));
-    float r = _mm_cvtss_f32(h);
-    for (; i < n; i++) r += x[i];
-    return r;
-}
-
 /* The flat max pooling kernel (ti__dw_max_fn): max_ps(v, m) is v > m ? v : m, the scalar
  * rule; four vectors at a time, then one. */
 static __attribute__((noinline, unused)) TI__TARGET_AVX2 void
@@ -397,7 +376,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
                                     {ti__dw256_k5s1, ti__dw256_k5s2}},
                                    {ti__mp256_s1, ti__mp256_s2},
                                    ti__dw256_taps, ti__dw256_copy, ti__dw256_split,
-                                   ti__dw256_max, ti__dw256_sum};
+                                   ti__dw256_max, ti__ssum_avx2};
     return &isa;
 }
 #endif /* TI__X86_SIMD */

@@ -172,22 +172,6 @@ ti__dw512_max(float *y, size_t n, const float *const *x, int taps) {
     }
 }
 
-/* ti__dw_sum_fn: four vector sums of 16, the last partial vector masked. */
-static __attribute__((noinline, unused)) TI__TARGET_AVX512 float ti__dw512_sum(const float *x,
-                                                                             size_t n) {
-    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-    size_t i = 0;
-    for (; i + 64 <= n; i += 64) {
-        s0 = _mm512_add_ps(s0, _mm512_loadu_ps(x + i));
-        s1 = _mm512_add_ps(s1, _mm512_loadu_ps(x + i + 16));
-        s2 = _mm512_add_ps(s2, _mm512_loadu_ps(x + i + 32));
-        s3 = _mm512_add_ps(s3, _mm512_loadu_ps(x + i + 48));
-    }
-    for (; i + 16 <= n; i += 16) s0 = _mm512_add_ps(s0, _mm512_loadu_ps(x + i));
-    if (i < n) s1 = _mm512_add_ps(s1, _mm512_maskz_loadu_ps(ti__dw512_mask((long)(n - i)), x + i));
-    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
-}
-
 /* Max pooling rows (ti__maxpool_row_fn): max_ps(v, m) returns m unless v > m, which is
  * the scalar rule for NaN and signed zeros too. */
 TI__X86_INLINE TI__TARGET_AVX512 void ti__mp512_row(const int S, float *y, size_t n,
@@ -232,7 +216,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
                                     {ti__dw512_k5s1, ti__dw512_k5s2}},
                                    {ti__mp512_s1, ti__mp512_s2},
                                    ti__dw512_taps, ti__dw512_copy, ti__dw512_split,
-                                   ti__dw512_max, ti__dw512_sum};
+                                   ti__dw512_max, ti__ssum_avx512};
     return &isa;
 }
 #endif /* TI__X86_SIMD */

@@ -155,24 +155,37 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__sgemm_pack_b_avx2(size_t kc, size_t w, cons
 
 /* sum of a[p] * b[p] for p < k: four vector accumulators, the tail in scalar, then summed
  * in a fixed order. */
-TI__PRIVATE TI__TARGET_AVX2 float ti__sdot_avx2(const float *a, const float *b, size_t k) {
+/* DOT = 1: the sum of a[p] * b[p] for p < k; DOT = 0: the sum of a[p] (b unused). Four
+ * vector accumulators, the last floats one by one, in a fixed order. */
+#define TI__SRED256_TERM(s, off)                                                            \
+    s = DOT ? _mm256_fmadd_ps(_mm256_loadu_ps(a + (off)), _mm256_loadu_ps(b + (off)), s)    \
+            : _mm256_add_ps(s, _mm256_loadu_ps(a + (off)));
+TI__X86_INLINE TI__TARGET_AVX2 float ti__sred256(const int DOT, const float *a, const float *b,
+                                                 size_t k) {
     __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
     size_t p = 0;
     for (; p + 32 <= k; p += 32) {
-        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + p), _mm256_loadu_ps(b + p), s0);
-        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + p + 8), _mm256_loadu_ps(b + p + 8), s1);
-        s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + p + 16), _mm256_loadu_ps(b + p + 16), s2);
-        s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + p + 24), _mm256_loadu_ps(b + p + 24), s3);
+        TI__SRED256_TERM(s0, p)
+        TI__SRED256_TERM(s1, p + 8)
+        TI__SRED256_TERM(s2, p + 16)
+        TI__SRED256_TERM(s3, p + 24)
     }
-    for (; p + 8 <= k; p += 8)
-        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + p), _mm256_loadu_ps(b + p), s0);
+    for (; p + 8 <= k; p += 8) TI__SRED256_TERM(s0, p)
     __m256 s = _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3));
     __m128 h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
     h = _mm_add_ps(h, _mm_movehl_ps(h, h));
     h = _mm_add_ss(h, _mm_movehdup_ps(h));
     float r = _mm_cvtss_f32(h), t = 0.0f;
-    for (; p < k; p++) t += a[p] * b[p];
+    for (; p < k; p++) t += DOT ? a[p] * b[p] : a[p];
     return r + t;
+}
+#undef TI__SRED256_TERM
+TI__PRIVATE TI__TARGET_AVX2 float ti__sdot_avx2(const float *a, const float *b, size_t k) {
+    return ti__sred256(1, a, b, k);
+}
+/* ti__dw_sum_fn (the plane sums of cpu/pool.c and cpu/reduce.c) */
+TI__PRIVATE TI__TARGET_AVX2 float ti__ssum_avx2(const float *x, size_t n) {
+    return ti__sred256(0, x, NULL, n);
 }
 
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void) {

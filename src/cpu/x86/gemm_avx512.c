@@ -197,22 +197,37 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_pack_b_avx512(size_t kc, size_t w, 
     }
 }
 
-/* sum of a[p] * b[p] for p < k: four vector accumulators, the tail masked, then summed
- * in a fixed order (same inputs, same bits). */
-TI__PRIVATE TI__TARGET_AVX512 float ti__sdot_avx512(const float *a, const float *b, size_t k) {
+/* DOT = 1: the sum of a[p] * b[p] for p < k; DOT = 0: the sum of a[p] (b unused). Four
+ * vector accumulators, the tail masked, then summed in a fixed order (same inputs, same
+ * bits). */
+#define TI__SRED512_TERM(s, m, off)                                                         \
+    s = DOT ? _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + (off)),                          \
+                              _mm512_maskz_loadu_ps(m, b + (off)), s)                       \
+            : _mm512_add_ps(s, _mm512_maskz_loadu_ps(m, a + (off)));
+TI__X86_INLINE TI__TARGET_AVX512 float ti__sred512(const int DOT, const float *a, const float *b,
+                                                   size_t k) {
     __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    const __mmask16 all = (__mmask16)0xffff;
     size_t p = 0;
     for (; p + 64 <= k; p += 64) {
-        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + p), _mm512_loadu_ps(b + p), s0);
-        s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + p + 16), _mm512_loadu_ps(b + p + 16), s1);
-        s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a + p + 32), _mm512_loadu_ps(b + p + 32), s2);
-        s3 = _mm512_fmadd_ps(_mm512_loadu_ps(a + p + 48), _mm512_loadu_ps(b + p + 48), s3);
+        TI__SRED512_TERM(s0, all, p)
+        TI__SRED512_TERM(s1, all, p + 16)
+        TI__SRED512_TERM(s2, all, p + 32)
+        TI__SRED512_TERM(s3, all, p + 48)
     }
     for (; p < k; p += 16) {
-        __mmask16 m = k - p >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (k - p)) - 1u);
-        s0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + p), _mm512_maskz_loadu_ps(m, b + p), s0);
+        __mmask16 m = k - p >= 16 ? all : (__mmask16)((1u << (k - p)) - 1u);
+        TI__SRED512_TERM(s0, m, p)
     }
     return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+}
+#undef TI__SRED512_TERM
+TI__PRIVATE TI__TARGET_AVX512 float ti__sdot_avx512(const float *a, const float *b, size_t k) {
+    return ti__sred512(1, a, b, k);
+}
+/* ti__dw_sum_fn (the plane sums of cpu/pool.c and cpu/reduce.c) */
+TI__PRIVATE TI__TARGET_AVX512 float ti__ssum_avx512(const float *x, size_t n) {
+    return ti__sred512(0, x, NULL, n);
 }
 
 /* One column of C: c[r * ldc] = alpha * sum over p < k of op(A)[r, p] * b[p * ldb] + beta *
