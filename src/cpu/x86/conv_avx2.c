@@ -74,74 +74,39 @@ TI__DW256_DEF(5, 2)
 
 /* The flat depthwise kernel (ti__dw_taps_fn): eight vectors at a time, each tap's weight
  * broadcast once for the eight and its inputs read as FMA operands (eight chains cover the
- * FMA latency; ten loads per eight FMAs), then vector by vector. One chain per output, taps
- * in order. */
+ * FMA latency; ten loads per eight FMAs), then four (the rest of a 14 x 14 plane), then one.
+ * One chain per output, taps in order. */
+#define TI__DW256_X8(S) S(0) S(1) S(2) S(3) S(4) S(5) S(6) S(7)
+/* NV (8, 4 or 1, a constant once inlined) vectors of outputs from y + i; the sums are named
+ * variables, used only when NV > v: an array indexed in a loop stays in memory at -O2 */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__dw256_block(const int NV, float *y, size_t i,
+                                                    const float *const *x, const float *w,
+                                                    int taps, __m256 vb, int clamp, __m256 vlo,
+                                                    __m256 vhi) {
+    __m256 a0 = vb, a1 = vb, a2 = vb, a3 = vb, a4 = vb, a5 = vb, a6 = vb, a7 = vb;
+    for (int t = 0; t < taps; t++) {
+        const float *p = x[t] + i;
+        __m256 wv = _mm256_broadcast_ss(w + t);
+#define TI__DW256_FMA(v) if (NV > v) a##v = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 8 * v), a##v);
+        TI__DW256_X8(TI__DW256_FMA)
+#undef TI__DW256_FMA
+    }
+#define TI__DW256_STORE(v)                                                                   \
+    if (NV > v)                                                                              \
+        _mm256_storeu_ps(y + i + 8 * v,                                                      \
+                         clamp ? _mm256_min_ps(_mm256_max_ps(a##v, vlo), vhi) : a##v);
+    TI__DW256_X8(TI__DW256_STORE)
+#undef TI__DW256_STORE
+}
+#undef TI__DW256_X8
 static __attribute__((noinline, unused)) TI__TARGET_AVX2 void
 ti__dw256_taps(float *y, size_t n, const float *const *x, const float *w, int taps, float bias,
                int clamp, float lo, float hi) {
     __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi), vb = _mm256_set1_ps(bias);
     size_t i = 0;
-    for (; i + 64 <= n; i += 64) {
-        __m256 a0 = vb, a1 = vb, a2 = vb, a3 = vb, a4 = vb, a5 = vb, a6 = vb, a7 = vb;
-        for (int t = 0; t < taps; t++) {
-            const float *p = x[t] + i;
-            __m256 wv = _mm256_broadcast_ss(w + t);
-            a0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p), a0);
-            a1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 8), a1);
-            a2 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 16), a2);
-            a3 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 24), a3);
-            a4 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 32), a4);
-            a5 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 40), a5);
-            a6 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 48), a6);
-            a7 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 56), a7);
-        }
-        if (clamp) {
-            a0 = _mm256_min_ps(_mm256_max_ps(a0, vlo), vhi);
-            a1 = _mm256_min_ps(_mm256_max_ps(a1, vlo), vhi);
-            a2 = _mm256_min_ps(_mm256_max_ps(a2, vlo), vhi);
-            a3 = _mm256_min_ps(_mm256_max_ps(a3, vlo), vhi);
-            a4 = _mm256_min_ps(_mm256_max_ps(a4, vlo), vhi);
-            a5 = _mm256_min_ps(_mm256_max_ps(a5, vlo), vhi);
-            a6 = _mm256_min_ps(_mm256_max_ps(a6, vlo), vhi);
-            a7 = _mm256_min_ps(_mm256_max_ps(a7, vlo), vhi);
-        }
-        _mm256_storeu_ps(y + i, a0);
-        _mm256_storeu_ps(y + i + 8, a1);
-        _mm256_storeu_ps(y + i + 16, a2);
-        _mm256_storeu_ps(y + i + 24, a3);
-        _mm256_storeu_ps(y + i + 32, a4);
-        _mm256_storeu_ps(y + i + 40, a5);
-        _mm256_storeu_ps(y + i + 48, a6);
-        _mm256_storeu_ps(y + i + 56, a7);
-    }
-    for (; i + 32 <= n; i += 32) { /* 7 x 7 maps: 8 vectors of a plane, 6 of them here */
-        __m256 a0 = vb, a1 = vb, a2 = vb, a3 = vb;
-        for (int t = 0; t < taps; t++) {
-            const float *p = x[t] + i;
-            __m256 wv = _mm256_broadcast_ss(w + t);
-            a0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p), a0);
-            a1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 8), a1);
-            a2 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 16), a2);
-            a3 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 24), a3);
-        }
-        if (clamp) {
-            a0 = _mm256_min_ps(_mm256_max_ps(a0, vlo), vhi);
-            a1 = _mm256_min_ps(_mm256_max_ps(a1, vlo), vhi);
-            a2 = _mm256_min_ps(_mm256_max_ps(a2, vlo), vhi);
-            a3 = _mm256_min_ps(_mm256_max_ps(a3, vlo), vhi);
-        }
-        _mm256_storeu_ps(y + i, a0);
-        _mm256_storeu_ps(y + i + 8, a1);
-        _mm256_storeu_ps(y + i + 16, a2);
-        _mm256_storeu_ps(y + i + 24, a3);
-    }
-    for (; i < n; i += 8) { /* out-of-order execution overlaps these independent chains */
-        __m256 a = vb;
-        for (int t = 0; t < taps; t++)
-            a = _mm256_fmadd_ps(_mm256_broadcast_ss(w + t), _mm256_loadu_ps(x[t] + i), a);
-        if (clamp) a = _mm256_min_ps(_mm256_max_ps(a, vlo), vhi);
-        _mm256_storeu_ps(y + i, a);
-    }
+    for (; i + 64 <= n; i += 64) ti__dw256_block(8, y, i, x, w, taps, vb, clamp, vlo, vhi);
+    for (; i + 32 <= n; i += 32) ti__dw256_block(4, y, i, x, w, taps, vb, clamp, vlo, vhi);
+    for (; i < n; i += 8) ti__dw256_block(1, y, i, x, w, taps, vb, clamp, vlo, vhi);
 }
 
 /* One row of ti__dw_copy_fn: 8 at a time, the last 8 (or 4) again where n is not a

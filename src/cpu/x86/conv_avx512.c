@@ -62,58 +62,43 @@ TI__DW512_DEF(5, 1)
 TI__DW512_DEF(5, 2)
 
 /* The flat depthwise kernel (ti__dw_taps_fn), as conv_avx2.c's: eight vectors of 16 at a
- * time, then vector by vector; one chain per output, taps in order. The eight sums are named
- * variables: as an array in a loop gcc -O2 kept them on the stack, a store and a reload
- * around every FMA (MobileNetV2's depthwise convs took 2.5x onnxruntime's on a Zen 4). */
+ * time, then four (7 x 7 and 14 x 14 planes are 4 to 14 vectors), then one; one chain per
+ * output, taps in order. */
 TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__dw512_clamp(__m512 v, __m512 vlo, __m512 vhi) {
     /* maskz forms: g++ warns that the plain ones' undefined source may be used uninitialized */
     return _mm512_maskz_min_ps(0xffff, _mm512_maskz_max_ps(0xffff, v, vlo), vhi);
 }
 #define TI__DW512_X8(S) S(0) S(1) S(2) S(3) S(4) S(5) S(6) S(7)
+/* NV (8, 4 or 1, a constant once inlined) vectors of outputs from y + i; the sums are named
+ * variables, used only when NV > v: as an array indexed in a loop gcc -O2 kept them on the
+ * stack, a store and a reload around every FMA (MobileNetV2's depthwise convs took 2.5x
+ * onnxruntime's on a Zen 4) */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__dw512_block(const int NV, float *y, size_t i,
+                                                      const float *const *x, const float *w,
+                                                      int taps, __m512 vb, int clamp,
+                                                      __m512 vlo, __m512 vhi) {
+    __m512 a0 = vb, a1 = vb, a2 = vb, a3 = vb, a4 = vb, a5 = vb, a6 = vb, a7 = vb;
+    for (int t = 0; t < taps; t++) {
+        const float *p = x[t] + i;
+        __m512 wv = _mm512_set1_ps(w[t]);
+#define TI__DW512_FMA(v) if (NV > v) a##v = _mm512_fmadd_ps(wv, _mm512_loadu_ps(p + 16 * v), a##v);
+        TI__DW512_X8(TI__DW512_FMA)
+#undef TI__DW512_FMA
+    }
+#define TI__DW512_STORE(v)                                                                   \
+    if (NV > v) _mm512_storeu_ps(y + i + 16 * v, clamp ? ti__dw512_clamp(a##v, vlo, vhi) : a##v);
+    TI__DW512_X8(TI__DW512_STORE)
+#undef TI__DW512_STORE
+}
+#undef TI__DW512_X8
 static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
 ti__dw512_taps(float *y, size_t n, const float *const *x, const float *w, int taps, float bias,
                int clamp, float lo, float hi) {
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi), vb = _mm512_set1_ps(bias);
     size_t i = 0;
-    for (; i + 128 <= n; i += 128) {
-        __m512 a0 = vb, a1 = vb, a2 = vb, a3 = vb, a4 = vb, a5 = vb, a6 = vb, a7 = vb;
-        for (int t = 0; t < taps; t++) {
-            const float *p = x[t] + i;
-            __m512 wv = _mm512_set1_ps(w[t]);
-#define TI__DW512_FMA(v) a##v = _mm512_fmadd_ps(wv, _mm512_loadu_ps(p + 16 * v), a##v);
-            TI__DW512_X8(TI__DW512_FMA)
-#undef TI__DW512_FMA
-        }
-        if (clamp) {
-#define TI__DW512_CLAMP(v) a##v = ti__dw512_clamp(a##v, vlo, vhi);
-            TI__DW512_X8(TI__DW512_CLAMP)
-#undef TI__DW512_CLAMP
-        }
-#define TI__DW512_STORE(v) _mm512_storeu_ps(y + i + 16 * v, a##v);
-        TI__DW512_X8(TI__DW512_STORE)
-#undef TI__DW512_STORE
-    }
-    for (; i + 64 <= n; i += 64) { /* 7 x 7 and 14 x 14 maps: 4 to 7 vectors per plane */
-        __m512 a0 = vb, a1 = vb, a2 = vb, a3 = vb;
-        for (int t = 0; t < taps; t++) {
-            const float *p = x[t] + i;
-            __m512 wv = _mm512_set1_ps(w[t]);
-            a0 = _mm512_fmadd_ps(wv, _mm512_loadu_ps(p), a0);
-            a1 = _mm512_fmadd_ps(wv, _mm512_loadu_ps(p + 16), a1);
-            a2 = _mm512_fmadd_ps(wv, _mm512_loadu_ps(p + 32), a2);
-            a3 = _mm512_fmadd_ps(wv, _mm512_loadu_ps(p + 48), a3);
-        }
-        _mm512_storeu_ps(y + i, clamp ? ti__dw512_clamp(a0, vlo, vhi) : a0);
-        _mm512_storeu_ps(y + i + 16, clamp ? ti__dw512_clamp(a1, vlo, vhi) : a1);
-        _mm512_storeu_ps(y + i + 32, clamp ? ti__dw512_clamp(a2, vlo, vhi) : a2);
-        _mm512_storeu_ps(y + i + 48, clamp ? ti__dw512_clamp(a3, vlo, vhi) : a3);
-    }
-    for (; i < n; i += 16) {
-        __m512 a = vb;
-        for (int t = 0; t < taps; t++)
-            a = _mm512_fmadd_ps(_mm512_set1_ps(w[t]), _mm512_loadu_ps(x[t] + i), a);
-        _mm512_storeu_ps(y + i, clamp ? ti__dw512_clamp(a, vlo, vhi) : a);
-    }
+    for (; i + 128 <= n; i += 128) ti__dw512_block(8, y, i, x, w, taps, vb, clamp, vlo, vhi);
+    for (; i + 64 <= n; i += 64) ti__dw512_block(4, y, i, x, w, taps, vb, clamp, vlo, vhi);
+    for (; i < n; i += 16) ti__dw512_block(1, y, i, x, w, taps, vb, clamp, vlo, vhi);
 }
 
 /* ti__dw_copy_fn and ti__dw_split_fn: whole vectors of 16 (of 32 source floats), the rest
@@ -152,7 +137,7 @@ ti__dw512_max(float *y, size_t n, const float *const *x, int taps) {
     for (; i + 64 <= n; i += 64) {
         __m512 a0 = _mm512_loadu_ps(x[0] + i), a1 = _mm512_loadu_ps(x[0] + i + 16);
         __m512 a2 = _mm512_loadu_ps(x[0] + i + 32), a3 = _mm512_loadu_ps(x[0] + i + 48);
-        for (int t = 1; t < taps; t++) { /* named sums, as in ti__dw512_taps */
+        for (int t = 1; t < taps; t++) { /* named maxima, as in ti__dw512_block */
             const float *p = x[t] + i;
             a0 = _mm512_maskz_max_ps(0xffff, _mm512_loadu_ps(p), a0);
             a1 = _mm512_maskz_max_ps(0xffff, _mm512_loadu_ps(p + 16), a1);
