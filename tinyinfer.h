@@ -13155,11 +13155,10 @@ TI__PRIVATE void ti__reduce_range(void *ctx, size_t begin, size_t end) {
      * classifier, LayerNorm's mean over the last axis): the vector sum of the depthwise ISA
      * table, in float as onnxruntime does; the double loop below took 6x onnxruntime's time
      * on MobileNetV2's head */
-    const ti__dw_isa *fsum = dt == TI_DTYPE_F32 &&
-                                     (j->kind == TI__RED_SUM || j->kind == TI__RED_MEAN) &&
-                                     p->nr == 1 && p->rstr[0] == 1 && p->n_red > 0
-                                 ? ti__dw_pick_isa()
-                                 : NULL;
+    const ti__dw_isa *fsum = NULL;
+    if (dt == TI_DTYPE_F32 && (j->kind == TI__RED_SUM || j->kind == TI__RED_MEAN) &&
+        p->nr == 1 && p->rstr[0] == 1 && p->n_red > 0)
+        fsum = ti__dw_pick_isa();
     for (size_t o = begin; o < end; o++) {
         size_t base = 0, rem = o;
         for (int d = p->nk - 1; d >= 0; d--) {
