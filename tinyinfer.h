@@ -1551,13 +1551,16 @@ TI__PRIVATE size_t ti__qg8_row_neon(const uint32_t *dot, const int32_t *colc, co
 #if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
 /* The byte path of core/qgemm.c's 8-bit GEMM for AVX512-VNNI (cpu/x86/qgemm_vnni.c): the
  * micro-kernel (8 rows of kq * 4 unsigned bytes lda apart, times nb = 1 or 2 blocks of
- * [kq][16][4] signed bytes bs apart, to acc rows ldacc apart, added to them when add),
+ * [kq][16][4] signed bytes bs apart, to acc rows ldacc apart, added to them when add; the
+ * _i8 one reads int8 rows, flipping each byte to uint8 as it reads it, and stores),
  * byte copies with an xor (int8 -> uint8) that return the bytes' sum, one output row or
  * up to 8 rows (sums plus row and column terms, requantized as TI__QRQ_32); the AVX-512
  * depthwise taps of one output pixel (acc[c] = sum over taps t of (w[woff[t] + c] + wo) *
  * (x[xoff[t] + c] + xo), c < n). */
 TI__PRIVATE void ti__qg8_micro_vnni(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
                                     size_t bs, int nb, uint32_t *acc, size_t ldacc, int add);
+TI__PRIVATE void ti__qg8_micro_vnni_i8(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
+                                       size_t bs, int nb, uint32_t *acc, size_t ldacc);
 TI__PRIVATE uint32_t ti__qg8_copy_vnni(uint8_t *dst, const uint8_t *src, size_t n, uint8_t flip);
 TI__PRIVATE size_t ti__qg8_row_vnni(const uint32_t *dot, const int32_t *colc, const int32_t *bos,
                                     int32_t row, size_t n, const int32_t *mult,
@@ -2874,15 +2877,20 @@ typedef struct ti__qg8_isa {
                  const int32_t *shift, int32_t yo, int32_t lo, int32_t hi, uint8_t *out,
                  size_t ldo);
     int sdot;
+    /* or NULL: the micro-kernel on int8 rows of A as they lie (a_u = int8 + 128 made as it
+     * reads them), storing; uint8 rows as they lie go to micro itself */
+    void (*micro_i8)(size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs, int nb,
+                     uint32_t *acc, size_t ldacc);
 } ti__qg8_isa;
 
 /* The byte path's kernels under the ISA in effect, or NULL where it has none. */
 TI__PRIVATE const ti__qg8_isa *ti__qg8_isa_now(void) {
 #if defined(TI__X86_VNNI)
-    static const ti__qg8_isa vnni = {ti__qg8_micro_vnni, ti__qg8_row_vnni, ti__qg8_rows8_vnni, 0};
+    static const ti__qg8_isa vnni = {ti__qg8_micro_vnni, ti__qg8_row_vnni, ti__qg8_rows8_vnni, 0,
+                                     ti__qg8_micro_vnni_i8};
     if (ti__cpu_isa() >= TI__ISA_AVX512VNNI) return &vnni;
 #elif defined(TI__ARM_DOTPROD)
-    static const ti__qg8_isa dot = {ti__qg8_micro_neondot, ti__qg8_row_neon, NULL, 1};
+    static const ti__qg8_isa dot = {ti__qg8_micro_neondot, ti__qg8_row_neon, NULL, 1, NULL};
     if (ti__cpu_isa() >= TI__ISA_NEONDOT) return &dot;
 #endif
     return NULL;
@@ -2927,8 +2935,15 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
     /* depths that fit one A panel: the rows are gathered once per row block, not once per
      * column block (an expand conv of 960 channels has four) */
     const int one_panel = kd <= TI__QG8_KC;
+    /* rows as they lie (a 1x1 conv's or an FC's input) of whole depth quads, with no row term
+     * (B' = b_s: TFLite's int8 weights): the micro-kernel reads full row blocks in place
+     * instead of their copy into the panel */
+    const int in_place = g->a8 != NULL && kd > 0 && kd % 4 == 0 && bos == NULL && g->bos8[0] == 0 &&
+                         (g->a8_u8 || isa->micro_i8 != NULL) &&
+                         g->a_off8 == (g->a8_u8 ? g->a8_off : g->a8_off - 128);
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__QG8_MR, np = TI__MIN((size_t)TI__QG8_MR, g->rows - p0);
+        const int direct = in_place && np == TI__QG8_MR;
         for (size_t oc0 = 0; oc0 < oc; oc0 += TI__QG8_OCC) {
             size_t occ = TI__MIN((size_t)TI__QG8_OCC, oc - oc0);
             size_t nb = (occ + TI__QG_NR - 1) / TI__QG_NR;
@@ -2940,13 +2955,24 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                     colc[i] = (int32_t)((uint32_t)colc[i] +
                                         128u * ((uint32_t)g->csum8[oc0 + i] -
                                                 (uint32_t)kd * (uint32_t)g->bos8[oc0 + i]));
-            const int gather = !one_panel || oc0 == 0;
-            if (gather)
+            const int gather = !direct && (!one_panel || oc0 == 0);
+            if (gather || direct)
                 for (size_t r = 0; r < TI__QG8_MR; r++) rowsum[r] = 0;
             if (kd == 0)
                 for (size_t r = 0; r < TI__QG8_MR; r++)
                     memset(acc + r * TI__QG8_OCC, 0, nb * TI__QG_NR * sizeof(uint32_t));
-            for (size_t k0 = 0; k0 < kd; k0 += TI__QG8_KC) {
+            for (size_t b = 0; direct && b < nb; b += 2) {
+                const uint8_t *ar = g->a8 + p0 * g->a8_rs;
+                const int8_t *bb = g->bp8 + (oc0 / TI__QG_NR + b) * kp * TI__QG_NR;
+                int n2 = nb - b > 1 ? 2 : 1;
+                if (g->a8_u8)
+                    isa->micro(kd / 4, ar, g->a8_rs, bb, kp * TI__QG_NR, n2, acc + b * TI__QG_NR,
+                               TI__QG8_OCC, 0);
+                else
+                    isa->micro_i8(kd / 4, ar, g->a8_rs, bb, kp * TI__QG_NR, n2,
+                                  acc + b * TI__QG_NR, TI__QG8_OCC);
+            }
+            for (size_t k0 = 0; !direct && k0 < kd; k0 += TI__QG8_KC) {
                 size_t k1 = TI__MIN(kd, k0 + TI__QG8_KC), kc4 = ti__qg8_depth4(k1 - k0);
                 for (size_t r = 0; gather && r < TI__QG8_MR; r++) {
                     uint8_t *row = a + r * TI__QG8_KC;
@@ -15114,20 +15140,41 @@ TI__PRIVATE uint32_t ti__tfc_qgather8(const void *ctx, size_t p, size_t k0, size
     uint8_t pad = (uint8_t)((uint8_t)(-j->xo) ^ flip); /* zero point in range: checked */
     int64_t n, oy, ox;
     ti__tfc_pixel(g, p, &n, &oy, &ox);
-    size_t ic = (size_t)g->ic, t = k0 / ic, c = k0 % ic;
+    size_t ic = (size_t)g->ic, kw = (size_t)g->kw, t = k0 / ic, c = k0 % ic;
+    size_t fy = t / kw, fx = t % kw; /* the tap, stepped without dividing per tap */
     uint32_t sum = 0;
-    for (size_t k = k0; k < k1; t++, c = 0) {
-        size_t cnt = TI__MIN(ic - c, k1 - k);
-        int64_t iy = oy * g->sh - g->ph + (int64_t)(t / (size_t)g->kw) * g->dh;
-        int64_t ix = ox * g->sw - g->pw + (int64_t)(t % (size_t)g->kw) * g->dw;
+    for (size_t k = k0; k < k1; c = 0) {
+        size_t cnt = TI__MIN(ic - c, k1 - k), taps = 1;
+        int64_t iy = oy * g->sh - g->ph + (int64_t)fy * g->dh;
+        int64_t ix = ox * g->sw - g->pw + (int64_t)fx * g->dw;
         if (iy < 0 || iy >= g->ih || ix < 0 || ix >= g->iw) {
             memset(a + (k - k0), pad, cnt);
             sum += (uint32_t)pad * (uint32_t)cnt;
         } else {
-            sum += ti__qg8_copy(a + (k - k0),
-                                x + (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c, cnt, flip);
+            /* undilated: the next taps of this filter row inside the input follow in memory
+             * (ti__tfc_qwalk's run) */
+            while (g->dw == 1 && fx + taps < kw && ix + (int64_t)taps < g->iw && k + cnt < k1) {
+                cnt = TI__MIN(cnt + ic, k1 - k);
+                taps++;
+            }
+            const uint8_t *src = x + (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c;
+            if (cnt < 16) { /* an image's first conv: a few bytes, one by one (cheaper than
+                               the vector copy's masks and sum) */
+                for (size_t i = 0; i < cnt; i++) {
+                    uint8_t v = (uint8_t)(src[i] ^ flip);
+                    a[k - k0 + i] = v;
+                    sum += v;
+                }
+            } else {
+                sum += ti__qg8_copy(a + (k - k0), src, cnt, flip);
+            }
         }
         k += cnt;
+        fx += taps; /* fx + taps <= kw */
+        if (fx == kw) {
+            fx = 0;
+            fy++;
+        }
     }
     return sum;
 }
@@ -26137,7 +26184,7 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_tap_avx2(int u8, uint32_t *acc, const v
     {                                                                                       \
         uint32_t q;                                                                         \
         memcpy(&q, a + (r) * lda + p * 4, 4);                                               \
-        __m512i av = _mm512_set1_epi32((int32_t)q);                                         \
+        __m512i av = _mm512_set1_epi32((int32_t)(q ^ flip));                                \
         c##r##_0 = _mm512_dpbusd_epi32(c##r##_0, av, b0);                                   \
         if (NB > 1) c##r##_1 = _mm512_dpbusd_epi32(c##r##_1, av, b1);                       \
     }
@@ -26153,11 +26200,13 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_tap_avx2(int u8, uint32_t *acc, const v
         }                                                                                   \
     }
 
-/* a: 8 rows of kq * 4 bytes, lda apart; b: NB blocks [kq][16][4] bs bytes apart. acc[r *
- * ldacc + 0..16 * NB) = (add ? acc : 0) + the dot products. */
-TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile(const int NB, size_t kq, const uint8_t *a,
-                                                      size_t lda, const int8_t *b, size_t bs,
-                                                      uint32_t *acc, size_t ldacc, int add) {
+/* a: 8 rows of kq * 4 bytes, lda apart, each byte xor flip's (0 or 0x80808080: int8 rows as
+ * they lie read as uint8); b: NB blocks [kq][16][4] bs bytes apart. acc[r * ldacc + 0..16 *
+ * NB) = (add ? acc : 0) + the dot products. */
+TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile(const int NB, const uint32_t flip, size_t kq,
+                                                      const uint8_t *a, size_t lda,
+                                                      const int8_t *b, size_t bs, uint32_t *acc,
+                                                      size_t ldacc, int add) {
     __m512i z = _mm512_setzero_si512();
     __m512i c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z, c3_0 = z, c3_1 = z;
     __m512i c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z, c6_0 = z, c6_1 = z, c7_0 = z, c7_1 = z;
@@ -26171,22 +26220,31 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile(const int NB, size_t kq, c
     TI__QV_STORE(4) TI__QV_STORE(5) TI__QV_STORE(6) TI__QV_STORE(7)
 }
 
-static __attribute__((noinline, unused)) TI__TARGET_AVX512VNNI void
-ti__qv_tile1(size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs, uint32_t *acc,
-             size_t ldacc, int add) {
-    ti__qv_tile(1, kq, a, lda, b, bs, acc, ldacc, add);
-}
-static __attribute__((noinline, unused)) TI__TARGET_AVX512VNNI void
-ti__qv_tile2(size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs, uint32_t *acc,
-             size_t ldacc, int add) {
-    ti__qv_tile(2, kq, a, lda, b, bs, acc, ldacc, add);
-}
+#define TI__QV_TILE_FN(name, NB, FLIP)                                                      \
+    static __attribute__((noinline, unused)) TI__TARGET_AVX512VNNI void name(                 \
+        size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs, uint32_t *acc,  \
+        size_t ldacc, int add) {                                                            \
+        ti__qv_tile(NB, FLIP, kq, a, lda, b, bs, acc, ldacc, add);                          \
+    }
+TI__QV_TILE_FN(ti__qv_tile1, 1, 0)
+TI__QV_TILE_FN(ti__qv_tile2, 2, 0)
+TI__QV_TILE_FN(ti__qv_tile1x, 1, 0x80808080u)
+TI__QV_TILE_FN(ti__qv_tile2x, 2, 0x80808080u)
+#undef TI__QV_TILE_FN
 
 /* The micro-kernel: 8 rows x 16 * nb channels (nb 1 or 2). */
 TI__PRIVATE void ti__qg8_micro_vnni(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
                                     size_t bs, int nb, uint32_t *acc, size_t ldacc, int add) {
     if (nb > 1) ti__qv_tile2(kq, a, lda, b, bs, acc, ldacc, add);
     else ti__qv_tile1(kq, a, lda, b, bs, acc, ldacc, add);
+}
+
+/* The same on int8 rows as they lie: A's bytes flipped (int8 + 128) as they are read, so a
+ * 1x1 conv's input needs no copy into a panel; stores (no add). */
+TI__PRIVATE void ti__qg8_micro_vnni_i8(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
+                                       size_t bs, int nb, uint32_t *acc, size_t ldacc) {
+    if (nb > 1) ti__qv_tile2x(kq, a, lda, b, bs, acc, ldacc, 0);
+    else ti__qv_tile1x(kq, a, lda, b, bs, acc, ldacc, 0);
 }
 
 /* dst[i] = src[i] ^ flip for i < n (flip 0x80 turns int8 into uint8 = int8 + 128); returns

@@ -536,15 +536,20 @@ typedef struct ti__qg8_isa {
                  const int32_t *shift, int32_t yo, int32_t lo, int32_t hi, uint8_t *out,
                  size_t ldo);
     int sdot;
+    /* or NULL: the micro-kernel on int8 rows of A as they lie (a_u = int8 + 128 made as it
+     * reads them), storing; uint8 rows as they lie go to micro itself */
+    void (*micro_i8)(size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs, int nb,
+                     uint32_t *acc, size_t ldacc);
 } ti__qg8_isa;
 
 /* The byte path's kernels under the ISA in effect, or NULL where it has none. */
 TI__PRIVATE const ti__qg8_isa *ti__qg8_isa_now(void) {
 #if defined(TI__X86_VNNI)
-    static const ti__qg8_isa vnni = {ti__qg8_micro_vnni, ti__qg8_row_vnni, ti__qg8_rows8_vnni, 0};
+    static const ti__qg8_isa vnni = {ti__qg8_micro_vnni, ti__qg8_row_vnni, ti__qg8_rows8_vnni, 0,
+                                     ti__qg8_micro_vnni_i8};
     if (ti__cpu_isa() >= TI__ISA_AVX512VNNI) return &vnni;
 #elif defined(TI__ARM_DOTPROD)
-    static const ti__qg8_isa dot = {ti__qg8_micro_neondot, ti__qg8_row_neon, NULL, 1};
+    static const ti__qg8_isa dot = {ti__qg8_micro_neondot, ti__qg8_row_neon, NULL, 1, NULL};
     if (ti__cpu_isa() >= TI__ISA_NEONDOT) return &dot;
 #endif
     return NULL;
@@ -589,8 +594,15 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
     /* depths that fit one A panel: the rows are gathered once per row block, not once per
      * column block (an expand conv of 960 channels has four) */
     const int one_panel = kd <= TI__QG8_KC;
+    /* rows as they lie (a 1x1 conv's or an FC's input) of whole depth quads, with no row term
+     * (B' = b_s: TFLite's int8 weights): the micro-kernel reads full row blocks in place
+     * instead of their copy into the panel */
+    const int in_place = g->a8 != NULL && kd > 0 && kd % 4 == 0 && bos == NULL && g->bos8[0] == 0 &&
+                         (g->a8_u8 || isa->micro_i8 != NULL) &&
+                         g->a_off8 == (g->a8_u8 ? g->a8_off : g->a8_off - 128);
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__QG8_MR, np = TI__MIN((size_t)TI__QG8_MR, g->rows - p0);
+        const int direct = in_place && np == TI__QG8_MR;
         for (size_t oc0 = 0; oc0 < oc; oc0 += TI__QG8_OCC) {
             size_t occ = TI__MIN((size_t)TI__QG8_OCC, oc - oc0);
             size_t nb = (occ + TI__QG_NR - 1) / TI__QG_NR;
@@ -602,13 +614,24 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                     colc[i] = (int32_t)((uint32_t)colc[i] +
                                         128u * ((uint32_t)g->csum8[oc0 + i] -
                                                 (uint32_t)kd * (uint32_t)g->bos8[oc0 + i]));
-            const int gather = !one_panel || oc0 == 0;
-            if (gather)
+            const int gather = !direct && (!one_panel || oc0 == 0);
+            if (gather || direct)
                 for (size_t r = 0; r < TI__QG8_MR; r++) rowsum[r] = 0;
             if (kd == 0)
                 for (size_t r = 0; r < TI__QG8_MR; r++)
                     memset(acc + r * TI__QG8_OCC, 0, nb * TI__QG_NR * sizeof(uint32_t));
-            for (size_t k0 = 0; k0 < kd; k0 += TI__QG8_KC) {
+            for (size_t b = 0; direct && b < nb; b += 2) {
+                const uint8_t *ar = g->a8 + p0 * g->a8_rs;
+                const int8_t *bb = g->bp8 + (oc0 / TI__QG_NR + b) * kp * TI__QG_NR;
+                int n2 = nb - b > 1 ? 2 : 1;
+                if (g->a8_u8)
+                    isa->micro(kd / 4, ar, g->a8_rs, bb, kp * TI__QG_NR, n2, acc + b * TI__QG_NR,
+                               TI__QG8_OCC, 0);
+                else
+                    isa->micro_i8(kd / 4, ar, g->a8_rs, bb, kp * TI__QG_NR, n2,
+                                  acc + b * TI__QG_NR, TI__QG8_OCC);
+            }
+            for (size_t k0 = 0; !direct && k0 < kd; k0 += TI__QG8_KC) {
                 size_t k1 = TI__MIN(kd, k0 + TI__QG8_KC), kc4 = ti__qg8_depth4(k1 - k0);
                 for (size_t r = 0; gather && r < TI__QG8_MR; r++) {
                     uint8_t *row = a + r * TI__QG8_KC;

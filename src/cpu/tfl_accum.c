@@ -464,20 +464,41 @@ TI__PRIVATE uint32_t ti__tfc_qgather8(const void *ctx, size_t p, size_t k0, size
     uint8_t pad = (uint8_t)((uint8_t)(-j->xo) ^ flip); /* zero point in range: checked */
     int64_t n, oy, ox;
     ti__tfc_pixel(g, p, &n, &oy, &ox);
-    size_t ic = (size_t)g->ic, t = k0 / ic, c = k0 % ic;
+    size_t ic = (size_t)g->ic, kw = (size_t)g->kw, t = k0 / ic, c = k0 % ic;
+    size_t fy = t / kw, fx = t % kw; /* the tap, stepped without dividing per tap */
     uint32_t sum = 0;
-    for (size_t k = k0; k < k1; t++, c = 0) {
-        size_t cnt = TI__MIN(ic - c, k1 - k);
-        int64_t iy = oy * g->sh - g->ph + (int64_t)(t / (size_t)g->kw) * g->dh;
-        int64_t ix = ox * g->sw - g->pw + (int64_t)(t % (size_t)g->kw) * g->dw;
+    for (size_t k = k0; k < k1; c = 0) {
+        size_t cnt = TI__MIN(ic - c, k1 - k), taps = 1;
+        int64_t iy = oy * g->sh - g->ph + (int64_t)fy * g->dh;
+        int64_t ix = ox * g->sw - g->pw + (int64_t)fx * g->dw;
         if (iy < 0 || iy >= g->ih || ix < 0 || ix >= g->iw) {
             memset(a + (k - k0), pad, cnt);
             sum += (uint32_t)pad * (uint32_t)cnt;
         } else {
-            sum += ti__qg8_copy(a + (k - k0),
-                                x + (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c, cnt, flip);
+            /* undilated: the next taps of this filter row inside the input follow in memory
+             * (ti__tfc_qwalk's run) */
+            while (g->dw == 1 && fx + taps < kw && ix + (int64_t)taps < g->iw && k + cnt < k1) {
+                cnt = TI__MIN(cnt + ic, k1 - k);
+                taps++;
+            }
+            const uint8_t *src = x + (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c;
+            if (cnt < 16) { /* an image's first conv: a few bytes, one by one (cheaper than
+                               the vector copy's masks and sum) */
+                for (size_t i = 0; i < cnt; i++) {
+                    uint8_t v = (uint8_t)(src[i] ^ flip);
+                    a[k - k0 + i] = v;
+                    sum += v;
+                }
+            } else {
+                sum += ti__qg8_copy(a + (k - k0), src, cnt, flip);
+            }
         }
         k += cnt;
+        fx += taps; /* fx + taps <= kw */
+        if (fx == kw) {
+            fx = 0;
+            fy++;
+        }
     }
     return sum;
 }

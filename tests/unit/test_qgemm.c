@@ -294,11 +294,20 @@ static int gemm_case(int r, size_t rows, size_t depth, size_t cols) {
     } else {
         g.b_cs = 1, g.b_ks = cols;
     }
-    if (urand() % 3 == 0) { /* ONNX: per-tensor or per-column zero points of B */
+    unsigned bsel_zp = urand() % 3;
+    if (bsel_zp == 0) { /* ONNX: per-tensor or per-column zero points of B */
         g.b_zp = bzp;
         g.b_zp_n = urand() & 1 ? nch : 1;
+    } else if (bsel_zp == 1 && !b_u8) { /* TFLite's int8 weights: zero point 0 */
+        g.b_off = 0;
     } else { /* TFLite: -zero point as an offset */
         g.b_off = -zp_extreme(b_u8);
+    }
+    if (urand() & 1) { /* A's rows as they lie in memory (a 1x1 conv's input) */
+        g.a8 = a;
+        g.a8_rs = depth;
+        g.a8_off = -ta.zp;
+        g.a8_u8 = a_u8;
     }
     g.c0 = c0;
     int mode = r % 6; /* three in six TI__QRQ_32, the common case */

@@ -16,7 +16,7 @@
     {                                                                                       \
         uint32_t q;                                                                         \
         memcpy(&q, a + (r) * lda + p * 4, 4);                                               \
-        __m512i av = _mm512_set1_epi32((int32_t)q);                                         \
+        __m512i av = _mm512_set1_epi32((int32_t)(q ^ flip));                                \
         c##r##_0 = _mm512_dpbusd_epi32(c##r##_0, av, b0);                                   \
         if (NB > 1) c##r##_1 = _mm512_dpbusd_epi32(c##r##_1, av, b1);                       \
     }
@@ -32,11 +32,13 @@
         }                                                                                   \
     }
 
-/* a: 8 rows of kq * 4 bytes, lda apart; b: NB blocks [kq][16][4] bs bytes apart. acc[r *
- * ldacc + 0..16 * NB) = (add ? acc : 0) + the dot products. */
-TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile(const int NB, size_t kq, const uint8_t *a,
-                                                      size_t lda, const int8_t *b, size_t bs,
-                                                      uint32_t *acc, size_t ldacc, int add) {
+/* a: 8 rows of kq * 4 bytes, lda apart, each byte xor flip's (0 or 0x80808080: int8 rows as
+ * they lie read as uint8); b: NB blocks [kq][16][4] bs bytes apart. acc[r * ldacc + 0..16 *
+ * NB) = (add ? acc : 0) + the dot products. */
+TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile(const int NB, const uint32_t flip, size_t kq,
+                                                      const uint8_t *a, size_t lda,
+                                                      const int8_t *b, size_t bs, uint32_t *acc,
+                                                      size_t ldacc, int add) {
     __m512i z = _mm512_setzero_si512();
     __m512i c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z, c3_0 = z, c3_1 = z;
     __m512i c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z, c6_0 = z, c6_1 = z, c7_0 = z, c7_1 = z;
@@ -50,22 +52,31 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile(const int NB, size_t kq, c
     TI__QV_STORE(4) TI__QV_STORE(5) TI__QV_STORE(6) TI__QV_STORE(7)
 }
 
-static __attribute__((noinline, unused)) TI__TARGET_AVX512VNNI void
-ti__qv_tile1(size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs, uint32_t *acc,
-             size_t ldacc, int add) {
-    ti__qv_tile(1, kq, a, lda, b, bs, acc, ldacc, add);
-}
-static __attribute__((noinline, unused)) TI__TARGET_AVX512VNNI void
-ti__qv_tile2(size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs, uint32_t *acc,
-             size_t ldacc, int add) {
-    ti__qv_tile(2, kq, a, lda, b, bs, acc, ldacc, add);
-}
+#define TI__QV_TILE_FN(name, NB, FLIP)                                                      \
+    static __attribute__((noinline, unused)) TI__TARGET_AVX512VNNI void name(                 \
+        size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs, uint32_t *acc,  \
+        size_t ldacc, int add) {                                                            \
+        ti__qv_tile(NB, FLIP, kq, a, lda, b, bs, acc, ldacc, add);                          \
+    }
+TI__QV_TILE_FN(ti__qv_tile1, 1, 0)
+TI__QV_TILE_FN(ti__qv_tile2, 2, 0)
+TI__QV_TILE_FN(ti__qv_tile1x, 1, 0x80808080u)
+TI__QV_TILE_FN(ti__qv_tile2x, 2, 0x80808080u)
+#undef TI__QV_TILE_FN
 
 /* The micro-kernel: 8 rows x 16 * nb channels (nb 1 or 2). */
 TI__PRIVATE void ti__qg8_micro_vnni(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
                                     size_t bs, int nb, uint32_t *acc, size_t ldacc, int add) {
     if (nb > 1) ti__qv_tile2(kq, a, lda, b, bs, acc, ldacc, add);
     else ti__qv_tile1(kq, a, lda, b, bs, acc, ldacc, add);
+}
+
+/* The same on int8 rows as they lie: A's bytes flipped (int8 + 128) as they are read, so a
+ * 1x1 conv's input needs no copy into a panel; stores (no add). */
+TI__PRIVATE void ti__qg8_micro_vnni_i8(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
+                                       size_t bs, int nb, uint32_t *acc, size_t ldacc) {
+    if (nb > 1) ti__qv_tile2x(kq, a, lda, b, bs, acc, ldacc, 0);
+    else ti__qv_tile1x(kq, a, lda, b, bs, acc, ldacc, 0);
 }
 
 /* dst[i] = src[i] ^ flip for i < n (flip 0x80 turns int8 into uint8 = int8 + 128); returns
