@@ -600,20 +600,24 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
     const int in_place = g->a8 != NULL && kd > 0 && kd % 4 == 0 && bos == NULL && g->bos8[0] == 0 &&
                          (g->a8_u8 || isa->micro_i8 != NULL) &&
                          g->a_off8 == (g->a8_u8 ? g->a8_off : g->a8_off - 128);
+    size_t colc_at = SIZE_MAX; /* the column block whose terms colc holds */
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__QG8_MR, np = TI__MIN((size_t)TI__QG8_MR, g->rows - p0);
         const int direct = in_place && np == TI__QG8_MR;
         for (size_t oc0 = 0; oc0 < oc; oc0 += TI__QG8_OCC) {
             size_t occ = TI__MIN((size_t)TI__QG8_OCC, oc - oc0);
             size_t nb = (occ + TI__QG_NR - 1) / TI__QG_NR;
-            for (size_t i = 0; i < occ; i++)
-                colc[i] = (int32_t)((bv != NULL ? (uint32_t)bv[oc0 + i] : 0u) +
-                                    (uint32_t)g->a_off8 * (uint32_t)g->csum8[oc0 + i]);
-            if (isa->sdot) /* + 128 * sum_k b_s, sum_k b_s = sum_k B' - depth * bos */
+            if (colc_at != oc0) { /* one column block (<= TI__QG8_OCC columns): once per range */
                 for (size_t i = 0; i < occ; i++)
-                    colc[i] = (int32_t)((uint32_t)colc[i] +
-                                        128u * ((uint32_t)g->csum8[oc0 + i] -
-                                                (uint32_t)kd * (uint32_t)g->bos8[oc0 + i]));
+                    colc[i] = (int32_t)((bv != NULL ? (uint32_t)bv[oc0 + i] : 0u) +
+                                        (uint32_t)g->a_off8 * (uint32_t)g->csum8[oc0 + i]);
+                if (isa->sdot) /* + 128 * sum_k b_s, sum_k b_s = sum_k B' - depth * bos */
+                    for (size_t i = 0; i < occ; i++)
+                        colc[i] = (int32_t)((uint32_t)colc[i] +
+                                            128u * ((uint32_t)g->csum8[oc0 + i] -
+                                                    (uint32_t)kd * (uint32_t)g->bos8[oc0 + i]));
+                colc_at = oc0;
+            }
             const int gather = !direct && (!one_panel || oc0 == 0);
             if (gather || direct)
                 for (size_t r = 0; r < TI__QG8_MR; r++) rowsum[r] = 0;
