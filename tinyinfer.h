@@ -1562,6 +1562,11 @@ TI__PRIVATE void ti__qg8_micro_vnni(size_t kq, const uint8_t *a, size_t lda, con
 TI__PRIVATE void ti__qg8_micro_vnni_i8(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
                                        size_t bs, int nb, uint32_t *acc, size_t ldacc);
 TI__PRIVATE uint32_t ti__qg8_copy_vnni(uint8_t *dst, const uint8_t *src, size_t n, uint8_t flip);
+TI__PRIVATE void ti__dwq_wprep_vnni(int u8, int8_t *wp, uint32_t *ks, const void *w,
+                                    const size_t *woff, size_t nt, size_t n, int32_t xo,
+                                    int32_t wo);
+TI__PRIVATE void ti__dwq_pix_vnni(uint32_t *acc, const unsigned char *const *xp, size_t nt,
+                                  const int8_t *wp, size_t n, uint8_t flip, int32_t bo);
 TI__PRIVATE size_t ti__qg8_row_vnni(const uint32_t *dot, const int32_t *colc, const int32_t *bos,
                                     int32_t row, size_t n, const int32_t *mult,
                                     const int32_t *shift, int32_t yo, int32_t lo, int32_t hi,
@@ -15024,6 +15029,8 @@ typedef struct ti__tfc_job {
     int fc;         /* 8-bit GEMM: rows are FULLY_CONNECTED input rows, not im2col rows */
     const int16_t *dwp; /* 8-bit depthwise on AVX2: the weights prepared once per run in scratch */
     const int32_t *dwc; /* (ti__tfc_dw_prep) and each channel's bias plus offset term, or NULL */
+    const int8_t *dwv;  /* or on AVX512-VNNI these weights (dwp NULL) */
+    int32_t dwbo;       /* and their offset (ti__dwq_wprep_vnni's bo) */
 } ti__tfc_job;
 
 /* Dot of n elements of the job's input (from element xi) and weights (from wi). 8-bit
@@ -16425,41 +16432,60 @@ TI__PRIVATE int ti__tfc_dw_q8_ok(const ti__tfc_job *j) {
 
 TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end);
 
-/* The chunk of channels c0.. (cn of them) for ti__tfc_dw_q8_avx2: its weights in pairs of
- * taps (ti__dwq_wprep_avx2) to wp, each channel's bias plus the input offset's share of the
- * sums (ks) to colc. */
-TI__PRIVATE void ti__tfc_dw_chunk_prep(const ti__tfc_job *j, size_t c0, size_t cn,
-                                       const size_t *woff, int16_t *wp, int32_t *colc) {
+/* The chunk of channels c0.. (cn of them) for ti__tfc_dw_q8_avx2: its weights to wp, in
+ * pairs of taps as int16 (ti__dwq_wprep_avx2) or, with vnni, in quads of taps as bytes
+ * (ti__dwq_wprep_vnni), each channel's bias plus the input offset's share of the sums (ks)
+ * to colc. */
+TI__PRIVATE void ti__tfc_dw_chunk_prep(const ti__tfc_job *j, int vnni, size_t c0, size_t cn,
+                                       const size_t *woff, void *wp, int32_t *colc) {
     uint32_t ks[TI__TFC_DW_CHUNK];
     const int32_t *bias = j->b != NULL ? (const int32_t *)j->b->data : NULL;
-    ti__dwq_wprep_avx2(j->kind == TI__TFC_U8, wp, ks, (const unsigned char *)j->w + c0, woff,
-                       (size_t)(j->g->kh * j->g->kw), cn, j->xo, j->wo);
+    size_t nt = (size_t)(j->g->kh * j->g->kw);
+    const unsigned char *w = (const unsigned char *)j->w + c0;
+#ifdef TI__X86_VNNI
+    if (vnni)
+        ti__dwq_wprep_vnni(j->kind == TI__TFC_U8, (int8_t *)wp, ks, w, woff, nt, cn, j->xo, j->wo);
+    else
+#endif
+        ti__dwq_wprep_avx2(j->kind == TI__TFC_U8, (int16_t *)wp, ks, w, woff, nt, cn, j->xo, j->wo);
+    (void)vnni;
     for (size_t c = 0; c < cn; c++)
         colc[c] = (int32_t)(ks[c] + (bias != NULL ? (uint32_t)bias[c0 + c] : 0u));
 }
 
 /* The weights of every chunk prepared once per run into scratch after the multipliers
- * (rq_bytes), for all of ti__tfc_dw_q8_avx2's ranges: j->dwp and j->dwc, left NULL when the
- * scratch is short (the ranges then run ti__tfc_dw_q_range). */
+ * (rq_bytes), for all of ti__tfc_dw_q8_avx2's ranges: j->dwc and j->dwp (AVX2) or j->dwv
+ * (AVX512-VNNI, when its weight offset bo fits a byte), left NULL when the scratch is short
+ * or bo does not fit (the ranges then run without). The VNNI layout's 128 bytes per quad of
+ * taps and 32 channels take no more than the AVX2 one's 64 per pair. */
 TI__PRIVATE void ti__tfc_dw_prep(ti__kctx *k, ti__tfc_job *j, size_t rq_bytes) {
     const ti__tfc_geo *g = j->g;
     size_t oc = (size_t)g->oc, nt = (size_t)(g->kh * g->kw), woff[TI__TFC_DW_TAPS];
+    int32_t bo = j->kind == TI__TFC_U8 ? 128 + j->wo : j->wo;
+    int vnni = ti__tfc_dw_level() == 2;
     if (k->scratch == NULL || k->scratch_bytes < rq_bytes + ti__tfc_dw_prep_bytes(k, g)) return;
+    if (vnni && (bo < -128 || bo > 127)) return;
     int32_t *colc = (int32_t *)(void *)((unsigned char *)k->scratch + rq_bytes);
-    int16_t *wp = (int16_t *)(void *)(colc + oc);
+    unsigned char *wp = (unsigned char *)(colc + oc);
     for (size_t t = 0; t < nt; t++) woff[t] = t * oc;
     for (size_t c0 = 0; c0 < oc; c0 += TI__TFC_DW_CHUNK)
-        ti__tfc_dw_chunk_prep(j, c0, TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0), woff,
-                              wp + c0 / TI__TFC_DW_CHUNK * ti__tfc_dw_chunk_elems(nt), colc + c0);
+        ti__tfc_dw_chunk_prep(j, vnni, c0, TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0), woff,
+                              wp + c0 / TI__TFC_DW_CHUNK * ti__tfc_dw_chunk_elems(nt) * sizeof(int16_t),
+                              colc + c0);
     j->dwc = colc;
-    j->dwp = wp;
+    if (vnni) {
+        j->dwv = (const int8_t *)wp;
+        j->dwbo = bo;
+    } else {
+        j->dwp = (const int16_t *)(const void *)wp;
+    }
 }
 
-/* The AVX2 level of ti__tfc_dw_q8_range: per chunk of channels the weights in pairs of taps
- * (prepared once per run, ti__tfc_dw_prep); then per pixel every tap of the window, a tap
- * outside the input reading a row of the input's zero point (x + xo = 0: TFLite's padding),
- * so that all pixels share that layout. The input offset's share of each sum joins the
- * bias. */
+/* ti__tfc_dw_q8_range on prepared weights (once per run, ti__tfc_dw_prep): per chunk of
+ * channels, in pairs of taps (AVX2, j->dwp) or quads (AVX512-VNNI, j->dwv); then per pixel
+ * every tap of the window, a tap outside the input reading a row of the input's zero point
+ * (x + xo = 0: TFLite's padding), so that all pixels share that layout. The input offset's
+ * share of each sum joins the bias. */
 TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t end, int pos) {
     const ti__tfc_geo *g = j->g;
     const ti__qrq *rq = &j->rq;
@@ -16471,13 +16497,15 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
     const unsigned char *x = (const unsigned char *)j->x;
     const int u8 = j->kind == TI__TFC_U8;
     memset(pad, (unsigned char)(-j->xo), sizeof pad); /* 1-byte elements */
+    for (size_t t = nt; t < (nt + 3) / 4 * 4; t++) xp[t] = pad; /* VNNI's quads: weights 0 */
     for (size_t t = 0; t < nt; t++) {
         int64_t fy = (int64_t)t / g->kw, fx = (int64_t)t % g->kw;
         toff[t] = (size_t)((fy * g->dh * g->iw + fx * g->dw) * g->ic);
     }
     for (size_t c0 = 0; c0 < oc; c0 += TI__TFC_DW_CHUNK) {
         size_t cn = TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0);
-        const int16_t *wp = j->dwp + c0 / TI__TFC_DW_CHUNK * ti__tfc_dw_chunk_elems(nt);
+        const size_t wo = c0 / TI__TFC_DW_CHUNK * ti__tfc_dw_chunk_elems(nt); /* int16s */
+        const int16_t *wp = j->dwp != NULL ? j->dwp + wo : NULL;
         const int32_t *colc = j->dwc + c0;
         int64_t n, oy, ox; /* pixel p0 + r, stepped along (no divisions per pixel) */
         ti__tfc_pixel(g, begin, &n, &oy, &ox);
@@ -16502,15 +16530,30 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
                         }
                     }
                 }
-                ti__dwq_pix_avx2(u8, a32 + r * TI__TFC_DW_CHUNK, xp, nt, wp, cn);
+#ifdef TI__X86_VNNI
+                if (wp == NULL)
+                    ti__dwq_pix_vnni(a32 + r * TI__TFC_DW_CHUNK, xp, nt,
+                                     j->dwv + wo * sizeof(int16_t), cn, u8 ? 0 : 0x80, j->dwbo);
+                else
+#endif
+                    ti__dwq_pix_avx2(u8, a32 + r * TI__TFC_DW_CHUNK, xp, nt, wp, cn);
                 if (++ox == g->ow) {
                     ox = 0;
                     if (++oy == g->oh) oy = 0, n++;
                 }
             }
-            ti__qrq_rows_avx2(np, a32, TI__TFC_DW_CHUNK, colc, NULL, NULL, cn, rq->mult + c0,
-                              rq->shift + c0, pos, rq->yo, rq->lo, rq->hi,
-                              (uint8_t *)j->y + p0 * oc + c0, oc);
+            uint8_t *y = (uint8_t *)j->y + p0 * oc + c0;
+#ifdef TI__X86_VNNI
+            static const int32_t zrow[TI__TFC_DW_PIX] = {0};
+            /* refuses only shifts or a zero point that ti__tfc_dw_q8_ok turned away */
+            if (wp == NULL)
+                (void)ti__qg8_rows8_vnni(np, a32, TI__TFC_DW_CHUNK, colc, NULL, zrow, cn,
+                                         rq->mult + c0, rq->shift + c0, rq->yo, rq->lo, rq->hi,
+                                         y, oc);
+            else
+#endif
+                ti__qrq_rows_avx2(np, a32, TI__TFC_DW_CHUNK, colc, NULL, NULL, cn, rq->mult + c0,
+                                  rq->shift + c0, pos, rq->yo, rq->lo, rq->hi, y, oc);
         }
     }
 }
@@ -16533,6 +16576,10 @@ TI__PRIVATE void ti__tfc_dw_q8_range(void *ctx, size_t begin, size_t end) {
     if (level == 1) { /* on the weights ti__tfc_dw_prep prepared, else tap by tap */
         if (j->dwp != NULL) ti__tfc_dw_q8_avx2(j, begin, end, pos);
         else ti__tfc_dw_q_range(ctx, begin, end);
+        return;
+    }
+    if (j->dwv != NULL) { /* AVX512-VNNI on its prepared weights */
+        ti__tfc_dw_q8_avx2(j, begin, end, pos);
         return;
     }
 #ifdef TI__X86_VNNI
@@ -16671,7 +16718,7 @@ TI__PRIVATE ti_status ti__tfc_dwconv_run(ti__kctx *k) {
         fn = ti__tfc_dw_q8_range;
         size_t oc = (size_t)g.oc;
         size_t rq_bytes = ti__qpack_rq(k->node, oc) != NULL ? 0 : oc * 2 * sizeof(int32_t);
-        if (ti__tfc_dw_level() == 1) ti__tfc_dw_prep(k, &j, rq_bytes); /* after the multipliers */
+        ti__tfc_dw_prep(k, &j, rq_bytes); /* after the multipliers */
     }
 #endif
     ti__parallel_for(k->tp, pixels, ti__tfc_grain(work), fn, &j);
@@ -26418,6 +26465,88 @@ TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_rows8_vnni(size_t nr, const uint32
         }
     }
     return 1;
+}
+
+/* The VNNI depthwise path's weights (cpu/tfl_conv.c) of n <= 64 channels and nt taps, once
+ * per chunk of channels, as signed bytes b_t[c] = w'_t[c] - bo (w' = w + wo; bo = wo for
+ * int8 weights, 128 + wo for uint8, which keeps b in int8): per block of 32 channels and
+ * quad of taps q, 128 bytes wp[((blk * nq + q) * 4 + i) * 32 + L * 16 + j * 4 + u] = b_(4q +
+ * u)[32 blk + 16 L + 4 i + j] (ti__dwq_pix_vnni's lane order; nq = (nt + 3) / 4; 0 past nt
+ * taps or n channels). ks[c] = ao * sum over t of w'_t[c] modulo 2^32, ao = xo for uint8
+ * inputs and xo - 128 for int8 ones (read as uint8 a = x + 128): what the input offset adds
+ * to every sum of a * w'. */
+TI__PRIVATE void ti__dwq_wprep_vnni(int u8, int8_t *wp, uint32_t *ks, const void *w,
+                                    const size_t *woff, size_t nt, size_t n, int32_t xo,
+                                    int32_t wo) {
+    const unsigned char *wb = (const unsigned char *)w;
+    const size_t nq = (nt + 3) / 4;
+    const int32_t bo = u8 ? 128 + wo : wo, ao = u8 ? xo : xo - 128;
+    memset(wp, 0, (n + 31) / 32 * nq * 128);
+    for (size_t c = 0; c < n; c++) {
+        int8_t *d = wp + (c / 32 * nq * 4 + c % 16 / 4) * 32 + c % 32 / 16 * 16 + c % 4 * 4;
+        uint32_t sum = 0;
+        for (size_t t = 0; t < nt; t++) {
+            int32_t v = (u8 ? (int32_t)wb[woff[t] + c] : (int32_t)(signed char)wb[woff[t] + c]) + wo;
+            sum += (uint32_t)v;
+            d[t / 4 * 128 + t % 4] = (int8_t)(v - bo);
+        }
+        ks[c] = sum * (uint32_t)ao;
+    }
+}
+
+/* acc[c] = sum over taps t < nt of a_t[c] * w'_t[c] modulo 2^32, c < n (<= 64): a_t[c] =
+ * xp[t][c] ^ flip (flip 0x80 reads int8 as uint8), w'_t = b_t + bo with b as
+ * ti__dwq_wprep_vnni laid it out; xp[nt .. 4 * nq) must be readable for n bytes (their
+ * weights are 0). Per quad of taps and 32 channels: the four taps' bytes interleaved into
+ * each channel's 32-bit lane (VPUNPCKL/HBW then VPUNPCKL/HWD, within 128-bit lanes: lane
+ * order 16 L + 4 i + j), one VPDPBUSD per 8 channels (plus one with bo's bytes when bo !=
+ * 0); VPERM2I128 puts the sums back in channel order. */
+TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pix_vnni(uint32_t *acc,
+                                                        const unsigned char *const *xp,
+                                                        size_t nt, const int8_t *wp, size_t n,
+                                                        uint8_t flip, int32_t bo) {
+    const size_t nq = (nt + 3) / 4;
+    const __m256i fv = _mm256_set1_epi8((char)flip);
+    /* bo's bytes for every tap of a whole quad, and for the last quad's taps only */
+    const __m256i bof = _mm256_set1_epi8((char)bo);
+    const __m256i bol = _mm256_set1_epi32((int32_t)((0xffffffffu >> (8 * (4 * nq - nt))) &
+                                                    (0x01010101u * (uint8_t)bo)));
+    for (size_t c0 = 0; c0 < n; c0 += 32) {
+        size_t left = n - c0;
+        __mmask32 k = (__mmask32)(left >= 32 ? 0xffffffffu : (1u << left) - 1u);
+        const __m256i *wv = (const __m256i *)(const void *)(wp + c0 / 32 * nq * 128);
+        __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+        for (size_t q = 0; q < nq; q++) {
+            const unsigned char *const *p = xp + 4 * q;
+#define TI__DWV_LD(i)                                                                       \
+    _mm256_xor_si256(left >= 32 ? _mm256_loadu_si256((const __m256i *)(const void *)(p[i] + c0)) \
+                                : _mm256_maskz_loadu_epi8(k, p[i] + c0),                    \
+                     fv)
+            __m256i x0 = TI__DWV_LD(0), x1 = TI__DWV_LD(1), x2 = TI__DWV_LD(2), x3 = TI__DWV_LD(3);
+#undef TI__DWV_LD
+            __m256i l01 = _mm256_unpacklo_epi8(x0, x1), h01 = _mm256_unpackhi_epi8(x0, x1);
+            __m256i l23 = _mm256_unpacklo_epi8(x2, x3), h23 = _mm256_unpackhi_epi8(x2, x3);
+            __m256i y0 = _mm256_unpacklo_epi16(l01, l23), y1 = _mm256_unpackhi_epi16(l01, l23);
+            __m256i y2 = _mm256_unpacklo_epi16(h01, h23), y3 = _mm256_unpackhi_epi16(h01, h23);
+            a0 = _mm256_dpbusd_epi32(a0, y0, _mm256_loadu_si256(wv + 4 * q));
+            a1 = _mm256_dpbusd_epi32(a1, y1, _mm256_loadu_si256(wv + 4 * q + 1));
+            a2 = _mm256_dpbusd_epi32(a2, y2, _mm256_loadu_si256(wv + 4 * q + 2));
+            a3 = _mm256_dpbusd_epi32(a3, y3, _mm256_loadu_si256(wv + 4 * q + 3));
+            if (bo != 0) {
+                __m256i b = q + 1 < nq ? bof : bol;
+                a0 = _mm256_dpbusd_epi32(a0, y0, b);
+                a1 = _mm256_dpbusd_epi32(a1, y1, b);
+                a2 = _mm256_dpbusd_epi32(a2, y2, b);
+                a3 = _mm256_dpbusd_epi32(a3, y3, b);
+            }
+        }
+        /* a0 = channels 0-3 | 16-19, a1 = 4-7 | 20-23, a2 = 8-11 | 24-27, a3 = 12-15 | 28-31 */
+        uint32_t *o = acc + c0;
+        _mm256_mask_storeu_epi32(o, (__mmask8)k, _mm256_permute2x128_si256(a0, a1, 0x20));
+        _mm256_mask_storeu_epi32(o + 8, (__mmask8)(k >> 8), _mm256_permute2x128_si256(a2, a3, 0x20));
+        _mm256_mask_storeu_epi32(o + 16, (__mmask8)(k >> 16), _mm256_permute2x128_si256(a0, a1, 0x31));
+        _mm256_mask_storeu_epi32(o + 24, (__mmask8)(k >> 24), _mm256_permute2x128_si256(a2, a3, 0x31));
+    }
 }
 
 /* One output pixel of the 8-bit depthwise kernel (cpu/tfl_conv.c, channel multiplier 1):

@@ -510,6 +510,11 @@ TI__PRIVATE void ti__qg8_micro_vnni(size_t kq, const uint8_t *a, size_t lda, con
 TI__PRIVATE void ti__qg8_micro_vnni_i8(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
                                        size_t bs, int nb, uint32_t *acc, size_t ldacc);
 TI__PRIVATE uint32_t ti__qg8_copy_vnni(uint8_t *dst, const uint8_t *src, size_t n, uint8_t flip);
+TI__PRIVATE void ti__dwq_wprep_vnni(int u8, int8_t *wp, uint32_t *ks, const void *w,
+                                    const size_t *woff, size_t nt, size_t n, int32_t xo,
+                                    int32_t wo);
+TI__PRIVATE void ti__dwq_pix_vnni(uint32_t *acc, const unsigned char *const *xp, size_t nt,
+                                  const int8_t *wp, size_t n, uint8_t flip, int32_t bo);
 TI__PRIVATE size_t ti__qg8_row_vnni(const uint32_t *dot, const int32_t *colc, const int32_t *bos,
                                     int32_t row, size_t n, const int32_t *mult,
                                     const int32_t *shift, int32_t yo, int32_t lo, int32_t hi,

@@ -344,6 +344,8 @@ typedef struct ti__tfc_job {
     int fc;         /* 8-bit GEMM: rows are FULLY_CONNECTED input rows, not im2col rows */
     const int16_t *dwp; /* 8-bit depthwise on AVX2: the weights prepared once per run in scratch */
     const int32_t *dwc; /* (ti__tfc_dw_prep) and each channel's bias plus offset term, or NULL */
+    const int8_t *dwv;  /* or on AVX512-VNNI these weights (dwp NULL) */
+    int32_t dwbo;       /* and their offset (ti__dwq_wprep_vnni's bo) */
 } ti__tfc_job;
 
 /* Dot of n elements of the job's input (from element xi) and weights (from wi). 8-bit

@@ -289,41 +289,60 @@ TI__PRIVATE int ti__tfc_dw_q8_ok(const ti__tfc_job *j) {
 
 TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end);
 
-/* The chunk of channels c0.. (cn of them) for ti__tfc_dw_q8_avx2: its weights in pairs of
- * taps (ti__dwq_wprep_avx2) to wp, each channel's bias plus the input offset's share of the
- * sums (ks) to colc. */
-TI__PRIVATE void ti__tfc_dw_chunk_prep(const ti__tfc_job *j, size_t c0, size_t cn,
-                                       const size_t *woff, int16_t *wp, int32_t *colc) {
+/* The chunk of channels c0.. (cn of them) for ti__tfc_dw_q8_avx2: its weights to wp, in
+ * pairs of taps as int16 (ti__dwq_wprep_avx2) or, with vnni, in quads of taps as bytes
+ * (ti__dwq_wprep_vnni), each channel's bias plus the input offset's share of the sums (ks)
+ * to colc. */
+TI__PRIVATE void ti__tfc_dw_chunk_prep(const ti__tfc_job *j, int vnni, size_t c0, size_t cn,
+                                       const size_t *woff, void *wp, int32_t *colc) {
     uint32_t ks[TI__TFC_DW_CHUNK];
     const int32_t *bias = j->b != NULL ? (const int32_t *)j->b->data : NULL;
-    ti__dwq_wprep_avx2(j->kind == TI__TFC_U8, wp, ks, (const unsigned char *)j->w + c0, woff,
-                       (size_t)(j->g->kh * j->g->kw), cn, j->xo, j->wo);
+    size_t nt = (size_t)(j->g->kh * j->g->kw);
+    const unsigned char *w = (const unsigned char *)j->w + c0;
+#ifdef TI__X86_VNNI
+    if (vnni)
+        ti__dwq_wprep_vnni(j->kind == TI__TFC_U8, (int8_t *)wp, ks, w, woff, nt, cn, j->xo, j->wo);
+    else
+#endif
+        ti__dwq_wprep_avx2(j->kind == TI__TFC_U8, (int16_t *)wp, ks, w, woff, nt, cn, j->xo, j->wo);
+    (void)vnni;
     for (size_t c = 0; c < cn; c++)
         colc[c] = (int32_t)(ks[c] + (bias != NULL ? (uint32_t)bias[c0 + c] : 0u));
 }
 
 /* The weights of every chunk prepared once per run into scratch after the multipliers
- * (rq_bytes), for all of ti__tfc_dw_q8_avx2's ranges: j->dwp and j->dwc, left NULL when the
- * scratch is short (the ranges then run ti__tfc_dw_q_range). */
+ * (rq_bytes), for all of ti__tfc_dw_q8_avx2's ranges: j->dwc and j->dwp (AVX2) or j->dwv
+ * (AVX512-VNNI, when its weight offset bo fits a byte), left NULL when the scratch is short
+ * or bo does not fit (the ranges then run without). The VNNI layout's 128 bytes per quad of
+ * taps and 32 channels take no more than the AVX2 one's 64 per pair. */
 TI__PRIVATE void ti__tfc_dw_prep(ti__kctx *k, ti__tfc_job *j, size_t rq_bytes) {
     const ti__tfc_geo *g = j->g;
     size_t oc = (size_t)g->oc, nt = (size_t)(g->kh * g->kw), woff[TI__TFC_DW_TAPS];
+    int32_t bo = j->kind == TI__TFC_U8 ? 128 + j->wo : j->wo;
+    int vnni = ti__tfc_dw_level() == 2;
     if (k->scratch == NULL || k->scratch_bytes < rq_bytes + ti__tfc_dw_prep_bytes(k, g)) return;
+    if (vnni && (bo < -128 || bo > 127)) return;
     int32_t *colc = (int32_t *)(void *)((unsigned char *)k->scratch + rq_bytes);
-    int16_t *wp = (int16_t *)(void *)(colc + oc);
+    unsigned char *wp = (unsigned char *)(colc + oc);
     for (size_t t = 0; t < nt; t++) woff[t] = t * oc;
     for (size_t c0 = 0; c0 < oc; c0 += TI__TFC_DW_CHUNK)
-        ti__tfc_dw_chunk_prep(j, c0, TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0), woff,
-                              wp + c0 / TI__TFC_DW_CHUNK * ti__tfc_dw_chunk_elems(nt), colc + c0);
+        ti__tfc_dw_chunk_prep(j, vnni, c0, TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0), woff,
+                              wp + c0 / TI__TFC_DW_CHUNK * ti__tfc_dw_chunk_elems(nt) * sizeof(int16_t),
+                              colc + c0);
     j->dwc = colc;
-    j->dwp = wp;
+    if (vnni) {
+        j->dwv = (const int8_t *)wp;
+        j->dwbo = bo;
+    } else {
+        j->dwp = (const int16_t *)(const void *)wp;
+    }
 }
 
-/* The AVX2 level of ti__tfc_dw_q8_range: per chunk of channels the weights in pairs of taps
- * (prepared once per run, ti__tfc_dw_prep); then per pixel every tap of the window, a tap
- * outside the input reading a row of the input's zero point (x + xo = 0: TFLite's padding),
- * so that all pixels share that layout. The input offset's share of each sum joins the
- * bias. */
+/* ti__tfc_dw_q8_range on prepared weights (once per run, ti__tfc_dw_prep): per chunk of
+ * channels, in pairs of taps (AVX2, j->dwp) or quads (AVX512-VNNI, j->dwv); then per pixel
+ * every tap of the window, a tap outside the input reading a row of the input's zero point
+ * (x + xo = 0: TFLite's padding), so that all pixels share that layout. The input offset's
+ * share of each sum joins the bias. */
 TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t end, int pos) {
     const ti__tfc_geo *g = j->g;
     const ti__qrq *rq = &j->rq;
@@ -335,13 +354,15 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
     const unsigned char *x = (const unsigned char *)j->x;
     const int u8 = j->kind == TI__TFC_U8;
     memset(pad, (unsigned char)(-j->xo), sizeof pad); /* 1-byte elements */
+    for (size_t t = nt; t < (nt + 3) / 4 * 4; t++) xp[t] = pad; /* VNNI's quads: weights 0 */
     for (size_t t = 0; t < nt; t++) {
         int64_t fy = (int64_t)t / g->kw, fx = (int64_t)t % g->kw;
         toff[t] = (size_t)((fy * g->dh * g->iw + fx * g->dw) * g->ic);
     }
     for (size_t c0 = 0; c0 < oc; c0 += TI__TFC_DW_CHUNK) {
         size_t cn = TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0);
-        const int16_t *wp = j->dwp + c0 / TI__TFC_DW_CHUNK * ti__tfc_dw_chunk_elems(nt);
+        const size_t wo = c0 / TI__TFC_DW_CHUNK * ti__tfc_dw_chunk_elems(nt); /* int16s */
+        const int16_t *wp = j->dwp != NULL ? j->dwp + wo : NULL;
         const int32_t *colc = j->dwc + c0;
         int64_t n, oy, ox; /* pixel p0 + r, stepped along (no divisions per pixel) */
         ti__tfc_pixel(g, begin, &n, &oy, &ox);
@@ -366,15 +387,30 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
                         }
                     }
                 }
-                ti__dwq_pix_avx2(u8, a32 + r * TI__TFC_DW_CHUNK, xp, nt, wp, cn);
+#ifdef TI__X86_VNNI
+                if (wp == NULL)
+                    ti__dwq_pix_vnni(a32 + r * TI__TFC_DW_CHUNK, xp, nt,
+                                     j->dwv + wo * sizeof(int16_t), cn, u8 ? 0 : 0x80, j->dwbo);
+                else
+#endif
+                    ti__dwq_pix_avx2(u8, a32 + r * TI__TFC_DW_CHUNK, xp, nt, wp, cn);
                 if (++ox == g->ow) {
                     ox = 0;
                     if (++oy == g->oh) oy = 0, n++;
                 }
             }
-            ti__qrq_rows_avx2(np, a32, TI__TFC_DW_CHUNK, colc, NULL, NULL, cn, rq->mult + c0,
-                              rq->shift + c0, pos, rq->yo, rq->lo, rq->hi,
-                              (uint8_t *)j->y + p0 * oc + c0, oc);
+            uint8_t *y = (uint8_t *)j->y + p0 * oc + c0;
+#ifdef TI__X86_VNNI
+            static const int32_t zrow[TI__TFC_DW_PIX] = {0};
+            /* refuses only shifts or a zero point that ti__tfc_dw_q8_ok turned away */
+            if (wp == NULL)
+                (void)ti__qg8_rows8_vnni(np, a32, TI__TFC_DW_CHUNK, colc, NULL, zrow, cn,
+                                         rq->mult + c0, rq->shift + c0, rq->yo, rq->lo, rq->hi,
+                                         y, oc);
+            else
+#endif
+                ti__qrq_rows_avx2(np, a32, TI__TFC_DW_CHUNK, colc, NULL, NULL, cn, rq->mult + c0,
+                                  rq->shift + c0, pos, rq->yo, rq->lo, rq->hi, y, oc);
         }
     }
 }
@@ -397,6 +433,10 @@ TI__PRIVATE void ti__tfc_dw_q8_range(void *ctx, size_t begin, size_t end) {
     if (level == 1) { /* on the weights ti__tfc_dw_prep prepared, else tap by tap */
         if (j->dwp != NULL) ti__tfc_dw_q8_avx2(j, begin, end, pos);
         else ti__tfc_dw_q_range(ctx, begin, end);
+        return;
+    }
+    if (j->dwv != NULL) { /* AVX512-VNNI on its prepared weights */
+        ti__tfc_dw_q8_avx2(j, begin, end, pos);
         return;
     }
 #ifdef TI__X86_VNNI
@@ -535,7 +575,7 @@ TI__PRIVATE ti_status ti__tfc_dwconv_run(ti__kctx *k) {
         fn = ti__tfc_dw_q8_range;
         size_t oc = (size_t)g.oc;
         size_t rq_bytes = ti__qpack_rq(k->node, oc) != NULL ? 0 : oc * 2 * sizeof(int32_t);
-        if (ti__tfc_dw_level() == 1) ti__tfc_dw_prep(k, &j, rq_bytes); /* after the multipliers */
+        ti__tfc_dw_prep(k, &j, rq_bytes); /* after the multipliers */
     }
 #endif
     ti__parallel_for(k->tp, pixels, ti__tfc_grain(work), fn, &j);

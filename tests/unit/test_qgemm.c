@@ -426,6 +426,32 @@ static void dw_pix_avx2(int u8, uint32_t *acc, const void *x, const void *w, con
 }
 #endif
 
+#if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
+/* The AVX512-VNNI depthwise path's pixel as tfl_conv.c runs it: per chunk of up to 64
+ * channels the weights in quads of taps (ti__dwq_wprep_vnni), the taps against them
+ * (ti__dwq_pix_vnni, the quads' missing taps reading x), plus the input offset's share ks;
+ * a weight offset bo outside int8 takes the per-pixel kernel, as tfl_conv.c does. */
+static void dw_pix_vnni(int u8, uint32_t *acc, const void *x, const void *w, const size_t *xoff,
+                        const size_t *woff, size_t nt, size_t n, int32_t xo, int32_t wo) {
+    int8_t wp[2 * (DW_T + 3) / 4 * 128];
+    uint32_t ks[64];
+    const unsigned char *xp[DW_T + 3];
+    int32_t bo = u8 ? 128 + wo : wo;
+    if (bo < -128 || bo > 127) {
+        ti__dwq_pixel_avx512(u8, acc, x, w, xoff, woff, nt, n, xo, wo);
+        return;
+    }
+    for (size_t c0 = 0; c0 < n; c0 += 64) {
+        size_t cn = n - c0 < 64 ? n - c0 : 64;
+        for (size_t t = 0; t < (nt + 3) / 4 * 4; t++)
+            xp[t] = (const unsigned char *)x + (t < nt ? xoff[t] : 0) + c0;
+        ti__dwq_wprep_vnni(u8, wp, ks, (const unsigned char *)w + c0, woff, nt, cn, xo, wo);
+        ti__dwq_pix_vnni(acc + c0, xp, nt, wp, cn, u8 ? 0 : 0x80, bo);
+        for (size_t c = 0; c < cn; c++) acc[c0 + c] += ks[c];
+    }
+}
+#endif
+
 /* The AVX2 helpers of the depthwise path and of the int16 GEMM against plain loops: the
  * pixel (dw_pix_avx2) against ti__dwq_tap_avx2 tap after tap; the rows'
  * requantization to bytes against ti__qrq_one, on odd channel counts (the tails), shifts of
@@ -557,8 +583,9 @@ TI_TEST(avx2_helpers_match_plain_loops) {
 #endif
 }
 
-/* The byte path's helpers against plain loops: the depthwise pixel (all taps in registers)
- * against ti__dwq_tap_avx2 tap after tap, and the flipping copy with its byte sum. */
+/* The byte path's helpers against plain loops: the depthwise pixels (on weights in quads of
+ * taps, and all taps in registers) against ti__dwq_tap_avx2 tap after tap, and the flipping
+ * copy with its byte sum. */
 TI_TEST(vnni_helpers_match_plain_loops) {
 #if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
     if (ti__cpu_isa_best() < TI__ISA_AVX512VNNI) {
@@ -572,6 +599,7 @@ TI_TEST(vnni_helpers_match_plain_loops) {
     for (int r = 0; r < 300; r++) {
         size_t n;
         int u8 = r & 1;
+        bad += dw_pixel_case(u8, dw_pix_vnni, x, w, &n);
         bad += dw_pixel_case(u8, ti__dwq_pixel_avx512, x, w, &n);
         uint8_t flip = u8 ? 0 : 0x80;
         uint32_t sum = 0;

@@ -248,6 +248,88 @@ TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_rows8_vnni(size_t nr, const uint32
     return 1;
 }
 
+/* The VNNI depthwise path's weights (cpu/tfl_conv.c) of n <= 64 channels and nt taps, once
+ * per chunk of channels, as signed bytes b_t[c] = w'_t[c] - bo (w' = w + wo; bo = wo for
+ * int8 weights, 128 + wo for uint8, which keeps b in int8): per block of 32 channels and
+ * quad of taps q, 128 bytes wp[((blk * nq + q) * 4 + i) * 32 + L * 16 + j * 4 + u] = b_(4q +
+ * u)[32 blk + 16 L + 4 i + j] (ti__dwq_pix_vnni's lane order; nq = (nt + 3) / 4; 0 past nt
+ * taps or n channels). ks[c] = ao * sum over t of w'_t[c] modulo 2^32, ao = xo for uint8
+ * inputs and xo - 128 for int8 ones (read as uint8 a = x + 128): what the input offset adds
+ * to every sum of a * w'. */
+TI__PRIVATE void ti__dwq_wprep_vnni(int u8, int8_t *wp, uint32_t *ks, const void *w,
+                                    const size_t *woff, size_t nt, size_t n, int32_t xo,
+                                    int32_t wo) {
+    const unsigned char *wb = (const unsigned char *)w;
+    const size_t nq = (nt + 3) / 4;
+    const int32_t bo = u8 ? 128 + wo : wo, ao = u8 ? xo : xo - 128;
+    memset(wp, 0, (n + 31) / 32 * nq * 128);
+    for (size_t c = 0; c < n; c++) {
+        int8_t *d = wp + (c / 32 * nq * 4 + c % 16 / 4) * 32 + c % 32 / 16 * 16 + c % 4 * 4;
+        uint32_t sum = 0;
+        for (size_t t = 0; t < nt; t++) {
+            int32_t v = (u8 ? (int32_t)wb[woff[t] + c] : (int32_t)(signed char)wb[woff[t] + c]) + wo;
+            sum += (uint32_t)v;
+            d[t / 4 * 128 + t % 4] = (int8_t)(v - bo);
+        }
+        ks[c] = sum * (uint32_t)ao;
+    }
+}
+
+/* acc[c] = sum over taps t < nt of a_t[c] * w'_t[c] modulo 2^32, c < n (<= 64): a_t[c] =
+ * xp[t][c] ^ flip (flip 0x80 reads int8 as uint8), w'_t = b_t + bo with b as
+ * ti__dwq_wprep_vnni laid it out; xp[nt .. 4 * nq) must be readable for n bytes (their
+ * weights are 0). Per quad of taps and 32 channels: the four taps' bytes interleaved into
+ * each channel's 32-bit lane (VPUNPCKL/HBW then VPUNPCKL/HWD, within 128-bit lanes: lane
+ * order 16 L + 4 i + j), one VPDPBUSD per 8 channels (plus one with bo's bytes when bo !=
+ * 0); VPERM2I128 puts the sums back in channel order. */
+TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pix_vnni(uint32_t *acc,
+                                                        const unsigned char *const *xp,
+                                                        size_t nt, const int8_t *wp, size_t n,
+                                                        uint8_t flip, int32_t bo) {
+    const size_t nq = (nt + 3) / 4;
+    const __m256i fv = _mm256_set1_epi8((char)flip);
+    /* bo's bytes for every tap of a whole quad, and for the last quad's taps only */
+    const __m256i bof = _mm256_set1_epi8((char)bo);
+    const __m256i bol = _mm256_set1_epi32((int32_t)((0xffffffffu >> (8 * (4 * nq - nt))) &
+                                                    (0x01010101u * (uint8_t)bo)));
+    for (size_t c0 = 0; c0 < n; c0 += 32) {
+        size_t left = n - c0;
+        __mmask32 k = (__mmask32)(left >= 32 ? 0xffffffffu : (1u << left) - 1u);
+        const __m256i *wv = (const __m256i *)(const void *)(wp + c0 / 32 * nq * 128);
+        __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+        for (size_t q = 0; q < nq; q++) {
+            const unsigned char *const *p = xp + 4 * q;
+#define TI__DWV_LD(i)                                                                       \
+    _mm256_xor_si256(left >= 32 ? _mm256_loadu_si256((const __m256i *)(const void *)(p[i] + c0)) \
+                                : _mm256_maskz_loadu_epi8(k, p[i] + c0),                    \
+                     fv)
+            __m256i x0 = TI__DWV_LD(0), x1 = TI__DWV_LD(1), x2 = TI__DWV_LD(2), x3 = TI__DWV_LD(3);
+#undef TI__DWV_LD
+            __m256i l01 = _mm256_unpacklo_epi8(x0, x1), h01 = _mm256_unpackhi_epi8(x0, x1);
+            __m256i l23 = _mm256_unpacklo_epi8(x2, x3), h23 = _mm256_unpackhi_epi8(x2, x3);
+            __m256i y0 = _mm256_unpacklo_epi16(l01, l23), y1 = _mm256_unpackhi_epi16(l01, l23);
+            __m256i y2 = _mm256_unpacklo_epi16(h01, h23), y3 = _mm256_unpackhi_epi16(h01, h23);
+            a0 = _mm256_dpbusd_epi32(a0, y0, _mm256_loadu_si256(wv + 4 * q));
+            a1 = _mm256_dpbusd_epi32(a1, y1, _mm256_loadu_si256(wv + 4 * q + 1));
+            a2 = _mm256_dpbusd_epi32(a2, y2, _mm256_loadu_si256(wv + 4 * q + 2));
+            a3 = _mm256_dpbusd_epi32(a3, y3, _mm256_loadu_si256(wv + 4 * q + 3));
+            if (bo != 0) {
+                __m256i b = q + 1 < nq ? bof : bol;
+                a0 = _mm256_dpbusd_epi32(a0, y0, b);
+                a1 = _mm256_dpbusd_epi32(a1, y1, b);
+                a2 = _mm256_dpbusd_epi32(a2, y2, b);
+                a3 = _mm256_dpbusd_epi32(a3, y3, b);
+            }
+        }
+        /* a0 = channels 0-3 | 16-19, a1 = 4-7 | 20-23, a2 = 8-11 | 24-27, a3 = 12-15 | 28-31 */
+        uint32_t *o = acc + c0;
+        _mm256_mask_storeu_epi32(o, (__mmask8)k, _mm256_permute2x128_si256(a0, a1, 0x20));
+        _mm256_mask_storeu_epi32(o + 8, (__mmask8)(k >> 8), _mm256_permute2x128_si256(a2, a3, 0x20));
+        _mm256_mask_storeu_epi32(o + 16, (__mmask8)(k >> 16), _mm256_permute2x128_si256(a0, a1, 0x31));
+        _mm256_mask_storeu_epi32(o + 24, (__mmask8)(k >> 24), _mm256_permute2x128_si256(a2, a3, 0x31));
+    }
+}
+
 /* One output pixel of the 8-bit depthwise kernel (cpu/tfl_conv.c, channel multiplier 1):
  * acc[c] = sum over taps t < nt of (w[woff[t] + c] + wo) * (x[xoff[t] + c] + xo) modulo
  * 2^32 for c < n. 32 channels at a time as int16 (each offset value fits: |v| <= 255), two
