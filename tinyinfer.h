@@ -16423,6 +16423,8 @@ TI__PRIVATE int ti__tfc_dw_q8_ok(const ti__tfc_job *j) {
     const ti__qrq *r = &j->rq;
     /* the input's zero point -xo is a value of its type (AVX2 pads with it) */
     int zp_ok = j->kind == TI__TFC_U8 ? j->xo <= 0 && j->xo >= -255 : j->xo >= -127 && j->xo <= 128;
+    for (int64_t c = 0; c < j->g->oc; c++) /* ti__qg8_rows8_vnni refuses INT32_MIN */
+        if (r->mult[c] == INT32_MIN) return 0;
     return j->g->mult == 1 && j->kind != TI__TFC_I16 && ti__qrq_bytes_ok(r) && zp_ok &&
            (j->ydt == TI_DTYPE_U8 || j->ydt == TI_DTYPE_I8) &&
            (j->b == NULL || j->b->dtype == TI_DTYPE_I32) &&
@@ -26374,6 +26376,10 @@ TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__qg8_row_vnni(const uint32_t *dot, c
             __m512i sat = _mm512_xor_si512(_mm512_srai_epi32(v, 31), imax); /* INT32_MIN or _MAX */
             v = _mm512_mask_mov_epi32(y, ovf, sat);
         }
+        /* v = m = INT32_MIN saturates to INT32_MAX in the doubling multiply: v = INT32_MIN + 1
+         * gives that */
+        v = _mm512_mask_max_epi32(v, _mm512_cmpeq_epi32_mask(m, _mm512_set1_epi32(INT32_MIN)), v,
+                                  _mm512_set1_epi32(INT32_MIN + 1));
         __m512i rs = _mm512_max_epi32(_mm512_sub_epi32(zero, sh), zero);
         /* bits 31..62 of v * m + 2^30: even lanes shifted down, odd lanes' products (of the
          * lanes' high halves) shifted up by one into the high half */
@@ -26408,8 +26414,8 @@ TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__qg8_row_vnni(const uint32_t *dot, c
  * dot[r * ldd + c] + colc[c] + (bos ? bos[c] * row[r] : row[r]), requantized to out[r * ldo
  * + c] for c < n. Columns outer, rows inner: the per-column multipliers, shifts and masks
  * are set up once for all rows, and the rows' chains overlap. Returns 0, doing nothing,
- * when a shift is outside [-31, 31] or lo - yo or hi - yo outside int32 (the caller then
- * goes row by row), else 1. */
+ * when a shift is outside [-31, 31], a multiplier INT32_MIN, or lo - yo or hi - yo outside
+ * int32 (the caller then goes row by row), else 1. */
 TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_rows8_vnni(size_t nr, const uint32_t *dot, size_t ldd,
                                                          const int32_t *colc, const int32_t *bos,
                                                          const int32_t *row, size_t n,
@@ -26424,6 +26430,11 @@ TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_rows8_vnni(size_t nr, const uint32
         __mmask16 k = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
         __m512i sh = _mm512_maskz_loadu_epi32(k, shift + i);
         if ((_mm512_cmpgt_epi32_mask(sh, lim) | _mm512_cmpgt_epi32_mask(nlim, sh)) != 0) return 0;
+        /* a multiplier of INT32_MIN (no TFLite scale gives one) saturates the doubling
+         * multiply at v = INT32_MIN, which this loop does not: row by row */
+        if (_mm512_cmpeq_epi32_mask(_mm512_maskz_loadu_epi32(k, mult + i),
+                                    _mm512_set1_epi32(INT32_MIN)) != 0)
+            return 0;
         pos |= _mm512_cmpgt_epi32_mask(sh, zero);
     }
     int64_t l = (int64_t)lo - yo, h = (int64_t)hi - yo;

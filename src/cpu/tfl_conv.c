@@ -280,6 +280,8 @@ TI__PRIVATE int ti__tfc_dw_q8_ok(const ti__tfc_job *j) {
     const ti__qrq *r = &j->rq;
     /* the input's zero point -xo is a value of its type (AVX2 pads with it) */
     int zp_ok = j->kind == TI__TFC_U8 ? j->xo <= 0 && j->xo >= -255 : j->xo >= -127 && j->xo <= 128;
+    for (int64_t c = 0; c < j->g->oc; c++) /* ti__qg8_rows8_vnni refuses INT32_MIN */
+        if (r->mult[c] == INT32_MIN) return 0;
     return j->g->mult == 1 && j->kind != TI__TFC_I16 && ti__qrq_bytes_ok(r) && zp_ok &&
            (j->ydt == TI_DTYPE_U8 || j->ydt == TI_DTYPE_I8) &&
            (j->b == NULL || j->b->dtype == TI_DTYPE_I32) &&

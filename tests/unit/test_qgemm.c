@@ -617,6 +617,78 @@ TI_TEST(vnni_helpers_match_plain_loops) {
 
 /* The byte path's flipping copy (ti__qg8_copy: AVX-512 or NEON) against a plain loop: the
  * bytes written, the bytes around them left alone, and the sum modulo 2^32. */
+/* The byte path's requantization of rows (ti__qg8_rows8_vnni) on edge values against
+ * ti__qrq_one: sums at and next to +-2^k and the halves between (the ties of both roundings),
+ * INT32_MIN / INT32_MAX; every shift -31..31; multipliers at their ends, negative ones
+ * included (INT32_MIN must be refused); the byte ranges of uint8 and int8 with zero points at
+ * their ends and a fused ReLU6-like clamp; the column and row terms 0, then random (the sums
+ * wrap). */
+TI_TEST(rows8_requant_edges_match_scalar) {
+#if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
+    if (ti__cpu_isa_best() < TI__ISA_AVX512VNNI) {
+        TI_SKIP("this CPU has no AVX512-VNNI");
+        return;
+    }
+    enum { NC = 37, NR = 8 }; /* two whole groups of 16 and a tail */
+    static const int32_t ms[] = {0, 1, 2, 1 << 30, (1 << 30) + 1, 1518500250, INT32_MAX - 1,
+                                 INT32_MAX, -1, -(1 << 30), INT32_MIN + 1, INT32_MIN};
+    static const int32_t yos[][3] = {{-128, -128, 127}, {0, 0, 255}, {200, 0, 255}, {127, -128, 127},
+                                     {-7, -100, 100}, {255, 0, 255}, {-128, -128, -90}};
+    int64_t xs[NR * NC];
+    size_t nx = 0;
+    for (int kk = 0; kk <= 32 && nx < NR * NC; kk++) {
+        int64_t p = (int64_t)1 << (kk < 32 ? kk : 31), hh = p / 2;
+        const int64_t v[] = {p, p - 1, p + 1, p + hh, p + hh - 1, p + hh + 1};
+        for (int j = 0; j < 6 && nx + 2 <= NR * NC; j++) {
+            int64_t x = v[j] > INT32_MAX ? INT32_MAX : v[j];
+            xs[nx++] = x;
+            xs[nx++] = -x - (kk == 32 && j == 0 ? 1 : 0); /* INT32_MIN at 2^31 */
+        }
+    }
+    while (nx < NR * NC) xs[nx++] = (int32_t)(urand() * 2654435761u);
+    uint32_t dot[NR * NC];
+    int32_t mult[NC], shift[NC], colc[NC], rowv[NR];
+    uint8_t o1[NR * NC], o2[NR * NC];
+    int bad = 0;
+    for (int terms = 0; terms < 2; terms++)
+        for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; mi++)
+            for (int sh = -31; sh <= 31; sh++)
+                for (size_t z = 0; z < sizeof yos / sizeof yos[0]; z++) {
+                    ti__qrq q;
+                    memset(&q, 0, sizeof q);
+                    q.mode = TI__QRQ_32;
+                    q.mult = mult;
+                    q.shift = shift;
+                    q.yo = yos[z][0], q.lo = yos[z][1], q.hi = yos[z][2];
+                    for (size_t c = 0; c < NC; c++) {
+                        mult[c] = ms[(mi + c * terms) % (sizeof ms / sizeof ms[0])];
+                        shift[c] = terms ? (int32_t)(urand() % 63) - 31 : sh;
+                        colc[c] = terms ? (int32_t)(urand() * 2654435761u) : 0;
+                    }
+                    for (size_t r = 0; r < NR; r++) rowv[r] = terms ? (int32_t)(urand() % 20001) - 10000 : 0;
+                    for (size_t i = 0; i < NR * NC; i++) dot[i] = (uint32_t)(int32_t)xs[(i + (size_t)sh + 31) % (NR * NC)];
+                    for (size_t r = 0; r < NR; r++)
+                        for (size_t c = 0; c < NC; c++) {
+                            uint32_t v = dot[r * NC + c] + (uint32_t)colc[c] + (uint32_t)rowv[r];
+                            o1[r * NC + c] = (uint8_t)ti__qrq_one(&q, (int32_t)v, c);
+                        }
+                    memset(o2, 0xA5, sizeof o2);
+                    int imin = 0; /* refused, and only then: the caller goes row by row */
+                    for (size_t c = 0; c < NC; c++) imin |= mult[c] == INT32_MIN;
+                    int done = ti__qg8_rows8_vnni(NR, dot, NC, colc, NULL, rowv, NC, mult, shift,
+                                                  q.yo, q.lo, q.hi, o2, NC);
+                    TI_CHECK_EQ_INT(done, !imin);
+                    if (!done) continue;
+                    for (size_t i = 0; i < NR * NC; i++)
+                        if (o1[i] != o2[i] && bad++ < 5)
+                            printf("  sum %u mult %d shift %d yo %d [%d, %d]: %d, scalar %d\n",
+                                   dot[i] + (uint32_t)colc[i % NC] + (uint32_t)rowv[i / NC], mult[i % NC],
+                                   shift[i % NC], q.yo, q.lo, q.hi, o2[i], o1[i]);
+                }
+    TI_CHECK_EQ_INT(bad, 0);
+#endif
+}
+
 TI_TEST(byte_copy_matches_plain_loop) {
 #ifdef TI__QG8
     if (ti__cpu_isa_best() < ISA_BYTES) {
@@ -772,6 +844,7 @@ int main(void) {
     TI_RUN(gemm_each_isa_matches_scalar);
     TI_RUN(avx2_helpers_match_plain_loops);
     TI_RUN(vnni_helpers_match_plain_loops);
+    TI_RUN(rows8_requant_edges_match_scalar);
     TI_RUN(byte_copy_matches_plain_loop);
     TI_RUN(add8_simd_matches_scalar);
     TI_RUN(quantized_model_same_under_each_isa);
