@@ -157,6 +157,39 @@ TI_TEST(requant_simd_matches_scalar) {
     TI_CHECK_EQ_INT(bad, 0);
 }
 
+/* Requantization edge cases shared by the tests below: n (EDGE_N) sums at and next to
+ * +-2^k, the halves between multiples of 2^k (the ties of the rounding shift and of the
+ * doubling high multiply), INT32_MIN / INT32_MAX, 0, then random ones; multipliers at their
+ * ends, negative ones and INT32_MIN included. */
+enum { EDGE_N = 480 }; /* 33 x 7 x 2 edge values, 0, then random ones */
+static const int32_t edge_ms[] = {0, 1, 2, 1 << 30, (1 << 30) + 1, 1518500250, INT32_MAX - 1,
+                                  INT32_MAX, -1, -(1 << 30), INT32_MIN + 1, INT32_MIN};
+static void edge_sums(int64_t *acc) {
+    size_t nx = 0;
+    for (int k = 0; k <= 32; k++) {
+        int64_t p = (int64_t)1 << (k < 32 ? k : 31), h = p / 2;
+        const int64_t v[] = {p, p - 1, p + 1, p + h, p + h - 1, p + h + 1, 3 * p + h};
+        for (int j = 0; j < 7; j++) {
+            int64_t x = v[j] > INT32_MAX ? INT32_MAX : v[j];
+            acc[nx++] = x;
+            acc[nx++] = -x - (k == 32 && j == 0 ? 1 : 0); /* INT32_MIN at 2^31 */
+        }
+    }
+    acc[nx++] = 0;
+    while (nx < EDGE_N) acc[nx++] = (int32_t)(urand() * 2654435761u);
+}
+
+/* TFLite's requantization (TI__QRQ_32) with these multipliers, shifts and {yo, lo, hi}. */
+static ti__qrq edge_qrq(const int32_t *mult, const int32_t *shift, const int32_t *yo_lo_hi) {
+    ti__qrq q;
+    memset(&q, 0, sizeof q);
+    q.mode = TI__QRQ_32;
+    q.mult = mult;
+    q.shift = shift;
+    q.yo = yo_lo_hi[0], q.lo = yo_lo_hi[1], q.hi = yo_lo_hi[2];
+    return q;
+}
+
 /* The same on edge values, every combination: accumulators at and next to 0, +-2^k, the
  * halves between multiples of 2^k (the ties of the rounding shift and of the doubling high
  * multiply) and INT32_MIN / INT32_MAX; every shift -31..31; multipliers at their ends,
@@ -168,37 +201,20 @@ TI_TEST(requant_simd_edges_match_scalar) {
         TI_SKIP("this CPU has no " ISA_INT16_NAME);
         return;
     }
-    enum { NX = 480 }; /* 33 x 7 x 2 edge values, 0, then random ones */
-    static const int32_t ms[] = {0, 1, 2, 1 << 30, (1 << 30) + 1, 1518500250, INT32_MAX - 1,
-                                 INT32_MAX, -1, -(1 << 30), INT32_MIN + 1, INT32_MIN};
+    enum { NX = EDGE_N };
+    static const int32_t *ms = edge_ms;
     static const int32_t yos[][3] = {{0, INT32_MIN, INT32_MAX}, {INT32_MAX, INT32_MIN, INT32_MAX},
                                      {INT32_MIN, INT32_MIN, INT32_MAX}, {-128, -128, 127},
                                      {200, 0, 255}, {-7, -100, 100}};
     int64_t acc[NX];
     int32_t mult[NX], shift[NX], y_ref[NX], y_simd[NX];
-    size_t nx = 0;
-    for (int k = 0; k <= 32; k++) {
-        int64_t p = (int64_t)1 << (k < 32 ? k : 31), h = p / 2;
-        const int64_t v[] = {p, p - 1, p + 1, p + h, p + h - 1, p + h + 1, 3 * p + h};
-        for (int j = 0; j < 7 && nx + 2 <= NX; j++) {
-            int64_t x = v[j] > INT32_MAX ? INT32_MAX : v[j];
-            acc[nx++] = x;
-            acc[nx++] = -x - (k == 32 && j == 0 ? 1 : 0); /* INT32_MIN at 2^31 */
-        }
-    }
-    acc[nx++] = 0;
-    while (nx < NX) acc[nx++] = (int32_t)(urand() * 2654435761u);
+    edge_sums(acc);
     int bad = 0;
-    for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; mi++)
+    for (size_t mi = 0; mi < sizeof edge_ms / sizeof edge_ms[0]; mi++)
         for (int sh = -31; sh <= 31; sh++)
             for (size_t z = 0; z < sizeof yos / sizeof yos[0]; z++) {
                 for (size_t i = 0; i < NX; i++) mult[i] = ms[mi], shift[i] = sh;
-                ti__qrq q;
-                memset(&q, 0, sizeof q);
-                q.mode = TI__QRQ_32;
-                q.mult = mult;
-                q.shift = shift;
-                q.yo = yos[z][0], q.lo = yos[z][1], q.hi = yos[z][2];
+                ti__qrq q = edge_qrq(mult, shift, yos[z]);
                 ti__cpu_force_isa(TI__ISA_SCALAR);
                 ti__qrq_n(&q, acc, 0, NX, y_ref, TI_DTYPE_I32, 0, 1);
                 ti__cpu_force_isa(ISA_INT16);
@@ -629,39 +645,22 @@ TI_TEST(rows8_requant_edges_match_scalar) {
         TI_SKIP("this CPU has no AVX512-VNNI");
         return;
     }
-    enum { NC = 37, NR = 8 }; /* two whole groups of 16 and a tail */
-    static const int32_t ms[] = {0, 1, 2, 1 << 30, (1 << 30) + 1, 1518500250, INT32_MAX - 1,
-                                 INT32_MAX, -1, -(1 << 30), INT32_MIN + 1, INT32_MIN};
+    enum { NC = 60, NR = 8 }; /* three whole groups of 16 and a tail; NR * NC = EDGE_N */
     static const int32_t yos[][3] = {{-128, -128, 127}, {0, 0, 255}, {200, 0, 255}, {127, -128, 127},
                                      {-7, -100, 100}, {255, 0, 255}, {-128, -128, -90}};
-    int64_t xs[NR * NC];
-    size_t nx = 0;
-    for (int kk = 0; kk <= 32 && nx < NR * NC; kk++) {
-        int64_t p = (int64_t)1 << (kk < 32 ? kk : 31), hh = p / 2;
-        const int64_t v[] = {p, p - 1, p + 1, p + hh, p + hh - 1, p + hh + 1};
-        for (int j = 0; j < 6 && nx + 2 <= NR * NC; j++) {
-            int64_t x = v[j] > INT32_MAX ? INT32_MAX : v[j];
-            xs[nx++] = x;
-            xs[nx++] = -x - (kk == 32 && j == 0 ? 1 : 0); /* INT32_MIN at 2^31 */
-        }
-    }
-    while (nx < NR * NC) xs[nx++] = (int32_t)(urand() * 2654435761u);
+    int64_t xs[EDGE_N];
+    edge_sums(xs);
     uint32_t dot[NR * NC];
     int32_t mult[NC], shift[NC], colc[NC], rowv[NR];
     uint8_t o1[NR * NC], o2[NR * NC];
     int bad = 0;
     for (int terms = 0; terms < 2; terms++)
-        for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; mi++)
+        for (size_t mi = 0; mi < sizeof edge_ms / sizeof edge_ms[0]; mi++)
             for (int sh = -31; sh <= 31; sh++)
                 for (size_t z = 0; z < sizeof yos / sizeof yos[0]; z++) {
-                    ti__qrq q;
-                    memset(&q, 0, sizeof q);
-                    q.mode = TI__QRQ_32;
-                    q.mult = mult;
-                    q.shift = shift;
-                    q.yo = yos[z][0], q.lo = yos[z][1], q.hi = yos[z][2];
+                    ti__qrq q = edge_qrq(mult, shift, yos[z]);
                     for (size_t c = 0; c < NC; c++) {
-                        mult[c] = ms[(mi + c * terms) % (sizeof ms / sizeof ms[0])];
+                        mult[c] = edge_ms[(mi + c * terms) % (sizeof edge_ms / sizeof edge_ms[0])];
                         shift[c] = terms ? (int32_t)(urand() % 63) - 31 : sh;
                         colc[c] = terms ? (int32_t)(urand() * 2654435761u) : 0;
                     }
