@@ -340,6 +340,7 @@ typedef struct ti__tfl_un {
     int16_t hs_out_m, hs_relu_m; /* HARD_SWISH int16 multipliers and their exponents */
     int hs_out_e, hs_relu_e;
     const uint8_t *lut;
+    int lut_xor; /* >= 0: lut (both halves) is v ^ lut_xor, looked up as that */
     const int16_t *lut16;
     const float *ch_scale; /* per-channel QUANTIZE / DEQUANTIZE */
     const int64_t *ch_zp;
@@ -571,7 +572,22 @@ TI__PRIVATE void ti__tfl_un_range(void *ctx, size_t b, size_t e) {
             const uint8_t *x8 = (const uint8_t *)u->x;
             uint8_t *y8 = (uint8_t *)u->y;
             const uint8_t *lv = u->lut + (u->n_vec > 0 ? 256 : 0); /* vector-loop table */
-            for (size_t i = b; i < e; i++) y8[i] = (i < u->n_vec ? lv : u->lut)[x8[i]];
+            size_t m = u->n_vec < b ? b : (u->n_vec > e ? e : u->n_vec); /* [b, m) vector loop's */
+            if (u->lut_xor >= 0) { /* both tables flip bits (uint8 <-> int8 at one scale) */
+                const uint8_t f = (uint8_t)u->lut_xor;
+                const uint64_t f8 = 0x0101010101010101ull * f;
+                size_t i = b;
+                for (; i + 8 <= e; i += 8) { /* eight bytes at a time */
+                    uint64_t v;
+                    memcpy(&v, x8 + i, 8);
+                    v ^= f8;
+                    memcpy(y8 + i, &v, 8);
+                }
+                for (; i < e; i++) y8[i] = (uint8_t)(x8[i] ^ f);
+            } else {
+                for (size_t i = b; i < m; i++) y8[i] = lv[x8[i]];
+                for (size_t i = m; i < e; i++) y8[i] = u->lut[x8[i]];
+            }
         } else {
             for (size_t i = b; i < e; i++)
                 ti__tfl_st(u->y, u->yt, i, ti__tfl_un_q(u, TI__TFL_LD(u->x, u->xt, i), i < u->n_vec));
@@ -704,6 +720,7 @@ TI__PRIVATE ti_status ti__tfl_un_run(ti__kctx *k, int code) {
     const size_t n = ti__numel(x);
     ti__tfl_un u;
     memset(&u, 0, sizeof u);
+    u.lut_xor = -1;
     u.code = code;
     u.x = x->data;
     u.y = y->data;
@@ -837,6 +854,9 @@ TI__PRIVATE ti_status ti__tfl_un_run(ti__kctx *k, int code) {
                 lut[256 + v] = (uint8_t)(ti__tfl_un_q(&u, raw, 1) & 0xff);
             }
             u.lut = lut;
+            u.lut_xor = lut[0]; /* an input image's uint8 -> int8 QUANTIZE: a flip of the top bit */
+            for (int v = 0; v < 512 && u.lut_xor >= 0; v++)
+                if (lut[v] != (uint8_t)((v & 255) ^ u.lut_xor)) u.lut_xor = -1;
         }
         if (fn != NULL) {
             if (k->scratch == NULL || k->scratch_bytes < (i16 ? 513 * 2 : 256))
