@@ -484,11 +484,22 @@ TI__PRIVATE uint32_t ti__tfc_qgather8(const void *ctx, size_t p, size_t k0, size
                 taps++;
             }
             const uint8_t *src = x + (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c;
-            if (cnt < 16) { /* an image's first conv: a few bytes, one by one (cheaper than
-                               the vector copy's masks and sum) */
-                for (size_t i = 0; i < cnt; i++) {
+            if (cnt < 16) { /* an image's first conv: a few bytes (cheaper than the vector
+                               copy's masks and sum), eight at a time while they last */
+                uint8_t *d = a + (k - k0);
+                size_t i = 0;
+                if (cnt >= 8) {
+                    uint64_t v, h;
+                    memcpy(&v, src, 8);
+                    v ^= 0x0101010101010101ull * flip;
+                    memcpy(d, &v, 8);
+                    h = (v & 0x00ff00ff00ff00ffull) + ((v >> 8) & 0x00ff00ff00ff00ffull);
+                    sum += (uint32_t)((h * 0x0001000100010001ull) >> 48); /* its bytes' sum */
+                    i = 8;
+                }
+                for (; i < cnt; i++) {
                     uint8_t v = (uint8_t)(src[i] ^ flip);
-                    a[k - k0 + i] = v;
+                    d[i] = v;
                     sum += v;
                 }
             } else {
