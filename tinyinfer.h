@@ -2943,7 +2943,8 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
     /* rows as they lie (a 1x1 conv's or an FC's input) of whole depth quads, with no row term
      * (B' = b_s: TFLite's int8 weights): the micro-kernel reads full row blocks in place
      * instead of their copy into the panel */
-    const int in_place = g->a8 != NULL && kd > 0 && kd % 4 == 0 && bos == NULL && g->bos8[0] == 0 &&
+    const int in_place = g->a8 != NULL && kd > 0 && kd % 4 == 0 && oc > 0 && bos == NULL &&
+                         g->bos8[0] == 0 &&
                          (g->a8_u8 || isa->micro_i8 != NULL) &&
                          g->a_off8 == (g->a8_u8 ? g->a8_off : g->a8_off - 128);
     size_t colc_at = SIZE_MAX; /* the column block whose terms colc holds */
@@ -3092,6 +3093,9 @@ typedef struct ti__qpack {
     int mode;                   /* their TI__QRQ_ mode */
     const int32_t *mult, *shift; /* TI__QRQ_32 / _64 */
     const double *real;          /* TI__QRQ_DOUBLE* / _ONNX (the same bytes as mult) */
+    const int32_t *dw;           /* or NULL: TFLite's 8-bit depthwise on AVX512-VNNI, `channels`
+                                    terms then the weights (cpu/tfl_conv.c ti__tfc_dw_fill) */
+    size_t dw_taps;              /* of this many taps */
 } ti__qpack;
 
 /* The node's pack, when it is one (NULL otherwise). */
@@ -3168,6 +3172,8 @@ TI__PRIVATE ti__qpack *ti__qpack_make(ti__node *node, ti__pool *pool, ti__thread
     p->mult = (const int32_t *)rq;
     p->shift = rq != NULL ? (const int32_t *)rq + rq_channels : NULL;
     p->real = (const double *)rq;
+    p->dw = NULL;
+    p->dw_taps = 0;
     if (rq_mem != NULL) *rq_mem = rq;
     node->packed_kind = TI__PACK_QGEMM;
     node->packed = p;
@@ -16486,19 +16492,17 @@ TI__PRIVATE void ti__tfc_dw_chunk_prep(const ti__tfc_job *j, int vnni, size_t c0
         colc[c] = (int32_t)(ks[c] + (bias != NULL ? (uint32_t)bias[c0 + c] : 0u));
 }
 
-/* The weights of every chunk prepared once per run into scratch after the multipliers
- * (rq_bytes), for all of ti__tfc_dw_q8_avx2's ranges: j->dwc and j->dwp (AVX2) or j->dwv
- * (AVX512-VNNI, when its weight offset bo fits a byte), left NULL when the scratch is short
- * or bo does not fit (the ranges then run without). The VNNI layout's 128 bytes per quad of
- * taps and 32 channels take no more than the AVX2 one's 64 per pair. */
-TI__PRIVATE void ti__tfc_dw_prep(ti__kctx *k, ti__tfc_job *j, size_t rq_bytes) {
+/* Each channel's bias plus the input offset's share of its sums, then the weights of every
+ * chunk, into mem (ti__tfc_dw_prep_bytes), for AVX2 (vnni 0: pairs of taps) or AVX512-VNNI
+ * (quads); points j->dwc and j->dwp or j->dwv at them. Returns 0, doing nothing, when the
+ * VNNI weight offset bo does not fit a byte. The VNNI layout's 128 bytes per quad of taps
+ * and 32 channels take no more than the AVX2 one's 64 per pair. */
+TI__PRIVATE int ti__tfc_dw_fill(ti__tfc_job *j, int vnni, void *mem) {
     const ti__tfc_geo *g = j->g;
     size_t oc = (size_t)g->oc, nt = (size_t)(g->kh * g->kw), woff[TI__TFC_DW_TAPS];
     int32_t bo = j->kind == TI__TFC_U8 ? 128 + j->wo : j->wo;
-    int vnni = ti__tfc_dw_level() == 2;
-    if (k->scratch == NULL || k->scratch_bytes < rq_bytes + ti__tfc_dw_prep_bytes(k, g)) return;
-    if (vnni && (bo < -128 || bo > 127)) return;
-    int32_t *colc = (int32_t *)(void *)((unsigned char *)k->scratch + rq_bytes);
+    if (vnni && (bo < -128 || bo > 127)) return 0;
+    int32_t *colc = (int32_t *)mem;
     unsigned char *wp = (unsigned char *)(colc + oc);
     for (size_t t = 0; t < nt; t++) woff[t] = t * oc;
     for (size_t c0 = 0; c0 < oc; c0 += TI__TFC_DW_CHUNK)
@@ -16512,6 +16516,26 @@ TI__PRIVATE void ti__tfc_dw_prep(ti__kctx *k, ti__tfc_job *j, size_t rq_bytes) {
     } else {
         j->dwp = (const int16_t *)(const void *)wp;
     }
+    return 1;
+}
+
+/* The weights of every chunk prepared for all of ti__tfc_dw_q8_avx2's ranges: on AVX512-VNNI
+ * those the prepack pass made (the node's ti__qpack), else once per run into scratch after
+ * the multipliers (rq_bytes). j->dwc and j->dwp / j->dwv stay NULL when the scratch is short
+ * or bo does not fit (the ranges then run without). */
+TI__PRIVATE void ti__tfc_dw_prep(ti__kctx *k, ti__tfc_job *j, size_t rq_bytes) {
+    const ti__tfc_geo *g = j->g;
+    int vnni = ti__tfc_dw_level() == 2;
+    const ti__qpack *pk = ti__qpack_of(k->node);
+    if (vnni && pk != NULL && pk->dw != NULL && pk->channels == (size_t)g->oc &&
+        pk->dw_taps == (size_t)(g->kh * g->kw)) {
+        j->dwc = pk->dw;
+        j->dwv = (const int8_t *)(const void *)(pk->dw + g->oc);
+        j->dwbo = j->kind == TI__TFC_U8 ? 128 + j->wo : j->wo;
+        return;
+    }
+    if (k->scratch == NULL || k->scratch_bytes < rq_bytes + ti__tfc_dw_prep_bytes(k, g)) return;
+    (void)ti__tfc_dw_fill(j, vnni, (unsigned char *)k->scratch + rq_bytes);
 }
 
 /* ti__tfc_dw_q8_range on prepared weights (once per run, ti__tfc_dw_prep): per chunk of
@@ -16578,7 +16602,7 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
             uint8_t *y = (uint8_t *)j->y + p0 * oc + c0;
 #ifdef TI__X86_VNNI
             static const int32_t zrow[TI__TFC_DW_PIX] = {0};
-            /* refuses only shifts or a zero point that ti__tfc_dw_q8_ok turned away */
+            /* refuses only what ti__tfc_dw_q8_ok turned away (shifts, zero point, INT32_MIN) */
             if (wp == NULL)
                 (void)ti__qg8_rows8_vnni(np, a32, TI__TFC_DW_CHUNK, colc, NULL, zrow, cn,
                                          rq->mult + c0, rq->shift + c0, rq->yo, rq->lo, rq->hi,
@@ -16647,7 +16671,7 @@ TI__PRIVATE void ti__tfc_dw_q8_range(void *ctx, size_t begin, size_t end) {
             for (size_t r = 0; r < np; r++)
                 ti__dwq_pixel_avx512(u8, a32 + r * TI__TFC_DW_CHUNK, x + c0, w + c0, xoff[r],
                                      woff[r], nt[r], cn, j->xo, j->wo);
-            /* refuses only shifts or a zero point that ti__tfc_dw_q8_ok turned away */
+            /* refuses only what ti__tfc_dw_q8_ok turned away (shifts, zero point, INT32_MIN) */
             (void)ti__qg8_rows8_vnni(np, a32, TI__TFC_DW_CHUNK, bias, NULL, zrow, cn, rq->mult + c0,
                                      rq->shift + c0, rq->yo, rq->lo, rq->hi, y, oc);
         }
@@ -17236,6 +17260,25 @@ TI__PRIVATE ti_status ti__tfc_prepack(ti__kctx *k, ti__node *node, ti__pool *poo
     ti__tfc_requant_fill(k, x, w, b, k->out[0], (int64_t)oc, conv || dw ? x->dtype == TI_DTYPE_U8 : 0,
                          rq_mem, &r);
     pk->mode = r.mode;
+#ifdef TI__X86_VNNI
+    /* the 8-bit depthwise's weights on AVX512-VNNI in quads of taps, with each channel's
+     * bias and input offset term (constants too): ti__tfc_dw_fill, once */
+    if (dw && ti__tfc_dw_level() == 2 && (b == NULL || b->data != NULL)) {
+        k->err = &tmp;
+        st = ti__tfc_job_init(k, &j, x, w, b, g.oc, 3, 1, x->dtype == TI_DTYPE_U8);
+        k->err = saved;
+        j.g = &g;
+        size_t bytes = ti__tfc_dw_prep_bytes(k, &g);
+        if (st == TI_OK && j.kind != TI__TFC_F32 && bytes > 0 && ti__tfc_dw_q8_ok(&j)) {
+            void *mem = ti__pool_alloc(pool, bytes);
+            if (mem == NULL) return TI_ERR_OUT_OF_MEMORY;
+            if (ti__tfc_dw_fill(&j, 1, mem)) {
+                pk->dw = (const int32_t *)mem;
+                pk->dw_taps = (size_t)(g.kh * g.kw);
+            }
+        }
+    }
+#endif
     return TI_OK;
 }
 

@@ -597,7 +597,8 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
     /* rows as they lie (a 1x1 conv's or an FC's input) of whole depth quads, with no row term
      * (B' = b_s: TFLite's int8 weights): the micro-kernel reads full row blocks in place
      * instead of their copy into the panel */
-    const int in_place = g->a8 != NULL && kd > 0 && kd % 4 == 0 && bos == NULL && g->bos8[0] == 0 &&
+    const int in_place = g->a8 != NULL && kd > 0 && kd % 4 == 0 && oc > 0 && bos == NULL &&
+                         g->bos8[0] == 0 &&
                          (g->a8_u8 || isa->micro_i8 != NULL) &&
                          g->a_off8 == (g->a8_u8 ? g->a8_off : g->a8_off - 128);
     size_t colc_at = SIZE_MAX; /* the column block whose terms colc holds */
@@ -746,6 +747,9 @@ typedef struct ti__qpack {
     int mode;                   /* their TI__QRQ_ mode */
     const int32_t *mult, *shift; /* TI__QRQ_32 / _64 */
     const double *real;          /* TI__QRQ_DOUBLE* / _ONNX (the same bytes as mult) */
+    const int32_t *dw;           /* or NULL: TFLite's 8-bit depthwise on AVX512-VNNI, `channels`
+                                    terms then the weights (cpu/tfl_conv.c ti__tfc_dw_fill) */
+    size_t dw_taps;              /* of this many taps */
 } ti__qpack;
 
 /* The node's pack, when it is one (NULL otherwise). */
@@ -822,6 +826,8 @@ TI__PRIVATE ti__qpack *ti__qpack_make(ti__node *node, ti__pool *pool, ti__thread
     p->mult = (const int32_t *)rq;
     p->shift = rq != NULL ? (const int32_t *)rq + rq_channels : NULL;
     p->real = (const double *)rq;
+    p->dw = NULL;
+    p->dw_taps = 0;
     if (rq_mem != NULL) *rq_mem = rq;
     node->packed_kind = TI__PACK_QGEMM;
     node->packed = p;
