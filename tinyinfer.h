@@ -1553,10 +1553,11 @@ TI__PRIVATE size_t ti__qg8_row_neon(const uint32_t *dot, const int32_t *colc, co
  * micro-kernel (8 rows of kq * 4 unsigned bytes lda apart, times nb = 1 or 2 blocks of
  * [kq][16][4] signed bytes bs apart, to acc rows ldacc apart, added to them when add; the
  * _i8 one reads int8 rows, flipping each byte to uint8 as it reads it, and stores),
- * byte copies with an xor (int8 -> uint8) that return the bytes' sum, one output row or
- * up to 8 rows (sums plus row and column terms, requantized as TI__QRQ_32); the AVX-512
- * depthwise taps of one output pixel (acc[c] = sum over taps t of (w[woff[t] + c] + wo) *
- * (x[xoff[t] + c] + xo), c < n). */
+ * byte copies with an xor (int8 -> uint8) that return the bytes' sum (dst NULL: the sum
+ * only), one output row or up to 8 rows (sums plus row and column terms, requantized as
+ * TI__QRQ_32); the depthwise weights in quads of taps and one output pixel on them; the
+ * AVX-512 depthwise taps of one output pixel (acc[c] = sum over taps t of (w[woff[t] + c] +
+ * wo) * (x[xoff[t] + c] + xo), c < n). */
 TI__PRIVATE void ti__qg8_micro_vnni(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
                                     size_t bs, int nb, uint32_t *acc, size_t ldacc, int add);
 TI__PRIVATE void ti__qg8_micro_vnni_i8(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
@@ -2886,16 +2887,19 @@ typedef struct ti__qg8_isa {
      * reads them), storing; uint8 rows as they lie go to micro itself */
     void (*micro_i8)(size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs, int nb,
                      uint32_t *acc, size_t ldacc);
+    /* or NULL: the byte copy (ti__qg8_copy's contract, dst NULL: the sum only) where rows
+     * read in place need their sums */
+    uint32_t (*copy)(uint8_t *dst, const uint8_t *src, size_t n, uint8_t flip);
 } ti__qg8_isa;
 
 /* The byte path's kernels under the ISA in effect, or NULL where it has none. */
 TI__PRIVATE const ti__qg8_isa *ti__qg8_isa_now(void) {
 #if defined(TI__X86_VNNI)
     static const ti__qg8_isa vnni = {ti__qg8_micro_vnni, ti__qg8_row_vnni, ti__qg8_rows8_vnni, 0,
-                                     ti__qg8_micro_vnni_i8};
+                                     ti__qg8_micro_vnni_i8, ti__qg8_copy_vnni};
     if (ti__cpu_isa() >= TI__ISA_AVX512VNNI) return &vnni;
 #elif defined(TI__ARM_DOTPROD)
-    static const ti__qg8_isa dot = {ti__qg8_micro_neondot, ti__qg8_row_neon, NULL, 1, NULL};
+    static const ti__qg8_isa dot = {ti__qg8_micro_neondot, ti__qg8_row_neon, NULL, 1, NULL, NULL};
     if (ti__cpu_isa() >= TI__ISA_NEONDOT) return &dot;
 #endif
     return NULL;
@@ -2940,13 +2944,15 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
     /* depths that fit one A panel: the rows are gathered once per row block, not once per
      * column block (an expand conv of 960 channels has four) */
     const int one_panel = kd <= TI__QG8_KC;
-    /* rows as they lie (a 1x1 conv's or an FC's input) of whole depth quads, with no row term
-     * (B' = b_s: TFLite's int8 weights): the micro-kernel reads full row blocks in place
-     * instead of their copy into the panel */
+    /* rows as they lie (a 1x1 conv's or an FC's input) of whole depth quads: the micro-kernel
+     * reads full row blocks in place instead of their copy into the panel, int8 ones when
+     * there is no row term (B' = b_s: TFLite's int8 weights), uint8 ones with their sums
+     * taken in place when there is one (one B offset: TFLite's uint8 weights) */
     const int in_place = g->a8 != NULL && kd > 0 && kd % 4 == 0 && oc > 0 && bos == NULL &&
-                         g->bos8[0] == 0 &&
-                         (g->a8_u8 || isa->micro_i8 != NULL) &&
+                         (g->a8_u8 ? g->bos8[0] == 0 || isa->copy != NULL
+                                   : g->bos8[0] == 0 && isa->micro_i8 != NULL) &&
                          g->a_off8 == (g->a8_u8 ? g->a8_off : g->a8_off - 128);
+    const int in_place_sums = in_place && g->bos8[0] != 0;
     size_t colc_at = SIZE_MAX; /* the column block whose terms colc holds */
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__QG8_MR, np = TI__MIN((size_t)TI__QG8_MR, g->rows - p0);
@@ -2968,6 +2974,8 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
             const int gather = !direct && (!one_panel || oc0 == 0);
             if (gather || direct)
                 for (size_t r = 0; r < TI__QG8_MR; r++) rowsum[r] = 0;
+            for (size_t r = 0; direct && in_place_sums && r < TI__QG8_MR; r++)
+                rowsum[r] = isa->copy(NULL, g->a8 + (p0 + r) * g->a8_rs, kd, 0);
             if (kd == 0)
                 for (size_t r = 0; r < TI__QG8_MR; r++)
                     memset(acc + r * TI__QG8_OCC, 0, nb * TI__QG_NR * sizeof(uint32_t));
@@ -26375,7 +26383,7 @@ TI__PRIVATE void ti__qg8_micro_vnni_i8(size_t kq, const uint8_t *a, size_t lda, 
 }
 
 /* dst[i] = src[i] ^ flip for i < n (flip 0x80 turns int8 into uint8 = int8 + 128); returns
- * the sum of the bytes written, modulo 2^32. */
+ * the sum of the bytes written, modulo 2^32. dst NULL: only the sum (of src ^ flip). */
 TI__PRIVATE TI__TARGET_AVX512VNNI uint32_t ti__qg8_copy_vnni(uint8_t *dst, const uint8_t *src,
                                                              size_t n, uint8_t flip) {
     const __m512i f = _mm512_set1_epi8((char)flip), z = _mm512_setzero_si512();
@@ -26383,13 +26391,13 @@ TI__PRIVATE TI__TARGET_AVX512VNNI uint32_t ti__qg8_copy_vnni(uint8_t *dst, const
     size_t i = 0;
     for (; i + 64 <= n; i += 64) {
         __m512i v = _mm512_xor_si512(_mm512_loadu_si512((const void *)(src + i)), f);
-        _mm512_storeu_si512((void *)(dst + i), v);
+        if (dst != NULL) _mm512_storeu_si512((void *)(dst + i), v);
         s = _mm512_add_epi64(s, _mm512_sad_epu8(v, z));
     }
     if (i < n) {
         __mmask64 m = (__mmask64)(~0ULL >> (64 - (n - i)));
         __m512i v = _mm512_maskz_mov_epi8(m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, src + i), f));
-        _mm512_mask_storeu_epi8(dst + i, m, v);
+        if (dst != NULL) _mm512_mask_storeu_epi8(dst + i, m, v);
         s = _mm512_add_epi64(s, _mm512_sad_epu8(v, z));
     }
     return (uint32_t)_mm512_reduce_add_epi64(s);

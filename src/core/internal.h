@@ -501,10 +501,11 @@ TI__PRIVATE size_t ti__qg8_row_neon(const uint32_t *dot, const int32_t *colc, co
  * micro-kernel (8 rows of kq * 4 unsigned bytes lda apart, times nb = 1 or 2 blocks of
  * [kq][16][4] signed bytes bs apart, to acc rows ldacc apart, added to them when add; the
  * _i8 one reads int8 rows, flipping each byte to uint8 as it reads it, and stores),
- * byte copies with an xor (int8 -> uint8) that return the bytes' sum, one output row or
- * up to 8 rows (sums plus row and column terms, requantized as TI__QRQ_32); the AVX-512
- * depthwise taps of one output pixel (acc[c] = sum over taps t of (w[woff[t] + c] + wo) *
- * (x[xoff[t] + c] + xo), c < n). */
+ * byte copies with an xor (int8 -> uint8) that return the bytes' sum (dst NULL: the sum
+ * only), one output row or up to 8 rows (sums plus row and column terms, requantized as
+ * TI__QRQ_32); the depthwise weights in quads of taps and one output pixel on them; the
+ * AVX-512 depthwise taps of one output pixel (acc[c] = sum over taps t of (w[woff[t] + c] +
+ * wo) * (x[xoff[t] + c] + xo), c < n). */
 TI__PRIVATE void ti__qg8_micro_vnni(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
                                     size_t bs, int nb, uint32_t *acc, size_t ldacc, int add);
 TI__PRIVATE void ti__qg8_micro_vnni_i8(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,

@@ -540,16 +540,19 @@ typedef struct ti__qg8_isa {
      * reads them), storing; uint8 rows as they lie go to micro itself */
     void (*micro_i8)(size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs, int nb,
                      uint32_t *acc, size_t ldacc);
+    /* or NULL: the byte copy (ti__qg8_copy's contract, dst NULL: the sum only) where rows
+     * read in place need their sums */
+    uint32_t (*copy)(uint8_t *dst, const uint8_t *src, size_t n, uint8_t flip);
 } ti__qg8_isa;
 
 /* The byte path's kernels under the ISA in effect, or NULL where it has none. */
 TI__PRIVATE const ti__qg8_isa *ti__qg8_isa_now(void) {
 #if defined(TI__X86_VNNI)
     static const ti__qg8_isa vnni = {ti__qg8_micro_vnni, ti__qg8_row_vnni, ti__qg8_rows8_vnni, 0,
-                                     ti__qg8_micro_vnni_i8};
+                                     ti__qg8_micro_vnni_i8, ti__qg8_copy_vnni};
     if (ti__cpu_isa() >= TI__ISA_AVX512VNNI) return &vnni;
 #elif defined(TI__ARM_DOTPROD)
-    static const ti__qg8_isa dot = {ti__qg8_micro_neondot, ti__qg8_row_neon, NULL, 1, NULL};
+    static const ti__qg8_isa dot = {ti__qg8_micro_neondot, ti__qg8_row_neon, NULL, 1, NULL, NULL};
     if (ti__cpu_isa() >= TI__ISA_NEONDOT) return &dot;
 #endif
     return NULL;
@@ -594,13 +597,15 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
     /* depths that fit one A panel: the rows are gathered once per row block, not once per
      * column block (an expand conv of 960 channels has four) */
     const int one_panel = kd <= TI__QG8_KC;
-    /* rows as they lie (a 1x1 conv's or an FC's input) of whole depth quads, with no row term
-     * (B' = b_s: TFLite's int8 weights): the micro-kernel reads full row blocks in place
-     * instead of their copy into the panel */
+    /* rows as they lie (a 1x1 conv's or an FC's input) of whole depth quads: the micro-kernel
+     * reads full row blocks in place instead of their copy into the panel, int8 ones when
+     * there is no row term (B' = b_s: TFLite's int8 weights), uint8 ones with their sums
+     * taken in place when there is one (one B offset: TFLite's uint8 weights) */
     const int in_place = g->a8 != NULL && kd > 0 && kd % 4 == 0 && oc > 0 && bos == NULL &&
-                         g->bos8[0] == 0 &&
-                         (g->a8_u8 || isa->micro_i8 != NULL) &&
+                         (g->a8_u8 ? g->bos8[0] == 0 || isa->copy != NULL
+                                   : g->bos8[0] == 0 && isa->micro_i8 != NULL) &&
                          g->a_off8 == (g->a8_u8 ? g->a8_off : g->a8_off - 128);
+    const int in_place_sums = in_place && g->bos8[0] != 0;
     size_t colc_at = SIZE_MAX; /* the column block whose terms colc holds */
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__QG8_MR, np = TI__MIN((size_t)TI__QG8_MR, g->rows - p0);
@@ -622,6 +627,8 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
             const int gather = !direct && (!one_panel || oc0 == 0);
             if (gather || direct)
                 for (size_t r = 0; r < TI__QG8_MR; r++) rowsum[r] = 0;
+            for (size_t r = 0; direct && in_place_sums && r < TI__QG8_MR; r++)
+                rowsum[r] = isa->copy(NULL, g->a8 + (p0 + r) * g->a8_rs, kd, 0);
             if (kd == 0)
                 for (size_t r = 0; r < TI__QG8_MR; r++)
                     memset(acc + r * TI__QG8_OCC, 0, nb * TI__QG_NR * sizeof(uint32_t));

@@ -80,7 +80,7 @@ TI__PRIVATE void ti__qg8_micro_vnni_i8(size_t kq, const uint8_t *a, size_t lda, 
 }
 
 /* dst[i] = src[i] ^ flip for i < n (flip 0x80 turns int8 into uint8 = int8 + 128); returns
- * the sum of the bytes written, modulo 2^32. */
+ * the sum of the bytes written, modulo 2^32. dst NULL: only the sum (of src ^ flip). */
 TI__PRIVATE TI__TARGET_AVX512VNNI uint32_t ti__qg8_copy_vnni(uint8_t *dst, const uint8_t *src,
                                                              size_t n, uint8_t flip) {
     const __m512i f = _mm512_set1_epi8((char)flip), z = _mm512_setzero_si512();
@@ -88,13 +88,13 @@ TI__PRIVATE TI__TARGET_AVX512VNNI uint32_t ti__qg8_copy_vnni(uint8_t *dst, const
     size_t i = 0;
     for (; i + 64 <= n; i += 64) {
         __m512i v = _mm512_xor_si512(_mm512_loadu_si512((const void *)(src + i)), f);
-        _mm512_storeu_si512((void *)(dst + i), v);
+        if (dst != NULL) _mm512_storeu_si512((void *)(dst + i), v);
         s = _mm512_add_epi64(s, _mm512_sad_epu8(v, z));
     }
     if (i < n) {
         __mmask64 m = (__mmask64)(~0ULL >> (64 - (n - i)));
         __m512i v = _mm512_maskz_mov_epi8(m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, src + i), f));
-        _mm512_mask_storeu_epi8(dst + i, m, v);
+        if (dst != NULL) _mm512_mask_storeu_epi8(dst + i, m, v);
         s = _mm512_add_epi64(s, _mm512_sad_epu8(v, z));
     }
     return (uint32_t)_mm512_reduce_add_epi64(s);
