@@ -308,6 +308,10 @@ TI_TEST(big_shapes) {
     check_case(0, 0, 70, 49, 1100, 0.5f, 0.25f, NULL);
     check_case(1, 0, 300, 33, 40, -2.0f, 1.0f, NULL);
     check_case(0, 0, 300, 17, 3, 1.0f, 0.0f, tp);
+    /* small K, rows past two slivers: slivers of B packed several at a time (K 16: 8 of 32
+     * columns), each row sliver run along them, a part group last (1041 = 4 * 256 + 17) */
+    check_case(1, 0, 96, 1041, 16, 1.0f, 0.0f, NULL);
+    check_case(0, 0, 50, 777, 40, 0.5f, 0.25f, tp);
     ti__threadpool_destroy(tp);
 }
 
@@ -382,7 +386,8 @@ TI_TEST(epilogue_equals_gemm_then_activation) {
                                TI__ACT_SILU};
     static const size_t shapes[][3] = {{3, 37, 20}, {17, 45, 300}, {40, 600, 33}, {9, 7, 0},
                                        {64, 129, 513}, {1, 1000, 64},
-                                       {160, 49, 576}, {48, 1, 200}, {37, 1, 1152}};
+                                       {160, 49, 576}, {48, 1, 200}, {37, 1, 1152},
+                                       {96, 530, 16}};
     ti__threadpool *tp = ti__threadpool_create(NULL, 2);
     TI_REQUIRE(tp != NULL);
     int runs = 0;
