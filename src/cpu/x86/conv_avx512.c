@@ -91,11 +91,79 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dw512_block(const int NV, float *y, si
 #undef TI__DW512_STORE
 }
 #undef TI__DW512_X8
+/* As ti__dw512_block when the K taps of each kernel row are K adjacent floats (stride 1):
+ * per kernel row NV + 1 loads, and the vectors shifted by q floats made from two adjacent
+ * ones (valignd), where each tap's unaligned load of each output vector split two cache
+ * lines K - 1 times in K (loads were the limit: a 3x3 depthwise conv at 112 x 112 took 3x
+ * its FMA time, perf; 0.17 -> 0.15 ms, tinyinfer-run, 1 thread). The same FMAs in the same
+ * order, so the same bits; reads up to 15 floats past the row's last tap's n, inside the
+ * flat buffer's slack. At stride 2 the same with the phase planes' two runs a row was
+ * slower (perf samples in the kernel, 1.2x), so that keeps ti__dw512_block. */
+#define TI__DW512_SH(lo_, hi_, sh)                                                           \
+    ((sh) == 0 ? lo_ : _mm512_castsi512_ps(_mm512_alignr_epi32(                                \
+                           _mm512_castps_si512(hi_), _mm512_castps_si512(lo_), (sh))))
+#define TI__DW512_LOADS(l, p)                                                                \
+    __m512 l##0 = _mm512_loadu_ps(p), l##1 = _mm512_loadu_ps(p + 16);                        \
+    __m512 l##2 = NV > 1 ? _mm512_loadu_ps(p + 32) : l##1;                                   \
+    __m512 l##3 = NV > 2 ? _mm512_loadu_ps(p + 48) : l##1;                                   \
+    __m512 l##4 = NV > 3 ? _mm512_loadu_ps(p + 64) : l##1;                                   \
+    __m512 l##5 = NV > 4 ? _mm512_loadu_ps(p + 80) : l##1;                                   \
+    __m512 l##6 = NV > 5 ? _mm512_loadu_ps(p + 96) : l##1;                                   \
+    __m512 l##7 = NV > 6 ? _mm512_loadu_ps(p + 112) : l##1;                                  \
+    __m512 l##8 = NV > 7 ? _mm512_loadu_ps(p + 128) : l##1;
+#define TI__DW512_RFMA(v, l, v1, sh)                                                         \
+    if (NV > v) a##v = _mm512_fmadd_ps(wv, TI__DW512_SH(l##v, l##v1, sh), a##v);
+/* tap q of the row: run l shifted by sh floats */
+#define TI__DW512_TAP(q, l, sh)                                                              \
+    if (K > q) {                                                                             \
+        __m512 wv = _mm512_set1_ps(w[r * K + q]);                                            \
+        TI__DW512_RFMA(0, l, 1, sh) TI__DW512_RFMA(1, l, 2, sh) TI__DW512_RFMA(2, l, 3, sh)  \
+        TI__DW512_RFMA(3, l, 4, sh) TI__DW512_RFMA(4, l, 5, sh) TI__DW512_RFMA(5, l, 6, sh)  \
+        TI__DW512_RFMA(6, l, 7, sh) TI__DW512_RFMA(7, l, 8, sh)                              \
+    }
+TI__X86_INLINE TI__TARGET_AVX512 void ti__dw512_block_rows(const int NV, const int K,
+                                                           float *y, size_t i,
+                                                           const float *const *x,
+                                                           const float *w, __m512 vb, int clamp,
+                                                           __m512 vlo, __m512 vhi) {
+    __m512 a0 = vb, a1 = vb, a2 = vb, a3 = vb, a4 = vb, a5 = vb, a6 = vb, a7 = vb;
+    for (int r = 0; r < K; r++) {
+        const float *p = x[r * K] + i;
+        TI__DW512_LOADS(e, p)
+        TI__DW512_TAP(0, e, 0) TI__DW512_TAP(1, e, 1) TI__DW512_TAP(2, e, 2)
+        TI__DW512_TAP(3, e, 3) TI__DW512_TAP(4, e, 4)
+    }
+#define TI__DW512_STORE(v)                                                                   \
+    if (NV > v) _mm512_storeu_ps(y + i + 16 * v, clamp ? ti__dw512_clamp(a##v, vlo, vhi) : a##v);
+    TI__DW512_STORE(0) TI__DW512_STORE(1) TI__DW512_STORE(2) TI__DW512_STORE(3)
+    TI__DW512_STORE(4) TI__DW512_STORE(5) TI__DW512_STORE(6) TI__DW512_STORE(7)
+#undef TI__DW512_STORE
+}
+#undef TI__DW512_TAP
+#undef TI__DW512_RFMA
+#undef TI__DW512_LOADS
+#undef TI__DW512_SH
+/* K (3 or 5) when the taps are K rows of K adjacent floats (ti__dw512_block_rows), else 0. */
+TI__X86_INLINE int ti__dw512_rows_k(const float *const *x, int taps) {
+    int K = taps == 9 ? 3 : taps == 25 ? 5 : 0;
+    for (int t = 0; K > 0 && t < taps; t++)
+        if (x[t] != x[t / K * K] + t % K) K = 0;
+    return K;
+}
 static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
 ti__dw512_taps(float *y, size_t n, const float *const *x, const float *w, int taps, float bias,
                int clamp, float lo, float hi) {
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi), vb = _mm512_set1_ps(bias);
     size_t i = 0;
+    int K = ti__dw512_rows_k(x, taps);
+#define TI__DW512_ROWS(k)                                                                    \
+    if (K == k) {                                                                            \
+        for (; i + 128 <= n; i += 128) ti__dw512_block_rows(8, k, y, i, x, w, vb, clamp, vlo, vhi); \
+        for (; i < n; i += 16) ti__dw512_block_rows(1, k, y, i, x, w, vb, clamp, vlo, vhi);  \
+        return;                                                                              \
+    }
+    TI__DW512_ROWS(3) TI__DW512_ROWS(5)
+#undef TI__DW512_ROWS
     for (; i + 128 <= n; i += 128) ti__dw512_block(8, y, i, x, w, taps, vb, clamp, vlo, vhi);
     for (; i + 64 <= n; i += 64) ti__dw512_block(4, y, i, x, w, taps, vb, clamp, vlo, vhi);
     for (; i < n; i += 16) ti__dw512_block(1, y, i, x, w, taps, vb, clamp, vlo, vhi);
