@@ -7710,9 +7710,11 @@ TI__PRIVATE void ti__sgemm_epilogue(const ti__sgemm_job *j, size_t r0, size_t h,
  * kernel runs down an mc x kc block of A, which stays in L2 for the next sliver. A is read
  * where it lies, unless its rows are a multiple of about 4 KiB apart: then the rows of a
  * sliver share a few L1 sets and evict each other and B, so the block is packed into a
- * stack buffer (32 KiB; mc shrinks to fit). At most about 48 KiB of stack in all. */
+ * stack buffer (64 KiB; mc shrinks to fit: 126 rows at kc 128, where 32 KiB held 56 and each
+ * packed sliver of B served 4 kernel calls; SGEMM 1024^3, 1 thread, bench/sgemm.c: about
+ * 74 -> 79-82 GFLOP/s). At most about 80 KiB of stack in all. */
 #define TI__SGX_BCAP 4096 /* floats: kc * nr of every ISA fits */
-#define TI__SGX_ACAP 8192 /* floats of packed A */
+#define TI__SGX_ACAP 16384 /* floats of packed A */
 /* Columns of C per task tile with one thread: a B panel of kc x NT floats stays in L2 across
  * the row blocks. */
 #define TI__SGX_NT 512
