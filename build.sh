@@ -692,6 +692,10 @@ j_threads() { # 8 sessions of one shared model on 8 threads == one session on on
         -o "$out/test_threads" "${LIBS[@]}"
     timeout 900 "$out/test_threads" --threads 8 --runs 1000 tests/data/mobilenet_v1_0.25_128_quant.tflite
     timeout 600 "$out/test_threads" --threads 8 --runs 25 tests/data/light_squeezenet.onnx
+    # the pool's workers on glibc's default thread stack under a 48 KiB limit: the pool must
+    # ask for its own (a session on one thread: 48 KiB would be too small for it as well)
+    (ulimit -s 48 && timeout 300 "$out/test_threads" --own-stacks --threads 2 --runs 5 \
+        tests/data/light_squeezenet.onnx)
 }
 
 j_threads_tsan() { # the same under ThreadSanitizer, with fewer runs (TSan is 5-15x slower)

@@ -3475,6 +3475,7 @@ struct ti__threadpool {
 
 /* Polls before sleeping: about this many pause instructions (tens of microseconds). */
 #define TI__TP_SPINS 20000
+#define TI__TP_STACK ((size_t)512 * 1024) /* bytes: a worker's stack at least */
 
 TI__PRIVATE void ti__tp_relax(void) {
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
@@ -3551,10 +3552,23 @@ TI__PRIVATE ti__threadpool *ti__threadpool_create(const ti_allocator *al, int nu
     pthread_mutex_init(&tp->mu, NULL);
     pthread_cond_init(&tp->work_cv, NULL);
     pthread_cond_init(&tp->done_cv, NULL);
+    /* Workers get at least TI__TP_STACK bytes of stack: a run takes about 110 KiB of it
+     * (the GEMM's packing buffers, the depthwise path's, the callers' frames: MobileNetV2
+     * and ResNet-18 under `ulimit -s` needed 104-112 KiB, README "Threads"), where musl's
+     * default for a thread is 128 KiB and glibc's is `ulimit -s`. Where the attribute cannot
+     * be set, the default. */
+    pthread_attr_t attr, *pa = NULL;
+    if (pthread_attr_init(&attr) == 0) {
+        size_t have = 0;
+        pa = &attr;
+        if (pthread_attr_getstacksize(&attr, &have) == 0 && have < TI__TP_STACK)
+            (void)pthread_attr_setstacksize(&attr, TI__TP_STACK);
+    }
     for (int i = 0; i < num_threads - 1; i++) {
-        if (pthread_create(&tp->threads[i], NULL, ti__tp_worker, tp) != 0) break;
+        if (pthread_create(&tp->threads[i], pa, ti__tp_worker, tp) != 0) break;
         tp->n_workers++;
     }
+    if (pa != NULL) pthread_attr_destroy(pa);
     return tp;
 }
 

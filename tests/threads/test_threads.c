@@ -9,6 +9,10 @@
  * build.sh runs it plainly (8 x 1,000 on mobilenet_v1_0.25_128_quant.tflite, 8 x 25 on
  * light_squeezenet.onnx, a float model 5x slower) and under ThreadSanitizer with fewer runs
  * (TSan makes each run 5-15x slower; races show on the first runs, not the thousandth).
+ * --own-stacks: the test's threads (and main's work) get 8 MiB stacks of their own, the
+ * thread pools' workers whatever the library gives them: build.sh runs it so under
+ * `ulimit -s 48`, where glibc's default thread stack is 48 KiB, less than a run takes
+ * (about 110 KiB): workers with the default crash; the pool asks for 512 KiB.
  * Prints "N passed, N failed, N skipped". */
 #define _POSIX_C_SOURCE 200809L
 #define TINYINFER_IMPLEMENTATION
@@ -18,6 +22,7 @@
 #include <pthread.h>
 
 enum { MAX_THREADS = 64, NUM_INPUTS = 4 };
+static pthread_attr_t *g_attr; /* the test's own threads: NULL (the default) or 8 MiB */
 
 typedef struct shared {
     const ti_model *model;
@@ -150,7 +155,7 @@ static void test_model(const char *path, int n_threads, int runs) {
         for (int t = 0; t < n_threads; t++) {
             w[t].sh = &sh;
             w[t].index = t;
-            if (pthread_create(&th[t], NULL, work, &w[t]) != 0) break;
+            if (pthread_create(&th[t], g_attr, work, &w[t]) != 0) break;
             started++;
         }
         if (started < n_threads) { /* release the ones waiting at the barrier */
@@ -210,16 +215,29 @@ static void test_model(const char *path, int n_threads, int runs) {
     ti_model_free(m);
 }
 
+typedef struct run_args {
+    const char **models;
+    int n_models, n_threads, runs;
+} run_args;
+static void *run_all(void *arg) {
+    const run_args *a = (const run_args *)arg;
+    for (int i = 0; i < a->n_models; i++) test_model(a->models[i], a->n_threads, a->runs);
+    return NULL;
+}
+
 int main(int argc, char **argv) {
-    int n_threads = 8, runs = 1000, n_models = 0;
+    int n_threads = 8, runs = 1000, n_models = 0, own_stacks = 0;
     const char *models[16];
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+        if (strcmp(argv[i], "--own-stacks") == 0) {
+            own_stacks = 1;
+        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
             n_threads = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
             runs = atoi(argv[++i]);
         } else if (argv[i][0] == '-' || n_models == 16) {
-            fprintf(stderr, "usage: test_threads [--threads T] [--runs R] [MODEL...]\n");
+            fprintf(stderr, "usage: test_threads [--threads T] [--runs R] [--own-stacks] "
+                            "[MODEL...]\n");
             return 2;
         } else {
             models[n_models++] = argv[i];
@@ -230,6 +248,21 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (n_models == 0) models[n_models++] = "tests/data/mobilenet_v1_0.25_128_quant.tflite";
-    for (int i = 0; i < n_models; i++) test_model(models[i], n_threads, runs);
+    run_args a;
+    a.models = models;
+    a.n_models = n_models;
+    a.n_threads = n_threads;
+    a.runs = runs;
+    pthread_attr_t attr;
+    pthread_t main_work;
+    if (own_stacks && TI_CHECK(pthread_attr_init(&attr) == 0)) {
+        TI_CHECK(pthread_attr_setstacksize(&attr, (size_t)8 << 20) == 0);
+        g_attr = &attr;
+        if (TI_CHECK(pthread_create(&main_work, &attr, run_all, &a) == 0))
+            pthread_join(main_work, NULL);
+        pthread_attr_destroy(&attr);
+    } else {
+        run_all(&a);
+    }
     return ti_test_summary();
 }
