@@ -7725,13 +7725,16 @@ TI__PRIVATE void ti__sgemm_epilogue(const ti__sgemm_job *j, size_t r0, size_t h,
  * where it lies, unless its rows are a multiple of about 4 KiB apart: then the rows of a
  * sliver share a few L1 sets and evict each other and B, so the block is packed into a
  * stack buffer (64 KiB; mc shrinks to fit: 126 rows at kc 128, where 32 KiB held 56 and each
- * packed sliver of B served 4 kernel calls; SGEMM 1024^3, 1 thread, bench/sgemm.c: about
- * 74 -> 79-82 GFLOP/s). At most about 80 KiB of stack in all. */
+ * packed sliver of B served 4 kernel calls; SGEMM 1024^3, 1 thread, bench/sgemm.c, old and
+ * new alternating: about 74 -> 73-82 GFLOP/s, where single runs of one build swing 63-83 on
+ * a shared machine). At most about 80 KiB of stack in all. */
 #define TI__SGX_BCAP 4096 /* floats: kc * nr of every ISA fits */
 #define TI__SGX_ACAP 16384 /* floats of packed A */
 /* Columns of C per task tile with one thread: a B panel of kc x NT floats stays in L2 across
  * the row blocks. */
 #define TI__SGX_NT 512
+/* Slivers of B packed side by side at most (ti__sgemm_tile_simd's groups) */
+#define TI__SGX_GROUP 8
 
 /* 1 when rows `stride` floats apart fall into too few of the 64 sets of a 32 KiB, 8-way L1
  * (64-byte lines): fewer than 12 distinct sets among 16 rows. */
@@ -7870,13 +7873,11 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
              * apart (a 1x1 conv of 16 to 96 channels at 112 x 112: kc 16, 96 rows 49 KiB
              * apart); with groups of 8 that conv in MobileNetV2 went 0.77 -> 0.59 ms
              * (tinyinfer-run --profile, 1 thread). Same kernel calls, same bits. */
-            size_t grp = kc > 0 ? TI__SGX_BCAP / (kc * nr) : 1;
-            if (grp < 1) grp = 1;
-            if (grp > 8) grp = 8;
+            size_t grp = kc > 0 ? TI__MIN(TI__SGX_BCAP / (kc * nr), (size_t)TI__SGX_GROUP) : 1;
             for (size_t jg = n0; jg < n1; jg += grp * nr) {
                 size_t ge = TI__MIN(n1, jg + grp * nr), gn = (ge - jg + nr - 1) / nr;
-                const float *bsl[8]; /* each sliver of the group as the kernels read it */
-                size_t bstr[8];
+                const float *bsl[TI__SGX_GROUP]; /* each sliver as the kernels read it */
+                size_t bstr[TI__SGX_GROUP];
                 for (size_t g = 0; g < gn; g++) {
                     size_t jr = jg + g * nr, w = TI__MIN(nr, n1 - jr), t = (jr - n0) / nr;
                     bsl[g] = bp + g * kc * nr;
@@ -25227,6 +25228,9 @@ TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__dw512_clamp(__m512 v, __m512 vlo, __
     return _mm512_maskz_min_ps(0xffff, _mm512_maskz_max_ps(0xffff, v, vlo), vhi);
 }
 #define TI__DW512_X8(S) S(0) S(1) S(2) S(3) S(4) S(5) S(6) S(7)
+/* the NV sums a0.. (clamped when asked) to y + i: the end of both block kernels */
+#define TI__DW512_STORE(v)                                                                   \
+    if (NV > v) _mm512_storeu_ps(y + i + 16 * v, clamp ? ti__dw512_clamp(a##v, vlo, vhi) : a##v);
 /* NV (8, 4 or 1, a constant once inlined) vectors of outputs from y + i; the sums are named
  * variables, used only when NV > v: as an array indexed in a loop gcc -O2 kept them on the
  * stack, a store and a reload around every FMA (MobileNetV2's depthwise convs took 2.5x
@@ -25243,12 +25247,8 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dw512_block(const int NV, float *y, si
         TI__DW512_X8(TI__DW512_FMA)
 #undef TI__DW512_FMA
     }
-#define TI__DW512_STORE(v)                                                                   \
-    if (NV > v) _mm512_storeu_ps(y + i + 16 * v, clamp ? ti__dw512_clamp(a##v, vlo, vhi) : a##v);
     TI__DW512_X8(TI__DW512_STORE)
-#undef TI__DW512_STORE
 }
-#undef TI__DW512_X8
 /* As ti__dw512_block when the K taps of each kernel row are K adjacent floats (stride 1):
  * per kernel row NV + 1 loads, and the vectors shifted by q floats made from two adjacent
  * ones (valignd), where each tap's unaligned load of each output vector split two cache
@@ -25291,12 +25291,10 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dw512_block_rows(const int NV, const i
         TI__DW512_TAP(0, e, 0) TI__DW512_TAP(1, e, 1) TI__DW512_TAP(2, e, 2)
         TI__DW512_TAP(3, e, 3) TI__DW512_TAP(4, e, 4)
     }
-#define TI__DW512_STORE(v)                                                                   \
-    if (NV > v) _mm512_storeu_ps(y + i + 16 * v, clamp ? ti__dw512_clamp(a##v, vlo, vhi) : a##v);
-    TI__DW512_STORE(0) TI__DW512_STORE(1) TI__DW512_STORE(2) TI__DW512_STORE(3)
-    TI__DW512_STORE(4) TI__DW512_STORE(5) TI__DW512_STORE(6) TI__DW512_STORE(7)
-#undef TI__DW512_STORE
+    TI__DW512_X8(TI__DW512_STORE)
 }
+#undef TI__DW512_STORE
+#undef TI__DW512_X8
 #undef TI__DW512_TAP
 #undef TI__DW512_RFMA
 #undef TI__DW512_LOADS

@@ -85,13 +85,16 @@ TI__PRIVATE void ti__sgemm_epilogue(const ti__sgemm_job *j, size_t r0, size_t h,
  * where it lies, unless its rows are a multiple of about 4 KiB apart: then the rows of a
  * sliver share a few L1 sets and evict each other and B, so the block is packed into a
  * stack buffer (64 KiB; mc shrinks to fit: 126 rows at kc 128, where 32 KiB held 56 and each
- * packed sliver of B served 4 kernel calls; SGEMM 1024^3, 1 thread, bench/sgemm.c: about
- * 74 -> 79-82 GFLOP/s). At most about 80 KiB of stack in all. */
+ * packed sliver of B served 4 kernel calls; SGEMM 1024^3, 1 thread, bench/sgemm.c, old and
+ * new alternating: about 74 -> 73-82 GFLOP/s, where single runs of one build swing 63-83 on
+ * a shared machine). At most about 80 KiB of stack in all. */
 #define TI__SGX_BCAP 4096 /* floats: kc * nr of every ISA fits */
 #define TI__SGX_ACAP 16384 /* floats of packed A */
 /* Columns of C per task tile with one thread: a B panel of kc x NT floats stays in L2 across
  * the row blocks. */
 #define TI__SGX_NT 512
+/* Slivers of B packed side by side at most (ti__sgemm_tile_simd's groups) */
+#define TI__SGX_GROUP 8
 
 /* 1 when rows `stride` floats apart fall into too few of the 64 sets of a 32 KiB, 8-way L1
  * (64-byte lines): fewer than 12 distinct sets among 16 rows. */
@@ -230,13 +233,11 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
              * apart (a 1x1 conv of 16 to 96 channels at 112 x 112: kc 16, 96 rows 49 KiB
              * apart); with groups of 8 that conv in MobileNetV2 went 0.77 -> 0.59 ms
              * (tinyinfer-run --profile, 1 thread). Same kernel calls, same bits. */
-            size_t grp = kc > 0 ? TI__SGX_BCAP / (kc * nr) : 1;
-            if (grp < 1) grp = 1;
-            if (grp > 8) grp = 8;
+            size_t grp = kc > 0 ? TI__MIN(TI__SGX_BCAP / (kc * nr), (size_t)TI__SGX_GROUP) : 1;
             for (size_t jg = n0; jg < n1; jg += grp * nr) {
                 size_t ge = TI__MIN(n1, jg + grp * nr), gn = (ge - jg + nr - 1) / nr;
-                const float *bsl[8]; /* each sliver of the group as the kernels read it */
-                size_t bstr[8];
+                const float *bsl[TI__SGX_GROUP]; /* each sliver as the kernels read it */
+                size_t bstr[TI__SGX_GROUP];
                 for (size_t g = 0; g < gn; g++) {
                     size_t jr = jg + g * nr, w = TI__MIN(nr, n1 - jr), t = (jr - n0) / nr;
                     bsl[g] = bp + g * kc * nr;

@@ -69,6 +69,9 @@ TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__dw512_clamp(__m512 v, __m512 vlo, __
     return _mm512_maskz_min_ps(0xffff, _mm512_maskz_max_ps(0xffff, v, vlo), vhi);
 }
 #define TI__DW512_X8(S) S(0) S(1) S(2) S(3) S(4) S(5) S(6) S(7)
+/* the NV sums a0.. (clamped when asked) to y + i: the end of both block kernels */
+#define TI__DW512_STORE(v)                                                                   \
+    if (NV > v) _mm512_storeu_ps(y + i + 16 * v, clamp ? ti__dw512_clamp(a##v, vlo, vhi) : a##v);
 /* NV (8, 4 or 1, a constant once inlined) vectors of outputs from y + i; the sums are named
  * variables, used only when NV > v: as an array indexed in a loop gcc -O2 kept them on the
  * stack, a store and a reload around every FMA (MobileNetV2's depthwise convs took 2.5x
@@ -85,12 +88,8 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dw512_block(const int NV, float *y, si
         TI__DW512_X8(TI__DW512_FMA)
 #undef TI__DW512_FMA
     }
-#define TI__DW512_STORE(v)                                                                   \
-    if (NV > v) _mm512_storeu_ps(y + i + 16 * v, clamp ? ti__dw512_clamp(a##v, vlo, vhi) : a##v);
     TI__DW512_X8(TI__DW512_STORE)
-#undef TI__DW512_STORE
 }
-#undef TI__DW512_X8
 /* As ti__dw512_block when the K taps of each kernel row are K adjacent floats (stride 1):
  * per kernel row NV + 1 loads, and the vectors shifted by q floats made from two adjacent
  * ones (valignd), where each tap's unaligned load of each output vector split two cache
@@ -133,12 +132,10 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dw512_block_rows(const int NV, const i
         TI__DW512_TAP(0, e, 0) TI__DW512_TAP(1, e, 1) TI__DW512_TAP(2, e, 2)
         TI__DW512_TAP(3, e, 3) TI__DW512_TAP(4, e, 4)
     }
-#define TI__DW512_STORE(v)                                                                   \
-    if (NV > v) _mm512_storeu_ps(y + i + 16 * v, clamp ? ti__dw512_clamp(a##v, vlo, vhi) : a##v);
-    TI__DW512_STORE(0) TI__DW512_STORE(1) TI__DW512_STORE(2) TI__DW512_STORE(3)
-    TI__DW512_STORE(4) TI__DW512_STORE(5) TI__DW512_STORE(6) TI__DW512_STORE(7)
-#undef TI__DW512_STORE
+    TI__DW512_X8(TI__DW512_STORE)
 }
+#undef TI__DW512_STORE
+#undef TI__DW512_X8
 #undef TI__DW512_TAP
 #undef TI__DW512_RFMA
 #undef TI__DW512_LOADS
