@@ -343,6 +343,15 @@ typedef void (*ti__dw_max_fn)(float *y, size_t n, const float *const *x, int tap
 /* The float sum of x[0 .. n) (GlobalAveragePool, ReduceMean / ReduceSum), in some order of
  * float adds: rounding differs between ISAs, not the value to within float error. */
 typedef float (*ti__dw_sum_fn)(const float *x, size_t n);
+/* Depthwise convolution of a small unpadded plane (cpu/conv_fast.c, the small-plane path):
+ * for i in [0, n), with m = mask[(i / 16) * taps + t] (a bit per lane of 16 outputs),
+ *   y[i] = bias + sum over t < taps of w[t] * (bit i % 16 of m ? x[i + off[t]] : 0)
+ * in that order of t, then the clamp as ti__dw_row_fn. Reads only the x[i + off[t]] whose
+ * bit is set, writes only y[0 .. n); x + 16 v + off[t] + 15 stays inside the caller's
+ * buffer for every vector v < ceil(n / 16). NULL where an ISA has no masked loads. */
+typedef void (*ti__dw_small_fn)(float *y, size_t n, const float *x, const int32_t *off,
+                                const uint16_t *mask, const float *w, int taps, float bias,
+                                int clamp, float lo, float hi);
 typedef struct ti__dw_isa {
     int isa;
     ti__dw_row_fn row[2][2];
@@ -352,6 +361,7 @@ typedef struct ti__dw_isa {
     ti__dw_split_fn split;
     ti__dw_max_fn pool_max;
     ti__dw_sum_fn sum;
+    ti__dw_small_fn small;
 } ti__dw_isa;
 TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void); /* cpu/conv_fast.c */
 

@@ -664,6 +664,63 @@ TI_TEST(stride2_copy_on_every_isa) {
     ti__cpu_force_isa(-1);
 }
 
+/* The small-plane path (cpu/conv_fast.c; AVX-512's masked loads): 7 x 7-ish maps at
+ * stride 1 with OW == W, up to 256 outputs at stride 2, symmetric and TF-SAME pads, odd
+ * sizes, 1 x 1 and one-row maps, and shapes just past what it takes (the flat path then).
+ * Checked on every ISA as above; under AVX-512 each case must take the path it is listed
+ * for. c, h, w, K, S, pads top, left, bottom, right, small (1: the small path) */
+TI_TEST(depthwise_small_planes) {
+    static const int64_t cases[][10] = {
+        {19, 7, 7, 3, 1, 1, 1, 1, 1, 1},   {17, 7, 7, 5, 1, 2, 2, 2, 2, 1},
+        {5, 8, 8, 3, 1, 0, 2, 2, 0, 1},    {3, 5, 9, 5, 1, 4, 1, 0, 3, 1},
+        {2, 1, 1, 3, 1, 1, 1, 1, 1, 1},    {3, 1, 13, 5, 1, 2, 2, 2, 2, 1},
+        {4, 6, 10, 3, 1, 2, 1, 0, 1, 1},   {21, 14, 14, 3, 2, 1, 1, 1, 1, 1},
+        {20, 14, 14, 5, 2, 2, 2, 2, 2, 1}, {9, 14, 14, 3, 2, 0, 0, 1, 1, 1},
+        {6, 13, 13, 3, 2, 1, 1, 1, 1, 1},  {5, 15, 9, 5, 2, 0, 3, 4, 1, 1},
+        {3, 28, 28, 3, 2, 1, 1, 1, 1, 1},  {2, 3, 31, 3, 2, 2, 1, 0, 1, 1},
+        {4, 2, 2, 5, 2, 2, 2, 2, 2, 1},    {3, 8, 9, 3, 1, 1, 1, 1, 1, 0},
+        {3, 7, 7, 3, 1, 1, 0, 1, 1, 0},    {2, 34, 34, 3, 2, 1, 1, 1, 1, 0},
+        {2, 14, 14, 3, 2, 1, 0, 1, 0, 0},  {2, 7, 7, 3, 1, 0, 0, 0, 0, 0}};
+    ti__threadpool *tp = ti__threadpool_create(NULL, 2);
+    int small_runs = 0, have512 = ti__cpu_force_isa(TI__ISA_AVX512) == TI__ISA_AVX512;
+    for (int it = 0; it < (int)(sizeof cases / sizeof cases[0]); it++) {
+        ccase c;
+        memset(&c, 0, sizeof c);
+        c.n = 1 + it % 2;
+        c.c = c.m = c.group = cases[it][0];
+        c.h = cases[it][1];
+        c.w = cases[it][2];
+        c.k[0] = c.k[1] = cases[it][3];
+        c.s[0] = c.s[1] = cases[it][4];
+        c.d[0] = c.d[1] = 1;
+        for (int i = 0; i < 4; i++) c.pads[i] = cases[it][5 + i];
+        random_act(&c);
+        if (have512) { /* the path the case is listed for */
+            conv_rig r;
+            TI_REQUIRE(rig_init(&r, &c));
+            ti__cpu_force_isa(TI__ISA_AVX512);
+            ti__dw_job j;
+            ti__dw_small sp;
+            memset(&j, 0, sizeof j);
+            j.p = &r.p;
+            j.isa = ti__dw_pick_isa();
+            int got = ti__dw_small_plan(&j, &sp);
+            if (got != (int)cases[it][9])
+                printf("  case %d (%lld x %lld, K %lld, S %lld): small path %d, expected %d\n",
+                       it, (long long)c.h, (long long)c.w, (long long)c.k[0], (long long)c.s[0],
+                       got, (int)cases[it][9]);
+            TI_CHECK_EQ_INT(got, (int)cases[it][9]);
+            small_runs += got;
+            ti__cpu_force_isa(-1);
+            rig_free(&r);
+        }
+        check_case(&c, it % 2 ? tp : NULL);
+    }
+    ti__threadpool_destroy(tp);
+    if (have512) TI_CHECK(small_runs > 0);
+    else ti_test_skip_note("no AVX-512 here: the small-plane path did not run", __FILE__, __LINE__);
+}
+
 int main(void) {
     isa_report();
     TI_RUN(depthwise_shapes);
@@ -671,7 +728,8 @@ int main(void) {
     TI_RUN(general_shapes);
     TI_RUN(sessions_pack_and_match);
     TI_RUN(stride2_copy_on_every_isa);
-    TI_RUN(transposed_gemm_few_positions); /* last: the shapes above keep their random draws */
+    TI_RUN(transposed_gemm_few_positions); /* after those: they keep their random draws */
+    TI_RUN(depthwise_small_planes);
     printf("path runs: direct %d, 1x1 %d, im2col %d, depthwise %d, winograd %d; transposed "
            "GEMM %d\n", g_paths_run[0], g_paths_run[1], g_paths_run[2], g_paths_run[3],
            g_paths_run[4], g_ct_runs);
