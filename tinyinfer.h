@@ -25576,7 +25576,13 @@ ti__mp512_s2(float *y, size_t n, const float *const *x, int nr, int K) {
  * the deinterleaving load above; reads nothing past src[2 (n - 1)]. */
 TI__PRIVATE TI__TARGET_AVX512 void ti__copy_s2_avx512(float *dst, const float *src, size_t n) {
     __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    for (size_t i = 0; i < n; i += 16) {
+    size_t i = 0;
+    /* plain loads while src[2 i + 31] is inside (up to src[2 (n - 1)]); masked ones for the
+     * rest: with masked loads throughout this copy was 18 % of MobileNetV2's stem conv */
+    for (; i + 17 <= n; i += 16)
+        _mm512_storeu_ps(dst + i, _mm512_permutex2var_ps(_mm512_loadu_ps(src + 2 * i), even,
+                                                         _mm512_loadu_ps(src + 2 * i + 16)));
+    for (; i < n; i += 16) {
         long m = (long)(n - i < 16 ? n - i : 16);
         __m512 v = ti__dw512_load(2, src + 2 * i, m, even);
         if (m >= 16) _mm512_storeu_ps(dst + i, v);
