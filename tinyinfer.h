@@ -6214,8 +6214,9 @@ TI__PRIVATE const ti__op ti__ops_conv[] = {
 
 /* ==== begin src/cpu/conv_fast.c ============================================================= */
 /* Fast float32 Conv paths that conv.c picks (ti__conv_path): a direct depthwise kernel for
- * 3x3 / 5x5, stride 1 / 2 (the flat path below, which cpu/pool.c's MaxPool shares; its
- * kernels and the row kernels for rows too wide for it in cpu/x86/conv_*.c,
+ * 3x3 / 5x5, stride 1 / 2 (the flat path below, which cpu/pool.c's MaxPool shares, and
+ * with AVX-512 the small-plane path for 7 x 7 maps; their kernels and the row kernels for
+ * rows too wide for the flat path in cpu/x86/conv_*.c,
  * cpu/arm/conv_neon.c, or the portable ones here, chosen at run time by ti__cpu_isa()),
  * and Winograd F(4x4, 3x3) for 3x3 stride-1 convs
  * with enough channels: weights transformed once at planning (ti__conv_prepack, called by
@@ -6615,7 +6616,8 @@ TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, const ti__dw_small *s, s
             if (iy < 0 || iy >= H) continue;
             for (int64_t dx = 0; dx < K; dx++) {
                 int64_t ix = ox * S + dx - pl;
-                if (ix >= 0 && ix < W) mask[i / 16 * taps + dy * K + dx] |= (uint16_t)(1u << (i % 16));
+                if (ix >= 0 && ix < W)
+                    mask[i / 16 * taps + dy * K + dx] |= (uint16_t)(1u << (i % 16));
             }
         }
     }
