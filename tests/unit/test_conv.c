@@ -295,6 +295,23 @@ static void isa_report(void) {
         }
 }
 
+/* A depthwise case from a row {channels, h, w, K, S, pads top, left, bottom, right}, batch
+ * n, with a random activation. */
+static ccase dw_case(const int64_t *row, int64_t n) {
+    ccase c;
+    memset(&c, 0, sizeof c);
+    c.n = n;
+    c.c = c.m = c.group = row[0];
+    c.h = row[1];
+    c.w = row[2];
+    c.k[0] = c.k[1] = row[3];
+    c.s[0] = c.s[1] = row[4];
+    c.d[0] = c.d[1] = 1;
+    for (int i = 0; i < 4; i++) c.pads[i] = row[5 + i];
+    random_act(&c);
+    return c;
+}
+
 TI_TEST(depthwise_shapes) {
     ti__threadpool *tp = ti__threadpool_create(NULL, 2);
     for (int it = 0; it < 60; it++) {
@@ -324,17 +341,7 @@ TI_TEST(depthwise_shapes) {
                                      {2, 4, 1300, 3, 1, 1, 1, 1, 1},
                                      {2, 7, 900, 5, 2, 2, 2, 2, 2}};
     for (int it = 0; it < (int)(sizeof big / sizeof big[0]); it++) {
-        ccase c;
-        memset(&c, 0, sizeof c);
-        c.n = 1;
-        c.c = c.m = c.group = big[it][0];
-        c.h = big[it][1];
-        c.w = big[it][2];
-        c.k[0] = c.k[1] = big[it][3];
-        c.s[0] = c.s[1] = big[it][4];
-        c.d[0] = c.d[1] = 1;
-        for (int i = 0; i < 4; i++) c.pads[i] = big[it][5 + i];
-        random_act(&c);
+        ccase c = dw_case(big[it], 1);
         check_case(&c, it % 2 ? tp : NULL);
     }
     ti__threadpool_destroy(tp);
@@ -684,17 +691,7 @@ TI_TEST(depthwise_small_planes) {
     ti__threadpool *tp = ti__threadpool_create(NULL, 2);
     int small_runs = 0, have512 = ti__cpu_force_isa(TI__ISA_AVX512) == TI__ISA_AVX512;
     for (int it = 0; it < (int)(sizeof cases / sizeof cases[0]); it++) {
-        ccase c;
-        memset(&c, 0, sizeof c);
-        c.n = 1 + it % 2;
-        c.c = c.m = c.group = cases[it][0];
-        c.h = cases[it][1];
-        c.w = cases[it][2];
-        c.k[0] = c.k[1] = cases[it][3];
-        c.s[0] = c.s[1] = cases[it][4];
-        c.d[0] = c.d[1] = 1;
-        for (int i = 0; i < 4; i++) c.pads[i] = cases[it][5 + i];
-        random_act(&c);
+        ccase c = dw_case(cases[it], 1 + it % 2);
         if (have512) { /* the path the case is listed for */
             conv_rig r;
             TI_REQUIRE(rig_init(&r, &c));
