@@ -1404,6 +1404,15 @@ typedef float (*ti__dw_sum_fn)(const float *x, size_t n);
 typedef void (*ti__dw_small_fn)(float *y, size_t n, const float *x, const int32_t *off,
                                 const uint16_t *mask, const float *w, int taps, float bias,
                                 int clamp, float lo, float hi);
+/* A conv with few products per output (cpu/conv_fast.c, the few-channel path): for m < mv
+ * (<= 16) and r < np (<= 16),
+ *   y[m * ldy + r] = bias[m] + sum over t < taps of w[t * 16 + m] * x[t][r * S]
+ * in that order of t, then the clamp as ti__dw_row_fn. Reads x[t][0 .. 16 S) (the whole
+ * vectors, past r = np too), w[0 .. 16 taps), bias[0 .. 16); writes only those y.
+ * fewc[S == 2]; NULL where an ISA has none. */
+typedef void (*ti__conv_fewc_fn)(float *y, size_t ldy, int mv, int np, const float *const *x,
+                                 int taps, const float *w, const float *bias, int clamp,
+                                 float lo, float hi);
 typedef struct ti__dw_isa {
     int isa;
     ti__dw_row_fn row[2][2];
@@ -1414,6 +1423,7 @@ typedef struct ti__dw_isa {
     ti__dw_max_fn pool_max;
     ti__dw_sum_fn sum;
     ti__dw_small_fn small;
+    ti__conv_fewc_fn fewc[2];
 } ti__dw_isa;
 TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void); /* cpu/conv_fast.c */
 
@@ -5210,6 +5220,8 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const struct ti__convp *p);
 TI__PRIVATE int ti__conv_wino_ok(const struct ti__convp *p, int threads);
 TI__PRIVATE size_t ti__conv_wino_scratch(const ti__kctx *k, const struct ti__convp *p);
 TI__PRIVATE int ti__conv_wino_run(ti__kctx *k, const struct ti__convp *p);
+TI__PRIVATE int ti__conv_fewc_ok(const struct ti__convp *p);
+TI__PRIVATE int ti__conv_fewc_run(ti__kctx *k, const struct ti__convp *p);
 
 /* Floats of im2col / col2im scratch to aim for (8 MiB): large tiles make large GEMMs, which
  * split well across threads, and few tiles mean few synchronisations. ConvTranspose, and
@@ -5425,12 +5437,14 @@ TI__PRIVATE int ti__convtr_shape(ti__kctx *k) {
  *   1X1     1x1, stride 1, no pads: one GEMM per group straight on X (no copy)
  *   WINO    3x3 stride 1 with enough channels and tiles (ti__conv_wino_ok) whose weights
  *           the plan transformed (node->packed): Winograd F(4x4, 3x3)
+ *   FEWC    few products per output (ti__conv_fewc_ok: a first conv on 3 channels) with
+ *           an ISA that has the kernel (AVX-512): direct, 16 channels x 16 positions
  *   IM2COL  anything else: im2col tiles + GEMM.
  * Tests and bench/conv.c force a path through ti__conv_run_path; IM2COL_BIG (never chosen)
  * is the im2col of before the cache tiles, one large tile shared by the threads, kept for
  * them to compare with. */
 enum { TI__CONV_DIRECT, TI__CONV_1X1, TI__CONV_IM2COL, TI__CONV_DW, TI__CONV_WINO,
-       TI__CONV_IM2COL_BIG };
+       TI__CONV_IM2COL_BIG, TI__CONV_FEWC };
 TI__PRIVATE int ti__conv_path(const ti__kctx *k, const ti__convp *p) {
     if (ti__conv_dw_ok(p)) return TI__CONV_DW;
     if (p->mg < 4) return TI__CONV_DIRECT;
@@ -5440,6 +5454,7 @@ TI__PRIVATE int ti__conv_path(const ti__kctx *k, const ti__convp *p) {
     if (pointwise) return TI__CONV_1X1;
     if (k->node->packed_kind == TI__PACK_WINO43 && ti__conv_wino_ok(p, ti__threadpool_size(k->tp)))
         return TI__CONV_WINO;
+    if (ti__conv_fewc_ok(p)) return TI__CONV_FEWC;
     return TI__CONV_IM2COL;
 }
 
@@ -5825,7 +5840,7 @@ TI__PRIVATE int ti__conv_run_ct(ti__kctx *k, const ti__convp *p, const ti__conv_
 }
 
 /* float32 Conv by the given path (ti__conv_path chooses; tests and benchmarks force one).
- * DW and WINO fall back to DIRECT and IM2COL where they cannot run the conv. */
+ * DW, WINO and FEWC fall back to DIRECT, IM2COL and IM2COL where they cannot run the conv. */
 TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int path) {
     ti__conv_job j;
     memset(&j, 0, sizeof j);
@@ -5844,6 +5859,10 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
     }
     if (path == TI__CONV_WINO) {
         if (ti__conv_wino_run(k, p)) return TI_OK;
+        path = TI__CONV_IM2COL;
+    }
+    if (path == TI__CONV_FEWC) {
+        if (ti__conv_fewc_run(k, p)) return TI_OK;
         path = TI__CONV_IM2COL;
     }
     if (path == TI__CONV_DIRECT || path == TI__CONV_DW || kdim == 0) {
@@ -6325,7 +6344,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void) {
                                        {ti__dw_c_k5s1, ti__dw_c_k5s2}},
                                       {ti__mp_c_s1, ti__mp_c_s2},
                                       ti__dw_taps_c, ti__dw_copy_c, ti__dw_split_c,
-                                      ti__dw_max_c, ti__dw_sum_c, NULL};
+                                      ti__dw_max_c, ti__dw_sum_c, NULL, {NULL, NULL}};
 #ifdef TI__X86_SIMD
     int isa = ti__cpu_isa();
     if (isa >= TI__ISA_AVX512) return ti__dw_avx512_isa();
@@ -6739,6 +6758,130 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
     size_t planes = (size_t)(p->n * p->m), work = p->out_sp * p->kprod;
     ti__parallel_for(k->tp, planes, work > 65536 ? 1 : 65536 / (work + 1) + 1, ti__conv_dw_planes,
                      &j);
+}
+
+/* ---- few channels ---------------------------------------------------------------------
+ * A conv with at most TI__FEWC_MAX_K products per output (a network's first conv: 3
+ * channels, 3x3, stride 2: 27) where the ISA has a few-channel kernel (AVX-512): output row
+ * by output row, the C x KH input rows it reads are copied with their padding into a
+ * buffer, and the kernel computes 16 channels x 16 positions at a time straight from it
+ * into Y (ti__conv_fewc_fn), the weights rearranged once per call as [block][tap][16]. No
+ * im2col tile and no packing for the GEMM, which were a third of such a conv. */
+#define TI__FEWC_MAX_K 32       /* products per output */
+#define TI__FEWC_MAX_M 64       /* output channels */
+#define TI__FEWC_FLOATS 6144    /* the rows' buffer: 24 KiB */
+
+/* Floats from one buffered input row to the next; 0 when the conv cannot take this path. */
+TI__PRIVATE int64_t ti__conv_fewc_pitch(const ti__convp *p) {
+    const ti__dw_isa *isa = ti__dw_pick_isa();
+    int64_t S = p->s[2], KH = p->k[1], KW = p->k[2], OW = p->out[2];
+    if (p->group != 1 || p->in[0] != 1 || p->k[0] != 1 || p->out[0] != 1 || p->d[1] != 1 ||
+        p->d[2] != 1 || (S != 1 && S != 2) || p->cg * (int64_t)p->kprod > TI__FEWC_MAX_K ||
+        p->cg < 1 || p->mg < 1 || p->mg > TI__FEWC_MAX_M || OW < 16 || p->out[1] < 1 ||
+        isa->fewc[S == 2] == NULL)
+        return 0;
+    /* the kernel reads 16 S floats from S ox0 + kx, ox0 up to the last block's start */
+    int64_t P = TI__MAX(S * TI__ROUND16(OW) + KW + 16, p->pb[2] + p->in[2]);
+    return p->cg * KH * P <= TI__FEWC_FLOATS ? P : 0;
+}
+TI__PRIVATE int ti__conv_fewc_ok(const ti__convp *p) {
+    return ti__conv_fewc_pitch(p) > 0;
+}
+
+typedef struct ti__fewc_job {
+    const ti__convp *p;
+    const float *x, *wt, *bias; /* weights [block][tap][16], bias padded to the blocks */
+    float *y;
+    ti__conv_fewc_fn fn;
+    int64_t P;
+    int act, clamp;
+    float act_a, act_b, lo, hi;
+} ti__fewc_job;
+
+/* Output rows [begin, end) of all images (row q: image q / OH, row q % OH). */
+TI__PRIVATE void ti__conv_fewc_rows(void *ctx, size_t begin, size_t end) {
+    const ti__fewc_job *j = (const ti__fewc_job *)ctx;
+    const ti__convp *p = j->p;
+    int64_t C = p->cg, M = p->mg, H = p->in[1], W = p->in[2], OH = p->out[1], OW = p->out[2];
+    int64_t KH = p->k[1], KW = p->k[2], SY = p->s[1], S = p->s[2], P = j->P;
+    int64_t pt = p->pb[1], pl = p->pb[2], taps = C * KH * KW;
+    float buf[TI__FEWC_FLOATS];
+    const float *xt[TI__FEWC_MAX_K];
+    for (size_t q = begin; q < end; q++) {
+        int64_t nn = (int64_t)q / OH, oy = (int64_t)q % OH;
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t ky = 0; ky < KH; ky++) {
+                float *row = buf + (c * KH + ky) * P;
+                int64_t iy = oy * SY - pt + ky;
+                if (iy < 0 || iy >= H) {
+                    memset(row, 0, (size_t)P * sizeof(float));
+                    continue;
+                }
+                memset(row, 0, (size_t)pl * sizeof(float));
+                memcpy(row + pl, j->x + ((size_t)(nn * p->c + c) * (size_t)H + (size_t)iy) * W,
+                       (size_t)W * sizeof(float));
+                memset(row + pl + W, 0, (size_t)(P - pl - W) * sizeof(float));
+            }
+        float *yrow = j->y + (size_t)nn * p->m * p->out_sp + (size_t)(oy * OW);
+        for (int64_t m0 = 0; m0 < M; m0 += 16) {
+            const float *wb = j->wt + m0 * taps;
+            for (int64_t ox0 = 0; ox0 < OW; ox0 += 16) {
+                for (int64_t c = 0, t = 0; c < C; c++)
+                    for (int64_t ky = 0; ky < KH; ky++)
+                        for (int64_t kx = 0; kx < KW; kx++, t++)
+                            xt[t] = buf + (c * KH + ky) * P + kx + S * ox0;
+                j->fn(yrow + (size_t)m0 * p->out_sp + ox0, p->out_sp, (int)TI__MIN(16, M - m0),
+                      (int)TI__MIN(16, OW - ox0), xt, (int)taps, wb, j->bias + m0, j->clamp,
+                      j->lo, j->hi);
+            }
+        }
+        if (j->act != TI__ACT_NONE && !j->clamp) /* the row's M runs of OW, in vectors */
+            ti__act_block(j->act, j->act_a, j->act_b, NULL, yrow, p->out_sp, (size_t)M,
+                          (size_t)OW);
+    }
+}
+
+/* The conv by the few-channel path; 0 (nothing done) when it cannot take it. */
+TI__PRIVATE int ti__conv_fewc_run(ti__kctx *k, const ti__convp *p) {
+    int64_t P = ti__conv_fewc_pitch(p);
+    if (P == 0) return 0;
+    int64_t M = p->mg, taps = p->cg * (int64_t)p->kprod, nb = (M + 15) / 16;
+    float wt[TI__FEWC_MAX_M * TI__FEWC_MAX_K], bias[TI__FEWC_MAX_M];
+    const float *w = (const float *)k->in[1]->data;
+    const float *b = k->n_in > 2 && k->in[2] != NULL ? (const float *)k->in[2]->data : NULL;
+    for (int64_t blk = 0; blk < nb; blk++)
+        for (int64_t t = 0; t < taps; t++)
+            for (int64_t l = 0; l < 16; l++) {
+                int64_t m = blk * 16 + l;
+                wt[(blk * taps + t) * 16 + l] = m < M ? w[m * taps + t] : 0.0f;
+            }
+    for (int64_t m = 0; m < nb * 16; m++) bias[m] = b != NULL && m < M ? b[m] : 0.0f;
+    ti__fewc_job j;
+    memset(&j, 0, sizeof j);
+    j.p = p;
+    j.x = (const float *)k->in[0]->data;
+    j.y = (float *)k->out[0]->data;
+    j.wt = wt;
+    j.bias = bias;
+    j.fn = ti__dw_pick_isa()->fewc[p->s[2] == 2];
+    j.P = P;
+    j.act = k->node->act;
+    j.act_a = k->node->act_a;
+    j.act_b = k->node->act_b;
+    j.lo = -INFINITY;
+    j.hi = INFINITY;
+    if (j.act == TI__ACT_RELU) {
+        j.clamp = 1;
+        j.lo = 0.0f;
+    } else if (j.act == TI__ACT_CLIP) {
+        j.clamp = 1;
+        j.lo = j.act_a;
+        j.hi = j.act_b;
+    }
+    size_t rows = (size_t)(p->n * p->out[1]), work = (size_t)(p->out[2] * M * taps);
+    ti__parallel_for(k->tp, rows, work > 65536 ? 1 : 65536 / (work + 1) + 1, ti__conv_fewc_rows,
+                     &j);
+    return 1;
 }
 
 /* ---- Winograd F(4x4, 3x3) ---------------------------------------------------------- */
@@ -23927,7 +24070,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_neon_isa(void) {
                                    {{ti__dwn_k3s1, ti__dwn_k3s2}, {ti__dwn_k5s1, ti__dwn_k5s2}},
                                    {ti__mpn_s1, ti__mpn_s2},
                                    ti__dwn_taps, ti__dwn_copy, ti__dwn_split,
-                                   ti__dwn_max, ti__ssum_neon, NULL};
+                                   ti__dwn_max, ti__ssum_neon, NULL, {NULL, NULL}};
     return &isa;
 }
 #endif /* TI__ARM_NEON */
@@ -25274,7 +25417,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
                                     {ti__dw256_k5s1, ti__dw256_k5s2}},
                                    {ti__mp256_s1, ti__mp256_s2},
                                    ti__dw256_taps, ti__dw256_copy, ti__dw256_split,
-                                   ti__dw256_max, ti__ssum_avx2, NULL};
+                                   ti__dw256_max, ti__ssum_avx2, NULL, {NULL, NULL}};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
@@ -25491,6 +25634,53 @@ ti__dw512_small(float *y, size_t n, const float *x, const int32_t *off, const ui
     for (; v < nv; v++) ti__dws512_block(1, y, n, v, x, off, mask, w, taps, vb, clamp, vlo, vhi);
 }
 
+/* The few-channel conv kernel (ti__conv_fewc_fn): 16 output channels of 16 positions, one
+ * vector per channel; per tap one vector of inputs (stride 2: two loads deinterleaved),
+ * then an FMA into each channel with its weight broadcast. The im2col path copied every
+ * tap's inputs to a tile and packed them for the GEMM: with 27 products per output (a
+ * 3-channel 3x3 stem conv) that was a third of its time (perf). */
+#define TI__FC512_X16(S)                                                                     \
+    S(0) S(1) S(2) S(3) S(4) S(5) S(6) S(7) S(8) S(9) S(10) S(11) S(12) S(13) S(14) S(15)
+TI__X86_INLINE TI__TARGET_AVX512 void ti__fewc512(const int S, float *y, size_t ldy, int mv,
+                                                  int np, const float *const *x, int taps,
+                                                  const float *w, const float *bias, int clamp,
+                                                  float lo, float hi) {
+    __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+#define TI__FC512_INIT(m) __m512 a##m = _mm512_set1_ps(bias[m]);
+    TI__FC512_X16(TI__FC512_INIT)
+#undef TI__FC512_INIT
+    for (int t = 0; t < taps; t++) {
+        const float *xt = x[t], *wt = w + 16 * t;
+        __m512 xv = S == 1 ? _mm512_loadu_ps(xt)
+                           : _mm512_permutex2var_ps(_mm512_loadu_ps(xt), even,
+                                                    _mm512_loadu_ps(xt + 16));
+#define TI__FC512_FMA(m) a##m = _mm512_fmadd_ps(_mm512_set1_ps(wt[m]), xv, a##m);
+        TI__FC512_X16(TI__FC512_FMA)
+#undef TI__FC512_FMA
+    }
+    __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+    __mmask16 k = ti__dw512_mask(np);
+#define TI__FC512_STORE(m)                                                                   \
+    if (m < mv) {                                                                            \
+        __m512 r = clamp ? ti__dw512_clamp(a##m, vlo, vhi) : a##m;                           \
+        if (np == 16) _mm512_storeu_ps(y + m * ldy, r);                                      \
+        else _mm512_mask_storeu_ps(y + m * ldy, k, r);                                       \
+    }
+    TI__FC512_X16(TI__FC512_STORE)
+#undef TI__FC512_STORE
+}
+#undef TI__FC512_X16
+static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
+ti__fewc512_s1(float *y, size_t ldy, int mv, int np, const float *const *x, int taps,
+               const float *w, const float *bias, int clamp, float lo, float hi) {
+    ti__fewc512(1, y, ldy, mv, np, x, taps, w, bias, clamp, lo, hi);
+}
+static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
+ti__fewc512_s2(float *y, size_t ldy, int mv, int np, const float *const *x, int taps,
+               const float *w, const float *bias, int clamp, float lo, float hi) {
+    ti__fewc512(2, y, ldy, mv, np, x, taps, w, bias, clamp, lo, hi);
+}
+
 /* ti__dw_copy_fn and ti__dw_split_fn: whole vectors of 16 (of 32 source floats), the rest
  * of each row as conv_avx2.c's (masked loads and stores there were slower: a stride-2
  * depthwise conv at 14 x 14, rows of 14, 0.041 -> 0.045 ms, tinyinfer-run, 1 thread). */
@@ -25598,7 +25788,8 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
                                     {ti__dw512_k5s1, ti__dw512_k5s2}},
                                    {ti__mp512_s1, ti__mp512_s2},
                                    ti__dw512_taps, ti__dw512_copy, ti__dw512_split,
-                                   ti__dw512_max, ti__ssum_avx512, ti__dw512_small};
+                                   ti__dw512_max, ti__ssum_avx512, ti__dw512_small,
+                                   {ti__fewc512_s1, ti__fewc512_s2}};
     return &isa;
 }
 #endif /* TI__X86_SIMD */

@@ -30,6 +30,8 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const struct ti__convp *p);
 TI__PRIVATE int ti__conv_wino_ok(const struct ti__convp *p, int threads);
 TI__PRIVATE size_t ti__conv_wino_scratch(const ti__kctx *k, const struct ti__convp *p);
 TI__PRIVATE int ti__conv_wino_run(ti__kctx *k, const struct ti__convp *p);
+TI__PRIVATE int ti__conv_fewc_ok(const struct ti__convp *p);
+TI__PRIVATE int ti__conv_fewc_run(ti__kctx *k, const struct ti__convp *p);
 
 /* Floats of im2col / col2im scratch to aim for (8 MiB): large tiles make large GEMMs, which
  * split well across threads, and few tiles mean few synchronisations. ConvTranspose, and
@@ -245,12 +247,14 @@ TI__PRIVATE int ti__convtr_shape(ti__kctx *k) {
  *   1X1     1x1, stride 1, no pads: one GEMM per group straight on X (no copy)
  *   WINO    3x3 stride 1 with enough channels and tiles (ti__conv_wino_ok) whose weights
  *           the plan transformed (node->packed): Winograd F(4x4, 3x3)
+ *   FEWC    few products per output (ti__conv_fewc_ok: a first conv on 3 channels) with
+ *           an ISA that has the kernel (AVX-512): direct, 16 channels x 16 positions
  *   IM2COL  anything else: im2col tiles + GEMM.
  * Tests and bench/conv.c force a path through ti__conv_run_path; IM2COL_BIG (never chosen)
  * is the im2col of before the cache tiles, one large tile shared by the threads, kept for
  * them to compare with. */
 enum { TI__CONV_DIRECT, TI__CONV_1X1, TI__CONV_IM2COL, TI__CONV_DW, TI__CONV_WINO,
-       TI__CONV_IM2COL_BIG };
+       TI__CONV_IM2COL_BIG, TI__CONV_FEWC };
 TI__PRIVATE int ti__conv_path(const ti__kctx *k, const ti__convp *p) {
     if (ti__conv_dw_ok(p)) return TI__CONV_DW;
     if (p->mg < 4) return TI__CONV_DIRECT;
@@ -260,6 +264,7 @@ TI__PRIVATE int ti__conv_path(const ti__kctx *k, const ti__convp *p) {
     if (pointwise) return TI__CONV_1X1;
     if (k->node->packed_kind == TI__PACK_WINO43 && ti__conv_wino_ok(p, ti__threadpool_size(k->tp)))
         return TI__CONV_WINO;
+    if (ti__conv_fewc_ok(p)) return TI__CONV_FEWC;
     return TI__CONV_IM2COL;
 }
 
@@ -645,7 +650,7 @@ TI__PRIVATE int ti__conv_run_ct(ti__kctx *k, const ti__convp *p, const ti__conv_
 }
 
 /* float32 Conv by the given path (ti__conv_path chooses; tests and benchmarks force one).
- * DW and WINO fall back to DIRECT and IM2COL where they cannot run the conv. */
+ * DW, WINO and FEWC fall back to DIRECT, IM2COL and IM2COL where they cannot run the conv. */
 TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int path) {
     ti__conv_job j;
     memset(&j, 0, sizeof j);
@@ -664,6 +669,10 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
     }
     if (path == TI__CONV_WINO) {
         if (ti__conv_wino_run(k, p)) return TI_OK;
+        path = TI__CONV_IM2COL;
+    }
+    if (path == TI__CONV_FEWC) {
+        if (ti__conv_fewc_run(k, p)) return TI_OK;
         path = TI__CONV_IM2COL;
     }
     if (path == TI__CONV_DIRECT || path == TI__CONV_DW || kdim == 0) {

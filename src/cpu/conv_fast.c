@@ -110,7 +110,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void) {
                                        {ti__dw_c_k5s1, ti__dw_c_k5s2}},
                                       {ti__mp_c_s1, ti__mp_c_s2},
                                       ti__dw_taps_c, ti__dw_copy_c, ti__dw_split_c,
-                                      ti__dw_max_c, ti__dw_sum_c, NULL};
+                                      ti__dw_max_c, ti__dw_sum_c, NULL, {NULL, NULL}};
 #ifdef TI__X86_SIMD
     int isa = ti__cpu_isa();
     if (isa >= TI__ISA_AVX512) return ti__dw_avx512_isa();
@@ -524,6 +524,130 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
     size_t planes = (size_t)(p->n * p->m), work = p->out_sp * p->kprod;
     ti__parallel_for(k->tp, planes, work > 65536 ? 1 : 65536 / (work + 1) + 1, ti__conv_dw_planes,
                      &j);
+}
+
+/* ---- few channels ---------------------------------------------------------------------
+ * A conv with at most TI__FEWC_MAX_K products per output (a network's first conv: 3
+ * channels, 3x3, stride 2: 27) where the ISA has a few-channel kernel (AVX-512): output row
+ * by output row, the C x KH input rows it reads are copied with their padding into a
+ * buffer, and the kernel computes 16 channels x 16 positions at a time straight from it
+ * into Y (ti__conv_fewc_fn), the weights rearranged once per call as [block][tap][16]. No
+ * im2col tile and no packing for the GEMM, which were a third of such a conv. */
+#define TI__FEWC_MAX_K 32       /* products per output */
+#define TI__FEWC_MAX_M 64       /* output channels */
+#define TI__FEWC_FLOATS 6144    /* the rows' buffer: 24 KiB */
+
+/* Floats from one buffered input row to the next; 0 when the conv cannot take this path. */
+TI__PRIVATE int64_t ti__conv_fewc_pitch(const ti__convp *p) {
+    const ti__dw_isa *isa = ti__dw_pick_isa();
+    int64_t S = p->s[2], KH = p->k[1], KW = p->k[2], OW = p->out[2];
+    if (p->group != 1 || p->in[0] != 1 || p->k[0] != 1 || p->out[0] != 1 || p->d[1] != 1 ||
+        p->d[2] != 1 || (S != 1 && S != 2) || p->cg * (int64_t)p->kprod > TI__FEWC_MAX_K ||
+        p->cg < 1 || p->mg < 1 || p->mg > TI__FEWC_MAX_M || OW < 16 || p->out[1] < 1 ||
+        isa->fewc[S == 2] == NULL)
+        return 0;
+    /* the kernel reads 16 S floats from S ox0 + kx, ox0 up to the last block's start */
+    int64_t P = TI__MAX(S * TI__ROUND16(OW) + KW + 16, p->pb[2] + p->in[2]);
+    return p->cg * KH * P <= TI__FEWC_FLOATS ? P : 0;
+}
+TI__PRIVATE int ti__conv_fewc_ok(const ti__convp *p) {
+    return ti__conv_fewc_pitch(p) > 0;
+}
+
+typedef struct ti__fewc_job {
+    const ti__convp *p;
+    const float *x, *wt, *bias; /* weights [block][tap][16], bias padded to the blocks */
+    float *y;
+    ti__conv_fewc_fn fn;
+    int64_t P;
+    int act, clamp;
+    float act_a, act_b, lo, hi;
+} ti__fewc_job;
+
+/* Output rows [begin, end) of all images (row q: image q / OH, row q % OH). */
+TI__PRIVATE void ti__conv_fewc_rows(void *ctx, size_t begin, size_t end) {
+    const ti__fewc_job *j = (const ti__fewc_job *)ctx;
+    const ti__convp *p = j->p;
+    int64_t C = p->cg, M = p->mg, H = p->in[1], W = p->in[2], OH = p->out[1], OW = p->out[2];
+    int64_t KH = p->k[1], KW = p->k[2], SY = p->s[1], S = p->s[2], P = j->P;
+    int64_t pt = p->pb[1], pl = p->pb[2], taps = C * KH * KW;
+    float buf[TI__FEWC_FLOATS];
+    const float *xt[TI__FEWC_MAX_K];
+    for (size_t q = begin; q < end; q++) {
+        int64_t nn = (int64_t)q / OH, oy = (int64_t)q % OH;
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t ky = 0; ky < KH; ky++) {
+                float *row = buf + (c * KH + ky) * P;
+                int64_t iy = oy * SY - pt + ky;
+                if (iy < 0 || iy >= H) {
+                    memset(row, 0, (size_t)P * sizeof(float));
+                    continue;
+                }
+                memset(row, 0, (size_t)pl * sizeof(float));
+                memcpy(row + pl, j->x + ((size_t)(nn * p->c + c) * (size_t)H + (size_t)iy) * W,
+                       (size_t)W * sizeof(float));
+                memset(row + pl + W, 0, (size_t)(P - pl - W) * sizeof(float));
+            }
+        float *yrow = j->y + (size_t)nn * p->m * p->out_sp + (size_t)(oy * OW);
+        for (int64_t m0 = 0; m0 < M; m0 += 16) {
+            const float *wb = j->wt + m0 * taps;
+            for (int64_t ox0 = 0; ox0 < OW; ox0 += 16) {
+                for (int64_t c = 0, t = 0; c < C; c++)
+                    for (int64_t ky = 0; ky < KH; ky++)
+                        for (int64_t kx = 0; kx < KW; kx++, t++)
+                            xt[t] = buf + (c * KH + ky) * P + kx + S * ox0;
+                j->fn(yrow + (size_t)m0 * p->out_sp + ox0, p->out_sp, (int)TI__MIN(16, M - m0),
+                      (int)TI__MIN(16, OW - ox0), xt, (int)taps, wb, j->bias + m0, j->clamp,
+                      j->lo, j->hi);
+            }
+        }
+        if (j->act != TI__ACT_NONE && !j->clamp) /* the row's M runs of OW, in vectors */
+            ti__act_block(j->act, j->act_a, j->act_b, NULL, yrow, p->out_sp, (size_t)M,
+                          (size_t)OW);
+    }
+}
+
+/* The conv by the few-channel path; 0 (nothing done) when it cannot take it. */
+TI__PRIVATE int ti__conv_fewc_run(ti__kctx *k, const ti__convp *p) {
+    int64_t P = ti__conv_fewc_pitch(p);
+    if (P == 0) return 0;
+    int64_t M = p->mg, taps = p->cg * (int64_t)p->kprod, nb = (M + 15) / 16;
+    float wt[TI__FEWC_MAX_M * TI__FEWC_MAX_K], bias[TI__FEWC_MAX_M];
+    const float *w = (const float *)k->in[1]->data;
+    const float *b = k->n_in > 2 && k->in[2] != NULL ? (const float *)k->in[2]->data : NULL;
+    for (int64_t blk = 0; blk < nb; blk++)
+        for (int64_t t = 0; t < taps; t++)
+            for (int64_t l = 0; l < 16; l++) {
+                int64_t m = blk * 16 + l;
+                wt[(blk * taps + t) * 16 + l] = m < M ? w[m * taps + t] : 0.0f;
+            }
+    for (int64_t m = 0; m < nb * 16; m++) bias[m] = b != NULL && m < M ? b[m] : 0.0f;
+    ti__fewc_job j;
+    memset(&j, 0, sizeof j);
+    j.p = p;
+    j.x = (const float *)k->in[0]->data;
+    j.y = (float *)k->out[0]->data;
+    j.wt = wt;
+    j.bias = bias;
+    j.fn = ti__dw_pick_isa()->fewc[p->s[2] == 2];
+    j.P = P;
+    j.act = k->node->act;
+    j.act_a = k->node->act_a;
+    j.act_b = k->node->act_b;
+    j.lo = -INFINITY;
+    j.hi = INFINITY;
+    if (j.act == TI__ACT_RELU) {
+        j.clamp = 1;
+        j.lo = 0.0f;
+    } else if (j.act == TI__ACT_CLIP) {
+        j.clamp = 1;
+        j.lo = j.act_a;
+        j.hi = j.act_b;
+    }
+    size_t rows = (size_t)(p->n * p->out[1]), work = (size_t)(p->out[2] * M * taps);
+    ti__parallel_for(k->tp, rows, work > 65536 ? 1 : 65536 / (work + 1) + 1, ti__conv_fewc_rows,
+                     &j);
+    return 1;
 }
 
 /* ---- Winograd F(4x4, 3x3) ---------------------------------------------------------- */

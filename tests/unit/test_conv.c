@@ -31,7 +31,8 @@ typedef struct ccase {
 } ccase;
 
 static const int ISAS[3] = {TI__ISA_SCALAR, TI__ISA_AVX2, TI__ISA_AVX512};
-static const char *PATH_NAMES[] = {"direct", "1x1", "im2col", "depthwise", "winograd"};
+static const char *PATH_NAMES[] = {"direct",   "1x1",        "im2col",      "depthwise",
+                                    "winograd", "im2col big", "few channels"};
 
 /* Error bounds, as a multiple of sum |x * w| + |b| of the element (the size of its terms).
  * Paths that sum products in float: 2.5e-7 * (K + 4), K the products summed (as
@@ -158,7 +159,9 @@ static int rig_init(conv_rig *r, const ccase *cc) {
 
 /* Scratch bytes the path asks for. */
 static size_t path_scratch(conv_rig *r, int path) {
-    if (path == TI__CONV_IM2COL) return ti__conv_im2col_floats(&r->k, &r->p) * sizeof(float);
+    /* FEWC: im2col's, which it falls back to on an ISA without its kernel */
+    if (path == TI__CONV_IM2COL || path == TI__CONV_FEWC)
+        return ti__conv_im2col_floats(&r->k, &r->p) * sizeof(float);
     if (path == TI__CONV_WINO) return ti__conv_wino_scratch(&r->k, &r->p);
     return 0;
 }
@@ -208,7 +211,7 @@ static int run_path(conv_rig *r, int path, ti__threadpool *tp, size_t scratch_by
     return bad;
 }
 
-static int g_paths_run[5];
+static int g_paths_run[7];
 static int g_ct_runs; /* transposed GEMM runs on panels of the ISA in use */
 
 /* Every path that can run the case, under every ISA, one and two threads. */
@@ -220,12 +223,13 @@ static void check_case(const ccase *cc, ti__threadpool *tp) {
         rig_free(&r);
         return;
     }
-    int paths[5], np = 0;
+    int paths[6], np = 0;
     paths[np++] = TI__CONV_DIRECT;
     paths[np++] = TI__CONV_IM2COL;
     r.k.tp = NULL;
     if (ti__conv_path(&r.k, &r.p) == TI__CONV_1X1) paths[np++] = TI__CONV_1X1;
     if (ti__conv_dw_ok(&r.p)) paths[np++] = TI__CONV_DW;
+    if (ti__conv_fewc_ok(&r.p)) paths[np++] = TI__CONV_FEWC; /* AVX-512: falls back below */
     int wino = ti__conv_wino_fits(&r.p);
     if (wino) paths[np++] = TI__CONV_WINO;
     for (int i = 0; i < 3; i++) {
@@ -723,6 +727,59 @@ TI_TEST(depthwise_small_planes) {
                           __LINE__);
 }
 
+/* The few-channel path (AVX-512): first convs on 1 to 3 channels, 3x3 / 5x5 / 1x7, strides 1
+ * and 2 (and 3 across rows), output channel counts that leave a part block (20, 40) or fill
+ * four (64), rows of exactly 16 positions and one past, pads of every side. Checked on every
+ * ISA as above (the others run im2col); under AVX-512 each must take the path, and the last
+ * two (28 products... 33; 65 channels) must not. c, m, h, w, kh, kw, sy, sx, pads t l b r */
+TI_TEST(few_channel_shapes) {
+    static const int64_t cases[][12] = {
+        {3, 32, 40, 40, 3, 3, 2, 2, 1, 1, 1, 1}, {3, 16, 37, 33, 3, 3, 2, 2, 0, 0, 1, 1},
+        {3, 20, 20, 31, 3, 3, 1, 1, 1, 1, 1, 1}, {1, 40, 18, 18, 5, 5, 1, 1, 2, 2, 2, 2},
+        {2, 64, 9, 16, 3, 3, 1, 1, 1, 1, 1, 1},  {3, 8, 12, 34, 3, 3, 2, 2, 2, 0, 0, 2},
+        {1, 24, 14, 22, 1, 7, 3, 1, 0, 3, 0, 3}, {3, 33, 7, 17, 3, 3, 1, 1, 0, 1, 1, 1},
+        {4, 16, 10, 40, 3, 3, 1, 2, 1, 1, 1, 1}, {3, 65, 8, 20, 3, 3, 1, 1, 1, 1, 1, 1}};
+    ti__threadpool *tp = ti__threadpool_create(NULL, 2);
+    int have = ti__cpu_force_isa(TI__ISA_AVX512) == TI__ISA_AVX512 &&
+               ti__dw_pick_isa()->fewc[0] != NULL;
+    ti__cpu_force_isa(-1);
+    int before = g_paths_run[TI__CONV_FEWC];
+    for (int it = 0; it < (int)(sizeof cases / sizeof cases[0]); it++) {
+        const int64_t *r = cases[it];
+        ccase c;
+        memset(&c, 0, sizeof c);
+        c.n = 1 + it % 2;
+        c.group = 1;
+        c.c = r[0];
+        c.m = r[1];
+        c.h = r[2];
+        c.w = r[3];
+        c.k[0] = r[4];
+        c.k[1] = r[5];
+        c.s[0] = r[6];
+        c.s[1] = r[7];
+        c.d[0] = c.d[1] = 1;
+        for (int i = 0; i < 4; i++) c.pads[i] = r[8 + i];
+        random_act(&c);
+        if (have) {
+            conv_rig rg;
+            TI_REQUIRE(rig_init(&rg, &c));
+            ti__cpu_force_isa(TI__ISA_AVX512);
+            int want = it < 8, got = ti__conv_fewc_ok(&rg.p);
+            if (got != want) printf("  case %d: few-channel path %d, expected %d\n", it, got, want);
+            TI_CHECK_EQ_INT(got, want);
+            ti__cpu_force_isa(-1);
+            rig_free(&rg);
+        }
+        check_case(&c, it % 2 ? tp : NULL);
+    }
+    ti__threadpool_destroy(tp);
+    if (have) TI_CHECK(g_paths_run[TI__CONV_FEWC] > before);
+    else
+        ti_test_skip_note("no AVX-512 here: the few-channel kernel did not run", __FILE__,
+                          __LINE__);
+}
+
 int main(void) {
     isa_report();
     TI_RUN(depthwise_shapes);
@@ -732,8 +789,9 @@ int main(void) {
     TI_RUN(stride2_copy_on_every_isa);
     TI_RUN(transposed_gemm_few_positions); /* after those: they keep their random draws */
     TI_RUN(depthwise_small_planes);
-    printf("path runs: direct %d, 1x1 %d, im2col %d, depthwise %d, winograd %d; transposed "
-           "GEMM %d\n", g_paths_run[0], g_paths_run[1], g_paths_run[2], g_paths_run[3],
-           g_paths_run[4], g_ct_runs);
+    TI_RUN(few_channel_shapes);
+    printf("path runs: direct %d, 1x1 %d, im2col %d, depthwise %d, winograd %d, few channels "
+           "%d; transposed GEMM %d\n", g_paths_run[0], g_paths_run[1], g_paths_run[2],
+           g_paths_run[3], g_paths_run[4], g_paths_run[TI__CONV_FEWC], g_ct_runs);
     return ti_test_summary();
 }

@@ -208,6 +208,53 @@ ti__dw512_small(float *y, size_t n, const float *x, const int32_t *off, const ui
     for (; v < nv; v++) ti__dws512_block(1, y, n, v, x, off, mask, w, taps, vb, clamp, vlo, vhi);
 }
 
+/* The few-channel conv kernel (ti__conv_fewc_fn): 16 output channels of 16 positions, one
+ * vector per channel; per tap one vector of inputs (stride 2: two loads deinterleaved),
+ * then an FMA into each channel with its weight broadcast. The im2col path copied every
+ * tap's inputs to a tile and packed them for the GEMM: with 27 products per output (a
+ * 3-channel 3x3 stem conv) that was a third of its time (perf). */
+#define TI__FC512_X16(S)                                                                     \
+    S(0) S(1) S(2) S(3) S(4) S(5) S(6) S(7) S(8) S(9) S(10) S(11) S(12) S(13) S(14) S(15)
+TI__X86_INLINE TI__TARGET_AVX512 void ti__fewc512(const int S, float *y, size_t ldy, int mv,
+                                                  int np, const float *const *x, int taps,
+                                                  const float *w, const float *bias, int clamp,
+                                                  float lo, float hi) {
+    __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+#define TI__FC512_INIT(m) __m512 a##m = _mm512_set1_ps(bias[m]);
+    TI__FC512_X16(TI__FC512_INIT)
+#undef TI__FC512_INIT
+    for (int t = 0; t < taps; t++) {
+        const float *xt = x[t], *wt = w + 16 * t;
+        __m512 xv = S == 1 ? _mm512_loadu_ps(xt)
+                           : _mm512_permutex2var_ps(_mm512_loadu_ps(xt), even,
+                                                    _mm512_loadu_ps(xt + 16));
+#define TI__FC512_FMA(m) a##m = _mm512_fmadd_ps(_mm512_set1_ps(wt[m]), xv, a##m);
+        TI__FC512_X16(TI__FC512_FMA)
+#undef TI__FC512_FMA
+    }
+    __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+    __mmask16 k = ti__dw512_mask(np);
+#define TI__FC512_STORE(m)                                                                   \
+    if (m < mv) {                                                                            \
+        __m512 r = clamp ? ti__dw512_clamp(a##m, vlo, vhi) : a##m;                           \
+        if (np == 16) _mm512_storeu_ps(y + m * ldy, r);                                      \
+        else _mm512_mask_storeu_ps(y + m * ldy, k, r);                                       \
+    }
+    TI__FC512_X16(TI__FC512_STORE)
+#undef TI__FC512_STORE
+}
+#undef TI__FC512_X16
+static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
+ti__fewc512_s1(float *y, size_t ldy, int mv, int np, const float *const *x, int taps,
+               const float *w, const float *bias, int clamp, float lo, float hi) {
+    ti__fewc512(1, y, ldy, mv, np, x, taps, w, bias, clamp, lo, hi);
+}
+static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
+ti__fewc512_s2(float *y, size_t ldy, int mv, int np, const float *const *x, int taps,
+               const float *w, const float *bias, int clamp, float lo, float hi) {
+    ti__fewc512(2, y, ldy, mv, np, x, taps, w, bias, clamp, lo, hi);
+}
+
 /* ti__dw_copy_fn and ti__dw_split_fn: whole vectors of 16 (of 32 source floats), the rest
  * of each row as conv_avx2.c's (masked loads and stores there were slower: a stride-2
  * depthwise conv at 14 x 14, rows of 14, 0.041 -> 0.045 ms, tinyinfer-run, 1 thread). */
@@ -315,7 +362,8 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
                                     {ti__dw512_k5s1, ti__dw512_k5s2}},
                                    {ti__mp512_s1, ti__mp512_s2},
                                    ti__dw512_taps, ti__dw512_copy, ti__dw512_split,
-                                   ti__dw512_max, ti__ssum_avx512, ti__dw512_small};
+                                   ti__dw512_max, ti__ssum_avx512, ti__dw512_small,
+                                   {ti__fewc512_s1, ti__fewc512_s2}};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
