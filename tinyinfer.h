@@ -6731,6 +6731,23 @@ TI__PRIVATE void ti__conv_dw_planes_wide(const ti__dw_job *j, size_t begin, size
     }
 }
 
+/* The node's activation as the direct kernels' clamp: ReLU and Clip are clamped in
+ * registers (1, with their bounds); any other runs after them (0; lo, hi = -inf, inf). */
+TI__PRIVATE int ti__conv_act_clamp(const ti__node *nd, float *lo, float *hi) {
+    *lo = -INFINITY;
+    *hi = INFINITY;
+    if (nd->act == TI__ACT_RELU) {
+        *lo = 0.0f;
+        return 1;
+    }
+    if (nd->act == TI__ACT_CLIP) {
+        *lo = nd->act_a;
+        *hi = nd->act_b;
+        return 1;
+    }
+    return 0;
+}
+
 TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
     ti__dw_job j;
     memset(&j, 0, sizeof j);
@@ -6742,16 +6759,7 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
     j.act = k->node->act;
     j.act_a = k->node->act_a;
     j.act_b = k->node->act_b;
-    j.lo = -INFINITY;
-    j.hi = INFINITY;
-    if (j.act == TI__ACT_RELU) {
-        j.clamp = 1;
-        j.lo = 0.0f;
-    } else if (j.act == TI__ACT_CLIP) {
-        j.clamp = 1;
-        j.lo = j.act_a;
-        j.hi = j.act_b;
-    }
+    j.clamp = ti__conv_act_clamp(k->node, &j.lo, &j.hi);
     const ti__dw_isa *isa = ti__dw_pick_isa();
     j.row = isa->row[p->k[1] == 5][p->s[1] == 2];
     j.isa = isa;
@@ -6872,16 +6880,7 @@ TI__PRIVATE int ti__conv_fewc_run(ti__kctx *k, const ti__convp *p) {
     j.act = k->node->act;
     j.act_a = k->node->act_a;
     j.act_b = k->node->act_b;
-    j.lo = -INFINITY;
-    j.hi = INFINITY;
-    if (j.act == TI__ACT_RELU) {
-        j.clamp = 1;
-        j.lo = 0.0f;
-    } else if (j.act == TI__ACT_CLIP) {
-        j.clamp = 1;
-        j.lo = j.act_a;
-        j.hi = j.act_b;
-    }
+    j.clamp = ti__conv_act_clamp(k->node, &j.lo, &j.hi);
     size_t rows = (size_t)(p->n * p->out[1]), work = (size_t)(p->out[2] * M * taps);
     ti__parallel_for(k->tp, rows, work > 65536 ? 1 : 65536 / (work + 1) + 1, ti__conv_fewc_rows,
                      &j);
