@@ -354,13 +354,13 @@ typedef void (*ti__dw_small_fn)(float *y, size_t n, const float *x, const int32_
                                 int clamp, float lo, float hi);
 /* A conv with few products per output (cpu/conv_fast.c, the few-channel path): for m < mv
  * (<= 16) and r < np (<= 16),
- *   y[m * ldy + r] = bias[m] + sum over t < taps of w[t * 16 + m] * x[t][r * S]
- * in that order of t, then the clamp as ti__dw_row_fn. Reads x[t][0 .. 16 S) (the whole
- * vectors, past r = np too), w[0 .. 16 taps), bias[0 .. 16); writes only those y.
- * fewc[S == 2]; NULL where an ISA has none. */
-typedef void (*ti__conv_fewc_fn)(float *y, size_t ldy, int mv, int np, const float *const *x,
-                                 int taps, const float *w, const float *bias, int clamp,
-                                 float lo, float hi);
+ *   y[m * ldy + r] = bias[m] + sum over t < taps of w[t * 16 + m] * x[off[t] + r * S]
+ * in that order of t, then the clamp as ti__dw_row_fn. Reads x[off[t] .. off[t] + 16 S)
+ * (the whole vectors, past r = np too), w[0 .. 16 taps), bias[0 .. 16); writes only those
+ * y. fewc[S == 2]; NULL where an ISA has none. */
+typedef void (*ti__conv_fewc_fn)(float *y, size_t ldy, int mv, int np, const float *x,
+                                 const int32_t *off, int taps, const float *w,
+                                 const float *bias, int clamp, float lo, float hi);
 typedef struct ti__dw_isa {
     int isa;
     ti__dw_row_fn row[2][2];

@@ -129,6 +129,19 @@ TI__PRIVATE int ti__conv_dw_ok(const ti__convp *p) {
            (p->s[1] == 1 || p->s[1] == 2) && p->d[1] == 1 && p->d[2] == 1;
 }
 
+/* The small-plane path's plan (below, ti__dw_small_plan), made once per run */
+#define TI__DW_SMALL_VEC 16      /* vectors of 16 outputs in a plane, at most: stride 2 */
+#define TI__DW_SMALL_VEC_S1 4    /* and stride 1 (at 14 x 14 the flat path was as fast) */
+#define TI__DW_SMALL_FLOATS 2048 /* the input buffer: 8 KiB */
+#define TI__DW_SMALL_GROUP 16    /* planes per call of a separate activation */
+
+typedef struct ti__dw_small {
+    int64_t n, nv, taps; /* outputs of a plane, their vectors of 16, taps */
+    int64_t at;          /* where the input plane starts in the buffer */
+    int64_t pstride;     /* stride 2: floats from one phase plane to the next */
+    int32_t off[25];     /* tap t (dy * K + dx) reads x[i + off[t]] */
+} ti__dw_small;
+
 typedef struct ti__dw_job {
     const ti__convp *p;
     const float *x, *w, *b;
@@ -137,6 +150,9 @@ typedef struct ti__dw_job {
     const ti__dw_isa *isa;
     int act, clamp;
     float act_a, act_b, lo, hi;
+    int small; /* 1: the small-plane path, planned in sp, with the taps' masks */
+    ti__dw_small sp;
+    uint16_t mask[TI__DW_SMALL_VEC * 25];
 } ti__dw_job;
 
 /* ---- the flat path ----
@@ -327,25 +343,13 @@ TI__PRIVATE void ti__conv_dw_post(void *ctx, float *y, size_t n) {
  * splitting rows of 14; perf). Here the input plane is copied unpadded, stride 2 split
  * into its four phase planes, with the output's row pitch OW: tap t of output
  * i = oy * OW + ox then reads x[i + off[t]], and the reads that would land in the padding
- * are masked off (ti__dw_small_fn: a mask per 16 outputs and tap, made once per call).
+ * are masked off (ti__dw_small_fn: a mask per 16 outputs and tap, made once per run).
  * The outputs go straight into y. The same taps in the same order as the flat path, so
  * the same bits. Single-conv models, tinyinfer-run --repeat 1000, best of 3 alternating
  * runs, 1 thread: 3x3 960 @ 7 0.048 -> 0.035 ms, 5x5 1152 @ 7 0.139 -> 0.083, 3x3 576 / 2 @ 14
  * 0.050 -> 0.039, 5x5 672 / 2 @ 14 0.080 -> 0.070. At 28 x 28 outputs it was slower (3x3 192
  * 0.059 -> 0.090): there every tap's masked load splits cache lines, where the flat kernel
  * shifts registers. */
-#define TI__DW_SMALL_VEC 16      /* vectors of 16 outputs in a plane, at most: stride 2 */
-#define TI__DW_SMALL_VEC_S1 4    /* and stride 1 (at 14 x 14 the flat path was as fast) */
-#define TI__DW_SMALL_FLOATS 2048 /* the input buffer: 8 KiB */
-#define TI__DW_SMALL_GROUP 16    /* planes per call of a separate activation */
-
-typedef struct ti__dw_small {
-    int64_t n, nv, taps; /* outputs of a plane, their vectors of 16, taps */
-    int64_t at;          /* where the input plane starts in the buffer */
-    int64_t pstride;     /* stride 2: floats from one phase plane to the next */
-    int32_t off[25];     /* tap t (dy * K + dx) reads x[i + off[t]] */
-} ti__dw_small;
-
 /* Plans the small-plane path for j's geometry into s; 0 when it does not apply (no masked
  * loads, a plane too large, stride 1 with OW != W, pads of K or more). */
 TI__PRIVATE int ti__dw_small_plan(const ti__dw_job *j, ti__dw_small *s) {
@@ -385,14 +389,11 @@ TI__PRIVATE int ti__dw_small_plan(const ti__dw_job *j, ti__dw_small *s) {
     return s->at + hi <= TI__DW_SMALL_FLOATS;
 }
 
-/* Output planes [begin, end) by the small-plane path planned in s. */
-TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, const ti__dw_small *s, size_t begin,
-                                   size_t end) {
-    const ti__convp *p = j->p;
+/* The taps' masks for the plan s: bit i % 16 of mask[i / 16 * taps + t] is set where tap t
+ * of output i reads inside the input. */
+TI__PRIVATE void ti__dw_small_masks(const ti__convp *p, const ti__dw_small *s, uint16_t *mask) {
     int64_t K = p->k[1], S = p->s[1], H = p->in[1], W = p->in[2], OW = p->out[2];
     int64_t pt = p->pb[1], pl = p->pb[2], taps = s->taps;
-    float buf[TI__DW_SMALL_FLOATS], *in = buf + s->at;
-    uint16_t mask[TI__DW_SMALL_VEC * 25];
     memset(mask, 0, (size_t)(s->nv * taps) * sizeof mask[0]);
     for (int64_t i = 0; i < s->n; i++) {
         int64_t oy = i / OW, ox = i % OW;
@@ -406,6 +407,14 @@ TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, const ti__dw_small *s, s
             }
         }
     }
+}
+
+/* Output planes [begin, end) by the small-plane path planned in j->sp. */
+TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, size_t begin, size_t end) {
+    const ti__convp *p = j->p;
+    const ti__dw_small *s = &j->sp;
+    int64_t S = p->s[1], H = p->in[1], W = p->in[2], OW = p->out[2], taps = s->taps;
+    float buf[TI__DW_SMALL_FLOATS], *in = buf + s->at;
     int post = j->act != TI__ACT_NONE && !j->clamp;
     size_t g0 = begin;
     for (size_t pln = begin; pln < end; pln++) {
@@ -417,7 +426,7 @@ TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, const ti__dw_small *s, s
             float *d[4] = {in, in + s->pstride, in + 2 * s->pstride, in + 3 * s->pstride};
             j->isa->split(d, (size_t)OW, xp, (size_t)W, (size_t)H, (size_t)W);
         }
-        j->isa->small(j->y + pln * p->out_sp, (size_t)s->n, in, s->off, mask,
+        j->isa->small(j->y + pln * p->out_sp, (size_t)s->n, in, s->off, j->mask,
                       j->w + m * (size_t)taps, (int)taps, j->b != NULL ? j->b[m] : 0.0f,
                       j->clamp, j->lo, j->hi);
         if (post && (pln + 1 - g0 == TI__DW_SMALL_GROUP || pln + 1 == end)) {
@@ -433,9 +442,8 @@ TI__PRIVATE void ti__conv_dw_planes_wide(const ti__dw_job *j, size_t begin, size
 TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
     const ti__dw_job *j = (const ti__dw_job *)ctx;
     const ti__convp *p = j->p;
-    ti__dw_small s;
-    if (ti__dw_small_plan(j, &s)) {
-        ti__conv_dw_small(j, &s, begin, end);
+    if (j->small) {
+        ti__conv_dw_small(j, begin, end);
         return;
     }
     float buf[TI__DW_FLAT_FLOATS];
@@ -529,6 +537,8 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
     const ti__dw_isa *isa = ti__dw_pick_isa();
     j.row = isa->row[p->k[1] == 5][p->s[1] == 2];
     j.isa = isa;
+    j.small = ti__dw_small_plan(&j, &j.sp);
+    if (j.small) ti__dw_small_masks(p, &j.sp, j.mask);
     size_t planes = (size_t)(p->n * p->m), work = p->out_sp * p->kprod;
     ti__parallel_for(k->tp, planes, work > 65536 ? 1 : 65536 / (work + 1) + 1, ti__conv_dw_planes,
                      &j);
@@ -572,6 +582,7 @@ typedef struct ti__fewc_job {
     float *y;
     ti__conv_fewc_fn fn;
     int64_t P;
+    int32_t off[TI__FEWC_MAX_K]; /* tap (c, ky, kx) in the rows' buffer: (c KH + ky) P + kx */
     int act, clamp;
     float act_a, act_b, lo, hi;
 } ti__fewc_job;
@@ -584,7 +595,6 @@ TI__PRIVATE void ti__conv_fewc_rows(void *ctx, size_t begin, size_t end) {
     int64_t KH = p->k[1], KW = p->k[2], SY = p->s[1], S = p->s[2], P = j->P;
     int64_t pt = p->pb[1], pl = p->pb[2], taps = C * KH * KW;
     float buf[TI__FEWC_FLOATS];
-    const float *xt[TI__FEWC_MAX_K];
     for (size_t q = begin; q < end; q++) {
         int64_t nn = (int64_t)q / OH, oy = (int64_t)q % OH;
         for (int64_t c = 0; c < C; c++)
@@ -603,15 +613,10 @@ TI__PRIVATE void ti__conv_fewc_rows(void *ctx, size_t begin, size_t end) {
         float *yrow = j->y + (size_t)nn * p->m * p->out_sp + (size_t)(oy * OW);
         for (int64_t m0 = 0; m0 < M; m0 += 16) {
             const float *wb = j->wt + m0 * taps;
-            for (int64_t ox0 = 0; ox0 < OW; ox0 += 16) {
-                for (int64_t c = 0, t = 0; c < C; c++)
-                    for (int64_t ky = 0; ky < KH; ky++)
-                        for (int64_t kx = 0; kx < KW; kx++, t++)
-                            xt[t] = buf + (c * KH + ky) * P + kx + S * ox0;
+            for (int64_t ox0 = 0; ox0 < OW; ox0 += 16)
                 j->fn(yrow + (size_t)m0 * p->out_sp + ox0, p->out_sp, (int)TI__MIN(16, M - m0),
-                      (int)TI__MIN(16, OW - ox0), xt, (int)taps, wb, j->bias + m0, j->clamp,
-                      j->lo, j->hi);
-            }
+                      (int)TI__MIN(16, OW - ox0), buf + S * ox0, j->off, (int)taps, wb,
+                      j->bias + m0, j->clamp, j->lo, j->hi);
         }
         if (j->act != TI__ACT_NONE && !j->clamp) /* the row's M runs of OW, in vectors */
             ti__act_block(j->act, j->act_a, j->act_b, NULL, yrow, p->out_sp, (size_t)M,
@@ -643,6 +648,7 @@ TI__PRIVATE int ti__conv_fewc_run(ti__kctx *k, const ti__convp *p) {
     j.bias = bias;
     j.fn = ti__dw_pick_isa()->fewc[p->s[2] == 2];
     j.P = P;
+    for (int64_t t = 0; t < taps; t++) j.off[t] = (int32_t)(t / p->k[2] * P + t % p->k[2]);
     j.act = k->node->act;
     j.act_a = k->node->act_a;
     j.act_b = k->node->act_b;

@@ -216,15 +216,15 @@ ti__dw512_small(float *y, size_t n, const float *x, const int32_t *off, const ui
 #define TI__FC512_X16(S)                                                                     \
     S(0) S(1) S(2) S(3) S(4) S(5) S(6) S(7) S(8) S(9) S(10) S(11) S(12) S(13) S(14) S(15)
 TI__X86_INLINE TI__TARGET_AVX512 void ti__fewc512(const int S, float *y, size_t ldy, int mv,
-                                                  int np, const float *const *x, int taps,
-                                                  const float *w, const float *bias, int clamp,
-                                                  float lo, float hi) {
+                                                  int np, const float *x, const int32_t *off,
+                                                  int taps, const float *w, const float *bias,
+                                                  int clamp, float lo, float hi) {
     __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
 #define TI__FC512_INIT(m) __m512 a##m = _mm512_set1_ps(bias[m]);
     TI__FC512_X16(TI__FC512_INIT)
 #undef TI__FC512_INIT
     for (int t = 0; t < taps; t++) {
-        const float *xt = x[t], *wt = w + 16 * t;
+        const float *xt = x + off[t], *wt = w + 16 * t;
         __m512 xv = S == 1 ? _mm512_loadu_ps(xt)
                            : _mm512_permutex2var_ps(_mm512_loadu_ps(xt), even,
                                                     _mm512_loadu_ps(xt + 16));
@@ -245,14 +245,14 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__fewc512(const int S, float *y, size_t 
 }
 #undef TI__FC512_X16
 static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
-ti__fewc512_s1(float *y, size_t ldy, int mv, int np, const float *const *x, int taps,
-               const float *w, const float *bias, int clamp, float lo, float hi) {
-    ti__fewc512(1, y, ldy, mv, np, x, taps, w, bias, clamp, lo, hi);
+ti__fewc512_s1(float *y, size_t ldy, int mv, int np, const float *x, const int32_t *off,
+               int taps, const float *w, const float *bias, int clamp, float lo, float hi) {
+    ti__fewc512(1, y, ldy, mv, np, x, off, taps, w, bias, clamp, lo, hi);
 }
 static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
-ti__fewc512_s2(float *y, size_t ldy, int mv, int np, const float *const *x, int taps,
-               const float *w, const float *bias, int clamp, float lo, float hi) {
-    ti__fewc512(2, y, ldy, mv, np, x, taps, w, bias, clamp, lo, hi);
+ti__fewc512_s2(float *y, size_t ldy, int mv, int np, const float *x, const int32_t *off,
+               int taps, const float *w, const float *bias, int clamp, float lo, float hi) {
+    ti__fewc512(2, y, ldy, mv, np, x, off, taps, w, bias, clamp, lo, hi);
 }
 
 /* ti__dw_copy_fn and ti__dw_split_fn: whole vectors of 16 (of 32 source floats), the rest
