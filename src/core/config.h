@@ -67,11 +67,12 @@
 #define TI__UNROLL5
 #endif
 /* AVX512-VNNI (VPDPBUSD, the 8-bit GEMM of cpu/x86/qgemm_vnni.c) needs GCC >= 8 or Clang
- * >= 6 to know the target name; older compilers build without that kernel. */
+ * >= 6 to know the target name; older compilers build without that kernel. Its level also
+ * takes AVX512-DQ (VREDUCEPS in the requantization), which every CPU with VNNI has. */
 #if defined(__clang__) ? (__clang_major__ >= 6) : (__GNUC__ >= 8)
 #define TI__X86_VNNI 1
 #define TI__TARGET_AVX512VNNI                                                                \
-    __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")))
+    __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni,avx2,fma")))
 #endif
 #endif
 

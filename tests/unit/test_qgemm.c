@@ -637,17 +637,19 @@ TI_TEST(vnni_helpers_match_plain_loops) {
  * ti__qrq_one: sums at and next to +-2^k and the halves between (the ties of both roundings),
  * INT32_MIN / INT32_MAX; every shift -31..31; multipliers at their ends, negative ones
  * included (INT32_MIN must be refused); the byte ranges of uint8 and int8 with zero points at
- * their ends and a fused ReLU6-like clamp; the column and row terms 0, then random (the sums
- * wrap). */
+ * their ends and a fused ReLU6-like clamp, and zero points that take the float path without
+ * the 64-column packing (|yo| > 256) or leave it (|lo - yo| > 512); the column and row terms
+ * 0, then random (the sums wrap). 140 columns: two packed blocks of 64 and a tail of 12. */
 TI_TEST(rows8_requant_edges_match_scalar) {
 #if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
     if (ti__cpu_isa_best() < TI__ISA_AVX512VNNI) {
         TI_SKIP("this CPU has no AVX512-VNNI");
         return;
     }
-    enum { NC = 60, NR = 8 }; /* three whole groups of 16 and a tail; NR * NC = EDGE_N */
+    enum { NC = 140, NR = 8 };
     static const int32_t yos[][3] = {{-128, -128, 127}, {0, 0, 255}, {200, 0, 255}, {127, -128, 127},
-                                     {-7, -100, 100}, {255, 0, 255}, {-128, -128, -90}};
+                                     {-7, -100, 100}, {255, 0, 255}, {-128, -128, -90},
+                                     {300, 0, 255}, {-300, -128, 127}, {1000, 0, 255}};
     int64_t xs[EDGE_N];
     edge_sums(xs);
     uint32_t dot[NR * NC];
@@ -665,7 +667,7 @@ TI_TEST(rows8_requant_edges_match_scalar) {
                         colc[c] = terms ? (int32_t)(urand() * 2654435761u) : 0;
                     }
                     for (size_t r = 0; r < NR; r++) rowv[r] = terms ? (int32_t)(urand() % 20001) - 10000 : 0;
-                    for (size_t i = 0; i < NR * NC; i++) dot[i] = (uint32_t)(int32_t)xs[(i + (size_t)sh + 31) % (NR * NC)];
+                    for (size_t i = 0; i < NR * NC; i++) dot[i] = (uint32_t)(int32_t)xs[(i + (size_t)sh + 31) % EDGE_N];
                     for (size_t r = 0; r < NR; r++)
                         for (size_t c = 0; c < NC; c++) {
                             uint32_t v = dot[r * NC + c] + (uint32_t)colc[c] + (uint32_t)rowv[r];
@@ -684,6 +686,60 @@ TI_TEST(rows8_requant_edges_match_scalar) {
                                    dot[i] + (uint32_t)colc[i % NC] + (uint32_t)rowv[i / NC], mult[i % NC],
                                    shift[i % NC], q.yo, q.lo, q.hi, o2[i], o1[i]);
                 }
+    TI_CHECK_EQ_INT(bad, 0);
+#endif
+}
+
+/* ti__qg8_rows8_vnni's float path where it is hardest: sums next to the points where TFLite's
+ * result steps (t* = vm 2^-(31 + rs) +- 2^-(rs + 1) at a half-integer: v = (k + 1/2 -+ 2^-(rs
+ * + 1)) 2^(31 + rs) / m, rounded, and its neighbours), for outputs k across the int8 and
+ * uint8 ranges and a little past them, every right shift 1..31, multipliers from 0 to
+ * INT32_MAX; against ti__qrq_one, byte for byte. Most of these lie within 2^-12 of a step
+ * (the integer redo); the rest test the float result's margin. */
+TI_TEST(rows8_requant_near_steps_match_scalar) {
+#if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
+    if (ti__cpu_isa_best() < TI__ISA_AVX512VNNI) {
+        TI_SKIP("this CPU has no AVX512-VNNI");
+        return;
+    }
+    enum { NC = 140, NR = 8, NV = NC * NR }; /* two packed blocks of 64 and a tail of 12 */
+    static const int32_t yos[][3] = {{0, -128, 127}, {128, 0, 255}, {-20, -128, 127}, {300, 0, 255}};
+    static const int32_t ms[] = {0, 1, 977, 1 << 30, (1 << 30) + 1, 1518500250, 2038453294, INT32_MAX};
+    uint32_t dot[NV];
+    int32_t mult[NC], shift[NC], colc[NC] = {0}, rowv[NR] = {0};
+    uint8_t o1[NV], o2[NV];
+    int bad = 0;
+    long checked = 0;
+    for (int rs = 1; rs <= 31; rs++)
+        for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; mi++)
+            for (size_t z = 0; z < sizeof yos / sizeof yos[0]; z++) {
+                ti__qrq q = edge_qrq(mult, shift, yos[z]);
+                /* one multiplier and shift per call (a random one on every third column) */
+                for (size_t c = 0; c < NC; c++) {
+                    mult[c] = c % 3 == 2 ? (int32_t)(urand() & 0x7fffffff) : ms[mi];
+                    shift[c] = -rs;
+                }
+                size_t nv = 0;
+                while (nv < NV) {
+                    size_t c = nv % NC;
+                    double m = mult[c] > 0 ? (double)mult[c] : 1.0;
+                    int k = (int)(urand() % 601) - 300;
+                    double sg = k > 0 ? -1.0 : 1.0; /* the side of 0 the step's sums are on */
+                    double t = ((double)k - 0.5 + sg * ldexp(1.0, -(rs + 1))) * ldexp(1.0, 31 + rs) / m;
+                    t = floor(t + 0.5) + (double)((int)(urand() % 5) - 2);
+                    if (t > 2147483647.0 || t < -2147483648.0) t = (double)(int32_t)(urand() * 2654435761u);
+                    dot[nv++] = (uint32_t)(int32_t)t;
+                }
+                for (size_t i = 0; i < NV; i++) o1[i] = (uint8_t)ti__qrq_one(&q, (int32_t)dot[i], i % NC);
+                memset(o2, 0xA5, sizeof o2);
+                TI_CHECK_EQ_INT(ti__qg8_rows8_vnni(NR, dot, NC, colc, NULL, rowv, NC, mult, shift,
+                                                   q.yo, q.lo, q.hi, o2, NC), 1);
+                for (size_t i = 0; i < NV; i++, checked++)
+                    if (o1[i] != o2[i] && bad++ < 5)
+                        printf("  sum %d mult %d shift %d yo %d: %d, scalar %d\n", (int32_t)dot[i],
+                               mult[i % NC], shift[i % NC], q.yo, o2[i], o1[i]);
+            }
+    TI_CHECK(checked > 1000000);
     TI_CHECK_EQ_INT(bad, 0);
 #endif
 }
@@ -844,6 +900,7 @@ int main(void) {
     TI_RUN(avx2_helpers_match_plain_loops);
     TI_RUN(vnni_helpers_match_plain_loops);
     TI_RUN(rows8_requant_edges_match_scalar);
+    TI_RUN(rows8_requant_near_steps_match_scalar);
     TI_RUN(byte_copy_matches_plain_loop);
     TI_RUN(add8_simd_matches_scalar);
     TI_RUN(quantized_model_same_under_each_isa);

@@ -24,13 +24,14 @@ TI__PRIVATE int ti__x86_detect(void) {
     __cpuid_count(7, 0, a, b, c, d);
     int avx2 = (b >> 5) & 1, avx512f = (b >> 16) & 1;
     int avx512bw = (b >> 30) & 1, avx512vl = (b >> 31) & 1, vnni = (c >> 11) & 1;
+    int avx512dq = (b >> 17) & 1;
     if (!avx2) return TI__ISA_SCALAR;
     /* opmask, upper halves of ZMM0-15, ZMM16-31 */
     if (avx512f && (xcr0 & 0xe0) == 0xe0) {
 #ifdef TI__X86_VNNI
-        if (avx512bw && avx512vl && vnni) return TI__ISA_AVX512VNNI;
+        if (avx512bw && avx512dq && avx512vl && vnni) return TI__ISA_AVX512VNNI;
 #else
-        (void)avx512bw, (void)avx512vl, (void)vnni;
+        (void)avx512bw, (void)avx512dq, (void)avx512vl, (void)vnni;
 #endif
         return TI__ISA_AVX512;
     }

@@ -100,6 +100,33 @@ TI__PRIVATE TI__TARGET_AVX512VNNI uint32_t ti__qg8_copy_vnni(uint8_t *dst, const
     return (uint32_t)_mm512_reduce_add_epi64(s);
 }
 
+/* TFLite's positive shift of 16 sums: v << ls, saturating to int32. */
+TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_lshift(__m512i v, __m512i ls) {
+    __m512i y = _mm512_sllv_epi32(v, ls);
+    __mmask16 ovf = _mm512_cmpneq_epi32_mask(_mm512_srav_epi32(y, ls), v);
+    __m512i sat = _mm512_xor_si512(_mm512_srai_epi32(v, 31), _mm512_set1_epi32(INT32_MAX));
+    return _mm512_mask_mov_epi32(y, ovf, sat); /* INT32_MIN or INT32_MAX where it overflowed */
+}
+
+/* The rest of TI__QRQ_32 on 16 sums (v = m = INT32_MIN excluded by the caller), before the
+ * clamp: the doubling high multiply rounded half up as floor((vm + 2^30) / 2^31) (bits 31..62
+ * of vm + 2^30: even lanes shifted down, the odd lanes' products, of the lanes' high halves,
+ * shifted up by one into the high half), then the rounding right shift by rs with threshold
+ * (mask >> 1) + (q < 0). mo = m >> 32 (64-bit lanes), mask = 2^rs - 1, half = mask >> 1. */
+TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_rq_int(__m512i v, __m512i m, __m512i mo,
+                                                           __m512i rs, __m512i mask,
+                                                           __m512i half) {
+    const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30);
+    __m512i pe = _mm512_add_epi64(_mm512_mul_epi32(v, m), nudge);
+    __m512i po = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(v, 32), mo), nudge);
+    __m512i q = _mm512_mask_blend_epi32((__mmask16)0xAAAA, _mm512_srli_epi64(pe, 31),
+                                        _mm512_slli_epi64(po, 1));
+    __m512i rem = _mm512_and_si512(q, mask);
+    __m512i thr = _mm512_add_epi32(half, _mm512_srli_epi32(q, 31));
+    q = _mm512_srav_epi32(q, rs);
+    return _mm512_mask_add_epi32(q, _mm512_cmpgt_epi32_mask(rem, thr), q, _mm512_set1_epi32(1));
+}
+
 /* One output row of the byte path: x[c] = dot[c] + colc[c] + bos[c] * row (modulo 2^32, the
  * int32 sum of the int16 path plus bias) for c < n; bos NULL: x[c] = dot[c] + colc[c] + row
  * (the caller's row term when it is the same for every column). Then, when mult != NULL,
@@ -140,7 +167,6 @@ TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__qg8_row_vnni(const uint32_t *dot, c
     const __m512i vyo = _mm512_set1_epi32(yo), zero = _mm512_setzero_si512();
     const __m512i one = _mm512_set1_epi32(1), lim = _mm512_set1_epi32(31);
     const __m512i nlim = _mm512_set1_epi32(-31);
-    const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30), imax = _mm512_set1_epi32(INT32_MAX);
     for (; i < n; i += 16) {
         __mmask16 k = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
         TI__QV_SUM(v, k)
@@ -148,30 +174,14 @@ TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__qg8_row_vnni(const uint32_t *dot, c
         __mmask16 bad = _mm512_cmpgt_epi32_mask(sh, lim) | _mm512_cmpgt_epi32_mask(nlim, sh);
         if (bad != 0) break;
         __m512i m = _mm512_maskz_loadu_epi32(k, mult + i);
-        if (_mm512_cmpgt_epi32_mask(sh, zero) != 0) { /* a left shift, saturating */
-            __m512i ls = _mm512_max_epi32(sh, zero);
-            __m512i y = _mm512_sllv_epi32(v, ls);
-            __mmask16 ovf = _mm512_cmpneq_epi32_mask(_mm512_srav_epi32(y, ls), v);
-            __m512i sat = _mm512_xor_si512(_mm512_srai_epi32(v, 31), imax); /* INT32_MIN or _MAX */
-            v = _mm512_mask_mov_epi32(y, ovf, sat);
-        }
+        if (_mm512_cmpgt_epi32_mask(sh, zero) != 0) v = ti__qv_lshift(v, _mm512_max_epi32(sh, zero));
         /* v = m = INT32_MIN saturates to INT32_MAX in the doubling multiply: v = INT32_MIN + 1
          * gives that */
         v = _mm512_mask_max_epi32(v, _mm512_cmpeq_epi32_mask(m, _mm512_set1_epi32(INT32_MIN)), v,
                                   _mm512_set1_epi32(INT32_MIN + 1));
         __m512i rs = _mm512_max_epi32(_mm512_sub_epi32(zero, sh), zero);
-        /* bits 31..62 of v * m + 2^30: even lanes shifted down, odd lanes' products (of the
-         * lanes' high halves) shifted up by one into the high half */
-        __m512i pe = _mm512_add_epi64(_mm512_mul_epi32(v, m), nudge);
-        __m512i po = _mm512_add_epi64(
-            _mm512_mul_epi32(_mm512_srli_epi64(v, 32), _mm512_srli_epi64(m, 32)), nudge);
-        __m512i q = _mm512_mask_blend_epi32((__mmask16)0xAAAA, _mm512_srli_epi64(pe, 31),
-                                            _mm512_slli_epi64(po, 1));
         __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, rs), one);
-        __m512i rem = _mm512_and_si512(q, mask);
-        __m512i thr = _mm512_add_epi32(_mm512_srai_epi32(mask, 1), _mm512_srli_epi32(q, 31));
-        q = _mm512_srav_epi32(q, rs);
-        q = _mm512_mask_add_epi32(q, _mm512_cmpgt_epi32_mask(rem, thr), q, one);
+        __m512i q = ti__qv_rq_int(v, m, _mm512_srli_epi64(m, 32), rs, mask, _mm512_srai_epi32(mask, 1));
         q = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(q, qlo), qhi), vyo);
         if (out8 != NULL) { /* VPMOVDB to a register, then the store: the masked VPMOVDB
                                to memory is microcoded on AMD Zen 4 (a fifth of this loop) */
@@ -189,12 +199,38 @@ TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__qg8_row_vnni(const uint32_t *dot, c
     return i < n ? i : n;
 }
 
+/* The float form of TI__QRQ_32 (rows8's fast path). With v the sum, m >= 0 the multiplier
+ * and rs >= 1 the right shift, TFLite's double rounding (floor((vm + 2^30) / 2^31) =: q1, then
+ * q1 / 2^rs rounded half up for q1 >= 0 and half down below) is one floor:
+ *     q = floor(t* + 1/2),  t* = vm 2^-(31 + rs) + sign * 2^-(rs + 1),  sign = +1 if v >= 0
+ * (floor((floor(x) + k) / 2^rs) = floor((x + k) / 2^rs) for integer k; q1 >= 0 iff vm >= -2^30,
+ * and where v < 0 but q1 = 0 both signs give 0). This computes t = fl(fl(v) s + e), s =
+ * fl(m) 2^-(31 + rs) and e = +-2^-(rs + 1) exact, so |t - t*| <= |r| 2^-22.4 + 2^-27 with r =
+ * vm 2^-(31 + rs): under 2^-12 for |r| <= 1024. Where t is more than 2^-12 from a half-integer
+ * (|t - RNE(t)| < 1/2 - 2^-12) RNE(t) is then q; a lane nearer sets *bad and the caller redoes
+ * the 16 in integers (about one vector in 128). Beyond |r| = 1024 both are far past the clamp
+ * (the callers keep |lo - yo| and |hi - yo| <= 512); |t| < 2^31 as |r| <= 2^30 (rs >= 1). */
+TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_rq_float(__m512i v, __m512 s, __m512 e,
+                                                             __mmask16 *bad) {
+    __m512 f = _mm512_cvtepi32_ps(v);
+    /* e with f's sign: (f & sign bit) | e */
+    __m512 es = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
+        _mm512_castps_si512(f), _mm512_castps_si512(e), _mm512_set1_epi32((int32_t)0x80000000u), 0xEC));
+    __m512 t = _mm512_fmadd_ps(f, s, es);
+    __m512 d = _mm512_abs_ps(_mm512_reduce_ps(t, 0)); /* |t - RNE(t)| */
+    *bad |= _mm512_cmp_ps_mask(d, _mm512_set1_ps(0.5f - 1.0f / 4096.0f), _CMP_GE_OQ);
+    return _mm512_cvtps_epi32(t); /* RNE */
+}
+
 /* ti__qg8_row_vnni's requantization for nr rows at once, to bytes only: row r's sums
  * dot[r * ldd + c] + colc[c] + (bos ? bos[c] * row[r] : row[r]), requantized to out[r * ldo
  * + c] for c < n. Columns outer, rows inner: the per-column multipliers, shifts and masks
- * are set up once for all rows, and the rows' chains overlap. Returns 0, doing nothing,
- * when a shift is outside [-31, 31], a multiplier INT32_MIN, or lo - yo or hi - yo outside
- * int32 (the caller then goes row by row), else 1. */
+ * are set up once for all rows, and the rows' chains overlap. TFLite's usual case (right
+ * shifts, multipliers >= 0, a zero point near the clamp range) goes through ti__qv_rq_float,
+ * 64 columns at a time packed to bytes with saturation (VPACKSSDW, VPADDSW of the zero
+ * point, VPACKSSWB or VPACKUSWB, then the clamp on bytes); the rest as ti__qg8_row_vnni does
+ * it. Returns 0, doing nothing, when a shift is outside [-31, 31], a multiplier INT32_MIN, or
+ * lo - yo or hi - yo outside int32 (the caller then goes row by row), else 1. */
 TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_rows8_vnni(size_t nr, const uint32_t *dot, size_t ldd,
                                                          const int32_t *colc, const int32_t *bos,
                                                          const int32_t *row, size_t n,
@@ -202,58 +238,99 @@ TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_rows8_vnni(size_t nr, const uint32
                                                          int32_t yo, int32_t lo, int32_t hi,
                                                          uint8_t *out, size_t ldo) {
     const __m512i zero = _mm512_setzero_si512(), lim = _mm512_set1_epi32(31);
-    const __m512i nlim = _mm512_set1_epi32(-31);
-    __mmask16 pos = 0;
+    const __m512i nlim = _mm512_set1_epi32(-31), one = _mm512_set1_epi32(1);
+    __mmask16 pos = 0, nofloat = 0;
     if ((int64_t)lo - yo > INT32_MAX || (int64_t)hi - yo < INT32_MIN) return 0;
     for (size_t i = 0; i < n; i += 16) {
         __mmask16 k = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
-        __m512i sh = _mm512_maskz_loadu_epi32(k, shift + i);
+        __m512i sh = _mm512_maskz_loadu_epi32(k, shift + i), m = _mm512_maskz_loadu_epi32(k, mult + i);
         if ((_mm512_cmpgt_epi32_mask(sh, lim) | _mm512_cmpgt_epi32_mask(nlim, sh)) != 0) return 0;
         /* a multiplier of INT32_MIN (no TFLite scale gives one) saturates the doubling
-         * multiply at v = INT32_MIN, which this loop does not: row by row */
-        if (_mm512_cmpeq_epi32_mask(_mm512_maskz_loadu_epi32(k, mult + i),
-                                    _mm512_set1_epi32(INT32_MIN)) != 0)
-            return 0;
+         * multiply at v = INT32_MIN, which this function does not: row by row */
+        if (_mm512_cmpeq_epi32_mask(m, _mm512_set1_epi32(INT32_MIN)) != 0) return 0;
         pos |= _mm512_cmpgt_epi32_mask(sh, zero);
+        nofloat |= _mm512_mask_cmpgt_epi32_mask(k, sh, _mm512_set1_epi32(-1)) |
+                   _mm512_cmplt_epi32_mask(m, zero);
     }
     int64_t l = (int64_t)lo - yo, h = (int64_t)hi - yo;
     const __m512i qlo = _mm512_set1_epi32(l < INT32_MIN ? INT32_MIN : (int32_t)l);
     const __m512i qhi = _mm512_set1_epi32(h > INT32_MAX ? INT32_MAX : (int32_t)h);
-    const __m512i vyo = _mm512_set1_epi32(yo), one = _mm512_set1_epi32(1);
-    const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30), imax = _mm512_set1_epi32(INT32_MAX);
-    for (size_t i = 0; i < n; i += 16) {
-        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
-        __m512i sh = _mm512_maskz_loadu_epi32(k, shift + i);
-        __m512i m = _mm512_maskz_loadu_epi32(k, mult + i), mo = _mm512_srli_epi64(m, 32);
-        __m512i ls = _mm512_max_epi32(sh, zero), rs = _mm512_max_epi32(_mm512_sub_epi32(zero, sh), zero);
-        __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, rs), one);
-        __m512i half = _mm512_srai_epi32(mask, 1);
-        __m512i cc = _mm512_maskz_loadu_epi32(k, colc + i);
-        __m512i bb = bos != NULL ? _mm512_maskz_loadu_epi32(k, bos + i) : zero;
+    const __m512i vyo = _mm512_set1_epi32(yo);
+    const int fl = nofloat == 0 && l >= -512 && l <= 512 && h >= -512 && h <= 512;
+    /* the 64-column packing: lo..hi inside uint8's or int8's range, the zero point added in
+     * int16 with saturation (exact for |yo| <= 256: a saturated value stays past the clamp) */
+    const int upk = lo >= 0 && hi <= 255, pk = fl && (upk || (lo >= -128 && hi <= 127)) &&
+                                                yo >= -256 && yo <= 256;
+    const __m512i yo16 = _mm512_set1_epi16((short)yo);
+    const __m512i lo8 = _mm512_set1_epi8((char)lo), hi8 = _mm512_set1_epi8((char)hi);
+    /* the packs interleave the 4 vectors' 128-bit lanes: dword 4 L + j holds lane L of vector j */
+    const __m512i perm = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+    /* per 16 columns at c (mask k): the float path's s and e, the integer path's terms */
+#define TI__QV_COLS(j, c, k)                                                                \
+    __m512i sh##j = _mm512_maskz_loadu_epi32(k, shift + (c));                               \
+    __m512i m##j = _mm512_maskz_loadu_epi32(k, mult + (c));                                 \
+    __m512 s##j = _mm512_scalef_ps(_mm512_cvtepi32_ps(m##j),                                \
+                                   _mm512_cvtepi32_ps(_mm512_sub_epi32(sh##j, lim)));       \
+    __m512 e##j = _mm512_scalef_ps(_mm512_set1_ps(1.0f),                                    \
+                                   _mm512_cvtepi32_ps(_mm512_sub_epi32(sh##j, one)));       \
+    __m512i cc##j = _mm512_maskz_loadu_epi32(k, colc + (c));                                \
+    __m512i bb##j = bos != NULL ? _mm512_maskz_loadu_epi32(k, bos + (c)) : zero;
+#define TI__QV_V(j, c, k)                                                                   \
+    __m512i v##j = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, dot + r * ldd + (c)), cc##j);  \
+    v##j = _mm512_add_epi32(v##j, bos != NULL ? _mm512_mullo_epi32(bb##j, rv) : rv);
+#define TI__QV_F(j) __m512i q##j = ti__qv_rq_float(v##j, s##j, e##j, &bad);
+#define TI__QV_I(j)                                                                         \
+    {                                                                                       \
+        __m512i rs = _mm512_sub_epi32(zero, sh##j);                                         \
+        __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, rs), one);                   \
+        q##j = ti__qv_rq_int(v##j, m##j, _mm512_srli_epi64(m##j, 32), rs, mask,             \
+                             _mm512_srai_epi32(mask, 1));                                   \
+    }
+    size_t i = 0;
+    for (; pk && i + 64 <= n; i += 64) {
+        TI__QV_COLS(0, i, 0xffff) TI__QV_COLS(1, i + 16, 0xffff)
+        TI__QV_COLS(2, i + 32, 0xffff) TI__QV_COLS(3, i + 48, 0xffff)
         for (size_t r = 0; r < nr; r++) {
-            __m512i rv = _mm512_set1_epi32(row[r]);
-            __m512i v = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, dot + r * ldd + i), cc);
-            v = _mm512_add_epi32(v, bos != NULL ? _mm512_mullo_epi32(bb, rv) : rv);
-            if (pos != 0) { /* a left shift, saturating */
-                __m512i y = _mm512_sllv_epi32(v, ls);
-                __mmask16 ovf = _mm512_cmpneq_epi32_mask(_mm512_srav_epi32(y, ls), v);
-                __m512i sat = _mm512_xor_si512(_mm512_srai_epi32(v, 31), imax);
-                v = _mm512_mask_mov_epi32(y, ovf, sat);
+            __m512i rv = _mm512_set1_epi32(row[r]), o;
+            __mmask16 bad = 0;
+            TI__QV_V(0, i, 0xffff) TI__QV_V(1, i + 16, 0xffff)
+            TI__QV_V(2, i + 32, 0xffff) TI__QV_V(3, i + 48, 0xffff)
+            TI__QV_F(0) TI__QV_F(1) TI__QV_F(2) TI__QV_F(3)
+            if (bad != 0) { /* about one block in 32 */
+                TI__QV_I(0) TI__QV_I(1) TI__QV_I(2) TI__QV_I(3)
             }
-            __m512i pe = _mm512_add_epi64(_mm512_mul_epi32(v, m), nudge);
-            __m512i po = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(v, 32), mo), nudge);
-            __m512i q = _mm512_mask_blend_epi32((__mmask16)0xAAAA, _mm512_srli_epi64(pe, 31),
-                                                _mm512_slli_epi64(po, 1));
-            __m512i rem = _mm512_and_si512(q, mask);
-            __m512i thr = _mm512_add_epi32(half, _mm512_srli_epi32(q, 31));
-            q = _mm512_srav_epi32(q, rs);
-            q = _mm512_mask_add_epi32(q, _mm512_cmpgt_epi32_mask(rem, thr), q, one);
-            q = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(q, qlo), qhi), vyo);
-            __m128i b8 = _mm512_cvtepi32_epi8(q);
+            __m512i a = _mm512_adds_epi16(_mm512_packs_epi32(q0, q1), yo16);
+            __m512i b = _mm512_adds_epi16(_mm512_packs_epi32(q2, q3), yo16);
+            if (upk) o = _mm512_min_epu8(_mm512_max_epu8(_mm512_packus_epi16(a, b), lo8), hi8);
+            else o = _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(a, b), lo8), hi8);
+            _mm512_storeu_si512((void *)(out + r * ldo + i), _mm512_permutexvar_epi32(perm, o));
+        }
+    }
+    for (; i < n; i += 16) {
+        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
+        TI__QV_COLS(0, i, k)
+        __m512i ls = _mm512_max_epi32(sh0, zero), rs = _mm512_max_epi32(_mm512_sub_epi32(zero, sh0), zero);
+        __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, rs), one), mo = _mm512_srli_epi64(m0, 32);
+        __m512i half = _mm512_srai_epi32(mask, 1);
+        for (size_t r = 0; r < nr; r++) {
+            __m512i rv = _mm512_set1_epi32(row[r]), q0 = zero;
+            __mmask16 bad = 0;
+            TI__QV_V(0, i, k)
+            if (fl) q0 = ti__qv_rq_float(v0, s0, e0, &bad);
+            if (!fl || bad != 0)
+                q0 = ti__qv_rq_int(pos != 0 ? ti__qv_lshift(v0, ls) : v0, m0, mo, rs, mask, half);
+            q0 = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(q0, qlo), qhi), vyo);
+            /* VPMOVDB to a register, then the store (the masked VPMOVDB to memory is
+             * microcoded on AMD Zen 4) */
+            __m128i b8 = _mm512_cvtepi32_epi8(q0);
             if (k == 0xffff) _mm_storeu_si128((__m128i *)(void *)(out + r * ldo + i), b8);
             else _mm_mask_storeu_epi8(out + r * ldo + i, k, b8);
         }
     }
+#undef TI__QV_COLS
+#undef TI__QV_V
+#undef TI__QV_F
+#undef TI__QV_I
     return 1;
 }
 
