@@ -26982,6 +26982,11 @@ TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__qg8_row_vnni(const uint32_t *dot, c
     return i < n ? i : n;
 }
 
+/* The mask of the first min(n, 16) lanes. */
+TI__X86_INLINE __mmask16 ti__qv_mask16(size_t n) {
+    return (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
+}
+
 /* The float form of TI__QRQ_32 (rows8's fast path). With v the sum, m >= 0 the multiplier
  * and rs >= 1 the right shift, TFLite's double rounding (floor((vm + 2^30) / 2^31) =: q1, then
  * q1 / 2^rs rounded half up for q1 >= 0 and half down below) is one floor:
@@ -27048,70 +27053,98 @@ TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_rows8_vnni(size_t nr, const uint32
     const __m512i lo8 = _mm512_set1_epi8((char)lo), hi8 = _mm512_set1_epi8((char)hi);
     /* the packs interleave the 4 vectors' 128-bit lanes: dword 4 L + j holds lane L of vector j */
     const __m512i perm = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
-    /* per 16 columns at c (mask k): the float path's s and e, the integer path's terms */
-#define TI__QV_COLS(j, c, k)                                                                \
-    __m512i sh##j = _mm512_maskz_loadu_epi32(k, shift + (c));                               \
-    __m512i m##j = _mm512_maskz_loadu_epi32(k, mult + (c));                                 \
-    __m512 s##j = _mm512_scalef_ps(_mm512_cvtepi32_ps(m##j),                                \
+    /* vector j of a block of 64 columns at i (mask k##j, 0 past n): the float path's s and e
+     * and the column terms, once per block */
+#define TI__QV_COLS(j)                                                                      \
+    __m512i sh##j = _mm512_maskz_loadu_epi32(k##j, shift + i + 16 * j);                     \
+    __m512 s##j = _mm512_scalef_ps(_mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(k##j, mult + i + 16 * j)), \
                                    _mm512_cvtepi32_ps(_mm512_sub_epi32(sh##j, lim)));       \
-    __m512 e##j = _mm512_scalef_ps(_mm512_set1_ps(1.0f),                                    \
-                                   _mm512_cvtepi32_ps(_mm512_sub_epi32(sh##j, one)));       \
-    __m512i cc##j = _mm512_maskz_loadu_epi32(k, colc + (c));                                \
-    __m512i bb##j = bos != NULL ? _mm512_maskz_loadu_epi32(k, bos + (c)) : zero;
-#define TI__QV_V(j, c, k)                                                                   \
-    __m512i v##j = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, dot + r * ldd + (c)), cc##j);  \
-    v##j = _mm512_add_epi32(v##j, bos != NULL ? _mm512_mullo_epi32(bb##j, rv) : rv);
-#define TI__QV_F(j) __m512i q##j = ti__qv_rq_float(v##j, s##j, e##j, &bad);
+    __m512 e##j = _mm512_maskz_scalef_ps(k##j, _mm512_set1_ps(1.0f), /* 0 past n: no redo */ \
+                                         _mm512_cvtepi32_ps(_mm512_sub_epi32(sh##j, one))); \
+    __m512i cc##j = _mm512_maskz_loadu_epi32(k##j, colc + i + 16 * j);                      \
+    __m512i bb##j = bos != NULL ? _mm512_maskz_loadu_epi32(k##j, bos + i + 16 * j) : zero;
+    /* row r's sums of vector j, requantized in float */
+#define TI__QV_F(j)                                                                         \
+    {                                                                                       \
+        v##j = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k##j, dot + r * ldd + i + 16 * j), cc##j); \
+        v##j = _mm512_add_epi32(v##j, bos != NULL ? _mm512_mullo_epi32(bb##j, rv) : rv);    \
+        q##j = ti__qv_rq_float(v##j, s##j, e##j, &bad);                                     \
+    }
+    /* the same in integers (a lane near a step), the multipliers and shifts read again */
 #define TI__QV_I(j)                                                                         \
     {                                                                                       \
-        __m512i rs = _mm512_sub_epi32(zero, sh##j);                                         \
+        __m512i m = _mm512_maskz_loadu_epi32(k##j, mult + i + 16 * j);                      \
+        __m512i rs = _mm512_sub_epi32(zero, _mm512_maskz_loadu_epi32(k##j, shift + i + 16 * j)); \
         __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, rs), one);                   \
-        q##j = ti__qv_rq_int(v##j, m##j, _mm512_srli_epi64(m##j, 32), rs, mask,             \
-                             _mm512_srai_epi32(mask, 1));                                   \
+        q##j = ti__qv_rq_int(v##j, m, _mm512_srli_epi64(m, 32), rs, mask, _mm512_srai_epi32(mask, 1)); \
+    }
+    /* a block of NV vectors (the last one's columns may end early): requantized, packed with
+     * saturation and the zero point, clamped, stored (masked past n) */
+#define TI__QV_BLOCK(NV)                                                                    \
+    {                                                                                       \
+        TI__QV_COLS(0) TI__QV_COLS(1) TI__QV_COLS(2) TI__QV_COLS(3)                         \
+        for (size_t r = 0; r < nr; r++) {                                                   \
+            __m512i rv = _mm512_set1_epi32(row[r]), o;                                      \
+            __m512i v0 = zero, v1 = zero, v2 = zero, v3 = zero;                             \
+            __m512i q0 = zero, q1 = zero, q2 = zero, q3 = zero;                             \
+            __mmask16 bad = 0;                                                              \
+            TI__QV_F(0)                                                                     \
+            if (NV > 1) TI__QV_F(1)                                                         \
+            if (NV > 2) TI__QV_F(2)                                                         \
+            if (NV > 3) TI__QV_F(3)                                                         \
+            if (bad != 0) { /* about one block of 64 in 32 */                               \
+                TI__QV_I(0)                                                                 \
+                if (NV > 1) TI__QV_I(1)                                                     \
+                if (NV > 2) TI__QV_I(2)                                                     \
+                if (NV > 3) TI__QV_I(3)                                                     \
+            }                                                                               \
+            __m512i a = _mm512_adds_epi16(_mm512_packs_epi32(q0, q1), yo16);                \
+            __m512i b = _mm512_adds_epi16(_mm512_packs_epi32(q2, q3), yo16);                \
+            if (upk) o = _mm512_min_epu8(_mm512_max_epu8(_mm512_packus_epi16(a, b), lo8), hi8); \
+            else o = _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(a, b), lo8), hi8);  \
+            o = _mm512_permutexvar_epi32(perm, o);                                          \
+            if (NV == 4 && ko == ~(__mmask64)0) _mm512_storeu_si512((void *)(out + r * ldo + i), o); \
+            else _mm512_mask_storeu_epi8(out + r * ldo + i, ko, o);                         \
+        }                                                                                   \
     }
     size_t i = 0;
-    for (; pk && i + 64 <= n; i += 64) {
-        TI__QV_COLS(0, i, 0xffff) TI__QV_COLS(1, i + 16, 0xffff)
-        TI__QV_COLS(2, i + 32, 0xffff) TI__QV_COLS(3, i + 48, 0xffff)
-        for (size_t r = 0; r < nr; r++) {
-            __m512i rv = _mm512_set1_epi32(row[r]), o;
-            __mmask16 bad = 0;
-            TI__QV_V(0, i, 0xffff) TI__QV_V(1, i + 16, 0xffff)
-            TI__QV_V(2, i + 32, 0xffff) TI__QV_V(3, i + 48, 0xffff)
-            TI__QV_F(0) TI__QV_F(1) TI__QV_F(2) TI__QV_F(3)
-            if (bad != 0) { /* about one block in 32 */
-                TI__QV_I(0) TI__QV_I(1) TI__QV_I(2) TI__QV_I(3)
-            }
-            __m512i a = _mm512_adds_epi16(_mm512_packs_epi32(q0, q1), yo16);
-            __m512i b = _mm512_adds_epi16(_mm512_packs_epi32(q2, q3), yo16);
-            if (upk) o = _mm512_min_epu8(_mm512_max_epu8(_mm512_packus_epi16(a, b), lo8), hi8);
-            else o = _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(a, b), lo8), hi8);
-            _mm512_storeu_si512((void *)(out + r * ldo + i), _mm512_permutexvar_epi32(perm, o));
-        }
+    for (; pk && i + 16 < n; i += 64) { /* 16 or fewer left: VPMOVDB below is as fast */
+        size_t left = n - i;
+        __mmask16 k0 = ti__qv_mask16(left), k1 = ti__qv_mask16(left > 16 ? left - 16 : 0);
+        __mmask16 k2 = ti__qv_mask16(left > 32 ? left - 32 : 0);
+        __mmask16 k3 = ti__qv_mask16(left > 48 ? left - 48 : 0);
+        __mmask64 ko = left >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << left) - 1;
+        if (left > 48) TI__QV_BLOCK(4)
+        else if (left > 32) TI__QV_BLOCK(3)
+        else TI__QV_BLOCK(2)
     }
+    /* the last 16 columns or fewer; no packing (a zero point far from the clamp range, or a
+     * clamp range outside bytes); or the integer path: 16 columns at a time */
     for (; i < n; i += 16) {
-        __mmask16 k = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
-        TI__QV_COLS(0, i, k)
+        __mmask16 k0 = ti__qv_mask16(n - i);
+        TI__QV_COLS(0)
+        __m512i m0 = _mm512_maskz_loadu_epi32(k0, mult + i), mo = _mm512_srli_epi64(m0, 32);
         __m512i ls = _mm512_max_epi32(sh0, zero), rs = _mm512_max_epi32(_mm512_sub_epi32(zero, sh0), zero);
-        __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, rs), one), mo = _mm512_srli_epi64(m0, 32);
+        __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, rs), one);
         __m512i half = _mm512_srai_epi32(mask, 1);
         for (size_t r = 0; r < nr; r++) {
-            __m512i rv = _mm512_set1_epi32(row[r]), q0 = zero;
+            __m512i rv = _mm512_set1_epi32(row[r]), v0 = zero, q0 = zero;
             __mmask16 bad = 0;
-            TI__QV_V(0, i, k)
-            if (fl) q0 = ti__qv_rq_float(v0, s0, e0, &bad);
+            if (fl) TI__QV_F(0)
+            else v0 = _mm512_add_epi32(_mm512_add_epi32(_mm512_maskz_loadu_epi32(k0, dot + r * ldd + i), cc0),
+                                       bos != NULL ? _mm512_mullo_epi32(bb0, rv) : rv);
             if (!fl || bad != 0)
                 q0 = ti__qv_rq_int(pos != 0 ? ti__qv_lshift(v0, ls) : v0, m0, mo, rs, mask, half);
             q0 = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(q0, qlo), qhi), vyo);
             /* VPMOVDB to a register, then the store (the masked VPMOVDB to memory is
              * microcoded on AMD Zen 4) */
             __m128i b8 = _mm512_cvtepi32_epi8(q0);
-            if (k == 0xffff) _mm_storeu_si128((__m128i *)(void *)(out + r * ldo + i), b8);
-            else _mm_mask_storeu_epi8(out + r * ldo + i, k, b8);
+            if (k0 == 0xffff) _mm_storeu_si128((__m128i *)(void *)(out + r * ldo + i), b8);
+            else _mm_mask_storeu_epi8(out + r * ldo + i, k0, b8);
         }
     }
+#undef TI__QV_BLOCK
 #undef TI__QV_COLS
-#undef TI__QV_V
 #undef TI__QV_F
 #undef TI__QV_I
     return 1;

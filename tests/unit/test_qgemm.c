@@ -694,8 +694,9 @@ TI_TEST(rows8_requant_edges_match_scalar) {
  * result steps (t* = vm 2^-(31 + rs) +- 2^-(rs + 1) at a half-integer: v = (k + 1/2 -+ 2^-(rs
  * + 1)) 2^(31 + rs) / m, rounded, and its neighbours), for outputs k across the int8 and
  * uint8 ranges and a little past them, every right shift 1..31, multipliers from 0 to
- * INT32_MAX; against ti__qrq_one, byte for byte. Most of these lie within 2^-12 of a step
- * (the integer redo); the rest test the float result's margin. */
+ * INT32_MAX, widths 1..140; against ti__qrq_one, byte for byte, and the bytes past the width
+ * untouched. Most of these lie within 2^-12 of a step (the integer redo); the rest test the
+ * float result's margin. */
 TI_TEST(rows8_requant_near_steps_match_scalar) {
 #if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
     if (ti__cpu_isa_best() < TI__ISA_AVX512VNNI) {
@@ -730,9 +731,13 @@ TI_TEST(rows8_requant_near_steps_match_scalar) {
                     if (t > 2147483647.0 || t < -2147483648.0) t = (double)(int32_t)(urand() * 2654435761u);
                     dot[nv++] = (uint32_t)(int32_t)t;
                 }
-                for (size_t i = 0; i < NV; i++) o1[i] = (uint8_t)ti__qrq_one(&q, (int32_t)dot[i], i % NC);
+                /* every width from 1 to NC over the calls: whole and partial blocks of 64 and
+                 * vectors of 16; nothing written past it */
+                size_t nc = 1 + (size_t)(rs * 8 + (int)mi * 4 + (int)z) % NC;
+                for (size_t i = 0; i < NV; i++)
+                    o1[i] = i % NC < nc ? (uint8_t)ti__qrq_one(&q, (int32_t)dot[i], i % NC) : 0xA5;
                 memset(o2, 0xA5, sizeof o2);
-                TI_CHECK_EQ_INT(ti__qg8_rows8_vnni(NR, dot, NC, colc, NULL, rowv, NC, mult, shift,
+                TI_CHECK_EQ_INT(ti__qg8_rows8_vnni(NR, dot, NC, colc, NULL, rowv, nc, mult, shift,
                                                    q.yo, q.lo, q.hi, o2, NC), 1);
                 for (size_t i = 0; i < NV; i++, checked++)
                     if (o1[i] != o2[i] && bad++ < 5)
