@@ -2588,11 +2588,12 @@ typedef void (*ti__qg_gather_fn)(const void *ctx, size_t row, size_t k0, size_t 
 /* The same depths to dst[k - k0], contiguous: where the caller has one, the SIMD drivers
  * gather the block's rows this way and interleave them into the panel at once. */
 typedef void (*ti__qg_grow_fn)(const void *ctx, size_t row, size_t k0, size_t k1, int16_t *dst);
-/* The byte path's gather: depths [k0, k1) of row `row` as unsigned bytes a_u to dst[k - k0]
- * (a tap outside the input: the zero point's byte, so that A' is 0). Returns their sum
- * (modulo 2^32). */
-typedef uint32_t (*ti__qg_gather8_fn)(const void *ctx, size_t row, size_t k0, size_t k1,
-                                      uint8_t *dst);
+/* The byte path's gather: depths [k0, k1) of rows p0 .. p0 + np - 1 as unsigned bytes a_u,
+ * row r's to dst[r * ld + k - k0] (a tap outside the input: the zero point's byte, so that A'
+ * is 0), adding each row's sum to sums[r] (modulo 2^32; sums NULL: no sums). A block at once: a conv's gather
+ * steps from pixel to pixel instead of dividing its index for each. */
+typedef void (*ti__qg_gather8_fn)(const void *ctx, size_t p0, size_t np, size_t k0, size_t k1,
+                                  uint8_t *dst, size_t ld, uint32_t *sums);
 
 typedef struct ti__qgemm {
     size_t rows, depth, cols;
@@ -3013,14 +3014,15 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
             }
             for (size_t k0 = 0; !direct && k0 < kd; k0 += TI__QG8_KC) {
                 size_t k1 = TI__MIN(kd, k0 + TI__QG8_KC), kc4 = ti__qg8_depth4(k1 - k0);
+                if (gather) /* the row sums only where a row term uses them */
+                    g->gather8(g->gctx, p0, np, k0, k1, a, TI__QG8_KC,
+                               same && g->bos8[0] == 0 ? NULL : rowsum);
                 for (size_t r = 0; gather && r < TI__QG8_MR; r++) {
                     uint8_t *row = a + r * TI__QG8_KC;
-                    if (r < np) {
-                        rowsum[r] += g->gather8(g->gctx, p0 + r, k0, k1, row);
+                    if (r < np)
                         for (size_t i = k1 - k0; i < kc4; i++) row[i] = 0;
-                    } else {
+                    else
                         memset(row, 0, kc4);
-                    }
                 }
                 for (size_t b = 0; b < nb; b += 2)
                     isa->micro(kc4 / 4, a, TI__QG8_KC,
@@ -15470,66 +15472,108 @@ TI__PRIVATE void ti__tfc_qgather_row(const void *ctx, size_t p, size_t k0, size_
 #endif
 
 #ifdef TI__QG8
-/* The byte path's gather (ti__qg_gather8_fn): depths [k0, k1) of row p as unsigned bytes
- * (int8 + 128 by flipping the top bit), taps outside the input as the zero point's byte;
- * returns their sum. */
-TI__PRIVATE uint32_t ti__tfc_qgather8(const void *ctx, size_t p, size_t k0, size_t k1, uint8_t *a) {
+/* The sum of n bytes: up to 64 eight at a time in a word (four 16-bit sums of byte pairs),
+ * more with the vector copy's sum. */
+TI__PRIVATE uint32_t ti__tfc_sum8(const uint8_t *p, size_t n) {
+    if (n > 64) return ti__qg8_copy(NULL, p, n, 0);
+    uint64_t h = 0, v;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&v, p + i, 8);
+        h += (v & 0x00ff00ff00ff00ffull) + ((v >> 8) & 0x00ff00ff00ff00ffull);
+    }
+    uint32_t sum = (uint32_t)((h * 0x0001000100010001ull) >> 48);
+    for (; i < n; i++) sum += p[i];
+    return sum;
+}
+
+/* The byte path's gather (ti__qg_gather8_fn): depths [k0, k1) of rows p0 .. p0 + np - 1 as
+ * unsigned bytes (int8 + 128 by flipping the top bit), taps outside the input as the zero
+ * point's byte; each row's sum added to sums[r] (sums NULL: not summed). The pixel of p0 is
+ * found once and stepped along the rows. */
+TI__PRIVATE void ti__tfc_qgather8(const void *ctx, size_t p0, size_t np, size_t k0, size_t k1,
+                                  uint8_t *dst, size_t ld, uint32_t *sums) {
     const ti__tfc_job *j = (const ti__tfc_job *)ctx;
     uint8_t flip = j->kind == TI__TFC_I8 ? 0x80 : 0;
     const uint8_t *x = (const uint8_t *)j->x; /* 1-byte elements */
-    if (j->fc) return ti__qg8_copy(a, x + p * j->kdim + k0, k1 - k0, flip);
+    if (j->fc) {
+        for (size_t r = 0; r < np; r++) {
+            uint32_t sum = ti__qg8_copy(dst + r * ld, x + (p0 + r) * j->kdim + k0, k1 - k0, flip);
+            if (sums != NULL) sums[r] += sum;
+        }
+        return;
+    }
     const ti__tfc_geo *g = j->g;
     uint8_t pad = (uint8_t)((uint8_t)(-j->xo) ^ flip); /* zero point in range: checked */
+    const uint8_t *xend = x + (size_t)(g->n * g->ih * g->iw * g->ic);
     int64_t n, oy, ox;
-    ti__tfc_pixel(g, p, &n, &oy, &ox);
-    size_t ic = (size_t)g->ic, kw = (size_t)g->kw, t = k0 / ic, c = k0 % ic;
-    size_t fy = t / kw, fx = t % kw; /* the tap, stepped without dividing per tap */
-    uint32_t sum = 0;
-    for (size_t k = k0; k < k1; c = 0) {
-        size_t cnt = TI__MIN(ic - c, k1 - k), taps = 1;
-        int64_t iy = oy * g->sh - g->ph + (int64_t)fy * g->dh;
-        int64_t ix = ox * g->sw - g->pw + (int64_t)fx * g->dw;
-        if (iy < 0 || iy >= g->ih || ix < 0 || ix >= g->iw) {
-            memset(a + (k - k0), pad, cnt);
-            sum += (uint32_t)pad * (uint32_t)cnt;
-        } else {
-            /* undilated: the next taps of this filter row inside the input follow in memory
-             * (ti__tfc_qwalk's run) */
-            while (g->dw == 1 && fx + taps < kw && ix + (int64_t)taps < g->iw && k + cnt < k1) {
-                cnt = TI__MIN(cnt + ic, k1 - k);
-                taps++;
+    ti__tfc_pixel(g, p0, &n, &oy, &ox);
+    const size_t ic = (size_t)g->ic, kw = (size_t)g->kw;
+    const size_t t0 = k0 / ic, c0 = k0 % ic, fy0 = t0 / kw, fx0 = t0 % kw; /* k0's tap */
+    /* an image's first conv (a filter row's taps at most 16 bytes, undilated along it), the
+     * whole row of taps: per filter row one 16-byte copy where the window lies inside */
+    const size_t run = kw * ic;
+    const int short_rows = g->dw == 1 && run <= 16 && k0 == 0 && k1 == (size_t)g->kh * run &&
+                           run * (size_t)(g->kh - 1) + 16 <= ld;
+    for (size_t r = 0; r < np; r++) {
+        uint8_t *a = dst + r * ld;
+        size_t c = c0, fy = fy0, fx = fx0; /* the tap, stepped without dividing per tap */
+        int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
+        size_t k = k0;
+        if (short_rows && iy0 >= 0 && ix0 >= 0 && iy0 + (g->kh - 1) * g->dh < g->ih &&
+            ix0 + g->kw <= g->iw) {
+            const uint8_t *base = x + (size_t)((n * g->ih + iy0) * g->iw + ix0) * ic;
+            const size_t step = (size_t)(g->dh * g->iw) * ic;
+            for (int64_t y = 0; y < g->kh; y++) {
+                const uint8_t *src = base + (size_t)y * step;
+                uint8_t *d = a + (size_t)y * run;
+                if (src + 16 <= xend) { /* 16 bytes: those past run are the next filter row's,
+                                           or past k1 where the caller zeroes the panel */
+                    uint64_t v[2];
+                    memcpy(v, src, 16);
+                    v[0] ^= 0x0101010101010101ull * flip;
+                    v[1] ^= 0x0101010101010101ull * flip;
+                    memcpy(d, v, 16);
+                } else {
+                    for (size_t i = 0; i < run; i++) d[i] = (uint8_t)(src[i] ^ flip);
+                }
             }
-            const uint8_t *src = x + (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c;
-            if (cnt < 16) { /* an image's first conv: a few bytes (cheaper than the vector
-                               copy's masks and sum), eight at a time while they last */
-                uint8_t *d = a + (k - k0);
-                size_t i = 0;
-                if (cnt >= 8) {
-                    uint64_t v, h;
-                    memcpy(&v, src, 8);
-                    v ^= 0x0101010101010101ull * flip;
-                    memcpy(d, &v, 8);
-                    h = (v & 0x00ff00ff00ff00ffull) + ((v >> 8) & 0x00ff00ff00ff00ffull);
-                    sum += (uint32_t)((h * 0x0001000100010001ull) >> 48); /* its bytes' sum */
-                    i = 8;
-                }
-                for (; i < cnt; i++) {
-                    uint8_t v = (uint8_t)(src[i] ^ flip);
-                    d[i] = v;
-                    sum += v;
-                }
+            k = k1;
+        }
+        for (; k < k1; c = 0) {
+            size_t cnt = TI__MIN(ic - c, k1 - k), taps = 1;
+            int64_t iy = oy * g->sh - g->ph + (int64_t)fy * g->dh;
+            int64_t ix = ox * g->sw - g->pw + (int64_t)fx * g->dw;
+            if (iy < 0 || iy >= g->ih || ix < 0 || ix >= g->iw) {
+                memset(a + (k - k0), pad, cnt);
             } else {
-                sum += ti__qg8_copy(a + (k - k0), src, cnt, flip);
+                /* undilated: the next taps of this filter row inside the input follow in
+                 * memory (ti__tfc_qwalk's run) */
+                while (g->dw == 1 && fx + taps < kw && ix + (int64_t)taps < g->iw && k + cnt < k1) {
+                    cnt = TI__MIN(cnt + ic, k1 - k);
+                    taps++;
+                }
+                const uint8_t *src = x + (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c;
+                uint8_t *d = a + (k - k0);
+                if (cnt < 16) { /* a few bytes: cheaper than the vector copy's masks */
+                    for (size_t i = 0; i < cnt; i++) d[i] = (uint8_t)(src[i] ^ flip);
+                } else {
+                    (void)ti__qg8_copy(d, src, cnt, flip);
+                }
+            }
+            k += cnt;
+            fx += taps; /* fx + taps <= kw */
+            if (fx == kw) {
+                fx = 0;
+                fy++;
             }
         }
-        k += cnt;
-        fx += taps; /* fx + taps <= kw */
-        if (fx == kw) {
-            fx = 0;
-            fy++;
+        if (sums != NULL) sums[r] += ti__tfc_sum8(a, k1 - k0); /* the row's bytes */
+        if (++ox == g->ow) { /* the next row's pixel */
+            ox = 0;
+            if (++oy == g->oh) oy = 0, n++;
         }
     }
-    return sum;
 }
 #endif
 

@@ -220,11 +220,12 @@ typedef void (*ti__qg_gather_fn)(const void *ctx, size_t row, size_t k0, size_t 
 /* The same depths to dst[k - k0], contiguous: where the caller has one, the SIMD drivers
  * gather the block's rows this way and interleave them into the panel at once. */
 typedef void (*ti__qg_grow_fn)(const void *ctx, size_t row, size_t k0, size_t k1, int16_t *dst);
-/* The byte path's gather: depths [k0, k1) of row `row` as unsigned bytes a_u to dst[k - k0]
- * (a tap outside the input: the zero point's byte, so that A' is 0). Returns their sum
- * (modulo 2^32). */
-typedef uint32_t (*ti__qg_gather8_fn)(const void *ctx, size_t row, size_t k0, size_t k1,
-                                      uint8_t *dst);
+/* The byte path's gather: depths [k0, k1) of rows p0 .. p0 + np - 1 as unsigned bytes a_u,
+ * row r's to dst[r * ld + k - k0] (a tap outside the input: the zero point's byte, so that A'
+ * is 0), adding each row's sum to sums[r] (modulo 2^32; sums NULL: no sums). A block at once: a conv's gather
+ * steps from pixel to pixel instead of dividing its index for each. */
+typedef void (*ti__qg_gather8_fn)(const void *ctx, size_t p0, size_t np, size_t k0, size_t k1,
+                                  uint8_t *dst, size_t ld, uint32_t *sums);
 
 typedef struct ti__qgemm {
     size_t rows, depth, cols;
@@ -645,14 +646,15 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
             }
             for (size_t k0 = 0; !direct && k0 < kd; k0 += TI__QG8_KC) {
                 size_t k1 = TI__MIN(kd, k0 + TI__QG8_KC), kc4 = ti__qg8_depth4(k1 - k0);
+                if (gather) /* the row sums only where a row term uses them */
+                    g->gather8(g->gctx, p0, np, k0, k1, a, TI__QG8_KC,
+                               same && g->bos8[0] == 0 ? NULL : rowsum);
                 for (size_t r = 0; gather && r < TI__QG8_MR; r++) {
                     uint8_t *row = a + r * TI__QG8_KC;
-                    if (r < np) {
-                        rowsum[r] += g->gather8(g->gctx, p0 + r, k0, k1, row);
+                    if (r < np)
                         for (size_t i = k1 - k0; i < kc4; i++) row[i] = 0;
-                    } else {
+                    else
                         memset(row, 0, kc4);
-                    }
                 }
                 for (size_t b = 0; b < nb; b += 2)
                     isa->micro(kc4 / 4, a, TI__QG8_KC,

@@ -247,14 +247,15 @@ static void tg_gather(const void *ctx, size_t row, size_t k0, size_t k1, int16_t
     }
 }
 
-static uint32_t tg_gather8(const void *ctx, size_t row, size_t k0, size_t k1, uint8_t *dst) {
+static void tg_gather8(const void *ctx, size_t p0, size_t np, size_t k0, size_t k1, uint8_t *dst,
+                       size_t ld, uint32_t *sums) {
     const tg_a *t = (const tg_a *)ctx;
-    uint32_t sum = 0;
-    for (size_t k = k0; k < k1; k++) {
-        dst[k - k0] = (uint8_t)(t->a[row * t->depth + k] ^ (t->u8 ? 0 : 0x80));
-        sum += dst[k - k0];
-    }
-    return sum;
+    for (size_t r = 0; r < np; r++)
+        for (size_t k = k0; k < k1; k++) {
+            uint8_t v = (uint8_t)(t->a[(p0 + r) * t->depth + k] ^ (t->u8 ? 0 : 0x80));
+            dst[r * ld + k - k0] = v;
+            if (sums != NULL) sums[r] += v;
+        }
 }
 
 static int32_t zp_extreme(int u8) {
