@@ -16811,8 +16811,12 @@ TI__PRIVATE void ti__tfc_dw_f32_range(void *ctx, size_t begin, size_t end) {
 }
 
 #ifdef TI__X86_SIMD
-/* Output pixels requantized together by the SIMD depthwise path. */
+/* Output pixels requantized together by the SIMD depthwise paths: the AVX-512 path on
+ * offsets per pixel (ti__tfc_dw_q8_avx512), the paths on prepared weights
+ * (ti__tfc_dw_q8_avx2; a requantization call's set-up per chunk of channels shared by more
+ * pixels: 8 KiB of sums on the stack). */
 #define TI__TFC_DW_PIX 8
+#define TI__TFC_DW_PREP_PIX 32
 
 /* The SIMD depthwise path's level under the ISA in effect: 2 AVX512-VNNI, 1 AVX2, 0 none. */
 TI__PRIVATE int ti__tfc_dw_level(void) {
@@ -16916,7 +16920,7 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
     const ti__tfc_geo *g = j->g;
     const ti__qrq *rq = &j->rq;
     const size_t oc = (size_t)g->oc, ic = (size_t)g->ic, nt = (size_t)(g->kh * g->kw);
-    uint32_t a32[TI__TFC_DW_PIX * TI__TFC_DW_CHUNK];
+    uint32_t a32[TI__TFC_DW_PREP_PIX * TI__TFC_DW_CHUNK];
     unsigned char pad[TI__TFC_DW_CHUNK];
     const unsigned char *xp[TI__TFC_DW_TAPS];
     size_t toff[TI__TFC_DW_TAPS];
@@ -16935,8 +16939,8 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
         const int32_t *colc = j->dwc + c0;
         int64_t n, oy, ox; /* pixel p0 + r, stepped along (no divisions per pixel) */
         ti__tfc_pixel(g, begin, &n, &oy, &ox);
-        for (size_t p0 = begin; p0 < end; p0 += TI__TFC_DW_PIX) {
-            size_t np = TI__MIN((size_t)TI__TFC_DW_PIX, end - p0);
+        for (size_t p0 = begin; p0 < end; p0 += TI__TFC_DW_PREP_PIX) {
+            size_t np = TI__MIN((size_t)TI__TFC_DW_PREP_PIX, end - p0);
             for (size_t r = 0; r < np; r++) {
                 int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
                 if (iy0 >= 0 && ix0 >= 0 && iy0 + (g->kh - 1) * g->dh < g->ih &&
@@ -16970,7 +16974,7 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
             }
             uint8_t *y = (uint8_t *)j->y + p0 * oc + c0;
 #ifdef TI__X86_VNNI
-            static const int32_t zrow[TI__TFC_DW_PIX] = {0};
+            static const int32_t zrow[TI__TFC_DW_PREP_PIX] = {0};
             /* refuses only what ti__tfc_dw_q8_ok turned away (shifts, zero point, INT32_MIN) */
             if (wp == NULL)
                 (void)ti__qg8_rows8_vnni(np, a32, TI__TFC_DW_CHUNK, colc, NULL, zrow, cn,
