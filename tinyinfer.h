@@ -1589,6 +1589,9 @@ TI__PRIVATE void ti__dwq_wprep_vnni(int u8, int8_t *wp, uint32_t *ks, const void
                                     int32_t wo);
 TI__PRIVATE void ti__dwq_pix_vnni(uint32_t *acc, const unsigned char *const *xp, size_t nt,
                                   const int8_t *wp, size_t n, uint8_t flip, int32_t bo);
+TI__PRIVATE void ti__dwq_pix2_vnni(uint32_t *acc, size_t ld, const unsigned char *const *xpa,
+                                   const unsigned char *const *xpb, size_t nt, const int8_t *wp,
+                                   uint8_t flip, int32_t bo);
 TI__PRIVATE size_t ti__qg8_row_vnni(const uint32_t *dot, const int32_t *colc, const int32_t *bos,
                                     int32_t row, size_t n, const int32_t *mult,
                                     const int32_t *shift, int32_t yo, int32_t lo, int32_t hi,
@@ -16922,12 +16925,13 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
     const size_t oc = (size_t)g->oc, ic = (size_t)g->ic, nt = (size_t)(g->kh * g->kw);
     uint32_t a32[TI__TFC_DW_PREP_PIX * TI__TFC_DW_CHUNK];
     unsigned char pad[TI__TFC_DW_CHUNK];
-    const unsigned char *xp[TI__TFC_DW_TAPS];
+    const unsigned char *xps[2][TI__TFC_DW_TAPS]; /* two pixels' taps (VNNI pairs them) */
     size_t toff[TI__TFC_DW_TAPS];
     const unsigned char *x = (const unsigned char *)j->x;
     const int u8 = j->kind == TI__TFC_U8;
     memset(pad, (unsigned char)(-j->xo), sizeof pad); /* 1-byte elements */
-    for (size_t t = nt; t < (nt + 3) / 4 * 4; t++) xp[t] = pad; /* VNNI's quads: weights 0 */
+    for (size_t t = nt; t < (nt + 3) / 4 * 4; t++) /* VNNI's quads: weights 0 */
+        xps[0][t] = xps[1][t] = pad;
     for (size_t t = 0; t < nt; t++) {
         int64_t fy = (int64_t)t / g->kw, fx = (int64_t)t % g->kw;
         toff[t] = (size_t)((fy * g->dh * g->iw + fx * g->dw) * g->ic);
@@ -16942,6 +16946,7 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
         for (size_t p0 = begin; p0 < end; p0 += TI__TFC_DW_PREP_PIX) {
             size_t np = TI__MIN((size_t)TI__TFC_DW_PREP_PIX, end - p0);
             for (size_t r = 0; r < np; r++) {
+                const unsigned char **xp = xps[r & 1];
                 int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
                 if (iy0 >= 0 && ix0 >= 0 && iy0 + (g->kh - 1) * g->dh < g->ih &&
                     ix0 + (g->kw - 1) * g->dw < g->iw) { /* the whole window inside */
@@ -16961,7 +16966,15 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
                     }
                 }
 #ifdef TI__X86_VNNI
-                if (wp == NULL)
+                if (wp == NULL && cn == 32) { /* 32 channels: two pixels at a time */
+                    if (r & 1)
+                        ti__dwq_pix2_vnni(a32 + (r - 1) * TI__TFC_DW_CHUNK, TI__TFC_DW_CHUNK,
+                                          xps[0], xps[1], nt, j->dwv + wo * sizeof(int16_t),
+                                          u8 ? 0 : 0x80, j->dwbo);
+                    else if (r + 1 == np)
+                        ti__dwq_pix_vnni(a32 + r * TI__TFC_DW_CHUNK, xp, nt,
+                                         j->dwv + wo * sizeof(int16_t), cn, u8 ? 0 : 0x80, j->dwbo);
+                } else if (wp == NULL)
                     ti__dwq_pix_vnni(a32 + r * TI__TFC_DW_CHUNK, xp, nt,
                                      j->dwv + wo * sizeof(int16_t), cn, u8 ? 0 : 0x80, j->dwbo);
                 else
@@ -27225,6 +27238,34 @@ TI__PRIVATE void ti__dwq_wprep_vnni(int u8, int8_t *wp, uint32_t *ks, const void
     }
 }
 
+/* One quad of taps q (pointers P[4q..4q+3], bytes at off) of 32 channels into the sums A0..A3:
+ * the four taps' bytes flipped, interleaved into each channel's lane, one VPDPBUSD per 8
+ * channels (plus one with bo's bytes when bo != 0); ti__dwq_pix_vnni's lane order. Uses the
+ * caller's q, nq, fv (the flip), bo, bof and bol (its bytes). */
+#define TI__DWV_LDX(ptr) _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(ptr)), fv)
+#define TI__DWV_QUAD(A0, A1, A2, A3, P, W, off)                                                \
+    {                                                                                       \
+        __m256i x0 = TI__DWV_LDX(P[4 * q] + (off));                                         \
+        __m256i x1 = TI__DWV_LDX(P[4 * q + 1] + (off));                                     \
+        __m256i x2 = TI__DWV_LDX(P[4 * q + 2] + (off));                                     \
+        __m256i x3 = TI__DWV_LDX(P[4 * q + 3] + (off));                                     \
+        __m256i l01 = _mm256_unpacklo_epi8(x0, x1), h01 = _mm256_unpackhi_epi8(x0, x1);    \
+        __m256i l23 = _mm256_unpacklo_epi8(x2, x3), h23 = _mm256_unpackhi_epi8(x2, x3);    \
+        __m256i y0 = _mm256_unpacklo_epi16(l01, l23), y1 = _mm256_unpackhi_epi16(l01, l23); \
+        __m256i y2 = _mm256_unpacklo_epi16(h01, h23), y3 = _mm256_unpackhi_epi16(h01, h23); \
+        A0 = _mm256_dpbusd_epi32(A0, y0, _mm256_loadu_si256(W + 4 * q));                    \
+        A1 = _mm256_dpbusd_epi32(A1, y1, _mm256_loadu_si256(W + 4 * q + 1));                \
+        A2 = _mm256_dpbusd_epi32(A2, y2, _mm256_loadu_si256(W + 4 * q + 2));                \
+        A3 = _mm256_dpbusd_epi32(A3, y3, _mm256_loadu_si256(W + 4 * q + 3));                \
+        if (bo != 0) {                                                                      \
+            __m256i bb = q + 1 < nq ? bof : bol;                                            \
+            A0 = _mm256_dpbusd_epi32(A0, y0, bb);                                           \
+            A1 = _mm256_dpbusd_epi32(A1, y1, bb);                                           \
+            A2 = _mm256_dpbusd_epi32(A2, y2, bb);                                           \
+            A3 = _mm256_dpbusd_epi32(A3, y3, bb);                                           \
+        }                                                                                   \
+    }
+
 /* acc[c] = sum over taps t < nt of a_t[c] * w'_t[c] modulo 2^32, c < n (<= 64): a_t[c] =
  * xp[t][c] ^ flip (flip 0x80 reads int8 as uint8), w'_t = b_t + bo with b as
  * ti__dwq_wprep_vnni laid it out; xp[nt .. 4 * nq) must be readable for n bytes (their
@@ -27248,32 +27289,8 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pix_vnni(uint32_t *acc,
         __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
         __m256i b0 = a0, b1 = a0, b2 = a0, b3 = a0;
         for (size_t q = 0; q < nq; q++) {
-            const unsigned char *const *p = xp + 4 * q;
-#define TI__DWV_QUAD(A0, A1, A2, A3, W, off)                                                \
-    {                                                                                       \
-        __m256i x0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(p[0] + (off))), fv); \
-        __m256i x1 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(p[1] + (off))), fv); \
-        __m256i x2 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(p[2] + (off))), fv); \
-        __m256i x3 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(p[3] + (off))), fv); \
-        __m256i l01 = _mm256_unpacklo_epi8(x0, x1), h01 = _mm256_unpackhi_epi8(x0, x1);    \
-        __m256i l23 = _mm256_unpacklo_epi8(x2, x3), h23 = _mm256_unpackhi_epi8(x2, x3);    \
-        __m256i y0 = _mm256_unpacklo_epi16(l01, l23), y1 = _mm256_unpackhi_epi16(l01, l23); \
-        __m256i y2 = _mm256_unpacklo_epi16(h01, h23), y3 = _mm256_unpackhi_epi16(h01, h23); \
-        A0 = _mm256_dpbusd_epi32(A0, y0, _mm256_loadu_si256(W + 4 * q));                    \
-        A1 = _mm256_dpbusd_epi32(A1, y1, _mm256_loadu_si256(W + 4 * q + 1));                \
-        A2 = _mm256_dpbusd_epi32(A2, y2, _mm256_loadu_si256(W + 4 * q + 2));                \
-        A3 = _mm256_dpbusd_epi32(A3, y3, _mm256_loadu_si256(W + 4 * q + 3));                \
-        if (bo != 0) {                                                                      \
-            __m256i bb = q + 1 < nq ? bof : bol;                                            \
-            A0 = _mm256_dpbusd_epi32(A0, y0, bb);                                           \
-            A1 = _mm256_dpbusd_epi32(A1, y1, bb);                                           \
-            A2 = _mm256_dpbusd_epi32(A2, y2, bb);                                           \
-            A3 = _mm256_dpbusd_epi32(A3, y3, bb);                                           \
-        }                                                                                   \
-    }
-            TI__DWV_QUAD(a0, a1, a2, a3, wv, 0)
-            TI__DWV_QUAD(b0, b1, b2, b3, wu, 32)
-#undef TI__DWV_QUAD
+            TI__DWV_QUAD(a0, a1, a2, a3, xp, wv, 0)
+            TI__DWV_QUAD(b0, b1, b2, b3, xp, wu, 32)
         }
         _mm256_storeu_si256((__m256i *)(void *)acc, _mm256_permute2x128_si256(a0, a1, 0x20));
         _mm256_storeu_si256((__m256i *)(void *)(acc + 8), _mm256_permute2x128_si256(a2, a3, 0x20));
@@ -27322,6 +27339,39 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pix_vnni(uint32_t *acc,
         _mm256_mask_storeu_epi32(o + 24, (__mmask8)(k >> 24), _mm256_permute2x128_si256(a2, a3, 0x31));
     }
 }
+
+/* ti__dwq_pix_vnni for two pixels of exactly 32 channels (xpa, xpb: their taps; sums to
+ * acc and acc + ld): one pass over the quads with eight independent sums where one pixel
+ * would chain four. */
+TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pix2_vnni(uint32_t *acc, size_t ld,
+                                                         const unsigned char *const *xpa,
+                                                         const unsigned char *const *xpb,
+                                                         size_t nt, const int8_t *wp, uint8_t flip,
+                                                         int32_t bo) {
+    const size_t nq = (nt + 3) / 4;
+    const __m256i fv = _mm256_set1_epi8((char)flip);
+    const __m256i bof = _mm256_set1_epi8((char)bo);
+    const __m256i bol = _mm256_set1_epi32((int32_t)((0xffffffffu >> (8 * (4 * nq - nt))) &
+                                                    (0x01010101u * (uint8_t)bo)));
+    const __m256i *wv = (const __m256i *)(const void *)wp;
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+    __m256i b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+    for (size_t q = 0; q < nq; q++) {
+        TI__DWV_QUAD(a0, a1, a2, a3, xpa, wv, 0)
+        TI__DWV_QUAD(b0, b1, b2, b3, xpb, wv, 0)
+    }
+    uint32_t *o = acc, *u = acc + ld;
+    _mm256_storeu_si256((__m256i *)(void *)o, _mm256_permute2x128_si256(a0, a1, 0x20));
+    _mm256_storeu_si256((__m256i *)(void *)(o + 8), _mm256_permute2x128_si256(a2, a3, 0x20));
+    _mm256_storeu_si256((__m256i *)(void *)(o + 16), _mm256_permute2x128_si256(a0, a1, 0x31));
+    _mm256_storeu_si256((__m256i *)(void *)(o + 24), _mm256_permute2x128_si256(a2, a3, 0x31));
+    _mm256_storeu_si256((__m256i *)(void *)u, _mm256_permute2x128_si256(b0, b1, 0x20));
+    _mm256_storeu_si256((__m256i *)(void *)(u + 8), _mm256_permute2x128_si256(b2, b3, 0x20));
+    _mm256_storeu_si256((__m256i *)(void *)(u + 16), _mm256_permute2x128_si256(b0, b1, 0x31));
+    _mm256_storeu_si256((__m256i *)(void *)(u + 24), _mm256_permute2x128_si256(b2, b3, 0x31));
+}
+#undef TI__DWV_QUAD
+#undef TI__DWV_LDX
 
 /* One output pixel of the 8-bit depthwise kernel (cpu/tfl_conv.c, channel multiplier 1):
  * acc[c] = sum over taps t < nt of (w[woff[t] + c] + wo) * (x[xoff[t] + c] + xo) modulo

@@ -373,12 +373,13 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
     const size_t oc = (size_t)g->oc, ic = (size_t)g->ic, nt = (size_t)(g->kh * g->kw);
     uint32_t a32[TI__TFC_DW_PREP_PIX * TI__TFC_DW_CHUNK];
     unsigned char pad[TI__TFC_DW_CHUNK];
-    const unsigned char *xp[TI__TFC_DW_TAPS];
+    const unsigned char *xps[2][TI__TFC_DW_TAPS]; /* two pixels' taps (VNNI pairs them) */
     size_t toff[TI__TFC_DW_TAPS];
     const unsigned char *x = (const unsigned char *)j->x;
     const int u8 = j->kind == TI__TFC_U8;
     memset(pad, (unsigned char)(-j->xo), sizeof pad); /* 1-byte elements */
-    for (size_t t = nt; t < (nt + 3) / 4 * 4; t++) xp[t] = pad; /* VNNI's quads: weights 0 */
+    for (size_t t = nt; t < (nt + 3) / 4 * 4; t++) /* VNNI's quads: weights 0 */
+        xps[0][t] = xps[1][t] = pad;
     for (size_t t = 0; t < nt; t++) {
         int64_t fy = (int64_t)t / g->kw, fx = (int64_t)t % g->kw;
         toff[t] = (size_t)((fy * g->dh * g->iw + fx * g->dw) * g->ic);
@@ -393,6 +394,7 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
         for (size_t p0 = begin; p0 < end; p0 += TI__TFC_DW_PREP_PIX) {
             size_t np = TI__MIN((size_t)TI__TFC_DW_PREP_PIX, end - p0);
             for (size_t r = 0; r < np; r++) {
+                const unsigned char **xp = xps[r & 1];
                 int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
                 if (iy0 >= 0 && ix0 >= 0 && iy0 + (g->kh - 1) * g->dh < g->ih &&
                     ix0 + (g->kw - 1) * g->dw < g->iw) { /* the whole window inside */
@@ -412,7 +414,15 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
                     }
                 }
 #ifdef TI__X86_VNNI
-                if (wp == NULL)
+                if (wp == NULL && cn == 32) { /* 32 channels: two pixels at a time */
+                    if (r & 1)
+                        ti__dwq_pix2_vnni(a32 + (r - 1) * TI__TFC_DW_CHUNK, TI__TFC_DW_CHUNK,
+                                          xps[0], xps[1], nt, j->dwv + wo * sizeof(int16_t),
+                                          u8 ? 0 : 0x80, j->dwbo);
+                    else if (r + 1 == np)
+                        ti__dwq_pix_vnni(a32 + r * TI__TFC_DW_CHUNK, xp, nt,
+                                         j->dwv + wo * sizeof(int16_t), cn, u8 ? 0 : 0x80, j->dwbo);
+                } else if (wp == NULL)
                     ti__dwq_pix_vnni(a32 + r * TI__TFC_DW_CHUNK, xp, nt,
                                      j->dwv + wo * sizeof(int16_t), cn, u8 ? 0 : 0x80, j->dwbo);
                 else

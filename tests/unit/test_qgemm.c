@@ -447,7 +447,9 @@ static void dw_pix_avx2(int u8, uint32_t *acc, const void *x, const void *w, con
 /* The AVX512-VNNI depthwise path's pixel as tfl_conv.c runs it: per chunk of up to 64
  * channels the weights in quads of taps (ti__dwq_wprep_vnni), the taps against them
  * (ti__dwq_pix_vnni, the quads' missing taps reading x), plus the input offset's share ks;
- * a weight offset bo outside int8 takes the per-pixel kernel, as tfl_conv.c does. */
+ * a weight offset bo outside int8 takes the per-pixel kernel, as tfl_conv.c does. Chunks of
+ * 32 channels or more also check the two-pixel kernel (ti__dwq_pix2_vnni). */
+static int dw_pair_bad; /* ti__dwq_pix2_vnni's differences from ti__dwq_pix_vnni */
 static void dw_pix_vnni(int u8, uint32_t *acc, const void *x, const void *w, const size_t *xoff,
                         const size_t *woff, size_t nt, size_t n, int32_t xo, int32_t wo) {
     int8_t wp[2 * (DW_T + 3) / 4 * 128];
@@ -464,6 +466,17 @@ static void dw_pix_vnni(int u8, uint32_t *acc, const void *x, const void *w, con
             xp[t] = (const unsigned char *)x + (t < nt ? xoff[t] : 0) + c0;
         ti__dwq_wprep_vnni(u8, wp, ks, (const unsigned char *)w + c0, woff, nt, cn, xo, wo);
         ti__dwq_pix_vnni(acc + c0, xp, nt, wp, cn, u8 ? 0 : 0x80, bo);
+        if (cn >= 32) { /* the two-pixel kernel on the first 32 channels: this pixel and one
+                           with its taps reversed, against the one-pixel kernel */
+            const unsigned char *xr[DW_T + 3];
+            uint32_t one[64], two[2 * 32];
+            for (size_t t = 0; t < (nt + 3) / 4 * 4; t++) xr[t] = t < nt ? xp[nt - 1 - t] : xp[t];
+            ti__dwq_pix_vnni(one, xr, nt, wp, cn, u8 ? 0 : 0x80, bo);
+            ti__dwq_pix2_vnni(two, 32, xp, xr, nt, wp, u8 ? 0 : 0x80, bo);
+            if (memcmp(two, acc + c0, 32 * sizeof(uint32_t)) != 0 ||
+                memcmp(two + 32, one, 32 * sizeof(uint32_t)) != 0)
+                dw_pair_bad++;
+        }
         for (size_t c = 0; c < cn; c++) acc[c0 + c] += ks[c];
     }
 }
@@ -629,6 +642,7 @@ TI_TEST(vnni_helpers_match_plain_loops) {
     free(x);
     free(w);
     TI_CHECK_EQ_INT(bad, 0);
+    TI_CHECK_EQ_INT(dw_pair_bad, 0);
 #endif
 }
 
