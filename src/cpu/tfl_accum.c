@@ -454,17 +454,20 @@ TI__PRIVATE void ti__tfc_qgather_row(const void *ctx, size_t p, size_t k0, size_
 #endif
 
 #ifdef TI__QG8
-/* The sum of n bytes: up to 64 eight at a time in a word (four 16-bit sums of byte pairs),
- * more with the vector copy's sum. */
+/* The sum of n bytes (modulo 2^32), eight at a time in a word: four 16-bit sums of byte
+ * pairs, folded every 64 words (each gains at most 510 a word). */
 TI__PRIVATE uint32_t ti__tfc_sum8(const uint8_t *p, size_t n) {
-    if (n > 64) return ti__qg8_copy(NULL, p, n, 0);
-    uint64_t h = 0, v;
+    uint32_t sum = 0;
     size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        memcpy(&v, p + i, 8);
-        h += (v & 0x00ff00ff00ff00ffull) + ((v >> 8) & 0x00ff00ff00ff00ffull);
+    while (i + 8 <= n) {
+        uint64_t h = 0, v;
+        for (size_t w = 0; w < 64 && i + 8 <= n; w++, i += 8) {
+            memcpy(&v, p + i, 8);
+            h += (v & 0x00ff00ff00ff00ffull) + ((v >> 8) & 0x00ff00ff00ff00ffull);
+        }
+        sum += (uint32_t)(h & 0xffff) + (uint32_t)((h >> 16) & 0xffff) +
+               (uint32_t)((h >> 32) & 0xffff) + (uint32_t)(h >> 48);
     }
-    uint32_t sum = (uint32_t)((h * 0x0001000100010001ull) >> 48);
     for (; i < n; i++) sum += p[i];
     return sum;
 }
