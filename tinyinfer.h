@@ -27051,6 +27051,10 @@ TI__X86_INLINE __mmask16 ti__qv_mask16(size_t n) {
     return (__mmask16)(n >= 16 ? 0xffffu : (1u << n) - 1u);
 }
 
+/* Rounding to nearest even written into each instruction, whatever MXCSR says (a program
+ * may have changed its rounding mode). */
+#define TI__QV_RNE (_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+
 /* The float form of TI__QRQ_32 (rows8's fast path). With v the sum, m >= 0 the multiplier
  * and rs >= 1 the right shift, TFLite's double rounding (floor((vm + 2^30) / 2^31) =: q1, then
  * q1 / 2^rs rounded half up for q1 >= 0 and half down below) is one floor:
@@ -27064,14 +27068,14 @@ TI__X86_INLINE __mmask16 ti__qv_mask16(size_t n) {
  * (the callers keep |lo - yo| and |hi - yo| <= 512); |t| < 2^31 as |r| <= 2^30 (rs >= 1). */
 TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_rq_float(__m512i v, __m512 s, __m512 e,
                                                              __mmask16 *bad) {
-    __m512 f = _mm512_cvtepi32_ps(v);
+    __m512 f = _mm512_cvt_roundepi32_ps(v, TI__QV_RNE);
     /* e with f's sign: (f & sign bit) | e */
     __m512 es = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
         _mm512_castps_si512(f), _mm512_castps_si512(e), _mm512_set1_epi32((int32_t)0x80000000u), 0xEC));
-    __m512 t = _mm512_fmadd_ps(f, s, es);
+    __m512 t = _mm512_fmadd_round_ps(f, s, es, TI__QV_RNE);
     __m512 d = _mm512_abs_ps(_mm512_reduce_ps(t, 0)); /* |t - RNE(t)| */
     *bad |= _mm512_cmp_ps_mask(d, _mm512_set1_ps(0.5f - 1.0f / 4096.0f), _CMP_GE_OQ);
-    return _mm512_cvtps_epi32(t); /* RNE */
+    return _mm512_cvt_roundps_epi32(t, TI__QV_RNE);
 }
 
 /* ti__qg8_row_vnni's requantization for nr rows at once, to bytes only: row r's sums
@@ -27121,7 +27125,8 @@ TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_rows8_vnni(size_t nr, const uint32
      * and the column terms, once per block */
 #define TI__QV_COLS(j)                                                                      \
     __m512i sh##j = _mm512_maskz_loadu_epi32(k##j, shift + i + 16 * j);                     \
-    __m512 s##j = _mm512_scalef_ps(_mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(k##j, mult + i + 16 * j)), \
+    __m512 s##j = _mm512_scalef_ps(_mm512_cvt_roundepi32_ps(                                \
+                                       _mm512_maskz_loadu_epi32(k##j, mult + i + 16 * j), TI__QV_RNE), \
                                    _mm512_cvtepi32_ps(_mm512_sub_epi32(sh##j, lim)));       \
     __m512 e##j = _mm512_maskz_scalef_ps(k##j, _mm512_set1_ps(1.0f), /* 0 past n: no redo */ \
                                          _mm512_cvtepi32_ps(_mm512_sub_epi32(sh##j, one))); \
