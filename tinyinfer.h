@@ -27486,10 +27486,8 @@ TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__tfl_add8_avx512(const uint8_t *a, c
                                                              int32_t mo, int e, int32_t out_off,
                                                              int u8, int32_t lo, int32_t hi) {
     const __m512i vm = _mm512_set1_epi32(mo), mmo = _mm512_srli_epi64(vm, 32);
-    const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30);
     const __m512i mask = _mm512_set1_epi32((int32_t)(((int64_t)1 << e) - 1));
-    const __m512i half = _mm512_srai_epi32(mask, 1), one = _mm512_set1_epi32(1);
-    const __m128i cnt = _mm_cvtsi32_si128(e);
+    const __m512i half = _mm512_srai_epi32(mask, 1), ve = _mm512_set1_epi32(e);
     const __m512i voff = _mm512_set1_epi32(out_off);
     const __m512i dlo = _mm512_set1_epi32(u8 ? 0 : -128), dhi = _mm512_set1_epi32(u8 ? 255 : 127);
     const __m512i vlo = _mm512_set1_epi32(lo), vhi = _mm512_set1_epi32(hi);
@@ -27499,15 +27497,7 @@ TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__tfl_add8_avx512(const uint8_t *a, c
         __m512i ib = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(b + i)));
         __m512i s = _mm512_add_epi32(_mm512_i32gather_epi32(ia, (const void *)t1, 4),
                                      _mm512_i32gather_epi32(ib, (const void *)t2, 4));
-        /* bits 31..62 of s * mo + 2^30 (see ti__qg8_row_vnni) */
-        __m512i pe = _mm512_add_epi64(_mm512_mul_epi32(s, vm), nudge);
-        __m512i po = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(s, 32), mmo), nudge);
-        __m512i q = _mm512_mask_blend_epi32((__mmask16)0xAAAA, _mm512_srli_epi64(pe, 31),
-                                            _mm512_slli_epi64(po, 1));
-        __m512i rem = _mm512_and_si512(q, mask);
-        __m512i thr = _mm512_add_epi32(half, _mm512_srli_epi32(q, 31));
-        q = _mm512_sra_epi32(q, cnt);
-        q = _mm512_mask_add_epi32(q, _mm512_cmpgt_epi32_mask(rem, thr), q, one);
+        __m512i q = ti__qv_rq_int(s, vm, mmo, ve, mask, half); /* cpu/x86/qgemm_vnni.c */
         q = _mm512_srai_epi32(_mm512_slli_epi32(_mm512_add_epi32(q, voff), 16), 16); /* int16 */
         q = _mm512_min_epi32(_mm512_max_epi32(q, dlo), dhi);
         q = _mm512_min_epi32(_mm512_max_epi32(q, vlo), vhi);
