@@ -2593,8 +2593,8 @@ typedef void (*ti__qg_gather_fn)(const void *ctx, size_t row, size_t k0, size_t 
 typedef void (*ti__qg_grow_fn)(const void *ctx, size_t row, size_t k0, size_t k1, int16_t *dst);
 /* The byte path's gather: depths [k0, k1) of rows p0 .. p0 + np - 1 as unsigned bytes a_u,
  * row r's to dst[r * ld + k - k0] (a tap outside the input: the zero point's byte, so that A'
- * is 0), adding each row's sum to sums[r] (modulo 2^32; sums NULL: no sums). A block at once: a conv's gather
- * steps from pixel to pixel instead of dividing its index for each. */
+ * is 0), adding each row's sum to sums[r] (modulo 2^32; sums NULL: no sums). A block at
+ * once: a conv's gather steps from pixel to pixel instead of dividing its index for each. */
 typedef void (*ti__qg_gather8_fn)(const void *ctx, size_t p0, size_t np, size_t k0, size_t k1,
                                   uint8_t *dst, size_t ld, uint32_t *sums);
 
@@ -27021,14 +27021,16 @@ TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__qg8_row_vnni(const uint32_t *dot, c
         __mmask16 bad = _mm512_cmpgt_epi32_mask(sh, lim) | _mm512_cmpgt_epi32_mask(nlim, sh);
         if (bad != 0) break;
         __m512i m = _mm512_maskz_loadu_epi32(k, mult + i);
-        if (_mm512_cmpgt_epi32_mask(sh, zero) != 0) v = ti__qv_lshift(v, _mm512_max_epi32(sh, zero));
+        if (_mm512_cmpgt_epi32_mask(sh, zero) != 0)
+            v = ti__qv_lshift(v, _mm512_max_epi32(sh, zero));
         /* v = m = INT32_MIN saturates to INT32_MAX in the doubling multiply: v = INT32_MIN + 1
          * gives that */
         v = _mm512_mask_max_epi32(v, _mm512_cmpeq_epi32_mask(m, _mm512_set1_epi32(INT32_MIN)), v,
                                   _mm512_set1_epi32(INT32_MIN + 1));
         __m512i rs = _mm512_max_epi32(_mm512_sub_epi32(zero, sh), zero);
         __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, rs), one);
-        __m512i q = ti__qv_rq_int(v, m, _mm512_srli_epi64(m, 32), rs, mask, _mm512_srai_epi32(mask, 1));
+        __m512i q = ti__qv_rq_int(v, m, _mm512_srli_epi64(m, 32), rs, mask,
+                                  _mm512_srai_epi32(mask, 1));
         q = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(q, qlo), qhi), vyo);
         if (out8 != NULL) { /* VPMOVDB to a register, then the store: the masked VPMOVDB
                                to memory is microcoded on AMD Zen 4 (a fifth of this loop) */
@@ -27070,8 +27072,9 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_rq_float(__m512i v, __m512 s
                                                              __mmask16 *bad) {
     __m512 f = _mm512_cvt_roundepi32_ps(v, TI__QV_RNE);
     /* e with f's sign: (f & sign bit) | e */
-    __m512 es = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
-        _mm512_castps_si512(f), _mm512_castps_si512(e), _mm512_set1_epi32((int32_t)0x80000000u), 0xEC));
+    const __m512i sign = _mm512_set1_epi32((int32_t)0x80000000u);
+    __m512 es = _mm512_castsi512_ps(
+        _mm512_ternarylogic_epi32(_mm512_castps_si512(f), _mm512_castps_si512(e), sign, 0xEC));
     __m512 t = _mm512_fmadd_round_ps(f, s, es, TI__QV_RNE);
     __m512 d = _mm512_abs_ps(_mm512_reduce_ps(t, 0)); /* |t - RNE(t)| */
     *bad |= _mm512_cmp_ps_mask(d, _mm512_set1_ps(0.5f - 1.0f / 4096.0f), _CMP_GE_OQ);
@@ -27099,7 +27102,8 @@ TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_rows8_vnni(size_t nr, const uint32
     if ((int64_t)lo - yo > INT32_MAX || (int64_t)hi - yo < INT32_MIN) return 0;
     for (size_t i = 0; i < n; i += 16) {
         __mmask16 k = (__mmask16)(n - i >= 16 ? 0xffffu : (1u << (n - i)) - 1u);
-        __m512i sh = _mm512_maskz_loadu_epi32(k, shift + i), m = _mm512_maskz_loadu_epi32(k, mult + i);
+        __m512i sh = _mm512_maskz_loadu_epi32(k, shift + i);
+        __m512i m = _mm512_maskz_loadu_epi32(k, mult + i);
         if ((_mm512_cmpgt_epi32_mask(sh, lim) | _mm512_cmpgt_epi32_mask(nlim, sh)) != 0) return 0;
         /* a multiplier of INT32_MIN (no TFLite scale gives one) saturates the doubling
          * multiply at v = INT32_MIN, which this function does not: row by row */
@@ -27125,8 +27129,8 @@ TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_rows8_vnni(size_t nr, const uint32
      * and the column terms, once per block */
 #define TI__QV_COLS(j)                                                                      \
     __m512i sh##j = _mm512_maskz_loadu_epi32(k##j, shift + i + 16 * j);                     \
-    __m512 s##j = _mm512_scalef_ps(_mm512_cvt_roundepi32_ps(                                \
-                                       _mm512_maskz_loadu_epi32(k##j, mult + i + 16 * j), TI__QV_RNE), \
+    __m512i m##j = _mm512_maskz_loadu_epi32(k##j, mult + i + 16 * j);                       \
+    __m512 s##j = _mm512_scalef_ps(_mm512_cvt_roundepi32_ps(m##j, TI__QV_RNE),              \
                                    _mm512_cvtepi32_ps(_mm512_sub_epi32(sh##j, lim)));       \
     __m512 e##j = _mm512_maskz_scalef_ps(k##j, _mm512_set1_ps(1.0f), /* 0 past n: no redo */ \
                                          _mm512_cvtepi32_ps(_mm512_sub_epi32(sh##j, one))); \
@@ -27135,7 +27139,8 @@ TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_rows8_vnni(size_t nr, const uint32
     /* row r's sums of vector j, requantized in float */
 #define TI__QV_F(j)                                                                         \
     {                                                                                       \
-        v##j = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k##j, dot + r * ldd + i + 16 * j), cc##j); \
+        v##j = _mm512_maskz_loadu_epi32(k##j, dot + r * ldd + i + 16 * j);                  \
+        v##j = _mm512_add_epi32(v##j, cc##j);                                               \
         v##j = _mm512_add_epi32(v##j, bos != NULL ? _mm512_mullo_epi32(bb##j, rv) : rv);    \
         q##j = ti__qv_rq_float(v##j, s##j, e##j, &bad);                                     \
     }
@@ -27143,9 +27148,11 @@ TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_rows8_vnni(size_t nr, const uint32
 #define TI__QV_I(j)                                                                         \
     {                                                                                       \
         __m512i m = _mm512_maskz_loadu_epi32(k##j, mult + i + 16 * j);                      \
-        __m512i rs = _mm512_sub_epi32(zero, _mm512_maskz_loadu_epi32(k##j, shift + i + 16 * j)); \
+        __m512i rs = _mm512_maskz_loadu_epi32(k##j, shift + i + 16 * j);                    \
+        rs = _mm512_sub_epi32(zero, rs);                                                    \
         __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, rs), one);                   \
-        q##j = ti__qv_rq_int(v##j, m, _mm512_srli_epi64(m, 32), rs, mask, _mm512_srai_epi32(mask, 1)); \
+        q##j = ti__qv_rq_int(v##j, m, _mm512_srli_epi64(m, 32), rs, mask,                   \
+                             _mm512_srai_epi32(mask, 1));                                   \
     }
     /* a block of NV vectors (the last one's columns may end early): requantized, packed with
      * saturation and the zero point, clamped, stored (masked past n) */
@@ -27172,8 +27179,10 @@ TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_rows8_vnni(size_t nr, const uint32
             if (upk) o = _mm512_min_epu8(_mm512_max_epu8(_mm512_packus_epi16(a, b), lo8), hi8); \
             else o = _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(a, b), lo8), hi8);  \
             o = _mm512_permutexvar_epi32(perm, o);                                          \
-            if (NV == 4 && ko == ~(__mmask64)0) _mm512_storeu_si512((void *)(out + r * ldo + i), o); \
-            else _mm512_mask_storeu_epi8(out + r * ldo + i, ko, o);                         \
+            if (NV == 4 && ko == ~(__mmask64)0)                                             \
+                _mm512_storeu_si512((void *)(out + r * ldo + i), o);                        \
+            else                                                                            \
+                _mm512_mask_storeu_epi8(out + r * ldo + i, ko, o);                          \
         }                                                                                   \
     }
     size_t i = 0;
@@ -27192,16 +27201,19 @@ TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_rows8_vnni(size_t nr, const uint32
     for (; i < n; i += 16) {
         __mmask16 k0 = ti__qv_mask16(n - i);
         TI__QV_COLS(0)
-        __m512i m0 = _mm512_maskz_loadu_epi32(k0, mult + i), mo = _mm512_srli_epi64(m0, 32);
-        __m512i ls = _mm512_max_epi32(sh0, zero), rs = _mm512_max_epi32(_mm512_sub_epi32(zero, sh0), zero);
+        __m512i mo = _mm512_srli_epi64(m0, 32), ls = _mm512_max_epi32(sh0, zero);
+        __m512i rs = _mm512_max_epi32(_mm512_sub_epi32(zero, sh0), zero);
         __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, rs), one);
         __m512i half = _mm512_srai_epi32(mask, 1);
         for (size_t r = 0; r < nr; r++) {
             __m512i rv = _mm512_set1_epi32(row[r]), v0 = zero, q0 = zero;
             __mmask16 bad = 0;
-            if (fl) TI__QV_F(0)
-            else v0 = _mm512_add_epi32(_mm512_add_epi32(_mm512_maskz_loadu_epi32(k0, dot + r * ldd + i), cc0),
-                                       bos != NULL ? _mm512_mullo_epi32(bb0, rv) : rv);
+            if (fl) {
+                TI__QV_F(0)
+            } else {
+                v0 = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k0, dot + r * ldd + i), cc0);
+                v0 = _mm512_add_epi32(v0, bos != NULL ? _mm512_mullo_epi32(bb0, rv) : rv);
+            }
             if (!fl || bad != 0)
                 q0 = ti__qv_rq_int(pos != 0 ? ti__qv_lshift(v0, ls) : v0, m0, mo, rs, mask, half);
             q0 = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(q0, qlo), qhi), vyo);
@@ -27250,7 +27262,8 @@ TI__PRIVATE void ti__dwq_wprep_vnni(int u8, int8_t *wp, uint32_t *ks, const void
  * the four taps' bytes flipped, interleaved into each channel's lane, one VPDPBUSD per 8
  * channels (plus one with bo's bytes when bo != 0); ti__dwq_pix_vnni's lane order. Uses the
  * caller's q, nq, fv (the flip), bo, bof and bol (its bytes). */
-#define TI__DWV_LDX(ptr) _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(ptr)), fv)
+#define TI__DWV_LDX(ptr)                                                                    \
+    _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(ptr)), fv)
 #define TI__DWV_QUAD(A0, A1, A2, A3, P, W, off)                                                \
     {                                                                                       \
         __m256i x0 = TI__DWV_LDX(P[4 * q] + (off));                                         \
@@ -27273,6 +27286,16 @@ TI__PRIVATE void ti__dwq_wprep_vnni(int u8, int8_t *wp, uint32_t *ks, const void
             A3 = _mm256_dpbusd_epi32(A3, y3, bb);                                           \
         }                                                                                   \
     }
+
+/* The sums of 32 channels from the quads' lane order (a0 = channels 0-3 | 16-19, a1 = 4-7 |
+ * 20-23, a2 = 8-11 | 24-27, a3 = 12-15 | 28-31) to o[0..32), in channel order. */
+TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__dwv_store32(uint32_t *o, __m256i a0, __m256i a1,
+                                                         __m256i a2, __m256i a3) {
+    _mm256_storeu_si256((__m256i *)(void *)o, _mm256_permute2x128_si256(a0, a1, 0x20));
+    _mm256_storeu_si256((__m256i *)(void *)(o + 8), _mm256_permute2x128_si256(a2, a3, 0x20));
+    _mm256_storeu_si256((__m256i *)(void *)(o + 16), _mm256_permute2x128_si256(a0, a1, 0x31));
+    _mm256_storeu_si256((__m256i *)(void *)(o + 24), _mm256_permute2x128_si256(a2, a3, 0x31));
+}
 
 /* acc[c] = sum over taps t < nt of a_t[c] * w'_t[c] modulo 2^32, c < n (<= 64): a_t[c] =
  * xp[t][c] ^ flip (flip 0x80 reads int8 as uint8), w'_t = b_t + bo with b as
@@ -27300,14 +27323,8 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pix_vnni(uint32_t *acc,
             TI__DWV_QUAD(a0, a1, a2, a3, xp, wv, 0)
             TI__DWV_QUAD(b0, b1, b2, b3, xp, wu, 32)
         }
-        _mm256_storeu_si256((__m256i *)(void *)acc, _mm256_permute2x128_si256(a0, a1, 0x20));
-        _mm256_storeu_si256((__m256i *)(void *)(acc + 8), _mm256_permute2x128_si256(a2, a3, 0x20));
-        _mm256_storeu_si256((__m256i *)(void *)(acc + 16), _mm256_permute2x128_si256(a0, a1, 0x31));
-        _mm256_storeu_si256((__m256i *)(void *)(acc + 24), _mm256_permute2x128_si256(a2, a3, 0x31));
-        _mm256_storeu_si256((__m256i *)(void *)(acc + 32), _mm256_permute2x128_si256(b0, b1, 0x20));
-        _mm256_storeu_si256((__m256i *)(void *)(acc + 40), _mm256_permute2x128_si256(b2, b3, 0x20));
-        _mm256_storeu_si256((__m256i *)(void *)(acc + 48), _mm256_permute2x128_si256(b0, b1, 0x31));
-        _mm256_storeu_si256((__m256i *)(void *)(acc + 56), _mm256_permute2x128_si256(b2, b3, 0x31));
+        ti__dwv_store32(acc, a0, a1, a2, a3);
+        ti__dwv_store32(acc + 32, b0, b1, b2, b3);
         c0 = 64;
     }
     for (; c0 < n; c0 += 32) {
@@ -27368,15 +27385,8 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pix2_vnni(uint32_t *acc, size_t l
         TI__DWV_QUAD(a0, a1, a2, a3, xpa, wv, 0)
         TI__DWV_QUAD(b0, b1, b2, b3, xpb, wv, 0)
     }
-    uint32_t *o = acc, *u = acc + ld;
-    _mm256_storeu_si256((__m256i *)(void *)o, _mm256_permute2x128_si256(a0, a1, 0x20));
-    _mm256_storeu_si256((__m256i *)(void *)(o + 8), _mm256_permute2x128_si256(a2, a3, 0x20));
-    _mm256_storeu_si256((__m256i *)(void *)(o + 16), _mm256_permute2x128_si256(a0, a1, 0x31));
-    _mm256_storeu_si256((__m256i *)(void *)(o + 24), _mm256_permute2x128_si256(a2, a3, 0x31));
-    _mm256_storeu_si256((__m256i *)(void *)u, _mm256_permute2x128_si256(b0, b1, 0x20));
-    _mm256_storeu_si256((__m256i *)(void *)(u + 8), _mm256_permute2x128_si256(b2, b3, 0x20));
-    _mm256_storeu_si256((__m256i *)(void *)(u + 16), _mm256_permute2x128_si256(b0, b1, 0x31));
-    _mm256_storeu_si256((__m256i *)(void *)(u + 24), _mm256_permute2x128_si256(b2, b3, 0x31));
+    ti__dwv_store32(acc, a0, a1, a2, a3);
+    ti__dwv_store32(acc + ld, b0, b1, b2, b3);
 }
 #undef TI__DWV_QUAD
 #undef TI__DWV_LDX

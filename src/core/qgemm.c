@@ -222,8 +222,8 @@ typedef void (*ti__qg_gather_fn)(const void *ctx, size_t row, size_t k0, size_t 
 typedef void (*ti__qg_grow_fn)(const void *ctx, size_t row, size_t k0, size_t k1, int16_t *dst);
 /* The byte path's gather: depths [k0, k1) of rows p0 .. p0 + np - 1 as unsigned bytes a_u,
  * row r's to dst[r * ld + k - k0] (a tap outside the input: the zero point's byte, so that A'
- * is 0), adding each row's sum to sums[r] (modulo 2^32; sums NULL: no sums). A block at once: a conv's gather
- * steps from pixel to pixel instead of dividing its index for each. */
+ * is 0), adding each row's sum to sums[r] (modulo 2^32; sums NULL: no sums). A block at
+ * once: a conv's gather steps from pixel to pixel instead of dividing its index for each. */
 typedef void (*ti__qg_gather8_fn)(const void *ctx, size_t p0, size_t np, size_t k0, size_t k1,
                                   uint8_t *dst, size_t ld, uint32_t *sums);
 

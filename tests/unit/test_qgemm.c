@@ -683,7 +683,8 @@ TI_TEST(rows8_requant_edges_match_scalar) {
                         colc[c] = terms ? (int32_t)(urand() * 2654435761u) : 0;
                     }
                     for (size_t r = 0; r < NR; r++) rowv[r] = terms ? (int32_t)(urand() % 20001) - 10000 : 0;
-                    for (size_t i = 0; i < NR * NC; i++) dot[i] = (uint32_t)(int32_t)xs[(i + (size_t)sh + 31) % EDGE_N];
+                    for (size_t i = 0; i < NR * NC; i++)
+                        dot[i] = (uint32_t)(int32_t)xs[(i + (size_t)sh + 31) % EDGE_N];
                     for (size_t r = 0; r < NR; r++)
                         for (size_t c = 0; c < NC; c++) {
                             uint32_t v = dot[r * NC + c] + (uint32_t)colc[c] + (uint32_t)rowv[r];
@@ -720,8 +721,10 @@ TI_TEST(rows8_requant_near_steps_match_scalar) {
         return;
     }
     enum { NC = 140, NR = 8, NV = NC * NR }; /* two packed blocks of 64 and a tail of 12 */
-    static const int32_t yos[][3] = {{0, -128, 127}, {128, 0, 255}, {-20, -128, 127}, {300, 0, 255}};
-    static const int32_t ms[] = {0, 1, 977, 1 << 30, (1 << 30) + 1, 1518500250, 2038453294, INT32_MAX};
+    static const int32_t yos[][3] = {{0, -128, 127}, {128, 0, 255}, {-20, -128, 127},
+                                     {300, 0, 255}};
+    static const int32_t ms[] = {0,          1,          977,       1 << 30, (1 << 30) + 1,
+                                 1518500250, 2038453294, INT32_MAX};
     uint32_t dot[NV];
     int32_t mult[NC], shift[NC], colc[NC] = {0}, rowv[NR] = {0};
     uint8_t o1[NV], o2[NV];
@@ -745,9 +748,11 @@ TI_TEST(rows8_requant_near_steps_match_scalar) {
                     double m = mult[c] > 0 ? (double)mult[c] : 1.0;
                     int k = (int)(urand() % 601) - 300;
                     double sg = k > 0 ? -1.0 : 1.0; /* the side of 0 the step's sums are on */
-                    double t = ((double)k - 0.5 + sg * ldexp(1.0, -(rs + 1))) * ldexp(1.0, 31 + rs) / m;
+                    double t = ((double)k - 0.5 + sg * ldexp(1.0, -(rs + 1))) *
+                               ldexp(1.0, 31 + rs) / m;
                     t = floor(t + 0.5) + (double)((int)(urand() % 5) - 2);
-                    if (t > 2147483647.0 || t < -2147483648.0) t = (double)(int32_t)(urand() * 2654435761u);
+                    if (t > 2147483647.0 || t < -2147483648.0)
+                        t = (double)(int32_t)(urand() * 2654435761u);
                     dot[nv++] = (uint32_t)(int32_t)t;
                 }
                 /* every width from 1 to NC over the calls: whole and partial blocks of 64 and
