@@ -450,6 +450,34 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__dwv_store32(uint32_t *o, __m256i a
     _mm256_storeu_si256((__m256i *)(void *)(o + 24), _mm256_permute2x128_si256(a2, a3, 0x31));
 }
 
+/* Two blocks of 32 channels in one pass over the quads, eight independent sums where one
+ * block would chain four: block A's taps xpa[t] + offa against weights wa (one block of
+ * ti__dwq_wprep_vnni's layout) to acca, block B's to accb; ti__dwq_pix_vnni's other
+ * arguments. Two blocks of one pixel (a chunk of 64 channels) or one block of two pixels. */
+TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pix2_vnni(uint32_t *acca, uint32_t *accb,
+                                                         const unsigned char *const *xpa,
+                                                         size_t offa,
+                                                         const unsigned char *const *xpb,
+                                                         size_t offb, size_t nt, const int8_t *wa,
+                                                         const int8_t *wb, uint8_t flip,
+                                                         int32_t bo) {
+    const size_t nq = (nt + 3) / 4;
+    const __m256i fv = _mm256_set1_epi8((char)flip);
+    /* bo's bytes for every tap of a whole quad, and for the last quad's taps only */
+    const __m256i bof = _mm256_set1_epi8((char)bo);
+    const __m256i bol = _mm256_set1_epi32((int32_t)((0xffffffffu >> (8 * (4 * nq - nt))) &
+                                                    (0x01010101u * (uint8_t)bo)));
+    const __m256i *wv = (const __m256i *)(const void *)wa, *wu = (const __m256i *)(const void *)wb;
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+    __m256i b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+    for (size_t q = 0; q < nq; q++) {
+        TI__DWV_QUAD(a0, a1, a2, a3, xpa, wv, offa)
+        TI__DWV_QUAD(b0, b1, b2, b3, xpb, wu, offb)
+    }
+    ti__dwv_store32(acca, a0, a1, a2, a3);
+    ti__dwv_store32(accb, b0, b1, b2, b3);
+}
+
 /* acc[c] = sum over taps t < nt of a_t[c] * w'_t[c] modulo 2^32, c < n (<= 64): a_t[c] =
  * xp[t][c] ^ flip (flip 0x80 reads int8 as uint8), w'_t = b_t + bo with b as
  * ti__dwq_wprep_vnni laid it out; xp[nt .. 4 * nq) must be readable for n bytes (their
@@ -468,16 +496,8 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pix_vnni(uint32_t *acc,
     const __m256i bol = _mm256_set1_epi32((int32_t)((0xffffffffu >> (8 * (4 * nq - nt))) &
                                                     (0x01010101u * (uint8_t)bo)));
     size_t c0 = 0;
-    if (n == 64) { /* a whole chunk: both blocks of 32 in one pass, eight independent sums */
-        const __m256i *wv = (const __m256i *)(const void *)wp, *wu = wv + nq * 4;
-        __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
-        __m256i b0 = a0, b1 = a0, b2 = a0, b3 = a0;
-        for (size_t q = 0; q < nq; q++) {
-            TI__DWV_QUAD(a0, a1, a2, a3, xp, wv, 0)
-            TI__DWV_QUAD(b0, b1, b2, b3, xp, wu, 32)
-        }
-        ti__dwv_store32(acc, a0, a1, a2, a3);
-        ti__dwv_store32(acc + 32, b0, b1, b2, b3);
+    if (n == 64) { /* a whole chunk: both blocks in one pass */
+        ti__dwq_pix2_vnni(acc, acc + 32, xp, 0, xp, 32, nt, wp, wp + nq * 128, flip, bo);
         c0 = 64;
     }
     for (; c0 < n; c0 += 32) {
@@ -518,29 +538,6 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pix_vnni(uint32_t *acc,
     }
 }
 
-/* ti__dwq_pix_vnni for two pixels of exactly 32 channels (xpa, xpb: their taps; sums to
- * acc and acc + ld): one pass over the quads with eight independent sums where one pixel
- * would chain four. */
-TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pix2_vnni(uint32_t *acc, size_t ld,
-                                                         const unsigned char *const *xpa,
-                                                         const unsigned char *const *xpb,
-                                                         size_t nt, const int8_t *wp, uint8_t flip,
-                                                         int32_t bo) {
-    const size_t nq = (nt + 3) / 4;
-    const __m256i fv = _mm256_set1_epi8((char)flip);
-    const __m256i bof = _mm256_set1_epi8((char)bo);
-    const __m256i bol = _mm256_set1_epi32((int32_t)((0xffffffffu >> (8 * (4 * nq - nt))) &
-                                                    (0x01010101u * (uint8_t)bo)));
-    const __m256i *wv = (const __m256i *)(const void *)wp;
-    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
-    __m256i b0 = a0, b1 = a0, b2 = a0, b3 = a0;
-    for (size_t q = 0; q < nq; q++) {
-        TI__DWV_QUAD(a0, a1, a2, a3, xpa, wv, 0)
-        TI__DWV_QUAD(b0, b1, b2, b3, xpb, wv, 0)
-    }
-    ti__dwv_store32(acc, a0, a1, a2, a3);
-    ti__dwv_store32(acc + ld, b0, b1, b2, b3);
-}
 #undef TI__DWV_QUAD
 #undef TI__DWV_LDX
 
