@@ -1590,9 +1590,8 @@ TI__PRIVATE void ti__dwq_wprep_vnni(int u8, int8_t *wp, uint32_t *ks, const void
 TI__PRIVATE void ti__dwq_pix_vnni(uint32_t *acc, const unsigned char *const *xp, size_t nt,
                                   const int8_t *wp, size_t n, uint8_t flip, int32_t bo);
 TI__PRIVATE void ti__dwq_pix2_vnni(uint32_t *acca, uint32_t *accb, const unsigned char *const *xpa,
-                                   size_t offa, const unsigned char *const *xpb, size_t offb,
-                                   size_t nt, const int8_t *wa, const int8_t *wb, uint8_t flip,
-                                   int32_t bo);
+                                   const unsigned char *const *xpb, size_t nt, const int8_t *wp,
+                                   uint8_t flip, int32_t bo);
 TI__PRIVATE size_t ti__qg8_row_vnni(const uint32_t *dot, const int32_t *colc, const int32_t *bos,
                                     int32_t row, size_t n, const int32_t *mult,
                                     const int32_t *shift, int32_t yo, int32_t lo, int32_t hi,
@@ -16974,8 +16973,8 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
                     const int8_t *wv = j->dwv + wo * sizeof(int16_t);
                     uint32_t *acc = a32 + r * TI__TFC_DW_CHUNK;
                     if (r & 1)
-                        ti__dwq_pix2_vnni(acc - TI__TFC_DW_CHUNK, acc, xps[0], 0, xps[1], 0, nt, wv,
-                                          wv, u8 ? 0 : 0x80, j->dwbo);
+                        ti__dwq_pix2_vnni(acc - TI__TFC_DW_CHUNK, acc, xps[0], xps[1], nt, wv,
+                                          u8 ? 0 : 0x80, j->dwbo);
                     else if (r + 1 == np)
                         ti__dwq_pix_vnni(acc, xp, nt, wv, cn, u8 ? 0 : 0x80, j->dwbo);
                 } else if (wp == NULL)
@@ -27263,6 +27262,14 @@ TI__PRIVATE void ti__dwq_wprep_vnni(int u8, int8_t *wp, uint32_t *ks, const void
  * the four taps' bytes flipped, interleaved into each channel's lane, one VPDPBUSD per 8
  * channels (plus one with bo's bytes when bo != 0); ti__dwq_pix_vnni's lane order. Uses the
  * caller's q, nq, fv (the flip), bo, bof and bol (its bytes). */
+/* What TI__DWV_QUAD uses, from nt, flip and bo: the quads, the flip's bytes, bo's bytes for
+ * every tap of a whole quad and for the last quad's taps only. */
+#define TI__DWV_CONSTS                                                                      \
+    const size_t nq = (nt + 3) / 4;                                                         \
+    const __m256i fv = _mm256_set1_epi8((char)flip);                                        \
+    const __m256i bof = _mm256_set1_epi8((char)bo);                                         \
+    const __m256i bol = _mm256_set1_epi32((int32_t)((0xffffffffu >> (8 * (4 * nq - nt))) & \
+                                                    (0x01010101u * (uint8_t)bo)));
 #define TI__DWV_LDX(ptr)                                                                    \
     _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(ptr)), fv)
 #define TI__DWV_QUAD(A0, A1, A2, A3, P, W, off)                                                \
@@ -27299,22 +27306,17 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__dwv_store32(uint32_t *o, __m256i a
 }
 
 /* Two blocks of 32 channels in one pass over the quads, eight independent sums where one
- * block would chain four: block A's taps xpa[t] + offa against weights wa (one block of
+ * block would chain four (inlined, so that a chunk's offsets are constants): block A's taps xpa[t] + offa against weights wa (one block of
  * ti__dwq_wprep_vnni's layout) to acca, block B's to accb; ti__dwq_pix_vnni's other
  * arguments. Two blocks of one pixel (a chunk of 64 channels) or one block of two pixels. */
-TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pix2_vnni(uint32_t *acca, uint32_t *accb,
-                                                         const unsigned char *const *xpa,
-                                                         size_t offa,
-                                                         const unsigned char *const *xpb,
-                                                         size_t offb, size_t nt, const int8_t *wa,
-                                                         const int8_t *wb, uint8_t flip,
-                                                         int32_t bo) {
-    const size_t nq = (nt + 3) / 4;
-    const __m256i fv = _mm256_set1_epi8((char)flip);
-    /* bo's bytes for every tap of a whole quad, and for the last quad's taps only */
-    const __m256i bof = _mm256_set1_epi8((char)bo);
-    const __m256i bol = _mm256_set1_epi32((int32_t)((0xffffffffu >> (8 * (4 * nq - nt))) &
-                                                    (0x01010101u * (uint8_t)bo)));
+TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__dwq_two_blocks(uint32_t *acca, uint32_t *accb,
+                                                             const unsigned char *const *xpa,
+                                                             size_t offa,
+                                                             const unsigned char *const *xpb,
+                                                             size_t offb, size_t nt,
+                                                             const int8_t *wa, const int8_t *wb,
+                                                             uint8_t flip, int32_t bo) {
+    TI__DWV_CONSTS
     const __m256i *wv = (const __m256i *)(const void *)wa, *wu = (const __m256i *)(const void *)wb;
     __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
     __m256i b0 = a0, b1 = a0, b2 = a0, b3 = a0;
@@ -27324,6 +27326,16 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pix2_vnni(uint32_t *acca, uint32_
     }
     ti__dwv_store32(acca, a0, a1, a2, a3);
     ti__dwv_store32(accb, b0, b1, b2, b3);
+}
+
+/* ti__dwq_pix_vnni for two pixels (taps xpa, xpb; sums to acca, accb) of exactly 32
+ * channels: ti__dwq_two_blocks on one block of weights. */
+TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pix2_vnni(uint32_t *acca, uint32_t *accb,
+                                                         const unsigned char *const *xpa,
+                                                         const unsigned char *const *xpb,
+                                                         size_t nt, const int8_t *wp, uint8_t flip,
+                                                         int32_t bo) {
+    ti__dwq_two_blocks(acca, accb, xpa, 0, xpb, 0, nt, wp, wp, flip, bo);
 }
 
 /* acc[c] = sum over taps t < nt of a_t[c] * w'_t[c] modulo 2^32, c < n (<= 64): a_t[c] =
@@ -27337,15 +27349,10 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pix_vnni(uint32_t *acc,
                                                         const unsigned char *const *xp,
                                                         size_t nt, const int8_t *wp, size_t n,
                                                         uint8_t flip, int32_t bo) {
-    const size_t nq = (nt + 3) / 4;
-    const __m256i fv = _mm256_set1_epi8((char)flip);
-    /* bo's bytes for every tap of a whole quad, and for the last quad's taps only */
-    const __m256i bof = _mm256_set1_epi8((char)bo);
-    const __m256i bol = _mm256_set1_epi32((int32_t)((0xffffffffu >> (8 * (4 * nq - nt))) &
-                                                    (0x01010101u * (uint8_t)bo)));
+    TI__DWV_CONSTS
     size_t c0 = 0;
     if (n == 64) { /* a whole chunk: both blocks in one pass */
-        ti__dwq_pix2_vnni(acc, acc + 32, xp, 0, xp, 32, nt, wp, wp + nq * 128, flip, bo);
+        ti__dwq_two_blocks(acc, acc + 32, xp, 0, xp, 32, nt, wp, wp + nq * 128, flip, bo);
         c0 = 64;
     }
     for (; c0 < n; c0 += 32) {
@@ -27388,6 +27395,7 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pix_vnni(uint32_t *acc,
 
 #undef TI__DWV_QUAD
 #undef TI__DWV_LDX
+#undef TI__DWV_CONSTS
 
 /* One output pixel of the 8-bit depthwise kernel (cpu/tfl_conv.c, channel multiplier 1):
  * acc[c] = sum over taps t < nt of (w[woff[t] + c] + wo) * (x[xoff[t] + c] + xo) modulo

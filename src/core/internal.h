@@ -537,9 +537,8 @@ TI__PRIVATE void ti__dwq_wprep_vnni(int u8, int8_t *wp, uint32_t *ks, const void
 TI__PRIVATE void ti__dwq_pix_vnni(uint32_t *acc, const unsigned char *const *xp, size_t nt,
                                   const int8_t *wp, size_t n, uint8_t flip, int32_t bo);
 TI__PRIVATE void ti__dwq_pix2_vnni(uint32_t *acca, uint32_t *accb, const unsigned char *const *xpa,
-                                   size_t offa, const unsigned char *const *xpb, size_t offb,
-                                   size_t nt, const int8_t *wa, const int8_t *wb, uint8_t flip,
-                                   int32_t bo);
+                                   const unsigned char *const *xpb, size_t nt, const int8_t *wp,
+                                   uint8_t flip, int32_t bo);
 TI__PRIVATE size_t ti__qg8_row_vnni(const uint32_t *dot, const int32_t *colc, const int32_t *bos,
                                     int32_t row, size_t n, const int32_t *mult,
                                     const int32_t *shift, int32_t yo, int32_t lo, int32_t hi,

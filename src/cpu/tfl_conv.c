@@ -418,8 +418,8 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
                     const int8_t *wv = j->dwv + wo * sizeof(int16_t);
                     uint32_t *acc = a32 + r * TI__TFC_DW_CHUNK;
                     if (r & 1)
-                        ti__dwq_pix2_vnni(acc - TI__TFC_DW_CHUNK, acc, xps[0], 0, xps[1], 0, nt, wv,
-                                          wv, u8 ? 0 : 0x80, j->dwbo);
+                        ti__dwq_pix2_vnni(acc - TI__TFC_DW_CHUNK, acc, xps[0], xps[1], nt, wv,
+                                          u8 ? 0 : 0x80, j->dwbo);
                     else if (r + 1 == np)
                         ti__dwq_pix_vnni(acc, xp, nt, wv, cn, u8 ? 0 : 0x80, j->dwbo);
                 } else if (wp == NULL)

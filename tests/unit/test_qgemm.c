@@ -473,7 +473,7 @@ static void dw_pix_vnni(int u8, uint32_t *acc, const void *x, const void *w, con
             uint32_t one[64], two[2 * 32];
             for (size_t t = 0; t < (nt + 3) / 4 * 4; t++) xr[t] = t < nt ? xp[nt - 1 - t] : xp[t];
             ti__dwq_pix_vnni(one, xr, nt, wp, cn, u8 ? 0 : 0x80, bo);
-            ti__dwq_pix2_vnni(two, two + 32, xp, 0, xr, 0, nt, wp, wp, u8 ? 0 : 0x80, bo);
+            ti__dwq_pix2_vnni(two, two + 32, xp, xr, nt, wp, u8 ? 0 : 0x80, bo);
             if (memcmp(two, acc + c0, 32 * sizeof(uint32_t)) != 0 ||
                 memcmp(two + 32, one, 32 * sizeof(uint32_t)) != 0)
                 dw_pair_bad++;
