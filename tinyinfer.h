@@ -15476,7 +15476,8 @@ TI__PRIVATE void ti__tfc_qgather_row(const void *ctx, size_t p, size_t k0, size_
 
 #ifdef TI__QG8
 /* The sum of n bytes (modulo 2^32), eight at a time in a word: four 16-bit sums of byte
- * pairs, folded every 64 words (each gains at most 510 a word). */
+ * pairs, folded every 64 words (each gains at most 510 a word). For the gather's 16-byte
+ * moves, whose bytes past a filter row are not the row's. */
 TI__PRIVATE uint32_t ti__tfc_sum8(const uint8_t *p, size_t n) {
     uint32_t sum = 0;
     size_t i = 0;
@@ -15526,6 +15527,7 @@ TI__PRIVATE void ti__tfc_qgather8(const void *ctx, size_t p0, size_t np, size_t 
         size_t c = c0, fy = fy0, fx = fx0; /* the tap, stepped without dividing per tap */
         int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
         size_t k = k0;
+        uint32_t sum = 0;
         if (short_rows && iy0 >= 0 && ix0 >= 0 && iy0 + (g->kh - 1) * g->dh < g->ih &&
             ix0 + g->kw <= g->iw) {
             const uint8_t *base = x + (size_t)((n * g->ih + iy0) * g->iw + ix0) * ic;
@@ -15544,6 +15546,7 @@ TI__PRIVATE void ti__tfc_qgather8(const void *ctx, size_t p0, size_t np, size_t 
                     for (size_t i = 0; i < run; i++) d[i] = (uint8_t)(src[i] ^ flip);
                 }
             }
+            if (sums != NULL) sum = ti__tfc_sum8(a, k1 - k0); /* the row's bytes */
             k = k1;
         }
         for (; k < k1; c = 0) {
@@ -15552,6 +15555,7 @@ TI__PRIVATE void ti__tfc_qgather8(const void *ctx, size_t p0, size_t np, size_t 
             int64_t ix = ox * g->sw - g->pw + (int64_t)fx * g->dw;
             if (iy < 0 || iy >= g->ih || ix < 0 || ix >= g->iw) {
                 memset(a + (k - k0), pad, cnt);
+                sum += (uint32_t)pad * (uint32_t)cnt;
             } else {
                 /* undilated: the next taps of this filter row inside the input follow in
                  * memory (ti__tfc_qwalk's run) */
@@ -15562,9 +15566,9 @@ TI__PRIVATE void ti__tfc_qgather8(const void *ctx, size_t p0, size_t np, size_t 
                 const uint8_t *src = x + (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c;
                 uint8_t *d = a + (k - k0);
                 if (cnt < 16) { /* a few bytes: cheaper than the vector copy's masks */
-                    for (size_t i = 0; i < cnt; i++) d[i] = (uint8_t)(src[i] ^ flip);
+                    for (size_t i = 0; i < cnt; i++) sum += d[i] = (uint8_t)(src[i] ^ flip);
                 } else {
-                    (void)ti__qg8_copy(d, src, cnt, flip);
+                    sum += ti__qg8_copy(d, src, cnt, flip); /* summed as it copies */
                 }
             }
             k += cnt;
@@ -15574,7 +15578,7 @@ TI__PRIVATE void ti__tfc_qgather8(const void *ctx, size_t p0, size_t np, size_t 
                 fy++;
             }
         }
-        if (sums != NULL) sums[r] += ti__tfc_sum8(a, k1 - k0); /* the row's bytes */
+        if (sums != NULL) sums[r] += sum;
         if (++ox == g->ow) { /* the next row's pixel */
             ox = 0;
             if (++oy == g->oh) oy = 0, n++;
@@ -16818,7 +16822,7 @@ TI__PRIVATE void ti__tfc_dw_f32_range(void *ctx, size_t begin, size_t end) {
 
 #ifdef TI__X86_SIMD
 /* Output pixels requantized together by the SIMD depthwise paths: the AVX-512 path on
- * offsets per pixel (ti__tfc_dw_q8_avx512), the paths on prepared weights
+ * offsets per pixel (ti__tfc_dw_q8_range), the paths on prepared weights
  * (ti__tfc_dw_q8_avx2; a requantization call's set-up per chunk of channels shared by more
  * pixels: 8 KiB of sums on the stack). */
 #define TI__TFC_DW_PIX 8
@@ -16943,6 +16947,10 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
         size_t cn = TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0);
         const size_t wo = c0 / TI__TFC_DW_CHUNK * ti__tfc_dw_chunk_elems(nt); /* int16s */
         const int16_t *wp = j->dwp != NULL ? j->dwp + wo : NULL;
+#ifdef TI__X86_VNNI
+        /* VNNI's quads of this chunk (the same offset in bytes: the layouts' sizes match) */
+        const int8_t *wv = wp == NULL ? j->dwv + wo * sizeof(int16_t) : NULL;
+#endif
         const int32_t *colc = j->dwc + c0;
         int64_t n, oy, ox; /* pixel p0 + r, stepped along (no divisions per pixel) */
         ti__tfc_pixel(g, begin, &n, &oy, &ox);
@@ -16969,17 +16977,15 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
                     }
                 }
 #ifdef TI__X86_VNNI
+                uint32_t *acc = a32 + r * TI__TFC_DW_CHUNK;
                 if (wp == NULL && cn == 32) { /* 32 channels: two pixels at a time */
-                    const int8_t *wv = j->dwv + wo * sizeof(int16_t);
-                    uint32_t *acc = a32 + r * TI__TFC_DW_CHUNK;
                     if (r & 1)
                         ti__dwq_pix2_vnni(acc - TI__TFC_DW_CHUNK, acc, xps[0], xps[1], nt, wv,
                                           u8 ? 0 : 0x80, j->dwbo);
                     else if (r + 1 == np)
                         ti__dwq_pix_vnni(acc, xp, nt, wv, cn, u8 ? 0 : 0x80, j->dwbo);
                 } else if (wp == NULL)
-                    ti__dwq_pix_vnni(a32 + r * TI__TFC_DW_CHUNK, xp, nt,
-                                     j->dwv + wo * sizeof(int16_t), cn, u8 ? 0 : 0x80, j->dwbo);
+                    ti__dwq_pix_vnni(acc, xp, nt, wv, cn, u8 ? 0 : 0x80, j->dwbo);
                 else
 #endif
                     ti__dwq_pix_avx2(u8, a32 + r * TI__TFC_DW_CHUNK, xp, nt, wp, cn);

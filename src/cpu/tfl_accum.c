@@ -455,7 +455,8 @@ TI__PRIVATE void ti__tfc_qgather_row(const void *ctx, size_t p, size_t k0, size_
 
 #ifdef TI__QG8
 /* The sum of n bytes (modulo 2^32), eight at a time in a word: four 16-bit sums of byte
- * pairs, folded every 64 words (each gains at most 510 a word). */
+ * pairs, folded every 64 words (each gains at most 510 a word). For the gather's 16-byte
+ * moves, whose bytes past a filter row are not the row's. */
 TI__PRIVATE uint32_t ti__tfc_sum8(const uint8_t *p, size_t n) {
     uint32_t sum = 0;
     size_t i = 0;
@@ -505,6 +506,7 @@ TI__PRIVATE void ti__tfc_qgather8(const void *ctx, size_t p0, size_t np, size_t 
         size_t c = c0, fy = fy0, fx = fx0; /* the tap, stepped without dividing per tap */
         int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
         size_t k = k0;
+        uint32_t sum = 0;
         if (short_rows && iy0 >= 0 && ix0 >= 0 && iy0 + (g->kh - 1) * g->dh < g->ih &&
             ix0 + g->kw <= g->iw) {
             const uint8_t *base = x + (size_t)((n * g->ih + iy0) * g->iw + ix0) * ic;
@@ -523,6 +525,7 @@ TI__PRIVATE void ti__tfc_qgather8(const void *ctx, size_t p0, size_t np, size_t 
                     for (size_t i = 0; i < run; i++) d[i] = (uint8_t)(src[i] ^ flip);
                 }
             }
+            if (sums != NULL) sum = ti__tfc_sum8(a, k1 - k0); /* the row's bytes */
             k = k1;
         }
         for (; k < k1; c = 0) {
@@ -531,6 +534,7 @@ TI__PRIVATE void ti__tfc_qgather8(const void *ctx, size_t p0, size_t np, size_t 
             int64_t ix = ox * g->sw - g->pw + (int64_t)fx * g->dw;
             if (iy < 0 || iy >= g->ih || ix < 0 || ix >= g->iw) {
                 memset(a + (k - k0), pad, cnt);
+                sum += (uint32_t)pad * (uint32_t)cnt;
             } else {
                 /* undilated: the next taps of this filter row inside the input follow in
                  * memory (ti__tfc_qwalk's run) */
@@ -541,9 +545,9 @@ TI__PRIVATE void ti__tfc_qgather8(const void *ctx, size_t p0, size_t np, size_t 
                 const uint8_t *src = x + (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c;
                 uint8_t *d = a + (k - k0);
                 if (cnt < 16) { /* a few bytes: cheaper than the vector copy's masks */
-                    for (size_t i = 0; i < cnt; i++) d[i] = (uint8_t)(src[i] ^ flip);
+                    for (size_t i = 0; i < cnt; i++) sum += d[i] = (uint8_t)(src[i] ^ flip);
                 } else {
-                    (void)ti__qg8_copy(d, src, cnt, flip);
+                    sum += ti__qg8_copy(d, src, cnt, flip); /* summed as it copies */
                 }
             }
             k += cnt;
@@ -553,7 +557,7 @@ TI__PRIVATE void ti__tfc_qgather8(const void *ctx, size_t p0, size_t np, size_t 
                 fy++;
             }
         }
-        if (sums != NULL) sums[r] += ti__tfc_sum8(a, k1 - k0); /* the row's bytes */
+        if (sums != NULL) sums[r] += sum;
         if (++ox == g->ow) { /* the next row's pixel */
             ox = 0;
             if (++oy == g->oh) oy = 0, n++;

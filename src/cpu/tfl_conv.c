@@ -263,7 +263,7 @@ TI__PRIVATE void ti__tfc_dw_f32_range(void *ctx, size_t begin, size_t end) {
 
 #ifdef TI__X86_SIMD
 /* Output pixels requantized together by the SIMD depthwise paths: the AVX-512 path on
- * offsets per pixel (ti__tfc_dw_q8_avx512), the paths on prepared weights
+ * offsets per pixel (ti__tfc_dw_q8_range), the paths on prepared weights
  * (ti__tfc_dw_q8_avx2; a requantization call's set-up per chunk of channels shared by more
  * pixels: 8 KiB of sums on the stack). */
 #define TI__TFC_DW_PIX 8
@@ -388,6 +388,10 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
         size_t cn = TI__MIN((size_t)TI__TFC_DW_CHUNK, oc - c0);
         const size_t wo = c0 / TI__TFC_DW_CHUNK * ti__tfc_dw_chunk_elems(nt); /* int16s */
         const int16_t *wp = j->dwp != NULL ? j->dwp + wo : NULL;
+#ifdef TI__X86_VNNI
+        /* VNNI's quads of this chunk (the same offset in bytes: the layouts' sizes match) */
+        const int8_t *wv = wp == NULL ? j->dwv + wo * sizeof(int16_t) : NULL;
+#endif
         const int32_t *colc = j->dwc + c0;
         int64_t n, oy, ox; /* pixel p0 + r, stepped along (no divisions per pixel) */
         ti__tfc_pixel(g, begin, &n, &oy, &ox);
@@ -414,17 +418,15 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
                     }
                 }
 #ifdef TI__X86_VNNI
+                uint32_t *acc = a32 + r * TI__TFC_DW_CHUNK;
                 if (wp == NULL && cn == 32) { /* 32 channels: two pixels at a time */
-                    const int8_t *wv = j->dwv + wo * sizeof(int16_t);
-                    uint32_t *acc = a32 + r * TI__TFC_DW_CHUNK;
                     if (r & 1)
                         ti__dwq_pix2_vnni(acc - TI__TFC_DW_CHUNK, acc, xps[0], xps[1], nt, wv,
                                           u8 ? 0 : 0x80, j->dwbo);
                     else if (r + 1 == np)
                         ti__dwq_pix_vnni(acc, xp, nt, wv, cn, u8 ? 0 : 0x80, j->dwbo);
                 } else if (wp == NULL)
-                    ti__dwq_pix_vnni(a32 + r * TI__TFC_DW_CHUNK, xp, nt,
-                                     j->dwv + wo * sizeof(int16_t), cn, u8 ? 0 : 0x80, j->dwbo);
+                    ti__dwq_pix_vnni(acc, xp, nt, wv, cn, u8 ? 0 : 0x80, j->dwbo);
                 else
 #endif
                     ti__dwq_pix_avx2(u8, a32 + r * TI__TFC_DW_CHUNK, xp, nt, wp, cn);
