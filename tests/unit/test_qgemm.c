@@ -712,8 +712,8 @@ TI_TEST(rows8_requant_edges_match_scalar) {
  * + 1)) 2^(31 + rs) / m, rounded, and its neighbours), for outputs k across the int8 and
  * uint8 ranges and a little past them, every right shift 1..31, multipliers from 0 to
  * INT32_MAX, widths 1..140; against ti__qrq_one, byte for byte, and the bytes past the width
- * untouched. Most of these lie within 2^-12 of a step (the integer redo); the rest test the
- * float result's margin. */
+ * untouched. Those within 2^-12 of a step take the integer redo; the rest test the float
+ * result's margin (with a margin of 2^-24 instead, this test fails). */
 TI_TEST(rows8_requant_near_steps_match_scalar) {
 #if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
     if (ti__cpu_isa_best() < TI__ISA_AVX512VNNI) {
