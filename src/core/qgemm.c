@@ -666,7 +666,8 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
             for (size_t r = 0; r < np; r++)
                 rowv[r] = (int32_t)(same ? rowsum[r] * (uint32_t)g->bos8[0] : rowsum[r]);
             if (bytes && isa->rows8 != NULL &&
-                isa->rows8(np, acc, TI__QG8_OCC, colc, bos != NULL ? bos + oc0 : NULL, rowv, occ,
+                isa->rows8(np, acc, TI__QG8_OCC, colc, bos != NULL ? bos + oc0 : NULL,
+                           same && g->bos8[0] == 0 ? NULL : rowv, occ,
                            rq->mult + g->c0 + oc0, rq->shift + g->c0 + oc0, rq->yo, rq->lo,
                            rq->hi, (uint8_t *)g->y + g->y0 + p0 * g->y_rs + oc0, g->y_rs))
                 continue;

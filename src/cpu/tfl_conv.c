@@ -437,10 +437,9 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
             }
             uint8_t *y = (uint8_t *)j->y + p0 * oc + c0;
 #ifdef TI__X86_VNNI
-            static const int32_t zrow[TI__TFC_DW_PREP_PIX] = {0};
             /* refuses only what ti__tfc_dw_q8_ok turned away (shifts, zero point, INT32_MIN) */
             if (wp == NULL)
-                (void)ti__qg8_rows8_vnni(np, a32, TI__TFC_DW_CHUNK, colc, NULL, zrow, cn,
+                (void)ti__qg8_rows8_vnni(np, a32, TI__TFC_DW_CHUNK, colc, NULL, NULL, cn,
                                          rq->mult + c0, rq->shift + c0, rq->yo, rq->lo, rq->hi,
                                          y, oc);
             else
@@ -484,7 +483,6 @@ TI__PRIVATE void ti__tfc_dw_q8_range(void *ctx, size_t begin, size_t end) {
     uint32_t a32[TI__TFC_DW_PIX * TI__TFC_DW_CHUNK];
     const uint8_t *x = (const uint8_t *)j->x, *w = (const uint8_t *)j->w; /* 1-byte elements */
     const int u8 = j->kind == TI__TFC_U8;
-    const int32_t zrow[TI__TFC_DW_PIX] = {0};
     for (size_t p0 = begin; p0 < end; p0 += TI__TFC_DW_PIX) {
         size_t np = TI__MIN((size_t)TI__TFC_DW_PIX, end - p0);
         for (size_t r = 0; r < np; r++) {
@@ -508,7 +506,7 @@ TI__PRIVATE void ti__tfc_dw_q8_range(void *ctx, size_t begin, size_t end) {
                 ti__dwq_pixel_avx512(u8, a32 + r * TI__TFC_DW_CHUNK, x + c0, w + c0, xoff[r],
                                      woff[r], nt[r], cn, j->xo, j->wo);
             /* refuses only what ti__tfc_dw_q8_ok turned away (shifts, zero point, INT32_MIN) */
-            (void)ti__qg8_rows8_vnni(np, a32, TI__TFC_DW_CHUNK, bias, NULL, zrow, cn, rq->mult + c0,
+            (void)ti__qg8_rows8_vnni(np, a32, TI__TFC_DW_CHUNK, bias, NULL, NULL, cn, rq->mult + c0,
                                      rq->shift + c0, rq->yo, rq->lo, rq->hi, y, oc);
         }
     }

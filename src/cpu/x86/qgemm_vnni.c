@@ -234,21 +234,14 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_rq_float(__m512i v, __m512 s
     return _mm512_cvt_roundps_epi32(t, TI__QV_RNE);
 }
 
-/* ti__qg8_row_vnni's requantization for nr rows at once, to bytes only: row r's sums
- * dot[r * ldd + c] + colc[c] + (bos ? bos[c] * row[r] : row[r]), requantized to out[r * ldo
- * + c] for c < n. Columns outer, rows inner: the per-column multipliers, shifts and masks
- * are set up once for all rows, and the rows' chains overlap. TFLite's usual case (right
- * shifts, multipliers >= 0, a zero point near the clamp range) goes through ti__qv_rq_float,
- * 64 columns at a time packed to bytes with saturation (VPACKSSDW, VPADDSW of the zero
- * point, VPACKSSWB or VPACKUSWB, then the clamp on bytes); the rest as ti__qg8_row_vnni does
- * it. Returns 0, doing nothing, when a shift is outside [-31, 31], a multiplier INT32_MIN, or
- * lo - yo or hi - yo outside int32 (the caller then goes row by row), else 1. */
-TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_rows8_vnni(size_t nr, const uint32_t *dot, size_t ldd,
-                                                         const int32_t *colc, const int32_t *bos,
-                                                         const int32_t *row, size_t n,
-                                                         const int32_t *mult, const int32_t *shift,
-                                                         int32_t yo, int32_t lo, int32_t hi,
-                                                         uint8_t *out, size_t ldo) {
+/* ti__qg8_rows8_vnni's body; rt (a constant in each caller below): 0 no row term, 1 row[r],
+ * 2 bos[c] * row[r]. */
+TI__X86_INLINE TI__TARGET_AVX512VNNI int ti__qv_rows8(const int rt, size_t nr, const uint32_t *dot,
+                                                      size_t ldd, const int32_t *colc,
+                                                      const int32_t *bos, const int32_t *row,
+                                                      size_t n, const int32_t *mult,
+                                                      const int32_t *shift, int32_t yo, int32_t lo,
+                                                      int32_t hi, uint8_t *out, size_t ldo) {
     const __m512i zero = _mm512_setzero_si512(), lim = _mm512_set1_epi32(31);
     const __m512i nlim = _mm512_set1_epi32(-31), one = _mm512_set1_epi32(1);
     __mmask16 pos = 0, nofloat = 0;
@@ -288,13 +281,13 @@ TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_rows8_vnni(size_t nr, const uint32
     __m512 e##j = _mm512_maskz_scalef_ps(k##j, _mm512_set1_ps(1.0f), /* 0 past n: no redo */ \
                                          _mm512_cvtepi32_ps(_mm512_sub_epi32(sh##j, one))); \
     __m512i cc##j = _mm512_maskz_loadu_epi32(k##j, colc + i + 16 * j);                      \
-    __m512i bb##j = bos != NULL ? _mm512_maskz_loadu_epi32(k##j, bos + i + 16 * j) : zero;
+    __m512i bb##j = rt == 2 ? _mm512_maskz_loadu_epi32(k##j, bos + i + 16 * j) : zero;
     /* row r's sums of vector j, requantized in float */
 #define TI__QV_F(j)                                                                         \
     {                                                                                       \
         v##j = _mm512_maskz_loadu_epi32(k##j, dot + r * ldd + i + 16 * j);                  \
         v##j = _mm512_add_epi32(v##j, cc##j);                                               \
-        v##j = _mm512_add_epi32(v##j, bos != NULL ? _mm512_mullo_epi32(bb##j, rv) : rv);    \
+        if (rt != 0) v##j = _mm512_add_epi32(v##j, rt == 2 ? _mm512_mullo_epi32(bb##j, rv) : rv); \
         q##j = ti__qv_rq_float(v##j, s##j, e##j, &bad);                                     \
     }
     /* the same in integers (a lane near a step), the multipliers and shifts read again */
@@ -313,7 +306,7 @@ TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_rows8_vnni(size_t nr, const uint32
     {                                                                                       \
         TI__QV_COLS(0) TI__QV_COLS(1) TI__QV_COLS(2) TI__QV_COLS(3)                         \
         for (size_t r = 0; r < nr; r++) {                                                   \
-            __m512i rv = _mm512_set1_epi32(row[r]), o;                                      \
+            __m512i rv = rt != 0 ? _mm512_set1_epi32(row[r]) : zero, o;                     \
             __m512i v0 = zero, v1 = zero, v2 = zero, v3 = zero;                             \
             __m512i q0 = zero, q1 = zero, q2 = zero, q3 = zero;                             \
             __mmask16 bad = 0;                                                              \
@@ -359,13 +352,13 @@ TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_rows8_vnni(size_t nr, const uint32
         __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, rs), one);
         __m512i half = _mm512_srai_epi32(mask, 1);
         for (size_t r = 0; r < nr; r++) {
-            __m512i rv = _mm512_set1_epi32(row[r]), v0 = zero, q0 = zero;
+            __m512i rv = rt != 0 ? _mm512_set1_epi32(row[r]) : zero, v0 = zero, q0 = zero;
             __mmask16 bad = 0;
             if (fl) {
                 TI__QV_F(0)
             } else {
                 v0 = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k0, dot + r * ldd + i), cc0);
-                v0 = _mm512_add_epi32(v0, bos != NULL ? _mm512_mullo_epi32(bb0, rv) : rv);
+                if (rt != 0) v0 = _mm512_add_epi32(v0, rt == 2 ? _mm512_mullo_epi32(bb0, rv) : rv);
             }
             if (!fl || bad != 0)
                 q0 = ti__qv_rq_int(pos != 0 ? ti__qv_lshift(v0, ls) : v0, m0, mo, rs, mask, half);
@@ -382,6 +375,40 @@ TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_rows8_vnni(size_t nr, const uint32
 #undef TI__QV_F
 #undef TI__QV_I
     return 1;
+}
+
+#define TI__QV_ROWS8_FN(name, RT)                                                           \
+    static __attribute__((noinline, unused)) TI__TARGET_AVX512VNNI int name(                  \
+        size_t nr, const uint32_t *dot, size_t ldd, const int32_t *colc, const int32_t *bos,  \
+        const int32_t *row, size_t n, const int32_t *mult, const int32_t *shift, int32_t yo,  \
+        int32_t lo, int32_t hi, uint8_t *out, size_t ldo) {                                 \
+        return ti__qv_rows8(RT, nr, dot, ldd, colc, bos, row, n, mult, shift, yo, lo, hi, out, \
+                            ldo);                                                           \
+    }
+TI__QV_ROWS8_FN(ti__qv_rows8_r0, 0)
+TI__QV_ROWS8_FN(ti__qv_rows8_r1, 1)
+TI__QV_ROWS8_FN(ti__qv_rows8_r2, 2)
+#undef TI__QV_ROWS8_FN
+
+/* ti__qg8_row_vnni's requantization for nr rows at once, to bytes only: row r's sums
+ * dot[r * ldd + c] + colc[c] + (bos ? bos[c] * row[r] : row[r]) (row NULL: no row term),
+ * requantized to out[r * ldo + c] for c < n. Columns outer, rows inner: the per-column
+ * multipliers, shifts and masks are set up once for all rows, and the rows' chains overlap.
+ * TFLite's usual case (right shifts, multipliers >= 0, a zero point near the clamp range)
+ * goes through ti__qv_rq_float, 64 columns at a time packed to bytes with saturation
+ * (VPACKSSDW, VPADDSW of the zero point, VPACKSSWB or VPACKUSWB, then the clamp on bytes);
+ * the rest as ti__qg8_row_vnni does it. Returns 0, doing nothing, when a shift is outside
+ * [-31, 31], a multiplier INT32_MIN, or lo - yo or hi - yo outside int32 (the caller then
+ * goes row by row), else 1. */
+TI__PRIVATE int ti__qg8_rows8_vnni(size_t nr, const uint32_t *dot, size_t ldd, const int32_t *colc,
+                                   const int32_t *bos, const int32_t *row, size_t n,
+                                   const int32_t *mult, const int32_t *shift, int32_t yo,
+                                   int32_t lo, int32_t hi, uint8_t *out, size_t ldo) {
+    if (row == NULL)
+        return ti__qv_rows8_r0(nr, dot, ldd, colc, bos, row, n, mult, shift, yo, lo, hi, out, ldo);
+    if (bos == NULL)
+        return ti__qv_rows8_r1(nr, dot, ldd, colc, bos, row, n, mult, shift, yo, lo, hi, out, ldo);
+    return ti__qv_rows8_r2(nr, dot, ldd, colc, bos, row, n, mult, shift, yo, lo, hi, out, ldo);
 }
 
 /* The VNNI depthwise path's weights (cpu/tfl_conv.c) of n <= 64 channels and nt taps, once
