@@ -285,7 +285,8 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI int ti__qv_rows8(const int rt, size_t nr, c
     /* row r's sums of vector j, requantized in float */
 #define TI__QV_F(j)                                                                         \
     {                                                                                       \
-        v##j = _mm512_maskz_loadu_epi32(k##j, dot + r * ldd + i + 16 * j);                  \
+        v##j = full ? _mm512_loadu_si512((const void *)(dot + r * ldd + i + 16 * j))          \
+                    : _mm512_maskz_loadu_epi32(k##j, dot + r * ldd + i + 16 * j);            \
         v##j = _mm512_add_epi32(v##j, cc##j);                                               \
         if (rt != 0) v##j = _mm512_add_epi32(v##j, rt == 2 ? _mm512_mullo_epi32(bb##j, rv) : rv); \
         q##j = ti__qv_rq_float(v##j, s##j, e##j, &bad);                                     \
@@ -300,10 +301,12 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI int ti__qv_rows8(const int rt, size_t nr, c
         q##j = ti__qv_rq_int(v##j, m, _mm512_srli_epi64(m, 32), rs, mask,                   \
                              _mm512_srai_epi32(mask, 1));                                   \
     }
-    /* a block of NV vectors (the last one's columns may end early): requantized, packed with
-     * saturation and the zero point, clamped, stored (masked past n) */
-#define TI__QV_BLOCK(NV)                                                                    \
+    /* a block of NV vectors (the last one's columns may end early; FULL: 64 columns, unmasked
+     * loads and store): requantized, packed with saturation and the zero point, clamped,
+     * stored (masked past n) */
+#define TI__QV_BLOCK(NV, FULL)                                                              \
     {                                                                                       \
+        const int full = FULL;                                                              \
         TI__QV_COLS(0) TI__QV_COLS(1) TI__QV_COLS(2) TI__QV_COLS(3)                         \
         for (size_t r = 0; r < nr; r++) {                                                   \
             __m512i rv = rt != 0 ? _mm512_set1_epi32(row[r]) : zero, o;                     \
@@ -325,7 +328,7 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI int ti__qv_rows8(const int rt, size_t nr, c
             if (upk) o = _mm512_min_epu8(_mm512_max_epu8(_mm512_packus_epi16(a, b), lo8), hi8); \
             else o = _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(a, b), lo8), hi8);  \
             o = _mm512_permutexvar_epi32(perm, o);                                          \
-            if (NV == 4 && ko == ~(__mmask64)0)                                             \
+            if (full)                                                                       \
                 _mm512_storeu_si512((void *)(out + r * ldo + i), o);                        \
             else                                                                            \
                 _mm512_mask_storeu_epi8(out + r * ldo + i, ko, o);                          \
@@ -338,14 +341,16 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI int ti__qv_rows8(const int rt, size_t nr, c
         __mmask16 k2 = ti__qv_mask16(left > 32 ? left - 32 : 0);
         __mmask16 k3 = ti__qv_mask16(left > 48 ? left - 48 : 0);
         __mmask64 ko = left >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << left) - 1;
-        if (left > 48) TI__QV_BLOCK(4)
-        else if (left > 32) TI__QV_BLOCK(3)
-        else TI__QV_BLOCK(2)
+        if (left >= 64) TI__QV_BLOCK(4, 1)
+        else if (left > 48) TI__QV_BLOCK(4, 0)
+        else if (left > 32) TI__QV_BLOCK(3, 0)
+        else TI__QV_BLOCK(2, 0)
     }
     /* the last 16 columns or fewer; no packing (a zero point far from the clamp range, or a
      * clamp range outside bytes); or the integer path: 16 columns at a time */
     for (; i < n; i += 16) {
         __mmask16 k0 = ti__qv_mask16(n - i);
+        const int full = 0;
         TI__QV_COLS(0)
         __m512i mo = _mm512_srli_epi64(m0, 32), ls = _mm512_max_epi32(sh0, zero);
         __m512i rs = _mm512_max_epi32(_mm512_sub_epi32(zero, sh0), zero);
