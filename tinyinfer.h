@@ -1562,7 +1562,8 @@ TI__PRIVATE size_t ti__qrq32_neon(const int32_t *x, const int32_t *mult, const i
  * 128 * sum b per column), the flipping byte copy that sums the bytes, one output row
  * (ti__qg8_row_vnni's contract, groups of 4). */
 TI__PRIVATE void ti__qg8_micro_neondot(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
-                                       size_t bs, int nb, uint32_t *acc, size_t ldacc, int add);
+                                       size_t bs, int nb, uint32_t *acc, size_t ldacc, int add,
+                                       const int32_t *init);
 TI__PRIVATE uint32_t ti__qg8_copy_neon(uint8_t *dst, const uint8_t *src, size_t n, uint8_t flip);
 TI__PRIVATE size_t ti__qg8_row_neon(const uint32_t *dot, const int32_t *colc, const int32_t *bos,
                                     int32_t row, size_t n, const int32_t *mult,
@@ -1572,17 +1573,20 @@ TI__PRIVATE size_t ti__qg8_row_neon(const uint32_t *dot, const int32_t *colc, co
 #if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
 /* The byte path of core/qgemm.c's 8-bit GEMM for AVX512-VNNI (cpu/x86/qgemm_vnni.c): the
  * micro-kernel (8 rows of kq * 4 unsigned bytes lda apart, times nb = 1 or 2 blocks of
- * [kq][16][4] signed bytes bs apart, to acc rows ldacc apart, added to them when add; the
- * _i8 one reads int8 rows, flipping each byte to uint8 as it reads it, and stores),
+ * [kq][16][4] signed bytes bs apart, to acc rows ldacc apart, added to them when add, else
+ * to init's value per column (NULL: 0); the _i8 one reads int8 rows, flipping each byte to
+ * uint8 as it reads it, and does not add),
  * byte copies with an xor (int8 -> uint8) that return the bytes' sum (dst NULL: the sum
  * only), one output row or up to 8 rows (sums plus row and column terms, requantized as
  * TI__QRQ_32); the depthwise weights in quads of taps and one output pixel on them; the
  * AVX-512 depthwise taps of one output pixel (acc[c] = sum over taps t of (w[woff[t] + c] +
  * wo) * (x[xoff[t] + c] + xo), c < n). */
 TI__PRIVATE void ti__qg8_micro_vnni(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
-                                    size_t bs, int nb, uint32_t *acc, size_t ldacc, int add);
+                                    size_t bs, int nb, uint32_t *acc, size_t ldacc, int add,
+                                    const int32_t *init);
 TI__PRIVATE void ti__qg8_micro_vnni_i8(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
-                                       size_t bs, int nb, uint32_t *acc, size_t ldacc);
+                                       size_t bs, int nb, uint32_t *acc, size_t ldacc,
+                                       const int32_t *init);
 TI__PRIVATE uint32_t ti__qg8_copy_vnni(uint8_t *dst, const uint8_t *src, size_t n, uint8_t flip);
 TI__PRIVATE void ti__dwq_wprep_vnni(int u8, int8_t *wp, uint32_t *ks, const void *w,
                                     const size_t *woff, size_t nt, size_t n, int32_t xo,
@@ -2899,7 +2903,7 @@ TI__PRIVATE void ti__qg8_pack(ti__qgemm *g, int8_t *dst, ti__threadpool *tp) {
  * per column, which the driver adds to the column terms. */
 typedef struct ti__qg8_isa {
     void (*micro)(size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs, int nb,
-                  uint32_t *acc, size_t ldacc, int add);
+                  uint32_t *acc, size_t ldacc, int add, const int32_t *init);
     size_t (*row)(const uint32_t *dot, const int32_t *colc, const int32_t *bos, int32_t row,
                   size_t n, const int32_t *mult, const int32_t *shift, int32_t yo, int32_t lo,
                   int32_t hi, int32_t *x, uint8_t *out8);
@@ -2911,7 +2915,7 @@ typedef struct ti__qg8_isa {
     /* or NULL: the micro-kernel on int8 rows of A as they lie (a_u = int8 + 128 made as it
      * reads them), storing; uint8 rows as they lie go to micro itself */
     void (*micro_i8)(size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs, int nb,
-                     uint32_t *acc, size_t ldacc);
+                     uint32_t *acc, size_t ldacc, const int32_t *init);
     /* or NULL: the byte copy (ti__qg8_copy's contract, dst NULL: the sum only) where rows
      * read in place need their sums */
     uint32_t (*copy)(uint8_t *dst, const uint8_t *src, size_t n, uint8_t flip);
@@ -2978,6 +2982,9 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                                    : g->bos8[0] == 0 && isa->micro_i8 != NULL) &&
                          g->a_off8 == (g->a8_u8 ? g->a8_off : g->a8_off - 128);
     const int in_place_sums = in_place && g->bos8[0] != 0;
+    /* bytes through rows8: the column terms start the micro-kernel's sums (one add fewer per
+     * 16 sums in rows8), so rows8 and the row-by-row fallback take none */
+    const int fold = bytes && isa->rows8 != NULL;
     size_t colc_at = SIZE_MAX; /* the column block whose terms colc holds */
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__QG8_MR, np = TI__MIN((size_t)TI__QG8_MR, g->rows - p0);
@@ -2994,6 +3001,7 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                         colc[i] = (int32_t)((uint32_t)colc[i] +
                                             128u * ((uint32_t)g->csum8[oc0 + i] -
                                                     (uint32_t)kd * (uint32_t)g->bos8[oc0 + i]));
+                for (size_t i = occ; i < nb * TI__QG_NR; i++) colc[i] = 0; /* micro's init */
                 colc_at = oc0;
             }
             const int gather = !direct && (!one_panel || oc0 == 0);
@@ -3003,17 +3011,19 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                 rowsum[r] = isa->copy(NULL, g->a8 + (p0 + r) * g->a8_rs, kd, 0);
             if (kd == 0)
                 for (size_t r = 0; r < TI__QG8_MR; r++)
-                    memset(acc + r * TI__QG8_OCC, 0, nb * TI__QG_NR * sizeof(uint32_t));
+                    for (size_t i = 0; i < nb * TI__QG_NR; i++)
+                        acc[r * TI__QG8_OCC + i] = fold ? (uint32_t)colc[i] : 0u;
             for (size_t b = 0; direct && b < nb; b += 2) {
                 const uint8_t *ar = g->a8 + p0 * g->a8_rs;
                 const int8_t *bb = g->bp8 + (oc0 / TI__QG_NR + b) * kp * TI__QG_NR;
                 int n2 = nb - b > 1 ? 2 : 1;
+                const int32_t *init = fold ? colc + b * TI__QG_NR : NULL;
                 if (g->a8_u8)
                     isa->micro(kd / 4, ar, g->a8_rs, bb, kp * TI__QG_NR, n2, acc + b * TI__QG_NR,
-                               TI__QG8_OCC, 0);
+                               TI__QG8_OCC, 0, init);
                 else
                     isa->micro_i8(kd / 4, ar, g->a8_rs, bb, kp * TI__QG_NR, n2,
-                                  acc + b * TI__QG_NR, TI__QG8_OCC);
+                                  acc + b * TI__QG_NR, TI__QG8_OCC, init);
             }
             for (size_t k0 = 0; !direct && k0 < kd; k0 += TI__QG8_KC) {
                 size_t k1 = TI__MIN(kd, k0 + TI__QG8_KC), kc4 = ti__qg8_depth4(k1 - k0);
@@ -3031,13 +3041,14 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                     isa->micro(kc4 / 4, a, TI__QG8_KC,
                                        g->bp8 + ((oc0 / TI__QG_NR + b) * kp + k0) * TI__QG_NR,
                                        kp * TI__QG_NR, nb - b > 1 ? 2 : 1,
-                                       acc + b * TI__QG_NR, TI__QG8_OCC, k0 > 0);
+                                       acc + b * TI__QG_NR, TI__QG8_OCC, k0 > 0,
+                                       fold ? colc + b * TI__QG_NR : NULL);
             }
             int32_t rowv[TI__QG8_MR];
             for (size_t r = 0; r < np; r++)
                 rowv[r] = (int32_t)(same ? rowsum[r] * (uint32_t)g->bos8[0] : rowsum[r]);
             if (bytes && isa->rows8 != NULL &&
-                isa->rows8(np, acc, TI__QG8_OCC, colc, bos != NULL ? bos + oc0 : NULL,
+                isa->rows8(np, acc, TI__QG8_OCC, NULL, bos != NULL ? bos + oc0 : NULL,
                            same && g->bos8[0] == 0 ? NULL : rowv, occ,
                            rq->mult + g->c0 + oc0, rq->shift + g->c0 + oc0, rq->yo, rq->lo,
                            rq->hi, (uint8_t *)g->y + g->y0 + p0 * g->y_rs + oc0, g->y_rs))
@@ -3047,7 +3058,8 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                 const uint32_t *dot = acc + r * TI__QG8_OCC;
                 size_t done = 0;
                 if (fused) {
-                    done = isa->row(dot, colc, bos != NULL ? bos + oc0 : NULL, rowv[r], occ,
+                    done = isa->row(dot, fold ? NULL : colc, bos != NULL ? bos + oc0 : NULL,
+                                    rowv[r], occ,
                                             rq->mult + g->c0 + oc0, rq->shift + g->c0 + oc0,
                                             rq->yo, rq->lo, rq->hi, x,
                                             bytes ? (uint8_t *)g->y + yo : NULL);
@@ -24460,14 +24472,22 @@ ti__qd_tile(size_t kq, const uint8_t *a, size_t lda, const int8_t *b, uint32_t *
 
 /* The micro-kernel of the byte path (ti__qg8_micro_vnni's contract, with A flipped): 8 rows
  * (kq * 4 unsigned bytes each, lda apart) x 16 * nb channels (nb blocks [kq][16][4] of
- * signed bytes, bs apart) to acc rows ldacc apart, added to them when add; the sums are of
- * (a ^ 0x80) * b, the caller adds 128 * sum b per column. */
+ * signed bytes, bs apart) to acc rows ldacc apart, added to them when add, else to init's
+ * value per column (NULL: 0); the sums are of (a ^ 0x80) * b, the caller adds 128 * sum b
+ * per column. */
 TI__PRIVATE void ti__qg8_micro_neondot(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
-                                       size_t bs, int nb, uint32_t *acc, size_t ldacc, int add) {
+                                       size_t bs, int nb, uint32_t *acc, size_t ldacc, int add,
+                                       const int32_t *init) {
     for (int j = 0; j < nb; j++)
         for (size_t h = 0; h < 8; h += 4)
             ti__qd_tile(kq, a + h * lda, lda, b + (size_t)j * bs, acc + h * ldacc + (size_t)j * 16,
                         ldacc, add);
+    if (add || init == NULL) return;
+    for (size_t r = 0; r < 8; r++) /* the column terms, after the fact */
+        for (int c = 0; c < 16 * nb; c += 4) {
+            uint32_t *o = acc + r * ldacc + c;
+            vst1q_u32(o, vaddq_u32(vld1q_u32(o), vreinterpretq_u32_s32(vld1q_s32(init + c))));
+        }
 }
 
 /* dst[i] = src[i] ^ flip for i < n (flip 0x80 turns int8 into uint8 = int8 + 128); returns
@@ -26886,17 +26906,21 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_tap_avx2(int u8, uint32_t *acc, const v
 
 /* a: 8 rows of kq * 4 bytes, lda apart, each byte xor flip's (0 or 0x80808080: int8 rows as
  * they lie read as uint8); b: NB blocks [kq][16][4] bs bytes apart. acc[r * ldacc + 0..16 *
- * NB) = (add ? acc : 0) + the dot products. */
+ * NB) = (add ? acc : init ? init : 0) + the dot products (init: one value per column). */
 TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile(const int NB, const uint32_t flip, size_t kq,
                                                       const uint8_t *a, size_t lda,
                                                       const int8_t *b, size_t bs, uint32_t *acc,
-                                                      size_t ldacc, int add) {
-    __m512i z = _mm512_setzero_si512();
-    __m512i c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z, c3_0 = z, c3_1 = z;
-    __m512i c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z, c6_0 = z, c6_1 = z, c7_0 = z, c7_1 = z;
+                                                      size_t ldacc, int add, const int32_t *init) {
+    __m512i z = _mm512_setzero_si512(), z1 = z;
+    if (init != NULL && !add) {
+        z = _mm512_loadu_si512((const void *)init);
+        if (NB > 1) z1 = _mm512_loadu_si512((const void *)(init + 16));
+    }
+    __m512i c0_0 = z, c0_1 = z1, c1_0 = z, c1_1 = z1, c2_0 = z, c2_1 = z1, c3_0 = z, c3_1 = z1;
+    __m512i c4_0 = z, c4_1 = z1, c5_0 = z, c5_1 = z1, c6_0 = z, c6_1 = z1, c7_0 = z, c7_1 = z1;
     for (size_t p = 0; p < kq; p++) {
         __m512i b0 = _mm512_loadu_si512((const void *)(b + p * 64));
-        __m512i b1 = NB > 1 ? _mm512_loadu_si512((const void *)(b + bs + p * 64)) : z;
+        __m512i b1 = NB > 1 ? _mm512_loadu_si512((const void *)(b + bs + p * 64)) : b0;
         TI__QV_ROW(0) TI__QV_ROW(1) TI__QV_ROW(2) TI__QV_ROW(3)
         TI__QV_ROW(4) TI__QV_ROW(5) TI__QV_ROW(6) TI__QV_ROW(7)
     }
@@ -26907,8 +26931,8 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile(const int NB, const uint32
 #define TI__QV_TILE_FN(name, NB, FLIP)                                                      \
     static __attribute__((noinline, unused)) TI__TARGET_AVX512VNNI void name(                 \
         size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs, uint32_t *acc,  \
-        size_t ldacc, int add) {                                                            \
-        ti__qv_tile(NB, FLIP, kq, a, lda, b, bs, acc, ldacc, add);                          \
+        size_t ldacc, int add, const int32_t *init) {                                       \
+        ti__qv_tile(NB, FLIP, kq, a, lda, b, bs, acc, ldacc, add, init);                    \
     }
 TI__QV_TILE_FN(ti__qv_tile1, 1, 0)
 TI__QV_TILE_FN(ti__qv_tile2, 2, 0)
@@ -26916,19 +26940,21 @@ TI__QV_TILE_FN(ti__qv_tile1x, 1, 0x80808080u)
 TI__QV_TILE_FN(ti__qv_tile2x, 2, 0x80808080u)
 #undef TI__QV_TILE_FN
 
-/* The micro-kernel: 8 rows x 16 * nb channels (nb 1 or 2). */
+/* The micro-kernel: 8 rows x 16 * nb channels (nb 1 or 2); ti__qv_tile's add and init. */
 TI__PRIVATE void ti__qg8_micro_vnni(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
-                                    size_t bs, int nb, uint32_t *acc, size_t ldacc, int add) {
-    if (nb > 1) ti__qv_tile2(kq, a, lda, b, bs, acc, ldacc, add);
-    else ti__qv_tile1(kq, a, lda, b, bs, acc, ldacc, add);
+                                    size_t bs, int nb, uint32_t *acc, size_t ldacc, int add,
+                                    const int32_t *init) {
+    if (nb > 1) ti__qv_tile2(kq, a, lda, b, bs, acc, ldacc, add, init);
+    else ti__qv_tile1(kq, a, lda, b, bs, acc, ldacc, add, init);
 }
 
 /* The same on int8 rows as they lie: A's bytes flipped (int8 + 128) as they are read, so a
  * 1x1 conv's input needs no copy into a panel; stores (no add). */
 TI__PRIVATE void ti__qg8_micro_vnni_i8(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
-                                       size_t bs, int nb, uint32_t *acc, size_t ldacc) {
-    if (nb > 1) ti__qv_tile2x(kq, a, lda, b, bs, acc, ldacc, 0);
-    else ti__qv_tile1x(kq, a, lda, b, bs, acc, ldacc, 0);
+                                       size_t bs, int nb, uint32_t *acc, size_t ldacc,
+                                       const int32_t *init) {
+    if (nb > 1) ti__qv_tile2x(kq, a, lda, b, bs, acc, ldacc, 0, init);
+    else ti__qv_tile1x(kq, a, lda, b, bs, acc, ldacc, 0, init);
 }
 
 /* dst[i] = src[i] ^ flip for i < n (flip 0x80 turns int8 into uint8 = int8 + 128); returns
@@ -26998,8 +27024,8 @@ TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__qg8_row_vnni(const uint32_t *dot, c
                                                           uint8_t *out8) {
     const __m512i rv = _mm512_set1_epi32(row);
 #define TI__QV_SUM(v, k)                                                                    \
-    __m512i v = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, dot + i),                     \
-                                 _mm512_maskz_loadu_epi32(k, colc + i));                   \
+    __m512i v = _mm512_maskz_loadu_epi32(k, dot + i);                                       \
+    if (colc != NULL) v = _mm512_add_epi32(v, _mm512_maskz_loadu_epi32(k, colc + i));       \
     v = _mm512_add_epi32(v, bos != NULL ? _mm512_mullo_epi32(_mm512_maskz_loadu_epi32(k, bos + i), rv) \
                                         : rv);
     size_t i = 0;
@@ -27048,7 +27074,7 @@ TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__qg8_row_vnni(const uint32_t *dot, c
     }
 #undef TI__QV_SUM
     for (size_t j = i; j < n; j++) /* stopped early: the sums of the rest for the caller */
-        x[j] = (int32_t)(dot[j] + (uint32_t)colc[j] +
+        x[j] = (int32_t)(dot[j] + (colc != NULL ? (uint32_t)colc[j] : 0u) +
                          (bos != NULL ? (uint32_t)bos[j] * (uint32_t)row : (uint32_t)row));
     return i < n ? i : n;
 }
@@ -27086,9 +27112,10 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_rq_float(__m512i v, __m512 s
     return _mm512_cvt_roundps_epi32(t, TI__QV_RNE);
 }
 
-/* ti__qg8_rows8_vnni's body; rt (a constant in each caller below): 0 no row term, 1 row[r],
- * 2 bos[c] * row[r]. */
-TI__X86_INLINE TI__TARGET_AVX512VNNI int ti__qv_rows8(const int rt, size_t nr, const uint32_t *dot,
+/* ti__qg8_rows8_vnni's body; rt: 0 no row term, 1 row[r], 2 bos[c] * row[r]; hc: colc != NULL
+ * (constants in the callers below but the last). */
+TI__X86_INLINE TI__TARGET_AVX512VNNI int ti__qv_rows8(const int rt, const int hc, size_t nr,
+                                                      const uint32_t *dot,
                                                       size_t ldd, const int32_t *colc,
                                                       const int32_t *bos, const int32_t *row,
                                                       size_t n, const int32_t *mult,
@@ -27132,14 +27159,14 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI int ti__qv_rows8(const int rt, size_t nr, c
                                    _mm512_cvtepi32_ps(_mm512_sub_epi32(sh##j, lim)));       \
     __m512 e##j = _mm512_maskz_scalef_ps(k##j, _mm512_set1_ps(1.0f), /* 0 past n: no redo */ \
                                          _mm512_cvtepi32_ps(_mm512_sub_epi32(sh##j, one))); \
-    __m512i cc##j = _mm512_maskz_loadu_epi32(k##j, colc + i + 16 * j);                      \
+    __m512i cc##j = hc ? _mm512_maskz_loadu_epi32(k##j, colc + i + 16 * j) : zero;          \
     __m512i bb##j = rt == 2 ? _mm512_maskz_loadu_epi32(k##j, bos + i + 16 * j) : zero;
     /* row r's sums of vector j, requantized in float */
 #define TI__QV_F(j)                                                                         \
     {                                                                                       \
         v##j = full ? _mm512_loadu_si512((const void *)(dot + r * ldd + i + 16 * j))          \
                     : _mm512_maskz_loadu_epi32(k##j, dot + r * ldd + i + 16 * j);            \
-        v##j = _mm512_add_epi32(v##j, cc##j);                                               \
+        if (hc) v##j = _mm512_add_epi32(v##j, cc##j);                                       \
         if (rt != 0) v##j = _mm512_add_epi32(v##j, rt == 2 ? _mm512_mullo_epi32(bb##j, rv) : rv); \
         q##j = ti__qv_rq_float(v##j, s##j, e##j, &bad);                                     \
     }
@@ -27214,7 +27241,8 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI int ti__qv_rows8(const int rt, size_t nr, c
             if (fl) {
                 TI__QV_F(0)
             } else {
-                v0 = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k0, dot + r * ldd + i), cc0);
+                v0 = _mm512_maskz_loadu_epi32(k0, dot + r * ldd + i);
+                if (hc) v0 = _mm512_add_epi32(v0, cc0);
                 if (rt != 0) v0 = _mm512_add_epi32(v0, rt == 2 ? _mm512_mullo_epi32(bb0, rv) : rv);
             }
             if (!fl || bad != 0)
@@ -27234,21 +27262,23 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI int ti__qv_rows8(const int rt, size_t nr, c
     return 1;
 }
 
-#define TI__QV_ROWS8_FN(name, RT)                                                           \
+#define TI__QV_ROWS8_FN(name, RT, HC)                                                       \
     static __attribute__((noinline, unused)) TI__TARGET_AVX512VNNI int name(                  \
         size_t nr, const uint32_t *dot, size_t ldd, const int32_t *colc, const int32_t *bos,  \
         const int32_t *row, size_t n, const int32_t *mult, const int32_t *shift, int32_t yo,  \
         int32_t lo, int32_t hi, uint8_t *out, size_t ldo) {                                 \
-        return ti__qv_rows8(RT, nr, dot, ldd, colc, bos, row, n, mult, shift, yo, lo, hi, out, \
-                            ldo);                                                           \
+        return ti__qv_rows8(RT, HC, nr, dot, ldd, colc, bos, row, n, mult, shift, yo, lo, hi, \
+                            out, ldo);                                                      \
     }
-TI__QV_ROWS8_FN(ti__qv_rows8_r0, 0)
-TI__QV_ROWS8_FN(ti__qv_rows8_r1, 1)
-TI__QV_ROWS8_FN(ti__qv_rows8_r2, 2)
+TI__QV_ROWS8_FN(ti__qv_rows8_r0, 0, 0) /* the GEMM's, int8 weights (column terms folded) */
+TI__QV_ROWS8_FN(ti__qv_rows8_r0c, 0, 1) /* the depthwise path's */
+TI__QV_ROWS8_FN(ti__qv_rows8_r1, 1, 0)  /* the GEMM's, uint8 weights */
+TI__QV_ROWS8_FN(ti__qv_rows8_any, row == NULL ? 0 : bos == NULL ? 1 : 2, colc != NULL)
 #undef TI__QV_ROWS8_FN
 
 /* ti__qg8_row_vnni's requantization for nr rows at once, to bytes only: row r's sums
- * dot[r * ldd + c] + colc[c] + (bos ? bos[c] * row[r] : row[r]) (row NULL: no row term),
+ * dot[r * ldd + c] + colc[c] + (bos ? bos[c] * row[r] : row[r]) (colc NULL: no column term;
+ * row NULL: no row term),
  * requantized to out[r * ldo + c] for c < n. Columns outer, rows inner: the per-column
  * multipliers, shifts and masks are set up once for all rows, and the rows' chains overlap.
  * TFLite's usual case (right shifts, multipliers >= 0, a zero point near the clamp range)
@@ -27261,11 +27291,13 @@ TI__PRIVATE int ti__qg8_rows8_vnni(size_t nr, const uint32_t *dot, size_t ldd, c
                                    const int32_t *bos, const int32_t *row, size_t n,
                                    const int32_t *mult, const int32_t *shift, int32_t yo,
                                    int32_t lo, int32_t hi, uint8_t *out, size_t ldo) {
-    if (row == NULL)
+    if (row == NULL && colc == NULL)
         return ti__qv_rows8_r0(nr, dot, ldd, colc, bos, row, n, mult, shift, yo, lo, hi, out, ldo);
-    if (bos == NULL)
+    if (row == NULL)
+        return ti__qv_rows8_r0c(nr, dot, ldd, colc, bos, row, n, mult, shift, yo, lo, hi, out, ldo);
+    if (bos == NULL && colc == NULL)
         return ti__qv_rows8_r1(nr, dot, ldd, colc, bos, row, n, mult, shift, yo, lo, hi, out, ldo);
-    return ti__qv_rows8_r2(nr, dot, ldd, colc, bos, row, n, mult, shift, yo, lo, hi, out, ldo);
+    return ti__qv_rows8_any(nr, dot, ldd, colc, bos, row, n, mult, shift, yo, lo, hi, out, ldo);
 }
 
 /* The VNNI depthwise path's weights (cpu/tfl_conv.c) of n <= 64 channels and nt taps, once

@@ -509,7 +509,8 @@ TI__PRIVATE size_t ti__qrq32_neon(const int32_t *x, const int32_t *mult, const i
  * 128 * sum b per column), the flipping byte copy that sums the bytes, one output row
  * (ti__qg8_row_vnni's contract, groups of 4). */
 TI__PRIVATE void ti__qg8_micro_neondot(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
-                                       size_t bs, int nb, uint32_t *acc, size_t ldacc, int add);
+                                       size_t bs, int nb, uint32_t *acc, size_t ldacc, int add,
+                                       const int32_t *init);
 TI__PRIVATE uint32_t ti__qg8_copy_neon(uint8_t *dst, const uint8_t *src, size_t n, uint8_t flip);
 TI__PRIVATE size_t ti__qg8_row_neon(const uint32_t *dot, const int32_t *colc, const int32_t *bos,
                                     int32_t row, size_t n, const int32_t *mult,
@@ -519,17 +520,20 @@ TI__PRIVATE size_t ti__qg8_row_neon(const uint32_t *dot, const int32_t *colc, co
 #if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
 /* The byte path of core/qgemm.c's 8-bit GEMM for AVX512-VNNI (cpu/x86/qgemm_vnni.c): the
  * micro-kernel (8 rows of kq * 4 unsigned bytes lda apart, times nb = 1 or 2 blocks of
- * [kq][16][4] signed bytes bs apart, to acc rows ldacc apart, added to them when add; the
- * _i8 one reads int8 rows, flipping each byte to uint8 as it reads it, and stores),
+ * [kq][16][4] signed bytes bs apart, to acc rows ldacc apart, added to them when add, else
+ * to init's value per column (NULL: 0); the _i8 one reads int8 rows, flipping each byte to
+ * uint8 as it reads it, and does not add),
  * byte copies with an xor (int8 -> uint8) that return the bytes' sum (dst NULL: the sum
  * only), one output row or up to 8 rows (sums plus row and column terms, requantized as
  * TI__QRQ_32); the depthwise weights in quads of taps and one output pixel on them; the
  * AVX-512 depthwise taps of one output pixel (acc[c] = sum over taps t of (w[woff[t] + c] +
  * wo) * (x[xoff[t] + c] + xo), c < n). */
 TI__PRIVATE void ti__qg8_micro_vnni(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
-                                    size_t bs, int nb, uint32_t *acc, size_t ldacc, int add);
+                                    size_t bs, int nb, uint32_t *acc, size_t ldacc, int add,
+                                    const int32_t *init);
 TI__PRIVATE void ti__qg8_micro_vnni_i8(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
-                                       size_t bs, int nb, uint32_t *acc, size_t ldacc);
+                                       size_t bs, int nb, uint32_t *acc, size_t ldacc,
+                                       const int32_t *init);
 TI__PRIVATE uint32_t ti__qg8_copy_vnni(uint8_t *dst, const uint8_t *src, size_t n, uint8_t flip);
 TI__PRIVATE void ti__dwq_wprep_vnni(int u8, int8_t *wp, uint32_t *ks, const void *w,
                                     const size_t *woff, size_t nt, size_t n, int32_t xo,

@@ -528,7 +528,7 @@ TI__PRIVATE void ti__qg8_pack(ti__qgemm *g, int8_t *dst, ti__threadpool *tp) {
  * per column, which the driver adds to the column terms. */
 typedef struct ti__qg8_isa {
     void (*micro)(size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs, int nb,
-                  uint32_t *acc, size_t ldacc, int add);
+                  uint32_t *acc, size_t ldacc, int add, const int32_t *init);
     size_t (*row)(const uint32_t *dot, const int32_t *colc, const int32_t *bos, int32_t row,
                   size_t n, const int32_t *mult, const int32_t *shift, int32_t yo, int32_t lo,
                   int32_t hi, int32_t *x, uint8_t *out8);
@@ -540,7 +540,7 @@ typedef struct ti__qg8_isa {
     /* or NULL: the micro-kernel on int8 rows of A as they lie (a_u = int8 + 128 made as it
      * reads them), storing; uint8 rows as they lie go to micro itself */
     void (*micro_i8)(size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs, int nb,
-                     uint32_t *acc, size_t ldacc);
+                     uint32_t *acc, size_t ldacc, const int32_t *init);
     /* or NULL: the byte copy (ti__qg8_copy's contract, dst NULL: the sum only) where rows
      * read in place need their sums */
     uint32_t (*copy)(uint8_t *dst, const uint8_t *src, size_t n, uint8_t flip);
@@ -607,6 +607,9 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                                    : g->bos8[0] == 0 && isa->micro_i8 != NULL) &&
                          g->a_off8 == (g->a8_u8 ? g->a8_off : g->a8_off - 128);
     const int in_place_sums = in_place && g->bos8[0] != 0;
+    /* bytes through rows8: the column terms start the micro-kernel's sums (one add fewer per
+     * 16 sums in rows8), so rows8 and the row-by-row fallback take none */
+    const int fold = bytes && isa->rows8 != NULL;
     size_t colc_at = SIZE_MAX; /* the column block whose terms colc holds */
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__QG8_MR, np = TI__MIN((size_t)TI__QG8_MR, g->rows - p0);
@@ -623,6 +626,7 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                         colc[i] = (int32_t)((uint32_t)colc[i] +
                                             128u * ((uint32_t)g->csum8[oc0 + i] -
                                                     (uint32_t)kd * (uint32_t)g->bos8[oc0 + i]));
+                for (size_t i = occ; i < nb * TI__QG_NR; i++) colc[i] = 0; /* micro's init */
                 colc_at = oc0;
             }
             const int gather = !direct && (!one_panel || oc0 == 0);
@@ -632,17 +636,19 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                 rowsum[r] = isa->copy(NULL, g->a8 + (p0 + r) * g->a8_rs, kd, 0);
             if (kd == 0)
                 for (size_t r = 0; r < TI__QG8_MR; r++)
-                    memset(acc + r * TI__QG8_OCC, 0, nb * TI__QG_NR * sizeof(uint32_t));
+                    for (size_t i = 0; i < nb * TI__QG_NR; i++)
+                        acc[r * TI__QG8_OCC + i] = fold ? (uint32_t)colc[i] : 0u;
             for (size_t b = 0; direct && b < nb; b += 2) {
                 const uint8_t *ar = g->a8 + p0 * g->a8_rs;
                 const int8_t *bb = g->bp8 + (oc0 / TI__QG_NR + b) * kp * TI__QG_NR;
                 int n2 = nb - b > 1 ? 2 : 1;
+                const int32_t *init = fold ? colc + b * TI__QG_NR : NULL;
                 if (g->a8_u8)
                     isa->micro(kd / 4, ar, g->a8_rs, bb, kp * TI__QG_NR, n2, acc + b * TI__QG_NR,
-                               TI__QG8_OCC, 0);
+                               TI__QG8_OCC, 0, init);
                 else
                     isa->micro_i8(kd / 4, ar, g->a8_rs, bb, kp * TI__QG_NR, n2,
-                                  acc + b * TI__QG_NR, TI__QG8_OCC);
+                                  acc + b * TI__QG_NR, TI__QG8_OCC, init);
             }
             for (size_t k0 = 0; !direct && k0 < kd; k0 += TI__QG8_KC) {
                 size_t k1 = TI__MIN(kd, k0 + TI__QG8_KC), kc4 = ti__qg8_depth4(k1 - k0);
@@ -660,13 +666,14 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                     isa->micro(kc4 / 4, a, TI__QG8_KC,
                                        g->bp8 + ((oc0 / TI__QG_NR + b) * kp + k0) * TI__QG_NR,
                                        kp * TI__QG_NR, nb - b > 1 ? 2 : 1,
-                                       acc + b * TI__QG_NR, TI__QG8_OCC, k0 > 0);
+                                       acc + b * TI__QG_NR, TI__QG8_OCC, k0 > 0,
+                                       fold ? colc + b * TI__QG_NR : NULL);
             }
             int32_t rowv[TI__QG8_MR];
             for (size_t r = 0; r < np; r++)
                 rowv[r] = (int32_t)(same ? rowsum[r] * (uint32_t)g->bos8[0] : rowsum[r]);
             if (bytes && isa->rows8 != NULL &&
-                isa->rows8(np, acc, TI__QG8_OCC, colc, bos != NULL ? bos + oc0 : NULL,
+                isa->rows8(np, acc, TI__QG8_OCC, NULL, bos != NULL ? bos + oc0 : NULL,
                            same && g->bos8[0] == 0 ? NULL : rowv, occ,
                            rq->mult + g->c0 + oc0, rq->shift + g->c0 + oc0, rq->yo, rq->lo,
                            rq->hi, (uint8_t *)g->y + g->y0 + p0 * g->y_rs + oc0, g->y_rs))
@@ -676,7 +683,8 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                 const uint32_t *dot = acc + r * TI__QG8_OCC;
                 size_t done = 0;
                 if (fused) {
-                    done = isa->row(dot, colc, bos != NULL ? bos + oc0 : NULL, rowv[r], occ,
+                    done = isa->row(dot, fold ? NULL : colc, bos != NULL ? bos + oc0 : NULL,
+                                    rowv[r], occ,
                                             rq->mult + g->c0 + oc0, rq->shift + g->c0 + oc0,
                                             rq->yo, rq->lo, rq->hi, x,
                                             bytes ? (uint8_t *)g->y + yo : NULL);

@@ -799,6 +799,55 @@ TI_TEST(byte_copy_matches_plain_loop) {
 #endif
 }
 
+/* The byte path's micro-kernels start their sums at init's column terms when not adding
+ * (core/qgemm.c folds the column terms in there): the sums with init minus those without
+ * are init, column by column, for one and two blocks of 16; adding ignores init; columns
+ * past 16 * nb stay untouched. */
+TI_TEST(byte_micro_starts_at_init) {
+#ifdef TI__QG8
+    const ti__qg8_isa *isa = ti__qg8_isa_now();
+    if (isa == NULL) {
+        TI_SKIP("this CPU has no byte path");
+        return;
+    }
+    enum { KQ = 40, LDI = 48 };
+    static uint8_t a[8 * KQ * 4];
+    static int8_t b[2 * KQ * 64];
+    uint32_t acc0[8 * LDI], acc1[8 * LDI], acc2[8 * LDI];
+    int32_t init[32];
+    int bad = 0;
+    for (int r = 0; r < 60; r++) {
+        size_t kq = 1 + urand() % KQ;
+        int nb = 1 + r % 2, i8 = isa->micro_i8 != NULL && r % 4 >= 2;
+        for (size_t i = 0; i < sizeof a; i++) a[i] = (uint8_t)urand();
+        for (size_t i = 0; i < sizeof b; i++) b[i] = (int8_t)urand();
+        for (int c = 0; c < 32; c++) init[c] = (int32_t)urand();
+        memset(acc0, 0x5a, sizeof acc0);
+        memset(acc1, 0x5a, sizeof acc1);
+        if (i8) {
+            isa->micro_i8(kq, a, kq * 4, b, KQ * 64, nb, acc0, LDI, NULL);
+            isa->micro_i8(kq, a, kq * 4, b, KQ * 64, nb, acc1, LDI, init);
+        } else {
+            isa->micro(kq, a, kq * 4, b, KQ * 64, nb, acc0, LDI, 0, NULL);
+            isa->micro(kq, a, kq * 4, b, KQ * 64, nb, acc1, LDI, 0, init);
+        }
+        memcpy(acc2, acc1, sizeof acc2);
+        isa->micro(kq, a, kq * 4, b, KQ * 64, nb, acc2, LDI, 1, init); /* adds: init unused */
+        for (int row = 0; row < 8; row++)
+            for (int c = 0; c < LDI; c++) {
+                size_t o = (size_t)row * LDI + (size_t)c;
+                int ok = c < 16 * nb ? acc1[o] == acc0[o] + (uint32_t)init[c] &&
+                                           (i8 || acc2[o] == acc1[o] + acc0[o])
+                                     : acc1[o] == 0x5a5a5a5au;
+                if (!ok && bad++ == 0)
+                    printf("  kq %zu nb %d %s: row %d column %d differs\n", kq, nb,
+                           i8 ? "int8 rows" : "uint8 rows", row, c);
+            }
+    }
+    TI_CHECK_EQ_INT(bad, 0);
+#endif
+}
+
 /* The AVX2 and AVX-512 lanes of the 8-bit ADD against the scalar vector-lane arithmetic of
  * ti__tfl_bin_q8: random tables (extremes included), multipliers, shifts 0..31, zero
  * points and clamp ranges, uint8 and int8 outputs. */
@@ -933,6 +982,7 @@ int main(void) {
     TI_RUN(rows8_requant_edges_match_scalar);
     TI_RUN(rows8_requant_near_steps_match_scalar);
     TI_RUN(byte_copy_matches_plain_loop);
+    TI_RUN(byte_micro_starts_at_init);
     TI_RUN(add8_simd_matches_scalar);
     TI_RUN(quantized_model_same_under_each_isa);
     TI_RUN(int8_model_same_under_each_isa);

@@ -80,14 +80,22 @@ ti__qd_tile(size_t kq, const uint8_t *a, size_t lda, const int8_t *b, uint32_t *
 
 /* The micro-kernel of the byte path (ti__qg8_micro_vnni's contract, with A flipped): 8 rows
  * (kq * 4 unsigned bytes each, lda apart) x 16 * nb channels (nb blocks [kq][16][4] of
- * signed bytes, bs apart) to acc rows ldacc apart, added to them when add; the sums are of
- * (a ^ 0x80) * b, the caller adds 128 * sum b per column. */
+ * signed bytes, bs apart) to acc rows ldacc apart, added to them when add, else to init's
+ * value per column (NULL: 0); the sums are of (a ^ 0x80) * b, the caller adds 128 * sum b
+ * per column. */
 TI__PRIVATE void ti__qg8_micro_neondot(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
-                                       size_t bs, int nb, uint32_t *acc, size_t ldacc, int add) {
+                                       size_t bs, int nb, uint32_t *acc, size_t ldacc, int add,
+                                       const int32_t *init) {
     for (int j = 0; j < nb; j++)
         for (size_t h = 0; h < 8; h += 4)
             ti__qd_tile(kq, a + h * lda, lda, b + (size_t)j * bs, acc + h * ldacc + (size_t)j * 16,
                         ldacc, add);
+    if (add || init == NULL) return;
+    for (size_t r = 0; r < 8; r++) /* the column terms, after the fact */
+        for (int c = 0; c < 16 * nb; c += 4) {
+            uint32_t *o = acc + r * ldacc + c;
+            vst1q_u32(o, vaddq_u32(vld1q_u32(o), vreinterpretq_u32_s32(vld1q_s32(init + c))));
+        }
 }
 
 /* dst[i] = src[i] ^ flip for i < n (flip 0x80 turns int8 into uint8 = int8 + 128); returns

@@ -34,17 +34,21 @@
 
 /* a: 8 rows of kq * 4 bytes, lda apart, each byte xor flip's (0 or 0x80808080: int8 rows as
  * they lie read as uint8); b: NB blocks [kq][16][4] bs bytes apart. acc[r * ldacc + 0..16 *
- * NB) = (add ? acc : 0) + the dot products. */
+ * NB) = (add ? acc : init ? init : 0) + the dot products (init: one value per column). */
 TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile(const int NB, const uint32_t flip, size_t kq,
                                                       const uint8_t *a, size_t lda,
                                                       const int8_t *b, size_t bs, uint32_t *acc,
-                                                      size_t ldacc, int add) {
-    __m512i z = _mm512_setzero_si512();
-    __m512i c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z, c3_0 = z, c3_1 = z;
-    __m512i c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z, c6_0 = z, c6_1 = z, c7_0 = z, c7_1 = z;
+                                                      size_t ldacc, int add, const int32_t *init) {
+    __m512i z = _mm512_setzero_si512(), z1 = z;
+    if (init != NULL && !add) {
+        z = _mm512_loadu_si512((const void *)init);
+        if (NB > 1) z1 = _mm512_loadu_si512((const void *)(init + 16));
+    }
+    __m512i c0_0 = z, c0_1 = z1, c1_0 = z, c1_1 = z1, c2_0 = z, c2_1 = z1, c3_0 = z, c3_1 = z1;
+    __m512i c4_0 = z, c4_1 = z1, c5_0 = z, c5_1 = z1, c6_0 = z, c6_1 = z1, c7_0 = z, c7_1 = z1;
     for (size_t p = 0; p < kq; p++) {
         __m512i b0 = _mm512_loadu_si512((const void *)(b + p * 64));
-        __m512i b1 = NB > 1 ? _mm512_loadu_si512((const void *)(b + bs + p * 64)) : z;
+        __m512i b1 = NB > 1 ? _mm512_loadu_si512((const void *)(b + bs + p * 64)) : b0;
         TI__QV_ROW(0) TI__QV_ROW(1) TI__QV_ROW(2) TI__QV_ROW(3)
         TI__QV_ROW(4) TI__QV_ROW(5) TI__QV_ROW(6) TI__QV_ROW(7)
     }
@@ -55,8 +59,8 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile(const int NB, const uint32
 #define TI__QV_TILE_FN(name, NB, FLIP)                                                      \
     static __attribute__((noinline, unused)) TI__TARGET_AVX512VNNI void name(                 \
         size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs, uint32_t *acc,  \
-        size_t ldacc, int add) {                                                            \
-        ti__qv_tile(NB, FLIP, kq, a, lda, b, bs, acc, ldacc, add);                          \
+        size_t ldacc, int add, const int32_t *init) {                                       \
+        ti__qv_tile(NB, FLIP, kq, a, lda, b, bs, acc, ldacc, add, init);                    \
     }
 TI__QV_TILE_FN(ti__qv_tile1, 1, 0)
 TI__QV_TILE_FN(ti__qv_tile2, 2, 0)
@@ -64,19 +68,21 @@ TI__QV_TILE_FN(ti__qv_tile1x, 1, 0x80808080u)
 TI__QV_TILE_FN(ti__qv_tile2x, 2, 0x80808080u)
 #undef TI__QV_TILE_FN
 
-/* The micro-kernel: 8 rows x 16 * nb channels (nb 1 or 2). */
+/* The micro-kernel: 8 rows x 16 * nb channels (nb 1 or 2); ti__qv_tile's add and init. */
 TI__PRIVATE void ti__qg8_micro_vnni(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
-                                    size_t bs, int nb, uint32_t *acc, size_t ldacc, int add) {
-    if (nb > 1) ti__qv_tile2(kq, a, lda, b, bs, acc, ldacc, add);
-    else ti__qv_tile1(kq, a, lda, b, bs, acc, ldacc, add);
+                                    size_t bs, int nb, uint32_t *acc, size_t ldacc, int add,
+                                    const int32_t *init) {
+    if (nb > 1) ti__qv_tile2(kq, a, lda, b, bs, acc, ldacc, add, init);
+    else ti__qv_tile1(kq, a, lda, b, bs, acc, ldacc, add, init);
 }
 
 /* The same on int8 rows as they lie: A's bytes flipped (int8 + 128) as they are read, so a
  * 1x1 conv's input needs no copy into a panel; stores (no add). */
 TI__PRIVATE void ti__qg8_micro_vnni_i8(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
-                                       size_t bs, int nb, uint32_t *acc, size_t ldacc) {
-    if (nb > 1) ti__qv_tile2x(kq, a, lda, b, bs, acc, ldacc, 0);
-    else ti__qv_tile1x(kq, a, lda, b, bs, acc, ldacc, 0);
+                                       size_t bs, int nb, uint32_t *acc, size_t ldacc,
+                                       const int32_t *init) {
+    if (nb > 1) ti__qv_tile2x(kq, a, lda, b, bs, acc, ldacc, 0, init);
+    else ti__qv_tile1x(kq, a, lda, b, bs, acc, ldacc, 0, init);
 }
 
 /* dst[i] = src[i] ^ flip for i < n (flip 0x80 turns int8 into uint8 = int8 + 128); returns
@@ -146,8 +152,8 @@ TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__qg8_row_vnni(const uint32_t *dot, c
                                                           uint8_t *out8) {
     const __m512i rv = _mm512_set1_epi32(row);
 #define TI__QV_SUM(v, k)                                                                    \
-    __m512i v = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, dot + i),                     \
-                                 _mm512_maskz_loadu_epi32(k, colc + i));                   \
+    __m512i v = _mm512_maskz_loadu_epi32(k, dot + i);                                       \
+    if (colc != NULL) v = _mm512_add_epi32(v, _mm512_maskz_loadu_epi32(k, colc + i));       \
     v = _mm512_add_epi32(v, bos != NULL ? _mm512_mullo_epi32(_mm512_maskz_loadu_epi32(k, bos + i), rv) \
                                         : rv);
     size_t i = 0;
@@ -196,7 +202,7 @@ TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__qg8_row_vnni(const uint32_t *dot, c
     }
 #undef TI__QV_SUM
     for (size_t j = i; j < n; j++) /* stopped early: the sums of the rest for the caller */
-        x[j] = (int32_t)(dot[j] + (uint32_t)colc[j] +
+        x[j] = (int32_t)(dot[j] + (colc != NULL ? (uint32_t)colc[j] : 0u) +
                          (bos != NULL ? (uint32_t)bos[j] * (uint32_t)row : (uint32_t)row));
     return i < n ? i : n;
 }
@@ -234,9 +240,10 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_rq_float(__m512i v, __m512 s
     return _mm512_cvt_roundps_epi32(t, TI__QV_RNE);
 }
 
-/* ti__qg8_rows8_vnni's body; rt (a constant in each caller below): 0 no row term, 1 row[r],
- * 2 bos[c] * row[r]. */
-TI__X86_INLINE TI__TARGET_AVX512VNNI int ti__qv_rows8(const int rt, size_t nr, const uint32_t *dot,
+/* ti__qg8_rows8_vnni's body; rt: 0 no row term, 1 row[r], 2 bos[c] * row[r]; hc: colc != NULL
+ * (constants in the callers below but the last). */
+TI__X86_INLINE TI__TARGET_AVX512VNNI int ti__qv_rows8(const int rt, const int hc, size_t nr,
+                                                      const uint32_t *dot,
                                                       size_t ldd, const int32_t *colc,
                                                       const int32_t *bos, const int32_t *row,
                                                       size_t n, const int32_t *mult,
@@ -280,14 +287,14 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI int ti__qv_rows8(const int rt, size_t nr, c
                                    _mm512_cvtepi32_ps(_mm512_sub_epi32(sh##j, lim)));       \
     __m512 e##j = _mm512_maskz_scalef_ps(k##j, _mm512_set1_ps(1.0f), /* 0 past n: no redo */ \
                                          _mm512_cvtepi32_ps(_mm512_sub_epi32(sh##j, one))); \
-    __m512i cc##j = _mm512_maskz_loadu_epi32(k##j, colc + i + 16 * j);                      \
+    __m512i cc##j = hc ? _mm512_maskz_loadu_epi32(k##j, colc + i + 16 * j) : zero;          \
     __m512i bb##j = rt == 2 ? _mm512_maskz_loadu_epi32(k##j, bos + i + 16 * j) : zero;
     /* row r's sums of vector j, requantized in float */
 #define TI__QV_F(j)                                                                         \
     {                                                                                       \
         v##j = full ? _mm512_loadu_si512((const void *)(dot + r * ldd + i + 16 * j))          \
                     : _mm512_maskz_loadu_epi32(k##j, dot + r * ldd + i + 16 * j);            \
-        v##j = _mm512_add_epi32(v##j, cc##j);                                               \
+        if (hc) v##j = _mm512_add_epi32(v##j, cc##j);                                       \
         if (rt != 0) v##j = _mm512_add_epi32(v##j, rt == 2 ? _mm512_mullo_epi32(bb##j, rv) : rv); \
         q##j = ti__qv_rq_float(v##j, s##j, e##j, &bad);                                     \
     }
@@ -362,7 +369,8 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI int ti__qv_rows8(const int rt, size_t nr, c
             if (fl) {
                 TI__QV_F(0)
             } else {
-                v0 = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k0, dot + r * ldd + i), cc0);
+                v0 = _mm512_maskz_loadu_epi32(k0, dot + r * ldd + i);
+                if (hc) v0 = _mm512_add_epi32(v0, cc0);
                 if (rt != 0) v0 = _mm512_add_epi32(v0, rt == 2 ? _mm512_mullo_epi32(bb0, rv) : rv);
             }
             if (!fl || bad != 0)
@@ -382,21 +390,23 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI int ti__qv_rows8(const int rt, size_t nr, c
     return 1;
 }
 
-#define TI__QV_ROWS8_FN(name, RT)                                                           \
+#define TI__QV_ROWS8_FN(name, RT, HC)                                                       \
     static __attribute__((noinline, unused)) TI__TARGET_AVX512VNNI int name(                  \
         size_t nr, const uint32_t *dot, size_t ldd, const int32_t *colc, const int32_t *bos,  \
         const int32_t *row, size_t n, const int32_t *mult, const int32_t *shift, int32_t yo,  \
         int32_t lo, int32_t hi, uint8_t *out, size_t ldo) {                                 \
-        return ti__qv_rows8(RT, nr, dot, ldd, colc, bos, row, n, mult, shift, yo, lo, hi, out, \
-                            ldo);                                                           \
+        return ti__qv_rows8(RT, HC, nr, dot, ldd, colc, bos, row, n, mult, shift, yo, lo, hi, \
+                            out, ldo);                                                      \
     }
-TI__QV_ROWS8_FN(ti__qv_rows8_r0, 0)
-TI__QV_ROWS8_FN(ti__qv_rows8_r1, 1)
-TI__QV_ROWS8_FN(ti__qv_rows8_r2, 2)
+TI__QV_ROWS8_FN(ti__qv_rows8_r0, 0, 0) /* the GEMM's, int8 weights (column terms folded) */
+TI__QV_ROWS8_FN(ti__qv_rows8_r0c, 0, 1) /* the depthwise path's */
+TI__QV_ROWS8_FN(ti__qv_rows8_r1, 1, 0)  /* the GEMM's, uint8 weights */
+TI__QV_ROWS8_FN(ti__qv_rows8_any, row == NULL ? 0 : bos == NULL ? 1 : 2, colc != NULL)
 #undef TI__QV_ROWS8_FN
 
 /* ti__qg8_row_vnni's requantization for nr rows at once, to bytes only: row r's sums
- * dot[r * ldd + c] + colc[c] + (bos ? bos[c] * row[r] : row[r]) (row NULL: no row term),
+ * dot[r * ldd + c] + colc[c] + (bos ? bos[c] * row[r] : row[r]) (colc NULL: no column term;
+ * row NULL: no row term),
  * requantized to out[r * ldo + c] for c < n. Columns outer, rows inner: the per-column
  * multipliers, shifts and masks are set up once for all rows, and the rows' chains overlap.
  * TFLite's usual case (right shifts, multipliers >= 0, a zero point near the clamp range)
@@ -409,11 +419,13 @@ TI__PRIVATE int ti__qg8_rows8_vnni(size_t nr, const uint32_t *dot, size_t ldd, c
                                    const int32_t *bos, const int32_t *row, size_t n,
                                    const int32_t *mult, const int32_t *shift, int32_t yo,
                                    int32_t lo, int32_t hi, uint8_t *out, size_t ldo) {
-    if (row == NULL)
+    if (row == NULL && colc == NULL)
         return ti__qv_rows8_r0(nr, dot, ldd, colc, bos, row, n, mult, shift, yo, lo, hi, out, ldo);
-    if (bos == NULL)
+    if (row == NULL)
+        return ti__qv_rows8_r0c(nr, dot, ldd, colc, bos, row, n, mult, shift, yo, lo, hi, out, ldo);
+    if (bos == NULL && colc == NULL)
         return ti__qv_rows8_r1(nr, dot, ldd, colc, bos, row, n, mult, shift, yo, lo, hi, out, ldo);
-    return ti__qv_rows8_r2(nr, dot, ldd, colc, bos, row, n, mult, shift, yo, lo, hi, out, ldo);
+    return ti__qv_rows8_any(nr, dot, ldd, colc, bos, row, n, mult, shift, yo, lo, hi, out, ldo);
 }
 
 /* The VNNI depthwise path's weights (cpu/tfl_conv.c) of n <= 64 channels and nt taps, once
