@@ -1556,6 +1556,14 @@ TI__PRIVATE void ti__qg_micro_neon(size_t kc, const int16_t *ap, const int16_t *
 TI__PRIVATE size_t ti__qrq32_neon(const int32_t *x, const int32_t *mult, const int32_t *shift,
                                   size_t n, int32_t yo, int32_t lo, int32_t hi, int32_t *out);
 #endif
+/* The requantization a byte-path micro-kernel does in its registers (x86 VNNI): the float
+ * scales s and e of its columns (ti__qg8_plan_vnni), and for the rows it leaves to the
+ * exact integer chain the multipliers, shifts, zero point and clamp range. */
+typedef struct ti__qg8_rqt {
+    const float *s, *e;
+    const int32_t *mult, *shift;
+    int32_t yo, lo, hi;
+} ti__qg8_rqt;
 #if defined(TI__ARM_NEON) && defined(TI__ARM_DOTPROD)
 /* The byte path of core/qgemm.c's 8-bit GEMM for SDOT (cpu/arm/qgemm_dot.c): the
  * micro-kernel (ti__qg8_micro_vnni's contract, but summing (a ^ 0x80) * b: the caller adds
@@ -1584,6 +1592,14 @@ TI__PRIVATE size_t ti__qg8_row_neon(const uint32_t *dot, const int32_t *colc, co
 TI__PRIVATE void ti__qg8_micro_vnni(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
                                     size_t bs, int nb, uint32_t *acc, size_t ldacc, int add,
                                     const int32_t *init);
+TI__PRIVATE int ti__qg8_plan_vnni(size_t n, const int32_t *bias, const int32_t *csum, int32_t ao,
+                                  int32_t *colc, const int32_t *mult, const int32_t *shift,
+                                  int32_t yo, int32_t lo, int32_t hi, float *s, float *e);
+TI__PRIVATE void ti__qg8_micro_rq_vnni(size_t kq, const uint8_t *a, size_t lda, int i8,
+                                       const int8_t *b, size_t bs, int nb, const int32_t *init,
+                                       const int32_t *row, const ti__qg8_rqt *t, size_t nr,
+                                       size_t nc, uint8_t *out, size_t ldo, uint32_t *spill,
+                                       size_t ldspill);
 TI__PRIVATE void ti__qg8_micro_vnni_i8(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
                                        size_t bs, int nb, uint32_t *acc, size_t ldacc,
                                        const int32_t *init);
@@ -2919,16 +2935,29 @@ typedef struct ti__qg8_isa {
     /* or NULL: the byte copy (ti__qg8_copy's contract, dst NULL: the sum only) where rows
      * read in place need their sums */
     uint32_t (*copy)(uint8_t *dst, const uint8_t *src, size_t n, uint8_t flip);
+    /* or NULL: a block of columns planned (ti__qg8_plan_vnni: the column terms, and the float
+     * scales where the micro-kernel below can take them) and the micro-kernel that
+     * requantizes in its registers, storing bytes */
+    int (*plan)(size_t n, const int32_t *bias, const int32_t *csum, int32_t ao, int32_t *colc,
+                const int32_t *mult, const int32_t *shift, int32_t yo, int32_t lo, int32_t hi,
+                float *s, float *e);
+    void (*micro_rq)(size_t kq, const uint8_t *a, size_t lda, int i8, const int8_t *b, size_t bs,
+                     int nb, const int32_t *init, const int32_t *row, const ti__qg8_rqt *t,
+                     size_t nr, size_t nc, uint8_t *out, size_t ldo, uint32_t *spill,
+                     size_t ldspill);
 } ti__qg8_isa;
 
 /* The byte path's kernels under the ISA in effect, or NULL where it has none. */
 TI__PRIVATE const ti__qg8_isa *ti__qg8_isa_now(void) {
 #if defined(TI__X86_VNNI)
-    static const ti__qg8_isa vnni = {ti__qg8_micro_vnni, ti__qg8_row_vnni, ti__qg8_rows8_vnni, 0,
-                                     ti__qg8_micro_vnni_i8, ti__qg8_copy_vnni};
+    static const ti__qg8_isa vnni = {ti__qg8_micro_vnni,    ti__qg8_row_vnni,
+                                     ti__qg8_rows8_vnni,    0,
+                                     ti__qg8_micro_vnni_i8, ti__qg8_copy_vnni,
+                                     ti__qg8_plan_vnni,     ti__qg8_micro_rq_vnni};
     if (ti__cpu_isa() >= TI__ISA_AVX512VNNI) return &vnni;
 #elif defined(TI__ARM_DOTPROD)
-    static const ti__qg8_isa dot = {ti__qg8_micro_neondot, ti__qg8_row_neon, NULL, 1, NULL, NULL};
+    static const ti__qg8_isa dot = {ti__qg8_micro_neondot, ti__qg8_row_neon, NULL, 1, NULL, NULL,
+                                    NULL, NULL};
     if (ti__cpu_isa() >= TI__ISA_NEONDOT) return &dot;
 #endif
     return NULL;
@@ -2957,6 +2986,7 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
     }
     uint8_t a[TI__QG8_MR * TI__QG8_KC];
     uint32_t acc[TI__QG8_MR * TI__QG8_OCC], rowsum[TI__QG8_MR];
+    int32_t rowsum8[TI__QG8_MR]; /* the row terms of micro_rq */
     int32_t colc[TI__QG8_OCC], x[TI__QG8_OCC];
     size_t kd = g->depth, kp = ti__qg8_depth4(kd), oc = g->cols;
     const ti__qrq *rq = g->rq;
@@ -2985,6 +3015,13 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
     /* bytes through rows8: the column terms start the micro-kernel's sums (one add fewer per
      * 16 sums in rows8), so rows8 and the row-by-row fallback take none */
     const int fold = bytes && isa->rows8 != NULL;
+    /* and where the ISA can, and the requantization of every column of the block allows, the
+     * micro-kernel requantizes in its registers (one depth panel, one row term per row) */
+    const int rq_ok = fold && isa->micro_rq != NULL && one_panel && kd > 0 && bos == NULL;
+    float rqs[TI__QG8_OCC], rqe[TI__QG8_OCC];
+    int rqf = 0;                                      /* colc's block takes micro_rq */
+    const int32_t *rowp = same && g->bos8[0] == 0 ? NULL : rowsum8; /* the row terms */
+    uint8_t *y8 = (uint8_t *)g->y + g->y0;
     size_t colc_at = SIZE_MAX; /* the column block whose terms colc holds */
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__QG8_MR, np = TI__MIN((size_t)TI__QG8_MR, g->rows - p0);
@@ -2992,7 +3029,12 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
         for (size_t oc0 = 0; oc0 < oc; oc0 += TI__QG8_OCC) {
             size_t occ = TI__MIN((size_t)TI__QG8_OCC, oc - oc0);
             size_t nb = (occ + TI__QG_NR - 1) / TI__QG_NR;
-            if (colc_at != oc0) { /* one column block (<= TI__QG8_OCC columns): once per range */
+            if (colc_at != oc0 && isa->plan != NULL) { /* once per range and column block */
+                rqf = isa->plan(occ, bv != NULL ? bv + oc0 : NULL, g->csum8 + oc0, g->a_off8, colc,
+                                rq->mult + g->c0 + oc0, rq->shift + g->c0 + oc0, rq->yo, rq->lo,
+                                rq->hi, rq_ok ? rqs : NULL, rqe);
+                colc_at = oc0;
+            } else if (colc_at != oc0) { /* the same in plain loops (and SDOT's term) */
                 for (size_t i = 0; i < occ; i++)
                     colc[i] = (int32_t)((bv != NULL ? (uint32_t)bv[oc0 + i] : 0u) +
                                         (uint32_t)g->a_off8 * (uint32_t)g->csum8[oc0 + i]);
@@ -3018,7 +3060,20 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                 const int8_t *bb = g->bp8 + (oc0 / TI__QG_NR + b) * kp * TI__QG_NR;
                 int n2 = nb - b > 1 ? 2 : 1;
                 const int32_t *init = fold ? colc + b * TI__QG_NR : NULL;
-                if (g->a8_u8)
+                if (rqf) {
+                    if (b == 0)
+                        for (size_t r = 0; r < TI__QG8_MR; r++)
+                            rowsum8[r] = (int32_t)(same ? rowsum[r] * (uint32_t)g->bos8[0]
+                                                        : rowsum[r]);
+                    ti__qg8_rqt t = {rqs + b * TI__QG_NR, rqe + b * TI__QG_NR,
+                                     rq->mult + g->c0 + oc0 + b * TI__QG_NR,
+                                     rq->shift + g->c0 + oc0 + b * TI__QG_NR,
+                                     rq->yo, rq->lo, rq->hi};
+                    isa->micro_rq(kd / 4, ar, g->a8_rs, !g->a8_u8, bb, kp * TI__QG_NR, n2, init,
+                                  rowp, &t, np, TI__MIN(occ - b * TI__QG_NR, 2 * TI__QG_NR),
+                                  y8 + p0 * g->y_rs + oc0 + b * TI__QG_NR, g->y_rs,
+                                  acc + b * TI__QG_NR, TI__QG8_OCC);
+                } else if (g->a8_u8)
                     isa->micro(kd / 4, ar, g->a8_rs, bb, kp * TI__QG_NR, n2, acc + b * TI__QG_NR,
                                TI__QG8_OCC, 0, init);
                 else
@@ -3037,13 +3092,31 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                     else
                         memset(row, 0, kc4);
                 }
-                for (size_t b = 0; b < nb; b += 2)
-                    isa->micro(kc4 / 4, a, TI__QG8_KC,
-                                       g->bp8 + ((oc0 / TI__QG_NR + b) * kp + k0) * TI__QG_NR,
-                                       kp * TI__QG_NR, nb - b > 1 ? 2 : 1,
-                                       acc + b * TI__QG_NR, TI__QG8_OCC, k0 > 0,
-                                       fold ? colc + b * TI__QG_NR : NULL);
+                if (rqf && gather)
+                    for (size_t r = 0; r < TI__QG8_MR; r++)
+                        rowsum8[r] = (int32_t)(same ? rowsum[r] * (uint32_t)g->bos8[0]
+                                                    : rowsum[r]);
+                for (size_t b = 0; b < nb; b += 2) {
+                    const int8_t *bb = g->bp8 + ((oc0 / TI__QG_NR + b) * kp + k0) * TI__QG_NR;
+                    int n2 = nb - b > 1 ? 2 : 1;
+                    if (rqf) { /* one panel: k0 is 0 */
+                        ti__qg8_rqt t = {rqs + b * TI__QG_NR, rqe + b * TI__QG_NR,
+                                         rq->mult + g->c0 + oc0 + b * TI__QG_NR,
+                                         rq->shift + g->c0 + oc0 + b * TI__QG_NR,
+                                         rq->yo, rq->lo, rq->hi};
+                        isa->micro_rq(kc4 / 4, a, TI__QG8_KC, 0, bb, kp * TI__QG_NR, n2,
+                                      colc + b * TI__QG_NR, rowp, &t, np,
+                                      TI__MIN(occ - b * TI__QG_NR, 2 * TI__QG_NR),
+                                      y8 + p0 * g->y_rs + oc0 + b * TI__QG_NR, g->y_rs,
+                                      acc + b * TI__QG_NR, TI__QG8_OCC);
+                    } else {
+                        isa->micro(kc4 / 4, a, TI__QG8_KC, bb, kp * TI__QG_NR, n2,
+                                   acc + b * TI__QG_NR, TI__QG8_OCC, k0 > 0,
+                                   fold ? colc + b * TI__QG_NR : NULL);
+                    }
+                }
             }
+            if (rqf) continue; /* stored by micro_rq */
             int32_t rowv[TI__QG8_MR];
             for (size_t r = 0; r < np; r++)
                 rowv[r] = (int32_t)(same ? rowsum[r] * (uint32_t)g->bos8[0] : rowsum[r]);
@@ -27298,6 +27371,140 @@ TI__PRIVATE int ti__qg8_rows8_vnni(size_t nr, const uint32_t *dot, size_t ldd, c
     if (bos == NULL && colc == NULL)
         return ti__qv_rows8_r1(nr, dot, ldd, colc, bos, row, n, mult, shift, yo, lo, hi, out, ldo);
     return ti__qv_rows8_any(nr, dot, ldd, colc, bos, row, n, mult, shift, yo, lo, hi, out, ldo);
+}
+
+/* A block of n columns planned once per row range: the column terms colc[c] = bias[c] (0
+ * without bias) + ao * csum[c] modulo 2^32, 0 for c in [n, n16) (n16: n rounded up to 16);
+ * with s != NULL, the float scales of rows8's fast path for ti__qg8_micro_rq_vnni: s[c] = m
+ * 2^-(31 + rs), e[c] = 2^-(rs + 1) (ti__qv_rq_float), 0 in [n, n16). Returns 1 when s was
+ * given and every column and the output range take rows8's packed float path (right
+ * shifts 1..31, multipliers >= 0, |lo - yo| and |hi - yo| <= 512, lo..hi inside uint8's or
+ * int8's range, |yo| <= 256), else 0 (s and e then unset). */
+TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_plan_vnni(size_t n, const int32_t *bias,
+                                                        const int32_t *csum, int32_t ao,
+                                                        int32_t *colc, const int32_t *mult,
+                                                        const int32_t *shift, int32_t yo,
+                                                        int32_t lo, int32_t hi, float *s,
+                                                        float *e) {
+    const __m512i vao = _mm512_set1_epi32(ao);
+    for (size_t i = 0; i < n; i += 16) {
+        __mmask16 k = ti__qv_mask16(n - i);
+        __m512i c = _mm512_mullo_epi32(_mm512_maskz_loadu_epi32(k, csum + i), vao);
+        if (bias != NULL) c = _mm512_add_epi32(c, _mm512_maskz_loadu_epi32(k, bias + i));
+        _mm512_storeu_si512((void *)(colc + i), c);
+    }
+    int64_t l = (int64_t)lo - yo, h = (int64_t)hi - yo;
+    if (s == NULL || l < -512 || l > 512 || h < -512 || h > 512 || yo < -256 || yo > 256 ||
+        !((lo >= 0 && hi <= 255) || (lo >= -128 && hi <= 127)))
+        return 0;
+    const __m512i lim = _mm512_set1_epi32(31), one = _mm512_set1_epi32(1);
+    for (size_t i = 0; i < n; i += 16) {
+        __mmask16 k = ti__qv_mask16(n - i);
+        __m512i sh = _mm512_maskz_loadu_epi32(k, shift + i);
+        __m512i m = _mm512_maskz_loadu_epi32(k, mult + i);
+        if ((_mm512_mask_cmpgt_epi32_mask(k, sh, _mm512_set1_epi32(-1)) |
+             _mm512_mask_cmplt_epi32_mask(k, sh, _mm512_set1_epi32(-31)) |
+             _mm512_mask_cmplt_epi32_mask(k, m, _mm512_setzero_si512())) != 0)
+            return 0;
+        _mm512_storeu_ps(s + i, _mm512_maskz_scalef_ps(k, _mm512_cvt_roundepi32_ps(m, TI__QV_RNE),
+                                                       _mm512_cvtepi32_ps(_mm512_sub_epi32(sh, lim))));
+        _mm512_storeu_ps(e + i, _mm512_maskz_scalef_ps(k, _mm512_set1_ps(1.0f),
+                                                       _mm512_cvtepi32_ps(_mm512_sub_epi32(sh, one))));
+    }
+    return 1;
+}
+
+/* ti__qv_tile (init, no add) with rows8's packed float requantization in its registers:
+ * row r < nr of the 8 gets its sums (plus row[r] when row != NULL) requantized by s and e
+ * (ti__qg8_plan_vnni's, 16 * NB of them) and stored as bytes to out[r * ldo + c], c < nc
+ * (<= 16 * NB). A row with a lane near a rounding step (ti__qv_rq_float's *bad) has its sums
+ * stored to spill[r * ldspill + c] and goes through ti__qg8_rows8_vnni (mult and shift). */
+TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile_rq(const int NB, const uint32_t flip, size_t kq,
+                                                         const uint8_t *a, size_t lda,
+                                                         const int8_t *b, size_t bs,
+                                                         const int32_t *init, const int32_t *row,
+                                                         const ti__qg8_rqt *t, size_t nr,
+                                                         size_t nc, uint8_t *out, size_t ldo,
+                                                         uint32_t *spill, size_t ldspill) {
+    __m512i z = _mm512_loadu_si512((const void *)init), z1 = z;
+    if (NB > 1) z1 = _mm512_loadu_si512((const void *)(init + 16));
+    __m512i c0_0 = z, c0_1 = z1, c1_0 = z, c1_1 = z1, c2_0 = z, c2_1 = z1, c3_0 = z, c3_1 = z1;
+    __m512i c4_0 = z, c4_1 = z1, c5_0 = z, c5_1 = z1, c6_0 = z, c6_1 = z1, c7_0 = z, c7_1 = z1;
+    for (size_t p = 0; p < kq; p++) {
+        __m512i b0 = _mm512_loadu_si512((const void *)(b + p * 64));
+        __m512i b1 = NB > 1 ? _mm512_loadu_si512((const void *)(b + bs + p * 64)) : b0;
+        TI__QV_ROW(0) TI__QV_ROW(1) TI__QV_ROW(2) TI__QV_ROW(3)
+        TI__QV_ROW(4) TI__QV_ROW(5) TI__QV_ROW(6) TI__QV_ROW(7)
+    }
+    const __m512 s0 = _mm512_loadu_ps(t->s), e0 = _mm512_loadu_ps(t->e);
+    const __m512 s1 = NB > 1 ? _mm512_loadu_ps(t->s + 16) : s0;
+    const __m512 e1 = NB > 1 ? _mm512_loadu_ps(t->e + 16) : e0;
+    const __m512i yo16 = _mm512_set1_epi16((short)t->yo);
+    const __m512i lo8 = _mm512_set1_epi8((char)t->lo), hi8 = _mm512_set1_epi8((char)t->hi);
+    /* after VPACKSSDW and VPACKUSWB of a register with itself, dword 4 L + j of lane L holds
+     * vector j's channels 4 L..4 L + 3 (j < 2) */
+    const __m512i perm = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+    const int upk = t->lo >= 0 && t->hi <= 255;
+    const __mmask32 km = (__mmask32)(nc >= 32 ? 0xffffffffu : (1u << nc) - 1u);
+#define TI__QV_RQROW(r)                                                                     \
+    if ((r) < nr) {                                                                         \
+        __m512i v0 = c##r##_0, v1 = c##r##_1;                                               \
+        if (row != NULL) {                                                                  \
+            __m512i rv = _mm512_set1_epi32(row[r]);                                         \
+            v0 = _mm512_add_epi32(v0, rv);                                                  \
+            v1 = _mm512_add_epi32(v1, rv);                                                  \
+        }                                                                                   \
+        __mmask16 bad = 0;                                                                  \
+        __m512i q0 = ti__qv_rq_float(v0, s0, e0, &bad);                                     \
+        __m512i q1 = NB > 1 ? ti__qv_rq_float(v1, s1, e1, &bad) : q0;                       \
+        __m512i o = _mm512_adds_epi16(_mm512_packs_epi32(q0, q1), yo16);                    \
+        if (upk) o = _mm512_min_epu8(_mm512_max_epu8(_mm512_packus_epi16(o, o), lo8), hi8); \
+        else o = _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(o, o), lo8), hi8);      \
+        o = _mm512_permutexvar_epi32(perm, o);                                              \
+        if (bad == 0) {                                                                     \
+            _mm256_mask_storeu_epi8(out + (r) * ldo, km, _mm512_castsi512_si256(o));        \
+        } else { /* about one row in 64: rows8, whose integer chain redoes the lanes */     \
+            uint32_t *sp = spill + (r) * ldspill;                                           \
+            _mm512_storeu_si512((void *)sp, v0);                                            \
+            if (NB > 1) _mm512_storeu_si512((void *)(sp + 16), v1);                         \
+            (void)ti__qg8_rows8_vnni(1, sp, ldspill, NULL, NULL, NULL, nc, t->mult, t->shift, \
+                                     t->yo, t->lo, t->hi, out + (r) * ldo, ldo);            \
+        }                                                                                   \
+    }
+    TI__QV_RQROW(0) TI__QV_RQROW(1) TI__QV_RQROW(2) TI__QV_RQROW(3)
+    TI__QV_RQROW(4) TI__QV_RQROW(5) TI__QV_RQROW(6) TI__QV_RQROW(7)
+#undef TI__QV_RQROW
+}
+
+#define TI__QV_TILE_RQ_FN(name, NB, FLIP)                                                   \
+    static __attribute__((noinline, unused)) TI__TARGET_AVX512VNNI void name(                 \
+        size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs,                \
+        const int32_t *init, const int32_t *row, const ti__qg8_rqt *t, size_t nr, size_t nc, \
+        uint8_t *out, size_t ldo, uint32_t *spill, size_t ldspill) {                        \
+        ti__qv_tile_rq(NB, FLIP, kq, a, lda, b, bs, init, row, t, nr, nc, out, ldo, spill,  \
+                       ldspill);                                                            \
+    }
+TI__QV_TILE_RQ_FN(ti__qv_tile_rq1, 1, 0)
+TI__QV_TILE_RQ_FN(ti__qv_tile_rq2, 2, 0)
+TI__QV_TILE_RQ_FN(ti__qv_tile_rq1x, 1, 0x80808080u)
+TI__QV_TILE_RQ_FN(ti__qv_tile_rq2x, 2, 0x80808080u)
+#undef TI__QV_TILE_RQ_FN
+
+/* The micro-kernel with the requantization (ti__qv_tile_rq) for nb blocks of 16 columns (1
+ * or 2), A's rows uint8 or (i8) int8 as they lie. */
+TI__PRIVATE void ti__qg8_micro_rq_vnni(size_t kq, const uint8_t *a, size_t lda, int i8,
+                                       const int8_t *b, size_t bs, int nb, const int32_t *init,
+                                       const int32_t *row, const ti__qg8_rqt *t, size_t nr,
+                                       size_t nc, uint8_t *out, size_t ldo, uint32_t *spill,
+                                       size_t ldspill) {
+    if (nb > 1 && i8)
+        ti__qv_tile_rq2x(kq, a, lda, b, bs, init, row, t, nr, nc, out, ldo, spill, ldspill);
+    else if (nb > 1)
+        ti__qv_tile_rq2(kq, a, lda, b, bs, init, row, t, nr, nc, out, ldo, spill, ldspill);
+    else if (i8)
+        ti__qv_tile_rq1x(kq, a, lda, b, bs, init, row, t, nr, nc, out, ldo, spill, ldspill);
+    else
+        ti__qv_tile_rq1(kq, a, lda, b, bs, init, row, t, nr, nc, out, ldo, spill, ldspill);
 }
 
 /* The VNNI depthwise path's weights (cpu/tfl_conv.c) of n <= 64 channels and nt taps, once

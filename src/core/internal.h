@@ -503,6 +503,14 @@ TI__PRIVATE void ti__qg_micro_neon(size_t kc, const int16_t *ap, const int16_t *
 TI__PRIVATE size_t ti__qrq32_neon(const int32_t *x, const int32_t *mult, const int32_t *shift,
                                   size_t n, int32_t yo, int32_t lo, int32_t hi, int32_t *out);
 #endif
+/* The requantization a byte-path micro-kernel does in its registers (x86 VNNI): the float
+ * scales s and e of its columns (ti__qg8_plan_vnni), and for the rows it leaves to the
+ * exact integer chain the multipliers, shifts, zero point and clamp range. */
+typedef struct ti__qg8_rqt {
+    const float *s, *e;
+    const int32_t *mult, *shift;
+    int32_t yo, lo, hi;
+} ti__qg8_rqt;
 #if defined(TI__ARM_NEON) && defined(TI__ARM_DOTPROD)
 /* The byte path of core/qgemm.c's 8-bit GEMM for SDOT (cpu/arm/qgemm_dot.c): the
  * micro-kernel (ti__qg8_micro_vnni's contract, but summing (a ^ 0x80) * b: the caller adds
@@ -531,6 +539,14 @@ TI__PRIVATE size_t ti__qg8_row_neon(const uint32_t *dot, const int32_t *colc, co
 TI__PRIVATE void ti__qg8_micro_vnni(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
                                     size_t bs, int nb, uint32_t *acc, size_t ldacc, int add,
                                     const int32_t *init);
+TI__PRIVATE int ti__qg8_plan_vnni(size_t n, const int32_t *bias, const int32_t *csum, int32_t ao,
+                                  int32_t *colc, const int32_t *mult, const int32_t *shift,
+                                  int32_t yo, int32_t lo, int32_t hi, float *s, float *e);
+TI__PRIVATE void ti__qg8_micro_rq_vnni(size_t kq, const uint8_t *a, size_t lda, int i8,
+                                       const int8_t *b, size_t bs, int nb, const int32_t *init,
+                                       const int32_t *row, const ti__qg8_rqt *t, size_t nr,
+                                       size_t nc, uint8_t *out, size_t ldo, uint32_t *spill,
+                                       size_t ldspill);
 TI__PRIVATE void ti__qg8_micro_vnni_i8(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
                                        size_t bs, int nb, uint32_t *acc, size_t ldacc,
                                        const int32_t *init);

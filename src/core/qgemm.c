@@ -544,16 +544,29 @@ typedef struct ti__qg8_isa {
     /* or NULL: the byte copy (ti__qg8_copy's contract, dst NULL: the sum only) where rows
      * read in place need their sums */
     uint32_t (*copy)(uint8_t *dst, const uint8_t *src, size_t n, uint8_t flip);
+    /* or NULL: a block of columns planned (ti__qg8_plan_vnni: the column terms, and the float
+     * scales where the micro-kernel below can take them) and the micro-kernel that
+     * requantizes in its registers, storing bytes */
+    int (*plan)(size_t n, const int32_t *bias, const int32_t *csum, int32_t ao, int32_t *colc,
+                const int32_t *mult, const int32_t *shift, int32_t yo, int32_t lo, int32_t hi,
+                float *s, float *e);
+    void (*micro_rq)(size_t kq, const uint8_t *a, size_t lda, int i8, const int8_t *b, size_t bs,
+                     int nb, const int32_t *init, const int32_t *row, const ti__qg8_rqt *t,
+                     size_t nr, size_t nc, uint8_t *out, size_t ldo, uint32_t *spill,
+                     size_t ldspill);
 } ti__qg8_isa;
 
 /* The byte path's kernels under the ISA in effect, or NULL where it has none. */
 TI__PRIVATE const ti__qg8_isa *ti__qg8_isa_now(void) {
 #if defined(TI__X86_VNNI)
-    static const ti__qg8_isa vnni = {ti__qg8_micro_vnni, ti__qg8_row_vnni, ti__qg8_rows8_vnni, 0,
-                                     ti__qg8_micro_vnni_i8, ti__qg8_copy_vnni};
+    static const ti__qg8_isa vnni = {ti__qg8_micro_vnni,    ti__qg8_row_vnni,
+                                     ti__qg8_rows8_vnni,    0,
+                                     ti__qg8_micro_vnni_i8, ti__qg8_copy_vnni,
+                                     ti__qg8_plan_vnni,     ti__qg8_micro_rq_vnni};
     if (ti__cpu_isa() >= TI__ISA_AVX512VNNI) return &vnni;
 #elif defined(TI__ARM_DOTPROD)
-    static const ti__qg8_isa dot = {ti__qg8_micro_neondot, ti__qg8_row_neon, NULL, 1, NULL, NULL};
+    static const ti__qg8_isa dot = {ti__qg8_micro_neondot, ti__qg8_row_neon, NULL, 1, NULL, NULL,
+                                    NULL, NULL};
     if (ti__cpu_isa() >= TI__ISA_NEONDOT) return &dot;
 #endif
     return NULL;
@@ -582,6 +595,7 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
     }
     uint8_t a[TI__QG8_MR * TI__QG8_KC];
     uint32_t acc[TI__QG8_MR * TI__QG8_OCC], rowsum[TI__QG8_MR];
+    int32_t rowsum8[TI__QG8_MR]; /* the row terms of micro_rq */
     int32_t colc[TI__QG8_OCC], x[TI__QG8_OCC];
     size_t kd = g->depth, kp = ti__qg8_depth4(kd), oc = g->cols;
     const ti__qrq *rq = g->rq;
@@ -610,6 +624,13 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
     /* bytes through rows8: the column terms start the micro-kernel's sums (one add fewer per
      * 16 sums in rows8), so rows8 and the row-by-row fallback take none */
     const int fold = bytes && isa->rows8 != NULL;
+    /* and where the ISA can, and the requantization of every column of the block allows, the
+     * micro-kernel requantizes in its registers (one depth panel, one row term per row) */
+    const int rq_ok = fold && isa->micro_rq != NULL && one_panel && kd > 0 && bos == NULL;
+    float rqs[TI__QG8_OCC], rqe[TI__QG8_OCC];
+    int rqf = 0;                                      /* colc's block takes micro_rq */
+    const int32_t *rowp = same && g->bos8[0] == 0 ? NULL : rowsum8; /* the row terms */
+    uint8_t *y8 = (uint8_t *)g->y + g->y0;
     size_t colc_at = SIZE_MAX; /* the column block whose terms colc holds */
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__QG8_MR, np = TI__MIN((size_t)TI__QG8_MR, g->rows - p0);
@@ -617,7 +638,12 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
         for (size_t oc0 = 0; oc0 < oc; oc0 += TI__QG8_OCC) {
             size_t occ = TI__MIN((size_t)TI__QG8_OCC, oc - oc0);
             size_t nb = (occ + TI__QG_NR - 1) / TI__QG_NR;
-            if (colc_at != oc0) { /* one column block (<= TI__QG8_OCC columns): once per range */
+            if (colc_at != oc0 && isa->plan != NULL) { /* once per range and column block */
+                rqf = isa->plan(occ, bv != NULL ? bv + oc0 : NULL, g->csum8 + oc0, g->a_off8, colc,
+                                rq->mult + g->c0 + oc0, rq->shift + g->c0 + oc0, rq->yo, rq->lo,
+                                rq->hi, rq_ok ? rqs : NULL, rqe);
+                colc_at = oc0;
+            } else if (colc_at != oc0) { /* the same in plain loops (and SDOT's term) */
                 for (size_t i = 0; i < occ; i++)
                     colc[i] = (int32_t)((bv != NULL ? (uint32_t)bv[oc0 + i] : 0u) +
                                         (uint32_t)g->a_off8 * (uint32_t)g->csum8[oc0 + i]);
@@ -643,7 +669,20 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                 const int8_t *bb = g->bp8 + (oc0 / TI__QG_NR + b) * kp * TI__QG_NR;
                 int n2 = nb - b > 1 ? 2 : 1;
                 const int32_t *init = fold ? colc + b * TI__QG_NR : NULL;
-                if (g->a8_u8)
+                if (rqf) {
+                    if (b == 0)
+                        for (size_t r = 0; r < TI__QG8_MR; r++)
+                            rowsum8[r] = (int32_t)(same ? rowsum[r] * (uint32_t)g->bos8[0]
+                                                        : rowsum[r]);
+                    ti__qg8_rqt t = {rqs + b * TI__QG_NR, rqe + b * TI__QG_NR,
+                                     rq->mult + g->c0 + oc0 + b * TI__QG_NR,
+                                     rq->shift + g->c0 + oc0 + b * TI__QG_NR,
+                                     rq->yo, rq->lo, rq->hi};
+                    isa->micro_rq(kd / 4, ar, g->a8_rs, !g->a8_u8, bb, kp * TI__QG_NR, n2, init,
+                                  rowp, &t, np, TI__MIN(occ - b * TI__QG_NR, 2 * TI__QG_NR),
+                                  y8 + p0 * g->y_rs + oc0 + b * TI__QG_NR, g->y_rs,
+                                  acc + b * TI__QG_NR, TI__QG8_OCC);
+                } else if (g->a8_u8)
                     isa->micro(kd / 4, ar, g->a8_rs, bb, kp * TI__QG_NR, n2, acc + b * TI__QG_NR,
                                TI__QG8_OCC, 0, init);
                 else
@@ -662,13 +701,31 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                     else
                         memset(row, 0, kc4);
                 }
-                for (size_t b = 0; b < nb; b += 2)
-                    isa->micro(kc4 / 4, a, TI__QG8_KC,
-                                       g->bp8 + ((oc0 / TI__QG_NR + b) * kp + k0) * TI__QG_NR,
-                                       kp * TI__QG_NR, nb - b > 1 ? 2 : 1,
-                                       acc + b * TI__QG_NR, TI__QG8_OCC, k0 > 0,
-                                       fold ? colc + b * TI__QG_NR : NULL);
+                if (rqf && gather)
+                    for (size_t r = 0; r < TI__QG8_MR; r++)
+                        rowsum8[r] = (int32_t)(same ? rowsum[r] * (uint32_t)g->bos8[0]
+                                                    : rowsum[r]);
+                for (size_t b = 0; b < nb; b += 2) {
+                    const int8_t *bb = g->bp8 + ((oc0 / TI__QG_NR + b) * kp + k0) * TI__QG_NR;
+                    int n2 = nb - b > 1 ? 2 : 1;
+                    if (rqf) { /* one panel: k0 is 0 */
+                        ti__qg8_rqt t = {rqs + b * TI__QG_NR, rqe + b * TI__QG_NR,
+                                         rq->mult + g->c0 + oc0 + b * TI__QG_NR,
+                                         rq->shift + g->c0 + oc0 + b * TI__QG_NR,
+                                         rq->yo, rq->lo, rq->hi};
+                        isa->micro_rq(kc4 / 4, a, TI__QG8_KC, 0, bb, kp * TI__QG_NR, n2,
+                                      colc + b * TI__QG_NR, rowp, &t, np,
+                                      TI__MIN(occ - b * TI__QG_NR, 2 * TI__QG_NR),
+                                      y8 + p0 * g->y_rs + oc0 + b * TI__QG_NR, g->y_rs,
+                                      acc + b * TI__QG_NR, TI__QG8_OCC);
+                    } else {
+                        isa->micro(kc4 / 4, a, TI__QG8_KC, bb, kp * TI__QG_NR, n2,
+                                   acc + b * TI__QG_NR, TI__QG8_OCC, k0 > 0,
+                                   fold ? colc + b * TI__QG_NR : NULL);
+                    }
+                }
             }
+            if (rqf) continue; /* stored by micro_rq */
             int32_t rowv[TI__QG8_MR];
             for (size_t r = 0; r < np; r++)
                 rowv[r] = (int32_t)(same ? rowsum[r] * (uint32_t)g->bos8[0] : rowsum[r]);

@@ -848,6 +848,69 @@ TI_TEST(byte_micro_starts_at_init) {
 #endif
 }
 
+/* The micro-kernel that requantizes in its registers (x86 VNNI) against the storing one
+ * followed by rows8: random bytes, column terms, row terms, multipliers and right shifts,
+ * zero points and clamp ranges (uint8 and int8), 1..16 and 17..32 columns, 1..8 rows, A as
+ * uint8 and int8 rows; bytes past the columns and rows untouched. Some 2^18 lanes, so rows
+ * with a lane near a rounding step (about one in 64) take the kernel's rows8 fallback too. */
+TI_TEST(byte_micro_rq_matches_rows8) {
+#ifdef TI__QG8
+    const ti__qg8_isa *isa = ti__qg8_isa_now();
+    if (isa == NULL || isa->micro_rq == NULL) {
+        TI_SKIP("this CPU's byte path has no requantizing micro-kernel");
+        return;
+    }
+    enum { KQ = 24, LDO = 40 };
+    static uint8_t a[8 * KQ * 4];
+    static int8_t b[2 * KQ * 64];
+    uint32_t acc[8 * 32], spill[8 * 32];
+    int32_t colc[32], csum[32], bias[32], mult[32], shift[32], row[8];
+    float fs[32], fe[32];
+    uint8_t o1[8 * LDO], o2[8 * LDO];
+    int bad = 0, planned = 0;
+    for (int r = 0; r < 1200; r++) {
+        size_t kq = 1 + urand() % KQ, nr = 1 + urand() % 8;
+        int nb = 1 + r % 2, i8 = r % 4 >= 2, signed_out = r % 8 >= 4;
+        size_t nc = nb == 1 ? 1 + urand() % 16 : 17 + urand() % 16;
+        for (size_t i = 0; i < sizeof a; i++) a[i] = (uint8_t)urand();
+        for (size_t i = 0; i < sizeof b; i++) b[i] = (int8_t)urand();
+        for (int c = 0; c < 32; c++) {
+            csum[c] = (int32_t)(urand() % 20000) - 10000;
+            bias[c] = (int32_t)(urand() % 200000) - 100000;
+            mult[c] = (int32_t)(urand() >> 1);
+            shift[c] = -(int32_t)(1 + urand() % 12) - (r % 3 == 0 ? 0 : 6);
+        }
+        for (int i = 0; i < 8; i++) row[i] = (int32_t)(urand() % 4000) - 2000;
+        int32_t yo = (int32_t)(urand() % 256) - (signed_out ? 128 : 0);
+        int32_t lo = signed_out ? -128 : 0, hi = signed_out ? 127 : 255;
+        if (r % 5 == 0) lo += 10, hi -= 20;
+        const int32_t *rowp = r % 3 == 1 ? NULL : row;
+        if (!isa->plan(nc, bias, csum, 3 - (int32_t)(r % 7), colc, mult, shift, yo, lo, hi, fs,
+                       fe))
+            continue;
+        planned++;
+        memset(o1, 0x33, sizeof o1);
+        memset(o2, 0x33, sizeof o2);
+        if (i8)
+            isa->micro_i8(kq, a, kq * 4, b, KQ * 64, nb, acc, 32, colc);
+        else
+            isa->micro(kq, a, kq * 4, b, KQ * 64, nb, acc, 32, 0, colc);
+        if (!isa->rows8(nr, acc, 32, NULL, NULL, rowp, nc, mult, shift, yo, lo, hi, o1, LDO)) {
+            if (bad++ == 0) printf("  rows8 refused what the plan took\n");
+            continue;
+        }
+        ti__qg8_rqt t = {fs, fe, mult, shift, yo, lo, hi};
+        isa->micro_rq(kq, a, kq * 4, i8, b, KQ * 64, nb, colc, rowp, &t, nr, nc, o2, LDO, spill,
+                      32);
+        if (memcmp(o1, o2, sizeof o1) != 0 && bad++ == 0)
+            printf("  kq %zu nb %d nc %zu rows %zu %s, %s out: differs\n", kq, nb, nc, nr,
+                   i8 ? "int8" : "uint8", signed_out ? "int8" : "uint8");
+    }
+    TI_CHECK(planned > 1000);
+    TI_CHECK_EQ_INT(bad, 0);
+#endif
+}
+
 /* The AVX2 and AVX-512 lanes of the 8-bit ADD against the scalar vector-lane arithmetic of
  * ti__tfl_bin_q8: random tables (extremes included), multipliers, shifts 0..31, zero
  * points and clamp ranges, uint8 and int8 outputs. */
@@ -983,6 +1046,7 @@ int main(void) {
     TI_RUN(rows8_requant_near_steps_match_scalar);
     TI_RUN(byte_copy_matches_plain_loop);
     TI_RUN(byte_micro_starts_at_init);
+    TI_RUN(byte_micro_rq_matches_rows8);
     TI_RUN(add8_simd_matches_scalar);
     TI_RUN(quantized_model_same_under_each_isa);
     TI_RUN(int8_model_same_under_each_isa);

@@ -428,6 +428,140 @@ TI__PRIVATE int ti__qg8_rows8_vnni(size_t nr, const uint32_t *dot, size_t ldd, c
     return ti__qv_rows8_any(nr, dot, ldd, colc, bos, row, n, mult, shift, yo, lo, hi, out, ldo);
 }
 
+/* A block of n columns planned once per row range: the column terms colc[c] = bias[c] (0
+ * without bias) + ao * csum[c] modulo 2^32, 0 for c in [n, n16) (n16: n rounded up to 16);
+ * with s != NULL, the float scales of rows8's fast path for ti__qg8_micro_rq_vnni: s[c] = m
+ * 2^-(31 + rs), e[c] = 2^-(rs + 1) (ti__qv_rq_float), 0 in [n, n16). Returns 1 when s was
+ * given and every column and the output range take rows8's packed float path (right
+ * shifts 1..31, multipliers >= 0, |lo - yo| and |hi - yo| <= 512, lo..hi inside uint8's or
+ * int8's range, |yo| <= 256), else 0 (s and e then unset). */
+TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_plan_vnni(size_t n, const int32_t *bias,
+                                                        const int32_t *csum, int32_t ao,
+                                                        int32_t *colc, const int32_t *mult,
+                                                        const int32_t *shift, int32_t yo,
+                                                        int32_t lo, int32_t hi, float *s,
+                                                        float *e) {
+    const __m512i vao = _mm512_set1_epi32(ao);
+    for (size_t i = 0; i < n; i += 16) {
+        __mmask16 k = ti__qv_mask16(n - i);
+        __m512i c = _mm512_mullo_epi32(_mm512_maskz_loadu_epi32(k, csum + i), vao);
+        if (bias != NULL) c = _mm512_add_epi32(c, _mm512_maskz_loadu_epi32(k, bias + i));
+        _mm512_storeu_si512((void *)(colc + i), c);
+    }
+    int64_t l = (int64_t)lo - yo, h = (int64_t)hi - yo;
+    if (s == NULL || l < -512 || l > 512 || h < -512 || h > 512 || yo < -256 || yo > 256 ||
+        !((lo >= 0 && hi <= 255) || (lo >= -128 && hi <= 127)))
+        return 0;
+    const __m512i lim = _mm512_set1_epi32(31), one = _mm512_set1_epi32(1);
+    for (size_t i = 0; i < n; i += 16) {
+        __mmask16 k = ti__qv_mask16(n - i);
+        __m512i sh = _mm512_maskz_loadu_epi32(k, shift + i);
+        __m512i m = _mm512_maskz_loadu_epi32(k, mult + i);
+        if ((_mm512_mask_cmpgt_epi32_mask(k, sh, _mm512_set1_epi32(-1)) |
+             _mm512_mask_cmplt_epi32_mask(k, sh, _mm512_set1_epi32(-31)) |
+             _mm512_mask_cmplt_epi32_mask(k, m, _mm512_setzero_si512())) != 0)
+            return 0;
+        _mm512_storeu_ps(s + i, _mm512_maskz_scalef_ps(k, _mm512_cvt_roundepi32_ps(m, TI__QV_RNE),
+                                                       _mm512_cvtepi32_ps(_mm512_sub_epi32(sh, lim))));
+        _mm512_storeu_ps(e + i, _mm512_maskz_scalef_ps(k, _mm512_set1_ps(1.0f),
+                                                       _mm512_cvtepi32_ps(_mm512_sub_epi32(sh, one))));
+    }
+    return 1;
+}
+
+/* ti__qv_tile (init, no add) with rows8's packed float requantization in its registers:
+ * row r < nr of the 8 gets its sums (plus row[r] when row != NULL) requantized by s and e
+ * (ti__qg8_plan_vnni's, 16 * NB of them) and stored as bytes to out[r * ldo + c], c < nc
+ * (<= 16 * NB). A row with a lane near a rounding step (ti__qv_rq_float's *bad) has its sums
+ * stored to spill[r * ldspill + c] and goes through ti__qg8_rows8_vnni (mult and shift). */
+TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile_rq(const int NB, const uint32_t flip, size_t kq,
+                                                         const uint8_t *a, size_t lda,
+                                                         const int8_t *b, size_t bs,
+                                                         const int32_t *init, const int32_t *row,
+                                                         const ti__qg8_rqt *t, size_t nr,
+                                                         size_t nc, uint8_t *out, size_t ldo,
+                                                         uint32_t *spill, size_t ldspill) {
+    __m512i z = _mm512_loadu_si512((const void *)init), z1 = z;
+    if (NB > 1) z1 = _mm512_loadu_si512((const void *)(init + 16));
+    __m512i c0_0 = z, c0_1 = z1, c1_0 = z, c1_1 = z1, c2_0 = z, c2_1 = z1, c3_0 = z, c3_1 = z1;
+    __m512i c4_0 = z, c4_1 = z1, c5_0 = z, c5_1 = z1, c6_0 = z, c6_1 = z1, c7_0 = z, c7_1 = z1;
+    for (size_t p = 0; p < kq; p++) {
+        __m512i b0 = _mm512_loadu_si512((const void *)(b + p * 64));
+        __m512i b1 = NB > 1 ? _mm512_loadu_si512((const void *)(b + bs + p * 64)) : b0;
+        TI__QV_ROW(0) TI__QV_ROW(1) TI__QV_ROW(2) TI__QV_ROW(3)
+        TI__QV_ROW(4) TI__QV_ROW(5) TI__QV_ROW(6) TI__QV_ROW(7)
+    }
+    const __m512 s0 = _mm512_loadu_ps(t->s), e0 = _mm512_loadu_ps(t->e);
+    const __m512 s1 = NB > 1 ? _mm512_loadu_ps(t->s + 16) : s0;
+    const __m512 e1 = NB > 1 ? _mm512_loadu_ps(t->e + 16) : e0;
+    const __m512i yo16 = _mm512_set1_epi16((short)t->yo);
+    const __m512i lo8 = _mm512_set1_epi8((char)t->lo), hi8 = _mm512_set1_epi8((char)t->hi);
+    /* after VPACKSSDW and VPACKUSWB of a register with itself, dword 4 L + j of lane L holds
+     * vector j's channels 4 L..4 L + 3 (j < 2) */
+    const __m512i perm = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+    const int upk = t->lo >= 0 && t->hi <= 255;
+    const __mmask32 km = (__mmask32)(nc >= 32 ? 0xffffffffu : (1u << nc) - 1u);
+#define TI__QV_RQROW(r)                                                                     \
+    if ((r) < nr) {                                                                         \
+        __m512i v0 = c##r##_0, v1 = c##r##_1;                                               \
+        if (row != NULL) {                                                                  \
+            __m512i rv = _mm512_set1_epi32(row[r]);                                         \
+            v0 = _mm512_add_epi32(v0, rv);                                                  \
+            v1 = _mm512_add_epi32(v1, rv);                                                  \
+        }                                                                                   \
+        __mmask16 bad = 0;                                                                  \
+        __m512i q0 = ti__qv_rq_float(v0, s0, e0, &bad);                                     \
+        __m512i q1 = NB > 1 ? ti__qv_rq_float(v1, s1, e1, &bad) : q0;                       \
+        __m512i o = _mm512_adds_epi16(_mm512_packs_epi32(q0, q1), yo16);                    \
+        if (upk) o = _mm512_min_epu8(_mm512_max_epu8(_mm512_packus_epi16(o, o), lo8), hi8); \
+        else o = _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(o, o), lo8), hi8);      \
+        o = _mm512_permutexvar_epi32(perm, o);                                              \
+        if (bad == 0) {                                                                     \
+            _mm256_mask_storeu_epi8(out + (r) * ldo, km, _mm512_castsi512_si256(o));        \
+        } else { /* about one row in 64: rows8, whose integer chain redoes the lanes */     \
+            uint32_t *sp = spill + (r) * ldspill;                                           \
+            _mm512_storeu_si512((void *)sp, v0);                                            \
+            if (NB > 1) _mm512_storeu_si512((void *)(sp + 16), v1);                         \
+            (void)ti__qg8_rows8_vnni(1, sp, ldspill, NULL, NULL, NULL, nc, t->mult, t->shift, \
+                                     t->yo, t->lo, t->hi, out + (r) * ldo, ldo);            \
+        }                                                                                   \
+    }
+    TI__QV_RQROW(0) TI__QV_RQROW(1) TI__QV_RQROW(2) TI__QV_RQROW(3)
+    TI__QV_RQROW(4) TI__QV_RQROW(5) TI__QV_RQROW(6) TI__QV_RQROW(7)
+#undef TI__QV_RQROW
+}
+
+#define TI__QV_TILE_RQ_FN(name, NB, FLIP)                                                   \
+    static __attribute__((noinline, unused)) TI__TARGET_AVX512VNNI void name(                 \
+        size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs,                \
+        const int32_t *init, const int32_t *row, const ti__qg8_rqt *t, size_t nr, size_t nc, \
+        uint8_t *out, size_t ldo, uint32_t *spill, size_t ldspill) {                        \
+        ti__qv_tile_rq(NB, FLIP, kq, a, lda, b, bs, init, row, t, nr, nc, out, ldo, spill,  \
+                       ldspill);                                                            \
+    }
+TI__QV_TILE_RQ_FN(ti__qv_tile_rq1, 1, 0)
+TI__QV_TILE_RQ_FN(ti__qv_tile_rq2, 2, 0)
+TI__QV_TILE_RQ_FN(ti__qv_tile_rq1x, 1, 0x80808080u)
+TI__QV_TILE_RQ_FN(ti__qv_tile_rq2x, 2, 0x80808080u)
+#undef TI__QV_TILE_RQ_FN
+
+/* The micro-kernel with the requantization (ti__qv_tile_rq) for nb blocks of 16 columns (1
+ * or 2), A's rows uint8 or (i8) int8 as they lie. */
+TI__PRIVATE void ti__qg8_micro_rq_vnni(size_t kq, const uint8_t *a, size_t lda, int i8,
+                                       const int8_t *b, size_t bs, int nb, const int32_t *init,
+                                       const int32_t *row, const ti__qg8_rqt *t, size_t nr,
+                                       size_t nc, uint8_t *out, size_t ldo, uint32_t *spill,
+                                       size_t ldspill) {
+    if (nb > 1 && i8)
+        ti__qv_tile_rq2x(kq, a, lda, b, bs, init, row, t, nr, nc, out, ldo, spill, ldspill);
+    else if (nb > 1)
+        ti__qv_tile_rq2(kq, a, lda, b, bs, init, row, t, nr, nc, out, ldo, spill, ldspill);
+    else if (i8)
+        ti__qv_tile_rq1x(kq, a, lda, b, bs, init, row, t, nr, nc, out, ldo, spill, ldspill);
+    else
+        ti__qv_tile_rq1(kq, a, lda, b, bs, init, row, t, nr, nc, out, ldo, spill, ldspill);
+}
+
 /* The VNNI depthwise path's weights (cpu/tfl_conv.c) of n <= 64 channels and nt taps, once
  * per chunk of channels, as signed bytes b_t[c] = w'_t[c] - bo (w' = w + wo; bo = wo for
  * int8 weights, 128 + wo for uint8, which keeps b in int8): per block of 32 channels and
