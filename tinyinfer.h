@@ -3029,7 +3029,7 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
         for (size_t oc0 = 0; oc0 < oc; oc0 += TI__QG8_OCC) {
             size_t occ = TI__MIN((size_t)TI__QG8_OCC, oc - oc0);
             size_t nb = (occ + TI__QG_NR - 1) / TI__QG_NR;
-            if (colc_at != oc0 && isa->plan != NULL) { /* once per range and column block */
+            if (colc_at != oc0 && isa->plan != NULL) { /* when the column block changes */
                 rqf = isa->plan(occ, bv != NULL ? bv + oc0 : NULL, g->csum8 + oc0, g->a_off8, colc,
                                 rq->mult + g->c0 + oc0, rq->shift + g->c0 + oc0, rq->yo, rq->lo,
                                 rq->hi, rq_ok ? rqs : NULL, rqe);
@@ -26981,6 +26981,19 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_tap_avx2(int u8, uint32_t *acc, const v
         }                                                                                   \
     }
 
+/* The tile's sums c<r>_<j> of rows r < 8 and blocks j < NB, started at z (block 0) and z1
+ * (block 1), over kq depth quads of a and b (the tile functions' arguments). */
+#define TI__QV_ACCUMULATE                                                                   \
+    __m512i c0_0 = z, c0_1 = z1, c1_0 = z, c1_1 = z1, c2_0 = z, c2_1 = z1, c3_0 = z, c3_1 = z1; \
+    __m512i c4_0 = z, c4_1 = z1, c5_0 = z, c5_1 = z1, c6_0 = z, c6_1 = z1, c7_0 = z, c7_1 = z1; \
+    const __m512i fv = _mm512_set1_epi32((int32_t)flip);                                    \
+    for (size_t p = 0; p < kq; p++) {                                                       \
+        __m512i b0 = _mm512_loadu_si512((const void *)(b + p * 64));                        \
+        __m512i b1 = NB > 1 ? _mm512_loadu_si512((const void *)(b + bs + p * 64)) : b0;     \
+        TI__QV_ROW(0) TI__QV_ROW(1) TI__QV_ROW(2) TI__QV_ROW(3)                             \
+        TI__QV_ROW(4) TI__QV_ROW(5) TI__QV_ROW(6) TI__QV_ROW(7)                             \
+    }
+
 /* a: 8 rows of kq * 4 bytes, lda apart, each byte xor flip's (0 or 0x80808080: int8 rows as
  * they lie read as uint8); b: NB blocks [kq][16][4] bs bytes apart. acc[r * ldacc + 0..16 *
  * NB) = (add ? acc : init ? init : 0) + the dot products (init: one value per column). */
@@ -26993,15 +27006,7 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile(const int NB, const uint32
         z = _mm512_loadu_si512((const void *)init);
         if (NB > 1) z1 = _mm512_loadu_si512((const void *)(init + 16));
     }
-    __m512i c0_0 = z, c0_1 = z1, c1_0 = z, c1_1 = z1, c2_0 = z, c2_1 = z1, c3_0 = z, c3_1 = z1;
-    __m512i c4_0 = z, c4_1 = z1, c5_0 = z, c5_1 = z1, c6_0 = z, c6_1 = z1, c7_0 = z, c7_1 = z1;
-    const __m512i fv = _mm512_set1_epi32((int32_t)flip);
-    for (size_t p = 0; p < kq; p++) {
-        __m512i b0 = _mm512_loadu_si512((const void *)(b + p * 64));
-        __m512i b1 = NB > 1 ? _mm512_loadu_si512((const void *)(b + bs + p * 64)) : b0;
-        TI__QV_ROW(0) TI__QV_ROW(1) TI__QV_ROW(2) TI__QV_ROW(3)
-        TI__QV_ROW(4) TI__QV_ROW(5) TI__QV_ROW(6) TI__QV_ROW(7)
-    }
+    TI__QV_ACCUMULATE
     TI__QV_STORE(0) TI__QV_STORE(1) TI__QV_STORE(2) TI__QV_STORE(3)
     TI__QV_STORE(4) TI__QV_STORE(5) TI__QV_STORE(6) TI__QV_STORE(7)
 }
@@ -27411,10 +27416,11 @@ TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_plan_vnni(size_t n, const int32_t 
              _mm512_mask_cmplt_epi32_mask(k, sh, _mm512_set1_epi32(-31)) |
              _mm512_mask_cmplt_epi32_mask(k, m, _mm512_setzero_si512())) != 0)
             return 0;
-        _mm512_storeu_ps(s + i, _mm512_maskz_scalef_ps(k, _mm512_cvt_roundepi32_ps(m, TI__QV_RNE),
-                                                       _mm512_cvtepi32_ps(_mm512_sub_epi32(sh, lim))));
-        _mm512_storeu_ps(e + i, _mm512_maskz_scalef_ps(k, _mm512_set1_ps(1.0f),
-                                                       _mm512_cvtepi32_ps(_mm512_sub_epi32(sh, one))));
+        __m512 mf = _mm512_cvt_roundepi32_ps(m, TI__QV_RNE);
+        __m512 es = _mm512_cvtepi32_ps(_mm512_sub_epi32(sh, lim)); /* -(31 + rs) */
+        __m512 ee = _mm512_cvtepi32_ps(_mm512_sub_epi32(sh, one)); /* -(rs + 1) */
+        _mm512_storeu_ps(s + i, _mm512_maskz_scalef_ps(k, mf, es));
+        _mm512_storeu_ps(e + i, _mm512_maskz_scalef_ps(k, _mm512_set1_ps(1.0f), ee));
     }
     return 1;
 }
@@ -27424,8 +27430,8 @@ TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_plan_vnni(size_t n, const int32_t 
  * (ti__qg8_plan_vnni's, 16 * NB of them) and stored as bytes to out[r * ldo + c], c < nc
  * (<= 16 * NB). A row with a lane near a rounding step (ti__qv_rq_float's *bad) has its sums
  * stored to spill[r * ldspill + c] and goes through ti__qg8_rows8_vnni (mult and shift). */
-TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile_rq(const int NB, const uint32_t flip, size_t kq,
-                                                         const uint8_t *a, size_t lda,
+TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile_rq(const int NB, const uint32_t flip,
+                                                         size_t kq, const uint8_t *a, size_t lda,
                                                          const int8_t *b, size_t bs,
                                                          const int32_t *init, const int32_t *row,
                                                          const ti__qg8_rqt *t, size_t nr,
@@ -27433,15 +27439,7 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile_rq(const int NB, const uin
                                                          uint32_t *spill, size_t ldspill) {
     __m512i z = _mm512_loadu_si512((const void *)init), z1 = z;
     if (NB > 1) z1 = _mm512_loadu_si512((const void *)(init + 16));
-    __m512i c0_0 = z, c0_1 = z1, c1_0 = z, c1_1 = z1, c2_0 = z, c2_1 = z1, c3_0 = z, c3_1 = z1;
-    __m512i c4_0 = z, c4_1 = z1, c5_0 = z, c5_1 = z1, c6_0 = z, c6_1 = z1, c7_0 = z, c7_1 = z1;
-    const __m512i fv = _mm512_set1_epi32((int32_t)flip);
-    for (size_t p = 0; p < kq; p++) {
-        __m512i b0 = _mm512_loadu_si512((const void *)(b + p * 64));
-        __m512i b1 = NB > 1 ? _mm512_loadu_si512((const void *)(b + bs + p * 64)) : b0;
-        TI__QV_ROW(0) TI__QV_ROW(1) TI__QV_ROW(2) TI__QV_ROW(3)
-        TI__QV_ROW(4) TI__QV_ROW(5) TI__QV_ROW(6) TI__QV_ROW(7)
-    }
+    TI__QV_ACCUMULATE
     const __m512 s0 = _mm512_loadu_ps(t->s), e0 = _mm512_loadu_ps(t->e);
     const __m512 s1 = NB > 1 ? _mm512_loadu_ps(t->s + 16) : s0;
     const __m512 e1 = NB > 1 ? _mm512_loadu_ps(t->e + 16) : e0;

@@ -638,7 +638,7 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
         for (size_t oc0 = 0; oc0 < oc; oc0 += TI__QG8_OCC) {
             size_t occ = TI__MIN((size_t)TI__QG8_OCC, oc - oc0);
             size_t nb = (occ + TI__QG_NR - 1) / TI__QG_NR;
-            if (colc_at != oc0 && isa->plan != NULL) { /* once per range and column block */
+            if (colc_at != oc0 && isa->plan != NULL) { /* when the column block changes */
                 rqf = isa->plan(occ, bv != NULL ? bv + oc0 : NULL, g->csum8 + oc0, g->a_off8, colc,
                                 rq->mult + g->c0 + oc0, rq->shift + g->c0 + oc0, rq->yo, rq->lo,
                                 rq->hi, rq_ok ? rqs : NULL, rqe);
