@@ -17054,11 +17054,14 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
                     size_t t = 0;
                     for (int64_t fy = 0; fy < g->kh; fy++) {
                         int64_t iy = iy0 + fy * g->dh;
+                        if (iy < 0 || iy >= g->ih) { /* a row of the window outside */
+                            for (int64_t fx = 0; fx < g->kw; fx++) xp[t++] = pad;
+                            continue;
+                        }
+                        const unsigned char *xr = x + (size_t)((n * g->ih + iy) * g->iw) * ic + c0;
                         for (int64_t fx = 0; fx < g->kw; fx++, t++) {
                             int64_t ix = ix0 + fx * g->dw;
-                            xp[t] = iy >= 0 && iy < g->ih && ix >= 0 && ix < g->iw
-                                        ? x + (size_t)((n * g->ih + iy) * g->iw + ix) * ic + c0
-                                        : pad;
+                            xp[t] = ix >= 0 && ix < g->iw ? xr + (size_t)ix * ic : pad;
                         }
                     }
                 }
