@@ -2974,6 +2974,37 @@ TI__PRIVATE uint32_t ti__qg8_copy(uint8_t *dst, const uint8_t *src, size_t n, ui
 #endif
 }
 
+/* The row terms of the 8 rows of a block: the rows' byte sums times the one B offset (same),
+ * else the sums as they are (the per-column offsets multiply them later). */
+TI__PRIVATE void ti__qg8_rowterms(int32_t *dst, const uint32_t *rowsum, int same, int32_t bos0) {
+    for (size_t r = 0; r < TI__QG8_MR; r++)
+        dst[r] = (int32_t)(same ? rowsum[r] * (uint32_t)bos0 : rowsum[r]);
+}
+
+/* isa->micro_rq over a column block (columns oc0.. of g, occ of them), two blocks of 16 at a
+ * time: kq depth quads of the 8 rows at ap (lda apart; i8: int8 rows as they lie), the
+ * block's column terms, float scales (rqs, rqe) and row terms (rowp, or NULL); rows p0..p0 +
+ * np requantized to bytes in g's output; acc holds a spilled row. */
+TI__PRIVATE void ti__qg8_rq_block(const ti__qg8_isa *isa, const ti__qgemm *g, size_t oc0,
+                                  size_t occ, const int32_t *colc, const float *rqs,
+                                  const float *rqe, const int32_t *rowp, size_t kq,
+                                  const uint8_t *ap, size_t lda, int i8, size_t p0, size_t np,
+                                  uint32_t *acc) {
+    const ti__qrq *rq = g->rq;
+    size_t kp = ti__qg8_depth4(g->depth), nb = (occ + TI__QG_NR - 1) / TI__QG_NR;
+    for (size_t b = 0; b < nb; b += 2) {
+        size_t c = b * TI__QG_NR;
+        ti__qg8_rqt t = {rqs + c,        rqe + c, rq->mult + g->c0 + oc0 + c,
+                         rq->shift + g->c0 + oc0 + c, rq->yo,  rq->lo,
+                         rq->hi};
+        isa->micro_rq(kq, ap, lda, i8, g->bp8 + (oc0 / TI__QG_NR + b) * kp * TI__QG_NR,
+                      kp * TI__QG_NR, nb - b > 1 ? 2 : 1, colc + c, rowp, &t, np,
+                      TI__MIN(occ - c, 2 * TI__QG_NR),
+                      (uint8_t *)g->y + g->y0 + p0 * g->y_rs + oc0 + c, g->y_rs, acc + c,
+                      TI__QG8_OCC);
+    }
+}
+
 /* Row blocks [begin, end) of TI__QG8_MR rows on the byte path: every column of them. */
 TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
     const ti__qgemm *g = (const ti__qgemm *)ctx;
@@ -2986,7 +3017,7 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
     }
     uint8_t a[TI__QG8_MR * TI__QG8_KC];
     uint32_t acc[TI__QG8_MR * TI__QG8_OCC], rowsum[TI__QG8_MR];
-    int32_t rowsum8[TI__QG8_MR]; /* the row terms of micro_rq */
+    int32_t rowv[TI__QG8_MR]; /* the row terms */
     int32_t colc[TI__QG8_OCC], x[TI__QG8_OCC];
     size_t kd = g->depth, kp = ti__qg8_depth4(kd), oc = g->cols;
     const ti__qrq *rq = g->rq;
@@ -3020,8 +3051,7 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
     const int rq_ok = fold && isa->micro_rq != NULL && one_panel && kd > 0 && bos == NULL;
     float rqs[TI__QG8_OCC], rqe[TI__QG8_OCC];
     int rqf = 0;                                      /* colc's block takes micro_rq */
-    const int32_t *rowp = same && g->bos8[0] == 0 ? NULL : rowsum8; /* the row terms */
-    uint8_t *y8 = (uint8_t *)g->y + g->y0;
+    const int32_t *rowp = same && g->bos8[0] == 0 ? NULL : rowv; /* NULL: none */
     size_t colc_at = SIZE_MAX; /* the column block whose terms colc holds */
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__QG8_MR, np = TI__MIN((size_t)TI__QG8_MR, g->rows - p0);
@@ -3055,25 +3085,17 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                 for (size_t r = 0; r < TI__QG8_MR; r++)
                     for (size_t i = 0; i < nb * TI__QG_NR; i++)
                         acc[r * TI__QG8_OCC + i] = fold ? (uint32_t)colc[i] : 0u;
-            for (size_t b = 0; direct && b < nb; b += 2) {
+            if (direct && rqf) {
+                ti__qg8_rowterms(rowv, rowsum, same, g->bos8[0]);
+                ti__qg8_rq_block(isa, g, oc0, occ, colc, rqs, rqe, rowp, kd / 4,
+                                 g->a8 + p0 * g->a8_rs, g->a8_rs, !g->a8_u8, p0, np, acc);
+            }
+            for (size_t b = 0; direct && !rqf && b < nb; b += 2) {
                 const uint8_t *ar = g->a8 + p0 * g->a8_rs;
                 const int8_t *bb = g->bp8 + (oc0 / TI__QG_NR + b) * kp * TI__QG_NR;
                 int n2 = nb - b > 1 ? 2 : 1;
                 const int32_t *init = fold ? colc + b * TI__QG_NR : NULL;
-                if (rqf) {
-                    if (b == 0)
-                        for (size_t r = 0; r < TI__QG8_MR; r++)
-                            rowsum8[r] = (int32_t)(same ? rowsum[r] * (uint32_t)g->bos8[0]
-                                                        : rowsum[r]);
-                    ti__qg8_rqt t = {rqs + b * TI__QG_NR, rqe + b * TI__QG_NR,
-                                     rq->mult + g->c0 + oc0 + b * TI__QG_NR,
-                                     rq->shift + g->c0 + oc0 + b * TI__QG_NR,
-                                     rq->yo, rq->lo, rq->hi};
-                    isa->micro_rq(kd / 4, ar, g->a8_rs, !g->a8_u8, bb, kp * TI__QG_NR, n2, init,
-                                  rowp, &t, np, TI__MIN(occ - b * TI__QG_NR, 2 * TI__QG_NR),
-                                  y8 + p0 * g->y_rs + oc0 + b * TI__QG_NR, g->y_rs,
-                                  acc + b * TI__QG_NR, TI__QG8_OCC);
-                } else if (g->a8_u8)
+                if (g->a8_u8)
                     isa->micro(kd / 4, ar, g->a8_rs, bb, kp * TI__QG_NR, n2, acc + b * TI__QG_NR,
                                TI__QG8_OCC, 0, init);
                 else
@@ -3092,34 +3114,19 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                     else
                         memset(row, 0, kc4);
                 }
-                if (rqf && gather)
-                    for (size_t r = 0; r < TI__QG8_MR; r++)
-                        rowsum8[r] = (int32_t)(same ? rowsum[r] * (uint32_t)g->bos8[0]
-                                                    : rowsum[r]);
-                for (size_t b = 0; b < nb; b += 2) {
-                    const int8_t *bb = g->bp8 + ((oc0 / TI__QG_NR + b) * kp + k0) * TI__QG_NR;
-                    int n2 = nb - b > 1 ? 2 : 1;
-                    if (rqf) { /* one panel: k0 is 0 */
-                        ti__qg8_rqt t = {rqs + b * TI__QG_NR, rqe + b * TI__QG_NR,
-                                         rq->mult + g->c0 + oc0 + b * TI__QG_NR,
-                                         rq->shift + g->c0 + oc0 + b * TI__QG_NR,
-                                         rq->yo, rq->lo, rq->hi};
-                        isa->micro_rq(kc4 / 4, a, TI__QG8_KC, 0, bb, kp * TI__QG_NR, n2,
-                                      colc + b * TI__QG_NR, rowp, &t, np,
-                                      TI__MIN(occ - b * TI__QG_NR, 2 * TI__QG_NR),
-                                      y8 + p0 * g->y_rs + oc0 + b * TI__QG_NR, g->y_rs,
-                                      acc + b * TI__QG_NR, TI__QG8_OCC);
-                    } else {
-                        isa->micro(kc4 / 4, a, TI__QG8_KC, bb, kp * TI__QG_NR, n2,
-                                   acc + b * TI__QG_NR, TI__QG8_OCC, k0 > 0,
-                                   fold ? colc + b * TI__QG_NR : NULL);
-                    }
+                if (rqf) { /* one panel (k0 0); the row sums are the panel's */
+                    ti__qg8_rowterms(rowv, rowsum, same, g->bos8[0]);
+                    ti__qg8_rq_block(isa, g, oc0, occ, colc, rqs, rqe, rowp, kc4 / 4, a,
+                                     TI__QG8_KC, 0, p0, np, acc);
                 }
+                for (size_t b = 0; !rqf && b < nb; b += 2)
+                    isa->micro(kc4 / 4, a, TI__QG8_KC,
+                               g->bp8 + ((oc0 / TI__QG_NR + b) * kp + k0) * TI__QG_NR,
+                               kp * TI__QG_NR, nb - b > 1 ? 2 : 1, acc + b * TI__QG_NR,
+                               TI__QG8_OCC, k0 > 0, fold ? colc + b * TI__QG_NR : NULL);
             }
             if (rqf) continue; /* stored by micro_rq */
-            int32_t rowv[TI__QG8_MR];
-            for (size_t r = 0; r < np; r++)
-                rowv[r] = (int32_t)(same ? rowsum[r] * (uint32_t)g->bos8[0] : rowsum[r]);
+            ti__qg8_rowterms(rowv, rowsum, same, g->bos8[0]);
             if (bytes && isa->rows8 != NULL &&
                 isa->rows8(np, acc, TI__QG8_OCC, NULL, bos != NULL ? bos + oc0 : NULL,
                            same && g->bos8[0] == 0 ? NULL : rowv, occ,
@@ -27198,6 +27205,25 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_rq_float(__m512i v, __m512 s
     return _mm512_cvt_roundps_epi32(t, TI__QV_RNE);
 }
 
+/* ti__qv_rq_float's scales of 16 columns (multipliers m, shifts sh = -rs; 0 past mask k,
+ * which also keeps those lanes from being flagged): s = m 2^-(31 + rs), e = 2^-(rs + 1). */
+TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_scales(__m512i m, __m512i sh, __mmask16 k,
+                                                        __m512 *s, __m512 *e) {
+    __m512 es = _mm512_cvtepi32_ps(_mm512_sub_epi32(sh, _mm512_set1_epi32(31))); /* -(31+rs) */
+    __m512 ee = _mm512_cvtepi32_ps(_mm512_sub_epi32(sh, _mm512_set1_epi32(1)));  /* -(rs+1) */
+    *s = _mm512_maskz_scalef_ps(k, _mm512_cvt_roundepi32_ps(m, TI__QV_RNE), es);
+    *e = _mm512_maskz_scalef_ps(k, _mm512_set1_ps(1.0f), ee);
+}
+
+/* Whether the output range takes rows8's packed float path: |lo - yo| and |hi - yo| <= 512
+ * (ti__qv_rq_float's bound), lo..hi inside uint8's or int8's range, and the zero point added
+ * in int16 with saturation exact (|yo| <= 256: a saturated value stays past the clamp). */
+TI__X86_INLINE int ti__qv_pack_ok(int32_t yo, int32_t lo, int32_t hi) {
+    int64_t l = (int64_t)lo - yo, h = (int64_t)hi - yo;
+    return l >= -512 && l <= 512 && h >= -512 && h <= 512 && yo >= -256 && yo <= 256 &&
+           ((lo >= 0 && hi <= 255) || (lo >= -128 && hi <= 127));
+}
+
 /* ti__qg8_rows8_vnni's body; rt: 0 no row term, 1 row[r], 2 bos[c] * row[r]; hc: colc != NULL
  * (constants in the callers below but the last). */
 TI__X86_INLINE TI__TARGET_AVX512VNNI int ti__qv_rows8(const int rt, const int hc, size_t nr,
@@ -27228,10 +27254,8 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI int ti__qv_rows8(const int rt, const int hc
     const __m512i qhi = _mm512_set1_epi32(h > INT32_MAX ? INT32_MAX : (int32_t)h);
     const __m512i vyo = _mm512_set1_epi32(yo);
     const int fl = nofloat == 0 && l >= -512 && l <= 512 && h >= -512 && h <= 512;
-    /* the 64-column packing: lo..hi inside uint8's or int8's range, the zero point added in
-     * int16 with saturation (exact for |yo| <= 256: a saturated value stays past the clamp) */
-    const int upk = lo >= 0 && hi <= 255, pk = fl && (upk || (lo >= -128 && hi <= 127)) &&
-                                                yo >= -256 && yo <= 256;
+    /* the 64-column packing (unsigned when lo..hi is inside uint8's range) */
+    const int upk = lo >= 0 && hi <= 255, pk = fl && ti__qv_pack_ok(yo, lo, hi);
     const __m512i yo16 = _mm512_set1_epi16((short)yo);
     const __m512i lo8 = _mm512_set1_epi8((char)lo), hi8 = _mm512_set1_epi8((char)hi);
     /* the packs interleave the 4 vectors' 128-bit lanes: dword 4 L + j holds lane L of vector j */
@@ -27241,10 +27265,8 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI int ti__qv_rows8(const int rt, const int hc
 #define TI__QV_COLS(j)                                                                      \
     __m512i sh##j = _mm512_maskz_loadu_epi32(k##j, shift + i + 16 * j);                     \
     __m512i m##j = _mm512_maskz_loadu_epi32(k##j, mult + i + 16 * j);                       \
-    __m512 s##j = _mm512_scalef_ps(_mm512_cvt_roundepi32_ps(m##j, TI__QV_RNE),              \
-                                   _mm512_cvtepi32_ps(_mm512_sub_epi32(sh##j, lim)));       \
-    __m512 e##j = _mm512_maskz_scalef_ps(k##j, _mm512_set1_ps(1.0f), /* 0 past n: no redo */ \
-                                         _mm512_cvtepi32_ps(_mm512_sub_epi32(sh##j, one))); \
+    __m512 s##j, e##j;                                                                      \
+    ti__qv_scales(m##j, sh##j, k##j, &s##j, &e##j);                                         \
     __m512i cc##j = hc ? _mm512_maskz_loadu_epi32(k##j, colc + i + 16 * j) : zero;          \
     __m512i bb##j = rt == 2 ? _mm512_maskz_loadu_epi32(k##j, bos + i + 16 * j) : zero;
     /* row r's sums of vector j, requantized in float */
@@ -27391,8 +27413,7 @@ TI__PRIVATE int ti__qg8_rows8_vnni(size_t nr, const uint32_t *dot, size_t ldd, c
  * with s != NULL, the float scales of rows8's fast path for ti__qg8_micro_rq_vnni: s[c] = m
  * 2^-(31 + rs), e[c] = 2^-(rs + 1) (ti__qv_rq_float), 0 in [n, n16). Returns 1 when s was
  * given and every column and the output range take rows8's packed float path (right
- * shifts 1..31, multipliers >= 0, |lo - yo| and |hi - yo| <= 512, lo..hi inside uint8's or
- * int8's range, |yo| <= 256), else 0 (s and e then unset). */
+ * shifts 1..31, multipliers >= 0, ti__qv_pack_ok), else 0 (s and e then unset). */
 TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_plan_vnni(size_t n, const int32_t *bias,
                                                         const int32_t *csum, int32_t ao,
                                                         int32_t *colc, const int32_t *mult,
@@ -27406,11 +27427,7 @@ TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_plan_vnni(size_t n, const int32_t 
         if (bias != NULL) c = _mm512_add_epi32(c, _mm512_maskz_loadu_epi32(k, bias + i));
         _mm512_storeu_si512((void *)(colc + i), c);
     }
-    int64_t l = (int64_t)lo - yo, h = (int64_t)hi - yo;
-    if (s == NULL || l < -512 || l > 512 || h < -512 || h > 512 || yo < -256 || yo > 256 ||
-        !((lo >= 0 && hi <= 255) || (lo >= -128 && hi <= 127)))
-        return 0;
-    const __m512i lim = _mm512_set1_epi32(31), one = _mm512_set1_epi32(1);
+    if (s == NULL || !ti__qv_pack_ok(yo, lo, hi)) return 0;
     for (size_t i = 0; i < n; i += 16) {
         __mmask16 k = ti__qv_mask16(n - i);
         __m512i sh = _mm512_maskz_loadu_epi32(k, shift + i);
@@ -27419,11 +27436,10 @@ TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_plan_vnni(size_t n, const int32_t 
              _mm512_mask_cmplt_epi32_mask(k, sh, _mm512_set1_epi32(-31)) |
              _mm512_mask_cmplt_epi32_mask(k, m, _mm512_setzero_si512())) != 0)
             return 0;
-        __m512 mf = _mm512_cvt_roundepi32_ps(m, TI__QV_RNE);
-        __m512 es = _mm512_cvtepi32_ps(_mm512_sub_epi32(sh, lim)); /* -(31 + rs) */
-        __m512 ee = _mm512_cvtepi32_ps(_mm512_sub_epi32(sh, one)); /* -(rs + 1) */
-        _mm512_storeu_ps(s + i, _mm512_maskz_scalef_ps(k, mf, es));
-        _mm512_storeu_ps(e + i, _mm512_maskz_scalef_ps(k, _mm512_set1_ps(1.0f), ee));
+        __m512 sv, ev;
+        ti__qv_scales(m, sh, k, &sv, &ev);
+        _mm512_storeu_ps(s + i, sv);
+        _mm512_storeu_ps(e + i, ev);
     }
     return 1;
 }

@@ -583,6 +583,37 @@ TI__PRIVATE uint32_t ti__qg8_copy(uint8_t *dst, const uint8_t *src, size_t n, ui
 #endif
 }
 
+/* The row terms of the 8 rows of a block: the rows' byte sums times the one B offset (same),
+ * else the sums as they are (the per-column offsets multiply them later). */
+TI__PRIVATE void ti__qg8_rowterms(int32_t *dst, const uint32_t *rowsum, int same, int32_t bos0) {
+    for (size_t r = 0; r < TI__QG8_MR; r++)
+        dst[r] = (int32_t)(same ? rowsum[r] * (uint32_t)bos0 : rowsum[r]);
+}
+
+/* isa->micro_rq over a column block (columns oc0.. of g, occ of them), two blocks of 16 at a
+ * time: kq depth quads of the 8 rows at ap (lda apart; i8: int8 rows as they lie), the
+ * block's column terms, float scales (rqs, rqe) and row terms (rowp, or NULL); rows p0..p0 +
+ * np requantized to bytes in g's output; acc holds a spilled row. */
+TI__PRIVATE void ti__qg8_rq_block(const ti__qg8_isa *isa, const ti__qgemm *g, size_t oc0,
+                                  size_t occ, const int32_t *colc, const float *rqs,
+                                  const float *rqe, const int32_t *rowp, size_t kq,
+                                  const uint8_t *ap, size_t lda, int i8, size_t p0, size_t np,
+                                  uint32_t *acc) {
+    const ti__qrq *rq = g->rq;
+    size_t kp = ti__qg8_depth4(g->depth), nb = (occ + TI__QG_NR - 1) / TI__QG_NR;
+    for (size_t b = 0; b < nb; b += 2) {
+        size_t c = b * TI__QG_NR;
+        ti__qg8_rqt t = {rqs + c,        rqe + c, rq->mult + g->c0 + oc0 + c,
+                         rq->shift + g->c0 + oc0 + c, rq->yo,  rq->lo,
+                         rq->hi};
+        isa->micro_rq(kq, ap, lda, i8, g->bp8 + (oc0 / TI__QG_NR + b) * kp * TI__QG_NR,
+                      kp * TI__QG_NR, nb - b > 1 ? 2 : 1, colc + c, rowp, &t, np,
+                      TI__MIN(occ - c, 2 * TI__QG_NR),
+                      (uint8_t *)g->y + g->y0 + p0 * g->y_rs + oc0 + c, g->y_rs, acc + c,
+                      TI__QG8_OCC);
+    }
+}
+
 /* Row blocks [begin, end) of TI__QG8_MR rows on the byte path: every column of them. */
 TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
     const ti__qgemm *g = (const ti__qgemm *)ctx;
@@ -595,7 +626,7 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
     }
     uint8_t a[TI__QG8_MR * TI__QG8_KC];
     uint32_t acc[TI__QG8_MR * TI__QG8_OCC], rowsum[TI__QG8_MR];
-    int32_t rowsum8[TI__QG8_MR]; /* the row terms of micro_rq */
+    int32_t rowv[TI__QG8_MR]; /* the row terms */
     int32_t colc[TI__QG8_OCC], x[TI__QG8_OCC];
     size_t kd = g->depth, kp = ti__qg8_depth4(kd), oc = g->cols;
     const ti__qrq *rq = g->rq;
@@ -629,8 +660,7 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
     const int rq_ok = fold && isa->micro_rq != NULL && one_panel && kd > 0 && bos == NULL;
     float rqs[TI__QG8_OCC], rqe[TI__QG8_OCC];
     int rqf = 0;                                      /* colc's block takes micro_rq */
-    const int32_t *rowp = same && g->bos8[0] == 0 ? NULL : rowsum8; /* the row terms */
-    uint8_t *y8 = (uint8_t *)g->y + g->y0;
+    const int32_t *rowp = same && g->bos8[0] == 0 ? NULL : rowv; /* NULL: none */
     size_t colc_at = SIZE_MAX; /* the column block whose terms colc holds */
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__QG8_MR, np = TI__MIN((size_t)TI__QG8_MR, g->rows - p0);
@@ -664,25 +694,17 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                 for (size_t r = 0; r < TI__QG8_MR; r++)
                     for (size_t i = 0; i < nb * TI__QG_NR; i++)
                         acc[r * TI__QG8_OCC + i] = fold ? (uint32_t)colc[i] : 0u;
-            for (size_t b = 0; direct && b < nb; b += 2) {
+            if (direct && rqf) {
+                ti__qg8_rowterms(rowv, rowsum, same, g->bos8[0]);
+                ti__qg8_rq_block(isa, g, oc0, occ, colc, rqs, rqe, rowp, kd / 4,
+                                 g->a8 + p0 * g->a8_rs, g->a8_rs, !g->a8_u8, p0, np, acc);
+            }
+            for (size_t b = 0; direct && !rqf && b < nb; b += 2) {
                 const uint8_t *ar = g->a8 + p0 * g->a8_rs;
                 const int8_t *bb = g->bp8 + (oc0 / TI__QG_NR + b) * kp * TI__QG_NR;
                 int n2 = nb - b > 1 ? 2 : 1;
                 const int32_t *init = fold ? colc + b * TI__QG_NR : NULL;
-                if (rqf) {
-                    if (b == 0)
-                        for (size_t r = 0; r < TI__QG8_MR; r++)
-                            rowsum8[r] = (int32_t)(same ? rowsum[r] * (uint32_t)g->bos8[0]
-                                                        : rowsum[r]);
-                    ti__qg8_rqt t = {rqs + b * TI__QG_NR, rqe + b * TI__QG_NR,
-                                     rq->mult + g->c0 + oc0 + b * TI__QG_NR,
-                                     rq->shift + g->c0 + oc0 + b * TI__QG_NR,
-                                     rq->yo, rq->lo, rq->hi};
-                    isa->micro_rq(kd / 4, ar, g->a8_rs, !g->a8_u8, bb, kp * TI__QG_NR, n2, init,
-                                  rowp, &t, np, TI__MIN(occ - b * TI__QG_NR, 2 * TI__QG_NR),
-                                  y8 + p0 * g->y_rs + oc0 + b * TI__QG_NR, g->y_rs,
-                                  acc + b * TI__QG_NR, TI__QG8_OCC);
-                } else if (g->a8_u8)
+                if (g->a8_u8)
                     isa->micro(kd / 4, ar, g->a8_rs, bb, kp * TI__QG_NR, n2, acc + b * TI__QG_NR,
                                TI__QG8_OCC, 0, init);
                 else
@@ -701,34 +723,19 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                     else
                         memset(row, 0, kc4);
                 }
-                if (rqf && gather)
-                    for (size_t r = 0; r < TI__QG8_MR; r++)
-                        rowsum8[r] = (int32_t)(same ? rowsum[r] * (uint32_t)g->bos8[0]
-                                                    : rowsum[r]);
-                for (size_t b = 0; b < nb; b += 2) {
-                    const int8_t *bb = g->bp8 + ((oc0 / TI__QG_NR + b) * kp + k0) * TI__QG_NR;
-                    int n2 = nb - b > 1 ? 2 : 1;
-                    if (rqf) { /* one panel: k0 is 0 */
-                        ti__qg8_rqt t = {rqs + b * TI__QG_NR, rqe + b * TI__QG_NR,
-                                         rq->mult + g->c0 + oc0 + b * TI__QG_NR,
-                                         rq->shift + g->c0 + oc0 + b * TI__QG_NR,
-                                         rq->yo, rq->lo, rq->hi};
-                        isa->micro_rq(kc4 / 4, a, TI__QG8_KC, 0, bb, kp * TI__QG_NR, n2,
-                                      colc + b * TI__QG_NR, rowp, &t, np,
-                                      TI__MIN(occ - b * TI__QG_NR, 2 * TI__QG_NR),
-                                      y8 + p0 * g->y_rs + oc0 + b * TI__QG_NR, g->y_rs,
-                                      acc + b * TI__QG_NR, TI__QG8_OCC);
-                    } else {
-                        isa->micro(kc4 / 4, a, TI__QG8_KC, bb, kp * TI__QG_NR, n2,
-                                   acc + b * TI__QG_NR, TI__QG8_OCC, k0 > 0,
-                                   fold ? colc + b * TI__QG_NR : NULL);
-                    }
+                if (rqf) { /* one panel (k0 0); the row sums are the panel's */
+                    ti__qg8_rowterms(rowv, rowsum, same, g->bos8[0]);
+                    ti__qg8_rq_block(isa, g, oc0, occ, colc, rqs, rqe, rowp, kc4 / 4, a,
+                                     TI__QG8_KC, 0, p0, np, acc);
                 }
+                for (size_t b = 0; !rqf && b < nb; b += 2)
+                    isa->micro(kc4 / 4, a, TI__QG8_KC,
+                               g->bp8 + ((oc0 / TI__QG_NR + b) * kp + k0) * TI__QG_NR,
+                               kp * TI__QG_NR, nb - b > 1 ? 2 : 1, acc + b * TI__QG_NR,
+                               TI__QG8_OCC, k0 > 0, fold ? colc + b * TI__QG_NR : NULL);
             }
             if (rqf) continue; /* stored by micro_rq */
-            int32_t rowv[TI__QG8_MR];
-            for (size_t r = 0; r < np; r++)
-                rowv[r] = (int32_t)(same ? rowsum[r] * (uint32_t)g->bos8[0] : rowsum[r]);
+            ti__qg8_rowterms(rowv, rowsum, same, g->bos8[0]);
             if (bytes && isa->rows8 != NULL &&
                 isa->rows8(np, acc, TI__QG8_OCC, NULL, bos != NULL ? bos + oc0 : NULL,
                            same && g->bos8[0] == 0 ? NULL : rowv, occ,

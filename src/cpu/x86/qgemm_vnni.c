@@ -250,6 +250,25 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_rq_float(__m512i v, __m512 s
     return _mm512_cvt_roundps_epi32(t, TI__QV_RNE);
 }
 
+/* ti__qv_rq_float's scales of 16 columns (multipliers m, shifts sh = -rs; 0 past mask k,
+ * which also keeps those lanes from being flagged): s = m 2^-(31 + rs), e = 2^-(rs + 1). */
+TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_scales(__m512i m, __m512i sh, __mmask16 k,
+                                                        __m512 *s, __m512 *e) {
+    __m512 es = _mm512_cvtepi32_ps(_mm512_sub_epi32(sh, _mm512_set1_epi32(31))); /* -(31+rs) */
+    __m512 ee = _mm512_cvtepi32_ps(_mm512_sub_epi32(sh, _mm512_set1_epi32(1)));  /* -(rs+1) */
+    *s = _mm512_maskz_scalef_ps(k, _mm512_cvt_roundepi32_ps(m, TI__QV_RNE), es);
+    *e = _mm512_maskz_scalef_ps(k, _mm512_set1_ps(1.0f), ee);
+}
+
+/* Whether the output range takes rows8's packed float path: |lo - yo| and |hi - yo| <= 512
+ * (ti__qv_rq_float's bound), lo..hi inside uint8's or int8's range, and the zero point added
+ * in int16 with saturation exact (|yo| <= 256: a saturated value stays past the clamp). */
+TI__X86_INLINE int ti__qv_pack_ok(int32_t yo, int32_t lo, int32_t hi) {
+    int64_t l = (int64_t)lo - yo, h = (int64_t)hi - yo;
+    return l >= -512 && l <= 512 && h >= -512 && h <= 512 && yo >= -256 && yo <= 256 &&
+           ((lo >= 0 && hi <= 255) || (lo >= -128 && hi <= 127));
+}
+
 /* ti__qg8_rows8_vnni's body; rt: 0 no row term, 1 row[r], 2 bos[c] * row[r]; hc: colc != NULL
  * (constants in the callers below but the last). */
 TI__X86_INLINE TI__TARGET_AVX512VNNI int ti__qv_rows8(const int rt, const int hc, size_t nr,
@@ -280,10 +299,8 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI int ti__qv_rows8(const int rt, const int hc
     const __m512i qhi = _mm512_set1_epi32(h > INT32_MAX ? INT32_MAX : (int32_t)h);
     const __m512i vyo = _mm512_set1_epi32(yo);
     const int fl = nofloat == 0 && l >= -512 && l <= 512 && h >= -512 && h <= 512;
-    /* the 64-column packing: lo..hi inside uint8's or int8's range, the zero point added in
-     * int16 with saturation (exact for |yo| <= 256: a saturated value stays past the clamp) */
-    const int upk = lo >= 0 && hi <= 255, pk = fl && (upk || (lo >= -128 && hi <= 127)) &&
-                                                yo >= -256 && yo <= 256;
+    /* the 64-column packing (unsigned when lo..hi is inside uint8's range) */
+    const int upk = lo >= 0 && hi <= 255, pk = fl && ti__qv_pack_ok(yo, lo, hi);
     const __m512i yo16 = _mm512_set1_epi16((short)yo);
     const __m512i lo8 = _mm512_set1_epi8((char)lo), hi8 = _mm512_set1_epi8((char)hi);
     /* the packs interleave the 4 vectors' 128-bit lanes: dword 4 L + j holds lane L of vector j */
@@ -293,10 +310,8 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI int ti__qv_rows8(const int rt, const int hc
 #define TI__QV_COLS(j)                                                                      \
     __m512i sh##j = _mm512_maskz_loadu_epi32(k##j, shift + i + 16 * j);                     \
     __m512i m##j = _mm512_maskz_loadu_epi32(k##j, mult + i + 16 * j);                       \
-    __m512 s##j = _mm512_scalef_ps(_mm512_cvt_roundepi32_ps(m##j, TI__QV_RNE),              \
-                                   _mm512_cvtepi32_ps(_mm512_sub_epi32(sh##j, lim)));       \
-    __m512 e##j = _mm512_maskz_scalef_ps(k##j, _mm512_set1_ps(1.0f), /* 0 past n: no redo */ \
-                                         _mm512_cvtepi32_ps(_mm512_sub_epi32(sh##j, one))); \
+    __m512 s##j, e##j;                                                                      \
+    ti__qv_scales(m##j, sh##j, k##j, &s##j, &e##j);                                         \
     __m512i cc##j = hc ? _mm512_maskz_loadu_epi32(k##j, colc + i + 16 * j) : zero;          \
     __m512i bb##j = rt == 2 ? _mm512_maskz_loadu_epi32(k##j, bos + i + 16 * j) : zero;
     /* row r's sums of vector j, requantized in float */
@@ -443,8 +458,7 @@ TI__PRIVATE int ti__qg8_rows8_vnni(size_t nr, const uint32_t *dot, size_t ldd, c
  * with s != NULL, the float scales of rows8's fast path for ti__qg8_micro_rq_vnni: s[c] = m
  * 2^-(31 + rs), e[c] = 2^-(rs + 1) (ti__qv_rq_float), 0 in [n, n16). Returns 1 when s was
  * given and every column and the output range take rows8's packed float path (right
- * shifts 1..31, multipliers >= 0, |lo - yo| and |hi - yo| <= 512, lo..hi inside uint8's or
- * int8's range, |yo| <= 256), else 0 (s and e then unset). */
+ * shifts 1..31, multipliers >= 0, ti__qv_pack_ok), else 0 (s and e then unset). */
 TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_plan_vnni(size_t n, const int32_t *bias,
                                                         const int32_t *csum, int32_t ao,
                                                         int32_t *colc, const int32_t *mult,
@@ -458,11 +472,7 @@ TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_plan_vnni(size_t n, const int32_t 
         if (bias != NULL) c = _mm512_add_epi32(c, _mm512_maskz_loadu_epi32(k, bias + i));
         _mm512_storeu_si512((void *)(colc + i), c);
     }
-    int64_t l = (int64_t)lo - yo, h = (int64_t)hi - yo;
-    if (s == NULL || l < -512 || l > 512 || h < -512 || h > 512 || yo < -256 || yo > 256 ||
-        !((lo >= 0 && hi <= 255) || (lo >= -128 && hi <= 127)))
-        return 0;
-    const __m512i lim = _mm512_set1_epi32(31), one = _mm512_set1_epi32(1);
+    if (s == NULL || !ti__qv_pack_ok(yo, lo, hi)) return 0;
     for (size_t i = 0; i < n; i += 16) {
         __mmask16 k = ti__qv_mask16(n - i);
         __m512i sh = _mm512_maskz_loadu_epi32(k, shift + i);
@@ -471,11 +481,10 @@ TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_plan_vnni(size_t n, const int32_t 
              _mm512_mask_cmplt_epi32_mask(k, sh, _mm512_set1_epi32(-31)) |
              _mm512_mask_cmplt_epi32_mask(k, m, _mm512_setzero_si512())) != 0)
             return 0;
-        __m512 mf = _mm512_cvt_roundepi32_ps(m, TI__QV_RNE);
-        __m512 es = _mm512_cvtepi32_ps(_mm512_sub_epi32(sh, lim)); /* -(31 + rs) */
-        __m512 ee = _mm512_cvtepi32_ps(_mm512_sub_epi32(sh, one)); /* -(rs + 1) */
-        _mm512_storeu_ps(s + i, _mm512_maskz_scalef_ps(k, mf, es));
-        _mm512_storeu_ps(e + i, _mm512_maskz_scalef_ps(k, _mm512_set1_ps(1.0f), ee));
+        __m512 sv, ev;
+        ti__qv_scales(m, sh, k, &sv, &ev);
+        _mm512_storeu_ps(s + i, sv);
+        _mm512_storeu_ps(e + i, ev);
     }
     return 1;
 }
