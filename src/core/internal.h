@@ -308,6 +308,9 @@ typedef struct ti__sgemm_isa {
      * the last column on its own when N % 16 == 1 (the 7 x 7 layers' N = 49) */
     ti__sgemm_kernel_ldb_fn kernel_ldb;
     ti__sgemm_col_fn col;
+    /* optional (NULL: a scalar loop): C[0:h, 0:w] (rows ldc apart) stored transposed,
+     * t[q * ldt + r] = c[r * ldc + q], for h <= mr and w <= nr (the transposed GEMM's Y) */
+    void (*store_t)(const float *c, size_t ldc, size_t h, size_t w, float *t, size_t ldt);
 } ti__sgemm_isa;
 /* Depthwise convolution, one output row of one channel plane: for i in [0, n),
  *   y[i] = bias + sum over r < nr, q < K of w[r][q] * x[r][i * stride + q],

@@ -236,6 +236,43 @@ TI_TEST(b_panel_prepacked) {
     ti__cpu_force_isa(-1);
 }
 
+/* ti__sgemm_isa.store_t (the transposed GEMM's Y) under each ISA that has one, against the
+ * definition: every h up to 18 (above 16: the scalar fallback) and w up to 40 (16-column
+ * chunks and their partial ends), padded leading dimensions; nothing else of t written. */
+TI_TEST(transposed_store) {
+    enum { HMAX = 18, WMAX = 40, LD = 48 };
+    float c[HMAX * LD], t[WMAX * LD + 16];
+    int ran = 0;
+    for (size_t i = 0; i < HMAX * LD; i++) c[i] = frand();
+    for (int i = 1; i < 3; i++) {
+        if (ti__cpu_force_isa(ISAS[i]) != ISAS[i]) continue;
+        const ti__sgemm_isa *isa = ti__sgemm_pick_isa();
+        if (isa == NULL || isa->store_t == NULL) continue;
+        int bad = 0;
+        for (size_t h = 1; h <= HMAX; h++)
+            for (size_t w = 1; w <= WMAX; w++) {
+                size_t ldc = w + h % 3, ldt = h + w % 4;
+                for (size_t q = 0; q < WMAX * LD + 16; q++) t[q] = SENTINEL;
+                isa->store_t(c, ldc, h, w, t, ldt);
+                for (size_t q = 0; q < WMAX * LD + 16; q++) {
+                    size_t r = q % ldt, col = q / ldt;
+                    float want = r < h && col < w ? c[r * ldc + col] : SENTINEL;
+                    if (memcmp(&t[q], &want, sizeof want) != 0 && bad++ == 0)
+                        printf("  %s store_t h=%zu w=%zu: t[%zu] = %g, expected %g\n",
+                               ti__cpu_isa_name(ISAS[i]), h, w, q, t[q], want);
+                }
+            }
+        TI_CHECK_EQ_INT(bad, 0);
+        ran++;
+    }
+    ti__cpu_force_isa(-1);
+#if defined(TI__X86_SIMD)
+    TI_CHECK(ran > 0 || ti__cpu_isa_best() < TI__ISA_AVX512); /* AVX-512 has one */
+#else
+    (void)ran;
+#endif
+}
+
 static void isa_report(void) {
     int best = ti__cpu_isa_best();
     printf("best ISA here: %s\n", ti__cpu_isa_name(best));
@@ -505,5 +542,6 @@ int main(void) {
     TI_RUN(model_agrees_across_isas);
     TI_RUN(epilogue_equals_gemm_then_activation);
     TI_RUN(b_panel_prepacked);
+    TI_RUN(transposed_store);
     return ti_test_summary();
 }
