@@ -5577,22 +5577,23 @@ TI__PRIVATE int ti__conv_path(const ti__kctx *k, const ti__convp *p) {
                                    plain / transposed (bench/conv.c, AVX2, Zen 2): 1x1
                                    576 -> 160 1.29, 960 -> 160 1.34, 960 -> 320 1.33;
                                    3x3 64 -> 64 1.16 */
-#define TI__CONV_CT_MIN_K 256   /* products per output from this; AVX2 from 64 (below). 1x1
-                                   on 7 x 7 maps, plain / transposed (bench/conv.c,
-                                   2026-11-24): AVX2 on a Zen 2 96 -> 576 1.15, 160 -> 960
-                                   1.20, 192 -> 1152 1.22, on the Xeon 1.06, 1.28, 1.17;
-                                   AVX-512 on the Xeon 0.82, 0.94, 1.37 */
-#define TI__CONV_CT_MIN_K_AVX2 64
+#define TI__CONV_CT_MIN_K 64    /* products per output from this. 1x1 on 7 x 7 maps, plain /
+                                   transposed (bench/conv.c, 2026-11-24): AVX2 on a Zen 2
+                                   96 -> 576 1.15, 160 -> 960 1.20, 192 -> 1152 1.22, on the
+                                   Xeon 1.06, 1.28, 1.17; AVX-512 on the Xeon 0.82, 0.94,
+                                   1.37, with the scalar store of Y^T then, so AVX-512 took
+                                   it from K 256 until the vector store and the panel
+                                   prefetch. Since: AVX-512 on a Zen 4 in the models, minima
+                                   of 100 runs, three alternating runs: MobileNetV2's 160 ->
+                                   960 0.22-0.23 -> 0.19-0.21 ms, EfficientNet-B0's 192 ->
+                                   1152 0.33-0.36 -> 0.30-0.33 */
 
 /* 1 when the conv's geometry suits the transposed GEMM with the kernels in use (the
  * prepack pass and the run both ask, so a session planned under another instruction set
  * finds no panels and runs the plain GEMM). */
 TI__PRIVATE int ti__conv_ct_ok(const ti__convp *p) {
-    const ti__sgemm_isa *isa = ti__sgemm_pick_isa();
-    int64_t min_k = isa != NULL && isa->isa == TI__ISA_AVX2 ? TI__CONV_CT_MIN_K_AVX2
-                                                            : TI__CONV_CT_MIN_K;
     return !ti__conv_dw_ok(p) && p->mg >= TI__CONV_CT_MIN_M &&
-           p->cg * (int64_t)p->kprod >= min_k && p->out_sp >= TI__CONV_CT_MIN_SP &&
+           p->cg * (int64_t)p->kprod >= TI__CONV_CT_MIN_K && p->out_sp >= TI__CONV_CT_MIN_SP &&
            p->out_sp < TI__CONV_CT_MAX_SP;
 }
 
