@@ -1361,9 +1361,12 @@ typedef struct ti__sgemm_isa {
      * the last column on its own when N % 16 == 1 (the 7 x 7 layers' N = 49) */
     ti__sgemm_kernel_ldb_fn kernel_ldb;
     ti__sgemm_col_fn col;
-    /* optional (NULL: a scalar loop): C[0:h, 0:w] (rows ldc apart) stored transposed,
-     * t[q * ldt + r] = c[r * ldc + q], for h <= mr and w <= nr (the transposed GEMM's Y) */
-    void (*store_t)(const float *c, size_t ldc, size_t h, size_t w, float *t, size_t ldt);
+    /* optional (NULL: a scalar loop, then ti__act_block): C[0:h, 0:w] (rows ldc apart)
+     * stored transposed, t[q * ldt + r] = epi(c[r * ldc + q]), for h <= mr and w <= nr (the
+     * transposed GEMM's Y), the epilogue ep (0 none, else ti__sgemm_kernel_epi's) with
+     * bias[q] (bias NULL: 0) and lo, hi */
+    void (*store_t)(const float *c, size_t ldc, size_t h, size_t w, float *t, size_t ldt,
+                    int ep, const float *bias, float lo, float hi);
 } ti__sgemm_isa;
 /* Depthwise convolution, one output row of one channel plane: for i in [0, n),
  *   y[i] = bias + sum over r < nr, q < K of w[r][q] * x[r][i * stride + q],
@@ -8074,13 +8077,26 @@ typedef struct ti__sgemm_job {
     const ti__gemm_epi *epi;  /* bias and activation for finished blocks of C, or NULL */
 } ti__sgemm_job;
 
+/* 1 when the ISA's store_t writes ty with tepi applied (bias, ReLU / Clip / HardSwish), so
+ * ti__sgemm_epilogue leaves ty alone. */
+TI__PRIVATE int ti__sgemm_ty_fused(const ti__sgemm_job *j) {
+    float lo, hi;
+    return j->ty != NULL && j->isa != NULL && j->isa->store_t != NULL &&
+           (j->tepi == NULL || ti__sgemm_kernel_epi(j->tepi, &lo, &hi) >= 0);
+}
+
 /* The finished block C[r0:r0+h, c0:c0+w] stored transposed into ty while in L1. */
 TI__PRIVATE void ti__sgemm_store_t(const ti__sgemm_job *j, size_t r0, size_t h, size_t c0,
                                    size_t w) {
     float *t = j->ty + c0 * j->ldty + r0;
     const float *c = j->c + r0 * j->ldc + c0;
-    if (j->isa != NULL && j->isa->store_t != NULL) {
-        j->isa->store_t(c, j->ldc, h, w, t, j->ldty);
+    if (ti__sgemm_ty_fused(j)) {
+        float lo = 0.0f, hi = 0.0f;
+        const ti__gemm_epi *e = j->tepi;
+        int ep = e != NULL && (e->bias != NULL || e->act != TI__ACT_NONE)
+                     ? ti__sgemm_kernel_epi(e, &lo, &hi) : 0;
+        j->isa->store_t(c, j->ldc, h, w, t, j->ldty, ep,
+                        e != NULL && e->bias != NULL ? e->bias + c0 : NULL, lo, hi);
         return;
     }
     for (size_t r = 0; r < h; r++, c += j->ldc)
@@ -8096,7 +8112,8 @@ TI__PRIVATE void ti__sgemm_epilogue(const ti__sgemm_job *j, size_t r0, size_t h,
         ti__act_block(e->act, e->a, e->b, e->bias != NULL ? e->bias + r0 : NULL,
                       j->c + r0 * j->ldc + c0, j->ldc, h, w);
     e = j->tepi;
-    if (j->ty != NULL && e != NULL && (e->bias != NULL || e->act != TI__ACT_NONE))
+    if (j->ty != NULL && e != NULL && (e->bias != NULL || e->act != TI__ACT_NONE) &&
+        !ti__sgemm_ty_fused(j))
         ti__act_block(e->act, e->a, e->b, e->bias != NULL ? e->bias + c0 : NULL,
                       j->ty + c0 * j->ldty + r0, j->ldty, w, h);
 }
@@ -26526,46 +26543,52 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_col_avx512(int trans_a, size_t m, s
     }
 }
 
-/* ti__sgemm_isa.store_t for h <= 16: 16 columns at a time, the h rows (zero below) as a
- * 16 x 16 block transposed in registers (pairs of rows interleaved, then quads, then the
- * 128-bit lanes twice), each of its first w rows stored as h floats. In the transposed GEMM
- * the scalar loop (one 4-byte store per float) was a fifth of a 1x1 conv of 160 -> 960 on
- * a 7 x 7 map (perf). */
+/* ti__sgemm_isa.store_t: blocks of 16 x 16 (rows past h zero) transposed in registers
+ * (pairs of rows interleaved, then quads, then the 128-bit lanes twice), each of a block's
+ * rows stored as its h floats after the epilogue (ti__k512_epi, the kernels' own). In the
+ * transposed GEMM the scalar loop (one 4-byte store per float) was a fifth of a 1x1 conv of
+ * 160 -> 960 on a 7 x 7 map (perf), and the epilogue's pass over Y after it another 7 %. */
 TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_store_t_avx512(const float *c, size_t ldc, size_t h,
-                                                           size_t w, float *t, size_t ldt) {
-    if (h > 16) { /* not from the 14-row kernels; kept whole for any caller */
-        for (size_t r = 0; r < h; r++)
-            for (size_t q = 0; q < w; q++) t[q * ldt + r] = c[r * ldc + q];
-        return;
-    }
-    __mmask16 hm = (__mmask16)((1u << h) - 1u);
-    for (size_t q0 = 0; q0 < w; q0 += 16) {
-        size_t wq = w - q0 < 16 ? w - q0 : 16;
-        __mmask16 wm = (__mmask16)((1u << wq) - 1u);
-        __m512 x[16], u[16];
-        for (size_t r = 0; r < 16; r++)
-            x[r] = r < h ? _mm512_maskz_loadu_ps(wm, c + r * ldc + q0) : _mm512_setzero_ps();
-        for (int i = 0; i < 8; i++) { /* per 128-bit lane L: rows 2i, 2i + 1 of columns 4L.. */
-            u[2 * i] = _mm512_unpacklo_ps(x[2 * i], x[2 * i + 1]);
-            u[2 * i + 1] = _mm512_unpackhi_ps(x[2 * i], x[2 * i + 1]);
+                                                           size_t w, float *t, size_t ldt,
+                                                           int ep, const float *bias, float lo,
+                                                           float hi) {
+    __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+    for (size_t r0 = 0; r0 < h; r0 += 16) {
+        size_t hr = h - r0 < 16 ? h - r0 : 16;
+        __mmask16 hm = (__mmask16)((1u << hr) - 1u);
+        for (size_t q0 = 0; q0 < w; q0 += 16) {
+            size_t wq = w - q0 < 16 ? w - q0 : 16;
+            __mmask16 wm = (__mmask16)((1u << wq) - 1u);
+            const float *cb = c + r0 * ldc + q0;
+            __m512 x[16], u[16];
+            for (size_t r = 0; r < 16; r++)
+                x[r] = r < hr ? _mm512_maskz_loadu_ps(wm, cb + r * ldc) : _mm512_setzero_ps();
+            for (int i = 0; i < 8; i++) { /* lane L: rows 2i, 2i + 1 of columns 4L .. 4L + 3 */
+                u[2 * i] = _mm512_unpacklo_ps(x[2 * i], x[2 * i + 1]);
+                u[2 * i + 1] = _mm512_unpackhi_ps(x[2 * i], x[2 * i + 1]);
+            }
+            for (int i = 0; i < 4; i++) { /* x[4i + e], lane L: rows 4i .. 4i + 3 of column 4L + e */
+                x[4 * i] = _mm512_shuffle_ps(u[4 * i], u[4 * i + 2], 0x44);
+                x[4 * i + 1] = _mm512_shuffle_ps(u[4 * i], u[4 * i + 2], 0xEE);
+                x[4 * i + 2] = _mm512_shuffle_ps(u[4 * i + 1], u[4 * i + 3], 0x44);
+                x[4 * i + 3] = _mm512_shuffle_ps(u[4 * i + 1], u[4 * i + 3], 0xEE);
+            }
+            for (int e = 0; e < 4; e++) { /* column 4L + e: lane L of x[e], x[4 + e], .. */
+                __m512 a = _mm512_shuffle_f32x4(x[e], x[4 + e], 0x88);
+                __m512 b = _mm512_shuffle_f32x4(x[e], x[4 + e], 0xDD);
+                __m512 g = _mm512_shuffle_f32x4(x[8 + e], x[12 + e], 0x88);
+                __m512 d = _mm512_shuffle_f32x4(x[8 + e], x[12 + e], 0xDD);
+                u[e] = _mm512_shuffle_f32x4(a, g, 0x88);
+                u[8 + e] = _mm512_shuffle_f32x4(a, g, 0xDD);
+                u[4 + e] = _mm512_shuffle_f32x4(b, d, 0x88);
+                u[12 + e] = _mm512_shuffle_f32x4(b, d, 0xDD);
+            }
+            for (size_t q = 0; q < wq; q++) {
+                __m512 v = u[q], v1 = v; /* v1: ti__k512_epi's second vector, unused */
+                if (ep > 0) ti__k512_epi(ep, bias != NULL ? bias[q0 + q] : 0.0f, vlo, vhi, &v, &v1);
+                _mm512_mask_storeu_ps(t + (q0 + q) * ldt + r0, hm, v);
+            }
         }
-        for (int i = 0; i < 4; i++) { /* x[4i + e], lane L: rows 4i..4i+3 of column 4L + e */
-            x[4 * i] = _mm512_shuffle_ps(u[4 * i], u[4 * i + 2], 0x44);
-            x[4 * i + 1] = _mm512_shuffle_ps(u[4 * i], u[4 * i + 2], 0xEE);
-            x[4 * i + 2] = _mm512_shuffle_ps(u[4 * i + 1], u[4 * i + 3], 0x44);
-            x[4 * i + 3] = _mm512_shuffle_ps(u[4 * i + 1], u[4 * i + 3], 0xEE);
-        }
-        for (int e = 0; e < 4; e++) { /* column 4L + e: lane L of x[e], x[4 + e], x[8 + e], .. */
-            __m512 a = _mm512_shuffle_f32x4(x[e], x[4 + e], 0x88);
-            __m512 b = _mm512_shuffle_f32x4(x[e], x[4 + e], 0xDD);
-            __m512 g = _mm512_shuffle_f32x4(x[8 + e], x[12 + e], 0x88);
-            __m512 d = _mm512_shuffle_f32x4(x[8 + e], x[12 + e], 0xDD);
-            u[e] = _mm512_shuffle_f32x4(a, g, 0x88);
-            u[8 + e] = _mm512_shuffle_f32x4(a, g, 0xDD);
-            u[4 + e] = _mm512_shuffle_f32x4(b, d, 0x88);
-            u[12 + e] = _mm512_shuffle_f32x4(b, d, 0xDD);
-        }
-        for (size_t q = 0; q < wq; q++) _mm512_mask_storeu_ps(t + (q0 + q) * ldt, hm, u[q]);
     }
 }
 

@@ -308,9 +308,12 @@ typedef struct ti__sgemm_isa {
      * the last column on its own when N % 16 == 1 (the 7 x 7 layers' N = 49) */
     ti__sgemm_kernel_ldb_fn kernel_ldb;
     ti__sgemm_col_fn col;
-    /* optional (NULL: a scalar loop): C[0:h, 0:w] (rows ldc apart) stored transposed,
-     * t[q * ldt + r] = c[r * ldc + q], for h <= mr and w <= nr (the transposed GEMM's Y) */
-    void (*store_t)(const float *c, size_t ldc, size_t h, size_t w, float *t, size_t ldt);
+    /* optional (NULL: a scalar loop, then ti__act_block): C[0:h, 0:w] (rows ldc apart)
+     * stored transposed, t[q * ldt + r] = epi(c[r * ldc + q]), for h <= mr and w <= nr (the
+     * transposed GEMM's Y), the epilogue ep (0 none, else ti__sgemm_kernel_epi's) with
+     * bias[q] (bias NULL: 0) and lo, hi */
+    void (*store_t)(const float *c, size_t ldc, size_t h, size_t w, float *t, size_t ldt,
+                    int ep, const float *bias, float lo, float hi);
 } ti__sgemm_isa;
 /* Depthwise convolution, one output row of one channel plane: for i in [0, n),
  *   y[i] = bias + sum over r < nr, q < K of w[r][q] * x[r][i * stride + q],

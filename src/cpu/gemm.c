@@ -55,13 +55,26 @@ typedef struct ti__sgemm_job {
     const ti__gemm_epi *epi;  /* bias and activation for finished blocks of C, or NULL */
 } ti__sgemm_job;
 
+/* 1 when the ISA's store_t writes ty with tepi applied (bias, ReLU / Clip / HardSwish), so
+ * ti__sgemm_epilogue leaves ty alone. */
+TI__PRIVATE int ti__sgemm_ty_fused(const ti__sgemm_job *j) {
+    float lo, hi;
+    return j->ty != NULL && j->isa != NULL && j->isa->store_t != NULL &&
+           (j->tepi == NULL || ti__sgemm_kernel_epi(j->tepi, &lo, &hi) >= 0);
+}
+
 /* The finished block C[r0:r0+h, c0:c0+w] stored transposed into ty while in L1. */
 TI__PRIVATE void ti__sgemm_store_t(const ti__sgemm_job *j, size_t r0, size_t h, size_t c0,
                                    size_t w) {
     float *t = j->ty + c0 * j->ldty + r0;
     const float *c = j->c + r0 * j->ldc + c0;
-    if (j->isa != NULL && j->isa->store_t != NULL) {
-        j->isa->store_t(c, j->ldc, h, w, t, j->ldty);
+    if (ti__sgemm_ty_fused(j)) {
+        float lo = 0.0f, hi = 0.0f;
+        const ti__gemm_epi *e = j->tepi;
+        int ep = e != NULL && (e->bias != NULL || e->act != TI__ACT_NONE)
+                     ? ti__sgemm_kernel_epi(e, &lo, &hi) : 0;
+        j->isa->store_t(c, j->ldc, h, w, t, j->ldty, ep,
+                        e != NULL && e->bias != NULL ? e->bias + c0 : NULL, lo, hi);
         return;
     }
     for (size_t r = 0; r < h; r++, c += j->ldc)
@@ -77,7 +90,8 @@ TI__PRIVATE void ti__sgemm_epilogue(const ti__sgemm_job *j, size_t r0, size_t h,
         ti__act_block(e->act, e->a, e->b, e->bias != NULL ? e->bias + r0 : NULL,
                       j->c + r0 * j->ldc + c0, j->ldc, h, w);
     e = j->tepi;
-    if (j->ty != NULL && e != NULL && (e->bias != NULL || e->act != TI__ACT_NONE))
+    if (j->ty != NULL && e != NULL && (e->bias != NULL || e->act != TI__ACT_NONE) &&
+        !ti__sgemm_ty_fused(j))
         ti__act_block(e->act, e->a, e->b, e->bias != NULL ? e->bias + c0 : NULL,
                       j->ty + c0 * j->ldty + r0, j->ldty, w, h);
 }

@@ -236,14 +236,19 @@ TI_TEST(b_panel_prepacked) {
     ti__cpu_force_isa(-1);
 }
 
-/* ti__sgemm_isa.store_t (the transposed GEMM's Y) under each ISA that has one, against the
- * definition: every h up to 18 (above 16: the scalar fallback) and w up to 40 (16-column
- * chunks and their partial ends), padded leading dimensions; nothing else of t written. */
+/* ti__sgemm_isa.store_t (the transposed GEMM's Y) under each ISA that has one, against its
+ * definition: the scalar transpose, then ti__act_block with a bias per row of t, bit for bit
+ * (what the GEMM did before the epilogue moved into the store): every h up to 36 (blocks of
+ * 16 rows and their ends; the kernels give at most 14) and w up to 40, padded leading
+ * dimensions, each epilogue the kernels take, with and without a bias; nothing else of t
+ * written. */
 TI_TEST(transposed_store) {
-    enum { HMAX = 18, WMAX = 40, LD = 48 };
-    float c[HMAX * LD], t[WMAX * LD + 16];
+    enum { HMAX = 36, WMAX = 40, LD = 48, TN = WMAX * LD + 16 };
+    static float c[HMAX * LD], t[TN], want[TN], bias[WMAX];
+    static const int acts[] = {TI__ACT_NONE, TI__ACT_RELU, TI__ACT_CLIP, TI__ACT_HARD_SWISH};
     int ran = 0;
-    for (size_t i = 0; i < HMAX * LD; i++) c[i] = frand();
+    for (size_t i = 0; i < HMAX * LD; i++) c[i] = 4.0f * frand();
+    for (size_t i = 0; i < WMAX; i++) bias[i] = frand();
     for (int i = 1; i < 3; i++) {
         if (ti__cpu_force_isa(ISAS[i]) != ISAS[i]) continue;
         const ti__sgemm_isa *isa = ti__sgemm_pick_isa();
@@ -252,15 +257,26 @@ TI_TEST(transposed_store) {
         for (size_t h = 1; h <= HMAX; h++)
             for (size_t w = 1; w <= WMAX; w++) {
                 size_t ldc = w + h % 3, ldt = h + w % 4;
-                for (size_t q = 0; q < WMAX * LD + 16; q++) t[q] = SENTINEL;
-                isa->store_t(c, ldc, h, w, t, ldt);
-                for (size_t q = 0; q < WMAX * LD + 16; q++) {
-                    size_t r = q % ldt, col = q / ldt;
-                    float want = r < h && col < w ? c[r * ldc + col] : SENTINEL;
-                    if (memcmp(&t[q], &want, sizeof want) != 0 && bad++ == 0)
-                        printf("  %s store_t h=%zu w=%zu: t[%zu] = %g, expected %g\n",
-                               ti__cpu_isa_name(ISAS[i]), h, w, q, t[q], want);
-                }
+                int v = (int)((h * 7 + w) % 9); /* 0: none; else act v / 2 with bias if odd */
+                ti__gemm_epi e;
+                memset(&e, 0, sizeof e);
+                e.act = acts[v / 2 % 4];
+                e.bias = v % 2 ? bias : NULL;
+                e.a = -0.5f;
+                e.b = 0.75f;
+                float lo = 0.0f, hi = 0.0f;
+                int ep = v == 0 ? 0 : ti__sgemm_kernel_epi(&e, &lo, &hi);
+                for (size_t q = 0; q < TN; q++) t[q] = want[q] = SENTINEL;
+                for (size_t r = 0; r < h; r++)
+                    for (size_t q = 0; q < w; q++) want[q * ldt + r] = c[r * ldc + q];
+                if (ep > 0 && (e.bias != NULL || e.act != TI__ACT_NONE))
+                    ti__act_block(e.act, e.a, e.b, e.bias, want, ldt, w, h);
+                isa->store_t(c, ldc, h, w, t, ldt, ep, e.bias, lo, hi);
+                for (size_t q = 0; q < TN; q++)
+                    if (memcmp(&t[q], &want[q], sizeof(float)) != 0 && bad++ == 0)
+                        printf("  %s store_t h=%zu w=%zu ep=%d bias=%d: t[%zu] = %.9g, expected "
+                               "%.9g\n", ti__cpu_isa_name(ISAS[i]), h, w, ep, e.bias != NULL, q,
+                               t[q], want[q]);
             }
         TI_CHECK_EQ_INT(bad, 0);
         ran++;
