@@ -26567,7 +26567,7 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_store_t_avx512(const float *c, size
                 u[2 * i] = _mm512_unpacklo_ps(x[2 * i], x[2 * i + 1]);
                 u[2 * i + 1] = _mm512_unpackhi_ps(x[2 * i], x[2 * i + 1]);
             }
-            for (int i = 0; i < 4; i++) { /* x[4i + e], lane L: rows 4i .. 4i + 3 of column 4L + e */
+            for (int i = 0; i < 4; i++) { /* x[4i + e], lane L: rows 4i .. 4i + 3, column 4L + e */
                 x[4 * i] = _mm512_shuffle_ps(u[4 * i], u[4 * i + 2], 0x44);
                 x[4 * i + 1] = _mm512_shuffle_ps(u[4 * i], u[4 * i + 2], 0xEE);
                 x[4 * i + 2] = _mm512_shuffle_ps(u[4 * i + 1], u[4 * i + 3], 0x44);
