@@ -8684,9 +8684,11 @@ TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_
 /* Applies the node's fused activation to n floats. */
 TI__PRIVATE void ti__gemm_act(const ti__kctx *k, float *y, size_t n) {
     int act = k->node->act;
-    if (act == TI__ACT_NONE) return;
-    float a = k->node->act_a, b = k->node->act_b;
-    for (size_t i = 0; i < n; i++) y[i] = ti__act_apply(act, a, b, y[i]);
+    if (act == TI__ACT_NONE || n == 0) return;
+    /* in vectors where the ISA has them (ReLU, Clip, HardSwish bit for bit with the scalar
+     * expressions): a call of ti__act_apply per element made the Add + ReLU of ResNet-18's
+     * blocks 6 % of its run (perf) */
+    ti__act_block(act, k->node->act_a, k->node->act_b, NULL, y, n, 1, n);
 }
 
 TI__PRIVATE int ti__gemm_dtype_ok(ti_dtype t) {
