@@ -221,7 +221,11 @@ TI__PRIVATE int ti__maxpool_flat(const ti__pool_job *j, size_t begin, size_t end
     float *y = (float *)j->y->data;
     ti__dw_flat_run(&f, mj.isa, -INFINITY, x, y, buf, begin, end, ti__maxpool_flat_op, NULL,
                     &mj);
-    /* columns [0, c_lo) start left of the input, [c_hi, OW) right of it */
+    /* columns [0, c_lo) start left of the input, [c_hi, OW) right of it. Such a window
+     * that overlaps the input has the scalar rule's answer already unless its first tap
+     * inside the input is NaN (which the scalar rule keeps, and the flat path, starting
+     * from the padding's -inf, skips): only those, and windows over padding alone, are
+     * redone one by one (all of them were: 39 % of a 3x3 / 2 MaxPool on 112 x 112, perf) */
     int64_t c_lo = TI__MIN(f.OW, (f.pl + f.S - 1) / f.S);
     int64_t c_hi = TI__MIN(f.OW, TI__MAX(c_lo, (f.W + f.pl + f.S - 1) / f.S));
     for (size_t pln = begin; pln < end; pln++) {
@@ -233,6 +237,11 @@ TI__PRIVATE int ti__maxpool_flat(const ti__pool_job *j, size_t begin, size_t end
             for (int64_t ow = 0; ow < f.OW; ow++) {
                 if (!whole && ow == c_lo) ow = c_hi;
                 if (ow >= f.OW) break;
+                int64_t iw = ow * f.S - f.pl;
+                if (ih < f.H && ih + f.K > 0 && iw < f.W && iw + f.K > 0) {
+                    float first = xp[TI__MAX(ih, (int64_t)0) * f.W + TI__MAX(iw, (int64_t)0)];
+                    if (first == first) continue;
+                }
                 yp[oh * f.OW + ow] = ti__pool_max_one(p, xp, oh, ow);
             }
         }
