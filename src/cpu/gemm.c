@@ -52,29 +52,22 @@ typedef struct ti__sgemm_job {
     float *ty;                /* C^T is also stored here (rows ldty apart), or NULL */
     size_t ldty;
     const ti__gemm_epi *tepi; /* applied to ty: bias per row of ty, i.e. per column of C */
-    const ti__gemm_epi *epi;  /* bias and activation for finished blocks of C, or NULL */
+    /* ty's epilogue as the ISA's store_t applies it (ti__sgemm_kernel_epi's kind, 0 none,
+     * with its bounds), or -1: tepi by ti__sgemm_epilogue after the store */
+    int ty_ep;
+    float ty_lo, ty_hi;
+    const ti__gemm_epi *epi; /* bias and activation for finished blocks of C, or NULL */
 } ti__sgemm_job;
-
-/* 1 when the ISA's store_t writes ty with tepi applied (bias, ReLU / Clip / HardSwish), so
- * ti__sgemm_epilogue leaves ty alone. */
-TI__PRIVATE int ti__sgemm_ty_fused(const ti__sgemm_job *j) {
-    float lo, hi;
-    return j->ty != NULL && j->isa != NULL && j->isa->store_t != NULL &&
-           (j->tepi == NULL || ti__sgemm_kernel_epi(j->tepi, &lo, &hi) >= 0);
-}
 
 /* The finished block C[r0:r0+h, c0:c0+w] stored transposed into ty while in L1. */
 TI__PRIVATE void ti__sgemm_store_t(const ti__sgemm_job *j, size_t r0, size_t h, size_t c0,
                                    size_t w) {
     float *t = j->ty + c0 * j->ldty + r0;
     const float *c = j->c + r0 * j->ldc + c0;
-    if (ti__sgemm_ty_fused(j)) {
-        float lo = 0.0f, hi = 0.0f;
-        const ti__gemm_epi *e = j->tepi;
-        int ep = e != NULL && (e->bias != NULL || e->act != TI__ACT_NONE)
-                     ? ti__sgemm_kernel_epi(e, &lo, &hi) : 0;
-        j->isa->store_t(c, j->ldc, h, w, t, j->ldty, ep,
-                        e != NULL && e->bias != NULL ? e->bias + c0 : NULL, lo, hi);
+    if (j->isa != NULL && j->isa->store_t != NULL) {
+        const float *bias = j->tepi != NULL && j->tepi->bias != NULL ? j->tepi->bias + c0 : NULL;
+        j->isa->store_t(c, j->ldc, h, w, t, j->ldty, j->ty_ep > 0 ? j->ty_ep : 0, bias,
+                        j->ty_lo, j->ty_hi);
         return;
     }
     for (size_t r = 0; r < h; r++, c += j->ldc)
@@ -90,8 +83,7 @@ TI__PRIVATE void ti__sgemm_epilogue(const ti__sgemm_job *j, size_t r0, size_t h,
         ti__act_block(e->act, e->a, e->b, e->bias != NULL ? e->bias + r0 : NULL,
                       j->c + r0 * j->ldc + c0, j->ldc, h, w);
     e = j->tepi;
-    if (j->ty != NULL && e != NULL && (e->bias != NULL || e->act != TI__ACT_NONE) &&
-        !ti__sgemm_ty_fused(j))
+    if (j->ty != NULL && j->ty_ep < 0 && e != NULL && (e->bias != NULL || e->act != TI__ACT_NONE))
         ti__act_block(e->act, e->a, e->b, e->bias != NULL ? e->bias + c0 : NULL,
                       j->ty + c0 * j->ldty + r0, j->ldty, w, h);
 }
@@ -594,6 +586,7 @@ TI__PRIVATE void ti__sgemm_job_init(ti__sgemm_job *j, int transA, int transB, si
     j->ldc = ldc;
     j->c = C;
     j->isa = ti__sgemm_pick_isa();
+    j->ty_ep = -1;
 }
 
 /* C = alpha * op(A) * op(B) + beta * C, row-major; op(A) is M x K, op(B) K x N, then the
@@ -649,6 +642,8 @@ TI__PRIVATE int ti__sgemm_bpanel(int transA, size_t M, size_t N, size_t K, const
     j.ty = ty;
     j.ldty = ldty;
     j.tepi = tepi;
+    if (ty != NULL && j.isa->store_t != NULL) /* the epilogue in the store where it can be */
+        j.ty_ep = tepi == NULL ? 0 : ti__sgemm_kernel_epi(tepi, &j.ty_lo, &j.ty_hi);
     ti__sgemm_go(&j, tp);
     return 1;
 }
