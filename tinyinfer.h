@@ -1367,6 +1367,9 @@ typedef struct ti__sgemm_isa {
      * bias[q] (bias NULL: 0) and lo, hi */
     void (*store_t)(const float *c, size_t ldc, size_t h, size_t w, float *t, size_t ldt,
                     int ep, const float *bias, float lo, float hi);
+    /* optional (NULL: a scalar loop): op(A)[0:h, 0:kc] packed as dst[p * h + r] for h <= mr,
+     * element (r, p) at a[r * lda + p], or at a[p * lda + r] when trans_a */
+    void (*pack_a)(const float *a, size_t lda, int trans_a, size_t h, size_t kc, float *dst);
 } ti__sgemm_isa;
 /* Depthwise convolution, one output row of one channel plane: for i in [0, n),
  *   y[i] = bias + sum over r < nr, q < K of w[r][q] * x[r][i * stride + q],
@@ -8145,6 +8148,11 @@ TI__PRIVATE int ti__sgemm_set_conflicts(size_t stride) {
  * of a transposed A with leading dimension h, which the kernels read. */
 TI__PRIVATE void ti__sgemm_pack_a(const ti__sgemm_job *j, size_t r0, size_t h, size_t p0,
                                   size_t kc, float *dst) {
+    if (j->isa->pack_a != NULL) {
+        const float *a = j->trans_a ? j->a + p0 * j->lda + r0 : j->a + r0 * j->lda + p0;
+        j->isa->pack_a(a, j->lda, j->trans_a, h, kc, dst);
+        return;
+    }
     if (j->trans_a) {
         const float *s = j->a + p0 * j->lda + r0;
         for (size_t p = 0; p < kc; p++, s += j->lda, dst += h)
@@ -24561,7 +24569,8 @@ TI__PRIVATE float ti__ssum_neon(const float *x, size_t n) { return ti__sredn(0, 
 
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_neon_isa(void) {
     static const ti__sgemm_isa isa = {TI__ISA_NEON, TI__KN_MR, TI__KN_NR, TI__KN_KC, TI__KN_MC,
-                                      ti__sgemm_kernel_neon, ti__sgemm_pack_b_neon, ti__sdot_neon, NULL, NULL, NULL};
+                                      ti__sgemm_kernel_neon, ti__sgemm_pack_b_neon, ti__sdot_neon, NULL, NULL, NULL,
+                                      NULL};
     return &isa;
 }
 #endif /* TI__ARM_NEON */
@@ -26308,7 +26317,8 @@ TI__PRIVATE TI__TARGET_AVX2 float ti__ssum_avx2(const float *x, size_t n) {
 
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void) {
     static const ti__sgemm_isa isa = {TI__ISA_AVX2, TI__K256_MR, TI__K256_NR, TI__K256_KC, TI__K256_MC,
-                                      ti__sgemm_kernel_avx2, ti__sgemm_pack_b_avx2, ti__sdot_avx2, NULL, NULL, NULL};
+                                      ti__sgemm_kernel_avx2, ti__sgemm_pack_b_avx2, ti__sdot_avx2, NULL, NULL, NULL,
+                                      NULL};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
@@ -26591,11 +26601,36 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_col_avx512(int trans_a, size_t m, s
     }
 }
 
+/* Transposes the 16 x 16 block x (x[r] holds row r) into u (u[q] holds column q): pairs of
+ * rows interleaved, then quads, then the 128-bit lanes twice. x is overwritten. */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_transpose16(__m512 *x, __m512 *u) {
+    for (int i = 0; i < 8; i++) { /* lane L: rows 2i, 2i + 1 of columns 4L .. 4L + 3 */
+        u[2 * i] = _mm512_unpacklo_ps(x[2 * i], x[2 * i + 1]);
+        u[2 * i + 1] = _mm512_unpackhi_ps(x[2 * i], x[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++) { /* x[4i + e], lane L: rows 4i .. 4i + 3, column 4L + e */
+        x[4 * i] = _mm512_shuffle_ps(u[4 * i], u[4 * i + 2], 0x44);
+        x[4 * i + 1] = _mm512_shuffle_ps(u[4 * i], u[4 * i + 2], 0xEE);
+        x[4 * i + 2] = _mm512_shuffle_ps(u[4 * i + 1], u[4 * i + 3], 0x44);
+        x[4 * i + 3] = _mm512_shuffle_ps(u[4 * i + 1], u[4 * i + 3], 0xEE);
+    }
+    for (int e = 0; e < 4; e++) { /* column 4L + e: lane L of x[e], x[4 + e], .. */
+        __m512 a = _mm512_shuffle_f32x4(x[e], x[4 + e], 0x88);
+        __m512 b = _mm512_shuffle_f32x4(x[e], x[4 + e], 0xDD);
+        __m512 g = _mm512_shuffle_f32x4(x[8 + e], x[12 + e], 0x88);
+        __m512 d = _mm512_shuffle_f32x4(x[8 + e], x[12 + e], 0xDD);
+        u[e] = _mm512_shuffle_f32x4(a, g, 0x88);
+        u[8 + e] = _mm512_shuffle_f32x4(a, g, 0xDD);
+        u[4 + e] = _mm512_shuffle_f32x4(b, d, 0x88);
+        u[12 + e] = _mm512_shuffle_f32x4(b, d, 0xDD);
+    }
+}
+
 /* ti__sgemm_isa.store_t: blocks of 16 x 16 (rows past h zero) transposed in registers
- * (pairs of rows interleaved, then quads, then the 128-bit lanes twice), each of a block's
- * rows stored as its h floats after the epilogue (ti__k512_epi, the kernels' own). In the
- * transposed GEMM the scalar loop (one 4-byte store per float) was a fifth of a 1x1 conv of
- * 160 -> 960 on a 7 x 7 map (perf), and the epilogue's pass over Y after it another 7 %. */
+ * (ti__k512_transpose16), each of a block's rows stored as its h floats after the epilogue
+ * (ti__k512_epi, the kernels' own). In the transposed GEMM the scalar loop (one 4-byte
+ * store per float) was a fifth of a 1x1 conv of 160 -> 960 on a 7 x 7 map (perf), and the
+ * epilogue's pass over Y after it another 7 %. */
 TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_store_t_avx512(const float *c, size_t ldc, size_t h,
                                                            size_t w, float *t, size_t ldt,
                                                            int ep, const float *bias, float lo,
@@ -26611,26 +26646,7 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_store_t_avx512(const float *c, size
             __m512 x[16], u[16];
             for (size_t r = 0; r < 16; r++)
                 x[r] = r < hr ? _mm512_maskz_loadu_ps(wm, cb + r * ldc) : _mm512_setzero_ps();
-            for (int i = 0; i < 8; i++) { /* lane L: rows 2i, 2i + 1 of columns 4L .. 4L + 3 */
-                u[2 * i] = _mm512_unpacklo_ps(x[2 * i], x[2 * i + 1]);
-                u[2 * i + 1] = _mm512_unpackhi_ps(x[2 * i], x[2 * i + 1]);
-            }
-            for (int i = 0; i < 4; i++) { /* x[4i + e], lane L: rows 4i .. 4i + 3, column 4L + e */
-                x[4 * i] = _mm512_shuffle_ps(u[4 * i], u[4 * i + 2], 0x44);
-                x[4 * i + 1] = _mm512_shuffle_ps(u[4 * i], u[4 * i + 2], 0xEE);
-                x[4 * i + 2] = _mm512_shuffle_ps(u[4 * i + 1], u[4 * i + 3], 0x44);
-                x[4 * i + 3] = _mm512_shuffle_ps(u[4 * i + 1], u[4 * i + 3], 0xEE);
-            }
-            for (int e = 0; e < 4; e++) { /* column 4L + e: lane L of x[e], x[4 + e], .. */
-                __m512 a = _mm512_shuffle_f32x4(x[e], x[4 + e], 0x88);
-                __m512 b = _mm512_shuffle_f32x4(x[e], x[4 + e], 0xDD);
-                __m512 g = _mm512_shuffle_f32x4(x[8 + e], x[12 + e], 0x88);
-                __m512 d = _mm512_shuffle_f32x4(x[8 + e], x[12 + e], 0xDD);
-                u[e] = _mm512_shuffle_f32x4(a, g, 0x88);
-                u[8 + e] = _mm512_shuffle_f32x4(a, g, 0xDD);
-                u[4 + e] = _mm512_shuffle_f32x4(b, d, 0x88);
-                u[12 + e] = _mm512_shuffle_f32x4(b, d, 0xDD);
-            }
+            ti__k512_transpose16(x, u);
             for (size_t q = 0; q < wq; q++) {
                 __m512 v = u[q], v1 = v; /* v1: ti__k512_epi's second vector, unused */
                 if (ep > 0) ti__k512_epi(ep, bias != NULL ? bias[q0 + q] : 0.0f, vlo, vhi, &v, &v1);
@@ -26640,11 +26656,38 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_store_t_avx512(const float *c, size
     }
 }
 
+/* ti__sgemm_isa.pack_a: op(A)[0:h, 0:kc] as dst[p * h + r], h <= 16. A not transposed: 16
+ * x 16 blocks, each row read as one vector and the block transposed in registers, then
+ * stored a column (h floats) at a time. The scalar gather it replaces read the h rows one
+ * float each per column, with rows 4 KiB apart all on one L1 set: 8.4 % of SGEMM 1024^3's
+ * samples (perf), this 5.5-7 % (it waits for A from memory); 1.5-3.8 % faster in four
+ * alternating rounds on a Xeon, too noisy to tell on the Zen 4. */
+TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_pack_a_avx512(const float *a, size_t lda,
+                                                           int trans_a, size_t h, size_t kc,
+                                                           float *dst) {
+    __mmask16 hm = (__mmask16)((1u << h) - 1u);
+    if (trans_a) { /* element (r, p) at a[p * lda + r]: a copy of h floats per p */
+        for (size_t p = 0; p < kc; p++)
+            _mm512_mask_storeu_ps(dst + p * h, hm, _mm512_maskz_loadu_ps(hm, a + p * lda));
+        return;
+    }
+    for (size_t p0 = 0; p0 < kc; p0 += 16) {
+        size_t pw = kc - p0 < 16 ? kc - p0 : 16;
+        __mmask16 pm = (__mmask16)((1u << pw) - 1u);
+        __m512 x[16], u[16];
+        for (size_t r = 0; r < 16; r++)
+            x[r] = r < h ? _mm512_maskz_loadu_ps(pm, a + r * lda + p0) : _mm512_setzero_ps();
+        ti__k512_transpose16(x, u);
+        for (size_t q = 0; q < pw; q++) _mm512_mask_storeu_ps(dst + (p0 + q) * h, hm, u[q]);
+    }
+}
+
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void) {
-    static const ti__sgemm_isa isa = {TI__ISA_AVX512, TI__K512_MR, TI__K512_NR, TI__K512_KC, TI__K512_MC,
-                                      ti__sgemm_kernel_avx512, ti__sgemm_pack_b_avx512, ti__sdot_avx512,
-                                      ti__sgemm_kernel_avx512_ldb, ti__sgemm_col_avx512,
-                                      ti__sgemm_store_t_avx512};
+    static const ti__sgemm_isa isa = {
+        TI__ISA_AVX512, TI__K512_MR, TI__K512_NR, TI__K512_KC, TI__K512_MC,
+        ti__sgemm_kernel_avx512, ti__sgemm_pack_b_avx512, ti__sdot_avx512,
+        ti__sgemm_kernel_avx512_ldb, ti__sgemm_col_avx512, ti__sgemm_store_t_avx512,
+        ti__sgemm_pack_a_avx512};
     return &isa;
 }
 #endif /* TI__X86_SIMD */

@@ -314,6 +314,9 @@ typedef struct ti__sgemm_isa {
      * bias[q] (bias NULL: 0) and lo, hi */
     void (*store_t)(const float *c, size_t ldc, size_t h, size_t w, float *t, size_t ldt,
                     int ep, const float *bias, float lo, float hi);
+    /* optional (NULL: a scalar loop): op(A)[0:h, 0:kc] packed as dst[p * h + r] for h <= mr,
+     * element (r, p) at a[r * lda + p], or at a[p * lda + r] when trans_a */
+    void (*pack_a)(const float *a, size_t lda, int trans_a, size_t h, size_t kc, float *dst);
 } ti__sgemm_isa;
 /* Depthwise convolution, one output row of one channel plane: for i in [0, n),
  *   y[i] = bias + sum over r < nr, q < K of w[r][q] * x[r][i * stride + q],

@@ -123,6 +123,11 @@ TI__PRIVATE int ti__sgemm_set_conflicts(size_t stride) {
  * of a transposed A with leading dimension h, which the kernels read. */
 TI__PRIVATE void ti__sgemm_pack_a(const ti__sgemm_job *j, size_t r0, size_t h, size_t p0,
                                   size_t kc, float *dst) {
+    if (j->isa->pack_a != NULL) {
+        const float *a = j->trans_a ? j->a + p0 * j->lda + r0 : j->a + r0 * j->lda + p0;
+        j->isa->pack_a(a, j->lda, j->trans_a, h, kc, dst);
+        return;
+    }
     if (j->trans_a) {
         const float *s = j->a + p0 * j->lda + r0;
         for (size_t p = 0; p < kc; p++, s += j->lda, dst += h)

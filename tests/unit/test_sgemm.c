@@ -26,6 +26,10 @@ typedef struct gcase {
     double *ref, *scale; /* expected C, and sum of |terms| per element (error scale) */
 } gcase;
 
+/* When at least A's row length: A's row stride (a multiple of 128 floats puts A's rows on
+ * a few L1 sets: the GEMM then packs A, ti__sgemm_isa.pack_a) */
+static size_t g_lda = 0;
+
 static int make_case(gcase *g, int ta, int tb, size_t m, size_t n, size_t k, float alpha,
                      float beta) {
     g->ta = ta;
@@ -36,7 +40,7 @@ static int make_case(gcase *g, int ta, int tb, size_t m, size_t n, size_t k, flo
     g->alpha = alpha;
     g->beta = beta;
     size_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
-    g->lda = ac + (urand() % 3 == 0 ? urand() % 5 : 0);
+    g->lda = g_lda >= ac ? g_lda : ac + (urand() % 3 == 0 ? urand() % 5 : 0);
     g->ldb = bc + (urand() % 3 == 0 ? urand() % 5 : 0);
     g->ldc = n + (urand() % 2 == 0 ? 1 + urand() % 7 : 0);
     g->a = (float *)malloc(sizeof(float) * (ar * g->lda + 1));
@@ -365,6 +369,14 @@ TI_TEST(big_shapes) {
      * columns), each row sliver run along them, a part group last (1041 = 4 * 256 + 17) */
     check_case(1, 0, 96, 1041, 16, 1.0f, 0.0f, NULL);
     check_case(0, 0, 50, 777, 40, 0.5f, 0.25f, tp);
+    /* A's rows 512 or 1024 floats apart: A packed (each ISA's pack_a), row blocks of A
+     * across the buffer's capacity, K past a k block and not a multiple of 16 */
+    for (int t = 0; t < 4; t++) {
+        g_lda = t < 2 ? 512 : 1024;
+        check_case(t & 1, t >> 1, 150 + (size_t)t * 61, 70, 300, 1.0f, t == 1 ? 0.5f : 0.0f,
+                   t == 3 ? tp : NULL);
+    }
+    g_lda = 0;
     ti__threadpool_destroy(tp);
 }
 
