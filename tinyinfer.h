@@ -1633,6 +1633,9 @@ TI__PRIVATE int ti__qg8_rows8_vnni(size_t nr, const uint32_t *dot, size_t ldd, c
 TI__PRIVATE size_t ti__tfl_add8_avx512(const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n,
                                        const int32_t *t1, const int32_t *t2, int32_t mo, int e,
                                        int32_t out_off, int u8, int32_t lo, int32_t hi);
+TI__PRIVATE size_t ti__tfl_add8c_avx512(const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n,
+                                        const int32_t *p, int32_t mo, int e, int32_t out_off,
+                                        int u8, int32_t lo, int32_t hi);
 TI__PRIVATE void ti__dwq_pixel_avx512(int u8, uint32_t *acc, const void *x, const void *w,
                                       const size_t *xoff, const size_t *woff, size_t nt, size_t n,
                                       int32_t xo, int32_t wo);
@@ -18484,6 +18487,10 @@ typedef struct ti__tfl_bjob {
     size_t es;                      /* SELECT: element bytes */
     int add_mode;                   /* 8-bit ADD: TI__TFL_ADD_* of the vector lanes */
     size_t add_row, add_lanes;      /* ... which are the first row - row % lanes of a row */
+    /* the vector lanes' input terms as steps (ti__tfl_add8c_avx512): off1, off2, pre1, pre2,
+     * m1, m2, post1, post2; add_c 1 when they apply (neither multiplier INT32_MIN) */
+    int32_t add_p[8];
+    int add_c;
     /* 8-bit ADD / SUB / MUL / comparisons: per input byte, the offset (and rescaled) value,
      * for TFLite's scalar code [0] and its vector loop [1] (ti__tfl_bin_q8) */
     int32_t t1[2][256], t2[2][256];
@@ -18741,8 +18748,16 @@ TI__PRIVATE void ti__tfl_bin_q8(const ti__bjob *jb, size_t o, const size_t *off,
         for (size_t i = 0; i < n; i++) {
 #ifdef TI__X86_SIMD
             if (add8 != NULL && p < vec_end && vec_end - p >= lanes && n - i >= lanes) {
-                size_t d = add8(a + i, c + i, y + i, TI__MIN(vec_end - p, n - i), j->t1[1], j->t2[1],
-                                j->mo, j->so < 0 ? -j->so : 0, j->out_off, u8, lo, hi);
+                size_t d, run = TI__MIN(vec_end - p, n - i);
+                int e = j->so < 0 ? -j->so : 0;
+#ifdef TI__X86_VNNI
+                if (lanes == 16 && j->add_c && jb->in_dt[0] == jb->out_dt) /* no gathers */
+                    d = ti__tfl_add8c_avx512(a + i, c + i, y + i, run, j->add_p, j->mo, e,
+                                             j->out_off, u8, lo, hi);
+                else
+#endif
+                    d = add8(a + i, c + i, y + i, run, j->t1[1], j->t2[1], j->mo, e,
+                             j->out_off, u8, lo, hi);
                 i += d;
                 p += d;
                 if (p == row) p = 0;
@@ -18801,6 +18816,14 @@ TI__PRIVATE void ti__tfl_bin_q8_tables(ti__tfl_bjob *j, ti_dtype dt) {
             j->t1[1][v] = ti__tfl_vshl(ti__q_srdhm(ti__tfl_vshl(x, j->ls), j->m1), j->s1);
             j->t2[1][v] = ti__tfl_vshl(ti__q_srdhm(ti__tfl_vshl(y, j->ls), j->m2), j->s2);
         }
+    }
+    if (j->add_mode == TI__TFL_ADD_ELEM8 || j->add_mode == TI__TFL_ADD_SPLIT) {
+        const int elem = j->add_mode == TI__TFL_ADD_ELEM8;
+        int32_t prm[8] = {j->off1, j->off2, elem ? j->ls + j->s1 : j->ls,
+                          elem ? j->ls + j->s2 : j->ls, j->m1, j->m2, elem ? 0 : j->s1,
+                          elem ? 0 : j->s2};
+        memcpy(j->add_p, prm, sizeof prm);
+        j->add_c = j->m1 != INT32_MIN && j->m2 != INT32_MIN;
     }
     j->b.fn = ti__tfl_bin_q8;
 }
@@ -27280,14 +27303,21 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_lshift(__m512i v, __m512i ls
  * of vm + 2^30: even lanes shifted down, the odd lanes' products, of the lanes' high halves,
  * shifted up by one into the high half), then the rounding right shift by rs with threshold
  * (mask >> 1) + (q < 0). mo = m >> 32 (64-bit lanes), mask = 2^rs - 1, half = mask >> 1. */
-TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_rq_int(__m512i v, __m512i m, __m512i mo,
-                                                           __m512i rs, __m512i mask,
-                                                           __m512i half) {
+/* ti__q_srdhm(v, m) per lane, v and m never both INT32_MIN, mo = m's odd lanes (m >> 32 as
+ * 64-bit lanes): floor((v m + 2^30) / 2^31), which equals TFLite's rounding of the doubling
+ * high product. */
+TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_srdhm(__m512i v, __m512i m, __m512i mo) {
     const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30);
     __m512i pe = _mm512_add_epi64(_mm512_mul_epi32(v, m), nudge);
     __m512i po = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(v, 32), mo), nudge);
-    __m512i q = _mm512_mask_blend_epi32((__mmask16)0xAAAA, _mm512_srli_epi64(pe, 31),
-                                        _mm512_slli_epi64(po, 1));
+    return _mm512_mask_blend_epi32((__mmask16)0xAAAA, _mm512_srli_epi64(pe, 31),
+                                   _mm512_slli_epi64(po, 1));
+}
+
+TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_rq_int(__m512i v, __m512i m, __m512i mo,
+                                                           __m512i rs, __m512i mask,
+                                                           __m512i half) {
+    __m512i q = ti__qv_srdhm(v, m, mo);
     __m512i rem = _mm512_and_si512(q, mask);
     __m512i thr = _mm512_add_epi32(half, _mm512_srli_epi32(q, 31));
     q = _mm512_srav_epi32(q, rs);
@@ -28009,6 +28039,51 @@ TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__tfl_add8_avx512(const uint8_t *a, c
         __m512i s = _mm512_add_epi32(_mm512_i32gather_epi32(ia, (const void *)t1, 4),
                                      _mm512_i32gather_epi32(ib, (const void *)t2, 4));
         __m512i q = ti__qv_rq_int(s, vm, mmo, ve, mask, half); /* cpu/x86/qgemm_vnni.c */
+        q = _mm512_srai_epi32(_mm512_slli_epi32(_mm512_add_epi32(q, voff), 16), 16); /* int16 */
+        q = _mm512_min_epi32(_mm512_max_epi32(q, dlo), dhi);
+        q = _mm512_min_epi32(_mm512_max_epi32(q, vlo), vhi);
+        _mm_storeu_si128((__m128i *)(void *)(y + i), _mm512_cvtepi32_epi8(q));
+    }
+    return i;
+}
+
+/* x << n for n >= 0, else x >> -n (arithmetic), per lane as ti__tfl_vshl: counts of 32 or
+ * more give 0, or the sign. */
+TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__tfl_vshl512(__m512i x, int n) {
+    return n >= 0 ? _mm512_sllv_epi32(x, _mm512_set1_epi32(n))
+                  : _mm512_srav_epi32(x, _mm512_set1_epi32(-n));
+}
+
+/* ti__tfl_add8_avx512 with each input term computed instead of looked up (two VPGATHERDD a
+ * vector were most of its time): t = vshl(srdhm(vshl(x + off, pre), m), post) for the
+ * inputs' parameters p = {off1, off2, pre1, pre2, m1, m2, post1, post2}, the steps that
+ * made the tables (m1 and m2 not INT32_MIN: |x + off| < 2^9, so no lane saturates). */
+TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__tfl_add8c_avx512(const uint8_t *a, const uint8_t *b,
+                                                              uint8_t *y, size_t n,
+                                                              const int32_t *p, int32_t mo,
+                                                              int e, int32_t out_off, int u8,
+                                                              int32_t lo, int32_t hi) {
+    const __m512i vm = _mm512_set1_epi32(mo), mmo = _mm512_srli_epi64(vm, 32);
+    const __m512i mask = _mm512_set1_epi32((int32_t)(((int64_t)1 << e) - 1));
+    const __m512i half = _mm512_srai_epi32(mask, 1), ve = _mm512_set1_epi32(e);
+    const __m512i voff = _mm512_set1_epi32(out_off);
+    const __m512i dlo = _mm512_set1_epi32(u8 ? 0 : -128), dhi = _mm512_set1_epi32(u8 ? 255 : 127);
+    const __m512i vlo = _mm512_set1_epi32(lo), vhi = _mm512_set1_epi32(hi);
+    const __m512i o1 = _mm512_set1_epi32(p[0]), o2 = _mm512_set1_epi32(p[1]);
+    const __m512i m1 = _mm512_set1_epi32(p[4]), m2 = _mm512_set1_epi32(p[5]);
+    const __m512i m1o = _mm512_srli_epi64(m1, 32), m2o = _mm512_srli_epi64(m2, 32);
+    const int pre1 = p[2], pre2 = p[3], post1 = p[6], post2 = p[7];
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m128i ra = _mm_loadu_si128((const __m128i *)(const void *)(a + i));
+        __m128i rb = _mm_loadu_si128((const __m128i *)(const void *)(b + i));
+        __m512i xa = u8 ? _mm512_cvtepu8_epi32(ra) : _mm512_cvtepi8_epi32(ra);
+        __m512i xb = u8 ? _mm512_cvtepu8_epi32(rb) : _mm512_cvtepi8_epi32(rb);
+        xa = ti__tfl_vshl512(_mm512_add_epi32(xa, o1), pre1);
+        xb = ti__tfl_vshl512(_mm512_add_epi32(xb, o2), pre2);
+        xa = ti__tfl_vshl512(ti__qv_srdhm(xa, m1, m1o), post1);
+        xb = ti__tfl_vshl512(ti__qv_srdhm(xb, m2, m2o), post2);
+        __m512i q = ti__qv_rq_int(_mm512_add_epi32(xa, xb), vm, mmo, ve, mask, half);
         q = _mm512_srai_epi32(_mm512_slli_epi32(_mm512_add_epi32(q, voff), 16), 16); /* int16 */
         q = _mm512_min_epi32(_mm512_max_epi32(q, dlo), dhi);
         q = _mm512_min_epi32(_mm512_max_epi32(q, vlo), vhi);

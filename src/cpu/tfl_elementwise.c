@@ -59,6 +59,10 @@ typedef struct ti__tfl_bjob {
     size_t es;                      /* SELECT: element bytes */
     int add_mode;                   /* 8-bit ADD: TI__TFL_ADD_* of the vector lanes */
     size_t add_row, add_lanes;      /* ... which are the first row - row % lanes of a row */
+    /* the vector lanes' input terms as steps (ti__tfl_add8c_avx512): off1, off2, pre1, pre2,
+     * m1, m2, post1, post2; add_c 1 when they apply (neither multiplier INT32_MIN) */
+    int32_t add_p[8];
+    int add_c;
     /* 8-bit ADD / SUB / MUL / comparisons: per input byte, the offset (and rescaled) value,
      * for TFLite's scalar code [0] and its vector loop [1] (ti__tfl_bin_q8) */
     int32_t t1[2][256], t2[2][256];
@@ -316,8 +320,16 @@ TI__PRIVATE void ti__tfl_bin_q8(const ti__bjob *jb, size_t o, const size_t *off,
         for (size_t i = 0; i < n; i++) {
 #ifdef TI__X86_SIMD
             if (add8 != NULL && p < vec_end && vec_end - p >= lanes && n - i >= lanes) {
-                size_t d = add8(a + i, c + i, y + i, TI__MIN(vec_end - p, n - i), j->t1[1], j->t2[1],
-                                j->mo, j->so < 0 ? -j->so : 0, j->out_off, u8, lo, hi);
+                size_t d, run = TI__MIN(vec_end - p, n - i);
+                int e = j->so < 0 ? -j->so : 0;
+#ifdef TI__X86_VNNI
+                if (lanes == 16 && j->add_c && jb->in_dt[0] == jb->out_dt) /* no gathers */
+                    d = ti__tfl_add8c_avx512(a + i, c + i, y + i, run, j->add_p, j->mo, e,
+                                             j->out_off, u8, lo, hi);
+                else
+#endif
+                    d = add8(a + i, c + i, y + i, run, j->t1[1], j->t2[1], j->mo, e,
+                             j->out_off, u8, lo, hi);
                 i += d;
                 p += d;
                 if (p == row) p = 0;
@@ -376,6 +388,14 @@ TI__PRIVATE void ti__tfl_bin_q8_tables(ti__tfl_bjob *j, ti_dtype dt) {
             j->t1[1][v] = ti__tfl_vshl(ti__q_srdhm(ti__tfl_vshl(x, j->ls), j->m1), j->s1);
             j->t2[1][v] = ti__tfl_vshl(ti__q_srdhm(ti__tfl_vshl(y, j->ls), j->m2), j->s2);
         }
+    }
+    if (j->add_mode == TI__TFL_ADD_ELEM8 || j->add_mode == TI__TFL_ADD_SPLIT) {
+        const int elem = j->add_mode == TI__TFL_ADD_ELEM8;
+        int32_t prm[8] = {j->off1, j->off2, elem ? j->ls + j->s1 : j->ls,
+                          elem ? j->ls + j->s2 : j->ls, j->m1, j->m2, elem ? 0 : j->s1,
+                          elem ? 0 : j->s2};
+        memcpy(j->add_p, prm, sizeof prm);
+        j->add_c = j->m1 != INT32_MIN && j->m2 != INT32_MIN;
     }
     j->b.fn = ti__tfl_bin_q8;
 }

@@ -964,6 +964,56 @@ TI_TEST(add8_simd_matches_scalar) {
 #endif
 }
 
+/* The AVX-512 ADD lanes with the input terms computed (ti__tfl_add8c_avx512) against the
+ * same lanes on the terms tabulated by the scalar steps vshl(srdhm(vshl(x + off, pre), m),
+ * post): TFLite's int8 elementwise form (pre 20 + shift, post 0) and its split form (pre 20,
+ * post the shift), random zero points, multipliers (INT32_MAX included), output shifts and
+ * clamps, uint8 and int8, every length to 100. */
+TI_TEST(add8_computed_terms_match_tables) {
+#if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
+    if (ti__cpu_isa_best() < TI__ISA_AVX512VNNI) {
+        TI_SKIP("this CPU has no AVX512-VNNI");
+        return;
+    }
+    enum { N = 100 };
+    static int32_t t1[256], t2[256];
+    unsigned char a[N], b[N], y1[N], y2[N];
+    int bad = 0;
+    for (int r = 0; r < 600; r++) {
+        int u8 = r & 1, split = (r >> 1) & 1;
+        int32_t p[8];
+        for (int q = 0; q < 2; q++) {
+            int sh = -(int)(urand() % 32); /* the input's shift, right */
+            /* minus the zero point: -255..0 for uint8, -127..128 for int8 */
+            p[q] = u8 ? -(int32_t)(urand() % 256) : (int32_t)(urand() % 256) - 127;
+            p[2 + q] = split ? 20 : 20 + sh;
+            p[4 + q] = r % 11 == q ? INT32_MAX : (int32_t)((1u << 30) + urand() % (1u << 30));
+            p[6 + q] = split ? sh : 0;
+        }
+        for (int v = 0; v < 256; v++) {
+            int32_t raw = u8 ? v : (int32_t)(signed char)v;
+            t1[v] = ti__tfl_vshl(ti__q_srdhm(ti__tfl_vshl(raw + p[0], p[2]), p[4]), p[6]);
+            t2[v] = ti__tfl_vshl(ti__q_srdhm(ti__tfl_vshl(raw + p[1], p[3]), p[5]), p[7]);
+        }
+        for (int i = 0; i < N; i++) a[i] = (unsigned char)urand(), b[i] = (unsigned char)urand();
+        int32_t mo = (int32_t)((1u << 30) + urand() % (1u << 30));
+        int e = (int)(urand() % 32);
+        int32_t off = (int32_t)(urand() % 256) - (u8 ? 0 : 128);
+        int32_t lo = (u8 ? 0 : -128) + (int32_t)(urand() % 30);
+        int32_t hi = (u8 ? 255 : 127) - (int32_t)(urand() % 30);
+        size_t n = (size_t)(r % (N + 1));
+        memset(y1, 0x5a, N);
+        memset(y2, 0x5a, N);
+        size_t d1 = ti__tfl_add8_avx512(a, b, y1, n, t1, t2, mo, e, off, u8, lo, hi);
+        size_t d2 = ti__tfl_add8c_avx512(a, b, y2, n, p, mo, e, off, u8, lo, hi);
+        if ((d1 != d2 || d2 != n - n % 16 || memcmp(y1, y2, N) != 0) && bad++ == 0)
+            printf("  round %d (%s, %s): n %zu differs\n", r, u8 ? "uint8" : "int8",
+                   split ? "split" : "elementwise", n);
+    }
+    TI_CHECK_EQ_INT(bad, 0);
+#endif
+}
+
 /* Runs the model at path on a seeded random input with threads threads; the session is
  * created under ISA make_isa and run under run_isa (the packs made at planning must serve
  * every ISA). Returns output 0's bytes (malloc), NULL when the ISA is missing. */
@@ -1048,6 +1098,7 @@ int main(void) {
     TI_RUN(byte_micro_starts_at_init);
     TI_RUN(byte_micro_rq_matches_rows8);
     TI_RUN(add8_simd_matches_scalar);
+    TI_RUN(add8_computed_terms_match_tables);
     TI_RUN(quantized_model_same_under_each_isa);
     TI_RUN(int8_model_same_under_each_isa);
     return ti_test_summary();

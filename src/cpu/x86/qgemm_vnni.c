@@ -129,14 +129,21 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_lshift(__m512i v, __m512i ls
  * of vm + 2^30: even lanes shifted down, the odd lanes' products, of the lanes' high halves,
  * shifted up by one into the high half), then the rounding right shift by rs with threshold
  * (mask >> 1) + (q < 0). mo = m >> 32 (64-bit lanes), mask = 2^rs - 1, half = mask >> 1. */
-TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_rq_int(__m512i v, __m512i m, __m512i mo,
-                                                           __m512i rs, __m512i mask,
-                                                           __m512i half) {
+/* ti__q_srdhm(v, m) per lane, v and m never both INT32_MIN, mo = m's odd lanes (m >> 32 as
+ * 64-bit lanes): floor((v m + 2^30) / 2^31), which equals TFLite's rounding of the doubling
+ * high product. */
+TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_srdhm(__m512i v, __m512i m, __m512i mo) {
     const __m512i nudge = _mm512_set1_epi64((int64_t)1 << 30);
     __m512i pe = _mm512_add_epi64(_mm512_mul_epi32(v, m), nudge);
     __m512i po = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(v, 32), mo), nudge);
-    __m512i q = _mm512_mask_blend_epi32((__mmask16)0xAAAA, _mm512_srli_epi64(pe, 31),
-                                        _mm512_slli_epi64(po, 1));
+    return _mm512_mask_blend_epi32((__mmask16)0xAAAA, _mm512_srli_epi64(pe, 31),
+                                   _mm512_slli_epi64(po, 1));
+}
+
+TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_rq_int(__m512i v, __m512i m, __m512i mo,
+                                                           __m512i rs, __m512i mask,
+                                                           __m512i half) {
+    __m512i q = ti__qv_srdhm(v, m, mo);
     __m512i rem = _mm512_and_si512(q, mask);
     __m512i thr = _mm512_add_epi32(half, _mm512_srli_epi32(q, 31));
     q = _mm512_srav_epi32(q, rs);

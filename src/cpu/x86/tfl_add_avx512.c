@@ -37,6 +37,51 @@ TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__tfl_add8_avx512(const uint8_t *a, c
     }
     return i;
 }
+
+/* x << n for n >= 0, else x >> -n (arithmetic), per lane as ti__tfl_vshl: counts of 32 or
+ * more give 0, or the sign. */
+TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__tfl_vshl512(__m512i x, int n) {
+    return n >= 0 ? _mm512_sllv_epi32(x, _mm512_set1_epi32(n))
+                  : _mm512_srav_epi32(x, _mm512_set1_epi32(-n));
+}
+
+/* ti__tfl_add8_avx512 with each input term computed instead of looked up (two VPGATHERDD a
+ * vector were most of its time): t = vshl(srdhm(vshl(x + off, pre), m), post) for the
+ * inputs' parameters p = {off1, off2, pre1, pre2, m1, m2, post1, post2}, the steps that
+ * made the tables (m1 and m2 not INT32_MIN: |x + off| < 2^9, so no lane saturates). */
+TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__tfl_add8c_avx512(const uint8_t *a, const uint8_t *b,
+                                                              uint8_t *y, size_t n,
+                                                              const int32_t *p, int32_t mo,
+                                                              int e, int32_t out_off, int u8,
+                                                              int32_t lo, int32_t hi) {
+    const __m512i vm = _mm512_set1_epi32(mo), mmo = _mm512_srli_epi64(vm, 32);
+    const __m512i mask = _mm512_set1_epi32((int32_t)(((int64_t)1 << e) - 1));
+    const __m512i half = _mm512_srai_epi32(mask, 1), ve = _mm512_set1_epi32(e);
+    const __m512i voff = _mm512_set1_epi32(out_off);
+    const __m512i dlo = _mm512_set1_epi32(u8 ? 0 : -128), dhi = _mm512_set1_epi32(u8 ? 255 : 127);
+    const __m512i vlo = _mm512_set1_epi32(lo), vhi = _mm512_set1_epi32(hi);
+    const __m512i o1 = _mm512_set1_epi32(p[0]), o2 = _mm512_set1_epi32(p[1]);
+    const __m512i m1 = _mm512_set1_epi32(p[4]), m2 = _mm512_set1_epi32(p[5]);
+    const __m512i m1o = _mm512_srli_epi64(m1, 32), m2o = _mm512_srli_epi64(m2, 32);
+    const int pre1 = p[2], pre2 = p[3], post1 = p[6], post2 = p[7];
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m128i ra = _mm_loadu_si128((const __m128i *)(const void *)(a + i));
+        __m128i rb = _mm_loadu_si128((const __m128i *)(const void *)(b + i));
+        __m512i xa = u8 ? _mm512_cvtepu8_epi32(ra) : _mm512_cvtepi8_epi32(ra);
+        __m512i xb = u8 ? _mm512_cvtepu8_epi32(rb) : _mm512_cvtepi8_epi32(rb);
+        xa = ti__tfl_vshl512(_mm512_add_epi32(xa, o1), pre1);
+        xb = ti__tfl_vshl512(_mm512_add_epi32(xb, o2), pre2);
+        xa = ti__tfl_vshl512(ti__qv_srdhm(xa, m1, m1o), post1);
+        xb = ti__tfl_vshl512(ti__qv_srdhm(xb, m2, m2o), post2);
+        __m512i q = ti__qv_rq_int(_mm512_add_epi32(xa, xb), vm, mmo, ve, mask, half);
+        q = _mm512_srai_epi32(_mm512_slli_epi32(_mm512_add_epi32(q, voff), 16), 16); /* int16 */
+        q = _mm512_min_epi32(_mm512_max_epi32(q, dlo), dhi);
+        q = _mm512_min_epi32(_mm512_max_epi32(q, vlo), vhi);
+        _mm_storeu_si128((__m128i *)(void *)(y + i), _mm512_cvtepi32_epi8(q));
+    }
+    return i;
+}
 #endif
 #if defined(TI__X86_SIMD) && defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop /* pushed before <immintrin.h> in cpu/x86/act_x86.c */
