@@ -1542,8 +1542,8 @@ TI__PRIVATE void ti__q8_widen_avx2(int16_t *dst, const void *x, size_t n, int u8
 TI__PRIVATE void ti__dwq_wprep_avx2(int u8, int16_t *wp, uint32_t *ks, const void *w,
                                     const size_t *woff, size_t nt, size_t n, int32_t xo,
                                     int32_t wo);
-TI__PRIVATE void ti__dwq_pix_avx2(int u8, uint32_t *acc, const unsigned char *const *xp, size_t nt,
-                                  const int16_t *wp, size_t n);
+TI__PRIVATE void ti__dwq_pix_avx2(int u8, uint32_t *acc, const unsigned char *const *xp,
+                                  size_t off, size_t nt, const int16_t *wp, size_t n);
 #endif
 #ifdef TI__ARM_NEON
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_neon_isa(void); /* cpu/arm/gemm_neon.c */
@@ -1616,11 +1616,11 @@ TI__PRIVATE uint32_t ti__qg8_copy_vnni(uint8_t *dst, const uint8_t *src, size_t 
 TI__PRIVATE void ti__dwq_wprep_vnni(int u8, int8_t *wp, uint32_t *ks, const void *w,
                                     const size_t *woff, size_t nt, size_t n, int32_t xo,
                                     int32_t wo);
-TI__PRIVATE void ti__dwq_pix_vnni(uint32_t *acc, const unsigned char *const *xp, size_t nt,
-                                  const int8_t *wp, size_t n, uint8_t flip, int32_t bo);
+TI__PRIVATE void ti__dwq_pix_vnni(uint32_t *acc, const unsigned char *const *xp, size_t off,
+                                  size_t nt, const int8_t *wp, size_t n, uint8_t flip, int32_t bo);
 TI__PRIVATE void ti__dwq_pix2_vnni(uint32_t *acca, uint32_t *accb, const unsigned char *const *xpa,
-                                   const unsigned char *const *xpb, size_t nt, const int8_t *wp,
-                                   uint8_t flip, int32_t bo);
+                                   size_t offa, const unsigned char *const *xpb, size_t offb,
+                                   size_t nt, const int8_t *wp, uint8_t flip, int32_t bo);
 TI__PRIVATE size_t ti__qg8_row_vnni(const uint32_t *dot, const int32_t *colc, const int32_t *bos,
                                     int32_t row, size_t n, const int32_t *mult,
                                     const int32_t *shift, int32_t yo, int32_t lo, int32_t hi,
@@ -17089,13 +17089,19 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
     const size_t oc = (size_t)g->oc, ic = (size_t)g->ic, nt = (size_t)(g->kh * g->kw);
     uint32_t a32[TI__TFC_DW_PREP_PIX * TI__TFC_DW_CHUNK];
     unsigned char pad[TI__TFC_DW_CHUNK];
-    const unsigned char *xps[2][TI__TFC_DW_TAPS]; /* two pixels' taps (VNNI pairs them) */
-    size_t toff[TI__TFC_DW_TAPS];
+    /* Two sets of tap pointers: a pixel uses set ps[r] plus offset po[r]. The pixels of a run
+     * along an output row with the whole window inside share the run's first pixel's set,
+     * each sw * ic bytes further (no pointers written per pixel: that loop was a third of
+     * this function's time, perf); any other pixel makes a set of its own, in the set its
+     * predecessor (which VNNI may still pair with it) does not use. */
+    const unsigned char *xps[2][TI__TFC_DW_TAPS];
+    int ps[TI__TFC_DW_PREP_PIX];
+    size_t po[TI__TFC_DW_PREP_PIX], toff[TI__TFC_DW_TAPS];
+    const size_t step = (size_t)(g->sw * g->ic);
     const unsigned char *x = (const unsigned char *)j->x;
     const int u8 = j->kind == TI__TFC_U8;
     memset(pad, (unsigned char)(-j->xo), sizeof pad); /* 1-byte elements */
-    for (size_t t = nt; t < (nt + 3) / 4 * 4; t++) /* VNNI's quads: weights 0 */
-        xps[0][t] = xps[1][t] = pad;
+    const size_t nt4 = (nt + 3) / 4 * 4; /* VNNI's quads of taps */
     for (size_t t = 0; t < nt; t++) {
         int64_t fy = (int64_t)t / g->kw, fx = (int64_t)t % g->kw;
         toff[t] = (size_t)((fy * g->dh * g->iw + fx * g->dw) * g->ic);
@@ -17113,42 +17119,59 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
         ti__tfc_pixel(g, begin, &n, &oy, &ox);
         for (size_t p0 = begin; p0 < end; p0 += TI__TFC_DW_PREP_PIX) {
             size_t np = TI__MIN((size_t)TI__TFC_DW_PREP_PIX, end - p0);
+            int run = 0; /* the previous pixel's set serves this one, one step on */
             for (size_t r = 0; r < np; r++) {
-                const unsigned char **xp = xps[r & 1];
                 int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
-                if (iy0 >= 0 && ix0 >= 0 && iy0 + (g->kh - 1) * g->dh < g->ih &&
-                    ix0 + (g->kw - 1) * g->dw < g->iw) { /* the whole window inside */
-                    const unsigned char *base =
-                        x + (size_t)(((n * g->ih + iy0) * g->iw + ix0) * g->ic) + c0;
-                    for (size_t t = 0; t < nt; t++) xp[t] = base + toff[t];
+                int inside = iy0 >= 0 && ix0 >= 0 && iy0 + (g->kh - 1) * g->dh < g->ih &&
+                             ix0 + (g->kw - 1) * g->dw < g->iw; /* the whole window */
+                if (run && inside && ox > 0) {
+                    ps[r] = ps[r - 1];
+                    po[r] = po[r - 1] + step;
                 } else {
-                    size_t t = 0;
-                    for (int64_t fy = 0; fy < g->kh; fy++) {
-                        int64_t iy = iy0 + fy * g->dh;
-                        if (iy < 0 || iy >= g->ih) { /* a row of the window outside */
-                            for (int64_t fx = 0; fx < g->kw; fx++) xp[t++] = pad;
-                            continue;
-                        }
-                        const unsigned char *xr = x + (size_t)((n * g->ih + iy) * g->iw) * ic + c0;
-                        for (int64_t fx = 0; fx < g->kw; fx++, t++) {
-                            int64_t ix = ix0 + fx * g->dw;
-                            xp[t] = ix >= 0 && ix < g->iw ? xr + (size_t)ix * ic : pad;
+                    int sl = r > 0 ? 1 - ps[r - 1] : 0;
+                    const unsigned char **xp = xps[sl];
+                    ps[r] = sl;
+                    po[r] = 0;
+                    if (inside) {
+                        const unsigned char *base =
+                            x + (size_t)(((n * g->ih + iy0) * g->iw + ix0) * g->ic) + c0;
+                        for (size_t t = 0; t < nt; t++) xp[t] = base + toff[t];
+                        /* VNNI's taps past nt (weights 0): inside the input too, as the
+                         * run's offsets would carry them past pad's end */
+                        for (size_t t = nt; t < nt4; t++) xp[t] = base;
+                    } else {
+                        for (size_t t = nt; t < nt4; t++) xp[t] = pad;
+                        size_t t = 0;
+                        for (int64_t fy = 0; fy < g->kh; fy++) {
+                            int64_t iy = iy0 + fy * g->dh;
+                            if (iy < 0 || iy >= g->ih) { /* a row of the window outside */
+                                for (int64_t fx = 0; fx < g->kw; fx++) xp[t++] = pad;
+                                continue;
+                            }
+                            const unsigned char *xr =
+                                x + (size_t)((n * g->ih + iy) * g->iw) * ic + c0;
+                            for (int64_t fx = 0; fx < g->kw; fx++, t++) {
+                                int64_t ix = ix0 + fx * g->dw;
+                                xp[t] = ix >= 0 && ix < g->iw ? xr + (size_t)ix * ic : pad;
+                            }
                         }
                     }
+                    run = inside;
                 }
+                const unsigned char *const *xp = xps[ps[r]];
 #ifdef TI__X86_VNNI
                 uint32_t *acc = a32 + r * TI__TFC_DW_CHUNK;
                 if (wp == NULL && cn == 32) { /* 32 channels: two pixels at a time */
                     if (r & 1)
-                        ti__dwq_pix2_vnni(acc - TI__TFC_DW_CHUNK, acc, xps[0], xps[1], nt, wv,
-                                          u8 ? 0 : 0x80, j->dwbo);
+                        ti__dwq_pix2_vnni(acc - TI__TFC_DW_CHUNK, acc, xps[ps[r - 1]], po[r - 1],
+                                          xp, po[r], nt, wv, u8 ? 0 : 0x80, j->dwbo);
                     else if (r + 1 == np)
-                        ti__dwq_pix_vnni(acc, xp, nt, wv, cn, u8 ? 0 : 0x80, j->dwbo);
+                        ti__dwq_pix_vnni(acc, xp, po[r], nt, wv, cn, u8 ? 0 : 0x80, j->dwbo);
                 } else if (wp == NULL)
-                    ti__dwq_pix_vnni(acc, xp, nt, wv, cn, u8 ? 0 : 0x80, j->dwbo);
+                    ti__dwq_pix_vnni(acc, xp, po[r], nt, wv, cn, u8 ? 0 : 0x80, j->dwbo);
                 else
 #endif
-                    ti__dwq_pix_avx2(u8, a32 + r * TI__TFC_DW_CHUNK, xp, nt, wp, cn);
+                    ti__dwq_pix_avx2(u8, a32 + r * TI__TFC_DW_CHUNK, xp, po[r], nt, wp, cn);
                 if (++ox == g->ow) {
                     ox = 0;
                     if (++oy == g->oh) oy = 0, n++;
@@ -27107,23 +27130,23 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_wprep_avx2(int u8, int16_t *wp, uint32_
 }
 
 /* acc[c] = sum over taps t < nt of x_t[c] * w'_t[c] modulo 2^32, c < n (<= 64): x_t[c] =
- * xp[t][c] (uint8 for u8, else int8), w' as ti__dwq_wprep_avx2 laid it out; plus its ks,
+ * xp[t][off + c] (uint8 for u8, else int8), w' as ti__dwq_wprep_avx2 laid it out; plus its ks,
  * the sum of (x + xo) * (w + wo). Per pair of taps and 16 channels: the two taps' bytes
  * interleaved (VPUNPCKLBW / HBW: channels stay in order), widened to int16, one VPMADDWD
  * per 8 channels (exact: each product at most 255^2). */
 TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_pix_avx2(int u8, uint32_t *acc,
-                                                  const unsigned char *const *xp, size_t nt,
-                                                  const int16_t *wp, size_t n) {
+                                                  const unsigned char *const *xp, size_t off,
+                                                  size_t nt, const int16_t *wp, size_t n) {
     const size_t np = (nt + 1) / 2, n16 = n / 16 * 16;
 #define TI__DWQ_PIX(CVT)                                                                    \
     for (size_t c0 = 0; c0 < n16; c0 += 16) {                                               \
         const __m256i *wv = (const __m256i *)(const void *)(wp + c0 / 16 * np * 32);        \
         __m256i s0 = _mm256_setzero_si256(), s1 = s0;                                       \
         for (size_t j = 0; j < np; j++) {                                                   \
-            __m128i x0 = _mm_loadu_si128((const __m128i *)(const void *)(xp[2 * j] + c0)); \
+            __m128i x0 = _mm_loadu_si128((const __m128i *)(const void *)(xp[2 * j] + off + c0)); \
             __m128i x1 = x0; /* an odd last tap: its partner's weight is 0 */               \
             if (2 * j + 1 < nt)                                                             \
-                x1 = _mm_loadu_si128((const __m128i *)(const void *)(xp[2 * j + 1] + c0));  \
+                x1 = _mm_loadu_si128((const __m128i *)(const void *)(xp[2 * j + 1] + off + c0)); \
             __m256i lo = CVT(_mm_unpacklo_epi8(x0, x1)), hi = CVT(_mm_unpackhi_epi8(x0, x1)); \
             s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(lo, _mm256_loadu_si256(wv + 2 * j)));      \
             s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(hi, _mm256_loadu_si256(wv + 2 * j + 1)));  \
@@ -27141,7 +27164,7 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_pix_avx2(int u8, uint32_t *acc,
     for (size_t c = n16; c < n; c++) {
         uint32_t s = 0;
         for (size_t t = 0; t < nt; t++) {
-            unsigned char v = xp[t][c];
+            unsigned char v = xp[t][off + c];
             s += (uint32_t)((u8 ? (int32_t)v : (int32_t)(signed char)v) * tail[t * 16 + (c - n16)]);
         }
         acc[c] = s;
@@ -27853,18 +27876,19 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__dwq_two_blocks(uint32_t *acca, uin
     ti__dwv_store32(accb, b0, b1, b2, b3);
 }
 
-/* ti__dwq_pix_vnni for two pixels (taps xpa, xpb; sums to acca, accb) of exactly 32
- * channels: ti__dwq_two_blocks on one block of weights. */
+/* ti__dwq_pix_vnni for two pixels (taps xpa[t] + offa, xpb[t] + offb; sums to acca, accb)
+ * of exactly 32 channels: ti__dwq_two_blocks on one block of weights. */
 TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pix2_vnni(uint32_t *acca, uint32_t *accb,
                                                          const unsigned char *const *xpa,
+                                                         size_t offa,
                                                          const unsigned char *const *xpb,
-                                                         size_t nt, const int8_t *wp, uint8_t flip,
-                                                         int32_t bo) {
-    ti__dwq_two_blocks(acca, accb, xpa, 0, xpb, 0, nt, wp, wp, flip, bo);
+                                                         size_t offb, size_t nt, const int8_t *wp,
+                                                         uint8_t flip, int32_t bo) {
+    ti__dwq_two_blocks(acca, accb, xpa, offa, xpb, offb, nt, wp, wp, flip, bo);
 }
 
 /* acc[c] = sum over taps t < nt of a_t[c] * w'_t[c] modulo 2^32, c < n (<= 64): a_t[c] =
- * xp[t][c] ^ flip (flip 0x80 reads int8 as uint8), w'_t = b_t + bo with b as
+ * xp[t][off + c] ^ flip (flip 0x80 reads int8 as uint8), w'_t = b_t + bo with b as
  * ti__dwq_wprep_vnni laid it out; xp[nt .. 4 * nq) must be readable for n bytes (their
  * weights are 0). Per quad of taps and 32 channels: the four taps' bytes interleaved into
  * each channel's 32-bit lane (VPUNPCKL/HBW then VPUNPCKL/HWD, within 128-bit lanes: lane
@@ -27872,12 +27896,13 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pix2_vnni(uint32_t *acca, uint32_
  * 0); VPERM2I128 puts the sums back in channel order. */
 TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pix_vnni(uint32_t *acc,
                                                         const unsigned char *const *xp,
-                                                        size_t nt, const int8_t *wp, size_t n,
-                                                        uint8_t flip, int32_t bo) {
+                                                        size_t off, size_t nt, const int8_t *wp,
+                                                        size_t n, uint8_t flip, int32_t bo) {
     TI__DWV_CONSTS
     size_t c0 = 0;
     if (n == 64) { /* a whole chunk: both blocks in one pass */
-        ti__dwq_two_blocks(acc, acc + 32, xp, 0, xp, 32, nt, wp, wp + nq * 128, flip, bo);
+        ti__dwq_two_blocks(acc, acc + 32, xp, off, xp, off + 32, nt, wp, wp + nq * 128, flip,
+                           bo);
         c0 = 64;
     }
     for (; c0 < n; c0 += 32) {
@@ -27888,8 +27913,9 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pix_vnni(uint32_t *acc,
         for (size_t q = 0; q < nq; q++) {
             const unsigned char *const *p = xp + 4 * q;
 #define TI__DWV_LD(i)                                                                       \
-    _mm256_xor_si256(left >= 32 ? _mm256_loadu_si256((const __m256i *)(const void *)(p[i] + c0)) \
-                                : _mm256_maskz_loadu_epi8(k, p[i] + c0),                    \
+    _mm256_xor_si256(left >= 32                                                             \
+                         ? _mm256_loadu_si256((const __m256i *)(const void *)(p[i] + off + c0)) \
+                         : _mm256_maskz_loadu_epi8(k, p[i] + off + c0),                     \
                      fv)
             __m256i x0 = TI__DWV_LD(0), x1 = TI__DWV_LD(1), x2 = TI__DWV_LD(2), x3 = TI__DWV_LD(3);
 #undef TI__DWV_LD

@@ -489,8 +489,8 @@ TI__PRIVATE void ti__q8_widen_avx2(int16_t *dst, const void *x, size_t n, int u8
 TI__PRIVATE void ti__dwq_wprep_avx2(int u8, int16_t *wp, uint32_t *ks, const void *w,
                                     const size_t *woff, size_t nt, size_t n, int32_t xo,
                                     int32_t wo);
-TI__PRIVATE void ti__dwq_pix_avx2(int u8, uint32_t *acc, const unsigned char *const *xp, size_t nt,
-                                  const int16_t *wp, size_t n);
+TI__PRIVATE void ti__dwq_pix_avx2(int u8, uint32_t *acc, const unsigned char *const *xp,
+                                  size_t off, size_t nt, const int16_t *wp, size_t n);
 #endif
 #ifdef TI__ARM_NEON
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_neon_isa(void); /* cpu/arm/gemm_neon.c */
@@ -563,11 +563,11 @@ TI__PRIVATE uint32_t ti__qg8_copy_vnni(uint8_t *dst, const uint8_t *src, size_t 
 TI__PRIVATE void ti__dwq_wprep_vnni(int u8, int8_t *wp, uint32_t *ks, const void *w,
                                     const size_t *woff, size_t nt, size_t n, int32_t xo,
                                     int32_t wo);
-TI__PRIVATE void ti__dwq_pix_vnni(uint32_t *acc, const unsigned char *const *xp, size_t nt,
-                                  const int8_t *wp, size_t n, uint8_t flip, int32_t bo);
+TI__PRIVATE void ti__dwq_pix_vnni(uint32_t *acc, const unsigned char *const *xp, size_t off,
+                                  size_t nt, const int8_t *wp, size_t n, uint8_t flip, int32_t bo);
 TI__PRIVATE void ti__dwq_pix2_vnni(uint32_t *acca, uint32_t *accb, const unsigned char *const *xpa,
-                                   const unsigned char *const *xpb, size_t nt, const int8_t *wp,
-                                   uint8_t flip, int32_t bo);
+                                   size_t offa, const unsigned char *const *xpb, size_t offb,
+                                   size_t nt, const int8_t *wp, uint8_t flip, int32_t bo);
 TI__PRIVATE size_t ti__qg8_row_vnni(const uint32_t *dot, const int32_t *colc, const int32_t *bos,
                                     int32_t row, size_t n, const int32_t *mult,
                                     const int32_t *shift, int32_t yo, int32_t lo, int32_t hi,

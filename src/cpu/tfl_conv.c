@@ -373,13 +373,19 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
     const size_t oc = (size_t)g->oc, ic = (size_t)g->ic, nt = (size_t)(g->kh * g->kw);
     uint32_t a32[TI__TFC_DW_PREP_PIX * TI__TFC_DW_CHUNK];
     unsigned char pad[TI__TFC_DW_CHUNK];
-    const unsigned char *xps[2][TI__TFC_DW_TAPS]; /* two pixels' taps (VNNI pairs them) */
-    size_t toff[TI__TFC_DW_TAPS];
+    /* Two sets of tap pointers: a pixel uses set ps[r] plus offset po[r]. The pixels of a run
+     * along an output row with the whole window inside share the run's first pixel's set,
+     * each sw * ic bytes further (no pointers written per pixel: that loop was a third of
+     * this function's time, perf); any other pixel makes a set of its own, in the set its
+     * predecessor (which VNNI may still pair with it) does not use. */
+    const unsigned char *xps[2][TI__TFC_DW_TAPS];
+    int ps[TI__TFC_DW_PREP_PIX];
+    size_t po[TI__TFC_DW_PREP_PIX], toff[TI__TFC_DW_TAPS];
+    const size_t step = (size_t)(g->sw * g->ic);
     const unsigned char *x = (const unsigned char *)j->x;
     const int u8 = j->kind == TI__TFC_U8;
     memset(pad, (unsigned char)(-j->xo), sizeof pad); /* 1-byte elements */
-    for (size_t t = nt; t < (nt + 3) / 4 * 4; t++) /* VNNI's quads: weights 0 */
-        xps[0][t] = xps[1][t] = pad;
+    const size_t nt4 = (nt + 3) / 4 * 4; /* VNNI's quads of taps */
     for (size_t t = 0; t < nt; t++) {
         int64_t fy = (int64_t)t / g->kw, fx = (int64_t)t % g->kw;
         toff[t] = (size_t)((fy * g->dh * g->iw + fx * g->dw) * g->ic);
@@ -397,42 +403,59 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
         ti__tfc_pixel(g, begin, &n, &oy, &ox);
         for (size_t p0 = begin; p0 < end; p0 += TI__TFC_DW_PREP_PIX) {
             size_t np = TI__MIN((size_t)TI__TFC_DW_PREP_PIX, end - p0);
+            int run = 0; /* the previous pixel's set serves this one, one step on */
             for (size_t r = 0; r < np; r++) {
-                const unsigned char **xp = xps[r & 1];
                 int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
-                if (iy0 >= 0 && ix0 >= 0 && iy0 + (g->kh - 1) * g->dh < g->ih &&
-                    ix0 + (g->kw - 1) * g->dw < g->iw) { /* the whole window inside */
-                    const unsigned char *base =
-                        x + (size_t)(((n * g->ih + iy0) * g->iw + ix0) * g->ic) + c0;
-                    for (size_t t = 0; t < nt; t++) xp[t] = base + toff[t];
+                int inside = iy0 >= 0 && ix0 >= 0 && iy0 + (g->kh - 1) * g->dh < g->ih &&
+                             ix0 + (g->kw - 1) * g->dw < g->iw; /* the whole window */
+                if (run && inside && ox > 0) {
+                    ps[r] = ps[r - 1];
+                    po[r] = po[r - 1] + step;
                 } else {
-                    size_t t = 0;
-                    for (int64_t fy = 0; fy < g->kh; fy++) {
-                        int64_t iy = iy0 + fy * g->dh;
-                        if (iy < 0 || iy >= g->ih) { /* a row of the window outside */
-                            for (int64_t fx = 0; fx < g->kw; fx++) xp[t++] = pad;
-                            continue;
-                        }
-                        const unsigned char *xr = x + (size_t)((n * g->ih + iy) * g->iw) * ic + c0;
-                        for (int64_t fx = 0; fx < g->kw; fx++, t++) {
-                            int64_t ix = ix0 + fx * g->dw;
-                            xp[t] = ix >= 0 && ix < g->iw ? xr + (size_t)ix * ic : pad;
+                    int sl = r > 0 ? 1 - ps[r - 1] : 0;
+                    const unsigned char **xp = xps[sl];
+                    ps[r] = sl;
+                    po[r] = 0;
+                    if (inside) {
+                        const unsigned char *base =
+                            x + (size_t)(((n * g->ih + iy0) * g->iw + ix0) * g->ic) + c0;
+                        for (size_t t = 0; t < nt; t++) xp[t] = base + toff[t];
+                        /* VNNI's taps past nt (weights 0): inside the input too, as the
+                         * run's offsets would carry them past pad's end */
+                        for (size_t t = nt; t < nt4; t++) xp[t] = base;
+                    } else {
+                        for (size_t t = nt; t < nt4; t++) xp[t] = pad;
+                        size_t t = 0;
+                        for (int64_t fy = 0; fy < g->kh; fy++) {
+                            int64_t iy = iy0 + fy * g->dh;
+                            if (iy < 0 || iy >= g->ih) { /* a row of the window outside */
+                                for (int64_t fx = 0; fx < g->kw; fx++) xp[t++] = pad;
+                                continue;
+                            }
+                            const unsigned char *xr =
+                                x + (size_t)((n * g->ih + iy) * g->iw) * ic + c0;
+                            for (int64_t fx = 0; fx < g->kw; fx++, t++) {
+                                int64_t ix = ix0 + fx * g->dw;
+                                xp[t] = ix >= 0 && ix < g->iw ? xr + (size_t)ix * ic : pad;
+                            }
                         }
                     }
+                    run = inside;
                 }
+                const unsigned char *const *xp = xps[ps[r]];
 #ifdef TI__X86_VNNI
                 uint32_t *acc = a32 + r * TI__TFC_DW_CHUNK;
                 if (wp == NULL && cn == 32) { /* 32 channels: two pixels at a time */
                     if (r & 1)
-                        ti__dwq_pix2_vnni(acc - TI__TFC_DW_CHUNK, acc, xps[0], xps[1], nt, wv,
-                                          u8 ? 0 : 0x80, j->dwbo);
+                        ti__dwq_pix2_vnni(acc - TI__TFC_DW_CHUNK, acc, xps[ps[r - 1]], po[r - 1],
+                                          xp, po[r], nt, wv, u8 ? 0 : 0x80, j->dwbo);
                     else if (r + 1 == np)
-                        ti__dwq_pix_vnni(acc, xp, nt, wv, cn, u8 ? 0 : 0x80, j->dwbo);
+                        ti__dwq_pix_vnni(acc, xp, po[r], nt, wv, cn, u8 ? 0 : 0x80, j->dwbo);
                 } else if (wp == NULL)
-                    ti__dwq_pix_vnni(acc, xp, nt, wv, cn, u8 ? 0 : 0x80, j->dwbo);
+                    ti__dwq_pix_vnni(acc, xp, po[r], nt, wv, cn, u8 ? 0 : 0x80, j->dwbo);
                 else
 #endif
-                    ti__dwq_pix_avx2(u8, a32 + r * TI__TFC_DW_CHUNK, xp, nt, wp, cn);
+                    ti__dwq_pix_avx2(u8, a32 + r * TI__TFC_DW_CHUNK, xp, po[r], nt, wp, cn);
                 if (++ox == g->ow) {
                     ox = 0;
                     if (++oy == g->oh) oy = 0, n++;

@@ -436,9 +436,9 @@ static void dw_pix_avx2(int u8, uint32_t *acc, const void *x, const void *w, con
     const unsigned char *xp[DW_T];
     for (size_t c0 = 0; c0 < n; c0 += 64) {
         size_t cn = n - c0 < 64 ? n - c0 : 64;
-        for (size_t t = 0; t < nt; t++) xp[t] = (const unsigned char *)x + xoff[t] + c0;
+        for (size_t t = 0; t < nt; t++) xp[t] = (const unsigned char *)x + xoff[t];
         ti__dwq_wprep_avx2(u8, wp, ks, (const unsigned char *)w + c0, woff, nt, cn, xo, wo);
-        ti__dwq_pix_avx2(u8, acc + c0, xp, nt, wp, cn);
+        ti__dwq_pix_avx2(u8, acc + c0, xp, c0, nt, wp, cn); /* the chunk as an offset */
         for (size_t c = 0; c < cn; c++) acc[c0 + c] += ks[c];
     }
 }
@@ -464,16 +464,16 @@ static void dw_pix_vnni(int u8, uint32_t *acc, const void *x, const void *w, con
     for (size_t c0 = 0; c0 < n; c0 += 64) {
         size_t cn = n - c0 < 64 ? n - c0 : 64;
         for (size_t t = 0; t < (nt + 3) / 4 * 4; t++)
-            xp[t] = (const unsigned char *)x + (t < nt ? xoff[t] : 0) + c0;
+            xp[t] = (const unsigned char *)x + (t < nt ? xoff[t] : 0);
         ti__dwq_wprep_vnni(u8, wp, ks, (const unsigned char *)w + c0, woff, nt, cn, xo, wo);
-        ti__dwq_pix_vnni(acc + c0, xp, nt, wp, cn, u8 ? 0 : 0x80, bo);
+        ti__dwq_pix_vnni(acc + c0, xp, c0, nt, wp, cn, u8 ? 0 : 0x80, bo); /* chunk: offset */
         if (cn >= 32) { /* the two-pixel kernel on the first 32 channels: this pixel and one
                            with its taps reversed, against the one-pixel kernel */
             const unsigned char *xr[DW_T + 3];
             uint32_t one[64], two[2 * 32];
             for (size_t t = 0; t < (nt + 3) / 4 * 4; t++) xr[t] = t < nt ? xp[nt - 1 - t] : xp[t];
-            ti__dwq_pix_vnni(one, xr, nt, wp, cn, u8 ? 0 : 0x80, bo);
-            ti__dwq_pix2_vnni(two, two + 32, xp, xr, nt, wp, u8 ? 0 : 0x80, bo);
+            ti__dwq_pix_vnni(one, xr, c0, nt, wp, cn, u8 ? 0 : 0x80, bo);
+            ti__dwq_pix2_vnni(two, two + 32, xp, c0, xr, c0, nt, wp, u8 ? 0 : 0x80, bo);
             if (memcmp(two, acc + c0, 32 * sizeof(uint32_t)) != 0 ||
                 memcmp(two + 32, one, 32 * sizeof(uint32_t)) != 0)
                 dw_pair_bad++;

@@ -380,23 +380,23 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_wprep_avx2(int u8, int16_t *wp, uint32_
 }
 
 /* acc[c] = sum over taps t < nt of x_t[c] * w'_t[c] modulo 2^32, c < n (<= 64): x_t[c] =
- * xp[t][c] (uint8 for u8, else int8), w' as ti__dwq_wprep_avx2 laid it out; plus its ks,
+ * xp[t][off + c] (uint8 for u8, else int8), w' as ti__dwq_wprep_avx2 laid it out; plus its ks,
  * the sum of (x + xo) * (w + wo). Per pair of taps and 16 channels: the two taps' bytes
  * interleaved (VPUNPCKLBW / HBW: channels stay in order), widened to int16, one VPMADDWD
  * per 8 channels (exact: each product at most 255^2). */
 TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_pix_avx2(int u8, uint32_t *acc,
-                                                  const unsigned char *const *xp, size_t nt,
-                                                  const int16_t *wp, size_t n) {
+                                                  const unsigned char *const *xp, size_t off,
+                                                  size_t nt, const int16_t *wp, size_t n) {
     const size_t np = (nt + 1) / 2, n16 = n / 16 * 16;
 #define TI__DWQ_PIX(CVT)                                                                    \
     for (size_t c0 = 0; c0 < n16; c0 += 16) {                                               \
         const __m256i *wv = (const __m256i *)(const void *)(wp + c0 / 16 * np * 32);        \
         __m256i s0 = _mm256_setzero_si256(), s1 = s0;                                       \
         for (size_t j = 0; j < np; j++) {                                                   \
-            __m128i x0 = _mm_loadu_si128((const __m128i *)(const void *)(xp[2 * j] + c0)); \
+            __m128i x0 = _mm_loadu_si128((const __m128i *)(const void *)(xp[2 * j] + off + c0)); \
             __m128i x1 = x0; /* an odd last tap: its partner's weight is 0 */               \
             if (2 * j + 1 < nt)                                                             \
-                x1 = _mm_loadu_si128((const __m128i *)(const void *)(xp[2 * j + 1] + c0));  \
+                x1 = _mm_loadu_si128((const __m128i *)(const void *)(xp[2 * j + 1] + off + c0)); \
             __m256i lo = CVT(_mm_unpacklo_epi8(x0, x1)), hi = CVT(_mm_unpackhi_epi8(x0, x1)); \
             s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(lo, _mm256_loadu_si256(wv + 2 * j)));      \
             s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(hi, _mm256_loadu_si256(wv + 2 * j + 1)));  \
@@ -414,7 +414,7 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_pix_avx2(int u8, uint32_t *acc,
     for (size_t c = n16; c < n; c++) {
         uint32_t s = 0;
         for (size_t t = 0; t < nt; t++) {
-            unsigned char v = xp[t][c];
+            unsigned char v = xp[t][off + c];
             s += (uint32_t)((u8 ? (int32_t)v : (int32_t)(signed char)v) * tail[t * 16 + (c - n16)]);
         }
         acc[c] = s;

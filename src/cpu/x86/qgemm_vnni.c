@@ -679,18 +679,19 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__dwq_two_blocks(uint32_t *acca, uin
     ti__dwv_store32(accb, b0, b1, b2, b3);
 }
 
-/* ti__dwq_pix_vnni for two pixels (taps xpa, xpb; sums to acca, accb) of exactly 32
- * channels: ti__dwq_two_blocks on one block of weights. */
+/* ti__dwq_pix_vnni for two pixels (taps xpa[t] + offa, xpb[t] + offb; sums to acca, accb)
+ * of exactly 32 channels: ti__dwq_two_blocks on one block of weights. */
 TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pix2_vnni(uint32_t *acca, uint32_t *accb,
                                                          const unsigned char *const *xpa,
+                                                         size_t offa,
                                                          const unsigned char *const *xpb,
-                                                         size_t nt, const int8_t *wp, uint8_t flip,
-                                                         int32_t bo) {
-    ti__dwq_two_blocks(acca, accb, xpa, 0, xpb, 0, nt, wp, wp, flip, bo);
+                                                         size_t offb, size_t nt, const int8_t *wp,
+                                                         uint8_t flip, int32_t bo) {
+    ti__dwq_two_blocks(acca, accb, xpa, offa, xpb, offb, nt, wp, wp, flip, bo);
 }
 
 /* acc[c] = sum over taps t < nt of a_t[c] * w'_t[c] modulo 2^32, c < n (<= 64): a_t[c] =
- * xp[t][c] ^ flip (flip 0x80 reads int8 as uint8), w'_t = b_t + bo with b as
+ * xp[t][off + c] ^ flip (flip 0x80 reads int8 as uint8), w'_t = b_t + bo with b as
  * ti__dwq_wprep_vnni laid it out; xp[nt .. 4 * nq) must be readable for n bytes (their
  * weights are 0). Per quad of taps and 32 channels: the four taps' bytes interleaved into
  * each channel's 32-bit lane (VPUNPCKL/HBW then VPUNPCKL/HWD, within 128-bit lanes: lane
@@ -698,12 +699,13 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pix2_vnni(uint32_t *acca, uint32_
  * 0); VPERM2I128 puts the sums back in channel order. */
 TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pix_vnni(uint32_t *acc,
                                                         const unsigned char *const *xp,
-                                                        size_t nt, const int8_t *wp, size_t n,
-                                                        uint8_t flip, int32_t bo) {
+                                                        size_t off, size_t nt, const int8_t *wp,
+                                                        size_t n, uint8_t flip, int32_t bo) {
     TI__DWV_CONSTS
     size_t c0 = 0;
     if (n == 64) { /* a whole chunk: both blocks in one pass */
-        ti__dwq_two_blocks(acc, acc + 32, xp, 0, xp, 32, nt, wp, wp + nq * 128, flip, bo);
+        ti__dwq_two_blocks(acc, acc + 32, xp, off, xp, off + 32, nt, wp, wp + nq * 128, flip,
+                           bo);
         c0 = 64;
     }
     for (; c0 < n; c0 += 32) {
@@ -714,8 +716,9 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pix_vnni(uint32_t *acc,
         for (size_t q = 0; q < nq; q++) {
             const unsigned char *const *p = xp + 4 * q;
 #define TI__DWV_LD(i)                                                                       \
-    _mm256_xor_si256(left >= 32 ? _mm256_loadu_si256((const __m256i *)(const void *)(p[i] + c0)) \
-                                : _mm256_maskz_loadu_epi8(k, p[i] + c0),                    \
+    _mm256_xor_si256(left >= 32                                                             \
+                         ? _mm256_loadu_si256((const __m256i *)(const void *)(p[i] + off + c0)) \
+                         : _mm256_maskz_loadu_epi8(k, p[i] + off + c0),                     \
                      fv)
             __m256i x0 = TI__DWV_LD(0), x1 = TI__DWV_LD(1), x2 = TI__DWV_LD(2), x3 = TI__DWV_LD(3);
 #undef TI__DWV_LD
