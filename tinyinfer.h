@@ -3031,8 +3031,7 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
     uint8_t a[TI__QG8_MR * TI__QG8_KC];
     uint32_t acc[TI__QG8_MR * TI__QG8_OCC], rowsum[TI__QG8_MR];
     int32_t rowv[TI__QG8_MR]; /* the row terms */
-    int32_t colc_blk[TI__QG8_OCC], x[TI__QG8_OCC];
-    int32_t *colc = colc_blk; /* the terms of the column block at colc_at */
+    int32_t x[TI__QG8_OCC];
     size_t kd = g->depth, kp = ti__qg8_depth4(kd), oc = g->cols;
     const ti__qrq *rq = g->rq;
     /* TFLite's common case in one pass: bias folded into the column terms, requantized in
@@ -3063,15 +3062,15 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
     /* and where the ISA can, and the requantization of every column of the block allows, the
      * micro-kernel requantizes in its registers (one depth panel, one row term per row) */
     const int rq_ok = fold && isa->micro_rq != NULL && one_panel && kd > 0 && bos == NULL;
-    float rqs_blk[TI__QG8_OCC], rqe_blk[TI__QG8_OCC], *rqs = rqs_blk, *rqe = rqe_blk;
     int rqf = 0;                                      /* colc's block takes micro_rq */
     const int32_t *rowp = same && g->bos8[0] == 0 ? NULL : rowv; /* NULL: none */
     size_t colc_at = SIZE_MAX; /* the column block whose terms colc holds */
     /* Up to TI__QG8_PLANNED columns: every column block planned once for the whole range,
      * not again for each row block (with more than TI__QG8_OCC columns the block changes
-     * every row block: ti__qg8_plan_vnni was 1.4 % of MobileNetV2 int8, perf). */
-    int32_t colc_all[TI__QG8_PLANNED];
-    float rqs_all[TI__QG8_PLANNED], rqe_all[TI__QG8_PLANNED];
+     * every row block: ti__qg8_plan_vnni was 1.4 % of MobileNetV2 int8, perf). Otherwise
+     * the block in use is planned at the arrays' start. colc, rqs, rqe: the block at colc_at. */
+    int32_t colc_all[TI__QG8_PLANNED], *colc = colc_all;
+    float rqs_all[TI__QG8_PLANNED], rqe_all[TI__QG8_PLANNED], *rqs = rqs_all, *rqe = rqe_all;
     int rqf_all[TI__QG8_PLANNED / TI__QG8_OCC];
     const int planned = isa->plan != NULL && oc > TI__QG8_OCC && oc <= TI__QG8_PLANNED;
     for (size_t oc0 = 0; planned && oc0 < oc; oc0 += TI__QG8_OCC)
@@ -27337,11 +27336,6 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_lshift(__m512i v, __m512i ls
     return _mm512_mask_mov_epi32(y, ovf, sat); /* INT32_MIN or INT32_MAX where it overflowed */
 }
 
-/* The rest of TI__QRQ_32 on 16 sums (v = m = INT32_MIN excluded by the caller), before the
- * clamp: the doubling high multiply rounded half up as floor((vm + 2^30) / 2^31) (bits 31..62
- * of vm + 2^30: even lanes shifted down, the odd lanes' products, of the lanes' high halves,
- * shifted up by one into the high half), then the rounding right shift by rs with threshold
- * (mask >> 1) + (q < 0). mo = m >> 32 (64-bit lanes), mask = 2^rs - 1, half = mask >> 1. */
 /* ti__q_srdhm(v, m) per lane, v and m never both INT32_MIN, mo = m's odd lanes (m >> 32 as
  * 64-bit lanes): floor((v m + 2^30) / 2^31), which equals TFLite's rounding of the doubling
  * high product. */
@@ -27353,6 +27347,11 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_srdhm(__m512i v, __m512i m, 
                                    _mm512_slli_epi64(po, 1));
 }
 
+/* The rest of TI__QRQ_32 on 16 sums (v = m = INT32_MIN excluded by the caller), before the
+ * clamp: the doubling high multiply rounded half up as floor((vm + 2^30) / 2^31) (bits 31..62
+ * of vm + 2^30: even lanes shifted down, the odd lanes' products, of the lanes' high halves,
+ * shifted up by one into the high half), then the rounding right shift by rs with threshold
+ * (mask >> 1) + (q < 0). mo = m >> 32 (64-bit lanes), mask = 2^rs - 1, half = mask >> 1. */
 TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_rq_int(__m512i v, __m512i m, __m512i mo,
                                                            __m512i rs, __m512i mask,
                                                            __m512i half) {
@@ -27905,8 +27904,8 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pix2_vnni(uint32_t *acca, uint32_
 
 /* acc[c] = sum over taps t < nt of a_t[c] * w'_t[c] modulo 2^32, c < n (<= 64): a_t[c] =
  * xp[t][off + c] ^ flip (flip 0x80 reads int8 as uint8), w'_t = b_t + bo with b as
- * ti__dwq_wprep_vnni laid it out; xp[nt .. 4 * nq) must be readable for n bytes (their
- * weights are 0). Per quad of taps and 32 channels: the four taps' bytes interleaved into
+ * ti__dwq_wprep_vnni laid it out; xp[nt .. 4 * nq) + off must be readable for n bytes
+ * (their weights are 0). Per quad of taps and 32 channels: the four taps' bytes interleaved into
  * each channel's 32-bit lane (VPUNPCKL/HBW then VPUNPCKL/HWD, within 128-bit lanes: lane
  * order 16 L + 4 i + j), one VPDPBUSD per 8 channels (plus one with bo's bytes when bo !=
  * 0); VPERM2I128 puts the sums back in channel order. */

@@ -628,8 +628,7 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
     uint8_t a[TI__QG8_MR * TI__QG8_KC];
     uint32_t acc[TI__QG8_MR * TI__QG8_OCC], rowsum[TI__QG8_MR];
     int32_t rowv[TI__QG8_MR]; /* the row terms */
-    int32_t colc_blk[TI__QG8_OCC], x[TI__QG8_OCC];
-    int32_t *colc = colc_blk; /* the terms of the column block at colc_at */
+    int32_t x[TI__QG8_OCC];
     size_t kd = g->depth, kp = ti__qg8_depth4(kd), oc = g->cols;
     const ti__qrq *rq = g->rq;
     /* TFLite's common case in one pass: bias folded into the column terms, requantized in
@@ -660,15 +659,15 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
     /* and where the ISA can, and the requantization of every column of the block allows, the
      * micro-kernel requantizes in its registers (one depth panel, one row term per row) */
     const int rq_ok = fold && isa->micro_rq != NULL && one_panel && kd > 0 && bos == NULL;
-    float rqs_blk[TI__QG8_OCC], rqe_blk[TI__QG8_OCC], *rqs = rqs_blk, *rqe = rqe_blk;
     int rqf = 0;                                      /* colc's block takes micro_rq */
     const int32_t *rowp = same && g->bos8[0] == 0 ? NULL : rowv; /* NULL: none */
     size_t colc_at = SIZE_MAX; /* the column block whose terms colc holds */
     /* Up to TI__QG8_PLANNED columns: every column block planned once for the whole range,
      * not again for each row block (with more than TI__QG8_OCC columns the block changes
-     * every row block: ti__qg8_plan_vnni was 1.4 % of MobileNetV2 int8, perf). */
-    int32_t colc_all[TI__QG8_PLANNED];
-    float rqs_all[TI__QG8_PLANNED], rqe_all[TI__QG8_PLANNED];
+     * every row block: ti__qg8_plan_vnni was 1.4 % of MobileNetV2 int8, perf). Otherwise
+     * the block in use is planned at the arrays' start. colc, rqs, rqe: the block at colc_at. */
+    int32_t colc_all[TI__QG8_PLANNED], *colc = colc_all;
+    float rqs_all[TI__QG8_PLANNED], rqe_all[TI__QG8_PLANNED], *rqs = rqs_all, *rqe = rqe_all;
     int rqf_all[TI__QG8_PLANNED / TI__QG8_OCC];
     const int planned = isa->plan != NULL && oc > TI__QG8_OCC && oc <= TI__QG8_PLANNED;
     for (size_t oc0 = 0; planned && oc0 < oc; oc0 += TI__QG8_OCC)

@@ -124,11 +124,6 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_lshift(__m512i v, __m512i ls
     return _mm512_mask_mov_epi32(y, ovf, sat); /* INT32_MIN or INT32_MAX where it overflowed */
 }
 
-/* The rest of TI__QRQ_32 on 16 sums (v = m = INT32_MIN excluded by the caller), before the
- * clamp: the doubling high multiply rounded half up as floor((vm + 2^30) / 2^31) (bits 31..62
- * of vm + 2^30: even lanes shifted down, the odd lanes' products, of the lanes' high halves,
- * shifted up by one into the high half), then the rounding right shift by rs with threshold
- * (mask >> 1) + (q < 0). mo = m >> 32 (64-bit lanes), mask = 2^rs - 1, half = mask >> 1. */
 /* ti__q_srdhm(v, m) per lane, v and m never both INT32_MIN, mo = m's odd lanes (m >> 32 as
  * 64-bit lanes): floor((v m + 2^30) / 2^31), which equals TFLite's rounding of the doubling
  * high product. */
@@ -140,6 +135,11 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_srdhm(__m512i v, __m512i m, 
                                    _mm512_slli_epi64(po, 1));
 }
 
+/* The rest of TI__QRQ_32 on 16 sums (v = m = INT32_MIN excluded by the caller), before the
+ * clamp: the doubling high multiply rounded half up as floor((vm + 2^30) / 2^31) (bits 31..62
+ * of vm + 2^30: even lanes shifted down, the odd lanes' products, of the lanes' high halves,
+ * shifted up by one into the high half), then the rounding right shift by rs with threshold
+ * (mask >> 1) + (q < 0). mo = m >> 32 (64-bit lanes), mask = 2^rs - 1, half = mask >> 1. */
 TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_rq_int(__m512i v, __m512i m, __m512i mo,
                                                            __m512i rs, __m512i mask,
                                                            __m512i half) {
@@ -692,8 +692,8 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pix2_vnni(uint32_t *acca, uint32_
 
 /* acc[c] = sum over taps t < nt of a_t[c] * w'_t[c] modulo 2^32, c < n (<= 64): a_t[c] =
  * xp[t][off + c] ^ flip (flip 0x80 reads int8 as uint8), w'_t = b_t + bo with b as
- * ti__dwq_wprep_vnni laid it out; xp[nt .. 4 * nq) must be readable for n bytes (their
- * weights are 0). Per quad of taps and 32 channels: the four taps' bytes interleaved into
+ * ti__dwq_wprep_vnni laid it out; xp[nt .. 4 * nq) + off must be readable for n bytes
+ * (their weights are 0). Per quad of taps and 32 channels: the four taps' bytes interleaved into
  * each channel's 32-bit lane (VPUNPCKL/HBW then VPUNPCKL/HWD, within 128-bit lanes: lane
  * order 16 L + 4 i + j), one VPDPBUSD per 8 channels (plus one with bo's bytes when bo !=
  * 0); VPERM2I128 puts the sums back in channel order. */
