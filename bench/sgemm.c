@@ -1,10 +1,11 @@
 /* Float32 GEMM benchmark, one thread: this machine's FMA peak by a probe (independent FMA
- * chains on AVX2 and AVX-512, flops/s), then ti__sgemm_ref on 1024^3 and on the pointwise
- * (1x1) convolutions of MobileNetV2 as conv.c runs them (M = output channels, N = H*W,
- * K = input channels), under each instruction set this CPU has. Each figure is the median
- * of many runs by the thread's CPU time (the machines are shared: medians and CPU time
- * resist other people's builds), with the wall-clock median beside it. Run by
- * ./build.sh bench.
+ * chains on AVX2 and AVX-512, flops/s), then ti__sgemm_ws, with the workspace a session
+ * gives a MatMul or Gemm node (ti__sgemm_ws_floats), on 1024^3 (and 1024^3 without it, the
+ * stack buffers only) and on the pointwise (1x1) convolutions of MobileNetV2 with conv.c's
+ * shapes (M = output channels, N = H*W, K = input channels), under each instruction set
+ * this CPU has. Each figure is the median of many runs by the thread's CPU time (the
+ * machines are shared: medians and CPU time resist other people's builds), with the
+ * wall-clock median beside it. Run by ./build.sh bench.
  *
  * Usage: bench_sgemm [REPORT.md|-] [SHAPES] [N]
  *   REPORT.md  also write the Markdown report there ("-" or nothing: stdout only)
@@ -114,10 +115,12 @@ typedef struct shape {
     int pointwise;
     int at; /* 1: A given transposed (K rows of lda floats), as conv.c's planner packs conv
              * weights: lda is M, or more where rows M floats apart share L1 sets */
+    int no_ws; /* 1: without the workspace (the stack buffers only, as ti__sgemm_ref) */
 } shape;
 
 static const shape SHAPES[] = {
-    {"1024^3", 1024, 1024, 1024, 0, 0},
+    {"1024^3", 1024, 1024, 1024, 0, 0, 0},
+    {"1024^3 without workspace", 1024, 1024, 1024, 0, 0, 1},
     {"pw 112x112x32->16", 16, 12544, 32, 1, 0},
     {"pw 112x112x16->96", 96, 12544, 16, 1, 0},
     {"pw 56x56x96->24", 24, 3136, 96, 1, 0},
@@ -146,21 +149,26 @@ static void time_shape(const shape *s, double budget, double *cpu, double *wall)
     float *a = (float *)malloc(sizeof(float) * (s->at ? lda * s->k : s->m * s->k));
     float *b = (float *)malloc(sizeof(float) * s->k * s->n);
     float *c = (float *)malloc(sizeof(float) * s->m * s->n);
+    /* the workspace a session gives a MatMul or Gemm node of this shape (its scratch) */
+    size_t wsn = s->no_ws ? 0 : ti__sgemm_ws_floats(s->at, 0, s->m, s->n, s->k, lda, NULL);
+    float *ws = wsn > 0 ? (float *)malloc(sizeof(float) * wsn) : NULL;
     static double tc[MAXRUNS], tw[MAXRUNS];
-    if (!a || !b || !c) {
+    if (!a || !b || !c || (wsn > 0 && ws == NULL)) {
         *cpu = *wall = 0;
-        free(a), free(b), free(c);
+        free(a), free(b), free(c), free(ws);
         return;
     }
     for (size_t i = 0; i < (s->at ? lda * s->k : s->m * s->k); i++)
         a[i] = (float)(i % 17) * 0.01f - 0.08f;
     for (size_t i = 0; i < s->k * s->n; i++) b[i] = (float)(i % 13) * 0.01f - 0.06f;
-    ti__sgemm_ref(s->at, 0, s->m, s->n, s->k, 1.0f, a, lda, b, s->n, 0.0f, c, s->n, NULL);
+    ti__sgemm_ws(s->at, 0, s->m, s->n, s->k, 1.0f, a, lda, b, s->n, 0.0f, c, s->n, NULL, NULL,
+                 ws, wsn);
     int n = 0;
     double start = now_s();
     while (n < MAXRUNS && (n < 7 || now_s() - start < budget)) {
         double t0 = now_s(), c0 = cpu_s();
-        ti__sgemm_ref(s->at, 0, s->m, s->n, s->k, 1.0f, a, lda, b, s->n, 0.0f, c, s->n, NULL);
+        ti__sgemm_ws(s->at, 0, s->m, s->n, s->k, 1.0f, a, lda, b, s->n, 0.0f, c, s->n, NULL,
+                     NULL, ws, wsn);
         tc[n] = cpu_s() - c0;
         tw[n++] = now_s() - t0;
     }
@@ -169,7 +177,7 @@ static void time_shape(const shape *s, double budget, double *cpu, double *wall)
     *cpu = tc[n / 2];
     *wall = tw[n / 2];
     g_sink = c[s->m * s->n / 2];
-    free(a), free(b), free(c);
+    free(a), free(b), free(c), free(ws);
 }
 
 /* The 1-minute load average (Linux), or -1: says how busy the shared machine was. */
@@ -186,7 +194,7 @@ static double load_average(void) {
 int main(int argc, char **argv) {
     const char *path = argc > 1 && strcmp(argv[1], "-") != 0 ? argv[1] : NULL;
     const char *only = argc > 2 ? argv[2] : NULL; /* shapes whose name contains this */
-    shape custom = {"custom", 0, 0, 0, 0, 0};
+    shape custom = {"custom", 0, 0, 0, 0, 0, 0};
     char t = 0;
     if (only != NULL && sscanf(only, "%zux%zux%zu%c", &custom.m, &custom.n, &custom.k, &t) >= 3) {
         custom.name = only;
@@ -204,8 +212,10 @@ int main(int argc, char **argv) {
     char date[32];
     strftime(date, sizeof date, "%Y-%m-%d %H:%M", localtime(&now));
     OUT("# SGEMM benchmark, %s\n\n", date);
-    OUT("One thread, row-major C = A * B (trans 0/0, alpha 1, beta 0) through ti__sgemm_ref. "
-        "GFLOP/s = 2*M*N*K / median time of many runs, by the thread's CPU time (the wall "
+    OUT("One thread, row-major C = A * B (trans 0/0, alpha 1, beta 0) through ti__sgemm_ws "
+        "with the workspace a session gives a MatMul or Gemm node of the shape "
+        "(ti__sgemm_ws_floats; none where it asks for none), or without one where the row "
+        "says so (the stack buffers only, as ti__sgemm_ref). GFLOP/s = 2*M*N*K / median time of many runs, by the thread's CPU time (the wall "
         "clock's median in brackets: lower when other processes took the core); %% of peak "
         "from the CPU-time median. Best ISA of this CPU: %s. Built and run by "
         "./build.sh bench (bench/sgemm.c).\n\n", ti__cpu_isa_name(best));

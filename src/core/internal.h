@@ -251,6 +251,12 @@ TI__PRIVATE int ti__threadpool_size(const ti__threadpool *tp);
  * Does not allocate. `grain`: smallest sub-range worth a thread (elements of work). */
 TI__PRIVATE void ti__parallel_for(ti__threadpool *tp, size_t n, size_t grain, ti__range_fn fn,
                                   void *ctx);
+/* As ti__parallel_for, fn also told which participant runs the sub-range: 0 the caller,
+ * 1 .. ti__threadpool_size(tp) - 1 the workers; no two run at once with the same number,
+ * so each may use its own part of a workspace. */
+typedef void (*ti__range_part_fn)(void *ctx, int part, size_t begin, size_t end);
+TI__PRIVATE void ti__parallel_for_part(ti__threadpool *tp, size_t n, size_t grain,
+                                       ti__range_part_fn fn, void *ctx);
 TI__PRIVATE int ti__cpu_count(void);
 
 /* ---- instruction sets (cpu/isa.c, cpu/x86/cpuid.c) ---------------------------------- */

@@ -53,6 +53,7 @@ struct ti__threadpool {
     pthread_cond_t work_cv, done_cv;
     /* the job in flight */
     ti__range_fn fn;
+    ti__range_part_fn part_fn; /* used instead of fn when not NULL */
     void *ctx;
     size_t n, chunk;
     /* chunk c is [c * chunk, min(n, (c + 1) * chunk)); participant p (0 the caller, workers
@@ -106,9 +107,11 @@ TI__PRIVATE void ti__tp_drain(ti__threadpool *tp, int me) {
         size_t e = b + tp->chunk < tp->n ? b + tp->chunk : tp->n;
         ti__atomic_store(&tp->pub_inflight, ++tp->inflight);
         ti__range_fn fn = tp->fn;
+        ti__range_part_fn part_fn = tp->part_fn;
         void *ctx = tp->ctx;
         pthread_mutex_unlock(&tp->mu);
-        fn(ctx, b, e);
+        if (part_fn != NULL) part_fn(ctx, me, b, e);
+        else fn(ctx, b, e);
         pthread_mutex_lock(&tp->mu);
         ti__atomic_store(&tp->pub_inflight, --tp->inflight);
         if (tp->inflight == 0 && tp->left == 0) pthread_cond_signal(&tp->done_cv);
@@ -190,12 +193,14 @@ TI__PRIVATE void ti__threadpool_destroy(ti__threadpool *tp) {
 
 TI__PRIVATE int ti__threadpool_size(const ti__threadpool *tp) { return tp ? tp->n_workers + 1 : 1; }
 
-TI__PRIVATE void ti__parallel_for(ti__threadpool *tp, size_t n, size_t grain, ti__range_fn fn,
-                                  void *ctx) {
+/* Both entries: exactly one of fn and part_fn is not NULL. */
+TI__PRIVATE void ti__parallel_run(ti__threadpool *tp, size_t n, size_t grain, ti__range_fn fn,
+                                  ti__range_part_fn part_fn, void *ctx) {
     if (n == 0) return;
     if (grain == 0) grain = 1;
     if (tp == NULL || tp->n_workers == 0 || n <= grain) {
-        fn(ctx, 0, n);
+        if (part_fn != NULL) part_fn(ctx, 0, 0, n);
+        else fn(ctx, 0, n);
         return;
     }
     size_t threads = (size_t)tp->n_workers + 1;
@@ -205,6 +210,7 @@ TI__PRIVATE void ti__parallel_for(ti__threadpool *tp, size_t n, size_t grain, ti
     size_t chunks = (n + chunk - 1) / chunk;
     pthread_mutex_lock(&tp->mu);
     tp->fn = fn;
+    tp->part_fn = part_fn;
     tp->ctx = ctx;
     tp->n = n;
     tp->chunk = chunk;
@@ -226,6 +232,16 @@ TI__PRIVATE void ti__parallel_for(ti__threadpool *tp, size_t n, size_t grain, ti
     while (tp->inflight > 0) pthread_cond_wait(&tp->done_cv, &tp->mu);
     pthread_mutex_unlock(&tp->mu);
 }
+
+TI__PRIVATE void ti__parallel_for(ti__threadpool *tp, size_t n, size_t grain, ti__range_fn fn,
+                                  void *ctx) {
+    ti__parallel_run(tp, n, grain, fn, NULL, ctx);
+}
+
+TI__PRIVATE void ti__parallel_for_part(ti__threadpool *tp, size_t n, size_t grain,
+                                       ti__range_part_fn fn, void *ctx) {
+    ti__parallel_run(tp, n, grain, NULL, fn, ctx);
+}
 #else
 struct ti__threadpool {
     int unused;
@@ -242,5 +258,11 @@ TI__PRIVATE void ti__parallel_for(ti__threadpool *tp, size_t n, size_t grain, ti
     (void)tp;
     (void)grain;
     if (n) fn(ctx, 0, n);
+}
+TI__PRIVATE void ti__parallel_for_part(ti__threadpool *tp, size_t n, size_t grain,
+                                       ti__range_part_fn fn, void *ctx) {
+    (void)tp;
+    (void)grain;
+    if (n) fn(ctx, 0, 0, n);
 }
 #endif

@@ -57,6 +57,11 @@ typedef struct ti__sgemm_job {
     int ty_ep;
     float ty_lo, ty_hi;
     const ti__gemm_epi *epi; /* bias and activation for finished blocks of C, or NULL */
+    /* The caller's workspace (ti__sgemm_ws_floats), ws_part floats for each participant of
+     * the thread pool, or NULL: the packing buffers are then on the stack only */
+    float *ws;
+    size_t ws_part;
+    int ws_sized; /* tiles planned for a workspace (ti__sgemm_ws_floats, ti__sgemm_ws) */
 } ti__sgemm_job;
 
 /* The finished block C[r0:r0+h, c0:c0+w] stored transposed into ty while in L1. */
@@ -105,6 +110,20 @@ TI__PRIVATE void ti__sgemm_epilogue(const ti__sgemm_job *j, size_t r0, size_t h,
 #define TI__SGX_NT 512
 /* Slivers of B packed side by side at most (ti__sgemm_tile_simd's groups) */
 #define TI__SGX_GROUP 8
+/* With a workspace (ti__sgemm_ws_floats): k blocks of at most WKC, K split evenly, and row
+ * blocks of WMR row slivers when A is packed. At 1024^3 (1 thread, bench/sgemm.c) the stack
+ * buffers' k block of 128 made 8 passes over C, whose rows, 4 KiB apart, share two L1 sets:
+ * 1024 x 512 x 128 ran at 89 % of the FMA peak with C's rows 2 KiB apart, 77-80 % with
+ * 4 KiB; and the 64 KiB A buffer held 126 rows, so each B sliver was packed 9 times. Here
+ * B's kc x cols panel of the tile is packed once per k block and C passed K / 512 times:
+ * k blocks of 128 / 256 / 512 / 1024 ran at 75 / 81 / 86 / 88 % (two runs each, within a
+ * point); row blocks of 28, 56 or 112 rows within a point of each other. */
+#define TI__SGX_WKC 512
+#define TI__SGX_WMR 8
+/* Columns of a tile with one thread and a workspace: with 1024 (B's panel 2 MiB at kc 512,
+ * past the 1 MiB L2 of the Zen 4 measured) A is packed once, not twice: 1024^3 at 86 / 86 /
+ * 86 % of the FMA peak with 512 columns, 88 / 88 / 88 % with 1024, alternating runs. */
+#define TI__SGX_WNT 1024
 
 /* 1 when rows `stride` floats apart fall into too few of the 64 sets of a 32 KiB, 8-way L1
  * (64-byte lines): fewer than 12 distinct sets among 16 rows. */
@@ -204,17 +223,52 @@ TI__PRIVATE void ti__sgemm_prefetch_a(const ti__sgemm_job *j, size_t r0, size_t 
 #endif
 }
 
+/* The workspace path's k block: K in equal blocks of at most TI__SGX_WKC. */
+TI__PRIVATE size_t ti__sgemm_ws_kc(size_t K) {
+    size_t blocks = (K + TI__SGX_WKC - 1) / TI__SGX_WKC;
+    return blocks > 0 ? (K + blocks - 1) / blocks : 0;
+}
+
+/* Floats of workspace (ti__sgemm_job.ws) a tile of rows x cols of C runs with, 0 when it
+ * runs on the stack buffers: a B panel packed at planning, B read in place, or each sliver
+ * of B packed once anyway and either one k block or a few row slivers (each packed sliver
+ * of B, hot in L1, serves 2-4 kernel calls: 32 x 784 x 144 and 32 x 784 x 192 ran at 87 /
+ * 85 and 88 / 86 % of the FMA peak so, 84 / 84 % with the panel packed whole; 64 x 196 x
+ * 384 and 96 x 196 x 576, 5 and 7 row slivers, 80-81 and 86-87 % either way), or no k. */
+TI__PRIVATE size_t ti__sgemm_ws_need(const ti__sgemm_job *j, const ti__sgemm_isa *isa,
+                                     size_t rows, size_t cols) {
+    if (isa == NULL || j->bpanel != NULL || j->k == 0 || rows <= 2 * (size_t)isa->mr)
+        return 0;
+    int pack_a = ti__sgemm_set_conflicts(j->lda);
+    size_t mc_stack = (size_t)isa->mc, kc = TI__MIN((size_t)isa->kc, j->k);
+    if (pack_a) mc_stack = TI__MIN(mc_stack, TI__SGX_ACAP / kc / (size_t)isa->mr * isa->mr);
+    if (rows <= mc_stack && (j->k <= (size_t)isa->kc || rows <= 4 * (size_t)isa->mr)) return 0;
+    size_t nr = (size_t)isa->nr, kcw = ti__sgemm_ws_kc(j->k);
+    size_t need = 16 + kcw * ((cols + nr - 1) / nr * nr); /* 16: to align to 64 bytes */
+    if (pack_a) need += TI__SGX_WMR * (size_t)isa->mr * kcw;
+    return need;
+}
+
 /* C[m0:m1, n0:n1] of the job with the ISA's micro-kernel. Loops: k blocks (kc), then row
  * blocks of C (at most mc rows, split evenly), then slivers of nr columns, then slivers of
  * at most mr rows, also split evenly so that, for example, 16 rows run as 2 x 8 rather than
  * 14 + 2. */
 TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa *isa,
-                                     size_t m0, size_t m1, size_t n0, size_t n1) {
+                                     size_t m0, size_t m1, size_t n0, size_t n1, float *ws) {
     float bbuf[TI__SGX_BCAP + 16], abuf[TI__SGX_ACAP + 16];
     float *bp = ti__align64(bbuf), *ap = ti__align64(abuf);
     size_t mr = (size_t)isa->mr, nr = (size_t)isa->nr, kcmax = (size_t)isa->kc;
-    size_t rows = m1 - m0;
+    size_t rows = m1 - m0, acap = TI__SGX_ACAP;
     int pack_a = ti__sgemm_set_conflicts(j->lda);
+    /* With the workspace: B's panel of the tile (kc x its slivers) at wsb, A's block after */
+    float *wsb = NULL;
+    size_t ws_need = ti__sgemm_ws_need(j, isa, rows, n1 - n0);
+    if (ws != NULL && ws_need > 0 && ws_need <= j->ws_part) {
+        kcmax = ti__sgemm_ws_kc(j->k);
+        wsb = ti__align64(ws);
+        ap = wsb + kcmax * ((n1 - n0 + nr - 1) / nr * nr);
+        acap = TI__SGX_WMR * mr * kcmax;
+    }
     /* bias and ReLU / Clip / HardSwish in the kernel, before C is stored (a pass over C
      * after it was 6% of MobileNetV2, perf); others in ti__sgemm_epilogue after the kernel */
     float lo, hi;
@@ -223,7 +277,7 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
     ti__gemm_epi ke;
     memset(&ke, 0, sizeof ke);
     if (in_kernel) ke = *j->epi;
-    TI_ASSERT(kcmax * nr <= TI__SGX_BCAP && kcmax * mr <= TI__SGX_ACAP);
+    TI_ASSERT(wsb != NULL || (kcmax * nr <= TI__SGX_BCAP && kcmax * mr <= TI__SGX_ACAP));
     /* a last column computed on its own, not as a sliver of 1 / nr useful columns */
     size_t tail = isa->col != NULL && !j->trans_b && j->bpanel == NULL && n1 - n0 > 16 &&
                   (n1 - n0) % 16 == 1;
@@ -236,7 +290,10 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
         size_t kc = TI__MIN(kcmax, j->k - pc);
         float beta = pc == 0 ? j->beta : 1.0f; /* later k blocks add to C */
         size_t mc_cap = (size_t)isa->mc;
-        if (pack_a) mc_cap = TI__MIN(mc_cap, TI__SGX_ACAP / (kc ? kc : 1) / mr * mr);
+        if (pack_a) mc_cap = TI__MIN(mc_cap, acap / (kc ? kc : 1) / mr * mr);
+        if (wsb != NULL) /* the whole panel of this k block, once */
+            for (size_t jr = n0; jr < n1; jr += nr)
+                ti__sgemm_pack_b(j, isa, pc, kc, jr, TI__MIN(nr, n1 - jr), wsb + (jr - n0) * kc);
         size_t nblk = (rows + mc_cap - 1) / mc_cap;
         for (size_t ib = 0; ib < nblk; ib++) {
             size_t ic = m0 + rows * ib / nblk, mc = m0 + rows * (ib + 1) / nblk - ic;
@@ -258,6 +315,7 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
              * apart); with groups of 8 that conv in MobileNetV2 went 0.77 -> 0.59 ms
              * (tinyinfer-run --profile, 1 thread). Same kernel calls, same bits. */
             size_t grp = kc > 0 ? TI__MIN(TI__SGX_BCAP / (kc * nr), (size_t)TI__SGX_GROUP) : 1;
+            if (grp == 0) grp = 1; /* the workspace's k blocks: one sliver is 16-64 KiB */
             for (size_t jg = n0; jg < n1; jg += grp * nr) {
                 size_t ge = TI__MIN(n1, jg + grp * nr), gn = (ge - jg + nr - 1) / nr;
                 const float *bsl[TI__SGX_GROUP]; /* each sliver as the kernels read it */
@@ -266,7 +324,9 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                     size_t jr = jg + g * nr, w = TI__MIN(nr, n1 - jr), t = (jr - n0) / nr;
                     bsl[g] = bp + g * kc * nr;
                     bstr[g] = nr;
-                    if (j->bpanel != NULL) { /* packed at planning: sliver jr / nr, rows pc.. */
+                    if (wsb != NULL) { /* packed for this k block */
+                        bsl[g] = wsb + (jr - n0) * kc;
+                    } else if (j->bpanel != NULL) { /* packed at planning: sliver jr / nr, rows pc.. */
                         bsl[g] = j->bpanel + (jr / nr * j->k + pc) * nr;
                     } else if (b_in_place && w == nr) {
                         bsl[g] = j->b + pc * j->ldb + jr;
@@ -281,7 +341,7 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                 /* The next group of B: kc rows a row stride apart, each on its own page when
                  * B is wide, which the hardware prefetchers do not follow; fetched into the
                  * caches a share per kernel call, while the kernels run. */
-                size_t jn = ge < n1 && j->bpanel == NULL ? ge : (size_t)-1;
+                size_t jn = ge < n1 && j->bpanel == NULL && wsb == NULL ? ge : (size_t)-1;
                 /* With a panel packed at planning (weights, often not in any cache: a model's
                  * layers run one after the other), the block of kc rows of the sliver that
                  * comes next, a share per kernel call: the slivers' blocks lie K * nr floats
@@ -426,13 +486,14 @@ TI__PRIVATE void ti__sgemm_tile(const ti__sgemm_job *j, size_t m0, size_t m1, si
     }
 }
 
-TI__PRIVATE void ti__sgemm_range(void *ctx, size_t begin, size_t end) {
+TI__PRIVATE void ti__sgemm_range(void *ctx, int part, size_t begin, size_t end) {
     const ti__sgemm_job *j = (const ti__sgemm_job *)ctx;
+    float *ws = j->ws != NULL ? j->ws + (size_t)part * j->ws_part : NULL;
     for (size_t t = begin; t < end; t++) {
         size_t tm = t / j->n_tiles_n, tn = t % j->n_tiles_n;
         size_t m0 = tm * j->mt, n0 = tn * j->nt;
         size_t m1 = TI__MIN(m0 + j->mt, j->m), n1 = TI__MIN(n0 + j->nt, j->n);
-        if (j->isa != NULL) ti__sgemm_tile_simd(j, j->isa, m0, m1, n0, n1);
+        if (j->isa != NULL) ti__sgemm_tile_simd(j, j->isa, m0, m1, n0, n1, ws);
         else ti__sgemm_tile(j, m0, m1, n0, n1);
     }
 }
@@ -525,28 +586,21 @@ TI__PRIVATE void ti__sgemm_gemv_t_blocks(void *ctx, size_t begin, size_t end) {
     ti__sgemm_gemv_t(ctx, begin * 16, TI__MIN(end * 16, j->m));
 }
 
-/* Runs the job: parallel over tiles of C when tp is not NULL. */
-TI__PRIVATE void ti__sgemm_go(ti__sgemm_job *j, ti__threadpool *tp) {
-    size_t M = j->m, N = j->n, K = j->k;
-    size_t threads = (size_t)ti__threadpool_size(tp);
-    size_t flops = M * N * (K + 1);
+/* How ti__sgemm_go runs a job */
+enum { TI__SG_TILES, TI__SG_GEMV, TI__SG_GEMV_T, TI__SG_SMALL_M };
+
+/* Chooses the job's path and, for tiles, their size (mt x nt, n_tiles_n) for `threads`. */
+TI__PRIVATE int ti__sgemm_plan(ti__sgemm_job *j, size_t threads) {
+    size_t M = j->m, N = j->n;
     if (N == 1 && j->isa != NULL && j->bpanel == NULL && !j->trans_a &&
-        (j->trans_b || j->ldb == 1)) {
-        ti__parallel_for(tp, M, TI__MAX((size_t)16, 65536 / (K + 1)), ti__sgemm_gemv, j);
-        return;
-    }
+        (j->trans_b || j->ldb == 1))
+        return TI__SG_GEMV;
     if (N == 1 && j->isa != NULL && j->bpanel == NULL && j->trans_a && j->ldc == 1 &&
-        (j->trans_b || j->ldb == 1)) {
-        size_t blocks = (M + 15) / 16;
-        ti__parallel_for(tp, blocks, TI__MAX((size_t)1, 4096 / (K + 1)), ti__sgemm_gemv_t_blocks,
-                         j);
-        return;
-    }
+        (j->trans_b || j->ldb == 1))
+        return TI__SG_GEMV_T;
     if (M < TI__SG_MR) { /* never with a B panel: ti__sgemm_bpanel declines */
         j->nt = 256;
-        size_t tiles = (N + j->nt - 1) / j->nt;
-        ti__parallel_for(tp, tiles, flops < 65536 ? tiles : 1, ti__sgemm_small_m, j);
-        return;
+        return TI__SG_SMALL_M;
     }
     /* tiles as large as possible while leaving about 4 per thread; one thread: one tile
      * (the SIMD path blocks for the caches inside a tile) */
@@ -554,7 +608,7 @@ TI__PRIVATE void ti__sgemm_go(ti__sgemm_job *j, ti__threadpool *tp) {
     j->nt = 512;
     if (threads <= 1 && j->isa != NULL) {
         j->mt = M;
-        j->nt = TI__SGX_NT;
+        j->nt = j->ws_sized ? TI__SGX_WNT : TI__SGX_NT;
     }
     while (!(threads <= 1 && j->isa != NULL)) {
         size_t tiles = ((M + j->mt - 1) / j->mt) * ((N + j->nt - 1) / j->nt);
@@ -567,8 +621,31 @@ TI__PRIVATE void ti__sgemm_go(ti__sgemm_job *j, ti__threadpool *tp) {
         j->nt = TI__MAX(nr, j->nt / nr * nr);
     }
     j->n_tiles_n = (N + j->nt - 1) / j->nt;
-    size_t tiles = ((M + j->mt - 1) / j->mt) * j->n_tiles_n;
-    ti__parallel_for(tp, tiles, flops < 262144 ? tiles : 1, ti__sgemm_range, j);
+    return TI__SG_TILES;
+}
+
+/* Runs the job: parallel over tiles of C when tp is not NULL. */
+TI__PRIVATE void ti__sgemm_go(ti__sgemm_job *j, ti__threadpool *tp) {
+    size_t M = j->m, N = j->n, K = j->k;
+    size_t flops = M * N * (K + 1);
+    switch (ti__sgemm_plan(j, (size_t)ti__threadpool_size(tp))) {
+    case TI__SG_GEMV:
+        ti__parallel_for(tp, M, TI__MAX((size_t)16, 65536 / (K + 1)), ti__sgemm_gemv, j);
+        return;
+    case TI__SG_GEMV_T:
+        ti__parallel_for(tp, (M + 15) / 16, TI__MAX((size_t)1, 4096 / (K + 1)),
+                         ti__sgemm_gemv_t_blocks, j);
+        return;
+    case TI__SG_SMALL_M: {
+        size_t tiles = (N + j->nt - 1) / j->nt;
+        ti__parallel_for(tp, tiles, flops < 65536 ? tiles : 1, ti__sgemm_small_m, j);
+        return;
+    }
+    default: {
+        size_t tiles = ((M + j->mt - 1) / j->mt) * j->n_tiles_n;
+        ti__parallel_for_part(tp, tiles, flops < 262144 ? tiles : 1, ti__sgemm_range, j);
+    }
+    }
 }
 
 TI__PRIVATE void ti__sgemm_job_init(ti__sgemm_job *j, int transA, int transB, size_t M, size_t N,
@@ -603,6 +680,40 @@ TI__PRIVATE void ti__sgemm_ex(int transA, int transB, size_t M, size_t N, size_t
     if (M == 0 || N == 0) return;
     ti__sgemm_job j;
     ti__sgemm_job_init(&j, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, epi);
+    ti__sgemm_go(&j, tp);
+}
+
+/* Floats of workspace with which ti__sgemm_ws runs this product on tp's threads faster than
+ * on its stack buffers (the large products: more rows than a packed block of A holds, or K
+ * past one k block), 0 when it would not use one. */
+TI__PRIVATE size_t ti__sgemm_ws_floats(int transA, int transB, size_t M, size_t N, size_t K,
+                                       size_t lda, ti__threadpool *tp) {
+    if (M == 0 || N == 0) return 0;
+    ti__sgemm_job j;
+    ti__sgemm_job_init(&j, transA, transB, M, N, K, 1.0f, NULL, lda, NULL, 0, 0.0f, NULL, 0,
+                       NULL);
+    j.ws_sized = 1;
+    size_t threads = (size_t)ti__threadpool_size(tp);
+    if (ti__sgemm_plan(&j, threads) != TI__SG_TILES) return 0;
+    /* the first tile is the largest; a smaller one needs no more (fewer columns), or, where
+     * it would need a workspace the first does not, runs on the stack */
+    size_t need = ti__sgemm_ws_need(&j, j.isa, TI__MIN(j.mt, M), TI__MIN(j.nt, N));
+    return need * threads;
+}
+
+/* ti__sgemm_ex with a workspace of ws_floats floats (ti__sgemm_ws_floats for the same
+ * product and thread pool; fewer, or ws NULL: the stack buffers). Same results within
+ * float rounding: the k blocks differ, so the sums' order does. */
+TI__PRIVATE void ti__sgemm_ws(int transA, int transB, size_t M, size_t N, size_t K, float alpha,
+                              const float *A, size_t lda, const float *B, size_t ldb, float beta,
+                              float *C, size_t ldc, const ti__gemm_epi *epi, ti__threadpool *tp,
+                              float *ws, size_t ws_floats) {
+    if (M == 0 || N == 0) return;
+    ti__sgemm_job j;
+    ti__sgemm_job_init(&j, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, epi);
+    j.ws = ws;
+    j.ws_sized = 1;
+    j.ws_part = ws != NULL ? ws_floats / (size_t)ti__threadpool_size(tp) : 0;
     ti__sgemm_go(&j, tp);
 }
 
@@ -742,9 +853,9 @@ TI__PRIVATE ti_status ti__gemm_run(ti__kctx *k) {
             for (size_t i = 0; i < m; i++)
                 for (size_t q = 0; q < n; q++) yd[i * n + q] = beta * cd[i * sm + q * sn];
         }
-        ti__sgemm_ref(ta, tb, m, n, kk, alpha, (const float *)a->data, (size_t)a->shape[1],
-                      (const float *)b->data, (size_t)b->shape[1], c != NULL ? 1.0f : 0.0f, yd,
-                      n, k->tp);
+        ti__sgemm_ws(ta, tb, m, n, kk, alpha, (const float *)a->data, (size_t)a->shape[1],
+                     (const float *)b->data, (size_t)b->shape[1], c != NULL ? 1.0f : 0.0f, yd,
+                     n, NULL, k->tp, (float *)k->scratch, k->scratch_bytes / sizeof(float));
         ti__gemm_act(k, yd, m * n);
         return TI_OK;
     }
@@ -774,6 +885,16 @@ TI__PRIVATE ti_status ti__gemm_run(ti__kctx *k) {
             }
         }
     return TI_OK;
+}
+
+/* The workspace of the float GEMM (ti__sgemm_ws_floats), in bytes. */
+TI__PRIVATE size_t ti__gemm_scratch(ti__kctx *k) {
+    const ti_tensor *a = k->in[0], *y = k->out[0];
+    if (a->dtype != TI_DTYPE_F32 || a->rank != 2 || y->rank != 2) return 0;
+    int ta = ti__attr_i(k->node, "transA", 0) != 0, tb = ti__attr_i(k->node, "transB", 0) != 0;
+    size_t m = (size_t)y->shape[0], n = (size_t)y->shape[1];
+    size_t kk = (size_t)(ta ? a->shape[0] : a->shape[1]);
+    return sizeof(float) * ti__sgemm_ws_floats(ta, tb, m, n, kk, (size_t)a->shape[1], k->tp);
 }
 
 /* ---- MatMul and MatMulInteger: numpy matmul shapes ----------------------------------- */
@@ -901,6 +1022,33 @@ TI__PRIVATE void ti__matmul_batches(void *ctx, size_t begin, size_t end) {
     }
 }
 
+/* Rows of A in each of a float MatMul's GEMMs, run on the pool: the whole batch as one
+ * GEMM when B is one matrix and A is not broadcast, else one batch matrix's; 0 when the
+ * batch matrices are as many as 2 a thread or more: each then a serial GEMM, in parallel. */
+TI__PRIVATE size_t ti__matmul_rows(const ti__mm_shape *s, size_t threads) {
+    int b_shared = 1, a_full = 1; /* B one matrix for all; A not broadcast */
+    for (int i = 0; i < s->batch_rank; i++) {
+        if (s->b_stride[i] != 0 && s->batch[i] != 1) b_shared = 0;
+        if (s->a_stride[i] == 0 && s->batch[i] != 1) a_full = 0;
+    }
+    if (b_shared && a_full) return s->n_batch * (size_t)s->m;
+    return s->n_batch >= 2 * threads ? 0 : (size_t)s->m;
+}
+
+/* The float GEMM's workspace (ti__sgemm_ws_floats), in bytes. */
+TI__PRIVATE size_t ti__matmul_scratch(ti__kctx *k) {
+    ti__mm_shape s;
+    ti_error *saved = k->err, tmp;
+    k->err = &tmp;
+    ti_status st = ti__mm_infer(k, k->in[0], k->in[1], &s);
+    k->err = saved;
+    if (st != TI_OK || k->in[0]->dtype != TI_DTYPE_F32) return 0;
+    size_t rows = ti__matmul_rows(&s, (size_t)ti__threadpool_size(k->tp));
+    if (rows == 0) return 0;
+    return sizeof(float) * ti__sgemm_ws_floats(0, 0, rows, (size_t)s.n, (size_t)s.k,
+                                               (size_t)s.k, k->tp);
+}
+
 TI__PRIVATE ti_status ti__matmul_run(ti__kctx *k) {
     const ti_tensor *a = k->in[0], *b = k->in[1];
     ti_tensor *y = k->out[0];
@@ -911,28 +1059,26 @@ TI__PRIVATE ti_status ti__matmul_run(ti__kctx *k) {
     if (a->dtype == TI_DTYPE_F32) {
         const float *ad = (const float *)a->data, *bd = (const float *)b->data;
         float *yd = (float *)y->data;
-        int b_shared = 1, a_full = 1; /* B one matrix for all; A not broadcast */
-        for (int i = 0; i < s.batch_rank; i++) {
-            if (s.b_stride[i] != 0 && s.batch[i] != 1) b_shared = 0;
-            if (s.a_stride[i] == 0 && s.batch[i] != 1) a_full = 0;
-        }
-        if (b_shared && a_full) { /* fold the batch into M: one large GEMM */
-            ti__sgemm_ref(0, 0, s.n_batch * m, n, kk, 1.0f, ad, kk, bd, n, 0.0f, yd, n, k->tp);
+        float *ws = (float *)k->scratch;
+        size_t wsn = k->scratch_bytes / sizeof(float);
+        size_t rows = ti__matmul_rows(&s, (size_t)ti__threadpool_size(k->tp));
+        if (rows == s.n_batch * m) { /* fold the batch into M: one large GEMM */
+            ti__sgemm_ws(0, 0, s.n_batch * m, n, kk, 1.0f, ad, kk, bd, n, 0.0f, yd, n, NULL,
+                         k->tp, ws, wsn);
         } else {
             ti__mm_job j;
             j.s = &s;
             j.a = ad;
             j.b = bd;
             j.y = yd;
-            size_t threads = (size_t)ti__threadpool_size(k->tp);
-            if (s.n_batch >= 2 * threads) {
+            if (rows == 0) {
                 ti__parallel_for(k->tp, s.n_batch, 1, ti__matmul_batches, &j);
             } else {
                 for (size_t t = 0; t < s.n_batch; t++) {
                     size_t oa, ob;
                     ti__mm_offsets(&s, t, &oa, &ob);
-                    ti__sgemm_ref(0, 0, m, n, kk, 1.0f, ad + oa * m * kk, kk, bd + ob * kk * n,
-                                  n, 0.0f, yd + t * m * n, n, k->tp);
+                    ti__sgemm_ws(0, 0, m, n, kk, 1.0f, ad + oa * m * kk, kk, bd + ob * kk * n,
+                                 n, 0.0f, yd + t * m * n, n, NULL, k->tp, ws, wsn);
                 }
             }
         }
@@ -1056,8 +1202,8 @@ TI__PRIVATE ti_status ti__matmulint_run(ti__kctx *k) {
 }
 
 TI__PRIVATE const ti__op ti__ops_gemm[] = {
-    {"Gemm", ti__gemm_shape, ti__gemm_run, NULL, 0},
-    {"MatMul", ti__matmul_shape, ti__matmul_run, NULL, 0},
+    {"Gemm", ti__gemm_shape, ti__gemm_run, ti__gemm_scratch, 0},
+    {"MatMul", ti__matmul_shape, ti__matmul_run, ti__matmul_scratch, 0},
     {"MatMulInteger", ti__matmulint_shape, ti__matmulint_run, ti__matmulint_scratch, 0},
     {NULL, NULL, NULL, NULL, 0}
 };

@@ -258,6 +258,86 @@ TI_TEST(run_does_not_allocate) {
     TI_CHECK(ti_test_alloc_balanced(&ca));
 }
 
+/* MatMul and Gemm large enough for the GEMM's workspace path (its session scratch): x [300,
+ * 1100] times w [1100, 200], and the Gemm with w given transposed plus a bias row, at 1 and
+ * 2 threads, against double sums, and no allocation while running. */
+TI_TEST(large_matmul_and_gemm_use_the_scratch) {
+    enum { M = 300, K = 1100, N = 200 };
+    float *x = (float *)malloc(sizeof(float) * M * K), *w = (float *)malloc(sizeof(float) * K * N);
+    float *wt = (float *)malloc(sizeof(float) * K * N), c[N];
+    TI_REQUIRE(x != NULL && w != NULL && wt != NULL);
+    unsigned seed = 5;
+    for (int i = 0; i < M * K; i++) x[i] = frand(&seed);
+    for (int i = 0; i < K * N; i++) w[i] = frand(&seed);
+    for (int p = 0; p < K; p++)
+        for (int q = 0; q < N; q++) wt[q * K + p] = w[p * N + q];
+    for (int q = 0; q < N; q++) c[q] = frand(&seed);
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t xd[2] = {M, K}, wd[2] = {K, N}, wtd[2] = {N, K}, cd[1] = {N}, yd[2] = {M, N};
+    ob_input(&mb, "x", OB_FLOAT, 2, xd);
+    ob_init_f32(&mb, "w", 2, wd, w);
+    ob_init_f32(&mb, "wt", 2, wtd, wt);
+    ob_init_f32(&mb, "c", 1, cd, c);
+    ob_node(&mb, "MatMul", "mm", "x,w", "y1");
+    ob_buf at = {0, 0, 0};
+    ob_attr_int(&at, "transB", 1);
+    ob_node_attrs(&mb, "Gemm", "gemm", "x,wt,c", "y2", &at);
+    ob_output(&mb, "y1", OB_FLOAT, 2, yd);
+    ob_output(&mb, "y2", OB_FLOAT, 2, yd);
+    size_t n;
+    unsigned char *bytes = ob_finish(&mb, &n);
+    ti_test_alloc ca;
+    memset(&ca, 0, sizeof ca);
+    ti_model_desc md;
+    memset(&md, 0, sizeof md);
+    md.allocator = ti_test_allocator(&ca);
+    ti_error err;
+    ti_model *m = ti_model_load_memory(bytes, n, &md, &err);
+    free(bytes);
+    TI_REQUIRE(m != NULL);
+    double *ref = (double *)malloc(sizeof(double) * M * N);
+    TI_REQUIRE(ref != NULL);
+    for (int i = 0; i < M; i++)
+        for (int q = 0; q < N; q++) {
+            double acc = 0;
+            for (int p = 0; p < K; p++) acc += (double)x[i * K + p] * w[p * N + q];
+            ref[i * N + q] = acc;
+        }
+    for (int threads = 1; threads <= 2; threads++) {
+        ti_session_desc d;
+        memset(&d, 0, sizeof d);
+        d.allocator = ti_test_allocator(&ca);
+        d.num_threads = threads;
+        ti_session *s = ti_session_create(m, &d, &err);
+        TI_REQUIRE(s != NULL);
+        memcpy(ti_session_input(s, 0)->data, x, sizeof(float) * M * K);
+        size_t before = ca.calls;
+        ca.forbid = 1;
+        TI_CHECK(ti_session_run(s, &err) == TI_OK);
+        ca.forbid = 0;
+        TI_CHECK_EQ_INT(ca.calls - before, 0);
+        const float *y1 = (const float *)ti_session_output(s, 0)->data;
+        const float *y2 = (const float *)ti_session_output(s, 1)->data;
+        double worst1 = 0, worst2 = 0; /* sums of 1100 products of values in [-1, 1] */
+        for (int i = 0; i < M * N; i++) {
+            worst1 = fmax(worst1, fabs(y1[i] - ref[i]));
+            worst2 = fmax(worst2, fabs(y2[i] - (ref[i] + c[i % N])));
+        }
+        if (worst1 >= 1e-4 || worst2 >= 1e-4)
+            printf("  %d threads: MatMul off by %g, Gemm by %g\n", threads, worst1, worst2);
+        TI_CHECK(worst1 < 1e-4);
+        TI_CHECK(worst2 < 1e-4);
+        ti_session_destroy(s);
+    }
+    ti_model_free(m);
+    TI_CHECK(ti_test_alloc_balanced(&ca));
+    free(ref);
+    free(x);
+    free(w);
+    free(wt);
+}
+
 TI_TEST(arena_reuses_memory) {
     /* ten Negs in a row on 1000 floats: the input keeps its buffer, the other ten take
      * turns in two more */
@@ -598,6 +678,7 @@ int main(void) {
     TI_RUN(matmul_bias_activation_fusion);
     TI_RUN(elementwise_activation_fusion);
     TI_RUN(run_does_not_allocate);
+    TI_RUN(large_matmul_and_gemm_use_the_scratch);
     TI_RUN(arena_reuses_memory);
     TI_RUN(symbolic_dims_bind_and_rebind);
     TI_RUN(value_dependent_shapes_replan_at_run);

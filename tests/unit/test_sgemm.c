@@ -30,6 +30,11 @@ typedef struct gcase {
  * a few L1 sets: the GEMM then packs A, ti__sgemm_isa.pack_a) */
 static size_t g_lda = 0;
 
+/* run_case through ti__sgemm_ws: 1 with the workspace ti__sgemm_ws_floats asks for, 2 one
+ * float short of it (the stack path must take over); g_ws_planned counts the runs that
+ * were given one (ti__sgemm_ws_floats > 0) */
+static int g_ws = 0, g_ws_planned = 0;
+
 static int make_case(gcase *g, int ta, int tb, size_t m, size_t n, size_t k, float alpha,
                      float beta) {
     g->ta = ta;
@@ -84,9 +89,26 @@ static int run_case(const gcase *g, ti__threadpool *tp, const char *isa) {
     float *c = (float *)malloc(sizeof(float) * g->m * g->ldc);
     if (c == NULL) return 1;
     memcpy(c, g->c0, sizeof(float) * g->m * g->ldc);
-    ti__sgemm_ref(g->ta, g->tb, g->m, g->n, g->k, g->alpha, g->a, g->lda, g->b, g->ldb, g->beta,
-                  c, g->ldc, tp);
     int bad = 0;
+    if (g_ws) {
+        size_t wsn = ti__sgemm_ws_floats(g->ta, g->tb, g->m, g->n, g->k, g->lda, tp);
+        if (wsn > 0) g_ws_planned++;
+        if (wsn > 0 && g_ws == 2) wsn--;
+        float *ws = (float *)malloc(sizeof(float) * (wsn + 64));
+        if (ws == NULL) {
+            free(c);
+            return 1;
+        }
+        for (size_t i = 0; i < wsn + 64; i++) ws[i] = SENTINEL;
+        ti__sgemm_ws(g->ta, g->tb, g->m, g->n, g->k, g->alpha, g->a, g->lda, g->b, g->ldb,
+                     g->beta, c, g->ldc, NULL, tp, ws, wsn);
+        for (size_t i = wsn; i < wsn + 64; i++)
+            if (ws[i] != SENTINEL && bad++ == 0) printf("  %s: written past the workspace\n", isa);
+        free(ws);
+    } else {
+        ti__sgemm_ref(g->ta, g->tb, g->m, g->n, g->k, g->alpha, g->a, g->lda, g->b, g->ldb,
+                      g->beta, c, g->ldc, tp);
+    }
     for (size_t i = 0; i < g->m; i++)
         for (size_t j = 0; j < g->ldc; j++) {
             float got = c[i * g->ldc + j];
@@ -380,6 +402,72 @@ TI_TEST(big_shapes) {
     ti__threadpool_destroy(tp);
 }
 
+/* The workspace path (ti__sgemm_ws): k blocks of up to 512 and the tile's B panel packed
+ * once, for the products that ask for one: more rows than a packed A block (rows 1024 floats
+ * apart) or the stack's 256-row block, K past one and two k blocks (3 x 367), N past a
+ * tile's 1024 columns and 16 * q + 1 (the last column on its own), every transposition,
+ * alpha and beta, each ISA, 1 and 2 threads; then each one float short of its workspace
+ * (the stack buffers take over), and the epilogue in the kernel against a pass after it. */
+TI_TEST(workspace_path) {
+    ti__threadpool *tp = ti__threadpool_create(NULL, 2);
+    static const size_t shapes[][3] = {{300, 200, 1100}, {600, 1100, 130}, {70, 97, 520},
+                                       {290, 1041, 300}, {57, 33, 700}};
+    for (g_ws = 1; g_ws <= 2; g_ws++) {
+        g_ws_planned = 0;
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+            int t = (int)si % 4;
+            check_case(t & 1, t >> 1, shapes[si][0], shapes[si][1], shapes[si][2],
+                       si == 2 ? 0.5f : 1.0f, si % 2 ? 0.25f : 0.0f, tp);
+        }
+        for (int t = 0; t < 4; t++) { /* A packed: its rows 1024 floats apart */
+            g_lda = 1024;
+            check_case(t & 1, t >> 1, 150 + (size_t)t * 61, 70, 300, -1.0f, t == 1 ? 1.0f : 0.0f,
+                       t == 3 ? tp : NULL);
+        }
+        g_lda = 0;
+        /* each SIMD ISA: 5 shapes x 2 runs + 4; plus the scalar ISA's (no workspace) */
+        printf("  workspace %s: %d runs given one\n", g_ws == 1 ? "exact" : "one short",
+               g_ws_planned);
+        TI_CHECK(g_ws_planned >= 14);
+    }
+    g_ws = 0;
+    /* bias and ReLU in the kernel at the last k block, against the product then one pass */
+    gcase g;
+    memset(&g, 0, sizeof g);
+    TI_REQUIRE(make_case(&g, 0, 0, 300, 190, 1100, 1.0f, 0.0f));
+    float *bias = (float *)malloc(sizeof(float) * g.m);
+    float *want = (float *)malloc(sizeof(float) * g.m * g.ldc);
+    float *got = (float *)malloc(sizeof(float) * g.m * g.ldc);
+    TI_REQUIRE(bias != NULL && want != NULL && got != NULL);
+    for (size_t i = 0; i < g.m; i++) bias[i] = frand();
+    ti__gemm_epi epi;
+    epi.bias = bias;
+    epi.act = TI__ACT_RELU;
+    epi.a = epi.b = 0.0f;
+    for (int i = 1; i < 3; i++) {
+        if (ti__cpu_force_isa(ISAS[i]) != ISAS[i]) continue;
+        size_t wsn = ti__sgemm_ws_floats(0, 0, g.m, g.n, g.k, g.lda, NULL);
+        float *ws = (float *)malloc(sizeof(float) * (wsn + 1));
+        TI_REQUIRE(ws != NULL);
+        TI_CHECK(wsn > 0);
+        memcpy(want, g.c0, sizeof(float) * g.m * g.ldc);
+        memcpy(got, g.c0, sizeof(float) * g.m * g.ldc);
+        ti__sgemm_ws(0, 0, g.m, g.n, g.k, 1.0f, g.a, g.lda, g.b, g.ldb, 0.0f, want, g.ldc, NULL,
+                     NULL, ws, wsn);
+        ti__act_block(epi.act, epi.a, epi.b, epi.bias, want, g.ldc, g.m, g.n);
+        ti__sgemm_ws(0, 0, g.m, g.n, g.k, 1.0f, g.a, g.lda, g.b, g.ldb, 0.0f, got, g.ldc, &epi,
+                     NULL, ws, wsn);
+        TI_CHECK(memcmp(want, got, sizeof(float) * g.m * g.ldc) == 0);
+        free(ws);
+    }
+    ti__cpu_force_isa(-1);
+    free(bias);
+    free(want);
+    free(got);
+    free_case(&g);
+    ti__threadpool_destroy(tp);
+}
+
 /* light_squeezenet under `isa` (2 threads); out receives the first output. */
 static int run_model(int isa, float **out, size_t *n) {
     ti_error err;
@@ -514,17 +602,42 @@ TI_TEST(epilogue_equals_gemm_then_activation) {
 /* The thread pool's split: every index of [0, n) in exactly one range, for pools of 2 to 4
  * threads and many sizes and grains; the caller always runs the first chunk (its own block
  * starts there, taken before the workers can take anything), so consecutive jobs give the
- * same thread the same part of the range. */
+ * same thread the same part of the range. ti__parallel_for_part (every other job): each
+ * range told a participant number below the pool's size, 0 on the caller, and never two
+ * ranges at once with the same number (the GEMM gives each number its own workspace). */
 #ifndef TI_NO_THREADS
 typedef struct pool_job {
     unsigned char *hits;
     pthread_t caller;
     int first_by_caller;
+    int threads, bad_part;
+    pthread_mutex_t mu;
+    pthread_t owner[TI_MAX_THREADS]; /* the thread seen with each participant number */
+    int owned[TI_MAX_THREADS];
 } pool_job;
 static void pool_range(void *ctx, size_t b, size_t e) {
     pool_job *j = (pool_job *)ctx;
     for (size_t i = b; i < e; i++) j->hits[i]++;
     if (b == 0) j->first_by_caller = pthread_equal(pthread_self(), j->caller) != 0;
+}
+static void pool_part_range(void *ctx, int part, size_t b, size_t e) {
+    pool_job *j = (pool_job *)ctx;
+    if (part < 0 || part >= j->threads) {
+        j->bad_part = 1;
+        return;
+    }
+    pthread_mutex_lock(&j->mu);
+    if (!j->owned[part]) {
+        j->owner[part] = pthread_self();
+        j->owned[part] = 1;
+    } else if (!pthread_equal(j->owner[part], pthread_self())) {
+        j->bad_part = 1; /* two threads with one number: they could run at once */
+    }
+    if ((pthread_equal(pthread_self(), j->caller) != 0) != (part == 0)) j->bad_part = 1;
+    pthread_mutex_unlock(&j->mu);
+    pool_range(ctx, b, e);
+    for (volatile int spin = 0; spin < 20000; spin++) {
+    } /* some microseconds: long enough for every worker to take a range */
 }
 #endif
 TI_TEST(thread_pool_covers_each_index_once) {
@@ -541,11 +654,19 @@ TI_TEST(thread_pool_covers_each_index_once) {
         for (int r = 0; r < 300; r++) {
             size_t n = 1 + urand() % (r < 100 ? 40 : NMAX), grain = 1 + urand() % (r % 3 == 0 ? 3 : 200);
             pool_job j;
+            memset(&j, 0, sizeof j);
             memset(hits, 0, NMAX);
             j.hits = hits;
             j.caller = pthread_self();
             j.first_by_caller = -1;
-            ti__parallel_for(tp, n, grain, pool_range, &j);
+            j.threads = ti__threadpool_size(tp);
+            pthread_mutex_init(&j.mu, NULL);
+            if (r % 2) ti__parallel_for_part(tp, n, grain, pool_part_range, &j);
+            else ti__parallel_for(tp, n, grain, pool_range, &j);
+            if (j.bad_part && bad++ == 0)
+                printf("  %d threads, n %zu, grain %zu: a participant number out of range, "
+                       "on the caller and a worker, or on two workers\n", threads, n, grain);
+            pthread_mutex_destroy(&j.mu);
             for (size_t i = 0; i < n; i++)
                 if (hits[i] != 1 && bad++ == 0)
                     printf("  %d threads, n %zu, grain %zu: index %zu run %d times\n", threads, n,
@@ -567,6 +688,7 @@ int main(void) {
     TI_RUN(edge_shapes);
     TI_RUN(random_shapes);
     TI_RUN(big_shapes);
+    TI_RUN(workspace_path);
     TI_RUN(model_agrees_across_isas);
     TI_RUN(epilogue_equals_gemm_then_activation);
     TI_RUN(b_panel_prepacked);
