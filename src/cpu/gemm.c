@@ -3,8 +3,10 @@
  * float32 runs the blocked GEMM: SIMD micro-kernels (cpu/x86/) chosen at run time by
  * ti__cpu_isa() (cpu/isa.c), or the portable micro-kernel below; other dtypes run a plain
  * generic loop. Relies on tensor.c element access and the thread pool. Must not allocate:
- * GEMM packing buffers live on the stack (at most about 50 KiB, so small worker-thread
- * stacks suffice). */
+ * GEMM packing buffers live on the stack (at most about 80 KiB, so small worker-thread
+ * stacks suffice), and large products also use a workspace their caller gives
+ * (ti__sgemm_ws: MatMul and Gemm take it from the session's scratch, sized at planning by
+ * ti__sgemm_ws_floats), one part per thread. */
 
 /* Register tile of the micro-kernel (MR rows x NR columns of C held in accumulators) and
  * the cache blocks: a KC x NC panel of B is packed once and reused for every MR rows. */
