@@ -967,6 +967,17 @@ TI__PRIVATE ti_status ti__mm_infer(ti__kctx *k, const ti_tensor *a, const ti_ten
     return TI_OK;
 }
 
+/* ti__mm_infer at planning (the scratch and prepack entries): an error is not reported
+ * there, the shape function has done that. */
+TI__PRIVATE ti_status ti__mm_infer_quiet(ti__kctx *k, const ti_tensor *a, const ti_tensor *b,
+                                         ti__mm_shape *s) {
+    ti_error *saved = k->err, tmp;
+    k->err = &tmp;
+    ti_status st = ti__mm_infer(k, a, b, s);
+    k->err = saved;
+    return st;
+}
+
 /* Offsets (in matrices) of A and B for output batch index t. */
 TI__PRIVATE void ti__mm_offsets(const ti__mm_shape *s, size_t t, size_t *oa, size_t *ob) {
     size_t a = 0, b = 0;
@@ -1040,10 +1051,7 @@ TI__PRIVATE size_t ti__matmul_rows(const ti__mm_shape *s, size_t threads) {
 /* The float GEMM's workspace (ti__sgemm_ws_floats), in bytes. */
 TI__PRIVATE size_t ti__matmul_scratch(ti__kctx *k) {
     ti__mm_shape s;
-    ti_error *saved = k->err, tmp;
-    k->err = &tmp;
-    ti_status st = ti__mm_infer(k, k->in[0], k->in[1], &s);
-    k->err = saved;
+    ti_status st = ti__mm_infer_quiet(k, k->in[0], k->in[1], &s);
     if (st != TI_OK || k->in[0]->dtype != TI_DTYPE_F32) return 0;
     size_t rows = ti__matmul_rows(&s, (size_t)ti__threadpool_size(k->tp));
     if (rows == 0) return 0;
@@ -1154,10 +1162,7 @@ TI__PRIVATE int ti__matmulint_shape(ti__kctx *k) {
 
 TI__PRIVATE size_t ti__matmulint_scratch(ti__kctx *k) {
     ti__mm_shape s;
-    ti_error *saved = k->err, tmp;
-    k->err = &tmp;
-    ti_status st = ti__mm_infer(k, k->in[0], k->in[1], &s);
-    k->err = saved;
+    ti_status st = ti__mm_infer_quiet(k, k->in[0], k->in[1], &s);
     if (st != TI_OK) return 0;
     int one_b = 1; /* b is one matrix: packed at planning when it is a constant */
     for (int i = 0; i < s.batch_rank; i++)
@@ -1174,10 +1179,7 @@ TI__PRIVATE ti_status ti__matmulint_prepack(ti__kctx *k, ti__node *node, ti__poo
     if (a == NULL || b == NULL || b->data == NULL || (zb != NULL && zb->data == NULL) ||
         (b->dtype != TI_DTYPE_U8 && b->dtype != TI_DTYPE_I8) || (zb != NULL && zb->dtype != b->dtype))
         return TI_OK;
-    ti_error *saved = k->err, tmp;
-    k->err = &tmp;
-    ti_status st = ti__mm_infer(k, a, b, &s);
-    k->err = saved;
+    ti_status st = ti__mm_infer_quiet(k, a, b, &s);
     if (st != TI_OK || s.n == 0 || s.k == 0 || !ti__mmi_zp_ok(zb, s.n)) return TI_OK;
     for (int i = 0; i < s.batch_rank; i++)
         if (s.b_stride[i] != 0) return TI_OK; /* b has several matrices */

@@ -226,32 +226,51 @@ TI_TEST(elementwise_activation_fusion) {
     ti_model_free(m);
 }
 
-TI_TEST(run_does_not_allocate) {
-    size_t n;
-    unsigned char *bytes = conv_bn_relu_model(&n, "Sigmoid");
-    ti_test_alloc ca;
-    memset(&ca, 0, sizeof ca);
+/* The model in bytes (freed here) loaded through the counting allocator ca. */
+static ti_model *load_counted(unsigned char *bytes, size_t n, ti_test_alloc *ca) {
     ti_model_desc md;
     memset(&md, 0, sizeof md);
-    md.allocator = ti_test_allocator(&ca);
+    md.allocator = ti_test_allocator(ca);
     ti_error err;
     ti_model *m = ti_model_load_memory(bytes, n, &md, &err);
     free(bytes);
+    return m;
+}
+
+/* A session of m on `threads` threads through ca, run `runs` times with every allocation
+ * refused (its inputs as set by `set`, or zeros); returns it, or NULL (checks failed). */
+static ti_session *run_counted(const ti_model *m, ti_test_alloc *ca, int threads, int runs,
+                               const float *set) {
+    ti_session_desc d;
+    memset(&d, 0, sizeof d);
+    d.allocator = ti_test_allocator(ca);
+    d.num_threads = threads;
+    ti_error err;
+    ti_session *s = ti_session_create(m, &d, &err);
+    TI_CHECK(s != NULL);
+    if (s == NULL) return NULL;
+    ti_tensor *in = ti_session_input(s, 0);
+    if (set != NULL) memcpy(in->data, set, in->size_bytes);
+    else memset(in->data, 0, in->size_bytes);
+    size_t before = ca->calls;
+    ca->forbid = 1;
+    for (int r = 0; r < runs; r++) TI_CHECK(ti_session_run(s, &err) == TI_OK);
+    ca->forbid = 0;
+    TI_CHECK_EQ_INT(ca->calls - before, 0);
+    TI_CHECK_EQ_INT(ca->forbidden, 0);
+    return s;
+}
+
+TI_TEST(run_does_not_allocate) {
+    size_t n;
+    ti_test_alloc ca;
+    memset(&ca, 0, sizeof ca);
+    unsigned char *bytes = conv_bn_relu_model(&n, "Sigmoid");
+    ti_model *m = load_counted(bytes, n, &ca);
     TI_REQUIRE(m != NULL);
     for (int threads = 1; threads <= 2; threads++) {
-        ti_session_desc d;
-        memset(&d, 0, sizeof d);
-        d.allocator = ti_test_allocator(&ca);
-        d.num_threads = threads;
-        ti_session *s = ti_session_create(m, &d, &err);
+        ti_session *s = run_counted(m, &ca, threads, 3, NULL);
         TI_REQUIRE(s != NULL);
-        memset(ti_session_input(s, 0)->data, 0, ti_session_input(s, 0)->size_bytes);
-        size_t before = ca.calls;
-        ca.forbid = 1;
-        for (int r = 0; r < 3; r++) TI_CHECK(ti_session_run(s, &err) == TI_OK);
-        ca.forbid = 0;
-        TI_CHECK_EQ_INT(ca.calls - before, 0);
-        TI_CHECK_EQ_INT(ca.forbidden, 0);
         ti_session_destroy(s);
     }
     ti_model_free(m);
@@ -289,12 +308,7 @@ TI_TEST(large_matmul_and_gemm_use_the_scratch) {
     unsigned char *bytes = ob_finish(&mb, &n);
     ti_test_alloc ca;
     memset(&ca, 0, sizeof ca);
-    ti_model_desc md;
-    memset(&md, 0, sizeof md);
-    md.allocator = ti_test_allocator(&ca);
-    ti_error err;
-    ti_model *m = ti_model_load_memory(bytes, n, &md, &err);
-    free(bytes);
+    ti_model *m = load_counted(bytes, n, &ca);
     TI_REQUIRE(m != NULL);
     double *ref = (double *)malloc(sizeof(double) * M * N);
     TI_REQUIRE(ref != NULL);
@@ -305,18 +319,8 @@ TI_TEST(large_matmul_and_gemm_use_the_scratch) {
             ref[i * N + q] = acc;
         }
     for (int threads = 1; threads <= 2; threads++) {
-        ti_session_desc d;
-        memset(&d, 0, sizeof d);
-        d.allocator = ti_test_allocator(&ca);
-        d.num_threads = threads;
-        ti_session *s = ti_session_create(m, &d, &err);
+        ti_session *s = run_counted(m, &ca, threads, 1, x);
         TI_REQUIRE(s != NULL);
-        memcpy(ti_session_input(s, 0)->data, x, sizeof(float) * M * K);
-        size_t before = ca.calls;
-        ca.forbid = 1;
-        TI_CHECK(ti_session_run(s, &err) == TI_OK);
-        ca.forbid = 0;
-        TI_CHECK_EQ_INT(ca.calls - before, 0);
         const float *y1 = (const float *)ti_session_output(s, 0)->data;
         const float *y2 = (const float *)ti_session_output(s, 1)->data;
         double worst1 = 0, worst2 = 0; /* sums of 1100 products of values in [-1, 1] */
