@@ -241,7 +241,6 @@ TI__UNARY_FLOAT_RUN(acosh)
 TI__UNARY_FLOAT_RUN(atanh)
 TI__UNARY_FLOAT_RUN(erf)
 TI__UNARY_FLOAT_RUN(tanh)
-TI__UNARY_FLOAT_RUN(sigmoid)
 TI__UNARY_FLOAT_RUN(softplus)
 TI__UNARY_FLOAT_RUN(softsign)
 TI__UNARY_FLOAT_RUN(mish)
@@ -255,6 +254,33 @@ TI__UNARY_FLOAT_RUN(hard_swish)
 TI__UNARY_FLOAT_RUN(thresholded_relu)
 TI__UNARY_FLOAT_RUN(shrink)
 TI__UNARY_FLOAT_RUN(swish)
+
+/* Sigmoid on float32 by ti__act_block: the vector arithmetic (a few ulp from expf) that the
+ * fused TI__ACT_SIGMOID of Conv, Gemm, MatMul, Add and Mul runs, so that fusing a Sigmoid
+ * does not change its bits (the scalar 1 / (1 + expf(-x)) here made the fused and unfused
+ * graphs depend on the vector form matching expf's rounding). */
+TI__PRIVATE void ti__unary_sigmoid_vec(void *ctx, size_t begin, size_t end) {
+    const ti__ujob *j = (const ti__ujob *)ctx;
+    const float *xs = (const float *)j->x + begin;
+    float *ys = (float *)j->y + begin;
+    if (ys != xs) memcpy(ys, xs, (end - begin) * sizeof(float));
+    ti__act_block(TI__ACT_SIGMOID, 0.0f, 0.0f, NULL, ys, end - begin, 1, end - begin);
+}
+
+TI__PRIVATE ti_status ti__unary_sigmoid_run(ti__kctx *k) {
+    if (k->in[0]->dtype == TI_DTYPE_F32) {
+        ti__ujob j;
+        memset(&j, 0, sizeof j);
+        j.x = k->in[0]->data;
+        j.y = k->out[0]->data;
+        ti__parallel_for(k->tp, ti__numel(k->in[0]), TI__UNARY_GRAIN, ti__unary_sigmoid_vec, &j);
+        return TI_OK;
+    }
+    ti__uprm p;
+    ti__unary_params(k, &p);
+    ti__unary_sigmoid_float(k, &p);
+    return TI_OK;
+}
 
 TI__PRIVATE int ti__unary_gelu_shape(ti__kctx *k) {
     const char *mode = ti__attr_s(k->node, "approximate", "none");
