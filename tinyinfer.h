@@ -8782,18 +8782,22 @@ TI__PRIVATE size_t ti__sgemm_ws_floats(int transA, int transB, size_t M, size_t 
 }
 
 /* ti__sgemm_ex with a workspace of ws_floats floats (ti__sgemm_ws_floats for the same
- * product and thread pool; fewer, or ws NULL: the stack buffers). Same results within
- * float rounding: the k blocks differ, so the sums' order does. */
+ * product and thread pool). With less (a session's scratch sized for another node), or ws
+ * NULL, or a product that asks for none: exactly ti__sgemm_ex, the stack buffers and their
+ * tiles. Same results within float rounding: the k blocks differ, so the sums' order does. */
 TI__PRIVATE void ti__sgemm_ws(int transA, int transB, size_t M, size_t N, size_t K, float alpha,
                               const float *A, size_t lda, const float *B, size_t ldb, float beta,
                               float *C, size_t ldc, const ti__gemm_epi *epi, ti__threadpool *tp,
                               float *ws, size_t ws_floats) {
     if (M == 0 || N == 0) return;
+    size_t need = ws != NULL ? ti__sgemm_ws_floats(transA, transB, M, N, K, lda, tp) : 0;
     ti__sgemm_job j;
     ti__sgemm_job_init(&j, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, epi);
-    j.ws = ws;
-    j.ws_sized = ws != NULL; /* planned as ti__sgemm_ws_floats planned it */
-    j.ws_part = ws != NULL ? ws_floats / (size_t)ti__threadpool_size(tp) : 0;
+    if (need > 0 && ws_floats >= need) { /* planned as ti__sgemm_ws_floats planned it */
+        j.ws = ws;
+        j.ws_sized = 1;
+        j.ws_part = need / (size_t)ti__threadpool_size(tp);
+    }
     ti__sgemm_go(&j, tp);
 }
 
