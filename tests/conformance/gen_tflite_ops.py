@@ -11,8 +11,8 @@ reads: OUTDIR/<op>_<dtype>_<variant>/model.tflite + test_data_set_0/{input,outpu
   int8     TF2 full-integer post-training quantization (representative dataset,
            TFLITE_BUILTINS_INT8, int8 inputs and outputs, per-channel int8 weights).
 Quantized inputs are uniform random integers over the whole type range; quantized outputs
-may be 1 unit off (tolerance "0 1"); integer results that are not quantized values (ARG_MAX,
-SHAPE, CAST) are exact ("0 0").
+must match bit for bit ("0 0"; QUANT_1_UNIT lists the few allowed 1 unit, "0 1"), as must
+integer results that are not quantized values (ARG_MAX, SHAPE, CAST).
 
 The reference outputs come from ai-edge-litert with TFLite's reference kernels
 (OpResolverType.BUILTIN_REF, one thread): the quantized arithmetic tinyinfer follows. Where
@@ -51,7 +51,12 @@ tf1 = tf.compat.v1
 SEED = 4
 MODES = ("float32", "uint8", "int8")
 N_CALIB = 8
-TOL = {"float32": "1e-5 1e-6", "quant": "0 1", "exact": "0 0"}
+TOL = {"float32": "1e-5 1e-6", "quant": "0 0", "quant_1": "0 1", "exact": "0 0"}
+# Quantized outputs are checked bit for bit against the oracle, but for these (op, dtype):
+# tinyinfer's uint8 SUM rescales in float as the builtin kernel does, 1 unit from the
+# reference kernel on some values. (A 1-unit tolerance everywhere hid an int8 MEAN that
+# rounded twice; see src/cpu/tfl_reduce.c.)
+QUANT_1_UNIT = {("SUM", "uint8")}
 
 
 # ---- inputs ---------------------------------------------------------------------------------
@@ -798,7 +803,7 @@ def generate(t, mode, out):
         write_pb(os.path.join(ds, "output_%d.pb" % k), v, n)
     quant = any(od["quantization"][0] != 0 for od in out_det)
     if quant:
-        tol = TOL["quant"]
+        tol = TOL["quant_1" if (t.op, mode) in QUANT_1_UNIT else "quant"]
     elif all(np.issubdtype(o.dtype, np.floating) for o in outs):
         tol = t.tol or TOL["float32"]
     else:
