@@ -1440,14 +1440,15 @@ typedef void (*ti__conv_fewc_fn)(float *y, size_t ldy, int mv, int np, const flo
 typedef void (*ti__dw_s2rows_fn)(float *y, size_t ldy, int R, size_t n, const float *const *x,
                                  int64_t W, int64_t pl, const float *w, float bias, int clamp,
                                  float lo, float hi);
-/* Output rows of a 3x3 stride-1 depthwise conv read in place (cpu/conv_fast.c, the
- * stride-1 row path): for k < R (1 to 4) and o < n,
- *   y[k * ldy + o] = bias + sum over r < 3, q < 3 of w[3 r + q] * X(k + r, o - pl + q)
+/* Output rows of a K x K (3 or 5) stride-1 depthwise conv read in place (cpu/conv_fast.c,
+ * the stride-1 row path): for k < R (1 to 4) and o < n,
+ *   y[k * ldy + o] = bias + sum over r < K, q < K of w[K r + q] * X(k + r, o - pl + q)
  * in that order of taps, then the clamp as ti__dw_row_fn; X as ti__dw_s2rows_fn's, x has
- * R + 2 rows. Reads only x[i][0 .. W), writes only those y. NULL where an ISA has none. */
-typedef void (*ti__dw_s1rows_fn)(float *y, size_t ldy, int R, size_t n, const float *const *x,
-                                 int64_t W, int64_t pl, const float *w, float bias, int clamp,
-                                 float lo, float hi);
+ * R + K - 1 rows, 0 <= pl < K. Reads only x[i][0 .. W), writes only those y. NULL where an
+ * ISA has none. */
+typedef void (*ti__dw_s1rows_fn)(float *y, size_t ldy, int K, int R, size_t n,
+                                 const float *const *x, int64_t W, int64_t pl, const float *w,
+                                 float bias, int clamp, float lo, float hi);
 typedef struct ti__dw_isa {
     int isa;
     ti__dw_row_fn row[2][2];
@@ -1460,7 +1461,7 @@ typedef struct ti__dw_isa {
     ti__dw_small_fn small;
     ti__conv_fewc_fn fewc[2];
     ti__dw_s2rows_fn s2rows3;
-    ti__dw_s1rows_fn s1rows3;
+    ti__dw_s1rows_fn s1rows;
 } ti__dw_isa;
 TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void); /* cpu/conv_fast.c */
 
@@ -6567,7 +6568,7 @@ typedef struct ti__dw_job {
     float act_a, act_b, lo, hi;
     int small; /* 1: the small-plane path, planned in sp, with the taps' masks */
     int s2rows; /* 1: the stride-2 row path (3x3, stride 2, an ISA with isa->s2rows3) */
-    int s1rows; /* 1: the stride-1 row path (3x3, stride 1, an ISA with isa->s1rows3) */
+    int s1rows; /* 1: the stride-1 row path (stride 1, an ISA with isa->s1rows) */
     ti__dw_small sp;
     uint16_t mask[TI__DW_SMALL_VEC * 25];
 } ti__dw_job;
@@ -6881,29 +6882,31 @@ TI__PRIVATE void ti__conv_dw_s2rows(const ti__dw_job *j, size_t begin, size_t en
 }
 
 /* ---- the stride-1 row path ----
- * 3x3 stride-1 planes with rows of TI__DW_S1ROWS_MIN outputs or more, where the ISA has
- * the kernel (ti__dw_s1rows_fn): four output rows at a time straight from the six input
- * rows they read; rows in the padding are passed as NULL. MobileNetV2's, bench/conv.c,
+ * 3x3 and 5x5 stride-1 planes with rows of TI__DW_S1ROWS_MIN outputs or more, where the
+ * ISA has the kernel (ti__dw_s1rows_fn): four output rows at a time straight from the K + 3
+ * input rows they read; rows in the padding are passed as NULL. MobileNetV2's, bench/conv.c,
  * 1 thread, against the flat path: 32 @ 112 0.157 -> 0.107 ms, 144 @ 56 0.174 -> 0.135,
- * 192 @ 28 0.059 -> 0.048, 384 @ 14 0.037 -> 0.030, 576 @ 14 0.056 -> 0.046; at 7 x 7
- * as the small-plane path (0.035-0.039 both), which keeps those. */
+ * 192 @ 28 0.059 -> 0.048, 384 @ 14 0.037 -> 0.030, 576 @ 14 0.056 -> 0.046;
+ * EfficientNet-B0's 5x5: 240 @ 28 0.163 -> 0.120, 672 @ 14 0.153 -> 0.095. At 7 x 7 about
+ * as the small-plane path (3x3 960: 0.035-0.039 both), which keeps those. */
 #define TI__DW_S1ROWS_MIN 12
 TI__PRIVATE void ti__conv_dw_s1rows(const ti__dw_job *j, size_t begin, size_t end) {
     const ti__convp *p = j->p;
     int64_t H = p->in[1], W = p->in[2], OH = p->out[1], OW = p->out[2], pt = p->pb[1];
+    int K = (int)p->k[1];
     for (size_t pln = begin; pln < end; pln++) {
         size_t m = pln % (size_t)p->m;
         const float *xp = j->x + pln * p->in_sp;
         float bv = j->b != NULL ? j->b[m] : 0.0f, *yp = j->y + pln * p->out_sp;
         for (int64_t oy = 0; oy < OH; oy += 4) {
             int R = (int)TI__MIN((int64_t)4, OH - oy);
-            const float *xr[6];
-            for (int r = 0; r < R + 2; r++) {
+            const float *xr[8];
+            for (int r = 0; r < R + K - 1; r++) {
                 int64_t ih = oy - pt + r;
                 xr[r] = ih >= 0 && ih < H ? xp + ih * W : NULL;
             }
-            j->isa->s1rows3(yp + oy * OW, (size_t)OW, R, (size_t)OW, xr, W, p->pb[2],
-                            j->w + m * 9, bv, j->clamp, j->lo, j->hi);
+            j->isa->s1rows(yp + oy * OW, (size_t)OW, K, R, (size_t)OW, xr, W, p->pb[2],
+                           j->w + m * (size_t)(K * K), bv, j->clamp, j->lo, j->hi);
         }
         if (j->act != TI__ACT_NONE && !j->clamp) ti__conv_dw_post((void *)j, yp, p->out_sp);
     }
@@ -7024,8 +7027,8 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
      * of 7: 0.041 there, 0.051 by rows) */
     j.s2rows = isa->s2rows3 != NULL && p->k[1] == 3 && p->s[1] == 2 &&
                (p->pb[2] == 0 || p->pb[2] == 1) && p->out[2] >= 12;
-    j.s1rows = isa->s1rows3 != NULL && p->k[1] == 3 && p->s[1] == 1 && p->pb[2] >= 0 &&
-               p->pb[2] <= 2 && p->out[2] >= TI__DW_S1ROWS_MIN;
+    j.s1rows = isa->s1rows != NULL && p->s[1] == 1 && p->pb[2] >= 0 && p->pb[2] < p->k[1] &&
+               p->out[2] >= TI__DW_S1ROWS_MIN;
     j.small = !j.s2rows && !j.s1rows && ti__dw_small_plan(&j, &j.sp);
     if (j.small) ti__dw_small_masks(p, &j.sp, j.mask);
     size_t planes = (size_t)(p->n * p->m), work = p->out_sp * p->kprod;
@@ -26530,14 +26533,6 @@ ti__dw512_s2rows3(float *y, size_t ldy, int R, size_t n, const float *const *x, 
     }
 }
 
-/* The stride-1 3x3 row kernel (ti__dw_s1rows_fn): output vector v of a row (outputs
- * 16 v ..) takes input columns 16 v - pl .. + 31 of each input row in place, two loads
- * masked to the row (lanes outside it read nothing and give zero); tap q is them moved by
- * q lanes (valignd). Up to four output rows at a time, so each input row is loaded once
- * for the three outputs rows it feeds: per vector 2 loads and 2 shifts an input row for
- * 3 FMAs an output row it feeds. The flat path copied the rows into its padded buffer and
- * its outputs back out, and shifted each row's vectors for every output row. One chain
- * per output, taps in order from the bias, as the flat path, so the same bits. */
 /* Mask of the lanes of columns c .. c + 15 inside a row of W floats. */
 TI__X86_INLINE TI__TARGET_AVX512 __mmask16 ti__dw512_rmask(int64_t c, int64_t W) {
     int64_t lo = c < 0 ? -c : 0, hi = W - c; /* lanes [lo, hi) */
@@ -26545,31 +26540,39 @@ TI__X86_INLINE TI__TARGET_AVX512 __mmask16 ti__dw512_rmask(int64_t c, int64_t W)
     if (hi <= lo) return 0;
     return (__mmask16)(ti__dw512_mask((long)hi) & ~ti__dw512_mask((long)lo));
 }
+/* The stride-1 row kernel (ti__dw_s1rows_fn): output vector v of a row (outputs 16 v ..)
+ * takes input columns 16 v - pl .. + 31 of each input row in place, two loads masked to
+ * the row (lanes outside it read nothing and give zero); tap q is them moved by q lanes
+ * (valignd). Up to four output rows at a time, so each input row is loaded once for all
+ * the output rows it feeds: per vector 2 loads and K - 1 shifts an input row for K FMAs
+ * an output row it feeds. The flat path copied the rows into its padded buffer and its
+ * outputs back out, and shifted each row's vectors for every output row. One chain per
+ * output, taps in order from the bias, as the flat path, so the same bits. */
 #define TI__DWS1_FMA(k, q)                                                                   \
-    if (R > k && r >= k && r - k < 3)                                                        \
-        a##k = _mm512_fmadd_ps(_mm512_set1_ps(w[(r - k) * 3 + q]), t, a##k);
+    if (R > k && r >= k && r - k < K)                                                        \
+        a##k = _mm512_fmadd_ps(_mm512_set1_ps(w[(r - k) * K + q]), t, a##k);
 #define TI__DWS1_TAP(q)                                                                      \
-    {                                                                                        \
+    if (K > q) {                                                                             \
         __m512 t = (q) == 0 ? l0                                                             \
                             : _mm512_castsi512_ps(_mm512_alignr_epi32(                         \
                                   _mm512_castps_si512(l1), _mm512_castps_si512(l0), (q)));   \
         TI__DWS1_FMA(0, q) TI__DWS1_FMA(1, q) TI__DWS1_FMA(2, q) TI__DWS1_FMA(3, q)          \
     }
-TI__X86_INLINE TI__TARGET_AVX512 void ti__dws1_rows(const int R, float *y, size_t ldy,
-                                                    size_t n, const float *const *x,
-                                                    int64_t W, int64_t pl, const float *w,
-                                                    __m512 vb, int clamp, __m512 vlo,
-                                                    __m512 vhi) {
+TI__X86_INLINE TI__TARGET_AVX512 void ti__dws1_rows(const int K, const int R, float *y,
+                                                    size_t ldy, size_t n,
+                                                    const float *const *x, int64_t W,
+                                                    int64_t pl, const float *w, __m512 vb,
+                                                    int clamp, __m512 vlo, __m512 vhi) {
     for (size_t i = 0; i < n; i += 16) {
         int64_t s = (int64_t)i - pl;
         __mmask16 m0 = ti__dw512_rmask(s, W), m1 = ti__dw512_rmask(s + 16, W);
         __m512 a0 = vb, a1 = vb, a2 = vb, a3 = vb;
-        TI__UNROLL8 for (int r = 0; r < R + 2; r++) {
+        TI__UNROLL8 for (int r = 0; r < R + K - 1; r++) {
             const float *p = x[r];
             if (p == NULL) continue; /* a padding row: its taps would add zeros */
             __m512 l0 = _mm512_maskz_loadu_ps(m0, p + s);
             __m512 l1 = _mm512_maskz_loadu_ps(m1, p + s + 16);
-            TI__DWS1_TAP(0) TI__DWS1_TAP(1) TI__DWS1_TAP(2)
+            TI__DWS1_TAP(0) TI__DWS1_TAP(1) TI__DWS1_TAP(2) TI__DWS1_TAP(3) TI__DWS1_TAP(4)
         }
         __mmask16 sm = ti__dw512_mask((long)(n - i));
 #define TI__DWS1_STORE(k)                                                                    \
@@ -26581,17 +26584,25 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dws1_rows(const int R, float *y, size_
 }
 #undef TI__DWS1_TAP
 #undef TI__DWS1_FMA
+#define TI__DWS1_CASE(K, R)                                                                  \
+    case R: ti__dws1_rows(K, R, y, ldy, n, x, W, pl, w, vb, clamp, vlo, vhi); break;
 static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
-ti__dw512_s1rows3(float *y, size_t ldy, int R, size_t n, const float *const *x, int64_t W,
-                  int64_t pl, const float *w, float bias, int clamp, float lo, float hi) {
+ti__dw512_s1rows(float *y, size_t ldy, int K, int R, size_t n, const float *const *x,
+                 int64_t W, int64_t pl, const float *w, float bias, int clamp, float lo,
+                 float hi) {
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi), vb = _mm512_set1_ps(bias);
-    switch (R) {
-    case 4: ti__dws1_rows(4, y, ldy, n, x, W, pl, w, vb, clamp, vlo, vhi); break;
-    case 3: ti__dws1_rows(3, y, ldy, n, x, W, pl, w, vb, clamp, vlo, vhi); break;
-    case 2: ti__dws1_rows(2, y, ldy, n, x, W, pl, w, vb, clamp, vlo, vhi); break;
-    default: ti__dws1_rows(1, y, ldy, n, x, W, pl, w, vb, clamp, vlo, vhi); break;
-    }
+    if (K == 5)
+        switch (R) {
+            TI__DWS1_CASE(5, 4) TI__DWS1_CASE(5, 3) TI__DWS1_CASE(5, 2)
+        default: ti__dws1_rows(5, 1, y, ldy, n, x, W, pl, w, vb, clamp, vlo, vhi); break;
+        }
+    else
+        switch (R) {
+            TI__DWS1_CASE(3, 4) TI__DWS1_CASE(3, 3) TI__DWS1_CASE(3, 2)
+        default: ti__dws1_rows(3, 1, y, ldy, n, x, W, pl, w, vb, clamp, vlo, vhi); break;
+        }
 }
+#undef TI__DWS1_CASE
 
 TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
     static const ti__dw_isa isa = {TI__ISA_AVX512,
@@ -26601,7 +26612,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
                                    ti__dw512_taps, ti__dw512_copy, ti__dw512_split,
                                    ti__dw512_max, ti__ssum_avx512, ti__dw512_small,
                                    {ti__fewc512_s1, ti__fewc512_s2}, ti__dw512_s2rows3,
-                                   ti__dw512_s1rows3};
+                                   ti__dw512_s1rows};
     return &isa;
 }
 #endif /* TI__X86_SIMD */

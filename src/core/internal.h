@@ -385,14 +385,15 @@ typedef void (*ti__conv_fewc_fn)(float *y, size_t ldy, int mv, int np, const flo
 typedef void (*ti__dw_s2rows_fn)(float *y, size_t ldy, int R, size_t n, const float *const *x,
                                  int64_t W, int64_t pl, const float *w, float bias, int clamp,
                                  float lo, float hi);
-/* Output rows of a 3x3 stride-1 depthwise conv read in place (cpu/conv_fast.c, the
- * stride-1 row path): for k < R (1 to 4) and o < n,
- *   y[k * ldy + o] = bias + sum over r < 3, q < 3 of w[3 r + q] * X(k + r, o - pl + q)
+/* Output rows of a K x K (3 or 5) stride-1 depthwise conv read in place (cpu/conv_fast.c,
+ * the stride-1 row path): for k < R (1 to 4) and o < n,
+ *   y[k * ldy + o] = bias + sum over r < K, q < K of w[K r + q] * X(k + r, o - pl + q)
  * in that order of taps, then the clamp as ti__dw_row_fn; X as ti__dw_s2rows_fn's, x has
- * R + 2 rows. Reads only x[i][0 .. W), writes only those y. NULL where an ISA has none. */
-typedef void (*ti__dw_s1rows_fn)(float *y, size_t ldy, int R, size_t n, const float *const *x,
-                                 int64_t W, int64_t pl, const float *w, float bias, int clamp,
-                                 float lo, float hi);
+ * R + K - 1 rows, 0 <= pl < K. Reads only x[i][0 .. W), writes only those y. NULL where an
+ * ISA has none. */
+typedef void (*ti__dw_s1rows_fn)(float *y, size_t ldy, int K, int R, size_t n,
+                                 const float *const *x, int64_t W, int64_t pl, const float *w,
+                                 float bias, int clamp, float lo, float hi);
 typedef struct ti__dw_isa {
     int isa;
     ti__dw_row_fn row[2][2];
@@ -405,7 +406,7 @@ typedef struct ti__dw_isa {
     ti__dw_small_fn small;
     ti__conv_fewc_fn fewc[2];
     ti__dw_s2rows_fn s2rows3;
-    ti__dw_s1rows_fn s1rows3;
+    ti__dw_s1rows_fn s1rows;
 } ti__dw_isa;
 TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void); /* cpu/conv_fast.c */
 

@@ -152,7 +152,7 @@ typedef struct ti__dw_job {
     float act_a, act_b, lo, hi;
     int small; /* 1: the small-plane path, planned in sp, with the taps' masks */
     int s2rows; /* 1: the stride-2 row path (3x3, stride 2, an ISA with isa->s2rows3) */
-    int s1rows; /* 1: the stride-1 row path (3x3, stride 1, an ISA with isa->s1rows3) */
+    int s1rows; /* 1: the stride-1 row path (stride 1, an ISA with isa->s1rows) */
     ti__dw_small sp;
     uint16_t mask[TI__DW_SMALL_VEC * 25];
 } ti__dw_job;
@@ -466,29 +466,31 @@ TI__PRIVATE void ti__conv_dw_s2rows(const ti__dw_job *j, size_t begin, size_t en
 }
 
 /* ---- the stride-1 row path ----
- * 3x3 stride-1 planes with rows of TI__DW_S1ROWS_MIN outputs or more, where the ISA has
- * the kernel (ti__dw_s1rows_fn): four output rows at a time straight from the six input
- * rows they read; rows in the padding are passed as NULL. MobileNetV2's, bench/conv.c,
+ * 3x3 and 5x5 stride-1 planes with rows of TI__DW_S1ROWS_MIN outputs or more, where the
+ * ISA has the kernel (ti__dw_s1rows_fn): four output rows at a time straight from the K + 3
+ * input rows they read; rows in the padding are passed as NULL. MobileNetV2's, bench/conv.c,
  * 1 thread, against the flat path: 32 @ 112 0.157 -> 0.107 ms, 144 @ 56 0.174 -> 0.135,
- * 192 @ 28 0.059 -> 0.048, 384 @ 14 0.037 -> 0.030, 576 @ 14 0.056 -> 0.046; at 7 x 7
- * as the small-plane path (0.035-0.039 both), which keeps those. */
+ * 192 @ 28 0.059 -> 0.048, 384 @ 14 0.037 -> 0.030, 576 @ 14 0.056 -> 0.046;
+ * EfficientNet-B0's 5x5: 240 @ 28 0.163 -> 0.120, 672 @ 14 0.153 -> 0.095. At 7 x 7 about
+ * as the small-plane path (3x3 960: 0.035-0.039 both), which keeps those. */
 #define TI__DW_S1ROWS_MIN 12
 TI__PRIVATE void ti__conv_dw_s1rows(const ti__dw_job *j, size_t begin, size_t end) {
     const ti__convp *p = j->p;
     int64_t H = p->in[1], W = p->in[2], OH = p->out[1], OW = p->out[2], pt = p->pb[1];
+    int K = (int)p->k[1];
     for (size_t pln = begin; pln < end; pln++) {
         size_t m = pln % (size_t)p->m;
         const float *xp = j->x + pln * p->in_sp;
         float bv = j->b != NULL ? j->b[m] : 0.0f, *yp = j->y + pln * p->out_sp;
         for (int64_t oy = 0; oy < OH; oy += 4) {
             int R = (int)TI__MIN((int64_t)4, OH - oy);
-            const float *xr[6];
-            for (int r = 0; r < R + 2; r++) {
+            const float *xr[8];
+            for (int r = 0; r < R + K - 1; r++) {
                 int64_t ih = oy - pt + r;
                 xr[r] = ih >= 0 && ih < H ? xp + ih * W : NULL;
             }
-            j->isa->s1rows3(yp + oy * OW, (size_t)OW, R, (size_t)OW, xr, W, p->pb[2],
-                            j->w + m * 9, bv, j->clamp, j->lo, j->hi);
+            j->isa->s1rows(yp + oy * OW, (size_t)OW, K, R, (size_t)OW, xr, W, p->pb[2],
+                           j->w + m * (size_t)(K * K), bv, j->clamp, j->lo, j->hi);
         }
         if (j->act != TI__ACT_NONE && !j->clamp) ti__conv_dw_post((void *)j, yp, p->out_sp);
     }
@@ -609,8 +611,8 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
      * of 7: 0.041 there, 0.051 by rows) */
     j.s2rows = isa->s2rows3 != NULL && p->k[1] == 3 && p->s[1] == 2 &&
                (p->pb[2] == 0 || p->pb[2] == 1) && p->out[2] >= 12;
-    j.s1rows = isa->s1rows3 != NULL && p->k[1] == 3 && p->s[1] == 1 && p->pb[2] >= 0 &&
-               p->pb[2] <= 2 && p->out[2] >= TI__DW_S1ROWS_MIN;
+    j.s1rows = isa->s1rows != NULL && p->s[1] == 1 && p->pb[2] >= 0 && p->pb[2] < p->k[1] &&
+               p->out[2] >= TI__DW_S1ROWS_MIN;
     j.small = !j.s2rows && !j.s1rows && ti__dw_small_plan(&j, &j.sp);
     if (j.small) ti__dw_small_masks(p, &j.sp, j.mask);
     size_t planes = (size_t)(p->n * p->m), work = p->out_sp * p->kprod;

@@ -435,14 +435,6 @@ ti__dw512_s2rows3(float *y, size_t ldy, int R, size_t n, const float *const *x, 
     }
 }
 
-/* The stride-1 3x3 row kernel (ti__dw_s1rows_fn): output vector v of a row (outputs
- * 16 v ..) takes input columns 16 v - pl .. + 31 of each input row in place, two loads
- * masked to the row (lanes outside it read nothing and give zero); tap q is them moved by
- * q lanes (valignd). Up to four output rows at a time, so each input row is loaded once
- * for the three outputs rows it feeds: per vector 2 loads and 2 shifts an input row for
- * 3 FMAs an output row it feeds. The flat path copied the rows into its padded buffer and
- * its outputs back out, and shifted each row's vectors for every output row. One chain
- * per output, taps in order from the bias, as the flat path, so the same bits. */
 /* Mask of the lanes of columns c .. c + 15 inside a row of W floats. */
 TI__X86_INLINE TI__TARGET_AVX512 __mmask16 ti__dw512_rmask(int64_t c, int64_t W) {
     int64_t lo = c < 0 ? -c : 0, hi = W - c; /* lanes [lo, hi) */
@@ -450,31 +442,39 @@ TI__X86_INLINE TI__TARGET_AVX512 __mmask16 ti__dw512_rmask(int64_t c, int64_t W)
     if (hi <= lo) return 0;
     return (__mmask16)(ti__dw512_mask((long)hi) & ~ti__dw512_mask((long)lo));
 }
+/* The stride-1 row kernel (ti__dw_s1rows_fn): output vector v of a row (outputs 16 v ..)
+ * takes input columns 16 v - pl .. + 31 of each input row in place, two loads masked to
+ * the row (lanes outside it read nothing and give zero); tap q is them moved by q lanes
+ * (valignd). Up to four output rows at a time, so each input row is loaded once for all
+ * the output rows it feeds: per vector 2 loads and K - 1 shifts an input row for K FMAs
+ * an output row it feeds. The flat path copied the rows into its padded buffer and its
+ * outputs back out, and shifted each row's vectors for every output row. One chain per
+ * output, taps in order from the bias, as the flat path, so the same bits. */
 #define TI__DWS1_FMA(k, q)                                                                   \
-    if (R > k && r >= k && r - k < 3)                                                        \
-        a##k = _mm512_fmadd_ps(_mm512_set1_ps(w[(r - k) * 3 + q]), t, a##k);
+    if (R > k && r >= k && r - k < K)                                                        \
+        a##k = _mm512_fmadd_ps(_mm512_set1_ps(w[(r - k) * K + q]), t, a##k);
 #define TI__DWS1_TAP(q)                                                                      \
-    {                                                                                        \
+    if (K > q) {                                                                             \
         __m512 t = (q) == 0 ? l0                                                             \
                             : _mm512_castsi512_ps(_mm512_alignr_epi32(                         \
                                   _mm512_castps_si512(l1), _mm512_castps_si512(l0), (q)));   \
         TI__DWS1_FMA(0, q) TI__DWS1_FMA(1, q) TI__DWS1_FMA(2, q) TI__DWS1_FMA(3, q)          \
     }
-TI__X86_INLINE TI__TARGET_AVX512 void ti__dws1_rows(const int R, float *y, size_t ldy,
-                                                    size_t n, const float *const *x,
-                                                    int64_t W, int64_t pl, const float *w,
-                                                    __m512 vb, int clamp, __m512 vlo,
-                                                    __m512 vhi) {
+TI__X86_INLINE TI__TARGET_AVX512 void ti__dws1_rows(const int K, const int R, float *y,
+                                                    size_t ldy, size_t n,
+                                                    const float *const *x, int64_t W,
+                                                    int64_t pl, const float *w, __m512 vb,
+                                                    int clamp, __m512 vlo, __m512 vhi) {
     for (size_t i = 0; i < n; i += 16) {
         int64_t s = (int64_t)i - pl;
         __mmask16 m0 = ti__dw512_rmask(s, W), m1 = ti__dw512_rmask(s + 16, W);
         __m512 a0 = vb, a1 = vb, a2 = vb, a3 = vb;
-        TI__UNROLL8 for (int r = 0; r < R + 2; r++) {
+        TI__UNROLL8 for (int r = 0; r < R + K - 1; r++) {
             const float *p = x[r];
             if (p == NULL) continue; /* a padding row: its taps would add zeros */
             __m512 l0 = _mm512_maskz_loadu_ps(m0, p + s);
             __m512 l1 = _mm512_maskz_loadu_ps(m1, p + s + 16);
-            TI__DWS1_TAP(0) TI__DWS1_TAP(1) TI__DWS1_TAP(2)
+            TI__DWS1_TAP(0) TI__DWS1_TAP(1) TI__DWS1_TAP(2) TI__DWS1_TAP(3) TI__DWS1_TAP(4)
         }
         __mmask16 sm = ti__dw512_mask((long)(n - i));
 #define TI__DWS1_STORE(k)                                                                    \
@@ -486,17 +486,25 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dws1_rows(const int R, float *y, size_
 }
 #undef TI__DWS1_TAP
 #undef TI__DWS1_FMA
+#define TI__DWS1_CASE(K, R)                                                                  \
+    case R: ti__dws1_rows(K, R, y, ldy, n, x, W, pl, w, vb, clamp, vlo, vhi); break;
 static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
-ti__dw512_s1rows3(float *y, size_t ldy, int R, size_t n, const float *const *x, int64_t W,
-                  int64_t pl, const float *w, float bias, int clamp, float lo, float hi) {
+ti__dw512_s1rows(float *y, size_t ldy, int K, int R, size_t n, const float *const *x,
+                 int64_t W, int64_t pl, const float *w, float bias, int clamp, float lo,
+                 float hi) {
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi), vb = _mm512_set1_ps(bias);
-    switch (R) {
-    case 4: ti__dws1_rows(4, y, ldy, n, x, W, pl, w, vb, clamp, vlo, vhi); break;
-    case 3: ti__dws1_rows(3, y, ldy, n, x, W, pl, w, vb, clamp, vlo, vhi); break;
-    case 2: ti__dws1_rows(2, y, ldy, n, x, W, pl, w, vb, clamp, vlo, vhi); break;
-    default: ti__dws1_rows(1, y, ldy, n, x, W, pl, w, vb, clamp, vlo, vhi); break;
-    }
+    if (K == 5)
+        switch (R) {
+            TI__DWS1_CASE(5, 4) TI__DWS1_CASE(5, 3) TI__DWS1_CASE(5, 2)
+        default: ti__dws1_rows(5, 1, y, ldy, n, x, W, pl, w, vb, clamp, vlo, vhi); break;
+        }
+    else
+        switch (R) {
+            TI__DWS1_CASE(3, 4) TI__DWS1_CASE(3, 3) TI__DWS1_CASE(3, 2)
+        default: ti__dws1_rows(3, 1, y, ldy, n, x, W, pl, w, vb, clamp, vlo, vhi); break;
+        }
 }
+#undef TI__DWS1_CASE
 
 TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
     static const ti__dw_isa isa = {TI__ISA_AVX512,
@@ -506,7 +514,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
                                    ti__dw512_taps, ti__dw512_copy, ti__dw512_split,
                                    ti__dw512_max, ti__ssum_avx512, ti__dw512_small,
                                    {ti__fewc512_s1, ti__fewc512_s2}, ti__dw512_s2rows3,
-                                   ti__dw512_s1rows3};
+                                   ti__dw512_s1rows};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
