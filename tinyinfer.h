@@ -1431,15 +1431,16 @@ typedef void (*ti__dw_small_fn)(float *y, size_t n, const float *x, const int32_
 typedef void (*ti__conv_fewc_fn)(float *y, size_t ldy, int mv, int np, const float *x,
                                  const int32_t *off, int taps, const float *w,
                                  const float *bias, int clamp, float lo, float hi);
-/* Output rows of a 3x3 stride-2 depthwise conv read in place (cpu/conv_fast.c, the
- * stride-2 row path): for k < R (1 or 2) and o < n,
- *   y[k * ldy + o] = bias + sum over r < 3, q < 3 of w[3 r + q] * X(2 k + r, 2 o - pl + q)
+/* Output rows of a K x K stride-2 depthwise conv read in place (cpu/conv_fast.c,
+ * the stride-2 row path): for k < R (1 or 2) and o < n,
+ *   y[k * ldy + o] = bias + sum over r < K, q < K of w[K r + q] * X(2 k + r, 2 o - pl + q)
  * in that order of taps, then the clamp as ti__dw_row_fn; X(i, c) = x[i][c] for x[i] not
- * NULL and 0 <= c < W, else 0 (the padding); pl is 0 or 1. Reads only x[i][0 .. W),
- * writes only those y. NULL where an ISA has none. */
-typedef void (*ti__dw_s2rows_fn)(float *y, size_t ldy, int R, size_t n, const float *const *x,
-                                 int64_t W, int64_t pl, const float *w, float bias, int clamp,
-                                 float lo, float hi);
+ * NULL and 0 <= c < W, else 0 (the padding); x has 2 R + K - 2 rows; pl is 0 to 2. An ISA
+ * may take K 3 only (AVX-512 does). Reads only x[i][0 .. W), writes only those y. NULL
+ * where an ISA has none. */
+typedef void (*ti__dw_s2rows_fn)(float *y, size_t ldy, int K, int R, size_t n,
+                                 const float *const *x, int64_t W, int64_t pl, const float *w,
+                                 float bias, int clamp, float lo, float hi);
 /* Output rows of a K x K (3 or 5) stride-1 depthwise conv read in place (cpu/conv_fast.c,
  * the stride-1 row path): for k < R (1 to 4) and o < n,
  *   y[k * ldy + o] = bias + sum over r < K, q < K of w[K r + q] * X(k + r, o - pl + q)
@@ -1460,7 +1461,7 @@ typedef struct ti__dw_isa {
     ti__dw_sum_fn sum;
     ti__dw_small_fn small;
     ti__conv_fewc_fn fewc[2];
-    ti__dw_s2rows_fn s2rows3;
+    ti__dw_s2rows_fn s2rows;
     ti__dw_s1rows_fn s1rows;
 } ti__dw_isa;
 TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void); /* cpu/conv_fast.c */
@@ -6567,7 +6568,7 @@ typedef struct ti__dw_job {
     int act, clamp;
     float act_a, act_b, lo, hi;
     int small; /* 1: the small-plane path, planned in sp, with the taps' masks */
-    int s2rows; /* 1: the stride-2 row path (3x3, stride 2, an ISA with isa->s2rows3) */
+    int s2rows; /* 1: the stride-2 row path (ti__conv_dw_s2rows_ok) */
     int s1rows; /* 1: the stride-1 row path (stride 1, an ISA with isa->s1rows) */
     ti__dw_small sp;
     uint16_t mask[TI__DW_SMALL_VEC * 25];
@@ -6855,27 +6856,34 @@ TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, size_t begin, size_t end
 }
 
 /* ---- the stride-2 row path ----
- * 3x3 stride-2 planes with left pad 0 or 1 and rows of 12 outputs or more, where the ISA
- * has the kernel (ti__dw_s2rows_fn): two output rows at a time straight from the input
- * rows, which the kernel deinterleaves in registers; rows in the padding are passed as
- * NULL. MobileNetV2's, bench/conv.c, 1 thread: 96 @ 112 0.225 -> 0.164 ms, 144 @ 56 0.084
- * -> 0.074 (the flat path). */
+ * 3x3 stride-2 planes with rows of 12 outputs or more and a left pad of 0 to 2, where the
+ * ISA has the kernel (ti__dw_s2rows_fn): two output rows at a time straight from
+ * the input rows, which the kernel deinterleaves in registers; rows in the padding are
+ * passed as NULL. bench/conv.c, 1 thread, against the flat path: MobileNetV2's 96 @ 112
+ * 0.225 -> 0.140 ms, 144 @ 56 0.084 -> 0.054, 192 @ 28 (from the small-plane path) 0.038
+ * -> 0.025; at rows of 7 the small-plane path stays (576 @ 14: 0.041 there, 0.051 by
+ * rows). */
+TI__PRIVATE int ti__conv_dw_s2rows_ok(const ti__dw_isa *isa, const ti__convp *p) {
+    return isa->s2rows != NULL && p->k[1] == 3 && p->s[1] == 2 && p->out[2] >= 12 &&
+           p->pb[2] >= 0 && p->pb[2] <= 2;
+}
 TI__PRIVATE void ti__conv_dw_s2rows(const ti__dw_job *j, size_t begin, size_t end) {
     const ti__convp *p = j->p;
     int64_t H = p->in[1], W = p->in[2], OH = p->out[1], OW = p->out[2], pt = p->pb[1];
+    int K = (int)p->k[1];
     for (size_t pln = begin; pln < end; pln++) {
         size_t m = pln % (size_t)p->m;
         const float *xp = j->x + pln * p->in_sp;
         float bv = j->b != NULL ? j->b[m] : 0.0f, *yp = j->y + pln * p->out_sp;
         for (int64_t oy = 0; oy < OH; oy += 2) {
             int R = OH - oy >= 2 ? 2 : 1;
-            const float *xr[5];
-            for (int r = 0; r < 2 * R + 1; r++) {
+            const float *xr[7];
+            for (int r = 0; r < 2 * R + K - 2; r++) {
                 int64_t ih = 2 * oy - pt + r;
                 xr[r] = ih >= 0 && ih < H ? xp + ih * W : NULL;
             }
-            j->isa->s2rows3(yp + oy * OW, (size_t)OW, R, (size_t)OW, xr, W, p->pb[2],
-                            j->w + m * 9, bv, j->clamp, j->lo, j->hi);
+            j->isa->s2rows(yp + oy * OW, (size_t)OW, K, R, (size_t)OW, xr, W, p->pb[2],
+                           j->w + m * (size_t)(K * K), bv, j->clamp, j->lo, j->hi);
         }
         if (j->act != TI__ACT_NONE && !j->clamp) ti__conv_dw_post((void *)j, yp, p->out_sp);
     }
@@ -7022,11 +7030,7 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
     const ti__dw_isa *isa = ti__dw_pick_isa();
     j.row = isa->row[p->k[1] == 5][p->s[1] == 2];
     j.isa = isa;
-    /* the stride-2 row path from rows of 12 outputs (MobileNetV2's 192 channels at 28 x 28:
-     * 0.038 -> 0.032 ms, bench/conv.c), the small-plane path below (576 at 14 x 14, rows
-     * of 7: 0.041 there, 0.051 by rows) */
-    j.s2rows = isa->s2rows3 != NULL && p->k[1] == 3 && p->s[1] == 2 &&
-               (p->pb[2] == 0 || p->pb[2] == 1) && p->out[2] >= 12;
+    j.s2rows = ti__conv_dw_s2rows_ok(isa, p);
     j.s1rows = isa->s1rows != NULL && p->s[1] == 1 && p->pb[2] >= 0 && p->pb[2] < p->k[1] &&
                p->out[2] >= TI__DW_S1ROWS_MIN;
     j.small = !j.s2rows && !j.s1rows && ti__dw_small_plan(&j, &j.sp);
@@ -26454,19 +26458,37 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__copy_s2_avx512(float *dst, const float *s
     }
 }
 
-/* The stride-2 3x3 row kernel (ti__dw_s2rows_fn), for left pads 0 and 1: output vector v
- * of a row (outputs 16 v ..) takes input columns 32 v .. 32 v + 31 of each input row in
- * place, two loads (masked past the row's end: those lanes read nothing and give zero)
- * deinterleaved by two two-source permutes into the even and the odd columns. With pad 1
- * the taps are the odd columns moved up a lane (valignd, the lane before from the previous
- * vector's odd ones), the even ones, the odd ones; with pad 0 the even ones, the odd ones,
- * the even ones moved down a lane (column 32 v + 32 into the last). Two output rows at a
- * time share their middle input row. One chain per output, taps in order from the bias,
- * as the flat path, so the same bits. The flat path split every input row into phase
- * planes first, 43 % of the time of MobileNetV2's 96-channel stride-2 conv at 112 x 112
- * (perf). */
-TI__X86_INLINE TI__TARGET_AVX512 void ti__dws2_rows(const int R, const int PL, float *y,
-                                                    size_t ldy, size_t n,
+/* The stride-2 row kernel (ti__dw_s2rows_fn): output vector v of a row (outputs 16 v ..)
+ * takes input columns 32 v .. 32 v + 31 of each input row in place, two loads (masked past
+ * the row's end: those lanes read nothing and give zero) deinterleaved by two two-source
+ * permutes into the even columns E and the odd ones O. Tap q reads column 2 o + d, d =
+ * q - pl: E (d 0), O (d 1), or one of them moved a lane with valignd: up (d -2, -1: the
+ * lane before from the previous vector's, carried) or down (d 2, 3: columns 32 v + 32 and
+ * + 33, loaded alone). Two output rows at a time share their K - 2 common input rows. Only
+ * K 3 is instantiated (ti__dw512_s2rows). One
+ * chain per output, taps in order from the bias, as the flat path, so the same bits. The
+ * flat path split every input row into phase planes first, 43 % of the time of
+ * MobileNetV2's 96-channel stride-2 conv at 112 x 112 (perf). */
+#define TI__DWS2_UP(cur, prev)                                                               \
+    _mm512_castsi512_ps(                                                                     \
+        _mm512_alignr_epi32(_mm512_castps_si512(cur), _mm512_castps_si512(prev), 15))
+#define TI__DWS2_DOWN(next, cur)                                                             \
+    _mm512_castsi512_ps(                                                                     \
+        _mm512_alignr_epi32(_mm512_castps_si512(next), _mm512_castps_si512(cur), 1))
+#define TI__DWS2_TAP(q)                                                                      \
+    if (K > q) {                                                                             \
+        const int d = q - PL;                                                                \
+        __m512 t = d == -2  ? TI__DWS2_UP(e, ce[r])                                          \
+                   : d == -1 ? TI__DWS2_UP(o, co[r])                                         \
+                   : d == 0  ? e                                                             \
+                   : d == 1  ? o                                                             \
+                   : d == 2  ? TI__DWS2_DOWN(ne, e)                                          \
+                             : TI__DWS2_DOWN(no, o);                                         \
+        if (r < K) a = _mm512_fmadd_ps(_mm512_set1_ps(w[r * K + q]), t, a);                   \
+        if (R > 1 && r >= 2) b = _mm512_fmadd_ps(_mm512_set1_ps(w[(r - 2) * K + q]), t, b);   \
+    }
+TI__X86_INLINE TI__TARGET_AVX512 void ti__dws2_rows(const int K, const int R, const int PL,
+                                                    float *y, size_t ldy, size_t n,
                                                     const float *const *x, int64_t W,
                                                     const float *w, __m512 vb, int clamp,
                                                     __m512 vlo, __m512 vhi) {
@@ -26474,14 +26496,13 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dws2_rows(const int R, const int PL, f
         _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i odd =
         _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-    __m512 wv[9], carry[5];
-    for (int t = 0; t < 9; t++) wv[t] = _mm512_set1_ps(w[t]);
-    for (int r = 0; r < 5; r++) carry[r] = _mm512_setzero_ps();
+    __m512 ce[7], co[7]; /* each row's previous E and O (zero before the first: padding) */
+    for (int r = 0; r < 7; r++) ce[r] = co[r] = _mm512_setzero_ps();
     for (size_t i = 0; i < n; i += 16) {
         int64_t s = 2 * (int64_t)i, left = W - s; /* the row's floats from column s */
         __mmask16 ma = ti__dw512_mask((long)left), mb = ti__dw512_mask((long)(left - 16));
         __m512 a = vb, b = vb;
-        TI__UNROLL5 for (int r = 0; r < 2 * R + 1; r++) {
+        TI__UNROLL8 for (int r = 0; r < 2 * R + K - 2; r++) {
             const float *p = x[r];
             if (p == NULL) continue; /* a padding row: its taps would add zeros */
             p += s;
@@ -26489,49 +26510,39 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dws2_rows(const int R, const int PL, f
             __m512 lb = left >= 32 ? _mm512_loadu_ps(p + 16) : _mm512_maskz_loadu_ps(mb, p + 16);
             __m512 e = _mm512_permutex2var_ps(la, even, lb);
             __m512 o = _mm512_permutex2var_ps(la, odd, lb);
-            __m512 t0, t1, t2;
-            if (PL == 1) {
-                t0 = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(o),
-                                                             _mm512_castps_si512(carry[r]), 15));
-                t1 = e;
-                t2 = o;
-                carry[r] = o;
-            } else {
-                __m512 nx = left > 32 ? _mm512_castps128_ps512(_mm_load_ss(p + 32))
-                                      : _mm512_setzero_ps();
-                t0 = e;
-                t1 = o;
-                t2 = _mm512_castsi512_ps(
-                    _mm512_alignr_epi32(_mm512_castps_si512(nx), _mm512_castps_si512(e), 1));
-            }
-            if (r < 3) {
-                a = _mm512_fmadd_ps(wv[3 * r], t0, a);
-                a = _mm512_fmadd_ps(wv[3 * r + 1], t1, a);
-                a = _mm512_fmadd_ps(wv[3 * r + 2], t2, a);
-            }
-            if (R > 1 && r >= 2) {
-                b = _mm512_fmadd_ps(wv[3 * r - 6], t0, b);
-                b = _mm512_fmadd_ps(wv[3 * r - 5], t1, b);
-                b = _mm512_fmadd_ps(wv[3 * r - 4], t2, b);
-            }
+            __m512 ne = _mm512_setzero_ps(), no = ne;
+            if (K - 1 - PL >= 2 && left > 32) ne = _mm512_castps128_ps512(_mm_load_ss(p + 32));
+            if (K - 1 - PL >= 3 && left > 33) no = _mm512_castps128_ps512(_mm_load_ss(p + 33));
+            TI__DWS2_TAP(0) TI__DWS2_TAP(1) TI__DWS2_TAP(2) TI__DWS2_TAP(3) TI__DWS2_TAP(4)
+            ce[r] = e;
+            co[r] = o;
         }
         __mmask16 sm = ti__dw512_mask((long)(n - i));
         _mm512_mask_storeu_ps(y + i, sm, clamp ? ti__dw512_clamp(a, vlo, vhi) : a);
         if (R > 1) _mm512_mask_storeu_ps(y + ldy + i, sm, clamp ? ti__dw512_clamp(b, vlo, vhi) : b);
     }
 }
+#undef TI__DWS2_TAP
+#undef TI__DWS2_DOWN
+#undef TI__DWS2_UP
+#define TI__DWS2_CALL(K, R, PL) ti__dws2_rows(K, R, PL, y, ldy, n, x, W, w, vb, clamp, vlo, vhi)
 static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
-ti__dw512_s2rows3(float *y, size_t ldy, int R, size_t n, const float *const *x, int64_t W,
-                  int64_t pl, const float *w, float bias, int clamp, float lo, float hi) {
+ti__dw512_s2rows(float *y, size_t ldy, int K, int R, size_t n, const float *const *x,
+                 int64_t W, int64_t pl, const float *w, float bias, int clamp, float lo,
+                 float hi) {
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi), vb = _mm512_set1_ps(bias);
-    if (pl == 1) {
-        if (R > 1) ti__dws2_rows(2, 1, y, ldy, n, x, W, w, vb, clamp, vlo, vhi);
-        else ti__dws2_rows(1, 1, y, ldy, n, x, W, w, vb, clamp, vlo, vhi);
-    } else {
-        if (R > 1) ti__dws2_rows(2, 0, y, ldy, n, x, W, w, vb, clamp, vlo, vhi);
-        else ti__dws2_rows(1, 0, y, ldy, n, x, W, w, vb, clamp, vlo, vhi);
+    (void)K; /* 3: at 5x5 this was slower than the flat path (EfficientNet's 144 @ 56:
+              * 0.145 -> 0.160 ms, bench/conv.c) */
+    switch (3 * (R > 1) + (int)pl) {
+    case 0: TI__DWS2_CALL(3, 1, 0); break;
+    case 1: TI__DWS2_CALL(3, 1, 1); break;
+    case 2: TI__DWS2_CALL(3, 1, 2); break;
+    case 3: TI__DWS2_CALL(3, 2, 0); break;
+    case 4: TI__DWS2_CALL(3, 2, 1); break;
+    default: TI__DWS2_CALL(3, 2, 2); break;
     }
 }
+#undef TI__DWS2_CALL
 
 /* Mask of the lanes of columns c .. c + 15 inside a row of W floats. */
 TI__X86_INLINE TI__TARGET_AVX512 __mmask16 ti__dw512_rmask(int64_t c, int64_t W) {
@@ -26611,7 +26622,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
                                    {ti__mp512_s1, ti__mp512_s2},
                                    ti__dw512_taps, ti__dw512_copy, ti__dw512_split,
                                    ti__dw512_max, ti__ssum_avx512, ti__dw512_small,
-                                   {ti__fewc512_s1, ti__fewc512_s2}, ti__dw512_s2rows3,
+                                   {ti__fewc512_s1, ti__fewc512_s2}, ti__dw512_s2rows,
                                    ti__dw512_s1rows};
     return &isa;
 }

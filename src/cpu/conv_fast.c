@@ -151,7 +151,7 @@ typedef struct ti__dw_job {
     int act, clamp;
     float act_a, act_b, lo, hi;
     int small; /* 1: the small-plane path, planned in sp, with the taps' masks */
-    int s2rows; /* 1: the stride-2 row path (3x3, stride 2, an ISA with isa->s2rows3) */
+    int s2rows; /* 1: the stride-2 row path (ti__conv_dw_s2rows_ok) */
     int s1rows; /* 1: the stride-1 row path (stride 1, an ISA with isa->s1rows) */
     ti__dw_small sp;
     uint16_t mask[TI__DW_SMALL_VEC * 25];
@@ -439,27 +439,34 @@ TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, size_t begin, size_t end
 }
 
 /* ---- the stride-2 row path ----
- * 3x3 stride-2 planes with left pad 0 or 1 and rows of 12 outputs or more, where the ISA
- * has the kernel (ti__dw_s2rows_fn): two output rows at a time straight from the input
- * rows, which the kernel deinterleaves in registers; rows in the padding are passed as
- * NULL. MobileNetV2's, bench/conv.c, 1 thread: 96 @ 112 0.225 -> 0.164 ms, 144 @ 56 0.084
- * -> 0.074 (the flat path). */
+ * 3x3 stride-2 planes with rows of 12 outputs or more and a left pad of 0 to 2, where the
+ * ISA has the kernel (ti__dw_s2rows_fn): two output rows at a time straight from
+ * the input rows, which the kernel deinterleaves in registers; rows in the padding are
+ * passed as NULL. bench/conv.c, 1 thread, against the flat path: MobileNetV2's 96 @ 112
+ * 0.225 -> 0.140 ms, 144 @ 56 0.084 -> 0.054, 192 @ 28 (from the small-plane path) 0.038
+ * -> 0.025; at rows of 7 the small-plane path stays (576 @ 14: 0.041 there, 0.051 by
+ * rows). */
+TI__PRIVATE int ti__conv_dw_s2rows_ok(const ti__dw_isa *isa, const ti__convp *p) {
+    return isa->s2rows != NULL && p->k[1] == 3 && p->s[1] == 2 && p->out[2] >= 12 &&
+           p->pb[2] >= 0 && p->pb[2] <= 2;
+}
 TI__PRIVATE void ti__conv_dw_s2rows(const ti__dw_job *j, size_t begin, size_t end) {
     const ti__convp *p = j->p;
     int64_t H = p->in[1], W = p->in[2], OH = p->out[1], OW = p->out[2], pt = p->pb[1];
+    int K = (int)p->k[1];
     for (size_t pln = begin; pln < end; pln++) {
         size_t m = pln % (size_t)p->m;
         const float *xp = j->x + pln * p->in_sp;
         float bv = j->b != NULL ? j->b[m] : 0.0f, *yp = j->y + pln * p->out_sp;
         for (int64_t oy = 0; oy < OH; oy += 2) {
             int R = OH - oy >= 2 ? 2 : 1;
-            const float *xr[5];
-            for (int r = 0; r < 2 * R + 1; r++) {
+            const float *xr[7];
+            for (int r = 0; r < 2 * R + K - 2; r++) {
                 int64_t ih = 2 * oy - pt + r;
                 xr[r] = ih >= 0 && ih < H ? xp + ih * W : NULL;
             }
-            j->isa->s2rows3(yp + oy * OW, (size_t)OW, R, (size_t)OW, xr, W, p->pb[2],
-                            j->w + m * 9, bv, j->clamp, j->lo, j->hi);
+            j->isa->s2rows(yp + oy * OW, (size_t)OW, K, R, (size_t)OW, xr, W, p->pb[2],
+                           j->w + m * (size_t)(K * K), bv, j->clamp, j->lo, j->hi);
         }
         if (j->act != TI__ACT_NONE && !j->clamp) ti__conv_dw_post((void *)j, yp, p->out_sp);
     }
@@ -606,11 +613,7 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
     const ti__dw_isa *isa = ti__dw_pick_isa();
     j.row = isa->row[p->k[1] == 5][p->s[1] == 2];
     j.isa = isa;
-    /* the stride-2 row path from rows of 12 outputs (MobileNetV2's 192 channels at 28 x 28:
-     * 0.038 -> 0.032 ms, bench/conv.c), the small-plane path below (576 at 14 x 14, rows
-     * of 7: 0.041 there, 0.051 by rows) */
-    j.s2rows = isa->s2rows3 != NULL && p->k[1] == 3 && p->s[1] == 2 &&
-               (p->pb[2] == 0 || p->pb[2] == 1) && p->out[2] >= 12;
+    j.s2rows = ti__conv_dw_s2rows_ok(isa, p);
     j.s1rows = isa->s1rows != NULL && p->s[1] == 1 && p->pb[2] >= 0 && p->pb[2] < p->k[1] &&
                p->out[2] >= TI__DW_S1ROWS_MIN;
     j.small = !j.s2rows && !j.s1rows && ti__dw_small_plan(&j, &j.sp);

@@ -356,19 +356,37 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__copy_s2_avx512(float *dst, const float *s
     }
 }
 
-/* The stride-2 3x3 row kernel (ti__dw_s2rows_fn), for left pads 0 and 1: output vector v
- * of a row (outputs 16 v ..) takes input columns 32 v .. 32 v + 31 of each input row in
- * place, two loads (masked past the row's end: those lanes read nothing and give zero)
- * deinterleaved by two two-source permutes into the even and the odd columns. With pad 1
- * the taps are the odd columns moved up a lane (valignd, the lane before from the previous
- * vector's odd ones), the even ones, the odd ones; with pad 0 the even ones, the odd ones,
- * the even ones moved down a lane (column 32 v + 32 into the last). Two output rows at a
- * time share their middle input row. One chain per output, taps in order from the bias,
- * as the flat path, so the same bits. The flat path split every input row into phase
- * planes first, 43 % of the time of MobileNetV2's 96-channel stride-2 conv at 112 x 112
- * (perf). */
-TI__X86_INLINE TI__TARGET_AVX512 void ti__dws2_rows(const int R, const int PL, float *y,
-                                                    size_t ldy, size_t n,
+/* The stride-2 row kernel (ti__dw_s2rows_fn): output vector v of a row (outputs 16 v ..)
+ * takes input columns 32 v .. 32 v + 31 of each input row in place, two loads (masked past
+ * the row's end: those lanes read nothing and give zero) deinterleaved by two two-source
+ * permutes into the even columns E and the odd ones O. Tap q reads column 2 o + d, d =
+ * q - pl: E (d 0), O (d 1), or one of them moved a lane with valignd: up (d -2, -1: the
+ * lane before from the previous vector's, carried) or down (d 2, 3: columns 32 v + 32 and
+ * + 33, loaded alone). Two output rows at a time share their K - 2 common input rows. Only
+ * K 3 is instantiated (ti__dw512_s2rows). One
+ * chain per output, taps in order from the bias, as the flat path, so the same bits. The
+ * flat path split every input row into phase planes first, 43 % of the time of
+ * MobileNetV2's 96-channel stride-2 conv at 112 x 112 (perf). */
+#define TI__DWS2_UP(cur, prev)                                                               \
+    _mm512_castsi512_ps(                                                                     \
+        _mm512_alignr_epi32(_mm512_castps_si512(cur), _mm512_castps_si512(prev), 15))
+#define TI__DWS2_DOWN(next, cur)                                                             \
+    _mm512_castsi512_ps(                                                                     \
+        _mm512_alignr_epi32(_mm512_castps_si512(next), _mm512_castps_si512(cur), 1))
+#define TI__DWS2_TAP(q)                                                                      \
+    if (K > q) {                                                                             \
+        const int d = q - PL;                                                                \
+        __m512 t = d == -2  ? TI__DWS2_UP(e, ce[r])                                          \
+                   : d == -1 ? TI__DWS2_UP(o, co[r])                                         \
+                   : d == 0  ? e                                                             \
+                   : d == 1  ? o                                                             \
+                   : d == 2  ? TI__DWS2_DOWN(ne, e)                                          \
+                             : TI__DWS2_DOWN(no, o);                                         \
+        if (r < K) a = _mm512_fmadd_ps(_mm512_set1_ps(w[r * K + q]), t, a);                   \
+        if (R > 1 && r >= 2) b = _mm512_fmadd_ps(_mm512_set1_ps(w[(r - 2) * K + q]), t, b);   \
+    }
+TI__X86_INLINE TI__TARGET_AVX512 void ti__dws2_rows(const int K, const int R, const int PL,
+                                                    float *y, size_t ldy, size_t n,
                                                     const float *const *x, int64_t W,
                                                     const float *w, __m512 vb, int clamp,
                                                     __m512 vlo, __m512 vhi) {
@@ -376,14 +394,13 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dws2_rows(const int R, const int PL, f
         _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i odd =
         _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-    __m512 wv[9], carry[5];
-    for (int t = 0; t < 9; t++) wv[t] = _mm512_set1_ps(w[t]);
-    for (int r = 0; r < 5; r++) carry[r] = _mm512_setzero_ps();
+    __m512 ce[7], co[7]; /* each row's previous E and O (zero before the first: padding) */
+    for (int r = 0; r < 7; r++) ce[r] = co[r] = _mm512_setzero_ps();
     for (size_t i = 0; i < n; i += 16) {
         int64_t s = 2 * (int64_t)i, left = W - s; /* the row's floats from column s */
         __mmask16 ma = ti__dw512_mask((long)left), mb = ti__dw512_mask((long)(left - 16));
         __m512 a = vb, b = vb;
-        TI__UNROLL5 for (int r = 0; r < 2 * R + 1; r++) {
+        TI__UNROLL8 for (int r = 0; r < 2 * R + K - 2; r++) {
             const float *p = x[r];
             if (p == NULL) continue; /* a padding row: its taps would add zeros */
             p += s;
@@ -391,49 +408,39 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dws2_rows(const int R, const int PL, f
             __m512 lb = left >= 32 ? _mm512_loadu_ps(p + 16) : _mm512_maskz_loadu_ps(mb, p + 16);
             __m512 e = _mm512_permutex2var_ps(la, even, lb);
             __m512 o = _mm512_permutex2var_ps(la, odd, lb);
-            __m512 t0, t1, t2;
-            if (PL == 1) {
-                t0 = _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(o),
-                                                             _mm512_castps_si512(carry[r]), 15));
-                t1 = e;
-                t2 = o;
-                carry[r] = o;
-            } else {
-                __m512 nx = left > 32 ? _mm512_castps128_ps512(_mm_load_ss(p + 32))
-                                      : _mm512_setzero_ps();
-                t0 = e;
-                t1 = o;
-                t2 = _mm512_castsi512_ps(
-                    _mm512_alignr_epi32(_mm512_castps_si512(nx), _mm512_castps_si512(e), 1));
-            }
-            if (r < 3) {
-                a = _mm512_fmadd_ps(wv[3 * r], t0, a);
-                a = _mm512_fmadd_ps(wv[3 * r + 1], t1, a);
-                a = _mm512_fmadd_ps(wv[3 * r + 2], t2, a);
-            }
-            if (R > 1 && r >= 2) {
-                b = _mm512_fmadd_ps(wv[3 * r - 6], t0, b);
-                b = _mm512_fmadd_ps(wv[3 * r - 5], t1, b);
-                b = _mm512_fmadd_ps(wv[3 * r - 4], t2, b);
-            }
+            __m512 ne = _mm512_setzero_ps(), no = ne;
+            if (K - 1 - PL >= 2 && left > 32) ne = _mm512_castps128_ps512(_mm_load_ss(p + 32));
+            if (K - 1 - PL >= 3 && left > 33) no = _mm512_castps128_ps512(_mm_load_ss(p + 33));
+            TI__DWS2_TAP(0) TI__DWS2_TAP(1) TI__DWS2_TAP(2) TI__DWS2_TAP(3) TI__DWS2_TAP(4)
+            ce[r] = e;
+            co[r] = o;
         }
         __mmask16 sm = ti__dw512_mask((long)(n - i));
         _mm512_mask_storeu_ps(y + i, sm, clamp ? ti__dw512_clamp(a, vlo, vhi) : a);
         if (R > 1) _mm512_mask_storeu_ps(y + ldy + i, sm, clamp ? ti__dw512_clamp(b, vlo, vhi) : b);
     }
 }
+#undef TI__DWS2_TAP
+#undef TI__DWS2_DOWN
+#undef TI__DWS2_UP
+#define TI__DWS2_CALL(K, R, PL) ti__dws2_rows(K, R, PL, y, ldy, n, x, W, w, vb, clamp, vlo, vhi)
 static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
-ti__dw512_s2rows3(float *y, size_t ldy, int R, size_t n, const float *const *x, int64_t W,
-                  int64_t pl, const float *w, float bias, int clamp, float lo, float hi) {
+ti__dw512_s2rows(float *y, size_t ldy, int K, int R, size_t n, const float *const *x,
+                 int64_t W, int64_t pl, const float *w, float bias, int clamp, float lo,
+                 float hi) {
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi), vb = _mm512_set1_ps(bias);
-    if (pl == 1) {
-        if (R > 1) ti__dws2_rows(2, 1, y, ldy, n, x, W, w, vb, clamp, vlo, vhi);
-        else ti__dws2_rows(1, 1, y, ldy, n, x, W, w, vb, clamp, vlo, vhi);
-    } else {
-        if (R > 1) ti__dws2_rows(2, 0, y, ldy, n, x, W, w, vb, clamp, vlo, vhi);
-        else ti__dws2_rows(1, 0, y, ldy, n, x, W, w, vb, clamp, vlo, vhi);
+    (void)K; /* 3: at 5x5 this was slower than the flat path (EfficientNet's 144 @ 56:
+              * 0.145 -> 0.160 ms, bench/conv.c) */
+    switch (3 * (R > 1) + (int)pl) {
+    case 0: TI__DWS2_CALL(3, 1, 0); break;
+    case 1: TI__DWS2_CALL(3, 1, 1); break;
+    case 2: TI__DWS2_CALL(3, 1, 2); break;
+    case 3: TI__DWS2_CALL(3, 2, 0); break;
+    case 4: TI__DWS2_CALL(3, 2, 1); break;
+    default: TI__DWS2_CALL(3, 2, 2); break;
     }
 }
+#undef TI__DWS2_CALL
 
 /* Mask of the lanes of columns c .. c + 15 inside a row of W floats. */
 TI__X86_INLINE TI__TARGET_AVX512 __mmask16 ti__dw512_rmask(int64_t c, int64_t W) {
@@ -513,7 +520,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
                                    {ti__mp512_s1, ti__mp512_s2},
                                    ti__dw512_taps, ti__dw512_copy, ti__dw512_split,
                                    ti__dw512_max, ti__ssum_avx512, ti__dw512_small,
-                                   {ti__fewc512_s1, ti__fewc512_s2}, ti__dw512_s2rows3,
+                                   {ti__fewc512_s1, ti__fewc512_s2}, ti__dw512_s2rows,
                                    ti__dw512_s1rows};
     return &isa;
 }
