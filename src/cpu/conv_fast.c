@@ -450,27 +450,6 @@ TI__PRIVATE int ti__conv_dw_s2rows_ok(const ti__dw_isa *isa, const ti__convp *p)
     return isa->s2rows != NULL && p->k[1] == 3 && p->s[1] == 2 && p->out[2] >= 12 &&
            p->pb[2] >= 0 && p->pb[2] <= 2;
 }
-TI__PRIVATE void ti__conv_dw_s2rows(const ti__dw_job *j, size_t begin, size_t end) {
-    const ti__convp *p = j->p;
-    int64_t H = p->in[1], W = p->in[2], OH = p->out[1], OW = p->out[2], pt = p->pb[1];
-    int K = (int)p->k[1];
-    for (size_t pln = begin; pln < end; pln++) {
-        size_t m = pln % (size_t)p->m;
-        const float *xp = j->x + pln * p->in_sp;
-        float bv = j->b != NULL ? j->b[m] : 0.0f, *yp = j->y + pln * p->out_sp;
-        for (int64_t oy = 0; oy < OH; oy += 2) {
-            int R = OH - oy >= 2 ? 2 : 1;
-            const float *xr[7];
-            for (int r = 0; r < 2 * R + K - 2; r++) {
-                int64_t ih = 2 * oy - pt + r;
-                xr[r] = ih >= 0 && ih < H ? xp + ih * W : NULL;
-            }
-            j->isa->s2rows(yp + oy * OW, (size_t)OW, K, R, (size_t)OW, xr, W, p->pb[2],
-                           j->w + m * (size_t)(K * K), bv, j->clamp, j->lo, j->hi);
-        }
-        if (j->act != TI__ACT_NONE && !j->clamp) ti__conv_dw_post((void *)j, yp, p->out_sp);
-    }
-}
 
 /* ---- the stride-1 row path ----
  * 3x3 and 5x5 stride-1 planes with rows of TI__DW_S1ROWS_MIN outputs or more, where the
@@ -481,41 +460,41 @@ TI__PRIVATE void ti__conv_dw_s2rows(const ti__dw_job *j, size_t begin, size_t en
  * EfficientNet-B0's 5x5: 240 @ 28 0.163 -> 0.120, 672 @ 14 0.153 -> 0.095. At 7 x 7 about
  * as the small-plane path (3x3 960: 0.035-0.039 both), which keeps those. */
 #define TI__DW_S1ROWS_MIN 12
-TI__PRIVATE void ti__conv_dw_s1rows(const ti__dw_job *j, size_t begin, size_t end) {
+
+/* Planes [begin, end) by the row kernel of their stride (ti__dw_s1rows_fn and
+ * ti__dw_s2rows_fn): 4 output rows a call at stride 1, 2 at stride 2. */
+TI__PRIVATE void ti__conv_dw_rows(const ti__dw_job *j, size_t begin, size_t end) {
     const ti__convp *p = j->p;
     int64_t H = p->in[1], W = p->in[2], OH = p->out[1], OW = p->out[2], pt = p->pb[1];
-    int K = (int)p->k[1];
+    int K = (int)p->k[1], S = (int)p->s[1], group = S == 1 ? 4 : 2;
+    ti__dw_s1rows_fn fn = S == 1 ? j->isa->s1rows : j->isa->s2rows;
     for (size_t pln = begin; pln < end; pln++) {
         size_t m = pln % (size_t)p->m;
         const float *xp = j->x + pln * p->in_sp;
         float bv = j->b != NULL ? j->b[m] : 0.0f, *yp = j->y + pln * p->out_sp;
-        for (int64_t oy = 0; oy < OH; oy += 4) {
-            int R = (int)TI__MIN((int64_t)4, OH - oy);
+        for (int64_t oy = 0; oy < OH; oy += group) {
+            int R = (int)TI__MIN((int64_t)group, OH - oy);
             const float *xr[8];
-            for (int r = 0; r < R + K - 1; r++) {
-                int64_t ih = oy - pt + r;
+            for (int r = 0; r < S * (R - 1) + K; r++) {
+                int64_t ih = S * oy - pt + r;
                 xr[r] = ih >= 0 && ih < H ? xp + ih * W : NULL;
             }
-            j->isa->s1rows(yp + oy * OW, (size_t)OW, K, R, (size_t)OW, xr, W, p->pb[2],
-                           j->w + m * (size_t)(K * K), bv, j->clamp, j->lo, j->hi);
+            fn(yp + oy * OW, (size_t)OW, K, R, (size_t)OW, xr, W, p->pb[2],
+               j->w + m * (size_t)(K * K), bv, j->clamp, j->lo, j->hi);
         }
         if (j->act != TI__ACT_NONE && !j->clamp) ti__conv_dw_post((void *)j, yp, p->out_sp);
     }
 }
 
-/* Output planes [begin, end) (n * M of them): by the stride-2 row path or the small-plane
- * path where one applies, else the flat path where a row fits its buffer, else
+/* Output planes [begin, end) (n * M of them): by a row path or the small-plane path where
+ * one applies, else the flat path where a row fits its buffer, else
  * ti__conv_dw_planes_wide. */
 TI__PRIVATE void ti__conv_dw_planes_wide(const ti__dw_job *j, size_t begin, size_t end);
 TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
     const ti__dw_job *j = (const ti__dw_job *)ctx;
     const ti__convp *p = j->p;
-    if (j->s2rows) {
-        ti__conv_dw_s2rows(j, begin, end);
-        return;
-    }
-    if (j->s1rows) {
-        ti__conv_dw_s1rows(j, begin, end);
+    if (j->s2rows || j->s1rows) {
+        ti__conv_dw_rows(j, begin, end);
         return;
     }
     if (j->small) {
