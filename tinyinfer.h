@@ -1431,25 +1431,16 @@ typedef void (*ti__dw_small_fn)(float *y, size_t n, const float *x, const int32_
 typedef void (*ti__conv_fewc_fn)(float *y, size_t ldy, int mv, int np, const float *x,
                                  const int32_t *off, int taps, const float *w,
                                  const float *bias, int clamp, float lo, float hi);
-/* Output rows of a K x K stride-2 depthwise conv read in place (cpu/conv_fast.c,
- * the stride-2 row path): for k < R (1 or 2) and o < n,
- *   y[k * ldy + o] = bias + sum over r < K, q < K of w[K r + q] * X(2 k + r, 2 o - pl + q)
+/* Output rows of a K x K stride-S depthwise conv read in place (cpu/conv_fast.c, the row
+ * paths): for k < R and o < n,
+ *   y[k * ldy + o] = bias + sum over r < K, q < K of w[K r + q] * X(S k + r, S o - pl + q)
  * in that order of taps, then the clamp as ti__dw_row_fn; X(i, c) = x[i][c] for x[i] not
- * NULL and 0 <= c < W, else 0 (the padding); x has 2 R + K - 2 rows; pl is 0 to 2. An ISA
- * may take K 3 only (AVX-512 does). Reads only x[i][0 .. W), writes only those y. NULL
- * where an ISA has none. */
-typedef void (*ti__dw_s2rows_fn)(float *y, size_t ldy, int K, int R, size_t n,
-                                 const float *const *x, int64_t W, int64_t pl, const float *w,
-                                 float bias, int clamp, float lo, float hi);
-/* Output rows of a K x K (3 or 5) stride-1 depthwise conv read in place (cpu/conv_fast.c,
- * the stride-1 row path): for k < R (1 to 4) and o < n,
- *   y[k * ldy + o] = bias + sum over r < K, q < K of w[K r + q] * X(k + r, o - pl + q)
- * in that order of taps, then the clamp as ti__dw_row_fn; X as ti__dw_s2rows_fn's, x has
- * R + K - 1 rows, 0 <= pl < K. Reads only x[i][0 .. W), writes only those y. NULL where an
- * ISA has none. */
-typedef void (*ti__dw_s1rows_fn)(float *y, size_t ldy, int K, int R, size_t n,
-                                 const float *const *x, int64_t W, int64_t pl, const float *w,
-                                 float bias, int clamp, float lo, float hi);
+ * NULL and 0 <= c < W, else 0 (the padding); x has S (R - 1) + K rows. rows[0] (stride 1):
+ * K 3 or 5, R 1 to 4, 0 <= pl < K; rows[1] (stride 2): K 3, R 1 or 2, pl 0 to 2. Reads only
+ * x[i][0 .. W), writes only those y. NULL where an ISA has none. */
+typedef void (*ti__dw_rows_fn)(float *y, size_t ldy, int K, int R, size_t n,
+                               const float *const *x, int64_t W, int64_t pl, const float *w,
+                               float bias, int clamp, float lo, float hi);
 typedef struct ti__dw_isa {
     int isa;
     ti__dw_row_fn row[2][2];
@@ -1461,8 +1452,7 @@ typedef struct ti__dw_isa {
     ti__dw_sum_fn sum;
     ti__dw_small_fn small;
     ti__conv_fewc_fn fewc[2];
-    ti__dw_s2rows_fn s2rows;
-    ti__dw_s1rows_fn s1rows;
+    ti__dw_rows_fn rows[2]; /* [S == 2] */
 } ti__dw_isa;
 TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void); /* cpu/conv_fast.c */
 
@@ -6527,7 +6517,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void) {
                                        {ti__dw_c_k5s1, ti__dw_c_k5s2}},
                                       {ti__mp_c_s1, ti__mp_c_s2},
                                       ti__dw_taps_c, ti__dw_copy_c, ti__dw_split_c,
-                                      ti__dw_max_c, ti__dw_sum_c, NULL, {NULL, NULL}, NULL, NULL};
+                                      ti__dw_max_c, ti__dw_sum_c, NULL, {NULL, NULL}, {NULL, NULL}};
 #ifdef TI__X86_SIMD
     int isa = ti__cpu_isa();
     if (isa >= TI__ISA_AVX512) return ti__dw_avx512_isa();
@@ -6568,8 +6558,7 @@ typedef struct ti__dw_job {
     int act, clamp;
     float act_a, act_b, lo, hi;
     int small; /* 1: the small-plane path, planned in sp, with the taps' masks */
-    int s2rows; /* 1: the stride-2 row path (ti__conv_dw_s2rows_ok) */
-    int s1rows; /* 1: the stride-1 row path (stride 1, an ISA with isa->s1rows) */
+    int rows; /* 1: a row path (ti__conv_dw_rows_ok) */
     ti__dw_small sp;
     uint16_t mask[TI__DW_SMALL_VEC * 25];
 } ti__dw_job;
@@ -6855,36 +6844,36 @@ TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, size_t begin, size_t end
     }
 }
 
-/* ---- the stride-2 row path ----
- * 3x3 stride-2 planes with rows of 12 outputs or more and a left pad of 0 to 2, where the
- * ISA has the kernel (ti__dw_s2rows_fn): two output rows at a time straight from
- * the input rows, which the kernel deinterleaves in registers; rows in the padding are
- * passed as NULL. bench/conv.c, 1 thread, against the flat path: MobileNetV2's 96 @ 112
- * 0.225 -> 0.140 ms, 144 @ 56 0.084 -> 0.054, 192 @ 28 (from the small-plane path) 0.038
- * -> 0.025; at rows of 7 the small-plane path stays (576 @ 14: 0.041 there, 0.051 by
- * rows). */
-TI__PRIVATE int ti__conv_dw_s2rows_ok(const ti__dw_isa *isa, const ti__convp *p) {
-    return isa->s2rows != NULL && p->k[1] == 3 && p->s[1] == 2 && p->out[2] >= 12 &&
-           p->pb[2] >= 0 && p->pb[2] <= 2;
+/* ---- the row paths ----
+ * Depthwise planes whose ISA has the row kernel of their stride (ti__dw_rows_fn): a few
+ * output rows at a time straight from the input rows they read (rows in the padding
+ * passed as NULL), the stride-2 kernel deinterleaving them in registers. bench/conv.c, 1
+ * thread, against the flat path:
+ * - stride 2, 3x3 with a left pad of 0 to 2 and rows of 12 outputs or more, two output rows
+ *   a call: MobileNetV2's 96 @ 112 0.225 -> 0.140 ms, 144 @ 56 0.084 -> 0.054, 192 @ 28
+ *   (from the small-plane path) 0.038 -> 0.025; at rows of 7 the small-plane path stays
+ *   (576 @ 14: 0.041 there, 0.051 by rows);
+ * - stride 1, 3x3 and 5x5 with rows of TI__DW_S1ROWS_MIN outputs or more, four output rows a
+ *   call from the K + 3 input rows they read: MobileNetV2's 32 @ 112 0.157 -> 0.107 ms,
+ *   144 @ 56 0.174 -> 0.135, 192 @ 28 0.059 -> 0.048, 384 @ 14 0.037 -> 0.030, 576 @ 14
+ *   0.056 -> 0.046; EfficientNet-B0's 5x5: 240 @ 28 0.163 -> 0.120, 672 @ 14 0.153 ->
+ *   0.095. At 7 x 7 about as the small-plane path (3x3 960: 0.035-0.039 both), which keeps
+ *   those. */
+#define TI__DW_S1ROWS_MIN 12
+TI__PRIVATE int ti__conv_dw_rows_ok(const ti__dw_isa *isa, const ti__convp *p) {
+    int64_t K = p->k[1], pl = p->pb[2];
+    if (p->s[1] == 2)
+        return isa->rows[1] != NULL && K == 3 && p->out[2] >= 12 && pl >= 0 && pl <= 2;
+    return isa->rows[0] != NULL && p->out[2] >= TI__DW_S1ROWS_MIN && pl >= 0 && pl < K;
 }
 
-/* ---- the stride-1 row path ----
- * 3x3 and 5x5 stride-1 planes with rows of TI__DW_S1ROWS_MIN outputs or more, where the
- * ISA has the kernel (ti__dw_s1rows_fn): four output rows at a time straight from the K + 3
- * input rows they read; rows in the padding are passed as NULL. MobileNetV2's, bench/conv.c,
- * 1 thread, against the flat path: 32 @ 112 0.157 -> 0.107 ms, 144 @ 56 0.174 -> 0.135,
- * 192 @ 28 0.059 -> 0.048, 384 @ 14 0.037 -> 0.030, 576 @ 14 0.056 -> 0.046;
- * EfficientNet-B0's 5x5: 240 @ 28 0.163 -> 0.120, 672 @ 14 0.153 -> 0.095. At 7 x 7 about
- * as the small-plane path (3x3 960: 0.035-0.039 both), which keeps those. */
-#define TI__DW_S1ROWS_MIN 12
-
-/* Planes [begin, end) by the row kernel of their stride (ti__dw_s1rows_fn and
- * ti__dw_s2rows_fn): 4 output rows a call at stride 1, 2 at stride 2. */
+/* Planes [begin, end) by the row kernel of their stride: 4 output rows a call at stride 1,
+ * 2 at stride 2. */
 TI__PRIVATE void ti__conv_dw_rows(const ti__dw_job *j, size_t begin, size_t end) {
     const ti__convp *p = j->p;
     int64_t H = p->in[1], W = p->in[2], OH = p->out[1], OW = p->out[2], pt = p->pb[1];
     int K = (int)p->k[1], S = (int)p->s[1], group = S == 1 ? 4 : 2;
-    ti__dw_s1rows_fn fn = S == 1 ? j->isa->s1rows : j->isa->s2rows;
+    ti__dw_rows_fn fn = j->isa->rows[S == 2];
     for (size_t pln = begin; pln < end; pln++) {
         size_t m = pln % (size_t)p->m;
         const float *xp = j->x + pln * p->in_sp;
@@ -6910,7 +6899,7 @@ TI__PRIVATE void ti__conv_dw_planes_wide(const ti__dw_job *j, size_t begin, size
 TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
     const ti__dw_job *j = (const ti__dw_job *)ctx;
     const ti__convp *p = j->p;
-    if (j->s2rows || j->s1rows) {
+    if (j->rows) {
         ti__conv_dw_rows(j, begin, end);
         return;
     }
@@ -7009,10 +6998,8 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
     const ti__dw_isa *isa = ti__dw_pick_isa();
     j.row = isa->row[p->k[1] == 5][p->s[1] == 2];
     j.isa = isa;
-    j.s2rows = ti__conv_dw_s2rows_ok(isa, p);
-    j.s1rows = isa->s1rows != NULL && p->s[1] == 1 && p->pb[2] >= 0 && p->pb[2] < p->k[1] &&
-               p->out[2] >= TI__DW_S1ROWS_MIN;
-    j.small = !j.s2rows && !j.s1rows && ti__dw_small_plan(&j, &j.sp);
+    j.rows = ti__conv_dw_rows_ok(isa, p);
+    j.small = !j.rows && ti__dw_small_plan(&j, &j.sp);
     if (j.small) ti__dw_small_masks(p, &j.sp, j.mask);
     size_t planes = (size_t)(p->n * p->m), work = p->out_sp * p->kprod;
     ti__parallel_for(k->tp, planes, work > 65536 ? 1 : 65536 / (work + 1) + 1, ti__conv_dw_planes,
@@ -24708,7 +24695,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_neon_isa(void) {
                                    {{ti__dwn_k3s1, ti__dwn_k3s2}, {ti__dwn_k5s1, ti__dwn_k5s2}},
                                    {ti__mpn_s1, ti__mpn_s2},
                                    ti__dwn_taps, ti__dwn_copy, ti__dwn_split,
-                                   ti__dwn_max, ti__ssum_neon, NULL, {NULL, NULL}, NULL, NULL};
+                                   ti__dwn_max, ti__ssum_neon, NULL, {NULL, NULL}, {NULL, NULL}};
     return &isa;
 }
 #endif /* TI__ARM_NEON */
@@ -26072,7 +26059,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
                                     {ti__dw256_k5s1, ti__dw256_k5s2}},
                                    {ti__mp256_s1, ti__mp256_s2},
                                    ti__dw256_taps, ti__dw256_copy, ti__dw256_split,
-                                   ti__dw256_max, ti__ssum_avx2, NULL, {NULL, NULL}, NULL, NULL};
+                                   ti__dw256_max, ti__ssum_avx2, NULL, {NULL, NULL}, {NULL, NULL}};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
@@ -26437,37 +26424,35 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__copy_s2_avx512(float *dst, const float *s
     }
 }
 
-/* The stride-2 row kernel (ti__dw_s2rows_fn): output vector v of a row (outputs 16 v ..)
- * takes input columns 32 v .. 32 v + 31 of each input row in place, two loads (masked past
- * the row's end: those lanes read nothing and give zero) deinterleaved by two two-source
- * permutes into the even columns E and the odd ones O. Tap q reads column 2 o + d, d =
- * q - pl: E (d 0), O (d 1), or one of them moved a lane with valignd: up (d -2, -1: the
- * lane before from the previous vector's, carried) or down (d 2, 3: columns 32 v + 32 and
- * + 33, loaded alone). Two output rows at a time share their K - 2 common input rows. Only
- * K 3 is instantiated (ti__dw512_s2rows). One
+/* The stride-2 row kernel (ti__dw_rows_fn), 3x3: output vector v of a row (outputs 16 v ..)
+ * takes input columns 32 v .. 32 v + 31 of each input row in place, two loads
+ * (masked past the row's end: those lanes read nothing and give zero) deinterleaved by two
+ * two-source permutes into the even columns E and the odd ones O. Tap q reads column
+ * 2 o + d, d = q - pl: E (d 0), O (d 1), or one of them moved a lane with valignd: up
+ * (d -2, -1: the lane before from the previous vector's, carried) or down (d 2: column
+ * 32 v + 32, loaded alone). Two output rows at a time share their middle input row. One
  * chain per output, taps in order from the bias, as the flat path, so the same bits. The
  * flat path split every input row into phase planes first, 43 % of the time of
- * MobileNetV2's 96-channel stride-2 conv at 112 x 112 (perf). */
+ * MobileNetV2's 96-channel stride-2 conv at 112 x 112 (perf). At 5x5 the same scheme was
+ * slower than the flat path (EfficientNet's 144 @ 56: 0.145 -> 0.160 ms, bench/conv.c),
+ * so there is none. */
 #define TI__DWS2_UP(cur, prev)                                                               \
     _mm512_castsi512_ps(                                                                     \
         _mm512_alignr_epi32(_mm512_castps_si512(cur), _mm512_castps_si512(prev), 15))
-#define TI__DWS2_DOWN(next, cur)                                                             \
-    _mm512_castsi512_ps(                                                                     \
-        _mm512_alignr_epi32(_mm512_castps_si512(next), _mm512_castps_si512(cur), 1))
 #define TI__DWS2_TAP(q)                                                                      \
-    if (K > q) {                                                                             \
+    {                                                                                        \
         const int d = q - PL;                                                                \
         __m512 t = d == -2  ? TI__DWS2_UP(e, ce[r])                                          \
                    : d == -1 ? TI__DWS2_UP(o, co[r])                                         \
                    : d == 0  ? e                                                             \
                    : d == 1  ? o                                                             \
-                   : d == 2  ? TI__DWS2_DOWN(ne, e)                                          \
-                             : TI__DWS2_DOWN(no, o);                                         \
-        if (r < K) a = _mm512_fmadd_ps(_mm512_set1_ps(w[r * K + q]), t, a);                   \
-        if (R > 1 && r >= 2) b = _mm512_fmadd_ps(_mm512_set1_ps(w[(r - 2) * K + q]), t, b);   \
+                             : _mm512_castsi512_ps(_mm512_alignr_epi32(                      \
+                                   _mm512_castps_si512(ne), _mm512_castps_si512(e), 1));     \
+        if (r < 3) a = _mm512_fmadd_ps(_mm512_set1_ps(w[r * 3 + q]), t, a);                   \
+        if (R > 1 && r >= 2) b = _mm512_fmadd_ps(_mm512_set1_ps(w[(r - 2) * 3 + q]), t, b);   \
     }
-TI__X86_INLINE TI__TARGET_AVX512 void ti__dws2_rows(const int K, const int R, const int PL,
-                                                    float *y, size_t ldy, size_t n,
+TI__X86_INLINE TI__TARGET_AVX512 void ti__dws2_rows(const int R, const int PL, float *y,
+                                                    size_t ldy, size_t n,
                                                     const float *const *x, int64_t W,
                                                     const float *w, __m512 vb, int clamp,
                                                     __m512 vlo, __m512 vhi) {
@@ -26475,13 +26460,13 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dws2_rows(const int K, const int R, co
         _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i odd =
         _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-    __m512 ce[7], co[7]; /* each row's previous E and O (zero before the first: padding) */
-    for (int r = 0; r < 7; r++) ce[r] = co[r] = _mm512_setzero_ps();
+    __m512 ce[5], co[5]; /* each row's previous E and O (zero before the first: padding) */
+    for (int r = 0; r < 5; r++) ce[r] = co[r] = _mm512_setzero_ps();
     for (size_t i = 0; i < n; i += 16) {
         int64_t s = 2 * (int64_t)i, left = W - s; /* the row's floats from column s */
         __mmask16 ma = ti__dw512_mask((long)left), mb = ti__dw512_mask((long)(left - 16));
         __m512 a = vb, b = vb;
-        TI__UNROLL8 for (int r = 0; r < 2 * R + K - 2; r++) {
+        TI__UNROLL5 for (int r = 0; r < 2 * R + 1; r++) {
             const float *p = x[r];
             if (p == NULL) continue; /* a padding row: its taps would add zeros */
             p += s;
@@ -26489,10 +26474,9 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dws2_rows(const int K, const int R, co
             __m512 lb = left >= 32 ? _mm512_loadu_ps(p + 16) : _mm512_maskz_loadu_ps(mb, p + 16);
             __m512 e = _mm512_permutex2var_ps(la, even, lb);
             __m512 o = _mm512_permutex2var_ps(la, odd, lb);
-            __m512 ne = _mm512_setzero_ps(), no = ne;
-            if (K - 1 - PL >= 2 && left > 32) ne = _mm512_castps128_ps512(_mm_load_ss(p + 32));
-            if (K - 1 - PL >= 3 && left > 33) no = _mm512_castps128_ps512(_mm_load_ss(p + 33));
-            TI__DWS2_TAP(0) TI__DWS2_TAP(1) TI__DWS2_TAP(2) TI__DWS2_TAP(3) TI__DWS2_TAP(4)
+            __m512 ne = _mm512_setzero_ps();
+            if (PL == 0 && left > 32) ne = _mm512_castps128_ps512(_mm_load_ss(p + 32));
+            TI__DWS2_TAP(0) TI__DWS2_TAP(1) TI__DWS2_TAP(2)
             ce[r] = e;
             co[r] = o;
         }
@@ -26502,23 +26486,21 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dws2_rows(const int K, const int R, co
     }
 }
 #undef TI__DWS2_TAP
-#undef TI__DWS2_DOWN
 #undef TI__DWS2_UP
-#define TI__DWS2_CALL(K, R, PL) ti__dws2_rows(K, R, PL, y, ldy, n, x, W, w, vb, clamp, vlo, vhi)
+#define TI__DWS2_CALL(R, PL) ti__dws2_rows(R, PL, y, ldy, n, x, W, w, vb, clamp, vlo, vhi)
 static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
 ti__dw512_s2rows(float *y, size_t ldy, int K, int R, size_t n, const float *const *x,
                  int64_t W, int64_t pl, const float *w, float bias, int clamp, float lo,
                  float hi) {
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi), vb = _mm512_set1_ps(bias);
-    (void)K; /* 3: at 5x5 this was slower than the flat path (EfficientNet's 144 @ 56:
-              * 0.145 -> 0.160 ms, bench/conv.c) */
+    (void)K; /* 3, the only size ti__conv_dw_rows_ok gives it */
     switch (3 * (R > 1) + (int)pl) {
-    case 0: TI__DWS2_CALL(3, 1, 0); break;
-    case 1: TI__DWS2_CALL(3, 1, 1); break;
-    case 2: TI__DWS2_CALL(3, 1, 2); break;
-    case 3: TI__DWS2_CALL(3, 2, 0); break;
-    case 4: TI__DWS2_CALL(3, 2, 1); break;
-    default: TI__DWS2_CALL(3, 2, 2); break;
+    case 0: TI__DWS2_CALL(1, 0); break;
+    case 1: TI__DWS2_CALL(1, 1); break;
+    case 2: TI__DWS2_CALL(1, 2); break;
+    case 3: TI__DWS2_CALL(2, 0); break;
+    case 4: TI__DWS2_CALL(2, 1); break;
+    default: TI__DWS2_CALL(2, 2); break;
     }
 }
 #undef TI__DWS2_CALL
@@ -26530,7 +26512,7 @@ TI__X86_INLINE TI__TARGET_AVX512 __mmask16 ti__dw512_rmask(int64_t c, int64_t W)
     if (hi <= lo) return 0;
     return (__mmask16)(ti__dw512_mask((long)hi) & ~ti__dw512_mask((long)lo));
 }
-/* The stride-1 row kernel (ti__dw_s1rows_fn): output vector v of a row (outputs 16 v ..)
+/* The stride-1 row kernel (ti__dw_rows_fn): output vector v of a row (outputs 16 v ..)
  * takes input columns 16 v - pl .. + 31 of each input row in place, two loads masked to
  * the row (lanes outside it read nothing and give zero); tap q is them moved by q lanes
  * (valignd). Up to four output rows at a time, so each input row is loaded once for all
@@ -26601,8 +26583,8 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
                                    {ti__mp512_s1, ti__mp512_s2},
                                    ti__dw512_taps, ti__dw512_copy, ti__dw512_split,
                                    ti__dw512_max, ti__ssum_avx512, ti__dw512_small,
-                                   {ti__fewc512_s1, ti__fewc512_s2}, ti__dw512_s2rows,
-                                   ti__dw512_s1rows};
+                                   {ti__fewc512_s1, ti__fewc512_s2},
+                                   {ti__dw512_s1rows, ti__dw512_s2rows}};
     return &isa;
 }
 #endif /* TI__X86_SIMD */

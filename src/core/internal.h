@@ -376,25 +376,16 @@ typedef void (*ti__dw_small_fn)(float *y, size_t n, const float *x, const int32_
 typedef void (*ti__conv_fewc_fn)(float *y, size_t ldy, int mv, int np, const float *x,
                                  const int32_t *off, int taps, const float *w,
                                  const float *bias, int clamp, float lo, float hi);
-/* Output rows of a K x K stride-2 depthwise conv read in place (cpu/conv_fast.c,
- * the stride-2 row path): for k < R (1 or 2) and o < n,
- *   y[k * ldy + o] = bias + sum over r < K, q < K of w[K r + q] * X(2 k + r, 2 o - pl + q)
+/* Output rows of a K x K stride-S depthwise conv read in place (cpu/conv_fast.c, the row
+ * paths): for k < R and o < n,
+ *   y[k * ldy + o] = bias + sum over r < K, q < K of w[K r + q] * X(S k + r, S o - pl + q)
  * in that order of taps, then the clamp as ti__dw_row_fn; X(i, c) = x[i][c] for x[i] not
- * NULL and 0 <= c < W, else 0 (the padding); x has 2 R + K - 2 rows; pl is 0 to 2. An ISA
- * may take K 3 only (AVX-512 does). Reads only x[i][0 .. W), writes only those y. NULL
- * where an ISA has none. */
-typedef void (*ti__dw_s2rows_fn)(float *y, size_t ldy, int K, int R, size_t n,
-                                 const float *const *x, int64_t W, int64_t pl, const float *w,
-                                 float bias, int clamp, float lo, float hi);
-/* Output rows of a K x K (3 or 5) stride-1 depthwise conv read in place (cpu/conv_fast.c,
- * the stride-1 row path): for k < R (1 to 4) and o < n,
- *   y[k * ldy + o] = bias + sum over r < K, q < K of w[K r + q] * X(k + r, o - pl + q)
- * in that order of taps, then the clamp as ti__dw_row_fn; X as ti__dw_s2rows_fn's, x has
- * R + K - 1 rows, 0 <= pl < K. Reads only x[i][0 .. W), writes only those y. NULL where an
- * ISA has none. */
-typedef void (*ti__dw_s1rows_fn)(float *y, size_t ldy, int K, int R, size_t n,
-                                 const float *const *x, int64_t W, int64_t pl, const float *w,
-                                 float bias, int clamp, float lo, float hi);
+ * NULL and 0 <= c < W, else 0 (the padding); x has S (R - 1) + K rows. rows[0] (stride 1):
+ * K 3 or 5, R 1 to 4, 0 <= pl < K; rows[1] (stride 2): K 3, R 1 or 2, pl 0 to 2. Reads only
+ * x[i][0 .. W), writes only those y. NULL where an ISA has none. */
+typedef void (*ti__dw_rows_fn)(float *y, size_t ldy, int K, int R, size_t n,
+                               const float *const *x, int64_t W, int64_t pl, const float *w,
+                               float bias, int clamp, float lo, float hi);
 typedef struct ti__dw_isa {
     int isa;
     ti__dw_row_fn row[2][2];
@@ -406,8 +397,7 @@ typedef struct ti__dw_isa {
     ti__dw_sum_fn sum;
     ti__dw_small_fn small;
     ti__conv_fewc_fn fewc[2];
-    ti__dw_s2rows_fn s2rows;
-    ti__dw_s1rows_fn s1rows;
+    ti__dw_rows_fn rows[2]; /* [S == 2] */
 } ti__dw_isa;
 TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void); /* cpu/conv_fast.c */
 

@@ -110,7 +110,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void) {
                                        {ti__dw_c_k5s1, ti__dw_c_k5s2}},
                                       {ti__mp_c_s1, ti__mp_c_s2},
                                       ti__dw_taps_c, ti__dw_copy_c, ti__dw_split_c,
-                                      ti__dw_max_c, ti__dw_sum_c, NULL, {NULL, NULL}, NULL, NULL};
+                                      ti__dw_max_c, ti__dw_sum_c, NULL, {NULL, NULL}, {NULL, NULL}};
 #ifdef TI__X86_SIMD
     int isa = ti__cpu_isa();
     if (isa >= TI__ISA_AVX512) return ti__dw_avx512_isa();
@@ -151,8 +151,7 @@ typedef struct ti__dw_job {
     int act, clamp;
     float act_a, act_b, lo, hi;
     int small; /* 1: the small-plane path, planned in sp, with the taps' masks */
-    int s2rows; /* 1: the stride-2 row path (ti__conv_dw_s2rows_ok) */
-    int s1rows; /* 1: the stride-1 row path (stride 1, an ISA with isa->s1rows) */
+    int rows; /* 1: a row path (ti__conv_dw_rows_ok) */
     ti__dw_small sp;
     uint16_t mask[TI__DW_SMALL_VEC * 25];
 } ti__dw_job;
@@ -438,36 +437,36 @@ TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, size_t begin, size_t end
     }
 }
 
-/* ---- the stride-2 row path ----
- * 3x3 stride-2 planes with rows of 12 outputs or more and a left pad of 0 to 2, where the
- * ISA has the kernel (ti__dw_s2rows_fn): two output rows at a time straight from
- * the input rows, which the kernel deinterleaves in registers; rows in the padding are
- * passed as NULL. bench/conv.c, 1 thread, against the flat path: MobileNetV2's 96 @ 112
- * 0.225 -> 0.140 ms, 144 @ 56 0.084 -> 0.054, 192 @ 28 (from the small-plane path) 0.038
- * -> 0.025; at rows of 7 the small-plane path stays (576 @ 14: 0.041 there, 0.051 by
- * rows). */
-TI__PRIVATE int ti__conv_dw_s2rows_ok(const ti__dw_isa *isa, const ti__convp *p) {
-    return isa->s2rows != NULL && p->k[1] == 3 && p->s[1] == 2 && p->out[2] >= 12 &&
-           p->pb[2] >= 0 && p->pb[2] <= 2;
+/* ---- the row paths ----
+ * Depthwise planes whose ISA has the row kernel of their stride (ti__dw_rows_fn): a few
+ * output rows at a time straight from the input rows they read (rows in the padding
+ * passed as NULL), the stride-2 kernel deinterleaving them in registers. bench/conv.c, 1
+ * thread, against the flat path:
+ * - stride 2, 3x3 with a left pad of 0 to 2 and rows of 12 outputs or more, two output rows
+ *   a call: MobileNetV2's 96 @ 112 0.225 -> 0.140 ms, 144 @ 56 0.084 -> 0.054, 192 @ 28
+ *   (from the small-plane path) 0.038 -> 0.025; at rows of 7 the small-plane path stays
+ *   (576 @ 14: 0.041 there, 0.051 by rows);
+ * - stride 1, 3x3 and 5x5 with rows of TI__DW_S1ROWS_MIN outputs or more, four output rows a
+ *   call from the K + 3 input rows they read: MobileNetV2's 32 @ 112 0.157 -> 0.107 ms,
+ *   144 @ 56 0.174 -> 0.135, 192 @ 28 0.059 -> 0.048, 384 @ 14 0.037 -> 0.030, 576 @ 14
+ *   0.056 -> 0.046; EfficientNet-B0's 5x5: 240 @ 28 0.163 -> 0.120, 672 @ 14 0.153 ->
+ *   0.095. At 7 x 7 about as the small-plane path (3x3 960: 0.035-0.039 both), which keeps
+ *   those. */
+#define TI__DW_S1ROWS_MIN 12
+TI__PRIVATE int ti__conv_dw_rows_ok(const ti__dw_isa *isa, const ti__convp *p) {
+    int64_t K = p->k[1], pl = p->pb[2];
+    if (p->s[1] == 2)
+        return isa->rows[1] != NULL && K == 3 && p->out[2] >= 12 && pl >= 0 && pl <= 2;
+    return isa->rows[0] != NULL && p->out[2] >= TI__DW_S1ROWS_MIN && pl >= 0 && pl < K;
 }
 
-/* ---- the stride-1 row path ----
- * 3x3 and 5x5 stride-1 planes with rows of TI__DW_S1ROWS_MIN outputs or more, where the
- * ISA has the kernel (ti__dw_s1rows_fn): four output rows at a time straight from the K + 3
- * input rows they read; rows in the padding are passed as NULL. MobileNetV2's, bench/conv.c,
- * 1 thread, against the flat path: 32 @ 112 0.157 -> 0.107 ms, 144 @ 56 0.174 -> 0.135,
- * 192 @ 28 0.059 -> 0.048, 384 @ 14 0.037 -> 0.030, 576 @ 14 0.056 -> 0.046;
- * EfficientNet-B0's 5x5: 240 @ 28 0.163 -> 0.120, 672 @ 14 0.153 -> 0.095. At 7 x 7 about
- * as the small-plane path (3x3 960: 0.035-0.039 both), which keeps those. */
-#define TI__DW_S1ROWS_MIN 12
-
-/* Planes [begin, end) by the row kernel of their stride (ti__dw_s1rows_fn and
- * ti__dw_s2rows_fn): 4 output rows a call at stride 1, 2 at stride 2. */
+/* Planes [begin, end) by the row kernel of their stride: 4 output rows a call at stride 1,
+ * 2 at stride 2. */
 TI__PRIVATE void ti__conv_dw_rows(const ti__dw_job *j, size_t begin, size_t end) {
     const ti__convp *p = j->p;
     int64_t H = p->in[1], W = p->in[2], OH = p->out[1], OW = p->out[2], pt = p->pb[1];
     int K = (int)p->k[1], S = (int)p->s[1], group = S == 1 ? 4 : 2;
-    ti__dw_s1rows_fn fn = S == 1 ? j->isa->s1rows : j->isa->s2rows;
+    ti__dw_rows_fn fn = j->isa->rows[S == 2];
     for (size_t pln = begin; pln < end; pln++) {
         size_t m = pln % (size_t)p->m;
         const float *xp = j->x + pln * p->in_sp;
@@ -493,7 +492,7 @@ TI__PRIVATE void ti__conv_dw_planes_wide(const ti__dw_job *j, size_t begin, size
 TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
     const ti__dw_job *j = (const ti__dw_job *)ctx;
     const ti__convp *p = j->p;
-    if (j->s2rows || j->s1rows) {
+    if (j->rows) {
         ti__conv_dw_rows(j, begin, end);
         return;
     }
@@ -592,10 +591,8 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
     const ti__dw_isa *isa = ti__dw_pick_isa();
     j.row = isa->row[p->k[1] == 5][p->s[1] == 2];
     j.isa = isa;
-    j.s2rows = ti__conv_dw_s2rows_ok(isa, p);
-    j.s1rows = isa->s1rows != NULL && p->s[1] == 1 && p->pb[2] >= 0 && p->pb[2] < p->k[1] &&
-               p->out[2] >= TI__DW_S1ROWS_MIN;
-    j.small = !j.s2rows && !j.s1rows && ti__dw_small_plan(&j, &j.sp);
+    j.rows = ti__conv_dw_rows_ok(isa, p);
+    j.small = !j.rows && ti__dw_small_plan(&j, &j.sp);
     if (j.small) ti__dw_small_masks(p, &j.sp, j.mask);
     size_t planes = (size_t)(p->n * p->m), work = p->out_sp * p->kprod;
     ti__parallel_for(k->tp, planes, work > 65536 ? 1 : 65536 / (work + 1) + 1, ti__conv_dw_planes,

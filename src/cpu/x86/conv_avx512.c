@@ -356,37 +356,35 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__copy_s2_avx512(float *dst, const float *s
     }
 }
 
-/* The stride-2 row kernel (ti__dw_s2rows_fn): output vector v of a row (outputs 16 v ..)
- * takes input columns 32 v .. 32 v + 31 of each input row in place, two loads (masked past
- * the row's end: those lanes read nothing and give zero) deinterleaved by two two-source
- * permutes into the even columns E and the odd ones O. Tap q reads column 2 o + d, d =
- * q - pl: E (d 0), O (d 1), or one of them moved a lane with valignd: up (d -2, -1: the
- * lane before from the previous vector's, carried) or down (d 2, 3: columns 32 v + 32 and
- * + 33, loaded alone). Two output rows at a time share their K - 2 common input rows. Only
- * K 3 is instantiated (ti__dw512_s2rows). One
+/* The stride-2 row kernel (ti__dw_rows_fn), 3x3: output vector v of a row (outputs 16 v ..)
+ * takes input columns 32 v .. 32 v + 31 of each input row in place, two loads
+ * (masked past the row's end: those lanes read nothing and give zero) deinterleaved by two
+ * two-source permutes into the even columns E and the odd ones O. Tap q reads column
+ * 2 o + d, d = q - pl: E (d 0), O (d 1), or one of them moved a lane with valignd: up
+ * (d -2, -1: the lane before from the previous vector's, carried) or down (d 2: column
+ * 32 v + 32, loaded alone). Two output rows at a time share their middle input row. One
  * chain per output, taps in order from the bias, as the flat path, so the same bits. The
  * flat path split every input row into phase planes first, 43 % of the time of
- * MobileNetV2's 96-channel stride-2 conv at 112 x 112 (perf). */
+ * MobileNetV2's 96-channel stride-2 conv at 112 x 112 (perf). At 5x5 the same scheme was
+ * slower than the flat path (EfficientNet's 144 @ 56: 0.145 -> 0.160 ms, bench/conv.c),
+ * so there is none. */
 #define TI__DWS2_UP(cur, prev)                                                               \
     _mm512_castsi512_ps(                                                                     \
         _mm512_alignr_epi32(_mm512_castps_si512(cur), _mm512_castps_si512(prev), 15))
-#define TI__DWS2_DOWN(next, cur)                                                             \
-    _mm512_castsi512_ps(                                                                     \
-        _mm512_alignr_epi32(_mm512_castps_si512(next), _mm512_castps_si512(cur), 1))
 #define TI__DWS2_TAP(q)                                                                      \
-    if (K > q) {                                                                             \
+    {                                                                                        \
         const int d = q - PL;                                                                \
         __m512 t = d == -2  ? TI__DWS2_UP(e, ce[r])                                          \
                    : d == -1 ? TI__DWS2_UP(o, co[r])                                         \
                    : d == 0  ? e                                                             \
                    : d == 1  ? o                                                             \
-                   : d == 2  ? TI__DWS2_DOWN(ne, e)                                          \
-                             : TI__DWS2_DOWN(no, o);                                         \
-        if (r < K) a = _mm512_fmadd_ps(_mm512_set1_ps(w[r * K + q]), t, a);                   \
-        if (R > 1 && r >= 2) b = _mm512_fmadd_ps(_mm512_set1_ps(w[(r - 2) * K + q]), t, b);   \
+                             : _mm512_castsi512_ps(_mm512_alignr_epi32(                      \
+                                   _mm512_castps_si512(ne), _mm512_castps_si512(e), 1));     \
+        if (r < 3) a = _mm512_fmadd_ps(_mm512_set1_ps(w[r * 3 + q]), t, a);                   \
+        if (R > 1 && r >= 2) b = _mm512_fmadd_ps(_mm512_set1_ps(w[(r - 2) * 3 + q]), t, b);   \
     }
-TI__X86_INLINE TI__TARGET_AVX512 void ti__dws2_rows(const int K, const int R, const int PL,
-                                                    float *y, size_t ldy, size_t n,
+TI__X86_INLINE TI__TARGET_AVX512 void ti__dws2_rows(const int R, const int PL, float *y,
+                                                    size_t ldy, size_t n,
                                                     const float *const *x, int64_t W,
                                                     const float *w, __m512 vb, int clamp,
                                                     __m512 vlo, __m512 vhi) {
@@ -394,13 +392,13 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dws2_rows(const int K, const int R, co
         _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i odd =
         _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-    __m512 ce[7], co[7]; /* each row's previous E and O (zero before the first: padding) */
-    for (int r = 0; r < 7; r++) ce[r] = co[r] = _mm512_setzero_ps();
+    __m512 ce[5], co[5]; /* each row's previous E and O (zero before the first: padding) */
+    for (int r = 0; r < 5; r++) ce[r] = co[r] = _mm512_setzero_ps();
     for (size_t i = 0; i < n; i += 16) {
         int64_t s = 2 * (int64_t)i, left = W - s; /* the row's floats from column s */
         __mmask16 ma = ti__dw512_mask((long)left), mb = ti__dw512_mask((long)(left - 16));
         __m512 a = vb, b = vb;
-        TI__UNROLL8 for (int r = 0; r < 2 * R + K - 2; r++) {
+        TI__UNROLL5 for (int r = 0; r < 2 * R + 1; r++) {
             const float *p = x[r];
             if (p == NULL) continue; /* a padding row: its taps would add zeros */
             p += s;
@@ -408,10 +406,9 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dws2_rows(const int K, const int R, co
             __m512 lb = left >= 32 ? _mm512_loadu_ps(p + 16) : _mm512_maskz_loadu_ps(mb, p + 16);
             __m512 e = _mm512_permutex2var_ps(la, even, lb);
             __m512 o = _mm512_permutex2var_ps(la, odd, lb);
-            __m512 ne = _mm512_setzero_ps(), no = ne;
-            if (K - 1 - PL >= 2 && left > 32) ne = _mm512_castps128_ps512(_mm_load_ss(p + 32));
-            if (K - 1 - PL >= 3 && left > 33) no = _mm512_castps128_ps512(_mm_load_ss(p + 33));
-            TI__DWS2_TAP(0) TI__DWS2_TAP(1) TI__DWS2_TAP(2) TI__DWS2_TAP(3) TI__DWS2_TAP(4)
+            __m512 ne = _mm512_setzero_ps();
+            if (PL == 0 && left > 32) ne = _mm512_castps128_ps512(_mm_load_ss(p + 32));
+            TI__DWS2_TAP(0) TI__DWS2_TAP(1) TI__DWS2_TAP(2)
             ce[r] = e;
             co[r] = o;
         }
@@ -421,23 +418,21 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dws2_rows(const int K, const int R, co
     }
 }
 #undef TI__DWS2_TAP
-#undef TI__DWS2_DOWN
 #undef TI__DWS2_UP
-#define TI__DWS2_CALL(K, R, PL) ti__dws2_rows(K, R, PL, y, ldy, n, x, W, w, vb, clamp, vlo, vhi)
+#define TI__DWS2_CALL(R, PL) ti__dws2_rows(R, PL, y, ldy, n, x, W, w, vb, clamp, vlo, vhi)
 static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
 ti__dw512_s2rows(float *y, size_t ldy, int K, int R, size_t n, const float *const *x,
                  int64_t W, int64_t pl, const float *w, float bias, int clamp, float lo,
                  float hi) {
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi), vb = _mm512_set1_ps(bias);
-    (void)K; /* 3: at 5x5 this was slower than the flat path (EfficientNet's 144 @ 56:
-              * 0.145 -> 0.160 ms, bench/conv.c) */
+    (void)K; /* 3, the only size ti__conv_dw_rows_ok gives it */
     switch (3 * (R > 1) + (int)pl) {
-    case 0: TI__DWS2_CALL(3, 1, 0); break;
-    case 1: TI__DWS2_CALL(3, 1, 1); break;
-    case 2: TI__DWS2_CALL(3, 1, 2); break;
-    case 3: TI__DWS2_CALL(3, 2, 0); break;
-    case 4: TI__DWS2_CALL(3, 2, 1); break;
-    default: TI__DWS2_CALL(3, 2, 2); break;
+    case 0: TI__DWS2_CALL(1, 0); break;
+    case 1: TI__DWS2_CALL(1, 1); break;
+    case 2: TI__DWS2_CALL(1, 2); break;
+    case 3: TI__DWS2_CALL(2, 0); break;
+    case 4: TI__DWS2_CALL(2, 1); break;
+    default: TI__DWS2_CALL(2, 2); break;
     }
 }
 #undef TI__DWS2_CALL
@@ -449,7 +444,7 @@ TI__X86_INLINE TI__TARGET_AVX512 __mmask16 ti__dw512_rmask(int64_t c, int64_t W)
     if (hi <= lo) return 0;
     return (__mmask16)(ti__dw512_mask((long)hi) & ~ti__dw512_mask((long)lo));
 }
-/* The stride-1 row kernel (ti__dw_s1rows_fn): output vector v of a row (outputs 16 v ..)
+/* The stride-1 row kernel (ti__dw_rows_fn): output vector v of a row (outputs 16 v ..)
  * takes input columns 16 v - pl .. + 31 of each input row in place, two loads masked to
  * the row (lanes outside it read nothing and give zero); tap q is them moved by q lanes
  * (valignd). Up to four output rows at a time, so each input row is loaded once for all
@@ -520,8 +515,8 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
                                    {ti__mp512_s1, ti__mp512_s2},
                                    ti__dw512_taps, ti__dw512_copy, ti__dw512_split,
                                    ti__dw512_max, ti__ssum_avx512, ti__dw512_small,
-                                   {ti__fewc512_s1, ti__fewc512_s2}, ti__dw512_s2rows,
-                                   ti__dw512_s1rows};
+                                   {ti__fewc512_s1, ti__fewc512_s2},
+                                   {ti__dw512_s1rows, ti__dw512_s2rows}};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
