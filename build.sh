@@ -1005,10 +1005,11 @@ j_conformance() {
     return $rc
 }
 
-j_tflite_conformance() { # the committed TFLite op tests (tests/conformance/gen_tflite_ops.py)
+j_tflite_conformance() { # the committed TFLite op tests (tests/conformance/gen_tflite_ops.py,
+    # gen_tflite_dw.py)
     [ -x "$RUNNER" ] || { skip "TFLite conformance: no runner (see its build above)"; return 0; }
     timeout 900 "$RUNNER" --table tests/conformance/tflite_status.md --expect-pass \
-        tests/conformance/tflite
+        tests/conformance/tflite tests/conformance/tflite_dw
 }
 
 j_coral() { # the real Coral models in ../shared/models/coral against ai-edge-litert

@@ -1640,6 +1640,11 @@ TI__PRIVATE void ti__dwq_pix_vnni(uint32_t *acc, const unsigned char *const *xp,
 TI__PRIVATE void ti__dwq_pix2_vnni(uint32_t *acca, uint32_t *accb, const unsigned char *const *xpa,
                                    size_t offa, const unsigned char *const *xpb, size_t offb,
                                    size_t nt, const int8_t *wp, uint8_t flip, int32_t bo);
+TI__PRIVATE void ti__dwq_wprep_rows_vnni(int u8, int8_t *wp, const void *w, const size_t *woff,
+                                         size_t n, int32_t wo);
+TI__PRIVATE void ti__dwq_row3_vnni(uint32_t *acc, size_t lda, const unsigned char *const *r,
+                                   const size_t *cs, size_t np, int s2, const int8_t *wr, size_t n,
+                                   uint8_t flip, int32_t bo);
 TI__PRIVATE size_t ti__qg8_row_vnni(const uint32_t *dot, const int32_t *colc, const int32_t *bos,
                                     int32_t row, size_t n, const int32_t *mult,
                                     const int32_t *shift, int32_t yo, int32_t lo, int32_t hi,
@@ -2385,7 +2390,10 @@ enum {
 
 /* Clamp range [*lo, *hi] of a fused activation on a quantized output (TFLite
  * CalculateActivationRangeQuantized). qmin/qmax: the dtype's range. Returns 0 for
- * activations that are not a clamp (TANH, SIGN_BIT), which quantized kernels refuse. */
+ * activations that are not a clamp (TANH, SIGN_BIT), which quantized kernels refuse. The
+ * bound's quotient is taken in float as TFLite's Quantize does (TfLiteRound(f / scale) on
+ * floats): with scale 12 / 255 the float quotient of 6 is 127.5 and rounds to 128 where
+ * the double one, 127.4999986, gave 127 (a RELU6 output one step lower than TFLite's). */
 TI__PRIVATE int ti__q_act_range(int act, float scale, int64_t zero_point, int32_t qmin, int32_t qmax,
                                 int32_t *lo, int32_t *hi) {
     double zp = (double)zero_point;
@@ -2394,12 +2402,12 @@ TI__PRIVATE int ti__q_act_range(int act, float scale, int64_t zero_point, int32_
     if (act == TI__TFL_ACT_NONE) return 1;
     if (act != TI__TFL_ACT_RELU && act != TI__TFL_ACT_RELU6 && act != TI__TFL_ACT_RELU_N1_TO_1)
         return 0;
-    double lo_real = act == TI__TFL_ACT_RELU_N1_TO_1 ? -1.0 : 0.0;
-    double q = zp + ti__q_round(lo_real / (double)scale);
+    float lo_q = (act == TI__TFL_ACT_RELU_N1_TO_1 ? -1.0f : 0.0f) / scale; /* rounded to float */
+    double q = zp + ti__q_round((double)lo_q);
     if (q > (double)*lo) *lo = q > (double)qmax ? qmax : (int32_t)q;
     if (act != TI__TFL_ACT_RELU) {
-        double hi_real = act == TI__TFL_ACT_RELU6 ? 6.0 : 1.0;
-        double qh = zp + ti__q_round(hi_real / (double)scale);
+        float hi_q = (act == TI__TFL_ACT_RELU6 ? 6.0f : 1.0f) / scale;
+        double qh = zp + ti__q_round((double)hi_q);
         if (qh < (double)*hi) *hi = qh < (double)qmin ? qmin : (int32_t)qh;
     }
     return 1;
@@ -3274,6 +3282,8 @@ typedef struct ti__qpack {
     const int32_t *dw;           /* or NULL: TFLite's 8-bit depthwise on AVX512-VNNI, `channels`
                                     terms then the weights (cpu/tfl_conv.c ti__tfc_dw_fill) */
     size_t dw_taps;              /* of this many taps */
+    const int8_t *dw_rows;       /* or NULL: its 3 x 3 weights in the row layout too
+                                    (ti__dwq_wprep_rows_vnni, one chunk after another) */
 } ti__qpack;
 
 /* The node's pack, when it is one (NULL otherwise). */
@@ -3352,6 +3362,7 @@ TI__PRIVATE ti__qpack *ti__qpack_make(ti__node *node, ti__pool *pool, ti__thread
     p->real = (const double *)rq;
     p->dw = NULL;
     p->dw_taps = 0;
+    p->dw_rows = NULL;
     if (rq_mem != NULL) *rq_mem = rq;
     node->packed_kind = TI__PACK_QGEMM;
     node->packed = p;
@@ -15796,6 +15807,7 @@ typedef struct ti__tfc_job {
     const int32_t *dwc; /* (ti__tfc_dw_prep) and each channel's bias plus offset term, or NULL */
     const int8_t *dwv;  /* or on AVX512-VNNI these weights (dwp NULL) */
     int32_t dwbo;       /* and their offset (ti__dwq_wprep_vnni's bo) */
+    const int8_t *dwr;  /* and on AVX512-VNNI the 3 x 3 row layout (ti__tfc_dw_rows_ok), or NULL */
 } ti__tfc_job;
 
 /* Dot of n elements of the job's input (from element xi) and weights (from wi). 8-bit
@@ -17283,6 +17295,15 @@ TI__PRIVATE int ti__tfc_dw_q8_ok(const ti__tfc_job *j) {
 
 TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end);
 
+/* Whether the VNNI depthwise path also takes the row kernel (ti__dwq_row3_vnni): 3 x 3,
+ * columns not dilated, stride 1 or 2 along the row. */
+TI__PRIVATE int ti__tfc_dw_rows_ok(const ti__tfc_geo *g) {
+    return g->kh == 3 && g->kw == 3 && g->dw == 1 && (g->sw == 1 || g->sw == 2);
+}
+
+/* Bytes of the row layout of oc channels (ti__dwq_wprep_rows_vnni: 768 per 32). */
+TI__PRIVATE size_t ti__tfc_dw_rows_bytes(size_t oc) { return (oc + 31) / 32 * 768; }
+
 /* The chunk of channels c0.. (cn of them) for ti__tfc_dw_q8_avx2: its weights to wp, in
  * pairs of taps as int16 (ti__dwq_wprep_avx2) or, with vnni, in quads of taps as bytes
  * (ti__dwq_wprep_vnni), each channel's bias plus the input offset's share of the sums (ks)
@@ -17344,6 +17365,7 @@ TI__PRIVATE void ti__tfc_dw_prep(ti__kctx *k, ti__tfc_job *j, size_t rq_bytes) {
         j->dwc = pk->dw;
         j->dwv = (const int8_t *)(const void *)(pk->dw + g->oc);
         j->dwbo = j->kind == TI__TFC_U8 ? 128 + j->wo : j->wo;
+        j->dwr = ti__tfc_dw_rows_ok(g) ? pk->dw_rows : NULL;
         return;
     }
     if (k->scratch == NULL || k->scratch_bytes < rq_bytes + ti__tfc_dw_prep_bytes(k, g)) return;
@@ -17392,10 +17414,45 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
         for (size_t p0 = begin; p0 < end; p0 += TI__TFC_DW_PREP_PIX) {
             size_t np = TI__MIN((size_t)TI__TFC_DW_PREP_PIX, end - p0);
             int run = 0; /* the previous pixel's set serves this one, one step on */
+            /* VNNI's row kernel: the pixels rs .. rs + rn - 1 of one output row whose
+             * columns are inside the input, each window's rows (or padding) at rr, rc */
+            size_t rs = 0, rn = 0, rc[3];
+            const unsigned char *rr[3];
             for (size_t r = 0; r < np; r++) {
                 int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
                 int inside = iy0 >= 0 && ix0 >= 0 && iy0 + (g->kh - 1) * g->dh < g->ih &&
                              ix0 + (g->kw - 1) * g->dw < g->iw; /* the whole window */
+#ifdef TI__X86_VNNI
+                if (j->dwr != NULL && ix0 >= 0 && ix0 + 2 < g->iw) {
+                    if (rn++ == 0) {
+                        rs = r;
+                        for (int fy = 0; fy < 3; fy++) {
+                            int64_t iy = iy0 + fy * g->dh;
+                            int in = iy >= 0 && iy < g->ih;
+                            rr[fy] = in ? x + (size_t)(((n * g->ih + iy) * g->iw + ix0) * g->ic) + c0
+                                        : pad;
+                            rc[fy] = in ? ic : 0;
+                        }
+                    }
+                    ps[r] = 0;
+                    run = 0;
+                    if (++ox == g->ow) {
+                        ox = 0;
+                        if (++oy == g->oh) oy = 0, n++;
+                    }
+                    int64_t nx = ox * g->sw - g->pw; /* the next pixel's first column */
+                    if (ox == 0 || nx + 2 >= g->iw || r + 1 == np) { /* the run ends: its sums */
+                        for (size_t b = 0; b < cn; b += 32) {
+                            const unsigned char *rb[3] = {rr[0] + b, rr[1] + b, rr[2] + b};
+                            ti__dwq_row3_vnni(a32 + rs * TI__TFC_DW_CHUNK + b, TI__TFC_DW_CHUNK, rb,
+                                              rc, rn, g->sw == 2, j->dwr + (c0 + b) / 32 * 768,
+                                              TI__MIN((size_t)32, cn - b), u8 ? 0 : 0x80, j->dwbo);
+                        }
+                        rn = 0;
+                    }
+                    continue;
+                }
+#endif
                 if (run && inside && ox > 0) {
                     ps[r] = ps[r - 1];
                     po[r] = po[r - 1] + step;
@@ -17433,7 +17490,7 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
                 const unsigned char *const *xp = xps[ps[r]];
 #ifdef TI__X86_VNNI
                 uint32_t *acc = a32 + r * TI__TFC_DW_CHUNK;
-                if (wp == NULL && cn == 32) { /* 32 channels: two pixels at a time */
+                if (wp == NULL && cn == 32 && j->dwr == NULL) { /* two pixels at a time */
                     if (r & 1)
                         ti__dwq_pix2_vnni(acc - TI__TFC_DW_CHUNK, acc, xps[ps[r - 1]], po[r - 1],
                                           xp, po[r], nt, wv, u8 ? 0 : 0x80, j->dwbo);
@@ -18123,6 +18180,17 @@ TI__PRIVATE ti_status ti__tfc_prepack(ti__kctx *k, ti__node *node, ti__pool *poo
             if (ti__tfc_dw_fill(&j, 1, mem)) {
                 pk->dw = (const int32_t *)mem;
                 pk->dw_taps = (size_t)(g.kh * g.kw);
+                if (ti__tfc_dw_rows_ok(&g)) { /* and the row kernel's layout */
+                    int8_t *rw = (int8_t *)ti__pool_alloc(pool, ti__tfc_dw_rows_bytes((size_t)oc));
+                    if (rw == NULL) return TI_ERR_OUT_OF_MEMORY;
+                    size_t woff[9];
+                    for (size_t t = 0; t < 9; t++) woff[t] = t * (size_t)oc;
+                    for (size_t c0 = 0; c0 < (size_t)oc; c0 += 32)
+                        ti__dwq_wprep_rows_vnni(j.kind == TI__TFC_U8, rw + c0 / 32 * 768,
+                                                (const unsigned char *)j.w + c0, woff,
+                                                TI__MIN((size_t)32, (size_t)oc - c0), j.wo);
+                    pk->dw_rows = rw;
+                }
             }
         }
     }
@@ -28402,6 +28470,125 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pix_vnni(uint32_t *acc,
 #undef TI__DWV_QUAD
 #undef TI__DWV_LDX
 #undef TI__DWV_CONSTS
+
+/* The row layout of the VNNI depthwise path's 3 x 3 weights (cpu/tfl_conv.c), n <= 64
+ * channels, once per chunk: per block of 32 channels and kernel row fy, two sets of four
+ * vectors in ti__dwq_pix_vnni's lane order (wp[((blk * 3 + fy) * 2 + v) * 128 + i * 32 + L *
+ * 16 + j * 4 + u] for channel 32 blk + 16 L + 4 i + j): v = 0 holds taps fx = 0, 1, 2 of the
+ * row in bytes u = 0, 1, 2 and 0 in byte 3, v = 1 the same taps in bytes 1, 2, 3 and 0 in
+ * byte 0: four adjacent input columns interleaved once serve the output pixel on the first
+ * (v = 0) and at stride 1 the next one (v = 1). Bytes b = w' - bo as ti__dwq_wprep_vnni's;
+ * 0 past n channels. */
+TI__PRIVATE void ti__dwq_wprep_rows_vnni(int u8, int8_t *wp, const void *w, const size_t *woff,
+                                         size_t n, int32_t wo) {
+    const unsigned char *wb = (const unsigned char *)w;
+    const int32_t bo = u8 ? 128 + wo : wo;
+    memset(wp, 0, (n + 31) / 32 * 768);
+    for (size_t c = 0; c < n; c++) {
+        int8_t *d = wp + c / 32 * 768 + c % 16 / 4 * 32 + c % 32 / 16 * 16 + c % 4 * 4;
+        for (size_t t = 0; t < 9; t++) {
+            int32_t v = (u8 ? (int32_t)wb[woff[t] + c] : (int32_t)(signed char)wb[woff[t] + c]) + wo;
+            d[t / 3 * 256 + t % 3] = (int8_t)(v - bo);
+            d[t / 3 * 256 + 128 + t % 3 + 1] = (int8_t)(v - bo);
+        }
+    }
+}
+
+/* The 3 x 3 depthwise sums along an output row on the row layout (ti__dwq_wprep_rows_vnni's
+ * block wr), dilation 1, stride 1 (s2 0) or 2: for p < np and c < n (<= 32; 32 sums written
+ * per pixel) acc[p * lda + c] = sum over fy, fx < 3 of a(fy, (s2 ? 2 : 1) p + fx)[c] *
+ * w'_(3 fy + fx)[c] modulo 2^32, a(fy, i)[c] = r[fy][i * cs[fy] + c] ^ flip (cs 0: a row of
+ * the input's zero point, the padding). Each step interleaves four adjacent columns of the
+ * three rows (ti__dwq_pix_vnni's lane order) and feeds one pixel, at stride 1 two; the next
+ * step starts from the last two columns' interleaving (carried), so a column is loaded and
+ * interleaved once. Reads no column past the last pixel's window. */
+TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_row3_vnni(uint32_t *acc, size_t lda,
+                                                         const unsigned char *const *r,
+                                                         const size_t *cs, size_t np, int s2,
+                                                         const int8_t *wr, size_t n,
+                                                         uint8_t flip, int32_t bo) {
+    const __m256i fv = _mm256_set1_epi8((char)flip);
+    const __mmask32 k = (__mmask32)(n >= 32 ? 0xffffffffu : (1u << n) - 1u);
+    const uint32_t b3 = 0x00010101u * (uint8_t)bo;
+    const __m256i boa = _mm256_set1_epi32((int32_t)b3), bob = _mm256_set1_epi32((int32_t)(b3 << 8));
+    const __m256i *wv = (const __m256i *)(const void *)wr;
+    const unsigned char *r0 = r[0], *r1 = r[1], *r2 = r[2];
+    const size_t c0 = cs[0], c1 = cs[1], c2 = cs[2];
+#define TI__DWR_LD(ptr)                                                                     \
+    _mm256_xor_si256(n >= 32 ? _mm256_loadu_si256((const __m256i *)(const void *)(ptr))     \
+                             : _mm256_maskz_loadu_epi8(k, ptr),                             \
+                     fv)
+    /* the carried interleaving of columns col - 2 and col - 1 of each row */
+    __m256i l0, h0, l1, h1, l2, h2;
+#define TI__DWR_START(R, C, L, H)                                                           \
+    {                                                                                       \
+        __m256i x0 = TI__DWR_LD(R), x1 = TI__DWR_LD(R + C);                                 \
+        L = _mm256_unpacklo_epi8(x0, x1);                                                   \
+        H = _mm256_unpackhi_epi8(x0, x1);                                                   \
+    }
+    TI__DWR_START(r0, c0, l0, h0)
+    TI__DWR_START(r1, c1, l1, h1)
+    TI__DWR_START(r2, c2, l2, h2)
+    /* one kernel row FY of a step: columns col, col + 1 (TAIL: col again, the window's
+     * end) joined to the carry, into pixel p's sums A (and with TWO pixel p + 1's, B) */
+#define TI__DWR_ROW(FY, R, C, L, H, TWO, TAIL)                                              \
+    {                                                                                       \
+        __m256i x2 = TI__DWR_LD(R + col * C);                                               \
+        __m256i x3 = TAIL ? x2 : TI__DWR_LD(R + (col + 1) * C);                             \
+        __m256i l23 = _mm256_unpacklo_epi8(x2, x3), h23 = _mm256_unpackhi_epi8(x2, x3);    \
+        __m256i y0 = _mm256_unpacklo_epi16(L, l23), y1 = _mm256_unpackhi_epi16(L, l23);    \
+        __m256i y2 = _mm256_unpacklo_epi16(H, h23), y3 = _mm256_unpackhi_epi16(H, h23);    \
+        const __m256i *wa = wv + 8 * FY;                                                    \
+        a0 = _mm256_dpbusd_epi32(a0, y0, _mm256_loadu_si256(wa));                           \
+        a1 = _mm256_dpbusd_epi32(a1, y1, _mm256_loadu_si256(wa + 1));                       \
+        a2 = _mm256_dpbusd_epi32(a2, y2, _mm256_loadu_si256(wa + 2));                       \
+        a3 = _mm256_dpbusd_epi32(a3, y3, _mm256_loadu_si256(wa + 3));                       \
+        if (TWO) {                                                                          \
+            b0 = _mm256_dpbusd_epi32(b0, y0, _mm256_loadu_si256(wa + 4));                   \
+            b1 = _mm256_dpbusd_epi32(b1, y1, _mm256_loadu_si256(wa + 5));                   \
+            b2 = _mm256_dpbusd_epi32(b2, y2, _mm256_loadu_si256(wa + 6));                   \
+            b3 = _mm256_dpbusd_epi32(b3, y3, _mm256_loadu_si256(wa + 7));                   \
+        }                                                                                   \
+        if (bo != 0) {                                                                      \
+            a0 = _mm256_dpbusd_epi32(a0, y0, boa);                                          \
+            a1 = _mm256_dpbusd_epi32(a1, y1, boa);                                          \
+            a2 = _mm256_dpbusd_epi32(a2, y2, boa);                                          \
+            a3 = _mm256_dpbusd_epi32(a3, y3, boa);                                          \
+            if (TWO) {                                                                      \
+                b0 = _mm256_dpbusd_epi32(b0, y0, bob);                                      \
+                b1 = _mm256_dpbusd_epi32(b1, y1, bob);                                      \
+                b2 = _mm256_dpbusd_epi32(b2, y2, bob);                                      \
+                b3 = _mm256_dpbusd_epi32(b3, y3, bob);                                      \
+            }                                                                               \
+        }                                                                                   \
+        L = l23;                                                                            \
+        H = h23;                                                                            \
+    }
+#define TI__DWR_STEP(TWO, TAIL)                                                             \
+    {                                                                                       \
+        __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;                    \
+        __m256i b0 = a0, b1 = a0, b2 = a0, b3 = a0;                                         \
+        TI__DWR_ROW(0, r0, c0, l0, h0, TWO, TAIL)                                           \
+        TI__DWR_ROW(1, r1, c1, l1, h1, TWO, TAIL)                                           \
+        TI__DWR_ROW(2, r2, c2, l2, h2, TWO, TAIL)                                           \
+        ti__dwv_store32(acc + p * lda, a0, a1, a2, a3);                                     \
+        if (TWO) ti__dwv_store32(acc + (p + 1) * lda, b0, b1, b2, b3);                      \
+        (void)b0, (void)b1, (void)b2, (void)b3;                                             \
+        p += TWO ? 2 : 1;                                                                   \
+        col += 2;                                                                           \
+    }
+    size_t p = 0, col = 2;
+    if (!s2) {
+        while (p + 1 < np) TI__DWR_STEP(1, 0)
+    } else {
+        while (p + 1 < np) TI__DWR_STEP(0, 0)
+    }
+    if (p < np) TI__DWR_STEP(0, 1)
+#undef TI__DWR_STEP
+#undef TI__DWR_ROW
+#undef TI__DWR_START
+#undef TI__DWR_LD
+}
 
 /* One output pixel of the 8-bit depthwise kernel (cpu/tfl_conv.c, channel multiplier 1):
  * acc[c] = sum over taps t < nt of (w[woff[t] + c] + wo) * (x[xoff[t] + c] + xo) modulo

@@ -585,6 +585,11 @@ TI__PRIVATE void ti__dwq_pix_vnni(uint32_t *acc, const unsigned char *const *xp,
 TI__PRIVATE void ti__dwq_pix2_vnni(uint32_t *acca, uint32_t *accb, const unsigned char *const *xpa,
                                    size_t offa, const unsigned char *const *xpb, size_t offb,
                                    size_t nt, const int8_t *wp, uint8_t flip, int32_t bo);
+TI__PRIVATE void ti__dwq_wprep_rows_vnni(int u8, int8_t *wp, const void *w, const size_t *woff,
+                                         size_t n, int32_t wo);
+TI__PRIVATE void ti__dwq_row3_vnni(uint32_t *acc, size_t lda, const unsigned char *const *r,
+                                   const size_t *cs, size_t np, int s2, const int8_t *wr, size_t n,
+                                   uint8_t flip, int32_t bo);
 TI__PRIVATE size_t ti__qg8_row_vnni(const uint32_t *dot, const int32_t *colc, const int32_t *bos,
                                     int32_t row, size_t n, const int32_t *mult,
                                     const int32_t *shift, int32_t yo, int32_t lo, int32_t hi,

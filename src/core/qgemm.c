@@ -852,6 +852,8 @@ typedef struct ti__qpack {
     const int32_t *dw;           /* or NULL: TFLite's 8-bit depthwise on AVX512-VNNI, `channels`
                                     terms then the weights (cpu/tfl_conv.c ti__tfc_dw_fill) */
     size_t dw_taps;              /* of this many taps */
+    const int8_t *dw_rows;       /* or NULL: its 3 x 3 weights in the row layout too
+                                    (ti__dwq_wprep_rows_vnni, one chunk after another) */
 } ti__qpack;
 
 /* The node's pack, when it is one (NULL otherwise). */
@@ -930,6 +932,7 @@ TI__PRIVATE ti__qpack *ti__qpack_make(ti__node *node, ti__pool *pool, ti__thread
     p->real = (const double *)rq;
     p->dw = NULL;
     p->dw_taps = 0;
+    p->dw_rows = NULL;
     if (rq_mem != NULL) *rq_mem = rq;
     node->packed_kind = TI__PACK_QGEMM;
     node->packed = p;

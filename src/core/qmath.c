@@ -71,7 +71,10 @@ enum {
 
 /* Clamp range [*lo, *hi] of a fused activation on a quantized output (TFLite
  * CalculateActivationRangeQuantized). qmin/qmax: the dtype's range. Returns 0 for
- * activations that are not a clamp (TANH, SIGN_BIT), which quantized kernels refuse. */
+ * activations that are not a clamp (TANH, SIGN_BIT), which quantized kernels refuse. The
+ * bound's quotient is taken in float as TFLite's Quantize does (TfLiteRound(f / scale) on
+ * floats): with scale 12 / 255 the float quotient of 6 is 127.5 and rounds to 128 where
+ * the double one, 127.4999986, gave 127 (a RELU6 output one step lower than TFLite's). */
 TI__PRIVATE int ti__q_act_range(int act, float scale, int64_t zero_point, int32_t qmin, int32_t qmax,
                                 int32_t *lo, int32_t *hi) {
     double zp = (double)zero_point;
@@ -80,12 +83,12 @@ TI__PRIVATE int ti__q_act_range(int act, float scale, int64_t zero_point, int32_
     if (act == TI__TFL_ACT_NONE) return 1;
     if (act != TI__TFL_ACT_RELU && act != TI__TFL_ACT_RELU6 && act != TI__TFL_ACT_RELU_N1_TO_1)
         return 0;
-    double lo_real = act == TI__TFL_ACT_RELU_N1_TO_1 ? -1.0 : 0.0;
-    double q = zp + ti__q_round(lo_real / (double)scale);
+    float lo_q = (act == TI__TFL_ACT_RELU_N1_TO_1 ? -1.0f : 0.0f) / scale; /* rounded to float */
+    double q = zp + ti__q_round((double)lo_q);
     if (q > (double)*lo) *lo = q > (double)qmax ? qmax : (int32_t)q;
     if (act != TI__TFL_ACT_RELU) {
-        double hi_real = act == TI__TFL_ACT_RELU6 ? 6.0 : 1.0;
-        double qh = zp + ti__q_round(hi_real / (double)scale);
+        float hi_q = (act == TI__TFL_ACT_RELU6 ? 6.0f : 1.0f) / scale;
+        double qh = zp + ti__q_round((double)hi_q);
         if (qh < (double)*hi) *hi = qh < (double)qmin ? qmin : (int32_t)qh;
     }
     return 1;

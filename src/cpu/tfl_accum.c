@@ -346,6 +346,7 @@ typedef struct ti__tfc_job {
     const int32_t *dwc; /* (ti__tfc_dw_prep) and each channel's bias plus offset term, or NULL */
     const int8_t *dwv;  /* or on AVX512-VNNI these weights (dwp NULL) */
     int32_t dwbo;       /* and their offset (ti__dwq_wprep_vnni's bo) */
+    const int8_t *dwr;  /* and on AVX512-VNNI the 3 x 3 row layout (ti__tfc_dw_rows_ok), or NULL */
 } ti__tfc_job;
 
 /* Dot of n elements of the job's input (from element xi) and weights (from wi). 8-bit

@@ -295,6 +295,15 @@ TI__PRIVATE int ti__tfc_dw_q8_ok(const ti__tfc_job *j) {
 
 TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end);
 
+/* Whether the VNNI depthwise path also takes the row kernel (ti__dwq_row3_vnni): 3 x 3,
+ * columns not dilated, stride 1 or 2 along the row. */
+TI__PRIVATE int ti__tfc_dw_rows_ok(const ti__tfc_geo *g) {
+    return g->kh == 3 && g->kw == 3 && g->dw == 1 && (g->sw == 1 || g->sw == 2);
+}
+
+/* Bytes of the row layout of oc channels (ti__dwq_wprep_rows_vnni: 768 per 32). */
+TI__PRIVATE size_t ti__tfc_dw_rows_bytes(size_t oc) { return (oc + 31) / 32 * 768; }
+
 /* The chunk of channels c0.. (cn of them) for ti__tfc_dw_q8_avx2: its weights to wp, in
  * pairs of taps as int16 (ti__dwq_wprep_avx2) or, with vnni, in quads of taps as bytes
  * (ti__dwq_wprep_vnni), each channel's bias plus the input offset's share of the sums (ks)
@@ -356,6 +365,7 @@ TI__PRIVATE void ti__tfc_dw_prep(ti__kctx *k, ti__tfc_job *j, size_t rq_bytes) {
         j->dwc = pk->dw;
         j->dwv = (const int8_t *)(const void *)(pk->dw + g->oc);
         j->dwbo = j->kind == TI__TFC_U8 ? 128 + j->wo : j->wo;
+        j->dwr = ti__tfc_dw_rows_ok(g) ? pk->dw_rows : NULL;
         return;
     }
     if (k->scratch == NULL || k->scratch_bytes < rq_bytes + ti__tfc_dw_prep_bytes(k, g)) return;
@@ -404,10 +414,45 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
         for (size_t p0 = begin; p0 < end; p0 += TI__TFC_DW_PREP_PIX) {
             size_t np = TI__MIN((size_t)TI__TFC_DW_PREP_PIX, end - p0);
             int run = 0; /* the previous pixel's set serves this one, one step on */
+            /* VNNI's row kernel: the pixels rs .. rs + rn - 1 of one output row whose
+             * columns are inside the input, each window's rows (or padding) at rr, rc */
+            size_t rs = 0, rn = 0, rc[3];
+            const unsigned char *rr[3];
             for (size_t r = 0; r < np; r++) {
                 int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
                 int inside = iy0 >= 0 && ix0 >= 0 && iy0 + (g->kh - 1) * g->dh < g->ih &&
                              ix0 + (g->kw - 1) * g->dw < g->iw; /* the whole window */
+#ifdef TI__X86_VNNI
+                if (j->dwr != NULL && ix0 >= 0 && ix0 + 2 < g->iw) {
+                    if (rn++ == 0) {
+                        rs = r;
+                        for (int fy = 0; fy < 3; fy++) {
+                            int64_t iy = iy0 + fy * g->dh;
+                            int in = iy >= 0 && iy < g->ih;
+                            rr[fy] = in ? x + (size_t)(((n * g->ih + iy) * g->iw + ix0) * g->ic) + c0
+                                        : pad;
+                            rc[fy] = in ? ic : 0;
+                        }
+                    }
+                    ps[r] = 0;
+                    run = 0;
+                    if (++ox == g->ow) {
+                        ox = 0;
+                        if (++oy == g->oh) oy = 0, n++;
+                    }
+                    int64_t nx = ox * g->sw - g->pw; /* the next pixel's first column */
+                    if (ox == 0 || nx + 2 >= g->iw || r + 1 == np) { /* the run ends: its sums */
+                        for (size_t b = 0; b < cn; b += 32) {
+                            const unsigned char *rb[3] = {rr[0] + b, rr[1] + b, rr[2] + b};
+                            ti__dwq_row3_vnni(a32 + rs * TI__TFC_DW_CHUNK + b, TI__TFC_DW_CHUNK, rb,
+                                              rc, rn, g->sw == 2, j->dwr + (c0 + b) / 32 * 768,
+                                              TI__MIN((size_t)32, cn - b), u8 ? 0 : 0x80, j->dwbo);
+                        }
+                        rn = 0;
+                    }
+                    continue;
+                }
+#endif
                 if (run && inside && ox > 0) {
                     ps[r] = ps[r - 1];
                     po[r] = po[r - 1] + step;
@@ -445,7 +490,7 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
                 const unsigned char *const *xp = xps[ps[r]];
 #ifdef TI__X86_VNNI
                 uint32_t *acc = a32 + r * TI__TFC_DW_CHUNK;
-                if (wp == NULL && cn == 32) { /* 32 channels: two pixels at a time */
+                if (wp == NULL && cn == 32 && j->dwr == NULL) { /* two pixels at a time */
                     if (r & 1)
                         ti__dwq_pix2_vnni(acc - TI__TFC_DW_CHUNK, acc, xps[ps[r - 1]], po[r - 1],
                                           xp, po[r], nt, wv, u8 ? 0 : 0x80, j->dwbo);
@@ -1135,6 +1180,17 @@ TI__PRIVATE ti_status ti__tfc_prepack(ti__kctx *k, ti__node *node, ti__pool *poo
             if (ti__tfc_dw_fill(&j, 1, mem)) {
                 pk->dw = (const int32_t *)mem;
                 pk->dw_taps = (size_t)(g.kh * g.kw);
+                if (ti__tfc_dw_rows_ok(&g)) { /* and the row kernel's layout */
+                    int8_t *rw = (int8_t *)ti__pool_alloc(pool, ti__tfc_dw_rows_bytes((size_t)oc));
+                    if (rw == NULL) return TI_ERR_OUT_OF_MEMORY;
+                    size_t woff[9];
+                    for (size_t t = 0; t < 9; t++) woff[t] = t * (size_t)oc;
+                    for (size_t c0 = 0; c0 < (size_t)oc; c0 += 32)
+                        ti__dwq_wprep_rows_vnni(j.kind == TI__TFC_U8, rw + c0 / 32 * 768,
+                                                (const unsigned char *)j.w + c0, woff,
+                                                TI__MIN((size_t)32, (size_t)oc - c0), j.wo);
+                    pk->dw_rows = rw;
+                }
             }
         }
     }

@@ -614,9 +614,80 @@ TI_TEST(avx2_helpers_match_plain_loops) {
 #endif
 }
 
+#if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
+/* The 3 x 3 row kernel as tfl_conv.c runs it, against a plain loop: np (1..40) pixels of one
+ * output row at stride 1 or 2, n (1..80) channels in blocks of 32 on the row layout
+ * (ti__dwq_wprep_rows_vnni), each kernel row in the input or (one time in four) a row of the
+ * input's zero point read with column step 0, plus the input offset's share of the sums; zero
+ * points at the ends of their range, extreme values one time in seven. The sums must equal
+ * sum (x + xo) (w + wo) modulo 2^32; the input ends at the last pixel's window (ASan sees a
+ * read past it). Returns 1 when they differ. */
+static int dw_row_case(int u8) {
+    enum { RC = 80, RP = 40, LDA = 96 };
+    size_t n = 1 + urand() % RC, np = 1 + urand() % RP;
+    int s2 = (int)(urand() % 2);
+    size_t cols = (s2 ? 2 : 1) * (np - 1) + 3;
+    int32_t xo = -zp_extreme(u8), wo = u8 ? -zp_extreme(1) : 0;
+    if (u8 && wo == 0) wo = -1; /* bo = 128 + wo must fit a byte (else no VNNI pack) */
+    int32_t bo = u8 ? 128 + wo : wo, ao = u8 ? xo : xo - 128;
+    uint8_t flip = u8 ? 0 : 0x80;
+    unsigned char *rows[3], pad[RC + 32], w[9 * RC];
+    int8_t wr[3 * 768];
+    uint32_t want[RP * RC], *acc = (uint32_t *)malloc(RP * LDA * sizeof(uint32_t)), ks[RC];
+    size_t cs[3], woff[9];
+    int extreme = urand() % 7 == 0;
+    memset(pad, (unsigned char)(-xo), sizeof pad);
+    for (size_t i = 0; i < sizeof w; i++) w[i] = extreme ? (u8 ? 0 : 0x80) : (unsigned char)urand();
+    for (int fy = 0; fy < 3; fy++) {
+        rows[fy] = (unsigned char *)malloc(cols * n);
+        for (size_t i = 0; i < cols * n; i++) rows[fy][i] = extreme ? (u8 ? 255 : 0x80) : (unsigned char)urand();
+    }
+    for (size_t t = 0; t < 9; t++) woff[t] = t * RC;
+    const unsigned char *r[3];
+    for (int fy = 0; fy < 3; fy++) {
+        int in = urand() % 4 != 0;
+        r[fy] = in ? rows[fy] : pad;
+        cs[fy] = in ? n : 0;
+    }
+    for (size_t c = 0; c < n; c++) {
+        uint32_t sw = 0;
+        for (size_t t = 0; t < 9; t++)
+            sw += (uint32_t)((u8 ? (int32_t)w[woff[t] + c] : (int32_t)(signed char)w[woff[t] + c]) + wo);
+        ks[c] = sw * (uint32_t)ao;
+    }
+    for (size_t p = 0; p < np; p++)
+        for (size_t c = 0; c < n; c++) {
+            uint32_t s = 0;
+            for (size_t t = 0; t < 9; t++) {
+                unsigned char v = r[t / 3][((s2 ? 2 : 1) * p + t % 3) * cs[t / 3] + c];
+                unsigned char q = w[woff[t] + c];
+                s += (uint32_t)((u8 ? (int32_t)v : (int32_t)(signed char)v) + xo) *
+                     (uint32_t)((u8 ? (int32_t)q : (int32_t)(signed char)q) + wo);
+            }
+            want[p * RC + c] = s;
+        }
+    for (size_t i = 0; i < RP * LDA; i++) acc[i] = 12345u;
+    for (size_t c0 = 0; c0 < n; c0 += 32) {
+        size_t cn = n - c0 < 32 ? n - c0 : 32;
+        const unsigned char *rb[3] = {r[0] + c0, r[1] + c0, r[2] + c0};
+        ti__dwq_wprep_rows_vnni(u8, wr + c0 / 32 * 768, w + c0, woff, cn, wo);
+        ti__dwq_row3_vnni(acc + c0, LDA, rb, cs, np, s2, wr + c0 / 32 * 768, cn, flip, bo);
+    }
+    int bad = 0;
+    for (size_t p = 0; p < np; p++)
+        for (size_t c = 0; c < n; c++) bad |= acc[p * LDA + c] + ks[c] != want[p * RC + c];
+    if (bad)
+        printf("  depthwise row: %zu pixels, stride %d, %zu channels, %s: differs\n", np, s2 + 1,
+               n, u8 ? "u8" : "i8");
+    for (int fy = 0; fy < 3; fy++) free(rows[fy]);
+    free(acc);
+    return bad;
+}
+#endif
+
 /* The byte path's helpers against plain loops: the depthwise pixels (on weights in quads of
- * taps, and all taps in registers) against ti__dwq_tap_avx2 tap after tap, and the flipping
- * copy with its byte sum. */
+ * taps, and all taps in registers) against ti__dwq_tap_avx2 tap after tap, the 3 x 3 row
+ * kernel (dw_row_case), and the flipping copy with its byte sum. */
 TI_TEST(vnni_helpers_match_plain_loops) {
 #if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
     if (ti__cpu_isa_best() < TI__ISA_AVX512VNNI) {
@@ -632,6 +703,7 @@ TI_TEST(vnni_helpers_match_plain_loops) {
         int u8 = r & 1;
         bad += dw_pixel_case(u8, dw_pix_vnni, x, w, &n);
         bad += dw_pixel_case(u8, ti__dwq_pixel_avx512, x, w, &n);
+        bad += dw_row_case(u8);
         uint8_t flip = u8 ? 0 : 0x80;
         uint32_t sum = 0;
         memset(d1, 7, sizeof d1);

@@ -751,6 +751,125 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pix_vnni(uint32_t *acc,
 #undef TI__DWV_LDX
 #undef TI__DWV_CONSTS
 
+/* The row layout of the VNNI depthwise path's 3 x 3 weights (cpu/tfl_conv.c), n <= 64
+ * channels, once per chunk: per block of 32 channels and kernel row fy, two sets of four
+ * vectors in ti__dwq_pix_vnni's lane order (wp[((blk * 3 + fy) * 2 + v) * 128 + i * 32 + L *
+ * 16 + j * 4 + u] for channel 32 blk + 16 L + 4 i + j): v = 0 holds taps fx = 0, 1, 2 of the
+ * row in bytes u = 0, 1, 2 and 0 in byte 3, v = 1 the same taps in bytes 1, 2, 3 and 0 in
+ * byte 0: four adjacent input columns interleaved once serve the output pixel on the first
+ * (v = 0) and at stride 1 the next one (v = 1). Bytes b = w' - bo as ti__dwq_wprep_vnni's;
+ * 0 past n channels. */
+TI__PRIVATE void ti__dwq_wprep_rows_vnni(int u8, int8_t *wp, const void *w, const size_t *woff,
+                                         size_t n, int32_t wo) {
+    const unsigned char *wb = (const unsigned char *)w;
+    const int32_t bo = u8 ? 128 + wo : wo;
+    memset(wp, 0, (n + 31) / 32 * 768);
+    for (size_t c = 0; c < n; c++) {
+        int8_t *d = wp + c / 32 * 768 + c % 16 / 4 * 32 + c % 32 / 16 * 16 + c % 4 * 4;
+        for (size_t t = 0; t < 9; t++) {
+            int32_t v = (u8 ? (int32_t)wb[woff[t] + c] : (int32_t)(signed char)wb[woff[t] + c]) + wo;
+            d[t / 3 * 256 + t % 3] = (int8_t)(v - bo);
+            d[t / 3 * 256 + 128 + t % 3 + 1] = (int8_t)(v - bo);
+        }
+    }
+}
+
+/* The 3 x 3 depthwise sums along an output row on the row layout (ti__dwq_wprep_rows_vnni's
+ * block wr), dilation 1, stride 1 (s2 0) or 2: for p < np and c < n (<= 32; 32 sums written
+ * per pixel) acc[p * lda + c] = sum over fy, fx < 3 of a(fy, (s2 ? 2 : 1) p + fx)[c] *
+ * w'_(3 fy + fx)[c] modulo 2^32, a(fy, i)[c] = r[fy][i * cs[fy] + c] ^ flip (cs 0: a row of
+ * the input's zero point, the padding). Each step interleaves four adjacent columns of the
+ * three rows (ti__dwq_pix_vnni's lane order) and feeds one pixel, at stride 1 two; the next
+ * step starts from the last two columns' interleaving (carried), so a column is loaded and
+ * interleaved once. Reads no column past the last pixel's window. */
+TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_row3_vnni(uint32_t *acc, size_t lda,
+                                                         const unsigned char *const *r,
+                                                         const size_t *cs, size_t np, int s2,
+                                                         const int8_t *wr, size_t n,
+                                                         uint8_t flip, int32_t bo) {
+    const __m256i fv = _mm256_set1_epi8((char)flip);
+    const __mmask32 k = (__mmask32)(n >= 32 ? 0xffffffffu : (1u << n) - 1u);
+    const uint32_t b3 = 0x00010101u * (uint8_t)bo;
+    const __m256i boa = _mm256_set1_epi32((int32_t)b3), bob = _mm256_set1_epi32((int32_t)(b3 << 8));
+    const __m256i *wv = (const __m256i *)(const void *)wr;
+    const unsigned char *r0 = r[0], *r1 = r[1], *r2 = r[2];
+    const size_t c0 = cs[0], c1 = cs[1], c2 = cs[2];
+#define TI__DWR_LD(ptr)                                                                     \
+    _mm256_xor_si256(n >= 32 ? _mm256_loadu_si256((const __m256i *)(const void *)(ptr))     \
+                             : _mm256_maskz_loadu_epi8(k, ptr),                             \
+                     fv)
+    /* the carried interleaving of columns col - 2 and col - 1 of each row */
+    __m256i l0, h0, l1, h1, l2, h2;
+#define TI__DWR_START(R, C, L, H)                                                           \
+    {                                                                                       \
+        __m256i x0 = TI__DWR_LD(R), x1 = TI__DWR_LD(R + C);                                 \
+        L = _mm256_unpacklo_epi8(x0, x1);                                                   \
+        H = _mm256_unpackhi_epi8(x0, x1);                                                   \
+    }
+    TI__DWR_START(r0, c0, l0, h0)
+    TI__DWR_START(r1, c1, l1, h1)
+    TI__DWR_START(r2, c2, l2, h2)
+    /* one kernel row FY of a step: columns col, col + 1 (TAIL: col again, the window's
+     * end) joined to the carry, into pixel p's sums A (and with TWO pixel p + 1's, B) */
+#define TI__DWR_ROW(FY, R, C, L, H, TWO, TAIL)                                              \
+    {                                                                                       \
+        __m256i x2 = TI__DWR_LD(R + col * C);                                               \
+        __m256i x3 = TAIL ? x2 : TI__DWR_LD(R + (col + 1) * C);                             \
+        __m256i l23 = _mm256_unpacklo_epi8(x2, x3), h23 = _mm256_unpackhi_epi8(x2, x3);    \
+        __m256i y0 = _mm256_unpacklo_epi16(L, l23), y1 = _mm256_unpackhi_epi16(L, l23);    \
+        __m256i y2 = _mm256_unpacklo_epi16(H, h23), y3 = _mm256_unpackhi_epi16(H, h23);    \
+        const __m256i *wa = wv + 8 * FY;                                                    \
+        a0 = _mm256_dpbusd_epi32(a0, y0, _mm256_loadu_si256(wa));                           \
+        a1 = _mm256_dpbusd_epi32(a1, y1, _mm256_loadu_si256(wa + 1));                       \
+        a2 = _mm256_dpbusd_epi32(a2, y2, _mm256_loadu_si256(wa + 2));                       \
+        a3 = _mm256_dpbusd_epi32(a3, y3, _mm256_loadu_si256(wa + 3));                       \
+        if (TWO) {                                                                          \
+            b0 = _mm256_dpbusd_epi32(b0, y0, _mm256_loadu_si256(wa + 4));                   \
+            b1 = _mm256_dpbusd_epi32(b1, y1, _mm256_loadu_si256(wa + 5));                   \
+            b2 = _mm256_dpbusd_epi32(b2, y2, _mm256_loadu_si256(wa + 6));                   \
+            b3 = _mm256_dpbusd_epi32(b3, y3, _mm256_loadu_si256(wa + 7));                   \
+        }                                                                                   \
+        if (bo != 0) {                                                                      \
+            a0 = _mm256_dpbusd_epi32(a0, y0, boa);                                          \
+            a1 = _mm256_dpbusd_epi32(a1, y1, boa);                                          \
+            a2 = _mm256_dpbusd_epi32(a2, y2, boa);                                          \
+            a3 = _mm256_dpbusd_epi32(a3, y3, boa);                                          \
+            if (TWO) {                                                                      \
+                b0 = _mm256_dpbusd_epi32(b0, y0, bob);                                      \
+                b1 = _mm256_dpbusd_epi32(b1, y1, bob);                                      \
+                b2 = _mm256_dpbusd_epi32(b2, y2, bob);                                      \
+                b3 = _mm256_dpbusd_epi32(b3, y3, bob);                                      \
+            }                                                                               \
+        }                                                                                   \
+        L = l23;                                                                            \
+        H = h23;                                                                            \
+    }
+#define TI__DWR_STEP(TWO, TAIL)                                                             \
+    {                                                                                       \
+        __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;                    \
+        __m256i b0 = a0, b1 = a0, b2 = a0, b3 = a0;                                         \
+        TI__DWR_ROW(0, r0, c0, l0, h0, TWO, TAIL)                                           \
+        TI__DWR_ROW(1, r1, c1, l1, h1, TWO, TAIL)                                           \
+        TI__DWR_ROW(2, r2, c2, l2, h2, TWO, TAIL)                                           \
+        ti__dwv_store32(acc + p * lda, a0, a1, a2, a3);                                     \
+        if (TWO) ti__dwv_store32(acc + (p + 1) * lda, b0, b1, b2, b3);                      \
+        (void)b0, (void)b1, (void)b2, (void)b3;                                             \
+        p += TWO ? 2 : 1;                                                                   \
+        col += 2;                                                                           \
+    }
+    size_t p = 0, col = 2;
+    if (!s2) {
+        while (p + 1 < np) TI__DWR_STEP(1, 0)
+    } else {
+        while (p + 1 < np) TI__DWR_STEP(0, 0)
+    }
+    if (p < np) TI__DWR_STEP(0, 1)
+#undef TI__DWR_STEP
+#undef TI__DWR_ROW
+#undef TI__DWR_START
+#undef TI__DWR_LD
+}
+
 /* One output pixel of the 8-bit depthwise kernel (cpu/tfl_conv.c, channel multiplier 1):
  * acc[c] = sum over taps t < nt of (w[woff[t] + c] + wo) * (x[xoff[t] + c] + xo) modulo
  * 2^32 for c < n. 32 channels at a time as int16 (each offset value fits: |v| <= 255), two
