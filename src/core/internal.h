@@ -571,8 +571,7 @@ TI__PRIVATE int ti__qg8_plan_vnni(size_t n, const int32_t *bias, const int32_t *
 TI__PRIVATE void ti__qg8_micro_rq_vnni(size_t kq, const uint8_t *a, size_t lda, int i8,
                                        const int8_t *b, size_t bs, int nb, const int32_t *init,
                                        const int32_t *row, const ti__qg8_rqt *t, size_t nr,
-                                       size_t nc, uint8_t *out, size_t ldo, uint32_t *spill,
-                                       size_t ldspill);
+                                       size_t nc, uint8_t *out, size_t ldo);
 TI__PRIVATE void ti__qg8_micro_vnni_i8(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
                                        size_t bs, int nb, uint32_t *acc, size_t ldacc,
                                        const int32_t *init);

@@ -553,8 +553,7 @@ typedef struct ti__qg8_isa {
                 float *s, float *e);
     void (*micro_rq)(size_t kq, const uint8_t *a, size_t lda, int i8, const int8_t *b, size_t bs,
                      int nb, const int32_t *init, const int32_t *row, const ti__qg8_rqt *t,
-                     size_t nr, size_t nc, uint8_t *out, size_t ldo, uint32_t *spill,
-                     size_t ldspill);
+                     size_t nr, size_t nc, uint8_t *out, size_t ldo);
 } ti__qg8_isa;
 
 /* The byte path's kernels under the ISA in effect, or NULL where it has none. */
@@ -594,12 +593,11 @@ TI__PRIVATE void ti__qg8_rowterms(int32_t *dst, const uint32_t *rowsum, int same
 /* isa->micro_rq over a column block (columns oc0.. of g, occ of them), two blocks of 16 at a
  * time: kq depth quads of the 8 rows at ap (lda apart; i8: int8 rows as they lie), the
  * block's column terms, float scales (rqs, rqe) and row terms (rowp, or NULL); rows p0..p0 +
- * np requantized to bytes in g's output; acc holds a spilled row. */
+ * np requantized to bytes in g's output. */
 TI__PRIVATE void ti__qg8_rq_block(const ti__qg8_isa *isa, const ti__qgemm *g, size_t oc0,
                                   size_t occ, const int32_t *colc, const float *rqs,
                                   const float *rqe, const int32_t *rowp, size_t kq,
-                                  const uint8_t *ap, size_t lda, int i8, size_t p0, size_t np,
-                                  uint32_t *acc) {
+                                  const uint8_t *ap, size_t lda, int i8, size_t p0, size_t np) {
     const ti__qrq *rq = g->rq;
     size_t kp = ti__qg8_depth4(g->depth), nb = (occ + TI__QG_NR - 1) / TI__QG_NR;
     for (size_t b = 0; b < nb; b += 2) {
@@ -610,8 +608,7 @@ TI__PRIVATE void ti__qg8_rq_block(const ti__qg8_isa *isa, const ti__qgemm *g, si
         isa->micro_rq(kq, ap, lda, i8, g->bp8 + (oc0 / TI__QG_NR + b) * kp * TI__QG_NR,
                       kp * TI__QG_NR, nb - b > 1 ? 2 : 1, colc + c, rowp, &t, np,
                       TI__MIN(occ - c, 2 * TI__QG_NR),
-                      (uint8_t *)g->y + g->y0 + p0 * g->y_rs + oc0 + c, g->y_rs, acc + c,
-                      TI__QG8_OCC);
+                      (uint8_t *)g->y + g->y0 + p0 * g->y_rs + oc0 + c, g->y_rs);
     }
 }
 
@@ -717,7 +714,7 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
             if (direct && rqf) {
                 ti__qg8_rowterms(rowv, rowsum, same, g->bos8[0]);
                 ti__qg8_rq_block(isa, g, oc0, occ, colc, rqs, rqe, rowp, kd / 4,
-                                 g->a8 + p0 * g->a8_rs, g->a8_rs, !g->a8_u8, p0, np, acc);
+                                 g->a8 + p0 * g->a8_rs, g->a8_rs, !g->a8_u8, p0, np);
             }
             for (size_t b = 0; direct && !rqf && b < nb; b += 2) {
                 const uint8_t *ar = g->a8 + p0 * g->a8_rs;
@@ -746,7 +743,7 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                 if (rqf) { /* one panel (k0 0); the row sums are the panel's */
                     ti__qg8_rowterms(rowv, rowsum, same, g->bos8[0]);
                     ti__qg8_rq_block(isa, g, oc0, occ, colc, rqs, rqe, rowp, kc4 / 4, a,
-                                     TI__QG8_KC, 0, p0, np, acc);
+                                     TI__QG8_KC, 0, p0, np);
                 }
                 for (size_t b = 0; !rqf && b < nb; b += 2)
                     isa->micro(kc4 / 4, a, TI__QG8_KC,

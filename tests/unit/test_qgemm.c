@@ -924,7 +924,8 @@ TI_TEST(byte_micro_starts_at_init) {
  * followed by rows8: random bytes, column terms, row terms, multipliers and right shifts,
  * zero points and clamp ranges (uint8 and int8), 1..16 and 17..32 columns, 1..8 rows, A as
  * uint8 and int8 rows; bytes past the columns and rows untouched. Some 2^18 lanes, so rows
- * with a lane near a rounding step (about one in 64) take the kernel's rows8 fallback too. */
+ * with a lane near a rounding step (about one in 64) take the kernel's integer path too
+ * (reading the second block's multipliers for the first block's there fails it). */
 TI_TEST(byte_micro_rq_matches_rows8) {
 #ifdef TI__QG8
     const ti__qg8_isa *isa = ti__qg8_isa_now();
@@ -935,7 +936,7 @@ TI_TEST(byte_micro_rq_matches_rows8) {
     enum { KQ = 24, LDO = 40 };
     static uint8_t a[8 * KQ * 4];
     static int8_t b[2 * KQ * 64];
-    uint32_t acc[8 * 32], spill[8 * 32];
+    uint32_t acc[8 * 32];
     int32_t colc[32], csum[32], bias[32], mult[32], shift[32], row[8];
     float fs[32], fe[32];
     uint8_t o1[8 * LDO], o2[8 * LDO];
@@ -972,8 +973,7 @@ TI_TEST(byte_micro_rq_matches_rows8) {
             continue;
         }
         ti__qg8_rqt t = {fs, fe, mult, shift, yo, lo, hi};
-        isa->micro_rq(kq, a, kq * 4, i8, b, KQ * 64, nb, colc, rowp, &t, nr, nc, o2, LDO, spill,
-                      32);
+        isa->micro_rq(kq, a, kq * 4, i8, b, KQ * 64, nb, colc, rowp, &t, nr, nc, o2, LDO);
         if (memcmp(o1, o2, sizeof o1) != 0 && bad++ == 0)
             printf("  kq %zu nb %d nc %zu rows %zu %s, %s out: differs\n", kq, nb, nc, nr,
                    i8 ? "int8" : "uint8", signed_out ? "int8" : "uint8");

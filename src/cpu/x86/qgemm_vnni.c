@@ -496,18 +496,32 @@ TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_plan_vnni(size_t n, const int32_t 
     return 1;
 }
 
+/* rows8's integer requantization (TI__QV_I) of 16 sums v with the columns' multipliers and
+ * shifts (k: the columns there are, the rest read as 0), for ti__qv_rq_float's rare lanes
+ * near a rounding step: shifts -31..-1 and multipliers >= 0 (ti__qg8_plan_vnni's float
+ * path), TFLite's two roundings exactly. */
+TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_rq_cols(__m512i v, const int32_t *mult,
+                                                            const int32_t *shift, __mmask16 k) {
+    const __m512i one = _mm512_set1_epi32(1);
+    __m512i m = _mm512_maskz_loadu_epi32(k, mult);
+    __m512i rs = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_maskz_loadu_epi32(k, shift));
+    __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, rs), one);
+    return ti__qv_rq_int(v, m, _mm512_srli_epi64(m, 32), rs, mask, _mm512_srai_epi32(mask, 1));
+}
+
 /* ti__qv_tile (init, no add) with rows8's packed float requantization in its registers:
  * row r < nr of the 8 gets its sums (plus row[r] when row != NULL) requantized by s and e
  * (ti__qg8_plan_vnni's, 16 * NB of them) and stored as bytes to out[r * ldo + c], c < nc
- * (<= 16 * NB). A row with a lane near a rounding step (ti__qv_rq_float's *bad) has its sums
- * stored to spill[r * ldspill + c] and goes through ti__qg8_rows8_vnni (mult and shift). */
+ * (<= 16 * NB). A row with a lane near a rounding step (ti__qv_rq_float's *bad) has its 16
+ * or 32 sums requantized again in integers with t's multipliers and shifts, as rows8 does
+ * (ti__qv_rq_cols; it used to spill the row for a call of rows8, 8 % of MobileNetV2 int8's
+ * GEMM time: one row in 64 of them). */
 TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile_rq(const int NB, const uint32_t flip,
                                                          size_t kq, const uint8_t *a, size_t lda,
                                                          const int8_t *b, size_t bs,
                                                          const int32_t *init, const int32_t *row,
                                                          const ti__qg8_rqt *t, size_t nr,
-                                                         size_t nc, uint8_t *out, size_t ldo,
-                                                         uint32_t *spill, size_t ldspill) {
+                                                         size_t nc, uint8_t *out, size_t ldo) {
     __m512i z = _mm512_loadu_si512((const void *)init), z1 = z;
     if (NB > 1) z1 = _mm512_loadu_si512((const void *)(init + 16));
     TI__QV_ACCUMULATE
@@ -521,6 +535,8 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile_rq(const int NB, const uin
     const __m512i perm = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
     const int upk = t->lo >= 0 && t->hi <= 255;
     const __mmask32 km = (__mmask32)(nc >= 32 ? 0xffffffffu : (1u << nc) - 1u);
+    const __mmask16 k1 = (__mmask16)(km >> 16); /* the second block's columns (NB 2) */
+    (void)k1;
 #define TI__QV_RQROW(r)                                                                     \
     if ((r) < nr) {                                                                         \
         __m512i v0 = c##r##_0, v1 = c##r##_1;                                               \
@@ -532,19 +548,15 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile_rq(const int NB, const uin
         __mmask16 bad = 0;                                                                  \
         __m512i q0 = ti__qv_rq_float(v0, s0, e0, &bad);                                     \
         __m512i q1 = NB > 1 ? ti__qv_rq_float(v1, s1, e1, &bad) : q0;                       \
+        if (bad != 0) { /* about one row in 64: the sums again in integers, as rows8 */     \
+            q0 = ti__qv_rq_cols(v0, t->mult, t->shift, (__mmask16)km);                                  \
+            if (NB > 1) q1 = ti__qv_rq_cols(v1, t->mult + 16, t->shift + 16, k1);           \
+        }                                                                                   \
         __m512i o = _mm512_adds_epi16(_mm512_packs_epi32(q0, q1), yo16);                    \
         if (upk) o = _mm512_min_epu8(_mm512_max_epu8(_mm512_packus_epi16(o, o), lo8), hi8); \
         else o = _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(o, o), lo8), hi8);      \
         o = _mm512_permutexvar_epi32(perm, o);                                              \
-        if (bad == 0) {                                                                     \
-            _mm256_mask_storeu_epi8(out + (r) * ldo, km, _mm512_castsi512_si256(o));        \
-        } else { /* about one row in 64: rows8, whose integer chain redoes the lanes */     \
-            uint32_t *sp = spill + (r) * ldspill;                                           \
-            _mm512_storeu_si512((void *)sp, v0);                                            \
-            if (NB > 1) _mm512_storeu_si512((void *)(sp + 16), v1);                         \
-            (void)ti__qg8_rows8_vnni(1, sp, ldspill, NULL, NULL, NULL, nc, t->mult, t->shift, \
-                                     t->yo, t->lo, t->hi, out + (r) * ldo, ldo);            \
-        }                                                                                   \
+        _mm256_mask_storeu_epi8(out + (r) * ldo, km, _mm512_castsi512_si256(o));            \
     }
     TI__QV_RQROW(0) TI__QV_RQROW(1) TI__QV_RQROW(2) TI__QV_RQROW(3)
     TI__QV_RQROW(4) TI__QV_RQROW(5) TI__QV_RQROW(6) TI__QV_RQROW(7)
@@ -555,9 +567,8 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile_rq(const int NB, const uin
     static __attribute__((noinline, unused)) TI__TARGET_AVX512VNNI void name(                 \
         size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs,                \
         const int32_t *init, const int32_t *row, const ti__qg8_rqt *t, size_t nr, size_t nc, \
-        uint8_t *out, size_t ldo, uint32_t *spill, size_t ldspill) {                        \
-        ti__qv_tile_rq(NB, FLIP, kq, a, lda, b, bs, init, row, t, nr, nc, out, ldo, spill,  \
-                       ldspill);                                                            \
+        uint8_t *out, size_t ldo) {                                                         \
+        ti__qv_tile_rq(NB, FLIP, kq, a, lda, b, bs, init, row, t, nr, nc, out, ldo);        \
     }
 TI__QV_TILE_RQ_FN(ti__qv_tile_rq1, 1, 0)
 TI__QV_TILE_RQ_FN(ti__qv_tile_rq2, 2, 0)
@@ -570,16 +581,15 @@ TI__QV_TILE_RQ_FN(ti__qv_tile_rq2x, 2, 0x80808080u)
 TI__PRIVATE void ti__qg8_micro_rq_vnni(size_t kq, const uint8_t *a, size_t lda, int i8,
                                        const int8_t *b, size_t bs, int nb, const int32_t *init,
                                        const int32_t *row, const ti__qg8_rqt *t, size_t nr,
-                                       size_t nc, uint8_t *out, size_t ldo, uint32_t *spill,
-                                       size_t ldspill) {
+                                       size_t nc, uint8_t *out, size_t ldo) {
     if (nb > 1 && i8)
-        ti__qv_tile_rq2x(kq, a, lda, b, bs, init, row, t, nr, nc, out, ldo, spill, ldspill);
+        ti__qv_tile_rq2x(kq, a, lda, b, bs, init, row, t, nr, nc, out, ldo);
     else if (nb > 1)
-        ti__qv_tile_rq2(kq, a, lda, b, bs, init, row, t, nr, nc, out, ldo, spill, ldspill);
+        ti__qv_tile_rq2(kq, a, lda, b, bs, init, row, t, nr, nc, out, ldo);
     else if (i8)
-        ti__qv_tile_rq1x(kq, a, lda, b, bs, init, row, t, nr, nc, out, ldo, spill, ldspill);
+        ti__qv_tile_rq1x(kq, a, lda, b, bs, init, row, t, nr, nc, out, ldo);
     else
-        ti__qv_tile_rq1(kq, a, lda, b, bs, init, row, t, nr, nc, out, ldo, spill, ldspill);
+        ti__qv_tile_rq1(kq, a, lda, b, bs, init, row, t, nr, nc, out, ldo);
 }
 
 /* The VNNI depthwise path's weights (cpu/tfl_conv.c) of n <= 64 channels and nt taps, once
