@@ -815,11 +815,38 @@ TI__PRIVATE void ti__qg_pack(ti__qgemm *g, int16_t *dst, ti__threadpool *tp) {
     ti__parallel_for(tp, nblk, ti__qg_grain(g->depth * TI__QG_NR), ti__qg_pack_range, g);
 }
 
-/* Runs the GEMM on packed B: requantized outputs for every row and column. */
+#ifdef TI__QG8
+/* The byte path on the column groups [begin, end) of 16 (every row): g's columns from 16 *
+ * begin as a GEMM of their own (B's blocks, column terms, channels and outputs offset). */
+TI__PRIVATE void ti__qg8_cols_range(void *ctx, size_t begin, size_t end) {
+    const ti__qgemm *g = (const ti__qgemm *)ctx;
+    size_t c0 = begin * TI__QG_NR, c1 = TI__MIN(end * TI__QG_NR, g->cols);
+    ti__qgemm s = *g;
+    s.cols = c1 - c0;
+    s.c0 = g->c0 + c0;
+    s.bp8 = g->bp8 + c0 * ti__qg8_depth4(g->depth);
+    s.bp = g->bp != NULL ? g->bp + c0 * g->depth : NULL; /* the int16 path's, for its fallback */
+    s.csum8 = g->csum8 + c0;
+    s.bos8 = g->bos8 + c0;
+    s.y0 = g->y0 + c0 * g->y_cs;
+    ti__qg8_range(&s, 0, (g->rows + TI__QG8_MR - 1) / TI__QG8_MR);
+}
+#endif
+
+/* Runs the GEMM on packed B: requantized outputs for every row and column. The byte path
+ * splits the rows among the threads, or the columns where there are few rows (under four
+ * blocks of 8 a thread: a classifier's one row, the 49 of a 7 x 7 map), which also halves
+ * each thread's share of B. */
 TI__PRIVATE void ti__qg_compute(ti__qgemm *g, ti__threadpool *tp) {
 #ifdef TI__QG8
     if (ti__qg8_usable(g)) {
-        size_t blocks8 = (g->rows + TI__QG8_MR - 1) / TI__QG8_MR;
+        size_t blocks8 = (g->rows + TI__QG8_MR - 1) / TI__QG8_MR, groups = (g->cols + 15) / 16;
+        size_t threads = (size_t)ti__threadpool_size(tp);
+        if (threads > 1 && blocks8 < 4 * threads && groups >= 2 * threads) {
+            ti__parallel_for(tp, groups, ti__qg_grain(g->rows * g->depth * TI__QG_NR / 4),
+                             ti__qg8_cols_range, g);
+            return;
+        }
         ti__parallel_for(tp, blocks8, ti__qg_grain(TI__QG8_MR * g->depth * g->cols / 4),
                          ti__qg8_range, g);
         return;
