@@ -1639,6 +1639,9 @@ TI__PRIVATE void ti__dwq_pix_vnni(uint32_t *acc, const unsigned char *const *xp,
 TI__PRIVATE void ti__dwq_pix2_vnni(uint32_t *acca, uint32_t *accb, const unsigned char *const *xpa,
                                    size_t offa, const unsigned char *const *xpb, size_t offb,
                                    size_t nt, const int8_t *wp, uint8_t flip, int32_t bo);
+/* Bytes of one block of 32 channels in ti__dwq_wprep_rows_vnni's layout (3 kernel rows, two
+ * sets of four 32-byte vectors each). */
+#define TI__DWQ_ROW_BYTES 768
 TI__PRIVATE void ti__dwq_wprep_rows_vnni(int u8, int8_t *wp, const void *w, const size_t *woff,
                                          size_t n, int32_t wo);
 TI__PRIVATE void ti__dwq_row3_vnni(uint32_t *acc, size_t lda, const unsigned char *const *r,
@@ -17324,8 +17327,8 @@ TI__PRIVATE int ti__tfc_dw_rows_ok(const ti__tfc_geo *g) {
     return g->kh == 3 && g->kw == 3 && g->dw == 1 && (g->sw == 1 || g->sw == 2);
 }
 
-/* Bytes of the row layout of oc channels (ti__dwq_wprep_rows_vnni: 768 per 32). */
-TI__PRIVATE size_t ti__tfc_dw_rows_bytes(size_t oc) { return (oc + 31) / 32 * 768; }
+/* Bytes of the row layout of oc channels (ti__dwq_wprep_rows_vnni). */
+TI__PRIVATE size_t ti__tfc_dw_rows_bytes(size_t oc) { return (oc + 31) / 32 * TI__DWQ_ROW_BYTES; }
 
 /* The chunk of channels c0.. (cn of them) for ti__tfc_dw_q8_avx2: its weights to wp, in
  * pairs of taps as int16 (ti__dwq_wprep_avx2) or, with vnni, in quads of taps as bytes
@@ -17452,8 +17455,8 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
                         for (int fy = 0; fy < 3; fy++) {
                             int64_t iy = iy0 + fy * g->dh;
                             int in = iy >= 0 && iy < g->ih;
-                            rr[fy] = in ? x + (size_t)(((n * g->ih + iy) * g->iw + ix0) * g->ic) + c0
-                                        : pad;
+                            size_t at = (size_t)(((n * g->ih + iy) * g->iw + ix0) * g->ic);
+                            rr[fy] = in ? x + at + c0 : pad;
                             rc[fy] = in ? ic : 0;
                         }
                     }
@@ -17468,7 +17471,8 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
                         for (size_t b = 0; b < cn; b += 32) {
                             const unsigned char *rb[3] = {rr[0] + b, rr[1] + b, rr[2] + b};
                             ti__dwq_row3_vnni(a32 + rs * TI__TFC_DW_CHUNK + b, TI__TFC_DW_CHUNK, rb,
-                                              rc, rn, g->sw == 2, j->dwr + (c0 + b) / 32 * 768,
+                                              rc, rn, g->sw == 2,
+                                              j->dwr + (c0 + b) / 32 * TI__DWQ_ROW_BYTES,
                                               TI__MIN((size_t)32, cn - b), u8 ? 0 : 0x80, j->dwbo);
                         }
                         rn = 0;
@@ -18209,7 +18213,8 @@ TI__PRIVATE ti_status ti__tfc_prepack(ti__kctx *k, ti__node *node, ti__pool *poo
                     size_t woff[9];
                     for (size_t t = 0; t < 9; t++) woff[t] = t * (size_t)oc;
                     for (size_t c0 = 0; c0 < (size_t)oc; c0 += 32)
-                        ti__dwq_wprep_rows_vnni(j.kind == TI__TFC_U8, rw + c0 / 32 * 768,
+                        ti__dwq_wprep_rows_vnni(j.kind == TI__TFC_U8,
+                                                rw + c0 / 32 * TI__DWQ_ROW_BYTES,
                                                 (const unsigned char *)j.w + c0, woff,
                                                 TI__MIN((size_t)32, (size_t)oc - c0), j.wo);
                     pk->dw_rows = rw;
@@ -28292,7 +28297,7 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile_rq(const int NB, const uin
         __m512i q0 = ti__qv_rq_float(v0, s0, e0, &bad);                                     \
         __m512i q1 = NB > 1 ? ti__qv_rq_float(v1, s1, e1, &bad) : q0;                       \
         if (bad != 0) { /* about one row in 64: the sums again in integers, as rows8 */     \
-            q0 = ti__qv_rq_cols(v0, t->mult, t->shift, (__mmask16)km);                                  \
+            q0 = ti__qv_rq_cols(v0, t->mult, t->shift, (__mmask16)km);                             \
             if (NB > 1) q1 = ti__qv_rq_cols(v1, t->mult + 16, t->shift + 16, k1);           \
         }                                                                                   \
         __m512i o = _mm512_adds_epi16(_mm512_packs_epi32(q0, q1), yo16);                    \
@@ -28516,11 +28521,13 @@ TI__PRIVATE void ti__dwq_wprep_rows_vnni(int u8, int8_t *wp, const void *w, cons
                                          size_t n, int32_t wo) {
     const unsigned char *wb = (const unsigned char *)w;
     const int32_t bo = u8 ? 128 + wo : wo;
-    memset(wp, 0, (n + 31) / 32 * 768);
+    memset(wp, 0, (n + 31) / 32 * TI__DWQ_ROW_BYTES);
     for (size_t c = 0; c < n; c++) {
-        int8_t *d = wp + c / 32 * 768 + c % 16 / 4 * 32 + c % 32 / 16 * 16 + c % 4 * 4;
+        int8_t *d = wp + c / 32 * TI__DWQ_ROW_BYTES + c % 16 / 4 * 32 + c % 32 / 16 * 16 +
+                    c % 4 * 4;
         for (size_t t = 0; t < 9; t++) {
-            int32_t v = (u8 ? (int32_t)wb[woff[t] + c] : (int32_t)(signed char)wb[woff[t] + c]) + wo;
+            unsigned char q = wb[woff[t] + c];
+            int32_t v = (u8 ? (int32_t)q : (int32_t)(signed char)q) + wo;
             d[t / 3 * 256 + t % 3] = (int8_t)(v - bo);
             d[t / 3 * 256 + 128 + t % 3 + 1] = (int8_t)(v - bo);
         }

@@ -584,6 +584,9 @@ TI__PRIVATE void ti__dwq_pix_vnni(uint32_t *acc, const unsigned char *const *xp,
 TI__PRIVATE void ti__dwq_pix2_vnni(uint32_t *acca, uint32_t *accb, const unsigned char *const *xpa,
                                    size_t offa, const unsigned char *const *xpb, size_t offb,
                                    size_t nt, const int8_t *wp, uint8_t flip, int32_t bo);
+/* Bytes of one block of 32 channels in ti__dwq_wprep_rows_vnni's layout (3 kernel rows, two
+ * sets of four 32-byte vectors each). */
+#define TI__DWQ_ROW_BYTES 768
 TI__PRIVATE void ti__dwq_wprep_rows_vnni(int u8, int8_t *wp, const void *w, const size_t *woff,
                                          size_t n, int32_t wo);
 TI__PRIVATE void ti__dwq_row3_vnni(uint32_t *acc, size_t lda, const unsigned char *const *r,

@@ -301,8 +301,8 @@ TI__PRIVATE int ti__tfc_dw_rows_ok(const ti__tfc_geo *g) {
     return g->kh == 3 && g->kw == 3 && g->dw == 1 && (g->sw == 1 || g->sw == 2);
 }
 
-/* Bytes of the row layout of oc channels (ti__dwq_wprep_rows_vnni: 768 per 32). */
-TI__PRIVATE size_t ti__tfc_dw_rows_bytes(size_t oc) { return (oc + 31) / 32 * 768; }
+/* Bytes of the row layout of oc channels (ti__dwq_wprep_rows_vnni). */
+TI__PRIVATE size_t ti__tfc_dw_rows_bytes(size_t oc) { return (oc + 31) / 32 * TI__DWQ_ROW_BYTES; }
 
 /* The chunk of channels c0.. (cn of them) for ti__tfc_dw_q8_avx2: its weights to wp, in
  * pairs of taps as int16 (ti__dwq_wprep_avx2) or, with vnni, in quads of taps as bytes
@@ -429,8 +429,8 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
                         for (int fy = 0; fy < 3; fy++) {
                             int64_t iy = iy0 + fy * g->dh;
                             int in = iy >= 0 && iy < g->ih;
-                            rr[fy] = in ? x + (size_t)(((n * g->ih + iy) * g->iw + ix0) * g->ic) + c0
-                                        : pad;
+                            size_t at = (size_t)(((n * g->ih + iy) * g->iw + ix0) * g->ic);
+                            rr[fy] = in ? x + at + c0 : pad;
                             rc[fy] = in ? ic : 0;
                         }
                     }
@@ -445,7 +445,8 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
                         for (size_t b = 0; b < cn; b += 32) {
                             const unsigned char *rb[3] = {rr[0] + b, rr[1] + b, rr[2] + b};
                             ti__dwq_row3_vnni(a32 + rs * TI__TFC_DW_CHUNK + b, TI__TFC_DW_CHUNK, rb,
-                                              rc, rn, g->sw == 2, j->dwr + (c0 + b) / 32 * 768,
+                                              rc, rn, g->sw == 2,
+                                              j->dwr + (c0 + b) / 32 * TI__DWQ_ROW_BYTES,
                                               TI__MIN((size_t)32, cn - b), u8 ? 0 : 0x80, j->dwbo);
                         }
                         rn = 0;
@@ -1186,7 +1187,8 @@ TI__PRIVATE ti_status ti__tfc_prepack(ti__kctx *k, ti__node *node, ti__pool *poo
                     size_t woff[9];
                     for (size_t t = 0; t < 9; t++) woff[t] = t * (size_t)oc;
                     for (size_t c0 = 0; c0 < (size_t)oc; c0 += 32)
-                        ti__dwq_wprep_rows_vnni(j.kind == TI__TFC_U8, rw + c0 / 32 * 768,
+                        ti__dwq_wprep_rows_vnni(j.kind == TI__TFC_U8,
+                                                rw + c0 / 32 * TI__DWQ_ROW_BYTES,
                                                 (const unsigned char *)j.w + c0, woff,
                                                 TI__MIN((size_t)32, (size_t)oc - c0), j.wo);
                     pk->dw_rows = rw;

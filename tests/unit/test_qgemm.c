@@ -644,7 +644,7 @@ static int dw_row_case(int u8) {
     int32_t bo = u8 ? 128 + wo : wo, ao = u8 ? xo : xo - 128;
     uint8_t flip = u8 ? 0 : 0x80;
     unsigned char *rows[3], pad[RC + 32], w[9 * RC];
-    int8_t wr[3 * 768];
+    int8_t wr[3 * TI__DWQ_ROW_BYTES];
     uint32_t want[RP * RC], *acc = (uint32_t *)malloc(RP * LDA * sizeof(uint32_t)), ks[RC];
     size_t cs[3], woff[9];
     int extreme = urand() % 7 == 0;
@@ -652,7 +652,8 @@ static int dw_row_case(int u8) {
     for (size_t i = 0; i < sizeof w; i++) w[i] = extreme ? (u8 ? 0 : 0x80) : (unsigned char)urand();
     for (int fy = 0; fy < 3; fy++) {
         rows[fy] = (unsigned char *)malloc(cols * n);
-        for (size_t i = 0; i < cols * n; i++) rows[fy][i] = extreme ? (u8 ? 255 : 0x80) : (unsigned char)urand();
+        for (size_t i = 0; i < cols * n; i++)
+            rows[fy][i] = extreme ? (u8 ? 255 : 0x80) : (unsigned char)urand();
     }
     for (size_t t = 0; t < 9; t++) woff[t] = t * RC;
     const unsigned char *r[3];
@@ -663,8 +664,10 @@ static int dw_row_case(int u8) {
     }
     for (size_t c = 0; c < n; c++) {
         uint32_t sw = 0;
-        for (size_t t = 0; t < 9; t++)
-            sw += (uint32_t)((u8 ? (int32_t)w[woff[t] + c] : (int32_t)(signed char)w[woff[t] + c]) + wo);
+        for (size_t t = 0; t < 9; t++) {
+            unsigned char q = w[woff[t] + c];
+            sw += (uint32_t)((u8 ? (int32_t)q : (int32_t)(signed char)q) + wo);
+        }
         ks[c] = sw * (uint32_t)ao;
     }
     for (size_t p = 0; p < np; p++)
@@ -682,8 +685,9 @@ static int dw_row_case(int u8) {
     for (size_t c0 = 0; c0 < n; c0 += 32) {
         size_t cn = n - c0 < 32 ? n - c0 : 32;
         const unsigned char *rb[3] = {r[0] + c0, r[1] + c0, r[2] + c0};
-        ti__dwq_wprep_rows_vnni(u8, wr + c0 / 32 * 768, w + c0, woff, cn, wo);
-        ti__dwq_row3_vnni(acc + c0, LDA, rb, cs, np, s2, wr + c0 / 32 * 768, cn, flip, bo);
+        ti__dwq_wprep_rows_vnni(u8, wr + c0 / 32 * TI__DWQ_ROW_BYTES, w + c0, woff, cn, wo);
+        ti__dwq_row3_vnni(acc + c0, LDA, rb, cs, np, s2, wr + c0 / 32 * TI__DWQ_ROW_BYTES, cn, flip,
+                          bo);
     }
     int bad = 0;
     for (size_t p = 0; p < np; p++)

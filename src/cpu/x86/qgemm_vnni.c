@@ -549,7 +549,7 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile_rq(const int NB, const uin
         __m512i q0 = ti__qv_rq_float(v0, s0, e0, &bad);                                     \
         __m512i q1 = NB > 1 ? ti__qv_rq_float(v1, s1, e1, &bad) : q0;                       \
         if (bad != 0) { /* about one row in 64: the sums again in integers, as rows8 */     \
-            q0 = ti__qv_rq_cols(v0, t->mult, t->shift, (__mmask16)km);                                  \
+            q0 = ti__qv_rq_cols(v0, t->mult, t->shift, (__mmask16)km);                             \
             if (NB > 1) q1 = ti__qv_rq_cols(v1, t->mult + 16, t->shift + 16, k1);           \
         }                                                                                   \
         __m512i o = _mm512_adds_epi16(_mm512_packs_epi32(q0, q1), yo16);                    \
@@ -773,11 +773,13 @@ TI__PRIVATE void ti__dwq_wprep_rows_vnni(int u8, int8_t *wp, const void *w, cons
                                          size_t n, int32_t wo) {
     const unsigned char *wb = (const unsigned char *)w;
     const int32_t bo = u8 ? 128 + wo : wo;
-    memset(wp, 0, (n + 31) / 32 * 768);
+    memset(wp, 0, (n + 31) / 32 * TI__DWQ_ROW_BYTES);
     for (size_t c = 0; c < n; c++) {
-        int8_t *d = wp + c / 32 * 768 + c % 16 / 4 * 32 + c % 32 / 16 * 16 + c % 4 * 4;
+        int8_t *d = wp + c / 32 * TI__DWQ_ROW_BYTES + c % 16 / 4 * 32 + c % 32 / 16 * 16 +
+                    c % 4 * 4;
         for (size_t t = 0; t < 9; t++) {
-            int32_t v = (u8 ? (int32_t)wb[woff[t] + c] : (int32_t)(signed char)wb[woff[t] + c]) + wo;
+            unsigned char q = wb[woff[t] + c];
+            int32_t v = (u8 ? (int32_t)q : (int32_t)(signed char)q) + wo;
             d[t / 3 * 256 + t % 3] = (int8_t)(v - bo);
             d[t / 3 * 256 + 128 + t % 3 + 1] = (int8_t)(v - bo);
         }
