@@ -1645,7 +1645,8 @@ TI__PRIVATE void ti__dwq_pix2_vnni(uint32_t *acca, uint32_t *accb, const unsigne
 TI__PRIVATE void ti__dwq_wprep_rows_vnni(int u8, int8_t *wp, const void *w, const size_t *woff,
                                          size_t n, int32_t wo);
 TI__PRIVATE void ti__dwq_row3_vnni(uint32_t *acc, size_t lda, const unsigned char *const *r,
-                                   const size_t *cs, size_t np, int s2, const int8_t *wr, size_t n,
+                                   const size_t *cs, size_t np, int s2, size_t lc, size_t nv,
+                                   const unsigned char *pad, const int8_t *wr, size_t n,
                                    uint8_t flip, int32_t bo);
 TI__PRIVATE size_t ti__qg8_row_vnni(const uint32_t *dot, const int32_t *colc, const int32_t *bos,
                                     int32_t row, size_t n, const int32_t *mult,
@@ -17440,22 +17441,26 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
         for (size_t p0 = begin; p0 < end; p0 += TI__TFC_DW_PREP_PIX) {
             size_t np = TI__MIN((size_t)TI__TFC_DW_PREP_PIX, end - p0);
             int run = 0; /* the previous pixel's set serves this one, one step on */
-            /* VNNI's row kernel: the pixels rs .. rs + rn - 1 of one output row whose
-             * columns are inside the input, each window's rows (or padding) at rr, rc */
-            size_t rs = 0, rn = 0, rc[3];
+            /* VNNI's row kernel: the pixels rs .. rs + rn - 1 of one output row, each
+             * window's rows (or padding) at rr, rc from column rl of the first window,
+             * rv columns of the input there */
+            size_t rs = 0, rn = 0, rc[3], rl = 0, rv = 0;
             const unsigned char *rr[3];
             for (size_t r = 0; r < np; r++) {
                 int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
                 int inside = iy0 >= 0 && ix0 >= 0 && iy0 + (g->kh - 1) * g->dh < g->ih &&
                              ix0 + (g->kw - 1) * g->dw < g->iw; /* the whole window */
 #ifdef TI__X86_VNNI
-                if (j->dwr != NULL && ix0 >= 0 && ix0 + 2 < g->iw) {
+                if (j->dwr != NULL) { /* every pixel of the row, padded columns too */
                     if (rn++ == 0) {
+                        int64_t c1 = ix0 < 0 ? 0 : ix0; /* the first column inside */
                         rs = r;
+                        rl = (size_t)(c1 - ix0);
+                        rv = c1 < g->iw ? (size_t)(g->iw - c1) : 0;
                         for (int fy = 0; fy < 3; fy++) {
                             int64_t iy = iy0 + fy * g->dh;
-                            int in = iy >= 0 && iy < g->ih;
-                            size_t at = (size_t)(((n * g->ih + iy) * g->iw + ix0) * g->ic);
+                            int in = iy >= 0 && iy < g->ih && rv > 0;
+                            size_t at = in ? (size_t)(((n * g->ih + iy) * g->iw + c1) * g->ic) : 0;
                             rr[fy] = in ? x + at + c0 : pad;
                             rc[fy] = in ? ic : 0;
                         }
@@ -17466,12 +17471,11 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
                         ox = 0;
                         if (++oy == g->oh) oy = 0, n++;
                     }
-                    int64_t nx = ox * g->sw - g->pw; /* the next pixel's first column */
-                    if (ox == 0 || nx + 2 >= g->iw || r + 1 == np) { /* the run ends: its sums */
+                    if (ox == 0 || r + 1 == np) { /* the row or the block ends: the run's sums */
                         for (size_t b = 0; b < cn; b += 32) {
                             const unsigned char *rb[3] = {rr[0] + b, rr[1] + b, rr[2] + b};
                             ti__dwq_row3_vnni(a32 + rs * TI__TFC_DW_CHUNK + b, TI__TFC_DW_CHUNK, rb,
-                                              rc, rn, g->sw == 2,
+                                              rc, rn, g->sw == 2, rl, rv, pad + b,
                                               j->dwr + (c0 + b) / 32 * TI__DWQ_ROW_BYTES,
                                               TI__MIN((size_t)32, cn - b), u8 ? 0 : 0x80, j->dwbo);
                         }
@@ -28537,14 +28541,18 @@ TI__PRIVATE void ti__dwq_wprep_rows_vnni(int u8, int8_t *wp, const void *w, cons
 /* The 3 x 3 depthwise sums along an output row on the row layout (ti__dwq_wprep_rows_vnni's
  * block wr), dilation 1, stride 1 (s2 0) or 2: for p < np and c < n (<= 32; 32 sums written
  * per pixel) acc[p * lda + c] = sum over fy, fx < 3 of a(fy, (s2 ? 2 : 1) p + fx)[c] *
- * w'_(3 fy + fx)[c] modulo 2^32, a(fy, i)[c] = r[fy][i * cs[fy] + c] ^ flip (cs 0: a row of
- * the input's zero point, the padding). Each step interleaves four adjacent columns of the
- * three rows (ti__dwq_pix_vnni's lane order) and feeds one pixel, at stride 1 two; the next
- * step starts from the last two columns' interleaving (carried), so a column is loaded and
- * interleaved once. Reads no column past the last pixel's window. */
+ * w'_(3 fy + fx)[c] modulo 2^32. Column i of the windows (from the first pixel's first) is
+ * the input's for lc <= i < lc + nv, a(fy, i)[c] = r[fy][(i - lc) * cs[fy] + c] ^ flip, and
+ * padding outside, pad[c] ^ flip (the input's zero point; cs 0: a whole row of it). Each
+ * step interleaves four adjacent columns of the three rows (ti__dwq_pix_vnni's lane order)
+ * and feeds one pixel, at stride 1 two; the next step starts from the last two columns'
+ * interleaving (carried), so a column is loaded and interleaved once. Reads no column past
+ * the last pixel's window. */
 TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_row3_vnni(uint32_t *acc, size_t lda,
                                                          const unsigned char *const *r,
                                                          const size_t *cs, size_t np, int s2,
+                                                         size_t lc, size_t nv,
+                                                         const unsigned char *pad,
                                                          const int8_t *wr, size_t n,
                                                          uint8_t flip, int32_t bo) {
     const __m256i fv = _mm256_set1_epi8((char)flip);
@@ -28560,12 +28568,15 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_row3_vnni(uint32_t *acc, size_t l
                      fv)
     /* the carried interleaving of columns col - 2 and col - 1 of each row */
     __m256i l0, h0, l1, h1, l2, h2;
+    /* column I of row R (column step C), or the padding */
+#define TI__DWR_COL(R, C, I) ((size_t)(I) - lc < nv ? TI__DWR_LD(R + ((I) - lc) * C) : padv)
 #define TI__DWR_START(R, C, L, H)                                                           \
     {                                                                                       \
-        __m256i x0 = TI__DWR_LD(R), x1 = TI__DWR_LD(R + C);                                 \
+        __m256i x0 = TI__DWR_COL(R, C, 0), x1 = TI__DWR_COL(R, C, 1);                       \
         L = _mm256_unpacklo_epi8(x0, x1);                                                   \
         H = _mm256_unpackhi_epi8(x0, x1);                                                   \
     }
+    const __m256i padv = TI__DWR_LD(pad);
     TI__DWR_START(r0, c0, l0, h0)
     TI__DWR_START(r1, c1, l1, h1)
     TI__DWR_START(r2, c2, l2, h2)
@@ -28573,8 +28584,8 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_row3_vnni(uint32_t *acc, size_t l
      * end) joined to the carry, into pixel p's sums A (and with TWO pixel p + 1's, B) */
 #define TI__DWR_ROW(FY, R, C, L, H, TWO, TAIL)                                              \
     {                                                                                       \
-        __m256i x2 = TI__DWR_LD(R + col * C);                                               \
-        __m256i x3 = TAIL ? x2 : TI__DWR_LD(R + (col + 1) * C);                             \
+        __m256i x2 = TI__DWR_COL(R, C, col);                                                \
+        __m256i x3 = TAIL ? x2 : TI__DWR_COL(R, C, col + 1);                                \
         __m256i l23 = _mm256_unpacklo_epi8(x2, x3), h23 = _mm256_unpackhi_epi8(x2, x3);    \
         __m256i y0 = _mm256_unpacklo_epi16(L, l23), y1 = _mm256_unpackhi_epi16(L, l23);    \
         __m256i y2 = _mm256_unpacklo_epi16(H, h23), y3 = _mm256_unpackhi_epi16(H, h23);    \
@@ -28627,6 +28638,7 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_row3_vnni(uint32_t *acc, size_t l
 #undef TI__DWR_STEP
 #undef TI__DWR_ROW
 #undef TI__DWR_START
+#undef TI__DWR_COL
 #undef TI__DWR_LD
 }
 

@@ -590,7 +590,8 @@ TI__PRIVATE void ti__dwq_pix2_vnni(uint32_t *acca, uint32_t *accb, const unsigne
 TI__PRIVATE void ti__dwq_wprep_rows_vnni(int u8, int8_t *wp, const void *w, const size_t *woff,
                                          size_t n, int32_t wo);
 TI__PRIVATE void ti__dwq_row3_vnni(uint32_t *acc, size_t lda, const unsigned char *const *r,
-                                   const size_t *cs, size_t np, int s2, const int8_t *wr, size_t n,
+                                   const size_t *cs, size_t np, int s2, size_t lc, size_t nv,
+                                   const unsigned char *pad, const int8_t *wr, size_t n,
                                    uint8_t flip, int32_t bo);
 TI__PRIVATE size_t ti__qg8_row_vnni(const uint32_t *dot, const int32_t *colc, const int32_t *bos,
                                     int32_t row, size_t n, const int32_t *mult,

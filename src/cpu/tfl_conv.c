@@ -414,22 +414,26 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
         for (size_t p0 = begin; p0 < end; p0 += TI__TFC_DW_PREP_PIX) {
             size_t np = TI__MIN((size_t)TI__TFC_DW_PREP_PIX, end - p0);
             int run = 0; /* the previous pixel's set serves this one, one step on */
-            /* VNNI's row kernel: the pixels rs .. rs + rn - 1 of one output row whose
-             * columns are inside the input, each window's rows (or padding) at rr, rc */
-            size_t rs = 0, rn = 0, rc[3];
+            /* VNNI's row kernel: the pixels rs .. rs + rn - 1 of one output row, each
+             * window's rows (or padding) at rr, rc from column rl of the first window,
+             * rv columns of the input there */
+            size_t rs = 0, rn = 0, rc[3], rl = 0, rv = 0;
             const unsigned char *rr[3];
             for (size_t r = 0; r < np; r++) {
                 int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
                 int inside = iy0 >= 0 && ix0 >= 0 && iy0 + (g->kh - 1) * g->dh < g->ih &&
                              ix0 + (g->kw - 1) * g->dw < g->iw; /* the whole window */
 #ifdef TI__X86_VNNI
-                if (j->dwr != NULL && ix0 >= 0 && ix0 + 2 < g->iw) {
+                if (j->dwr != NULL) { /* every pixel of the row, padded columns too */
                     if (rn++ == 0) {
+                        int64_t c1 = ix0 < 0 ? 0 : ix0; /* the first column inside */
                         rs = r;
+                        rl = (size_t)(c1 - ix0);
+                        rv = c1 < g->iw ? (size_t)(g->iw - c1) : 0;
                         for (int fy = 0; fy < 3; fy++) {
                             int64_t iy = iy0 + fy * g->dh;
-                            int in = iy >= 0 && iy < g->ih;
-                            size_t at = (size_t)(((n * g->ih + iy) * g->iw + ix0) * g->ic);
+                            int in = iy >= 0 && iy < g->ih && rv > 0;
+                            size_t at = in ? (size_t)(((n * g->ih + iy) * g->iw + c1) * g->ic) : 0;
                             rr[fy] = in ? x + at + c0 : pad;
                             rc[fy] = in ? ic : 0;
                         }
@@ -440,12 +444,11 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
                         ox = 0;
                         if (++oy == g->oh) oy = 0, n++;
                     }
-                    int64_t nx = ox * g->sw - g->pw; /* the next pixel's first column */
-                    if (ox == 0 || nx + 2 >= g->iw || r + 1 == np) { /* the run ends: its sums */
+                    if (ox == 0 || r + 1 == np) { /* the row or the block ends: the run's sums */
                         for (size_t b = 0; b < cn; b += 32) {
                             const unsigned char *rb[3] = {rr[0] + b, rr[1] + b, rr[2] + b};
                             ti__dwq_row3_vnni(a32 + rs * TI__TFC_DW_CHUNK + b, TI__TFC_DW_CHUNK, rb,
-                                              rc, rn, g->sw == 2,
+                                              rc, rn, g->sw == 2, rl, rv, pad + b,
                                               j->dwr + (c0 + b) / 32 * TI__DWQ_ROW_BYTES,
                                               TI__MIN((size_t)32, cn - b), u8 ? 0 : 0x80, j->dwbo);
                         }

@@ -630,15 +630,18 @@ TI_TEST(avx2_helpers_match_plain_loops) {
 /* The 3 x 3 row kernel as tfl_conv.c runs it, against a plain loop: np (1..40) pixels of one
  * output row at stride 1 or 2, n (1..80) channels in blocks of 32 on the row layout
  * (ti__dwq_wprep_rows_vnni), each kernel row in the input or (one time in four) a row of the
- * input's zero point read with column step 0, plus the input offset's share of the sums; zero
- * points at the ends of their range, extreme values one time in seven. The sums must equal
- * sum (x + xo) (w + wo) modulo 2^32; the input ends at the last pixel's window (ASan sees a
- * read past it). Returns 1 when they differ. */
+ * input's zero point read with column step 0, 0-2 padded columns before the input's and
+ * (one time in three) padding after a random number of them, plus the input offset's share
+ * of the sums; zero points at the ends of their range, extreme values one time in seven. The
+ * sums must equal sum (x + xo) (w + wo) modulo 2^32 (padding: x = -xo); each input row holds
+ * its columns only (ASan sees a read past them). Returns 1 when they differ. */
 static int dw_row_case(int u8) {
     enum { RC = 80, RP = 40, LDA = 96 };
     size_t n = 1 + urand() % RC, np = 1 + urand() % RP;
     int s2 = (int)(urand() % 2);
-    size_t cols = (s2 ? 2 : 1) * (np - 1) + 3;
+    size_t cols = (s2 ? 2 : 1) * (np - 1) + 3; /* of the windows, padding included */
+    size_t lc = urand() % 3, nv = cols - lc; /* lc padded, then nv of the input's */
+    if (urand() % 3 == 0) nv = urand() % (nv + 1);
     int32_t xo = -zp_extreme(u8), wo = u8 ? -zp_extreme(1) : 0;
     if (u8 && wo == 0) wo = -1; /* bo = 128 + wo must fit a byte (else no VNNI pack) */
     int32_t bo = u8 ? 128 + wo : wo, ao = u8 ? xo : xo - 128;
@@ -651,8 +654,8 @@ static int dw_row_case(int u8) {
     memset(pad, (unsigned char)(-xo), sizeof pad);
     for (size_t i = 0; i < sizeof w; i++) w[i] = extreme ? (u8 ? 0 : 0x80) : (unsigned char)urand();
     for (int fy = 0; fy < 3; fy++) {
-        rows[fy] = (unsigned char *)malloc(cols * n);
-        for (size_t i = 0; i < cols * n; i++)
+        rows[fy] = (unsigned char *)malloc(nv * n + 1);
+        for (size_t i = 0; i < nv * n; i++)
             rows[fy][i] = extreme ? (u8 ? 255 : 0x80) : (unsigned char)urand();
     }
     for (size_t t = 0; t < 9; t++) woff[t] = t * RC;
@@ -674,7 +677,9 @@ static int dw_row_case(int u8) {
         for (size_t c = 0; c < n; c++) {
             uint32_t s = 0;
             for (size_t t = 0; t < 9; t++) {
-                unsigned char v = r[t / 3][((s2 ? 2 : 1) * p + t % 3) * cs[t / 3] + c];
+                size_t i = (s2 ? 2 : 1) * p + t % 3; /* the window's column */
+                unsigned char v = i >= lc && i - lc < nv ? r[t / 3][(i - lc) * cs[t / 3] + c]
+                                                         : pad[c];
                 unsigned char q = w[woff[t] + c];
                 s += (uint32_t)((u8 ? (int32_t)v : (int32_t)(signed char)v) + xo) *
                      (uint32_t)((u8 ? (int32_t)q : (int32_t)(signed char)q) + wo);
@@ -686,15 +691,15 @@ static int dw_row_case(int u8) {
         size_t cn = n - c0 < 32 ? n - c0 : 32;
         const unsigned char *rb[3] = {r[0] + c0, r[1] + c0, r[2] + c0};
         ti__dwq_wprep_rows_vnni(u8, wr + c0 / 32 * TI__DWQ_ROW_BYTES, w + c0, woff, cn, wo);
-        ti__dwq_row3_vnni(acc + c0, LDA, rb, cs, np, s2, wr + c0 / 32 * TI__DWQ_ROW_BYTES, cn, flip,
-                          bo);
+        ti__dwq_row3_vnni(acc + c0, LDA, rb, cs, np, s2, lc, nv, pad + c0,
+                          wr + c0 / 32 * TI__DWQ_ROW_BYTES, cn, flip, bo);
     }
     int bad = 0;
     for (size_t p = 0; p < np; p++)
         for (size_t c = 0; c < n; c++) bad |= acc[p * LDA + c] + ks[c] != want[p * RC + c];
     if (bad)
-        printf("  depthwise row: %zu pixels, stride %d, %zu channels, %s: differs\n", np, s2 + 1,
-               n, u8 ? "u8" : "i8");
+        printf("  depthwise row: %zu pixels, stride %d, %zu channels, columns %zu + %zu, %s: "
+               "differs\n", np, s2 + 1, n, lc, nv, u8 ? "u8" : "i8");
     for (int fy = 0; fy < 3; fy++) free(rows[fy]);
     free(acc);
     return bad;

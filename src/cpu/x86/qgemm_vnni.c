@@ -789,14 +789,18 @@ TI__PRIVATE void ti__dwq_wprep_rows_vnni(int u8, int8_t *wp, const void *w, cons
 /* The 3 x 3 depthwise sums along an output row on the row layout (ti__dwq_wprep_rows_vnni's
  * block wr), dilation 1, stride 1 (s2 0) or 2: for p < np and c < n (<= 32; 32 sums written
  * per pixel) acc[p * lda + c] = sum over fy, fx < 3 of a(fy, (s2 ? 2 : 1) p + fx)[c] *
- * w'_(3 fy + fx)[c] modulo 2^32, a(fy, i)[c] = r[fy][i * cs[fy] + c] ^ flip (cs 0: a row of
- * the input's zero point, the padding). Each step interleaves four adjacent columns of the
- * three rows (ti__dwq_pix_vnni's lane order) and feeds one pixel, at stride 1 two; the next
- * step starts from the last two columns' interleaving (carried), so a column is loaded and
- * interleaved once. Reads no column past the last pixel's window. */
+ * w'_(3 fy + fx)[c] modulo 2^32. Column i of the windows (from the first pixel's first) is
+ * the input's for lc <= i < lc + nv, a(fy, i)[c] = r[fy][(i - lc) * cs[fy] + c] ^ flip, and
+ * padding outside, pad[c] ^ flip (the input's zero point; cs 0: a whole row of it). Each
+ * step interleaves four adjacent columns of the three rows (ti__dwq_pix_vnni's lane order)
+ * and feeds one pixel, at stride 1 two; the next step starts from the last two columns'
+ * interleaving (carried), so a column is loaded and interleaved once. Reads no column past
+ * the last pixel's window. */
 TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_row3_vnni(uint32_t *acc, size_t lda,
                                                          const unsigned char *const *r,
                                                          const size_t *cs, size_t np, int s2,
+                                                         size_t lc, size_t nv,
+                                                         const unsigned char *pad,
                                                          const int8_t *wr, size_t n,
                                                          uint8_t flip, int32_t bo) {
     const __m256i fv = _mm256_set1_epi8((char)flip);
@@ -812,12 +816,15 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_row3_vnni(uint32_t *acc, size_t l
                      fv)
     /* the carried interleaving of columns col - 2 and col - 1 of each row */
     __m256i l0, h0, l1, h1, l2, h2;
+    /* column I of row R (column step C), or the padding */
+#define TI__DWR_COL(R, C, I) ((size_t)(I) - lc < nv ? TI__DWR_LD(R + ((I) - lc) * C) : padv)
 #define TI__DWR_START(R, C, L, H)                                                           \
     {                                                                                       \
-        __m256i x0 = TI__DWR_LD(R), x1 = TI__DWR_LD(R + C);                                 \
+        __m256i x0 = TI__DWR_COL(R, C, 0), x1 = TI__DWR_COL(R, C, 1);                       \
         L = _mm256_unpacklo_epi8(x0, x1);                                                   \
         H = _mm256_unpackhi_epi8(x0, x1);                                                   \
     }
+    const __m256i padv = TI__DWR_LD(pad);
     TI__DWR_START(r0, c0, l0, h0)
     TI__DWR_START(r1, c1, l1, h1)
     TI__DWR_START(r2, c2, l2, h2)
@@ -825,8 +832,8 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_row3_vnni(uint32_t *acc, size_t l
      * end) joined to the carry, into pixel p's sums A (and with TWO pixel p + 1's, B) */
 #define TI__DWR_ROW(FY, R, C, L, H, TWO, TAIL)                                              \
     {                                                                                       \
-        __m256i x2 = TI__DWR_LD(R + col * C);                                               \
-        __m256i x3 = TAIL ? x2 : TI__DWR_LD(R + (col + 1) * C);                             \
+        __m256i x2 = TI__DWR_COL(R, C, col);                                                \
+        __m256i x3 = TAIL ? x2 : TI__DWR_COL(R, C, col + 1);                                \
         __m256i l23 = _mm256_unpacklo_epi8(x2, x3), h23 = _mm256_unpackhi_epi8(x2, x3);    \
         __m256i y0 = _mm256_unpacklo_epi16(L, l23), y1 = _mm256_unpackhi_epi16(L, l23);    \
         __m256i y2 = _mm256_unpacklo_epi16(H, h23), y3 = _mm256_unpackhi_epi16(H, h23);    \
@@ -879,6 +886,7 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_row3_vnni(uint32_t *acc, size_t l
 #undef TI__DWR_STEP
 #undef TI__DWR_ROW
 #undef TI__DWR_START
+#undef TI__DWR_COL
 #undef TI__DWR_LD
 }
 
