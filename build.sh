@@ -1009,7 +1009,10 @@ j_tflite_conformance() { # the committed TFLite op tests (tests/conformance/gen_
     # gen_tflite_dw.py)
     [ -x "$RUNNER" ] || { skip "TFLite conformance: no runner (see its build above)"; return 0; }
     timeout 900 "$RUNNER" --table tests/conformance/tflite_status.md --expect-pass \
-        tests/conformance/tflite tests/conformance/tflite_dw
+        tests/conformance/tflite tests/conformance/tflite_dw || return 1
+    # the depthwise geometries again on 2 threads: pixel ranges that start and end inside
+    # output rows (the row kernel's runs)
+    timeout 300 "$RUNNER" --threads 2 --expect-pass tests/conformance/tflite_dw
 }
 
 j_coral() { # the real Coral models in ../shared/models/coral against ai-edge-litert
