@@ -3273,7 +3273,8 @@ TI__PRIVATE void ti__qg8_cols_range(void *ctx, size_t begin, size_t end) {
 TI__PRIVATE void ti__qg_compute(ti__qgemm *g, ti__threadpool *tp) {
 #ifdef TI__QG8
     if (ti__qg8_usable(g)) {
-        size_t blocks8 = (g->rows + TI__QG8_MR - 1) / TI__QG8_MR, groups = (g->cols + 15) / 16;
+        size_t blocks8 = (g->rows + TI__QG8_MR - 1) / TI__QG8_MR;
+        size_t groups = (g->cols + TI__QG_NR - 1) / TI__QG_NR;
         size_t threads = (size_t)ti__threadpool_size(tp);
         if (threads > 1 && blocks8 < 4 * threads && groups >= 2 * threads) {
             ti__parallel_for(tp, groups, ti__qg_grain(g->rows * g->depth * TI__QG_NR / 4),
@@ -17392,12 +17393,53 @@ TI__PRIVATE void ti__tfc_dw_prep(ti__kctx *k, ti__tfc_job *j, size_t rq_bytes) {
         j->dwc = pk->dw;
         j->dwv = (const int8_t *)(const void *)(pk->dw + g->oc);
         j->dwbo = j->kind == TI__TFC_U8 ? 128 + j->wo : j->wo;
-        j->dwr = ti__tfc_dw_rows_ok(g) ? pk->dw_rows : NULL;
+        j->dwr = pk->dw_rows; /* made for this 3 x 3 geometry, or NULL */
         return;
     }
     if (k->scratch == NULL || k->scratch_bytes < rq_bytes + ti__tfc_dw_prep_bytes(k, g)) return;
     (void)ti__tfc_dw_fill(j, vnni, (unsigned char *)k->scratch + rq_bytes);
 }
+
+#ifdef TI__X86_VNNI
+/* The sums of np output pixels from (*n, *oy, *ox) on, channels c0 .. c0 + cn of a chunk, to
+ * a32 (TI__TFC_DW_CHUNK per pixel) through the 3 x 3 row kernel (j->dwr): one call per block
+ * of 32 channels and part of an output row, the window's rows outside the input and its
+ * columns outside it read from pad (the zero point). Steps the pixel on by np. */
+TI__PRIVATE void ti__tfc_dw_rows_block(const ti__tfc_job *j, size_t c0, size_t cn, size_t np,
+                                       int64_t *n, int64_t *oy, int64_t *ox,
+                                       const unsigned char *pad, uint32_t *a32) {
+    const ti__tfc_geo *g = j->g;
+    const unsigned char *x = (const unsigned char *)j->x;
+    for (size_t r = 0; r < np;) {
+        size_t rn = TI__MIN(np - r, (size_t)(g->ow - *ox)); /* to the row's end */
+        int64_t iy0 = *oy * g->sh - g->ph, ix0 = *ox * g->sw - g->pw;
+        int64_t c1 = ix0 < 0 ? 0 : ix0; /* the first column inside */
+        size_t lc = (size_t)(c1 - ix0), nv = c1 < g->iw ? (size_t)(g->iw - c1) : 0, cs[3];
+        const unsigned char *rows[3];
+        for (int fy = 0; fy < 3; fy++) {
+            int64_t iy = iy0 + fy * g->dh;
+            int in = iy >= 0 && iy < g->ih && nv > 0;
+            size_t at = in ? (size_t)(((*n * g->ih + iy) * g->iw + c1) * g->ic) : 0;
+            rows[fy] = in ? x + at + c0 : pad;
+            cs[fy] = in ? (size_t)g->ic : 0;
+        }
+        for (size_t b = 0; b < cn; b += 32) {
+            const unsigned char *rb[3] = {rows[0] + b, rows[1] + b, rows[2] + b};
+            ti__dwq_row3_vnni(a32 + r * TI__TFC_DW_CHUNK + b, TI__TFC_DW_CHUNK, rb, cs, rn,
+                              g->sw == 2, lc, nv, pad + b,
+                              j->dwr + (c0 + b) / 32 * TI__DWQ_ROW_BYTES,
+                              TI__MIN((size_t)32, cn - b), j->kind == TI__TFC_U8 ? 0 : 0x80,
+                              j->dwbo);
+        }
+        r += rn;
+        *ox += (int64_t)rn;
+        if (*ox == g->ow) {
+            *ox = 0;
+            if (++*oy == g->oh) *oy = 0, ++*n;
+        }
+    }
+}
+#endif
 
 /* ti__tfc_dw_q8_range on prepared weights (once per run, ti__tfc_dw_prep): per chunk of
  * channels, in pairs of taps (AVX2, j->dwp) or quads (AVX512-VNNI, j->dwv); then per pixel
@@ -17441,49 +17483,14 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
         for (size_t p0 = begin; p0 < end; p0 += TI__TFC_DW_PREP_PIX) {
             size_t np = TI__MIN((size_t)TI__TFC_DW_PREP_PIX, end - p0);
             int run = 0; /* the previous pixel's set serves this one, one step on */
-            /* VNNI's row kernel: the pixels rs .. rs + rn - 1 of one output row, each
-             * window's rows (or padding) at rr, rc from column rl of the first window,
-             * rv columns of the input there */
-            size_t rs = 0, rn = 0, rc[3], rl = 0, rv = 0;
-            const unsigned char *rr[3];
-            for (size_t r = 0; r < np; r++) {
+#ifdef TI__X86_VNNI
+            if (j->dwr != NULL) /* every pixel through the row kernel, row by row */
+                ti__tfc_dw_rows_block(j, c0, cn, np, &n, &oy, &ox, pad, a32);
+#endif
+            for (size_t r = 0; j->dwr == NULL && r < np; r++) {
                 int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
                 int inside = iy0 >= 0 && ix0 >= 0 && iy0 + (g->kh - 1) * g->dh < g->ih &&
                              ix0 + (g->kw - 1) * g->dw < g->iw; /* the whole window */
-#ifdef TI__X86_VNNI
-                if (j->dwr != NULL) { /* every pixel of the row, padded columns too */
-                    if (rn++ == 0) {
-                        int64_t c1 = ix0 < 0 ? 0 : ix0; /* the first column inside */
-                        rs = r;
-                        rl = (size_t)(c1 - ix0);
-                        rv = c1 < g->iw ? (size_t)(g->iw - c1) : 0;
-                        for (int fy = 0; fy < 3; fy++) {
-                            int64_t iy = iy0 + fy * g->dh;
-                            int in = iy >= 0 && iy < g->ih && rv > 0;
-                            size_t at = in ? (size_t)(((n * g->ih + iy) * g->iw + c1) * g->ic) : 0;
-                            rr[fy] = in ? x + at + c0 : pad;
-                            rc[fy] = in ? ic : 0;
-                        }
-                    }
-                    ps[r] = 0;
-                    run = 0;
-                    if (++ox == g->ow) {
-                        ox = 0;
-                        if (++oy == g->oh) oy = 0, n++;
-                    }
-                    if (ox == 0 || r + 1 == np) { /* the row or the block ends: the run's sums */
-                        for (size_t b = 0; b < cn; b += 32) {
-                            const unsigned char *rb[3] = {rr[0] + b, rr[1] + b, rr[2] + b};
-                            ti__dwq_row3_vnni(a32 + rs * TI__TFC_DW_CHUNK + b, TI__TFC_DW_CHUNK, rb,
-                                              rc, rn, g->sw == 2, rl, rv, pad + b,
-                                              j->dwr + (c0 + b) / 32 * TI__DWQ_ROW_BYTES,
-                                              TI__MIN((size_t)32, cn - b), u8 ? 0 : 0x80, j->dwbo);
-                        }
-                        rn = 0;
-                    }
-                    continue;
-                }
-#endif
                 if (run && inside && ox > 0) {
                     ps[r] = ps[r - 1];
                     po[r] = po[r - 1] + step;
@@ -17521,7 +17528,7 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
                 const unsigned char *const *xp = xps[ps[r]];
 #ifdef TI__X86_VNNI
                 uint32_t *acc = a32 + r * TI__TFC_DW_CHUNK;
-                if (wp == NULL && cn == 32 && j->dwr == NULL) { /* two pixels at a time */
+                if (wp == NULL && cn == 32) { /* 32 channels: two pixels at a time */
                     if (r & 1)
                         ti__dwq_pix2_vnni(acc - TI__TFC_DW_CHUNK, acc, xps[ps[r - 1]], po[r - 1],
                                           xp, po[r], nt, wv, u8 ? 0 : 0x80, j->dwbo);
@@ -27902,6 +27909,19 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_rq_int(__m512i v, __m512i m,
     return _mm512_mask_add_epi32(q, _mm512_cmpgt_epi32_mask(rem, thr), q, _mm512_set1_epi32(1));
 }
 
+/* ti__qv_rq_int on 16 sums v with their columns' multipliers and right shifts read from
+ * mult and shift (k: the columns there are, the rest read as 0): shifts -31..-1 and
+ * multipliers >= 0 (the float path's columns), TFLite's two roundings exactly. For
+ * ti__qv_rq_float's rare lanes near a rounding step (rows8, the requantizing tile). */
+TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_rq_cols(__m512i v, const int32_t *mult,
+                                                            const int32_t *shift, __mmask16 k) {
+    const __m512i one = _mm512_set1_epi32(1);
+    __m512i m = _mm512_maskz_loadu_epi32(k, mult);
+    __m512i rs = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_maskz_loadu_epi32(k, shift));
+    __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, rs), one);
+    return ti__qv_rq_int(v, m, _mm512_srli_epi64(m, 32), rs, mask, _mm512_srai_epi32(mask, 1));
+}
+
 /* One output row of the byte path: x[c] = dot[c] + colc[c] + bos[c] * row (modulo 2^32, the
  * int32 sum of the int16 path plus bias) for c < n; bos NULL: x[c] = dot[c] + colc[c] + row
  * (the caller's row term when it is the same for every column). Then, when mult != NULL,
@@ -28083,15 +28103,7 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI int ti__qv_rows8(const int rt, const int hc
         q##j = ti__qv_rq_float(v##j, s##j, e##j, &bad);                                     \
     }
     /* the same in integers (a lane near a step), the multipliers and shifts read again */
-#define TI__QV_I(j)                                                                         \
-    {                                                                                       \
-        __m512i m = _mm512_maskz_loadu_epi32(k##j, mult + i + 16 * j);                      \
-        __m512i rs = _mm512_maskz_loadu_epi32(k##j, shift + i + 16 * j);                    \
-        rs = _mm512_sub_epi32(zero, rs);                                                    \
-        __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, rs), one);                   \
-        q##j = ti__qv_rq_int(v##j, m, _mm512_srli_epi64(m, 32), rs, mask,                   \
-                             _mm512_srai_epi32(mask, 1));                                   \
-    }
+#define TI__QV_I(j) q##j = ti__qv_rq_cols(v##j, mult + i + 16 * j, shift + i + 16 * j, k##j);
     /* a block of NV vectors (the last one's columns may end early; FULL: 64 columns, unmasked
      * loads and store): requantized, packed with saturation and the zero point, clamped,
      * stored (masked past n) */
@@ -28248,19 +28260,6 @@ TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_plan_vnni(size_t n, const int32_t 
     return 1;
 }
 
-/* rows8's integer requantization (TI__QV_I) of 16 sums v with the columns' multipliers and
- * shifts (k: the columns there are, the rest read as 0), for ti__qv_rq_float's rare lanes
- * near a rounding step: shifts -31..-1 and multipliers >= 0 (ti__qg8_plan_vnni's float
- * path), TFLite's two roundings exactly. */
-TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_rq_cols(__m512i v, const int32_t *mult,
-                                                            const int32_t *shift, __mmask16 k) {
-    const __m512i one = _mm512_set1_epi32(1);
-    __m512i m = _mm512_maskz_loadu_epi32(k, mult);
-    __m512i rs = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_maskz_loadu_epi32(k, shift));
-    __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, rs), one);
-    return ti__qv_rq_int(v, m, _mm512_srli_epi64(m, 32), rs, mask, _mm512_srai_epi32(mask, 1));
-}
-
 /* ti__qv_tile (init, no add) with rows8's packed float requantization in its registers:
  * row r < nr of the 8 gets its sums (plus row[r] when row != NULL) requantized by s and e
  * (ti__qg8_plan_vnni's, 16 * NB of them) and stored as bytes to out[r * ldo + c], c < nc
@@ -28301,7 +28300,7 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile_rq(const int NB, const uin
         __m512i q0 = ti__qv_rq_float(v0, s0, e0, &bad);                                     \
         __m512i q1 = NB > 1 ? ti__qv_rq_float(v1, s1, e1, &bad) : q0;                       \
         if (bad != 0) { /* about one row in 64: the sums again in integers, as rows8 */     \
-            q0 = ti__qv_rq_cols(v0, t->mult, t->shift, (__mmask16)km);                             \
+            q0 = ti__qv_rq_cols(v0, t->mult, t->shift, (__mmask16)km);                      \
             if (NB > 1) q1 = ti__qv_rq_cols(v1, t->mult + 16, t->shift + 16, k1);           \
         }                                                                                   \
         __m512i o = _mm512_adds_epi16(_mm512_packs_epi32(q0, q1), yo16);                    \

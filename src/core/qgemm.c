@@ -840,7 +840,8 @@ TI__PRIVATE void ti__qg8_cols_range(void *ctx, size_t begin, size_t end) {
 TI__PRIVATE void ti__qg_compute(ti__qgemm *g, ti__threadpool *tp) {
 #ifdef TI__QG8
     if (ti__qg8_usable(g)) {
-        size_t blocks8 = (g->rows + TI__QG8_MR - 1) / TI__QG8_MR, groups = (g->cols + 15) / 16;
+        size_t blocks8 = (g->rows + TI__QG8_MR - 1) / TI__QG8_MR;
+        size_t groups = (g->cols + TI__QG_NR - 1) / TI__QG_NR;
         size_t threads = (size_t)ti__threadpool_size(tp);
         if (threads > 1 && blocks8 < 4 * threads && groups >= 2 * threads) {
             ti__parallel_for(tp, groups, ti__qg_grain(g->rows * g->depth * TI__QG_NR / 4),

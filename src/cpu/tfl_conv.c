@@ -365,12 +365,53 @@ TI__PRIVATE void ti__tfc_dw_prep(ti__kctx *k, ti__tfc_job *j, size_t rq_bytes) {
         j->dwc = pk->dw;
         j->dwv = (const int8_t *)(const void *)(pk->dw + g->oc);
         j->dwbo = j->kind == TI__TFC_U8 ? 128 + j->wo : j->wo;
-        j->dwr = ti__tfc_dw_rows_ok(g) ? pk->dw_rows : NULL;
+        j->dwr = pk->dw_rows; /* made for this 3 x 3 geometry, or NULL */
         return;
     }
     if (k->scratch == NULL || k->scratch_bytes < rq_bytes + ti__tfc_dw_prep_bytes(k, g)) return;
     (void)ti__tfc_dw_fill(j, vnni, (unsigned char *)k->scratch + rq_bytes);
 }
+
+#ifdef TI__X86_VNNI
+/* The sums of np output pixels from (*n, *oy, *ox) on, channels c0 .. c0 + cn of a chunk, to
+ * a32 (TI__TFC_DW_CHUNK per pixel) through the 3 x 3 row kernel (j->dwr): one call per block
+ * of 32 channels and part of an output row, the window's rows outside the input and its
+ * columns outside it read from pad (the zero point). Steps the pixel on by np. */
+TI__PRIVATE void ti__tfc_dw_rows_block(const ti__tfc_job *j, size_t c0, size_t cn, size_t np,
+                                       int64_t *n, int64_t *oy, int64_t *ox,
+                                       const unsigned char *pad, uint32_t *a32) {
+    const ti__tfc_geo *g = j->g;
+    const unsigned char *x = (const unsigned char *)j->x;
+    for (size_t r = 0; r < np;) {
+        size_t rn = TI__MIN(np - r, (size_t)(g->ow - *ox)); /* to the row's end */
+        int64_t iy0 = *oy * g->sh - g->ph, ix0 = *ox * g->sw - g->pw;
+        int64_t c1 = ix0 < 0 ? 0 : ix0; /* the first column inside */
+        size_t lc = (size_t)(c1 - ix0), nv = c1 < g->iw ? (size_t)(g->iw - c1) : 0, cs[3];
+        const unsigned char *rows[3];
+        for (int fy = 0; fy < 3; fy++) {
+            int64_t iy = iy0 + fy * g->dh;
+            int in = iy >= 0 && iy < g->ih && nv > 0;
+            size_t at = in ? (size_t)(((*n * g->ih + iy) * g->iw + c1) * g->ic) : 0;
+            rows[fy] = in ? x + at + c0 : pad;
+            cs[fy] = in ? (size_t)g->ic : 0;
+        }
+        for (size_t b = 0; b < cn; b += 32) {
+            const unsigned char *rb[3] = {rows[0] + b, rows[1] + b, rows[2] + b};
+            ti__dwq_row3_vnni(a32 + r * TI__TFC_DW_CHUNK + b, TI__TFC_DW_CHUNK, rb, cs, rn,
+                              g->sw == 2, lc, nv, pad + b,
+                              j->dwr + (c0 + b) / 32 * TI__DWQ_ROW_BYTES,
+                              TI__MIN((size_t)32, cn - b), j->kind == TI__TFC_U8 ? 0 : 0x80,
+                              j->dwbo);
+        }
+        r += rn;
+        *ox += (int64_t)rn;
+        if (*ox == g->ow) {
+            *ox = 0;
+            if (++*oy == g->oh) *oy = 0, ++*n;
+        }
+    }
+}
+#endif
 
 /* ti__tfc_dw_q8_range on prepared weights (once per run, ti__tfc_dw_prep): per chunk of
  * channels, in pairs of taps (AVX2, j->dwp) or quads (AVX512-VNNI, j->dwv); then per pixel
@@ -414,49 +455,14 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
         for (size_t p0 = begin; p0 < end; p0 += TI__TFC_DW_PREP_PIX) {
             size_t np = TI__MIN((size_t)TI__TFC_DW_PREP_PIX, end - p0);
             int run = 0; /* the previous pixel's set serves this one, one step on */
-            /* VNNI's row kernel: the pixels rs .. rs + rn - 1 of one output row, each
-             * window's rows (or padding) at rr, rc from column rl of the first window,
-             * rv columns of the input there */
-            size_t rs = 0, rn = 0, rc[3], rl = 0, rv = 0;
-            const unsigned char *rr[3];
-            for (size_t r = 0; r < np; r++) {
+#ifdef TI__X86_VNNI
+            if (j->dwr != NULL) /* every pixel through the row kernel, row by row */
+                ti__tfc_dw_rows_block(j, c0, cn, np, &n, &oy, &ox, pad, a32);
+#endif
+            for (size_t r = 0; j->dwr == NULL && r < np; r++) {
                 int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;
                 int inside = iy0 >= 0 && ix0 >= 0 && iy0 + (g->kh - 1) * g->dh < g->ih &&
                              ix0 + (g->kw - 1) * g->dw < g->iw; /* the whole window */
-#ifdef TI__X86_VNNI
-                if (j->dwr != NULL) { /* every pixel of the row, padded columns too */
-                    if (rn++ == 0) {
-                        int64_t c1 = ix0 < 0 ? 0 : ix0; /* the first column inside */
-                        rs = r;
-                        rl = (size_t)(c1 - ix0);
-                        rv = c1 < g->iw ? (size_t)(g->iw - c1) : 0;
-                        for (int fy = 0; fy < 3; fy++) {
-                            int64_t iy = iy0 + fy * g->dh;
-                            int in = iy >= 0 && iy < g->ih && rv > 0;
-                            size_t at = in ? (size_t)(((n * g->ih + iy) * g->iw + c1) * g->ic) : 0;
-                            rr[fy] = in ? x + at + c0 : pad;
-                            rc[fy] = in ? ic : 0;
-                        }
-                    }
-                    ps[r] = 0;
-                    run = 0;
-                    if (++ox == g->ow) {
-                        ox = 0;
-                        if (++oy == g->oh) oy = 0, n++;
-                    }
-                    if (ox == 0 || r + 1 == np) { /* the row or the block ends: the run's sums */
-                        for (size_t b = 0; b < cn; b += 32) {
-                            const unsigned char *rb[3] = {rr[0] + b, rr[1] + b, rr[2] + b};
-                            ti__dwq_row3_vnni(a32 + rs * TI__TFC_DW_CHUNK + b, TI__TFC_DW_CHUNK, rb,
-                                              rc, rn, g->sw == 2, rl, rv, pad + b,
-                                              j->dwr + (c0 + b) / 32 * TI__DWQ_ROW_BYTES,
-                                              TI__MIN((size_t)32, cn - b), u8 ? 0 : 0x80, j->dwbo);
-                        }
-                        rn = 0;
-                    }
-                    continue;
-                }
-#endif
                 if (run && inside && ox > 0) {
                     ps[r] = ps[r - 1];
                     po[r] = po[r - 1] + step;
@@ -494,7 +500,7 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
                 const unsigned char *const *xp = xps[ps[r]];
 #ifdef TI__X86_VNNI
                 uint32_t *acc = a32 + r * TI__TFC_DW_CHUNK;
-                if (wp == NULL && cn == 32 && j->dwr == NULL) { /* two pixels at a time */
+                if (wp == NULL && cn == 32) { /* 32 channels: two pixels at a time */
                     if (r & 1)
                         ti__dwq_pix2_vnni(acc - TI__TFC_DW_CHUNK, acc, xps[ps[r - 1]], po[r - 1],
                                           xp, po[r], nt, wv, u8 ? 0 : 0x80, j->dwbo);

@@ -150,6 +150,19 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_rq_int(__m512i v, __m512i m,
     return _mm512_mask_add_epi32(q, _mm512_cmpgt_epi32_mask(rem, thr), q, _mm512_set1_epi32(1));
 }
 
+/* ti__qv_rq_int on 16 sums v with their columns' multipliers and right shifts read from
+ * mult and shift (k: the columns there are, the rest read as 0): shifts -31..-1 and
+ * multipliers >= 0 (the float path's columns), TFLite's two roundings exactly. For
+ * ti__qv_rq_float's rare lanes near a rounding step (rows8, the requantizing tile). */
+TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_rq_cols(__m512i v, const int32_t *mult,
+                                                            const int32_t *shift, __mmask16 k) {
+    const __m512i one = _mm512_set1_epi32(1);
+    __m512i m = _mm512_maskz_loadu_epi32(k, mult);
+    __m512i rs = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_maskz_loadu_epi32(k, shift));
+    __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, rs), one);
+    return ti__qv_rq_int(v, m, _mm512_srli_epi64(m, 32), rs, mask, _mm512_srai_epi32(mask, 1));
+}
+
 /* One output row of the byte path: x[c] = dot[c] + colc[c] + bos[c] * row (modulo 2^32, the
  * int32 sum of the int16 path plus bias) for c < n; bos NULL: x[c] = dot[c] + colc[c] + row
  * (the caller's row term when it is the same for every column). Then, when mult != NULL,
@@ -331,15 +344,7 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI int ti__qv_rows8(const int rt, const int hc
         q##j = ti__qv_rq_float(v##j, s##j, e##j, &bad);                                     \
     }
     /* the same in integers (a lane near a step), the multipliers and shifts read again */
-#define TI__QV_I(j)                                                                         \
-    {                                                                                       \
-        __m512i m = _mm512_maskz_loadu_epi32(k##j, mult + i + 16 * j);                      \
-        __m512i rs = _mm512_maskz_loadu_epi32(k##j, shift + i + 16 * j);                    \
-        rs = _mm512_sub_epi32(zero, rs);                                                    \
-        __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, rs), one);                   \
-        q##j = ti__qv_rq_int(v##j, m, _mm512_srli_epi64(m, 32), rs, mask,                   \
-                             _mm512_srai_epi32(mask, 1));                                   \
-    }
+#define TI__QV_I(j) q##j = ti__qv_rq_cols(v##j, mult + i + 16 * j, shift + i + 16 * j, k##j);
     /* a block of NV vectors (the last one's columns may end early; FULL: 64 columns, unmasked
      * loads and store): requantized, packed with saturation and the zero point, clamped,
      * stored (masked past n) */
@@ -496,19 +501,6 @@ TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_plan_vnni(size_t n, const int32_t 
     return 1;
 }
 
-/* rows8's integer requantization (TI__QV_I) of 16 sums v with the columns' multipliers and
- * shifts (k: the columns there are, the rest read as 0), for ti__qv_rq_float's rare lanes
- * near a rounding step: shifts -31..-1 and multipliers >= 0 (ti__qg8_plan_vnni's float
- * path), TFLite's two roundings exactly. */
-TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_rq_cols(__m512i v, const int32_t *mult,
-                                                            const int32_t *shift, __mmask16 k) {
-    const __m512i one = _mm512_set1_epi32(1);
-    __m512i m = _mm512_maskz_loadu_epi32(k, mult);
-    __m512i rs = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_maskz_loadu_epi32(k, shift));
-    __m512i mask = _mm512_sub_epi32(_mm512_sllv_epi32(one, rs), one);
-    return ti__qv_rq_int(v, m, _mm512_srli_epi64(m, 32), rs, mask, _mm512_srai_epi32(mask, 1));
-}
-
 /* ti__qv_tile (init, no add) with rows8's packed float requantization in its registers:
  * row r < nr of the 8 gets its sums (plus row[r] when row != NULL) requantized by s and e
  * (ti__qg8_plan_vnni's, 16 * NB of them) and stored as bytes to out[r * ldo + c], c < nc
@@ -549,7 +541,7 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile_rq(const int NB, const uin
         __m512i q0 = ti__qv_rq_float(v0, s0, e0, &bad);                                     \
         __m512i q1 = NB > 1 ? ti__qv_rq_float(v1, s1, e1, &bad) : q0;                       \
         if (bad != 0) { /* about one row in 64: the sums again in integers, as rows8 */     \
-            q0 = ti__qv_rq_cols(v0, t->mult, t->shift, (__mmask16)km);                             \
+            q0 = ti__qv_rq_cols(v0, t->mult, t->shift, (__mmask16)km);                      \
             if (NB > 1) q1 = ti__qv_rq_cols(v1, t->mult + 16, t->shift + 16, k1);           \
         }                                                                                   \
         __m512i o = _mm512_adds_epi16(_mm512_packs_epi32(q0, q1), yo16);                    \
