@@ -147,12 +147,13 @@ typedef struct ti__node {
     const void *packed;
     size_t packed_bytes;
     int packed_arg; /* a parameter of the layout: TI__PACK_BPANEL's panel width,
-                       TI__PACK_WINO43's sliver height */
+                       TI__PACK_WINO43's sliver height and k block */
 } ti__node;
 enum {
     TI__PACK_NONE = 0,
-    TI__PACK_WINO43 = 1, /* Conv: Winograd F(4x4,3x3) U, 36 x M x C in slivers of packed_arg
-                            channels (cpu/conv_fast.c, ti__wino_pack) */
+    TI__PACK_WINO43 = 1, /* Conv: Winograd F(4x4,3x3) U, 36 x M x C in the GEMM kernel's
+                            slivers and k blocks, packed_arg = kc * 64 + mr (cpu/conv_fast.c,
+                            ti__wino_pack) */
     TI__PACK_QGEMM = 2,  /* 8-bit conv / matrix kernels: a ti__qpack (core/qgemm.c) */
     TI__PACK_ATRANS = 3, /* float32 Conv by GEMM: each group's weights transposed, K x ld
                             floats (ld >= M / group, chosen so the rows are free of L1 set
