@@ -1216,7 +1216,9 @@ enum {
     TI__PACK_BPANEL = 4  /* float32 Conv by a transposed GEMM (Y^T = X^T W^T): each group's
                             W^T as the SIMD GEMM's B panel (ti__sgemm_pack_bpanel), panel
                             width packed_arg; packed_bytes = group * K * roundup(M/group,
-                            packed_arg) * 4 */
+                            packed_arg) * 4 */,
+    TI__PACK_WINO23 = 5  /* Conv: Winograd F(2x2,3x3) U, 16 x M x C, laid out as
+                            TI__PACK_WINO43's */
 };
 
 /* A tensor of the graph: its declared type and shape, and its data when constant. */
@@ -5430,6 +5432,7 @@ struct ti__convp;
 TI__PRIVATE int ti__conv_dw_ok(const struct ti__convp *p);
 TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const struct ti__convp *p);
 TI__PRIVATE int ti__conv_wino_ok(const struct ti__convp *p, int threads);
+TI__PRIVATE int ti__wino_kind(int t);
 TI__PRIVATE size_t ti__conv_wino_scratch(const ti__kctx *k, const struct ti__convp *p);
 TI__PRIVATE int ti__conv_wino_run(ti__kctx *k, const struct ti__convp *p);
 TI__PRIVATE int ti__conv_fewc_ok(const struct ti__convp *p);
@@ -5664,8 +5667,8 @@ TI__PRIVATE int ti__conv_path(const ti__kctx *k, const ti__convp *p) {
     for (int j = 0; j < 3; j++)
         if (p->s[j] != 1 || p->pb[j] != 0 || p->pe[j] != 0) pointwise = 0;
     if (pointwise) return TI__CONV_1X1;
-    if (k->node->packed_kind == TI__PACK_WINO43 && ti__conv_wino_ok(p, ti__threadpool_size(k->tp)))
-        return TI__CONV_WINO;
+    int wino = ti__conv_wino_ok(p, ti__threadpool_size(k->tp));
+    if (wino != 0 && k->node->packed_kind == ti__wino_kind(wino)) return TI__CONV_WINO;
     if (ti__conv_fewc_ok(p)) return TI__CONV_FEWC;
     return TI__CONV_IM2COL;
 }
@@ -7161,10 +7164,14 @@ TI__PRIVATE int ti__conv_fewc_run(ti__kctx *k, const ti__convp *p) {
     return 1;
 }
 
-/* ---- Winograd F(4x4, 3x3) ---------------------------------------------------------- */
+/* ---- Winograd F(4x4, 3x3) and F(2x2, 3x3) ------------------------------------------- */
 /* Y = A^T [(G g G^T) . (B^T d B)] A on 6x6 input tiles d that step by 4, g the 3x3 kernel:
  * each 4x4 output tile costs 36 multiplies per channel pair instead of 144. The products
- * for all tiles and channels are 36 GEMMs U[pos] (M x C) * V[pos] (C x tiles). Points
+ * for all tiles and channels are 36 GEMMs U[pos] (M x C) * V[pos] (C x tiles).
+ * F(2x2, 3x3) takes maps too small for F(4x4) to fill the GEMM's columns (ti__conv_wino_ok):
+ * 4x4 tiles stepping by 2, 16 GEMMs, 16 multiplies per 4 outputs instead of 36, points 0, 1,
+ * -1 and infinity (exact in float but for G's halves). A variant is the output tile t (4 or
+ * 2): alpha = t + 2 input rows and columns per tile, alpha^2 positions. F(4x4): points
  * 0, 1, -1, 2, -2 and infinity; the transforms' entries up to 8 cost about two decimal
  * digits of float32 accuracy against im2col (tested in tests/unit/test_conv.c). */
 
@@ -7176,13 +7183,21 @@ TI__PRIVATE int ti__conv_fewc_run(ti__kctx *k, const ti__convp *p) {
  * more, and from 8 input and output channels, it beat im2col at every size bench/conv.c has
  * (bench/results/conv-2026-11-23-b.md), on a Zen 2 (AVX2) and a Xeon (AVX-512): 8 -> 8 @56
  * 1.33x and 1.04x, 16 -> 16 @56 1.67x and 1.53x, 256 -> 256 @14 3.1x and 2.7x. At 7 x 7 (4
- * tiles) the products are GEMMs of 4 columns, and the transposed im2col GEMM wins (512 ->
- * 512 @7: 1.3x and 2.1x faster than Winograd). */
+ * tiles) F(4x4)'s products are GEMMs of 4 columns, and the transposed im2col GEMM beat it
+ * (512 -> 512 @7: 1.3x and 2.1x); F(2x2) has 16 tiles there (TI__WINO23_MIN_CH). */
 #define TI__WINO_MIN_CH 8           /* input and output channels */
-#define TI__WINO_MIN_TILES 16       /* 4x4 output tiles per image */
+#define TI__WINO_MIN_TILES 16       /* output tiles per image */
+/* F(2x2, 3x3) where F(4x4) has too few tiles, from this many input and output channels:
+ * ResNet-18's 512 -> 512 convs at 7 x 7 (16 tiles of 2 x 2) read 16.8 MB of U where the
+ * transposed im2col GEMM reads 9.4 MB of weights, and still take 1.52-1.60 ms instead of
+ * 2.48-2.62 (per-node minima in the model, Zen 4, 1 thread; 1.11-1.15 instead of 1.69-1.81
+ * on 2). Few channels leave the transforms a larger share; 128 is the smallest count
+ * measured. */
+#define TI__WINO23_MIN_CH 128
 
-TI__PRIVATE size_t ti__wino_tiles(const ti__convp *p) {
-    return (size_t)((p->out[1] + 3) / 4) * (size_t)((p->out[2] + 3) / 4);
+/* Output tiles of t x t per image. */
+TI__PRIVATE size_t ti__wino_tiles(const ti__convp *p, int t) {
+    return (size_t)((p->out[1] + t - 1) / t) * (size_t)((p->out[2] + t - 1) / t);
 }
 
 /* The GEMM kernel's columns for the Winograd path (ti__wino_geometry's nr). */
@@ -7220,12 +7235,12 @@ TI__PRIVATE size_t ti__wino_longest(size_t tiles, size_t ranges, size_t nr) {
 
 /* Tiles per block: V and O of a block in about TI__WINO_BLOCK_BYTES, whole slivers of nr
  * tiles, at most a range. */
-TI__PRIVATE size_t ti__wino_block(const ti__convp *p, size_t threads) {
-    size_t per = 36 * (size_t)(p->c + p->m) * sizeof(float);
+TI__PRIVATE size_t ti__wino_block(const ti__convp *p, int t, size_t threads) {
+    size_t per = (size_t)(t + 2) * (size_t)(t + 2) * (size_t)(p->c + p->m) * sizeof(float);
     size_t nr = ti__wino_nr(), tb = TI__WINO_BLOCK_BYTES / per;
     tb = TI__MIN(TI__MAX(tb, (size_t)32), (size_t)128) / nr * nr;
-    size_t t = ti__wino_tiles(p), ranges = ti__wino_ranges(t, threads, nr);
-    return TI__MIN(TI__MAX(tb, nr), ti__wino_longest(t, ranges, nr));
+    size_t n = ti__wino_tiles(p, t), ranges = ti__wino_ranges(n, threads, nr);
+    return TI__MIN(TI__MAX(tb, nr), ti__wino_longest(n, ranges, nr));
 }
 
 /* 1 when the conv's geometry allows Winograd F(4x4, 3x3): 2-D, 3x3, stride 1, no
@@ -7236,12 +7251,22 @@ TI__PRIVATE int ti__conv_wino_fits(const ti__convp *p) {
            p->c > 0;
 }
 
-/* 1 when it fits and its size makes it pay on `threads` threads (what planning packs
- * weights for). */
+/* The variant (output tile 4 or 2) when it fits and its size makes it pay on `threads`
+ * threads (what planning packs weights for), else 0. */
 TI__PRIVATE int ti__conv_wino_ok(const ti__convp *p, int threads) {
     (void)threads; /* the same sizes pay on any count (ti__wino_block) */
-    return ti__conv_wino_fits(p) && p->c >= TI__WINO_MIN_CH && p->m >= TI__WINO_MIN_CH &&
-           ti__wino_tiles(p) >= TI__WINO_MIN_TILES;
+    if (!ti__conv_wino_fits(p) || p->c < TI__WINO_MIN_CH || p->m < TI__WINO_MIN_CH) return 0;
+    if (ti__wino_tiles(p, 4) >= TI__WINO_MIN_TILES) return 4;
+    if (p->c >= TI__WINO23_MIN_CH && p->m >= TI__WINO23_MIN_CH &&
+        ti__wino_tiles(p, 2) >= TI__WINO_MIN_TILES)
+        return 2;
+    return 0;
+}
+
+/* The plan's kind of packed weights for variant t, and back */
+TI__PRIVATE int ti__wino_kind(int t) { return t == 2 ? TI__PACK_WINO23 : TI__PACK_WINO43; }
+TI__PRIVATE int ti__wino_kind_tile(int kind) {
+    return kind == TI__PACK_WINO23 ? 2 : kind == TI__PACK_WINO43 ? 4 : 0;
 }
 
 /* The GEMM between the transforms multiplies, for each of the 36 positions, U[pos] (M x C)
@@ -7267,7 +7292,9 @@ TI__PRIVATE int ti__conv_wino_ok(const ti__convp *p, int threads) {
 typedef struct ti__wino_geo {
     const ti__sgemm_isa *isa; /* NULL: the portable loop */
     size_t mr, nr, kc;        /* register tile and k block */
-    size_t lanes;             /* tiles per transform call: 8 (AVX2) or TI__WINO_LANES */
+    size_t lanes;             /* tiles per transform call: 8 (AVX2, F(4x4)) or TI__WINO_LANES */
+    int t, a;                 /* output tile, input tile (t + 2) */
+    size_t np;                /* positions, a * a */
 } ti__wino_geo;
 
 /* The transforms run on groups of TI__WINO_LANES tiles at once, each value an array over
@@ -7276,14 +7303,17 @@ typedef struct ti__wino_geo {
  * of cpu/x86/conv_avx2.c take 8 tiles instead. */
 #define TI__WINO_LANES 16
 
-TI__PRIVATE void ti__wino_geometry(ti__wino_geo *g) {
+TI__PRIVATE void ti__wino_geometry(ti__wino_geo *g, int t) {
     g->isa = ti__sgemm_pick_isa();
     g->mr = g->isa != NULL ? (size_t)g->isa->mr : 4;
     g->nr = ti__wino_nr();
     g->kc = g->isa != NULL ? (size_t)g->isa->kc : 256;
     g->lanes = TI__WINO_LANES;
+    g->t = t;
+    g->a = t + 2;
+    g->np = (size_t)(g->a * g->a);
 #ifdef TI__X86_SIMD
-    if (ti__cpu_isa() >= TI__ISA_AVX2) g->lanes = 8;
+    if (t == 4 && ti__cpu_isa() >= TI__ISA_AVX2) g->lanes = 8;
 #endif
 }
 
@@ -7297,23 +7327,41 @@ TI__PRIVATE size_t ti__wino_uoff(const ti__wino_geo *g, size_t nms, size_t C, si
     return pc * nms * g->mr + s * g->mr * TI__MIN(g->kc, C - pc);
 }
 
-/* Bytes of the packed weights for the ISA in use. */
-TI__PRIVATE size_t ti__wino_u_bytes(const ti__convp *p) {
+/* Bytes of variant t's packed weights for the ISA in use. */
+TI__PRIVATE size_t ti__wino_u_bytes(const ti__convp *p, int t) {
     ti__wino_geo g;
-    ti__wino_geometry(&g);
-    return 36 * ((size_t)p->m + g.mr - 1) / g.mr * g.mr * (size_t)p->c * sizeof(float);
+    ti__wino_geometry(&g, t);
+    return g.np * (((size_t)p->m + g.mr - 1) / g.mr * g.mr) * (size_t)p->c * sizeof(float);
 }
 
-/* Packs U = G g G^T for every kernel g = W[m][c] in the layout above, for the ISA in use
- * (ti__wino_u_bytes bytes at u); returns the packed_arg to record (ti__wino_arg). */
-TI__PRIVATE int ti__wino_pack(const ti__convp *p, const float *w, float *u) {
+/* Rows of G for F(2x2, 3x3): (g0, (g0 + g1 + g2) / 2, (g0 - g1 + g2) / 2, g2). */
+TI__PRIVATE void ti__wino23_g(float g0, float g1, float g2, float *o, size_t os) {
+    o[0] = g0;
+    o[os] = (g0 + g1 + g2) * 0.5f;
+    o[2 * os] = (g0 - g1 + g2) * 0.5f;
+    o[3 * os] = g2;
+}
+
+/* Packs U = G g G^T of variant t for every kernel g = W[m][c] in the layout above, for the
+ * ISA in use (ti__wino_u_bytes bytes at u); returns the packed_arg to record
+ * (ti__wino_arg). */
+TI__PRIVATE int ti__wino_pack(const ti__convp *p, int t_out, const float *w, float *u) {
     ti__wino_geo geo;
-    ti__wino_geometry(&geo);
+    ti__wino_geometry(&geo, t_out);
     size_t M = (size_t)p->m, C = (size_t)p->c, mr = geo.mr, nms = (M + mr - 1) / mr;
-    memset(u, 0, 36 * nms * mr * C * sizeof(float));
+    memset(u, 0, geo.np * nms * mr * C * sizeof(float));
     for (size_t m = 0; m < M; m++)
         for (size_t c = 0; c < C; c++) {
             const float *g = w + (m * C + c) * 9;
+            size_t at = ti__wino_uoff(&geo, nms, C, m / mr, c / geo.kc * geo.kc) +
+                        c % geo.kc * mr + m % mr;
+            if (t_out == 2) {
+                float t2[4][3], r2[4][4];
+                for (int j = 0; j < 3; j++) ti__wino23_g(g[j], g[3 + j], g[6 + j], &t2[0][j], 3);
+                for (int i = 0; i < 4; i++) ti__wino23_g(t2[i][0], t2[i][1], t2[i][2], r2[i], 1);
+                for (size_t i = 0; i < 16; i++) u[i * nms * mr * C + at] = r2[i / 4][i % 4];
+                continue;
+            }
             float t[6][3], r[6][6];
             for (int j = 0; j < 3; j++) { /* t = G g, column j */
                 float g0 = g[j], g1 = g[3 + j], g2 = g[6 + j];
@@ -7333,8 +7381,6 @@ TI__PRIVATE int ti__wino_pack(const ti__convp *p, const float *w, float *u) {
                 r[i][4] = g0 / 24 - g1 / 12 + g2 / 6;
                 r[i][5] = g2;
             }
-            size_t at = ti__wino_uoff(&geo, nms, C, m / mr, c / geo.kc * geo.kc) +
-                        c % geo.kc * mr + m % mr;
             for (size_t i = 0; i < 36; i++) u[i * nms * mr * C + at] = r[i / 6][i % 6];
         }
     return ti__wino_arg(&geo);
@@ -7348,33 +7394,36 @@ typedef struct ti__wino_slot {
     size_t v, o, strip;  /* floats of each part */
 } ti__wino_slot;
 
-TI__PRIVATE void ti__wino_slot_size(const ti__convp *p, size_t threads, ti__wino_slot *s) {
+TI__PRIVATE void ti__wino_slot_size(const ti__convp *p, int t, size_t threads,
+                                    ti__wino_slot *s) {
     ti__wino_geo g;
-    ti__wino_geometry(&g);
-    size_t twn = (size_t)((p->out[2] + 3) / 4);
-    s->tb = ti__wino_block(p, threads);
+    ti__wino_geometry(&g, t);
+    size_t T = (size_t)t, twn = (size_t)((p->out[2] + t - 1) / t);
+    s->tb = ti__wino_block(p, t, threads);
     s->tbp = (s->tb + g.nr - 1) / g.nr * g.nr;
     s->ldo = (s->tb + TI__WINO_LANES - 1) / TI__WINO_LANES * TI__WINO_LANES;
-    /* a call reads 4 (lanes - 1) + 6 floats of a row from a tile's left column; rows of all
-     * the tile rows a block touches */
-    s->sw = 4 * twn + 4 * g.lanes + 8;
-    s->sr = 4 * (s->tb / twn + 2) + 6;
+    /* a call reads t (lanes - 1) + alpha floats of a row from a tile's left column; rows of
+     * all the tile rows a block touches */
+    s->sw = T * twn + T * g.lanes + 8;
+    s->sr = T * (s->tb / twn + 2) + (size_t)g.a;
     s->vs = (size_t)p->c * s->tbp + 16;
     s->os = (size_t)p->m * s->ldo + 16;
-    s->v = 36 * s->vs;
-    s->o = 36 * s->os;
+    s->v = g.np * s->vs;
+    s->o = g.np * s->os;
     s->strip = s->sw * s->sr;
 }
 
-TI__PRIVATE size_t ti__wino_slot_floats(const ti__convp *p, size_t threads) {
+TI__PRIVATE size_t ti__wino_slot_floats(const ti__convp *p, int t, size_t threads) {
     ti__wino_slot s;
-    ti__wino_slot_size(p, threads, &s);
+    ti__wino_slot_size(p, t, threads, &s);
     return s.v + s.o + s.strip;
 }
 
+/* Scratch for the variant the node's weights were packed for (F(4x4) when none). */
 TI__PRIVATE size_t ti__conv_wino_scratch(const ti__kctx *k, const ti__convp *p) {
     size_t slots = (size_t)ti__threadpool_size(k->tp);
-    return slots * ti__wino_slot_floats(p, slots) * sizeof(float);
+    int t = ti__wino_kind_tile(k->node->packed_kind);
+    return slots * ti__wino_slot_floats(p, t ? t : 4, slots) * sizeof(float);
 }
 
 /* B^T applied along one axis: out[k] = (B^T in)[k], in[k] at in + k * is, out[k] at
@@ -7439,6 +7488,59 @@ TI__PRIVATE void ti__wino_out_lanes(const float *src, size_t es, float bias, int
         for (int e = 0; e < 16 * L; e++) z[e] = z[e] > 0.0f ? z[e] : 0.0f;
 }
 
+/* F(2x2, 3x3) input transform of TI__WINO_LANES tiles, one channel: rows[i] (i < 4) is
+ * input row i of the tile row from the first tile's left column (tile l reads columns
+ * 2 l .. 2 l + 3); out + e * os receives position e = 4 i + q of (B^T d B), one per tile.
+ * B^T = (1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1). */
+TI__PRIVATE void ti__wino23_in_lanes(const float *const *rows, float *out, size_t os) {
+    enum { L = TI__WINO_LANES };
+    float r[16][L];
+    for (int i = 0; i < 4; i++) { /* along the row: d B */
+        const float *x = rows[i];
+        for (int l = 0; l < L; l++) {
+            float d0 = x[2 * l], d1 = x[2 * l + 1], d2 = x[2 * l + 2], d3 = x[2 * l + 3];
+            r[i * 4][l] = d0 - d2;
+            r[i * 4 + 1][l] = d1 + d2;
+            r[i * 4 + 2][l] = d2 - d1;
+            r[i * 4 + 3][l] = d1 - d3;
+        }
+    }
+    for (int q = 0; q < 4; q++) { /* down the columns: B^T (d B) */
+        float *o0 = out + (size_t)q * os, *o1 = o0 + 4 * os, *o2 = o0 + 8 * os, *o3 = o0 + 12 * os;
+        for (int l = 0; l < L; l++) {
+            float d0 = r[q][l], d1 = r[4 + q][l], d2 = r[8 + q][l], d3 = r[12 + q][l];
+            o0[l] = d0 - d2;
+            o1[l] = d1 + d2;
+            o2[l] = d2 - d1;
+            o3[l] = d1 - d3;
+        }
+    }
+}
+
+/* F(2x2, 3x3) output transform of TI__WINO_LANES tiles, one channel: src + e * es holds the
+ * tiles' products at position e; z[(2 i + q) * L + l] receives output (i, q) of tile l plus
+ * bias, then max(., 0) when relu. A^T = (1 1 1 0; 0 1 -1 -1). */
+TI__PRIVATE void ti__wino23_out_lanes(const float *src, size_t es, float bias, int relu,
+                                      float *z) {
+    enum { L = TI__WINO_LANES };
+    float r[8][L]; /* (A^T m): row i (< 2), column q (< 4) at r[i * 4 + q] */
+    for (int q = 0; q < 4; q++) {
+        const float *m0 = src + (size_t)q * es, *m1 = m0 + 4 * es, *m2 = m0 + 8 * es;
+        const float *m3 = m0 + 12 * es;
+        for (int l = 0; l < L; l++) {
+            r[q][l] = m0[l] + m1[l] + m2[l];
+            r[4 + q][l] = m1[l] - m2[l] - m3[l];
+        }
+    }
+    for (int i = 0; i < 2; i++)
+        for (int l = 0; l < L; l++) {
+            float a = r[i * 4][l] + r[i * 4 + 1][l] + r[i * 4 + 2][l] + bias;
+            float b = r[i * 4 + 1][l] - r[i * 4 + 2][l] - r[i * 4 + 3][l] + bias;
+            z[(2 * i) * L + l] = relu ? (a > 0.0f ? a : 0.0f) : a;
+            z[(2 * i + 1) * L + l] = relu ? (b > 0.0f ? b : 0.0f) : b;
+        }
+}
+
 typedef struct ti__wino_job {
     const ti__convp *p;
     ti__wino_geo geo;
@@ -7460,10 +7562,11 @@ TI__PRIVATE void ti__wino_strip(const ti__wino_job *j, const float *xc, size_t t
     const ti__convp *p = j->p;
     int64_t H = p->in[1], W = p->in[2], pl = p->pb[2], sw = (int64_t)j->sl.sw;
     int64_t x0 = TI__MAX(pl, (int64_t)0), x1 = TI__MIN(pl + W, sw); /* columns with data */
-    size_t rows = 4 * (th1 - th0) + 6;
+    int64_t t = j->geo.t;
+    size_t rows = (size_t)t * (th1 - th0) + (size_t)j->geo.a;
     for (size_t r = 0; r < rows; r++) {
         float *d = strip + r * (size_t)sw;
-        int64_t ih = 4 * (int64_t)th0 - p->pb[1] + (int64_t)r;
+        int64_t ih = t * (int64_t)th0 - p->pb[1] + (int64_t)r;
         if (ih < 0 || ih >= H || x1 <= x0) {
             memset(d, 0, (size_t)sw * sizeof(float));
             continue;
@@ -7479,7 +7582,8 @@ TI__PRIVATE void ti__wino_input(const ti__wino_job *j, const float *x, size_t t0
                                 float *v, float *strip) {
     enum { L = TI__WINO_LANES };
     const ti__convp *p = j->p;
-    size_t C = (size_t)p->c, twn = (size_t)((p->out[2] + 3) / 4), nr = j->geo.nr;
+    size_t T = (size_t)j->geo.t, np = j->geo.np;
+    size_t C = (size_t)p->c, twn = (size_t)((p->out[2] + j->geo.t - 1) / j->geo.t), nr = j->geo.nr;
     size_t lanes = j->geo.lanes, sw = j->sl.sw, tbp = j->sl.tbp, vs = j->sl.vs;
     size_t th0 = t0 / twn, th1 = (t0 + tb - 1) / twn;
     float tmp[36][2 * L]; /* a chunk's tiles, lane l at tmp[e][l]; room for a call's overrun */
@@ -7490,15 +7594,16 @@ TI__PRIVATE void ti__wino_input(const ti__wino_job *j, const float *x, size_t t0
             for (size_t l = 0; l < nv;) { /* runs of tiles within one tile row */
                 size_t t = t0 + jc + l, th = t / twn, tw = t % twn, run = TI__MIN(nv - l, twn - tw);
                 const float *rows[6];
-                for (int i = 0; i < 6; i++) rows[i] = strip + (4 * (th - th0) + (size_t)i) * sw + 4 * tw;
+                for (int i = 0; i < j->geo.a; i++)
+                    rows[i] = strip + (T * (th - th0) + (size_t)i) * sw + T * tw;
+                if (T == 2) ti__wino23_in_lanes(rows, &tmp[0][l], 2 * L);
 #ifdef TI__X86_SIMD
-                if (lanes == 8) ti__wino_in8_avx2(rows, &tmp[0][l], 2 * L);
-                else
+                else if (lanes == 8) ti__wino_in8_avx2(rows, &tmp[0][l], 2 * L);
 #endif
-                    ti__wino_in_lanes(rows, &tmp[0][l], 2 * L);
+                else ti__wino_in_lanes(rows, &tmp[0][l], 2 * L);
                 l += run;
             }
-            for (int e = 0; e < 36; e++)
+            for (size_t e = 0; e < np; e++)
                 for (size_t l = nv; l < lanes; l++) tmp[e][l] = 0.0f;
             /* to V, in pieces that stay within one sliver of nr columns */
             for (size_t l = 0; l < lanes && jc + l < tbp;) {
@@ -7506,11 +7611,11 @@ TI__PRIVATE void ti__wino_input(const ti__wino_job *j, const float *x, size_t t0
                 n = TI__MIN(n, tbp - col);
                 float *dst = v + (col / nr) * C * nr + c * nr + off;
                 if (n == 8) /* a constant size: copied inline, not by a call */
-                    for (int e = 0; e < 36; e++) memcpy(dst + (size_t)e * vs, &tmp[e][l], 8 * sizeof(float));
+                    for (size_t e = 0; e < np; e++) memcpy(dst + e * vs, &tmp[e][l], 8 * sizeof(float));
                 else if (n == 16)
-                    for (int e = 0; e < 36; e++) memcpy(dst + (size_t)e * vs, &tmp[e][l], 16 * sizeof(float));
+                    for (size_t e = 0; e < np; e++) memcpy(dst + e * vs, &tmp[e][l], 16 * sizeof(float));
                 else
-                    for (int e = 0; e < 36; e++) memcpy(dst + (size_t)e * vs, &tmp[e][l], n * sizeof(float));
+                    for (size_t e = 0; e < np; e++) memcpy(dst + e * vs, &tmp[e][l], n * sizeof(float));
                 l += n;
             }
         }
@@ -7537,7 +7642,7 @@ TI__PRIVATE void ti__wino_gemm(const ti__wino_job *j, size_t tb, size_t s0, size
     const ti__wino_geo *g = &j->geo;
     size_t M = (size_t)p->m, C = (size_t)p->c, mr = g->mr, nr = g->nr, nms = (M + mr - 1) / mr;
     size_t ldo = j->sl.ldo, vs = j->sl.vs;
-    for (size_t pos = 0; pos < 36; pos++) {
+    for (size_t pos = 0; pos < g->np; pos++) {
         const float *up = j->u + pos * nms * mr * C, *vp = v + pos * vs;
         float *op = o + pos * j->sl.os;
         for (size_t jr = 0; jr < tb; jr += nr) {
@@ -7565,9 +7670,8 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
                                  size_t m0, size_t m1, float *y) {
     enum { L = TI__WINO_LANES };
     const ti__convp *p = j->p;
-    size_t twn = (size_t)((p->out[2] + 3) / 4), ldo = j->sl.ldo;
-    size_t lanes = j->geo.lanes;
-    int64_t OH = p->out[1], OW = p->out[2];
+    int64_t T = j->geo.t, OH = p->out[1], OW = p->out[2];
+    size_t twn = (size_t)((OW + T - 1) / T), ldo = j->sl.ldo, lanes = j->geo.lanes;
     int relu = j->act == TI__ACT_RELU;
     float z[16 * L];
     for (size_t m = m0; m < m1; m++) {
@@ -7575,29 +7679,29 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
         for (size_t jc = 0; jc < tb; jc += lanes) {
             size_t nv = TI__MIN(lanes, tb - jc);
             const float *src = o + m * ldo + jc;
+            if (T == 2) ti__wino23_out_lanes(src, j->sl.os, bv, relu, z);
 #ifdef TI__X86_SIMD
-            if (lanes == 8) ti__wino_out8_avx2(src, j->sl.os, bv, relu, z);
-            else
+            else if (lanes == 8) ti__wino_out8_avx2(src, j->sl.os, bv, relu, z);
 #endif
-                ti__wino_out_lanes(src, j->sl.os, bv, relu, z);
-            if (j->act != TI__ACT_NONE && !relu) /* 16 rows of nv tiles, lanes apart */
-                ti__act_block(j->act, j->act_a, j->act_b, NULL, z, lanes, 16, nv);
+            else ti__wino_out_lanes(src, j->sl.os, bv, relu, z);
+            if (j->act != TI__ACT_NONE && !relu) /* T * T rows of nv tiles, lanes apart */
+                ti__act_block(j->act, j->act_a, j->act_b, NULL, z, lanes, (size_t)(T * T), nv);
             for (size_t l = 0; l < nv;) {
                 size_t t = t0 + jc + l, th = t / twn, tw = t % twn;
-                int64_t oh0 = (int64_t)th * 4, ow0 = (int64_t)tw * 4;
+                int64_t oh0 = (int64_t)th * T, ow0 = (int64_t)tw * T;
 #ifdef TI__X86_SIMD
                 /* four whole tiles in one tile row, from a lane that starts a vector half */
-                if (lanes == 8 && l % 4 == 0 && l + 4 <= nv && tw + 4 <= twn &&
+                if (lanes == 8 && T == 4 && l % 4 == 0 && l + 4 <= nv && tw + 4 <= twn &&
                     oh0 + 4 <= OH && ow0 + 16 <= OW) {
                     ti__wino_put4_avx2(z, (int)(l / 4), ym + oh0 * OW + ow0, (size_t)OW);
                     l += 4;
                     continue;
                 }
 #endif
-                int hn = (int)TI__MIN((int64_t)4, OH - oh0), wn = (int)TI__MIN((int64_t)4, OW - ow0);
+                int hn = (int)TI__MIN(T, OH - oh0), wn = (int)TI__MIN(T, OW - ow0);
                 for (int i = 0; i < hn; i++) {
                     float *yr = ym + (oh0 + i) * OW + ow0;
-                    for (int q = 0; q < wn; q++) yr[q] = z[(i * 4 + q) * lanes + l];
+                    for (int q = 0; q < wn; q++) yr[q] = z[(i * T + q) * (int64_t)lanes + l];
                 }
                 l++;
             }
@@ -7611,7 +7715,7 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
 TI__PRIVATE void ti__wino_slots(void *ctx, size_t begin, size_t end) {
     const ti__wino_job *j = (const ti__wino_job *)ctx;
     const ti__convp *p = j->p;
-    size_t M = (size_t)p->m, C = (size_t)p->c, T = ti__wino_tiles(p), tb = j->sl.tb;
+    size_t M = (size_t)p->m, C = (size_t)p->c, T = ti__wino_tiles(p, j->geo.t), tb = j->sl.tb;
     size_t mr = j->geo.mr, nms = (M + mr - 1) / mr, parts = j->mparts;
     for (size_t s = begin; s < end; s++) {
         float *v = j->scratch + s * (j->sl.v + j->sl.o + j->sl.strip), *o = v + j->sl.v;
@@ -7639,23 +7743,24 @@ TI__PRIVATE int ti__conv_wino_run(ti__kctx *k, const ti__convp *p) {
     const ti__node *nd = k->node;
     ti__wino_job j;
     memset(&j, 0, sizeof j);
-    ti__wino_geometry(&j.geo);
-    if (nd->packed_kind != TI__PACK_WINO43 || nd->packed == NULL ||
-        nd->packed_arg != ti__wino_arg(&j.geo) || nd->packed_bytes != ti__wino_u_bytes(p) ||
-        !ti__conv_wino_fits(p))
+    int t = ti__wino_kind_tile(nd->packed_kind);
+    if (t == 0) return 0;
+    ti__wino_geometry(&j.geo, t);
+    if (nd->packed == NULL || nd->packed_arg != ti__wino_arg(&j.geo) ||
+        nd->packed_bytes != ti__wino_u_bytes(p, t) || !ti__conv_wino_fits(p))
         return 0;
     size_t threads = (size_t)ti__threadpool_size(k->tp);
-    size_t slot_bytes = ti__wino_slot_floats(p, threads) * sizeof(float);
+    size_t slot_bytes = ti__wino_slot_floats(p, t, threads) * sizeof(float);
     size_t slots = TI__MIN(threads, k->scratch_bytes / slot_bytes);
     if (k->scratch == NULL || slots == 0) return 0;
     j.p = p;
-    ti__wino_slot_size(p, threads, &j.sl);
+    ti__wino_slot_size(p, t, threads, &j.sl);
     j.x = (const float *)k->in[0]->data;
     j.u = (const float *)nd->packed;
     j.b = k->n_in > 2 && k->in[2] != NULL ? (const float *)k->in[2]->data : NULL;
     j.y = (float *)k->out[0]->data;
     j.scratch = (float *)k->scratch;
-    size_t T = ti__wino_tiles(p);
+    size_t T = ti__wino_tiles(p, t);
     j.ranges = ti__wino_ranges(T, threads, j.geo.nr);
     j.bpr = (ti__wino_longest(T, j.ranges, j.geo.nr) + j.sl.tb - 1) / j.sl.tb;
     size_t nblk = j.bpr * j.ranges * (size_t)p->n;
@@ -7731,16 +7836,17 @@ TI__PRIVATE ti_status ti__conv_prepack(ti__kctx *k, ti__node *node, ti__pool *po
     if (e != TI_OK) return TI_OK;
     const float *w = (const float *)k->in[1]->data;
     /* a GEMM path: B panels for the transposed GEMM, or A^T */
-    if (!ti__conv_wino_ok(&p, ti__threadpool_size(k->tp))) {
+    int t = ti__conv_wino_ok(&p, ti__threadpool_size(k->tp));
+    if (t == 0) {
         if (ti__conv_ct_ok(&p) && ti__sgemm_panel_nr() > 0)
             return ti__conv_prepack_bpanel(node, pool, &p, w);
         return ti__conv_prepack_atrans(node, pool, &p, w);
     }
-    size_t bytes = ti__wino_u_bytes(&p);
+    size_t bytes = ti__wino_u_bytes(&p, t);
     float *u = (float *)ti__pool_alloc(pool, bytes);
     if (u == NULL) return TI_ERR_OUT_OF_MEMORY;
-    node->packed_arg = ti__wino_pack(&p, w, u);
-    node->packed_kind = TI__PACK_WINO43;
+    node->packed_arg = ti__wino_pack(&p, t, w, u);
+    node->packed_kind = ti__wino_kind(t);
     node->packed = u;
     node->packed_bytes = bytes;
     return TI_OK;

@@ -123,11 +123,13 @@ static int rig_init(rig *r, const shape *sh) {
     if (ti__conv_shape(&r->k) != TI_OK || ti__conv_params(&r->k, 0, &r->p) != TI_OK) return 0;
     r->y.data = malloc(r->y.size_bytes);
     if (ti__conv_wino_fits(&r->p)) { /* what the planner does once */
-        size_t bytes = ti__wino_u_bytes(&r->p);
+        int t = ti__conv_wino_ok(&r->p, 1);
+        if (t == 0) t = 4;
+        size_t bytes = ti__wino_u_bytes(&r->p, t);
         r->u = (float *)malloc(bytes);
         if (r->u == NULL) return 0;
-        r->node.packed_arg = ti__wino_pack(&r->p, (const float *)r->w.data, r->u);
-        r->node.packed_kind = TI__PACK_WINO43, r->node.packed = r->u, r->node.packed_bytes = bytes;
+        r->node.packed_arg = ti__wino_pack(&r->p, t, (const float *)r->w.data, r->u);
+        r->node.packed_kind = ti__wino_kind(t), r->node.packed = r->u, r->node.packed_bytes = bytes;
     }
     int nr = ti__sgemm_panel_nr();
     if (ti__conv_ct_ok(&r->p) && nr > 0) { /* as ti__conv_prepack_bpanel (one group) */

@@ -161,7 +161,9 @@ enum {
     TI__PACK_BPANEL = 4  /* float32 Conv by a transposed GEMM (Y^T = X^T W^T): each group's
                             W^T as the SIMD GEMM's B panel (ti__sgemm_pack_bpanel), panel
                             width packed_arg; packed_bytes = group * K * roundup(M/group,
-                            packed_arg) * 4 */
+                            packed_arg) * 4 */,
+    TI__PACK_WINO23 = 5  /* Conv: Winograd F(2x2,3x3) U, 16 x M x C, laid out as
+                            TI__PACK_WINO43's */
 };
 
 /* A tensor of the graph: its declared type and shape, and its data when constant. */

@@ -28,6 +28,7 @@ struct ti__convp;
 TI__PRIVATE int ti__conv_dw_ok(const struct ti__convp *p);
 TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const struct ti__convp *p);
 TI__PRIVATE int ti__conv_wino_ok(const struct ti__convp *p, int threads);
+TI__PRIVATE int ti__wino_kind(int t);
 TI__PRIVATE size_t ti__conv_wino_scratch(const ti__kctx *k, const struct ti__convp *p);
 TI__PRIVATE int ti__conv_wino_run(ti__kctx *k, const struct ti__convp *p);
 TI__PRIVATE int ti__conv_fewc_ok(const struct ti__convp *p);
@@ -262,8 +263,8 @@ TI__PRIVATE int ti__conv_path(const ti__kctx *k, const ti__convp *p) {
     for (int j = 0; j < 3; j++)
         if (p->s[j] != 1 || p->pb[j] != 0 || p->pe[j] != 0) pointwise = 0;
     if (pointwise) return TI__CONV_1X1;
-    if (k->node->packed_kind == TI__PACK_WINO43 && ti__conv_wino_ok(p, ti__threadpool_size(k->tp)))
-        return TI__CONV_WINO;
+    int wino = ti__conv_wino_ok(p, ti__threadpool_size(k->tp));
+    if (wino != 0 && k->node->packed_kind == ti__wino_kind(wino)) return TI__CONV_WINO;
     if (ti__conv_fewc_ok(p)) return TI__CONV_FEWC;
     return TI__CONV_IM2COL;
 }
