@@ -1038,17 +1038,17 @@ TI__PRIVATE void ti__wino_out_lanes(const float *src, size_t es, float bias, int
         for (int e = 0; e < 16 * L; e++) z[e] = z[e] > 0.0f ? z[e] : 0.0f;
 }
 
-/* F(2x2, 3x3) input transform of TI__WINO_LANES tiles, one channel: rows[i] (i < 4) is
- * input row i of the tile row from the first tile's left column (tile l reads columns
- * 2 l .. 2 l + 3); out + e * os receives position e = 4 i + q of (B^T d B), one per tile.
- * B^T = (1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1). */
-TI__PRIVATE void ti__wino23_in_lanes(const float *const *rows, float *out, size_t os) {
+/* F(2x2, 3x3) input transform of TI__WINO_LANES tiles, one channel: tile l's 4 x 4 inputs
+ * from tl[l], rows sw floats apart (any tiles: a 7 x 7 map's tile rows hold 4, where the
+ * F(4x4) transforms take a run within one tile row); out + e * os receives position
+ * e = 4 i + q of (B^T d B), one per tile. B^T = (1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1). */
+TI__PRIVATE void ti__wino23_in_lanes(const float *const *tl, size_t sw, float *out, size_t os) {
     enum { L = TI__WINO_LANES };
     float r[16][L];
     for (int i = 0; i < 4; i++) { /* along the row: d B */
-        const float *x = rows[i];
         for (int l = 0; l < L; l++) {
-            float d0 = x[2 * l], d1 = x[2 * l + 1], d2 = x[2 * l + 2], d3 = x[2 * l + 3];
+            const float *x = tl[l] + (size_t)i * sw;
+            float d0 = x[0], d1 = x[1], d2 = x[2], d3 = x[3];
             r[i * 4][l] = d0 - d2;
             r[i * 4 + 1][l] = d1 + d2;
             r[i * 4 + 2][l] = d2 - d1;
@@ -1141,16 +1141,23 @@ TI__PRIVATE void ti__wino_input(const ti__wino_job *j, const float *x, size_t t0
         ti__wino_strip(j, x + c * p->in_sp, th0, th1, strip);
         for (size_t jc = 0; jc < tbp; jc += lanes) { /* a chunk of V's columns */
             size_t nv = jc < tb ? TI__MIN(lanes, tb - jc) : 0;
-            for (size_t l = 0; l < nv;) { /* runs of tiles within one tile row */
+            if (T == 2 && nv > 0) { /* the chunk's tiles wherever they lie */
+                const float *tl[L];
+                for (size_t l = 0; l < L; l++) {
+                    size_t t = t0 + jc + TI__MIN(l, nv - 1), th = t / twn, tw = t % twn;
+                    tl[l] = strip + 2 * (th - th0) * sw + 2 * tw;
+                }
+                ti__wino23_in_lanes(tl, sw, &tmp[0][0], 2 * L);
+            }
+            for (size_t l = 0; l < nv && T != 2;) { /* runs of tiles within one tile row */
                 size_t t = t0 + jc + l, th = t / twn, tw = t % twn, run = TI__MIN(nv - l, twn - tw);
                 const float *rows[6];
-                for (int i = 0; i < j->geo.a; i++)
-                    rows[i] = strip + (T * (th - th0) + (size_t)i) * sw + T * tw;
-                if (T == 2) ti__wino23_in_lanes(rows, &tmp[0][l], 2 * L);
+                for (int i = 0; i < 6; i++) rows[i] = strip + (4 * (th - th0) + (size_t)i) * sw + 4 * tw;
 #ifdef TI__X86_SIMD
-                else if (lanes == 8) ti__wino_in8_avx2(rows, &tmp[0][l], 2 * L);
+                if (lanes == 8) ti__wino_in8_avx2(rows, &tmp[0][l], 2 * L);
+                else
 #endif
-                else ti__wino_in_lanes(rows, &tmp[0][l], 2 * L);
+                    ti__wino_in_lanes(rows, &tmp[0][l], 2 * L);
                 l += run;
             }
             for (size_t e = 0; e < np; e++)
