@@ -520,9 +520,13 @@ j_tools() { # builds the tools and checks what they print (tests/unit/test_tools
     bash tests/unit/test_tools.sh "$T/tools"
 }
 
-j_bench_peers() { # bench/ti_bench.c compiles; bench/peers.py's tables on fake results (no peers run)
+j_bench_peers() { # bench/ti_bench.c and bench/nodemin.c compile and run; bench/peers.py's tables on fake results (no peers run)
     mkdir -p "$T/bench"
     "$CC" -O2 "${C99[@]}" "${WARN[@]}" "${INC[@]}" bench/ti_bench.c -o "$T/bench/ti_bench" "${LIBS[@]}"
+    "$CC" -O2 "${C99[@]}" "${WARN[@]}" "${INC[@]}" bench/nodemin.c -o "$T/bench/nodemin" "${LIBS[@]}"
+    "$T/bench/nodemin" "${CLASSIFY_DEMO[0]}" 2 3 >"$T/bench/nodemin.out" &&
+        grep -q "^best run .* sum of node minima" "$T/bench/nodemin.out" ||
+        { echo "bench/nodemin: no summary line" >&2; return 1; }
     have python3 && python3 -c "import numpy" 2>/dev/null ||
         { skip "bench/peers.py --self-test: no python3 with numpy"; return 0; }
     python3 bench/peers.py --self-test
