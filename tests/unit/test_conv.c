@@ -275,8 +275,10 @@ static void check_case(const ccase *cc, ti__threadpool *tp) {
         if (wino) { /* F(2x2, 3x3) too, whatever the size (the planner takes it for few tiles) */
             wino_pack(&r, 2);
             TI_CHECK_EQ_INT(run_path(&r, TI__CONV_WINO, NULL, path_scratch(&r, TI__CONV_WINO), name), 0);
-            if (tp != NULL)
+            if (tp != NULL) {
+                r.k.tp = tp; /* scratch for a slot per thread: the shared input transform */
                 TI_CHECK_EQ_INT(run_path(&r, TI__CONV_WINO, tp, path_scratch(&r, TI__CONV_WINO), name), 0);
+            }
             g_wino23_runs++;
         }
         /* the path the kernel picks, with the scratch its scratch function asks for */
