@@ -7243,7 +7243,7 @@ TI__PRIVATE size_t ti__wino_block(const ti__convp *p, int t, size_t threads) {
     return TI__MIN(TI__MAX(tb, nr), ti__wino_longest(n, ranges, nr));
 }
 
-/* 1 when the conv's geometry allows Winograd F(4x4, 3x3): 2-D, 3x3, stride 1, no
+/* 1 when the conv's geometry allows Winograd (either variant): 2-D, 3x3, stride 1, no
  * dilation, one group, any pads. */
 TI__PRIVATE int ti__conv_wino_fits(const ti__convp *p) {
     return p->group == 1 && p->in[0] == 1 && p->k[0] == 1 && p->out[0] == 1 && p->k[1] == 3 &&
@@ -7593,24 +7593,27 @@ TI__PRIVATE void ti__wino_input(const ti__wino_job *j, const float *x, size_t t0
         ti__wino_strip(j, x + c * p->in_sp, th0, th1, strip);
         for (size_t jc = 0; jc < tbp; jc += lanes) { /* a chunk of V's columns */
             size_t nv = jc < tb ? TI__MIN(lanes, tb - jc) : 0;
-            if (T == 2 && nv > 0) { /* the chunk's tiles wherever they lie */
+            if (T == 2) { /* the chunk's tiles wherever they lie (none: zeros below) */
                 const float *tl[L];
-                for (size_t l = 0; l < L; l++) {
+                for (size_t l = 0; l < L && nv > 0; l++) {
                     size_t t = t0 + jc + TI__MIN(l, nv - 1), th = t / twn, tw = t % twn;
                     tl[l] = strip + 2 * (th - th0) * sw + 2 * tw;
                 }
-                ti__wino23_in_lanes(tl, sw, &tmp[0][0], 2 * L);
-            }
-            for (size_t l = 0; l < nv && T != 2;) { /* runs of tiles within one tile row */
-                size_t t = t0 + jc + l, th = t / twn, tw = t % twn, run = TI__MIN(nv - l, twn - tw);
-                const float *rows[6];
-                for (int i = 0; i < 6; i++) rows[i] = strip + (4 * (th - th0) + (size_t)i) * sw + 4 * tw;
+                if (nv > 0) ti__wino23_in_lanes(tl, sw, &tmp[0][0], 2 * L);
+            } else {
+                for (size_t l = 0; l < nv;) { /* runs of tiles within one tile row */
+                    size_t t = t0 + jc + l, th = t / twn, tw = t % twn;
+                    size_t run = TI__MIN(nv - l, twn - tw);
+                    const float *rows[6];
+                    for (int i = 0; i < 6; i++)
+                        rows[i] = strip + (4 * (th - th0) + (size_t)i) * sw + 4 * tw;
 #ifdef TI__X86_SIMD
-                if (lanes == 8) ti__wino_in8_avx2(rows, &tmp[0][l], 2 * L);
-                else
+                    if (lanes == 8) ti__wino_in8_avx2(rows, &tmp[0][l], 2 * L);
+                    else
 #endif
-                    ti__wino_in_lanes(rows, &tmp[0][l], 2 * L);
-                l += run;
+                        ti__wino_in_lanes(rows, &tmp[0][l], 2 * L);
+                    l += run;
+                }
             }
             for (size_t e = 0; e < np; e++)
                 for (size_t l = nv; l < lanes; l++) tmp[e][l] = 0.0f;
@@ -7620,11 +7623,14 @@ TI__PRIVATE void ti__wino_input(const ti__wino_job *j, const float *x, size_t t0
                 n = TI__MIN(n, tbp - col);
                 float *dst = v + (col / nr) * C * nr + c * nr + off;
                 if (n == 8) /* a constant size: copied inline, not by a call */
-                    for (size_t e = 0; e < np; e++) memcpy(dst + e * vs, &tmp[e][l], 8 * sizeof(float));
+                    for (size_t e = 0; e < np; e++)
+                        memcpy(dst + e * vs, &tmp[e][l], 8 * sizeof(float));
                 else if (n == 16)
-                    for (size_t e = 0; e < np; e++) memcpy(dst + e * vs, &tmp[e][l], 16 * sizeof(float));
+                    for (size_t e = 0; e < np; e++)
+                        memcpy(dst + e * vs, &tmp[e][l], 16 * sizeof(float));
                 else
-                    for (size_t e = 0; e < np; e++) memcpy(dst + e * vs, &tmp[e][l], n * sizeof(float));
+                    for (size_t e = 0; e < np; e++)
+                        memcpy(dst + e * vs, &tmp[e][l], n * sizeof(float));
                 l += n;
             }
         }
@@ -7739,6 +7745,16 @@ TI__PRIVATE int ti__wino_blk(const ti__wino_job *j, size_t blk, size_t *n, size_
 TI__PRIVATE float *ti__wino_slot_at(const ti__wino_job *j, size_t s) {
     return j->scratch + s * (j->sl.v + j->sl.o + j->sl.strip);
 }
+
+/* Output channel part q of the block at (n, t0, nt) from its V: the GEMM into O, then the
+ * output transform to Y. */
+TI__PRIVATE void ti__wino_mul(const ti__wino_job *j, size_t n, size_t t0, size_t nt, size_t q,
+                              const float *v, float *o) {
+    size_t M = (size_t)j->p->m, mr = j->geo.mr, nms = (M + mr - 1) / mr;
+    size_t s0 = nms * q / j->mparts, s1 = nms * (q + 1) / j->mparts; /* U's slivers */
+    ti__wino_gemm(j, nt, s0, s1, v, o);
+    ti__wino_output(j, o, t0, nt, s0 * mr, TI__MIN(M, s1 * mr), j->y + n * M * j->p->out_sp);
+}
 TI__PRIVATE void ti__wino_shared_in(void *ctx, int part, size_t begin, size_t end) {
     const ti__wino_job *j = (const ti__wino_job *)ctx;
     size_t C = (size_t)j->p->c, n, t0, nt;
@@ -7752,14 +7768,12 @@ TI__PRIVATE void ti__wino_shared_in(void *ctx, int part, size_t begin, size_t en
 }
 TI__PRIVATE void ti__wino_shared_mul(void *ctx, int part, size_t begin, size_t end) {
     const ti__wino_job *j = (const ti__wino_job *)ctx;
-    size_t M = (size_t)j->p->m, mr = j->geo.mr, nms = (M + mr - 1) / mr, n, t0, nt;
+    size_t n, t0, nt;
     float *o = ti__wino_slot_at(j, (size_t)part) + j->sl.v;
     for (size_t item = begin; item < end; item++) {
-        size_t blk = item / j->mparts, q = item % j->mparts;
-        if (!ti__wino_blk(j, blk, &n, &t0, &nt)) continue;
-        size_t s0 = nms * q / j->mparts, s1 = nms * (q + 1) / j->mparts;
-        ti__wino_gemm(j, nt, s0, s1, ti__wino_slot_at(j, blk), o);
-        ti__wino_output(j, o, t0, nt, s0 * mr, TI__MIN(M, s1 * mr), j->y + n * M * j->p->out_sp);
+        size_t blk = item / j->mparts;
+        if (ti__wino_blk(j, blk, &n, &t0, &nt))
+            ti__wino_mul(j, n, t0, nt, item % j->mparts, ti__wino_slot_at(j, blk), o);
     }
 }
 
@@ -7768,25 +7782,16 @@ TI__PRIVATE void ti__wino_shared_mul(void *ctx, int part, size_t begin, size_t e
  * its own range. */
 TI__PRIVATE void ti__wino_slots(void *ctx, size_t begin, size_t end) {
     const ti__wino_job *j = (const ti__wino_job *)ctx;
-    const ti__convp *p = j->p;
-    size_t M = (size_t)p->m, C = (size_t)p->c, T = ti__wino_tiles(p, j->geo.t), tb = j->sl.tb;
-    size_t mr = j->geo.mr, nms = (M + mr - 1) / mr, parts = j->mparts;
+    size_t C = (size_t)j->p->c, n, t0, nt;
     for (size_t s = begin; s < end; s++) {
-        float *v = j->scratch + s * (j->sl.v + j->sl.o + j->sl.strip), *o = v + j->sl.v;
-        float *strip = o + j->sl.o;
+        float *v = ti__wino_slot_at(j, s), *o = v + j->sl.v, *strip = o + j->sl.o;
         size_t have = (size_t)-1; /* the block whose V is in the slot */
         for (size_t item = s; item < j->nitems; item += j->slots) {
-            size_t q = item % parts, blk = item / parts, r = blk % j->ranges;
-            size_t i = blk / j->ranges % j->bpr, n = blk / j->ranges / j->bpr, r0, r1;
-            ti__wino_range(T, j->ranges, j->geo.nr, r, &r0, &r1);
-            size_t t0 = r0 + i * tb;
-            if (t0 >= r1) continue;
-            size_t nt = TI__MIN(tb, r1 - t0);
-            size_t s0 = nms * q / parts, s1 = nms * (q + 1) / parts; /* U's slivers */
-            if (blk != have) ti__wino_input(j, j->x + n * C * p->in_sp, t0, nt, 0, C, v, strip);
+            size_t blk = item / j->mparts;
+            if (!ti__wino_blk(j, blk, &n, &t0, &nt)) continue;
+            if (blk != have) ti__wino_input(j, j->x + n * C * j->p->in_sp, t0, nt, 0, C, v, strip);
             have = blk;
-            ti__wino_gemm(j, nt, s0, s1, v, o);
-            ti__wino_output(j, o, t0, nt, s0 * mr, TI__MIN(M, s1 * mr), j->y + n * M * p->out_sp);
+            ti__wino_mul(j, n, t0, nt, item % j->mparts, v, o);
         }
     }
 }
