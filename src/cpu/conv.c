@@ -281,7 +281,16 @@ TI__PRIVATE int ti__conv_path(const ti__kctx *k, const ti__convp *p) {
  * same bits, but for the plain GEMM's last column when N % 16 == 1 on AVX-512 (a dot
  * product there, ti__sgemm_isa.col). */
 #define TI__CONV_CT_MIN_SP 4    /* positions: the SIMD GEMM's smallest row count */
-#define TI__CONV_CT_MAX_SP 64   /* positions below this (8 x 8 maps and smaller) */
+#define TI__CONV_CT_MAX_SP 64   /* positions below this (8 x 8 maps and smaller), and */
+/* from there up to WIDE_SP where the plain GEMM's slivers leave a tenth of their lanes idle
+ * (14 x 14: 196 positions in 7 x 32 lanes on AVX-512) and K is from WIDE_K: MobileNetV2's
+ * 1x1 convs at 14 x 14, per-node minima of 3 x 40 runs, 1 thread, Zen 4: 384 -> 64
+ * 0.101-0.105 -> 0.092 ms, 576 -> 96 0.222-0.224 -> 0.204-0.205 (onnxruntime, whose
+ * NCHWc kernels fill their lanes with channels: 0.092, 0.198-0.200); with K 64 / 96 (64 ->
+ * 384, 96 -> 576) worse, 0.107 -> 0.112-0.138 and 0.237 -> 0.249: the store of Y^T weighs
+ * more against fewer products. */
+#define TI__CONV_CT_WIDE_SP 256
+#define TI__CONV_CT_WIDE_K 256
 #define TI__CONV_CT_MIN_M 64    /* output channels per group from this. On 7 x 7 maps,
                                    plain / transposed (bench/conv.c, AVX2, Zen 2): 1x1
                                    576 -> 160 1.29, 960 -> 160 1.34, 960 -> 320 1.33;
@@ -301,9 +310,14 @@ TI__PRIVATE int ti__conv_path(const ti__kctx *k, const ti__convp *p) {
  * prepack pass and the run both ask, so a session planned under another instruction set
  * finds no panels and runs the plain GEMM). */
 TI__PRIVATE int ti__conv_ct_ok(const ti__convp *p) {
-    return !ti__conv_dw_ok(p) && p->mg >= TI__CONV_CT_MIN_M &&
-           p->cg * (int64_t)p->kprod >= TI__CONV_CT_MIN_K && p->out_sp >= TI__CONV_CT_MIN_SP &&
-           p->out_sp < TI__CONV_CT_MAX_SP;
+    int64_t kdim = p->cg * (int64_t)p->kprod, sp = (int64_t)p->out_sp;
+    if (ti__conv_dw_ok(p) || p->mg < TI__CONV_CT_MIN_M || kdim < TI__CONV_CT_MIN_K ||
+        sp < TI__CONV_CT_MIN_SP)
+        return 0;
+    if (sp < TI__CONV_CT_MAX_SP) return 1;
+    int64_t nr = ti__sgemm_panel_nr();
+    return sp < TI__CONV_CT_WIDE_SP && kdim >= TI__CONV_CT_WIDE_K && nr > 0 &&
+           sp * 10 < 9 * ((sp + nr - 1) / nr * nr);
 }
 
 /* The node's B panels (group after group) when the transposed GEMM can run now: packed at

@@ -620,6 +620,10 @@ TI__PRIVATE int ti__sgemm_plan(ti__sgemm_job *j, size_t threads) {
         if (j->nt > 64 && (j->nt >= 4 * j->mt || j->mt <= 16)) j->nt /= 2;
         else j->mt /= 2;
     }
+    if (j->isa != NULL && j->mt < M) { /* whole row slivers in all tiles but the last */
+        size_t mr = (size_t)j->isa->mr;
+        j->mt = TI__MAX(mr, (j->mt + mr / 2) / mr * mr);
+    }
     if (j->bpanel != NULL) { /* a tile starts on a sliver of the panel */
         size_t nr = (size_t)j->isa->nr;
         j->nt = TI__MAX(nr, j->nt / nr * nr);

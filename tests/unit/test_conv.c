@@ -471,15 +471,18 @@ TI_TEST(general_shapes) {
  * scratch ti__conv_scratch asks for, against the reference and bit for bit against the
  * plain GEMM (same products, same order; but for AVX-512's separate last column of
  * N % 16 == 1 positions); then with panels of another ISA's width (an ISA
- * forced after planning) and with too little scratch for Y^T, where the plain GEMM runs. */
-static void ct_case(const ccase *cc, ti__threadpool *tp) {
+ * forced after planning) and with too little scratch for Y^T, where the plain GEMM runs.
+ * wide: a map of 64 positions or more, which the transposed GEMM takes only under the ISAs
+ * whose column slivers it leaves a tenth idle (AVX-512's 32 lanes; run under those only). */
+static int g_ct_wide_runs; /* of the wide cases, under AVX-512 */
+static void ct_case(const ccase *cc, ti__threadpool *tp, int wide) {
     conv_rig r;
     if (!rig_init(&r, cc)) {
         TI_CHECK(!"case set-up failed");
         rig_free(&r);
         return;
     }
-    TI_CHECK(ti__conv_ct_ok(&r.p));
+    TI_CHECK(wide || ti__conv_ct_ok(&r.p));
     size_t ny = ti__numel(&r.y), kdim = (size_t)(r.p.cg * (int64_t)r.p.kprod);
     float *plain = (float *)malloc(ny * sizeof(float) + 4);
     float *panels[3] = {NULL, NULL, NULL};
@@ -500,6 +503,11 @@ static void ct_case(const ccase *cc, ti__threadpool *tp) {
         if (panels[i] == NULL) continue;
         ti__cpu_force_isa(ISAS[i]);
         const char *name = ti__cpu_isa_name(ISAS[i]);
+        if (wide) {
+            TI_CHECK_EQ_INT(ti__conv_ct_ok(&r.p), ISAS[i] == TI__ISA_AVX512);
+            if (!ti__conv_ct_ok(&r.p)) continue;
+            g_ct_wide_runs++;
+        }
         int path = ti__conv_path(&r.k, &r.p);
         for (int t = 0; t < 2; t++) {
             ti__threadpool *use = t ? tp : NULL;
@@ -566,11 +574,34 @@ TI_TEST(transposed_gemm_few_positions) {
             for (int i = 0; i < 4; i++) c.pads[i] = c.k[0] == 3;
         }
         random_act(&c);
-        ct_case(&c, tp);
+        ct_case(&c, tp, 0);
+    }
+    /* wider maps (TI__CONV_CT_WIDE_SP): 1x1 and 3x3 / 2 (as ResNet-18's 128 -> 256) with K
+     * from 256, out 14 x 14, 13 x 13 and 9 x 15 positions, where AVX-512's slivers of 32
+     * positions leave a tenth of their lanes idle */
+    for (int it = 0; it < 4; it++) {
+        ccase c;
+        memset(&c, 0, sizeof c);
+        c.n = irand(1, 2);
+        c.group = it == 3 ? 2 : 1;
+        c.k[0] = c.k[1] = it % 2 ? 3 : 1;
+        c.c = c.group * (c.k[0] == 1 ? irand(256, 300) : irand(29, 40));
+        c.m = c.group * irand(64, 150);
+        c.s[0] = c.s[1] = c.k[0] == 3 ? 2 : 1;
+        c.d[0] = c.d[1] = 1;
+        for (int i = 0; i < 4; i++) c.pads[i] = c.k[0] == 3;
+        int oh = it < 2 ? 14 : it == 2 ? 13 : 9, ow = it < 2 ? 14 : it == 2 ? 13 : 15;
+        c.h = c.k[0] == 3 ? 2 * oh - 1 : oh;
+        c.w = c.k[0] == 3 ? 2 * ow - 1 : ow;
+        random_act(&c);
+        ct_case(&c, tp, 1);
     }
     ti__threadpool_destroy(tp);
     /* on a CPU without SIMD kernels nothing packs panels: the count stays 0 */
     TI_CHECK(g_ct_runs > 0 || ti__cpu_isa_best() == TI__ISA_SCALAR);
+#ifdef TI__X86_SIMD
+    TI_CHECK(g_ct_wide_runs > 0 || ti__cpu_isa_best() < TI__ISA_AVX512);
+#endif
 }
 
 /* A Conv (3x3, pads 1) + Relu model, and a depthwise one, through sessions at 1 and 2
