@@ -692,6 +692,11 @@ typedef struct ti__vinfo {
     int first, last; /* node positions of the producer and the last consumer */
     int heap;        /* data lives in its own buffer (dynamic region), not in the arena */
     size_t heap_bytes;
+    /* A Concat's input placed inside its output (ti__session_concat_views): the output's
+     * value + 1 (0: none) and the byte offset there; has_views: such an output. */
+    int view_of;
+    size_t view_off;
+    int has_views;
 } ti__vinfo;
 
 struct ti_session {

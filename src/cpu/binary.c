@@ -190,6 +190,7 @@ struct ti__bjob {
     ti_dtype in_dt[TI__BCAST_MAX_IN];
     void *out;
     ti_dtype out_dt;
+    size_t grain; /* elements per thread-pool task; 0: TI__ELEMWISE_GRAIN */
 };
 
 /* Visits output elements [begin, end) as runs along the innermost merged dim. */
@@ -223,7 +224,8 @@ TI__PRIVATE void ti__bcast_range(void *ctx, size_t begin, size_t end) {
 
 TI__PRIVATE void ti__bcast_run(ti__kctx *k, ti__bjob *j) {
     if (j->bc.total != 0)
-        ti__parallel_for(k->tp, j->bc.total, TI__ELEMWISE_GRAIN, ti__bcast_range, j);
+        ti__parallel_for(k->tp, j->bc.total, j->grain ? j->grain : TI__ELEMWISE_GRAIN,
+                         ti__bcast_range, j);
 }
 
 /* "[2,3,4]" into buf */

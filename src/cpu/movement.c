@@ -416,10 +416,11 @@ TI__PRIVATE ti_status ti__concat_run(ti__kctx *k) {
     for (int j = 0; j < k->n_in; j++) {
         const ti_tensor *t = k->in[j];
         size_t chunk = (size_t)t->shape[axis] * inner * es;
+        unsigned char *dst = (unsigned char *)y->data + at;
+        if (dst == (const unsigned char *)t->data && outer == 1) chunk = 0; /* placed there */
         for (size_t o = 0; o < outer && chunk != 0; o++)
-            memcpy((unsigned char *)y->data + o * row_bytes + at,
-                   (const unsigned char *)t->data + o * chunk, chunk);
-        at += chunk;
+            memcpy(dst + o * row_bytes, (const unsigned char *)t->data + o * chunk, chunk);
+        at += (size_t)t->shape[axis] * inner * es;
     }
     return TI_OK;
 }

@@ -385,6 +385,102 @@ TI_TEST(arena_reuses_memory) {
     ti_model_free(m);
 }
 
+/* The value named name in s's plan, or -1. */
+static int value_named(const ti_session *s, const char *name) {
+    for (int v = 0; v < s->n_values; v++)
+        if (s->t[v].name != NULL && strcmp(s->t[v].name, name) == 0) return v;
+    return -1;
+}
+
+TI_TEST(concat_inputs_written_in_place) {
+    /* a = Neg(x), b = Abs(x) into c = Concat(a, b) on axis 1 of [1, 16, 8] (blocks of 512
+     * bytes): a and b are placed inside c (no copy); a is read again after the Concat
+     * (Mul), and by a second Concat with the graph input x, which copies (x is the user's,
+     * a already a view). Concats that must copy: blocks of 60 bytes (not 64-byte aligned)
+     * and axis 2 of [1, 2, 4] (two blocks per input). */
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t d[3] = {1, 16, 8}, dc[3] = {1, 32, 8}, d2[3] = {1, 3, 5}, dc2[3] = {1, 6, 5};
+    int64_t d3[3] = {1, 2, 4}, dc3[3] = {1, 2, 8};
+    ob_input(&mb, "x", OB_FLOAT, 3, d);
+    ob_input(&mb, "p", OB_FLOAT, 3, d2);
+    ob_input(&mb, "q", OB_FLOAT, 3, d3);
+    ob_buf a1, a2; /* each call of ob_node_attrs takes (frees) the attributes */
+    memset(&a1, 0, sizeof a1);
+    memset(&a2, 0, sizeof a2);
+    ob_node(&mb, "Neg", "neg", "x", "a");
+    ob_node(&mb, "Abs", "abs", "x", "b");
+    ob_attr_int(&a1, "axis", 1);
+    ob_node_attrs(&mb, "Concat", "cat", "a,b", "c", &a1);
+    ob_node(&mb, "Relu", "relu", "c", "y");
+    ob_node(&mb, "Mul", "mul", "a,a", "y2");
+    ob_attr_int(&a1, "axis", 1);
+    ob_node_attrs(&mb, "Concat", "cat_x", "x,a", "y3", &a1);
+    ob_node(&mb, "Neg", "neg_p", "p", "pn");
+    ob_node(&mb, "Abs", "abs_p", "p", "pa");
+    ob_attr_int(&a1, "axis", 1);
+    ob_node_attrs(&mb, "Concat", "cat_p", "pn,pa", "cp", &a1);
+    ob_node(&mb, "Neg", "y4", "cp", "y4");
+    ob_node(&mb, "Neg", "neg_q", "q", "qn");
+    ob_node(&mb, "Abs", "abs_q", "q", "qa");
+    ob_attr_int(&a2, "axis", -1);
+    ob_node_attrs(&mb, "Concat", "cat_q", "qn,qa", "cq", &a2);
+    ob_node(&mb, "Neg", "y5", "cq", "y5");
+    ob_output(&mb, "y", OB_FLOAT, 3, dc);
+    ob_output(&mb, "y2", OB_FLOAT, 3, d);
+    ob_output(&mb, "y3", OB_FLOAT, 3, dc);
+    ob_output(&mb, "y4", OB_FLOAT, 3, dc2);
+    ob_output(&mb, "y5", OB_FLOAT, 3, dc3);
+    size_t n;
+    unsigned char *bytes = ob_finish(&mb, &n);
+    ti_error err;
+    ti_model *m = ti_model_load_memory(bytes, n, NULL, &err);
+    free(bytes);
+    TI_REQUIRE(m != NULL);
+    for (int threads = 1; threads <= 2; threads++) {
+        ti_session_desc desc;
+        memset(&desc, 0, sizeof desc);
+        desc.num_threads = threads;
+        desc.backend = TI_BACKEND_CPU;
+        ti_session *s = ti_session_create(m, &desc, &err);
+        TI_REQUIRE(s != NULL);
+        int va = value_named(s, "a"), vb = value_named(s, "b"), vc = value_named(s, "c");
+        TI_REQUIRE(va >= 0 && vb >= 0 && vc >= 0);
+        TI_CHECK(s->t[va].data == s->t[vc].data);
+        TI_CHECK((char *)s->t[vb].data == (char *)s->t[vc].data + 512);
+        TI_CHECK_EQ_INT(s->vi[value_named(s, "x")].view_of, 0);
+        TI_CHECK_EQ_INT(s->vi[value_named(s, "pn")].view_of, 0);
+        TI_CHECK_EQ_INT(s->vi[value_named(s, "qa")].view_of, 0);
+        for (int run = 0; run < 2; run++) {
+            float *x = (float *)ti_session_input(s, 0)->data;
+            float *pp = (float *)ti_session_input(s, 1)->data;
+            float *qq = (float *)ti_session_input(s, 2)->data;
+            for (int i = 0; i < 128; i++) x[i] = (float)(i % 13) - 6.0f + (float)run;
+            for (int i = 0; i < 15; i++) pp[i] = (float)i - 7.5f;
+            for (int i = 0; i < 8; i++) qq[i] = (float)i - 3.5f;
+            TI_REQUIRE(ti_session_run(s, &err) == TI_OK);
+            const float *y = (const float *)ti_session_output(s, 0)->data;
+            const float *y2 = (const float *)ti_session_output(s, 1)->data;
+            const float *y3 = (const float *)ti_session_output(s, 2)->data;
+            const float *y4 = (const float *)ti_session_output(s, 3)->data;
+            const float *y5 = (const float *)ti_session_output(s, 4)->data;
+            int bad = 0;
+            for (int i = 0; i < 128; i++) {
+                float a = -x[i], b = fabsf(x[i]);
+                bad += y[i] != (a > 0 ? a : 0.0f) || y[128 + i] != b || y2[i] != a * a;
+                bad += y3[i] != x[i] || y3[128 + i] != a;
+            }
+            for (int i = 0; i < 15; i++) bad += y4[i] != pp[i] || y4[15 + i] != -fabsf(pp[i]);
+            for (int r = 0; r < 2; r++)
+                for (int i = 0; i < 4; i++)
+                    bad += y5[r * 8 + i] != qq[r * 4 + i] || y5[r * 8 + 4 + i] != -fabsf(qq[r * 4 + i]);
+            TI_CHECK_EQ_INT(bad, 0);
+        }
+        ti_session_destroy(s);
+    }
+    ti_model_free(m);
+}
+
 TI_TEST(symbolic_dims_bind_and_rebind) {
     ob_model mb;
     ob_init(&mb, 13);
@@ -684,6 +780,7 @@ int main(void) {
     TI_RUN(run_does_not_allocate);
     TI_RUN(large_matmul_and_gemm_use_the_scratch);
     TI_RUN(arena_reuses_memory);
+    TI_RUN(concat_inputs_written_in_place);
     TI_RUN(symbolic_dims_bind_and_rebind);
     TI_RUN(value_dependent_shapes_replan_at_run);
     TI_RUN(constant_folding_of_shape_chains);
