@@ -12894,12 +12894,30 @@ TI__PRIVATE void ti__pool_planes_f32(const ti__pool_job *j, size_t begin, size_t
     }
 }
 
+/* 1 when a MaxPool goes by rows (ti__pool_planes_f32) though the flat path could take it:
+ * 3 x 3 windows at stride 2 with rows of 48 outputs and more, which AVX-512's row kernel
+ * takes column first (ti__mp512_k3s2). Per-node minima, 1 thread, Zen 4, alternating runs
+ * (bench/nodemin.c): ResNet-18's 64 @ 112 -> 56 0.256-0.287 -> 0.180-0.232 ms, SqueezeNet's
+ * 64 @ 111 -> 55 0.183-0.197 -> 0.147-0.209; on rows of 27 and 13 slower by rows (0.07 ->
+ * 0.09-0.13, 0.056 -> 0.061-0.097: a call per row of one or two vectors). */
+TI__PRIVATE int ti__pool_rows_first(const ti__pool_job *j) {
+#ifdef TI__X86_SIMD
+    const ti__poolp *p = j->p;
+    return j->kind == TI__POOL_MAX && p->k[1] == 3 && p->k[2] == 3 && p->s[1] == 2 &&
+           p->s[2] == 2 && p->out[2] >= 48 && ti__dw_pick_isa()->isa >= TI__ISA_AVX512;
+#else
+    (void)j;
+    return 0;
+#endif
+}
+
 TI__PRIVATE void ti__pool_planes(void *ctx, size_t begin, size_t end) {
     const ti__pool_job *j = (const ti__pool_job *)ctx;
     const ti__poolp *p = j->p;
     if (j->x->dtype == TI_DTYPE_F32 && j->y->dtype == TI_DTYPE_F32 && j->idx == NULL && j->kind != TI__POOL_LP &&
         p->out[0] == 1 && p->in[0] == 1 && p->k[0] == 1 && p->pb[0] == 0 && p->d[1] == 1 && p->d[2] == 1) {
-        if (!ti__maxpool_flat(j, begin, end)) ti__pool_planes_f32(j, begin, end);
+        if (!ti__pool_rows_first(j) && ti__maxpool_flat(j, begin, end)) return;
+        ti__pool_planes_f32(j, begin, end);
         return;
     }
     const float *xf = j->x->dtype == TI_DTYPE_F32 ? (const float *)j->x->data : NULL;
@@ -26707,12 +26725,63 @@ ti__dw512_max(float *y, size_t n, const float *const *x, int taps) {
     }
 }
 
+/* Column maxima of the nr rows at x[r] + off over the lanes of k (the rest 0), in row
+ * order; *odd collects the lanes where any of them is NaN or -0. */
+TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__mp512_cols(const float *const *x, int nr, size_t off,
+                                                       __mmask16 k, __mmask16 *odd) {
+    const __m512i nz = _mm512_set1_epi32((int)0x80000000u);
+    __m512 v = _mm512_maskz_loadu_ps(k, x[0] + off);
+    __mmask16 o = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) |
+                  _mm512_cmpeq_epi32_mask(_mm512_castps_si512(v), nz);
+    for (int r = 1; r < nr; r++) {
+        __m512 u = _mm512_maskz_loadu_ps(k, x[r] + off);
+        o |= _mm512_cmp_ps_mask(u, u, _CMP_UNORD_Q) |
+             _mm512_cmpeq_epi32_mask(_mm512_castps_si512(u), nz);
+        v = _mm512_max_ps(u, v);
+    }
+    *odd |= o;
+    return v;
+}
+
+/* 3 x 3 windows at stride 2 (MaxPool of ResNet, SqueezeNet, GoogLeNet), 16 outputs at a
+ * time, column first: the rows' maxima of 32 + 1 columns, then the even, odd and next even
+ * column of each output (two permutes and an align), where the tap by tap loop took nine
+ * deinterleaving loads of two vectors and a permute each. Equal to the scalar rule's order
+ * (row by row) unless a tap is NaN (a NaN first tap sticks, a later one is skipped) or -0
+ * (the first of equal zeros stays): from a group of 16 outputs with such a tap on, the
+ * caller's loop does the rest. Returns the outputs done, from 0. */
+TI__X86_INLINE TI__TARGET_AVX512 size_t ti__mp512_k3s2(float *y, size_t n, const float *const *x,
+                                                      int nr) {
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    /* the last window's third column is 2 (n - 1) + 2: columns 0 .. 2n are read */
+    long cols = (long)(2 * n + 1);
+    size_t i = 0;
+    __mmask16 bad = 0;
+    __m512 lo = ti__mp512_cols(x, nr, 0, ti__dw512_mask(cols), &bad);
+    for (; i < n && !bad; i += 16) { /* columns 2i .. 2i + 31 (lo, hi) and 2i + 32 */
+        long c = (long)(2 * i);
+        __m512 hi = ti__mp512_cols(x, nr, 2 * i + 16, ti__dw512_mask(cols - c - 16), &bad);
+        __m512 nlo = ti__mp512_cols(x, nr, 2 * i + 32, ti__dw512_mask(cols - c - 32), &bad);
+        if (bad) break;
+        __m512 e0 = _mm512_permutex2var_ps(lo, even, hi), o = _mm512_permutex2var_ps(lo, odd, hi);
+        __m512 e1 = _mm512_castsi512_ps(
+            _mm512_alignr_epi32(_mm512_castps_si512(nlo), _mm512_castps_si512(e0), 1));
+        __m512 m = _mm512_max_ps(e1, _mm512_max_ps(o, e0));
+        if (n - i >= 16) _mm512_storeu_ps(y + i, m);
+        else _mm512_mask_storeu_ps(y + i, ti__dw512_mask((long)(n - i)), m);
+        lo = nlo;
+    }
+    return i < n ? i : n;
+}
+
 /* Max pooling rows (ti__maxpool_row_fn): max_ps(v, m) returns m unless v > m, which is
  * the scalar rule for NaN and signed zeros too. */
 TI__X86_INLINE TI__TARGET_AVX512 void ti__mp512_row(const int S, float *y, size_t n,
                                                     const float *const *x, int nr, int K) {
     __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    for (size_t i = 0; i < n; i += 16) {
+    size_t i0 = S == 2 && K == 3 ? ti__mp512_k3s2(y, n, x, nr) : 0;
+    for (size_t i = i0; i < n; i += 16) {
         long m = (long)(n - i < 16 ? n - i : 16);
         __m512 acc = ti__dw512_load(S, x[0] + i * (size_t)S, m, even);
         TI__UNROLL5 for (int r = 0; r < nr; r++) {

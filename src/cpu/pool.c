@@ -333,12 +333,30 @@ TI__PRIVATE void ti__pool_planes_f32(const ti__pool_job *j, size_t begin, size_t
     }
 }
 
+/* 1 when a MaxPool goes by rows (ti__pool_planes_f32) though the flat path could take it:
+ * 3 x 3 windows at stride 2 with rows of 48 outputs and more, which AVX-512's row kernel
+ * takes column first (ti__mp512_k3s2). Per-node minima, 1 thread, Zen 4, alternating runs
+ * (bench/nodemin.c): ResNet-18's 64 @ 112 -> 56 0.256-0.287 -> 0.180-0.232 ms, SqueezeNet's
+ * 64 @ 111 -> 55 0.183-0.197 -> 0.147-0.209; on rows of 27 and 13 slower by rows (0.07 ->
+ * 0.09-0.13, 0.056 -> 0.061-0.097: a call per row of one or two vectors). */
+TI__PRIVATE int ti__pool_rows_first(const ti__pool_job *j) {
+#ifdef TI__X86_SIMD
+    const ti__poolp *p = j->p;
+    return j->kind == TI__POOL_MAX && p->k[1] == 3 && p->k[2] == 3 && p->s[1] == 2 &&
+           p->s[2] == 2 && p->out[2] >= 48 && ti__dw_pick_isa()->isa >= TI__ISA_AVX512;
+#else
+    (void)j;
+    return 0;
+#endif
+}
+
 TI__PRIVATE void ti__pool_planes(void *ctx, size_t begin, size_t end) {
     const ti__pool_job *j = (const ti__pool_job *)ctx;
     const ti__poolp *p = j->p;
     if (j->x->dtype == TI_DTYPE_F32 && j->y->dtype == TI_DTYPE_F32 && j->idx == NULL && j->kind != TI__POOL_LP &&
         p->out[0] == 1 && p->in[0] == 1 && p->k[0] == 1 && p->pb[0] == 0 && p->d[1] == 1 && p->d[2] == 1) {
-        if (!ti__maxpool_flat(j, begin, end)) ti__pool_planes_f32(j, begin, end);
+        if (!ti__pool_rows_first(j) && ti__maxpool_flat(j, begin, end)) return;
+        ti__pool_planes_f32(j, begin, end);
         return;
     }
     const float *xf = j->x->dtype == TI_DTYPE_F32 ? (const float *)j->x->data : NULL;
