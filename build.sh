@@ -1014,6 +1014,14 @@ j_tflite_conformance() { # the committed TFLite op tests (tests/conformance/gen_
     [ -x "$RUNNER" ] || { skip "TFLite conformance: no runner (see its build above)"; return 0; }
     timeout 900 "$RUNNER" --table tests/conformance/tflite_status.md --expect-pass \
         tests/conformance/tflite tests/conformance/tflite_dw || return 1
+    # the committed table must be the one this run wrote (its inputs are committed; a stale
+    # table, from a broken build, went unseen for a session): in a git checkout, no diff
+    if git ls-files --error-unmatch tests/conformance/tflite_status.md >/dev/null 2>&1 &&
+        ! git diff --quiet -- tests/conformance/tflite_status.md; then
+        say "tests/conformance/tflite_status.md differs from the table this run wrote: commit it"
+        git --no-pager diff --stat -- tests/conformance/tflite_status.md
+        return 1
+    fi
     # the depthwise geometries again on 2 threads: pixel ranges that start and end inside
     # output rows (the row kernel's runs)
     timeout 300 "$RUNNER" --threads 2 --expect-pass tests/conformance/tflite_dw
