@@ -392,6 +392,19 @@ static int value_named(const ti_session *s, const char *name) {
     return -1;
 }
 
+/* neg = Neg(x), abs = Abs(x), cat = Concat(neg, abs) on axis (nodes named as their outputs). */
+static void neg_abs_concat(ob_model *mb, const char *x, const char *neg, const char *abs,
+                           const char *cat, int64_t axis) {
+    char ins[64];
+    ob_buf a;
+    memset(&a, 0, sizeof a);
+    snprintf(ins, sizeof ins, "%s,%s", neg, abs);
+    ob_node(mb, "Neg", neg, x, neg);
+    ob_node(mb, "Abs", abs, x, abs);
+    ob_attr_int(&a, "axis", axis);
+    ob_node_attrs(mb, "Concat", cat, ins, cat, &a);
+}
+
 TI_TEST(concat_inputs_written_in_place) {
     /* a = Neg(x), b = Abs(x) into c = Concat(a, b) on axis 1 of [1, 16, 8] (blocks of 512
      * bytes): a and b are placed inside c (no copy); a is read again after the Concat
@@ -405,26 +418,16 @@ TI_TEST(concat_inputs_written_in_place) {
     ob_input(&mb, "x", OB_FLOAT, 3, d);
     ob_input(&mb, "p", OB_FLOAT, 3, d2);
     ob_input(&mb, "q", OB_FLOAT, 3, d3);
-    ob_buf a1, a2; /* each call of ob_node_attrs takes (frees) the attributes */
-    memset(&a1, 0, sizeof a1);
-    memset(&a2, 0, sizeof a2);
-    ob_node(&mb, "Neg", "neg", "x", "a");
-    ob_node(&mb, "Abs", "abs", "x", "b");
-    ob_attr_int(&a1, "axis", 1);
-    ob_node_attrs(&mb, "Concat", "cat", "a,b", "c", &a1);
+    neg_abs_concat(&mb, "x", "a", "b", "c", 1);
     ob_node(&mb, "Relu", "relu", "c", "y");
     ob_node(&mb, "Mul", "mul", "a,a", "y2");
-    ob_attr_int(&a1, "axis", 1);
-    ob_node_attrs(&mb, "Concat", "cat_x", "x,a", "y3", &a1);
-    ob_node(&mb, "Neg", "neg_p", "p", "pn");
-    ob_node(&mb, "Abs", "abs_p", "p", "pa");
-    ob_attr_int(&a1, "axis", 1);
-    ob_node_attrs(&mb, "Concat", "cat_p", "pn,pa", "cp", &a1);
+    ob_buf ax; /* ob_node_attrs takes (frees) the attributes */
+    memset(&ax, 0, sizeof ax);
+    ob_attr_int(&ax, "axis", 1);
+    ob_node_attrs(&mb, "Concat", "cat_x", "x,a", "y3", &ax);
+    neg_abs_concat(&mb, "p", "pn", "pa", "cp", 1);
     ob_node(&mb, "Neg", "y4", "cp", "y4");
-    ob_node(&mb, "Neg", "neg_q", "q", "qn");
-    ob_node(&mb, "Abs", "abs_q", "q", "qa");
-    ob_attr_int(&a2, "axis", -1);
-    ob_node_attrs(&mb, "Concat", "cat_q", "qn,qa", "cq", &a2);
+    neg_abs_concat(&mb, "q", "qn", "qa", "cq", -1);
     ob_node(&mb, "Neg", "y5", "cq", "y5");
     ob_output(&mb, "y", OB_FLOAT, 3, dc);
     ob_output(&mb, "y2", OB_FLOAT, 3, d);
