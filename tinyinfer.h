@@ -26752,8 +26752,8 @@ TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__mp512_cols(const float *const *x, in
  * caller's loop does the rest. Returns the outputs done, from 0. */
 TI__X86_INLINE TI__TARGET_AVX512 size_t ti__mp512_k3s2(float *y, size_t n, const float *const *x,
                                                       int nr) {
-    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
     /* the last window's third column is 2 (n - 1) + 2: columns 0 .. 2n are read */
     long cols = (long)(2 * n + 1);
     size_t i = 0;

@@ -475,8 +475,10 @@ TI_TEST(concat_inputs_written_in_place) {
             }
             for (int i = 0; i < 15; i++) bad += y4[i] != pp[i] || y4[15 + i] != -fabsf(pp[i]);
             for (int r = 0; r < 2; r++)
-                for (int i = 0; i < 4; i++)
-                    bad += y5[r * 8 + i] != qq[r * 4 + i] || y5[r * 8 + 4 + i] != -fabsf(qq[r * 4 + i]);
+                for (int i = 0; i < 4; i++) {
+                    float v = qq[r * 4 + i];
+                    bad += y5[r * 8 + i] != v || y5[r * 8 + 4 + i] != -fabsf(v);
+                }
             TI_CHECK_EQ_INT(bad, 0);
         }
         ti_session_destroy(s);
