@@ -156,8 +156,9 @@
     ti_session_desc.allocator take alloc/free hooks (set both or neither, else
     TI_ERR_INVALID_ARGUMENT), otherwise TI_MALLOC/TI_FREE. A model frees through the
     allocator it was loaded with. A session allocates at creation: its arena (activations,
-    reused between tensors whose lifetimes do not overlap), packed weights, scratch
-    buffers. ti_session_run allocates nothing when every shape is known at creation;
+    reused between tensors whose lifetimes do not overlap; the inputs of a Concat along
+    its outermost non-unit dim are placed inside its output, which then copies nothing),
+    packed weights, scratch buffers. ti_session_run allocates nothing when every shape is known at creation;
     graphs whose shapes depend on input values (ti_session_info.dynamic) plan again as
     needed. Every size computed from file data is overflow-checked and compared with the
     caps before anything is allocated.
