@@ -16,6 +16,17 @@ static float frand(unsigned *s) {
     return (float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f;
 }
 
+/* The model built in mb, loaded (NULL, with the reason printed, when it does not load). */
+static ti_model *load_built(ob_model *mb) {
+    size_t n;
+    unsigned char *bytes = ob_finish(mb, &n);
+    ti_error err;
+    ti_model *m = ti_model_load_memory(bytes, n, NULL, &err);
+    if (m == NULL) printf("load: %s\n", err.message);
+    free(bytes);
+    return m;
+}
+
 /* Conv(3->4, 3x3, pad 1) + BatchNormalization + Relu on [1,3,6,5]. */
 enum { CI = 3, CO = 4, H = 6, W = 5 };
 static float g_w[CO * CI * 9], g_b[CO], g_scale[CO], g_beta[CO], g_mean[CO], g_var[CO];
@@ -144,11 +155,8 @@ TI_TEST(matmul_bias_activation_fusion) {
     ob_node(&mb, "Add", "bias", "b,p", "q"); /* the constant first: order must not matter */
     ob_node(&mb, "Relu", "relu", "q", "y");
     ob_output(&mb, "y", OB_FLOAT, 3, yd);
-    size_t n;
-    unsigned char *bytes = ob_finish(&mb, &n);
     ti_error err;
-    ti_model *m = ti_model_load_memory(bytes, n, NULL, &err);
-    free(bytes);
+    ti_model *m = load_built(&mb);
     TI_REQUIRE(m != NULL);
     ti_session *s = ti_session_create(m, NULL, &err);
     TI_REQUIRE(s != NULL);
@@ -190,11 +198,8 @@ TI_TEST(elementwise_activation_fusion) {
     ob_node(&mb, "Mul", "mul", "r,a", "p");
     ob_node(&mb, "Sigmoid", "sig", "p", "y");
     ob_output(&mb, "y", OB_FLOAT, 4, d);
-    size_t n;
-    unsigned char *bytes = ob_finish(&mb, &n);
     ti_error err;
-    ti_model *m = ti_model_load_memory(bytes, n, NULL, &err);
-    free(bytes);
+    ti_model *m = load_built(&mb);
     TI_REQUIRE(m != NULL);
     ti_session_desc dd;
     memset(&dd, 0, sizeof dd);
@@ -356,11 +361,8 @@ TI_TEST(arena_reuses_memory) {
         ob_node(&mb, "Neg", out, in, out);
     }
     ob_output(&mb, "t10", OB_FLOAT, 2, d);
-    size_t n;
-    unsigned char *bytes = ob_finish(&mb, &n);
     ti_error err;
-    ti_model *m = ti_model_load_memory(bytes, n, NULL, &err);
-    free(bytes);
+    ti_model *m = load_built(&mb);
     TI_REQUIRE(m != NULL);
     ti_session *s = ti_session_create(m, NULL, &err);
     TI_REQUIRE(s != NULL);
@@ -436,11 +438,8 @@ TI_TEST(concat_inputs_written_in_place) {
     ob_output(&mb, "y3", OB_FLOAT, 3, dc);
     ob_output(&mb, "y4", OB_FLOAT, 3, dc2);
     ob_output(&mb, "y5", OB_FLOAT, 3, dc3);
-    size_t n;
-    unsigned char *bytes = ob_finish(&mb, &n);
     ti_error err;
-    ti_model *m = ti_model_load_memory(bytes, n, NULL, &err);
-    free(bytes);
+    ti_model *m = load_built(&mb);
     TI_REQUIRE(m != NULL);
     for (int threads = 1; threads <= 2; threads++) {
         ti_session_desc desc;
@@ -497,11 +496,8 @@ TI_TEST(symbolic_dims_bind_and_rebind) {
     ob_input(&mb, "x", OB_FLOAT, 2, d);
     ob_node(&mb, "Relu", "r", "x", "y");
     ob_output(&mb, "y", OB_FLOAT, 2, d);
-    size_t n;
-    unsigned char *bytes = ob_finish(&mb, &n);
     ti_error err;
-    ti_model *m = ti_model_load_memory(bytes, n, NULL, &err);
-    free(bytes);
+    ti_model *m = load_built(&mb);
     TI_REQUIRE(m != NULL);
     ti_value_info vi;
     TI_CHECK(ti_model_input_info(m, 0, &vi) == TI_OK);
@@ -542,11 +538,8 @@ TI_TEST(value_dependent_shapes_replan_at_run) {
     ob_node(&mb, "Reshape", "reshape_1", "x,shape", "r");
     ob_node(&mb, "Relu", "relu_1", "r", "y");
     ob_output(&mb, "y", OB_FLOAT, 2, yd);
-    size_t n;
-    unsigned char *bytes = ob_finish(&mb, &n);
     ti_error err;
-    ti_model *m = ti_model_load_memory(bytes, n, NULL, &err);
-    free(bytes);
+    ti_model *m = load_built(&mb);
     TI_REQUIRE(m != NULL);
     ti_session *s = ti_session_create(m, NULL, &err);
     if (s == NULL) printf("%s\n", err.message);
@@ -592,11 +585,8 @@ TI_TEST(constant_folding_of_shape_chains) {
     ob_node_attrs(&mb, "Concat", "concat_1", "s0,minus1", "target", &a);
     ob_node(&mb, "Reshape", "reshape_1", "x,target", "y");
     ob_output(&mb, "y", OB_FLOAT, 2, yd);
-    size_t n;
-    unsigned char *bytes = ob_finish(&mb, &n);
     ti_error err;
-    ti_model *m = ti_model_load_memory(bytes, n, NULL, &err);
-    free(bytes);
+    ti_model *m = load_built(&mb);
     TI_REQUIRE(m != NULL);
     ti_session *s = ti_session_create(m, NULL, &err);
     if (s == NULL) printf("%s\n", err.message);
