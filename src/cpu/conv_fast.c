@@ -1145,11 +1145,13 @@ TI__PRIVATE void ti__wino_input(const ti__wino_job *j, const float *x, size_t t0
             size_t nv = jc < tb ? TI__MIN(lanes, tb - jc) : 0;
             if (T == 2) { /* the chunk's tiles wherever they lie (none: zeros below) */
                 const float *tl[L];
-                for (size_t l = 0; l < L && nv > 0; l++) {
-                    size_t t = t0 + jc + TI__MIN(l, nv - 1), th = t / twn, tw = t % twn;
-                    tl[l] = strip + 2 * (th - th0) * sw + 2 * tw;
+                if (nv > 0) {
+                    for (size_t l = 0; l < L; l++) {
+                        size_t t = t0 + jc + TI__MIN(l, nv - 1), th = t / twn, tw = t % twn;
+                        tl[l] = strip + 2 * (th - th0) * sw + 2 * tw;
+                    }
+                    ti__wino23_in_lanes(tl, sw, &tmp[0][0], 2 * L);
                 }
-                if (nv > 0) ti__wino23_in_lanes(tl, sw, &tmp[0][0], 2 * L);
             } else {
                 for (size_t l = 0; l < nv;) { /* runs of tiles within one tile row */
                     size_t t = t0 + jc + l, th = t / twn, tw = t % twn;
@@ -1287,11 +1289,7 @@ TI__PRIVATE int ti__wino_blk(const ti__wino_job *j, size_t blk, size_t *n, size_
     return 1;
 }
 
-/* Fewer blocks than threads, every thread with a slot (ti__conv_wino_run): each block's
- * input transform is shared, split by input channels (ti__wino_shared_in, V in slot blk),
- * then each (block, output channel part) item multiplies and transforms back
- * (ti__wino_shared_mul, O in the thread's slot). Each thread transformed the whole block
- * before: on 2 threads that was a fifth of ResNet-18's 256 -> 256 convs at 14 x 14. */
+/* Slot s of the scratch: V, then O, then the strip. */
 TI__PRIVATE float *ti__wino_slot_at(const ti__wino_job *j, size_t s) {
     return j->scratch + s * (j->sl.v + j->sl.o + j->sl.strip);
 }
@@ -1305,6 +1303,11 @@ TI__PRIVATE void ti__wino_mul(const ti__wino_job *j, size_t n, size_t t0, size_t
     ti__wino_gemm(j, nt, s0, s1, v, o);
     ti__wino_output(j, o, t0, nt, s0 * mr, TI__MIN(M, s1 * mr), j->y + n * M * j->p->out_sp);
 }
+/* Fewer blocks than threads, every thread with a slot (ti__conv_wino_run): each block's
+ * input transform is shared, split by input channels (ti__wino_shared_in, V in slot blk),
+ * then each (block, output channel part) item multiplies and transforms back
+ * (ti__wino_shared_mul, O in the thread's slot). Each thread transformed the whole block
+ * before: on 2 threads that was a fifth of ResNet-18's 256 -> 256 convs at 14 x 14. */
 TI__PRIVATE void ti__wino_shared_in(void *ctx, int part, size_t begin, size_t end) {
     const ti__wino_job *j = (const ti__wino_job *)ctx;
     size_t C = (size_t)j->p->c, n, t0, nt;

@@ -417,10 +417,10 @@ TI__PRIVATE ti_status ti__concat_run(ti__kctx *k) {
         const ti_tensor *t = k->in[j];
         size_t chunk = (size_t)t->shape[axis] * inner * es;
         unsigned char *dst = (unsigned char *)y->data + at;
-        if (dst == (const unsigned char *)t->data && outer == 1) chunk = 0; /* placed there */
-        for (size_t o = 0; o < outer && chunk != 0; o++)
+        int placed = outer == 1 && dst == (const unsigned char *)t->data; /* a view: written */
+        for (size_t o = 0; o < outer && chunk != 0 && !placed; o++)
             memcpy(dst + o * row_bytes, (const unsigned char *)t->data + o * chunk, chunk);
-        at += (size_t)t->shape[axis] * inner * es;
+        at += chunk;
     }
     return TI_OK;
 }
