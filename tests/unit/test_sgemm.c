@@ -681,9 +681,105 @@ TI_TEST(thread_pool_covers_each_index_once) {
 #endif
 }
 
+/* ti__sgemm_split, the SIMD tiles on 2-4 threads: C cut along one dimension into at most
+ * one band a thread, each band `part` consecutive tiles (columns: tiles of whole slivers no
+ * wider than one thread's 512; rows: whole slivers of mr, tiles as wide as one thread's),
+ * each band ceil(slivers / threads) slivers, less than a sliver a tile more, but for the
+ * last; the pool, given the band as its grain, runs each band in one call; and GEMMs so
+ * cut on 3 and 4 threads right (the other tests run 2). */
+#ifndef TI_NO_THREADS
+typedef struct band_rec {
+    pthread_mutex_t mu;
+    size_t part, tiles;
+    int calls, bad;
+} band_rec;
+static void band_range(void *ctx, int part, size_t b, size_t e) {
+    band_rec *r = (band_rec *)ctx;
+    (void)part;
+    pthread_mutex_lock(&r->mu);
+    r->calls++;
+    if (b % r->part != 0 || e != TI__MIN(b + r->part, r->tiles)) r->bad = 1;
+    pthread_mutex_unlock(&r->mu);
+}
+#endif
+TI_TEST(threads_take_one_band_each) {
+#ifdef TI_NO_THREADS
+    TI_SKIP("TI_NO_THREADS: no pool");
+#else
+    /* MobileNetV2's 1x1 convs (channels x positions) and its transposed ones (positions x
+     * channels), then random */
+    static const size_t shapes[][2] = {{16, 12544}, {96, 12544}, {144, 3136}, {192, 784},
+                                       {576, 196}, {96, 196}, {196, 96}, {49, 1280},
+                                       {49, 320}, {5, 40}, {1000, 1000}};
+    int bad = 0, simd = 0;
+    for (int i = 1; i < 3; i++) {
+        if (ti__cpu_force_isa(ISAS[i]) != ISAS[i]) continue;
+        for (int threads = 2; threads <= 4; threads++) {
+            ti__threadpool *tp = ti__threadpool_create(NULL, threads);
+            TI_CHECK(tp != NULL);
+            if (tp == NULL) break;
+            for (int c = 0; c < 60; c++) {
+                size_t ns = sizeof shapes / sizeof shapes[0];
+                size_t M = c < (int)ns ? shapes[c][0] : dim(4, 700);
+                size_t N = c < (int)ns ? shapes[c][1] : dim(2, 4000);
+                ti__sgemm_job j;
+                ti__sgemm_job_init(&j, 0, 0, M, N, 64, 1.0f, NULL, 64, NULL, N, 0.0f, NULL, N,
+                                   NULL);
+                if (j.isa == NULL || ti__sgemm_plan(&j, (size_t)threads) != TI__SG_TILES) {
+                    if (bad++ == 0) printf("  %zu x %zu: not the SIMD tiles\n", M, N);
+                    continue;
+                }
+                simd = 1;
+                size_t mr = (size_t)j.isa->mr, nr = (size_t)j.isa->nr;
+                size_t tiles = (M + j.mt - 1) / j.mt * j.n_tiles_n, part = j.part;
+                size_t bands = part > 0 ? (tiles + part - 1) / part : 0;
+                int ok = part > 0 && bands <= (size_t)threads;
+                if (ok && j.mt >= M) { /* columns */
+                    size_t sl = (N + nr - 1) / nr, per = (sl + threads - 1) / threads;
+                    size_t w = j.nt / nr, band = w * part; /* slivers a tile, a band */
+                    ok = j.nt % nr == 0 && j.nt <= 512 && band >= per && band < per + part &&
+                         bands == (sl + band - 1) / band;
+                    /* MobileNetV2's: the last band within a tile of the others (12544
+                     * columns: not 13 tiles of 16 slivers a band, 208 + 184 slivers) */
+                    if (c < (int)ns && bands > 1 && sl - (bands - 1) * band + w < band) ok = 0;
+                } else if (ok) { /* rows */
+                    size_t rs = (M + mr - 1) / mr;
+                    ok = j.mt == (rs + threads - 1) / threads * mr && part == j.n_tiles_n;
+                }
+                if (!ok && bad++ == 0)
+                    printf("  %s, %d threads, %zu x %zu: tiles %zu x %zu (%zu), part %zu\n",
+                           ti__cpu_isa_name(ISAS[i]), threads, M, N, j.mt, j.nt, tiles, part);
+                band_rec r;
+                memset(&r, 0, sizeof r);
+                pthread_mutex_init(&r.mu, NULL);
+                r.part = part > 0 ? part : 1;
+                r.tiles = tiles;
+                ti__parallel_for_part(tp, tiles, r.part, band_range, &r);
+                if ((r.bad || r.calls != (int)((tiles + r.part - 1) / r.part)) && bad++ == 0)
+                    printf("  %d threads, %zu tiles in bands of %zu: %d calls, not one a band\n",
+                           threads, tiles, r.part, r.calls);
+                pthread_mutex_destroy(&r.mu);
+            }
+            ti__threadpool_destroy(tp);
+        }
+    }
+    ti__cpu_force_isa(-1);
+    TI_CHECK_EQ_INT(bad, 0);
+    if (!simd) TI_SKIP("no SIMD GEMM kernels on this CPU: nothing is cut so");
+    static const size_t prods[][3] = {{100, 1100, 20}, {600, 60, 30}, {49, 700, 70}, {30, 5, 9}};
+    for (int threads = 3; threads <= 4; threads++) {
+        ti__threadpool *tp = ti__threadpool_create(NULL, threads);
+        for (size_t c = 0; c < sizeof prods / sizeof prods[0]; c++)
+            check_case((int)c & 1, 0, prods[c][0], prods[c][1], prods[c][2], 1.0f, 0.0f, tp);
+        ti__threadpool_destroy(tp);
+    }
+#endif
+}
+
 int main(void) {
     isa_report();
     TI_RUN(thread_pool_covers_each_index_once);
+    TI_RUN(threads_take_one_band_each);
     TI_RUN(forcing_an_isa);
     TI_RUN(edge_shapes);
     TI_RUN(random_shapes);
