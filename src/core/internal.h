@@ -148,6 +148,9 @@ typedef struct ti__node {
     size_t packed_bytes;
     int packed_arg; /* a parameter of the layout: TI__PACK_BPANEL's panel width,
                        TI__PACK_WINO43's sliver height and k block */
+    int bands_ok; /* Conv: every consumer of its output is a Conv, so the depthwise row path
+                     may cut the map into one band of rows a thread (ti__pass_prepack,
+                     cpu/conv_fast.c's ti__conv_dw_bands) */
 } ti__node;
 enum {
     TI__PACK_NONE = 0,

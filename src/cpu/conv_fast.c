@@ -152,6 +152,7 @@ typedef struct ti__dw_job {
     float act_a, act_b, lo, hi;
     int small; /* 1: the small-plane path, planned in sp, with the taps' masks */
     int rows; /* 1: a row path (ti__conv_dw_rows_ok) */
+    size_t bands; /* the row path's bands of output rows a plane (ti__conv_dw_bands) */
     ti__dw_small sp;
     uint16_t mask[TI__DW_SMALL_VEC * 25];
 } ti__dw_job;
@@ -460,19 +461,58 @@ TI__PRIVATE int ti__conv_dw_rows_ok(const ti__dw_isa *isa, const ti__convp *p) {
     return isa->rows[0] != NULL && p->out[2] >= TI__DW_S1ROWS_MIN && pl >= 0 && pl < K;
 }
 
-/* Planes [begin, end) by the row kernel of their stride: 4 output rows a call at stride 1,
- * 2 at stride 2. */
+/* The first output row of band b of `bands` (b <= bands) on OH rows of OW floats: the row
+ * nearest b / bands of the map that starts a 64-byte line (a multiple of 16 floats), within
+ * OH / (8 bands) rows of it; -1 where none is. Two cores writing one line each plane (a
+ * band's last row and the next one's first) cost more than the bands gained: 28 x 28 maps,
+ * rows 0-13 and 14-27, ran 1.1-1.5 times slower than whole planes. */
+TI__PRIVATE int64_t ti__dw_band_row(int64_t OH, int64_t OW, size_t b, size_t bands) {
+    int64_t mid = OH * (int64_t)b / (int64_t)bands, dev = OH / (8 * (int64_t)bands);
+    for (int64_t d = 0; d <= dev; d++) {
+        if (mid - d >= 0 && (mid - d) * OW % 16 == 0) return mid - d;
+        if (mid + d <= OH && (mid + d) * OW % 16 == 0) return mid + d;
+    }
+    return -1;
+}
+
+/* The row path's bands of output rows on `threads` threads: one a thread where each keeps
+ * 8 rows or more and every band starts a 64-byte line (ti__dw_band_row; planes of whole
+ * lines), else 1. The pool's items are then (band, plane) with the band outer, so that each
+ * thread's contiguous block is one band of every plane: the rows of the map that the 1x1
+ * conv after it reads on that thread's core when its GEMM cuts the columns into one band a
+ * thread (ti__sgemm_split), and that the conv before it wrote there. By whole planes, half
+ * of what such a band reads came from the other core's cache: MobileNetV2 on 2 threads
+ * (Xeon, per-node minima of 60 runs) ran its 1x1 convs at 56 x 56 1.24-1.49 times faster
+ * than on 1 thread where onnxruntime's ran 1.70-1.76 times; in bands, the node sums of 4
+ * alternating rounds 2.961 -> 2.886 ms (project 144 -> 24 at 56 x 56: 0.119 -> 0.082). Only
+ * where every consumer is a conv (the node's bands_ok): EfficientNet-B0's depthwise outputs
+ * go to a GlobalAveragePool and a Mul by channel, which then read across cores (its sum
+ * 5.637 -> 5.725 with bands everywhere). */
+TI__PRIVATE size_t ti__conv_dw_bands(const ti__convp *p, size_t threads) {
+    int64_t OH = p->out[1], OW = p->out[2];
+    if (threads <= 1 || OH < 8 * (int64_t)threads || p->out_sp % 16 != 0) return 1;
+    for (size_t b = 1; b < threads; b++)
+        if (ti__dw_band_row(OH, OW, b, threads) < 0) return 1;
+    return threads;
+}
+
+/* Items [begin, end) by the row kernel of their stride, item i being band i / P of plane
+ * i % P (P = n * M planes, j->bands bands): 4 output rows a call at stride 1, 2 at
+ * stride 2. */
 TI__PRIVATE void ti__conv_dw_rows(const ti__dw_job *j, size_t begin, size_t end) {
     const ti__convp *p = j->p;
     int64_t H = p->in[1], W = p->in[2], OH = p->out[1], OW = p->out[2], pt = p->pb[1];
     int K = (int)p->k[1], S = (int)p->s[1], group = S == 1 ? 4 : 2;
+    size_t planes = (size_t)(p->n * p->m), bands = j->bands;
     ti__dw_rows_fn fn = j->isa->rows[S == 2];
-    for (size_t pln = begin; pln < end; pln++) {
-        size_t m = pln % (size_t)p->m;
+    for (size_t it = begin; it < end; it++) {
+        size_t pln = it % planes, band = it / planes, m = pln % (size_t)p->m;
+        int64_t oy0 = bands > 1 ? ti__dw_band_row(OH, OW, band, bands) : 0;
+        int64_t oy1 = bands > 1 ? ti__dw_band_row(OH, OW, band + 1, bands) : OH;
         const float *xp = j->x + pln * p->in_sp;
         float bv = j->b != NULL ? j->b[m] : 0.0f, *yp = j->y + pln * p->out_sp;
-        for (int64_t oy = 0; oy < OH; oy += group) {
-            int R = (int)TI__MIN((int64_t)group, OH - oy);
+        for (int64_t oy = oy0; oy < oy1; oy += group) {
+            int R = (int)TI__MIN((int64_t)group, oy1 - oy);
             const float *xr[8];
             for (int r = 0; r < S * (R - 1) + K; r++) {
                 int64_t ih = S * oy - pt + r;
@@ -481,13 +521,14 @@ TI__PRIVATE void ti__conv_dw_rows(const ti__dw_job *j, size_t begin, size_t end)
             fn(yp + oy * OW, (size_t)OW, K, R, (size_t)OW, xr, W, p->pb[2],
                j->w + m * (size_t)(K * K), bv, j->clamp, j->lo, j->hi);
         }
-        if (j->act != TI__ACT_NONE && !j->clamp) ti__conv_dw_post((void *)j, yp, p->out_sp);
+        if (j->act != TI__ACT_NONE && !j->clamp)
+            ti__conv_dw_post((void *)j, yp + oy0 * OW, (size_t)((oy1 - oy0) * OW));
     }
 }
 
-/* Output planes [begin, end) (n * M of them): by a row path or the small-plane path where
- * one applies, else the flat path where a row fits its buffer, else
- * ti__conv_dw_planes_wide. */
+/* Output planes [begin, end) (n * M of them; the row path's items, ti__conv_dw_rows): by a
+ * row path or the small-plane path where one applies, else the flat path where a row fits
+ * its buffer, else ti__conv_dw_planes_wide. */
 TI__PRIVATE void ti__conv_dw_planes_wide(const ti__dw_job *j, size_t begin, size_t end);
 TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
     const ti__dw_job *j = (const ti__dw_job *)ctx;
@@ -594,8 +635,10 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
     j.rows = ti__conv_dw_rows_ok(isa, p);
     j.small = !j.rows && ti__dw_small_plan(&j, &j.sp);
     if (j.small) ti__dw_small_masks(p, &j.sp, j.mask);
-    size_t planes = (size_t)(p->n * p->m), work = p->out_sp * p->kprod;
-    ti__parallel_for(k->tp, planes, work > 65536 ? 1 : 65536 / (work + 1) + 1, ti__conv_dw_planes,
+    j.bands = j.rows && k->node->bands_ok ? ti__conv_dw_bands(p, (size_t)ti__threadpool_size(k->tp))
+                                           : 1;
+    size_t items = (size_t)(p->n * p->m) * j.bands, work = p->out_sp / j.bands * p->kprod;
+    ti__parallel_for(k->tp, items, work > 65536 ? 1 : 65536 / (work + 1) + 1, ti__conv_dw_planes,
                      &j);
 }
 

@@ -464,6 +464,21 @@ TI__PRIVATE int ti__prepack_weights(const ti__node *node) {
 }
 
 TI__PRIVATE ti_status ti__pass_prepack(ti_session *s, ti_error *err) {
+    /* other[v]: a node that is not an ONNX Conv reads value v (the pool gives zeros) */
+    int *other = (int *)ti__pool_alloc(&s->plan_pool, sizeof(int) * (size_t)s->cap_values);
+    if (other == NULL)
+        return ti__fail(err, TI_ERR_OUT_OF_MEMORY, s->m->name, "out of memory in planning");
+    for (int n = 0; n < s->n_nodes; n++) {
+        const ti__node *node = &s->nodes[n];
+        int conv = node->domain[0] == 0 && strcmp(node->op, "Conv") == 0;
+        for (int i = 0; i < node->n_inputs; i++)
+            if (node->inputs[i] >= 0 && !conv) other[node->inputs[i]] = 1;
+    }
+    for (int n = 0; n < s->n_nodes; n++) {
+        ti__node *node = &s->nodes[n];
+        int y = node->n_outputs > 0 ? node->outputs[0] : -1;
+        node->bands_ok = y >= 0 && !other[y] && !s->vi[y].is_output;
+    }
     for (int n = 0; n < s->first_dynamic; n++) {
         ti__node *node = &s->nodes[n];
         int wi = ti__prepack_weights(node);

@@ -96,6 +96,7 @@ static int rig_init(conv_rig *r, const ccase *cc) {
     r->node.act = cc->act;
     r->node.act_a = cc->act_a;
     r->node.act_b = cc->act_b;
+    r->node.bands_ok = 1; /* as if a conv read the output: the depthwise path may use bands */
     int64_t xs[4] = {cc->n, cc->c, cc->h, cc->w};
     int64_t ws[4] = {cc->m, cc->c / cc->group, cc->k[0], cc->k[1]}, bs[1] = {cc->m};
     ti__set_shape(&r->x, TI_DTYPE_F32, 4, xs);
@@ -849,6 +850,96 @@ TI_TEST(few_channel_shapes) {
                           __LINE__);
 }
 
+/* The depthwise row path in bands of output rows, one a thread (ti__conv_dw_bands): where
+ * bands start (64-byte lines, near the even split), that maps of 2 and 3 bands match the
+ * reference on every ISA (the row kernels then start and end mid-plane: R < 4 rows at a
+ * band's end, the padding rows at its top or bottom), and that planning allows bands only
+ * for a conv whose consumers are all convs. */
+static unsigned char *dw_then(const char *next, size_t *size) {
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t xd[4] = {1, 8, 32, 32}, wd[4] = {8, 1, 3, 3}, pd[4] = {8, 8, 1, 1};
+    int64_t yd[4] = {1, 8, 32, 32};
+    float wt[72], pw[64];
+    for (int i = 0; i < 72; i++) wt[i] = (float)(i % 5) * 0.25f - 0.5f;
+    for (int i = 0; i < 64; i++) pw[i] = (float)(i % 3) * 0.5f - 0.5f;
+    ob_input(&mb, "x", OB_FLOAT, 4, xd);
+    ob_init_f32(&mb, "w", 4, wd, wt);
+    ob_init_f32(&mb, "pw", 4, pd, pw);
+    ob_buf at = {0, 0, 0};
+    int64_t pads[4] = {1, 1, 1, 1};
+    ob_attr_ints(&at, "pads", 4, pads);
+    ob_attr_int(&at, "group", 8);
+    ob_node_attrs(&mb, "Conv", "dw", "x,w", "t", &at);
+    if (strcmp(next, "Conv") == 0) {
+        ob_node(&mb, "Conv", "pw", "t,pw", "y");
+    } else {
+        ob_node(&mb, next, "next", "t", "y");
+        yd[2] = yd[3] = 1;
+    }
+    ob_output(&mb, "y", OB_FLOAT, 4, yd);
+    return ob_finish(&mb, size);
+}
+
+TI_TEST(depthwise_row_bands) {
+    TI_CHECK_EQ_INT(ti__dw_band_row(56, 56, 1, 2), 28);
+    TI_CHECK_EQ_INT(ti__dw_band_row(112, 112, 1, 2), 56);
+    TI_CHECK_EQ_INT(ti__dw_band_row(28, 28, 1, 2), -1); /* row 14 starts mid-line */
+    TI_CHECK_EQ_INT(ti__dw_band_row(48, 48, 1, 3), 16);
+    TI_CHECK_EQ_INT(ti__dw_band_row(48, 48, 2, 3), 32);
+    TI_CHECK_EQ_INT(ti__dw_band_row(48, 48, 3, 3), 48);
+    TI_CHECK_EQ_INT(ti__dw_band_row(33, 16, 1, 2), 16); /* the nearest row on a line */
+    /* c, h, w, K, S, pads top, left, bottom, right */
+    static const int64_t cases[][9] = {{3, 32, 32, 3, 1, 1, 1, 1, 1},
+                                       {2, 64, 48, 3, 2, 0, 1, 1, 0},
+                                       {2, 40, 40, 5, 1, 2, 2, 2, 2},
+                                       {5, 48, 48, 3, 1, 1, 1, 1, 1},
+                                       {2, 34, 16, 3, 1, 0, 1, 0, 1}};
+    ti__threadpool *tps[2] = {ti__threadpool_create(NULL, 2), ti__threadpool_create(NULL, 3)};
+    int ran = 0; /* cases the depthwise path ran (bands where the ISA has a row kernel) */
+    for (int it = 0; it < (int)(sizeof cases / sizeof cases[0]); it++) {
+        ccase c = dw_case(cases[it], 1 + it % 2);
+        conv_rig r;
+        TI_REQUIRE(rig_init(&r, &c));
+        size_t want = it == 3 ? 3 : 2;
+        TI_CHECK_EQ_INT((int)ti__conv_dw_bands(&r.p, want), (int)want);
+        TI_CHECK_EQ_INT((int)ti__conv_dw_bands(&r.p, 1), 1);
+        rig_free(&r);
+        int before = g_paths_run[TI__CONV_DW];
+        check_case(&c, tps[it == 3]);
+        ran += g_paths_run[TI__CONV_DW] > before;
+    }
+    TI_CHECK_EQ_INT(ran, (int)(sizeof cases / sizeof cases[0]));
+    ti__threadpool_destroy(tps[0]);
+    ti__threadpool_destroy(tps[1]);
+    /* planning: bands for a depthwise conv read by a conv only */
+    static const char *next[3] = {"Conv", "GlobalAveragePool", "Relu"};
+    for (int i = 0; i < 3; i++) {
+        size_t size;
+        unsigned char *bytes = dw_then(next[i], &size);
+        ti_error err;
+        ti_model *mod = ti_model_load_memory(bytes, size, NULL, &err);
+        TI_REQUIRE(mod != NULL);
+        ti_session_desc d;
+        memset(&d, 0, sizeof d);
+        d.num_threads = 2;
+        d.backend = TI_BACKEND_CPU;
+        ti_session *s = ti_session_create(mod, &d, &err);
+        TI_REQUIRE(s != NULL);
+        int dw = -1;
+        for (int n = 0; n < s->n_nodes; n++)
+            if (strcmp(s->nodes[n].name, "dw") == 0) dw = n;
+        TI_REQUIRE(dw >= 0);
+        /* a Relu after the conv is fused into it: the dw's output is then the graph's */
+        TI_CHECK_EQ_INT(s->nodes[dw].bands_ok, i == 0);
+        TI_CHECK_EQ_INT(s->nodes[s->n_nodes - 1].bands_ok, 0); /* a graph output */
+        TI_CHECK_EQ_INT(ti_session_run(s, &err), TI_OK);
+        ti_session_destroy(s);
+        ti_model_free(mod);
+        free(bytes);
+    }
+}
+
 int main(void) {
     isa_report();
     TI_RUN(depthwise_shapes);
@@ -859,6 +950,7 @@ int main(void) {
     TI_RUN(transposed_gemm_few_positions); /* after those: they keep their random draws */
     TI_RUN(depthwise_small_planes);
     TI_RUN(few_channel_shapes);
+    TI_RUN(depthwise_row_bands);
     printf("path runs: direct %d, 1x1 %d, im2col %d, depthwise %d, winograd %d (F(2x2) %d), few "
            "channels %d; transposed GEMM %d\n", g_paths_run[0], g_paths_run[1], g_paths_run[2],
            g_paths_run[3], g_paths_run[4], g_wino23_runs, g_paths_run[TI__CONV_FEWC], g_ct_runs);
