@@ -609,6 +609,16 @@ TI_TEST(transposed_gemm_few_positions) {
 #endif
 }
 
+/* A Conv node with pads 1 on every side and `group` groups (its kernel from the weights). */
+static void conv3_node(ob_model *mb, const char *name, const char *in, const char *out,
+                       int64_t group) {
+    ob_buf at = {0, 0, 0};
+    int64_t pads[4] = {1, 1, 1, 1};
+    ob_attr_ints(&at, "pads", 4, pads);
+    ob_attr_int(&at, "group", group);
+    ob_node_attrs(mb, "Conv", name, in, out, &at);
+}
+
 /* A Conv (3x3, pads 1) + Relu model, and a depthwise one, through sessions at 1 and 2
  * threads: the plan packs the Winograd weights (and only for the 3x3 conv), the outputs
  * match the reference. */
@@ -620,11 +630,7 @@ static unsigned char *conv_model(int64_t c, int64_t m, int64_t h, int64_t w, int
     ob_input(&mb, "x", OB_FLOAT, 4, xd);
     ob_init_f32(&mb, "w", 4, wd, wt);
     ob_init_f32(&mb, "b", 1, bd, bias);
-    ob_buf at = {0, 0, 0};
-    int64_t pads[4] = {1, 1, 1, 1};
-    ob_attr_ints(&at, "pads", 4, pads);
-    ob_attr_int(&at, "group", group);
-    ob_node_attrs(&mb, "Conv", "conv", "x,w,b", "t", &at);
+    conv3_node(&mb, "conv", "x,w,b", "t", group);
     ob_node(&mb, "Relu", "relu", "t", "y");
     ob_output(&mb, "y", OB_FLOAT, 4, yd);
     return ob_finish(&mb, size);
@@ -866,11 +872,7 @@ static unsigned char *dw_then(const char *next, size_t *size) {
     ob_input(&mb, "x", OB_FLOAT, 4, xd);
     ob_init_f32(&mb, "w", 4, wd, wt);
     ob_init_f32(&mb, "pw", 4, pd, pw);
-    ob_buf at = {0, 0, 0};
-    int64_t pads[4] = {1, 1, 1, 1};
-    ob_attr_ints(&at, "pads", 4, pads);
-    ob_attr_int(&at, "group", 8);
-    ob_node_attrs(&mb, "Conv", "dw", "x,w", "t", &at);
+    conv3_node(&mb, "dw", "x,w", "t", 8);
     if (strcmp(next, "Conv") == 0) {
         ob_node(&mb, "Conv", "pw", "t,pw", "y");
     } else {
