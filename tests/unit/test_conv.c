@@ -476,6 +476,7 @@ TI_TEST(general_shapes) {
  * wide: a map of 64 positions or more, which the transposed GEMM takes only under the ISAs
  * whose column slivers it leaves a tenth idle (AVX-512's 32 lanes; run under those only). */
 static int g_ct_wide_runs; /* of the wide cases, under AVX-512 */
+static int g_ct_kparts_runs; /* runs with K in parts, one a thread (ti__conv_ct_kparts) */
 static void ct_case(const ccase *cc, ti__threadpool *tp, int wide) {
     conv_rig r;
     if (!rig_init(&r, cc)) {
@@ -535,9 +536,13 @@ static void ct_case(const ccase *cc, ti__threadpool *tp, int wide) {
                 TI_CHECK(need >= plain_need + ny / (size_t)r.p.n / (size_t)r.p.group * sizeof(float) ||
                          nrs[j] != nrs[i]);
                 TI_CHECK_EQ_INT(run_path(&r, path, use, need, name), 0);
+                /* K in parts sums in another order: run_path's bound only */
+                int kp = nrs[j] == nrs[i] &&
+                         ti__conv_ct_kparts(&r.p, path, (size_t)ti__threadpool_size(use)) > 1;
+                g_ct_kparts_runs += kp;
                 /* the plain GEMM's bits, except on AVX-512 where it computes a last column
                  * on its own (N % 16 == 1) by a dot product: there run_path's bound holds */
-                if (r.p.out_sp % 16 != 1 || r.p.out_sp < 16 || ISAS[i] != TI__ISA_AVX512)
+                if (!kp && (r.p.out_sp % 16 != 1 || r.p.out_sp < 16 || ISAS[i] != TI__ISA_AVX512))
                     TI_CHECK(memcmp(plain, r.y.data, ny * sizeof(float)) == 0);
                 if (path == TI__CONV_IM2COL) { /* no room for Y^T: the plain GEMM */
                     TI_CHECK_EQ_INT(run_path(&r, path, use, plain_need, name), 0);
@@ -942,6 +947,46 @@ TI_TEST(depthwise_row_bands) {
     }
 }
 
+/* The 1X1 path's transposed GEMM with its input channels in parts, one a thread, summed by
+ * output channel (ti__conv_ct_kparts): 7 x 7 and 6 x 8 maps on 2 and 3 threads, against the
+ * reference on each SIMD ISA (ct_case), with ReLU, Clip or a sigmoid after the sum; and when
+ * the parts are not taken (1 thread, K under 64 a part, too few positions, channels enough
+ * for a part of columns each). */
+TI_TEST(transposed_gemm_k_parts) {
+    ti__threadpool *tps[2] = {ti__threadpool_create(NULL, 2), ti__threadpool_create(NULL, 3)};
+    int before = g_ct_kparts_runs;
+    static const int64_t cases[][4] = {{160, 64, 7, 7}, {256, 96, 6, 8}, {200, 72, 7, 7},
+                                       {576, 160, 7, 7}};
+    for (int it = 0; it < 8; it++) {
+        ccase c;
+        memset(&c, 0, sizeof c);
+        c.n = 1 + it % 2;
+        c.group = 1;
+        const int64_t *row = cases[it % 4];
+        c.c = row[0], c.m = row[1], c.h = row[2], c.w = row[3];
+        c.k[0] = c.k[1] = c.s[0] = c.s[1] = c.d[0] = c.d[1] = 1;
+        c.bias = it % 3 != 0;
+        random_act(&c);
+        ct_case(&c, tps[it / 4], 0);
+    }
+    ti__threadpool_destroy(tps[0]);
+    ti__threadpool_destroy(tps[1]);
+    const ti__sgemm_isa *isa = ti__sgemm_pick_isa();
+    TI_CHECK(g_ct_kparts_runs > before || isa == NULL);
+    if (isa == NULL) return;
+    ti__convp p;
+    memset(&p, 0, sizeof p);
+    p.group = 1, p.cg = 160, p.kprod = 1, p.mg = 64, p.out_sp = 49;
+    TI_CHECK_EQ_INT((int)ti__conv_ct_kparts(&p, TI__CONV_1X1, 2), 2);
+    TI_CHECK_EQ_INT((int)ti__conv_ct_kparts(&p, TI__CONV_1X1, 1), 1);
+    TI_CHECK_EQ_INT((int)ti__conv_ct_kparts(&p, TI__CONV_IM2COL, 2), 1);
+    TI_CHECK_EQ_INT((int)ti__conv_ct_kparts(&p, TI__CONV_1X1, 3), 1); /* 53 channels a part */
+    p.out_sp = (size_t)isa->mr; /* fewer positions than a row sliver a thread */
+    TI_CHECK_EQ_INT((int)ti__conv_ct_kparts(&p, TI__CONV_1X1, 2), 1);
+    p.out_sp = 49, p.mg = 16 * isa->nr; /* a part of 8 column slivers a thread */
+    TI_CHECK_EQ_INT((int)ti__conv_ct_kparts(&p, TI__CONV_1X1, 2), 1);
+}
+
 int main(void) {
     isa_report();
     TI_RUN(depthwise_shapes);
@@ -953,6 +998,7 @@ int main(void) {
     TI_RUN(depthwise_small_planes);
     TI_RUN(few_channel_shapes);
     TI_RUN(depthwise_row_bands);
+    TI_RUN(transposed_gemm_k_parts);
     printf("path runs: direct %d, 1x1 %d, im2col %d, depthwise %d, winograd %d (F(2x2) %d), few "
            "channels %d; transposed GEMM %d\n", g_paths_run[0], g_paths_run[1], g_paths_run[2],
            g_paths_run[3], g_paths_run[4], g_wino23_runs, g_paths_run[TI__CONV_FEWC], g_ct_runs);
