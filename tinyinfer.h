@@ -1205,7 +1205,7 @@ typedef struct ti__node {
     int packed_arg; /* a parameter of the layout: TI__PACK_BPANEL's panel width,
                        TI__PACK_WINO43's sliver height and k block */
     int bands_ok; /* Conv: every consumer of its output is a Conv, so the depthwise row path
-                     may cut the map into one band of rows a thread (ti__pass_prepack,
+                     may cut the map into one band of rows a thread (ti__pass_bands,
                      cpu/conv_fast.c's ti__conv_dw_bands) */
 } ti__node;
 enum {
@@ -1816,6 +1816,9 @@ TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err);
  * (ti__node.packed): Winograd-transformed Conv weights, packed 8-bit GEMM weights and
  * requantization multipliers (ti__qpack). CPU backend only. */
 TI__PRIVATE ti_status ti__pass_prepack(ti_session *s, ti_error *err);
+/* Sets each node's bands_ok: its output is read by ONNX Convs only and is not a graph
+ * output. CPU backend only. */
+TI__PRIVATE ti_status ti__pass_bands(ti_session *s, ti_error *err);
 /* formats/onnx.c */
 #ifndef TI_NO_TFLITE
 /* formats/tflite.c: same contract as ti__onnx_parse; nodes get domain "tflite". */
@@ -6083,7 +6086,10 @@ typedef struct ti__ct_kjob {
     float act_a, act_b;
 } ti__ct_kjob;
 
-/* Part q of K into its product; part 0 writes Y with the bias, the others their transposes. */
+/* Part q of K into its product; part 0 writes Y with the bias, the others their transposes.
+ * ti__sgemm_bpanel_k cannot decline here: ti__conv_ct_panels checked the panel width
+ * against the kernels in use, and ti__conv_ct_kparts keeps at least a row sliver of
+ * positions a thread. */
 TI__PRIVATE void ti__ct_kpart(void *ctx, int part, size_t begin, size_t end) {
     const ti__ct_kjob *j = (const ti__ct_kjob *)ctx;
     size_t n = j->sp * j->mg;
@@ -6713,6 +6719,7 @@ typedef struct ti__dw_job {
     int small; /* 1: the small-plane path, planned in sp, with the taps' masks */
     int rows; /* 1: a row path (ti__conv_dw_rows_ok) */
     size_t bands; /* the row path's bands of output rows a plane (ti__conv_dw_bands) */
+    int64_t band_row[TI_MAX_THREADS + 1]; /* band b: output rows [band_row[b], band_row[b+1]) */
     ti__dw_small sp;
     uint16_t mask[TI__DW_SMALL_VEC * 25];
 } ti__dw_job;
@@ -7035,8 +7042,9 @@ TI__PRIVATE int64_t ti__dw_band_row(int64_t OH, int64_t OW, size_t b, size_t ban
     return -1;
 }
 
-/* The row path's bands of output rows on `threads` threads: one a thread where each keeps
- * 8 rows or more and every band starts a 64-byte line (ti__dw_band_row; planes of whole
+/* The row path's bands of output rows on `threads` threads, their first rows to row[0..
+ * bands] (row[bands] = OH; row holds TI_MAX_THREADS + 1): one a thread where each keeps 8
+ * rows or more and every band starts a 64-byte line (ti__dw_band_row; planes of whole
  * lines), else 1. The pool's items are then (band, plane) with the band outer, so that each
  * thread's contiguous block is one band of every plane: the rows of the map that the 1x1
  * conv after it reads on that thread's core when its GEMM cuts the columns into one band a
@@ -7048,27 +7056,34 @@ TI__PRIVATE int64_t ti__dw_band_row(int64_t OH, int64_t OW, size_t b, size_t ban
  * where every consumer is a conv (the node's bands_ok): EfficientNet-B0's depthwise outputs
  * go to a GlobalAveragePool and a Mul by channel, which then read across cores (its sum
  * 5.637 -> 5.725 with bands everywhere). */
-TI__PRIVATE size_t ti__conv_dw_bands(const ti__convp *p, size_t threads) {
+TI__PRIVATE size_t ti__conv_dw_bands(const ti__convp *p, size_t threads, int64_t *row) {
     int64_t OH = p->out[1], OW = p->out[2];
-    if (threads <= 1 || OH < 8 * (int64_t)threads || p->out_sp % 16 != 0) return 1;
+    row[0] = 0;
+    row[1] = OH;
+    if (threads <= 1 || threads > TI_MAX_THREADS || OH < 8 * (int64_t)threads ||
+        p->out_sp % 16 != 0)
+        return 1;
     for (size_t b = 1; b < threads; b++)
-        if (ti__dw_band_row(OH, OW, b, threads) < 0) return 1;
+        if ((row[b] = ti__dw_band_row(OH, OW, b, threads)) < 0) {
+            row[1] = OH;
+            return 1;
+        }
+    row[threads] = OH;
     return threads;
 }
 
 /* Items [begin, end) by the row kernel of their stride, item i being band i / P of plane
- * i % P (P = n * M planes, j->bands bands): 4 output rows a call at stride 1, 2 at
- * stride 2. */
+ * i % P (P = n * M planes; j->bands bands, rows j->band_row): 4 output rows a call at
+ * stride 1, 2 at stride 2. */
 TI__PRIVATE void ti__conv_dw_rows(const ti__dw_job *j, size_t begin, size_t end) {
     const ti__convp *p = j->p;
-    int64_t H = p->in[1], W = p->in[2], OH = p->out[1], OW = p->out[2], pt = p->pb[1];
+    int64_t H = p->in[1], W = p->in[2], OW = p->out[2], pt = p->pb[1];
     int K = (int)p->k[1], S = (int)p->s[1], group = S == 1 ? 4 : 2;
-    size_t planes = (size_t)(p->n * p->m), bands = j->bands;
+    size_t planes = (size_t)(p->n * p->m);
     ti__dw_rows_fn fn = j->isa->rows[S == 2];
     for (size_t it = begin; it < end; it++) {
         size_t pln = it % planes, band = it / planes, m = pln % (size_t)p->m;
-        int64_t oy0 = bands > 1 ? ti__dw_band_row(OH, OW, band, bands) : 0;
-        int64_t oy1 = bands > 1 ? ti__dw_band_row(OH, OW, band + 1, bands) : OH;
+        int64_t oy0 = j->band_row[band], oy1 = j->band_row[band + 1];
         const float *xp = j->x + pln * p->in_sp;
         float bv = j->b != NULL ? j->b[m] : 0.0f, *yp = j->y + pln * p->out_sp;
         for (int64_t oy = oy0; oy < oy1; oy += group) {
@@ -7195,8 +7210,8 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
     j.rows = ti__conv_dw_rows_ok(isa, p);
     j.small = !j.rows && ti__dw_small_plan(&j, &j.sp);
     if (j.small) ti__dw_small_masks(p, &j.sp, j.mask);
-    j.bands = j.rows && k->node->bands_ok ? ti__conv_dw_bands(p, (size_t)ti__threadpool_size(k->tp))
-                                           : 1;
+    size_t threads = j.rows && k->node->bands_ok ? (size_t)ti__threadpool_size(k->tp) : 1;
+    j.bands = ti__conv_dw_bands(p, threads, j.band_row);
     size_t items = (size_t)(p->n * p->m) * j.bands, work = p->out_sp / j.bands * p->kprod;
     ti__parallel_for(k->tp, items, work > 65536 ? 1 : 65536 / (work + 1) + 1, ti__conv_dw_planes,
                      &j);
@@ -8579,7 +8594,7 @@ typedef struct ti__sgemm_job {
     size_t part;      /* tiles in each thread's part (ti__sgemm_split), 0: any split */
     const ti__sgemm_isa *isa; /* SIMD kernels, or NULL: the portable micro-kernel */
     const float *bpanel;      /* op(B) packed by ti__sgemm_pack_bpanel for isa->nr, or NULL */
-    size_t bk, bk0;           /* the panel's rows (0: k), the first row read (ti__sgemm_bpanel_k) */
+    size_t bk, bk0;           /* the panel's rows and the first row read (ti__sgemm_bpanel_k) */
     float *ty;                /* C^T is also stored here (rows ldty apart), or NULL */
     size_t ldty;
     const ti__gemm_epi *tepi; /* applied to ty: bias per row of ty, i.e. per column of C */
@@ -8858,7 +8873,7 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                     if (wsb != NULL) { /* packed for this k block */
                         bsl[g] = wsb + (jr - n0) * kc;
                     } else if (j->bpanel != NULL) { /* packed at planning: sliver jr / nr, rows pc.. */
-                        bsl[g] = j->bpanel + (jr / nr * (j->bk ? j->bk : j->k) + j->bk0 + pc) * nr;
+                        bsl[g] = j->bpanel + (jr / nr * j->bk + j->bk0 + pc) * nr;
                     } else if (b_in_place && w == nr) {
                         bsl[g] = j->b + pc * j->ldb + jr;
                         bstr[g] = j->ldb;
@@ -29789,7 +29804,7 @@ TI__PRIVATE int ti__prepack_weights(const ti__node *node) {
     return -1;
 }
 
-TI__PRIVATE ti_status ti__pass_prepack(ti_session *s, ti_error *err) {
+TI__PRIVATE ti_status ti__pass_bands(ti_session *s, ti_error *err) {
     /* other[v]: a node that is not an ONNX Conv reads value v (the pool gives zeros) */
     int *other = (int *)ti__pool_alloc(&s->plan_pool, sizeof(int) * (size_t)s->cap_values);
     if (other == NULL)
@@ -29805,6 +29820,10 @@ TI__PRIVATE ti_status ti__pass_prepack(ti_session *s, ti_error *err) {
         int y = node->n_outputs > 0 ? node->outputs[0] : -1;
         node->bands_ok = y >= 0 && !other[y] && !s->vi[y].is_output;
     }
+    return TI_OK;
+}
+
+TI__PRIVATE ti_status ti__pass_prepack(ti_session *s, ti_error *err) {
     for (int n = 0; n < s->first_dynamic; n++) {
         ti__node *node = &s->nodes[n];
         int wi = ti__prepack_weights(node);
@@ -37303,6 +37322,7 @@ TI__PRIVATE ti_status ti__session_plan(ti_session *s, ti_error *err) {
     if (!s->desc.no_fusion && s->first_dynamic == s->n_nodes) {
         if ((st = ti__pass_fuse(s, err)) != TI_OK) return st;
     }
+    if (s->cl == NULL && (st = ti__pass_bands(s, err)) != TI_OK) return st;
     if (s->cl == NULL && (st = ti__pass_prepack(s, err)) != TI_OK) return st;
 
     /* lifetimes: a value lives from its producer to its last consumer */

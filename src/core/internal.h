@@ -149,7 +149,7 @@ typedef struct ti__node {
     int packed_arg; /* a parameter of the layout: TI__PACK_BPANEL's panel width,
                        TI__PACK_WINO43's sliver height and k block */
     int bands_ok; /* Conv: every consumer of its output is a Conv, so the depthwise row path
-                     may cut the map into one band of rows a thread (ti__pass_prepack,
+                     may cut the map into one band of rows a thread (ti__pass_bands,
                      cpu/conv_fast.c's ti__conv_dw_bands) */
 } ti__node;
 enum {
@@ -760,6 +760,9 @@ TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err);
  * (ti__node.packed): Winograd-transformed Conv weights, packed 8-bit GEMM weights and
  * requantization multipliers (ti__qpack). CPU backend only. */
 TI__PRIVATE ti_status ti__pass_prepack(ti_session *s, ti_error *err);
+/* Sets each node's bands_ok: its output is read by ONNX Convs only and is not a graph
+ * output. CPU backend only. */
+TI__PRIVATE ti_status ti__pass_bands(ti_session *s, ti_error *err);
 /* formats/onnx.c */
 #ifndef TI_NO_TFLITE
 /* formats/tflite.c: same contract as ti__onnx_parse; nodes get domain "tflite". */

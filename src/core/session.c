@@ -404,6 +404,7 @@ TI__PRIVATE ti_status ti__session_plan(ti_session *s, ti_error *err) {
     if (!s->desc.no_fusion && s->first_dynamic == s->n_nodes) {
         if ((st = ti__pass_fuse(s, err)) != TI_OK) return st;
     }
+    if (s->cl == NULL && (st = ti__pass_bands(s, err)) != TI_OK) return st;
     if (s->cl == NULL && (st = ti__pass_prepack(s, err)) != TI_OK) return st;
 
     /* lifetimes: a value lives from its producer to its last consumer */

@@ -668,7 +668,10 @@ typedef struct ti__ct_kjob {
     float act_a, act_b;
 } ti__ct_kjob;
 
-/* Part q of K into its product; part 0 writes Y with the bias, the others their transposes. */
+/* Part q of K into its product; part 0 writes Y with the bias, the others their transposes.
+ * ti__sgemm_bpanel_k cannot decline here: ti__conv_ct_panels checked the panel width
+ * against the kernels in use, and ti__conv_ct_kparts keeps at least a row sliver of
+ * positions a thread. */
 TI__PRIVATE void ti__ct_kpart(void *ctx, int part, size_t begin, size_t end) {
     const ti__ct_kjob *j = (const ti__ct_kjob *)ctx;
     size_t n = j->sp * j->mg;

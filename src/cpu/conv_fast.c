@@ -153,6 +153,7 @@ typedef struct ti__dw_job {
     int small; /* 1: the small-plane path, planned in sp, with the taps' masks */
     int rows; /* 1: a row path (ti__conv_dw_rows_ok) */
     size_t bands; /* the row path's bands of output rows a plane (ti__conv_dw_bands) */
+    int64_t band_row[TI_MAX_THREADS + 1]; /* band b: output rows [band_row[b], band_row[b+1]) */
     ti__dw_small sp;
     uint16_t mask[TI__DW_SMALL_VEC * 25];
 } ti__dw_job;
@@ -475,8 +476,9 @@ TI__PRIVATE int64_t ti__dw_band_row(int64_t OH, int64_t OW, size_t b, size_t ban
     return -1;
 }
 
-/* The row path's bands of output rows on `threads` threads: one a thread where each keeps
- * 8 rows or more and every band starts a 64-byte line (ti__dw_band_row; planes of whole
+/* The row path's bands of output rows on `threads` threads, their first rows to row[0..
+ * bands] (row[bands] = OH; row holds TI_MAX_THREADS + 1): one a thread where each keeps 8
+ * rows or more and every band starts a 64-byte line (ti__dw_band_row; planes of whole
  * lines), else 1. The pool's items are then (band, plane) with the band outer, so that each
  * thread's contiguous block is one band of every plane: the rows of the map that the 1x1
  * conv after it reads on that thread's core when its GEMM cuts the columns into one band a
@@ -488,27 +490,34 @@ TI__PRIVATE int64_t ti__dw_band_row(int64_t OH, int64_t OW, size_t b, size_t ban
  * where every consumer is a conv (the node's bands_ok): EfficientNet-B0's depthwise outputs
  * go to a GlobalAveragePool and a Mul by channel, which then read across cores (its sum
  * 5.637 -> 5.725 with bands everywhere). */
-TI__PRIVATE size_t ti__conv_dw_bands(const ti__convp *p, size_t threads) {
+TI__PRIVATE size_t ti__conv_dw_bands(const ti__convp *p, size_t threads, int64_t *row) {
     int64_t OH = p->out[1], OW = p->out[2];
-    if (threads <= 1 || OH < 8 * (int64_t)threads || p->out_sp % 16 != 0) return 1;
+    row[0] = 0;
+    row[1] = OH;
+    if (threads <= 1 || threads > TI_MAX_THREADS || OH < 8 * (int64_t)threads ||
+        p->out_sp % 16 != 0)
+        return 1;
     for (size_t b = 1; b < threads; b++)
-        if (ti__dw_band_row(OH, OW, b, threads) < 0) return 1;
+        if ((row[b] = ti__dw_band_row(OH, OW, b, threads)) < 0) {
+            row[1] = OH;
+            return 1;
+        }
+    row[threads] = OH;
     return threads;
 }
 
 /* Items [begin, end) by the row kernel of their stride, item i being band i / P of plane
- * i % P (P = n * M planes, j->bands bands): 4 output rows a call at stride 1, 2 at
- * stride 2. */
+ * i % P (P = n * M planes; j->bands bands, rows j->band_row): 4 output rows a call at
+ * stride 1, 2 at stride 2. */
 TI__PRIVATE void ti__conv_dw_rows(const ti__dw_job *j, size_t begin, size_t end) {
     const ti__convp *p = j->p;
-    int64_t H = p->in[1], W = p->in[2], OH = p->out[1], OW = p->out[2], pt = p->pb[1];
+    int64_t H = p->in[1], W = p->in[2], OW = p->out[2], pt = p->pb[1];
     int K = (int)p->k[1], S = (int)p->s[1], group = S == 1 ? 4 : 2;
-    size_t planes = (size_t)(p->n * p->m), bands = j->bands;
+    size_t planes = (size_t)(p->n * p->m);
     ti__dw_rows_fn fn = j->isa->rows[S == 2];
     for (size_t it = begin; it < end; it++) {
         size_t pln = it % planes, band = it / planes, m = pln % (size_t)p->m;
-        int64_t oy0 = bands > 1 ? ti__dw_band_row(OH, OW, band, bands) : 0;
-        int64_t oy1 = bands > 1 ? ti__dw_band_row(OH, OW, band + 1, bands) : OH;
+        int64_t oy0 = j->band_row[band], oy1 = j->band_row[band + 1];
         const float *xp = j->x + pln * p->in_sp;
         float bv = j->b != NULL ? j->b[m] : 0.0f, *yp = j->y + pln * p->out_sp;
         for (int64_t oy = oy0; oy < oy1; oy += group) {
@@ -635,8 +644,8 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
     j.rows = ti__conv_dw_rows_ok(isa, p);
     j.small = !j.rows && ti__dw_small_plan(&j, &j.sp);
     if (j.small) ti__dw_small_masks(p, &j.sp, j.mask);
-    j.bands = j.rows && k->node->bands_ok ? ti__conv_dw_bands(p, (size_t)ti__threadpool_size(k->tp))
-                                           : 1;
+    size_t threads = j.rows && k->node->bands_ok ? (size_t)ti__threadpool_size(k->tp) : 1;
+    j.bands = ti__conv_dw_bands(p, threads, j.band_row);
     size_t items = (size_t)(p->n * p->m) * j.bands, work = p->out_sp / j.bands * p->kprod;
     ti__parallel_for(k->tp, items, work > 65536 ? 1 : 65536 / (work + 1) + 1, ti__conv_dw_planes,
                      &j);

@@ -52,7 +52,7 @@ typedef struct ti__sgemm_job {
     size_t part;      /* tiles in each thread's part (ti__sgemm_split), 0: any split */
     const ti__sgemm_isa *isa; /* SIMD kernels, or NULL: the portable micro-kernel */
     const float *bpanel;      /* op(B) packed by ti__sgemm_pack_bpanel for isa->nr, or NULL */
-    size_t bk, bk0;           /* the panel's rows (0: k), the first row read (ti__sgemm_bpanel_k) */
+    size_t bk, bk0;           /* the panel's rows and the first row read (ti__sgemm_bpanel_k) */
     float *ty;                /* C^T is also stored here (rows ldty apart), or NULL */
     size_t ldty;
     const ti__gemm_epi *tepi; /* applied to ty: bias per row of ty, i.e. per column of C */
@@ -331,7 +331,7 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                     if (wsb != NULL) { /* packed for this k block */
                         bsl[g] = wsb + (jr - n0) * kc;
                     } else if (j->bpanel != NULL) { /* packed at planning: sliver jr / nr, rows pc.. */
-                        bsl[g] = j->bpanel + (jr / nr * (j->bk ? j->bk : j->k) + j->bk0 + pc) * nr;
+                        bsl[g] = j->bpanel + (jr / nr * j->bk + j->bk0 + pc) * nr;
                     } else if (b_in_place && w == nr) {
                         bsl[g] = j->b + pc * j->ldb + jr;
                         bstr[g] = j->ldb;

@@ -463,7 +463,7 @@ TI__PRIVATE int ti__prepack_weights(const ti__node *node) {
     return -1;
 }
 
-TI__PRIVATE ti_status ti__pass_prepack(ti_session *s, ti_error *err) {
+TI__PRIVATE ti_status ti__pass_bands(ti_session *s, ti_error *err) {
     /* other[v]: a node that is not an ONNX Conv reads value v (the pool gives zeros) */
     int *other = (int *)ti__pool_alloc(&s->plan_pool, sizeof(int) * (size_t)s->cap_values);
     if (other == NULL)
@@ -479,6 +479,10 @@ TI__PRIVATE ti_status ti__pass_prepack(ti_session *s, ti_error *err) {
         int y = node->n_outputs > 0 ? node->outputs[0] : -1;
         node->bands_ok = y >= 0 && !other[y] && !s->vi[y].is_output;
     }
+    return TI_OK;
+}
+
+TI__PRIVATE ti_status ti__pass_prepack(ti_session *s, ti_error *err) {
     for (int n = 0; n < s->first_dynamic; n++) {
         ti__node *node = &s->nodes[n];
         int wi = ti__prepack_weights(node);

@@ -909,8 +909,11 @@ TI_TEST(depthwise_row_bands) {
         conv_rig r;
         TI_REQUIRE(rig_init(&r, &c));
         size_t want = it == 3 ? 3 : 2;
-        TI_CHECK_EQ_INT((int)ti__conv_dw_bands(&r.p, want), (int)want);
-        TI_CHECK_EQ_INT((int)ti__conv_dw_bands(&r.p, 1), 1);
+        int64_t rows[TI_MAX_THREADS + 1];
+        TI_CHECK_EQ_INT((int)ti__conv_dw_bands(&r.p, want, rows), (int)want);
+        TI_CHECK(rows[0] == 0 && rows[want] == r.p.out[1] && rows[1] > 0 && rows[1] < rows[2]);
+        TI_CHECK_EQ_INT((int)ti__conv_dw_bands(&r.p, 1, rows), 1);
+        TI_CHECK(rows[0] == 0 && rows[1] == r.p.out[1]);
         rig_free(&r);
         int before = g_paths_run[TI__CONV_DW];
         check_case(&c, tps[it == 3]);
