@@ -1346,11 +1346,15 @@ TI__PRIVATE int ti__arm_detect(void); /* best TI__ISA_* by the OS's feature flag
  * row-major with row stride ldc. beta == 0 never reads C. mr is 1..the kernel's largest, nc
  * 1..nr. epi (NULL: none) is applied before the store, as ti__act_block would apply it
  * after, bit for bit: its bias (NULL: none) starts at the tile's first row, and its act is
- * one ti__sgemm_kernel_epi takes (>= 0). */
+ * one ti__sgemm_kernel_epi takes (>= 0). pf: a hint, the first pf_lines (<= kc) 64-byte
+ * lines from pf are asked into L2, one per k step, while the kernel multiplies (the panel
+ * the caller reads next, from memory: asked for all at once, the requests filled the line
+ * buffers and stalled the loads; spread, they arrive while the FMAs run). */
 struct ti__gemm_epi;
 typedef void (*ti__sgemm_kernel_fn)(size_t kc, const float *a, size_t lda, int a_rows,
                                     const float *b, float *c, size_t ldc, int mr, int nc,
-                                    float alpha, float beta, const struct ti__gemm_epi *epi);
+                                    float alpha, float beta, const struct ti__gemm_epi *epi,
+                                    const float *pf, size_t pf_lines);
 /* Packs B[0:kc, 0:w] (row-major, row stride ldb) as kc rows of nr floats, zero past w. */
 typedef void (*ti__sgemm_pack_b_fn)(size_t kc, size_t w, const float *b, size_t ldb, float *dst);
 /* The kernel's contract with B read where it lies: rows of B ldb floats apart, nc == nr
@@ -7820,7 +7824,38 @@ TI__PRIVATE void ti__wino_micro(size_t kc, const float *a, const float *b, float
         for (size_t q = 0; q < w; q++) c[r * ldc + q] = acc ? c[r * ldc + q] + s[r][q] : s[r][q];
 }
 
-/* O[pos] = U[pos] V[pos] for the block's tb tiles, rows of U's slivers [s0, s1). */
+/* The sliver of U that ti__wino_gemm's call after (pos, jr, pc, s) reads: its offset in U,
+ * and in *lines the 64-byte lines to ask for (at most the call's kc; 0: none). It is the
+ * next sliver of the range, of the next k block, or of the next position; none when the
+ * next call reads U[pos] again for the next tiles (it is still in L2) or there is none. */
+TI__PRIVATE size_t ti__wino_next(const ti__wino_geo *g, size_t M, size_t C, size_t tb,
+                                 size_t s0, size_t s1, size_t pos, size_t jr, size_t pc,
+                                 size_t s, size_t *lines) {
+    size_t mr = g->mr, nms = (M + mr - 1) / mr, kc = TI__MIN(g->kc, C - pc), nkc, at;
+    size_t up = pos * nms * mr * C;
+    *lines = 0;
+    if (s + 1 < s1) {
+        nkc = kc;
+        at = up + ti__wino_uoff(g, nms, C, s + 1, pc);
+    } else if (pc + kc < C) {
+        nkc = TI__MIN(g->kc, C - pc - kc);
+        at = up + ti__wino_uoff(g, nms, C, s0, pc + kc);
+    } else if (jr + g->nr >= tb && pos + 1 < g->np) {
+        nkc = TI__MIN(g->kc, C);
+        at = up + nms * mr * C + ti__wino_uoff(g, nms, C, s0, 0);
+    } else {
+        return 0;
+    }
+    *lines = TI__MIN(kc, (nkc * mr + 15) / 16);
+    return at;
+}
+
+/* O[pos] = U[pos] V[pos] for the block's tb tiles, rows of U's slivers [s0, s1). Each
+ * kernel call asks for the sliver of U the next one reads (ti__sgemm_kernel_fn's hint): U
+ * comes from memory in a model (9.4 MB for a 256 -> 256 conv at 14 x 14, 16.8 MB at 512 ->
+ * 512 @7 by F(2x2)), and each sliver is used by 16 tiles only. Twelve such 14 x 14 convs in
+ * a row took 1.61 ms each without, 1.07 with; eight 7 x 7 ones 2.67 -> 1.67 (Xeon, 1
+ * thread). */
 TI__PRIVATE void ti__wino_gemm(const ti__wino_job *j, size_t tb, size_t s0, size_t s1,
                                const float *v, float *o) {
     const ti__convp *p = j->p;
@@ -7839,9 +7874,11 @@ TI__PRIVATE void ti__wino_gemm(const ti__wino_job *j, size_t tb, size_t s0, size
                     size_t h = TI__MIN(mr, M - s * mr);
                     const float *a = up + ti__wino_uoff(g, nms, C, s, pc);
                     float *c = op + s * mr * ldo + jr;
+                    size_t npf, nx = ti__wino_next(g, M, C, tb, s0, s1, pos, jr, pc, s, &npf);
                     if (g->isa != NULL)
                         g->isa->kernel(kc, a, mr, 0, bs + pc * nr, c, ldo, (int)h, (int)w, 1.0f,
-                                       pc > 0 ? 1.0f : 0.0f, NULL);
+                                       pc > 0 ? 1.0f : 0.0f, NULL, npf > 0 ? j->u + nx : NULL,
+                                       npf);
                     else
                         ti__wino_micro(kc, a, bs + pc * nr, c, ldo, h, w, pc > 0);
                 }
@@ -8894,7 +8931,11 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                  * apart, a jump the hardware prefetchers do not follow from one to the next.
                  * MobileNetV2's 1x1 conv of 320 -> 1280 at 7 x 7, minimum of 100 runs in
                  * the model, three alternating runs: 0.539 / 0.545 / 0.552 -> 0.483 / 0.536 /
-                 * 0.489 ms. */
+                 * 0.489 ms. The kernel asks for up to kc lines of the share, one per k step
+                 * (ti__sgemm_kernel_fn), the rest is asked for before it: all at once, the
+                 * requests filled the line buffers and the loads behind them waited (a
+                 * quarter of the time of ResNet-18's 512 -> 512 convs at 7 x 7 by the
+                 * transposed im2col GEMM, 2.39 ms each in a chain of eight; spread, 1.87). */
                 size_t nq = ge < n1 ? ge : n0, pq = ge < n1 || ib + 1 < nblk ? pc : pc + kc;
                 size_t pn_floats = 0; /* of each sliver's block in the next group */
                 if (j->bpanel != NULL && pq < j->k) pn_floats = TI__MIN(kcmax, j->k - pq) * nr;
@@ -8915,9 +8956,15 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                     }
                     for (size_t g = 0; g < gn; g++) {
                         size_t jr = jg + g * nr, w = TI__MIN(nr, n1 - jr);
-                        if (pn_floats > 0 && nq + g * nr < n1)
-                            ti__sgemm_prefetch_run(j->bpanel + ((nq / nr + g) * j->k + pq) * nr,
-                                                   pn_floats * s / ns, pn_floats * (s + 1) / ns);
+                        const float *pf = NULL; /* the share of it the kernel asks for */
+                        size_t npf = 0;
+                        if (pn_floats > 0 && nq + g * nr < n1) {
+                            size_t f0 = pn_floats * s / ns / 16 * 16, f1 = pn_floats * (s + 1) / ns;
+                            pf = j->bpanel + ((nq / nr + g) * j->k + pq) * nr;
+                            if (bstr[g] == nr) npf = TI__MIN(kc, (f1 - f0 + 15) / 16);
+                            ti__sgemm_prefetch_run(pf, f0 + npf * 16, f1); /* the rest */
+                            pf += f0;
+                        }
                         if (jn != (size_t)-1 && jn + g * nr < n1)
                             ti__sgemm_prefetch_b(j, pc + kc * s / ns, pc + kc * (s + 1) / ns,
                                                  jn + g * nr, TI__MIN(nr, n1 - jn - g * nr));
@@ -8927,7 +8974,7 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                                             (int)h, (int)w, j->alpha, beta, kepi);
                         else
                             isa->kernel(kc, a, lda, a_rows, bsl[g], c, j->ldc, (int)h, (int)w,
-                                        j->alpha, beta, kepi);
+                                        j->alpha, beta, kepi, pf, npf);
                         if (pc + kc >= j->k && j->ty != NULL)
                             ti__sgemm_store_t(j, ic + r0, h, jr, w);
                     }
@@ -25358,11 +25405,12 @@ TI__ARM_INLINE void ti__kn_row(float *c, float32x4_t x0, float32x4_t x1, float32
                    ep > 0 && bias != NULL ? bias[r] : 0.0f, vlo, vhi);
 
 /* A is read where it lies: ROWS = 1: element (r, p) at a[r * lda + p] (A not transposed);
- * ROWS = 0: at a[p * lda + r] (A transposed). MR and ROWS are constants once inlined. */
+ * ROWS = 0: at a[p * lda + r] (A transposed). MR and ROWS are constants once inlined. Line
+ * p < npf of pf is prefetched at step p (ti__sgemm_kernel_fn). */
 TI__ARM_INLINE void ti__kn_tile(const int MR, const int ROWS, size_t kc, const float *a,
                                 size_t lda, const float *b, float *c, size_t ldc, int nc,
                                 float alpha, float beta, int ep, const float *bias, float lo,
-                                float hi) {
+                                float hi, const float *pf, size_t npf) {
     size_t astep = ROWS ? 1 : lda;
     float32x4_t z = vdupq_n_f32(0.0f);
     float32x4_t c0_0 = z, c0_1 = z, c0_2 = z, c1_0 = z, c1_1 = z, c1_2 = z;
@@ -25370,6 +25418,7 @@ TI__ARM_INLINE void ti__kn_tile(const int MR, const int ROWS, size_t kc, const f
     float32x4_t c4_0 = z, c4_1 = z, c4_2 = z, c5_0 = z, c5_1 = z, c5_2 = z;
     float32x4_t c6_0 = z, c6_1 = z, c6_2 = z, c7_0 = z, c7_1 = z, c7_2 = z;
     for (size_t p = 0; p < kc; p++) {
+        if (p < npf) __builtin_prefetch(pf + p * 16, 0, 2);
         float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4), b2 = vld1q_f32(b + 8);
         TI__KN_FMA(0) TI__KN_FMA(1) TI__KN_FMA(2) TI__KN_FMA(3)
         TI__KN_FMA(4) TI__KN_FMA(5) TI__KN_FMA(6) TI__KN_FMA(7)
@@ -25386,9 +25435,9 @@ TI__ARM_INLINE void ti__kn_tile(const int MR, const int ROWS, size_t kc, const f
     static __attribute__((noinline, unused)) void ti__kn_m##n(                               \
         int rows, size_t kc, const float *a, size_t lda, const float *b, float *c,          \
         size_t ldc, int nc, float alpha, float beta, int ep, const float *bias, float lo,   \
-        float hi) {                                                                         \
-        if (rows) ti__kn_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
-        else ti__kn_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi);  \
+        float hi, const float *pf, size_t npf) {                                            \
+        if (rows) ti__kn_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
+        else ti__kn_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
     }
 TI__KN_DEF(1)
 TI__KN_DEF(2)
@@ -25401,18 +25450,19 @@ TI__KN_DEF(8)
 
 TI__PRIVATE void ti__sgemm_kernel_neon(size_t kc, const float *a, size_t lda, int a_rows,
                                        const float *b, float *c, size_t ldc, int mr, int nc,
-                                       float alpha, float beta, const ti__gemm_epi *epi) {
+                                       float alpha, float beta, const ti__gemm_epi *epi,
+                                       const float *pf, size_t npf) {
     float lo, hi;
     int ep = ti__sgemm_kernel_epi(epi, &lo, &hi);
     const float *bias = ep > 0 ? epi->bias : NULL;
     TI_ASSERT(ep >= 0);
     switch (mr) {
 #define TI__KN_CASE(n)                                                                      \
-    case n: ti__kn_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
+    case n: ti__kn_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); break;
     TI__KN_CASE(1) TI__KN_CASE(2) TI__KN_CASE(3) TI__KN_CASE(4)
     TI__KN_CASE(5) TI__KN_CASE(6) TI__KN_CASE(7)
 #undef TI__KN_CASE
-    default: ti__kn_m8(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
+    default: ti__kn_m8(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); break;
     }
 }
 
@@ -27314,17 +27364,20 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_row(float *c, __m256 x0, __m256 x1,
                      ep > 0 && bias != NULL ? bias[r] : 0.0f, vlo, vhi);
 
 /* A is read where it lies: ROWS = 1: element (r, p) at a[r * lda + p] (A not transposed);
- * ROWS = 0: at a[p * lda + r] (A transposed). MR and ROWS are constants once inlined. */
+ * ROWS = 0: at a[p * lda + r] (A transposed). MR and ROWS are constants once inlined. Line
+ * p < npf of pf is prefetched at step p (ti__sgemm_kernel_fn). */
 TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, const int ROWS, size_t kc,
                                                   const float *a, size_t lda, const float *b,
                                                   float *c, size_t ldc, int nc, float alpha,
                                                   float beta, int ep, const float *bias,
-                                                  float lo, float hi) {
+                                                  float lo, float hi, const float *pf,
+                                                  size_t npf) {
     size_t astep = ROWS ? 1 : lda;
     __m256 z = _mm256_setzero_ps();
     __m256 c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z;
     __m256 c3_0 = z, c3_1 = z, c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z;
     for (size_t p = 0; p < kc; p++) {
+        if (p < npf) _mm_prefetch((const char *)(pf + p * 16), _MM_HINT_T1);
         __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
         TI__K256_FMA(0) TI__K256_FMA(1) TI__K256_FMA(2)
         TI__K256_FMA(3) TI__K256_FMA(4) TI__K256_FMA(5)
@@ -27342,9 +27395,9 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, const int ROWS, 
     static __attribute__((noinline, unused)) TI__TARGET_AVX2 void ti__k256_m##n(             \
         int rows, size_t kc, const float *a, size_t lda, const float *b, float *c,          \
         size_t ldc, int nc, float alpha, float beta, int ep, const float *bias, float lo,   \
-        float hi) {                                                                         \
-        if (rows) ti__k256_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
-        else ti__k256_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi);  \
+        float hi, const float *pf, size_t npf) {                                            \
+        if (rows) ti__k256_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
+        else ti__k256_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
     }
 TI__K256_DEF(1)
 TI__K256_DEF(2)
@@ -27356,17 +27409,18 @@ TI__K256_DEF(6)
 TI__PRIVATE TI__TARGET_AVX2 void ti__sgemm_kernel_avx2(size_t kc, const float *a, size_t lda,
                                                        int a_rows, const float *b, float *c,
                                                        size_t ldc, int mr, int nc, float alpha,
-                                                       float beta, const ti__gemm_epi *epi) {
+                                                       float beta, const ti__gemm_epi *epi,
+                                                       const float *pf, size_t npf) {
     float lo, hi;
     int ep = ti__sgemm_kernel_epi(epi, &lo, &hi);
     const float *bias = ep > 0 ? epi->bias : NULL;
     TI_ASSERT(ep >= 0);
     switch (mr) {
 #define TI__K256_CASE(n)                                                                    \
-    case n: ti__k256_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
+    case n: ti__k256_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); break;
     TI__K256_CASE(1) TI__K256_CASE(2) TI__K256_CASE(3) TI__K256_CASE(4) TI__K256_CASE(5)
 #undef TI__K256_CASE
-    default: ti__k256_m6(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
+    default: ti__k256_m6(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); break;
     }
 }
 
@@ -27514,14 +27568,15 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_row(float *c, __m512 x0, __m512 x
  * ROWS = 0: at a[p * lda + r] (A transposed). NV: vectors of 16 columns computed, 2, or 1
  * when nc <= 16 (the second half of the sliver is zero: its FMAs would be wasted, half of
  * the work on the last sliver of N = 196 or 49). MR, ROWS and NV are constants once
- * inlined. */
+ * inlined. Line p < npf of pf is prefetched at step p (ti__sgemm_kernel_fn). */
 TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS, const int NV,
                                                     size_t kc,
                                                     const float *a, size_t lda, const float *b,
                                                     size_t ldb,
                                                     float *c, size_t ldc, int nc, float alpha,
                                                     float beta, int ep, const float *bias,
-                                                    float lo, float hi) {
+                                                    float lo, float hi, const float *pf,
+                                                    size_t npf) {
     size_t astep = ROWS ? 1 : lda;
     __m512 z = _mm512_setzero_ps();
     __m512 c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z, c3_0 = z, c3_1 = z;
@@ -27529,6 +27584,7 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS
     __m512 c8_0 = z, c8_1 = z, c9_0 = z, c9_1 = z, c10_0 = z, c10_1 = z, c11_0 = z;
     __m512 c11_1 = z, c12_0 = z, c12_1 = z, c13_0 = z, c13_1 = z;
     for (size_t p = 0; p < kc; p++) {
+        if (p < npf) _mm_prefetch((const char *)(pf + p * 16), _MM_HINT_T1);
         __m512 b0 = _mm512_loadu_ps(b), b1 = NV > 1 ? _mm512_loadu_ps(b + 16) : z;
         TI__K512_FMA(0) TI__K512_FMA(1) TI__K512_FMA(2) TI__K512_FMA(3) TI__K512_FMA(4)
         TI__K512_FMA(5) TI__K512_FMA(6) TI__K512_FMA(7) TI__K512_FMA(8) TI__K512_FMA(9)
@@ -27551,18 +27607,17 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS
 #define TI__K512_DEF(n)                                                                     \
     static __attribute__((noinline, unused)) TI__TARGET_AVX512 void ti__k512_m##n(           \
         int rows, size_t kc, const float *a, size_t lda, const float *b, size_t ldb,        \
-        float *c,                                                                           \
-        size_t ldc, int nc, float alpha, float beta, int ep, const float *bias, float lo,   \
-        float hi) {                                                                         \
+        float *c, size_t ldc, int nc, float alpha, float beta, int ep, const float *bias,   \
+        float lo, float hi, const float *pf, size_t npf) {                                  \
         if (ldb != TI__K512_NR) { /* B in place (nc is 32) */                             \
-            if (rows) ti__k512_tile(n, 1, 2, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
-            else ti__k512_tile(n, 0, 2, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
+            if (rows) ti__k512_tile(n, 1, 2, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
+            else ti__k512_tile(n, 0, 2, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
         } else if (nc > 16) { /* packed B: the stride a constant */                          \
-            if (rows) ti__k512_tile(n, 1, 2, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
-            else ti__k512_tile(n, 0, 2, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
+            if (rows) ti__k512_tile(n, 1, 2, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
+            else ti__k512_tile(n, 0, 2, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
         } else {                                                                            \
-            if (rows) ti__k512_tile(n, 1, 1, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
-            else ti__k512_tile(n, 0, 1, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
+            if (rows) ti__k512_tile(n, 1, 1, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
+            else ti__k512_tile(n, 0, 1, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
         }                                                                                   \
     }
 TI__K512_DEF(1)
@@ -27580,6 +27635,28 @@ TI__K512_DEF(12)
 TI__K512_DEF(13)
 TI__K512_DEF(14)
 
+/* The kernel with B's rows ldb floats apart, and the prefetch hint (ti__sgemm_kernel_fn). */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_run(size_t kc, const float *a, size_t lda,
+                                                   int a_rows, const float *b, size_t ldb,
+                                                   float *c, size_t ldc, int mr, int nc,
+                                                   float alpha, float beta,
+                                                   const ti__gemm_epi *epi, const float *pf,
+                                                   size_t npf) {
+    float lo, hi;
+    int ep = ti__sgemm_kernel_epi(epi, &lo, &hi);
+    const float *bias = ep > 0 ? epi->bias : NULL;
+    TI_ASSERT(ep >= 0);
+    switch (mr) {
+#define TI__K512_CASE(n)                                                                    \
+    case n: ti__k512_m##n(a_rows, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); break;
+    TI__K512_CASE(1) TI__K512_CASE(2) TI__K512_CASE(3) TI__K512_CASE(4) TI__K512_CASE(5)
+    TI__K512_CASE(6) TI__K512_CASE(7) TI__K512_CASE(8) TI__K512_CASE(9) TI__K512_CASE(10)
+    TI__K512_CASE(11) TI__K512_CASE(12) TI__K512_CASE(13)
+#undef TI__K512_CASE
+    default: ti__k512_m14(a_rows, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); break;
+    }
+}
+
 /* The kernel with B's rows ldb floats apart: packed (ldb 32, zero past nc), or read where it
  * lies (then nc must be 32: past nc, B is not read as zero). */
 TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_kernel_avx512_ldb(size_t kc, const float *a,
@@ -27588,19 +27665,7 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_kernel_avx512_ldb(size_t kc, const 
                                                                float *c, size_t ldc, int mr,
                                                                int nc, float alpha, float beta,
                                                                const ti__gemm_epi *epi) {
-    float lo, hi;
-    int ep = ti__sgemm_kernel_epi(epi, &lo, &hi);
-    const float *bias = ep > 0 ? epi->bias : NULL;
-    TI_ASSERT(ep >= 0);
-    switch (mr) {
-#define TI__K512_CASE(n)                                                                    \
-    case n: ti__k512_m##n(a_rows, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
-    TI__K512_CASE(1) TI__K512_CASE(2) TI__K512_CASE(3) TI__K512_CASE(4) TI__K512_CASE(5)
-    TI__K512_CASE(6) TI__K512_CASE(7) TI__K512_CASE(8) TI__K512_CASE(9) TI__K512_CASE(10)
-    TI__K512_CASE(11) TI__K512_CASE(12) TI__K512_CASE(13)
-#undef TI__K512_CASE
-    default: ti__k512_m14(a_rows, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
-    }
+    ti__k512_run(kc, a, lda, a_rows, b, ldb, c, ldc, mr, nc, alpha, beta, epi, NULL, 0);
 }
 
 TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_kernel_avx512(size_t kc, const float *a,
@@ -27608,9 +27673,10 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_kernel_avx512(size_t kc, const floa
                                                            const float *b, float *c,
                                                            size_t ldc, int mr, int nc,
                                                            float alpha, float beta,
-                                                           const ti__gemm_epi *epi) {
-    ti__sgemm_kernel_avx512_ldb(kc, a, lda, a_rows, b, TI__K512_NR, c, ldc, mr, nc, alpha,
-                                beta, epi);
+                                                           const ti__gemm_epi *epi,
+                                                           const float *pf, size_t npf) {
+    ti__k512_run(kc, a, lda, a_rows, b, TI__K512_NR, c, ldc, mr, nc, alpha, beta, epi, pf,
+                 npf);
 }
 
 /* Packs B[0:kc, 0:w] (row-major, row stride ldb) as kc rows of 32 floats, zero past w. */

@@ -290,11 +290,15 @@ TI__PRIVATE int ti__arm_detect(void); /* best TI__ISA_* by the OS's feature flag
  * row-major with row stride ldc. beta == 0 never reads C. mr is 1..the kernel's largest, nc
  * 1..nr. epi (NULL: none) is applied before the store, as ti__act_block would apply it
  * after, bit for bit: its bias (NULL: none) starts at the tile's first row, and its act is
- * one ti__sgemm_kernel_epi takes (>= 0). */
+ * one ti__sgemm_kernel_epi takes (>= 0). pf: a hint, the first pf_lines (<= kc) 64-byte
+ * lines from pf are asked into L2, one per k step, while the kernel multiplies (the panel
+ * the caller reads next, from memory: asked for all at once, the requests filled the line
+ * buffers and stalled the loads; spread, they arrive while the FMAs run). */
 struct ti__gemm_epi;
 typedef void (*ti__sgemm_kernel_fn)(size_t kc, const float *a, size_t lda, int a_rows,
                                     const float *b, float *c, size_t ldc, int mr, int nc,
-                                    float alpha, float beta, const struct ti__gemm_epi *epi);
+                                    float alpha, float beta, const struct ti__gemm_epi *epi,
+                                    const float *pf, size_t pf_lines);
 /* Packs B[0:kc, 0:w] (row-major, row stride ldb) as kc rows of nr floats, zero past w. */
 typedef void (*ti__sgemm_pack_b_fn)(size_t kc, size_t w, const float *b, size_t ldb, float *dst);
 /* The kernel's contract with B read where it lies: rows of B ldb floats apart, nc == nr

@@ -352,7 +352,11 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                  * apart, a jump the hardware prefetchers do not follow from one to the next.
                  * MobileNetV2's 1x1 conv of 320 -> 1280 at 7 x 7, minimum of 100 runs in
                  * the model, three alternating runs: 0.539 / 0.545 / 0.552 -> 0.483 / 0.536 /
-                 * 0.489 ms. */
+                 * 0.489 ms. The kernel asks for up to kc lines of the share, one per k step
+                 * (ti__sgemm_kernel_fn), the rest is asked for before it: all at once, the
+                 * requests filled the line buffers and the loads behind them waited (a
+                 * quarter of the time of ResNet-18's 512 -> 512 convs at 7 x 7 by the
+                 * transposed im2col GEMM, 2.39 ms each in a chain of eight; spread, 1.87). */
                 size_t nq = ge < n1 ? ge : n0, pq = ge < n1 || ib + 1 < nblk ? pc : pc + kc;
                 size_t pn_floats = 0; /* of each sliver's block in the next group */
                 if (j->bpanel != NULL && pq < j->k) pn_floats = TI__MIN(kcmax, j->k - pq) * nr;
@@ -373,9 +377,15 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                     }
                     for (size_t g = 0; g < gn; g++) {
                         size_t jr = jg + g * nr, w = TI__MIN(nr, n1 - jr);
-                        if (pn_floats > 0 && nq + g * nr < n1)
-                            ti__sgemm_prefetch_run(j->bpanel + ((nq / nr + g) * j->k + pq) * nr,
-                                                   pn_floats * s / ns, pn_floats * (s + 1) / ns);
+                        const float *pf = NULL; /* the share of it the kernel asks for */
+                        size_t npf = 0;
+                        if (pn_floats > 0 && nq + g * nr < n1) {
+                            size_t f0 = pn_floats * s / ns / 16 * 16, f1 = pn_floats * (s + 1) / ns;
+                            pf = j->bpanel + ((nq / nr + g) * j->k + pq) * nr;
+                            if (bstr[g] == nr) npf = TI__MIN(kc, (f1 - f0 + 15) / 16);
+                            ti__sgemm_prefetch_run(pf, f0 + npf * 16, f1); /* the rest */
+                            pf += f0;
+                        }
                         if (jn != (size_t)-1 && jn + g * nr < n1)
                             ti__sgemm_prefetch_b(j, pc + kc * s / ns, pc + kc * (s + 1) / ns,
                                                  jn + g * nr, TI__MIN(nr, n1 - jn - g * nr));
@@ -385,7 +395,7 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                                             (int)h, (int)w, j->alpha, beta, kepi);
                         else
                             isa->kernel(kc, a, lda, a_rows, bsl[g], c, j->ldc, (int)h, (int)w,
-                                        j->alpha, beta, kepi);
+                                        j->alpha, beta, kepi, pf, npf);
                         if (pc + kc >= j->k && j->ty != NULL)
                             ti__sgemm_store_t(j, ic + r0, h, jr, w);
                     }

@@ -990,6 +990,65 @@ TI_TEST(transposed_gemm_k_parts) {
     TI_CHECK_EQ_INT((int)ti__conv_ct_kparts(&p, TI__CONV_1X1, 2), 1);
 }
 
+/* The prefetch hint of the Winograd GEMM (ti__wino_next): walking the calls in
+ * ti__wino_gemm's order, each call's hint names the sliver the next call reads, except
+ * where that call reads U[pos] again for the next tiles (none) and after the last; the lines
+ * asked for stay inside that sliver and inside U. Register tiles of AVX-512, AVX2 and the
+ * portable loop; whole ranges of slivers and the parts of 2 threads; k blocks that divide C
+ * and that do not. */
+TI_TEST(winograd_prefetch_hint) {
+    static const size_t geos[3][3] = {{14, 32, 128}, {6, 16, 256}, {4, 16, 256}}; /* mr nr kc */
+    static const size_t shapes[][4] = {/* C, M, tiles, np */
+                                       {256, 256, 16, 36}, {512, 512, 16, 16}, {64, 64, 100, 36},
+                                       {300, 100, 49, 16}, {3, 5, 17, 36}, {129, 40, 33, 16}};
+    int calls = 0, hints = 0;
+    for (int gi = 0; gi < 3; gi++)
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+            for (int part = 0; part < 3; part++) {
+                ti__wino_geo g;
+                memset(&g, 0, sizeof g);
+                g.mr = geos[gi][0], g.nr = geos[gi][1], g.kc = geos[gi][2], g.np = shapes[si][3];
+                size_t C = shapes[si][0], M = shapes[si][1], tb = shapes[si][2];
+                size_t nms = (M + g.mr - 1) / g.mr, ufloats = g.np * nms * g.mr * C;
+                size_t s0 = part == 2 ? nms / 2 : 0, s1 = part == 1 ? nms / 2 : nms;
+                if (s0 >= s1) continue;
+                /* the calls in order: offset in U, floats read, position, tile block */
+                size_t n = 0, cap = g.np * ((tb + g.nr - 1) / g.nr) * ((C + g.kc - 1) / g.kc) *
+                                    (s1 - s0);
+                size_t(*cl)[4] = (size_t(*)[4])malloc(cap * sizeof *cl);
+                TI_REQUIRE(cl != NULL);
+                for (size_t pos = 0; pos < g.np; pos++)
+                    for (size_t jr = 0; jr < tb; jr += g.nr)
+                        for (size_t pc = 0; pc < C; pc += g.kc)
+                            for (size_t s = s0; s < s1; s++, n++) {
+                                size_t kc = TI__MIN(g.kc, C - pc);
+                                cl[n][0] = pos * nms * g.mr * C + ti__wino_uoff(&g, nms, C, s, pc);
+                                cl[n][1] = kc * g.mr, cl[n][2] = pos, cl[n][3] = jr;
+                            }
+                TI_REQUIRE(n == cap);
+                n = 0;
+                for (size_t pos = 0; pos < g.np; pos++)
+                    for (size_t jr = 0; jr < tb; jr += g.nr)
+                        for (size_t pc = 0; pc < C; pc += g.kc)
+                            for (size_t s = s0; s < s1; s++, n++) {
+                                size_t lines, at = ti__wino_next(&g, M, C, tb, s0, s1, pos, jr,
+                                                                 pc, s, &lines);
+                                int want = n + 1 < cap && (cl[n + 1][2] != pos ||
+                                                           cl[n + 1][3] == jr);
+                                calls++;
+                                TI_CHECK_EQ_INT(lines > 0, want);
+                                if (!want || lines == 0) continue;
+                                hints++;
+                                TI_CHECK(at == cl[n + 1][0]);
+                                TI_CHECK(lines <= TI__MIN(g.kc, C - pc));
+                                TI_CHECK((lines - 1) * 16 < cl[n + 1][1]);
+                                TI_CHECK(at + cl[n + 1][1] <= ufloats);
+                            }
+                free(cl);
+            }
+    TI_CHECK(hints > 0 && hints < calls);
+}
+
 int main(void) {
     isa_report();
     TI_RUN(depthwise_shapes);
@@ -1002,6 +1061,7 @@ int main(void) {
     TI_RUN(few_channel_shapes);
     TI_RUN(depthwise_row_bands);
     TI_RUN(transposed_gemm_k_parts);
+    TI_RUN(winograd_prefetch_hint);
     printf("path runs: direct %d, 1x1 %d, im2col %d, depthwise %d, winograd %d (F(2x2) %d), few "
            "channels %d; transposed GEMM %d\n", g_paths_run[0], g_paths_run[1], g_paths_run[2],
            g_paths_run[3], g_paths_run[4], g_wino23_runs, g_paths_run[TI__CONV_FEWC], g_ct_runs);

@@ -78,11 +78,12 @@ TI__ARM_INLINE void ti__kn_row(float *c, float32x4_t x0, float32x4_t x1, float32
                    ep > 0 && bias != NULL ? bias[r] : 0.0f, vlo, vhi);
 
 /* A is read where it lies: ROWS = 1: element (r, p) at a[r * lda + p] (A not transposed);
- * ROWS = 0: at a[p * lda + r] (A transposed). MR and ROWS are constants once inlined. */
+ * ROWS = 0: at a[p * lda + r] (A transposed). MR and ROWS are constants once inlined. Line
+ * p < npf of pf is prefetched at step p (ti__sgemm_kernel_fn). */
 TI__ARM_INLINE void ti__kn_tile(const int MR, const int ROWS, size_t kc, const float *a,
                                 size_t lda, const float *b, float *c, size_t ldc, int nc,
                                 float alpha, float beta, int ep, const float *bias, float lo,
-                                float hi) {
+                                float hi, const float *pf, size_t npf) {
     size_t astep = ROWS ? 1 : lda;
     float32x4_t z = vdupq_n_f32(0.0f);
     float32x4_t c0_0 = z, c0_1 = z, c0_2 = z, c1_0 = z, c1_1 = z, c1_2 = z;
@@ -90,6 +91,7 @@ TI__ARM_INLINE void ti__kn_tile(const int MR, const int ROWS, size_t kc, const f
     float32x4_t c4_0 = z, c4_1 = z, c4_2 = z, c5_0 = z, c5_1 = z, c5_2 = z;
     float32x4_t c6_0 = z, c6_1 = z, c6_2 = z, c7_0 = z, c7_1 = z, c7_2 = z;
     for (size_t p = 0; p < kc; p++) {
+        if (p < npf) __builtin_prefetch(pf + p * 16, 0, 2);
         float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4), b2 = vld1q_f32(b + 8);
         TI__KN_FMA(0) TI__KN_FMA(1) TI__KN_FMA(2) TI__KN_FMA(3)
         TI__KN_FMA(4) TI__KN_FMA(5) TI__KN_FMA(6) TI__KN_FMA(7)
@@ -106,9 +108,9 @@ TI__ARM_INLINE void ti__kn_tile(const int MR, const int ROWS, size_t kc, const f
     static __attribute__((noinline, unused)) void ti__kn_m##n(                               \
         int rows, size_t kc, const float *a, size_t lda, const float *b, float *c,          \
         size_t ldc, int nc, float alpha, float beta, int ep, const float *bias, float lo,   \
-        float hi) {                                                                         \
-        if (rows) ti__kn_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
-        else ti__kn_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi);  \
+        float hi, const float *pf, size_t npf) {                                            \
+        if (rows) ti__kn_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
+        else ti__kn_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
     }
 TI__KN_DEF(1)
 TI__KN_DEF(2)
@@ -121,18 +123,19 @@ TI__KN_DEF(8)
 
 TI__PRIVATE void ti__sgemm_kernel_neon(size_t kc, const float *a, size_t lda, int a_rows,
                                        const float *b, float *c, size_t ldc, int mr, int nc,
-                                       float alpha, float beta, const ti__gemm_epi *epi) {
+                                       float alpha, float beta, const ti__gemm_epi *epi,
+                                       const float *pf, size_t npf) {
     float lo, hi;
     int ep = ti__sgemm_kernel_epi(epi, &lo, &hi);
     const float *bias = ep > 0 ? epi->bias : NULL;
     TI_ASSERT(ep >= 0);
     switch (mr) {
 #define TI__KN_CASE(n)                                                                      \
-    case n: ti__kn_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
+    case n: ti__kn_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); break;
     TI__KN_CASE(1) TI__KN_CASE(2) TI__KN_CASE(3) TI__KN_CASE(4)
     TI__KN_CASE(5) TI__KN_CASE(6) TI__KN_CASE(7)
 #undef TI__KN_CASE
-    default: ti__kn_m8(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
+    default: ti__kn_m8(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); break;
     }
 }
 

@@ -80,17 +80,20 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_row(float *c, __m256 x0, __m256 x1,
                      ep > 0 && bias != NULL ? bias[r] : 0.0f, vlo, vhi);
 
 /* A is read where it lies: ROWS = 1: element (r, p) at a[r * lda + p] (A not transposed);
- * ROWS = 0: at a[p * lda + r] (A transposed). MR and ROWS are constants once inlined. */
+ * ROWS = 0: at a[p * lda + r] (A transposed). MR and ROWS are constants once inlined. Line
+ * p < npf of pf is prefetched at step p (ti__sgemm_kernel_fn). */
 TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, const int ROWS, size_t kc,
                                                   const float *a, size_t lda, const float *b,
                                                   float *c, size_t ldc, int nc, float alpha,
                                                   float beta, int ep, const float *bias,
-                                                  float lo, float hi) {
+                                                  float lo, float hi, const float *pf,
+                                                  size_t npf) {
     size_t astep = ROWS ? 1 : lda;
     __m256 z = _mm256_setzero_ps();
     __m256 c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z;
     __m256 c3_0 = z, c3_1 = z, c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z;
     for (size_t p = 0; p < kc; p++) {
+        if (p < npf) _mm_prefetch((const char *)(pf + p * 16), _MM_HINT_T1);
         __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
         TI__K256_FMA(0) TI__K256_FMA(1) TI__K256_FMA(2)
         TI__K256_FMA(3) TI__K256_FMA(4) TI__K256_FMA(5)
@@ -108,9 +111,9 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, const int ROWS, 
     static __attribute__((noinline, unused)) TI__TARGET_AVX2 void ti__k256_m##n(             \
         int rows, size_t kc, const float *a, size_t lda, const float *b, float *c,          \
         size_t ldc, int nc, float alpha, float beta, int ep, const float *bias, float lo,   \
-        float hi) {                                                                         \
-        if (rows) ti__k256_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
-        else ti__k256_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi);  \
+        float hi, const float *pf, size_t npf) {                                            \
+        if (rows) ti__k256_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
+        else ti__k256_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
     }
 TI__K256_DEF(1)
 TI__K256_DEF(2)
@@ -122,17 +125,18 @@ TI__K256_DEF(6)
 TI__PRIVATE TI__TARGET_AVX2 void ti__sgemm_kernel_avx2(size_t kc, const float *a, size_t lda,
                                                        int a_rows, const float *b, float *c,
                                                        size_t ldc, int mr, int nc, float alpha,
-                                                       float beta, const ti__gemm_epi *epi) {
+                                                       float beta, const ti__gemm_epi *epi,
+                                                       const float *pf, size_t npf) {
     float lo, hi;
     int ep = ti__sgemm_kernel_epi(epi, &lo, &hi);
     const float *bias = ep > 0 ? epi->bias : NULL;
     TI_ASSERT(ep >= 0);
     switch (mr) {
 #define TI__K256_CASE(n)                                                                    \
-    case n: ti__k256_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
+    case n: ti__k256_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); break;
     TI__K256_CASE(1) TI__K256_CASE(2) TI__K256_CASE(3) TI__K256_CASE(4) TI__K256_CASE(5)
 #undef TI__K256_CASE
-    default: ti__k256_m6(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
+    default: ti__k256_m6(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); break;
     }
 }
 

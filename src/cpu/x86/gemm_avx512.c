@@ -80,14 +80,15 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_row(float *c, __m512 x0, __m512 x
  * ROWS = 0: at a[p * lda + r] (A transposed). NV: vectors of 16 columns computed, 2, or 1
  * when nc <= 16 (the second half of the sliver is zero: its FMAs would be wasted, half of
  * the work on the last sliver of N = 196 or 49). MR, ROWS and NV are constants once
- * inlined. */
+ * inlined. Line p < npf of pf is prefetched at step p (ti__sgemm_kernel_fn). */
 TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS, const int NV,
                                                     size_t kc,
                                                     const float *a, size_t lda, const float *b,
                                                     size_t ldb,
                                                     float *c, size_t ldc, int nc, float alpha,
                                                     float beta, int ep, const float *bias,
-                                                    float lo, float hi) {
+                                                    float lo, float hi, const float *pf,
+                                                    size_t npf) {
     size_t astep = ROWS ? 1 : lda;
     __m512 z = _mm512_setzero_ps();
     __m512 c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z, c3_0 = z, c3_1 = z;
@@ -95,6 +96,7 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS
     __m512 c8_0 = z, c8_1 = z, c9_0 = z, c9_1 = z, c10_0 = z, c10_1 = z, c11_0 = z;
     __m512 c11_1 = z, c12_0 = z, c12_1 = z, c13_0 = z, c13_1 = z;
     for (size_t p = 0; p < kc; p++) {
+        if (p < npf) _mm_prefetch((const char *)(pf + p * 16), _MM_HINT_T1);
         __m512 b0 = _mm512_loadu_ps(b), b1 = NV > 1 ? _mm512_loadu_ps(b + 16) : z;
         TI__K512_FMA(0) TI__K512_FMA(1) TI__K512_FMA(2) TI__K512_FMA(3) TI__K512_FMA(4)
         TI__K512_FMA(5) TI__K512_FMA(6) TI__K512_FMA(7) TI__K512_FMA(8) TI__K512_FMA(9)
@@ -117,18 +119,17 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS
 #define TI__K512_DEF(n)                                                                     \
     static __attribute__((noinline, unused)) TI__TARGET_AVX512 void ti__k512_m##n(           \
         int rows, size_t kc, const float *a, size_t lda, const float *b, size_t ldb,        \
-        float *c,                                                                           \
-        size_t ldc, int nc, float alpha, float beta, int ep, const float *bias, float lo,   \
-        float hi) {                                                                         \
+        float *c, size_t ldc, int nc, float alpha, float beta, int ep, const float *bias,   \
+        float lo, float hi, const float *pf, size_t npf) {                                  \
         if (ldb != TI__K512_NR) { /* B in place (nc is 32) */                             \
-            if (rows) ti__k512_tile(n, 1, 2, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
-            else ti__k512_tile(n, 0, 2, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
+            if (rows) ti__k512_tile(n, 1, 2, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
+            else ti__k512_tile(n, 0, 2, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
         } else if (nc > 16) { /* packed B: the stride a constant */                          \
-            if (rows) ti__k512_tile(n, 1, 2, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
-            else ti__k512_tile(n, 0, 2, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
+            if (rows) ti__k512_tile(n, 1, 2, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
+            else ti__k512_tile(n, 0, 2, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
         } else {                                                                            \
-            if (rows) ti__k512_tile(n, 1, 1, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
-            else ti__k512_tile(n, 0, 1, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi); \
+            if (rows) ti__k512_tile(n, 1, 1, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
+            else ti__k512_tile(n, 0, 1, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
         }                                                                                   \
     }
 TI__K512_DEF(1)
@@ -146,6 +147,28 @@ TI__K512_DEF(12)
 TI__K512_DEF(13)
 TI__K512_DEF(14)
 
+/* The kernel with B's rows ldb floats apart, and the prefetch hint (ti__sgemm_kernel_fn). */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_run(size_t kc, const float *a, size_t lda,
+                                                   int a_rows, const float *b, size_t ldb,
+                                                   float *c, size_t ldc, int mr, int nc,
+                                                   float alpha, float beta,
+                                                   const ti__gemm_epi *epi, const float *pf,
+                                                   size_t npf) {
+    float lo, hi;
+    int ep = ti__sgemm_kernel_epi(epi, &lo, &hi);
+    const float *bias = ep > 0 ? epi->bias : NULL;
+    TI_ASSERT(ep >= 0);
+    switch (mr) {
+#define TI__K512_CASE(n)                                                                    \
+    case n: ti__k512_m##n(a_rows, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); break;
+    TI__K512_CASE(1) TI__K512_CASE(2) TI__K512_CASE(3) TI__K512_CASE(4) TI__K512_CASE(5)
+    TI__K512_CASE(6) TI__K512_CASE(7) TI__K512_CASE(8) TI__K512_CASE(9) TI__K512_CASE(10)
+    TI__K512_CASE(11) TI__K512_CASE(12) TI__K512_CASE(13)
+#undef TI__K512_CASE
+    default: ti__k512_m14(a_rows, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); break;
+    }
+}
+
 /* The kernel with B's rows ldb floats apart: packed (ldb 32, zero past nc), or read where it
  * lies (then nc must be 32: past nc, B is not read as zero). */
 TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_kernel_avx512_ldb(size_t kc, const float *a,
@@ -154,19 +177,7 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_kernel_avx512_ldb(size_t kc, const 
                                                                float *c, size_t ldc, int mr,
                                                                int nc, float alpha, float beta,
                                                                const ti__gemm_epi *epi) {
-    float lo, hi;
-    int ep = ti__sgemm_kernel_epi(epi, &lo, &hi);
-    const float *bias = ep > 0 ? epi->bias : NULL;
-    TI_ASSERT(ep >= 0);
-    switch (mr) {
-#define TI__K512_CASE(n)                                                                    \
-    case n: ti__k512_m##n(a_rows, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
-    TI__K512_CASE(1) TI__K512_CASE(2) TI__K512_CASE(3) TI__K512_CASE(4) TI__K512_CASE(5)
-    TI__K512_CASE(6) TI__K512_CASE(7) TI__K512_CASE(8) TI__K512_CASE(9) TI__K512_CASE(10)
-    TI__K512_CASE(11) TI__K512_CASE(12) TI__K512_CASE(13)
-#undef TI__K512_CASE
-    default: ti__k512_m14(a_rows, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi); break;
-    }
+    ti__k512_run(kc, a, lda, a_rows, b, ldb, c, ldc, mr, nc, alpha, beta, epi, NULL, 0);
 }
 
 TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_kernel_avx512(size_t kc, const float *a,
@@ -174,9 +185,10 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_kernel_avx512(size_t kc, const floa
                                                            const float *b, float *c,
                                                            size_t ldc, int mr, int nc,
                                                            float alpha, float beta,
-                                                           const ti__gemm_epi *epi) {
-    ti__sgemm_kernel_avx512_ldb(kc, a, lda, a_rows, b, TI__K512_NR, c, ldc, mr, nc, alpha,
-                                beta, epi);
+                                                           const ti__gemm_epi *epi,
+                                                           const float *pf, size_t npf) {
+    ti__k512_run(kc, a, lda, a_rows, b, TI__K512_NR, c, ldc, mr, nc, alpha, beta, epi, pf,
+                 npf);
 }
 
 /* Packs B[0:kc, 0:w] (row-major, row stride ldb) as kc rows of 32 floats, zero past w. */
