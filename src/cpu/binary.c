@@ -598,6 +598,7 @@ TI__PRIVATE void ti__bin_pass(ti__kctx *k, int op, const ti_tensor *a, const ti_
                               int width) {
     ti_tensor *y = k->out[0];
     ti__bjob j;
+    memset(&j, 0, sizeof j); /* grain 0: the default (left unset, it split nothing: below) */
     const ti_tensor *ins[2];
     ins[0] = a;
     ins[1] = b;
