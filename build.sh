@@ -696,6 +696,17 @@ j_threads() { # 8 sessions of one shared model on 8 threads == one session on on
         -o "$out/test_threads" "${LIBS[@]}"
     timeout 900 "$out/test_threads" --threads 8 --runs 1000 tests/data/mobilenet_v1_0.25_128_quant.tflite
     timeout 600 "$out/test_threads" --threads 8 --runs 25 tests/data/light_squeezenet.onnx
+    # float nets whose convs take every threaded path (depthwise bands, transposed GEMMs,
+    # Winograd): the sessions with pools of 2 must give 1 thread's bits (a sum cut by thread
+    # once broke that on three of these and on neither model above)
+    local m
+    for m in mobilenet_v2 squeezenet1_1 efficientnet_b0 resnet18; do
+        if [ -f "$CACHE/arch/$m/model.onnx" ]; then
+            timeout 600 "$out/test_threads" --threads 4 --runs 2 "$CACHE/arch/$m/model.onnx"
+        else
+            say "note: $CACHE/arch/$m/model.onnx is missing (tests/models/gen_arch_models.py)"
+        fi
+    done
     # the pool's workers on glibc's default thread stack under a 48 KiB limit: the pool must
     # ask for its own (a session on one thread: 48 KiB would be too small for it as well)
     (ulimit -s 48 && timeout 300 "$out/test_threads" --own-stacks --threads 2 --runs 5 \

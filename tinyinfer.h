@@ -5430,10 +5430,6 @@ TI__PRIVATE const ti__op ti__ops_binary[] = {
  * gives (ti__conv_scratch). */
 
 /* Defined in gemm.c, which comes later in the amalgamation. */
-TI__PRIVATE int ti__sgemm_bpanel_k(int transA, size_t M, size_t N, size_t K, const float *A,
-                                   size_t lda, const float *bpanel, int nr, size_t bk, size_t k0,
-                                   float *C, size_t ldc, float *ty, size_t ldty,
-                                   const ti__gemm_epi *tepi, ti__threadpool *tp);
 TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_t K, float alpha,
                                const float *A, size_t lda, const float *B, size_t ldb, float beta,
                                float *C, size_t ldc, ti__threadpool *tp);
@@ -5760,26 +5756,6 @@ TI__PRIVATE const float *ti__conv_ct_panels(const ti__kctx *k, const ti__convp *
     return (const float *)node->packed;
 }
 
-/* Parts of the input channels (the GEMM's K) for the 1X1 path's transposed GEMM on
- * `threads` threads: one a thread where its GEMM would cut C's rows (the output positions:
- * too few channels for a part of columns each, ti__sgemm_split) and each part keeps 64
- * channels, else 1. Each thread then multiplies the channels that the depthwise conv before
- * it wrote on its core (its planes, ti__conv_dw_run) into a product of its own, and a second
- * pass adds them by output channel. Cut by positions, each thread read every channel of its
- * positions, half of them from the other core: MobileNetV2's 1x1 projections at 14 x 14
- * and 7 x 7 on 2 threads (Xeon, per-node minima, 3 alternating rounds of 50 runs) 384 -> 64
- * 0.047-0.049 -> 0.033-0.038 ms, 576 -> 96 0.092-0.093 -> 0.072-0.073, 960 -> 320 0.127
- * -> 0.116; the whole net's sum 2.965 -> 2.873. */
-TI__PRIVATE size_t ti__conv_ct_kparts(const ti__convp *p, int path, size_t threads) {
-    const ti__sgemm_isa *isa = ti__sgemm_pick_isa();
-    size_t kdim = (size_t)p->cg * p->kprod;
-    if (threads < 2 || path != TI__CONV_1X1 || isa == NULL || p->group != 1 ||
-        (size_t)p->mg >= threads * 8 * (size_t)isa->nr ||
-        p->out_sp < threads * (size_t)isa->mr || kdim < 64 * threads)
-        return 1;
-    return threads;
-}
-
 /* Y^T's row stride: the output channels rounded up to 16 floats, so that a row starts on a
  * 64-byte line. Threads take parts of its columns (ti__sgemm_split), and where rows were
  * mg floats apart the line at the parts' border held both threads' floats in every other
@@ -5787,11 +5763,9 @@ TI__PRIVATE size_t ti__conv_ct_kparts(const ti__convp *p, int path, size_t threa
  * threads, 0.664-0.691 ms alone, 0.598-0.629 with rows of 1008 (Xeon, best of 500). */
 TI__PRIVATE size_t ti__conv_ct_ld(const ti__convp *p) { return ((size_t)p->mg + 15) / 16 * 16; }
 
-/* Floats of scratch the transposed GEMM takes after the im2col columns: Y^T, and with K in
- * parts (ti__conv_ct_kparts) each part's product and, but for the first part's, its
- * transpose. */
-TI__PRIVATE size_t ti__conv_ct_floats(const ti__convp *p, size_t parts) {
-    return parts > 1 ? (2 * parts - 1) * p->out_sp * (size_t)p->mg : p->out_sp * ti__conv_ct_ld(p);
+/* Floats of scratch the transposed GEMM takes after the im2col columns: Y^T. */
+TI__PRIVATE size_t ti__conv_ct_floats(const ti__convp *p) {
+    return p->out_sp * ti__conv_ct_ld(p);
 }
 
 /* Columns of one im2col / col2im tile, for rows elements per column. */
@@ -5837,8 +5811,7 @@ TI__PRIVATE size_t ti__conv_scratch_common(ti__kctx *k, int transpose) {
         int path = ti__conv_path(k, &p);
         if (path == TI__CONV_WINO) return ti__conv_wino_scratch(k, &p);
         /* the transposed GEMM's Y^T at the end of the scratch */
-        size_t parts = ti__conv_ct_kparts(&p, path, (size_t)ti__threadpool_size(k->tp));
-        size_t ct = ti__conv_ct_panels(k, &p) != NULL ? ti__conv_ct_floats(&p, parts) : 0;
+        size_t ct = ti__conv_ct_panels(k, &p) != NULL ? ti__conv_ct_floats(&p) : 0;
         if (path == TI__CONV_1X1) return ct * sizeof(float);
         if (path != TI__CONV_IM2COL || p.cg == 0) return 0;
         return (ti__conv_im2col_floats(k, &p) + ct) * sizeof(float);
@@ -6089,46 +6062,6 @@ TI__PRIVATE void ti__conv_tile_slots(void *ctx, size_t begin, size_t end) {
     }
 }
 
-typedef struct ti__ct_kjob {
-    size_t sp, mg, kdim, nr, parts;
-    const float *a, *w; /* X^T (kdim x sp) and the panel */
-    float *y, *c, *t;   /* Y; parts products sp x mg; parts - 1 transposes mg x sp */
-    ti__gemm_epi bias;  /* part 0's: the bias, no activation */
-    int act;
-    float act_a, act_b;
-} ti__ct_kjob;
-
-/* Part q of K into its product; part 0 writes Y with the bias, the others their transposes.
- * ti__sgemm_bpanel_k cannot decline here: ti__conv_ct_panels checked the panel width
- * against the kernels in use, and ti__conv_ct_kparts keeps at least a row sliver of
- * positions a thread. */
-TI__PRIVATE void ti__ct_kpart(void *ctx, int part, size_t begin, size_t end) {
-    const ti__ct_kjob *j = (const ti__ct_kjob *)ctx;
-    size_t n = j->sp * j->mg;
-    (void)part;
-    for (size_t q = begin; q < end; q++) {
-        size_t k0 = j->kdim * q / j->parts, k1 = j->kdim * (q + 1) / j->parts;
-        (void)ti__sgemm_bpanel_k(1, j->sp, j->mg, k1 - k0, j->a + k0 * j->sp, j->sp, j->w,
-                                 (int)j->nr, j->kdim, k0, j->c + q * n, j->mg,
-                                 q == 0 ? j->y : j->t + (q - 1) * n, j->sp,
-                                 q == 0 ? &j->bias : NULL, NULL);
-    }
-}
-
-/* Output channels [begin, end): Y += the other parts' transposes, then the activation. */
-TI__PRIVATE void ti__ct_ksum(void *ctx, size_t begin, size_t end) {
-    const ti__ct_kjob *j = (const ti__ct_kjob *)ctx;
-    for (size_t m = begin; m < end; m++) {
-        float *y = j->y + m * j->sp;
-        for (size_t q = 1; q < j->parts; q++) {
-            const float *t = j->t + (q - 1) * j->sp * j->mg + m * j->sp;
-            for (size_t i = 0; i < j->sp; i++) y[i] += t[i];
-        }
-        if (j->act != TI__ACT_NONE)
-            ti__act_block(j->act, j->act_a, j->act_b, NULL, y, j->sp, 1, j->sp);
-    }
-}
-
 /* The IM2COL or 1X1 path by the transposed GEMM (ti__conv_ct_ok) on the planned panels: Y^T
  * into the end of the scratch, and Y, transposed from it block by block while in cache,
  * with the bias and activation. Returns 0, having written nothing, when the scratch is too
@@ -6138,8 +6071,6 @@ TI__PRIVATE int ti__conv_run_ct(ti__kctx *k, const ti__convp *p, const ti__conv_
     size_t mg = (size_t)p->mg, cg = (size_t)p->cg, sp = p->out_sp, kdim = cg * p->kprod;
     size_t nr = (size_t)k->node->packed_arg, col = path == TI__CONV_1X1 ? 0 : kdim * sp;
     size_t have = k->scratch == NULL ? 0 : k->scratch_bytes / sizeof(float);
-    size_t parts = ti__conv_ct_kparts(p, path, (size_t)ti__threadpool_size(k->tp));
-    if (col + ti__conv_ct_floats(p, parts) > have) parts = 1; /* planned for other threads */
     size_t ldt = ti__conv_ct_ld(p);
     if (col + sp * ldt > have) return 0;
     float *yt = (float *)k->scratch + (have - sp * ldt);
@@ -6164,20 +6095,6 @@ TI__PRIVATE int ti__conv_run_ct(ti__kctx *k, const ti__convp *p, const ti__conv_
             epi.a = j->act_a;
             epi.b = j->act_b;
             float *y = j->y + (n * (size_t)p->m + g * mg) * sp;
-            if (parts > 1) { /* K in parts, one a thread, summed by output channel */
-                ti__ct_kjob kj;
-                memset(&kj, 0, sizeof kj);
-                kj.sp = sp, kj.mg = mg, kj.kdim = kdim, kj.nr = nr, kj.parts = parts;
-                kj.a = a, kj.w = w, kj.y = y;
-                kj.c = (float *)k->scratch + (have - ti__conv_ct_floats(p, parts));
-                kj.t = kj.c + parts * sp * mg;
-                kj.bias.bias = epi.bias;
-                kj.bias.act = TI__ACT_NONE;
-                kj.act = j->act, kj.act_a = j->act_a, kj.act_b = j->act_b;
-                ti__parallel_for_part(k->tp, parts, 1, ti__ct_kpart, &kj);
-                ti__parallel_for(k->tp, mg, TI__MAX((size_t)1, 4096 / sp), ti__ct_ksum, &kj);
-                continue;
-            }
             if (!ti__sgemm_bpanel(1, sp, mg, kdim, a, sp, w, (int)nr, yt, ldt, y, sp, &epi, k->tp))
                 return 0;
         }
@@ -8640,7 +8557,6 @@ typedef struct ti__sgemm_job {
     size_t part;      /* tiles in each thread's part (ti__sgemm_split), 0: any split */
     const ti__sgemm_isa *isa; /* SIMD kernels, or NULL: the portable micro-kernel */
     const float *bpanel;      /* op(B) packed by ti__sgemm_pack_bpanel for isa->nr, or NULL */
-    size_t bk, bk0;           /* the panel's rows and the first row read (ti__sgemm_bpanel_k) */
     float *ty;                /* C^T is also stored here (rows ldty apart), or NULL */
     size_t ldty;
     const ti__gemm_epi *tepi; /* applied to ty: bias per row of ty, i.e. per column of C */
@@ -8919,7 +8835,7 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                     if (wsb != NULL) { /* packed for this k block */
                         bsl[g] = wsb + (jr - n0) * kc;
                     } else if (j->bpanel != NULL) { /* packed at planning: sliver jr / nr, rows pc.. */
-                        bsl[g] = j->bpanel + (jr / nr * j->bk + j->bk0 + pc) * nr;
+                        bsl[g] = j->bpanel + (jr / nr * j->k + pc) * nr;
                     } else if (b_in_place && w == nr) {
                         bsl[g] = j->b + pc * j->ldb + jr;
                         bstr[g] = j->ldb;
@@ -9389,29 +9305,6 @@ TI__PRIVATE int ti__sgemm_panel_nr(void) {
     return isa != NULL ? isa->nr : 0;
 }
 
-/* ti__sgemm_bpanel over rows [k0, k0 + K) of a panel packed for bk rows (op(A) M x K: the
- * same rows of A): with tp NULL, one part of a product whose K the caller cuts among its
- * threads and sums after (cpu/conv.c, ti__conv_run_ct), into the part's own C and ty. */
-TI__PRIVATE int ti__sgemm_bpanel_k(int transA, size_t M, size_t N, size_t K, const float *A,
-                                   size_t lda, const float *bpanel, int nr, size_t bk, size_t k0,
-                                   float *C, size_t ldc, float *ty, size_t ldty,
-                                   const ti__gemm_epi *tepi, ti__threadpool *tp) {
-    ti__sgemm_job j;
-    ti__sgemm_job_init(&j, transA, 0, M, N, K, 1.0f, A, lda, NULL, 0, 0.0f, C, ldc, NULL);
-    if (j.isa == NULL || j.isa->nr != nr || M < TI__SG_MR || bpanel == NULL) return 0;
-    if (N == 0) return 1;
-    j.bpanel = bpanel;
-    j.bk = bk;
-    j.bk0 = k0;
-    j.ty = ty;
-    j.ldty = ldty;
-    j.tepi = tepi;
-    if (ty != NULL && j.isa->store_t != NULL) /* the epilogue in the store where it can be */
-        j.ty_ep = tepi == NULL ? 0 : ti__sgemm_kernel_epi(tepi, &j.ty_lo, &j.ty_hi);
-    ti__sgemm_go(&j, tp);
-    return 1;
-}
-
 /* C = op(A) * B for B packed by ti__sgemm_pack_bpanel with panel width nr (C M x N, ldc;
  * beta 0). When ty is not NULL, C^T is also stored there (N rows ldty apart), with the
  * epilogue tepi (NULL: none) applied to it, block by block as C is finished: its bias is
@@ -9422,8 +9315,18 @@ TI__PRIVATE int ti__sgemm_bpanel(int transA, size_t M, size_t N, size_t K, const
                                  size_t lda, const float *bpanel, int nr, float *C, size_t ldc,
                                  float *ty, size_t ldty, const ti__gemm_epi *tepi,
                                  ti__threadpool *tp) {
-    return ti__sgemm_bpanel_k(transA, M, N, K, A, lda, bpanel, nr, K, 0, C, ldc, ty, ldty, tepi,
-                              tp);
+    ti__sgemm_job j;
+    ti__sgemm_job_init(&j, transA, 0, M, N, K, 1.0f, A, lda, NULL, 0, 0.0f, C, ldc, NULL);
+    if (j.isa == NULL || j.isa->nr != nr || M < TI__SG_MR || bpanel == NULL) return 0;
+    if (N == 0) return 1;
+    j.bpanel = bpanel;
+    j.ty = ty;
+    j.ldty = ldty;
+    j.tepi = tepi;
+    if (ty != NULL && j.isa->store_t != NULL) /* the epilogue in the store where it can be */
+        j.ty_ep = tepi == NULL ? 0 : ti__sgemm_kernel_epi(tepi, &j.ty_lo, &j.ty_hi);
+    ti__sgemm_go(&j, tp);
+    return 1;
 }
 
 TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_t K, float alpha,

@@ -52,7 +52,6 @@ typedef struct ti__sgemm_job {
     size_t part;      /* tiles in each thread's part (ti__sgemm_split), 0: any split */
     const ti__sgemm_isa *isa; /* SIMD kernels, or NULL: the portable micro-kernel */
     const float *bpanel;      /* op(B) packed by ti__sgemm_pack_bpanel for isa->nr, or NULL */
-    size_t bk, bk0;           /* the panel's rows and the first row read (ti__sgemm_bpanel_k) */
     float *ty;                /* C^T is also stored here (rows ldty apart), or NULL */
     size_t ldty;
     const ti__gemm_epi *tepi; /* applied to ty: bias per row of ty, i.e. per column of C */
@@ -331,7 +330,7 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                     if (wsb != NULL) { /* packed for this k block */
                         bsl[g] = wsb + (jr - n0) * kc;
                     } else if (j->bpanel != NULL) { /* packed at planning: sliver jr / nr, rows pc.. */
-                        bsl[g] = j->bpanel + (jr / nr * j->bk + j->bk0 + pc) * nr;
+                        bsl[g] = j->bpanel + (jr / nr * j->k + pc) * nr;
                     } else if (b_in_place && w == nr) {
                         bsl[g] = j->b + pc * j->ldb + jr;
                         bstr[g] = j->ldb;
@@ -801,29 +800,6 @@ TI__PRIVATE int ti__sgemm_panel_nr(void) {
     return isa != NULL ? isa->nr : 0;
 }
 
-/* ti__sgemm_bpanel over rows [k0, k0 + K) of a panel packed for bk rows (op(A) M x K: the
- * same rows of A): with tp NULL, one part of a product whose K the caller cuts among its
- * threads and sums after (cpu/conv.c, ti__conv_run_ct), into the part's own C and ty. */
-TI__PRIVATE int ti__sgemm_bpanel_k(int transA, size_t M, size_t N, size_t K, const float *A,
-                                   size_t lda, const float *bpanel, int nr, size_t bk, size_t k0,
-                                   float *C, size_t ldc, float *ty, size_t ldty,
-                                   const ti__gemm_epi *tepi, ti__threadpool *tp) {
-    ti__sgemm_job j;
-    ti__sgemm_job_init(&j, transA, 0, M, N, K, 1.0f, A, lda, NULL, 0, 0.0f, C, ldc, NULL);
-    if (j.isa == NULL || j.isa->nr != nr || M < TI__SG_MR || bpanel == NULL) return 0;
-    if (N == 0) return 1;
-    j.bpanel = bpanel;
-    j.bk = bk;
-    j.bk0 = k0;
-    j.ty = ty;
-    j.ldty = ldty;
-    j.tepi = tepi;
-    if (ty != NULL && j.isa->store_t != NULL) /* the epilogue in the store where it can be */
-        j.ty_ep = tepi == NULL ? 0 : ti__sgemm_kernel_epi(tepi, &j.ty_lo, &j.ty_hi);
-    ti__sgemm_go(&j, tp);
-    return 1;
-}
-
 /* C = op(A) * B for B packed by ti__sgemm_pack_bpanel with panel width nr (C M x N, ldc;
  * beta 0). When ty is not NULL, C^T is also stored there (N rows ldty apart), with the
  * epilogue tepi (NULL: none) applied to it, block by block as C is finished: its bias is
@@ -834,8 +810,18 @@ TI__PRIVATE int ti__sgemm_bpanel(int transA, size_t M, size_t N, size_t K, const
                                  size_t lda, const float *bpanel, int nr, float *C, size_t ldc,
                                  float *ty, size_t ldty, const ti__gemm_epi *tepi,
                                  ti__threadpool *tp) {
-    return ti__sgemm_bpanel_k(transA, M, N, K, A, lda, bpanel, nr, K, 0, C, ldc, ty, ldty, tepi,
-                              tp);
+    ti__sgemm_job j;
+    ti__sgemm_job_init(&j, transA, 0, M, N, K, 1.0f, A, lda, NULL, 0, 0.0f, C, ldc, NULL);
+    if (j.isa == NULL || j.isa->nr != nr || M < TI__SG_MR || bpanel == NULL) return 0;
+    if (N == 0) return 1;
+    j.bpanel = bpanel;
+    j.ty = ty;
+    j.ldty = ldty;
+    j.tepi = tepi;
+    if (ty != NULL && j.isa->store_t != NULL) /* the epilogue in the store where it can be */
+        j.ty_ep = tepi == NULL ? 0 : ti__sgemm_kernel_epi(tepi, &j.ty_lo, &j.ty_hi);
+    ti__sgemm_go(&j, tp);
+    return 1;
 }
 
 TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_t K, float alpha,
