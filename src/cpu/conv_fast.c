@@ -1284,8 +1284,8 @@ TI__PRIVATE size_t ti__wino_next(const ti__wino_geo *g, size_t M, size_t C, size
  * kernel call asks for the sliver of U the next one reads (ti__sgemm_kernel_fn's hint): U
  * comes from memory in a model (9.4 MB for a 256 -> 256 conv at 14 x 14, 16.8 MB at 512 ->
  * 512 @7 by F(2x2)), and each sliver is used by 16 tiles only. Twelve such 14 x 14 convs in
- * a row took 1.61 ms each without, 1.07 with; eight 7 x 7 ones 2.67 -> 1.67 (Xeon, 1
- * thread). */
+ * a row took 1.58-1.60 ms each without, 0.93-1.00 with; eight 7 x 7 ones 2.55-2.61 ->
+ * 1.40-1.58 (Xeon, 1 thread, bench/results/ab-2026-12-01-xeon-s31.md). */
 TI__PRIVATE void ti__wino_gemm(const ti__wino_job *j, size_t tb, size_t s0, size_t s1,
                                const float *v, float *o) {
     const ti__convp *p = j->p;
