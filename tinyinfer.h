@@ -9107,14 +9107,51 @@ TI__PRIVATE void ti__sgemm_gemv_t_blocks(void *ctx, size_t begin, size_t end) {
 /* How ti__sgemm_go runs a job */
 enum { TI__SG_TILES, TI__SG_GEMV, TI__SG_GEMV_T, TI__SG_SMALL_M };
 
+/* A float of the operand a thread reads weighs as this many multiply-adds in
+ * ti__sgemm_split_cols: up to 4 the transposed 169 x 64 GEMMs below would go by columns
+ * (measured 35 % slower), from 8 to 15 the models' choices are those measured there. */
+#define TI__SG_SPLIT_READ 8
+
+/* 1 when ti__sgemm_split cuts C by columns: always where each part keeps 8 slivers of nr
+ * columns or where there are fewer row slivers than threads, never where there are fewer
+ * column slivers than threads. Between, whichever asks less of the busiest thread: its
+ * multiply-adds in whole slivers, plus the floats it reads of the operand that is not a
+ * panel packed at planning (B, or A where B is one: in a conv that is the activations,
+ * which the other core wrote). By rows each thread reads all of B and its rows of A; by
+ * columns its columns of B and all of A. SqueezeNet's squeeze convs at 13 x 13 (48 x 169 x
+ * 256 and x 384) on 2 threads, whole rows of slivers (28 + 20) reading all of the input
+ * each: 0.034 and 0.049 ms, by columns (96 + 73) 0.024 and 0.036; MobileNetV3-small's 40 x
+ * 196 x 240: 0.031 -> 0.023 (minima of 3 x 150 runs in the models, Xeon, alternating). The
+ * transposed GEMMs (169 x 64 x 384 and x 512, A the activations) stay on rows: by columns
+ * each thread packs all of A, 0.055 -> 0.074 ms. */
+TI__PRIVATE int ti__sgemm_split_cols(const ti__sgemm_job *j, size_t threads) {
+    size_t M = j->m, N = j->n, mr = (size_t)j->isa->mr, nr = (size_t)j->isa->nr;
+    size_t row_slivers = (M + mr - 1) / mr, col_slivers = (N + nr - 1) / nr;
+    if (N >= threads * 8 * nr || row_slivers < threads) return 1;
+    if (col_slivers < threads) return 0;
+    double K = (double)j->k, w = TI__SG_SPLIT_READ;
+    double rows = (double)((row_slivers + threads - 1) / threads * mr);
+    double cols = (double)((col_slivers + threads - 1) / threads * nr);
+    double by_rows = rows * (double)(col_slivers * nr) * K;
+    double by_cols = (double)(row_slivers * mr) * cols * K;
+    if (j->bpanel == NULL) {
+        by_rows += w * K * (double)N;
+        by_cols += w * K * cols;
+    } else {
+        by_rows += w * K * rows;
+        by_cols += w * K * (double)M;
+    }
+    return by_cols < by_rows;
+}
+
 /* The SIMD path's tiles on more than one thread: C cut along one dimension into one part a
  * thread, each part as large as one thread's product would be cut (columns in tiles of at
  * most nt, rows whole), so that the pool's contiguous blocks of tiles give every thread one
- * band of C. Columns where each part keeps 8 slivers of nr or more, else rows in whole
- * slivers of mr (where there are too few rows for that, columns again). MobileNetV2's 1x1
- * convs on 2 threads (minima of 6 alternating rounds in the model): 56 x 56 24 -> 144
- * (columns) 0.138 -> 0.116 ms, 14 x 14 96 -> 576 (rows) 0.130 -> 0.125, the transposed
- * GEMMs of 7 x 7 320 -> 1280 0.269 -> 0.226 and 14 x 14 576 -> 96 0.082 -> 0.072, where
+ * band of C, by columns or by rows as ti__sgemm_split_cols decides, rows in whole slivers
+ * of mr. MobileNetV2's 1x1 convs on 2 threads, parts against smaller tiles (minima of 6
+ * alternating rounds in the model): 56 x 56 24 -> 144 (columns) 0.138 -> 0.116 ms, 14 x 14
+ * 96 -> 576 (rows) 0.130 -> 0.125, the transposed GEMMs of 7 x 7 320 -> 1280 0.269 ->
+ * 0.226 and 14 x 14 576 -> 96 0.082 -> 0.072, where
  * tiles of a quarter of a thread's share, taken by row of tiles, gave each thread parts
  * of several bands and cost each tile its own start (the next sliver of B not yet
  * prefetched). A thread the OS has not scheduled leaves its part to the others whole:
@@ -9122,7 +9159,7 @@ enum { TI__SG_TILES, TI__SG_GEMV, TI__SG_GEMV_T, TI__SG_SMALL_M };
 TI__PRIVATE void ti__sgemm_split(ti__sgemm_job *j, size_t threads) {
     size_t M = j->m, N = j->n, mr = (size_t)j->isa->mr, nr = (size_t)j->isa->nr;
     size_t row_slivers = (M + mr - 1) / mr;
-    if (N >= threads * 8 * nr || row_slivers < threads) {
+    if (ti__sgemm_split_cols(j, threads)) {
         /* a part's slivers in the fewest tiles of at most nt columns that cover it with
          * the least excess (tiles are all one width: an excess moves the next part's
          * start); 12544 columns on 2 threads: 14 tiles of 14 slivers a part, not 13 of 16 */

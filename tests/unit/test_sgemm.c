@@ -402,6 +402,67 @@ TI_TEST(big_shapes) {
     ti__threadpool_destroy(tp);
 }
 
+/* The threads' parts (ti__sgemm_split_cols) on the shapes it was measured on: AVX-512's
+ * 14 x 32 tiles on 2 threads cut SqueezeNet's 48 x 169 x 256 squeeze conv (weights as A,
+ * the input as B) by columns and its transposed 169 x 64 x 384 GEMM (B a packed panel) by
+ * rows, and MobileNetV2's 576 x 196 x 96 by rows. Whatever the cut, each element is the
+ * same sum: 2 and 3 threads give 1 thread's bits, on every ISA. */
+static size_t plan_rows(int ta, size_t m, size_t n, size_t k, const float *bpanel,
+                        size_t threads) {
+    ti__sgemm_job j;
+    ti__sgemm_job_init(&j, ta, 0, m, n, k, 1.0f, NULL, ta ? m : k, NULL, n, 0.0f, NULL, n,
+                       NULL);
+    j.bpanel = bpanel;
+    ti__sgemm_plan(&j, threads);
+    return j.mt;
+}
+
+TI_TEST(thread_parts_by_cost) {
+    if (ti__cpu_force_isa(TI__ISA_AVX512) == TI__ISA_AVX512) { /* else: no such tiles */
+        static const float panel[1] = {0.0f}; /* only its presence is planned on */
+        TI_CHECK_EQ_INT((int)plan_rows(1, 48, 169, 256, NULL, 2), 48); /* columns */
+        TI_CHECK_EQ_INT((int)plan_rows(1, 169, 64, 384, panel, 2), 98); /* rows: 7 slivers */
+        TI_CHECK_EQ_INT((int)plan_rows(1, 576, 196, 96, NULL, 2), 294); /* rows */
+    }
+    ti__cpu_force_isa(-1);
+    static const size_t shapes[][3] = {{48, 169, 256}, {40, 196, 240}, {64, 196, 192},
+                                       {169, 64, 384}, {120, 196, 40}, {13, 700, 33}};
+    ti__threadpool *tp2 = ti__threadpool_create(NULL, 2), *tp3 = ti__threadpool_create(NULL, 3);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        size_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+        float *a = (float *)malloc(sizeof(float) * m * k), *b = (float *)malloc(sizeof(float) * k * n);
+        float *c1 = (float *)malloc(sizeof(float) * m * n), *cx = (float *)malloc(sizeof(float) * m * n);
+        if (!a || !b || !c1 || !cx || !tp2 || !tp3) {
+            TI_CHECK(!"out of memory");
+            free(a), free(b), free(c1), free(cx);
+            break;
+        }
+        for (size_t i = 0; i < m * k; i++) a[i] = frand();
+        for (size_t i = 0; i < k * n; i++) b[i] = frand();
+        for (int i = 0; i < 4; i++) { /* each ISA forced, then the best (NEON on aarch64) */
+            int isa = i < 3 ? ISAS[i] : ti__cpu_force_isa(-1);
+            if (ti__cpu_force_isa(i < 3 ? isa : -1) != isa) continue;
+            for (int ta = 0; ta < 2; ta++) {
+                size_t lda = ta ? m : k;
+                ti__sgemm_ref(ta, 0, m, n, k, 1.0f, a, lda, b, n, 0.0f, c1, n, NULL);
+                for (int t = 0; t < 2; t++) {
+                    ti__sgemm_ref(ta, 0, m, n, k, 1.0f, a, lda, b, n, 0.0f, cx, n,
+                                  t ? tp3 : tp2);
+                    int same = memcmp(c1, cx, sizeof(float) * m * n) == 0;
+                    if (!same)
+                        printf("  %s M=%zu N=%zu K=%zu ta=%d threads=%d: not 1 thread's bits\n",
+                               ti__cpu_isa_name(isa), m, n, k, ta, t ? 3 : 2);
+                    TI_CHECK(same);
+                }
+            }
+        }
+        ti__cpu_force_isa(-1);
+        free(a), free(b), free(c1), free(cx);
+    }
+    ti__threadpool_destroy(tp2);
+    ti__threadpool_destroy(tp3);
+}
+
 /* The workspace path (ti__sgemm_ws): k blocks of up to 512 and the tile's B panel packed
  * once, for the products that ask for one: more rows than a packed A block (rows 1024 floats
  * apart) or the stack's 256-row block, K past one and two k blocks (3 x 367), N past a
@@ -784,6 +845,7 @@ int main(void) {
     TI_RUN(edge_shapes);
     TI_RUN(random_shapes);
     TI_RUN(big_shapes);
+    TI_RUN(thread_parts_by_cost);
     TI_RUN(workspace_path);
     TI_RUN(model_agrees_across_isas);
     TI_RUN(epilogue_equals_gemm_then_activation);
