@@ -1402,6 +1402,12 @@ typedef void (*ti__dw_row_fn)(float *y, size_t n, const float *const *x, const f
  * value only when it is greater (NaN never replaces, a NaN first tap stays): MaxPool's
  * scalar rule, bit for bit. Every x[r] element read is inside the row. maxrow[S == 2]. */
 typedef void (*ti__maxpool_row_fn)(float *y, size_t n, const float *const *x, int nr, int K);
+/* Max pooling, 3 x 3 windows at stride 2 over whole rows of windows: for r < rows, i < n,
+ *   y[r * ldy + i] = the running maximum over t < 3, q < 3 of x[(2 r + t) * ldx + 2 i + q]
+ * in that order, by ti__maxpool_row_fn's rule. Reads x only at columns 0 .. 2 n of those
+ * rows. NULL where an ISA has none. */
+typedef void (*ti__maxpool_k3s2_fn)(float *y, size_t ldy, size_t n, const float *x, size_t ldx,
+                                    size_t rows);
 /* Depthwise convolution over a padded plane laid out flat (cpu/conv_fast.c): for i in
  * [0, n), n a multiple of 16,
  *   y[i] = bias + sum over t < taps of w[t] * x[t][i]   (in that order of t),
@@ -1464,6 +1470,7 @@ typedef struct ti__dw_isa {
     ti__dw_small_fn small;
     ti__conv_fewc_fn fewc[2];
     ti__dw_rows_fn rows[2]; /* [S == 2] */
+    ti__maxpool_k3s2_fn mp_k3s2;
 } ti__dw_isa;
 TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void); /* cpu/conv_fast.c */
 
@@ -6606,7 +6613,8 @@ TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void) {
                                        {ti__dw_c_k5s1, ti__dw_c_k5s2}},
                                       {ti__mp_c_s1, ti__mp_c_s2},
                                       ti__dw_taps_c, ti__dw_copy_c, ti__dw_split_c,
-                                      ti__dw_max_c, ti__dw_sum_c, NULL, {NULL, NULL}, {NULL, NULL}};
+                                      ti__dw_max_c, ti__dw_sum_c, NULL, {NULL, NULL}, {NULL, NULL},
+                                      NULL};
 #ifdef TI__X86_SIMD
     int isa = ti__cpu_isa();
     if (isa >= TI__ISA_AVX512) return ti__dw_avx512_isa();
@@ -13008,7 +13016,8 @@ TI__PRIVATE int ti__maxpool_flat(const ti__pool_job *j, size_t begin, size_t end
     return 1;
 }
 
-/* Output columns whose tap ranges ti__pool_planes_f32 keeps on the stack (6 KiB). */
+/* Output columns, and rows, whose tap ranges ti__pool_planes_f32 keeps on the stack (6 KiB
+ * each). */
 #define TI__POOL_COLS 512
 
 /* float32 MaxPool / AveragePool over up to 2 spatial dims, undilated, no Indices output:
@@ -13030,25 +13039,57 @@ TI__PRIVATE void ti__pool_planes_f32(const ti__pool_job *j, size_t begin, size_t
         cols[ow][1] = (int32_t)hi;
         cols[ow][2] = (int32_t)pad;
     }
+    /* and the rows' (the same for every plane), while there are not too many */
+    int32_t rows[TI__POOL_COLS][3];
+    int have_rows = oh_n <= TI__POOL_COLS;
+    for (int64_t oh = 0; have_rows && oh < oh_n; oh++) {
+        int64_t lo, hi, pad;
+        ti__pool_taps(p, 1, oh, &lo, &hi, &pad);
+        rows[oh][0] = (int32_t)lo;
+        rows[oh][1] = (int32_t)hi;
+        rows[oh][2] = (int32_t)pad;
+    }
     /* max pooling, stride 1 or 2: the columns whose window lies inside the row, [clo, chi),
-     * go through the vector row kernel of the depthwise convolution's ISA set */
-    int64_t clo = 0, chi = 0, kw_n = p->k[2], sw = p->s[2];
+     * go through the vector row kernel of the depthwise convolution's ISA set; for 3 x 3
+     * windows at stride 2, the rows whose windows lie inside the plane too, [rlo, rhi),
+     * through its kernel for whole rows of windows, once a plane */
+    int64_t clo = 0, chi = 0, rlo = 0, rhi = 0, kw_n = p->k[2], sw = p->s[2];
     ti__maxpool_row_fn maxrow = NULL;
+    ti__maxpool_k3s2_fn k3s2 = NULL;
     if (have_cols && j->kind == TI__POOL_MAX && (sw == 1 || sw == 2) && p->k[1] <= 16) {
         while (clo < ow_n && !(cols[clo][0] == 0 && cols[clo][1] == kw_n)) clo++;
         chi = clo;
         while (chi < ow_n && cols[chi][0] == 0 && cols[chi][1] == kw_n) chi++;
         if (chi > clo) maxrow = ti__dw_pick_isa()->maxrow[sw == 2];
+        if (maxrow != NULL && have_rows && kw_n == 3 && sw == 2 && p->k[1] == 3 &&
+            p->s[1] == 2) {
+            while (rlo < oh_n && !(rows[rlo][0] == 0 && rows[rlo][1] == 3)) rlo++;
+            rhi = rlo;
+            while (rhi < oh_n && rows[rhi][0] == 0 && rows[rhi][1] == 3) rhi++;
+            if (rhi > rlo) k3s2 = ti__dw_pick_isa()->mp_k3s2;
+        }
     }
     for (size_t pl = begin; pl < end; pl++) {
         const float *x = xf + pl * p->in_sp;
         float *y = yf + pl * p->out_sp;
+        if (k3s2 != NULL)
+            k3s2(y + rlo * ow_n + clo, (size_t)ow_n, (size_t)(chi - clo),
+                 x + (rlo * 2 - p->pb[1]) * iw_n + clo * 2 - p->pb[2], (size_t)iw_n,
+                 (size_t)(rhi - rlo));
         for (int64_t oh = 0; oh < oh_n; oh++) {
             int64_t hlo, hhi, hpad;
-            ti__pool_taps(p, 1, oh, &hlo, &hhi, &hpad);
+            if (have_rows) {
+                hlo = rows[oh][0];
+                hhi = rows[oh][1];
+                hpad = rows[oh][2];
+            } else {
+                ti__pool_taps(p, 1, oh, &hlo, &hhi, &hpad);
+            }
             int64_t ih0 = oh * p->s[1] - p->pb[1];
             int vec = maxrow != NULL && hlo < hhi;
-            if (vec) {
+            if (vec && k3s2 != NULL && oh >= rlo && oh < rhi) {
+                if (clo == 0 && chi == ow_n) continue; /* the whole row is done */
+            } else if (vec) {
                 const float *xr[16];
                 for (int64_t r = 0; r < hhi - hlo; r++)
                     xr[r] = x + (ih0 + hlo + r) * iw_n + clo * sw - p->pb[2];
@@ -13093,20 +13134,17 @@ TI__PRIVATE void ti__pool_planes_f32(const ti__pool_job *j, size_t begin, size_t
 }
 
 /* 1 when a MaxPool goes by rows (ti__pool_planes_f32) though the flat path could take it:
- * 3 x 3 windows at stride 2 with rows of 48 outputs and more, which AVX-512's row kernel
- * takes column first (ti__mp512_k3s2). Per-node minima, 1 thread, Zen 4, alternating runs
- * (bench/nodemin.c): ResNet-18's 64 @ 112 -> 56 0.256-0.287 -> 0.180-0.232 ms, SqueezeNet's
- * 64 @ 111 -> 55 0.183-0.197 -> 0.147-0.209; on rows of 27 and 13 slower by rows (0.07 ->
- * 0.09-0.13, 0.056 -> 0.061-0.097: a call per row of one or two vectors). */
+ * 3 x 3 windows at stride 2 where the ISA has a kernel for whole rows of them and the tap
+ * tables fit. Per-node minima in the models, Xeon, AVX-512, alternating runs
+ * (bench/nodemin.c), against the flat path on rows of 27 and 13 and the column-first row
+ * kernel on longer ones before: SqueezeNet's 64 @ 111, 128 @ 55 and 256 @ 27 0.202 / 0.093
+ * / 0.063 -> 0.131 / 0.063 / 0.029 ms on 1 thread, 0.136 / 0.066 / 0.049 -> 0.090 / 0.048
+ * / 0.030 on 2; ResNet-18's 64 @ 112 (padded) 0.281 -> 0.212 and 0.155 -> 0.116. */
 TI__PRIVATE int ti__pool_rows_first(const ti__pool_job *j) {
-#ifdef TI__X86_SIMD
     const ti__poolp *p = j->p;
     return j->kind == TI__POOL_MAX && p->k[1] == 3 && p->k[2] == 3 && p->s[1] == 2 &&
-           p->s[2] == 2 && p->out[2] >= 48 && ti__dw_pick_isa()->isa >= TI__ISA_AVX512;
-#else
-    (void)j;
-    return 0;
-#endif
+           p->s[2] == 2 && p->out[1] <= TI__POOL_COLS && p->out[2] <= TI__POOL_COLS &&
+           ti__dw_pick_isa()->mp_k3s2 != NULL;
 }
 
 TI__PRIVATE void ti__pool_planes(void *ctx, size_t begin, size_t end) {
@@ -25238,7 +25276,8 @@ TI__PRIVATE const ti__dw_isa *ti__dw_neon_isa(void) {
                                    {{ti__dwn_k3s1, ti__dwn_k3s2}, {ti__dwn_k5s1, ti__dwn_k5s2}},
                                    {ti__mpn_s1, ti__mpn_s2},
                                    ti__dwn_taps, ti__dwn_copy, ti__dwn_split,
-                                   ti__dwn_max, ti__ssum_neon, NULL, {NULL, NULL}, {NULL, NULL}};
+                                   ti__dwn_max, ti__ssum_neon, NULL, {NULL, NULL}, {NULL, NULL},
+                                   NULL};
     return &isa;
 }
 #endif /* TI__ARM_NEON */
@@ -26605,7 +26644,8 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
                                     {ti__dw256_k5s1, ti__dw256_k5s2}},
                                    {ti__mp256_s1, ti__mp256_s2},
                                    ti__dw256_taps, ti__dw256_copy, ti__dw256_split,
-                                   ti__dw256_max, ti__ssum_avx2, NULL, {NULL, NULL}, {NULL, NULL}};
+                                   ti__dw256_max, ti__ssum_avx2, NULL, {NULL, NULL}, {NULL, NULL},
+                                   NULL};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
@@ -26926,54 +26966,65 @@ ti__dw512_max(float *y, size_t n, const float *const *x, int taps) {
     }
 }
 
-/* Column maxima of the nr rows at x[r] + off over the lanes of k (the rest 0), in row
- * order; *odd collects the lanes where any of them is NaN or -0. */
-TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__mp512_cols(const float *const *x, int nr, size_t off,
-                                                       __mmask16 k, __mmask16 *odd) {
-    const __m512i nz = _mm512_set1_epi32((int)0x80000000u);
-    __m512 v = _mm512_maskz_loadu_ps(k, x[0] + off);
-    __mmask16 o = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) |
-                  _mm512_cmpeq_epi32_mask(_mm512_castps_si512(v), nz);
-    for (int r = 1; r < nr; r++) {
-        __m512 u = _mm512_maskz_loadu_ps(k, x[r] + off);
-        o |= _mm512_cmp_ps_mask(u, u, _CMP_UNORD_Q) |
-             _mm512_cmpeq_epi32_mask(_mm512_castps_si512(u), nz);
-        v = _mm512_max_ps(u, v);
+/* 3 x 3 windows at stride 2 (MaxPool of ResNet, SqueezeNet, GoogLeNet; ti__maxpool_k3s2_fn),
+ * 16 outputs at a time: of each input row the even, odd and next even columns (two
+ * permutes of 32 columns and an align with the 33rd), taken tap by tap in the scalar rule's
+ * order, so NaN and signed zeros come out as there with no check. The column-first kernel
+ * before it (three vertical maxima, then three horizontal, a NaN or -0 check on every load)
+ * ran a 3 x 3 / 2 MaxPool of 16 x 111 x 111 in cache in 0.040 ms, this one 0.022, where
+ * onnxruntime takes 0.014-0.016; 256 x 27 x 27 (rows of 13: two rows at a time) 0.054 by
+ * the flat path, 0.029 one row at a time, 0.025 two (Xeon, 1 thread, bench/nodemin.c). */
+TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__mp512_k3s2_tap(const float *x, long cols,
+                                                          __m512i even, __m512i odd, __m512 m,
+                                                          int first) {
+    __m512 lo, hi, nx;
+    if (cols > 32) { /* whole vectors, and column 32 */
+        lo = _mm512_loadu_ps(x);
+        hi = _mm512_loadu_ps(x + 16);
+        nx = _mm512_castps128_ps512(_mm_load_ss(x + 32));
+    } else {
+        lo = _mm512_maskz_loadu_ps(ti__dw512_mask(cols), x);
+        hi = _mm512_maskz_loadu_ps(ti__dw512_mask(cols - 16), x + 16);
+        nx = _mm512_setzero_ps();
     }
-    *odd |= o;
-    return v;
+    __m512 e = _mm512_permutex2var_ps(lo, even, hi), o = _mm512_permutex2var_ps(lo, odd, hi);
+    __m512 e2 = _mm512_castsi512_ps(
+        _mm512_alignr_epi32(_mm512_castps_si512(nx), _mm512_castps_si512(e), 1));
+    m = first ? e : _mm512_max_ps(e, m);
+    m = _mm512_max_ps(o, m);
+    return _mm512_max_ps(e2, m);
 }
 
-/* 3 x 3 windows at stride 2 (MaxPool of ResNet, SqueezeNet, GoogLeNet), 16 outputs at a
- * time, column first: the rows' maxima of 32 + 1 columns, then the even, odd and next even
- * column of each output (two permutes and an align), where the tap by tap loop took nine
- * deinterleaving loads of two vectors and a permute each. Equal to the scalar rule's order
- * (row by row) unless a tap is NaN (a NaN first tap sticks, a later one is skipped) or -0
- * (the first of equal zeros stays): from a group of 16 outputs with such a tap on, the
- * caller's loop does the rest. Returns the outputs done, from 0. */
-TI__X86_INLINE TI__TARGET_AVX512 size_t ti__mp512_k3s2(float *y, size_t n, const float *const *x,
-                                                      int nr) {
-    __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-    /* the last window's third column is 2 (n - 1) + 2: columns 0 .. 2n are read */
-    long cols = (long)(2 * n + 1);
-    size_t i = 0;
-    __mmask16 bad = 0;
-    __m512 lo = ti__mp512_cols(x, nr, 0, ti__dw512_mask(cols), &bad);
-    for (; i < n && !bad; i += 16) { /* columns 2i .. 2i + 31 (lo, hi) and 2i + 32 */
-        long c = (long)(2 * i);
-        __m512 hi = ti__mp512_cols(x, nr, 2 * i + 16, ti__dw512_mask(cols - c - 16), &bad);
-        __m512 nlo = ti__mp512_cols(x, nr, 2 * i + 32, ti__dw512_mask(cols - c - 32), &bad);
-        if (bad) break;
-        __m512 e0 = _mm512_permutex2var_ps(lo, even, hi), o = _mm512_permutex2var_ps(lo, odd, hi);
-        __m512 e1 = _mm512_castsi512_ps(
-            _mm512_alignr_epi32(_mm512_castps_si512(nlo), _mm512_castps_si512(e0), 1));
-        __m512 m = _mm512_max_ps(e1, _mm512_max_ps(o, e0));
-        if (n - i >= 16) _mm512_storeu_ps(y + i, m);
-        else _mm512_mask_storeu_ps(y + i, ti__dw512_mask((long)(n - i)), m);
-        lo = nlo;
-    }
-    return i < n ? i : n;
+static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
+ti__mp512_k3s2(float *y, size_t ldy, size_t n, const float *x, size_t ldx, size_t rows) {
+    const __m512i even =
+        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    long cols = (long)(2 * n + 1); /* columns 0 .. 2n are read */
+    size_t r = 0;
+    if (n <= 16) /* one vector a row: two rows at a time, two chains of maxima */
+        for (; r + 2 <= rows; r += 2, y += 2 * ldy, x += 4 * ldx) {
+            const float *q = x + 2 * ldx;
+            __m512 m = ti__mp512_k3s2_tap(x, cols, even, odd, _mm512_setzero_ps(), 1);
+            __m512 u = ti__mp512_k3s2_tap(q, cols, even, odd, _mm512_setzero_ps(), 1);
+            m = ti__mp512_k3s2_tap(x + ldx, cols, even, odd, m, 0);
+            u = ti__mp512_k3s2_tap(q + ldx, cols, even, odd, u, 0);
+            m = ti__mp512_k3s2_tap(x + 2 * ldx, cols, even, odd, m, 0);
+            u = ti__mp512_k3s2_tap(q + 2 * ldx, cols, even, odd, u, 0);
+            __mmask16 k = ti__dw512_mask((long)n);
+            _mm512_mask_storeu_ps(y, k, m);
+            _mm512_mask_storeu_ps(y + ldy, k, u);
+        }
+    for (; r < rows; r++, y += ldy, x += 2 * ldx)
+        for (size_t i = 0; i < n; i += 16) {
+            long c = cols - (long)(2 * i);
+            const float *p = x + 2 * i;
+            __m512 m = ti__mp512_k3s2_tap(p, c, even, odd, _mm512_setzero_ps(), 1);
+            m = ti__mp512_k3s2_tap(p + ldx, c, even, odd, m, 0);
+            m = ti__mp512_k3s2_tap(p + 2 * ldx, c, even, odd, m, 0);
+            if (n - i >= 16) _mm512_storeu_ps(y + i, m);
+            else _mm512_mask_storeu_ps(y + i, ti__dw512_mask((long)(n - i)), m);
+        }
 }
 
 /* Max pooling rows (ti__maxpool_row_fn): max_ps(v, m) returns m unless v > m, which is
@@ -26981,8 +27032,7 @@ TI__X86_INLINE TI__TARGET_AVX512 size_t ti__mp512_k3s2(float *y, size_t n, const
 TI__X86_INLINE TI__TARGET_AVX512 void ti__mp512_row(const int S, float *y, size_t n,
                                                     const float *const *x, int nr, int K) {
     __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    size_t i0 = S == 2 && K == 3 ? ti__mp512_k3s2(y, n, x, nr) : 0;
-    for (size_t i = i0; i < n; i += 16) {
+    for (size_t i = 0; i < n; i += 16) {
         long m = (long)(n - i < 16 ? n - i : 16);
         __m512 acc = ti__dw512_load(S, x[0] + i * (size_t)S, m, even);
         TI__UNROLL5 for (int r = 0; r < nr; r++) {
@@ -27181,7 +27231,8 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
                                    ti__dw512_taps, ti__dw512_copy, ti__dw512_split,
                                    ti__dw512_max, ti__ssum_avx512, ti__dw512_small,
                                    {ti__fewc512_s1, ti__fewc512_s2},
-                                   {ti__dw512_s1rows, ti__dw512_s2rows}};
+                                   {ti__dw512_s1rows, ti__dw512_s2rows},
+                                   ti__mp512_k3s2};
     return &isa;
 }
 #endif /* TI__X86_SIMD */

@@ -346,6 +346,12 @@ typedef void (*ti__dw_row_fn)(float *y, size_t n, const float *const *x, const f
  * value only when it is greater (NaN never replaces, a NaN first tap stays): MaxPool's
  * scalar rule, bit for bit. Every x[r] element read is inside the row. maxrow[S == 2]. */
 typedef void (*ti__maxpool_row_fn)(float *y, size_t n, const float *const *x, int nr, int K);
+/* Max pooling, 3 x 3 windows at stride 2 over whole rows of windows: for r < rows, i < n,
+ *   y[r * ldy + i] = the running maximum over t < 3, q < 3 of x[(2 r + t) * ldx + 2 i + q]
+ * in that order, by ti__maxpool_row_fn's rule. Reads x only at columns 0 .. 2 n of those
+ * rows. NULL where an ISA has none. */
+typedef void (*ti__maxpool_k3s2_fn)(float *y, size_t ldy, size_t n, const float *x, size_t ldx,
+                                    size_t rows);
 /* Depthwise convolution over a padded plane laid out flat (cpu/conv_fast.c): for i in
  * [0, n), n a multiple of 16,
  *   y[i] = bias + sum over t < taps of w[t] * x[t][i]   (in that order of t),
@@ -408,6 +414,7 @@ typedef struct ti__dw_isa {
     ti__dw_small_fn small;
     ti__conv_fewc_fn fewc[2];
     ti__dw_rows_fn rows[2]; /* [S == 2] */
+    ti__maxpool_k3s2_fn mp_k3s2;
 } ti__dw_isa;
 TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void); /* cpu/conv_fast.c */
 

@@ -110,7 +110,8 @@ TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void) {
                                        {ti__dw_c_k5s1, ti__dw_c_k5s2}},
                                       {ti__mp_c_s1, ti__mp_c_s2},
                                       ti__dw_taps_c, ti__dw_copy_c, ti__dw_split_c,
-                                      ti__dw_max_c, ti__dw_sum_c, NULL, {NULL, NULL}, {NULL, NULL}};
+                                      ti__dw_max_c, ti__dw_sum_c, NULL, {NULL, NULL}, {NULL, NULL},
+                                      NULL};
 #ifdef TI__X86_SIMD
     int isa = ti__cpu_isa();
     if (isa >= TI__ISA_AVX512) return ti__dw_avx512_isa();

@@ -249,7 +249,8 @@ TI__PRIVATE int ti__maxpool_flat(const ti__pool_job *j, size_t begin, size_t end
     return 1;
 }
 
-/* Output columns whose tap ranges ti__pool_planes_f32 keeps on the stack (6 KiB). */
+/* Output columns, and rows, whose tap ranges ti__pool_planes_f32 keeps on the stack (6 KiB
+ * each). */
 #define TI__POOL_COLS 512
 
 /* float32 MaxPool / AveragePool over up to 2 spatial dims, undilated, no Indices output:
@@ -271,25 +272,57 @@ TI__PRIVATE void ti__pool_planes_f32(const ti__pool_job *j, size_t begin, size_t
         cols[ow][1] = (int32_t)hi;
         cols[ow][2] = (int32_t)pad;
     }
+    /* and the rows' (the same for every plane), while there are not too many */
+    int32_t rows[TI__POOL_COLS][3];
+    int have_rows = oh_n <= TI__POOL_COLS;
+    for (int64_t oh = 0; have_rows && oh < oh_n; oh++) {
+        int64_t lo, hi, pad;
+        ti__pool_taps(p, 1, oh, &lo, &hi, &pad);
+        rows[oh][0] = (int32_t)lo;
+        rows[oh][1] = (int32_t)hi;
+        rows[oh][2] = (int32_t)pad;
+    }
     /* max pooling, stride 1 or 2: the columns whose window lies inside the row, [clo, chi),
-     * go through the vector row kernel of the depthwise convolution's ISA set */
-    int64_t clo = 0, chi = 0, kw_n = p->k[2], sw = p->s[2];
+     * go through the vector row kernel of the depthwise convolution's ISA set; for 3 x 3
+     * windows at stride 2, the rows whose windows lie inside the plane too, [rlo, rhi),
+     * through its kernel for whole rows of windows, once a plane */
+    int64_t clo = 0, chi = 0, rlo = 0, rhi = 0, kw_n = p->k[2], sw = p->s[2];
     ti__maxpool_row_fn maxrow = NULL;
+    ti__maxpool_k3s2_fn k3s2 = NULL;
     if (have_cols && j->kind == TI__POOL_MAX && (sw == 1 || sw == 2) && p->k[1] <= 16) {
         while (clo < ow_n && !(cols[clo][0] == 0 && cols[clo][1] == kw_n)) clo++;
         chi = clo;
         while (chi < ow_n && cols[chi][0] == 0 && cols[chi][1] == kw_n) chi++;
         if (chi > clo) maxrow = ti__dw_pick_isa()->maxrow[sw == 2];
+        if (maxrow != NULL && have_rows && kw_n == 3 && sw == 2 && p->k[1] == 3 &&
+            p->s[1] == 2) {
+            while (rlo < oh_n && !(rows[rlo][0] == 0 && rows[rlo][1] == 3)) rlo++;
+            rhi = rlo;
+            while (rhi < oh_n && rows[rhi][0] == 0 && rows[rhi][1] == 3) rhi++;
+            if (rhi > rlo) k3s2 = ti__dw_pick_isa()->mp_k3s2;
+        }
     }
     for (size_t pl = begin; pl < end; pl++) {
         const float *x = xf + pl * p->in_sp;
         float *y = yf + pl * p->out_sp;
+        if (k3s2 != NULL)
+            k3s2(y + rlo * ow_n + clo, (size_t)ow_n, (size_t)(chi - clo),
+                 x + (rlo * 2 - p->pb[1]) * iw_n + clo * 2 - p->pb[2], (size_t)iw_n,
+                 (size_t)(rhi - rlo));
         for (int64_t oh = 0; oh < oh_n; oh++) {
             int64_t hlo, hhi, hpad;
-            ti__pool_taps(p, 1, oh, &hlo, &hhi, &hpad);
+            if (have_rows) {
+                hlo = rows[oh][0];
+                hhi = rows[oh][1];
+                hpad = rows[oh][2];
+            } else {
+                ti__pool_taps(p, 1, oh, &hlo, &hhi, &hpad);
+            }
             int64_t ih0 = oh * p->s[1] - p->pb[1];
             int vec = maxrow != NULL && hlo < hhi;
-            if (vec) {
+            if (vec && k3s2 != NULL && oh >= rlo && oh < rhi) {
+                if (clo == 0 && chi == ow_n) continue; /* the whole row is done */
+            } else if (vec) {
                 const float *xr[16];
                 for (int64_t r = 0; r < hhi - hlo; r++)
                     xr[r] = x + (ih0 + hlo + r) * iw_n + clo * sw - p->pb[2];
@@ -334,20 +367,17 @@ TI__PRIVATE void ti__pool_planes_f32(const ti__pool_job *j, size_t begin, size_t
 }
 
 /* 1 when a MaxPool goes by rows (ti__pool_planes_f32) though the flat path could take it:
- * 3 x 3 windows at stride 2 with rows of 48 outputs and more, which AVX-512's row kernel
- * takes column first (ti__mp512_k3s2). Per-node minima, 1 thread, Zen 4, alternating runs
- * (bench/nodemin.c): ResNet-18's 64 @ 112 -> 56 0.256-0.287 -> 0.180-0.232 ms, SqueezeNet's
- * 64 @ 111 -> 55 0.183-0.197 -> 0.147-0.209; on rows of 27 and 13 slower by rows (0.07 ->
- * 0.09-0.13, 0.056 -> 0.061-0.097: a call per row of one or two vectors). */
+ * 3 x 3 windows at stride 2 where the ISA has a kernel for whole rows of them and the tap
+ * tables fit. Per-node minima in the models, Xeon, AVX-512, alternating runs
+ * (bench/nodemin.c), against the flat path on rows of 27 and 13 and the column-first row
+ * kernel on longer ones before: SqueezeNet's 64 @ 111, 128 @ 55 and 256 @ 27 0.202 / 0.093
+ * / 0.063 -> 0.131 / 0.063 / 0.029 ms on 1 thread, 0.136 / 0.066 / 0.049 -> 0.090 / 0.048
+ * / 0.030 on 2; ResNet-18's 64 @ 112 (padded) 0.281 -> 0.212 and 0.155 -> 0.116. */
 TI__PRIVATE int ti__pool_rows_first(const ti__pool_job *j) {
-#ifdef TI__X86_SIMD
     const ti__poolp *p = j->p;
     return j->kind == TI__POOL_MAX && p->k[1] == 3 && p->k[2] == 3 && p->s[1] == 2 &&
-           p->s[2] == 2 && p->out[2] >= 48 && ti__dw_pick_isa()->isa >= TI__ISA_AVX512;
-#else
-    (void)j;
-    return 0;
-#endif
+           p->s[2] == 2 && p->out[1] <= TI__POOL_COLS && p->out[2] <= TI__POOL_COLS &&
+           ti__dw_pick_isa()->mp_k3s2 != NULL;
 }
 
 TI__PRIVATE void ti__pool_planes(void *ctx, size_t begin, size_t end) {

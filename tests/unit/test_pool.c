@@ -24,8 +24,8 @@ static float frand(void) {
     return (float)(u & 0xffff) / 4096.0f - 8.0f;
 }
 
-/* As frand without NaN and -0 (the AVX-512 3 x 3 / 2 path's column-first order gives the
- * rule's bits only then; it leaves 16 outputs with such a tap to the tap-by-tap loop). */
+/* As frand without NaN and -0: rows where any order of the taps gives the rule's bits, and
+ * then (mode 2) one such value at a random place, which only the rule's order handles. */
 static float frand_clean(void) {
     float v = frand();
     return v != v || (v == 0.0f && signbit(v)) ? 1.5f : v;
@@ -82,6 +82,64 @@ TI_TEST(row_kernels_match_the_rule) {
     printf("  ISAs run: %d, %d cases\n", ran, cases);
 }
 
+/* The kernels for whole rows of 3 x 3 windows at stride 2 (ti__maxpool_k3s2_fn, where an ISA
+ * has one) against the rule, bit for bit: 1 to 5 rows of windows, 1 to 40 a row (one vector
+ * and several, whole and partial), rows of x and y with padding between them; the padding
+ * of y and the floats after it keep their value; x ends where the last row read ends, so
+ * AddressSanitizer sees a read past column 2 n. */
+TI_TEST(k3s2_rows_match_the_rule) {
+    static const int isas[] = {TI__ISA_SCALAR, TI__ISA_AVX2, TI__ISA_AVX512};
+    int ran = 0, cases = 0;
+    for (int ii = 0; ii < 3; ii++) {
+        if (ti__cpu_force_isa(isas[ii]) != isas[ii]) continue;
+        ti__maxpool_k3s2_fn k3s2 = ti__dw_pick_isa()->mp_k3s2;
+        if (k3s2 == NULL) continue;
+        ran++;
+        for (int it = 0; it < 400; it++) {
+            size_t n = 1 + urand() % 40, rows = 1 + urand() % 5;
+            size_t ldx = 2 * n + 1 + urand() % 5, ldy = n + urand() % 4;
+            size_t nx = (2 * rows) * ldx + 2 * n + 1, ny = rows * ldy + 16;
+            float *x = (float *)malloc(nx * sizeof(float)), *y = (float *)malloc(ny * sizeof(float));
+            if (!x || !y) {
+                TI_CHECK(!"out of memory");
+                free(x), free(y);
+                break;
+            }
+            int mode = it % 3;
+            for (size_t i = 0; i < nx; i++) x[i] = mode ? frand_clean() : frand();
+            if (mode == 2) x[urand() % nx] = urand() % 2 ? NAN : -0.0f;
+            for (size_t i = 0; i < ny; i++) y[i] = 1234.5f;
+            k3s2(y, ldy, n, x, ldx, rows);
+            int bad = 0;
+            for (size_t r = 0; r < rows; r++)
+                for (size_t i = 0; i < ldy; i++) {
+                    float want = 1234.5f;
+                    if (i < n) {
+                        want = x[2 * r * ldx + 2 * i];
+                        for (size_t t = 0; t < 3; t++)
+                            for (size_t q = 0; q < 3; q++) {
+                                float v = x[(2 * r + t) * ldx + 2 * i + q];
+                                if (v > want) want = v;
+                            }
+                    }
+                    if (memcmp(&y[r * ldy + i], &want, sizeof want) != 0 && bad++ == 0)
+                        printf("  %s n=%zu rows=%zu: y[%zu][%zu] = %g, expected %g\n",
+                               ti__cpu_isa_name(isas[ii]), n, rows, r, i, y[r * ldy + i], want);
+                }
+            for (size_t i = rows * ldy; i < ny; i++) bad += y[i] != 1234.5f;
+            TI_CHECK_EQ_INT(bad, 0);
+            cases++;
+            free(x), free(y);
+        }
+    }
+    ti__cpu_force_isa(-1);
+    printf("  ISAs with the kernel: %d, %d cases\n", ran, cases);
+    TI_CHECK(cases == ran * 400);
+#if defined(TI__X86_SIMD)
+    if (ti__cpu_isa() >= TI__ISA_AVX512) TI_CHECK(ran >= 1); /* AVX-512 has one */
+#endif
+}
+
 /* Whole 2-D MaxPool planes through ti__pool_planes (the flat path of cpu/pool.c where the
  * geometry allows it, the row path where not) against the rule, bit for bit: random planes
  * with NaN, +-0 and infinities, square kernels 1 to 6, strides 1 and 2, pads up to K - 1 on
@@ -96,7 +154,9 @@ TI_TEST(maxpool_planes_match_the_rule) {
         for (int it = 0; it < 120; it++) {
             ti__poolp p;
             memset(&p, 0, sizeof p);
-            int64_t K = 1 + (int64_t)(urand() % 6), S = 1 + (int64_t)(urand() % 2);
+            /* every third plane 3 x 3 at stride 2 (ti__maxpool_k3s2_fn where the ISA has it) */
+            int64_t K = it % 3 == 2 ? 3 : 1 + (int64_t)(urand() % 6);
+            int64_t S = it % 3 == 2 ? 2 : 1 + (int64_t)(urand() % 2);
             int64_t H = 1 + (int64_t)(urand() % (it % 10 == 0 ? 150 : 40));
             int64_t W = it % 40 == 1 ? 1300 + (int64_t)(urand() % 200) : 1 + (int64_t)(urand() % 60);
             int64_t pt = (int64_t)(urand() % (unsigned)K), pl = (int64_t)(urand() % (unsigned)K);
@@ -300,6 +360,7 @@ TI_TEST(reduce_mean_and_sum_over_runs) {
 
 int main(void) {
     TI_RUN(row_kernels_match_the_rule);
+    TI_RUN(k3s2_rows_match_the_rule);
     TI_RUN(maxpool_planes_match_the_rule);
     TI_RUN(plane_sums_match_a_double_sum);
     TI_RUN(reduce_mean_and_sum_over_runs);
