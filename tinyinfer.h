@@ -25127,6 +25127,38 @@ TI__ARM_INLINE void ti__mpn_row(const int S, float *y, size_t n, const float *co
         y[i] = m;
     }
 }
+/* 3 x 3 windows at stride 2 over whole rows of windows (ti__maxpool_k3s2_fn), 4 outputs at
+ * a time: the even and odd columns by one de-interleaving load, the next even ones by a
+ * second from column 2, taps in the rule's order with ti__mpn_row's select; the last
+ * windows of a row (whose second load would pass column 2 n) one by one. */
+static __attribute__((noinline, unused)) void ti__mpn_k3s2(float *y, size_t ldy, size_t n,
+                                                           const float *x, size_t ldx,
+                                                           size_t rows) {
+    for (size_t r = 0; r < rows; r++, y += ldy, x += 2 * ldx) {
+        size_t i = 0;
+        for (; i + 5 <= n; i += 4) { /* columns 2 i .. 2 i + 9 */
+            const float *p = x + 2 * i;
+            float32x4_t m = vdupq_n_f32(0.0f);
+            for (int t = 0; t < 3; t++) {
+                float32x4x2_t a = vld2q_f32(p + (size_t)t * ldx);
+                float32x4x2_t b = vld2q_f32(p + (size_t)t * ldx + 2);
+                m = t == 0 ? a.val[0] : vbslq_f32(vcgtq_f32(a.val[0], m), a.val[0], m);
+                m = vbslq_f32(vcgtq_f32(a.val[1], m), a.val[1], m);
+                m = vbslq_f32(vcgtq_f32(b.val[0], m), b.val[0], m);
+            }
+            vst1q_f32(y + i, m);
+        }
+        for (; i < n; i++) {
+            float m = x[2 * i];
+            for (size_t t = 0; t < 3; t++)
+                for (size_t q = 0; q < 3; q++) {
+                    float v = x[t * ldx + 2 * i + q];
+                    m = v > m ? v : m;
+                }
+            y[i] = m;
+        }
+    }
+}
 static __attribute__((noinline, unused)) void ti__mpn_s1(float *y, size_t n,
                                                          const float *const *x, int nr, int K) {
     ti__mpn_row(1, y, n, x, nr, K);
@@ -25277,7 +25309,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_neon_isa(void) {
                                    {ti__mpn_s1, ti__mpn_s2},
                                    ti__dwn_taps, ti__dwn_copy, ti__dwn_split,
                                    ti__dwn_max, ti__ssum_neon, NULL, {NULL, NULL}, {NULL, NULL},
-                                   NULL};
+                                   ti__mpn_k3s2};
     return &isa;
 }
 #endif /* TI__ARM_NEON */
