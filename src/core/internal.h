@@ -457,6 +457,10 @@ TI__PRIVATE int ti__act_block_avx2(int act, float a, float b, const float *bias,
                                    size_t ldy, size_t rows, size_t cols); /* cpu/x86/act_x86.c */
 TI__PRIVATE int ti__act_block_avx512(int act, float a, float b, const float *bias, float *y,
                                      size_t ldy, size_t rows, size_t cols);
+/* y[i] = x[i] < 0 ? 0 : x[i] for i < n (ONNX Relu's rule: NaN and -0 stay; x == y allowed)
+ * (cpu/x86/act_x86.c) */
+TI__PRIVATE void ti__relu_avx2(const float *x, float *y, size_t n);
+TI__PRIVATE void ti__relu_avx512(const float *x, float *y, size_t n);
 /* o[0:n] = a op b for the float32 Add/Sub/Mul/Div (and Sum/Mean) of cpu/binary.c, sa / sb 1
  * for a run of n floats, 0 for one value repeated; 0 returned for other ops
  * (cpu/x86/binary_x86.c) */
@@ -530,6 +534,7 @@ TI__PRIVATE void ti__dwq_pix_avx2(int u8, uint32_t *acc, const unsigned char *co
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_neon_isa(void); /* cpu/arm/gemm_neon.c */
 TI__PRIVATE int ti__act_block_neon(int act, float a, float b, const float *bias, float *y,
                                    size_t ldy, size_t rows, size_t cols); /* cpu/arm/act_neon.c */
+TI__PRIVATE void ti__relu_neon(const float *x, float *y, size_t n); /* as ti__relu_avx2 */
 TI__PRIVATE int ti__bin_f32_neon(int op, const float *a, int sa, const float *b, int sb,
                                  float *o, size_t n); /* cpu/arm/binary_neon.c */
 TI__PRIVATE const ti__dw_isa *ti__dw_neon_isa(void); /* cpu/arm/conv_neon.c */

@@ -83,6 +83,17 @@ TI__ARM_INLINE void ti__act_rowsn(const int act, float a, float b, const float *
     }
 }
 
+/* ONNX Relu (cpu/unary.c): 0 only where x < 0, so NaN and -0 stay (FMAX would differ). */
+TI__PRIVATE void ti__relu_neon(const float *x, float *y, size_t n) {
+    const float32x4_t z = vdupq_n_f32(0.0f);
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t v = vld1q_f32(x + i);
+        vst1q_f32(y + i, vbslq_f32(vcltq_f32(v, z), z, v));
+    }
+    for (; i < n; i++) y[i] = x[i] < 0.0f ? 0.0f : x[i];
+}
+
 TI__PRIVATE int ti__act_block_neon(int act, float a, float b, const float *bias, float *y,
                                    size_t ldy, size_t rows, size_t cols) {
     if (act == TI__ACT_CLIP && !(a <= b)) return 0; /* min above max: the scalar order decides */
