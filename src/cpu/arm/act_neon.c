@@ -94,6 +94,37 @@ TI__PRIVATE void ti__relu_neon(const float *x, float *y, size_t n) {
     for (; i < n; i++) y[i] = x[i] < 0.0f ? 0.0f : x[i];
 }
 
+/* ONNX Erf, as ti__erf512 (cpu/x86/act_x86.c); NaN is kept by a select (FMIN / FMAX would
+ * keep it too, but the clamp is written as the x86 one reads). */
+TI__ARM_INLINE float32x4_t ti__erfn(float32x4_t x) {
+    uint32x4_t nan = vmvnq_u32(vceqq_f32(x, x));
+    float32x4_t c = vmaxq_f32(vdupq_n_f32(-4.0f), vminq_f32(vdupq_n_f32(4.0f), x));
+    float32x4_t t = vmulq_f32(c, c);
+    float32x4_t p = vfmaq_f32(vdupq_n_f32(TI__ERF_P4), vdupq_n_f32(TI__ERF_P5), t);
+    p = vfmaq_f32(vdupq_n_f32(TI__ERF_P3), p, t);
+    p = vfmaq_f32(vdupq_n_f32(TI__ERF_P2), p, t);
+    p = vfmaq_f32(vdupq_n_f32(TI__ERF_P1), p, t);
+    p = vfmaq_f32(vdupq_n_f32(TI__ERF_P0), p, t);
+    float32x4_t q = vfmaq_f32(vdupq_n_f32(TI__ERF_Q4), vdupq_n_f32(TI__ERF_Q5), t);
+    q = vfmaq_f32(vdupq_n_f32(TI__ERF_Q3), q, t);
+    q = vfmaq_f32(vdupq_n_f32(TI__ERF_Q2), q, t);
+    q = vfmaq_f32(vdupq_n_f32(TI__ERF_Q1), q, t);
+    q = vfmaq_f32(vdupq_n_f32(1.0f), q, t);
+    float32x4_t y = vdivq_f32(vmulq_f32(c, p), q);
+    y = vmaxq_f32(vdupq_n_f32(-1.0f), vminq_f32(vdupq_n_f32(1.0f), y));
+    return vbslq_f32(nan, x, y);
+}
+TI__PRIVATE void ti__erf_neon(const float *x, float *y, size_t n) {
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1q_f32(y + i, ti__erfn(vld1q_f32(x + i)));
+    if (i < n) {
+        float t[4] = {0, 0, 0, 0};
+        for (size_t k = i; k < n; k++) t[k - i] = x[k];
+        vst1q_f32(t, ti__erfn(vld1q_f32(t)));
+        for (size_t k = i; k < n; k++) y[k] = t[k - i];
+    }
+}
+
 TI__PRIVATE int ti__act_block_neon(int act, float a, float b, const float *bias, float *y,
                                    size_t ldy, size_t rows, size_t cols) {
     if (act == TI__ACT_CLIP && !(a <= b)) return 0; /* min above max: the scalar order decides */

@@ -280,6 +280,35 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__relu_avx512(const float *x, float *y, siz
     }
 }
 
+/* ONNX Erf (cpu/unary.c) by TI__ERF_P / TI__ERF_Q (core/internal.h): glibc's erff took
+ * about 34 cycles a float (the erf of a small transformer's GELU, 2 x 4096 floats: 0.082
+ * of its 0.19 ms, Xeon). min(4, x) and max(-4, .) keep NaN (max_ps / min_ps return their
+ * second operand on NaN). */
+TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__erf512(__m512 x) {
+    x = _mm512_max_ps(_mm512_set1_ps(-4.0f), _mm512_min_ps(_mm512_set1_ps(4.0f), x));
+    __m512 t = _mm512_mul_ps(x, x);
+    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(TI__ERF_P5), t, _mm512_set1_ps(TI__ERF_P4));
+    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(TI__ERF_P3));
+    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(TI__ERF_P2));
+    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(TI__ERF_P1));
+    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(TI__ERF_P0));
+    __m512 q = _mm512_fmadd_ps(_mm512_set1_ps(TI__ERF_Q5), t, _mm512_set1_ps(TI__ERF_Q4));
+    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(TI__ERF_Q3));
+    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(TI__ERF_Q2));
+    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(TI__ERF_Q1));
+    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(1.0f));
+    __m512 y = _mm512_div_ps(_mm512_mul_ps(x, p), q);
+    return _mm512_max_ps(_mm512_set1_ps(-1.0f), _mm512_min_ps(_mm512_set1_ps(1.0f), y));
+}
+TI__PRIVATE TI__TARGET_AVX512 void ti__erf_avx512(const float *x, float *y, size_t n) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, ti__erf512(_mm512_loadu_ps(x + i)));
+    if (i < n) {
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);
+        _mm512_mask_storeu_ps(y + i, m, ti__erf512(_mm512_maskz_loadu_ps(m, x + i)));
+    }
+}
+
 TI__PRIVATE TI__TARGET_AVX512 int ti__act_block_avx512(int act, float a, float b, const float *bias,
                                                        float *y, size_t ldy, size_t rows,
                                                        size_t cols) {
@@ -420,6 +449,33 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__relu_avx2(const float *x, float *y, size_t 
     size_t i = 0;
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_max_ps(z, _mm256_loadu_ps(x + i)));
     for (; i < n; i++) y[i] = x[i] < 0.0f ? 0.0f : x[i];
+}
+
+TI__X86_INLINE TI__TARGET_AVX2 __m256 ti__erf256(__m256 x) { /* as ti__erf512 */
+    x = _mm256_max_ps(_mm256_set1_ps(-4.0f), _mm256_min_ps(_mm256_set1_ps(4.0f), x));
+    __m256 t = _mm256_mul_ps(x, x);
+    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(TI__ERF_P5), t, _mm256_set1_ps(TI__ERF_P4));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(TI__ERF_P3));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(TI__ERF_P2));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(TI__ERF_P1));
+    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(TI__ERF_P0));
+    __m256 q = _mm256_fmadd_ps(_mm256_set1_ps(TI__ERF_Q5), t, _mm256_set1_ps(TI__ERF_Q4));
+    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(TI__ERF_Q3));
+    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(TI__ERF_Q2));
+    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(TI__ERF_Q1));
+    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(1.0f));
+    __m256 y = _mm256_div_ps(_mm256_mul_ps(x, p), q);
+    return _mm256_max_ps(_mm256_set1_ps(-1.0f), _mm256_min_ps(_mm256_set1_ps(1.0f), y));
+}
+TI__PRIVATE TI__TARGET_AVX2 void ti__erf_avx2(const float *x, float *y, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, ti__erf256(_mm256_loadu_ps(x + i)));
+    if (i < n) { /* the last few through a vector on the stack */
+        float t[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        for (size_t k = i; k < n; k++) t[k - i] = x[k];
+        _mm256_storeu_ps(t, ti__erf256(_mm256_loadu_ps(t)));
+        for (size_t k = i; k < n; k++) y[k] = t[k - i];
+    }
 }
 
 TI__PRIVATE TI__TARGET_AVX2 int ti__act_block_avx2(int act, float a, float b, const float *bias,
