@@ -482,6 +482,11 @@ TI__PRIVATE void ti__relu_avx512(const float *x, float *y, size_t n);
  * cpu/unary.c; TI__ERF_P / TI__ERF_Q below) */
 TI__PRIVATE void ti__erf_avx2(const float *x, float *y, size_t n);
 TI__PRIVATE void ti__erf_avx512(const float *x, float *y, size_t n);
+/* One softmax row (log 0: Softmax, 1: LogSoftmax) of n >= 1 floats, x to y (x == y
+ * allowed): the row max, then exp(x - max) by the vector exp of cpu/x86/act_x86.c summed in
+ * float lanes, then y = e / sum or x - max - log(sum) (cpu/reduce.c's Softmax rows). */
+TI__PRIVATE void ti__softmax_row_avx2(const float *x, float *y, size_t n, int log);
+TI__PRIVATE void ti__softmax_row_avx512(const float *x, float *y, size_t n, int log);
 /* o[0:n] = a op b for the float32 Add/Sub/Mul/Div (and Sum/Mean) of cpu/binary.c, sa / sb 1
  * for a run of n floats, 0 for one value repeated; 0 returned for other ops
  * (cpu/x86/binary_x86.c) */

@@ -774,6 +774,17 @@ typedef struct ti__sm_job {
 TI__PRIVATE void ti__sm_rows_f32(void *ctx, size_t begin, size_t end) {
     const ti__sm_job *j = (const ti__sm_job *)ctx;
     size_t n = j->n;
+#ifdef TI__X86_SIMD
+    int isa = j->kind == TI__SM_HARD ? 0 : ti__cpu_isa();
+    if (isa >= TI__ISA_AVX2) {
+        for (size_t r = begin; r < end; r++)
+            if (isa >= TI__ISA_AVX512)
+                ti__softmax_row_avx512(j->x + r * n, j->y + r * n, n, j->kind == TI__SM_LOG);
+            else
+                ti__softmax_row_avx2(j->x + r * n, j->y + r * n, n, j->kind == TI__SM_LOG);
+        return;
+    }
+#endif
     for (size_t r = begin; r < end; r++) {
         const float *x = j->x + r * n;
         float *y = j->y + r * n;

@@ -360,6 +360,67 @@ TI_TEST(unary_erf_within_bound) {
     TI_CHECK(ran >= 2);
 }
 
+/* Softmax and LogSoftmax rows of float32 (cpu/reduce.c, ti__sm_rows_f32: the vector rows of
+ * AVX-512 and AVX2 with their vector exp, each ISA forced, else the scalar rows) against
+ * double: within 2e-6 relative (Softmax) or 2e-6 (1 + |y|) (LogSoftmax), on rows of 1 to
+ * 70 values of spread 0.1 to 60 (large ones: no overflow after the max), rows with -inf
+ * (exp 0), and a row with a NaN (all NaN); rows around it untouched. */
+TI_TEST(softmax_rows_within_bound) {
+    static const int isas[] = {TI__ISA_SCALAR, TI__ISA_AVX2, TI__ISA_AVX512, -1};
+    float x[3 * 72], y[3 * 72];
+    int ran = 0;
+    for (int ii = 0; ii < 4; ii++) {
+        int isa = ti__cpu_force_isa(isas[ii]);
+        if (isas[ii] >= 0 && isa != isas[ii]) continue;
+        ran++;
+        for (int kind = TI__SM_SOFT; kind <= TI__SM_LOG; kind++)
+            for (size_t n = 1; n <= 70; n++)
+                for (int mode = 0; mode < 4; mode++) {
+                    float spread = mode == 0 ? 0.1f : mode == 1 ? 8.0f : 60.0f;
+                    for (size_t i = 0; i < 3 * n; i++) x[i] = frand() * spread / 8.0f, y[i] = 1234.5f;
+                    if (mode == 3) { /* -inf entries, and a NaN in the third row */
+                        x[n + (size_t)(g_seed >> 9) % n] = -INFINITY;
+                        x[2 * n + (size_t)(g_seed >> 13) % n] = NAN;
+                    }
+                    ti__sm_job j;
+                    j.x = x;
+                    j.y = y;
+                    j.n = n;
+                    j.kind = kind;
+                    ti__sm_rows_f32(&j, 1, mode == 3 ? 3 : 2); /* row 0 stays untouched */
+                    int bad = 0;
+                    for (size_t i = 0; i < n; i++) bad += y[i] != 1234.5f;
+                    for (size_t r = 1; r < 2; r++) {
+                        const float *xr = x + r * n, *yr = y + r * n;
+                        double mx = -INFINITY, sum = 0.0;
+                        for (size_t i = 0; i < n; i++) mx = xr[i] > mx ? xr[i] : mx;
+                        for (size_t i = 0; i < n; i++) sum += exp((double)xr[i] - mx);
+                        for (size_t i = 0; i < n; i++) {
+                            double want = kind == TI__SM_SOFT ? exp((double)xr[i] - mx) / sum
+                                                              : (double)xr[i] - mx - log(sum);
+                            /* float x - max costs |x - max| 2^-23 relative in exp */
+                            double d = fabs((double)xr[i] - mx);
+                            double tol = kind == TI__SM_SOFT ? (2e-6 + 1.2e-7 * d) * want + 1e-30
+                                                             : 2e-6 * (1.0 + fabs(want));
+                            int ok = want != want   ? yr[i] != yr[i] /* a row of one -inf */
+                                     : isinf(want) || want == 0.0 ? yr[i] == want
+                                                   : fabs(yr[i] - want) <= tol;
+                            if (!ok) {
+                                if (bad++ == 0)
+                                    printf("  isa %d kind %d n=%zu mode %d: y[%zu] = %.9g, expected "
+                                           "%.9g\n", isa, kind, n, mode, i, yr[i], want);
+                            }
+                        }
+                    }
+                    if (mode == 3)
+                        for (size_t i = 0; i < n; i++) bad += !(y[2 * n + i] != y[2 * n + i]);
+                    TI_CHECK_EQ_INT(bad, 0);
+                }
+    }
+    ti__cpu_force_isa(-1);
+    TI_CHECK(ran >= 2);
+}
+
 int main(void) {
     TI_RUN(row_matches_reference);
     TI_RUN(block_matches_reference_on_every_isa);
@@ -368,5 +429,6 @@ int main(void) {
     TI_RUN(sigmoid_and_silu_accuracy);
     TI_RUN(unary_relu_keeps_nan_and_signed_zero);
     TI_RUN(unary_erf_within_bound);
+    TI_RUN(softmax_rows_within_bound);
     return ti_test_summary();
 }

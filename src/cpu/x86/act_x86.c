@@ -309,6 +309,44 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__erf_avx512(const float *x, float *y, size
     }
 }
 
+/* Softmax rows: expf per float, a branch per max compare and a double sum took 0.78 ms for
+ * attention-like scores of 12 x 128 x 128 (onnxruntime: 0.068; 1 thread, Xeon). The max's
+ * order does not change the output: a NaN anywhere makes every output NaN either way. */
+TI__PRIVATE TI__TARGET_AVX512 void ti__softmax_row_avx512(const float *x, float *y, size_t n,
+                                                         int log) {
+    size_t full = n / 16 * 16, i;
+    __mmask16 k = (__mmask16)((1u << (n - full)) - 1u);
+    __m512 m = _mm512_set1_ps(x[0]);
+    for (i = 0; i < full; i += 16) m = _mm512_max_ps(_mm512_loadu_ps(x + i), m);
+    if (k) m = _mm512_mask_max_ps(m, k, _mm512_maskz_loadu_ps(k, x + full), m);
+    float mx = _mm512_reduce_max_ps(m);
+    __m512 vmx = _mm512_set1_ps(mx), s = _mm512_setzero_ps();
+    for (i = 0; i < full; i += 16) {
+        __m512 e = ti__exp512(_mm512_sub_ps(_mm512_loadu_ps(x + i), vmx));
+        if (!log) _mm512_storeu_ps(y + i, e);
+        s = _mm512_add_ps(s, e);
+    }
+    if (k) {
+        __m512 e = ti__exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + full), vmx));
+        if (!log) _mm512_mask_storeu_ps(y + full, k, e);
+        s = _mm512_mask_add_ps(s, k, s, e);
+    }
+    float sum = _mm512_reduce_add_ps(s);
+    if (log) { /* y = x - max - log(sum), as the scalar rows */
+        __m512 ls = _mm512_set1_ps(logf(sum));
+        for (i = 0; i < full; i += 16)
+            _mm512_storeu_ps(y + i, _mm512_sub_ps(_mm512_sub_ps(_mm512_loadu_ps(x + i), vmx), ls));
+        if (k)
+            _mm512_mask_storeu_ps(y + full, k,
+                                  _mm512_sub_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + full),
+                                                              vmx), ls));
+        return;
+    }
+    __m512 inv = _mm512_set1_ps(1.0f / sum);
+    for (i = 0; i < full; i += 16) _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_loadu_ps(y + i), inv));
+    if (k) _mm512_mask_storeu_ps(y + full, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, y + full), inv));
+}
+
 TI__PRIVATE TI__TARGET_AVX512 int ti__act_block_avx512(int act, float a, float b, const float *bias,
                                                        float *y, size_t ldy, size_t rows,
                                                        size_t cols) {
@@ -476,6 +514,44 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__erf_avx2(const float *x, float *y, size_t n
         _mm256_storeu_ps(t, ti__erf256(_mm256_loadu_ps(t)));
         for (size_t k = i; k < n; k++) y[k] = t[k - i];
     }
+}
+
+TI__PRIVATE TI__TARGET_AVX2 void ti__softmax_row_avx2(const float *x, float *y, size_t n,
+                                                     int log) { /* as the AVX-512 one */
+    size_t full = n / 8 * 8, i;
+    __m256 m = _mm256_set1_ps(x[0]);
+    for (i = 0; i < full; i += 8) m = _mm256_max_ps(_mm256_loadu_ps(x + i), m);
+    float lanes[8];
+    _mm256_storeu_ps(lanes, m);
+    float mx = lanes[0];
+    for (i = 1; i < 8; i++) mx = lanes[i] > mx ? lanes[i] : mx;
+    for (i = full; i < n; i++) mx = x[i] > mx ? x[i] : mx;
+    __m256 vmx = _mm256_set1_ps(mx), s = _mm256_setzero_ps();
+    for (i = 0; i < full; i += 8) {
+        __m256 e = ti__exp256(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmx));
+        if (!log) _mm256_storeu_ps(y + i, e);
+        s = _mm256_add_ps(s, e);
+    }
+    if (full < n) { /* the last few through a vector on the stack, padded with -inf (e 0) */
+        float t[8];
+        for (i = 0; i < 8; i++) t[i] = full + i < n ? x[full + i] : -INFINITY;
+        __m256 e = ti__exp256(_mm256_sub_ps(_mm256_loadu_ps(t), vmx));
+        _mm256_storeu_ps(t, e);
+        if (!log)
+            for (i = full; i < n; i++) y[i] = t[i - full];
+        s = _mm256_add_ps(s, e);
+    }
+    _mm256_storeu_ps(lanes, s);
+    float sum = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) +
+                ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+    if (log) {
+        float ls = logf(sum);
+        for (i = 0; i < n; i++) y[i] = x[i] - mx - ls;
+        return;
+    }
+    __m256 inv = _mm256_set1_ps(1.0f / sum);
+    for (i = 0; i < full; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(y + i), inv));
+    for (i = full; i < n; i++) y[i] *= 1.0f / sum;
 }
 
 TI__PRIVATE TI__TARGET_AVX2 int ti__act_block_avx2(int act, float a, float b, const float *bias,
