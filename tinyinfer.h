@@ -24544,42 +24544,55 @@ TI__UNARY_FLOAT_RUN(cosh)
 TI__UNARY_FLOAT_RUN(asinh)
 TI__UNARY_FLOAT_RUN(acosh)
 TI__UNARY_FLOAT_RUN(atanh)
-/* float32 Erf over [begin, end) with the widest vectors the CPU allows (TI__ERF_P / Q: within
- * 3.2e-7 relative of erf, where erff is within an ulp), else erff. */
-TI__PRIVATE void ti__unary_erf_vec(void *ctx, size_t begin, size_t end) {
-    const ti__ujob *j = (const ti__ujob *)ctx;
-    const float *x = (const float *)j->x + begin;
-    float *y = (float *)j->y + begin;
+/* float32 over [begin, end) of a job by ti__NAME_avx512, _avx2 or _neon (the widest the CPU
+ * allows: cpu/x86/act_x86.c, cpu/arm/act_neon.c), else by the scalar loop
+ * ti__unary_NAME_f32. */
 #ifdef TI__X86_SIMD
-    int isa = ti__cpu_isa();
-    if (isa >= TI__ISA_AVX512) {
-        ti__erf_avx512(x, y, end - begin);
-        return;
-    }
-    if (isa >= TI__ISA_AVX2) {
-        ti__erf_avx2(x, y, end - begin);
-        return;
+#define TI__UNARY_VEC_BODY(NAME)                                                              \
+    int isa = ti__cpu_isa();                                                                  \
+    if (isa >= TI__ISA_AVX512) {                                                              \
+        ti__##NAME##_avx512(x, y, end - begin);                                               \
+        return;                                                                               \
+    }                                                                                         \
+    if (isa >= TI__ISA_AVX2) {                                                                \
+        ti__##NAME##_avx2(x, y, end - begin);                                                 \
+        return;                                                                               \
     }
 #elif defined(TI__ARM_NEON)
-    if (ti__cpu_isa() >= TI__ISA_NEON) {
-        ti__erf_neon(x, y, end - begin);
-        return;
+#define TI__UNARY_VEC_BODY(NAME)                                                              \
+    if (ti__cpu_isa() >= TI__ISA_NEON) {                                                      \
+        ti__##NAME##_neon(x, y, end - begin);                                                 \
+        return;                                                                               \
     }
+#else
+#define TI__UNARY_VEC_BODY(NAME)
 #endif
-    ti__unary_erf_f32(ctx, begin, end);
+#define TI__UNARY_VEC_OP(NAME)                                                                \
+    TI__PRIVATE void ti__unary_##NAME##_vec(void *ctx, size_t begin, size_t end) {            \
+        const ti__ujob *j = (const ti__ujob *)ctx;                                            \
+        const float *x = (const float *)j->x + begin;                                         \
+        float *y = (float *)j->y + begin;                                                     \
+        (void)x, (void)y;                                                                     \
+        TI__UNARY_VEC_BODY(NAME)                                                              \
+        ti__unary_##NAME##_f32(ctx, begin, end);                                              \
+    }
+
+/* Runs a float32 unary op over the whole tensor by fn (a ti__unary_NAME_vec). */
+TI__PRIVATE void ti__unary_vec_go(ti__kctx *k, const ti__uprm *p, ti__range_fn fn) {
+    ti__ujob j;
+    j.x = k->in[0]->data;
+    j.y = k->out[0]->data;
+    j.p = *p;
+    ti__parallel_for(k->tp, ti__numel(k->in[0]), TI__UNARY_GRAIN, fn, &j);
 }
+
+/* Erf: TI__ERF_P / Q, within 3.2e-7 relative of erf, where erff is within an ulp */
+TI__UNARY_VEC_OP(erf)
 TI__PRIVATE ti_status ti__unary_erf_run(ti__kctx *k) {
     ti__uprm p;
     ti__unary_params(k, &p);
-    if (k->in[0]->dtype == TI_DTYPE_F32) {
-        ti__ujob j;
-        j.x = k->in[0]->data;
-        j.y = k->out[0]->data;
-        j.p = p;
-        ti__parallel_for(k->tp, ti__numel(k->in[0]), TI__UNARY_GRAIN, ti__unary_erf_vec, &j);
-        return TI_OK;
-    }
-    ti__unary_erf_float(k, &p);
+    if (k->in[0]->dtype == TI_DTYPE_F32) ti__unary_vec_go(k, &p, ti__unary_erf_vec);
+    else ti__unary_erf_float(k, &p);
     return TI_OK;
 }
 TI__UNARY_FLOAT_RUN(tanh)
@@ -24699,42 +24712,13 @@ TI__PRIVATE ti_status ti__unary_sign_run(ti__kctx *k) {
     else ti__unary_int(k, TI__IOP_SIGN);
     return TI_OK;
 }
-/* float32 Relu over [begin, end) with the widest vectors the CPU allows (same results as
- * the scalar rule, bit for bit: only x < 0 becomes 0). */
-TI__PRIVATE void ti__unary_relu_vec(void *ctx, size_t begin, size_t end) {
-    const ti__ujob *j = (const ti__ujob *)ctx;
-    const float *x = (const float *)j->x + begin;
-    float *y = (float *)j->y + begin;
-#ifdef TI__X86_SIMD
-    int isa = ti__cpu_isa();
-    if (isa >= TI__ISA_AVX512) {
-        ti__relu_avx512(x, y, end - begin);
-        return;
-    }
-    if (isa >= TI__ISA_AVX2) {
-        ti__relu_avx2(x, y, end - begin);
-        return;
-    }
-#elif defined(TI__ARM_NEON)
-    if (ti__cpu_isa() >= TI__ISA_NEON) {
-        ti__relu_neon(x, y, end - begin);
-        return;
-    }
-#endif
-    ti__unary_relu_f32(ctx, begin, end);
-}
+/* Relu: the same bits as the scalar rule (only x < 0 becomes 0) */
+TI__UNARY_VEC_OP(relu)
 
 TI__PRIVATE ti_status ti__unary_relu_run(ti__kctx *k) {
     ti__uprm p = {0.0, 0.0, 0};
-    if (k->in[0]->dtype == TI_DTYPE_F32) {
-        ti__ujob j;
-        j.x = k->in[0]->data;
-        j.y = k->out[0]->data;
-        j.p = p;
-        ti__parallel_for(k->tp, ti__numel(k->in[0]), TI__UNARY_GRAIN, ti__unary_relu_vec, &j);
-        return TI_OK;
-    }
-    if (ti__dtype_is_float(k->in[0]->dtype)) ti__unary_relu_float(k, &p);
+    if (k->in[0]->dtype == TI_DTYPE_F32) ti__unary_vec_go(k, &p, ti__unary_relu_vec);
+    else if (ti__dtype_is_float(k->in[0]->dtype)) ti__unary_relu_float(k, &p);
     else ti__unary_int(k, TI__IOP_RELU);
     return TI_OK;
 }
