@@ -26297,8 +26297,11 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__softmax_row_avx512(const float *x, float 
         return;
     }
     __m512 inv = _mm512_set1_ps(1.0f / sum);
-    for (i = 0; i < full; i += 16) _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_loadu_ps(y + i), inv));
-    if (k) _mm512_mask_storeu_ps(y + full, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, y + full), inv));
+    for (i = 0; i < full; i += 16)
+        _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_loadu_ps(y + i), inv));
+    if (k)
+        _mm512_mask_storeu_ps(y + full, k,
+                              _mm512_mul_ps(_mm512_maskz_loadu_ps(k, y + full), inv));
 }
 
 TI__PRIVATE TI__TARGET_AVX512 int ti__act_block_avx512(int act, float a, float b, const float *bias,
@@ -26504,7 +26507,8 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__softmax_row_avx2(const float *x, float *y, 
         return;
     }
     __m256 inv = _mm256_set1_ps(1.0f / sum);
-    for (i = 0; i < full; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(y + i), inv));
+    for (i = 0; i < full; i += 8)
+        _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(y + i), inv));
     for (i = full; i < n; i++) y[i] *= 1.0f / sum;
 }
 

@@ -299,7 +299,9 @@ TI_TEST(unary_erf_within_bound) {
         for (int pass = 0; pass < 3; pass++) {
             for (int i = 0; i < N; i++) {
                 if (pass == 0) x[i] = -5.0f + 10.0f * (float)i / (float)(N - 1);
-                else if (pass == 1) x[i] = (i & 1 ? -1.0f : 1.0f) * ldexpf(1.0f, -(i % 120)) * (1.0f + (float)i / N);
+                else if (pass == 1)
+                    x[i] = (i & 1 ? -1.0f : 1.0f) * ldexpf(1.0f, -(i % 120)) *
+                           (1.0f + (float)i / N);
                 else x[i] = frand() * 0.6f;
             }
             ti__ujob j;
@@ -330,7 +332,8 @@ TI_TEST(unary_erf_within_bound) {
         for (int i = 0; i < 64; i++) odd &= y[64 + i] == -y[i];
         TI_CHECK(odd);
         /* edges */
-        static const float ex[] = {NAN, -NAN, -0.0f, 0.0f, INFINITY, -INFINITY, 4.5f, -30.0f, 1e-30f};
+        static const float ex[] = {NAN,       -NAN, -0.0f,  0.0f, INFINITY,
+                                   -INFINITY, 4.5f, -30.0f, 1e-30f};
         float ey[9];
         j.x = ex;
         j.y = ey;
@@ -377,7 +380,8 @@ TI_TEST(softmax_rows_within_bound) {
             for (size_t n = 1; n <= 70; n++)
                 for (int mode = 0; mode < 4; mode++) {
                     float spread = mode == 0 ? 0.1f : mode == 1 ? 8.0f : 60.0f;
-                    for (size_t i = 0; i < 3 * n; i++) x[i] = frand() * spread / 8.0f, y[i] = 1234.5f;
+                    for (size_t i = 0; i < 3 * n; i++)
+                        x[i] = frand() * spread / 8.0f, y[i] = 1234.5f;
                     if (mode == 3) { /* -inf entries, and a NaN in the third row */
                         x[n + (size_t)(g_seed >> 9) % n] = -INFINITY;
                         x[2 * n + (size_t)(g_seed >> 13) % n] = NAN;
@@ -407,8 +411,9 @@ TI_TEST(softmax_rows_within_bound) {
                                                    : fabs(yr[i] - want) <= tol;
                             if (!ok) {
                                 if (bad++ == 0)
-                                    printf("  isa %d kind %d n=%zu mode %d: y[%zu] = %.9g, expected "
-                                           "%.9g\n", isa, kind, n, mode, i, yr[i], want);
+                                    printf("  isa %d kind %d n=%zu mode %d: y[%zu] = %.9g, "
+                                           "expected %.9g\n",
+                                           isa, kind, n, mode, i, yr[i], want);
                             }
                         }
                     }

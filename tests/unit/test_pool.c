@@ -99,7 +99,8 @@ TI_TEST(k3s2_rows_match_the_rule) {
             size_t n = 1 + urand() % 40, rows = 1 + urand() % 5;
             size_t ldx = 2 * n + 1 + urand() % 5, ldy = n + urand() % 4;
             size_t nx = (2 * rows) * ldx + 2 * n + 1, ny = rows * ldy + 16;
-            float *x = (float *)malloc(nx * sizeof(float)), *y = (float *)malloc(ny * sizeof(float));
+            float *x = (float *)malloc(nx * sizeof(float));
+            float *y = (float *)malloc(ny * sizeof(float));
             if (!x || !y) {
                 TI_CHECK(!"out of memory");
                 free(x), free(y);

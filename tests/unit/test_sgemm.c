@@ -432,8 +432,10 @@ TI_TEST(thread_parts_by_cost) {
     ti__threadpool *tp2 = ti__threadpool_create(NULL, 2), *tp3 = ti__threadpool_create(NULL, 3);
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         size_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
-        float *a = (float *)malloc(sizeof(float) * m * k), *b = (float *)malloc(sizeof(float) * k * n);
-        float *c1 = (float *)malloc(sizeof(float) * m * n), *cx = (float *)malloc(sizeof(float) * m * n);
+        float *a = (float *)malloc(sizeof(float) * m * k);
+        float *b = (float *)malloc(sizeof(float) * k * n);
+        float *c1 = (float *)malloc(sizeof(float) * m * n);
+        float *cx = (float *)malloc(sizeof(float) * m * n);
         if (!a || !b || !c1 || !cx || !tp2 || !tp3) {
             TI_CHECK(!"out of memory");
             free(a), free(b), free(c1), free(cx);
