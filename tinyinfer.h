@@ -1519,6 +1519,7 @@ TI__PRIVATE int ti__sgemm_kernel_epi(const ti__gemm_epi *e, float *lo, float *hi
 #define TI__ERF_P3 0.00374129741f
 #define TI__ERF_P4 0.000283743779f
 #define TI__ERF_P5 2.04469643e-06f
+#define TI__ERF_Q0 1.0f
 #define TI__ERF_Q1 0.501637042f
 #define TI__ERF_Q2 0.113889143f
 #define TI__ERF_Q3 0.0149189485f
@@ -13052,6 +13053,20 @@ TI__PRIVATE int ti__maxpool_flat(const ti__pool_job *j, size_t begin, size_t end
  * each). */
 #define TI__POOL_COLS 512
 
+/* The tap ranges (lo, hi, hi_pad of ti__pool_taps) of every output along axis j into t;
+ * 0, having written nothing, when there are more than TI__POOL_COLS outputs. */
+TI__PRIVATE int ti__pool_tap_table(const ti__poolp *p, int j, int32_t (*t)[3]) {
+    if (p->out[j] > TI__POOL_COLS) return 0;
+    for (int64_t o = 0; o < p->out[j]; o++) {
+        int64_t lo, hi, pad;
+        ti__pool_taps(p, j, o, &lo, &hi, &pad);
+        t[o][0] = (int32_t)lo;
+        t[o][1] = (int32_t)hi;
+        t[o][2] = (int32_t)pad;
+    }
+    return 1;
+}
+
 /* float32 MaxPool / AveragePool over up to 2 spatial dims, undilated, no Indices output:
  * the windows' tap ranges found once per row and column, float compares for max (exact),
  * a double sum for the average (as the general path, so both give the same bits). */
@@ -13060,27 +13075,10 @@ TI__PRIVATE void ti__pool_planes_f32(const ti__pool_job *j, size_t begin, size_t
     const float *xf = (const float *)j->x->data;
     float *yf = (float *)j->y->data;
     int64_t oh_n = p->out[1], ow_n = p->out[2], iw_n = p->in[2];
-    /* the columns' tap ranges, the same for every row and plane: found once (three
-     * divisions each, which cost more than a 3x3 window) when the row is not too long */
-    int32_t cols[TI__POOL_COLS][3];
-    int have_cols = ow_n <= TI__POOL_COLS;
-    for (int64_t ow = 0; have_cols && ow < ow_n; ow++) {
-        int64_t lo, hi, pad;
-        ti__pool_taps(p, 2, ow, &lo, &hi, &pad);
-        cols[ow][0] = (int32_t)lo;
-        cols[ow][1] = (int32_t)hi;
-        cols[ow][2] = (int32_t)pad;
-    }
-    /* and the rows' (the same for every plane), while there are not too many */
-    int32_t rows[TI__POOL_COLS][3];
-    int have_rows = oh_n <= TI__POOL_COLS;
-    for (int64_t oh = 0; have_rows && oh < oh_n; oh++) {
-        int64_t lo, hi, pad;
-        ti__pool_taps(p, 1, oh, &lo, &hi, &pad);
-        rows[oh][0] = (int32_t)lo;
-        rows[oh][1] = (int32_t)hi;
-        rows[oh][2] = (int32_t)pad;
-    }
+    /* the columns' and rows' tap ranges, the same for every plane: found once (three
+     * divisions each, which cost more than a 3x3 window) when there are not too many */
+    int32_t cols[TI__POOL_COLS][3], rows[TI__POOL_COLS][3];
+    int have_cols = ti__pool_tap_table(p, 2, cols), have_rows = ti__pool_tap_table(p, 1, rows);
     /* max pooling, stride 1 or 2: the columns whose window lies inside the row, [clo, chi),
      * go through the vector row kernel of the depthwise convolution's ISA set; for 3 x 3
      * windows at stride 2, the rows whose windows lie inside the plane too, [rlo, rhi),
@@ -26238,19 +26236,17 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__relu_avx512(const float *x, float *y, siz
  * about 34 cycles a float (the erf of a small transformer's GELU, 2 x 4096 floats: 0.082
  * of its 0.19 ms, Xeon). min(4, x) and max(-4, .) keep NaN (max_ps / min_ps return their
  * second operand on NaN). */
+/* P(t) or Q(t) of the vector erf by Horner's rule with FMA (TI__ERF_P0 .. P5, Q0 .. Q5). */
+#define TI__ERF_POLY(FMA, SET, t, C)                                                            \
+    FMA(FMA(FMA(FMA(FMA(SET(TI__ERF_##C##5), t, SET(TI__ERF_##C##4)), t, SET(TI__ERF_##C##3)), t, \
+                SET(TI__ERF_##C##2)),                                                            \
+            t, SET(TI__ERF_##C##1)),                                                             \
+        t, SET(TI__ERF_##C##0))
 TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__erf512(__m512 x) {
     x = _mm512_max_ps(_mm512_set1_ps(-4.0f), _mm512_min_ps(_mm512_set1_ps(4.0f), x));
     __m512 t = _mm512_mul_ps(x, x);
-    __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(TI__ERF_P5), t, _mm512_set1_ps(TI__ERF_P4));
-    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(TI__ERF_P3));
-    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(TI__ERF_P2));
-    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(TI__ERF_P1));
-    p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(TI__ERF_P0));
-    __m512 q = _mm512_fmadd_ps(_mm512_set1_ps(TI__ERF_Q5), t, _mm512_set1_ps(TI__ERF_Q4));
-    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(TI__ERF_Q3));
-    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(TI__ERF_Q2));
-    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(TI__ERF_Q1));
-    q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(1.0f));
+    __m512 p = TI__ERF_POLY(_mm512_fmadd_ps, _mm512_set1_ps, t, P);
+    __m512 q = TI__ERF_POLY(_mm512_fmadd_ps, _mm512_set1_ps, t, Q);
     __m512 y = _mm512_div_ps(_mm512_mul_ps(x, p), q);
     return _mm512_max_ps(_mm512_set1_ps(-1.0f), _mm512_min_ps(_mm512_set1_ps(1.0f), y));
 }
@@ -26449,16 +26445,8 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__relu_avx2(const float *x, float *y, size_t 
 TI__X86_INLINE TI__TARGET_AVX2 __m256 ti__erf256(__m256 x) { /* as ti__erf512 */
     x = _mm256_max_ps(_mm256_set1_ps(-4.0f), _mm256_min_ps(_mm256_set1_ps(4.0f), x));
     __m256 t = _mm256_mul_ps(x, x);
-    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(TI__ERF_P5), t, _mm256_set1_ps(TI__ERF_P4));
-    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(TI__ERF_P3));
-    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(TI__ERF_P2));
-    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(TI__ERF_P1));
-    p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(TI__ERF_P0));
-    __m256 q = _mm256_fmadd_ps(_mm256_set1_ps(TI__ERF_Q5), t, _mm256_set1_ps(TI__ERF_Q4));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(TI__ERF_Q3));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(TI__ERF_Q2));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(TI__ERF_Q1));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(1.0f));
+    __m256 p = TI__ERF_POLY(_mm256_fmadd_ps, _mm256_set1_ps, t, P);
+    __m256 q = TI__ERF_POLY(_mm256_fmadd_ps, _mm256_set1_ps, t, Q);
     __m256 y = _mm256_div_ps(_mm256_mul_ps(x, p), q);
     return _mm256_max_ps(_mm256_set1_ps(-1.0f), _mm256_min_ps(_mm256_set1_ps(1.0f), y));
 }

@@ -463,6 +463,7 @@ TI__PRIVATE int ti__sgemm_kernel_epi(const ti__gemm_epi *e, float *lo, float *hi
 #define TI__ERF_P3 0.00374129741f
 #define TI__ERF_P4 0.000283743779f
 #define TI__ERF_P5 2.04469643e-06f
+#define TI__ERF_Q0 1.0f
 #define TI__ERF_Q1 0.501637042f
 #define TI__ERF_Q2 0.113889143f
 #define TI__ERF_Q3 0.0149189485f

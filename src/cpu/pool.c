@@ -253,6 +253,20 @@ TI__PRIVATE int ti__maxpool_flat(const ti__pool_job *j, size_t begin, size_t end
  * each). */
 #define TI__POOL_COLS 512
 
+/* The tap ranges (lo, hi, hi_pad of ti__pool_taps) of every output along axis j into t;
+ * 0, having written nothing, when there are more than TI__POOL_COLS outputs. */
+TI__PRIVATE int ti__pool_tap_table(const ti__poolp *p, int j, int32_t (*t)[3]) {
+    if (p->out[j] > TI__POOL_COLS) return 0;
+    for (int64_t o = 0; o < p->out[j]; o++) {
+        int64_t lo, hi, pad;
+        ti__pool_taps(p, j, o, &lo, &hi, &pad);
+        t[o][0] = (int32_t)lo;
+        t[o][1] = (int32_t)hi;
+        t[o][2] = (int32_t)pad;
+    }
+    return 1;
+}
+
 /* float32 MaxPool / AveragePool over up to 2 spatial dims, undilated, no Indices output:
  * the windows' tap ranges found once per row and column, float compares for max (exact),
  * a double sum for the average (as the general path, so both give the same bits). */
@@ -261,27 +275,10 @@ TI__PRIVATE void ti__pool_planes_f32(const ti__pool_job *j, size_t begin, size_t
     const float *xf = (const float *)j->x->data;
     float *yf = (float *)j->y->data;
     int64_t oh_n = p->out[1], ow_n = p->out[2], iw_n = p->in[2];
-    /* the columns' tap ranges, the same for every row and plane: found once (three
-     * divisions each, which cost more than a 3x3 window) when the row is not too long */
-    int32_t cols[TI__POOL_COLS][3];
-    int have_cols = ow_n <= TI__POOL_COLS;
-    for (int64_t ow = 0; have_cols && ow < ow_n; ow++) {
-        int64_t lo, hi, pad;
-        ti__pool_taps(p, 2, ow, &lo, &hi, &pad);
-        cols[ow][0] = (int32_t)lo;
-        cols[ow][1] = (int32_t)hi;
-        cols[ow][2] = (int32_t)pad;
-    }
-    /* and the rows' (the same for every plane), while there are not too many */
-    int32_t rows[TI__POOL_COLS][3];
-    int have_rows = oh_n <= TI__POOL_COLS;
-    for (int64_t oh = 0; have_rows && oh < oh_n; oh++) {
-        int64_t lo, hi, pad;
-        ti__pool_taps(p, 1, oh, &lo, &hi, &pad);
-        rows[oh][0] = (int32_t)lo;
-        rows[oh][1] = (int32_t)hi;
-        rows[oh][2] = (int32_t)pad;
-    }
+    /* the columns' and rows' tap ranges, the same for every plane: found once (three
+     * divisions each, which cost more than a 3x3 window) when there are not too many */
+    int32_t cols[TI__POOL_COLS][3], rows[TI__POOL_COLS][3];
+    int have_cols = ti__pool_tap_table(p, 2, cols), have_rows = ti__pool_tap_table(p, 1, rows);
     /* max pooling, stride 1 or 2: the columns whose window lies inside the row, [clo, chi),
      * go through the vector row kernel of the depthwise convolution's ISA set; for 3 x 3
      * windows at stride 2, the rows whose windows lie inside the plane too, [rlo, rhi),
