@@ -13,6 +13,9 @@ TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_
 TI__PRIVATE void ti__sgemm_ex(int transA, int transB, size_t M, size_t N, size_t K, float alpha,
                               const float *A, size_t lda, const float *B, size_t ldb, float beta,
                               float *C, size_t ldc, const ti__gemm_epi *epi, ti__threadpool *tp);
+TI__PRIVATE void ti__sgemm_input_b(int transA, size_t M, size_t N, size_t K, const float *A,
+                                   size_t lda, const float *B, size_t ldb, float *C, size_t ldc,
+                                   const ti__gemm_epi *epi, ti__threadpool *tp);
 TI__PRIVATE int ti__sgemm_set_conflicts(size_t stride);
 TI__PRIVATE size_t ti__sgemm_bpanel_floats(size_t K, size_t N, size_t nr);
 TI__PRIVATE int ti__sgemm_panel_nr(void);
@@ -756,8 +759,8 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
             epi.a = j.act_a;
             epi.b = j.act_b;
             if (path == TI__CONV_1X1) {
-                ti__sgemm_ex(wt, 0, mg, p->out_sp, cg, 1.0f, w, lw, x, p->in_sp, 0.0f, y,
-                             p->out_sp, &epi, k->tp);
+                ti__sgemm_input_b(wt, mg, p->out_sp, cg, w, lw, x, p->in_sp, y, p->out_sp, &epi,
+                                  k->tp);
                 continue;
             }
             ti__conv_job jg = j;

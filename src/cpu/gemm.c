@@ -65,7 +65,11 @@ typedef struct ti__sgemm_job {
     float *ws;
     size_t ws_part;
     int ws_sized; /* tiles planned for a workspace (ti__sgemm_ws_floats, ti__sgemm_ws) */
-    int pack_a;   /* 1: A packed block by block whatever its stride (ti__sgemm_bpanel) */
+    /* 1: that operand is a layer's input, which every thread of the pool wrote a part of in
+     * the layer before (the conv paths say so); with 2+ threads it is then packed, not read
+     * where it lies (ti__sgemm_tile_simd) */
+    int a_input, b_input;
+    int threads; /* of the pool that runs the job (ti__sgemm_go) */
 } ti__sgemm_job;
 
 /* The finished block C[r0:r0+h, c0:c0+w] stored transposed into ty while in L1. */
@@ -263,7 +267,18 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
     float *bp = ti__align64(bbuf), *ap = ti__align64(abuf);
     size_t mr = (size_t)isa->mr, nr = (size_t)isa->nr, kcmax = (size_t)isa->kc;
     size_t rows = m1 - m0, acap = TI__SGX_ACAP;
-    int pack_a = j->pack_a || ti__sgemm_set_conflicts(j->lda);
+    /* A layer's input on 2+ threads: half of it (or more) is in the other cores' caches. Read
+     * in place, the kernel asks for its lines a k step at a time and waits on each (a
+     * transposed A: a sliver's floats a row of X apart; B: kc rows of 32 floats, a row of X
+     * apart); packing reads them in long runs, which the prefetchers follow. Per-node
+     * minima, Xeon, 2 threads, builds alternating, 2-3 x 200 runs: MobileNetV2's 14 x 14
+     * projections (A, transposed GEMM) 576 -> 96 0.111 -> 0.090 ms, 384 -> 64 0.054 ->
+     * 0.045, SqueezeNet's classifier 0.741 -> 0.677; its 64 -> 16 squeeze at 55 x 55 (B)
+     * 0.089 -> 0.068, MobileNetV2's 144 -> 24 at 56 x 56 0.084 -> 0.063. With 1 thread the
+     * same A reads lost 10-18 % packed (0.060 -> 0.070 ms, 0.134 -> 0.146): in place there,
+     * where the layer before left the input in this core's caches. */
+    int shared = j->threads > 1;
+    int pack_a = (j->a_input && shared) || ti__sgemm_set_conflicts(j->lda);
     /* With the workspace: B's panel of the tile (kc x its slivers) at wsb, A's block after */
     float *wsb = NULL;
     size_t ws_need = ti__sgemm_ws_need(j, isa, rows, n1 - n0);
@@ -289,7 +304,8 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
     /* B read where it lies, not packed, when each sliver of B would serve at most 2 kernel
      * calls (M up to 2 row slivers, e.g. 24 x 3136 x 144): packing it cost about 20 % there
      * (perf). Full slivers only: the kernel reads 32 columns. */
-    int b_in_place = isa->kernel_ldb != NULL && !j->trans_b && j->bpanel == NULL && rows <= 2 * mr;
+    int b_in_place = isa->kernel_ldb != NULL && !j->trans_b && j->bpanel == NULL &&
+                     rows <= 2 * mr && !(j->b_input && shared);
     for (size_t pc = 0; pc < j->k || pc == 0; pc += kcmax) {
         size_t kc = TI__MIN(kcmax, j->k - pc);
         float beta = pc == 0 ? j->beta : 1.0f; /* later k blocks add to C */
@@ -719,8 +735,9 @@ TI__PRIVATE int ti__sgemm_plan(ti__sgemm_job *j, size_t threads) {
 /* Runs the job: parallel over tiles of C when tp is not NULL. */
 TI__PRIVATE void ti__sgemm_go(ti__sgemm_job *j, ti__threadpool *tp) {
     size_t M = j->m, N = j->n, K = j->k;
+    j->threads = ti__threadpool_size(tp);
     size_t flops = M * N * (K + 1);
-    switch (ti__sgemm_plan(j, (size_t)ti__threadpool_size(tp))) {
+    switch (ti__sgemm_plan(j, (size_t)j->threads)) {
     case TI__SG_GEMV:
         ti__parallel_for(tp, M, TI__MAX((size_t)16, 65536 / (K + 1)), ti__sgemm_gemv, j);
         return;
@@ -774,6 +791,18 @@ TI__PRIVATE void ti__sgemm_ex(int transA, int transB, size_t M, size_t N, size_t
     if (M == 0 || N == 0) return;
     ti__sgemm_job j;
     ti__sgemm_job_init(&j, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, epi);
+    ti__sgemm_go(&j, tp);
+}
+
+/* ti__sgemm_ex where B is a layer's input that the pool's threads wrote (a 1x1 conv's X):
+ * packed on 2+ threads (ti__sgemm_tile_simd). */
+TI__PRIVATE void ti__sgemm_input_b(int transA, size_t M, size_t N, size_t K, const float *A,
+                                   size_t lda, const float *B, size_t ldb, float *C, size_t ldc,
+                                   const ti__gemm_epi *epi, ti__threadpool *tp) {
+    if (M == 0 || N == 0) return;
+    ti__sgemm_job j;
+    ti__sgemm_job_init(&j, transA, 0, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc, epi);
+    j.b_input = 1;
     ti__sgemm_go(&j, tp);
 }
 
@@ -853,16 +882,7 @@ TI__PRIVATE int ti__sgemm_bpanel(int transA, size_t M, size_t N, size_t K, const
     if (j.isa == NULL || j.isa->nr != nr || M < TI__SG_MR || bpanel == NULL) return 0;
     if (N == 0) return 1;
     j.bpanel = bpanel;
-    /* A here is a layer's input read transposed (X^T: a row sliver's 14 floats a row of X
-     * apart, on one or two lines each k step), and each thread reads all of it. With 2+
-     * threads half of it was written by the other core (the layer before split its work
-     * too): read in place, the kernel waited on those lines one k step at a time; packed,
-     * the block is read row after row of X, which the prefetchers follow. Per-node minima,
-     * Xeon, 2 x 200 runs alternating, 2 threads: MobileNetV2's 14 x 14 projections 576 ->
-     * 96 0.111 -> 0.090 ms, 384 -> 64 0.054 -> 0.045, 576 -> 160 at 7 x 7 0.074 -> 0.062;
-     * SqueezeNet's classifier (169 x 1000 x 512) 0.741 -> 0.677. With 1 thread the same
-     * convs lost 10-18 % packed (0.060 -> 0.070, 0.134 -> 0.146): in place there. */
-    j.pack_a = ti__threadpool_size(tp) > 1;
+    j.a_input = 1; /* X^T */
     j.ty = ty;
     j.ldty = ldty;
     j.tepi = tepi;

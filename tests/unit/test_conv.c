@@ -980,6 +980,53 @@ TI_TEST(transposed_gemm_threads_same_bits) {
     TI_CHECK(g_ct_thread_checks > before || ti__sgemm_pick_isa() == NULL);
 }
 
+/* A 1x1 conv of few output channels (at most two row slivers) reads X where it lies on 1
+ * thread and packs it on 2+ (ti__sgemm_input_b: X was written by every thread of the layer
+ * before): on each SIMD ISA forced, 2 and 3 threads give 1 thread's bits, and all are
+ * within the reference's bound. Maps wide enough for each thread to take many slivers. */
+TI_TEST(pointwise_input_threads_same_bits) {
+    ti__threadpool *tps[2] = {ti__threadpool_create(NULL, 2), ti__threadpool_create(NULL, 3)};
+    static const int64_t cases[][4] = {{64, 16, 55, 55}, {144, 24, 56, 56}, {96, 28, 17, 19},
+                                       {40, 20, 33, 40}};
+    int checks = 0;
+    for (int ci = 0; ci < 4; ci++) {
+        ccase c;
+        memset(&c, 0, sizeof c);
+        c.n = 1, c.group = 1;
+        c.c = cases[ci][0], c.m = cases[ci][1], c.h = cases[ci][2], c.w = cases[ci][3];
+        c.k[0] = c.k[1] = c.s[0] = c.s[1] = c.d[0] = c.d[1] = 1;
+        c.bias = ci % 2 == 0;
+        random_act(&c);
+        conv_rig r;
+        if (!rig_init(&r, &c)) {
+            TI_CHECK(!"case set-up failed");
+            rig_free(&r);
+            continue;
+        }
+        size_t ny = ti__numel(&r.y);
+        float *one = (float *)malloc(ny * sizeof(float) + 4);
+        TI_REQUIRE(one != NULL);
+        for (int i = 0; i < 3; i++) {
+            if (ti__cpu_force_isa(ISAS[i]) != ISAS[i]) continue;
+            const char *name = ti__cpu_isa_name(ISAS[i]);
+            TI_CHECK_EQ_INT(ti__conv_path(&r.k, &r.p), TI__CONV_1X1);
+            for (int t = 0; t < 3; t++) {
+                ti__threadpool *use = t ? tps[t - 1] : NULL;
+                r.k.tp = use;
+                TI_CHECK_EQ_INT(run_path(&r, TI__CONV_1X1, use, ti__conv_scratch(&r.k), name), 0);
+                if (t == 0) memcpy(one, r.y.data, ny * sizeof(float));
+                else TI_CHECK(memcmp(one, r.y.data, ny * sizeof(float)) == 0), checks++;
+            }
+        }
+        ti__cpu_force_isa(-1);
+        free(one);
+        rig_free(&r);
+    }
+    ti__threadpool_destroy(tps[0]);
+    ti__threadpool_destroy(tps[1]);
+    TI_CHECK(checks >= 8); /* the scalar ISA at least, 2 pools x 4 cases */
+}
+
 /* The prefetch hint of the Winograd GEMM (ti__wino_next): walking the calls in
  * ti__wino_gemm's order, each call's hint names the sliver the next call reads, except
  * where that call reads U[pos] again for the next tiles (none) and after the last; the lines
@@ -1051,6 +1098,7 @@ int main(void) {
     TI_RUN(few_channel_shapes);
     TI_RUN(depthwise_row_bands);
     TI_RUN(transposed_gemm_threads_same_bits);
+    TI_RUN(pointwise_input_threads_same_bits);
     TI_RUN(winograd_prefetch_hint);
     printf("path runs: direct %d, 1x1 %d, im2col %d, depthwise %d, winograd %d (F(2x2) %d), few "
            "channels %d; transposed GEMM %d\n", g_paths_run[0], g_paths_run[1], g_paths_run[2],
