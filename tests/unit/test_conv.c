@@ -1014,8 +1014,12 @@ TI_TEST(pointwise_input_threads_same_bits) {
                 ti__threadpool *use = t ? tps[t - 1] : NULL;
                 r.k.tp = use;
                 TI_CHECK_EQ_INT(run_path(&r, TI__CONV_1X1, use, ti__conv_scratch(&r.k), name), 0);
-                if (t == 0) memcpy(one, r.y.data, ny * sizeof(float));
-                else TI_CHECK(memcmp(one, r.y.data, ny * sizeof(float)) == 0), checks++;
+                if (t == 0) {
+                    memcpy(one, r.y.data, ny * sizeof(float));
+                } else {
+                    TI_CHECK(memcmp(one, r.y.data, ny * sizeof(float)) == 0);
+                    checks++;
+                }
             }
         }
         ti__cpu_force_isa(-1);
