@@ -1525,6 +1525,13 @@ TI__PRIVATE int ti__sgemm_kernel_epi(const ti__gemm_epi *e, float *lo, float *hi
 #define TI__ERF_Q3 0.0149189485f
 #define TI__ERF_Q4 0.00115567609f
 #define TI__ERF_Q5 3.79799894e-05f
+/* P(t) or Q(t) (C: P or Q) by Horner's rule, highest power first: FMA(a, t, c) = a t + c,
+ * SET(c) a vector of c (cpu/x86/act_x86.c, cpu/arm/act_neon.c) */
+#define TI__ERF_POLY(FMA, SET, t, C)                                                            \
+    FMA(FMA(FMA(FMA(FMA(SET(TI__ERF_##C##5), t, SET(TI__ERF_##C##4)), t, SET(TI__ERF_##C##3)), t, \
+                SET(TI__ERF_##C##2)),                                                            \
+            t, SET(TI__ERF_##C##1)),                                                             \
+        t, SET(TI__ERF_##C##0))
 
 #ifdef TI__X86_SIMD
 TI__PRIVATE int ti__act_block_avx2(int act, float a, float b, const float *bias, float *y,
@@ -1536,7 +1543,7 @@ TI__PRIVATE int ti__act_block_avx512(int act, float a, float b, const float *bia
 TI__PRIVATE void ti__relu_avx2(const float *x, float *y, size_t n);
 TI__PRIVATE void ti__relu_avx512(const float *x, float *y, size_t n);
 /* y[i] = erf(x[i]) for i < n (x == y allowed) to within 3.2e-7 relative (ONNX Erf,
- * cpu/unary.c; TI__ERF_P / TI__ERF_Q below) */
+ * cpu/unary.c; TI__ERF_P / TI__ERF_Q above) */
 TI__PRIVATE void ti__erf_avx2(const float *x, float *y, size_t n);
 TI__PRIVATE void ti__erf_avx512(const float *x, float *y, size_t n);
 /* One softmax row (log 0: Softmax, 1: LogSoftmax) of n >= 1 floats, x to y (x == y
@@ -14942,11 +14949,10 @@ TI__PRIVATE void ti__sm_rows_f32(void *ctx, size_t begin, size_t end) {
 #ifdef TI__X86_SIMD
     int isa = j->kind == TI__SM_HARD ? 0 : ti__cpu_isa();
     if (isa >= TI__ISA_AVX2) {
+        void (*row)(const float *, float *, size_t, int) =
+            isa >= TI__ISA_AVX512 ? ti__softmax_row_avx512 : ti__softmax_row_avx2;
         for (size_t r = begin; r < end; r++)
-            if (isa >= TI__ISA_AVX512)
-                ti__softmax_row_avx512(j->x + r * n, j->y + r * n, n, j->kind == TI__SM_LOG);
-            else
-                ti__softmax_row_avx2(j->x + r * n, j->y + r * n, n, j->kind == TI__SM_LOG);
+            row(j->x + r * n, j->y + r * n, n, j->kind == TI__SM_LOG);
         return;
     }
 #endif
@@ -25074,16 +25080,10 @@ TI__ARM_INLINE float32x4_t ti__erfn(float32x4_t x) {
     uint32x4_t nan = vmvnq_u32(vceqq_f32(x, x));
     float32x4_t c = vmaxq_f32(vdupq_n_f32(-4.0f), vminq_f32(vdupq_n_f32(4.0f), x));
     float32x4_t t = vmulq_f32(c, c);
-    float32x4_t p = vfmaq_f32(vdupq_n_f32(TI__ERF_P4), vdupq_n_f32(TI__ERF_P5), t);
-    p = vfmaq_f32(vdupq_n_f32(TI__ERF_P3), p, t);
-    p = vfmaq_f32(vdupq_n_f32(TI__ERF_P2), p, t);
-    p = vfmaq_f32(vdupq_n_f32(TI__ERF_P1), p, t);
-    p = vfmaq_f32(vdupq_n_f32(TI__ERF_P0), p, t);
-    float32x4_t q = vfmaq_f32(vdupq_n_f32(TI__ERF_Q4), vdupq_n_f32(TI__ERF_Q5), t);
-    q = vfmaq_f32(vdupq_n_f32(TI__ERF_Q3), q, t);
-    q = vfmaq_f32(vdupq_n_f32(TI__ERF_Q2), q, t);
-    q = vfmaq_f32(vdupq_n_f32(TI__ERF_Q1), q, t);
-    q = vfmaq_f32(vdupq_n_f32(1.0f), q, t);
+#define TI__ERFN_FMA(a, t, c) vfmaq_f32(c, a, t)
+    float32x4_t p = TI__ERF_POLY(TI__ERFN_FMA, vdupq_n_f32, t, P);
+    float32x4_t q = TI__ERF_POLY(TI__ERFN_FMA, vdupq_n_f32, t, Q);
+#undef TI__ERFN_FMA
     float32x4_t y = vdivq_f32(vmulq_f32(c, p), q);
     y = vmaxq_f32(vdupq_n_f32(-1.0f), vminq_f32(vdupq_n_f32(1.0f), y));
     return vbslq_f32(nan, x, y);
@@ -26270,12 +26270,6 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__relu_avx512(const float *x, float *y, siz
  * about 34 cycles a float (the erf of a small transformer's GELU, 2 x 4096 floats: 0.082
  * of its 0.19 ms, Xeon). min(4, x) and max(-4, .) keep NaN (max_ps / min_ps return their
  * second operand on NaN). */
-/* P(t) or Q(t) of the vector erf by Horner's rule with FMA (TI__ERF_P0 .. P5, Q0 .. Q5). */
-#define TI__ERF_POLY(FMA, SET, t, C)                                                            \
-    FMA(FMA(FMA(FMA(FMA(SET(TI__ERF_##C##5), t, SET(TI__ERF_##C##4)), t, SET(TI__ERF_##C##3)), t, \
-                SET(TI__ERF_##C##2)),                                                            \
-            t, SET(TI__ERF_##C##1)),                                                             \
-        t, SET(TI__ERF_##C##0))
 TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__erf512(__m512 x) {
     x = _mm512_max_ps(_mm512_set1_ps(-4.0f), _mm512_min_ps(_mm512_set1_ps(4.0f), x));
     __m512 t = _mm512_mul_ps(x, x);

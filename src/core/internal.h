@@ -469,6 +469,13 @@ TI__PRIVATE int ti__sgemm_kernel_epi(const ti__gemm_epi *e, float *lo, float *hi
 #define TI__ERF_Q3 0.0149189485f
 #define TI__ERF_Q4 0.00115567609f
 #define TI__ERF_Q5 3.79799894e-05f
+/* P(t) or Q(t) (C: P or Q) by Horner's rule, highest power first: FMA(a, t, c) = a t + c,
+ * SET(c) a vector of c (cpu/x86/act_x86.c, cpu/arm/act_neon.c) */
+#define TI__ERF_POLY(FMA, SET, t, C)                                                            \
+    FMA(FMA(FMA(FMA(FMA(SET(TI__ERF_##C##5), t, SET(TI__ERF_##C##4)), t, SET(TI__ERF_##C##3)), t, \
+                SET(TI__ERF_##C##2)),                                                            \
+            t, SET(TI__ERF_##C##1)),                                                             \
+        t, SET(TI__ERF_##C##0))
 
 #ifdef TI__X86_SIMD
 TI__PRIVATE int ti__act_block_avx2(int act, float a, float b, const float *bias, float *y,
@@ -480,7 +487,7 @@ TI__PRIVATE int ti__act_block_avx512(int act, float a, float b, const float *bia
 TI__PRIVATE void ti__relu_avx2(const float *x, float *y, size_t n);
 TI__PRIVATE void ti__relu_avx512(const float *x, float *y, size_t n);
 /* y[i] = erf(x[i]) for i < n (x == y allowed) to within 3.2e-7 relative (ONNX Erf,
- * cpu/unary.c; TI__ERF_P / TI__ERF_Q below) */
+ * cpu/unary.c; TI__ERF_P / TI__ERF_Q above) */
 TI__PRIVATE void ti__erf_avx2(const float *x, float *y, size_t n);
 TI__PRIVATE void ti__erf_avx512(const float *x, float *y, size_t n);
 /* One softmax row (log 0: Softmax, 1: LogSoftmax) of n >= 1 floats, x to y (x == y

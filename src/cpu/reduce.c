@@ -777,11 +777,10 @@ TI__PRIVATE void ti__sm_rows_f32(void *ctx, size_t begin, size_t end) {
 #ifdef TI__X86_SIMD
     int isa = j->kind == TI__SM_HARD ? 0 : ti__cpu_isa();
     if (isa >= TI__ISA_AVX2) {
+        void (*row)(const float *, float *, size_t, int) =
+            isa >= TI__ISA_AVX512 ? ti__softmax_row_avx512 : ti__softmax_row_avx2;
         for (size_t r = begin; r < end; r++)
-            if (isa >= TI__ISA_AVX512)
-                ti__softmax_row_avx512(j->x + r * n, j->y + r * n, n, j->kind == TI__SM_LOG);
-            else
-                ti__softmax_row_avx2(j->x + r * n, j->y + r * n, n, j->kind == TI__SM_LOG);
+            row(j->x + r * n, j->y + r * n, n, j->kind == TI__SM_LOG);
         return;
     }
 #endif

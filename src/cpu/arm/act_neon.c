@@ -100,16 +100,10 @@ TI__ARM_INLINE float32x4_t ti__erfn(float32x4_t x) {
     uint32x4_t nan = vmvnq_u32(vceqq_f32(x, x));
     float32x4_t c = vmaxq_f32(vdupq_n_f32(-4.0f), vminq_f32(vdupq_n_f32(4.0f), x));
     float32x4_t t = vmulq_f32(c, c);
-    float32x4_t p = vfmaq_f32(vdupq_n_f32(TI__ERF_P4), vdupq_n_f32(TI__ERF_P5), t);
-    p = vfmaq_f32(vdupq_n_f32(TI__ERF_P3), p, t);
-    p = vfmaq_f32(vdupq_n_f32(TI__ERF_P2), p, t);
-    p = vfmaq_f32(vdupq_n_f32(TI__ERF_P1), p, t);
-    p = vfmaq_f32(vdupq_n_f32(TI__ERF_P0), p, t);
-    float32x4_t q = vfmaq_f32(vdupq_n_f32(TI__ERF_Q4), vdupq_n_f32(TI__ERF_Q5), t);
-    q = vfmaq_f32(vdupq_n_f32(TI__ERF_Q3), q, t);
-    q = vfmaq_f32(vdupq_n_f32(TI__ERF_Q2), q, t);
-    q = vfmaq_f32(vdupq_n_f32(TI__ERF_Q1), q, t);
-    q = vfmaq_f32(vdupq_n_f32(1.0f), q, t);
+#define TI__ERFN_FMA(a, t, c) vfmaq_f32(c, a, t)
+    float32x4_t p = TI__ERF_POLY(TI__ERFN_FMA, vdupq_n_f32, t, P);
+    float32x4_t q = TI__ERF_POLY(TI__ERFN_FMA, vdupq_n_f32, t, Q);
+#undef TI__ERFN_FMA
     float32x4_t y = vdivq_f32(vmulq_f32(c, p), q);
     y = vmaxq_f32(vdupq_n_f32(-1.0f), vminq_f32(vdupq_n_f32(1.0f), y));
     return vbslq_f32(nan, x, y);

@@ -284,12 +284,6 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__relu_avx512(const float *x, float *y, siz
  * about 34 cycles a float (the erf of a small transformer's GELU, 2 x 4096 floats: 0.082
  * of its 0.19 ms, Xeon). min(4, x) and max(-4, .) keep NaN (max_ps / min_ps return their
  * second operand on NaN). */
-/* P(t) or Q(t) of the vector erf by Horner's rule with FMA (TI__ERF_P0 .. P5, Q0 .. Q5). */
-#define TI__ERF_POLY(FMA, SET, t, C)                                                            \
-    FMA(FMA(FMA(FMA(FMA(SET(TI__ERF_##C##5), t, SET(TI__ERF_##C##4)), t, SET(TI__ERF_##C##3)), t, \
-                SET(TI__ERF_##C##2)),                                                            \
-            t, SET(TI__ERF_##C##1)),                                                             \
-        t, SET(TI__ERF_##C##0))
 TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__erf512(__m512 x) {
     x = _mm512_max_ps(_mm512_set1_ps(-4.0f), _mm512_min_ps(_mm512_set1_ps(4.0f), x));
     __m512 t = _mm512_mul_ps(x, x);
