@@ -11,6 +11,16 @@
 #define TI__K512_NR 32
 #define TI__K512_KC 128 /* B sliver 128 x 32 floats = 16 KiB: half of a 32 KiB L1 */
 #define TI__K512_MC 256 /* A block 256 x 128 floats = 128 KiB: a part of L2 */
+/* Rows ahead that ti__k512_tile prefetches a B read in place into L1 (ti__sgemm_kernel_avx512_ldb:
+ * a 1x1 conv of at most 2 row slivers of output channels on 1 thread). Per-node minima in the
+ * models, 1 thread, Xeon, 3 x 200 runs, builds alternating: MobileNetV2's 96 -> 24 and 144 ->
+ * 24 at 56 x 56 0.120-0.133 -> 0.099-0.103 and 0.189-0.203 -> 0.146-0.157 ms, EfficientNet-B0's
+ * 144 -> 24 0.182-0.197 -> 0.147-0.157; sums of minima -2 to -3 %. Distances of 8 to 48 rows
+ * were within the noise of each other. Prefetching B and a packed A the same way in k blocks of
+ * 256+ (a workspace's) took SGEMM 1024^3 from 144-146 to 151-163 GFLOP/s (bench/sgemm.c) but
+ * MobileNetV2's 7 x 7 and 14 x 14 1x1 convs on 2 threads from 0.075-0.081 to 0.080-0.085 ms:
+ * not kept. */
+#define TI__K512_PFD 16
 
 /* The epilogue ep (ti__sgemm_kernel_epi: 1 bias, 2 ReLU, 3 Clip, 4 HardSwish) on one row's
  * vectors, with ti__act_block's operations and operand order, so the same bits. */
@@ -95,8 +105,16 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS
     __m512 c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z, c6_0 = z, c6_1 = z, c7_0 = z, c7_1 = z;
     __m512 c8_0 = z, c8_1 = z, c9_0 = z, c9_1 = z, c10_0 = z, c10_1 = z, c11_0 = z;
     __m512 c11_1 = z, c12_0 = z, c12_1 = z, c13_0 = z, c13_1 = z;
+    /* B read in place: its rows are a row of the input apart (a page or more), which the
+     * hardware prefetchers do not follow; row p + TI__K512_PFD is asked for at step p, not
+     * past the block's kc rows. */
+    size_t pf_end = ldb != TI__K512_NR && kc > TI__K512_PFD ? kc - TI__K512_PFD : 0;
     for (size_t p = 0; p < kc; p++) {
         if (p < npf) _mm_prefetch((const char *)(pf + p * 16), _MM_HINT_T1);
+        if (p < pf_end) {
+            _mm_prefetch((const char *)(b + TI__K512_PFD * ldb), _MM_HINT_T0);
+            if (NV > 1) _mm_prefetch((const char *)(b + TI__K512_PFD * ldb + 16), _MM_HINT_T0);
+        }
         __m512 b0 = _mm512_loadu_ps(b), b1 = NV > 1 ? _mm512_loadu_ps(b + 16) : z;
         TI__K512_FMA(0) TI__K512_FMA(1) TI__K512_FMA(2) TI__K512_FMA(3) TI__K512_FMA(4)
         TI__K512_FMA(5) TI__K512_FMA(6) TI__K512_FMA(7) TI__K512_FMA(8) TI__K512_FMA(9)
