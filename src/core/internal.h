@@ -333,6 +333,9 @@ typedef struct ti__sgemm_isa {
     /* optional (NULL: a scalar loop): op(A)[0:h, 0:kc] packed as dst[p * h + r] for h <= mr,
      * element (r, p) at a[r * lda + p], or at a[p * lda + r] when trans_a */
     void (*pack_a)(const float *a, size_t lda, int trans_a, size_t h, size_t kc, float *dst);
+    /* optional (NULL: kernel): kernel for slivers that come from L2 at every call (a
+     * workspace's long k blocks: B's sliver 64 KiB at kc 512), asking for them ahead */
+    ti__sgemm_kernel_fn kernel_l2;
 } ti__sgemm_isa;
 /* Depthwise convolution, one output row of one channel plane: for i in [0, n),
  *   y[i] = bias + sum over r < nr, q < K of w[r][q] * x[r][i * stride + q],

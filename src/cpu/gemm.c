@@ -279,7 +279,10 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
      * where the layer before left the input in this core's caches. */
     int shared = j->threads > 1;
     int pack_a = (j->a_input && shared) || ti__sgemm_set_conflicts(j->lda);
-    /* With the workspace: B's panel of the tile (kc x its slivers) at wsb, A's block after */
+    /* With the workspace: B's panel of the tile (kc x its slivers) at wsb, A's block after,
+     * the kernel asking for its slivers ahead (1024^3, 1 thread, Xeon, bench/sgemm.c, builds
+     * alternating: 144-146 -> 151-163 GFLOP/s) */
+    ti__sgemm_kernel_fn kern = isa->kernel;
     float *wsb = NULL;
     size_t ws_need = ti__sgemm_ws_need(j, isa, rows, n1 - n0);
     if (ws != NULL && ws_need > 0 && ws_need <= j->ws_part) {
@@ -287,6 +290,7 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
         wsb = ti__align64(ws);
         ap = wsb + kcmax * ((n1 - n0 + nr - 1) / nr * nr);
         acap = TI__SGX_WMR * mr * kcmax;
+        if (isa->kernel_l2 != NULL) kern = isa->kernel_l2;
     }
     /* bias and ReLU / Clip / HardSwish in the kernel, before C is stored (a pass over C
      * after it was 6% of MobileNetV2, perf); others in ti__sgemm_epilogue after the kernel */
@@ -410,8 +414,8 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                             isa->kernel_ldb(kc, a, lda, a_rows, bsl[g], bstr[g], c, j->ldc,
                                             (int)h, (int)w, j->alpha, beta, kepi);
                         else
-                            isa->kernel(kc, a, lda, a_rows, bsl[g], c, j->ldc, (int)h, (int)w,
-                                        j->alpha, beta, kepi, pf, npf);
+                            kern(kc, a, lda, a_rows, bsl[g], c, j->ldc, (int)h, (int)w, j->alpha,
+                                 beta, kepi, pf, npf);
                         if (pc + kc >= j->k && j->ty != NULL)
                             ti__sgemm_store_t(j, ic + r0, h, jr, w);
                     }

@@ -98,22 +98,24 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS
                                                     float *c, size_t ldc, int nc, float alpha,
                                                     float beta, int ep, const float *bias,
                                                     float lo, float hi, const float *pf,
-                                                    size_t npf) {
+                                                    size_t npf, int ahead) {
     size_t astep = ROWS ? 1 : lda;
     __m512 z = _mm512_setzero_ps();
     __m512 c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z, c3_0 = z, c3_1 = z;
     __m512 c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z, c6_0 = z, c6_1 = z, c7_0 = z, c7_1 = z;
     __m512 c8_0 = z, c8_1 = z, c9_0 = z, c9_1 = z, c10_0 = z, c10_1 = z, c11_0 = z;
     __m512 c11_1 = z, c12_0 = z, c12_1 = z, c13_0 = z, c13_1 = z;
-    /* B read in place: its rows are a row of the input apart (a page or more), which the
-     * hardware prefetchers do not follow; row p + TI__K512_PFD is asked for at step p, not
-     * past the block's kc rows. */
-    size_t pf_end = ldb != TI__K512_NR && kc > TI__K512_PFD ? kc - TI__K512_PFD : 0;
+    /* Row p + TI__K512_PFD of B asked for at step p (not past the block's kc rows) where the
+     * hardware prefetchers do not bring it: B read in place, its rows a row of the input
+     * apart (a page or more); with `ahead` (ti__sgemm_isa.kernel_l2) B's sliver and a packed
+     * A, which come from L2 at every call in a workspace's long k blocks. */
+    size_t pf_end = (ldb != TI__K512_NR || ahead) && kc > TI__K512_PFD ? kc - TI__K512_PFD : 0;
     for (size_t p = 0; p < kc; p++) {
         if (p < npf) _mm_prefetch((const char *)(pf + p * 16), _MM_HINT_T1);
         if (p < pf_end) {
             _mm_prefetch((const char *)(b + TI__K512_PFD * ldb), _MM_HINT_T0);
             if (NV > 1) _mm_prefetch((const char *)(b + TI__K512_PFD * ldb + 16), _MM_HINT_T0);
+            if (ahead && !ROWS) _mm_prefetch((const char *)(a + TI__K512_PFD * astep), _MM_HINT_T0);
         }
         __m512 b0 = _mm512_loadu_ps(b), b1 = NV > 1 ? _mm512_loadu_ps(b + 16) : z;
         TI__K512_FMA(0) TI__K512_FMA(1) TI__K512_FMA(2) TI__K512_FMA(3) TI__K512_FMA(4)
@@ -138,16 +140,16 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS
     static __attribute__((noinline, unused)) TI__TARGET_AVX512 void ti__k512_m##n(           \
         int rows, size_t kc, const float *a, size_t lda, const float *b, size_t ldb,        \
         float *c, size_t ldc, int nc, float alpha, float beta, int ep, const float *bias,   \
-        float lo, float hi, const float *pf, size_t npf) {                                  \
+        float lo, float hi, const float *pf, size_t npf, int ahead) {                       \
         if (ldb != TI__K512_NR) { /* B in place (nc is 32) */                             \
-            if (rows) ti__k512_tile(n, 1, 2, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
-            else ti__k512_tile(n, 0, 2, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
+            if (rows) ti__k512_tile(n, 1, 2, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf, ahead); \
+            else ti__k512_tile(n, 0, 2, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf, ahead); \
         } else if (nc > 16) { /* packed B: the stride a constant */                          \
-            if (rows) ti__k512_tile(n, 1, 2, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
-            else ti__k512_tile(n, 0, 2, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
+            if (rows) ti__k512_tile(n, 1, 2, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf, ahead); \
+            else ti__k512_tile(n, 0, 2, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf, ahead); \
         } else {                                                                            \
-            if (rows) ti__k512_tile(n, 1, 1, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
-            else ti__k512_tile(n, 0, 1, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
+            if (rows) ti__k512_tile(n, 1, 1, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf, ahead); \
+            else ti__k512_tile(n, 0, 1, kc, a, lda, b, TI__K512_NR, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf, ahead); \
         }                                                                                   \
     }
 TI__K512_DEF(1)
@@ -171,19 +173,19 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_run(size_t kc, const float *a, si
                                                    float *c, size_t ldc, int mr, int nc,
                                                    float alpha, float beta,
                                                    const ti__gemm_epi *epi, const float *pf,
-                                                   size_t npf) {
+                                                   size_t npf, int ahead) {
     float lo, hi;
     int ep = ti__sgemm_kernel_epi(epi, &lo, &hi);
     const float *bias = ep > 0 ? epi->bias : NULL;
     TI_ASSERT(ep >= 0);
     switch (mr) {
 #define TI__K512_CASE(n)                                                                    \
-    case n: ti__k512_m##n(a_rows, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); break;
+    case n: ti__k512_m##n(a_rows, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf, ahead); break;
     TI__K512_CASE(1) TI__K512_CASE(2) TI__K512_CASE(3) TI__K512_CASE(4) TI__K512_CASE(5)
     TI__K512_CASE(6) TI__K512_CASE(7) TI__K512_CASE(8) TI__K512_CASE(9) TI__K512_CASE(10)
     TI__K512_CASE(11) TI__K512_CASE(12) TI__K512_CASE(13)
 #undef TI__K512_CASE
-    default: ti__k512_m14(a_rows, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); break;
+    default: ti__k512_m14(a_rows, kc, a, lda, b, ldb, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf, ahead); break;
     }
 }
 
@@ -195,7 +197,7 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_kernel_avx512_ldb(size_t kc, const 
                                                                float *c, size_t ldc, int mr,
                                                                int nc, float alpha, float beta,
                                                                const ti__gemm_epi *epi) {
-    ti__k512_run(kc, a, lda, a_rows, b, ldb, c, ldc, mr, nc, alpha, beta, epi, NULL, 0);
+    ti__k512_run(kc, a, lda, a_rows, b, ldb, c, ldc, mr, nc, alpha, beta, epi, NULL, 0, 0);
 }
 
 TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_kernel_avx512(size_t kc, const float *a,
@@ -206,7 +208,19 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_kernel_avx512(size_t kc, const floa
                                                            const ti__gemm_epi *epi,
                                                            const float *pf, size_t npf) {
     ti__k512_run(kc, a, lda, a_rows, b, TI__K512_NR, c, ldc, mr, nc, alpha, beta, epi, pf,
-                 npf);
+                 npf, 0);
+}
+
+/* ti__sgemm_isa.kernel_l2: the kernel prefetching its sliver of B and a packed A ahead. */
+TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_kernel_avx512_l2(size_t kc, const float *a,
+                                                              size_t lda, int a_rows,
+                                                              const float *b, float *c,
+                                                              size_t ldc, int mr, int nc,
+                                                              float alpha, float beta,
+                                                              const ti__gemm_epi *epi,
+                                                              const float *pf, size_t npf) {
+    ti__k512_run(kc, a, lda, a_rows, b, TI__K512_NR, c, ldc, mr, nc, alpha, beta, epi, pf,
+                 npf, 1);
 }
 
 /* Packs B[0:kc, 0:w] (row-major, row stride ldb) as kc rows of 32 floats, zero past w. */
@@ -390,7 +404,7 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void) {
         TI__ISA_AVX512, TI__K512_MR, TI__K512_NR, TI__K512_KC, TI__K512_MC,
         ti__sgemm_kernel_avx512, ti__sgemm_pack_b_avx512, ti__sdot_avx512,
         ti__sgemm_kernel_avx512_ldb, ti__sgemm_col_avx512, ti__sgemm_store_t_avx512,
-        ti__sgemm_pack_a_avx512};
+        ti__sgemm_pack_a_avx512, ti__sgemm_kernel_avx512_l2};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
