@@ -11,15 +11,15 @@
 #define TI__K512_NR 32
 #define TI__K512_KC 128 /* B sliver 128 x 32 floats = 16 KiB: half of a 32 KiB L1 */
 #define TI__K512_MC 256 /* A block 256 x 128 floats = 128 KiB: a part of L2 */
-/* Rows ahead that ti__k512_tile prefetches a B read in place into L1 (ti__sgemm_kernel_avx512_ldb:
- * a 1x1 conv of at most 2 row slivers of output channels on 1 thread). Per-node minima in the
- * models, 1 thread, Xeon, 3 x 200 runs, builds alternating: MobileNetV2's 96 -> 24 and 144 ->
- * 24 at 56 x 56 0.120-0.133 -> 0.099-0.103 and 0.189-0.203 -> 0.146-0.157 ms, EfficientNet-B0's
- * 144 -> 24 0.182-0.197 -> 0.147-0.157; sums of minima -2 to -3 %. Distances of 8 to 48 rows
- * were within the noise of each other. Prefetching B and a packed A the same way in k blocks of
- * 256+ (a workspace's) took SGEMM 1024^3 from 144-146 to 151-163 GFLOP/s (bench/sgemm.c) but
- * MobileNetV2's 7 x 7 and 14 x 14 1x1 convs on 2 threads from 0.075-0.081 to 0.080-0.085 ms:
- * not kept. */
+/* k steps ahead that ti__k512_tile prefetches B (and a packed A) into L1. B read in place
+ * (ti__sgemm_kernel_avx512_ldb: a 1x1 conv of at most 2 row slivers of output channels on 1
+ * thread), per-node minima in the models, 1 thread, Xeon, 3 x 200 runs, builds alternating:
+ * MobileNetV2's 96 -> 24 and 144 -> 24 at 56 x 56 0.120-0.133 -> 0.099-0.103 and 0.189-0.203
+ * -> 0.146-0.157 ms, EfficientNet-B0's 144 -> 24 0.182-0.197 -> 0.147-0.157; sums of minima
+ * -2 to -3 %. Distances of 8 to 48 were within the noise of each other. The workspace's long
+ * k blocks (ti__sgemm_kernel_avx512_l2): SGEMM 1024^3 147.0 -> 153.3 GFLOP/s (medians of 10
+ * alternating runs of bench/sgemm.c). Prefetching in every call, B packed in short k blocks
+ * already in L1, lost 5-10 % on the 112 x 112 convs. */
 #define TI__K512_PFD 16
 
 /* The epilogue ep (ti__sgemm_kernel_epi: 1 bias, 2 ReLU, 3 Clip, 4 HardSwish) on one row's
