@@ -280,8 +280,8 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
     int shared = j->threads > 1;
     int pack_a = (j->a_input && shared) || ti__sgemm_set_conflicts(j->lda);
     /* With the workspace: B's panel of the tile (kc x its slivers) at wsb, A's block after,
-     * the kernel asking for its slivers ahead (1024^3, 1 thread, Xeon, bench/sgemm.c, builds
-     * alternating: 144-146 -> 151-163 GFLOP/s) */
+     * the kernel asking for its slivers ahead (1024^3, 1 thread, Xeon, bench/sgemm.c, medians
+     * of 10 runs alternating with the plain kernel: 147.0 -> 153.3 GFLOP/s) */
     ti__sgemm_kernel_fn kern = isa->kernel;
     float *wsb = NULL;
     size_t ws_need = ti__sgemm_ws_need(j, isa, rows, n1 - n0);

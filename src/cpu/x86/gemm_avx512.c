@@ -18,8 +18,10 @@
  * -> 0.146-0.157 ms, EfficientNet-B0's 144 -> 24 0.182-0.197 -> 0.147-0.157; sums of minima
  * -2 to -3 %. Distances of 8 to 48 were within the noise of each other. The workspace's long
  * k blocks (ti__sgemm_kernel_avx512_l2): SGEMM 1024^3 147.0 -> 153.3 GFLOP/s (medians of 10
- * alternating runs of bench/sgemm.c). Prefetching in every call, B packed in short k blocks
- * already in L1, lost 5-10 % on the 112 x 112 convs. */
+ * alternating runs of bench/sgemm.c). Prefetching B and A in every call (B packed in short
+ * k blocks, in L1 already) lost 5-10 % on bench/sgemm.c's 112 x 112 shapes; MobileNetV2's
+ * 32 -> 16 at 112 x 112 (B in place, kc 32) stayed within the noise (0.125-0.128 -> 0.126-0.134
+ * ms). */
 #define TI__K512_PFD 16
 
 /* The epilogue ep (ti__sgemm_kernel_epi: 1 bias, 2 ReLU, 3 Clip, 4 HardSwish) on one row's
