@@ -267,8 +267,12 @@ def main():
     ours, summary = run_nodemin(args.nodemin, args.model, args.threads, args.runs)
     ort, ort_run = run_ort(args.model, args.threads, args.runs)
     rows = rows_of(ours, ort, onnx_keys(args.model))
+    path = os.path.abspath(args.model)
+    name = os.path.splitext(os.path.basename(path))[0]
+    if name == "model":  # the architecture cache's layout: <name>/model.onnx
+        name = os.path.basename(os.path.dirname(path))
     title = "%s, %d thread%s, %d runs, %s, %s" % (
-        os.path.basename(os.path.dirname(os.path.abspath(args.model))) or args.model,
+        name,
         args.threads, "" if args.threads == 1 else "s", args.runs,
         datetime.date.today().isoformat(), platform.processor() or platform.machine())
     text = table(rows, title, summary, ort_run)
