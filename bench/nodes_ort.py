@@ -132,7 +132,7 @@ def rows_of(ours, ort, keys):
     prev = None  # the row of onnxruntime's node before, when weighted
     for _name, (op, k, t) in ort.items():
         ms = statistics.median(t)
-        if op in ACTIVATIONS and prev is not None and k[1][0] == prev[2]:
+        if op in ACTIVATIONS and prev is not None and k[1] and k[1][0] == prev[2]:
             acc[prev][3] += ms  # its activation, in the same row, not counted as a node
             continue
         if k not in acc and loose_key(k) in loose:  # channels padded to blocks of 16
