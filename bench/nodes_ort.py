@@ -206,9 +206,9 @@ def table(rows, title, ours_summary, ort_run):
                  ours_summary, ort_run, t1, (t1 - ort_run) * 1e3 / max(n1, 1)), "",
              "| nodes (op, input -> output) | count ours / ort | tinyinfer ms | onnxruntime ms "
              "| ratio |", "|---|---:|---:|---:|---:|"]
-    for d, n0, n1, a, b in rows:
+    for d, c0, c1, a, b in rows:
         ratio = "%.2f" % (a / b) if a > 0 and b > 0 else "-"
-        lines.append("| %s | %d / %d | %.4f | %.4f | %s |" % (d, n0, n1, a, b, ratio))
+        lines.append("| %s | %d / %d | %.4f | %.4f | %s |" % (d, c0, c1, a, b, ratio))
     lines.append("| all | %d / %d | %.3f | %.3f | %.2f |" % (
         sum(r[1] for r in rows), sum(r[2] for r in rows), t0, t1, t0 / t1 if t1 else 0))
     return "\n".join(lines) + "\n"
