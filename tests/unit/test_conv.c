@@ -810,11 +810,12 @@ TI_TEST(depthwise_small_planes) {
                           __LINE__);
 }
 
-/* The few-channel path (AVX-512): first convs on 1 to 4 channels, 3x3 / 5x5 / 7x7 / 1x7,
+/* The few-channel path (AVX-512, AVX2): first convs on 1 to 4 channels, 3x3 / 5x5 / 7x7 / 1x7,
  * strides 1 and 2 (and 3 across rows), output channel counts that leave a part block (20,
  * 33, 40) or fill four (64), rows of exactly 16 positions and one past, pads of every side.
- * Checked on every ISA as above (the others run im2col); under AVX-512 each case must take
- * the path or not as its last column says (not: 196 products per output, 65 channels).
+ * Checked on every ISA as above (scalar runs im2col); under AVX-512 and AVX2 each case must
+ * take the path or not as its last column says (not: 196 products per output, 65 channels;
+ * under AVX2 not either from 65 products).
  * c, m, h, w, kh, kw, sy, sx, pads top, left, bottom, right, few-channel path */
 TI_TEST(few_channel_shapes) {
     static const int64_t cases[][13] = {
@@ -825,9 +826,14 @@ TI_TEST(few_channel_shapes) {
         {4, 16, 10, 40, 3, 3, 1, 2, 1, 1, 1, 1, 1}, {3, 24, 23, 45, 7, 7, 2, 2, 3, 3, 2, 2, 1},
         {4, 16, 16, 36, 7, 7, 2, 2, 3, 3, 3, 3, 0}, {3, 65, 8, 20, 3, 3, 1, 1, 1, 1, 1, 1, 0}};
     ti__threadpool *tp = ti__threadpool_create(NULL, 2);
-    int have = ti__cpu_force_isa(TI__ISA_AVX512) == TI__ISA_AVX512 &&
-               ti__dw_pick_isa()->fewc[0] != NULL;
+    /* the SIMD ISAs here with a few-channel kernel (AVX-512, AVX2) */
+    int fisa[2], nf = 0;
+    static const int cand[2] = {TI__ISA_AVX512, TI__ISA_AVX2};
+    for (int i = 0; i < 2; i++)
+        if (ti__cpu_force_isa(cand[i]) == cand[i] && ti__dw_pick_isa()->fewc[0] != NULL)
+            fisa[nf++] = cand[i];
     ti__cpu_force_isa(-1);
+    int have = nf > 0;
     int before = g_paths_run[TI__CONV_FEWC];
     for (int it = 0; it < (int)(sizeof cases / sizeof cases[0]); it++) {
         const int64_t *r = cases[it];
@@ -849,10 +855,15 @@ TI_TEST(few_channel_shapes) {
         if (have) {
             conv_rig rg;
             TI_REQUIRE(rig_init(&rg, &c));
-            ti__cpu_force_isa(TI__ISA_AVX512);
-            int want = (int)r[12], got = ti__conv_fewc_ok(&rg.p);
-            if (got != want) printf("  case %d: few-channel path %d, expected %d\n", it, got, want);
-            TI_CHECK_EQ_INT(got, want);
+            for (int i = 0; i < nf; i++) {
+                ti__cpu_force_isa(fisa[i]);
+                int want = (int)r[12] && (fisa[i] >= TI__ISA_AVX512 || r[0] * r[4] * r[5] <= 64);
+                int got = ti__conv_fewc_ok(&rg.p);
+                if (got != want)
+                    printf("  case %d, %s: few-channel path %d, expected %d\n", it,
+                           ti__cpu_isa_name(fisa[i]), got, want);
+                TI_CHECK_EQ_INT(got, want);
+            }
             ti__cpu_force_isa(-1);
             rig_free(&rg);
         }
@@ -861,7 +872,7 @@ TI_TEST(few_channel_shapes) {
     ti__threadpool_destroy(tp);
     if (have) TI_CHECK(g_paths_run[TI__CONV_FEWC] > before);
     else
-        ti_test_skip_note("no AVX-512 here: the few-channel kernel did not run", __FILE__,
+        ti_test_skip_note("no AVX2 or AVX-512 here: the few-channel kernel did not run", __FILE__,
                           __LINE__);
 }
 
