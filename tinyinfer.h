@@ -7216,7 +7216,8 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
 #define TI__FEWC_MAX_K_AVX2 64  /* the same with AVX2, whose kernel loads the inputs again
                                    for each group of 6 channels: MobileNetV2's 3x3 stem
                                    (27) 0.549 -> 0.447 ms against im2col, ResNet-18's 7x7
-                                   (147) 3.65 -> 3.93 (per-node minima, 1 thread, Zen 3) */
+                                   (147) 3.65 -> 3.93 (per-node minima, 1 thread, Zen 3;
+                                   before the stride-2 inputs were left unpermuted) */
 #define TI__FEWC_MAX_M 64       /* output channels */
 #define TI__FEWC_FLOATS 6144    /* the rows' buffer: 24 KiB */
 
@@ -27046,13 +27047,18 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__wino_put4_avx2(const float *z, int h, float
  * the 16 positions are two vectors, and the 16 channels go in groups of at most 6 (12
  * accumulators, two input vectors and a broadcast weight: 15 of the 16 YMM registers), each
  * group running over all the taps (the inputs, in L1, are loaded again for each group;
- * stride 2: two loads deinterleaved a vector, as ti__dw256_load). */
+ * stride 2: two loads and a shuffle a vector, ti__fc256_load). */
 #define TI__FC256_X6(S) S(0) S(1) S(2) S(3) S(4) S(5)
+/* Stride 2: the even floats of p[0 .. 16) by one in-lane shuffle, in the order 0 1 4 5 | 2 3
+ * 6 7; every tap's inputs come in that order, so the sums are put in order once, at the
+ * store (ti__fc256_order), not per tap. */
 TI__X86_INLINE TI__TARGET_AVX2 __m256 ti__fc256_load(const int S, const float *p) {
     if (S == 1) return _mm256_loadu_ps(p);
-    __m256 e = _mm256_shuffle_ps(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8),
-                                 _MM_SHUFFLE(2, 0, 2, 0));
-    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+    return _mm256_shuffle_ps(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8), _MM_SHUFFLE(2, 0, 2, 0));
+}
+TI__X86_INLINE TI__TARGET_AVX2 __m256 ti__fc256_order(const int S, __m256 v) {
+    if (S == 1) return v;
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), _MM_SHUFFLE(3, 1, 2, 0)));
 }
 /* Channels m0 .. m0 + G - 1 (G <= 6, a constant once inlined) of ti__fewc256's block */
 TI__X86_INLINE TI__TARGET_AVX2 void ti__fc256_group(const int S, const int G, float *y,
@@ -27080,8 +27086,11 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__fc256_group(const int S, const int G, fl
     __m256i k0 = ti__dw256_mask(np), k1 = ti__dw256_mask(np - 8);
 #define TI__FC256_STORE(m)                                                                   \
     if (G > m && m < mv) {                                                                   \
-        __m256 r0 = clamp ? _mm256_min_ps(_mm256_max_ps(a##m, vlo), vhi) : a##m;             \
-        __m256 r1 = clamp ? _mm256_min_ps(_mm256_max_ps(b##m, vlo), vhi) : b##m;             \
+        __m256 r0 = ti__fc256_order(S, a##m), r1 = ti__fc256_order(S, b##m);                 \
+        if (clamp) {                                                                         \
+            r0 = _mm256_min_ps(_mm256_max_ps(r0, vlo), vhi);                                 \
+            r1 = _mm256_min_ps(_mm256_max_ps(r1, vlo), vhi);                                 \
+        }                                                                                    \
         if (np == 16) {                                                                      \
             _mm256_storeu_ps(y + m * ldy, r0);                                               \
             _mm256_storeu_ps(y + m * ldy + 8, r1);                                           \

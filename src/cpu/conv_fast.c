@@ -667,7 +667,8 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
 #define TI__FEWC_MAX_K_AVX2 64  /* the same with AVX2, whose kernel loads the inputs again
                                    for each group of 6 channels: MobileNetV2's 3x3 stem
                                    (27) 0.549 -> 0.447 ms against im2col, ResNet-18's 7x7
-                                   (147) 3.65 -> 3.93 (per-node minima, 1 thread, Zen 3) */
+                                   (147) 3.65 -> 3.93 (per-node minima, 1 thread, Zen 3;
+                                   before the stride-2 inputs were left unpermuted) */
 #define TI__FEWC_MAX_M 64       /* output channels */
 #define TI__FEWC_FLOATS 6144    /* the rows' buffer: 24 KiB */
 
