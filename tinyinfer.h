@@ -7204,7 +7204,7 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
 /* ---- few channels ---------------------------------------------------------------------
  * A conv with at most TI__FEWC_MAX_K products per output (a network's first conv: 3
  * channels, 3x3, stride 2: 27; ResNet's 7x7: 147) where the ISA has a few-channel kernel
- * (AVX-512; AVX2 up to TI__FEWC_MAX_K_AVX2): output row
+ * (AVX-512, AVX2): output row
  * by output row, the C x KH input rows it reads are copied with their padding into a
  * buffer, and the kernel computes 16 channels x 16 positions at a time straight from it
  * into Y (ti__conv_fewc_fn), the weights rearranged once per call as [block][tap][16]. No
@@ -7212,12 +7212,9 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
 #define TI__FEWC_MAX_K 160      /* products per output (ResNet-18's stem conv, 7x7 on 3
                                    channels: 2.9 -> 2.3 ms, where 3x3 ones run at 90 % of
                                    the FMA peak, 7x7 ones at half: the 147 taps' weights
-                                   and rows outgrow L1) */
-#define TI__FEWC_MAX_K_AVX2 64  /* the same with AVX2, whose kernel loads the inputs again
-                                   for each group of 6 channels: MobileNetV2's 3x3 stem
-                                   (27) 0.549 -> 0.447 ms against im2col, ResNet-18's 7x7
-                                   (147) 3.65 -> 3.93 (per-node minima, 1 thread, Zen 3;
-                                   before the stride-2 inputs were left unpermuted) */
+                                   and rows outgrow L1). AVX2, Zen 3, per-node minima of 4
+                                   x 10 runs against im2col: 3.58 -> 3.20 ms at 1 thread,
+                                   2.12 -> 1.60 at 2 */
 #define TI__FEWC_MAX_M 64       /* output channels */
 #define TI__FEWC_FLOATS 6144    /* the rows' buffer: 24 KiB */
 
@@ -7225,9 +7222,8 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
 TI__PRIVATE int64_t ti__conv_fewc_pitch(const ti__convp *p) {
     const ti__dw_isa *isa = ti__dw_pick_isa();
     int64_t S = p->s[2], KH = p->k[1], KW = p->k[2], OW = p->out[2];
-    int64_t max_k = isa->isa >= TI__ISA_AVX512 ? TI__FEWC_MAX_K : TI__FEWC_MAX_K_AVX2;
     if (p->group != 1 || p->in[0] != 1 || p->k[0] != 1 || p->out[0] != 1 || p->d[1] != 1 ||
-        p->d[2] != 1 || (S != 1 && S != 2) || p->cg * (int64_t)p->kprod > max_k ||
+        p->d[2] != 1 || (S != 1 && S != 2) || p->cg * (int64_t)p->kprod > TI__FEWC_MAX_K ||
         p->cg < 1 || p->mg < 1 || p->mg > TI__FEWC_MAX_M || OW < 16 || p->out[1] < 1 ||
         isa->fewc[S == 2] == NULL)
         return 0;
