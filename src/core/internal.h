@@ -351,8 +351,9 @@ typedef void (*ti__dw_row_fn)(float *y, size_t n, const float *const *x, const f
 typedef void (*ti__maxpool_row_fn)(float *y, size_t n, const float *const *x, int nr, int K);
 /* Max pooling, 3 x 3 windows at stride 2 over whole rows of windows: for r < rows, i < n,
  *   y[r * ldy + i] = the running maximum over t < 3, q < 3 of x[(2 r + t) * ldx + 2 i + q]
- * in that order, by ti__maxpool_row_fn's rule. Reads x only at columns 0 .. 2 n of those
- * rows. NULL where an ISA has none. */
+ * in that order, by ti__maxpool_row_fn's rule. Reads x at columns 0 .. 2 n of those rows,
+ * and may read past a row's column 2 n into the rows below it (whole vectors), never past
+ * column 2 n of the last row read, 2 rows. NULL where an ISA has none. */
 typedef void (*ti__maxpool_k3s2_fn)(float *y, size_t ldy, size_t n, const float *x, size_t ldx,
                                     size_t rows);
 /* Depthwise convolution over a padded plane laid out flat (cpu/conv_fast.c): for i in
