@@ -323,6 +323,63 @@ j_prog() { # j_prog MODE(opt|asan) SOURCE [ARGS...]: compile one test program an
     fi
 }
 
+# Test programs built as one: compiling the header is nearly all of a unit test's job (gcc
+# -O2: 62 s of 62 for test_tensor on a Zen 3; clang ASan: 300-470 s, where test_conv then
+# runs for 15), so the programs of a bundle are compiled as one translation unit, each main
+# renamed, and a main that runs the one its first argument names. A bundle's programs must
+# not share a static name (the compiler says which); each runs in a process of its own.
+bundle_src() { # bundle_src OUT.c SOURCES...
+    local out=$1 f n
+    shift
+    : >"$out"
+    for f in "$@"; do
+        n=$(basename "${f%.c}")
+        printf '#define main ti_bundle_%s\n#include "%s"\n#undef main\n' "$n" "$PWD/$f" >>"$out"
+    done
+    printf '#include <stdio.h>\n#include <string.h>\nint main(int argc, char **argv) {\n' >>"$out"
+    printf '    const char *name = argc > 1 ? argv[1] : "";\n' >>"$out"
+    for f in "$@"; do
+        n=$(basename "${f%.c}")
+        if grep -q 'int main(void)' "$f"; then
+            printf '    if (strcmp(name, "%s") == 0) return ti_bundle_%s();\n' "$n" "$n" >>"$out"
+        else
+            printf '    if (strcmp(name, "%s") == 0) return ti_bundle_%s(argc - 1, argv + 1);\n' \
+                "$n" "$n" >>"$out"
+        fi
+    done
+    printf '    fprintf(stderr, "usage: %%s TEST [ARGS...]\\n", argv[0]);\n    return 2;\n}\n' >>"$out"
+}
+
+j_bundle() { # j_bundle MODE(opt|asan) NAME SOURCES...: one build of SOURCES, each run in turn
+    local mode=$1 name=$2 d="$T/$1/bundle_$2" f rc=0
+    shift 2
+    mkdir -p "$d"
+    bundle_src "$d/bundle.c" "$@"
+    if [ "$mode" = asan ]; then
+        "$SANCC" "${SAN[@]}" "${C99[@]}" "${TWARN[@]}" "${INC[@]}" "$d/bundle.c" -o "$d/bundle" "${LIBS[@]}"
+    else
+        "$CC" -O2 "${C99[@]}" "${TWARN[@]}" "${INC[@]}" "$d/bundle.c" -o "$d/bundle" "${LIBS[@]}"
+    fi
+    for f in "$@"; do
+        say "== $f"
+        if [ "$mode" = asan ]; then
+            ASAN_OPTIONS=$ASAN_OPTS UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+                timeout 1200 "$d/bundle" "$(basename "${f%.c}")" || { rc=1; say "FAIL: $f (exit code)"; }
+        else
+            timeout 900 "$d/bundle" "$(basename "${f%.c}")" || { rc=1; say "FAIL: $f (exit code)"; }
+        fi
+    done
+    return $rc
+}
+
+# The -O2 bundles of tests/unit and tests/errors (sets with no static name in common); a
+# test in none of them is built on its own
+OPT_BUNDLES=(
+    "tests/unit/test_conv.c tests/unit/test_tensor.c tests/errors/test_tflite_errors.c tests/errors/test_tflite_mutations.c tests/unit/test_bind.c"
+    "tests/unit/test_act.c tests/errors/test_errors.c tests/errors/test_mutations.c"
+    "tests/unit/test_qgemm.c tests/unit/test_session.c"
+)
+
 # The ASan programs that use only the public API link one ASan build of the implementation
 # instead of compiling the header each (one such compile is ~5 CPU-minutes here): they
 # leave out TINYINFER_IMPLEMENTATION when TI_TEST_SHARED_IMPL is defined. The unit and
@@ -1145,13 +1202,19 @@ start_asan_jobs() {
     job "asan: errors, mutations, sessions; fuzz replay of ONNX and TFLite (one ASan build)" j_asan_shared 0
     job "asan: RPC unit test; fuzz replay of RPC and tuning files (one ASan build)" j_asan_shared 1
     # the tests that link the shared build (asan_shared_tests) run in j_asan_shared 0
-    local f shared list=(tests/errors/*.c tests/unit/test_session.c tests/unit/test_tensor.c tests/unit/test_conv.c)
+    # The others are one ASan bundle (j_bundle): one compile, not four
+    local f shared list=(tests/errors/*.c tests/unit/test_session.c tests/unit/test_tensor.c tests/unit/test_conv.c) own=()
     [ "${ASAN_FULL:-0}" = 1 ] && list=(tests/unit/*.c tests/errors/*.c)
     shared=" $(asan_shared_tests | tr '\n' ' ') "
     for f in "${list[@]}"; do
         case "$shared" in *" $f "*) continue ;; esac
-        if [ -f "$f" ]; then job "asan: $f" j_prog asan "$f"; fi
+        if [ -f "$f" ]; then own+=("$f"); fi
     done
+    if [ "${ASAN_FULL:-0}" = 1 ]; then
+        for f in "${own[@]}"; do job "asan: $f" j_prog asan "$f"; done
+    elif [ ${#own[@]} -gt 0 ]; then
+        job "asan: ${own[*]} (one ASan build)" j_bundle asan errors_conv "${own[@]}"
+    fi
     # the QDQ models under ASan (274 s here) with ./build.sh asan; they run at -O2 in j_qdq
     if [ "${ASAN_FULL:-0}" = 1 ]; then job "asan: QDQ models (tests/models/test_qdq.c)" j_qdq_asan; fi
     job "asan: OpenCL loader (the backend too under ./build.sh asan)" j_cl asan
@@ -1179,6 +1242,9 @@ cmd_test() {
     job "build: tinyinfer-tune (-O2, -Werror)" tune_compile "$T/prebuilt"
     check "build: conformance runner" j_runner
     collect
+    # the longest jobs first (the ASan builds, ~10 minutes each on a 2-core Zen 3), so that the
+    # short ones fill in beside them rather than leave one core idle at the end
+    start_asan_jobs
 
     # the long runs first, so they overlap with the many short ones
     job "conformance: ONNX backend suites (CPU, then node + light on OpenCL)" j_conformance
@@ -1223,8 +1289,14 @@ cmd_test() {
     done
 
     # programs
-    local f
+    local f b bundled=" "
+    for b in "${!OPT_BUNDLES[@]}"; do
+        # shellcheck disable=SC2086 # the bundle's files, split on spaces
+        job "${OPT_BUNDLES[$b]// /, } (one -O2 build)" j_bundle opt "$b" ${OPT_BUNDLES[$b]}
+        bundled+="${OPT_BUNDLES[$b]} "
+    done
     for f in tests/unit/*.c tests/errors/*.c; do
+        case "$bundled" in *" $f "*) continue ;; esac
         if [ -f "$f" ]; then job "$f" j_prog opt "$f"; fi
     done
     job "README example" j_readme
@@ -1249,7 +1321,6 @@ cmd_test() {
     job "rpc: server and client in two network namespaces" j_rpc_netns
     job "tune: loopback, server killed twice, tuner killed, journals" j_tune
     job "tune: two network namespaces, the link down mid-tune" j_tune_netns
-    start_asan_jobs
     # the 20 s libFuzzer runs (j_fuzz_short) are left to ./build.sh asan and ./build.sh fuzz:
     # CI's budget goes to the replay of the corpora above
     collect
