@@ -4,7 +4,9 @@
  * backend AUTO run on the CPU and say why; backend OPENCL fails with the reason.
  * Usage: test_cl_loader STUB_INCOMPLETE.so STUB_COMPLETE.so */
 #define _POSIX_C_SOURCE 200809L /* setenv */
+#ifndef TI_TEST_SHARED_IMPL /* build.sh's CI run links one ASan build of the implementation */
 #define TINYINFER_IMPLEMENTATION
+#endif
 #include "tinyinfer.h"
 #include "ti_test.h"
 
