@@ -1203,6 +1203,7 @@ typedef struct ti__node {
     const void *packed;
     size_t packed_bytes;
     int packed_arg; /* a parameter of the layout: TI__PACK_BPANEL's panel width,
+                       TI__PACK_APANEL's sliver height,
                        TI__PACK_WINO43's sliver height and k block */
     int bands_ok; /* Conv: every consumer of its output is a Conv, so the depthwise row path
                      may cut the map into one band of rows a thread (ti__pass_bands,
@@ -1221,8 +1222,11 @@ enum {
                             W^T as the SIMD GEMM's B panel (ti__sgemm_pack_bpanel), panel
                             width packed_arg; packed_bytes = group * K * roundup(M/group,
                             packed_arg) * 4 */,
-    TI__PACK_WINO23 = 5  /* Conv: Winograd F(2x2,3x3) U, 16 x M x C, laid out as
+    TI__PACK_WINO23 = 5, /* Conv: Winograd F(2x2,3x3) U, 16 x M x C, laid out as
                             TI__PACK_WINO43's */
+    TI__PACK_APANEL = 6  /* float32 Conv by GEMM: each group's weights as the SIMD GEMM's A
+                            panel (ti__sgemm_pack_apanel), packed_arg rows a sliver;
+                            packed_bytes = group * roundup(M/group, packed_arg) * K * 4 */
 };
 
 /* A tensor of the graph: its declared type and shape, and its data when constant. */
@@ -5487,9 +5491,14 @@ TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_
 TI__PRIVATE void ti__sgemm_ex(int transA, int transB, size_t M, size_t N, size_t K, float alpha,
                               const float *A, size_t lda, const float *B, size_t ldb, float beta,
                               float *C, size_t ldc, const ti__gemm_epi *epi, ti__threadpool *tp);
-TI__PRIVATE void ti__sgemm_input_b(int transA, size_t M, size_t N, size_t K, const float *A,
-                                   size_t lda, const float *B, size_t ldb, float *C, size_t ldc,
-                                   const ti__gemm_epi *epi, ti__threadpool *tp);
+TI__PRIVATE void ti__sgemm_conv(int transA, size_t M, size_t N, size_t K, const float *A,
+                                size_t lda, const float *apanel, int mr, const float *B,
+                                size_t ldb, int b_input, float *C, size_t ldc,
+                                const ti__gemm_epi *epi, ti__threadpool *tp);
+TI__PRIVATE size_t ti__sgemm_apanel_floats(size_t M, size_t K, size_t mr);
+TI__PRIVATE void ti__sgemm_pack_apanel(int transA, size_t M, size_t K, const float *A,
+                                       size_t lda, size_t mr, float *dst);
+TI__PRIVATE int ti__sgemm_panel_mr(void);
 TI__PRIVATE int ti__sgemm_set_conflicts(size_t stride);
 TI__PRIVATE size_t ti__sgemm_bpanel_floats(size_t K, size_t N, size_t nr);
 TI__PRIVATE int ti__sgemm_panel_nr(void);
@@ -5783,6 +5792,8 @@ TI__PRIVATE int ti__conv_path(const ti__kctx *k, const ti__convp *p) {
                                    960 0.22-0.23 -> 0.19-0.21 ms, EfficientNet-B0's 192 ->
                                    1152 0.33-0.36 -> 0.30-0.33 */
 
+#define TI__CONV_CT_AVX2_PLAIN_K 512 /* AVX2: 7 x 7 maps by the plain GEMM below this K */
+
 /* 1 when the conv's geometry suits the transposed GEMM with the kernels in use (the
  * prepack pass and the run both ask, so a session planned under another instruction set
  * finds no panels and runs the plain GEMM). */
@@ -5791,8 +5802,21 @@ TI__PRIVATE int ti__conv_ct_ok(const ti__convp *p) {
     if (ti__conv_dw_ok(p) || p->mg < TI__CONV_CT_MIN_M || kdim < TI__CONV_CT_MIN_K ||
         sp < TI__CONV_CT_MIN_SP)
         return 0;
-    if (sp < TI__CONV_CT_MAX_SP) return 1;
     int64_t nr = ti__sgemm_panel_nr();
+    /* AVX2's plain GEMM computes a last sliver of at most 8 columns as one vector: 7 x 7's
+     * 49 columns fill 56 lanes (87.5 %), and the weights stream once as A panels while X
+     * stays in L1, against the transposed GEMM's store of Y^T (16 % of the conv, perf). Zen
+     * 3, 1 thread, best of 1500 runs, plain / transposed: 160 -> 960 0.217 / 0.273 ms, 320
+     * -> 1280 0.581 / 0.606, 960 -> 160 0.217 / 0.205-0.225; 2 threads within the noise
+     * (0.158 / 0.163, 0.299 / 0.294). Up to K 512: past it the plain GEMM's k blocks pass
+     * over C again and again, and in MobileNetV2 (per-node minima of 6 alternating rounds)
+     * its 960 -> 160 and 960 -> 320 went 0.251 -> 0.272 and 0.510 -> 0.531 ms plain, where
+     * 160 -> 960 went 0.313 -> 0.258 */
+    if (nr == 16 && sp < TI__CONV_CT_MAX_SP && kdim < TI__CONV_CT_AVX2_PLAIN_K) {
+        int64_t lanes = sp / 16 * 16 + (sp % 16 == 0 ? 0 : sp % 16 <= 8 ? 8 : 16);
+        if (sp * 100 >= 85 * lanes) return 0;
+    }
+    if (sp < TI__CONV_CT_MAX_SP) return 1;
     return sp < TI__CONV_CT_WIDE_SP && kdim >= TI__CONV_CT_WIDE_K && nr > 0 &&
            sp * 10 < 9 * ((sp + nr - 1) / nr * nr);
 }
@@ -6097,6 +6121,8 @@ typedef struct ti__conv_tiles {
     size_t mg, kdim, nt, slots;
     int wt;     /* w is the prepacked transpose (TI__PACK_ATRANS): K x lw */
     size_t lw;  /* w's leading dimension */
+    const float *wp; /* w as the GEMM's A panel for wp_mr rows (TI__PACK_APANEL), or NULL */
+    int wp_mr;
     const ti__gemm_epi *epi; /* bias of the group's channels and the activation */
 } ti__conv_tiles;
 
@@ -6110,8 +6136,8 @@ TI__PRIVATE void ti__conv_tile_slots(void *ctx, size_t begin, size_t end) {
             j.c0 = c0;
             j.nt = TI__MIN(t->nt, p->out_sp - c0);
             ti__conv_im2col(&j, 0, t->kdim);
-            ti__sgemm_ex(t->wt, 0, t->mg, j.nt, t->kdim, 1.0f, t->w, t->lw, j.col, j.nt, 0.0f,
-                         t->y + c0, p->out_sp, t->epi, NULL);
+            ti__sgemm_conv(t->wt, t->mg, j.nt, t->kdim, t->w, t->lw, t->wp, t->wp_mr, j.col,
+                           j.nt, 0, t->y + c0, p->out_sp, t->epi, NULL);
         }
     }
 }
@@ -6221,11 +6247,21 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
         wt = lw >= mg;
         if (!wt) lw = kdim;
     }
+    /* or as the GEMM kernels' A panel (one run per sliver of mr rows) */
+    const float *wpan = NULL;
+    size_t wper = 0;
+    int wmr = k->node->packed_arg;
+    if (k->node->packed_kind == TI__PACK_APANEL && k->node->packed != NULL && wmr > 0) {
+        wper = ti__sgemm_apanel_floats(mg, kdim, (size_t)wmr);
+        if (k->node->packed_bytes == wper * (size_t)p->group * sizeof(float))
+            wpan = (const float *)k->node->packed;
+    }
     for (size_t n = 0; n < (size_t)p->n; n++)
         for (size_t g = 0; g < (size_t)p->group; g++) {
             const float *x = j.x + (n * (size_t)p->c + g * cg) * p->in_sp;
             const float *w = wt ? (const float *)k->node->packed + g * lw * kdim : j.w + g * mg * kdim;
             float *y = j.y + (n * (size_t)p->m + g * mg) * p->out_sp;
+            const float *wp = wpan != NULL ? wpan + g * wper : NULL;
             /* bias and activation are applied by the GEMM, block by block while in cache */
             ti__gemm_epi epi;
             epi.bias = j.b != NULL ? j.b + g * mg : NULL;
@@ -6233,8 +6269,8 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
             epi.a = j.act_a;
             epi.b = j.act_b;
             if (path == TI__CONV_1X1) {
-                ti__sgemm_input_b(wt, mg, p->out_sp, cg, w, lw, x, p->in_sp, y, p->out_sp, &epi,
-                                  k->tp);
+                ti__sgemm_conv(wt, mg, p->out_sp, cg, w, lw, wp, wmr, x, p->in_sp, 1, y,
+                               p->out_sp, &epi, k->tp);
                 continue;
             }
             ti__conv_job jg = j;
@@ -6246,6 +6282,8 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
                 t.w = w;
                 t.wt = wt;
                 t.lw = lw;
+                t.wp = wp;
+                t.wp_mr = wmr;
                 t.y = y;
                 t.mg = mg;
                 t.kdim = kdim;
@@ -6260,8 +6298,8 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
                 jg.nt = TI__MIN(nt, p->out_sp - c0);
                 ti__parallel_for(k->tp, kdim, TI__MAX((size_t)1, 16384 / jg.nt),
                                  ti__conv_im2col, &jg);
-                ti__sgemm_ex(wt, 0, mg, jg.nt, kdim, 1.0f, w, lw, jg.col, jg.nt, 0.0f,
-                             y + c0, p->out_sp, &epi, k->tp);
+                ti__sgemm_conv(wt, mg, jg.nt, kdim, w, lw, wp, wmr, jg.col, jg.nt, 0, y + c0,
+                               p->out_sp, &epi, k->tp);
             }
         }
     return TI_OK;
@@ -8063,6 +8101,36 @@ TI__PRIVATE ti_status ti__conv_prepack_atrans(ti__node *node, ti__pool *pool, co
     return TI_OK;
 }
 
+/* Products per output from which the weights are packed as A panels: with fewer, A's rows
+ * lie within a few lines anyway, and the panel lost 3-5 % (Zen 3, 1 thread, best of 1200
+ * runs: 16 -> 96 at 112 x 112 0.717 -> 0.754 ms, 24 -> 144 at 56 x 56 0.344 -> 0.352),
+ * while 512 -> 1000 at 13 x 13 went 2.54-2.66 -> 2.19-2.26 and 96 -> 576 at 14 x 14 0.297-
+ * 0.303 -> 0.283-0.285. */
+#define TI__CONV_APANEL_MIN_K 64
+
+/* Each group's W as the SIMD GEMM's A panel, for the plain GEMM of the 1x1 and im2col paths:
+ * the kernel reads a sliver of mr rows as one run of K x mr floats, not mr rows a row
+ * stride apart, and no weight rows conflict in L1 (what ti__conv_prepack_atrans is for).
+ * Costs the weights' size again in the plan. */
+TI__PRIVATE ti_status ti__conv_prepack_apanel(ti__node *node, ti__pool *pool, const ti__convp *p,
+                                              const float *w, int mr) {
+    size_t mg = (size_t)p->mg, kdim = (size_t)p->cg * p->kprod, groups = (size_t)p->group;
+    size_t per = ti__sgemm_apanel_floats(mg, kdim, (size_t)mr);
+    /* on cache lines of their own: read by every thread of the pool for the whole conv, the
+     * panels must not share a line with what a thread writes (a plan's other allocations):
+     * a 24 -> 144 conv at 56 x 56 on 2 threads, Zen 3, ran 0.20 or 0.28 ms by process */
+    char *raw = (char *)ti__pool_alloc(pool, groups * per * sizeof(float) + 128);
+    if (raw == NULL) return TI_ERR_OUT_OF_MEMORY;
+    float *panels = (float *)(raw + (64 - (uintptr_t)raw % 64));
+    for (size_t g = 0; g < groups; g++)
+        ti__sgemm_pack_apanel(0, mg, kdim, w + g * mg * kdim, kdim, (size_t)mr, panels + g * per);
+    node->packed_kind = TI__PACK_APANEL;
+    node->packed = panels;
+    node->packed_bytes = groups * per * sizeof(float);
+    node->packed_arg = mr;
+    return TI_OK;
+}
+
 /* Each group's W^T as the SIMD GEMM's B panel, for the transposed GEMM (ti__conv_ct_ok). */
 TI__PRIVATE ti_status ti__conv_prepack_bpanel(ti__node *node, ti__pool *pool, const ti__convp *p,
                                               const float *w) {
@@ -8091,11 +8159,19 @@ TI__PRIVATE ti_status ti__conv_prepack(ti__kctx *k, ti__node *node, ti__pool *po
     k->err = saved;
     if (e != TI_OK) return TI_OK;
     const float *w = (const float *)k->in[1]->data;
-    /* a GEMM path: B panels for the transposed GEMM, or A^T */
+    /* a GEMM path: B panels for the transposed GEMM, A panels for the plain one (the paths
+     * ti__conv_path takes to a GEMM: not depthwise, few-channel or too few channels), or
+     * A^T without SIMD kernels */
     int t = ti__conv_wino_ok(&p, ti__threadpool_size(k->tp));
     if (t == 0) {
         if (ti__conv_ct_ok(&p) && ti__sgemm_panel_nr() > 0)
             return ti__conv_prepack_bpanel(node, pool, &p, w);
+        int mr = ti__sgemm_panel_mr(), pointwise = p.kprod == 1;
+        for (int d = 0; d < 3; d++)
+            if (p.s[d] != 1 || p.pb[d] != 0 || p.pe[d] != 0) pointwise = 0;
+        if (mr > 0 && p.mg >= mr && (int64_t)p.cg * p.kprod >= TI__CONV_APANEL_MIN_K &&
+            !ti__conv_dw_ok(&p) && (pointwise || !ti__conv_fewc_ok(&p)))
+            return ti__conv_prepack_apanel(node, pool, &p, w, mr);
         return ti__conv_prepack_atrans(node, pool, &p, w);
     }
     size_t bytes = ti__wino_u_bytes(&p, t);
@@ -8614,6 +8690,9 @@ typedef struct ti__sgemm_job {
     size_t part;      /* tiles in each thread's part (ti__sgemm_split), 0: any split */
     const ti__sgemm_isa *isa; /* SIMD kernels, or NULL: the portable micro-kernel */
     const float *bpanel;      /* op(B) packed by ti__sgemm_pack_bpanel for isa->nr, or NULL */
+    /* op(A) packed by ti__sgemm_pack_apanel for isa->mr, or NULL; a is still op(A) as it
+     * lies, for the paths that take no panel (few rows, one column) */
+    const float *apanel;
     float *ty;                /* C^T is also stored here (rows ldty apart), or NULL */
     size_t ldty;
     const ti__gemm_epi *tepi; /* applied to ty: bias per row of ty, i.e. per column of C */
@@ -8809,7 +8888,7 @@ TI__PRIVATE size_t ti__sgemm_ws_need(const ti__sgemm_job *j, const ti__sgemm_isa
                                      size_t rows, size_t cols) {
     if (isa == NULL || j->bpanel != NULL || j->k == 0 || rows <= 2 * (size_t)isa->mr)
         return 0;
-    int pack_a = ti__sgemm_set_conflicts(j->lda);
+    int pack_a = j->apanel == NULL && ti__sgemm_set_conflicts(j->lda);
     size_t mc_stack = (size_t)isa->mc, kc = TI__MIN((size_t)isa->kc, j->k);
     if (pack_a) mc_stack = TI__MIN(mc_stack, TI__SGX_ACAP / kc / (size_t)isa->mr * isa->mr);
     if (rows <= mc_stack && (j->k <= (size_t)isa->kc || rows <= 4 * (size_t)isa->mr)) return 0;
@@ -8840,7 +8919,11 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
      * same A reads lost 10-18 % packed (0.060 -> 0.070 ms, 0.134 -> 0.146): in place there,
      * where the layer before left the input in this core's caches. */
     int shared = j->threads > 1;
-    int pack_a = (j->a_input && shared) || ti__sgemm_set_conflicts(j->lda);
+    /* A packed at planning (weights): fixed slivers of mr rows, each K x mr floats in a row,
+     * read where they lie. The tile must start on a sliver (ti__sgemm_plan's tiles do). */
+    const float *apanel = j->apanel != NULL && m0 % mr == 0 ? j->apanel : NULL;
+    size_t unit = apanel != NULL ? mr : 1; /* row blocks start on multiples of this */
+    int pack_a = apanel == NULL && ((j->a_input && shared) || ti__sgemm_set_conflicts(j->lda));
     /* With the workspace: B's panel of the tile (kc x its slivers) at wsb, A's block after,
      * the kernel asking for its slivers ahead (1024^3, 1 thread, Xeon, bench/sgemm.c, medians
      * of 10 runs alternating with the plain kernel: 147.0 -> 153.3 GFLOP/s) */
@@ -8880,9 +8963,10 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
         if (wsb != NULL) /* the whole panel of this k block, once */
             for (size_t jr = n0; jr < n1; jr += nr)
                 ti__sgemm_pack_b(j, isa, pc, kc, jr, TI__MIN(nr, n1 - jr), wsb + (jr - n0) * kc);
-        size_t nblk = (rows + mc_cap - 1) / mc_cap;
+        size_t nblk = (rows + mc_cap - 1) / mc_cap, units = (rows + unit - 1) / unit;
         for (size_t ib = 0; ib < nblk; ib++) {
-            size_t ic = m0 + rows * ib / nblk, mc = m0 + rows * (ib + 1) / nblk - ic;
+            size_t ic = m0 + units * ib / nblk * unit;
+            size_t mc = TI__MIN(m1, m0 + units * (ib + 1) / nblk * unit) - ic;
             size_t ns = (mc + mr - 1) / mr; /* row slivers, each mc / ns or one more */
             if (pack_a)
                 for (size_t s = 0; s < ns; s++) {
@@ -8944,10 +9028,14 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                 if (j->bpanel != NULL && pq < j->k) pn_floats = TI__MIN(kcmax, j->k - pq) * nr;
                 for (size_t s = 0; s < ns; s++) {
                     size_t r0 = mc * s / ns, h = mc * (s + 1) / ns - r0;
+                    if (apanel != NULL) r0 = s * mr, h = TI__MIN(mr, mc - r0);
                     const float *a = ap + r0 * kc; /* packed: transposed layout, lda h */
                     size_t lda = h;
                     int a_rows = 0;
-                    if (!pack_a) {
+                    if (apanel != NULL) {
+                        a = apanel + ((ic + r0) / mr * j->k + pc) * mr;
+                        lda = mr;
+                    } else if (!pack_a) {
                         a_rows = !j->trans_a;
                         a = a_rows ? j->a + (ic + r0) * j->lda + pc : j->a + pc * j->lda + ic + r0;
                         lda = j->lda;
@@ -9195,7 +9283,8 @@ enum { TI__SG_TILES, TI__SG_GEMV, TI__SG_GEMV_T, TI__SG_SMALL_M };
  * column slivers than threads. Between, whichever asks less of the busiest thread: its
  * multiply-adds in whole slivers, plus the floats it reads of the operand that is not a
  * panel packed at planning (B, or A where B is one: in a conv that is the activations,
- * which the other core wrote). By rows each thread reads all of B and its rows of A; by
+ * which the other core wrote; without a panel, A's too, at half weight). By rows each
+ * thread reads all of B and its rows of A; by
  * columns its columns of B and all of A. SqueezeNet's squeeze convs at 13 x 13 (48 x 169 x
  * 256 and x 384) on 2 threads, whole rows of slivers (28 + 20) reading all of the input
  * each: 0.034 and 0.049 ms, by columns (96 + 73) 0.024 and 0.036; MobileNetV3-small's 40 x
@@ -9213,8 +9302,11 @@ TI__PRIVATE int ti__sgemm_split_cols(const ti__sgemm_job *j, size_t threads) {
     double by_rows = rows * (double)(col_slivers * nr) * K;
     double by_cols = (double)(row_slivers * mr) * cols * K;
     if (j->bpanel == NULL) {
-        by_rows += w * K * (double)N;
-        by_cols += w * K * cols;
+        /* and A, read where it lies (a conv's weights), at half that weight: by columns each
+         * thread reads all of it. A 7 x 7 map's 1x1 conv by the plain GEMM, 1280 x 49 x 320
+         * on AVX2, went by columns without it: each thread read all 1.6 MB of weights */
+        by_rows += w * K * (double)N + w / 2 * K * rows;
+        by_cols += w * K * cols + w / 2 * K * (double)M;
     } else {
         by_rows += w * K * rows;
         by_cols += w * K * (double)M;
@@ -9360,15 +9452,19 @@ TI__PRIVATE void ti__sgemm_ex(int transA, int transB, size_t M, size_t N, size_t
     ti__sgemm_go(&j, tp);
 }
 
-/* ti__sgemm_ex where B is a layer's input that the pool's threads wrote (a 1x1 conv's X):
- * packed on 2+ threads (ti__sgemm_tile_simd). */
-TI__PRIVATE void ti__sgemm_input_b(int transA, size_t M, size_t N, size_t K, const float *A,
-                                   size_t lda, const float *B, size_t ldb, float *C, size_t ldc,
-                                   const ti__gemm_epi *epi, ti__threadpool *tp) {
+/* ti__sgemm_ex (alpha 1, beta 0, B as it is) for a conv: A its weights, also as an A panel
+ * (ti__sgemm_pack_apanel for mr rows) or NULL; b_input: B is a layer's input that the
+ * pool's threads wrote (a 1x1 conv's X), packed on 2+ threads (ti__sgemm_tile_simd). A
+ * panel for other kernels' rows (an instruction set forced after planning) is not used. */
+TI__PRIVATE void ti__sgemm_conv(int transA, size_t M, size_t N, size_t K, const float *A,
+                                size_t lda, const float *apanel, int mr, const float *B,
+                                size_t ldb, int b_input, float *C, size_t ldc,
+                                const ti__gemm_epi *epi, ti__threadpool *tp) {
     if (M == 0 || N == 0) return;
     ti__sgemm_job j;
     ti__sgemm_job_init(&j, transA, 0, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc, epi);
-    j.b_input = 1;
+    j.b_input = b_input;
+    if (j.isa != NULL && j.isa->mr == mr) j.apanel = apanel;
     ti__sgemm_go(&j, tp);
 }
 
@@ -9425,6 +9521,30 @@ TI__PRIVATE void ti__sgemm_pack_bpanel(int transB, size_t K, size_t N, const flo
         for (size_t p = 0; p < K; p++, dst += nr)
             for (size_t q = 0; q < nr; q++)
                 dst[q] = q0 + q >= N ? 0.0f : transB ? B[(q0 + q) * ldb + p] : B[p * ldb + q0 + q];
+}
+
+/* Floats of an A panel of M x K for slivers of mr rows (ti__sgemm_pack_apanel). */
+TI__PRIVATE size_t ti__sgemm_apanel_floats(size_t M, size_t K, size_t mr) {
+    return (M + mr - 1) / mr * mr * K;
+}
+
+/* Packs op(A) (M x K; A[r * lda + p], or A[p * lda + r] when transA) once, for the SIMD
+ * kernels of mr rows: sliver s (rows s*mr ..) is K steps of mr floats, zero past M, at dst
+ * + s * K * mr: the layout the kernels read as a transposed A of leading dimension mr. So a
+ * conv's weights are read as one run, not mr rows a row stride apart (SqueezeNet's
+ * classifier, 1000 x 169 x 512 on AVX2, Zen 3: 84.0 -> 96.3 GFLOP/s, s35). */
+TI__PRIVATE void ti__sgemm_pack_apanel(int transA, size_t M, size_t K, const float *A,
+                                       size_t lda, size_t mr, float *dst) {
+    for (size_t r0 = 0; r0 < M; r0 += mr)
+        for (size_t p = 0; p < K; p++, dst += mr)
+            for (size_t r = 0; r < mr; r++)
+                dst[r] = r0 + r >= M ? 0.0f : transA ? A[p * lda + r0 + r] : A[(r0 + r) * lda + p];
+}
+
+/* The SIMD kernels' rows (ti__sgemm_pack_apanel's mr), 0 without SIMD kernels. */
+TI__PRIVATE int ti__sgemm_panel_mr(void) {
+    const ti__sgemm_isa *isa = ti__sgemm_pick_isa();
+    return isa != NULL ? isa->mr : 0;
 }
 
 /* The SIMD kernels' panel width (ti__sgemm_pack_bpanel's nr), 0 without SIMD kernels. */
@@ -27834,14 +27954,24 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_row(float *c, __m256 x0, __m256 x1,
         if (ep > 0) ti__k256_epi(ep, bv, vlo, vhi, &x0, &x1);
         _mm256_storeu_ps(c, x0);
         _mm256_storeu_ps(c + 8, x1);
-    } else { /* masked lanes are neither read nor written */
+    } else if (nc == 1) { /* one float: a scalar load and store (masked ones are slow on AMD) */
+        __m128 s = _mm256_castps256_ps128(x0);
+        if (beta != 0.0f) s = _mm_fmadd_ss(_mm256_castps256_ps128(vb), _mm_load_ss(c), s);
+        if (ep > 0) {
+            x0 = _mm256_castps128_ps256(s);
+            ti__k256_epi(ep, bv, vlo, vhi, &x0, &x1);
+            s = _mm256_castps256_ps128(x0);
+        }
+        _mm_store_ss(c, s);
+    } else { /* masked lanes are neither read nor written; none of the second vector's
+              * when nc <= 8 */
         if (beta != 0.0f) {
             x0 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(c, m0), x0);
-            x1 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(c + 8, m1), x1);
+            if (nc > 8) x1 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(c + 8, m1), x1);
         }
         if (ep > 0) ti__k256_epi(ep, bv, vlo, vhi, &x0, &x1);
         _mm256_maskstore_ps(c, m0, x0);
-        _mm256_maskstore_ps(c + 8, m1, x1);
+        if (nc > 8) _mm256_maskstore_ps(c + 8, m1, x1);
     }
 }
 
@@ -27849,7 +27979,7 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_row(float *c, __m256 x0, __m256 x1,
     if (MR > r) {                                                                           \
         __m256 ar = _mm256_broadcast_ss(ROWS ? a + (r) * lda : a + (r));                   \
         c##r##_0 = _mm256_fmadd_ps(ar, b0, c##r##_0);                                       \
-        c##r##_1 = _mm256_fmadd_ps(ar, b1, c##r##_1);                                       \
+        if (NV > 1) c##r##_1 = _mm256_fmadd_ps(ar, b1, c##r##_1);                           \
     }
 #define TI__K256_STORE(r)                                                                   \
     if (MR > r)                                                                             \
@@ -27857,9 +27987,12 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_row(float *c, __m256 x0, __m256 x1,
                      ep > 0 && bias != NULL ? bias[r] : 0.0f, vlo, vhi);
 
 /* A is read where it lies: ROWS = 1: element (r, p) at a[r * lda + p] (A not transposed);
- * ROWS = 0: at a[p * lda + r] (A transposed). MR and ROWS are constants once inlined. Line
- * p < npf of pf is prefetched at step p (ti__sgemm_kernel_fn). */
-TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, const int ROWS, size_t kc,
+ * ROWS = 0: at a[p * lda + r] (A transposed). NV: B vectors used, 2, or 1 when at most 8
+ * columns are stored (the second vector's products would all be dropped: a 7 x 7 map's 49th
+ * column, as the last sliver of 16, then costs half a sliver). MR, ROWS and NV are constants
+ * once inlined. Line p < npf of pf is prefetched at step p (ti__sgemm_kernel_fn). */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, const int ROWS, const int NV,
+                                                  size_t kc,
                                                   const float *a, size_t lda, const float *b,
                                                   float *c, size_t ldc, int nc, float alpha,
                                                   float beta, int ep, const float *bias,
@@ -27871,7 +28004,7 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, const int ROWS, 
     __m256 c3_0 = z, c3_1 = z, c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z;
     for (size_t p = 0; p < kc; p++) {
         if (p < npf) _mm_prefetch((const char *)(pf + p * 16), _MM_HINT_T1);
-        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+        __m256 b0 = _mm256_loadu_ps(b), b1 = NV > 1 ? _mm256_loadu_ps(b + 8) : z;
         TI__K256_FMA(0) TI__K256_FMA(1) TI__K256_FMA(2)
         TI__K256_FMA(3) TI__K256_FMA(4) TI__K256_FMA(5)
         a += astep;
@@ -27884,13 +28017,16 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, const int ROWS, 
     TI__K256_STORE(3) TI__K256_STORE(4) TI__K256_STORE(5)
 }
 
+#define TI__K256_ARGS kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf
 #define TI__K256_DEF(n)                                                                     \
     static __attribute__((noinline, unused)) TI__TARGET_AVX2 void ti__k256_m##n(             \
         int rows, size_t kc, const float *a, size_t lda, const float *b, float *c,          \
         size_t ldc, int nc, float alpha, float beta, int ep, const float *bias, float lo,   \
         float hi, const float *pf, size_t npf) {                                            \
-        if (rows) ti__k256_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
-        else ti__k256_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
+        if (nc > 8 && rows) ti__k256_tile(n, 1, 2, TI__K256_ARGS);                          \
+        else if (nc > 8) ti__k256_tile(n, 0, 2, TI__K256_ARGS);                             \
+        else if (rows) ti__k256_tile(n, 1, 1, TI__K256_ARGS);                               \
+        else ti__k256_tile(n, 0, 1, TI__K256_ARGS);                                         \
     }
 TI__K256_DEF(1)
 TI__K256_DEF(2)

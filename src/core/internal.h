@@ -147,6 +147,7 @@ typedef struct ti__node {
     const void *packed;
     size_t packed_bytes;
     int packed_arg; /* a parameter of the layout: TI__PACK_BPANEL's panel width,
+                       TI__PACK_APANEL's sliver height,
                        TI__PACK_WINO43's sliver height and k block */
     int bands_ok; /* Conv: every consumer of its output is a Conv, so the depthwise row path
                      may cut the map into one band of rows a thread (ti__pass_bands,
@@ -165,8 +166,11 @@ enum {
                             W^T as the SIMD GEMM's B panel (ti__sgemm_pack_bpanel), panel
                             width packed_arg; packed_bytes = group * K * roundup(M/group,
                             packed_arg) * 4 */,
-    TI__PACK_WINO23 = 5  /* Conv: Winograd F(2x2,3x3) U, 16 x M x C, laid out as
+    TI__PACK_WINO23 = 5, /* Conv: Winograd F(2x2,3x3) U, 16 x M x C, laid out as
                             TI__PACK_WINO43's */
+    TI__PACK_APANEL = 6  /* float32 Conv by GEMM: each group's weights as the SIMD GEMM's A
+                            panel (ti__sgemm_pack_apanel), packed_arg rows a sliver;
+                            packed_bytes = group * roundup(M/group, packed_arg) * K * 4 */
 };
 
 /* A tensor of the graph: its declared type and shape, and its data when constant. */

@@ -13,9 +13,14 @@ TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_
 TI__PRIVATE void ti__sgemm_ex(int transA, int transB, size_t M, size_t N, size_t K, float alpha,
                               const float *A, size_t lda, const float *B, size_t ldb, float beta,
                               float *C, size_t ldc, const ti__gemm_epi *epi, ti__threadpool *tp);
-TI__PRIVATE void ti__sgemm_input_b(int transA, size_t M, size_t N, size_t K, const float *A,
-                                   size_t lda, const float *B, size_t ldb, float *C, size_t ldc,
-                                   const ti__gemm_epi *epi, ti__threadpool *tp);
+TI__PRIVATE void ti__sgemm_conv(int transA, size_t M, size_t N, size_t K, const float *A,
+                                size_t lda, const float *apanel, int mr, const float *B,
+                                size_t ldb, int b_input, float *C, size_t ldc,
+                                const ti__gemm_epi *epi, ti__threadpool *tp);
+TI__PRIVATE size_t ti__sgemm_apanel_floats(size_t M, size_t K, size_t mr);
+TI__PRIVATE void ti__sgemm_pack_apanel(int transA, size_t M, size_t K, const float *A,
+                                       size_t lda, size_t mr, float *dst);
+TI__PRIVATE int ti__sgemm_panel_mr(void);
 TI__PRIVATE int ti__sgemm_set_conflicts(size_t stride);
 TI__PRIVATE size_t ti__sgemm_bpanel_floats(size_t K, size_t N, size_t nr);
 TI__PRIVATE int ti__sgemm_panel_nr(void);
@@ -309,6 +314,8 @@ TI__PRIVATE int ti__conv_path(const ti__kctx *k, const ti__convp *p) {
                                    960 0.22-0.23 -> 0.19-0.21 ms, EfficientNet-B0's 192 ->
                                    1152 0.33-0.36 -> 0.30-0.33 */
 
+#define TI__CONV_CT_AVX2_PLAIN_K 512 /* AVX2: 7 x 7 maps by the plain GEMM below this K */
+
 /* 1 when the conv's geometry suits the transposed GEMM with the kernels in use (the
  * prepack pass and the run both ask, so a session planned under another instruction set
  * finds no panels and runs the plain GEMM). */
@@ -317,8 +324,21 @@ TI__PRIVATE int ti__conv_ct_ok(const ti__convp *p) {
     if (ti__conv_dw_ok(p) || p->mg < TI__CONV_CT_MIN_M || kdim < TI__CONV_CT_MIN_K ||
         sp < TI__CONV_CT_MIN_SP)
         return 0;
-    if (sp < TI__CONV_CT_MAX_SP) return 1;
     int64_t nr = ti__sgemm_panel_nr();
+    /* AVX2's plain GEMM computes a last sliver of at most 8 columns as one vector: 7 x 7's
+     * 49 columns fill 56 lanes (87.5 %), and the weights stream once as A panels while X
+     * stays in L1, against the transposed GEMM's store of Y^T (16 % of the conv, perf). Zen
+     * 3, 1 thread, best of 1500 runs, plain / transposed: 160 -> 960 0.217 / 0.273 ms, 320
+     * -> 1280 0.581 / 0.606, 960 -> 160 0.217 / 0.205-0.225; 2 threads within the noise
+     * (0.158 / 0.163, 0.299 / 0.294). Up to K 512: past it the plain GEMM's k blocks pass
+     * over C again and again, and in MobileNetV2 (per-node minima of 6 alternating rounds)
+     * its 960 -> 160 and 960 -> 320 went 0.251 -> 0.272 and 0.510 -> 0.531 ms plain, where
+     * 160 -> 960 went 0.313 -> 0.258 */
+    if (nr == 16 && sp < TI__CONV_CT_MAX_SP && kdim < TI__CONV_CT_AVX2_PLAIN_K) {
+        int64_t lanes = sp / 16 * 16 + (sp % 16 == 0 ? 0 : sp % 16 <= 8 ? 8 : 16);
+        if (sp * 100 >= 85 * lanes) return 0;
+    }
+    if (sp < TI__CONV_CT_MAX_SP) return 1;
     return sp < TI__CONV_CT_WIDE_SP && kdim >= TI__CONV_CT_WIDE_K && nr > 0 &&
            sp * 10 < 9 * ((sp + nr - 1) / nr * nr);
 }
@@ -623,6 +643,8 @@ typedef struct ti__conv_tiles {
     size_t mg, kdim, nt, slots;
     int wt;     /* w is the prepacked transpose (TI__PACK_ATRANS): K x lw */
     size_t lw;  /* w's leading dimension */
+    const float *wp; /* w as the GEMM's A panel for wp_mr rows (TI__PACK_APANEL), or NULL */
+    int wp_mr;
     const ti__gemm_epi *epi; /* bias of the group's channels and the activation */
 } ti__conv_tiles;
 
@@ -636,8 +658,8 @@ TI__PRIVATE void ti__conv_tile_slots(void *ctx, size_t begin, size_t end) {
             j.c0 = c0;
             j.nt = TI__MIN(t->nt, p->out_sp - c0);
             ti__conv_im2col(&j, 0, t->kdim);
-            ti__sgemm_ex(t->wt, 0, t->mg, j.nt, t->kdim, 1.0f, t->w, t->lw, j.col, j.nt, 0.0f,
-                         t->y + c0, p->out_sp, t->epi, NULL);
+            ti__sgemm_conv(t->wt, t->mg, j.nt, t->kdim, t->w, t->lw, t->wp, t->wp_mr, j.col,
+                           j.nt, 0, t->y + c0, p->out_sp, t->epi, NULL);
         }
     }
 }
@@ -747,11 +769,21 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
         wt = lw >= mg;
         if (!wt) lw = kdim;
     }
+    /* or as the GEMM kernels' A panel (one run per sliver of mr rows) */
+    const float *wpan = NULL;
+    size_t wper = 0;
+    int wmr = k->node->packed_arg;
+    if (k->node->packed_kind == TI__PACK_APANEL && k->node->packed != NULL && wmr > 0) {
+        wper = ti__sgemm_apanel_floats(mg, kdim, (size_t)wmr);
+        if (k->node->packed_bytes == wper * (size_t)p->group * sizeof(float))
+            wpan = (const float *)k->node->packed;
+    }
     for (size_t n = 0; n < (size_t)p->n; n++)
         for (size_t g = 0; g < (size_t)p->group; g++) {
             const float *x = j.x + (n * (size_t)p->c + g * cg) * p->in_sp;
             const float *w = wt ? (const float *)k->node->packed + g * lw * kdim : j.w + g * mg * kdim;
             float *y = j.y + (n * (size_t)p->m + g * mg) * p->out_sp;
+            const float *wp = wpan != NULL ? wpan + g * wper : NULL;
             /* bias and activation are applied by the GEMM, block by block while in cache */
             ti__gemm_epi epi;
             epi.bias = j.b != NULL ? j.b + g * mg : NULL;
@@ -759,8 +791,8 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
             epi.a = j.act_a;
             epi.b = j.act_b;
             if (path == TI__CONV_1X1) {
-                ti__sgemm_input_b(wt, mg, p->out_sp, cg, w, lw, x, p->in_sp, y, p->out_sp, &epi,
-                                  k->tp);
+                ti__sgemm_conv(wt, mg, p->out_sp, cg, w, lw, wp, wmr, x, p->in_sp, 1, y,
+                               p->out_sp, &epi, k->tp);
                 continue;
             }
             ti__conv_job jg = j;
@@ -772,6 +804,8 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
                 t.w = w;
                 t.wt = wt;
                 t.lw = lw;
+                t.wp = wp;
+                t.wp_mr = wmr;
                 t.y = y;
                 t.mg = mg;
                 t.kdim = kdim;
@@ -786,8 +820,8 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
                 jg.nt = TI__MIN(nt, p->out_sp - c0);
                 ti__parallel_for(k->tp, kdim, TI__MAX((size_t)1, 16384 / jg.nt),
                                  ti__conv_im2col, &jg);
-                ti__sgemm_ex(wt, 0, mg, jg.nt, kdim, 1.0f, w, lw, jg.col, jg.nt, 0.0f,
-                             y + c0, p->out_sp, &epi, k->tp);
+                ti__sgemm_conv(wt, mg, jg.nt, kdim, w, lw, wp, wmr, jg.col, jg.nt, 0, y + c0,
+                               p->out_sp, &epi, k->tp);
             }
         }
     return TI_OK;

@@ -1513,6 +1513,36 @@ TI__PRIVATE ti_status ti__conv_prepack_atrans(ti__node *node, ti__pool *pool, co
     return TI_OK;
 }
 
+/* Products per output from which the weights are packed as A panels: with fewer, A's rows
+ * lie within a few lines anyway, and the panel lost 3-5 % (Zen 3, 1 thread, best of 1200
+ * runs: 16 -> 96 at 112 x 112 0.717 -> 0.754 ms, 24 -> 144 at 56 x 56 0.344 -> 0.352),
+ * while 512 -> 1000 at 13 x 13 went 2.54-2.66 -> 2.19-2.26 and 96 -> 576 at 14 x 14 0.297-
+ * 0.303 -> 0.283-0.285. */
+#define TI__CONV_APANEL_MIN_K 64
+
+/* Each group's W as the SIMD GEMM's A panel, for the plain GEMM of the 1x1 and im2col paths:
+ * the kernel reads a sliver of mr rows as one run of K x mr floats, not mr rows a row
+ * stride apart, and no weight rows conflict in L1 (what ti__conv_prepack_atrans is for).
+ * Costs the weights' size again in the plan. */
+TI__PRIVATE ti_status ti__conv_prepack_apanel(ti__node *node, ti__pool *pool, const ti__convp *p,
+                                              const float *w, int mr) {
+    size_t mg = (size_t)p->mg, kdim = (size_t)p->cg * p->kprod, groups = (size_t)p->group;
+    size_t per = ti__sgemm_apanel_floats(mg, kdim, (size_t)mr);
+    /* on cache lines of their own: read by every thread of the pool for the whole conv, the
+     * panels must not share a line with what a thread writes (a plan's other allocations):
+     * a 24 -> 144 conv at 56 x 56 on 2 threads, Zen 3, ran 0.20 or 0.28 ms by process */
+    char *raw = (char *)ti__pool_alloc(pool, groups * per * sizeof(float) + 128);
+    if (raw == NULL) return TI_ERR_OUT_OF_MEMORY;
+    float *panels = (float *)(raw + (64 - (uintptr_t)raw % 64));
+    for (size_t g = 0; g < groups; g++)
+        ti__sgemm_pack_apanel(0, mg, kdim, w + g * mg * kdim, kdim, (size_t)mr, panels + g * per);
+    node->packed_kind = TI__PACK_APANEL;
+    node->packed = panels;
+    node->packed_bytes = groups * per * sizeof(float);
+    node->packed_arg = mr;
+    return TI_OK;
+}
+
 /* Each group's W^T as the SIMD GEMM's B panel, for the transposed GEMM (ti__conv_ct_ok). */
 TI__PRIVATE ti_status ti__conv_prepack_bpanel(ti__node *node, ti__pool *pool, const ti__convp *p,
                                               const float *w) {
@@ -1541,11 +1571,19 @@ TI__PRIVATE ti_status ti__conv_prepack(ti__kctx *k, ti__node *node, ti__pool *po
     k->err = saved;
     if (e != TI_OK) return TI_OK;
     const float *w = (const float *)k->in[1]->data;
-    /* a GEMM path: B panels for the transposed GEMM, or A^T */
+    /* a GEMM path: B panels for the transposed GEMM, A panels for the plain one (the paths
+     * ti__conv_path takes to a GEMM: not depthwise, few-channel or too few channels), or
+     * A^T without SIMD kernels */
     int t = ti__conv_wino_ok(&p, ti__threadpool_size(k->tp));
     if (t == 0) {
         if (ti__conv_ct_ok(&p) && ti__sgemm_panel_nr() > 0)
             return ti__conv_prepack_bpanel(node, pool, &p, w);
+        int mr = ti__sgemm_panel_mr(), pointwise = p.kprod == 1;
+        for (int d = 0; d < 3; d++)
+            if (p.s[d] != 1 || p.pb[d] != 0 || p.pe[d] != 0) pointwise = 0;
+        if (mr > 0 && p.mg >= mr && (int64_t)p.cg * p.kprod >= TI__CONV_APANEL_MIN_K &&
+            !ti__conv_dw_ok(&p) && (pointwise || !ti__conv_fewc_ok(&p)))
+            return ti__conv_prepack_apanel(node, pool, &p, w, mr);
         return ti__conv_prepack_atrans(node, pool, &p, w);
     }
     size_t bytes = ti__wino_u_bytes(&p, t);

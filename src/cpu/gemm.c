@@ -52,6 +52,9 @@ typedef struct ti__sgemm_job {
     size_t part;      /* tiles in each thread's part (ti__sgemm_split), 0: any split */
     const ti__sgemm_isa *isa; /* SIMD kernels, or NULL: the portable micro-kernel */
     const float *bpanel;      /* op(B) packed by ti__sgemm_pack_bpanel for isa->nr, or NULL */
+    /* op(A) packed by ti__sgemm_pack_apanel for isa->mr, or NULL; a is still op(A) as it
+     * lies, for the paths that take no panel (few rows, one column) */
+    const float *apanel;
     float *ty;                /* C^T is also stored here (rows ldty apart), or NULL */
     size_t ldty;
     const ti__gemm_epi *tepi; /* applied to ty: bias per row of ty, i.e. per column of C */
@@ -247,7 +250,7 @@ TI__PRIVATE size_t ti__sgemm_ws_need(const ti__sgemm_job *j, const ti__sgemm_isa
                                      size_t rows, size_t cols) {
     if (isa == NULL || j->bpanel != NULL || j->k == 0 || rows <= 2 * (size_t)isa->mr)
         return 0;
-    int pack_a = ti__sgemm_set_conflicts(j->lda);
+    int pack_a = j->apanel == NULL && ti__sgemm_set_conflicts(j->lda);
     size_t mc_stack = (size_t)isa->mc, kc = TI__MIN((size_t)isa->kc, j->k);
     if (pack_a) mc_stack = TI__MIN(mc_stack, TI__SGX_ACAP / kc / (size_t)isa->mr * isa->mr);
     if (rows <= mc_stack && (j->k <= (size_t)isa->kc || rows <= 4 * (size_t)isa->mr)) return 0;
@@ -278,7 +281,11 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
      * same A reads lost 10-18 % packed (0.060 -> 0.070 ms, 0.134 -> 0.146): in place there,
      * where the layer before left the input in this core's caches. */
     int shared = j->threads > 1;
-    int pack_a = (j->a_input && shared) || ti__sgemm_set_conflicts(j->lda);
+    /* A packed at planning (weights): fixed slivers of mr rows, each K x mr floats in a row,
+     * read where they lie. The tile must start on a sliver (ti__sgemm_plan's tiles do). */
+    const float *apanel = j->apanel != NULL && m0 % mr == 0 ? j->apanel : NULL;
+    size_t unit = apanel != NULL ? mr : 1; /* row blocks start on multiples of this */
+    int pack_a = apanel == NULL && ((j->a_input && shared) || ti__sgemm_set_conflicts(j->lda));
     /* With the workspace: B's panel of the tile (kc x its slivers) at wsb, A's block after,
      * the kernel asking for its slivers ahead (1024^3, 1 thread, Xeon, bench/sgemm.c, medians
      * of 10 runs alternating with the plain kernel: 147.0 -> 153.3 GFLOP/s) */
@@ -318,9 +325,10 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
         if (wsb != NULL) /* the whole panel of this k block, once */
             for (size_t jr = n0; jr < n1; jr += nr)
                 ti__sgemm_pack_b(j, isa, pc, kc, jr, TI__MIN(nr, n1 - jr), wsb + (jr - n0) * kc);
-        size_t nblk = (rows + mc_cap - 1) / mc_cap;
+        size_t nblk = (rows + mc_cap - 1) / mc_cap, units = (rows + unit - 1) / unit;
         for (size_t ib = 0; ib < nblk; ib++) {
-            size_t ic = m0 + rows * ib / nblk, mc = m0 + rows * (ib + 1) / nblk - ic;
+            size_t ic = m0 + units * ib / nblk * unit;
+            size_t mc = TI__MIN(m1, m0 + units * (ib + 1) / nblk * unit) - ic;
             size_t ns = (mc + mr - 1) / mr; /* row slivers, each mc / ns or one more */
             if (pack_a)
                 for (size_t s = 0; s < ns; s++) {
@@ -382,10 +390,14 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                 if (j->bpanel != NULL && pq < j->k) pn_floats = TI__MIN(kcmax, j->k - pq) * nr;
                 for (size_t s = 0; s < ns; s++) {
                     size_t r0 = mc * s / ns, h = mc * (s + 1) / ns - r0;
+                    if (apanel != NULL) r0 = s * mr, h = TI__MIN(mr, mc - r0);
                     const float *a = ap + r0 * kc; /* packed: transposed layout, lda h */
                     size_t lda = h;
                     int a_rows = 0;
-                    if (!pack_a) {
+                    if (apanel != NULL) {
+                        a = apanel + ((ic + r0) / mr * j->k + pc) * mr;
+                        lda = mr;
+                    } else if (!pack_a) {
                         a_rows = !j->trans_a;
                         a = a_rows ? j->a + (ic + r0) * j->lda + pc : j->a + pc * j->lda + ic + r0;
                         lda = j->lda;
@@ -633,7 +645,8 @@ enum { TI__SG_TILES, TI__SG_GEMV, TI__SG_GEMV_T, TI__SG_SMALL_M };
  * column slivers than threads. Between, whichever asks less of the busiest thread: its
  * multiply-adds in whole slivers, plus the floats it reads of the operand that is not a
  * panel packed at planning (B, or A where B is one: in a conv that is the activations,
- * which the other core wrote). By rows each thread reads all of B and its rows of A; by
+ * which the other core wrote; without a panel, A's too, at half weight). By rows each
+ * thread reads all of B and its rows of A; by
  * columns its columns of B and all of A. SqueezeNet's squeeze convs at 13 x 13 (48 x 169 x
  * 256 and x 384) on 2 threads, whole rows of slivers (28 + 20) reading all of the input
  * each: 0.034 and 0.049 ms, by columns (96 + 73) 0.024 and 0.036; MobileNetV3-small's 40 x
@@ -651,8 +664,11 @@ TI__PRIVATE int ti__sgemm_split_cols(const ti__sgemm_job *j, size_t threads) {
     double by_rows = rows * (double)(col_slivers * nr) * K;
     double by_cols = (double)(row_slivers * mr) * cols * K;
     if (j->bpanel == NULL) {
-        by_rows += w * K * (double)N;
-        by_cols += w * K * cols;
+        /* and A, read where it lies (a conv's weights), at half that weight: by columns each
+         * thread reads all of it. A 7 x 7 map's 1x1 conv by the plain GEMM, 1280 x 49 x 320
+         * on AVX2, went by columns without it: each thread read all 1.6 MB of weights */
+        by_rows += w * K * (double)N + w / 2 * K * rows;
+        by_cols += w * K * cols + w / 2 * K * (double)M;
     } else {
         by_rows += w * K * rows;
         by_cols += w * K * (double)M;
@@ -798,15 +814,19 @@ TI__PRIVATE void ti__sgemm_ex(int transA, int transB, size_t M, size_t N, size_t
     ti__sgemm_go(&j, tp);
 }
 
-/* ti__sgemm_ex where B is a layer's input that the pool's threads wrote (a 1x1 conv's X):
- * packed on 2+ threads (ti__sgemm_tile_simd). */
-TI__PRIVATE void ti__sgemm_input_b(int transA, size_t M, size_t N, size_t K, const float *A,
-                                   size_t lda, const float *B, size_t ldb, float *C, size_t ldc,
-                                   const ti__gemm_epi *epi, ti__threadpool *tp) {
+/* ti__sgemm_ex (alpha 1, beta 0, B as it is) for a conv: A its weights, also as an A panel
+ * (ti__sgemm_pack_apanel for mr rows) or NULL; b_input: B is a layer's input that the
+ * pool's threads wrote (a 1x1 conv's X), packed on 2+ threads (ti__sgemm_tile_simd). A
+ * panel for other kernels' rows (an instruction set forced after planning) is not used. */
+TI__PRIVATE void ti__sgemm_conv(int transA, size_t M, size_t N, size_t K, const float *A,
+                                size_t lda, const float *apanel, int mr, const float *B,
+                                size_t ldb, int b_input, float *C, size_t ldc,
+                                const ti__gemm_epi *epi, ti__threadpool *tp) {
     if (M == 0 || N == 0) return;
     ti__sgemm_job j;
     ti__sgemm_job_init(&j, transA, 0, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc, epi);
-    j.b_input = 1;
+    j.b_input = b_input;
+    if (j.isa != NULL && j.isa->mr == mr) j.apanel = apanel;
     ti__sgemm_go(&j, tp);
 }
 
@@ -863,6 +883,30 @@ TI__PRIVATE void ti__sgemm_pack_bpanel(int transB, size_t K, size_t N, const flo
         for (size_t p = 0; p < K; p++, dst += nr)
             for (size_t q = 0; q < nr; q++)
                 dst[q] = q0 + q >= N ? 0.0f : transB ? B[(q0 + q) * ldb + p] : B[p * ldb + q0 + q];
+}
+
+/* Floats of an A panel of M x K for slivers of mr rows (ti__sgemm_pack_apanel). */
+TI__PRIVATE size_t ti__sgemm_apanel_floats(size_t M, size_t K, size_t mr) {
+    return (M + mr - 1) / mr * mr * K;
+}
+
+/* Packs op(A) (M x K; A[r * lda + p], or A[p * lda + r] when transA) once, for the SIMD
+ * kernels of mr rows: sliver s (rows s*mr ..) is K steps of mr floats, zero past M, at dst
+ * + s * K * mr: the layout the kernels read as a transposed A of leading dimension mr. So a
+ * conv's weights are read as one run, not mr rows a row stride apart (SqueezeNet's
+ * classifier, 1000 x 169 x 512 on AVX2, Zen 3: 84.0 -> 96.3 GFLOP/s, s35). */
+TI__PRIVATE void ti__sgemm_pack_apanel(int transA, size_t M, size_t K, const float *A,
+                                       size_t lda, size_t mr, float *dst) {
+    for (size_t r0 = 0; r0 < M; r0 += mr)
+        for (size_t p = 0; p < K; p++, dst += mr)
+            for (size_t r = 0; r < mr; r++)
+                dst[r] = r0 + r >= M ? 0.0f : transA ? A[p * lda + r0 + r] : A[(r0 + r) * lda + p];
+}
+
+/* The SIMD kernels' rows (ti__sgemm_pack_apanel's mr), 0 without SIMD kernels. */
+TI__PRIVATE int ti__sgemm_panel_mr(void) {
+    const ti__sgemm_isa *isa = ti__sgemm_pick_isa();
+    return isa != NULL ? isa->mr : 0;
 }
 
 /* The SIMD kernels' panel width (ti__sgemm_pack_bpanel's nr), 0 without SIMD kernels. */

@@ -474,8 +474,16 @@ TI_TEST(general_shapes) {
  * N % 16 == 1 positions); then with panels of another ISA's width (an ISA
  * forced after planning) and with too little scratch for Y^T, where the plain GEMM runs.
  * wide: a map of 64 positions or more, which the transposed GEMM takes only under the ISAs
- * whose column slivers it leaves a tenth idle (AVX-512's 32 lanes; run under those only). */
+ * whose column slivers it leaves a tenth idle (AVX-512's 32 lanes; run under those only).
+ * Under AVX2 the maps whose positions fill 85 % of its plain GEMM's lanes (a last sliver of
+ * at most 8 columns is one vector), K below 512, go by the plain GEMM: skipped there. */
 static int g_ct_wide_runs; /* of the wide cases, under AVX-512 */
+static int g_ct_avx2_runs, g_ct_avx2_plain; /* narrow cases under AVX2: transposed, plain */
+static int avx2_plain(const ti__convp *p) {
+    int64_t sp = (int64_t)p->out_sp, lanes = (sp + 7) / 8 * 8, full = (sp + 15) / 16 * 16;
+    if (sp % 16 > 8 || sp % 16 == 0) lanes = full;
+    return sp < 64 && p->cg * (int64_t)p->kprod < 512 && sp * 100 >= 85 * lanes;
+}
 static int g_ct_thread_checks; /* transposed runs on a pool compared with 1 thread's bits */
 static void ct_case(const ccase *cc, ti__threadpool *tp, int wide) {
     conv_rig r;
@@ -484,7 +492,7 @@ static void ct_case(const ccase *cc, ti__threadpool *tp, int wide) {
         rig_free(&r);
         return;
     }
-    TI_CHECK(wide || ti__conv_ct_ok(&r.p));
+    TI_CHECK(wide || ti__conv_ct_ok(&r.p) || ti__sgemm_panel_nr() == 16);
     size_t ny = ti__numel(&r.y), kdim = (size_t)(r.p.cg * (int64_t)r.p.kprod);
     float *plain = (float *)malloc(ny * sizeof(float) + 4);
     float *one = (float *)malloc(ny * sizeof(float) + 4); /* the transposed path, 1 thread */
@@ -515,6 +523,16 @@ static void ct_case(const ccase *cc, ti__threadpool *tp, int wide) {
             if (!ti__conv_ct_ok(&r.p)) continue;
             g_ct_wide_runs++;
         }
+#ifdef TI__X86_SIMD
+        if (!wide && ISAS[i] == TI__ISA_AVX2) {
+            TI_CHECK_EQ_INT(ti__conv_ct_ok(&r.p), !avx2_plain(&r.p));
+            if (!ti__conv_ct_ok(&r.p)) {
+                g_ct_avx2_plain++;
+                continue;
+            }
+            g_ct_avx2_runs++;
+        }
+#endif
         int path = ti__conv_path(&r.k, &r.p);
         for (int t = 0; t < 2; t++) {
             ti__threadpool *use = t ? tp : NULL;
@@ -615,6 +633,8 @@ TI_TEST(transposed_gemm_few_positions) {
     TI_CHECK(g_ct_runs > 0 || ti__cpu_isa_best() == TI__ISA_SCALAR);
 #ifdef TI__X86_SIMD
     TI_CHECK(g_ct_wide_runs > 0 || ti__cpu_isa_best() < TI__ISA_AVX512);
+    /* AVX2 kept both kinds of narrow map */
+    TI_CHECK((g_ct_avx2_runs > 0 && g_ct_avx2_plain > 0) || ti__cpu_isa_best() < TI__ISA_AVX2);
 #endif
 }
 
@@ -710,17 +730,23 @@ TI_TEST(sessions_pack_and_match) {
     session_case(128, 144, 7, 7, 1, TI__PACK_WINO23);
     session_case(6, 24, 29, 31, 1, TI__PACK_NONE);     /* below the channel threshold: im2col */
     session_case(24, 24, 19, 21, 24, TI__PACK_NONE);   /* depthwise */
-    /* im2col with weight rows of 1152 floats (L1 set conflicts): transposed at planning,
-     * one group and two (each group's block transposed on its own) */
-    session_case(128, 40, 5, 7, 1, TI__PACK_ATRANS);
-    session_case(256, 16, 6, 5, 2, TI__PACK_ATRANS);
+    /* im2col with weight rows of 1152 floats (L1 set conflicts): packed at planning as the
+     * SIMD GEMM's A panel (slivers of its rows), without SIMD kernels transposed; one group
+     * and two (each group's block on its own) */
+    int apanel = ti__sgemm_panel_mr() > 0 ? TI__PACK_APANEL : TI__PACK_ATRANS;
+    session_case(128, 40, 5, 7, 1, apanel);
+    session_case(256, 16, 6, 5, 2, apanel);
     /* 7 x 7 and 6 x 5 maps of 64 channels a group and more: W^T packed as the SIMD GEMM's B panel
      * for the transposed GEMM (without SIMD kernels: no panel, and 288-float rows are free
      * of conflicts, so nothing) */
-    int simd = ti__sgemm_panel_nr() > 0;
-    session_case(32, 256, 7, 7, 1, simd ? TI__PACK_BPANEL : TI__PACK_NONE);
-    session_case(64, 512, 6, 5, 2, simd ? TI__PACK_BPANEL : TI__PACK_NONE);
-    session_case(96, 64, 7, 7, 1, simd ? TI__PACK_BPANEL : TI__PACK_NONE); /* from 64 */
+    int nr = ti__sgemm_panel_nr(), ct = nr > 0 ? TI__PACK_BPANEL : TI__PACK_NONE;
+    /* AVX2 (16 columns a sliver) runs these two by the plain GEMM on an A panel: 49 and 30
+     * positions fill 56 and 32 of its lanes, and K is below 512 */
+    int avx2_plain = nr == 16 ? TI__PACK_APANEL : ct;
+    session_case(32, 256, 7, 7, 1, avx2_plain);
+    session_case(64, 512, 6, 5, 2, avx2_plain);
+    session_case(96, 64, 7, 7, 1, ct);  /* from 64; K 864: transposed on AVX2 too */
+    session_case(32, 256, 5, 5, 1, ct); /* 25 positions: 32 lanes of AVX2's plain GEMM */
 }
 
 /* The stride-2 row copy of im2col (ti__copy_s2; AVX2 and AVX-512 forms in cpu/x86/conv_*.c,

@@ -262,6 +262,71 @@ TI_TEST(b_panel_prepacked) {
     ti__cpu_force_isa(-1);
 }
 
+/* ti__sgemm_conv with op(A) packed as an A panel (ti__sgemm_pack_apanel, a conv's weights
+ * at planning): the same bits as ti__sgemm_ex on A as it lies, under each SIMD ISA, one and
+ * two threads (by rows and by columns: tiles start on slivers), with the bias and
+ * activation in the kernel; M around the slivers (the last one partial), K across k blocks,
+ * N with half-width and one-column slivers. A panel for another ISA's rows is not used. */
+TI_TEST(a_panel_prepacked) {
+    ti__threadpool *tp = ti__threadpool_create(NULL, 2);
+    TI_REQUIRE(tp != NULL);
+    static const size_t ms[] = {6, 7, 13, 14, 15, 29, 64, 131, 300};
+    static const size_t ns[] = {1, 8, 9, 17, 49, 64, 169, 600};
+    int ran = 0;
+    for (int it = 0; it < 30; it++) {
+        size_t m = ms[it % 9], n = ns[(it * 5) % 8], k = it % 5 == 0 ? dim(257, 600) : dim(1, 200);
+        int ta = it % 3 == 0;
+        gcase g;
+        memset(&g, 0, sizeof g);
+        if (!make_case(&g, ta, 0, m, n, k, 1.0f, 0.0f)) {
+            TI_CHECK(!"out of memory");
+            free_case(&g);
+            continue;
+        }
+        size_t cn = m * g.ldc;
+        float *want = (float *)malloc(sizeof(float) * cn);
+        float *got = (float *)malloc(sizeof(float) * cn);
+        float *bias = (float *)malloc(sizeof(float) * m);
+        float *panel = (float *)malloc(sizeof(float) * ((m + 16) * k + 1)); /* any mr <= 16 */
+        TI_REQUIRE(want != NULL && got != NULL && bias != NULL && panel != NULL);
+        for (size_t i = 0; i < m; i++) bias[i] = frand();
+        ti__gemm_epi e;
+        e.bias = bias;
+        e.act = it % 2 ? TI__ACT_RELU : TI__ACT_CLIP;
+        e.a = -0.5f;
+        e.b = 0.5f;
+        for (int i = 1; i < 3; i++) {
+            if (ti__cpu_force_isa(ISAS[i]) != ISAS[i]) continue;
+            int mr = ti__sgemm_panel_mr();
+            TI_CHECK(mr > 0 && mr <= 16);
+            TI_CHECK(ti__sgemm_apanel_floats(m, k, (size_t)mr) <= (m + 16) * k);
+            ti__sgemm_pack_apanel(ta, m, k, g.a, g.lda, (size_t)mr, panel);
+            for (int t = 0; t < 4; t++) { /* 1, 2 threads; t >= 2: a panel of other rows */
+                ti__threadpool *use = t % 2 ? tp : NULL;
+                memcpy(want, g.c0, sizeof(float) * cn);
+                memcpy(got, g.c0, sizeof(float) * cn);
+                ti__sgemm_ex(ta, 0, m, n, k, 1.0f, g.a, g.lda, g.b, g.ldb, 0.0f, want, g.ldc,
+                             &e, use);
+                ti__sgemm_conv(ta, m, n, k, g.a, g.lda, panel, t >= 2 ? mr + 1 : mr, g.b, g.ldb,
+                               t % 2, got, g.ldc, &e, use);
+                int bad = 0;
+                for (size_t q = 0; q < cn; q++)
+                    if (memcmp(&got[q], &want[q], sizeof(float)) != 0 && bad++ == 0)
+                        printf("  %s A panel M=%zu N=%zu K=%zu ta=%d t=%d: C[%zu] = %.9g, "
+                               "expected %.9g\n", ti__cpu_isa_name(ISAS[i]), m, n, k, ta, t, q,
+                               got[q], want[q]);
+                TI_CHECK_EQ_INT(bad, 0);
+                ran++;
+            }
+        }
+        ti__cpu_force_isa(-1);
+        free(want), free(got), free(bias), free(panel);
+        free_case(&g);
+    }
+    ti__threadpool_destroy(tp);
+    if (ran == 0) TI_SKIP("no SIMD GEMM kernels here");
+}
+
 /* ti__sgemm_isa.store_t (the transposed GEMM's Y) under each ISA that has one, against its
  * definition: the scalar transpose, then ti__act_block with a bias per row of t, bit for bit
  * (what the GEMM did before the epilogue moved into the store): every h up to 36 (blocks of
@@ -425,6 +490,13 @@ TI_TEST(thread_parts_by_cost) {
         TI_CHECK_EQ_INT((int)plan_rows(1, 48, 169, 256, NULL, 2), 48); /* columns */
         TI_CHECK_EQ_INT((int)plan_rows(1, 169, 64, 384, panel, 2), 98); /* rows: 7 slivers */
         TI_CHECK_EQ_INT((int)plan_rows(1, 576, 196, 96, NULL, 2), 294); /* rows */
+    }
+    ti__cpu_force_isa(TI__ISA_AVX2);
+    gi = ti__sgemm_pick_isa();
+    if (gi != NULL && gi->mr == 6 && gi->nr == 16) { /* AVX2's tiles */
+        /* a 7 x 7 map's 1x1 conv by the plain GEMM: by rows, not each thread all weights */
+        TI_CHECK_EQ_INT((int)plan_rows(0, 1280, 49, 320, NULL, 2), 642);
+        TI_CHECK_EQ_INT((int)plan_rows(0, 48, 169, 256, NULL, 2), 48); /* columns */
     }
     ti__cpu_force_isa(-1);
     static const size_t shapes[][3] = {{48, 169, 256}, {40, 196, 240}, {64, 196, 192},
@@ -854,6 +926,7 @@ int main(void) {
     TI_RUN(model_agrees_across_isas);
     TI_RUN(epilogue_equals_gemm_then_activation);
     TI_RUN(b_panel_prepacked);
+    TI_RUN(a_panel_prepacked);
     TI_RUN(transposed_store);
     return ti_test_summary();
 }

@@ -57,14 +57,24 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_row(float *c, __m256 x0, __m256 x1,
         if (ep > 0) ti__k256_epi(ep, bv, vlo, vhi, &x0, &x1);
         _mm256_storeu_ps(c, x0);
         _mm256_storeu_ps(c + 8, x1);
-    } else { /* masked lanes are neither read nor written */
+    } else if (nc == 1) { /* one float: a scalar load and store (masked ones are slow on AMD) */
+        __m128 s = _mm256_castps256_ps128(x0);
+        if (beta != 0.0f) s = _mm_fmadd_ss(_mm256_castps256_ps128(vb), _mm_load_ss(c), s);
+        if (ep > 0) {
+            x0 = _mm256_castps128_ps256(s);
+            ti__k256_epi(ep, bv, vlo, vhi, &x0, &x1);
+            s = _mm256_castps256_ps128(x0);
+        }
+        _mm_store_ss(c, s);
+    } else { /* masked lanes are neither read nor written; none of the second vector's
+              * when nc <= 8 */
         if (beta != 0.0f) {
             x0 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(c, m0), x0);
-            x1 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(c + 8, m1), x1);
+            if (nc > 8) x1 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(c + 8, m1), x1);
         }
         if (ep > 0) ti__k256_epi(ep, bv, vlo, vhi, &x0, &x1);
         _mm256_maskstore_ps(c, m0, x0);
-        _mm256_maskstore_ps(c + 8, m1, x1);
+        if (nc > 8) _mm256_maskstore_ps(c + 8, m1, x1);
     }
 }
 
@@ -72,7 +82,7 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_row(float *c, __m256 x0, __m256 x1,
     if (MR > r) {                                                                           \
         __m256 ar = _mm256_broadcast_ss(ROWS ? a + (r) * lda : a + (r));                   \
         c##r##_0 = _mm256_fmadd_ps(ar, b0, c##r##_0);                                       \
-        c##r##_1 = _mm256_fmadd_ps(ar, b1, c##r##_1);                                       \
+        if (NV > 1) c##r##_1 = _mm256_fmadd_ps(ar, b1, c##r##_1);                           \
     }
 #define TI__K256_STORE(r)                                                                   \
     if (MR > r)                                                                             \
@@ -80,9 +90,12 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_row(float *c, __m256 x0, __m256 x1,
                      ep > 0 && bias != NULL ? bias[r] : 0.0f, vlo, vhi);
 
 /* A is read where it lies: ROWS = 1: element (r, p) at a[r * lda + p] (A not transposed);
- * ROWS = 0: at a[p * lda + r] (A transposed). MR and ROWS are constants once inlined. Line
- * p < npf of pf is prefetched at step p (ti__sgemm_kernel_fn). */
-TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, const int ROWS, size_t kc,
+ * ROWS = 0: at a[p * lda + r] (A transposed). NV: B vectors used, 2, or 1 when at most 8
+ * columns are stored (the second vector's products would all be dropped: a 7 x 7 map's 49th
+ * column, as the last sliver of 16, then costs half a sliver). MR, ROWS and NV are constants
+ * once inlined. Line p < npf of pf is prefetched at step p (ti__sgemm_kernel_fn). */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, const int ROWS, const int NV,
+                                                  size_t kc,
                                                   const float *a, size_t lda, const float *b,
                                                   float *c, size_t ldc, int nc, float alpha,
                                                   float beta, int ep, const float *bias,
@@ -94,7 +107,7 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, const int ROWS, 
     __m256 c3_0 = z, c3_1 = z, c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z;
     for (size_t p = 0; p < kc; p++) {
         if (p < npf) _mm_prefetch((const char *)(pf + p * 16), _MM_HINT_T1);
-        __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+        __m256 b0 = _mm256_loadu_ps(b), b1 = NV > 1 ? _mm256_loadu_ps(b + 8) : z;
         TI__K256_FMA(0) TI__K256_FMA(1) TI__K256_FMA(2)
         TI__K256_FMA(3) TI__K256_FMA(4) TI__K256_FMA(5)
         a += astep;
@@ -107,13 +120,16 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, const int ROWS, 
     TI__K256_STORE(3) TI__K256_STORE(4) TI__K256_STORE(5)
 }
 
+#define TI__K256_ARGS kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf
 #define TI__K256_DEF(n)                                                                     \
     static __attribute__((noinline, unused)) TI__TARGET_AVX2 void ti__k256_m##n(             \
         int rows, size_t kc, const float *a, size_t lda, const float *b, float *c,          \
         size_t ldc, int nc, float alpha, float beta, int ep, const float *bias, float lo,   \
         float hi, const float *pf, size_t npf) {                                            \
-        if (rows) ti__k256_tile(n, 1, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
-        else ti__k256_tile(n, 0, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); \
+        if (nc > 8 && rows) ti__k256_tile(n, 1, 2, TI__K256_ARGS);                          \
+        else if (nc > 8) ti__k256_tile(n, 0, 2, TI__K256_ARGS);                             \
+        else if (rows) ti__k256_tile(n, 1, 1, TI__K256_ARGS);                               \
+        else ti__k256_tile(n, 0, 1, TI__K256_ARGS);                                         \
     }
 TI__K256_DEF(1)
 TI__K256_DEF(2)
