@@ -8116,9 +8116,10 @@ TI__PRIVATE ti_status ti__conv_prepack_apanel(ti__node *node, ti__pool *pool, co
                                               const float *w, int mr) {
     size_t mg = (size_t)p->mg, kdim = (size_t)p->cg * p->kprod, groups = (size_t)p->group;
     size_t per = ti__sgemm_apanel_floats(mg, kdim, (size_t)mr);
-    /* on cache lines of their own: read by every thread of the pool for the whole conv, the
-     * panels must not share a line with what a thread writes (a plan's other allocations):
-     * a 24 -> 144 conv at 56 x 56 on 2 threads, Zen 3, ran 0.20 or 0.28 ms by process */
+    /* on cache lines of their own (the pool aligns to 16 bytes): every thread of the pool
+     * reads them for the whole conv, so no line of theirs is one a thread writes (a plan's
+     * other allocations). Not measured to matter: a 24 -> 144 conv at 56 x 56 on 2 threads
+     * ran 0.18-0.20 or 0.27-0.30 ms by process with and without panels. */
     char *raw = (char *)ti__pool_alloc(pool, groups * per * sizeof(float) + 128);
     if (raw == NULL) return TI_ERR_OUT_OF_MEMORY;
     float *panels = (float *)(raw + (64 - (uintptr_t)raw % 64));
