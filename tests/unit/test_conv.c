@@ -731,11 +731,12 @@ TI_TEST(sessions_pack_and_match) {
     session_case(6, 24, 29, 31, 1, TI__PACK_NONE);     /* below the channel threshold: im2col */
     session_case(24, 24, 19, 21, 24, TI__PACK_NONE);   /* depthwise */
     /* im2col with weight rows of 1152 floats (L1 set conflicts): packed at planning as the
-     * SIMD GEMM's A panel (slivers of its rows), without SIMD kernels transposed; one group
-     * and two (each group's block on its own) */
-    int apanel = ti__sgemm_panel_mr() > 0 ? TI__PACK_APANEL : TI__PACK_ATRANS;
-    session_case(128, 40, 5, 7, 1, apanel);
-    session_case(256, 16, 6, 5, 2, apanel);
+     * SIMD GEMM's A panel (slivers of its rows: 6 AVX2, 14 AVX-512, 8 NEON) where a group
+     * has that many output channels, else transposed; one group and two (each group's block
+     * on its own: 8 channels a group) */
+    int mr = ti__sgemm_panel_mr();
+    session_case(128, 40, 5, 7, 1, mr > 0 && 40 >= mr ? TI__PACK_APANEL : TI__PACK_ATRANS);
+    session_case(256, 16, 6, 5, 2, mr > 0 && 8 >= mr ? TI__PACK_APANEL : TI__PACK_ATRANS);
     /* 7 x 7 and 6 x 5 maps of 64 channels a group and more: W^T packed as the SIMD GEMM's B panel
      * for the transposed GEMM (without SIMD kernels: no panel, and 288-float rows are free
      * of conflicts, so nothing) */
