@@ -18,7 +18,9 @@
 #                          against onnxruntime, LiteRT, ncnn and MNN, installed from PyPI)
 #                          into bench/results/cpu-<date>.md; options go to bench/peers.py
 #   ./build.sh jobs J...   only the named test jobs (shell functions j_*, e.g. j_threads;
-#                          j_cl:asan passes arguments),
+#                          j_cl:asan passes arguments; one unit test:
+#                          j_prog:opt,tests/unit/test_conv.c, as CI bundles them:
+#                          j_bundle:opt,NAME,FILE,FILE...),
 #                          counted as ./build.sh test counts them
 #   ./build.sh amalgamate  regenerate tinyinfer.h from src/ (tools/amalgamate)
 #   ./build.sh clean       remove build/
