@@ -5742,13 +5742,18 @@ TI__PRIVATE int ti__convtr_shape(ti__kctx *k) {
  * them to compare with. */
 enum { TI__CONV_DIRECT, TI__CONV_1X1, TI__CONV_IM2COL, TI__CONV_DW, TI__CONV_WINO,
        TI__CONV_IM2COL_BIG, TI__CONV_FEWC };
+/* 1 for a 1x1 conv with stride 1 and no pads: a GEMM on X as it lies (TI__CONV_1X1). */
+TI__PRIVATE int ti__conv_pointwise(const ti__convp *p) {
+    if (p->kprod != 1) return 0;
+    for (int j = 0; j < 3; j++)
+        if (p->s[j] != 1 || p->pb[j] != 0 || p->pe[j] != 0) return 0;
+    return 1;
+}
+
 TI__PRIVATE int ti__conv_path(const ti__kctx *k, const ti__convp *p) {
     if (ti__conv_dw_ok(p)) return TI__CONV_DW;
     if (p->mg < 4) return TI__CONV_DIRECT;
-    int pointwise = p->kprod == 1;
-    for (int j = 0; j < 3; j++)
-        if (p->s[j] != 1 || p->pb[j] != 0 || p->pe[j] != 0) pointwise = 0;
-    if (pointwise) return TI__CONV_1X1;
+    if (ti__conv_pointwise(p)) return TI__CONV_1X1;
     int wino = ti__conv_wino_ok(p, ti__threadpool_size(k->tp));
     if (wino != 0 && k->node->packed_kind == ti__wino_kind(wino)) return TI__CONV_WINO;
     if (ti__conv_fewc_ok(p)) return TI__CONV_FEWC;
@@ -8101,6 +8106,15 @@ TI__PRIVATE ti_status ti__conv_prepack_atrans(ti__node *node, ti__pool *pool, co
     return TI_OK;
 }
 
+/* Records weights packed at planning on the plan's node (ti__node.packed_*). */
+TI__PRIVATE void ti__conv_set_packed(ti__node *node, int kind, const void *data, size_t bytes,
+                                     int arg) {
+    node->packed_kind = kind;
+    node->packed = data;
+    node->packed_bytes = bytes;
+    node->packed_arg = arg;
+}
+
 /* Products per output from which the weights are packed as A panels: with fewer, A's rows
  * lie within a few lines anyway, and the panel lost 3-5 % (Zen 3, 1 thread, best of 1200
  * runs: 16 -> 96 at 112 x 112 0.717 -> 0.754 ms, 24 -> 144 at 56 x 56 0.344 -> 0.352),
@@ -8125,10 +8139,7 @@ TI__PRIVATE ti_status ti__conv_prepack_apanel(ti__node *node, ti__pool *pool, co
     float *panels = (float *)(raw + (64 - (uintptr_t)raw % 64));
     for (size_t g = 0; g < groups; g++)
         ti__sgemm_pack_apanel(0, mg, kdim, w + g * mg * kdim, kdim, (size_t)mr, panels + g * per);
-    node->packed_kind = TI__PACK_APANEL;
-    node->packed = panels;
-    node->packed_bytes = groups * per * sizeof(float);
-    node->packed_arg = mr;
+    ti__conv_set_packed(node, TI__PACK_APANEL, panels, groups * per * sizeof(float), mr);
     return TI_OK;
 }
 
@@ -8142,10 +8153,7 @@ TI__PRIVATE ti_status ti__conv_prepack_bpanel(ti__node *node, ti__pool *pool, co
     if (panels == NULL) return TI_ERR_OUT_OF_MEMORY;
     for (size_t g = 0; g < groups; g++) /* W_g is mg x kdim: W^T is op(B) with transB */
         ti__sgemm_pack_bpanel(1, kdim, mg, w + g * mg * kdim, kdim, (size_t)nr, panels + g * per);
-    node->packed_kind = TI__PACK_BPANEL;
-    node->packed = panels;
-    node->packed_bytes = groups * per * sizeof(float);
-    node->packed_arg = nr;
+    ti__conv_set_packed(node, TI__PACK_BPANEL, panels, groups * per * sizeof(float), nr);
     return TI_OK;
 }
 
@@ -8167,11 +8175,9 @@ TI__PRIVATE ti_status ti__conv_prepack(ti__kctx *k, ti__node *node, ti__pool *po
     if (t == 0) {
         if (ti__conv_ct_ok(&p) && ti__sgemm_panel_nr() > 0)
             return ti__conv_prepack_bpanel(node, pool, &p, w);
-        int mr = ti__sgemm_panel_mr(), pointwise = p.kprod == 1;
-        for (int d = 0; d < 3; d++)
-            if (p.s[d] != 1 || p.pb[d] != 0 || p.pe[d] != 0) pointwise = 0;
+        int mr = ti__sgemm_panel_mr();
         if (mr > 0 && p.mg >= mr && (int64_t)p.cg * p.kprod >= TI__CONV_APANEL_MIN_K &&
-            !ti__conv_dw_ok(&p) && (pointwise || !ti__conv_fewc_ok(&p)))
+            !ti__conv_dw_ok(&p) && (ti__conv_pointwise(&p) || !ti__conv_fewc_ok(&p)))
             return ti__conv_prepack_apanel(node, pool, &p, w, mr);
         return ti__conv_prepack_atrans(node, pool, &p, w);
     }

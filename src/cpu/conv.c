@@ -264,13 +264,18 @@ TI__PRIVATE int ti__convtr_shape(ti__kctx *k) {
  * them to compare with. */
 enum { TI__CONV_DIRECT, TI__CONV_1X1, TI__CONV_IM2COL, TI__CONV_DW, TI__CONV_WINO,
        TI__CONV_IM2COL_BIG, TI__CONV_FEWC };
+/* 1 for a 1x1 conv with stride 1 and no pads: a GEMM on X as it lies (TI__CONV_1X1). */
+TI__PRIVATE int ti__conv_pointwise(const ti__convp *p) {
+    if (p->kprod != 1) return 0;
+    for (int j = 0; j < 3; j++)
+        if (p->s[j] != 1 || p->pb[j] != 0 || p->pe[j] != 0) return 0;
+    return 1;
+}
+
 TI__PRIVATE int ti__conv_path(const ti__kctx *k, const ti__convp *p) {
     if (ti__conv_dw_ok(p)) return TI__CONV_DW;
     if (p->mg < 4) return TI__CONV_DIRECT;
-    int pointwise = p->kprod == 1;
-    for (int j = 0; j < 3; j++)
-        if (p->s[j] != 1 || p->pb[j] != 0 || p->pe[j] != 0) pointwise = 0;
-    if (pointwise) return TI__CONV_1X1;
+    if (ti__conv_pointwise(p)) return TI__CONV_1X1;
     int wino = ti__conv_wino_ok(p, ti__threadpool_size(k->tp));
     if (wino != 0 && k->node->packed_kind == ti__wino_kind(wino)) return TI__CONV_WINO;
     if (ti__conv_fewc_ok(p)) return TI__CONV_FEWC;

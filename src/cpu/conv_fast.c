@@ -1513,6 +1513,15 @@ TI__PRIVATE ti_status ti__conv_prepack_atrans(ti__node *node, ti__pool *pool, co
     return TI_OK;
 }
 
+/* Records weights packed at planning on the plan's node (ti__node.packed_*). */
+TI__PRIVATE void ti__conv_set_packed(ti__node *node, int kind, const void *data, size_t bytes,
+                                     int arg) {
+    node->packed_kind = kind;
+    node->packed = data;
+    node->packed_bytes = bytes;
+    node->packed_arg = arg;
+}
+
 /* Products per output from which the weights are packed as A panels: with fewer, A's rows
  * lie within a few lines anyway, and the panel lost 3-5 % (Zen 3, 1 thread, best of 1200
  * runs: 16 -> 96 at 112 x 112 0.717 -> 0.754 ms, 24 -> 144 at 56 x 56 0.344 -> 0.352),
@@ -1537,10 +1546,7 @@ TI__PRIVATE ti_status ti__conv_prepack_apanel(ti__node *node, ti__pool *pool, co
     float *panels = (float *)(raw + (64 - (uintptr_t)raw % 64));
     for (size_t g = 0; g < groups; g++)
         ti__sgemm_pack_apanel(0, mg, kdim, w + g * mg * kdim, kdim, (size_t)mr, panels + g * per);
-    node->packed_kind = TI__PACK_APANEL;
-    node->packed = panels;
-    node->packed_bytes = groups * per * sizeof(float);
-    node->packed_arg = mr;
+    ti__conv_set_packed(node, TI__PACK_APANEL, panels, groups * per * sizeof(float), mr);
     return TI_OK;
 }
 
@@ -1554,10 +1560,7 @@ TI__PRIVATE ti_status ti__conv_prepack_bpanel(ti__node *node, ti__pool *pool, co
     if (panels == NULL) return TI_ERR_OUT_OF_MEMORY;
     for (size_t g = 0; g < groups; g++) /* W_g is mg x kdim: W^T is op(B) with transB */
         ti__sgemm_pack_bpanel(1, kdim, mg, w + g * mg * kdim, kdim, (size_t)nr, panels + g * per);
-    node->packed_kind = TI__PACK_BPANEL;
-    node->packed = panels;
-    node->packed_bytes = groups * per * sizeof(float);
-    node->packed_arg = nr;
+    ti__conv_set_packed(node, TI__PACK_BPANEL, panels, groups * per * sizeof(float), nr);
     return TI_OK;
 }
 
@@ -1579,11 +1582,9 @@ TI__PRIVATE ti_status ti__conv_prepack(ti__kctx *k, ti__node *node, ti__pool *po
     if (t == 0) {
         if (ti__conv_ct_ok(&p) && ti__sgemm_panel_nr() > 0)
             return ti__conv_prepack_bpanel(node, pool, &p, w);
-        int mr = ti__sgemm_panel_mr(), pointwise = p.kprod == 1;
-        for (int d = 0; d < 3; d++)
-            if (p.s[d] != 1 || p.pb[d] != 0 || p.pe[d] != 0) pointwise = 0;
+        int mr = ti__sgemm_panel_mr();
         if (mr > 0 && p.mg >= mr && (int64_t)p.cg * p.kprod >= TI__CONV_APANEL_MIN_K &&
-            !ti__conv_dw_ok(&p) && (pointwise || !ti__conv_fewc_ok(&p)))
+            !ti__conv_dw_ok(&p) && (ti__conv_pointwise(&p) || !ti__conv_fewc_ok(&p)))
             return ti__conv_prepack_apanel(node, pool, &p, w, mr);
         return ti__conv_prepack_atrans(node, pool, &p, w);
     }
