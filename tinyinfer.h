@@ -1619,6 +1619,7 @@ TI__PRIVATE size_t ti__tfl_add8_avx2(const uint8_t *a, const uint8_t *b, uint8_t
                                      const int32_t *t1, const int32_t *t2, int32_t mo, int e,
                                      int32_t out_off, int u8, int32_t lo, int32_t hi);
 TI__PRIVATE void ti__q8_widen_avx2(int16_t *dst, const void *x, size_t n, int u8, int32_t off);
+TI__PRIVATE void ti__q8_widen16_avx2(int16_t *dst, const void *x, int u8, int32_t off);
 /* The 8-bit depthwise path of AVX2 (cpu/tfl_conv.c): a chunk's weights in pairs of taps
  * (w + wo as int16) and the input offset's share of each sum, once; then the taps of one
  * output pixel, x without its offset, against them */
@@ -2725,7 +2726,9 @@ TI__PRIVATE void ti__qg_add_bias(const ti_tensor *b, size_t c0, size_t n, int64_
 /* Writes depths [k0, k1) of A' row `row` to dst[(k - k0) * TI__QG_MR]. */
 typedef void (*ti__qg_gather_fn)(const void *ctx, size_t row, size_t k0, size_t k1, int16_t *dst);
 /* The same depths to dst[k - k0], contiguous: where the caller has one, the SIMD drivers
- * gather the block's rows this way and interleave them into the panel at once. */
+ * gather the block's rows this way and interleave them into the panel at once. It may
+ * write up to TI__QG_GROW_PAST elements past k1 - k0 (whole vectors), not read back. */
+#define TI__QG_GROW_PAST 16
 typedef void (*ti__qg_grow_fn)(const void *ctx, size_t row, size_t k0, size_t k1, int16_t *dst);
 /* The byte path's gather: depths [k0, k1) of rows p0 .. p0 + np - 1 as unsigned bytes a_u,
  * row r's to dst[r * ld + k - k0] (a tap outside the input: the zero point's byte, so that A'
@@ -2878,7 +2881,7 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
     const ti__qrq *rq = g->rq;
     int rows_simd = 0, pos = 0, row_gather = 0, pairs = 0;
 #if defined(TI__X86_SIMD)
-    int16_t rows[TI__QG_MR][TI__QG_KC];
+    int16_t rows[TI__QG_MR][TI__QG_KC + TI__QG_GROW_PAST];
     if (ti__cpu_isa() >= TI__ISA_AVX2) {
         pairs = micro == ti__qg_micro_avx2;
         rows_simd = ti__qrq_bytes_ok(rq) && (g->bias == NULL || g->bias->dtype == TI_DTYPE_I32) &&
@@ -3322,6 +3325,29 @@ TI__PRIVATE void ti__qg_pack(ti__qgemm *g, int16_t *dst, ti__threadpool *tp) {
     ti__parallel_for(tp, nblk, ti__qg_grain(g->depth * TI__QG_NR), ti__qg_pack_range, g);
 }
 
+/* Whether g's rows are so few that the threads split its columns: under four row blocks of
+ * 8 a thread (a classifier's one row, the 49 of a 7 x 7 map), where splitting the rows
+ * would leave a thread idle or unbalanced, and at least two groups of 16 columns each. Each
+ * thread then reads only its columns' part of B. */
+TI__PRIVATE int ti__qg_split_cols(const ti__qgemm *g, const ti__threadpool *tp) {
+    size_t threads = (size_t)ti__threadpool_size(tp);
+    size_t groups = (g->cols + TI__QG_NR - 1) / TI__QG_NR;
+    return threads > 1 && (g->rows + 7) / 8 < 4 * threads && groups >= 2 * threads;
+}
+
+/* The int16 path on the column groups [begin, end) of 16 (every row), as ti__qg8_cols_range
+ * below: g's columns from 16 * begin as a GEMM of their own. */
+TI__PRIVATE void ti__qg_cols_range(void *ctx, size_t begin, size_t end) {
+    const ti__qgemm *g = (const ti__qgemm *)ctx;
+    size_t c0 = begin * TI__QG_NR, c1 = TI__MIN(end * TI__QG_NR, g->cols);
+    ti__qgemm s = *g;
+    s.cols = c1 - c0;
+    s.c0 = g->c0 + c0;
+    s.bp = g->bp + c0 * g->depth;
+    s.y0 = g->y0 + c0 * g->y_cs;
+    ti__qg_range(&s, 0, (g->rows + TI__QG_MR - 1) / TI__QG_MR);
+}
+
 #ifdef TI__QG8
 /* The byte path on the column groups [begin, end) of 16 (every row): g's columns from 16 *
  * begin as a GEMM of their own (B's blocks, column terms, channels and outputs offset). */
@@ -3340,17 +3366,14 @@ TI__PRIVATE void ti__qg8_cols_range(void *ctx, size_t begin, size_t end) {
 }
 #endif
 
-/* Runs the GEMM on packed B: requantized outputs for every row and column. The byte path
- * splits the rows among the threads, or the columns where there are few rows (under four
- * blocks of 8 a thread: a classifier's one row, the 49 of a 7 x 7 map), which also halves
- * each thread's share of B. */
+/* Runs the GEMM on packed B: requantized outputs for every row and column, the rows split
+ * among the threads, or the columns where there are few rows (ti__qg_split_cols). */
 TI__PRIVATE void ti__qg_compute(ti__qgemm *g, ti__threadpool *tp) {
+    size_t groups = (g->cols + TI__QG_NR - 1) / TI__QG_NR;
 #ifdef TI__QG8
     if (ti__qg8_usable(g)) {
         size_t blocks8 = (g->rows + TI__QG8_MR - 1) / TI__QG8_MR;
-        size_t groups = (g->cols + TI__QG_NR - 1) / TI__QG_NR;
-        size_t threads = (size_t)ti__threadpool_size(tp);
-        if (threads > 1 && blocks8 < 4 * threads && groups >= 2 * threads) {
+        if (ti__qg_split_cols(g, tp)) {
             ti__parallel_for(tp, groups, ti__qg_grain(g->rows * g->depth * TI__QG_NR / 4),
                              ti__qg8_cols_range, g);
             return;
@@ -3360,6 +3383,11 @@ TI__PRIVATE void ti__qg_compute(ti__qgemm *g, ti__threadpool *tp) {
         return;
     }
 #endif
+    if (ti__qg_split_cols(g, tp)) {
+        size_t grain = ti__qg_grain(g->rows * g->depth * TI__QG_NR);
+        ti__parallel_for(tp, groups, grain, ti__qg_cols_range, g);
+        return;
+    }
     size_t blocks = (g->rows + TI__QG_MR - 1) / TI__QG_MR;
     ti__parallel_for(tp, blocks, ti__qg_grain(TI__QG_MR * g->depth * g->cols), ti__qg_range, g);
 }
@@ -16595,6 +16623,26 @@ TI__PRIVATE void ti__tfc_qwalk(const ti__tfc_job *j, size_t p, size_t k0, size_t
     int64_t n, oy, ox;
     ti__tfc_pixel(g, p, &n, &oy, &ox);
     size_t ic = (size_t)g->ic, kw = (size_t)g->kw, t = k0 / ic, c = k0 % ic;
+#if defined(TI__X86_SIMD)
+    /* A whole row whose window lies inside the input, undilated along x, filter rows of at
+     * most 16 bytes (a first layer's 3 x 3 x 3): one 16-byte widening per filter row, each
+     * writing past its row into the next (written after it) and up to 16 past the last (the
+     * ti__qg_grow_fn contract), where the scalar walk went element by element. The last
+     * load must end inside the input. */
+    int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw, run = g->kw * g->ic;
+    if (stride == 1 && k0 == 0 && k1 == j->kdim && g->dw == 1 && run <= 16 && iy0 >= 0 &&
+        ix0 >= 0 && iy0 + (g->kh - 1) * g->dh < g->ih && ix0 + g->kw <= g->iw &&
+        (j->kind == TI__TFC_U8 || j->kind == TI__TFC_I8) && ti__cpu_isa() >= TI__ISA_AVX2 &&
+        ((n * g->ih + iy0 + (g->kh - 1) * g->dh) * g->iw + ix0) * g->ic + 16 <=
+            g->n * g->ih * g->iw * g->ic) {
+        const uint8_t *x = (const uint8_t *)j->x;
+        for (int64_t fy = 0; fy < g->kh; fy++) {
+            size_t at = (size_t)(((n * g->ih + iy0 + fy * g->dh) * g->iw + ix0) * g->ic);
+            ti__q8_widen16_avx2(a + fy * run, x + at, j->kind == TI__TFC_U8, j->xo);
+        }
+        return;
+    }
+#endif
     for (size_t k = k0; k < k1; c = 0) {
         size_t cnt = TI__MIN(ic - c, k1 - k), fx = t % kw, taps = 1;
         int64_t iy = oy * g->sh - g->ph + (int64_t)(t / kw) * g->dh;
@@ -16623,7 +16671,7 @@ TI__PRIVATE void ti__tfc_qgather(const void *ctx, size_t p, size_t k0, size_t k1
 
 #if defined(TI__X86_SIMD)
 /* The same depths to a[k - k0], contiguous (a ti__qg_grow_fn; ti__qg_range calls it under
- * AVX2). */
+ * AVX2), with ti__tfc_qwalk's 16-byte widenings where a window lies inside the input. */
 TI__PRIVATE void ti__tfc_qgather_row(const void *ctx, size_t p, size_t k0, size_t k1, int16_t *a) {
     ti__tfc_qwalk((const ti__tfc_job *)ctx, p, k0, k1, a, 1);
 }
@@ -28771,6 +28819,14 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__q8_widen_avx2(int16_t *dst, const void *x, 
         _mm256_storeu_si256((__m256i *)(void *)(dst + i), _mm256_add_epi16(w, vo));
     }
     for (; i < n; i++) dst[i] = (int16_t)((u8 ? (int32_t)xb[i] : (int32_t)(int8_t)xb[i]) + off);
+}
+
+/* dst[i] = x[i] + off for i < 16, x uint8 (u8) or int8: one load, one store of 16. */
+TI__PRIVATE TI__TARGET_AVX2 void ti__q8_widen16_avx2(int16_t *dst, const void *x, int u8,
+                                                     int32_t off) {
+    __m128i v = _mm_loadu_si128((const __m128i *)x);
+    __m256i w = u8 ? _mm256_cvtepu8_epi16(v) : _mm256_cvtepi8_epi16(v);
+    _mm256_storeu_si256((__m256i *)(void *)dst, _mm256_add_epi16(w, _mm256_set1_epi16((short)off)));
 }
 
 /* One row's 8 columns for ti__qrq_rows_avx2: sums d[0..m8) (0 past them) plus the column

@@ -563,6 +563,7 @@ TI__PRIVATE size_t ti__tfl_add8_avx2(const uint8_t *a, const uint8_t *b, uint8_t
                                      const int32_t *t1, const int32_t *t2, int32_t mo, int e,
                                      int32_t out_off, int u8, int32_t lo, int32_t hi);
 TI__PRIVATE void ti__q8_widen_avx2(int16_t *dst, const void *x, size_t n, int u8, int32_t off);
+TI__PRIVATE void ti__q8_widen16_avx2(int16_t *dst, const void *x, int u8, int32_t off);
 /* The 8-bit depthwise path of AVX2 (cpu/tfl_conv.c): a chunk's weights in pairs of taps
  * (w + wo as int16) and the input offset's share of each sum, once; then the taps of one
  * output pixel, x without its offset, against them */

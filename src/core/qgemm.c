@@ -218,7 +218,9 @@ TI__PRIVATE void ti__qg_add_bias(const ti_tensor *b, size_t c0, size_t n, int64_
 /* Writes depths [k0, k1) of A' row `row` to dst[(k - k0) * TI__QG_MR]. */
 typedef void (*ti__qg_gather_fn)(const void *ctx, size_t row, size_t k0, size_t k1, int16_t *dst);
 /* The same depths to dst[k - k0], contiguous: where the caller has one, the SIMD drivers
- * gather the block's rows this way and interleave them into the panel at once. */
+ * gather the block's rows this way and interleave them into the panel at once. It may
+ * write up to TI__QG_GROW_PAST elements past k1 - k0 (whole vectors), not read back. */
+#define TI__QG_GROW_PAST 16
 typedef void (*ti__qg_grow_fn)(const void *ctx, size_t row, size_t k0, size_t k1, int16_t *dst);
 /* The byte path's gather: depths [k0, k1) of rows p0 .. p0 + np - 1 as unsigned bytes a_u,
  * row r's to dst[r * ld + k - k0] (a tap outside the input: the zero point's byte, so that A'
@@ -371,7 +373,7 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
     const ti__qrq *rq = g->rq;
     int rows_simd = 0, pos = 0, row_gather = 0, pairs = 0;
 #if defined(TI__X86_SIMD)
-    int16_t rows[TI__QG_MR][TI__QG_KC];
+    int16_t rows[TI__QG_MR][TI__QG_KC + TI__QG_GROW_PAST];
     if (ti__cpu_isa() >= TI__ISA_AVX2) {
         pairs = micro == ti__qg_micro_avx2;
         rows_simd = ti__qrq_bytes_ok(rq) && (g->bias == NULL || g->bias->dtype == TI_DTYPE_I32) &&
@@ -815,6 +817,29 @@ TI__PRIVATE void ti__qg_pack(ti__qgemm *g, int16_t *dst, ti__threadpool *tp) {
     ti__parallel_for(tp, nblk, ti__qg_grain(g->depth * TI__QG_NR), ti__qg_pack_range, g);
 }
 
+/* Whether g's rows are so few that the threads split its columns: under four row blocks of
+ * 8 a thread (a classifier's one row, the 49 of a 7 x 7 map), where splitting the rows
+ * would leave a thread idle or unbalanced, and at least two groups of 16 columns each. Each
+ * thread then reads only its columns' part of B. */
+TI__PRIVATE int ti__qg_split_cols(const ti__qgemm *g, const ti__threadpool *tp) {
+    size_t threads = (size_t)ti__threadpool_size(tp);
+    size_t groups = (g->cols + TI__QG_NR - 1) / TI__QG_NR;
+    return threads > 1 && (g->rows + 7) / 8 < 4 * threads && groups >= 2 * threads;
+}
+
+/* The int16 path on the column groups [begin, end) of 16 (every row), as ti__qg8_cols_range
+ * below: g's columns from 16 * begin as a GEMM of their own. */
+TI__PRIVATE void ti__qg_cols_range(void *ctx, size_t begin, size_t end) {
+    const ti__qgemm *g = (const ti__qgemm *)ctx;
+    size_t c0 = begin * TI__QG_NR, c1 = TI__MIN(end * TI__QG_NR, g->cols);
+    ti__qgemm s = *g;
+    s.cols = c1 - c0;
+    s.c0 = g->c0 + c0;
+    s.bp = g->bp + c0 * g->depth;
+    s.y0 = g->y0 + c0 * g->y_cs;
+    ti__qg_range(&s, 0, (g->rows + TI__QG_MR - 1) / TI__QG_MR);
+}
+
 #ifdef TI__QG8
 /* The byte path on the column groups [begin, end) of 16 (every row): g's columns from 16 *
  * begin as a GEMM of their own (B's blocks, column terms, channels and outputs offset). */
@@ -833,17 +858,14 @@ TI__PRIVATE void ti__qg8_cols_range(void *ctx, size_t begin, size_t end) {
 }
 #endif
 
-/* Runs the GEMM on packed B: requantized outputs for every row and column. The byte path
- * splits the rows among the threads, or the columns where there are few rows (under four
- * blocks of 8 a thread: a classifier's one row, the 49 of a 7 x 7 map), which also halves
- * each thread's share of B. */
+/* Runs the GEMM on packed B: requantized outputs for every row and column, the rows split
+ * among the threads, or the columns where there are few rows (ti__qg_split_cols). */
 TI__PRIVATE void ti__qg_compute(ti__qgemm *g, ti__threadpool *tp) {
+    size_t groups = (g->cols + TI__QG_NR - 1) / TI__QG_NR;
 #ifdef TI__QG8
     if (ti__qg8_usable(g)) {
         size_t blocks8 = (g->rows + TI__QG8_MR - 1) / TI__QG8_MR;
-        size_t groups = (g->cols + TI__QG_NR - 1) / TI__QG_NR;
-        size_t threads = (size_t)ti__threadpool_size(tp);
-        if (threads > 1 && blocks8 < 4 * threads && groups >= 2 * threads) {
+        if (ti__qg_split_cols(g, tp)) {
             ti__parallel_for(tp, groups, ti__qg_grain(g->rows * g->depth * TI__QG_NR / 4),
                              ti__qg8_cols_range, g);
             return;
@@ -853,6 +875,11 @@ TI__PRIVATE void ti__qg_compute(ti__qgemm *g, ti__threadpool *tp) {
         return;
     }
 #endif
+    if (ti__qg_split_cols(g, tp)) {
+        size_t grain = ti__qg_grain(g->rows * g->depth * TI__QG_NR);
+        ti__parallel_for(tp, groups, grain, ti__qg_cols_range, g);
+        return;
+    }
     size_t blocks = (g->rows + TI__QG_MR - 1) / TI__QG_MR;
     ti__parallel_for(tp, blocks, ti__qg_grain(TI__QG_MR * g->depth * g->cols), ti__qg_range, g);
 }

@@ -420,6 +420,26 @@ TI__PRIVATE void ti__tfc_qwalk(const ti__tfc_job *j, size_t p, size_t k0, size_t
     int64_t n, oy, ox;
     ti__tfc_pixel(g, p, &n, &oy, &ox);
     size_t ic = (size_t)g->ic, kw = (size_t)g->kw, t = k0 / ic, c = k0 % ic;
+#if defined(TI__X86_SIMD)
+    /* A whole row whose window lies inside the input, undilated along x, filter rows of at
+     * most 16 bytes (a first layer's 3 x 3 x 3): one 16-byte widening per filter row, each
+     * writing past its row into the next (written after it) and up to 16 past the last (the
+     * ti__qg_grow_fn contract), where the scalar walk went element by element. The last
+     * load must end inside the input. */
+    int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw, run = g->kw * g->ic;
+    if (stride == 1 && k0 == 0 && k1 == j->kdim && g->dw == 1 && run <= 16 && iy0 >= 0 &&
+        ix0 >= 0 && iy0 + (g->kh - 1) * g->dh < g->ih && ix0 + g->kw <= g->iw &&
+        (j->kind == TI__TFC_U8 || j->kind == TI__TFC_I8) && ti__cpu_isa() >= TI__ISA_AVX2 &&
+        ((n * g->ih + iy0 + (g->kh - 1) * g->dh) * g->iw + ix0) * g->ic + 16 <=
+            g->n * g->ih * g->iw * g->ic) {
+        const uint8_t *x = (const uint8_t *)j->x;
+        for (int64_t fy = 0; fy < g->kh; fy++) {
+            size_t at = (size_t)(((n * g->ih + iy0 + fy * g->dh) * g->iw + ix0) * g->ic);
+            ti__q8_widen16_avx2(a + fy * run, x + at, j->kind == TI__TFC_U8, j->xo);
+        }
+        return;
+    }
+#endif
     for (size_t k = k0; k < k1; c = 0) {
         size_t cnt = TI__MIN(ic - c, k1 - k), fx = t % kw, taps = 1;
         int64_t iy = oy * g->sh - g->ph + (int64_t)(t / kw) * g->dh;
@@ -448,7 +468,7 @@ TI__PRIVATE void ti__tfc_qgather(const void *ctx, size_t p, size_t k0, size_t k1
 
 #if defined(TI__X86_SIMD)
 /* The same depths to a[k - k0], contiguous (a ti__qg_grow_fn; ti__qg_range calls it under
- * AVX2). */
+ * AVX2), with ti__tfc_qwalk's 16-byte widenings where a window lies inside the input. */
 TI__PRIVATE void ti__tfc_qgather_row(const void *ctx, size_t p, size_t k0, size_t k1, int16_t *a) {
     ti__tfc_qwalk((const ti__tfc_job *)ctx, p, k0, k1, a, 1);
 }

@@ -266,12 +266,12 @@ static int32_t zp_extreme(int u8) {
     return u8 ? (int32_t)(urand() % 256) : (int32_t)(urand() % 256) - 128;
 }
 
-/* A pool of 2 threads for gemm_case's byte path: few rows split the columns among the
- * threads (ti__qg8_cols_range), more rows the rows. */
+/* A pool of 2 threads for gemm_case's int16 and byte paths: few rows split the columns
+ * among the threads (ti__qg_split_cols), more rows the rows. */
 static ti__threadpool *g_tp2;
 
-/* One random GEMM (case number r) under every ISA this CPU has, the byte path also on 2
- * threads; returns the mismatches. */
+/* One random GEMM (case number r) under every ISA this CPU has, the int16 and byte paths
+ * also on 2 threads; returns the mismatches. */
 static int gemm_case(int r, size_t rows, size_t depth, size_t cols) {
     int a_u8 = (int)(urand() & 1), b_u8 = (int)(urand() & 1);
     size_t c0 = urand() % 3 == 0 ? 5 : 0, nch = c0 + cols;
@@ -373,7 +373,8 @@ static int gemm_case(int r, size_t rows, size_t depth, size_t cols) {
             g.a_off8 = -ta.zp - (a_u8 ? 0 : 128);
             TI_CHECK(ti__qg8_usable(&g));
         }
-        for (int t = 0; t < (isas[i] == ISA_BYTES && g_tp2 != NULL ? 2 : 1); t++) {
+        int two = (isas[i] == ISA_BYTES || isas[i] == ISA_INT16) && g_tp2 != NULL;
+        for (int t = 0; t < (two ? 2 : 1); t++) {
             if (t > 0) memset(y, 0xA5, ybytes);
             ti__qg_compute(&g, t > 0 ? g_tp2 : NULL);
             if (i > 0 && memcmp(yref, ysimd, ybytes) != 0 && bad++ == 0)
@@ -404,6 +405,10 @@ TI_TEST(gemm_each_isa_matches_scalar) {
         bad += gemm_case(r, rs[r % 5], 1 + urand() % 70, cs[i]);
     for (int n = 0; n < 150; n++, r++)
         bad += gemm_case(r, 1 + urand() % 30, 1 + urand() % 300, 1 + urand() % 80);
+    /* rows enough for 2 threads to split them (64 and more), and the column split's bound */
+    static const size_t many[] = {49, 63, 64, 65, 133};
+    for (size_t i = 0; i < sizeof many / sizeof many[0]; i++, r++)
+        bad += gemm_case(r, many[i], 1 + urand() % 200, 17 + urand() % 100);
     ti__threadpool_destroy(g_tp2);
     g_tp2 = NULL;
     TI_CHECK_EQ_INT(bad, 0);

@@ -234,6 +234,14 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__q8_widen_avx2(int16_t *dst, const void *x, 
     for (; i < n; i++) dst[i] = (int16_t)((u8 ? (int32_t)xb[i] : (int32_t)(int8_t)xb[i]) + off);
 }
 
+/* dst[i] = x[i] + off for i < 16, x uint8 (u8) or int8: one load, one store of 16. */
+TI__PRIVATE TI__TARGET_AVX2 void ti__q8_widen16_avx2(int16_t *dst, const void *x, int u8,
+                                                     int32_t off) {
+    __m128i v = _mm_loadu_si128((const __m128i *)x);
+    __m256i w = u8 ? _mm256_cvtepu8_epi16(v) : _mm256_cvtepi8_epi16(v);
+    _mm256_storeu_si256((__m256i *)(void *)dst, _mm256_add_epi16(w, _mm256_set1_epi16((short)off)));
+}
+
 /* One row's 8 columns for ti__qrq_rows_avx2: sums d[0..m8) (0 past them) plus the column
  * and row terms, requantized to int32 before the zero point and the clamp. */
 TI__X86_INLINE TI__TARGET_AVX2 __m256i ti__qrq_row8_avx2(const uint32_t *d, size_t m8,
