@@ -901,9 +901,11 @@ typedef struct ti__qpack {
     int mode;                   /* their TI__QRQ_ mode */
     const int32_t *mult, *shift; /* TI__QRQ_32 / _64 */
     const double *real;          /* TI__QRQ_DOUBLE* / _ONNX (the same bytes as mult) */
-    const int32_t *dw;           /* or NULL: TFLite's 8-bit depthwise on AVX512-VNNI, `channels`
-                                    terms then the weights (cpu/tfl_conv.c ti__tfc_dw_fill) */
+    const int32_t *dw;           /* or NULL: TFLite's 8-bit depthwise on AVX2 or AVX512-VNNI,
+                                    `channels` terms then the weights (cpu/tfl_conv.c
+                                    ti__tfc_dw_fill) */
     size_t dw_taps;              /* of this many taps */
+    int dw_level;                /* laid out for ti__tfc_dw_level 1 (AVX2) or 2 (VNNI) */
     const int8_t *dw_rows;       /* or NULL: its 3 x 3 weights in the row layout too
                                     (ti__dwq_wprep_rows_vnni, one chunk after another) */
 } ti__qpack;
@@ -984,6 +986,7 @@ TI__PRIVATE ti__qpack *ti__qpack_make(ti__node *node, ti__pool *pool, ti__thread
     p->real = (const double *)rq;
     p->dw = NULL;
     p->dw_taps = 0;
+    p->dw_level = 0;
     p->dw_rows = NULL;
     if (rq_mem != NULL) *rq_mem = rq;
     node->packed_kind = TI__PACK_QGEMM;
