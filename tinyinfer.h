@@ -2714,7 +2714,10 @@ TI__PRIVATE void ti__qg_add_bias(const ti_tensor *b, size_t c0, size_t n, int64_
 /* acc[r][c] = sum over k of A'[r][k] * B'[k][c], A' and B' the 8-bit operands with their
  * zero points subtracted, widened to int16 (|v| <= 255 for any uint8 / int8 mix), so a
  * tap of a convolution outside its input is a 0: the same sum as loops that skip it. B is
- * packed per run into scratch, in blocks of TI__QG_NR columns stored k-major; TI__QG_MR
+ * packed once (at planning, or per run into scratch) in blocks of TI__QG_NR columns, each
+ * holding pairs of depths: (k, c) at [(k / 2) * 2 NR + 2 c + k % 2], the depth rounded up to
+ * even with 0s (ti__qg_depth2): AVX2's VPMADDWD and NEON's LD2 take a pair of depths of 8
+ * columns in one load, the portable kernel indexes it. TI__QG_MR
  * rows of A are gathered at a time (by the caller's function, which knows the layout:
  * im2col of NHWC or NCHW, plain rows) into a stack panel of TI__QG_KC depths. The
  * accumulators are uint32: the int32 sum modulo 2^32 without signed overflow. */
@@ -2775,8 +2778,11 @@ typedef struct ti__qgemm {
                                 so pack B for it too */
 } ti__qgemm;
 
+/* The depth of packed B: rounded up to a whole pair. */
+TI__PRIVATE size_t ti__qg_depth2(size_t depth) { return (depth + 1) / 2 * 2; }
+
 TI__PRIVATE size_t ti__qg_packed_bytes(size_t cols, size_t depth) {
-    return (cols + TI__QG_NR - 1) / TI__QG_NR * TI__QG_NR * depth * sizeof(int16_t);
+    return (cols + TI__QG_NR - 1) / TI__QG_NR * TI__QG_NR * ti__qg_depth2(depth) * sizeof(int16_t);
 }
 
 /* B of the ONNX integer ops: w (uint8 or int8) as cols x depth with its zero points zp
@@ -2799,8 +2805,8 @@ TI__PRIVATE size_t ti__qg_rq_bytes(size_t channels) {
     return (channels * 2 * sizeof(int32_t) + 63) / 64 * 64;
 }
 
-/* acc[r][0..NR) += sum_p ap[p][r] * bp[p][0..NR) for r < MR; acc rows ldacc apart. The same
- * separate-rows form as ti__sgemm_micro, which compilers vectorise. */
+/* acc[r][0..NR) += sum_p ap[p][r] * B(p, 0..NR) for r < MR, B a block in pairs of depths;
+ * acc rows ldacc apart. The same separate-rows form as ti__sgemm_micro. */
 TI__PRIVATE void ti__qg_micro(size_t kc, const int16_t *ap, const int16_t *bp, uint32_t *acc,
                               size_t ldacc) {
     uint32_t c0[TI__QG_NR], c1[TI__QG_NR], c2[TI__QG_NR], c3[TI__QG_NR];
@@ -2811,10 +2817,10 @@ TI__PRIVATE void ti__qg_micro(size_t kc, const int16_t *ap, const int16_t *bp, u
         c3[q] = acc[3 * ldacc + q];
     }
     for (size_t p = 0; p < kc; p++) {
-        const int16_t *b = bp + p * TI__QG_NR, *a = ap + p * TI__QG_MR;
+        const int16_t *b = bp + p / 2 * 2 * TI__QG_NR + p % 2, *a = ap + p * TI__QG_MR;
         int32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
         for (int q = 0; q < TI__QG_NR; q++) {
-            int32_t bq = b[q];
+            int32_t bq = b[2 * q];
             c0[q] += (uint32_t)(a0 * bq);
             c1[q] += (uint32_t)(a1 * bq);
             c2[q] += (uint32_t)(a2 * bq);
@@ -2829,17 +2835,19 @@ TI__PRIVATE void ti__qg_micro(size_t kc, const int16_t *ap, const int16_t *bp, u
     }
 }
 
-/* Packs column blocks [begin, end): block b holds columns b*NR.. as [k][NR], B' values,
- * 0 past the last column. */
+/* Packs column blocks [begin, end): block b holds columns b*NR.. in pairs of depths, B'
+ * values, 0 past the last column and the last depth. */
 TI__PRIVATE void ti__qg_pack_range(void *ctx, size_t begin, size_t end) {
     const ti__qgemm *g = (const ti__qgemm *)ctx;
-    size_t kd = g->depth;
+    size_t kd = g->depth, kd2 = ti__qg_depth2(kd);
     for (size_t b = begin; b < end; b++) {
-        int16_t *dst = g->bp_dst + b * kd * TI__QG_NR;
         for (size_t q = 0; q < TI__QG_NR; q++) {
+            /* column q of the block: depth i at dst[(i / 2) * 2 NR + i % 2] */
+            int16_t *dst = g->bp_dst + b * kd2 * TI__QG_NR + 2 * q;
             size_t c = b * TI__QG_NR + q;
+            if (kd2 > kd) dst[kd / 2 * 2 * TI__QG_NR + 1] = 0;
             if (c >= g->cols) {
-                for (size_t i = 0; i < kd; i++) dst[i * TI__QG_NR + q] = 0;
+                for (size_t i = 0; i < kd; i++) dst[i / 2 * 2 * TI__QG_NR + i % 2] = 0;
                 continue;
             }
             int32_t off = g->b_off;
@@ -2850,10 +2858,12 @@ TI__PRIVATE void ti__qg_pack_range(void *ctx, size_t begin, size_t end) {
             }
             if (g->b_u8) {
                 const uint8_t *w = (const uint8_t *)g->b + c * g->b_cs;
-                for (size_t i = 0; i < kd; i++) dst[i * TI__QG_NR + q] = (int16_t)(w[i * g->b_ks] + off);
+                for (size_t i = 0; i < kd; i++)
+                    dst[i / 2 * 2 * TI__QG_NR + i % 2] = (int16_t)(w[i * g->b_ks] + off);
             } else {
                 const int8_t *w = (const int8_t *)g->b + c * g->b_cs;
-                for (size_t i = 0; i < kd; i++) dst[i * TI__QG_NR + q] = (int16_t)(w[i * g->b_ks] + off);
+                for (size_t i = 0; i < kd; i++)
+                    dst[i / 2 * 2 * TI__QG_NR + i % 2] = (int16_t)(w[i * g->b_ks] + off);
             }
         }
     }
@@ -2864,7 +2874,7 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
     const ti__qgemm *g = (const ti__qgemm *)ctx;
     int16_t a[TI__QG_KC * TI__QG_MR];
     uint32_t acc[TI__QG_MR * TI__QG_OCC];
-    size_t kd = g->depth, oc = g->cols;
+    size_t kd = g->depth, kd2 = ti__qg_depth2(kd), oc = g->cols;
     /* the same sums either way (int32 products, uint32 wrap); AVX2 pairs depths in VPMADDWD,
      * NEON multiplies by lane (SMLAL) */
     void (*micro)(size_t, const int16_t *, const int16_t *, uint32_t *, size_t) = ti__qg_micro;
@@ -2928,7 +2938,7 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
                 }
                 for (size_t b = 0; b < nb; b++)
                     (k0 == 0 && first != NULL ? first : micro)(
-                        k1 - k0, a, g->bp + ((oc0 / TI__QG_NR + b) * kd + k0) * TI__QG_NR,
+                        k1 - k0, a, g->bp + ((oc0 / TI__QG_NR + b) * kd2 + k0) * TI__QG_NR,
                         acc + b * TI__QG_NR, TI__QG_OCC);
             }
 #if defined(TI__X86_SIMD)
@@ -3343,7 +3353,7 @@ TI__PRIVATE void ti__qg_cols_range(void *ctx, size_t begin, size_t end) {
     ti__qgemm s = *g;
     s.cols = c1 - c0;
     s.c0 = g->c0 + c0;
-    s.bp = g->bp + c0 * g->depth;
+    s.bp = g->bp + c0 * ti__qg_depth2(g->depth);
     s.y0 = g->y0 + c0 * g->y_cs;
     ti__qg_range(&s, 0, (g->rows + TI__QG_MR - 1) / TI__QG_MR);
 }
@@ -3358,7 +3368,7 @@ TI__PRIVATE void ti__qg8_cols_range(void *ctx, size_t begin, size_t end) {
     s.cols = c1 - c0;
     s.c0 = g->c0 + c0;
     s.bp8 = g->bp8 + c0 * ti__qg8_depth4(g->depth);
-    s.bp = g->bp != NULL ? g->bp + c0 * g->depth : NULL; /* the int16 path's, for its fallback */
+    s.bp = g->bp != NULL ? g->bp + c0 * ti__qg_depth2(g->depth) : NULL; /* the int16 path's */
     s.csum8 = g->csum8 + c0;
     s.bos8 = g->bos8 + c0;
     s.y0 = g->y0 + c0 * g->y_cs;
@@ -26073,12 +26083,16 @@ TI__PRIVATE size_t ti__qg8_row_neon(const uint32_t *dot, const int32_t *colc, co
 #ifdef TI__ARM_NEON
 #include <arm_neon.h>
 
-/* One depth of the micro-kernel for row r: the four channel quads of b times lane r of a. */
-#define TI__QN_MLAL(r)                                                                      \
+/* One depth of the micro-kernel for row r: the four channel quads of (b0, b1) times lane
+ * r of a. */
+#define TI__QN_MLAL(r, a, b0, b1)                                                          \
     c##r##_0 = vmlal_lane_s16(c##r##_0, vget_low_s16(b0), a, r);                            \
     c##r##_1 = vmlal_lane_s16(c##r##_1, vget_high_s16(b0), a, r);                           \
     c##r##_2 = vmlal_lane_s16(c##r##_2, vget_low_s16(b1), a, r);                            \
     c##r##_3 = vmlal_lane_s16(c##r##_3, vget_high_s16(b1), a, r);
+#define TI__QN_DEPTH(a, b0, b1)                                                             \
+    TI__QN_MLAL(0, a, b0, b1) TI__QN_MLAL(1, a, b0, b1) TI__QN_MLAL(2, a, b0, b1)            \
+    TI__QN_MLAL(3, a, b0, b1)
 #define TI__QN_STORE(r)                                                                     \
     {                                                                                       \
         uint32_t *o = acc + (size_t)(r) * ldacc;                                            \
@@ -26087,22 +26101,31 @@ TI__PRIVATE size_t ti__qg8_row_neon(const uint32_t *dot, const int32_t *colc, co
         vst1q_u32(o + 8, vaddq_u32(vld1q_u32(o + 8), vreinterpretq_u32_s32(c##r##_2)));     \
         vst1q_u32(o + 12, vaddq_u32(vld1q_u32(o + 12), vreinterpretq_u32_s32(c##r##_3)));   \
     }
-
-/* acc[r*ldacc + 0..16) += sum over p < kc of ap[p*4 + r] * bp[p*16 + q], r < 4: 16 vector
- * accumulators (4 rows x 4 channel quads) summed from 0, added to acc at the end (the
- * same sums modulo 2^32 as adding to acc depth by depth). */
+/* acc[r*ldacc + 0..16) += sum over p < kc of ap[p*4 + r] * B(p, q), r < 4, bp the block's
+ * pairs of depths (core/qgemm.c ti__qg_pack_range): LD2 splits a pair of 8 channels into
+ * the even depth's and the odd depth's vectors. 16 vector accumulators (4 rows x 4 channel
+ * quads) summed from 0, added to acc at the end (the same sums modulo 2^32 as adding to acc
+ * depth by depth). An odd kc's last depth alone (ap has no row past it). */
 TI__PRIVATE void ti__qg_micro_neon(size_t kc, const int16_t *ap, const int16_t *bp, uint32_t *acc,
                                    size_t ldacc) {
     int32x4_t z = vdupq_n_s32(0);
     int32x4_t c0_0 = z, c0_1 = z, c0_2 = z, c0_3 = z, c1_0 = z, c1_1 = z, c1_2 = z, c1_3 = z;
     int32x4_t c2_0 = z, c2_1 = z, c2_2 = z, c2_3 = z, c3_0 = z, c3_1 = z, c3_2 = z, c3_3 = z;
-    for (size_t p = 0; p < kc; p++, ap += 4, bp += 16) {
-        int16x8_t b0 = vld1q_s16(bp), b1 = vld1q_s16(bp + 8);
-        int16x4_t a = vld1_s16(ap);
-        TI__QN_MLAL(0) TI__QN_MLAL(1) TI__QN_MLAL(2) TI__QN_MLAL(3)
+    size_t p = 0;
+    for (; p + 2 <= kc; p += 2, ap += 8, bp += 32) {
+        int16x8x2_t lo = vld2q_s16(bp), hi = vld2q_s16(bp + 16); /* channels 0-7, 8-15 */
+        int16x4_t a0 = vld1_s16(ap), a1 = vld1_s16(ap + 4);
+        TI__QN_DEPTH(a0, lo.val[0], hi.val[0])
+        TI__QN_DEPTH(a1, lo.val[1], hi.val[1])
+    }
+    if (p < kc) {
+        int16x8x2_t lo = vld2q_s16(bp), hi = vld2q_s16(bp + 16);
+        int16x4_t a0 = vld1_s16(ap);
+        TI__QN_DEPTH(a0, lo.val[0], hi.val[0])
     }
     TI__QN_STORE(0) TI__QN_STORE(1) TI__QN_STORE(2) TI__QN_STORE(3)
 }
+#undef TI__QN_DEPTH
 #undef TI__QN_MLAL
 #undef TI__QN_STORE
 
@@ -28602,49 +28625,34 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void) {
  * channels of uint32 accumulators, int16 operands (the 8-bit values with their zero points
  * added). Pairs of depths go through VPMADDWD: each int32 lane gets a[k]*b[k] + a[k+1]*b[k+1],
  * both products exact (|operand| <= 255), added to the accumulator modulo 2^32: the same
- * sums as the portable ti__qg_micro, bit for bit. The packed B rows stay as they are
- * ([k][16] int16); two rows are interleaved in registers (VPUNPCK), which permutes the
- * channels inside each 128-bit lane; the permutation is undone at the store. Compiled with a
- * function-level target attribute, run only when cpuid says AVX2 (cpu/x86/cpuid.c).
- * Also the TFLite requantization of the GEMM's outputs, 8 channels at a time.
- * Must not allocate. */
+ * sums as the portable ti__qg_micro, bit for bit. The packed B holds pairs of depths per
+ * channel (ti__qg_pack_range), so one load is VPMADDWD's operand for 8 channels in order.
+ * Compiled with a function-level target attribute, run only when cpuid says AVX2
+ * (cpu/x86/cpuid.c). Also the TFLite requantization of the GEMM's outputs, 8 channels at a
+ * time. Must not allocate. */
 #ifdef TI__X86_SIMD
 #include <immintrin.h>
 
-/* acc[r*ldacc + 0..16) += sum over p < kc of A[r][p] * bp[p*16 + q], r < 4; add 0: = instead
- * of += (the first depth panel: no clearing, no loads). The panel ap holds A in pairs of
- * depths per row (ti__qg_pairs_avx2's layout): row r's depths p, p + 1 are one 32-bit unit,
- * ap[p * 2 + r * 2 + 0 / 1], so each row's operand of VPMADDWD is a single broadcast load. */
+/* acc[r*ldacc + 0..16) += sum over p < kc of A[r][p] * B(p, q), r < 4; add 0: = instead of
+ * += (the first depth panel: no clearing, no loads). The panel ap holds A in pairs of depths
+ * per row (ti__qg_pairs_avx2's layout): row r's depths p, p + 1 are one 32-bit unit,
+ * ap[p * 2 + r * 2 + 0 / 1], so each row's operand of VPMADDWD is a single broadcast load;
+ * bp is the block's pairs from depth 0 of the panel (an odd kc's last pair: B's second depth
+ * is the pack's 0, so A's other half is multiplied by 0, whatever it holds). Without the
+ * [k][16] layout's two VPUNPCKs a pair and the store's permutes, the TF2 int8 MobileNetV2's
+ * convs took 4-6 % less at 1 thread on a Zen 3 (nodemin minima). */
 TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2_k(size_t kc, const int16_t *ap,
                                                      const int16_t *bp, uint32_t *acc,
                                                      size_t ldacc, int add) {
-    /* lo: channels 0-3 | 8-11, hi: 4-7 | 12-15 (the unpack order), per row */
+    /* per row: channels 0-7 (lo) and 8-15 (hi) */
     __m256i l0 = _mm256_setzero_si256(), h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0;
     __m256i l3 = l0, h3 = l0;
     /* VBROADCASTSS reads the 32-bit units: a load, no shuffle, no aliasing through a cast */
     const float *apair = (const float *)(const void *)ap;
 #define TI__QG_PAIR(r) _mm256_castps_si256(_mm256_broadcast_ss(a + (r)))
-    size_t p = 0;
-    for (; p + 2 <= kc; p += 2) {
-        __m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + p * 16));
-        __m256i b1 = _mm256_loadu_si256((const __m256i *)(bp + p * 16 + 16));
-        __m256i blo = _mm256_unpacklo_epi16(b0, b1), bhi = _mm256_unpackhi_epi16(b0, b1);
-        const float *a = apair + p * 2;
-        __m256i a0 = TI__QG_PAIR(0), a1 = TI__QG_PAIR(1), a2 = TI__QG_PAIR(2), a3 = TI__QG_PAIR(3);
-        l0 = _mm256_add_epi32(l0, _mm256_madd_epi16(a0, blo));
-        h0 = _mm256_add_epi32(h0, _mm256_madd_epi16(a0, bhi));
-        l1 = _mm256_add_epi32(l1, _mm256_madd_epi16(a1, blo));
-        h1 = _mm256_add_epi32(h1, _mm256_madd_epi16(a1, bhi));
-        l2 = _mm256_add_epi32(l2, _mm256_madd_epi16(a2, blo));
-        h2 = _mm256_add_epi32(h2, _mm256_madd_epi16(a2, bhi));
-        l3 = _mm256_add_epi32(l3, _mm256_madd_epi16(a3, blo));
-        h3 = _mm256_add_epi32(h3, _mm256_madd_epi16(a3, bhi));
-    }
-    if (p < kc) { /* odd kc: the last depth paired with a zero row of B (A's other half is
-                     then multiplied by 0, whatever it holds) */
-        __m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + p * 16));
-        __m256i z = _mm256_setzero_si256();
-        __m256i blo = _mm256_unpacklo_epi16(b0, z), bhi = _mm256_unpackhi_epi16(b0, z);
+    for (size_t p = 0; p < kc; p += 2) {
+        __m256i blo = _mm256_loadu_si256((const __m256i *)(bp + p * 16));
+        __m256i bhi = _mm256_loadu_si256((const __m256i *)(bp + p * 16 + 16));
         const float *a = apair + p * 2;
         __m256i a0 = TI__QG_PAIR(0), a1 = TI__QG_PAIR(1), a2 = TI__QG_PAIR(2), a3 = TI__QG_PAIR(3);
         l0 = _mm256_add_epi32(l0, _mm256_madd_epi16(a0, blo));
@@ -28657,12 +28665,10 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2_k(size_t kc, const int16_t *a
         h3 = _mm256_add_epi32(h3, _mm256_madd_epi16(a3, bhi));
     }
 #undef TI__QG_PAIR
-    /* lo = [0-3 | 8-11], hi = [4-7 | 12-15]: channels 0-7 = (lo.low, hi.low), 8-15 = highs */
     __m256i lo[4] = {l0, l1, l2, l3}, hi[4] = {h0, h1, h2, h3};
     for (int r = 0; r < 4; r++) {
         uint32_t *c = acc + (size_t)r * ldacc;
-        __m256i c07 = _mm256_permute2x128_si256(lo[r], hi[r], 0x20);
-        __m256i c815 = _mm256_permute2x128_si256(lo[r], hi[r], 0x31);
+        __m256i c07 = lo[r], c815 = hi[r];
         if (add) {
             c07 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)c), c07);
             c815 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(c + 8)), c815);

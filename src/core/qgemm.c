@@ -206,7 +206,10 @@ TI__PRIVATE void ti__qg_add_bias(const ti_tensor *b, size_t c0, size_t n, int64_
 /* acc[r][c] = sum over k of A'[r][k] * B'[k][c], A' and B' the 8-bit operands with their
  * zero points subtracted, widened to int16 (|v| <= 255 for any uint8 / int8 mix), so a
  * tap of a convolution outside its input is a 0: the same sum as loops that skip it. B is
- * packed per run into scratch, in blocks of TI__QG_NR columns stored k-major; TI__QG_MR
+ * packed once (at planning, or per run into scratch) in blocks of TI__QG_NR columns, each
+ * holding pairs of depths: (k, c) at [(k / 2) * 2 NR + 2 c + k % 2], the depth rounded up to
+ * even with 0s (ti__qg_depth2): AVX2's VPMADDWD and NEON's LD2 take a pair of depths of 8
+ * columns in one load, the portable kernel indexes it. TI__QG_MR
  * rows of A are gathered at a time (by the caller's function, which knows the layout:
  * im2col of NHWC or NCHW, plain rows) into a stack panel of TI__QG_KC depths. The
  * accumulators are uint32: the int32 sum modulo 2^32 without signed overflow. */
@@ -267,8 +270,11 @@ typedef struct ti__qgemm {
                                 so pack B for it too */
 } ti__qgemm;
 
+/* The depth of packed B: rounded up to a whole pair. */
+TI__PRIVATE size_t ti__qg_depth2(size_t depth) { return (depth + 1) / 2 * 2; }
+
 TI__PRIVATE size_t ti__qg_packed_bytes(size_t cols, size_t depth) {
-    return (cols + TI__QG_NR - 1) / TI__QG_NR * TI__QG_NR * depth * sizeof(int16_t);
+    return (cols + TI__QG_NR - 1) / TI__QG_NR * TI__QG_NR * ti__qg_depth2(depth) * sizeof(int16_t);
 }
 
 /* B of the ONNX integer ops: w (uint8 or int8) as cols x depth with its zero points zp
@@ -291,8 +297,8 @@ TI__PRIVATE size_t ti__qg_rq_bytes(size_t channels) {
     return (channels * 2 * sizeof(int32_t) + 63) / 64 * 64;
 }
 
-/* acc[r][0..NR) += sum_p ap[p][r] * bp[p][0..NR) for r < MR; acc rows ldacc apart. The same
- * separate-rows form as ti__sgemm_micro, which compilers vectorise. */
+/* acc[r][0..NR) += sum_p ap[p][r] * B(p, 0..NR) for r < MR, B a block in pairs of depths;
+ * acc rows ldacc apart. The same separate-rows form as ti__sgemm_micro. */
 TI__PRIVATE void ti__qg_micro(size_t kc, const int16_t *ap, const int16_t *bp, uint32_t *acc,
                               size_t ldacc) {
     uint32_t c0[TI__QG_NR], c1[TI__QG_NR], c2[TI__QG_NR], c3[TI__QG_NR];
@@ -303,10 +309,10 @@ TI__PRIVATE void ti__qg_micro(size_t kc, const int16_t *ap, const int16_t *bp, u
         c3[q] = acc[3 * ldacc + q];
     }
     for (size_t p = 0; p < kc; p++) {
-        const int16_t *b = bp + p * TI__QG_NR, *a = ap + p * TI__QG_MR;
+        const int16_t *b = bp + p / 2 * 2 * TI__QG_NR + p % 2, *a = ap + p * TI__QG_MR;
         int32_t a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3];
         for (int q = 0; q < TI__QG_NR; q++) {
-            int32_t bq = b[q];
+            int32_t bq = b[2 * q];
             c0[q] += (uint32_t)(a0 * bq);
             c1[q] += (uint32_t)(a1 * bq);
             c2[q] += (uint32_t)(a2 * bq);
@@ -321,17 +327,19 @@ TI__PRIVATE void ti__qg_micro(size_t kc, const int16_t *ap, const int16_t *bp, u
     }
 }
 
-/* Packs column blocks [begin, end): block b holds columns b*NR.. as [k][NR], B' values,
- * 0 past the last column. */
+/* Packs column blocks [begin, end): block b holds columns b*NR.. in pairs of depths, B'
+ * values, 0 past the last column and the last depth. */
 TI__PRIVATE void ti__qg_pack_range(void *ctx, size_t begin, size_t end) {
     const ti__qgemm *g = (const ti__qgemm *)ctx;
-    size_t kd = g->depth;
+    size_t kd = g->depth, kd2 = ti__qg_depth2(kd);
     for (size_t b = begin; b < end; b++) {
-        int16_t *dst = g->bp_dst + b * kd * TI__QG_NR;
         for (size_t q = 0; q < TI__QG_NR; q++) {
+            /* column q of the block: depth i at dst[(i / 2) * 2 NR + i % 2] */
+            int16_t *dst = g->bp_dst + b * kd2 * TI__QG_NR + 2 * q;
             size_t c = b * TI__QG_NR + q;
+            if (kd2 > kd) dst[kd / 2 * 2 * TI__QG_NR + 1] = 0;
             if (c >= g->cols) {
-                for (size_t i = 0; i < kd; i++) dst[i * TI__QG_NR + q] = 0;
+                for (size_t i = 0; i < kd; i++) dst[i / 2 * 2 * TI__QG_NR + i % 2] = 0;
                 continue;
             }
             int32_t off = g->b_off;
@@ -342,10 +350,12 @@ TI__PRIVATE void ti__qg_pack_range(void *ctx, size_t begin, size_t end) {
             }
             if (g->b_u8) {
                 const uint8_t *w = (const uint8_t *)g->b + c * g->b_cs;
-                for (size_t i = 0; i < kd; i++) dst[i * TI__QG_NR + q] = (int16_t)(w[i * g->b_ks] + off);
+                for (size_t i = 0; i < kd; i++)
+                    dst[i / 2 * 2 * TI__QG_NR + i % 2] = (int16_t)(w[i * g->b_ks] + off);
             } else {
                 const int8_t *w = (const int8_t *)g->b + c * g->b_cs;
-                for (size_t i = 0; i < kd; i++) dst[i * TI__QG_NR + q] = (int16_t)(w[i * g->b_ks] + off);
+                for (size_t i = 0; i < kd; i++)
+                    dst[i / 2 * 2 * TI__QG_NR + i % 2] = (int16_t)(w[i * g->b_ks] + off);
             }
         }
     }
@@ -356,7 +366,7 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
     const ti__qgemm *g = (const ti__qgemm *)ctx;
     int16_t a[TI__QG_KC * TI__QG_MR];
     uint32_t acc[TI__QG_MR * TI__QG_OCC];
-    size_t kd = g->depth, oc = g->cols;
+    size_t kd = g->depth, kd2 = ti__qg_depth2(kd), oc = g->cols;
     /* the same sums either way (int32 products, uint32 wrap); AVX2 pairs depths in VPMADDWD,
      * NEON multiplies by lane (SMLAL) */
     void (*micro)(size_t, const int16_t *, const int16_t *, uint32_t *, size_t) = ti__qg_micro;
@@ -420,7 +430,7 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
                 }
                 for (size_t b = 0; b < nb; b++)
                     (k0 == 0 && first != NULL ? first : micro)(
-                        k1 - k0, a, g->bp + ((oc0 / TI__QG_NR + b) * kd + k0) * TI__QG_NR,
+                        k1 - k0, a, g->bp + ((oc0 / TI__QG_NR + b) * kd2 + k0) * TI__QG_NR,
                         acc + b * TI__QG_NR, TI__QG_OCC);
             }
 #if defined(TI__X86_SIMD)
@@ -835,7 +845,7 @@ TI__PRIVATE void ti__qg_cols_range(void *ctx, size_t begin, size_t end) {
     ti__qgemm s = *g;
     s.cols = c1 - c0;
     s.c0 = g->c0 + c0;
-    s.bp = g->bp + c0 * g->depth;
+    s.bp = g->bp + c0 * ti__qg_depth2(g->depth);
     s.y0 = g->y0 + c0 * g->y_cs;
     ti__qg_range(&s, 0, (g->rows + TI__QG_MR - 1) / TI__QG_MR);
 }
@@ -850,7 +860,7 @@ TI__PRIVATE void ti__qg8_cols_range(void *ctx, size_t begin, size_t end) {
     s.cols = c1 - c0;
     s.c0 = g->c0 + c0;
     s.bp8 = g->bp8 + c0 * ti__qg8_depth4(g->depth);
-    s.bp = g->bp != NULL ? g->bp + c0 * g->depth : NULL; /* the int16 path's, for its fallback */
+    s.bp = g->bp != NULL ? g->bp + c0 * ti__qg_depth2(g->depth) : NULL; /* the int16 path's */
     s.csum8 = g->csum8 + c0;
     s.bos8 = g->bos8 + c0;
     s.y0 = g->y0 + c0 * g->y_cs;

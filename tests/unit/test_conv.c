@@ -478,12 +478,14 @@ TI_TEST(general_shapes) {
  * Under AVX2 the maps whose positions fill 85 % of its plain GEMM's lanes (a last sliver of
  * at most 8 columns is one vector), K below 512, go by the plain GEMM: skipped there. */
 static int g_ct_wide_runs; /* of the wide cases, under AVX-512 */
+#ifdef TI__X86_SIMD
 static int g_ct_avx2_runs, g_ct_avx2_plain; /* narrow cases under AVX2: transposed, plain */
 static int avx2_plain(const ti__convp *p) {
     int64_t sp = (int64_t)p->out_sp, lanes = (sp + 7) / 8 * 8, full = (sp + 15) / 16 * 16;
     if (sp % 16 > 8 || sp % 16 == 0) lanes = full;
     return sp < 64 && p->cg * (int64_t)p->kprod < 512 && sp * 100 >= 85 * lanes;
 }
+#endif
 static int g_ct_thread_checks; /* transposed runs on a pool compared with 1 thread's bits */
 static void ct_case(const ccase *cc, ti__threadpool *tp, int wide) {
     conv_rig r;

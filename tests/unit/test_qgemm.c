@@ -56,9 +56,12 @@ static void run_case(size_t kc, int full_range) {
     uint32_t c_ref[4 * LD], c_simd[4 * LD];
     for (size_t i = 0; i < kc * 4; i++)
         a[i] = full_range ? (int16_t)(urand() & 0xffff) : (int16_t)((int)(urand() % 511) - 255);
-    for (size_t i = 0; i < kc * 16; i++)
+    /* B as packed: pairs of depths per channel, an odd kc's last pair ending in 0 */
+    for (size_t i = 0; i < (kc + 1) / 2 * 32; i++)
         b[i] = full_range ? (int16_t)(urand() & 0xffff) : (int16_t)((int)(urand() % 511) - 255);
-    if (full_range && kc > 1) a[0] = a[4] = b[0] = b[16] = INT16_MIN; /* the madd edge case */
+    if (kc % 2 == 1)
+        for (size_t q = 0; q < 16; q++) b[kc / 2 * 32 + 2 * q + 1] = 0;
+    if (full_range && kc > 1) a[0] = a[4] = b[0] = b[1] = INT16_MIN; /* the madd edge case */
     for (int i = 0; i < 4 * LD; i++) c_ref[i] = c_simd[i] = urand() * 2654435761u;
     /* the SIMD kernel's panel: on x86 the same values in pairs of depths per row */
     int16_t *as = (int16_t *)malloc((kc + 1) * 4 * sizeof(int16_t));

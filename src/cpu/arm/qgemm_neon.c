@@ -8,12 +8,16 @@
 #ifdef TI__ARM_NEON
 #include <arm_neon.h>
 
-/* One depth of the micro-kernel for row r: the four channel quads of b times lane r of a. */
-#define TI__QN_MLAL(r)                                                                      \
+/* One depth of the micro-kernel for row r: the four channel quads of (b0, b1) times lane
+ * r of a. */
+#define TI__QN_MLAL(r, a, b0, b1)                                                          \
     c##r##_0 = vmlal_lane_s16(c##r##_0, vget_low_s16(b0), a, r);                            \
     c##r##_1 = vmlal_lane_s16(c##r##_1, vget_high_s16(b0), a, r);                           \
     c##r##_2 = vmlal_lane_s16(c##r##_2, vget_low_s16(b1), a, r);                            \
     c##r##_3 = vmlal_lane_s16(c##r##_3, vget_high_s16(b1), a, r);
+#define TI__QN_DEPTH(a, b0, b1)                                                             \
+    TI__QN_MLAL(0, a, b0, b1) TI__QN_MLAL(1, a, b0, b1) TI__QN_MLAL(2, a, b0, b1)            \
+    TI__QN_MLAL(3, a, b0, b1)
 #define TI__QN_STORE(r)                                                                     \
     {                                                                                       \
         uint32_t *o = acc + (size_t)(r) * ldacc;                                            \
@@ -22,22 +26,31 @@
         vst1q_u32(o + 8, vaddq_u32(vld1q_u32(o + 8), vreinterpretq_u32_s32(c##r##_2)));     \
         vst1q_u32(o + 12, vaddq_u32(vld1q_u32(o + 12), vreinterpretq_u32_s32(c##r##_3)));   \
     }
-
-/* acc[r*ldacc + 0..16) += sum over p < kc of ap[p*4 + r] * bp[p*16 + q], r < 4: 16 vector
- * accumulators (4 rows x 4 channel quads) summed from 0, added to acc at the end (the
- * same sums modulo 2^32 as adding to acc depth by depth). */
+/* acc[r*ldacc + 0..16) += sum over p < kc of ap[p*4 + r] * B(p, q), r < 4, bp the block's
+ * pairs of depths (core/qgemm.c ti__qg_pack_range): LD2 splits a pair of 8 channels into
+ * the even depth's and the odd depth's vectors. 16 vector accumulators (4 rows x 4 channel
+ * quads) summed from 0, added to acc at the end (the same sums modulo 2^32 as adding to acc
+ * depth by depth). An odd kc's last depth alone (ap has no row past it). */
 TI__PRIVATE void ti__qg_micro_neon(size_t kc, const int16_t *ap, const int16_t *bp, uint32_t *acc,
                                    size_t ldacc) {
     int32x4_t z = vdupq_n_s32(0);
     int32x4_t c0_0 = z, c0_1 = z, c0_2 = z, c0_3 = z, c1_0 = z, c1_1 = z, c1_2 = z, c1_3 = z;
     int32x4_t c2_0 = z, c2_1 = z, c2_2 = z, c2_3 = z, c3_0 = z, c3_1 = z, c3_2 = z, c3_3 = z;
-    for (size_t p = 0; p < kc; p++, ap += 4, bp += 16) {
-        int16x8_t b0 = vld1q_s16(bp), b1 = vld1q_s16(bp + 8);
-        int16x4_t a = vld1_s16(ap);
-        TI__QN_MLAL(0) TI__QN_MLAL(1) TI__QN_MLAL(2) TI__QN_MLAL(3)
+    size_t p = 0;
+    for (; p + 2 <= kc; p += 2, ap += 8, bp += 32) {
+        int16x8x2_t lo = vld2q_s16(bp), hi = vld2q_s16(bp + 16); /* channels 0-7, 8-15 */
+        int16x4_t a0 = vld1_s16(ap), a1 = vld1_s16(ap + 4);
+        TI__QN_DEPTH(a0, lo.val[0], hi.val[0])
+        TI__QN_DEPTH(a1, lo.val[1], hi.val[1])
+    }
+    if (p < kc) {
+        int16x8x2_t lo = vld2q_s16(bp), hi = vld2q_s16(bp + 16);
+        int16x4_t a0 = vld1_s16(ap);
+        TI__QN_DEPTH(a0, lo.val[0], hi.val[0])
     }
     TI__QN_STORE(0) TI__QN_STORE(1) TI__QN_STORE(2) TI__QN_STORE(3)
 }
+#undef TI__QN_DEPTH
 #undef TI__QN_MLAL
 #undef TI__QN_STORE
 

@@ -2,49 +2,34 @@
  * channels of uint32 accumulators, int16 operands (the 8-bit values with their zero points
  * added). Pairs of depths go through VPMADDWD: each int32 lane gets a[k]*b[k] + a[k+1]*b[k+1],
  * both products exact (|operand| <= 255), added to the accumulator modulo 2^32: the same
- * sums as the portable ti__qg_micro, bit for bit. The packed B rows stay as they are
- * ([k][16] int16); two rows are interleaved in registers (VPUNPCK), which permutes the
- * channels inside each 128-bit lane; the permutation is undone at the store. Compiled with a
- * function-level target attribute, run only when cpuid says AVX2 (cpu/x86/cpuid.c).
- * Also the TFLite requantization of the GEMM's outputs, 8 channels at a time.
- * Must not allocate. */
+ * sums as the portable ti__qg_micro, bit for bit. The packed B holds pairs of depths per
+ * channel (ti__qg_pack_range), so one load is VPMADDWD's operand for 8 channels in order.
+ * Compiled with a function-level target attribute, run only when cpuid says AVX2
+ * (cpu/x86/cpuid.c). Also the TFLite requantization of the GEMM's outputs, 8 channels at a
+ * time. Must not allocate. */
 #ifdef TI__X86_SIMD
 #include <immintrin.h>
 
-/* acc[r*ldacc + 0..16) += sum over p < kc of A[r][p] * bp[p*16 + q], r < 4; add 0: = instead
- * of += (the first depth panel: no clearing, no loads). The panel ap holds A in pairs of
- * depths per row (ti__qg_pairs_avx2's layout): row r's depths p, p + 1 are one 32-bit unit,
- * ap[p * 2 + r * 2 + 0 / 1], so each row's operand of VPMADDWD is a single broadcast load. */
+/* acc[r*ldacc + 0..16) += sum over p < kc of A[r][p] * B(p, q), r < 4; add 0: = instead of
+ * += (the first depth panel: no clearing, no loads). The panel ap holds A in pairs of depths
+ * per row (ti__qg_pairs_avx2's layout): row r's depths p, p + 1 are one 32-bit unit,
+ * ap[p * 2 + r * 2 + 0 / 1], so each row's operand of VPMADDWD is a single broadcast load;
+ * bp is the block's pairs from depth 0 of the panel (an odd kc's last pair: B's second depth
+ * is the pack's 0, so A's other half is multiplied by 0, whatever it holds). Without the
+ * [k][16] layout's two VPUNPCKs a pair and the store's permutes, the TF2 int8 MobileNetV2's
+ * convs took 4-6 % less at 1 thread on a Zen 3 (nodemin minima). */
 TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2_k(size_t kc, const int16_t *ap,
                                                      const int16_t *bp, uint32_t *acc,
                                                      size_t ldacc, int add) {
-    /* lo: channels 0-3 | 8-11, hi: 4-7 | 12-15 (the unpack order), per row */
+    /* per row: channels 0-7 (lo) and 8-15 (hi) */
     __m256i l0 = _mm256_setzero_si256(), h0 = l0, l1 = l0, h1 = l0, l2 = l0, h2 = l0;
     __m256i l3 = l0, h3 = l0;
     /* VBROADCASTSS reads the 32-bit units: a load, no shuffle, no aliasing through a cast */
     const float *apair = (const float *)(const void *)ap;
 #define TI__QG_PAIR(r) _mm256_castps_si256(_mm256_broadcast_ss(a + (r)))
-    size_t p = 0;
-    for (; p + 2 <= kc; p += 2) {
-        __m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + p * 16));
-        __m256i b1 = _mm256_loadu_si256((const __m256i *)(bp + p * 16 + 16));
-        __m256i blo = _mm256_unpacklo_epi16(b0, b1), bhi = _mm256_unpackhi_epi16(b0, b1);
-        const float *a = apair + p * 2;
-        __m256i a0 = TI__QG_PAIR(0), a1 = TI__QG_PAIR(1), a2 = TI__QG_PAIR(2), a3 = TI__QG_PAIR(3);
-        l0 = _mm256_add_epi32(l0, _mm256_madd_epi16(a0, blo));
-        h0 = _mm256_add_epi32(h0, _mm256_madd_epi16(a0, bhi));
-        l1 = _mm256_add_epi32(l1, _mm256_madd_epi16(a1, blo));
-        h1 = _mm256_add_epi32(h1, _mm256_madd_epi16(a1, bhi));
-        l2 = _mm256_add_epi32(l2, _mm256_madd_epi16(a2, blo));
-        h2 = _mm256_add_epi32(h2, _mm256_madd_epi16(a2, bhi));
-        l3 = _mm256_add_epi32(l3, _mm256_madd_epi16(a3, blo));
-        h3 = _mm256_add_epi32(h3, _mm256_madd_epi16(a3, bhi));
-    }
-    if (p < kc) { /* odd kc: the last depth paired with a zero row of B (A's other half is
-                     then multiplied by 0, whatever it holds) */
-        __m256i b0 = _mm256_loadu_si256((const __m256i *)(bp + p * 16));
-        __m256i z = _mm256_setzero_si256();
-        __m256i blo = _mm256_unpacklo_epi16(b0, z), bhi = _mm256_unpackhi_epi16(b0, z);
+    for (size_t p = 0; p < kc; p += 2) {
+        __m256i blo = _mm256_loadu_si256((const __m256i *)(bp + p * 16));
+        __m256i bhi = _mm256_loadu_si256((const __m256i *)(bp + p * 16 + 16));
         const float *a = apair + p * 2;
         __m256i a0 = TI__QG_PAIR(0), a1 = TI__QG_PAIR(1), a2 = TI__QG_PAIR(2), a3 = TI__QG_PAIR(3);
         l0 = _mm256_add_epi32(l0, _mm256_madd_epi16(a0, blo));
@@ -57,12 +42,10 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2_k(size_t kc, const int16_t *a
         h3 = _mm256_add_epi32(h3, _mm256_madd_epi16(a3, bhi));
     }
 #undef TI__QG_PAIR
-    /* lo = [0-3 | 8-11], hi = [4-7 | 12-15]: channels 0-7 = (lo.low, hi.low), 8-15 = highs */
     __m256i lo[4] = {l0, l1, l2, l3}, hi[4] = {h0, h1, h2, h3};
     for (int r = 0; r < 4; r++) {
         uint32_t *c = acc + (size_t)r * ldacc;
-        __m256i c07 = _mm256_permute2x128_si256(lo[r], hi[r], 0x20);
-        __m256i c815 = _mm256_permute2x128_si256(lo[r], hi[r], 0x31);
+        __m256i c07 = lo[r], c815 = hi[r];
         if (add) {
             c07 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)c), c07);
             c815 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(c + 8)), c815);
