@@ -1589,6 +1589,11 @@ TI__PRIVATE void ti__qg_micro_avx2(size_t kc, const int16_t *ap, const int16_t *
 /* The same storing the sums instead of adding them (the first depth panel) */
 TI__PRIVATE void ti__qg_micro_avx2_set(size_t kc, const int16_t *ap, const int16_t *bp,
                                        uint32_t *acc, size_t ldacc);
+/* Both for row 0 of the panel alone (a block of one row), rows 1-3 of acc left alone */
+TI__PRIVATE void ti__qg_micro1_avx2(size_t kc, const int16_t *ap, const int16_t *bp,
+                                    uint32_t *acc, size_t ldacc);
+TI__PRIVATE void ti__qg_micro1_avx2_set(size_t kc, const int16_t *ap, const int16_t *bp,
+                                        uint32_t *acc, size_t ldacc);
 /* TFLite requantization (core/qgemm.c's TI__QRQ_32) of x[0..n) with per-element multipliers
  * and shifts, plus yo, clamped to [lo, hi] (lo <= hi): whole groups of 8, bit for bit as
  * the scalar loop; returns how many were done (the caller does the rest) */
@@ -2880,8 +2885,14 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
     void (*micro)(size_t, const int16_t *, const int16_t *, uint32_t *, size_t) = ti__qg_micro;
     /* or NULL: the micro-kernel that stores the first depth panel's sums (no clearing) */
     void (*first)(size_t, const int16_t *, const int16_t *, uint32_t *, size_t) = NULL;
+    /* AVX2: the kernels of a block of one row */
+    void (*micro1)(size_t, const int16_t *, const int16_t *, uint32_t *, size_t) = NULL;
+    void (*first1)(size_t, const int16_t *, const int16_t *, uint32_t *, size_t) = NULL;
 #if defined(TI__X86_SIMD)
-    if (ti__cpu_isa() >= TI__ISA_AVX2) micro = ti__qg_micro_avx2, first = ti__qg_micro_avx2_set;
+    if (ti__cpu_isa() >= TI__ISA_AVX2) {
+        micro = ti__qg_micro_avx2, first = ti__qg_micro_avx2_set;
+        micro1 = ti__qg_micro1_avx2, first1 = ti__qg_micro1_avx2_set;
+    }
 #elif defined(TI__ARM_NEON)
     if (ti__cpu_isa() >= TI__ISA_NEON) micro = ti__qg_micro_neon;
 #endif
@@ -2936,10 +2947,12 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
                     if (pairs) ti__qg_pairs_avx2(a, k1 - k0); /* the AVX2 kernel's layout */
 #endif
                 }
+                int one = np == 1 && micro1 != NULL;
+                void (*mk)(size_t, const int16_t *, const int16_t *, uint32_t *, size_t) =
+                    k0 == 0 && first != NULL ? (one ? first1 : first) : (one ? micro1 : micro);
                 for (size_t b = 0; b < nb; b++)
-                    (k0 == 0 && first != NULL ? first : micro)(
-                        k1 - k0, a, g->bp + ((oc0 / TI__QG_NR + b) * kd2 + k0) * TI__QG_NR,
-                        acc + b * TI__QG_NR, TI__QG_OCC);
+                    mk(k1 - k0, a, g->bp + ((oc0 / TI__QG_NR + b) * kd2 + k0) * TI__QG_NR,
+                       acc + b * TI__QG_NR, TI__QG_OCC);
             }
 #if defined(TI__X86_SIMD)
             if (rows_simd) {
@@ -28676,6 +28689,51 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2_k(size_t kc, const int16_t *a
         _mm256_storeu_si256((__m256i *)c, c07);
         _mm256_storeu_si256((__m256i *)(c + 8), c815);
     }
+}
+/* ti__qg_micro_avx2_k for row 0 alone (a block of one row: a classifier's GEMV, a map's
+ * last pixel), rows 1-3 of acc left alone: two pairs of depths a step into two sets of
+ * accumulators (one set's madd-add chain would wait on its own latency). The 4-row kernel
+ * on a 1-row block did four times the products, three of them on zero rows. */
+TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro1_avx2_k(size_t kc, const int16_t *ap,
+                                                      const int16_t *bp, uint32_t *acc, int add) {
+    __m256i l0 = _mm256_setzero_si256(), h0 = l0, l1 = l0, h1 = l0;
+    const float *apair = (const float *)(const void *)ap;
+#define TI__QG_B(i) _mm256_loadu_si256((const __m256i *)(b + (i) * 16))
+    size_t p = 0;
+    for (; p + 4 <= kc; p += 4) {
+        const int16_t *b = bp + p * 16;
+        __m256i a0 = _mm256_castps_si256(_mm256_broadcast_ss(apair + p * 2));
+        __m256i a1 = _mm256_castps_si256(_mm256_broadcast_ss(apair + p * 2 + 4));
+        l0 = _mm256_add_epi32(l0, _mm256_madd_epi16(a0, TI__QG_B(0)));
+        h0 = _mm256_add_epi32(h0, _mm256_madd_epi16(a0, TI__QG_B(1)));
+        l1 = _mm256_add_epi32(l1, _mm256_madd_epi16(a1, TI__QG_B(2)));
+        h1 = _mm256_add_epi32(h1, _mm256_madd_epi16(a1, TI__QG_B(3)));
+    }
+    for (; p < kc; p += 2) { /* a last pair (an odd kc's with B's 0) */
+        const int16_t *b = bp + p * 16;
+        __m256i a0 = _mm256_castps_si256(_mm256_broadcast_ss(apair + p * 2));
+        l0 = _mm256_add_epi32(l0, _mm256_madd_epi16(a0, TI__QG_B(0)));
+        h0 = _mm256_add_epi32(h0, _mm256_madd_epi16(a0, TI__QG_B(1)));
+    }
+#undef TI__QG_B
+    __m256i c07 = _mm256_add_epi32(l0, l1), c815 = _mm256_add_epi32(h0, h1);
+    if (add) {
+        c07 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)acc), c07);
+        c815 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(acc + 8)), c815);
+    }
+    _mm256_storeu_si256((__m256i *)acc, c07);
+    _mm256_storeu_si256((__m256i *)(acc + 8), c815);
+}
+TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro1_avx2(size_t kc, const int16_t *ap, const int16_t *bp,
+                                                    uint32_t *acc, size_t ldacc) {
+    (void)ldacc;
+    ti__qg_micro1_avx2_k(kc, ap, bp, acc, 1);
+}
+TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro1_avx2_set(size_t kc, const int16_t *ap,
+                                                        const int16_t *bp, uint32_t *acc,
+                                                        size_t ldacc) {
+    (void)ldacc;
+    ti__qg_micro1_avx2_k(kc, ap, bp, acc, 0);
 }
 TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2(size_t kc, const int16_t *ap, const int16_t *bp,
                                                    uint32_t *acc, size_t ldacc) {

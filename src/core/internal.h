@@ -533,6 +533,11 @@ TI__PRIVATE void ti__qg_micro_avx2(size_t kc, const int16_t *ap, const int16_t *
 /* The same storing the sums instead of adding them (the first depth panel) */
 TI__PRIVATE void ti__qg_micro_avx2_set(size_t kc, const int16_t *ap, const int16_t *bp,
                                        uint32_t *acc, size_t ldacc);
+/* Both for row 0 of the panel alone (a block of one row), rows 1-3 of acc left alone */
+TI__PRIVATE void ti__qg_micro1_avx2(size_t kc, const int16_t *ap, const int16_t *bp,
+                                    uint32_t *acc, size_t ldacc);
+TI__PRIVATE void ti__qg_micro1_avx2_set(size_t kc, const int16_t *ap, const int16_t *bp,
+                                        uint32_t *acc, size_t ldacc);
 /* TFLite requantization (core/qgemm.c's TI__QRQ_32) of x[0..n) with per-element multipliers
  * and shifts, plus yo, clamped to [lo, hi] (lo <= hi): whole groups of 8, bit for bit as
  * the scalar loop; returns how many were done (the caller does the rest) */

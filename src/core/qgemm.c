@@ -372,8 +372,14 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
     void (*micro)(size_t, const int16_t *, const int16_t *, uint32_t *, size_t) = ti__qg_micro;
     /* or NULL: the micro-kernel that stores the first depth panel's sums (no clearing) */
     void (*first)(size_t, const int16_t *, const int16_t *, uint32_t *, size_t) = NULL;
+    /* AVX2: the kernels of a block of one row */
+    void (*micro1)(size_t, const int16_t *, const int16_t *, uint32_t *, size_t) = NULL;
+    void (*first1)(size_t, const int16_t *, const int16_t *, uint32_t *, size_t) = NULL;
 #if defined(TI__X86_SIMD)
-    if (ti__cpu_isa() >= TI__ISA_AVX2) micro = ti__qg_micro_avx2, first = ti__qg_micro_avx2_set;
+    if (ti__cpu_isa() >= TI__ISA_AVX2) {
+        micro = ti__qg_micro_avx2, first = ti__qg_micro_avx2_set;
+        micro1 = ti__qg_micro1_avx2, first1 = ti__qg_micro1_avx2_set;
+    }
 #elif defined(TI__ARM_NEON)
     if (ti__cpu_isa() >= TI__ISA_NEON) micro = ti__qg_micro_neon;
 #endif
@@ -428,10 +434,12 @@ TI__PRIVATE void ti__qg_range(void *ctx, size_t begin, size_t end) {
                     if (pairs) ti__qg_pairs_avx2(a, k1 - k0); /* the AVX2 kernel's layout */
 #endif
                 }
+                int one = np == 1 && micro1 != NULL;
+                void (*mk)(size_t, const int16_t *, const int16_t *, uint32_t *, size_t) =
+                    k0 == 0 && first != NULL ? (one ? first1 : first) : (one ? micro1 : micro);
                 for (size_t b = 0; b < nb; b++)
-                    (k0 == 0 && first != NULL ? first : micro)(
-                        k1 - k0, a, g->bp + ((oc0 / TI__QG_NR + b) * kd2 + k0) * TI__QG_NR,
-                        acc + b * TI__QG_NR, TI__QG_OCC);
+                    mk(k1 - k0, a, g->bp + ((oc0 / TI__QG_NR + b) * kd2 + k0) * TI__QG_NR,
+                       acc + b * TI__QG_NR, TI__QG_OCC);
             }
 #if defined(TI__X86_SIMD)
             if (rows_simd) {

@@ -54,6 +54,51 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2_k(size_t kc, const int16_t *a
         _mm256_storeu_si256((__m256i *)(c + 8), c815);
     }
 }
+/* ti__qg_micro_avx2_k for row 0 alone (a block of one row: a classifier's GEMV, a map's
+ * last pixel), rows 1-3 of acc left alone: two pairs of depths a step into two sets of
+ * accumulators (one set's madd-add chain would wait on its own latency). The 4-row kernel
+ * on a 1-row block did four times the products, three of them on zero rows. */
+TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro1_avx2_k(size_t kc, const int16_t *ap,
+                                                      const int16_t *bp, uint32_t *acc, int add) {
+    __m256i l0 = _mm256_setzero_si256(), h0 = l0, l1 = l0, h1 = l0;
+    const float *apair = (const float *)(const void *)ap;
+#define TI__QG_B(i) _mm256_loadu_si256((const __m256i *)(b + (i) * 16))
+    size_t p = 0;
+    for (; p + 4 <= kc; p += 4) {
+        const int16_t *b = bp + p * 16;
+        __m256i a0 = _mm256_castps_si256(_mm256_broadcast_ss(apair + p * 2));
+        __m256i a1 = _mm256_castps_si256(_mm256_broadcast_ss(apair + p * 2 + 4));
+        l0 = _mm256_add_epi32(l0, _mm256_madd_epi16(a0, TI__QG_B(0)));
+        h0 = _mm256_add_epi32(h0, _mm256_madd_epi16(a0, TI__QG_B(1)));
+        l1 = _mm256_add_epi32(l1, _mm256_madd_epi16(a1, TI__QG_B(2)));
+        h1 = _mm256_add_epi32(h1, _mm256_madd_epi16(a1, TI__QG_B(3)));
+    }
+    for (; p < kc; p += 2) { /* a last pair (an odd kc's with B's 0) */
+        const int16_t *b = bp + p * 16;
+        __m256i a0 = _mm256_castps_si256(_mm256_broadcast_ss(apair + p * 2));
+        l0 = _mm256_add_epi32(l0, _mm256_madd_epi16(a0, TI__QG_B(0)));
+        h0 = _mm256_add_epi32(h0, _mm256_madd_epi16(a0, TI__QG_B(1)));
+    }
+#undef TI__QG_B
+    __m256i c07 = _mm256_add_epi32(l0, l1), c815 = _mm256_add_epi32(h0, h1);
+    if (add) {
+        c07 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)acc), c07);
+        c815 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(acc + 8)), c815);
+    }
+    _mm256_storeu_si256((__m256i *)acc, c07);
+    _mm256_storeu_si256((__m256i *)(acc + 8), c815);
+}
+TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro1_avx2(size_t kc, const int16_t *ap, const int16_t *bp,
+                                                    uint32_t *acc, size_t ldacc) {
+    (void)ldacc;
+    ti__qg_micro1_avx2_k(kc, ap, bp, acc, 1);
+}
+TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro1_avx2_set(size_t kc, const int16_t *ap,
+                                                        const int16_t *bp, uint32_t *acc,
+                                                        size_t ldacc) {
+    (void)ldacc;
+    ti__qg_micro1_avx2_k(kc, ap, bp, acc, 0);
+}
 TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2(size_t kc, const int16_t *ap, const int16_t *bp,
                                                    uint32_t *acc, size_t ldacc) {
     ti__qg_micro_avx2_k(kc, ap, bp, acc, ldacc, 1);
