@@ -652,6 +652,7 @@ static void oom_sweep(const char *path) {
     memset(&sd, 0, sizeof sd);
     sd.num_threads = 1;
     sd.allocator = ti_test_allocator(&c);
+    sd.backend = TI_BACKEND_CPU; /* AUTO may switch to a GPU inside a run (test_session) */
     memset(&c, 0, sizeof c);
     ti_session *s = ti_session_create(m, &sd, &err);
     TI_CHECK(s != NULL);
