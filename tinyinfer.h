@@ -28652,8 +28652,8 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void) {
  * ap[p * 2 + r * 2 + 0 / 1], so each row's operand of VPMADDWD is a single broadcast load;
  * bp is the block's pairs from depth 0 of the panel (an odd kc's last pair: B's second depth
  * is the pack's 0, so A's other half is multiplied by 0, whatever it holds). Without the
- * [k][16] layout's two VPUNPCKs a pair and the store's permutes, the TF2 int8 MobileNetV2's
- * convs took 4-6 % less at 1 thread on a Zen 3 (nodemin minima). */
+ * [k][16] layout's two VPUNPCKs a pair and the store's permutes, the TF2 int8 MobileNetV2
+ * took 3.7 % less at 1 thread on a Zen 3 (bench/results/ab-2026-12-02-zen3-s37.md). */
 TI__PRIVATE TI__TARGET_AVX2 void ti__qg_micro_avx2_k(size_t kc, const int16_t *ap,
                                                      const int16_t *bp, uint32_t *acc,
                                                      size_t ldacc, int add) {
