@@ -215,7 +215,7 @@ TI__PRIVATE void ti__qg_add_bias(const ti_tensor *b, size_t c0, size_t n, int64_
  * accumulators are uint32: the int32 sum modulo 2^32 without signed overflow. */
 #define TI__QG_MR 4
 #define TI__QG_NR 16
-#define TI__QG_KC 256
+#define TI__QG_KC 256 /* even: every k block starts on a pair of packed B */
 #define TI__QG_OCC 512 /* columns accumulated at once: MR x OCC uint32 on the stack */
 
 /* Writes depths [k0, k1) of A' row `row` to dst[(k - k0) * TI__QG_MR]. */
