@@ -3358,33 +3358,33 @@ TI__PRIVATE int ti__qg_split_cols(const ti__qgemm *g, const ti__threadpool *tp) 
     return threads > 1 && (g->rows + 7) / 8 < 4 * threads && groups >= 2 * threads;
 }
 
-/* The int16 path on the column groups [begin, end) of 16 (every row), as ti__qg8_cols_range
- * below: g's columns from 16 * begin as a GEMM of their own. */
-TI__PRIVATE void ti__qg_cols_range(void *ctx, size_t begin, size_t end) {
-    const ti__qgemm *g = (const ti__qgemm *)ctx;
+/* g's column groups [begin, end) of 16 as a GEMM of their own, every row: B's blocks (of
+ * either path, where packed), the byte path's column terms, channels and outputs offset. */
+TI__PRIVATE ti__qgemm ti__qg_cols_part(const ti__qgemm *g, size_t begin, size_t end) {
     size_t c0 = begin * TI__QG_NR, c1 = TI__MIN(end * TI__QG_NR, g->cols);
     ti__qgemm s = *g;
     s.cols = c1 - c0;
     s.c0 = g->c0 + c0;
-    s.bp = g->bp + c0 * ti__qg_depth2(g->depth);
+    s.bp = g->bp != NULL ? g->bp + c0 * ti__qg_depth2(g->depth) : NULL;
+    s.bp8 = g->bp8 != NULL ? g->bp8 + c0 * ti__qg8_depth4(g->depth) : NULL;
+    s.csum8 = g->csum8 != NULL ? g->csum8 + c0 : NULL;
+    s.bos8 = g->bos8 != NULL ? g->bos8 + c0 : NULL;
     s.y0 = g->y0 + c0 * g->y_cs;
+    return s;
+}
+
+/* The int16 path on the column groups [begin, end) of 16. */
+TI__PRIVATE void ti__qg_cols_range(void *ctx, size_t begin, size_t end) {
+    const ti__qgemm *g = (const ti__qgemm *)ctx;
+    ti__qgemm s = ti__qg_cols_part(g, begin, end);
     ti__qg_range(&s, 0, (g->rows + TI__QG_MR - 1) / TI__QG_MR);
 }
 
 #ifdef TI__QG8
-/* The byte path on the column groups [begin, end) of 16 (every row): g's columns from 16 *
- * begin as a GEMM of their own (B's blocks, column terms, channels and outputs offset). */
+/* The byte path on the column groups [begin, end) of 16. */
 TI__PRIVATE void ti__qg8_cols_range(void *ctx, size_t begin, size_t end) {
     const ti__qgemm *g = (const ti__qgemm *)ctx;
-    size_t c0 = begin * TI__QG_NR, c1 = TI__MIN(end * TI__QG_NR, g->cols);
-    ti__qgemm s = *g;
-    s.cols = c1 - c0;
-    s.c0 = g->c0 + c0;
-    s.bp8 = g->bp8 + c0 * ti__qg8_depth4(g->depth);
-    s.bp = g->bp != NULL ? g->bp + c0 * ti__qg_depth2(g->depth) : NULL; /* the int16 path's */
-    s.csum8 = g->csum8 + c0;
-    s.bos8 = g->bos8 + c0;
-    s.y0 = g->y0 + c0 * g->y_cs;
+    ti__qgemm s = ti__qg_cols_part(g, begin, end);
     ti__qg8_range(&s, 0, (g->rows + TI__QG8_MR - 1) / TI__QG8_MR);
 }
 #endif
