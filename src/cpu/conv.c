@@ -291,8 +291,8 @@ TI__PRIVATE int ti__conv_path(const ti__kctx *k, const ti__convp *p) {
  * every lane. W^T is packed at planning as the kernels' B panel (TI__PACK_BPANEL), so the
  * run packs nothing, and the GEMM writes Y from each finished block of Y^T, so there is no
  * pass over Y after it. The same products summed in the same order as the plain GEMM, so the
- * same bits, but for the plain GEMM's last column when N % 16 == 1 on AVX-512 (a dot
- * product there, ti__sgemm_isa.col). */
+ * same bits, but for the plain GEMM's last column when N % 16 == 1 on AVX-512 and AVX2 (a dot
+ * product there, ti__sgemm_isa.col and ti__k256_col1). */
 #define TI__CONV_CT_MIN_SP 4    /* positions: the SIMD GEMM's smallest row count */
 #define TI__CONV_CT_MAX_SP 64   /* positions below this (8 x 8 maps and smaller), and */
 /* from there up to WIDE_SP where the plain GEMM's slivers leave a tenth of their lanes idle
@@ -319,8 +319,6 @@ TI__PRIVATE int ti__conv_path(const ti__kctx *k, const ti__convp *p) {
                                    960 0.22-0.23 -> 0.19-0.21 ms, EfficientNet-B0's 192 ->
                                    1152 0.33-0.36 -> 0.30-0.33 */
 
-#define TI__CONV_CT_AVX2_PLAIN_K 512 /* AVX2: 7 x 7 maps by the plain GEMM below this K */
-
 /* 1 when the conv's geometry suits the transposed GEMM with the kernels in use (the
  * prepack pass and the run both ask, so a session planned under another instruction set
  * finds no panels and runs the plain GEMM). */
@@ -330,16 +328,15 @@ TI__PRIVATE int ti__conv_ct_ok(const ti__convp *p) {
         sp < TI__CONV_CT_MIN_SP)
         return 0;
     int64_t nr = ti__sgemm_panel_nr();
-    /* AVX2's plain GEMM computes a last sliver of at most 8 columns as one vector: 7 x 7's
-     * 49 columns fill 56 lanes (87.5 %), and the weights stream once as A panels while X
-     * stays in L1, against the transposed GEMM's store of Y^T (16 % of the conv, perf). Zen
-     * 3, 1 thread, best of 1500 runs, plain / transposed: 160 -> 960 0.217 / 0.273 ms, 320
-     * -> 1280 0.581 / 0.606, 960 -> 160 0.217 / 0.205-0.225; 2 threads within the noise
-     * (0.158 / 0.163, 0.299 / 0.294). Up to K 512: past it the plain GEMM's k blocks pass
-     * over C again and again, and in MobileNetV2 (per-node minima of 6 alternating rounds)
-     * its 960 -> 160 and 960 -> 320 went 0.251 -> 0.272 and 0.510 -> 0.531 ms plain, where
-     * 160 -> 960 went 0.313 -> 0.258 */
-    if (nr == 16 && sp < TI__CONV_CT_MAX_SP && kdim < TI__CONV_CT_AVX2_PLAIN_K) {
+    /* AVX2's plain GEMM computes a last sliver of one column as a column (ti__k256_col1):
+     * 7 x 7's 49 columns cost about 3.1 slivers, and the weights stream once as A panels
+     * while X stays in L1, against the transposed GEMM's store of Y^T (16 % of the conv,
+     * perf) and its 49 rows in slivers of 5 and 6. MobileNetV2 on the Zen 3, 1 thread,
+     * per-node minima of 3 x 40 runs alternating, transposed -> plain: 960 -> 320 0.461 ->
+     * 0.380 ms, 960 -> 160 0.227 -> 0.194, 576 -> 160 0.137 -> 0.119 (onnxruntime 0.337,
+     * 0.171, 0.106). Before the column kernel (a sliver of 8 lanes for the last column)
+     * the plain GEMM won only below K 512. Other maps under 8 x 8 by the lanes they fill. */
+    if (nr == 16 && sp < TI__CONV_CT_MAX_SP) {
         int64_t lanes = sp / 16 * 16 + (sp % 16 == 0 ? 0 : sp % 16 <= 8 ? 8 : 16);
         if (sp * 100 >= 85 * lanes) return 0;
     }

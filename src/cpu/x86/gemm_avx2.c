@@ -91,9 +91,9 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_row(float *c, __m256 x0, __m256 x1,
 
 /* A is read where it lies: ROWS = 1: element (r, p) at a[r * lda + p] (A not transposed);
  * ROWS = 0: at a[p * lda + r] (A transposed). NV: B vectors used, 2, or 1 when at most 8
- * columns are stored (the second vector's products would all be dropped: a 7 x 7 map's 49th
- * column, as the last sliver of 16, then costs half a sliver). MR, ROWS and NV are constants
- * once inlined. Line p < npf of pf is prefetched at step p (ti__sgemm_kernel_fn). */
+ * columns are stored (the second vector's products would all be dropped; one column goes
+ * to ti__k256_col1 instead). MR, ROWS and NV are constants once inlined. Line p < npf of pf
+ * is prefetched at step p (ti__sgemm_kernel_fn). */
 TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_tile(const int MR, const int ROWS, const int NV,
                                                   size_t kc,
                                                   const float *a, size_t lda, const float *b,
@@ -138,6 +138,105 @@ TI__K256_DEF(4)
 TI__K256_DEF(5)
 TI__K256_DEF(6)
 
+/* A last sliver of one column (N = 49 = 3 * 16 + 1: 7 x 7 maps; 55 x 55): the tile above
+ * ran it as one vector of 8 lanes, 6 FMA chains of one product a k step each, bound by the
+ * FMA latency: about 2/3 of a whole sliver's time for 1/16 of its columns (1280 x 49 x 320,
+ * A as rows, bench/sgemm.c: 76 % of the FMA peak, 80 % at N = 48). Here the vector's lanes
+ * are A's rows, four chains take the k steps in turn (step p into chain p % 4), and the
+ * chains are summed (0 + 1) + (2 + 3): the same bits whether A is transposed (a k step's
+ * rows lie side by side) or not (8 k steps of the rows transposed in registers), so a
+ * conv's weights give the same output packed or not. Same epilogue as the tile. */
+TI__X86_INLINE TI__TARGET_AVX2 __m256 ti__k256_col1_fma(__m256 acc, __m256 av, const float *b) {
+    return _mm256_fmadd_ps(av, _mm256_broadcast_ss(b), acc);
+}
+TI__X86_INLINE TI__TARGET_AVX2 void ti__k256_col1(int mr, int rows, size_t kc, const float *a,
+                                                  size_t lda, const float *b, float *c,
+                                                  size_t ldc, float alpha, float beta, int ep,
+                                                  const float *bias, float lo, float hi) {
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    __m256i m = ti__k256_mask(mr);
+    size_t p = 0;
+    if (rows) {
+        /* rows r < mr of k steps p .. p + 7, transposed; named vectors, not arrays: gcc
+         * kept arrays of them on the stack */
+        __m256 z = _mm256_setzero_ps();
+        for (; p + 8 <= kc; p += 8) {
+            const float *ap = a + p;
+            __m256 x0 = _mm256_loadu_ps(ap), x1 = mr > 1 ? _mm256_loadu_ps(ap + lda) : z;
+            __m256 x2 = mr > 2 ? _mm256_loadu_ps(ap + 2 * lda) : z;
+            __m256 x3 = mr > 3 ? _mm256_loadu_ps(ap + 3 * lda) : z;
+            __m256 x4 = mr > 4 ? _mm256_loadu_ps(ap + 4 * lda) : z;
+            __m256 x5 = mr > 5 ? _mm256_loadu_ps(ap + 5 * lda) : z;
+            /* pairs of rows interleaved: t01 = r0 r1 of steps 0 1 | 4 5, h01 of 2 3 | 6 7 */
+            __m256 t01 = _mm256_unpacklo_ps(x0, x1), h01 = _mm256_unpackhi_ps(x0, x1);
+            __m256 t23 = _mm256_unpacklo_ps(x2, x3), h23 = _mm256_unpackhi_ps(x2, x3);
+            __m256 t45 = _mm256_unpacklo_ps(x4, x5), h45 = _mm256_unpackhi_ps(x4, x5);
+            /* rows 0-3 of step e | e + 4, and rows 4, 5 (6, 7 zero) */
+            __m256 q0 = _mm256_shuffle_ps(t01, t23, 0x44), q1 = _mm256_shuffle_ps(t01, t23, 0xee);
+            __m256 q2 = _mm256_shuffle_ps(h01, h23, 0x44), q3 = _mm256_shuffle_ps(h01, h23, 0xee);
+            __m256 w0 = _mm256_shuffle_ps(t45, z, 0x44), w1 = _mm256_shuffle_ps(t45, z, 0xee);
+            __m256 w2 = _mm256_shuffle_ps(h45, z, 0x44), w3 = _mm256_shuffle_ps(h45, z, 0xee);
+            const float *bp = b + p * TI__K256_NR;
+            s0 = ti__k256_col1_fma(s0, _mm256_permute2f128_ps(q0, w0, 0x20), bp);
+            s1 = ti__k256_col1_fma(s1, _mm256_permute2f128_ps(q1, w1, 0x20), bp + 16);
+            s2 = ti__k256_col1_fma(s2, _mm256_permute2f128_ps(q2, w2, 0x20), bp + 32);
+            s3 = ti__k256_col1_fma(s3, _mm256_permute2f128_ps(q3, w3, 0x20), bp + 48);
+            s0 = ti__k256_col1_fma(s0, _mm256_permute2f128_ps(q0, w0, 0x31), bp + 64);
+            s1 = ti__k256_col1_fma(s1, _mm256_permute2f128_ps(q1, w1, 0x31), bp + 80);
+            s2 = ti__k256_col1_fma(s2, _mm256_permute2f128_ps(q2, w2, 0x31), bp + 96);
+            s3 = ti__k256_col1_fma(s3, _mm256_permute2f128_ps(q3, w3, 0x31), bp + 112);
+        }
+    } else if (kc > 0) {
+        /* whole loads while they end inside what the tile reads (a[(kc - 1) * lda + mr - 1]
+         * is its last float), masked ones after */
+        size_t end = (kc - 1) * lda + (size_t)mr;
+        for (; p + 4 <= kc && (p + 3) * lda + 8 <= end; p += 4) {
+            const float *ap = a + p * lda, *bp = b + p * TI__K256_NR;
+            s0 = ti__k256_col1_fma(s0, _mm256_loadu_ps(ap), bp);
+            s1 = ti__k256_col1_fma(s1, _mm256_loadu_ps(ap + lda), bp + 16);
+            s2 = ti__k256_col1_fma(s2, _mm256_loadu_ps(ap + 2 * lda), bp + 32);
+            s3 = ti__k256_col1_fma(s3, _mm256_loadu_ps(ap + 3 * lda), bp + 48);
+        }
+    }
+    for (; p < kc; p++) { /* the last steps, each into its chain */
+        __m256 av;
+        if (rows) {
+            float t[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+            for (int r = 0; r < mr; r++) t[r] = a[(size_t)r * lda + p];
+            av = _mm256_loadu_ps(t);
+        } else {
+            av = _mm256_maskload_ps(a + p * lda, m);
+        }
+        const float *bp = b + p * TI__K256_NR;
+        if (p % 4 == 0) s0 = ti__k256_col1_fma(s0, av, bp);
+        else if (p % 4 == 1) s1 = ti__k256_col1_fma(s1, av, bp);
+        else if (p % 4 == 2) s2 = ti__k256_col1_fma(s2, av, bp);
+        else s3 = ti__k256_col1_fma(s3, av, bp);
+    }
+    float s[8];
+    _mm256_storeu_ps(s, _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+    __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+    __m256i m0 = ti__k256_mask(1), m1 = ti__k256_mask(-7);
+    for (int r = 0; r < mr; r++) {
+        __m256 x = _mm256_set1_ps(s[r]);
+        ti__k256_row(c + (size_t)r * ldc, x, x, va, vb, beta, 1, m0, m1, ep,
+                     bias != NULL ? bias[r] : 0.0f, vlo, vhi);
+    }
+}
+static __attribute__((noinline, unused)) TI__TARGET_AVX2 void
+ti__k256_col1_rows(int mr, size_t kc, const float *a, size_t lda, const float *b, float *c,
+                   size_t ldc, float alpha, float beta, int ep, const float *bias, float lo,
+                   float hi) {
+    ti__k256_col1(mr, 1, kc, a, lda, b, c, ldc, alpha, beta, ep, bias, lo, hi);
+}
+static __attribute__((noinline, unused)) TI__TARGET_AVX2 void
+ti__k256_col1_t(int mr, size_t kc, const float *a, size_t lda, const float *b, float *c,
+                size_t ldc, float alpha, float beta, int ep, const float *bias, float lo,
+                float hi) {
+    ti__k256_col1(mr, 0, kc, a, lda, b, c, ldc, alpha, beta, ep, bias, lo, hi);
+}
+
 TI__PRIVATE TI__TARGET_AVX2 void ti__sgemm_kernel_avx2(size_t kc, const float *a, size_t lda,
                                                        int a_rows, const float *b, float *c,
                                                        size_t ldc, int mr, int nc, float alpha,
@@ -147,6 +246,11 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__sgemm_kernel_avx2(size_t kc, const float *a
     int ep = ti__sgemm_kernel_epi(epi, &lo, &hi);
     const float *bias = ep > 0 ? epi->bias : NULL;
     TI_ASSERT(ep >= 0);
+    if (nc == 1 && mr <= TI__K256_MR) {
+        (a_rows ? ti__k256_col1_rows : ti__k256_col1_t)(mr, kc, a, lda, b, c, ldc, alpha, beta,
+                                                        ep, bias, lo, hi);
+        return;
+    }
     switch (mr) {
 #define TI__K256_CASE(n)                                                                    \
     case n: ti__k256_m##n(a_rows, kc, a, lda, b, c, ldc, nc, alpha, beta, ep, bias, lo, hi, pf, npf); break;
