@@ -103,8 +103,8 @@ TI_TEST(sigmoid_and_silu_accuracy) {
     ti__cpu_force_isa(-1);
 }
 
-/* The SIMD sigmoid and SiLU run four vectors at a time where a block has them (queued
- * across rows) and one at a time for the rest: both give the same bits for the same value,
+/* The SIMD sigmoid and SiLU run four (AVX-512) or eight (AVX2) vectors at a time where a
+ * block has them (queued across rows) and one at a time for the rest: both give the same bits for the same value,
  * so a result does not depend on where in a block the value lies. */
 TI_TEST(sigmoid_grouped_same_bits_as_single) {
     static const int isas[] = {TI__ISA_AVX2, TI__ISA_AVX512};
