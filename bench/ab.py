@@ -10,6 +10,7 @@ Prints the nodes that moved most, each round's sum of node minima per build (so 
 sees whether B won every round or only on average), and the sums of the minima.
 
 Usage: bench/ab.py A B MODEL [--threads 1] [--runs 40] [--rounds 4] [--top 15] [--cc gcc]
+       bench/ab.py --self-test
 Example: bench/ab.py HEAD WORK ~/.cache/tinyinfer/arch/mobilenet_v2/model.onnx
 """
 import argparse
@@ -46,21 +47,43 @@ def build(cc, hdir, out):
                     "-lm", "-ldl", "-pthread"], check=True)
 
 
-def run(binary, model, threads, runs):
-    """{(index, op, name): minimum ms} of one nodemin run."""
-    out = subprocess.run([binary, model, str(threads), str(runs)], check=True,
-                         capture_output=True, text=True).stdout
+def parse(out):
+    """{(index, op, name): minimum ms} from nodemin's output (its node lines)."""
     nodes = {}
     for line in out.splitlines():
         m = LINE.match(line)
         if m:
             nodes[(int(m.group(1)), m.group(2), m.group(6).strip())] = float(m.group(3))
+    return nodes
+
+
+def run(binary, model, threads, runs):
+    out = subprocess.run([binary, model, str(threads), str(runs)], check=True,
+                         capture_output=True, text=True).stdout
+    nodes = parse(out)
     if not nodes:
         sys.exit("ab.py: no node lines from %s:\n%s" % (binary, out))
     return nodes
 
 
+def self_test():
+    """The parsing of nodemin's output (as bench/nodemin.c prints it), without building."""
+    out = ("  0 Conv                 0.3811   0.3911   0.4021  Conv_0\n"
+           " 12 Add                  0.0198   0.0201   0.0250  Add_3 with spaces\n"
+           " 63 Flatten              0.0000   0.0000   0.0010  Flatten_0\n"
+           "best run 10.197 ms, median run 10.304 ms, sum of node minima 10.034 ms, of node "
+           "medians 10.224 ms (1 threads, 5 runs)\n")
+    nodes = parse(out)
+    assert nodes == {(0, "Conv", "Conv_0"): 0.3811, (12, "Add", "Add_3 with spaces"): 0.0198,
+                     (63, "Flatten", "Flatten_0"): 0.0}, nodes
+    assert parse("best run 1.0 ms\n") == {}
+    print("bench/ab.py self-test: ok")
+
+
 def main():
+    if sys.argv[1:] == ["--self-test"]:
+        self_test()
+        return
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("a")
     ap.add_argument("b")
