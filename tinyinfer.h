@@ -1396,6 +1396,11 @@ typedef struct ti__sgemm_isa {
     /* optional (NULL: kernel): kernel for slivers that come from L2 at every call (a
      * workspace's long k blocks: B's sliver 64 KiB at kc 512), asking for them ahead */
     ti__sgemm_kernel_fn kernel_l2;
+    /* optional (NULL: kernel, a call a sliver): kernel on `slivers` whole slivers of B, sliver
+     * g at b + g * bstep, into C's columns g * nr .., in one call (no prefetch lines) */
+    void (*kernel_run)(size_t kc, const float *a, size_t lda, int a_rows, const float *b,
+                       size_t bstep, int slivers, float *c, size_t ldc, int mr, float alpha,
+                       float beta, const struct ti__gemm_epi *epi);
 } ti__sgemm_isa;
 /* Depthwise convolution, one output row of one channel plane: for i in [0, n),
  *   y[i] = bias + sum over r < nr, q < K of w[r][q] * x[r][i * stride + q],
@@ -9084,6 +9089,12 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                 size_t nq = ge < n1 ? ge : n0, pq = ge < n1 || ib + 1 < nblk ? pc : pc + kc;
                 size_t pn_floats = 0; /* of each sliver's block in the next group */
                 if (j->bpanel != NULL && pq < j->k) pn_floats = TI__MIN(kcmax, j->k - pq) * nr;
+                /* whole slivers packed here side by side, nothing stored transposed: one
+                 * kernel call for the group (ti__sgemm_isa.kernel_run) */
+                int run = isa->kernel_run != NULL && gn > 1 && wsb == NULL &&
+                          j->bpanel == NULL && j->ty == NULL && jg + gn * nr <= n1;
+                for (size_t g = 0; run && g < gn; g++)
+                    run = bstr[g] == nr && bsl[g] == bp + g * kc * nr;
                 for (size_t s = 0; s < ns; s++) {
                     size_t r0 = mc * s / ns, h = mc * (s + 1) / ns - r0;
                     if (apanel != NULL) r0 = s * mr, h = TI__MIN(mr, mc - r0);
@@ -9102,6 +9113,16 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                     if (in_kernel && pc + kc >= j->k) { /* the last k block: C is complete */
                         ke.bias = j->epi->bias != NULL ? j->epi->bias + ic + r0 : NULL;
                         kepi = &ke;
+                    }
+                    if (run) { /* the group's whole packed slivers in one call */
+                        if (jn != (size_t)-1)
+                            for (size_t g = 0; g < gn && jn + g * nr < n1; g++)
+                                ti__sgemm_prefetch_b(j, pc + kc * s / ns, pc + kc * (s + 1) / ns,
+                                                     jn + g * nr, TI__MIN(nr, n1 - jn - g * nr));
+                        isa->kernel_run(kc, a, lda, a_rows, bsl[0], kc * nr, (int)gn,
+                                        j->c + (ic + r0) * j->ldc + jg, j->ldc, (int)h, j->alpha,
+                                        beta, kepi);
+                        continue;
                     }
                     for (size_t g = 0; g < gn; g++) {
                         size_t jr = jg + g * nr, w = TI__MIN(nr, n1 - jr);
@@ -25931,7 +25952,7 @@ TI__PRIVATE float ti__ssum_neon(const float *x, size_t n) { return ti__sredn(0, 
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_neon_isa(void) {
     static const ti__sgemm_isa isa = {TI__ISA_NEON, TI__KN_MR, TI__KN_NR, TI__KN_KC, TI__KN_MC,
                                       ti__sgemm_kernel_neon, ti__sgemm_pack_b_neon, ti__sdot_neon, NULL, NULL, NULL,
-                                      NULL, NULL};
+                                      NULL, NULL, NULL};
     return &isa;
 }
 #endif /* TI__ARM_NEON */
@@ -28282,6 +28303,57 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__sgemm_kernel_avx2(size_t kc, const float *a
     }
 }
 
+/* ti__sgemm_isa.kernel_run: the tile along `slivers` whole slivers of B in one call (a
+ * small K's tiles are short: 96 x 12544 x 16, a call a sliver, spent about 12 % of its time
+ * in the blocking loop's per-call work and the kernel's dispatch, perf). bench/sgemm.c, Zen
+ * 3, 1 thread: 96 x 12544 x 16 60 -> 65 % of the FMA peak, 16 x 12544 x 32 55 -> 60 %, 24 x
+ * 3136 x 96 70 -> 73 %; MobileNetV2 (bench/ab.py, per-node minima, alternating) 9.959 ->
+ * 9.568 ms at 1 thread (16 -> 96 at 112 x 112 0.730 -> 0.649), 5.106 -> 4.927 at 2. */
+#define TI__K256_RUN_DEF(n)                                                                 \
+    static __attribute__((noinline, unused)) TI__TARGET_AVX2 void ti__k256_run##n(           \
+        int rows, size_t kc, const float *a, size_t lda, const float *b, size_t bstep,       \
+        int slivers, float *c, size_t ldc, float alpha, float beta, int ep,                 \
+        const float *bias, float lo, float hi) {                                            \
+        for (int g = 0; g < slivers; g++, b += bstep, c += TI__K256_NR) {                     \
+            if (rows)                                                                       \
+                ti__k256_tile(n, 1, 2, kc, a, lda, b, c, ldc, TI__K256_NR, alpha, beta, ep,  \
+                              bias, lo, hi, NULL, 0);                                       \
+            else                                                                            \
+                ti__k256_tile(n, 0, 2, kc, a, lda, b, c, ldc, TI__K256_NR, alpha, beta, ep,  \
+                              bias, lo, hi, NULL, 0);                                       \
+        }                                                                                   \
+    }
+TI__K256_RUN_DEF(1)
+TI__K256_RUN_DEF(2)
+TI__K256_RUN_DEF(3)
+TI__K256_RUN_DEF(4)
+TI__K256_RUN_DEF(5)
+TI__K256_RUN_DEF(6)
+#undef TI__K256_RUN_DEF
+
+TI__PRIVATE TI__TARGET_AVX2 void ti__sgemm_kernel_run_avx2(size_t kc, const float *a,
+                                                           size_t lda, int a_rows,
+                                                           const float *b, size_t bstep,
+                                                           int slivers, float *c, size_t ldc,
+                                                           int mr, float alpha, float beta,
+                                                           const ti__gemm_epi *epi) {
+    float lo, hi;
+    int ep = ti__sgemm_kernel_epi(epi, &lo, &hi);
+    const float *bias = ep > 0 ? epi->bias : NULL;
+    TI_ASSERT(ep >= 0);
+    switch (mr) {
+#define TI__K256_RUN_ARGS                                                                   \
+    a_rows, kc, a, lda, b, bstep, slivers, c, ldc, alpha, beta, ep, bias, lo, hi
+    case 1: ti__k256_run1(TI__K256_RUN_ARGS); break;
+    case 2: ti__k256_run2(TI__K256_RUN_ARGS); break;
+    case 3: ti__k256_run3(TI__K256_RUN_ARGS); break;
+    case 4: ti__k256_run4(TI__K256_RUN_ARGS); break;
+    case 5: ti__k256_run5(TI__K256_RUN_ARGS); break;
+    default: ti__k256_run6(TI__K256_RUN_ARGS); break;
+#undef TI__K256_RUN_ARGS
+    }
+}
+
 /* Packs B[0:kc, 0:w] (row-major, row stride ldb) as kc rows of 16 floats, zero past w. */
 TI__PRIVATE TI__TARGET_AVX2 void ti__sgemm_pack_b_avx2(size_t kc, size_t w, const float *b,
                                                        size_t ldb, float *dst) {
@@ -28337,7 +28409,7 @@ TI__PRIVATE TI__TARGET_AVX2 float ti__ssum_avx2(const float *x, size_t n) {
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void) {
     static const ti__sgemm_isa isa = {TI__ISA_AVX2, TI__K256_MR, TI__K256_NR, TI__K256_KC, TI__K256_MC,
                                       ti__sgemm_kernel_avx2, ti__sgemm_pack_b_avx2, ti__sdot_avx2, NULL, NULL, NULL,
-                                      NULL, NULL};
+                                      NULL, NULL, ti__sgemm_kernel_run_avx2};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
@@ -28752,7 +28824,7 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void) {
         TI__ISA_AVX512, TI__K512_MR, TI__K512_NR, TI__K512_KC, TI__K512_MC,
         ti__sgemm_kernel_avx512, ti__sgemm_pack_b_avx512, ti__sdot_avx512,
         ti__sgemm_kernel_avx512_ldb, ti__sgemm_col_avx512, ti__sgemm_store_t_avx512,
-        ti__sgemm_pack_a_avx512, ti__sgemm_kernel_avx512_l2};
+        ti__sgemm_pack_a_avx512, ti__sgemm_kernel_avx512_l2, NULL};
     return &isa;
 }
 #endif /* TI__X86_SIMD */

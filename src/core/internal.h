@@ -340,6 +340,11 @@ typedef struct ti__sgemm_isa {
     /* optional (NULL: kernel): kernel for slivers that come from L2 at every call (a
      * workspace's long k blocks: B's sliver 64 KiB at kc 512), asking for them ahead */
     ti__sgemm_kernel_fn kernel_l2;
+    /* optional (NULL: kernel, a call a sliver): kernel on `slivers` whole slivers of B, sliver
+     * g at b + g * bstep, into C's columns g * nr .., in one call (no prefetch lines) */
+    void (*kernel_run)(size_t kc, const float *a, size_t lda, int a_rows, const float *b,
+                       size_t bstep, int slivers, float *c, size_t ldc, int mr, float alpha,
+                       float beta, const struct ti__gemm_epi *epi);
 } ti__sgemm_isa;
 /* Depthwise convolution, one output row of one channel plane: for i in [0, n),
  *   y[i] = bias + sum over r < nr, q < K of w[r][q] * x[r][i * stride + q],

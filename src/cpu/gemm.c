@@ -388,6 +388,12 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                 size_t nq = ge < n1 ? ge : n0, pq = ge < n1 || ib + 1 < nblk ? pc : pc + kc;
                 size_t pn_floats = 0; /* of each sliver's block in the next group */
                 if (j->bpanel != NULL && pq < j->k) pn_floats = TI__MIN(kcmax, j->k - pq) * nr;
+                /* whole slivers packed here side by side, nothing stored transposed: one
+                 * kernel call for the group (ti__sgemm_isa.kernel_run) */
+                int run = isa->kernel_run != NULL && gn > 1 && wsb == NULL &&
+                          j->bpanel == NULL && j->ty == NULL && jg + gn * nr <= n1;
+                for (size_t g = 0; run && g < gn; g++)
+                    run = bstr[g] == nr && bsl[g] == bp + g * kc * nr;
                 for (size_t s = 0; s < ns; s++) {
                     size_t r0 = mc * s / ns, h = mc * (s + 1) / ns - r0;
                     if (apanel != NULL) r0 = s * mr, h = TI__MIN(mr, mc - r0);
@@ -406,6 +412,16 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                     if (in_kernel && pc + kc >= j->k) { /* the last k block: C is complete */
                         ke.bias = j->epi->bias != NULL ? j->epi->bias + ic + r0 : NULL;
                         kepi = &ke;
+                    }
+                    if (run) { /* the group's whole packed slivers in one call */
+                        if (jn != (size_t)-1)
+                            for (size_t g = 0; g < gn && jn + g * nr < n1; g++)
+                                ti__sgemm_prefetch_b(j, pc + kc * s / ns, pc + kc * (s + 1) / ns,
+                                                     jn + g * nr, TI__MIN(nr, n1 - jn - g * nr));
+                        isa->kernel_run(kc, a, lda, a_rows, bsl[0], kc * nr, (int)gn,
+                                        j->c + (ic + r0) * j->ldc + jg, j->ldc, (int)h, j->alpha,
+                                        beta, kepi);
+                        continue;
                     }
                     for (size_t g = 0; g < gn; g++) {
                         size_t jr = jg + g * nr, w = TI__MIN(nr, n1 - jr);

@@ -260,6 +260,57 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__sgemm_kernel_avx2(size_t kc, const float *a
     }
 }
 
+/* ti__sgemm_isa.kernel_run: the tile along `slivers` whole slivers of B in one call (a
+ * small K's tiles are short: 96 x 12544 x 16, a call a sliver, spent about 12 % of its time
+ * in the blocking loop's per-call work and the kernel's dispatch, perf). bench/sgemm.c, Zen
+ * 3, 1 thread: 96 x 12544 x 16 60 -> 65 % of the FMA peak, 16 x 12544 x 32 55 -> 60 %, 24 x
+ * 3136 x 96 70 -> 73 %; MobileNetV2 (bench/ab.py, per-node minima, alternating) 9.959 ->
+ * 9.568 ms at 1 thread (16 -> 96 at 112 x 112 0.730 -> 0.649), 5.106 -> 4.927 at 2. */
+#define TI__K256_RUN_DEF(n)                                                                 \
+    static __attribute__((noinline, unused)) TI__TARGET_AVX2 void ti__k256_run##n(           \
+        int rows, size_t kc, const float *a, size_t lda, const float *b, size_t bstep,       \
+        int slivers, float *c, size_t ldc, float alpha, float beta, int ep,                 \
+        const float *bias, float lo, float hi) {                                            \
+        for (int g = 0; g < slivers; g++, b += bstep, c += TI__K256_NR) {                     \
+            if (rows)                                                                       \
+                ti__k256_tile(n, 1, 2, kc, a, lda, b, c, ldc, TI__K256_NR, alpha, beta, ep,  \
+                              bias, lo, hi, NULL, 0);                                       \
+            else                                                                            \
+                ti__k256_tile(n, 0, 2, kc, a, lda, b, c, ldc, TI__K256_NR, alpha, beta, ep,  \
+                              bias, lo, hi, NULL, 0);                                       \
+        }                                                                                   \
+    }
+TI__K256_RUN_DEF(1)
+TI__K256_RUN_DEF(2)
+TI__K256_RUN_DEF(3)
+TI__K256_RUN_DEF(4)
+TI__K256_RUN_DEF(5)
+TI__K256_RUN_DEF(6)
+#undef TI__K256_RUN_DEF
+
+TI__PRIVATE TI__TARGET_AVX2 void ti__sgemm_kernel_run_avx2(size_t kc, const float *a,
+                                                           size_t lda, int a_rows,
+                                                           const float *b, size_t bstep,
+                                                           int slivers, float *c, size_t ldc,
+                                                           int mr, float alpha, float beta,
+                                                           const ti__gemm_epi *epi) {
+    float lo, hi;
+    int ep = ti__sgemm_kernel_epi(epi, &lo, &hi);
+    const float *bias = ep > 0 ? epi->bias : NULL;
+    TI_ASSERT(ep >= 0);
+    switch (mr) {
+#define TI__K256_RUN_ARGS                                                                   \
+    a_rows, kc, a, lda, b, bstep, slivers, c, ldc, alpha, beta, ep, bias, lo, hi
+    case 1: ti__k256_run1(TI__K256_RUN_ARGS); break;
+    case 2: ti__k256_run2(TI__K256_RUN_ARGS); break;
+    case 3: ti__k256_run3(TI__K256_RUN_ARGS); break;
+    case 4: ti__k256_run4(TI__K256_RUN_ARGS); break;
+    case 5: ti__k256_run5(TI__K256_RUN_ARGS); break;
+    default: ti__k256_run6(TI__K256_RUN_ARGS); break;
+#undef TI__K256_RUN_ARGS
+    }
+}
+
 /* Packs B[0:kc, 0:w] (row-major, row stride ldb) as kc rows of 16 floats, zero past w. */
 TI__PRIVATE TI__TARGET_AVX2 void ti__sgemm_pack_b_avx2(size_t kc, size_t w, const float *b,
                                                        size_t ldb, float *dst) {
@@ -315,7 +366,7 @@ TI__PRIVATE TI__TARGET_AVX2 float ti__ssum_avx2(const float *x, size_t n) {
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void) {
     static const ti__sgemm_isa isa = {TI__ISA_AVX2, TI__K256_MR, TI__K256_NR, TI__K256_KC, TI__K256_MC,
                                       ti__sgemm_kernel_avx2, ti__sgemm_pack_b_avx2, ti__sdot_avx2, NULL, NULL, NULL,
-                                      NULL, NULL};
+                                      NULL, NULL, ti__sgemm_kernel_run_avx2};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
