@@ -1401,6 +1401,9 @@ typedef struct ti__sgemm_isa {
     void (*kernel_run)(size_t kc, const float *a, size_t lda, int a_rows, const float *b,
                        size_t bstep, int slivers, float *c, size_t ldc, int mr, float alpha,
                        float beta, const struct ti__gemm_epi *epi);
+    /* 1 where kernel computes a sliver of one column (nc == 1) as a column, in a fraction of
+     * a whole sliver's time (AVX2: ti__k256_col1): ti__sgemm_split_cols counts it as none */
+    int col1_cheap;
 } ti__sgemm_isa;
 /* Depthwise convolution, one output row of one channel plane: for i in [0, n),
  *   y[i] = bias + sum over r < nr, q < K of w[r][q] * x[r][i * stride + q],
@@ -9375,13 +9378,14 @@ TI__PRIVATE int ti__sgemm_split_cols(const ti__sgemm_job *j, size_t threads) {
     size_t row_slivers = (M + mr - 1) / mr, col_slivers = (N + nr - 1) / nr;
     if (N >= threads * 8 * nr || row_slivers < threads) return 1;
     if (col_slivers < threads) return 0;
-    /* AVX2 computes a last sliver of one column as a column (ti__k256_col1), at about an
-     * eighth of a sliver's time: counted as none. A 7 x 7 map's 960 -> 160 (160 x 49 x 960)
-     * went by columns without this (one thread 2 slivers, the other 1 and the column):
-     * 0.121 -> 0.154 ms against the transposed GEMM it took before; by rows 0.107 -> 0.104
-     * (another run; Zen 3, 2 threads, per-node minima of 3 x 40 runs alternating) */
+    /* A last sliver of one column that the kernel computes as a column (col1_cheap; AVX2's
+     * takes about an eighth of a sliver's time) counts as none. A 7 x 7 map's 960 -> 160
+     * (160 x 49 x 960) went by columns on AVX2 without this (one thread 2 slivers, the
+     * other 1 and the column): 0.121 -> 0.154 ms against the transposed GEMM it took
+     * before; by rows 0.107 -> 0.104 (another run; Zen 3, 2 threads, per-node minima of 3 x
+     * 40 runs alternating) */
     size_t work_slivers = col_slivers;
-    if (j->isa->isa == TI__ISA_AVX2 && N > nr && N % nr == 1) work_slivers--;
+    if (j->isa->col1_cheap && N > nr && N % nr == 1) work_slivers--;
     double K = (double)j->k, w = TI__SG_SPLIT_READ;
     double rows = (double)((row_slivers + threads - 1) / threads * mr);
     double cols = (double)((work_slivers + threads - 1) / threads * nr);
@@ -25952,7 +25956,7 @@ TI__PRIVATE float ti__ssum_neon(const float *x, size_t n) { return ti__sredn(0, 
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_neon_isa(void) {
     static const ti__sgemm_isa isa = {TI__ISA_NEON, TI__KN_MR, TI__KN_NR, TI__KN_KC, TI__KN_MC,
                                       ti__sgemm_kernel_neon, ti__sgemm_pack_b_neon, ti__sdot_neon, NULL, NULL, NULL,
-                                      NULL, NULL, NULL};
+                                      NULL, NULL, NULL, 0};
     return &isa;
 }
 #endif /* TI__ARM_NEON */
@@ -28409,7 +28413,7 @@ TI__PRIVATE TI__TARGET_AVX2 float ti__ssum_avx2(const float *x, size_t n) {
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void) {
     static const ti__sgemm_isa isa = {TI__ISA_AVX2, TI__K256_MR, TI__K256_NR, TI__K256_KC, TI__K256_MC,
                                       ti__sgemm_kernel_avx2, ti__sgemm_pack_b_avx2, ti__sdot_avx2, NULL, NULL, NULL,
-                                      NULL, NULL, ti__sgemm_kernel_run_avx2};
+                                      NULL, NULL, ti__sgemm_kernel_run_avx2, 1};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
@@ -28824,7 +28828,7 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void) {
         TI__ISA_AVX512, TI__K512_MR, TI__K512_NR, TI__K512_KC, TI__K512_MC,
         ti__sgemm_kernel_avx512, ti__sgemm_pack_b_avx512, ti__sdot_avx512,
         ti__sgemm_kernel_avx512_ldb, ti__sgemm_col_avx512, ti__sgemm_store_t_avx512,
-        ti__sgemm_pack_a_avx512, ti__sgemm_kernel_avx512_l2, NULL};
+        ti__sgemm_pack_a_avx512, ti__sgemm_kernel_avx512_l2, NULL, 0};
     return &isa;
 }
 #endif /* TI__X86_SIMD */

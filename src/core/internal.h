@@ -345,6 +345,9 @@ typedef struct ti__sgemm_isa {
     void (*kernel_run)(size_t kc, const float *a, size_t lda, int a_rows, const float *b,
                        size_t bstep, int slivers, float *c, size_t ldc, int mr, float alpha,
                        float beta, const struct ti__gemm_epi *epi);
+    /* 1 where kernel computes a sliver of one column (nc == 1) as a column, in a fraction of
+     * a whole sliver's time (AVX2: ti__k256_col1): ti__sgemm_split_cols counts it as none */
+    int col1_cheap;
 } ti__sgemm_isa;
 /* Depthwise convolution, one output row of one channel plane: for i in [0, n),
  *   y[i] = bias + sum over r < nr, q < K of w[r][q] * x[r][i * stride + q],

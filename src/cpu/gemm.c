@@ -674,13 +674,14 @@ TI__PRIVATE int ti__sgemm_split_cols(const ti__sgemm_job *j, size_t threads) {
     size_t row_slivers = (M + mr - 1) / mr, col_slivers = (N + nr - 1) / nr;
     if (N >= threads * 8 * nr || row_slivers < threads) return 1;
     if (col_slivers < threads) return 0;
-    /* AVX2 computes a last sliver of one column as a column (ti__k256_col1), at about an
-     * eighth of a sliver's time: counted as none. A 7 x 7 map's 960 -> 160 (160 x 49 x 960)
-     * went by columns without this (one thread 2 slivers, the other 1 and the column):
-     * 0.121 -> 0.154 ms against the transposed GEMM it took before; by rows 0.107 -> 0.104
-     * (another run; Zen 3, 2 threads, per-node minima of 3 x 40 runs alternating) */
+    /* A last sliver of one column that the kernel computes as a column (col1_cheap; AVX2's
+     * takes about an eighth of a sliver's time) counts as none. A 7 x 7 map's 960 -> 160
+     * (160 x 49 x 960) went by columns on AVX2 without this (one thread 2 slivers, the
+     * other 1 and the column): 0.121 -> 0.154 ms against the transposed GEMM it took
+     * before; by rows 0.107 -> 0.104 (another run; Zen 3, 2 threads, per-node minima of 3 x
+     * 40 runs alternating) */
     size_t work_slivers = col_slivers;
-    if (j->isa->isa == TI__ISA_AVX2 && N > nr && N % nr == 1) work_slivers--;
+    if (j->isa->col1_cheap && N > nr && N % nr == 1) work_slivers--;
     double K = (double)j->k, w = TI__SG_SPLIT_READ;
     double rows = (double)((row_slivers + threads - 1) / threads * mr);
     double cols = (double)((work_slivers + threads - 1) / threads * nr);

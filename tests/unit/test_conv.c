@@ -787,6 +787,55 @@ TI_TEST(stride2_copy_on_every_isa) {
     ti__cpu_force_isa(-1);
 }
 
+/* The flat path's tap kernel (ti__dw_taps_fn) on its own, each ISA forced: every count of
+ * vectors a call can end on (its blocks of 8, then one block of 1 to 10 vectors of 8 on
+ * AVX2, of 16 on AVX-512: n 8 to 256 in steps of 8), 9 and 25 taps at scattered offsets,
+ * with and without the clamp, against a double sum within the float bound; nothing past n
+ * written. A block size no model reaches would otherwise go untested. */
+TI_TEST(flat_taps_every_block_count) {
+    enum { CAP = 256, SPAN = CAP + 64 };
+    float *in = (float *)malloc(SPAN * 25 * sizeof(float));
+    float *y = (float *)malloc((CAP + 16) * sizeof(float));
+    TI_REQUIRE(in != NULL && y != NULL);
+    for (size_t i = 0; i < SPAN * 25; i++) in[i] = frand();
+    for (int ii = 0; ii < 3; ii++) {
+        if (ti__cpu_force_isa(ISAS[ii]) != ISAS[ii]) continue;
+        const ti__dw_isa *isa = ti__dw_pick_isa();
+        for (int taps = 9; taps <= 25; taps += 16)
+            for (int clamp = 0; clamp < 2; clamp++)
+                for (size_t n = 8; n <= CAP; n += 8) {
+                    const float *x[25];
+                    float w[25], bias = frand(), lo = -0.5f, hi = 0.75f;
+                    for (int t = 0; t < taps; t++) {
+                        x[t] = in + (size_t)t * SPAN + urand() % 61;
+                        w[t] = frand();
+                    }
+                    for (size_t i = 0; i < CAP + 16; i++) y[i] = 1234.5f;
+                    isa->taps(y, n, x, w, taps, bias, clamp, lo, hi);
+                    int bad = 0;
+                    for (size_t i = 0; i < CAP + 16; i++) {
+                        double want = 1234.5, scale = 0.0;
+                        if (i < n) {
+                            want = bias, scale = fabs(bias);
+                            for (int t = 0; t < taps; t++) {
+                                want += (double)w[t] * x[t][i];
+                                scale += fabs((double)w[t] * x[t][i]);
+                            }
+                            if (clamp) want = want < lo ? lo : want > hi ? hi : want;
+                        }
+                        double tol = 2.5e-7 * (taps + 4) * scale;
+                        if (!(fabs((double)y[i] - want) <= tol) && bad++ == 0)
+                            printf("  %s taps %d clamp %d n %zu: y[%zu] = %.9g, expected %.9g\n",
+                                   ti__cpu_isa_name(ISAS[ii]), taps, clamp, n, i, y[i], want);
+                    }
+                    TI_CHECK_EQ_INT(bad, 0);
+                }
+    }
+    ti__cpu_force_isa(-1);
+    free(in);
+    free(y);
+}
+
 /* The small-plane path (cpu/conv_fast.c; AVX-512's masked loads): 7 x 7-ish maps at
  * stride 1 with OW == W, up to 256 outputs at stride 2, symmetric and TF-SAME pads, odd
  * sizes, 1 x 1 and one-row maps, and shapes just past what it takes (the flat path then).
@@ -1143,6 +1192,7 @@ int main(void) {
     TI_RUN(transposed_gemm_threads_same_bits);
     TI_RUN(pointwise_input_threads_same_bits);
     TI_RUN(winograd_prefetch_hint);
+    TI_RUN(flat_taps_every_block_count); /* last: the others keep their random draws */
     printf("path runs: direct %d, 1x1 %d, im2col %d, depthwise %d, winograd %d (F(2x2) %d), few "
            "channels %d; transposed GEMM %d\n", g_paths_run[0], g_paths_run[1], g_paths_run[2],
            g_paths_run[3], g_paths_run[4], g_wino23_runs, g_paths_run[TI__CONV_FEWC], g_ct_runs);

@@ -496,6 +496,9 @@ TI_TEST(thread_parts_by_cost) {
     if (gi != NULL && gi->mr == 6 && gi->nr == 16) { /* AVX2's tiles */
         /* a 7 x 7 map's 1x1 conv by the plain GEMM: by rows, not each thread all weights */
         TI_CHECK_EQ_INT((int)plan_rows(0, 1280, 49, 320, NULL, 2), 642);
+        /* 960 -> 160 at 7 x 7: by rows, the one-column sliver counted as none (col1_cheap);
+         * by columns one thread took 2 slivers, the other 1 and the column */
+        TI_CHECK_EQ_INT((int)plan_rows(0, 160, 49, 960, NULL, 2), 84);
         TI_CHECK_EQ_INT((int)plan_rows(0, 48, 169, 256, NULL, 2), 48); /* columns */
     }
     ti__cpu_force_isa(-1);
@@ -537,6 +540,111 @@ TI_TEST(thread_parts_by_cost) {
     }
     ti__threadpool_destroy(tp2);
     ti__threadpool_destroy(tp3);
+}
+
+/* The parts of an ISA's table that only some shapes reach: the grouped call (kernel_run:
+ * small K, whole packed slivers) and the kernel's one-column slivers (col1_cheap: N = 16 q
+ * + 1, computed as a column inside it). A counting copy of the table shows the grouped call
+ * ran and one-column slivers reached the kernel on the shapes they are for; C is bit for
+ * bit the one-sliver-a-call kernel's (the table without kernel_run) and within the
+ * reference's tolerance, with and without an epilogue in the kernel, on 1 and 2 threads: a
+ * planning change that stops using them fails here rather than going unseen. Mutations that
+ * failed it: the grouped call never planned; its last sliver skipped (not the same bits). */
+static const ti__sgemm_isa *g_real;
+static int g_runs, g_cols;
+static void count_run(size_t kc, const float *a, size_t lda, int a_rows, const float *b,
+                      size_t bstep, int slivers, float *c, size_t ldc, int mr, float alpha,
+                      float beta, const ti__gemm_epi *epi) {
+    g_runs++;
+    g_real->kernel_run(kc, a, lda, a_rows, b, bstep, slivers, c, ldc, mr, alpha, beta, epi);
+}
+static void count_kernel(size_t kc, const float *a, size_t lda, int a_rows, const float *b,
+                         float *c, size_t ldc, int mr, int nc, float alpha, float beta,
+                         const ti__gemm_epi *epi, const float *pf, size_t pf_lines) {
+    if (nc == 1) g_cols++;
+    g_real->kernel(kc, a, lda, a_rows, b, c, ldc, mr, nc, alpha, beta, epi, pf, pf_lines);
+}
+static void run_with_isa(const ti__sgemm_isa *isa, const gcase *g, float *c,
+                         const ti__gemm_epi *epi, ti__threadpool *tp) {
+    ti__sgemm_job j;
+    memcpy(c, g->c0, sizeof(float) * g->m * g->ldc);
+    ti__sgemm_job_init(&j, g->ta, 0, g->m, g->n, g->k, 1.0f, g->a, g->lda, g->b, g->ldb, 0.0f,
+                       c, g->ldc, epi);
+    j.isa = isa;
+    ti__sgemm_go(&j, tp);
+}
+
+TI_TEST(optional_kernels_run_where_planned) {
+    /* {M, N, K, trans_a}: 1x1 convs of few input channels on long rows (groups of slivers),
+     * then 7 x 7 maps (N = 49) with A as it lies and transposed, and N = 33 */
+    static const size_t shapes[][4] = {{96, 784, 16, 0}, {24, 784, 32, 0}, {13, 517, 24, 1},
+                                       {160, 49, 96, 0}, {64, 49, 40, 1},  {7, 33, 300, 0}};
+    ti__threadpool *tp = ti__threadpool_create(NULL, 2);
+    int saw_run = 0, saw_col = 0;
+    for (size_t i = 0; i < sizeof ISAS / sizeof ISAS[0]; i++) {
+        if (ti__cpu_force_isa(ISAS[i]) != ISAS[i]) continue;
+        g_real = ti__sgemm_pick_isa();
+        if (g_real == NULL || (g_real->kernel_run == NULL && !g_real->col1_cheap)) continue;
+        ti__sgemm_isa counting = *g_real, plain = *g_real;
+        if (counting.kernel_run != NULL) counting.kernel_run = count_run;
+        counting.kernel = count_kernel;
+        plain.kernel_run = NULL;
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+            size_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+            int small_k = k <= 32, col = n > 16 && n % 16 == 1;
+            gcase g;
+            float *bias = (float *)malloc(sizeof(float) * m);
+            float *c = (float *)malloc(sizeof(float) * m * n * 2 + 64);
+            float *c1 = (float *)malloc(sizeof(float) * m * n * 2 + 64);
+            if (!make_case(&g, (int)shapes[s][3], 0, m, n, k, 1.0f, 0.0f) || !bias || !c ||
+                !c1) {
+                TI_CHECK(!"out of memory");
+                free_case(&g), free(bias), free(c), free(c1);
+                break;
+            }
+            for (size_t q = 0; q < m; q++) bias[q] = frand();
+            for (int e = 0; e < 2; e++) {
+                ti__gemm_epi epi; /* a bias per row of C and ReLU, in the kernel */
+                epi.bias = bias;
+                epi.act = TI__ACT_RELU;
+                epi.a = epi.b = 0.0f;
+                for (int t = 0; t < 2; t++) {
+                    g_runs = g_cols = 0;
+                    run_with_isa(&counting, &g, c, e ? &epi : NULL, t ? tp : NULL);
+                    int runs = g_runs, cols = g_cols, bad = 0;
+                    run_with_isa(&plain, &g, c1, e ? &epi : NULL, t ? tp : NULL);
+                    int same = !memcmp(c, c1, sizeof(float) * m * g.ldc);
+                    for (size_t r = 0; r < m; r++)
+                        for (size_t q = 0; q < g.ldc; q++) {
+                            double want = q >= n ? SENTINEL : g.ref[r * n + q];
+                            double tol = 0.0;
+                            if (q < n) {
+                                tol = 2.5e-7 * (double)(k + 4) * (g.scale[r * n + q] + 1.0);
+                                if (e) want = want + bias[r] > 0.0 ? want + bias[r] : 0.0;
+                            }
+                            bad += !(fabs((double)c[r * g.ldc + q] - want) <= tol);
+                        }
+                    if ((small_k && g_real->kernel_run != NULL && runs == 0) ||
+                        (col && g_real->col1_cheap && cols == 0) || !same || bad)
+                        printf("  %s %zux%zux%zu ta=%d epilogue=%d threads=%d: %d grouped "
+                               "calls, %d one-column calls, %s the one-sliver kernel's bits, "
+                               "%d wrong\n",
+                               ti__cpu_isa_name(ISAS[i]), m, n, k, g.ta, e, t ? 2 : 1, runs,
+                               cols, same ? "same as" : "not", bad);
+                    if (small_k && g_real->kernel_run != NULL) TI_CHECK(runs > 0);
+                    if (col && g_real->col1_cheap) TI_CHECK(cols > 0);
+                    saw_run += runs > 0;
+                    saw_col += cols > 0;
+                    TI_CHECK(same);
+                    TI_CHECK_EQ_INT(bad, 0);
+                }
+            }
+            free_case(&g), free(bias), free(c), free(c1);
+        }
+    }
+    ti__cpu_force_isa(-1);
+    ti__threadpool_destroy(tp);
+    if (saw_run == 0 && saw_col == 0) TI_SKIP("no ISA here has a grouped call or column kernel");
 }
 
 /* The workspace path (ti__sgemm_ws): k blocks of up to 512 and the tile's B panel packed
@@ -922,6 +1030,7 @@ int main(void) {
     TI_RUN(random_shapes);
     TI_RUN(big_shapes);
     TI_RUN(thread_parts_by_cost);
+    TI_RUN(optional_kernels_run_where_planned);
     TI_RUN(workspace_path);
     TI_RUN(model_agrees_across_isas);
     TI_RUN(epilogue_equals_gemm_then_activation);
