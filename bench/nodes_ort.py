@@ -13,8 +13,12 @@ only one runtime has (its Add, the reorders) get a row per op; an onnxruntime ac
 node right after a conv (QuickGelu: EfficientNet's SiLU) is timed in that conv's row, since
 tinyinfer fuses it into the conv. The profiler adds a little to each of
 onnxruntime's nodes, so the whole runs are also timed without it (medians, same process).
+--stat min takes each node's minimum over the runs on both sides instead of its median:
+on a machine whose speed drifts (a shared host; medians twice the minima on the Zen 3 of
+2026-12-03) the minima are what can be compared.
 
 Usage: bench/nodes_ort.py MODEL.onnx [--threads 1] [--runs 200] [--nodemin BIN] [--out FILE]
+                          [--stat median|min]
        bench/nodes_ort.py --self-test
 BIN defaults to build/nodemin, built from bench/nodemin.c and ./tinyinfer.h when missing.
 Needs numpy, onnx and onnxruntime (pip).
@@ -114,8 +118,9 @@ def onnx_keys(path):
     return keys
 
 
-def rows_of(ours, ort, keys):
-    """Rows (description, count ours, count ort, ms ours, ms ort), medians summed per row."""
+def rows_of(ours, ort, keys, stat="median"):
+    """Rows (description, count ours, count ort, ms ours, ms ort), each node's median (or
+    minimum: stat "min") over the runs, summed per row."""
     acc = collections.OrderedDict()
 
     def add(k, side, ms):
@@ -123,18 +128,18 @@ def rows_of(ours, ort, keys):
         r[side] += 1
         r[2 + side] += ms
 
-    for op, name, _mn, med, _p90 in ours:
+    for op, name, mn, med, _p90 in ours:
         k = keys.get(name)
         # a fused activation's node keeps its conv's name and key; an op onnxruntime does
         # not have as a node of its own gets its own row
-        add(k if k is not None and k[0] == op else ("only", op), 0, med)
+        add(k if k is not None and k[0] == op else ("only", op), 0, mn if stat == "min" else med)
     loose = collections.defaultdict(list)  # tinyinfer's keys by their padded form
     for k in acc:
         if k[0] != "only":
             loose[loose_key(k)].append(k)
     prev = None  # the row of onnxruntime's node before, when weighted
     for _name, (op, k, t) in ort.items():
-        ms = statistics.median(t)
+        ms = min(t) if stat == "min" else statistics.median(t)
         if op in ACTIVATIONS and prev is not None and k[1] and k[1][0] == prev[2]:
             acc[prev][3] += ms  # its activation, in the same row, not counted as a node
             continue
@@ -196,14 +201,15 @@ def run_ort(model, threads, runs):
     return parse_ort_events(events, skip=5), statistics.median(plain)
 
 
-def table(rows, title, ours_summary, ort_run):
+def table(rows, title, ours_summary, ort_run, stat="median"):
     t0, t1 = sum(r[3] for r in rows), sum(r[4] for r in rows)
     n1 = sum(r[2] for r in rows)
+    what = "minima" if stat == "min" else "medians"
     lines = ["# %s" % title, "",
              "tinyinfer: %s. onnxruntime: median run %.3f ms without the profiler; node "
-             "medians below with it, summed %.3f ms (%+.1f us a node against the plain run: "
-             "read small nodes' ratios with that in mind)." % (
-                 ours_summary, ort_run, t1, (t1 - ort_run) * 1e3 / max(n1, 1)), "",
+             "%s below (both runtimes) with it, summed %.3f ms (%+.1f us a node against the "
+             "plain run: read small nodes' ratios with that in mind)." % (
+                 ours_summary, ort_run, what, t1, (t1 - ort_run) * 1e3 / max(n1, 1)), "",
              "| nodes (op, input -> output) | count ours / ort | tinyinfer ms | onnxruntime ms "
              "| ratio |", "|---|---:|---:|---:|---:|"]
     for d, c0, c1, a, b in rows:
@@ -258,6 +264,10 @@ def self_test():
     text = table(rows_of(ours, ort, keys), "t", summary, 1.0)
     assert "| all | 4 / 4 |" in text and "| 0.48 |" in text, text
     assert text.index("| 0.75 |") < text.index("| 0.48 |"), text  # least favourable first
+    rows = {r[0]: r[1:] for r in rows_of(ours, ort, keys, "min")}  # minima: 0.1 and 0.05
+    r = rows["Conv 16->32 k1x1 8x8->8x8"]
+    assert r[:3] == (1, 1, 0.1) and abs(r[3] - 0.15) < 1e-12, rows  # conv 0.1 + QuickGelu
+    assert "node minima below" in table(rows_of(ours, ort, keys, "min"), "t", summary, 1.0, "min")
     print("bench/nodes_ort.py self-test: ok")
     return 0
 
@@ -269,6 +279,7 @@ def main():
     ap.add_argument("--runs", type=int, default=200)
     ap.add_argument("--nodemin", default=os.path.join(ROOT, "build", "nodemin"))
     ap.add_argument("--out", default="")
+    ap.add_argument("--stat", choices=("median", "min"), default="median")
     ap.add_argument("--self-test", action="store_true")
     args = ap.parse_args()
     if args.self_test:
@@ -277,7 +288,7 @@ def main():
         ap.error("MODEL.onnx is needed")
     ours, summary = run_nodemin(args.nodemin, args.model, args.threads, args.runs)
     ort, ort_run = run_ort(args.model, args.threads, args.runs)
-    rows = rows_of(ours, ort, onnx_keys(args.model))
+    rows = rows_of(ours, ort, onnx_keys(args.model), args.stat)
     path = os.path.abspath(args.model)
     name = os.path.splitext(os.path.basename(path))[0]
     if name == "model":  # the architecture cache's layout: <name>/model.onnx
@@ -286,7 +297,7 @@ def main():
         name,
         args.threads, "" if args.threads == 1 else "s", args.runs,
         datetime.date.today().isoformat(), platform.processor() or platform.machine())
-    text = table(rows, title, summary, ort_run)
+    text = table(rows, title, summary, ort_run, args.stat)
     sys.stdout.write(text)
     if args.out:
         with open(args.out, "a") as f:
