@@ -478,9 +478,9 @@ TI_TEST(general_shapes) {
  * Under AVX2 the maps whose positions fill 85 % of its plain GEMM's lanes (a last sliver of
  * at most 8 columns is one vector), K below 512, go by the plain GEMM: skipped there. */
 static int g_ct_wide_runs; /* of the wide cases, under AVX-512 */
+static int g_ct_col_own; /* runs where a GEMM's last column is summed in its own order */
 #ifdef TI__X86_SIMD
 static int g_ct_avx2_runs, g_ct_avx2_plain; /* narrow cases under AVX2: transposed, plain */
-static int g_ct_col_own; /* runs where a GEMM's last column is summed in its own order */
 static int avx2_plain(const ti__convp *p) {
     int64_t sp = (int64_t)p->out_sp, lanes = (sp + 7) / 8 * 8, full = (sp + 15) / 16 * 16;
     if (sp % 16 > 8 || sp % 16 == 0) lanes = full;
