@@ -111,7 +111,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void) {
                                       {ti__mp_c_s1, ti__mp_c_s2},
                                       ti__dw_taps_c, ti__dw_copy_c, ti__dw_split_c,
                                       ti__dw_max_c, ti__dw_sum_c, NULL, {NULL, NULL}, {NULL, NULL},
-                                      NULL};
+                                      NULL, 0};
 #ifdef TI__X86_SIMD
     int isa = ti__cpu_isa();
     if (isa >= TI__ISA_AVX512) return ti__dw_avx512_isa();
@@ -449,18 +449,17 @@ TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, size_t begin, size_t end
  *   a call: MobileNetV2's 96 @ 112 0.225 -> 0.140 ms, 144 @ 56 0.084 -> 0.054, 192 @ 28
  *   (from the small-plane path) 0.038 -> 0.025; at rows of 7 the small-plane path stays
  *   (576 @ 14: 0.041 there, 0.051 by rows);
- * - stride 1, 3x3 and 5x5 with rows of TI__DW_S1ROWS_MIN outputs or more, four output rows a
- *   call from the K + 3 input rows they read: MobileNetV2's 32 @ 112 0.157 -> 0.107 ms,
- *   144 @ 56 0.174 -> 0.135, 192 @ 28 0.059 -> 0.048, 384 @ 14 0.037 -> 0.030, 576 @ 14
- *   0.056 -> 0.046; EfficientNet-B0's 5x5: 240 @ 28 0.163 -> 0.120, 672 @ 14 0.153 ->
- *   0.095. At 7 x 7 about as the small-plane path (3x3 960: 0.035-0.039 both), which keeps
- *   those. */
-#define TI__DW_S1ROWS_MIN 12
+ * - stride 1, 3x3 and 5x5 with rows of the ISA's s1rows_min outputs or more, four output
+ *   rows a call from the K + 3 input rows they read. AVX-512 from 12: MobileNetV2's 32 @ 112
+ *   0.157 -> 0.107 ms, 144 @ 56 0.174 -> 0.135, 192 @ 28 0.059 -> 0.048, 384 @ 14 0.037 ->
+ *   0.030, 576 @ 14 0.056 -> 0.046; EfficientNet-B0's 5x5: 240 @ 28 0.163 -> 0.120, 672 @
+ *   14 0.153 -> 0.095. At 7 x 7 about as the small-plane path (3x3 960: 0.035-0.039 both),
+ *   which keeps those. AVX2 from 56 (conv_avx2.c's kernel says why). */
 TI__PRIVATE int ti__conv_dw_rows_ok(const ti__dw_isa *isa, const ti__convp *p) {
     int64_t K = p->k[1], pl = p->pb[2];
     if (p->s[1] == 2)
         return isa->rows[1] != NULL && K == 3 && p->out[2] >= 12 && pl >= 0 && pl <= 2;
-    return isa->rows[0] != NULL && p->out[2] >= TI__DW_S1ROWS_MIN && pl >= 0 && pl < K;
+    return isa->rows[0] != NULL && p->out[2] >= isa->s1rows_min && pl >= 0 && pl < K;
 }
 
 /* The first output row of band b of `bands` (b <= bands) on OH rows of OW floats: the row

@@ -855,6 +855,78 @@ TI_TEST(flat_taps_every_block_count) {
     free(y);
 }
 
+/* The depthwise row kernels (ti__dw_rows_fn, the ISAs that have them: AVX2 stride 1,
+ * AVX-512 both strides) on their own, against a double sum within the float bound: every
+ * row width from 1 to 70 and 112, K 3 and 5 (stride 2: 3), R 1 to 4 output rows (stride 2:
+ * 1 and 2), every left pad the contract allows, padding rows (NULL) at the top or bottom,
+ * clamp on and off; nothing written past n outputs of a row nor in the rows between. */
+TI_TEST(depthwise_row_kernels_every_width) {
+    enum { WMAX = 112, LDY = WMAX + 24 };
+    float *xin = (float *)malloc(8 * WMAX * sizeof(float));
+    float *y = (float *)malloc(4 * LDY * sizeof(float));
+    TI_REQUIRE(xin != NULL && y != NULL);
+    for (int i = 0; i < 8 * WMAX; i++) xin[i] = frand();
+    int ran = 0;
+    for (int ii = 1; ii < 3; ii++) {
+        if (ti__cpu_force_isa(ISAS[ii]) != ISAS[ii]) continue;
+        const ti__dw_isa *isa = ti__dw_pick_isa();
+        for (int S = 1; S <= 2; S++) {
+            ti__dw_rows_fn fn = isa->rows[S == 2];
+            if (fn == NULL) continue;
+            ran++;
+            for (int K = 3; K <= (S == 1 ? 5 : 3); K += 2)
+                for (int R = 1; R <= (S == 1 ? 4 : 2); R++)
+                    for (int64_t W = 1; W <= WMAX;
+                         W = W < 70 ? W + 1 : W < WMAX ? WMAX : WMAX + 1)
+                        for (int64_t pl = 0; pl < (S == 1 ? K : 3); pl++) {
+                            int64_t n = (W + 2 * pl - K) / S + 1;
+                            if (n < 1) continue;
+                            int nrows = S * (R - 1) + K, pad = (int)(urand() % 3);
+                            const float *xr[8];
+                            for (int r = 0; r < nrows; r++) { /* 1: top row, 2: bottom row */
+                                int none = (pad == 1 && r == 0) || (pad == 2 && r == nrows - 1);
+                                xr[r] = none ? NULL : xin + (size_t)r * WMAX;
+                            }
+                            float w[25], bias = frand(), lo = -0.6f, hi = 0.7f;
+                            for (int t = 0; t < K * K; t++) w[t] = frand();
+                            int clamp = (int)(urand() % 2);
+                            for (int i = 0; i < 4 * LDY; i++) y[i] = 1234.5f;
+                            fn(y, LDY, K, R, (size_t)n, xr, W, pl, w, bias, clamp, lo, hi);
+                            int bad = 0;
+                            for (int k = 0; k < 4; k++)
+                                for (int64_t o = 0; o < LDY; o++) {
+                                    double want = 1234.5, scale = 0.0;
+                                    if (k < R && o < n) {
+                                        want = bias, scale = fabs(bias);
+                                        for (int r = 0; r < K; r++)
+                                            for (int q = 0; q < K; q++) {
+                                                const float *row = xr[S * k + r];
+                                                int64_t col = S * o - pl + q;
+                                                if (row == NULL || col < 0 || col >= W) continue;
+                                                double v = (double)w[r * K + q] * row[col];
+                                                want += v;
+                                                scale += fabs(v);
+                                            }
+                                        if (clamp) want = want < lo ? lo : want > hi ? hi : want;
+                                    }
+                                    double got = y[k * LDY + o];
+                                    if (!(fabs(got - want) <= 2.5e-7 * (K * K + 4) * scale) &&
+                                        bad++ == 0)
+                                        printf("  %s S %d K %d R %d W %lld pl %lld pad %d: "
+                                               "y[%d][%lld] = %.9g, expected %.9g\n",
+                                               ti__cpu_isa_name(ISAS[ii]), S, K, R, (long long)W,
+                                               (long long)pl, pad, k, (long long)o, got, want);
+                                }
+                            TI_CHECK_EQ_INT(bad, 0);
+                        }
+        }
+    }
+    ti__cpu_force_isa(-1);
+    free(xin);
+    free(y);
+    if (ran == 0) TI_SKIP("no depthwise row kernels on this CPU");
+}
+
 /* The small-plane path (cpu/conv_fast.c; AVX-512's masked loads): 7 x 7-ish maps at
  * stride 1 with OW == W, up to 256 outputs at stride 2, symmetric and TF-SAME pads, odd
  * sizes, 1 x 1 and one-row maps, and shapes just past what it takes (the flat path then).
@@ -1212,6 +1284,7 @@ int main(void) {
     TI_RUN(pointwise_input_threads_same_bits);
     TI_RUN(winograd_prefetch_hint);
     TI_RUN(flat_taps_every_block_count); /* last: the others keep their random draws */
+    TI_RUN(depthwise_row_kernels_every_width);
     printf("path runs: direct %d, 1x1 %d, im2col %d, depthwise %d, winograd %d (F(2x2) %d), few "
            "channels %d; transposed GEMM %d\n", g_paths_run[0], g_paths_run[1], g_paths_run[2],
            g_paths_run[3], g_paths_run[4], g_wino23_runs, g_paths_run[TI__CONV_FEWC], g_ct_runs);

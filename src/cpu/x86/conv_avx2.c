@@ -483,6 +483,103 @@ ti__fewc256_s2(float *y, size_t ldy, int mv, int np, const float *x, const int32
     ti__fewc256(2, y, ldy, mv, np, x, off, taps, w, bias, clamp, lo, hi);
 }
 
+/* Lanes of columns c .. c + 7 inside a row of W floats, as a maskload mask. */
+TI__X86_INLINE TI__TARGET_AVX2 __m256i ti__dw256_rmask(int64_t c, int64_t W) {
+    int64_t lo = c < 0 ? -c : 0, hi = W - c; /* lanes [lo, hi) */
+    return _mm256_andnot_si256(ti__dw256_mask((long)TI__MIN(lo, (int64_t)8)),
+                               ti__dw256_mask((long)TI__MIN(hi, (int64_t)8)));
+}
+/* The stride-1 row kernel (ti__dw_rows_fn), as conv_avx512.c's with vectors of 8 and no
+ * lane shifts: tap q of output vector v (outputs 8 v ..) is an unaligned load of input
+ * columns 8 v - pl + q .. of each input row in place (masked to the row on a row's first
+ * and last vectors, EDGE). Up to four output rows at a time, so each input row's loads
+ * serve all the output rows it feeds: K loads an input row for K FMAs an output row it
+ * feeds. The last vector of a row not a multiple of 8 is the row's last 8 outputs again
+ * (the same bits twice): no masked store. One chain per output, taps in order from the
+ * bias, as the flat path, so the same bits (padding rows skipped: their taps add zeros).
+ * The flat path copies each plane's rows into its padded buffer and the outputs back out
+ * (ti__dw256_copy 5.6 % of MobileNetV2 at 1 thread, perf, where its loads from L2 wait).
+ * Zen 3, rows of 56 outputs or more (ti__dw_isa.s1rows_min): MobileNetV2's 32 @ 112 in the
+ * model 0.254 -> 0.183 ms, 144 @ 56 0.252 -> 0.203 (per-node minima, bench/ab.py); below
+ * that the edge vectors' masked loads lose (bench/conv.c, in cache: 192 @ 28 0.086 ->
+ * 0.108, 384 @ 14 0.054 -> 0.065, 5x5 672 @ 14 0.188 -> 0.222). */
+#define TI__DWS1_FMA(k, q)                                                                   \
+    if (R > k && r >= k && r - k < K)                                                        \
+        a##k = _mm256_fmadd_ps(wv[(r - k) * K + q], t, a##k);
+#define TI__DWS1_TAP(q)                                                                      \
+    if (K > q) {                                                                             \
+        __m256 t = EDGE ? _mm256_maskload_ps(p + s + q, m##q) : _mm256_loadu_ps(p + s + q);   \
+        TI__DWS1_FMA(0, q) TI__DWS1_FMA(1, q) TI__DWS1_FMA(2, q) TI__DWS1_FMA(3, q)          \
+    }
+/* Output vector i .. i + 7 of R rows (EDGE: its loads masked to the row, its store to n). */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__dws1_vec256(const int K, const int R, const int EDGE,
+                                                    float *y, size_t ldy, size_t n, size_t i,
+                                                    const float *const *x, int64_t W,
+                                                    int64_t pl, const __m256 *wv, __m256 vb,
+                                                    int clamp, __m256 vlo, __m256 vhi) {
+    int64_t s = (int64_t)i - pl;
+    __m256i m0 = _mm256_setzero_si256(), m1 = m0, m2 = m0, m3 = m0, m4 = m0;
+    if (EDGE) {
+        m0 = ti__dw256_rmask(s, W), m1 = ti__dw256_rmask(s + 1, W);
+        m2 = ti__dw256_rmask(s + 2, W), m3 = ti__dw256_rmask(s + 3, W);
+        m4 = ti__dw256_rmask(s + 4, W);
+    }
+    __m256 a0 = vb, a1 = vb, a2 = vb, a3 = vb;
+    TI__UNROLL8 for (int r = 0; r < R + K - 1; r++) {
+        const float *p = x[r];
+        if (p == NULL) continue; /* a padding row: its taps would add zeros */
+        TI__DWS1_TAP(0) TI__DWS1_TAP(1) TI__DWS1_TAP(2) TI__DWS1_TAP(3) TI__DWS1_TAP(4)
+    }
+#define TI__DWS1_STORE(k)                                                                    \
+    if (R > k) {                                                                             \
+        __m256 o = clamp ? _mm256_min_ps(_mm256_max_ps(a##k, vlo), vhi) : a##k;              \
+        if (EDGE && n - i < 8) _mm256_maskstore_ps(y + k * ldy + i, sm, o);                   \
+        else _mm256_storeu_ps(y + k * ldy + i, o);                                           \
+    }
+    __m256i sm = ti__dw256_mask((long)(n - i));
+    TI__DWS1_STORE(0) TI__DWS1_STORE(1) TI__DWS1_STORE(2) TI__DWS1_STORE(3)
+#undef TI__DWS1_STORE
+}
+#undef TI__DWS1_TAP
+#undef TI__DWS1_FMA
+/* The vectors whose K loads lie inside the row (8 v - pl >= 0, 8 v - pl + 7 + K - 1 < W,
+ * whole outputs) unmasked, the others masked. */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__dws1_rows256(const int K, const int R, float *y,
+                                                     size_t ldy, size_t n,
+                                                     const float *const *x, int64_t W,
+                                                     int64_t pl, const float *w, __m256 vb,
+                                                     int clamp, __m256 vlo, __m256 vhi) {
+    __m256 wv[25]; /* the weights broadcast once a call */
+    for (int t = 0; t < K * K; t++) wv[t] = _mm256_set1_ps(w[t]);
+    for (size_t i = 0; i < n; i += 8) {
+        if (n - i < 8 && n >= 8) i = n - 8; /* the last 8 again: no masked store */
+        int64_t s = (int64_t)i - pl;
+        if (s >= 0 && s + 7 + K - 1 < W && n - i >= 8)
+            ti__dws1_vec256(K, R, 0, y, ldy, n, i, x, W, pl, wv, vb, clamp, vlo, vhi);
+        else
+            ti__dws1_vec256(K, R, 1, y, ldy, n, i, x, W, pl, wv, vb, clamp, vlo, vhi);
+    }
+}
+#define TI__DWS1_CASE(K, R)                                                                  \
+    case R: ti__dws1_rows256(K, R, y, ldy, n, x, W, pl, w, vb, clamp, vlo, vhi); break;
+static __attribute__((noinline, unused)) TI__TARGET_AVX2 void
+ti__dw256_s1rows(float *y, size_t ldy, int K, int R, size_t n, const float *const *x,
+                 int64_t W, int64_t pl, const float *w, float bias, int clamp, float lo,
+                 float hi) {
+    __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi), vb = _mm256_set1_ps(bias);
+    if (K == 5)
+        switch (R) {
+            TI__DWS1_CASE(5, 4) TI__DWS1_CASE(5, 3) TI__DWS1_CASE(5, 2)
+        default: ti__dws1_rows256(5, 1, y, ldy, n, x, W, pl, w, vb, clamp, vlo, vhi); break;
+        }
+    else
+        switch (R) {
+            TI__DWS1_CASE(3, 4) TI__DWS1_CASE(3, 3) TI__DWS1_CASE(3, 2)
+        default: ti__dws1_rows256(3, 1, y, ldy, n, x, W, pl, w, vb, clamp, vlo, vhi); break;
+        }
+}
+#undef TI__DWS1_CASE
+
 TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
     static const ti__dw_isa isa = {TI__ISA_AVX2,
                                    {{ti__dw256_k3s1, ti__dw256_k3s2},
@@ -490,8 +587,9 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
                                    {ti__mp256_s1, ti__mp256_s2},
                                    ti__dw256_taps, ti__dw256_copy, ti__dw256_split,
                                    ti__dw256_max, ti__ssum_avx2, NULL,
-                                   {ti__fewc256_s1, ti__fewc256_s2}, {NULL, NULL},
-                                   ti__mp256_k3s2};
+                                   {ti__fewc256_s1, ti__fewc256_s2},
+                                   {ti__dw256_s1rows, NULL},
+                                   ti__mp256_k3s2, 56};
     return &isa;
 }
 #endif /* TI__X86_SIMD */

@@ -578,7 +578,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
                                    ti__dw512_max, ti__ssum_avx512, ti__dw512_small,
                                    {ti__fewc512_s1, ti__fewc512_s2},
                                    {ti__dw512_s1rows, ti__dw512_s2rows},
-                                   ti__mp512_k3s2};
+                                   ti__mp512_k3s2, 12};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
