@@ -1474,6 +1474,22 @@ typedef void (*ti__conv_fewc_fn)(float *y, size_t ldy, int mv, int np, const flo
 typedef void (*ti__dw_rows_fn)(float *y, size_t ldy, int K, int R, size_t n,
                                const float *const *x, int64_t W, int64_t pl, const float *w,
                                float bias, int clamp, float lo, float hi);
+/* A stride-1 row kernel's dispatch on its arguments K (3 or 5) and R (1 to 4): CALL(k, r)
+ * with both as constants, for the ISA files' inlined bodies (cpu/x86/conv_avx*.c). */
+#define TI__DWS1_DISPATCH(CALL)                                                              \
+    do {                                                                                     \
+        if (K == 5) {                                                                        \
+            if (R >= 4) CALL(5, 4);                                                          \
+            else if (R == 3) CALL(5, 3);                                                     \
+            else if (R == 2) CALL(5, 2);                                                     \
+            else CALL(5, 1);                                                                 \
+        } else {                                                                             \
+            if (R >= 4) CALL(3, 4);                                                          \
+            else if (R == 3) CALL(3, 3);                                                     \
+            else if (R == 2) CALL(3, 2);                                                     \
+            else CALL(3, 1);                                                                 \
+        }                                                                                    \
+    } while (0)
 typedef struct ti__dw_isa {
     int isa;
     ti__dw_row_fn row[2][2];
@@ -27477,25 +27493,15 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__dws1_rows256(const int K, const int R, f
             ti__dws1_vec256(K, R, 1, y, ldy, n, i, x, W, pl, wv, vb, clamp, vlo, vhi);
     }
 }
-#define TI__DWS1_CASE(K, R)                                                                  \
-    case R: ti__dws1_rows256(K, R, y, ldy, n, x, W, pl, w, vb, clamp, vlo, vhi); break;
+#define TI__DWS1_CALL(k, r) ti__dws1_rows256(k, r, y, ldy, n, x, W, pl, w, vb, clamp, vlo, vhi)
 static __attribute__((noinline, unused)) TI__TARGET_AVX2 void
 ti__dw256_s1rows(float *y, size_t ldy, int K, int R, size_t n, const float *const *x,
                  int64_t W, int64_t pl, const float *w, float bias, int clamp, float lo,
                  float hi) {
     __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi), vb = _mm256_set1_ps(bias);
-    if (K == 5)
-        switch (R) {
-            TI__DWS1_CASE(5, 4) TI__DWS1_CASE(5, 3) TI__DWS1_CASE(5, 2)
-        default: ti__dws1_rows256(5, 1, y, ldy, n, x, W, pl, w, vb, clamp, vlo, vhi); break;
-        }
-    else
-        switch (R) {
-            TI__DWS1_CASE(3, 4) TI__DWS1_CASE(3, 3) TI__DWS1_CASE(3, 2)
-        default: ti__dws1_rows256(3, 1, y, ldy, n, x, W, pl, w, vb, clamp, vlo, vhi); break;
-        }
+    TI__DWS1_DISPATCH(TI__DWS1_CALL);
 }
-#undef TI__DWS1_CASE
+#undef TI__DWS1_CALL
 
 TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
     static const ti__dw_isa isa = {TI__ISA_AVX2,
@@ -28064,25 +28070,15 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dws1_rows(const int K, const int R, fl
 }
 #undef TI__DWS1_TAP
 #undef TI__DWS1_FMA
-#define TI__DWS1_CASE(K, R)                                                                  \
-    case R: ti__dws1_rows(K, R, y, ldy, n, x, W, pl, w, vb, clamp, vlo, vhi); break;
+#define TI__DWS1_CALL(k, r) ti__dws1_rows(k, r, y, ldy, n, x, W, pl, w, vb, clamp, vlo, vhi)
 static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
 ti__dw512_s1rows(float *y, size_t ldy, int K, int R, size_t n, const float *const *x,
                  int64_t W, int64_t pl, const float *w, float bias, int clamp, float lo,
                  float hi) {
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi), vb = _mm512_set1_ps(bias);
-    if (K == 5)
-        switch (R) {
-            TI__DWS1_CASE(5, 4) TI__DWS1_CASE(5, 3) TI__DWS1_CASE(5, 2)
-        default: ti__dws1_rows(5, 1, y, ldy, n, x, W, pl, w, vb, clamp, vlo, vhi); break;
-        }
-    else
-        switch (R) {
-            TI__DWS1_CASE(3, 4) TI__DWS1_CASE(3, 3) TI__DWS1_CASE(3, 2)
-        default: ti__dws1_rows(3, 1, y, ldy, n, x, W, pl, w, vb, clamp, vlo, vhi); break;
-        }
+    TI__DWS1_DISPATCH(TI__DWS1_CALL);
 }
-#undef TI__DWS1_CASE
+#undef TI__DWS1_CALL
 
 TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
     static const ti__dw_isa isa = {TI__ISA_AVX512,

@@ -418,6 +418,22 @@ typedef void (*ti__conv_fewc_fn)(float *y, size_t ldy, int mv, int np, const flo
 typedef void (*ti__dw_rows_fn)(float *y, size_t ldy, int K, int R, size_t n,
                                const float *const *x, int64_t W, int64_t pl, const float *w,
                                float bias, int clamp, float lo, float hi);
+/* A stride-1 row kernel's dispatch on its arguments K (3 or 5) and R (1 to 4): CALL(k, r)
+ * with both as constants, for the ISA files' inlined bodies (cpu/x86/conv_avx*.c). */
+#define TI__DWS1_DISPATCH(CALL)                                                              \
+    do {                                                                                     \
+        if (K == 5) {                                                                        \
+            if (R >= 4) CALL(5, 4);                                                          \
+            else if (R == 3) CALL(5, 3);                                                     \
+            else if (R == 2) CALL(5, 2);                                                     \
+            else CALL(5, 1);                                                                 \
+        } else {                                                                             \
+            if (R >= 4) CALL(3, 4);                                                          \
+            else if (R == 3) CALL(3, 3);                                                     \
+            else if (R == 2) CALL(3, 2);                                                     \
+            else CALL(3, 1);                                                                 \
+        }                                                                                    \
+    } while (0)
 typedef struct ti__dw_isa {
     int isa;
     ti__dw_row_fn row[2][2];

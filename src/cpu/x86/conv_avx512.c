@@ -549,25 +549,15 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dws1_rows(const int K, const int R, fl
 }
 #undef TI__DWS1_TAP
 #undef TI__DWS1_FMA
-#define TI__DWS1_CASE(K, R)                                                                  \
-    case R: ti__dws1_rows(K, R, y, ldy, n, x, W, pl, w, vb, clamp, vlo, vhi); break;
+#define TI__DWS1_CALL(k, r) ti__dws1_rows(k, r, y, ldy, n, x, W, pl, w, vb, clamp, vlo, vhi)
 static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
 ti__dw512_s1rows(float *y, size_t ldy, int K, int R, size_t n, const float *const *x,
                  int64_t W, int64_t pl, const float *w, float bias, int clamp, float lo,
                  float hi) {
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi), vb = _mm512_set1_ps(bias);
-    if (K == 5)
-        switch (R) {
-            TI__DWS1_CASE(5, 4) TI__DWS1_CASE(5, 3) TI__DWS1_CASE(5, 2)
-        default: ti__dws1_rows(5, 1, y, ldy, n, x, W, pl, w, vb, clamp, vlo, vhi); break;
-        }
-    else
-        switch (R) {
-            TI__DWS1_CASE(3, 4) TI__DWS1_CASE(3, 3) TI__DWS1_CASE(3, 2)
-        default: ti__dws1_rows(3, 1, y, ldy, n, x, W, pl, w, vb, clamp, vlo, vhi); break;
-        }
+    TI__DWS1_DISPATCH(TI__DWS1_CALL);
 }
-#undef TI__DWS1_CASE
+#undef TI__DWS1_CALL
 
 TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
     static const ti__dw_isa isa = {TI__ISA_AVX512,
