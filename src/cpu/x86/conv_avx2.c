@@ -496,7 +496,8 @@ TI__X86_INLINE TI__TARGET_AVX2 __m256i ti__dw256_rmask(int64_t c, int64_t W) {
  * serve all the output rows it feeds: K loads an input row for K FMAs an output row it
  * feeds. The last vector of a row not a multiple of 8 is the row's last 8 outputs again
  * (the same bits twice): no masked store. One chain per output, taps in order from the
- * bias, as the flat path, so the same bits (padding rows skipped: their taps add zeros).
+ * bias, as the flat path, so the same bits but for the sign of a zero sum: padding rows are
+ * skipped where the flat path adds w * 0 (a bias of -0 with every product 0 stays -0).
  * The flat path copies each plane's rows into its padded buffer and the outputs back out
  * (ti__dw256_copy 5.6 % of MobileNetV2 at 1 thread, perf, where its loads from L2 wait).
  * Zen 3, rows of 56 outputs or more (ti__dw_isa.s1rows_min): MobileNetV2's 32 @ 112 in the
