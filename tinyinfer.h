@@ -1005,14 +1005,16 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 #define TI__TARGET_AVX2 __attribute__((target("avx2,fma")))
 #define TI__TARGET_AVX512 __attribute__((target("avx512f,avx2,fma")))
 #define TI__X86_INLINE static __inline__ __attribute__((always_inline, unused))
-/* Unrolls the next loop (up to 5 or 8 trips) where the compiler knows the request: GCC >= 8 and
- * Clang; older GCC would warn about an unknown pragma. */
+/* Unrolls the next loop (up to 5, 8 or 16 trips) where the compiler knows the request: GCC >= 8
+ * and Clang; older GCC would warn about an unknown pragma. */
 #if defined(__clang__) || __GNUC__ >= 8
 #define TI__UNROLL5 _Pragma("GCC unroll 5")
 #define TI__UNROLL8 _Pragma("GCC unroll 8")
+#define TI__UNROLL16 _Pragma("GCC unroll 16")
 #else
 #define TI__UNROLL5
 #define TI__UNROLL8
+#define TI__UNROLL16
 #endif
 /* AVX512-VNNI (VPDPBUSD, the 8-bit GEMM of cpu/x86/qgemm_vnni.c) needs GCC >= 8 or Clang
  * >= 6 to know the target name; older compilers build without that kernel. Its level also
@@ -1455,6 +1457,28 @@ typedef float (*ti__dw_sum_fn)(const float *x, size_t n);
 typedef void (*ti__dw_small_fn)(float *y, size_t n, const float *x, const int32_t *off,
                                 const uint16_t *mask, const float *w, int taps, float bias,
                                 int clamp, float lo, float hi);
+/* A small depthwise conv, sixteen planes at once with a channel in each lane (cpu/conv_fast.c,
+ * the lane path). The geometry: H x W -> OH x OW, K x K taps, stride S, pads pt (top) and pl
+ * (left), the right and bottom ones what is left of the Hp = (OH - 1) S + K rows and Wp =
+ * (OW - 1) S + K columns the taps reach; planes in_sp and out_sp floats apart. */
+typedef struct ti__dw_lane_geo {
+    int64_t H, W, OH, OW, pt, pl, Hp, Wp;
+    size_t in_sp, out_sp;
+    int K, S;
+} ti__dw_lane_geo;
+/* Floats of the lane path's padded input (Hp x Wp positions of 16 floats, then the 8 S
+ * positions the last row's last 8 outputs read past it) and of its outputs (OH x OW of 16):
+ * the bounds of the maps it takes (ti__conv_dw_lanes_ok). */
+#define TI__DWL_IN_FLOATS 5120 /* 20 KiB: 14 x 14 -> 7 x 7 at 5x5 / 2 takes 4864 */
+#define TI__DWL_OUT_POS 64
+/* For planes c < 16 (x + c in_sp, y + c out_sp, taps w[c K K ..], bias[c] or 0 when bias is
+ * NULL): y = bias + sum of the taps in ti__dw_rows_fn's order, then the clamp as
+ * ti__dw_row_fn. buf: TI__DWL_IN_FLOATS + 16 TI__DWL_OUT_POS + 16 K K floats, 64-byte
+ * aligned. Reads only the 16 planes' H x W inputs, writes only their OH x OW outputs. NULL
+ * where an ISA has none. */
+typedef void (*ti__dw_lanes_fn)(const ti__dw_lane_geo *g, float *y, const float *x,
+                                const float *w, const float *bias, int clamp, float lo,
+                                float hi, float *buf);
 /* A conv with few products per output (cpu/conv_fast.c, the few-channel path): for m < mv
  * (<= 16) and r < np (<= 16),
  *   y[m * ldy + r] = bias[m] + sum over t < taps of w[t * 16 + m] * x[off[t] + r * S]
@@ -1500,6 +1524,7 @@ typedef struct ti__dw_isa {
     ti__dw_max_fn pool_max;
     ti__dw_sum_fn sum;
     ti__dw_small_fn small;
+    ti__dw_lanes_fn lanes;
     ti__conv_fewc_fn fewc[2];
     ti__dw_rows_fn rows[2]; /* [S == 2] */
     ti__maxpool_k3s2_fn mp_k3s2;
@@ -6779,8 +6804,8 @@ TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void) {
                                        {ti__dw_c_k5s1, ti__dw_c_k5s2}},
                                       {ti__mp_c_s1, ti__mp_c_s2},
                                       ti__dw_taps_c, ti__dw_copy_c, ti__dw_split_c,
-                                      ti__dw_max_c, ti__dw_sum_c, NULL, {NULL, NULL}, {NULL, NULL},
-                                      NULL, 0};
+                                      ti__dw_max_c, ti__dw_sum_c, NULL, NULL, {NULL, NULL},
+                                      {NULL, NULL}, NULL, 0};
 #ifdef TI__X86_SIMD
     int isa = ti__cpu_isa();
     if (isa >= TI__ISA_AVX512) return ti__dw_avx512_isa();
@@ -6822,6 +6847,8 @@ typedef struct ti__dw_job {
     float act_a, act_b, lo, hi;
     int small; /* 1: the small-plane path, planned in sp, with the taps' masks */
     int rows; /* 1: a row path (ti__conv_dw_rows_ok) */
+    int lanes; /* 1: the lane path (ti__conv_dw_lanes_ok): items are blocks of 16 planes */
+    ti__dw_lane_geo lg;
     size_t bands; /* the row path's bands of output rows a plane (ti__conv_dw_bands) */
     int64_t band_row[TI_MAX_THREADS + 1]; /* band b: output rows [band_row[b], band_row[b+1]) */
     ti__dw_small sp;
@@ -7208,9 +7235,14 @@ TI__PRIVATE void ti__conv_dw_rows(const ti__dw_job *j, size_t begin, size_t end)
  * row path or the small-plane path where one applies, else the flat path where a row fits
  * its buffer, else ti__conv_dw_planes_wide. */
 TI__PRIVATE void ti__conv_dw_planes_wide(const ti__dw_job *j, size_t begin, size_t end);
+TI__PRIVATE void ti__conv_dw_lanes(const ti__dw_job *j, size_t begin, size_t end);
 TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
     const ti__dw_job *j = (const ti__dw_job *)ctx;
     const ti__convp *p = j->p;
+    if (j->lanes) {
+        ti__conv_dw_lanes(j, begin, end);
+        return;
+    }
     if (j->rows) {
         ti__conv_dw_rows(j, begin, end);
         return;
@@ -7229,6 +7261,46 @@ TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
                         j->act != TI__ACT_NONE && !j->clamp ? ti__conv_dw_post : NULL, ctx);
     else
         ti__conv_dw_planes_wide(j, begin, end);
+}
+
+/* ---- the lane path ----
+ * Sixteen planes at once, a plane in each lane of AVX-512's vectors (ti__dw_lanes_fn), where
+ * the outputs of a plane are few (at most TI__DWL_OUT_POS: 7 x 7 maps, and 14 x 14 inputs at
+ * stride 2) and their padded inputs fit the kernel's buffer. A last block of fewer than 16
+ * planes takes the plane-by-plane paths. */
+TI__PRIVATE int ti__conv_dw_lanes_ok(const ti__dw_isa *isa, const ti__convp *p,
+                                     ti__dw_lane_geo *g) {
+    memset(g, 0, sizeof *g);
+    g->K = (int)p->k[1], g->S = (int)p->s[1], g->H = p->in[1], g->W = p->in[2];
+    g->OH = p->out[1], g->OW = p->out[2], g->pt = p->pb[1], g->pl = p->pb[2];
+    g->Hp = (g->OH - 1) * g->S + g->K, g->Wp = (g->OW - 1) * g->S + g->K;
+    g->in_sp = p->in_sp, g->out_sp = p->out_sp;
+    return isa->lanes != NULL && p->m >= 16 && g->OH > 0 && g->OW > 0 &&
+           g->OH * g->OW <= TI__DWL_OUT_POS && g->pt >= 0 && g->pl >= 0 && g->pt < g->K &&
+           g->pl < g->K && (g->Hp * g->Wp + 8 * g->S) * 16 <= TI__DWL_IN_FLOATS;
+}
+
+/* Items [begin, end): block i is planes [16 b, 16 b + 16) of image i / B (B = ceil(M / 16)
+ * blocks an image, b = i % B), the last one of an image maybe fewer. */
+TI__PRIVATE void ti__conv_dw_lanes(const ti__dw_job *j, size_t begin, size_t end) {
+    const ti__convp *p = j->p;
+    size_t M = (size_t)p->m, B = (M + 15) / 16, kk = (size_t)(p->k[1] * p->k[1]);
+    float buf[TI__DWL_IN_FLOATS + 16 * TI__DWL_OUT_POS + 16 * 25 + 16];
+    float *al = (float *)(void *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
+    int post = j->act != TI__ACT_NONE && !j->clamp;
+    for (size_t it = begin; it < end; it++) {
+        size_t m0 = it % B * 16, pln = it / B * M + m0, np = TI__MIN((size_t)16, M - m0);
+        float *y = j->y + pln * p->out_sp;
+        if (np < 16) { /* a part block: plane by plane */
+            ti__dw_job one = *j;
+            one.lanes = 0;
+            ti__conv_dw_planes(&one, pln, pln + np);
+            continue;
+        }
+        j->isa->lanes(&j->lg, y, j->x + pln * p->in_sp, j->w + m0 * kk,
+                      j->b != NULL ? j->b + m0 : NULL, j->clamp, j->lo, j->hi, al);
+        if (post) ti__conv_dw_post((void *)j, y, 16 * p->out_sp);
+    }
 }
 
 /* Rows too wide for the flat path's buffer (about 1200 outputs at 3x3 / 1, 380 at 5x5 / 2):
@@ -7311,11 +7383,16 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
     j.row = isa->row[p->k[1] == 5][p->s[1] == 2];
     j.isa = isa;
     j.rows = ti__conv_dw_rows_ok(isa, p);
-    j.small = !j.rows && ti__dw_small_plan(&j, &j.sp);
+    j.lanes = !j.rows && ti__conv_dw_lanes_ok(isa, p, &j.lg);
+    j.small = !j.rows && ti__dw_small_plan(&j, &j.sp); /* and the lane path's part blocks */
     if (j.small) ti__dw_small_masks(p, &j.sp, j.mask);
     size_t threads = j.rows && k->node->bands_ok ? (size_t)ti__threadpool_size(k->tp) : 1;
     j.bands = ti__conv_dw_bands(p, threads, j.band_row);
     size_t items = (size_t)(p->n * p->m) * j.bands, work = p->out_sp / j.bands * p->kprod;
+    if (j.lanes) { /* blocks of 16 planes */
+        items = (size_t)p->n * (((size_t)p->m + 15) / 16);
+        work *= 16;
+    }
     ti__parallel_for(k->tp, items, work > 65536 ? 1 : 65536 / (work + 1) + 1, ti__conv_dw_planes,
                      &j);
 }
@@ -25745,7 +25822,8 @@ TI__PRIVATE const ti__dw_isa *ti__dw_neon_isa(void) {
                                    {{ti__dwn_k3s1, ti__dwn_k3s2}, {ti__dwn_k5s1, ti__dwn_k5s2}},
                                    {ti__mpn_s1, ti__mpn_s2},
                                    ti__dwn_taps, ti__dwn_copy, ti__dwn_split,
-                                   ti__dwn_max, ti__ssum_neon, NULL, {NULL, NULL}, {NULL, NULL},
+                                   ti__dwn_max, ti__ssum_neon, NULL, NULL, {NULL, NULL},
+                                   {NULL, NULL},
                                    ti__mpn_k3s2, 0};
     return &isa;
 }
@@ -27510,7 +27588,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
                                     {ti__dw256_k5s1, ti__dw256_k5s2}},
                                    {ti__mp256_s1, ti__mp256_s2},
                                    ti__dw256_taps, ti__dw256_copy, ti__dw256_split,
-                                   ti__dw256_max, ti__ssum_avx2, NULL,
+                                   ti__dw256_max, ti__ssum_avx2, NULL, NULL,
                                    {ti__fewc256_s1, ti__fewc256_s2},
                                    {ti__dw256_s1rows, NULL},
                                    ti__mp256_k3s2, 56};
@@ -27533,6 +27611,34 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
 /* Mask of the first n of 16 lanes (n may be <= 0 or >= 16). */
 TI__X86_INLINE TI__TARGET_AVX512 __mmask16 ti__dw512_mask(long n) {
     return n <= 0 ? (__mmask16)0 : n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1u);
+}
+
+/* Transposes the 16 x 16 block x (x[r] holds row r) into u (u[q] holds column q): pairs of
+ * rows interleaved, then quads, then the 128-bit lanes twice. x is overwritten. Here for the
+ * lane path below and for gemm_avx512.c's transposed store and A packing (after this file). */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_transpose16(__m512 *x, __m512 *u) {
+    /* unrolled, so that x and u stay in registers (as loops, the lane path spent a third of its
+     * time storing and reloading them) */
+    TI__UNROLL8 for (int i = 0; i < 8; i++) { /* lane L: rows 2i, 2i + 1, columns 4L .. 4L + 3 */
+        u[2 * i] = _mm512_unpacklo_ps(x[2 * i], x[2 * i + 1]);
+        u[2 * i + 1] = _mm512_unpackhi_ps(x[2 * i], x[2 * i + 1]);
+    }
+    TI__UNROLL8 for (int i = 0; i < 4; i++) { /* x[4i + e], lane L: rows 4i .. 4i + 3, col 4L + e */
+        x[4 * i] = _mm512_shuffle_ps(u[4 * i], u[4 * i + 2], 0x44);
+        x[4 * i + 1] = _mm512_shuffle_ps(u[4 * i], u[4 * i + 2], 0xEE);
+        x[4 * i + 2] = _mm512_shuffle_ps(u[4 * i + 1], u[4 * i + 3], 0x44);
+        x[4 * i + 3] = _mm512_shuffle_ps(u[4 * i + 1], u[4 * i + 3], 0xEE);
+    }
+    TI__UNROLL8 for (int e = 0; e < 4; e++) { /* column 4L + e: lane L of x[e], x[4 + e], .. */
+        __m512 a = _mm512_shuffle_f32x4(x[e], x[4 + e], 0x88);
+        __m512 b = _mm512_shuffle_f32x4(x[e], x[4 + e], 0xDD);
+        __m512 g = _mm512_shuffle_f32x4(x[8 + e], x[12 + e], 0x88);
+        __m512 d = _mm512_shuffle_f32x4(x[8 + e], x[12 + e], 0xDD);
+        u[e] = _mm512_shuffle_f32x4(a, g, 0x88);
+        u[8 + e] = _mm512_shuffle_f32x4(a, g, 0xDD);
+        u[4 + e] = _mm512_shuffle_f32x4(b, d, 0x88);
+        u[12 + e] = _mm512_shuffle_f32x4(b, d, 0xDD);
+    }
 }
 
 /* Input lanes x[i * S] for the m outputs i < m (m <= 16) from p; lanes past m are zero. */
@@ -28081,6 +28187,110 @@ ti__dw512_s1rows(float *y, size_t ldy, int K, int R, size_t n, const float *cons
 }
 #undef TI__DWS1_CALL
 
+/* ---- the lane path (ti__dw_lanes_fn) ----
+ * Sixteen planes of a small map at once, plane c in lane c: their inputs transposed (16 x 16
+ * blocks in registers) into a buffer of padded positions of 16 floats, then up to 8 outputs
+ * of a row in registers, each tap one FMA an output with the tap's 16 weights as one vector
+ * (no masks, no broadcasts), then the outputs transposed back into the planes. The
+ * plane-by-plane small path (ti__dw512_small) fills a vector with positions of one plane: at
+ * 7 x 7 outputs 49 of 64 lanes, every tap's load masked and split across lines. */
+#define TI__DWL_ACC 8 /* outputs of a row a pass; the last pass of a row reads past it */
+#define TI__DWL_X8(S) S(0) S(1) S(2) S(3) S(4) S(5) S(6) S(7)
+TI__X86_INLINE TI__TARGET_AVX512 void ti__dwl512_rows(const int K, const int S,
+                                                      const ti__dw_lane_geo *g, const float *in,
+                                                      const __m512 *wv, __m512 vb, int clamp,
+                                                      __m512 vlo, __m512 vhi, float *out) {
+    size_t wp = (size_t)g->Wp, ow = (size_t)g->OW;
+    for (size_t oy = 0; oy < (size_t)g->OH; oy++)
+        for (size_t ox = 0; ox < ow; ox += TI__DWL_ACC) {
+#define TI__DWL_INIT(i) __m512 a##i = vb;
+            TI__DWL_X8(TI__DWL_INIT)
+#undef TI__DWL_INIT
+            const float *r0 = in + (oy * (size_t)S * wp + ox * (size_t)S) * 16;
+            TI__UNROLL5 for (int ky = 0; ky < K; ky++) {
+                const float *r = r0 + (size_t)ky * wp * 16;
+                TI__UNROLL5 for (int kx = 0; kx < K; kx++) {
+                    __m512 w = wv[ky * K + kx];
+                    const float *p = r + kx * 16;
+#define TI__DWL_FMA(i) a##i = _mm512_fmadd_ps(w, _mm512_load_ps(p + (i) * S * 16), a##i);
+                    TI__DWL_X8(TI__DWL_FMA)
+#undef TI__DWL_FMA
+                }
+            }
+            float *o = out + (oy * ow + ox) * 16;
+            size_t n = ow - ox;
+#define TI__DWL_STORE(i)                                                                     \
+    if (n > (i)) _mm512_store_ps(o + (i) * 16, clamp ? ti__dw512_clamp(a##i, vlo, vhi) : a##i);
+            TI__DWL_X8(TI__DWL_STORE)
+#undef TI__DWL_STORE
+        }
+}
+#undef TI__DWL_X8
+
+/* The padded input of the 16 planes at x into in: position (r, c) of the Hp x Wp padding at
+ * in + (r Wp + c) 16, zero outside the map, and the 8 S positions after the last zero. */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__dwl512_fill(const ti__dw_lane_geo *g, const float *x,
+                                                      float *in) {
+    const __m512 z = _mm512_setzero_ps();
+    int64_t Hp = g->Hp, Wp = g->Wp, pt = g->pt, pl = g->pl, W = g->W;
+    int64_t r1 = TI__MIN(Hp, pt + g->H), c1 = TI__MIN(Wp, pl + W); /* map rows, columns */
+    for (int64_t r = 0; r < Hp; r++) { /* the padding: runs of positions [a, b) of the buffer */
+        int64_t a = r * Wp, b = r + 1 < Hp ? a + Wp : a + Wp + 8 * g->S;
+        if (r >= pt && r < r1) { /* a map row: its left pad, then its right pad and beyond */
+            for (int64_t q = a; q < a + pl; q++) _mm512_store_ps(in + q * 16, z);
+            a += c1;
+        }
+        for (int64_t q = a; q < b; q++) _mm512_store_ps(in + q * 16, z);
+    }
+    if (r1 <= pt || c1 <= pl) return;
+    size_t n = (size_t)((r1 - pt) * W); /* the map's rows that the taps read, whole */
+    int64_t iy = 0, ix = 0;
+    for (size_t q0 = 0; q0 < n; q0 += 16) {
+        __mmask16 m = ti__dw512_mask((long)(n - q0));
+        __m512 v[16], u[16];
+        TI__UNROLL16 for (size_t c = 0; c < 16; c++)
+            v[c] = _mm512_maskz_loadu_ps(m, x + c * g->in_sp + q0);
+        ti__k512_transpose16(v, u);
+        TI__UNROLL16 for (size_t j = 0; j < 16; j++) {
+            if (q0 + j >= n) break;
+            if (pl + ix < c1) _mm512_store_ps(in + (size_t)((pt + iy) * Wp + pl + ix) * 16, u[j]);
+            if (++ix == W) ix = 0, iy++;
+        }
+    }
+}
+
+static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
+ti__dw512_lanes(const ti__dw_lane_geo *g, float *y, const float *x, const float *w,
+                const float *bias, int clamp, float lo, float hi, float *buf) {
+    float *in = buf, *out = buf + TI__DWL_IN_FLOATS, *wb = out + 16 * TI__DWL_OUT_POS;
+    size_t kk = (size_t)(g->K * g->K), n = (size_t)(g->OH * g->OW);
+    __m512 v[16], u[16];
+    for (size_t t0 = 0; t0 < kk; t0 += 16) { /* the taps' weights, a vector of 16 planes each */
+        __mmask16 m = ti__dw512_mask((long)(kk - t0));
+        TI__UNROLL16 for (size_t c = 0; c < 16; c++)
+            v[c] = _mm512_maskz_loadu_ps(m, w + c * kk + t0);
+        ti__k512_transpose16(v, u);
+        for (size_t j = 0; j < 16 && t0 + j < kk; j++) _mm512_store_ps(wb + (t0 + j) * 16, u[j]);
+    }
+    ti__dwl512_fill(g, x, in);
+    __m512 vb = bias != NULL ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
+    __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+    const __m512 *wv = (const __m512 *)(const void *)wb;
+    if (g->K == 5 && g->S == 1) ti__dwl512_rows(5, 1, g, in, wv, vb, clamp, vlo, vhi, out);
+    else if (g->K == 5) ti__dwl512_rows(5, 2, g, in, wv, vb, clamp, vlo, vhi, out);
+    else if (g->S == 1) ti__dwl512_rows(3, 1, g, in, wv, vb, clamp, vlo, vhi, out);
+    else ti__dwl512_rows(3, 2, g, in, wv, vb, clamp, vlo, vhi, out);
+    for (size_t p0 = 0; p0 < n; p0 += 16) { /* the outputs back into the planes */
+        size_t h = n - p0 < 16 ? n - p0 : 16;
+        TI__UNROLL16 for (size_t r = 0; r < 16; r++)
+            v[r] = r < h ? _mm512_load_ps(out + (p0 + r) * 16) : _mm512_setzero_ps();
+        ti__k512_transpose16(v, u);
+        __mmask16 m = ti__dw512_mask((long)h);
+        TI__UNROLL16 for (size_t c = 0; c < 16; c++)
+            _mm512_mask_storeu_ps(y + c * g->out_sp + p0, m, u[c]);
+    }
+}
+
 TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
     static const ti__dw_isa isa = {TI__ISA_AVX512,
                                    {{ti__dw512_k3s1, ti__dw512_k3s2},
@@ -28088,6 +28298,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
                                    {ti__mp512_s1, ti__mp512_s2},
                                    ti__dw512_taps, ti__dw512_copy, ti__dw512_split,
                                    ti__dw512_max, ti__ssum_avx512, ti__dw512_small,
+                                   ti__dw512_lanes,
                                    {ti__fewc512_s1, ti__fewc512_s2},
                                    {ti__dw512_s1rows, ti__dw512_s2rows},
                                    ti__mp512_k3s2, 12};
@@ -28834,31 +29045,6 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_col_avx512(int trans_a, size_t m, s
             float *cr = c + (r0 + r) * ldc, v = alpha * acc[r];
             *cr = beta != 0.0f ? v + beta * *cr : v;
         }
-    }
-}
-
-/* Transposes the 16 x 16 block x (x[r] holds row r) into u (u[q] holds column q): pairs of
- * rows interleaved, then quads, then the 128-bit lanes twice. x is overwritten. */
-TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_transpose16(__m512 *x, __m512 *u) {
-    for (int i = 0; i < 8; i++) { /* lane L: rows 2i, 2i + 1 of columns 4L .. 4L + 3 */
-        u[2 * i] = _mm512_unpacklo_ps(x[2 * i], x[2 * i + 1]);
-        u[2 * i + 1] = _mm512_unpackhi_ps(x[2 * i], x[2 * i + 1]);
-    }
-    for (int i = 0; i < 4; i++) { /* x[4i + e], lane L: rows 4i .. 4i + 3, column 4L + e */
-        x[4 * i] = _mm512_shuffle_ps(u[4 * i], u[4 * i + 2], 0x44);
-        x[4 * i + 1] = _mm512_shuffle_ps(u[4 * i], u[4 * i + 2], 0xEE);
-        x[4 * i + 2] = _mm512_shuffle_ps(u[4 * i + 1], u[4 * i + 3], 0x44);
-        x[4 * i + 3] = _mm512_shuffle_ps(u[4 * i + 1], u[4 * i + 3], 0xEE);
-    }
-    for (int e = 0; e < 4; e++) { /* column 4L + e: lane L of x[e], x[4 + e], .. */
-        __m512 a = _mm512_shuffle_f32x4(x[e], x[4 + e], 0x88);
-        __m512 b = _mm512_shuffle_f32x4(x[e], x[4 + e], 0xDD);
-        __m512 g = _mm512_shuffle_f32x4(x[8 + e], x[12 + e], 0x88);
-        __m512 d = _mm512_shuffle_f32x4(x[8 + e], x[12 + e], 0xDD);
-        u[e] = _mm512_shuffle_f32x4(a, g, 0x88);
-        u[8 + e] = _mm512_shuffle_f32x4(a, g, 0xDD);
-        u[4 + e] = _mm512_shuffle_f32x4(b, d, 0x88);
-        u[12 + e] = _mm512_shuffle_f32x4(b, d, 0xDD);
     }
 }
 

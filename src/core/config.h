@@ -59,14 +59,16 @@
 #define TI__TARGET_AVX2 __attribute__((target("avx2,fma")))
 #define TI__TARGET_AVX512 __attribute__((target("avx512f,avx2,fma")))
 #define TI__X86_INLINE static __inline__ __attribute__((always_inline, unused))
-/* Unrolls the next loop (up to 5 or 8 trips) where the compiler knows the request: GCC >= 8 and
- * Clang; older GCC would warn about an unknown pragma. */
+/* Unrolls the next loop (up to 5, 8 or 16 trips) where the compiler knows the request: GCC >= 8
+ * and Clang; older GCC would warn about an unknown pragma. */
 #if defined(__clang__) || __GNUC__ >= 8
 #define TI__UNROLL5 _Pragma("GCC unroll 5")
 #define TI__UNROLL8 _Pragma("GCC unroll 8")
+#define TI__UNROLL16 _Pragma("GCC unroll 16")
 #else
 #define TI__UNROLL5
 #define TI__UNROLL8
+#define TI__UNROLL16
 #endif
 /* AVX512-VNNI (VPDPBUSD, the 8-bit GEMM of cpu/x86/qgemm_vnni.c) needs GCC >= 8 or Clang
  * >= 6 to know the target name; older compilers build without that kernel. Its level also

@@ -979,6 +979,52 @@ TI_TEST(depthwise_small_planes) {
                           __LINE__);
 }
 
+/* The lane path (AVX-512: 16 planes at once, a plane a lane): whole blocks of 16 planes and
+ * part blocks after them (17, 33, 40 channels; batch 2 on every other case, so that a part
+ * block sits between the images' planes), 3x3 and 5x5 at strides 1 and 2, pads of 0 to K - 1
+ * on every side, inputs whose last rows and columns no tap reads (10 x 10 at 3x3 / 2 without
+ * pads), 1 x 1 and 2 x 2 maps. Last column: whether the planner takes the lane path under
+ * AVX-512 (not: 81 outputs, 15 planes, a padded input past its buffer). Checked on every ISA
+ * by check_case. c, h, w, K, S, pads top, left, bottom, right, lane path */
+TI_TEST(depthwise_lane_blocks) {
+    static const int64_t cases[][10] = {
+        {16, 7, 7, 3, 1, 1, 1, 1, 1, 1},   {33, 7, 7, 5, 1, 2, 2, 2, 2, 1},
+        {40, 14, 14, 5, 2, 2, 2, 2, 2, 1}, {17, 14, 14, 3, 2, 0, 0, 1, 1, 1},
+        {20, 13, 13, 3, 2, 1, 1, 1, 1, 1}, {16, 8, 8, 3, 1, 0, 2, 2, 0, 1},
+        {18, 5, 9, 5, 1, 4, 1, 0, 3, 1},   {16, 1, 1, 3, 1, 1, 1, 1, 1, 1},
+        {16, 2, 2, 5, 2, 2, 2, 2, 2, 1},   {24, 15, 9, 5, 2, 0, 3, 4, 1, 1},
+        {16, 10, 10, 3, 2, 0, 0, 0, 0, 1}, {32, 7, 7, 5, 1, 0, 0, 4, 4, 1},
+        {16, 9, 9, 3, 1, 1, 1, 1, 1, 0},   {15, 7, 7, 3, 1, 1, 1, 1, 1, 0},
+        {16, 16, 16, 5, 2, 2, 2, 2, 2, 0}};
+    ti__threadpool *tp = ti__threadpool_create(NULL, 2);
+    int lane_runs = 0, have512 = ti__cpu_force_isa(TI__ISA_AVX512) == TI__ISA_AVX512 &&
+                                 ti__dw_pick_isa()->lanes != NULL;
+    ti__cpu_force_isa(-1);
+    for (int it = 0; it < (int)(sizeof cases / sizeof cases[0]); it++) {
+        ccase c = dw_case(cases[it], 1 + it % 2);
+        if (have512) { /* the path the case is listed for */
+            conv_rig r;
+            TI_REQUIRE(rig_init(&r, &c));
+            ti__cpu_force_isa(TI__ISA_AVX512);
+            ti__dw_lane_geo g;
+            int got = ti__conv_dw_lanes_ok(ti__dw_pick_isa(), &r.p, &g);
+            if (got != (int)cases[it][9])
+                printf("  case %d (%lld x %lld x %lld, K %lld, S %lld): lane path %d, expected "
+                       "%d\n", it, (long long)c.c, (long long)c.h, (long long)c.w,
+                       (long long)c.k[0], (long long)c.s[0], got, (int)cases[it][9]);
+            TI_CHECK_EQ_INT(got, (int)cases[it][9]);
+            lane_runs += got;
+            ti__cpu_force_isa(-1);
+            rig_free(&r);
+        }
+        check_case(&c, it % 2 ? tp : NULL);
+    }
+    ti__threadpool_destroy(tp);
+    if (have512) TI_CHECK(lane_runs > 0);
+    else
+        ti_test_skip_note("no AVX-512 here: the lane path did not run", __FILE__, __LINE__);
+}
+
 /* The few-channel path (AVX-512, AVX2): first convs on 1 to 4 channels, 3x3 / 5x5 / 7x7 / 1x7,
  * strides 1 and 2 (and 3 across rows), output channel counts that leave a part block (20,
  * 33, 40) or fill four (64), rows of exactly 16 positions and one past, pads of every side.
@@ -1285,6 +1331,7 @@ int main(void) {
     TI_RUN(winograd_prefetch_hint);
     TI_RUN(flat_taps_every_block_count); /* last: the others keep their random draws */
     TI_RUN(depthwise_row_kernels_every_width);
+    TI_RUN(depthwise_lane_blocks);
     printf("path runs: direct %d, 1x1 %d, im2col %d, depthwise %d, winograd %d (F(2x2) %d), few "
            "channels %d; transposed GEMM %d\n", g_paths_run[0], g_paths_run[1], g_paths_run[2],
            g_paths_run[3], g_paths_run[4], g_wino23_runs, g_paths_run[TI__CONV_FEWC], g_ct_runs);

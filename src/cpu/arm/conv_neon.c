@@ -299,7 +299,8 @@ TI__PRIVATE const ti__dw_isa *ti__dw_neon_isa(void) {
                                    {{ti__dwn_k3s1, ti__dwn_k3s2}, {ti__dwn_k5s1, ti__dwn_k5s2}},
                                    {ti__mpn_s1, ti__mpn_s2},
                                    ti__dwn_taps, ti__dwn_copy, ti__dwn_split,
-                                   ti__dwn_max, ti__ssum_neon, NULL, {NULL, NULL}, {NULL, NULL},
+                                   ti__dwn_max, ti__ssum_neon, NULL, NULL, {NULL, NULL},
+                                   {NULL, NULL},
                                    ti__mpn_k3s2, 0};
     return &isa;
 }

@@ -13,6 +13,34 @@ TI__X86_INLINE TI__TARGET_AVX512 __mmask16 ti__dw512_mask(long n) {
     return n <= 0 ? (__mmask16)0 : n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1u);
 }
 
+/* Transposes the 16 x 16 block x (x[r] holds row r) into u (u[q] holds column q): pairs of
+ * rows interleaved, then quads, then the 128-bit lanes twice. x is overwritten. Here for the
+ * lane path below and for gemm_avx512.c's transposed store and A packing (after this file). */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_transpose16(__m512 *x, __m512 *u) {
+    /* unrolled, so that x and u stay in registers (as loops, the lane path spent a third of its
+     * time storing and reloading them) */
+    TI__UNROLL8 for (int i = 0; i < 8; i++) { /* lane L: rows 2i, 2i + 1, columns 4L .. 4L + 3 */
+        u[2 * i] = _mm512_unpacklo_ps(x[2 * i], x[2 * i + 1]);
+        u[2 * i + 1] = _mm512_unpackhi_ps(x[2 * i], x[2 * i + 1]);
+    }
+    TI__UNROLL8 for (int i = 0; i < 4; i++) { /* x[4i + e], lane L: rows 4i .. 4i + 3, col 4L + e */
+        x[4 * i] = _mm512_shuffle_ps(u[4 * i], u[4 * i + 2], 0x44);
+        x[4 * i + 1] = _mm512_shuffle_ps(u[4 * i], u[4 * i + 2], 0xEE);
+        x[4 * i + 2] = _mm512_shuffle_ps(u[4 * i + 1], u[4 * i + 3], 0x44);
+        x[4 * i + 3] = _mm512_shuffle_ps(u[4 * i + 1], u[4 * i + 3], 0xEE);
+    }
+    TI__UNROLL8 for (int e = 0; e < 4; e++) { /* column 4L + e: lane L of x[e], x[4 + e], .. */
+        __m512 a = _mm512_shuffle_f32x4(x[e], x[4 + e], 0x88);
+        __m512 b = _mm512_shuffle_f32x4(x[e], x[4 + e], 0xDD);
+        __m512 g = _mm512_shuffle_f32x4(x[8 + e], x[12 + e], 0x88);
+        __m512 d = _mm512_shuffle_f32x4(x[8 + e], x[12 + e], 0xDD);
+        u[e] = _mm512_shuffle_f32x4(a, g, 0x88);
+        u[8 + e] = _mm512_shuffle_f32x4(a, g, 0xDD);
+        u[4 + e] = _mm512_shuffle_f32x4(b, d, 0x88);
+        u[12 + e] = _mm512_shuffle_f32x4(b, d, 0xDD);
+    }
+}
+
 /* Input lanes x[i * S] for the m outputs i < m (m <= 16) from p; lanes past m are zero. */
 TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__dw512_load(const int S, const float *p, long m,
                                                        __m512i even) {
@@ -559,6 +587,110 @@ ti__dw512_s1rows(float *y, size_t ldy, int K, int R, size_t n, const float *cons
 }
 #undef TI__DWS1_CALL
 
+/* ---- the lane path (ti__dw_lanes_fn) ----
+ * Sixteen planes of a small map at once, plane c in lane c: their inputs transposed (16 x 16
+ * blocks in registers) into a buffer of padded positions of 16 floats, then up to 8 outputs
+ * of a row in registers, each tap one FMA an output with the tap's 16 weights as one vector
+ * (no masks, no broadcasts), then the outputs transposed back into the planes. The
+ * plane-by-plane small path (ti__dw512_small) fills a vector with positions of one plane: at
+ * 7 x 7 outputs 49 of 64 lanes, every tap's load masked and split across lines. */
+#define TI__DWL_ACC 8 /* outputs of a row a pass; the last pass of a row reads past it */
+#define TI__DWL_X8(S) S(0) S(1) S(2) S(3) S(4) S(5) S(6) S(7)
+TI__X86_INLINE TI__TARGET_AVX512 void ti__dwl512_rows(const int K, const int S,
+                                                      const ti__dw_lane_geo *g, const float *in,
+                                                      const __m512 *wv, __m512 vb, int clamp,
+                                                      __m512 vlo, __m512 vhi, float *out) {
+    size_t wp = (size_t)g->Wp, ow = (size_t)g->OW;
+    for (size_t oy = 0; oy < (size_t)g->OH; oy++)
+        for (size_t ox = 0; ox < ow; ox += TI__DWL_ACC) {
+#define TI__DWL_INIT(i) __m512 a##i = vb;
+            TI__DWL_X8(TI__DWL_INIT)
+#undef TI__DWL_INIT
+            const float *r0 = in + (oy * (size_t)S * wp + ox * (size_t)S) * 16;
+            TI__UNROLL5 for (int ky = 0; ky < K; ky++) {
+                const float *r = r0 + (size_t)ky * wp * 16;
+                TI__UNROLL5 for (int kx = 0; kx < K; kx++) {
+                    __m512 w = wv[ky * K + kx];
+                    const float *p = r + kx * 16;
+#define TI__DWL_FMA(i) a##i = _mm512_fmadd_ps(w, _mm512_load_ps(p + (i) * S * 16), a##i);
+                    TI__DWL_X8(TI__DWL_FMA)
+#undef TI__DWL_FMA
+                }
+            }
+            float *o = out + (oy * ow + ox) * 16;
+            size_t n = ow - ox;
+#define TI__DWL_STORE(i)                                                                     \
+    if (n > (i)) _mm512_store_ps(o + (i) * 16, clamp ? ti__dw512_clamp(a##i, vlo, vhi) : a##i);
+            TI__DWL_X8(TI__DWL_STORE)
+#undef TI__DWL_STORE
+        }
+}
+#undef TI__DWL_X8
+
+/* The padded input of the 16 planes at x into in: position (r, c) of the Hp x Wp padding at
+ * in + (r Wp + c) 16, zero outside the map, and the 8 S positions after the last zero. */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__dwl512_fill(const ti__dw_lane_geo *g, const float *x,
+                                                      float *in) {
+    const __m512 z = _mm512_setzero_ps();
+    int64_t Hp = g->Hp, Wp = g->Wp, pt = g->pt, pl = g->pl, W = g->W;
+    int64_t r1 = TI__MIN(Hp, pt + g->H), c1 = TI__MIN(Wp, pl + W); /* map rows, columns */
+    for (int64_t r = 0; r < Hp; r++) { /* the padding: runs of positions [a, b) of the buffer */
+        int64_t a = r * Wp, b = r + 1 < Hp ? a + Wp : a + Wp + 8 * g->S;
+        if (r >= pt && r < r1) { /* a map row: its left pad, then its right pad and beyond */
+            for (int64_t q = a; q < a + pl; q++) _mm512_store_ps(in + q * 16, z);
+            a += c1;
+        }
+        for (int64_t q = a; q < b; q++) _mm512_store_ps(in + q * 16, z);
+    }
+    if (r1 <= pt || c1 <= pl) return;
+    size_t n = (size_t)((r1 - pt) * W); /* the map's rows that the taps read, whole */
+    int64_t iy = 0, ix = 0;
+    for (size_t q0 = 0; q0 < n; q0 += 16) {
+        __mmask16 m = ti__dw512_mask((long)(n - q0));
+        __m512 v[16], u[16];
+        TI__UNROLL16 for (size_t c = 0; c < 16; c++)
+            v[c] = _mm512_maskz_loadu_ps(m, x + c * g->in_sp + q0);
+        ti__k512_transpose16(v, u);
+        TI__UNROLL16 for (size_t j = 0; j < 16; j++) {
+            if (q0 + j >= n) break;
+            if (pl + ix < c1) _mm512_store_ps(in + (size_t)((pt + iy) * Wp + pl + ix) * 16, u[j]);
+            if (++ix == W) ix = 0, iy++;
+        }
+    }
+}
+
+static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
+ti__dw512_lanes(const ti__dw_lane_geo *g, float *y, const float *x, const float *w,
+                const float *bias, int clamp, float lo, float hi, float *buf) {
+    float *in = buf, *out = buf + TI__DWL_IN_FLOATS, *wb = out + 16 * TI__DWL_OUT_POS;
+    size_t kk = (size_t)(g->K * g->K), n = (size_t)(g->OH * g->OW);
+    __m512 v[16], u[16];
+    for (size_t t0 = 0; t0 < kk; t0 += 16) { /* the taps' weights, a vector of 16 planes each */
+        __mmask16 m = ti__dw512_mask((long)(kk - t0));
+        TI__UNROLL16 for (size_t c = 0; c < 16; c++)
+            v[c] = _mm512_maskz_loadu_ps(m, w + c * kk + t0);
+        ti__k512_transpose16(v, u);
+        for (size_t j = 0; j < 16 && t0 + j < kk; j++) _mm512_store_ps(wb + (t0 + j) * 16, u[j]);
+    }
+    ti__dwl512_fill(g, x, in);
+    __m512 vb = bias != NULL ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
+    __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+    const __m512 *wv = (const __m512 *)(const void *)wb;
+    if (g->K == 5 && g->S == 1) ti__dwl512_rows(5, 1, g, in, wv, vb, clamp, vlo, vhi, out);
+    else if (g->K == 5) ti__dwl512_rows(5, 2, g, in, wv, vb, clamp, vlo, vhi, out);
+    else if (g->S == 1) ti__dwl512_rows(3, 1, g, in, wv, vb, clamp, vlo, vhi, out);
+    else ti__dwl512_rows(3, 2, g, in, wv, vb, clamp, vlo, vhi, out);
+    for (size_t p0 = 0; p0 < n; p0 += 16) { /* the outputs back into the planes */
+        size_t h = n - p0 < 16 ? n - p0 : 16;
+        TI__UNROLL16 for (size_t r = 0; r < 16; r++)
+            v[r] = r < h ? _mm512_load_ps(out + (p0 + r) * 16) : _mm512_setzero_ps();
+        ti__k512_transpose16(v, u);
+        __mmask16 m = ti__dw512_mask((long)h);
+        TI__UNROLL16 for (size_t c = 0; c < 16; c++)
+            _mm512_mask_storeu_ps(y + c * g->out_sp + p0, m, u[c]);
+    }
+}
+
 TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
     static const ti__dw_isa isa = {TI__ISA_AVX512,
                                    {{ti__dw512_k3s1, ti__dw512_k3s2},
@@ -566,6 +698,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
                                    {ti__mp512_s1, ti__mp512_s2},
                                    ti__dw512_taps, ti__dw512_copy, ti__dw512_split,
                                    ti__dw512_max, ti__ssum_avx512, ti__dw512_small,
+                                   ti__dw512_lanes,
                                    {ti__fewc512_s1, ti__fewc512_s2},
                                    {ti__dw512_s1rows, ti__dw512_s2rows},
                                    ti__mp512_k3s2, 12};

@@ -320,31 +320,6 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_col_avx512(int trans_a, size_t m, s
     }
 }
 
-/* Transposes the 16 x 16 block x (x[r] holds row r) into u (u[q] holds column q): pairs of
- * rows interleaved, then quads, then the 128-bit lanes twice. x is overwritten. */
-TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_transpose16(__m512 *x, __m512 *u) {
-    for (int i = 0; i < 8; i++) { /* lane L: rows 2i, 2i + 1 of columns 4L .. 4L + 3 */
-        u[2 * i] = _mm512_unpacklo_ps(x[2 * i], x[2 * i + 1]);
-        u[2 * i + 1] = _mm512_unpackhi_ps(x[2 * i], x[2 * i + 1]);
-    }
-    for (int i = 0; i < 4; i++) { /* x[4i + e], lane L: rows 4i .. 4i + 3, column 4L + e */
-        x[4 * i] = _mm512_shuffle_ps(u[4 * i], u[4 * i + 2], 0x44);
-        x[4 * i + 1] = _mm512_shuffle_ps(u[4 * i], u[4 * i + 2], 0xEE);
-        x[4 * i + 2] = _mm512_shuffle_ps(u[4 * i + 1], u[4 * i + 3], 0x44);
-        x[4 * i + 3] = _mm512_shuffle_ps(u[4 * i + 1], u[4 * i + 3], 0xEE);
-    }
-    for (int e = 0; e < 4; e++) { /* column 4L + e: lane L of x[e], x[4 + e], .. */
-        __m512 a = _mm512_shuffle_f32x4(x[e], x[4 + e], 0x88);
-        __m512 b = _mm512_shuffle_f32x4(x[e], x[4 + e], 0xDD);
-        __m512 g = _mm512_shuffle_f32x4(x[8 + e], x[12 + e], 0x88);
-        __m512 d = _mm512_shuffle_f32x4(x[8 + e], x[12 + e], 0xDD);
-        u[e] = _mm512_shuffle_f32x4(a, g, 0x88);
-        u[8 + e] = _mm512_shuffle_f32x4(a, g, 0xDD);
-        u[4 + e] = _mm512_shuffle_f32x4(b, d, 0x88);
-        u[12 + e] = _mm512_shuffle_f32x4(b, d, 0xDD);
-    }
-}
-
 /* ti__sgemm_isa.store_t: blocks of 16 x 16 (rows past h zero) transposed in registers
  * (ti__k512_transpose16), each of a block's rows stored as its h floats after the epilogue
  * (ti__k512_epi, the kernels' own). In the transposed GEMM the scalar loop (one 4-byte
