@@ -28194,15 +28194,15 @@ ti__dw512_s1rows(float *y, size_t ldy, int K, int R, size_t n, const float *cons
  * (no masks, no broadcasts), then the outputs transposed back into the planes. The
  * plane-by-plane small path (ti__dw512_small) fills a vector with positions of one plane: at
  * 7 x 7 outputs 49 of 64 lanes, every tap's load masked and split across lines. */
-#define TI__DWL_ACC 8 /* outputs of a row a pass; the last pass of a row reads past it */
 #define TI__DWL_X8(S) S(0) S(1) S(2) S(3) S(4) S(5) S(6) S(7)
-TI__X86_INLINE TI__TARGET_AVX512 void ti__dwl512_rows(const int K, const int S,
+/* NA outputs of a row a pass (7: rows of 7, else 8; a last pass of 8 reads past the row) */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__dwl512_rows(const int K, const int S, const int NA,
                                                       const ti__dw_lane_geo *g, const float *in,
                                                       const __m512 *wv, __m512 vb, int clamp,
                                                       __m512 vlo, __m512 vhi, float *out) {
     size_t wp = (size_t)g->Wp, ow = (size_t)g->OW;
     for (size_t oy = 0; oy < (size_t)g->OH; oy++)
-        for (size_t ox = 0; ox < ow; ox += TI__DWL_ACC) {
+        for (size_t ox = 0; ox < ow; ox += (size_t)NA) {
 #define TI__DWL_INIT(i) __m512 a##i = vb;
             TI__DWL_X8(TI__DWL_INIT)
 #undef TI__DWL_INIT
@@ -28212,7 +28212,7 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dwl512_rows(const int K, const int S,
                 TI__UNROLL5 for (int kx = 0; kx < K; kx++) {
                     __m512 w = wv[ky * K + kx];
                     const float *p = r + kx * 16;
-#define TI__DWL_FMA(i) a##i = _mm512_fmadd_ps(w, _mm512_load_ps(p + (i) * S * 16), a##i);
+#define TI__DWL_FMA(i) if (NA > i) a##i = _mm512_fmadd_ps(w, _mm512_load_ps(p + (i) * S * 16), a##i);
                     TI__DWL_X8(TI__DWL_FMA)
 #undef TI__DWL_FMA
                 }
@@ -28220,7 +28220,8 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dwl512_rows(const int K, const int S,
             float *o = out + (oy * ow + ox) * 16;
             size_t n = ow - ox;
 #define TI__DWL_STORE(i)                                                                     \
-    if (n > (i)) _mm512_store_ps(o + (i) * 16, clamp ? ti__dw512_clamp(a##i, vlo, vhi) : a##i);
+    if (NA > (i) && n > (i))                                                                 \
+        _mm512_store_ps(o + (i) * 16, clamp ? ti__dw512_clamp(a##i, vlo, vhi) : a##i);
             TI__DWL_X8(TI__DWL_STORE)
 #undef TI__DWL_STORE
         }
@@ -28276,10 +28277,19 @@ ti__dw512_lanes(const ti__dw_lane_geo *g, float *y, const float *x, const float 
     __m512 vb = bias != NULL ? _mm512_loadu_ps(bias) : _mm512_setzero_ps();
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
     const __m512 *wv = (const __m512 *)(const void *)wb;
-    if (g->K == 5 && g->S == 1) ti__dwl512_rows(5, 1, g, in, wv, vb, clamp, vlo, vhi, out);
-    else if (g->K == 5) ti__dwl512_rows(5, 2, g, in, wv, vb, clamp, vlo, vhi, out);
-    else if (g->S == 1) ti__dwl512_rows(3, 1, g, in, wv, vb, clamp, vlo, vhi, out);
-    else ti__dwl512_rows(3, 2, g, in, wv, vb, clamp, vlo, vhi, out);
+#define TI__DWL_CALL(k, s, na) ti__dwl512_rows(k, s, na, g, in, wv, vb, clamp, vlo, vhi, out)
+#define TI__DWL_KS(na)                                                                       \
+    if (g->K == 5 && g->S == 1) TI__DWL_CALL(5, 1, na);                                      \
+    else if (g->K == 5) TI__DWL_CALL(5, 2, na);                                              \
+    else if (g->S == 1) TI__DWL_CALL(3, 1, na);                                              \
+    else TI__DWL_CALL(3, 2, na);
+    if (g->OW == 7) {
+        TI__DWL_KS(7)
+    } else {
+        TI__DWL_KS(8)
+    }
+#undef TI__DWL_KS
+#undef TI__DWL_CALL
     for (size_t p0 = 0; p0 < n; p0 += 16) { /* the outputs back into the planes */
         size_t h = n - p0 < 16 ? n - p0 : 16;
         TI__UNROLL16 for (size_t r = 0; r < 16; r++)
