@@ -1457,8 +1457,8 @@ typedef float (*ti__dw_sum_fn)(const float *x, size_t n);
 typedef void (*ti__dw_small_fn)(float *y, size_t n, const float *x, const int32_t *off,
                                 const uint16_t *mask, const float *w, int taps, float bias,
                                 int clamp, float lo, float hi);
-/* A small depthwise conv, sixteen planes at once with a channel in each lane (cpu/conv_fast.c,
- * the lane path). The geometry: H x W -> OH x OW, K x K taps, stride S, pads pt (top) and pl
+/* A small depthwise conv, a plane in each lane of a vector (16 planes at once on AVX-512, 8
+ * on AVX2: the ISA's lane_planes; cpu/conv_fast.c, the lane path). The geometry: H x W -> OH x OW, K x K taps, stride S, pads pt (top) and pl
  * (left), the right and bottom ones what is left of the Hp = (OH - 1) S + K rows and Wp =
  * (OW - 1) S + K columns the taps reach; planes in_sp and out_sp floats apart. */
 typedef struct ti__dw_lane_geo {
@@ -1471,11 +1471,11 @@ typedef struct ti__dw_lane_geo {
  * the bounds of the maps it takes (ti__conv_dw_lanes_ok). */
 #define TI__DWL_IN_FLOATS 5120 /* 20 KiB: 14 x 14 -> 7 x 7 at 5x5 / 2 takes 4864 */
 #define TI__DWL_OUT_POS 64
-/* For planes c < 16 (x + c in_sp, y + c out_sp, taps w[c K K ..], bias[c] or 0 when bias is
- * NULL): y = bias + sum of the taps in ti__dw_rows_fn's order, then the clamp as
- * ti__dw_row_fn. buf: TI__DWL_IN_FLOATS + 16 TI__DWL_OUT_POS + 16 K K floats, 64-byte
- * aligned. Reads only the 16 planes' H x W inputs, writes only their OH x OW outputs. NULL
- * where an ISA has none. */
+/* For planes c < L, the ISA's lane_planes (x + c in_sp, y + c out_sp, taps w[c K K ..],
+ * bias[c] or 0 when bias is NULL): y = bias + sum of the taps in ti__dw_rows_fn's order, then
+ * the clamp as ti__dw_row_fn. buf: TI__DWL_IN_FLOATS + 16 TI__DWL_OUT_POS + 16 K K floats,
+ * 64-byte aligned. Reads only the L planes' H x W inputs, writes only their OH x OW outputs.
+ * NULL where an ISA has none. */
 typedef void (*ti__dw_lanes_fn)(const ti__dw_lane_geo *g, float *y, const float *x,
                                 const float *w, const float *bias, int clamp, float lo,
                                 float hi, float *buf);
@@ -1529,6 +1529,7 @@ typedef struct ti__dw_isa {
     ti__dw_rows_fn rows[2]; /* [S == 2] */
     ti__maxpool_k3s2_fn mp_k3s2;
     int s1rows_min; /* rows[0] takes rows of this many outputs or more (ti__conv_dw_rows_ok) */
+    int lane_planes; /* planes a call of lanes */
 } ti__dw_isa;
 TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void); /* cpu/conv_fast.c */
 
@@ -6805,7 +6806,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void) {
                                       {ti__mp_c_s1, ti__mp_c_s2},
                                       ti__dw_taps_c, ti__dw_copy_c, ti__dw_split_c,
                                       ti__dw_max_c, ti__dw_sum_c, NULL, NULL, {NULL, NULL},
-                                      {NULL, NULL}, NULL, 0};
+                                      {NULL, NULL}, NULL, 0, 0};
 #ifdef TI__X86_SIMD
     int isa = ti__cpu_isa();
     if (isa >= TI__ISA_AVX512) return ti__dw_avx512_isa();
@@ -6847,7 +6848,7 @@ typedef struct ti__dw_job {
     float act_a, act_b, lo, hi;
     int small; /* 1: the small-plane path, planned in sp, with the taps' masks */
     int rows; /* 1: a row path (ti__conv_dw_rows_ok) */
-    int lanes; /* 1: the lane path (ti__conv_dw_lanes_ok): items are blocks of 16 planes */
+    int lanes; /* 1: the lane path (ti__conv_dw_lanes_ok): items are blocks of planes */
     ti__dw_lane_geo lg;
     size_t bands; /* the row path's bands of output rows a plane (ti__conv_dw_bands) */
     int64_t band_row[TI_MAX_THREADS + 1]; /* band b: output rows [band_row[b], band_row[b+1]) */
@@ -7264,9 +7265,10 @@ TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
 }
 
 /* ---- the lane path ----
- * Sixteen planes at once, a plane in each lane of AVX-512's vectors (ti__dw_lanes_fn), where
+ * L planes at once, a plane in each lane of a vector (ti__dw_lanes_fn; L = 16 on AVX-512, 8
+ * on AVX2), where
  * the outputs of a plane are few (at most TI__DWL_OUT_POS: 7 x 7 maps, and 14 x 14 inputs at
- * stride 2) and their padded inputs fit the kernel's buffer. A last block of fewer than 16
+ * stride 2) and their padded inputs fit the kernel's buffer. A last block of fewer than L
  * planes takes the plane-by-plane paths. */
 TI__PRIVATE int ti__conv_dw_lanes_ok(const ti__dw_isa *isa, const ti__convp *p,
                                      ti__dw_lane_geo *g) {
@@ -7275,23 +7277,24 @@ TI__PRIVATE int ti__conv_dw_lanes_ok(const ti__dw_isa *isa, const ti__convp *p,
     g->OH = p->out[1], g->OW = p->out[2], g->pt = p->pb[1], g->pl = p->pb[2];
     g->Hp = (g->OH - 1) * g->S + g->K, g->Wp = (g->OW - 1) * g->S + g->K;
     g->in_sp = p->in_sp, g->out_sp = p->out_sp;
-    return isa->lanes != NULL && p->m >= 16 && g->OH > 0 && g->OW > 0 &&
+    return isa->lanes != NULL && p->m >= isa->lane_planes && g->OH > 0 && g->OW > 0 &&
            g->OH * g->OW <= TI__DWL_OUT_POS && g->pt >= 0 && g->pl >= 0 && g->pt < g->K &&
            g->pl < g->K && (g->Hp * g->Wp + 8 * g->S) * 16 <= TI__DWL_IN_FLOATS;
 }
 
-/* Items [begin, end): block i is planes [16 b, 16 b + 16) of image i / B (B = ceil(M / 16)
+/* Items [begin, end): block i is planes [L b, L b + L) of image i / B (B = ceil(M / L)
  * blocks an image, b = i % B), the last one of an image maybe fewer. */
 TI__PRIVATE void ti__conv_dw_lanes(const ti__dw_job *j, size_t begin, size_t end) {
     const ti__convp *p = j->p;
-    size_t M = (size_t)p->m, B = (M + 15) / 16, kk = (size_t)(p->k[1] * p->k[1]);
+    size_t L = (size_t)j->isa->lane_planes, M = (size_t)p->m, B = (M + L - 1) / L;
+    size_t kk = (size_t)(p->k[1] * p->k[1]);
     float buf[TI__DWL_IN_FLOATS + 16 * TI__DWL_OUT_POS + 16 * 25 + 16];
     float *al = (float *)(void *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
     int post = j->act != TI__ACT_NONE && !j->clamp;
     for (size_t it = begin; it < end; it++) {
-        size_t m0 = it % B * 16, pln = it / B * M + m0, np = TI__MIN((size_t)16, M - m0);
+        size_t m0 = it % B * L, pln = it / B * M + m0, np = TI__MIN(L, M - m0);
         float *y = j->y + pln * p->out_sp;
-        if (np < 16) { /* a part block: plane by plane */
+        if (np < L) { /* a part block: plane by plane */
             ti__dw_job one = *j;
             one.lanes = 0;
             ti__conv_dw_planes(&one, pln, pln + np);
@@ -7299,7 +7302,7 @@ TI__PRIVATE void ti__conv_dw_lanes(const ti__dw_job *j, size_t begin, size_t end
         }
         j->isa->lanes(&j->lg, y, j->x + pln * p->in_sp, j->w + m0 * kk,
                       j->b != NULL ? j->b + m0 : NULL, j->clamp, j->lo, j->hi, al);
-        if (post) ti__conv_dw_post((void *)j, y, 16 * p->out_sp);
+        if (post) ti__conv_dw_post((void *)j, y, L * p->out_sp);
     }
 }
 
@@ -7389,9 +7392,10 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
     size_t threads = j.rows && k->node->bands_ok ? (size_t)ti__threadpool_size(k->tp) : 1;
     j.bands = ti__conv_dw_bands(p, threads, j.band_row);
     size_t items = (size_t)(p->n * p->m) * j.bands, work = p->out_sp / j.bands * p->kprod;
-    if (j.lanes) { /* blocks of 16 planes */
-        items = (size_t)p->n * (((size_t)p->m + 15) / 16);
-        work *= 16;
+    if (j.lanes) { /* blocks of lane_planes planes */
+        size_t L = (size_t)isa->lane_planes;
+        items = (size_t)p->n * (((size_t)p->m + L - 1) / L);
+        work *= L;
     }
     ti__parallel_for(k->tp, items, work > 65536 ? 1 : 65536 / (work + 1) + 1, ti__conv_dw_planes,
                      &j);
@@ -25824,7 +25828,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_neon_isa(void) {
                                    ti__dwn_taps, ti__dwn_copy, ti__dwn_split,
                                    ti__dwn_max, ti__ssum_neon, NULL, NULL, {NULL, NULL},
                                    {NULL, NULL},
-                                   ti__mpn_k3s2, 0};
+                                   ti__mpn_k3s2, 0, 0};
     return &isa;
 }
 #endif /* TI__ARM_NEON */
@@ -27582,16 +27586,144 @@ ti__dw256_s1rows(float *y, size_t ldy, int K, int R, size_t n, const float *cons
 }
 #undef TI__DWS1_CALL
 
+/* ---- the lane path (ti__dw_lanes_fn), 8 planes a call ----
+ * As conv_avx512.c's: the 8 planes' inputs transposed (8 x 8 blocks in registers) into a
+ * buffer of padded positions of 8 floats, up to 7 or 8 outputs of a row in registers, one FMA
+ * a tap an output with the tap's 8 weights as one vector, the outputs transposed back. Whole
+ * loads and stores but for a plane's last block of positions (masked ones are slow on AMD's
+ * Zen 2 and 3, conv_avx2.c's row kernels say). */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__dw256_transpose8(__m256 *r) {
+    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    /* s_e: column e of rows 0-3 | column e + 4 of rows 0-3 (s4..s7: rows 4-7) */
+    __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    r[0] = _mm256_permute2f128_ps(s0, s4, 0x20), r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
+    r[1] = _mm256_permute2f128_ps(s1, s5, 0x20), r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+    r[2] = _mm256_permute2f128_ps(s2, s6, 0x20), r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
+    r[3] = _mm256_permute2f128_ps(s3, s7, 0x20), r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+}
+
+#define TI__DWL256_X8(S) S(0) S(1) S(2) S(3) S(4) S(5) S(6) S(7)
+TI__X86_INLINE TI__TARGET_AVX2 void ti__dwl256_rows(const int K, const int S, const int NA,
+                                                    const ti__dw_lane_geo *g, const float *in,
+                                                    const float *wb, __m256 vb, int clamp,
+                                                    __m256 vlo, __m256 vhi, float *out) {
+    size_t wp = (size_t)g->Wp, ow = (size_t)g->OW;
+    for (size_t oy = 0; oy < (size_t)g->OH; oy++)
+        for (size_t ox = 0; ox < ow; ox += (size_t)NA) {
+#define TI__DWL_INIT(i) __m256 a##i = vb;
+            TI__DWL256_X8(TI__DWL_INIT)
+#undef TI__DWL_INIT
+            const float *r0 = in + (oy * (size_t)S * wp + ox * (size_t)S) * 8;
+            TI__UNROLL5 for (int ky = 0; ky < K; ky++) {
+                const float *r = r0 + (size_t)ky * wp * 8;
+                TI__UNROLL5 for (int kx = 0; kx < K; kx++) {
+                    __m256 w = _mm256_load_ps(wb + (ky * K + kx) * 8);
+                    const float *p = r + kx * 8;
+#define TI__DWL_FMA(i)                                                                       \
+    if (NA > i) a##i = _mm256_fmadd_ps(w, _mm256_load_ps(p + (i) * S * 8), a##i);
+                    TI__DWL256_X8(TI__DWL_FMA)
+#undef TI__DWL_FMA
+                }
+            }
+            float *o = out + (oy * ow + ox) * 8;
+            size_t n = ow - ox;
+#define TI__DWL_STORE(i)                                                                     \
+    if (NA > (i) && n > (i))                                                                 \
+        _mm256_store_ps(o + (i) * 8, clamp ? _mm256_min_ps(_mm256_max_ps(a##i, vlo), vhi) : a##i);
+            TI__DWL256_X8(TI__DWL_STORE)
+#undef TI__DWL_STORE
+        }
+}
+
+/* 8 floats of plane c at q0 (fewer than 8 left: masked) */
+#define TI__DWL256_LOAD(c, base, q0, n)                                                       \
+    ((q0) + 8 <= (n) ? _mm256_loadu_ps((base) + (c) * sp + (q0))                             \
+                     : _mm256_maskload_ps((base) + (c) * sp + (q0),                           \
+                                          ti__dw256_mask((long)((n) - (q0)))))
+
+static __attribute__((noinline, unused)) TI__TARGET_AVX2 void
+ti__dw256_lanes(const ti__dw_lane_geo *g, float *y, const float *x, const float *w,
+                const float *bias, int clamp, float lo, float hi, float *buf) {
+    float *in = buf, *out = buf + TI__DWL_IN_FLOATS, *wb = out + 16 * TI__DWL_OUT_POS;
+    size_t kk = (size_t)(g->K * g->K), n = (size_t)(g->OH * g->OW), sp = kk;
+    __m256 v[8];
+    for (size_t t0 = 0; t0 < kk; t0 += 8) { /* the taps' weights, a vector of 8 planes each */
+        TI__UNROLL8 for (size_t c = 0; c < 8; c++) v[c] = TI__DWL256_LOAD(c, w, t0, kk);
+        ti__dw256_transpose8(v);
+        for (size_t j = 0; j < 8 && t0 + j < kk; j++) _mm256_store_ps(wb + (t0 + j) * 8, v[j]);
+    }
+    /* the padded input: position (r, c) at in + (r Wp + c) 8, zero outside the map */
+    const __m256 z = _mm256_setzero_ps();
+    int64_t Hp = g->Hp, Wp = g->Wp, pt = g->pt, pl = g->pl, W = g->W;
+    int64_t r1 = TI__MIN(Hp, pt + g->H), c1 = TI__MIN(Wp, pl + W);
+    for (int64_t r = 0; r < Hp; r++) { /* the padding: runs of positions [a, b) */
+        int64_t a = r * Wp, b = r + 1 < Hp ? a + Wp : a + Wp + 8 * g->S;
+        if (r >= pt && r < r1) {
+            for (int64_t q = a; q < a + pl; q++) _mm256_store_ps(in + q * 8, z);
+            a += c1;
+        }
+        for (int64_t q = a; q < b; q++) _mm256_store_ps(in + q * 8, z);
+    }
+    if (r1 > pt && c1 > pl) {
+        size_t m = (size_t)((r1 - pt) * W);
+        int64_t iy = 0, ix = 0;
+        sp = g->in_sp;
+        for (size_t q0 = 0; q0 < m; q0 += 8) {
+            TI__UNROLL8 for (size_t c = 0; c < 8; c++) v[c] = TI__DWL256_LOAD(c, x, q0, m);
+            ti__dw256_transpose8(v);
+            TI__UNROLL8 for (size_t j = 0; j < 8; j++) {
+                if (q0 + j >= m) break;
+                if (pl + ix < c1)
+                    _mm256_store_ps(in + (size_t)((pt + iy) * Wp + pl + ix) * 8, v[j]);
+                if (++ix == W) ix = 0, iy++;
+            }
+        }
+    }
+    __m256 vb = bias != NULL ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
+    __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+#define TI__DWL_CALL(k, s, na) ti__dwl256_rows(k, s, na, g, in, wb, vb, clamp, vlo, vhi, out)
+#define TI__DWL_KS(na)                                                                       \
+    if (g->K == 5 && g->S == 1) TI__DWL_CALL(5, 1, na);                                      \
+    else if (g->K == 5) TI__DWL_CALL(5, 2, na);                                              \
+    else if (g->S == 1) TI__DWL_CALL(3, 1, na);                                              \
+    else TI__DWL_CALL(3, 2, na);
+    if (g->OW == 7) {
+        TI__DWL_KS(7)
+    } else {
+        TI__DWL_KS(8)
+    }
+#undef TI__DWL_KS
+#undef TI__DWL_CALL
+    for (size_t p0 = 0; p0 < n; p0 += 8) { /* the outputs back into the planes */
+        size_t h = n - p0 < 8 ? n - p0 : 8;
+        TI__UNROLL8 for (size_t r = 0; r < 8; r++)
+            v[r] = r < h ? _mm256_load_ps(out + (p0 + r) * 8) : z;
+        ti__dw256_transpose8(v);
+        TI__UNROLL8 for (size_t c = 0; c < 8; c++) {
+            if (h == 8) _mm256_storeu_ps(y + c * g->out_sp + p0, v[c]);
+            else _mm256_maskstore_ps(y + c * g->out_sp + p0, ti__dw256_mask((long)h), v[c]);
+        }
+    }
+}
+#undef TI__DWL256_LOAD
+#undef TI__DWL256_X8
+
 TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
     static const ti__dw_isa isa = {TI__ISA_AVX2,
                                    {{ti__dw256_k3s1, ti__dw256_k3s2},
                                     {ti__dw256_k5s1, ti__dw256_k5s2}},
                                    {ti__mp256_s1, ti__mp256_s2},
                                    ti__dw256_taps, ti__dw256_copy, ti__dw256_split,
-                                   ti__dw256_max, ti__ssum_avx2, NULL, NULL,
+                                   ti__dw256_max, ti__ssum_avx2, NULL, ti__dw256_lanes,
                                    {ti__fewc256_s1, ti__fewc256_s2},
                                    {ti__dw256_s1rows, NULL},
-                                   ti__mp256_k3s2, 56};
+                                   ti__mp256_k3s2, 56, 8};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
@@ -28212,7 +28344,8 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dwl512_rows(const int K, const int S, 
                 TI__UNROLL5 for (int kx = 0; kx < K; kx++) {
                     __m512 w = wv[ky * K + kx];
                     const float *p = r + kx * 16;
-#define TI__DWL_FMA(i) if (NA > i) a##i = _mm512_fmadd_ps(w, _mm512_load_ps(p + (i) * S * 16), a##i);
+#define TI__DWL_FMA(i)                                                                       \
+    if (NA > i) a##i = _mm512_fmadd_ps(w, _mm512_load_ps(p + (i) * S * 16), a##i);
                     TI__DWL_X8(TI__DWL_FMA)
 #undef TI__DWL_FMA
                 }
@@ -28311,7 +28444,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
                                    ti__dw512_lanes,
                                    {ti__fewc512_s1, ti__fewc512_s2},
                                    {ti__dw512_s1rows, ti__dw512_s2rows},
-                                   ti__mp512_k3s2, 12};
+                                   ti__mp512_k3s2, 12, 16};
     return &isa;
 }
 #endif /* TI__X86_SIMD */

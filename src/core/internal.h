@@ -399,8 +399,8 @@ typedef float (*ti__dw_sum_fn)(const float *x, size_t n);
 typedef void (*ti__dw_small_fn)(float *y, size_t n, const float *x, const int32_t *off,
                                 const uint16_t *mask, const float *w, int taps, float bias,
                                 int clamp, float lo, float hi);
-/* A small depthwise conv, sixteen planes at once with a channel in each lane (cpu/conv_fast.c,
- * the lane path). The geometry: H x W -> OH x OW, K x K taps, stride S, pads pt (top) and pl
+/* A small depthwise conv, a plane in each lane of a vector (16 planes at once on AVX-512, 8
+ * on AVX2: the ISA's lane_planes; cpu/conv_fast.c, the lane path). The geometry: H x W -> OH x OW, K x K taps, stride S, pads pt (top) and pl
  * (left), the right and bottom ones what is left of the Hp = (OH - 1) S + K rows and Wp =
  * (OW - 1) S + K columns the taps reach; planes in_sp and out_sp floats apart. */
 typedef struct ti__dw_lane_geo {
@@ -413,11 +413,11 @@ typedef struct ti__dw_lane_geo {
  * the bounds of the maps it takes (ti__conv_dw_lanes_ok). */
 #define TI__DWL_IN_FLOATS 5120 /* 20 KiB: 14 x 14 -> 7 x 7 at 5x5 / 2 takes 4864 */
 #define TI__DWL_OUT_POS 64
-/* For planes c < 16 (x + c in_sp, y + c out_sp, taps w[c K K ..], bias[c] or 0 when bias is
- * NULL): y = bias + sum of the taps in ti__dw_rows_fn's order, then the clamp as
- * ti__dw_row_fn. buf: TI__DWL_IN_FLOATS + 16 TI__DWL_OUT_POS + 16 K K floats, 64-byte
- * aligned. Reads only the 16 planes' H x W inputs, writes only their OH x OW outputs. NULL
- * where an ISA has none. */
+/* For planes c < L, the ISA's lane_planes (x + c in_sp, y + c out_sp, taps w[c K K ..],
+ * bias[c] or 0 when bias is NULL): y = bias + sum of the taps in ti__dw_rows_fn's order, then
+ * the clamp as ti__dw_row_fn. buf: TI__DWL_IN_FLOATS + 16 TI__DWL_OUT_POS + 16 K K floats,
+ * 64-byte aligned. Reads only the L planes' H x W inputs, writes only their OH x OW outputs.
+ * NULL where an ISA has none. */
 typedef void (*ti__dw_lanes_fn)(const ti__dw_lane_geo *g, float *y, const float *x,
                                 const float *w, const float *bias, int clamp, float lo,
                                 float hi, float *buf);
@@ -471,6 +471,7 @@ typedef struct ti__dw_isa {
     ti__dw_rows_fn rows[2]; /* [S == 2] */
     ti__maxpool_k3s2_fn mp_k3s2;
     int s1rows_min; /* rows[0] takes rows of this many outputs or more (ti__conv_dw_rows_ok) */
+    int lane_planes; /* planes a call of lanes */
 } ti__dw_isa;
 TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void); /* cpu/conv_fast.c */
 

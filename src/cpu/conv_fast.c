@@ -111,7 +111,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void) {
                                       {ti__mp_c_s1, ti__mp_c_s2},
                                       ti__dw_taps_c, ti__dw_copy_c, ti__dw_split_c,
                                       ti__dw_max_c, ti__dw_sum_c, NULL, NULL, {NULL, NULL},
-                                      {NULL, NULL}, NULL, 0};
+                                      {NULL, NULL}, NULL, 0, 0};
 #ifdef TI__X86_SIMD
     int isa = ti__cpu_isa();
     if (isa >= TI__ISA_AVX512) return ti__dw_avx512_isa();
@@ -153,7 +153,7 @@ typedef struct ti__dw_job {
     float act_a, act_b, lo, hi;
     int small; /* 1: the small-plane path, planned in sp, with the taps' masks */
     int rows; /* 1: a row path (ti__conv_dw_rows_ok) */
-    int lanes; /* 1: the lane path (ti__conv_dw_lanes_ok): items are blocks of 16 planes */
+    int lanes; /* 1: the lane path (ti__conv_dw_lanes_ok): items are blocks of planes */
     ti__dw_lane_geo lg;
     size_t bands; /* the row path's bands of output rows a plane (ti__conv_dw_bands) */
     int64_t band_row[TI_MAX_THREADS + 1]; /* band b: output rows [band_row[b], band_row[b+1]) */
@@ -570,9 +570,10 @@ TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
 }
 
 /* ---- the lane path ----
- * Sixteen planes at once, a plane in each lane of AVX-512's vectors (ti__dw_lanes_fn), where
+ * L planes at once, a plane in each lane of a vector (ti__dw_lanes_fn; L = 16 on AVX-512, 8
+ * on AVX2), where
  * the outputs of a plane are few (at most TI__DWL_OUT_POS: 7 x 7 maps, and 14 x 14 inputs at
- * stride 2) and their padded inputs fit the kernel's buffer. A last block of fewer than 16
+ * stride 2) and their padded inputs fit the kernel's buffer. A last block of fewer than L
  * planes takes the plane-by-plane paths. */
 TI__PRIVATE int ti__conv_dw_lanes_ok(const ti__dw_isa *isa, const ti__convp *p,
                                      ti__dw_lane_geo *g) {
@@ -581,23 +582,24 @@ TI__PRIVATE int ti__conv_dw_lanes_ok(const ti__dw_isa *isa, const ti__convp *p,
     g->OH = p->out[1], g->OW = p->out[2], g->pt = p->pb[1], g->pl = p->pb[2];
     g->Hp = (g->OH - 1) * g->S + g->K, g->Wp = (g->OW - 1) * g->S + g->K;
     g->in_sp = p->in_sp, g->out_sp = p->out_sp;
-    return isa->lanes != NULL && p->m >= 16 && g->OH > 0 && g->OW > 0 &&
+    return isa->lanes != NULL && p->m >= isa->lane_planes && g->OH > 0 && g->OW > 0 &&
            g->OH * g->OW <= TI__DWL_OUT_POS && g->pt >= 0 && g->pl >= 0 && g->pt < g->K &&
            g->pl < g->K && (g->Hp * g->Wp + 8 * g->S) * 16 <= TI__DWL_IN_FLOATS;
 }
 
-/* Items [begin, end): block i is planes [16 b, 16 b + 16) of image i / B (B = ceil(M / 16)
+/* Items [begin, end): block i is planes [L b, L b + L) of image i / B (B = ceil(M / L)
  * blocks an image, b = i % B), the last one of an image maybe fewer. */
 TI__PRIVATE void ti__conv_dw_lanes(const ti__dw_job *j, size_t begin, size_t end) {
     const ti__convp *p = j->p;
-    size_t M = (size_t)p->m, B = (M + 15) / 16, kk = (size_t)(p->k[1] * p->k[1]);
+    size_t L = (size_t)j->isa->lane_planes, M = (size_t)p->m, B = (M + L - 1) / L;
+    size_t kk = (size_t)(p->k[1] * p->k[1]);
     float buf[TI__DWL_IN_FLOATS + 16 * TI__DWL_OUT_POS + 16 * 25 + 16];
     float *al = (float *)(void *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
     int post = j->act != TI__ACT_NONE && !j->clamp;
     for (size_t it = begin; it < end; it++) {
-        size_t m0 = it % B * 16, pln = it / B * M + m0, np = TI__MIN((size_t)16, M - m0);
+        size_t m0 = it % B * L, pln = it / B * M + m0, np = TI__MIN(L, M - m0);
         float *y = j->y + pln * p->out_sp;
-        if (np < 16) { /* a part block: plane by plane */
+        if (np < L) { /* a part block: plane by plane */
             ti__dw_job one = *j;
             one.lanes = 0;
             ti__conv_dw_planes(&one, pln, pln + np);
@@ -605,7 +607,7 @@ TI__PRIVATE void ti__conv_dw_lanes(const ti__dw_job *j, size_t begin, size_t end
         }
         j->isa->lanes(&j->lg, y, j->x + pln * p->in_sp, j->w + m0 * kk,
                       j->b != NULL ? j->b + m0 : NULL, j->clamp, j->lo, j->hi, al);
-        if (post) ti__conv_dw_post((void *)j, y, 16 * p->out_sp);
+        if (post) ti__conv_dw_post((void *)j, y, L * p->out_sp);
     }
 }
 
@@ -695,9 +697,10 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
     size_t threads = j.rows && k->node->bands_ok ? (size_t)ti__threadpool_size(k->tp) : 1;
     j.bands = ti__conv_dw_bands(p, threads, j.band_row);
     size_t items = (size_t)(p->n * p->m) * j.bands, work = p->out_sp / j.bands * p->kprod;
-    if (j.lanes) { /* blocks of 16 planes */
-        items = (size_t)p->n * (((size_t)p->m + 15) / 16);
-        work *= 16;
+    if (j.lanes) { /* blocks of lane_planes planes */
+        size_t L = (size_t)isa->lane_planes;
+        items = (size_t)p->n * (((size_t)p->m + L - 1) / L);
+        work *= L;
     }
     ti__parallel_for(k->tp, items, work > 65536 ? 1 : 65536 / (work + 1) + 1, ti__conv_dw_planes,
                      &j);

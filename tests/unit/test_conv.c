@@ -979,13 +979,14 @@ TI_TEST(depthwise_small_planes) {
                           __LINE__);
 }
 
-/* The lane path (AVX-512: 16 planes at once, a plane a lane): whole blocks of 16 planes and
- * part blocks after them (17, 33, 40 channels; batch 2 on every other case, so that a part
- * block sits between the images' planes), 3x3 and 5x5 at strides 1 and 2, pads of 0 to K - 1
- * on every side, inputs whose last rows and columns no tap reads (10 x 10 at 3x3 / 2 without
- * pads), 1 x 1 and 2 x 2 maps. Last column: whether the planner takes the lane path under
- * AVX-512 (not: 81 outputs, 15 planes, a padded input past its buffer). Checked on every ISA
- * by check_case. c, h, w, K, S, pads top, left, bottom, right, lane path */
+/* The lane path (a plane a lane: 16 planes at once on AVX-512, 8 on AVX2): whole blocks and
+ * part blocks after them (9, 17, 33, 40 channels; batch 2 on every other case, so that a
+ * part block sits between the images' planes), 3x3 and 5x5 at strides 1 and 2, pads of 0 to
+ * K - 1 on every side, inputs whose last rows and columns no tap reads (10 x 10 at 3x3 / 2
+ * without pads), 1 x 1 and 2 x 2 maps. Last column: whether the geometry fits the path (not:
+ * 81 outputs, a padded input past its buffer); under AVX-512 and AVX2 the planner must take
+ * it exactly where it fits and there are as many planes as a call takes. Checked on every
+ * ISA by check_case. c, h, w, K, S, pads top, left, bottom, right, fits */
 TI_TEST(depthwise_lane_blocks) {
     static const int64_t cases[][10] = {
         {16, 7, 7, 3, 1, 1, 1, 1, 1, 1},   {33, 7, 7, 5, 1, 2, 2, 2, 2, 1},
@@ -994,35 +995,47 @@ TI_TEST(depthwise_lane_blocks) {
         {18, 5, 9, 5, 1, 4, 1, 0, 3, 1},   {16, 1, 1, 3, 1, 1, 1, 1, 1, 1},
         {16, 2, 2, 5, 2, 2, 2, 2, 2, 1},   {24, 15, 9, 5, 2, 0, 3, 4, 1, 1},
         {16, 10, 10, 3, 2, 0, 0, 0, 0, 1}, {32, 7, 7, 5, 1, 0, 0, 4, 4, 1},
-        {16, 9, 9, 3, 1, 1, 1, 1, 1, 0},   {15, 7, 7, 3, 1, 1, 1, 1, 1, 0},
-        {16, 16, 16, 5, 2, 2, 2, 2, 2, 0}};
+        {16, 9, 9, 3, 1, 1, 1, 1, 1, 0},   {15, 7, 7, 3, 1, 1, 1, 1, 1, 1},
+        {9, 14, 14, 5, 2, 2, 2, 2, 2, 1},  {16, 16, 16, 5, 2, 2, 2, 2, 2, 0}};
+    static const int lane_isas[2] = {TI__ISA_AVX512, TI__ISA_AVX2};
     ti__threadpool *tp = ti__threadpool_create(NULL, 2);
-    int lane_runs = 0, have512 = ti__cpu_force_isa(TI__ISA_AVX512) == TI__ISA_AVX512 &&
-                                 ti__dw_pick_isa()->lanes != NULL;
-    ti__cpu_force_isa(-1);
+    int lane_runs[2] = {0, 0}, have[2];
+    for (int i = 0; i < 2; i++) {
+        have[i] = ti__cpu_force_isa(lane_isas[i]) == lane_isas[i] &&
+                  ti__dw_pick_isa()->lanes != NULL;
+        ti__cpu_force_isa(-1);
+    }
     for (int it = 0; it < (int)(sizeof cases / sizeof cases[0]); it++) {
         ccase c = dw_case(cases[it], 1 + it % 2);
-        if (have512) { /* the path the case is listed for */
-            conv_rig r;
-            TI_REQUIRE(rig_init(&r, &c));
-            ti__cpu_force_isa(TI__ISA_AVX512);
+        conv_rig r;
+        TI_REQUIRE(rig_init(&r, &c));
+        for (int i = 0; i < 2; i++) { /* the path the case is listed for */
+            if (!have[i]) continue;
+            ti__cpu_force_isa(lane_isas[i]);
+            const ti__dw_isa *isa = ti__dw_pick_isa();
             ti__dw_lane_geo g;
-            int got = ti__conv_dw_lanes_ok(ti__dw_pick_isa(), &r.p, &g);
-            if (got != (int)cases[it][9])
-                printf("  case %d (%lld x %lld x %lld, K %lld, S %lld): lane path %d, expected "
-                       "%d\n", it, (long long)c.c, (long long)c.h, (long long)c.w,
-                       (long long)c.k[0], (long long)c.s[0], got, (int)cases[it][9]);
-            TI_CHECK_EQ_INT(got, (int)cases[it][9]);
-            lane_runs += got;
+            int got = ti__conv_dw_lanes_ok(isa, &r.p, &g);
+            int want = (int)cases[it][9] && c.c >= isa->lane_planes;
+            if (got != want)
+                printf("  case %d (%lld x %lld x %lld, K %lld, S %lld) on %s: lane path %d, "
+                       "expected %d\n", it, (long long)c.c, (long long)c.h, (long long)c.w,
+                       (long long)c.k[0], (long long)c.s[0], ti__cpu_isa_name(lane_isas[i]),
+                       got, want);
+            TI_CHECK_EQ_INT(got, want);
+            lane_runs[i] += got;
             ti__cpu_force_isa(-1);
-            rig_free(&r);
         }
+        rig_free(&r);
         check_case(&c, it % 2 ? tp : NULL);
     }
     ti__threadpool_destroy(tp);
-    if (have512) TI_CHECK(lane_runs > 0);
-    else
-        ti_test_skip_note("no AVX-512 here: the lane path did not run", __FILE__, __LINE__);
+    for (int i = 0; i < 2; i++) {
+        if (have[i]) TI_CHECK(lane_runs[i] > 0);
+        else
+            ti_test_skip_note(i == 0 ? "no AVX-512 here: its lane path did not run"
+                                     : "no AVX2 here: its lane path did not run",
+                              __FILE__, __LINE__);
+    }
 }
 
 /* The few-channel path (AVX-512, AVX2): first convs on 1 to 4 channels, 3x3 / 5x5 / 7x7 / 1x7,

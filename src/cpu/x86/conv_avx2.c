@@ -571,16 +571,144 @@ ti__dw256_s1rows(float *y, size_t ldy, int K, int R, size_t n, const float *cons
 }
 #undef TI__DWS1_CALL
 
+/* ---- the lane path (ti__dw_lanes_fn), 8 planes a call ----
+ * As conv_avx512.c's: the 8 planes' inputs transposed (8 x 8 blocks in registers) into a
+ * buffer of padded positions of 8 floats, up to 7 or 8 outputs of a row in registers, one FMA
+ * a tap an output with the tap's 8 weights as one vector, the outputs transposed back. Whole
+ * loads and stores but for a plane's last block of positions (masked ones are slow on AMD's
+ * Zen 2 and 3, conv_avx2.c's row kernels say). */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__dw256_transpose8(__m256 *r) {
+    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    /* s_e: column e of rows 0-3 | column e + 4 of rows 0-3 (s4..s7: rows 4-7) */
+    __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    r[0] = _mm256_permute2f128_ps(s0, s4, 0x20), r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
+    r[1] = _mm256_permute2f128_ps(s1, s5, 0x20), r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+    r[2] = _mm256_permute2f128_ps(s2, s6, 0x20), r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
+    r[3] = _mm256_permute2f128_ps(s3, s7, 0x20), r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+}
+
+#define TI__DWL256_X8(S) S(0) S(1) S(2) S(3) S(4) S(5) S(6) S(7)
+TI__X86_INLINE TI__TARGET_AVX2 void ti__dwl256_rows(const int K, const int S, const int NA,
+                                                    const ti__dw_lane_geo *g, const float *in,
+                                                    const float *wb, __m256 vb, int clamp,
+                                                    __m256 vlo, __m256 vhi, float *out) {
+    size_t wp = (size_t)g->Wp, ow = (size_t)g->OW;
+    for (size_t oy = 0; oy < (size_t)g->OH; oy++)
+        for (size_t ox = 0; ox < ow; ox += (size_t)NA) {
+#define TI__DWL_INIT(i) __m256 a##i = vb;
+            TI__DWL256_X8(TI__DWL_INIT)
+#undef TI__DWL_INIT
+            const float *r0 = in + (oy * (size_t)S * wp + ox * (size_t)S) * 8;
+            TI__UNROLL5 for (int ky = 0; ky < K; ky++) {
+                const float *r = r0 + (size_t)ky * wp * 8;
+                TI__UNROLL5 for (int kx = 0; kx < K; kx++) {
+                    __m256 w = _mm256_load_ps(wb + (ky * K + kx) * 8);
+                    const float *p = r + kx * 8;
+#define TI__DWL_FMA(i)                                                                       \
+    if (NA > i) a##i = _mm256_fmadd_ps(w, _mm256_load_ps(p + (i) * S * 8), a##i);
+                    TI__DWL256_X8(TI__DWL_FMA)
+#undef TI__DWL_FMA
+                }
+            }
+            float *o = out + (oy * ow + ox) * 8;
+            size_t n = ow - ox;
+#define TI__DWL_STORE(i)                                                                     \
+    if (NA > (i) && n > (i))                                                                 \
+        _mm256_store_ps(o + (i) * 8, clamp ? _mm256_min_ps(_mm256_max_ps(a##i, vlo), vhi) : a##i);
+            TI__DWL256_X8(TI__DWL_STORE)
+#undef TI__DWL_STORE
+        }
+}
+
+/* 8 floats of plane c at q0 (fewer than 8 left: masked) */
+#define TI__DWL256_LOAD(c, base, q0, n)                                                       \
+    ((q0) + 8 <= (n) ? _mm256_loadu_ps((base) + (c) * sp + (q0))                             \
+                     : _mm256_maskload_ps((base) + (c) * sp + (q0),                           \
+                                          ti__dw256_mask((long)((n) - (q0)))))
+
+static __attribute__((noinline, unused)) TI__TARGET_AVX2 void
+ti__dw256_lanes(const ti__dw_lane_geo *g, float *y, const float *x, const float *w,
+                const float *bias, int clamp, float lo, float hi, float *buf) {
+    float *in = buf, *out = buf + TI__DWL_IN_FLOATS, *wb = out + 16 * TI__DWL_OUT_POS;
+    size_t kk = (size_t)(g->K * g->K), n = (size_t)(g->OH * g->OW), sp = kk;
+    __m256 v[8];
+    for (size_t t0 = 0; t0 < kk; t0 += 8) { /* the taps' weights, a vector of 8 planes each */
+        TI__UNROLL8 for (size_t c = 0; c < 8; c++) v[c] = TI__DWL256_LOAD(c, w, t0, kk);
+        ti__dw256_transpose8(v);
+        for (size_t j = 0; j < 8 && t0 + j < kk; j++) _mm256_store_ps(wb + (t0 + j) * 8, v[j]);
+    }
+    /* the padded input: position (r, c) at in + (r Wp + c) 8, zero outside the map */
+    const __m256 z = _mm256_setzero_ps();
+    int64_t Hp = g->Hp, Wp = g->Wp, pt = g->pt, pl = g->pl, W = g->W;
+    int64_t r1 = TI__MIN(Hp, pt + g->H), c1 = TI__MIN(Wp, pl + W);
+    for (int64_t r = 0; r < Hp; r++) { /* the padding: runs of positions [a, b) */
+        int64_t a = r * Wp, b = r + 1 < Hp ? a + Wp : a + Wp + 8 * g->S;
+        if (r >= pt && r < r1) {
+            for (int64_t q = a; q < a + pl; q++) _mm256_store_ps(in + q * 8, z);
+            a += c1;
+        }
+        for (int64_t q = a; q < b; q++) _mm256_store_ps(in + q * 8, z);
+    }
+    if (r1 > pt && c1 > pl) {
+        size_t m = (size_t)((r1 - pt) * W);
+        int64_t iy = 0, ix = 0;
+        sp = g->in_sp;
+        for (size_t q0 = 0; q0 < m; q0 += 8) {
+            TI__UNROLL8 for (size_t c = 0; c < 8; c++) v[c] = TI__DWL256_LOAD(c, x, q0, m);
+            ti__dw256_transpose8(v);
+            TI__UNROLL8 for (size_t j = 0; j < 8; j++) {
+                if (q0 + j >= m) break;
+                if (pl + ix < c1)
+                    _mm256_store_ps(in + (size_t)((pt + iy) * Wp + pl + ix) * 8, v[j]);
+                if (++ix == W) ix = 0, iy++;
+            }
+        }
+    }
+    __m256 vb = bias != NULL ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
+    __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+#define TI__DWL_CALL(k, s, na) ti__dwl256_rows(k, s, na, g, in, wb, vb, clamp, vlo, vhi, out)
+#define TI__DWL_KS(na)                                                                       \
+    if (g->K == 5 && g->S == 1) TI__DWL_CALL(5, 1, na);                                      \
+    else if (g->K == 5) TI__DWL_CALL(5, 2, na);                                              \
+    else if (g->S == 1) TI__DWL_CALL(3, 1, na);                                              \
+    else TI__DWL_CALL(3, 2, na);
+    if (g->OW == 7) {
+        TI__DWL_KS(7)
+    } else {
+        TI__DWL_KS(8)
+    }
+#undef TI__DWL_KS
+#undef TI__DWL_CALL
+    for (size_t p0 = 0; p0 < n; p0 += 8) { /* the outputs back into the planes */
+        size_t h = n - p0 < 8 ? n - p0 : 8;
+        TI__UNROLL8 for (size_t r = 0; r < 8; r++)
+            v[r] = r < h ? _mm256_load_ps(out + (p0 + r) * 8) : z;
+        ti__dw256_transpose8(v);
+        TI__UNROLL8 for (size_t c = 0; c < 8; c++) {
+            if (h == 8) _mm256_storeu_ps(y + c * g->out_sp + p0, v[c]);
+            else _mm256_maskstore_ps(y + c * g->out_sp + p0, ti__dw256_mask((long)h), v[c]);
+        }
+    }
+}
+#undef TI__DWL256_LOAD
+#undef TI__DWL256_X8
+
 TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
     static const ti__dw_isa isa = {TI__ISA_AVX2,
                                    {{ti__dw256_k3s1, ti__dw256_k3s2},
                                     {ti__dw256_k5s1, ti__dw256_k5s2}},
                                    {ti__mp256_s1, ti__mp256_s2},
                                    ti__dw256_taps, ti__dw256_copy, ti__dw256_split,
-                                   ti__dw256_max, ti__ssum_avx2, NULL, NULL,
+                                   ti__dw256_max, ti__ssum_avx2, NULL, ti__dw256_lanes,
                                    {ti__fewc256_s1, ti__fewc256_s2},
                                    {ti__dw256_s1rows, NULL},
-                                   ti__mp256_k3s2, 56};
+                                   ti__mp256_k3s2, 56, 8};
     return &isa;
 }
 #endif /* TI__X86_SIMD */

@@ -612,7 +612,8 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dwl512_rows(const int K, const int S, 
                 TI__UNROLL5 for (int kx = 0; kx < K; kx++) {
                     __m512 w = wv[ky * K + kx];
                     const float *p = r + kx * 16;
-#define TI__DWL_FMA(i) if (NA > i) a##i = _mm512_fmadd_ps(w, _mm512_load_ps(p + (i) * S * 16), a##i);
+#define TI__DWL_FMA(i)                                                                       \
+    if (NA > i) a##i = _mm512_fmadd_ps(w, _mm512_load_ps(p + (i) * S * 16), a##i);
                     TI__DWL_X8(TI__DWL_FMA)
 #undef TI__DWL_FMA
                 }
@@ -711,7 +712,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
                                    ti__dw512_lanes,
                                    {ti__fewc512_s1, ti__fewc512_s2},
                                    {ti__dw512_s1rows, ti__dw512_s2rows},
-                                   ti__mp512_k3s2, 12};
+                                   ti__mp512_k3s2, 12, 16};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
