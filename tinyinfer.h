@@ -1466,14 +1466,14 @@ typedef struct ti__dw_lane_geo {
     size_t in_sp, out_sp;
     int K, S;
 } ti__dw_lane_geo;
-/* Floats of the lane path's padded input (Hp x Wp positions of 16 floats, then the 8 S
- * positions the last row's last 8 outputs read past it) and of its outputs (OH x OW of 16):
- * the bounds of the maps it takes (ti__conv_dw_lanes_ok). */
-#define TI__DWL_IN_FLOATS 5120 /* 20 KiB: 14 x 14 -> 7 x 7 at 5x5 / 2 takes 4864 */
-#define TI__DWL_OUT_POS 64
+/* Floats of the lane path's padded input (Hp x Wp positions of L floats, then the 8 S
+ * positions the last row's last 8 outputs read past it) and of its outputs (OH x OW of L):
+ * with the ISA's lane_out_max, the bounds of the maps it takes (ti__conv_dw_lanes_ok). */
+#define TI__DWL_IN_FLOATS 5120 /* 20 KiB: 14 x 14 -> 7 x 7 at 5x5 / 2 takes 4864 on AVX-512 */
+#define TI__DWL_OUT_FLOATS 2048 /* 8 KiB: 14 x 14 outputs on AVX2 take 1568 */
 /* For planes c < L, the ISA's lane_planes (x + c in_sp, y + c out_sp, taps w[c K K ..],
  * bias[c] or 0 when bias is NULL): y = bias + sum of the taps in ti__dw_rows_fn's order, then
- * the clamp as ti__dw_row_fn. buf: TI__DWL_IN_FLOATS + 16 TI__DWL_OUT_POS + 16 K K floats,
+ * the clamp as ti__dw_row_fn. buf: TI__DWL_IN_FLOATS + TI__DWL_OUT_FLOATS + 16 K K floats,
  * 64-byte aligned. Reads only the L planes' H x W inputs, writes only their OH x OW outputs.
  * NULL where an ISA has none. */
 typedef void (*ti__dw_lanes_fn)(const ti__dw_lane_geo *g, float *y, const float *x,
@@ -1529,7 +1529,8 @@ typedef struct ti__dw_isa {
     ti__dw_rows_fn rows[2]; /* [S == 2] */
     ti__maxpool_k3s2_fn mp_k3s2;
     int s1rows_min; /* rows[0] takes rows of this many outputs or more (ti__conv_dw_rows_ok) */
-    int lane_planes; /* planes a call of lanes */
+    int lane_planes;  /* planes a call of lanes */
+    int lane_out_max; /* and outputs a plane at most (ti__conv_dw_lanes_ok) */
 } ti__dw_isa;
 TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void); /* cpu/conv_fast.c */
 
@@ -6806,7 +6807,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void) {
                                       {ti__mp_c_s1, ti__mp_c_s2},
                                       ti__dw_taps_c, ti__dw_copy_c, ti__dw_split_c,
                                       ti__dw_max_c, ti__dw_sum_c, NULL, NULL, {NULL, NULL},
-                                      {NULL, NULL}, NULL, 0, 0};
+                                      {NULL, NULL}, NULL, 0, 0, 0};
 #ifdef TI__X86_SIMD
     int isa = ti__cpu_isa();
     if (isa >= TI__ISA_AVX512) return ti__dw_avx512_isa();
@@ -7266,10 +7267,13 @@ TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
 
 /* ---- the lane path ----
  * L planes at once, a plane in each lane of a vector (ti__dw_lanes_fn; L = 16 on AVX-512, 8
- * on AVX2), where
- * the outputs of a plane are few (at most TI__DWL_OUT_POS: 7 x 7 maps, and 14 x 14 inputs at
- * stride 2) and their padded inputs fit the kernel's buffer. A last block of fewer than L
- * planes takes the plane-by-plane paths. */
+ * on AVX2), where the outputs of a plane are few (the ISA's lane_out_max) and the padded
+ * inputs and the outputs fit the kernel's buffers: on AVX-512 7 x 7 maps and 14 x 14 inputs
+ * at stride 2; on AVX2 also 14 x 14 maps at stride 1, which its row kernel leaves to the flat
+ * path (single convs, AVX2 forced on a Zen 4, minima of 3 alternating rounds: 5x5 672 @14
+ * 0.158 -> 0.109 ms, 3x3 576 @14 0.058 -> 0.053). On AVX-512 the row path keeps those (lane
+ * path 0.097 and 0.050 against 0.091 and 0.045: a 64 KiB buffer there). A last block of
+ * fewer than L planes takes the plane-by-plane paths. */
 TI__PRIVATE int ti__conv_dw_lanes_ok(const ti__dw_isa *isa, const ti__convp *p,
                                      ti__dw_lane_geo *g) {
     memset(g, 0, sizeof *g);
@@ -7277,9 +7281,11 @@ TI__PRIVATE int ti__conv_dw_lanes_ok(const ti__dw_isa *isa, const ti__convp *p,
     g->OH = p->out[1], g->OW = p->out[2], g->pt = p->pb[1], g->pl = p->pb[2];
     g->Hp = (g->OH - 1) * g->S + g->K, g->Wp = (g->OW - 1) * g->S + g->K;
     g->in_sp = p->in_sp, g->out_sp = p->out_sp;
-    return isa->lanes != NULL && p->m >= isa->lane_planes && g->OH > 0 && g->OW > 0 &&
-           g->OH * g->OW <= TI__DWL_OUT_POS && g->pt >= 0 && g->pl >= 0 && g->pt < g->K &&
-           g->pl < g->K && (g->Hp * g->Wp + 8 * g->S) * 16 <= TI__DWL_IN_FLOATS;
+    int64_t L = isa->lane_planes;
+    return isa->lanes != NULL && p->m >= L && g->OH > 0 && g->OW > 0 &&
+           g->OH * g->OW <= isa->lane_out_max && g->OH * g->OW * L <= TI__DWL_OUT_FLOATS &&
+           g->pt >= 0 && g->pl >= 0 && g->pt < g->K && g->pl < g->K &&
+           (g->Hp * g->Wp + 8 * g->S) * L <= TI__DWL_IN_FLOATS;
 }
 
 /* Items [begin, end): block i is planes [L b, L b + L) of image i / B (B = ceil(M / L)
@@ -7288,7 +7294,7 @@ TI__PRIVATE void ti__conv_dw_lanes(const ti__dw_job *j, size_t begin, size_t end
     const ti__convp *p = j->p;
     size_t L = (size_t)j->isa->lane_planes, M = (size_t)p->m, B = (M + L - 1) / L;
     size_t kk = (size_t)(p->k[1] * p->k[1]);
-    float buf[TI__DWL_IN_FLOATS + 16 * TI__DWL_OUT_POS + 16 * 25 + 16];
+    float buf[TI__DWL_IN_FLOATS + TI__DWL_OUT_FLOATS + 16 * 25 + 16];
     float *al = (float *)(void *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
     int post = j->act != TI__ACT_NONE && !j->clamp;
     for (size_t it = begin; it < end; it++) {
@@ -25828,7 +25834,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_neon_isa(void) {
                                    ti__dwn_taps, ti__dwn_copy, ti__dwn_split,
                                    ti__dwn_max, ti__ssum_neon, NULL, NULL, {NULL, NULL},
                                    {NULL, NULL},
-                                   ti__mpn_k3s2, 0, 0};
+                                   ti__mpn_k3s2, 0, 0, 0};
     return &isa;
 }
 #endif /* TI__ARM_NEON */
@@ -27650,7 +27656,7 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__dwl256_rows(const int K, const int S, co
 static __attribute__((noinline, unused)) TI__TARGET_AVX2 void
 ti__dw256_lanes(const ti__dw_lane_geo *g, float *y, const float *x, const float *w,
                 const float *bias, int clamp, float lo, float hi, float *buf) {
-    float *in = buf, *out = buf + TI__DWL_IN_FLOATS, *wb = out + 16 * TI__DWL_OUT_POS;
+    float *in = buf, *out = buf + TI__DWL_IN_FLOATS, *wb = out + TI__DWL_OUT_FLOATS;
     size_t kk = (size_t)(g->K * g->K), n = (size_t)(g->OH * g->OW), sp = kk;
     __m256 v[8];
     for (size_t t0 = 0; t0 < kk; t0 += 8) { /* the taps' weights, a vector of 8 planes each */
@@ -27723,7 +27729,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
                                    ti__dw256_max, ti__ssum_avx2, NULL, ti__dw256_lanes,
                                    {ti__fewc256_s1, ti__fewc256_s2},
                                    {ti__dw256_s1rows, NULL},
-                                   ti__mp256_k3s2, 56, 8};
+                                   ti__mp256_k3s2, 56, 8, 196};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
@@ -28396,7 +28402,7 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dwl512_fill(const ti__dw_lane_geo *g, 
 static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
 ti__dw512_lanes(const ti__dw_lane_geo *g, float *y, const float *x, const float *w,
                 const float *bias, int clamp, float lo, float hi, float *buf) {
-    float *in = buf, *out = buf + TI__DWL_IN_FLOATS, *wb = out + 16 * TI__DWL_OUT_POS;
+    float *in = buf, *out = buf + TI__DWL_IN_FLOATS, *wb = out + TI__DWL_OUT_FLOATS;
     size_t kk = (size_t)(g->K * g->K), n = (size_t)(g->OH * g->OW);
     __m512 v[16], u[16];
     for (size_t t0 = 0; t0 < kk; t0 += 16) { /* the taps' weights, a vector of 16 planes each */
@@ -28444,7 +28450,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
                                    ti__dw512_lanes,
                                    {ti__fewc512_s1, ti__fewc512_s2},
                                    {ti__dw512_s1rows, ti__dw512_s2rows},
-                                   ti__mp512_k3s2, 12, 16};
+                                   ti__mp512_k3s2, 12, 16, 64};
     return &isa;
 }
 #endif /* TI__X86_SIMD */

@@ -408,14 +408,14 @@ typedef struct ti__dw_lane_geo {
     size_t in_sp, out_sp;
     int K, S;
 } ti__dw_lane_geo;
-/* Floats of the lane path's padded input (Hp x Wp positions of 16 floats, then the 8 S
- * positions the last row's last 8 outputs read past it) and of its outputs (OH x OW of 16):
- * the bounds of the maps it takes (ti__conv_dw_lanes_ok). */
-#define TI__DWL_IN_FLOATS 5120 /* 20 KiB: 14 x 14 -> 7 x 7 at 5x5 / 2 takes 4864 */
-#define TI__DWL_OUT_POS 64
+/* Floats of the lane path's padded input (Hp x Wp positions of L floats, then the 8 S
+ * positions the last row's last 8 outputs read past it) and of its outputs (OH x OW of L):
+ * with the ISA's lane_out_max, the bounds of the maps it takes (ti__conv_dw_lanes_ok). */
+#define TI__DWL_IN_FLOATS 5120 /* 20 KiB: 14 x 14 -> 7 x 7 at 5x5 / 2 takes 4864 on AVX-512 */
+#define TI__DWL_OUT_FLOATS 2048 /* 8 KiB: 14 x 14 outputs on AVX2 take 1568 */
 /* For planes c < L, the ISA's lane_planes (x + c in_sp, y + c out_sp, taps w[c K K ..],
  * bias[c] or 0 when bias is NULL): y = bias + sum of the taps in ti__dw_rows_fn's order, then
- * the clamp as ti__dw_row_fn. buf: TI__DWL_IN_FLOATS + 16 TI__DWL_OUT_POS + 16 K K floats,
+ * the clamp as ti__dw_row_fn. buf: TI__DWL_IN_FLOATS + TI__DWL_OUT_FLOATS + 16 K K floats,
  * 64-byte aligned. Reads only the L planes' H x W inputs, writes only their OH x OW outputs.
  * NULL where an ISA has none. */
 typedef void (*ti__dw_lanes_fn)(const ti__dw_lane_geo *g, float *y, const float *x,
@@ -471,7 +471,8 @@ typedef struct ti__dw_isa {
     ti__dw_rows_fn rows[2]; /* [S == 2] */
     ti__maxpool_k3s2_fn mp_k3s2;
     int s1rows_min; /* rows[0] takes rows of this many outputs or more (ti__conv_dw_rows_ok) */
-    int lane_planes; /* planes a call of lanes */
+    int lane_planes;  /* planes a call of lanes */
+    int lane_out_max; /* and outputs a plane at most (ti__conv_dw_lanes_ok) */
 } ti__dw_isa;
 TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void); /* cpu/conv_fast.c */
 

@@ -111,7 +111,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void) {
                                       {ti__mp_c_s1, ti__mp_c_s2},
                                       ti__dw_taps_c, ti__dw_copy_c, ti__dw_split_c,
                                       ti__dw_max_c, ti__dw_sum_c, NULL, NULL, {NULL, NULL},
-                                      {NULL, NULL}, NULL, 0, 0};
+                                      {NULL, NULL}, NULL, 0, 0, 0};
 #ifdef TI__X86_SIMD
     int isa = ti__cpu_isa();
     if (isa >= TI__ISA_AVX512) return ti__dw_avx512_isa();
@@ -571,10 +571,13 @@ TI__PRIVATE void ti__conv_dw_planes(void *ctx, size_t begin, size_t end) {
 
 /* ---- the lane path ----
  * L planes at once, a plane in each lane of a vector (ti__dw_lanes_fn; L = 16 on AVX-512, 8
- * on AVX2), where
- * the outputs of a plane are few (at most TI__DWL_OUT_POS: 7 x 7 maps, and 14 x 14 inputs at
- * stride 2) and their padded inputs fit the kernel's buffer. A last block of fewer than L
- * planes takes the plane-by-plane paths. */
+ * on AVX2), where the outputs of a plane are few (the ISA's lane_out_max) and the padded
+ * inputs and the outputs fit the kernel's buffers: on AVX-512 7 x 7 maps and 14 x 14 inputs
+ * at stride 2; on AVX2 also 14 x 14 maps at stride 1, which its row kernel leaves to the flat
+ * path (single convs, AVX2 forced on a Zen 4, minima of 3 alternating rounds: 5x5 672 @14
+ * 0.158 -> 0.109 ms, 3x3 576 @14 0.058 -> 0.053). On AVX-512 the row path keeps those (lane
+ * path 0.097 and 0.050 against 0.091 and 0.045: a 64 KiB buffer there). A last block of
+ * fewer than L planes takes the plane-by-plane paths. */
 TI__PRIVATE int ti__conv_dw_lanes_ok(const ti__dw_isa *isa, const ti__convp *p,
                                      ti__dw_lane_geo *g) {
     memset(g, 0, sizeof *g);
@@ -582,9 +585,11 @@ TI__PRIVATE int ti__conv_dw_lanes_ok(const ti__dw_isa *isa, const ti__convp *p,
     g->OH = p->out[1], g->OW = p->out[2], g->pt = p->pb[1], g->pl = p->pb[2];
     g->Hp = (g->OH - 1) * g->S + g->K, g->Wp = (g->OW - 1) * g->S + g->K;
     g->in_sp = p->in_sp, g->out_sp = p->out_sp;
-    return isa->lanes != NULL && p->m >= isa->lane_planes && g->OH > 0 && g->OW > 0 &&
-           g->OH * g->OW <= TI__DWL_OUT_POS && g->pt >= 0 && g->pl >= 0 && g->pt < g->K &&
-           g->pl < g->K && (g->Hp * g->Wp + 8 * g->S) * 16 <= TI__DWL_IN_FLOATS;
+    int64_t L = isa->lane_planes;
+    return isa->lanes != NULL && p->m >= L && g->OH > 0 && g->OW > 0 &&
+           g->OH * g->OW <= isa->lane_out_max && g->OH * g->OW * L <= TI__DWL_OUT_FLOATS &&
+           g->pt >= 0 && g->pl >= 0 && g->pt < g->K && g->pl < g->K &&
+           (g->Hp * g->Wp + 8 * g->S) * L <= TI__DWL_IN_FLOATS;
 }
 
 /* Items [begin, end): block i is planes [L b, L b + L) of image i / B (B = ceil(M / L)
@@ -593,7 +598,7 @@ TI__PRIVATE void ti__conv_dw_lanes(const ti__dw_job *j, size_t begin, size_t end
     const ti__convp *p = j->p;
     size_t L = (size_t)j->isa->lane_planes, M = (size_t)p->m, B = (M + L - 1) / L;
     size_t kk = (size_t)(p->k[1] * p->k[1]);
-    float buf[TI__DWL_IN_FLOATS + 16 * TI__DWL_OUT_POS + 16 * 25 + 16];
+    float buf[TI__DWL_IN_FLOATS + TI__DWL_OUT_FLOATS + 16 * 25 + 16];
     float *al = (float *)(void *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
     int post = j->act != TI__ACT_NONE && !j->clamp;
     for (size_t it = begin; it < end; it++) {

@@ -983,20 +983,23 @@ TI_TEST(depthwise_small_planes) {
  * part blocks after them (9, 17, 33, 40 channels; batch 2 on every other case, so that a
  * part block sits between the images' planes), 3x3 and 5x5 at strides 1 and 2, pads of 0 to
  * K - 1 on every side, inputs whose last rows and columns no tap reads (10 x 10 at 3x3 / 2
- * without pads), 1 x 1 and 2 x 2 maps. Last column: whether the geometry fits the path (not:
- * 81 outputs, a padded input past its buffer); under AVX-512 and AVX2 the planner must take
- * it exactly where it fits and there are as many planes as a call takes. Checked on every
- * ISA by check_case. c, h, w, K, S, pads top, left, bottom, right, fits */
+ * without pads), 1 x 1 and 2 x 2 maps, and AVX2's 14 x 14 outputs. Last two columns: whether
+ * the geometry fits the path on AVX-512 and on AVX2 (not: more outputs than the ISA's
+ * lane_out_max, a padded input past the buffer at 16 floats a position); under each the
+ * planner must take it exactly where it fits and there are as many planes as a call takes.
+ * Checked on every ISA by check_case. c, h, w, K, S, pads top, left, bottom, right, fits */
 TI_TEST(depthwise_lane_blocks) {
-    static const int64_t cases[][10] = {
-        {16, 7, 7, 3, 1, 1, 1, 1, 1, 1},   {33, 7, 7, 5, 1, 2, 2, 2, 2, 1},
-        {40, 14, 14, 5, 2, 2, 2, 2, 2, 1}, {17, 14, 14, 3, 2, 0, 0, 1, 1, 1},
-        {20, 13, 13, 3, 2, 1, 1, 1, 1, 1}, {16, 8, 8, 3, 1, 0, 2, 2, 0, 1},
-        {18, 5, 9, 5, 1, 4, 1, 0, 3, 1},   {16, 1, 1, 3, 1, 1, 1, 1, 1, 1},
-        {16, 2, 2, 5, 2, 2, 2, 2, 2, 1},   {24, 15, 9, 5, 2, 0, 3, 4, 1, 1},
-        {16, 10, 10, 3, 2, 0, 0, 0, 0, 1}, {32, 7, 7, 5, 1, 0, 0, 4, 4, 1},
-        {16, 9, 9, 3, 1, 1, 1, 1, 1, 0},   {15, 7, 7, 3, 1, 1, 1, 1, 1, 1},
-        {9, 14, 14, 5, 2, 2, 2, 2, 2, 1},  {16, 16, 16, 5, 2, 2, 2, 2, 2, 0}};
+    static const int64_t cases[][11] = {
+        {16, 7, 7, 3, 1, 1, 1, 1, 1, 1, 1},   {33, 7, 7, 5, 1, 2, 2, 2, 2, 1, 1},
+        {40, 14, 14, 5, 2, 2, 2, 2, 2, 1, 1}, {17, 14, 14, 3, 2, 0, 0, 1, 1, 1, 1},
+        {20, 13, 13, 3, 2, 1, 1, 1, 1, 1, 1}, {16, 8, 8, 3, 1, 0, 2, 2, 0, 1, 1},
+        {18, 5, 9, 5, 1, 4, 1, 0, 3, 1, 1},   {16, 1, 1, 3, 1, 1, 1, 1, 1, 1, 1},
+        {16, 2, 2, 5, 2, 2, 2, 2, 2, 1, 1},   {24, 15, 9, 5, 2, 0, 3, 4, 1, 1, 1},
+        {16, 10, 10, 3, 2, 0, 0, 0, 0, 1, 1}, {32, 7, 7, 5, 1, 0, 0, 4, 4, 1, 1},
+        {16, 9, 9, 3, 1, 1, 1, 1, 1, 0, 1},   {15, 7, 7, 3, 1, 1, 1, 1, 1, 1, 1},
+        {9, 14, 14, 5, 2, 2, 2, 2, 2, 1, 1},  {16, 16, 16, 5, 2, 2, 2, 2, 2, 0, 1},
+        {20, 14, 14, 5, 1, 2, 2, 2, 2, 0, 1}, {17, 14, 14, 3, 1, 1, 1, 1, 1, 0, 1},
+        {16, 15, 15, 3, 1, 1, 1, 1, 1, 0, 0}};
     static const int lane_isas[2] = {TI__ISA_AVX512, TI__ISA_AVX2};
     ti__threadpool *tp = ti__threadpool_create(NULL, 2);
     int lane_runs[2] = {0, 0}, have[2];
@@ -1015,7 +1018,7 @@ TI_TEST(depthwise_lane_blocks) {
             const ti__dw_isa *isa = ti__dw_pick_isa();
             ti__dw_lane_geo g;
             int got = ti__conv_dw_lanes_ok(isa, &r.p, &g);
-            int want = (int)cases[it][9] && c.c >= isa->lane_planes;
+            int want = (int)cases[it][9 + i] && c.c >= isa->lane_planes;
             if (got != want)
                 printf("  case %d (%lld x %lld x %lld, K %lld, S %lld) on %s: lane path %d, "
                        "expected %d\n", it, (long long)c.c, (long long)c.h, (long long)c.w,

@@ -635,7 +635,7 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__dwl256_rows(const int K, const int S, co
 static __attribute__((noinline, unused)) TI__TARGET_AVX2 void
 ti__dw256_lanes(const ti__dw_lane_geo *g, float *y, const float *x, const float *w,
                 const float *bias, int clamp, float lo, float hi, float *buf) {
-    float *in = buf, *out = buf + TI__DWL_IN_FLOATS, *wb = out + 16 * TI__DWL_OUT_POS;
+    float *in = buf, *out = buf + TI__DWL_IN_FLOATS, *wb = out + TI__DWL_OUT_FLOATS;
     size_t kk = (size_t)(g->K * g->K), n = (size_t)(g->OH * g->OW), sp = kk;
     __m256 v[8];
     for (size_t t0 = 0; t0 < kk; t0 += 8) { /* the taps' weights, a vector of 8 planes each */
@@ -708,7 +708,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
                                    ti__dw256_max, ti__ssum_avx2, NULL, ti__dw256_lanes,
                                    {ti__fewc256_s1, ti__fewc256_s2},
                                    {ti__dw256_s1rows, NULL},
-                                   ti__mp256_k3s2, 56, 8};
+                                   ti__mp256_k3s2, 56, 8, 196};
     return &isa;
 }
 #endif /* TI__X86_SIMD */

@@ -664,7 +664,7 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dwl512_fill(const ti__dw_lane_geo *g, 
 static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
 ti__dw512_lanes(const ti__dw_lane_geo *g, float *y, const float *x, const float *w,
                 const float *bias, int clamp, float lo, float hi, float *buf) {
-    float *in = buf, *out = buf + TI__DWL_IN_FLOATS, *wb = out + 16 * TI__DWL_OUT_POS;
+    float *in = buf, *out = buf + TI__DWL_IN_FLOATS, *wb = out + TI__DWL_OUT_FLOATS;
     size_t kk = (size_t)(g->K * g->K), n = (size_t)(g->OH * g->OW);
     __m512 v[16], u[16];
     for (size_t t0 = 0; t0 < kk; t0 += 16) { /* the taps' weights, a vector of 16 planes each */
@@ -712,7 +712,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
                                    ti__dw512_lanes,
                                    {ti__fewc512_s1, ti__fewc512_s2},
                                    {ti__dw512_s1rows, ti__dw512_s2rows},
-                                   ti__mp512_k3s2, 12, 16};
+                                   ti__mp512_k3s2, 12, 16, 64};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
