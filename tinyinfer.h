@@ -1479,6 +1479,20 @@ typedef struct ti__dw_lane_geo {
 typedef void (*ti__dw_lanes_fn)(const ti__dw_lane_geo *g, float *y, const float *x,
                                 const float *w, const float *bias, int clamp, float lo,
                                 float hi, float *buf);
+/* A lane kernel's dispatch on g's K (3 or 5) and S (1 or 2) and its outputs a pass NA (7 for
+ * rows of 7, else 8): CALL(k, s, na) with all three constants (cpu/x86/conv_avx*.c). */
+#define TI__DWL_KS(CALL, na)                                                                 \
+    do {                                                                                     \
+        if (g->K == 5 && g->S == 1) CALL(5, 1, na);                                          \
+        else if (g->K == 5) CALL(5, 2, na);                                                  \
+        else if (g->S == 1) CALL(3, 1, na);                                                  \
+        else CALL(3, 2, na);                                                                 \
+    } while (0)
+#define TI__DWL_DISPATCH(CALL)                                                               \
+    do {                                                                                     \
+        if (g->OW == 7) TI__DWL_KS(CALL, 7);                                                 \
+        else TI__DWL_KS(CALL, 8);                                                            \
+    } while (0)
 /* A conv with few products per output (cpu/conv_fast.c, the few-channel path): for m < mv
  * (<= 16) and r < np (<= 16),
  *   y[m * ldy + r] = bias[m] + sum over t < taps of w[t * 16 + m] * x[off[t] + r * S]
@@ -27694,17 +27708,7 @@ ti__dw256_lanes(const ti__dw_lane_geo *g, float *y, const float *x, const float 
     __m256 vb = bias != NULL ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
     __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
 #define TI__DWL_CALL(k, s, na) ti__dwl256_rows(k, s, na, g, in, wb, vb, clamp, vlo, vhi, out)
-#define TI__DWL_KS(na)                                                                       \
-    if (g->K == 5 && g->S == 1) TI__DWL_CALL(5, 1, na);                                      \
-    else if (g->K == 5) TI__DWL_CALL(5, 2, na);                                              \
-    else if (g->S == 1) TI__DWL_CALL(3, 1, na);                                              \
-    else TI__DWL_CALL(3, 2, na);
-    if (g->OW == 7) {
-        TI__DWL_KS(7)
-    } else {
-        TI__DWL_KS(8)
-    }
-#undef TI__DWL_KS
+    TI__DWL_DISPATCH(TI__DWL_CALL);
 #undef TI__DWL_CALL
     for (size_t p0 = 0; p0 < n; p0 += 8) { /* the outputs back into the planes */
         size_t h = n - p0 < 8 ? n - p0 : 8;
@@ -28417,17 +28421,7 @@ ti__dw512_lanes(const ti__dw_lane_geo *g, float *y, const float *x, const float 
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
     const __m512 *wv = (const __m512 *)(const void *)wb;
 #define TI__DWL_CALL(k, s, na) ti__dwl512_rows(k, s, na, g, in, wv, vb, clamp, vlo, vhi, out)
-#define TI__DWL_KS(na)                                                                       \
-    if (g->K == 5 && g->S == 1) TI__DWL_CALL(5, 1, na);                                      \
-    else if (g->K == 5) TI__DWL_CALL(5, 2, na);                                              \
-    else if (g->S == 1) TI__DWL_CALL(3, 1, na);                                              \
-    else TI__DWL_CALL(3, 2, na);
-    if (g->OW == 7) {
-        TI__DWL_KS(7)
-    } else {
-        TI__DWL_KS(8)
-    }
-#undef TI__DWL_KS
+    TI__DWL_DISPATCH(TI__DWL_CALL);
 #undef TI__DWL_CALL
     for (size_t p0 = 0; p0 < n; p0 += 16) { /* the outputs back into the planes */
         size_t h = n - p0 < 16 ? n - p0 : 16;

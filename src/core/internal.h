@@ -421,6 +421,20 @@ typedef struct ti__dw_lane_geo {
 typedef void (*ti__dw_lanes_fn)(const ti__dw_lane_geo *g, float *y, const float *x,
                                 const float *w, const float *bias, int clamp, float lo,
                                 float hi, float *buf);
+/* A lane kernel's dispatch on g's K (3 or 5) and S (1 or 2) and its outputs a pass NA (7 for
+ * rows of 7, else 8): CALL(k, s, na) with all three constants (cpu/x86/conv_avx*.c). */
+#define TI__DWL_KS(CALL, na)                                                                 \
+    do {                                                                                     \
+        if (g->K == 5 && g->S == 1) CALL(5, 1, na);                                          \
+        else if (g->K == 5) CALL(5, 2, na);                                                  \
+        else if (g->S == 1) CALL(3, 1, na);                                                  \
+        else CALL(3, 2, na);                                                                 \
+    } while (0)
+#define TI__DWL_DISPATCH(CALL)                                                               \
+    do {                                                                                     \
+        if (g->OW == 7) TI__DWL_KS(CALL, 7);                                                 \
+        else TI__DWL_KS(CALL, 8);                                                            \
+    } while (0)
 /* A conv with few products per output (cpu/conv_fast.c, the few-channel path): for m < mv
  * (<= 16) and r < np (<= 16),
  *   y[m * ldy + r] = bias[m] + sum over t < taps of w[t * 16 + m] * x[off[t] + r * S]

@@ -673,17 +673,7 @@ ti__dw256_lanes(const ti__dw_lane_geo *g, float *y, const float *x, const float 
     __m256 vb = bias != NULL ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
     __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
 #define TI__DWL_CALL(k, s, na) ti__dwl256_rows(k, s, na, g, in, wb, vb, clamp, vlo, vhi, out)
-#define TI__DWL_KS(na)                                                                       \
-    if (g->K == 5 && g->S == 1) TI__DWL_CALL(5, 1, na);                                      \
-    else if (g->K == 5) TI__DWL_CALL(5, 2, na);                                              \
-    else if (g->S == 1) TI__DWL_CALL(3, 1, na);                                              \
-    else TI__DWL_CALL(3, 2, na);
-    if (g->OW == 7) {
-        TI__DWL_KS(7)
-    } else {
-        TI__DWL_KS(8)
-    }
-#undef TI__DWL_KS
+    TI__DWL_DISPATCH(TI__DWL_CALL);
 #undef TI__DWL_CALL
     for (size_t p0 = 0; p0 < n; p0 += 8) { /* the outputs back into the planes */
         size_t h = n - p0 < 8 ? n - p0 : 8;
