@@ -400,9 +400,10 @@ typedef void (*ti__dw_small_fn)(float *y, size_t n, const float *x, const int32_
                                 const uint16_t *mask, const float *w, int taps, float bias,
                                 int clamp, float lo, float hi);
 /* A small depthwise conv, a plane in each lane of a vector (16 planes at once on AVX-512, 8
- * on AVX2: the ISA's lane_planes; cpu/conv_fast.c, the lane path). The geometry: H x W -> OH x OW, K x K taps, stride S, pads pt (top) and pl
- * (left), the right and bottom ones what is left of the Hp = (OH - 1) S + K rows and Wp =
- * (OW - 1) S + K columns the taps reach; planes in_sp and out_sp floats apart. */
+ * on AVX2: the ISA's lane_planes; cpu/conv_fast.c, the lane path). The geometry: H x W ->
+ * OH x OW, K x K taps, stride S, pads pt (top) and pl (left), the right and bottom ones what
+ * is left of the Hp = (OH - 1) S + K rows and Wp = (OW - 1) S + K columns the taps reach;
+ * planes in_sp and out_sp floats apart. */
 typedef struct ti__dw_lane_geo {
     int64_t H, W, OH, OW, pt, pl, Hp, Wp;
     size_t in_sp, out_sp;
