@@ -1480,6 +1480,9 @@ typedef struct ti__dw_lane_geo {
 typedef void (*ti__dw_lanes_fn)(const ti__dw_lane_geo *g, float *y, const float *x,
                                 const float *w, const float *bias, int clamp, float lo,
                                 float hi, float *buf);
+/* The lane kernels' padding: every position of the Hp x Wp buffer in (L floats each) outside
+ * the map, and the 8 S positions after the last, set to zero (cpu/conv_fast.c). */
+TI__PRIVATE void ti__dwl_zero_pad(const ti__dw_lane_geo *g, float *in, size_t L);
 /* A lane kernel's dispatch on g's K (3 or 5) and S (1 or 2) and its outputs a pass NA (7 for
  * rows of 7, else 8): CALL(k, s, na) with all three constants (cpu/x86/conv_avx*.c). */
 #define TI__DWL_KS(CALL, na)                                                                 \
@@ -7301,6 +7304,19 @@ TI__PRIVATE int ti__conv_dw_lanes_ok(const ti__dw_isa *isa, const ti__convp *p,
            g->OH * g->OW <= isa->lane_out_max && g->OH * g->OW * L <= TI__DWL_OUT_FLOATS &&
            g->pt >= 0 && g->pl >= 0 && g->pt < g->K && g->pl < g->K &&
            (g->Hp * g->Wp + 8 * g->S) * L <= TI__DWL_IN_FLOATS;
+}
+
+TI__PRIVATE void ti__dwl_zero_pad(const ti__dw_lane_geo *g, float *in, size_t L) {
+    int64_t Hp = g->Hp, Wp = g->Wp, pt = g->pt, pl = g->pl;
+    int64_t r1 = TI__MIN(Hp, pt + g->H), c1 = TI__MIN(Wp, pl + g->W); /* map rows, columns */
+    for (int64_t r = 0; r < Hp; r++) { /* runs of positions [a, b) */
+        int64_t a = r * Wp, b = r + 1 < Hp ? a + Wp : a + Wp + 8 * g->S;
+        if (r >= pt && r < r1) { /* a map row: its left pad, then its right pad and beyond */
+            memset(in + (size_t)a * L, 0, (size_t)pl * L * sizeof(float));
+            a += c1;
+        }
+        if (b > a) memset(in + (size_t)a * L, 0, (size_t)(b - a) * L * sizeof(float));
+    }
 }
 
 /* Items [begin, end): block i is planes [L b, L b + L) of image i / B (B = ceil(M / L)
@@ -27681,16 +27697,9 @@ ti__dw256_lanes(const ti__dw_lane_geo *g, float *y, const float *x, const float 
     }
     /* the padded input: position (r, c) at in + (r Wp + c) 8, zero outside the map */
     const __m256 z = _mm256_setzero_ps();
-    int64_t Hp = g->Hp, Wp = g->Wp, pt = g->pt, pl = g->pl, W = g->W;
-    int64_t r1 = TI__MIN(Hp, pt + g->H), c1 = TI__MIN(Wp, pl + W);
-    for (int64_t r = 0; r < Hp; r++) { /* the padding: runs of positions [a, b) */
-        int64_t a = r * Wp, b = r + 1 < Hp ? a + Wp : a + Wp + 8 * g->S;
-        if (r >= pt && r < r1) {
-            for (int64_t q = a; q < a + pl; q++) _mm256_store_ps(in + q * 8, z);
-            a += c1;
-        }
-        for (int64_t q = a; q < b; q++) _mm256_store_ps(in + q * 8, z);
-    }
+    int64_t Wp = g->Wp, pt = g->pt, pl = g->pl, W = g->W;
+    int64_t r1 = TI__MIN(g->Hp, pt + g->H), c1 = TI__MIN(Wp, pl + W);
+    ti__dwl_zero_pad(g, in, 8);
     if (r1 > pt && c1 > pl) {
         size_t m = (size_t)((r1 - pt) * W);
         int64_t iy = 0, ix = 0;
@@ -28376,17 +28385,9 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dwl512_rows(const int K, const int S, 
  * in + (r Wp + c) 16, zero outside the map, and the 8 S positions after the last zero. */
 TI__X86_INLINE TI__TARGET_AVX512 void ti__dwl512_fill(const ti__dw_lane_geo *g, const float *x,
                                                       float *in) {
-    const __m512 z = _mm512_setzero_ps();
-    int64_t Hp = g->Hp, Wp = g->Wp, pt = g->pt, pl = g->pl, W = g->W;
-    int64_t r1 = TI__MIN(Hp, pt + g->H), c1 = TI__MIN(Wp, pl + W); /* map rows, columns */
-    for (int64_t r = 0; r < Hp; r++) { /* the padding: runs of positions [a, b) of the buffer */
-        int64_t a = r * Wp, b = r + 1 < Hp ? a + Wp : a + Wp + 8 * g->S;
-        if (r >= pt && r < r1) { /* a map row: its left pad, then its right pad and beyond */
-            for (int64_t q = a; q < a + pl; q++) _mm512_store_ps(in + q * 16, z);
-            a += c1;
-        }
-        for (int64_t q = a; q < b; q++) _mm512_store_ps(in + q * 16, z);
-    }
+    int64_t Wp = g->Wp, pt = g->pt, pl = g->pl, W = g->W;
+    int64_t r1 = TI__MIN(g->Hp, pt + g->H), c1 = TI__MIN(Wp, pl + W); /* map rows, columns */
+    ti__dwl_zero_pad(g, in, 16);
     if (r1 <= pt || c1 <= pl) return;
     size_t n = (size_t)((r1 - pt) * W); /* the map's rows that the taps read, whole */
     int64_t iy = 0, ix = 0;

@@ -422,6 +422,9 @@ typedef struct ti__dw_lane_geo {
 typedef void (*ti__dw_lanes_fn)(const ti__dw_lane_geo *g, float *y, const float *x,
                                 const float *w, const float *bias, int clamp, float lo,
                                 float hi, float *buf);
+/* The lane kernels' padding: every position of the Hp x Wp buffer in (L floats each) outside
+ * the map, and the 8 S positions after the last, set to zero (cpu/conv_fast.c). */
+TI__PRIVATE void ti__dwl_zero_pad(const ti__dw_lane_geo *g, float *in, size_t L);
 /* A lane kernel's dispatch on g's K (3 or 5) and S (1 or 2) and its outputs a pass NA (7 for
  * rows of 7, else 8): CALL(k, s, na) with all three constants (cpu/x86/conv_avx*.c). */
 #define TI__DWL_KS(CALL, na)                                                                 \

@@ -592,6 +592,19 @@ TI__PRIVATE int ti__conv_dw_lanes_ok(const ti__dw_isa *isa, const ti__convp *p,
            (g->Hp * g->Wp + 8 * g->S) * L <= TI__DWL_IN_FLOATS;
 }
 
+TI__PRIVATE void ti__dwl_zero_pad(const ti__dw_lane_geo *g, float *in, size_t L) {
+    int64_t Hp = g->Hp, Wp = g->Wp, pt = g->pt, pl = g->pl;
+    int64_t r1 = TI__MIN(Hp, pt + g->H), c1 = TI__MIN(Wp, pl + g->W); /* map rows, columns */
+    for (int64_t r = 0; r < Hp; r++) { /* runs of positions [a, b) */
+        int64_t a = r * Wp, b = r + 1 < Hp ? a + Wp : a + Wp + 8 * g->S;
+        if (r >= pt && r < r1) { /* a map row: its left pad, then its right pad and beyond */
+            memset(in + (size_t)a * L, 0, (size_t)pl * L * sizeof(float));
+            a += c1;
+        }
+        if (b > a) memset(in + (size_t)a * L, 0, (size_t)(b - a) * L * sizeof(float));
+    }
+}
+
 /* Items [begin, end): block i is planes [L b, L b + L) of image i / B (B = ceil(M / L)
  * blocks an image, b = i % B), the last one of an image maybe fewer. */
 TI__PRIVATE void ti__conv_dw_lanes(const ti__dw_job *j, size_t begin, size_t end) {

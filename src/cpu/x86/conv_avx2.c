@@ -645,16 +645,9 @@ ti__dw256_lanes(const ti__dw_lane_geo *g, float *y, const float *x, const float 
     }
     /* the padded input: position (r, c) at in + (r Wp + c) 8, zero outside the map */
     const __m256 z = _mm256_setzero_ps();
-    int64_t Hp = g->Hp, Wp = g->Wp, pt = g->pt, pl = g->pl, W = g->W;
-    int64_t r1 = TI__MIN(Hp, pt + g->H), c1 = TI__MIN(Wp, pl + W);
-    for (int64_t r = 0; r < Hp; r++) { /* the padding: runs of positions [a, b) */
-        int64_t a = r * Wp, b = r + 1 < Hp ? a + Wp : a + Wp + 8 * g->S;
-        if (r >= pt && r < r1) {
-            for (int64_t q = a; q < a + pl; q++) _mm256_store_ps(in + q * 8, z);
-            a += c1;
-        }
-        for (int64_t q = a; q < b; q++) _mm256_store_ps(in + q * 8, z);
-    }
+    int64_t Wp = g->Wp, pt = g->pt, pl = g->pl, W = g->W;
+    int64_t r1 = TI__MIN(g->Hp, pt + g->H), c1 = TI__MIN(Wp, pl + W);
+    ti__dwl_zero_pad(g, in, 8);
     if (r1 > pt && c1 > pl) {
         size_t m = (size_t)((r1 - pt) * W);
         int64_t iy = 0, ix = 0;

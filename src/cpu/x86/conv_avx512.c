@@ -633,17 +633,9 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dwl512_rows(const int K, const int S, 
  * in + (r Wp + c) 16, zero outside the map, and the 8 S positions after the last zero. */
 TI__X86_INLINE TI__TARGET_AVX512 void ti__dwl512_fill(const ti__dw_lane_geo *g, const float *x,
                                                       float *in) {
-    const __m512 z = _mm512_setzero_ps();
-    int64_t Hp = g->Hp, Wp = g->Wp, pt = g->pt, pl = g->pl, W = g->W;
-    int64_t r1 = TI__MIN(Hp, pt + g->H), c1 = TI__MIN(Wp, pl + W); /* map rows, columns */
-    for (int64_t r = 0; r < Hp; r++) { /* the padding: runs of positions [a, b) of the buffer */
-        int64_t a = r * Wp, b = r + 1 < Hp ? a + Wp : a + Wp + 8 * g->S;
-        if (r >= pt && r < r1) { /* a map row: its left pad, then its right pad and beyond */
-            for (int64_t q = a; q < a + pl; q++) _mm512_store_ps(in + q * 16, z);
-            a += c1;
-        }
-        for (int64_t q = a; q < b; q++) _mm512_store_ps(in + q * 16, z);
-    }
+    int64_t Wp = g->Wp, pt = g->pt, pl = g->pl, W = g->W;
+    int64_t r1 = TI__MIN(g->Hp, pt + g->H), c1 = TI__MIN(Wp, pl + W); /* map rows, columns */
+    ti__dwl_zero_pad(g, in, 16);
     if (r1 <= pt || c1 <= pl) return;
     size_t n = (size_t)((r1 - pt) * W); /* the map's rows that the taps read, whole */
     int64_t iy = 0, ix = 0;
