@@ -1546,7 +1546,7 @@ typedef struct ti__dw_isa {
     ti__conv_fewc_fn fewc[2];
     ti__dw_rows_fn rows[2]; /* [S == 2] */
     ti__maxpool_k3s2_fn mp_k3s2;
-    int s1rows_min; /* rows[0] takes rows of this many outputs or more (ti__conv_dw_rows_ok) */
+    int rows_min; /* rows[] take rows of this many outputs or more (ti__conv_dw_rows_ok) */
     int lane_planes;  /* planes a call of lanes */
     int lane_out_max; /* and outputs a plane at most (ti__conv_dw_lanes_ok) */
 } ti__dw_isa;
@@ -7161,11 +7161,15 @@ TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, size_t begin, size_t end
  * output rows at a time straight from the input rows they read (rows in the padding
  * passed as NULL), the stride-2 kernel deinterleaving them in registers. bench/conv.c, 1
  * thread, against the flat path:
- * - stride 2, 3x3 with a left pad of 0 to 2 and rows of 12 outputs or more, two output rows
- *   a call: MobileNetV2's 96 @ 112 0.225 -> 0.140 ms, 144 @ 56 0.084 -> 0.054, 192 @ 28
- *   (from the small-plane path) 0.038 -> 0.025; at rows of 7 the small-plane path stays
- *   (576 @ 14: 0.041 there, 0.051 by rows);
- * - stride 1, 3x3 and 5x5 with rows of the ISA's s1rows_min outputs or more, four output
+ * - stride 2, 3x3 with a left pad of 0 to 2 and rows of the ISA's rows_min outputs or more,
+ *   two output rows a call. AVX-512 from 12: MobileNetV2's 96 @ 112 0.225 -> 0.140 ms,
+ *   144 @ 56 0.084 -> 0.054, 192 @ 28 (from the small-plane path) 0.038 -> 0.025; at rows of
+ *   7 the small-plane path stays (576 @ 14: 0.041 there, 0.051 by rows). AVX2 from 56 (per-
+ *   node minima in the models, AVX2 forced on the Zen 4, 4 alternating rounds: MobileNetV2's
+ *   96 @ 112 0.253 -> 0.182, EfficientNet-B0's 0.383 -> 0.286, MobileNetV3's 16 @ 112 0.039
+ *   -> 0.029; at 28 outputs a row it lost to the flat path, 144 @ 56 0.085 -> 0.098, and at
+ *   14 to the lane path, 192 @ 28 0.035 -> 0.044: each row's last vector is masked);
+ * - stride 1, 3x3 and 5x5 with rows of the ISA's rows_min outputs or more, four output
  *   rows a call from the K + 3 input rows they read. AVX-512 from 12: MobileNetV2's 32 @ 112
  *   0.157 -> 0.107 ms, 144 @ 56 0.174 -> 0.135, 192 @ 28 0.059 -> 0.048, 384 @ 14 0.037 ->
  *   0.030, 576 @ 14 0.056 -> 0.046; EfficientNet-B0's 5x5: 240 @ 28 0.163 -> 0.120, 672 @
@@ -7174,8 +7178,9 @@ TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, size_t begin, size_t end
 TI__PRIVATE int ti__conv_dw_rows_ok(const ti__dw_isa *isa, const ti__convp *p) {
     int64_t K = p->k[1], pl = p->pb[2];
     if (p->s[1] == 2)
-        return isa->rows[1] != NULL && K == 3 && p->out[2] >= 12 && pl >= 0 && pl <= 2;
-    return isa->rows[0] != NULL && p->out[2] >= isa->s1rows_min && pl >= 0 && pl < K;
+        return isa->rows[1] != NULL && K == 3 && p->out[2] >= isa->rows_min && pl >= 0 &&
+               pl <= 2;
+    return isa->rows[0] != NULL && p->out[2] >= isa->rows_min && pl >= 0 && pl < K;
 }
 
 /* The first output row of band b of `bands` (b <= bands) on OH rows of OW floats: the row
@@ -27552,7 +27557,7 @@ TI__X86_INLINE TI__TARGET_AVX2 __m256i ti__dw256_rmask(int64_t c, int64_t W) {
  * skipped where the flat path adds w * 0 (a bias of -0 with every product 0 stays -0).
  * The flat path copies each plane's rows into its padded buffer and the outputs back out
  * (ti__dw256_copy 5.6 % of MobileNetV2 at 1 thread, perf, where its loads from L2 wait).
- * Zen 3, rows of 56 outputs or more (ti__dw_isa.s1rows_min): MobileNetV2's 32 @ 112 in the
+ * Zen 3, rows of 56 outputs or more (ti__dw_isa.rows_min): MobileNetV2's 32 @ 112 in the
  * model 0.254 -> 0.183 ms, 144 @ 56 0.252 -> 0.203 (per-node minima, bench/ab.py); below
  * that the edge vectors' masked loads lose (bench/conv.c, in cache: 192 @ 28 0.086 ->
  * 0.108, 384 @ 14 0.054 -> 0.065, 5x5 672 @ 14 0.188 -> 0.222). */
@@ -27622,6 +27627,104 @@ ti__dw256_s1rows(float *y, size_t ldy, int K, int R, size_t n, const float *cons
     TI__DWS1_DISPATCH(TI__DWS1_CALL);
 }
 #undef TI__DWS1_CALL
+
+/* The stride-2 row kernel (ti__dw_rows_fn), 3x3, as conv_avx512.c's with vectors of 8:
+ * output vector v (outputs 8 v ..) takes input columns 16 v .. 16 v + 15 of each input row
+ * in place, two loads (masked past the row's end: those lanes read nothing and give zero)
+ * deinterleaved by a shuffle and a 64-bit lane permute each into the even columns E and the
+ * odd ones O. Tap q reads column 2 o + d, d = q - pl: E (d 0), O (d 1), or one of them
+ * moved a lane by a permute and a blend: up (d -2, -1: the lane before from the previous
+ * vector's, carried) or down (d 2: column 16 v + 16, loaded alone). Two output rows at a
+ * time share their middle input row. One chain per output, taps in order from the bias. The
+ * flat path splits each input row into phase planes first; on rows of 56 outputs and more
+ * (ti__dw_isa.rows_min) this is faster, below it loses (cpu/conv_fast.c's row paths). */
+#define TI__DWS2_TAP256(q)                                                                   \
+    {                                                                                        \
+        const int d = q - PL;                                                                \
+        __m256 t = d == -2  ? _mm256_blend_ps(re, ce[r], 0x01)                               \
+                   : d == -1 ? _mm256_blend_ps(ro, co[r], 0x01)                              \
+                   : d == 0  ? e                                                             \
+                   : d == 1  ? o                                                             \
+                             : _mm256_blend_ps(ti__dws2_rot256(e, 1), ne, 0x80);             \
+        if (r < 3) a = _mm256_fmadd_ps(wv[r * 3 + q], t, a);                                  \
+        if (R > 1 && r >= 2) b = _mm256_fmadd_ps(wv[(r - 2) * 3 + q], t, b);                  \
+    }
+/* x's lanes rotated: lane l takes lane (l + k) % 8. */
+TI__X86_INLINE TI__TARGET_AVX2 __m256 ti__dws2_rot256(__m256 x, int k) {
+    return _mm256_permutevar8x32_ps(
+        x, _mm256_and_si256(_mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                             _mm256_set1_epi32(k)),
+                            _mm256_set1_epi32(7)));
+}
+TI__X86_INLINE TI__TARGET_AVX2 void ti__dws2_rows256(const int R, const int PL, float *y,
+                                                     size_t ldy, size_t n,
+                                                     const float *const *x, int64_t W,
+                                                     const float *w, __m256 vb, int clamp,
+                                                     __m256 vlo, __m256 vhi) {
+    __m256 wv[9]; /* the weights broadcast once a call */
+    for (int t = 0; t < 9; t++) wv[t] = _mm256_set1_ps(w[t]);
+    /* each row's previous E and O rotated up a lane (lane 0: their last; zero before the
+     * first vector: the padding) */
+    __m256 ce[5], co[5];
+    for (int r = 0; r < 5; r++) ce[r] = co[r] = _mm256_setzero_ps();
+    for (size_t i = 0; i < n; i += 8) {
+        int64_t s = 2 * (int64_t)i, left = W - s; /* the row's floats from column s */
+        __m256i ma = ti__dw256_mask((long)left), mb = ti__dw256_mask((long)(left - 8));
+        __m256 a = vb, b = vb;
+        TI__UNROLL5 for (int r = 0; r < 2 * R + 1; r++) {
+            const float *p = x[r];
+            if (p == NULL) continue; /* a padding row: its taps would add zeros */
+            p += s;
+            __m256 la = left >= 16 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, ma);
+            __m256 lb = left >= 16 ? _mm256_loadu_ps(p + 8) : _mm256_maskload_ps(p + 8, mb);
+            /* a0 a2 b0 b2 | a4 a6 b4 b6, then 64-bit lanes 0 2 1 3 (E); the odd ones (O) */
+            __m256 e = _mm256_castpd_ps(_mm256_permute4x64_pd(
+                _mm256_castps_pd(_mm256_shuffle_ps(la, lb, _MM_SHUFFLE(2, 0, 2, 0))),
+                _MM_SHUFFLE(3, 1, 2, 0)));
+            __m256 o = _mm256_castpd_ps(_mm256_permute4x64_pd(
+                _mm256_castps_pd(_mm256_shuffle_ps(la, lb, _MM_SHUFFLE(3, 1, 3, 1))),
+                _MM_SHUFFLE(3, 1, 2, 0)));
+            __m256 ne = _mm256_setzero_ps(), re = e, ro = o; /* re, ro: E and O up a lane */
+            if (PL == 0 && left > 16) ne = _mm256_broadcast_ss(p + 16);
+            if (PL >= 2) re = ti__dws2_rot256(e, 7);
+            if (PL >= 1) ro = ti__dws2_rot256(o, 7);
+            TI__DWS2_TAP256(0) TI__DWS2_TAP256(1) TI__DWS2_TAP256(2)
+            ce[r] = re; /* lane 0: this vector's last, for the next one's d -2 and -1 */
+            co[r] = ro;
+        }
+        __m256i sm = ti__dw256_mask((long)(n - i));
+        if (clamp) {
+            a = _mm256_min_ps(_mm256_max_ps(a, vlo), vhi);
+            b = _mm256_min_ps(_mm256_max_ps(b, vlo), vhi);
+        }
+        if (n - i >= 8) {
+            _mm256_storeu_ps(y + i, a);
+            if (R > 1) _mm256_storeu_ps(y + ldy + i, b);
+        } else {
+            _mm256_maskstore_ps(y + i, sm, a);
+            if (R > 1) _mm256_maskstore_ps(y + ldy + i, sm, b);
+        }
+    }
+}
+#undef TI__DWS2_TAP256
+#undef TI__DWS2_UP256
+#define TI__DWS2_CALL256(R, PL) ti__dws2_rows256(R, PL, y, ldy, n, x, W, w, vb, clamp, vlo, vhi)
+static __attribute__((noinline, unused)) TI__TARGET_AVX2 void
+ti__dw256_s2rows(float *y, size_t ldy, int K, int R, size_t n, const float *const *x,
+                 int64_t W, int64_t pl, const float *w, float bias, int clamp, float lo,
+                 float hi) {
+    __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi), vb = _mm256_set1_ps(bias);
+    (void)K; /* 3, the only size ti__conv_dw_rows_ok gives it */
+    switch (3 * (R > 1) + (int)pl) {
+    case 0: TI__DWS2_CALL256(1, 0); break;
+    case 1: TI__DWS2_CALL256(1, 1); break;
+    case 2: TI__DWS2_CALL256(1, 2); break;
+    case 3: TI__DWS2_CALL256(2, 0); break;
+    case 4: TI__DWS2_CALL256(2, 1); break;
+    default: TI__DWS2_CALL256(2, 2); break;
+    }
+}
+#undef TI__DWS2_CALL256
 
 /* ---- the lane path (ti__dw_lanes_fn), 8 planes a call ----
  * As conv_avx512.c's: the 8 planes' inputs transposed (8 x 8 blocks in registers) into a
@@ -27742,7 +27845,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
                                    ti__dw256_taps, ti__dw256_copy, ti__dw256_split,
                                    ti__dw256_max, ti__ssum_avx2, NULL, ti__dw256_lanes,
                                    {ti__fewc256_s1, ti__fewc256_s2},
-                                   {ti__dw256_s1rows, NULL},
+                                   {ti__dw256_s1rows, ti__dw256_s2rows},
                                    ti__mp256_k3s2, 56, 8, 196};
     return &isa;
 }

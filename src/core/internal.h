@@ -488,7 +488,7 @@ typedef struct ti__dw_isa {
     ti__conv_fewc_fn fewc[2];
     ti__dw_rows_fn rows[2]; /* [S == 2] */
     ti__maxpool_k3s2_fn mp_k3s2;
-    int s1rows_min; /* rows[0] takes rows of this many outputs or more (ti__conv_dw_rows_ok) */
+    int rows_min; /* rows[] take rows of this many outputs or more (ti__conv_dw_rows_ok) */
     int lane_planes;  /* planes a call of lanes */
     int lane_out_max; /* and outputs a plane at most (ti__conv_dw_lanes_ok) */
 } ti__dw_isa;

@@ -447,11 +447,15 @@ TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, size_t begin, size_t end
  * output rows at a time straight from the input rows they read (rows in the padding
  * passed as NULL), the stride-2 kernel deinterleaving them in registers. bench/conv.c, 1
  * thread, against the flat path:
- * - stride 2, 3x3 with a left pad of 0 to 2 and rows of 12 outputs or more, two output rows
- *   a call: MobileNetV2's 96 @ 112 0.225 -> 0.140 ms, 144 @ 56 0.084 -> 0.054, 192 @ 28
- *   (from the small-plane path) 0.038 -> 0.025; at rows of 7 the small-plane path stays
- *   (576 @ 14: 0.041 there, 0.051 by rows);
- * - stride 1, 3x3 and 5x5 with rows of the ISA's s1rows_min outputs or more, four output
+ * - stride 2, 3x3 with a left pad of 0 to 2 and rows of the ISA's rows_min outputs or more,
+ *   two output rows a call. AVX-512 from 12: MobileNetV2's 96 @ 112 0.225 -> 0.140 ms,
+ *   144 @ 56 0.084 -> 0.054, 192 @ 28 (from the small-plane path) 0.038 -> 0.025; at rows of
+ *   7 the small-plane path stays (576 @ 14: 0.041 there, 0.051 by rows). AVX2 from 56 (per-
+ *   node minima in the models, AVX2 forced on the Zen 4, 4 alternating rounds: MobileNetV2's
+ *   96 @ 112 0.253 -> 0.182, EfficientNet-B0's 0.383 -> 0.286, MobileNetV3's 16 @ 112 0.039
+ *   -> 0.029; at 28 outputs a row it lost to the flat path, 144 @ 56 0.085 -> 0.098, and at
+ *   14 to the lane path, 192 @ 28 0.035 -> 0.044: each row's last vector is masked);
+ * - stride 1, 3x3 and 5x5 with rows of the ISA's rows_min outputs or more, four output
  *   rows a call from the K + 3 input rows they read. AVX-512 from 12: MobileNetV2's 32 @ 112
  *   0.157 -> 0.107 ms, 144 @ 56 0.174 -> 0.135, 192 @ 28 0.059 -> 0.048, 384 @ 14 0.037 ->
  *   0.030, 576 @ 14 0.056 -> 0.046; EfficientNet-B0's 5x5: 240 @ 28 0.163 -> 0.120, 672 @
@@ -460,8 +464,9 @@ TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, size_t begin, size_t end
 TI__PRIVATE int ti__conv_dw_rows_ok(const ti__dw_isa *isa, const ti__convp *p) {
     int64_t K = p->k[1], pl = p->pb[2];
     if (p->s[1] == 2)
-        return isa->rows[1] != NULL && K == 3 && p->out[2] >= 12 && pl >= 0 && pl <= 2;
-    return isa->rows[0] != NULL && p->out[2] >= isa->s1rows_min && pl >= 0 && pl < K;
+        return isa->rows[1] != NULL && K == 3 && p->out[2] >= isa->rows_min && pl >= 0 &&
+               pl <= 2;
+    return isa->rows[0] != NULL && p->out[2] >= isa->rows_min && pl >= 0 && pl < K;
 }
 
 /* The first output row of band b of `bands` (b <= bands) on OH rows of OW floats: the row

@@ -855,8 +855,8 @@ TI_TEST(flat_taps_every_block_count) {
     free(y);
 }
 
-/* The depthwise row kernels (ti__dw_rows_fn, the ISAs that have them: AVX2 stride 1,
- * AVX-512 both strides) on their own, against a double sum within the float bound: every
+/* The depthwise row kernels (ti__dw_rows_fn, the ISAs that have them: AVX2 and AVX-512,
+ * both strides) on their own, against a double sum within the float bound: every
  * row width from 1 to 70 and 112, K 3 and 5 (stride 2: 3), R 1 to 4 output rows (stride 2:
  * 1 and 2), every left pad the contract allows, padding rows (NULL) at the top or bottom,
  * clamp on and off; nothing written past n outputs of a row nor in the rows between. */
