@@ -7167,8 +7167,9 @@ TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, size_t begin, size_t end
  *   7 the small-plane path stays (576 @ 14: 0.041 there, 0.051 by rows). AVX2 from 56 (per-
  *   node minima in the models, AVX2 forced on the Zen 4, 4 alternating rounds: MobileNetV2's
  *   96 @ 112 0.253 -> 0.182, EfficientNet-B0's 0.383 -> 0.286, MobileNetV3's 16 @ 112 0.039
- *   -> 0.029; at 28 outputs a row it lost to the flat path, 144 @ 56 0.085 -> 0.098, and at
- *   14 to the lane path, 192 @ 28 0.035 -> 0.044: each row's last vector is masked);
+ *   -> 0.029; on the device tool's Xeon, MobileNetV2's 0.306 -> 0.237; at 28 outputs a row
+ *   it lost to the flat path, 144 @ 56 0.085 -> 0.098, and at 14 to the lane path, 192 @ 28
+ *   0.035 -> 0.044: each row's last vector is masked);
  * - stride 1, 3x3 and 5x5 with rows of the ISA's rows_min outputs or more, four output
  *   rows a call from the K + 3 input rows they read. AVX-512 from 12: MobileNetV2's 32 @ 112
  *   0.157 -> 0.107 ms, 144 @ 56 0.174 -> 0.135, 192 @ 28 0.059 -> 0.048, 384 @ 14 0.037 ->
