@@ -586,7 +586,7 @@ j_tools() { # builds the tools and checks what they print (tests/unit/test_tools
     bash tests/unit/test_tools.sh "$T/tools"
 }
 
-j_bench_peers() { # bench/ti_bench.c and bench/nodemin.c compile and run; bench/peers.py's tables on fake results, bench/sgemm_peers.py's, bench/nodes_ort.py's and bench/ab.py's parsing (no peers run)
+j_bench_peers() { # bench/ti_bench.c and bench/nodemin.c compile and run; bench/peers.py's tables on fake results, bench/sgemm_peers.py's, bench/nodes_ort.py's, bench/dist_ort.py's and bench/ab.py's parsing (no peers run)
     mkdir -p "$T/bench"
     "$CC" -O2 "${C99[@]}" "${WARN[@]}" "${INC[@]}" bench/ti_bench.c -o "$T/bench/ti_bench" "${LIBS[@]}"
     "$CC" -O2 "${C99[@]}" "${WARN[@]}" "${INC[@]}" bench/nodemin.c -o "$T/bench/nodemin" "${LIBS[@]}"
@@ -598,6 +598,7 @@ j_bench_peers() { # bench/ti_bench.c and bench/nodemin.c compile and run; bench/
     python3 bench/peers.py --self-test &&
         python3 bench/sgemm_peers.py --self-test &&
         python3 bench/nodes_ort.py --self-test &&
+        python3 bench/dist_ort.py --self-test &&
         python3 bench/ab.py --self-test
 }
 
