@@ -1532,6 +1532,19 @@ typedef void (*ti__dw_rows_fn)(float *y, size_t ldy, int K, int R, size_t n,
             else CALL(3, 1);                                                                 \
         }                                                                                    \
     } while (0)
+/* The stride-2 row kernel's dispatch on R (1 or 2) and pl (0 to 2): CALL(r, pl) with both
+ * as constants. */
+#define TI__DWS2_DISPATCH(CALL)                                                              \
+    do {                                                                                     \
+        switch (3 * (R > 1) + (int)pl) {                                                     \
+        case 0: CALL(1, 0); break;                                                           \
+        case 1: CALL(1, 1); break;                                                           \
+        case 2: CALL(1, 2); break;                                                           \
+        case 3: CALL(2, 0); break;                                                           \
+        case 4: CALL(2, 1); break;                                                           \
+        default: CALL(2, 2); break;                                                          \
+        }                                                                                    \
+    } while (0)
 typedef struct ti__dw_isa {
     int isa;
     ti__dw_row_fn row[2][2];
@@ -27708,7 +27721,6 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__dws2_rows256(const int R, const int PL, 
     }
 }
 #undef TI__DWS2_TAP256
-#undef TI__DWS2_UP256
 #define TI__DWS2_CALL256(R, PL) ti__dws2_rows256(R, PL, y, ldy, n, x, W, w, vb, clamp, vlo, vhi)
 static __attribute__((noinline, unused)) TI__TARGET_AVX2 void
 ti__dw256_s2rows(float *y, size_t ldy, int K, int R, size_t n, const float *const *x,
@@ -27716,14 +27728,7 @@ ti__dw256_s2rows(float *y, size_t ldy, int K, int R, size_t n, const float *cons
                  float hi) {
     __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi), vb = _mm256_set1_ps(bias);
     (void)K; /* 3, the only size ti__conv_dw_rows_ok gives it */
-    switch (3 * (R > 1) + (int)pl) {
-    case 0: TI__DWS2_CALL256(1, 0); break;
-    case 1: TI__DWS2_CALL256(1, 1); break;
-    case 2: TI__DWS2_CALL256(1, 2); break;
-    case 3: TI__DWS2_CALL256(2, 0); break;
-    case 4: TI__DWS2_CALL256(2, 1); break;
-    default: TI__DWS2_CALL256(2, 2); break;
-    }
+    TI__DWS2_DISPATCH(TI__DWS2_CALL256);
 }
 #undef TI__DWS2_CALL256
 
@@ -28371,14 +28376,7 @@ ti__dw512_s2rows(float *y, size_t ldy, int K, int R, size_t n, const float *cons
                  float hi) {
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi), vb = _mm512_set1_ps(bias);
     (void)K; /* 3, the only size ti__conv_dw_rows_ok gives it */
-    switch (3 * (R > 1) + (int)pl) {
-    case 0: TI__DWS2_CALL(1, 0); break;
-    case 1: TI__DWS2_CALL(1, 1); break;
-    case 2: TI__DWS2_CALL(1, 2); break;
-    case 3: TI__DWS2_CALL(2, 0); break;
-    case 4: TI__DWS2_CALL(2, 1); break;
-    default: TI__DWS2_CALL(2, 2); break;
-    }
+    TI__DWS2_DISPATCH(TI__DWS2_CALL);
 }
 #undef TI__DWS2_CALL
 

@@ -474,6 +474,19 @@ typedef void (*ti__dw_rows_fn)(float *y, size_t ldy, int K, int R, size_t n,
             else CALL(3, 1);                                                                 \
         }                                                                                    \
     } while (0)
+/* The stride-2 row kernel's dispatch on R (1 or 2) and pl (0 to 2): CALL(r, pl) with both
+ * as constants. */
+#define TI__DWS2_DISPATCH(CALL)                                                              \
+    do {                                                                                     \
+        switch (3 * (R > 1) + (int)pl) {                                                     \
+        case 0: CALL(1, 0); break;                                                           \
+        case 1: CALL(1, 1); break;                                                           \
+        case 2: CALL(1, 2); break;                                                           \
+        case 3: CALL(2, 0); break;                                                           \
+        case 4: CALL(2, 1); break;                                                           \
+        default: CALL(2, 2); break;                                                          \
+        }                                                                                    \
+    } while (0)
 typedef struct ti__dw_isa {
     int isa;
     ti__dw_row_fn row[2][2];

@@ -650,7 +650,6 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__dws2_rows256(const int R, const int PL, 
     }
 }
 #undef TI__DWS2_TAP256
-#undef TI__DWS2_UP256
 #define TI__DWS2_CALL256(R, PL) ti__dws2_rows256(R, PL, y, ldy, n, x, W, w, vb, clamp, vlo, vhi)
 static __attribute__((noinline, unused)) TI__TARGET_AVX2 void
 ti__dw256_s2rows(float *y, size_t ldy, int K, int R, size_t n, const float *const *x,
@@ -658,14 +657,7 @@ ti__dw256_s2rows(float *y, size_t ldy, int K, int R, size_t n, const float *cons
                  float hi) {
     __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi), vb = _mm256_set1_ps(bias);
     (void)K; /* 3, the only size ti__conv_dw_rows_ok gives it */
-    switch (3 * (R > 1) + (int)pl) {
-    case 0: TI__DWS2_CALL256(1, 0); break;
-    case 1: TI__DWS2_CALL256(1, 1); break;
-    case 2: TI__DWS2_CALL256(1, 2); break;
-    case 3: TI__DWS2_CALL256(2, 0); break;
-    case 4: TI__DWS2_CALL256(2, 1); break;
-    default: TI__DWS2_CALL256(2, 2); break;
-    }
+    TI__DWS2_DISPATCH(TI__DWS2_CALL256);
 }
 #undef TI__DWS2_CALL256
 

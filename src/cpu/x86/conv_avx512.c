@@ -515,14 +515,7 @@ ti__dw512_s2rows(float *y, size_t ldy, int K, int R, size_t n, const float *cons
                  float hi) {
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi), vb = _mm512_set1_ps(bias);
     (void)K; /* 3, the only size ti__conv_dw_rows_ok gives it */
-    switch (3 * (R > 1) + (int)pl) {
-    case 0: TI__DWS2_CALL(1, 0); break;
-    case 1: TI__DWS2_CALL(1, 1); break;
-    case 2: TI__DWS2_CALL(1, 2); break;
-    case 3: TI__DWS2_CALL(2, 0); break;
-    case 4: TI__DWS2_CALL(2, 1); break;
-    default: TI__DWS2_CALL(2, 2); break;
-    }
+    TI__DWS2_DISPATCH(TI__DWS2_CALL);
 }
 #undef TI__DWS2_CALL
 
