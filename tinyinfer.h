@@ -27683,7 +27683,8 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__dws2_rows256(const int R, const int PL, 
     for (int r = 0; r < 5; r++) ce[r] = co[r] = _mm256_setzero_ps();
     for (size_t i = 0; i < n; i += 8) {
         int64_t s = 2 * (int64_t)i, left = W - s; /* the row's floats from column s */
-        __m256i ma = ti__dw256_mask((long)left), mb = ti__dw256_mask((long)(left - 8));
+        __m256i ma = _mm256_setzero_si256(), mb = ma; /* only where the loads pass the row */
+        if (left < 16) ma = ti__dw256_mask((long)left), mb = ti__dw256_mask((long)(left - 8));
         __m256 a = vb, b = vb;
         TI__UNROLL5 for (int r = 0; r < 2 * R + 1; r++) {
             const float *p = x[r];
@@ -27706,7 +27707,6 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__dws2_rows256(const int R, const int PL, 
             ce[r] = re; /* lane 0: this vector's last, for the next one's d -2 and -1 */
             co[r] = ro;
         }
-        __m256i sm = ti__dw256_mask((long)(n - i));
         if (clamp) {
             a = _mm256_min_ps(_mm256_max_ps(a, vlo), vhi);
             b = _mm256_min_ps(_mm256_max_ps(b, vlo), vhi);
@@ -27715,6 +27715,7 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__dws2_rows256(const int R, const int PL, 
             _mm256_storeu_ps(y + i, a);
             if (R > 1) _mm256_storeu_ps(y + ldy + i, b);
         } else {
+            __m256i sm = ti__dw256_mask((long)(n - i));
             _mm256_maskstore_ps(y + i, sm, a);
             if (R > 1) _mm256_maskstore_ps(y + ldy + i, sm, b);
         }

@@ -1041,6 +1041,47 @@ TI_TEST(depthwise_lane_blocks) {
     }
 }
 
+/* The row paths as the planner takes them (ti__conv_dw_rows_ok with the ISA's rows_min):
+ * stride 2 on rows of 56 outputs and more on AVX2 (112 x 112 inputs, pads 0 to 2), of 12 and
+ * more on AVX-512, never at 5x5 / 2; stride 1 by the same minimum. Each case is also run
+ * through the planner on every ISA against the scalar reference (check_case). c, h, w, K,
+ * S, pads top, left, bottom, right, row path on AVX-512, on AVX2 */
+TI_TEST(depthwise_row_path_choice) {
+    static const int64_t cases[][11] = {
+        {8, 112, 112, 3, 2, 1, 1, 1, 1, 1, 1}, {8, 56, 56, 3, 2, 1, 1, 1, 1, 1, 0},
+        {8, 111, 111, 3, 2, 0, 0, 0, 0, 1, 0}, {8, 113, 113, 3, 2, 2, 2, 2, 2, 1, 1},
+        {8, 114, 114, 3, 2, 0, 0, 1, 1, 1, 1}, {8, 112, 112, 5, 2, 2, 2, 2, 2, 0, 0},
+        {8, 112, 112, 3, 1, 1, 1, 1, 1, 1, 1}, {8, 28, 28, 3, 1, 1, 1, 1, 1, 1, 0}};
+    static const int row_isas[2] = {TI__ISA_AVX512, TI__ISA_AVX2};
+    ti__threadpool *tp = ti__threadpool_create(NULL, 2);
+    int have[2];
+    for (int i = 0; i < 2; i++) {
+        have[i] = ti__cpu_force_isa(row_isas[i]) == row_isas[i];
+        ti__cpu_force_isa(-1);
+    }
+    for (int it = 0; it < (int)(sizeof cases / sizeof cases[0]); it++) {
+        ccase c = dw_case(cases[it], 1);
+        conv_rig r;
+        TI_REQUIRE(rig_init(&r, &c));
+        for (int i = 0; i < 2; i++) {
+            if (!have[i]) continue;
+            ti__cpu_force_isa(row_isas[i]);
+            int got = ti__conv_dw_rows_ok(ti__dw_pick_isa(), &r.p), want = (int)cases[it][9 + i];
+            if (got != want)
+                printf("  case %d (%lld x %lld, K %lld, S %lld, pad %lld) on %s: row path %d, "
+                       "expected %d\n", it, (long long)c.h, (long long)c.w, (long long)c.k[0],
+                       (long long)c.s[0], (long long)c.pads[1], ti__cpu_isa_name(row_isas[i]),
+                       got, want);
+            TI_CHECK_EQ_INT(got, want);
+            ti__cpu_force_isa(-1);
+        }
+        rig_free(&r);
+        check_case(&c, it % 2 ? tp : NULL);
+    }
+    ti__threadpool_destroy(tp);
+    if (!have[0] && !have[1]) TI_SKIP("no AVX2 or AVX-512 here: no row paths to choose");
+}
+
 /* The few-channel path (AVX-512, AVX2): first convs on 1 to 4 channels, 3x3 / 5x5 / 7x7 / 1x7,
  * strides 1 and 2 (and 3 across rows), output channel counts that leave a part block (20,
  * 33, 40) or fill four (64), rows of exactly 16 positions and one past, pads of every side.
@@ -1348,6 +1389,7 @@ int main(void) {
     TI_RUN(flat_taps_every_block_count); /* last: the others keep their random draws */
     TI_RUN(depthwise_row_kernels_every_width);
     TI_RUN(depthwise_lane_blocks);
+    TI_RUN(depthwise_row_path_choice);
     printf("path runs: direct %d, 1x1 %d, im2col %d, depthwise %d, winograd %d (F(2x2) %d), few "
            "channels %d; transposed GEMM %d\n", g_paths_run[0], g_paths_run[1], g_paths_run[2],
            g_paths_run[3], g_paths_run[4], g_wino23_runs, g_paths_run[TI__CONV_FEWC], g_ct_runs);
