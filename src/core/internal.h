@@ -745,6 +745,24 @@ TI__PRIVATE void ti__dwq_row3_vnni(uint32_t *acc, size_t lda, const unsigned cha
                                    const size_t *cs, size_t np, int s2, size_t lc, size_t nv,
                                    const unsigned char *pad, const int8_t *wr, size_t n,
                                    uint8_t flip, int32_t bo);
+/* The requantization ti__dwq_row3_rq_vnni does in its registers for one block of n <= 32
+ * channels, made by ti__dwq_rq_plan_vnni, in the row kernel's lane order (dword d holds
+ * channel 4 (d / 8) + d % 4, plus 16 where d % 8 >= 4; 0 past n): the column terms, the
+ * float scales of ti__qv_rq_float, and for a pixel with a lane near a rounding step the
+ * multipliers and shifts of the exact integer chain (ti__qv_rq_cols); the zero point and the
+ * clamp range. */
+typedef struct ti__dwq_rq {
+    int32_t colc[32], mult[32], shift[32];
+    float s[32], e[32];
+    int32_t yo, lo, hi;
+} ti__dwq_rq;
+TI__PRIVATE int ti__dwq_rq_plan_vnni(ti__dwq_rq *q, const int32_t *colc, const int32_t *mult,
+                                     const int32_t *shift, size_t n, int32_t yo, int32_t lo,
+                                     int32_t hi);
+TI__PRIVATE void ti__dwq_row3_rq_vnni(uint8_t *out, size_t ldo, const unsigned char *const *r,
+                                      const size_t *cs, size_t np, int s2, size_t lc, size_t nv,
+                                      const unsigned char *pad, const int8_t *wr, size_t n,
+                                      uint8_t flip, int32_t bo, const ti__dwq_rq *q);
 TI__PRIVATE size_t ti__qg8_row_vnni(const uint32_t *dot, const int32_t *colc, const int32_t *bos,
                                     int32_t row, size_t n, const int32_t *mult,
                                     const int32_t *shift, int32_t yo, int32_t lo, int32_t hi,

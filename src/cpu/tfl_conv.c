@@ -380,10 +380,13 @@ TI__PRIVATE void ti__tfc_dw_prep(ti__kctx *k, ti__tfc_job *j, size_t rq_bytes) {
 /* The sums of np output pixels from (*n, *oy, *ox) on, channels c0 .. c0 + cn of a chunk, to
  * a32 (TI__TFC_DW_CHUNK per pixel) through the 3 x 3 row kernel (j->dwr): one call per block
  * of 32 channels and part of an output row, the window's rows outside the input and its
- * columns outside it read from pad (the zero point). Steps the pixel on by np. */
+ * columns outside it read from pad (the zero point). With dq (the chunk's blocks'
+ * ti__dwq_rq) the kernel requantizes instead, pixel r's bytes to y + r * oc (a32 unused).
+ * Steps the pixel on by np. */
 TI__PRIVATE void ti__tfc_dw_rows_block(const ti__tfc_job *j, size_t c0, size_t cn, size_t np,
                                        int64_t *n, int64_t *oy, int64_t *ox,
-                                       const unsigned char *pad, uint32_t *a32) {
+                                       const unsigned char *pad, uint32_t *a32,
+                                       const ti__dwq_rq *dq, uint8_t *y) {
     const ti__tfc_geo *g = j->g;
     const unsigned char *x = (const unsigned char *)j->x;
     for (size_t r = 0; r < np;) {
@@ -401,11 +404,16 @@ TI__PRIVATE void ti__tfc_dw_rows_block(const ti__tfc_job *j, size_t c0, size_t c
         }
         for (size_t b = 0; b < cn; b += 32) {
             const unsigned char *rb[3] = {rows[0] + b, rows[1] + b, rows[2] + b};
-            ti__dwq_row3_vnni(a32 + r * TI__TFC_DW_CHUNK + b, TI__TFC_DW_CHUNK, rb, cs, rn,
-                              g->sw == 2, lc, nv, pad + b,
-                              j->dwr + (c0 + b) / 32 * TI__DWQ_ROW_BYTES,
-                              TI__MIN((size_t)32, cn - b), j->kind == TI__TFC_U8 ? 0 : 0x80,
-                              j->dwbo);
+            const int8_t *wr = j->dwr + (c0 + b) / 32 * TI__DWQ_ROW_BYTES;
+            size_t bn = TI__MIN((size_t)32, cn - b);
+            uint8_t flip = j->kind == TI__TFC_U8 ? 0 : 0x80;
+            if (dq != NULL)
+                ti__dwq_row3_rq_vnni(y + r * (size_t)g->oc + b, (size_t)g->oc, rb, cs, rn,
+                                     g->sw == 2, lc, nv, pad + b, wr, bn, flip, j->dwbo,
+                                     &dq[b / 32]);
+            else
+                ti__dwq_row3_vnni(a32 + r * TI__TFC_DW_CHUNK + b, TI__TFC_DW_CHUNK, rb, cs, rn,
+                                  g->sw == 2, lc, nv, pad + b, wr, bn, flip, j->dwbo);
         }
         r += rn;
         *ox += (int64_t)rn;
@@ -454,14 +462,33 @@ TI__PRIVATE void ti__tfc_dw_q8_avx2(const ti__tfc_job *j, size_t begin, size_t e
         const int8_t *wv = wp == NULL ? j->dwv + wo * sizeof(int16_t) : NULL;
 #endif
         const int32_t *colc = j->dwc + c0;
+#ifdef TI__X86_VNNI
+        /* the row kernel requantizes in its registers where its blocks' scales allow and
+         * output rows have 28 pixels or more: the sums' round trip through a32 and rows8
+         * took as long as the sums (perf, tf2 int8 MobileNetV2). Per-node minima on a Zen 4,
+         * that model's convs with 112 x 112 to 28 x 28 outputs 5-22 % faster at 1 and 2
+         * threads; at 14 x 14 even at 1 thread, up to 20 % slower at 2; at 7 x 7 5-6 %
+         * slower (each call's set-up for 7 pixels) */
+        ti__dwq_rq dq[TI__TFC_DW_CHUNK / 32];
+        int fused = j->dwr != NULL && g->ow >= 28;
+        for (size_t b = 0; fused && b < cn; b += 32)
+            fused = ti__dwq_rq_plan_vnni(&dq[b / 32], colc + b, rq->mult + c0 + b,
+                                         rq->shift + c0 + b, TI__MIN((size_t)32, cn - b),
+                                         rq->yo, rq->lo, rq->hi);
+#endif
         int64_t n, oy, ox; /* pixel p0 + r, stepped along (no divisions per pixel) */
         ti__tfc_pixel(g, begin, &n, &oy, &ox);
         for (size_t p0 = begin; p0 < end; p0 += TI__TFC_DW_PREP_PIX) {
             size_t np = TI__MIN((size_t)TI__TFC_DW_PREP_PIX, end - p0);
             int run = 0; /* the previous pixel's set serves this one, one step on */
 #ifdef TI__X86_VNNI
+            if (fused) { /* the whole range through the row kernel, requantized there */
+                ti__tfc_dw_rows_block(j, c0, cn, end - p0, &n, &oy, &ox, pad, NULL, dq,
+                                      (uint8_t *)j->y + p0 * oc + c0);
+                break;
+            }
             if (j->dwr != NULL) /* every pixel through the row kernel, row by row */
-                ti__tfc_dw_rows_block(j, c0, cn, np, &n, &oy, &ox, pad, a32);
+                ti__tfc_dw_rows_block(j, c0, cn, np, &n, &oy, &ox, pad, a32, NULL, NULL);
 #endif
             for (size_t r = 0; j->dwr == NULL && r < np; r++) {
                 int64_t iy0 = oy * g->sh - g->ph, ix0 = ox * g->sw - g->pw;

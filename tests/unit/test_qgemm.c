@@ -708,9 +708,67 @@ static int dw_row_case(int u8) {
     if (bad)
         printf("  depthwise row: %zu pixels, stride %d, %zu channels, columns %zu + %zu, %s: "
                "differs\n", np, s2 + 1, n, lc, nv, u8 ? "u8" : "i8");
+    /* The same windows requantized in the kernel (ti__dwq_row3_rq_vnni) against rows8 on
+     * the sums: per-channel multipliers and right shifts (a quarter of the channels 2^30,
+     * whose sums land exactly on the roundings' ties one time in 2^(rs + 1): the lanes the
+     * float path hands to the integer chain), a bias, a zero point and clamp of the output
+     * type; bytes past n untouched. */
+    int32_t bias[RC], colc[RC], mult[RC], shift[RC];
+    int32_t yo = u8 ? (int32_t)(urand() % 256) : (int32_t)(urand() % 256) - 128;
+    int32_t lo = u8 ? (urand() % 2 ? 0 : yo) : -128, hi = u8 ? 255 : (urand() % 2 ? 127 : yo);
+    uint8_t got[RP * LDA], ref[RP * LDA];
+    for (size_t c = 0; c < n; c++) {
+        bias[c] = (int32_t)(urand() % 20001) - 10000;
+        colc[c] = (int32_t)((uint32_t)bias[c] + ks[c]);
+        mult[c] = urand() % 4 == 0 ? 1 << 30 : (int32_t)(0x40000000u + urand() % 0x40000000u);
+        shift[c] = -(int32_t)(8 + urand() % 6);
+    }
+    memset(got, 0xA5, sizeof got);
+    memset(ref, 0xA5, sizeof ref);
+    int fused = 1;
+    for (size_t c0 = 0; c0 < n; c0 += 32) {
+        size_t cn = n - c0 < 32 ? n - c0 : 32;
+        const unsigned char *rb[3] = {r[0] + c0, r[1] + c0, r[2] + c0};
+        ti__dwq_rq q;
+        fused &= ti__dwq_rq_plan_vnni(&q, colc + c0, mult + c0, shift + c0, cn, yo, lo, hi);
+        ti__dwq_row3_rq_vnni(got + c0, LDA, rb, cs, np, s2, lc, nv, pad + c0,
+                             wr + c0 / 32 * TI__DWQ_ROW_BYTES, cn, flip, bo, &q);
+    }
+    fused &= ti__qg8_rows8_vnni(np, want, RC, bias, NULL, NULL, n, mult, shift, yo, lo, hi, ref,
+                                LDA);
+    if (!fused || memcmp(got, ref, sizeof got) != 0) {
+        printf("  depthwise row requantized: %zu pixels, stride %d, %zu channels, %s: %s\n", np,
+               s2 + 1, n, u8 ? "u8" : "i8", fused ? "differs" : "refused");
+        bad = 1;
+    }
     for (int fy = 0; fy < 3; fy++) free(rows[fy]);
     free(acc);
     return bad;
+}
+
+/* ti__dwq_rq_plan_vnni refuses what its float path cannot take: a shift that is not a right
+ * shift of 1 to 31 or a negative multiplier in any of the n channels (past n: ignored), a
+ * zero point more than 256 from 0 (ti__qv_pack_ok). Returns the number of wrong answers. */
+static int dw_rq_plan_refusals(void) {
+    int32_t colc[32] = {0}, mult[32], shift[32];
+    ti__dwq_rq q;
+    int wrong = 0;
+    for (int c = 0; c < 32; c++) mult[c] = 1 << 30, shift[c] = -5;
+    wrong += ti__dwq_rq_plan_vnni(&q, colc, mult, shift, 32, 0, -128, 127) != 1;
+    wrong += ti__dwq_rq_plan_vnni(&q, colc, mult, shift, 32, 300, 0, 255) != 0;
+    for (int c = 0; c < 32; c += 7) {
+        shift[c] = 0;
+        wrong += ti__dwq_rq_plan_vnni(&q, colc, mult, shift, 32, 0, -128, 127) != 0;
+        wrong += ti__dwq_rq_plan_vnni(&q, colc, mult, shift, (size_t)c, 0, -128, 127) != (c > 0);
+        shift[c] = -32;
+        wrong += ti__dwq_rq_plan_vnni(&q, colc, mult, shift, 32, 0, -128, 127) != 0;
+        shift[c] = -5;
+        mult[c] = -1;
+        wrong += ti__dwq_rq_plan_vnni(&q, colc, mult, shift, 32, 0, -128, 127) != 0;
+        mult[c] = 1 << 30;
+    }
+    if (wrong) printf("  ti__dwq_rq_plan_vnni: %d wrong answers\n", wrong);
+    return wrong;
 }
 #endif
 
@@ -733,6 +791,7 @@ TI_TEST(vnni_helpers_match_plain_loops) {
         bad += dw_pixel_case(u8, dw_pix_vnni, x, w, &n);
         bad += dw_pixel_case(u8, ti__dwq_pixel_avx512, x, w, &n);
         bad += dw_row_case(u8);
+        if (r == 0) bad += dw_rq_plan_refusals();
         uint8_t flip = u8 ? 0 : 0x80;
         uint32_t sum = 0;
         memset(d1, 7, sizeof d1);

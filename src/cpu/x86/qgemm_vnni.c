@@ -778,23 +778,72 @@ TI__PRIVATE void ti__dwq_wprep_rows_vnni(int u8, int8_t *wp, const void *w, cons
     }
 }
 
+/* A block of n <= 32 channels' requantization for ti__dwq_row3_rq_vnni (ti__dwq_rq): colc,
+ * mult and shift in channel order. Returns 0, leaving q unset, where the float path of
+ * ti__qv_rq_float and the byte packing of rows8 do not apply (a shift that is not a right
+ * shift of 1 to 31, a negative multiplier, a clamp range more than 512 from the zero point or
+ * outside a byte's: ti__qv_pack_ok); the caller then sums and requantizes apart. */
+TI__PRIVATE TI__TARGET_AVX512VNNI int ti__dwq_rq_plan_vnni(ti__dwq_rq *q, const int32_t *colc,
+                                                          const int32_t *mult,
+                                                          const int32_t *shift, size_t n,
+                                                          int32_t yo, int32_t lo, int32_t hi) {
+    if (n == 0 || n > 32 || !ti__qv_pack_ok(yo, lo, hi)) return 0;
+    const __mmask16 k0 = ti__qv_mask16(n), k1 = ti__qv_mask16(n > 16 ? n - 16 : 0);
+    const __m512i m0 = _mm512_maskz_loadu_epi32(k0, mult), m1 = _mm512_maskz_loadu_epi32(k1, mult + 16);
+    const __m512i h0 = _mm512_maskz_loadu_epi32(k0, shift);
+    const __m512i h1 = _mm512_maskz_loadu_epi32(k1, shift + 16);
+    const __m512i zero = _mm512_setzero_si512(), m31 = _mm512_set1_epi32(-31);
+    /* right shifts of 1 to 31 and multipliers >= 0 in the n channels (0 past them passes) */
+    if ((_mm512_mask_cmpgt_epi32_mask(k0, h0, _mm512_set1_epi32(-1)) |
+         _mm512_mask_cmpgt_epi32_mask(k1, h1, _mm512_set1_epi32(-1)) |
+         _mm512_cmpgt_epi32_mask(m31, h0) | _mm512_cmpgt_epi32_mask(m31, h1) |
+         _mm512_cmpgt_epi32_mask(zero, m0) | _mm512_cmpgt_epi32_mask(zero, m1)) != 0)
+        return 0;
+    __m512 s0, e0, s1, e1; /* ti__qv_scales: the same rounding as rows8's */
+    ti__qv_scales(m0, h0, k0, &s0, &e0);
+    ti__qv_scales(m1, h1, k1, &s1, &e1);
+    /* channel order (0-15, 16-31) to the lane order: channels 0-3, 16-19, 4-7, 20-23, then
+     * 8-11, 24-27, 12-15, 28-31 */
+    const __m512i p0 = _mm512_set_epi32(23, 22, 21, 20, 7, 6, 5, 4, 19, 18, 17, 16, 3, 2, 1, 0);
+    const __m512i p1 = _mm512_add_epi32(p0, _mm512_set1_epi32(8));
+#define TI__DWQ_LANES(dst, a, b)                                                            \
+    _mm512_storeu_si512((void *)(dst), _mm512_permutex2var_epi32(a, p0, b));                \
+    _mm512_storeu_si512((void *)((dst) + 16), _mm512_permutex2var_epi32(a, p1, b));
+    const __m512i c0 = _mm512_maskz_loadu_epi32(k0, colc), c1 = _mm512_maskz_loadu_epi32(k1, colc + 16);
+    TI__DWQ_LANES(q->colc, c0, c1)
+    TI__DWQ_LANES(q->mult, m0, m1)
+    TI__DWQ_LANES(q->shift, h0, h1)
+    TI__DWQ_LANES(q->s, _mm512_castps_si512(s0), _mm512_castps_si512(s1))
+    TI__DWQ_LANES(q->e, _mm512_castps_si512(e0), _mm512_castps_si512(e1))
+#undef TI__DWQ_LANES
+    q->yo = yo;
+    q->lo = lo;
+    q->hi = hi;
+    return 1;
+}
+
 /* The 3 x 3 depthwise sums along an output row on the row layout (ti__dwq_wprep_rows_vnni's
- * block wr), dilation 1, stride 1 (s2 0) or 2: for p < np and c < n (<= 32; 32 sums written
- * per pixel) acc[p * lda + c] = sum over fy, fx < 3 of a(fy, (s2 ? 2 : 1) p + fx)[c] *
- * w'_(3 fy + fx)[c] modulo 2^32. Column i of the windows (from the first pixel's first) is
- * the input's for lc <= i < lc + nv, a(fy, i)[c] = r[fy][(i - lc) * cs[fy] + c] ^ flip, and
- * padding outside, pad[c] ^ flip (the input's zero point; cs 0: a whole row of it). Each
- * step interleaves four adjacent columns of the three rows (ti__dwq_pix_vnni's lane order)
- * and feeds one pixel, at stride 1 two; the next step starts from the last two columns'
- * interleaving (carried), so a column is loaded and interleaved once. Reads no column past
- * the last pixel's window. */
-TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_row3_vnni(uint32_t *acc, size_t lda,
-                                                         const unsigned char *const *r,
-                                                         const size_t *cs, size_t np, int s2,
-                                                         size_t lc, size_t nv,
-                                                         const unsigned char *pad,
-                                                         const int8_t *wr, size_t n,
-                                                         uint8_t flip, int32_t bo) {
+ * block wr), dilation 1, stride 1 (s2 0) or 2: for p < np and c < n (<= 32) the sums
+ * S(p, c) = sum over fy, fx < 3 of a(fy, (s2 ? 2 : 1) p + fx)[c] * w'_(3 fy + fx)[c] modulo
+ * 2^32. Column i of the windows (from the first pixel's first) is the input's for lc <= i <
+ * lc + nv, a(fy, i)[c] = r[fy][(i - lc) * cs[fy] + c] ^ flip, and padding outside, pad[c] ^
+ * flip (the input's zero point; cs 0: a whole row of it). Each step interleaves four
+ * adjacent columns of the three rows (ti__dwq_pix_vnni's lane order) and feeds one pixel, at
+ * stride 1 two; the next step starts from the last two columns' interleaving (carried), so
+ * a column is loaded and interleaved once. Reads no column past the last pixel's window.
+ * RQ 0: acc[p * lda + c] = S(p, c), 32 sums written per pixel. RQ 1: the sums start at q's
+ * column terms and are requantized in registers (ti__qv_rq_float, rows8's packing) to the
+ * bytes out[p * ldo + c], c < n; a pixel with a lane near a rounding step has its 32 sums
+ * requantized again in integers (ti__qv_rq_cols, as rows8 and the requantizing tile). */
+TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__dwq_row3(const int RQ, uint32_t *acc, size_t lda,
+                                                      uint8_t *out, size_t ldo,
+                                                      const unsigned char *const *r,
+                                                      const size_t *cs, size_t np, int s2,
+                                                      size_t lc, size_t nv,
+                                                      const unsigned char *pad,
+                                                      const int8_t *wr, size_t n,
+                                                      uint8_t flip, int32_t bo,
+                                                      const ti__dwq_rq *q) {
     const __m256i fv = _mm256_set1_epi8((char)flip);
     const __mmask32 k = (__mmask32)(n >= 32 ? 0xffffffffu : (1u << n) - 1u);
     const uint32_t b3 = 0x00010101u * (uint8_t)bo;
@@ -802,6 +851,24 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_row3_vnni(uint32_t *acc, size_t l
     const __m256i *wv = (const __m256i *)(const void *)wr;
     const unsigned char *r0 = r[0], *r1 = r[1], *r2 = r[2];
     const size_t c0 = cs[0], c1 = cs[1], c2 = cs[2];
+    /* RQ: the sums' starts (column terms), scales, and the packing's constants */
+    const __m256i zero = _mm256_setzero_si256();
+    const __m256i i0 = RQ ? _mm256_loadu_si256((const __m256i *)(const void *)q->colc) : zero;
+    const __m256i i1 = RQ ? _mm256_loadu_si256((const __m256i *)(const void *)(q->colc + 8)) : zero;
+    const __m256i i2 = RQ ? _mm256_loadu_si256((const __m256i *)(const void *)(q->colc + 16)) : zero;
+    const __m256i i3 = RQ ? _mm256_loadu_si256((const __m256i *)(const void *)(q->colc + 24)) : zero;
+    const __m512 s0 = RQ ? _mm512_loadu_ps(q->s) : _mm512_setzero_ps();
+    const __m512 s1 = RQ ? _mm512_loadu_ps(q->s + 16) : s0;
+    const __m512 e0 = RQ ? _mm512_loadu_ps(q->e) : s0, e1 = RQ ? _mm512_loadu_ps(q->e + 16) : s0;
+    const int upk = RQ && q->lo >= 0 && q->hi <= 255;
+    const __m512i yo16 = _mm512_set1_epi16((short)(RQ ? q->yo : 0));
+    const __m512i lo8 = _mm512_set1_epi8((char)(RQ ? q->lo : 0));
+    const __m512i hi8 = _mm512_set1_epi8((char)(RQ ? q->hi : 0));
+    /* after VPACKSSDW of [a0 | a1] with [a2 | a3] and a byte pack of that with itself, dword
+     * 4 L + j of 128-bit lane L holds channels: L 0 j 0: 0-3, j 1: 8-11; L 1: 16-19, 24-27;
+     * L 2: 4-7, 12-15; L 3: 20-23, 28-31 */
+    const __m512i perm = _mm512_set_epi32(15, 14, 11, 10, 7, 6, 3, 2, 13, 5, 12, 4, 9, 1, 8, 0);
+    (void)acc, (void)lda, (void)out, (void)ldo;
 #define TI__DWR_LD(ptr)                                                                     \
     _mm256_xor_si256(n >= 32 ? _mm256_loadu_si256((const __m256i *)(const void *)(ptr))     \
                              : _mm256_maskz_loadu_epi8(k, ptr),                             \
@@ -855,15 +922,36 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_row3_vnni(uint32_t *acc, size_t l
         L = l23;                                                                            \
         H = h23;                                                                            \
     }
+    /* pixel P's sums A0..A3: to acc, or (RQ) requantized to out */
+#define TI__DWR_OUT(P, A0, A1, A2, A3)                                                      \
+    if (!RQ) {                                                                              \
+        ti__dwv_store32(acc + (P) * lda, A0, A1, A2, A3);                                   \
+    } else {                                                                                \
+        __m512i v0 = _mm512_inserti64x4(_mm512_castsi256_si512(A0), A1, 1);                \
+        __m512i v1 = _mm512_inserti64x4(_mm512_castsi256_si512(A2), A3, 1);                \
+        __mmask16 bad = 0;                                                                  \
+        __m512i q0 = ti__qv_rq_float(v0, s0, e0, &bad), q1 = ti__qv_rq_float(v1, s1, e1, &bad); \
+        if (bad != 0) { /* about one pixel in 64: these 32 in integers, as rows8 */        \
+            q0 = ti__qv_rq_cols(v0, q->mult, q->shift, 0xffff);                             \
+            q1 = ti__qv_rq_cols(v1, q->mult + 16, q->shift + 16, 0xffff);                   \
+        }                                                                                   \
+        __m512i w = _mm512_adds_epi16(_mm512_packs_epi32(q0, q1), yo16), o;                 \
+        if (upk) o = _mm512_min_epu8(_mm512_max_epu8(_mm512_packus_epi16(w, w), lo8), hi8); \
+        else o = _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(w, w), lo8), hi8);      \
+        o = _mm512_permutexvar_epi32(perm, o);                                              \
+        _mm256_mask_storeu_epi8(out + (P) * ldo, k, _mm512_castsi512_si256(o));             \
+    }
 #define TI__DWR_STEP(TWO, TAIL)                                                             \
     {                                                                                       \
-        __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;                    \
-        __m256i b0 = a0, b1 = a0, b2 = a0, b3 = a0;                                         \
+        __m256i a0 = i0, a1 = i1, a2 = i2, a3 = i3;                                         \
+        __m256i b0 = i0, b1 = i1, b2 = i2, b3 = i3;                                         \
         TI__DWR_ROW(0, r0, c0, l0, h0, TWO, TAIL)                                           \
         TI__DWR_ROW(1, r1, c1, l1, h1, TWO, TAIL)                                           \
         TI__DWR_ROW(2, r2, c2, l2, h2, TWO, TAIL)                                           \
-        ti__dwv_store32(acc + p * lda, a0, a1, a2, a3);                                     \
-        if (TWO) ti__dwv_store32(acc + (p + 1) * lda, b0, b1, b2, b3);                      \
+        TI__DWR_OUT(p, a0, a1, a2, a3)                                                      \
+        if (TWO) {                                                                          \
+            TI__DWR_OUT(p + 1, b0, b1, b2, b3)                                              \
+        }                                                                                   \
         (void)b0, (void)b1, (void)b2, (void)b3;                                             \
         p += TWO ? 2 : 1;                                                                   \
         col += 2;                                                                           \
@@ -876,10 +964,33 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_row3_vnni(uint32_t *acc, size_t l
     }
     if (p < np) TI__DWR_STEP(0, 1)
 #undef TI__DWR_STEP
+#undef TI__DWR_OUT
 #undef TI__DWR_ROW
 #undef TI__DWR_START
 #undef TI__DWR_COL
 #undef TI__DWR_LD
+}
+
+TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_row3_vnni(uint32_t *acc, size_t lda,
+                                                         const unsigned char *const *r,
+                                                         const size_t *cs, size_t np, int s2,
+                                                         size_t lc, size_t nv,
+                                                         const unsigned char *pad,
+                                                         const int8_t *wr, size_t n,
+                                                         uint8_t flip, int32_t bo) {
+    ti__dwq_row3(0, acc, lda, NULL, 0, r, cs, np, s2, lc, nv, pad, wr, n, flip, bo, NULL);
+}
+
+/* ti__dwq_row3 with its requantization in registers (RQ 1, q from ti__dwq_rq_plan_vnni). */
+TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_row3_rq_vnni(uint8_t *out, size_t ldo,
+                                                            const unsigned char *const *r,
+                                                            const size_t *cs, size_t np, int s2,
+                                                            size_t lc, size_t nv,
+                                                            const unsigned char *pad,
+                                                            const int8_t *wr, size_t n,
+                                                            uint8_t flip, int32_t bo,
+                                                            const ti__dwq_rq *q) {
+    ti__dwq_row3(1, NULL, 0, out, ldo, r, cs, np, s2, lc, nv, pad, wr, n, flip, bo, q);
 }
 
 /* One output pixel of the 8-bit depthwise kernel (cpu/tfl_conv.c, channel multiplier 1):
