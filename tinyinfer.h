@@ -29939,8 +29939,14 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_tap_avx2(int u8, uint32_t *acc, const v
     for (size_t p = 0; p < kq; p++) {                                                       \
         __m512i b0 = _mm512_loadu_si512((const void *)(b + p * 64));                        \
         __m512i b1 = NB > 1 ? _mm512_loadu_si512((const void *)(b + bs + p * 64)) : b0;     \
-        TI__QV_ROW(0) TI__QV_ROW(1) TI__QV_ROW(2) TI__QV_ROW(3)                             \
-        TI__QV_ROW(4) TI__QV_ROW(5) TI__QV_ROW(6) TI__QV_ROW(7)                             \
+        TI__QV_ROW(0)                                                                       \
+        if (MR > 1) TI__QV_ROW(1)                                                           \
+        if (MR > 2) TI__QV_ROW(2)                                                           \
+        if (MR > 3) TI__QV_ROW(3)                                                           \
+        if (MR > 4) TI__QV_ROW(4)                                                           \
+        if (MR > 5) TI__QV_ROW(5)                                                           \
+        if (MR > 6) TI__QV_ROW(6)                                                           \
+        if (MR > 7) TI__QV_ROW(7)                                                           \
     }
 
 /* a: 8 rows of kq * 4 bytes, lda apart, each byte xor flip's (0 or 0x80808080: int8 rows as
@@ -29950,6 +29956,7 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile(const int NB, const uint32
                                                       const uint8_t *a, size_t lda,
                                                       const int8_t *b, size_t bs, uint32_t *acc,
                                                       size_t ldacc, int add, const int32_t *init) {
+    const int MR = 8; /* rows (TI__QV_ACCUMULATE) */
     __m512i z = _mm512_setzero_si512(), z1 = z;
     if (init != NULL && !add) {
         z = _mm512_loadu_si512((const void *)init);
@@ -30402,7 +30409,8 @@ TI__PRIVATE TI__TARGET_AVX512VNNI int ti__qg8_plan_vnni(size_t n, const int32_t 
  * or 32 sums requantized again in integers with t's multipliers and shifts, as rows8 does
  * (ti__qv_rq_cols; it used to spill the row for a call of rows8, 8 % of MobileNetV2 int8's
  * GEMM time: one row in 64 of them). */
-TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile_rq(const int NB, const uint32_t flip,
+TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile_rq(const int NB, const int MR,
+                                                         const uint32_t flip,
                                                          size_t kq, const uint8_t *a, size_t lda,
                                                          const int8_t *b, size_t bs,
                                                          const int32_t *init, const int32_t *row,
@@ -30424,7 +30432,7 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile_rq(const int NB, const uin
     const __mmask16 k1 = (__mmask16)(km >> 16); /* the second block's columns (NB 2) */
     (void)k1;
 #define TI__QV_RQROW(r)                                                                     \
-    if ((r) < nr) {                                                                         \
+    if ((r) < MR && (r) < nr) {                                                             \
         __m512i v0 = c##r##_0, v1 = c##r##_1;                                               \
         if (row != NULL) {                                                                  \
             __m512i rv = _mm512_set1_epi32(row[r]);                                         \
@@ -30449,33 +30457,46 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile_rq(const int NB, const uin
 #undef TI__QV_RQROW
 }
 
-#define TI__QV_TILE_RQ_FN(name, NB, FLIP)                                                   \
+#define TI__QV_TILE_RQ_FN(name, NB, MR, FLIP)                                               \
     static __attribute__((noinline, unused)) TI__TARGET_AVX512VNNI void name(                 \
         size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs,                \
         const int32_t *init, const int32_t *row, const ti__qg8_rqt *t, size_t nr, size_t nc, \
         uint8_t *out, size_t ldo) {                                                         \
-        ti__qv_tile_rq(NB, FLIP, kq, a, lda, b, bs, init, row, t, nr, nc, out, ldo);        \
+        ti__qv_tile_rq(NB, MR, FLIP, kq, a, lda, b, bs, init, row, t, nr, nc, out, ldo);    \
     }
-TI__QV_TILE_RQ_FN(ti__qv_tile_rq1, 1, 0)
-TI__QV_TILE_RQ_FN(ti__qv_tile_rq2, 2, 0)
-TI__QV_TILE_RQ_FN(ti__qv_tile_rq1x, 1, 0x80808080u)
-TI__QV_TILE_RQ_FN(ti__qv_tile_rq2x, 2, 0x80808080u)
+TI__QV_TILE_RQ_FN(ti__qv_tile_rq1, 1, 8, 0)
+TI__QV_TILE_RQ_FN(ti__qv_tile_rq2, 2, 8, 0)
+TI__QV_TILE_RQ_FN(ti__qv_tile_rq1x, 1, 8, 0x80808080u)
+TI__QV_TILE_RQ_FN(ti__qv_tile_rq2x, 2, 8, 0x80808080u)
+TI__QV_TILE_RQ_FN(ti__qv_tile_rq1_4, 1, 4, 0)
+TI__QV_TILE_RQ_FN(ti__qv_tile_rq2_4, 2, 4, 0)
+TI__QV_TILE_RQ_FN(ti__qv_tile_rq1x_4, 1, 4, 0x80808080u)
+TI__QV_TILE_RQ_FN(ti__qv_tile_rq2x_4, 2, 4, 0x80808080u)
+TI__QV_TILE_RQ_FN(ti__qv_tile_rq1_1, 1, 1, 0)
+TI__QV_TILE_RQ_FN(ti__qv_tile_rq2_1, 2, 1, 0)
+TI__QV_TILE_RQ_FN(ti__qv_tile_rq1x_1, 1, 1, 0x80808080u)
+TI__QV_TILE_RQ_FN(ti__qv_tile_rq2x_1, 2, 1, 0x80808080u)
 #undef TI__QV_TILE_RQ_FN
 
 /* The micro-kernel with the requantization (ti__qv_tile_rq) for nb blocks of 16 columns (1
- * or 2), A's rows uint8 or (i8) int8 as they lie. */
+ * or 2), A's rows uint8 or (i8) int8 as they lie. A block of 4 rows or fewer (the last of a
+ * map whose pixels are not a multiple of 8: 7 x 7 = 6 x 8 + 1, 14 x 14 = 24 x 8 + 4) sums
+ * only 4 rows, or its one row, not 8: MobileNetV2 int8's 1x1 convs at 7 x 7 did an eighth
+ * of their work for rows that were not there. */
 TI__PRIVATE void ti__qg8_micro_rq_vnni(size_t kq, const uint8_t *a, size_t lda, int i8,
                                        const int8_t *b, size_t bs, int nb, const int32_t *init,
                                        const int32_t *row, const ti__qg8_rqt *t, size_t nr,
                                        size_t nc, uint8_t *out, size_t ldo) {
-    if (nb > 1 && i8)
-        ti__qv_tile_rq2x(kq, a, lda, b, bs, init, row, t, nr, nc, out, ldo);
-    else if (nb > 1)
-        ti__qv_tile_rq2(kq, a, lda, b, bs, init, row, t, nr, nc, out, ldo);
-    else if (i8)
-        ti__qv_tile_rq1x(kq, a, lda, b, bs, init, row, t, nr, nc, out, ldo);
-    else
-        ti__qv_tile_rq1(kq, a, lda, b, bs, init, row, t, nr, nc, out, ldo);
+    typedef void (*tile_fn)(size_t, const uint8_t *, size_t, const int8_t *, size_t,
+                            const int32_t *, const int32_t *, const ti__qg8_rqt *, size_t, size_t,
+                            uint8_t *, size_t);
+    /* [rows 8, 4, 1][nb - 1][i8] */
+    static const tile_fn tiles[3][2][2] = {
+        {{ti__qv_tile_rq1, ti__qv_tile_rq1x}, {ti__qv_tile_rq2, ti__qv_tile_rq2x}},
+        {{ti__qv_tile_rq1_4, ti__qv_tile_rq1x_4}, {ti__qv_tile_rq2_4, ti__qv_tile_rq2x_4}},
+        {{ti__qv_tile_rq1_1, ti__qv_tile_rq1x_1}, {ti__qv_tile_rq2_1, ti__qv_tile_rq2x_1}}};
+    tiles[nr <= 1 ? 2 : nr <= 4 ? 1 : 0][nb > 1][i8 != 0](kq, a, lda, b, bs, init, row, t, nr, nc,
+                                                          out, ldo);
 }
 
 /* The VNNI depthwise path's weights (cpu/tfl_conv.c) of n <= 64 channels and nt taps, once
