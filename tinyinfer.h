@@ -1023,6 +1023,10 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 #define TI__X86_VNNI 1
 #define TI__TARGET_AVX512VNNI                                                                \
     __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni,avx2,fma")))
+/* ... plus AVX512-VBMI (VPERMI2B: the 8-bit ADD's byte-plane lookups), detected apart: the
+ * Xeons before Ice Lake have VNNI without it */
+#define TI__TARGET_AVX512VBMI                                                                \
+    __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni,avx512vbmi,avx2,fma")))
 #endif
 #endif
 
@@ -1341,6 +1345,10 @@ TI__PRIVATE int ti__cpu_force_isa(int isa);  /* test hook; returns the ISA in ef
 TI__PRIVATE const char *ti__cpu_isa_name(int isa);
 #ifdef TI__X86_SIMD
 TI__PRIVATE int ti__x86_detect(void); /* best TI__ISA_* by cpuid and XGETBV */
+TI__PRIVATE int ti__x86_vbmi(void);   /* cpuid's AVX512-VBMI bit */
+#endif
+#if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
+TI__PRIVATE int ti__cpu_vbmi(void); /* AVX512-VBMI usable under the ISA in effect */
 #endif
 #ifdef TI__ARM_NEON
 TI__PRIVATE int ti__arm_detect(void); /* best TI__ISA_* by the OS's feature flags */
@@ -1836,6 +1844,9 @@ TI__PRIVATE size_t ti__tfl_add8_avx512(const uint8_t *a, const uint8_t *b, uint8
 TI__PRIVATE size_t ti__tfl_add8c_avx512(const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n,
                                         const int32_t *p, int32_t mo, int e, int32_t out_off,
                                         int u8, int32_t lo, int32_t hi);
+TI__PRIVATE size_t ti__tfl_add8v_avx512(const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n,
+                                        const int32_t *t1, const int32_t *t2, int32_t mo, int e,
+                                        int32_t out_off, int u8, int32_t lo, int32_t hi);
 TI__PRIVATE void ti__dwq_pixel_avx512(int u8, uint32_t *acc, const void *x, const void *w,
                                       const size_t *xoff, const size_t *woff, size_t nt, size_t n,
                                       int32_t xo, int32_t wo);
@@ -11147,6 +11158,21 @@ TI__PRIVATE int ti__cpu_isa_best(void) {
     return best;
 }
 
+#if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
+static ti__atomic_int ti__vbmi_g = -1; /* -1: not asked yet */
+
+/* Whether kernels may use AVX512-VBMI: the ISA in effect is AVX512VNNI (so TINYINFER_ISA and
+ * ti__cpu_force_isa lower it too) and cpuid has it (asked once: cpuid traps in some VMs). */
+TI__PRIVATE int ti__cpu_vbmi(void) {
+    int v = ti__atomic_load(&ti__vbmi_g);
+    if (v < 0) {
+        v = ti__cpu_isa_best() >= TI__ISA_AVX512VNNI && ti__x86_vbmi();
+        ti__atomic_store(&ti__vbmi_g, v);
+    }
+    return v && ti__cpu_isa() >= TI__ISA_AVX512VNNI;
+}
+#endif
+
 TI__PRIVATE const char *ti__cpu_isa_name(int isa) {
 #ifdef TI__ARM_NEON
     switch (isa) {
@@ -20137,6 +20163,9 @@ TI__PRIVATE void ti__tfl_bin_q8(const ti__bjob *jb, size_t o, const size_t *off,
                                   int32_t, int32_t);
         add8_fn add8 = NULL;
         size_t lanes = 8;
+#ifdef TI__X86_VNNI
+        const int vbmi = ti__cpu_vbmi();
+#endif
         if (sa == 1 && sb == 1 && row > 0 && lo <= hi && j->mo != INT32_MIN && j->so >= -31) {
 #ifdef TI__X86_VNNI
             if (ti__cpu_isa() >= TI__ISA_AVX512VNNI) add8 = ti__tfl_add8_avx512, lanes = 16;
@@ -20147,16 +20176,19 @@ TI__PRIVATE void ti__tfl_bin_q8(const ti__bjob *jb, size_t o, const size_t *off,
         for (size_t i = 0; i < n; i++) {
 #ifdef TI__X86_SIMD
             if (add8 != NULL && p < vec_end && vec_end - p >= lanes && n - i >= lanes) {
-                size_t d, run = TI__MIN(vec_end - p, n - i);
+                size_t d = 0, run = TI__MIN(vec_end - p, n - i);
                 int e = j->so < 0 ? -j->so : 0;
 #ifdef TI__X86_VNNI
+                if (lanes == 16 && vbmi) /* 64 at a time, the terms looked up in registers */
+                    d = ti__tfl_add8v_avx512(a + i, c + i, y + i, run, j->t1[1], j->t2[1], j->mo,
+                                             e, j->out_off, u8, lo, hi);
                 if (lanes == 16 && j->add_c && jb->in_dt[0] == jb->out_dt) /* no gathers */
-                    d = ti__tfl_add8c_avx512(a + i, c + i, y + i, run, j->add_p, j->mo, e,
-                                             j->out_off, u8, lo, hi);
+                    d += ti__tfl_add8c_avx512(a + i + d, c + i + d, y + i + d, run - d, j->add_p,
+                                              j->mo, e, j->out_off, u8, lo, hi);
                 else
 #endif
-                    d = add8(a + i, c + i, y + i, run, j->t1[1], j->t2[1], j->mo, e,
-                             j->out_off, u8, lo, hi);
+                    d += add8(a + i + d, c + i + d, y + i + d, run - d, j->t1[1], j->t2[1], j->mo,
+                              e, j->out_off, u8, lo, hi);
                 i += d;
                 p += d;
                 if (p == row) p = 0;
@@ -28640,6 +28672,16 @@ TI__PRIVATE int ti__x86_detect(void) {
     }
     return TI__ISA_AVX2;
 }
+
+/* Whether the CPU has AVX512-VBMI (cpuid leaf 7, ECX bit 1) besides the AVX512VNNI level;
+ * the caller checks that level (and so the OS's ZMM state) first. */
+TI__PRIVATE int ti__x86_vbmi(void) {
+    unsigned a, b, c, d;
+    if (__get_cpuid_max(0, NULL) < 7) return 0;
+    __cpuid_count(7, 0, a, b, c, d);
+    (void)a, (void)b, (void)d;
+    return (int)((c >> 1) & 1);
+}
 #endif /* TI__X86_SIMD */
 /* ==== end src/cpu/x86/cpuid.c =============================================================== */
 
@@ -31075,6 +31117,100 @@ TI__PRIVATE TI__TARGET_AVX512VNNI size_t ti__tfl_add8c_avx512(const uint8_t *a, 
                                                               int e, int32_t out_off, int u8,
                                                               int32_t lo, int32_t hi) {
     return ti__tfl_add8_lanes(1, a, b, y, n, NULL, NULL, p, mo, e, out_off, u8, lo, hi);
+}
+
+/* 64 bytes of a 256-entry byte table (4 registers' worth at plane) looked up by x's bytes:
+ * VPERMI2B on the low 7 bits from the first or the second pair, bit 7 (hi) choosing. */
+TI__X86_INLINE TI__TARGET_AVX512VBMI __m512i ti__tfl_vlut8(__m512i x, __mmask64 hi,
+                                                          const uint8_t *plane) {
+    __m512i l = _mm512_permutex2var_epi8(_mm512_loadu_si512((const void *)plane), x,
+                                         _mm512_loadu_si512((const void *)(plane + 64)));
+    __m512i h = _mm512_permutex2var_epi8(_mm512_loadu_si512((const void *)(plane + 128)), x,
+                                         _mm512_loadu_si512((const void *)(plane + 192)));
+    return _mm512_mask_blend_epi8(hi, l, h);
+}
+
+/* The int32 terms t[x] of 64 bytes x from t's four byte planes pl (bits 0-7, 8-15, 16-23,
+ * 24-31 of each term, 256 bytes each): d[0..3], the planes interleaved by bytes then words,
+ * so that d[k] holds elements 16 L + 4 k .. 16 L + 4 k + 3 in 128-bit lane L, the order in
+ * which VPACKSSDW (d0, d1), (d2, d3) and then VPACKSSWB put them back in line. */
+TI__X86_INLINE TI__TARGET_AVX512VBMI void ti__tfl_terms64(__m512i x, const uint8_t *pl,
+                                                          __m512i *d) {
+    __mmask64 hi = _mm512_movepi8_mask(x);
+    __m512i p0 = ti__tfl_vlut8(x, hi, pl), p1 = ti__tfl_vlut8(x, hi, pl + 256);
+    __m512i p2 = ti__tfl_vlut8(x, hi, pl + 512), p3 = ti__tfl_vlut8(x, hi, pl + 768);
+    __m512i l01 = _mm512_unpacklo_epi8(p0, p1), h01 = _mm512_unpackhi_epi8(p0, p1);
+    __m512i l23 = _mm512_unpacklo_epi8(p2, p3), h23 = _mm512_unpackhi_epi8(p2, p3);
+    d[0] = _mm512_unpacklo_epi16(l01, l23);
+    d[1] = _mm512_unpackhi_epi16(l01, l23);
+    d[2] = _mm512_unpacklo_epi16(h01, h23);
+    d[3] = _mm512_unpackhi_epi16(h01, h23);
+}
+
+/* ti__tfl_add8_avx512's result 64 elements at a time on AVX512-VBMI (ti__cpu_vbmi), for
+ * i < n - n % 64, the same bytes: the inputs' terms looked up in byte planes of the tables
+ * (ti__tfl_terms64: 13 instructions for 64 terms, where the computed terms took about 10 for
+ * 16 and the gathers were slower), their sum requantized in float (ti__qv_rq_float) with a
+ * lane near a rounding step done again in integers (ti__qv_rq_int), the zero point added
+ * and both clamps applied on the packed words. Only where the float path is exact for every
+ * sum the tables can make: (max |t1| + max |t2|) * mo * 2^-(31 + e) <= 1000 (so the
+ * zero point's int16 wrap never happens either), 1 <= e <= 31, mo >= 0, |out_off| <= 256, and
+ * [lo, hi] meeting the dtype's range; otherwise (and for n < 64) returns 0 and the caller
+ * goes on with ti__tfl_add8_avx512. Returns how many were done. */
+TI__PRIVATE TI__TARGET_AVX512VBMI size_t ti__tfl_add8v_avx512(const uint8_t *a, const uint8_t *b,
+                                                              uint8_t *y, size_t n,
+                                                              const int32_t *t1,
+                                                              const int32_t *t2, int32_t mo,
+                                                              int e, int32_t out_off, int u8,
+                                                              int32_t lo, int32_t hi) {
+    int32_t clo = TI__MAX(lo, u8 ? 0 : -128), chi = TI__MIN(hi, u8 ? 255 : 127);
+    if (n < 64 || e < 1 || e > 31 || mo < 0 || out_off < -256 || out_off > 256 || clo > chi)
+        return 0;
+    /* the bound, and each table as four byte planes */
+    uint8_t pl[2][4 * 256];
+    __m512i m1 = _mm512_setzero_si512(), m2 = m1;
+    for (int i = 0; i < 256; i += 16) {
+        __m512i v1 = _mm512_loadu_si512((const void *)(t1 + i));
+        __m512i v2 = _mm512_loadu_si512((const void *)(t2 + i));
+        m1 = _mm512_max_epu32(m1, _mm512_abs_epi32(v1)); /* |INT32_MIN| as 2^31 unsigned */
+        m2 = _mm512_max_epu32(m2, _mm512_abs_epi32(v2));
+        for (int k = 0; k < 4; k++) {
+            _mm_storeu_si128((__m128i *)(void *)(pl[0] + 256 * k + i),
+                             _mm512_cvtepi32_epi8(_mm512_srli_epi32(v1, 8 * k)));
+            _mm_storeu_si128((__m128i *)(void *)(pl[1] + 256 * k + i),
+                             _mm512_cvtepi32_epi8(_mm512_srli_epi32(v2, 8 * k)));
+        }
+    }
+    double bound = ((double)_mm512_reduce_max_epu32(m1) + (double)_mm512_reduce_max_epu32(m2)) *
+                   (double)mo / ((double)(1u << 31) * (double)(1u << (e - 1)) * 2.0);
+    if (bound > 1000.0) return 0;
+    __m512 s, ef;
+    ti__qv_scales(_mm512_set1_epi32(mo), _mm512_set1_epi32(-e), 0xffff, &s, &ef);
+    const __m512i vm = _mm512_set1_epi32(mo), mmo = _mm512_srli_epi64(vm, 32);
+    const __m512i mask = _mm512_set1_epi32((int32_t)(((int64_t)1 << e) - 1));
+    const __m512i half = _mm512_srai_epi32(mask, 1), ve = _mm512_set1_epi32(e);
+    const __m512i off16 = _mm512_set1_epi16((short)out_off);
+    const __m512i lo16 = _mm512_set1_epi16((short)clo), hi16 = _mm512_set1_epi16((short)chi);
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        __m512i ta[4], tb[4], q[4];
+        ti__tfl_terms64(_mm512_loadu_si512((const void *)(a + i)), pl[0], ta);
+        ti__tfl_terms64(_mm512_loadu_si512((const void *)(b + i)), pl[1], tb);
+        __mmask16 bad = 0;
+        for (int k = 0; k < 4; k++) {
+            ta[k] = _mm512_add_epi32(ta[k], tb[k]); /* modulo 2^32, as ti__tfl_wadd */
+            q[k] = ti__qv_rq_float(ta[k], s, ef, &bad);
+        }
+        if (bad != 0) /* about one block in 32 */
+            for (int k = 0; k < 4; k++) q[k] = ti__qv_rq_int(ta[k], vm, mmo, ve, mask, half);
+        __m512i w01 = _mm512_adds_epi16(_mm512_packs_epi32(q[0], q[1]), off16);
+        __m512i w23 = _mm512_adds_epi16(_mm512_packs_epi32(q[2], q[3]), off16);
+        w01 = _mm512_min_epi16(_mm512_max_epi16(w01, lo16), hi16);
+        w23 = _mm512_min_epi16(_mm512_max_epi16(w23, lo16), hi16);
+        __m512i o = u8 ? _mm512_packus_epi16(w01, w23) : _mm512_packs_epi16(w01, w23);
+        _mm512_storeu_si512((void *)(y + i), o);
+    }
+    return i;
 }
 #endif
 #if defined(TI__X86_SIMD) && defined(__GNUC__) && !defined(__clang__)

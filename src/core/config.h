@@ -77,6 +77,10 @@
 #define TI__X86_VNNI 1
 #define TI__TARGET_AVX512VNNI                                                                \
     __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni,avx2,fma")))
+/* ... plus AVX512-VBMI (VPERMI2B: the 8-bit ADD's byte-plane lookups), detected apart: the
+ * Xeons before Ice Lake have VNNI without it */
+#define TI__TARGET_AVX512VBMI                                                                \
+    __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni,avx512vbmi,avx2,fma")))
 #endif
 #endif
 

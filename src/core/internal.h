@@ -283,6 +283,10 @@ TI__PRIVATE int ti__cpu_force_isa(int isa);  /* test hook; returns the ISA in ef
 TI__PRIVATE const char *ti__cpu_isa_name(int isa);
 #ifdef TI__X86_SIMD
 TI__PRIVATE int ti__x86_detect(void); /* best TI__ISA_* by cpuid and XGETBV */
+TI__PRIVATE int ti__x86_vbmi(void);   /* cpuid's AVX512-VBMI bit */
+#endif
+#if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
+TI__PRIVATE int ti__cpu_vbmi(void); /* AVX512-VBMI usable under the ISA in effect */
 #endif
 #ifdef TI__ARM_NEON
 TI__PRIVATE int ti__arm_detect(void); /* best TI__ISA_* by the OS's feature flags */
@@ -778,6 +782,9 @@ TI__PRIVATE size_t ti__tfl_add8_avx512(const uint8_t *a, const uint8_t *b, uint8
 TI__PRIVATE size_t ti__tfl_add8c_avx512(const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n,
                                         const int32_t *p, int32_t mo, int e, int32_t out_off,
                                         int u8, int32_t lo, int32_t hi);
+TI__PRIVATE size_t ti__tfl_add8v_avx512(const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n,
+                                        const int32_t *t1, const int32_t *t2, int32_t mo, int e,
+                                        int32_t out_off, int u8, int32_t lo, int32_t hi);
 TI__PRIVATE void ti__dwq_pixel_avx512(int u8, uint32_t *acc, const void *x, const void *w,
                                       const size_t *xoff, const size_t *woff, size_t nt, size_t n,
                                       int32_t xo, int32_t wo);

@@ -30,6 +30,21 @@ TI__PRIVATE int ti__cpu_isa_best(void) {
     return best;
 }
 
+#if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
+static ti__atomic_int ti__vbmi_g = -1; /* -1: not asked yet */
+
+/* Whether kernels may use AVX512-VBMI: the ISA in effect is AVX512VNNI (so TINYINFER_ISA and
+ * ti__cpu_force_isa lower it too) and cpuid has it (asked once: cpuid traps in some VMs). */
+TI__PRIVATE int ti__cpu_vbmi(void) {
+    int v = ti__atomic_load(&ti__vbmi_g);
+    if (v < 0) {
+        v = ti__cpu_isa_best() >= TI__ISA_AVX512VNNI && ti__x86_vbmi();
+        ti__atomic_store(&ti__vbmi_g, v);
+    }
+    return v && ti__cpu_isa() >= TI__ISA_AVX512VNNI;
+}
+#endif
+
 TI__PRIVATE const char *ti__cpu_isa_name(int isa) {
 #ifdef TI__ARM_NEON
     switch (isa) {

@@ -310,6 +310,9 @@ TI__PRIVATE void ti__tfl_bin_q8(const ti__bjob *jb, size_t o, const size_t *off,
                                   int32_t, int32_t);
         add8_fn add8 = NULL;
         size_t lanes = 8;
+#ifdef TI__X86_VNNI
+        const int vbmi = ti__cpu_vbmi();
+#endif
         if (sa == 1 && sb == 1 && row > 0 && lo <= hi && j->mo != INT32_MIN && j->so >= -31) {
 #ifdef TI__X86_VNNI
             if (ti__cpu_isa() >= TI__ISA_AVX512VNNI) add8 = ti__tfl_add8_avx512, lanes = 16;
@@ -320,16 +323,19 @@ TI__PRIVATE void ti__tfl_bin_q8(const ti__bjob *jb, size_t o, const size_t *off,
         for (size_t i = 0; i < n; i++) {
 #ifdef TI__X86_SIMD
             if (add8 != NULL && p < vec_end && vec_end - p >= lanes && n - i >= lanes) {
-                size_t d, run = TI__MIN(vec_end - p, n - i);
+                size_t d = 0, run = TI__MIN(vec_end - p, n - i);
                 int e = j->so < 0 ? -j->so : 0;
 #ifdef TI__X86_VNNI
+                if (lanes == 16 && vbmi) /* 64 at a time, the terms looked up in registers */
+                    d = ti__tfl_add8v_avx512(a + i, c + i, y + i, run, j->t1[1], j->t2[1], j->mo,
+                                             e, j->out_off, u8, lo, hi);
                 if (lanes == 16 && j->add_c && jb->in_dt[0] == jb->out_dt) /* no gathers */
-                    d = ti__tfl_add8c_avx512(a + i, c + i, y + i, run, j->add_p, j->mo, e,
-                                             j->out_off, u8, lo, hi);
+                    d += ti__tfl_add8c_avx512(a + i + d, c + i + d, y + i + d, run - d, j->add_p,
+                                              j->mo, e, j->out_off, u8, lo, hi);
                 else
 #endif
-                    d = add8(a + i, c + i, y + i, run, j->t1[1], j->t2[1], j->mo, e,
-                             j->out_off, u8, lo, hi);
+                    d += add8(a + i + d, c + i + d, y + i + d, run - d, j->t1[1], j->t2[1], j->mo,
+                              e, j->out_off, u8, lo, hi);
                 i += d;
                 p += d;
                 if (p == row) p = 0;

@@ -1124,6 +1124,74 @@ TI_TEST(add8_simd_matches_scalar) {
 #endif
 }
 
+/* The 8-bit ADD 64 lanes at a time on AVX512-VBMI (ti__tfl_add8v_avx512: terms looked up in
+ * byte planes, the sum requantized in float) against the scalar vector-lane arithmetic:
+ * tables whose sums stay inside its bound (extremes of the bound included), multipliers at
+ * 2^30 one time in three (sums then land on the roundings' ties one time in 2^(e + 1): the
+ * lanes redone in integers), every shift 1..12, zero points and clamps of both types,
+ * lengths to 300; the bytes past the 64-blocks untouched. Then what it must refuse (returns
+ * 0, writes nothing): a sum bound over 1000, shift 0, a negative multiplier, a zero point
+ * past 256, a clamp range outside the type's. */
+TI_TEST(add8_vbmi_matches_scalar) {
+#if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
+    if (!ti__cpu_vbmi()) {
+        TI_SKIP("this CPU has no AVX512-VBMI (or the ISA in effect is below AVX512VNNI)");
+        return;
+    }
+    enum { N = 300 };
+    static int32_t t1[256], t2[256];
+    unsigned char a[N], b[N], y1[N], y2[N];
+    int bad = 0, taken = 0;
+    for (int r = 0; r < 600; r++) {
+        int32_t mo = r % 3 == 0 ? 1 << 30 : (int32_t)((1u << 30) + urand() % (1u << 30));
+        int e = 1 + (int)(urand() % 12), u8 = r & 1;
+        /* each table within lim: the two sums' bound at most 1000 */
+        double lim = 499.0 * 2147483648.0 * (double)(1u << e) / (double)mo;
+        for (int v = 0; v < 256; v++) {
+            unsigned u = urand() % 16;
+            double f = u == 0 ? 1.0 : u == 1 ? -1.0 : ((double)(urand() % 20001) - 10000.0) / 10000.0;
+            t1[v] = (int32_t)(f * lim);
+            t2[v] = (int32_t)(((double)(urand() % 20001) - 10000.0) / 10000.0 * lim);
+        }
+        for (int i = 0; i < N; i++) a[i] = (unsigned char)urand(), b[i] = (unsigned char)urand();
+        int32_t off = (int32_t)(urand() % 256) - (u8 ? 0 : 128);
+        int32_t lo = (u8 ? 0 : -128) + (int32_t)(urand() % 30), hi = (u8 ? 255 : 127) - (int32_t)(urand() % 30);
+        if (r % 5 == 0) lo -= 40, hi += 40; /* wider than the type: the type's clamp decides */
+        size_t n = (size_t)(urand() % (N + 1));
+        memset(y1, 0x5a, N);
+        memset(y2, 0x5a, N);
+        size_t done = ti__tfl_add8v_avx512(a, b, y2, n, t1, t2, mo, e, off, u8, lo, hi);
+        taken += done > 0;
+        for (size_t i = 0; i < done; i++) {
+            int32_t q = ti__q_rdbypot(ti__q_srdhm(ti__tfl_wadd(t1[a[i]], t2[b[i]]), mo), e);
+            int16_t s16 = (int16_t)(uint16_t)((uint32_t)q + (uint32_t)off);
+            y1[i] = (unsigned char)ti__tfl_clamp(ti__tfl_clamp(s16, u8 ? 0 : -128, u8 ? 255 : 127), lo, hi);
+        }
+        if (done != n - n % 64 || memcmp(y1, y2, N) != 0) {
+            if (bad++ == 0)
+                printf("  %zu elements (%zu done), mo %d, shift %d, %s: differs\n", n, done, (int)mo,
+                       e, u8 ? "u8" : "i8");
+        }
+    }
+    TI_CHECK(taken > 400);
+    /* refusals, on tables of 1000 / 2000 steps */
+    int32_t mo = 1 << 30;
+    for (int v = 0; v < 256; v++) t1[v] = v * 4, t2[v] = -v * 4;
+    memset(y2, 0x5a, N);
+    int wrong = ti__tfl_add8v_avx512(a, b, y2, N, t1, t2, mo, 1, 0, 1, 0, 255) != N - N % 64;
+    t1[17] = 2 * 2001 + 4; /* (4006 + 1020) / 4: past the bound */
+    wrong += ti__tfl_add8v_avx512(a, b, y1, N, t1, t2, mo, 1, 0, 1, 0, 255) != 0;
+    t1[17] = 0;
+    wrong += ti__tfl_add8v_avx512(a, b, y1, N, t1, t2, mo, 0, 0, 1, 0, 255) != 0;
+    wrong += ti__tfl_add8v_avx512(a, b, y1, N, t1, t2, -mo, 1, 0, 1, 0, 255) != 0;
+    wrong += ti__tfl_add8v_avx512(a, b, y1, N, t1, t2, mo, 1, 257, 1, 0, 255) != 0;
+    wrong += ti__tfl_add8v_avx512(a, b, y1, N, t1, t2, mo, 1, 0, 0, 128, 255) != 0;
+    wrong += ti__tfl_add8v_avx512(a, b, y1, 63, t1, t2, mo, 1, 0, 1, 0, 255) != 0;
+    TI_CHECK_EQ_INT(wrong, 0);
+    TI_CHECK_EQ_INT(bad, 0);
+#endif
+}
+
 /* The AVX-512 ADD lanes with the input terms computed (ti__tfl_add8c_avx512) against the
  * same lanes on the terms tabulated by the scalar steps vshl(srdhm(vshl(x + off, pre), m),
  * post): TFLite's int8 elementwise form (pre 20 + shift, post 0) and its split form (pre 20,
@@ -1258,6 +1326,7 @@ int main(void) {
     TI_RUN(byte_micro_starts_at_init);
     TI_RUN(byte_micro_rq_matches_rows8);
     TI_RUN(add8_simd_matches_scalar);
+    TI_RUN(add8_vbmi_matches_scalar);
     TI_RUN(add8_computed_terms_match_tables);
     TI_RUN(quantized_model_same_under_each_isa);
     TI_RUN(int8_model_same_under_each_isa);

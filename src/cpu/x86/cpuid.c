@@ -37,4 +37,14 @@ TI__PRIVATE int ti__x86_detect(void) {
     }
     return TI__ISA_AVX2;
 }
+
+/* Whether the CPU has AVX512-VBMI (cpuid leaf 7, ECX bit 1) besides the AVX512VNNI level;
+ * the caller checks that level (and so the OS's ZMM state) first. */
+TI__PRIVATE int ti__x86_vbmi(void) {
+    unsigned a, b, c, d;
+    if (__get_cpuid_max(0, NULL) < 7) return 0;
+    __cpuid_count(7, 0, a, b, c, d);
+    (void)a, (void)b, (void)d;
+    return (int)((c >> 1) & 1);
+}
 #endif /* TI__X86_SIMD */
