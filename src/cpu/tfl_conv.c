@@ -170,7 +170,9 @@ TI__PRIVATE ti_status ti__tfc_job_init(ti__kctx *k, ti__tfc_job *j, const ti_ten
     ti_status st;
     ti_tensor *y = k->out[0];
     memset(j, 0, sizeof *j);
-    if ((st = ti__tfc_check(k, x, w, b, y, oc, w_axis, sym_w, &j->kind)) != TI_OK) return st;
+    /* the shape function checked the weights' zero points (sym_w 2) */
+    if ((st = ti__tfc_check(k, x, w, b, y, oc, w_axis, sym_w ? 2 : 0, &j->kind)) != TI_OK)
+        return st;
     j->x = x->data;
     j->w = w->data;
     j->y = y->data;
