@@ -16464,6 +16464,12 @@ TI__PRIVATE const ti__op ti__ops_rnn[] = {
 
 /* Kernel kinds, from the input dtype. */
 enum { TI__TFC_F32 = 0, TI__TFC_U8, TI__TFC_I8, TI__TFC_I16 };
+/* ti__tfc_check's wzp: what the kernel makes of the weights' zero points */
+enum {
+    TI__WZP_USED = 0,    /* subtracted (uint8, FULLY_CONNECTED): any value */
+    TI__WZP_ZERO = 1,    /* ignored, as TFLite's int8 conv kernels do: each must be 0 */
+    TI__WZP_CHECKED = 2  /* as TI__WZP_ZERO, and already checked at planning */
+};
 
 /* Output channels accumulated at once by the quantized depthwise kernel (stack array). */
 #define TI__TFC_DW_CHUNK TI__QG_CHUNK
@@ -16558,15 +16564,14 @@ TI__PRIVATE ti_status ti__tfc_need_quant(ti__kctx *k, const ti_tensor *t, const 
 }
 
 /* Checks the dtypes and quantization of input x, weights w (per-channel scales along
- * w_axis, oc output channels), optional bias b and output y, and sets *kind. sym_w: the
- * kernel ignores the weights' zero point (TFLite's int8 conv kernels), so it must be 0;
- * int16 kernels need every zero point 0. sym_w 2: as 1, but the shape function checked the
- * zero points at planning (they are the model's): a run does not read them again (that loop
- * over a conv's channels, their zero points out of cache by then, was 1 % of MobileNetV2
- * int8, perf). */
+ * w_axis, oc output channels), optional bias b and output y, and sets *kind. wzp: TI__WZP_*
+ * above; int16 kernels need every zero point 0 whatever wzp says. TI__WZP_CHECKED: the shape
+ * function checked the zero points at planning (they are the model's), so a run does not
+ * read them again (that loop over a conv's channels, their zero points out of cache by
+ * then, was 1 % of MobileNetV2 int8, perf). */
 TI__PRIVATE ti_status ti__tfc_check(ti__kctx *k, const ti_tensor *x, const ti_tensor *w,
                                     const ti_tensor *b, const ti_tensor *y, int64_t oc, int w_axis,
-                                    int sym_w, int *kind) {
+                                    int wzp, int *kind) {
     ti_dtype xt = x->dtype, wt = w->dtype;
     ti_status st;
     if (b != NULL && (int64_t)ti__numel(b) != oc)
@@ -16606,8 +16611,8 @@ TI__PRIVATE ti_status ti__tfc_check(ti__kctx *k, const ti_tensor *x, const ti_te
     if (wc > 1 && w->quant.axis != w_axis)
         return ti__kfail(k, TI_ERR_BAD_MODEL, "weights are quantized along axis %d, expected %d",
                          w->quant.axis, w_axis);
-    for (int i = 0; sym_w != 2 && (sym_w || xt == TI_DTYPE_I16) && xt != TI_DTYPE_U8 && i < wc;
-         i++)
+    int check_wzp = wzp == TI__WZP_ZERO || (wzp == TI__WZP_USED && xt == TI_DTYPE_I16);
+    for (int i = 0; check_wzp && xt != TI_DTYPE_U8 && i < wc; i++)
         if (w->quant.zero_point[i] != 0)
             return ti__kfail(k, TI_ERR_BAD_MODEL, "weights zero point %lld (channel %d) must be 0",
                              (long long)w->quant.zero_point[i], i);
@@ -18119,7 +18124,8 @@ TI__PRIVATE int ti__tfc_conv_shape_common(ti__kctx *k, int depthwise) {
     if ((st = ti__tfc_geometry(k, depthwise, &g)) != TI_OK) return st;
     const ti_tensor *x = k->in[0], *b = ti__tfc_in(k, 2);
     ti_tensor *y = k->out[0];
-    if ((st = ti__tfc_check(k, x, k->in[1], b, y, g.oc, depthwise ? 3 : 0, 1, &kind)) != TI_OK)
+    if ((st = ti__tfc_check(k, x, k->in[1], b, y, g.oc, depthwise ? 3 : 0, TI__WZP_ZERO,
+                            &kind)) != TI_OK)
         return st;
     int64_t dims[4] = {g.n, g.oh, g.ow, g.oc};
     if (!ti__set_shape(y, x->dtype, 4, dims))
@@ -18184,12 +18190,11 @@ TI__PRIVATE size_t ti__tfc_dwconv_scratch(ti__kctx *k) { return ti__tfc_conv_scr
 /* Common set-up of a run: geometry, kind, offsets, requantization or float clamp. */
 TI__PRIVATE ti_status ti__tfc_job_init(ti__kctx *k, ti__tfc_job *j, const ti_tensor *x,
                                        const ti_tensor *w, const ti_tensor *b, int64_t oc,
-                                       int w_axis, int sym_w, int float_product) {
+                                       int w_axis, int wzp, int float_product) {
     ti_status st;
     ti_tensor *y = k->out[0];
     memset(j, 0, sizeof *j);
-    /* the shape function checked the weights' zero points (sym_w 2) */
-    if ((st = ti__tfc_check(k, x, w, b, y, oc, w_axis, sym_w ? 2 : 0, &j->kind)) != TI_OK)
+    if ((st = ti__tfc_check(k, x, w, b, y, oc, w_axis, wzp, &j->kind)) != TI_OK)
         return st;
     j->x = x->data;
     j->w = w->data;
@@ -18199,7 +18204,7 @@ TI__PRIVATE ti_status ti__tfc_job_init(ti__kctx *k, ti__tfc_job *j, const ti_ten
     j->o = (size_t)oc;
     if (j->kind == TI__TFC_F32) return ti__tfc_float_act(k, &j->flo, &j->fhi);
     j->xo = -(int32_t)x->quant.zero_point[0];
-    j->wo = j->kind == TI__TFC_U8 || !sym_w ? -(int32_t)w->quant.zero_point[0] : 0;
+    j->wo = j->kind == TI__TFC_U8 || wzp == TI__WZP_USED ? -(int32_t)w->quant.zero_point[0] : 0;
     return ti__tfc_requant_setup(k, x, w, b, y, oc, float_product, &j->rq);
 }
 
@@ -18209,7 +18214,8 @@ TI__PRIVATE ti_status ti__tfc_conv_run(ti__kctx *k) {
     ti_status st;
     if ((st = ti__tfc_geometry(k, 0, &g)) != TI_OK) return st;
     const ti_tensor *x = k->in[0], *w = k->in[1], *b = ti__tfc_in(k, 2);
-    if ((st = ti__tfc_job_init(k, &j, x, w, b, g.oc, 0, 1, x->dtype == TI_DTYPE_U8)) != TI_OK)
+    if ((st = ti__tfc_job_init(k, &j, x, w, b, g.oc, 0, TI__WZP_CHECKED,
+                               x->dtype == TI_DTYPE_U8)) != TI_OK)
         return st;
     j.g = &g;
     size_t pixels = (size_t)(g.n * g.oh * g.ow), kdim = (size_t)(g.kh * g.kw * g.kc);
@@ -18731,7 +18737,8 @@ TI__PRIVATE ti_status ti__tfc_dwconv_run(ti__kctx *k) {
     ti_status st;
     if ((st = ti__tfc_geometry(k, 1, &g)) != TI_OK) return st;
     const ti_tensor *x = k->in[0], *w = k->in[1], *b = ti__tfc_in(k, 2);
-    if ((st = ti__tfc_job_init(k, &j, x, w, b, g.oc, 3, 1, x->dtype == TI_DTYPE_U8)) != TI_OK)
+    if ((st = ti__tfc_job_init(k, &j, x, w, b, g.oc, 3, TI__WZP_CHECKED,
+                               x->dtype == TI_DTYPE_U8)) != TI_OK)
         return st;
     j.g = &g;
     size_t pixels = (size_t)(g.n * g.oh * g.ow), work = (size_t)(g.oc * g.kh * g.kw);
@@ -18794,7 +18801,8 @@ TI__PRIVATE int ti__tfc_tconv_shape(ti__kctx *k) {
     if ((st = ti__tfc_tconv_geometry(k, &g)) != TI_OK) return st;
     const ti_tensor *x = k->in[2], *b = ti__tfc_in(k, 3);
     ti_tensor *y = k->out[0];
-    if ((st = ti__tfc_check(k, x, k->in[1], b, y, g.oc, 0, 1, &kind)) != TI_OK) return st;
+    if ((st = ti__tfc_check(k, x, k->in[1], b, y, g.oc, 0, TI__WZP_ZERO, &kind)) != TI_OK)
+        return st;
     int64_t dims[4] = {g.n, g.oh, g.ow, g.oc};
     if (!ti__set_shape(y, x->dtype, 4, dims))
         return ti__kfail(k, TI_ERR_BAD_MODEL, "output shape is too large");
@@ -18868,7 +18876,8 @@ TI__PRIVATE ti_status ti__tfc_tconv_run(ti__kctx *k) {
     ti_status st;
     if ((st = ti__tfc_tconv_geometry(k, &g)) != TI_OK) return st;
     const ti_tensor *x = k->in[2], *w = k->in[1], *b = ti__tfc_in(k, 3);
-    if ((st = ti__tfc_job_init(k, &j, x, w, b, g.oc, 0, 1, x->dtype == TI_DTYPE_U8)) != TI_OK)
+    if ((st = ti__tfc_job_init(k, &j, x, w, b, g.oc, 0, TI__WZP_CHECKED,
+                               x->dtype == TI_DTYPE_U8)) != TI_OK)
         return st;
     j.g = &g;
     size_t pixels = (size_t)(g.n * g.oh * g.ow);
@@ -18923,7 +18932,8 @@ TI__PRIVATE int ti__tfc_fc_shape(ti__kctx *k) {
     if ((st = ti__tfc_fc_dims(k, &batch, &depth, &units)) != TI_OK) return st;
     const ti_tensor *x = k->in[0];
     ti_tensor *y = k->out[0];
-    if ((st = ti__tfc_check(k, x, k->in[1], ti__tfc_in(k, 2), y, (int64_t)units, 0, 0, &kind)) != TI_OK)
+    if ((st = ti__tfc_check(k, x, k->in[1], ti__tfc_in(k, 2), y, (int64_t)units, 0,
+                            TI__WZP_USED, &kind)) != TI_OK)
         return st;
     int64_t dims[TI_MAX_DIMS];
     int rank = 2;
@@ -18967,7 +18977,7 @@ TI__PRIVATE ti_status ti__tfc_fc_run(ti__kctx *k) {
     ti_status st;
     if ((st = ti__tfc_fc_dims(k, &batch, &depth, &units)) != TI_OK) return st;
     const ti_tensor *x = k->in[0], *w = k->in[1], *b = ti__tfc_in(k, 2);
-    if ((st = ti__tfc_job_init(k, &j, x, w, b, (int64_t)units, 0, 0, 0)) != TI_OK)
+    if ((st = ti__tfc_job_init(k, &j, x, w, b, (int64_t)units, 0, TI__WZP_USED, 0)) != TI_OK)
         return st;
     j.k = depth;
     if (j.kind != TI__TFC_F32) {
@@ -19194,13 +19204,14 @@ TI__PRIVATE ti_status ti__tfc_prepack(ti__kctx *k, ti__node *node, ti__pool *poo
     if (fc) {
         size_t batch;
         st = ti__tfc_fc_dims(k, &batch, &kdim, &oc);
-        if (st == TI_OK) st = ti__tfc_check(k, x, w, b, k->out[0], (int64_t)oc, 0, 0, &j.kind);
+        if (st == TI_OK)
+            st = ti__tfc_check(k, x, w, b, k->out[0], (int64_t)oc, 0, TI__WZP_USED, &j.kind);
     } else {
         st = ti__tfc_geometry(k, dw, &g);
         if (st == TI_OK) {
             oc = (size_t)g.oc;
             kdim = (size_t)(g.kh * g.kw * g.kc);
-            st = ti__tfc_check(k, x, w, b, k->out[0], g.oc, dw ? 3 : 0, 1, &j.kind);
+            st = ti__tfc_check(k, x, w, b, k->out[0], g.oc, dw ? 3 : 0, TI__WZP_ZERO, &j.kind);
         }
     }
     k->err = saved;
@@ -19234,7 +19245,7 @@ TI__PRIVATE ti_status ti__tfc_prepack(ti__kctx *k, ti__node *node, ti__pool *poo
     int level = ti__tfc_dw_level();
     if (dw && level > 0 && (b == NULL || b->data != NULL)) {
         k->err = &tmp;
-        st = ti__tfc_job_init(k, &j, x, w, b, g.oc, 3, 1, x->dtype == TI_DTYPE_U8);
+        st = ti__tfc_job_init(k, &j, x, w, b, g.oc, 3, TI__WZP_CHECKED, x->dtype == TI_DTYPE_U8);
         k->err = saved;
         j.g = &g;
         size_t bytes = ti__tfc_dw_prep_bytes(k, &g);
@@ -37649,7 +37660,7 @@ TI__PRIVATE int ti__cl_plan_qconv_common(ti__clc *c, int dw) {
     if (b != NULL && (b->dtype != TI_DTYPE_I32 || !c->s->vi[c->node->inputs[2]].is_const))
         return ti__clc_no(c, "bias is not a constant int32 tensor");
     if (ti__tfc_geometry(&k, dw, &g) != TI_OK) return ti__clc_no(c, "%s", e.message);
-    if (ti__tfc_check(&k, x, w, b, y, g.oc, dw ? 3 : 0, 1, &kind) != TI_OK)
+    if (ti__tfc_check(&k, x, w, b, y, g.oc, dw ? 3 : 0, TI__WZP_ZERO, &kind) != TI_OK)
         return ti__clc_no(c, "%s", e.message);
     if (kind != TI__TFC_U8 && kind != TI__TFC_I8) return ti__clc_no(c, "16-bit activations not on OpenCL");
     int64_t pixels = g.n * g.oh * g.ow;

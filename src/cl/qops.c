@@ -73,7 +73,7 @@ TI__PRIVATE int ti__cl_plan_qconv_common(ti__clc *c, int dw) {
     if (b != NULL && (b->dtype != TI_DTYPE_I32 || !c->s->vi[c->node->inputs[2]].is_const))
         return ti__clc_no(c, "bias is not a constant int32 tensor");
     if (ti__tfc_geometry(&k, dw, &g) != TI_OK) return ti__clc_no(c, "%s", e.message);
-    if (ti__tfc_check(&k, x, w, b, y, g.oc, dw ? 3 : 0, 1, &kind) != TI_OK)
+    if (ti__tfc_check(&k, x, w, b, y, g.oc, dw ? 3 : 0, TI__WZP_ZERO, &kind) != TI_OK)
         return ti__clc_no(c, "%s", e.message);
     if (kind != TI__TFC_U8 && kind != TI__TFC_I8) return ti__clc_no(c, "16-bit activations not on OpenCL");
     int64_t pixels = g.n * g.oh * g.ow;

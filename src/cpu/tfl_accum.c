@@ -9,6 +9,12 @@
 
 /* Kernel kinds, from the input dtype. */
 enum { TI__TFC_F32 = 0, TI__TFC_U8, TI__TFC_I8, TI__TFC_I16 };
+/* ti__tfc_check's wzp: what the kernel makes of the weights' zero points */
+enum {
+    TI__WZP_USED = 0,    /* subtracted (uint8, FULLY_CONNECTED): any value */
+    TI__WZP_ZERO = 1,    /* ignored, as TFLite's int8 conv kernels do: each must be 0 */
+    TI__WZP_CHECKED = 2  /* as TI__WZP_ZERO, and already checked at planning */
+};
 
 /* Output channels accumulated at once by the quantized depthwise kernel (stack array). */
 #define TI__TFC_DW_CHUNK TI__QG_CHUNK
@@ -103,15 +109,14 @@ TI__PRIVATE ti_status ti__tfc_need_quant(ti__kctx *k, const ti_tensor *t, const 
 }
 
 /* Checks the dtypes and quantization of input x, weights w (per-channel scales along
- * w_axis, oc output channels), optional bias b and output y, and sets *kind. sym_w: the
- * kernel ignores the weights' zero point (TFLite's int8 conv kernels), so it must be 0;
- * int16 kernels need every zero point 0. sym_w 2: as 1, but the shape function checked the
- * zero points at planning (they are the model's): a run does not read them again (that loop
- * over a conv's channels, their zero points out of cache by then, was 1 % of MobileNetV2
- * int8, perf). */
+ * w_axis, oc output channels), optional bias b and output y, and sets *kind. wzp: TI__WZP_*
+ * above; int16 kernels need every zero point 0 whatever wzp says. TI__WZP_CHECKED: the shape
+ * function checked the zero points at planning (they are the model's), so a run does not
+ * read them again (that loop over a conv's channels, their zero points out of cache by
+ * then, was 1 % of MobileNetV2 int8, perf). */
 TI__PRIVATE ti_status ti__tfc_check(ti__kctx *k, const ti_tensor *x, const ti_tensor *w,
                                     const ti_tensor *b, const ti_tensor *y, int64_t oc, int w_axis,
-                                    int sym_w, int *kind) {
+                                    int wzp, int *kind) {
     ti_dtype xt = x->dtype, wt = w->dtype;
     ti_status st;
     if (b != NULL && (int64_t)ti__numel(b) != oc)
@@ -151,8 +156,8 @@ TI__PRIVATE ti_status ti__tfc_check(ti__kctx *k, const ti_tensor *x, const ti_te
     if (wc > 1 && w->quant.axis != w_axis)
         return ti__kfail(k, TI_ERR_BAD_MODEL, "weights are quantized along axis %d, expected %d",
                          w->quant.axis, w_axis);
-    for (int i = 0; sym_w != 2 && (sym_w || xt == TI_DTYPE_I16) && xt != TI_DTYPE_U8 && i < wc;
-         i++)
+    int check_wzp = wzp == TI__WZP_ZERO || (wzp == TI__WZP_USED && xt == TI_DTYPE_I16);
+    for (int i = 0; check_wzp && xt != TI_DTYPE_U8 && i < wc; i++)
         if (w->quant.zero_point[i] != 0)
             return ti__kfail(k, TI_ERR_BAD_MODEL, "weights zero point %lld (channel %d) must be 0",
                              (long long)w->quant.zero_point[i], i);

@@ -101,7 +101,8 @@ TI__PRIVATE int ti__tfc_conv_shape_common(ti__kctx *k, int depthwise) {
     if ((st = ti__tfc_geometry(k, depthwise, &g)) != TI_OK) return st;
     const ti_tensor *x = k->in[0], *b = ti__tfc_in(k, 2);
     ti_tensor *y = k->out[0];
-    if ((st = ti__tfc_check(k, x, k->in[1], b, y, g.oc, depthwise ? 3 : 0, 1, &kind)) != TI_OK)
+    if ((st = ti__tfc_check(k, x, k->in[1], b, y, g.oc, depthwise ? 3 : 0, TI__WZP_ZERO,
+                            &kind)) != TI_OK)
         return st;
     int64_t dims[4] = {g.n, g.oh, g.ow, g.oc};
     if (!ti__set_shape(y, x->dtype, 4, dims))
@@ -166,12 +167,11 @@ TI__PRIVATE size_t ti__tfc_dwconv_scratch(ti__kctx *k) { return ti__tfc_conv_scr
 /* Common set-up of a run: geometry, kind, offsets, requantization or float clamp. */
 TI__PRIVATE ti_status ti__tfc_job_init(ti__kctx *k, ti__tfc_job *j, const ti_tensor *x,
                                        const ti_tensor *w, const ti_tensor *b, int64_t oc,
-                                       int w_axis, int sym_w, int float_product) {
+                                       int w_axis, int wzp, int float_product) {
     ti_status st;
     ti_tensor *y = k->out[0];
     memset(j, 0, sizeof *j);
-    /* the shape function checked the weights' zero points (sym_w 2) */
-    if ((st = ti__tfc_check(k, x, w, b, y, oc, w_axis, sym_w ? 2 : 0, &j->kind)) != TI_OK)
+    if ((st = ti__tfc_check(k, x, w, b, y, oc, w_axis, wzp, &j->kind)) != TI_OK)
         return st;
     j->x = x->data;
     j->w = w->data;
@@ -181,7 +181,7 @@ TI__PRIVATE ti_status ti__tfc_job_init(ti__kctx *k, ti__tfc_job *j, const ti_ten
     j->o = (size_t)oc;
     if (j->kind == TI__TFC_F32) return ti__tfc_float_act(k, &j->flo, &j->fhi);
     j->xo = -(int32_t)x->quant.zero_point[0];
-    j->wo = j->kind == TI__TFC_U8 || !sym_w ? -(int32_t)w->quant.zero_point[0] : 0;
+    j->wo = j->kind == TI__TFC_U8 || wzp == TI__WZP_USED ? -(int32_t)w->quant.zero_point[0] : 0;
     return ti__tfc_requant_setup(k, x, w, b, y, oc, float_product, &j->rq);
 }
 
@@ -191,7 +191,8 @@ TI__PRIVATE ti_status ti__tfc_conv_run(ti__kctx *k) {
     ti_status st;
     if ((st = ti__tfc_geometry(k, 0, &g)) != TI_OK) return st;
     const ti_tensor *x = k->in[0], *w = k->in[1], *b = ti__tfc_in(k, 2);
-    if ((st = ti__tfc_job_init(k, &j, x, w, b, g.oc, 0, 1, x->dtype == TI_DTYPE_U8)) != TI_OK)
+    if ((st = ti__tfc_job_init(k, &j, x, w, b, g.oc, 0, TI__WZP_CHECKED,
+                               x->dtype == TI_DTYPE_U8)) != TI_OK)
         return st;
     j.g = &g;
     size_t pixels = (size_t)(g.n * g.oh * g.ow), kdim = (size_t)(g.kh * g.kw * g.kc);
@@ -713,7 +714,8 @@ TI__PRIVATE ti_status ti__tfc_dwconv_run(ti__kctx *k) {
     ti_status st;
     if ((st = ti__tfc_geometry(k, 1, &g)) != TI_OK) return st;
     const ti_tensor *x = k->in[0], *w = k->in[1], *b = ti__tfc_in(k, 2);
-    if ((st = ti__tfc_job_init(k, &j, x, w, b, g.oc, 3, 1, x->dtype == TI_DTYPE_U8)) != TI_OK)
+    if ((st = ti__tfc_job_init(k, &j, x, w, b, g.oc, 3, TI__WZP_CHECKED,
+                               x->dtype == TI_DTYPE_U8)) != TI_OK)
         return st;
     j.g = &g;
     size_t pixels = (size_t)(g.n * g.oh * g.ow), work = (size_t)(g.oc * g.kh * g.kw);
@@ -776,7 +778,8 @@ TI__PRIVATE int ti__tfc_tconv_shape(ti__kctx *k) {
     if ((st = ti__tfc_tconv_geometry(k, &g)) != TI_OK) return st;
     const ti_tensor *x = k->in[2], *b = ti__tfc_in(k, 3);
     ti_tensor *y = k->out[0];
-    if ((st = ti__tfc_check(k, x, k->in[1], b, y, g.oc, 0, 1, &kind)) != TI_OK) return st;
+    if ((st = ti__tfc_check(k, x, k->in[1], b, y, g.oc, 0, TI__WZP_ZERO, &kind)) != TI_OK)
+        return st;
     int64_t dims[4] = {g.n, g.oh, g.ow, g.oc};
     if (!ti__set_shape(y, x->dtype, 4, dims))
         return ti__kfail(k, TI_ERR_BAD_MODEL, "output shape is too large");
@@ -850,7 +853,8 @@ TI__PRIVATE ti_status ti__tfc_tconv_run(ti__kctx *k) {
     ti_status st;
     if ((st = ti__tfc_tconv_geometry(k, &g)) != TI_OK) return st;
     const ti_tensor *x = k->in[2], *w = k->in[1], *b = ti__tfc_in(k, 3);
-    if ((st = ti__tfc_job_init(k, &j, x, w, b, g.oc, 0, 1, x->dtype == TI_DTYPE_U8)) != TI_OK)
+    if ((st = ti__tfc_job_init(k, &j, x, w, b, g.oc, 0, TI__WZP_CHECKED,
+                               x->dtype == TI_DTYPE_U8)) != TI_OK)
         return st;
     j.g = &g;
     size_t pixels = (size_t)(g.n * g.oh * g.ow);
@@ -905,7 +909,8 @@ TI__PRIVATE int ti__tfc_fc_shape(ti__kctx *k) {
     if ((st = ti__tfc_fc_dims(k, &batch, &depth, &units)) != TI_OK) return st;
     const ti_tensor *x = k->in[0];
     ti_tensor *y = k->out[0];
-    if ((st = ti__tfc_check(k, x, k->in[1], ti__tfc_in(k, 2), y, (int64_t)units, 0, 0, &kind)) != TI_OK)
+    if ((st = ti__tfc_check(k, x, k->in[1], ti__tfc_in(k, 2), y, (int64_t)units, 0,
+                            TI__WZP_USED, &kind)) != TI_OK)
         return st;
     int64_t dims[TI_MAX_DIMS];
     int rank = 2;
@@ -949,7 +954,7 @@ TI__PRIVATE ti_status ti__tfc_fc_run(ti__kctx *k) {
     ti_status st;
     if ((st = ti__tfc_fc_dims(k, &batch, &depth, &units)) != TI_OK) return st;
     const ti_tensor *x = k->in[0], *w = k->in[1], *b = ti__tfc_in(k, 2);
-    if ((st = ti__tfc_job_init(k, &j, x, w, b, (int64_t)units, 0, 0, 0)) != TI_OK)
+    if ((st = ti__tfc_job_init(k, &j, x, w, b, (int64_t)units, 0, TI__WZP_USED, 0)) != TI_OK)
         return st;
     j.k = depth;
     if (j.kind != TI__TFC_F32) {
@@ -1176,13 +1181,14 @@ TI__PRIVATE ti_status ti__tfc_prepack(ti__kctx *k, ti__node *node, ti__pool *poo
     if (fc) {
         size_t batch;
         st = ti__tfc_fc_dims(k, &batch, &kdim, &oc);
-        if (st == TI_OK) st = ti__tfc_check(k, x, w, b, k->out[0], (int64_t)oc, 0, 0, &j.kind);
+        if (st == TI_OK)
+            st = ti__tfc_check(k, x, w, b, k->out[0], (int64_t)oc, 0, TI__WZP_USED, &j.kind);
     } else {
         st = ti__tfc_geometry(k, dw, &g);
         if (st == TI_OK) {
             oc = (size_t)g.oc;
             kdim = (size_t)(g.kh * g.kw * g.kc);
-            st = ti__tfc_check(k, x, w, b, k->out[0], g.oc, dw ? 3 : 0, 1, &j.kind);
+            st = ti__tfc_check(k, x, w, b, k->out[0], g.oc, dw ? 3 : 0, TI__WZP_ZERO, &j.kind);
         }
     }
     k->err = saved;
@@ -1216,7 +1222,7 @@ TI__PRIVATE ti_status ti__tfc_prepack(ti__kctx *k, ti__node *node, ti__pool *poo
     int level = ti__tfc_dw_level();
     if (dw && level > 0 && (b == NULL || b->data != NULL)) {
         k->err = &tmp;
-        st = ti__tfc_job_init(k, &j, x, w, b, g.oc, 3, 1, x->dtype == TI_DTYPE_U8);
+        st = ti__tfc_job_init(k, &j, x, w, b, g.oc, 3, TI__WZP_CHECKED, x->dtype == TI_DTYPE_U8);
         k->err = saved;
         j.g = &g;
         size_t bytes = ti__tfc_dw_prep_bytes(k, &g);

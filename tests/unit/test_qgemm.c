@@ -1313,6 +1313,52 @@ TI_TEST(int8_model_same_under_each_isa) {
     model_same_under_each_isa("../shared/models/coral/tf2_mobilenet_v2_1.0_224_ptq.tflite");
 }
 
+/* TFLite's int8 conv kernels ignore the weights' zero points, so a model with one that is not
+ * 0 is refused at planning, naming the node and the channel (a run no longer checks them:
+ * TI__WZP_CHECKED). One conformance model each for CONV_2D and DEPTHWISE_CONV_2D. */
+#define TFL_DIR "tests/conformance/tflite/"
+static void weight_zero_point_refused(const char *path, int channel) {
+    ti_error err;
+    ti_model *m = ti_model_load_file(path, NULL, &err);
+    if (!m) printf("  %s: %s\n", path, err.message);
+    TI_REQUIRE(m != NULL);
+    ti__value *w = NULL;
+    for (int i = 0; i < m->n_values; i++)
+        if (m->values[i].is_const && m->values[i].dtype == TI_DTYPE_I8 &&
+            m->values[i].quant.count > channel)
+            w = &m->values[i];
+    TI_REQUIRE(w != NULL);
+    const int64_t *saved = w->quant.zero_point;
+    int64_t zp[64];
+    TI_REQUIRE(w->quant.count <= 64);
+    for (int c = 0; c < w->quant.count; c++) zp[c] = c == channel ? 3 : 0;
+    w->quant.zero_point = zp;
+    ti_session_desc sd;
+    memset(&sd, 0, sizeof sd);
+    sd.backend = TI_BACKEND_CPU;
+    ti_session *s = ti_session_create(m, &sd, &err);
+    char want[64];
+    snprintf(want, sizeof want, "weights zero point 3 (channel %d) must be 0", channel);
+    TI_CHECK(s == NULL);
+    TI_CHECK_EQ_INT(err.code, TI_ERR_BAD_MODEL);
+    TI_CHECK(strstr(err.message, want) != NULL);
+    TI_CHECK(strstr(err.message, path) != NULL);
+    if (s == NULL && strstr(err.message, want) == NULL) printf("  got: %s\n", err.message);
+    ti_session_destroy(s);
+    /* the control: the model's own zero points plan and run */
+    w->quant.zero_point = saved;
+    s = ti_session_create(m, &sd, &err);
+    TI_CHECK(s != NULL);
+    if (s != NULL) TI_CHECK_EQ_INT(ti_session_run(s, &err), TI_OK);
+    ti_session_destroy(s);
+    ti_model_free(m);
+}
+TI_TEST(int8_weight_zero_point_refused) {
+    weight_zero_point_refused(TFL_DIR "conv_2d_int8_k3_s1_same_relu/model.tflite", 0);
+    weight_zero_point_refused(TFL_DIR "conv_2d_int8_k3_s2_valid/model.tflite", 1);
+    weight_zero_point_refused(TFL_DIR "depthwise_conv_2d_int8_m2_s2_valid/model.tflite", 1);
+}
+
 int main(void) {
     TI_RUN(micro_kernel_matches_portable);
     TI_RUN(requant_simd_matches_scalar);
@@ -1330,5 +1376,6 @@ int main(void) {
     TI_RUN(add8_computed_terms_match_tables);
     TI_RUN(quantized_model_same_under_each_isa);
     TI_RUN(int8_model_same_under_each_isa);
+    TI_RUN(int8_weight_zero_point_refused);
     return ti_test_summary();
 }
