@@ -1844,9 +1844,12 @@ TI__PRIVATE size_t ti__tfl_add8_avx512(const uint8_t *a, const uint8_t *b, uint8
 TI__PRIVATE size_t ti__tfl_add8c_avx512(const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n,
                                         const int32_t *p, int32_t mo, int e, int32_t out_off,
                                         int u8, int32_t lo, int32_t hi);
+TI__PRIVATE int ti__tfl_add8v_prep_avx512(uint8_t *pl, const int32_t *t1, const int32_t *t2,
+                                          int32_t mo, int e, int32_t out_off, int u8, int32_t lo,
+                                          int32_t hi);
 TI__PRIVATE size_t ti__tfl_add8v_avx512(const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n,
-                                        const int32_t *t1, const int32_t *t2, int32_t mo, int e,
-                                        int32_t out_off, int u8, int32_t lo, int32_t hi);
+                                        const uint8_t *pl, int32_t mo, int e, int32_t out_off,
+                                        int u8, int32_t lo, int32_t hi);
 TI__PRIVATE void ti__dwq_pixel_avx512(int u8, uint32_t *acc, const void *x, const void *w,
                                       const size_t *xoff, const size_t *woff, size_t nt, size_t n,
                                       int32_t xo, int32_t wo);
@@ -19936,6 +19939,12 @@ typedef struct ti__tfl_bjob {
     /* 8-bit ADD / SUB / MUL / comparisons: per input byte, the offset (and rescaled) value,
      * for TFLite's scalar code [0] and its vector loop [1] (ti__tfl_bin_q8) */
     int32_t t1[2][256], t2[2][256];
+    /* 8-bit ADD on AVX512-VBMI: t1[1] and t2[1] as byte planes at add_pl, add_v 1 where they
+     * apply (ti__tfl_add8v_prep_avx512). add_pl is add_plm's first 64-byte boundary: planes
+     * straddling cache lines made its ADDs 13 % slower (tf2 int8 MobileNetV2, Zen 4). */
+    int add_v;
+    uint8_t *add_pl;
+    uint8_t add_plm[2 * 4 * 256 + 63];
 } ti__tfl_bjob;
 
 /* TFLite's optimized 8-bit ADD, as every x86 and ARM build compiles it (x86 through
@@ -20180,9 +20189,6 @@ TI__PRIVATE void ti__tfl_bin_q8(const ti__bjob *jb, size_t o, const size_t *off,
                                   int32_t, int32_t);
         add8_fn add8 = NULL;
         size_t lanes = 8;
-#ifdef TI__X86_VNNI
-        const int vbmi = ti__cpu_vbmi();
-#endif
         if (sa == 1 && sb == 1 && row > 0 && lo <= hi && j->mo != INT32_MIN && j->so >= -31) {
 #ifdef TI__X86_VNNI
             if (ti__cpu_isa() >= TI__ISA_AVX512VNNI) add8 = ti__tfl_add8_avx512, lanes = 16;
@@ -20196,9 +20202,9 @@ TI__PRIVATE void ti__tfl_bin_q8(const ti__bjob *jb, size_t o, const size_t *off,
                 size_t d = 0, run = TI__MIN(vec_end - p, n - i);
                 int e = j->so < 0 ? -j->so : 0;
 #ifdef TI__X86_VNNI
-                if (lanes == 16 && vbmi) /* 64 at a time, the terms looked up in registers */
-                    d = ti__tfl_add8v_avx512(a + i, c + i, y + i, run, j->t1[1], j->t2[1], j->mo,
-                                             e, j->out_off, u8, lo, hi);
+                if (lanes == 16 && j->add_v) /* 64 at a time, the terms looked up in registers */
+                    d = ti__tfl_add8v_avx512(a + i, c + i, y + i, run, j->add_pl, j->mo, e,
+                                             j->out_off, u8, lo, hi);
                 if (lanes == 16 && j->add_c && jb->in_dt[0] == jb->out_dt) /* no gathers */
                     d += ti__tfl_add8c_avx512(a + i + d, c + i + d, y + i + d, run - d, j->add_p,
                                               j->mo, e, j->out_off, u8, lo, hi);
@@ -20272,6 +20278,14 @@ TI__PRIVATE void ti__tfl_bin_q8_tables(ti__tfl_bjob *j, ti_dtype dt) {
                           elem ? 0 : j->s2};
         memcpy(j->add_p, prm, sizeof prm);
         j->add_c = j->m1 != INT32_MIN && j->m2 != INT32_MIN;
+#if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
+        if (j->op == TI__TB_ADD && ti__cpu_vbmi() && j->mo != INT32_MIN && j->so >= -31) {
+            j->add_pl = j->add_plm + (64 - (uintptr_t)j->add_plm % 64) % 64;
+            j->add_v = ti__tfl_add8v_prep_avx512(j->add_pl, j->t1[1], j->t2[1], j->mo,
+                                                 j->so < 0 ? -j->so : 0, j->out_off,
+                                                 j->b.out_dt == TI_DTYPE_U8, j->lo, j->hi);
+        }
+#endif
     }
     j->b.fn = ti__tfl_bin_q8;
 }
@@ -31164,27 +31178,20 @@ TI__X86_INLINE TI__TARGET_AVX512VBMI void ti__tfl_terms64(__m512i x, const uint8
     d[3] = _mm512_unpackhi_epi16(h01, h23);
 }
 
-/* ti__tfl_add8_avx512's result 64 elements at a time on AVX512-VBMI (ti__cpu_vbmi), for
- * i < n - n % 64, the same bytes: the inputs' terms looked up in byte planes of the tables
- * (ti__tfl_terms64: 13 instructions for 64 terms, where the computed terms took about 10 for
- * 16 and the gathers were slower), their sum requantized in float (ti__qv_rq_float) with a
- * lane near a rounding step done again in integers (ti__qv_rq_int), the zero point added
- * and both clamps applied on the packed words. Only where the float path is exact for every
- * sum the tables can make: (max |t1| + max |t2|) * mo * 2^-(31 + e) <= 1000 (so the
- * zero point's int16 wrap never happens either), 1 <= e <= 31, mo >= 0, |out_off| <= 256, and
- * [lo, hi] meeting the dtype's range; otherwise (and for n < 64) returns 0 and the caller
- * goes on with ti__tfl_add8_avx512. Returns how many were done. */
-TI__PRIVATE TI__TARGET_AVX512VBMI size_t ti__tfl_add8v_avx512(const uint8_t *a, const uint8_t *b,
-                                                              uint8_t *y, size_t n,
-                                                              const int32_t *t1,
-                                                              const int32_t *t2, int32_t mo,
-                                                              int e, int32_t out_off, int u8,
-                                                              int32_t lo, int32_t hi) {
+/* Where ti__tfl_add8v_avx512 computes ti__tfl_add8_avx512's bytes for every input, fills pl
+ * (2 x 4 x 256 bytes: each table t1, t2 as four byte planes, bits 0-7, 8-15, 16-23, 24-31 of
+ * each term) and returns 1; else returns 0. It applies where the float path is exact for
+ * every sum the tables can make: (max |t1| + max |t2|) * mo * 2^-(31 + e) <= 1000 (so the
+ * zero point's int16 wrap never happens either), 1 <= e <= 31, mo >= 0, |out_off| <= 256,
+ * and [lo, hi] meeting the dtype's range. Depends on the tables and parameters only: called
+ * once a run by the ADD's set-up (ti__tfl_bin_setup), not per call of the lanes, which a
+ * broadcast ADD makes per row. */
+TI__PRIVATE TI__TARGET_AVX512VBMI int ti__tfl_add8v_prep_avx512(uint8_t *pl, const int32_t *t1,
+                                                                const int32_t *t2, int32_t mo,
+                                                                int e, int32_t out_off, int u8,
+                                                                int32_t lo, int32_t hi) {
     int32_t clo = TI__MAX(lo, u8 ? 0 : -128), chi = TI__MIN(hi, u8 ? 255 : 127);
-    if (n < 64 || e < 1 || e > 31 || mo < 0 || out_off < -256 || out_off > 256 || clo > chi)
-        return 0;
-    /* the bound, and each table as four byte planes */
-    uint8_t pl[2][4 * 256];
+    if (e < 1 || e > 31 || mo < 0 || out_off < -256 || out_off > 256 || clo > chi) return 0;
     __m512i m1 = _mm512_setzero_si512(), m2 = m1;
     for (int i = 0; i < 256; i += 16) {
         __m512i v1 = _mm512_loadu_si512((const void *)(t1 + i));
@@ -31192,15 +31199,31 @@ TI__PRIVATE TI__TARGET_AVX512VBMI size_t ti__tfl_add8v_avx512(const uint8_t *a, 
         m1 = _mm512_max_epu32(m1, _mm512_abs_epi32(v1)); /* |INT32_MIN| as 2^31 unsigned */
         m2 = _mm512_max_epu32(m2, _mm512_abs_epi32(v2));
         for (int k = 0; k < 4; k++) {
-            _mm_storeu_si128((__m128i *)(void *)(pl[0] + 256 * k + i),
+            _mm_storeu_si128((__m128i *)(void *)(pl + 256 * k + i),
                              _mm512_cvtepi32_epi8(_mm512_srli_epi32(v1, 8 * k)));
-            _mm_storeu_si128((__m128i *)(void *)(pl[1] + 256 * k + i),
+            _mm_storeu_si128((__m128i *)(void *)(pl + 1024 + 256 * k + i),
                              _mm512_cvtepi32_epi8(_mm512_srli_epi32(v2, 8 * k)));
         }
     }
     double bound = ((double)_mm512_reduce_max_epu32(m1) + (double)_mm512_reduce_max_epu32(m2)) *
                    (double)mo / ((double)(1u << 31) * (double)(1u << (e - 1)) * 2.0);
-    if (bound > 1000.0) return 0;
+    return bound <= 1000.0;
+}
+
+/* ti__tfl_add8_avx512's result 64 elements at a time on AVX512-VBMI (ti__cpu_vbmi), for
+ * i < n - n % 64, the same bytes, on planes pl that ti__tfl_add8v_prep_avx512 accepted for
+ * these parameters: the inputs' terms looked up in the planes (ti__tfl_terms64: 13
+ * instructions for 64 terms, where the computed terms took about 10 for 16 and the gathers
+ * were slower), their sum requantized in float (ti__qv_rq_float) with a lane near a rounding
+ * step done again in integers (ti__qv_rq_int), the zero point added and both clamps applied
+ * on the packed words. Returns how many were done. */
+TI__PRIVATE TI__TARGET_AVX512VBMI size_t ti__tfl_add8v_avx512(const uint8_t *a, const uint8_t *b,
+                                                              uint8_t *y, size_t n,
+                                                              const uint8_t *pl, int32_t mo,
+                                                              int e, int32_t out_off, int u8,
+                                                              int32_t lo, int32_t hi) {
+    if (n < 64) return 0;
+    int32_t clo = TI__MAX(lo, u8 ? 0 : -128), chi = TI__MIN(hi, u8 ? 255 : 127);
     __m512 s, ef;
     ti__qv_scales(_mm512_set1_epi32(mo), _mm512_set1_epi32(-e), 0xffff, &s, &ef);
     const __m512i vm = _mm512_set1_epi32(mo), mmo = _mm512_srli_epi64(vm, 32);
@@ -31211,8 +31234,8 @@ TI__PRIVATE TI__TARGET_AVX512VBMI size_t ti__tfl_add8v_avx512(const uint8_t *a, 
     size_t i = 0;
     for (; i + 64 <= n; i += 64) {
         __m512i ta[4], tb[4], q[4];
-        ti__tfl_terms64(_mm512_loadu_si512((const void *)(a + i)), pl[0], ta);
-        ti__tfl_terms64(_mm512_loadu_si512((const void *)(b + i)), pl[1], tb);
+        ti__tfl_terms64(_mm512_loadu_si512((const void *)(a + i)), pl, ta);
+        ti__tfl_terms64(_mm512_loadu_si512((const void *)(b + i)), pl + 1024, tb);
         __mmask16 bad = 0;
         for (int k = 0; k < 4; k++) {
             ta[k] = _mm512_add_epi32(ta[k], tb[k]); /* modulo 2^32, as ti__tfl_wadd */

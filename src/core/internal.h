@@ -782,9 +782,12 @@ TI__PRIVATE size_t ti__tfl_add8_avx512(const uint8_t *a, const uint8_t *b, uint8
 TI__PRIVATE size_t ti__tfl_add8c_avx512(const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n,
                                         const int32_t *p, int32_t mo, int e, int32_t out_off,
                                         int u8, int32_t lo, int32_t hi);
+TI__PRIVATE int ti__tfl_add8v_prep_avx512(uint8_t *pl, const int32_t *t1, const int32_t *t2,
+                                          int32_t mo, int e, int32_t out_off, int u8, int32_t lo,
+                                          int32_t hi);
 TI__PRIVATE size_t ti__tfl_add8v_avx512(const uint8_t *a, const uint8_t *b, uint8_t *y, size_t n,
-                                        const int32_t *t1, const int32_t *t2, int32_t mo, int e,
-                                        int32_t out_off, int u8, int32_t lo, int32_t hi);
+                                        const uint8_t *pl, int32_t mo, int e, int32_t out_off,
+                                        int u8, int32_t lo, int32_t hi);
 TI__PRIVATE void ti__dwq_pixel_avx512(int u8, uint32_t *acc, const void *x, const void *w,
                                       const size_t *xoff, const size_t *woff, size_t nt, size_t n,
                                       int32_t xo, int32_t wo);

@@ -110,27 +110,20 @@ TI__X86_INLINE TI__TARGET_AVX512VBMI void ti__tfl_terms64(__m512i x, const uint8
     d[3] = _mm512_unpackhi_epi16(h01, h23);
 }
 
-/* ti__tfl_add8_avx512's result 64 elements at a time on AVX512-VBMI (ti__cpu_vbmi), for
- * i < n - n % 64, the same bytes: the inputs' terms looked up in byte planes of the tables
- * (ti__tfl_terms64: 13 instructions for 64 terms, where the computed terms took about 10 for
- * 16 and the gathers were slower), their sum requantized in float (ti__qv_rq_float) with a
- * lane near a rounding step done again in integers (ti__qv_rq_int), the zero point added
- * and both clamps applied on the packed words. Only where the float path is exact for every
- * sum the tables can make: (max |t1| + max |t2|) * mo * 2^-(31 + e) <= 1000 (so the
- * zero point's int16 wrap never happens either), 1 <= e <= 31, mo >= 0, |out_off| <= 256, and
- * [lo, hi] meeting the dtype's range; otherwise (and for n < 64) returns 0 and the caller
- * goes on with ti__tfl_add8_avx512. Returns how many were done. */
-TI__PRIVATE TI__TARGET_AVX512VBMI size_t ti__tfl_add8v_avx512(const uint8_t *a, const uint8_t *b,
-                                                              uint8_t *y, size_t n,
-                                                              const int32_t *t1,
-                                                              const int32_t *t2, int32_t mo,
-                                                              int e, int32_t out_off, int u8,
-                                                              int32_t lo, int32_t hi) {
+/* Where ti__tfl_add8v_avx512 computes ti__tfl_add8_avx512's bytes for every input, fills pl
+ * (2 x 4 x 256 bytes: each table t1, t2 as four byte planes, bits 0-7, 8-15, 16-23, 24-31 of
+ * each term) and returns 1; else returns 0. It applies where the float path is exact for
+ * every sum the tables can make: (max |t1| + max |t2|) * mo * 2^-(31 + e) <= 1000 (so the
+ * zero point's int16 wrap never happens either), 1 <= e <= 31, mo >= 0, |out_off| <= 256,
+ * and [lo, hi] meeting the dtype's range. Depends on the tables and parameters only: called
+ * once a run by the ADD's set-up (ti__tfl_bin_setup), not per call of the lanes, which a
+ * broadcast ADD makes per row. */
+TI__PRIVATE TI__TARGET_AVX512VBMI int ti__tfl_add8v_prep_avx512(uint8_t *pl, const int32_t *t1,
+                                                                const int32_t *t2, int32_t mo,
+                                                                int e, int32_t out_off, int u8,
+                                                                int32_t lo, int32_t hi) {
     int32_t clo = TI__MAX(lo, u8 ? 0 : -128), chi = TI__MIN(hi, u8 ? 255 : 127);
-    if (n < 64 || e < 1 || e > 31 || mo < 0 || out_off < -256 || out_off > 256 || clo > chi)
-        return 0;
-    /* the bound, and each table as four byte planes */
-    uint8_t pl[2][4 * 256];
+    if (e < 1 || e > 31 || mo < 0 || out_off < -256 || out_off > 256 || clo > chi) return 0;
     __m512i m1 = _mm512_setzero_si512(), m2 = m1;
     for (int i = 0; i < 256; i += 16) {
         __m512i v1 = _mm512_loadu_si512((const void *)(t1 + i));
@@ -138,15 +131,31 @@ TI__PRIVATE TI__TARGET_AVX512VBMI size_t ti__tfl_add8v_avx512(const uint8_t *a, 
         m1 = _mm512_max_epu32(m1, _mm512_abs_epi32(v1)); /* |INT32_MIN| as 2^31 unsigned */
         m2 = _mm512_max_epu32(m2, _mm512_abs_epi32(v2));
         for (int k = 0; k < 4; k++) {
-            _mm_storeu_si128((__m128i *)(void *)(pl[0] + 256 * k + i),
+            _mm_storeu_si128((__m128i *)(void *)(pl + 256 * k + i),
                              _mm512_cvtepi32_epi8(_mm512_srli_epi32(v1, 8 * k)));
-            _mm_storeu_si128((__m128i *)(void *)(pl[1] + 256 * k + i),
+            _mm_storeu_si128((__m128i *)(void *)(pl + 1024 + 256 * k + i),
                              _mm512_cvtepi32_epi8(_mm512_srli_epi32(v2, 8 * k)));
         }
     }
     double bound = ((double)_mm512_reduce_max_epu32(m1) + (double)_mm512_reduce_max_epu32(m2)) *
                    (double)mo / ((double)(1u << 31) * (double)(1u << (e - 1)) * 2.0);
-    if (bound > 1000.0) return 0;
+    return bound <= 1000.0;
+}
+
+/* ti__tfl_add8_avx512's result 64 elements at a time on AVX512-VBMI (ti__cpu_vbmi), for
+ * i < n - n % 64, the same bytes, on planes pl that ti__tfl_add8v_prep_avx512 accepted for
+ * these parameters: the inputs' terms looked up in the planes (ti__tfl_terms64: 13
+ * instructions for 64 terms, where the computed terms took about 10 for 16 and the gathers
+ * were slower), their sum requantized in float (ti__qv_rq_float) with a lane near a rounding
+ * step done again in integers (ti__qv_rq_int), the zero point added and both clamps applied
+ * on the packed words. Returns how many were done. */
+TI__PRIVATE TI__TARGET_AVX512VBMI size_t ti__tfl_add8v_avx512(const uint8_t *a, const uint8_t *b,
+                                                              uint8_t *y, size_t n,
+                                                              const uint8_t *pl, int32_t mo,
+                                                              int e, int32_t out_off, int u8,
+                                                              int32_t lo, int32_t hi) {
+    if (n < 64) return 0;
+    int32_t clo = TI__MAX(lo, u8 ? 0 : -128), chi = TI__MIN(hi, u8 ? 255 : 127);
     __m512 s, ef;
     ti__qv_scales(_mm512_set1_epi32(mo), _mm512_set1_epi32(-e), 0xffff, &s, &ef);
     const __m512i vm = _mm512_set1_epi32(mo), mmo = _mm512_srli_epi64(vm, 32);
@@ -157,8 +166,8 @@ TI__PRIVATE TI__TARGET_AVX512VBMI size_t ti__tfl_add8v_avx512(const uint8_t *a, 
     size_t i = 0;
     for (; i + 64 <= n; i += 64) {
         __m512i ta[4], tb[4], q[4];
-        ti__tfl_terms64(_mm512_loadu_si512((const void *)(a + i)), pl[0], ta);
-        ti__tfl_terms64(_mm512_loadu_si512((const void *)(b + i)), pl[1], tb);
+        ti__tfl_terms64(_mm512_loadu_si512((const void *)(a + i)), pl, ta);
+        ti__tfl_terms64(_mm512_loadu_si512((const void *)(b + i)), pl + 1024, tb);
         __mmask16 bad = 0;
         for (int k = 0; k < 4; k++) {
             ta[k] = _mm512_add_epi32(ta[k], tb[k]); /* modulo 2^32, as ti__tfl_wadd */
