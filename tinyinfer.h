@@ -1783,6 +1783,9 @@ TI__PRIVATE size_t ti__qg8_row_neon(const uint32_t *dot, const int32_t *colc, co
 TI__PRIVATE void ti__qg8_micro_vnni(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
                                     size_t bs, int nb, uint32_t *acc, size_t ldacc, int add,
                                     const int32_t *init);
+TI__PRIVATE void ti__qg8_micro1_vnni(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
+                                     size_t bs, int nb, uint32_t *acc, size_t ldacc, int add,
+                                     const int32_t *init);
 TI__PRIVATE int ti__qg8_plan_vnni(size_t n, const int32_t *bias, const int32_t *csum, int32_t ao,
                                   int32_t *colc, const int32_t *mult, const int32_t *shift,
                                   int32_t yo, int32_t lo, int32_t hi, float *s, float *e);
@@ -3211,6 +3214,9 @@ typedef struct ti__qg8_isa {
     void (*micro_rq)(size_t kq, const uint8_t *a, size_t lda, int i8, const int8_t *b, size_t bs,
                      int nb, const int32_t *init, const int32_t *row, const ti__qg8_rqt *t,
                      size_t nr, size_t nc, uint8_t *out, size_t ldo);
+    /* or NULL: micro for row 0 alone (a block of one row; the other rows' sums unset) */
+    void (*micro1)(size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs, int nb,
+                   uint32_t *acc, size_t ldacc, int add, const int32_t *init);
 } ti__qg8_isa;
 
 /* The byte path's kernels under the ISA in effect, or NULL where it has none. */
@@ -3219,11 +3225,12 @@ TI__PRIVATE const ti__qg8_isa *ti__qg8_isa_now(void) {
     static const ti__qg8_isa vnni = {ti__qg8_micro_vnni,    ti__qg8_row_vnni,
                                      ti__qg8_rows8_vnni,    0,
                                      ti__qg8_micro_vnni_i8, ti__qg8_copy_vnni,
-                                     ti__qg8_plan_vnni,     ti__qg8_micro_rq_vnni};
+                                     ti__qg8_plan_vnni,     ti__qg8_micro_rq_vnni,
+                                     ti__qg8_micro1_vnni};
     if (ti__cpu_isa() >= TI__ISA_AVX512VNNI) return &vnni;
 #elif defined(TI__ARM_DOTPROD)
     static const ti__qg8_isa dot = {ti__qg8_micro_neondot, ti__qg8_row_neon, NULL, 1, NULL, NULL,
-                                    NULL, NULL};
+                                    NULL, NULL, NULL};
     if (ti__cpu_isa() >= TI__ISA_NEONDOT) return &dot;
 #endif
     return NULL;
@@ -3402,10 +3409,11 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                                      TI__QG8_KC, 0, p0, np);
                 }
                 for (size_t b = 0; !rqf && b < nb; b += 2)
-                    isa->micro(kc4 / 4, a, TI__QG8_KC,
-                               g->bp8 + ((oc0 / TI__QG_NR + b) * kp + k0) * TI__QG_NR,
-                               kp * TI__QG_NR, nb - b > 1 ? 2 : 1, acc + b * TI__QG_NR,
-                               TI__QG8_OCC, k0 > 0, fold ? colc + b * TI__QG_NR : NULL);
+                    (np == 1 && isa->micro1 != NULL ? isa->micro1 : isa->micro)(
+                        kc4 / 4, a, TI__QG8_KC,
+                        g->bp8 + ((oc0 / TI__QG_NR + b) * kp + k0) * TI__QG_NR, kp * TI__QG_NR,
+                        nb - b > 1 ? 2 : 1, acc + b * TI__QG_NR, TI__QG8_OCC, k0 > 0,
+                        fold ? colc + b * TI__QG_NR : NULL);
             }
             if (rqf) continue; /* stored by micro_rq */
             ti__qg8_rowterms(rowv, rowsum, same, g->bos8[0]);
@@ -30030,34 +30038,40 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__dwq_tap_avx2(int u8, uint32_t *acc, const v
         if (MR > 7) TI__QV_ROW(7)                                                           \
     }
 
-/* a: 8 rows of kq * 4 bytes, lda apart, each byte xor flip's (0 or 0x80808080: int8 rows as
- * they lie read as uint8); b: NB blocks [kq][16][4] bs bytes apart. acc[r * ldacc + 0..16 *
- * NB) = (add ? acc : init ? init : 0) + the dot products (init: one value per column). */
-TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile(const int NB, const uint32_t flip, size_t kq,
+/* a: MR rows (8, or 1) of kq * 4 bytes, lda apart, each byte xor flip's (0 or 0x80808080:
+ * int8 rows as they lie read as uint8); b: NB blocks [kq][16][4] bs bytes apart. acc[r *
+ * ldacc + 0..16 * NB) = (add ? acc : init ? init : 0) + the dot products (init: one value per
+ * column), rows r < MR. */
+TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile(const int MR, const int NB,
+                                                      const uint32_t flip, size_t kq,
                                                       const uint8_t *a, size_t lda,
                                                       const int8_t *b, size_t bs, uint32_t *acc,
                                                       size_t ldacc, int add, const int32_t *init) {
-    const int MR = 8; /* rows (TI__QV_ACCUMULATE) */
     __m512i z = _mm512_setzero_si512(), z1 = z;
     if (init != NULL && !add) {
         z = _mm512_loadu_si512((const void *)init);
         if (NB > 1) z1 = _mm512_loadu_si512((const void *)(init + 16));
     }
     TI__QV_ACCUMULATE
-    TI__QV_STORE(0) TI__QV_STORE(1) TI__QV_STORE(2) TI__QV_STORE(3)
-    TI__QV_STORE(4) TI__QV_STORE(5) TI__QV_STORE(6) TI__QV_STORE(7)
+    TI__QV_STORE(0)
+    if (MR > 1) {
+        TI__QV_STORE(1) TI__QV_STORE(2) TI__QV_STORE(3)
+        TI__QV_STORE(4) TI__QV_STORE(5) TI__QV_STORE(6) TI__QV_STORE(7)
+    }
 }
 
-#define TI__QV_TILE_FN(name, NB, FLIP)                                                      \
+#define TI__QV_TILE_FN(name, MR, NB, FLIP)                                                  \
     static __attribute__((noinline, unused)) TI__TARGET_AVX512VNNI void name(                 \
         size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs, uint32_t *acc,  \
         size_t ldacc, int add, const int32_t *init) {                                       \
-        ti__qv_tile(NB, FLIP, kq, a, lda, b, bs, acc, ldacc, add, init);                    \
+        ti__qv_tile(MR, NB, FLIP, kq, a, lda, b, bs, acc, ldacc, add, init);                \
     }
-TI__QV_TILE_FN(ti__qv_tile1, 1, 0)
-TI__QV_TILE_FN(ti__qv_tile2, 2, 0)
-TI__QV_TILE_FN(ti__qv_tile1x, 1, 0x80808080u)
-TI__QV_TILE_FN(ti__qv_tile2x, 2, 0x80808080u)
+TI__QV_TILE_FN(ti__qv_tile1, 8, 1, 0)
+TI__QV_TILE_FN(ti__qv_tile2, 8, 2, 0)
+TI__QV_TILE_FN(ti__qv_tile1x, 8, 1, 0x80808080u)
+TI__QV_TILE_FN(ti__qv_tile2x, 8, 2, 0x80808080u)
+TI__QV_TILE_FN(ti__qv_tile1_1, 1, 1, 0)
+TI__QV_TILE_FN(ti__qv_tile2_1, 1, 2, 0)
 #undef TI__QV_TILE_FN
 
 /* The micro-kernel: 8 rows x 16 * nb channels (nb 1 or 2); ti__qv_tile's add and init. */
@@ -30066,6 +30080,17 @@ TI__PRIVATE void ti__qg8_micro_vnni(size_t kq, const uint8_t *a, size_t lda, con
                                     const int32_t *init) {
     if (nb > 1) ti__qv_tile2(kq, a, lda, b, bs, acc, ldacc, add, init);
     else ti__qv_tile1(kq, a, lda, b, bs, acc, ldacc, add, init);
+}
+
+/* The same for row 0 alone (acc's other rows untouched): a block of one row, such as the
+ * classifier of an 8-bit MobileNet (1 x 1280 x 1001, depth past one panel, so not
+ * requantized in registers), had multiplied 8. That conv's median 0.135-0.148 -> 0.101-0.112
+ * ms, its minimum 0.083-0.094 -> 0.057-0.086 (four alternating runs, Zen 4, busy host). */
+TI__PRIVATE void ti__qg8_micro1_vnni(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
+                                     size_t bs, int nb, uint32_t *acc, size_t ldacc, int add,
+                                     const int32_t *init) {
+    if (nb > 1) ti__qv_tile2_1(kq, a, lda, b, bs, acc, ldacc, add, init);
+    else ti__qv_tile1_1(kq, a, lda, b, bs, acc, ldacc, add, init);
 }
 
 /* The same on int8 rows as they lie: A's bytes flipped (int8 + 128) as they are read, so a

@@ -721,6 +721,9 @@ TI__PRIVATE size_t ti__qg8_row_neon(const uint32_t *dot, const int32_t *colc, co
 TI__PRIVATE void ti__qg8_micro_vnni(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
                                     size_t bs, int nb, uint32_t *acc, size_t ldacc, int add,
                                     const int32_t *init);
+TI__PRIVATE void ti__qg8_micro1_vnni(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
+                                     size_t bs, int nb, uint32_t *acc, size_t ldacc, int add,
+                                     const int32_t *init);
 TI__PRIVATE int ti__qg8_plan_vnni(size_t n, const int32_t *bias, const int32_t *csum, int32_t ao,
                                   int32_t *colc, const int32_t *mult, const int32_t *shift,
                                   int32_t yo, int32_t lo, int32_t hi, float *s, float *e);

@@ -583,6 +583,9 @@ typedef struct ti__qg8_isa {
     void (*micro_rq)(size_t kq, const uint8_t *a, size_t lda, int i8, const int8_t *b, size_t bs,
                      int nb, const int32_t *init, const int32_t *row, const ti__qg8_rqt *t,
                      size_t nr, size_t nc, uint8_t *out, size_t ldo);
+    /* or NULL: micro for row 0 alone (a block of one row; the other rows' sums unset) */
+    void (*micro1)(size_t kq, const uint8_t *a, size_t lda, const int8_t *b, size_t bs, int nb,
+                   uint32_t *acc, size_t ldacc, int add, const int32_t *init);
 } ti__qg8_isa;
 
 /* The byte path's kernels under the ISA in effect, or NULL where it has none. */
@@ -591,11 +594,12 @@ TI__PRIVATE const ti__qg8_isa *ti__qg8_isa_now(void) {
     static const ti__qg8_isa vnni = {ti__qg8_micro_vnni,    ti__qg8_row_vnni,
                                      ti__qg8_rows8_vnni,    0,
                                      ti__qg8_micro_vnni_i8, ti__qg8_copy_vnni,
-                                     ti__qg8_plan_vnni,     ti__qg8_micro_rq_vnni};
+                                     ti__qg8_plan_vnni,     ti__qg8_micro_rq_vnni,
+                                     ti__qg8_micro1_vnni};
     if (ti__cpu_isa() >= TI__ISA_AVX512VNNI) return &vnni;
 #elif defined(TI__ARM_DOTPROD)
     static const ti__qg8_isa dot = {ti__qg8_micro_neondot, ti__qg8_row_neon, NULL, 1, NULL, NULL,
-                                    NULL, NULL};
+                                    NULL, NULL, NULL};
     if (ti__cpu_isa() >= TI__ISA_NEONDOT) return &dot;
 #endif
     return NULL;
@@ -774,10 +778,11 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
                                      TI__QG8_KC, 0, p0, np);
                 }
                 for (size_t b = 0; !rqf && b < nb; b += 2)
-                    isa->micro(kc4 / 4, a, TI__QG8_KC,
-                               g->bp8 + ((oc0 / TI__QG_NR + b) * kp + k0) * TI__QG_NR,
-                               kp * TI__QG_NR, nb - b > 1 ? 2 : 1, acc + b * TI__QG_NR,
-                               TI__QG8_OCC, k0 > 0, fold ? colc + b * TI__QG_NR : NULL);
+                    (np == 1 && isa->micro1 != NULL ? isa->micro1 : isa->micro)(
+                        kc4 / 4, a, TI__QG8_KC,
+                        g->bp8 + ((oc0 / TI__QG_NR + b) * kp + k0) * TI__QG_NR, kp * TI__QG_NR,
+                        nb - b > 1 ? 2 : 1, acc + b * TI__QG_NR, TI__QG8_OCC, k0 > 0,
+                        fold ? colc + b * TI__QG_NR : NULL);
             }
             if (rqf) continue; /* stored by micro_rq */
             ti__qg8_rowterms(rowv, rowsum, same, g->bos8[0]);

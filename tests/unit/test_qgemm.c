@@ -408,6 +408,10 @@ TI_TEST(gemm_each_isa_matches_scalar) {
         bad += gemm_case(r, rs[r % 5], 1 + urand() % 70, cs[i]);
     for (int n = 0; n < 150; n++, r++)
         bad += gemm_case(r, 1 + urand() % 30, 1 + urand() % 300, 1 + urand() % 80);
+    /* one row past one panel: the one-row micro-kernel (an 8-bit classifier's 1 x 1280) */
+    bad += gemm_case(r++, 1, 1025, 33);
+    bad += gemm_case(r++, 1, 1280, 1001);
+    bad += gemm_case(r++, 1, 2051, 17);
     /* rows enough for 2 threads to split them (64 and more), and the column split's bound */
     static const size_t many[] = {49, 63, 64, 65, 133};
     for (size_t i = 0; i < sizeof many / sizeof many[0]; i++, r++)
