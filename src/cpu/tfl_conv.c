@@ -287,13 +287,15 @@ TI__PRIVATE int ti__tfc_dw_q8_ok(const ti__tfc_job *j) {
     const ti__qrq *r = &j->rq;
     /* the input's zero point -xo is a value of its type (AVX2 pads with it) */
     int zp_ok = j->kind == TI__TFC_U8 ? j->xo <= 0 && j->xo >= -255 : j->xo >= -127 && j->xo <= 128;
+    if (!(j->g->mult == 1 && j->kind != TI__TFC_I16 && ti__qrq_bytes_ok(r) && zp_ok &&
+          (j->ydt == TI_DTYPE_U8 || j->ydt == TI_DTYPE_I8) &&
+          (j->b == NULL || j->b->dtype == TI_DTYPE_I32) &&
+          j->g->kh * j->g->kw <= TI__TFC_DW_TAPS && ti__tfc_dw_level() > 0))
+        return 0;
+    if (r->checked) return !r->has_min && r->shifts_all >= 0; /* at planning */
     for (int64_t c = 0; c < j->g->oc; c++) /* ti__qg8_rows8_vnni refuses INT32_MIN */
         if (r->mult[c] == INT32_MIN) return 0;
-    return j->g->mult == 1 && j->kind != TI__TFC_I16 && ti__qrq_bytes_ok(r) && zp_ok &&
-           (j->ydt == TI_DTYPE_U8 || j->ydt == TI_DTYPE_I8) &&
-           (j->b == NULL || j->b->dtype == TI_DTYPE_I32) &&
-           j->g->kh * j->g->kw <= TI__TFC_DW_TAPS && ti__tfc_dw_level() > 0 &&
-           ti__qrq_shifts(r->shift, (size_t)j->g->oc) >= 0;
+    return ti__qrq_shifts(r->shift, (size_t)j->g->oc) >= 0;
 }
 
 TI__PRIVATE void ti__tfc_dw_q_range(void *ctx, size_t begin, size_t end);
@@ -579,7 +581,8 @@ TI__PRIVATE void ti__tfc_dw_q8_range(void *ctx, size_t begin, size_t end) {
     }
     const ti__qrq *rq = &j->rq;
     const size_t oc = (size_t)j->g->oc;
-    const int pos = ti__qrq_shifts(rq->shift, oc); /* in range: ti__tfc_dw_q8_ok */
+    /* in range: ti__tfc_dw_q8_ok */
+    const int pos = rq->checked ? rq->shifts_all : ti__qrq_shifts(rq->shift, oc);
     if (level == 1) { /* on the weights ti__tfc_dw_prep prepared, else tap by tap */
         if (j->dwp != NULL) ti__tfc_dw_q8_avx2(j, begin, end, pos);
         else ti__tfc_dw_q_range(ctx, begin, end);
@@ -1214,6 +1217,12 @@ TI__PRIVATE ti_status ti__tfc_prepack(ti__kctx *k, ti__node *node, ti__pool *poo
     ti__tfc_requant_fill(k, x, w, b, k->out[0], (int64_t)oc, conv || dw ? x->dtype == TI_DTYPE_U8 : 0,
                          rq_mem, &r);
     pk->mode = r.mode;
+    if (r.mode == TI__QRQ_32) {
+        pk->rq_shifts = ti__qrq_shifts(r.shift, oc);
+        pk->rq_min = 0;
+        for (size_t c = 0; c < oc; c++) pk->rq_min |= r.mult[c] == INT32_MIN;
+        pk->rq_checked = 1;
+    }
 #ifdef TI__X86_SIMD
     /* the 8-bit depthwise's weights in pairs of taps (AVX2) or quads (AVX512-VNNI), with
      * each channel's bias and input offset term (constants too): ti__tfc_dw_fill, once

@@ -1373,6 +1373,41 @@ TI_TEST(int8_weight_zero_point_refused) {
     weight_zero_point_refused(TFL_DIR "depthwise_conv_2d_int8_m2_s2_valid/model.tflite", 1);
 }
 
+/* A depthwise conv with one channel's multiplier saturated (weight scale 1e12: the
+ * multiplier's left shift at TFLite's clamp) runs the same bytes under the best ISA as under
+ * the scalar one, its channels' checks made at planning (ti__qpack's rq_checked); the
+ * unchanged model as well. (A shift past 31 either way, which the SIMD paths refuse, does not
+ * come out of ti__q_quantize_multiplier: that refusal is only a guard.) */
+TI_TEST(int8_dw_saturated_multiplier_same_as_scalar) {
+    const char *path = TFL_DIR "depthwise_conv_2d_int8_m1_s1_same_relu6/model.tflite";
+    ti_error err;
+    ti_model *m = ti_model_load_file(path, NULL, &err);
+    if (!m) printf("  %s: %s\n", path, err.message);
+    TI_REQUIRE(m != NULL);
+    ti__value *w = NULL;
+    for (int i = 0; i < m->n_values; i++)
+        if (m->values[i].is_const && m->values[i].dtype == TI_DTYPE_I8 &&
+            m->values[i].quant.count > 1)
+            w = &m->values[i];
+    TI_REQUIRE(w != NULL && w->quant.count <= 64);
+    const float *saved = w->quant.scale;
+    float sc[64];
+    for (int pass = 0; pass < 2; pass++) {
+        memcpy(sc, saved, sizeof(float) * (size_t)w->quant.count);
+        if (pass == 1) sc[1] = 1e12f;
+        w->quant.scale = sc;
+        size_t nref = 0, n = 0;
+        unsigned char *ref = model_out(m, TI__ISA_SCALAR, TI__ISA_SCALAR, 1, &nref);
+        unsigned char *o = model_out(m, ti__cpu_isa_best(), ti__cpu_isa_best(), 1, &n);
+        TI_CHECK(ref != NULL && o != NULL && n == nref);
+        if (ref != NULL && o != NULL && n == nref) TI_CHECK(memcmp(ref, o, n) == 0);
+        free(ref);
+        free(o);
+    }
+    w->quant.scale = saved;
+    ti_model_free(m);
+}
+
 int main(void) {
     TI_RUN(micro_kernel_matches_portable);
     TI_RUN(requant_simd_matches_scalar);
@@ -1391,5 +1426,6 @@ int main(void) {
     TI_RUN(quantized_model_same_under_each_isa);
     TI_RUN(int8_model_same_under_each_isa);
     TI_RUN(int8_weight_zero_point_refused);
+    TI_RUN(int8_dw_saturated_multiplier_same_as_scalar);
     return ti_test_summary();
 }
