@@ -1331,16 +1331,20 @@ TI_TEST(int8_model_same_under_each_isa) {
  * 0 is refused at planning, naming the node and the channel (a run no longer checks them:
  * TI__WZP_CHECKED). One conformance model each for CONV_2D and DEPTHWISE_CONV_2D. */
 #define TFL_DIR "tests/conformance/tflite/"
+/* The conv's weights in a one-conv model: the constant int8 value with n scales or more. */
+static ti__value *int8_weights(ti_model *m, int n) {
+    for (int i = 0; i < m->n_values; i++)
+        if (m->values[i].is_const && m->values[i].dtype == TI_DTYPE_I8 &&
+            m->values[i].quant.count >= n)
+            return &m->values[i];
+    return NULL;
+}
 static void weight_zero_point_refused(const char *path, int channel) {
     ti_error err;
     ti_model *m = ti_model_load_file(path, NULL, &err);
     if (!m) printf("  %s: %s\n", path, err.message);
     TI_REQUIRE(m != NULL);
-    ti__value *w = NULL;
-    for (int i = 0; i < m->n_values; i++)
-        if (m->values[i].is_const && m->values[i].dtype == TI_DTYPE_I8 &&
-            m->values[i].quant.count > channel)
-            w = &m->values[i];
+    ti__value *w = int8_weights(m, channel + 1);
     TI_REQUIRE(w != NULL);
     const int64_t *saved = w->quant.zero_point;
     int64_t zp[64];
@@ -1384,11 +1388,7 @@ TI_TEST(int8_dw_saturated_multiplier_same_as_scalar) {
     ti_model *m = ti_model_load_file(path, NULL, &err);
     if (!m) printf("  %s: %s\n", path, err.message);
     TI_REQUIRE(m != NULL);
-    ti__value *w = NULL;
-    for (int i = 0; i < m->n_values; i++)
-        if (m->values[i].is_const && m->values[i].dtype == TI_DTYPE_I8 &&
-            m->values[i].quant.count > 1)
-            w = &m->values[i];
+    ti__value *w = int8_weights(m, 2);
     TI_REQUIRE(w != NULL && w->quant.count <= 64);
     const float *saved = w->quant.scale;
     float sc[64];
