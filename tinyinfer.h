@@ -2676,9 +2676,10 @@ typedef struct ti__qrq {
     const double *real;          /* TI__QRQ_DOUBLE* / _ONNX: per channel multiplier, in scratch */
     int32_t yo, lo, hi;          /* output zero point, clamp range */
     int mode;
-    /* checked 1: the checks of every channel made at planning (ti__qpack's rq_checked):
-     * shifts_all, ti__qrq_shifts of them; has_min, some multiplier is INT32_MIN */
-    int checked, shifts_all, has_min;
+    /* checked 1: every channel checked at planning (ti__qpack's rq_checked): shifts_all is
+     * ti__qrq_shifts of them, or -1 where a multiplier is INT32_MIN (the byte kernels
+     * refuse it) */
+    int checked, shifts_all;
 } ti__qrq;
 
 TI__PRIVATE int32_t ti__qrq_one(const ti__qrq *r, int64_t acc, size_t c) {
@@ -3573,9 +3574,8 @@ typedef struct ti__qpack {
     int dw_level;                /* laid out for ti__tfc_dw_level 1 (AVX2) or 2 (VNNI) */
     const int8_t *dw_rows;       /* or NULL: its 3 x 3 weights in the row layout too
                                     (ti__dwq_wprep_rows_vnni, one chunk after another) */
-    int rq_checked, rq_shifts, rq_min; /* ti__qrq's checked, shifts_all, has_min: a run's
-                                          loops over the channels were 0.3 % of MobileNetV2
-                                          int8 (perf) */
+    int rq_checked, rq_shifts; /* ti__qrq's checked and shifts_all: a run's loops over the
+                                  channels were 0.3 % of MobileNetV2 int8 (perf) */
 } ti__qpack;
 
 /* The node's pack, when it is one (NULL otherwise). */
@@ -3656,7 +3656,7 @@ TI__PRIVATE ti__qpack *ti__qpack_make(ti__node *node, ti__pool *pool, ti__thread
     p->dw_taps = 0;
     p->dw_level = 0;
     p->dw_rows = NULL;
-    p->rq_checked = p->rq_shifts = p->rq_min = 0;
+    p->rq_checked = p->rq_shifts = 0;
     if (rq_mem != NULL) *rq_mem = rq;
     node->packed_kind = TI__PACK_QGEMM;
     node->packed = p;
@@ -16706,7 +16706,6 @@ TI__PRIVATE ti_status ti__tfc_requant_setup(ti__kctx *k, const ti_tensor *x, con
         r->real = pk->real;
         r->checked = pk->rq_checked;
         r->shifts_all = pk->rq_shifts;
-        r->has_min = pk->rq_min;
     } else {
         if (oc > 0 && (k->scratch == NULL || k->scratch_bytes < (size_t)oc * 2 * sizeof(int32_t)))
             return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
@@ -18344,7 +18343,7 @@ TI__PRIVATE int ti__tfc_dw_q8_ok(const ti__tfc_job *j) {
           (j->b == NULL || j->b->dtype == TI_DTYPE_I32) &&
           j->g->kh * j->g->kw <= TI__TFC_DW_TAPS && ti__tfc_dw_level() > 0))
         return 0;
-    if (r->checked) return !r->has_min && r->shifts_all >= 0; /* at planning */
+    if (r->checked) return r->shifts_all >= 0; /* at planning */
     for (int64_t c = 0; c < j->g->oc; c++) /* ti__qg8_rows8_vnni refuses INT32_MIN */
         if (r->mult[c] == INT32_MIN) return 0;
     return ti__qrq_shifts(r->shift, (size_t)j->g->oc) >= 0;
@@ -19271,8 +19270,8 @@ TI__PRIVATE ti_status ti__tfc_prepack(ti__kctx *k, ti__node *node, ti__pool *poo
     pk->mode = r.mode;
     if (r.mode == TI__QRQ_32) {
         pk->rq_shifts = ti__qrq_shifts(r.shift, oc);
-        pk->rq_min = 0;
-        for (size_t c = 0; c < oc; c++) pk->rq_min |= r.mult[c] == INT32_MIN;
+        for (size_t c = 0; c < oc; c++)
+            if (r.mult[c] == INT32_MIN) pk->rq_shifts = -1;
         pk->rq_checked = 1;
     }
 #ifdef TI__X86_SIMD
@@ -19974,13 +19973,17 @@ typedef struct ti__tfl_bjob {
     /* 8-bit ADD / SUB / MUL / comparisons: per input byte, the offset (and rescaled) value,
      * for TFLite's scalar code [0] and its vector loop [1] (ti__tfl_bin_q8) */
     int32_t t1[2][256], t2[2][256];
-    /* 8-bit ADD on AVX512-VBMI: t1[1] and t2[1] as byte planes at add_pl, add_v 1 where they
-     * apply (ti__tfl_add8v_prep_avx512). add_pl is add_plm's first 64-byte boundary: planes
-     * straddling cache lines made its ADDs 13 % slower (tf2 int8 MobileNetV2, Zen 4). */
+    /* 8-bit ADD on AVX512-VBMI: t1[1] and t2[1] as byte planes at add_plm's first 64-byte
+     * boundary (ti__tfl_add_planes), add_v 1 where they apply (ti__tfl_add8v_prep_avx512).
+     * Planes straddling cache lines made its ADDs 13 % slower (tf2 int8 MobileNetV2, Zen 4). */
     int add_v;
-    uint8_t *add_pl;
     uint8_t add_plm[2 * 4 * 256 + 63];
 } ti__tfl_bjob;
+
+/* Where in add_plm the planes start: its first 64-byte boundary. */
+TI__PRIVATE size_t ti__tfl_add_planes(const ti__tfl_bjob *j) {
+    return (64 - (uintptr_t)j->add_plm % 64) % 64;
+}
 
 /* TFLite's optimized 8-bit ADD, as every x86 and ARM build compiles it (x86 through
  * NEON_2_SSE), computes most elements in vector loops whose rounding differs from the
@@ -20238,7 +20241,8 @@ TI__PRIVATE void ti__tfl_bin_q8(const ti__bjob *jb, size_t o, const size_t *off,
                 int e = j->so < 0 ? -j->so : 0;
 #ifdef TI__X86_VNNI
                 if (lanes == 16 && j->add_v) /* 64 at a time, the terms looked up in registers */
-                    d = ti__tfl_add8v_avx512(a + i, c + i, y + i, run, j->add_pl, j->mo, e,
+                    d = ti__tfl_add8v_avx512(a + i, c + i, y + i, run,
+                                             j->add_plm + ti__tfl_add_planes(j), j->mo, e,
                                              j->out_off, u8, lo, hi);
                 if (lanes == 16 && j->add_c && jb->in_dt[0] == jb->out_dt) /* no gathers */
                     d += ti__tfl_add8c_avx512(a + i + d, c + i + d, y + i + d, run - d, j->add_p,
@@ -20314,12 +20318,11 @@ TI__PRIVATE void ti__tfl_bin_q8_tables(ti__tfl_bjob *j, ti_dtype dt) {
         memcpy(j->add_p, prm, sizeof prm);
         j->add_c = j->m1 != INT32_MIN && j->m2 != INT32_MIN;
 #if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
-        if (j->op == TI__TB_ADD && ti__cpu_vbmi() && j->mo != INT32_MIN && j->so >= -31) {
-            j->add_pl = j->add_plm + (64 - (uintptr_t)j->add_plm % 64) % 64;
-            j->add_v = ti__tfl_add8v_prep_avx512(j->add_pl, j->t1[1], j->t2[1], j->mo,
-                                                 j->so < 0 ? -j->so : 0, j->out_off,
-                                                 j->b.out_dt == TI_DTYPE_U8, j->lo, j->hi);
-        }
+        if (j->op == TI__TB_ADD && ti__cpu_vbmi() && j->mo != INT32_MIN && j->so >= -31)
+            j->add_v = ti__tfl_add8v_prep_avx512(j->add_plm + ti__tfl_add_planes(j), j->t1[1],
+                                                 j->t2[1], j->mo, j->so < 0 ? -j->so : 0,
+                                                 j->out_off, j->b.out_dt == TI_DTYPE_U8, j->lo,
+                                                 j->hi);
 #endif
     }
     j->b.fn = ti__tfl_bin_q8;

@@ -45,9 +45,10 @@ typedef struct ti__qrq {
     const double *real;          /* TI__QRQ_DOUBLE* / _ONNX: per channel multiplier, in scratch */
     int32_t yo, lo, hi;          /* output zero point, clamp range */
     int mode;
-    /* checked 1: the checks of every channel made at planning (ti__qpack's rq_checked):
-     * shifts_all, ti__qrq_shifts of them; has_min, some multiplier is INT32_MIN */
-    int checked, shifts_all, has_min;
+    /* checked 1: every channel checked at planning (ti__qpack's rq_checked): shifts_all is
+     * ti__qrq_shifts of them, or -1 where a multiplier is INT32_MIN (the byte kernels
+     * refuse it) */
+    int checked, shifts_all;
 } ti__qrq;
 
 TI__PRIVATE int32_t ti__qrq_one(const ti__qrq *r, int64_t acc, size_t c) {
@@ -942,9 +943,8 @@ typedef struct ti__qpack {
     int dw_level;                /* laid out for ti__tfc_dw_level 1 (AVX2) or 2 (VNNI) */
     const int8_t *dw_rows;       /* or NULL: its 3 x 3 weights in the row layout too
                                     (ti__dwq_wprep_rows_vnni, one chunk after another) */
-    int rq_checked, rq_shifts, rq_min; /* ti__qrq's checked, shifts_all, has_min: a run's
-                                          loops over the channels were 0.3 % of MobileNetV2
-                                          int8 (perf) */
+    int rq_checked, rq_shifts; /* ti__qrq's checked and shifts_all: a run's loops over the
+                                  channels were 0.3 % of MobileNetV2 int8 (perf) */
 } ti__qpack;
 
 /* The node's pack, when it is one (NULL otherwise). */
@@ -1025,7 +1025,7 @@ TI__PRIVATE ti__qpack *ti__qpack_make(ti__node *node, ti__pool *pool, ti__thread
     p->dw_taps = 0;
     p->dw_level = 0;
     p->dw_rows = NULL;
-    p->rq_checked = p->rq_shifts = p->rq_min = 0;
+    p->rq_checked = p->rq_shifts = 0;
     if (rq_mem != NULL) *rq_mem = rq;
     node->packed_kind = TI__PACK_QGEMM;
     node->packed = p;

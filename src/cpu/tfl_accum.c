@@ -225,7 +225,6 @@ TI__PRIVATE ti_status ti__tfc_requant_setup(ti__kctx *k, const ti_tensor *x, con
         r->real = pk->real;
         r->checked = pk->rq_checked;
         r->shifts_all = pk->rq_shifts;
-        r->has_min = pk->rq_min;
     } else {
         if (oc > 0 && (k->scratch == NULL || k->scratch_bytes < (size_t)oc * 2 * sizeof(int32_t)))
             return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,

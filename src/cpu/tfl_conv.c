@@ -292,7 +292,7 @@ TI__PRIVATE int ti__tfc_dw_q8_ok(const ti__tfc_job *j) {
           (j->b == NULL || j->b->dtype == TI_DTYPE_I32) &&
           j->g->kh * j->g->kw <= TI__TFC_DW_TAPS && ti__tfc_dw_level() > 0))
         return 0;
-    if (r->checked) return !r->has_min && r->shifts_all >= 0; /* at planning */
+    if (r->checked) return r->shifts_all >= 0; /* at planning */
     for (int64_t c = 0; c < j->g->oc; c++) /* ti__qg8_rows8_vnni refuses INT32_MIN */
         if (r->mult[c] == INT32_MIN) return 0;
     return ti__qrq_shifts(r->shift, (size_t)j->g->oc) >= 0;
@@ -1219,8 +1219,8 @@ TI__PRIVATE ti_status ti__tfc_prepack(ti__kctx *k, ti__node *node, ti__pool *poo
     pk->mode = r.mode;
     if (r.mode == TI__QRQ_32) {
         pk->rq_shifts = ti__qrq_shifts(r.shift, oc);
-        pk->rq_min = 0;
-        for (size_t c = 0; c < oc; c++) pk->rq_min |= r.mult[c] == INT32_MIN;
+        for (size_t c = 0; c < oc; c++)
+            if (r.mult[c] == INT32_MIN) pk->rq_shifts = -1;
         pk->rq_checked = 1;
     }
 #ifdef TI__X86_SIMD

@@ -66,13 +66,17 @@ typedef struct ti__tfl_bjob {
     /* 8-bit ADD / SUB / MUL / comparisons: per input byte, the offset (and rescaled) value,
      * for TFLite's scalar code [0] and its vector loop [1] (ti__tfl_bin_q8) */
     int32_t t1[2][256], t2[2][256];
-    /* 8-bit ADD on AVX512-VBMI: t1[1] and t2[1] as byte planes at add_pl, add_v 1 where they
-     * apply (ti__tfl_add8v_prep_avx512). add_pl is add_plm's first 64-byte boundary: planes
-     * straddling cache lines made its ADDs 13 % slower (tf2 int8 MobileNetV2, Zen 4). */
+    /* 8-bit ADD on AVX512-VBMI: t1[1] and t2[1] as byte planes at add_plm's first 64-byte
+     * boundary (ti__tfl_add_planes), add_v 1 where they apply (ti__tfl_add8v_prep_avx512).
+     * Planes straddling cache lines made its ADDs 13 % slower (tf2 int8 MobileNetV2, Zen 4). */
     int add_v;
-    uint8_t *add_pl;
     uint8_t add_plm[2 * 4 * 256 + 63];
 } ti__tfl_bjob;
+
+/* Where in add_plm the planes start: its first 64-byte boundary. */
+TI__PRIVATE size_t ti__tfl_add_planes(const ti__tfl_bjob *j) {
+    return (64 - (uintptr_t)j->add_plm % 64) % 64;
+}
 
 /* TFLite's optimized 8-bit ADD, as every x86 and ARM build compiles it (x86 through
  * NEON_2_SSE), computes most elements in vector loops whose rounding differs from the
@@ -330,7 +334,8 @@ TI__PRIVATE void ti__tfl_bin_q8(const ti__bjob *jb, size_t o, const size_t *off,
                 int e = j->so < 0 ? -j->so : 0;
 #ifdef TI__X86_VNNI
                 if (lanes == 16 && j->add_v) /* 64 at a time, the terms looked up in registers */
-                    d = ti__tfl_add8v_avx512(a + i, c + i, y + i, run, j->add_pl, j->mo, e,
+                    d = ti__tfl_add8v_avx512(a + i, c + i, y + i, run,
+                                             j->add_plm + ti__tfl_add_planes(j), j->mo, e,
                                              j->out_off, u8, lo, hi);
                 if (lanes == 16 && j->add_c && jb->in_dt[0] == jb->out_dt) /* no gathers */
                     d += ti__tfl_add8c_avx512(a + i + d, c + i + d, y + i + d, run - d, j->add_p,
@@ -406,12 +411,11 @@ TI__PRIVATE void ti__tfl_bin_q8_tables(ti__tfl_bjob *j, ti_dtype dt) {
         memcpy(j->add_p, prm, sizeof prm);
         j->add_c = j->m1 != INT32_MIN && j->m2 != INT32_MIN;
 #if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
-        if (j->op == TI__TB_ADD && ti__cpu_vbmi() && j->mo != INT32_MIN && j->so >= -31) {
-            j->add_pl = j->add_plm + (64 - (uintptr_t)j->add_plm % 64) % 64;
-            j->add_v = ti__tfl_add8v_prep_avx512(j->add_pl, j->t1[1], j->t2[1], j->mo,
-                                                 j->so < 0 ? -j->so : 0, j->out_off,
-                                                 j->b.out_dt == TI_DTYPE_U8, j->lo, j->hi);
-        }
+        if (j->op == TI__TB_ADD && ti__cpu_vbmi() && j->mo != INT32_MIN && j->so >= -31)
+            j->add_v = ti__tfl_add8v_prep_avx512(j->add_plm + ti__tfl_add_planes(j), j->t1[1],
+                                                 j->t2[1], j->mo, j->so < 0 ? -j->so : 0,
+                                                 j->out_off, j->b.out_dt == TI_DTYPE_U8, j->lo,
+                                                 j->hi);
 #endif
     }
     j->b.fn = ti__tfl_bin_q8;
