@@ -20290,8 +20290,9 @@ TI__PRIVATE void ti__tfl_bin_q8(const ti__bjob *jb, size_t o, const size_t *off,
     }
 }
 
-/* Fills j->t1 / t2 for ti__tfl_bin_q8 and selects it; the ops' parameters are set. */
-TI__PRIVATE void ti__tfl_bin_q8_tables(ti__tfl_bjob *j, ti_dtype dt) {
+/* Fills j->t1 / t2 for ti__tfl_bin_q8 and selects it; the ops' parameters are set. cpu: the
+ * CPU kernel will run it (0: the OpenCL ADD takes the tables alone, so no VBMI planes). */
+TI__PRIVATE void ti__tfl_bin_q8_tables(ti__tfl_bjob *j, ti_dtype dt, int cpu) {
     for (int v = 0; v < 256; v++) {
         const int32_t raw = dt == TI_DTYPE_I8 ? (int32_t)(int8_t)v : v;
         const int32_t x = j->off1 + raw, y = j->off2 + raw;
@@ -20318,7 +20319,7 @@ TI__PRIVATE void ti__tfl_bin_q8_tables(ti__tfl_bjob *j, ti_dtype dt) {
         memcpy(j->add_p, prm, sizeof prm);
         j->add_c = j->m1 != INT32_MIN && j->m2 != INT32_MIN;
 #if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
-        if (j->op == TI__TB_ADD && ti__cpu_vbmi() && j->mo != INT32_MIN && j->so >= -31)
+        if (cpu && j->op == TI__TB_ADD && ti__cpu_vbmi() && j->mo != INT32_MIN && j->so >= -31)
             j->add_v = ti__tfl_add8v_prep_avx512(j->add_plm + ti__tfl_add_planes(j), j->t1[1],
                                                  j->t2[1], j->mo, j->so < 0 ? -j->so : 0,
                                                  j->out_off, j->b.out_dt == TI_DTYPE_U8, j->lo,
@@ -20462,8 +20463,9 @@ TI__PRIVATE void ti__tfl_rescale_params(ti__tfl_bjob *j, float s1, float s2, flo
 
 /* Fills job *jp of binary op `op` on node k: broadcast walk, clamps, and the quantized
  * ops' multipliers and byte tables. Also what the OpenCL 8-bit ADD takes its parameters
- * from (cl/qops.c), so both compute the same bytes. */
-TI__PRIVATE ti_status ti__tfl_bin_setup(ti__kctx *k, int op, ti__tfl_bjob *jp) {
+ * from (cl/qops.c, cpu 0: nothing only the CPU kernels read), so both compute the same
+ * bytes. */
+TI__PRIVATE ti_status ti__tfl_bin_setup(ti__kctx *k, int op, int cpu, ti__tfl_bjob *jp) {
     const ti_tensor *a = k->in[0], *b = k->in[1];
     ti_tensor *y = k->out[0];
     ti__tfl_bjob *j = jp;
@@ -20566,7 +20568,7 @@ TI__PRIVATE ti_status ti__tfl_bin_setup(ti__kctx *k, int op, ti__tfl_bjob *jp) {
     }
     if (j->quant && TI__EDT_IN(a->dtype, TI__TQ8) && b->dtype == a->dtype && !j->pot16 &&
         (op == TI__TB_ADD || op == TI__TB_SUB || op == TI__TB_MUL || TI__TB_BOOL_OUT(op)))
-        ti__tfl_bin_q8_tables(j, a->dtype);
+        ti__tfl_bin_q8_tables(j, a->dtype, cpu);
     return TI_OK;
 }
 
@@ -20577,7 +20579,7 @@ TI__PRIVATE ti_status ti__tfl_bin_setup(ti__kctx *k, int op, ti__tfl_bjob *jp) {
 
 TI__PRIVATE ti_status ti__tfl_bin_run(ti__kctx *k, int op) {
     ti__tfl_bjob j;
-    ti_status st = ti__tfl_bin_setup(k, op, &j);
+    ti_status st = ti__tfl_bin_setup(k, op, 1, &j);
     if (st != TI_OK) return st;
     if (j.quant) j.b.grain = TI__TFL_QBIN_GRAIN;
     ti__bcast_run(k, &j.b);
@@ -37814,7 +37816,7 @@ TI__PRIVATE int ti__cl_plan_qadd(ti__clc *c) {
     ti__clc_kctx(c, &k, &e);
     ti__tfl_bjob *j = (ti__tfl_bjob *)ti__calloc(&c->s->al, sizeof *j);
     if (j == NULL) return ti__clc_no(c, "out of memory");
-    int ok = ti__tfl_bin_setup(&k, TI__TB_ADD, j) == TI_OK;
+    int ok = ti__tfl_bin_setup(&k, TI__TB_ADD, 0, j) == TI_OK;
     if (!ok) ti__clc_no(c, "%s", e.message);
     else if (j->pot16 || !j->quant || j->b.fn != ti__tfl_bin_q8)
         ok = ti__clc_no(c, "this ADD does not take the 8-bit tables");

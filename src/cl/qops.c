@@ -149,7 +149,7 @@ TI__PRIVATE int ti__cl_plan_qadd(ti__clc *c) {
     ti__clc_kctx(c, &k, &e);
     ti__tfl_bjob *j = (ti__tfl_bjob *)ti__calloc(&c->s->al, sizeof *j);
     if (j == NULL) return ti__clc_no(c, "out of memory");
-    int ok = ti__tfl_bin_setup(&k, TI__TB_ADD, j) == TI_OK;
+    int ok = ti__tfl_bin_setup(&k, TI__TB_ADD, 0, j) == TI_OK;
     if (!ok) ti__clc_no(c, "%s", e.message);
     else if (j->pot16 || !j->quant || j->b.fn != ti__tfl_bin_q8)
         ok = ti__clc_no(c, "this ADD does not take the 8-bit tables");

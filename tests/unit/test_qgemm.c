@@ -22,6 +22,7 @@
 #include <fenv.h>
 #include "tinyinfer.h"
 #include "ti_test.h"
+#define TFL_DIR "tests/conformance/tflite/"
 
 /* The levels of this CPU family (the ISA values of x86 and aarch64 coincide: 1 and 2 are
  * AVX2 / AVX-512 there, NEON / NEON + dotprod here): the int16 kernels' level, the byte
@@ -1206,6 +1207,49 @@ TI_TEST(add8_vbmi_matches_scalar) {
 #endif
 }
 
+/* The ADD kernel takes the VBMI lanes (add_v) for the conformance models' 8-bit ADDs where
+ * the CPU has VBMI, but for the generic broadcast, which TFLite's reference loop computes: a
+ * speed switch, so no output comparison fails when it is never set. The OpenCL ADD's set-up
+ * (cpu 0) builds no planes. */
+TI_TEST(add8_models_take_vbmi_lanes) {
+    static const char *cases[] = {"add_int8_same_relu", "add_uint8_same_relu", "add_int8_bcast"};
+    static ti__tfl_bjob j;
+    int vbmi = 0, ran = 0, taken = 0;
+#if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
+    vbmi = ti__cpu_vbmi();
+#endif
+    for (int c = 0; c < 3; c++) {
+        char path[256];
+        snprintf(path, sizeof path, TFL_DIR "%s/model.tflite", cases[c]);
+        ti_error err;
+        ti_model *m = ti_model_load_file(path, NULL, &err);
+        if (!m) printf("  %s: %s\n", path, err.message);
+        TI_REQUIRE(m != NULL);
+        ti_session_desc sd;
+        memset(&sd, 0, sizeof sd);
+        sd.backend = TI_BACKEND_CPU;
+        ti_session *s = ti_session_create(m, &sd, &err);
+        TI_REQUIRE(s != NULL);
+        for (int n = 0; n < s->n_nodes; n++) {
+            if (strcmp(s->nodes[n].op, "ADD") != 0) continue;
+            ti__kctx k;
+            ti__kctx_init(s, &k, n, &err);
+            TI_CHECK_EQ_INT(ti__tfl_bin_setup(&k, TI__TB_ADD, 1, &j), TI_OK);
+            int want = vbmi && j.add_mode != TI__TFL_ADD_REF;
+            TI_CHECK_EQ_INT(j.add_mode == TI__TFL_ADD_REF, c == 2);
+            TI_CHECK_EQ_INT(j.add_v, want);
+            taken += j.add_v;
+            TI_CHECK_EQ_INT(ti__tfl_bin_setup(&k, TI__TB_ADD, 0, &j), TI_OK);
+            TI_CHECK_EQ_INT(j.add_v, 0);
+            ran++;
+        }
+        ti_session_destroy(s);
+        ti_model_free(m);
+    }
+    TI_CHECK_EQ_INT(ran, 3);
+    TI_CHECK_EQ_INT(taken, vbmi ? 2 : 0);
+}
+
 /* The AVX-512 ADD lanes with the input terms computed (ti__tfl_add8c_avx512) against the
  * same lanes on the terms tabulated by the scalar steps vshl(srdhm(vshl(x + off, pre), m),
  * post): TFLite's int8 elementwise form (pre 20 + shift, post 0) and its split form (pre 20,
@@ -1330,7 +1374,6 @@ TI_TEST(int8_model_same_under_each_isa) {
 /* TFLite's int8 conv kernels ignore the weights' zero points, so a model with one that is not
  * 0 is refused at planning, naming the node and the channel (a run no longer checks them:
  * TI__WZP_CHECKED). One conformance model each for CONV_2D and DEPTHWISE_CONV_2D. */
-#define TFL_DIR "tests/conformance/tflite/"
 /* The conv's weights in a one-conv model: the constant int8 value with n scales or more. */
 static ti__value *int8_weights(ti_model *m, int n) {
     for (int i = 0; i < m->n_values; i++)
@@ -1428,6 +1471,7 @@ int main(void) {
     TI_RUN(byte_micro_rq_matches_rows8);
     TI_RUN(add8_simd_matches_scalar);
     TI_RUN(add8_vbmi_matches_scalar);
+    TI_RUN(add8_models_take_vbmi_lanes);
     TI_RUN(add8_computed_terms_match_tables);
     TI_RUN(quantized_model_same_under_each_isa);
     TI_RUN(int8_model_same_under_each_isa);
