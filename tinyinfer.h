@@ -30288,14 +30288,19 @@ TI__X86_INLINE __mmask16 ti__qv_mask16(size_t n) {
  * (|t - RNE(t)| < 1/2 - 2^-12) RNE(t) is then q; a lane nearer sets *bad and the caller redoes
  * the 16 in integers (about one vector in 128). Beyond |r| = 1024 both are far past the clamp
  * (the callers keep |lo - yo| and |hi - yo| <= 512); |t| < 2^31 as |r| <= 2^30 (rs >= 1). */
-TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_rq_float(__m512i v, __m512 s, __m512 e,
-                                                             __mmask16 *bad) {
+/* The t above: fl(fl(v) s + es), es = e with v's sign (the requantizing tile takes it apart
+ * from the check and the rounding, ti__qv_rq_float joins the three) */
+TI__X86_INLINE TI__TARGET_AVX512VNNI __m512 ti__qv_rq_t(__m512i v, __m512 s, __m512 e) {
     __m512 f = _mm512_cvt_roundepi32_ps(v, TI__QV_RNE);
     /* e with f's sign: (f & sign bit) | e */
     const __m512i sign = _mm512_set1_epi32((int32_t)0x80000000u);
     __m512 es = _mm512_castsi512_ps(
         _mm512_ternarylogic_epi32(_mm512_castps_si512(f), _mm512_castps_si512(e), sign, 0xEC));
-    __m512 t = _mm512_fmadd_round_ps(f, s, es, TI__QV_RNE);
+    return _mm512_fmadd_round_ps(f, s, es, TI__QV_RNE);
+}
+TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_rq_float(__m512i v, __m512 s, __m512 e,
+                                                             __mmask16 *bad) {
+    __m512 t = ti__qv_rq_t(v, s, e);
     __m512 d = _mm512_abs_ps(_mm512_reduce_ps(t, 0)); /* |t - RNE(t)| */
     *bad |= _mm512_cmp_ps_mask(d, _mm512_set1_ps(0.5f - 1.0f / 4096.0f), _CMP_GE_OQ);
     return _mm512_cvt_roundps_epi32(t, TI__QV_RNE);
@@ -30554,37 +30559,23 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile_rq(const int NB, const int
     const __m512 e1 = NB > 1 ? _mm512_loadu_ps(t->e + 16) : e0;
     const __m512i yo16 = _mm512_set1_epi16((short)t->yo);
     const __m512i lo8 = _mm512_set1_epi8((char)t->lo), hi8 = _mm512_set1_epi8((char)t->hi);
-    /* after VPACKSSDW and VPACKUSWB of a register with itself, dword 4 L + j of lane L holds
-     * vector j's channels 4 L..4 L + 3 (j < 2) */
+    /* after VPACKSSDW of each row's two vectors and VPACKUSWB of rows r and r + 1, dword
+     * 4 L + j of lane L holds channels 4 L..4 L + 3 of vector j & 1 of row r + (j >> 1) */
     const __m512i perm = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
     const int upk = t->lo >= 0 && t->hi <= 255;
     const __mmask32 km = (__mmask32)(nc >= 32 ? 0xffffffffu : (1u << nc) - 1u);
     const __mmask16 k1 = (__mmask16)(km >> 16); /* the second block's columns (NB 2) */
+    const __m512 near = _mm512_set1_ps(0.5f - 1.0f / 4096.0f);
     (void)k1;
-#define TI__QV_RQROW(r)                                                                     \
-    if ((r) < MR && (r) < nr) {                                                             \
-        __m512i v0 = c##r##_0, v1 = c##r##_1;                                               \
-        if (row != NULL) {                                                                  \
-            __m512i rv = _mm512_set1_epi32(row[r]);                                         \
-            v0 = _mm512_add_epi32(v0, rv);                                                  \
-            v1 = _mm512_add_epi32(v1, rv);                                                  \
-        }                                                                                   \
-        __mmask16 bad = 0;                                                                  \
-        __m512i q0 = ti__qv_rq_float(v0, s0, e0, &bad);                                     \
-        __m512i q1 = NB > 1 ? ti__qv_rq_float(v1, s1, e1, &bad) : q0;                       \
-        if (bad != 0) { /* about one row in 64: the sums again in integers, as rows8 */     \
-            q0 = ti__qv_rq_cols(v0, t->mult, t->shift, (__mmask16)km);                      \
-            if (NB > 1) q1 = ti__qv_rq_cols(v1, t->mult + 16, t->shift + 16, k1);           \
-        }                                                                                   \
-        __m512i o = _mm512_adds_epi16(_mm512_packs_epi32(q0, q1), yo16);                    \
-        if (upk) o = _mm512_min_epu8(_mm512_max_epu8(_mm512_packus_epi16(o, o), lo8), hi8); \
-        else o = _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(o, o), lo8), hi8);      \
-        o = _mm512_permutexvar_epi32(perm, o);                                              \
-        _mm256_mask_storeu_epi8(out + (r) * ldo, km, _mm512_castsi512_si256(o));            \
-    }
-    TI__QV_RQROW(0) TI__QV_RQROW(1) TI__QV_RQROW(2) TI__QV_RQROW(3)
-    TI__QV_RQROW(4) TI__QV_RQROW(5) TI__QV_RQROW(6) TI__QV_RQROW(7)
-#undef TI__QV_RQROW
+    /* row r's sums requantized (ti__qv_rq_float's steps; VRANGEPS takes the larger distance
+     * from a step of the two vectors, so one compare decides the row), packed to int16 with
+     * the zero point: o */
+#define TI__QV_RQ16(r, o)                                                                       {                                                                                               __m512i v0 = c##r##_0, v1 = c##r##_1;                                                       if (row != NULL) {                                                                              __m512i rv = _mm512_set1_epi32(row[r]);                                                     v0 = _mm512_add_epi32(v0, rv);                                                              v1 = _mm512_add_epi32(v1, rv);                                                          }                                                                                           __m512 t0 = ti__qv_rq_t(v0, s0, e0), t1 = NB > 1 ? ti__qv_rq_t(v1, s1, e1) : t0;            __m512 d = _mm512_reduce_ps(t0, 0);                                                         d = NB > 1 ? _mm512_range_ps(d, _mm512_reduce_ps(t1, 0), 0x0B) : _mm512_abs_ps(d);          __m512i q0, q1;                                                                             if (_mm512_cmp_ps_mask(d, near, _CMP_GE_OQ) != 0) {                                             /* about one row in 64: the sums again in integers, as rows8 */                             q0 = ti__qv_rq_cols(v0, t->mult, t->shift, (__mmask16)km);                                  q1 = NB > 1 ? ti__qv_rq_cols(v1, t->mult + 16, t->shift + 16, k1) : q0;                 } else {                                                                                        q0 = _mm512_cvt_roundps_epi32(t0, TI__QV_RNE);                                              q1 = NB > 1 ? _mm512_cvt_roundps_epi32(t1, TI__QV_RNE) : q0;                            }                                                                                           o = _mm512_adds_epi16(_mm512_packs_epi32(q0, q1), yo16);                                }
+    /* rows r and r1 = r + 1 (when there) packed to bytes together, clamped, stored */
+#define TI__QV_RQPAIR(r, r1)                                                                    if ((r) < MR && (r) < nr) {                                                                     __m512i oa, ob;                                                                             TI__QV_RQ16(r, oa)                                                                          const int two = (r1) < MR && (r1) < nr;                                                     ob = oa;                                                                                    if (two) TI__QV_RQ16(r1, ob)                                                                __m512i o = upk ? _mm512_min_epu8(_mm512_max_epu8(_mm512_packus_epi16(oa, ob), lo8), hi8)                         : _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(oa, ob), lo8), hi8);         o = _mm512_permutexvar_epi32(perm, o);                                                      _mm256_mask_storeu_epi8(out + (r) * ldo, km, _mm512_castsi512_si256(o));                    if (two) _mm256_mask_storeu_epi8(out + (r1) * ldo, km, _mm512_extracti64x4_epi64(o, 1));     }
+    TI__QV_RQPAIR(0, 1) TI__QV_RQPAIR(2, 3) TI__QV_RQPAIR(4, 5) TI__QV_RQPAIR(6, 7)
+#undef TI__QV_RQPAIR
+#undef TI__QV_RQ16
 }
 
 #define TI__QV_TILE_RQ_FN(name, NB, MR, FLIP)                                               \
