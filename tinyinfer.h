@@ -30316,6 +30316,40 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_scales(__m512i m, __m512i sh, _
     *e = _mm512_maskz_scalef_ps(k, _mm512_set1_ps(1.0f), ee);
 }
 
+/* 32 sums (v0, v1; NB 1: v0's 16) requantized by ti__qv_rq_float's steps, with one compare
+ * for both vectors (VRANGEPS takes the larger of their distances from a rounding step), or,
+ * where a lane is near a step (about one in 64), in integers with mult / shift (lanes k0,
+ * k1), as rows8; then VPACKSSDW and the zero point: int16, lane L holding v0's channels
+ * 4 L..4 L + 3, then v1's. */
+TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_rq_w(const int NB, __m512i v0, __m512i v1,
+                                                        __m512 s0, __m512 e0, __m512 s1,
+                                                        __m512 e1, const int32_t *mult,
+                                                        const int32_t *shift, __mmask16 k0,
+                                                        __mmask16 k1, __m512i yo16) {
+    __m512 t0 = ti__qv_rq_t(v0, s0, e0), t1 = NB > 1 ? ti__qv_rq_t(v1, s1, e1) : t0;
+    __m512 d = _mm512_reduce_ps(t0, 0);
+    d = NB > 1 ? _mm512_range_ps(d, _mm512_reduce_ps(t1, 0), 0x0B) : _mm512_abs_ps(d);
+    __m512i q0, q1;
+    if (_mm512_cmp_ps_mask(d, _mm512_set1_ps(0.5f - 1.0f / 4096.0f), _CMP_GE_OQ) != 0) {
+        q0 = ti__qv_rq_cols(v0, mult, shift, k0);
+        q1 = NB > 1 ? ti__qv_rq_cols(v1, mult + 16, shift + 16, k1) : q0;
+    } else {
+        q0 = _mm512_cvt_roundps_epi32(t0, TI__QV_RNE);
+        q1 = NB > 1 ? _mm512_cvt_roundps_epi32(t1, TI__QV_RNE) : q0;
+    }
+    return _mm512_adds_epi16(_mm512_packs_epi32(q0, q1), yo16);
+}
+
+/* Two outputs' int16 vectors (ti__qv_rq_w) to bytes together, clamped to lo8..hi8 (unsigned
+ * when upk), and put in order by perm: wa's 32 in the low 256 bits, wb's in the high. */
+TI__X86_INLINE TI__TARGET_AVX512VNNI __m512i ti__qv_pack2(__m512i wa, __m512i wb, int upk,
+                                                         __m512i lo8, __m512i hi8,
+                                                         __m512i perm) {
+    __m512i o = upk ? _mm512_min_epu8(_mm512_max_epu8(_mm512_packus_epi16(wa, wb), lo8), hi8)
+                    : _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(wa, wb), lo8), hi8);
+    return _mm512_permutexvar_epi32(perm, o);
+}
+
 /* Whether the output range takes rows8's packed float path: |lo - yo| and |hi - yo| <= 512
  * (ti__qv_rq_float's bound), lo..hi inside uint8's or int8's range, and the zero point added
  * in int16 with saturation exact (|yo| <= 256: a saturated value stays past the clamp). */
@@ -30565,14 +30599,31 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__qv_tile_rq(const int NB, const int
     const int upk = t->lo >= 0 && t->hi <= 255;
     const __mmask32 km = (__mmask32)(nc >= 32 ? 0xffffffffu : (1u << nc) - 1u);
     const __mmask16 k1 = (__mmask16)(km >> 16); /* the second block's columns (NB 2) */
-    const __m512 near = _mm512_set1_ps(0.5f - 1.0f / 4096.0f);
     (void)k1;
-    /* row r's sums requantized (ti__qv_rq_float's steps; VRANGEPS takes the larger distance
-     * from a step of the two vectors, so one compare decides the row), packed to int16 with
-     * the zero point: o */
-#define TI__QV_RQ16(r, o)                                                                       {                                                                                               __m512i v0 = c##r##_0, v1 = c##r##_1;                                                       if (row != NULL) {                                                                              __m512i rv = _mm512_set1_epi32(row[r]);                                                     v0 = _mm512_add_epi32(v0, rv);                                                              v1 = _mm512_add_epi32(v1, rv);                                                          }                                                                                           __m512 t0 = ti__qv_rq_t(v0, s0, e0), t1 = NB > 1 ? ti__qv_rq_t(v1, s1, e1) : t0;            __m512 d = _mm512_reduce_ps(t0, 0);                                                         d = NB > 1 ? _mm512_range_ps(d, _mm512_reduce_ps(t1, 0), 0x0B) : _mm512_abs_ps(d);          __m512i q0, q1;                                                                             if (_mm512_cmp_ps_mask(d, near, _CMP_GE_OQ) != 0) {                                             /* about one row in 64: the sums again in integers, as rows8 */                             q0 = ti__qv_rq_cols(v0, t->mult, t->shift, (__mmask16)km);                                  q1 = NB > 1 ? ti__qv_rq_cols(v1, t->mult + 16, t->shift + 16, k1) : q0;                 } else {                                                                                        q0 = _mm512_cvt_roundps_epi32(t0, TI__QV_RNE);                                              q1 = NB > 1 ? _mm512_cvt_roundps_epi32(t1, TI__QV_RNE) : q0;                            }                                                                                           o = _mm512_adds_epi16(_mm512_packs_epi32(q0, q1), yo16);                                }
-    /* rows r and r1 = r + 1 (when there) packed to bytes together, clamped, stored */
-#define TI__QV_RQPAIR(r, r1)                                                                    if ((r) < MR && (r) < nr) {                                                                     __m512i oa, ob;                                                                             TI__QV_RQ16(r, oa)                                                                          const int two = (r1) < MR && (r1) < nr;                                                     ob = oa;                                                                                    if (two) TI__QV_RQ16(r1, ob)                                                                __m512i o = upk ? _mm512_min_epu8(_mm512_max_epu8(_mm512_packus_epi16(oa, ob), lo8), hi8)                         : _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(oa, ob), lo8), hi8);         o = _mm512_permutexvar_epi32(perm, o);                                                      _mm256_mask_storeu_epi8(out + (r) * ldo, km, _mm512_castsi512_si256(o));                    if (two) _mm256_mask_storeu_epi8(out + (r1) * ldo, km, _mm512_extracti64x4_epi64(o, 1));     }
+    /* row r's sums, with its row term: int16 o */
+#define TI__QV_RQ16(r, o)                                                                   \
+    {                                                                                       \
+        __m512i v0 = c##r##_0, v1 = c##r##_1;                                               \
+        if (row != NULL) {                                                                  \
+            __m512i rv = _mm512_set1_epi32(row[r]);                                         \
+            v0 = _mm512_add_epi32(v0, rv);                                                  \
+            v1 = _mm512_add_epi32(v1, rv);                                                  \
+        }                                                                                   \
+        o = ti__qv_rq_w(NB, v0, v1, s0, e0, s1, e1, t->mult, t->shift, (__mmask16)km, k1,   \
+                        yo16);                                                              \
+    }
+    /* rows r and r1 = r + 1 (when there) packed to bytes together and stored */
+#define TI__QV_RQPAIR(r, r1)                                                                \
+    if ((r) < MR && (r) < nr) {                                                             \
+        __m512i oa, ob;                                                                     \
+        TI__QV_RQ16(r, oa)                                                                  \
+        const int two = (r1) < MR && (r1) < nr;                                             \
+        ob = oa;                                                                            \
+        if (two) TI__QV_RQ16(r1, ob)                                                        \
+        __m512i o = ti__qv_pack2(oa, ob, upk, lo8, hi8, perm);                              \
+        _mm256_mask_storeu_epi8(out + (r) * ldo, km, _mm512_castsi512_si256(o));            \
+        if (two) _mm256_mask_storeu_epi8(out + (r1) * ldo, km, _mm512_extracti64x4_epi64(o, 1)); \
+    }
     TI__QV_RQPAIR(0, 1) TI__QV_RQPAIR(2, 3) TI__QV_RQPAIR(4, 5) TI__QV_RQPAIR(6, 7)
 #undef TI__QV_RQPAIR
 #undef TI__QV_RQ16
@@ -30900,10 +30951,11 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__dwq_row3(const int RQ, uint32_t *a
     const __m512i yo16 = _mm512_set1_epi16((short)(RQ ? q->yo : 0));
     const __m512i lo8 = _mm512_set1_epi8((char)(RQ ? q->lo : 0));
     const __m512i hi8 = _mm512_set1_epi8((char)(RQ ? q->hi : 0));
-    /* after VPACKSSDW of [a0 | a1] with [a2 | a3] and a byte pack of that with itself, dword
-     * 4 L + j of 128-bit lane L holds channels: L 0 j 0: 0-3, j 1: 8-11; L 1: 16-19, 24-27;
-     * L 2: 4-7, 12-15; L 3: 20-23, 28-31 */
-    const __m512i perm = _mm512_set_epi32(15, 14, 11, 10, 7, 6, 3, 2, 13, 5, 12, 4, 9, 1, 8, 0);
+    /* after VPACKSSDW of [a0 | a1] with [a2 | a3] and a byte pack of two pixels' of those,
+     * dword 4 L + j of 128-bit lane L holds the first pixel's channels (j 0, 1; the second's
+     * at j + 2): L 0 j 0: 0-3, j 1: 8-11; L 1: 16-19, 24-27; L 2: 4-7, 12-15; L 3: 20-23,
+     * 28-31 */
+    const __m512i perm = _mm512_set_epi32(15, 7, 14, 6, 11, 3, 10, 2, 13, 5, 12, 4, 9, 1, 8, 0);
     (void)acc, (void)lda, (void)out, (void)ldo;
 #define TI__DWR_LD(ptr)                                                                     \
     _mm256_xor_si256(n >= 32 ? _mm256_loadu_si256((const __m256i *)(const void *)(ptr))     \
@@ -30958,24 +31010,22 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__dwq_row3(const int RQ, uint32_t *a
         L = l23;                                                                            \
         H = h23;                                                                            \
     }
-    /* pixel P's sums A0..A3: to acc, or (RQ) requantized to out */
-#define TI__DWR_OUT(P, A0, A1, A2, A3)                                                      \
+    /* a pixel's sums A0..A3 requantized: int16 */
+#define TI__DWR_W(A0, A1, A2, A3)                                                           \
+    ti__qv_rq_w(2, _mm512_inserti64x4(_mm512_castsi256_si512(A0), A1, 1),                   \
+                _mm512_inserti64x4(_mm512_castsi256_si512(A2), A3, 1), s0, e0, s1, e1,      \
+                q->mult, q->shift, 0xffff, 0xffff, yo16)
+    /* pixel p's sums a0..a3 and (TWO) pixel p + 1's b0..b3: to acc, or (RQ) requantized,
+     * the two packed to bytes together, to out */
+#define TI__DWR_OUT(TWO)                                                                    \
     if (!RQ) {                                                                              \
-        ti__dwv_store32(acc + (P) * lda, A0, A1, A2, A3);                                   \
+        ti__dwv_store32(acc + p * lda, a0, a1, a2, a3);                                     \
+        if (TWO) ti__dwv_store32(acc + (p + 1) * lda, b0, b1, b2, b3);                      \
     } else {                                                                                \
-        __m512i v0 = _mm512_inserti64x4(_mm512_castsi256_si512(A0), A1, 1);                \
-        __m512i v1 = _mm512_inserti64x4(_mm512_castsi256_si512(A2), A3, 1);                \
-        __mmask16 bad = 0;                                                                  \
-        __m512i q0 = ti__qv_rq_float(v0, s0, e0, &bad), q1 = ti__qv_rq_float(v1, s1, e1, &bad); \
-        if (bad != 0) { /* about one pixel in 64: these 32 in integers, as rows8 */        \
-            q0 = ti__qv_rq_cols(v0, q->mult, q->shift, 0xffff);                             \
-            q1 = ti__qv_rq_cols(v1, q->mult + 16, q->shift + 16, 0xffff);                   \
-        }                                                                                   \
-        __m512i w = _mm512_adds_epi16(_mm512_packs_epi32(q0, q1), yo16), o;                 \
-        if (upk) o = _mm512_min_epu8(_mm512_max_epu8(_mm512_packus_epi16(w, w), lo8), hi8); \
-        else o = _mm512_min_epi8(_mm512_max_epi8(_mm512_packs_epi16(w, w), lo8), hi8);      \
-        o = _mm512_permutexvar_epi32(perm, o);                                              \
-        _mm256_mask_storeu_epi8(out + (P) * ldo, k, _mm512_castsi512_si256(o));             \
+        __m512i wa = TI__DWR_W(a0, a1, a2, a3), wb = TWO ? TI__DWR_W(b0, b1, b2, b3) : wa;  \
+        __m512i o = ti__qv_pack2(wa, wb, upk, lo8, hi8, perm);                              \
+        _mm256_mask_storeu_epi8(out + p * ldo, k, _mm512_castsi512_si256(o));               \
+        if (TWO) _mm256_mask_storeu_epi8(out + (p + 1) * ldo, k, _mm512_extracti64x4_epi64(o, 1)); \
     }
 #define TI__DWR_STEP(TWO, TAIL)                                                             \
     {                                                                                       \
@@ -30984,10 +31034,7 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__dwq_row3(const int RQ, uint32_t *a
         TI__DWR_ROW(0, r0, c0, l0, h0, TWO, TAIL)                                           \
         TI__DWR_ROW(1, r1, c1, l1, h1, TWO, TAIL)                                           \
         TI__DWR_ROW(2, r2, c2, l2, h2, TWO, TAIL)                                           \
-        TI__DWR_OUT(p, a0, a1, a2, a3)                                                      \
-        if (TWO) {                                                                          \
-            TI__DWR_OUT(p + 1, b0, b1, b2, b3)                                              \
-        }                                                                                   \
+        TI__DWR_OUT(TWO)                                                                    \
         (void)b0, (void)b1, (void)b2, (void)b3;                                             \
         p += TWO ? 2 : 1;                                                                   \
         col += 2;                                                                           \
@@ -31001,6 +31048,7 @@ TI__X86_INLINE TI__TARGET_AVX512VNNI void ti__dwq_row3(const int RQ, uint32_t *a
     if (p < np) TI__DWR_STEP(0, 1)
 #undef TI__DWR_STEP
 #undef TI__DWR_OUT
+#undef TI__DWR_W
 #undef TI__DWR_ROW
 #undef TI__DWR_START
 #undef TI__DWR_COL
