@@ -168,9 +168,12 @@ enum {
                             packed_arg) * 4 */,
     TI__PACK_WINO23 = 5, /* Conv: Winograd F(2x2,3x3) U, 16 x M x C, laid out as
                             TI__PACK_WINO43's */
-    TI__PACK_APANEL = 6  /* float32 Conv by GEMM: each group's weights as the SIMD GEMM's A
+    TI__PACK_APANEL = 6, /* float32 Conv by GEMM: each group's weights as the SIMD GEMM's A
                             panel (ti__sgemm_pack_apanel), packed_arg rows a sliver;
                             packed_bytes = group * roundup(M/group, packed_arg) * K * 4 */
+    TI__PACK_TFL_ADD = 7 /* TFLite 8-bit ADD: its job as ti__tfl_bin_setup leaves it (the byte
+                            tables and VBMI planes), packed_bytes = its size
+                            (cpu/tfl_elementwise.c, ti__tfl_add_prepack) */
 };
 
 /* A tensor of the graph: its declared type and shape, and its data when constant. */

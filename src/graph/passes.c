@@ -485,6 +485,13 @@ TI__PRIVATE ti_status ti__pass_bands(ti_session *s, ti_error *err) {
 TI__PRIVATE ti_status ti__pass_prepack(ti_session *s, ti_error *err) {
     for (int n = 0; n < s->first_dynamic; n++) {
         ti__node *node = &s->nodes[n];
+        if (strcmp(node->domain, "tflite") == 0 && strcmp(node->op, "ADD") == 0) {
+            ti__kctx k;
+            ti__kctx_init(s, &k, n, err);
+            ti_status st = ti__tfl_add_prepack(&k, node, &s->plan_pool);
+            if (st != TI_OK) return st;
+            continue;
+        }
         int wi = ti__prepack_weights(node);
         if (wi < 0 || node->n_inputs <= wi || node->inputs[wi] < 0 || !s->vi[node->inputs[wi]].is_const)
             continue;

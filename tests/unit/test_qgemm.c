@@ -1210,7 +1210,8 @@ TI_TEST(add8_vbmi_matches_scalar) {
 /* The ADD kernel takes the VBMI lanes (add_v) for the conformance models' 8-bit ADDs where
  * the CPU has VBMI, but for the generic broadcast, which TFLite's reference loop computes: a
  * speed switch, so no output comparison fails when it is never set. The OpenCL ADD's set-up
- * (cpu 0) builds no planes. */
+ * (cpu 0) builds no planes. The job is planned once, and a run's copy of it (at any
+ * alignment) has the planes, tables and the run's tensors. */
 TI_TEST(add8_models_take_vbmi_lanes) {
     static const char *cases[] = {"add_int8_same_relu", "add_uint8_same_relu", "add_int8_bcast"};
     static ti__tfl_bjob j;
@@ -1242,6 +1243,23 @@ TI_TEST(add8_models_take_vbmi_lanes) {
             TI_CHECK_EQ_INT(ti__tfl_bin_setup(&k, TI__TB_ADD, 0, &j), TI_OK);
             TI_CHECK_EQ_INT(j.add_v, 0);
             ran++;
+            /* planned once (ti__tfl_add_prepack); each run's copy finds the planes at its own
+             * 64-byte boundary, wherever the copy lies */
+            TI_CHECK_EQ_INT(s->nodes[n].packed_kind, TI__PACK_TFL_ADD);
+            if (s->nodes[n].packed_kind != TI__PACK_TFL_ADD) continue;
+            const ti__tfl_bjob *pj = (const ti__tfl_bjob *)s->nodes[n].packed;
+            TI_CHECK_EQ_INT(pj->add_v, want);
+            static uint64_t buf[sizeof(ti__tfl_bjob) / 8 + 16];
+            unsigned char *base = (unsigned char *)buf + (64 - (uintptr_t)buf % 64) % 64;
+            for (size_t off = 0; off < 64; off += 8) {
+                ti__tfl_bjob *d = (ti__tfl_bjob *)(void *)(base + off);
+                ti__tfl_add_unpack(&k, pj, d);
+                TI_CHECK(memcmp(d->add_plm + ti__tfl_add_planes(d),
+                                pj->add_plm + ti__tfl_add_planes(pj), 2 * 4 * 256) == 0);
+                TI_CHECK(memcmp(d->t1, pj->t1, sizeof d->t1) == 0 && d->add_v == pj->add_v);
+                TI_CHECK(d->b.in[0] == k.in[0]->data && d->b.in[1] == k.in[1]->data &&
+                         d->b.out == k.out[0]->data);
+            }
         }
         ti_session_destroy(s);
         ti_model_free(m);
