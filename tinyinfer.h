@@ -20296,6 +20296,7 @@ TI__PRIVATE void ti__tfl_bin_q8(const ti__bjob *jb, size_t o, const size_t *off,
 /* Fills j->t1 / t2 for ti__tfl_bin_q8 and selects it; the ops' parameters are set. cpu: the
  * CPU kernel will run it (0: the OpenCL ADD takes the tables alone, so no VBMI planes). */
 TI__PRIVATE void ti__tfl_bin_q8_tables(ti__tfl_bjob *j, ti_dtype dt, int cpu) {
+    (void)cpu; /* read on x86 with VNNI only */
     for (int v = 0; v < 256; v++) {
         const int32_t raw = dt == TI_DTYPE_I8 ? (int32_t)(int8_t)v : v;
         const int32_t x = j->off1 + raw, y = j->off2 + raw;
