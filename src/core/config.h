@@ -7,6 +7,8 @@
 #ifndef TI_MALLOC
 #define TI_MALLOC(sz) malloc(sz)
 #define TI_FREE(p) free(p)
+#else
+#define TI__USER_MALLOC 1 /* no huge-page advice on its blocks (core/alloc.c) */
 #endif
 #ifndef TI_ASSERT
 #include <assert.h>

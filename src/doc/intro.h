@@ -46,6 +46,9 @@
                                                TINYINFER_ISA=scalar|avx2|avx512|avx512vnni
                                                caps the ISA at run time instead)
         TI_MALLOC(sz)/TI_FREE(p)  malloc/free  default allocator underneath; both or neither
+        TI_NO_HUGE_PAGES      (undefined)      no transparent-huge-page advice (Linux): by
+                                               default blocks of 2 MiB and more from malloc
+                                               are 2 MiB aligned and advised MADV_HUGEPAGE
         TI_ASSERT(x)          assert(x)        guards tinyinfer's own invariants only,
                                                never data from a file or a caller
         TI_STATIC             (undefined)      every API function becomes static
