@@ -30,8 +30,10 @@ TI__PRIVATE int ti__allocator_valid(const ti_allocator *a);
 typedef struct ti__pool_block ti__pool_block;
 typedef struct ti__pool {
     ti_allocator al;
-    ti__pool_block *head;
-    size_t used_bytes; /* all blocks together, for resource caps */
+    ti__pool_block *head;  /* small requests' blocks, the one in use first */
+    ti__pool_block *slabs; /* big requests' slabs (core/alloc.c) */
+    size_t mid_bytes;      /* requests past a block's quarter and below 2 MiB, so far */
+    size_t used_bytes;     /* all blocks together, for resource caps */
 } ti__pool;
 TI__PRIVATE void *ti__pool_alloc(ti__pool *p, size_t size); /* zeroed, 16-aligned; NULL on OOM */
 TI__PRIVATE char *ti__pool_strndup(ti__pool *p, const char *s, size_t n);

@@ -419,8 +419,8 @@ static int vm_flags_of(const void *p, char *out, size_t cap) {
 
 /* Blocks of 2 MiB and more from the default allocator start on a 2 MiB boundary and their
  * mapping is advised huge pages ("hg" among its VmFlags), as is a session's arena of that
- * size (x [1024, 1024] -> Neg -> Relu: the Neg's 4 MiB output lives there); small blocks keep
- * their 64-byte alignment. */
+ * size (x [1024, 1024] -> Neg -> Relu: the Neg's 4 MiB output lives there) and a pool's slab;
+ * small blocks keep their 64-byte alignment. */
 TI_TEST(large_blocks_advised_huge_pages) {
     size_t big = TI__HUGE * 2 + 12345, small = 1000;
     unsigned char *p = (unsigned char *)ti__malloc(NULL, big);
@@ -449,15 +449,41 @@ TI_TEST(large_blocks_advised_huge_pages) {
     int bad = 0;
     for (int i = 0; i < 1024 * 1024; i++) bad += y[i] != (x[i] < 0 ? -x[i] : 0.0f);
     TI_CHECK_EQ_INT(bad, 0);
-    char flags[256], aflags[256];
-    int seen = vm_flags_of(p, flags, sizeof flags) && vm_flags_of(s->arena, aflags, sizeof aflags);
+    /* a pool: requests of 300 KB stay in blocks of their own up to 2 MiB of them, then share
+     * a slab (64-byte aligned, zeroed, advised too); a pool with the user's allocator has none */
+    ti__pool pool, upool;
+    memset(&pool, 0, sizeof pool);
+    memset(&upool, 0, sizeof upool);
+    ti_test_alloc ca;
+    memset(&ca, 0, sizeof ca);
+    upool.al = ti_test_allocator(&ca);
+    unsigned char *r[12];
+    int zero = 1;
+    for (int i = 0; i < 12; i++) {
+        size_t n = 300000 + 16 * (size_t)i;
+        r[i] = (unsigned char *)ti__pool_alloc(&pool, n);
+        TI_REQUIRE(r[i] != NULL && ti__pool_alloc(&upool, n) != NULL);
+        for (size_t k = 0; k < n; k += 4096) zero &= r[i][k] == 0 && r[i][n - 1] == 0;
+        memset(r[i], 0xab, n);
+    }
+    TI_CHECK(zero);
+    TI_CHECK(pool.slabs != NULL && upool.slabs == NULL);
+    TI_CHECK((uintptr_t)r[11] % 64 == 0 && (uintptr_t)r[10] % 64 == 0);
+    TI_CHECK(r[11] > r[10] && r[11] - r[10] < (ptrdiff_t)(300000 + 16 * 10 + 64));
+    char flags[256], aflags[256], sflags[256];
+    int seen = vm_flags_of(p, flags, sizeof flags) && vm_flags_of(s->arena, aflags, sizeof aflags) &&
+               vm_flags_of(r[11], sflags, sizeof sflags);
 #ifndef __x86_64__
     seen = 0; /* build.sh runs aarch64 under qemu-user, whose smaps shows no advice */
 #endif
     if (seen) {
         TI_CHECK_STR_CONTAINS(flags, " hg");
         TI_CHECK_STR_CONTAINS(aflags, " hg");
+        TI_CHECK_STR_CONTAINS(sflags, " hg");
     }
+    ti__pool_release(&pool);
+    ti__pool_release(&upool);
+    TI_CHECK(ti_test_alloc_balanced(&ca));
     ti_session_destroy(s);
     ti_model_free(m);
     ti__free(NULL, p, big);
