@@ -2116,10 +2116,11 @@ TI__PRIVATE void ti__global_unlock(void) { ti__atomic_store(&ti__global_spin, 0)
  * TI_NO_HUGE_PAGES): blocks of TI__HUGE bytes and more (the activation arena, packed weights,
  * the scratch, a model file's bytes) start on a TI__HUGE boundary and their whole huge pages
  * are advised MADV_HUGEPAGE, so that where the system's setting is "madvise" (as on the
- * machines of bench/results) a run takes one TLB entry per 2 MiB instead of 512. MobileNetV2 at
- * 1 thread: median run 7.76 -> 7.33 ms (bench/results/ab-2026-12-04-zen4-s46.md). A refused
- * advice (THP off, an old kernel) changes nothing but speed. TI_MALLOC of the user's gets no
- * advice: its blocks may be anybody's pages. */
+ * machines of bench/results) a run takes one TLB entry per 2 MiB instead of 512: with the
+ * pools' slabs below, MobileNetV2 3.8 % faster at 1 thread, ResNet-18 1.7 % (summed per-node
+ * minima, bench/results/ab-2026-12-04-zen4-s46.md). A refused advice (THP off, an old
+ * kernel) changes nothing but speed. TI_MALLOC of the user's gets no advice: its blocks may
+ * be anybody's pages. */
 #if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__)) &&                   \
     !defined(TI_NO_HUGE_PAGES) && !defined(TI__USER_MALLOC)
 #include <sys/mman.h>
@@ -2130,7 +2131,10 @@ TI__PRIVATE void ti__global_unlock(void) { ti__atomic_store(&ti__global_spin, 0)
 /* <sys/mman.h> declares neither under strict ISO C (-std=c99 without _DEFAULT_SOURCE);
  * 14 is the kernel's value on both architectures (asm-generic/mman-common.h) */
 #define TI__MADV_HUGEPAGE 14
-extern int madvise(void *addr, size_t len, int advice);
+#ifdef __cplusplus
+extern "C"
+#endif
+int madvise(void *addr, size_t len, int advice);
 #endif
 #endif
 
