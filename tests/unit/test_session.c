@@ -411,7 +411,8 @@ static int vm_flags_of(const void *p, char *out, size_t cap) {
     while (!found && fgets(line, sizeof line, f) != NULL) {
         unsigned long lo, hi;
         if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
-        else if (in && strncmp(line, "VmFlags:", 8) == 0) found = snprintf(out, cap, "%s", line) > 0;
+        else if (in && strncmp(line, "VmFlags:", 8) == 0)
+            found = snprintf(out, cap, "%s", line) > 0;
     }
     fclose(f);
     return found;
@@ -471,7 +472,8 @@ TI_TEST(large_blocks_advised_huge_pages) {
     TI_CHECK((uintptr_t)r[11] % 64 == 0 && (uintptr_t)r[10] % 64 == 0);
     TI_CHECK(r[11] > r[10] && r[11] - r[10] < (ptrdiff_t)(300000 + 16 * 10 + 64));
     char flags[256], aflags[256], sflags[256];
-    int seen = vm_flags_of(p, flags, sizeof flags) && vm_flags_of(s->arena, aflags, sizeof aflags) &&
+    int seen = vm_flags_of(p, flags, sizeof flags) &&
+               vm_flags_of(s->arena, aflags, sizeof aflags) &&
                vm_flags_of(r[11], sflags, sizeof sflags);
 #ifndef __x86_64__
     seen = 0; /* build.sh runs aarch64 under qemu-user, whose smaps shows no advice */
