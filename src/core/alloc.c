@@ -30,6 +30,11 @@ int madvise(void *addr, size_t len, int advice);
 #endif
 #endif
 
+/* a rounded up to a multiple of align (a power of two) */
+TI__PRIVATE uintptr_t ti__align_up(uintptr_t a, size_t align) {
+    return (a + align - 1) & ~(uintptr_t)(align - 1);
+}
+
 TI__PRIVATE int ti__allocator_valid(const ti_allocator *a) {
     return a == NULL || (a->alloc == NULL) == (a->free == NULL);
 }
@@ -45,7 +50,7 @@ TI__PRIVATE void *ti__malloc(const ti_allocator *a, size_t size) {
     if (!ti__add_size(size, align + sizeof(void *), &total)) return NULL;
     unsigned char *raw = (unsigned char *)TI_MALLOC(total);
     if (raw == NULL) return NULL;
-    uintptr_t p = ((uintptr_t)raw + sizeof(void *) + align - 1) & ~(uintptr_t)(align - 1);
+    uintptr_t p = ti__align_up((uintptr_t)raw + sizeof(void *), align);
     memcpy((unsigned char *)p - sizeof(void *), &raw, sizeof(void *));
 #ifdef TI__HUGE
     /* the whole huge pages only: a partial last one would be resident whole */
@@ -93,7 +98,7 @@ TI__PRIVATE int ti__grow(const ti_allocator *a, void **arr, int *cap, int need, 
     return 1;
 }
 
-/* ---- pool: a list of blocks; big requests get a block of their own ---- */
+/* ---- pool: small requests share blocks; big ones get a block of their own or a slab ---- */
 /* Where the default allocator advises huge pages (TI__HUGE), requests too big for a shared
  * block and too small for huge pages of their own (packed weights, folded constants) are
  * carved instead from slabs of TI__POOL_SLAB bytes, first fit, 64-byte aligned: most of
@@ -126,7 +131,7 @@ TI__PRIVATE ti__pool_block *ti__pool_block_new(ti__pool *p, ti__pool_block **lis
  * (size_t)-1. */
 TI__PRIVATE size_t ti__pool_fit(const ti__pool_block *b, size_t size, size_t align) {
     uintptr_t data = (uintptr_t)b + TI__POOL_HDR, at = data + b->used;
-    size_t off = (size_t)(((at + align - 1) & ~(uintptr_t)(align - 1)) - data);
+    size_t off = (size_t)(ti__align_up(at, align) - data);
     return off <= b->size && b->size - off >= size ? off : (size_t)-1;
 }
 
