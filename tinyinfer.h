@@ -1680,6 +1680,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void); /* cpu/x86/conv_avx512.c 
 TI__PRIVATE void ti__wino_in8_avx2(const float *const *rows, float *out, size_t os);
 TI__PRIVATE void ti__wino_out8_avx2(const float *src, size_t es, float bias, int relu, float *z);
 TI__PRIVATE void ti__wino_put4_avx2(const float *z, int h, float *y, size_t ldy);
+TI__PRIVATE void ti__wino_puts_avx2(const float *z, float *const *dst, int n, size_t ldy);
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void);   /* cpu/x86/gemm_avx2.c */
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void); /* cpu/x86/gemm_avx512.c */
 /* The 8-bit GEMM micro-kernel of core/qgemm.c (ti__qg_micro's contract: 4 rows x 16
@@ -8268,15 +8269,41 @@ TI__PRIVATE void ti__wino_gemm(const ti__wino_job *j, size_t tb, size_t s0, size
     }
 }
 
-/* Output tiles [t0, t0 + tb) of image planes y, channels [m0, m1), from O. */
+/* Where output tile t goes in a plane: offset, rows hn and columns wn inside the map, and
+ * put4: 1 when it starts 4 whole tiles in one tile row that ti__wino_put4_avx2 stores
+ * together (bi, its index in the block, a multiple of 4, and the block has 4 from it). */
+typedef struct ti__wino_place {
+    size_t off;
+    int hn, wn, put4;
+} ti__wino_place;
+
+TI__PRIVATE void ti__wino_place_at(const ti__wino_job *j, size_t t, size_t bi, size_t tb,
+                                   ti__wino_place *w) {
+    int64_t T = j->geo.t, OH = j->p->out[1], OW = j->p->out[2];
+    size_t twn = (size_t)((OW + T - 1) / T), th = t / twn, tw = t % twn;
+    int64_t oh0 = (int64_t)th * T, ow0 = (int64_t)tw * T;
+    w->off = (size_t)(oh0 * OW + ow0);
+    w->hn = (int)TI__MIN(T, OH - oh0);
+    w->wn = (int)TI__MIN(T, OW - ow0);
+    w->put4 = T == 4 && bi % 4 == 0 && bi + 4 <= tb && tw + 4 <= twn && oh0 + 4 <= OH &&
+              ow0 + 16 <= OW;
+}
+
+/* Output tiles [t0, t0 + tb) of image planes y, channels [m0, m1), from O. Where each tile
+ * goes is worked out once for the block, not per channel (a division a tile: with it, the
+ * stores of SqueezeNet's convs took a third of their output transform). */
+#define TI__WINO_PLACES 128 /* tiles a block with its places in a table (ti__wino_block) */
 TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t0, size_t tb,
                                  size_t m0, size_t m1, float *y) {
     enum { L = TI__WINO_LANES };
     const ti__convp *p = j->p;
-    int64_t T = j->geo.t, OH = p->out[1], OW = p->out[2];
-    size_t twn = (size_t)((OW + T - 1) / T), ldo = j->sl.ldo, lanes = j->geo.lanes;
+    int64_t T = j->geo.t, OW = p->out[2];
+    size_t ldo = j->sl.ldo, lanes = j->geo.lanes;
     int relu = j->act == TI__ACT_RELU;
     float z[16 * L];
+    ti__wino_place tab[TI__WINO_PLACES], one;
+    int table = tb <= TI__WINO_PLACES;
+    for (size_t b = 0; table && b < tb; b++) ti__wino_place_at(j, t0 + b, b, tb, &tab[b]);
     for (size_t m = m0; m < m1; m++) {
         float bv = j->b != NULL ? j->b[m] : 0.0f, *ym = y + m * p->out_sp;
         for (size_t jc = 0; jc < tb; jc += lanes) {
@@ -8289,25 +8316,39 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
             else ti__wino_out_lanes(src, j->sl.os, bv, relu, z);
             if (j->act != TI__ACT_NONE && !relu) /* T * T rows of nv tiles, lanes apart */
                 ti__act_block(j->act, j->act_a, j->act_b, NULL, z, lanes, (size_t)(T * T), nv);
-            for (size_t l = 0; l < nv;) {
-                size_t t = t0 + jc + l, th = t / twn, tw = t % twn;
-                int64_t oh0 = (int64_t)th * T, ow0 = (int64_t)tw * T;
 #ifdef TI__X86_SIMD
-                /* four whole tiles in one tile row, from a lane that starts a vector half */
-                if (lanes == 8 && T == 4 && l % 4 == 0 && l + 4 <= nv && tw + 4 <= twn &&
-                    oh0 + 4 <= OH && ow0 + 16 <= OW) {
-                    ti__wino_put4_avx2(z, (int)(l / 4), ym + oh0 * OW + ow0, (size_t)OW);
-                    l += 4;
-                    continue;
+            float *whole[8]; /* AVX2 F(4x4): tiles whole in the map, for ti__wino_puts_avx2 */
+            int nwhole = 0;
+#endif
+            for (size_t l = 0; l < nv;) {
+                const ti__wino_place *w = table ? &tab[jc + l] : &one;
+                if (!table) ti__wino_place_at(j, t0 + jc + l, jc + l, tb, &one);
+                float *yt = ym + w->off;
+#ifdef TI__X86_SIMD
+                if (lanes == 8 && T == 4) {
+                    if (w->put4) {
+                        ti__wino_put4_avx2(z, (int)(l / 4), yt, (size_t)OW);
+                        for (size_t e = l; e < l + 4; e++) whole[e] = NULL;
+                        l += 4;
+                        continue;
+                    }
+                    /* any other whole tile: a row of 4 floats at a time */
+                    whole[l] = w->hn == 4 && w->wn == 4 ? yt : NULL;
+                    if (whole[l] != NULL) {
+                        nwhole = (int)l + 1;
+                        l++;
+                        continue;
+                    }
                 }
 #endif
-                int hn = (int)TI__MIN(T, OH - oh0), wn = (int)TI__MIN(T, OW - ow0);
-                for (int i = 0; i < hn; i++) {
-                    float *yr = ym + (oh0 + i) * OW + ow0;
-                    for (int q = 0; q < wn; q++) yr[q] = z[(i * T + q) * (int64_t)lanes + l];
-                }
+                for (int i = 0; i < w->hn; i++)
+                    for (int q = 0; q < w->wn; q++)
+                        yt[i * OW + q] = z[(i * T + q) * (int64_t)lanes + l];
                 l++;
             }
+#ifdef TI__X86_SIMD
+            if (nwhole > 0) ti__wino_puts_avx2(z, whole, nwhole, (size_t)OW);
+#endif
         }
     }
 }
@@ -27746,6 +27787,30 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__wino_put4_avx2(const float *z, int h, float
             _mm256_storeu_ps(y, _mm256_permute2f128_ps(w0, w1, 0x31));
             _mm256_storeu_ps(y + 8, _mm256_permute2f128_ps(w2, w3, 0x31));
         }
+    }
+}
+
+/* Stores each tile l < n of z (as ti__wino_out8_avx2 leaves it) whose dst[l] is not NULL
+ * as its 4 x 4 block there, rows ldy apart: output (i, q) of tile l to dst[l][i ldy + q].
+ * The tiles may lie anywhere in the map (across tile rows, or short of a group of 4 that
+ * ti__wino_put4_avx2 takes), each whole in it. */
+TI__PRIVATE TI__TARGET_AVX2 void ti__wino_puts_avx2(const float *z, float *const *dst, int n,
+                                                    size_t ldy) {
+    for (size_t i = 0; i < 4; i++) {
+        const float *zi = z + i * 32; /* outputs (i, 0..3) of the 8 tiles */
+        __m256 q0 = _mm256_loadu_ps(zi), q1 = _mm256_loadu_ps(zi + 8);
+        __m256 q2 = _mm256_loadu_ps(zi + 16), q3 = _mm256_loadu_ps(zi + 24);
+        __m256 l01 = _mm256_unpacklo_ps(q0, q1), h01 = _mm256_unpackhi_ps(q0, q1);
+        __m256 l23 = _mm256_unpacklo_ps(q2, q3), h23 = _mm256_unpackhi_ps(q2, q3);
+        __m256 w[4]; /* w[l] = [tile l | tile l + 4], each outputs q = 0..3 */
+        w[0] = _mm256_shuffle_ps(l01, l23, 0x44);
+        w[1] = _mm256_shuffle_ps(l01, l23, 0xee);
+        w[2] = _mm256_shuffle_ps(h01, h23, 0x44);
+        w[3] = _mm256_shuffle_ps(h01, h23, 0xee);
+        for (int l = 0; l < n; l++)
+            if (dst[l] != NULL)
+                _mm_storeu_ps(dst[l] + i * ldy, l < 4 ? _mm256_castps256_ps128(w[l])
+                                                      : _mm256_extractf128_ps(w[l - 4], 1));
     }
 }
 

@@ -400,6 +400,30 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__wino_put4_avx2(const float *z, int h, float
     }
 }
 
+/* Stores each tile l < n of z (as ti__wino_out8_avx2 leaves it) whose dst[l] is not NULL
+ * as its 4 x 4 block there, rows ldy apart: output (i, q) of tile l to dst[l][i ldy + q].
+ * The tiles may lie anywhere in the map (across tile rows, or short of a group of 4 that
+ * ti__wino_put4_avx2 takes), each whole in it. */
+TI__PRIVATE TI__TARGET_AVX2 void ti__wino_puts_avx2(const float *z, float *const *dst, int n,
+                                                    size_t ldy) {
+    for (size_t i = 0; i < 4; i++) {
+        const float *zi = z + i * 32; /* outputs (i, 0..3) of the 8 tiles */
+        __m256 q0 = _mm256_loadu_ps(zi), q1 = _mm256_loadu_ps(zi + 8);
+        __m256 q2 = _mm256_loadu_ps(zi + 16), q3 = _mm256_loadu_ps(zi + 24);
+        __m256 l01 = _mm256_unpacklo_ps(q0, q1), h01 = _mm256_unpackhi_ps(q0, q1);
+        __m256 l23 = _mm256_unpacklo_ps(q2, q3), h23 = _mm256_unpackhi_ps(q2, q3);
+        __m256 w[4]; /* w[l] = [tile l | tile l + 4], each outputs q = 0..3 */
+        w[0] = _mm256_shuffle_ps(l01, l23, 0x44);
+        w[1] = _mm256_shuffle_ps(l01, l23, 0xee);
+        w[2] = _mm256_shuffle_ps(h01, h23, 0x44);
+        w[3] = _mm256_shuffle_ps(h01, h23, 0xee);
+        for (int l = 0; l < n; l++)
+            if (dst[l] != NULL)
+                _mm_storeu_ps(dst[l] + i * ldy, l < 4 ? _mm256_castps256_ps128(w[l])
+                                                      : _mm256_extractf128_ps(w[l - 4], 1));
+    }
+}
+
 /* The few-channel conv kernel (ti__conv_fewc_fn), as conv_avx512.c's with vectors of 8:
  * the 16 positions are two vectors, and the 16 channels go in groups of at most 6 (12
  * accumulators, two input vectors and a broadcast weight: 15 of the 16 YMM registers), each
