@@ -470,7 +470,8 @@ TI_TEST(big_shapes) {
 /* The threads' parts (ti__sgemm_split_cols) on the shapes it was measured on: AVX-512's
  * 14 x 32 tiles on 2 threads cut SqueezeNet's 48 x 169 x 256 squeeze conv (weights as A,
  * the input as B) by columns and its transposed 169 x 64 x 384 GEMM (B a packed panel) by
- * rows, and MobileNetV2's 576 x 196 x 96 by rows. Whatever the cut, each element is the
+ * rows, MobileNetV2's 576 x 196 x 96 by rows and its transposed 49 x 960 x 160 by
+ * columns. Whatever the cut, each element is the
  * same sum: 2 and 3 threads give 1 thread's bits, on every ISA. */
 static size_t plan_rows(int ta, size_t m, size_t n, size_t k, const float *bpanel,
                         size_t threads) {
@@ -490,6 +491,10 @@ TI_TEST(thread_parts_by_cost) {
         TI_CHECK_EQ_INT((int)plan_rows(1, 48, 169, 256, NULL, 2), 48); /* columns */
         TI_CHECK_EQ_INT((int)plan_rows(1, 169, 64, 384, panel, 2), 98); /* rows: 7 slivers */
         TI_CHECK_EQ_INT((int)plan_rows(1, 576, 196, 96, NULL, 2), 294); /* rows */
+        /* MobileNetV2's 160 -> 960 at 7 x 7 transposed (49 x 960 x 160, the weights a
+         * panel): by columns on 2 and 4 threads, so no thread streams all the weights */
+        TI_CHECK_EQ_INT((int)plan_rows(1, 49, 960, 160, panel, 2), 49);
+        TI_CHECK_EQ_INT((int)plan_rows(1, 49, 960, 160, panel, 4), 49);
     }
     ti__cpu_force_isa(TI__ISA_AVX2);
     gi = ti__sgemm_pick_isa();
