@@ -87,6 +87,18 @@ TI__PRIVATE void ti__tp_relax(void) {
 #endif
 }
 
+/* Takes the pool's mutex, polling it a while before sleeping on it: a job's threads all
+ * take it at its start and at each chunk's end, and a futex sleep costs about as much as a
+ * small job's chunk. */
+#define TI__TP_LOCK_SPINS 200
+TI__PRIVATE void ti__tp_lock(ti__threadpool *tp) {
+    for (int i = 0; i < TI__TP_LOCK_SPINS; i++) {
+        if (pthread_mutex_trylock(&tp->mu) == 0) return;
+        ti__tp_relax();
+    }
+    pthread_mutex_lock(&tp->mu);
+}
+
 /* The next chunk for participant me: its own block's first, else the last of another's. */
 TI__PRIVATE size_t ti__tp_take(ti__threadpool *tp, int me) {
     int parts = tp->n_workers + 1;
@@ -112,7 +124,7 @@ TI__PRIVATE void ti__tp_drain(ti__threadpool *tp, int me) {
         pthread_mutex_unlock(&tp->mu);
         if (part_fn != NULL) part_fn(ctx, me, b, e);
         else fn(ctx, b, e);
-        pthread_mutex_lock(&tp->mu);
+        ti__tp_lock(tp);
         ti__atomic_store(&tp->pub_inflight, --tp->inflight);
         if (tp->inflight == 0 && tp->left == 0) pthread_cond_signal(&tp->done_cv);
     }
@@ -130,7 +142,7 @@ TI__PRIVATE void *ti__tp_worker(void *arg) {
                 if (ti__atomic_load(&tp->pub_generation) != (int)seen) break;
                 ti__tp_relax();
             }
-            pthread_mutex_lock(&tp->mu);
+            ti__tp_lock(tp);
         }
         while (!tp->quit && tp->generation == seen) pthread_cond_wait(&tp->work_cv, &tp->mu);
         if (tp->quit) break;
@@ -208,7 +220,7 @@ TI__PRIVATE void ti__parallel_run(ti__threadpool *tp, size_t n, size_t grain, ti
     size_t chunk = (n + threads * 4 - 1) / (threads * 4);
     if (chunk < grain) chunk = grain;
     size_t chunks = (n + chunk - 1) / chunk;
-    pthread_mutex_lock(&tp->mu);
+    ti__tp_lock(tp);
     tp->fn = fn;
     tp->part_fn = part_fn;
     tp->ctx = ctx;
@@ -227,7 +239,7 @@ TI__PRIVATE void ti__parallel_run(ti__threadpool *tp, size_t n, size_t grain, ti
         pthread_mutex_unlock(&tp->mu);
         for (int i = 0; i < TI__TP_SPINS && ti__atomic_load(&tp->pub_inflight) > 0; i++)
             ti__tp_relax();
-        pthread_mutex_lock(&tp->mu);
+        ti__tp_lock(tp);
     }
     while (tp->inflight > 0) pthread_cond_wait(&tp->done_cv, &tp->mu);
     pthread_mutex_unlock(&tp->mu);
