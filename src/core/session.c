@@ -218,7 +218,7 @@ TI__PRIVATE ti_status ti__session_place(ti_session *s, size_t *offsets, ti_error
     int n_placed = 0;
     for (int i = 0; i < n; i++) {
         int v = order[i];
-        size_t size = (s->t[v].size_bytes + 63) & ~(size_t)63, off = 0;
+        size_t size = (size_t)ti__align_up(s->t[v].size_bytes, 64), off = 0;
         if (size == 0) size = 64;
         for (;;) {
             int moved = 0;
@@ -227,7 +227,7 @@ TI__PRIVATE ti_status ti__session_place(ti_session *s, size_t *offsets, ti_error
                 if (!s->desc.keep_intermediates &&
                     (s->vi[u].last < s->vi[v].first || s->vi[v].last < s->vi[u].first))
                     continue;
-                size_t usize = (s->t[u].size_bytes + 63) & ~(size_t)63;
+                size_t usize = (size_t)ti__align_up(s->t[u].size_bytes, 64);
                 if (usize == 0) usize = 64;
                 if (off < offsets[u] + usize && offsets[u] < off + size) {
                     off = offsets[u] + usize;

@@ -618,7 +618,7 @@ TI__PRIVATE void ti__conv_dw_lanes(const ti__dw_job *j, size_t begin, size_t end
     size_t L = (size_t)j->isa->lane_planes, M = (size_t)p->m, B = (M + L - 1) / L;
     size_t kk = (size_t)(p->k[1] * p->k[1]);
     float buf[TI__DWL_IN_FLOATS + TI__DWL_OUT_FLOATS + 16 * 25 + 16];
-    float *al = (float *)(void *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
+    float *al = (float *)(void *)ti__align_up((uintptr_t)buf, 64);
     int post = j->act != TI__ACT_NONE && !j->clamp;
     for (size_t it = begin; it < end; it++) {
         size_t m0 = it % B * L, pln = it / B * M + m0, np = TI__MIN(L, M - m0);
@@ -861,6 +861,7 @@ TI__PRIVATE int ti__conv_fewc_run(ti__kctx *k, const ti__convp *p) {
 /* Tiles per block: V (36 x C x tb) and the products (36 x M x tb) of one block aim at 1 MiB
  * (an L2); a multiple of 32, the column tile of the AVX-512 GEMM kernel. */
 #define TI__WINO_BLOCK_BYTES ((size_t)1 << 20)
+#define TI__WINO_MAX_TB 128 /* tiles a block at most (ti__wino_block) */
 
 /* The Winograd path is worth it from these sizes up. With 16 tiles (a 14 x 14 map) and
  * more, and from 8 input and output channels, it beat im2col at every size bench/conv.c has
@@ -921,7 +922,7 @@ TI__PRIVATE size_t ti__wino_longest(size_t tiles, size_t ranges, size_t nr) {
 TI__PRIVATE size_t ti__wino_block(const ti__convp *p, int t, size_t threads) {
     size_t per = (size_t)(t + 2) * (size_t)(t + 2) * (size_t)(p->c + p->m) * sizeof(float);
     size_t nr = ti__wino_nr(), tb = TI__WINO_BLOCK_BYTES / per;
-    tb = TI__MIN(TI__MAX(tb, (size_t)32), (size_t)128) / nr * nr;
+    tb = TI__MIN(TI__MAX(tb, (size_t)32), (size_t)TI__WINO_MAX_TB) / nr * nr;
     size_t n = ti__wino_tiles(p, t), ranges = ti__wino_ranges(n, threads, nr);
     return TI__MIN(TI__MAX(tb, nr), ti__wino_longest(n, ranges, nr));
 }
@@ -1422,7 +1423,6 @@ TI__PRIVATE void ti__wino_place_at(const ti__wino_job *j, size_t t, size_t bi, s
  * goes is worked out once for the block, not per channel: a 64-bit division a tile and
  * channel before (SqueezeNet's 3x3 convs at 13 x 13 3-4 % faster without it, per-node minima
  * on a Zen 4; the others within their noise). */
-#define TI__WINO_PLACES 128 /* tiles a block with its places in a table (ti__wino_block) */
 TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t0, size_t tb,
                                  size_t m0, size_t m1, float *y) {
     enum { L = TI__WINO_LANES };
@@ -1431,9 +1431,9 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
     size_t ldo = j->sl.ldo, lanes = j->geo.lanes;
     int relu = j->act == TI__ACT_RELU;
     float z[16 * L];
-    ti__wino_place tab[TI__WINO_PLACES], one;
-    int table = tb <= TI__WINO_PLACES;
-    for (size_t b = 0; table && b < tb; b++) ti__wino_place_at(j, t0 + b, b, tb, &tab[b]);
+    ti__wino_place tab[TI__WINO_MAX_TB];
+    TI_ASSERT(tb <= TI__WINO_MAX_TB);
+    for (size_t b = 0; b < tb; b++) ti__wino_place_at(j, t0 + b, b, tb, &tab[b]);
     for (size_t m = m0; m < m1; m++) {
         float bv = j->b != NULL ? j->b[m] : 0.0f, *ym = y + m * p->out_sp;
         for (size_t jc = 0; jc < tb; jc += lanes) {
@@ -1451,8 +1451,7 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
             int nwhole = 0;
 #endif
             for (size_t l = 0; l < nv;) {
-                const ti__wino_place *w = table ? &tab[jc + l] : &one;
-                if (!table) ti__wino_place_at(j, t0 + jc + l, jc + l, tb, &one);
+                const ti__wino_place *w = &tab[jc + l];
                 float *yt = ym + w->off;
 #ifdef TI__X86_SIMD
                 if (lanes == 8 && T == 4) {

@@ -174,7 +174,7 @@ TI__PRIVATE void ti__sgemm_pack_a(const ti__sgemm_job *j, size_t r0, size_t h, s
 }
 
 TI__PRIVATE float *ti__align64(float *p) {
-    return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63);
+    return (float *)(void *)ti__align_up((uintptr_t)p, 64);
 }
 
 /* Packs op(B)[p0:p0+kc, q0:q0+w] as kc rows of nr floats, zero past w. */

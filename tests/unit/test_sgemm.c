@@ -491,10 +491,14 @@ TI_TEST(thread_parts_by_cost) {
         TI_CHECK_EQ_INT((int)plan_rows(1, 48, 169, 256, NULL, 2), 48); /* columns */
         TI_CHECK_EQ_INT((int)plan_rows(1, 169, 64, 384, panel, 2), 98); /* rows: 7 slivers */
         TI_CHECK_EQ_INT((int)plan_rows(1, 576, 196, 96, NULL, 2), 294); /* rows */
-        /* MobileNetV2's 160 -> 960 at 7 x 7 transposed (49 x 960 x 160, the weights a
-         * panel): by columns on 2 and 4 threads, so no thread streams all the weights */
+        /* transposed 1x1 convs at 7 x 7 (the weights a panel) by columns, so that no thread
+         * streams all the weights (the panel's reads counted): MobileNetV2's 160 -> 960 on 4
+         * threads (on 2 its 960 columns alone send it there), its 960 -> 320 and
+         * EfficientNet-B0's 1152 -> 192 on 2 */
         TI_CHECK_EQ_INT((int)plan_rows(1, 49, 960, 160, panel, 2), 49);
         TI_CHECK_EQ_INT((int)plan_rows(1, 49, 960, 160, panel, 4), 49);
+        TI_CHECK_EQ_INT((int)plan_rows(1, 49, 320, 960, panel, 2), 49);
+        TI_CHECK_EQ_INT((int)plan_rows(1, 49, 192, 1152, panel, 2), 49);
     }
     ti__cpu_force_isa(TI__ISA_AVX2);
     gi = ti__sgemm_pick_isa();
