@@ -6075,6 +6075,16 @@ TI__PRIVATE int ti__conv_path(const ti__kctx *k, const ti__convp *p) {
  * more against fewer products. */
 #define TI__CONV_CT_WIDE_SP 256
 #define TI__CONV_CT_WIDE_K 256
+/* and only for fewer output channels than this: with many, the plain GEMM's A panels
+ * (the weights, packed at planning) run down many row slivers for each packed sliver of X,
+ * and the transposed GEMM's Y^T is as large as Y. 1x1 convs at 13 x 13 and 14 x 14,
+ * bench/conv.c (plain with its A panels), 1 thread, Intel Xeon (AVX-512, 2 FMA ports),
+ * plain / transposed: 512 -> 64 1.05, -> 128 1.02, -> 256 0.96, -> 512 0.98, -> 1000 0.93,
+ * 1024 -> 1000 0.95, 576 -> 96 1.08, 384 -> 64 1.10, 672 -> 112 1.03, 512 -> 384 1.00.
+ * SqueezeNet's classifier (512 -> 1000 at 13 x 13) in the model, per-node minima of 4 x 100
+ * runs alternating (bench/ab.py), two such A/B runs: 2 threads 0.583 / 0.587 -> 0.494 / 0.492
+ * ms, 1 thread 0.991 / 1.086 -> 0.958 / 1.054 (onnxruntime 0.490 and 0.952). */
+#define TI__CONV_CT_WIDE_MAX_M 256
 #define TI__CONV_CT_MIN_M 64    /* output channels per group from this. On 7 x 7 maps,
                                    plain / transposed (bench/conv.c, AVX2, Zen 2): 1x1
                                    576 -> 160 1.29, 960 -> 160 1.34, 960 -> 320 1.33;
@@ -6112,7 +6122,8 @@ TI__PRIVATE int ti__conv_ct_ok(const ti__convp *p) {
         if (sp * 100 >= 85 * lanes) return 0;
     }
     if (sp < TI__CONV_CT_MAX_SP) return 1;
-    return sp < TI__CONV_CT_WIDE_SP && kdim >= TI__CONV_CT_WIDE_K && nr > 0 &&
+    return sp < TI__CONV_CT_WIDE_SP && kdim >= TI__CONV_CT_WIDE_K &&
+           p->mg < TI__CONV_CT_WIDE_MAX_M && nr > 0 &&
            sp * 10 < 9 * ((sp + nr - 1) / nr * nr);
 }
 

@@ -89,6 +89,8 @@ typedef struct rig {
     ti__convp p;
     float *u;      /* Winograd weights, where the shape fits */
     float *panels; /* W^T as the GEMM's B panels, where the transposed GEMM suits the shape */
+    float *apanel; /* W as the plain GEMM's A panels, where the planner would pack them */
+    int apanel_mr;
     void *scratch;
 } rig;
 
@@ -143,12 +145,24 @@ static int rig_init(rig *r, const shape *sh) {
         ti__sgemm_pack_bpanel(1, kdim, (size_t)r->p.mg, (const float *)r->w.data, kdim,
                               (size_t)nr, r->panels);
     }
+    /* the plain GEMM's A panels where ti__conv_prepack would pack them (but for the
+     * transposed GEMM's choice, timed on its own) */
+    int mr = ti__sgemm_panel_mr();
+    size_t kd = (size_t)r->p.cg * r->p.kprod;
+    if (mr > 0 && r->p.group == 1 && r->p.mg >= mr && (int64_t)kd >= TI__CONV_APANEL_MIN_K &&
+        !ti__conv_dw_ok(&r->p) && (ti__conv_pointwise(&r->p) || !ti__conv_fewc_ok(&r->p))) {
+        r->apanel = (float *)malloc(ti__sgemm_apanel_floats((size_t)r->p.mg, kd, (size_t)mr) * 4);
+        if (r->apanel == NULL) return 0;
+        ti__sgemm_pack_apanel(0, (size_t)r->p.mg, kd, (const float *)r->w.data, kd, (size_t)mr,
+                              r->apanel);
+        r->apanel_mr = mr;
+    }
     return r->y.data != NULL;
 }
 
 static void rig_free(rig *r) {
     free(r->x.data), free(r->w.data), free(r->b.data), free(r->y.data), free(r->u);
-    free(r->panels);
+    free(r->panels), free(r->apanel);
 }
 
 /* Median thread CPU seconds of one run of the path; ct: IM2COL or 1X1 by the transposed
@@ -156,14 +170,20 @@ static void rig_free(rig *r) {
 static double time_path(rig *r, int path, int ct) {
     size_t kdim = (size_t)r->p.cg * r->p.kprod, need = 0;
     const void *packed = r->node.packed;
-    int kind = r->node.packed_kind;
+    int kind = r->node.packed_kind, arg = r->node.packed_arg;
     size_t packed_bytes = r->node.packed_bytes;
+    if (!ct && r->apanel != NULL && (path == TI__CONV_1X1 || path == TI__CONV_IM2COL)) {
+        r->node.packed_kind = TI__PACK_APANEL, r->node.packed = r->apanel;
+        r->node.packed_arg = r->apanel_mr;
+        r->node.packed_bytes = ti__sgemm_apanel_floats((size_t)r->p.mg, kdim,
+                                                       (size_t)r->apanel_mr) * 4;
+    }
     if (ct) {
         int nr = ti__sgemm_panel_nr();
         r->node.packed_kind = TI__PACK_BPANEL, r->node.packed = r->panels;
         r->node.packed_arg = nr;
         r->node.packed_bytes = ti__sgemm_bpanel_floats(kdim, (size_t)r->p.mg, (size_t)nr) * 4;
-        need = r->p.out_sp * (size_t)r->p.mg * sizeof(float);
+        need = ti__conv_ct_floats(&r->p) * sizeof(float);
     }
     if (path == TI__CONV_IM2COL) need += ti__conv_im2col_floats(&r->k, &r->p) * sizeof(float);
     if (path == TI__CONV_IM2COL_BIG) need = kdim * ti__conv_tile_cols(kdim, r->p.out_sp) * 4;
@@ -181,6 +201,7 @@ static double time_path(rig *r, int path, int ct) {
     }
     free(r->k.scratch);
     r->node.packed_kind = kind, r->node.packed = packed, r->node.packed_bytes = packed_bytes;
+    r->node.packed_arg = arg;
     qsort(t, (size_t)n, sizeof(double), cmp_double);
     return t[n / 2];
 }

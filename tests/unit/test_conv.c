@@ -648,6 +648,27 @@ TI_TEST(transposed_gemm_few_positions) {
         random_act(&c);
         ct_case(&c, tp, 1);
     }
+    /* many output channels on a wide map go by the plain GEMM (TI__CONV_CT_WIDE_MAX_M):
+     * SqueezeNet's classifier, 512 -> 1000 at 13 x 13, and the edge, 255 and 256 */
+    for (int i = 0; i < 3; i++) {
+        static const int64_t ms[3] = {255, 256, 1000};
+        ccase c;
+        memset(&c, 0, sizeof c);
+        c.n = 1, c.group = 1, c.c = 512, c.m = ms[i], c.h = c.w = 13;
+        c.k[0] = c.k[1] = c.s[0] = c.s[1] = c.d[0] = c.d[1] = 1;
+        conv_rig r;
+        if (!rig_init(&r, &c)) {
+            TI_CHECK(!"case set-up failed");
+            rig_free(&r);
+            continue;
+        }
+#ifdef TI__X86_SIMD
+        if (ti__cpu_force_isa(TI__ISA_AVX512) == TI__ISA_AVX512)
+            TI_CHECK_EQ_INT(ti__conv_ct_ok(&r.p), ms[i] < 256);
+        ti__cpu_force_isa(-1);
+#endif
+        rig_free(&r);
+    }
     ti__threadpool_destroy(tp);
     /* on a CPU without SIMD kernels nothing packs panels: the count stays 0 */
     TI_CHECK(g_ct_runs > 0 || ti__cpu_isa_best() == TI__ISA_SCALAR);
