@@ -196,7 +196,9 @@ int main(int argc, char **argv) {
     const char *only = argc > 2 ? argv[2] : NULL; /* shapes whose name contains this */
     shape custom = {"custom", 0, 0, 0, 0, 0, 0};
     char t = 0;
-    if (only != NULL && sscanf(only, "%zux%zux%zu%c", &custom.m, &custom.n, &custom.k, &t) >= 3) {
+    size_t cm = 0, cn = 0, ck = 0; /* a partial match (`1024`) must not set the custom shape */
+    if (only != NULL && sscanf(only, "%zux%zux%zu%c", &cm, &cn, &ck, &t) >= 3) {
+        custom.m = cm, custom.n = cn, custom.k = ck;
         custom.name = only;
         custom.at = t == 't';
         only = NULL;
