@@ -6083,9 +6083,11 @@ TI__PRIVATE int ti__conv_path(const ti__kctx *k, const ti__convp *p) {
  * 1024 -> 1000 0.95, 576 -> 96 1.08, 384 -> 64 1.10, 672 -> 112 1.03, 512 -> 384 1.00.
  * SqueezeNet's classifier (512 -> 1000 at 13 x 13) in the model, per-node minima of 4 x 100
  * runs alternating (bench/ab.py), two such A/B runs: 2 threads 0.583 / 0.587 -> 0.494 / 0.492
- * ms, 1 thread 0.991 / 1.086 -> 0.958 / 1.054 (onnxruntime 0.490 and 0.952). Not from 256:
- * ResNet-18's 3x3 / 2 conv of 128 -> 256 (im2col, K 1152, out 14 x 14) went 0.80 -> 0.97 ms
- * on 1 thread and 0.47 -> 0.57 on 2 by the plain GEMM (4 x 30 runs alternating). */
+ * ms, 1 thread 0.991 / 1.086 -> 0.958 / 1.054 (onnxruntime 0.490 and 0.952); on a 16-core
+ * Xeon 12-29 % faster at 4 and 8 threads, 3-10 % slower at 1 (bench/results/
+ * ab-2026-12-04-s48.md). Not from 256: ResNet-18's 3x3 / 2 conv of 128 -> 256 (im2col, K
+ * 1152, out 14 x 14) went 0.80 -> 0.97 ms on 1 thread and 0.47 -> 0.57 on 2 by the plain
+ * GEMM (4 x 30 runs alternating). */
 #define TI__CONV_CT_WIDE_MAX_M 512
 #define TI__CONV_CT_MIN_M 64    /* output channels per group from this. On 7 x 7 maps,
                                    plain / transposed (bench/conv.c, AVX2, Zen 2): 1x1
