@@ -149,8 +149,7 @@ static int rig_init(rig *r, const shape *sh) {
      * transposed GEMM's choice, timed on its own) */
     int mr = ti__sgemm_panel_mr();
     size_t kd = (size_t)r->p.cg * r->p.kprod;
-    if (mr > 0 && r->p.group == 1 && r->p.mg >= mr && (int64_t)kd >= TI__CONV_APANEL_MIN_K &&
-        !ti__conv_dw_ok(&r->p) && (ti__conv_pointwise(&r->p) || !ti__conv_fewc_ok(&r->p))) {
+    if (r->p.group == 1 && ti__conv_apanel_ok(&r->p, mr)) {
         r->apanel = (float *)malloc(ti__sgemm_apanel_floats((size_t)r->p.mg, kd, (size_t)mr) * 4);
         if (r->apanel == NULL) return 0;
         ti__sgemm_pack_apanel(0, (size_t)r->p.mg, kd, (const float *)r->w.data, kd, (size_t)mr,

@@ -1647,6 +1647,14 @@ TI__PRIVATE void ti__conv_set_packed(ti__node *node, int kind, const void *data,
  * 0.303 -> 0.283-0.285. */
 #define TI__CONV_APANEL_MIN_K 64
 
+/* 1 when the planner packs the weights as A panels of mr rows for the plain GEMM (a GEMM
+ * path that is not the transposed one: not depthwise, not few-channel, enough products);
+ * bench/conv.c asks too, to time the plain GEMM as the planner runs it. */
+TI__PRIVATE int ti__conv_apanel_ok(const ti__convp *p, int mr) {
+    return mr > 0 && p->mg >= mr && (int64_t)p->cg * p->kprod >= TI__CONV_APANEL_MIN_K &&
+           !ti__conv_dw_ok(p) && (ti__conv_pointwise(p) || !ti__conv_fewc_ok(p));
+}
+
 /* Each group's W as the SIMD GEMM's A panel, for the plain GEMM of the 1x1 and im2col paths:
  * the kernel reads a sliver of mr rows as one run of K x mr floats, not mr rows a row
  * stride apart, and no weight rows conflict in L1 (what ti__conv_prepack_atrans is for).
@@ -1701,9 +1709,7 @@ TI__PRIVATE ti_status ti__conv_prepack(ti__kctx *k, ti__node *node, ti__pool *po
         if (ti__conv_ct_ok(&p) && ti__sgemm_panel_nr() > 0)
             return ti__conv_prepack_bpanel(node, pool, &p, w);
         int mr = ti__sgemm_panel_mr();
-        if (mr > 0 && p.mg >= mr && (int64_t)p.cg * p.kprod >= TI__CONV_APANEL_MIN_K &&
-            !ti__conv_dw_ok(&p) && (ti__conv_pointwise(&p) || !ti__conv_fewc_ok(&p)))
-            return ti__conv_prepack_apanel(node, pool, &p, w, mr);
+        if (ti__conv_apanel_ok(&p, mr)) return ti__conv_prepack_apanel(node, pool, &p, w, mr);
         return ti__conv_prepack_atrans(node, pool, &p, w);
     }
     size_t bytes = ti__wino_u_bytes(&p, t);
