@@ -43,7 +43,7 @@
         TI_NO_ONNX            (undefined)      no ONNX reader: .onnx files get TI_ERR_UNSUPPORTED
         TI_NO_SIMD            (undefined)      portable scalar kernels only: no AVX2/AVX-512
                                                paths and no cpuid (the environment variable
-                                               TINYINFER_ISA=scalar|avx2|avx512|avx512vnni
+                                               TINYINFER_ISA=scalar|avx2|avx512|avx512vnni|amx
                                                caps the ISA at run time instead)
         TI_MALLOC(sz)/TI_FREE(p)  malloc/free  default allocator underneath; both or neither
         TI_NO_HUGE_PAGES      (undefined)      no transparent-huge-page advice (Linux): by
@@ -924,6 +924,7 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 /*    src/cpu/x86/gemm_avx512.c                                                            */
 /*    src/cpu/x86/qgemm_avx2.c                                                             */
 /*    src/cpu/x86/qgemm_vnni.c                                                             */
+/*    src/cpu/x86/qgemm_vnni_amx.c                                                         */
 /*    src/cpu/x86/tfl_add_avx2.c                                                           */
 /*    src/cpu/x86/tfl_add_avx512.c                                                         */
 /*    src/graph/ops.c                                                                      */
@@ -1032,6 +1033,17 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
  * Xeons before Ice Lake have VNNI without it */
 #define TI__TARGET_AVX512VBMI                                                                \
     __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni,avx512vbmi,avx2,fma")))
+/* AMX (Intel's tile registers: TDPBUSD / TDPBSSD, the 8-bit GEMM of cpu/x86/qgemm_vnni_amx.c)
+ * on 64-bit Linux with GCC >= 11 or Clang >= 12: Linux hands a process the tile state only
+ * after it asks (arch_prctl, cpu/x86/cpuid.c), with the x86-64 system call number used there;
+ * other systems and compilers build without that kernel. */
+#if defined(__x86_64__) && defined(__linux__) &&                                             \
+    (defined(__clang__) ? (__clang_major__ >= 12) : (__GNUC__ >= 11))
+#define TI__X86_AMX 1
+#define TI__TARGET_AMX                                                                       \
+    __attribute__((target(                                                                   \
+        "amx-tile,amx-int8,avx512f,avx512bw,avx512dq,avx512vl,avx512vnni,avx2,fma")))
+#endif
 #endif
 #endif
 
@@ -1344,11 +1356,13 @@ TI__PRIVATE int ti__cpu_count(void);
 /* ---- instruction sets (cpu/isa.c, cpu/x86/cpuid.c) ---------------------------------- */
 /* Ordered: a higher value can run every kernel of a lower one. AVX512VNNI: AVX-512 F, BW,
  * VL and VNNI (VPDPBUSD), used by the 8-bit GEMM; the float kernels treat it as AVX512.
- * On aarch64 the same levels name the NEON kernels: 1 NEON (Advanced SIMD, every aarch64
+ * AMX: AVX512VNNI plus the tile registers (AMX-TILE, AMX-INT8) that the OS lets this process
+ * use: the 8-bit GEMM's tile path; every other kernel treats it as AVX512VNNI. On aarch64 the same levels name the NEON kernels: 1 NEON (Advanced SIMD, every aarch64
  * CPU), 2 NEON with the dot-product instructions (SDOT), used by the 8-bit GEMM; the float
  * kernels treat it as NEON. Only one family is compiled in (TI__X86_SIMD or TI__ARM_NEON). */
 enum { TI__ISA_SCALAR = 0, TI__ISA_AVX2 = 1, TI__ISA_AVX512 = 2, TI__ISA_AVX512VNNI = 3 };
-enum { TI__ISA_NEON = 1, TI__ISA_NEONDOT = 2, TI__ISA_LAST = 3 /* the highest level */ };
+enum { TI__ISA_AMX = 4 };
+enum { TI__ISA_NEON = 1, TI__ISA_NEONDOT = 2, TI__ISA_LAST = 4 /* the highest level */ };
 TI__PRIVATE int ti__cpu_isa_best(void);      /* what this CPU and OS can run */
 TI__PRIVATE int ti__cpu_isa(void);           /* what the kernels use now */
 TI__PRIVATE int ti__cpu_force_isa(int isa);  /* test hook; returns the ISA in effect */
@@ -1356,6 +1370,9 @@ TI__PRIVATE const char *ti__cpu_isa_name(int isa);
 #ifdef TI__X86_SIMD
 TI__PRIVATE int ti__x86_detect(void); /* best TI__ISA_* by cpuid and XGETBV */
 TI__PRIVATE int ti__x86_vbmi(void);   /* cpuid's AVX512-VBMI bit */
+#ifdef TI__X86_AMX
+TI__PRIVATE int ti__x86_amx(void); /* AMX-TILE and AMX-INT8, enabled for this process */
+#endif
 #endif
 #if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
 TI__PRIVATE int ti__cpu_vbmi(void); /* AVX512-VBMI usable under the ISA in effect */
@@ -1807,6 +1824,15 @@ TI__PRIVATE void ti__qg8_micro_rq_vnni(size_t kq, const uint8_t *a, size_t lda, 
 TI__PRIVATE void ti__qg8_micro_vnni_i8(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
                                        size_t bs, int nb, uint32_t *acc, size_t ldacc,
                                        const int32_t *init);
+#ifdef TI__X86_AMX
+/* The tile path (cpu/x86/qgemm_vnni_amx.c): the depth quads per tile step (0: none fits), and
+ * rows of A (a multiple of 16) times every column of B requantized to bytes. */
+TI__PRIVATE size_t ti__qg8_amx_step(size_t kq);
+TI__PRIVATE void ti__qg8_amx_rq(size_t nr, size_t kq, size_t sq, const uint8_t *a, size_t lda,
+                                int i8, const int8_t *b, size_t bs, size_t nc,
+                                const int32_t *init, int32_t rowm, const ti__qg8_rqt *t,
+                                uint8_t *out, size_t ldo);
+#endif
 TI__PRIVATE uint32_t ti__qg8_copy_vnni(uint8_t *dst, const uint8_t *src, size_t n, uint8_t flip);
 TI__PRIVATE void ti__dwq_wprep_vnni(int u8, int8_t *wp, uint32_t *ks, const void *w,
                                     const size_t *woff, size_t nt, size_t n, int32_t xo,
@@ -3422,15 +3448,53 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
     int32_t colc_all[TI__QG8_PLANNED], *colc = colc_all;
     float rqs_all[TI__QG8_PLANNED], rqe_all[TI__QG8_PLANNED], *rqs = rqs_all, *rqe = rqe_all;
     int rqf_all[TI__QG8_PLANNED / TI__QG8_OCC];
-    const int planned = isa->plan != NULL && oc > TI__QG8_OCC && oc <= TI__QG8_PLANNED;
+#ifdef TI__X86_AMX
+    /* The tile path (AMX, cpu/x86/qgemm_vnni_amx.c): rows as they lie, requantized in
+     * registers, in blocks of 32 or 16 whole rows (the rest as below) against every column
+     * at once, on depths that split into whole tile steps; with every column block planned
+     * up front, small ones too, and the column terms of the signed A (int8 rows) plus 128 *
+     * sum_k b_s, the terms of B' = b_s + bos being sum_k B' - depth * bos. */
+    size_t amx_sq = in_place && rq_ok && oc <= TI__QG8_PLANNED && ti__cpu_isa() >= TI__ISA_AMX
+                        ? ti__qg8_amx_step(kd / 4)
+                        : 0;
+    int32_t amx_init[TI__QG8_PLANNED + 32];
+#else
+    const size_t amx_sq = 0;
+#endif
+    const int planned =
+        isa->plan != NULL && oc <= TI__QG8_PLANNED && (oc > TI__QG8_OCC || amx_sq != 0);
     for (size_t oc0 = 0; planned && oc0 < oc; oc0 += TI__QG8_OCC)
         rqf_all[oc0 / TI__QG8_OCC] =
             isa->plan(TI__MIN((size_t)TI__QG8_OCC, oc - oc0), bv != NULL ? bv + oc0 : NULL,
                       g->csum8 + oc0, g->a_off8, colc_all + oc0, rq->mult + g->c0 + oc0,
                       rq->shift + g->c0 + oc0, rq->yo, rq->lo, rq->hi,
                       rq_ok ? rqs_all + oc0 : NULL, rqe_all + oc0);
+#ifdef TI__X86_AMX
+    for (size_t oc0 = 0; amx_sq != 0 && oc0 < oc; oc0 += TI__QG8_OCC)
+        if (!rqf_all[oc0 / TI__QG8_OCC]) amx_sq = 0; /* a block's scales refused */
+    for (size_t c = 0; amx_sq != 0 && c < (oc + 31) / 32 * 32; c++)
+        amx_init[c] = c >= oc      ? 0
+                      : g->a8_u8 ? colc_all[c]
+                                 : (int32_t)((uint32_t)colc_all[c] +
+                                             128u * ((uint32_t)g->csum8[c] -
+                                                     (uint32_t)kd * (uint32_t)g->bos8[0]));
+#endif
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__QG8_MR, np = TI__MIN((size_t)TI__QG8_MR, g->rows - p0);
+#ifdef TI__X86_AMX
+        /* whole blocks of 16 rows left in the range */
+        size_t amx_nr = amx_sq == 0 ? 0 : (TI__MIN(end * TI__QG8_MR, g->rows) - p0) / 16 * 16;
+        if (amx_nr != 0) {
+            ti__qg8_rqt t = {rqs_all, rqe_all, rq->mult + g->c0, rq->shift + g->c0,
+                             rq->yo,  rq->lo,  rq->hi};
+            ti__qg8_amx_rq(amx_nr, kd / 4, amx_sq, g->a8 + p0 * g->a8_rs, g->a8_rs, !g->a8_u8,
+                           g->bp8, kp * TI__QG_NR, oc, amx_init,
+                           in_place_sums ? g->bos8[0] : 0, &t,
+                           (uint8_t *)g->y + g->y0 + p0 * g->y_rs, g->y_rs);
+            blk += amx_nr / TI__QG8_MR - 1;
+            continue;
+        }
+#endif
         const int direct = in_place && np == TI__QG8_MR;
         for (size_t oc0 = 0; oc0 < oc; oc0 += TI__QG8_OCC) {
             size_t occ = TI__MIN((size_t)TI__QG8_OCC, oc - oc0);
@@ -11323,7 +11387,7 @@ TI__PRIVATE const ti__op ti__ops_index[] = {
 /* ==== begin src/cpu/isa.c =================================================================== */
 /* Which instruction set the CPU kernels use. The best one the CPU and OS support is detected
  * once (cpu/x86/cpuid.c on x86, cpu/arm/cpuinfo.c on aarch64; scalar elsewhere and with
- * TI_NO_SIMD). The environment variable TINYINFER_ISA=scalar|avx2|avx512|avx512vnni (x86)
+ * TI_NO_SIMD). The environment variable TINYINFER_ISA=scalar|avx2|avx512|avx512vnni|amx (x86)
  * or scalar|neon|neondot (aarch64), read once at first use, caps it:
  * for comparing paths, and for working around a suspected SIMD problem on a user's
  * machine. Tests call ti__cpu_force_isa(). Asking for an ISA the CPU lacks gives the best
@@ -11381,6 +11445,7 @@ TI__PRIVATE const char *ti__cpu_isa_name(int isa) {
     case TI__ISA_AVX2: return "avx2";
     case TI__ISA_AVX512: return "avx512";
     case TI__ISA_AVX512VNNI: return "avx512vnni";
+    case TI__ISA_AMX: return "amx";
     default: return "scalar";
     }
 }
@@ -28970,7 +29035,12 @@ TI__PRIVATE int ti__x86_detect(void) {
     /* opmask, upper halves of ZMM0-15, ZMM16-31 */
     if (avx512f && (xcr0 & 0xe0) == 0xe0) {
 #ifdef TI__X86_VNNI
-        if (avx512bw && avx512dq && avx512vl && vnni) return TI__ISA_AVX512VNNI;
+        if (avx512bw && avx512dq && avx512vl && vnni) {
+#ifdef TI__X86_AMX
+            if (ti__x86_amx()) return TI__ISA_AMX;
+#endif
+            return TI__ISA_AVX512VNNI;
+        }
 #else
         (void)avx512bw, (void)avx512dq, (void)avx512vl, (void)vnni;
 #endif
@@ -28978,6 +29048,31 @@ TI__PRIVATE int ti__x86_detect(void) {
     }
     return TI__ISA_AVX2;
 }
+
+#ifdef TI__X86_AMX
+/* Whether this process may use AMX-TILE and AMX-INT8 (cpuid leaf 7, EDX bits 24 and 25): the
+ * OS must save the tile state (XCR0 bits 17 and 18), and Linux (5.16 and later) hands the
+ * tile data to a process only once it asks, with arch_prctl(ARCH_REQ_XCOMP_PERM,
+ * XFEATURE_XTILEDATA); without that, the first tile instruction faults. The request is made
+ * here, once, by a raw system call (158 is arch_prctl on x86-64: glibc declares syscall()
+ * only for _DEFAULT_SOURCE, which a user's -std=c99 build leaves off). It covers every
+ * thread of the process, those started later included. Kernels that lack the request
+ * answer with an error: no AMX then. */
+TI__PRIVATE int ti__x86_amx(void) {
+    unsigned a, b, c, d;
+    if (__get_cpuid_max(0, NULL) < 7) return 0;
+    __cpuid_count(7, 0, a, b, c, d);
+    (void)a, (void)b, (void)c;
+    if (((d >> 24) & 3) != 3) return 0;
+    if ((ti__x86_xcr0() & 0x60000) != 0x60000) return 0;
+    long ret;
+    __asm__ __volatile__("syscall"
+                         : "=a"(ret)
+                         : "0"(158L), "D"(0x1023L), "S"(18L)
+                         : "rcx", "r11", "memory");
+    return ret == 0;
+}
+#endif
 
 /* Whether the CPU has AVX512-VBMI (cpuid leaf 7, ECX bit 1) besides the AVX512VNNI level;
  * the caller checks that level (and so the OS's ZMM state) first. */
@@ -31355,6 +31450,153 @@ TI__PRIVATE TI__TARGET_AVX512VNNI void ti__dwq_pixel_avx512(int u8, uint32_t *ac
 }
 #endif
 /* ==== end src/cpu/x86/qgemm_vnni.c ========================================================== */
+
+/* ==== begin src/cpu/x86/qgemm_vnni_amx.c ==================================================== */
+/* The 8-bit GEMM on AMX tiles (the tile path of core/qgemm.c's byte path): TDPBUSD multiplies
+ * a tile of unsigned A bytes by a tile of signed B bytes (TDPBSSD: signed by signed), 16 rows
+ * x 16 columns x 64 depths into int32 sums, modulo 2^32 like VPDPBUSD, so its sums equal the
+ * VNNI kernels' bit for bit once the caller's start values carry the same corrections. B's
+ * tiles are ti__qg8_pack's blocks as they lie ([depth quad][16 columns][4 depths] is the
+ * layout a B tile wants), A's the rows of a 1x1 conv's input as they lie. The sums are then
+ * requantized 32 columns at a time by the VNNI path's steps (cpu/x86/qgemm_vnni.c, before
+ * this file in the amalgamation: ti__qv_rq_w, ti__qv_pack2). Compiled with a function-level
+ * target attribute, run only at the TI__ISA_AMX level (cpu/x86/cpuid.c asks Linux for the
+ * tile state). Must not allocate. */
+#if defined(TI__X86_SIMD) && defined(TI__X86_VNNI) && defined(TI__X86_AMX)
+
+/* LDTILECFG's 64 bytes (palette 1): each tile's bytes per row and rows */
+typedef struct ti__amx_cfg {
+    uint8_t palette, start_row, reserved[14];
+    uint16_t colsb[16];
+    uint8_t rows[16];
+} ti__amx_cfg;
+
+/* The depth quads of one tile step for a depth of kq quads: the largest divisor of kq up to 16
+ * (a tile row holds 64 bytes), so every step is whole and no read passes A's rows or B's
+ * blocks; 0 where that leaves steps of under 4 quads (kq = 17, 19, 34, ...) or the depth is
+ * under 32 (kq < 8): there the VNNI kernels, which requantize the sums where they made them,
+ * are as fast or faster (MobileNetV2 int8's 1x1 convs of depth 16 and 24: AMX 0.94-1.14 x
+ * VNNI's time, bench/qtile.c and bench/ab.py; depth 32: 0.76-0.94). */
+TI__PRIVATE size_t ti__qg8_amx_step(size_t kq) {
+    if (kq < 8) return 0;
+    if (kq <= 16) return kq;
+    for (size_t s = 16; s >= 4; s--)
+        if (kq % s == 0) return s;
+    return 0;
+}
+
+/* GCC's tile intrinsics are asm statements that name no memory: the compiler must not move
+ * a store that a tile load reads, or a load of what a tile store wrote, across them. */
+#define TI__AMX_FENCE() __asm__ __volatile__("" ::: "memory")
+
+/* Rows nr (a multiple of 16) of A, kq depth quads each (ti__qg8_amx_step(kq) = sq of them per
+ * step), lda apart, int8 as they lie when i8 (TDPBSSD) else uint8 (TDPBUSD), times the nc
+ * columns of B (blocks of 16 bs bytes apart at b); a column's sums start at init[c] (nc
+ * rounded up to 32 of them; with i8 they must include 128 * sum_k b[k][c], what the signed A
+ * lacks against A + 128), row r's get its bytes' sum times rowm added (rowm 0: nothing), and
+ * are requantized by t (its arrays from column 0, ti__qg8_plan_vnni's float scales for every
+ * column) to bytes at out[r * ldo + c]. Blocks of 32 rows (then one of 16) against 32
+ * columns at a time: 4 tiles of sums, 2 of A, 2 of B. */
+TI__PRIVATE TI__TARGET_AMX void ti__qg8_amx_rq(size_t nr, size_t kq, size_t sq,
+                                               const uint8_t *a, size_t lda, int i8,
+                                               const int8_t *b, size_t bs, size_t nc,
+                                               const int32_t *init, int32_t rowm,
+                                               const ti__qg8_rqt *t, uint8_t *out, size_t ldo) {
+    ti__amx_cfg cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.palette = 1;
+    for (int i = 0; i < 4; i++) cfg.colsb[i] = 64, cfg.rows[i] = 16; /* sums: 16 x 16 int32 */
+    for (int i = 4; i < 6; i++) cfg.colsb[i] = (uint16_t)(sq * 4), cfg.rows[i] = 16; /* A */
+    for (int i = 6; i < 8; i++) cfg.colsb[i] = 64, cfg.rows[i] = (uint8_t)sq;        /* B */
+    TI__AMX_FENCE();
+    _tile_loadconfig(&cfg);
+    int32_t sums[32 * 32]; /* rows x 32 columns */
+    int32_t rowv[32];
+    const size_t nblk = (nc + 15) / 16, steps = kq / sq;
+    const __m512i yo16 = _mm512_set1_epi16((short)t->yo);
+    const __m512i lo8 = _mm512_set1_epi8((char)t->lo), hi8 = _mm512_set1_epi8((char)t->hi);
+    const __m512i perm = _mm512_set_epi32(15, 11, 7, 3, 14, 10, 6, 2, 13, 9, 5, 1, 12, 8, 4, 0);
+    const int upk = t->lo >= 0 && t->hi <= 255;
+    for (size_t r0 = 0; r0 + 16 <= nr; r0 += 32) {
+        const int two_rows = r0 + 32 <= nr;
+        const size_t rows = two_rows ? 32 : 16;
+        const uint8_t *a0 = a + r0 * lda, *a1 = a0 + 16 * lda;
+        uint8_t *o = out + r0 * ldo;
+        for (size_t r = 0; rowm != 0 && r < rows; r++)
+            rowv[r] = (int32_t)(ti__qg8_copy_vnni(NULL, a0 + r * lda, kq * 4, 0) * (uint32_t)rowm);
+        for (size_t j = 0; j < nblk; j += 2) {
+            TI__AMX_FENCE(); /* the last block's sums read before this one's are stored */
+            const int two = j + 1 < nblk; /* a second block of 16 columns */
+            const int8_t *b0 = b + j * bs, *b1 = b0 + bs;
+            /* each tile row starts at the columns' init (a load with row stride 0) */
+            _tile_loadd(0, init + j * 16, 0);
+            if (two) _tile_loadd(1, init + j * 16 + 16, 0);
+            if (two_rows) {
+                _tile_loadd(2, init + j * 16, 0);
+                if (two) _tile_loadd(3, init + j * 16 + 16, 0);
+            }
+            for (size_t p = 0; p < steps; p++) {
+                if (steps > 1 || j == 0) { /* one step: A's tiles stay for every column */
+                    _tile_loadd(4, a0 + p * sq * 4, lda);
+                    if (two_rows) _tile_loadd(5, a1 + p * sq * 4, lda);
+                }
+                _tile_loadd(6, b0 + p * sq * 64, 64);
+                if (two) _tile_loadd(7, b1 + p * sq * 64, 64);
+                if (i8) {
+                    _tile_dpbssd(0, 4, 6);
+                    if (two) _tile_dpbssd(1, 4, 7);
+                    if (two_rows) {
+                        _tile_dpbssd(2, 5, 6);
+                        if (two) _tile_dpbssd(3, 5, 7);
+                    }
+                } else {
+                    _tile_dpbusd(0, 4, 6);
+                    if (two) _tile_dpbusd(1, 4, 7);
+                    if (two_rows) {
+                        _tile_dpbusd(2, 5, 6);
+                        if (two) _tile_dpbusd(3, 5, 7);
+                    }
+                }
+            }
+            _tile_stored(0, sums, 128);
+            if (two) _tile_stored(1, sums + 16, 128);
+            if (two_rows) {
+                _tile_stored(2, sums + 16 * 32, 128);
+                if (two) _tile_stored(3, sums + 16 * 32 + 16, 128);
+            }
+            TI__AMX_FENCE();
+            /* the 32 (or 16) columns' requantization, as ti__qv_tile_rq's */
+            const size_t c = j * 16, ncol = TI__MIN(nc - c, (size_t)32);
+            const __mmask32 km = (__mmask32)(ncol >= 32 ? 0xffffffffu : (1u << ncol) - 1u);
+            const __mmask16 k0 = (__mmask16)km, k1 = (__mmask16)(km >> 16);
+            const __m512 s0 = _mm512_loadu_ps(t->s + c), e0 = _mm512_loadu_ps(t->e + c);
+            const __m512 s1 = two ? _mm512_loadu_ps(t->s + c + 16) : s0;
+            const __m512 e1 = two ? _mm512_loadu_ps(t->e + c + 16) : e0;
+            const int32_t *mult = t->mult + c, *shift = t->shift + c;
+            for (size_t r = 0; r < rows; r += 2) {
+                __m512i w[2];
+                for (size_t i = 0; i < 2; i++) {
+                    __m512i v0 = _mm512_loadu_si512((const void *)(sums + (r + i) * 32));
+                    __m512i v1 = _mm512_loadu_si512((const void *)(sums + (r + i) * 32 + 16));
+                    if (rowm != 0) {
+                        __m512i rv = _mm512_set1_epi32(rowv[r + i]);
+                        v0 = _mm512_add_epi32(v0, rv);
+                        v1 = _mm512_add_epi32(v1, rv);
+                    }
+                    w[i] = two ? ti__qv_rq_w(2, v0, v1, s0, e0, s1, e1, mult, shift, k0, k1, yo16)
+                               : ti__qv_rq_w(1, v0, v1, s0, e0, s1, e1, mult, shift, k0, k1, yo16);
+                }
+                __m512i ov = ti__qv_pack2(w[0], w[1], upk, lo8, hi8, perm);
+                _mm256_mask_storeu_epi8(o + r * ldo + c, km, _mm512_castsi512_si256(ov));
+                _mm256_mask_storeu_epi8(o + (r + 1) * ldo + c, km, _mm512_extracti64x4_epi64(ov, 1));
+            }
+        }
+    }
+    _tile_release();
+}
+#undef TI__AMX_FENCE
+#endif /* TI__X86_AMX */
+/* ==== end src/cpu/x86/qgemm_vnni_amx.c ====================================================== */
 
 /* ==== begin src/cpu/x86/tfl_add_avx2.c ====================================================== */
 /* The vector lanes of TFLite's optimized 8-bit ADD (cpu/tfl_elementwise.c, ti__tfl_bin_q8)

@@ -277,11 +277,13 @@ TI__PRIVATE int ti__cpu_count(void);
 /* ---- instruction sets (cpu/isa.c, cpu/x86/cpuid.c) ---------------------------------- */
 /* Ordered: a higher value can run every kernel of a lower one. AVX512VNNI: AVX-512 F, BW,
  * VL and VNNI (VPDPBUSD), used by the 8-bit GEMM; the float kernels treat it as AVX512.
- * On aarch64 the same levels name the NEON kernels: 1 NEON (Advanced SIMD, every aarch64
+ * AMX: AVX512VNNI plus the tile registers (AMX-TILE, AMX-INT8) that the OS lets this process
+ * use: the 8-bit GEMM's tile path; every other kernel treats it as AVX512VNNI. On aarch64 the same levels name the NEON kernels: 1 NEON (Advanced SIMD, every aarch64
  * CPU), 2 NEON with the dot-product instructions (SDOT), used by the 8-bit GEMM; the float
  * kernels treat it as NEON. Only one family is compiled in (TI__X86_SIMD or TI__ARM_NEON). */
 enum { TI__ISA_SCALAR = 0, TI__ISA_AVX2 = 1, TI__ISA_AVX512 = 2, TI__ISA_AVX512VNNI = 3 };
-enum { TI__ISA_NEON = 1, TI__ISA_NEONDOT = 2, TI__ISA_LAST = 3 /* the highest level */ };
+enum { TI__ISA_AMX = 4 };
+enum { TI__ISA_NEON = 1, TI__ISA_NEONDOT = 2, TI__ISA_LAST = 4 /* the highest level */ };
 TI__PRIVATE int ti__cpu_isa_best(void);      /* what this CPU and OS can run */
 TI__PRIVATE int ti__cpu_isa(void);           /* what the kernels use now */
 TI__PRIVATE int ti__cpu_force_isa(int isa);  /* test hook; returns the ISA in effect */
@@ -289,6 +291,9 @@ TI__PRIVATE const char *ti__cpu_isa_name(int isa);
 #ifdef TI__X86_SIMD
 TI__PRIVATE int ti__x86_detect(void); /* best TI__ISA_* by cpuid and XGETBV */
 TI__PRIVATE int ti__x86_vbmi(void);   /* cpuid's AVX512-VBMI bit */
+#ifdef TI__X86_AMX
+TI__PRIVATE int ti__x86_amx(void); /* AMX-TILE and AMX-INT8, enabled for this process */
+#endif
 #endif
 #if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
 TI__PRIVATE int ti__cpu_vbmi(void); /* AVX512-VBMI usable under the ISA in effect */
@@ -740,6 +745,15 @@ TI__PRIVATE void ti__qg8_micro_rq_vnni(size_t kq, const uint8_t *a, size_t lda, 
 TI__PRIVATE void ti__qg8_micro_vnni_i8(size_t kq, const uint8_t *a, size_t lda, const int8_t *b,
                                        size_t bs, int nb, uint32_t *acc, size_t ldacc,
                                        const int32_t *init);
+#ifdef TI__X86_AMX
+/* The tile path (cpu/x86/qgemm_vnni_amx.c): the depth quads per tile step (0: none fits), and
+ * rows of A (a multiple of 16) times every column of B requantized to bytes. */
+TI__PRIVATE size_t ti__qg8_amx_step(size_t kq);
+TI__PRIVATE void ti__qg8_amx_rq(size_t nr, size_t kq, size_t sq, const uint8_t *a, size_t lda,
+                                int i8, const int8_t *b, size_t bs, size_t nc,
+                                const int32_t *init, int32_t rowm, const ti__qg8_rqt *t,
+                                uint8_t *out, size_t ldo);
+#endif
 TI__PRIVATE uint32_t ti__qg8_copy_vnni(uint8_t *dst, const uint8_t *src, size_t n, uint8_t flip);
 TI__PRIVATE void ti__dwq_wprep_vnni(int u8, int8_t *wp, uint32_t *ks, const void *w,
                                     const size_t *woff, size_t nt, size_t n, int32_t xo,

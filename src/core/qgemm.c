@@ -702,15 +702,53 @@ TI__PRIVATE void ti__qg8_range(void *ctx, size_t begin, size_t end) {
     int32_t colc_all[TI__QG8_PLANNED], *colc = colc_all;
     float rqs_all[TI__QG8_PLANNED], rqe_all[TI__QG8_PLANNED], *rqs = rqs_all, *rqe = rqe_all;
     int rqf_all[TI__QG8_PLANNED / TI__QG8_OCC];
-    const int planned = isa->plan != NULL && oc > TI__QG8_OCC && oc <= TI__QG8_PLANNED;
+#ifdef TI__X86_AMX
+    /* The tile path (AMX, cpu/x86/qgemm_vnni_amx.c): rows as they lie, requantized in
+     * registers, in blocks of 32 or 16 whole rows (the rest as below) against every column
+     * at once, on depths that split into whole tile steps; with every column block planned
+     * up front, small ones too, and the column terms of the signed A (int8 rows) plus 128 *
+     * sum_k b_s, the terms of B' = b_s + bos being sum_k B' - depth * bos. */
+    size_t amx_sq = in_place && rq_ok && oc <= TI__QG8_PLANNED && ti__cpu_isa() >= TI__ISA_AMX
+                        ? ti__qg8_amx_step(kd / 4)
+                        : 0;
+    int32_t amx_init[TI__QG8_PLANNED + 32];
+#else
+    const size_t amx_sq = 0;
+#endif
+    const int planned =
+        isa->plan != NULL && oc <= TI__QG8_PLANNED && (oc > TI__QG8_OCC || amx_sq != 0);
     for (size_t oc0 = 0; planned && oc0 < oc; oc0 += TI__QG8_OCC)
         rqf_all[oc0 / TI__QG8_OCC] =
             isa->plan(TI__MIN((size_t)TI__QG8_OCC, oc - oc0), bv != NULL ? bv + oc0 : NULL,
                       g->csum8 + oc0, g->a_off8, colc_all + oc0, rq->mult + g->c0 + oc0,
                       rq->shift + g->c0 + oc0, rq->yo, rq->lo, rq->hi,
                       rq_ok ? rqs_all + oc0 : NULL, rqe_all + oc0);
+#ifdef TI__X86_AMX
+    for (size_t oc0 = 0; amx_sq != 0 && oc0 < oc; oc0 += TI__QG8_OCC)
+        if (!rqf_all[oc0 / TI__QG8_OCC]) amx_sq = 0; /* a block's scales refused */
+    for (size_t c = 0; amx_sq != 0 && c < (oc + 31) / 32 * 32; c++)
+        amx_init[c] = c >= oc      ? 0
+                      : g->a8_u8 ? colc_all[c]
+                                 : (int32_t)((uint32_t)colc_all[c] +
+                                             128u * ((uint32_t)g->csum8[c] -
+                                                     (uint32_t)kd * (uint32_t)g->bos8[0]));
+#endif
     for (size_t blk = begin; blk < end; blk++) {
         size_t p0 = blk * TI__QG8_MR, np = TI__MIN((size_t)TI__QG8_MR, g->rows - p0);
+#ifdef TI__X86_AMX
+        /* whole blocks of 16 rows left in the range */
+        size_t amx_nr = amx_sq == 0 ? 0 : (TI__MIN(end * TI__QG8_MR, g->rows) - p0) / 16 * 16;
+        if (amx_nr != 0) {
+            ti__qg8_rqt t = {rqs_all, rqe_all, rq->mult + g->c0, rq->shift + g->c0,
+                             rq->yo,  rq->lo,  rq->hi};
+            ti__qg8_amx_rq(amx_nr, kd / 4, amx_sq, g->a8 + p0 * g->a8_rs, g->a8_rs, !g->a8_u8,
+                           g->bp8, kp * TI__QG_NR, oc, amx_init,
+                           in_place_sums ? g->bos8[0] : 0, &t,
+                           (uint8_t *)g->y + g->y0 + p0 * g->y_rs, g->y_rs);
+            blk += amx_nr / TI__QG8_MR - 1;
+            continue;
+        }
+#endif
         const int direct = in_place && np == TI__QG8_MR;
         for (size_t oc0 = 0; oc0 < oc; oc0 += TI__QG8_OCC) {
             size_t occ = TI__MIN((size_t)TI__QG8_OCC, oc - oc0);

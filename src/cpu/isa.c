@@ -1,6 +1,6 @@
 /* Which instruction set the CPU kernels use. The best one the CPU and OS support is detected
  * once (cpu/x86/cpuid.c on x86, cpu/arm/cpuinfo.c on aarch64; scalar elsewhere and with
- * TI_NO_SIMD). The environment variable TINYINFER_ISA=scalar|avx2|avx512|avx512vnni (x86)
+ * TI_NO_SIMD). The environment variable TINYINFER_ISA=scalar|avx2|avx512|avx512vnni|amx (x86)
  * or scalar|neon|neondot (aarch64), read once at first use, caps it:
  * for comparing paths, and for working around a suspected SIMD problem on a user's
  * machine. Tests call ti__cpu_force_isa(). Asking for an ISA the CPU lacks gives the best
@@ -58,6 +58,7 @@ TI__PRIVATE const char *ti__cpu_isa_name(int isa) {
     case TI__ISA_AVX2: return "avx2";
     case TI__ISA_AVX512: return "avx512";
     case TI__ISA_AVX512VNNI: return "avx512vnni";
+    case TI__ISA_AMX: return "amx";
     default: return "scalar";
     }
 }

@@ -43,7 +43,7 @@
         TI_NO_ONNX            (undefined)      no ONNX reader: .onnx files get TI_ERR_UNSUPPORTED
         TI_NO_SIMD            (undefined)      portable scalar kernels only: no AVX2/AVX-512
                                                paths and no cpuid (the environment variable
-                                               TINYINFER_ISA=scalar|avx2|avx512|avx512vnni
+                                               TINYINFER_ISA=scalar|avx2|avx512|avx512vnni|amx
                                                caps the ISA at run time instead)
         TI_MALLOC(sz)/TI_FREE(p)  malloc/free  default allocator underneath; both or neither
         TI_NO_HUGE_PAGES      (undefined)      no transparent-huge-page advice (Linux): by

@@ -4,7 +4,7 @@
 # For hosts with more than CI's machine: CI's may lack AVX-512 (then the AVX-512 and VNNI
 # cases are skipped there, and say so); run this where the CPU has them, e.g. through the
 # device tool on the GPU host. Usage: tests/ports/x86_kernels.sh [WANT], WANT being the ISA
-# the host must report (avx2, avx512, avx512vnni); prints "N passed, N failed[, N skipped]".
+# the host must report (avx2, avx512, avx512vnni, amx); prints "N passed, N failed[, N skipped]".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 CC=${CC:-gcc}

@@ -38,7 +38,12 @@ static const int isas[] = {TI__ISA_SCALAR, TI__ISA_NEON, TI__ISA_NEONDOT};
 #define ISA_INT16_NAME "AVX2"
 #define MICRO_SIMD ti__qg_micro_avx2
 #define ISA_BYTES TI__ISA_AVX512VNNI
+#ifdef TI__X86_AMX
+static const int isas[] = {TI__ISA_SCALAR, TI__ISA_AVX2, TI__ISA_AVX512, TI__ISA_AVX512VNNI,
+                           TI__ISA_AMX};
+#else
 static const int isas[] = {TI__ISA_SCALAR, TI__ISA_AVX2, TI__ISA_AVX512, TI__ISA_AVX512VNNI};
+#endif
 #endif
 #define NISA ((int)(sizeof isas / sizeof isas[0]))
 
@@ -274,6 +279,11 @@ static int32_t zp_extreme(int u8) {
  * among the threads (ti__qg_split_cols), more rows the rows. */
 static ti__threadpool *g_tp2;
 
+/* 1: gemm_case makes what the byte path's tile and in-register requantizing kernels take
+ * (A's rows in place, TFLite's requantization with right shifts to bytes, row-major,
+ * int32 bias or none, one B offset); g_tile_cases counts those of them that AMX runs. */
+static int g_tiles, g_tile_cases;
+
 /* One random GEMM (case number r) under every ISA this CPU has, the int16 and byte paths
  * also on 2 threads; returns the mismatches. */
 static int gemm_case(int r, size_t rows, size_t depth, size_t cols) {
@@ -300,7 +310,7 @@ static int gemm_case(int r, size_t rows, size_t depth, size_t cols) {
     for (size_t c = 0; c < nch; c++) {
         bzp[c] = (unsigned char)zp_extreme(b_u8);
         mult[c] = urand() % 5 == 0 ? INT32_MAX : (int32_t)((1u << 30) + urand() % (1u << 24) * 64u);
-        shift[c] = (int32_t)(urand() % 40) - 31; /* -31 .. 8 */
+        shift[c] = g_tiles ? -(int32_t)(1 + urand() % 31) : (int32_t)(urand() % 40) - 31; /* -31 .. 8 */
         b32[c] = urand() % 4 == 0 ? (int32_t)(urand() * 2654435761u) : (int32_t)(urand() % 200001) - 100000;
         b64[c] = (int64_t)b32[c] * 3;
         real[c] = (double)(urand() % 1000 + 1) * 1e-6;
@@ -321,7 +331,7 @@ static int gemm_case(int r, size_t rows, size_t depth, size_t cols) {
     } else {
         g.b_cs = 1, g.b_ks = cols;
     }
-    unsigned bsel_zp = urand() % 3;
+    unsigned bsel_zp = g_tiles ? 1 + urand() % 2 : urand() % 3;
     if (bsel_zp == 0) { /* ONNX: per-tensor or per-column zero points of B */
         g.b_zp = bzp;
         g.b_zp_n = urand() & 1 ? nch : 1;
@@ -330,19 +340,19 @@ static int gemm_case(int r, size_t rows, size_t depth, size_t cols) {
     } else { /* TFLite: -zero point as an offset */
         g.b_off = -zp_extreme(b_u8);
     }
-    if (urand() & 1) { /* A's rows as they lie in memory (a 1x1 conv's input) */
+    if (g_tiles || urand() & 1) { /* A's rows as they lie in memory (a 1x1 conv's input) */
         g.a8 = a;
         g.a8_rs = depth;
         g.a8_off = -ta.zp;
         g.a8_u8 = a_u8;
     }
     g.c0 = c0;
-    int mode = r % 6; /* three in six TI__QRQ_32, the common case */
+    int mode = g_tiles ? 0 : r % 6; /* three in six TI__QRQ_32, the common case */
     q.mode = mode < 3 ? TI__QRQ_32 : mode == 3 ? TI__QRQ_RAW : mode == 4 ? TI__QRQ_DOUBLE : TI__QRQ_ONNX;
     q.mult = mult;
     q.shift = shift;
     q.real = real;
-    ti_dtype ydt = q.mode == TI__QRQ_RAW ? TI_DTYPE_I32 : (urand() % 3 == 0 ? TI_DTYPE_I32 : urand() & 1 ? TI_DTYPE_U8 : TI_DTYPE_I8);
+    ti_dtype ydt = q.mode == TI__QRQ_RAW ? TI_DTYPE_I32 : (!g_tiles && urand() % 3 == 0 ? TI_DTYPE_I32 : urand() & 1 ? TI_DTYPE_U8 : TI_DTYPE_I8);
     q.lo = ydt == TI_DTYPE_U8 ? 0 : ydt == TI_DTYPE_I8 ? -128 : INT32_MIN;
     q.hi = ydt == TI_DTYPE_U8 ? 255 : ydt == TI_DTYPE_I8 ? 127 : INT32_MAX;
     if (urand() & 1 && ydt != TI_DTYPE_I32) q.lo += (int32_t)(urand() % 20), q.hi -= (int32_t)(urand() % 20); /* fused ReLU-like */
@@ -350,19 +360,25 @@ static int gemm_case(int r, size_t rows, size_t depth, size_t cols) {
     g.rq = &q;
     ti_tensor tb;
     memset(&tb, 0, sizeof tb);
-    unsigned bsel = urand() % 4;
+    unsigned bsel = g_tiles ? urand() % 2 : urand() % 4;
     if (bsel > 0) {
         tb.dtype = bsel == 3 ? TI_DTYPE_I64 : TI_DTYPE_I32;
         tb.data = bsel == 3 ? (void *)b64 : (void *)b32;
         g.bias = &tb;
     }
     g.ydt = ydt;
-    if (urand() & 1) { /* row-major, or channel planes (NCHW) */
+    if (g_tiles || urand() & 1) { /* row-major, or channel planes (NCHW) */
         g.y_rs = cols, g.y_cs = 1;
     } else {
         g.y_rs = 1, g.y_cs = rows;
     }
     int bad = 0;
+#ifdef TI__X86_AMX
+    /* the tile path's conditions that this case controls (ti__qg8_range has the rest) */
+    if (g_tiles && ti__cpu_isa_best() >= TI__ISA_AMX && rows >= 16 && depth % 4 == 0 &&
+        ti__qg8_amx_step(depth / 4) != 0 && (a_u8 || !b_u8) && ydt != TI_DTYPE_I32)
+        g_tile_cases++;
+#endif
     for (int i = 0; i < NISA; i++) {
         if (ti__cpu_force_isa(isas[i]) != isas[i]) continue;
         unsigned char *y = i == 0 ? yref : ysimd;
@@ -371,13 +387,13 @@ static int gemm_case(int r, size_t rows, size_t depth, size_t cols) {
         g.gather8 = NULL;
         g.bp8 = NULL;
         ti__qg_pack(&g, bp, NULL);
-        if (isas[i] == ISA_BYTES) {
+        if (isas[i] >= ISA_BYTES) {
             ti__qg8_pack(&g, bp8, NULL);
             g.gather8 = tg_gather8;
             g.a_off8 = -ta.zp - (a_u8 ? 0 : 128);
             TI_CHECK(ti__qg8_usable(&g));
         }
-        int two = (isas[i] == ISA_BYTES || isas[i] == ISA_INT16) && g_tp2 != NULL;
+        int two = (isas[i] >= ISA_BYTES || isas[i] == ISA_INT16) && g_tp2 != NULL;
         for (int t = 0; t < (two ? 2 : 1); t++) {
             if (t > 0) memset(y, 0xA5, ybytes);
             ti__qg_compute(&g, t > 0 ? g_tp2 : NULL);
@@ -417,6 +433,18 @@ TI_TEST(gemm_each_isa_matches_scalar) {
     static const size_t many[] = {49, 63, 64, 65, 133};
     for (size_t i = 0; i < sizeof many / sizeof many[0]; i++, r++)
         bad += gemm_case(r, many[i], 1 + urand() % 200, 17 + urand() % 100);
+    /* the tile path (AMX): 16 and 32 rows and tails past them, depths of whole tile steps
+     * (and some without: the VNNI kernels), columns in odd and even blocks of 16 */
+    g_tiles = 1;
+    static const size_t trs[] = {16, 17, 31, 32, 33, 48, 56, 64, 100, 196};
+    static const size_t tds[] = {16, 24, 32, 64, 68, 96, 144, 384, 960};
+    for (int n = 0; n < 60; n++, r++)
+        bad += gemm_case(r, trs[n % 10], tds[n % 9], 1 + urand() % 300);
+    g_tiles = 0;
+#ifdef TI__X86_AMX
+    printf("  %d cases on AMX tiles\n", g_tile_cases);
+    TI_CHECK(g_tile_cases > 20 || ti__cpu_isa_best() < TI__ISA_AMX);
+#endif
     ti__threadpool_destroy(g_tp2);
     g_tp2 = NULL;
     TI_CHECK_EQ_INT(bad, 0);
@@ -1076,6 +1104,92 @@ TI_TEST(byte_micro_rq_matches_rows8) {
 #endif
 }
 
+/* The tile path (AMX) against the VNNI micro-kernel that requantizes, byte for byte: 16 to
+ * 64 rows, depths of one tile step (8 to 16 quads) and of several (up to 256 quads: 24 = 2 x
+ * 12, 36 = 3 x 12, 240 = 15 x 16), columns 1..300 (one block of 16, an odd number of
+ * them, many), int8 rows (TDPBSSD, its column terms + 128 sum b) and uint8 ones (TDPBUSD) with
+ * row terms (their byte sums times a B offset) or none, uint8 and int8 outputs, clamps; A's rows wider than their depth. */
+TI_TEST(amx_tiles_match_vnni) {
+#ifdef TI__X86_AMX
+    if (ti__cpu_isa_best() < TI__ISA_AMX) {
+        TI_SKIP("this CPU or OS has no AMX (tiles of AMX-INT8)");
+        return;
+    }
+    enum { NC = 300, KQ = 256, LDA = KQ * 4 + 12, NR = 64 };
+    static const size_t kqs[] = {1, 7, 8, 9, 12, 13, 15, 16, 17, 24, 36, 40, 64, 240, 256};
+    static uint8_t a[NR * LDA], o1[NR * NC], o2[NR * NC];
+    static int8_t b[(NC + 15) / 16 * KQ * 64];
+    int32_t colc[NC + 32], ini[NC + 32], csum[NC], bias[NC], mult[NC], shift[NC], row[NR];
+    float fs[NC + 16], fe[NC + 16];
+    int bad = 0, ran = 0;
+    for (int r = 0; r < 200; r++) {
+        size_t kq = kqs[r % (sizeof kqs / sizeof kqs[0])], sq = ti__qg8_amx_step(kq);
+        size_t nr = 16 * (1 + urand() % 4), nc = r % 5 == 0 ? 16 : 1 + urand() % NC;
+        size_t nblk = (nc + 15) / 16, bs = kq * 64;
+        int i8 = r % 4 >= 2, signed_out = r % 8 >= 4;
+        if (kq < 8 || kq == 17) {
+            TI_CHECK_EQ_INT((int)sq, 0); /* depth under 32, or steps of 1 quad: refused */
+            continue;
+        }
+        TI_CHECK(sq >= 1 && sq <= 16 && kq % sq == 0);
+        for (size_t i = 0; i < sizeof a; i++) a[i] = (uint8_t)urand();
+        memset(b, 0, sizeof b);
+        for (size_t j = 0; j < nblk; j++) /* packed blocks, 0 past the last column */
+            for (size_t p = 0; p < kq; p++)
+                for (size_t c = 0; c < 16 && j * 16 + c < nc; c++)
+                    for (size_t u = 0; u < 4; u++)
+                        b[j * bs + p * 64 + c * 4 + u] = (int8_t)urand();
+        if (r % 6 == 5) /* extreme bytes */
+            for (size_t i = 0; i < sizeof a; i++) a[i] = i8 ? 0x80 : 0xff;
+        for (size_t c = 0; c < NC; c++) {
+            csum[c] = (int32_t)(urand() % 20000) - 10000;
+            bias[c] = (int32_t)(urand() % 200000) - 100000;
+            mult[c] = (int32_t)(urand() >> 1);
+            shift[c] = -(int32_t)(1 + urand() % 12) - (r % 3 == 0 ? 0 : 6);
+        }
+        /* uint8 rows' terms: their bytes' sum times one B offset (TFLite's uint8 weights) */
+        int32_t rowm = !i8 && r % 3 != 1 ? (int32_t)(urand() % 255) - 127 : 0;
+        for (size_t i = 0; i < NR; i++) {
+            uint32_t sa = 0;
+            for (size_t k = 0; k < kq * 4; k++) sa += a[i * LDA + k];
+            row[i] = (int32_t)(sa * (uint32_t)rowm);
+        }
+        int32_t yo = (int32_t)(urand() % 256) - (signed_out ? 128 : 0);
+        int32_t lo = signed_out ? -128 : 0, hi = signed_out ? 127 : 255;
+        if (r % 5 == 0) lo += 10, hi -= 20;
+        const int32_t *rowp = rowm != 0 ? row : NULL;
+        if (!ti__qg8_plan_vnni(nc, bias, csum, 3 - (int32_t)(r % 7), colc, mult, shift, yo, lo,
+                               hi, fs, fe))
+            continue;
+        ran++;
+        /* the int8 rows' terms: + 128 * sum over k of b (the VNNI kernel reads a + 128) */
+        for (size_t c = 0; c < (nc + 31) / 32 * 32; c++) {
+            uint32_t sb = 0;
+            for (size_t p = 0; c < nc && p < kq; p++)
+                for (size_t u = 0; u < 4; u++) sb += (uint32_t)(int32_t)b[c / 16 * bs + p * 64 + c % 16 * 4 + u];
+            ini[c] = c >= nc ? 0 : i8 ? (int32_t)((uint32_t)colc[c] + 128u * sb) : colc[c];
+        }
+        memset(o1, 0x33, sizeof o1);
+        memset(o2, 0x33, sizeof o2);
+        for (size_t r0 = 0; r0 < nr; r0 += 8)
+            for (size_t j = 0; j < nblk; j += 2) {
+                ti__qg8_rqt t = {fs + j * 16, fe + j * 16, mult + j * 16, shift + j * 16, yo, lo, hi};
+                ti__qg8_micro_rq_vnni(kq, a + r0 * LDA, LDA, i8, b + j * bs, bs,
+                                      nblk - j > 1 ? 2 : 1, colc + j * 16,
+                                      rowp != NULL ? rowp + r0 : NULL, &t, 8,
+                                      TI__MIN(nc - j * 16, (size_t)32), o1 + r0 * NC + j * 16, NC);
+            }
+        ti__qg8_rqt t = {fs, fe, mult, shift, yo, lo, hi};
+        ti__qg8_amx_rq(nr, kq, sq, a, LDA, i8, b, bs, nc, ini, rowm, &t, o2, NC);
+        if (memcmp(o1, o2, sizeof o1) != 0 && bad++ < 3)
+            printf("  kq %zu (steps of %zu) nc %zu rows %zu %s, %s out: differs\n", kq, sq, nc,
+                   nr, i8 ? "int8" : "uint8", signed_out ? "int8" : "uint8");
+    }
+    TI_CHECK(ran > 100);
+    TI_CHECK_EQ_INT(bad, 0);
+#endif
+}
+
 /* The AVX2 and AVX-512 lanes of the 8-bit ADD against the scalar vector-lane arithmetic of
  * ti__tfl_bin_q8: random tables (extremes included), multipliers, shifts 0..31, zero
  * points and clamp ranges, uint8 and int8 outputs. */
@@ -1487,6 +1601,7 @@ int main(void) {
     TI_RUN(byte_copy_matches_plain_loop);
     TI_RUN(byte_micro_starts_at_init);
     TI_RUN(byte_micro_rq_matches_rows8);
+    TI_RUN(amx_tiles_match_vnni);
     TI_RUN(add8_simd_matches_scalar);
     TI_RUN(add8_vbmi_matches_scalar);
     TI_RUN(add8_models_take_vbmi_lanes);

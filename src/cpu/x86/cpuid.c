@@ -29,7 +29,12 @@ TI__PRIVATE int ti__x86_detect(void) {
     /* opmask, upper halves of ZMM0-15, ZMM16-31 */
     if (avx512f && (xcr0 & 0xe0) == 0xe0) {
 #ifdef TI__X86_VNNI
-        if (avx512bw && avx512dq && avx512vl && vnni) return TI__ISA_AVX512VNNI;
+        if (avx512bw && avx512dq && avx512vl && vnni) {
+#ifdef TI__X86_AMX
+            if (ti__x86_amx()) return TI__ISA_AMX;
+#endif
+            return TI__ISA_AVX512VNNI;
+        }
 #else
         (void)avx512bw, (void)avx512dq, (void)avx512vl, (void)vnni;
 #endif
@@ -37,6 +42,31 @@ TI__PRIVATE int ti__x86_detect(void) {
     }
     return TI__ISA_AVX2;
 }
+
+#ifdef TI__X86_AMX
+/* Whether this process may use AMX-TILE and AMX-INT8 (cpuid leaf 7, EDX bits 24 and 25): the
+ * OS must save the tile state (XCR0 bits 17 and 18), and Linux (5.16 and later) hands the
+ * tile data to a process only once it asks, with arch_prctl(ARCH_REQ_XCOMP_PERM,
+ * XFEATURE_XTILEDATA); without that, the first tile instruction faults. The request is made
+ * here, once, by a raw system call (158 is arch_prctl on x86-64: glibc declares syscall()
+ * only for _DEFAULT_SOURCE, which a user's -std=c99 build leaves off). It covers every
+ * thread of the process, those started later included. Kernels that lack the request
+ * answer with an error: no AMX then. */
+TI__PRIVATE int ti__x86_amx(void) {
+    unsigned a, b, c, d;
+    if (__get_cpuid_max(0, NULL) < 7) return 0;
+    __cpuid_count(7, 0, a, b, c, d);
+    (void)a, (void)b, (void)c;
+    if (((d >> 24) & 3) != 3) return 0;
+    if ((ti__x86_xcr0() & 0x60000) != 0x60000) return 0;
+    long ret;
+    __asm__ __volatile__("syscall"
+                         : "=a"(ret)
+                         : "0"(158L), "D"(0x1023L), "S"(18L)
+                         : "rcx", "r11", "memory");
+    return ret == 0;
+}
+#endif
 
 /* Whether the CPU has AVX512-VBMI (cpuid leaf 7, ECX bit 1) besides the AVX512VNNI level;
  * the caller checks that level (and so the OS's ZMM state) first. */
