@@ -45,6 +45,11 @@
                                                paths and no cpuid (the environment variable
                                                TINYINFER_ISA=scalar|avx2|avx512|avx512vnni|amx
                                                caps the ISA at run time instead)
+        TI_NO_AMX             (undefined)      no AMX tile kernels, and no request for the
+                                               tile state (Linux arch_prctl), which also
+                                               makes the kernel refuse alternate signal
+                                               stacks smaller than the larger signal frame;
+                                               TINYINFER_ISA set below amx skips it too
         TI_MALLOC(sz)/TI_FREE(p)  malloc/free  default allocator underneath; both or neither
         TI_NO_HUGE_PAGES      (undefined)      no transparent-huge-page advice (Linux): by
                                                default blocks of 2 MiB and more from malloc
@@ -1036,8 +1041,8 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 /* AMX (Intel's tile registers: TDPBUSD / TDPBSSD, the 8-bit GEMM of cpu/x86/qgemm_vnni_amx.c)
  * on 64-bit Linux with GCC >= 11 or Clang >= 12: Linux hands a process the tile state only
  * after it asks (arch_prctl, cpu/x86/cpuid.c), with the x86-64 system call number used there;
- * other systems and compilers build without that kernel. */
-#if defined(__x86_64__) && defined(__linux__) &&                                             \
+ * other systems and compilers, and TI_NO_AMX, build without that kernel. */
+#if !defined(TI_NO_AMX) && defined(__x86_64__) && defined(__linux__) &&                     \
     (defined(__clang__) ? (__clang_major__ >= 12) : (__GNUC__ >= 11))
 #define TI__X86_AMX 1
 #define TI__TARGET_AMX                                                                       \
@@ -29057,9 +29062,14 @@ TI__PRIVATE int ti__x86_detect(void) {
  * here, once, by a raw system call (158 is arch_prctl on x86-64: glibc declares syscall()
  * only for _DEFAULT_SOURCE, which a user's -std=c99 build leaves off). It covers every
  * thread of the process, those started later included. Kernels that lack the request
- * answer with an error: no AMX then. */
+ * answer with an error: no AMX then. The grant enlarges the process's signal frames (by the
+ * 8 KiB of tile data), so Linux then refuses alternate signal stacks too small for them: a
+ * process that wants none of that sets TINYINFER_ISA to a lower level (the request is not
+ * made then) or builds with TI_NO_AMX. */
 TI__PRIVATE int ti__x86_amx(void) {
     unsigned a, b, c, d;
+    const char *cap = getenv("TINYINFER_ISA");
+    if (cap != NULL && strcmp(cap, "amx") != 0) return 0;
     if (__get_cpuid_max(0, NULL) < 7) return 0;
     __cpuid_count(7, 0, a, b, c, d);
     (void)a, (void)b, (void)c;

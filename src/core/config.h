@@ -86,8 +86,8 @@
 /* AMX (Intel's tile registers: TDPBUSD / TDPBSSD, the 8-bit GEMM of cpu/x86/qgemm_vnni_amx.c)
  * on 64-bit Linux with GCC >= 11 or Clang >= 12: Linux hands a process the tile state only
  * after it asks (arch_prctl, cpu/x86/cpuid.c), with the x86-64 system call number used there;
- * other systems and compilers build without that kernel. */
-#if defined(__x86_64__) && defined(__linux__) &&                                             \
+ * other systems and compilers, and TI_NO_AMX, build without that kernel. */
+#if !defined(TI_NO_AMX) && defined(__x86_64__) && defined(__linux__) &&                     \
     (defined(__clang__) ? (__clang_major__ >= 12) : (__GNUC__ >= 11))
 #define TI__X86_AMX 1
 #define TI__TARGET_AMX                                                                       \

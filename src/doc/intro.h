@@ -45,6 +45,11 @@
                                                paths and no cpuid (the environment variable
                                                TINYINFER_ISA=scalar|avx2|avx512|avx512vnni|amx
                                                caps the ISA at run time instead)
+        TI_NO_AMX             (undefined)      no AMX tile kernels, and no request for the
+                                               tile state (Linux arch_prctl), which also
+                                               makes the kernel refuse alternate signal
+                                               stacks smaller than the larger signal frame;
+                                               TINYINFER_ISA set below amx skips it too
         TI_MALLOC(sz)/TI_FREE(p)  malloc/free  default allocator underneath; both or neither
         TI_NO_HUGE_PAGES      (undefined)      no transparent-huge-page advice (Linux): by
                                                default blocks of 2 MiB and more from malloc

@@ -51,9 +51,14 @@ TI__PRIVATE int ti__x86_detect(void) {
  * here, once, by a raw system call (158 is arch_prctl on x86-64: glibc declares syscall()
  * only for _DEFAULT_SOURCE, which a user's -std=c99 build leaves off). It covers every
  * thread of the process, those started later included. Kernels that lack the request
- * answer with an error: no AMX then. */
+ * answer with an error: no AMX then. The grant enlarges the process's signal frames (by the
+ * 8 KiB of tile data), so Linux then refuses alternate signal stacks too small for them: a
+ * process that wants none of that sets TINYINFER_ISA to a lower level (the request is not
+ * made then) or builds with TI_NO_AMX. */
 TI__PRIVATE int ti__x86_amx(void) {
     unsigned a, b, c, d;
+    const char *cap = getenv("TINYINFER_ISA");
+    if (cap != NULL && strcmp(cap, "amx") != 0) return 0;
     if (__get_cpuid_max(0, NULL) < 7) return 0;
     __cpuid_count(7, 0, a, b, c, d);
     (void)a, (void)b, (void)c;
