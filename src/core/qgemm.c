@@ -931,6 +931,16 @@ TI__PRIVATE void ti__qg8_cols_range(void *ctx, size_t begin, size_t end) {
 }
 #endif
 
+#if defined(TI__QG8) && defined(TI__X86_AMX)
+/* The byte path over pairs of row blocks [begin, end) (16 rows each, the last maybe 8): the
+ * threads' split when the tile path may run, whose tiles take whole blocks of 16 rows (split
+ * by single blocks, a chunk of an odd count left one to the VNNI kernels). */
+TI__PRIVATE void ti__qg8_range_pairs(void *ctx, size_t begin, size_t end) {
+    const ti__qgemm *g = (const ti__qgemm *)ctx;
+    ti__qg8_range(ctx, 2 * begin, TI__MIN(2 * end, (g->rows + TI__QG8_MR - 1) / TI__QG8_MR));
+}
+#endif
+
 /* Runs the GEMM on packed B: requantized outputs for every row and column, the rows split
  * among the threads, or the columns where there are few rows (ti__qg_split_cols). */
 TI__PRIVATE void ti__qg_compute(ti__qgemm *g, ti__threadpool *tp) {
@@ -943,6 +953,15 @@ TI__PRIVATE void ti__qg_compute(ti__qgemm *g, ti__threadpool *tp) {
                              ti__qg8_cols_range, g);
             return;
         }
+#ifdef TI__X86_AMX
+        if (ti__cpu_isa() >= TI__ISA_AMX && g->a8 != NULL && g->depth % 4 == 0 &&
+            ti__qg8_amx_step(g->depth / 4) != 0) {
+            ti__parallel_for(tp, (blocks8 + 1) / 2,
+                             ti__qg_grain(2 * TI__QG8_MR * g->depth * g->cols / 4),
+                             ti__qg8_range_pairs, g);
+            return;
+        }
+#endif
         ti__parallel_for(tp, blocks8, ti__qg_grain(TI__QG8_MR * g->depth * g->cols / 4),
                          ti__qg8_range, g);
         return;
