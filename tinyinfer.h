@@ -31503,12 +31503,12 @@ typedef struct ti__amx_cfg {
 /* The depth quads of one tile step for a depth of kq quads: the largest divisor of kq up to 16
  * (a tile row holds 64 bytes), so every step is whole and no read passes A's rows or B's
  * blocks; 0 where that leaves steps of under 4 quads (kq = 17, 19, 34, ...) or the depth is
- * under 32 (kq < 8): there the VNNI kernels, which requantize the sums where they made them,
- * are as fast or faster (MobileNetV2 int8's 1x1 convs of depth 16 and 24: AMX 0.94-1.14 x
- * VNNI's time, bench/qtile.c and bench/ab.py; depth 32: 0.76-0.94). */
+ * under 64 (kq < 16): there the VNNI kernels, which requantize the sums where they made them,
+ * are about as fast or faster. MobileNetV2 int8's 1x1 convs at 1 thread, AMX / VNNI time:
+ * depth 16 and 24 0.94-1.14 (bench/qtile.c, bench/ab.py, 2-core Xeon VM); depth 32 0.76-0.94
+ * there but 1.48 on a 16-core Xeon host; depth 64 0.70 and 0.90, 96 0.58 and 0.91. */
 TI__PRIVATE size_t ti__qg8_amx_step(size_t kq) {
-    if (kq < 8) return 0;
-    if (kq <= 16) return kq;
+    if (kq < 16) return 0;
     for (size_t s = 16; s >= 4; s--)
         if (kq % s == 0) return s;
     return 0;

@@ -437,9 +437,9 @@ TI_TEST(gemm_each_isa_matches_scalar) {
      * (and some without: the VNNI kernels), columns in odd and even blocks of 16 */
     g_tiles = 1;
     static const size_t trs[] = {16, 17, 31, 32, 33, 48, 56, 64, 100, 196};
-    static const size_t tds[] = {16, 24, 32, 64, 68, 96, 144, 384, 960};
+    static const size_t tds[] = {16, 24, 32, 64, 68, 96, 144, 384, 960, 104};
     for (int n = 0; n < 60; n++, r++)
-        bad += gemm_case(r, trs[n % 10], tds[n % 9], 1 + urand() % 300);
+        bad += gemm_case(r, trs[n % 10], tds[n % 10 == 9 ? 9 : n % 9], 1 + urand() % 300);
     g_tiles = 0;
 #ifdef TI__X86_AMX
     printf("  %d cases on AMX tiles\n", g_tile_cases);
@@ -1105,8 +1105,8 @@ TI_TEST(byte_micro_rq_matches_rows8) {
 }
 
 /* The tile path (AMX) against the VNNI micro-kernel that requantizes, byte for byte: 16 to
- * 64 rows, depths of one tile step (8 to 16 quads) and of several (up to 256 quads: 24 = 2 x
- * 12, 36 = 3 x 12, 240 = 15 x 16), columns 1..300 (one block of 16, an odd number of
+ * 64 rows, depths of one tile step (16 quads) and of several (up to 256 quads: 20 = 2 x 10,
+ * 26 = 2 x 13, 36 = 3 x 12, 52 = 4 x 13, 240 = 15 x 16), columns 1..300 (one block of 16, an odd number of
  * them, many), int8 rows (TDPBSSD, its column terms + 128 sum b) and uint8 ones (TDPBUSD) with
  * row terms (their byte sums times a B offset) or none, uint8 and int8 outputs, clamps; A's rows wider than their depth. */
 TI_TEST(amx_tiles_match_vnni) {
@@ -1116,7 +1116,7 @@ TI_TEST(amx_tiles_match_vnni) {
         return;
     }
     enum { NC = 300, KQ = 256, LDA = KQ * 4 + 12, NR = 64 };
-    static const size_t kqs[] = {1, 7, 8, 9, 12, 13, 15, 16, 17, 24, 36, 40, 64, 240, 256};
+    static const size_t kqs[] = {1, 15, 16, 17, 20, 24, 26, 36, 40, 52, 64, 240, 256};
     static uint8_t a[NR * LDA], o1[NR * NC], o2[NR * NC];
     static int8_t b[(NC + 15) / 16 * KQ * 64];
     int32_t colc[NC + 32], ini[NC + 32], csum[NC], bias[NC], mult[NC], shift[NC], row[NR];
@@ -1127,8 +1127,8 @@ TI_TEST(amx_tiles_match_vnni) {
         size_t nr = 16 * (1 + urand() % 4), nc = r % 5 == 0 ? 16 : 1 + urand() % NC;
         size_t nblk = (nc + 15) / 16, bs = kq * 64;
         int i8 = r % 4 >= 2, signed_out = r % 8 >= 4;
-        if (kq < 8 || kq == 17) {
-            TI_CHECK_EQ_INT((int)sq, 0); /* depth under 32, or steps of 1 quad: refused */
+        if (kq < 16 || kq == 17) {
+            TI_CHECK_EQ_INT((int)sq, 0); /* depth under 64, or steps of 1 quad: refused */
             continue;
         }
         TI_CHECK(sq >= 1 && sq <= 16 && kq % sq == 0);
