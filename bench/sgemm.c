@@ -224,15 +224,17 @@ int main(int argc, char **argv) {
     OUT("FMA peak probe (12 independent FMA chains, 1 thread, best of 5 by CPU time): AVX2 "
         "%.1f GFLOP/s, AVX-512 %.1f GFLOP/s; peak used below: %.1f GFLOP/s.\n\n", pk2 * 1e-9,
         pk512 * 1e-9, peak * 1e-9);
-    int isas[TI__ISA_AVX512VNNI + 1], nisa = 0; /* best down to scalar */
-    for (int i = best; i >= TI__ISA_SCALAR; i--) isas[nisa++] = i;
+    /* best down to scalar; the float kernels of amx are avx512vnni's (and avx512's) */
+    int isas[TI__ISA_LAST + 1], nisa = 0;
+    for (int i = best < TI__ISA_AVX512VNNI ? best : TI__ISA_AVX512VNNI; i >= TI__ISA_SCALAR; i--)
+        isas[nisa++] = i;
     if (argc > 3 && atoi(argv[3]) > 0 && atoi(argv[3]) < nisa) nisa = atoi(argv[3]);
     OUT("| shape (M x N x K) |");
     for (int i = 0; i < nisa; i++) OUT(" %s GFLOP/s | %% peak |", ti__cpu_isa_name(isas[i]));
     OUT("\n|---|");
     for (int i = 0; i < nisa; i++) OUT("---:|---:|");
     OUT("\n");
-    double pw_flops = 0, pw_time[TI__ISA_AVX512VNNI + 1] = {0, 0, 0, 0};
+    double pw_flops = 0, pw_time[TI__ISA_LAST + 1] = {0};
     for (size_t si = 0; si < NSHAPES; si++) {
         const shape *s = custom.m > 0 ? &custom : &SHAPES[si];
         if (custom.m > 0 && si > 0) break;
