@@ -1042,7 +1042,14 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
  * on 64-bit Linux with GCC >= 11 or Clang >= 12: Linux hands a process the tile state only
  * after it asks (arch_prctl, cpu/x86/cpuid.c), with the x86-64 system call number used there;
  * other systems and compilers, and TI_NO_AMX, build without that kernel. */
-#if !defined(TI_NO_AMX) && defined(__x86_64__) && defined(__linux__) &&                     \
+/* MemorySanitizer does not see the tile stores write memory (it reported the stored sums as
+ * uninitialized), so its builds leave the tiles out too. */
+#if defined(__has_feature)
+#if __has_feature(memory_sanitizer)
+#define TI__MSAN 1
+#endif
+#endif
+#if !defined(TI_NO_AMX) && !defined(TI__MSAN) && defined(__x86_64__) && defined(__linux__) && \
     (defined(__clang__) ? (__clang_major__ >= 12) : (__GNUC__ >= 11))
 #define TI__X86_AMX 1
 #define TI__TARGET_AMX                                                                       \
