@@ -1041,9 +1041,9 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 /* AMX (Intel's tile registers: TDPBUSD / TDPBSSD, the 8-bit GEMM of cpu/x86/qgemm_vnni_amx.c)
  * on 64-bit Linux with GCC >= 11 or Clang >= 12: Linux hands a process the tile state only
  * after it asks (arch_prctl, cpu/x86/cpuid.c), with the x86-64 system call number used there;
- * other systems and compilers, and TI_NO_AMX, build without that kernel. */
-/* MemorySanitizer does not see the tile stores write memory (it reported the stored sums as
- * uninitialized), so its builds leave the tiles out too. */
+ * other systems and compilers, and TI_NO_AMX, build without that kernel. So do builds under
+ * MemorySanitizer, which does not see the tile stores write memory (it reported the stored
+ * sums as uninitialized). */
 #if defined(__has_feature)
 #if __has_feature(memory_sanitizer)
 #define TI__MSAN 1
@@ -1383,7 +1383,7 @@ TI__PRIVATE const char *ti__cpu_isa_name(int isa);
 TI__PRIVATE int ti__x86_detect(void); /* best TI__ISA_* by cpuid and XGETBV */
 TI__PRIVATE int ti__x86_vbmi(void);   /* cpuid's AVX512-VBMI bit */
 #ifdef TI__X86_AMX
-TI__PRIVATE int ti__x86_amx(void); /* AMX-TILE and AMX-INT8, enabled for this process */
+TI__PRIVATE int ti__x86_amx(unsigned leaf7_edx); /* AMX-TILE/INT8, granted to the process */
 #endif
 #endif
 #if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
@@ -29068,7 +29068,7 @@ TI__PRIVATE int ti__x86_detect(void) {
 #ifdef TI__X86_VNNI
         if (avx512bw && avx512dq && avx512vl && vnni) {
 #ifdef TI__X86_AMX
-            if (ti__x86_amx()) return TI__ISA_AMX;
+            if (ti__x86_amx(d)) return TI__ISA_AMX;
 #endif
             return TI__ISA_AVX512VNNI;
         }
@@ -29081,7 +29081,8 @@ TI__PRIVATE int ti__x86_detect(void) {
 }
 
 #ifdef TI__X86_AMX
-/* Whether this process may use AMX-TILE and AMX-INT8 (cpuid leaf 7, EDX bits 24 and 25): the
+/* Whether this process may use AMX-TILE and AMX-INT8 (leaf7_edx: cpuid leaf 7's EDX, bits 24
+ * and 25): the
  * OS must save the tile state (XCR0 bits 17 and 18), and Linux (5.16 and later) hands the
  * tile data to a process only once it asks, with arch_prctl(ARCH_REQ_XCOMP_PERM,
  * XFEATURE_XTILEDATA); without that, the first tile instruction faults. The request is made
@@ -29092,14 +29093,10 @@ TI__PRIVATE int ti__x86_detect(void) {
  * 8 KiB of tile data), so Linux then refuses alternate signal stacks too small for them: a
  * process that wants none of that sets TINYINFER_ISA to a lower level (the request is not
  * made then) or builds with TI_NO_AMX. */
-TI__PRIVATE int ti__x86_amx(void) {
-    unsigned a, b, c, d;
-    const char *cap = getenv("TINYINFER_ISA");
-    if (cap != NULL && strcmp(cap, "amx") != 0) return 0;
-    if (__get_cpuid_max(0, NULL) < 7) return 0;
-    __cpuid_count(7, 0, a, b, c, d);
-    (void)a, (void)b, (void)c;
-    if (((d >> 24) & 3) != 3) return 0;
+TI__PRIVATE int ti__x86_amx(unsigned leaf7_edx) {
+    int cap = ti__isa_from_env(); /* -1: unset or unknown */
+    if (cap >= 0 && cap < TI__ISA_AMX) return 0;
+    if (((leaf7_edx >> 24) & 3) != 3) return 0;
     if ((ti__x86_xcr0() & 0x60000) != 0x60000) return 0;
     long ret;
     __asm__ __volatile__("syscall"

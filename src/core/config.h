@@ -86,9 +86,9 @@
 /* AMX (Intel's tile registers: TDPBUSD / TDPBSSD, the 8-bit GEMM of cpu/x86/qgemm_vnni_amx.c)
  * on 64-bit Linux with GCC >= 11 or Clang >= 12: Linux hands a process the tile state only
  * after it asks (arch_prctl, cpu/x86/cpuid.c), with the x86-64 system call number used there;
- * other systems and compilers, and TI_NO_AMX, build without that kernel. */
-/* MemorySanitizer does not see the tile stores write memory (it reported the stored sums as
- * uninitialized), so its builds leave the tiles out too. */
+ * other systems and compilers, and TI_NO_AMX, build without that kernel. So do builds under
+ * MemorySanitizer, which does not see the tile stores write memory (it reported the stored
+ * sums as uninitialized). */
 #if defined(__has_feature)
 #if __has_feature(memory_sanitizer)
 #define TI__MSAN 1

@@ -292,7 +292,7 @@ TI__PRIVATE const char *ti__cpu_isa_name(int isa);
 TI__PRIVATE int ti__x86_detect(void); /* best TI__ISA_* by cpuid and XGETBV */
 TI__PRIVATE int ti__x86_vbmi(void);   /* cpuid's AVX512-VBMI bit */
 #ifdef TI__X86_AMX
-TI__PRIVATE int ti__x86_amx(void); /* AMX-TILE and AMX-INT8, enabled for this process */
+TI__PRIVATE int ti__x86_amx(unsigned leaf7_edx); /* AMX-TILE/INT8, granted to the process */
 #endif
 #endif
 #if defined(TI__X86_SIMD) && defined(TI__X86_VNNI)
