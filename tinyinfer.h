@@ -6332,72 +6332,118 @@ typedef struct ti__conv_job {
     float act_a, act_b;
 } ti__conv_job;
 
-/* dst[t] = src[2 t] for t < n in vectors where the CPU has them (returns 1), else 0: the
- * stride-2 rows of im2col, which element by element were most of the first conv of
- * MobileNetV3 and ResNet (perf). */
-TI__PRIVATE int ti__copy_s2(float *dst, const float *src, size_t n) {
+/* dst[t] = src[2 t] for t < n, in vectors: the stride-2 rows of im2col, which element by
+ * element were most of the first conv of MobileNetV3 and ResNet (perf). NULL where the CPU
+ * has no such copy (then a scalar loop). Asked once per im2col call, not once per row. */
+typedef void (*ti__copy_s2_fn)(float *dst, const float *src, size_t n);
+TI__PRIVATE ti__copy_s2_fn ti__copy_s2_pick(void) {
 #ifdef TI__X86_SIMD
     int isa = ti__cpu_isa();
-    if (isa >= TI__ISA_AVX512) {
-        ti__copy_s2_avx512(dst, src, n);
-        return 1;
-    }
-    if (isa >= TI__ISA_AVX2) {
-        ti__copy_s2_avx2(dst, src, n);
-        return 1;
-    }
+    if (isa >= TI__ISA_AVX512) return ti__copy_s2_avx512;
+    if (isa >= TI__ISA_AVX2) return ti__copy_s2_avx2;
 #elif defined(TI__ARM_NEON)
-    if (ti__cpu_isa() >= TI__ISA_NEON) {
-        ti__copy_s2_neon(dst, src, n);
-        return 1;
-    }
-#else
-    (void)dst, (void)src, (void)n;
+    if (ti__cpu_isa() >= TI__ISA_NEON) return ti__copy_s2_neon;
 #endif
-    return 0;
+    return NULL;
 }
 
-/* im2col rows [begin, end) of the tile: row r = (ic, kd, kh, kw) of the group's input x. */
+/* One output row of an im2col tile: columns [col, col + len) of the tile are output
+ * positions (od, oh, ow ..). */
+typedef struct ti__im2col_seg {
+    size_t col, len;
+    int64_t od, oh, ow;
+} ti__im2col_seg;
+#define TI__IM2COL_SEGS 64 /* output rows listed at a time */
+
+/* Lists the output rows of tile columns from c (tile position c - c0) on, up to
+ * TI__IM2COL_SEGS of them and not past c1; returns how many, *next: the first column not
+ * listed. */
+TI__PRIVATE size_t ti__im2col_segs(const ti__convp *p, size_t c0, size_t c, size_t c1,
+                                   ti__im2col_seg *seg, size_t *next) {
+    size_t ow_n = (size_t)p->out[2], oh_n = (size_t)p->out[1];
+    size_t ow = c % ow_n, oh = c / ow_n % oh_n, od = c / (ow_n * oh_n), ns = 0;
+    while (c < c1 && ns < TI__IM2COL_SEGS) {
+        size_t len = TI__MIN(ow_n - ow, c1 - c);
+        seg[ns].col = c - c0;
+        seg[ns].len = len;
+        seg[ns].od = (int64_t)od;
+        seg[ns].oh = (int64_t)oh;
+        seg[ns].ow = (int64_t)ow;
+        ns++;
+        c += len;
+        ow = 0;
+        if (++oh == oh_n) oh = 0, od++;
+    }
+    *next = c;
+    return ns;
+}
+
+/* im2col rows [begin, end) of the tile: row r = (ic, kd, kh, kw) of the group's input x.
+ * The tile's output rows are listed once for all its rows, and the rows of one input row
+ * (kw = 0 ..) are copied together, segment by segment: a division per output row and tile
+ * row, and the bounds of each, were most of the copy of ResNet-18's 3x3 / 2 convs, whose
+ * output rows are 28, 14 and 7 long: their copies took 0.170, 0.171 and 0.178 ms of convs of
+ * 0.95, 0.92 and 0.94 ms, with the rows listed 0.128, 0.105 and 0.143, copied together too
+ * 0.122, 0.102 and 0.108; the convs 0.886, 0.848 and 0.846 (1 thread, Xeon, bench/conv.c;
+ * copies alone: a harness of ti__conv_im2col on one tile, best of 300). */
+#define TI__IM2COL_KW 16 /* widths of kernel copied together: up to this */
 TI__PRIVATE void ti__conv_im2col(void *ctx, size_t begin, size_t end) {
     const ti__conv_job *j = (const ti__conv_job *)ctx;
     const ti__convp *p = j->p;
-    size_t ow_n = (size_t)p->out[2], oh_n = (size_t)p->out[1];
-    for (size_t r = begin; r < end; r++) {
-        size_t kw = r % (size_t)p->k[2], kh = r / (size_t)p->k[2] % (size_t)p->k[1];
-        size_t kd = r / (size_t)(p->k[2] * p->k[1]) % (size_t)p->k[0], ic = r / p->kprod;
-        const float *xc = j->x + ic * p->in_sp;
-        int64_t wlo, whi;
-        ti__conv_valid(p->in[2], p->s[2], p->pb[2], (int64_t)kw, p->d[2], p->out[2], &wlo, &whi);
-        float *dst = j->col + r * j->nt;
-        size_t c = j->c0, c1 = j->c0 + j->nt;
-        while (c < c1) { /* one segment per output row */
-            size_t ow = c % ow_n, oh = c / ow_n % oh_n, od = c / (ow_n * oh_n);
-            size_t seg = TI__MIN(ow_n - ow, c1 - c);
-            int64_t id = (int64_t)od * p->s[0] - p->pb[0] + (int64_t)kd * p->d[0];
-            int64_t ih = (int64_t)oh * p->s[1] - p->pb[1] + (int64_t)kh * p->d[1];
-            if (id < 0 || id >= p->in[0] || ih < 0 || ih >= p->in[1]) {
-                for (size_t t = 0; t < seg; t++) dst[t] = 0.0f;
-            } else {
+    ti__copy_s2_fn copy_s2 = p->s[2] == 2 ? ti__copy_s2_pick() : NULL;
+    size_t kw_n = (size_t)p->k[2], kh_n = (size_t)p->k[1];
+    int64_t sw = p->s[2], wlo[TI__IM2COL_KW], whi[TI__IM2COL_KW];
+    size_t kwg = TI__MIN(kw_n, (size_t)TI__IM2COL_KW); /* rows a group at most */
+    for (size_t q = 0; q < kwg; q++)
+        ti__conv_valid(p->in[2], p->s[2], p->pb[2], (int64_t)q, p->d[2], p->out[2], &wlo[q],
+                       &whi[q]);
+    ti__im2col_seg seg[TI__IM2COL_SEGS];
+    size_t c = j->c0, c1 = j->c0 + j->nt;
+    while (c < c1) {
+        size_t ns = ti__im2col_segs(p, j->c0, c, c1, seg, &c);
+        for (size_t r = begin; r < end;) {
+            /* rows r .. r + nk: kw = kw0 .. of one input row (ic, kd, kh) */
+            size_t kw0 = r % kw_n, kh = r / kw_n % kh_n;
+            size_t kd = r / (kw_n * kh_n) % (size_t)p->k[0], ic = r / p->kprod;
+            size_t nk = TI__MIN(kw_n - kw0, end - r);
+            if (kw_n > TI__IM2COL_KW) nk = 1;
+            const float *xc = j->x + ic * p->in_sp;
+            int64_t dd = (int64_t)kd * p->d[0] - p->pb[0], dh = (int64_t)kh * p->d[1] - p->pb[1];
+            float *row = j->col + r * j->nt;
+            for (size_t q = 0; q < ns; q++) {
+                const ti__im2col_seg *g = &seg[q];
+                int64_t len = (int64_t)g->len, ow = g->ow;
+                int64_t id = g->od * p->s[0] + dd, ih = g->oh * p->s[1] + dh;
+                if (id < 0 || id >= p->in[0] || ih < 0 || ih >= p->in[1]) {
+                    for (size_t u = 0; u < nk; u++)
+                        memset(row + u * j->nt + g->col, 0, (size_t)len * sizeof(float));
+                    continue;
+                }
                 const float *src = xc + ((size_t)id * (size_t)p->in[1] + (size_t)ih) *
                                             (size_t)p->in[2];
-                int64_t sw = p->s[2], off = (int64_t)kw * p->d[2] - p->pb[2];
-                /* t in [0, seg): zeros, then the columns inside the row, then zeros (one
-                 * test a segment, not one an element: the first conv of MobileNetV3 spent
-                 * a tenth of the model's time here) */
-                int64_t tlo = TI__MIN(TI__MAX(wlo - (int64_t)ow, (int64_t)0), (int64_t)seg);
-                int64_t thi = TI__MIN(TI__MAX(whi - (int64_t)ow, tlo), (int64_t)seg);
-                for (int64_t t = 0; t < tlo; t++) dst[t] = 0.0f;
-                if (thi > tlo) { /* the first input column read, inside the row */
-                    const float *s0 = src + (((int64_t)ow + tlo) * sw + off);
-                    if (sw == 1)
-                        memcpy(dst + tlo, s0, (size_t)(thi - tlo) * sizeof(float));
-                    else if (sw != 2 || !ti__copy_s2(dst + tlo, s0, (size_t)(thi - tlo)))
-                        for (int64_t t = 0; t < thi - tlo; t++) dst[tlo + t] = s0[t * sw];
+                for (size_t u = 0; u < nk; u++) {
+                    size_t kw = kw0 + u;
+                    int64_t lo = wlo[kw < kwg ? kw : 0], hi = whi[kw < kwg ? kw : 0];
+                    if (kw >= kwg) ti__conv_valid(p->in[2], sw, p->pb[2], (int64_t)kw, p->d[2],
+                                                  p->out[2], &lo, &hi);
+                    float *dst = row + u * j->nt + g->col;
+                    /* t in [0, len): zeros, then the columns inside the row, then zeros (one
+                     * test a segment, not one an element: the first conv of MobileNetV3
+                     * spent a tenth of the model's time here) */
+                    int64_t tlo = TI__MIN(TI__MAX(lo - ow, (int64_t)0), len);
+                    int64_t thi = TI__MIN(TI__MAX(hi - ow, tlo), len);
+                    for (int64_t t = 0; t < tlo; t++) dst[t] = 0.0f;
+                    if (thi > tlo) { /* the first input column read, inside the row */
+                        const float *s0 = src + ((ow + tlo) * sw + (int64_t)kw * p->d[2] - p->pb[2]);
+                        if (sw == 1) memcpy(dst + tlo, s0, (size_t)(thi - tlo) * sizeof(float));
+                        else if (copy_s2 != NULL) copy_s2(dst + tlo, s0, (size_t)(thi - tlo));
+                        else
+                            for (int64_t t = 0; t < thi - tlo; t++) dst[tlo + t] = s0[t * sw];
+                    }
+                    for (int64_t t = thi; t < len; t++) dst[t] = 0.0f;
                 }
-                for (int64_t t = thi; t < (int64_t)seg; t++) dst[t] = 0.0f;
             }
-            dst += seg;
-            c += seg;
+            r += nk;
         }
     }
 }

@@ -462,6 +462,17 @@ TI_TEST(general_shapes) {
     c.pads[0] = c.pads[1] = c.pads[2] = c.pads[3] = 1;
     c.bias = 1;
     check_case(&c, tp);
+    /* kernels wider than im2col copies together (TI__IM2COL_KW): those rows one by one;
+     * strides 1 and 2, dilated, padded past the kernel's reach on one side */
+    for (int it = 0; it < 2; it++) {
+        memset(&c, 0, sizeof c);
+        c.n = 1, c.group = 1, c.c = 3, c.m = 5, c.h = 6, c.w = 45;
+        c.k[0] = 2, c.k[1] = TI__IM2COL_KW + 3, c.s[0] = 1, c.s[1] = 1 + it, c.d[0] = 1;
+        c.d[1] = 1 + it;
+        c.pads[0] = 1, c.pads[1] = 2 + 5 * it, c.pads[2] = 0, c.pads[3] = 19;
+        c.bias = 1;
+        check_case(&c, it ? tp : NULL);
+    }
     ti__threadpool_destroy(tp);
     TI_CHECK(g_paths_run[TI__CONV_1X1] > 0);
 }
@@ -792,11 +803,11 @@ TI_TEST(sessions_pack_and_match) {
     session_case(32, 256, 5, 5, 1, ct); /* 25 positions: 32 lanes of AVX2's plain GEMM */
 }
 
-/* The stride-2 row copy of im2col (ti__copy_s2; AVX2 and AVX-512 forms in cpu/x86/conv_*.c,
+/* The stride-2 row copy of im2col (ti__copy_s2_pick; AVX2 and AVX-512 forms in cpu/x86/conv_*.c,
  * NEON in cpu/arm/conv_neon.c)
  * with each ISA forced: dst[t] = src[2 t] for every length 0..70, from a source of exactly
  * 2 (n - 1) + 1 floats on the heap (so ASan sees a read past it) into a destination with a
- * guard after it. The scalar ISA returns 0 and leaves the copy to the caller's loop. */
+ * guard after it. The scalar ISA has none (NULL) and leaves the copy to the caller's loop. */
 TI_TEST(stride2_copy_on_every_isa) {
     for (int ii = 0; ii < 3; ii++) {
         if (ti__cpu_force_isa(ISAS[ii]) != ISAS[ii]) continue;
@@ -807,9 +818,10 @@ TI_TEST(stride2_copy_on_every_isa) {
             TI_REQUIRE(src != NULL && dst != NULL);
             for (size_t i = 0; i < ns; i++) src[i] = frand();
             for (size_t i = 0; i < n + 4; i++) dst[i] = -7.0f;
-            int did = ti__copy_s2(dst, src, n);
-            TI_CHECK_EQ_INT(did, ISAS[ii] != TI__ISA_SCALAR);
-            if (!did)
+            ti__copy_s2_fn copy = ti__copy_s2_pick();
+            TI_CHECK_EQ_INT(copy != NULL, ISAS[ii] != TI__ISA_SCALAR);
+            if (copy != NULL) copy(dst, src, n);
+            else
                 for (size_t t = 0; t < n; t++) dst[t] = src[2 * t];
             int bad = 0;
             for (size_t t = 0; t < n; t++)
