@@ -186,49 +186,56 @@ TI_TEST(matmul_bias_activation_fusion) {
 }
 
 /* A residual Add followed by Relu (or Clip): the activation folds into the Add, the CPU
- * applies it, and the numbers are those of the unfused graph. */
+ * applies it (on each thread's ranges as they are computed), and the numbers are those of
+ * the unfused graph: a small tensor on one thread, and one of several ranges (39200 floats)
+ * on two, b broadcast over the rows. */
 TI_TEST(elementwise_activation_fusion) {
-    ob_model mb;
-    ob_init(&mb, 13);
-    int64_t d[4] = {1, 3, 5, 7};
-    ob_input(&mb, "a", OB_FLOAT, 4, d);
-    ob_input(&mb, "b", OB_FLOAT, 4, d);
-    ob_node(&mb, "Add", "add", "a,b", "s");
-    ob_node(&mb, "Relu", "relu", "s", "r");
-    ob_node(&mb, "Mul", "mul", "r,a", "p");
-    ob_node(&mb, "Sigmoid", "sig", "p", "y");
-    ob_output(&mb, "y", OB_FLOAT, 4, d);
-    ti_error err;
-    ti_model *m = load_built(&mb);
-    TI_REQUIRE(m != NULL);
-    ti_session_desc dd;
-    memset(&dd, 0, sizeof dd);
-    dd.backend = TI_BACKEND_CPU;
-    ti_session *s = ti_session_create(m, &dd, &err);
-    dd.no_fusion = 1;
-    ti_session *u = ti_session_create(m, &dd, &err);
-    TI_REQUIRE(s != NULL && u != NULL);
-    ti_session_info info;
-    ti_session_get_info(s, &info);
-    TI_CHECK_EQ_INT(info.num_nodes, 2);
-    ti_node_info ni;
-    TI_CHECK(ti_session_node_info(s, 0, &ni) == TI_OK && strcmp(ni.op, "Add") == 0 && strcmp(ni.fused, "Relu") == 0);
-    TI_CHECK(ti_session_node_info(s, 1, &ni) == TI_OK && strcmp(ni.op, "Mul") == 0 && strcmp(ni.fused, "Sigmoid") == 0);
-    unsigned seed = 5;
-    for (int t = 0; t < 2; t++)
-        for (int i = 0; i < 105; i++) {
-            float v = frand(&seed);
-            ((float *)ti_session_input(s, t)->data)[i] = v;
-            ((float *)ti_session_input(u, t)->data)[i] = v;
-        }
-    TI_REQUIRE(ti_session_run(s, &err) == TI_OK && ti_session_run(u, &err) == TI_OK);
-    TI_CHECK(memcmp(ti_session_output(s, 0)->data, ti_session_output(u, 0)->data, 105 * sizeof(float)) == 0);
-    int half = 0; /* sigmoid(0) where the Relu cut */
-    for (int i = 0; i < 105; i++) half += ((const float *)ti_session_output(s, 0)->data)[i] == 0.5f;
-    TI_CHECK(half > 0 && half < 105);
-    ti_session_destroy(s);
-    ti_session_destroy(u);
-    ti_model_free(m);
+    for (int big = 0; big < 2; big++) {
+        ob_model mb;
+        ob_init(&mb, 13);
+        int64_t d[4] = {1, 3, 5, 7}, db[4] = {1, 3, 5, 7};
+        if (big) d[1] = 8, d[2] = 70, d[3] = 70, db[1] = 8, db[2] = 1, db[3] = 70;
+        size_t n = (size_t)(d[0] * d[1] * d[2] * d[3]), nb = (size_t)(db[0] * db[1] * db[2] * db[3]);
+        ob_input(&mb, "a", OB_FLOAT, 4, d);
+        ob_input(&mb, "b", OB_FLOAT, 4, db);
+        ob_node(&mb, "Add", "add", "a,b", "s");
+        ob_node(&mb, "Relu", "relu", "s", "r");
+        ob_node(&mb, "Mul", "mul", "r,a", "p");
+        ob_node(&mb, "Sigmoid", "sig", "p", "y");
+        ob_output(&mb, "y", OB_FLOAT, 4, d);
+        ti_error err;
+        ti_model *m = load_built(&mb);
+        TI_REQUIRE(m != NULL);
+        ti_session_desc dd;
+        memset(&dd, 0, sizeof dd);
+        dd.backend = TI_BACKEND_CPU;
+        dd.num_threads = 1 + big;
+        ti_session *s = ti_session_create(m, &dd, &err);
+        dd.no_fusion = 1;
+        ti_session *u = ti_session_create(m, &dd, &err);
+        TI_REQUIRE(s != NULL && u != NULL);
+        ti_session_info info;
+        ti_session_get_info(s, &info);
+        TI_CHECK_EQ_INT(info.num_nodes, 2);
+        ti_node_info ni;
+        TI_CHECK(ti_session_node_info(s, 0, &ni) == TI_OK && strcmp(ni.op, "Add") == 0 && strcmp(ni.fused, "Relu") == 0);
+        TI_CHECK(ti_session_node_info(s, 1, &ni) == TI_OK && strcmp(ni.op, "Mul") == 0 && strcmp(ni.fused, "Sigmoid") == 0);
+        unsigned seed = 5;
+        for (int t = 0; t < 2; t++)
+            for (size_t i = 0; i < (t ? nb : n); i++) {
+                float v = frand(&seed);
+                ((float *)ti_session_input(s, t)->data)[i] = v;
+                ((float *)ti_session_input(u, t)->data)[i] = v;
+            }
+        TI_REQUIRE(ti_session_run(s, &err) == TI_OK && ti_session_run(u, &err) == TI_OK);
+        TI_CHECK(memcmp(ti_session_output(s, 0)->data, ti_session_output(u, 0)->data, n * sizeof(float)) == 0);
+        size_t half = 0; /* sigmoid(0) where the Relu cut */
+        for (size_t i = 0; i < n; i++) half += ((const float *)ti_session_output(s, 0)->data)[i] == 0.5f;
+        TI_CHECK(half > 0 && half < n);
+        ti_session_destroy(s);
+        ti_session_destroy(u);
+        ti_model_free(m);
+    }
 }
 
 /* The model in bytes (freed here) loaded through the counting allocator ca. */
