@@ -7813,8 +7813,10 @@ TI__PRIVATE int64_t ti__conv_fewc_pitch(const ti__convp *p) {
         p->cg < 1 || p->mg < 1 || p->mg > TI__FEWC_MAX_M || OW < 16 || p->out[1] < 1 ||
         isa->fewc[S == 2] == NULL)
         return 0;
-    /* the kernel reads 16 S floats from S ox0 + kx, ox0 up to the last block's start */
+    /* the kernel reads 16 S floats from S ox0 + kx, ox0 up to the last block's start; split
+     * stride-2 rows (ti__conv_fewc_run) 16 from ox0 + kx / 2 in halves of P / 2 */
     int64_t P = TI__MAX(S * TI__ROUND16(OW) + KW + 16, p->pb[2] + p->in[2]);
+    P += P & 1;
     return p->cg * KH * P <= TI__FEWC_FLOATS ? P : 0;
 }
 TI__PRIVATE int ti__conv_fewc_ok(const ti__convp *p) {
@@ -7827,7 +7829,10 @@ typedef struct ti__fewc_job {
     float *y;
     ti__conv_fewc_fn fn;
     int64_t P;
-    int32_t off[TI__FEWC_MAX_K]; /* tap (c, ky, kx) in the rows' buffer: (c KH + ky) P + kx */
+    int32_t off[TI__FEWC_MAX_K]; /* tap (c, ky, kx) in the rows' buffer: (c KH + ky) P + kx,
+                                    or with split rows (c KH + ky) P + (kx & 1) P / 2 + kx / 2 */
+    int split; /* stride 2, rows buffered as their even columns then their odd ones */
+    ti__copy_s2_fn copy_s2; /* for split rows; NULL: a scalar loop */
     int act, clamp;
     float act_a, act_b, lo, hi;
 } ti__fewc_job;
@@ -7850,9 +7855,21 @@ TI__PRIVATE void ti__conv_fewc_rows(void *ctx, size_t begin, size_t end) {
                     memset(row, 0, (size_t)P * sizeof(float));
                     continue;
                 }
+                const float *src = j->x + ((size_t)(nn * p->c + c) * (size_t)H + (size_t)iy) * W;
+                if (j->split) { /* padded column b = pl + ix goes to half b & 1, at b / 2 */
+                    memset(row, 0, (size_t)P * sizeof(float));
+                    for (int64_t h = 0; h < 2; h++) {
+                        int64_t ix = (h + pl) & 1, n = (W - ix + 1) / 2; /* ix: first of half h */
+                        float *dst = row + h * (P / 2) + (pl + ix) / 2;
+                        if (n <= 0) continue;
+                        if (j->copy_s2 != NULL) j->copy_s2(dst, src + ix, (size_t)n);
+                        else
+                            for (int64_t i = 0; i < n; i++) dst[i] = src[ix + 2 * i];
+                    }
+                    continue;
+                }
                 memset(row, 0, (size_t)pl * sizeof(float));
-                memcpy(row + pl, j->x + ((size_t)(nn * p->c + c) * (size_t)H + (size_t)iy) * W,
-                       (size_t)W * sizeof(float));
+                memcpy(row + pl, src, (size_t)W * sizeof(float));
                 memset(row + pl + W, 0, (size_t)(P - pl - W) * sizeof(float));
             }
         float *yrow = j->y + (size_t)nn * p->m * p->out_sp + (size_t)(oy * OW);
@@ -7860,7 +7877,7 @@ TI__PRIVATE void ti__conv_fewc_rows(void *ctx, size_t begin, size_t end) {
             const float *wb = j->wt + m0 * taps;
             for (int64_t ox0 = 0; ox0 < OW; ox0 += 16)
                 j->fn(yrow + (size_t)m0 * p->out_sp + ox0, p->out_sp, (int)TI__MIN(16, M - m0),
-                      (int)TI__MIN(16, OW - ox0), buf + S * ox0, j->off, (int)taps, wb,
+                      (int)TI__MIN(16, OW - ox0), buf + (j->split ? 1 : S) * ox0, j->off, (int)taps, wb,
                       j->bias + m0, j->clamp, j->lo, j->hi);
         }
         if (j->act != TI__ACT_NONE && !j->clamp) /* the row's M runs of OW, in vectors */
@@ -7891,9 +7908,25 @@ TI__PRIVATE int ti__conv_fewc_run(ti__kctx *k, const ti__convp *p) {
     j.y = (float *)k->out[0]->data;
     j.wt = wt;
     j.bias = bias;
-    j.fn = ti__dw_pick_isa()->fewc[p->s[2] == 2];
+    const ti__dw_isa *isa = ti__dw_pick_isa();
+    j.fn = isa->fewc[p->s[2] == 2];
+    /* Stride 2 with the stride-1 kernel on rows split into their even and odd columns
+     * (ti__conv_fewc_pitch leaves room for both halves), where the stride-2 kernel split
+     * each tap's two loads with a permute: 16 FMAs and a permute a tap on the two ports
+     * that do both. Thread CPU time, median, 1 thread, Xeon, builds alternating: ResNet-18's
+     * 7x7 / 2 stem 1.64-1.66 -> 1.47-1.51 ms (AVX2 forced 2.41-2.42 -> 2.25-2.29),
+     * MobileNetV2's 3x3 / 2 0.183-0.187 -> 0.180-0.188; the stem in the model, per-node
+     * minima of 4 x 30 runs alternating (bench/ab.py), 1.504 -> 1.448 ms. */
+    j.split = p->s[2] == 2 && isa->fewc[0] != NULL;
+    if (j.split) {
+        j.fn = isa->fewc[0];
+        j.copy_s2 = ti__copy_s2_pick();
+    }
     j.P = P;
-    for (int64_t t = 0; t < taps; t++) j.off[t] = (int32_t)(t / p->k[2] * P + t % p->k[2]);
+    for (int64_t t = 0; t < taps; t++) {
+        int64_t kx = t % p->k[2];
+        j.off[t] = (int32_t)(t / p->k[2] * P + (j.split ? (kx & 1) * (P / 2) + kx / 2 : kx));
+    }
     j.act = k->node->act;
     j.act_a = k->node->act_a;
     j.act_b = k->node->act_b;
