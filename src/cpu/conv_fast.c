@@ -1320,6 +1320,33 @@ TI__PRIVATE void ti__wino_input(const ti__wino_job *j, const float *x, size_t t0
                     ti__wino23_in_lanes(tl, sw, &tmp[0][0], 2 * L);
                 }
             } else {
+#ifdef TI__X86_SIMD
+                /* The 8 tiles' transform straight into V, not through tmp (36 copies of 8
+                 * floats a chunk: a third of this function's time in ResNet-18, perf).
+                 * Each call writes 8 lanes from its run's first tile: a run short of the
+                 * chunk's end writes lanes the next run or the next chunk overwrites, so the
+                 * chunk must be whole and, unless one run covers it, not the last of its
+                 * sliver (past it lies the next channel's row, or the next sliver's).
+                 * bench/conv.c, 1 thread, Xeon, builds alternating three times: 64 -> 64
+                 * @56 0.88-0.92 -> 0.76-0.82 ms, 256 -> 256 @14 0.81-0.84 -> 0.77-0.80,
+                 * 16 -> 16 @56 0.131-0.134 -> 0.115-0.120, 128 -> 128 @28 within noise. */
+                size_t off = jc % nr;
+                if (lanes == 8 && nv == 8 && off + 8 <= nr) {
+                    float *dst = v + (jc / nr) * C * nr + c * nr + off;
+                    size_t tw0 = (t0 + jc) % twn;
+                    if (tw0 + 8 <= twn || off + 8 < nr) {
+                        for (size_t l = 0; l < 8;) {
+                            size_t t = t0 + jc + l, th = t / twn, tw = t % twn;
+                            const float *rows[6];
+                            for (int i = 0; i < 6; i++)
+                                rows[i] = strip + (4 * (th - th0) + (size_t)i) * sw + 4 * tw;
+                            ti__wino_in8_avx2(rows, dst + l, vs);
+                            l += TI__MIN(8 - l, twn - tw);
+                        }
+                        continue;
+                    }
+                }
+#endif
                 for (size_t l = 0; l < nv;) { /* runs of tiles within one tile row */
                     size_t t = t0 + jc + l, th = t / twn, tw = t % twn;
                     size_t run = TI__MIN(nv - l, twn - tw);
