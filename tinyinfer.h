@@ -5299,7 +5299,7 @@ TI__PRIVATE void ti__bcast_range(void *ctx, size_t begin, size_t end) {
                 off[i] = off[i] - bc->dims[d] * bc->str[i][d] + bc->str[i][d - 1];
         }
     }
-    if (j->act != TI__ACT_NONE && j->out_dt == TI_DTYPE_F32 && end > begin)
+    if (j->act != TI__ACT_NONE && end > begin) /* set for float32 outputs only */
         ti__act_block(j->act, j->act_a, j->act_b, NULL, (float *)j->out + begin, end - begin, 1,
                       end - begin);
 }
@@ -5732,7 +5732,8 @@ TI__PRIVATE ti_status ti__bin_run_op(ti__kctx *k, int op) {
          * second pass over y. ResNet-18's Add + Relu on 2 threads, per-node minima of 4 x 30
          * runs alternating (bench/ab.py), Xeon: 64 x 56 x 56 0.056 -> 0.036 ms, 128 x 28 x 28
          * 0.028 -> 0.020 */
-        ti__bin_pass(k, op, a, op == TI__BOP_PRELU ? ti__prelu_slope(k, &slope) : k->in[1], width, 1);
+        const ti_tensor *b = op == TI__BOP_PRELU ? ti__prelu_slope(k, &slope) : k->in[1];
+        ti__bin_pass(k, op, a, b, width, 1);
         return TI_OK;
     }
     /* variadic: out = in0 op in1, then out = out op in_i */
@@ -6413,8 +6414,7 @@ TI__PRIVATE void ti__conv_im2col(void *ctx, size_t begin, size_t end) {
     int64_t sw = p->s[2], wlo[TI__IM2COL_KW], whi[TI__IM2COL_KW];
     size_t kwg = TI__MIN(kw_n, (size_t)TI__IM2COL_KW); /* rows a group at most */
     for (size_t q = 0; q < kwg; q++)
-        ti__conv_valid(p->in[2], p->s[2], p->pb[2], (int64_t)q, p->d[2], p->out[2], &wlo[q],
-                       &whi[q]);
+        ti__conv_valid(p->in[2], sw, p->pb[2], (int64_t)q, p->d[2], p->out[2], &wlo[q], &whi[q]);
     ti__im2col_seg seg[TI__IM2COL_SEGS];
     size_t c = j->c0, c1 = j->c0 + j->nt;
     while (c < c1) {
@@ -6441,9 +6441,10 @@ TI__PRIVATE void ti__conv_im2col(void *ctx, size_t begin, size_t end) {
                                             (size_t)p->in[2];
                 for (size_t u = 0; u < nk; u++) {
                     size_t kw = kw0 + u;
-                    int64_t lo = wlo[kw < kwg ? kw : 0], hi = whi[kw < kwg ? kw : 0];
-                    if (kw >= kwg) ti__conv_valid(p->in[2], sw, p->pb[2], (int64_t)kw, p->d[2],
-                                                  p->out[2], &lo, &hi);
+                    int64_t lo, hi;
+                    if (kw < kwg) lo = wlo[kw], hi = whi[kw];
+                    else ti__conv_valid(p->in[2], sw, p->pb[2], (int64_t)kw, p->d[2], p->out[2],
+                                        &lo, &hi);
                     float *dst = row + u * j->nt + g->col;
                     /* t in [0, len): zeros, then the columns inside the row, then zeros (one
                      * test a segment, not one an element: the first conv of MobileNetV3
@@ -7832,7 +7833,7 @@ typedef struct ti__fewc_job {
     int32_t off[TI__FEWC_MAX_K]; /* tap (c, ky, kx) in the rows' buffer: (c KH + ky) P + kx,
                                     or with split rows (c KH + ky) P + (kx & 1) P / 2 + kx / 2 */
     int split; /* stride 2, rows buffered as their even columns then their odd ones */
-    ti__copy_s2_fn copy_s2; /* for split rows; NULL: a scalar loop */
+    ti__copy_s2_fn copy_s2; /* splits them */
     int act, clamp;
     float act_a, act_b, lo, hi;
 } ti__fewc_job;
@@ -7860,11 +7861,8 @@ TI__PRIVATE void ti__conv_fewc_rows(void *ctx, size_t begin, size_t end) {
                     memset(row, 0, (size_t)P * sizeof(float));
                     for (int64_t h = 0; h < 2; h++) {
                         int64_t ix = (h + pl) & 1, n = (W - ix + 1) / 2; /* ix: first of half h */
-                        float *dst = row + h * (P / 2) + (pl + ix) / 2;
-                        if (n <= 0) continue;
-                        if (j->copy_s2 != NULL) j->copy_s2(dst, src + ix, (size_t)n);
-                        else
-                            for (int64_t i = 0; i < n; i++) dst[i] = src[ix + 2 * i];
+                        if (n > 0)
+                            j->copy_s2(row + h * (P / 2) + (pl + ix) / 2, src + ix, (size_t)n);
                     }
                     continue;
                 }
@@ -7877,8 +7875,8 @@ TI__PRIVATE void ti__conv_fewc_rows(void *ctx, size_t begin, size_t end) {
             const float *wb = j->wt + m0 * taps;
             for (int64_t ox0 = 0; ox0 < OW; ox0 += 16)
                 j->fn(yrow + (size_t)m0 * p->out_sp + ox0, p->out_sp, (int)TI__MIN(16, M - m0),
-                      (int)TI__MIN(16, OW - ox0), buf + (j->split ? 1 : S) * ox0, j->off, (int)taps, wb,
-                      j->bias + m0, j->clamp, j->lo, j->hi);
+                      (int)TI__MIN(16, OW - ox0), buf + (j->split ? 1 : S) * ox0, j->off,
+                      (int)taps, wb, j->bias + m0, j->clamp, j->lo, j->hi);
         }
         if (j->act != TI__ACT_NONE && !j->clamp) /* the row's M runs of OW, in vectors */
             ti__act_block(j->act, j->act_a, j->act_b, NULL, yrow, p->out_sp, (size_t)M,
@@ -7917,11 +7915,9 @@ TI__PRIVATE int ti__conv_fewc_run(ti__kctx *k, const ti__convp *p) {
      * 7x7 / 2 stem 1.64-1.66 -> 1.47-1.51 ms (AVX2 forced 2.41-2.42 -> 2.25-2.29),
      * MobileNetV2's 3x3 / 2 0.183-0.187 -> 0.180-0.188; the stem in the model, per-node
      * minima of 4 x 30 runs alternating (bench/ab.py), 1.504 -> 1.448 ms. */
-    j.split = p->s[2] == 2 && isa->fewc[0] != NULL;
-    if (j.split) {
-        j.fn = isa->fewc[0];
-        j.copy_s2 = ti__copy_s2_pick();
-    }
+    j.copy_s2 = ti__copy_s2_pick(); /* there wherever a few-channel kernel is */
+    j.split = p->s[2] == 2 && isa->fewc[0] != NULL && j.copy_s2 != NULL;
+    if (j.split) j.fn = isa->fewc[0];
     j.P = P;
     for (int64_t t = 0; t < taps; t++) {
         int64_t kx = t % p->k[2];
@@ -8377,33 +8373,24 @@ TI__PRIVATE void ti__wino_input(const ti__wino_job *j, const float *x, size_t t0
                     ti__wino23_in_lanes(tl, sw, &tmp[0][0], 2 * L);
                 }
             } else {
-#ifdef TI__X86_SIMD
-                /* The 8 tiles' transform straight into V, not through tmp (36 copies of 8
-                 * floats a chunk: a third of this function's time in ResNet-18, perf).
-                 * Each call writes 8 lanes from its run's first tile: a run short of the
-                 * chunk's end writes lanes the next run or the next chunk overwrites, so the
-                 * chunk must be whole and, unless one run covers it, not the last of its
-                 * sliver (past it lies the next channel's row, or the next sliver's).
-                 * bench/conv.c, 1 thread, Xeon, builds alternating three times: 64 -> 64
-                 * @56 0.88-0.92 -> 0.76-0.82 ms, 256 -> 256 @14 0.81-0.84 -> 0.77-0.80,
-                 * 16 -> 16 @56 0.131-0.134 -> 0.115-0.120, 128 -> 128 @28 within noise. */
-                size_t off = jc % nr;
-                if (lanes == 8 && nv == 8 && off + 8 <= nr) {
-                    float *dst = v + (jc / nr) * C * nr + c * nr + off;
-                    size_t tw0 = (t0 + jc) % twn;
-                    if (tw0 + 8 <= twn || off + 8 < nr) {
-                        for (size_t l = 0; l < 8;) {
-                            size_t t = t0 + jc + l, th = t / twn, tw = t % twn;
-                            const float *rows[6];
-                            for (int i = 0; i < 6; i++)
-                                rows[i] = strip + (4 * (th - th0) + (size_t)i) * sw + 4 * tw;
-                            ti__wino_in8_avx2(rows, dst + l, vs);
-                            l += TI__MIN(8 - l, twn - tw);
-                        }
-                        continue;
-                    }
+                /* The transform's output: tmp, or V itself (8 tiles straight into V, not
+                 * through tmp and 36 copies of 8 floats a chunk: a third of this function's
+                 * time in ResNet-18, perf). Each call writes 8 lanes from its run's first
+                 * tile: a run short of the chunk's end writes lanes the next run or the next
+                 * chunk overwrites, so for V the chunk must be whole and, unless one run
+                 * covers it, not the last of its sliver (past it lies the next channel's
+                 * row, or the next sliver's). bench/conv.c, 1 thread, Xeon, builds
+                 * alternating three times: 64 -> 64 @56 0.88-0.92 -> 0.76-0.82 ms, 256 ->
+                 * 256 @14 0.81-0.84 -> 0.77-0.80, 16 -> 16 @56 0.131-0.134 -> 0.115-0.120,
+                 * 128 -> 128 @28 within noise. */
+                float *out = &tmp[0][0];
+                size_t os = 2 * L, off = jc % nr, tw0 = (t0 + jc) % twn;
+                int direct = lanes == 8 && nv == 8 && off + 8 <= nr &&
+                             (tw0 + 8 <= twn || off + 8 < nr);
+                if (direct) {
+                    out = v + (jc / nr) * C * nr + c * nr + off;
+                    os = vs;
                 }
-#endif
                 for (size_t l = 0; l < nv;) { /* runs of tiles within one tile row */
                     size_t t = t0 + jc + l, th = t / twn, tw = t % twn;
                     size_t run = TI__MIN(nv - l, twn - tw);
@@ -8411,12 +8398,13 @@ TI__PRIVATE void ti__wino_input(const ti__wino_job *j, const float *x, size_t t0
                     for (int i = 0; i < 6; i++)
                         rows[i] = strip + (4 * (th - th0) + (size_t)i) * sw + 4 * tw;
 #ifdef TI__X86_SIMD
-                    if (lanes == 8) ti__wino_in8_avx2(rows, &tmp[0][l], 2 * L);
+                    if (lanes == 8) ti__wino_in8_avx2(rows, out + l, os);
                     else
 #endif
-                        ti__wino_in_lanes(rows, &tmp[0][l], 2 * L);
+                        ti__wino_in_lanes(rows, out + l, os);
                     l += run;
                 }
+                if (direct) continue;
             }
             for (size_t e = 0; e < np; e++)
                 for (size_t l = nv; l < lanes; l++) tmp[e][l] = 0.0f;

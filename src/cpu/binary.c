@@ -228,7 +228,7 @@ TI__PRIVATE void ti__bcast_range(void *ctx, size_t begin, size_t end) {
                 off[i] = off[i] - bc->dims[d] * bc->str[i][d] + bc->str[i][d - 1];
         }
     }
-    if (j->act != TI__ACT_NONE && j->out_dt == TI_DTYPE_F32 && end > begin)
+    if (j->act != TI__ACT_NONE && end > begin) /* set for float32 outputs only */
         ti__act_block(j->act, j->act_a, j->act_b, NULL, (float *)j->out + begin, end - begin, 1,
                       end - begin);
 }
@@ -661,7 +661,8 @@ TI__PRIVATE ti_status ti__bin_run_op(ti__kctx *k, int op) {
          * second pass over y. ResNet-18's Add + Relu on 2 threads, per-node minima of 4 x 30
          * runs alternating (bench/ab.py), Xeon: 64 x 56 x 56 0.056 -> 0.036 ms, 128 x 28 x 28
          * 0.028 -> 0.020 */
-        ti__bin_pass(k, op, a, op == TI__BOP_PRELU ? ti__prelu_slope(k, &slope) : k->in[1], width, 1);
+        const ti_tensor *b = op == TI__BOP_PRELU ? ti__prelu_slope(k, &slope) : k->in[1];
+        ti__bin_pass(k, op, a, b, width, 1);
         return TI_OK;
     }
     /* variadic: out = in0 op in1, then out = out op in_i */

@@ -529,8 +529,7 @@ TI__PRIVATE void ti__conv_im2col(void *ctx, size_t begin, size_t end) {
     int64_t sw = p->s[2], wlo[TI__IM2COL_KW], whi[TI__IM2COL_KW];
     size_t kwg = TI__MIN(kw_n, (size_t)TI__IM2COL_KW); /* rows a group at most */
     for (size_t q = 0; q < kwg; q++)
-        ti__conv_valid(p->in[2], p->s[2], p->pb[2], (int64_t)q, p->d[2], p->out[2], &wlo[q],
-                       &whi[q]);
+        ti__conv_valid(p->in[2], sw, p->pb[2], (int64_t)q, p->d[2], p->out[2], &wlo[q], &whi[q]);
     ti__im2col_seg seg[TI__IM2COL_SEGS];
     size_t c = j->c0, c1 = j->c0 + j->nt;
     while (c < c1) {
@@ -557,9 +556,10 @@ TI__PRIVATE void ti__conv_im2col(void *ctx, size_t begin, size_t end) {
                                             (size_t)p->in[2];
                 for (size_t u = 0; u < nk; u++) {
                     size_t kw = kw0 + u;
-                    int64_t lo = wlo[kw < kwg ? kw : 0], hi = whi[kw < kwg ? kw : 0];
-                    if (kw >= kwg) ti__conv_valid(p->in[2], sw, p->pb[2], (int64_t)kw, p->d[2],
-                                                  p->out[2], &lo, &hi);
+                    int64_t lo, hi;
+                    if (kw < kwg) lo = wlo[kw], hi = whi[kw];
+                    else ti__conv_valid(p->in[2], sw, p->pb[2], (int64_t)kw, p->d[2], p->out[2],
+                                        &lo, &hi);
                     float *dst = row + u * j->nt + g->col;
                     /* t in [0, len): zeros, then the columns inside the row, then zeros (one
                      * test a segment, not one an element: the first conv of MobileNetV3

@@ -775,7 +775,7 @@ typedef struct ti__fewc_job {
     int32_t off[TI__FEWC_MAX_K]; /* tap (c, ky, kx) in the rows' buffer: (c KH + ky) P + kx,
                                     or with split rows (c KH + ky) P + (kx & 1) P / 2 + kx / 2 */
     int split; /* stride 2, rows buffered as their even columns then their odd ones */
-    ti__copy_s2_fn copy_s2; /* for split rows; NULL: a scalar loop */
+    ti__copy_s2_fn copy_s2; /* splits them */
     int act, clamp;
     float act_a, act_b, lo, hi;
 } ti__fewc_job;
@@ -803,11 +803,8 @@ TI__PRIVATE void ti__conv_fewc_rows(void *ctx, size_t begin, size_t end) {
                     memset(row, 0, (size_t)P * sizeof(float));
                     for (int64_t h = 0; h < 2; h++) {
                         int64_t ix = (h + pl) & 1, n = (W - ix + 1) / 2; /* ix: first of half h */
-                        float *dst = row + h * (P / 2) + (pl + ix) / 2;
-                        if (n <= 0) continue;
-                        if (j->copy_s2 != NULL) j->copy_s2(dst, src + ix, (size_t)n);
-                        else
-                            for (int64_t i = 0; i < n; i++) dst[i] = src[ix + 2 * i];
+                        if (n > 0)
+                            j->copy_s2(row + h * (P / 2) + (pl + ix) / 2, src + ix, (size_t)n);
                     }
                     continue;
                 }
@@ -820,8 +817,8 @@ TI__PRIVATE void ti__conv_fewc_rows(void *ctx, size_t begin, size_t end) {
             const float *wb = j->wt + m0 * taps;
             for (int64_t ox0 = 0; ox0 < OW; ox0 += 16)
                 j->fn(yrow + (size_t)m0 * p->out_sp + ox0, p->out_sp, (int)TI__MIN(16, M - m0),
-                      (int)TI__MIN(16, OW - ox0), buf + (j->split ? 1 : S) * ox0, j->off, (int)taps, wb,
-                      j->bias + m0, j->clamp, j->lo, j->hi);
+                      (int)TI__MIN(16, OW - ox0), buf + (j->split ? 1 : S) * ox0, j->off,
+                      (int)taps, wb, j->bias + m0, j->clamp, j->lo, j->hi);
         }
         if (j->act != TI__ACT_NONE && !j->clamp) /* the row's M runs of OW, in vectors */
             ti__act_block(j->act, j->act_a, j->act_b, NULL, yrow, p->out_sp, (size_t)M,
@@ -860,11 +857,9 @@ TI__PRIVATE int ti__conv_fewc_run(ti__kctx *k, const ti__convp *p) {
      * 7x7 / 2 stem 1.64-1.66 -> 1.47-1.51 ms (AVX2 forced 2.41-2.42 -> 2.25-2.29),
      * MobileNetV2's 3x3 / 2 0.183-0.187 -> 0.180-0.188; the stem in the model, per-node
      * minima of 4 x 30 runs alternating (bench/ab.py), 1.504 -> 1.448 ms. */
-    j.split = p->s[2] == 2 && isa->fewc[0] != NULL;
-    if (j.split) {
-        j.fn = isa->fewc[0];
-        j.copy_s2 = ti__copy_s2_pick();
-    }
+    j.copy_s2 = ti__copy_s2_pick(); /* there wherever a few-channel kernel is */
+    j.split = p->s[2] == 2 && isa->fewc[0] != NULL && j.copy_s2 != NULL;
+    if (j.split) j.fn = isa->fewc[0];
     j.P = P;
     for (int64_t t = 0; t < taps; t++) {
         int64_t kx = t % p->k[2];
@@ -1320,33 +1315,24 @@ TI__PRIVATE void ti__wino_input(const ti__wino_job *j, const float *x, size_t t0
                     ti__wino23_in_lanes(tl, sw, &tmp[0][0], 2 * L);
                 }
             } else {
-#ifdef TI__X86_SIMD
-                /* The 8 tiles' transform straight into V, not through tmp (36 copies of 8
-                 * floats a chunk: a third of this function's time in ResNet-18, perf).
-                 * Each call writes 8 lanes from its run's first tile: a run short of the
-                 * chunk's end writes lanes the next run or the next chunk overwrites, so the
-                 * chunk must be whole and, unless one run covers it, not the last of its
-                 * sliver (past it lies the next channel's row, or the next sliver's).
-                 * bench/conv.c, 1 thread, Xeon, builds alternating three times: 64 -> 64
-                 * @56 0.88-0.92 -> 0.76-0.82 ms, 256 -> 256 @14 0.81-0.84 -> 0.77-0.80,
-                 * 16 -> 16 @56 0.131-0.134 -> 0.115-0.120, 128 -> 128 @28 within noise. */
-                size_t off = jc % nr;
-                if (lanes == 8 && nv == 8 && off + 8 <= nr) {
-                    float *dst = v + (jc / nr) * C * nr + c * nr + off;
-                    size_t tw0 = (t0 + jc) % twn;
-                    if (tw0 + 8 <= twn || off + 8 < nr) {
-                        for (size_t l = 0; l < 8;) {
-                            size_t t = t0 + jc + l, th = t / twn, tw = t % twn;
-                            const float *rows[6];
-                            for (int i = 0; i < 6; i++)
-                                rows[i] = strip + (4 * (th - th0) + (size_t)i) * sw + 4 * tw;
-                            ti__wino_in8_avx2(rows, dst + l, vs);
-                            l += TI__MIN(8 - l, twn - tw);
-                        }
-                        continue;
-                    }
+                /* The transform's output: tmp, or V itself (8 tiles straight into V, not
+                 * through tmp and 36 copies of 8 floats a chunk: a third of this function's
+                 * time in ResNet-18, perf). Each call writes 8 lanes from its run's first
+                 * tile: a run short of the chunk's end writes lanes the next run or the next
+                 * chunk overwrites, so for V the chunk must be whole and, unless one run
+                 * covers it, not the last of its sliver (past it lies the next channel's
+                 * row, or the next sliver's). bench/conv.c, 1 thread, Xeon, builds
+                 * alternating three times: 64 -> 64 @56 0.88-0.92 -> 0.76-0.82 ms, 256 ->
+                 * 256 @14 0.81-0.84 -> 0.77-0.80, 16 -> 16 @56 0.131-0.134 -> 0.115-0.120,
+                 * 128 -> 128 @28 within noise. */
+                float *out = &tmp[0][0];
+                size_t os = 2 * L, off = jc % nr, tw0 = (t0 + jc) % twn;
+                int direct = lanes == 8 && nv == 8 && off + 8 <= nr &&
+                             (tw0 + 8 <= twn || off + 8 < nr);
+                if (direct) {
+                    out = v + (jc / nr) * C * nr + c * nr + off;
+                    os = vs;
                 }
-#endif
                 for (size_t l = 0; l < nv;) { /* runs of tiles within one tile row */
                     size_t t = t0 + jc + l, th = t / twn, tw = t % twn;
                     size_t run = TI__MIN(nv - l, twn - tw);
@@ -1354,12 +1340,13 @@ TI__PRIVATE void ti__wino_input(const ti__wino_job *j, const float *x, size_t t0
                     for (int i = 0; i < 6; i++)
                         rows[i] = strip + (4 * (th - th0) + (size_t)i) * sw + 4 * tw;
 #ifdef TI__X86_SIMD
-                    if (lanes == 8) ti__wino_in8_avx2(rows, &tmp[0][l], 2 * L);
+                    if (lanes == 8) ti__wino_in8_avx2(rows, out + l, os);
                     else
 #endif
-                        ti__wino_in_lanes(rows, &tmp[0][l], 2 * L);
+                        ti__wino_in_lanes(rows, out + l, os);
                     l += run;
                 }
+                if (direct) continue;
             }
             for (size_t e = 0; e < np; e++)
                 for (size_t l = nv; l < lanes; l++) tmp[e][l] = 0.0f;
