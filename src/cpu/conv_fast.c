@@ -1694,12 +1694,25 @@ TI__PRIVATE void ti__conv_set_packed(ti__node *node, int kind, const void *data,
  * 0.303 -> 0.283-0.285. */
 #define TI__CONV_APANEL_MIN_K 64
 
+/* Not for at most two slivers of rows whose second would have 1 to TI__CONV_APANEL_THIN
+ * rows: the panel's slivers are fixed (mr rows, then the rest), and a kernel call of 1 to 3
+ * rows has 2 to 6 accumulators, too few to cover the FMA's latency on two ports, where the
+ * GEMM without a panel splits the rows evenly (16 as 8 + 8). SqueezeNet's 128 -> 16 at 55 x
+ * 55 (AVX-512: 14 + 2 rows), per-node minima of 4 x 60 runs alternating (bench/ab.py), 1
+ * thread, Xeon: 0.152 -> 0.123 ms; alone (bench/conv.c) 0.100-0.106 -> 0.096-0.099, its 64 ->
+ * 16 0.048-0.050 -> 0.047. With a second sliver of 4 rows and more the panel stays: 96 -> 24
+ * at 56 x 56 (14 + 10) took 0.094-0.099 ms with it, 0.103-0.105 split as 12 + 12. */
+#define TI__CONV_APANEL_THIN 3
+
 /* 1 when the planner packs the weights as A panels of mr rows for the plain GEMM (a GEMM
  * path that is not the transposed one: not depthwise, not few-channel, enough products);
  * bench/conv.c asks too, to time the plain GEMM as the planner runs it. */
 TI__PRIVATE int ti__conv_apanel_ok(const ti__convp *p, int mr) {
-    return mr > 0 && p->mg >= mr && (int64_t)p->cg * p->kprod >= TI__CONV_APANEL_MIN_K &&
-           !ti__conv_dw_ok(p) && (ti__conv_pointwise(p) || !ti__conv_fewc_ok(p));
+    if (mr <= 0 || p->mg < mr) return 0;
+    int64_t rest = p->mg % mr;
+    if (p->mg <= 2 * (int64_t)mr && rest > 0 && rest <= TI__CONV_APANEL_THIN) return 0;
+    return (int64_t)p->cg * p->kprod >= TI__CONV_APANEL_MIN_K && !ti__conv_dw_ok(p) &&
+           (ti__conv_pointwise(p) || !ti__conv_fewc_ok(p));
 }
 
 /* Each group's W as the SIMD GEMM's A panel, for the plain GEMM of the 1x1 and im2col paths:

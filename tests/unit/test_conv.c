@@ -790,6 +790,13 @@ TI_TEST(sessions_pack_and_match) {
     int mr = ti__sgemm_panel_mr();
     session_case(128, 40, 5, 7, 1, mr > 0 && 40 >= mr ? TI__PACK_APANEL : TI__PACK_ATRANS);
     session_case(256, 16, 6, 5, 2, mr > 0 && 8 >= mr ? TI__PACK_APANEL : TI__PACK_ATRANS);
+    /* no panel where its second sliver would have 1 to 3 rows (16 = 14 + 2 on AVX-512): the
+     * GEMM reads the weights in place, 8 + 8 rows; with 4 and more (24 = 14 + 10; AVX2's
+     * 6 + 6 + 4; NEON's 8 + 8) the panel */
+    int thin = mr > 0 && 16 % mr != 0 && 16 % mr <= 3 && 16 <= 2 * mr;
+    int rows_conflict = ti__sgemm_set_conflicts(16 * 9) ? TI__PACK_ATRANS : TI__PACK_NONE;
+    session_case(16, 16, 6, 5, 1, mr > 0 && 16 >= mr && !thin ? TI__PACK_APANEL : rows_conflict);
+    session_case(16, 24, 6, 5, 1, mr > 0 && 24 >= mr ? TI__PACK_APANEL : rows_conflict);
     /* 7 x 7 and 6 x 5 maps of 64 channels a group and more: W^T packed as the SIMD GEMM's B panel
      * for the transposed GEMM (without SIMD kernels: no panel, and 288-float rows are free
      * of conflicts, so nothing) */
