@@ -1688,11 +1688,18 @@ TI__PRIVATE void ti__conv_set_packed(ti__node *node, int kind, const void *data,
 }
 
 /* Products per output from which the weights are packed as A panels: with fewer, A's rows
- * lie within a few lines anyway, and the panel lost 3-5 % (Zen 3, 1 thread, best of 1200
- * runs: 16 -> 96 at 112 x 112 0.717 -> 0.754 ms, 24 -> 144 at 56 x 56 0.344 -> 0.352),
+ * lie within a few lines anyway, and the panel lost 3-5 % (Zen 3, AVX2, 1 thread, best of
+ * 1200 runs: 16 -> 96 at 112 x 112 0.717 -> 0.754 ms, 24 -> 144 at 56 x 56 0.344 -> 0.352),
  * while 512 -> 1000 at 13 x 13 went 2.54-2.66 -> 2.19-2.26 and 96 -> 576 at 14 x 14 0.297-
  * 0.303 -> 0.283-0.285. */
 #define TI__CONV_APANEL_MIN_K 64
+/* With AVX-512's kernels (14-row slivers) from 16: the panel won there. Xeon (SPR class),
+ * per-node minima in the models, 4 x 40 runs alternating (bench/ab.py), 64 -> 16, 1 thread:
+ * MobileNetV2's 16 -> 96 at 112 x 112 0.340 -> 0.306 ms, its 24 -> 144 at 56 x 56 0.154 /
+ * 0.156 -> 0.140 / 0.143, 32 -> 192 at 28 x 28 0.065 -> 0.056 (x3), the model's sum 0.973x;
+ * EfficientNet-B0's 16 -> 96 0.683 -> 0.636, sum 0.982x; on 2 threads MobileNetV2's 16 ->
+ * 96 0.197 -> 0.178. Alone (bench/conv.c): 40 -> 240 at 28 x 28 0.099-0.101 -> 0.085-0.096. */
+#define TI__CONV_APANEL_MIN_K_512 16
 
 /* Not for at most two slivers of rows whose second would have 1 to TI__CONV_APANEL_THIN
  * rows: the panel's slivers are fixed (mr rows, then the rest), and a kernel call of 1 to 3
@@ -1711,7 +1718,10 @@ TI__PRIVATE int ti__conv_apanel_ok(const ti__convp *p, int mr) {
     if (mr <= 0 || p->mg < mr) return 0;
     int64_t rest = p->mg % mr;
     if (p->mg <= 2 * (int64_t)mr && rest > 0 && rest <= TI__CONV_APANEL_THIN) return 0;
-    return (int64_t)p->cg * p->kprod >= TI__CONV_APANEL_MIN_K && !ti__conv_dw_ok(p) &&
+    const ti__sgemm_isa *gi = ti__sgemm_pick_isa();
+    int64_t kmin = gi != NULL && gi->isa == TI__ISA_AVX512 && gi->mr == mr
+                       ? TI__CONV_APANEL_MIN_K_512 : TI__CONV_APANEL_MIN_K;
+    return (int64_t)p->cg * (int64_t)p->kprod >= kmin && !ti__conv_dw_ok(p) &&
            (ti__conv_pointwise(p) || !ti__conv_fewc_ok(p));
 }
 

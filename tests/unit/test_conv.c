@@ -797,6 +797,11 @@ TI_TEST(sessions_pack_and_match) {
     int rows_conflict = ti__sgemm_set_conflicts(16 * 9) ? TI__PACK_ATRANS : TI__PACK_NONE;
     session_case(16, 16, 6, 5, 1, mr > 0 && 16 >= mr && !thin ? TI__PACK_APANEL : rows_conflict);
     session_case(16, 24, 6, 5, 1, mr > 0 && 24 >= mr ? TI__PACK_APANEL : rows_conflict);
+    /* few products (K 18): a panel with AVX-512's kernels only (TI__CONV_APANEL_MIN_K_512),
+     * the weights as they are (or transposed where their rows conflict) with the others' */
+    const ti__sgemm_isa *gi = ti__sgemm_pick_isa();
+    int k18 = ti__sgemm_set_conflicts(18) ? TI__PACK_ATRANS : TI__PACK_NONE;
+    session_case(2, 28, 6, 5, 1, gi != NULL && gi->isa == TI__ISA_AVX512 ? TI__PACK_APANEL : k18);
     /* 7 x 7 and 6 x 5 maps of 64 channels a group and more: W^T packed as the SIMD GEMM's B panel
      * for the transposed GEMM (without SIMD kernels: no panel, and 288-float rows are free
      * of conflicts, so nothing) */
