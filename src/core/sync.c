@@ -3,7 +3,8 @@
  * several threads reach both at the same time, so they must be race-free everywhere a
  * user can start threads, not only where tinyinfer's own pool runs (TI_NO_THREADS and
  * Windows still let the application use threads). Provides an int with acquire/release
- * loads and stores (GCC/Clang __atomic builtins, MSVC Interlocked intrinsics) and one
+ * loads and stores, compare-and-swap and add (GCC/Clang __atomic builtins, MSVC
+ * Interlocked intrinsics; the thread pool's lock-free chunks use them too) and one
  * global lock (a pthread mutex with pthreads, else a spin lock on those atomics that
  * yields while it waits). Relies on no header beyond those. Must not allocate or print. */
 
@@ -53,6 +54,40 @@ TI__PRIVATE int ti__atomic_cas(ti__atomic_int *p, int expected, int desired) {
     if (*p != expected) return 0;
     *p = desired;
     return 1;
+#endif
+}
+
+/* Adds v to *p and returns the new value; a full barrier (sequentially consistent). */
+TI__PRIVATE int ti__atomic_add(ti__atomic_int *p, int v) {
+#if defined(TI__ATOMIC_GNU)
+    return __atomic_add_fetch(p, v, __ATOMIC_SEQ_CST);
+#elif defined(TI__ATOMIC_MSVC)
+    return (int)_InterlockedExchangeAdd(p, (long)v) + v;
+#else
+    return *p += v;
+#endif
+}
+
+/* A load and a store that are sequentially consistent with each other and with
+ * ti__atomic_add: a store then a load of another variable on one thread, against the
+ * same on another, cannot both miss the other's store (the thread pool's sleep and
+ * wake-up hand-shakes rely on it; acquire / release alone allow that). */
+TI__PRIVATE int ti__atomic_load_sc(ti__atomic_int *p) {
+#if defined(TI__ATOMIC_GNU)
+    return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+#elif defined(TI__ATOMIC_MSVC)
+    return (int)_InterlockedCompareExchange(p, 0, 0);
+#else
+    return *p;
+#endif
+}
+TI__PRIVATE void ti__atomic_store_sc(ti__atomic_int *p, int v) {
+#if defined(TI__ATOMIC_GNU)
+    __atomic_store_n(p, v, __ATOMIC_SEQ_CST);
+#elif defined(TI__ATOMIC_MSVC)
+    _InterlockedExchange(p, (long)v);
+#else
+    *p = v;
 #endif
 }
 
