@@ -4152,7 +4152,9 @@ struct ti__threadpool {
     pthread_t *threads;
     /* Only for sleeping and waking: taking chunks and finishing them is lock-free. With a
      * mutex taken at a job's start and at each chunk's end, an empty job of 8 chunks on 2
-     * threads cost 2.3 us, MobileNetV3-small makes 49 a run (1.0 ms on 2 threads). */
+     * threads cost 2.3 us, and past 8 threads the threads queued on it: MobileNetV3-small
+     * (49 jobs a run) took a median 1.09 ms on 8 threads of a 16-core Xeon and 1.60 on 16;
+     * lock-free 0.99 and 0.95 (bench/results/ab-2026-12-05-s52.md). */
     pthread_mutex_t mu;
     pthread_cond_t work_cv, done_cv;
     int started; /* workers that have taken their participant number (under mu) */
