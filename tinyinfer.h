@@ -1453,6 +1453,9 @@ typedef struct ti__sgemm_isa {
     /* 1 where kernel computes a sliver of one column (nc == 1) as a column, in a fraction of
      * a whole sliver's time (AVX2: ti__k256_col1): ti__sgemm_split_cols counts it as none */
     int col1_cheap;
+    /* products per output (K) from which a conv's weights are packed as A panels of mr rows
+     * at planning (cpu/conv_fast.c ti__conv_apanel_ok, where the values are measured) */
+    int apanel_min_k;
 } ti__sgemm_isa;
 /* Depthwise convolution, one output row of one channel plane: for i in [0, n),
  *   y[i] = bias + sum over r < nr, q < K of w[r][q] * x[r][i * stride + q],
@@ -8808,7 +8811,8 @@ TI__PRIVATE void ti__conv_set_packed(ti__node *node, int kind, const void *data,
     node->packed_arg = arg;
 }
 
-/* Products per output from which the weights are packed as A panels: with fewer, A's rows
+/* Products per output from which the weights are packed as A panels (ti__sgemm_isa's
+ * apanel_min_k, which the ISAs' tables set from these): with fewer, A's rows
  * lie within a few lines anyway, and the panel lost 3-5 % (Zen 3, AVX2, 1 thread, best of
  * 1200 runs: 16 -> 96 at 112 x 112 0.717 -> 0.754 ms, 24 -> 144 at 56 x 56 0.344 -> 0.352),
  * while 512 -> 1000 at 13 x 13 went 2.54-2.66 -> 2.19-2.26 and 96 -> 576 at 14 x 14 0.297-
@@ -8840,8 +8844,7 @@ TI__PRIVATE int ti__conv_apanel_ok(const ti__convp *p, int mr) {
     int64_t rest = p->mg % mr;
     if (p->mg <= 2 * (int64_t)mr && rest > 0 && rest <= TI__CONV_APANEL_THIN) return 0;
     const ti__sgemm_isa *gi = ti__sgemm_pick_isa();
-    int64_t kmin = gi != NULL && gi->isa == TI__ISA_AVX512 && gi->mr == mr
-                       ? TI__CONV_APANEL_MIN_K_512 : TI__CONV_APANEL_MIN_K;
+    int64_t kmin = gi != NULL && gi->mr == mr ? gi->apanel_min_k : TI__CONV_APANEL_MIN_K;
     return (int64_t)p->cg * (int64_t)p->kprod >= kmin && !ti__conv_dw_ok(p) &&
            (ti__conv_pointwise(p) || !ti__conv_fewc_ok(p));
 }
@@ -26763,7 +26766,7 @@ TI__PRIVATE float ti__ssum_neon(const float *x, size_t n) { return ti__sredn(0, 
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_neon_isa(void) {
     static const ti__sgemm_isa isa = {TI__ISA_NEON, TI__KN_MR, TI__KN_NR, TI__KN_KC, TI__KN_MC,
                                       ti__sgemm_kernel_neon, ti__sgemm_pack_b_neon, ti__sdot_neon, NULL, NULL, NULL,
-                                      NULL, NULL, NULL, 0};
+                                      NULL, NULL, NULL, 0, TI__CONV_APANEL_MIN_K};
     return &isa;
 }
 #endif /* TI__ARM_NEON */
@@ -29686,7 +29689,7 @@ TI__PRIVATE TI__TARGET_AVX2 float ti__ssum_avx2(const float *x, size_t n) {
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void) {
     static const ti__sgemm_isa isa = {TI__ISA_AVX2, TI__K256_MR, TI__K256_NR, TI__K256_KC, TI__K256_MC,
                                       ti__sgemm_kernel_avx2, ti__sgemm_pack_b_avx2, ti__sdot_avx2, NULL, NULL, NULL,
-                                      NULL, NULL, ti__sgemm_kernel_run_avx2, 1};
+                                      NULL, NULL, ti__sgemm_kernel_run_avx2, 1, TI__CONV_APANEL_MIN_K};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
@@ -30076,7 +30079,7 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void) {
         TI__ISA_AVX512, TI__K512_MR, TI__K512_NR, TI__K512_KC, TI__K512_MC,
         ti__sgemm_kernel_avx512, ti__sgemm_pack_b_avx512, ti__sdot_avx512,
         ti__sgemm_kernel_avx512_ldb, ti__sgemm_col_avx512, ti__sgemm_store_t_avx512,
-        ti__sgemm_pack_a_avx512, ti__sgemm_kernel_avx512_l2, NULL, 0};
+        ti__sgemm_pack_a_avx512, ti__sgemm_kernel_avx512_l2, NULL, 0, TI__CONV_APANEL_MIN_K_512};
     return &isa;
 }
 #endif /* TI__X86_SIMD */

@@ -362,6 +362,9 @@ typedef struct ti__sgemm_isa {
     /* 1 where kernel computes a sliver of one column (nc == 1) as a column, in a fraction of
      * a whole sliver's time (AVX2: ti__k256_col1): ti__sgemm_split_cols counts it as none */
     int col1_cheap;
+    /* products per output (K) from which a conv's weights are packed as A panels of mr rows
+     * at planning (cpu/conv_fast.c ti__conv_apanel_ok, where the values are measured) */
+    int apanel_min_k;
 } ti__sgemm_isa;
 /* Depthwise convolution, one output row of one channel plane: for i in [0, n),
  *   y[i] = bias + sum over r < nr, q < K of w[r][q] * x[r][i * stride + q],

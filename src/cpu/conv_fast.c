@@ -1687,7 +1687,8 @@ TI__PRIVATE void ti__conv_set_packed(ti__node *node, int kind, const void *data,
     node->packed_arg = arg;
 }
 
-/* Products per output from which the weights are packed as A panels: with fewer, A's rows
+/* Products per output from which the weights are packed as A panels (ti__sgemm_isa's
+ * apanel_min_k, which the ISAs' tables set from these): with fewer, A's rows
  * lie within a few lines anyway, and the panel lost 3-5 % (Zen 3, AVX2, 1 thread, best of
  * 1200 runs: 16 -> 96 at 112 x 112 0.717 -> 0.754 ms, 24 -> 144 at 56 x 56 0.344 -> 0.352),
  * while 512 -> 1000 at 13 x 13 went 2.54-2.66 -> 2.19-2.26 and 96 -> 576 at 14 x 14 0.297-
@@ -1719,8 +1720,7 @@ TI__PRIVATE int ti__conv_apanel_ok(const ti__convp *p, int mr) {
     int64_t rest = p->mg % mr;
     if (p->mg <= 2 * (int64_t)mr && rest > 0 && rest <= TI__CONV_APANEL_THIN) return 0;
     const ti__sgemm_isa *gi = ti__sgemm_pick_isa();
-    int64_t kmin = gi != NULL && gi->isa == TI__ISA_AVX512 && gi->mr == mr
-                       ? TI__CONV_APANEL_MIN_K_512 : TI__CONV_APANEL_MIN_K;
+    int64_t kmin = gi != NULL && gi->mr == mr ? gi->apanel_min_k : TI__CONV_APANEL_MIN_K;
     return (int64_t)p->cg * (int64_t)p->kprod >= kmin && !ti__conv_dw_ok(p) &&
            (ti__conv_pointwise(p) || !ti__conv_fewc_ok(p));
 }

@@ -381,7 +381,7 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void) {
         TI__ISA_AVX512, TI__K512_MR, TI__K512_NR, TI__K512_KC, TI__K512_MC,
         ti__sgemm_kernel_avx512, ti__sgemm_pack_b_avx512, ti__sdot_avx512,
         ti__sgemm_kernel_avx512_ldb, ti__sgemm_col_avx512, ti__sgemm_store_t_avx512,
-        ti__sgemm_pack_a_avx512, ti__sgemm_kernel_avx512_l2, NULL, 0};
+        ti__sgemm_pack_a_avx512, ti__sgemm_kernel_avx512_l2, NULL, 0, TI__CONV_APANEL_MIN_K_512};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
