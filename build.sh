@@ -552,9 +552,19 @@ j_mingw() { # Windows (MinGW-w64): the header with <windows.h> before, after or 
     "$cc" -O1 "${C99[@]}" "${WARN[@]}" -I. -c "$d/cl.c" -o "$d/cl.o"
     readme_example "$d/readme.c"
     "$cc" -O1 "${C99[@]}" "${WARN[@]}" -I. "$d/readme.c" -o "$d/readme.exe"
+    # as C++, linked: the Windows functions the implementation declares itself need C
+    # linkage, which only a link shows (with <windows.h> first, it gives them that)
+    local cxx=${cc/gcc/g++}
+    if have "$cxx"; then
+        printf '#define TINYINFER_IMPLEMENTATION\n#include "tinyinfer.h"\n%s\n' \
+            'int main() { ti_error e; return ti_model_load_file("-", NULL, &e) != NULL; }' >"$d/impl.cpp"
+        "$cxx" -O1 "${WARN[@]}" -I. "$d/impl.cpp" -o "$d/impl_cxx.exe"
+    else
+        say "note: no $cxx: the C++ build for Windows is left out (apt-get install g++-mingw-w64-x86-64-posix)"
+    fi
     local t # the device-workflow tools (Winsock; sessions served in-process: no fork): the
-    # front end here; j_wine links them (-static) and runs them
-    for t in tinyinfer-rpc tinyinfer-tune; do
+    # front end here; j_wine links them (-static) and runs them. And tinyinfer-run.
+    for t in tinyinfer-rpc tinyinfer-tune tinyinfer-run; do
         "$cc" -O1 "${C99[@]}" "${WARN[@]}" "${INC[@]}" -fsyntax-only "tools/$t.c"
     done
 }
@@ -569,6 +579,28 @@ j_wine() { # the Windows tools (static MinGW-w64 builds) under Wine against the 
         "$cc" -O1 -static "${C99[@]}" "${WARN[@]}" "${INC[@]}" "tools/$t.c" -o "$d/win/$t.exe" -lws2_32
     done
     timeout 600 bash tests/rpc/test_wine.sh "$d" "$d/win"
+}
+
+j_wine_threads() { # the thread pool on Windows' own threads (core/sync.c), under Wine: the
+    # pool's tests (each index once, bands, every worker started) and 8 sessions on 8 threads
+    # == one session on one thread (the tests' own threads: MinGW-w64's winpthreads)
+    local cc="" d="$T/wine_threads" w=""
+    for c in x86_64-w64-mingw32-gcc-posix x86_64-w64-mingw32-gcc; do have "$c" && { cc=$c; break; }; done
+    [ -n "$cc" ] || { skip "Windows threads under Wine: no MinGW-w64"; return 0; }
+    for c in wine64 /usr/lib/wine/wine64 wine; do have "$c" && { w=$c; break; }; done
+    [ -n "$w" ] || { skip "Windows threads under Wine: no wine64 (apt-get install wine64)"; return 0; }
+    mkdir -p "$d"
+    "$cc" -O2 -static "${C99[@]}" "${WARN[@]}" "${INC[@]}" tests/unit/test_sgemm.c -o "$d/test_sgemm.exe"
+    "$cc" -O2 -static "${C99[@]}" "${WARN[@]}" "${INC[@]}" tests/threads/test_threads.c \
+        -o "$d/test_threads.exe"
+    export WINEDEBUG=-all WINEPREFIX="$(cd "$d" && pwd)/prefix"
+    local rc=0
+    timeout 600 "$w" "$d/test_sgemm.exe" || rc=1
+    timeout 600 "$w" "$d/test_threads.exe" --threads 8 --runs 200 \
+        tests/data/mobilenet_v1_0.25_128_quant.tflite || rc=1
+    timeout 600 "$w" "$d/test_threads.exe" --threads 4 --runs 10 tests/data/light_squeezenet.onnx || rc=1
+    timeout 20 wineserver -k 2>/dev/null || true
+    return $rc
 }
 
 j_readme() { # the README example compiles with -Werror and runs on the bundled model
@@ -1316,6 +1348,7 @@ cmd_test() {
     job "README example" j_readme
     job "Windows: MinGW-w64 builds of the header and the README example (-Werror)" j_mingw
     job "Windows: tinyinfer-rpc/-tune .exe under Wine against the Linux tools" j_wine
+    job "Windows: the thread pool's tests and 8 sessions on 8 threads under Wine" j_wine_threads
     job "tools: tinyinfer-info and tinyinfer-run" j_tools
     job "bench: ti_bench compiles, peers.py self-test" j_bench_peers
     job "OpenCL: loader cross-check, stubs, backend kernels vs CPU" j_cl opt

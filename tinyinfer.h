@@ -2,7 +2,8 @@
     tinyinfer 0.1.0 - neural-network inference in one C99 header
 
     tinyinfer loads an .onnx model and runs it on the CPU. It is a single header with no
-    dependency beyond libc, libm and (unless TI_NO_THREADS) pthreads: copy tinyinfer.h
+    dependency beyond libc, libm and (unless TI_NO_THREADS) the system's threads: pthreads,
+    or Windows' own (kernel32, no pthreads library there): copy tinyinfer.h
     into a game, an app or a tool, define TINYINFER_IMPLEMENTATION in one .c file, and
     call four functions. Every byte of a model file is treated as hostile: sizes are
     checked before they are used, resource caps refuse oversized files, and failures come
@@ -31,14 +32,15 @@
         #include "tinyinfer.h"
 
     and include "tinyinfer.h" without the define everywhere else. Link with -lm and
-    -pthread. The implementation has its own guard, apart from the header guard, so the
-    header may be included again after the implementation.
+    -pthread (on Windows with nothing more: the C runtime and kernel32). The
+    implementation has its own guard, apart from the header guard, so the header may be
+    included again after the implementation.
 
     Configuration macros (define them before the #include that has the implementation;
     the API-shaping ones, TI_STATIC, TI_API and TI_MAX_DIMS, before every #include):
 
         macro                 default          effect
-        TI_NO_THREADS         (undefined)      no thread pool, no pthreads: one thread
+        TI_NO_THREADS         (undefined)      no thread pool, no threads started: one thread
         TI_NO_STDIO           (undefined)      no file access: ti_model_load_file is left out
         TI_NO_ONNX            (undefined)      no ONNX reader: .onnx files get TI_ERR_UNSUPPORTED
         TI_NO_SIMD            (undefined)      portable scalar kernels only: no AVX2/AVX-512
@@ -181,8 +183,10 @@
     threads. With backend AUTO a session builds its OpenCL programs on one more thread
     for a while (section 4). With TI_NO_THREADS every session runs on the calling
     thread. The process-wide values (the detected instruction set, the table of OpenCL
-    contexts) are set race-free (atomics, a lock) also with TI_NO_THREADS and on
-    Windows, so the application's own threads may each run sessions of one shared model.
+    contexts) are set race-free (atomics, a lock) also with TI_NO_THREADS, so the
+    application's own threads may each run sessions of one shared model. On Windows the
+    pool's threads are the system's own (_beginthreadex, slim reader/writer locks,
+    condition variables: Windows Vista or later).
 */
 /* ==== begin src/tinyinfer_api.h ============================================================= */
 /* tinyinfer public API: the types and functions a user calls. Everything here is
@@ -1000,8 +1004,12 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 #define TI__PRINTF_FORMAT printf
 #endif
 
-#if !defined(TI_NO_THREADS) && defined(_WIN32)
-#define TI_NO_THREADS /* TODO(#6): a Win32 thread pool; until then one thread on Windows */
+/* C linkage for the system functions the implementation declares itself (Windows'), so
+ * that a C++ translation unit links them and agrees with <windows.h> */
+#ifdef __cplusplus
+#define TI__EXTERN_C extern "C"
+#else
+#define TI__EXTERN_C
 #endif
 
 /* x86 SIMD kernels (src/cpu/x86/): AVX2+FMA and AVX-512F micro-kernels compiled with
@@ -2068,12 +2076,13 @@ TI__PRIVATE ti_status ti__onnx_parse(ti_model *m, const uint8_t *data, size_t si
 /* Process-wide synchronisation for the library's only two mutable globals: the detected
  * instruction set (cpu/isa.c) and the OpenCL context table (cl/runtime.c). Sessions on
  * several threads reach both at the same time, so they must be race-free everywhere a
- * user can start threads, not only where tinyinfer's own pool runs (TI_NO_THREADS and
- * Windows still let the application use threads). Provides an int with acquire/release
+ * user can start threads, not only where tinyinfer's own pool runs (TI_NO_THREADS still
+ * lets the application use threads). Provides an int with acquire/release
  * loads and stores, compare-and-swap and add (GCC/Clang __atomic builtins, MSVC
- * Interlocked intrinsics; the thread pool's lock-free chunks use them too) and one
- * global lock (a pthread mutex with pthreads, else a spin lock on those atomics that
- * yields while it waits). Relies on no header beyond those. Must not allocate or print. */
+ * Interlocked intrinsics; the thread pool's lock-free chunks use them too), one global
+ * lock, and the threads, mutexes and condition variables the library starts and waits
+ * on. Relies on pthreads or on Windows' kernel32 and C runtime. Must not allocate or
+ * print. */
 
 #if defined(__GNUC__) || defined(__clang__)
 #define TI__ATOMIC_GNU 1
@@ -2158,24 +2167,123 @@ TI__PRIVATE void ti__atomic_store_sc(ti__atomic_int *p, int v) {
 #endif
 }
 
-/* The global lock. Held only around short, rare work (creating the first OpenCL context
- * of a device, about 100 ms on one driver, once per process). */
-#if !defined(TI_NO_THREADS) && !defined(_WIN32)
+/* Threads, mutexes and condition variables for the thread pool (core/threadpool.c) and
+ * the OpenCL background build (cl/backend.c): pthreads, or on Windows the kernel's own
+ * (threads by the C runtime's _beginthreadex, slim reader/writer locks, condition
+ * variables: Vista and later). The Windows functions are declared here with
+ * <windows.h>'s exact types instead of including it, so that it may come before or after
+ * (cl/loader.c and the timer in core/threadpool.c do the same). A mutex or condition
+ * variable must be set up by ti__mutex_init / ti__cond_init and ended by _destroy; a
+ * thread runs a TI__THREAD_FN and is joined once. */
+#if defined(_WIN32) /* the global lock's, below, also with TI_NO_THREADS */
+struct _RTL_SRWLOCK;
+TI__EXTERN_C __declspec(dllimport) void __stdcall AcquireSRWLockExclusive(struct _RTL_SRWLOCK *);
+TI__EXTERN_C __declspec(dllimport) void __stdcall ReleaseSRWLockExclusive(struct _RTL_SRWLOCK *);
+#endif
+#if !defined(TI_NO_THREADS) && defined(_WIN32)
+#include <process.h> /* _beginthreadex */
+struct _RTL_CONDITION_VARIABLE;
+TI__EXTERN_C __declspec(dllimport) int __stdcall SleepConditionVariableSRW(
+    struct _RTL_CONDITION_VARIABLE *, struct _RTL_SRWLOCK *, unsigned long, unsigned long);
+TI__EXTERN_C __declspec(dllimport) void __stdcall WakeConditionVariable(
+    struct _RTL_CONDITION_VARIABLE *);
+TI__EXTERN_C __declspec(dllimport) void __stdcall WakeAllConditionVariable(
+    struct _RTL_CONDITION_VARIABLE *);
+TI__EXTERN_C __declspec(dllimport) unsigned long __stdcall WaitForSingleObject(void *,
+                                                                               unsigned long);
+TI__EXTERN_C __declspec(dllimport) int __stdcall CloseHandle(void *);
+/* SRWLOCK and CONDITION_VARIABLE are one pointer each, all zero when unlocked and idle */
+typedef struct ti__mutex {
+    void *p;
+} ti__mutex;
+typedef struct ti__cond {
+    void *p;
+} ti__cond;
+typedef void *ti__thread; /* the thread's HANDLE */
+#define TI__THREAD_FN(name) unsigned __stdcall name(void *arg)
+#define TI__THREAD_RETURN 0
+typedef unsigned(__stdcall *ti__thread_fn)(void *);
+#define TI__SRW(m) ((struct _RTL_SRWLOCK *)(void *)(m))
+#define TI__CV(c) ((struct _RTL_CONDITION_VARIABLE *)(void *)(c))
+TI__PRIVATE void ti__mutex_init(ti__mutex *m) { m->p = NULL; }
+TI__PRIVATE void ti__mutex_destroy(ti__mutex *m) { (void)m; }
+TI__PRIVATE void ti__mutex_lock(ti__mutex *m) { AcquireSRWLockExclusive(TI__SRW(m)); }
+TI__PRIVATE void ti__mutex_unlock(ti__mutex *m) { ReleaseSRWLockExclusive(TI__SRW(m)); }
+TI__PRIVATE void ti__cond_init(ti__cond *c) { c->p = NULL; }
+TI__PRIVATE void ti__cond_destroy(ti__cond *c) { (void)c; }
+TI__PRIVATE void ti__cond_wait(ti__cond *c, ti__mutex *m) {
+    (void)SleepConditionVariableSRW(TI__CV(c), TI__SRW(m), 0xffffffffUL /* INFINITE */, 0);
+}
+TI__PRIVATE void ti__cond_signal(ti__cond *c) { WakeConditionVariable(TI__CV(c)); }
+TI__PRIVATE void ti__cond_broadcast(ti__cond *c) { WakeAllConditionVariable(TI__CV(c)); }
+/* Starts fn(arg) on a thread with at least stack bytes of stack (0: the default, the
+ * executable's, 1 MiB unless it was linked otherwise); returns 0 when it runs. */
+TI__PRIVATE int ti__thread_start(ti__thread *t, ti__thread_fn fn, void *arg, size_t stack) {
+    /* the size given is the stack's reservation (STACK_SIZE_PARAM_IS_A_RESERVATION):
+     * address space, committed as the stack grows, not memory committed up front */
+    uintptr_t h = _beginthreadex(NULL, (unsigned)stack, fn, arg, stack ? 0x10000u : 0u, NULL);
+    *t = (void *)h;
+    return h != 0 ? 0 : -1;
+}
+TI__PRIVATE void ti__thread_join(ti__thread t) {
+    (void)WaitForSingleObject(t, 0xffffffffUL);
+    (void)CloseHandle(t);
+}
+#elif !defined(TI_NO_THREADS)
 #include <pthread.h>
+typedef pthread_mutex_t ti__mutex;
+typedef pthread_cond_t ti__cond;
+typedef pthread_t ti__thread;
+#define TI__THREAD_FN(name) void *name(void *arg)
+#define TI__THREAD_RETURN NULL
+typedef void *(*ti__thread_fn)(void *);
+TI__PRIVATE void ti__mutex_init(ti__mutex *m) { pthread_mutex_init(m, NULL); }
+TI__PRIVATE void ti__mutex_destroy(ti__mutex *m) { pthread_mutex_destroy(m); }
+TI__PRIVATE void ti__mutex_lock(ti__mutex *m) { pthread_mutex_lock(m); }
+TI__PRIVATE void ti__mutex_unlock(ti__mutex *m) { pthread_mutex_unlock(m); }
+TI__PRIVATE void ti__cond_init(ti__cond *c) { pthread_cond_init(c, NULL); }
+TI__PRIVATE void ti__cond_destroy(ti__cond *c) { pthread_cond_destroy(c); }
+TI__PRIVATE void ti__cond_wait(ti__cond *c, ti__mutex *m) { pthread_cond_wait(c, m); }
+TI__PRIVATE void ti__cond_signal(ti__cond *c) { pthread_cond_signal(c); }
+TI__PRIVATE void ti__cond_broadcast(ti__cond *c) { pthread_cond_broadcast(c); }
+/* Starts fn(arg) on a thread with at least stack bytes of stack (0: the default, glibc's
+ * `ulimit -s`, musl's 128 KiB); returns 0 when it runs. Where the attribute cannot be
+ * set, the default. */
+TI__PRIVATE int ti__thread_start(ti__thread *t, ti__thread_fn fn, void *arg, size_t stack) {
+    pthread_attr_t attr, *pa = NULL;
+    if (stack > 0 && pthread_attr_init(&attr) == 0) {
+        size_t have = 0;
+        pa = &attr;
+        if (pthread_attr_getstacksize(&attr, &have) == 0 && have < stack)
+            (void)pthread_attr_setstacksize(&attr, stack);
+    }
+    int rc = pthread_create(t, pa, fn, arg);
+    if (pa != NULL) pthread_attr_destroy(pa);
+    return rc == 0 ? 0 : -1;
+}
+TI__PRIVATE void ti__thread_join(ti__thread t) { pthread_join(t, NULL); }
+#endif
+
+/* The global lock. Held only around short, rare work (creating the first OpenCL context
+ * of a device, about 100 ms on one driver, once per process). On Windows a slim
+ * reader/writer lock (all zero: unlocked) also with TI_NO_THREADS: the application's
+ * threads may still meet here. */
+#if defined(_WIN32)
+static void *ti__global_srw;
+TI__PRIVATE void ti__global_lock(void) {
+    AcquireSRWLockExclusive((struct _RTL_SRWLOCK *)(void *)&ti__global_srw);
+}
+TI__PRIVATE void ti__global_unlock(void) {
+    ReleaseSRWLockExclusive((struct _RTL_SRWLOCK *)(void *)&ti__global_srw);
+}
+#elif !defined(TI_NO_THREADS)
 static pthread_mutex_t ti__global_mu = PTHREAD_MUTEX_INITIALIZER;
 TI__PRIVATE void ti__global_lock(void) { pthread_mutex_lock(&ti__global_mu); }
 TI__PRIVATE void ti__global_unlock(void) { pthread_mutex_unlock(&ti__global_mu); }
 #else
-#if defined(_WIN32)
-/* declared here instead of including <windows.h> (as cl/loader.c does) */
-__declspec(dllimport) void __stdcall Sleep(unsigned long ms);
-#endif
 static ti__atomic_int ti__global_spin; /* 0 free, 1 held */
 TI__PRIVATE void ti__global_lock(void) {
     while (!ti__atomic_cas(&ti__global_spin, 0, 1)) {
-#if defined(_WIN32)
-        Sleep(1); /* the holder may be building a context: do not burn the core */
-#endif
     }
 }
 TI__PRIVATE void ti__global_unlock(void) { ti__atomic_store(&ti__global_spin, 0); }
@@ -4099,19 +4207,23 @@ TI__PRIVATE ti_status ti__q_matmul_gemm(ti__kctx *k, const ti_tensor *a, const t
  * same part of the range job after job (so a layer reads what the same core wrote for the
  * layer before, from its own cache), then those others have left, from their blocks' ends
  * (so uneven cores, big.LITTLE or a core busy elsewhere, balance).
- * Relies on pthreads unless TI_NO_THREADS. Must not allocate in ti__parallel_for. */
-#ifndef TI_NO_THREADS
-#include <pthread.h>
+ * Relies on core/sync.c's threads (pthreads, or Windows') unless TI_NO_THREADS. Must not
+ * allocate in ti__parallel_for. */
+#if !defined(TI_NO_THREADS) && defined(_WIN32)
+TI__EXTERN_C __declspec(dllimport) unsigned long __stdcall GetActiveProcessorCount(unsigned short);
+#elif !defined(TI_NO_THREADS)
 #include <unistd.h>
 #endif
 
 TI__PRIVATE int ti__cpu_count(void) {
-#if !defined(TI_NO_THREADS) && defined(_SC_NPROCESSORS_ONLN)
+#if !defined(TI_NO_THREADS) && defined(_WIN32)
+    long n = (long)GetActiveProcessorCount(0xffff); /* ALL_PROCESSOR_GROUPS */
+#elif !defined(TI_NO_THREADS) && defined(_SC_NPROCESSORS_ONLN)
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : (n > TI_MAX_THREADS ? TI_MAX_THREADS : (int)n);
 #else
-    return 1;
+    long n = 1;
 #endif
+    return n < 1 ? 1 : (n > TI_MAX_THREADS ? TI_MAX_THREADS : (int)n);
 }
 
 /* Wall-clock milliseconds (timings in ti_session_info and the profile). */
@@ -4120,8 +4232,8 @@ TI__PRIVATE int ti__cpu_count(void) {
 /* QueryPerformanceCounter/Frequency, declared with <windows.h>'s exact types (LARGE_INTEGER
  * is union _LARGE_INTEGER, 8 bytes) so that it may be included before or after */
 union _LARGE_INTEGER;
-__declspec(dllimport) int __stdcall QueryPerformanceCounter(union _LARGE_INTEGER *);
-__declspec(dllimport) int __stdcall QueryPerformanceFrequency(union _LARGE_INTEGER *);
+TI__EXTERN_C __declspec(dllimport) int __stdcall QueryPerformanceCounter(union _LARGE_INTEGER *);
+TI__EXTERN_C __declspec(dllimport) int __stdcall QueryPerformanceFrequency(union _LARGE_INTEGER *);
 TI__PRIVATE double ti__now_ms(void) {
     long long count = 0, freq = 0;
     QueryPerformanceCounter((union _LARGE_INTEGER *)(void *)&count);
@@ -4151,15 +4263,15 @@ typedef struct ti__tp_slot {
 struct ti__threadpool {
     ti_allocator al;
     int n_workers; /* threads besides the caller */
-    int n_alloc;   /* pthread_t slots allocated */
-    pthread_t *threads;
+    int n_alloc;   /* thread slots allocated */
+    ti__thread *threads;
     /* Only for sleeping and waking: taking chunks and finishing them is lock-free. With a
      * mutex taken at a job's start and at each chunk's end, an empty job of 8 chunks on 2
      * threads cost 2.3 us, and past 8 threads the threads queued on it: MobileNetV3-small
      * (49 jobs a run) took a median 1.09 ms on 8 threads of a 16-core Xeon and 1.60 on 16;
      * lock-free 0.99 and 0.95 (bench/results/ab-2026-12-05-s52.md). */
-    pthread_mutex_t mu;
-    pthread_cond_t work_cv, done_cv;
+    ti__mutex mu;
+    ti__cond work_cv, done_cv;
     int started; /* workers that have taken their participant number (under mu) */
     /* The job in flight. Written by the caller before it publishes the chunks, read by a
      * participant only after it has taken one: the job cannot end, and the next be written,
@@ -4234,34 +4346,34 @@ TI__PRIVATE void ti__tp_drain(ti__threadpool *tp, int me) {
     }
     if (done > 0 && ti__atomic_add(&tp->remaining, -done) == 0 && me != 0 &&
         ti__atomic_load_sc(&tp->caller_waits)) {
-        pthread_mutex_lock(&tp->mu); /* the caller is in its wait or about to be */
-        pthread_cond_signal(&tp->done_cv);
-        pthread_mutex_unlock(&tp->mu);
+        ti__mutex_lock(&tp->mu); /* the caller is in its wait or about to be */
+        ti__cond_signal(&tp->done_cv);
+        ti__mutex_unlock(&tp->mu);
     }
 }
 
-TI__PRIVATE void *ti__tp_worker(void *arg) {
+TI__PRIVATE TI__THREAD_FN(ti__tp_worker) {
     ti__threadpool *tp = (ti__threadpool *)arg;
-    pthread_mutex_lock(&tp->mu);
+    ti__mutex_lock(&tp->mu);
     int me = ++tp->started; /* 1..n_workers: its slot of every job */
-    pthread_mutex_unlock(&tp->mu);
+    ti__mutex_unlock(&tp->mu);
     int seen = 0;
     for (;;) {
         for (int i = 0; i < TI__TP_SPINS && ti__atomic_load(&tp->generation) == seen; i++)
             ti__tp_relax(); /* poll a while for the next job */
         if (ti__atomic_load(&tp->generation) == seen) {
-            pthread_mutex_lock(&tp->mu);
+            ti__mutex_lock(&tp->mu);
             ti__atomic_add(&tp->sleepers, 1);
             while (ti__atomic_load_sc(&tp->generation) == seen)
-                pthread_cond_wait(&tp->work_cv, &tp->mu);
+                ti__cond_wait(&tp->work_cv, &tp->mu);
             ti__atomic_add(&tp->sleepers, -1);
-            pthread_mutex_unlock(&tp->mu);
+            ti__mutex_unlock(&tp->mu);
         }
         if (ti__atomic_load(&tp->quit)) break;
         seen = ti__atomic_load(&tp->generation); /* a later job than it woke for, maybe */
         ti__tp_drain(tp, me);
     }
-    return NULL;
+    return TI__THREAD_RETURN;
 }
 
 TI__PRIVATE ti__threadpool *ti__threadpool_create(const ti_allocator *al, int num_threads) {
@@ -4273,48 +4385,39 @@ TI__PRIVATE ti__threadpool *ti__threadpool_create(const ti_allocator *al, int nu
     ti__threadpool *tp = (ti__threadpool *)ti__calloc(al, sizeof *tp);
     if (tp == NULL) return NULL;
     if (al) tp->al = *al;
-    tp->threads = (pthread_t *)ti__calloc(al, sizeof(pthread_t) * (size_t)num_threads);
+    tp->threads = (ti__thread *)ti__calloc(al, sizeof(ti__thread) * (size_t)num_threads);
     if (tp->threads == NULL) {
         ti__free(al, tp, sizeof *tp);
         return NULL;
     }
     tp->n_alloc = num_threads;
-    pthread_mutex_init(&tp->mu, NULL);
-    pthread_cond_init(&tp->work_cv, NULL);
-    pthread_cond_init(&tp->done_cv, NULL);
+    ti__mutex_init(&tp->mu);
+    ti__cond_init(&tp->work_cv);
+    ti__cond_init(&tp->done_cv);
     /* Workers get at least TI__TP_STACK bytes of stack: a run takes about 110 KiB of it
      * (the GEMM's packing buffers, the depthwise path's, the callers' frames: MobileNetV2
      * and ResNet-18 under `ulimit -s` needed 104-112 KiB, README "Threads"), where musl's
-     * default for a thread is 128 KiB and glibc's is `ulimit -s`. Where the attribute cannot
-     * be set, the default. */
-    pthread_attr_t attr, *pa = NULL;
-    if (pthread_attr_init(&attr) == 0) {
-        size_t have = 0;
-        pa = &attr;
-        if (pthread_attr_getstacksize(&attr, &have) == 0 && have < TI__TP_STACK)
-            (void)pthread_attr_setstacksize(&attr, TI__TP_STACK);
-    }
+     * default for a thread is 128 KiB and glibc's is `ulimit -s`. */
     for (int i = 0; i < num_threads - 1; i++) {
-        if (pthread_create(&tp->threads[i], pa, ti__tp_worker, tp) != 0) break;
+        if (ti__thread_start(&tp->threads[i], ti__tp_worker, tp, TI__TP_STACK) != 0) break;
         tp->n_workers++;
     }
-    if (pa != NULL) pthread_attr_destroy(pa);
     return tp;
 }
 
 TI__PRIVATE void ti__threadpool_destroy(ti__threadpool *tp) {
     if (tp == NULL) return;
     ti__atomic_store(&tp->quit, 1);
-    pthread_mutex_lock(&tp->mu);
+    ti__mutex_lock(&tp->mu);
     ti__atomic_add(&tp->generation, 1); /* pollers and sleepers see a change, then quit */
-    pthread_cond_broadcast(&tp->work_cv);
-    pthread_mutex_unlock(&tp->mu);
-    for (int i = 0; i < tp->n_workers; i++) pthread_join(tp->threads[i], NULL);
-    pthread_mutex_destroy(&tp->mu);
-    pthread_cond_destroy(&tp->work_cv);
-    pthread_cond_destroy(&tp->done_cv);
+    ti__cond_broadcast(&tp->work_cv);
+    ti__mutex_unlock(&tp->mu);
+    for (int i = 0; i < tp->n_workers; i++) ti__thread_join(tp->threads[i]);
+    ti__mutex_destroy(&tp->mu);
+    ti__cond_destroy(&tp->work_cv);
+    ti__cond_destroy(&tp->done_cv);
     ti_allocator al = tp->al;
-    ti__free(&al, tp->threads, sizeof(pthread_t) * (size_t)tp->n_alloc);
+    ti__free(&al, tp->threads, sizeof(ti__thread) * (size_t)tp->n_alloc);
     ti__free(&al, tp, sizeof *tp);
 }
 
@@ -4351,9 +4454,9 @@ TI__PRIVATE void ti__parallel_run(ti__threadpool *tp, size_t n, size_t grain, ti
     }
     ti__atomic_add(&tp->generation, 1); /* published: the workers may take chunks */
     if (ti__atomic_load_sc(&tp->sleepers) > 0) {
-        pthread_mutex_lock(&tp->mu);
-        pthread_cond_broadcast(&tp->work_cv);
-        pthread_mutex_unlock(&tp->mu);
+        ti__mutex_lock(&tp->mu);
+        ti__cond_broadcast(&tp->work_cv);
+        ti__mutex_unlock(&tp->mu);
     }
     ti__tp_run_chunk(tp, 0, 0);
     ti__atomic_add(&tp->remaining, -1);
@@ -4361,11 +4464,11 @@ TI__PRIVATE void ti__parallel_run(ti__threadpool *tp, size_t n, size_t grain, ti
     for (int i = 0; i < TI__TP_SPINS && ti__atomic_load(&tp->remaining) > 0; i++)
         ti__tp_relax(); /* poll a while for the workers' chunks, then sleep */
     if (ti__atomic_load(&tp->remaining) > 0) {
-        pthread_mutex_lock(&tp->mu);
+        ti__mutex_lock(&tp->mu);
         ti__atomic_store_sc(&tp->caller_waits, 1);
-        while (ti__atomic_load_sc(&tp->remaining) > 0) pthread_cond_wait(&tp->done_cv, &tp->mu);
+        while (ti__atomic_load_sc(&tp->remaining) > 0) ti__cond_wait(&tp->done_cv, &tp->mu);
         ti__atomic_store(&tp->caller_waits, 0);
-        pthread_mutex_unlock(&tp->mu);
+        ti__mutex_unlock(&tp->mu);
     }
 }
 
@@ -35805,11 +35908,17 @@ TI__PRIVATE int64_t ti__tune_get(const char *set, size_t len, const char *key) {
 /* the exact types of <windows.h> (HMODULE, FARPROC), so that it may come before or after */
 typedef struct HINSTANCE__ *ti__cl_hmodule;
 typedef intptr_t(__stdcall *ti__cl_farproc)();
+#ifdef __cplusplus
+extern "C" { /* as <windows.h> declares them */
+#endif
 __declspec(dllimport) ti__cl_hmodule __stdcall LoadLibraryA(const char *);
 __declspec(dllimport) ti__cl_farproc __stdcall GetProcAddress(ti__cl_hmodule, const char *);
 __declspec(dllimport) int __stdcall FreeLibrary(ti__cl_hmodule);
 __declspec(dllimport) unsigned long __stdcall GetLastError(void);
 __declspec(dllimport) unsigned int __stdcall SetErrorMode(unsigned int);
+#ifdef __cplusplus
+}
+#endif
 #else
 #include <dlfcn.h>
 #endif
@@ -37431,8 +37540,8 @@ typedef struct ti__clplan {
     ti_status bg_status;
     char bg_why[320];
 #ifndef TI_NO_THREADS
-    pthread_t builder;
-    pthread_mutex_t mu;
+    ti__thread builder;
+    ti__mutex mu;
     ti_session *bg_session;
 #endif
 } ti__clplan;
@@ -39085,32 +39194,32 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
 
 TI__PRIVATE void ti__clplan_init(ti__clplan *g) {
 #ifndef TI_NO_THREADS
-    pthread_mutex_init(&g->mu, NULL);
+    ti__mutex_init(&g->mu);
 #else
     (void)g;
 #endif
 }
 TI__PRIVATE void ti__clplan_fini(ti__clplan *g) {
 #ifndef TI_NO_THREADS
-    pthread_mutex_destroy(&g->mu);
+    ti__mutex_destroy(&g->mu);
 #else
     (void)g;
 #endif
 }
 
 #ifndef TI_NO_THREADS
-TI__PRIVATE void *ti__clplan_builder(void *arg) {
+TI__PRIVATE TI__THREAD_FN(ti__clplan_builder) {
     ti__clplan *g = (ti__clplan *)arg;
     ti_error err;
     memset(&err, 0, sizeof err);
     ti_status st = ti__clplan_build(g->bg_session, g, g->bg_why, sizeof g->bg_why, &err);
     if (g->t_ready == 0) g->t_ready = ti__now_ms();
-    pthread_mutex_lock(&g->mu);
+    ti__mutex_lock(&g->mu);
     g->bg_status = st;
     if (st != TI_OK) snprintf(g->bg_why, sizeof g->bg_why, "%s", err.message);
     g->building = 2; /* done, not yet joined */
-    pthread_mutex_unlock(&g->mu);
-    return NULL;
+    ti__mutex_unlock(&g->mu);
+    return TI__THREAD_RETURN;
 }
 #endif
 
@@ -39123,7 +39232,7 @@ TI__PRIVATE int ti__clplan_start_background(ti_session *s, ti__clplan *g) {
     g->t_ready = 0;
     g->building = 1;
     g->cpu_runs = 0;
-    if (pthread_create(&g->builder, NULL, ti__clplan_builder, g) != 0) {
+    if (ti__thread_start(&g->builder, ti__clplan_builder, g, 0) != 0) {
         g->building = 0;
         return 0;
     }
@@ -39137,9 +39246,9 @@ TI__PRIVATE int ti__clplan_start_background(ti_session *s, ti__clplan *g) {
 
 TI__PRIVATE int ti__clplan_still_building(ti__clplan *g) {
 #ifndef TI_NO_THREADS
-    pthread_mutex_lock(&g->mu);
+    ti__mutex_lock(&g->mu);
     int b = g->building == 1;
-    pthread_mutex_unlock(&g->mu);
+    ti__mutex_unlock(&g->mu);
     return b;
 #else
     (void)g;
@@ -39152,7 +39261,7 @@ TI__PRIVATE int ti__clplan_still_building(ti__clplan *g) {
 TI__PRIVATE void ti__clplan_join(ti__clplan *g) {
     if (g == NULL || !g->building) return;
 #ifndef TI_NO_THREADS
-    pthread_join(g->builder, NULL);
+    ti__thread_join(g->builder);
     g->building = 0;
     ti_session *s = g->bg_session;
     if (g->bg_status == TI_OK && g->active) ti__clplan_zero_copy(s, g);

@@ -305,11 +305,17 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 /* the exact types of <windows.h> (HMODULE, FARPROC), so that it may come before or after */
 typedef struct HINSTANCE__ *ti__cl_hmodule;
 typedef intptr_t(__stdcall *ti__cl_farproc)();
+#ifdef __cplusplus
+extern "C" { /* as <windows.h> declares them */
+#endif
 __declspec(dllimport) ti__cl_hmodule __stdcall LoadLibraryA(const char *);
 __declspec(dllimport) ti__cl_farproc __stdcall GetProcAddress(ti__cl_hmodule, const char *);
 __declspec(dllimport) int __stdcall FreeLibrary(ti__cl_hmodule);
 __declspec(dllimport) unsigned long __stdcall GetLastError(void);
 __declspec(dllimport) unsigned int __stdcall SetErrorMode(unsigned int);
+#ifdef __cplusplus
+}
+#endif
 #else
 #include <dlfcn.h>
 #endif

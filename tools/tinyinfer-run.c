@@ -10,6 +10,12 @@
 #include "tests/harness/testdir.h"
 
 #include <time.h>
+#ifdef _WIN32 /* MinGW-w64 / MSVC: _mkdir takes no mode */
+#include <direct.h>
+#define run_mkdir(path) _mkdir(path)
+#else
+#define run_mkdir(path) mkdir(path, 0777)
+#endif
 
 #define MAX_FILES 64
 #define MAX_DIMS_BOUND 64
@@ -529,7 +535,7 @@ static int run(const run_opts *op, run_state *rs)
                o.repeat, times[0], times[o.repeat - 1], first);
 
     if (o.save_dir) {
-        if (mkdir(o.save_dir, 0777) != 0 && errno != EEXIST) {
+        if (run_mkdir(o.save_dir) != 0 && errno != EEXIST) {
             fprintf(stderr, "tinyinfer-run: cannot create %s: %s\n", o.save_dir, strerror(errno));
             return 1;
         }

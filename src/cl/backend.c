@@ -259,32 +259,32 @@ TI__PRIVATE ti_status ti__clplan_build(ti_session *s, ti__clplan *g, char *fallb
 
 TI__PRIVATE void ti__clplan_init(ti__clplan *g) {
 #ifndef TI_NO_THREADS
-    pthread_mutex_init(&g->mu, NULL);
+    ti__mutex_init(&g->mu);
 #else
     (void)g;
 #endif
 }
 TI__PRIVATE void ti__clplan_fini(ti__clplan *g) {
 #ifndef TI_NO_THREADS
-    pthread_mutex_destroy(&g->mu);
+    ti__mutex_destroy(&g->mu);
 #else
     (void)g;
 #endif
 }
 
 #ifndef TI_NO_THREADS
-TI__PRIVATE void *ti__clplan_builder(void *arg) {
+TI__PRIVATE TI__THREAD_FN(ti__clplan_builder) {
     ti__clplan *g = (ti__clplan *)arg;
     ti_error err;
     memset(&err, 0, sizeof err);
     ti_status st = ti__clplan_build(g->bg_session, g, g->bg_why, sizeof g->bg_why, &err);
     if (g->t_ready == 0) g->t_ready = ti__now_ms();
-    pthread_mutex_lock(&g->mu);
+    ti__mutex_lock(&g->mu);
     g->bg_status = st;
     if (st != TI_OK) snprintf(g->bg_why, sizeof g->bg_why, "%s", err.message);
     g->building = 2; /* done, not yet joined */
-    pthread_mutex_unlock(&g->mu);
-    return NULL;
+    ti__mutex_unlock(&g->mu);
+    return TI__THREAD_RETURN;
 }
 #endif
 
@@ -297,7 +297,7 @@ TI__PRIVATE int ti__clplan_start_background(ti_session *s, ti__clplan *g) {
     g->t_ready = 0;
     g->building = 1;
     g->cpu_runs = 0;
-    if (pthread_create(&g->builder, NULL, ti__clplan_builder, g) != 0) {
+    if (ti__thread_start(&g->builder, ti__clplan_builder, g, 0) != 0) {
         g->building = 0;
         return 0;
     }
@@ -311,9 +311,9 @@ TI__PRIVATE int ti__clplan_start_background(ti_session *s, ti__clplan *g) {
 
 TI__PRIVATE int ti__clplan_still_building(ti__clplan *g) {
 #ifndef TI_NO_THREADS
-    pthread_mutex_lock(&g->mu);
+    ti__mutex_lock(&g->mu);
     int b = g->building == 1;
-    pthread_mutex_unlock(&g->mu);
+    ti__mutex_unlock(&g->mu);
     return b;
 #else
     (void)g;
@@ -326,7 +326,7 @@ TI__PRIVATE int ti__clplan_still_building(ti__clplan *g) {
 TI__PRIVATE void ti__clplan_join(ti__clplan *g) {
     if (g == NULL || !g->building) return;
 #ifndef TI_NO_THREADS
-    pthread_join(g->builder, NULL);
+    ti__thread_join(g->builder);
     g->building = 0;
     ti_session *s = g->bg_session;
     if (g->bg_status == TI_OK && g->active) ti__clplan_zero_copy(s, g);

@@ -57,8 +57,8 @@ typedef struct ti__clplan {
     ti_status bg_status;
     char bg_why[320];
 #ifndef TI_NO_THREADS
-    pthread_t builder;
-    pthread_mutex_t mu;
+    ti__thread builder;
+    ti__mutex mu;
     ti_session *bg_session;
 #endif
 } ti__clplan;

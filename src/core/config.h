@@ -45,8 +45,12 @@
 #define TI__PRINTF_FORMAT printf
 #endif
 
-#if !defined(TI_NO_THREADS) && defined(_WIN32)
-#define TI_NO_THREADS /* TODO(#6): a Win32 thread pool; until then one thread on Windows */
+/* C linkage for the system functions the implementation declares itself (Windows'), so
+ * that a C++ translation unit links them and agrees with <windows.h> */
+#ifdef __cplusplus
+#define TI__EXTERN_C extern "C"
+#else
+#define TI__EXTERN_C
 #endif
 
 /* x86 SIMD kernels (src/cpu/x86/): AVX2+FMA and AVX-512F micro-kernels compiled with

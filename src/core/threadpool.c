@@ -3,19 +3,23 @@
  * same part of the range job after job (so a layer reads what the same core wrote for the
  * layer before, from its own cache), then those others have left, from their blocks' ends
  * (so uneven cores, big.LITTLE or a core busy elsewhere, balance).
- * Relies on pthreads unless TI_NO_THREADS. Must not allocate in ti__parallel_for. */
-#ifndef TI_NO_THREADS
-#include <pthread.h>
+ * Relies on core/sync.c's threads (pthreads, or Windows') unless TI_NO_THREADS. Must not
+ * allocate in ti__parallel_for. */
+#if !defined(TI_NO_THREADS) && defined(_WIN32)
+TI__EXTERN_C __declspec(dllimport) unsigned long __stdcall GetActiveProcessorCount(unsigned short);
+#elif !defined(TI_NO_THREADS)
 #include <unistd.h>
 #endif
 
 TI__PRIVATE int ti__cpu_count(void) {
-#if !defined(TI_NO_THREADS) && defined(_SC_NPROCESSORS_ONLN)
+#if !defined(TI_NO_THREADS) && defined(_WIN32)
+    long n = (long)GetActiveProcessorCount(0xffff); /* ALL_PROCESSOR_GROUPS */
+#elif !defined(TI_NO_THREADS) && defined(_SC_NPROCESSORS_ONLN)
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : (n > TI_MAX_THREADS ? TI_MAX_THREADS : (int)n);
 #else
-    return 1;
+    long n = 1;
 #endif
+    return n < 1 ? 1 : (n > TI_MAX_THREADS ? TI_MAX_THREADS : (int)n);
 }
 
 /* Wall-clock milliseconds (timings in ti_session_info and the profile). */
@@ -24,8 +28,8 @@ TI__PRIVATE int ti__cpu_count(void) {
 /* QueryPerformanceCounter/Frequency, declared with <windows.h>'s exact types (LARGE_INTEGER
  * is union _LARGE_INTEGER, 8 bytes) so that it may be included before or after */
 union _LARGE_INTEGER;
-__declspec(dllimport) int __stdcall QueryPerformanceCounter(union _LARGE_INTEGER *);
-__declspec(dllimport) int __stdcall QueryPerformanceFrequency(union _LARGE_INTEGER *);
+TI__EXTERN_C __declspec(dllimport) int __stdcall QueryPerformanceCounter(union _LARGE_INTEGER *);
+TI__EXTERN_C __declspec(dllimport) int __stdcall QueryPerformanceFrequency(union _LARGE_INTEGER *);
 TI__PRIVATE double ti__now_ms(void) {
     long long count = 0, freq = 0;
     QueryPerformanceCounter((union _LARGE_INTEGER *)(void *)&count);
@@ -55,15 +59,15 @@ typedef struct ti__tp_slot {
 struct ti__threadpool {
     ti_allocator al;
     int n_workers; /* threads besides the caller */
-    int n_alloc;   /* pthread_t slots allocated */
-    pthread_t *threads;
+    int n_alloc;   /* thread slots allocated */
+    ti__thread *threads;
     /* Only for sleeping and waking: taking chunks and finishing them is lock-free. With a
      * mutex taken at a job's start and at each chunk's end, an empty job of 8 chunks on 2
      * threads cost 2.3 us, and past 8 threads the threads queued on it: MobileNetV3-small
      * (49 jobs a run) took a median 1.09 ms on 8 threads of a 16-core Xeon and 1.60 on 16;
      * lock-free 0.99 and 0.95 (bench/results/ab-2026-12-05-s52.md). */
-    pthread_mutex_t mu;
-    pthread_cond_t work_cv, done_cv;
+    ti__mutex mu;
+    ti__cond work_cv, done_cv;
     int started; /* workers that have taken their participant number (under mu) */
     /* The job in flight. Written by the caller before it publishes the chunks, read by a
      * participant only after it has taken one: the job cannot end, and the next be written,
@@ -138,34 +142,34 @@ TI__PRIVATE void ti__tp_drain(ti__threadpool *tp, int me) {
     }
     if (done > 0 && ti__atomic_add(&tp->remaining, -done) == 0 && me != 0 &&
         ti__atomic_load_sc(&tp->caller_waits)) {
-        pthread_mutex_lock(&tp->mu); /* the caller is in its wait or about to be */
-        pthread_cond_signal(&tp->done_cv);
-        pthread_mutex_unlock(&tp->mu);
+        ti__mutex_lock(&tp->mu); /* the caller is in its wait or about to be */
+        ti__cond_signal(&tp->done_cv);
+        ti__mutex_unlock(&tp->mu);
     }
 }
 
-TI__PRIVATE void *ti__tp_worker(void *arg) {
+TI__PRIVATE TI__THREAD_FN(ti__tp_worker) {
     ti__threadpool *tp = (ti__threadpool *)arg;
-    pthread_mutex_lock(&tp->mu);
+    ti__mutex_lock(&tp->mu);
     int me = ++tp->started; /* 1..n_workers: its slot of every job */
-    pthread_mutex_unlock(&tp->mu);
+    ti__mutex_unlock(&tp->mu);
     int seen = 0;
     for (;;) {
         for (int i = 0; i < TI__TP_SPINS && ti__atomic_load(&tp->generation) == seen; i++)
             ti__tp_relax(); /* poll a while for the next job */
         if (ti__atomic_load(&tp->generation) == seen) {
-            pthread_mutex_lock(&tp->mu);
+            ti__mutex_lock(&tp->mu);
             ti__atomic_add(&tp->sleepers, 1);
             while (ti__atomic_load_sc(&tp->generation) == seen)
-                pthread_cond_wait(&tp->work_cv, &tp->mu);
+                ti__cond_wait(&tp->work_cv, &tp->mu);
             ti__atomic_add(&tp->sleepers, -1);
-            pthread_mutex_unlock(&tp->mu);
+            ti__mutex_unlock(&tp->mu);
         }
         if (ti__atomic_load(&tp->quit)) break;
         seen = ti__atomic_load(&tp->generation); /* a later job than it woke for, maybe */
         ti__tp_drain(tp, me);
     }
-    return NULL;
+    return TI__THREAD_RETURN;
 }
 
 TI__PRIVATE ti__threadpool *ti__threadpool_create(const ti_allocator *al, int num_threads) {
@@ -177,48 +181,39 @@ TI__PRIVATE ti__threadpool *ti__threadpool_create(const ti_allocator *al, int nu
     ti__threadpool *tp = (ti__threadpool *)ti__calloc(al, sizeof *tp);
     if (tp == NULL) return NULL;
     if (al) tp->al = *al;
-    tp->threads = (pthread_t *)ti__calloc(al, sizeof(pthread_t) * (size_t)num_threads);
+    tp->threads = (ti__thread *)ti__calloc(al, sizeof(ti__thread) * (size_t)num_threads);
     if (tp->threads == NULL) {
         ti__free(al, tp, sizeof *tp);
         return NULL;
     }
     tp->n_alloc = num_threads;
-    pthread_mutex_init(&tp->mu, NULL);
-    pthread_cond_init(&tp->work_cv, NULL);
-    pthread_cond_init(&tp->done_cv, NULL);
+    ti__mutex_init(&tp->mu);
+    ti__cond_init(&tp->work_cv);
+    ti__cond_init(&tp->done_cv);
     /* Workers get at least TI__TP_STACK bytes of stack: a run takes about 110 KiB of it
      * (the GEMM's packing buffers, the depthwise path's, the callers' frames: MobileNetV2
      * and ResNet-18 under `ulimit -s` needed 104-112 KiB, README "Threads"), where musl's
-     * default for a thread is 128 KiB and glibc's is `ulimit -s`. Where the attribute cannot
-     * be set, the default. */
-    pthread_attr_t attr, *pa = NULL;
-    if (pthread_attr_init(&attr) == 0) {
-        size_t have = 0;
-        pa = &attr;
-        if (pthread_attr_getstacksize(&attr, &have) == 0 && have < TI__TP_STACK)
-            (void)pthread_attr_setstacksize(&attr, TI__TP_STACK);
-    }
+     * default for a thread is 128 KiB and glibc's is `ulimit -s`. */
     for (int i = 0; i < num_threads - 1; i++) {
-        if (pthread_create(&tp->threads[i], pa, ti__tp_worker, tp) != 0) break;
+        if (ti__thread_start(&tp->threads[i], ti__tp_worker, tp, TI__TP_STACK) != 0) break;
         tp->n_workers++;
     }
-    if (pa != NULL) pthread_attr_destroy(pa);
     return tp;
 }
 
 TI__PRIVATE void ti__threadpool_destroy(ti__threadpool *tp) {
     if (tp == NULL) return;
     ti__atomic_store(&tp->quit, 1);
-    pthread_mutex_lock(&tp->mu);
+    ti__mutex_lock(&tp->mu);
     ti__atomic_add(&tp->generation, 1); /* pollers and sleepers see a change, then quit */
-    pthread_cond_broadcast(&tp->work_cv);
-    pthread_mutex_unlock(&tp->mu);
-    for (int i = 0; i < tp->n_workers; i++) pthread_join(tp->threads[i], NULL);
-    pthread_mutex_destroy(&tp->mu);
-    pthread_cond_destroy(&tp->work_cv);
-    pthread_cond_destroy(&tp->done_cv);
+    ti__cond_broadcast(&tp->work_cv);
+    ti__mutex_unlock(&tp->mu);
+    for (int i = 0; i < tp->n_workers; i++) ti__thread_join(tp->threads[i]);
+    ti__mutex_destroy(&tp->mu);
+    ti__cond_destroy(&tp->work_cv);
+    ti__cond_destroy(&tp->done_cv);
     ti_allocator al = tp->al;
-    ti__free(&al, tp->threads, sizeof(pthread_t) * (size_t)tp->n_alloc);
+    ti__free(&al, tp->threads, sizeof(ti__thread) * (size_t)tp->n_alloc);
     ti__free(&al, tp, sizeof *tp);
 }
 
@@ -255,9 +250,9 @@ TI__PRIVATE void ti__parallel_run(ti__threadpool *tp, size_t n, size_t grain, ti
     }
     ti__atomic_add(&tp->generation, 1); /* published: the workers may take chunks */
     if (ti__atomic_load_sc(&tp->sleepers) > 0) {
-        pthread_mutex_lock(&tp->mu);
-        pthread_cond_broadcast(&tp->work_cv);
-        pthread_mutex_unlock(&tp->mu);
+        ti__mutex_lock(&tp->mu);
+        ti__cond_broadcast(&tp->work_cv);
+        ti__mutex_unlock(&tp->mu);
     }
     ti__tp_run_chunk(tp, 0, 0);
     ti__atomic_add(&tp->remaining, -1);
@@ -265,11 +260,11 @@ TI__PRIVATE void ti__parallel_run(ti__threadpool *tp, size_t n, size_t grain, ti
     for (int i = 0; i < TI__TP_SPINS && ti__atomic_load(&tp->remaining) > 0; i++)
         ti__tp_relax(); /* poll a while for the workers' chunks, then sleep */
     if (ti__atomic_load(&tp->remaining) > 0) {
-        pthread_mutex_lock(&tp->mu);
+        ti__mutex_lock(&tp->mu);
         ti__atomic_store_sc(&tp->caller_waits, 1);
-        while (ti__atomic_load_sc(&tp->remaining) > 0) pthread_cond_wait(&tp->done_cv, &tp->mu);
+        while (ti__atomic_load_sc(&tp->remaining) > 0) ti__cond_wait(&tp->done_cv, &tp->mu);
         ti__atomic_store(&tp->caller_waits, 0);
-        pthread_mutex_unlock(&tp->mu);
+        ti__mutex_unlock(&tp->mu);
     }
 }
 

@@ -2,7 +2,8 @@
     tinyinfer 0.1.0 - neural-network inference in one C99 header
 
     tinyinfer loads an .onnx model and runs it on the CPU. It is a single header with no
-    dependency beyond libc, libm and (unless TI_NO_THREADS) pthreads: copy tinyinfer.h
+    dependency beyond libc, libm and (unless TI_NO_THREADS) the system's threads: pthreads,
+    or Windows' own (kernel32, no pthreads library there): copy tinyinfer.h
     into a game, an app or a tool, define TINYINFER_IMPLEMENTATION in one .c file, and
     call four functions. Every byte of a model file is treated as hostile: sizes are
     checked before they are used, resource caps refuse oversized files, and failures come
@@ -31,14 +32,15 @@
         #include "tinyinfer.h"
 
     and include "tinyinfer.h" without the define everywhere else. Link with -lm and
-    -pthread. The implementation has its own guard, apart from the header guard, so the
-    header may be included again after the implementation.
+    -pthread (on Windows with nothing more: the C runtime and kernel32). The
+    implementation has its own guard, apart from the header guard, so the header may be
+    included again after the implementation.
 
     Configuration macros (define them before the #include that has the implementation;
     the API-shaping ones, TI_STATIC, TI_API and TI_MAX_DIMS, before every #include):
 
         macro                 default          effect
-        TI_NO_THREADS         (undefined)      no thread pool, no pthreads: one thread
+        TI_NO_THREADS         (undefined)      no thread pool, no threads started: one thread
         TI_NO_STDIO           (undefined)      no file access: ti_model_load_file is left out
         TI_NO_ONNX            (undefined)      no ONNX reader: .onnx files get TI_ERR_UNSUPPORTED
         TI_NO_SIMD            (undefined)      portable scalar kernels only: no AVX2/AVX-512
@@ -181,6 +183,8 @@
     threads. With backend AUTO a session builds its OpenCL programs on one more thread
     for a while (section 4). With TI_NO_THREADS every session runs on the calling
     thread. The process-wide values (the detected instruction set, the table of OpenCL
-    contexts) are set race-free (atomics, a lock) also with TI_NO_THREADS and on
-    Windows, so the application's own threads may each run sessions of one shared model.
+    contexts) are set race-free (atomics, a lock) also with TI_NO_THREADS, so the
+    application's own threads may each run sessions of one shared model. On Windows the
+    pool's threads are the system's own (_beginthreadex, slim reader/writer locks,
+    condition variables: Windows Vista or later).
 */

@@ -39,7 +39,7 @@ typedef struct worker {
     shared *sh;
     int index;
     /* results, read by the main thread after the join */
-    int created, runs_done, run_errors, mismatches, wrong_size;
+    int created, runs_done, run_errors, mismatches, wrong_size, threads_got;
     char error[320];
     unsigned char *first[NUM_INPUTS]; /* output 0 of the first run on each input variant */
     size_t out_bytes;
@@ -85,6 +85,8 @@ static void *work(void *arg) {
         return NULL;
     }
     w->created = 1;
+    ti_session_info info; /* the pool started every thread asked for (Windows' too) */
+    w->threads_got = ti_session_get_info(s, &info) == TI_OK ? info.num_threads : -1;
     ti_tensor *in = ti_session_input(s, 0);
     if (in == NULL || in->size_bytes != sh->in_bytes) {
         w->wrong_size = 1;
@@ -198,9 +200,13 @@ static void test_model(const char *path, int n_threads, int runs) {
         if (w[t].run_errors) printf("  thread %d: %d failed runs: %s\n", t, w[t].run_errors, w[t].error);
         if (w[t].mismatches) printf("  thread %d: %d runs differ from its earlier runs\n", t, w[t].mismatches);
         if (w[t].wrong_size) printf("  thread %d: a tensor had an unexpected size\n", t);
+        int want = t < 2 ? 2 : 1; /* the workers' num_threads */
+        if (w[t].created && w[t].threads_got != want)
+            printf("  thread %d: a session of %d threads reports %d\n", t, want, w[t].threads_got);
         total_runs += w[t].runs_done;
         mismatches += w[t].mismatches;
-        errors += w[t].run_errors + !w[t].created + w[t].wrong_size;
+        errors += w[t].run_errors + !w[t].created + w[t].wrong_size +
+                  (w[t].created && w[t].threads_got != want);
         for (int k = 0; k < NUM_INPUTS; k++) free(w[t].first[k]);
     }
     TI_CHECK(errors == 0);

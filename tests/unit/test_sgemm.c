@@ -7,6 +7,9 @@
 #define TINYINFER_IMPLEMENTATION
 #include "tinyinfer.h"
 #include "ti_test.h"
+#ifndef TI_NO_THREADS
+#include <pthread.h> /* the pool tests' own bookkeeping (MinGW-w64's winpthreads on Windows) */
+#endif
 
 static unsigned g_seed = 12345u;
 static unsigned urand(void) {
@@ -905,6 +908,10 @@ TI_TEST(thread_pool_covers_each_index_once) {
         ti__threadpool *tp = ti__threadpool_create(NULL, threads);
         TI_CHECK(tp != NULL);
         if (tp == NULL) break;
+        /* every worker started (on Windows too: its own threads, core/sync.c), and some
+         * ranges ran on them, not all on the caller */
+        TI_CHECK_EQ_INT(ti__threadpool_size(tp), threads);
+        int on_workers = 0;
         for (int r = 0; r < 300; r++) {
             size_t n = 1 + urand() % (r < 100 ? 40 : NMAX), grain = 1 + urand() % (r % 3 == 0 ? 3 : 200);
             pool_job j;
@@ -921,6 +928,7 @@ TI_TEST(thread_pool_covers_each_index_once) {
                 printf("  %d threads, n %zu, grain %zu: a participant number out of range, "
                        "on the caller and a worker, or on two workers\n", threads, n, grain);
             pthread_mutex_destroy(&j.mu);
+            for (int p = 1; p < j.threads; p++) on_workers += j.owned[p];
             for (size_t i = 0; i < n; i++)
                 if (hits[i] != 1 && bad++ == 0)
                     printf("  %d threads, n %zu, grain %zu: index %zu run %d times\n", threads, n,
@@ -928,6 +936,8 @@ TI_TEST(thread_pool_covers_each_index_once) {
             if (j.first_by_caller != 1 && bad++ == 0)
                 printf("  %d threads, n %zu, grain %zu: chunk 0 not on the caller\n", threads, n, grain);
         }
+        if (on_workers == 0 && bad++ == 0)
+            printf("  %d threads: 150 jobs, no range on a worker\n", threads);
         ti__threadpool_destroy(tp);
     }
     free(hits);
