@@ -6094,6 +6094,7 @@ TI__PRIVATE int ti__wino_kind(int t);
 TI__PRIVATE size_t ti__conv_wino_scratch(const ti__kctx *k, const struct ti__convp *p);
 TI__PRIVATE int ti__conv_wino_run(ti__kctx *k, const struct ti__convp *p);
 TI__PRIVATE int ti__conv_fewc_ok(const struct ti__convp *p);
+TI__PRIVATE int ti__conv_apanel_ok(const struct ti__convp *p, int mr);
 TI__PRIVATE int ti__conv_fewc_run(ti__kctx *k, const struct ti__convp *p);
 
 /* Floats of im2col / col2im scratch to aim for (8 MiB): large tiles make large GEMMs, which
@@ -6469,6 +6470,53 @@ TI__PRIVATE size_t ti__conv_im2col_floats(const ti__kctx *k, const ti__convp *p)
     return kdim * nt * (per_thread ? threads : 1);
 }
 
+/* A gate fused into a 1x1 conv (input 3, ti__fuse_scale_conv) scales its weights at each
+ * run, W'[m][c] = W[m][c] * s[c], into the scratch: W' as it lies, then, where the prepack
+ * pass would have packed W as the GEMM's A panel, W' so packed, so that the GEMM runs as
+ * it would unfused. ti__conv_gate_floats: the floats of scratch for both (0 without a
+ * gate); ti__conv_gate_weights: fills them, or fails k and returns NULL when the node is
+ * not what the fusion admits (a 1x1 conv of one group, batch 1, a float gate of C values,
+ * not the transposed GEMM's) or the scratch is short. The same products on every pool,
+ * so outputs stay bit-identical across thread counts. */
+TI__PRIVATE size_t ti__conv_gate_floats(const ti__kctx *k, const ti__convp *p) {
+    if (k->n_in <= 3 || k->in[3] == NULL) return 0;
+    size_t m = (size_t)p->m, kdim = (size_t)p->cg * p->kprod, mr = (size_t)ti__sgemm_panel_mr();
+    size_t pan = ti__conv_apanel_ok(p, (int)mr) ? ti__sgemm_apanel_floats(m, kdim, mr) + 16 : 0;
+    return m * kdim + 16 + pan;
+}
+
+TI__PRIVATE float *ti__conv_gate_weights(ti__kctx *k, const ti__convp *p, int path,
+                                         const float **panel, int *panel_mr) {
+    const ti_tensor *g = k->in[3];
+    size_t m = (size_t)p->m, c = (size_t)p->c, need = ti__conv_gate_floats(k, p);
+    if (path != TI__CONV_1X1 || p->group != 1 || p->n != 1 || g->dtype != TI_DTYPE_F32 ||
+        ti__numel(g) != c || g->data == NULL || ti__conv_ct_ok(p)) {
+        ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                  "the fused gate (%zu values) does not fit this conv (%zu channels, %lld groups)",
+                  ti__numel(g), c, (long long)p->group);
+        return NULL;
+    }
+    if (k->scratch == NULL || k->scratch_bytes < need * sizeof(float)) {
+        ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                  "scratch of %zu bytes is too small for the gated weights", k->scratch_bytes);
+        return NULL;
+    }
+    float *ws = (float *)(void *)ti__align_up((uintptr_t)k->scratch, 64);
+    const float *w = (const float *)k->in[1]->data, *s = (const float *)g->data;
+    for (size_t o = 0; o < m; o++)
+        for (size_t i = 0; i < c; i++) ws[o * c + i] = w[o * c + i] * s[i];
+    int mr = ti__sgemm_panel_mr();
+    *panel = NULL;
+    *panel_mr = 0;
+    if (ti__conv_apanel_ok(p, mr)) {
+        float *pan = (float *)(void *)ti__align_up((uintptr_t)(ws + m * c), 64);
+        ti__sgemm_pack_apanel(0, m, c, ws, c, (size_t)mr, pan);
+        *panel = pan;
+        *panel_mr = mr;
+    }
+    return ws;
+}
+
 TI__PRIVATE size_t ti__conv_scratch_common(ti__kctx *k, int transpose) {
     ti__convp p;
     if (k->in[0]->dtype != TI_DTYPE_F32) return 0;
@@ -6483,7 +6531,7 @@ TI__PRIVATE size_t ti__conv_scratch_common(ti__kctx *k, int transpose) {
         if (path == TI__CONV_WINO) return ti__conv_wino_scratch(k, &p);
         /* the transposed GEMM's Y^T at the end of the scratch */
         size_t ct = ti__conv_ct_panels(k, &p) != NULL ? ti__conv_ct_floats(&p) : 0;
-        if (path == TI__CONV_1X1) return ct * sizeof(float);
+        if (path == TI__CONV_1X1) return (ct + ti__conv_gate_floats(k, &p)) * sizeof(float);
         if (path != TI__CONV_IM2COL || p.cg == 0) return 0;
         return (ti__conv_im2col_floats(k, &p) + ct) * sizeof(float);
     } else {
@@ -6834,6 +6882,13 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
     j.act_a = k->node->act_a;
     j.act_b = k->node->act_b;
     size_t planes = (size_t)(p->n * p->m), kdim = (size_t)p->cg * p->kprod;
+    const float *gate_panel = NULL; /* a gate fused in (ti__fuse_scale_conv) */
+    int gate_mr = 0;
+    if (k->n_in > 3 && k->in[3] != NULL) {
+        float *ws = ti__conv_gate_weights(k, p, path, &gate_panel, &gate_mr);
+        if (ws == NULL) return TI_ERR_INVALID_ARGUMENT;
+        j.w = ws;
+    }
     if (path == TI__CONV_DW && ti__conv_dw_ok(p)) {
         ti__conv_dw_run(k, p);
         return TI_OK;
@@ -6894,6 +6949,11 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
         wper = ti__sgemm_apanel_floats(mg, kdim, (size_t)wmr);
         if (k->node->packed_bytes == wper * (size_t)p->group * sizeof(float))
             wpan = (const float *)k->node->packed;
+    }
+    if (gate_panel != NULL) {
+        wpan = gate_panel;
+        wmr = gate_mr;
+        wper = ti__sgemm_apanel_floats(mg, kdim, (size_t)wmr);
     }
     for (size_t n = 0; n < (size_t)p->n; n++)
         for (size_t g = 0; g < (size_t)p->group; g++) {
@@ -8992,6 +9052,7 @@ TI__PRIVATE ti_status ti__conv_prepack(ti__kctx *k, ti__node *node, ti__pool *po
     if (k->n_in < 2 || k->in[0] == NULL || k->in[1] == NULL || k->in[1]->data == NULL ||
         k->in[0]->dtype != TI_DTYPE_F32 || k->in[1]->dtype != TI_DTYPE_F32)
         return TI_OK;
+    if (k->n_in > 3 && k->in[3] != NULL) return TI_OK; /* a gate scales W at each run */
     ti_error *saved = k->err, tmp;
     k->err = &tmp;
     ti_status e = ti__conv_params(k, 0, &p);
@@ -32264,9 +32325,9 @@ TI__PRIVATE int ti__fuse_new_const(ti_session *s, int like, float **data) {
     return v;
 }
 
-/* Gives node a private copy of its inputs with room for 3 (X, W, B). */
-TI__PRIVATE int ti__fuse_own_inputs(ti_session *s, ti__node *node) {
-    int n = node->n_inputs < 3 ? 3 : node->n_inputs;
+/* Gives node a private copy of its inputs with room for `room` (at least its own). */
+TI__PRIVATE int ti__fuse_own_inputs_n(ti_session *s, ti__node *node, int room) {
+    int n = node->n_inputs < room ? room : node->n_inputs;
     int *in = (int *)ti__pool_alloc(&s->plan_pool, sizeof(int) * (size_t)n);
     int *out = (int *)ti__pool_alloc(&s->plan_pool, sizeof(int) * (size_t)(node->n_outputs + 1));
     if (in == NULL || out == NULL) return 0;
@@ -32275,6 +32336,11 @@ TI__PRIVATE int ti__fuse_own_inputs(ti_session *s, ti__node *node) {
     node->inputs = in;
     node->outputs = out;
     return 1;
+}
+
+/* Gives node a private copy of its inputs with room for 3 (X, W, B). */
+TI__PRIVATE int ti__fuse_own_inputs(ti_session *s, ti__node *node) {
+    return ti__fuse_own_inputs_n(s, node, 3);
 }
 
 /* Conv + BatchNormalization: W'[o] = W[o] * g, b'[o] = (b[o] - mean[o]) * g + beta[o] with
@@ -32336,6 +32402,62 @@ TI__PRIVATE int ti__fuse_conv_add(ti_session *s, ti__node *conv, const ti__node 
     conv->inputs[2] = nbv;
     if (conv->n_inputs < 3) conv->n_inputs = 3;
     return 1;
+}
+
+/* Mul by a gate per channel (a squeeze-and-excite block's [1, C, 1, 1], computed at run
+ * time) whose only reader is a 1x1 conv: the conv reads the Mul's other input X and takes
+ * the gate as its input 3, and scales its weights by it at each run (W'[m][c] = W[m][c] *
+ * s[c], and packs them as the GEMM's A panel, cpu/conv.c), so X * s is never written.
+ * Only where M * 16 <= H * W: in the models a weight cost about 1.25 ns to scale and pack
+ * and the Mul 0.15 ns an element, so MobileNetV3-small's 14 x 14 gates before 40 and 48
+ * output channels (M * 4 <= H * W) ran 3 % slower fused; and where the conv takes the
+ * plain 1x1 GEMM path (batch 1, one group, 4 output
+ * channels or more, not the transposed GEMM). CPU sessions only. EfficientNet-B0's 16 gates and MobileNetV3-small's SE
+ * blocks at 56 x 56 to 14 x 14 (bench/results/ab-2026-12-05-s53.md). Returns 1 when
+ * fused. */
+TI__PRIVATE int ti__fuse_scale_conv(ti_session *s, int n, const int *uses, const int *user) {
+    ti__node *mul = &s->nodes[n];
+    if (strcmp(mul->op, "Mul") != 0 || mul->domain[0] != 0 || mul->n_inputs != 2 ||
+        mul->n_outputs != 1 || mul->act != TI__ACT_NONE)
+        return 0;
+    int y = mul->outputs[0];
+    if (y < 0 || uses[y] != 1 || s->vi[y].is_output || user[y] <= n) return 0;
+    int c = user[y];
+    ti__node *conv = &s->nodes[c];
+    if (strcmp(conv->op, "Conv") != 0 || conv->domain[0] != 0 || conv->n_inputs < 2 ||
+        conv->n_inputs > 3 || conv->inputs[0] != y)
+        return 0;
+    const ti_tensor *yt = &s->t[y];
+    if (yt->dtype != TI_DTYPE_F32 || yt->rank != 4 || yt->shape[0] != 1) return 0;
+    int64_t C = yt->shape[1], hw = yt->shape[2] * yt->shape[3];
+    for (int g = 0; g < 2; g++) {
+        int xv = mul->inputs[1 - g], sv = mul->inputs[g];
+        if (xv < 0 || sv < 0 || xv == sv) continue;
+        const ti_tensor *xt = &s->t[xv], *st = &s->t[sv];
+        if (xt->dtype != TI_DTYPE_F32 || st->dtype != TI_DTYPE_F32 || xt->rank != 4 ||
+            st->rank > 4 || (int64_t)ti__numel(st) != C)
+            continue;
+        int same = 1;
+        for (int d = 0; d < 4; d++) same &= xt->shape[d] == yt->shape[d];
+        for (int d = 0; d < st->rank; d++) /* right-aligned: only the channel dim is C */
+            if (st->shape[d] != 1 && 4 - st->rank + d != 1) same = 0;
+        if (!same) continue;
+        ti__kctx k;
+        ti_error quiet;
+        ti__convp p;
+        ti__kctx_init(s, &k, c, &quiet);
+        if (ti__conv_params(&k, 0, &p) != TI_OK || !ti__conv_pointwise(&p) || p.group != 1 ||
+            p.n != 1 || p.c != C || p.mg < 4 || p.m * 16 > hw || ti__conv_ct_ok(&p))
+            return 0;
+        if (!ti__fuse_own_inputs_n(s, conv, 4)) return 0;
+        conv->inputs[0] = xv;
+        conv->inputs[3] = sv;
+        conv->n_inputs = 4;
+        mul->op = "";
+        s->info.num_fused++;
+        return 1;
+    }
+    return 0;
 }
 
 /* MatMul + Add of a constant row vector ([N], [1,N], [1,1,N]): the vector becomes the
@@ -32629,6 +32751,9 @@ TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
             s->info.num_fused++;
         }
     }
+    /* gates into the 1x1 convs after them: after the convs' batch norms are folded */
+    if (s->cl == NULL)
+        for (int n = 0; n < s->n_nodes; n++) ti__fuse_scale_conv(s, n, uses, user);
     /* QDQ: after the activations are folded, so Conv + Relu + QuantizeLinear is one node */
     for (int n = 0; n < s->n_nodes; n++) {
         const char *op = s->nodes[n].op;

@@ -40,6 +40,7 @@ TI__PRIVATE int ti__wino_kind(int t);
 TI__PRIVATE size_t ti__conv_wino_scratch(const ti__kctx *k, const struct ti__convp *p);
 TI__PRIVATE int ti__conv_wino_run(ti__kctx *k, const struct ti__convp *p);
 TI__PRIVATE int ti__conv_fewc_ok(const struct ti__convp *p);
+TI__PRIVATE int ti__conv_apanel_ok(const struct ti__convp *p, int mr);
 TI__PRIVATE int ti__conv_fewc_run(ti__kctx *k, const struct ti__convp *p);
 
 /* Floats of im2col / col2im scratch to aim for (8 MiB): large tiles make large GEMMs, which
@@ -415,6 +416,53 @@ TI__PRIVATE size_t ti__conv_im2col_floats(const ti__kctx *k, const ti__convp *p)
     return kdim * nt * (per_thread ? threads : 1);
 }
 
+/* A gate fused into a 1x1 conv (input 3, ti__fuse_scale_conv) scales its weights at each
+ * run, W'[m][c] = W[m][c] * s[c], into the scratch: W' as it lies, then, where the prepack
+ * pass would have packed W as the GEMM's A panel, W' so packed, so that the GEMM runs as
+ * it would unfused. ti__conv_gate_floats: the floats of scratch for both (0 without a
+ * gate); ti__conv_gate_weights: fills them, or fails k and returns NULL when the node is
+ * not what the fusion admits (a 1x1 conv of one group, batch 1, a float gate of C values,
+ * not the transposed GEMM's) or the scratch is short. The same products on every pool,
+ * so outputs stay bit-identical across thread counts. */
+TI__PRIVATE size_t ti__conv_gate_floats(const ti__kctx *k, const ti__convp *p) {
+    if (k->n_in <= 3 || k->in[3] == NULL) return 0;
+    size_t m = (size_t)p->m, kdim = (size_t)p->cg * p->kprod, mr = (size_t)ti__sgemm_panel_mr();
+    size_t pan = ti__conv_apanel_ok(p, (int)mr) ? ti__sgemm_apanel_floats(m, kdim, mr) + 16 : 0;
+    return m * kdim + 16 + pan;
+}
+
+TI__PRIVATE float *ti__conv_gate_weights(ti__kctx *k, const ti__convp *p, int path,
+                                         const float **panel, int *panel_mr) {
+    const ti_tensor *g = k->in[3];
+    size_t m = (size_t)p->m, c = (size_t)p->c, need = ti__conv_gate_floats(k, p);
+    if (path != TI__CONV_1X1 || p->group != 1 || p->n != 1 || g->dtype != TI_DTYPE_F32 ||
+        ti__numel(g) != c || g->data == NULL || ti__conv_ct_ok(p)) {
+        ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                  "the fused gate (%zu values) does not fit this conv (%zu channels, %lld groups)",
+                  ti__numel(g), c, (long long)p->group);
+        return NULL;
+    }
+    if (k->scratch == NULL || k->scratch_bytes < need * sizeof(float)) {
+        ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                  "scratch of %zu bytes is too small for the gated weights", k->scratch_bytes);
+        return NULL;
+    }
+    float *ws = (float *)(void *)ti__align_up((uintptr_t)k->scratch, 64);
+    const float *w = (const float *)k->in[1]->data, *s = (const float *)g->data;
+    for (size_t o = 0; o < m; o++)
+        for (size_t i = 0; i < c; i++) ws[o * c + i] = w[o * c + i] * s[i];
+    int mr = ti__sgemm_panel_mr();
+    *panel = NULL;
+    *panel_mr = 0;
+    if (ti__conv_apanel_ok(p, mr)) {
+        float *pan = (float *)(void *)ti__align_up((uintptr_t)(ws + m * c), 64);
+        ti__sgemm_pack_apanel(0, m, c, ws, c, (size_t)mr, pan);
+        *panel = pan;
+        *panel_mr = mr;
+    }
+    return ws;
+}
+
 TI__PRIVATE size_t ti__conv_scratch_common(ti__kctx *k, int transpose) {
     ti__convp p;
     if (k->in[0]->dtype != TI_DTYPE_F32) return 0;
@@ -429,7 +477,7 @@ TI__PRIVATE size_t ti__conv_scratch_common(ti__kctx *k, int transpose) {
         if (path == TI__CONV_WINO) return ti__conv_wino_scratch(k, &p);
         /* the transposed GEMM's Y^T at the end of the scratch */
         size_t ct = ti__conv_ct_panels(k, &p) != NULL ? ti__conv_ct_floats(&p) : 0;
-        if (path == TI__CONV_1X1) return ct * sizeof(float);
+        if (path == TI__CONV_1X1) return (ct + ti__conv_gate_floats(k, &p)) * sizeof(float);
         if (path != TI__CONV_IM2COL || p.cg == 0) return 0;
         return (ti__conv_im2col_floats(k, &p) + ct) * sizeof(float);
     } else {
@@ -780,6 +828,13 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
     j.act_a = k->node->act_a;
     j.act_b = k->node->act_b;
     size_t planes = (size_t)(p->n * p->m), kdim = (size_t)p->cg * p->kprod;
+    const float *gate_panel = NULL; /* a gate fused in (ti__fuse_scale_conv) */
+    int gate_mr = 0;
+    if (k->n_in > 3 && k->in[3] != NULL) {
+        float *ws = ti__conv_gate_weights(k, p, path, &gate_panel, &gate_mr);
+        if (ws == NULL) return TI_ERR_INVALID_ARGUMENT;
+        j.w = ws;
+    }
     if (path == TI__CONV_DW && ti__conv_dw_ok(p)) {
         ti__conv_dw_run(k, p);
         return TI_OK;
@@ -840,6 +895,11 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
         wper = ti__sgemm_apanel_floats(mg, kdim, (size_t)wmr);
         if (k->node->packed_bytes == wper * (size_t)p->group * sizeof(float))
             wpan = (const float *)k->node->packed;
+    }
+    if (gate_panel != NULL) {
+        wpan = gate_panel;
+        wmr = gate_mr;
+        wper = ti__sgemm_apanel_floats(mg, kdim, (size_t)wmr);
     }
     for (size_t n = 0; n < (size_t)p->n; n++)
         for (size_t g = 0; g < (size_t)p->group; g++) {

@@ -1765,6 +1765,7 @@ TI__PRIVATE ti_status ti__conv_prepack(ti__kctx *k, ti__node *node, ti__pool *po
     if (k->n_in < 2 || k->in[0] == NULL || k->in[1] == NULL || k->in[1]->data == NULL ||
         k->in[0]->dtype != TI_DTYPE_F32 || k->in[1]->dtype != TI_DTYPE_F32)
         return TI_OK;
+    if (k->n_in > 3 && k->in[3] != NULL) return TI_OK; /* a gate scales W at each run */
     ti_error *saved = k->err, tmp;
     k->err = &tmp;
     ti_status e = ti__conv_params(k, 0, &p);

@@ -54,9 +54,9 @@ TI__PRIVATE int ti__fuse_new_const(ti_session *s, int like, float **data) {
     return v;
 }
 
-/* Gives node a private copy of its inputs with room for 3 (X, W, B). */
-TI__PRIVATE int ti__fuse_own_inputs(ti_session *s, ti__node *node) {
-    int n = node->n_inputs < 3 ? 3 : node->n_inputs;
+/* Gives node a private copy of its inputs with room for `room` (at least its own). */
+TI__PRIVATE int ti__fuse_own_inputs_n(ti_session *s, ti__node *node, int room) {
+    int n = node->n_inputs < room ? room : node->n_inputs;
     int *in = (int *)ti__pool_alloc(&s->plan_pool, sizeof(int) * (size_t)n);
     int *out = (int *)ti__pool_alloc(&s->plan_pool, sizeof(int) * (size_t)(node->n_outputs + 1));
     if (in == NULL || out == NULL) return 0;
@@ -65,6 +65,11 @@ TI__PRIVATE int ti__fuse_own_inputs(ti_session *s, ti__node *node) {
     node->inputs = in;
     node->outputs = out;
     return 1;
+}
+
+/* Gives node a private copy of its inputs with room for 3 (X, W, B). */
+TI__PRIVATE int ti__fuse_own_inputs(ti_session *s, ti__node *node) {
+    return ti__fuse_own_inputs_n(s, node, 3);
 }
 
 /* Conv + BatchNormalization: W'[o] = W[o] * g, b'[o] = (b[o] - mean[o]) * g + beta[o] with
@@ -126,6 +131,62 @@ TI__PRIVATE int ti__fuse_conv_add(ti_session *s, ti__node *conv, const ti__node 
     conv->inputs[2] = nbv;
     if (conv->n_inputs < 3) conv->n_inputs = 3;
     return 1;
+}
+
+/* Mul by a gate per channel (a squeeze-and-excite block's [1, C, 1, 1], computed at run
+ * time) whose only reader is a 1x1 conv: the conv reads the Mul's other input X and takes
+ * the gate as its input 3, and scales its weights by it at each run (W'[m][c] = W[m][c] *
+ * s[c], and packs them as the GEMM's A panel, cpu/conv.c), so X * s is never written.
+ * Only where M * 16 <= H * W: in the models a weight cost about 1.25 ns to scale and pack
+ * and the Mul 0.15 ns an element, so MobileNetV3-small's 14 x 14 gates before 40 and 48
+ * output channels (M * 4 <= H * W) ran 3 % slower fused; and where the conv takes the
+ * plain 1x1 GEMM path (batch 1, one group, 4 output
+ * channels or more, not the transposed GEMM). CPU sessions only. EfficientNet-B0's 16 gates and MobileNetV3-small's SE
+ * blocks at 56 x 56 to 14 x 14 (bench/results/ab-2026-12-05-s53.md). Returns 1 when
+ * fused. */
+TI__PRIVATE int ti__fuse_scale_conv(ti_session *s, int n, const int *uses, const int *user) {
+    ti__node *mul = &s->nodes[n];
+    if (strcmp(mul->op, "Mul") != 0 || mul->domain[0] != 0 || mul->n_inputs != 2 ||
+        mul->n_outputs != 1 || mul->act != TI__ACT_NONE)
+        return 0;
+    int y = mul->outputs[0];
+    if (y < 0 || uses[y] != 1 || s->vi[y].is_output || user[y] <= n) return 0;
+    int c = user[y];
+    ti__node *conv = &s->nodes[c];
+    if (strcmp(conv->op, "Conv") != 0 || conv->domain[0] != 0 || conv->n_inputs < 2 ||
+        conv->n_inputs > 3 || conv->inputs[0] != y)
+        return 0;
+    const ti_tensor *yt = &s->t[y];
+    if (yt->dtype != TI_DTYPE_F32 || yt->rank != 4 || yt->shape[0] != 1) return 0;
+    int64_t C = yt->shape[1], hw = yt->shape[2] * yt->shape[3];
+    for (int g = 0; g < 2; g++) {
+        int xv = mul->inputs[1 - g], sv = mul->inputs[g];
+        if (xv < 0 || sv < 0 || xv == sv) continue;
+        const ti_tensor *xt = &s->t[xv], *st = &s->t[sv];
+        if (xt->dtype != TI_DTYPE_F32 || st->dtype != TI_DTYPE_F32 || xt->rank != 4 ||
+            st->rank > 4 || (int64_t)ti__numel(st) != C)
+            continue;
+        int same = 1;
+        for (int d = 0; d < 4; d++) same &= xt->shape[d] == yt->shape[d];
+        for (int d = 0; d < st->rank; d++) /* right-aligned: only the channel dim is C */
+            if (st->shape[d] != 1 && 4 - st->rank + d != 1) same = 0;
+        if (!same) continue;
+        ti__kctx k;
+        ti_error quiet;
+        ti__convp p;
+        ti__kctx_init(s, &k, c, &quiet);
+        if (ti__conv_params(&k, 0, &p) != TI_OK || !ti__conv_pointwise(&p) || p.group != 1 ||
+            p.n != 1 || p.c != C || p.mg < 4 || p.m * 16 > hw || ti__conv_ct_ok(&p))
+            return 0;
+        if (!ti__fuse_own_inputs_n(s, conv, 4)) return 0;
+        conv->inputs[0] = xv;
+        conv->inputs[3] = sv;
+        conv->n_inputs = 4;
+        mul->op = "";
+        s->info.num_fused++;
+        return 1;
+    }
+    return 0;
 }
 
 /* MatMul + Add of a constant row vector ([N], [1,N], [1,1,N]): the vector becomes the
@@ -419,6 +480,9 @@ TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
             s->info.num_fused++;
         }
     }
+    /* gates into the 1x1 convs after them: after the convs' batch norms are folded */
+    if (s->cl == NULL)
+        for (int n = 0; n < s->n_nodes; n++) ti__fuse_scale_conv(s, n, uses, user);
     /* QDQ: after the activations are folded, so Conv + Relu + QuantizeLinear is one node */
     for (int n = 0; n < s->n_nodes; n++) {
         const char *op = s->nodes[n].op;

@@ -277,6 +277,112 @@ static ti_session *run_counted(const ti_model *m, ti_test_alloc *ca, int threads
     return s;
 }
 
+/* A squeeze-and-excite gate: x [1, SC, SH, SW] -> GlobalAveragePool -> Conv 1x1 (SC -> 4)
+ * + Relu -> Conv 1x1 (4 -> SC) + Sigmoid = g [1, SC, 1, 1]; Mul(x, g) (or Mul(g, x)) ->
+ * Conv 1x1 (SC -> m) = y. The Mul's product also a graph output when gx_out. */
+enum { SC = 24, SH = 16, SW = 16, SR = 4, SM_MAX = 32 };
+static float g_sw1[SR * SC], g_sb1[SR], g_sw2[SC * SR], g_sb2[SC], g_sw3[SM_MAX * SC], g_sb3[SM_MAX];
+
+static ti_model *se_model(int m, int gx_out, int gate_first) {
+    unsigned seed = 11;
+    for (int i = 0; i < SR * SC; i++) g_sw1[i] = frand(&seed);
+    for (int i = 0; i < SR; i++) g_sb1[i] = frand(&seed);
+    for (int i = 0; i < SC * SR; i++) g_sw2[i] = frand(&seed);
+    for (int i = 0; i < SC; i++) g_sb2[i] = frand(&seed);
+    for (int i = 0; i < SM_MAX * SC; i++) g_sw3[i] = frand(&seed);
+    for (int i = 0; i < SM_MAX; i++) g_sb3[i] = frand(&seed);
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t xd[4] = {1, SC, SH, SW}, w1[4] = {SR, SC, 1, 1}, b1[1] = {SR}, w2[4] = {SC, SR, 1, 1};
+    int64_t b2[1] = {SC}, w3[4] = {m, SC, 1, 1}, b3[1] = {m}, yd[4] = {1, m, SH, SW};
+    ob_input(&mb, "x", OB_FLOAT, 4, xd);
+    ob_init_f32(&mb, "w1", 4, w1, g_sw1);
+    ob_init_f32(&mb, "b1", 1, b1, g_sb1);
+    ob_init_f32(&mb, "w2", 4, w2, g_sw2);
+    ob_init_f32(&mb, "b2", 1, b2, g_sb2);
+    ob_init_f32(&mb, "w3", 4, w3, g_sw3);
+    ob_init_f32(&mb, "b3", 1, b3, g_sb3);
+    ob_node(&mb, "GlobalAveragePool", "gap", "x", "p");
+    ob_node(&mb, "Conv", "reduce", "p,w1,b1", "r");
+    ob_node(&mb, "Relu", "relu", "r", "rr");
+    ob_node(&mb, "Conv", "expand", "rr,w2,b2", "e");
+    ob_node(&mb, "Sigmoid", "sigmoid", "e", "g");
+    ob_node(&mb, "Mul", "gate", gate_first ? "g,x" : "x,g", "gx");
+    ob_node(&mb, "Conv", "project", "gx,w3,b3", "y");
+    ob_output(&mb, "y", OB_FLOAT, 4, yd);
+    if (gx_out) ob_output(&mb, "gx", OB_FLOAT, 4, xd);
+    return load_built(&mb);
+}
+
+/* The same in double. */
+static void se_ref(const float *x, int m, double *y) {
+    double p[SC], r[SR], g[SC];
+    for (int c = 0; c < SC; c++) {
+        double s = 0;
+        for (int i = 0; i < SH * SW; i++) s += x[c * SH * SW + i];
+        p[c] = s / (SH * SW);
+    }
+    for (int o = 0; o < SR; o++) {
+        double s = g_sb1[o];
+        for (int c = 0; c < SC; c++) s += (double)g_sw1[o * SC + c] * p[c];
+        r[o] = s > 0 ? s : 0;
+    }
+    for (int c = 0; c < SC; c++) {
+        double s = g_sb2[c];
+        for (int o = 0; o < SR; o++) s += (double)g_sw2[c * SR + o] * r[o];
+        g[c] = 1.0 / (1.0 + exp(-s));
+    }
+    for (int o = 0; o < m; o++)
+        for (int i = 0; i < SH * SW; i++) {
+            double s = g_sb3[o];
+            for (int c = 0; c < SC; c++) s += (double)g_sw3[o * SC + c] * (x[c * SH * SW + i] * g[c]);
+            y[o * SH * SW + i] = s;
+        }
+}
+
+/* The gate of a squeeze-and-excite block fuses into the 1x1 conv after it (which scales
+ * its weights by the gate at each run): one node fewer than when the Mul's product is
+ * also a graph output, with either operand order; not for 2 * 16 output channels on a
+ * 16 x 16 map (the weights would cost more to scale than the Mul); the same numbers
+ * fused and unfused, near a double reference, and on 2 threads the bits of 1. */
+TI_TEST(gate_fuses_into_1x1_conv) {
+    static float x[SC * SH * SW], y1[SM_MAX * SH * SW], y2[SM_MAX * SH * SW], yp[SM_MAX * SH * SW];
+    static double ref[SM_MAX * SH * SW];
+    unsigned seed = 5;
+    for (int i = 0; i < SC * SH * SW; i++) x[i] = frand(&seed);
+    static const int ms[3] = {8, 16, 32}; /* 8 * 16 and 16 * 16 <= 16 * 16 < 32 * 16 */
+    for (int t = 0; t < 3; t++) {
+        int m = ms[t], want_gate = m * 16 <= SH * SW;
+        for (int order = 0; order < 2; order++) {
+            ti_model *a = se_model(m, 0, order), *b = se_model(m, 1, order);
+            TI_REQUIRE(a != NULL && b != NULL);
+            ti_session_info fa, fb, pa;
+            TI_REQUIRE(run_conv_model(a, 0, 1, x, y1, &fa));
+            TI_REQUIRE(run_conv_model(a, 0, 2, x, y2, NULL));
+            TI_REQUIRE(run_conv_model(a, 1, 1, x, yp, &pa));
+            TI_REQUIRE(run_conv_model(b, 0, 1, x, yp + 0, &fb)); /* output 0 is y again */
+            TI_CHECK_EQ_INT(fa.num_fused - fb.num_fused, want_gate);
+            TI_CHECK_EQ_INT(fb.num_nodes - fa.num_nodes, want_gate);
+            TI_CHECK_EQ_INT(pa.num_fused, 0);
+            se_ref(x, m, ref);
+            double worst_ref = 0, worst_plain = 0;
+            TI_REQUIRE(run_conv_model(a, 1, 1, x, yp, NULL));
+            for (int i = 0; i < m * SH * SW; i++) {
+                worst_ref = fmax(worst_ref, fabs(y1[i] - ref[i]) / (1.0 + fabs(ref[i])));
+                worst_plain = fmax(worst_plain, fabs(y1[i] - yp[i]) / (1.0 + fabs(yp[i])));
+            }
+            if (worst_ref >= 1e-5 || worst_plain >= 1e-5)
+                printf("  m %d, order %d: rel. error %.3g against double, %.3g unfused\n", m,
+                       order, worst_ref, worst_plain);
+            TI_CHECK(worst_ref < 1e-5);
+            TI_CHECK(worst_plain < 1e-5);
+            TI_CHECK(memcmp(y1, y2, sizeof(float) * (size_t)(m * SH * SW)) == 0);
+            ti_model_free(a);
+            ti_model_free(b);
+        }
+    }
+}
+
 TI_TEST(run_does_not_allocate) {
     size_t n;
     ti_test_alloc ca;
@@ -887,6 +993,7 @@ int main(void) {
     TI_RUN(fusion_matches_reference);
     TI_RUN(matmul_bias_activation_fusion);
     TI_RUN(elementwise_activation_fusion);
+    TI_RUN(gate_fuses_into_1x1_conv);
     TI_RUN(run_does_not_allocate);
     TI_RUN(large_matmul_and_gemm_use_the_scratch);
     TI_RUN(arena_reuses_memory);
