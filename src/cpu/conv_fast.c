@@ -1265,6 +1265,9 @@ typedef struct ti__wino_job {
     size_t cparts;           /* shared input transform (ti__wino_shared): its channel parts */
     int act;
     float act_a, act_b;
+    /* ti__wino_slots' items not yet taken, per slot: [begin, end) of its sequence (slot s's
+     * k-th item is s + k * slots) as begin << 16 | end */
+    ti__atomic_int left[TI_MAX_THREADS];
 } ti__wino_job;
 
 /* Copies the input rows that tiles [t0, t0 + tb) read, of channel plane xc, into the strip:
@@ -1583,22 +1586,56 @@ TI__PRIVATE void ti__wino_shared_mul(void *ctx, int part, size_t begin, size_t e
     }
 }
 
-/* Slots [begin, end): slot s takes items s, s + slots, ... with its own scratch. Items go
- * channel part fastest, then range, so that with one range per thread each thread keeps to
- * its own range. */
-TI__PRIVATE void ti__wino_slots(void *ctx, size_t begin, size_t end) {
-    const ti__wino_job *j = (const ti__wino_job *)ctx;
-    size_t C = (size_t)j->p->c, n, t0, nt;
-    for (size_t s = begin; s < end; s++) {
-        float *v = ti__wino_slot_at(j, s), *o = v + j->sl.v, *strip = o + j->sl.o;
-        size_t have = (size_t)-1; /* the block whose V is in the slot */
-        for (size_t item = s; item < j->nitems; item += j->slots) {
-            size_t blk = item / j->mparts;
-            if (!ti__wino_blk(j, blk, &n, &t0, &nt)) continue;
-            if (blk != have) ti__wino_input(j, j->x + n * C * j->p->in_sp, t0, nt, 0, C, v, strip);
-            have = blk;
-            ti__wino_mul(j, n, t0, nt, item % j->mparts, v, o);
+/* Takes the next item for slot s: the front of its own sequence, else the back of another
+ * slot's; returns 0 when none is left. */
+TI__PRIVATE int ti__wino_take(ti__wino_job *j, size_t s, size_t *item) {
+    for (size_t k = 0; k < j->slots; k++) {
+        size_t o = (s + k) % j->slots;
+        for (;;) {
+            unsigned v = (unsigned)ti__atomic_load(&j->left[o]), b = v >> 16, e = v & 0xffffu;
+            if (b >= e) break;
+            unsigned nv = o == s ? (b + 1) << 16 | e : b << 16 | (e - 1);
+            if (ti__atomic_cas(&j->left[o], (int)v, (int)nv)) {
+                *item = o + (size_t)(o == s ? b : e - 1) * j->slots;
+                return 1;
+            }
         }
+    }
+    return 0;
+}
+
+/* Runs item on slot s's scratch (v, o, strip); *have: the block whose V is in the slot. */
+TI__PRIVATE void ti__wino_item(const ti__wino_job *j, size_t item, float *v, size_t *have) {
+    size_t n, t0, nt, blk = item / j->mparts, C = (size_t)j->p->c;
+    float *o = v + j->sl.v, *strip = o + j->sl.o;
+    if (!ti__wino_blk(j, blk, &n, &t0, &nt)) return;
+    if (blk != *have) ti__wino_input(j, j->x + n * C * j->p->in_sp, t0, nt, 0, C, v, strip);
+    *have = blk;
+    ti__wino_mul(j, n, t0, nt, item % j->mparts, v, o);
+}
+
+/* Slots [begin, end), each its own items only (more than 32767 a slot). */
+TI__PRIVATE void ti__wino_slots_static(void *ctx, size_t begin, size_t end) {
+    const ti__wino_job *j = (const ti__wino_job *)ctx;
+    for (size_t s = begin; s < end; s++) {
+        size_t have = (size_t)-1;
+        for (size_t item = s; item < j->nitems; item += j->slots)
+            ti__wino_item(j, item, ti__wino_slot_at(j, s), &have);
+    }
+}
+
+/* Slots [begin, end): slot s takes items s, s + slots, ... with its own scratch, then those
+ * other slots have left, from their ends. Items go channel part fastest, then range, so
+ * that with one range per thread each thread keeps to its own range; the stealing evens
+ * out a core that runs slower (a core busy elsewhere, big.LITTLE): ResNet-18's and
+ * SqueezeNet's Winograd convs on 2 threads, the caller waited 2.3 % of a run for the
+ * worker's last items (bench/results/ab-2026-12-05-s53.md). Any slot computes an item to
+ * the same bits. */
+TI__PRIVATE void ti__wino_slots(void *ctx, size_t begin, size_t end) {
+    ti__wino_job *j = (ti__wino_job *)ctx;
+    for (size_t s = begin; s < end; s++) {
+        size_t have = (size_t)-1, item;
+        while (ti__wino_take(j, s, &item)) ti__wino_item(j, item, ti__wino_slot_at(j, s), &have);
     }
 }
 
@@ -1644,6 +1681,13 @@ TI__PRIVATE int ti__conv_wino_run(ti__kctx *k, const ti__convp *p) {
         ti__parallel_for_part(k->tp, j.nitems, 1, ti__wino_shared_mul, &j);
         return 1;
     }
+    size_t per = (j.nitems + j.slots - 1) / j.slots; /* items of slot 0, the most */
+    if (per > 0x7fff) {
+        ti__parallel_for(k->tp, j.slots, 1, ti__wino_slots_static, &j);
+        return 1;
+    }
+    for (size_t sl = 0; sl < j.slots; sl++)
+        ti__atomic_store(&j.left[sl], (int)((j.nitems - sl + j.slots - 1) / j.slots));
     ti__parallel_for(k->tp, j.slots, 1, ti__wino_slots, &j);
     return 1;
 }
