@@ -139,11 +139,11 @@ TI__PRIVATE int ti__fuse_conv_add(ti_session *s, ti__node *conv, const ti__node 
  * s[c], and packs them as the GEMM's A panel, cpu/conv.c), so X * s is never written.
  * Only where M * 16 <= H * W: in the models a weight cost about 1.25 ns to scale and pack
  * and the Mul 0.15 ns an element, so MobileNetV3-small's 14 x 14 gates before 40 and 48
- * output channels (M * 4 <= H * W) ran 3 % slower fused; and where the conv takes the
- * plain 1x1 GEMM path (batch 1, one group, 4 output
- * channels or more, not the transposed GEMM). CPU sessions only. EfficientNet-B0's 16 gates and MobileNetV3-small's SE
- * blocks at 56 x 56 to 14 x 14 (bench/results/ab-2026-12-05-s53.md). Returns 1 when
- * fused. */
+ * output channels (fused at M * 4 <= H * W) ran 3 % slower. And only where the conv takes
+ * the plain 1x1 GEMM path: batch 1, one group, 4 output channels or more, not the
+ * transposed GEMM. CPU sessions only. EfficientNet-B0's five gates at 112 x 112 to
+ * 28 x 28, MobileNetV3-small's at 56 x 56: bench/results/ab-2026-12-05-s53.md. Returns 1
+ * when fused. */
 TI__PRIVATE int ti__fuse_scale_conv(ti_session *s, int n, const int *uses, const int *user) {
     ti__node *mul = &s->nodes[n];
     if (strcmp(mul->op, "Mul") != 0 || mul->domain[0] != 0 || mul->n_inputs != 2 ||
@@ -328,7 +328,10 @@ TI__PRIVATE int ti__qdq_transposed(ti_session *s, int wv) {
 TI__PRIVATE int ti__fuse_qdq(ti_session *s, int n, const int *uses, const int *user) {
     ti__node *a = &s->nodes[n];
     int conv = strcmp(a->op, "Conv") == 0, gemm = strcmp(a->op, "Gemm") == 0;
-    if (a->domain[0] != 0 || a->n_inputs < 2 || a->n_outputs != 1 || a->outputs[0] < 0) return 0;
+    /* (a Conv with a gate fused in, input 3, stays a float conv) */
+    if (a->domain[0] != 0 || a->n_inputs < 2 || a->n_inputs > 3 || a->n_outputs != 1 ||
+        a->outputs[0] < 0)
+        return 0;
     if (a->act != TI__ACT_NONE && a->act != TI__ACT_RELU && a->act != TI__ACT_CLIP) return 0;
     int xv = a->inputs[0], wv = a->inputs[1], yv = a->outputs[0];
     int bv = a->n_inputs > 2 ? a->inputs[2] : -1;
