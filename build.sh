@@ -562,6 +562,16 @@ j_mingw() { # Windows (MinGW-w64): the header with <windows.h> before, after or 
     else
         say "note: no $cxx: the C++ build for Windows is left out (apt-get install g++-mingw-w64-x86-64-posix)"
     fi
+    # 32-bit Windows (size_t of 32 bits, __stdcall): the implementation linked, -Werror
+    local c32=""
+    for c in i686-w64-mingw32-gcc-posix i686-w64-mingw32-gcc; do have "$c" && { c32=$c; break; }; done
+    if [ -n "$c32" ]; then
+        printf '#define TINYINFER_IMPLEMENTATION\n#include "tinyinfer.h"\n%s\n' \
+            'int main(void) { ti_error e; return ti_model_load_file("-", NULL, &e) != NULL; }' >"$d/impl32.c"
+        "$c32" -O2 "${C99[@]}" "${WARN[@]}" -I. "$d/impl32.c" -o "$d/impl32.exe"
+    else
+        say "note: no i686-w64-mingw32-gcc: the 32-bit Windows build is left out (apt-get install gcc-mingw-w64-i686-posix)"
+    fi
     local t # the device-workflow tools (Winsock; sessions served in-process: no fork): the
     # front end here; j_wine links them (-static) and runs them. And tinyinfer-run.
     for t in tinyinfer-rpc tinyinfer-tune tinyinfer-run; do

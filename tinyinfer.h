@@ -2625,11 +2625,15 @@ TI__PRIVATE int ti__set_shape(ti_tensor *t, ti_dtype dt, int rank, const int64_t
     if (rank < 0 || rank > TI_MAX_DIMS) return 0;
     size_t n = 1;
     for (int i = 0; i < rank; i++) {
-        if (dims[i] < 0 || !ti__mul_size(n, (size_t)dims[i], &n)) return 0;
+        /* a dim past size_t (32-bit hosts) would wrap in the cast: 2^32 + 1 as 1 */
+        if (dims[i] < 0 || (uint64_t)(size_t)dims[i] != (uint64_t)dims[i] ||
+            !ti__mul_size(n, (size_t)dims[i], &n))
+            return 0;
     }
     size_t bytes;
     if (!ti__mul_size(n, ti_dtype_size(dt), &bytes)) return 0;
-    if ((uint64_t)bytes > ((uint64_t)1 << 46)) return 0; /* no sane tensor is 64 TiB */
+    if (bytes >> 23 >> 23) return 0; /* no sane tensor is 64 TiB (2^46 bytes; in two shifts,
+                                        which 32-bit hosts also allow) */
     t->dtype = dt;
     t->rank = rank;
     for (int i = 0; i < rank; i++) t->shape[i] = dims[i];
