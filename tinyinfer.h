@@ -4230,6 +4230,31 @@ TI__PRIVATE int ti__cpu_count(void) {
     return n < 1 ? 1 : (n > TI_MAX_THREADS ? TI_MAX_THREADS : (int)n);
 }
 
+/* Work shared out as ranges [begin, end) of indices, one a participant, each packed as
+ * begin << 16 | end in one atomic int (indices below 2^15), `stride` bytes apart from
+ * `first`, n of them: participant me takes the front of its own range, else the back of
+ * another's, each by one compare-and-swap. The thread pool's chunks and the Winograd
+ * convs' items (cpu/conv_fast.c) are taken so. Returns 0 when every range is empty; else 1,
+ * with the index in *index and the range it came from in *owner (when not NULL). */
+TI__PRIVATE int ti__range_take(ti__atomic_int *first, size_t stride, size_t n, size_t me,
+                               size_t *owner, size_t *index) {
+    for (size_t k = 0; k < n; k++) {
+        size_t o = (me + k) % n;
+        ti__atomic_int *r = (ti__atomic_int *)(void *)((char *)(void *)first + o * stride);
+        for (;;) {
+            unsigned v = (unsigned)ti__atomic_load(r), b = v >> 16, e = v & 0xffffu;
+            if (b >= e) break;
+            unsigned nv = o == me ? (b + 1) << 16 | e : b << 16 | (e - 1);
+            if (ti__atomic_cas(r, (int)v, (int)nv)) {
+                *index = o == me ? b : e - 1;
+                if (owner != NULL) *owner = o;
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
 /* Wall-clock milliseconds (timings in ti_session_info and the profile). */
 #include <time.h>
 #if defined(_WIN32)
@@ -4312,24 +4337,11 @@ TI__PRIVATE void ti__tp_relax(void) {
 #endif
 }
 
-/* Takes a chunk for participant me: the front of its own slot, else the back of another's.
- * Returns 0 when none is left. */
+/* Takes a chunk for participant me (ti__range_take over the slots' ranges); 0 when none
+ * is left. */
 TI__PRIVATE int ti__tp_take(ti__threadpool *tp, int me, size_t *chunk) {
-    int parts = tp->n_workers + 1;
-    for (int k = 0; k < parts; k++) {
-        int o = (me + k) % parts;
-        ti__atomic_int *r = &tp->slot[o].range;
-        for (;;) {
-            unsigned v = (unsigned)ti__atomic_load(r), b = v >> 16, e = v & 0xffffu;
-            if (b >= e) break;
-            unsigned nv = o == me ? (b + 1) << 16 | e : b << 16 | (e - 1);
-            if (ti__atomic_cas(r, (int)v, (int)nv)) {
-                *chunk = o == me ? b : e - 1;
-                return 1;
-            }
-        }
-    }
-    return 0;
+    return ti__range_take(&tp->slot[0].range, sizeof(ti__tp_slot), (size_t)tp->n_workers + 1,
+                          (size_t)me, NULL, chunk);
 }
 
 /* Runs chunk c of the job in flight on participant me. */
@@ -8878,21 +8890,12 @@ TI__PRIVATE void ti__wino_shared_mul(void *ctx, int part, size_t begin, size_t e
 }
 
 /* Takes the next item for slot s: the front of its own sequence, else the back of another
- * slot's; returns 0 when none is left. */
+ * slot's (ti__range_take); returns 0 when none is left. */
 TI__PRIVATE int ti__wino_take(ti__wino_job *j, size_t s, size_t *item) {
-    for (size_t k = 0; k < j->slots; k++) {
-        size_t o = (s + k) % j->slots;
-        for (;;) {
-            unsigned v = (unsigned)ti__atomic_load(&j->left[o]), b = v >> 16, e = v & 0xffffu;
-            if (b >= e) break;
-            unsigned nv = o == s ? (b + 1) << 16 | e : b << 16 | (e - 1);
-            if (ti__atomic_cas(&j->left[o], (int)v, (int)nv)) {
-                *item = o + (size_t)(o == s ? b : e - 1) * j->slots;
-                return 1;
-            }
-        }
-    }
-    return 0;
+    size_t o, k;
+    if (!ti__range_take(&j->left[0], sizeof j->left[0], j->slots, s, &o, &k)) return 0;
+    *item = o + k * j->slots;
+    return 1;
 }
 
 /* Runs item on slot s's scratch (v, o, strip); *have: the block whose V is in the slot. */

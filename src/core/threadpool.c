@@ -22,6 +22,31 @@ TI__PRIVATE int ti__cpu_count(void) {
     return n < 1 ? 1 : (n > TI_MAX_THREADS ? TI_MAX_THREADS : (int)n);
 }
 
+/* Work shared out as ranges [begin, end) of indices, one a participant, each packed as
+ * begin << 16 | end in one atomic int (indices below 2^15), `stride` bytes apart from
+ * `first`, n of them: participant me takes the front of its own range, else the back of
+ * another's, each by one compare-and-swap. The thread pool's chunks and the Winograd
+ * convs' items (cpu/conv_fast.c) are taken so. Returns 0 when every range is empty; else 1,
+ * with the index in *index and the range it came from in *owner (when not NULL). */
+TI__PRIVATE int ti__range_take(ti__atomic_int *first, size_t stride, size_t n, size_t me,
+                               size_t *owner, size_t *index) {
+    for (size_t k = 0; k < n; k++) {
+        size_t o = (me + k) % n;
+        ti__atomic_int *r = (ti__atomic_int *)(void *)((char *)(void *)first + o * stride);
+        for (;;) {
+            unsigned v = (unsigned)ti__atomic_load(r), b = v >> 16, e = v & 0xffffu;
+            if (b >= e) break;
+            unsigned nv = o == me ? (b + 1) << 16 | e : b << 16 | (e - 1);
+            if (ti__atomic_cas(r, (int)v, (int)nv)) {
+                *index = o == me ? b : e - 1;
+                if (owner != NULL) *owner = o;
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
 /* Wall-clock milliseconds (timings in ti_session_info and the profile). */
 #include <time.h>
 #if defined(_WIN32)
@@ -104,24 +129,11 @@ TI__PRIVATE void ti__tp_relax(void) {
 #endif
 }
 
-/* Takes a chunk for participant me: the front of its own slot, else the back of another's.
- * Returns 0 when none is left. */
+/* Takes a chunk for participant me (ti__range_take over the slots' ranges); 0 when none
+ * is left. */
 TI__PRIVATE int ti__tp_take(ti__threadpool *tp, int me, size_t *chunk) {
-    int parts = tp->n_workers + 1;
-    for (int k = 0; k < parts; k++) {
-        int o = (me + k) % parts;
-        ti__atomic_int *r = &tp->slot[o].range;
-        for (;;) {
-            unsigned v = (unsigned)ti__atomic_load(r), b = v >> 16, e = v & 0xffffu;
-            if (b >= e) break;
-            unsigned nv = o == me ? (b + 1) << 16 | e : b << 16 | (e - 1);
-            if (ti__atomic_cas(r, (int)v, (int)nv)) {
-                *chunk = o == me ? b : e - 1;
-                return 1;
-            }
-        }
-    }
-    return 0;
+    return ti__range_take(&tp->slot[0].range, sizeof(ti__tp_slot), (size_t)tp->n_workers + 1,
+                          (size_t)me, NULL, chunk);
 }
 
 /* Runs chunk c of the job in flight on participant me. */

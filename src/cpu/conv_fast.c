@@ -1587,21 +1587,12 @@ TI__PRIVATE void ti__wino_shared_mul(void *ctx, int part, size_t begin, size_t e
 }
 
 /* Takes the next item for slot s: the front of its own sequence, else the back of another
- * slot's; returns 0 when none is left. */
+ * slot's (ti__range_take); returns 0 when none is left. */
 TI__PRIVATE int ti__wino_take(ti__wino_job *j, size_t s, size_t *item) {
-    for (size_t k = 0; k < j->slots; k++) {
-        size_t o = (s + k) % j->slots;
-        for (;;) {
-            unsigned v = (unsigned)ti__atomic_load(&j->left[o]), b = v >> 16, e = v & 0xffffu;
-            if (b >= e) break;
-            unsigned nv = o == s ? (b + 1) << 16 | e : b << 16 | (e - 1);
-            if (ti__atomic_cas(&j->left[o], (int)v, (int)nv)) {
-                *item = o + (size_t)(o == s ? b : e - 1) * j->slots;
-                return 1;
-            }
-        }
-    }
-    return 0;
+    size_t o, k;
+    if (!ti__range_take(&j->left[0], sizeof j->left[0], j->slots, s, &o, &k)) return 0;
+    *item = o + k * j->slots;
+    return 1;
 }
 
 /* Runs item on slot s's scratch (v, o, strip); *have: the block whose V is in the slot. */
