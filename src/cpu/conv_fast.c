@@ -1046,54 +1046,57 @@ TI__PRIVATE size_t ti__wino_u_bytes(const ti__convp *p, int t) {
     return g.np * (((size_t)p->m + g.mr - 1) / g.mr * g.mr) * (size_t)p->c * sizeof(float);
 }
 
-/* Rows of G for F(2x2, 3x3): (g0, (g0 + g1 + g2) / 2, (g0 - g1 + g2) / 2, g2). */
-TI__PRIVATE void ti__wino23_g(float g0, float g1, float g2, float *o, size_t os) {
-    o[0] = g0;
-    o[os] = (g0 + g1 + g2) * 0.5f;
-    o[2 * os] = (g0 - g1 + g2) * 0.5f;
-    o[3 * os] = g2;
+/* Row i of G for F(2x2, 3x3) times (g0, g1, g2): g0, (g0 + g1 + g2) / 2, (g0 - g1 + g2) / 2,
+ * g2. */
+TI__PRIVATE float ti__wino23_g(int i, float g0, float g1, float g2) {
+    return i == 0 ? g0 : i == 1 ? (g0 + g1 + g2) * 0.5f : i == 2 ? (g0 - g1 + g2) * 0.5f : g2;
+}
+
+/* Row i of G for F(4x4, 3x3) times (g0, g1, g2). */
+TI__PRIVATE float ti__wino43_g(int i, float g0, float g1, float g2) {
+    switch (i) {
+    case 0: return g0 / 4;
+    case 1: return -(g0 + g1 + g2) / 6;
+    case 2: return -(g0 - g1 + g2) / 6;
+    case 3: return g0 / 24 + g1 / 12 + g2 / 6;
+    case 4: return g0 / 24 - g1 / 12 + g2 / 6;
+    default: return g2;
+    }
 }
 
 /* Packs U = G g G^T of variant t for every kernel g = W[m][c] in the layout above, for the
  * ISA in use (ti__wino_u_bytes bytes at u); returns the packed_arg to record
- * (ti__wino_arg). */
+ * (ti__wino_arg). Each entry of G g is computed where G g G^T needs it, in registers: an
+ * array of G g written by columns and read by rows stalled on store forwarding, half of
+ * packing ResNet-18's weights. */
 TI__PRIVATE int ti__wino_pack(const ti__convp *p, int t_out, const float *w, float *u) {
     ti__wino_geo geo;
     ti__wino_geometry(&geo, t_out);
     size_t M = (size_t)p->m, C = (size_t)p->c, mr = geo.mr, nms = (M + mr - 1) / mr;
-    memset(u, 0, geo.np * nms * mr * C * sizeof(float));
+    size_t ps = nms * mr * C; /* floats from one position's U to the next */
+    int a = t_out + 2;        /* alpha: U is a x a */
+    memset(u, 0, geo.np * ps * sizeof(float));
     for (size_t m = 0; m < M; m++)
         for (size_t c = 0; c < C; c++) {
             const float *g = w + (m * C + c) * 9;
             size_t at = ti__wino_uoff(&geo, nms, C, m / mr, c / geo.kc * geo.kc) +
                         c % geo.kc * mr + m % mr;
-            if (t_out == 2) {
-                float t2[4][3], r2[4][4];
-                for (int j = 0; j < 3; j++) ti__wino23_g(g[j], g[3 + j], g[6 + j], &t2[0][j], 3);
-                for (int i = 0; i < 4; i++) ti__wino23_g(t2[i][0], t2[i][1], t2[i][2], r2[i], 1);
-                for (size_t i = 0; i < 16; i++) u[i * nms * mr * C + at] = r2[i / 4][i % 4];
-                continue;
+            for (int i = 0; i < a; i++) { /* row i of G g, then of (G g) G^T */
+                float t0, t1, t2;
+                if (t_out == 2) {
+                    t0 = ti__wino23_g(i, g[0], g[3], g[6]);
+                    t1 = ti__wino23_g(i, g[1], g[4], g[7]);
+                    t2 = ti__wino23_g(i, g[2], g[5], g[8]);
+                    for (int k = 0; k < 4; k++)
+                        u[(size_t)(4 * i + k) * ps + at] = ti__wino23_g(k, t0, t1, t2);
+                } else {
+                    t0 = ti__wino43_g(i, g[0], g[3], g[6]);
+                    t1 = ti__wino43_g(i, g[1], g[4], g[7]);
+                    t2 = ti__wino43_g(i, g[2], g[5], g[8]);
+                    for (int k = 0; k < 6; k++)
+                        u[(size_t)(6 * i + k) * ps + at] = ti__wino43_g(k, t0, t1, t2);
+                }
             }
-            float t[6][3], r[6][6];
-            for (int j = 0; j < 3; j++) { /* t = G g, column j */
-                float g0 = g[j], g1 = g[3 + j], g2 = g[6 + j];
-                t[0][j] = g0 / 4;
-                t[1][j] = -(g0 + g1 + g2) / 6;
-                t[2][j] = -(g0 - g1 + g2) / 6;
-                t[3][j] = g0 / 24 + g1 / 12 + g2 / 6;
-                t[4][j] = g0 / 24 - g1 / 12 + g2 / 6;
-                t[5][j] = g2;
-            }
-            for (int i = 0; i < 6; i++) { /* r = t G^T, row i */
-                float g0 = t[i][0], g1 = t[i][1], g2 = t[i][2];
-                r[i][0] = g0 / 4;
-                r[i][1] = -(g0 + g1 + g2) / 6;
-                r[i][2] = -(g0 - g1 + g2) / 6;
-                r[i][3] = g0 / 24 + g1 / 12 + g2 / 6;
-                r[i][4] = g0 / 24 - g1 / 12 + g2 / 6;
-                r[i][5] = g2;
-            }
-            for (size_t i = 0; i < 36; i++) u[i * nms * mr * C + at] = r[i / 6][i % 6];
         }
     return ti__wino_arg(&geo);
 }

@@ -56,6 +56,7 @@
         TI_NO_HUGE_PAGES      (undefined)      no transparent-huge-page advice (Linux): by
                                                default blocks of 2 MiB and more from malloc
                                                are 2 MiB aligned and advised MADV_HUGEPAGE
+                                               (not where a huge page is slow to fault in)
         TI_ASSERT(x)          assert(x)        guards tinyinfer's own invariants only,
                                                never data from a file or a caller
         TI_STATIC             (undefined)      every API function becomes static

@@ -537,6 +537,10 @@ static int vm_flags_of(const void *p, char *out, size_t cap) {
  * small blocks keep their 64-byte alignment. */
 TI_TEST(large_blocks_advised_huge_pages) {
     size_t big = TI__HUGE * 2 + 12345, small = 1000;
+    /* every huge page counts as fast to fault in (this VM's are not: see the test after) */
+    double slow_ms = ti__huge_slow_ms;
+    ti__huge_slow_ms = 1e9;
+    ti__atomic_store(&ti__huge_slow, 0);
     unsigned char *p = (unsigned char *)ti__malloc(NULL, big);
     unsigned char *q = (unsigned char *)ti__malloc(NULL, small);
     TI_REQUIRE(p != NULL && q != NULL);
@@ -603,10 +607,51 @@ TI_TEST(large_blocks_advised_huge_pages) {
     ti__pool_release(&pool);
     ti__pool_release(&upool);
     TI_CHECK(ti_test_alloc_balanced(&ca));
+    ti__huge_slow_ms = slow_ms;
     ti_session_destroy(s);
     ti_model_free(m);
     ti__free(NULL, p, big);
     ti__free(NULL, q, small);
+    if (!seen)
+        TI_SKIP("no VmFlags to read, no THP in the kernel, or aarch64: the advice is not checked");
+}
+
+/* Where a huge page was slow to fault in (here: any, the threshold below zero), the block
+ * keeps the advice on its first huge page only, the one timed, and later blocks of the
+ * process get none; the blocks still work as memory. */
+TI_TEST(slow_huge_pages_not_advised) {
+    double slow_ms = ti__huge_slow_ms;
+    ti__huge_slow_ms = -1.0;
+    ti__atomic_store(&ti__huge_slow, 0);
+    size_t big = TI__HUGE * 3;
+    unsigned char *p = (unsigned char *)ti__malloc(NULL, big);
+    TI_REQUIRE(p != NULL);
+    TI_CHECK(ti__atomic_load(&ti__huge_slow) == 1);
+    unsigned char *q = (unsigned char *)ti__malloc(NULL, big);
+    TI_REQUIRE(q != NULL);
+    TI_CHECK((uintptr_t)p % TI__HUGE == 0 && (uintptr_t)q % TI__HUGE == 0);
+    memset(p, 3, big);
+    memset(q, 4, big);
+    TI_CHECK(p[big - 1] == 3 && q[0] == 4);
+    char first[256], rest[256], later[256];
+    int seen = vm_flags_of(p, first, sizeof first) &&
+               vm_flags_of(p + TI__HUGE, rest, sizeof rest) &&
+               vm_flags_of(q + TI__HUGE, later, sizeof later);
+#ifndef __x86_64__
+    seen = 0;
+#endif
+    FILE *thp = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (thp != NULL) fclose(thp);
+    else seen = 0;
+    if (seen) {
+        TI_CHECK_STR_CONTAINS(first, " hg");
+        TI_CHECK(strstr(rest, " hg") == NULL);
+        TI_CHECK(strstr(later, " hg") == NULL);
+    }
+    ti__free(NULL, p, big);
+    ti__free(NULL, q, big);
+    ti__huge_slow_ms = slow_ms;
+    ti__atomic_store(&ti__huge_slow, 0);
     if (!seen)
         TI_SKIP("no VmFlags to read, no THP in the kernel, or aarch64: the advice is not checked");
 }
@@ -1006,6 +1051,7 @@ int main(void) {
     TI_RUN(profile_times_every_node);
 #if !defined(TI_TEST_SHARED_IMPL) && defined(TI__HUGE)
     TI_RUN(large_blocks_advised_huge_pages);
+    TI_RUN(slow_huge_pages_not_advised);
 #endif
     return ti_test_summary();
 }
