@@ -496,6 +496,31 @@ def rss_table(results, models, threads_list, peers):
     return "\n".join(lines)
 
 
+def load_table(results, models, threads_list, peers):
+    """Median (fastest-slowest) over the rounds of each process's load: model file to a
+    session ready to run, and the ratio tinyinfer / fastest valid peer."""
+    lines = ["| model | threads | " + " | ".join(LABEL[p] for p in peers) +
+             " | tinyinfer / fastest |", "|---|---:|" + "---:|" * (len(peers) + 1)]
+    for m in models:
+        for t in threads_list:
+            cells = results.get((m, t), {})
+            row, med = [m, str(t)], {}
+            for p in peers:
+                r = cells.get(p)
+                v = sorted(r.get("load_list", [])) if r is not None and "na" not in r else []
+                if not v:
+                    row.append("-")
+                    continue
+                med[p] = quantile(v, 0.5)
+                row.append("%.0f (%.0f-%.0f)" % (med[p], v[0], v[-1]))
+            others = [med[p] for p in med if p != "tinyinfer" and
+                      cells[p].get("agree", {}).get("ok", True)]
+            row.append("%.2f" % (med["tinyinfer"] / min(others))
+                       if "tinyinfer" in med and others and min(others) > 0 else "-")
+            lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
 def efficiency_table(results, models, threads_list, flops, peak):
     if not peak:
         return "(no FMA peak: bench_sgemm did not run)"
@@ -699,7 +724,7 @@ def main_run(a):
                     c["times_ms"] += r["times_ms"]
                     c["rss_kb"] = max(c["rss_kb"], r["rss_kb"])
                     c["rss_base_kb"] = r["rss_base_kb"]
-                    c["load_ms"] = r["load_ms"]
+                    c.setdefault("load_list", []).append(r["load_ms"])
                     if "out_quant" in r:
                         out_quant[m] = r["out_quant"]
                     log("peers: %s t%d round %d %-11s median %8.2f ms  p90 %8.2f ms  rss %6.1f MiB"
@@ -818,6 +843,18 @@ def write_report(a, out_path, date, models, skipped, threads_list, results, refs
     L.append("")
     L.append(rss_table(results, models, threads_list, PEERS))
     L.append("")
+    L.append("## Load: model file to a session ready to run, ms")
+    L.append("")
+    L.append("Each timing process's wall clock from reading the model to a session (interpreter, "
+             "net) ready for its first run, untimed by the runs: median of the rounds (fastest-"
+             "slowest). tinyinfer: ti_model_load_file + ti_session_create (weights packed there); "
+             "onnxruntime: InferenceSession with its graph optimisations; LiteRT: Interpreter + "
+             "allocate_tensors; ncnn: load_param + load_model; MNN: Interpreter + createSession. "
+             "The first run, which some runtimes use to finish preparing, is among the warm-up "
+             "runs, not here.")
+    L.append("")
+    L.append(load_table(results, models, threads_list, PEERS))
+    L.append("")
     L.append("## Efficiency: share of the FMA peak")
     L.append("")
     L.append("GFLOP per run counts 2 x multiply-adds of Conv, Gemm and MatMul (ONNX shapes); "
@@ -895,6 +932,12 @@ def self_test():
     check("onnxruntime" in agreement_table(results, ["m"], [1, 2], PEERS, {"m": "onnxruntime"}),
           "agreement table")
     check("2.0 (+1.0)" in rss_table(results, ["m"], [1, 2], PEERS), "rss table")
+    results[("m", 1)]["tinyinfer"]["load_list"] = [30.0, 10.0, 20.0]
+    results[("m", 1)]["onnxruntime"]["load_list"] = [40.0, 50.0]
+    results[("m", 1)]["ncnn"]["load_list"] = [1.0]
+    lt = load_table(results, ["m"], [1, 2], PEERS)
+    check("| m | 1 | 20 (10-30) | 40 (40-50) | - | 1 (1-1) | - | 0.50 |" in lt,
+          "load table: medians, ranges, ratio without the differing peer: %s" % lt)
     eff = efficiency_table(results, ["m"], [1, 2], {"m": 1e9}, 100.0)
     check("| 100.0 | 100% |" in eff, "efficiency: 1 GFLOP in 10 ms = 100 GFLOP/s: %s" % eff)
     check(quantile(sorted([5, 1, 4, 2, 3]), 0.5) == 3 and quantile(list(range(1, 11)), 0.9) == 9,
