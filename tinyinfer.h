@@ -1120,6 +1120,7 @@ TI_CL_API const char *ti_cl_error_string(cl_int code);
 /* All memory goes through an allocator: the user's hooks or TI_MALLOC/TI_FREE. Blocks are
  * 64-byte aligned. ti__free takes the size that was asked for (the user hook needs it). */
 TI__PRIVATE void *ti__malloc(const ti_allocator *a, size_t size);
+TI__PRIVATE void *ti__malloc_brief(const ti_allocator *a, size_t size); /* never huge pages */
 TI__PRIVATE void *ti__calloc(const ti_allocator *a, size_t size);
 TI__PRIVATE void ti__free(const ti_allocator *a, void *p, size_t size);
 /* Grows an array of elem_bytes elements to hold at least need; returns 0 on failure. */
@@ -2300,8 +2301,8 @@ TI__PRIVATE void ti__global_unlock(void) { ti__atomic_store(&ti__global_spin, 0)
 
 /* Transparent huge pages (Linux, 64-bit x86 and Arm, the default allocator, unless
  * TI_NO_HUGE_PAGES): blocks of TI__HUGE bytes and more (the activation arena, packed weights,
- * the scratch, a model file's bytes) start on a TI__HUGE boundary and their whole huge pages
- * are advised MADV_HUGEPAGE, so that where the system's setting is "madvise" (as on the
+ * the scratch; not a model file's bytes) start on a TI__HUGE boundary and their whole huge
+ * pages are advised MADV_HUGEPAGE while faulting them in is fast (ti__huge_fault), so that where the system's setting is "madvise" (as on the
  * machines of bench/results) a run takes one TLB entry per 2 MiB instead of 512: with the
  * pools' slabs below, MobileNetV2 3.8 % faster at 1 thread, ResNet-18 1.7 % (summed per-node
  * minima, bench/results/ab-2026-12-04-zen4-s46.md). A refused advice (THP off, an old
@@ -2324,52 +2325,69 @@ int madvise(void *addr, size_t len, int advice);
 #endif
 #endif
 
+/* a rounded up to a multiple of align (a power of two) */
+TI__PRIVATE uintptr_t ti__align_up(uintptr_t a, size_t align) {
+    return (a + align - 1) & ~(uintptr_t)(align - 1);
+}
+
 #ifdef TI__HUGE
-/* Huge pages only where faulting one in is fast. Some virtual machines hand a guest a fresh
- * 2 MiB page that the host must back 4 KiB at a time (free memory given back to the host,
- * as Firecracker's guests do): on the test VM a fresh huge page took 14-19 ms to fault in,
- * the same 2 MiB in 4 KiB pages 0.7 ms, and ResNet-18's load and session creation took
- * 1.2-1.7 s with the advice against 0.22 s without (its runs 5-7 % faster with it). So the
- * first huge page of each block is advised alone and touched, timed; when that took more
- * than ti__huge_slow_ms, the rest of the block and every later block of the process go
- * without the advice (TLB misses in each run instead of a slow load). Bare metal faults a
- * huge page in well under a millisecond. */
+/* Huge pages only while faulting them in is fast. Some virtual machines hand a guest a fresh
+ * 2 MiB page that the host backs 4 KiB at a time (free memory given back to the host, as
+ * Firecracker's guests do): on the test VM a fresh huge page took 14-19 ms to fault in, the
+ * same 2 MiB in 4 KiB pages 0.7 ms, and ResNet-18's load and session creation took 0.5-1.6 s
+ * with the advice against 0.17-0.19 s without (its runs 5-7 % faster with it). So huge pages
+ * are advised one at a time, each faulted in at once and timed; the first to take more than
+ * ti__huge_slow_ms ends the advice for the process (TLB misses in each run instead of a slow
+ * load; ti__huge_advise_filled gives khugepaged the rest later). Bare metal faults a huge
+ * page in well under a millisecond. */
 TI__PRIVATE double ti__now_ms(void);
 static double ti__huge_slow_ms = 2.0;
 static ti__atomic_int ti__huge_slow; /* 1 once a huge page was slow to fault in */
 
-/* MADV_HUGEPAGE for the whole huge pages of the block p of size bytes (p on a TI__HUGE
- * boundary), as above. */
-TI__PRIVATE void ti__huge_advise(unsigned char *p, size_t size) {
-    size_t whole = size & ~(TI__HUGE - 1); /* a partial last page would be resident whole */
-    if (whole == 0 || ti__atomic_load(&ti__huge_slow)) return;
-    if (madvise((void *)p, TI__HUGE, TI__MADV_HUGEPAGE) != 0) return; /* THP off: no advice */
-    double t0 = ti__now_ms();
-    *(volatile unsigned char *)p = 0; /* the block is uninitialised: any byte will do */
-    if (ti__now_ms() - t0 > ti__huge_slow_ms) {
-        ti__atomic_store(&ti__huge_slow, 1);
-        return;
+/* Faults in the huge pages [lo, hi) (TI__HUGE boundaries, not yet touched) in order, each
+ * advised MADV_HUGEPAGE first, until one is slow. */
+TI__PRIVATE void ti__huge_fault(uintptr_t lo, uintptr_t hi) {
+    for (; lo < hi && !ti__atomic_load(&ti__huge_slow); lo += TI__HUGE) {
+        if (madvise((void *)lo, TI__HUGE, TI__MADV_HUGEPAGE) != 0) return; /* THP off */
+        double t0 = ti__now_ms();
+        *(volatile unsigned char *)lo = 0; /* not yet written: any byte will do */
+        if (ti__now_ms() - t0 > ti__huge_slow_ms) ti__atomic_store(&ti__huge_slow, 1);
     }
-    if (whole > TI__HUGE) (void)madvise((void *)(p + TI__HUGE), whole - TI__HUGE, TI__MADV_HUGEPAGE);
 }
 #endif
 
-/* a rounded up to a multiple of align (a power of two) */
-TI__PRIVATE uintptr_t ti__align_up(uintptr_t a, size_t align) {
-    return (a + align - 1) & ~(uintptr_t)(align - 1);
+/* Where huge pages were slow to fault in (above), the whole huge pages of [p, p + size), a
+ * part of a block of the default allocator already written, are advised now: the kernel's
+ * khugepaged may then gather them into huge pages in the background (about 16 MiB each 10 s
+ * by its defaults), at no cost to a run, and a long-lived session gets the runs' TLB gain
+ * back. Nothing otherwise: the blocks were advised when allocated, or may not be. */
+TI__PRIVATE void ti__huge_advise_filled(const ti_allocator *a, const void *p, size_t size) {
+#ifdef TI__HUGE
+    if (p == NULL || (a != NULL && a->alloc != NULL) || !ti__atomic_load(&ti__huge_slow)) return;
+    uintptr_t lo = ti__align_up((uintptr_t)p, TI__HUGE);
+    uintptr_t hi = ((uintptr_t)p + size) & ~(uintptr_t)(TI__HUGE - 1);
+    if (hi > lo) (void)madvise((void *)lo, hi - lo, TI__MADV_HUGEPAGE);
+#else
+    (void)a, (void)p, (void)size;
+#endif
 }
 
 TI__PRIVATE int ti__allocator_valid(const ti_allocator *a) {
     return a == NULL || (a->alloc == NULL) == (a->free == NULL);
 }
 
-TI__PRIVATE void *ti__malloc(const ti_allocator *a, size_t size) {
+/* ti__malloc with huge pages (TI__HUGE) for a block that size: huge 0: none; 1: on a huge
+ * page boundary, its whole huge pages faulted in now (ti__huge_fault); 2: on the boundary,
+ * none faulted in (a pool's slab: ti__pool_alloc faults them in as it hands them out). */
+TI__PRIVATE void *ti__malloc_pages(const ti_allocator *a, size_t size, int huge) {
     if (size == 0) size = 1;
     if (a != NULL && a->alloc != NULL) return a->alloc(size, TI__ALIGN, a->user);
     /* Default: over-allocate and keep the raw pointer just before the aligned block. */
     size_t align = TI__ALIGN, total;
 #ifdef TI__HUGE
-    if (size >= TI__HUGE) align = TI__HUGE;
+    if (size >= TI__HUGE && huge) align = TI__HUGE;
+#else
+    (void)huge;
 #endif
     if (!ti__add_size(size, align + sizeof(void *), &total)) return NULL;
     unsigned char *raw = (unsigned char *)TI_MALLOC(total);
@@ -2377,9 +2395,20 @@ TI__PRIVATE void *ti__malloc(const ti_allocator *a, size_t size) {
     uintptr_t p = ti__align_up((uintptr_t)raw + sizeof(void *), align);
     memcpy((unsigned char *)p - sizeof(void *), &raw, sizeof(void *));
 #ifdef TI__HUGE
-    if (align == TI__HUGE) ti__huge_advise((unsigned char *)p, size);
+    /* the whole huge pages only: a partial last one would be resident whole */
+    if (align == TI__HUGE && huge == 1) ti__huge_fault(p, p + (size & ~(TI__HUGE - 1)));
 #endif
     return (void *)p;
+}
+
+TI__PRIVATE void *ti__malloc(const ti_allocator *a, size_t size) {
+    return ti__malloc_pages(a, size, 1);
+}
+
+/* A block written once, read once and freed (a model file's bytes, which parsing copies
+ * from): on huge pages it would only pay their faults. */
+TI__PRIVATE void *ti__malloc_brief(const ti_allocator *a, size_t size) {
+    return ti__malloc_pages(a, size, 0);
 }
 
 TI__PRIVATE void *ti__calloc(const ti_allocator *a, size_t size) {
@@ -2431,6 +2460,7 @@ TI__PRIVATE int ti__grow(const ti_allocator *a, void **arr, int *cap, int need, 
 struct ti__pool_block {
     ti__pool_block *next;
     size_t size, used; /* bytes of data[] */
+    int slab;          /* one of the pool's slabs (huge pages faulted in as handed out) */
 };
 #define TI__POOL_BLOCK 65536
 #define TI__POOL_HDR ((sizeof(ti__pool_block) + 15) & ~(size_t)15)
@@ -2440,10 +2470,16 @@ struct ti__pool_block {
 TI__PRIVATE ti__pool_block *ti__pool_block_new(ti__pool *p, ti__pool_block **list, size_t size) {
     size_t total;
     if (!ti__add_size(size, TI__POOL_HDR, &total)) return NULL;
-    ti__pool_block *b = (ti__pool_block *)ti__malloc(&p->al, total);
+    int slab = list == &p->slabs;
+    ti__pool_block *b = (ti__pool_block *)ti__malloc_pages(&p->al, total, slab ? 2 : 1);
     if (b == NULL) return NULL;
+#ifdef TI__HUGE
+    /* a slab's first huge page before its header is written; the others as handed out */
+    if (slab) ti__huge_fault((uintptr_t)b, (uintptr_t)b + TI__HUGE);
+#endif
     b->size = size;
     b->used = 0;
+    b->slab = slab;
     b->next = *list;
     *list = b;
     p->used_bytes += total;
@@ -2487,10 +2523,25 @@ TI__PRIVATE void *ti__pool_alloc(ti__pool *p, size_t size) {
     } else {
         off = b->used;
     }
-    void *r = (unsigned char *)b + TI__POOL_HDR + off;
+    unsigned char *data = (unsigned char *)b + TI__POOL_HDR, *r = data + off;
+#ifdef TI__HUGE
+    if (b->slab) { /* its huge pages that this request is the first to reach */
+        uintptr_t end = ((uintptr_t)data + b->size) & ~(uintptr_t)(TI__HUGE - 1);
+        ti__huge_fault(ti__align_up((uintptr_t)data + b->used, TI__HUGE),
+                       TI__MIN(ti__align_up((uintptr_t)r + size, TI__HUGE), end));
+    }
+#endif
     b->used = off + size;
     memset(r, 0, size);
     return r;
+}
+
+/* ti__huge_advise_filled for the used part of each of the pool's blocks */
+TI__PRIVATE void ti__pool_advise_filled(const ti__pool *p) {
+    const ti__pool_block *lists[2] = {p->head, p->slabs};
+    for (int l = 0; l < 2; l++)
+        for (const ti__pool_block *b = lists[l]; b != NULL; b = b->next)
+            ti__huge_advise_filled(&p->al, b, TI__POOL_HDR + b->used);
 }
 
 TI__PRIVATE char *ti__pool_strndup(ti__pool *p, const char *s, size_t n) {
@@ -39931,7 +39982,7 @@ TI_API ti_model *ti_model_load_file(const char *path, const ti_model_desc *desc,
         return NULL;
     }
     size_t size = (size_t)len;
-    uint8_t *buf = (uint8_t *)ti__malloc(&m->al, size);
+    uint8_t *buf = (uint8_t *)ti__malloc_brief(&m->al, size);
     if (buf == NULL) {
         fclose(f);
         ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name, "cannot allocate %zu bytes to read the file", size);
@@ -40477,6 +40528,11 @@ TI__PRIVATE ti_status ti__session_plan(ti_session *s, ti_error *err) {
     }
     s->profiled = 0;
     s->planned = 1;
+    /* packed weights, arena and scratch written: where huge pages were slow to fault in,
+     * advised now for the background (core/alloc.c) */
+    ti__pool_advise_filled(&s->plan_pool);
+    ti__huge_advise_filled(&s->al, s->arena, s->arena_bytes);
+    ti__huge_advise_filled(&s->al, s->scratch, s->scratch_bytes);
     s->info.backend = TI_BACKEND_CPU;
     s->info.precision = TI_PRECISION_FP32;
     s->info.fallback_reason = s->fallback;

@@ -20,6 +20,7 @@
 /* All memory goes through an allocator: the user's hooks or TI_MALLOC/TI_FREE. Blocks are
  * 64-byte aligned. ti__free takes the size that was asked for (the user hook needs it). */
 TI__PRIVATE void *ti__malloc(const ti_allocator *a, size_t size);
+TI__PRIVATE void *ti__malloc_brief(const ti_allocator *a, size_t size); /* never huge pages */
 TI__PRIVATE void *ti__calloc(const ti_allocator *a, size_t size);
 TI__PRIVATE void ti__free(const ti_allocator *a, void *p, size_t size);
 /* Grows an array of elem_bytes elements to hold at least need; returns 0 on failure. */

@@ -117,7 +117,7 @@ TI_API ti_model *ti_model_load_file(const char *path, const ti_model_desc *desc,
         return NULL;
     }
     size_t size = (size_t)len;
-    uint8_t *buf = (uint8_t *)ti__malloc(&m->al, size);
+    uint8_t *buf = (uint8_t *)ti__malloc_brief(&m->al, size);
     if (buf == NULL) {
         fclose(f);
         ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name, "cannot allocate %zu bytes to read the file", size);

@@ -465,6 +465,11 @@ TI__PRIVATE ti_status ti__session_plan(ti_session *s, ti_error *err) {
     }
     s->profiled = 0;
     s->planned = 1;
+    /* packed weights, arena and scratch written: where huge pages were slow to fault in,
+     * advised now for the background (core/alloc.c) */
+    ti__pool_advise_filled(&s->plan_pool);
+    ti__huge_advise_filled(&s->al, s->arena, s->arena_bytes);
+    ti__huge_advise_filled(&s->al, s->scratch, s->scratch_bytes);
     s->info.backend = TI_BACKEND_CPU;
     s->info.precision = TI_PRECISION_FP32;
     s->info.fallback_reason = s->fallback;

@@ -618,7 +618,8 @@ TI_TEST(large_blocks_advised_huge_pages) {
 
 /* Where a huge page was slow to fault in (here: any, the threshold below zero), the block
  * keeps the advice on its first huge page only, the one timed, and later blocks of the
- * process get none; the blocks still work as memory. */
+ * process get none; the blocks still work as memory. Once written, a block's whole huge
+ * pages (and a pool's used ones, not a slab's untouched tail) are advised for khugepaged. */
 TI_TEST(slow_huge_pages_not_advised) {
     double slow_ms = ti__huge_slow_ms;
     ti__huge_slow_ms = -1.0;
@@ -648,6 +649,46 @@ TI_TEST(slow_huge_pages_not_advised) {
         TI_CHECK(strstr(rest, " hg") == NULL);
         TI_CHECK(strstr(later, " hg") == NULL);
     }
+    /* written: advised after the fact, whole huge pages only */
+    ti__huge_advise_filled(NULL, q + 100, big - 100);
+    char q0[256], q1[256];
+    if (seen && vm_flags_of(q, q0, sizeof q0) && vm_flags_of(q + TI__HUGE, q1, sizeof q1)) {
+        TI_CHECK(strstr(q0, " hg") == NULL); /* [q + 100, q + 2 MiB) is no whole page */
+        TI_CHECK_STR_CONTAINS(q1, " hg");
+    }
+    /* a pool's slab: its used huge pages, not its tail */
+    ti__pool pool;
+    memset(&pool, 0, sizeof pool);
+    unsigned char *r = NULL;
+    for (int i = 0; i < 30; i++) TI_REQUIRE((r = (unsigned char *)ti__pool_alloc(&pool, 300000)) != NULL);
+    TI_REQUIRE(pool.slabs != NULL);
+    ti__pool_advise_filled(&pool);
+    unsigned char *slab = (unsigned char *)pool.slabs;
+    char s0[256], s1[256];
+    if (seen && vm_flags_of(slab + TI__HUGE, s0, sizeof s0) &&
+        vm_flags_of(slab + 12 * TI__HUGE, s1, sizeof s1)) {
+        TI_CHECK_STR_CONTAINS(s0, " hg");
+        TI_CHECK(strstr(s1, " hg") == NULL); /* 30 x 300 KB of a 32 MiB slab used */
+    }
+    ti__pool_release(&pool);
+    /* a session's arena (the Neg's 4 MiB output), advised once planned */
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t d[2] = {1024, 1024};
+    ob_input(&mb, "x", OB_FLOAT, 2, d);
+    ob_node(&mb, "Neg", "neg", "x", "n");
+    ob_node(&mb, "Relu", "relu", "n", "y");
+    ob_output(&mb, "y", OB_FLOAT, 2, d);
+    ti_model *m = load_built(&mb);
+    TI_REQUIRE(m != NULL);
+    ti_error err;
+    ti_session *ss = ti_session_create(m, NULL, &err);
+    TI_REQUIRE(ss != NULL);
+    TI_CHECK(ss->arena_bytes >= TI__HUGE && (uintptr_t)ss->arena % TI__HUGE == 0);
+    char af[256];
+    if (seen && vm_flags_of(ss->arena, af, sizeof af)) TI_CHECK_STR_CONTAINS(af, " hg");
+    ti_session_destroy(ss);
+    ti_model_free(m);
     ti__free(NULL, p, big);
     ti__free(NULL, q, big);
     ti__huge_slow_ms = slow_ms;
