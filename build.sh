@@ -530,6 +530,37 @@ j_fuzz_short() { # a short libFuzzer run (when clang has libFuzzer)
         -timeout=10 -rss_limit_mb=2048 -artifact_prefix=./ corpus_tuning "$root/tests/fuzz/corpus/tuning"
 }
 
+j_i686() { # 32-bit Linux (i686): the session, error and mutation tests and the ONNX and
+    # TFLite fuzz replays, ASan + UBSan, where size_t is 32 bits: a model's 64-bit dims must
+    # be refused, not wrapped (run natively through the cross toolchain's own loader)
+    local cc=i686-linux-gnu-gcc d="$T/i686" f
+    have "$cc" || { skip "32-bit Linux: no $cc (apt-get install gcc-i686-linux-gnu)"; return 0; }
+    local lib=/usr/i686-linux-gnu/lib
+    local run=("$lib/ld-linux.so.2" --library-path "$lib")
+    mkdir -p "$d"
+    printf 'int main(void) { return 0; }\n' >"$d/probe.c"
+    "$cc" "$d/probe.c" -o "$d/probe" && "${run[@]}" "$d/probe" 2>/dev/null ||
+        { skip "32-bit Linux: this kernel runs no i386 programs (no IA32 emulation)"; return 0; }
+    printf '#define TINYINFER_IMPLEMENTATION\n#include "tinyinfer.h"\n' >"$d/impl.c"
+    "$cc" "${SAN[@]}" "${C99[@]}" "${WARN[@]}" "${INC[@]}" -c "$d/impl.c" -o "$d/impl.o"
+    local rc=0 t
+    for f in $(asan_shared_tests); do
+        t="$d/$(basename "${f%.c}")"
+        say "== $f (i686)"
+        "$cc" "${SAN[@]}" "${C99[@]}" "${TWARN[@]}" "${INC[@]}" -DTI_TEST_SHARED_IMPL "$f" \
+            "$d/impl.o" -o "$t" "${LIBS[@]}" -ldl
+        asan_run "${run[@]}" "$t" || rc=1
+    done
+    for f in onnx:"tests/fuzz/corpus/onnx tests/data" tflite:"tests/fuzz/corpus/tflite tests/data examples/data"; do
+        t="$d/fuzz_${f%%:*}"
+        say "== tests/fuzz/fuzz_${f%%:*}.c replay (i686)"
+        "$cc" "${SAN[@]}" "${C99[@]}" "${TWARN[@]}" "${INC[@]}" -DTI_TEST_SHARED_IMPL \
+            "tests/fuzz/fuzz_${f%%:*}.c" tests/fuzz/replay_main.c "$d/impl.o" -o "$t" "${LIBS[@]}" -ldl
+        # shellcheck disable=SC2086 # the directories, split on purpose
+        asan_run "${run[@]}" "$t" ${f#*:} || rc=1
+    done
+    return $rc
+}
 j_mingw() { # Windows (MinGW-w64): the header with <windows.h> before, after or absent, the
     # OpenCL loader alone, the README example linked into an .exe, tinyinfer-rpc and
     # tinyinfer-tune through the front end, all -Werror (built, not run: j_wine runs the tools)
@@ -1360,6 +1391,7 @@ cmd_test() {
         if [ -f "$f" ]; then job "$f" j_prog opt "$f"; fi
     done
     job "README example" j_readme
+    job "32-bit Linux (i686): session, error, mutation tests, fuzz replays; ASan + UBSan" j_i686
     job "Windows: MinGW-w64 builds of the header and the README example (-Werror)" j_mingw
     job "Windows: tinyinfer-rpc/-tune .exe under Wine against the Linux tools" j_wine
     job "Windows: the thread pool's tests and 8 sessions on 8 threads under Wine" j_wine_threads

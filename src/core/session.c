@@ -100,8 +100,10 @@ TI__PRIVATE ti_status ti__bind_inputs(ti_session *s, ti_error *err) {
         if (mv->dtype == TI_DTYPE_UNKNOWN || mv->dtype == TI_DTYPE_STRING)
             return ti__fail(err, TI_ERR_UNSUPPORTED, m->name, "input '%s' has dtype %s",
                             mv->name, ti_dtype_name(mv->dtype));
+        /* dims are >= 0 here and the rank within TI_MAX_DIMS: only the size can fail */
         if (!ti__set_shape(t, mv->dtype, mv->rank, dims))
-            return ti__fail(err, TI_ERR_BAD_MODEL, m->name, "input '%s': invalid shape",
+            return ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name,
+                            "input '%s': its shape is too large to allocate on this host",
                             mv->name);
     }
     return TI_OK;
