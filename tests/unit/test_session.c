@@ -531,6 +531,18 @@ static int vm_flags_of(const void *p, char *out, size_t cap) {
     return found;
 }
 
+/* x [1024, 1024] -> Neg -> Relu: the Neg's 4 MiB output lives in the session's arena. */
+static ti_model *neg_relu_model(void) {
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t d[2] = {1024, 1024};
+    ob_input(&mb, "x", OB_FLOAT, 2, d);
+    ob_node(&mb, "Neg", "neg", "x", "n");
+    ob_node(&mb, "Relu", "relu", "n", "y");
+    ob_output(&mb, "y", OB_FLOAT, 2, d);
+    return load_built(&mb);
+}
+
 /* Blocks of 2 MiB and more from the default allocator start on a 2 MiB boundary and their
  * mapping is advised huge pages ("hg" among its VmFlags), as is a session's arena of that
  * size (x [1024, 1024] -> Neg -> Relu: the Neg's 4 MiB output lives there) and a pool's slab;
@@ -547,14 +559,7 @@ TI_TEST(large_blocks_advised_huge_pages) {
     TI_CHECK((uintptr_t)p % TI__HUGE == 0);
     TI_CHECK((uintptr_t)q % 64 == 0);
     memset(p, 1, big);
-    ob_model mb;
-    ob_init(&mb, 13);
-    int64_t d[2] = {1024, 1024};
-    ob_input(&mb, "x", OB_FLOAT, 2, d);
-    ob_node(&mb, "Neg", "neg", "x", "n");
-    ob_node(&mb, "Relu", "relu", "n", "y");
-    ob_output(&mb, "y", OB_FLOAT, 2, d);
-    ti_model *m = load_built(&mb);
+    ti_model *m = neg_relu_model();
     TI_REQUIRE(m != NULL);
     ti_error err;
     ti_session *s = ti_session_create(m, NULL, &err);
@@ -672,14 +677,7 @@ TI_TEST(slow_huge_pages_not_advised) {
     }
     ti__pool_release(&pool);
     /* a session's arena (the Neg's 4 MiB output), advised once planned */
-    ob_model mb;
-    ob_init(&mb, 13);
-    int64_t d[2] = {1024, 1024};
-    ob_input(&mb, "x", OB_FLOAT, 2, d);
-    ob_node(&mb, "Neg", "neg", "x", "n");
-    ob_node(&mb, "Relu", "relu", "n", "y");
-    ob_output(&mb, "y", OB_FLOAT, 2, d);
-    ti_model *m = load_built(&mb);
+    ti_model *m = neg_relu_model();
     TI_REQUIRE(m != NULL);
     ti_error err;
     ti_session *ss = ti_session_create(m, NULL, &err);
