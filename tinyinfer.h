@@ -2302,12 +2302,13 @@ TI__PRIVATE void ti__global_unlock(void) { ti__atomic_store(&ti__global_spin, 0)
 /* Transparent huge pages (Linux, 64-bit x86 and Arm, the default allocator, unless
  * TI_NO_HUGE_PAGES): blocks of TI__HUGE bytes and more (the activation arena, packed weights,
  * the scratch; not a model file's bytes) start on a TI__HUGE boundary and their whole huge
- * pages are advised MADV_HUGEPAGE while faulting them in is fast (ti__huge_fault), so that where the system's setting is "madvise" (as on the
- * machines of bench/results) a run takes one TLB entry per 2 MiB instead of 512: with the
- * pools' slabs below, MobileNetV2 3.8 % faster at 1 thread, ResNet-18 1.7 % (summed per-node
- * minima, bench/results/ab-2026-12-04-zen4-s46.md). A refused advice (THP off, an old
- * kernel) changes nothing but speed. TI_MALLOC of the user's gets no advice: its blocks may
- * be anybody's pages. */
+ * pages are advised MADV_HUGEPAGE while faulting them in is fast (ti__huge_fault), so that
+ * where the system's setting is "madvise" (as on the machines of bench/results) a run takes
+ * one TLB entry per 2 MiB instead of 512: with the pools' slabs below, MobileNetV2 3.8 %
+ * faster at 1 thread, ResNet-18 1.7 % (summed per-node minima,
+ * bench/results/ab-2026-12-04-zen4-s46.md). A refused advice (THP off, an old kernel)
+ * changes nothing but speed. TI_MALLOC of the user's gets no advice: its blocks may be
+ * anybody's pages. */
 #if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__)) &&                   \
     !defined(TI_NO_HUGE_PAGES) && !defined(TI__USER_MALLOC)
 #include <sys/mman.h>
