@@ -1337,6 +1337,9 @@ TI__PRIVATE const float *ti__attr_floats(const ti__node *n, const char *name, in
 /* ---- tensors (core/tensor.c) -------------------------------------------------------- */
 TI__PRIVATE size_t ti__numel(const ti_tensor *t);
 TI__PRIVATE size_t ti__shape_numel(int rank, const int64_t *dims);
+/* The product of rank dims into *numel, checked: 0 when a dim is negative or does not fit
+ * size_t, or the product overflows (ti__shape_numel trusts its dims). */
+TI__PRIVATE int ti__dims_numel(int rank, const int64_t *dims, size_t *numel);
 /* Sets dtype and shape (and size_bytes); data untouched. Returns 0 if rank > TI_MAX_DIMS,
  * a dim is negative or the byte size overflows. */
 TI__PRIVATE int ti__set_shape(ti_tensor *t, ti_dtype dt, int rank, const int64_t *dims);
@@ -2703,8 +2706,7 @@ TI__PRIVATE size_t ti__shape_numel(int rank, const int64_t *dims) {
 TI__PRIVATE size_t ti__numel(const ti_tensor *t) { return ti__shape_numel(t->rank, t->shape); }
 TI_API size_t ti_tensor_numel(const ti_tensor *t) { return t ? ti__numel(t) : 0; }
 
-TI__PRIVATE int ti__set_shape(ti_tensor *t, ti_dtype dt, int rank, const int64_t *dims) {
-    if (rank < 0 || rank > TI_MAX_DIMS) return 0;
+TI__PRIVATE int ti__dims_numel(int rank, const int64_t *dims, size_t *numel) {
     size_t n = 1;
     for (int i = 0; i < rank; i++) {
         /* a dim past size_t (32-bit hosts) would wrap in the cast: 2^32 + 1 as 1 */
@@ -2712,6 +2714,13 @@ TI__PRIVATE int ti__set_shape(ti_tensor *t, ti_dtype dt, int rank, const int64_t
             !ti__mul_size(n, (size_t)dims[i], &n))
             return 0;
     }
+    *numel = n;
+    return 1;
+}
+
+TI__PRIVATE int ti__set_shape(ti_tensor *t, ti_dtype dt, int rank, const int64_t *dims) {
+    size_t n;
+    if (rank < 0 || rank > TI_MAX_DIMS || !ti__dims_numel(rank, dims, &n)) return 0;
     size_t bytes;
     if (!ti__mul_size(n, ti_dtype_size(dt), &bytes)) return 0;
     if (bytes >> 23 >> 23) return 0; /* no sane tensor is 64 TiB (2^46 bytes; in two shifts,
@@ -4714,19 +4723,15 @@ TI__PRIVATE ti_status ti__model_check_const(ti_model *m, const char *what, ti_dt
     if (rank < 0 || rank > m->desc.max_rank)
         return ti__fail(err, TI_ERR_BAD_MODEL, m->name, "tensor '%s' has rank %d (limit %d)",
                         what, rank, m->desc.max_rank);
-    size_t n = 1;
-    for (int i = 0; i < rank; i++) {
+    for (int i = 0; i < rank; i++)
         if (dims[i] < 0)
             return ti__fail(err, TI_ERR_BAD_MODEL, m->name, "tensor '%s' has negative dim %lld",
                             what, (long long)dims[i]);
-        /* a dim past size_t (32-bit hosts) would wrap in the cast: 2^32 + 1 as 1, and 4
-         * bytes of data would pass for 2^32 + 1 floats */
-        if ((uint64_t)(size_t)dims[i] != (uint64_t)dims[i] ||
-            !ti__mul_size(n, (size_t)dims[i], &n))
-            return ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name,
-                            "tensor '%s' is larger than this host can address (limit %llu "
-                            "bytes)", what, (unsigned long long)m->desc.max_tensor_bytes);
-    }
+    size_t n; /* no dim wrapped to fit a 32-bit size_t: 4 bytes never pass for 2^32 + 1 floats */
+    if (!ti__dims_numel(rank, dims, &n))
+        return ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name,
+                        "tensor '%s' is larger than this host can address (limit %llu bytes)",
+                        what, (unsigned long long)m->desc.max_tensor_bytes);
     size_t b;
     if (!ti__mul_size(n, ti_dtype_size(dt), &b) || (uint64_t)b > m->desc.max_tensor_bytes)
         return ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name,

@@ -237,6 +237,9 @@ TI__PRIVATE const float *ti__attr_floats(const ti__node *n, const char *name, in
 /* ---- tensors (core/tensor.c) -------------------------------------------------------- */
 TI__PRIVATE size_t ti__numel(const ti_tensor *t);
 TI__PRIVATE size_t ti__shape_numel(int rank, const int64_t *dims);
+/* The product of rank dims into *numel, checked: 0 when a dim is negative or does not fit
+ * size_t, or the product overflows (ti__shape_numel trusts its dims). */
+TI__PRIVATE int ti__dims_numel(int rank, const int64_t *dims, size_t *numel);
 /* Sets dtype and shape (and size_bytes); data untouched. Returns 0 if rank > TI_MAX_DIMS,
  * a dim is negative or the byte size overflows. */
 TI__PRIVATE int ti__set_shape(ti_tensor *t, ti_dtype dt, int rank, const int64_t *dims);

@@ -56,8 +56,7 @@ TI__PRIVATE size_t ti__shape_numel(int rank, const int64_t *dims) {
 TI__PRIVATE size_t ti__numel(const ti_tensor *t) { return ti__shape_numel(t->rank, t->shape); }
 TI_API size_t ti_tensor_numel(const ti_tensor *t) { return t ? ti__numel(t) : 0; }
 
-TI__PRIVATE int ti__set_shape(ti_tensor *t, ti_dtype dt, int rank, const int64_t *dims) {
-    if (rank < 0 || rank > TI_MAX_DIMS) return 0;
+TI__PRIVATE int ti__dims_numel(int rank, const int64_t *dims, size_t *numel) {
     size_t n = 1;
     for (int i = 0; i < rank; i++) {
         /* a dim past size_t (32-bit hosts) would wrap in the cast: 2^32 + 1 as 1 */
@@ -65,6 +64,13 @@ TI__PRIVATE int ti__set_shape(ti_tensor *t, ti_dtype dt, int rank, const int64_t
             !ti__mul_size(n, (size_t)dims[i], &n))
             return 0;
     }
+    *numel = n;
+    return 1;
+}
+
+TI__PRIVATE int ti__set_shape(ti_tensor *t, ti_dtype dt, int rank, const int64_t *dims) {
+    size_t n;
+    if (rank < 0 || rank > TI_MAX_DIMS || !ti__dims_numel(rank, dims, &n)) return 0;
     size_t bytes;
     if (!ti__mul_size(n, ti_dtype_size(dt), &bytes)) return 0;
     if (bytes >> 23 >> 23) return 0; /* no sane tensor is 64 TiB (2^46 bytes; in two shifts,

@@ -106,19 +106,15 @@ TI__PRIVATE ti_status ti__model_check_const(ti_model *m, const char *what, ti_dt
     if (rank < 0 || rank > m->desc.max_rank)
         return ti__fail(err, TI_ERR_BAD_MODEL, m->name, "tensor '%s' has rank %d (limit %d)",
                         what, rank, m->desc.max_rank);
-    size_t n = 1;
-    for (int i = 0; i < rank; i++) {
+    for (int i = 0; i < rank; i++)
         if (dims[i] < 0)
             return ti__fail(err, TI_ERR_BAD_MODEL, m->name, "tensor '%s' has negative dim %lld",
                             what, (long long)dims[i]);
-        /* a dim past size_t (32-bit hosts) would wrap in the cast: 2^32 + 1 as 1, and 4
-         * bytes of data would pass for 2^32 + 1 floats */
-        if ((uint64_t)(size_t)dims[i] != (uint64_t)dims[i] ||
-            !ti__mul_size(n, (size_t)dims[i], &n))
-            return ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name,
-                            "tensor '%s' is larger than this host can address (limit %llu "
-                            "bytes)", what, (unsigned long long)m->desc.max_tensor_bytes);
-    }
+    size_t n; /* no dim wrapped to fit a 32-bit size_t: 4 bytes never pass for 2^32 + 1 floats */
+    if (!ti__dims_numel(rank, dims, &n))
+        return ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name,
+                        "tensor '%s' is larger than this host can address (limit %llu bytes)",
+                        what, (unsigned long long)m->desc.max_tensor_bytes);
     size_t b;
     if (!ti__mul_size(n, ti_dtype_size(dt), &b) || (uint64_t)b > m->desc.max_tensor_bytes)
         return ti__fail(err, TI_ERR_OUT_OF_MEMORY, m->name,
