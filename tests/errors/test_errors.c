@@ -313,17 +313,23 @@ TI_TEST(truncated) {
     pb_free(&m);
 }
 
-TI_TEST(huge_dims_refused_by_cap) {
+/* y = x [2, 3] + huge_w, huge_w declared with rank dims but holding one float. */
+static pb add_huge_w(int rank, const int64_t *dims) {
     static const int64_t x[2] = {2, 3};
-    static const int64_t huge[2] = {(int64_t)1 << 20, (int64_t)1 << 20}; /* 2^40 floats */
     static const char *const in[] = {"x", "huge_w", NULL}, *const out[] = {"y", NULL};
-    static const float four[1] = {1.0f};
+    static const float one[1] = {1.0f};
     pb g = {0};
     onnx_node(&g, "Add", "add_1", in, out);
-    onnx_initializer(&g, "huge_w", 2, huge, four, sizeof four, NULL);
+    onnx_initializer(&g, "huge_w", rank, dims, one, sizeof one, NULL);
     onnx_input(&g, "x", 2, x);
     onnx_output(&g, "y", 2, x);
-    pb m = onnx_model(&g);
+    return onnx_model(&g);
+}
+
+TI_TEST(huge_dims_refused_by_cap) {
+    static const int64_t huge[2] = {(int64_t)1 << 20, (int64_t)1 << 20}; /* 2^40 floats */
+    static const char *const out[] = {"y", NULL};
+    pb g, m = add_huge_w(2, huge);
     ti_test_alloc c;
     memset(&c, 0, sizeof c);
     ti_error err;
@@ -339,12 +345,7 @@ TI_TEST(huge_dims_refused_by_cap) {
 
     /* dims whose product overflows 64 bits */
     static const int64_t over[3] = {(int64_t)1 << 40, (int64_t)1 << 40, (int64_t)1 << 40};
-    g = (pb){0};
-    onnx_node(&g, "Add", "add_1", in, out);
-    onnx_initializer(&g, "huge_w", 3, over, four, sizeof four, NULL);
-    onnx_input(&g, "x", 2, x);
-    onnx_output(&g, "y", 2, x);
-    m = onnx_model(&g);
+    m = add_huge_w(3, over);
     st = load_and_run(m.p, m.n, &err, NULL);
     printf("  2^120 floats -> %s: %s\n", ti_status_string(st), err.message);
     TI_CHECK(st == TI_ERR_OUT_OF_MEMORY || st == TI_ERR_BAD_MODEL);
@@ -354,12 +355,7 @@ TI_TEST(huge_dims_refused_by_cap) {
     /* one dim of 2^32 + 1 with the data of one float: on a 32-bit host the dim would wrap
      * to 1 in size_t and the 4 bytes pass for the tensor (j_i686 runs this there) */
     static const int64_t wrap[1] = {((int64_t)1 << 32) + 1};
-    g = (pb){0};
-    onnx_node(&g, "Add", "add_1", in, out);
-    onnx_initializer(&g, "huge_w", 1, wrap, four, sizeof four, NULL);
-    onnx_input(&g, "x", 2, x);
-    onnx_output(&g, "y", 2, x);
-    m = onnx_model(&g);
+    m = add_huge_w(1, wrap);
     st = load_and_run(m.p, m.n, &err, NULL);
     printf("  2^32 + 1 floats -> %s: %s\n", ti_status_string(st), err.message);
     TI_CHECK_EQ_INT(st, TI_ERR_OUT_OF_MEMORY);
