@@ -308,6 +308,14 @@ j_static() { # j_static COMPILER: with TI_STATIC the API is static and nothing i
     fi
 }
 
+j_no_mmap() { # the error tests with TI_NO_MMAP: model files read into a buffer, not mapped
+    local out="$T/opt/errors_test_errors_no_mmap"
+    mkdir -p "$T/opt"
+    "$CC" -O2 -DTI_NO_MMAP "${C99[@]}" "${TWARN[@]}" "${INC[@]}" tests/errors/test_errors.c \
+        -o "$out" "${LIBS[@]}"
+    timeout 900 "$out"
+}
+
 j_prog() { # j_prog MODE(opt|asan) SOURCE [ARGS...]: compile one test program and run it
     local mode=$1 src=$2
     shift 2
@@ -1390,6 +1398,7 @@ cmd_test() {
         case "$bundled" in *" $f "*) continue ;; esac
         if [ -f "$f" ]; then job "$f" j_prog opt "$f"; fi
     done
+    job "tests/errors/test_errors.c with TI_NO_MMAP (files read, not mapped)" j_no_mmap
     job "README example" j_readme
     job "32-bit Linux (i686): session, error, mutation tests, fuzz replays; ASan + UBSan" j_i686
     job "Windows: MinGW-w64 builds of the header and the README example (-Werror)" j_mingw

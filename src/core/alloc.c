@@ -200,7 +200,10 @@ TI__PRIVATE size_t ti__pool_fit(const ti__pool_block *b, size_t size, size_t ali
     return off <= b->size && b->size - off >= size ? off : (size_t)-1;
 }
 
-TI__PRIVATE void *ti__pool_alloc(ti__pool *p, size_t size) {
+/* ti__pool_alloc without the zeroing, for a caller that writes every byte it will read (a
+ * constant's data, copied in): zeroing MobileNetV2's 14 MB of weights before copying them
+ * was a tenth of its load. */
+TI__PRIVATE void *ti__pool_alloc_raw(ti__pool *p, size_t size) {
     size = (size + 15) & ~(size_t)15;
     if (size == 0) size = 16;
     ti__pool_block *b = p->head;
@@ -238,7 +241,12 @@ TI__PRIVATE void *ti__pool_alloc(ti__pool *p, size_t size) {
     }
 #endif
     b->used = off + size;
-    memset(r, 0, size);
+    return r;
+}
+
+TI__PRIVATE void *ti__pool_alloc(ti__pool *p, size_t size) {
+    void *r = ti__pool_alloc_raw(p, size);
+    if (r != NULL) memset(r, 0, (size + 15) & ~(size_t)15);
     return r;
 }
 

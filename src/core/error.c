@@ -35,10 +35,18 @@ TI__PRIVATE void ti__vfail(ti_error *err, ti_status code, const char *file, int 
     ti__copy_str(err->node, sizeof err->node, node);
     ti__copy_str(err->op, sizeof err->op, op);
     int n;
-    if (op != NULL)
-        n = snprintf(err->message, sizeof err->message, "%s: node '%s' (%s): ",
-                     file ? file : "<memory>", node ? node : "", op);
-    else
+    if (op != NULL) {
+        /* a node name cut short where the whole one would leave the reason under 128 bytes
+         * (TensorFlow's fused names run to several hundred; err->node keeps what fits) */
+        const char *f = file ? file : "<memory>", *nm = node ? node : "";
+        size_t fixed = strlen(f) + strlen(op) + 12, len = strlen(nm), room = 0;
+        if (fixed + 128 < sizeof err->message) room = sizeof err->message - 128 - fixed;
+        if (len > room && room > 3)
+            n = snprintf(err->message, sizeof err->message, "%s: node '%.*s...' (%s): ", f,
+                         (int)(room - 3), nm, op);
+        else
+            n = snprintf(err->message, sizeof err->message, "%s: node '%s' (%s): ", f, nm, op);
+    } else
         n = snprintf(err->message, sizeof err->message, "%s: ", file ? file : "<memory>");
     if (n < 0) n = 0;
     if ((size_t)n < sizeof err->message)

@@ -37,6 +37,7 @@ typedef struct ti__pool {
     size_t used_bytes;     /* all blocks together, for resource caps */
 } ti__pool;
 TI__PRIVATE void *ti__pool_alloc(ti__pool *p, size_t size); /* zeroed, 16-aligned; NULL on OOM */
+TI__PRIVATE void *ti__pool_alloc_raw(ti__pool *p, size_t size); /* the same, not zeroed */
 TI__PRIVATE char *ti__pool_strndup(ti__pool *p, const char *s, size_t n);
 TI__PRIVATE void ti__pool_release(ti__pool *p);
 

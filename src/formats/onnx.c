@@ -582,7 +582,7 @@ TI__PRIVATE ti_status ti__ox_const(ti__ox *x, const ti__pb *msg, const char *wha
     /* 64-byte aligned in the pool (which aligns to 16) for the SIMD kernels */
     size_t alloc;
     if (!ti__add_size(bytes, 48, &alloc)) return ti__ox_oom(x);
-    uint8_t *raw = (uint8_t *)ti__pool_alloc(&m->pool, alloc);
+    uint8_t *raw = (uint8_t *)ti__pool_alloc_raw(&m->pool, alloc); /* filled whole */
     if (raw == NULL)
         return ti__fail(x->err, TI_ERR_OUT_OF_MEMORY, x->file,
                         "%s: cannot allocate %zu bytes", t.label, bytes);

@@ -536,7 +536,7 @@ TI__PRIVATE ti_status ti__tfl_tensor(ti__tfl *x, const ti__fb_vec *tensors, int 
     if (esize > 1 && off % esize != 0) {
         /* the copy of the file is 16-aligned, so the file offset decides the alignment:
          * a misaligned buffer gets an aligned copy of its own (kernels cast the pointer) */
-        void *c = ti__pool_alloc(&m->pool, bytes);
+        void *c = ti__pool_alloc_raw(&m->pool, bytes);
         if (c == NULL) return ti__tfl_oom(x);
         memcpy(c, data, bytes);
         val->data = c;
@@ -1003,7 +1003,7 @@ TI__PRIVATE ti_status ti__tfl_model(ti__tfl *x) {
     int in_place = 0;
     for (int t = 0; t < x->n_tensors; t++) in_place |= x->data_off[t] != 0;
     if (in_place) {
-        uint8_t *copy = (uint8_t *)ti__pool_alloc(&m->pool, x->size);
+        uint8_t *copy = (uint8_t *)ti__pool_alloc_raw(&m->pool, x->size);
         if (copy == NULL)
             return ti__fail(x->err, TI_ERR_OUT_OF_MEMORY, x->file,
                             "cannot allocate %zu bytes to keep the model's weights", x->size);

@@ -456,6 +456,25 @@ TI_TEST(unknown_op) {
     TI_CHECK_STR_CONTAINS(err.node, "my_node");
     TI_CHECK(err.node_index == 0);
     pb_free(&m);
+    /* a node name of 400 characters (TensorFlow's fused names run to several hundred): cut
+     * short in the message, whose reason is still whole */
+    char longname[401];
+    memset(longname, 'n', 400);
+    memcpy(longname, "my_node", 7);
+    longname[400] = 0;
+    const char *const in2[] = {"x", NULL};
+    pb g2 = {0};
+    onnx_node(&g2, "FrobnicateTensor", longname, in2, out);
+    onnx_input(&g2, "x", 1, d);
+    onnx_output(&g2, "y", 1, d);
+    m = onnx_model(&g2);
+    expect_fail(&m, TI_ERR_UNSUPPORTED, &err);
+    printf("  a 400-character node name: %s\n", err.message);
+    TI_CHECK_STR_CONTAINS(err.message, "my_nodennn");
+    TI_CHECK_STR_CONTAINS(err.message, "...' (FrobnicateTensor): ");
+    TI_CHECK(contains_ci(err.message, "not supported") || contains_ci(err.message, "unsupported"));
+    TI_CHECK(strlen(err.message) < sizeof err.message - 1);
+    pb_free(&m);
     TI_CHECK(!ti_op_supported("", "FrobnicateTensor"));
     TI_CHECK(ti_op_supported("", "Relu"));
 }
@@ -559,6 +578,81 @@ TI_TEST(external_data_confined) {
     printf("  external from memory -> %s: %s\n", ti_status_string(st), err.message);
     TI_CHECK(st != TI_OK);
     TI_CHECK(contains_ci(err.message, "external"));
+    pb_free(&m);
+}
+
+/* Loads path (the model named by it), runs y = Relu(x + w) of valid_model() on x = 0.5 and
+ * checks y; the allocator must get every byte back. Returns the load's status. */
+static ti_status load_file_and_check(const char *path, ti_error *err) {
+    static const float w[6] = {1, -2, 3, -4, 5, -6};
+    ti_test_alloc c;
+    memset(&c, 0, sizeof c);
+    ti_model_desc md;
+    memset(&md, 0, sizeof md);
+    md.allocator = ti_test_allocator(&c);
+    ti_model *m = ti_model_load_file(path, &md, err);
+    if (m == NULL) {
+        TI_CHECK(err->code != TI_OK);
+        TI_CHECK(ti_test_alloc_balanced(&c));
+        return err->code;
+    }
+    ti_session *s = ti_session_create(m, NULL, err);
+    ti_tensor *x = s ? ti_session_input(s, 0) : NULL;
+    if (TI_CHECK(x != NULL && x->size_bytes == sizeof w)) {
+        for (int i = 0; i < 6; i++) ((float *)x->data)[i] = 0.5f;
+        TI_CHECK_EQ_INT(ti_session_run(s, err), TI_OK);
+        const float *y = (const float *)ti_session_output(s, 0)->data;
+        for (int i = 0; i < 6; i++) TI_CHECK(y[i] == (w[i] + 0.5f > 0 ? w[i] + 0.5f : 0.0f));
+    }
+    ti_session_destroy(s);
+    ti_model_free(m);
+    TI_CHECK(ti_test_alloc_balanced(&c));
+    return TI_OK;
+}
+
+/* Model files as a user's program meets them: the whole file, cut short, empty, a
+ * directory, a device. POSIX builds map the file, TI_NO_MMAP ones read it (build.sh runs
+ * this program both ways); the outcomes must be the same. */
+TI_TEST(model_files) {
+    const char *dir = "build/test/errors_files", *path = "build/test/errors_files/m.onnx";
+    mkdir("build", 0755);
+    mkdir("build/test", 0755);
+    mkdir(dir, 0755);
+    pb m = valid_model();
+    ti_error err;
+    TI_REQUIRE(write_file(path, m.p, m.n));
+    TI_CHECK_EQ_INT(load_file_and_check(path, &err), TI_OK);
+
+    /* cut short at three places: bad model, the file named */
+    size_t cuts[3] = {1, m.n / 2, m.n - 1};
+    for (int i = 0; i < 3; i++) {
+        TI_REQUIRE(write_file(path, m.p, cuts[i]));
+        ti_status st = load_file_and_check(path, &err);
+        printf("  %zu of %zu bytes -> %s: %s\n", cuts[i], m.n, ti_status_string(st), err.message);
+        TI_CHECK_EQ_INT(st, TI_ERR_BAD_MODEL);
+        TI_CHECK_STR_CONTAINS(err.message, "m.onnx");
+    }
+    /* the whole file again after the cut ones (a stale size or mapping would show here) */
+    TI_REQUIRE(write_file(path, m.p, m.n));
+    TI_CHECK_EQ_INT(load_file_and_check(path, &err), TI_OK);
+
+    TI_REQUIRE(write_file(path, m.p, 0));
+    ti_status st = load_file_and_check(path, &err);
+    printf("  empty file -> %s: %s\n", ti_status_string(st), err.message);
+    TI_CHECK_EQ_INT(st, TI_ERR_BAD_MODEL);
+    TI_CHECK(contains_ci(err.message, "empty"));
+    TI_CHECK_STR_CONTAINS(err.message, "m.onnx");
+
+    st = load_file_and_check(dir, &err);
+    printf("  a directory -> %s: %s\n", ti_status_string(st), err.message);
+    TI_CHECK(st == TI_ERR_IO || st == TI_ERR_BAD_MODEL);
+    TI_CHECK_STR_CONTAINS(err.message, "errors_files");
+
+    /* a device: no size, nothing to map; read, it is empty */
+    st = load_file_and_check("/dev/null", &err);
+    printf("  /dev/null -> %s: %s\n", ti_status_string(st), err.message);
+    TI_CHECK(st == TI_ERR_BAD_MODEL || st == TI_ERR_IO);
+    TI_CHECK_STR_CONTAINS(err.message, "/dev/null");
     pb_free(&m);
 }
 
@@ -725,6 +819,7 @@ int main(void) {
     TI_RUN(unknown_op);
     TI_RUN(missing_input);
     TI_RUN(external_data_confined);
+    TI_RUN(model_files);
     TI_RUN(caller_misuse);
     TI_RUN(out_of_memory_everywhere);
     return ti_test_summary();
