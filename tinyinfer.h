@@ -3290,8 +3290,9 @@ typedef struct ti__qgemm {
     const int32_t *bos8;     /* per column: B' - b_s */
     int bos8_same;           /* 1: every column's bos8 is bos8[0] (TFLite's weights) */
     int8_t *bp8_dst;
-    int want8;               /* planning (ti__qpack_make): the caller has a byte-path gather,
-                                so pack B for it too */
+    int want8;               /* planning (ti__qpack_make): 1, the caller has a byte-path
+                                gather, so pack B for it too; 2, and it takes the byte path
+                                whenever the ISA has it, so B for the byte path alone */
 } ti__qgemm;
 
 /* The depth of packed B: rounded up to a whole pair. */
@@ -4007,7 +4008,8 @@ typedef struct ti__qpack {
                                    groups 0: no packed B (requantization only) */
     const int16_t *bp;
     const int8_t *bp8;          /* or NULL: groups blocks of ti__qg8_packed_bytes(cols, depth),
-                                   B for the byte path, made when the ISA at planning has it */
+                                   B for the byte path, made when the ISA at planning has it
+                                   (then bp may be NULL: ti__qpack_make's want8) */
     size_t channels;            /* requantization multipliers of this many channels, or 0 */
     int mode;                   /* their TI__QRQ_ mode */
     const int32_t *mult, *shift; /* TI__QRQ_32 / _64 */
@@ -4061,7 +4063,9 @@ TI__PRIVATE const ti__qpack *ti__qpack_rq(const ti__node *nd, size_t channels) {
 /* Allocates a pack in pool and packs B of `groups` groups into it: the group's columns c0 =
  * g * cols.. at element offset g * b_gs of b (the rest of *tmpl: strides, offsets, zero
  * points as for ti__qg_pack); with tmpl->want8, under an ISA with the byte path, B for the
- * byte path as well. rq_channels > 0 also reserves ti__qg_rq_bytes of them for
+ * byte path as well, or instead (want8 2: the int16 B would never be read, and cost twice
+ * the weights' bytes of memory and most of a quantized model's session creation: the Coral
+ * MobileNetV2's 3.4 MB of weights took 6.8 MB more). rq_channels > 0 also reserves ti__qg_rq_bytes of them for
  * the caller to fill (*rq_mem, then the pack's mode). Sets the node's packed fields.
  * Returns the pack, NULL on OOM. */
 TI__PRIVATE ti__qpack *ti__qpack_make(ti__node *node, ti__pool *pool, ti__threadpool *tp,
@@ -4069,30 +4073,32 @@ TI__PRIVATE ti__qpack *ti__qpack_make(ti__node *node, ti__pool *pool, ti__thread
                                size_t rq_channels, void **rq_mem) {
     size_t pb = groups > 0 ? ti__qg_packed_bytes(tmpl->cols, tmpl->depth) : 0;
     size_t rqb = rq_channels > 0 ? ti__qg_rq_bytes(rq_channels) : 0;
-    /* the byte path's B as well when the ISA in effect has it; the int16 B stays, for
-     * TINYINFER_ISA / ti__cpu_force_isa changing the ISA after planning */
+    /* the byte path's B when the ISA in effect has it (the ISA is chosen once a process, so
+     * it is the run's too; only ti__cpu_force_isa, a test hook, changes it after planning) */
     size_t pb8 = pb > 0 && tmpl->want8 && ti__qg8_isa_now() != NULL
                      ? (ti__qg8_packed_bytes(tmpl->cols, tmpl->depth) + 63) / 64 * 64 : 0;
+    size_t pb16 = pb8 > 0 && tmpl->want8 == 2 ? 0 : pb;
     ti__qpack *p = (ti__qpack *)ti__pool_alloc(pool, sizeof(ti__qpack));
-    int16_t *bp = pb > 0 ? (int16_t *)ti__pool_alloc(pool, pb * groups) : NULL;
+    int16_t *bp = pb16 > 0 ? (int16_t *)ti__pool_alloc(pool, pb16 * groups) : NULL;
     int8_t *bp8 = pb8 > 0 ? (int8_t *)ti__pool_alloc(pool, pb8 * groups) : NULL;
     void *rq = rqb > 0 ? ti__pool_alloc(pool, rqb) : NULL;
-    if (p == NULL || (pb > 0 && bp == NULL) || (pb8 > 0 && bp8 == NULL) || (rqb > 0 && rq == NULL))
+    if (p == NULL || (pb16 > 0 && bp == NULL) || (pb8 > 0 && bp8 == NULL) ||
+        (rqb > 0 && rq == NULL))
         return NULL;
-    if (bp != NULL) {
+    if (bp != NULL || bp8 != NULL) {
         ti__qgemm g = *tmpl;
         for (size_t gi = 0; gi < groups; gi++) {
             g.c0 = gi * tmpl->cols;
             g.b = (const unsigned char *)tmpl->b + gi * b_gs; /* 1-byte elements */
-            ti__qg_pack(&g, bp + gi * (pb / sizeof(int16_t)), tp);
+            if (bp != NULL) ti__qg_pack(&g, bp + gi * (pb / sizeof(int16_t)), tp);
             if (bp8 != NULL) ti__qg8_pack(&g, bp8 + gi * pb8, tp);
         }
     }
-    p->groups = bp != NULL ? groups : 0;
+    p->groups = bp != NULL || bp8 != NULL ? groups : 0;
     p->cols = tmpl->cols;
     p->depth = tmpl->depth;
     p->bp = bp;
-    p->bp8 = bp != NULL ? bp8 : NULL;
+    p->bp8 = bp8;
     p->channels = rq != NULL ? rq_channels : 0;
     p->mult = (const int32_t *)rq;
     p->shift = rq != NULL ? (const int32_t *)rq + rq_channels : NULL;
@@ -4105,7 +4111,7 @@ TI__PRIVATE ti__qpack *ti__qpack_make(ti__node *node, ti__pool *pool, ti__thread
     if (rq_mem != NULL) *rq_mem = rq;
     node->packed_kind = TI__PACK_QGEMM;
     node->packed = p;
-    node->packed_bytes = sizeof(ti__qpack) + pb * groups + pb8 * groups + rqb;
+    node->packed_bytes = sizeof(ti__qpack) + pb16 * groups + pb8 * groups + rqb;
     return p;
 }
 
@@ -17684,6 +17690,12 @@ TI__PRIVATE size_t ti__tfc_grain(size_t work_per_item) {
 TI__PRIVATE size_t ti__tfc_qgemm_offset(size_t oc) { return ti__qg_rq_bytes(oc); }
 TI__PRIVATE size_t ti__tfc_qgemm_bytes(size_t oc, size_t kdim) { return ti__qg_packed_bytes(oc, kdim); }
 
+/* Whether the prepack pass packed the node's weights, for either path: its run then needs
+ * no scratch for them. */
+TI__PRIVATE int ti__tfc_qgemm_packed(const ti__node *nd, size_t oc, size_t kdim) {
+    return ti__qpack_b(nd, 1, oc, kdim, 0) != NULL || ti__qpack_b8(nd, 1, oc, kdim, 0) != NULL;
+}
+
 /* Copies n input values from element si, zero point applied, to dst[i * stride]: stride
  * TI__QG_MR, a column of the panel; 1, contiguous (AVX2's widening copy where it runs). */
 TI__PRIVATE void ti__tfc_qcopy(const ti__tfc_job *j, size_t si, size_t n, int16_t *dst, size_t stride) {
@@ -17883,14 +17895,27 @@ TI__PRIVATE void ti__tfc_qgather8(const void *ctx, size_t p0, size_t np, size_t 
 
 /* Runs the 8-bit GEMM of a job whose requantization is set up: on the weights the prepack
  * pass packed (the node's ti__qpack), else packed now into scratch after the multipliers.
- * With the byte path's pack as well (AVX512-VNNI or SDOT at planning), on that when the ISA now
- * has it and the input's zero point is one of its dtype's values (the padding byte). */
+ * With the byte path's pack (AVX512-VNNI or SDOT at planning), on that when the ISA now
+ * has it and the input's zero point is one of its dtype's values (the padding byte); the
+ * pack then has no int16 B where that zero point is (ti__qpack_make's want8 2). */
 TI__PRIVATE ti_status ti__tfc_qgemm(ti__kctx *k, ti__tfc_job *j, size_t rows, size_t kdim, int fc) {
     size_t off = ti__tfc_qgemm_offset(j->o);
     const int16_t *pre = ti__qpack_b(k->node, 1, j->o, kdim, 0);
-    if (pre == NULL && k->scratch_bytes < off + ti__tfc_qgemm_bytes(j->o, kdim))
-        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small for the packed weights",
-                         k->scratch_bytes);
+    const int8_t *pre8 = NULL;
+#ifdef TI__QG8
+    int32_t zx = -j->xo;
+    if (j->kind == TI__TFC_U8 ? zx >= 0 && zx <= 255 : zx >= -128 && zx <= 127)
+        pre8 = ti__qpack_b8(k->node, 1, j->o, kdim, 0);
+    if (ti__qg8_isa_now() == NULL) pre8 = NULL;
+#endif
+    if (pre == NULL && pre8 == NULL && k->scratch_bytes < off + ti__tfc_qgemm_bytes(j->o, kdim)) {
+        if (ti__qpack_b8(k->node, 1, j->o, kdim, 0) != NULL) /* only ti__cpu_force_isa */
+            return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                             "the weights were packed for the 8-bit dot-product instructions of "
+                             "the ISA at session creation, which the ISA now lacks");
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                         "scratch of %zu bytes is too small for the packed weights", k->scratch_bytes);
+    }
     j->rows = rows;
     j->kdim = kdim;
     j->fc = fc;
@@ -17925,12 +17950,10 @@ TI__PRIVATE ti_status ti__tfc_qgemm(ti__kctx *k, ti__tfc_job *j, size_t rows, si
     g.y_cs = 1;
     if (pre != NULL)
         g.bp = pre;
-    else
+    else if (pre8 == NULL)
         ti__qg_pack(&g, (int16_t *)((unsigned char *)k->scratch + off), k->tp);
 #ifdef TI__QG8
-    const int8_t *pre8 = pre != NULL ? ti__qpack_b8(k->node, 1, j->o, kdim, 0) : NULL;
-    int32_t zx = -j->xo;
-    if (pre8 != NULL && (j->kind == TI__TFC_U8 ? zx >= 0 && zx <= 255 : zx >= -128 && zx <= 127)) {
+    if (pre8 != NULL) {
         g.gather8 = ti__tfc_qgather8;
         g.a_off8 = j->kind == TI__TFC_U8 ? j->xo : j->xo - 128;
         ti__qg8_set(&g, pre8);
@@ -19008,7 +19031,7 @@ TI__PRIVATE size_t ti__tfc_conv_scratch_common(ti__kctx *k, int depthwise) {
         size_t rq = ti__qpack_rq(k->node, oc) != NULL ? 0 : oc * 2 * sizeof(int32_t);
         if (depthwise) return rq + ti__tfc_dw_prep_bytes(k, &g);
         if (k->in[0]->dtype == TI_DTYPE_I16 || g.groups != 1) return rq;
-        if (ti__qpack_b(k->node, 1, oc, kdim, 0) != NULL) return rq; /* packed at planning */
+        if (ti__tfc_qgemm_packed(k->node, oc, kdim)) return rq; /* packed at planning */
         return ti__tfc_qgemm_offset(oc) + ti__tfc_qgemm_bytes(oc, kdim);
     }
     if (depthwise || ti__tfc_conv_is_1x1(&g)) return 0;
@@ -19791,7 +19814,7 @@ TI__PRIVATE size_t ti__tfc_fc_scratch(ti__kctx *k) {
     size_t oc = (size_t)w->shape[0], kdim = (size_t)w->shape[1];
     size_t rq = ti__qpack_rq(k->node, oc) != NULL ? 0 : oc * 2 * sizeof(int32_t);
     if (x->dtype == TI_DTYPE_I16) return rq;
-    if (ti__qpack_b(k->node, 1, oc, kdim, 0) != NULL) return rq; /* packed at planning */
+    if (ti__tfc_qgemm_packed(k->node, oc, kdim)) return rq; /* packed at planning */
     return ti__tfc_qgemm_offset(oc) + ti__tfc_qgemm_bytes(oc, kdim);
 }
 
@@ -20059,7 +20082,10 @@ TI__PRIVATE ti_status ti__tfc_prepack(ti__kctx *k, ti__node *node, ti__pool *poo
     t.b_u8 = j.kind == TI__TFC_U8;
     t.b_cs = kdim;
     t.b_ks = 1;
-    t.want8 = 1; /* ti__tfc_qgemm has the byte path's gather */
+    /* ti__tfc_qgemm has the byte path's gather, and takes that path whenever the ISA has it
+     * where the input's zero point is one of its dtype's values (any valid model's) */
+    int32_t zx = (int32_t)x->quant.zero_point[0];
+    t.want8 = (j.kind == TI__TFC_U8 ? zx >= 0 && zx <= 255 : zx >= -128 && zx <= 127) ? 2 : 1;
     if (j.kind == TI__TFC_U8 || (fc && w->quant.count == 1))
         t.b_off = -(int32_t)w->quant.zero_point[0];
     void *rq_mem = NULL;

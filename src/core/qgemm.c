@@ -271,8 +271,9 @@ typedef struct ti__qgemm {
     const int32_t *bos8;     /* per column: B' - b_s */
     int bos8_same;           /* 1: every column's bos8 is bos8[0] (TFLite's weights) */
     int8_t *bp8_dst;
-    int want8;               /* planning (ti__qpack_make): the caller has a byte-path gather,
-                                so pack B for it too */
+    int want8;               /* planning (ti__qpack_make): 1, the caller has a byte-path
+                                gather, so pack B for it too; 2, and it takes the byte path
+                                whenever the ISA has it, so B for the byte path alone */
 } ti__qgemm;
 
 /* The depth of packed B: rounded up to a whole pair. */
@@ -988,7 +989,8 @@ typedef struct ti__qpack {
                                    groups 0: no packed B (requantization only) */
     const int16_t *bp;
     const int8_t *bp8;          /* or NULL: groups blocks of ti__qg8_packed_bytes(cols, depth),
-                                   B for the byte path, made when the ISA at planning has it */
+                                   B for the byte path, made when the ISA at planning has it
+                                   (then bp may be NULL: ti__qpack_make's want8) */
     size_t channels;            /* requantization multipliers of this many channels, or 0 */
     int mode;                   /* their TI__QRQ_ mode */
     const int32_t *mult, *shift; /* TI__QRQ_32 / _64 */
@@ -1042,7 +1044,9 @@ TI__PRIVATE const ti__qpack *ti__qpack_rq(const ti__node *nd, size_t channels) {
 /* Allocates a pack in pool and packs B of `groups` groups into it: the group's columns c0 =
  * g * cols.. at element offset g * b_gs of b (the rest of *tmpl: strides, offsets, zero
  * points as for ti__qg_pack); with tmpl->want8, under an ISA with the byte path, B for the
- * byte path as well. rq_channels > 0 also reserves ti__qg_rq_bytes of them for
+ * byte path as well, or instead (want8 2: the int16 B would never be read, and cost twice
+ * the weights' bytes of memory and most of a quantized model's session creation: the Coral
+ * MobileNetV2's 3.4 MB of weights took 6.8 MB more). rq_channels > 0 also reserves ti__qg_rq_bytes of them for
  * the caller to fill (*rq_mem, then the pack's mode). Sets the node's packed fields.
  * Returns the pack, NULL on OOM. */
 TI__PRIVATE ti__qpack *ti__qpack_make(ti__node *node, ti__pool *pool, ti__threadpool *tp,
@@ -1050,30 +1054,32 @@ TI__PRIVATE ti__qpack *ti__qpack_make(ti__node *node, ti__pool *pool, ti__thread
                                size_t rq_channels, void **rq_mem) {
     size_t pb = groups > 0 ? ti__qg_packed_bytes(tmpl->cols, tmpl->depth) : 0;
     size_t rqb = rq_channels > 0 ? ti__qg_rq_bytes(rq_channels) : 0;
-    /* the byte path's B as well when the ISA in effect has it; the int16 B stays, for
-     * TINYINFER_ISA / ti__cpu_force_isa changing the ISA after planning */
+    /* the byte path's B when the ISA in effect has it (the ISA is chosen once a process, so
+     * it is the run's too; only ti__cpu_force_isa, a test hook, changes it after planning) */
     size_t pb8 = pb > 0 && tmpl->want8 && ti__qg8_isa_now() != NULL
                      ? (ti__qg8_packed_bytes(tmpl->cols, tmpl->depth) + 63) / 64 * 64 : 0;
+    size_t pb16 = pb8 > 0 && tmpl->want8 == 2 ? 0 : pb;
     ti__qpack *p = (ti__qpack *)ti__pool_alloc(pool, sizeof(ti__qpack));
-    int16_t *bp = pb > 0 ? (int16_t *)ti__pool_alloc(pool, pb * groups) : NULL;
+    int16_t *bp = pb16 > 0 ? (int16_t *)ti__pool_alloc(pool, pb16 * groups) : NULL;
     int8_t *bp8 = pb8 > 0 ? (int8_t *)ti__pool_alloc(pool, pb8 * groups) : NULL;
     void *rq = rqb > 0 ? ti__pool_alloc(pool, rqb) : NULL;
-    if (p == NULL || (pb > 0 && bp == NULL) || (pb8 > 0 && bp8 == NULL) || (rqb > 0 && rq == NULL))
+    if (p == NULL || (pb16 > 0 && bp == NULL) || (pb8 > 0 && bp8 == NULL) ||
+        (rqb > 0 && rq == NULL))
         return NULL;
-    if (bp != NULL) {
+    if (bp != NULL || bp8 != NULL) {
         ti__qgemm g = *tmpl;
         for (size_t gi = 0; gi < groups; gi++) {
             g.c0 = gi * tmpl->cols;
             g.b = (const unsigned char *)tmpl->b + gi * b_gs; /* 1-byte elements */
-            ti__qg_pack(&g, bp + gi * (pb / sizeof(int16_t)), tp);
+            if (bp != NULL) ti__qg_pack(&g, bp + gi * (pb / sizeof(int16_t)), tp);
             if (bp8 != NULL) ti__qg8_pack(&g, bp8 + gi * pb8, tp);
         }
     }
-    p->groups = bp != NULL ? groups : 0;
+    p->groups = bp != NULL || bp8 != NULL ? groups : 0;
     p->cols = tmpl->cols;
     p->depth = tmpl->depth;
     p->bp = bp;
-    p->bp8 = bp != NULL ? bp8 : NULL;
+    p->bp8 = bp8;
     p->channels = rq != NULL ? rq_channels : 0;
     p->mult = (const int32_t *)rq;
     p->shift = rq != NULL ? (const int32_t *)rq + rq_channels : NULL;
@@ -1086,7 +1092,7 @@ TI__PRIVATE ti__qpack *ti__qpack_make(ti__node *node, ti__pool *pool, ti__thread
     if (rq_mem != NULL) *rq_mem = rq;
     node->packed_kind = TI__PACK_QGEMM;
     node->packed = p;
-    node->packed_bytes = sizeof(ti__qpack) + pb * groups + pb8 * groups + rqb;
+    node->packed_bytes = sizeof(ti__qpack) + pb16 * groups + pb8 * groups + rqb;
     return p;
 }
 

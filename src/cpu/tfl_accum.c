@@ -401,6 +401,12 @@ TI__PRIVATE size_t ti__tfc_grain(size_t work_per_item) {
 TI__PRIVATE size_t ti__tfc_qgemm_offset(size_t oc) { return ti__qg_rq_bytes(oc); }
 TI__PRIVATE size_t ti__tfc_qgemm_bytes(size_t oc, size_t kdim) { return ti__qg_packed_bytes(oc, kdim); }
 
+/* Whether the prepack pass packed the node's weights, for either path: its run then needs
+ * no scratch for them. */
+TI__PRIVATE int ti__tfc_qgemm_packed(const ti__node *nd, size_t oc, size_t kdim) {
+    return ti__qpack_b(nd, 1, oc, kdim, 0) != NULL || ti__qpack_b8(nd, 1, oc, kdim, 0) != NULL;
+}
+
 /* Copies n input values from element si, zero point applied, to dst[i * stride]: stride
  * TI__QG_MR, a column of the panel; 1, contiguous (AVX2's widening copy where it runs). */
 TI__PRIVATE void ti__tfc_qcopy(const ti__tfc_job *j, size_t si, size_t n, int16_t *dst, size_t stride) {
@@ -600,14 +606,27 @@ TI__PRIVATE void ti__tfc_qgather8(const void *ctx, size_t p0, size_t np, size_t 
 
 /* Runs the 8-bit GEMM of a job whose requantization is set up: on the weights the prepack
  * pass packed (the node's ti__qpack), else packed now into scratch after the multipliers.
- * With the byte path's pack as well (AVX512-VNNI or SDOT at planning), on that when the ISA now
- * has it and the input's zero point is one of its dtype's values (the padding byte). */
+ * With the byte path's pack (AVX512-VNNI or SDOT at planning), on that when the ISA now
+ * has it and the input's zero point is one of its dtype's values (the padding byte); the
+ * pack then has no int16 B where that zero point is (ti__qpack_make's want8 2). */
 TI__PRIVATE ti_status ti__tfc_qgemm(ti__kctx *k, ti__tfc_job *j, size_t rows, size_t kdim, int fc) {
     size_t off = ti__tfc_qgemm_offset(j->o);
     const int16_t *pre = ti__qpack_b(k->node, 1, j->o, kdim, 0);
-    if (pre == NULL && k->scratch_bytes < off + ti__tfc_qgemm_bytes(j->o, kdim))
-        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT, "scratch of %zu bytes is too small for the packed weights",
-                         k->scratch_bytes);
+    const int8_t *pre8 = NULL;
+#ifdef TI__QG8
+    int32_t zx = -j->xo;
+    if (j->kind == TI__TFC_U8 ? zx >= 0 && zx <= 255 : zx >= -128 && zx <= 127)
+        pre8 = ti__qpack_b8(k->node, 1, j->o, kdim, 0);
+    if (ti__qg8_isa_now() == NULL) pre8 = NULL;
+#endif
+    if (pre == NULL && pre8 == NULL && k->scratch_bytes < off + ti__tfc_qgemm_bytes(j->o, kdim)) {
+        if (ti__qpack_b8(k->node, 1, j->o, kdim, 0) != NULL) /* only ti__cpu_force_isa */
+            return ti__kfail(k, TI_ERR_UNSUPPORTED,
+                             "the weights were packed for the 8-bit dot-product instructions of "
+                             "the ISA at session creation, which the ISA now lacks");
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                         "scratch of %zu bytes is too small for the packed weights", k->scratch_bytes);
+    }
     j->rows = rows;
     j->kdim = kdim;
     j->fc = fc;
@@ -642,12 +661,10 @@ TI__PRIVATE ti_status ti__tfc_qgemm(ti__kctx *k, ti__tfc_job *j, size_t rows, si
     g.y_cs = 1;
     if (pre != NULL)
         g.bp = pre;
-    else
+    else if (pre8 == NULL)
         ti__qg_pack(&g, (int16_t *)((unsigned char *)k->scratch + off), k->tp);
 #ifdef TI__QG8
-    const int8_t *pre8 = pre != NULL ? ti__qpack_b8(k->node, 1, j->o, kdim, 0) : NULL;
-    int32_t zx = -j->xo;
-    if (pre8 != NULL && (j->kind == TI__TFC_U8 ? zx >= 0 && zx <= 255 : zx >= -128 && zx <= 127)) {
+    if (pre8 != NULL) {
         g.gather8 = ti__tfc_qgather8;
         g.a_off8 = j->kind == TI__TFC_U8 ? j->xo : j->xo - 128;
         ti__qg8_set(&g, pre8);

@@ -155,7 +155,7 @@ TI__PRIVATE size_t ti__tfc_conv_scratch_common(ti__kctx *k, int depthwise) {
         size_t rq = ti__qpack_rq(k->node, oc) != NULL ? 0 : oc * 2 * sizeof(int32_t);
         if (depthwise) return rq + ti__tfc_dw_prep_bytes(k, &g);
         if (k->in[0]->dtype == TI_DTYPE_I16 || g.groups != 1) return rq;
-        if (ti__qpack_b(k->node, 1, oc, kdim, 0) != NULL) return rq; /* packed at planning */
+        if (ti__tfc_qgemm_packed(k->node, oc, kdim)) return rq; /* packed at planning */
         return ti__tfc_qgemm_offset(oc) + ti__tfc_qgemm_bytes(oc, kdim);
     }
     if (depthwise || ti__tfc_conv_is_1x1(&g)) return 0;
@@ -938,7 +938,7 @@ TI__PRIVATE size_t ti__tfc_fc_scratch(ti__kctx *k) {
     size_t oc = (size_t)w->shape[0], kdim = (size_t)w->shape[1];
     size_t rq = ti__qpack_rq(k->node, oc) != NULL ? 0 : oc * 2 * sizeof(int32_t);
     if (x->dtype == TI_DTYPE_I16) return rq;
-    if (ti__qpack_b(k->node, 1, oc, kdim, 0) != NULL) return rq; /* packed at planning */
+    if (ti__tfc_qgemm_packed(k->node, oc, kdim)) return rq; /* packed at planning */
     return ti__tfc_qgemm_offset(oc) + ti__tfc_qgemm_bytes(oc, kdim);
 }
 
@@ -1206,7 +1206,10 @@ TI__PRIVATE ti_status ti__tfc_prepack(ti__kctx *k, ti__node *node, ti__pool *poo
     t.b_u8 = j.kind == TI__TFC_U8;
     t.b_cs = kdim;
     t.b_ks = 1;
-    t.want8 = 1; /* ti__tfc_qgemm has the byte path's gather */
+    /* ti__tfc_qgemm has the byte path's gather, and takes that path whenever the ISA has it
+     * where the input's zero point is one of its dtype's values (any valid model's) */
+    int32_t zx = (int32_t)x->quant.zero_point[0];
+    t.want8 = (j.kind == TI__TFC_U8 ? zx >= 0 && zx <= 255 : zx >= -128 && zx <= 127) ? 2 : 1;
     if (j.kind == TI__TFC_U8 || (fc && w->quant.count == 1))
         t.b_off = -(int32_t)w->quant.zero_point[0];
     void *rq_mem = NULL;

@@ -1432,11 +1432,21 @@ TI_TEST(add8_computed_terms_match_tables) {
 #endif
 }
 
+/* Whether the ISA has the 8-bit GEMM's byte path (AVX512-VNNI, SDOT). */
+static int has_byte_path(int isa) {
+    int had = ti__cpu_isa(), has = ti__cpu_force_isa(isa) == isa && ti__qg8_isa_now() != NULL;
+    ti__cpu_force_isa(had);
+    return has;
+}
+
 /* Runs the model at path on a seeded random input with threads threads; the session is
- * created under ISA make_isa and run under run_isa (the packs made at planning must serve
- * every ISA). Returns output 0's bytes (malloc), NULL when the ISA is missing. */
-static unsigned char *model_out(ti_model *m, int make_isa, int run_isa, int threads, size_t *bytes) {
-    ti_error err;
+ * created under ISA make_isa and run under run_isa (the packs made at planning serve every
+ * ISA without the byte path; with it they hold B for that path alone, and a run under an
+ * ISA without it fails, saying why: *st). Returns output 0's bytes (malloc), NULL when the
+ * ISA is missing or the run failed. */
+static unsigned char *model_out(ti_model *m, int make_isa, int run_isa, int threads, size_t *bytes,
+                                ti_status *st, ti_error *err) {
+    *st = TI_OK;
     if (ti__cpu_force_isa(make_isa) != make_isa || ti__cpu_force_isa(run_isa) != run_isa)
         return NULL;
     ti__cpu_force_isa(make_isa);
@@ -1444,7 +1454,7 @@ static unsigned char *model_out(ti_model *m, int make_isa, int run_isa, int thre
     memset(&d, 0, sizeof d);
     d.backend = TI_BACKEND_CPU;
     d.num_threads = threads;
-    ti_session *s = ti_session_create(m, &d, &err);
+    ti_session *s = ti_session_create(m, &d, err);
     TI_CHECK(s != NULL);
     if (!s) return NULL;
     ti__cpu_force_isa(run_isa);
@@ -1454,7 +1464,12 @@ static unsigned char *model_out(ti_model *m, int make_isa, int run_isa, int thre
         seed = seed * 1664525u + 1013904223u;
         ((unsigned char *)in->data)[q] = (unsigned char)(seed >> 24);
     }
-    TI_CHECK_EQ_INT(ti_session_run(s, &err), TI_OK);
+    *st = ti_session_run(s, err);
+    if (*st != TI_OK) {
+        ti_session_destroy(s);
+        ti__cpu_force_isa(-1);
+        return NULL;
+    }
     const ti_tensor *out = ti_session_output(s, 0);
     unsigned char *o = (unsigned char *)malloc(out->size_bytes);
     memcpy(o, out->data, out->size_bytes);
@@ -1477,13 +1492,29 @@ static void model_same_under_each_isa(const char *path) {
     }
     int best = ti__cpu_isa_best();
     size_t ref_bytes = 0, bytes = 0;
-    unsigned char *ref = model_out(m, TI__ISA_SCALAR, TI__ISA_SCALAR, 1, &ref_bytes);
+    ti_status st;
+    unsigned char *ref = model_out(m, TI__ISA_SCALAR, TI__ISA_SCALAR, 1, &ref_bytes, &st, &err);
     TI_CHECK(ref != NULL);
     for (int i = 0; i < NISA && ref != NULL; i++)
         for (int mode = 0; mode < 3; mode++) {
             int make = mode == 2 ? best : isas[i], threads = mode == 1 ? 2 : 1;
-            unsigned char *o = model_out(m, make, isas[i], threads, &bytes);
-            if (o == NULL) continue;
+            unsigned char *o = model_out(m, make, isas[i], threads, &bytes, &st, &err);
+            if (o == NULL && st == TI_OK) continue; /* the ISA is missing here */
+            if (has_byte_path(make) && !has_byte_path(isas[i])) {
+                /* B packed for the byte path alone: refused, saying why */
+                printf("  planned under %s, run under %s: %s\n", ti__cpu_isa_name(make),
+                       ti__cpu_isa_name(isas[i]), st == TI_OK ? "ran" : err.message);
+                TI_CHECK(o == NULL && st == TI_ERR_UNSUPPORTED);
+                if (st != TI_OK) TI_CHECK_STR_CONTAINS(err.message, "dot-product");
+                free(o);
+                continue;
+            }
+            TI_CHECK_EQ_INT(st, TI_OK);
+            if (o == NULL) {
+                printf("  planned under %s, run under %s: %s\n", ti__cpu_isa_name(make),
+                       ti__cpu_isa_name(isas[i]), err.message);
+                continue;
+            }
             if (bytes != ref_bytes || memcmp(o, ref, ref_bytes) != 0)
                 printf("  %s: planned under %s, run under %s, %d thread(s): differs from scalar\n",
                        path, ti__cpu_isa_name(make), ti__cpu_isa_name(isas[i]), threads);
@@ -1572,10 +1603,12 @@ TI_TEST(int8_dw_saturated_multiplier_same_as_scalar) {
         if (pass == 1) sc[1] = 1e12f;
         w->quant.scale = sc;
         size_t nref = 0, n = 0;
-        unsigned char *ref = model_out(m, TI__ISA_SCALAR, TI__ISA_SCALAR, 1, &nref);
+        ti_status st;
+        unsigned char *ref = model_out(m, TI__ISA_SCALAR, TI__ISA_SCALAR, 1, &nref, &st, &err);
         TI_CHECK(ref != NULL);
         for (int i = 0; i < NISA && ref != NULL; i++) { /* each ISA this CPU has */
-            unsigned char *o = model_out(m, isas[i], isas[i], 1, &n);
+            unsigned char *o = model_out(m, isas[i], isas[i], 1, &n, &st, &err);
+            TI_CHECK_EQ_INT(st, TI_OK);
             if (o == NULL) continue;
             if (n != nref || memcmp(ref, o, n) != 0)
                 printf("  pass %d under %s: differs from scalar\n", pass,
