@@ -510,6 +510,31 @@ TI__PRIVATE void ti__qg8_set(ti__qgemm *g, const int8_t *base) {
 
 /* Packs column blocks [begin, end) of B for the byte path into g->bp8_dst (whose csum8 and
  * bos8 follow as ti__qg8_set says). */
+/* Column c's depths [0, kd) of B in place (b_ks 1) into the byte path's layout: each quad
+ * of bytes one 32-bit move (uint8 made signed by flipping the top bit: v ^ 0x80 = v - 128),
+ * zeros past kd. Returns the sum of the column's values. Element by element, the Coral
+ * MobileNetV2's weights took 12 ms of its 19 ms session creation to pack. */
+TI__PRIVATE uint32_t ti__qg8_pack_col(const ti__qgemm *g, size_t c, int8_t *dst) {
+    const unsigned char *w = (const unsigned char *)g->b + c * g->b_cs;
+    size_t kd = g->depth, i = 0;
+    uint32_t flip = g->b_u8 ? 0x80808080u : 0u, sum = 0, q;
+    for (; i + 4 <= kd; i += 4, dst += 64) {
+        memcpy(&q, w + i, 4);
+        q ^= flip;
+        memcpy(dst, &q, 4);
+    }
+    if (i < kd) {
+        unsigned char t[4] = {0, 0, 0, 0};
+        for (size_t r = 0; i + r < kd; r++) t[r] = (unsigned char)(w[i + r] ^ (flip & 0xff));
+        memcpy(dst, t, 4);
+    }
+    if (g->b_u8)
+        for (i = 0; i < kd; i++) sum += w[i];
+    else
+        for (i = 0; i < kd; i++) sum += (uint32_t)(int32_t)(int8_t)w[i];
+    return sum;
+}
+
 TI__PRIVATE void ti__qg8_pack_range(void *ctx, size_t begin, size_t end) {
     const ti__qgemm *g = (const ti__qgemm *)ctx;
     size_t kd = g->depth, kp = ti__qg8_depth4(kd);
@@ -519,15 +544,22 @@ TI__PRIVATE void ti__qg8_pack_range(void *ctx, size_t begin, size_t end) {
         int8_t *dst = g->bp8_dst + b * kp * TI__QG_NR;
         for (size_t q = 0; q < TI__QG_NR; q++) {
             size_t c = b * TI__QG_NR + q;
-            for (size_t i = 0; i < kp; i++) dst[i / 4 * 64 + q * 4 + i % 4] = 0;
             csum[c] = 0;
             bos[c] = 0;
+            if (c >= g->cols || g->b_ks != 1)
+                for (size_t i = 0; i < kp; i++) dst[i / 4 * 64 + q * 4 + i % 4] = 0;
             if (c >= g->cols) continue;
             int32_t off = g->b_off;
             if (g->b_zp != NULL) {
                 size_t zi = g->b_zp_n > 1 ? g->c0 + c : 0;
                 off -= g->b_u8 ? (int32_t)((const uint8_t *)g->b_zp)[zi]
                                : (int32_t)((const int8_t *)g->b_zp)[zi];
+            }
+            if (g->b_ks == 1) { /* sum of (v + off): the values' sum plus kd offsets */
+                uint32_t sum = ti__qg8_pack_col(g, c, dst + q * 4);
+                csum[c] = (int32_t)(sum + (uint32_t)off * (uint32_t)kd);
+                bos[c] = off + (g->b_u8 ? 128 : 0);
+                continue;
             }
             uint32_t sum = 0;
             for (size_t i = 0; i < kd; i++) {
