@@ -43,8 +43,7 @@
         TI_NO_THREADS         (undefined)      no thread pool, no threads started: one thread
         TI_NO_STDIO           (undefined)      no file access: ti_model_load_file is left out
         TI_NO_MMAP            (undefined)      ti_model_load_file reads the file into a buffer
-                                               instead of mapping it (POSIX systems map it;
-                                               Windows always reads)
+                                               instead of mapping it (POSIX and Windows)
         TI_NO_ONNX            (undefined)      no ONNX reader: .onnx files get TI_ERR_UNSUPPORTED
         TI_NO_SIMD            (undefined)      portable scalar kernels only: no AVX2/AVX-512
                                                paths and no cpuid (the environment variable
