@@ -4,7 +4,8 @@
  * pauses, against the builds to compare (bench/results/load-2026-12-05-s54.md).
  *
  * Usage: bench_load MODEL [THREADS] [RUNS]   (THREADS default 1, RUNS default 20)
- * Prints: load L create C first F median M (ms) */
+ * Prints: load L create C first F median M (ms) peak P (MiB: the process's peak resident set,
+ * VmHWM, where /proc/self/status has it; -1 elsewhere) */
 #define _POSIX_C_SOURCE 200809L
 #define TINYINFER_IMPLEMENTATION
 #include "tinyinfer.h"
@@ -17,6 +18,17 @@ static double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + 1e-6 * (double)ts.tv_nsec;
+}
+
+/* VmHWM of /proc/self/status in MiB, or -1 */
+static double peak_mib(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    double kib = -1;
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        if (strncmp(line, "VmHWM:", 6) == 0) kib = atof(line + 6);
+    if (f != NULL) fclose(f);
+    return kib < 0 ? -1 : kib / 1024;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -60,8 +72,8 @@ int main(int argc, char **argv) {
     if (st != TI_OK) fprintf(stderr, "bench_load: %s\n", err.message);
     else {
         qsort(times, (size_t)runs, sizeof times[0], cmp_double);
-        printf("load %.1f create %.1f first %.1f median %.2f\n", t1 - t0, t2 - t1, t3 - t2,
-               times[runs / 2]);
+        printf("load %.1f create %.1f first %.1f median %.2f peak %.1f\n", t1 - t0, t2 - t1,
+               t3 - t2, times[runs / 2], peak_mib());
     }
     ti_session_destroy(s);
     ti_model_free(m);

@@ -138,10 +138,12 @@ typedef struct ti_model_desc {
     int max_rank;              /* 0: TI_MAX_DIMS                                     */
 } ti_model_desc;
 
-/* Loads a model file (.onnx; ONNX external data is read from files beside it, paths
- * confined to the model's directory). desc may be NULL. Returns NULL and fills err on
+/* Loads a model file (.onnx or .tflite; ONNX external data is read from files beside it,
+ * paths confined to the model's directory). desc may be NULL. Returns NULL and fills err on
  * failure. The model is owned by the caller (ti_model_free) and is read-only after
- * loading: sessions on several threads may share it. */
+ * loading: sessions on several threads may share it. The file is mapped read-only while it
+ * is parsed (POSIX, Windows; TI_NO_MMAP reads it instead) and nothing of it is kept: it may
+ * be replaced once this returns, but not cut short while it runs. */
 TI_API ti_model *ti_model_load_file(const char *path, const ti_model_desc *desc, ti_error *err);
 /* Same from memory. The bytes are copied where needed; the caller may free them after. */
 TI_API ti_model *ti_model_load_memory(const void *data, size_t size, const ti_model_desc *desc,
