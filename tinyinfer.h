@@ -332,10 +332,12 @@ typedef struct ti_model_desc {
     int max_rank;              /* 0: TI_MAX_DIMS                                     */
 } ti_model_desc;
 
-/* Loads a model file (.onnx; ONNX external data is read from files beside it, paths
- * confined to the model's directory). desc may be NULL. Returns NULL and fills err on
+/* Loads a model file (.onnx or .tflite; ONNX external data is read from files beside it,
+ * paths confined to the model's directory). desc may be NULL. Returns NULL and fills err on
  * failure. The model is owned by the caller (ti_model_free) and is read-only after
- * loading: sessions on several threads may share it. */
+ * loading: sessions on several threads may share it. The file is mapped read-only while it
+ * is parsed (POSIX, Windows; TI_NO_MMAP reads it instead) and nothing of it is kept: it may
+ * be replaced once this returns, but not cut short while it runs. */
 TI_API ti_model *ti_model_load_file(const char *path, const ti_model_desc *desc, ti_error *err);
 /* Same from memory. The bytes are copied where needed; the caller may free them after. */
 TI_API ti_model *ti_model_load_memory(const void *data, size_t size, const ti_model_desc *desc,
@@ -9273,7 +9275,7 @@ TI__PRIVATE ti_status ti__conv_prepack(ti__kctx *k, ti__node *node, ti__pool *po
         return ti__conv_prepack_atrans(node, pool, &p, w);
     }
     size_t bytes = ti__wino_u_bytes(&p, t);
-    float *u = (float *)ti__pool_alloc(pool, bytes);
+    float *u = (float *)ti__pool_alloc_raw(pool, bytes); /* ti__wino_pack zeroes it first */
     if (u == NULL) return TI_ERR_OUT_OF_MEMORY;
     node->packed_arg = ti__wino_pack(&p, t, w, u);
     node->packed_kind = ti__wino_kind(t);
@@ -32534,13 +32536,16 @@ TI__PRIVATE int ti__fuse_const_scalar(const ti_session *s, int v, float def, flo
     return 1;
 }
 
-/* Makes a new constant float32 value shaped like value `like`. */
-TI__PRIVATE int ti__fuse_new_const(ti_session *s, int like, float **data) {
+/* Makes a new constant float32 value shaped like value `like`, zeroed unless the caller
+ * writes all of it (filled: a conv's weights with a BatchNorm folded in, which zeroing made
+ * a pass over every weight of the model more at session creation). */
+TI__PRIVATE int ti__fuse_new_const(ti_session *s, int like, float **data, int filled) {
     int v = ti__session_new_value(s, s->t[like].name);
     if (v < 0) return -1;
     ti_tensor *t = &s->t[v];
     ti__set_shape(t, TI_DTYPE_F32, s->t[like].rank, s->t[like].shape);
-    t->data = ti__pool_alloc(&s->plan_pool, t->size_bytes);
+    t->data = filled ? ti__pool_alloc_raw(&s->plan_pool, t->size_bytes)
+                     : ti__pool_alloc(&s->plan_pool, t->size_bytes);
     if (t->data == NULL) return -1;
     s->vi[v].is_const = 1;
     *data = (float *)t->data;
@@ -32584,8 +32589,8 @@ TI__PRIVATE int ti__fuse_conv_bn(ti_session *s, ti__node *conv, const ti__node *
     if (!scale || !beta || !mean || !var) return 0;
     if (conv->n_inputs > 2 && conv->inputs[2] >= 0 && bias == NULL) return 0;
     float eps = ti__attr_f(bn, "epsilon", 1e-5f), *nw, *nb;
-    int nwv = ti__fuse_new_const(s, wv, &nw);
-    int nbv = nwv < 0 ? -1 : ti__fuse_new_const(s, bn->inputs[1], &nb);
+    int nwv = ti__fuse_new_const(s, wv, &nw, 1);
+    int nbv = nwv < 0 ? -1 : ti__fuse_new_const(s, bn->inputs[1], &nb, 0);
     if (nbv < 0 || !ti__fuse_own_inputs(s, conv)) return 0;
     const float *w = (const float *)s->t[wv].data;
     for (size_t o = 0; o < m; o++) {
@@ -32614,7 +32619,7 @@ TI__PRIVATE int ti__fuse_conv_add(ti_session *s, ti__node *conv, const ti__node 
     }
     if (conv->n_inputs > 2 && conv->inputs[2] >= 0 && !ti__fuse_const_f32(s, conv->inputs[2], m)) return 0;
     float *nb;
-    int nbv = ti__fuse_new_const(s, cv, &nb);
+    int nbv = ti__fuse_new_const(s, cv, &nb, 0);
     if (nbv < 0 || !ti__fuse_own_inputs(s, conv)) return 0;
     s->t[nbv].rank = 1;
     s->t[nbv].shape[0] = (int64_t)m;

@@ -1822,7 +1822,7 @@ TI__PRIVATE ti_status ti__conv_prepack(ti__kctx *k, ti__node *node, ti__pool *po
         return ti__conv_prepack_atrans(node, pool, &p, w);
     }
     size_t bytes = ti__wino_u_bytes(&p, t);
-    float *u = (float *)ti__pool_alloc(pool, bytes);
+    float *u = (float *)ti__pool_alloc_raw(pool, bytes); /* ti__wino_pack zeroes it first */
     if (u == NULL) return TI_ERR_OUT_OF_MEMORY;
     node->packed_arg = ti__wino_pack(&p, t, w, u);
     node->packed_kind = ti__wino_kind(t);

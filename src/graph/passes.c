@@ -41,13 +41,16 @@ TI__PRIVATE int ti__fuse_const_scalar(const ti_session *s, int v, float def, flo
     return 1;
 }
 
-/* Makes a new constant float32 value shaped like value `like`. */
-TI__PRIVATE int ti__fuse_new_const(ti_session *s, int like, float **data) {
+/* Makes a new constant float32 value shaped like value `like`, zeroed unless the caller
+ * writes all of it (filled: a conv's weights with a BatchNorm folded in, which zeroing made
+ * a pass over every weight of the model more at session creation). */
+TI__PRIVATE int ti__fuse_new_const(ti_session *s, int like, float **data, int filled) {
     int v = ti__session_new_value(s, s->t[like].name);
     if (v < 0) return -1;
     ti_tensor *t = &s->t[v];
     ti__set_shape(t, TI_DTYPE_F32, s->t[like].rank, s->t[like].shape);
-    t->data = ti__pool_alloc(&s->plan_pool, t->size_bytes);
+    t->data = filled ? ti__pool_alloc_raw(&s->plan_pool, t->size_bytes)
+                     : ti__pool_alloc(&s->plan_pool, t->size_bytes);
     if (t->data == NULL) return -1;
     s->vi[v].is_const = 1;
     *data = (float *)t->data;
@@ -91,8 +94,8 @@ TI__PRIVATE int ti__fuse_conv_bn(ti_session *s, ti__node *conv, const ti__node *
     if (!scale || !beta || !mean || !var) return 0;
     if (conv->n_inputs > 2 && conv->inputs[2] >= 0 && bias == NULL) return 0;
     float eps = ti__attr_f(bn, "epsilon", 1e-5f), *nw, *nb;
-    int nwv = ti__fuse_new_const(s, wv, &nw);
-    int nbv = nwv < 0 ? -1 : ti__fuse_new_const(s, bn->inputs[1], &nb);
+    int nwv = ti__fuse_new_const(s, wv, &nw, 1);
+    int nbv = nwv < 0 ? -1 : ti__fuse_new_const(s, bn->inputs[1], &nb, 0);
     if (nbv < 0 || !ti__fuse_own_inputs(s, conv)) return 0;
     const float *w = (const float *)s->t[wv].data;
     for (size_t o = 0; o < m; o++) {
@@ -121,7 +124,7 @@ TI__PRIVATE int ti__fuse_conv_add(ti_session *s, ti__node *conv, const ti__node 
     }
     if (conv->n_inputs > 2 && conv->inputs[2] >= 0 && !ti__fuse_const_f32(s, conv->inputs[2], m)) return 0;
     float *nb;
-    int nbv = ti__fuse_new_const(s, cv, &nb);
+    int nbv = ti__fuse_new_const(s, cv, &nb, 0);
     if (nbv < 0 || !ti__fuse_own_inputs(s, conv)) return 0;
     s->t[nbv].rank = 1;
     s->t[nbv].shape[0] = (int64_t)m;
