@@ -78,11 +78,12 @@ TI_API ti_model *ti_model_load_memory(const void *data, size_t size, const ti_mo
 }
 
 #ifndef TI_NO_STDIO
-/* Files are mapped, not read, where the system can (POSIX and Windows, unless TI_NO_MMAP): the parser
- * reads the page cache's pages in place, and a model costs no buffer of its file's size.
- * Reading MobileNetV2's 14 MB into a fresh buffer was half its load time on the test VM,
- * whose fresh pages cost about 0.5 ms a MiB to fault in: load 17-21 ms read, 9.4-10.5 mapped
- * (bench/load.c). The mapping lives only for the parse (initializers are copied out of it).
+/* Files are mapped, not read, where the system can (POSIX and Windows, unless TI_NO_MMAP):
+ * the parser reads the page cache's pages in place, and a model costs no buffer of its
+ * file's size. Reading MobileNetV2's 14 MB into a fresh buffer was a third of its load and
+ * creation on the test VM, whose fresh pages cost about 0.5 ms a MiB to fault in: load 18.0
+ * ms read, 11.7 mapped (medians, bench/results/load-2026-12-05-s55.md). The mapping lives
+ * only for the parse (initializers are copied out of it).
  * As with any mapped file, another process truncating the file during the parse would end
  * this one (SIGBUS); a file being replaced should be written beside it and renamed over it. */
 #if !defined(TI_NO_MMAP) && !defined(_WIN32) && (defined(__unix__) || defined(__APPLE__))

@@ -508,8 +508,6 @@ TI__PRIVATE void ti__qg8_set(ti__qgemm *g, const int8_t *base) {
     g->bos8_same = g->bos8[nc];
 }
 
-/* Packs column blocks [begin, end) of B for the byte path into g->bp8_dst (whose csum8 and
- * bos8 follow as ti__qg8_set says). */
 /* Column c's depths [0, kd) of B in place (b_ks 1) into the byte path's layout: each quad
  * of bytes one 32-bit move (uint8 made signed by flipping the top bit: v ^ 0x80 = v - 128),
  * zeros past kd. Returns the sum of the column's values. Element by element, the Coral
@@ -517,24 +515,30 @@ TI__PRIVATE void ti__qg8_set(ti__qgemm *g, const int8_t *base) {
 TI__PRIVATE uint32_t ti__qg8_pack_col(const ti__qgemm *g, size_t c, int8_t *dst) {
     const unsigned char *w = (const unsigned char *)g->b + c * g->b_cs;
     size_t kd = g->depth, i = 0;
-    uint32_t flip = g->b_u8 ? 0x80808080u : 0u, sum = 0, q;
+    /* u: the bytes' sum as unsigned values, of the word itself for uint8 and of the word
+     * with the top bits flipped for int8 (v ^ 0x80 = v + 128 as unsigned), a word's four in
+     * a few operations (a byte's loop was most of the time) */
+    uint32_t flip = g->b_u8 ? 0x80808080u : 0u, usum = g->b_u8 ? 0u : 0x80808080u, u = 0, q;
     for (; i + 4 <= kd; i += 4, dst += 64) {
         memcpy(&q, w + i, 4);
+        uint32_t v = q ^ usum, h = (v & 0x00ff00ffu) + ((v >> 8) & 0x00ff00ffu);
+        u += (h & 0xffffu) + (h >> 16);
         q ^= flip;
         memcpy(dst, &q, 4);
     }
     if (i < kd) {
         unsigned char t[4] = {0, 0, 0, 0};
-        for (size_t r = 0; i + r < kd; r++) t[r] = (unsigned char)(w[i + r] ^ (flip & 0xff));
+        for (size_t r = 0; i + r < kd; r++) {
+            t[r] = (unsigned char)(w[i + r] ^ (flip & 0xff));
+            u += (uint32_t)(w[i + r] ^ (usum & 0xff));
+        }
         memcpy(dst, t, 4);
     }
-    if (g->b_u8)
-        for (i = 0; i < kd; i++) sum += w[i];
-    else
-        for (i = 0; i < kd; i++) sum += (uint32_t)(int32_t)(int8_t)w[i];
-    return sum;
+    return g->b_u8 ? u : u - 128u * (uint32_t)kd; /* int8: each value counted 128 high */
 }
 
+/* Packs column blocks [begin, end) of B for the byte path into g->bp8_dst (whose csum8 and
+ * bos8 follow as ti__qg8_set says). */
 TI__PRIVATE void ti__qg8_pack_range(void *ctx, size_t begin, size_t end) {
     const ti__qgemm *g = (const ti__qgemm *)ctx;
     size_t kd = g->depth, kp = ti__qg8_depth4(kd);
@@ -1078,9 +1082,9 @@ TI__PRIVATE const ti__qpack *ti__qpack_rq(const ti__node *nd, size_t channels) {
  * points as for ti__qg_pack); with tmpl->want8, under an ISA with the byte path, B for the
  * byte path as well, or instead (want8 2: the int16 B would never be read, and cost twice
  * the weights' bytes of memory and most of a quantized model's session creation: the Coral
- * MobileNetV2's 3.4 MB of weights took 6.8 MB more). rq_channels > 0 also reserves ti__qg_rq_bytes of them for
- * the caller to fill (*rq_mem, then the pack's mode). Sets the node's packed fields.
- * Returns the pack, NULL on OOM. */
+ * MobileNetV2's 3.4 MB of weights took 6.8 MB more). rq_channels > 0 also reserves
+ * ti__qg_rq_bytes of them for the caller to fill (*rq_mem, then the pack's mode). Sets the
+ * node's packed fields. Returns the pack, NULL on OOM. */
 TI__PRIVATE ti__qpack *ti__qpack_make(ti__node *node, ti__pool *pool, ti__threadpool *tp,
                                const ti__qgemm *tmpl, size_t groups, size_t b_gs,
                                size_t rq_channels, void **rq_mem) {
