@@ -1702,7 +1702,7 @@ TI__PRIVATE ti_status ti__conv_prepack_atrans(ti__node *node, ti__pool *pool, co
     size_t ld = mg;
     for (int tries = 0; tries < 16 && ti__sgemm_set_conflicts(ld); tries++) ld += 16;
     size_t bytes = groups * kdim * ld * sizeof(float);
-    float *t = (float *)ti__pool_alloc(pool, bytes);
+    float *t = (float *)ti__pool_alloc_raw(pool, bytes); /* every float written below */
     if (t == NULL) return TI_ERR_OUT_OF_MEMORY;
     for (size_t g = 0; g < groups; g++) {
         const float *wg = w + g * mg * kdim;
@@ -1775,9 +1775,9 @@ TI__PRIVATE ti_status ti__conv_prepack_apanel(ti__node *node, ti__pool *pool, co
      * reads them for the whole conv, so no line of theirs is one a thread writes (a plan's
      * other allocations). Not measured to matter: a 24 -> 144 conv at 56 x 56 on 2 threads
      * ran 0.18-0.20 or 0.27-0.30 ms by process with and without panels. */
-    char *raw = (char *)ti__pool_alloc(pool, groups * per * sizeof(float) + 128);
+    char *raw = (char *)ti__pool_alloc_raw(pool, groups * per * sizeof(float) + 128);
     if (raw == NULL) return TI_ERR_OUT_OF_MEMORY;
-    float *panels = (float *)(raw + (64 - (uintptr_t)raw % 64));
+    float *panels = (float *)(raw + (64 - (uintptr_t)raw % 64)); /* all written: zero past M */
     for (size_t g = 0; g < groups; g++)
         ti__sgemm_pack_apanel(0, mg, kdim, w + g * mg * kdim, kdim, (size_t)mr, panels + g * per);
     ti__conv_set_packed(node, TI__PACK_APANEL, panels, groups * per * sizeof(float), mr);
@@ -1790,7 +1790,7 @@ TI__PRIVATE ti_status ti__conv_prepack_bpanel(ti__node *node, ti__pool *pool, co
     size_t mg = (size_t)p->mg, kdim = (size_t)p->cg * p->kprod, groups = (size_t)p->group;
     int nr = ti__sgemm_panel_nr();
     size_t per = ti__sgemm_bpanel_floats(kdim, mg, (size_t)nr);
-    float *panels = (float *)ti__pool_alloc(pool, groups * per * sizeof(float));
+    float *panels = (float *)ti__pool_alloc_raw(pool, groups * per * sizeof(float));
     if (panels == NULL) return TI_ERR_OUT_OF_MEMORY;
     for (size_t g = 0; g < groups; g++) /* W_g is mg x kdim: W^T is op(B) with transB */
         ti__sgemm_pack_bpanel(1, kdim, mg, w + g * mg * kdim, kdim, (size_t)nr, panels + g * per);
