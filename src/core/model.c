@@ -95,16 +95,21 @@ TI_API ti_model *ti_model_load_memory(const void *data, size_t size, const ti_mo
 
 /* Maps the regular file at path read-only (its size in *size); NULL where it cannot, or
  * where the file is empty: the caller then reads it (the same errors come from there).
- * *is_dir is set where path names a directory. */
-TI__PRIVATE const uint8_t *ti__map_file(const char *path, size_t *size, int *is_dir) {
+ * *not_file is set where path names a directory (1) or a pipe or socket (2: opened without
+ * waiting for a writer, where reading it would have waited forever; fseek fails on one
+ * anyway, so pipes never loaded). */
+TI__PRIVATE const uint8_t *ti__map_file(const char *path, size_t *size, int *not_file) {
     *size = 0;
-    *is_dir = 0;
-    int fd = open(path, O_RDONLY);
+    *not_file = 0;
+    int fd = open(path, O_RDONLY | O_NONBLOCK);
     if (fd < 0) return NULL;
     struct stat st;
     void *p = MAP_FAILED;
     if (fstat(fd, &st) == 0) {
-        *is_dir = S_ISDIR(st.st_mode);
+        *not_file = S_ISDIR(st.st_mode) ? 1 : S_ISFIFO(st.st_mode) ? 2 : 0;
+#ifdef S_ISSOCK /* not declared under strict ISO C */
+        if (S_ISSOCK(st.st_mode)) *not_file = 2;
+#endif
         if (S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size <= (size_t)-1) {
             *size = (size_t)st.st_size;
             p = mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -139,10 +144,10 @@ TI__EXTERN_C __declspec(dllimport) void *__stdcall MapViewOfFile(void *, unsigne
 TI__EXTERN_C __declspec(dllimport) int __stdcall UnmapViewOfFile(const void *);
 TI__EXTERN_C __declspec(dllimport) int __stdcall CloseHandle(void *);
 
-TI__PRIVATE const uint8_t *ti__map_file(const char *path, size_t *size, int *is_dir) {
+TI__PRIVATE const uint8_t *ti__map_file(const char *path, size_t *size, int *not_file) {
     *size = 0;
     unsigned long attr = GetFileAttributesA(path);
-    *is_dir = attr != 0xFFFFFFFFul && (attr & 0x10ul) != 0; /* FILE_ATTRIBUTE_DIRECTORY */
+    *not_file = attr != 0xFFFFFFFFul && (attr & 0x10ul) != 0; /* FILE_ATTRIBUTE_DIRECTORY */
     /* GENERIC_READ, FILE_SHARE_READ, OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL */
     void *f = CreateFileA(path, 0x80000000ul, 1ul, NULL, 3ul, 0x80ul, NULL);
     if (f == (void *)(intptr_t)-1) return NULL; /* INVALID_HANDLE_VALUE */
@@ -227,13 +232,14 @@ TI_API ti_model *ti_model_load_file(const char *path, const ti_model_desc *desc,
     size_t size = 0;
     ti_status st;
 #ifdef TI__MAP_FILES
-    int is_dir;
-    const uint8_t *map = ti__map_file(path, &size, &is_dir);
+    int not_file;
+    const uint8_t *map = ti__map_file(path, &size, &not_file);
     if (map != NULL) {
         st = ti__model_parse(m, map, size, err);
         ti__unmap_file(map, size);
-    } else if (is_dir) {
-        st = ti__fail(err, TI_ERR_IO, m->name, "is a directory, not a model file");
+    } else if (not_file) {
+        st = ti__fail(err, TI_ERR_IO, m->name, "is a %s, not a model file",
+                      not_file == 1 ? "directory" : "pipe or socket");
     } else
 #endif
     {

@@ -653,6 +653,21 @@ TI_TEST(model_files) {
     printf("  /dev/null -> %s: %s\n", ti_status_string(st), err.message);
     TI_CHECK(st == TI_ERR_BAD_MODEL || st == TI_ERR_IO);
     TI_CHECK_STR_CONTAINS(err.message, "/dev/null");
+
+#ifndef TI_NO_MMAP
+    /* a named pipe with no writer: refused at once (reading it would wait forever) */
+    const char *fifo = "build/test/errors_files/pipe";
+    remove(fifo);
+    if (mkfifo(fifo, 0600) == 0) {
+        st = load_file_and_check(fifo, &err);
+        printf("  a named pipe -> %s: %s\n", ti_status_string(st), err.message);
+        TI_CHECK_EQ_INT(st, TI_ERR_IO);
+        TI_CHECK_STR_CONTAINS(err.message, "pipe");
+        remove(fifo);
+    } else {
+        printf("  (no named pipe here: mkfifo failed)\n");
+    }
+#endif
     pb_free(&m);
 }
 
