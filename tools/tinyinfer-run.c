@@ -323,14 +323,16 @@ static int run(const run_opts *op, run_state *rs)
     ti_session *s;
     double *times;
 
+    double t_load = now_ms();
     m = rs->m = ti_model_load_file(o.model, NULL, &err);
+    t_load = now_ms() - t_load;
     if (!m) {
         fprintf(stderr, "tinyinfer-run: %s\n", err_text(&err));
         return 1;
     }
     int n_in = ti_model_num_inputs(m), n_out = ti_model_num_outputs(m);
-    printf("model: %s (%d nodes, %llu parameters)\n", o.model, ti_model_num_nodes(m),
-           (unsigned long long)ti_model_num_parameters(m));
+    printf("model: %s (%d nodes, %llu parameters), loaded in %.1f ms\n", o.model,
+           ti_model_num_nodes(m), (unsigned long long)ti_model_num_parameters(m), t_load);
     printf("inputs (declared):\n");
     for (int i = 0; i < n_in; i++) {
         ti_value_info vi;
@@ -400,7 +402,9 @@ static int run(const run_opts *op, run_state *rs)
     desc.tuning_file = o.tuning;
     desc.dim_bindings = nb ? binds : NULL;
     desc.num_dim_bindings = nb;
+    double t_create = now_ms();
     s = rs->s = ti_session_create(m, &desc, &err);
+    t_create = now_ms() - t_create;
     if (!s) {
         fprintf(stderr, "tinyinfer-run: %s\n", err_text(&err));
         return 1;
@@ -483,9 +487,11 @@ static int run(const run_opts *op, run_state *rs)
     }
     ti_session_info info;
     if (ti_session_get_info(s, &info) == TI_OK) {
-        printf("session: %d threads, %d nodes (%d fused, %d folded), arena %.2f MiB%s%s%s\n",
+        printf("session: %d threads, %d nodes (%d fused, %d folded), arena %.2f MiB, created in "
+               "%.1f ms%s%s%s\n",
                info.num_threads, info.num_nodes, info.num_fused, info.num_folded,
-               (double)info.arena_bytes / (1024.0 * 1024.0), info.dynamic ? ", dynamic shapes" : "",
+               (double)info.arena_bytes / (1024.0 * 1024.0), t_create,
+               info.dynamic ? ", dynamic shapes" : "",
                info.fallback_reason && info.fallback_reason[0] ? ", fallback: " : "",
                info.fallback_reason && info.fallback_reason[0] ? info.fallback_reason : "");
         if (info.backend == TI_BACKEND_OPENCL)

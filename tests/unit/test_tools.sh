@@ -68,6 +68,8 @@ rc "run: exit code" 0 $?
 has "run: declared input" "$TMP/run.out" "^  input  0 'data_0' float32 \[1, 3, 224, 224\]$"
 has "run: random input" "$TMP/run.out" "^  input  0 'data_0' float32 \[1, 3, 224, 224\]: random \(seed 1\)$"
 has "run: threads" "$TMP/run.out" '^session: 2 threads, [0-9]+ nodes'
+has "run: load time" "$TMP/run.out" '^model: .*, loaded in [0-9]+\.[0-9] ms$'
+has "run: creation time" "$TMP/run.out" '^session: 2 threads, .*, created in [0-9]+\.[0-9] ms'
 has "run: output" "$TMP/run.out" "^  'softmaxout_1' float32 \[1, 1000, 1, 1\] min [-0-9.e]+ max [-0-9.e]+ mean 0\.001"
 has "run: timing" "$TMP/run.out" '^time: median [0-9.]+ ms over 3 runs'
 
