@@ -2627,7 +2627,8 @@ TI__PRIVATE void ti__vfail(ti_error *err, ti_status code, const char *file, int 
         /* a node name cut short where the whole one would leave the reason under 128 bytes
          * (TensorFlow's fused names run to several hundred; err->node keeps what fits) */
         const char *f = file ? file : "<memory>", *nm = node ? node : "";
-        size_t fixed = strlen(f) + strlen(op) + 12, len = strlen(nm), room = 0;
+        size_t fixed = strlen(f) + strlen(op) + sizeof ": node '' (): " - 1, len = strlen(nm);
+        size_t room = 0;
         if (fixed + 128 < sizeof err->message) room = sizeof err->message - 128 - fixed;
         if (len > room && room > 3)
             n = snprintf(err->message, sizeof err->message, "%s: node '%.*s...' (%s): ", f,
@@ -3568,29 +3569,31 @@ TI__PRIVATE void ti__qg8_pack_range(void *ctx, size_t begin, size_t end) {
         int8_t *dst = g->bp8_dst + b * kp * TI__QG_NR;
         for (size_t q = 0; q < TI__QG_NR; q++) {
             size_t c = b * TI__QG_NR + q;
-            csum[c] = 0;
-            bos[c] = 0;
-            if (c >= g->cols || g->b_ks != 1)
-                for (size_t i = 0; i < kp; i++) dst[i / 4 * 64 + q * 4 + i % 4] = 0;
-            if (c >= g->cols) continue;
+            int8_t *col = dst + q * 4; /* the column's depth i at col[i / 4 * 64 + i % 4] */
+            if (c >= g->cols) {        /* the last block's padding: zeros, sums 0 */
+                for (size_t i = 0; i < kp; i++) col[i / 4 * 64 + i % 4] = 0;
+                csum[c] = bos[c] = 0;
+                continue;
+            }
             int32_t off = g->b_off;
             if (g->b_zp != NULL) {
                 size_t zi = g->b_zp_n > 1 ? g->c0 + c : 0;
                 off -= g->b_u8 ? (int32_t)((const uint8_t *)g->b_zp)[zi]
                                : (int32_t)((const int8_t *)g->b_zp)[zi];
             }
-            if (g->b_ks == 1) { /* sum of (v + off): the values' sum plus kd offsets */
-                uint32_t sum = ti__qg8_pack_col(g, c, dst + q * 4);
-                csum[c] = (int32_t)(sum + (uint32_t)off * (uint32_t)kd);
-                bos[c] = off + (g->b_u8 ? 128 : 0);
-                continue;
-            }
-            uint32_t sum = 0;
-            for (size_t i = 0; i < kd; i++) {
-                int32_t v = g->b_u8 ? (int32_t)((const uint8_t *)g->b)[c * g->b_cs + i * g->b_ks]
-                                    : (int32_t)((const int8_t *)g->b)[c * g->b_cs + i * g->b_ks];
-                dst[i / 4 * 64 + q * 4 + i % 4] = (int8_t)(g->b_u8 ? v - 128 : v);
-                sum += (uint32_t)(v + off);
+            /* sum of (v + off) over the column: the values' sum plus kd offsets */
+            uint32_t sum = (uint32_t)off * (uint32_t)kd;
+            if (g->b_ks == 1) {
+                sum += ti__qg8_pack_col(g, c, col);
+            } else {
+                const size_t base = c * g->b_cs;
+                for (size_t i = 0; i < kp; i++) {
+                    int32_t v = i >= kd ? 0
+                                : g->b_u8 ? (int32_t)((const uint8_t *)g->b)[base + i * g->b_ks] - 128
+                                          : (int32_t)((const int8_t *)g->b)[base + i * g->b_ks];
+                    col[i / 4 * 64 + i % 4] = (int8_t)v;
+                    if (i < kd) sum += (uint32_t)(v + (g->b_u8 ? 128 : 0));
+                }
             }
             csum[c] = (int32_t)sum;
             bos[c] = off + (g->b_u8 ? 128 : 0);
@@ -17342,6 +17345,14 @@ enum {
     TI__WZP_CHECKED = 2  /* as TI__WZP_ZERO, and already checked at planning */
 };
 
+/* 1 where zx, the input's zero point, is one of the 8-bit kind's values (any valid model's):
+ * the byte path of ti__tfc_qgemm pads with it, so takes that path only then, and the
+ * prepack (tfl_conv.c) leaves out the int16 B only then. One rule for both, or a run would
+ * look for a B that was not packed. */
+TI__PRIVATE int ti__tfc_zp_is_byte(int kind, int32_t zx) {
+    return kind == TI__TFC_U8 ? zx >= 0 && zx <= 255 : kind == TI__TFC_I8 && zx >= -128 && zx <= 127;
+}
+
 /* Output channels accumulated at once by the quantized depthwise kernel (stack array). */
 #define TI__TFC_DW_CHUNK TI__QG_CHUNK
 
@@ -17940,9 +17951,7 @@ TI__PRIVATE ti_status ti__tfc_qgemm(ti__kctx *k, ti__tfc_job *j, size_t rows, si
     const int16_t *pre = ti__qpack_b(k->node, 1, j->o, kdim, 0);
     const int8_t *pre8 = NULL;
 #ifdef TI__QG8
-    int32_t zx = -j->xo;
-    if (j->kind == TI__TFC_U8 ? zx >= 0 && zx <= 255 : zx >= -128 && zx <= 127)
-        pre8 = ti__qpack_b8(k->node, 1, j->o, kdim, 0);
+    if (ti__tfc_zp_is_byte(j->kind, -j->xo)) pre8 = ti__qpack_b8(k->node, 1, j->o, kdim, 0);
     if (ti__qg8_isa_now() == NULL) pre8 = NULL;
 #endif
     if (pre == NULL && pre8 == NULL && k->scratch_bytes < off + ti__tfc_qgemm_bytes(j->o, kdim)) {
@@ -20120,9 +20129,8 @@ TI__PRIVATE ti_status ti__tfc_prepack(ti__kctx *k, ti__node *node, ti__pool *poo
     t.b_cs = kdim;
     t.b_ks = 1;
     /* ti__tfc_qgemm has the byte path's gather, and takes that path whenever the ISA has it
-     * where the input's zero point is one of its dtype's values (any valid model's) */
-    int32_t zx = (int32_t)x->quant.zero_point[0];
-    t.want8 = (j.kind == TI__TFC_U8 ? zx >= 0 && zx <= 255 : zx >= -128 && zx <= 127) ? 2 : 1;
+     * where ti__tfc_zp_is_byte holds */
+    t.want8 = ti__tfc_zp_is_byte(j.kind, -j.xo) ? 2 : 1;
     if (j.kind == TI__TFC_U8 || (fc && w->quant.count == 1))
         t.b_off = -(int32_t)w->quant.zero_point[0];
     void *rq_mem = NULL;
@@ -40056,9 +40064,9 @@ TI_API ti_model *ti_model_load_memory(const void *data, size_t size, const ti_mo
 
 /* Maps the regular file at path read-only (its size in *size); NULL where it cannot, or
  * where the file is empty: the caller then reads it (the same errors come from there).
- * *not_file is set where path names a directory (1) or a pipe or socket (2: opened without
+ * *not_file is set where path names a directory (1) or a named pipe (2: opened without
  * waiting for a writer, where reading it would have waited forever; fseek fails on one
- * anyway, so pipes never loaded). */
+ * anyway, so pipes never loaded). A socket's path does not open at all (ENXIO). */
 TI__PRIVATE const uint8_t *ti__map_file(const char *path, size_t *size, int *not_file) {
     *size = 0;
     *not_file = 0;
@@ -40068,9 +40076,6 @@ TI__PRIVATE const uint8_t *ti__map_file(const char *path, size_t *size, int *not
     void *p = MAP_FAILED;
     if (fstat(fd, &st) == 0) {
         *not_file = S_ISDIR(st.st_mode) ? 1 : S_ISFIFO(st.st_mode) ? 2 : 0;
-#ifdef S_ISSOCK /* not declared under strict ISO C */
-        if (S_ISSOCK(st.st_mode)) *not_file = 2;
-#endif
         if (S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size <= (size_t)-1) {
             *size = (size_t)st.st_size;
             p = mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -40200,7 +40205,7 @@ TI_API ti_model *ti_model_load_file(const char *path, const ti_model_desc *desc,
         ti__unmap_file(map, size);
     } else if (not_file) {
         st = ti__fail(err, TI_ERR_IO, m->name, "is a %s, not a model file",
-                      not_file == 1 ? "directory" : "pipe or socket");
+                      not_file == 1 ? "directory" : "named pipe");
     } else
 #endif
     {

@@ -39,7 +39,8 @@ TI__PRIVATE void ti__vfail(ti_error *err, ti_status code, const char *file, int 
         /* a node name cut short where the whole one would leave the reason under 128 bytes
          * (TensorFlow's fused names run to several hundred; err->node keeps what fits) */
         const char *f = file ? file : "<memory>", *nm = node ? node : "";
-        size_t fixed = strlen(f) + strlen(op) + 12, len = strlen(nm), room = 0;
+        size_t fixed = strlen(f) + strlen(op) + sizeof ": node '' (): " - 1, len = strlen(nm);
+        size_t room = 0;
         if (fixed + 128 < sizeof err->message) room = sizeof err->message - 128 - fixed;
         if (len > room && room > 3)
             n = snprintf(err->message, sizeof err->message, "%s: node '%.*s...' (%s): ", f,

@@ -95,9 +95,9 @@ TI_API ti_model *ti_model_load_memory(const void *data, size_t size, const ti_mo
 
 /* Maps the regular file at path read-only (its size in *size); NULL where it cannot, or
  * where the file is empty: the caller then reads it (the same errors come from there).
- * *not_file is set where path names a directory (1) or a pipe or socket (2: opened without
+ * *not_file is set where path names a directory (1) or a named pipe (2: opened without
  * waiting for a writer, where reading it would have waited forever; fseek fails on one
- * anyway, so pipes never loaded). */
+ * anyway, so pipes never loaded). A socket's path does not open at all (ENXIO). */
 TI__PRIVATE const uint8_t *ti__map_file(const char *path, size_t *size, int *not_file) {
     *size = 0;
     *not_file = 0;
@@ -107,9 +107,6 @@ TI__PRIVATE const uint8_t *ti__map_file(const char *path, size_t *size, int *not
     void *p = MAP_FAILED;
     if (fstat(fd, &st) == 0) {
         *not_file = S_ISDIR(st.st_mode) ? 1 : S_ISFIFO(st.st_mode) ? 2 : 0;
-#ifdef S_ISSOCK /* not declared under strict ISO C */
-        if (S_ISSOCK(st.st_mode)) *not_file = 2;
-#endif
         if (S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size <= (size_t)-1) {
             *size = (size_t)st.st_size;
             p = mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -239,7 +236,7 @@ TI_API ti_model *ti_model_load_file(const char *path, const ti_model_desc *desc,
         ti__unmap_file(map, size);
     } else if (not_file) {
         st = ti__fail(err, TI_ERR_IO, m->name, "is a %s, not a model file",
-                      not_file == 1 ? "directory" : "pipe or socket");
+                      not_file == 1 ? "directory" : "named pipe");
     } else
 #endif
     {

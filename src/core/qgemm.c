@@ -548,29 +548,31 @@ TI__PRIVATE void ti__qg8_pack_range(void *ctx, size_t begin, size_t end) {
         int8_t *dst = g->bp8_dst + b * kp * TI__QG_NR;
         for (size_t q = 0; q < TI__QG_NR; q++) {
             size_t c = b * TI__QG_NR + q;
-            csum[c] = 0;
-            bos[c] = 0;
-            if (c >= g->cols || g->b_ks != 1)
-                for (size_t i = 0; i < kp; i++) dst[i / 4 * 64 + q * 4 + i % 4] = 0;
-            if (c >= g->cols) continue;
+            int8_t *col = dst + q * 4; /* the column's depth i at col[i / 4 * 64 + i % 4] */
+            if (c >= g->cols) {        /* the last block's padding: zeros, sums 0 */
+                for (size_t i = 0; i < kp; i++) col[i / 4 * 64 + i % 4] = 0;
+                csum[c] = bos[c] = 0;
+                continue;
+            }
             int32_t off = g->b_off;
             if (g->b_zp != NULL) {
                 size_t zi = g->b_zp_n > 1 ? g->c0 + c : 0;
                 off -= g->b_u8 ? (int32_t)((const uint8_t *)g->b_zp)[zi]
                                : (int32_t)((const int8_t *)g->b_zp)[zi];
             }
-            if (g->b_ks == 1) { /* sum of (v + off): the values' sum plus kd offsets */
-                uint32_t sum = ti__qg8_pack_col(g, c, dst + q * 4);
-                csum[c] = (int32_t)(sum + (uint32_t)off * (uint32_t)kd);
-                bos[c] = off + (g->b_u8 ? 128 : 0);
-                continue;
-            }
-            uint32_t sum = 0;
-            for (size_t i = 0; i < kd; i++) {
-                int32_t v = g->b_u8 ? (int32_t)((const uint8_t *)g->b)[c * g->b_cs + i * g->b_ks]
-                                    : (int32_t)((const int8_t *)g->b)[c * g->b_cs + i * g->b_ks];
-                dst[i / 4 * 64 + q * 4 + i % 4] = (int8_t)(g->b_u8 ? v - 128 : v);
-                sum += (uint32_t)(v + off);
+            /* sum of (v + off) over the column: the values' sum plus kd offsets */
+            uint32_t sum = (uint32_t)off * (uint32_t)kd;
+            if (g->b_ks == 1) {
+                sum += ti__qg8_pack_col(g, c, col);
+            } else {
+                const size_t base = c * g->b_cs;
+                for (size_t i = 0; i < kp; i++) {
+                    int32_t v = i >= kd ? 0
+                                : g->b_u8 ? (int32_t)((const uint8_t *)g->b)[base + i * g->b_ks] - 128
+                                          : (int32_t)((const int8_t *)g->b)[base + i * g->b_ks];
+                    col[i / 4 * 64 + i % 4] = (int8_t)v;
+                    if (i < kd) sum += (uint32_t)(v + (g->b_u8 ? 128 : 0));
+                }
             }
             csum[c] = (int32_t)sum;
             bos[c] = off + (g->b_u8 ? 128 : 0);

@@ -16,6 +16,14 @@ enum {
     TI__WZP_CHECKED = 2  /* as TI__WZP_ZERO, and already checked at planning */
 };
 
+/* 1 where zx, the input's zero point, is one of the 8-bit kind's values (any valid model's):
+ * the byte path of ti__tfc_qgemm pads with it, so takes that path only then, and the
+ * prepack (tfl_conv.c) leaves out the int16 B only then. One rule for both, or a run would
+ * look for a B that was not packed. */
+TI__PRIVATE int ti__tfc_zp_is_byte(int kind, int32_t zx) {
+    return kind == TI__TFC_U8 ? zx >= 0 && zx <= 255 : kind == TI__TFC_I8 && zx >= -128 && zx <= 127;
+}
+
 /* Output channels accumulated at once by the quantized depthwise kernel (stack array). */
 #define TI__TFC_DW_CHUNK TI__QG_CHUNK
 
@@ -614,9 +622,7 @@ TI__PRIVATE ti_status ti__tfc_qgemm(ti__kctx *k, ti__tfc_job *j, size_t rows, si
     const int16_t *pre = ti__qpack_b(k->node, 1, j->o, kdim, 0);
     const int8_t *pre8 = NULL;
 #ifdef TI__QG8
-    int32_t zx = -j->xo;
-    if (j->kind == TI__TFC_U8 ? zx >= 0 && zx <= 255 : zx >= -128 && zx <= 127)
-        pre8 = ti__qpack_b8(k->node, 1, j->o, kdim, 0);
+    if (ti__tfc_zp_is_byte(j->kind, -j->xo)) pre8 = ti__qpack_b8(k->node, 1, j->o, kdim, 0);
     if (ti__qg8_isa_now() == NULL) pre8 = NULL;
 #endif
     if (pre == NULL && pre8 == NULL && k->scratch_bytes < off + ti__tfc_qgemm_bytes(j->o, kdim)) {

@@ -1207,9 +1207,8 @@ TI__PRIVATE ti_status ti__tfc_prepack(ti__kctx *k, ti__node *node, ti__pool *poo
     t.b_cs = kdim;
     t.b_ks = 1;
     /* ti__tfc_qgemm has the byte path's gather, and takes that path whenever the ISA has it
-     * where the input's zero point is one of its dtype's values (any valid model's) */
-    int32_t zx = (int32_t)x->quant.zero_point[0];
-    t.want8 = (j.kind == TI__TFC_U8 ? zx >= 0 && zx <= 255 : zx >= -128 && zx <= 127) ? 2 : 1;
+     * where ti__tfc_zp_is_byte holds */
+    t.want8 = ti__tfc_zp_is_byte(j.kind, -j.xo) ? 2 : 1;
     if (j.kind == TI__TFC_U8 || (fc && w->quant.count == 1))
         t.b_off = -(int32_t)w->quant.zero_point[0];
     void *rq_mem = NULL;

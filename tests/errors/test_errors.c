@@ -14,7 +14,10 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 /* ---- a protobuf writer --------------------------------------------------------------- */
 typedef struct pb {
@@ -474,6 +477,12 @@ TI_TEST(unknown_op) {
     TI_CHECK_STR_CONTAINS(err.message, "...' (FrobnicateTensor): ");
     TI_CHECK(contains_ci(err.message, "not supported") || contains_ci(err.message, "unsupported"));
     TI_CHECK(strlen(err.message) < sizeof err.message - 1);
+    /* the prefix (file, node, op) leaves the reason 128 bytes, its NUL included */
+    const char *reason = strstr(err.message, "(FrobnicateTensor): ");
+    if (TI_CHECK(reason != NULL)) {
+        reason += strlen("(FrobnicateTensor): ");
+        TI_CHECK_EQ_INT((int)(sizeof err.message - (size_t)(reason - err.message)), 128);
+    }
     pb_free(&m);
     TI_CHECK(!ti_op_supported("", "FrobnicateTensor"));
     TI_CHECK(ti_op_supported("", "Relu"));
@@ -524,18 +533,37 @@ static pb external_model(const char *location) {
     return onnx_model(&g);
 }
 
-static ti_status load_file_named(const char *path, ti_error *err) {
+/* Loads the model file at path with a counting allocator; with check set, also runs
+ * y = Relu(x + w) of valid_model() on x = 0.5 and checks y. The allocator must get every
+ * byte back. Returns the load's status. */
+static ti_status load_file_with(const char *path, int check, ti_error *err) {
+    static const float w[6] = {1, -2, 3, -4, 5, -6};
     ti_test_alloc c;
     memset(&c, 0, sizeof c);
     ti_model_desc md;
     memset(&md, 0, sizeof md);
-    md.name = NAME;
+    md.name = check ? NULL : NAME;
     md.allocator = ti_test_allocator(&c);
     ti_model *m = ti_model_load_file(path, &md, err);
     ti_status st = m ? TI_OK : err->code;
+    TI_CHECK(m != NULL || st != TI_OK);
+    if (m != NULL && check) {
+        ti_session *s = ti_session_create(m, NULL, err);
+        ti_tensor *x = s ? ti_session_input(s, 0) : NULL;
+        if (TI_CHECK(x != NULL && x->size_bytes == sizeof w)) {
+            for (int i = 0; i < 6; i++) ((float *)x->data)[i] = 0.5f;
+            TI_CHECK_EQ_INT(ti_session_run(s, err), TI_OK);
+            const float *y = (const float *)ti_session_output(s, 0)->data;
+            for (int i = 0; i < 6; i++) TI_CHECK(y[i] == (w[i] + 0.5f > 0 ? w[i] + 0.5f : 0.0f));
+        }
+        ti_session_destroy(s);
+    }
     ti_model_free(m);
     TI_CHECK(ti_test_alloc_balanced(&c));
     return st;
+}
+static ti_status load_file_named(const char *path, ti_error *err) {
+    return load_file_with(path, 0, err);
 }
 
 TI_TEST(external_data_confined) {
@@ -581,33 +609,8 @@ TI_TEST(external_data_confined) {
     pb_free(&m);
 }
 
-/* Loads path (the model named by it), runs y = Relu(x + w) of valid_model() on x = 0.5 and
- * checks y; the allocator must get every byte back. Returns the load's status. */
 static ti_status load_file_and_check(const char *path, ti_error *err) {
-    static const float w[6] = {1, -2, 3, -4, 5, -6};
-    ti_test_alloc c;
-    memset(&c, 0, sizeof c);
-    ti_model_desc md;
-    memset(&md, 0, sizeof md);
-    md.allocator = ti_test_allocator(&c);
-    ti_model *m = ti_model_load_file(path, &md, err);
-    if (m == NULL) {
-        TI_CHECK(err->code != TI_OK);
-        TI_CHECK(ti_test_alloc_balanced(&c));
-        return err->code;
-    }
-    ti_session *s = ti_session_create(m, NULL, err);
-    ti_tensor *x = s ? ti_session_input(s, 0) : NULL;
-    if (TI_CHECK(x != NULL && x->size_bytes == sizeof w)) {
-        for (int i = 0; i < 6; i++) ((float *)x->data)[i] = 0.5f;
-        TI_CHECK_EQ_INT(ti_session_run(s, err), TI_OK);
-        const float *y = (const float *)ti_session_output(s, 0)->data;
-        for (int i = 0; i < 6; i++) TI_CHECK(y[i] == (w[i] + 0.5f > 0 ? w[i] + 0.5f : 0.0f));
-    }
-    ti_session_destroy(s);
-    ti_model_free(m);
-    TI_CHECK(ti_test_alloc_balanced(&c));
-    return TI_OK;
+    return load_file_with(path, 1, err);
 }
 
 /* Model files as a user's program meets them: the whole file, cut short, empty, a
@@ -668,6 +671,24 @@ TI_TEST(model_files) {
         printf("  (no named pipe here: mkfifo failed)\n");
     }
 #endif
+    /* a Unix socket's path: it does not open; an i/o error naming it, at once */
+    const char *sock = "build/test/errors_files/sock";
+    remove(sock);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    memcpy(sa.sun_path, sock, strlen(sock) + 1);
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0) {
+        st = load_file_and_check(sock, &err);
+        printf("  a socket -> %s: %s\n", ti_status_string(st), err.message);
+        TI_CHECK_EQ_INT(st, TI_ERR_IO);
+        TI_CHECK_STR_CONTAINS(err.message, "sock");
+        remove(sock);
+    } else {
+        printf("  (no Unix socket here: socket or bind failed)\n");
+    }
+    if (fd >= 0) close(fd);
     pb_free(&m);
 }
 
