@@ -462,11 +462,11 @@ TI__PRIVATE void ti__dwl_zero_pad(const ti__dw_lane_geo *g, float *in, size_t L)
         else TI__DWL_KS(CALL, 8);                                                            \
     } while (0)
 /* A conv with few products per output (cpu/conv_fast.c, the few-channel path): for m < mv
- * (<= 16) and r < np (<= 16),
+ * (<= 16) and r < np (<= the ISA's fewc_np),
  *   y[m * ldy + r] = bias[m] + sum over t < taps of w[t * 16 + m] * x[off[t] + r * S]
- * in that order of t, then the clamp as ti__dw_row_fn. Reads x[off[t] .. off[t] + 16 S)
- * (the whole vectors, past r = np too), w[0 .. 16 taps), bias[0 .. 16); writes only those
- * y. fewc[S == 2]; NULL where an ISA has none. */
+ * in that order of t, then the clamp as ti__dw_row_fn. Reads x[off[t] .. off[t] + V S),
+ * V = np rounded up to 16 (the whole vectors, past r = np too), w[0 .. 16 taps),
+ * bias[0 .. 16); writes only those y. fewc[S == 2]; NULL where an ISA has none. */
 typedef void (*ti__conv_fewc_fn)(float *y, size_t ldy, int mv, int np, const float *x,
                                  const int32_t *off, int taps, const float *w,
                                  const float *bias, int clamp, float lo, float hi);
@@ -526,6 +526,7 @@ typedef struct ti__dw_isa {
     int rows_min; /* rows[] take rows of this many outputs or more (ti__conv_dw_rows_ok) */
     int lane_planes;  /* planes a call of lanes */
     int lane_out_max; /* and outputs a plane at most (ti__conv_dw_lanes_ok) */
+    int fewc_np;      /* positions a call of fewc computes at most (16 or 32) */
 } ti__dw_isa;
 TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void); /* cpu/conv_fast.c */
 

@@ -111,7 +111,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void) {
                                       {ti__mp_c_s1, ti__mp_c_s2},
                                       ti__dw_taps_c, ti__dw_copy_c, ti__dw_split_c,
                                       ti__dw_max_c, ti__dw_sum_c, NULL, NULL, {NULL, NULL},
-                                      {NULL, NULL}, NULL, 0, 0, 0};
+                                      {NULL, NULL}, NULL, 0, 0, 0, 0};
 #ifdef TI__X86_SIMD
     int isa = ti__cpu_isa();
     if (isa >= TI__ISA_AVX512) return ti__dw_avx512_isa();
@@ -745,7 +745,8 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
                                    x 10 runs against im2col: 3.58 -> 3.20 ms at 1 thread,
                                    2.12 -> 1.60 at 2 */
 #define TI__FEWC_MAX_M 64       /* output channels */
-#define TI__FEWC_FLOATS 6144    /* the rows' buffer: 24 KiB */
+#define TI__FEWC_FLOATS 7168    /* the rows' buffer: 28 KiB (ResNet's 7x7 / 2 stem with 48
+                                   positions a call: 3 x 7 rows of 312) */
 
 /* Floats from one buffered input row to the next; 0 when the conv cannot take this path. */
 TI__PRIVATE int64_t ti__conv_fewc_pitch(const ti__convp *p) {
@@ -756,9 +757,10 @@ TI__PRIVATE int64_t ti__conv_fewc_pitch(const ti__convp *p) {
         p->cg < 1 || p->mg < 1 || p->mg > TI__FEWC_MAX_M || OW < 16 || p->out[1] < 1 ||
         isa->fewc[S == 2] == NULL)
         return 0;
-    /* the kernel reads 16 S floats from S ox0 + kx, ox0 up to the last block's start; split
-     * stride-2 rows (ti__conv_fewc_run) 16 from ox0 + kx / 2 in halves of P / 2 */
-    int64_t P = TI__MAX(S * TI__ROUND16(OW) + KW + 16, p->pb[2] + p->in[2]);
+    /* the kernel reads NP S floats from S ox0 + kx, ox0 up to the last block's start; split
+     * stride-2 rows (ti__conv_fewc_run) NP from ox0 + kx / 2 in halves of P / 2 */
+    int64_t NP = isa->fewc_np, P = TI__MAX(S * ((OW + NP - 1) / NP * NP) + KW + 16,
+                                           p->pb[2] + p->in[2]);
     P += P & 1;
     return p->cg * KH * P <= TI__FEWC_FLOATS ? P : 0;
 }
@@ -771,7 +773,7 @@ typedef struct ti__fewc_job {
     const float *x, *wt, *bias; /* weights [block][tap][16], bias padded to the blocks */
     float *y;
     ti__conv_fewc_fn fn;
-    int64_t P;
+    int64_t P, np; /* the rows' pitch in the buffer; positions a call */
     int32_t off[TI__FEWC_MAX_K]; /* tap (c, ky, kx) in the rows' buffer: (c KH + ky) P + kx,
                                     or with split rows (c KH + ky) P + (kx & 1) P / 2 + kx / 2 */
     int split; /* stride 2, rows buffered as their even columns then their odd ones */
@@ -815,9 +817,9 @@ TI__PRIVATE void ti__conv_fewc_rows(void *ctx, size_t begin, size_t end) {
         float *yrow = j->y + (size_t)nn * p->m * p->out_sp + (size_t)(oy * OW);
         for (int64_t m0 = 0; m0 < M; m0 += 16) {
             const float *wb = j->wt + m0 * taps;
-            for (int64_t ox0 = 0; ox0 < OW; ox0 += 16)
+            for (int64_t ox0 = 0; ox0 < OW; ox0 += j->np)
                 j->fn(yrow + (size_t)m0 * p->out_sp + ox0, p->out_sp, (int)TI__MIN(16, M - m0),
-                      (int)TI__MIN(16, OW - ox0), buf + (j->split ? 1 : S) * ox0, j->off,
+                      (int)TI__MIN(j->np, OW - ox0), buf + (j->split ? 1 : S) * ox0, j->off,
                       (int)taps, wb, j->bias + m0, j->clamp, j->lo, j->hi);
         }
         if (j->act != TI__ACT_NONE && !j->clamp) /* the row's M runs of OW, in vectors */
@@ -861,6 +863,7 @@ TI__PRIVATE int ti__conv_fewc_run(ti__kctx *k, const ti__convp *p) {
     j.split = p->s[2] == 2 && isa->fewc[0] != NULL && j.copy_s2 != NULL;
     if (j.split) j.fn = isa->fewc[0];
     j.P = P;
+    j.np = isa->fewc_np;
     for (int64_t t = 0; t < taps; t++) {
         int64_t kx = t % p->k[2];
         j.off[t] = (int32_t)(t / p->k[2] * P + (j.split ? (kx & 1) * (P / 2) + kx / 2 : kx));
