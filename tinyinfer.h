@@ -1474,6 +1474,15 @@ typedef struct ti__sgemm_isa {
     /* products per output (K) from which a conv's weights are packed as A panels of mr rows
      * at planning (cpu/conv_fast.c ti__conv_apanel_ok, where the values are measured) */
     int apanel_min_k;
+    /* optional (NULL: the kernel's sliver): C's last w columns (2 <= w <= 12, past whole
+     * vectors of 16) for one k block, with the rows as vector lanes: rows in groups of gl
+     * (at most 16), element (r, p) of op(A) at a[(r / gl) * gstep + p * astep + r % gl]
+     * (a transposed A, or A's panel of mr-row slivers); B's rows ldb apart; C[r][q] =
+     * alpha * sum + beta * C[r][q], each sum a chain of FMAs over p as the kernel's, so
+     * the same bits as the kernel's sliver; beta == 0 does not read C */
+    void (*cols)(const float *a, size_t astep, size_t gstep, int gl, size_t m, size_t kc,
+                 const float *b, size_t ldb, int w, float *c, size_t ldc, float alpha,
+                 float beta);
 } ti__sgemm_isa;
 /* Depthwise convolution, one output row of one channel plane: for i in [0, n),
  *   y[i] = bias + sum over r < nr, q < K of w[r][q] * x[r][i * stride + q],
@@ -10061,6 +10070,16 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
     size_t tail = isa->col != NULL && !j->trans_b && j->bpanel == NULL && n1 - n0 > 16 &&
                   (n1 - n0) % 16 == 1;
     n1 -= tail;
+    /* the last 2 to 12 columns past whole vectors of 16 by isa->cols, the rows as lanes (A
+     * transposed or in panels: a row group's values contiguous at each k), where the kernel
+     * would compute a vector of 16 for them; same bits. MobileNetV2's 1x1 convs at 14 x 14
+     * (N = 196: 4 columns) and SqueezeNet's at 13 x 13 (N = 169: 9) */
+    size_t ntail = 0;
+    if (isa->cols != NULL && !tail && !j->trans_b && j->bpanel == NULL && j->ty == NULL &&
+        (apanel != NULL || j->trans_a) && n1 - n0 > 16 && (n1 - n0) % 16 >= 2 &&
+        (n1 - n0) % 16 <= 12)
+        ntail = (n1 - n0) % 16;
+    n1 -= ntail;
     /* B read where it lies, not packed, when each sliver of B would serve at most 2 kernel
      * calls (M up to 2 row slivers, e.g. 24 x 3136 x 144): packing it cost about 20 % there
      * (perf). Full slivers only: the kernel reads 32 columns. */
@@ -10208,6 +10227,17 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                     }
             }
         }
+        if (j->k == 0) break;
+    }
+    for (size_t pc = 0; ntail > 0 && (pc < j->k || pc == 0); pc += kcmax) {
+        size_t kc = TI__MIN(kcmax, j->k - pc); /* the k blocks of the loop above */
+        const float *a = apanel != NULL ? apanel + (m0 / mr * j->k + pc) * mr
+                                        : j->a + pc * j->lda + m0;
+        size_t astep = apanel != NULL ? mr : j->lda, gstep = apanel != NULL ? j->k * mr : 16;
+        isa->cols(a, astep, gstep, apanel != NULL ? (int)mr : 16, rows, kc,
+                  j->b + pc * j->ldb + n1, j->ldb, (int)ntail, j->c + m0 * j->ldc + n1, j->ldc,
+                  j->alpha, pc == 0 ? j->beta : 1.0f);
+        if (pc + kc >= j->k) ti__sgemm_epilogue(j, m0, rows, n1, ntail);
         if (j->k == 0) break;
     }
     if (tail) {
@@ -27177,7 +27207,7 @@ TI__PRIVATE float ti__ssum_neon(const float *x, size_t n) { return ti__sredn(0, 
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_neon_isa(void) {
     static const ti__sgemm_isa isa = {TI__ISA_NEON, TI__KN_MR, TI__KN_NR, TI__KN_KC, TI__KN_MC,
                                       ti__sgemm_kernel_neon, ti__sgemm_pack_b_neon, ti__sdot_neon, NULL, NULL, NULL,
-                                      NULL, NULL, NULL, 0, TI__CONV_APANEL_MIN_K};
+                                      NULL, NULL, NULL, 0, TI__CONV_APANEL_MIN_K, NULL};
     return &isa;
 }
 #endif /* TI__ARM_NEON */
@@ -30160,7 +30190,7 @@ TI__PRIVATE TI__TARGET_AVX2 float ti__ssum_avx2(const float *x, size_t n) {
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void) {
     static const ti__sgemm_isa isa = {TI__ISA_AVX2, TI__K256_MR, TI__K256_NR, TI__K256_KC, TI__K256_MC,
                                       ti__sgemm_kernel_avx2, ti__sgemm_pack_b_avx2, ti__sdot_avx2, NULL, NULL, NULL,
-                                      NULL, NULL, ti__sgemm_kernel_run_avx2, 1, TI__CONV_APANEL_MIN_K};
+                                      NULL, NULL, ti__sgemm_kernel_run_avx2, 1, TI__CONV_APANEL_MIN_K, NULL};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
@@ -30489,6 +30519,100 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_col_avx512(int trans_a, size_t m, s
     }
 }
 
+/* ti__sgemm_isa.cols: the last 2 to 12 columns of C with the rows as lanes, two groups of
+ * rows at a time (2 W accumulators), so a k step loads 2 + W values for 2 W FMAs. The
+ * kernel's sliver of 16 columns took one broadcast of A a row and one B vector for 14 FMAs
+ * of which W / 16 of the lanes counted: N = 196 (14 x 14 maps) 4 of 16, N = 169 (13 x 13)
+ * 9 of 16, and on the Ice Lake VM loads, not FMAs, set the pace. Per-node minima, 1 thread,
+ * 4 rounds alternating (bench/ab.py): MobileNetV2's three 96 -> 576 at 14 x 14 0.183-0.185
+ * -> 0.172-0.174 ms; SqueezeNet's classifier 1.509 -> 1.494; whole models within noise. */
+#define TI__K512_COLS_MAX 12
+#define TI__K512_COLS_X12(S) S(0) S(1) S(2) S(3) S(4) S(5) S(6) S(7) S(8) S(9) S(10) S(11)
+TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_cols(const int W, const float *a, size_t astep,
+                                                    size_t gstep, int gl, size_t m, size_t kc,
+                                                    const float *b, size_t ldb, float *c,
+                                                    size_t ldc, float alpha, float beta) {
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta), z = _mm512_setzero_ps();
+    float t[2][TI__K512_COLS_MAX][16];
+    for (size_t r0 = 0, g = 0; r0 < m; r0 += 2 * (size_t)gl, g += 2) {
+        size_t h[2];
+        h[0] = m - r0 < (size_t)gl ? m - r0 : (size_t)gl;
+        h[1] = m - r0 - h[0] < (size_t)gl ? m - r0 - h[0] : (size_t)gl;
+        __mmask16 k0 = (__mmask16)((1u << h[0]) - 1u), k1 = (__mmask16)((1u << h[1]) - 1u);
+        const float *a0 = a + g * gstep, *a1 = h[1] > 0 ? a0 + gstep : a0;
+#define TI__K512_COLS_INIT(q) __m512 x##q = z, y##q = z;
+        TI__K512_COLS_X12(TI__K512_COLS_INIT)
+#undef TI__K512_COLS_INIT
+        for (size_t p = 0; p < kc; p++) {
+            __m512 v0 = _mm512_maskz_loadu_ps(k0, a0 + p * astep);
+            __m512 v1 = _mm512_maskz_loadu_ps(k1, a1 + p * astep);
+            const float *bp = b + p * ldb;
+#define TI__K512_COLS_FMA(q)                                                                \
+    if (W > q) {                                                                            \
+        __m512 bq = _mm512_set1_ps(bp[q]);                                                  \
+        x##q = _mm512_fmadd_ps(v0, bq, x##q);                                               \
+        y##q = _mm512_fmadd_ps(v1, bq, y##q);                                               \
+    }
+            TI__K512_COLS_X12(TI__K512_COLS_FMA)
+#undef TI__K512_COLS_FMA
+        }
+        /* alpha, then beta * C, as ti__k512_row does, by way of t (rows as lanes) */
+        if (beta != 0.0f)
+            for (int s = 0; s < 2; s++)
+                for (size_t r = 0; r < h[s]; r++)
+                    for (int q = 0; q < W; q++) t[s][q][r] = c[(r0 + s * gl + r) * ldc + q];
+#define TI__K512_COLS_STORE(q)                                                              \
+    if (W > q) {                                                                            \
+        __m512 u0 = _mm512_mul_ps(x##q, va), u1 = _mm512_mul_ps(y##q, va);                  \
+        if (beta != 0.0f) {                                                                 \
+            u0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(k0, t[0][q]), u0);               \
+            u1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(k1, t[1][q]), u1);               \
+        }                                                                                   \
+        _mm512_storeu_ps(t[0][q], u0);                                                      \
+        _mm512_storeu_ps(t[1][q], u1);                                                      \
+    }
+        TI__K512_COLS_X12(TI__K512_COLS_STORE)
+#undef TI__K512_COLS_STORE
+        for (int s = 0; s < 2; s++)
+            for (size_t r = 0; r < h[s]; r++)
+                for (int q = 0; q < W; q++) c[(r0 + s * gl + r) * ldc + q] = t[s][q][r];
+    }
+}
+#undef TI__K512_COLS_X12
+#define TI__K512_COLS_DEF(w)                                                                \
+    static __attribute__((noinline, unused)) TI__TARGET_AVX512 void ti__k512_cols##w(          \
+        const float *a, size_t astep, size_t gstep, int gl, size_t m, size_t kc,            \
+        const float *b, size_t ldb, float *c, size_t ldc, float alpha, float beta) {        \
+        ti__k512_cols(w, a, astep, gstep, gl, m, kc, b, ldb, c, ldc, alpha, beta);          \
+    }
+TI__K512_COLS_DEF(2)
+TI__K512_COLS_DEF(3)
+TI__K512_COLS_DEF(4)
+TI__K512_COLS_DEF(5)
+TI__K512_COLS_DEF(6)
+TI__K512_COLS_DEF(7)
+TI__K512_COLS_DEF(8)
+TI__K512_COLS_DEF(9)
+TI__K512_COLS_DEF(10)
+TI__K512_COLS_DEF(11)
+TI__K512_COLS_DEF(12)
+#undef TI__K512_COLS_DEF
+TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_cols_avx512(const float *a, size_t astep,
+                                                         size_t gstep, int gl, size_t m,
+                                                         size_t kc, const float *b, size_t ldb,
+                                                         int w, float *c, size_t ldc,
+                                                         float alpha, float beta) {
+    switch (w) {
+#define TI__K512_COLS_CASE(n)                                                               \
+    case n: ti__k512_cols##n(a, astep, gstep, gl, m, kc, b, ldb, c, ldc, alpha, beta); break;
+    TI__K512_COLS_CASE(2) TI__K512_COLS_CASE(3) TI__K512_COLS_CASE(4) TI__K512_COLS_CASE(5)
+    TI__K512_COLS_CASE(6) TI__K512_COLS_CASE(7) TI__K512_COLS_CASE(8) TI__K512_COLS_CASE(9)
+    TI__K512_COLS_CASE(10) TI__K512_COLS_CASE(11) TI__K512_COLS_CASE(12)
+#undef TI__K512_COLS_CASE
+    default: TI_ASSERT(0); break;
+    }
+}
+
 /* ti__sgemm_isa.store_t: blocks of 16 x 16 (rows past h zero) transposed in registers
  * (ti__k512_transpose16), each of a block's rows stored as its h floats after the epilogue
  * (ti__k512_epi, the kernels' own). In the transposed GEMM the scalar loop (one 4-byte
@@ -30550,7 +30674,8 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void) {
         TI__ISA_AVX512, TI__K512_MR, TI__K512_NR, TI__K512_KC, TI__K512_MC,
         ti__sgemm_kernel_avx512, ti__sgemm_pack_b_avx512, ti__sdot_avx512,
         ti__sgemm_kernel_avx512_ldb, ti__sgemm_col_avx512, ti__sgemm_store_t_avx512,
-        ti__sgemm_pack_a_avx512, ti__sgemm_kernel_avx512_l2, NULL, 0, TI__CONV_APANEL_MIN_K_512};
+        ti__sgemm_pack_a_avx512, ti__sgemm_kernel_avx512_l2, NULL, 0, TI__CONV_APANEL_MIN_K_512,
+        ti__sgemm_cols_avx512};
     return &isa;
 }
 #endif /* TI__X86_SIMD */

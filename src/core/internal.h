@@ -370,6 +370,15 @@ typedef struct ti__sgemm_isa {
     /* products per output (K) from which a conv's weights are packed as A panels of mr rows
      * at planning (cpu/conv_fast.c ti__conv_apanel_ok, where the values are measured) */
     int apanel_min_k;
+    /* optional (NULL: the kernel's sliver): C's last w columns (2 <= w <= 12, past whole
+     * vectors of 16) for one k block, with the rows as vector lanes: rows in groups of gl
+     * (at most 16), element (r, p) of op(A) at a[(r / gl) * gstep + p * astep + r % gl]
+     * (a transposed A, or A's panel of mr-row slivers); B's rows ldb apart; C[r][q] =
+     * alpha * sum + beta * C[r][q], each sum a chain of FMAs over p as the kernel's, so
+     * the same bits as the kernel's sliver; beta == 0 does not read C */
+    void (*cols)(const float *a, size_t astep, size_t gstep, int gl, size_t m, size_t kc,
+                 const float *b, size_t ldb, int w, float *c, size_t ldc, float alpha,
+                 float beta);
 } ti__sgemm_isa;
 /* Depthwise convolution, one output row of one channel plane: for i in [0, n),
  *   y[i] = bias + sum over r < nr, q < K of w[r][q] * x[r][i * stride + q],

@@ -312,6 +312,16 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
     size_t tail = isa->col != NULL && !j->trans_b && j->bpanel == NULL && n1 - n0 > 16 &&
                   (n1 - n0) % 16 == 1;
     n1 -= tail;
+    /* the last 2 to 12 columns past whole vectors of 16 by isa->cols, the rows as lanes (A
+     * transposed or in panels: a row group's values contiguous at each k), where the kernel
+     * would compute a vector of 16 for them; same bits. MobileNetV2's 1x1 convs at 14 x 14
+     * (N = 196: 4 columns) and SqueezeNet's at 13 x 13 (N = 169: 9) */
+    size_t ntail = 0;
+    if (isa->cols != NULL && !tail && !j->trans_b && j->bpanel == NULL && j->ty == NULL &&
+        (apanel != NULL || j->trans_a) && n1 - n0 > 16 && (n1 - n0) % 16 >= 2 &&
+        (n1 - n0) % 16 <= 12)
+        ntail = (n1 - n0) % 16;
+    n1 -= ntail;
     /* B read where it lies, not packed, when each sliver of B would serve at most 2 kernel
      * calls (M up to 2 row slivers, e.g. 24 x 3136 x 144): packing it cost about 20 % there
      * (perf). Full slivers only: the kernel reads 32 columns. */
@@ -459,6 +469,17 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                     }
             }
         }
+        if (j->k == 0) break;
+    }
+    for (size_t pc = 0; ntail > 0 && (pc < j->k || pc == 0); pc += kcmax) {
+        size_t kc = TI__MIN(kcmax, j->k - pc); /* the k blocks of the loop above */
+        const float *a = apanel != NULL ? apanel + (m0 / mr * j->k + pc) * mr
+                                        : j->a + pc * j->lda + m0;
+        size_t astep = apanel != NULL ? mr : j->lda, gstep = apanel != NULL ? j->k * mr : 16;
+        isa->cols(a, astep, gstep, apanel != NULL ? (int)mr : 16, rows, kc,
+                  j->b + pc * j->ldb + n1, j->ldb, (int)ntail, j->c + m0 * j->ldc + n1, j->ldc,
+                  j->alpha, pc == 0 ? j->beta : 1.0f);
+        if (pc + kc >= j->k) ti__sgemm_epilogue(j, m0, rows, n1, ntail);
         if (j->k == 0) break;
     }
     if (tail) {

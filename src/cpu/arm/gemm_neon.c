@@ -188,7 +188,7 @@ TI__PRIVATE float ti__ssum_neon(const float *x, size_t n) { return ti__sredn(0, 
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_neon_isa(void) {
     static const ti__sgemm_isa isa = {TI__ISA_NEON, TI__KN_MR, TI__KN_NR, TI__KN_KC, TI__KN_MC,
                                       ti__sgemm_kernel_neon, ti__sgemm_pack_b_neon, ti__sdot_neon, NULL, NULL, NULL,
-                                      NULL, NULL, NULL, 0, TI__CONV_APANEL_MIN_K};
+                                      NULL, NULL, NULL, 0, TI__CONV_APANEL_MIN_K, NULL};
     return &isa;
 }
 #endif /* TI__ARM_NEON */

@@ -366,7 +366,7 @@ TI__PRIVATE TI__TARGET_AVX2 float ti__ssum_avx2(const float *x, size_t n) {
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void) {
     static const ti__sgemm_isa isa = {TI__ISA_AVX2, TI__K256_MR, TI__K256_NR, TI__K256_KC, TI__K256_MC,
                                       ti__sgemm_kernel_avx2, ti__sgemm_pack_b_avx2, ti__sdot_avx2, NULL, NULL, NULL,
-                                      NULL, NULL, ti__sgemm_kernel_run_avx2, 1, TI__CONV_APANEL_MIN_K};
+                                      NULL, NULL, ti__sgemm_kernel_run_avx2, 1, TI__CONV_APANEL_MIN_K, NULL};
     return &isa;
 }
 #endif /* TI__X86_SIMD */

@@ -320,6 +320,100 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_col_avx512(int trans_a, size_t m, s
     }
 }
 
+/* ti__sgemm_isa.cols: the last 2 to 12 columns of C with the rows as lanes, two groups of
+ * rows at a time (2 W accumulators), so a k step loads 2 + W values for 2 W FMAs. The
+ * kernel's sliver of 16 columns took one broadcast of A a row and one B vector for 14 FMAs
+ * of which W / 16 of the lanes counted: N = 196 (14 x 14 maps) 4 of 16, N = 169 (13 x 13)
+ * 9 of 16, and on the Ice Lake VM loads, not FMAs, set the pace. Per-node minima, 1 thread,
+ * 4 rounds alternating (bench/ab.py): MobileNetV2's three 96 -> 576 at 14 x 14 0.183-0.185
+ * -> 0.172-0.174 ms; SqueezeNet's classifier 1.509 -> 1.494; whole models within noise. */
+#define TI__K512_COLS_MAX 12
+#define TI__K512_COLS_X12(S) S(0) S(1) S(2) S(3) S(4) S(5) S(6) S(7) S(8) S(9) S(10) S(11)
+TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_cols(const int W, const float *a, size_t astep,
+                                                    size_t gstep, int gl, size_t m, size_t kc,
+                                                    const float *b, size_t ldb, float *c,
+                                                    size_t ldc, float alpha, float beta) {
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta), z = _mm512_setzero_ps();
+    float t[2][TI__K512_COLS_MAX][16];
+    for (size_t r0 = 0, g = 0; r0 < m; r0 += 2 * (size_t)gl, g += 2) {
+        size_t h[2];
+        h[0] = m - r0 < (size_t)gl ? m - r0 : (size_t)gl;
+        h[1] = m - r0 - h[0] < (size_t)gl ? m - r0 - h[0] : (size_t)gl;
+        __mmask16 k0 = (__mmask16)((1u << h[0]) - 1u), k1 = (__mmask16)((1u << h[1]) - 1u);
+        const float *a0 = a + g * gstep, *a1 = h[1] > 0 ? a0 + gstep : a0;
+#define TI__K512_COLS_INIT(q) __m512 x##q = z, y##q = z;
+        TI__K512_COLS_X12(TI__K512_COLS_INIT)
+#undef TI__K512_COLS_INIT
+        for (size_t p = 0; p < kc; p++) {
+            __m512 v0 = _mm512_maskz_loadu_ps(k0, a0 + p * astep);
+            __m512 v1 = _mm512_maskz_loadu_ps(k1, a1 + p * astep);
+            const float *bp = b + p * ldb;
+#define TI__K512_COLS_FMA(q)                                                                \
+    if (W > q) {                                                                            \
+        __m512 bq = _mm512_set1_ps(bp[q]);                                                  \
+        x##q = _mm512_fmadd_ps(v0, bq, x##q);                                               \
+        y##q = _mm512_fmadd_ps(v1, bq, y##q);                                               \
+    }
+            TI__K512_COLS_X12(TI__K512_COLS_FMA)
+#undef TI__K512_COLS_FMA
+        }
+        /* alpha, then beta * C, as ti__k512_row does, by way of t (rows as lanes) */
+        if (beta != 0.0f)
+            for (int s = 0; s < 2; s++)
+                for (size_t r = 0; r < h[s]; r++)
+                    for (int q = 0; q < W; q++) t[s][q][r] = c[(r0 + s * gl + r) * ldc + q];
+#define TI__K512_COLS_STORE(q)                                                              \
+    if (W > q) {                                                                            \
+        __m512 u0 = _mm512_mul_ps(x##q, va), u1 = _mm512_mul_ps(y##q, va);                  \
+        if (beta != 0.0f) {                                                                 \
+            u0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(k0, t[0][q]), u0);               \
+            u1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(k1, t[1][q]), u1);               \
+        }                                                                                   \
+        _mm512_storeu_ps(t[0][q], u0);                                                      \
+        _mm512_storeu_ps(t[1][q], u1);                                                      \
+    }
+        TI__K512_COLS_X12(TI__K512_COLS_STORE)
+#undef TI__K512_COLS_STORE
+        for (int s = 0; s < 2; s++)
+            for (size_t r = 0; r < h[s]; r++)
+                for (int q = 0; q < W; q++) c[(r0 + s * gl + r) * ldc + q] = t[s][q][r];
+    }
+}
+#undef TI__K512_COLS_X12
+#define TI__K512_COLS_DEF(w)                                                                \
+    static __attribute__((noinline, unused)) TI__TARGET_AVX512 void ti__k512_cols##w(          \
+        const float *a, size_t astep, size_t gstep, int gl, size_t m, size_t kc,            \
+        const float *b, size_t ldb, float *c, size_t ldc, float alpha, float beta) {        \
+        ti__k512_cols(w, a, astep, gstep, gl, m, kc, b, ldb, c, ldc, alpha, beta);          \
+    }
+TI__K512_COLS_DEF(2)
+TI__K512_COLS_DEF(3)
+TI__K512_COLS_DEF(4)
+TI__K512_COLS_DEF(5)
+TI__K512_COLS_DEF(6)
+TI__K512_COLS_DEF(7)
+TI__K512_COLS_DEF(8)
+TI__K512_COLS_DEF(9)
+TI__K512_COLS_DEF(10)
+TI__K512_COLS_DEF(11)
+TI__K512_COLS_DEF(12)
+#undef TI__K512_COLS_DEF
+TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_cols_avx512(const float *a, size_t astep,
+                                                         size_t gstep, int gl, size_t m,
+                                                         size_t kc, const float *b, size_t ldb,
+                                                         int w, float *c, size_t ldc,
+                                                         float alpha, float beta) {
+    switch (w) {
+#define TI__K512_COLS_CASE(n)                                                               \
+    case n: ti__k512_cols##n(a, astep, gstep, gl, m, kc, b, ldb, c, ldc, alpha, beta); break;
+    TI__K512_COLS_CASE(2) TI__K512_COLS_CASE(3) TI__K512_COLS_CASE(4) TI__K512_COLS_CASE(5)
+    TI__K512_COLS_CASE(6) TI__K512_COLS_CASE(7) TI__K512_COLS_CASE(8) TI__K512_COLS_CASE(9)
+    TI__K512_COLS_CASE(10) TI__K512_COLS_CASE(11) TI__K512_COLS_CASE(12)
+#undef TI__K512_COLS_CASE
+    default: TI_ASSERT(0); break;
+    }
+}
+
 /* ti__sgemm_isa.store_t: blocks of 16 x 16 (rows past h zero) transposed in registers
  * (ti__k512_transpose16), each of a block's rows stored as its h floats after the epilogue
  * (ti__k512_epi, the kernels' own). In the transposed GEMM the scalar loop (one 4-byte
@@ -381,7 +475,8 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void) {
         TI__ISA_AVX512, TI__K512_MR, TI__K512_NR, TI__K512_KC, TI__K512_MC,
         ti__sgemm_kernel_avx512, ti__sgemm_pack_b_avx512, ti__sdot_avx512,
         ti__sgemm_kernel_avx512_ldb, ti__sgemm_col_avx512, ti__sgemm_store_t_avx512,
-        ti__sgemm_pack_a_avx512, ti__sgemm_kernel_avx512_l2, NULL, 0, TI__CONV_APANEL_MIN_K_512};
+        ti__sgemm_pack_a_avx512, ti__sgemm_kernel_avx512_l2, NULL, 0, TI__CONV_APANEL_MIN_K_512,
+        ti__sgemm_cols_avx512};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
