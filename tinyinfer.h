@@ -29231,73 +29231,51 @@ TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__fc512_load(const int S, const float 
     if (S == 1) return _mm512_loadu_ps(p);
     return _mm512_permutex2var_ps(_mm512_loadu_ps(p), even, _mm512_loadu_ps(p + 16));
 }
-/* Up to 16 positions: one accumulator a channel, so 16 broadcast weights and one input
- * vector a tap (the tail of a row, where 32 positions would be half wasted). */
-TI__X86_INLINE TI__TARGET_AVX512 void ti__fc512_16(const int S, float *y, size_t ldy, int mv,
-                                                   int np, const float *x, const int32_t *off,
-                                                   int taps, const float *w, const float *bias,
-                                                   int clamp, float lo, float hi) {
-#define TI__FC512_INIT(m) __m512 a##m = _mm512_set1_ps(bias[m]);
+/* G channels (16 or 8) of NV input vectors (1 or 3) a call, each channel's weight broadcast
+ * once a tap for its NV FMAs: up to 16 positions, one vector and all 16 channels (17 loads
+ * a tap for 16 FMAs); 17 to 48, three vectors and the channels in two calls of 8 (11 loads
+ * for 24 FMAs). On an Ice Lake VM (session 56) the first ran at 16.7 cycles a tap with
+ * everything in L1: loads, not FMAs, set its pace. Single-conv models (+ ReLU),
+ * tinyinfer-run, 1 thread, min of 300 runs, 16 / 48 positions a call: SqueezeNet's 3x3 / 2
+ * stem (3 -> 64 at 224) 0.636 / 0.475 ms, MobileNetV2's (3 -> 32) 0.310 / 0.243, ResNet-18's
+ * 7x7 / 2 (3 -> 64) 3.03 / 1.93; onnxruntime 0.672, 0.364, 1.843. */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__fc512_blk(const int S, const int G, const int NV,
+                                                    float *y, size_t ldy, int mv, int np,
+                                                    const float *x, const int32_t *off, int taps,
+                                                    const float *w, const float *bias, int clamp,
+                                                    float lo, float hi) {
+    __m512 z = _mm512_setzero_ps();
+#define TI__FC512_INIT(m)                                                                    \
+    __m512 a##m = G > m ? _mm512_set1_ps(bias[m]) : z, b##m = a##m, c##m = a##m;
     TI__FC512_X16(TI__FC512_INIT)
 #undef TI__FC512_INIT
     for (int t = 0; t < taps; t++) {
-        const float *wt = w + 16 * t;
-        __m512 xv = ti__fc512_load(S, x + off[t]);
-#define TI__FC512_FMA(m) a##m = _mm512_fmadd_ps(_mm512_set1_ps(wt[m]), xv, a##m);
+        const float *xt = x + off[t], *wt = w + 16 * t;
+        __m512 x0 = ti__fc512_load(S, xt);
+        __m512 x1 = NV > 1 ? ti__fc512_load(S, xt + 16 * S) : z;
+        __m512 x2 = NV > 2 ? ti__fc512_load(S, xt + 32 * S) : z;
+#define TI__FC512_FMA(m)                                                                     \
+    if (G > m) {                                                                             \
+        __m512 wv = _mm512_set1_ps(wt[m]);                                                   \
+        a##m = _mm512_fmadd_ps(wv, x0, a##m);                                                \
+        if (NV > 1) b##m = _mm512_fmadd_ps(wv, x1, b##m);                                    \
+        if (NV > 2) c##m = _mm512_fmadd_ps(wv, x2, c##m);                                    \
+    }
         TI__FC512_X16(TI__FC512_FMA)
 #undef TI__FC512_FMA
     }
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
-    __mmask16 k = ti__dw512_mask(np);
+    __mmask16 k0 = ti__dw512_mask(np), k1 = ti__dw512_mask(np - 16), k2 = ti__dw512_mask(np - 32);
 #define TI__FC512_STORE(m)                                                                   \
-    if (m < mv) {                                                                            \
-        __m512 r = clamp ? ti__dw512_clamp(a##m, vlo, vhi) : a##m;                           \
-        if (np == 16) _mm512_storeu_ps(y + m * ldy, r);                                      \
-        else _mm512_mask_storeu_ps(y + m * ldy, k, r);                                       \
+    if (G > m && m < mv) {                                                                   \
+        float *ym = y + m * ldy;                                                             \
+        __m512 r0 = clamp ? ti__dw512_clamp(a##m, vlo, vhi) : a##m;                          \
+        if (np >= 16) _mm512_storeu_ps(ym, r0);                                              \
+        else _mm512_mask_storeu_ps(ym, k0, r0);                                              \
+        if (NV > 1) _mm512_mask_storeu_ps(ym + 16, k1, clamp ? ti__dw512_clamp(b##m, vlo, vhi) : b##m); \
+        if (NV > 2) _mm512_mask_storeu_ps(ym + 32, k2, clamp ? ti__dw512_clamp(c##m, vlo, vhi) : c##m); \
     }
     TI__FC512_X16(TI__FC512_STORE)
-#undef TI__FC512_STORE
-}
-/* 17 to 48 positions: channels in two groups of 8, each over all the taps with three input
- * vectors, so a tap costs 3 + 8 loads for 24 FMAs where ti__fc512_16 takes 17 for 16 (on
- * this session's Ice Lake VM it ran at 16.7 cycles a tap with everything in L1: loads, not
- * FMAs, set its pace). Single-conv models (+ ReLU), tinyinfer-run, 1 thread, min of 300
- * runs, 16 / 32 (two vectors) / 48 positions a call: SqueezeNet's 3x3 / 2 stem (3 -> 64 at
- * 224) 0.636 / 0.500 / 0.475 ms, MobileNetV2's (3 -> 32) 0.310 / 0.263 / 0.243, ResNet-18's
- * 7x7 / 2 (3 -> 64) 3.03 / 2.25 / 1.93; onnxruntime 0.672, 0.364, 1.843. */
-TI__X86_INLINE TI__TARGET_AVX512 void ti__fc512_g8(const int S, float *y, size_t ldy, int mv,
-                                                   int np, const float *x, const int32_t *off,
-                                                   int taps, const float *w, const float *bias,
-                                                   int clamp, float lo, float hi) {
-#define TI__FC512_INIT(m) __m512 a##m = _mm512_set1_ps(bias[m]), b##m = a##m, c##m = a##m;
-    TI__FC512_X8(TI__FC512_INIT)
-#undef TI__FC512_INIT
-    for (int t = 0; t < taps; t++) {
-        const float *xt = x + off[t], *wt = w + 16 * t;
-        __m512 x0 = ti__fc512_load(S, xt), x1 = ti__fc512_load(S, xt + 16 * S);
-        __m512 x2 = ti__fc512_load(S, xt + 32 * S);
-#define TI__FC512_FMA(m)                                                                     \
-    {                                                                                        \
-        __m512 wv = _mm512_set1_ps(wt[m]);                                                   \
-        a##m = _mm512_fmadd_ps(wv, x0, a##m);                                                \
-        b##m = _mm512_fmadd_ps(wv, x1, b##m);                                                \
-        c##m = _mm512_fmadd_ps(wv, x2, c##m);                                                \
-    }
-        TI__FC512_X8(TI__FC512_FMA)
-#undef TI__FC512_FMA
-    }
-    __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
-    __mmask16 k1 = ti__dw512_mask(np - 16), k2 = ti__dw512_mask(np - 32);
-#define TI__FC512_STORE(m)                                                                   \
-    if (m < mv) {                                                                            \
-        __m512 r0 = clamp ? ti__dw512_clamp(a##m, vlo, vhi) : a##m;                          \
-        __m512 r1 = clamp ? ti__dw512_clamp(b##m, vlo, vhi) : b##m;                          \
-        __m512 r2 = clamp ? ti__dw512_clamp(c##m, vlo, vhi) : c##m;                          \
-        _mm512_storeu_ps(y + m * ldy, r0);                                                   \
-        _mm512_mask_storeu_ps(y + m * ldy + 16, k1, r1);                                     \
-        _mm512_mask_storeu_ps(y + m * ldy + 32, k2, r2);                                     \
-    }
-    TI__FC512_X8(TI__FC512_STORE)
 #undef TI__FC512_STORE
 }
 TI__X86_INLINE TI__TARGET_AVX512 void ti__fewc512(const int S, float *y, size_t ldy, int mv,
@@ -29305,13 +29283,13 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__fewc512(const int S, float *y, size_t 
                                                   int taps, const float *w, const float *bias,
                                                   int clamp, float lo, float hi) {
     if (np <= 16) {
-        ti__fc512_16(S, y, ldy, mv, np, x, off, taps, w, bias, clamp, lo, hi);
+        ti__fc512_blk(S, 16, 1, y, ldy, mv, np, x, off, taps, w, bias, clamp, lo, hi);
         return;
     }
-    ti__fc512_g8(S, y, ldy, mv, np, x, off, taps, w, bias, clamp, lo, hi);
+    ti__fc512_blk(S, 8, 3, y, ldy, mv, np, x, off, taps, w, bias, clamp, lo, hi);
     if (mv > 8)
-        ti__fc512_g8(S, y + 8 * ldy, ldy, mv - 8, np, x, off, taps, w + 8, bias + 8, clamp, lo,
-                     hi);
+        ti__fc512_blk(S, 8, 3, y + 8 * ldy, ldy, mv - 8, np, x, off, taps, w + 8, bias + 8,
+                      clamp, lo, hi);
 }
 #undef TI__FC512_X16
 #undef TI__FC512_X8
