@@ -255,7 +255,9 @@ TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__fc512_load(const int S, const float 
  * everything in L1: loads, not FMAs, set its pace. Single-conv models (+ ReLU),
  * tinyinfer-run, 1 thread, min of 300 runs, 16 / 48 positions a call: SqueezeNet's 3x3 / 2
  * stem (3 -> 64 at 224) 0.636 / 0.475 ms, MobileNetV2's (3 -> 32) 0.310 / 0.243, ResNet-18's
- * 7x7 / 2 (3 -> 64) 3.03 / 1.93; onnxruntime 0.672, 0.364, 1.843. */
+ * 7x7 / 2 (3 -> 64) 3.03 / 1.93; onnxruntime 0.672, 0.364, 1.843. On the device tool's
+ * 16-core Xeon, which ran the 16-position kernel near its FMA rate, about even: 0.333 / 0.350,
+ * 0.174 / 0.178, 1.54 / 1.51 (bench/results/fewc-2026-12-05-h100host-s56.md). */
 TI__X86_INLINE TI__TARGET_AVX512 void ti__fc512_blk(const int S, const int G, const int NV,
                                                     float *y, size_t ldy, int mv, int np,
                                                     const float *x, const int32_t *off, int taps,
