@@ -566,13 +566,13 @@ TI__PRIVATE void ti__qg8_pack_range(void *ctx, size_t begin, size_t end) {
                 sum += ti__qg8_pack_col(g, c, col);
             } else {
                 const size_t base = c * g->b_cs;
-                for (size_t i = 0; i < kp; i++) {
-                    int32_t v = i >= kd ? 0
-                                : g->b_u8 ? (int32_t)((const uint8_t *)g->b)[base + i * g->b_ks] - 128
-                                          : (int32_t)((const int8_t *)g->b)[base + i * g->b_ks];
-                    col[i / 4 * 64 + i % 4] = (int8_t)v;
-                    if (i < kd) sum += (uint32_t)(v + (g->b_u8 ? 128 : 0));
+                for (size_t i = 0; i < kd; i++) {
+                    int32_t v = g->b_u8 ? (int32_t)((const uint8_t *)g->b)[base + i * g->b_ks]
+                                        : (int32_t)((const int8_t *)g->b)[base + i * g->b_ks];
+                    col[i / 4 * 64 + i % 4] = (int8_t)(g->b_u8 ? v - 128 : v);
+                    sum += (uint32_t)v;
                 }
+                for (size_t i = kd; i < kp; i++) col[i / 4 * 64 + i % 4] = 0;
             }
             csum[c] = (int32_t)sum;
             bos[c] = off + (g->b_u8 ? 128 : 0);

@@ -471,14 +471,14 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
         }
         if (j->k == 0) break;
     }
+    /* A for isa->cols: the panel's slivers of mr rows, or A^T's rows in groups of 16 */
+    const float *ta = apanel != NULL ? apanel + m0 / mr * j->k * mr : j->a + m0;
+    size_t tstep = apanel != NULL ? mr : j->lda, tgroup = apanel != NULL ? mr : 16;
     for (size_t pc = 0; ntail > 0 && (pc < j->k || pc == 0); pc += kcmax) {
         size_t kc = TI__MIN(kcmax, j->k - pc); /* the k blocks of the loop above */
-        const float *a = apanel != NULL ? apanel + (m0 / mr * j->k + pc) * mr
-                                        : j->a + pc * j->lda + m0;
-        size_t astep = apanel != NULL ? mr : j->lda, gstep = apanel != NULL ? j->k * mr : 16;
-        isa->cols(a, astep, gstep, apanel != NULL ? (int)mr : 16, rows, kc,
-                  j->b + pc * j->ldb + n1, j->ldb, (int)ntail, j->c + m0 * j->ldc + n1, j->ldc,
-                  j->alpha, pc == 0 ? j->beta : 1.0f);
+        isa->cols(ta + pc * tstep, tstep, apanel != NULL ? j->k * mr : 16, (int)tgroup, rows,
+                  kc, j->b + pc * j->ldb + n1, j->ldb, (int)ntail, j->c + m0 * j->ldc + n1,
+                  j->ldc, j->alpha, pc == 0 ? j->beta : 1.0f);
         if (pc + kc >= j->k) ti__sgemm_epilogue(j, m0, rows, n1, ntail);
         if (j->k == 0) break;
     }

@@ -613,6 +613,16 @@ static ti_status load_file_and_check(const char *path, ti_error *err) {
     return load_file_with(path, 1, err);
 }
 
+/* Loads path, which is no regular file (what: how the log names it): an i/o error at once,
+ * its message containing want. */
+static void expect_io_error(const char *path, const char *what, const char *want) {
+    ti_error err;
+    ti_status st = load_file_and_check(path, &err);
+    printf("  %s -> %s: %s\n", what, ti_status_string(st), err.message);
+    TI_CHECK_EQ_INT(st, TI_ERR_IO);
+    TI_CHECK_STR_CONTAINS(err.message, want);
+}
+
 /* Model files as a user's program meets them: the whole file, cut short, empty, a
  * directory, a device. POSIX builds map the file, TI_NO_MMAP ones read it (build.sh runs
  * this program both ways); the outcomes must be the same. */
@@ -661,15 +671,9 @@ TI_TEST(model_files) {
     /* a named pipe with no writer: refused at once (reading it would wait forever) */
     const char *fifo = "build/test/errors_files/pipe";
     remove(fifo);
-    if (mkfifo(fifo, 0600) == 0) {
-        st = load_file_and_check(fifo, &err);
-        printf("  a named pipe -> %s: %s\n", ti_status_string(st), err.message);
-        TI_CHECK_EQ_INT(st, TI_ERR_IO);
-        TI_CHECK_STR_CONTAINS(err.message, "pipe");
-        remove(fifo);
-    } else {
-        printf("  (no named pipe here: mkfifo failed)\n");
-    }
+    if (mkfifo(fifo, 0600) == 0) expect_io_error(fifo, "a named pipe", "pipe");
+    else printf("  (no named pipe here: mkfifo failed)\n");
+    remove(fifo);
 #endif
     /* a Unix socket's path: it does not open; an i/o error naming it, at once */
     const char *sock = "build/test/errors_files/sock";
@@ -679,15 +683,10 @@ TI_TEST(model_files) {
     memset(&sa, 0, sizeof sa);
     sa.sun_family = AF_UNIX;
     memcpy(sa.sun_path, sock, strlen(sock) + 1);
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0) {
-        st = load_file_and_check(sock, &err);
-        printf("  a socket -> %s: %s\n", ti_status_string(st), err.message);
-        TI_CHECK_EQ_INT(st, TI_ERR_IO);
-        TI_CHECK_STR_CONTAINS(err.message, "sock");
-        remove(sock);
-    } else {
-        printf("  (no Unix socket here: socket or bind failed)\n");
-    }
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0)
+        expect_io_error(sock, "a socket", "sock");
+    else printf("  (no Unix socket here: socket or bind failed)\n");
+    remove(sock);
     if (fd >= 0) close(fd);
     pb_free(&m);
 }
