@@ -1741,6 +1741,12 @@ TI__PRIVATE void ti__wino_in8_avx2(const float *const *rows, float *out, size_t 
 TI__PRIVATE void ti__wino_out8_avx2(const float *src, size_t es, float bias, int relu, float *z);
 TI__PRIVATE void ti__wino_put4_avx2(const float *z, int h, float *y, size_t ldy);
 TI__PRIVATE void ti__wino_puts_avx2(const float *z, float *const *dst, int n, size_t ldy);
+/* the same on 16 tiles (cpu/x86/conv_avx512.c) */
+TI__PRIVATE void ti__wino_in16_avx512(const float *const *rows, float *out, size_t os);
+TI__PRIVATE void ti__wino_out16_avx512(const float *src, size_t es, float bias, int relu,
+                                       float *z);
+TI__PRIVATE void ti__wino_put4_avx512(const float *z, int h, float *y, size_t ldy);
+TI__PRIVATE void ti__wino_puts_avx512(const float *z, float *const *dst, int n, size_t ldy);
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void);   /* cpu/x86/gemm_avx2.c */
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void); /* cpu/x86/gemm_avx512.c */
 /* The 8-bit GEMM micro-kernel of core/qgemm.c (ti__qg_micro's contract: 4 rows x 16
@@ -8478,14 +8484,15 @@ typedef struct ti__wino_geo {
     const ti__sgemm_isa *isa; /* NULL: the portable loop */
     size_t mr, nr, kc;        /* register tile and k block */
     size_t lanes;             /* tiles per transform call: 8 (AVX2, F(4x4)) or TI__WINO_LANES */
+    int simd;                 /* lanes of F(4x4)'s x86 transforms: 8 AVX2, 16 AVX-512; 0 none */
     int t, a;                 /* output tile, input tile (t + 2) */
     size_t np;                /* positions, a * a */
 } ti__wino_geo;
 
 /* The transforms run on groups of TI__WINO_LANES tiles at once, each value an array over
  * the group: loops of a fixed count with no dependence between lanes, which compilers turn
- * into vector code at -O2 on any target (gcc 12+, clang). On x86 with AVX2 the transforms
- * of cpu/x86/conv_avx2.c take 8 tiles instead. */
+ * into vector code at -O2 on any target (gcc 12+, clang). On x86 F(4x4)'s transforms are
+ * intrinsics: cpu/x86/conv_avx512.c's on 16 tiles, or conv_avx2.c's on 8 with AVX2 only. */
 #define TI__WINO_LANES 16
 
 TI__PRIVATE void ti__wino_geometry(ti__wino_geo *g, int t) {
@@ -8497,8 +8504,10 @@ TI__PRIVATE void ti__wino_geometry(ti__wino_geo *g, int t) {
     g->t = t;
     g->a = t + 2;
     g->np = (size_t)(g->a * g->a);
+    g->simd = 0;
 #ifdef TI__X86_SIMD
-    if (t == 4 && ti__cpu_isa() >= TI__ISA_AVX2) g->lanes = 8;
+    if (t == 4 && ti__cpu_isa() >= TI__ISA_AVX512) g->simd = 16;
+    else if (t == 4 && ti__cpu_isa() >= TI__ISA_AVX2) g->lanes = 8, g->simd = 8;
 #endif
 }
 
@@ -8590,9 +8599,10 @@ TI__PRIVATE void ti__wino_slot_size(const ti__convp *p, int t, size_t threads,
     s->tb = ti__wino_block(p, t, threads);
     s->tbp = (s->tb + g.nr - 1) / g.nr * g.nr;
     s->ldo = (s->tb + TI__WINO_LANES - 1) / TI__WINO_LANES * TI__WINO_LANES;
-    /* a call reads t (lanes - 1) + alpha floats of a row from a tile's left column; rows of
-     * all the tile rows a block touches */
-    s->sw = T * twn + T * g.lanes + 8;
+    /* a call reads t (lanes - 1) + alpha floats of a row from a tile's left column, the SIMD
+     * ones whole vectors (AVX-512: 80 floats for 66); rows of all the tile rows a block
+     * touches */
+    s->sw = T * twn + T * g.lanes + 16;
     s->sr = T * (s->tb / twn + 2) + (size_t)g.a;
     s->vs = (size_t)p->c * s->tbp + 16;
     s->os = (size_t)p->m * s->ldo + 16;
@@ -8794,9 +8804,9 @@ TI__PRIVATE void ti__wino_input(const ti__wino_job *j, const float *x, size_t t0
                     ti__wino23_in_lanes(tl, sw, &tmp[0][0], 2 * L);
                 }
             } else {
-                /* The transform's output: tmp, or V itself (8 tiles straight into V, not
+                /* The transform's output: tmp, or V itself (a call's tiles straight into V, not
                  * through tmp and 36 copies of 8 floats a chunk: a third of this function's
-                 * time in ResNet-18, perf). Each call writes 8 lanes from its run's first
+                 * time in ResNet-18, perf). Each call writes all its lanes from its run's first
                  * tile: a run short of the chunk's end writes lanes the next run or the next
                  * chunk overwrites, so for V the chunk must be whole and, unless one run
                  * covers it, not the last of its sliver (past it lies the next channel's
@@ -8806,8 +8816,8 @@ TI__PRIVATE void ti__wino_input(const ti__wino_job *j, const float *x, size_t t0
                  * 128 -> 128 @28 within noise. */
                 float *out = &tmp[0][0];
                 size_t os = 2 * L, off = jc % nr, tw0 = (t0 + jc) % twn;
-                int direct = lanes == 8 && nv == 8 && off + 8 <= nr &&
-                             (tw0 + 8 <= twn || off + 8 < nr);
+                int direct = j->geo.simd != 0 && nv == lanes && off + lanes <= nr &&
+                             (tw0 + lanes <= twn || off + lanes < nr);
                 if (direct) {
                     out = v + (jc / nr) * C * nr + c * nr + off;
                     os = vs;
@@ -8819,7 +8829,8 @@ TI__PRIVATE void ti__wino_input(const ti__wino_job *j, const float *x, size_t t0
                     for (int i = 0; i < 6; i++)
                         rows[i] = strip + (4 * (th - th0) + (size_t)i) * sw + 4 * tw;
 #ifdef TI__X86_SIMD
-                    if (lanes == 8) ti__wino_in8_avx2(rows, out + l, os);
+                    if (j->geo.simd == 16) ti__wino_in16_avx512(rows, out + l, os);
+                    else if (j->geo.simd == 8) ti__wino_in8_avx2(rows, out + l, os);
                     else
 #endif
                         ti__wino_in_lanes(rows, out + l, os);
@@ -8967,22 +8978,24 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
             const float *src = o + m * ldo + jc;
             if (T == 2) ti__wino23_out_lanes(src, j->sl.os, bv, relu, z);
 #ifdef TI__X86_SIMD
-            else if (lanes == 8) ti__wino_out8_avx2(src, j->sl.os, bv, relu, z);
+            else if (j->geo.simd == 16) ti__wino_out16_avx512(src, j->sl.os, bv, relu, z);
+            else if (j->geo.simd == 8) ti__wino_out8_avx2(src, j->sl.os, bv, relu, z);
 #endif
             else ti__wino_out_lanes(src, j->sl.os, bv, relu, z);
             if (j->act != TI__ACT_NONE && !relu) /* T * T rows of nv tiles, lanes apart */
                 ti__act_block(j->act, j->act_a, j->act_b, NULL, z, lanes, (size_t)(T * T), nv);
 #ifdef TI__X86_SIMD
-            float *whole[8]; /* AVX2 F(4x4): tiles whole in the map, for ti__wino_puts_avx2 */
+            float *whole[16]; /* SIMD F(4x4): tiles whole in the map, for ti__wino_puts_* */
             int nwhole = 0;
 #endif
             for (size_t l = 0; l < nv;) {
                 const ti__wino_place *w = &tab[jc + l];
                 float *yt = ym + w->off;
 #ifdef TI__X86_SIMD
-                if (lanes == 8 && T == 4) {
+                if (j->geo.simd != 0) {
                     if (w->put4) {
-                        ti__wino_put4_avx2(z, (int)(l / 4), yt, (size_t)OW);
+                        if (j->geo.simd == 16) ti__wino_put4_avx512(z, (int)(l / 4), yt, (size_t)OW);
+                        else ti__wino_put4_avx2(z, (int)(l / 4), yt, (size_t)OW);
                         for (size_t e = l; e < l + 4; e++) whole[e] = NULL;
                         l += 4;
                         continue;
@@ -9002,7 +9015,8 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
                 l++;
             }
 #ifdef TI__X86_SIMD
-            if (nwhole > 0) ti__wino_puts_avx2(z, whole, nwhole, (size_t)OW);
+            if (nwhole > 0 && j->geo.simd == 16) ti__wino_puts_avx512(z, whole, nwhole, (size_t)OW);
+            else if (nwhole > 0) ti__wino_puts_avx2(z, whole, nwhole, (size_t)OW);
 #endif
         }
     }
@@ -29697,6 +29711,163 @@ ti__dw512_lanes(const ti__dw_lane_geo *g, float *y, const float *x, const float 
         __mmask16 m = ti__dw512_mask((long)h);
         TI__UNROLL16 for (size_t c = 0; c < 16; c++)
             _mm512_mask_storeu_ps(y + c * g->out_sp + p0, m, u[c]);
+    }
+}
+
+/* ---- Winograd F(4x4, 3x3) transforms, 16 tiles side by side (cpu/conv_fast.c) ------- */
+/* conv_avx2.c's 8-tile transforms on vectors of 16: the same operations in the same order.
+ * In SqueezeNet's 16 -> 64 conv at 55 x 55 the 8-tile output transform and its stores took
+ * 44 % of the conv's time and the input transform 19 %, against 34 % for the products
+ * (perf, 1 thread, Ice Lake Xeon), but they wait on their loads (O and the strip from L2)
+ * more than they compute, so twice the lanes gained little: per-node minima in the models, 4
+ * rounds alternating (bench/ab.py, 1 thread, the same Xeon), ResNet-18 24.72 -> 24.08 ms
+ * (its 128 -> 128 convs at 28 x 28 5-7 % faster, 64 -> 64 at 56 x 56 4 % slower),
+ * SqueezeNet 6.37 -> 6.28 (within its noise). */
+
+/* B^T along one axis on 16 lanes, output k stored at o + k * os. */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__wino_bt512(__m512 d0, __m512 d1, __m512 d2, __m512 d3,
+                                                    __m512 d4, __m512 d5, float *o, size_t os) {
+    __m512 four = _mm512_set1_ps(4.0f), five = _mm512_set1_ps(5.0f), two = _mm512_set1_ps(2.0f);
+    __m512 a = _mm512_sub_ps(d4, _mm512_mul_ps(four, d2));
+    __m512 b = _mm512_sub_ps(d3, _mm512_mul_ps(four, d1));
+    __m512 c = _mm512_sub_ps(d4, d2), e = _mm512_mul_ps(two, _mm512_sub_ps(d3, d1));
+    _mm512_storeu_ps(o, _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(four, d0),
+                                                    _mm512_mul_ps(five, d2)), d4));
+    _mm512_storeu_ps(o + os, _mm512_add_ps(a, b));
+    _mm512_storeu_ps(o + 2 * os, _mm512_sub_ps(a, b));
+    _mm512_storeu_ps(o + 3 * os, _mm512_add_ps(c, e));
+    _mm512_storeu_ps(o + 4 * os, _mm512_sub_ps(c, e));
+    _mm512_storeu_ps(o + 5 * os, _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(four, d1),
+                                                             _mm512_mul_ps(five, d3)), d5));
+}
+
+/* Input transform of 16 tiles of one channel (ti__wino_in_fn): rows[i] is input row i of
+ * the tile row from the first tile's left column, 80 floats readable; tile l reads columns
+ * 4 l .. 4 l + 5. The rows are combined first (whole vectors), then the columns: phase q < 4
+ * of a row (column 4 l + q for tile l) is two two-source permutes of its first 64 floats and
+ * a 256-bit shuffle; phases 4 and 5 are phases 0 and 1 moved one tile on. */
+TI__PRIVATE TI__TARGET_AVX512 void ti__wino_in16_avx512(const float *const *rows, float *out,
+                                                       size_t os) {
+    float r[6][80];
+    for (int x = 0; x < 80; x += 16)
+        ti__wino_bt512(_mm512_loadu_ps(rows[0] + x), _mm512_loadu_ps(rows[1] + x),
+                       _mm512_loadu_ps(rows[2] + x), _mm512_loadu_ps(rows[3] + x),
+                       _mm512_loadu_ps(rows[4] + x), _mm512_loadu_ps(rows[5] + x), r[0] + x, 80);
+    /* lane l < 8: float 4 l + q of the pair (x0, x1) */
+    const __m512i i0 = _mm512_set_epi32(0, 0, 0, 0, 0, 0, 0, 0, 28, 24, 20, 16, 12, 8, 4, 0);
+    const __m512i i1 = _mm512_add_epi32(i0, _mm512_set1_epi32(1));
+    const __m512i i2 = _mm512_add_epi32(i0, _mm512_set1_epi32(2));
+    const __m512i i3 = _mm512_add_epi32(i0, _mm512_set1_epi32(3));
+    for (int k = 0; k < 6; k++) {
+        __m512 x0 = _mm512_loadu_ps(r[k]), x1 = _mm512_loadu_ps(r[k] + 16);
+        __m512 x2 = _mm512_loadu_ps(r[k] + 32), x3 = _mm512_loadu_ps(r[k] + 48);
+        __m512i x4 = _mm512_castps_si512(_mm512_loadu_ps(r[k] + 64));
+        __m512 p0 = _mm512_shuffle_f32x4(_mm512_permutex2var_ps(x0, i0, x1),
+                                         _mm512_permutex2var_ps(x2, i0, x3), 0x44);
+        __m512 p1 = _mm512_shuffle_f32x4(_mm512_permutex2var_ps(x0, i1, x1),
+                                         _mm512_permutex2var_ps(x2, i1, x3), 0x44);
+        __m512 p2 = _mm512_shuffle_f32x4(_mm512_permutex2var_ps(x0, i2, x1),
+                                         _mm512_permutex2var_ps(x2, i2, x3), 0x44);
+        __m512 p3 = _mm512_shuffle_f32x4(_mm512_permutex2var_ps(x0, i3, x1),
+                                         _mm512_permutex2var_ps(x2, i3, x3), 0x44);
+        /* [p lanes 1 .. 15, float 64 (+ 1)] */
+        __m512 p4 = _mm512_castsi512_ps(_mm512_alignr_epi32(x4, _mm512_castps_si512(p0), 1));
+        __m512 p5 = _mm512_castsi512_ps(
+            _mm512_alignr_epi32(_mm512_alignr_epi32(x4, x4, 1), _mm512_castps_si512(p1), 1));
+        ti__wino_bt512(p0, p1, p2, p3, p4, p5, out + (size_t)k * 6 * os, os);
+    }
+}
+
+/* A^T along one axis on 16 lanes: conv_fast.c's ti__wino_at, same operations and order. */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__wino_at512(const __m512 *m, size_t st, __m512 *o,
+                                                    size_t ot) {
+    __m512 two = _mm512_set1_ps(2.0f), four = _mm512_set1_ps(4.0f), eight = _mm512_set1_ps(8.0f);
+    __m512 s12 = _mm512_add_ps(m[st], m[2 * st]), d12 = _mm512_sub_ps(m[st], m[2 * st]);
+    __m512 s34 = _mm512_add_ps(m[3 * st], m[4 * st]), d34 = _mm512_sub_ps(m[3 * st], m[4 * st]);
+    o[0] = _mm512_add_ps(_mm512_add_ps(m[0], s12), s34);
+    o[ot] = _mm512_add_ps(d12, _mm512_mul_ps(two, d34));
+    o[2 * ot] = _mm512_add_ps(s12, _mm512_mul_ps(four, s34));
+    o[3 * ot] = _mm512_add_ps(_mm512_add_ps(d12, _mm512_mul_ps(eight, d34)), m[5 * st]);
+}
+
+/* Output transform of 16 tiles of one channel (ti__wino_out_fn): src + e * es holds the 16
+ * tiles' products at position e (< 36); z[(4 i + q) * 16 + l] receives output (i, q) of
+ * tile l, plus bias, then max(., 0) when relu (NaN gives 0, as the portable loop). */
+TI__PRIVATE TI__TARGET_AVX512 void ti__wino_out16_avx512(const float *src, size_t es,
+                                                        float bias, int relu, float *z) {
+    __m512 s[36], r[24], o[16];
+    for (int e = 0; e < 36; e++) s[e] = _mm512_loadu_ps(src + (size_t)e * es);
+    for (int i = 0; i < 6; i++) ti__wino_at512(s + i * 6, 1, r + i * 4, 1); /* rows: m A */
+    for (int q = 0; q < 4; q++) ti__wino_at512(r + q, 4, o + q, 4);        /* A^T (m A) */
+    __m512 vb = _mm512_set1_ps(bias), zero = _mm512_setzero_ps();
+    for (int e = 0; e < 16; e++) {
+        __m512 v = _mm512_add_ps(o[e], vb);
+        if (relu) v = _mm512_max_ps(v, zero);
+        _mm512_storeu_ps(z + e * 16, v);
+    }
+}
+
+/* Row i of z (as ti__wino_out16_avx512 leaves it) as 4 x 4 blocks: w[g], 128-bit lane h,
+ * holds outputs (i, 0..3) of tile 4 h + g. */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__wino_zrow512(const float *z, int i, __m512 *w) {
+    const float *zi = z + i * 64; /* outputs (i, 0..3) of the 16 tiles */
+    __m512 q0 = _mm512_loadu_ps(zi), q1 = _mm512_loadu_ps(zi + 16);
+    __m512 q2 = _mm512_loadu_ps(zi + 32), q3 = _mm512_loadu_ps(zi + 48);
+    __m512 l01 = _mm512_unpacklo_ps(q0, q1), h01 = _mm512_unpackhi_ps(q0, q1);
+    __m512 l23 = _mm512_unpacklo_ps(q2, q3), h23 = _mm512_unpackhi_ps(q2, q3);
+    w[0] = _mm512_shuffle_ps(l01, l23, 0x44);
+    w[1] = _mm512_shuffle_ps(l01, l23, 0xee);
+    w[2] = _mm512_shuffle_ps(h01, h23, 0x44);
+    w[3] = _mm512_shuffle_ps(h01, h23, 0xee);
+}
+
+/* Stores tiles 4 h .. 4 h + 3 of z as 4 output rows of 16 floats, ldy apart from y: output
+ * (i, q) of tile l to y[i ldy + 4 (l - 4 h) + q]. */
+TI__PRIVATE TI__TARGET_AVX512 void ti__wino_put4_avx512(const float *z, int h, float *y,
+                                                       size_t ldy) {
+    /* lane h of w[0], w[1] (and of w[2], w[3]) side by side, then the two pairs */
+    for (int i = 0; i < 4; i++, y += ldy) {
+        __m512 w[4];
+        ti__wino_zrow512(z, i, w);
+        __m512 a, b;
+        switch (h) { /* the shuffle's selector must be a constant */
+        case 0:
+            a = _mm512_shuffle_f32x4(w[0], w[1], 0x00), b = _mm512_shuffle_f32x4(w[2], w[3], 0x00);
+            break;
+        case 1:
+            a = _mm512_shuffle_f32x4(w[0], w[1], 0x55), b = _mm512_shuffle_f32x4(w[2], w[3], 0x55);
+            break;
+        case 2:
+            a = _mm512_shuffle_f32x4(w[0], w[1], 0xaa), b = _mm512_shuffle_f32x4(w[2], w[3], 0xaa);
+            break;
+        default:
+            a = _mm512_shuffle_f32x4(w[0], w[1], 0xff), b = _mm512_shuffle_f32x4(w[2], w[3], 0xff);
+            break;
+        }
+        /* a = [t0 | t0 | t1 | t1], b = [t2 | t2 | t3 | t3]: lanes 0 and 2 of each */
+        _mm512_storeu_ps(y, _mm512_shuffle_f32x4(a, b, 0x88));
+    }
+}
+
+/* Stores each tile l < n of z whose dst[l] is not NULL as its 4 x 4 block there, rows ldy
+ * apart: output (i, q) of tile l to dst[l][i ldy + q]. */
+TI__PRIVATE TI__TARGET_AVX512 void ti__wino_puts_avx512(const float *z, float *const *dst, int n,
+                                                       size_t ldy) {
+    for (size_t i = 0; i < 4; i++) {
+        __m512 w[4];
+        ti__wino_zrow512(z, (int)i, w);
+        for (int l = 0; l < n; l++) {
+            if (dst[l] == NULL) continue;
+            __m512 v = w[l & 3];
+            __m128 t;
+            switch (l >> 2) { /* 128-bit lane l / 4 of w[l % 4] */
+            case 0: t = _mm512_castps512_ps128(v); break;
+            case 1: t = _mm512_extractf32x4_ps(v, 1); break;
+            case 2: t = _mm512_extractf32x4_ps(v, 2); break;
+            default: t = _mm512_extractf32x4_ps(v, 3); break;
+            }
+            _mm_storeu_ps(dst[l] + i * ldy, t);
+        }
     }
 }
 

@@ -1008,14 +1008,15 @@ typedef struct ti__wino_geo {
     const ti__sgemm_isa *isa; /* NULL: the portable loop */
     size_t mr, nr, kc;        /* register tile and k block */
     size_t lanes;             /* tiles per transform call: 8 (AVX2, F(4x4)) or TI__WINO_LANES */
+    int simd;                 /* lanes of F(4x4)'s x86 transforms: 8 AVX2, 16 AVX-512; 0 none */
     int t, a;                 /* output tile, input tile (t + 2) */
     size_t np;                /* positions, a * a */
 } ti__wino_geo;
 
 /* The transforms run on groups of TI__WINO_LANES tiles at once, each value an array over
  * the group: loops of a fixed count with no dependence between lanes, which compilers turn
- * into vector code at -O2 on any target (gcc 12+, clang). On x86 with AVX2 the transforms
- * of cpu/x86/conv_avx2.c take 8 tiles instead. */
+ * into vector code at -O2 on any target (gcc 12+, clang). On x86 F(4x4)'s transforms are
+ * intrinsics: cpu/x86/conv_avx512.c's on 16 tiles, or conv_avx2.c's on 8 with AVX2 only. */
 #define TI__WINO_LANES 16
 
 TI__PRIVATE void ti__wino_geometry(ti__wino_geo *g, int t) {
@@ -1027,8 +1028,10 @@ TI__PRIVATE void ti__wino_geometry(ti__wino_geo *g, int t) {
     g->t = t;
     g->a = t + 2;
     g->np = (size_t)(g->a * g->a);
+    g->simd = 0;
 #ifdef TI__X86_SIMD
-    if (t == 4 && ti__cpu_isa() >= TI__ISA_AVX2) g->lanes = 8;
+    if (t == 4 && ti__cpu_isa() >= TI__ISA_AVX512) g->simd = 16;
+    else if (t == 4 && ti__cpu_isa() >= TI__ISA_AVX2) g->lanes = 8, g->simd = 8;
 #endif
 }
 
@@ -1120,9 +1123,10 @@ TI__PRIVATE void ti__wino_slot_size(const ti__convp *p, int t, size_t threads,
     s->tb = ti__wino_block(p, t, threads);
     s->tbp = (s->tb + g.nr - 1) / g.nr * g.nr;
     s->ldo = (s->tb + TI__WINO_LANES - 1) / TI__WINO_LANES * TI__WINO_LANES;
-    /* a call reads t (lanes - 1) + alpha floats of a row from a tile's left column; rows of
-     * all the tile rows a block touches */
-    s->sw = T * twn + T * g.lanes + 8;
+    /* a call reads t (lanes - 1) + alpha floats of a row from a tile's left column, the SIMD
+     * ones whole vectors (AVX-512: 80 floats for 66); rows of all the tile rows a block
+     * touches */
+    s->sw = T * twn + T * g.lanes + 16;
     s->sr = T * (s->tb / twn + 2) + (size_t)g.a;
     s->vs = (size_t)p->c * s->tbp + 16;
     s->os = (size_t)p->m * s->ldo + 16;
@@ -1324,9 +1328,9 @@ TI__PRIVATE void ti__wino_input(const ti__wino_job *j, const float *x, size_t t0
                     ti__wino23_in_lanes(tl, sw, &tmp[0][0], 2 * L);
                 }
             } else {
-                /* The transform's output: tmp, or V itself (8 tiles straight into V, not
+                /* The transform's output: tmp, or V itself (a call's tiles straight into V, not
                  * through tmp and 36 copies of 8 floats a chunk: a third of this function's
-                 * time in ResNet-18, perf). Each call writes 8 lanes from its run's first
+                 * time in ResNet-18, perf). Each call writes all its lanes from its run's first
                  * tile: a run short of the chunk's end writes lanes the next run or the next
                  * chunk overwrites, so for V the chunk must be whole and, unless one run
                  * covers it, not the last of its sliver (past it lies the next channel's
@@ -1336,8 +1340,8 @@ TI__PRIVATE void ti__wino_input(const ti__wino_job *j, const float *x, size_t t0
                  * 128 -> 128 @28 within noise. */
                 float *out = &tmp[0][0];
                 size_t os = 2 * L, off = jc % nr, tw0 = (t0 + jc) % twn;
-                int direct = lanes == 8 && nv == 8 && off + 8 <= nr &&
-                             (tw0 + 8 <= twn || off + 8 < nr);
+                int direct = j->geo.simd != 0 && nv == lanes && off + lanes <= nr &&
+                             (tw0 + lanes <= twn || off + lanes < nr);
                 if (direct) {
                     out = v + (jc / nr) * C * nr + c * nr + off;
                     os = vs;
@@ -1349,7 +1353,8 @@ TI__PRIVATE void ti__wino_input(const ti__wino_job *j, const float *x, size_t t0
                     for (int i = 0; i < 6; i++)
                         rows[i] = strip + (4 * (th - th0) + (size_t)i) * sw + 4 * tw;
 #ifdef TI__X86_SIMD
-                    if (lanes == 8) ti__wino_in8_avx2(rows, out + l, os);
+                    if (j->geo.simd == 16) ti__wino_in16_avx512(rows, out + l, os);
+                    else if (j->geo.simd == 8) ti__wino_in8_avx2(rows, out + l, os);
                     else
 #endif
                         ti__wino_in_lanes(rows, out + l, os);
@@ -1497,22 +1502,24 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
             const float *src = o + m * ldo + jc;
             if (T == 2) ti__wino23_out_lanes(src, j->sl.os, bv, relu, z);
 #ifdef TI__X86_SIMD
-            else if (lanes == 8) ti__wino_out8_avx2(src, j->sl.os, bv, relu, z);
+            else if (j->geo.simd == 16) ti__wino_out16_avx512(src, j->sl.os, bv, relu, z);
+            else if (j->geo.simd == 8) ti__wino_out8_avx2(src, j->sl.os, bv, relu, z);
 #endif
             else ti__wino_out_lanes(src, j->sl.os, bv, relu, z);
             if (j->act != TI__ACT_NONE && !relu) /* T * T rows of nv tiles, lanes apart */
                 ti__act_block(j->act, j->act_a, j->act_b, NULL, z, lanes, (size_t)(T * T), nv);
 #ifdef TI__X86_SIMD
-            float *whole[8]; /* AVX2 F(4x4): tiles whole in the map, for ti__wino_puts_avx2 */
+            float *whole[16]; /* SIMD F(4x4): tiles whole in the map, for ti__wino_puts_* */
             int nwhole = 0;
 #endif
             for (size_t l = 0; l < nv;) {
                 const ti__wino_place *w = &tab[jc + l];
                 float *yt = ym + w->off;
 #ifdef TI__X86_SIMD
-                if (lanes == 8 && T == 4) {
+                if (j->geo.simd != 0) {
                     if (w->put4) {
-                        ti__wino_put4_avx2(z, (int)(l / 4), yt, (size_t)OW);
+                        if (j->geo.simd == 16) ti__wino_put4_avx512(z, (int)(l / 4), yt, (size_t)OW);
+                        else ti__wino_put4_avx2(z, (int)(l / 4), yt, (size_t)OW);
                         for (size_t e = l; e < l + 4; e++) whole[e] = NULL;
                         l += 4;
                         continue;
@@ -1532,7 +1539,8 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
                 l++;
             }
 #ifdef TI__X86_SIMD
-            if (nwhole > 0) ti__wino_puts_avx2(z, whole, nwhole, (size_t)OW);
+            if (nwhole > 0 && j->geo.simd == 16) ti__wino_puts_avx512(z, whole, nwhole, (size_t)OW);
+            else if (nwhole > 0) ti__wino_puts_avx2(z, whole, nwhole, (size_t)OW);
 #endif
         }
     }

@@ -717,6 +717,163 @@ ti__dw512_lanes(const ti__dw_lane_geo *g, float *y, const float *x, const float 
     }
 }
 
+/* ---- Winograd F(4x4, 3x3) transforms, 16 tiles side by side (cpu/conv_fast.c) ------- */
+/* conv_avx2.c's 8-tile transforms on vectors of 16: the same operations in the same order.
+ * In SqueezeNet's 16 -> 64 conv at 55 x 55 the 8-tile output transform and its stores took
+ * 44 % of the conv's time and the input transform 19 %, against 34 % for the products
+ * (perf, 1 thread, Ice Lake Xeon), but they wait on their loads (O and the strip from L2)
+ * more than they compute, so twice the lanes gained little: per-node minima in the models, 4
+ * rounds alternating (bench/ab.py, 1 thread, the same Xeon), ResNet-18 24.72 -> 24.08 ms
+ * (its 128 -> 128 convs at 28 x 28 5-7 % faster, 64 -> 64 at 56 x 56 4 % slower),
+ * SqueezeNet 6.37 -> 6.28 (within its noise). */
+
+/* B^T along one axis on 16 lanes, output k stored at o + k * os. */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__wino_bt512(__m512 d0, __m512 d1, __m512 d2, __m512 d3,
+                                                    __m512 d4, __m512 d5, float *o, size_t os) {
+    __m512 four = _mm512_set1_ps(4.0f), five = _mm512_set1_ps(5.0f), two = _mm512_set1_ps(2.0f);
+    __m512 a = _mm512_sub_ps(d4, _mm512_mul_ps(four, d2));
+    __m512 b = _mm512_sub_ps(d3, _mm512_mul_ps(four, d1));
+    __m512 c = _mm512_sub_ps(d4, d2), e = _mm512_mul_ps(two, _mm512_sub_ps(d3, d1));
+    _mm512_storeu_ps(o, _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(four, d0),
+                                                    _mm512_mul_ps(five, d2)), d4));
+    _mm512_storeu_ps(o + os, _mm512_add_ps(a, b));
+    _mm512_storeu_ps(o + 2 * os, _mm512_sub_ps(a, b));
+    _mm512_storeu_ps(o + 3 * os, _mm512_add_ps(c, e));
+    _mm512_storeu_ps(o + 4 * os, _mm512_sub_ps(c, e));
+    _mm512_storeu_ps(o + 5 * os, _mm512_add_ps(_mm512_sub_ps(_mm512_mul_ps(four, d1),
+                                                             _mm512_mul_ps(five, d3)), d5));
+}
+
+/* Input transform of 16 tiles of one channel (ti__wino_in_fn): rows[i] is input row i of
+ * the tile row from the first tile's left column, 80 floats readable; tile l reads columns
+ * 4 l .. 4 l + 5. The rows are combined first (whole vectors), then the columns: phase q < 4
+ * of a row (column 4 l + q for tile l) is two two-source permutes of its first 64 floats and
+ * a 256-bit shuffle; phases 4 and 5 are phases 0 and 1 moved one tile on. */
+TI__PRIVATE TI__TARGET_AVX512 void ti__wino_in16_avx512(const float *const *rows, float *out,
+                                                       size_t os) {
+    float r[6][80];
+    for (int x = 0; x < 80; x += 16)
+        ti__wino_bt512(_mm512_loadu_ps(rows[0] + x), _mm512_loadu_ps(rows[1] + x),
+                       _mm512_loadu_ps(rows[2] + x), _mm512_loadu_ps(rows[3] + x),
+                       _mm512_loadu_ps(rows[4] + x), _mm512_loadu_ps(rows[5] + x), r[0] + x, 80);
+    /* lane l < 8: float 4 l + q of the pair (x0, x1) */
+    const __m512i i0 = _mm512_set_epi32(0, 0, 0, 0, 0, 0, 0, 0, 28, 24, 20, 16, 12, 8, 4, 0);
+    const __m512i i1 = _mm512_add_epi32(i0, _mm512_set1_epi32(1));
+    const __m512i i2 = _mm512_add_epi32(i0, _mm512_set1_epi32(2));
+    const __m512i i3 = _mm512_add_epi32(i0, _mm512_set1_epi32(3));
+    for (int k = 0; k < 6; k++) {
+        __m512 x0 = _mm512_loadu_ps(r[k]), x1 = _mm512_loadu_ps(r[k] + 16);
+        __m512 x2 = _mm512_loadu_ps(r[k] + 32), x3 = _mm512_loadu_ps(r[k] + 48);
+        __m512i x4 = _mm512_castps_si512(_mm512_loadu_ps(r[k] + 64));
+        __m512 p0 = _mm512_shuffle_f32x4(_mm512_permutex2var_ps(x0, i0, x1),
+                                         _mm512_permutex2var_ps(x2, i0, x3), 0x44);
+        __m512 p1 = _mm512_shuffle_f32x4(_mm512_permutex2var_ps(x0, i1, x1),
+                                         _mm512_permutex2var_ps(x2, i1, x3), 0x44);
+        __m512 p2 = _mm512_shuffle_f32x4(_mm512_permutex2var_ps(x0, i2, x1),
+                                         _mm512_permutex2var_ps(x2, i2, x3), 0x44);
+        __m512 p3 = _mm512_shuffle_f32x4(_mm512_permutex2var_ps(x0, i3, x1),
+                                         _mm512_permutex2var_ps(x2, i3, x3), 0x44);
+        /* [p lanes 1 .. 15, float 64 (+ 1)] */
+        __m512 p4 = _mm512_castsi512_ps(_mm512_alignr_epi32(x4, _mm512_castps_si512(p0), 1));
+        __m512 p5 = _mm512_castsi512_ps(
+            _mm512_alignr_epi32(_mm512_alignr_epi32(x4, x4, 1), _mm512_castps_si512(p1), 1));
+        ti__wino_bt512(p0, p1, p2, p3, p4, p5, out + (size_t)k * 6 * os, os);
+    }
+}
+
+/* A^T along one axis on 16 lanes: conv_fast.c's ti__wino_at, same operations and order. */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__wino_at512(const __m512 *m, size_t st, __m512 *o,
+                                                    size_t ot) {
+    __m512 two = _mm512_set1_ps(2.0f), four = _mm512_set1_ps(4.0f), eight = _mm512_set1_ps(8.0f);
+    __m512 s12 = _mm512_add_ps(m[st], m[2 * st]), d12 = _mm512_sub_ps(m[st], m[2 * st]);
+    __m512 s34 = _mm512_add_ps(m[3 * st], m[4 * st]), d34 = _mm512_sub_ps(m[3 * st], m[4 * st]);
+    o[0] = _mm512_add_ps(_mm512_add_ps(m[0], s12), s34);
+    o[ot] = _mm512_add_ps(d12, _mm512_mul_ps(two, d34));
+    o[2 * ot] = _mm512_add_ps(s12, _mm512_mul_ps(four, s34));
+    o[3 * ot] = _mm512_add_ps(_mm512_add_ps(d12, _mm512_mul_ps(eight, d34)), m[5 * st]);
+}
+
+/* Output transform of 16 tiles of one channel (ti__wino_out_fn): src + e * es holds the 16
+ * tiles' products at position e (< 36); z[(4 i + q) * 16 + l] receives output (i, q) of
+ * tile l, plus bias, then max(., 0) when relu (NaN gives 0, as the portable loop). */
+TI__PRIVATE TI__TARGET_AVX512 void ti__wino_out16_avx512(const float *src, size_t es,
+                                                        float bias, int relu, float *z) {
+    __m512 s[36], r[24], o[16];
+    for (int e = 0; e < 36; e++) s[e] = _mm512_loadu_ps(src + (size_t)e * es);
+    for (int i = 0; i < 6; i++) ti__wino_at512(s + i * 6, 1, r + i * 4, 1); /* rows: m A */
+    for (int q = 0; q < 4; q++) ti__wino_at512(r + q, 4, o + q, 4);        /* A^T (m A) */
+    __m512 vb = _mm512_set1_ps(bias), zero = _mm512_setzero_ps();
+    for (int e = 0; e < 16; e++) {
+        __m512 v = _mm512_add_ps(o[e], vb);
+        if (relu) v = _mm512_max_ps(v, zero);
+        _mm512_storeu_ps(z + e * 16, v);
+    }
+}
+
+/* Row i of z (as ti__wino_out16_avx512 leaves it) as 4 x 4 blocks: w[g], 128-bit lane h,
+ * holds outputs (i, 0..3) of tile 4 h + g. */
+TI__X86_INLINE TI__TARGET_AVX512 void ti__wino_zrow512(const float *z, int i, __m512 *w) {
+    const float *zi = z + i * 64; /* outputs (i, 0..3) of the 16 tiles */
+    __m512 q0 = _mm512_loadu_ps(zi), q1 = _mm512_loadu_ps(zi + 16);
+    __m512 q2 = _mm512_loadu_ps(zi + 32), q3 = _mm512_loadu_ps(zi + 48);
+    __m512 l01 = _mm512_unpacklo_ps(q0, q1), h01 = _mm512_unpackhi_ps(q0, q1);
+    __m512 l23 = _mm512_unpacklo_ps(q2, q3), h23 = _mm512_unpackhi_ps(q2, q3);
+    w[0] = _mm512_shuffle_ps(l01, l23, 0x44);
+    w[1] = _mm512_shuffle_ps(l01, l23, 0xee);
+    w[2] = _mm512_shuffle_ps(h01, h23, 0x44);
+    w[3] = _mm512_shuffle_ps(h01, h23, 0xee);
+}
+
+/* Stores tiles 4 h .. 4 h + 3 of z as 4 output rows of 16 floats, ldy apart from y: output
+ * (i, q) of tile l to y[i ldy + 4 (l - 4 h) + q]. */
+TI__PRIVATE TI__TARGET_AVX512 void ti__wino_put4_avx512(const float *z, int h, float *y,
+                                                       size_t ldy) {
+    /* lane h of w[0], w[1] (and of w[2], w[3]) side by side, then the two pairs */
+    for (int i = 0; i < 4; i++, y += ldy) {
+        __m512 w[4];
+        ti__wino_zrow512(z, i, w);
+        __m512 a, b;
+        switch (h) { /* the shuffle's selector must be a constant */
+        case 0:
+            a = _mm512_shuffle_f32x4(w[0], w[1], 0x00), b = _mm512_shuffle_f32x4(w[2], w[3], 0x00);
+            break;
+        case 1:
+            a = _mm512_shuffle_f32x4(w[0], w[1], 0x55), b = _mm512_shuffle_f32x4(w[2], w[3], 0x55);
+            break;
+        case 2:
+            a = _mm512_shuffle_f32x4(w[0], w[1], 0xaa), b = _mm512_shuffle_f32x4(w[2], w[3], 0xaa);
+            break;
+        default:
+            a = _mm512_shuffle_f32x4(w[0], w[1], 0xff), b = _mm512_shuffle_f32x4(w[2], w[3], 0xff);
+            break;
+        }
+        /* a = [t0 | t0 | t1 | t1], b = [t2 | t2 | t3 | t3]: lanes 0 and 2 of each */
+        _mm512_storeu_ps(y, _mm512_shuffle_f32x4(a, b, 0x88));
+    }
+}
+
+/* Stores each tile l < n of z whose dst[l] is not NULL as its 4 x 4 block there, rows ldy
+ * apart: output (i, q) of tile l to dst[l][i ldy + q]. */
+TI__PRIVATE TI__TARGET_AVX512 void ti__wino_puts_avx512(const float *z, float *const *dst, int n,
+                                                       size_t ldy) {
+    for (size_t i = 0; i < 4; i++) {
+        __m512 w[4];
+        ti__wino_zrow512(z, (int)i, w);
+        for (int l = 0; l < n; l++) {
+            if (dst[l] == NULL) continue;
+            __m512 v = w[l & 3];
+            __m128 t;
+            switch (l >> 2) { /* 128-bit lane l / 4 of w[l % 4] */
+            case 0: t = _mm512_castps512_ps128(v); break;
+            case 1: t = _mm512_extractf32x4_ps(v, 1); break;
+            case 2: t = _mm512_extractf32x4_ps(v, 2); break;
+            default: t = _mm512_extractf32x4_ps(v, 3); break;
+            }
+            _mm_storeu_ps(dst[l] + i * ldy, t);
+        }
+    }
+}
+
 TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
     static const ti__dw_isa isa = {TI__ISA_AVX512,
                                    {{ti__dw512_k3s1, ti__dw512_k3s2},
