@@ -203,9 +203,9 @@ TI__PRIVATE ti__threadpool *ti__threadpool_create(const ti_allocator *al, int nu
     ti__cond_init(&tp->work_cv);
     ti__cond_init(&tp->done_cv);
     /* Workers get at least TI__TP_STACK bytes of stack: a run takes about 110 KiB of it
-     * (the GEMM's packing buffers, the depthwise path's, the callers' frames: MobileNetV2
-     * and ResNet-18 under `ulimit -s` needed 104-112 KiB, README "Threads"), where musl's
-     * default for a thread is 128 KiB and glibc's is `ulimit -s`. */
+     * (the GEMM's packing buffers, the depthwise path's, the callers' frames: four models'
+     * `tinyinfer-run` always passed under `ulimit -s 116`, not always under 112, README
+     * "Threads"), where musl's default for a thread is 128 KiB and glibc's is `ulimit -s`. */
     for (int i = 0; i < num_threads - 1; i++) {
         if (ti__thread_start(&tp->threads[i], ti__tp_worker, tp, TI__TP_STACK) != 0) break;
         tp->n_workers++;
