@@ -1743,8 +1743,8 @@ TI__PRIVATE void ti__wino_put4_avx2(const float *z, int h, float *y, size_t ldy)
 TI__PRIVATE void ti__wino_puts_avx2(const float *z, float *const *dst, int n, size_t ldy);
 /* the same on 16 tiles (cpu/x86/conv_avx512.c) */
 TI__PRIVATE void ti__wino_in16_avx512(const float *const *rows, float *out, size_t os);
-TI__PRIVATE void ti__wino_out16_avx512(const float *src, size_t es, float bias, int relu,
-                                       float *z);
+TI__PRIVATE void ti__wino_out16_avx512(const float *src, size_t es, int nv, float bias,
+                                       int relu, float *z);
 TI__PRIVATE void ti__wino_put4_avx512(const float *z, int h, float *y, size_t ldy);
 TI__PRIVATE void ti__wino_puts_avx512(const float *z, float *const *dst, int n, size_t ldy);
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void);   /* cpu/x86/gemm_avx2.c */
@@ -8978,7 +8978,8 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
             const float *src = o + m * ldo + jc;
             if (T == 2) ti__wino23_out_lanes(src, j->sl.os, bv, relu, z);
 #ifdef TI__X86_SIMD
-            else if (j->geo.simd == 16) ti__wino_out16_avx512(src, j->sl.os, bv, relu, z);
+            else if (j->geo.simd == 16)
+                ti__wino_out16_avx512(src, j->sl.os, (int)nv, bv, relu, z);
             else if (j->geo.simd == 8) ti__wino_out8_avx2(src, j->sl.os, bv, relu, z);
 #endif
             else ti__wino_out_lanes(src, j->sl.os, bv, relu, z);
@@ -8994,8 +8995,10 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
 #ifdef TI__X86_SIMD
                 if (j->geo.simd != 0) {
                     if (w->put4) {
-                        if (j->geo.simd == 16) ti__wino_put4_avx512(z, (int)(l / 4), yt, (size_t)OW);
-                        else ti__wino_put4_avx2(z, (int)(l / 4), yt, (size_t)OW);
+                        if (j->geo.simd == 16)
+                            ti__wino_put4_avx512(z, (int)(l / 4), yt, (size_t)OW);
+                        else
+                            ti__wino_put4_avx2(z, (int)(l / 4), yt, (size_t)OW);
                         for (size_t e = l; e < l + 4; e++) whole[e] = NULL;
                         l += 4;
                         continue;
@@ -29790,13 +29793,17 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__wino_at512(const __m512 *m, size_t st,
     o[3 * ot] = _mm512_add_ps(_mm512_add_ps(d12, _mm512_mul_ps(eight, d34)), m[5 * st]);
 }
 
-/* Output transform of 16 tiles of one channel (ti__wino_out_fn): src + e * es holds the 16
- * tiles' products at position e (< 36); z[(4 i + q) * 16 + l] receives output (i, q) of
- * tile l, plus bias, then max(., 0) when relu (NaN gives 0, as the portable loop). */
-TI__PRIVATE TI__TARGET_AVX512 void ti__wino_out16_avx512(const float *src, size_t es,
+/* Output transform of 16 tiles of one channel (ti__wino_out_fn): src + e * es holds the
+ * tiles' products at position e (< 36), the first nv of 16 set (the others are read as 0:
+ * past the block's last tile O holds whatever was there, maybe nothing ever written, which
+ * MemorySanitizer reports once it reaches the max below); z[(4 i + q) * 16 + l] receives
+ * output (i, q) of tile l, plus bias, then max(., 0) when relu (NaN gives 0, as the
+ * portable loop). */
+TI__PRIVATE TI__TARGET_AVX512 void ti__wino_out16_avx512(const float *src, size_t es, int nv,
                                                         float bias, int relu, float *z) {
     __m512 s[36], r[24], o[16];
-    for (int e = 0; e < 36; e++) s[e] = _mm512_loadu_ps(src + (size_t)e * es);
+    __mmask16 m = ti__dw512_mask(nv);
+    for (int e = 0; e < 36; e++) s[e] = _mm512_maskz_loadu_ps(m, src + (size_t)e * es);
     for (int i = 0; i < 6; i++) ti__wino_at512(s + i * 6, 1, r + i * 4, 1); /* rows: m A */
     for (int q = 0; q < 4; q++) ti__wino_at512(r + q, 4, o + q, 4);        /* A^T (m A) */
     __m512 vb = _mm512_set1_ps(bias), zero = _mm512_setzero_ps();

@@ -639,8 +639,8 @@ TI__PRIVATE void ti__wino_put4_avx2(const float *z, int h, float *y, size_t ldy)
 TI__PRIVATE void ti__wino_puts_avx2(const float *z, float *const *dst, int n, size_t ldy);
 /* the same on 16 tiles (cpu/x86/conv_avx512.c) */
 TI__PRIVATE void ti__wino_in16_avx512(const float *const *rows, float *out, size_t os);
-TI__PRIVATE void ti__wino_out16_avx512(const float *src, size_t es, float bias, int relu,
-                                       float *z);
+TI__PRIVATE void ti__wino_out16_avx512(const float *src, size_t es, int nv, float bias,
+                                       int relu, float *z);
 TI__PRIVATE void ti__wino_put4_avx512(const float *z, int h, float *y, size_t ldy);
 TI__PRIVATE void ti__wino_puts_avx512(const float *z, float *const *dst, int n, size_t ldy);
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void);   /* cpu/x86/gemm_avx2.c */

@@ -1502,7 +1502,8 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
             const float *src = o + m * ldo + jc;
             if (T == 2) ti__wino23_out_lanes(src, j->sl.os, bv, relu, z);
 #ifdef TI__X86_SIMD
-            else if (j->geo.simd == 16) ti__wino_out16_avx512(src, j->sl.os, bv, relu, z);
+            else if (j->geo.simd == 16)
+                ti__wino_out16_avx512(src, j->sl.os, (int)nv, bv, relu, z);
             else if (j->geo.simd == 8) ti__wino_out8_avx2(src, j->sl.os, bv, relu, z);
 #endif
             else ti__wino_out_lanes(src, j->sl.os, bv, relu, z);
@@ -1518,8 +1519,10 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
 #ifdef TI__X86_SIMD
                 if (j->geo.simd != 0) {
                     if (w->put4) {
-                        if (j->geo.simd == 16) ti__wino_put4_avx512(z, (int)(l / 4), yt, (size_t)OW);
-                        else ti__wino_put4_avx2(z, (int)(l / 4), yt, (size_t)OW);
+                        if (j->geo.simd == 16)
+                            ti__wino_put4_avx512(z, (int)(l / 4), yt, (size_t)OW);
+                        else
+                            ti__wino_put4_avx2(z, (int)(l / 4), yt, (size_t)OW);
                         for (size_t e = l; e < l + 4; e++) whole[e] = NULL;
                         l += 4;
                         continue;

@@ -793,13 +793,17 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__wino_at512(const __m512 *m, size_t st,
     o[3 * ot] = _mm512_add_ps(_mm512_add_ps(d12, _mm512_mul_ps(eight, d34)), m[5 * st]);
 }
 
-/* Output transform of 16 tiles of one channel (ti__wino_out_fn): src + e * es holds the 16
- * tiles' products at position e (< 36); z[(4 i + q) * 16 + l] receives output (i, q) of
- * tile l, plus bias, then max(., 0) when relu (NaN gives 0, as the portable loop). */
-TI__PRIVATE TI__TARGET_AVX512 void ti__wino_out16_avx512(const float *src, size_t es,
+/* Output transform of 16 tiles of one channel (ti__wino_out_fn): src + e * es holds the
+ * tiles' products at position e (< 36), the first nv of 16 set (the others are read as 0:
+ * past the block's last tile O holds whatever was there, maybe nothing ever written, which
+ * MemorySanitizer reports once it reaches the max below); z[(4 i + q) * 16 + l] receives
+ * output (i, q) of tile l, plus bias, then max(., 0) when relu (NaN gives 0, as the
+ * portable loop). */
+TI__PRIVATE TI__TARGET_AVX512 void ti__wino_out16_avx512(const float *src, size_t es, int nv,
                                                         float bias, int relu, float *z) {
     __m512 s[36], r[24], o[16];
-    for (int e = 0; e < 36; e++) s[e] = _mm512_loadu_ps(src + (size_t)e * es);
+    __mmask16 m = ti__dw512_mask(nv);
+    for (int e = 0; e < 36; e++) s[e] = _mm512_maskz_loadu_ps(m, src + (size_t)e * es);
     for (int i = 0; i < 6; i++) ti__wino_at512(s + i * 6, 1, r + i * 4, 1); /* rows: m A */
     for (int q = 0; q < 4; q++) ti__wino_at512(r + q, 4, o + q, 4);        /* A^T (m A) */
     __m512 vb = _mm512_set1_ps(bias), zero = _mm512_setzero_ps();
