@@ -229,7 +229,7 @@ int main(int argc, char **argv) {
     fprintf(out, "| net | layer | old path | old ms | new path | new ms | old/new |\n");
     fprintf(out, "|---|---|---|---:|---|---:|---:|\n");
     static const char *names[] = {"direct", "1x1 gemm", "im2col tiles", "depthwise",
-                                  "winograd", "im2col (8 MiB)"};
+                                  "winograd", "im2col (8 MiB)", "few channels"};
     for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++) {
         const shape *sh = &SHAPES[i];
         if (only != NULL && strstr(sh->net, only) == NULL && strstr(sh->what, only) == NULL)
@@ -246,12 +246,13 @@ int main(int argc, char **argv) {
         if (!ti__conv_wino_ok(&r.p, 1) && picked == TI__CONV_WINO) picked = TI__CONV_IM2COL;
         int old = r.p.mg < 4 ? TI__CONV_DIRECT : picked == TI__CONV_1X1 ? TI__CONV_1X1
                                                                         : TI__CONV_IM2COL_BIG;
-        int news[3], cts[3] = {0, 0, 0}, nn = 0;
+        int news[4], cts[4] = {0, 0, 0, 0}, nn = 0;
         if (ti__conv_dw_ok(&r.p)) news[nn++] = TI__CONV_DW;
         else if (old == TI__CONV_1X1) news[nn++] = TI__CONV_1X1;
         else if (old == TI__CONV_IM2COL_BIG) {
             news[nn++] = TI__CONV_IM2COL;
             if (ti__conv_wino_fits(&r.p)) news[nn++] = TI__CONV_WINO;
+            if (ti__conv_fewc_ok(&r.p)) news[nn++] = TI__CONV_FEWC;
         }
         if (r.panels != NULL && (picked == TI__CONV_1X1 || picked == TI__CONV_IM2COL)) {
             cts[nn] = 1; /* the planner packs the panels: this is the path it takes */

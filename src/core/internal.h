@@ -535,7 +535,7 @@ typedef struct ti__dw_isa {
     int rows_min; /* rows[] take rows of this many outputs or more (ti__conv_dw_rows_ok) */
     int lane_planes;  /* planes a call of lanes */
     int lane_out_max; /* and outputs a plane at most (ti__conv_dw_lanes_ok) */
-    int fewc_np;      /* positions a call of fewc computes at most (16 or 32) */
+    int fewc_np;      /* positions a call of fewc computes at most (16 AVX2, 64 AVX-512) */
 } ti__dw_isa;
 TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void); /* cpu/conv_fast.c */
 

@@ -258,7 +258,8 @@ TI__PRIVATE int ti__convtr_shape(ti__kctx *k) {
  *   WINO    3x3 stride 1 with enough channels and tiles (ti__conv_wino_ok) whose weights
  *           the plan transformed (node->packed): Winograd F(4x4, 3x3)
  *   FEWC    few products per output (ti__conv_fewc_ok: a first conv on 3 channels) with
- *           an ISA that has the kernel (AVX-512): direct, 16 channels x 16 positions
+ *           an ISA that has the kernel (AVX-512, AVX2): direct, 16 channels x up to 64
+ *           positions
  *   IM2COL  anything else: im2col tiles + GEMM.
  * Tests and bench/conv.c force a path through ti__conv_run_path; IM2COL_BIG (never chosen)
  * is the im2col of before the cache tiles, one large tile shared by the threads, kept for

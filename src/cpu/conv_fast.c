@@ -733,11 +733,11 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
 /* ---- few channels ---------------------------------------------------------------------
  * A conv with at most TI__FEWC_MAX_K products per output (a network's first conv: 3
  * channels, 3x3, stride 2: 27; ResNet's 7x7: 147) where the ISA has a few-channel kernel
- * (AVX-512, AVX2): output row
- * by output row, the C x KH input rows it reads are copied with their padding into a
- * buffer, and the kernel computes 16 channels x 16 positions at a time straight from it
- * into Y (ti__conv_fewc_fn), the weights rearranged once per call as [block][tap][16]. No
- * im2col tile and no packing for the GEMM, which were a third of such a conv. */
+ * (AVX-512, AVX2): output row by output row, the C x KH input rows it reads are copied
+ * with their padding into a buffer, and the kernel computes 16 channels x up to fewc_np
+ * positions (16 AVX2, 64 AVX-512) at a time straight from it into Y (ti__conv_fewc_fn), the
+ * weights rearranged once per call as [block][tap][16]. No im2col tile and no packing for
+ * the GEMM, which were a third of such a conv. */
 #define TI__FEWC_MAX_K 160      /* products per output (ResNet-18's stem conv, 7x7 on 3
                                    channels: 2.9 -> 2.3 ms, where 3x3 ones run at 90 % of
                                    the FMA peak, 7x7 ones at half: the 147 taps' weights

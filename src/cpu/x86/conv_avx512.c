@@ -236,7 +236,7 @@ ti__dw512_small(float *y, size_t n, const float *x, const int32_t *off, const ui
     for (; v < nv; v++) ti__dws512_block(1, y, n, v, x, off, mask, w, taps, vb, clamp, vlo, vhi);
 }
 
-/* The few-channel conv kernel (ti__conv_fewc_fn): 16 output channels of up to 48 positions.
+/* The few-channel conv kernel (ti__conv_fewc_fn): 16 output channels of up to 64 positions.
  * Per tap one vector of inputs a 16 positions (stride 2: two loads deinterleaved), then an
  * FMA into each channel with its weight broadcast. The im2col path copied every tap's
  * inputs to a tile and packed them for the GEMM: with 27 products per output (a 3-channel
@@ -248,10 +248,15 @@ TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__fc512_load(const int S, const float 
     if (S == 1) return _mm512_loadu_ps(p);
     return _mm512_permutex2var_ps(_mm512_loadu_ps(p), even, _mm512_loadu_ps(p + 16));
 }
-/* G channels (16 or 8) of NV input vectors (1 or 3) a call, each channel's weight broadcast
- * once a tap for its NV FMAs: up to 16 positions, one vector and all 16 channels (17 loads
- * a tap for 16 FMAs); 17 to 48, three vectors and the channels in two calls of 8 (11 loads
- * for 24 FMAs). On an Ice Lake VM (session 56) the first ran at 16.7 cycles a tap with
+/* G channels (16, 8, 6 or 4) of NV input vectors (1, 3 or 4) a call, each channel's weight
+ * broadcast once a tap for its NV FMAs: up to 16 positions, one vector and all 16 channels
+ * (17 loads a tap for 16 FMAs); 17 to 48, three vectors and the channels in two calls of 8
+ * (11 loads for 24 FMAs); 49 to 64, four vectors and the channels in calls of 6, 6 and 4
+ * (10 loads for 24 FMAs, 8 for 16). With 48 at most a row of 112 outputs (the 224 x 224
+ * stems' stride 2) took 48 + 48 + 16, the last call at the one-vector rate; with 64, 64 +
+ * 48. bench/ab.py HEAD WORK (per-node minima, 4 rounds alternating, 1 thread, Ice Lake VM,
+ * session 58): ResNet-18's 7x7 / 2 stem 1.987 -> 1.863 ms, SqueezeNet's 3x3 / 2 (111
+ * outputs a row) 0.519 -> 0.494. On an Ice Lake VM (session 56) the first ran at 16.7 cycles a tap with
  * everything in L1: loads, not FMAs, set its pace. Single-conv models (+ ReLU),
  * tinyinfer-run, 1 thread, min of 300 runs, 16 / 48 positions a call: SqueezeNet's 3x3 / 2
  * stem (3 -> 64 at 224) 0.636 / 0.475 ms, MobileNetV2's (3 -> 32) 0.310 / 0.243, ResNet-18's
@@ -265,7 +270,7 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__fc512_blk(const int S, const int G, co
                                                     float lo, float hi) {
     __m512 z = _mm512_setzero_ps();
 #define TI__FC512_INIT(m)                                                                    \
-    __m512 a##m = G > m ? _mm512_set1_ps(bias[m]) : z, b##m = a##m, c##m = a##m;
+    __m512 a##m = G > m ? _mm512_set1_ps(bias[m]) : z, b##m = a##m, c##m = a##m, d##m = a##m;
     TI__FC512_X16(TI__FC512_INIT)
 #undef TI__FC512_INIT
     for (int t = 0; t < taps; t++) {
@@ -273,18 +278,21 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__fc512_blk(const int S, const int G, co
         __m512 x0 = ti__fc512_load(S, xt);
         __m512 x1 = NV > 1 ? ti__fc512_load(S, xt + 16 * S) : z;
         __m512 x2 = NV > 2 ? ti__fc512_load(S, xt + 32 * S) : z;
+        __m512 x3 = NV > 3 ? ti__fc512_load(S, xt + 48 * S) : z;
 #define TI__FC512_FMA(m)                                                                     \
     if (G > m) {                                                                             \
         __m512 wv = _mm512_set1_ps(wt[m]);                                                   \
         a##m = _mm512_fmadd_ps(wv, x0, a##m);                                                \
         if (NV > 1) b##m = _mm512_fmadd_ps(wv, x1, b##m);                                    \
         if (NV > 2) c##m = _mm512_fmadd_ps(wv, x2, c##m);                                    \
+        if (NV > 3) d##m = _mm512_fmadd_ps(wv, x3, d##m);                                    \
     }
         TI__FC512_X16(TI__FC512_FMA)
 #undef TI__FC512_FMA
     }
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
     __mmask16 k0 = ti__dw512_mask(np), k1 = ti__dw512_mask(np - 16), k2 = ti__dw512_mask(np - 32);
+    __mmask16 k3 = ti__dw512_mask(np - 48);
 #define TI__FC512_STORE(m)                                                                   \
     if (G > m && m < mv) {                                                                   \
         float *ym = y + m * ldy;                                                             \
@@ -293,6 +301,7 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__fc512_blk(const int S, const int G, co
         else _mm512_mask_storeu_ps(ym, k0, r0);                                              \
         if (NV > 1) _mm512_mask_storeu_ps(ym + 16, k1, clamp ? ti__dw512_clamp(b##m, vlo, vhi) : b##m); \
         if (NV > 2) _mm512_mask_storeu_ps(ym + 32, k2, clamp ? ti__dw512_clamp(c##m, vlo, vhi) : c##m); \
+        if (NV > 3) _mm512_mask_storeu_ps(ym + 48, k3, clamp ? ti__dw512_clamp(d##m, vlo, vhi) : d##m); \
     }
     TI__FC512_X16(TI__FC512_STORE)
 #undef TI__FC512_STORE
@@ -305,9 +314,19 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__fewc512(const int S, float *y, size_t 
         ti__fc512_blk(S, 16, 1, y, ldy, mv, np, x, off, taps, w, bias, clamp, lo, hi);
         return;
     }
-    ti__fc512_blk(S, 8, 3, y, ldy, mv, np, x, off, taps, w, bias, clamp, lo, hi);
-    if (mv > 8)
-        ti__fc512_blk(S, 8, 3, y + 8 * ldy, ldy, mv - 8, np, x, off, taps, w + 8, bias + 8,
+    if (np <= 48) {
+        ti__fc512_blk(S, 8, 3, y, ldy, mv, np, x, off, taps, w, bias, clamp, lo, hi);
+        if (mv > 8)
+            ti__fc512_blk(S, 8, 3, y + 8 * ldy, ldy, mv - 8, np, x, off, taps, w + 8, bias + 8,
+                          clamp, lo, hi);
+        return;
+    }
+    ti__fc512_blk(S, 6, 4, y, ldy, mv, np, x, off, taps, w, bias, clamp, lo, hi);
+    if (mv > 6)
+        ti__fc512_blk(S, 6, 4, y + 6 * ldy, ldy, mv - 6, np, x, off, taps, w + 6, bias + 6,
+                      clamp, lo, hi);
+    if (mv > 12)
+        ti__fc512_blk(S, 4, 4, y + 12 * ldy, ldy, mv - 12, np, x, off, taps, w + 12, bias + 12,
                       clamp, lo, hi);
 }
 #undef TI__FC512_X16
@@ -888,7 +907,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
                                    ti__dw512_lanes,
                                    {ti__fewc512_s1, ti__fewc512_s2},
                                    {ti__dw512_s1rows, ti__dw512_s2rows},
-                                   ti__mp512_k3s2, 12, 16, 64, 48};
+                                   ti__mp512_k3s2, 12, 16, 64, 64};
     return &isa;
 }
 #endif /* TI__X86_SIMD */
