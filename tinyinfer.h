@@ -1702,6 +1702,23 @@ TI__PRIVATE int ti__sgemm_kernel_epi(const ti__gemm_epi *e, float *lo, float *hi
             t, SET(TI__ERF_##C##1)),                                                             \
         t, SET(TI__ERF_##C##0))
 
+/* Winograd F(4x4, 3x3) transforms on `lanes` tiles side by side (cpu/conv_fast.c picks them
+ * once, in ti__wino_geometry). in: input transform (ti__wino_in_lanes's contract); out: output
+ * transform of tiles whose first nv are set (ti__wino_out_lanes's, the others read as 0 or
+ * ignored); put4: tiles 4 h .. 4 h + 3 of z as 4 rows of 16 floats at y, ldy apart; puts:
+ * each tile l < n whose dst[l] is not NULL as a 4 x 4 block at dst[l]. */
+typedef void (*ti__wino_in_fn)(const float *const *rows, float *out, size_t os);
+typedef void (*ti__wino_out_fn)(const float *src, size_t es, int nv, float bias, int relu,
+                                float *z);
+typedef void (*ti__wino_put4_fn)(const float *z, int h, float *y, size_t ldy);
+typedef void (*ti__wino_puts_fn)(const float *z, float *const *dst, int n, size_t ldy);
+typedef struct ti__wino_fns {
+    size_t lanes; /* 8 (AVX2) or 16 (AVX-512) */
+    ti__wino_in_fn in;
+    ti__wino_out_fn out;
+    ti__wino_put4_fn put4;
+    ti__wino_puts_fn puts;
+} ti__wino_fns;
 #ifdef TI__X86_SIMD
 TI__PRIVATE int ti__act_block_avx2(int act, float a, float b, const float *bias, float *y,
                                    size_t ldy, size_t rows, size_t cols); /* cpu/x86/act_x86.c */
@@ -1735,18 +1752,8 @@ TI__PRIVATE float ti__ssum_avx512(const float *x, size_t n);
 TI__PRIVATE void ti__copy_s2_avx2(float *dst, const float *src, size_t n);
 TI__PRIVATE void ti__copy_s2_avx512(float *dst, const float *src, size_t n);
 TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void); /* cpu/x86/conv_avx512.c */
-/* Winograd F(4x4, 3x3) transforms of 8 tiles side by side (cpu/x86/conv_avx2.c; their
- * contracts at ti__wino_in_lanes and ti__wino_out_lanes in cpu/conv_fast.c) */
-TI__PRIVATE void ti__wino_in8_avx2(const float *const *rows, float *out, size_t os);
-TI__PRIVATE void ti__wino_out8_avx2(const float *src, size_t es, float bias, int relu, float *z);
-TI__PRIVATE void ti__wino_put4_avx2(const float *z, int h, float *y, size_t ldy);
-TI__PRIVATE void ti__wino_puts_avx2(const float *z, float *const *dst, int n, size_t ldy);
-/* the same on 16 tiles (cpu/x86/conv_avx512.c) */
-TI__PRIVATE void ti__wino_in16_avx512(const float *const *rows, float *out, size_t os);
-TI__PRIVATE void ti__wino_out16_avx512(const float *src, size_t es, int nv, float bias,
-                                       int relu, float *z);
-TI__PRIVATE void ti__wino_put4_avx512(const float *z, int h, float *y, size_t ldy);
-TI__PRIVATE void ti__wino_puts_avx512(const float *z, float *const *dst, int n, size_t ldy);
+TI__PRIVATE const ti__wino_fns *ti__wino_avx2_fns(void);   /* cpu/x86/conv_avx2.c */
+TI__PRIVATE const ti__wino_fns *ti__wino_avx512_fns(void); /* cpu/x86/conv_avx512.c */
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void);   /* cpu/x86/gemm_avx2.c */
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void); /* cpu/x86/gemm_avx512.c */
 /* The 8-bit GEMM micro-kernel of core/qgemm.c (ti__qg_micro's contract: 4 rows x 16
@@ -8484,8 +8491,8 @@ TI__PRIVATE int ti__wino_kind_tile(int kind) {
 typedef struct ti__wino_geo {
     const ti__sgemm_isa *isa; /* NULL: the portable loop */
     size_t mr, nr, kc;        /* register tile and k block */
-    size_t lanes;             /* tiles per transform call: 8 (AVX2, F(4x4)) or TI__WINO_LANES */
-    int simd;                 /* lanes of F(4x4)'s x86 transforms: 8 AVX2, 16 AVX-512; 0 none */
+    size_t lanes;             /* tiles per transform call: simd->lanes or TI__WINO_LANES */
+    const ti__wino_fns *simd; /* F(4x4)'s x86 transforms; NULL: the portable loops */
     int t, a;                 /* output tile, input tile (t + 2) */
     size_t np;                /* positions, a * a */
 } ti__wino_geo;
@@ -8505,10 +8512,11 @@ TI__PRIVATE void ti__wino_geometry(ti__wino_geo *g, int t) {
     g->t = t;
     g->a = t + 2;
     g->np = (size_t)(g->a * g->a);
-    g->simd = 0;
+    g->simd = NULL;
 #ifdef TI__X86_SIMD
-    if (t == 4 && ti__cpu_isa() >= TI__ISA_AVX512) g->simd = 16;
-    else if (t == 4 && ti__cpu_isa() >= TI__ISA_AVX2) g->lanes = 8, g->simd = 8;
+    if (t == 4 && ti__cpu_isa() >= TI__ISA_AVX512) g->simd = ti__wino_avx512_fns();
+    else if (t == 4 && ti__cpu_isa() >= TI__ISA_AVX2) g->simd = ti__wino_avx2_fns();
+    if (g->simd != NULL) g->lanes = g->simd->lanes;
 #endif
 }
 
@@ -8817,7 +8825,7 @@ TI__PRIVATE void ti__wino_input(const ti__wino_job *j, const float *x, size_t t0
                  * 128 -> 128 @28 within noise. */
                 float *out = &tmp[0][0];
                 size_t os = 2 * L, off = jc % nr, tw0 = (t0 + jc) % twn;
-                int direct = j->geo.simd != 0 && nv == lanes && off + lanes <= nr &&
+                int direct = j->geo.simd != NULL && nv == lanes && off + lanes <= nr &&
                              (tw0 + lanes <= twn || off + lanes < nr);
                 if (direct) {
                     out = v + (jc / nr) * C * nr + c * nr + off;
@@ -8829,12 +8837,8 @@ TI__PRIVATE void ti__wino_input(const ti__wino_job *j, const float *x, size_t t0
                     const float *rows[6];
                     for (int i = 0; i < 6; i++)
                         rows[i] = strip + (4 * (th - th0) + (size_t)i) * sw + 4 * tw;
-#ifdef TI__X86_SIMD
-                    if (j->geo.simd == 16) ti__wino_in16_avx512(rows, out + l, os);
-                    else if (j->geo.simd == 8) ti__wino_in8_avx2(rows, out + l, os);
-                    else
-#endif
-                        ti__wino_in_lanes(rows, out + l, os);
+                    if (j->geo.simd != NULL) j->geo.simd->in(rows, out + l, os);
+                    else ti__wino_in_lanes(rows, out + l, os);
                     l += run;
                 }
                 if (direct) continue;
@@ -8978,28 +8982,18 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
             size_t nv = TI__MIN(lanes, tb - jc);
             const float *src = o + m * ldo + jc;
             if (T == 2) ti__wino23_out_lanes(src, j->sl.os, bv, relu, z);
-#ifdef TI__X86_SIMD
-            else if (j->geo.simd == 16)
-                ti__wino_out16_avx512(src, j->sl.os, (int)nv, bv, relu, z);
-            else if (j->geo.simd == 8) ti__wino_out8_avx2(src, j->sl.os, bv, relu, z);
-#endif
+            else if (j->geo.simd != NULL) j->geo.simd->out(src, j->sl.os, (int)nv, bv, relu, z);
             else ti__wino_out_lanes(src, j->sl.os, bv, relu, z);
             if (j->act != TI__ACT_NONE && !relu) /* T * T rows of nv tiles, lanes apart */
                 ti__act_block(j->act, j->act_a, j->act_b, NULL, z, lanes, (size_t)(T * T), nv);
-#ifdef TI__X86_SIMD
-            float *whole[16]; /* SIMD F(4x4): tiles whole in the map, for ti__wino_puts_* */
+            float *whole[16]; /* SIMD F(4x4): tiles whole in the map, for simd->puts */
             int nwhole = 0;
-#endif
             for (size_t l = 0; l < nv;) {
                 const ti__wino_place *w = &tab[jc + l];
                 float *yt = ym + w->off;
-#ifdef TI__X86_SIMD
-                if (j->geo.simd != 0) {
+                if (j->geo.simd != NULL) {
                     if (w->put4) {
-                        if (j->geo.simd == 16)
-                            ti__wino_put4_avx512(z, (int)(l / 4), yt, (size_t)OW);
-                        else
-                            ti__wino_put4_avx2(z, (int)(l / 4), yt, (size_t)OW);
+                        j->geo.simd->put4(z, (int)(l / 4), yt, (size_t)OW);
                         for (size_t e = l; e < l + 4; e++) whole[e] = NULL;
                         l += 4;
                         continue;
@@ -9012,16 +9006,12 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
                         continue;
                     }
                 }
-#endif
                 for (int i = 0; i < w->hn; i++)
                     for (int q = 0; q < w->wn; q++)
                         yt[i * OW + q] = z[(i * T + q) * (int64_t)lanes + l];
                 l++;
             }
-#ifdef TI__X86_SIMD
-            if (nwhole > 0 && j->geo.simd == 16) ti__wino_puts_avx512(z, whole, nwhole, (size_t)OW);
-            else if (nwhole > 0) ti__wino_puts_avx2(z, whole, nwhole, (size_t)OW);
-#endif
+            if (nwhole > 0) j->geo.simd->puts(z, whole, nwhole, (size_t)OW);
         }
     }
 }
@@ -28549,9 +28539,10 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__wino_at256(const __m256 *m, size_t st, _
 /* Output transform of 8 tiles of one channel (ti__wino_out_fn): src + e * es holds the 8
  * tiles' products at position e (< 36); z[(4 i + q) * 8 + l] receives output (i, q) of
  * tile l, plus bias, then max(., 0) when relu (NaN gives 0, as the portable loop). */
-TI__PRIVATE TI__TARGET_AVX2 void ti__wino_out8_avx2(const float *src, size_t es, float bias,
-                                                    int relu, float *z) {
+TI__PRIVATE TI__TARGET_AVX2 void ti__wino_out8_avx2(const float *src, size_t es, int nv,
+                                                    float bias, int relu, float *z) {
     __m256 s[36], r[24], o[16];
+    (void)nv; /* all 8 lanes read: MemorySanitizer does not see unset ones through these */
     for (int e = 0; e < 36; e++) s[e] = _mm256_loadu_ps(src + (size_t)e * es);
     for (int i = 0; i < 6; i++) ti__wino_at256(s + i * 6, 1, r + i * 4, 1); /* rows: m A */
     for (int q = 0; q < 4; q++) ti__wino_at256(r + q, 4, o + q, 4);        /* A^T (m A) */
@@ -28994,6 +28985,12 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
                                    {ti__dw256_s1rows, ti__dw256_s2rows},
                                    ti__mp256_k3s2, 56, 8, 196, 16};
     return &isa;
+}
+
+TI__PRIVATE const ti__wino_fns *ti__wino_avx2_fns(void) {
+    static const ti__wino_fns fns = {8, ti__wino_in8_avx2, ti__wino_out8_avx2,
+                                     ti__wino_put4_avx2, ti__wino_puts_avx2};
+    return &fns;
 }
 #endif /* TI__X86_SIMD */
 /* ==== end src/cpu/x86/conv_avx2.c =========================================================== */
@@ -29910,6 +29907,12 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
                                    {ti__dw512_s1rows, ti__dw512_s2rows},
                                    ti__mp512_k3s2, 12, 16, 64, 64};
     return &isa;
+}
+
+TI__PRIVATE const ti__wino_fns *ti__wino_avx512_fns(void) {
+    static const ti__wino_fns fns = {16, ti__wino_in16_avx512, ti__wino_out16_avx512,
+                                     ti__wino_put4_avx512, ti__wino_puts_avx512};
+    return &fns;
 }
 #endif /* TI__X86_SIMD */
 /* ==== end src/cpu/x86/conv_avx512.c ========================================================= */

@@ -598,6 +598,23 @@ TI__PRIVATE int ti__sgemm_kernel_epi(const ti__gemm_epi *e, float *lo, float *hi
             t, SET(TI__ERF_##C##1)),                                                             \
         t, SET(TI__ERF_##C##0))
 
+/* Winograd F(4x4, 3x3) transforms on `lanes` tiles side by side (cpu/conv_fast.c picks them
+ * once, in ti__wino_geometry). in: input transform (ti__wino_in_lanes's contract); out: output
+ * transform of tiles whose first nv are set (ti__wino_out_lanes's, the others read as 0 or
+ * ignored); put4: tiles 4 h .. 4 h + 3 of z as 4 rows of 16 floats at y, ldy apart; puts:
+ * each tile l < n whose dst[l] is not NULL as a 4 x 4 block at dst[l]. */
+typedef void (*ti__wino_in_fn)(const float *const *rows, float *out, size_t os);
+typedef void (*ti__wino_out_fn)(const float *src, size_t es, int nv, float bias, int relu,
+                                float *z);
+typedef void (*ti__wino_put4_fn)(const float *z, int h, float *y, size_t ldy);
+typedef void (*ti__wino_puts_fn)(const float *z, float *const *dst, int n, size_t ldy);
+typedef struct ti__wino_fns {
+    size_t lanes; /* 8 (AVX2) or 16 (AVX-512) */
+    ti__wino_in_fn in;
+    ti__wino_out_fn out;
+    ti__wino_put4_fn put4;
+    ti__wino_puts_fn puts;
+} ti__wino_fns;
 #ifdef TI__X86_SIMD
 TI__PRIVATE int ti__act_block_avx2(int act, float a, float b, const float *bias, float *y,
                                    size_t ldy, size_t rows, size_t cols); /* cpu/x86/act_x86.c */
@@ -631,18 +648,8 @@ TI__PRIVATE float ti__ssum_avx512(const float *x, size_t n);
 TI__PRIVATE void ti__copy_s2_avx2(float *dst, const float *src, size_t n);
 TI__PRIVATE void ti__copy_s2_avx512(float *dst, const float *src, size_t n);
 TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void); /* cpu/x86/conv_avx512.c */
-/* Winograd F(4x4, 3x3) transforms of 8 tiles side by side (cpu/x86/conv_avx2.c; their
- * contracts at ti__wino_in_lanes and ti__wino_out_lanes in cpu/conv_fast.c) */
-TI__PRIVATE void ti__wino_in8_avx2(const float *const *rows, float *out, size_t os);
-TI__PRIVATE void ti__wino_out8_avx2(const float *src, size_t es, float bias, int relu, float *z);
-TI__PRIVATE void ti__wino_put4_avx2(const float *z, int h, float *y, size_t ldy);
-TI__PRIVATE void ti__wino_puts_avx2(const float *z, float *const *dst, int n, size_t ldy);
-/* the same on 16 tiles (cpu/x86/conv_avx512.c) */
-TI__PRIVATE void ti__wino_in16_avx512(const float *const *rows, float *out, size_t os);
-TI__PRIVATE void ti__wino_out16_avx512(const float *src, size_t es, int nv, float bias,
-                                       int relu, float *z);
-TI__PRIVATE void ti__wino_put4_avx512(const float *z, int h, float *y, size_t ldy);
-TI__PRIVATE void ti__wino_puts_avx512(const float *z, float *const *dst, int n, size_t ldy);
+TI__PRIVATE const ti__wino_fns *ti__wino_avx2_fns(void);   /* cpu/x86/conv_avx2.c */
+TI__PRIVATE const ti__wino_fns *ti__wino_avx512_fns(void); /* cpu/x86/conv_avx512.c */
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx2_isa(void);   /* cpu/x86/gemm_avx2.c */
 TI__PRIVATE const ti__sgemm_isa *ti__sgemm_avx512_isa(void); /* cpu/x86/gemm_avx512.c */
 /* The 8-bit GEMM micro-kernel of core/qgemm.c (ti__qg_micro's contract: 4 rows x 16

@@ -1007,8 +1007,8 @@ TI__PRIVATE int ti__wino_kind_tile(int kind) {
 typedef struct ti__wino_geo {
     const ti__sgemm_isa *isa; /* NULL: the portable loop */
     size_t mr, nr, kc;        /* register tile and k block */
-    size_t lanes;             /* tiles per transform call: 8 (AVX2, F(4x4)) or TI__WINO_LANES */
-    int simd;                 /* lanes of F(4x4)'s x86 transforms: 8 AVX2, 16 AVX-512; 0 none */
+    size_t lanes;             /* tiles per transform call: simd->lanes or TI__WINO_LANES */
+    const ti__wino_fns *simd; /* F(4x4)'s x86 transforms; NULL: the portable loops */
     int t, a;                 /* output tile, input tile (t + 2) */
     size_t np;                /* positions, a * a */
 } ti__wino_geo;
@@ -1028,10 +1028,11 @@ TI__PRIVATE void ti__wino_geometry(ti__wino_geo *g, int t) {
     g->t = t;
     g->a = t + 2;
     g->np = (size_t)(g->a * g->a);
-    g->simd = 0;
+    g->simd = NULL;
 #ifdef TI__X86_SIMD
-    if (t == 4 && ti__cpu_isa() >= TI__ISA_AVX512) g->simd = 16;
-    else if (t == 4 && ti__cpu_isa() >= TI__ISA_AVX2) g->lanes = 8, g->simd = 8;
+    if (t == 4 && ti__cpu_isa() >= TI__ISA_AVX512) g->simd = ti__wino_avx512_fns();
+    else if (t == 4 && ti__cpu_isa() >= TI__ISA_AVX2) g->simd = ti__wino_avx2_fns();
+    if (g->simd != NULL) g->lanes = g->simd->lanes;
 #endif
 }
 
@@ -1340,7 +1341,7 @@ TI__PRIVATE void ti__wino_input(const ti__wino_job *j, const float *x, size_t t0
                  * 128 -> 128 @28 within noise. */
                 float *out = &tmp[0][0];
                 size_t os = 2 * L, off = jc % nr, tw0 = (t0 + jc) % twn;
-                int direct = j->geo.simd != 0 && nv == lanes && off + lanes <= nr &&
+                int direct = j->geo.simd != NULL && nv == lanes && off + lanes <= nr &&
                              (tw0 + lanes <= twn || off + lanes < nr);
                 if (direct) {
                     out = v + (jc / nr) * C * nr + c * nr + off;
@@ -1352,12 +1353,8 @@ TI__PRIVATE void ti__wino_input(const ti__wino_job *j, const float *x, size_t t0
                     const float *rows[6];
                     for (int i = 0; i < 6; i++)
                         rows[i] = strip + (4 * (th - th0) + (size_t)i) * sw + 4 * tw;
-#ifdef TI__X86_SIMD
-                    if (j->geo.simd == 16) ti__wino_in16_avx512(rows, out + l, os);
-                    else if (j->geo.simd == 8) ti__wino_in8_avx2(rows, out + l, os);
-                    else
-#endif
-                        ti__wino_in_lanes(rows, out + l, os);
+                    if (j->geo.simd != NULL) j->geo.simd->in(rows, out + l, os);
+                    else ti__wino_in_lanes(rows, out + l, os);
                     l += run;
                 }
                 if (direct) continue;
@@ -1501,28 +1498,18 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
             size_t nv = TI__MIN(lanes, tb - jc);
             const float *src = o + m * ldo + jc;
             if (T == 2) ti__wino23_out_lanes(src, j->sl.os, bv, relu, z);
-#ifdef TI__X86_SIMD
-            else if (j->geo.simd == 16)
-                ti__wino_out16_avx512(src, j->sl.os, (int)nv, bv, relu, z);
-            else if (j->geo.simd == 8) ti__wino_out8_avx2(src, j->sl.os, bv, relu, z);
-#endif
+            else if (j->geo.simd != NULL) j->geo.simd->out(src, j->sl.os, (int)nv, bv, relu, z);
             else ti__wino_out_lanes(src, j->sl.os, bv, relu, z);
             if (j->act != TI__ACT_NONE && !relu) /* T * T rows of nv tiles, lanes apart */
                 ti__act_block(j->act, j->act_a, j->act_b, NULL, z, lanes, (size_t)(T * T), nv);
-#ifdef TI__X86_SIMD
-            float *whole[16]; /* SIMD F(4x4): tiles whole in the map, for ti__wino_puts_* */
+            float *whole[16]; /* SIMD F(4x4): tiles whole in the map, for simd->puts */
             int nwhole = 0;
-#endif
             for (size_t l = 0; l < nv;) {
                 const ti__wino_place *w = &tab[jc + l];
                 float *yt = ym + w->off;
-#ifdef TI__X86_SIMD
-                if (j->geo.simd != 0) {
+                if (j->geo.simd != NULL) {
                     if (w->put4) {
-                        if (j->geo.simd == 16)
-                            ti__wino_put4_avx512(z, (int)(l / 4), yt, (size_t)OW);
-                        else
-                            ti__wino_put4_avx2(z, (int)(l / 4), yt, (size_t)OW);
+                        j->geo.simd->put4(z, (int)(l / 4), yt, (size_t)OW);
                         for (size_t e = l; e < l + 4; e++) whole[e] = NULL;
                         l += 4;
                         continue;
@@ -1535,16 +1522,12 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
                         continue;
                     }
                 }
-#endif
                 for (int i = 0; i < w->hn; i++)
                     for (int q = 0; q < w->wn; q++)
                         yt[i * OW + q] = z[(i * T + q) * (int64_t)lanes + l];
                 l++;
             }
-#ifdef TI__X86_SIMD
-            if (nwhole > 0 && j->geo.simd == 16) ti__wino_puts_avx512(z, whole, nwhole, (size_t)OW);
-            else if (nwhole > 0) ti__wino_puts_avx2(z, whole, nwhole, (size_t)OW);
-#endif
+            if (nwhole > 0) j->geo.simd->puts(z, whole, nwhole, (size_t)OW);
         }
     }
 }

@@ -910,4 +910,10 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
                                    ti__mp512_k3s2, 12, 16, 64, 64};
     return &isa;
 }
+
+TI__PRIVATE const ti__wino_fns *ti__wino_avx512_fns(void) {
+    static const ti__wino_fns fns = {16, ti__wino_in16_avx512, ti__wino_out16_avx512,
+                                     ti__wino_put4_avx512, ti__wino_puts_avx512};
+    return &fns;
+}
 #endif /* TI__X86_SIMD */
