@@ -1279,9 +1279,13 @@ enum {
     TI__PACK_APANEL = 6, /* float32 Conv by GEMM: each group's weights as the SIMD GEMM's A
                             panel (ti__sgemm_pack_apanel), packed_arg rows a sliver;
                             packed_bytes = group * roundup(M/group, packed_arg) * K * 4 */
-    TI__PACK_TFL_ADD = 7 /* TFLite 8-bit ADD: its job as ti__tfl_bin_setup leaves it (the byte
-                            tables and VBMI planes), packed_bytes = its size
-                            (cpu/tfl_elementwise.c, ti__tfl_add_prepack) */
+    TI__PACK_TFL_ADD = 7, /* TFLite 8-bit ADD: its job as ti__tfl_bin_setup leaves it (the
+                             byte tables and VBMI planes), packed_bytes = its size
+                             (cpu/tfl_elementwise.c, ti__tfl_add_prepack) */
+    TI__PACK_FEWC = 8 /* float32 Conv by the few-channel kernel: W as [block][tap][16], the
+                         output channels in blocks of 16 (the last padded with zeros);
+                         packed_bytes = roundup(M, 16) * C * KH * KW * 4 (cpu/conv_fast.c,
+                         ti__conv_fewc_pack) */
 };
 
 /* A tensor of the graph: its declared type and shape, and its data when constant. */
@@ -6292,6 +6296,7 @@ TI__PRIVATE int ti__conv_wino_run(ti__kctx *k, const struct ti__convp *p);
 TI__PRIVATE int ti__conv_fewc_ok(const struct ti__convp *p);
 TI__PRIVATE int ti__conv_apanel_ok(const struct ti__convp *p, int mr);
 TI__PRIVATE int ti__conv_fewc_run(ti__kctx *k, const struct ti__convp *p);
+TI__PRIVATE size_t ti__conv_fewc_scratch(const ti__kctx *k, const struct ti__convp *p);
 
 /* Floats of im2col / col2im scratch to aim for (8 MiB): large tiles make large GEMMs, which
  * split well across threads, and few tiles mean few synchronisations. ConvTranspose, and
@@ -6726,6 +6731,7 @@ TI__PRIVATE size_t ti__conv_scratch_common(ti__kctx *k, int transpose) {
     if (!transpose) {
         int path = ti__conv_path(k, &p);
         if (path == TI__CONV_WINO) return ti__conv_wino_scratch(k, &p);
+        if (path == TI__CONV_FEWC) return ti__conv_fewc_scratch(k, &p);
         /* the transposed GEMM's Y^T at the end of the scratch */
         size_t ct = ti__conv_ct_panels(k, &p) != NULL ? ti__conv_ct_floats(&p) : 0;
         if (path == TI__CONV_1X1) return (ct + ti__conv_gate_floats(k, &p)) * sizeof(float);
@@ -8220,8 +8226,9 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
  * (AVX-512, AVX2): output row by output row, the C x KH input rows it reads are copied
  * with their padding into a buffer, and the kernel computes 16 channels x up to fewc_np
  * positions (16 AVX2, 64 AVX-512) at a time straight from it into Y (ti__conv_fewc_fn), the
- * weights rearranged once per call as [block][tap][16]. No im2col tile and no packing for
- * the GEMM, which were a third of such a conv. */
+ * weights laid out as [block][tap][16] once at planning (TI__PACK_FEWC), or at each run into
+ * the scratch where the planner did not (weights that are not constant). No im2col tile and
+ * no packing for the GEMM, which were a third of such a conv. */
 #define TI__FEWC_MAX_K 160      /* products per output (ResNet-18's stem conv, 7x7 on 3
                                    channels: 2.9 -> 2.3 ms, where 3x3 ones run at 90 % of
                                    the FMA peak, 7x7 ones at half: the 147 taps' weights
@@ -8250,6 +8257,32 @@ TI__PRIVATE int64_t ti__conv_fewc_pitch(const ti__convp *p) {
 }
 TI__PRIVATE int ti__conv_fewc_ok(const ti__convp *p) {
     return ti__conv_fewc_pitch(p) > 0;
+}
+
+/* Floats of W as the kernel reads it: [block][tap][16], ceil(M / 16) blocks. */
+TI__PRIVATE size_t ti__conv_fewc_wfloats(const ti__convp *p) {
+    return (size_t)((p->mg + 15) / 16) * 16 * (size_t)p->cg * (size_t)p->kprod;
+}
+/* W (M x taps) into wt (ti__conv_fewc_wfloats), output channels past M as zeros. */
+TI__PRIVATE void ti__conv_fewc_pack(const ti__convp *p, const float *w, float *wt) {
+    int64_t M = p->mg, taps = p->cg * (int64_t)p->kprod, nb = (M + 15) / 16;
+    for (int64_t blk = 0; blk < nb; blk++)
+        for (int64_t t = 0; t < taps; t++)
+            for (int64_t l = 0; l < 16; l++) {
+                int64_t m = blk * 16 + l;
+                wt[(blk * taps + t) * 16 + l] = m < M ? w[m * taps + t] : 0.0f;
+            }
+}
+/* The planner's TI__PACK_FEWC weights for this conv, or NULL. */
+TI__PRIVATE const float *ti__conv_fewc_packed(const ti__node *node, const ti__convp *p) {
+    if (node->packed_kind != TI__PACK_FEWC || node->packed == NULL ||
+        node->packed_bytes != ti__conv_fewc_wfloats(p) * sizeof(float))
+        return NULL;
+    return (const float *)node->packed;
+}
+/* Scratch bytes of the few-channel path: the weights' layout where not packed at planning. */
+TI__PRIVATE size_t ti__conv_fewc_scratch(const ti__kctx *k, const ti__convp *p) {
+    return ti__conv_fewc_packed(k->node, p) != NULL ? 0 : ti__conv_fewc_wfloats(p) * sizeof(float);
 }
 
 typedef struct ti__fewc_job {
@@ -8317,15 +8350,15 @@ TI__PRIVATE int ti__conv_fewc_run(ti__kctx *k, const ti__convp *p) {
     int64_t P = ti__conv_fewc_pitch(p);
     if (P == 0) return 0;
     int64_t M = p->mg, taps = p->cg * (int64_t)p->kprod, nb = (M + 15) / 16;
-    float wt[TI__FEWC_MAX_M * TI__FEWC_MAX_K], bias[TI__FEWC_MAX_M];
-    const float *w = (const float *)k->in[1]->data;
+    float bias[TI__FEWC_MAX_M];
     const float *b = k->n_in > 2 && k->in[2] != NULL ? (const float *)k->in[2]->data : NULL;
-    for (int64_t blk = 0; blk < nb; blk++)
-        for (int64_t t = 0; t < taps; t++)
-            for (int64_t l = 0; l < 16; l++) {
-                int64_t m = blk * 16 + l;
-                wt[(blk * taps + t) * 16 + l] = m < M ? w[m * taps + t] : 0.0f;
-            }
+    const float *wt = ti__conv_fewc_packed(k->node, p);
+    if (wt == NULL) { /* weights that were not constant at planning: laid out in the scratch */
+        if (k->scratch == NULL || k->scratch_bytes < ti__conv_fewc_wfloats(p) * sizeof(float))
+            return 0;
+        ti__conv_fewc_pack(p, (const float *)k->in[1]->data, (float *)k->scratch);
+        wt = (const float *)k->scratch;
+    }
     for (int64_t m = 0; m < nb * 16; m++) bias[m] = b != NULL && m < M ? b[m] : 0.0f;
     ti__fewc_job j;
     memset(&j, 0, sizeof j);
@@ -9296,6 +9329,14 @@ TI__PRIVATE ti_status ti__conv_prepack(ti__kctx *k, ti__node *node, ti__pool *po
      * A^T without SIMD kernels */
     int t = ti__conv_wino_ok(&p, ti__threadpool_size(k->tp));
     if (t == 0) {
+        if (ti__conv_fewc_ok(&p)) { /* the path ti__conv_path takes next */
+            size_t bytes = ti__conv_fewc_wfloats(&p) * sizeof(float);
+            float *wt = (float *)ti__pool_alloc_raw(pool, bytes);
+            if (wt == NULL) return TI_ERR_OUT_OF_MEMORY;
+            ti__conv_fewc_pack(&p, w, wt);
+            ti__conv_set_packed(node, TI__PACK_FEWC, wt, bytes, 16);
+            return TI_OK;
+        }
         if (ti__conv_ct_ok(&p) && ti__sgemm_panel_nr() > 0)
             return ti__conv_prepack_bpanel(node, pool, &p, w);
         int mr = ti__sgemm_panel_mr();

@@ -175,9 +175,13 @@ enum {
     TI__PACK_APANEL = 6, /* float32 Conv by GEMM: each group's weights as the SIMD GEMM's A
                             panel (ti__sgemm_pack_apanel), packed_arg rows a sliver;
                             packed_bytes = group * roundup(M/group, packed_arg) * K * 4 */
-    TI__PACK_TFL_ADD = 7 /* TFLite 8-bit ADD: its job as ti__tfl_bin_setup leaves it (the byte
-                            tables and VBMI planes), packed_bytes = its size
-                            (cpu/tfl_elementwise.c, ti__tfl_add_prepack) */
+    TI__PACK_TFL_ADD = 7, /* TFLite 8-bit ADD: its job as ti__tfl_bin_setup leaves it (the
+                             byte tables and VBMI planes), packed_bytes = its size
+                             (cpu/tfl_elementwise.c, ti__tfl_add_prepack) */
+    TI__PACK_FEWC = 8 /* float32 Conv by the few-channel kernel: W as [block][tap][16], the
+                         output channels in blocks of 16 (the last padded with zeros);
+                         packed_bytes = roundup(M, 16) * C * KH * KW * 4 (cpu/conv_fast.c,
+                         ti__conv_fewc_pack) */
 };
 
 /* A tensor of the graph: its declared type and shape, and its data when constant. */

@@ -42,6 +42,7 @@ TI__PRIVATE int ti__conv_wino_run(ti__kctx *k, const struct ti__convp *p);
 TI__PRIVATE int ti__conv_fewc_ok(const struct ti__convp *p);
 TI__PRIVATE int ti__conv_apanel_ok(const struct ti__convp *p, int mr);
 TI__PRIVATE int ti__conv_fewc_run(ti__kctx *k, const struct ti__convp *p);
+TI__PRIVATE size_t ti__conv_fewc_scratch(const ti__kctx *k, const struct ti__convp *p);
 
 /* Floats of im2col / col2im scratch to aim for (8 MiB): large tiles make large GEMMs, which
  * split well across threads, and few tiles mean few synchronisations. ConvTranspose, and
@@ -476,6 +477,7 @@ TI__PRIVATE size_t ti__conv_scratch_common(ti__kctx *k, int transpose) {
     if (!transpose) {
         int path = ti__conv_path(k, &p);
         if (path == TI__CONV_WINO) return ti__conv_wino_scratch(k, &p);
+        if (path == TI__CONV_FEWC) return ti__conv_fewc_scratch(k, &p);
         /* the transposed GEMM's Y^T at the end of the scratch */
         size_t ct = ti__conv_ct_panels(k, &p) != NULL ? ti__conv_ct_floats(&p) : 0;
         if (path == TI__CONV_1X1) return (ct + ti__conv_gate_floats(k, &p)) * sizeof(float);

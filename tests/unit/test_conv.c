@@ -160,9 +160,11 @@ static int rig_init(conv_rig *r, const ccase *cc) {
 
 /* Scratch bytes the path asks for. */
 static size_t path_scratch(conv_rig *r, int path) {
-    /* FEWC: im2col's, which it falls back to on an ISA without its kernel */
-    if (path == TI__CONV_IM2COL || path == TI__CONV_FEWC)
-        return ti__conv_im2col_floats(&r->k, &r->p) * sizeof(float);
+    size_t col = ti__conv_im2col_floats(&r->k, &r->p) * sizeof(float);
+    /* FEWC: the weights' layout (not packed here), or im2col's, which it falls back to on
+     * an ISA without its kernel */
+    if (path == TI__CONV_FEWC) return TI__MAX(col, ti__conv_fewc_scratch(&r->k, &r->p));
+    if (path == TI__CONV_IM2COL) return col;
     if (path == TI__CONV_WINO) return ti__conv_wino_scratch(&r->k, &r->p);
     return 0;
 }
@@ -281,6 +283,21 @@ static void check_case(const ccase *cc, ti__threadpool *tp) {
                 TI_CHECK_EQ_INT(run_path(&r, TI__CONV_WINO, tp, path_scratch(&r, TI__CONV_WINO), name), 0);
             }
             g_wino23_runs++;
+        }
+        if (ti__conv_fewc_ok(&r.p) && ti__dw_pick_isa()->fewc[0] != NULL) {
+            /* weights packed as the planner would: no scratch at all, so a fall back to
+             * im2col would fail */
+            size_t bytes = ti__conv_fewc_wfloats(&r.p) * sizeof(float);
+            float *wt = (float *)malloc(bytes);
+            TI_REQUIRE(wt != NULL);
+            ti__conv_fewc_pack(&r.p, (const float *)r.w.data, wt);
+            ti__node saved = r.node;
+            r.node.packed_kind = TI__PACK_FEWC, r.node.packed = wt, r.node.packed_bytes = bytes;
+            r.k.tp = tp;
+            TI_CHECK_EQ_INT(ti__conv_scratch(&r.k), 0);
+            TI_CHECK_EQ_INT(run_path(&r, TI__CONV_FEWC, tp, 0, name), 0);
+            r.node = saved;
+            free(wt);
         }
         /* the path the kernel picks, with the scratch its scratch function asks for */
         r.k.tp = tp;
@@ -781,7 +798,10 @@ TI_TEST(sessions_pack_and_match) {
     session_case(32, 24, 29, 31, 1, TI__PACK_WINO43); /* from 8 channels */
     /* F(2x2, 3x3) where F(4x4) has 4 tiles, from 128 channels (ResNet-18's last convs) */
     session_case(128, 144, 7, 7, 1, TI__PACK_WINO23);
-    session_case(6, 24, 29, 31, 1, TI__PACK_NONE);     /* below the channel threshold: im2col */
+    /* below the channel threshold: the few-channel kernel on weights packed at planning
+     * where the ISA has one (AVX-512, AVX2), else im2col */
+    session_case(6, 24, 29, 31, 1,
+                 ti__dw_pick_isa()->fewc[0] != NULL ? TI__PACK_FEWC : TI__PACK_NONE);
     session_case(24, 24, 19, 21, 24, TI__PACK_NONE);   /* depthwise */
     /* im2col with weight rows of 1152 floats (L1 set conflicts): packed at planning as the
      * SIMD GEMM's A panel (slivers of its rows: 6 AVX2, 14 AVX-512, 8 NEON) where a group
