@@ -1529,7 +1529,7 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
             else ti__wino_out_lanes(src, j->sl.os, bv, relu, z);
             if (j->act != TI__ACT_NONE && !relu) /* T * T rows of nv tiles, lanes apart */
                 ti__act_block(j->act, j->act_a, j->act_b, NULL, z, lanes, (size_t)(T * T), nv);
-            float *whole[16]; /* SIMD F(4x4): tiles whole in the map, for simd->puts */
+            float *whole[16]; /* SIMD F(4x4): tiles whole in the map, for simd->put_tiles */
             int nwhole = 0;
             for (size_t l = 0; l < nv;) {
                 const ti__wino_place *w = &tab[jc + l];
@@ -1554,7 +1554,7 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
                         yt[i * OW + q] = z[(i * T + q) * (int64_t)lanes + l];
                 l++;
             }
-            if (nwhole > 0) j->geo.simd->puts(z, whole, nwhole, (size_t)OW);
+            if (nwhole > 0) j->geo.simd->put_tiles(z, whole, nwhole, (size_t)OW);
         }
     }
 }

@@ -252,17 +252,17 @@ TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__fc512_load(const int S, const float 
  * broadcast once a tap for its NV FMAs: up to 16 positions, one vector and all 16 channels
  * (17 loads a tap for 16 FMAs); 17 to 48, three vectors and the channels in two calls of 8
  * (11 loads for 24 FMAs); 49 to 64, four vectors and the channels in calls of 6, 6 and 4
- * (10 loads for 24 FMAs, 8 for 16). With 48 at most a row of 112 outputs (the 224 x 224
- * stems' stride 2) took 48 + 48 + 16, the last call at the one-vector rate; with 64, 64 +
- * 48. bench/ab.py HEAD WORK (per-node minima, 4 rounds alternating, 1 thread, Ice Lake VM,
- * session 58): ResNet-18's 7x7 / 2 stem 1.987 -> 1.863 ms, SqueezeNet's 3x3 / 2 (111
- * outputs a row) 0.519 -> 0.494. On an Ice Lake VM (session 56) the first ran at 16.7 cycles a tap with
- * everything in L1: loads, not FMAs, set its pace. Single-conv models (+ ReLU),
- * tinyinfer-run, 1 thread, min of 300 runs, 16 / 48 positions a call: SqueezeNet's 3x3 / 2
- * stem (3 -> 64 at 224) 0.636 / 0.475 ms, MobileNetV2's (3 -> 32) 0.310 / 0.243, ResNet-18's
- * 7x7 / 2 (3 -> 64) 3.03 / 1.93; onnxruntime 0.672, 0.364, 1.843. On the device tool's
- * 16-core Xeon, which ran the 16-position kernel near its FMA rate, about even: 0.333 / 0.350,
- * 0.174 / 0.178, 1.54 / 1.51 (bench/results/fewc-2026-12-05-h100host-s56.md). */
+ * (10 loads for 24 FMAs, 8 for 16). On an Ice Lake VM (session 56) the one-vector form ran at
+ * 16.7 cycles a tap with everything in L1: loads, not FMAs, set its pace. Single-conv models
+ * (+ ReLU), tinyinfer-run, 1 thread, min of 300 runs, 16 / 48 positions a call: SqueezeNet's
+ * 3x3 / 2 stem (3 -> 64 at 224) 0.636 / 0.475 ms, MobileNetV2's (3 -> 32) 0.310 / 0.243,
+ * ResNet-18's 7x7 / 2 (3 -> 64) 3.03 / 1.93; onnxruntime 0.672, 0.364, 1.843. On the device
+ * tool's 16-core Xeon, which ran the 16-position kernel near its FMA rate, about even: 0.333 /
+ * 0.350, 0.174 / 0.178, 1.54 / 1.51 (bench/results/fewc-2026-12-05-h100host-s56.md). With 48
+ * at most, a stem's row of 111-112 outputs ended in a one-vector call; with 64 it is 64 + 48:
+ * the same Ice Lake VM (session 58), min of 200 runs, five rounds alternating, each round
+ * faster: 0.455-0.506 -> 0.428-0.476, 0.236 -> 0.221-0.222, 1.908-1.961 -> 1.770-1.813
+ * (bench/results/fewc-2026-12-06-icx-s58.md). */
 TI__X86_INLINE TI__TARGET_AVX512 void ti__fc512_blk(const int S, const int G, const int NV,
                                                     float *y, size_t ldy, int mv, int np,
                                                     const float *x, const int32_t *off, int taps,
