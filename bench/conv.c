@@ -103,6 +103,7 @@ typedef struct rig {
     float *panels; /* W^T as the GEMM's B panels, where the transposed GEMM suits the shape */
     float *apanel; /* W as the plain GEMM's A panels, where the planner would pack them */
     int apanel_mr;
+    float *fewc; /* W for the few-channel kernel, where it can run the shape */
     void *scratch;
 } rig;
 
@@ -168,16 +169,21 @@ static int rig_init(rig *r, const shape *sh) {
                               r->apanel);
         r->apanel_mr = mr;
     }
+    if (ti__conv_fewc_ok(&r->p)) { /* as ti__conv_prepack packs them for that path */
+        r->fewc = (float *)malloc(ti__conv_fewc_wfloats(&r->p) * sizeof(float));
+        if (r->fewc == NULL) return 0;
+        ti__conv_fewc_pack(&r->p, (const float *)r->w.data, r->fewc);
+    }
     return r->y.data != NULL;
 }
 
 static void rig_free(rig *r) {
     free(r->x.data), free(r->w.data), free(r->b.data), free(r->y.data), free(r->u);
-    free(r->panels), free(r->apanel);
+    free(r->panels), free(r->apanel), free(r->fewc);
 }
 
 /* Median thread CPU seconds of one run of the path; ct: IM2COL or 1X1 by the transposed
- * GEMM on the B panels. */
+ * GEMM on the B panels. -1 when the path failed (its message on stderr). */
 static double time_path(rig *r, int path, int ct) {
     size_t kdim = (size_t)r->p.cg * r->p.kprod, need = 0;
     const void *packed = r->node.packed;
@@ -188,6 +194,10 @@ static double time_path(rig *r, int path, int ct) {
         r->node.packed_arg = r->apanel_mr;
         r->node.packed_bytes = ti__sgemm_apanel_floats((size_t)r->p.mg, kdim,
                                                        (size_t)r->apanel_mr) * 4;
+    }
+    if (path == TI__CONV_FEWC && r->fewc != NULL) {
+        r->node.packed_kind = TI__PACK_FEWC, r->node.packed = r->fewc, r->node.packed_arg = 16;
+        r->node.packed_bytes = ti__conv_fewc_wfloats(&r->p) * sizeof(float);
     }
     if (ct) {
         int nr = ti__sgemm_panel_nr();
@@ -203,8 +213,11 @@ static double time_path(rig *r, int path, int ct) {
     r->k.scratch_bytes = need;
     double t[64], total = 0;
     int n = 0;
-    ti__conv_run_path(&r->k, &r->p, path); /* warm-up */
-    while (n < 64 && (n < 7 || total < 0.4)) {
+    if (ti__conv_run_path(&r->k, &r->p, path) != TI_OK) { /* warm-up */
+        fprintf(stderr, "bench_conv: %s\n", r->err.message);
+        n = -1;
+    }
+    while (n >= 0 && n < 64 && (n < 7 || total < 0.4)) {
         double t0 = thread_now();
         ti__conv_run_path(&r->k, &r->p, path);
         t[n] = thread_now() - t0;
@@ -213,6 +226,7 @@ static double time_path(rig *r, int path, int ct) {
     free(r->k.scratch);
     r->node.packed_kind = kind, r->node.packed = packed, r->node.packed_bytes = packed_bytes;
     r->node.packed_arg = arg;
+    if (n < 0) return -1.0;
     qsort(t, (size_t)n, sizeof(double), cmp_double);
     return t[n / 2];
 }
@@ -262,6 +276,12 @@ int main(int argc, char **argv) {
         for (int q = 0; q < nn; q++) {
             double t_new = news[q] == old && !cts[q] ? t_old : time_path(&r, news[q], cts[q]);
             int mark = news[q] == picked && cts[q] == (r.panels != NULL);
+            if (t_old < 0 || t_new < 0) { /* a path failed: its message is on stderr */
+                fprintf(out, "| %s | %s | %s | %s | %s | %s | - |\n", sh->net, sh->what,
+                        names[old], t_old < 0 ? "failed" : "", names[news[q]],
+                        t_new < 0 ? "failed" : "");
+                continue;
+            }
             fprintf(out, "| %s | %s | %s | %.3f | %s%s%s | %.3f | %.2f |\n", sh->net, sh->what,
                     names[old], 1e3 * t_old, names[news[q]], cts[q] ? ", transposed" : "",
                     mark ? " *" : "", 1e3 * t_new, t_old / t_new);
