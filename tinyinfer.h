@@ -10275,18 +10275,20 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                         ti__sgemm_epilogue(j, ic, mc, jr, TI__MIN(nr, n1 - jr));
                     }
             }
+            /* The last columns (ntail) of these rows by isa->cols while the block of A is in
+             * L2: after all k blocks, the tail read all of A once more from L3 or memory (a
+             * quarter of the tail's time, the two A loads, in SqueezeNet's 1000 x 169 x 512
+             * classifier: 2 MiB of weights). A is the panel's slivers of mr rows (row blocks
+             * start on one), or A^T's rows in groups of 16 from ic. Same bits. */
+            if (ntail > 0) {
+                const float *ta = apanel != NULL ? apanel + (ic / mr * j->k + pc) * mr
+                                                 : j->a + pc * j->lda + ic;
+                isa->cols(ta, apanel != NULL ? mr : j->lda, apanel != NULL ? j->k * mr : 16,
+                          apanel != NULL ? (int)mr : 16, mc, kc, j->b + pc * j->ldb + n1,
+                          j->ldb, (int)ntail, j->c + ic * j->ldc + n1, j->ldc, j->alpha, beta);
+                if (pc + kc >= j->k) ti__sgemm_epilogue(j, ic, mc, n1, ntail);
+            }
         }
-        if (j->k == 0) break;
-    }
-    /* A for isa->cols: the panel's slivers of mr rows, or A^T's rows in groups of 16 */
-    const float *ta = apanel != NULL ? apanel + m0 / mr * j->k * mr : j->a + m0;
-    size_t tstep = apanel != NULL ? mr : j->lda, tgroup = apanel != NULL ? mr : 16;
-    for (size_t pc = 0; ntail > 0 && (pc < j->k || pc == 0); pc += kcmax) {
-        size_t kc = TI__MIN(kcmax, j->k - pc); /* the k blocks of the loop above */
-        isa->cols(ta + pc * tstep, tstep, apanel != NULL ? j->k * mr : 16, (int)tgroup, rows,
-                  kc, j->b + pc * j->ldb + n1, j->ldb, (int)ntail, j->c + m0 * j->ldc + n1,
-                  j->ldc, j->alpha, pc == 0 ? j->beta : 1.0f);
-        if (pc + kc >= j->k) ti__sgemm_epilogue(j, m0, rows, n1, ntail);
         if (j->k == 0) break;
     }
     if (tail) {
@@ -30748,14 +30750,12 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_col_avx512(int trans_a, size_t m, s
  * 9 of 16, and on the Ice Lake VM loads, not FMAs, set the pace. Per-node minima, 1 thread,
  * 4 rounds alternating (bench/ab.py): MobileNetV2's three 96 -> 576 at 14 x 14 0.183-0.185
  * -> 0.172-0.174 ms; SqueezeNet's classifier 1.509 -> 1.494; whole models within noise. */
-#define TI__K512_COLS_MAX 12
 #define TI__K512_COLS_X12(S) S(0) S(1) S(2) S(3) S(4) S(5) S(6) S(7) S(8) S(9) S(10) S(11)
 TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_cols(const int W, const float *a, size_t astep,
                                                     size_t gstep, int gl, size_t m, size_t kc,
                                                     const float *b, size_t ldb, float *c,
                                                     size_t ldc, float alpha, float beta) {
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta), z = _mm512_setzero_ps();
-    float t[2][TI__K512_COLS_MAX][16];
     for (size_t r0 = 0, g = 0; r0 < m; r0 += 2 * (size_t)gl, g += 2) {
         size_t h[2];
         h[0] = m - r0 < (size_t)gl ? m - r0 : (size_t)gl;
@@ -30778,26 +30778,26 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_cols(const int W, const float *a,
             TI__K512_COLS_X12(TI__K512_COLS_FMA)
 #undef TI__K512_COLS_FMA
         }
-        /* alpha, then beta * C, as ti__k512_row does, by way of t (rows as lanes) */
-        if (beta != 0.0f)
-            for (int s = 0; s < 2; s++)
-                for (size_t r = 0; r < h[s]; r++)
-                    for (int q = 0; q < W; q++) t[s][q][r] = c[(r0 + s * gl + r) * ldc + q];
-#define TI__K512_COLS_STORE(q)                                                              \
-    if (W > q) {                                                                            \
-        __m512 u0 = _mm512_mul_ps(x##q, va), u1 = _mm512_mul_ps(y##q, va);                  \
-        if (beta != 0.0f) {                                                                 \
-            u0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(k0, t[0][q]), u0);               \
-            u1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(k1, t[1][q]), u1);               \
-        }                                                                                   \
-        _mm512_storeu_ps(t[0][q], u0);                                                      \
-        _mm512_storeu_ps(t[1][q], u1);                                                      \
-    }
-        TI__K512_COLS_X12(TI__K512_COLS_STORE)
-#undef TI__K512_COLS_STORE
-        for (int s = 0; s < 2; s++)
-            for (size_t r = 0; r < h[s]; r++)
-                for (int q = 0; q < W; q++) c[(r0 + s * gl + r) * ldc + q] = t[s][q][r];
+        /* alpha, then beta * C, as ti__k512_row does, on each group's W x 16 block
+         * transposed in registers (ti__k512_transpose16): a row of C is W floats, one masked
+         * load and store. The scalar copies through a buffer this replaces (3 W per row, at
+         * each k block) were a third of the tail's samples in SqueezeNet's classifier. */
+        __mmask16 wm = (__mmask16)((1u << W) - 1u);
+        for (int s = 0; s < 2 && h[s] > 0; s++) {
+            __m512 v[16], u[16];
+#define TI__K512_COLS_PUT(q)                                                                \
+    if (W > q) v[q] = s ? y##q : x##q;
+            TI__K512_COLS_X12(TI__K512_COLS_PUT)
+#undef TI__K512_COLS_PUT
+            for (int q = W; q < 16; q++) v[q] = z;
+            ti__k512_transpose16(v, u);
+            for (size_t r = 0; r < h[s]; r++) {
+                float *cr = c + (r0 + (size_t)s * (size_t)gl + r) * ldc;
+                __m512 o = _mm512_mul_ps(u[r], va);
+                if (beta != 0.0f) o = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(wm, cr), o);
+                _mm512_mask_storeu_ps(cr, wm, o);
+            }
+        }
     }
 }
 #undef TI__K512_COLS_X12

@@ -468,18 +468,20 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                         ti__sgemm_epilogue(j, ic, mc, jr, TI__MIN(nr, n1 - jr));
                     }
             }
+            /* The last columns (ntail) of these rows by isa->cols while the block of A is in
+             * L2: after all k blocks, the tail read all of A once more from L3 or memory (a
+             * quarter of the tail's time, the two A loads, in SqueezeNet's 1000 x 169 x 512
+             * classifier: 2 MiB of weights). A is the panel's slivers of mr rows (row blocks
+             * start on one), or A^T's rows in groups of 16 from ic. Same bits. */
+            if (ntail > 0) {
+                const float *ta = apanel != NULL ? apanel + (ic / mr * j->k + pc) * mr
+                                                 : j->a + pc * j->lda + ic;
+                isa->cols(ta, apanel != NULL ? mr : j->lda, apanel != NULL ? j->k * mr : 16,
+                          apanel != NULL ? (int)mr : 16, mc, kc, j->b + pc * j->ldb + n1,
+                          j->ldb, (int)ntail, j->c + ic * j->ldc + n1, j->ldc, j->alpha, beta);
+                if (pc + kc >= j->k) ti__sgemm_epilogue(j, ic, mc, n1, ntail);
+            }
         }
-        if (j->k == 0) break;
-    }
-    /* A for isa->cols: the panel's slivers of mr rows, or A^T's rows in groups of 16 */
-    const float *ta = apanel != NULL ? apanel + m0 / mr * j->k * mr : j->a + m0;
-    size_t tstep = apanel != NULL ? mr : j->lda, tgroup = apanel != NULL ? mr : 16;
-    for (size_t pc = 0; ntail > 0 && (pc < j->k || pc == 0); pc += kcmax) {
-        size_t kc = TI__MIN(kcmax, j->k - pc); /* the k blocks of the loop above */
-        isa->cols(ta + pc * tstep, tstep, apanel != NULL ? j->k * mr : 16, (int)tgroup, rows,
-                  kc, j->b + pc * j->ldb + n1, j->ldb, (int)ntail, j->c + m0 * j->ldc + n1,
-                  j->ldc, j->alpha, pc == 0 ? j->beta : 1.0f);
-        if (pc + kc >= j->k) ti__sgemm_epilogue(j, m0, rows, n1, ntail);
         if (j->k == 0) break;
     }
     if (tail) {

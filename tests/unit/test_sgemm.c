@@ -276,9 +276,11 @@ TI_TEST(a_panel_prepacked) {
     static const size_t ms[] = {6, 7, 13, 14, 15, 29, 64, 131, 300};
     static const size_t ns[] = {1, 8, 9, 17, 49, 64, 169, 600};
     int ran = 0;
-    for (int it = 0; it < 30; it++) {
+    for (int it = 0; it < 32; it++) {
         size_t m = ms[it % 9], n = ns[(it * 5) % 8], k = it % 5 == 0 ? dim(257, 600) : dim(1, 200);
         int ta = it % 3 == 0;
+        if (it >= 30) /* several row blocks of the panel, k blocks, and 9 last columns */
+            m = 600, n = 169, k = 300, ta = it == 31;
         gcase g;
         memset(&g, 0, sizeof g);
         if (!make_case(&g, ta, 0, m, n, k, 1.0f, 0.0f)) {
@@ -454,6 +456,9 @@ TI_TEST(big_shapes) {
     check_case(1, 0, 160, 49, 576, 1.0f, 0.0f, NULL);
     check_case(0, 0, 70, 49, 1100, 0.5f, 0.25f, NULL);
     check_case(1, 0, 300, 33, 40, -2.0f, 1.0f, NULL);
+    /* the last 2-12 columns (isa->cols) of A^T's rows, row block by row block, k blocks */
+    check_case(1, 0, 600, 169, 300, 1.0f, 0.5f, NULL);
+    check_case(1, 0, 530, 196, 140, 1.0f, 0.0f, tp);
     check_case(0, 0, 300, 17, 3, 1.0f, 0.0f, tp);
     /* small K, rows past two slivers: slivers of B packed several at a time (K 16: 8 of 32
      * columns), each row sliver run along them, a part group last (1041 = 4 * 256 + 17) */
