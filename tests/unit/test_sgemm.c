@@ -280,7 +280,7 @@ TI_TEST(a_panel_prepacked) {
         size_t m = ms[it % 9], n = ns[(it * 5) % 8], k = it % 5 == 0 ? dim(257, 600) : dim(1, 200);
         int ta = it % 3 == 0;
         if (it >= 30) /* several row blocks of the panel, k blocks, and 9 last columns */
-            m = 600, n = 169, k = 300, ta = it == 31;
+            m = 1100, n = 169, k = 300, ta = it == 31;
         gcase g;
         memset(&g, 0, sizeof g);
         if (!make_case(&g, ta, 0, m, n, k, 1.0f, 0.0f)) {
