@@ -10276,10 +10276,11 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                     }
             }
             /* The last columns (ntail) of these rows by isa->cols while the block of A is in
-             * L2: after all k blocks, the tail read all of A once more from L3 or memory (a
-             * quarter of the tail's time, the two A loads, in SqueezeNet's 1000 x 169 x 512
-             * classifier: 2 MiB of weights). A is the panel's slivers of mr rows (row blocks
-             * start on one), or A^T's rows in groups of 16 from ic. Same bits. */
+             * L2: run after all k blocks, the tail read all of A once more from L3 or memory
+             * (its two A loads held 45 % of its samples in SqueezeNet's 1000 x 169 x 512
+             * classifier, 2 MiB of weights; perf annotate). A is the panel's slivers of mr
+             * rows (row blocks start on one), or A^T's rows in groups of 16 from ic. Same
+             * bits. */
             if (ntail > 0) {
                 const float *ta = apanel != NULL ? apanel + (ic / mr * j->k + pc) * mr
                                                  : j->a + pc * j->lda + ic;
@@ -30781,7 +30782,8 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_cols(const int W, const float *a,
         /* alpha, then beta * C, as ti__k512_row does, on each group's W x 16 block
          * transposed in registers (ti__k512_transpose16): a row of C is W floats, one masked
          * load and store. The scalar copies through a buffer this replaces (3 W per row, at
-         * each k block) were a third of the tail's samples in SqueezeNet's classifier. */
+         * each k block) held about a fifth of the tail's samples in SqueezeNet's classifier
+         * (perf annotate). */
         __mmask16 wm = (__mmask16)((1u << W) - 1u);
         for (int s = 0; s < 2 && h[s] > 0; s++) {
             __m512 v[16], u[16];

@@ -469,10 +469,11 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                     }
             }
             /* The last columns (ntail) of these rows by isa->cols while the block of A is in
-             * L2: after all k blocks, the tail read all of A once more from L3 or memory (a
-             * quarter of the tail's time, the two A loads, in SqueezeNet's 1000 x 169 x 512
-             * classifier: 2 MiB of weights). A is the panel's slivers of mr rows (row blocks
-             * start on one), or A^T's rows in groups of 16 from ic. Same bits. */
+             * L2: run after all k blocks, the tail read all of A once more from L3 or memory
+             * (its two A loads held 45 % of its samples in SqueezeNet's 1000 x 169 x 512
+             * classifier, 2 MiB of weights; perf annotate). A is the panel's slivers of mr
+             * rows (row blocks start on one), or A^T's rows in groups of 16 from ic. Same
+             * bits. */
             if (ntail > 0) {
                 const float *ta = apanel != NULL ? apanel + (ic / mr * j->k + pc) * mr
                                                  : j->a + pc * j->lda + ic;
