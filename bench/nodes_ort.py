@@ -160,7 +160,11 @@ def rows_of(ours, ort, keys, stat="median"):
 
 
 def run_nodemin(binary, model, threads, runs):
-    if not os.path.exists(binary):
+    # built again when the header or nodemin.c is newer: a binary kept from an older
+    # checkout times that checkout's kernels, not these
+    srcs = [os.path.join(ROOT, "tinyinfer.h"), os.path.join(HERE, "nodemin.c")]
+    if not os.path.exists(binary) or any(
+            os.path.getmtime(f) > os.path.getmtime(binary) for f in srcs):
         os.makedirs(os.path.dirname(binary), exist_ok=True)
         subprocess.check_call([os.environ.get("CC", "cc"), "-O2", "-I" + ROOT,
                                os.path.join(HERE, "nodemin.c"), "-o", binary, "-lm", "-ldl",
