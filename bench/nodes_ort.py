@@ -159,12 +159,15 @@ def rows_of(ours, ort, keys, stat="median"):
     return rows
 
 
+def stale(binary, srcs):
+    """True when binary is missing or older than one of srcs: a binary kept from an older
+    checkout times that checkout's kernels, not these."""
+    return not os.path.exists(binary) or any(
+        os.path.getmtime(f) > os.path.getmtime(binary) for f in srcs)
+
+
 def run_nodemin(binary, model, threads, runs):
-    # built again when the header or nodemin.c is newer: a binary kept from an older
-    # checkout times that checkout's kernels, not these
-    srcs = [os.path.join(ROOT, "tinyinfer.h"), os.path.join(HERE, "nodemin.c")]
-    if not os.path.exists(binary) or any(
-            os.path.getmtime(f) > os.path.getmtime(binary) for f in srcs):
+    if stale(binary, [os.path.join(ROOT, "tinyinfer.h"), os.path.join(HERE, "nodemin.c")]):
         os.makedirs(os.path.dirname(binary), exist_ok=True)
         subprocess.check_call([os.environ.get("CC", "cc"), "-O2", "-I" + ROOT,
                                os.path.join(HERE, "nodemin.c"), "-o", binary, "-lm", "-ldl",
@@ -224,7 +227,21 @@ def table(rows, title, ours_summary, ort_run, stat="median"):
     return "\n".join(lines) + "\n"
 
 
+def self_test_stale():
+    with tempfile.TemporaryDirectory() as tmp:
+        b, h = os.path.join(tmp, "bin"), os.path.join(tmp, "tinyinfer.h")
+        open(h, "w").close()
+        assert stale(b, [h])  # no binary yet
+        open(b, "w").close()
+        os.utime(h, (1000, 1000))
+        os.utime(b, (2000, 2000))
+        assert not stale(b, [h])  # built after the header
+        os.utime(h, (3000, 3000))
+        assert stale(b, [h])  # the header changed since
+
+
 def self_test():
+    self_test_stale()
     ours_txt = ("  0 Conv                 0.1000   0.1200   0.1500  Conv_0\n"
                 "  1 Conv                 0.0500   0.0600   0.0700  Conv_1\n"
                 "  2 Add                  0.0100   0.0110   0.0120  Add_0\n"
