@@ -10282,11 +10282,19 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
              * rows (row blocks start on one), or A^T's rows in groups of 16 from ic. Same
              * bits. */
             if (ntail > 0) {
-                const float *ta = apanel != NULL ? apanel + (ic / mr * j->k + pc) * mr
-                                                 : j->a + pc * j->lda + ic;
-                isa->cols(ta, apanel != NULL ? mr : j->lda, apanel != NULL ? j->k * mr : 16,
-                          apanel != NULL ? (int)mr : 16, mc, kc, j->b + pc * j->ldb + n1,
-                          j->ldb, (int)ntail, j->c + ic * j->ldc + n1, j->ldc, j->alpha, beta);
+                /* A's rows of the block: its first value, floats from one k to the next,
+                 * from one row group to the next, and rows a group */
+                const float *ta = j->a + pc * j->lda + ic; /* A^T: groups of 16 from ic */
+                size_t tstep = j->lda, tgroup = 16;
+                int trows = 16;
+                if (apanel != NULL) { /* the panel's slivers of mr rows */
+                    ta = apanel + (ic / mr * j->k + pc) * mr;
+                    tstep = mr;
+                    tgroup = j->k * mr;
+                    trows = (int)mr;
+                }
+                isa->cols(ta, tstep, tgroup, trows, mc, kc, j->b + pc * j->ldb + n1, j->ldb,
+                          (int)ntail, j->c + ic * j->ldc + n1, j->ldc, j->alpha, beta);
                 if (pc + kc >= j->k) ti__sgemm_epilogue(j, ic, mc, n1, ntail);
             }
         }
