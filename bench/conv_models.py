@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Single-conv ONNX models (Conv + Relu, random weights) for timing one layer alone with
 tools/tinyinfer-run or onnxruntime: the stems of SqueezeNet 1.1, MobileNetV2 and ResNet-18
-at 224 x 224, SqueezeNet's 16 -> 64 3x3 conv at 55 x 55 (a Winograd layer, unchanged by
-few-channel work: a control), and SqueezeNet's classifier (1x1, 512 -> 1000 at 13 x 13: a
-GEMM with 9 last columns). Needs numpy and onnx.
+at 224 x 224, SqueezeNet's Winograd layers (3x3 convs 16 -> 64 at 55 x 55, 32 -> 128 at
+27 x 27, 64 -> 256 at 13 x 13: maps that end in cut tiles), and SqueezeNet's classifier
+(1x1, 512 -> 1000 at 13 x 13: a GEMM with 9 last columns). Needs numpy and onnx.
 
 Usage: bench/conv_models.py OUTDIR   (writes OUTDIR/sq_stem.onnx, mnv2_stem.onnx,
-       r18_stem.onnx, sq_16_64.onnx, sq_cls.onnx)
+       r18_stem.onnx, sq_16_64.onnx, sq_32_128.onnx, sq_64_256.onnx, sq_cls.onnx)
 """
 import os
 import sys
@@ -21,6 +21,8 @@ MODELS = {
     "mnv2_stem": (3, 32, 224, 3, 2, 1),
     "r18_stem": (3, 64, 224, 7, 2, 3),
     "sq_16_64": (16, 64, 55, 3, 1, 1),
+    "sq_32_128": (32, 128, 27, 3, 1, 1),
+    "sq_64_256": (64, 256, 13, 3, 1, 1),
     "sq_cls": (512, 1000, 13, 1, 1, 0),
 }
 
