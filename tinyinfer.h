@@ -10284,14 +10284,19 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
             if (ntail > 0) {
                 /* A's rows of the block: its first value, floats from one k to the next,
                  * from one row group to the next, and rows a group */
-                const float *ta = j->a + pc * j->lda + ic; /* A^T: groups of 16 from ic */
-                size_t tstep = j->lda, tgroup = 16;
-                int trows = 16;
+                const float *ta;
+                size_t tstep, tgroup;
+                int trows;
                 if (apanel != NULL) { /* the panel's slivers of mr rows */
                     ta = apanel + (ic / mr * j->k + pc) * mr;
                     tstep = mr;
                     tgroup = j->k * mr;
                     trows = (int)mr;
+                } else { /* A^T: groups of 16 rows from ic */
+                    ta = j->a + pc * j->lda + ic;
+                    tstep = j->lda;
+                    tgroup = 16;
+                    trows = 16;
                 }
                 isa->cols(ta, tstep, tgroup, trows, mc, kc, j->b + pc * j->ldb + n1, j->ldb,
                           (int)ntail, j->c + ic * j->ldc + n1, j->ldc, j->alpha, beta);
