@@ -33,6 +33,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ab  # noqa: E402  (bench/ab.py: nodemin's build command, one place for both tools)
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -169,9 +172,7 @@ def stale(binary, srcs):
 def run_nodemin(binary, model, threads, runs):
     if stale(binary, [os.path.join(ROOT, "tinyinfer.h"), os.path.join(HERE, "nodemin.c")]):
         os.makedirs(os.path.dirname(binary), exist_ok=True)
-        subprocess.check_call([os.environ.get("CC", "cc"), "-O2", "-I" + ROOT,
-                               os.path.join(HERE, "nodemin.c"), "-o", binary, "-lm", "-ldl",
-                               "-pthread"])
+        ab.build(os.environ.get("CC", "cc"), ROOT, binary)
     out = subprocess.run([binary, model, str(threads), str(runs)], capture_output=True,
                          text=True, check=True).stdout
     return parse_nodemin(out)
