@@ -1709,19 +1709,19 @@ TI__PRIVATE int ti__sgemm_kernel_epi(const ti__gemm_epi *e, float *lo, float *hi
 /* Winograd F(4x4, 3x3) transforms on `lanes` tiles side by side (cpu/conv_fast.c picks them
  * once, in ti__wino_geometry). in: input transform (ti__wino_in_lanes's contract); out: output
  * transform of tiles whose first nv are set (ti__wino_out_lanes's, the others read as 0 or
- * ignored); put4: tiles 4 h .. 4 h + 3 of z as 4 rows of 16 floats at y, ldy apart;
- * put_tiles: each tile l < n whose dst[l] is not NULL as a 4 x 4 block at dst[l]. */
+ * ignored); put: stores the tiles of z, for each group h < lanes / 4 with row4[h] its 4
+ * tiles as 4 rows of 16 floats at row4[h], ldy apart, and each tile l < n with dst[l] its
+ * 4 x 4 block there (the tiles of neither are left to the caller). */
 typedef void (*ti__wino_in_fn)(const float *const *rows, float *out, size_t os);
 typedef void (*ti__wino_out_fn)(const float *src, size_t es, int nv, float bias, int relu,
                                 float *z);
-typedef void (*ti__wino_put4_fn)(const float *z, int h, float *y, size_t ldy);
-typedef void (*ti__wino_put_tiles_fn)(const float *z, float *const *dst, int n, size_t ldy);
+typedef void (*ti__wino_put_fn)(const float *z, float *const *row4, float *const *dst, int n,
+                                size_t ldy);
 typedef struct ti__wino_fns {
     size_t lanes; /* 8 (AVX2) or 16 (AVX-512) */
     ti__wino_in_fn in;
     ti__wino_out_fn out;
-    ti__wino_put4_fn put4;
-    ti__wino_put_tiles_fn put_tiles;
+    ti__wino_put_fn put;
 } ti__wino_fns;
 #ifdef TI__X86_SIMD
 TI__PRIVATE int ti__act_block_avx2(int act, float a, float b, const float *bias, float *y,
@@ -8975,8 +8975,8 @@ TI__PRIVATE void ti__wino_gemm(const ti__wino_job *j, size_t tb, size_t s0, size
 }
 
 /* Where output tile t goes in a plane: offset, rows hn and columns wn inside the map, and
- * put4: 1 when it starts 4 whole tiles in one tile row that ti__wino_put4_avx2 stores
- * together (bi, its index in the block, a multiple of 4, and the block has 4 from it). */
+ * put4: 1 when it starts 4 whole tiles in one tile row that the SIMD put stores as rows
+ * of 16 floats (bi, its index in the block, a multiple of 4, and the block has 4 from it). */
 typedef struct ti__wino_place {
     size_t off;
     int hn, wn, put4;
@@ -9019,14 +9019,16 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
             else ti__wino_out_lanes(src, j->sl.os, bv, relu, z);
             if (j->act != TI__ACT_NONE && !relu) /* T * T rows of nv tiles, lanes apart */
                 ti__act_block(j->act, j->act_a, j->act_b, NULL, z, lanes, (size_t)(T * T), nv);
-            float *whole[16]; /* SIMD F(4x4): tiles whole in the map, for simd->put_tiles */
-            int nwhole = 0;
+            /* SIMD F(4x4): groups of 4 tiles stored as rows of 16 floats (row4), other
+             * tiles whole in the map (whole), both by one simd->put */
+            float *whole[16], *row4[4] = {NULL, NULL, NULL, NULL};
+            int nwhole = 0, nrow4 = 0;
             for (size_t l = 0; l < nv;) {
                 const ti__wino_place *w = &tab[jc + l];
                 float *yt = ym + w->off;
                 if (j->geo.simd != NULL) {
                     if (w->put4) {
-                        j->geo.simd->put4(z, (int)(l / 4), yt, (size_t)OW);
+                        row4[l / 4] = yt, nrow4++;
                         for (size_t e = l; e < l + 4; e++) whole[e] = NULL;
                         l += 4;
                         continue;
@@ -9044,7 +9046,7 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
                         yt[i * OW + q] = z[(i * T + q) * (int64_t)lanes + l];
                 l++;
             }
-            if (nwhole > 0) j->geo.simd->put_tiles(z, whole, nwhole, (size_t)OW);
+            if (nwhole > 0 || nrow4 > 0) j->geo.simd->put(z, row4, whole, nwhole, (size_t)OW);
         }
     }
 }
@@ -28611,46 +28613,31 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__wino_out8_avx2(const float *src, size_t es,
     }
 }
 
-/* Stores tiles 4 h .. 4 h + 3 of z (as ti__wino_out8_avx2 leaves it) as 4 output rows of
- * 16 floats, ldy apart from y: output (i, q) of tile l to y[i ldy + 4 (l - 4 h) + q]. */
-TI__PRIVATE TI__TARGET_AVX2 void ti__wino_put4_avx2(const float *z, int h, float *y,
-                                                    size_t ldy) {
-    for (int i = 0; i < 4; i++, y += ldy) {
-        const float *zi = z + i * 32; /* outputs (i, 0..3) of the 8 tiles */
-        __m256 q0 = _mm256_loadu_ps(zi), q1 = _mm256_loadu_ps(zi + 8);
-        __m256 q2 = _mm256_loadu_ps(zi + 16), q3 = _mm256_loadu_ps(zi + 24);
-        __m256 l01 = _mm256_unpacklo_ps(q0, q1), h01 = _mm256_unpackhi_ps(q0, q1);
-        __m256 l23 = _mm256_unpacklo_ps(q2, q3), h23 = _mm256_unpackhi_ps(q2, q3);
-        __m256 w0 = _mm256_shuffle_ps(l01, l23, 0x44), w1 = _mm256_shuffle_ps(l01, l23, 0xee);
-        __m256 w2 = _mm256_shuffle_ps(h01, h23, 0x44), w3 = _mm256_shuffle_ps(h01, h23, 0xee);
-        /* w_l = [tile l | tile l + 4], each outputs q = 0..3 */
-        if (h == 0) {
-            _mm256_storeu_ps(y, _mm256_permute2f128_ps(w0, w1, 0x20));
-            _mm256_storeu_ps(y + 8, _mm256_permute2f128_ps(w2, w3, 0x20));
-        } else {
-            _mm256_storeu_ps(y, _mm256_permute2f128_ps(w0, w1, 0x31));
-            _mm256_storeu_ps(y + 8, _mm256_permute2f128_ps(w2, w3, 0x31));
-        }
-    }
-}
-
-/* Stores each tile l < n of z (as ti__wino_out8_avx2 leaves it) whose dst[l] is not NULL
- * as its 4 x 4 block there, rows ldy apart: output (i, q) of tile l to dst[l][i ldy + q].
- * The tiles may lie anywhere in the map (across tile rows, or short of a group of 4 that
- * ti__wino_put4_avx2 takes), each whole in it. */
-TI__PRIVATE TI__TARGET_AVX2 void ti__wino_puts_avx2(const float *z, float *const *dst, int n,
-                                                    size_t ldy) {
+/* Stores the tiles of z (ti__wino_put_fn; z as ti__wino_out8_avx2 leaves it): each row i
+ * is transposed once, w[g] = [tile g | tile g + 4], each outputs (i, 0..3); group h with
+ * row4[h] gets 128-bit lane h of w[0..3] as one row of 16 floats, tile l with dst[l] lane
+ * l / 4 of w[l % 4]. */
+TI__PRIVATE TI__TARGET_AVX2 void ti__wino_put_avx2(const float *z, float *const *row4,
+                                                   float *const *dst, int n, size_t ldy) {
     for (size_t i = 0; i < 4; i++) {
         const float *zi = z + i * 32; /* outputs (i, 0..3) of the 8 tiles */
         __m256 q0 = _mm256_loadu_ps(zi), q1 = _mm256_loadu_ps(zi + 8);
         __m256 q2 = _mm256_loadu_ps(zi + 16), q3 = _mm256_loadu_ps(zi + 24);
         __m256 l01 = _mm256_unpacklo_ps(q0, q1), h01 = _mm256_unpackhi_ps(q0, q1);
         __m256 l23 = _mm256_unpacklo_ps(q2, q3), h23 = _mm256_unpackhi_ps(q2, q3);
-        __m256 w[4]; /* w[l] = [tile l | tile l + 4], each outputs q = 0..3 */
+        __m256 w[4];
         w[0] = _mm256_shuffle_ps(l01, l23, 0x44);
         w[1] = _mm256_shuffle_ps(l01, l23, 0xee);
         w[2] = _mm256_shuffle_ps(h01, h23, 0x44);
         w[3] = _mm256_shuffle_ps(h01, h23, 0xee);
+        if (row4[0] != NULL) {
+            _mm256_storeu_ps(row4[0] + i * ldy, _mm256_permute2f128_ps(w[0], w[1], 0x20));
+            _mm256_storeu_ps(row4[0] + i * ldy + 8, _mm256_permute2f128_ps(w[2], w[3], 0x20));
+        }
+        if (row4[1] != NULL) {
+            _mm256_storeu_ps(row4[1] + i * ldy, _mm256_permute2f128_ps(w[0], w[1], 0x31));
+            _mm256_storeu_ps(row4[1] + i * ldy + 8, _mm256_permute2f128_ps(w[2], w[3], 0x31));
+        }
         for (int l = 0; l < n; l++)
             if (dst[l] != NULL)
                 _mm_storeu_ps(dst[l] + i * ldy, l < 4 ? _mm256_castps256_ps128(w[l])
@@ -29046,7 +29033,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
 
 TI__PRIVATE const ti__wino_fns *ti__wino_avx2_fns(void) {
     static const ti__wino_fns fns = {8, ti__wino_in8_avx2, ti__wino_out8_avx2,
-                                     ti__wino_put4_avx2, ti__wino_puts_avx2};
+                                     ti__wino_put_avx2};
     return &fns;
 }
 #endif /* TI__X86_SIMD */
@@ -29902,41 +29889,30 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__wino_zrow512(const float *z, int i, __
     w[3] = _mm512_shuffle_ps(h01, h23, 0xee);
 }
 
-/* Stores tiles 4 h .. 4 h + 3 of z as 4 output rows of 16 floats, ldy apart from y: output
- * (i, q) of tile l to y[i ldy + 4 (l - 4 h) + q]. */
-TI__PRIVATE TI__TARGET_AVX512 void ti__wino_put4_avx512(const float *z, int h, float *y,
-                                                       size_t ldy) {
-    /* lane h of w[0], w[1] (and of w[2], w[3]) side by side, then the two pairs */
-    for (int i = 0; i < 4; i++, y += ldy) {
-        __m512 w[4];
-        ti__wino_zrow512(z, i, w);
-        __m512 a, b;
-        switch (h) { /* the shuffle's selector must be a constant */
-        case 0:
-            a = _mm512_shuffle_f32x4(w[0], w[1], 0x00), b = _mm512_shuffle_f32x4(w[2], w[3], 0x00);
-            break;
-        case 1:
-            a = _mm512_shuffle_f32x4(w[0], w[1], 0x55), b = _mm512_shuffle_f32x4(w[2], w[3], 0x55);
-            break;
-        case 2:
-            a = _mm512_shuffle_f32x4(w[0], w[1], 0xaa), b = _mm512_shuffle_f32x4(w[2], w[3], 0xaa);
-            break;
-        default:
-            a = _mm512_shuffle_f32x4(w[0], w[1], 0xff), b = _mm512_shuffle_f32x4(w[2], w[3], 0xff);
-            break;
-        }
-        /* a = [t0 | t0 | t1 | t1], b = [t2 | t2 | t3 | t3]: lanes 0 and 2 of each */
-        _mm512_storeu_ps(y, _mm512_shuffle_f32x4(a, b, 0x88));
-    }
-}
-
-/* Stores each tile l < n of z whose dst[l] is not NULL as its 4 x 4 block there, rows ldy
- * apart: output (i, q) of tile l to dst[l][i ldy + q]. */
-TI__PRIVATE TI__TARGET_AVX512 void ti__wino_puts_avx512(const float *z, float *const *dst, int n,
-                                                       size_t ldy) {
+/* Stores the tiles of z (ti__wino_put_fn): for each row i the 4 x 4 transposes of
+ * ti__wino_zrow512 are done once, then each group h with row4[h] gets its 4 tiles as one
+ * row of 16 floats (a 4 x 4 transpose of the 128-bit lanes of w), and each tile l with
+ * dst[l] its 4 floats (lane l / 4 of w[l % 4]). A call per group transposed the row again
+ * for every group (session 61). */
+TI__PRIVATE TI__TARGET_AVX512 void ti__wino_put_avx512(const float *z, float *const *row4,
+                                                      float *const *dst, int n, size_t ldy) {
+    int groups = (row4[0] != NULL) | (row4[1] != NULL) | (row4[2] != NULL) | (row4[3] != NULL);
     for (size_t i = 0; i < 4; i++) {
         __m512 w[4];
         ti__wino_zrow512(z, (int)i, w);
+        if (groups) {
+            /* t0 = [w0.0 w0.1 w1.0 w1.1], t1 = [w0.2 w0.3 w1.2 w1.3], t2, t3 the same of
+             * w2, w3; group h = [w0.h w1.h w2.h w3.h] */
+            __m512 t0 = _mm512_shuffle_f32x4(w[0], w[1], 0x44);
+            __m512 t1 = _mm512_shuffle_f32x4(w[0], w[1], 0xee);
+            __m512 t2 = _mm512_shuffle_f32x4(w[2], w[3], 0x44);
+            __m512 t3 = _mm512_shuffle_f32x4(w[2], w[3], 0xee);
+            __m512 g[4];
+            g[0] = _mm512_shuffle_f32x4(t0, t2, 0x88), g[1] = _mm512_shuffle_f32x4(t0, t2, 0xdd);
+            g[2] = _mm512_shuffle_f32x4(t1, t3, 0x88), g[3] = _mm512_shuffle_f32x4(t1, t3, 0xdd);
+            for (int h = 0; h < 4; h++)
+                if (row4[h] != NULL) _mm512_storeu_ps(row4[h] + i * ldy, g[h]);
+        }
         for (int l = 0; l < n; l++) {
             if (dst[l] == NULL) continue;
             __m512 v = w[l & 3];
@@ -29968,7 +29944,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
 
 TI__PRIVATE const ti__wino_fns *ti__wino_avx512_fns(void) {
     static const ti__wino_fns fns = {16, ti__wino_in16_avx512, ti__wino_out16_avx512,
-                                     ti__wino_put4_avx512, ti__wino_puts_avx512};
+                                     ti__wino_put_avx512};
     return &fns;
 }
 #endif /* TI__X86_SIMD */

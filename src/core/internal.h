@@ -605,19 +605,19 @@ TI__PRIVATE int ti__sgemm_kernel_epi(const ti__gemm_epi *e, float *lo, float *hi
 /* Winograd F(4x4, 3x3) transforms on `lanes` tiles side by side (cpu/conv_fast.c picks them
  * once, in ti__wino_geometry). in: input transform (ti__wino_in_lanes's contract); out: output
  * transform of tiles whose first nv are set (ti__wino_out_lanes's, the others read as 0 or
- * ignored); put4: tiles 4 h .. 4 h + 3 of z as 4 rows of 16 floats at y, ldy apart;
- * put_tiles: each tile l < n whose dst[l] is not NULL as a 4 x 4 block at dst[l]. */
+ * ignored); put: stores the tiles of z, for each group h < lanes / 4 with row4[h] its 4
+ * tiles as 4 rows of 16 floats at row4[h], ldy apart, and each tile l < n with dst[l] its
+ * 4 x 4 block there (the tiles of neither are left to the caller). */
 typedef void (*ti__wino_in_fn)(const float *const *rows, float *out, size_t os);
 typedef void (*ti__wino_out_fn)(const float *src, size_t es, int nv, float bias, int relu,
                                 float *z);
-typedef void (*ti__wino_put4_fn)(const float *z, int h, float *y, size_t ldy);
-typedef void (*ti__wino_put_tiles_fn)(const float *z, float *const *dst, int n, size_t ldy);
+typedef void (*ti__wino_put_fn)(const float *z, float *const *row4, float *const *dst, int n,
+                                size_t ldy);
 typedef struct ti__wino_fns {
     size_t lanes; /* 8 (AVX2) or 16 (AVX-512) */
     ti__wino_in_fn in;
     ti__wino_out_fn out;
-    ti__wino_put4_fn put4;
-    ti__wino_put_tiles_fn put_tiles;
+    ti__wino_put_fn put;
 } ti__wino_fns;
 #ifdef TI__X86_SIMD
 TI__PRIVATE int ti__act_block_avx2(int act, float a, float b, const float *bias, float *y,

@@ -1485,8 +1485,8 @@ TI__PRIVATE void ti__wino_gemm(const ti__wino_job *j, size_t tb, size_t s0, size
 }
 
 /* Where output tile t goes in a plane: offset, rows hn and columns wn inside the map, and
- * put4: 1 when it starts 4 whole tiles in one tile row that ti__wino_put4_avx2 stores
- * together (bi, its index in the block, a multiple of 4, and the block has 4 from it). */
+ * put4: 1 when it starts 4 whole tiles in one tile row that the SIMD put stores as rows
+ * of 16 floats (bi, its index in the block, a multiple of 4, and the block has 4 from it). */
 typedef struct ti__wino_place {
     size_t off;
     int hn, wn, put4;
@@ -1529,14 +1529,16 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
             else ti__wino_out_lanes(src, j->sl.os, bv, relu, z);
             if (j->act != TI__ACT_NONE && !relu) /* T * T rows of nv tiles, lanes apart */
                 ti__act_block(j->act, j->act_a, j->act_b, NULL, z, lanes, (size_t)(T * T), nv);
-            float *whole[16]; /* SIMD F(4x4): tiles whole in the map, for simd->put_tiles */
-            int nwhole = 0;
+            /* SIMD F(4x4): groups of 4 tiles stored as rows of 16 floats (row4), other
+             * tiles whole in the map (whole), both by one simd->put */
+            float *whole[16], *row4[4] = {NULL, NULL, NULL, NULL};
+            int nwhole = 0, nrow4 = 0;
             for (size_t l = 0; l < nv;) {
                 const ti__wino_place *w = &tab[jc + l];
                 float *yt = ym + w->off;
                 if (j->geo.simd != NULL) {
                     if (w->put4) {
-                        j->geo.simd->put4(z, (int)(l / 4), yt, (size_t)OW);
+                        row4[l / 4] = yt, nrow4++;
                         for (size_t e = l; e < l + 4; e++) whole[e] = NULL;
                         l += 4;
                         continue;
@@ -1554,7 +1556,7 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
                         yt[i * OW + q] = z[(i * T + q) * (int64_t)lanes + l];
                 l++;
             }
-            if (nwhole > 0) j->geo.simd->put_tiles(z, whole, nwhole, (size_t)OW);
+            if (nwhole > 0 || nrow4 > 0) j->geo.simd->put(z, row4, whole, nwhole, (size_t)OW);
         }
     }
 }

@@ -378,46 +378,31 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__wino_out8_avx2(const float *src, size_t es,
     }
 }
 
-/* Stores tiles 4 h .. 4 h + 3 of z (as ti__wino_out8_avx2 leaves it) as 4 output rows of
- * 16 floats, ldy apart from y: output (i, q) of tile l to y[i ldy + 4 (l - 4 h) + q]. */
-TI__PRIVATE TI__TARGET_AVX2 void ti__wino_put4_avx2(const float *z, int h, float *y,
-                                                    size_t ldy) {
-    for (int i = 0; i < 4; i++, y += ldy) {
-        const float *zi = z + i * 32; /* outputs (i, 0..3) of the 8 tiles */
-        __m256 q0 = _mm256_loadu_ps(zi), q1 = _mm256_loadu_ps(zi + 8);
-        __m256 q2 = _mm256_loadu_ps(zi + 16), q3 = _mm256_loadu_ps(zi + 24);
-        __m256 l01 = _mm256_unpacklo_ps(q0, q1), h01 = _mm256_unpackhi_ps(q0, q1);
-        __m256 l23 = _mm256_unpacklo_ps(q2, q3), h23 = _mm256_unpackhi_ps(q2, q3);
-        __m256 w0 = _mm256_shuffle_ps(l01, l23, 0x44), w1 = _mm256_shuffle_ps(l01, l23, 0xee);
-        __m256 w2 = _mm256_shuffle_ps(h01, h23, 0x44), w3 = _mm256_shuffle_ps(h01, h23, 0xee);
-        /* w_l = [tile l | tile l + 4], each outputs q = 0..3 */
-        if (h == 0) {
-            _mm256_storeu_ps(y, _mm256_permute2f128_ps(w0, w1, 0x20));
-            _mm256_storeu_ps(y + 8, _mm256_permute2f128_ps(w2, w3, 0x20));
-        } else {
-            _mm256_storeu_ps(y, _mm256_permute2f128_ps(w0, w1, 0x31));
-            _mm256_storeu_ps(y + 8, _mm256_permute2f128_ps(w2, w3, 0x31));
-        }
-    }
-}
-
-/* Stores each tile l < n of z (as ti__wino_out8_avx2 leaves it) whose dst[l] is not NULL
- * as its 4 x 4 block there, rows ldy apart: output (i, q) of tile l to dst[l][i ldy + q].
- * The tiles may lie anywhere in the map (across tile rows, or short of a group of 4 that
- * ti__wino_put4_avx2 takes), each whole in it. */
-TI__PRIVATE TI__TARGET_AVX2 void ti__wino_puts_avx2(const float *z, float *const *dst, int n,
-                                                    size_t ldy) {
+/* Stores the tiles of z (ti__wino_put_fn; z as ti__wino_out8_avx2 leaves it): each row i
+ * is transposed once, w[g] = [tile g | tile g + 4], each outputs (i, 0..3); group h with
+ * row4[h] gets 128-bit lane h of w[0..3] as one row of 16 floats, tile l with dst[l] lane
+ * l / 4 of w[l % 4]. */
+TI__PRIVATE TI__TARGET_AVX2 void ti__wino_put_avx2(const float *z, float *const *row4,
+                                                   float *const *dst, int n, size_t ldy) {
     for (size_t i = 0; i < 4; i++) {
         const float *zi = z + i * 32; /* outputs (i, 0..3) of the 8 tiles */
         __m256 q0 = _mm256_loadu_ps(zi), q1 = _mm256_loadu_ps(zi + 8);
         __m256 q2 = _mm256_loadu_ps(zi + 16), q3 = _mm256_loadu_ps(zi + 24);
         __m256 l01 = _mm256_unpacklo_ps(q0, q1), h01 = _mm256_unpackhi_ps(q0, q1);
         __m256 l23 = _mm256_unpacklo_ps(q2, q3), h23 = _mm256_unpackhi_ps(q2, q3);
-        __m256 w[4]; /* w[l] = [tile l | tile l + 4], each outputs q = 0..3 */
+        __m256 w[4];
         w[0] = _mm256_shuffle_ps(l01, l23, 0x44);
         w[1] = _mm256_shuffle_ps(l01, l23, 0xee);
         w[2] = _mm256_shuffle_ps(h01, h23, 0x44);
         w[3] = _mm256_shuffle_ps(h01, h23, 0xee);
+        if (row4[0] != NULL) {
+            _mm256_storeu_ps(row4[0] + i * ldy, _mm256_permute2f128_ps(w[0], w[1], 0x20));
+            _mm256_storeu_ps(row4[0] + i * ldy + 8, _mm256_permute2f128_ps(w[2], w[3], 0x20));
+        }
+        if (row4[1] != NULL) {
+            _mm256_storeu_ps(row4[1] + i * ldy, _mm256_permute2f128_ps(w[0], w[1], 0x31));
+            _mm256_storeu_ps(row4[1] + i * ldy + 8, _mm256_permute2f128_ps(w[2], w[3], 0x31));
+        }
         for (int l = 0; l < n; l++)
             if (dst[l] != NULL)
                 _mm_storeu_ps(dst[l] + i * ldy, l < 4 ? _mm256_castps256_ps128(w[l])
@@ -813,7 +798,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
 
 TI__PRIVATE const ti__wino_fns *ti__wino_avx2_fns(void) {
     static const ti__wino_fns fns = {8, ti__wino_in8_avx2, ti__wino_out8_avx2,
-                                     ti__wino_put4_avx2, ti__wino_puts_avx2};
+                                     ti__wino_put_avx2};
     return &fns;
 }
 #endif /* TI__X86_SIMD */

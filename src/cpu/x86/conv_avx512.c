@@ -847,41 +847,30 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__wino_zrow512(const float *z, int i, __
     w[3] = _mm512_shuffle_ps(h01, h23, 0xee);
 }
 
-/* Stores tiles 4 h .. 4 h + 3 of z as 4 output rows of 16 floats, ldy apart from y: output
- * (i, q) of tile l to y[i ldy + 4 (l - 4 h) + q]. */
-TI__PRIVATE TI__TARGET_AVX512 void ti__wino_put4_avx512(const float *z, int h, float *y,
-                                                       size_t ldy) {
-    /* lane h of w[0], w[1] (and of w[2], w[3]) side by side, then the two pairs */
-    for (int i = 0; i < 4; i++, y += ldy) {
-        __m512 w[4];
-        ti__wino_zrow512(z, i, w);
-        __m512 a, b;
-        switch (h) { /* the shuffle's selector must be a constant */
-        case 0:
-            a = _mm512_shuffle_f32x4(w[0], w[1], 0x00), b = _mm512_shuffle_f32x4(w[2], w[3], 0x00);
-            break;
-        case 1:
-            a = _mm512_shuffle_f32x4(w[0], w[1], 0x55), b = _mm512_shuffle_f32x4(w[2], w[3], 0x55);
-            break;
-        case 2:
-            a = _mm512_shuffle_f32x4(w[0], w[1], 0xaa), b = _mm512_shuffle_f32x4(w[2], w[3], 0xaa);
-            break;
-        default:
-            a = _mm512_shuffle_f32x4(w[0], w[1], 0xff), b = _mm512_shuffle_f32x4(w[2], w[3], 0xff);
-            break;
-        }
-        /* a = [t0 | t0 | t1 | t1], b = [t2 | t2 | t3 | t3]: lanes 0 and 2 of each */
-        _mm512_storeu_ps(y, _mm512_shuffle_f32x4(a, b, 0x88));
-    }
-}
-
-/* Stores each tile l < n of z whose dst[l] is not NULL as its 4 x 4 block there, rows ldy
- * apart: output (i, q) of tile l to dst[l][i ldy + q]. */
-TI__PRIVATE TI__TARGET_AVX512 void ti__wino_puts_avx512(const float *z, float *const *dst, int n,
-                                                       size_t ldy) {
+/* Stores the tiles of z (ti__wino_put_fn): for each row i the 4 x 4 transposes of
+ * ti__wino_zrow512 are done once, then each group h with row4[h] gets its 4 tiles as one
+ * row of 16 floats (a 4 x 4 transpose of the 128-bit lanes of w), and each tile l with
+ * dst[l] its 4 floats (lane l / 4 of w[l % 4]). A call per group transposed the row again
+ * for every group (session 61). */
+TI__PRIVATE TI__TARGET_AVX512 void ti__wino_put_avx512(const float *z, float *const *row4,
+                                                      float *const *dst, int n, size_t ldy) {
+    int groups = (row4[0] != NULL) | (row4[1] != NULL) | (row4[2] != NULL) | (row4[3] != NULL);
     for (size_t i = 0; i < 4; i++) {
         __m512 w[4];
         ti__wino_zrow512(z, (int)i, w);
+        if (groups) {
+            /* t0 = [w0.0 w0.1 w1.0 w1.1], t1 = [w0.2 w0.3 w1.2 w1.3], t2, t3 the same of
+             * w2, w3; group h = [w0.h w1.h w2.h w3.h] */
+            __m512 t0 = _mm512_shuffle_f32x4(w[0], w[1], 0x44);
+            __m512 t1 = _mm512_shuffle_f32x4(w[0], w[1], 0xee);
+            __m512 t2 = _mm512_shuffle_f32x4(w[2], w[3], 0x44);
+            __m512 t3 = _mm512_shuffle_f32x4(w[2], w[3], 0xee);
+            __m512 g[4];
+            g[0] = _mm512_shuffle_f32x4(t0, t2, 0x88), g[1] = _mm512_shuffle_f32x4(t0, t2, 0xdd);
+            g[2] = _mm512_shuffle_f32x4(t1, t3, 0x88), g[3] = _mm512_shuffle_f32x4(t1, t3, 0xdd);
+            for (int h = 0; h < 4; h++)
+                if (row4[h] != NULL) _mm512_storeu_ps(row4[h] + i * ldy, g[h]);
+        }
         for (int l = 0; l < n; l++) {
             if (dst[l] == NULL) continue;
             __m512 v = w[l & 3];
@@ -913,7 +902,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
 
 TI__PRIVATE const ti__wino_fns *ti__wino_avx512_fns(void) {
     static const ti__wino_fns fns = {16, ti__wino_in16_avx512, ti__wino_out16_avx512,
-                                     ti__wino_put4_avx512, ti__wino_puts_avx512};
+                                     ti__wino_put_avx512};
     return &fns;
 }
 #endif /* TI__X86_SIMD */
