@@ -30463,12 +30463,14 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_epi(int ep, float bv, __m512 vlo,
 }
 
 /* c[0:nc] = epi(alpha * (x0|x1) + beta * c[0:nc]); beta == 0 does not read c. */
-TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_row(float *c, __m512 x0, __m512 x1, __m512 va,
-                                                   __m512 vb, float beta, int nc,
+TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_row(float *c, __m512 x0, __m512 x1, int scale,
+                                                   __m512 va, __m512 vb, float beta, int nc,
                                                    __mmask16 m0, __mmask16 m1, int ep,
                                                    float bv, __m512 vlo, __m512 vhi) {
-    x0 = _mm512_mul_ps(x0, va);
-    x1 = _mm512_mul_ps(x1, va);
+    if (scale) { /* x * 1 is x, bit for bit: the multiply is skipped for alpha 1 */
+        x0 = _mm512_mul_ps(x0, va);
+        x1 = _mm512_mul_ps(x1, va);
+    }
     if (nc == TI__K512_NR) {
         if (beta != 0.0f) {
             x0 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(c), x0);
@@ -30498,8 +30500,19 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_row(float *c, __m512 x0, __m512 x
     }
 #define TI__K512_STORE(r)                                                                   \
     if (MR > r)                                                                             \
-        ti__k512_row(c + (r) * ldc, c##r##_0, c##r##_1, va, vb, beta, nc, m0, m1, ep,       \
+        ti__k512_row(c + (r) * ldc, c##r##_0, c##r##_1, scale, va, vb, beta, nc, m0, m1, ep, \
                      ep > 0 && bias != NULL ? bias[r] : 0.0f, vlo, vhi);
+
+/* One k step: B's row p (one or two vectors), each row of A broadcast against it. */
+#define TI__K512_STEP                                                                       \
+    {                                                                                       \
+        __m512 b0 = _mm512_loadu_ps(b), b1 = NV > 1 ? _mm512_loadu_ps(b + 16) : z;          \
+        TI__K512_FMA(0) TI__K512_FMA(1) TI__K512_FMA(2) TI__K512_FMA(3) TI__K512_FMA(4)     \
+        TI__K512_FMA(5) TI__K512_FMA(6) TI__K512_FMA(7) TI__K512_FMA(8) TI__K512_FMA(9)     \
+        TI__K512_FMA(10) TI__K512_FMA(11) TI__K512_FMA(12) TI__K512_FMA(13)                 \
+        a += astep;                                                                         \
+        b += ldb;                                                                           \
+    }
 
 /* A is read where it lies: ROWS = 1: element (r, p) at a[r * lda + p] (A not transposed);
  * ROWS = 0: at a[p * lda + r] (A transposed). NV: vectors of 16 columns computed, 2, or 1
@@ -30525,21 +30538,22 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__k512_tile(const int MR, const int ROWS
      * apart (a page or more); with `ahead` (ti__sgemm_isa.kernel_l2) B's sliver and a packed
      * A, which come from L2 at every call in a workspace's long k blocks. */
     size_t pf_end = (ldb != TI__K512_NR || ahead) && kc > TI__K512_PFD ? kc - TI__K512_PFD : 0;
-    for (size_t p = 0; p < kc; p++) {
+    /* the steps that prefetch, then the others without the tests */
+    size_t p = 0, p1 = TI__MIN(kc, TI__MAX(npf, pf_end));
+    for (; p < p1; p++) {
         if (p < npf) _mm_prefetch((const char *)(pf + p * 16), _MM_HINT_T1);
         if (p < pf_end) {
             _mm_prefetch((const char *)(b + TI__K512_PFD * ldb), _MM_HINT_T0);
             if (NV > 1) _mm_prefetch((const char *)(b + TI__K512_PFD * ldb + 16), _MM_HINT_T0);
             if (ahead && !ROWS) _mm_prefetch((const char *)(a + TI__K512_PFD * astep), _MM_HINT_T0);
         }
-        __m512 b0 = _mm512_loadu_ps(b), b1 = NV > 1 ? _mm512_loadu_ps(b + 16) : z;
-        TI__K512_FMA(0) TI__K512_FMA(1) TI__K512_FMA(2) TI__K512_FMA(3) TI__K512_FMA(4)
-        TI__K512_FMA(5) TI__K512_FMA(6) TI__K512_FMA(7) TI__K512_FMA(8) TI__K512_FMA(9)
-        TI__K512_FMA(10) TI__K512_FMA(11) TI__K512_FMA(12) TI__K512_FMA(13)
-        a += astep;
-        b += ldb;
+        TI__K512_STEP
+    }
+    for (; p < kc; p++) {
+        TI__K512_STEP
     }
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+    int scale = alpha != 1.0f;
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
     __mmask16 m0 = (__mmask16)(nc >= 16 ? 0xffffu : (1u << nc) - 1u);
     __mmask16 m1 = (__mmask16)(nc >= 32 ? 0xffffu : nc > 16 ? (1u << (nc - 16)) - 1u : 0u);
