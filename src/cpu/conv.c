@@ -16,7 +16,9 @@ TI__PRIVATE void ti__sgemm_ex(int transA, int transB, size_t M, size_t N, size_t
 TI__PRIVATE void ti__sgemm_conv(int transA, size_t M, size_t N, size_t K, const float *A,
                                 size_t lda, const float *apanel, int mr, const float *B,
                                 size_t ldb, int b_input, float *C, size_t ldc,
-                                const ti__gemm_epi *epi, ti__threadpool *tp);
+                                const ti__gemm_epi *epi, float *ws, size_t ws_floats,
+                                ti__threadpool *tp);
+TI__PRIVATE size_t ti__sgemm_conv_ws_floats(size_t M, size_t N, size_t K, ti__threadpool *tp);
 TI__PRIVATE size_t ti__sgemm_apanel_floats(size_t M, size_t K, size_t mr);
 TI__PRIVATE void ti__sgemm_pack_apanel(int transA, size_t M, size_t K, const float *A,
                                        size_t lda, size_t mr, float *dst);
@@ -465,6 +467,16 @@ TI__PRIVATE float *ti__conv_gate_weights(ti__kctx *k, const ti__convp *p, int pa
     return ws;
 }
 
+/* A 1x1 conv's GEMM workspace (ti__sgemm_conv_ws_floats), 16 floats past the gate's in the
+ * scratch (its weights start where the scratch is aligned: up to 15 floats on), so 16 more:
+ * for one group, N of a vector or more, and no transposed GEMM. */
+TI__PRIVATE size_t ti__conv_1x1_ws_floats(const ti__kctx *k, const ti__convp *p) {
+    if (p->group != 1 || p->n != 1 || p->out_sp < 16 || ti__conv_ct_panels(k, p) != NULL)
+        return 0;
+    size_t f = ti__sgemm_conv_ws_floats((size_t)p->mg, p->out_sp, (size_t)p->cg, k->tp);
+    return f > 0 ? f + 16 : 0;
+}
+
 TI__PRIVATE size_t ti__conv_scratch_common(ti__kctx *k, int transpose) {
     ti__convp p;
     if (k->in[0]->dtype != TI_DTYPE_F32) return 0;
@@ -480,7 +492,9 @@ TI__PRIVATE size_t ti__conv_scratch_common(ti__kctx *k, int transpose) {
         if (path == TI__CONV_FEWC) return ti__conv_fewc_scratch(k, &p);
         /* the transposed GEMM's Y^T at the end of the scratch */
         size_t ct = ti__conv_ct_panels(k, &p) != NULL ? ti__conv_ct_floats(&p) : 0;
-        if (path == TI__CONV_1X1) return (ct + ti__conv_gate_floats(k, &p)) * sizeof(float);
+        if (path == TI__CONV_1X1)
+            return (ct + ti__conv_gate_floats(k, &p) + ti__conv_1x1_ws_floats(k, &p)) *
+                   sizeof(float);
         if (path != TI__CONV_IM2COL || p.cg == 0) return 0;
         return (ti__conv_im2col_floats(k, &p) + ct) * sizeof(float);
     } else {
@@ -773,7 +787,7 @@ TI__PRIVATE void ti__conv_tile_slots(void *ctx, size_t begin, size_t end) {
             j.nt = TI__MIN(t->nt, p->out_sp - c0);
             ti__conv_im2col(&j, 0, t->kdim);
             ti__sgemm_conv(t->wt, t->mg, j.nt, t->kdim, t->w, t->lw, t->wp, t->wp_mr, j.col,
-                           j.nt, 0, t->y + c0, p->out_sp, t->epi, NULL);
+                           j.nt, 0, t->y + c0, p->out_sp, t->epi, NULL, 0, NULL);
         }
     }
 }
@@ -917,8 +931,14 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
             epi.a = j.act_a;
             epi.b = j.act_b;
             if (path == TI__CONV_1X1) {
+                /* its workspace after the gate's floats, where the scratch holds both */
+                size_t gate = ti__conv_gate_floats(k, p), wsf = ti__conv_1x1_ws_floats(k, p);
+                float *ws = NULL;
+                if (wsf > 0 && k->scratch != NULL &&
+                    k->scratch_bytes >= (gate + wsf) * sizeof(float))
+                    ws = (float *)k->scratch + gate + 16;
                 ti__sgemm_conv(wt, mg, p->out_sp, cg, w, lw, wp, wmr, x, p->in_sp, 1, y,
-                               p->out_sp, &epi, k->tp);
+                               p->out_sp, &epi, ws, ws != NULL ? wsf - 16 : 0, k->tp);
                 continue;
             }
             ti__conv_job jg = j;
@@ -947,7 +967,7 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
                 ti__parallel_for(k->tp, kdim, TI__MAX((size_t)1, 16384 / jg.nt),
                                  ti__conv_im2col, &jg);
                 ti__sgemm_conv(wt, mg, jg.nt, kdim, w, lw, wp, wmr, jg.col, jg.nt, 0, y + c0,
-                               p->out_sp, &epi, k->tp);
+                               p->out_sp, &epi, NULL, 0, k->tp);
             }
         }
     return TI_OK;

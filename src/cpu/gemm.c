@@ -68,6 +68,9 @@ typedef struct ti__sgemm_job {
     float *ws;
     size_t ws_part;
     int ws_sized; /* tiles planned for a workspace (ti__sgemm_ws_floats, ti__sgemm_ws) */
+    /* 1: every tile takes the workspace, small ones too (ti__sgemm_conv): the same k blocks
+     * on any pool, so the same bits at any thread count */
+    int ws_all;
     /* 1: that operand is a layer's input, which every thread of the pool wrote a part of in
      * the layer before (the conv paths say so); with 2+ threads it is then packed, not read
      * where it lies (ti__sgemm_tile_simd) */
@@ -248,12 +251,15 @@ TI__PRIVATE size_t ti__sgemm_ws_kc(size_t K) {
  * 384 and 96 x 196 x 576, 5 and 7 row slivers, 80-81 and 86-87 % either way), or no k. */
 TI__PRIVATE size_t ti__sgemm_ws_need(const ti__sgemm_job *j, const ti__sgemm_isa *isa,
                                      size_t rows, size_t cols) {
-    if (isa == NULL || j->bpanel != NULL || j->k == 0 || rows <= 2 * (size_t)isa->mr)
+    if (isa == NULL || j->bpanel != NULL || j->k == 0 ||
+        (rows <= 2 * (size_t)isa->mr && !j->ws_all))
         return 0;
     int pack_a = j->apanel == NULL && ti__sgemm_set_conflicts(j->lda);
     size_t mc_stack = (size_t)isa->mc, kc = TI__MIN((size_t)isa->kc, j->k);
     if (pack_a) mc_stack = TI__MIN(mc_stack, TI__SGX_ACAP / kc / (size_t)isa->mr * isa->mr);
-    if (rows <= mc_stack && (j->k <= (size_t)isa->kc || rows <= 4 * (size_t)isa->mr)) return 0;
+    if (rows <= mc_stack && (j->k <= (size_t)isa->kc || rows <= 4 * (size_t)isa->mr) &&
+        !j->ws_all)
+        return 0;
     size_t nr = (size_t)isa->nr, kcw = ti__sgemm_ws_kc(j->k);
     size_t need = 16 + kcw * ((cols + nr - 1) / nr * nr); /* 16: to align to 64 bytes */
     if (pack_a) need += TI__SGX_WMR * (size_t)isa->mr * kcw;
@@ -889,12 +895,19 @@ TI__PRIVATE void ti__sgemm_ex(int transA, int transB, size_t M, size_t N, size_t
 TI__PRIVATE void ti__sgemm_conv(int transA, size_t M, size_t N, size_t K, const float *A,
                                 size_t lda, const float *apanel, int mr, const float *B,
                                 size_t ldb, int b_input, float *C, size_t ldc,
-                                const ti__gemm_epi *epi, ti__threadpool *tp) {
+                                const ti__gemm_epi *epi, float *ws, size_t ws_floats,
+                                ti__threadpool *tp) {
     if (M == 0 || N == 0) return;
+    size_t need = ws != NULL ? ti__sgemm_conv_ws_floats(M, N, K, tp) : 0;
     ti__sgemm_job j;
     ti__sgemm_job_init(&j, transA, 0, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc, epi);
     j.b_input = b_input;
     if (j.isa != NULL && j.isa->mr == mr) j.apanel = apanel;
+    if (need > 0 && ws_floats >= need) { /* as ti__sgemm_conv_ws_floats planned it */
+        j.ws = ws;
+        j.ws_sized = j.ws_all = 1;
+        j.ws_part = need / (size_t)ti__threadpool_size(tp);
+    }
     ti__sgemm_go(&j, tp);
 }
 
@@ -914,6 +927,28 @@ TI__PRIVATE size_t ti__sgemm_ws_floats(int transA, int transB, size_t M, size_t 
      * it would need a workspace the first does not, runs on the stack */
     size_t need = ti__sgemm_ws_need(&j, j.isa, TI__MIN(j.mt, M), TI__MIN(j.nt, N));
     return need * threads;
+}
+
+/* The workspace of ti__sgemm_conv for a conv's GEMM of M x N x K (A as its weights lie, B
+ * its input) on tp's threads, for K past one k block of the stack buffers and M past one row
+ * block, else 0: C is then passed once per workspace k block, not once per 128 steps, and
+ * B packed once per k block, not once per row block. Every tile takes it (ws_all), so the
+ * choice depends on the shape alone, not on the threads. SqueezeNet's classifier (1000 x
+ * 169 x 512) alone, device tool's Xeon, 1 thread, minima of 200 runs, 8 rounds alternating:
+ * 1.141-1.245 -> 1.097-1.108 ms. With its squeeze convs (16-64 rows, K 256-512) taking it
+ * too, the model at 2 threads was slower in 7 rounds of 8 (medians 3.06-4.45 -> 4.26-4.93
+ * ms): there a packed sliver of B serves 2-4 kernel calls, and a whole panel packed first
+ * does not pay (ti__sgemm_ws_need). */
+TI__PRIVATE size_t ti__sgemm_conv_ws_floats(size_t M, size_t N, size_t K, ti__threadpool *tp) {
+    ti__sgemm_job j;
+    /* lda 1024: rows that share L1 sets, so A's packed block is counted too (a conv's
+     * weights transposed at planning are packed when their rows do), the most a tile takes */
+    ti__sgemm_job_init(&j, 0, 0, M, N, K, 1.0f, NULL, 1024, NULL, N, 0.0f, NULL, N, NULL);
+    if (j.isa == NULL || N == 0 || K <= (size_t)j.isa->kc || M <= (size_t)j.isa->mc) return 0;
+    j.ws_sized = j.ws_all = 1;
+    size_t threads = (size_t)ti__threadpool_size(tp);
+    if (ti__sgemm_plan(&j, threads) != TI__SG_TILES) return 0;
+    return ti__sgemm_ws_need(&j, j.isa, TI__MIN(j.mt, M), TI__MIN(j.nt, N)) * threads;
 }
 
 /* ti__sgemm_ex with a workspace of ws_floats floats (ti__sgemm_ws_floats for the same

@@ -570,7 +570,12 @@ static void ct_case(const ccase *cc, ti__threadpool *tp, int wide) {
             r.k.tp = use;
             r.node.packed_kind = TI__PACK_NONE;
             r.node.packed = NULL;
+            /* the plain GEMM without the workspace a 1x1 conv deeper than a k block takes:
+             * the stack buffers' k blocks then, which are the transposed GEMM's, so the
+             * same sums in the same order */
             size_t plain_need = ti__conv_scratch(&r.k);
+            if (path == TI__CONV_1X1)
+                plain_need -= ti__conv_1x1_ws_floats(&r.k, &r.p) * sizeof(float);
             TI_CHECK_EQ_INT(run_path(&r, path, use, plain_need, name), 0);
             memcpy(plain, r.y.data, ny * sizeof(float));
             for (int j = 1; j < 3; j++) { /* the panels of this ISA, then of the other */
@@ -585,6 +590,8 @@ static void ct_case(const ccase *cc, ti__threadpool *tp, int wide) {
                 size_t need = ti__conv_scratch(&r.k);
                 TI_CHECK(need >= plain_need + ny / (size_t)r.p.n / (size_t)r.p.group * sizeof(float) ||
                          nrs[j] != nrs[i]);
+                if (path == TI__CONV_1X1) /* the other width's panels: the plain GEMM, as above */
+                    need -= ti__conv_1x1_ws_floats(&r.k, &r.p) * sizeof(float);
                 TI_CHECK_EQ_INT(run_path(&r, path, use, need, name), 0);
                 /* the plain GEMM's bits, except where one of the two GEMMs computes a last
                  * column of its own in another order of sums: AVX-512 the plain one's (N =
@@ -1341,14 +1348,21 @@ TI_TEST(transposed_gemm_threads_same_bits) {
 
 /* A 1x1 conv of few output channels (at most two row slivers) reads X where it lies on 1
  * thread and packs it on 2+ (ti__sgemm_input_b: X was written by every thread of the layer
- * before): on each SIMD ISA forced, 2 and 3 threads give 1 thread's bits, and all are
+ * before): on each SIMD ISA forced, 2, 3 and 8 threads give 1 thread's bits, and all are
  * within the reference's bound. Maps wide enough for each thread to take many slivers. */
 TI_TEST(pointwise_input_threads_same_bits) {
-    ti__threadpool *tps[2] = {ti__threadpool_create(NULL, 2), ti__threadpool_create(NULL, 3)};
+    ti__threadpool *tps[3] = {ti__threadpool_create(NULL, 2), ti__threadpool_create(NULL, 3),
+                              ti__threadpool_create(NULL, 8)};
+    /* the last four deeper than a k block of the stack buffers (128); those of more rows
+     * than a row block (256) take a workspace in the scratch (ti__conv_1x1_ws_floats) on
+     * every tile of every pool, even the 2-3 row slivers each of 8 threads takes of 270 x 16
+     * (alone those would run on the stack buffers' k blocks); N = 169 ends in 9 columns,
+     * N = 81 in one */
     static const int64_t cases[][4] = {{64, 16, 55, 55}, {144, 24, 56, 56}, {96, 28, 17, 19},
-                                       {40, 20, 33, 40}};
-    int checks = 0;
-    for (int ci = 0; ci < 4; ci++) {
+                                       {40, 20, 33, 40}, {300, 100, 13, 13}, {200, 270, 9, 9},
+                                       {520, 1000, 13, 13}, {300, 270, 4, 4}};
+    int checks = 0, ws_runs = 0;
+    for (int ci = 0; ci < 8; ci++) {
         ccase c;
         memset(&c, 0, sizeof c);
         c.n = 1, c.group = 1;
@@ -1369,10 +1383,16 @@ TI_TEST(pointwise_input_threads_same_bits) {
             if (ti__cpu_force_isa(ISAS[i]) != ISAS[i]) continue;
             const char *name = ti__cpu_isa_name(ISAS[i]);
             TI_CHECK_EQ_INT(ti__conv_path(&r.k, &r.p), TI__CONV_1X1);
-            for (int t = 0; t < 3; t++) {
+            for (int t = 0; t < 4; t++) {
                 ti__threadpool *use = t ? tps[t - 1] : NULL;
                 r.k.tp = use;
-                TI_CHECK_EQ_INT(run_path(&r, TI__CONV_1X1, use, ti__conv_scratch(&r.k), name), 0);
+                size_t scratch = ti__conv_scratch(&r.k);
+                const ti__sgemm_isa *gi = ti__sgemm_pick_isa();
+                if (gi != NULL && r.p.cg > gi->kc && r.p.mg > gi->mc) {
+                    TI_CHECK(scratch > 0);
+                    ws_runs += scratch > 0;
+                }
+                TI_CHECK_EQ_INT(run_path(&r, TI__CONV_1X1, use, scratch, name), 0);
                 if (t == 0) {
                     memcpy(one, r.y.data, ny * sizeof(float));
                 } else {
@@ -1385,9 +1405,11 @@ TI_TEST(pointwise_input_threads_same_bits) {
         free(one);
         rig_free(&r);
     }
-    ti__threadpool_destroy(tps[0]);
-    ti__threadpool_destroy(tps[1]);
-    TI_CHECK(checks >= 8); /* the scalar ISA at least, 2 pools x 4 cases */
+    for (int t = 0; t < 3; t++) ti__threadpool_destroy(tps[t]);
+    TI_CHECK(checks >= 24); /* the scalar ISA at least, 3 pools x 8 cases */
+#ifdef TI__X86_SIMD
+    TI_CHECK(ws_runs > 0);
+#endif
 }
 
 /* The prefetch hint of the Winograd GEMM (ti__wino_next): walking the calls in

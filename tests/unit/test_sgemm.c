@@ -313,7 +313,7 @@ TI_TEST(a_panel_prepacked) {
                 ti__sgemm_ex(ta, 0, m, n, k, 1.0f, g.a, g.lda, g.b, g.ldb, 0.0f, want, g.ldc,
                              &e, use);
                 ti__sgemm_conv(ta, m, n, k, g.a, g.lda, panel, t >= 2 ? mr + 1 : mr, g.b, g.ldb,
-                               t % 2, got, g.ldc, &e, use);
+                               t % 2, got, g.ldc, &e, NULL, 0, use);
                 int bad = 0;
                 for (size_t q = 0; q < cn; q++)
                     if (memcmp(&got[q], &want[q], sizeof(float)) != 0 && bad++ == 0)
