@@ -10720,24 +10720,38 @@ TI__PRIVATE void ti__sgemm_ex(int transA, int transB, size_t M, size_t N, size_t
 /* ti__sgemm_ex (alpha 1, beta 0, B as it is) for a conv: A its weights, also as an A panel
  * (ti__sgemm_pack_apanel for mr rows) or NULL; b_input: B is a layer's input that the
  * pool's threads wrote (a 1x1 conv's X), packed on 2+ threads (ti__sgemm_tile_simd). A
- * panel for other kernels' rows (an instruction set forced after planning) is not used. */
+ * panel for other kernels' rows (an instruction set forced after planning) is not used.
+ * ws: ws_floats floats, ti__sgemm_conv_ws_floats(M, N, K, tp) as the caller asked it with
+ * this pool, or NULL and 0: the stack buffers (a tile whose need is past its part runs on
+ * them too). */
 TI__PRIVATE void ti__sgemm_conv(int transA, size_t M, size_t N, size_t K, const float *A,
                                 size_t lda, const float *apanel, int mr, const float *B,
                                 size_t ldb, int b_input, float *C, size_t ldc,
                                 const ti__gemm_epi *epi, float *ws, size_t ws_floats,
                                 ti__threadpool *tp) {
     if (M == 0 || N == 0) return;
-    size_t need = ws != NULL ? ti__sgemm_conv_ws_floats(M, N, K, tp) : 0;
     ti__sgemm_job j;
     ti__sgemm_job_init(&j, transA, 0, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc, epi);
     j.b_input = b_input;
     if (j.isa != NULL && j.isa->mr == mr) j.apanel = apanel;
-    if (need > 0 && ws_floats >= need) { /* as ti__sgemm_conv_ws_floats planned it */
+    if (ws != NULL && ws_floats > 0) { /* planned by ti__sgemm_conv_ws_floats */
         j.ws = ws;
         j.ws_sized = j.ws_all = 1;
-        j.ws_part = need / (size_t)ti__threadpool_size(tp);
+        j.ws_part = ws_floats / (size_t)ti__threadpool_size(tp);
     }
     ti__sgemm_go(&j, tp);
+}
+
+/* The workspace of a job set up with no operands (ws_all as the caller set it): its tiles
+ * planned for a workspace on tp's threads, the first tile's need times the threads; 0 off
+ * the tiled path. */
+TI__PRIVATE size_t ti__sgemm_ws_plan(ti__sgemm_job *j, ti__threadpool *tp) {
+    j->ws_sized = 1;
+    size_t threads = (size_t)ti__threadpool_size(tp);
+    if (ti__sgemm_plan(j, threads) != TI__SG_TILES) return 0;
+    /* the first tile is the largest; a smaller one needs no more (fewer columns), or, where
+     * it would need a workspace the first does not, runs on the stack (but with ws_all) */
+    return ti__sgemm_ws_need(j, j->isa, TI__MIN(j->mt, j->m), TI__MIN(j->nt, j->n)) * threads;
 }
 
 /* Floats of workspace with which ti__sgemm_ws runs this product on tp's threads faster than
@@ -10749,13 +10763,7 @@ TI__PRIVATE size_t ti__sgemm_ws_floats(int transA, int transB, size_t M, size_t 
     ti__sgemm_job j;
     ti__sgemm_job_init(&j, transA, transB, M, N, K, 1.0f, NULL, lda, NULL, 0, 0.0f, NULL, 0,
                        NULL);
-    j.ws_sized = 1;
-    size_t threads = (size_t)ti__threadpool_size(tp);
-    if (ti__sgemm_plan(&j, threads) != TI__SG_TILES) return 0;
-    /* the first tile is the largest; a smaller one needs no more (fewer columns), or, where
-     * it would need a workspace the first does not, runs on the stack */
-    size_t need = ti__sgemm_ws_need(&j, j.isa, TI__MIN(j.mt, M), TI__MIN(j.nt, N));
-    return need * threads;
+    return ti__sgemm_ws_plan(&j, tp);
 }
 
 /* The workspace of ti__sgemm_conv for a conv's GEMM of M x N x K (A as its weights lie, B
@@ -10772,12 +10780,10 @@ TI__PRIVATE size_t ti__sgemm_conv_ws_floats(size_t M, size_t N, size_t K, ti__th
     ti__sgemm_job j;
     /* lda 1024: rows that share L1 sets, so A's packed block is counted too (a conv's
      * weights transposed at planning are packed when their rows do), the most a tile takes */
-    ti__sgemm_job_init(&j, 0, 0, M, N, K, 1.0f, NULL, 1024, NULL, N, 0.0f, NULL, N, NULL);
+    ti__sgemm_job_init(&j, 0, 0, M, N, K, 1.0f, NULL, 1024, NULL, 0, 0.0f, NULL, 0, NULL);
     if (j.isa == NULL || N == 0 || K <= (size_t)j.isa->kc || M <= (size_t)j.isa->mc) return 0;
-    j.ws_sized = j.ws_all = 1;
-    size_t threads = (size_t)ti__threadpool_size(tp);
-    if (ti__sgemm_plan(&j, threads) != TI__SG_TILES) return 0;
-    return ti__sgemm_ws_need(&j, j.isa, TI__MIN(j.mt, M), TI__MIN(j.nt, N)) * threads;
+    j.ws_all = 1;
+    return ti__sgemm_ws_plan(&j, tp);
 }
 
 /* ti__sgemm_ex with a workspace of ws_floats floats (ti__sgemm_ws_floats for the same

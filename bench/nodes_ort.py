@@ -33,13 +33,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import ab  # noqa: E402  (bench/ab.py: nodemin's build command, one place for both tools)
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import ab  # noqa: E402  (bench/ab.py: nodemin's build command, one place for both tools)
 WEIGHTED = ("Conv", "Gemm", "MatMul", "ConvTranspose")
 # onnxruntime nodes that apply an activation to the node before them, which tinyinfer fuses
 # into that node (EfficientNet's SiLU: onnxruntime's QuickGelu): counted in its row
