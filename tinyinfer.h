@@ -99,7 +99,8 @@
     -----------
     ti_session_create(model, desc, err) binds input shapes (symbolic dims from
     desc->dim_bindings, 1 when unbound), infers every shape, folds constant sub-graphs,
-    fuses activations into Conv/Gemm/MatMul, and plans one memory arena. Then:
+    fuses activations into Conv/Gemm/MatMul (and, on the CPU, a residual Add into the
+    1x1 Conv before it), and plans one memory arena. Then:
 
         ti_tensor *in = ti_session_input(s, 0);       or ti_session_input_by_name()
         ... write in->size_bytes bytes of in->dtype values into in->data ...
@@ -1456,11 +1457,12 @@ typedef struct ti__sgemm_isa {
     ti__sgemm_kernel_ldb_fn kernel_ldb;
     ti__sgemm_col_fn col;
     /* optional (NULL: a scalar loop, then ti__act_block): C[0:h, 0:w] (rows ldc apart)
-     * stored transposed, t[q * ldt + r] = epi(c[r * ldc + q]), for h <= mr and w <= nr (the
-     * transposed GEMM's Y), the epilogue ep (0 none, else ti__sgemm_kernel_epi's) with
+     * stored transposed, t[q * ldt + r] = epi(c[r * ldc + q]), or epi(c[r * ldc + q] +
+     * t[q * ldt + r]) when sum (a residual sum fused into the conv), for h <= mr and w <= nr
+     * (the transposed GEMM's Y), the epilogue ep (0 none, else ti__sgemm_kernel_epi's) with
      * bias[q] (bias NULL: 0) and lo, hi */
     void (*store_t)(const float *c, size_t ldc, size_t h, size_t w, float *t, size_t ldt,
-                    int ep, const float *bias, float lo, float hi);
+                    int sum, int ep, const float *bias, float lo, float hi);
     /* optional (NULL: a scalar loop): op(A)[0:h, 0:kc] packed as dst[p * h + r] for h <= mr,
      * element (r, p) at a[r * lda + p], or at a[p * lda + r] when trans_a */
     void (*pack_a)(const float *a, size_t lda, int trans_a, size_t h, size_t kc, float *dst);
@@ -2032,10 +2034,12 @@ typedef struct ti__vinfo {
     int heap;        /* data lives in its own buffer (dynamic region), not in the arena */
     size_t heap_bytes;
     /* A Concat's input placed inside its output (ti__session_concat_views): the output's
-     * value + 1 (0: none) and the byte offset there; has_views: such an output. */
+     * value + 1 (0: none) and the byte offset there; has_views: such an output. view_sum:
+     * a conv's output placed on the residual it adds onto (ti__session_sum_views), view_of
+     * then the value whose memory that is. */
     int view_of;
     size_t view_off;
-    int has_views;
+    int has_views, view_sum;
 } ti__vinfo;
 
 struct ti_session {
@@ -6269,7 +6273,7 @@ TI__PRIVATE void ti__sgemm_ex(int transA, int transB, size_t M, size_t N, size_t
                               float *C, size_t ldc, const ti__gemm_epi *epi, ti__threadpool *tp);
 TI__PRIVATE void ti__sgemm_conv(int transA, size_t M, size_t N, size_t K, const float *A,
                                 size_t lda, const float *apanel, int mr, const float *B,
-                                size_t ldb, int b_input, float *C, size_t ldc,
+                                size_t ldb, int b_input, float beta, float *C, size_t ldc,
                                 const ti__gemm_epi *epi, float *ws, size_t ws_floats,
                                 ti__threadpool *tp);
 TI__PRIVATE size_t ti__sgemm_conv_ws_floats(size_t M, size_t N, size_t K, ti__threadpool *tp);
@@ -6285,7 +6289,7 @@ TI__PRIVATE void ti__sgemm_pack_bpanel(int transB, size_t K, size_t N, const flo
                                        size_t ldb, size_t nr, float *dst);
 TI__PRIVATE int ti__sgemm_bpanel(int transA, size_t M, size_t N, size_t K, const float *A,
                                  size_t lda, const float *bpanel, int nr, float *C, size_t ldc,
-                                 float *ty, size_t ldty, const ti__gemm_epi *tepi,
+                                 float *ty, size_t ldty, const ti__gemm_epi *tepi, int ty_sum,
                                  ti__threadpool *tp);
 /* Defined in conv_fast.c, which comes later in the amalgamation. */
 struct ti__convp;
@@ -7041,7 +7045,7 @@ TI__PRIVATE void ti__conv_tile_slots(void *ctx, size_t begin, size_t end) {
             j.nt = TI__MIN(t->nt, p->out_sp - c0);
             ti__conv_im2col(&j, 0, t->kdim);
             ti__sgemm_conv(t->wt, t->mg, j.nt, t->kdim, t->w, t->lw, t->wp, t->wp_mr, j.col,
-                           j.nt, 0, t->y + c0, p->out_sp, t->epi, NULL, 0, NULL);
+                           j.nt, 0, 0.0f, t->y + c0, p->out_sp, t->epi, NULL, 0, NULL);
         }
     }
 }
@@ -7058,6 +7062,7 @@ TI__PRIVATE int ti__conv_run_ct(ti__kctx *k, const ti__convp *p, const ti__conv_
     size_t ldt = ti__conv_ct_ld(p);
     if (col + sp * ldt > have) return 0;
     float *yt = (float *)k->scratch + (have - sp * ldt);
+    int sum = k->n_in > 4 && k->in[4] != NULL; /* Y holds the fused sum's R: added onto */
     for (size_t n = 0; n < (size_t)p->n; n++)
         for (size_t g = 0; g < (size_t)p->group; g++) {
             const float *x = j->x + (n * (size_t)p->c + g * cg) * p->in_sp;
@@ -7079,7 +7084,8 @@ TI__PRIVATE int ti__conv_run_ct(ti__kctx *k, const ti__convp *p, const ti__conv_
             epi.a = j->act_a;
             epi.b = j->act_b;
             float *y = j->y + (n * (size_t)p->m + g * mg) * sp;
-            if (!ti__sgemm_bpanel(1, sp, mg, kdim, a, sp, w, (int)nr, yt, ldt, y, sp, &epi, k->tp))
+            if (!ti__sgemm_bpanel(1, sp, mg, kdim, a, sp, w, (int)nr, yt, ldt, y, sp, &epi, sum,
+                                  k->tp))
                 return 0;
         }
     return 1;
@@ -7105,6 +7111,20 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
         float *ws = ti__conv_gate_weights(k, p, path, &gate_panel, &gate_mr);
         if (ws == NULL) return TI_ERR_INVALID_ARGUMENT;
         j.w = ws;
+    }
+    /* a residual sum fused in (input 4, ti__fuse_conv_sum): Y starts as it (placed on it by
+     * ti__session_sum_views, else copied) and the GEMM adds onto Y (beta 1; the transposed
+     * GEMM as it stores Y), before the bias and the activation: act(W X + R + b) */
+    float beta = 0.0f;
+    if (k->n_in > 4 && k->in[4] != NULL) {
+        const ti_tensor *r = k->in[4];
+        if (path != TI__CONV_1X1 || r->dtype != TI_DTYPE_F32 || r->data == NULL ||
+            r->size_bytes != k->out[0]->size_bytes)
+            return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                             "the fused sum (%zu values) does not fit this conv (%zu outputs) "
+                             "or its path", ti__numel(r), ti__numel(k->out[0]));
+        if (r->data != k->out[0]->data) memcpy(j.y, r->data, r->size_bytes);
+        beta = 1.0f;
     }
     if (path == TI__CONV_DW && ti__conv_dw_ok(p)) {
         ti__conv_dw_run(k, p);
@@ -7191,7 +7211,7 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
                 if (wsf > 0 && k->scratch != NULL &&
                     k->scratch_bytes >= (gate + wsf) * sizeof(float))
                     ws = (float *)k->scratch + gate + 16;
-                ti__sgemm_conv(wt, mg, p->out_sp, cg, w, lw, wp, wmr, x, p->in_sp, 1, y,
+                ti__sgemm_conv(wt, mg, p->out_sp, cg, w, lw, wp, wmr, x, p->in_sp, 1, beta, y,
                                p->out_sp, &epi, ws, ws != NULL ? wsf - 16 : 0, k->tp);
                 continue;
             }
@@ -7220,7 +7240,7 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
                 jg.nt = TI__MIN(nt, p->out_sp - c0);
                 ti__parallel_for(k->tp, kdim, TI__MAX((size_t)1, 16384 / jg.nt),
                                  ti__conv_im2col, &jg);
-                ti__sgemm_conv(wt, mg, jg.nt, kdim, w, lw, wp, wmr, jg.col, jg.nt, 0, y + c0,
+                ti__sgemm_conv(wt, mg, jg.nt, kdim, w, lw, wp, wmr, jg.col, jg.nt, 0, 0.0f, y + c0,
                                p->out_sp, &epi, NULL, 0, k->tp);
             }
         }
@@ -9887,6 +9907,7 @@ typedef struct ti__sgemm_job {
     float *ty;                /* C^T is also stored here (rows ldty apart), or NULL */
     size_t ldty;
     const ti__gemm_epi *tepi; /* applied to ty: bias per row of ty, i.e. per column of C */
+    int ty_sum;               /* 1: ty holds a summand, C^T is added to it before tepi */
     /* ty's epilogue as the ISA's store_t applies it (ti__sgemm_kernel_epi's kind, 0 none,
      * with its bounds), or -1: tepi by ti__sgemm_epilogue after the store */
     int ty_ep;
@@ -9914,12 +9935,13 @@ TI__PRIVATE void ti__sgemm_store_t(const ti__sgemm_job *j, size_t r0, size_t h, 
     const float *c = j->c + r0 * j->ldc + c0;
     if (j->isa != NULL && j->isa->store_t != NULL) {
         const float *bias = j->tepi != NULL && j->tepi->bias != NULL ? j->tepi->bias + c0 : NULL;
-        j->isa->store_t(c, j->ldc, h, w, t, j->ldty, j->ty_ep > 0 ? j->ty_ep : 0, bias,
-                        j->ty_lo, j->ty_hi);
+        j->isa->store_t(c, j->ldc, h, w, t, j->ldty, j->ty_sum, j->ty_ep > 0 ? j->ty_ep : 0,
+                        bias, j->ty_lo, j->ty_hi);
         return;
     }
     for (size_t r = 0; r < h; r++, c += j->ldc)
-        for (size_t q = 0; q < w; q++) t[q * j->ldty + r] = c[q];
+        for (size_t q = 0; q < w; q++)
+            t[q * j->ldty + r] = j->ty_sum ? c[q] + t[q * j->ldty + r] : c[q];
 }
 
 /* The job's epilogue on the finished block C[r0:r0+h, c0:c0+w], and tepi on its copy in ty
@@ -10717,7 +10739,7 @@ TI__PRIVATE void ti__sgemm_ex(int transA, int transB, size_t M, size_t N, size_t
     ti__sgemm_go(&j, tp);
 }
 
-/* ti__sgemm_ex (alpha 1, beta 0, B as it is) for a conv: A its weights, also as an A panel
+/* ti__sgemm_ex (alpha 1, B as it is) for a conv: A its weights, also as an A panel
  * (ti__sgemm_pack_apanel for mr rows) or NULL; b_input: B is a layer's input that the
  * pool's threads wrote (a 1x1 conv's X), packed on 2+ threads (ti__sgemm_tile_simd). A
  * panel for other kernels' rows (an instruction set forced after planning) is not used.
@@ -10726,12 +10748,12 @@ TI__PRIVATE void ti__sgemm_ex(int transA, int transB, size_t M, size_t N, size_t
  * them too). */
 TI__PRIVATE void ti__sgemm_conv(int transA, size_t M, size_t N, size_t K, const float *A,
                                 size_t lda, const float *apanel, int mr, const float *B,
-                                size_t ldb, int b_input, float *C, size_t ldc,
+                                size_t ldb, int b_input, float beta, float *C, size_t ldc,
                                 const ti__gemm_epi *epi, float *ws, size_t ws_floats,
                                 ti__threadpool *tp) {
     if (M == 0 || N == 0) return;
     ti__sgemm_job j;
-    ti__sgemm_job_init(&j, transA, 0, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc, epi);
+    ti__sgemm_job_init(&j, transA, 0, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc, epi);
     j.b_input = b_input;
     if (j.isa != NULL && j.isa->mr == mr) j.apanel = apanel;
     if (ws != NULL && ws_floats > 0) { /* planned by ti__sgemm_conv_ws_floats */
@@ -10861,7 +10883,7 @@ TI__PRIVATE int ti__sgemm_panel_nr(void) {
  * below the micro-kernel's rows. The caller then runs ti__sgemm_ex on B as given. */
 TI__PRIVATE int ti__sgemm_bpanel(int transA, size_t M, size_t N, size_t K, const float *A,
                                  size_t lda, const float *bpanel, int nr, float *C, size_t ldc,
-                                 float *ty, size_t ldty, const ti__gemm_epi *tepi,
+                                 float *ty, size_t ldty, const ti__gemm_epi *tepi, int ty_sum,
                                  ti__threadpool *tp) {
     ti__sgemm_job j;
     ti__sgemm_job_init(&j, transA, 0, M, N, K, 1.0f, A, lda, NULL, 0, 0.0f, C, ldc, NULL);
@@ -10872,6 +10894,7 @@ TI__PRIVATE int ti__sgemm_bpanel(int transA, size_t M, size_t N, size_t K, const
     j.ty = ty;
     j.ldty = ldty;
     j.tepi = tepi;
+    j.ty_sum = ty != NULL && ty_sum;
     if (ty != NULL && j.isa->store_t != NULL) /* the epilogue in the store where it can be */
         j.ty_ep = tepi == NULL ? 0 : ti__sgemm_kernel_epi(tepi, &j.ty_lo, &j.ty_hi);
     ti__sgemm_go(&j, tp);
@@ -30903,13 +30926,14 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_cols_avx512(const float *a, size_t 
 
 /* ti__sgemm_isa.store_t: blocks of 16 x 16 (rows past h zero) transposed in registers
  * (ti__k512_transpose16), each of a block's rows stored as its h floats after the epilogue
- * (ti__k512_epi, the kernels' own). In the transposed GEMM the scalar loop (one 4-byte
+ * (ti__k512_epi, the kernels' own), after the sum with t's own values when sum. In the
+ * transposed GEMM the scalar loop (one 4-byte
  * store per float) was a fifth of a 1x1 conv of 160 -> 960 on a 7 x 7 map (perf), and the
  * epilogue's pass over Y after it another 7 %. */
 TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_store_t_avx512(const float *c, size_t ldc, size_t h,
                                                            size_t w, float *t, size_t ldt,
-                                                           int ep, const float *bias, float lo,
-                                                           float hi) {
+                                                           int sum, int ep, const float *bias,
+                                                           float lo, float hi) {
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
     for (size_t r0 = 0; r0 < h; r0 += 16) {
         size_t hr = h - r0 < 16 ? h - r0 : 16;
@@ -30924,6 +30948,7 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_store_t_avx512(const float *c, size
             ti__k512_transpose16(x, u);
             for (size_t q = 0; q < wq; q++) {
                 __m512 v = u[q], v1 = v; /* v1: ti__k512_epi's second vector, unused */
+                if (sum) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(hm, t + (q0 + q) * ldt + r0));
                 if (ep > 0) ti__k512_epi(ep, bias != NULL ? bias[q0 + q] : 0.0f, vlo, vhi, &v, &v1);
                 _mm512_mask_storeu_ps(t + (q0 + q) * ldt + r0, hm, v);
             }
@@ -32983,8 +33008,9 @@ TI__PRIVATE const ti__op *ti__op_find(const char *domain, const char *name) {
 
 /* ==== begin src/graph/passes.c ============================================================== */
 /* Graph passes on a session's plan: dead-node removal, fusion of Conv / ConvTranspose /
- * Gemm / MatMul with a following bias Add, BatchNormalization and activation, and of QDQ
- * patterns into QLinearConv / QLinearMatMul. Relies on
+ * Gemm / MatMul with a following bias Add, BatchNormalization and activation, of a
+ * squeeze-and-excite gate and of a residual Add into a 1x1 Conv, and of QDQ patterns into
+ * QLinearConv / QLinearMatMul. Relies on
  * the session structures in internal.h. Must not modify the model: rewritten nodes and
  * the folded weights live in the session's plan pool. */
 
@@ -33170,6 +33196,69 @@ TI__PRIVATE int ti__fuse_scale_conv(ti_session *s, int n, const int *uses, const
         conv->inputs[3] = sv;
         conv->n_inputs = 4;
         mul->op = "";
+        s->info.num_fused++;
+        return 1;
+    }
+    return 0;
+}
+
+/* A residual Add of a 1x1 conv's output and a value R of the same shape (the inverted
+ * residual blocks of MobileNetV2 and EfficientNet: the projection conv, then the Add of the
+ * block's input): the conv takes R as its input 4 and the Add's output and activation, and
+ * its GEMM adds onto Y = R (beta 1, cpu/conv.c), so the sum is no pass of its own over
+ * memory and no node of its own to dispatch. Where the conv is R's last reader, Y lies on
+ * R's memory (ti__session_sum_views) and nothing is copied; else the conv copies R to Y
+ * first. The fused node takes the Add's place in the plan, where R is computed (the conv's
+ * own inputs were computed before it). Only a conv without an activation of its own that
+ * takes the 1x1 GEMM path, plain or transposed (whose store of Y adds it then), one group,
+ * batch 1, float32, the conv's output read by the Add alone; a gate fused before may be its
+ * input 3 (ti__fuse_scale_conv). CPU sessions only. Returns 1 when fused. */
+TI__PRIVATE int ti__fuse_conv_sum(ti_session *s, int n) {
+    ti__node *add = &s->nodes[n];
+    if (strcmp(add->op, "Add") != 0 || add->domain[0] != 0 || add->n_inputs != 2 ||
+        add->n_outputs != 1 || add->outputs[0] < 0)
+        return 0;
+    const ti_tensor *yt = &s->t[add->outputs[0]];
+    if (yt->dtype != TI_DTYPE_F32) return 0;
+    for (int g = 0; g < 2; g++) {
+        int cv = add->inputs[g], rv = add->inputs[1 - g];
+        if (cv < 0 || rv < 0 || cv == rv || s->vi[cv].is_output || s->vi[cv].is_const) continue;
+        const ti_tensor *ct = &s->t[cv], *rt = &s->t[rv];
+        int same = ct->dtype == TI_DTYPE_F32 && rt->dtype == TI_DTYPE_F32 &&
+                   ct->rank == yt->rank && rt->rank == yt->rank;
+        for (int d = 0; same && d < yt->rank; d++)
+            same = ct->shape[d] == yt->shape[d] && rt->shape[d] == yt->shape[d];
+        if (!same) continue;
+        int c = -1, readers = 0; /* cv's producer and its readers among the live nodes */
+        for (int i = 0; i < s->n_nodes; i++) {
+            const ti__node *nd = &s->nodes[i];
+            if (nd->op[0] == 0) continue;
+            for (int o = 0; o < nd->n_outputs; o++) c = nd->outputs[o] == cv ? i : c;
+            for (int o = 0; o < nd->n_inputs; o++) readers += nd->inputs[o] == cv;
+        }
+        if (c < 0 || c >= n || readers != 1) continue;
+        ti__node *conv = &s->nodes[c];
+        if (strcmp(conv->op, "Conv") != 0 || conv->domain[0] != 0 || conv->n_outputs != 1 ||
+            conv->n_inputs < 2 || conv->n_inputs > 4 || conv->act != TI__ACT_NONE)
+            continue;
+        ti__kctx k;
+        ti_error quiet;
+        ti__convp p;
+        if (!ti__session_bind_io(s, c)) return 0; /* its inputs as the passes above left them */
+        ti__kctx_init(s, &k, c, &quiet);
+        if (ti__conv_params(&k, 0, &p) != TI_OK || !ti__conv_pointwise(&p) || p.group != 1 ||
+            p.n != 1 || p.mg < 4 || ti__conv_dw_ok(&p))
+            continue;
+        if (!ti__fuse_own_inputs_n(s, conv, 5)) return 0;
+        conv->inputs[4] = rv;
+        conv->n_inputs = 5;
+        conv->outputs[0] = add->outputs[0];
+        conv->act = add->act;
+        conv->act_a = add->act_a;
+        conv->act_b = add->act_b;
+        s->nodes[n] = *conv;
+        s->ops[n] = s->ops[c];
+        conv->op = "";
         s->info.num_fused++;
         return 1;
     }
@@ -33479,6 +33568,9 @@ TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
         if (strcmp(op, "Conv") == 0 || strcmp(op, "MatMul") == 0 || strcmp(op, "Gemm") == 0)
             ti__fuse_qdq(s, n, uses, user);
     }
+    /* residual sums into the 1x1 convs before them: after the gates (input 3) and QDQ */
+    if (s->cl == NULL)
+        for (int n = 0; n < s->n_nodes; n++) ti__fuse_conv_sum(s, n);
     /* compact, rebinding the tensors of rewritten nodes */
     int w = 0;
     for (int n = 0; n < s->n_nodes; n++) {
@@ -40954,6 +41046,37 @@ TI__PRIVATE void ti__session_concat_views(ti_session *s) {
     }
 }
 
+/* A conv with a residual sum fused in (its input 4, ti__fuse_conv_sum) whose summand R
+ * has no reader after it: its output Y is placed on R's memory (a view of the value whose
+ * memory that is, for a chain of such blocks, which then lives as long as Y), and the
+ * conv's GEMM adds onto it in place (cpu/conv.c). Not with keep_intermediates (R must stay
+ * readable), nor for graph inputs, outputs, constants or Concat views, nor where the conv
+ * reads R as another input too. */
+TI__PRIVATE void ti__session_sum_views(ti_session *s) {
+    if (s->cl != NULL || s->desc.keep_intermediates) return;
+    for (int n = 0; n < s->first_dynamic; n++) {
+        const ti__node *nd = &s->nodes[n];
+        if (strcmp(nd->op, "Conv") != 0 || nd->domain[0] != 0 || nd->n_inputs < 5 ||
+            nd->n_outputs != 1 || nd->inputs[4] < 0 || nd->outputs[0] < 0)
+            continue;
+        int r = nd->inputs[4], y = nd->outputs[0], other = r == y;
+        for (int i = 0; i < 4; i++) other |= nd->inputs[i] == r;
+        ti__vinfo *vr = &s->vi[r], *vy = &s->vi[y];
+        int root = vr->view_of && vr->view_sum ? vr->view_of - 1 : r;
+        ti__vinfo *vo = &s->vi[root];
+        if (other || vr->last != n || (vr->view_of && !vr->view_sum) || vo->is_const ||
+            vo->is_input || vo->is_output || vo->heap || vo->has_views || vo->view_of ||
+            vy->is_const || vy->is_input || vy->is_output || vy->heap || vy->view_of ||
+            vy->has_views || s->t[y].dtype != s->t[r].dtype ||
+            s->t[y].size_bytes != s->t[r].size_bytes || s->t[y].size_bytes == 0)
+            continue;
+        vy->view_of = root + 1;
+        vy->view_off = vr->view_off;
+        vy->view_sum = 1;
+        if (vy->last > vo->last) vo->last = vy->last;
+    }
+}
+
 /* Greedy arena placement, largest first: each tensor goes to the lowest offset that
  * does not overlap, in both address and lifetime, a tensor placed before it. Views
  * (ti__session_concat_views) then point into the value they are part of. */
@@ -41201,6 +41324,7 @@ TI__PRIVATE ti_status ti__session_plan(ti_session *s, ti_error *err) {
     for (int v = 0; v < s->n_values; v++)
         if (s->vi[v].heap) s->t[v].data = NULL;
     ti__session_concat_views(s);
+    ti__session_sum_views(s);
     if ((st = ti__session_place(s, offsets, err)) != TI_OK) return st;
 
     /* scratch: the largest any static node asks for */

@@ -352,11 +352,12 @@ typedef struct ti__sgemm_isa {
     ti__sgemm_kernel_ldb_fn kernel_ldb;
     ti__sgemm_col_fn col;
     /* optional (NULL: a scalar loop, then ti__act_block): C[0:h, 0:w] (rows ldc apart)
-     * stored transposed, t[q * ldt + r] = epi(c[r * ldc + q]), for h <= mr and w <= nr (the
-     * transposed GEMM's Y), the epilogue ep (0 none, else ti__sgemm_kernel_epi's) with
+     * stored transposed, t[q * ldt + r] = epi(c[r * ldc + q]), or epi(c[r * ldc + q] +
+     * t[q * ldt + r]) when sum (a residual sum fused into the conv), for h <= mr and w <= nr
+     * (the transposed GEMM's Y), the epilogue ep (0 none, else ti__sgemm_kernel_epi's) with
      * bias[q] (bias NULL: 0) and lo, hi */
     void (*store_t)(const float *c, size_t ldc, size_t h, size_t w, float *t, size_t ldt,
-                    int ep, const float *bias, float lo, float hi);
+                    int sum, int ep, const float *bias, float lo, float hi);
     /* optional (NULL: a scalar loop): op(A)[0:h, 0:kc] packed as dst[p * h + r] for h <= mr,
      * element (r, p) at a[r * lda + p], or at a[p * lda + r] when trans_a */
     void (*pack_a)(const float *a, size_t lda, int trans_a, size_t h, size_t kc, float *dst);
@@ -928,10 +929,12 @@ typedef struct ti__vinfo {
     int heap;        /* data lives in its own buffer (dynamic region), not in the arena */
     size_t heap_bytes;
     /* A Concat's input placed inside its output (ti__session_concat_views): the output's
-     * value + 1 (0: none) and the byte offset there; has_views: such an output. */
+     * value + 1 (0: none) and the byte offset there; has_views: such an output. view_sum:
+     * a conv's output placed on the residual it adds onto (ti__session_sum_views), view_of
+     * then the value whose memory that is. */
     int view_of;
     size_t view_off;
-    int has_views;
+    int has_views, view_sum;
 } ti__vinfo;
 
 struct ti_session {

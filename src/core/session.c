@@ -192,6 +192,37 @@ TI__PRIVATE void ti__session_concat_views(ti_session *s) {
     }
 }
 
+/* A conv with a residual sum fused in (its input 4, ti__fuse_conv_sum) whose summand R
+ * has no reader after it: its output Y is placed on R's memory (a view of the value whose
+ * memory that is, for a chain of such blocks, which then lives as long as Y), and the
+ * conv's GEMM adds onto it in place (cpu/conv.c). Not with keep_intermediates (R must stay
+ * readable), nor for graph inputs, outputs, constants or Concat views, nor where the conv
+ * reads R as another input too. */
+TI__PRIVATE void ti__session_sum_views(ti_session *s) {
+    if (s->cl != NULL || s->desc.keep_intermediates) return;
+    for (int n = 0; n < s->first_dynamic; n++) {
+        const ti__node *nd = &s->nodes[n];
+        if (strcmp(nd->op, "Conv") != 0 || nd->domain[0] != 0 || nd->n_inputs < 5 ||
+            nd->n_outputs != 1 || nd->inputs[4] < 0 || nd->outputs[0] < 0)
+            continue;
+        int r = nd->inputs[4], y = nd->outputs[0], other = r == y;
+        for (int i = 0; i < 4; i++) other |= nd->inputs[i] == r;
+        ti__vinfo *vr = &s->vi[r], *vy = &s->vi[y];
+        int root = vr->view_of && vr->view_sum ? vr->view_of - 1 : r;
+        ti__vinfo *vo = &s->vi[root];
+        if (other || vr->last != n || (vr->view_of && !vr->view_sum) || vo->is_const ||
+            vo->is_input || vo->is_output || vo->heap || vo->has_views || vo->view_of ||
+            vy->is_const || vy->is_input || vy->is_output || vy->heap || vy->view_of ||
+            vy->has_views || s->t[y].dtype != s->t[r].dtype ||
+            s->t[y].size_bytes != s->t[r].size_bytes || s->t[y].size_bytes == 0)
+            continue;
+        vy->view_of = root + 1;
+        vy->view_off = vr->view_off;
+        vy->view_sum = 1;
+        if (vy->last > vo->last) vo->last = vy->last;
+    }
+}
+
 /* Greedy arena placement, largest first: each tensor goes to the lowest offset that
  * does not overlap, in both address and lifetime, a tensor placed before it. Views
  * (ti__session_concat_views) then point into the value they are part of. */
@@ -439,6 +470,7 @@ TI__PRIVATE ti_status ti__session_plan(ti_session *s, ti_error *err) {
     for (int v = 0; v < s->n_values; v++)
         if (s->vi[v].heap) s->t[v].data = NULL;
     ti__session_concat_views(s);
+    ti__session_sum_views(s);
     if ((st = ti__session_place(s, offsets, err)) != TI_OK) return st;
 
     /* scratch: the largest any static node asks for */

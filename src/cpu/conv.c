@@ -15,7 +15,7 @@ TI__PRIVATE void ti__sgemm_ex(int transA, int transB, size_t M, size_t N, size_t
                               float *C, size_t ldc, const ti__gemm_epi *epi, ti__threadpool *tp);
 TI__PRIVATE void ti__sgemm_conv(int transA, size_t M, size_t N, size_t K, const float *A,
                                 size_t lda, const float *apanel, int mr, const float *B,
-                                size_t ldb, int b_input, float *C, size_t ldc,
+                                size_t ldb, int b_input, float beta, float *C, size_t ldc,
                                 const ti__gemm_epi *epi, float *ws, size_t ws_floats,
                                 ti__threadpool *tp);
 TI__PRIVATE size_t ti__sgemm_conv_ws_floats(size_t M, size_t N, size_t K, ti__threadpool *tp);
@@ -31,7 +31,7 @@ TI__PRIVATE void ti__sgemm_pack_bpanel(int transB, size_t K, size_t N, const flo
                                        size_t ldb, size_t nr, float *dst);
 TI__PRIVATE int ti__sgemm_bpanel(int transA, size_t M, size_t N, size_t K, const float *A,
                                  size_t lda, const float *bpanel, int nr, float *C, size_t ldc,
-                                 float *ty, size_t ldty, const ti__gemm_epi *tepi,
+                                 float *ty, size_t ldty, const ti__gemm_epi *tepi, int ty_sum,
                                  ti__threadpool *tp);
 /* Defined in conv_fast.c, which comes later in the amalgamation. */
 struct ti__convp;
@@ -787,7 +787,7 @@ TI__PRIVATE void ti__conv_tile_slots(void *ctx, size_t begin, size_t end) {
             j.nt = TI__MIN(t->nt, p->out_sp - c0);
             ti__conv_im2col(&j, 0, t->kdim);
             ti__sgemm_conv(t->wt, t->mg, j.nt, t->kdim, t->w, t->lw, t->wp, t->wp_mr, j.col,
-                           j.nt, 0, t->y + c0, p->out_sp, t->epi, NULL, 0, NULL);
+                           j.nt, 0, 0.0f, t->y + c0, p->out_sp, t->epi, NULL, 0, NULL);
         }
     }
 }
@@ -804,6 +804,7 @@ TI__PRIVATE int ti__conv_run_ct(ti__kctx *k, const ti__convp *p, const ti__conv_
     size_t ldt = ti__conv_ct_ld(p);
     if (col + sp * ldt > have) return 0;
     float *yt = (float *)k->scratch + (have - sp * ldt);
+    int sum = k->n_in > 4 && k->in[4] != NULL; /* Y holds the fused sum's R: added onto */
     for (size_t n = 0; n < (size_t)p->n; n++)
         for (size_t g = 0; g < (size_t)p->group; g++) {
             const float *x = j->x + (n * (size_t)p->c + g * cg) * p->in_sp;
@@ -825,7 +826,8 @@ TI__PRIVATE int ti__conv_run_ct(ti__kctx *k, const ti__convp *p, const ti__conv_
             epi.a = j->act_a;
             epi.b = j->act_b;
             float *y = j->y + (n * (size_t)p->m + g * mg) * sp;
-            if (!ti__sgemm_bpanel(1, sp, mg, kdim, a, sp, w, (int)nr, yt, ldt, y, sp, &epi, k->tp))
+            if (!ti__sgemm_bpanel(1, sp, mg, kdim, a, sp, w, (int)nr, yt, ldt, y, sp, &epi, sum,
+                                  k->tp))
                 return 0;
         }
     return 1;
@@ -851,6 +853,20 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
         float *ws = ti__conv_gate_weights(k, p, path, &gate_panel, &gate_mr);
         if (ws == NULL) return TI_ERR_INVALID_ARGUMENT;
         j.w = ws;
+    }
+    /* a residual sum fused in (input 4, ti__fuse_conv_sum): Y starts as it (placed on it by
+     * ti__session_sum_views, else copied) and the GEMM adds onto Y (beta 1; the transposed
+     * GEMM as it stores Y), before the bias and the activation: act(W X + R + b) */
+    float beta = 0.0f;
+    if (k->n_in > 4 && k->in[4] != NULL) {
+        const ti_tensor *r = k->in[4];
+        if (path != TI__CONV_1X1 || r->dtype != TI_DTYPE_F32 || r->data == NULL ||
+            r->size_bytes != k->out[0]->size_bytes)
+            return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                             "the fused sum (%zu values) does not fit this conv (%zu outputs) "
+                             "or its path", ti__numel(r), ti__numel(k->out[0]));
+        if (r->data != k->out[0]->data) memcpy(j.y, r->data, r->size_bytes);
+        beta = 1.0f;
     }
     if (path == TI__CONV_DW && ti__conv_dw_ok(p)) {
         ti__conv_dw_run(k, p);
@@ -937,7 +953,7 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
                 if (wsf > 0 && k->scratch != NULL &&
                     k->scratch_bytes >= (gate + wsf) * sizeof(float))
                     ws = (float *)k->scratch + gate + 16;
-                ti__sgemm_conv(wt, mg, p->out_sp, cg, w, lw, wp, wmr, x, p->in_sp, 1, y,
+                ti__sgemm_conv(wt, mg, p->out_sp, cg, w, lw, wp, wmr, x, p->in_sp, 1, beta, y,
                                p->out_sp, &epi, ws, ws != NULL ? wsf - 16 : 0, k->tp);
                 continue;
             }
@@ -966,7 +982,7 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
                 jg.nt = TI__MIN(nt, p->out_sp - c0);
                 ti__parallel_for(k->tp, kdim, TI__MAX((size_t)1, 16384 / jg.nt),
                                  ti__conv_im2col, &jg);
-                ti__sgemm_conv(wt, mg, jg.nt, kdim, w, lw, wp, wmr, jg.col, jg.nt, 0, y + c0,
+                ti__sgemm_conv(wt, mg, jg.nt, kdim, w, lw, wp, wmr, jg.col, jg.nt, 0, 0.0f, y + c0,
                                p->out_sp, &epi, NULL, 0, k->tp);
             }
         }

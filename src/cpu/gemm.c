@@ -58,6 +58,7 @@ typedef struct ti__sgemm_job {
     float *ty;                /* C^T is also stored here (rows ldty apart), or NULL */
     size_t ldty;
     const ti__gemm_epi *tepi; /* applied to ty: bias per row of ty, i.e. per column of C */
+    int ty_sum;               /* 1: ty holds a summand, C^T is added to it before tepi */
     /* ty's epilogue as the ISA's store_t applies it (ti__sgemm_kernel_epi's kind, 0 none,
      * with its bounds), or -1: tepi by ti__sgemm_epilogue after the store */
     int ty_ep;
@@ -85,12 +86,13 @@ TI__PRIVATE void ti__sgemm_store_t(const ti__sgemm_job *j, size_t r0, size_t h, 
     const float *c = j->c + r0 * j->ldc + c0;
     if (j->isa != NULL && j->isa->store_t != NULL) {
         const float *bias = j->tepi != NULL && j->tepi->bias != NULL ? j->tepi->bias + c0 : NULL;
-        j->isa->store_t(c, j->ldc, h, w, t, j->ldty, j->ty_ep > 0 ? j->ty_ep : 0, bias,
-                        j->ty_lo, j->ty_hi);
+        j->isa->store_t(c, j->ldc, h, w, t, j->ldty, j->ty_sum, j->ty_ep > 0 ? j->ty_ep : 0,
+                        bias, j->ty_lo, j->ty_hi);
         return;
     }
     for (size_t r = 0; r < h; r++, c += j->ldc)
-        for (size_t q = 0; q < w; q++) t[q * j->ldty + r] = c[q];
+        for (size_t q = 0; q < w; q++)
+            t[q * j->ldty + r] = j->ty_sum ? c[q] + t[q * j->ldty + r] : c[q];
 }
 
 /* The job's epilogue on the finished block C[r0:r0+h, c0:c0+w], and tepi on its copy in ty
@@ -888,7 +890,7 @@ TI__PRIVATE void ti__sgemm_ex(int transA, int transB, size_t M, size_t N, size_t
     ti__sgemm_go(&j, tp);
 }
 
-/* ti__sgemm_ex (alpha 1, beta 0, B as it is) for a conv: A its weights, also as an A panel
+/* ti__sgemm_ex (alpha 1, B as it is) for a conv: A its weights, also as an A panel
  * (ti__sgemm_pack_apanel for mr rows) or NULL; b_input: B is a layer's input that the
  * pool's threads wrote (a 1x1 conv's X), packed on 2+ threads (ti__sgemm_tile_simd). A
  * panel for other kernels' rows (an instruction set forced after planning) is not used.
@@ -897,12 +899,12 @@ TI__PRIVATE void ti__sgemm_ex(int transA, int transB, size_t M, size_t N, size_t
  * them too). */
 TI__PRIVATE void ti__sgemm_conv(int transA, size_t M, size_t N, size_t K, const float *A,
                                 size_t lda, const float *apanel, int mr, const float *B,
-                                size_t ldb, int b_input, float *C, size_t ldc,
+                                size_t ldb, int b_input, float beta, float *C, size_t ldc,
                                 const ti__gemm_epi *epi, float *ws, size_t ws_floats,
                                 ti__threadpool *tp) {
     if (M == 0 || N == 0) return;
     ti__sgemm_job j;
-    ti__sgemm_job_init(&j, transA, 0, M, N, K, 1.0f, A, lda, B, ldb, 0.0f, C, ldc, epi);
+    ti__sgemm_job_init(&j, transA, 0, M, N, K, 1.0f, A, lda, B, ldb, beta, C, ldc, epi);
     j.b_input = b_input;
     if (j.isa != NULL && j.isa->mr == mr) j.apanel = apanel;
     if (ws != NULL && ws_floats > 0) { /* planned by ti__sgemm_conv_ws_floats */
@@ -1032,7 +1034,7 @@ TI__PRIVATE int ti__sgemm_panel_nr(void) {
  * below the micro-kernel's rows. The caller then runs ti__sgemm_ex on B as given. */
 TI__PRIVATE int ti__sgemm_bpanel(int transA, size_t M, size_t N, size_t K, const float *A,
                                  size_t lda, const float *bpanel, int nr, float *C, size_t ldc,
-                                 float *ty, size_t ldty, const ti__gemm_epi *tepi,
+                                 float *ty, size_t ldty, const ti__gemm_epi *tepi, int ty_sum,
                                  ti__threadpool *tp) {
     ti__sgemm_job j;
     ti__sgemm_job_init(&j, transA, 0, M, N, K, 1.0f, A, lda, NULL, 0, 0.0f, C, ldc, NULL);
@@ -1043,6 +1045,7 @@ TI__PRIVATE int ti__sgemm_bpanel(int transA, size_t M, size_t N, size_t K, const
     j.ty = ty;
     j.ldty = ldty;
     j.tepi = tepi;
+    j.ty_sum = ty != NULL && ty_sum;
     if (ty != NULL && j.isa->store_t != NULL) /* the epilogue in the store where it can be */
         j.ty_ep = tepi == NULL ? 0 : ti__sgemm_kernel_epi(tepi, &j.ty_lo, &j.ty_hi);
     ti__sgemm_go(&j, tp);

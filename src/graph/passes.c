@@ -1,6 +1,7 @@
 /* Graph passes on a session's plan: dead-node removal, fusion of Conv / ConvTranspose /
- * Gemm / MatMul with a following bias Add, BatchNormalization and activation, and of QDQ
- * patterns into QLinearConv / QLinearMatMul. Relies on
+ * Gemm / MatMul with a following bias Add, BatchNormalization and activation, of a
+ * squeeze-and-excite gate and of a residual Add into a 1x1 Conv, and of QDQ patterns into
+ * QLinearConv / QLinearMatMul. Relies on
  * the session structures in internal.h. Must not modify the model: rewritten nodes and
  * the folded weights live in the session's plan pool. */
 
@@ -186,6 +187,69 @@ TI__PRIVATE int ti__fuse_scale_conv(ti_session *s, int n, const int *uses, const
         conv->inputs[3] = sv;
         conv->n_inputs = 4;
         mul->op = "";
+        s->info.num_fused++;
+        return 1;
+    }
+    return 0;
+}
+
+/* A residual Add of a 1x1 conv's output and a value R of the same shape (the inverted
+ * residual blocks of MobileNetV2 and EfficientNet: the projection conv, then the Add of the
+ * block's input): the conv takes R as its input 4 and the Add's output and activation, and
+ * its GEMM adds onto Y = R (beta 1, cpu/conv.c), so the sum is no pass of its own over
+ * memory and no node of its own to dispatch. Where the conv is R's last reader, Y lies on
+ * R's memory (ti__session_sum_views) and nothing is copied; else the conv copies R to Y
+ * first. The fused node takes the Add's place in the plan, where R is computed (the conv's
+ * own inputs were computed before it). Only a conv without an activation of its own that
+ * takes the 1x1 GEMM path, plain or transposed (whose store of Y adds it then), one group,
+ * batch 1, float32, the conv's output read by the Add alone; a gate fused before may be its
+ * input 3 (ti__fuse_scale_conv). CPU sessions only. Returns 1 when fused. */
+TI__PRIVATE int ti__fuse_conv_sum(ti_session *s, int n) {
+    ti__node *add = &s->nodes[n];
+    if (strcmp(add->op, "Add") != 0 || add->domain[0] != 0 || add->n_inputs != 2 ||
+        add->n_outputs != 1 || add->outputs[0] < 0)
+        return 0;
+    const ti_tensor *yt = &s->t[add->outputs[0]];
+    if (yt->dtype != TI_DTYPE_F32) return 0;
+    for (int g = 0; g < 2; g++) {
+        int cv = add->inputs[g], rv = add->inputs[1 - g];
+        if (cv < 0 || rv < 0 || cv == rv || s->vi[cv].is_output || s->vi[cv].is_const) continue;
+        const ti_tensor *ct = &s->t[cv], *rt = &s->t[rv];
+        int same = ct->dtype == TI_DTYPE_F32 && rt->dtype == TI_DTYPE_F32 &&
+                   ct->rank == yt->rank && rt->rank == yt->rank;
+        for (int d = 0; same && d < yt->rank; d++)
+            same = ct->shape[d] == yt->shape[d] && rt->shape[d] == yt->shape[d];
+        if (!same) continue;
+        int c = -1, readers = 0; /* cv's producer and its readers among the live nodes */
+        for (int i = 0; i < s->n_nodes; i++) {
+            const ti__node *nd = &s->nodes[i];
+            if (nd->op[0] == 0) continue;
+            for (int o = 0; o < nd->n_outputs; o++) c = nd->outputs[o] == cv ? i : c;
+            for (int o = 0; o < nd->n_inputs; o++) readers += nd->inputs[o] == cv;
+        }
+        if (c < 0 || c >= n || readers != 1) continue;
+        ti__node *conv = &s->nodes[c];
+        if (strcmp(conv->op, "Conv") != 0 || conv->domain[0] != 0 || conv->n_outputs != 1 ||
+            conv->n_inputs < 2 || conv->n_inputs > 4 || conv->act != TI__ACT_NONE)
+            continue;
+        ti__kctx k;
+        ti_error quiet;
+        ti__convp p;
+        if (!ti__session_bind_io(s, c)) return 0; /* its inputs as the passes above left them */
+        ti__kctx_init(s, &k, c, &quiet);
+        if (ti__conv_params(&k, 0, &p) != TI_OK || !ti__conv_pointwise(&p) || p.group != 1 ||
+            p.n != 1 || p.mg < 4 || ti__conv_dw_ok(&p))
+            continue;
+        if (!ti__fuse_own_inputs_n(s, conv, 5)) return 0;
+        conv->inputs[4] = rv;
+        conv->n_inputs = 5;
+        conv->outputs[0] = add->outputs[0];
+        conv->act = add->act;
+        conv->act_a = add->act_a;
+        conv->act_b = add->act_b;
+        s->nodes[n] = *conv;
+        s->ops[n] = s->ops[c];
+        conv->op = "";
         s->info.num_fused++;
         return 1;
     }
@@ -495,6 +559,9 @@ TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
         if (strcmp(op, "Conv") == 0 || strcmp(op, "MatMul") == 0 || strcmp(op, "Gemm") == 0)
             ti__fuse_qdq(s, n, uses, user);
     }
+    /* residual sums into the 1x1 convs before them: after the gates (input 3) and QDQ */
+    if (s->cl == NULL)
+        for (int n = 0; n < s->n_nodes; n++) ti__fuse_conv_sum(s, n);
     /* compact, rebinding the tensors of rewritten nodes */
     int w = 0;
     for (int n = 0; n < s->n_nodes; n++) {

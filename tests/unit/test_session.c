@@ -1083,11 +1083,185 @@ TI_TEST(profile_times_every_node) {
     ti_model_free(m);
 }
 
+/* Three inverted-residual blocks and a last 1x1 conv: x [1, c, h, w]; block i: Conv 1x1
+ * (c -> RE) + Relu, Conv 1x1 (RE -> c), Add of the block's input (operands in either
+ * order), the last Add with a Relu: y1, y2, y3; out = Conv 1x1 (c -> c) of y3. y1 is also
+ * a graph output when y1_out. The same weights in every block. */
+enum { RC_MAX = 64, RE = 64, RH_MAX = 16 };
+static float g_rw0[RE * RC_MAX], g_rb0[RE], g_rw1[RC_MAX * RE], g_rb1[RC_MAX];
+static float g_rw2[RC_MAX * RC_MAX], g_rb2[RC_MAX];
+
+static ti_model *res_model(int c, int h, int w, int order, int y1_out) {
+    unsigned seed = 13;
+    for (int i = 0; i < RE * c; i++) g_rw0[i] = frand(&seed) * 0.3f;
+    for (int i = 0; i < RE; i++) g_rb0[i] = frand(&seed);
+    for (int i = 0; i < c * RE; i++) g_rw1[i] = frand(&seed) * 0.3f;
+    for (int i = 0; i < c; i++) g_rb1[i] = frand(&seed);
+    for (int i = 0; i < c * c; i++) g_rw2[i] = frand(&seed) * 0.3f;
+    for (int i = 0; i < c; i++) g_rb2[i] = frand(&seed);
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t xd[4] = {1, c, h, w}, w0[4] = {RE, c, 1, 1}, b0[1] = {RE}, w1[4] = {c, RE, 1, 1};
+    int64_t b1[1] = {c}, w2[4] = {c, c, 1, 1};
+    ob_input(&mb, "x", OB_FLOAT, 4, xd);
+    ob_init_f32(&mb, "w0", 4, w0, g_rw0);
+    ob_init_f32(&mb, "b0", 1, b0, g_rb0);
+    ob_init_f32(&mb, "w1", 4, w1, g_rw1);
+    ob_init_f32(&mb, "b1", 1, b1, g_rb1);
+    ob_init_f32(&mb, "w2", 4, w2, g_rw2);
+    ob_init_f32(&mb, "b2", 1, b1, g_rb2);
+    static const char *const in[3] = {"x", "y1", "y2"}, *const out[3] = {"y1", "y2", "s3"};
+    for (int b = 0; b < 3; b++) {
+        char e[8], er[8], pr[8], ins[32], ein[32], pin[32];
+        snprintf(e, sizeof e, "e%d", b);
+        snprintf(er, sizeof er, "er%d", b);
+        snprintf(pr, sizeof pr, "p%d", b);
+        snprintf(ein, sizeof ein, "%s,w0,b0", in[b]);
+        snprintf(pin, sizeof pin, "%s,w1,b1", er);
+        if ((order + b) % 2) snprintf(ins, sizeof ins, "%s,%s", pr, in[b]);
+        else snprintf(ins, sizeof ins, "%s,%s", in[b], pr);
+        ob_node(&mb, "Conv", e, ein, e);
+        ob_node(&mb, "Relu", er, e, er);
+        ob_node(&mb, "Conv", pr, pin, pr);
+        ob_node(&mb, "Add", out[b], ins, out[b]);
+    }
+    ob_node(&mb, "Relu", "y3", "s3", "y3");
+    ob_node(&mb, "Conv", "last", "y3,w2,b2", "out");
+    ob_output(&mb, "out", OB_FLOAT, 4, xd);
+    if (y1_out) ob_output(&mb, "y1", OB_FLOAT, 4, xd);
+    return load_built(&mb);
+}
+
+/* The same in double. */
+static void res_ref(const float *x, int c, int h, int w, double *out) {
+    static double y[RC_MAX * RH_MAX * RH_MAX], e[RE * RH_MAX * RH_MAX];
+    int sp = h * w;
+    for (int i = 0; i < c * sp; i++) y[i] = x[i];
+    for (int b = 0; b < 3; b++) {
+        for (int o = 0; o < RE; o++)
+            for (int i = 0; i < sp; i++) {
+                double s = g_rb0[o];
+                for (int q = 0; q < c; q++) s += (double)g_rw0[o * c + q] * y[q * sp + i];
+                e[o * sp + i] = s > 0 ? s : 0;
+            }
+        for (int o = 0; o < c; o++)
+            for (int i = 0; i < sp; i++) {
+                double s = g_rb1[o];
+                for (int q = 0; q < RE; q++) s += (double)g_rw1[o * RE + q] * e[q * sp + i];
+                s += y[o * sp + i];
+                y[o * sp + i] = b == 2 && s < 0 ? 0 : s;
+            }
+    }
+    for (int o = 0; o < c; o++)
+        for (int i = 0; i < sp; i++) {
+            double s = g_rb2[o];
+            for (int q = 0; q < c; q++) s += (double)g_rw2[o * c + q] * y[q * sp + i];
+            out[o * sp + i] = s;
+        }
+}
+
+/* out (output 0) of res_model on x: 0 when a step fails. Reports where y1 and y2 lie. */
+static int run_res_model(const ti_model *m, int no_fusion, int keep, int threads, const float *x,
+                         float *out, ti_session_info *info, int *y2_on_y1, int *y3_on_y1,
+                         int *ct_sums) {
+    ti_session_desc d;
+    memset(&d, 0, sizeof d);
+    d.no_fusion = no_fusion;
+    d.keep_intermediates = keep;
+    d.num_threads = threads;
+    d.backend = TI_BACKEND_CPU;
+    ti_error err;
+    ti_session *s = ti_session_create(m, &d, &err);
+    if (s == NULL) {
+        printf("session: %s\n", err.message);
+        return 0;
+    }
+    *y2_on_y1 = *y3_on_y1 = *ct_sums = -1;
+#ifndef TI_TEST_SHARED_IMPL
+    *ct_sums = 0; /* fused sums on the transposed GEMM's panels */
+    for (int n = 0; n < s->n_nodes; n++)
+        *ct_sums += s->nodes[n].n_inputs > 4 && s->nodes[n].packed_kind == TI__PACK_BPANEL;
+    int v1 = value_named(s, "y1"), v2 = value_named(s, "y2"), v3 = value_named(s, "y3");
+    if (v1 >= 0 && v2 >= 0 && v3 >= 0) {
+        *y2_on_y1 = s->t[v2].data == s->t[v1].data;
+        *y3_on_y1 = s->t[v3].data == s->t[v1].data;
+    }
+#endif
+    ti_tensor *in = ti_session_input(s, 0);
+    memcpy(in->data, x, in->size_bytes);
+    int ok = 1;
+    for (int r = 0; r < 2 && ok; r++) ok = ti_session_run(s, &err) == TI_OK; /* twice: R is Y */
+    if (!ok) printf("run: %s\n", err.message);
+    ti_tensor *o = ti_session_output(s, 0);
+    if (ok) memcpy(out, o->data, o->size_bytes);
+    if (info) ti_session_get_info(s, info);
+    ti_session_destroy(s);
+    return ok;
+}
+
+/* A residual Add fuses into the 1x1 conv before it (whose GEMM adds onto the summand):
+ * three fewer nodes, with either operand order and a Relu after the Add; each block's
+ * output on its input's memory where that input has no reader after it (not on the graph
+ * input x, not when y1 is a graph output too, not with keep_intermediates, which copies the
+ * summand instead: the same bits); near a double reference and the unfused graph, with map
+ * sizes whose columns end in a vector, one lone column, and 9 columns, and 64 channels at
+ * 7 x 7 (the transposed GEMM, which adds as it stores Y, where the ISA has the kernels);
+ * the same bits on 1 and 2 threads. */
+TI_TEST(residual_add_fuses_into_1x1_conv) {
+    enum { NMAX = RC_MAX * RH_MAX * RH_MAX };
+    static float x[NMAX], y1[NMAX], y2[NMAX], yp[NMAX], yk[NMAX];
+    static double ref[NMAX];
+    /* 256 columns, 225 (16 * 14 + 1), 169 (16 * 10 + 9); 49 with 64 channels */
+    static const int hs[4] = {16, 15, 13, 7}, cs[4] = {24, 24, 24, 64};
+    unsigned seed = 9;
+    for (int i = 0; i < NMAX; i++) x[i] = frand(&seed);
+    for (int t = 0; t < 4; t++) {
+        int h = hs[t], c = cs[t], n = c * h * h;
+        for (int v = 0; v < 4; v++) {
+            int order = v % 2, y1_out = v / 2, on2, on3, d2, d3, ct;
+            ti_model *m = res_model(c, h, h, order, y1_out);
+            TI_REQUIRE(m != NULL);
+            ti_session_info fa, pa, ka;
+            TI_REQUIRE(run_res_model(m, 0, 0, 1, x, y1, &fa, &on2, &on3, &ct));
+#ifndef TI_TEST_SHARED_IMPL
+            TI_CHECK_EQ_INT(on2, !y1_out);
+            TI_CHECK_EQ_INT(on3, !y1_out);
+            TI_CHECK_EQ_INT(ct, c == 64 && ti__sgemm_panel_nr() > 0 ? 3 : 0);
+#endif
+            TI_REQUIRE(run_res_model(m, 0, 0, 2, x, y2, NULL, &d2, &d3, &ct));
+            TI_REQUIRE(run_res_model(m, 0, 1, 1, x, yk, &ka, &d2, &d3, &ct));
+#ifndef TI_TEST_SHARED_IMPL
+            TI_CHECK_EQ_INT(d2, 0);
+            TI_CHECK_EQ_INT(d3, 0);
+#endif
+            TI_REQUIRE(run_res_model(m, 1, 0, 1, x, yp, &pa, &d2, &d3, &ct));
+            TI_CHECK_EQ_INT(pa.num_nodes, 14);
+            TI_CHECK_EQ_INT(fa.num_nodes, 7); /* 3 Relus after convs, 3 Adds, the Relu */
+            TI_CHECK_EQ_INT(ka.num_nodes, 7);
+            res_ref(x, c, h, h, ref);
+            double worst_ref = 0, worst_plain = 0;
+            for (int i = 0; i < n; i++) {
+                worst_ref = fmax(worst_ref, fabs(y1[i] - ref[i]) / (1.0 + fabs(ref[i])));
+                worst_plain = fmax(worst_plain, fabs(y1[i] - yp[i]) / (1.0 + fabs(yp[i])));
+            }
+            if (worst_ref >= 1e-5 || worst_plain >= 1e-5)
+                printf("  %d x %dx%d, order %d, y1 out %d: rel. error %.3g against double, "
+                       "%.3g unfused\n", c, h, h, order, y1_out, worst_ref, worst_plain);
+            TI_CHECK(worst_ref < 1e-5);
+            TI_CHECK(worst_plain < 1e-5);
+            TI_CHECK(memcmp(y1, y2, sizeof(float) * (size_t)n) == 0);
+            TI_CHECK(memcmp(y1, yk, sizeof(float) * (size_t)n) == 0);
+            ti_model_free(m);
+        }
+    }
+}
+
 int main(void) {
     TI_RUN(fusion_matches_reference);
     TI_RUN(matmul_bias_activation_fusion);
     TI_RUN(elementwise_activation_fusion);
     TI_RUN(gate_fuses_into_1x1_conv);
+    TI_RUN(residual_add_fuses_into_1x1_conv);
     TI_RUN(run_does_not_allocate);
     TI_RUN(large_matmul_and_gemm_use_the_scratch);
     TI_RUN(arena_reuses_memory);

@@ -161,8 +161,8 @@ static void check_case(int ta, int tb, size_t m, size_t n, size_t k, float alpha
  * width of each SIMD ISA forced in turn, C = op(A) * B at one and two threads against the
  * reference, and bit for bit equal to ti__sgemm_ref on B as given (same kernels, same order
  * of products) but for AVX-512's separate last column; C's padding untouched; C^T stored
- * beside it with a bias per column of C and ReLU (or nothing), exactly, its padding
- * untouched. Declines (returns 0, C untouched) for another panel
+ * beside it with a bias per column of C and ReLU (or nothing), exactly, onto a summand
+ * there or not, its padding untouched. Declines (returns 0, C untouched) for another panel
  * width and for fewer rows than the micro-kernel's. Random shapes: N across and off the
  * panel widths, K across the k blocks, and 0. */
 static void bpanel_case(size_t m, size_t n, size_t k, ti__threadpool *tp) {
@@ -181,8 +181,9 @@ static void bpanel_case(size_t m, size_t n, size_t k, ti__threadpool *tp) {
     c = (float *)malloc(sizeof(float) * cn);
     plain = (float *)malloc(sizeof(float) * cn);
     float *ty = (float *)malloc(sizeof(float) * (n * ldt + 1));
+    float *tys = (float *)malloc(sizeof(float) * (n * ldt + 1));
     float *bias = (float *)malloc(sizeof(float) * n);
-    TI_REQUIRE(c != NULL && plain != NULL && ty != NULL && bias != NULL);
+    TI_REQUIRE(c != NULL && plain != NULL && ty != NULL && tys != NULL && bias != NULL);
     for (size_t q = 0; q < n; q++) bias[q] = frand();
     for (int i = 1; i < 3; i++) {
         if (ti__cpu_force_isa(ISAS[i]) != ISAS[i]) continue;
@@ -192,24 +193,30 @@ static void bpanel_case(size_t m, size_t n, size_t k, ti__threadpool *tp) {
         panel = (float *)malloc(sizeof(float) * (ti__sgemm_bpanel_floats(k, n, (size_t)nr) + 1));
         TI_REQUIRE(panel != NULL);
         ti__sgemm_pack_bpanel(tb, k, n, g.b, g.ldb, (size_t)nr, panel);
-        for (int t = 0; t < 2; t++) {
+        for (int tt = 0; tt < 4; tt++) {
+            int t = tt % 2, sum = tt >= 2; /* sum: ty holds a summand (a fused residual) */
             ti__threadpool *use = t ? tp : NULL;
             memcpy(plain, g.c0, sizeof(float) * cn);
             ti__sgemm_ref(ta, tb, m, n, k, 1.0f, g.a, g.lda, g.b, g.ldb, 0.0f, plain, g.ldc, use);
             memcpy(c, g.c0, sizeof(float) * cn);
-            for (size_t i = 0; i < n * ldt + 1; i++) ty[i] = SENTINEL;
+            for (size_t i = 0; i < n * ldt + 1; i++)
+                ty[i] = tys[i] = sum && i < n * ldt && i % ldt < m ? frand() : SENTINEL;
             ti__gemm_epi e; /* on C^T: bias per column of C, then ReLU (t = 1) or none */
             e.bias = bias;
             e.act = t ? TI__ACT_RELU : TI__ACT_NONE;
             e.a = e.b = 0.0f;
             TI_CHECK_EQ_INT(ti__sgemm_bpanel(ta, m, n, k, g.a, g.lda, panel, nr, c, g.ldc, ty,
-                                             ldt, &e, use), 1);
-            int tbad = 0; /* ty = act(C^T + bias) exactly; its padding and end untouched */
+                                             ldt, &e, sum, use), 1);
+            /* ty = act(C^T + bias), or act(C^T + summand + bias), exactly; its padding and
+             * end untouched */
+            int tbad = 0;
             for (size_t q = 0; q < n; q++)
                 for (size_t r = 0; r < ldt; r++) {
                     float want = SENTINEL;
                     if (r < m) {
-                        want = c[r * g.ldc + q] + bias[q];
+                        want = c[r * g.ldc + q];
+                        if (sum) want += tys[q * ldt + r];
+                        want += bias[q];
                         if (t && !(want > 0.0f)) want = 0.0f;
                     }
                     if (memcmp(&ty[q * ldt + r], &want, sizeof want) != 0 && tbad++ == 0)
@@ -239,9 +246,9 @@ static void bpanel_case(size_t m, size_t n, size_t k, ti__threadpool *tp) {
         }
         memcpy(c, g.c0, sizeof(float) * cn); /* declines: C stays as it was */
         TI_CHECK_EQ_INT(ti__sgemm_bpanel(ta, m, n, k, g.a, g.lda, panel, nr + 1, c, g.ldc, NULL,
-                                         0, NULL, tp), 0);
+                                         0, NULL, 0, tp), 0);
         TI_CHECK_EQ_INT(ti__sgemm_bpanel(ta, 3, n, k, g.a, g.lda, panel, nr, c, g.ldc, NULL, 0,
-                                         NULL, NULL), 0);
+                                         NULL, 0, NULL), 0);
         TI_CHECK(memcmp(c, g.c0, sizeof(float) * cn) == 0); /* bytes: NaNs compare equal */
         free(panel);
         panel = NULL;
@@ -250,6 +257,7 @@ static void bpanel_case(size_t m, size_t n, size_t k, ti__threadpool *tp) {
     free(c);
     free(plain);
     free(ty);
+    free(tys);
     free(bias);
     free_case(&g);
 }
@@ -269,7 +277,8 @@ TI_TEST(b_panel_prepacked) {
  * at planning): the same bits as ti__sgemm_ex on A as it lies, under each SIMD ISA, one and
  * two threads (by rows and by columns: tiles start on slivers), with the bias and
  * activation in the kernel; M around the slivers (the last one partial), K across k blocks,
- * N with half-width and one-column slivers. A panel for another ISA's rows is not used. */
+ * N with half-width and one-column slivers, beta 0 and 1 (a residual sum fused in). A panel
+ * for another ISA's rows is not used. */
 TI_TEST(a_panel_prepacked) {
     ti__threadpool *tp = ti__threadpool_create(NULL, 2);
     TI_REQUIRE(tp != NULL);
@@ -281,9 +290,10 @@ TI_TEST(a_panel_prepacked) {
         int ta = it % 3 == 0;
         if (it >= 30) /* several row blocks of the panel, k blocks, and 9 last columns */
             m = 1100, n = 169, k = 300, ta = it == 31;
+        float beta = it % 4 >= 2 ? 1.0f : 0.0f; /* 1: a residual sum fused in (C is R) */
         gcase g;
         memset(&g, 0, sizeof g);
-        if (!make_case(&g, ta, 0, m, n, k, 1.0f, 0.0f)) {
+        if (!make_case(&g, ta, 0, m, n, k, 1.0f, beta)) {
             TI_CHECK(!"out of memory");
             free_case(&g);
             continue;
@@ -310,10 +320,10 @@ TI_TEST(a_panel_prepacked) {
                 ti__threadpool *use = t % 2 ? tp : NULL;
                 memcpy(want, g.c0, sizeof(float) * cn);
                 memcpy(got, g.c0, sizeof(float) * cn);
-                ti__sgemm_ex(ta, 0, m, n, k, 1.0f, g.a, g.lda, g.b, g.ldb, 0.0f, want, g.ldc,
+                ti__sgemm_ex(ta, 0, m, n, k, 1.0f, g.a, g.lda, g.b, g.ldb, beta, want, g.ldc,
                              &e, use);
                 ti__sgemm_conv(ta, m, n, k, g.a, g.lda, panel, t >= 2 ? mr + 1 : mr, g.b, g.ldb,
-                               t % 2, got, g.ldc, &e, NULL, 0, use);
+                               t % 2, beta, got, g.ldc, &e, NULL, 0, use);
                 int bad = 0;
                 for (size_t q = 0; q < cn; q++)
                     if (memcmp(&got[q], &want[q], sizeof(float)) != 0 && bad++ == 0)
@@ -336,8 +346,9 @@ TI_TEST(a_panel_prepacked) {
  * definition: the scalar transpose, then ti__act_block with a bias per row of t, bit for bit
  * (what the GEMM did before the epilogue moved into the store): every h up to 36 (blocks of
  * 16 rows and their ends; the kernels give at most 14) and w up to 40, padded leading
- * dimensions, each epilogue the kernels take, with and without a bias; nothing else of t
- * written. */
+ * dimensions, each epilogue the kernels take, with and without a bias, with and without a
+ * summand in t (a residual fused into the conv: added before the epilogue); nothing else of
+ * t written. */
 TI_TEST(transposed_store) {
     enum { HMAX = 36, WMAX = 40, LD = 48, TN = WMAX * LD + 16 };
     static float c[HMAX * LD], t[TN], want[TN], bias[WMAX];
@@ -362,17 +373,22 @@ TI_TEST(transposed_store) {
                 e.b = 0.75f;
                 float lo = 0.0f, hi = 0.0f;
                 int ep = v == 0 ? 0 : ti__sgemm_kernel_epi(&e, &lo, &hi);
+                int sum = (int)((h + w / 3) % 2); /* t holds a summand: added first */
                 for (size_t q = 0; q < TN; q++) t[q] = want[q] = SENTINEL;
                 for (size_t r = 0; r < h; r++)
-                    for (size_t q = 0; q < w; q++) want[q * ldt + r] = c[r * ldc + q];
+                    for (size_t q = 0; q < w; q++) {
+                        float s = sum ? 2.0f * frand() : 0.0f;
+                        if (sum) t[q * ldt + r] = s;
+                        want[q * ldt + r] = sum ? c[r * ldc + q] + s : c[r * ldc + q];
+                    }
                 if (ep > 0 && (e.bias != NULL || e.act != TI__ACT_NONE))
                     ti__act_block(e.act, e.a, e.b, e.bias, want, ldt, w, h);
-                isa->store_t(c, ldc, h, w, t, ldt, ep, e.bias, lo, hi);
+                isa->store_t(c, ldc, h, w, t, ldt, sum, ep, e.bias, lo, hi);
                 for (size_t q = 0; q < TN; q++)
                     if (memcmp(&t[q], &want[q], sizeof(float)) != 0 && bad++ == 0)
-                        printf("  %s store_t h=%zu w=%zu ep=%d bias=%d: t[%zu] = %.9g, expected "
-                               "%.9g\n", ti__cpu_isa_name(ISAS[i]), h, w, ep, e.bias != NULL, q,
-                               t[q], want[q]);
+                        printf("  %s store_t h=%zu w=%zu sum=%d ep=%d bias=%d: t[%zu] = %.9g, "
+                               "expected %.9g\n", ti__cpu_isa_name(ISAS[i]), h, w, sum, ep,
+                               e.bias != NULL, q, t[q], want[q]);
             }
         TI_CHECK_EQ_INT(bad, 0);
         ran++;

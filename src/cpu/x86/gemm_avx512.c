@@ -429,13 +429,14 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_cols_avx512(const float *a, size_t 
 
 /* ti__sgemm_isa.store_t: blocks of 16 x 16 (rows past h zero) transposed in registers
  * (ti__k512_transpose16), each of a block's rows stored as its h floats after the epilogue
- * (ti__k512_epi, the kernels' own). In the transposed GEMM the scalar loop (one 4-byte
+ * (ti__k512_epi, the kernels' own), after the sum with t's own values when sum. In the
+ * transposed GEMM the scalar loop (one 4-byte
  * store per float) was a fifth of a 1x1 conv of 160 -> 960 on a 7 x 7 map (perf), and the
  * epilogue's pass over Y after it another 7 %. */
 TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_store_t_avx512(const float *c, size_t ldc, size_t h,
                                                            size_t w, float *t, size_t ldt,
-                                                           int ep, const float *bias, float lo,
-                                                           float hi) {
+                                                           int sum, int ep, const float *bias,
+                                                           float lo, float hi) {
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
     for (size_t r0 = 0; r0 < h; r0 += 16) {
         size_t hr = h - r0 < 16 ? h - r0 : 16;
@@ -450,6 +451,7 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_store_t_avx512(const float *c, size
             ti__k512_transpose16(x, u);
             for (size_t q = 0; q < wq; q++) {
                 __m512 v = u[q], v1 = v; /* v1: ti__k512_epi's second vector, unused */
+                if (sum) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(hm, t + (q0 + q) * ldt + r0));
                 if (ep > 0) ti__k512_epi(ep, bias != NULL ? bias[q0 + q] : 0.0f, vlo, vhi, &v, &v1);
                 _mm512_mask_storeu_ps(t + (q0 + q) * ldt + r0, hm, v);
             }
