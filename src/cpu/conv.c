@@ -774,6 +774,7 @@ typedef struct ti__conv_tiles {
     const float *wp; /* w as the GEMM's A panel for wp_mr rows (TI__PACK_APANEL), or NULL */
     int wp_mr;
     const ti__gemm_epi *epi; /* bias of the group's channels and the activation */
+    float beta;              /* 1: Y holds a residual sum fused in, added onto */
 } ti__conv_tiles;
 
 TI__PRIVATE void ti__conv_tile_slots(void *ctx, size_t begin, size_t end) {
@@ -787,7 +788,7 @@ TI__PRIVATE void ti__conv_tile_slots(void *ctx, size_t begin, size_t end) {
             j.nt = TI__MIN(t->nt, p->out_sp - c0);
             ti__conv_im2col(&j, 0, t->kdim);
             ti__sgemm_conv(t->wt, t->mg, j.nt, t->kdim, t->w, t->lw, t->wp, t->wp_mr, j.col,
-                           j.nt, 0, 0.0f, t->y + c0, p->out_sp, t->epi, NULL, 0, NULL);
+                           j.nt, 0, t->beta, t->y + c0, p->out_sp, t->epi, NULL, 0, NULL);
         }
     }
 }
@@ -860,8 +861,8 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
     float beta = 0.0f;
     if (k->n_in > 4 && k->in[4] != NULL) {
         const ti_tensor *r = k->in[4];
-        if (path != TI__CONV_1X1 || r->dtype != TI_DTYPE_F32 || r->data == NULL ||
-            r->size_bytes != k->out[0]->size_bytes)
+        if ((path != TI__CONV_1X1 && path != TI__CONV_IM2COL && path != TI__CONV_IM2COL_BIG) ||
+            r->dtype != TI_DTYPE_F32 || r->data == NULL || r->size_bytes != k->out[0]->size_bytes)
             return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
                              "the fused sum (%zu values) does not fit this conv (%zu outputs) "
                              "or its path", ti__numel(r), ti__numel(k->out[0]));
@@ -974,6 +975,7 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
                 t.nt = nt;
                 t.slots = TI__MIN(slots, (p->out_sp + nt - 1) / nt);
                 t.epi = &epi;
+                t.beta = beta;
                 ti__parallel_for(k->tp, t.slots, 1, ti__conv_tile_slots, &t);
                 continue;
             }
@@ -982,7 +984,7 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
                 jg.nt = TI__MIN(nt, p->out_sp - c0);
                 ti__parallel_for(k->tp, kdim, TI__MAX((size_t)1, 16384 / jg.nt),
                                  ti__conv_im2col, &jg);
-                ti__sgemm_conv(wt, mg, jg.nt, kdim, w, lw, wp, wmr, jg.col, jg.nt, 0, 0.0f, y + c0,
+                ti__sgemm_conv(wt, mg, jg.nt, kdim, w, lw, wp, wmr, jg.col, jg.nt, 0, beta, y + c0,
                                p->out_sp, &epi, NULL, 0, k->tp);
             }
         }

@@ -1256,12 +1256,165 @@ TI_TEST(residual_add_fuses_into_1x1_conv) {
     }
 }
 
+/* Two residual blocks as ResNet's: x [1, BC, BH, BH]; block 1: Conv 3x3 + Relu, Conv 3x3,
+ * Add of x, Relu = y1; block 2: Conv 3x3 + Relu, Conv 3x3 / 2 (BC -> BC2) = d, the shortcut
+ * Conv 1x1 / 2 of y1 = sc, Add(d, sc) (or Add(sc, d)), Relu = out. */
+enum { BC = 16, BC2 = 24, BH = 18, BH2 = 9 };
+static float g_bw1[BC * BC * 9], g_bw2[BC * BC * 9], g_bw3[BC * BC * 9], g_bw4[BC2 * BC * 9];
+static float g_bws[BC2 * BC], g_bb[4][BC2], g_bbs[BC2];
+
+/* y (M x oh x oh) = conv of x (C x h x h), k x k, stride st, pad (k - 1) / 2, bias b, in
+ * double; relu when asked; plus add (M x oh x oh) when not NULL, before the relu. */
+static void block_conv_ref(const double *x, int C, int h, const float *w, const float *b, int M,
+                           int k, int st, const double *add, int relu, double *y) {
+    int pad = (k - 1) / 2, oh = (h + 2 * pad - k) / st + 1;
+    for (int o = 0; o < M; o++)
+        for (int i = 0; i < oh; i++)
+            for (int q = 0; q < oh; q++) {
+                double acc = b[o];
+                for (int c = 0; c < C; c++)
+                    for (int ki = 0; ki < k; ki++)
+                        for (int kj = 0; kj < k; kj++) {
+                            int ii = i * st + ki - pad, jj = q * st + kj - pad;
+                            if (ii < 0 || ii >= h || jj < 0 || jj >= h) continue;
+                            acc += (double)w[((o * C + c) * k + ki) * k + kj] * x[(c * h + ii) * h + jj];
+                        }
+                if (add != NULL) acc += add[(o * oh + i) * oh + q];
+                y[(o * oh + i) * oh + q] = relu && acc < 0 ? 0 : acc;
+            }
+}
+
+static ti_model *block_model(int order) {
+    unsigned seed = 17;
+    float *ws[4] = {g_bw1, g_bw2, g_bw3, g_bw4};
+    for (int t = 0; t < 4; t++)
+        for (int i = 0; i < (t == 3 ? BC2 : BC) * BC * 9; i++) ws[t][i] = frand(&seed) * 0.25f;
+    for (int t = 0; t < 4; t++)
+        for (int i = 0; i < BC2; i++) g_bb[t][i] = frand(&seed);
+    for (int i = 0; i < BC2 * BC; i++) g_bws[i] = frand(&seed) * 0.25f;
+    for (int i = 0; i < BC2; i++) g_bbs[i] = frand(&seed);
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t xd[4] = {1, BC, BH, BH}, od[4] = {1, BC2, BH2, BH2}, w3[4] = {BC, BC, 3, 3};
+    int64_t w4[4] = {BC2, BC, 3, 3}, wsd[4] = {BC2, BC, 1, 1}, b1[1] = {BC}, b2[1] = {BC2};
+    ob_input(&mb, "x", OB_FLOAT, 4, xd);
+    ob_init_f32(&mb, "w1", 4, w3, g_bw1);
+    ob_init_f32(&mb, "w2", 4, w3, g_bw2);
+    ob_init_f32(&mb, "w3", 4, w3, g_bw3);
+    ob_init_f32(&mb, "w4", 4, w4, g_bw4);
+    ob_init_f32(&mb, "ws", 4, wsd, g_bws);
+    ob_init_f32(&mb, "b1", 1, b1, g_bb[0]);
+    ob_init_f32(&mb, "b2", 1, b1, g_bb[1]);
+    ob_init_f32(&mb, "b3", 1, b1, g_bb[2]);
+    ob_init_f32(&mb, "b4", 1, b2, g_bb[3]);
+    ob_init_f32(&mb, "bs", 1, b2, g_bbs);
+    int64_t pads[4] = {1, 1, 1, 1}, s2[2] = {2, 2};
+    ob_buf a = {0, 0, 0};
+    ob_attr_ints(&a, "pads", 4, pads);
+    ob_node_attrs(&mb, "Conv", "c1", "x,w1,b1", "c1", &a);
+    ob_node(&mb, "Relu", "r1", "c1", "r1");
+    ob_attr_ints(&a, "pads", 4, pads);
+    ob_node_attrs(&mb, "Conv", "c2", "r1,w2,b2", "c2", &a);
+    ob_node(&mb, "Add", "s1", order ? "x,c2" : "c2,x", "s1");
+    ob_node(&mb, "Relu", "y1", "s1", "y1");
+    ob_attr_ints(&a, "pads", 4, pads);
+    ob_node_attrs(&mb, "Conv", "c3", "y1,w3,b3", "c3", &a);
+    ob_node(&mb, "Relu", "r3", "c3", "r3");
+    ob_attr_ints(&a, "pads", 4, pads);
+    ob_attr_ints(&a, "strides", 2, s2);
+    ob_node_attrs(&mb, "Conv", "c4", "r3,w4,b4", "c4", &a);
+    ob_attr_ints(&a, "strides", 2, s2);
+    ob_node_attrs(&mb, "Conv", "sc", "y1,ws,bs", "sc", &a);
+    ob_node(&mb, "Add", "s2", order ? "sc,c4" : "c4,sc", "s2");
+    ob_node(&mb, "Relu", "out", "s2", "out");
+    ob_output(&mb, "out", OB_FLOAT, 4, od);
+    return load_built(&mb);
+}
+
+/* out of block_model on x, and which paths the fused sums took (bit 0: Winograd, 1: others). */
+static int run_block_model(const ti_model *m, int no_fusion, int threads, const float *x,
+                           float *out, ti_session_info *info, int *paths) {
+    ti_session_desc d;
+    memset(&d, 0, sizeof d);
+    d.no_fusion = no_fusion;
+    d.num_threads = threads;
+    d.backend = TI_BACKEND_CPU;
+    ti_error err;
+    ti_session *s = ti_session_create(m, &d, &err);
+    if (s == NULL) {
+        printf("session: %s\n", err.message);
+        return 0;
+    }
+    *paths = -1;
+#ifndef TI_TEST_SHARED_IMPL
+    *paths = 0;
+    for (int n = 0; n < s->n_nodes; n++) {
+        const ti__node *nd = &s->nodes[n];
+        if (nd->n_inputs <= 4) continue;
+        *paths |= nd->packed_kind == TI__PACK_WINO43 ? 1 : 2;
+    }
+#endif
+    memcpy(ti_session_input(s, 0)->data, x, sizeof(float) * BC * BH * BH);
+    int ok = 1;
+    for (int r = 0; r < 2 && ok; r++) ok = ti_session_run(s, &err) == TI_OK;
+    if (!ok) printf("run: %s\n", err.message);
+    if (ok) memcpy(out, ti_session_output(s, 0)->data, sizeof(float) * BC2 * BH2 * BH2);
+    if (info) ti_session_get_info(s, info);
+    ti_session_destroy(s);
+    return ok;
+}
+
+/* ResNet's sums: the one after a Winograd 3x3 conv stays an Add (the output transform would
+ * gather the summand a float at a time, slower than the Add); the downsampling block's
+ * fuses into an im2col conv (the 3x3 / 2 or the 1x1 / 2 shortcut, by the Add's operand
+ * order) with the Relu after the Add: six nodes of eleven; near a double reference and the
+ * unfused graph; the same bits on 1 and 2 threads. */
+TI_TEST(residual_add_fuses_into_im2col_conv) {
+    static float x[BC * BH * BH], y1[BC2 * BH2 * BH2], y2[BC2 * BH2 * BH2], yp[BC2 * BH2 * BH2];
+    static double xd[BC * BH * BH], t1[BC * BH * BH], t2[BC * BH * BH], t3[BC * BH * BH];
+    static double sc[BC2 * BH2 * BH2], ref[BC2 * BH2 * BH2];
+    unsigned seed = 21;
+    for (int i = 0; i < BC * BH * BH; i++) xd[i] = x[i] = frand(&seed);
+    for (int order = 0; order < 2; order++) {
+        ti_model *m = block_model(order);
+        TI_REQUIRE(m != NULL);
+        ti_session_info fa, pa;
+        int paths, dummy;
+        TI_REQUIRE(run_block_model(m, 0, 1, x, y1, &fa, &paths));
+        TI_REQUIRE(run_block_model(m, 0, 2, x, y2, NULL, &dummy));
+        TI_REQUIRE(run_block_model(m, 1, 1, x, yp, &pa, &dummy));
+        TI_CHECK_EQ_INT(pa.num_nodes, 11);
+        TI_CHECK_EQ_INT(fa.num_nodes, 6);
+#ifndef TI_TEST_SHARED_IMPL
+        TI_CHECK_EQ_INT(paths, 2);
+#endif
+        block_conv_ref(xd, BC, BH, g_bw1, g_bb[0], BC, 3, 1, NULL, 1, t1);
+        block_conv_ref(t1, BC, BH, g_bw2, g_bb[1], BC, 3, 1, xd, 1, t2);
+        block_conv_ref(t2, BC, BH, g_bw3, g_bb[2], BC, 3, 1, NULL, 1, t3);
+        block_conv_ref(t2, BC, BH, g_bws, g_bbs, BC2, 1, 2, NULL, 0, sc);
+        block_conv_ref(t3, BC, BH, g_bw4, g_bb[3], BC2, 3, 2, sc, 1, ref);
+        double worst_ref = 0, worst_plain = 0;
+        for (int i = 0; i < BC2 * BH2 * BH2; i++) {
+            worst_ref = fmax(worst_ref, fabs(y1[i] - ref[i]) / (1.0 + fabs(ref[i])));
+            worst_plain = fmax(worst_plain, fabs(y1[i] - yp[i]) / (1.0 + fabs(yp[i])));
+        }
+        if (worst_ref >= 1e-5 || worst_plain >= 1e-5)
+            printf("  order %d: rel. error %.3g against double, %.3g unfused\n", order,
+                   worst_ref, worst_plain);
+        TI_CHECK(worst_ref < 1e-5);
+        TI_CHECK(worst_plain < 1e-5);
+        TI_CHECK(memcmp(y1, y2, sizeof y1) == 0);
+        ti_model_free(m);
+    }
+}
+
 int main(void) {
     TI_RUN(fusion_matches_reference);
     TI_RUN(matmul_bias_activation_fusion);
     TI_RUN(elementwise_activation_fusion);
     TI_RUN(gate_fuses_into_1x1_conv);
     TI_RUN(residual_add_fuses_into_1x1_conv);
+    TI_RUN(residual_add_fuses_into_im2col_conv);
     TI_RUN(run_does_not_allocate);
     TI_RUN(large_matmul_and_gemm_use_the_scratch);
     TI_RUN(arena_reuses_memory);
