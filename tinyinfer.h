@@ -1713,12 +1713,14 @@ TI__PRIVATE int ti__sgemm_kernel_epi(const ti__gemm_epi *e, float *lo, float *hi
  * transform of tiles whose first nv are set (ti__wino_out_lanes's, the others read as 0 or
  * ignored); put: stores the tiles of z, for each group h < lanes / 4 with row4[h] its 4
  * tiles as 4 rows of 16 floats at row4[h], ldy apart, and each tile l < n with dst[l] its
- * 4 x 4 block there (the tiles of neither are left to the caller). */
+ * 4 x 4 block there (the tiles of neither are left to the caller); with sum, each value
+ * stored is z's plus the one it replaces (a residual sum fused into the conv), then, with
+ * relu, v < 0 ? 0 : v. */
 typedef void (*ti__wino_in_fn)(const float *const *rows, float *out, size_t os);
 typedef void (*ti__wino_out_fn)(const float *src, size_t es, int nv, float bias, int relu,
                                 float *z);
 typedef void (*ti__wino_put_fn)(const float *z, float *const *row4, float *const *dst, int n,
-                                size_t ldy);
+                                size_t ldy, int sum, int relu);
 typedef struct ti__wino_fns {
     size_t lanes; /* 8 (AVX2) or 16 (AVX-512) */
     ti__wino_in_fn in;
@@ -7119,7 +7121,9 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
     float beta = 0.0f;
     if (k->n_in > 4 && k->in[4] != NULL) {
         const ti_tensor *r = k->in[4];
-        if ((path != TI__CONV_1X1 && path != TI__CONV_IM2COL && path != TI__CONV_IM2COL_BIG) ||
+        int wino_ok = path == TI__CONV_WINO && (j.act == TI__ACT_NONE || j.act == TI__ACT_RELU);
+        if ((path != TI__CONV_1X1 && path != TI__CONV_IM2COL && path != TI__CONV_IM2COL_BIG &&
+             !wino_ok) ||
             r->dtype != TI_DTYPE_F32 || r->data == NULL || r->size_bytes != k->out[0]->size_bytes)
             return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
                              "the fused sum (%zu values) does not fit this conv (%zu outputs) "
@@ -8835,6 +8839,7 @@ typedef struct ti__wino_job {
     size_t cparts;           /* shared input transform (ti__wino_shared): its channel parts */
     int act;
     float act_a, act_b;
+    int sum; /* Y holds a residual sum fused in (ti__fuse_conv_sum): added, then act (Relu) */
     /* ti__wino_slots' items not yet taken, per slot: [begin, end) of its sequence (slot s's
      * k-th item is s + k * slots) as begin << 16 | end */
     ti__atomic_int left[TI_MAX_THREADS];
@@ -9046,7 +9051,8 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
     const ti__convp *p = j->p;
     int64_t T = j->geo.t, OW = p->out[2];
     size_t ldo = j->sl.ldo, lanes = j->geo.lanes;
-    int relu = j->act == TI__ACT_RELU;
+    /* ReLU in the transform, else after it; with a sum in Y, at the store after the sum */
+    int relu = j->act == TI__ACT_RELU && !j->sum, relu_st = j->act == TI__ACT_RELU && j->sum;
     float z[16 * L];
     ti__wino_place tab[TI__WINO_MAX_TB];
     TI_ASSERT(tb <= TI__WINO_MAX_TB);
@@ -9059,7 +9065,8 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
             if (T == 2) ti__wino23_out_lanes(src, j->sl.os, bv, relu, z);
             else if (j->geo.simd != NULL) j->geo.simd->out(src, j->sl.os, (int)nv, bv, relu, z);
             else ti__wino_out_lanes(src, j->sl.os, bv, relu, z);
-            if (j->act != TI__ACT_NONE && !relu) /* T * T rows of nv tiles, lanes apart */
+            /* T * T rows of nv tiles, lanes apart */
+            if (j->act != TI__ACT_NONE && !relu && !j->sum)
                 ti__act_block(j->act, j->act_a, j->act_b, NULL, z, lanes, (size_t)(T * T), nv);
             /* SIMD F(4x4): groups of 4 tiles stored as rows of 16 floats (row4), other
              * tiles whole in the map (whole), both by one simd->put */
@@ -9084,11 +9091,15 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
                     }
                 }
                 for (int i = 0; i < w->hn; i++)
-                    for (int q = 0; q < w->wn; q++)
-                        yt[i * OW + q] = z[(i * T + q) * (int64_t)lanes + l];
+                    for (int q = 0; q < w->wn; q++) {
+                        float v = z[(i * T + q) * (int64_t)lanes + l];
+                        if (j->sum) v += yt[i * OW + q];
+                        yt[i * OW + q] = relu_st && v < 0.0f ? 0.0f : v;
+                    }
                 l++;
             }
-            if (nwhole > 0 || nrow4 > 0) j->geo.simd->put(z, row4, whole, nwhole, (size_t)OW);
+            if (nwhole > 0 || nrow4 > 0)
+                j->geo.simd->put(z, row4, whole, nwhole, (size_t)OW, j->sum, relu_st);
         }
     }
 }
@@ -9227,6 +9238,7 @@ TI__PRIVATE int ti__conv_wino_run(ti__kctx *k, const ti__convp *p) {
     j.act = nd->act;
     j.act_a = nd->act_a;
     j.act_b = nd->act_b;
+    j.sum = k->n_in > 4 && k->in[4] != NULL; /* Y prefilled by ti__conv_run_path */
     if (j.mparts > 1 && slots == threads) {
         j.cparts = TI__MIN((size_t)p->c, (threads + nblk - 1) / nblk * 4);
         ti__parallel_for_part(k->tp, nblk * j.cparts, 1, ti__wino_shared_in, &j);
@@ -28703,8 +28715,17 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__wino_out8_avx2(const float *src, size_t es,
  * is transposed once, w[g] = [tile g | tile g + 4], each outputs (i, 0..3); group h with
  * row4[h] gets 128-bit lane h of w[0..3] as one row of 16 floats, tile l with dst[l] lane
  * l / 4 of w[l % 4]. */
+/* One row of 8 floats to d: with sum d's own added, with relu v < 0 ? 0 : v (max_ps(0, v)
+ * keeps v when it is NaN or -0). */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__wino_st256(float *d, __m256 v, int sum, int relu) {
+    if (sum) v = _mm256_add_ps(v, _mm256_loadu_ps(d));
+    if (relu) v = _mm256_max_ps(_mm256_setzero_ps(), v);
+    _mm256_storeu_ps(d, v);
+}
+
 TI__PRIVATE TI__TARGET_AVX2 void ti__wino_put_avx2(const float *z, float *const *row4,
-                                                   float *const *dst, int n, size_t ldy) {
+                                                   float *const *dst, int n, size_t ldy,
+                                                   int sum, int relu) {
     for (size_t i = 0; i < 4; i++) {
         const float *zi = z + i * 32; /* outputs (i, 0..3) of the 8 tiles */
         __m256 q0 = _mm256_loadu_ps(zi), q1 = _mm256_loadu_ps(zi + 8);
@@ -28717,17 +28738,23 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__wino_put_avx2(const float *z, float *const 
         w[2] = _mm256_shuffle_ps(h01, h23, 0x44);
         w[3] = _mm256_shuffle_ps(h01, h23, 0xee);
         if (row4[0] != NULL) {
-            _mm256_storeu_ps(row4[0] + i * ldy, _mm256_permute2f128_ps(w[0], w[1], 0x20));
-            _mm256_storeu_ps(row4[0] + i * ldy + 8, _mm256_permute2f128_ps(w[2], w[3], 0x20));
+            ti__wino_st256(row4[0] + i * ldy, _mm256_permute2f128_ps(w[0], w[1], 0x20), sum, relu);
+            ti__wino_st256(row4[0] + i * ldy + 8, _mm256_permute2f128_ps(w[2], w[3], 0x20), sum,
+                           relu);
         }
         if (row4[1] != NULL) {
-            _mm256_storeu_ps(row4[1] + i * ldy, _mm256_permute2f128_ps(w[0], w[1], 0x31));
-            _mm256_storeu_ps(row4[1] + i * ldy + 8, _mm256_permute2f128_ps(w[2], w[3], 0x31));
+            ti__wino_st256(row4[1] + i * ldy, _mm256_permute2f128_ps(w[0], w[1], 0x31), sum, relu);
+            ti__wino_st256(row4[1] + i * ldy + 8, _mm256_permute2f128_ps(w[2], w[3], 0x31), sum,
+                           relu);
         }
-        for (int l = 0; l < n; l++)
-            if (dst[l] != NULL)
-                _mm_storeu_ps(dst[l] + i * ldy, l < 4 ? _mm256_castps256_ps128(w[l])
-                                                      : _mm256_extractf128_ps(w[l - 4], 1));
+        for (int l = 0; l < n; l++) {
+            if (dst[l] == NULL) continue;
+            float *d = dst[l] + i * ldy;
+            __m128 t = l < 4 ? _mm256_castps256_ps128(w[l]) : _mm256_extractf128_ps(w[l - 4], 1);
+            if (sum) t = _mm_add_ps(t, _mm_loadu_ps(d));
+            if (relu) t = _mm_max_ps(_mm_setzero_ps(), t);
+            _mm_storeu_ps(d, t);
+        }
     }
 }
 
@@ -29981,8 +30008,10 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__wino_zrow512(const float *z, int i, __
  * dst[l] its 4 floats (lane l / 4 of w[l % 4]). A call per group transposed the row again
  * for every group (session 61). */
 TI__PRIVATE TI__TARGET_AVX512 void ti__wino_put_avx512(const float *z, float *const *row4,
-                                                      float *const *dst, int n, size_t ldy) {
+                                                      float *const *dst, int n, size_t ldy,
+                                                      int sum, int relu) {
     int groups = (row4[0] != NULL) | (row4[1] != NULL) | (row4[2] != NULL) | (row4[3] != NULL);
+    __m512 zero = _mm512_setzero_ps(); /* max_ps(0, v): v when v is NaN or -0, as v < 0 ? 0 : v */
     for (size_t i = 0; i < 4; i++) {
         __m512 w[4];
         ti__wino_zrow512(z, (int)i, w);
@@ -29996,8 +30025,13 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__wino_put_avx512(const float *z, float *co
             __m512 g[4];
             g[0] = _mm512_shuffle_f32x4(t0, t2, 0x88), g[1] = _mm512_shuffle_f32x4(t0, t2, 0xdd);
             g[2] = _mm512_shuffle_f32x4(t1, t3, 0x88), g[3] = _mm512_shuffle_f32x4(t1, t3, 0xdd);
-            for (int h = 0; h < 4; h++)
-                if (row4[h] != NULL) _mm512_storeu_ps(row4[h] + i * ldy, g[h]);
+            for (int h = 0; h < 4; h++) {
+                if (row4[h] == NULL) continue;
+                float *d = row4[h] + i * ldy;
+                if (sum) g[h] = _mm512_add_ps(g[h], _mm512_loadu_ps(d));
+                if (relu) g[h] = _mm512_max_ps(zero, g[h]);
+                _mm512_storeu_ps(d, g[h]);
+            }
         }
         for (int l = 0; l < n; l++) {
             if (dst[l] == NULL) continue;
@@ -30009,6 +30043,8 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__wino_put_avx512(const float *z, float *co
             case 2: t = _mm512_extractf32x4_ps(v, 2); break;
             default: t = _mm512_extractf32x4_ps(v, 3); break;
             }
+            if (sum) t = _mm_add_ps(t, _mm_loadu_ps(dst[l] + i * ldy));
+            if (relu) t = _mm_max_ps(_mm512_castps512_ps128(zero), t);
             _mm_storeu_ps(dst[l] + i * ldy, t);
         }
     }
@@ -33206,19 +33242,18 @@ TI__PRIVATE int ti__fuse_scale_conv(ti_session *s, int n, const int *uses, const
 
 /* A residual Add of a conv's output and a value R of the same shape (the inverted residual
  * blocks of MobileNetV2 and EfficientNet: the 1x1 projection conv, then the Add of the
- * block's input; ResNet's downsampling blocks: the 1x1 / 2 shortcut, then the Add, then a
- * Relu): the conv takes R as its input 4 and the Add's output and activation, and its GEMM
- * adds onto Y = R (beta 1, cpu/conv.c), so the sum is no pass of its own over memory and
- * no node of its own to dispatch. Where the conv is R's last reader, Y lies on
+ * block's input; ResNet's: a 3x3 conv or the 1x1 / 2 shortcut, then the Add, then a Relu):
+ * the conv takes R as its input 4 and the Add's output and activation, and its GEMM adds
+ * onto Y = R (beta 1, cpu/conv.c; Winograd's store adds what it finds in Y), so the sum is
+ * no pass of its own over memory and no node of its own to dispatch. Where the conv is R's last reader, Y lies on
  * R's memory (ti__session_sum_views) and nothing is copied; else the conv copies R to Y
  * first. The fused node takes the Add's place in the plan, where R is computed (the conv's
  * own inputs were computed before it). Only a conv without an activation of its own that
- * takes a GEMM path (1x1 or im2col, plain or transposed, whose store of Y adds it then):
- * not the depthwise, direct or few-channel paths, nor Winograd's, whose output transform
- * gathered R a float at a time (ResNet-18's 64-channel 3x3 convs at 56 x 56 took 0.153 ms
- * more for an Add of 0.085, bench/ab.py); one group, batch 1, float32, the conv's output
- * read by the Add alone; a gate fused before may be its input 3 (ti__fuse_scale_conv). CPU
- * sessions only. Returns 1 when fused. */
+ * takes a GEMM path (1x1 or im2col, plain or transposed, whose store of Y adds it then) or
+ * Winograd's with no activation after the sum but a Relu (its SIMD store adds and clamps);
+ * not the depthwise, direct or few-channel paths; one group, batch 1, float32, the conv's
+ * output read by the Add alone; a gate fused before may be its input 3
+ * (ti__fuse_scale_conv). CPU sessions only. Returns 1 when fused. */
 TI__PRIVATE int ti__fuse_conv_sum(ti_session *s, int n) {
     ti__node *add = &s->nodes[n];
     if (strcmp(add->op, "Add") != 0 || add->domain[0] != 0 || add->n_inputs != 2 ||
@@ -33253,9 +33288,11 @@ TI__PRIVATE int ti__fuse_conv_sum(ti_session *s, int n) {
         if (!ti__session_bind_io(s, c)) return 0; /* its inputs as the passes above left them */
         ti__kctx_init(s, &k, c, &quiet);
         if (ti__conv_params(&k, 0, &p) != TI_OK || p.group != 1 || p.n != 1 || p.mg < 4 ||
-            ti__conv_dw_ok(&p) ||
-            (!ti__conv_pointwise(&p) &&
-             (ti__conv_wino_ok(&p, ti__threadpool_size(s->tp)) || ti__conv_fewc_ok(&p))))
+            ti__conv_dw_ok(&p))
+            continue;
+        int wino = !ti__conv_pointwise(&p) && ti__conv_wino_ok(&p, ti__threadpool_size(s->tp));
+        if (wino ? add->act != TI__ACT_NONE && add->act != TI__ACT_RELU
+                 : !ti__conv_pointwise(&p) && ti__conv_fewc_ok(&p))
             continue;
         if (!ti__fuse_own_inputs_n(s, conv, 5)) return 0;
         conv->inputs[4] = rv;

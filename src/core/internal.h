@@ -608,12 +608,14 @@ TI__PRIVATE int ti__sgemm_kernel_epi(const ti__gemm_epi *e, float *lo, float *hi
  * transform of tiles whose first nv are set (ti__wino_out_lanes's, the others read as 0 or
  * ignored); put: stores the tiles of z, for each group h < lanes / 4 with row4[h] its 4
  * tiles as 4 rows of 16 floats at row4[h], ldy apart, and each tile l < n with dst[l] its
- * 4 x 4 block there (the tiles of neither are left to the caller). */
+ * 4 x 4 block there (the tiles of neither are left to the caller); with sum, each value
+ * stored is z's plus the one it replaces (a residual sum fused into the conv), then, with
+ * relu, v < 0 ? 0 : v. */
 typedef void (*ti__wino_in_fn)(const float *const *rows, float *out, size_t os);
 typedef void (*ti__wino_out_fn)(const float *src, size_t es, int nv, float bias, int relu,
                                 float *z);
 typedef void (*ti__wino_put_fn)(const float *z, float *const *row4, float *const *dst, int n,
-                                size_t ldy);
+                                size_t ldy, int sum, int relu);
 typedef struct ti__wino_fns {
     size_t lanes; /* 8 (AVX2) or 16 (AVX-512) */
     ti__wino_in_fn in;

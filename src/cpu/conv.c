@@ -861,7 +861,9 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
     float beta = 0.0f;
     if (k->n_in > 4 && k->in[4] != NULL) {
         const ti_tensor *r = k->in[4];
-        if ((path != TI__CONV_1X1 && path != TI__CONV_IM2COL && path != TI__CONV_IM2COL_BIG) ||
+        int wino_ok = path == TI__CONV_WINO && (j.act == TI__ACT_NONE || j.act == TI__ACT_RELU);
+        if ((path != TI__CONV_1X1 && path != TI__CONV_IM2COL && path != TI__CONV_IM2COL_BIG &&
+             !wino_ok) ||
             r->dtype != TI_DTYPE_F32 || r->data == NULL || r->size_bytes != k->out[0]->size_bytes)
             return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
                              "the fused sum (%zu values) does not fit this conv (%zu outputs) "

@@ -1303,6 +1303,7 @@ typedef struct ti__wino_job {
     size_t cparts;           /* shared input transform (ti__wino_shared): its channel parts */
     int act;
     float act_a, act_b;
+    int sum; /* Y holds a residual sum fused in (ti__fuse_conv_sum): added, then act (Relu) */
     /* ti__wino_slots' items not yet taken, per slot: [begin, end) of its sequence (slot s's
      * k-th item is s + k * slots) as begin << 16 | end */
     ti__atomic_int left[TI_MAX_THREADS];
@@ -1514,7 +1515,8 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
     const ti__convp *p = j->p;
     int64_t T = j->geo.t, OW = p->out[2];
     size_t ldo = j->sl.ldo, lanes = j->geo.lanes;
-    int relu = j->act == TI__ACT_RELU;
+    /* ReLU in the transform, else after it; with a sum in Y, at the store after the sum */
+    int relu = j->act == TI__ACT_RELU && !j->sum, relu_st = j->act == TI__ACT_RELU && j->sum;
     float z[16 * L];
     ti__wino_place tab[TI__WINO_MAX_TB];
     TI_ASSERT(tb <= TI__WINO_MAX_TB);
@@ -1527,7 +1529,8 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
             if (T == 2) ti__wino23_out_lanes(src, j->sl.os, bv, relu, z);
             else if (j->geo.simd != NULL) j->geo.simd->out(src, j->sl.os, (int)nv, bv, relu, z);
             else ti__wino_out_lanes(src, j->sl.os, bv, relu, z);
-            if (j->act != TI__ACT_NONE && !relu) /* T * T rows of nv tiles, lanes apart */
+            /* T * T rows of nv tiles, lanes apart */
+            if (j->act != TI__ACT_NONE && !relu && !j->sum)
                 ti__act_block(j->act, j->act_a, j->act_b, NULL, z, lanes, (size_t)(T * T), nv);
             /* SIMD F(4x4): groups of 4 tiles stored as rows of 16 floats (row4), other
              * tiles whole in the map (whole), both by one simd->put */
@@ -1552,11 +1555,15 @@ TI__PRIVATE void ti__wino_output(const ti__wino_job *j, const float *o, size_t t
                     }
                 }
                 for (int i = 0; i < w->hn; i++)
-                    for (int q = 0; q < w->wn; q++)
-                        yt[i * OW + q] = z[(i * T + q) * (int64_t)lanes + l];
+                    for (int q = 0; q < w->wn; q++) {
+                        float v = z[(i * T + q) * (int64_t)lanes + l];
+                        if (j->sum) v += yt[i * OW + q];
+                        yt[i * OW + q] = relu_st && v < 0.0f ? 0.0f : v;
+                    }
                 l++;
             }
-            if (nwhole > 0 || nrow4 > 0) j->geo.simd->put(z, row4, whole, nwhole, (size_t)OW);
+            if (nwhole > 0 || nrow4 > 0)
+                j->geo.simd->put(z, row4, whole, nwhole, (size_t)OW, j->sum, relu_st);
         }
     }
 }
@@ -1695,6 +1702,7 @@ TI__PRIVATE int ti__conv_wino_run(ti__kctx *k, const ti__convp *p) {
     j.act = nd->act;
     j.act_a = nd->act_a;
     j.act_b = nd->act_b;
+    j.sum = k->n_in > 4 && k->in[4] != NULL; /* Y prefilled by ti__conv_run_path */
     if (j.mparts > 1 && slots == threads) {
         j.cparts = TI__MIN((size_t)p->c, (threads + nblk - 1) / nblk * 4);
         ti__parallel_for_part(k->tp, nblk * j.cparts, 1, ti__wino_shared_in, &j);

@@ -195,19 +195,18 @@ TI__PRIVATE int ti__fuse_scale_conv(ti_session *s, int n, const int *uses, const
 
 /* A residual Add of a conv's output and a value R of the same shape (the inverted residual
  * blocks of MobileNetV2 and EfficientNet: the 1x1 projection conv, then the Add of the
- * block's input; ResNet's downsampling blocks: the 1x1 / 2 shortcut, then the Add, then a
- * Relu): the conv takes R as its input 4 and the Add's output and activation, and its GEMM
- * adds onto Y = R (beta 1, cpu/conv.c), so the sum is no pass of its own over memory and
- * no node of its own to dispatch. Where the conv is R's last reader, Y lies on
+ * block's input; ResNet's: a 3x3 conv or the 1x1 / 2 shortcut, then the Add, then a Relu):
+ * the conv takes R as its input 4 and the Add's output and activation, and its GEMM adds
+ * onto Y = R (beta 1, cpu/conv.c; Winograd's store adds what it finds in Y), so the sum is
+ * no pass of its own over memory and no node of its own to dispatch. Where the conv is R's last reader, Y lies on
  * R's memory (ti__session_sum_views) and nothing is copied; else the conv copies R to Y
  * first. The fused node takes the Add's place in the plan, where R is computed (the conv's
  * own inputs were computed before it). Only a conv without an activation of its own that
- * takes a GEMM path (1x1 or im2col, plain or transposed, whose store of Y adds it then):
- * not the depthwise, direct or few-channel paths, nor Winograd's, whose output transform
- * gathered R a float at a time (ResNet-18's 64-channel 3x3 convs at 56 x 56 took 0.153 ms
- * more for an Add of 0.085, bench/ab.py); one group, batch 1, float32, the conv's output
- * read by the Add alone; a gate fused before may be its input 3 (ti__fuse_scale_conv). CPU
- * sessions only. Returns 1 when fused. */
+ * takes a GEMM path (1x1 or im2col, plain or transposed, whose store of Y adds it then) or
+ * Winograd's with no activation after the sum but a Relu (its SIMD store adds and clamps);
+ * not the depthwise, direct or few-channel paths; one group, batch 1, float32, the conv's
+ * output read by the Add alone; a gate fused before may be its input 3
+ * (ti__fuse_scale_conv). CPU sessions only. Returns 1 when fused. */
 TI__PRIVATE int ti__fuse_conv_sum(ti_session *s, int n) {
     ti__node *add = &s->nodes[n];
     if (strcmp(add->op, "Add") != 0 || add->domain[0] != 0 || add->n_inputs != 2 ||
@@ -242,9 +241,11 @@ TI__PRIVATE int ti__fuse_conv_sum(ti_session *s, int n) {
         if (!ti__session_bind_io(s, c)) return 0; /* its inputs as the passes above left them */
         ti__kctx_init(s, &k, c, &quiet);
         if (ti__conv_params(&k, 0, &p) != TI_OK || p.group != 1 || p.n != 1 || p.mg < 4 ||
-            ti__conv_dw_ok(&p) ||
-            (!ti__conv_pointwise(&p) &&
-             (ti__conv_wino_ok(&p, ti__threadpool_size(s->tp)) || ti__conv_fewc_ok(&p))))
+            ti__conv_dw_ok(&p))
+            continue;
+        int wino = !ti__conv_pointwise(&p) && ti__conv_wino_ok(&p, ti__threadpool_size(s->tp));
+        if (wino ? add->act != TI__ACT_NONE && add->act != TI__ACT_RELU
+                 : !ti__conv_pointwise(&p) && ti__conv_fewc_ok(&p))
             continue;
         if (!ti__fuse_own_inputs_n(s, conv, 5)) return 0;
         conv->inputs[4] = rv;

@@ -382,8 +382,17 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__wino_out8_avx2(const float *src, size_t es,
  * is transposed once, w[g] = [tile g | tile g + 4], each outputs (i, 0..3); group h with
  * row4[h] gets 128-bit lane h of w[0..3] as one row of 16 floats, tile l with dst[l] lane
  * l / 4 of w[l % 4]. */
+/* One row of 8 floats to d: with sum d's own added, with relu v < 0 ? 0 : v (max_ps(0, v)
+ * keeps v when it is NaN or -0). */
+TI__X86_INLINE TI__TARGET_AVX2 void ti__wino_st256(float *d, __m256 v, int sum, int relu) {
+    if (sum) v = _mm256_add_ps(v, _mm256_loadu_ps(d));
+    if (relu) v = _mm256_max_ps(_mm256_setzero_ps(), v);
+    _mm256_storeu_ps(d, v);
+}
+
 TI__PRIVATE TI__TARGET_AVX2 void ti__wino_put_avx2(const float *z, float *const *row4,
-                                                   float *const *dst, int n, size_t ldy) {
+                                                   float *const *dst, int n, size_t ldy,
+                                                   int sum, int relu) {
     for (size_t i = 0; i < 4; i++) {
         const float *zi = z + i * 32; /* outputs (i, 0..3) of the 8 tiles */
         __m256 q0 = _mm256_loadu_ps(zi), q1 = _mm256_loadu_ps(zi + 8);
@@ -396,17 +405,23 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__wino_put_avx2(const float *z, float *const 
         w[2] = _mm256_shuffle_ps(h01, h23, 0x44);
         w[3] = _mm256_shuffle_ps(h01, h23, 0xee);
         if (row4[0] != NULL) {
-            _mm256_storeu_ps(row4[0] + i * ldy, _mm256_permute2f128_ps(w[0], w[1], 0x20));
-            _mm256_storeu_ps(row4[0] + i * ldy + 8, _mm256_permute2f128_ps(w[2], w[3], 0x20));
+            ti__wino_st256(row4[0] + i * ldy, _mm256_permute2f128_ps(w[0], w[1], 0x20), sum, relu);
+            ti__wino_st256(row4[0] + i * ldy + 8, _mm256_permute2f128_ps(w[2], w[3], 0x20), sum,
+                           relu);
         }
         if (row4[1] != NULL) {
-            _mm256_storeu_ps(row4[1] + i * ldy, _mm256_permute2f128_ps(w[0], w[1], 0x31));
-            _mm256_storeu_ps(row4[1] + i * ldy + 8, _mm256_permute2f128_ps(w[2], w[3], 0x31));
+            ti__wino_st256(row4[1] + i * ldy, _mm256_permute2f128_ps(w[0], w[1], 0x31), sum, relu);
+            ti__wino_st256(row4[1] + i * ldy + 8, _mm256_permute2f128_ps(w[2], w[3], 0x31), sum,
+                           relu);
         }
-        for (int l = 0; l < n; l++)
-            if (dst[l] != NULL)
-                _mm_storeu_ps(dst[l] + i * ldy, l < 4 ? _mm256_castps256_ps128(w[l])
-                                                      : _mm256_extractf128_ps(w[l - 4], 1));
+        for (int l = 0; l < n; l++) {
+            if (dst[l] == NULL) continue;
+            float *d = dst[l] + i * ldy;
+            __m128 t = l < 4 ? _mm256_castps256_ps128(w[l]) : _mm256_extractf128_ps(w[l - 4], 1);
+            if (sum) t = _mm_add_ps(t, _mm_loadu_ps(d));
+            if (relu) t = _mm_max_ps(_mm_setzero_ps(), t);
+            _mm_storeu_ps(d, t);
+        }
     }
 }
 

@@ -853,8 +853,10 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__wino_zrow512(const float *z, int i, __
  * dst[l] its 4 floats (lane l / 4 of w[l % 4]). A call per group transposed the row again
  * for every group (session 61). */
 TI__PRIVATE TI__TARGET_AVX512 void ti__wino_put_avx512(const float *z, float *const *row4,
-                                                      float *const *dst, int n, size_t ldy) {
+                                                      float *const *dst, int n, size_t ldy,
+                                                      int sum, int relu) {
     int groups = (row4[0] != NULL) | (row4[1] != NULL) | (row4[2] != NULL) | (row4[3] != NULL);
+    __m512 zero = _mm512_setzero_ps(); /* max_ps(0, v): v when v is NaN or -0, as v < 0 ? 0 : v */
     for (size_t i = 0; i < 4; i++) {
         __m512 w[4];
         ti__wino_zrow512(z, (int)i, w);
@@ -868,8 +870,13 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__wino_put_avx512(const float *z, float *co
             __m512 g[4];
             g[0] = _mm512_shuffle_f32x4(t0, t2, 0x88), g[1] = _mm512_shuffle_f32x4(t0, t2, 0xdd);
             g[2] = _mm512_shuffle_f32x4(t1, t3, 0x88), g[3] = _mm512_shuffle_f32x4(t1, t3, 0xdd);
-            for (int h = 0; h < 4; h++)
-                if (row4[h] != NULL) _mm512_storeu_ps(row4[h] + i * ldy, g[h]);
+            for (int h = 0; h < 4; h++) {
+                if (row4[h] == NULL) continue;
+                float *d = row4[h] + i * ldy;
+                if (sum) g[h] = _mm512_add_ps(g[h], _mm512_loadu_ps(d));
+                if (relu) g[h] = _mm512_max_ps(zero, g[h]);
+                _mm512_storeu_ps(d, g[h]);
+            }
         }
         for (int l = 0; l < n; l++) {
             if (dst[l] == NULL) continue;
@@ -881,6 +888,8 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__wino_put_avx512(const float *z, float *co
             case 2: t = _mm512_extractf32x4_ps(v, 2); break;
             default: t = _mm512_extractf32x4_ps(v, 3); break;
             }
+            if (sum) t = _mm_add_ps(t, _mm_loadu_ps(dst[l] + i * ldy));
+            if (relu) t = _mm_max_ps(_mm512_castps512_ps128(zero), t);
             _mm_storeu_ps(dst[l] + i * ldy, t);
         }
     }
