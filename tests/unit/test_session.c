@@ -80,27 +80,41 @@ static void conv_bn_relu_ref(const float *x, float *y) {
             }
 }
 
-static int run_conv_model(const ti_model *m, int no_fusion, int threads, const float *x, float *y,
-                          ti_session_info *info) {
+/* A session of m on backend (NULL, with the reason printed, when it cannot be made). */
+static ti_session *make_session(const ti_model *m, int no_fusion, int keep, int threads,
+                                ti_backend backend) {
     ti_session_desc d;
     memset(&d, 0, sizeof d);
     d.no_fusion = no_fusion;
+    d.keep_intermediates = keep;
     d.num_threads = threads;
+    d.backend = backend;
     ti_error err;
     ti_session *s = ti_session_create(m, &d, &err);
-    if (s == NULL) {
-        printf("session: %s\n", err.message);
-        return 0;
-    }
+    if (s == NULL) printf("session: %s\n", err.message);
+    return s;
+}
+
+/* Input 0 from x, `runs` runs, output 0 into y, info (when not NULL), then s destroyed: 0
+ * when a run fails (or s is NULL). */
+static int run_session(ti_session *s, const float *x, int runs, float *y, ti_session_info *info) {
+    if (s == NULL) return 0;
+    ti_error err;
     ti_tensor *in = ti_session_input(s, 0);
     memcpy(in->data, x, in->size_bytes);
-    int ok = ti_session_run(s, &err) == TI_OK;
+    int ok = 1;
+    for (int r = 0; r < runs && ok; r++) ok = ti_session_run(s, &err) == TI_OK;
     if (!ok) printf("run: %s\n", err.message);
     ti_tensor *out = ti_session_output(s, 0);
     if (ok) memcpy(y, out->data, out->size_bytes);
     if (info) ti_session_get_info(s, info);
     ti_session_destroy(s);
     return ok;
+}
+
+static int run_conv_model(const ti_model *m, int no_fusion, int threads, const float *x, float *y,
+                          ti_session_info *info) {
+    return run_session(make_session(m, no_fusion, 0, threads, TI_BACKEND_AUTO), x, 1, y, info);
 }
 
 TI_TEST(fusion_matches_reference) {
@@ -1164,18 +1178,8 @@ static void res_ref(const float *x, int c, int h, int w, double *out) {
 static int run_res_model(const ti_model *m, int no_fusion, int keep, int threads, const float *x,
                          float *out, ti_session_info *info, int *y2_on_y1, int *y3_on_y1,
                          int *ct_sums) {
-    ti_session_desc d;
-    memset(&d, 0, sizeof d);
-    d.no_fusion = no_fusion;
-    d.keep_intermediates = keep;
-    d.num_threads = threads;
-    d.backend = TI_BACKEND_CPU;
-    ti_error err;
-    ti_session *s = ti_session_create(m, &d, &err);
-    if (s == NULL) {
-        printf("session: %s\n", err.message);
-        return 0;
-    }
+    ti_session *s = make_session(m, no_fusion, keep, threads, TI_BACKEND_CPU);
+    if (s == NULL) return 0;
     *y2_on_y1 = *y3_on_y1 = *ct_sums = -1;
 #ifndef TI_TEST_SHARED_IMPL
     *ct_sums = 0; /* fused sums on the transposed GEMM's panels */
@@ -1187,16 +1191,7 @@ static int run_res_model(const ti_model *m, int no_fusion, int keep, int threads
         *y3_on_y1 = s->t[v3].data == s->t[v1].data;
     }
 #endif
-    ti_tensor *in = ti_session_input(s, 0);
-    memcpy(in->data, x, in->size_bytes);
-    int ok = 1;
-    for (int r = 0; r < 2 && ok; r++) ok = ti_session_run(s, &err) == TI_OK; /* twice: R is Y */
-    if (!ok) printf("run: %s\n", err.message);
-    ti_tensor *o = ti_session_output(s, 0);
-    if (ok) memcpy(out, o->data, o->size_bytes);
-    if (info) ti_session_get_info(s, info);
-    ti_session_destroy(s);
-    return ok;
+    return run_session(s, x, 2, out, info); /* twice: Y lies on R */
 }
 
 /* A residual Add fuses into the 1x1 conv before it (whose GEMM adds onto the summand):
@@ -1334,17 +1329,8 @@ static ti_model *block_model(int order) {
 /* out of block_model on x, and which paths the fused sums took (bit 0: Winograd, 1: others). */
 static int run_block_model(const ti_model *m, int no_fusion, int threads, const float *x,
                            float *out, ti_session_info *info, int *paths) {
-    ti_session_desc d;
-    memset(&d, 0, sizeof d);
-    d.no_fusion = no_fusion;
-    d.num_threads = threads;
-    d.backend = TI_BACKEND_CPU;
-    ti_error err;
-    ti_session *s = ti_session_create(m, &d, &err);
-    if (s == NULL) {
-        printf("session: %s\n", err.message);
-        return 0;
-    }
+    ti_session *s = make_session(m, no_fusion, 0, threads, TI_BACKEND_CPU);
+    if (s == NULL) return 0;
     *paths = -1;
 #ifndef TI_TEST_SHARED_IMPL
     *paths = 0;
@@ -1354,14 +1340,7 @@ static int run_block_model(const ti_model *m, int no_fusion, int threads, const 
         *paths |= nd->packed_kind == TI__PACK_WINO43 ? 1 : 2;
     }
 #endif
-    memcpy(ti_session_input(s, 0)->data, x, sizeof(float) * BC * BH * BH);
-    int ok = 1;
-    for (int r = 0; r < 2 && ok; r++) ok = ti_session_run(s, &err) == TI_OK;
-    if (!ok) printf("run: %s\n", err.message);
-    if (ok) memcpy(out, ti_session_output(s, 0)->data, sizeof(float) * BC2 * BH2 * BH2);
-    if (info) ti_session_get_info(s, info);
-    ti_session_destroy(s);
-    return ok;
+    return run_session(s, x, 2, out, info);
 }
 
 /* ResNet's sums fuse too: into the Winograd 3x3 conv (whose SIMD store adds the summand,
