@@ -100,7 +100,7 @@
     ti_session_create(model, desc, err) binds input shapes (symbolic dims from
     desc->dim_bindings, 1 when unbound), infers every shape, folds constant sub-graphs,
     fuses activations into Conv/Gemm/MatMul (and, on the CPU, a residual Add into the
-    1x1 Conv before it), and plans one memory arena. Then:
+    Conv before it), and plans one memory arena. Then:
 
         ti_tensor *in = ti_session_input(s, 0);       or ti_session_input_by_name()
         ... write in->size_bytes bytes of in->dtype values into in->data ...
@@ -33047,8 +33047,8 @@ TI__PRIVATE const ti__op *ti__op_find(const char *domain, const char *name) {
 /* ==== begin src/graph/passes.c ============================================================== */
 /* Graph passes on a session's plan: dead-node removal, fusion of Conv / ConvTranspose /
  * Gemm / MatMul with a following bias Add, BatchNormalization and activation, of a
- * squeeze-and-excite gate and of a residual Add into a 1x1 Conv, and of QDQ patterns into
- * QLinearConv / QLinearMatMul. Relies on
+ * squeeze-and-excite gate into a 1x1 Conv and of a residual Add into the Conv before it,
+ * and of QDQ patterns into QLinearConv / QLinearMatMul. Relies on
  * the session structures in internal.h. Must not modify the model: rewritten nodes and
  * the folded weights live in the session's plan pool. */
 
@@ -33245,9 +33245,9 @@ TI__PRIVATE int ti__fuse_scale_conv(ti_session *s, int n, const int *uses, const
  * block's input; ResNet's: a 3x3 conv or the 1x1 / 2 shortcut, then the Add, then a Relu):
  * the conv takes R as its input 4 and the Add's output and activation, and its GEMM adds
  * onto Y = R (beta 1, cpu/conv.c; Winograd's store adds what it finds in Y), so the sum is
- * no pass of its own over memory and no node of its own to dispatch. Where the conv is R's last reader, Y lies on
- * R's memory (ti__session_sum_views) and nothing is copied; else the conv copies R to Y
- * first. The fused node takes the Add's place in the plan, where R is computed (the conv's
+ * no pass of its own over memory and no node of its own to dispatch. Where the conv is R's
+ * last reader, Y lies on R's memory (ti__session_sum_views) and nothing is copied; else the
+ * conv copies R to Y first. The fused node takes the Add's place in the plan, where R is computed (the conv's
  * own inputs were computed before it). Only a conv without an activation of its own that
  * takes a GEMM path (1x1 or im2col, plain or transposed, whose store of Y adds it then) or
  * Winograd's with no activation after the sum but a Relu (its SIMD store adds and clamps);
@@ -33613,7 +33613,7 @@ TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
         if (strcmp(op, "Conv") == 0 || strcmp(op, "MatMul") == 0 || strcmp(op, "Gemm") == 0)
             ti__fuse_qdq(s, n, uses, user);
     }
-    /* residual sums into the 1x1 convs before them: after the gates (input 3) and QDQ */
+    /* residual sums into the convs before them: after the gates (input 3) and QDQ */
     if (s->cl == NULL)
         for (int n = 0; n < s->n_nodes; n++) ti__fuse_conv_sum(s, n);
     /* compact, rebinding the tensors of rewritten nodes */
