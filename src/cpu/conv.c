@@ -248,6 +248,11 @@ TI__PRIVATE int ti__conv_shape_common(ti__kctx *k, int transpose) {
 }
 
 TI__PRIVATE int ti__conv_shape(ti__kctx *k) {
+    /* the fusion passes give a plan's Conv a gate (input 3) and a sum (input 4), after the
+     * shapes are inferred; in a file they would be taken for those */
+    if (k->n_in > 3)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "%d inputs, Conv takes at most 3 (X, W, B)",
+                         k->n_in);
     return ti__conv_shape_common(k, 0);
 }
 TI__PRIVATE int ti__convtr_shape(ti__kctx *k) {
@@ -529,7 +534,14 @@ typedef struct ti__conv_job {
     size_t c0, nt; /* tile: output (or input, for ConvTranspose) positions c0 .. c0+nt */
     int act;
     float act_a, act_b;
+    float beta; /* 1: Y holds a residual sum fused in (ti__conv_sum), the GEMMs add onto it */
 } ti__conv_job;
+
+/* The residual sum fused into a float32 Conv (its input 4, ti__fuse_conv_sum), or NULL. A
+ * Conv of a model file has at most 3 inputs (ti__conv_shape). */
+TI__PRIVATE const ti_tensor *ti__conv_sum(const ti__kctx *k) {
+    return k->n_in > 4 ? k->in[4] : NULL;
+}
 
 /* dst[t] = src[2 t] for t < n, in vectors: the stride-2 rows of im2col, which element by
  * element were most of the first conv of MobileNetV3 and ResNet (perf). NULL where the CPU
@@ -774,7 +786,6 @@ typedef struct ti__conv_tiles {
     const float *wp; /* w as the GEMM's A panel for wp_mr rows (TI__PACK_APANEL), or NULL */
     int wp_mr;
     const ti__gemm_epi *epi; /* bias of the group's channels and the activation */
-    float beta;              /* 1: Y holds a residual sum fused in, added onto */
 } ti__conv_tiles;
 
 TI__PRIVATE void ti__conv_tile_slots(void *ctx, size_t begin, size_t end) {
@@ -788,7 +799,7 @@ TI__PRIVATE void ti__conv_tile_slots(void *ctx, size_t begin, size_t end) {
             j.nt = TI__MIN(t->nt, p->out_sp - c0);
             ti__conv_im2col(&j, 0, t->kdim);
             ti__sgemm_conv(t->wt, t->mg, j.nt, t->kdim, t->w, t->lw, t->wp, t->wp_mr, j.col,
-                           j.nt, 0, t->beta, t->y + c0, p->out_sp, t->epi, NULL, 0, NULL);
+                           j.nt, 0, j.beta, t->y + c0, p->out_sp, t->epi, NULL, 0, NULL);
         }
     }
 }
@@ -805,7 +816,6 @@ TI__PRIVATE int ti__conv_run_ct(ti__kctx *k, const ti__convp *p, const ti__conv_
     size_t ldt = ti__conv_ct_ld(p);
     if (col + sp * ldt > have) return 0;
     float *yt = (float *)k->scratch + (have - sp * ldt);
-    int sum = k->n_in > 4 && k->in[4] != NULL; /* Y holds the fused sum's R: added onto */
     for (size_t n = 0; n < (size_t)p->n; n++)
         for (size_t g = 0; g < (size_t)p->group; g++) {
             const float *x = j->x + (n * (size_t)p->c + g * cg) * p->in_sp;
@@ -827,8 +837,8 @@ TI__PRIVATE int ti__conv_run_ct(ti__kctx *k, const ti__convp *p, const ti__conv_
             epi.a = j->act_a;
             epi.b = j->act_b;
             float *y = j->y + (n * (size_t)p->m + g * mg) * sp;
-            if (!ti__sgemm_bpanel(1, sp, mg, kdim, a, sp, w, (int)nr, yt, ldt, y, sp, &epi, sum,
-                                  k->tp))
+            if (!ti__sgemm_bpanel(1, sp, mg, kdim, a, sp, w, (int)nr, yt, ldt, y, sp, &epi,
+                                  j->beta != 0.0f, k->tp))
                 return 0;
         }
     return 1;
@@ -858,18 +868,17 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
     /* a residual sum fused in (input 4, ti__fuse_conv_sum): Y starts as it (placed on it by
      * ti__session_sum_views, else copied) and the GEMM adds onto Y (beta 1; the transposed
      * GEMM as it stores Y), before the bias and the activation: act(W X + R + b) */
-    float beta = 0.0f;
-    if (k->n_in > 4 && k->in[4] != NULL) {
-        const ti_tensor *r = k->in[4];
-        int wino_ok = path == TI__CONV_WINO && (j.act == TI__ACT_NONE || j.act == TI__ACT_RELU);
+    const ti_tensor *r = ti__conv_sum(k);
+    if (r != NULL) {
+        int wino_act = path == TI__CONV_WINO && (j.act == TI__ACT_NONE || j.act == TI__ACT_RELU);
         if ((path != TI__CONV_1X1 && path != TI__CONV_IM2COL && path != TI__CONV_IM2COL_BIG &&
-             !wino_ok) ||
+             !wino_act) ||
             r->dtype != TI_DTYPE_F32 || r->data == NULL || r->size_bytes != k->out[0]->size_bytes)
             return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
                              "the fused sum (%zu values) does not fit this conv (%zu outputs) "
                              "or its path", ti__numel(r), ti__numel(k->out[0]));
         if (r->data != k->out[0]->data) memcpy(j.y, r->data, r->size_bytes);
-        beta = 1.0f;
+        j.beta = 1.0f;
     }
     if (path == TI__CONV_DW && ti__conv_dw_ok(p)) {
         ti__conv_dw_run(k, p);
@@ -956,7 +965,7 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
                 if (wsf > 0 && k->scratch != NULL &&
                     k->scratch_bytes >= (gate + wsf) * sizeof(float))
                     ws = (float *)k->scratch + gate + 16;
-                ti__sgemm_conv(wt, mg, p->out_sp, cg, w, lw, wp, wmr, x, p->in_sp, 1, beta, y,
+                ti__sgemm_conv(wt, mg, p->out_sp, cg, w, lw, wp, wmr, x, p->in_sp, 1, j.beta, y,
                                p->out_sp, &epi, ws, ws != NULL ? wsf - 16 : 0, k->tp);
                 continue;
             }
@@ -977,7 +986,6 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
                 t.nt = nt;
                 t.slots = TI__MIN(slots, (p->out_sp + nt - 1) / nt);
                 t.epi = &epi;
-                t.beta = beta;
                 ti__parallel_for(k->tp, t.slots, 1, ti__conv_tile_slots, &t);
                 continue;
             }
@@ -986,8 +994,8 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
                 jg.nt = TI__MIN(nt, p->out_sp - c0);
                 ti__parallel_for(k->tp, kdim, TI__MAX((size_t)1, 16384 / jg.nt),
                                  ti__conv_im2col, &jg);
-                ti__sgemm_conv(wt, mg, jg.nt, kdim, w, lw, wp, wmr, jg.col, jg.nt, 0, beta, y + c0,
-                               p->out_sp, &epi, NULL, 0, k->tp);
+                ti__sgemm_conv(wt, mg, jg.nt, kdim, w, lw, wp, wmr, jg.col, jg.nt, 0, j.beta,
+                               y + c0, p->out_sp, &epi, NULL, 0, k->tp);
             }
         }
     return TI_OK;

@@ -1702,7 +1702,7 @@ TI__PRIVATE int ti__conv_wino_run(ti__kctx *k, const ti__convp *p) {
     j.act = nd->act;
     j.act_a = nd->act_a;
     j.act_b = nd->act_b;
-    j.sum = k->n_in > 4 && k->in[4] != NULL; /* Y prefilled by ti__conv_run_path */
+    j.sum = ti__conv_sum(k) != NULL; /* Y prefilled by ti__conv_run_path */
     if (j.mparts > 1 && slots == threads) {
         j.cparts = TI__MIN((size_t)p->c, (threads + nblk - 1) / nblk * 4);
         ti__parallel_for_part(k->tp, nblk * j.cparts, 1, ti__wino_shared_in, &j);

@@ -1343,6 +1343,32 @@ static int run_block_model(const ti_model *m, int no_fusion, int threads, const 
     return run_session(s, x, 2, out, info);
 }
 
+/* A Conv of a model file with a fourth and fifth input (what the fusion passes give a
+ * plan's Conv as its gate and its residual sum) fails at session creation, naming the node
+ * and the reason, instead of being run as a gate and a sum. */
+TI_TEST(conv_with_five_inputs_in_a_file_fails) {
+    static const float w[4 * 4] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+    static const float b[4] = {0, 0, 0, 0};
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t xd[4] = {1, 4, 4, 4}, wd[4] = {4, 4, 1, 1}, bd[1] = {4};
+    ob_input(&mb, "x", OB_FLOAT, 4, xd);
+    ob_init_f32(&mb, "w", 4, wd, w);
+    ob_init_f32(&mb, "b", 1, bd, b);
+    ob_node(&mb, "Conv", "conv_5in", "x,w,b,x,x", "y");
+    ob_output(&mb, "y", OB_FLOAT, 4, xd);
+    ti_model *m = load_built(&mb);
+    TI_REQUIRE(m != NULL);
+    ti_error err;
+    ti_session *s = ti_session_create(m, NULL, &err);
+    TI_CHECK(s == NULL);
+    TI_CHECK_EQ_INT(err.code, TI_ERR_BAD_MODEL);
+    TI_CHECK_STR_CONTAINS(err.message, "node 'conv_5in' (Conv)");
+    TI_CHECK_STR_CONTAINS(err.message, "Conv takes at most 3");
+    if (s != NULL) ti_session_destroy(s);
+    ti_model_free(m);
+}
+
 /* ResNet's sums fuse too: into the Winograd 3x3 conv (whose SIMD store adds the summand,
  * here the graph input, copied to Y first, then applies the Relu; 18 x 18 has groups of 4
  * tiles, other whole tiles and cut ones) and into an im2col conv (the 3x3 / 2 or the 1x1 / 2
@@ -1405,6 +1431,7 @@ int main(void) {
     TI_RUN(gate_fuses_into_1x1_conv);
     TI_RUN(residual_add_fuses_into_1x1_conv);
     TI_RUN(residual_add_fuses_into_3x3_conv);
+    TI_RUN(conv_with_five_inputs_in_a_file_fails);
     TI_RUN(run_does_not_allocate);
     TI_RUN(large_matmul_and_gemm_use_the_scratch);
     TI_RUN(arena_reuses_memory);
