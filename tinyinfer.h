@@ -1261,6 +1261,10 @@ typedef struct ti__node {
     int bands_ok; /* Conv: every consumer of its output is a Conv, so the depthwise row path
                      may cut the map into one band of rows a thread (ti__pass_bands,
                      cpu/conv_fast.c's ti__conv_dw_bands) */
+    /* Conv: a 2-D MaxPool fused after it (ti__fuse_conv_pool): the window, strides and
+     * pads (begin, end) along H and W as the pool's attributes gave them; pool_k[0] 0: none.
+     * The node's output is then the pool's (cpu/conv_fast.c, ti__conv_pool_run). */
+    int pool_k[2], pool_s[2], pool_pb[2], pool_pe[2];
 } ti__node;
 enum {
     TI__PACK_NONE = 0,
@@ -6305,6 +6309,8 @@ TI__PRIVATE int ti__conv_fewc_ok(const struct ti__convp *p);
 TI__PRIVATE int ti__conv_apanel_ok(const struct ti__convp *p, int mr);
 TI__PRIVATE int ti__conv_fewc_run(ti__kctx *k, const struct ti__convp *p);
 TI__PRIVATE size_t ti__conv_fewc_scratch(const ti__kctx *k, const struct ti__convp *p);
+TI__PRIVATE size_t ti__conv_pool_scratch(const ti__kctx *k, const struct ti__convp *p);
+TI__PRIVATE ti_status ti__conv_pool_run(ti__kctx *k, const struct ti__convp *p);
 
 /* Floats of im2col / col2im scratch to aim for (8 MiB): large tiles make large GEMMs, which
  * split well across threads, and few tiles mean few synchronisations. ConvTranspose, and
@@ -6752,6 +6758,7 @@ TI__PRIVATE size_t ti__conv_scratch_common(ti__kctx *k, int transpose) {
     if (e != TI_OK) return 0;
     size_t rows, cols;
     if (!transpose) {
+        if (k->node->pool_k[0] > 0) return ti__conv_pool_scratch(k, &p);
         int path = ti__conv_path(k, &p);
         if (path == TI__CONV_WINO) return ti__conv_wino_scratch(k, &p);
         if (path == TI__CONV_FEWC) return ti__conv_fewc_scratch(k, &p);
@@ -7107,6 +7114,7 @@ TI__PRIVATE int ti__conv_run_ct(ti__kctx *k, const ti__convp *p, const ti__conv_
 /* float32 Conv by the given path (ti__conv_path chooses; tests and benchmarks force one).
  * DW, WINO and FEWC fall back to DIRECT, IM2COL and IM2COL where they cannot run the conv. */
 TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int path) {
+    if (k->node->pool_k[0] > 0) return ti__conv_pool_run(k, p); /* its own path, whatever */
     ti__conv_job j;
     memset(&j, 0, sizeof j);
     j.p = p;
@@ -8290,24 +8298,29 @@ TI__PRIVATE void ti__conv_dw_run(ti__kctx *k, const ti__convp *p) {
                                    x 10 runs against im2col: 3.58 -> 3.20 ms at 1 thread,
                                    2.12 -> 1.60 at 2 */
 #define TI__FEWC_MAX_M 64       /* output channels */
+#define TI__POOL_FUSE_MAX 8     /* a fused MaxPool's window rows at most */
 #define TI__FEWC_FLOATS 7168    /* the rows' buffer: 28 KiB (ResNet's 7x7 / 2 stem with 48
                                    positions a call: 3 x 7 rows of 312) */
 
-/* Floats from one buffered input row to the next; 0 when the conv cannot take this path. */
-TI__PRIVATE int64_t ti__conv_fewc_pitch(const ti__convp *p) {
-    const ti__dw_isa *isa = ti__dw_pick_isa();
+/* Floats from one buffered input row to the next for kernels of NP positions a call; 0
+ * when the conv's shape does not suit the path. */
+TI__PRIVATE int64_t ti__conv_fewc_pitch_np(const ti__convp *p, int64_t NP) {
     int64_t S = p->s[2], KH = p->k[1], KW = p->k[2], OW = p->out[2];
     if (p->group != 1 || p->in[0] != 1 || p->k[0] != 1 || p->out[0] != 1 || p->d[1] != 1 ||
         p->d[2] != 1 || (S != 1 && S != 2) || p->cg * (int64_t)p->kprod > TI__FEWC_MAX_K ||
-        p->cg < 1 || p->mg < 1 || p->mg > TI__FEWC_MAX_M || OW < 16 || p->out[1] < 1 ||
-        isa->fewc[S == 2] == NULL)
+        p->cg < 1 || p->mg < 1 || p->mg > TI__FEWC_MAX_M || OW < 16 || p->out[1] < 1)
         return 0;
     /* the kernel reads NP S floats from S ox0 + kx, ox0 up to the last block's start; split
      * stride-2 rows (ti__conv_fewc_run) NP from ox0 + kx / 2 in halves of P / 2 */
-    int64_t NP = isa->fewc_np, P = TI__MAX(S * ((OW + NP - 1) / NP * NP) + KW + 16,
-                                           p->pb[2] + p->in[2]);
+    int64_t P = TI__MAX(S * ((OW + NP - 1) / NP * NP) + KW + 16, p->pb[2] + p->in[2]);
     P += P & 1;
     return p->cg * KH * P <= TI__FEWC_FLOATS ? P : 0;
+}
+/* The same for the ISA in use; 0 where it has no few-channel kernel. */
+TI__PRIVATE int64_t ti__conv_fewc_pitch(const ti__convp *p) {
+    const ti__dw_isa *isa = ti__dw_pick_isa();
+    if (isa->fewc[p->s[2] == 2] == NULL) return 0;
+    return ti__conv_fewc_pitch_np(p, isa->fewc_np);
 }
 TI__PRIVATE int ti__conv_fewc_ok(const ti__convp *p) {
     return ti__conv_fewc_pitch(p) > 0;
@@ -8341,7 +8354,8 @@ TI__PRIVATE size_t ti__conv_fewc_scratch(const ti__kctx *k, const ti__convp *p) 
 
 typedef struct ti__fewc_job {
     const ti__convp *p;
-    const float *x, *wt, *bias; /* weights [block][tap][16], bias padded to the blocks */
+    const float *x, *wt; /* weights [block][tap][16] */
+    float bias[TI__FEWC_MAX_M + 16]; /* padded to the blocks */
     float *y;
     ti__conv_fewc_fn fn;
     int64_t P, np; /* the rows' pitch in the buffer; positions a call */
@@ -8353,58 +8367,97 @@ typedef struct ti__fewc_job {
     float act_a, act_b, lo, hi;
 } ti__fewc_job;
 
+/* Conv output row oy of image nn, all M channels, to y (channel m's OW values at
+ * y + m ldy), through buf (TI__FEWC_FLOATS floats): the C x KH input rows it reads, copied
+ * with their padding, then the kernel on 16 channels x up to np positions at a time, then
+ * the activation the kernel does not clamp in. */
+TI__PRIVATE void ti__fewc_row(const ti__fewc_job *j, int64_t nn, int64_t oy, float *buf,
+                              float *y, size_t ldy) {
+    const ti__convp *p = j->p;
+    int64_t C = p->cg, M = p->mg, H = p->in[1], W = p->in[2], OW = p->out[2];
+    int64_t KH = p->k[1], SY = p->s[1], S = p->s[2], P = j->P;
+    int64_t pt = p->pb[1], pl = p->pb[2], taps = C * KH * p->k[2];
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t ky = 0; ky < KH; ky++) {
+            float *row = buf + (c * KH + ky) * P;
+            int64_t iy = oy * SY - pt + ky;
+            if (iy < 0 || iy >= H) {
+                memset(row, 0, (size_t)P * sizeof(float));
+                continue;
+            }
+            const float *src = j->x + ((size_t)(nn * p->c + c) * (size_t)H + (size_t)iy) * W;
+            if (j->split) { /* padded column b = pl + ix goes to half b & 1, at b / 2 */
+                memset(row, 0, (size_t)P * sizeof(float));
+                for (int64_t h = 0; h < 2; h++) {
+                    int64_t ix = (h + pl) & 1, n = (W - ix + 1) / 2; /* ix: first of half h */
+                    if (n > 0)
+                        j->copy_s2(row + h * (P / 2) + (pl + ix) / 2, src + ix, (size_t)n);
+                }
+                continue;
+            }
+            memset(row, 0, (size_t)pl * sizeof(float));
+            memcpy(row + pl, src, (size_t)W * sizeof(float));
+            memset(row + pl + W, 0, (size_t)(P - pl - W) * sizeof(float));
+        }
+    for (int64_t m0 = 0; m0 < M; m0 += 16) {
+        const float *wb = j->wt + m0 * taps;
+        for (int64_t ox0 = 0; ox0 < OW; ox0 += j->np)
+            j->fn(y + (size_t)m0 * ldy + ox0, ldy, (int)TI__MIN(16, M - m0),
+                  (int)TI__MIN(j->np, OW - ox0), buf + (j->split ? 1 : S) * ox0, j->off,
+                  (int)taps, wb, j->bias + m0, j->clamp, j->lo, j->hi);
+    }
+    if (j->act != TI__ACT_NONE && !j->clamp) /* the row's M runs of OW, in vectors */
+        ti__act_block(j->act, j->act_a, j->act_b, NULL, y, ldy, (size_t)M, (size_t)OW);
+}
+
 /* Output rows [begin, end) of all images (row q: image q / OH, row q % OH). */
 TI__PRIVATE void ti__conv_fewc_rows(void *ctx, size_t begin, size_t end) {
     const ti__fewc_job *j = (const ti__fewc_job *)ctx;
     const ti__convp *p = j->p;
-    int64_t C = p->cg, M = p->mg, H = p->in[1], W = p->in[2], OH = p->out[1], OW = p->out[2];
-    int64_t KH = p->k[1], KW = p->k[2], SY = p->s[1], S = p->s[2], P = j->P;
-    int64_t pt = p->pb[1], pl = p->pb[2], taps = C * KH * KW;
+    int64_t OH = p->out[1], OW = p->out[2];
     float buf[TI__FEWC_FLOATS];
     for (size_t q = begin; q < end; q++) {
         int64_t nn = (int64_t)q / OH, oy = (int64_t)q % OH;
-        for (int64_t c = 0; c < C; c++)
-            for (int64_t ky = 0; ky < KH; ky++) {
-                float *row = buf + (c * KH + ky) * P;
-                int64_t iy = oy * SY - pt + ky;
-                if (iy < 0 || iy >= H) {
-                    memset(row, 0, (size_t)P * sizeof(float));
-                    continue;
-                }
-                const float *src = j->x + ((size_t)(nn * p->c + c) * (size_t)H + (size_t)iy) * W;
-                if (j->split) { /* padded column b = pl + ix goes to half b & 1, at b / 2 */
-                    memset(row, 0, (size_t)P * sizeof(float));
-                    for (int64_t h = 0; h < 2; h++) {
-                        int64_t ix = (h + pl) & 1, n = (W - ix + 1) / 2; /* ix: first of half h */
-                        if (n > 0)
-                            j->copy_s2(row + h * (P / 2) + (pl + ix) / 2, src + ix, (size_t)n);
-                    }
-                    continue;
-                }
-                memset(row, 0, (size_t)pl * sizeof(float));
-                memcpy(row + pl, src, (size_t)W * sizeof(float));
-                memset(row + pl + W, 0, (size_t)(P - pl - W) * sizeof(float));
-            }
-        float *yrow = j->y + (size_t)nn * p->m * p->out_sp + (size_t)(oy * OW);
-        for (int64_t m0 = 0; m0 < M; m0 += 16) {
-            const float *wb = j->wt + m0 * taps;
-            for (int64_t ox0 = 0; ox0 < OW; ox0 += j->np)
-                j->fn(yrow + (size_t)m0 * p->out_sp + ox0, p->out_sp, (int)TI__MIN(16, M - m0),
-                      (int)TI__MIN(j->np, OW - ox0), buf + (j->split ? 1 : S) * ox0, j->off,
-                      (int)taps, wb, j->bias + m0, j->clamp, j->lo, j->hi);
-        }
-        if (j->act != TI__ACT_NONE && !j->clamp) /* the row's M runs of OW, in vectors */
-            ti__act_block(j->act, j->act_a, j->act_b, NULL, yrow, p->out_sp, (size_t)M,
-                          (size_t)OW);
+        ti__fewc_row(j, nn, oy, buf, j->y + (size_t)nn * p->m * p->out_sp + (size_t)(oy * OW),
+                     p->out_sp);
     }
 }
 
-/* The conv by the few-channel path; 0 (nothing done) when it cannot take it. */
-TI__PRIVATE int ti__conv_fewc_run(ti__kctx *k, const ti__convp *p) {
-    int64_t P = ti__conv_fewc_pitch(p);
+/* The portable few-channel kernels, by ti__conv_fewc_fn's contract: a fused MaxPool's
+ * conv (ti__conv_pool_run), planned where the ISA had a kernel, still runs where the ISA
+ * in use has none (tests force one). */
+TI__PRIVATE void ti__fewc_ref(int S, float *y, size_t ldy, int mv, int np, const float *x,
+                              const int32_t *off, int taps, const float *w, const float *bias,
+                              int clamp, float lo, float hi) {
+    for (int m = 0; m < mv; m++)
+        for (int r = 0; r < np; r++) {
+            float v = bias[m];
+            for (int t = 0; t < taps; t++) v += w[t * 16 + m] * x[off[t] + r * S];
+            if (clamp) v = TI__MIN(TI__MAX(v, lo), hi);
+            y[(size_t)m * ldy + (size_t)r] = v;
+        }
+}
+TI__PRIVATE void ti__fewc_ref1(float *y, size_t ldy, int mv, int np, const float *x,
+                               const int32_t *off, int taps, const float *w, const float *bias,
+                               int clamp, float lo, float hi) {
+    ti__fewc_ref(1, y, ldy, mv, np, x, off, taps, w, bias, clamp, lo, hi);
+}
+TI__PRIVATE void ti__fewc_ref2(float *y, size_t ldy, int mv, int np, const float *x,
+                               const int32_t *off, int taps, const float *w, const float *bias,
+                               int clamp, float lo, float hi) {
+    ti__fewc_ref(2, y, ldy, mv, np, x, off, taps, w, bias, clamp, lo, hi);
+}
+
+/* The few-channel job of the conv in j (weights packed at planning, or laid out at the
+ * scratch's start); with `portable`, the portable kernels where the ISA has none. 0 when
+ * the conv cannot take the path. */
+TI__PRIVATE int ti__fewc_setup(ti__kctx *k, const ti__convp *p, int portable, ti__fewc_job *j) {
+    const ti__dw_isa *isa = ti__dw_pick_isa();
+    int simd = isa->fewc[p->s[2] == 2] != NULL;
+    if (!simd && !portable) return 0;
+    int64_t P = simd ? ti__conv_fewc_pitch(p) : ti__conv_fewc_pitch_np(p, 16);
     if (P == 0) return 0;
     int64_t M = p->mg, taps = p->cg * (int64_t)p->kprod, nb = (M + 15) / 16;
-    float bias[TI__FEWC_MAX_M];
     const float *b = k->n_in > 2 && k->in[2] != NULL ? (const float *)k->in[2]->data : NULL;
     const float *wt = ti__conv_fewc_packed(k->node, p);
     if (wt == NULL) { /* weights that were not constant at planning: laid out in the scratch */
@@ -8413,40 +8466,216 @@ TI__PRIVATE int ti__conv_fewc_run(ti__kctx *k, const ti__convp *p) {
         ti__conv_fewc_pack(p, (const float *)k->in[1]->data, (float *)k->scratch);
         wt = (const float *)k->scratch;
     }
-    for (int64_t m = 0; m < nb * 16; m++) bias[m] = b != NULL && m < M ? b[m] : 0.0f;
-    ti__fewc_job j;
-    memset(&j, 0, sizeof j);
-    j.p = p;
-    j.x = (const float *)k->in[0]->data;
-    j.y = (float *)k->out[0]->data;
-    j.wt = wt;
-    j.bias = bias;
-    const ti__dw_isa *isa = ti__dw_pick_isa();
-    j.fn = isa->fewc[p->s[2] == 2];
-    /* Stride 2 with the stride-1 kernel on rows split into their even and odd columns
-     * (ti__conv_fewc_pitch leaves room for both halves), where the stride-2 kernel split
-     * each tap's two loads with a permute: 16 FMAs and a permute a tap on the two ports
-     * that do both. Thread CPU time, median, 1 thread, Xeon, builds alternating: ResNet-18's
-     * 7x7 / 2 stem 1.64-1.66 -> 1.47-1.51 ms (AVX2 forced 2.41-2.42 -> 2.25-2.29),
-     * MobileNetV2's 3x3 / 2 0.183-0.187 -> 0.180-0.188; the stem in the model, per-node
-     * minima of 4 x 30 runs alternating (bench/ab.py), 1.504 -> 1.448 ms. */
-    j.copy_s2 = ti__copy_s2_pick(); /* there wherever a few-channel kernel is */
-    j.split = p->s[2] == 2 && isa->fewc[0] != NULL && j.copy_s2 != NULL;
-    if (j.split) j.fn = isa->fewc[0];
-    j.P = P;
-    j.np = isa->fewc_np;
+    memset(j, 0, sizeof *j);
+    for (int64_t m = 0; m < nb * 16; m++) j->bias[m] = b != NULL && m < M ? b[m] : 0.0f;
+    j->p = p;
+    j->x = (const float *)k->in[0]->data;
+    j->y = (float *)k->out[0]->data;
+    j->wt = wt;
+    j->P = P;
+    if (simd) {
+        j->fn = isa->fewc[p->s[2] == 2];
+        /* Stride 2 with the stride-1 kernel on rows split into their even and odd columns
+         * (ti__conv_fewc_pitch leaves room for both halves), where the stride-2 kernel
+         * split each tap's two loads with a permute: 16 FMAs and a permute a tap on the two
+         * ports that do both. Thread CPU time, median, 1 thread, Xeon, builds alternating:
+         * ResNet-18's 7x7 / 2 stem 1.64-1.66 -> 1.47-1.51 ms (AVX2 forced 2.41-2.42 ->
+         * 2.25-2.29), MobileNetV2's 3x3 / 2 0.183-0.187 -> 0.180-0.188; the stem in the
+         * model, per-node minima of 4 x 30 runs alternating (bench/ab.py), 1.504 -> 1.448
+         * ms. */
+        j->copy_s2 = ti__copy_s2_pick(); /* there wherever a few-channel kernel is */
+        j->split = p->s[2] == 2 && isa->fewc[0] != NULL && j->copy_s2 != NULL;
+        if (j->split) j->fn = isa->fewc[0];
+        j->np = isa->fewc_np;
+    } else {
+        j->fn = p->s[2] == 2 ? ti__fewc_ref2 : ti__fewc_ref1;
+        j->np = 16;
+    }
     for (int64_t t = 0; t < taps; t++) {
         int64_t kx = t % p->k[2];
-        j.off[t] = (int32_t)(t / p->k[2] * P + (j.split ? (kx & 1) * (P / 2) + kx / 2 : kx));
+        j->off[t] = (int32_t)(t / p->k[2] * P + (j->split ? (kx & 1) * (P / 2) + kx / 2 : kx));
     }
-    j.act = k->node->act;
-    j.act_a = k->node->act_a;
-    j.act_b = k->node->act_b;
-    j.clamp = ti__conv_act_clamp(k->node, &j.lo, &j.hi);
-    size_t rows = (size_t)(p->n * p->out[1]), work = (size_t)(p->out[2] * M * taps);
+    j->act = k->node->act;
+    j->act_a = k->node->act_a;
+    j->act_b = k->node->act_b;
+    j->clamp = ti__conv_act_clamp(k->node, &j->lo, &j->hi);
+    return 1;
+}
+
+/* The conv by the few-channel path; 0 (nothing done) when it cannot take it. */
+TI__PRIVATE int ti__conv_fewc_run(ti__kctx *k, const ti__convp *p) {
+    ti__fewc_job j;
+    if (!ti__fewc_setup(k, p, 0, &j)) return 0;
+    int64_t taps = p->cg * (int64_t)p->kprod;
+    size_t rows = (size_t)(p->n * p->out[1]), work = (size_t)(p->out[2] * p->mg * taps);
     ti__parallel_for(k->tp, rows, work > 65536 ? 1 : 65536 / (work + 1) + 1, ti__conv_fewc_rows,
                      &j);
     return 1;
+}
+
+/* ---- a MaxPool fused into the few-channel conv -----------------------------------------
+ * A network's stem: a conv of few channels, then a MaxPool (ResNet-18's 7x7 / 2 conv on 3
+ * channels, 64 x 112 x 112, then 3x3 / 2 to 56 x 56; SqueezeNet's 3x3 / 2, 64 x 111 x 111,
+ * then 3x3 / 2 to 55 x 55). Fused (ti__fuse_conv_pool), the conv writes its rows into a
+ * few rows of scratch a thread (a ring of KH rows of M x ldr floats) and the pool reads
+ * them there: the conv's output (3.2 MB in both), which the caches do not keep, is never
+ * written to memory and read back. Each thread takes one band of the pool's output rows,
+ * computing the conv rows its windows need once each, in order (a window's rows are the
+ * last KH computed). The same conv rows and the same running maximum as the two nodes, so
+ * the same bits. */
+typedef struct ti__cpool_job {
+    ti__fewc_job f;
+    int64_t kh, kw, sh, sw, pt, pl, PH, PW;
+    int64_t G, R;       /* the pool's rows a group, conv rows of the group's block */
+    int64_t clo, chi;   /* the pool's columns whose windows lie inside a conv row */
+    ti__maxpool_row_fn maxrow;  /* those columns' kernel (strides 1 and 2), or NULL */
+    ti__maxpool_k3s2_fn k3s2;   /* 3 x 3 / 2 windows inside the map, or NULL */
+    float *blocks;      /* participant q's at blocks + q * block_floats */
+    size_t block_floats, ldr, bands;
+} ti__cpool_job;
+
+/* Floats of a conv row in the block (the row's OW rounded up to whole vectors). */
+TI__PRIVATE size_t ti__conv_pool_ldr(const ti__convp *p) {
+    return (size_t)(p->out[2] + 15) / 16 * 16;
+}
+/* The pool's rows a group *G, and the conv rows of a group's block (returned): a block of
+ * about TI__CPOOL_FLOATS floats a thread (256 KiB: in L2), 1 group row at least. */
+#define TI__CPOOL_FLOATS 65536
+TI__PRIVATE int64_t ti__conv_pool_rows(const ti__convp *p, const ti__node *nd, int64_t *G) {
+    int64_t row = p->mg * (int64_t)ti__conv_pool_ldr(p), fit = TI__CPOOL_FLOATS / row;
+    int64_t kh = nd->pool_k[0], sh = nd->pool_s[0];
+    *G = fit > kh ? (fit - kh) / sh + 1 : 1;
+    return (*G - 1) * sh + kh;
+}
+
+/* The largest of the window's values, rows xr[0 .. nr) at columns [c0, c1): the first,
+ * then only larger ones (MaxPool's scalar rule); 0 for a window with no value. */
+TI__PRIVATE float ti__cpool_max(const float *const *xr, int64_t nr, int64_t c0, int64_t c1) {
+    if (nr <= 0 || c1 <= c0) return 0.0f;
+    float m = xr[0][c0];
+    for (int64_t r = 0; r < nr; r++)
+        for (int64_t c = c0; c < c1; c++) m = xr[r][c] > m ? xr[r][c] : m;
+    return m;
+}
+
+/* Band b of the pool's output rows (all images' rows, in bands of equal length), G of them
+ * at a time: the conv rows their windows read computed into the block (channel m's rows
+ * R ldr floats from the block's start, row r of the map at (r - lo) ldr), those the next
+ * group reads again moved to its front, then each channel's rows pooled. */
+TI__PRIVATE void ti__conv_pool_bands(void *ctx, int part, size_t begin, size_t end) {
+    const ti__cpool_job *j = (const ti__cpool_job *)ctx;
+    const ti__convp *p = j->f.p;
+    int64_t OH = p->out[1], OW = p->out[2], M = p->mg, PH = j->PH, PW = j->PW, KH = j->kh;
+    size_t rows = (size_t)p->n * (size_t)PH, plane = (size_t)(PH * PW), ldr = j->ldr;
+    size_t ldm = (size_t)j->R * ldr; /* from one channel's rows to the next's */
+    float *blk = j->blocks + (size_t)part * j->block_floats;
+    float buf[TI__FEWC_FLOATS];
+    for (size_t b = begin; b < end; b++) {
+        int64_t img = -1, lo = 0, hi = 0; /* the block holds conv rows [lo, hi) of image img */
+        size_t q1 = rows * (b + 1) / j->bands;
+        for (size_t q = rows * b / j->bands; q < q1;) {
+            int64_t nn = (int64_t)q / PH, py0 = (int64_t)q % PH;
+            int64_t g = TI__MIN(TI__MIN(j->G, PH - py0), (int64_t)(q1 - q));
+            int64_t a = TI__MAX(py0 * j->sh - j->pt, (int64_t)0);
+            int64_t e = TI__MIN((py0 + g - 1) * j->sh - j->pt + KH, OH);
+            if (nn == img && a >= lo && a < hi) { /* rows [a, hi) kept: to the front */
+                if (a > lo)
+                    for (int64_t m = 0; m < M; m++)
+                        memmove(blk + (size_t)m * ldm, blk + (size_t)m * ldm + (size_t)(a - lo) * ldr,
+                                (size_t)(hi - a) * ldr * sizeof(float));
+                lo = a;
+            } else {
+                img = nn, lo = hi = a;
+            }
+            for (; hi < e; hi++)
+                ti__fewc_row(&j->f, nn, hi, buf, blk + (size_t)(hi - lo) * ldr, ldm);
+            float *yrow = j->f.y + (size_t)nn * (size_t)p->m * plane;
+            /* the group's rows whose windows lie inside the map: [ka, kb) */
+            int64_t ka = py0, kb = py0;
+            if (j->k3s2 != NULL) {
+                while (ka < py0 + g && ka * j->sh - j->pt < 0) ka++;
+                kb = ka;
+                while (kb < py0 + g && kb * j->sh - j->pt + KH <= OH) kb++;
+            }
+            for (int64_t m = 0; m < M; m++) {
+                const float *base = blk + (size_t)m * ldm;
+                float *ym = yrow + (size_t)m * plane;
+                if (kb > ka && j->chi > j->clo)
+                    j->k3s2(ym + ka * PW + j->clo, (size_t)PW, (size_t)(j->chi - j->clo),
+                            base + (size_t)(ka * 2 - j->pt - lo) * ldr + (size_t)(j->clo * 2 - j->pl),
+                            ldr, (size_t)(kb - ka));
+                for (int64_t py = py0; py < py0 + g; py++) {
+                    int64_t r0 = py * j->sh - j->pt, rlo = TI__MAX(r0, (int64_t)0);
+                    int64_t nr = TI__MIN(r0 + KH, OH) - rlo;
+                    const float *xr[TI__POOL_FUSE_MAX], *xs[TI__POOL_FUSE_MAX];
+                    for (int64_t r = 0; r < nr; r++) {
+                        xr[r] = base + (size_t)(rlo + r - lo) * ldr;
+                        xs[r] = xr[r] + j->clo * j->sw - j->pl;
+                    }
+                    float *y = ym + py * PW;
+                    int inner = py >= ka && py < kb && j->chi > j->clo; /* done by k3s2 */
+                    int vec = !inner && j->maxrow != NULL && nr > 0 && j->chi > j->clo;
+                    if (vec)
+                        j->maxrow(y + j->clo, (size_t)(j->chi - j->clo), xs, (int)nr, (int)j->kw);
+                    for (int64_t px = 0; px < PW; px++) {
+                        if ((vec || inner) && px == j->clo) px = j->chi;
+                        if (px >= PW) break;
+                        int64_t c0 = px * j->sw - j->pl;
+                        y[px] = ti__cpool_max(xr, nr, TI__MAX(c0, (int64_t)0),
+                                              TI__MIN(c0 + j->kw, OW));
+                    }
+                }
+            }
+            q += (size_t)g;
+        }
+    }
+}
+
+/* Scratch of a conv with a MaxPool fused in: the weights' layout where not packed at
+ * planning, then a block of conv rows a thread. */
+TI__PRIVATE size_t ti__conv_pool_scratch(const ti__kctx *k, const ti__convp *p) {
+    int64_t G, R = ti__conv_pool_rows(p, k->node, &G);
+    size_t w = ti__conv_fewc_packed(k->node, p) != NULL ? 0 : ti__conv_fewc_wfloats(p);
+    size_t blk = (size_t)R * (size_t)p->mg * ti__conv_pool_ldr(p) + 16;
+    return (w + 16 + blk * (size_t)ti__threadpool_size(k->tp)) * sizeof(float);
+}
+
+/* The conv and the MaxPool fused after it (k->node->pool_k[0] > 0). */
+TI__PRIVATE ti_status ti__conv_pool_run(ti__kctx *k, const ti__convp *p) {
+    const ti__node *nd = k->node;
+    ti__cpool_job j;
+    memset(&j, 0, sizeof j);
+    j.kh = nd->pool_k[0], j.kw = nd->pool_k[1], j.sh = nd->pool_s[0], j.sw = nd->pool_s[1];
+    j.pt = nd->pool_pb[0], j.pl = nd->pool_pb[1];
+    int64_t OH = p->out[1], OW = p->out[2];
+    j.PH = j.sh > 0 ? (OH + j.pt + nd->pool_pe[0] - j.kh) / j.sh + 1 : 0;
+    j.PW = j.sw > 0 ? (OW + j.pl + nd->pool_pe[1] - j.kw) / j.sw + 1 : 0;
+    j.R = ti__conv_pool_rows(p, nd, &j.G);
+    const ti_tensor *y = k->out[0];
+    size_t threads = (size_t)ti__threadpool_size(k->tp);
+    size_t wfl = ti__conv_fewc_packed(nd, p) != NULL ? 0 : ti__conv_fewc_wfloats(p);
+    j.ldr = ti__conv_pool_ldr(p);
+    j.block_floats = (size_t)j.R * (size_t)p->mg * j.ldr + 16;
+    if (j.kh < 1 || j.kh > TI__POOL_FUSE_MAX || j.kw < 1 || j.sh < 1 || j.sw < 1 || j.PH < 1 ||
+        j.PW < 1 || y->dtype != TI_DTYPE_F32 || y->rank != 4 || y->shape[0] != p->n ||
+        y->shape[1] != p->m || y->shape[2] != j.PH || y->shape[3] != j.PW || p->group != 1 ||
+        k->scratch == NULL || k->scratch_bytes < (wfl + 16 + j.block_floats * threads) * sizeof(float) ||
+        !ti__fewc_setup(k, p, 1, &j.f))
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                         "the fused MaxPool (%lldx%lld / %lld) does not fit this conv's output",
+                         (long long)j.kh, (long long)j.kw, (long long)j.sh);
+    j.blocks = (float *)(void *)ti__align_up((uintptr_t)((float *)k->scratch + wfl), 64);
+    /* the pool's columns whose whole window lies in the row: [clo, chi) */
+    j.clo = TI__MIN((j.pl + j.sw - 1) / j.sw, j.PW);
+    j.chi = OW - j.kw + j.pl >= 0 ? TI__MIN((OW - j.kw + j.pl) / j.sw + 1, j.PW) : 0;
+    if (j.chi < j.clo) j.chi = j.clo;
+    const ti__dw_isa *isa = ti__dw_pick_isa();
+    if (j.sw <= 2) j.maxrow = isa->maxrow[j.sw == 2];
+    if (j.kh == 3 && j.kw == 3 && j.sh == 2 && j.sw == 2) j.k3s2 = isa->mp_k3s2;
+    size_t rows = (size_t)(p->n * j.PH);
+    j.bands = TI__MIN(threads, rows);
+    ti__parallel_for_part(k->tp, j.bands, 1, ti__conv_pool_bands, &j);
+    return TI_OK;
 }
 
 /* ---- Winograd F(4x4, 3x3) and F(2x2, 3x3) ------------------------------------------- */
@@ -33318,6 +33547,68 @@ TI__PRIVATE int ti__fuse_conv_sum(ti_session *s, int n) {
     return 0;
 }
 
+/* A MaxPool after a conv that takes the few-channel path (a network's stem: ResNet-18's
+ * 7x7 / 2 on 3 channels, then 3x3 / 2; SqueezeNet's 3x3 / 2, then 3x3 / 2): the conv
+ * computes its rows into a few rows of scratch a thread and pools them there (cpu/
+ * conv_fast.c, ti__conv_pool_run), so its output, 3.2 MB in both, is not written to memory
+ * and read back. The conv keeps its place and takes the pool's output, its window, strides
+ * and pads (the end pads as the output size needs them, ceil_mode's included). Only a 2-D
+ * MaxPool without dilations or the Indices output, windows of at most TI__POOL_FUSE_MAX
+ * rows; the conv's output read by it alone, float32, not a graph output; the conv as the
+ * few-channel path takes it (not a Winograd one), its activation any. CPU sessions only.
+ * Returns 1 when fused. */
+TI__PRIVATE int ti__fuse_conv_pool(ti_session *s, int n) {
+    ti__node *pool = &s->nodes[n];
+    if (strcmp(pool->op, "MaxPool") != 0 || pool->domain[0] != 0 || pool->n_inputs != 1 ||
+        pool->n_outputs < 1 || pool->outputs[0] < 0 || (pool->n_outputs > 1 && pool->outputs[1] >= 0))
+        return 0;
+    int cv = pool->inputs[0];
+    if (cv < 0 || s->vi[cv].is_output || s->vi[cv].is_const || s->t[cv].dtype != TI_DTYPE_F32 ||
+        s->t[cv].rank != 4 || s->t[pool->outputs[0]].dtype != TI_DTYPE_F32)
+        return 0;
+    int c = -1, readers = 0; /* cv's producer and its readers among the live nodes */
+    for (int i = 0; i < s->n_nodes; i++) {
+        const ti__node *nd = &s->nodes[i];
+        if (nd->op[0] == 0) continue;
+        for (int o = 0; o < nd->n_outputs; o++) c = nd->outputs[o] == cv ? i : c;
+        for (int o = 0; o < nd->n_inputs; o++) readers += nd->inputs[o] == cv;
+    }
+    if (c < 0 || c >= n || readers != 1) return 0;
+    ti__node *conv = &s->nodes[c];
+    if (strcmp(conv->op, "Conv") != 0 || conv->domain[0] != 0 || conv->n_outputs != 1 ||
+        conv->n_inputs < 2 || conv->n_inputs > 3 || conv->pool_k[0] != 0)
+        return 0;
+    ti__kctx k;
+    ti_error quiet;
+    ti__convp p;
+    ti__poolp pp;
+    if (!ti__session_bind_io(s, c) || !ti__session_bind_io(s, n)) return 0;
+    ti__kctx_init(s, &k, c, &quiet);
+    if (ti__conv_params(&k, 0, &p) != TI_OK || p.group != 1 || p.mg < 4 || ti__conv_dw_ok(&p) ||
+        ti__conv_pointwise(&p) || !ti__conv_fewc_ok(&p) ||
+        ti__conv_wino_ok(&p, ti__threadpool_size(s->tp)))
+        return 0;
+    ti__kctx_init(s, &k, n, &quiet);
+    if (ti__pool_params(&k, &pp) != TI_OK || pp.nd != 2 || pp.d[1] != 1 || pp.d[2] != 1 ||
+        pp.in[1] != p.out[1] || pp.in[2] != p.out[2])
+        return 0;
+    for (int a = 0; a < 2; a++)
+        if (pp.k[1 + a] > TI__POOL_FUSE_MAX || pp.out[1 + a] < 1) return 0;
+    if (!ti__fuse_own_inputs(s, conv)) return 0;
+    for (int a = 0; a < 2; a++) {
+        int j = 1 + a;
+        conv->pool_k[a] = (int)pp.k[j];
+        conv->pool_s[a] = (int)pp.s[j];
+        conv->pool_pb[a] = (int)pp.pb[j];
+        /* the end pad that gives the output size by the floor rule */
+        conv->pool_pe[a] = (int)((pp.out[j] - 1) * pp.s[j] + pp.k[j] - pp.in[j] - pp.pb[j]);
+    }
+    conv->outputs[0] = pool->outputs[0];
+    pool->op = "";
+    s->info.num_fused++;
+    return 1;
+}
+
 /* MatMul + Add of a constant row vector ([N], [1,N], [1,1,N]): the vector becomes the
  * MatMul's third input, a bias the kernel adds before the activation. */
 TI__PRIVATE int ti__fuse_matmul_add(ti_session *s, ti__node *mm, const ti__node *add, int y) {
@@ -33624,6 +33915,9 @@ TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
     /* residual sums into the convs before them: after the gates (input 3) and QDQ */
     if (s->cl == NULL)
         for (int n = 0; n < s->n_nodes; n++) ti__fuse_conv_sum(s, n);
+    /* a MaxPool into the few-channel conv before it */
+    if (s->cl == NULL)
+        for (int n = 0; n < s->n_nodes; n++) ti__fuse_conv_pool(s, n);
     /* compact, rebinding the tensors of rewritten nodes */
     int w = 0;
     for (int n = 0; n < s->n_nodes; n++) {

@@ -156,6 +156,10 @@ typedef struct ti__node {
     int bands_ok; /* Conv: every consumer of its output is a Conv, so the depthwise row path
                      may cut the map into one band of rows a thread (ti__pass_bands,
                      cpu/conv_fast.c's ti__conv_dw_bands) */
+    /* Conv: a 2-D MaxPool fused after it (ti__fuse_conv_pool): the window, strides and
+     * pads (begin, end) along H and W as the pool's attributes gave them; pool_k[0] 0: none.
+     * The node's output is then the pool's (cpu/conv_fast.c, ti__conv_pool_run). */
+    int pool_k[2], pool_s[2], pool_pb[2], pool_pe[2];
 } ti__node;
 enum {
     TI__PACK_NONE = 0,

@@ -263,6 +263,68 @@ TI__PRIVATE int ti__fuse_conv_sum(ti_session *s, int n) {
     return 0;
 }
 
+/* A MaxPool after a conv that takes the few-channel path (a network's stem: ResNet-18's
+ * 7x7 / 2 on 3 channels, then 3x3 / 2; SqueezeNet's 3x3 / 2, then 3x3 / 2): the conv
+ * computes its rows into a few rows of scratch a thread and pools them there (cpu/
+ * conv_fast.c, ti__conv_pool_run), so its output, 3.2 MB in both, is not written to memory
+ * and read back. The conv keeps its place and takes the pool's output, its window, strides
+ * and pads (the end pads as the output size needs them, ceil_mode's included). Only a 2-D
+ * MaxPool without dilations or the Indices output, windows of at most TI__POOL_FUSE_MAX
+ * rows; the conv's output read by it alone, float32, not a graph output; the conv as the
+ * few-channel path takes it (not a Winograd one), its activation any. CPU sessions only.
+ * Returns 1 when fused. */
+TI__PRIVATE int ti__fuse_conv_pool(ti_session *s, int n) {
+    ti__node *pool = &s->nodes[n];
+    if (strcmp(pool->op, "MaxPool") != 0 || pool->domain[0] != 0 || pool->n_inputs != 1 ||
+        pool->n_outputs < 1 || pool->outputs[0] < 0 || (pool->n_outputs > 1 && pool->outputs[1] >= 0))
+        return 0;
+    int cv = pool->inputs[0];
+    if (cv < 0 || s->vi[cv].is_output || s->vi[cv].is_const || s->t[cv].dtype != TI_DTYPE_F32 ||
+        s->t[cv].rank != 4 || s->t[pool->outputs[0]].dtype != TI_DTYPE_F32)
+        return 0;
+    int c = -1, readers = 0; /* cv's producer and its readers among the live nodes */
+    for (int i = 0; i < s->n_nodes; i++) {
+        const ti__node *nd = &s->nodes[i];
+        if (nd->op[0] == 0) continue;
+        for (int o = 0; o < nd->n_outputs; o++) c = nd->outputs[o] == cv ? i : c;
+        for (int o = 0; o < nd->n_inputs; o++) readers += nd->inputs[o] == cv;
+    }
+    if (c < 0 || c >= n || readers != 1) return 0;
+    ti__node *conv = &s->nodes[c];
+    if (strcmp(conv->op, "Conv") != 0 || conv->domain[0] != 0 || conv->n_outputs != 1 ||
+        conv->n_inputs < 2 || conv->n_inputs > 3 || conv->pool_k[0] != 0)
+        return 0;
+    ti__kctx k;
+    ti_error quiet;
+    ti__convp p;
+    ti__poolp pp;
+    if (!ti__session_bind_io(s, c) || !ti__session_bind_io(s, n)) return 0;
+    ti__kctx_init(s, &k, c, &quiet);
+    if (ti__conv_params(&k, 0, &p) != TI_OK || p.group != 1 || p.mg < 4 || ti__conv_dw_ok(&p) ||
+        ti__conv_pointwise(&p) || !ti__conv_fewc_ok(&p) ||
+        ti__conv_wino_ok(&p, ti__threadpool_size(s->tp)))
+        return 0;
+    ti__kctx_init(s, &k, n, &quiet);
+    if (ti__pool_params(&k, &pp) != TI_OK || pp.nd != 2 || pp.d[1] != 1 || pp.d[2] != 1 ||
+        pp.in[1] != p.out[1] || pp.in[2] != p.out[2])
+        return 0;
+    for (int a = 0; a < 2; a++)
+        if (pp.k[1 + a] > TI__POOL_FUSE_MAX || pp.out[1 + a] < 1) return 0;
+    if (!ti__fuse_own_inputs(s, conv)) return 0;
+    for (int a = 0; a < 2; a++) {
+        int j = 1 + a;
+        conv->pool_k[a] = (int)pp.k[j];
+        conv->pool_s[a] = (int)pp.s[j];
+        conv->pool_pb[a] = (int)pp.pb[j];
+        /* the end pad that gives the output size by the floor rule */
+        conv->pool_pe[a] = (int)((pp.out[j] - 1) * pp.s[j] + pp.k[j] - pp.in[j] - pp.pb[j]);
+    }
+    conv->outputs[0] = pool->outputs[0];
+    pool->op = "";
+    s->info.num_fused++;
+    return 1;
+}
+
 /* MatMul + Add of a constant row vector ([N], [1,N], [1,1,N]): the vector becomes the
  * MatMul's third input, a bias the kernel adds before the activation. */
 TI__PRIVATE int ti__fuse_matmul_add(ti_session *s, ti__node *mm, const ti__node *add, int y) {
@@ -569,6 +631,9 @@ TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
     /* residual sums into the convs before them: after the gates (input 3) and QDQ */
     if (s->cl == NULL)
         for (int n = 0; n < s->n_nodes; n++) ti__fuse_conv_sum(s, n);
+    /* a MaxPool into the few-channel conv before it */
+    if (s->cl == NULL)
+        for (int n = 0; n < s->n_nodes; n++) ti__fuse_conv_pool(s, n);
     /* compact, rebinding the tensors of rewritten nodes */
     int w = 0;
     for (int n = 0; n < s->n_nodes; n++) {

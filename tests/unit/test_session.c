@@ -1424,6 +1424,175 @@ TI_TEST(residual_add_fuses_into_3x3_conv) {
 #endif
 }
 
+/* A network's stem: Conv (3 -> m channels, k x k / cs, pad cp) with an activation, then
+ * MaxPool (pk x pk / ps, pads pp, ceil_mode), on [n, 3, h, w]. */
+typedef struct stem_case {
+    int n, h, w, m, k, cs, cp, pk, ps, pp, ceil;
+    const char *act; /* "Relu", "Sigmoid" or NULL */
+} stem_case;
+enum { STM_MAX = 64, STX_MAX = 2 * 3 * 64 * 80, STY_MAX = 2 * 64 * 40 * 40 };
+static float g_sw[STM_MAX * 3 * 49], g_sb[STM_MAX];
+
+static void stem_out(const stem_case *c, int *oh, int *ow, int *ph, int *pw) {
+    *oh = (c->h + 2 * c->cp - c->k) / c->cs + 1;
+    *ow = (c->w + 2 * c->cp - c->k) / c->cs + 1;
+    int sh = *oh + 2 * c->pp - c->pk, sw = *ow + 2 * c->pp - c->pk;
+    *ph = (c->ceil ? (sh + c->ps - 1) : sh) / c->ps + 1;
+    *pw = (c->ceil ? (sw + c->ps - 1) : sw) / c->ps + 1;
+    if (c->ceil && (*ph - 1) * c->ps >= *oh + c->pp) (*ph)--;
+    if (c->ceil && (*pw - 1) * c->ps >= *ow + c->pp) (*pw)--;
+}
+
+/* variant 1: the conv's output is a graph output too; 2: the MaxPool has its Indices
+ * output; neither fuses */
+static ti_model *stem_model(const stem_case *c, int variant) {
+    unsigned seed = 31;
+    for (int i = 0; i < c->m * 3 * c->k * c->k; i++) g_sw[i] = frand(&seed) * 0.4f;
+    for (int i = 0; i < c->m; i++) g_sb[i] = frand(&seed) * 0.2f;
+    int oh, ow, ph, pw;
+    stem_out(c, &oh, &ow, &ph, &pw);
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t xd[4] = {c->n, 3, c->h, c->w}, wd[4] = {c->m, 3, c->k, c->k}, bd[1] = {c->m};
+    int64_t yd[4] = {c->n, c->m, ph, pw}, cd[4] = {c->n, c->m, oh, ow};
+    ob_input(&mb, "x", OB_FLOAT, 4, xd);
+    ob_init_f32(&mb, "w", 4, wd, g_sw);
+    ob_init_f32(&mb, "b", 1, bd, g_sb);
+    ob_buf a = {0, 0, 0};
+    int64_t ks[2] = {c->k, c->k}, st[2] = {c->cs, c->cs}, pd[4] = {c->cp, c->cp, c->cp, c->cp};
+    ob_attr_ints(&a, "kernel_shape", 2, ks);
+    ob_attr_ints(&a, "strides", 2, st);
+    ob_attr_ints(&a, "pads", 4, pd);
+    ob_node_attrs(&mb, "Conv", "stem", "x,w,b", c->act ? "c" : "r", &a);
+    if (c->act) ob_node(&mb, c->act, "act", "c", "r");
+    int64_t pk[2] = {c->pk, c->pk}, ps[2] = {c->ps, c->ps}, pp[4] = {c->pp, c->pp, c->pp, c->pp};
+    ob_attr_ints(&a, "kernel_shape", 2, pk);
+    ob_attr_ints(&a, "strides", 2, ps);
+    ob_attr_ints(&a, "pads", 4, pp);
+    ob_attr_int(&a, "ceil_mode", c->ceil);
+    ob_node_attrs(&mb, "MaxPool", "pool", "r", variant == 2 ? "y,idx" : "y", &a);
+    ob_output(&mb, "y", OB_FLOAT, 4, yd);
+    if (variant == 1) ob_output(&mb, "r", OB_FLOAT, 4, cd);
+    return load_built(&mb);
+}
+
+/* The same in double. */
+static void stem_ref(const stem_case *c, const float *x, double *y) {
+    static double cv[STY_MAX * 4];
+    int oh, ow, ph, pw;
+    stem_out(c, &oh, &ow, &ph, &pw);
+    for (int n = 0; n < c->n; n++)
+        for (int m = 0; m < c->m; m++)
+            for (int i = 0; i < oh; i++)
+                for (int j = 0; j < ow; j++) {
+                    double v = g_sb[m];
+                    for (int ch = 0; ch < 3; ch++)
+                        for (int ky = 0; ky < c->k; ky++)
+                            for (int kx = 0; kx < c->k; kx++) {
+                                int iy = i * c->cs - c->cp + ky, ix = j * c->cs - c->cp + kx;
+                                if (iy < 0 || iy >= c->h || ix < 0 || ix >= c->w) continue;
+                                v += (double)g_sw[((m * 3 + ch) * c->k + ky) * c->k + kx] *
+                                     x[((n * 3 + ch) * c->h + iy) * c->w + ix];
+                            }
+                    if (c->act && strcmp(c->act, "Relu") == 0) v = v > 0 ? v : 0;
+                    if (c->act && strcmp(c->act, "Sigmoid") == 0) v = 1.0 / (1.0 + exp(-v));
+                    cv[((n * c->m + m) * oh + i) * ow + j] = v;
+                }
+    for (int n = 0; n < c->n; n++)
+        for (int m = 0; m < c->m; m++)
+            for (int i = 0; i < ph; i++)
+                for (int j = 0; j < pw; j++) {
+                    double best = -INFINITY;
+                    for (int ky = 0; ky < c->pk; ky++)
+                        for (int kx = 0; kx < c->pk; kx++) {
+                            int r = i * c->ps - c->pp + ky, q = j * c->ps - c->pp + kx;
+                            if (r < 0 || r >= oh || q < 0 || q >= ow) continue;
+                            best = fmax(best, cv[((n * c->m + m) * oh + r) * ow + q]);
+                        }
+                    y[((n * c->m + m) * ph + i) * pw + j] = best;
+                }
+}
+
+/* A MaxPool after a few-channel conv fuses into it (SqueezeNet's 3x3 / 2 stem and pool,
+ * ResNet's 7x7 / 2 and padded 3x3 / 2, 2 x 2 windows with ceil_mode, stride 1 windows,
+ * 5 x 5 / 3 ones; one image and two; 16 to 64 channels, with maps whose pooled rows take
+ * several groups of the conv's row block): one node fewer where the ISA has the
+ * few-channel kernel, the same bits as the unfused graph (the same conv rows, the same
+ * maxima), the same bits on 1 and 2 threads, near a double reference; run with the
+ * portable kernel where the plan was made with a SIMD one (an ISA forced after planning);
+ * not fused when the conv's output is a graph output too, or the pool has Indices. */
+TI_TEST(maxpool_fuses_into_few_channel_conv) {
+    static const stem_case cases[] = {
+        {1, 36, 37, 24, 3, 2, 0, 3, 2, 0, 0, "Relu"},
+        {2, 60, 70, 64, 7, 2, 3, 3, 2, 1, 0, "Relu"},
+        {1, 33, 35, 20, 3, 1, 1, 2, 2, 0, 1, "Sigmoid"},
+        {1, 64, 80, 64, 3, 2, 1, 3, 1, 1, 0, NULL},
+        {1, 40, 40, 16, 5, 2, 2, 5, 3, 2, 0, "Relu"},
+    };
+    static float x[STX_MAX], y1[STY_MAX], y2[STY_MAX], yp[STY_MAX];
+    static double ref[STY_MAX];
+    unsigned seed = 41;
+    for (int i = 0; i < STX_MAX; i++) x[i] = frand(&seed);
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const stem_case *c = &cases[ci];
+        int oh, ow, ph, pw;
+        stem_out(c, &oh, &ow, &ph, &pw);
+        int ny = c->n * c->m * ph * pw;
+        TI_REQUIRE(ny <= STY_MAX && c->n * 3 * c->h * c->w <= STX_MAX);
+        ti_model *m = stem_model(c, 0); /* sets the weights */
+        TI_REQUIRE(m != NULL);
+        stem_ref(c, x, ref);
+        for (int v = 0; v < 3; v++) {
+#ifndef TI_TEST_SHARED_IMPL
+            static const int isas[3] = {-1, TI__ISA_AVX2, -1};
+            if (isas[v] >= 0 && ti__cpu_force_isa(isas[v]) != isas[v]) continue;
+            int fewc = ti__dw_pick_isa()->fewc[c->cs == 2] != NULL;
+#else
+            if (v > 0) break;
+            int fewc = -1;
+#endif
+            ti_session_info fa, pa;
+            ti_session *s = make_session(m, 0, 0, 1, TI_BACKEND_CPU);
+#ifndef TI_TEST_SHARED_IMPL
+            if (v == 2) { /* planned with the SIMD kernel, run with the portable one */
+                if (!fewc) break;
+                ti__cpu_force_isa(TI__ISA_SCALAR);
+            }
+#endif
+            TI_REQUIRE(run_session(s, x, 2, y1, &fa));
+            TI_REQUIRE(run_session(make_session(m, 0, 0, 2, TI_BACKEND_CPU), x, 1, y2, NULL));
+            TI_REQUIRE(run_session(make_session(m, 1, 0, 1, TI_BACKEND_CPU), x, 1, yp, &pa));
+            TI_CHECK_EQ_INT(pa.num_nodes, c->act ? 3 : 2);
+            /* the activation fused into the conv, then the pool where the kernel is */
+            if (fewc >= 0) TI_CHECK_EQ_INT(fa.num_nodes, fewc ? 1 : 2);
+            double worst = 0;
+            for (int i = 0; i < ny; i++)
+                worst = fmax(worst, fabs(y1[i] - ref[i]) / (1.0 + fabs(ref[i])));
+            if (worst >= 1e-5) printf("  case %d, variant %d: rel. error %.3g\n", (int)ci, v, worst);
+            TI_CHECK(worst < 1e-5);
+            if (v < 2) { /* the same kernels fused and not */
+                TI_CHECK(memcmp(y1, yp, sizeof(float) * (size_t)ny) == 0);
+                TI_CHECK(memcmp(y1, y2, sizeof(float) * (size_t)ny) == 0);
+            }
+#ifndef TI_TEST_SHARED_IMPL
+            ti__cpu_force_isa(-1);
+#endif
+        }
+        ti_model_free(m);
+        if (ci > 0) continue;
+        for (int variant = 1; variant <= 2; variant++) { /* what must not fuse */
+            ti_model *mv = stem_model(c, variant);
+            TI_REQUIRE(mv != NULL);
+            ti_session_info fa, pa;
+            TI_REQUIRE(run_session(make_session(mv, 0, 0, 1, TI_BACKEND_CPU), x, 1, y1, &fa));
+            TI_REQUIRE(run_session(make_session(mv, 1, 0, 1, TI_BACKEND_CPU), x, 1, yp, &pa));
+            TI_CHECK_EQ_INT(fa.num_nodes, pa.num_nodes - 1); /* the Relu only */
+            TI_CHECK(memcmp(y1, yp, sizeof(float) * (size_t)ny) == 0);
+            ti_model_free(mv);
+        }
+    }
+}
+
 int main(void) {
     TI_RUN(fusion_matches_reference);
     TI_RUN(matmul_bias_activation_fusion);
@@ -1432,6 +1601,7 @@ int main(void) {
     TI_RUN(residual_add_fuses_into_1x1_conv);
     TI_RUN(residual_add_fuses_into_3x3_conv);
     TI_RUN(conv_with_five_inputs_in_a_file_fails);
+    TI_RUN(maxpool_fuses_into_few_channel_conv);
     TI_RUN(run_does_not_allocate);
     TI_RUN(large_matmul_and_gemm_use_the_scratch);
     TI_RUN(arena_reuses_memory);
