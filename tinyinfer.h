@@ -100,7 +100,8 @@
     ti_session_create(model, desc, err) binds input shapes (symbolic dims from
     desc->dim_bindings, 1 when unbound), infers every shape, folds constant sub-graphs,
     fuses activations into Conv/Gemm/MatMul (and, on the CPU, a residual Add into the
-    Conv before it), and plans one memory arena. Then:
+    Conv before it and a MaxPool into a network's few-channel stem Conv), and plans one
+    memory arena. Then:
 
         ti_tensor *in = ti_session_input(s, 0);       or ti_session_input_by_name()
         ... write in->size_bytes bytes of in->dtype values into in->data ...
@@ -542,7 +543,9 @@ TI_API ti_status ti_session_get_info(const ti_session *s, ti_session_info *out);
 typedef struct ti_node_info {
     const char *name;
     const char *op;    /* "Conv" */
-    const char *fused; /* activation folded into it ("Relu", "Clip", ...), "" when none */
+    const char *fused; /* activation folded into it ("Relu", "Clip", ...), "" when none;
+                        * "+MaxPool" after it (or "MaxPool") where a MaxPool was fused after
+                        * a Conv, whose output is then the pool's */
     int num_inputs;
     int num_outputs;
     ti_backend backend; /* where it runs: TI_BACKEND_CPU or TI_BACKEND_OPENCL         */
@@ -42284,12 +42287,18 @@ TI_API ti_status ti_session_node_info(const ti_session *s, int i, ti_node_info *
     static const char *const act_names[] = {"",         "Relu",        "Clip",      "LeakyRelu",
                                             "Sigmoid",  "HardSigmoid", "HardSwish", "Tanh",
                                             "SiLU"};
+    /* the same, then a MaxPool fused after them (ti__fuse_conv_pool) */
+    static const char *const pool_names[] = {
+        "MaxPool",         "Relu+MaxPool",      "Clip+MaxPool",      "LeakyRelu+MaxPool",
+        "Sigmoid+MaxPool", "HardSigmoid+MaxPool", "HardSwish+MaxPool", "Tanh+MaxPool",
+        "SiLU+MaxPool"};
     if (s == NULL || out == NULL || !s->planned || i < 0 || i >= s->n_nodes)
         return TI_ERR_INVALID_ARGUMENT;
     const ti__node *n = &s->nodes[i];
     out->name = n->name;
     out->op = n->op;
-    out->fused = (unsigned)n->act < TI__COUNTOF(act_names) ? act_names[n->act] : "";
+    out->fused = (unsigned)n->act < TI__COUNTOF(act_names)
+                     ? (n->pool_k[0] > 0 ? pool_names : act_names)[n->act] : "";
     out->num_inputs = n->n_inputs;
     out->num_outputs = n->n_outputs;
     out->backend = TI_BACKEND_CPU;

@@ -347,7 +347,9 @@ TI_API ti_status ti_session_get_info(const ti_session *s, ti_session_info *out);
 typedef struct ti_node_info {
     const char *name;
     const char *op;    /* "Conv" */
-    const char *fused; /* activation folded into it ("Relu", "Clip", ...), "" when none */
+    const char *fused; /* activation folded into it ("Relu", "Clip", ...), "" when none;
+                        * "+MaxPool" after it (or "MaxPool") where a MaxPool was fused after
+                        * a Conv, whose output is then the pool's */
     int num_inputs;
     int num_outputs;
     ti_backend backend; /* where it runs: TI_BACKEND_CPU or TI_BACKEND_OPENCL         */

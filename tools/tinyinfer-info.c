@@ -75,6 +75,28 @@ static int64_t node_macs(const ti_session *s, int i, const char *op)
     return (int64_t)(ny * (uint64_t)a->shape[a->rank - 1]); /* MatMul: K = A's last dim */
 }
 
+/* MACs of the conv that took a MaxPool in (its output is the pool's, smaller than the
+ * conv's): those of the node of that name in a plan without fusion; -1 when none. */
+static int64_t pooled_conv_macs(const ti_model *m, ti_session **plain, const char *name)
+{
+    if (*plain == NULL) {
+        ti_session_desc desc;
+        ti_error err;
+        memset(&desc, 0, sizeof(desc));
+        desc.num_threads = 1;
+        desc.no_fusion = 1;
+        *plain = ti_session_create(m, &desc, &err);
+        if (*plain == NULL) return -1;
+    }
+    for (int i = 0; i < ti_session_num_nodes(*plain); i++) {
+        ti_node_info ni;
+        if (ti_session_node_info(*plain, i, &ni) == TI_OK && ni.name && name &&
+            strcmp(ni.name, name) == 0 && strcmp(ni.op, "Conv") == 0)
+            return node_macs(*plain, i, ni.op);
+    }
+    return -1;
+}
+
 /* Planned graph of a one-thread session: node count, folding/fusion, arena, MACs per op
  * type (and per node with show_nodes). hist (n_hist entries, zeroed counts) is reused for
  * the per-op sums. */
@@ -104,11 +126,13 @@ static void describe_plan(const ti_model *m, ti_session **sp, op_count *hist, in
 
     int n = ti_session_num_nodes(s), n_ops = 0, n_unknown = 0;
     uint64_t total = 0;
+    ti_session *plain = NULL; /* without fusion, for convs that took a MaxPool in */
     if (show_nodes) printf("planned nodes:\n  %5s  %-20s %-10s %-24s %15s  %s\n", "#", "op", "fused", "output shape", "MACs", "name");
     for (int i = 0; i < n; i++) {
         ti_node_info ni;
         if (ti_session_node_info(s, i, &ni) != TI_OK) continue;
-        int64_t macs = node_macs(s, i, ni.op);
+        int64_t macs = strstr(ni.fused, "MaxPool") != NULL ? pooled_conv_macs(m, &plain, ni.name)
+                                                           : node_macs(s, i, ni.op);
         if (macs < 0) n_unknown++;
         if (macs > 0) {
             int j = 0;
@@ -131,6 +155,7 @@ static void describe_plan(const ti_model *m, ti_session **sp, op_count *hist, in
         printf("  %5d  %-20s %-10s %-24s %15s  %s\n", i, ni.op, ni.fused[0] ? ni.fused : "-", shp,
                cnt, ni.name ? ni.name : "");
     }
+    ti_session_destroy(plain);
     fmt_count(total, cnt, sizeof(cnt));
     printf("MACs: %s", cnt);
     if (n_unknown)

@@ -1083,12 +1083,18 @@ TI_API ti_status ti_session_node_info(const ti_session *s, int i, ti_node_info *
     static const char *const act_names[] = {"",         "Relu",        "Clip",      "LeakyRelu",
                                             "Sigmoid",  "HardSigmoid", "HardSwish", "Tanh",
                                             "SiLU"};
+    /* the same, then a MaxPool fused after them (ti__fuse_conv_pool) */
+    static const char *const pool_names[] = {
+        "MaxPool",         "Relu+MaxPool",      "Clip+MaxPool",      "LeakyRelu+MaxPool",
+        "Sigmoid+MaxPool", "HardSigmoid+MaxPool", "HardSwish+MaxPool", "Tanh+MaxPool",
+        "SiLU+MaxPool"};
     if (s == NULL || out == NULL || !s->planned || i < 0 || i >= s->n_nodes)
         return TI_ERR_INVALID_ARGUMENT;
     const ti__node *n = &s->nodes[i];
     out->name = n->name;
     out->op = n->op;
-    out->fused = (unsigned)n->act < TI__COUNTOF(act_names) ? act_names[n->act] : "";
+    out->fused = (unsigned)n->act < TI__COUNTOF(act_names)
+                     ? (n->pool_k[0] > 0 ? pool_names : act_names)[n->act] : "";
     out->num_inputs = n->n_inputs;
     out->num_outputs = n->n_outputs;
     out->backend = TI_BACKEND_CPU;

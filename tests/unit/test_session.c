@@ -1559,6 +1559,13 @@ TI_TEST(maxpool_fuses_into_few_channel_conv) {
                 ti__cpu_force_isa(TI__ISA_SCALAR);
             }
 #endif
+            ti_node_info ni;
+            TI_REQUIRE(ti_session_node_info(s, 0, &ni) == TI_OK);
+            if (fewc == 1 && v < 2) /* the plan names what the conv took in */
+                TI_CHECK(strcmp(ni.fused, c->act == NULL ? "MaxPool"
+                                                         : strcmp(c->act, "Relu") == 0
+                                                               ? "Relu+MaxPool"
+                                                               : "Sigmoid+MaxPool") == 0);
             TI_REQUIRE(run_session(s, x, 2, y1, &fa));
             TI_REQUIRE(run_session(make_session(m, 0, 0, 2, TI_BACKEND_CPU), x, 1, y2, NULL));
             TI_REQUIRE(run_session(make_session(m, 1, 0, 1, TI_BACKEND_CPU), x, 1, yp, &pa));
