@@ -33480,6 +33480,20 @@ TI__PRIVATE int ti__fuse_scale_conv(ti_session *s, int n, const int *uses, const
     return 0;
 }
 
+/* The live node that computes value v (-1: none), and in *readers how many of the live
+ * nodes' inputs are v. */
+TI__PRIVATE int ti__fuse_producer(const ti_session *s, int v, int *readers) {
+    int c = -1;
+    *readers = 0;
+    for (int i = 0; i < s->n_nodes; i++) {
+        const ti__node *nd = &s->nodes[i];
+        if (nd->op[0] == 0) continue;
+        for (int o = 0; o < nd->n_outputs; o++) c = nd->outputs[o] == v ? i : c;
+        for (int o = 0; o < nd->n_inputs; o++) *readers += nd->inputs[o] == v;
+    }
+    return c;
+}
+
 /* A residual Add of a conv's output and a value R of the same shape (the inverted residual
  * blocks of MobileNetV2 and EfficientNet: the 1x1 projection conv, then the Add of the
  * block's input; ResNet's: a 3x3 conv or the 1x1 / 2 shortcut, then the Add, then a Relu):
@@ -33510,13 +33524,7 @@ TI__PRIVATE int ti__fuse_conv_sum(ti_session *s, int n) {
         for (int d = 0; same && d < yt->rank; d++)
             same = ct->shape[d] == yt->shape[d] && rt->shape[d] == yt->shape[d];
         if (!same) continue;
-        int c = -1, readers = 0; /* cv's producer and its readers among the live nodes */
-        for (int i = 0; i < s->n_nodes; i++) {
-            const ti__node *nd = &s->nodes[i];
-            if (nd->op[0] == 0) continue;
-            for (int o = 0; o < nd->n_outputs; o++) c = nd->outputs[o] == cv ? i : c;
-            for (int o = 0; o < nd->n_inputs; o++) readers += nd->inputs[o] == cv;
-        }
+        int readers, c = ti__fuse_producer(s, cv, &readers);
         if (c < 0 || c >= n || readers != 1) continue;
         ti__node *conv = &s->nodes[c];
         if (strcmp(conv->op, "Conv") != 0 || conv->domain[0] != 0 || conv->n_outputs != 1 ||
@@ -33569,13 +33577,7 @@ TI__PRIVATE int ti__fuse_conv_pool(ti_session *s, int n) {
     if (cv < 0 || s->vi[cv].is_output || s->vi[cv].is_const || s->t[cv].dtype != TI_DTYPE_F32 ||
         s->t[cv].rank != 4 || s->t[pool->outputs[0]].dtype != TI_DTYPE_F32)
         return 0;
-    int c = -1, readers = 0; /* cv's producer and its readers among the live nodes */
-    for (int i = 0; i < s->n_nodes; i++) {
-        const ti__node *nd = &s->nodes[i];
-        if (nd->op[0] == 0) continue;
-        for (int o = 0; o < nd->n_outputs; o++) c = nd->outputs[o] == cv ? i : c;
-        for (int o = 0; o < nd->n_inputs; o++) readers += nd->inputs[o] == cv;
-    }
+    int readers, c = ti__fuse_producer(s, cv, &readers);
     if (c < 0 || c >= n || readers != 1) return 0;
     ti__node *conv = &s->nodes[c];
     if (strcmp(conv->op, "Conv") != 0 || conv->domain[0] != 0 || conv->n_outputs != 1 ||
