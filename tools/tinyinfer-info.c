@@ -76,9 +76,11 @@ static int64_t node_macs(const ti_session *s, int i, const char *op)
 }
 
 /* MACs of the conv that took a MaxPool in (its output is the pool's, smaller than the
- * conv's): those of the node of that name in a plan without fusion; -1 when none. */
+ * conv's): those of the Conv of that name in a plan without fusion; -1 when there is none
+ * or the node has no name to find it by. */
 static int64_t pooled_conv_macs(const ti_model *m, ti_session **plain, const char *name)
 {
+    if (name == NULL || name[0] == 0) return -1;
     if (*plain == NULL) {
         ti_session_desc desc;
         ti_error err;
@@ -90,7 +92,7 @@ static int64_t pooled_conv_macs(const ti_model *m, ti_session **plain, const cha
     }
     for (int i = 0; i < ti_session_num_nodes(*plain); i++) {
         ti_node_info ni;
-        if (ti_session_node_info(*plain, i, &ni) == TI_OK && ni.name && name &&
+        if (ti_session_node_info(*plain, i, &ni) == TI_OK && ni.name &&
             strcmp(ni.name, name) == 0 && strcmp(ni.op, "Conv") == 0)
             return node_macs(*plain, i, ni.op);
     }
