@@ -235,6 +235,64 @@ TI_TEST(block_matches_reference_on_every_isa) {
     printf("  ISAs run: %d (best here: %s)\n", ran, ti__cpu_isa_name(ti__cpu_isa_best()));
 }
 
+/* Sigmoid and SiLU on rows that lie end to end (ldy == cols) and end in a part vector: the
+ * x86 blocks add the bias by rows, then take the rows as one (ti__act_rows512 / 256). Within
+ * a few ulp of the scalar rule (NaN and infinities as it), the floats after the block
+ * untouched; where every input is in the fast range (|x| <= 80), the same bits as the same
+ * rows apart (the row-by-row path). A vector holding a float past it takes the exact-range
+ * path (ti__sigm512), whose bits may differ by an ulp, and the vectors hold other floats in
+ * the two layouts. AVX2 and AVX-512 each forced. */
+TI_TEST(sigmoid_rows_end_to_end_same_bits) {
+    static const int isas[] = {TI__ISA_AVX2, TI__ISA_AVX512};
+    static const size_t cols_list[] = {2, 5, 7, 9, 17, 31, 49, 196};
+    static const size_t rows_list[] = {2, 3, 7, 33};
+    enum { MAXN = 33 * 196, PAD = 5 };
+    static float x[MAXN], flat[MAXN + 16], apart[33 * (196 + PAD)], bias[33];
+    int ran = 0;
+    for (size_t ii = 0; ii < 2; ii++) {
+        if (ti__cpu_force_isa(isas[ii]) != isas[ii]) continue;
+        ran++;
+        for (int act = TI__ACT_SIGMOID; act <= TI__ACT_SILU; act += TI__ACT_SILU - TI__ACT_SIGMOID)
+            for (size_t ci = 0; ci < sizeof cols_list / sizeof cols_list[0]; ci++)
+                for (size_t ri = 0; ri < sizeof rows_list / sizeof rows_list[0]; ri++)
+                    for (int mode = 0; mode < 4; mode++) { /* bias: mode & 1; wide: mode & 2 */
+                        int with_bias = mode & 1, wide = mode & 2;
+                        size_t cols = cols_list[ci], rows = rows_list[ri], n = rows * cols;
+                        size_t ld = cols + PAD;
+                        for (size_t i = 0; i < n; i++) /* wide: some past the fast range */
+                            x[i] = wide && i % 53 == 7 ? 12.0f * frand() : 1.5f * frand();
+                        if (wide && n > 40) x[40] = NAN, x[n - 1] = -INFINITY;
+                        for (size_t r = 0; r < rows; r++) bias[r] = frand() * 0.5f;
+                        for (size_t i = 0; i < n; i++) {
+                            flat[i] = x[i];
+                            apart[i / cols * ld + i % cols] = x[i];
+                        }
+                        for (size_t i = n; i < n + 16; i++) flat[i] = 7.0f;
+                        const float *bp = with_bias ? bias : NULL;
+                        ti__act_block(act, 0.0f, 0.0f, bp, flat, cols, rows, cols);
+                        ti__act_block(act, 0.0f, 0.0f, bp, apart, ld, rows, cols);
+                        int bad = 0;
+                        for (size_t i = 0; i < n; i++) {
+                            float a = apart[i / cols * ld + i % cols];
+                            float want = ti__act_apply(act, 0.0f, 0.0f,
+                                                       x[i] + (bp != NULL ? bp[i / cols] : 0.0f));
+                            int same = wide || memcmp(&flat[i], &a, sizeof a) == 0;
+                            if ((!same || !(close_enough(flat[i], want) ||
+                                            memcmp(&flat[i], &want, sizeof want) == 0)) &&
+                                bad++ == 0)
+                                printf("  %s act %d rows %zu cols %zu: [%zu] %.9g, apart %.9g, "
+                                       "scalar %.9g\n",
+                                       ti__cpu_isa_name(isas[ii]), act, rows, cols, i,
+                                       flat[i], a, want);
+                        }
+                        for (size_t i = n; i < n + 16; i++) bad += flat[i] != 7.0f;
+                        TI_CHECK_EQ_INT(bad, 0);
+                    }
+    }
+    ti__cpu_force_isa(-1);
+    if (ran == 0) printf("  no AVX2 here: nothing to compare\n");
+}
+
 /* The float32 Relu op (cpu/unary.c, ti__unary_relu_vec: AVX-512, AVX2 or NEON, each ISA
  * forced, then the best) against its rule x < 0 ? 0 : x, bit for bit: NaN (both signs) and
  * -0 stay, +-inf, random values; lengths 0 to 70 from unaligned starts, in place and out
@@ -430,6 +488,7 @@ int main(void) {
     TI_RUN(row_matches_reference);
     TI_RUN(block_matches_reference_on_every_isa);
     TI_RUN(sigmoid_grouped_same_bits_as_single);
+    TI_RUN(sigmoid_rows_end_to_end_same_bits);
     TI_RUN(column_block_matches_reference);
     TI_RUN(sigmoid_and_silu_accuracy);
     TI_RUN(unary_relu_keeps_nan_and_signed_zero);

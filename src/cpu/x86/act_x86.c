@@ -241,6 +241,37 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__act_rows512(const int act, float a, fl
         ti__act_col512(act, va, vb, bias, y, rows);
         return;
     }
+    if (SIG && rows > 1 && ldy == cols && tail != 0) {
+        /* Rows that lie end to end and end in a part vector (a 7 x 7 map's 49 floats: 3
+         * vectors and one float): the bias by rows, then the sigmoid over them as one row,
+         * in whole vectors but the last. The same operations on each float: the same bits.
+         * Row by row, the part vectors took a quarter of the vectors and a chain each
+         * (1152 rows of 49, EfficientNet-B0's 7 x 7 maps: 0.52 ns an element, rows of
+         * 672 0.25) */
+        if (bias != NULL)
+            for (size_t r = 0; r < rows; r++) {
+                float *p = y + r * ldy;
+                const __m512 vbias = _mm512_set1_ps(bias[r]);
+                for (size_t i = 0; i < full; i += 16)
+                    _mm512_storeu_ps(p + i, _mm512_add_ps(_mm512_loadu_ps(p + i), vbias));
+                _mm512_mask_storeu_ps(p + full, (__mmask16)((1u << tail) - 1u),
+                                      _mm512_add_ps(_mm512_maskz_loadu_ps(
+                                                        (__mmask16)((1u << tail) - 1u), p + full),
+                                                    vbias));
+            }
+        size_t n = rows * cols, i = 0;
+        for (; i + 64 <= n; i += 64) {
+            __m512 x[4];
+            TI__X4(x[k_] = _mm512_loadu_ps(y + i + 16 * k_);)
+            ti__sigm512x4(act == TI__ACT_SILU, x);
+            TI__X4(_mm512_storeu_ps(y + i + 16 * k_, x[k_]);)
+        }
+        for (; i < n; i += 16) {
+            __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1u);
+            _mm512_mask_storeu_ps(y + i, m, ti__act512(act, _mm512_maskz_loadu_ps(m, y + i), va, vb));
+        }
+        return;
+    }
     __mmask16 tm = (__mmask16)((1u << tail) - 1u);
     for (size_t r = 0; r < rows; r++) {
         float bv = bias != NULL ? bias[r] : 0.0f;
@@ -454,6 +485,33 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__act_rows256(const int act, float a, floa
         ti__act_col256(act, va, vb, bias, y, rows);
         return;
     }
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    if (SIG && rows > 1 && ldy == cols && cols % 8 != 0) {
+        /* rows end to end with a part vector each: as ti__act_rows512 */
+        __m256i tm = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(cols % 8)), lane);
+        size_t full = cols / 8 * 8;
+        if (bias != NULL)
+            for (size_t r = 0; r < rows; r++) {
+                float *p = y + r * ldy;
+                const __m256 vbias = _mm256_set1_ps(bias[r]);
+                for (size_t i = 0; i < full; i += 8)
+                    _mm256_storeu_ps(p + i, _mm256_add_ps(_mm256_loadu_ps(p + i), vbias));
+                _mm256_maskstore_ps(p + full, tm,
+                                    _mm256_add_ps(_mm256_maskload_ps(p + full, tm), vbias));
+            }
+        size_t n = rows * cols, i = 0;
+        for (; i + 64 <= n; i += 64) {
+            __m256 x[8];
+            TI__X8(x[k_] = _mm256_loadu_ps(y + i + 8 * k_);)
+            ti__sigm256x8(act == TI__ACT_SILU, x);
+            TI__X8(_mm256_storeu_ps(y + i + 8 * k_, x[k_]);)
+        }
+        for (; i < n; i += 8) {
+            __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(n - i >= 8 ? 8 : (int)(n - i)), lane);
+            _mm256_maskstore_ps(y + i, m, ti__act256(act, _mm256_maskload_ps(y + i, m), va, vb));
+        }
+        return;
+    }
     for (size_t r = 0; r < rows; r++) {
         float bv = bias != NULL ? bias[r] : 0.0f;
         if (act == TI__ACT_NONE && bv == 0.0f) continue;
@@ -475,8 +533,7 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__act_rows256(const int act, float a, floa
                              ti__act256(act, _mm256_add_ps(_mm256_loadu_ps(p + i), vbias), va, vb));
         if (i < cols) { /* the tail in a masked vector too: ti__act_apply inlined here, with
                          * act constant, would be contracted to FMAs by clang (other bits) */
-            __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(cols - i)),
-                                           _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+            __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(cols - i)), lane);
             __m256 x = _mm256_add_ps(_mm256_maskload_ps(p + i, m), vbias);
             _mm256_maskstore_ps(p + i, m, ti__act256(act, x, va, vb));
         }
