@@ -1220,6 +1220,14 @@ typedef enum ti__act {
     TI__ACT_SILU /* x * sigmoid(x): Mul(x, Sigmoid(x)) */
 } ti__act;
 
+/* The op an activation came from ("" for none): ti_node_info.fused's words. */
+TI__PRIVATE const char *ti__act_name(int act) {
+    static const char *const names[] = {"",        "Relu",        "Clip",      "LeakyRelu",
+                                        "Sigmoid", "HardSigmoid", "HardSwish", "Tanh",
+                                        "SiLU"};
+    return act >= 0 && act < (int)(sizeof names / sizeof names[0]) ? names[act] : "";
+}
+
 TI__PRIVATE float ti__act_apply(int act, float a, float b, float x) {
     switch (act) {
     case TI__ACT_RELU: return x > 0.0f ? x : 0.0f;
@@ -1268,6 +1276,15 @@ typedef struct ti__node {
      * pads (begin, end) along H and W as the pool's attributes gave them; pool_k[0] 0: none.
      * The node's output is then the pool's (cpu/conv_fast.c, ti__conv_pool_run). */
     int pool_k[2], pool_s[2], pool_pb[2], pool_pe[2];
+    /* Conv 1x1: the depthwise conv after it, fused in (ti__fuse_pw_dw): its taps and bias are
+     * inputs 5 and 6 (6 is -1 without one), its square kernel, stride, top and left pads
+     * and activation these; dw_k 0: none. The node's output is then the depthwise conv's
+     * (cpu/conv_fast.c, ti__conv_pwdw_run). */
+    int dw_k, dw_s, dw_pt, dw_pl, dw_act;
+    float dw_act_a, dw_act_b;
+    /* What a fusion folded in, where the activation's name does not say it all
+     * (ti_node_info.fused; in the plan's pool), or NULL */
+    const char *fused_name;
 } ti__node;
 enum {
     TI__PACK_NONE = 0,
@@ -6313,6 +6330,8 @@ TI__PRIVATE int ti__conv_apanel_ok(const struct ti__convp *p, int mr);
 TI__PRIVATE int ti__conv_fewc_run(ti__kctx *k, const struct ti__convp *p);
 TI__PRIVATE size_t ti__conv_fewc_scratch(const ti__kctx *k, const struct ti__convp *p);
 TI__PRIVATE size_t ti__conv_pool_scratch(const ti__kctx *k, const struct ti__convp *p);
+TI__PRIVATE size_t ti__conv_pwdw_scratch(const ti__kctx *k, const struct ti__convp *p);
+TI__PRIVATE ti_status ti__conv_pwdw_run(ti__kctx *k, const struct ti__convp *p);
 TI__PRIVATE ti_status ti__conv_pool_run(ti__kctx *k, const struct ti__convp *p);
 
 /* Floats of im2col / col2im scratch to aim for (8 MiB): large tiles make large GEMMs, which
@@ -6762,6 +6781,7 @@ TI__PRIVATE size_t ti__conv_scratch_common(ti__kctx *k, int transpose) {
     size_t rows, cols;
     if (!transpose) {
         if (k->node->pool_k[0] > 0) return ti__conv_pool_scratch(k, &p);
+        if (k->node->dw_k > 0) return ti__conv_pwdw_scratch(k, &p);
         int path = ti__conv_path(k, &p);
         if (path == TI__CONV_WINO) return ti__conv_wino_scratch(k, &p);
         if (path == TI__CONV_FEWC) return ti__conv_fewc_scratch(k, &p);
@@ -7118,6 +7138,7 @@ TI__PRIVATE int ti__conv_run_ct(ti__kctx *k, const ti__convp *p, const ti__conv_
  * DW, WINO and FEWC fall back to DIRECT, IM2COL and IM2COL where they cannot run the conv. */
 TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int path) {
     if (k->node->pool_k[0] > 0) return ti__conv_pool_run(k, p); /* its own path, whatever */
+    if (k->node->dw_k > 0) return ti__conv_pwdw_run(k, p);
     ti__conv_job j;
     memset(&j, 0, sizeof j);
     j.p = p;
@@ -8689,6 +8710,237 @@ TI__PRIVATE ti_status ti__conv_pool_run(ti__kctx *k, const ti__convp *p) {
     size_t rows = (size_t)(p->n * j.PH);
     j.bands = TI__MIN(threads, rows);
     ti__parallel_for_part(k->tp, j.bands, 1, ti__conv_pool_bands, &j);
+    return TI_OK;
+}
+
+/* ---- a 1x1 conv with the depthwise conv after it fused in (ti__fuse_pw_dw) ------------
+ * Each thread takes a band of the depthwise conv's output rows. A step is R of them (the
+ * row kernel's: 4 at stride 1, 2 at stride 2); the 1x1 conv's rows its window reads that
+ * are not yet in the thread's ring are computed into it by the GEMM, then the row kernel
+ * runs each channel's R rows from the ring. The ring holds RR = S (R - 1) + K rows of each
+ * channel, row r in slot r % RR: a step's whole window, and the rows a step computes take
+ * the slots of rows no later step reads. The same GEMM kernels on the same columns of X and
+ * the same row kernel as the two nodes: the same bits. */
+typedef struct ti__pwdw_job {
+    const ti__convp *p;      /* the 1x1 conv */
+    const float *x, *w;      /* its input (C x H W) and weights (M x C) */
+    ti__gemm_epi epi;        /* its bias and activation */
+    const float *panel;      /* its weights as the transposed GEMM's B panel, or NULL */
+    int nr;                  /* the panel's width */
+    const float *apanel;     /* or as the GEMM's A panel in slivers of amr rows, or NULL */
+    int amr;
+    size_t ldt;              /* rows of Y^T (ti__conv_ct_ld) */
+    const float *dw, *dwb;   /* the depthwise taps (M x K x K) and bias (or NULL) */
+    float *y;                /* M x OH x OW */
+    float *rings;            /* ring_floats a participant, then its Y^T where panel is set */
+    size_t ring_floats;
+    size_t bands, parts; /* the items: bands of output rows x parts of the channels */
+    size_t split[TI_MAX_THREADS + 1]; /* part c: channels [split[c], split[c + 1]) */
+    int64_t H, W, OH, OW, K, S, pt, pl, RR, R;
+    int clamp, act;
+    float lo, hi, act_a, act_b;
+    ti__dw_rows_fn fn;
+} ti__pwdw_job;
+
+#ifndef TI__PWDW_RING_BYTES
+#define TI__PWDW_RING_BYTES ((size_t)512 * 1024)
+#endif
+/* Rows of a step (R) and of the ring (RR) for kernel K, stride S, M channels of H x W:
+ * a step's window at least, as many as TI__PWDW_RING_BYTES holds, at most the map. */
+TI__PRIVATE int64_t ti__pwdw_ring_rows(int64_t K, int64_t S, int64_t M, int64_t H, int64_t W,
+                                       int64_t *R) {
+    *R = S == 1 ? 4 : 2;
+    int64_t win = S * (*R - 1) + K, fit = (int64_t)(TI__PWDW_RING_BYTES / sizeof(float)) /
+                                          TI__MAX(M * W, (int64_t)1);
+    return TI__MAX(win, TI__MIN(fit, H));
+}
+
+/* Floats of scratch a thread of the fused node takes, 64-byte aligned: its ring and, where
+ * the 1x1 conv's weights were packed for the transposed GEMM, the Y^T of a ring's rows. */
+TI__PRIVATE size_t ti__pwdw_ring_floats(const ti__kctx *k, const ti__convp *p) {
+    int64_t R, RR = ti__pwdw_ring_rows(k->node->dw_k, k->node->dw_s, p->m, p->in[1], p->in[2], &R);
+    size_t cols = (size_t)RR * (size_t)p->in[2];
+    size_t t = ti__conv_ct_panels(k, p) != NULL ? cols * ti__conv_ct_ld(p) : 0;
+    return TI__ROUND16((size_t)p->m * cols + t);
+}
+TI__PRIVATE size_t ti__conv_pwdw_scratch(const ti__kctx *k, const ti__convp *p) {
+    return (ti__pwdw_ring_floats(k, p) * (size_t)ti__threadpool_size(k->tp) + 16) *
+           sizeof(float);
+}
+
+/* ti__dw_rows_fn in plain C at stride S, any K: the fused path's where the ISA in use has
+ * no row kernel (one forced after planning). */
+TI__PRIVATE void ti__dw_rows_ref(int S, float *y, size_t ldy, int K, int R, size_t n,
+                                 const float *const *x, int64_t W, int64_t pl, const float *w,
+                                 float bias, int clamp, float lo, float hi) {
+    for (int k = 0; k < R; k++)
+        for (size_t o = 0; o < n; o++) {
+            float acc = bias;
+            for (int r = 0; r < K; r++) {
+                const float *xr = x[S * k + r];
+                for (int q = 0; q < K && xr != NULL; q++) {
+                    int64_t c = S * (int64_t)o - pl + q;
+                    if (c >= 0 && c < W) acc += w[K * r + q] * xr[c];
+                }
+            }
+            y[(size_t)k * ldy + o] = clamp ? (acc < lo ? lo : (acc > hi ? hi : acc)) : acc;
+        }
+}
+TI__PRIVATE void ti__dw_rows_ref1(float *y, size_t ldy, int K, int R, size_t n,
+                                  const float *const *x, int64_t W, int64_t pl, const float *w,
+                                  float bias, int clamp, float lo, float hi) {
+    ti__dw_rows_ref(1, y, ldy, K, R, n, x, W, pl, w, bias, clamp, lo, hi);
+}
+TI__PRIVATE void ti__dw_rows_ref2(float *y, size_t ldy, int K, int R, size_t n,
+                                  const float *const *x, int64_t W, int64_t pl, const float *w,
+                                  float bias, int clamp, float lo, float hi) {
+    ti__dw_rows_ref(2, y, ldy, K, R, n, x, W, pl, w, bias, clamp, lo, hi);
+}
+
+/* The 1x1 conv's rows [r0, r1) of channels [m0, m1) into the ring (at most RR rows). */
+TI__PRIVATE void ti__pwdw_rows(const ti__pwdw_job *j, float *ring, int64_t r0, int64_t r1,
+                               size_t m0, size_t m1) {
+    const ti__convp *p = j->p;
+    size_t W = (size_t)j->W, ldm = (size_t)j->RR * W, C = (size_t)p->c, M = (size_t)p->m;
+    ti__gemm_epi epi = j->epi;
+    if (epi.bias != NULL) epi.bias += m0;
+    /* the weights of those channels: a part of the panels starts on a sliver (the split
+     * puts it there), else the rows as given */
+    int nr = j->panel != NULL && m0 % (size_t)j->nr == 0 ? j->nr : 0;
+    int amr = j->apanel != NULL && m0 % (size_t)j->amr == 0 ? j->amr : 0;
+    const float *bp = nr ? j->panel + m0 / (size_t)nr * C * (size_t)nr : NULL;
+    const float *ap = amr ? j->apanel + m0 / (size_t)amr * C * (size_t)amr : NULL;
+    while (r0 < r1) { /* runs of rows whose slots follow each other */
+        int64_t slot = r0 % j->RR, n = TI__MIN(r1 - r0, j->RR - slot);
+        float *c = ring + m0 * ldm + (size_t)slot * W;
+        const float *x = j->x + (size_t)r0 * W;
+        /* as the 1x1 conv alone: by the transposed GEMM (Y^T = X^T W^T) where the plan
+         * packed W^T for it (its Y^T after the ring), else by the plain one */
+        if (bp == NULL || !ti__sgemm_bpanel(1, (size_t)n * W, m1 - m0, C, x, p->in_sp, bp, nr,
+                                            ring + ldm * M, j->ldt, c, ldm, &epi, 0, NULL))
+            ti__sgemm_conv(0, m1 - m0, (size_t)n * W, C, j->w + m0 * C, C, ap, amr, x, p->in_sp,
+                           0, 0.0f, c, ldm, &epi, NULL, 0, NULL);
+        r0 += n;
+    }
+}
+
+/* Items [begin, end): item i is band i / parts of the output rows (bands of them) and
+ * part i % parts of the channels (parts of them, at sliver boundaries: ti__pwdw_split). */
+TI__PRIVATE void ti__pwdw_items(void *ctx, int part, size_t begin, size_t end) {
+    const ti__pwdw_job *j = (const ti__pwdw_job *)ctx;
+    int64_t W = j->W, OW = j->OW, K = j->K, S = j->S;
+    size_t ldm = (size_t)(j->RR * W), out_sp = (size_t)(j->OH * OW);
+    float *ring = j->rings + (size_t)part * j->ring_floats;
+    for (size_t it = begin; it < end; it++) {
+        size_t b = it / j->parts, c = it % j->parts, m0 = j->split[c], m1 = j->split[c + 1];
+        int64_t oy0 = j->OH * (int64_t)b / (int64_t)j->bands;
+        int64_t oy1 = j->OH * (int64_t)(b + 1) / (int64_t)j->bands;
+        int64_t hi = -1; /* rows below hi are computed (the last RR of them in the ring) */
+        int64_t last = TI__MIN(j->H, (oy1 - 1) * S - j->pt + K); /* the band reads below */
+        for (int64_t oy = oy0; oy < oy1; oy += j->R) {
+            int R = (int)TI__MIN(j->R, oy1 - oy), taps = (int)(S * (R - 1) + K);
+            int64_t a = S * oy - j->pt, ca = TI__MAX(a, (int64_t)0);
+            int64_t ce = TI__MIN(a + taps, j->H);
+            if (hi < ca) hi = ca;
+            if (ce > hi) { /* as many as the ring holds from the window on */
+                int64_t to = TI__MAX(ce, TI__MIN(last, ca + j->RR));
+                ti__pwdw_rows(j, ring, hi, to, m0, m1);
+                hi = to;
+            }
+            for (size_t m = m0; m < m1; m++) {
+                const float *xr[8];
+                for (int r = 0; r < taps; r++) {
+                    int64_t ih = a + r;
+                    xr[r] = ih >= 0 && ih < j->H ? ring + m * ldm + (size_t)(ih % j->RR * W) : NULL;
+                }
+                j->fn(j->y + m * out_sp + (size_t)(oy * OW), (size_t)OW, (int)K, R, (size_t)OW,
+                      xr, W, j->pl, j->dw + m * (size_t)(K * K), j->dwb != NULL ? j->dwb[m] : 0.0f,
+                      j->clamp, j->lo, j->hi);
+            }
+            if (j->act != TI__ACT_NONE && !j->clamp)
+                ti__act_block(j->act, j->act_a, j->act_b, NULL,
+                              j->y + m0 * out_sp + (size_t)(oy * OW), out_sp, m1 - m0,
+                              (size_t)R * (size_t)OW);
+        }
+    }
+}
+
+/* The channels' split into `parts` parts (split[0 .. parts]): at multiples of the weights'
+ * slivers where they are packed (the transposed GEMM's panel width, else the A panel's),
+ * else of 16. */
+TI__PRIVATE size_t ti__pwdw_split(const ti__pwdw_job *j, size_t parts, size_t *split) {
+    size_t M = (size_t)j->p->m, unit = j->panel != NULL ? (size_t)j->nr
+                                       : j->apanel != NULL ? (size_t)j->amr : 16;
+    size_t units = (M + unit - 1) / unit;
+    parts = TI__MAX((size_t)1, TI__MIN(parts, units));
+    for (size_t c = 0; c <= parts; c++) split[c] = TI__MIN(M, units * c / parts * unit);
+    split[parts] = M;
+    return parts;
+}
+
+/* The 1x1 conv and the depthwise conv fused after it (k->node->dw_k > 0). */
+TI__PRIVATE ti_status ti__conv_pwdw_run(ti__kctx *k, const ti__convp *p) {
+    const ti__node *nd = k->node;
+    const ti_tensor *y = k->out[0], *dw = k->n_in > 5 ? k->in[5] : NULL;
+    const ti_tensor *dwb = k->n_in > 6 ? k->in[6] : NULL;
+    const ti__dw_isa *isa = ti__dw_pick_isa();
+    ti__pwdw_job j;
+    memset(&j, 0, sizeof j);
+    j.p = p;
+    j.K = nd->dw_k, j.S = nd->dw_s, j.pt = nd->dw_pt, j.pl = nd->dw_pl;
+    j.H = p->in[1], j.W = p->in[2];
+    j.RR = ti__pwdw_ring_rows(j.K, j.S, p->m, j.H, j.W, &j.R);
+    size_t threads = (size_t)ti__threadpool_size(k->tp);
+    j.ring_floats = ti__pwdw_ring_floats(k, p);
+    j.panel = ti__conv_ct_panels(k, p);
+    j.nr = nd->packed_arg;
+    j.ldt = ti__conv_ct_ld(p);
+    j.amr = nd->packed_arg; /* the weights in the A panel's slivers, as the 1x1 conv takes */
+    if (nd->packed_kind == TI__PACK_APANEL && nd->packed != NULL && j.amr > 0 &&
+        nd->packed_bytes == ti__sgemm_apanel_floats((size_t)p->m, (size_t)p->c, (size_t)j.amr) *
+                                sizeof(float))
+        j.apanel = (const float *)nd->packed;
+    j.fn = (j.S == 1 || j.S == 2) ? isa->rows[j.S == 2] : NULL;
+    if (j.fn == NULL && (j.S == 1 || j.S == 2)) /* an ISA forced after planning */
+        j.fn = j.S == 1 ? ti__dw_rows_ref1 : ti__dw_rows_ref2;
+    int ok = y->dtype == TI_DTYPE_F32 && y->rank == 4 && y->shape[0] == 1 &&
+             y->shape[1] == p->m && y->shape[2] >= 1 && y->shape[3] >= 1 && p->n == 1 &&
+             p->group == 1 && p->in[0] == 1 && dw != NULL && dw->dtype == TI_DTYPE_F32 &&
+             dw->data != NULL && ti__numel(dw) == (size_t)(p->m * j.K * j.K) &&
+             (dwb == NULL || (dwb->dtype == TI_DTYPE_F32 && ti__numel(dwb) == (size_t)p->m)) &&
+             j.fn != NULL && j.pt >= 0 && j.pl >= 0 &&
+             (j.S == 1 ? (j.K == 3 || j.K == 5) && j.pl < j.K : j.K == 3 && j.pl <= 2) &&
+             k->scratch != NULL && k->scratch_bytes >= ti__conv_pwdw_scratch(k, p);
+    if (!ok)
+        return ti__kfail(k, TI_ERR_INVALID_ARGUMENT,
+                         "the fused depthwise conv (%lldx%lld / %lld) does not fit this 1x1 "
+                         "conv's output or the scratch",
+                         (long long)j.K, (long long)j.K, (long long)j.S);
+    j.OH = y->shape[2], j.OW = y->shape[3];
+    j.x = (const float *)k->in[0]->data;
+    j.w = (const float *)k->in[1]->data;
+    j.epi.bias = k->n_in > 2 && k->in[2] != NULL ? (const float *)k->in[2]->data : NULL;
+    j.epi.act = nd->act;
+    j.epi.a = nd->act_a;
+    j.epi.b = nd->act_b;
+    j.dw = (const float *)dw->data;
+    j.dwb = dwb != NULL ? (const float *)dwb->data : NULL;
+    j.y = (float *)y->data;
+    j.rings = (float *)(void *)ti__align_up((uintptr_t)k->scratch, 64);
+    j.act = nd->dw_act, j.act_a = nd->dw_act_a, j.act_b = nd->dw_act_b;
+    j.lo = -INFINITY, j.hi = INFINITY;
+    if (j.act == TI__ACT_RELU) j.clamp = 1, j.lo = 0.0f;
+    else if (j.act == TI__ACT_CLIP) j.clamp = 1, j.lo = j.act_a, j.hi = j.act_b;
+    /* A band of rows a thread where only convs read the output (bands_ok): each reads
+     * the rows its core wrote, as with the depthwise row path alone (ti__conv_dw_bands);
+     * else a part of the channels a thread, for the pools and products by channel after it
+     * (EfficientNet-B0's squeeze-and-excite: on 2 threads its sum of node minima went 4.15
+     * -> 4.40 ms with bands there, 2-core Xeon VM). */
+    int by_rows = nd->bands_ok || threads <= 1;
+    j.bands = by_rows ? TI__MIN(threads, (size_t)j.OH) : 1;
+    j.parts = by_rows ? 1 : ti__pwdw_split(&j, TI__MIN(threads, (size_t)TI_MAX_THREADS), j.split);
+    if (by_rows) j.split[0] = 0, j.split[1] = (size_t)p->m;
+    ti__parallel_for_part(k->tp, j.bands * j.parts, 1, ti__pwdw_items, &j);
     return TI_OK;
 }
 
@@ -33682,6 +33934,79 @@ TI__PRIVATE int ti__fuse_conv_pool(ti_session *s, int n) {
     return 1;
 }
 
+/* A 1x1 conv's output at least this large (bytes) is worth not writing out for the
+ * depthwise conv after it (ti__fuse_pw_dw). Pairs in the models, per-node minima of 3 x 40
+ * runs, 2-core Xeon VM (2 MiB of L2 a core), 1 / 2 threads: MobileNetV2's 96 x 112 x 112
+ * (4.8 MB) 0.514 -> 0.431 / 0.283 -> 0.228 ms, its 144 x 56 x 56 (1.8 MB) 0.294 -> 0.296 /
+ * 0.187 -> 0.152; outputs that stay in L2 lost at 1 thread: EfficientNet-B0's 240 x 28 x 28
+ * (753 KB) +7-10 %, its 672 x 14 x 14 (527 KB) +6 %, MobileNetV3-small's 72 x 56 x 56 +9 %
+ * (-5 % at 2 threads). */
+#define TI__PWDW_MIN_BYTES ((size_t)1024 * 1024)
+
+/* A depthwise conv after a 1x1 conv (the expansion and depthwise convs of MobileNetV2's and
+ * EfficientNet's inverted residual blocks): the 1x1 conv computes a few rows of its output
+ * at a time into a ring of rows a thread, and the depthwise conv runs on them there
+ * (cpu/conv_fast.c, ti__conv_pwdw_run), so the expanded tensor (MobileNetV2's 96 x 112 x
+ * 112: 4.8 MB) is not written to memory and read back. The 1x1 conv keeps its place and
+ * takes the depthwise conv's output, taps (input 5), bias (input 6), geometry and
+ * activation. Only a 1x1 conv with stride 1, no pads, one group, batch 1, at most its
+ * bias as a third input, whose float32 output the depthwise conv alone reads (not a graph
+ * output) and is at least TI__PWDW_MIN_BYTES; a depthwise conv (one channel a group, as
+ * many channels out) with constant taps and bias, square kernel and strides that the
+ * ISA's row kernels take (ti__conv_dw_rows_ok: 3x3 or 5x5 at stride 1, 3x3 at 2). CPU
+ * sessions only. Returns 1 when fused. */
+TI__PRIVATE int ti__fuse_pw_dw(ti_session *s, int n) {
+    ti__node *dw = &s->nodes[n];
+    if (strcmp(dw->op, "Conv") != 0 || dw->domain[0] != 0 || dw->n_outputs != 1 ||
+        dw->n_inputs < 2 || dw->n_inputs > 3 || dw->pool_k[0] != 0 || dw->dw_k != 0 ||
+        dw->outputs[0] < 0)
+        return 0;
+    int ev = dw->inputs[0], wv = dw->inputs[1], bv = dw->n_inputs > 2 ? dw->inputs[2] : -1;
+    if (ev < 0 || wv < 0 || s->vi[ev].is_output || s->vi[ev].is_const || !s->vi[wv].is_const ||
+        (bv >= 0 && !s->vi[bv].is_const) || s->t[ev].dtype != TI_DTYPE_F32 ||
+        s->t[dw->outputs[0]].dtype != TI_DTYPE_F32)
+        return 0;
+    int readers, c = ti__fuse_producer(s, ev, &readers);
+    if (c < 0 || c >= n || readers != 1) return 0;
+    ti__node *pw = &s->nodes[c];
+    if (strcmp(pw->op, "Conv") != 0 || pw->domain[0] != 0 || pw->n_outputs != 1 ||
+        pw->n_inputs < 2 || pw->n_inputs > 3 || pw->pool_k[0] != 0 || pw->dw_k != 0)
+        return 0;
+    ti__kctx k;
+    ti_error quiet;
+    ti__convp pp, dp;
+    if (!ti__session_bind_io(s, c) || !ti__session_bind_io(s, n)) return 0;
+    ti__kctx_init(s, &k, c, &quiet);
+    if (ti__conv_params(&k, 0, &pp) != TI_OK || !ti__conv_pointwise(&pp) || pp.group != 1 ||
+        pp.n != 1 || pp.mg < 4 || pp.out_sp * (size_t)pp.m * sizeof(float) < TI__PWDW_MIN_BYTES)
+        return 0;
+    ti__kctx_init(s, &k, n, &quiet);
+    if (ti__conv_params(&k, 0, &dp) != TI_OK || !ti__conv_dw_ok(&dp) || dp.n != 1 ||
+        dp.c != pp.m || dp.m != dp.c || dp.group != dp.c || dp.pb[1] < 0 || dp.pb[2] < 0 ||
+        dp.out[1] < 1 || dp.out[2] < 1 || !ti__conv_dw_rows_ok(ti__dw_pick_isa(), &dp))
+        return 0;
+    if (!ti__fuse_own_inputs_n(s, pw, 7)) return 0;
+    pw->inputs[5] = wv;
+    pw->inputs[6] = bv;
+    pw->n_inputs = 7;
+    pw->dw_k = (int)dp.k[1];
+    pw->dw_s = (int)dp.s[1];
+    pw->dw_pt = (int)dp.pb[1];
+    pw->dw_pl = (int)dp.pb[2];
+    pw->dw_act = dw->act;
+    pw->dw_act_a = dw->act_a;
+    pw->dw_act_b = dw->act_b;
+    const char *pa = ti__act_name(pw->act), *da = ti__act_name(dw->act);
+    char *name = (char *)ti__pool_alloc(&s->plan_pool, 64);
+    if (name != NULL) /* "Clip+DepthwiseConv+Clip": the 1x1 conv's activation, then */
+        snprintf(name, 64, "%s%sDepthwiseConv%s%s", pa, pa[0] ? "+" : "", da[0] ? "+" : "", da);
+    pw->fused_name = name;
+    pw->outputs[0] = dw->outputs[0];
+    dw->op = "";
+    s->info.num_fused++;
+    return 1;
+}
+
 /* MatMul + Add of a constant row vector ([N], [1,N], [1,1,N]): the vector becomes the
  * MatMul's third input, a bias the kernel adds before the activation. */
 TI__PRIVATE int ti__fuse_matmul_add(ti_session *s, ti__node *mm, const ti__node *add, int y) {
@@ -33991,6 +34316,9 @@ TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err) {
     /* a MaxPool into the few-channel conv before it */
     if (s->cl == NULL)
         for (int n = 0; n < s->n_nodes; n++) ti__fuse_conv_pool(s, n);
+    /* a depthwise conv into the 1x1 conv before it */
+    if (s->cl == NULL)
+        for (int n = 0; n < s->n_nodes; n++) ti__fuse_pw_dw(s, n);
     /* compact, rebinding the tensors of rewritten nodes */
     int w = 0;
     for (int n = 0; n < s->n_nodes; n++) {
@@ -42354,10 +42682,7 @@ TI_API int ti_op_supported(const char *domain, const char *op) {
 TI_API int ti_session_num_nodes(const ti_session *s) { return s && s->planned ? s->n_nodes : 0; }
 
 TI_API ti_status ti_session_node_info(const ti_session *s, int i, ti_node_info *out) {
-    static const char *const act_names[] = {"",         "Relu",        "Clip",      "LeakyRelu",
-                                            "Sigmoid",  "HardSigmoid", "HardSwish", "Tanh",
-                                            "SiLU"};
-    /* the same, then a MaxPool fused after them (ti__fuse_conv_pool) */
+    /* ti__act_name's, then a MaxPool fused after them (ti__fuse_conv_pool) */
     static const char *const pool_names[] = {
         "MaxPool",         "Relu+MaxPool",      "Clip+MaxPool",      "LeakyRelu+MaxPool",
         "Sigmoid+MaxPool", "HardSigmoid+MaxPool", "HardSwish+MaxPool", "Tanh+MaxPool",
@@ -42367,8 +42692,10 @@ TI_API ti_status ti_session_node_info(const ti_session *s, int i, ti_node_info *
     const ti__node *n = &s->nodes[i];
     out->name = n->name;
     out->op = n->op;
-    out->fused = (unsigned)n->act < TI__COUNTOF(act_names)
-                     ? (n->pool_k[0] > 0 ? pool_names : act_names)[n->act] : "";
+    out->fused = n->fused_name != NULL ? n->fused_name
+                 : n->pool_k[0] > 0        ? ((unsigned)n->act < TI__COUNTOF(pool_names)
+                                                  ? pool_names[n->act] : "")
+                                           : ti__act_name(n->act);
     out->num_inputs = n->n_inputs;
     out->num_outputs = n->n_outputs;
     out->backend = TI_BACKEND_CPU;

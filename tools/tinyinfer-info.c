@@ -99,6 +99,17 @@ static int64_t pooled_conv_macs(const ti_model *m, ti_session **plain, const cha
     return -1;
 }
 
+/* MACs of a 1x1 conv that took the depthwise conv after it in (its output is that conv's;
+ * its input 5 the taps, M x 1 x K x K): pw, those of the 1x1 conv itself, plus K K an
+ * output; -1 when either is not known. */
+static int64_t fused_dw_macs(const ti_session *s, int i, int64_t pw)
+{
+    const ti_tensor *w = ti_session_node_input(s, i, 5), *y = ti_session_node_output(s, i, 0);
+    if (pw < 0 || !w || !y || y->dtype == TI_DTYPE_UNKNOWN || w->rank < 1 || w->shape[0] <= 0)
+        return -1;
+    return pw + (int64_t)(ti_tensor_numel(y) * (ti_tensor_numel(w) / (uint64_t)w->shape[0]));
+}
+
 /* Planned graph of a one-thread session: node count, folding/fusion, arena, MACs per op
  * type (and per node with show_nodes). hist (n_hist entries, zeroed counts) is reused for
  * the per-op sums. */
@@ -135,6 +146,8 @@ static void describe_plan(const ti_model *m, ti_session **sp, op_count *hist, in
         if (ti_session_node_info(s, i, &ni) != TI_OK) continue;
         int64_t macs = strstr(ni.fused, "MaxPool") != NULL ? pooled_conv_macs(m, &plain, ni.name)
                                                            : node_macs(s, i, ni.op);
+        if (strstr(ni.fused, "DepthwiseConv") != NULL) /* a 1x1 conv with the one after it */
+            macs = fused_dw_macs(s, i, pooled_conv_macs(m, &plain, ni.name));
         if (macs < 0) n_unknown++;
         if (macs > 0) {
             int j = 0;

@@ -112,6 +112,14 @@ typedef enum ti__act {
     TI__ACT_SILU /* x * sigmoid(x): Mul(x, Sigmoid(x)) */
 } ti__act;
 
+/* The op an activation came from ("" for none): ti_node_info.fused's words. */
+TI__PRIVATE const char *ti__act_name(int act) {
+    static const char *const names[] = {"",        "Relu",        "Clip",      "LeakyRelu",
+                                        "Sigmoid", "HardSigmoid", "HardSwish", "Tanh",
+                                        "SiLU"};
+    return act >= 0 && act < (int)(sizeof names / sizeof names[0]) ? names[act] : "";
+}
+
 TI__PRIVATE float ti__act_apply(int act, float a, float b, float x) {
     switch (act) {
     case TI__ACT_RELU: return x > 0.0f ? x : 0.0f;
@@ -160,6 +168,15 @@ typedef struct ti__node {
      * pads (begin, end) along H and W as the pool's attributes gave them; pool_k[0] 0: none.
      * The node's output is then the pool's (cpu/conv_fast.c, ti__conv_pool_run). */
     int pool_k[2], pool_s[2], pool_pb[2], pool_pe[2];
+    /* Conv 1x1: the depthwise conv after it, fused in (ti__fuse_pw_dw): its taps and bias are
+     * inputs 5 and 6 (6 is -1 without one), its square kernel, stride, top and left pads
+     * and activation these; dw_k 0: none. The node's output is then the depthwise conv's
+     * (cpu/conv_fast.c, ti__conv_pwdw_run). */
+    int dw_k, dw_s, dw_pt, dw_pl, dw_act;
+    float dw_act_a, dw_act_b;
+    /* What a fusion folded in, where the activation's name does not say it all
+     * (ti_node_info.fused; in the plan's pool), or NULL */
+    const char *fused_name;
 } ti__node;
 enum {
     TI__PACK_NONE = 0,

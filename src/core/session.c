@@ -1080,10 +1080,7 @@ TI_API int ti_op_supported(const char *domain, const char *op) {
 TI_API int ti_session_num_nodes(const ti_session *s) { return s && s->planned ? s->n_nodes : 0; }
 
 TI_API ti_status ti_session_node_info(const ti_session *s, int i, ti_node_info *out) {
-    static const char *const act_names[] = {"",         "Relu",        "Clip",      "LeakyRelu",
-                                            "Sigmoid",  "HardSigmoid", "HardSwish", "Tanh",
-                                            "SiLU"};
-    /* the same, then a MaxPool fused after them (ti__fuse_conv_pool) */
+    /* ti__act_name's, then a MaxPool fused after them (ti__fuse_conv_pool) */
     static const char *const pool_names[] = {
         "MaxPool",         "Relu+MaxPool",      "Clip+MaxPool",      "LeakyRelu+MaxPool",
         "Sigmoid+MaxPool", "HardSigmoid+MaxPool", "HardSwish+MaxPool", "Tanh+MaxPool",
@@ -1093,8 +1090,10 @@ TI_API ti_status ti_session_node_info(const ti_session *s, int i, ti_node_info *
     const ti__node *n = &s->nodes[i];
     out->name = n->name;
     out->op = n->op;
-    out->fused = (unsigned)n->act < TI__COUNTOF(act_names)
-                     ? (n->pool_k[0] > 0 ? pool_names : act_names)[n->act] : "";
+    out->fused = n->fused_name != NULL ? n->fused_name
+                 : n->pool_k[0] > 0        ? ((unsigned)n->act < TI__COUNTOF(pool_names)
+                                                  ? pool_names[n->act] : "")
+                                           : ti__act_name(n->act);
     out->num_inputs = n->n_inputs;
     out->num_outputs = n->n_outputs;
     out->backend = TI_BACKEND_CPU;

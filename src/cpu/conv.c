@@ -46,6 +46,8 @@ TI__PRIVATE int ti__conv_apanel_ok(const struct ti__convp *p, int mr);
 TI__PRIVATE int ti__conv_fewc_run(ti__kctx *k, const struct ti__convp *p);
 TI__PRIVATE size_t ti__conv_fewc_scratch(const ti__kctx *k, const struct ti__convp *p);
 TI__PRIVATE size_t ti__conv_pool_scratch(const ti__kctx *k, const struct ti__convp *p);
+TI__PRIVATE size_t ti__conv_pwdw_scratch(const ti__kctx *k, const struct ti__convp *p);
+TI__PRIVATE ti_status ti__conv_pwdw_run(ti__kctx *k, const struct ti__convp *p);
 TI__PRIVATE ti_status ti__conv_pool_run(ti__kctx *k, const struct ti__convp *p);
 
 /* Floats of im2col / col2im scratch to aim for (8 MiB): large tiles make large GEMMs, which
@@ -495,6 +497,7 @@ TI__PRIVATE size_t ti__conv_scratch_common(ti__kctx *k, int transpose) {
     size_t rows, cols;
     if (!transpose) {
         if (k->node->pool_k[0] > 0) return ti__conv_pool_scratch(k, &p);
+        if (k->node->dw_k > 0) return ti__conv_pwdw_scratch(k, &p);
         int path = ti__conv_path(k, &p);
         if (path == TI__CONV_WINO) return ti__conv_wino_scratch(k, &p);
         if (path == TI__CONV_FEWC) return ti__conv_fewc_scratch(k, &p);
@@ -851,6 +854,7 @@ TI__PRIVATE int ti__conv_run_ct(ti__kctx *k, const ti__convp *p, const ti__conv_
  * DW, WINO and FEWC fall back to DIRECT, IM2COL and IM2COL where they cannot run the conv. */
 TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int path) {
     if (k->node->pool_k[0] > 0) return ti__conv_pool_run(k, p); /* its own path, whatever */
+    if (k->node->dw_k > 0) return ti__conv_pwdw_run(k, p);
     ti__conv_job j;
     memset(&j, 0, sizeof j);
     j.p = p;

@@ -1600,6 +1600,188 @@ TI_TEST(maxpool_fuses_into_few_channel_conv) {
     }
 }
 
+/* ---- a depthwise conv fused into the 1x1 conv before it (ti__fuse_pw_dw) ---- */
+typedef struct pwdw_case {
+    int c, m, h, w, k, s, pt, pl, pb, pr;
+    const char *pact, *dact; /* "Relu", "Clip" (0, 6), "Sigmoid" or NULL */
+    int tail;                /* 1: a 1x1 conv reads the depthwise output (bands of rows) */
+} pwdw_case;
+enum { PW_XMAX = 16 * 100 * 100, PW_EMAX = 48 * 100 * 100, PW_YMAX = 48 * 100 * 100 };
+static float g_pw[48 * 16], g_pb[48], g_dw[48 * 25], g_db[48], g_tw[8 * 48];
+
+static int pwdw_out(int in, int k, int s, int p0, int p1) { return (in + p0 + p1 - k) / s + 1; }
+
+static double pwdw_act(const char *act, double v) {
+    if (act == NULL) return v;
+    if (strcmp(act, "Relu") == 0) return v > 0 ? v : 0;
+    if (strcmp(act, "Clip") == 0) return v < 0 ? 0 : (v > 6 ? 6 : v);
+    return 1.0 / (1.0 + exp(-v));
+}
+
+/* X -> Conv 1x1 (c -> m) [-> act] -> depthwise K x K / S [-> act] [-> Conv 1x1 (m -> 8)].
+ * variant 1: the 1x1 conv's output is a graph output too (not fused). */
+static ti_model *pwdw_model(const pwdw_case *c, int variant) {
+    unsigned seed = 77;
+    for (int i = 0; i < c->m * c->c; i++) g_pw[i] = frand(&seed) * 0.5f;
+    for (int i = 0; i < c->m; i++) g_pb[i] = frand(&seed) * 0.3f;
+    for (int i = 0; i < c->m * c->k * c->k; i++) g_dw[i] = frand(&seed) * 0.4f;
+    for (int i = 0; i < c->m; i++) g_db[i] = frand(&seed) * 0.2f;
+    for (int i = 0; i < 8 * c->m; i++) g_tw[i] = frand(&seed) * 0.3f;
+    int oh = pwdw_out(c->h, c->k, c->s, c->pt, c->pb), ow = pwdw_out(c->w, c->k, c->s, c->pl, c->pr);
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t xd[4] = {1, c->c, c->h, c->w}, wd[4] = {c->m, c->c, 1, 1}, bd[1] = {c->m};
+    int64_t dd[4] = {c->m, 1, c->k, c->k}, td[4] = {8, c->m, 1, 1};
+    int64_t ed[4] = {1, c->m, c->h, c->w}, yd[4] = {1, c->tail ? 8 : c->m, oh, ow};
+    static const float lo = 0.0f, hi = 6.0f;
+    ob_input(&mb, "x", OB_FLOAT, 4, xd);
+    ob_init_f32(&mb, "pw", 4, wd, g_pw);
+    ob_init_f32(&mb, "pb", 1, bd, g_pb);
+    ob_init_f32(&mb, "dw", 4, dd, g_dw);
+    ob_init_f32(&mb, "db", 1, bd, g_db);
+    ob_init_f32(&mb, "tw", 4, td, g_tw);
+    ob_init_f32(&mb, "lo", 0, NULL, &lo);
+    ob_init_f32(&mb, "hi", 0, NULL, &hi);
+    ob_node(&mb, "Conv", "expand", "x,pw,pb", c->pact ? "e0" : "e");
+    if (c->pact) ob_node(&mb, c->pact, "expand_act", strcmp(c->pact, "Clip") == 0 ? "e0,lo,hi" : "e0", "e");
+    ob_buf a = {0, 0, 0};
+    int64_t ks[2] = {c->k, c->k}, st[2] = {c->s, c->s}, pd[4] = {c->pt, c->pl, c->pb, c->pr};
+    ob_attr_ints(&a, "kernel_shape", 2, ks);
+    ob_attr_ints(&a, "strides", 2, st);
+    ob_attr_ints(&a, "pads", 4, pd);
+    ob_attr_int(&a, "group", c->m);
+    const char *dout = c->dact ? "d0" : c->tail ? "d" : "y";
+    ob_node_attrs(&mb, "Conv", "depthwise", "e,dw,db", dout, &a);
+    if (c->dact)
+        ob_node(&mb, c->dact, "depthwise_act", strcmp(c->dact, "Clip") == 0 ? "d0,lo,hi" : "d0",
+                c->tail ? "d" : "y");
+    if (c->tail) ob_node(&mb, "Conv", "project", "d,tw", "y");
+    ob_output(&mb, "y", OB_FLOAT, 4, yd);
+    if (variant == 1) ob_output(&mb, "e", OB_FLOAT, 4, ed);
+    return load_built(&mb);
+}
+
+/* The same in double. */
+static void pwdw_ref(const pwdw_case *c, const float *x, double *y) {
+    static double e[PW_EMAX], d[PW_YMAX];
+    int H = c->h, W = c->w, K = c->k;
+    int oh = pwdw_out(H, K, c->s, c->pt, c->pb), ow = pwdw_out(W, K, c->s, c->pl, c->pr);
+    for (int m = 0; m < c->m; m++)
+        for (int i = 0; i < H * W; i++) {
+            double v = g_pb[m];
+            for (int ch = 0; ch < c->c; ch++) v += (double)g_pw[m * c->c + ch] * x[ch * H * W + i];
+            e[m * H * W + i] = pwdw_act(c->pact, v);
+        }
+    for (int m = 0; m < c->m; m++)
+        for (int i = 0; i < oh; i++)
+            for (int j = 0; j < ow; j++) {
+                double v = g_db[m];
+                for (int ky = 0; ky < K; ky++)
+                    for (int kx = 0; kx < K; kx++) {
+                        int iy = i * c->s - c->pt + ky, ix = j * c->s - c->pl + kx;
+                        if (iy >= 0 && iy < H && ix >= 0 && ix < W)
+                            v += (double)g_dw[(m * K + ky) * K + kx] * e[(m * H + iy) * W + ix];
+                    }
+                d[(m * oh + i) * ow + j] = pwdw_act(c->dact, v);
+            }
+    if (!c->tail) {
+        memcpy(y, d, sizeof(double) * (size_t)(c->m * oh * ow));
+        return;
+    }
+    for (int o = 0; o < 8; o++)
+        for (int i = 0; i < oh * ow; i++) {
+            double v = 0;
+            for (int m = 0; m < c->m; m++) v += (double)g_tw[o * c->m + m] * d[m * oh * ow + i];
+            y[o * oh * ow + i] = v;
+        }
+}
+
+/* MobileNetV2's first blocks in small: the 1x1 conv computes its rows into a ring a thread
+ * and the depthwise conv runs on them there (expanded outputs of 1 MiB and more): one node,
+ * named for both; within 1e-6 of the graph with the 1x1 conv's output kept (a graph output
+ * too: not fused) and of itself on 2 threads (a band of rows a thread where a conv reads the
+ * output, else a part of the channels): the GEMM then takes other runs of columns, and one
+ * ending in a single column is a dot product in another order (ti__sgemm_isa.col); near a
+ * double reference; under the best ISA, AVX2, and the portable kernels where the plan was
+ * made with SIMD ones. */
+TI_TEST(depthwise_fuses_into_1x1_conv) {
+    static const pwdw_case cases[] = {
+        {8, 32, 96, 96, 3, 1, 1, 1, 1, 1, "Clip", "Clip", 0},
+        {12, 40, 83, 81, 3, 2, 1, 1, 1, 1, "Relu", NULL, 1},
+        {8, 36, 90, 83, 5, 1, 2, 2, 2, 2, NULL, "Sigmoid", 0},
+        {16, 48, 80, 80, 3, 2, 0, 0, 1, 1, "Relu", "Relu", 1},
+        {8, 30, 100, 96, 3, 1, 1, 1, 1, 1, "Sigmoid", "Clip", 1},
+    };
+    static float x[PW_XMAX], y1[PW_YMAX], y2[PW_YMAX], yk[PW_YMAX];
+    static double ref[PW_YMAX];
+    unsigned seed = 43;
+    for (int i = 0; i < PW_XMAX; i++) x[i] = frand(&seed);
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const pwdw_case *c = &cases[ci];
+        int oh = pwdw_out(c->h, c->k, c->s, c->pt, c->pb), ow = pwdw_out(c->w, c->k, c->s, c->pl, c->pr);
+        int ny = (c->tail ? 8 : c->m) * oh * ow;
+        TI_REQUIRE(ny <= PW_YMAX && c->c * c->h * c->w <= PW_XMAX && c->m * c->h * c->w <= PW_EMAX);
+        ti_model *m = pwdw_model(c, 0), *kept = pwdw_model(c, 1);
+        TI_REQUIRE(m != NULL && kept != NULL);
+        pwdw_ref(c, x, ref);
+        char want[64];
+        snprintf(want, sizeof want, "%s%sDepthwiseConv%s%s", c->pact ? c->pact : "",
+                 c->pact ? "+" : "", c->dact ? "+" : "", c->dact ? c->dact : "");
+        for (int v = 0; v < 3; v++) {
+#ifndef TI_TEST_SHARED_IMPL
+            static const int isas[3] = {-1, TI__ISA_AVX2, -1};
+            if (isas[v] >= 0 && ti__cpu_force_isa(isas[v]) != isas[v]) continue;
+            const ti__dw_isa *dwi = ti__dw_pick_isa();
+            int rows = dwi->rows[c->s == 2] != NULL && ow >= dwi->rows_min;
+#else
+            if (v > 0) break;
+            int rows = -1;
+#endif
+            ti_session_info fa, ka;
+            ti_session *s = make_session(m, 0, 0, 1, TI_BACKEND_CPU);
+            TI_REQUIRE(s != NULL);
+            ti_node_info ni;
+            TI_REQUIRE(ti_session_node_info(s, 0, &ni) == TI_OK);
+            if (rows == 1 && v < 2) TI_CHECK(strcmp(ni.fused, want) == 0);
+#ifndef TI_TEST_SHARED_IMPL
+            if (v == 2) { /* planned with the SIMD kernels, run with the portable ones */
+                if (rows != 1) {
+                    ti_session_destroy(s);
+                    break;
+                }
+                ti__cpu_force_isa(TI__ISA_SCALAR);
+            }
+#endif
+            TI_REQUIRE(run_session(s, x, 2, y1, &fa));
+            TI_REQUIRE(run_session(make_session(m, 0, 0, 2, TI_BACKEND_CPU), x, 1, y2, NULL));
+            TI_REQUIRE(run_session(make_session(kept, 0, 0, 1, TI_BACKEND_CPU), x, 1, yk, &ka));
+            TI_CHECK_EQ_INT(ka.num_nodes, 2 + c->tail);
+            if (rows >= 0) TI_CHECK_EQ_INT(fa.num_nodes, (rows ? 1 : 2) + c->tail);
+            double worst = 0;
+            for (int i = 0; i < ny; i++)
+                worst = fmax(worst, fabs(y1[i] - ref[i]) / (1.0 + fabs(ref[i])));
+            if (worst >= 1e-5) printf("  case %d, variant %d: rel. error %.3g\n", (int)ci, v, worst);
+            TI_CHECK(worst < 1e-5);
+            if (v < 2) { /* the same kernels fused and not, on 1 and 2 threads */
+                double dk = 0, d2 = 0;
+                for (int i = 0; i < ny; i++) {
+                    dk = fmax(dk, fabs((double)y1[i] - yk[i]) / (1e-3 + fabs((double)yk[i])));
+                    d2 = fmax(d2, fabs((double)y1[i] - y2[i]) / (1e-3 + fabs((double)yk[i])));
+                }
+                if (dk > 1e-6 || d2 > 1e-6)
+                    printf("  case %d, variant %d: against unfused %.3g, 2 threads %.3g\n",
+                           (int)ci, v, dk, d2);
+                TI_CHECK(dk <= 1e-6 && d2 <= 1e-6);
+            }
+#ifndef TI_TEST_SHARED_IMPL
+            ti__cpu_force_isa(-1);
+#endif
+        }
+        ti_model_free(m);
+        ti_model_free(kept);
+    }
+}
+
 int main(void) {
     TI_RUN(fusion_matches_reference);
     TI_RUN(matmul_bias_activation_fusion);
@@ -1609,6 +1791,7 @@ int main(void) {
     TI_RUN(residual_add_fuses_into_3x3_conv);
     TI_RUN(conv_with_five_inputs_in_a_file_fails);
     TI_RUN(maxpool_fuses_into_few_channel_conv);
+    TI_RUN(depthwise_fuses_into_1x1_conv);
     TI_RUN(run_does_not_allocate);
     TI_RUN(large_matmul_and_gemm_use_the_scratch);
     TI_RUN(arena_reuses_memory);
