@@ -328,13 +328,14 @@ TI__PRIVATE int ti__fuse_conv_pool(ti_session *s, int n) {
 }
 
 /* A 1x1 conv's output at least this large (bytes) is worth not writing out for the
- * depthwise conv after it (ti__fuse_pw_dw). Pairs in the models, per-node minima of 3 x 40
- * runs, 2-core Xeon VM (2 MiB of L2 a core), 1 / 2 threads: MobileNetV2's 96 x 112 x 112
- * (4.8 MB) 0.514 -> 0.431 / 0.283 -> 0.228 ms, its 144 x 56 x 56 (1.8 MB) 0.294 -> 0.296 /
- * 0.187 -> 0.152; outputs that stay in L2 lost at 1 thread: EfficientNet-B0's 240 x 28 x 28
- * (753 KB) +7-10 %, its 672 x 14 x 14 (527 KB) +6 %, MobileNetV3-small's 72 x 56 x 56 +9 %
- * (-5 % at 2 threads). */
-#define TI__PWDW_MIN_BYTES ((size_t)1024 * 1024)
+ * depthwise conv after it (ti__fuse_pw_dw): about a quarter of the 2 MiB L2 of the core
+ * measured. Pairs in the models, fused against not, per-node minima of 3 x 40 runs, 2-core
+ * Xeon VM, 1 / 2 threads: MobileNetV2's 96 x 112 x 112 output (4.8 MB) -21 / -18 %, its 144
+ * x 56 x 56 (1.8 MB) -5 / -15 % and -2 / -8 % (stride 1, 2), 192 x 28 x 28 (602 KB) -6 / 0,
+ * -1 / -5 and -2 / -10 %; EfficientNet-B0's 96 x 112 x 112 -19 / -3 %, 240 x 28 x 28 (753
+ * KB) -5 / +2 and -5 / -2 %; MobileNetV3-small's 72 x 56 x 56 (903 KB) +11 / -11 %.
+ * EfficientNet-B0's 672 x 14 x 14 (527 KB) lost at 1 thread, +4 / -2 %: left out. */
+#define TI__PWDW_MIN_BYTES ((size_t)576 * 1024)
 
 /* A depthwise conv after a 1x1 conv (the expansion and depthwise convs of MobileNetV2's and
  * EfficientNet's inverted residual blocks): the 1x1 conv computes a few rows of its output
