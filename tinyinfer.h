@@ -100,8 +100,9 @@
     ti_session_create(model, desc, err) binds input shapes (symbolic dims from
     desc->dim_bindings, 1 when unbound), infers every shape, folds constant sub-graphs,
     fuses activations into Conv/Gemm/MatMul (and, on the CPU, a residual Add into the
-    Conv before it and a MaxPool into a network's few-channel stem Conv), and plans one
-    memory arena. Then:
+    Conv before it, a MaxPool into a network's few-channel stem Conv and a depthwise
+    Conv into a 1x1 Conv with a large output before it), and plans one memory arena.
+    Then:
 
         ti_tensor *in = ti_session_input(s, 0);       or ti_session_input_by_name()
         ... write in->size_bytes bytes of in->dtype values into in->data ...
@@ -545,7 +546,10 @@ typedef struct ti_node_info {
     const char *op;    /* "Conv" */
     const char *fused; /* activation folded into it ("Relu", "Clip", ...), "" when none;
                         * "+MaxPool" after it (or "MaxPool") where a MaxPool was fused after
-                        * a Conv, whose output is then the pool's */
+                        * a Conv, whose output is then the pool's; "+DepthwiseConv" (then
+                        * that conv's activation: "Clip+DepthwiseConv+Clip") where a
+                        * depthwise Conv was fused after a 1x1 Conv, whose output is then
+                        * the depthwise conv's (its taps and bias: inputs 5 and 6) */
     int num_inputs;
     int num_outputs;
     ti_backend backend; /* where it runs: TI_BACKEND_CPU or TI_BACKEND_OPENCL         */
@@ -8762,7 +8766,8 @@ TI__PRIVATE int64_t ti__pwdw_ring_rows(int64_t K, int64_t S, int64_t M, int64_t 
 /* Floats of scratch a thread of the fused node takes, 64-byte aligned: its ring and, where
  * the 1x1 conv's weights were packed for the transposed GEMM, the Y^T of a ring's rows. */
 TI__PRIVATE size_t ti__pwdw_ring_floats(const ti__kctx *k, const ti__convp *p) {
-    int64_t R, RR = ti__pwdw_ring_rows(k->node->dw_k, k->node->dw_s, p->m, p->in[1], p->in[2], &R);
+    int64_t R, RR = ti__pwdw_ring_rows(k->node->dw_k, k->node->dw_s, p->m, p->in[1], p->in[2],
+                                       &R);
     size_t cols = (size_t)RR * (size_t)p->in[2];
     size_t t = ti__conv_ct_panels(k, p) != NULL ? cols * ti__conv_ct_ld(p) : 0;
     return TI__ROUND16((size_t)p->m * cols + t);
@@ -28443,7 +28448,8 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__act_rows512(const int act, float a, fl
         }
         for (; i < n; i += 16) {
             __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1u);
-            _mm512_mask_storeu_ps(y + i, m, ti__act512(act, _mm512_maskz_loadu_ps(m, y + i), va, vb));
+            __m512 v = _mm512_maskz_loadu_ps(m, y + i);
+            _mm512_mask_storeu_ps(y + i, m, ti__act512(act, v, va, vb));
         }
         return;
     }

@@ -349,7 +349,10 @@ typedef struct ti_node_info {
     const char *op;    /* "Conv" */
     const char *fused; /* activation folded into it ("Relu", "Clip", ...), "" when none;
                         * "+MaxPool" after it (or "MaxPool") where a MaxPool was fused after
-                        * a Conv, whose output is then the pool's */
+                        * a Conv, whose output is then the pool's; "+DepthwiseConv" (then
+                        * that conv's activation: "Clip+DepthwiseConv+Clip") where a
+                        * depthwise Conv was fused after a 1x1 Conv, whose output is then
+                        * the depthwise conv's (its taps and bias: inputs 5 and 6) */
     int num_inputs;
     int num_outputs;
     ti_backend backend; /* where it runs: TI_BACKEND_CPU or TI_BACKEND_OPENCL         */

@@ -1186,7 +1186,8 @@ TI__PRIVATE int64_t ti__pwdw_ring_rows(int64_t K, int64_t S, int64_t M, int64_t 
 /* Floats of scratch a thread of the fused node takes, 64-byte aligned: its ring and, where
  * the 1x1 conv's weights were packed for the transposed GEMM, the Y^T of a ring's rows. */
 TI__PRIVATE size_t ti__pwdw_ring_floats(const ti__kctx *k, const ti__convp *p) {
-    int64_t R, RR = ti__pwdw_ring_rows(k->node->dw_k, k->node->dw_s, p->m, p->in[1], p->in[2], &R);
+    int64_t R, RR = ti__pwdw_ring_rows(k->node->dw_k, k->node->dw_s, p->m, p->in[1], p->in[2],
+                                       &R);
     size_t cols = (size_t)RR * (size_t)p->in[2];
     size_t t = ti__conv_ct_panels(k, p) != NULL ? cols * ti__conv_ct_ld(p) : 0;
     return TI__ROUND16((size_t)p->m * cols + t);

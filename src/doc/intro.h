@@ -100,8 +100,9 @@
     ti_session_create(model, desc, err) binds input shapes (symbolic dims from
     desc->dim_bindings, 1 when unbound), infers every shape, folds constant sub-graphs,
     fuses activations into Conv/Gemm/MatMul (and, on the CPU, a residual Add into the
-    Conv before it and a MaxPool into a network's few-channel stem Conv), and plans one
-    memory arena. Then:
+    Conv before it, a MaxPool into a network's few-channel stem Conv and a depthwise
+    Conv into a 1x1 Conv with a large output before it), and plans one memory arena.
+    Then:
 
         ti_tensor *in = ti_session_input(s, 0);       or ti_session_input_by_name()
         ... write in->size_bytes bytes of in->dtype values into in->data ...

@@ -1575,7 +1575,8 @@ TI_TEST(maxpool_fuses_into_few_channel_conv) {
             double worst = 0;
             for (int i = 0; i < ny; i++)
                 worst = fmax(worst, fabs(y1[i] - ref[i]) / (1.0 + fabs(ref[i])));
-            if (worst >= 1e-5) printf("  case %d, variant %d: rel. error %.3g\n", (int)ci, v, worst);
+            if (worst >= 1e-5)
+                printf("  case %d, variant %d: rel. error %.3g\n", (int)ci, v, worst);
             TI_CHECK(worst < 1e-5);
             if (v < 2) { /* the same kernels fused and not */
                 TI_CHECK(memcmp(y1, yp, sizeof(float) * (size_t)ny) == 0);
@@ -1627,7 +1628,8 @@ static ti_model *pwdw_model(const pwdw_case *c, int variant) {
     for (int i = 0; i < c->m * c->k * c->k; i++) g_dw[i] = frand(&seed) * 0.4f;
     for (int i = 0; i < c->m; i++) g_db[i] = frand(&seed) * 0.2f;
     for (int i = 0; i < 8 * c->m; i++) g_tw[i] = frand(&seed) * 0.3f;
-    int oh = pwdw_out(c->h, c->k, c->s, c->pt, c->pb), ow = pwdw_out(c->w, c->k, c->s, c->pl, c->pr);
+    int oh = pwdw_out(c->h, c->k, c->s, c->pt, c->pb);
+    int ow = pwdw_out(c->w, c->k, c->s, c->pl, c->pr);
     ob_model mb;
     ob_init(&mb, 13);
     int64_t xd[4] = {1, c->c, c->h, c->w}, wd[4] = {c->m, c->c, 1, 1}, bd[1] = {c->m};
@@ -1643,7 +1645,9 @@ static ti_model *pwdw_model(const pwdw_case *c, int variant) {
     ob_init_f32(&mb, "lo", 0, NULL, &lo);
     ob_init_f32(&mb, "hi", 0, NULL, &hi);
     ob_node(&mb, "Conv", "expand", "x,pw,pb", c->pact ? "e0" : "e");
-    if (c->pact) ob_node(&mb, c->pact, "expand_act", strcmp(c->pact, "Clip") == 0 ? "e0,lo,hi" : "e0", "e");
+    if (c->pact)
+        ob_node(&mb, c->pact, "expand_act", strcmp(c->pact, "Clip") == 0 ? "e0,lo,hi" : "e0",
+                "e");
     ob_buf a = {0, 0, 0};
     int64_t ks[2] = {c->k, c->k}, st[2] = {c->s, c->s}, pd[4] = {c->pt, c->pl, c->pb, c->pr};
     ob_attr_ints(&a, "kernel_shape", 2, ks);
@@ -1718,7 +1722,8 @@ TI_TEST(depthwise_fuses_into_1x1_conv) {
     for (int i = 0; i < PW_XMAX; i++) x[i] = frand(&seed);
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         const pwdw_case *c = &cases[ci];
-        int oh = pwdw_out(c->h, c->k, c->s, c->pt, c->pb), ow = pwdw_out(c->w, c->k, c->s, c->pl, c->pr);
+        int oh = pwdw_out(c->h, c->k, c->s, c->pt, c->pb);
+        int ow = pwdw_out(c->w, c->k, c->s, c->pl, c->pr);
         int ny = (c->tail ? 8 : c->m) * oh * ow;
         TI_REQUIRE(ny <= PW_YMAX && c->c * c->h * c->w <= PW_XMAX && c->m * c->h * c->w <= PW_EMAX);
         ti_model *m = pwdw_model(c, 0), *kept = pwdw_model(c, 1);
@@ -1760,7 +1765,8 @@ TI_TEST(depthwise_fuses_into_1x1_conv) {
             double worst = 0;
             for (int i = 0; i < ny; i++)
                 worst = fmax(worst, fabs(y1[i] - ref[i]) / (1.0 + fabs(ref[i])));
-            if (worst >= 1e-5) printf("  case %d, variant %d: rel. error %.3g\n", (int)ci, v, worst);
+            if (worst >= 1e-5)
+                printf("  case %d, variant %d: rel. error %.3g\n", (int)ci, v, worst);
             TI_CHECK(worst < 1e-5);
             if (v < 2) { /* the same kernels fused and not, on 1 and 2 threads */
                 double dk = 0, d2 = 0;

@@ -268,7 +268,8 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__act_rows512(const int act, float a, fl
         }
         for (; i < n; i += 16) {
             __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1u);
-            _mm512_mask_storeu_ps(y + i, m, ti__act512(act, _mm512_maskz_loadu_ps(m, y + i), va, vb));
+            __m512 v = _mm512_maskz_loadu_ps(m, y + i);
+            _mm512_mask_storeu_ps(y + i, m, ti__act512(act, v, va, vb));
         }
         return;
     }
