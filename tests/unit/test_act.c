@@ -239,9 +239,10 @@ TI_TEST(block_matches_reference_on_every_isa) {
  * x86 blocks add the bias by rows, then take the rows as one (ti__act_rows512 / 256). Within
  * a few ulp of the scalar rule (NaN and infinities as it), the floats after the block
  * untouched; where every input is in the fast range (|x| <= 80), the same bits as the same
- * rows apart (the row-by-row path). A vector holding a float past it takes the exact-range
- * path (ti__sigm512), whose bits may differ by an ulp, and the vectors hold other floats in
- * the two layouts. AVX2 and AVX-512 each forced. */
+ * rows apart (the row-by-row path), -0 in without a bias included (both add 0: +0). A vector
+ * holding a float past the fast range takes the exact-range path (ti__sigm512), whose bits
+ * may differ by an ulp, and the vectors hold other floats in the two layouts. AVX2 and
+ * AVX-512 each forced. */
 TI_TEST(sigmoid_rows_end_to_end_same_bits) {
     static const int isas[] = {TI__ISA_AVX2, TI__ISA_AVX512};
     static const size_t cols_list[] = {2, 5, 7, 9, 17, 31, 49, 196};
@@ -262,6 +263,7 @@ TI_TEST(sigmoid_rows_end_to_end_same_bits) {
                         for (size_t i = 0; i < n; i++) /* wide: some past the fast range */
                             x[i] = wide && i % 53 == 7 ? 12.0f * frand() : 1.5f * frand();
                         if (wide && n > 40) x[40] = NAN, x[n - 1] = -INFINITY;
+                        x[n / 2] = -0.0f; /* without a bias the row path adds 0: +0 in */
                         for (size_t r = 0; r < rows; r++) bias[r] = frand() * 0.5f;
                         for (size_t i = 0; i < n; i++) {
                             flat[i] = x[i];

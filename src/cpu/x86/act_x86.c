@@ -243,22 +243,21 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__act_rows512(const int act, float a, fl
     }
     if (SIG && rows > 1 && ldy == cols && tail != 0) {
         /* Rows that lie end to end and end in a part vector (a 7 x 7 map's 49 floats: 3
-         * vectors and one float): the bias by rows, then the sigmoid over them as one row,
-         * in whole vectors but the last. The same operations on each float: the same bits.
-         * Row by row, the part vectors took a quarter of the vectors and a chain each
-         * (1152 rows of 49, EfficientNet-B0's 7 x 7 maps: 0.52 ns an element, rows of
-         * 672 0.25) */
-        if (bias != NULL)
-            for (size_t r = 0; r < rows; r++) {
-                float *p = y + r * ldy;
-                const __m512 vbias = _mm512_set1_ps(bias[r]);
-                for (size_t i = 0; i < full; i += 16)
-                    _mm512_storeu_ps(p + i, _mm512_add_ps(_mm512_loadu_ps(p + i), vbias));
-                _mm512_mask_storeu_ps(p + full, (__mmask16)((1u << tail) - 1u),
-                                      _mm512_add_ps(_mm512_maskz_loadu_ps(
-                                                        (__mmask16)((1u << tail) - 1u), p + full),
-                                                    vbias));
-            }
+         * vectors and one float): the bias by rows (0 without one, as below: -0 + 0 is
+         * +0), then the sigmoid over them as one row, in whole vectors but the last. The
+         * same operations on each float: the same bits. Row by row, the part vectors took
+         * a quarter of the vectors and a chain each (1152 rows of 49, EfficientNet-B0's
+         * 7 x 7 maps: 0.52 ns an element, rows of 672 0.25). The loop is ti__act_col512's
+         * without its addition, which would turn a sum of -0 into +0. */
+        for (size_t r = 0; r < rows; r++) {
+            float *p = y + r * ldy;
+            const __m512 vbias = _mm512_set1_ps(bias != NULL ? bias[r] : 0.0f);
+            for (size_t i = 0; i < full; i += 16)
+                _mm512_storeu_ps(p + i, _mm512_add_ps(_mm512_loadu_ps(p + i), vbias));
+            __mmask16 tm = (__mmask16)((1u << tail) - 1u);
+            _mm512_mask_storeu_ps(p + full, tm,
+                                  _mm512_add_ps(_mm512_maskz_loadu_ps(tm, p + full), vbias));
+        }
         size_t n = rows * cols, i = 0;
         for (; i + 64 <= n; i += 64) {
             __m512 x[4];
@@ -491,15 +490,14 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__act_rows256(const int act, float a, floa
         /* rows end to end with a part vector each: as ti__act_rows512 */
         __m256i tm = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(cols % 8)), lane);
         size_t full = cols / 8 * 8;
-        if (bias != NULL)
-            for (size_t r = 0; r < rows; r++) {
-                float *p = y + r * ldy;
-                const __m256 vbias = _mm256_set1_ps(bias[r]);
-                for (size_t i = 0; i < full; i += 8)
-                    _mm256_storeu_ps(p + i, _mm256_add_ps(_mm256_loadu_ps(p + i), vbias));
-                _mm256_maskstore_ps(p + full, tm,
-                                    _mm256_add_ps(_mm256_maskload_ps(p + full, tm), vbias));
-            }
+        for (size_t r = 0; r < rows; r++) {
+            float *p = y + r * ldy;
+            const __m256 vbias = _mm256_set1_ps(bias != NULL ? bias[r] : 0.0f);
+            for (size_t i = 0; i < full; i += 8)
+                _mm256_storeu_ps(p + i, _mm256_add_ps(_mm256_loadu_ps(p + i), vbias));
+            _mm256_maskstore_ps(p + full, tm,
+                                _mm256_add_ps(_mm256_maskload_ps(p + full, tm), vbias));
+        }
         size_t n = rows * cols, i = 0;
         for (; i + 64 <= n; i += 64) {
             __m256 x[8];
