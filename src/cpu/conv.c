@@ -387,6 +387,17 @@ TI__PRIVATE const float *ti__conv_ct_panels(const ti__kctx *k, const ti__convp *
     return (const float *)node->packed;
 }
 
+/* The weights as the prepack pass laid them out for the GEMM kernels' A panel (each
+ * group's slivers of node->packed_arg rows, TI__PACK_APANEL), or NULL where they are not. */
+TI__PRIVATE const float *ti__conv_apanels(const ti__kctx *k, const ti__convp *p) {
+    const ti__node *node = k->node;
+    int mr = node->packed_arg;
+    if (node->packed_kind != TI__PACK_APANEL || node->packed == NULL || mr <= 0) return NULL;
+    size_t per = ti__sgemm_apanel_floats((size_t)p->mg, (size_t)p->cg * p->kprod, (size_t)mr);
+    return node->packed_bytes == (size_t)p->group * per * sizeof(float)
+               ? (const float *)node->packed : NULL;
+}
+
 /* Y^T's row stride: the output channels rounded up to 16 floats, so that a row starts on a
  * 64-byte line. Threads take parts of its columns (ti__sgemm_split), and where rows were
  * mg floats apart the line at the parts' border held both threads' floats in every other
@@ -941,14 +952,9 @@ TI__PRIVATE ti_status ti__conv_run_path(ti__kctx *k, const ti__convp *p, int pat
         if (!wt) lw = kdim;
     }
     /* or as the GEMM kernels' A panel (one run per sliver of mr rows) */
-    const float *wpan = NULL;
-    size_t wper = 0;
     int wmr = k->node->packed_arg;
-    if (k->node->packed_kind == TI__PACK_APANEL && k->node->packed != NULL && wmr > 0) {
-        wper = ti__sgemm_apanel_floats(mg, kdim, (size_t)wmr);
-        if (k->node->packed_bytes == wper * (size_t)p->group * sizeof(float))
-            wpan = (const float *)k->node->packed;
-    }
+    const float *wpan = ti__conv_apanels(k, p);
+    size_t wper = wpan != NULL ? ti__sgemm_apanel_floats(mg, kdim, (size_t)wmr) : 0;
     if (gate_panel != NULL) {
         wpan = gate_panel;
         wmr = gate_mr;

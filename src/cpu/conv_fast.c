@@ -1327,11 +1327,8 @@ TI__PRIVATE ti_status ti__conv_pwdw_run(ti__kctx *k, const ti__convp *p) {
     j.panel = ti__conv_ct_panels(k, p);
     j.nr = nd->packed_arg;
     j.ldt = ti__conv_ct_ld(p);
-    j.amr = nd->packed_arg; /* the weights in the A panel's slivers, as the 1x1 conv takes */
-    if (nd->packed_kind == TI__PACK_APANEL && nd->packed != NULL && j.amr > 0 &&
-        nd->packed_bytes == ti__sgemm_apanel_floats((size_t)p->m, (size_t)p->c, (size_t)j.amr) *
-                                sizeof(float))
-        j.apanel = (const float *)nd->packed;
+    j.apanel = ti__conv_apanels(k, p); /* or in the A panel's slivers, as the 1x1 conv */
+    j.amr = nd->packed_arg;
     j.fn = (j.S == 1 || j.S == 2) ? isa->rows[j.S == 2] : NULL;
     if (j.fn == NULL && (j.S == 1 || j.S == 2)) /* an ISA forced after planning */
         j.fn = j.S == 1 ? ti__dw_rows_ref1 : ti__dw_rows_ref2;
