@@ -1287,7 +1287,8 @@ typedef struct ti__node {
     int dw_k, dw_s, dw_pt, dw_pl, dw_act;
     float dw_act_a, dw_act_b;
     /* What a fusion folded in, where the activation's name does not say it all
-     * (ti_node_info.fused; in the plan's pool), or NULL */
+     * (ti_node_info.fused, ti__fused_name: a MaxPool or depthwise conv fused after it; in
+     * the plan's pool), or NULL */
     const char *fused_name;
 } ti__node;
 enum {
@@ -33892,6 +33893,17 @@ TI__PRIVATE int ti__fuse_conv_sum(ti_session *s, int n) {
     return 0;
 }
 
+/* ti__node.fused_name of a node that took `what` in after its activation ("Clip+MaxPool",
+ * "MaxPool" without one), then `after`'s activation if any ("Clip+DepthwiseConv+Clip"):
+ * in the plan's pool, NULL when it is full (the name then says only the activation). */
+TI__PRIVATE const char *ti__fused_name(ti_session *s, int act, const char *what, int after) {
+    const char *a = ti__act_name(act), *b = ti__act_name(after);
+    char *name = (char *)ti__pool_alloc(&s->plan_pool, 64);
+    if (name != NULL)
+        snprintf(name, 64, "%s%s%s%s%s", a, a[0] ? "+" : "", what, b[0] ? "+" : "", b);
+    return name;
+}
+
 /* A MaxPool after a conv that takes the few-channel path (a network's stem: ResNet-18's
  * 7x7 / 2 on 3 channels, then 3x3 / 2; SqueezeNet's 3x3 / 2, then 3x3 / 2): the conv
  * computes its rows into a few rows of scratch a thread and pools them there (cpu/
@@ -33942,6 +33954,7 @@ TI__PRIVATE int ti__fuse_conv_pool(ti_session *s, int n) {
         /* the end pad that gives the output size by the floor rule */
         conv->pool_pe[a] = (int)((pp.out[j] - 1) * pp.s[j] + pp.k[j] - pp.in[j] - pp.pb[j]);
     }
+    conv->fused_name = ti__fused_name(s, conv->act, "MaxPool", TI__ACT_NONE);
     conv->outputs[0] = pool->outputs[0];
     pool->op = "";
     s->info.num_fused++;
@@ -34011,11 +34024,7 @@ TI__PRIVATE int ti__fuse_pw_dw(ti_session *s, int n) {
     pw->dw_act = dw->act;
     pw->dw_act_a = dw->act_a;
     pw->dw_act_b = dw->act_b;
-    const char *pa = ti__act_name(pw->act), *da = ti__act_name(dw->act);
-    char *name = (char *)ti__pool_alloc(&s->plan_pool, 64);
-    if (name != NULL) /* "Clip+DepthwiseConv+Clip": the 1x1 conv's activation, then */
-        snprintf(name, 64, "%s%sDepthwiseConv%s%s", pa, pa[0] ? "+" : "", da[0] ? "+" : "", da);
-    pw->fused_name = name;
+    pw->fused_name = ti__fused_name(s, pw->act, "DepthwiseConv", dw->act);
     pw->outputs[0] = dw->outputs[0];
     dw->op = "";
     s->info.num_fused++;
@@ -42697,20 +42706,12 @@ TI_API int ti_op_supported(const char *domain, const char *op) {
 TI_API int ti_session_num_nodes(const ti_session *s) { return s && s->planned ? s->n_nodes : 0; }
 
 TI_API ti_status ti_session_node_info(const ti_session *s, int i, ti_node_info *out) {
-    /* ti__act_name's, then a MaxPool fused after them (ti__fuse_conv_pool) */
-    static const char *const pool_names[] = {
-        "MaxPool",         "Relu+MaxPool",      "Clip+MaxPool",      "LeakyRelu+MaxPool",
-        "Sigmoid+MaxPool", "HardSigmoid+MaxPool", "HardSwish+MaxPool", "Tanh+MaxPool",
-        "SiLU+MaxPool"};
     if (s == NULL || out == NULL || !s->planned || i < 0 || i >= s->n_nodes)
         return TI_ERR_INVALID_ARGUMENT;
     const ti__node *n = &s->nodes[i];
     out->name = n->name;
     out->op = n->op;
-    out->fused = n->fused_name != NULL ? n->fused_name
-                 : n->pool_k[0] > 0        ? ((unsigned)n->act < TI__COUNTOF(pool_names)
-                                                  ? pool_names[n->act] : "")
-                                           : ti__act_name(n->act);
+    out->fused = n->fused_name != NULL ? n->fused_name : ti__act_name(n->act);
     out->num_inputs = n->n_inputs;
     out->num_outputs = n->n_outputs;
     out->backend = TI_BACKEND_CPU;

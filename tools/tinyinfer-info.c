@@ -75,10 +75,10 @@ static int64_t node_macs(const ti_session *s, int i, const char *op)
     return (int64_t)(ny * (uint64_t)a->shape[a->rank - 1]); /* MatMul: K = A's last dim */
 }
 
-/* MACs of the conv that took a MaxPool in (its output is the pool's, smaller than the
- * conv's): those of the Conv of that name in a plan without fusion; -1 when there is none
- * or the node has no name to find it by. */
-static int64_t pooled_conv_macs(const ti_model *m, ti_session **plain, const char *name)
+/* MACs of a conv that took the node after it in (a MaxPool or a depthwise conv: its output
+ * is that node's, not the conv's): those of the Conv of that name in a plan without fusion;
+ * -1 when there is none or the node has no name to find it by. */
+static int64_t unfused_conv_macs(const ti_model *m, ti_session **plain, const char *name)
 {
     if (name == NULL || name[0] == 0) return -1;
     if (*plain == NULL) {
@@ -144,10 +144,13 @@ static void describe_plan(const ti_model *m, ti_session **sp, op_count *hist, in
     for (int i = 0; i < n; i++) {
         ti_node_info ni;
         if (ti_session_node_info(s, i, &ni) != TI_OK) continue;
-        int64_t macs = strstr(ni.fused, "MaxPool") != NULL ? pooled_conv_macs(m, &plain, ni.name)
-                                                           : node_macs(s, i, ni.op);
+        int64_t macs;
         if (strstr(ni.fused, "DepthwiseConv") != NULL) /* a 1x1 conv with the one after it */
-            macs = fused_dw_macs(s, i, pooled_conv_macs(m, &plain, ni.name));
+            macs = fused_dw_macs(s, i, unfused_conv_macs(m, &plain, ni.name));
+        else if (strstr(ni.fused, "MaxPool") != NULL)
+            macs = unfused_conv_macs(m, &plain, ni.name);
+        else
+            macs = node_macs(s, i, ni.op);
         if (macs < 0) n_unknown++;
         if (macs > 0) {
             int j = 0;

@@ -175,7 +175,8 @@ typedef struct ti__node {
     int dw_k, dw_s, dw_pt, dw_pl, dw_act;
     float dw_act_a, dw_act_b;
     /* What a fusion folded in, where the activation's name does not say it all
-     * (ti_node_info.fused; in the plan's pool), or NULL */
+     * (ti_node_info.fused, ti__fused_name: a MaxPool or depthwise conv fused after it; in
+     * the plan's pool), or NULL */
     const char *fused_name;
 } ti__node;
 enum {

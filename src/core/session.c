@@ -1080,20 +1080,12 @@ TI_API int ti_op_supported(const char *domain, const char *op) {
 TI_API int ti_session_num_nodes(const ti_session *s) { return s && s->planned ? s->n_nodes : 0; }
 
 TI_API ti_status ti_session_node_info(const ti_session *s, int i, ti_node_info *out) {
-    /* ti__act_name's, then a MaxPool fused after them (ti__fuse_conv_pool) */
-    static const char *const pool_names[] = {
-        "MaxPool",         "Relu+MaxPool",      "Clip+MaxPool",      "LeakyRelu+MaxPool",
-        "Sigmoid+MaxPool", "HardSigmoid+MaxPool", "HardSwish+MaxPool", "Tanh+MaxPool",
-        "SiLU+MaxPool"};
     if (s == NULL || out == NULL || !s->planned || i < 0 || i >= s->n_nodes)
         return TI_ERR_INVALID_ARGUMENT;
     const ti__node *n = &s->nodes[i];
     out->name = n->name;
     out->op = n->op;
-    out->fused = n->fused_name != NULL ? n->fused_name
-                 : n->pool_k[0] > 0        ? ((unsigned)n->act < TI__COUNTOF(pool_names)
-                                                  ? pool_names[n->act] : "")
-                                           : ti__act_name(n->act);
+    out->fused = n->fused_name != NULL ? n->fused_name : ti__act_name(n->act);
     out->num_inputs = n->n_inputs;
     out->num_outputs = n->n_outputs;
     out->backend = TI_BACKEND_CPU;

@@ -271,6 +271,17 @@ TI__PRIVATE int ti__fuse_conv_sum(ti_session *s, int n) {
     return 0;
 }
 
+/* ti__node.fused_name of a node that took `what` in after its activation ("Clip+MaxPool",
+ * "MaxPool" without one), then `after`'s activation if any ("Clip+DepthwiseConv+Clip"):
+ * in the plan's pool, NULL when it is full (the name then says only the activation). */
+TI__PRIVATE const char *ti__fused_name(ti_session *s, int act, const char *what, int after) {
+    const char *a = ti__act_name(act), *b = ti__act_name(after);
+    char *name = (char *)ti__pool_alloc(&s->plan_pool, 64);
+    if (name != NULL)
+        snprintf(name, 64, "%s%s%s%s%s", a, a[0] ? "+" : "", what, b[0] ? "+" : "", b);
+    return name;
+}
+
 /* A MaxPool after a conv that takes the few-channel path (a network's stem: ResNet-18's
  * 7x7 / 2 on 3 channels, then 3x3 / 2; SqueezeNet's 3x3 / 2, then 3x3 / 2): the conv
  * computes its rows into a few rows of scratch a thread and pools them there (cpu/
@@ -321,6 +332,7 @@ TI__PRIVATE int ti__fuse_conv_pool(ti_session *s, int n) {
         /* the end pad that gives the output size by the floor rule */
         conv->pool_pe[a] = (int)((pp.out[j] - 1) * pp.s[j] + pp.k[j] - pp.in[j] - pp.pb[j]);
     }
+    conv->fused_name = ti__fused_name(s, conv->act, "MaxPool", TI__ACT_NONE);
     conv->outputs[0] = pool->outputs[0];
     pool->op = "";
     s->info.num_fused++;
@@ -390,11 +402,7 @@ TI__PRIVATE int ti__fuse_pw_dw(ti_session *s, int n) {
     pw->dw_act = dw->act;
     pw->dw_act_a = dw->act_a;
     pw->dw_act_b = dw->act_b;
-    const char *pa = ti__act_name(pw->act), *da = ti__act_name(dw->act);
-    char *name = (char *)ti__pool_alloc(&s->plan_pool, 64);
-    if (name != NULL) /* "Clip+DepthwiseConv+Clip": the 1x1 conv's activation, then */
-        snprintf(name, 64, "%s%sDepthwiseConv%s%s", pa, pa[0] ? "+" : "", da[0] ? "+" : "", da);
-    pw->fused_name = name;
+    pw->fused_name = ti__fused_name(s, pw->act, "DepthwiseConv", dw->act);
     pw->outputs[0] = dw->outputs[0];
     dw->op = "";
     s->info.num_fused++;
