@@ -1487,11 +1487,12 @@ typedef struct ti__sgemm_isa {
     ti__sgemm_col_fn col;
     /* optional (NULL: a scalar loop, then ti__act_block): C[0:h, 0:w] (rows ldc apart)
      * stored transposed, t[q * ldt + r] = epi(c[r * ldc + q]), or epi(c[r * ldc + q] +
-     * t[q * ldt + r]) when sum (a residual sum fused into the conv), for h <= mr and w <= nr
-     * (the transposed GEMM's Y), the epilogue ep (0 none, else ti__sgemm_kernel_epi's) with
-     * bias[q] (bias NULL: 0) and lo, hi */
-    void (*store_t)(const float *c, size_t ldc, size_t h, size_t w, float *t, size_t ldt,
-                    int sum, int ep, const float *bias, float lo, float hi);
+     * t[q * ldt + r]) when sum (a residual sum fused into the conv), for any h and w (the
+     * transposed GEMM's Y), the epilogue ep (0 none, else ti__sgemm_kernel_epi's) with
+     * bias[q] (bias NULL: 0) and lo, hi; c2 (NULL: none), as c, is added to c first,
+     * c2[r * ldc + q] + c[r * ldc + q] (another part of K's sums, cpu/conv.c) */
+    void (*store_t)(const float *c, const float *c2, size_t ldc, size_t h, size_t w, float *t,
+                    size_t ldt, int sum, int ep, const float *bias, float lo, float hi);
     /* optional (NULL: a scalar loop): op(A)[0:h, 0:kc] packed as dst[p * h + r] for h <= mr,
      * element (r, p) at a[r * lda + p], or at a[p * lda + r] when trans_a */
     void (*pack_a)(const float *a, size_t lda, int trans_a, size_t h, size_t kc, float *dst);
@@ -6319,9 +6320,15 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_pick_isa(void);
 TI__PRIVATE void ti__sgemm_pack_bpanel(int transB, size_t K, size_t N, const float *B,
                                        size_t ldb, size_t nr, float *dst);
 TI__PRIVATE int ti__sgemm_bpanel(int transA, size_t M, size_t N, size_t K, const float *A,
-                                 size_t lda, const float *bpanel, int nr, float *C, size_t ldc,
-                                 float *ty, size_t ldty, const ti__gemm_epi *tepi, int ty_sum,
-                                 ti__threadpool *tp);
+                                 size_t lda, const float *bpanel, int nr, size_t kc, float *C,
+                                 size_t ldc, float *ty, size_t ldty, const ti__gemm_epi *tepi,
+                                 int ty_sum, ti__threadpool *tp);
+TI__PRIVATE int ti__sgemm_bpanel_part(int transA, size_t M, size_t N, size_t K, const float *A,
+                                      size_t lda, const float *bpanel, int nr, size_t kp,
+                                      size_t k0, float *C, size_t ldc);
+TI__PRIVATE void ti__sgemm_store_t_sum(const float *c, const float *c2, size_t ldc, size_t h,
+                                       size_t w, float *t, size_t ldt, int sum,
+                                       const ti__gemm_epi *epi);
 /* Defined in conv_fast.c, which comes later in the amalgamation. */
 struct ti__convp;
 TI__PRIVATE int ti__conv_dw_ok(const struct ti__convp *p);
@@ -6694,9 +6701,40 @@ TI__PRIVATE const float *ti__conv_apanels(const ti__kctx *k, const ti__convp *p)
  * threads, 0.664-0.691 ms alone, 0.598-0.629 with rows of 1008 (Xeon, best of 500). */
 TI__PRIVATE size_t ti__conv_ct_ld(const ti__convp *p) { return ((size_t)p->mg + 15) / 16 * 16; }
 
-/* Floats of scratch the transposed GEMM takes after the im2col columns: Y^T. */
-TI__PRIVATE size_t ti__conv_ct_floats(const ti__convp *p) {
-    return p->out_sp * ti__conv_ct_ld(p);
+/* Parts of K the transposed GEMM of a 1x1 conv sums, each as one k block (the GEMM's sums
+ * run over a k block in one chain, then add onto what the blocks before left in Y^T):
+ * for a projection (output channels at most half the input's), the fewest parts of equal
+ * whole vectors of 16 channels, from 2, of TI__CONV_CT_PART_K to TI__CONV_CT_PART_MAX
+ * channels each; else 1, the ISA's k blocks. On 1 thread the GEMM runs them as its k
+ * blocks. On 2+ threads each thread takes a part (and a tile of its rows, where there are
+ * more threads than parts), into a Y^T of its own, and the parts are added in order as Y
+ * is stored (ti__conv_ct_sum): the same sums in the same order, so outputs do not depend
+ * on the thread count. The layer before (a depthwise conv, by channel) left each thread's
+ * part of X in its own core's caches; cut by rows of Y^T (positions) instead, every thread
+ * read all channels of its positions, half of them from the other core, and all the
+ * weights. MobileNetV2 on 2 threads (per-node minima, builds alternating, 3 x 60 runs):
+ * 576 -> 96 at 14 x 14 0.087 -> 0.078 ms, 960 -> 160 at 7 x 7 0.065 -> 0.052, 960 -> 320
+ * 0.111 -> 0.099. Not for expansions: MobileNetV2's 320 -> 1280 at 7 x 7 lost 10 % on 1
+ * and 2 threads (Y^T 49 x 1280; its input not a layer's output cut by channel). */
+#define TI__CONV_CT_PART_K 128
+#define TI__CONV_CT_PART_MAX 512
+TI__PRIVATE size_t ti__conv_ct_parts(const ti__convp *p) {
+    size_t k = (size_t)p->cg;
+    if (!ti__conv_pointwise(p) || p->group != 1 || 2 * p->mg > p->cg) return 1;
+    for (size_t parts = 2; k / parts >= TI__CONV_CT_PART_K; parts++)
+        if (k % (16 * parts) == 0 && k / parts <= TI__CONV_CT_PART_MAX) return parts;
+    return 1;
+}
+
+/* The transposed GEMM's k block for a conv (ti__sgemm_bpanel's kc): its parts', or 0. */
+TI__PRIVATE size_t ti__conv_ct_kc(const ti__convp *p) {
+    size_t parts = ti__conv_ct_parts(p);
+    return parts > 1 ? (size_t)p->cg / parts : 0;
+}
+
+/* Floats of scratch the transposed GEMM takes after the im2col columns: Y^T, a copy a part. */
+TI__PRIVATE size_t ti__conv_ct_floats(const ti__convp *p, size_t parts) {
+    return parts * p->out_sp * ti__conv_ct_ld(p);
 }
 
 /* Columns of one im2col / col2im tile, for rows elements per column. */
@@ -6802,7 +6840,8 @@ TI__PRIVATE size_t ti__conv_scratch_common(ti__kctx *k, int transpose) {
         if (path == TI__CONV_WINO) return ti__conv_wino_scratch(k, &p);
         if (path == TI__CONV_FEWC) return ti__conv_fewc_scratch(k, &p);
         /* the transposed GEMM's Y^T at the end of the scratch */
-        size_t ct = ti__conv_ct_panels(k, &p) != NULL ? ti__conv_ct_floats(&p) : 0;
+        size_t parts = ti__threadpool_size(k->tp) > 1 ? ti__conv_ct_parts(&p) : 1;
+        size_t ct = ti__conv_ct_panels(k, &p) != NULL ? ti__conv_ct_floats(&p, parts) : 0;
         if (path == TI__CONV_1X1)
             return (ct + ti__conv_gate_floats(k, &p) + ti__conv_1x1_ws_floats(k, &p)) *
                    sizeof(float);
@@ -7110,6 +7149,62 @@ TI__PRIVATE void ti__conv_tile_slots(void *ctx, size_t begin, size_t end) {
     }
 }
 
+/* The transposed GEMM of a 1x1 conv in parts of K (ti__conv_ct_parts) on 2+ threads: part
+ * t's Y^T at yt - t * sp * ldt. */
+typedef struct ti__conv_ct_job {
+    const float *x, *w; /* X (kdim rows of sp floats: X^T as the GEMM's A) and its B panel */
+    float *yt, *y;
+    size_t sp, mg, kdim, nr, ldt, parts;
+    size_t tiles;            /* of each part's rows (positions), one item each */
+    int sum;                 /* Y holds a residual sum fused in: added */
+    const ti__gemm_epi *epi; /* bias and activation, once the parts are added */
+} ti__conv_ct_job;
+
+/* Items [begin, end) of parts x tiles, part-major: part t's rows of tile i, so that on as
+ * many threads as parts each thread takes one part, the channels the layer before left in
+ * its caches. */
+TI__PRIVATE void ti__conv_ct_part(void *ctx, int part, size_t begin, size_t end) {
+    const ti__conv_ct_job *c = (const ti__conv_ct_job *)ctx;
+    size_t kp = c->kdim / c->parts;
+    (void)part;
+    for (size_t it = begin; it < end; it++) {
+        size_t t = it / c->tiles, i = it % c->tiles;
+        size_t r0 = c->sp * i / c->tiles, r1 = c->sp * (i + 1) / c->tiles;
+        int ok = ti__sgemm_bpanel_part(1, r1 - r0, c->mg, kp, c->x + t * kp * c->sp + r0, c->sp,
+                                       c->w, (int)c->nr, c->kdim, t * kp,
+                                       c->yt - t * c->sp * c->ldt + r0 * c->ldt, c->ldt);
+        TI_ASSERT(ok); /* ti__conv_ct_panels checked the kernels and the panel */
+        (void)ok;
+    }
+}
+
+/* Y's channels [16 begin, 16 end): for each 16 of them, the parts of Y^T added in order
+ * (as the GEMM's later k blocks add onto C: part t's sums + those before) and stored into
+ * Y as the GEMM would store them (ti__sgemm_store_t_sum: the residual sum, the bias and
+ * activation). The last part is added in the store; without a residual sum, the one before
+ * too, onto Y (a + b is b + a: the same bits); other parts into part 0's Y^T first. */
+TI__PRIVATE void ti__conv_ct_sum(void *ctx, size_t begin, size_t end) {
+    const ti__conv_ct_job *c = (const ti__conv_ct_job *)ctx;
+    size_t part = c->sp * c->ldt, last = c->parts - 1, lead = c->sum ? last : last - 1;
+    for (size_t c0 = begin * 16; c0 < TI__MIN(end * 16, c->mg); c0 += 16) {
+        size_t w = TI__MIN((size_t)16, c->mg - c0);
+        ti__gemm_epi e = *c->epi;
+        if (e.bias != NULL) e.bias += c0;
+        float *y = c->y + c0 * c->sp, *y0 = c->yt + c0;
+        for (size_t t = 1; t < lead; t++) { /* parts 1 .. lead - 1 onto part 0 */
+            const float *src = y0 - t * part;
+            float *dst = y0;
+            for (size_t s = 0; s < c->sp; s++, src += c->ldt, dst += c->ldt)
+                for (size_t q = 0; q < w; q++) dst[q] = src[q] + dst[q];
+        }
+        /* part lead added in the store (onto the residual sum in Y), then the last onto Y */
+        ti__sgemm_store_t_sum(y0, lead > 0 ? y0 - lead * part : NULL, c->ldt, c->sp, w, y, c->sp,
+                              c->sum, lead == last ? &e : NULL);
+        if (lead < last)
+            ti__sgemm_store_t_sum(y0 - last * part, NULL, c->ldt, c->sp, w, y, c->sp, 1, &e);
+    }
+}
+
 /* The IM2COL or 1X1 path by the transposed GEMM (ti__conv_ct_ok) on the planned panels: Y^T
  * into the end of the scratch, and Y, transposed from it block by block while in cache,
  * with the bias and activation. Returns 0, having written nothing, when the scratch is too
@@ -7120,7 +7215,9 @@ TI__PRIVATE int ti__conv_run_ct(ti__kctx *k, const ti__convp *p, const ti__conv_
     size_t nr = (size_t)k->node->packed_arg, col = path == TI__CONV_1X1 ? 0 : kdim * sp;
     size_t have = k->scratch == NULL ? 0 : k->scratch_bytes / sizeof(float);
     size_t ldt = ti__conv_ct_ld(p);
-    if (col + sp * ldt > have) return 0;
+    size_t threads = (size_t)ti__threadpool_size(k->tp);
+    size_t parts = path == TI__CONV_1X1 && threads > 1 ? ti__conv_ct_parts(p) : 1;
+    if (col + parts * sp * ldt > have) return 0;
     float *yt = (float *)k->scratch + (have - sp * ldt);
     for (size_t n = 0; n < (size_t)p->n; n++)
         for (size_t g = 0; g < (size_t)p->group; g++) {
@@ -7143,7 +7240,30 @@ TI__PRIVATE int ti__conv_run_ct(ti__kctx *k, const ti__convp *p, const ti__conv_
             epi.a = j->act_a;
             epi.b = j->act_b;
             float *y = j->y + (n * (size_t)p->m + g * mg) * sp;
-            if (!ti__sgemm_bpanel(1, sp, mg, kdim, a, sp, w, (int)nr, yt, ldt, y, sp, &epi,
+            if (parts > 1) {
+                ti__conv_ct_job c;
+                c.x = a;
+                c.w = w;
+                c.yt = yt;
+                c.y = y;
+                c.sp = sp;
+                c.mg = mg;
+                c.kdim = kdim;
+                c.nr = nr;
+                c.ldt = ldt;
+                c.parts = parts;
+                /* each part's rows in tiles (of 16 or more), so that every thread takes as
+                 * many: threads / parts where that divides, else threads */
+                c.tiles = threads % parts == 0 ? threads / parts : threads;
+                c.tiles = TI__MAX((size_t)1, TI__MIN(c.tiles, sp / 16));
+                c.sum = j->beta != 0.0f;
+                c.epi = &epi;
+                ti__parallel_for_part(k->tp, parts * c.tiles, 1, ti__conv_ct_part, &c);
+                ti__parallel_for(k->tp, (mg + 15) / 16, 1, ti__conv_ct_sum, &c);
+                continue;
+            }
+            if (!ti__sgemm_bpanel(1, sp, mg, kdim, a, sp, w, (int)nr, ti__conv_ct_kc(p), yt,
+                                  ldt, y, sp, &epi,
                                   j->beta != 0.0f, k->tp))
                 return 0;
         }
@@ -8833,7 +8953,8 @@ TI__PRIVATE void ti__pwdw_rows(const ti__pwdw_job *j, float *ring, int64_t r0, i
         /* as the 1x1 conv alone: by the transposed GEMM (Y^T = X^T W^T) where the plan
          * packed W^T for it (its Y^T after the ring), else by the plain one */
         if (bp == NULL || !ti__sgemm_bpanel(1, (size_t)n * W, m1 - m0, C, x, p->in_sp, bp, nr,
-                                            ring + ldm * M, j->ldt, c, ldm, &epi, 0, NULL))
+                                            ti__conv_ct_kc(p), ring + ldm * M, j->ldt, c, ldm,
+                                            &epi, 0, NULL))
             ti__sgemm_conv(0, m1 - m0, (size_t)n * W, C, j->w + m0 * C, C, ap, amr, x, p->in_sp,
                            0, 0.0f, c, ldm, &epi, NULL, 0, NULL);
         r0 += n;
@@ -10434,6 +10555,12 @@ typedef struct ti__sgemm_job {
     size_t part;      /* tiles in each thread's part (ti__sgemm_split), 0: any split */
     const ti__sgemm_isa *isa; /* SIMD kernels, or NULL: the portable micro-kernel */
     const float *bpanel;      /* op(B) packed by ti__sgemm_pack_bpanel for isa->nr, or NULL */
+    /* rows of each sliver of bpanel: k, or more where the job takes k of them from its
+     * first (a part of K, ti__sgemm_bpanel_part) */
+    size_t kp;
+    /* the k block with a B panel (0: the ISA's kc): the sums over k as the caller wants
+     * them cut (cpu/conv.c ti__conv_ct_parts) */
+    size_t kc;
     /* op(A) packed by ti__sgemm_pack_apanel for isa->mr, or NULL; a is still op(A) as it
      * lies, for the paths that take no panel (few rows, one column) */
     const float *apanel;
@@ -10461,20 +10588,23 @@ typedef struct ti__sgemm_job {
     int threads; /* of the pool that runs the job (ti__sgemm_go) */
 } ti__sgemm_job;
 
-/* The finished block C[r0:r0+h, c0:c0+w] stored transposed into ty while in L1. */
-TI__PRIVATE void ti__sgemm_store_t(const ti__sgemm_job *j, size_t r0, size_t h, size_t c0,
-                                   size_t w) {
+/* The finished block C[r0:r0+h, c0:c0+w] stored transposed into ty while in L1; c2 (NULL:
+ * none), a block as C's (ldc apart), added to it first. */
+TI__PRIVATE void ti__sgemm_store_t(const ti__sgemm_job *j, const float *c2, size_t r0, size_t h,
+                                   size_t c0, size_t w) {
     float *t = j->ty + c0 * j->ldty + r0;
     const float *c = j->c + r0 * j->ldc + c0;
     if (j->isa != NULL && j->isa->store_t != NULL) {
         const float *bias = j->tepi != NULL && j->tepi->bias != NULL ? j->tepi->bias + c0 : NULL;
-        j->isa->store_t(c, j->ldc, h, w, t, j->ldty, j->ty_sum, j->ty_ep > 0 ? j->ty_ep : 0,
+        j->isa->store_t(c, c2, j->ldc, h, w, t, j->ldty, j->ty_sum, j->ty_ep > 0 ? j->ty_ep : 0,
                         bias, j->ty_lo, j->ty_hi);
         return;
     }
-    for (size_t r = 0; r < h; r++, c += j->ldc)
-        for (size_t q = 0; q < w; q++)
-            t[q * j->ldty + r] = j->ty_sum ? c[q] + t[q * j->ldty + r] : c[q];
+    for (size_t r = 0; r < h; r++, c += j->ldc, c2 = c2 != NULL ? c2 + j->ldc : NULL)
+        for (size_t q = 0; q < w; q++) {
+            float v = c2 != NULL ? c2[q] + c[q] : c[q];
+            t[q * j->ldty + r] = j->ty_sum ? v + t[q * j->ldty + r] : v;
+        }
 }
 
 /* The job's epilogue on the finished block C[r0:r0+h, c0:c0+w], and tepi on its copy in ty
@@ -10659,6 +10789,7 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
     float bbuf[TI__SGX_BCAP + 16], abuf[TI__SGX_ACAP + 16];
     float *bp = ti__align64(bbuf), *ap = ti__align64(abuf);
     size_t mr = (size_t)isa->mr, nr = (size_t)isa->nr, kcmax = (size_t)isa->kc;
+    if (j->bpanel != NULL && j->kc > 0) kcmax = j->kc; /* no B is packed: any block */
     size_t rows = m1 - m0, acap = TI__SGX_ACAP;
     /* A layer's input on 2+ threads: half of it (or more) is in the other cores' caches. Read
      * in place, the kernel asks for its lines a k step at a time and waits on each (a
@@ -10697,7 +10828,8 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
     ti__gemm_epi ke;
     memset(&ke, 0, sizeof ke);
     if (in_kernel) ke = *j->epi;
-    TI_ASSERT(wsb != NULL || (kcmax * nr <= TI__SGX_BCAP && kcmax * mr <= TI__SGX_ACAP));
+    TI_ASSERT(wsb != NULL ||
+              ((j->bpanel != NULL || kcmax * nr <= TI__SGX_BCAP) && kcmax * mr <= TI__SGX_ACAP));
     /* a last column computed on its own, not as a sliver of 1 / nr useful columns */
     size_t tail = isa->col != NULL && !j->trans_b && j->bpanel == NULL && n1 - n0 > 16 &&
                   (n1 - n0) % 16 == 1;
@@ -10759,7 +10891,7 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                     if (wsb != NULL) { /* packed for this k block */
                         bsl[g] = wsb + (jr - n0) * kc;
                     } else if (j->bpanel != NULL) { /* packed at planning: sliver jr / nr, rows pc.. */
-                        bsl[g] = j->bpanel + (jr / nr * j->k + pc) * nr;
+                        bsl[g] = j->bpanel + (jr / nr * j->kp + pc) * nr;
                     } else if (b_in_place && w == nr) {
                         bsl[g] = j->b + pc * j->ldb + jr;
                         bstr[g] = j->ldb;
@@ -10829,7 +10961,7 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                         size_t npf = 0;
                         if (pn_floats > 0 && nq + g * nr < n1) {
                             size_t f0 = pn_floats * s / ns / 16 * 16, f1 = pn_floats * (s + 1) / ns;
-                            pf = j->bpanel + ((nq / nr + g) * j->k + pq) * nr;
+                            pf = j->bpanel + ((nq / nr + g) * j->kp + pq) * nr;
                             if (bstr[g] == nr) npf = TI__MIN(kc, (f1 - f0 + 15) / 16);
                             ti__sgemm_prefetch_run(pf, f0 + npf * 16, f1); /* the rest */
                             pf += f0;
@@ -10845,7 +10977,7 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                             kern(kc, a, lda, a_rows, bsl[g], c, j->ldc, (int)h, (int)w, j->alpha,
                                  beta, kepi, pf, npf);
                         if (pc + kc >= j->k && j->ty != NULL)
-                            ti__sgemm_store_t(j, ic + r0, h, jr, w);
+                            ti__sgemm_store_t(j, NULL, ic + r0, h, jr, w);
                     }
                 }
                 /* the activations not in the kernel on the block's slivers (mc x nr each, in
@@ -11248,6 +11380,7 @@ TI__PRIVATE void ti__sgemm_job_init(ti__sgemm_job *j, int transA, int transB, si
     j->m = M;
     j->n = N;
     j->k = K;
+    j->kp = K;
     j->alpha = alpha;
     j->beta = beta;
     j->a = A;
@@ -11413,16 +11546,18 @@ TI__PRIVATE int ti__sgemm_panel_nr(void) {
  * epilogue tepi (NULL: none) applied to it, block by block as C is finished: its bias is
  * per column of C. Returns 0, having done nothing, when it cannot run it: the kernels in
  * use have another panel width (an instruction set forced after planning) or none, or M is
- * below the micro-kernel's rows. The caller then runs ti__sgemm_ex on B as given. */
+ * below the micro-kernel's rows. The caller then runs ti__sgemm_ex on B as given. kc: the k
+ * block (0: the ISA's; at most TI__SGX_ACAP / mr), which decides the order of the sums. */
 TI__PRIVATE int ti__sgemm_bpanel(int transA, size_t M, size_t N, size_t K, const float *A,
-                                 size_t lda, const float *bpanel, int nr, float *C, size_t ldc,
-                                 float *ty, size_t ldty, const ti__gemm_epi *tepi, int ty_sum,
-                                 ti__threadpool *tp) {
+                                 size_t lda, const float *bpanel, int nr, size_t kc, float *C,
+                                 size_t ldc, float *ty, size_t ldty, const ti__gemm_epi *tepi,
+                                 int ty_sum, ti__threadpool *tp) {
     ti__sgemm_job j;
     ti__sgemm_job_init(&j, transA, 0, M, N, K, 1.0f, A, lda, NULL, 0, 0.0f, C, ldc, NULL);
     if (j.isa == NULL || j.isa->nr != nr || M < TI__SG_MR || bpanel == NULL) return 0;
     if (N == 0) return 1;
     j.bpanel = bpanel;
+    j.kc = kc;
     j.a_input = 1; /* X^T */
     j.ty = ty;
     j.ldty = ldty;
@@ -11432,6 +11567,47 @@ TI__PRIVATE int ti__sgemm_bpanel(int transA, size_t M, size_t N, size_t K, const
         j.ty_ep = tepi == NULL ? 0 : ti__sgemm_kernel_epi(tepi, &j.ty_lo, &j.ty_hi);
     ti__sgemm_go(&j, tp);
     return 1;
+}
+
+/* C = op(A) * B[k0:k0 + K, :] on the calling thread as one k block (the sums over the
+ * part in one chain each), for B packed by ti__sgemm_pack_bpanel with kp rows a sliver
+ * (kp >= k0 + K; bpanel is the whole panel): a part of K, as the transposed GEMM of a 1x1
+ * conv takes it (cpu/conv.c ti__conv_ct_parts). A is op(A)'s columns from k0 on (lda as
+ * ever). Returns 0, having done nothing, where ti__sgemm_bpanel would. */
+TI__PRIVATE int ti__sgemm_bpanel_part(int transA, size_t M, size_t N, size_t K, const float *A,
+                                      size_t lda, const float *bpanel, int nr, size_t kp,
+                                      size_t k0, float *C, size_t ldc) {
+    ti__sgemm_job j;
+    ti__sgemm_job_init(&j, transA, 0, M, N, K, 1.0f, A, lda, NULL, 0, 0.0f, C, ldc, NULL);
+    if (j.isa == NULL || j.isa->nr != nr || M < TI__SG_MR || bpanel == NULL || k0 + K > kp)
+        return 0;
+    if (N == 0) return 1;
+    j.bpanel = bpanel + k0 * (size_t)nr;
+    j.kp = kp;
+    j.kc = K;
+    ti__sgemm_go(&j, NULL);
+    return 1;
+}
+
+/* t[q * ldt + r] = c[r * ldc + q] for r < h, q < w (c2[r * ldc + q] + c[r * ldc + q] where
+ * c2 is not NULL), added to t's own value when sum, then epi (NULL: none; its bias per row
+ * of t) applied: the store of a transposed GEMM's finished block (ti__sgemm_isa.store_t
+ * where the ISA has it), the same operations as the GEMM's own store (ti__sgemm_bpanel with
+ * ty), for a caller that sums parts of K itself. */
+TI__PRIVATE void ti__sgemm_store_t_sum(const float *c, const float *c2, size_t ldc, size_t h,
+                                       size_t w, float *t, size_t ldt, int sum,
+                                       const ti__gemm_epi *epi) {
+    ti__sgemm_job j;
+    ti__sgemm_job_init(&j, 0, 0, h, w, 0, 1.0f, NULL, 0, NULL, 0, 0.0f, (float *)(uintptr_t)c,
+                       ldc, NULL);
+    j.ty = t;
+    j.ldty = ldt;
+    j.ty_sum = sum;
+    j.tepi = epi;
+    if (j.isa != NULL && j.isa->store_t != NULL)
+        j.ty_ep = epi == NULL ? 0 : ti__sgemm_kernel_epi(epi, &j.ty_lo, &j.ty_hi);
+    ti__sgemm_store_t(&j, c2, 0, h, 0, w);
+    ti__sgemm_epilogue(&j, 0, h, 0, w); /* tepi where the store did not apply it */
 }
 
 TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_t K, float alpha,
@@ -31539,14 +31715,16 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_cols_avx512(const float *a, size_t 
 
 /* ti__sgemm_isa.store_t: blocks of 16 x 16 (rows past h zero) transposed in registers
  * (ti__k512_transpose16), each of a block's rows stored as its h floats after the epilogue
- * (ti__k512_epi, the kernels' own), after the sum with t's own values when sum. In the
+ * (ti__k512_epi, the kernels' own), after the sum with t's own values when sum (and c2's
+ * block added to c's first, where given). In the
  * transposed GEMM the scalar loop (one 4-byte
  * store per float) was a fifth of a 1x1 conv of 160 -> 960 on a 7 x 7 map (perf), and the
  * epilogue's pass over Y after it another 7 %. */
-TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_store_t_avx512(const float *c, size_t ldc, size_t h,
-                                                           size_t w, float *t, size_t ldt,
-                                                           int sum, int ep, const float *bias,
-                                                           float lo, float hi) {
+TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_store_t_avx512(const float *c, const float *c2,
+                                                           size_t ldc, size_t h, size_t w,
+                                                           float *t, size_t ldt, int sum, int ep,
+                                                           const float *bias, float lo,
+                                                           float hi) {
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
     for (size_t r0 = 0; r0 < h; r0 += 16) {
         size_t hr = h - r0 < 16 ? h - r0 : 16;
@@ -31558,6 +31736,10 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_store_t_avx512(const float *c, size
             __m512 x[16], u[16];
             for (size_t r = 0; r < 16; r++)
                 x[r] = r < hr ? _mm512_maskz_loadu_ps(wm, cb + r * ldc) : _mm512_setzero_ps();
+            if (c2 != NULL) /* another part's sums: c2 + c, as the GEMM adds a k block */
+                for (size_t r = 0; r < hr; r++)
+                    x[r] = _mm512_add_ps(
+                        _mm512_maskz_loadu_ps(wm, c2 + (r0 + r) * ldc + q0), x[r]);
             ti__k512_transpose16(x, u);
             for (size_t q = 0; q < wq; q++) {
                 __m512 v = u[q], v1 = v; /* v1: ti__k512_epi's second vector, unused */

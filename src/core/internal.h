@@ -375,11 +375,12 @@ typedef struct ti__sgemm_isa {
     ti__sgemm_col_fn col;
     /* optional (NULL: a scalar loop, then ti__act_block): C[0:h, 0:w] (rows ldc apart)
      * stored transposed, t[q * ldt + r] = epi(c[r * ldc + q]), or epi(c[r * ldc + q] +
-     * t[q * ldt + r]) when sum (a residual sum fused into the conv), for h <= mr and w <= nr
-     * (the transposed GEMM's Y), the epilogue ep (0 none, else ti__sgemm_kernel_epi's) with
-     * bias[q] (bias NULL: 0) and lo, hi */
-    void (*store_t)(const float *c, size_t ldc, size_t h, size_t w, float *t, size_t ldt,
-                    int sum, int ep, const float *bias, float lo, float hi);
+     * t[q * ldt + r]) when sum (a residual sum fused into the conv), for any h and w (the
+     * transposed GEMM's Y), the epilogue ep (0 none, else ti__sgemm_kernel_epi's) with
+     * bias[q] (bias NULL: 0) and lo, hi; c2 (NULL: none), as c, is added to c first,
+     * c2[r * ldc + q] + c[r * ldc + q] (another part of K's sums, cpu/conv.c) */
+    void (*store_t)(const float *c, const float *c2, size_t ldc, size_t h, size_t w, float *t,
+                    size_t ldt, int sum, int ep, const float *bias, float lo, float hi);
     /* optional (NULL: a scalar loop): op(A)[0:h, 0:kc] packed as dst[p * h + r] for h <= mr,
      * element (r, p) at a[r * lda + p], or at a[p * lda + r] when trans_a */
     void (*pack_a)(const float *a, size_t lda, int trans_a, size_t h, size_t kc, float *dst);

@@ -30,9 +30,15 @@ TI__PRIVATE const ti__sgemm_isa *ti__sgemm_pick_isa(void);
 TI__PRIVATE void ti__sgemm_pack_bpanel(int transB, size_t K, size_t N, const float *B,
                                        size_t ldb, size_t nr, float *dst);
 TI__PRIVATE int ti__sgemm_bpanel(int transA, size_t M, size_t N, size_t K, const float *A,
-                                 size_t lda, const float *bpanel, int nr, float *C, size_t ldc,
-                                 float *ty, size_t ldty, const ti__gemm_epi *tepi, int ty_sum,
-                                 ti__threadpool *tp);
+                                 size_t lda, const float *bpanel, int nr, size_t kc, float *C,
+                                 size_t ldc, float *ty, size_t ldty, const ti__gemm_epi *tepi,
+                                 int ty_sum, ti__threadpool *tp);
+TI__PRIVATE int ti__sgemm_bpanel_part(int transA, size_t M, size_t N, size_t K, const float *A,
+                                      size_t lda, const float *bpanel, int nr, size_t kp,
+                                      size_t k0, float *C, size_t ldc);
+TI__PRIVATE void ti__sgemm_store_t_sum(const float *c, const float *c2, size_t ldc, size_t h,
+                                       size_t w, float *t, size_t ldt, int sum,
+                                       const ti__gemm_epi *epi);
 /* Defined in conv_fast.c, which comes later in the amalgamation. */
 struct ti__convp;
 TI__PRIVATE int ti__conv_dw_ok(const struct ti__convp *p);
@@ -405,9 +411,40 @@ TI__PRIVATE const float *ti__conv_apanels(const ti__kctx *k, const ti__convp *p)
  * threads, 0.664-0.691 ms alone, 0.598-0.629 with rows of 1008 (Xeon, best of 500). */
 TI__PRIVATE size_t ti__conv_ct_ld(const ti__convp *p) { return ((size_t)p->mg + 15) / 16 * 16; }
 
-/* Floats of scratch the transposed GEMM takes after the im2col columns: Y^T. */
-TI__PRIVATE size_t ti__conv_ct_floats(const ti__convp *p) {
-    return p->out_sp * ti__conv_ct_ld(p);
+/* Parts of K the transposed GEMM of a 1x1 conv sums, each as one k block (the GEMM's sums
+ * run over a k block in one chain, then add onto what the blocks before left in Y^T):
+ * for a projection (output channels at most half the input's), the fewest parts of equal
+ * whole vectors of 16 channels, from 2, of TI__CONV_CT_PART_K to TI__CONV_CT_PART_MAX
+ * channels each; else 1, the ISA's k blocks. On 1 thread the GEMM runs them as its k
+ * blocks. On 2+ threads each thread takes a part (and a tile of its rows, where there are
+ * more threads than parts), into a Y^T of its own, and the parts are added in order as Y
+ * is stored (ti__conv_ct_sum): the same sums in the same order, so outputs do not depend
+ * on the thread count. The layer before (a depthwise conv, by channel) left each thread's
+ * part of X in its own core's caches; cut by rows of Y^T (positions) instead, every thread
+ * read all channels of its positions, half of them from the other core, and all the
+ * weights. MobileNetV2 on 2 threads (per-node minima, builds alternating, 3 x 60 runs):
+ * 576 -> 96 at 14 x 14 0.087 -> 0.078 ms, 960 -> 160 at 7 x 7 0.065 -> 0.052, 960 -> 320
+ * 0.111 -> 0.099. Not for expansions: MobileNetV2's 320 -> 1280 at 7 x 7 lost 10 % on 1
+ * and 2 threads (Y^T 49 x 1280; its input not a layer's output cut by channel). */
+#define TI__CONV_CT_PART_K 128
+#define TI__CONV_CT_PART_MAX 512
+TI__PRIVATE size_t ti__conv_ct_parts(const ti__convp *p) {
+    size_t k = (size_t)p->cg;
+    if (!ti__conv_pointwise(p) || p->group != 1 || 2 * p->mg > p->cg) return 1;
+    for (size_t parts = 2; k / parts >= TI__CONV_CT_PART_K; parts++)
+        if (k % (16 * parts) == 0 && k / parts <= TI__CONV_CT_PART_MAX) return parts;
+    return 1;
+}
+
+/* The transposed GEMM's k block for a conv (ti__sgemm_bpanel's kc): its parts', or 0. */
+TI__PRIVATE size_t ti__conv_ct_kc(const ti__convp *p) {
+    size_t parts = ti__conv_ct_parts(p);
+    return parts > 1 ? (size_t)p->cg / parts : 0;
+}
+
+/* Floats of scratch the transposed GEMM takes after the im2col columns: Y^T, a copy a part. */
+TI__PRIVATE size_t ti__conv_ct_floats(const ti__convp *p, size_t parts) {
+    return parts * p->out_sp * ti__conv_ct_ld(p);
 }
 
 /* Columns of one im2col / col2im tile, for rows elements per column. */
@@ -513,7 +550,8 @@ TI__PRIVATE size_t ti__conv_scratch_common(ti__kctx *k, int transpose) {
         if (path == TI__CONV_WINO) return ti__conv_wino_scratch(k, &p);
         if (path == TI__CONV_FEWC) return ti__conv_fewc_scratch(k, &p);
         /* the transposed GEMM's Y^T at the end of the scratch */
-        size_t ct = ti__conv_ct_panels(k, &p) != NULL ? ti__conv_ct_floats(&p) : 0;
+        size_t parts = ti__threadpool_size(k->tp) > 1 ? ti__conv_ct_parts(&p) : 1;
+        size_t ct = ti__conv_ct_panels(k, &p) != NULL ? ti__conv_ct_floats(&p, parts) : 0;
         if (path == TI__CONV_1X1)
             return (ct + ti__conv_gate_floats(k, &p) + ti__conv_1x1_ws_floats(k, &p)) *
                    sizeof(float);
@@ -821,6 +859,62 @@ TI__PRIVATE void ti__conv_tile_slots(void *ctx, size_t begin, size_t end) {
     }
 }
 
+/* The transposed GEMM of a 1x1 conv in parts of K (ti__conv_ct_parts) on 2+ threads: part
+ * t's Y^T at yt - t * sp * ldt. */
+typedef struct ti__conv_ct_job {
+    const float *x, *w; /* X (kdim rows of sp floats: X^T as the GEMM's A) and its B panel */
+    float *yt, *y;
+    size_t sp, mg, kdim, nr, ldt, parts;
+    size_t tiles;            /* of each part's rows (positions), one item each */
+    int sum;                 /* Y holds a residual sum fused in: added */
+    const ti__gemm_epi *epi; /* bias and activation, once the parts are added */
+} ti__conv_ct_job;
+
+/* Items [begin, end) of parts x tiles, part-major: part t's rows of tile i, so that on as
+ * many threads as parts each thread takes one part, the channels the layer before left in
+ * its caches. */
+TI__PRIVATE void ti__conv_ct_part(void *ctx, int part, size_t begin, size_t end) {
+    const ti__conv_ct_job *c = (const ti__conv_ct_job *)ctx;
+    size_t kp = c->kdim / c->parts;
+    (void)part;
+    for (size_t it = begin; it < end; it++) {
+        size_t t = it / c->tiles, i = it % c->tiles;
+        size_t r0 = c->sp * i / c->tiles, r1 = c->sp * (i + 1) / c->tiles;
+        int ok = ti__sgemm_bpanel_part(1, r1 - r0, c->mg, kp, c->x + t * kp * c->sp + r0, c->sp,
+                                       c->w, (int)c->nr, c->kdim, t * kp,
+                                       c->yt - t * c->sp * c->ldt + r0 * c->ldt, c->ldt);
+        TI_ASSERT(ok); /* ti__conv_ct_panels checked the kernels and the panel */
+        (void)ok;
+    }
+}
+
+/* Y's channels [16 begin, 16 end): for each 16 of them, the parts of Y^T added in order
+ * (as the GEMM's later k blocks add onto C: part t's sums + those before) and stored into
+ * Y as the GEMM would store them (ti__sgemm_store_t_sum: the residual sum, the bias and
+ * activation). The last part is added in the store; without a residual sum, the one before
+ * too, onto Y (a + b is b + a: the same bits); other parts into part 0's Y^T first. */
+TI__PRIVATE void ti__conv_ct_sum(void *ctx, size_t begin, size_t end) {
+    const ti__conv_ct_job *c = (const ti__conv_ct_job *)ctx;
+    size_t part = c->sp * c->ldt, last = c->parts - 1, lead = c->sum ? last : last - 1;
+    for (size_t c0 = begin * 16; c0 < TI__MIN(end * 16, c->mg); c0 += 16) {
+        size_t w = TI__MIN((size_t)16, c->mg - c0);
+        ti__gemm_epi e = *c->epi;
+        if (e.bias != NULL) e.bias += c0;
+        float *y = c->y + c0 * c->sp, *y0 = c->yt + c0;
+        for (size_t t = 1; t < lead; t++) { /* parts 1 .. lead - 1 onto part 0 */
+            const float *src = y0 - t * part;
+            float *dst = y0;
+            for (size_t s = 0; s < c->sp; s++, src += c->ldt, dst += c->ldt)
+                for (size_t q = 0; q < w; q++) dst[q] = src[q] + dst[q];
+        }
+        /* part lead added in the store (onto the residual sum in Y), then the last onto Y */
+        ti__sgemm_store_t_sum(y0, lead > 0 ? y0 - lead * part : NULL, c->ldt, c->sp, w, y, c->sp,
+                              c->sum, lead == last ? &e : NULL);
+        if (lead < last)
+            ti__sgemm_store_t_sum(y0 - last * part, NULL, c->ldt, c->sp, w, y, c->sp, 1, &e);
+    }
+}
+
 /* The IM2COL or 1X1 path by the transposed GEMM (ti__conv_ct_ok) on the planned panels: Y^T
  * into the end of the scratch, and Y, transposed from it block by block while in cache,
  * with the bias and activation. Returns 0, having written nothing, when the scratch is too
@@ -831,7 +925,9 @@ TI__PRIVATE int ti__conv_run_ct(ti__kctx *k, const ti__convp *p, const ti__conv_
     size_t nr = (size_t)k->node->packed_arg, col = path == TI__CONV_1X1 ? 0 : kdim * sp;
     size_t have = k->scratch == NULL ? 0 : k->scratch_bytes / sizeof(float);
     size_t ldt = ti__conv_ct_ld(p);
-    if (col + sp * ldt > have) return 0;
+    size_t threads = (size_t)ti__threadpool_size(k->tp);
+    size_t parts = path == TI__CONV_1X1 && threads > 1 ? ti__conv_ct_parts(p) : 1;
+    if (col + parts * sp * ldt > have) return 0;
     float *yt = (float *)k->scratch + (have - sp * ldt);
     for (size_t n = 0; n < (size_t)p->n; n++)
         for (size_t g = 0; g < (size_t)p->group; g++) {
@@ -854,7 +950,30 @@ TI__PRIVATE int ti__conv_run_ct(ti__kctx *k, const ti__convp *p, const ti__conv_
             epi.a = j->act_a;
             epi.b = j->act_b;
             float *y = j->y + (n * (size_t)p->m + g * mg) * sp;
-            if (!ti__sgemm_bpanel(1, sp, mg, kdim, a, sp, w, (int)nr, yt, ldt, y, sp, &epi,
+            if (parts > 1) {
+                ti__conv_ct_job c;
+                c.x = a;
+                c.w = w;
+                c.yt = yt;
+                c.y = y;
+                c.sp = sp;
+                c.mg = mg;
+                c.kdim = kdim;
+                c.nr = nr;
+                c.ldt = ldt;
+                c.parts = parts;
+                /* each part's rows in tiles (of 16 or more), so that every thread takes as
+                 * many: threads / parts where that divides, else threads */
+                c.tiles = threads % parts == 0 ? threads / parts : threads;
+                c.tiles = TI__MAX((size_t)1, TI__MIN(c.tiles, sp / 16));
+                c.sum = j->beta != 0.0f;
+                c.epi = &epi;
+                ti__parallel_for_part(k->tp, parts * c.tiles, 1, ti__conv_ct_part, &c);
+                ti__parallel_for(k->tp, (mg + 15) / 16, 1, ti__conv_ct_sum, &c);
+                continue;
+            }
+            if (!ti__sgemm_bpanel(1, sp, mg, kdim, a, sp, w, (int)nr, ti__conv_ct_kc(p), yt,
+                                  ldt, y, sp, &epi,
                                   j->beta != 0.0f, k->tp))
                 return 0;
         }

@@ -1246,7 +1246,8 @@ TI__PRIVATE void ti__pwdw_rows(const ti__pwdw_job *j, float *ring, int64_t r0, i
         /* as the 1x1 conv alone: by the transposed GEMM (Y^T = X^T W^T) where the plan
          * packed W^T for it (its Y^T after the ring), else by the plain one */
         if (bp == NULL || !ti__sgemm_bpanel(1, (size_t)n * W, m1 - m0, C, x, p->in_sp, bp, nr,
-                                            ring + ldm * M, j->ldt, c, ldm, &epi, 0, NULL))
+                                            ti__conv_ct_kc(p), ring + ldm * M, j->ldt, c, ldm,
+                                            &epi, 0, NULL))
             ti__sgemm_conv(0, m1 - m0, (size_t)n * W, C, j->w + m0 * C, C, ap, amr, x, p->in_sp,
                            0, 0.0f, c, ldm, &epi, NULL, 0, NULL);
         r0 += n;

@@ -52,6 +52,12 @@ typedef struct ti__sgemm_job {
     size_t part;      /* tiles in each thread's part (ti__sgemm_split), 0: any split */
     const ti__sgemm_isa *isa; /* SIMD kernels, or NULL: the portable micro-kernel */
     const float *bpanel;      /* op(B) packed by ti__sgemm_pack_bpanel for isa->nr, or NULL */
+    /* rows of each sliver of bpanel: k, or more where the job takes k of them from its
+     * first (a part of K, ti__sgemm_bpanel_part) */
+    size_t kp;
+    /* the k block with a B panel (0: the ISA's kc): the sums over k as the caller wants
+     * them cut (cpu/conv.c ti__conv_ct_parts) */
+    size_t kc;
     /* op(A) packed by ti__sgemm_pack_apanel for isa->mr, or NULL; a is still op(A) as it
      * lies, for the paths that take no panel (few rows, one column) */
     const float *apanel;
@@ -79,20 +85,23 @@ typedef struct ti__sgemm_job {
     int threads; /* of the pool that runs the job (ti__sgemm_go) */
 } ti__sgemm_job;
 
-/* The finished block C[r0:r0+h, c0:c0+w] stored transposed into ty while in L1. */
-TI__PRIVATE void ti__sgemm_store_t(const ti__sgemm_job *j, size_t r0, size_t h, size_t c0,
-                                   size_t w) {
+/* The finished block C[r0:r0+h, c0:c0+w] stored transposed into ty while in L1; c2 (NULL:
+ * none), a block as C's (ldc apart), added to it first. */
+TI__PRIVATE void ti__sgemm_store_t(const ti__sgemm_job *j, const float *c2, size_t r0, size_t h,
+                                   size_t c0, size_t w) {
     float *t = j->ty + c0 * j->ldty + r0;
     const float *c = j->c + r0 * j->ldc + c0;
     if (j->isa != NULL && j->isa->store_t != NULL) {
         const float *bias = j->tepi != NULL && j->tepi->bias != NULL ? j->tepi->bias + c0 : NULL;
-        j->isa->store_t(c, j->ldc, h, w, t, j->ldty, j->ty_sum, j->ty_ep > 0 ? j->ty_ep : 0,
+        j->isa->store_t(c, c2, j->ldc, h, w, t, j->ldty, j->ty_sum, j->ty_ep > 0 ? j->ty_ep : 0,
                         bias, j->ty_lo, j->ty_hi);
         return;
     }
-    for (size_t r = 0; r < h; r++, c += j->ldc)
-        for (size_t q = 0; q < w; q++)
-            t[q * j->ldty + r] = j->ty_sum ? c[q] + t[q * j->ldty + r] : c[q];
+    for (size_t r = 0; r < h; r++, c += j->ldc, c2 = c2 != NULL ? c2 + j->ldc : NULL)
+        for (size_t q = 0; q < w; q++) {
+            float v = c2 != NULL ? c2[q] + c[q] : c[q];
+            t[q * j->ldty + r] = j->ty_sum ? v + t[q * j->ldty + r] : v;
+        }
 }
 
 /* The job's epilogue on the finished block C[r0:r0+h, c0:c0+w], and tepi on its copy in ty
@@ -277,6 +286,7 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
     float bbuf[TI__SGX_BCAP + 16], abuf[TI__SGX_ACAP + 16];
     float *bp = ti__align64(bbuf), *ap = ti__align64(abuf);
     size_t mr = (size_t)isa->mr, nr = (size_t)isa->nr, kcmax = (size_t)isa->kc;
+    if (j->bpanel != NULL && j->kc > 0) kcmax = j->kc; /* no B is packed: any block */
     size_t rows = m1 - m0, acap = TI__SGX_ACAP;
     /* A layer's input on 2+ threads: half of it (or more) is in the other cores' caches. Read
      * in place, the kernel asks for its lines a k step at a time and waits on each (a
@@ -315,7 +325,8 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
     ti__gemm_epi ke;
     memset(&ke, 0, sizeof ke);
     if (in_kernel) ke = *j->epi;
-    TI_ASSERT(wsb != NULL || (kcmax * nr <= TI__SGX_BCAP && kcmax * mr <= TI__SGX_ACAP));
+    TI_ASSERT(wsb != NULL ||
+              ((j->bpanel != NULL || kcmax * nr <= TI__SGX_BCAP) && kcmax * mr <= TI__SGX_ACAP));
     /* a last column computed on its own, not as a sliver of 1 / nr useful columns */
     size_t tail = isa->col != NULL && !j->trans_b && j->bpanel == NULL && n1 - n0 > 16 &&
                   (n1 - n0) % 16 == 1;
@@ -377,7 +388,7 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                     if (wsb != NULL) { /* packed for this k block */
                         bsl[g] = wsb + (jr - n0) * kc;
                     } else if (j->bpanel != NULL) { /* packed at planning: sliver jr / nr, rows pc.. */
-                        bsl[g] = j->bpanel + (jr / nr * j->k + pc) * nr;
+                        bsl[g] = j->bpanel + (jr / nr * j->kp + pc) * nr;
                     } else if (b_in_place && w == nr) {
                         bsl[g] = j->b + pc * j->ldb + jr;
                         bstr[g] = j->ldb;
@@ -447,7 +458,7 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                         size_t npf = 0;
                         if (pn_floats > 0 && nq + g * nr < n1) {
                             size_t f0 = pn_floats * s / ns / 16 * 16, f1 = pn_floats * (s + 1) / ns;
-                            pf = j->bpanel + ((nq / nr + g) * j->k + pq) * nr;
+                            pf = j->bpanel + ((nq / nr + g) * j->kp + pq) * nr;
                             if (bstr[g] == nr) npf = TI__MIN(kc, (f1 - f0 + 15) / 16);
                             ti__sgemm_prefetch_run(pf, f0 + npf * 16, f1); /* the rest */
                             pf += f0;
@@ -463,7 +474,7 @@ TI__PRIVATE void ti__sgemm_tile_simd(const ti__sgemm_job *j, const ti__sgemm_isa
                             kern(kc, a, lda, a_rows, bsl[g], c, j->ldc, (int)h, (int)w, j->alpha,
                                  beta, kepi, pf, npf);
                         if (pc + kc >= j->k && j->ty != NULL)
-                            ti__sgemm_store_t(j, ic + r0, h, jr, w);
+                            ti__sgemm_store_t(j, NULL, ic + r0, h, jr, w);
                     }
                 }
                 /* the activations not in the kernel on the block's slivers (mc x nr each, in
@@ -866,6 +877,7 @@ TI__PRIVATE void ti__sgemm_job_init(ti__sgemm_job *j, int transA, int transB, si
     j->m = M;
     j->n = N;
     j->k = K;
+    j->kp = K;
     j->alpha = alpha;
     j->beta = beta;
     j->a = A;
@@ -1031,16 +1043,18 @@ TI__PRIVATE int ti__sgemm_panel_nr(void) {
  * epilogue tepi (NULL: none) applied to it, block by block as C is finished: its bias is
  * per column of C. Returns 0, having done nothing, when it cannot run it: the kernels in
  * use have another panel width (an instruction set forced after planning) or none, or M is
- * below the micro-kernel's rows. The caller then runs ti__sgemm_ex on B as given. */
+ * below the micro-kernel's rows. The caller then runs ti__sgemm_ex on B as given. kc: the k
+ * block (0: the ISA's; at most TI__SGX_ACAP / mr), which decides the order of the sums. */
 TI__PRIVATE int ti__sgemm_bpanel(int transA, size_t M, size_t N, size_t K, const float *A,
-                                 size_t lda, const float *bpanel, int nr, float *C, size_t ldc,
-                                 float *ty, size_t ldty, const ti__gemm_epi *tepi, int ty_sum,
-                                 ti__threadpool *tp) {
+                                 size_t lda, const float *bpanel, int nr, size_t kc, float *C,
+                                 size_t ldc, float *ty, size_t ldty, const ti__gemm_epi *tepi,
+                                 int ty_sum, ti__threadpool *tp) {
     ti__sgemm_job j;
     ti__sgemm_job_init(&j, transA, 0, M, N, K, 1.0f, A, lda, NULL, 0, 0.0f, C, ldc, NULL);
     if (j.isa == NULL || j.isa->nr != nr || M < TI__SG_MR || bpanel == NULL) return 0;
     if (N == 0) return 1;
     j.bpanel = bpanel;
+    j.kc = kc;
     j.a_input = 1; /* X^T */
     j.ty = ty;
     j.ldty = ldty;
@@ -1050,6 +1064,47 @@ TI__PRIVATE int ti__sgemm_bpanel(int transA, size_t M, size_t N, size_t K, const
         j.ty_ep = tepi == NULL ? 0 : ti__sgemm_kernel_epi(tepi, &j.ty_lo, &j.ty_hi);
     ti__sgemm_go(&j, tp);
     return 1;
+}
+
+/* C = op(A) * B[k0:k0 + K, :] on the calling thread as one k block (the sums over the
+ * part in one chain each), for B packed by ti__sgemm_pack_bpanel with kp rows a sliver
+ * (kp >= k0 + K; bpanel is the whole panel): a part of K, as the transposed GEMM of a 1x1
+ * conv takes it (cpu/conv.c ti__conv_ct_parts). A is op(A)'s columns from k0 on (lda as
+ * ever). Returns 0, having done nothing, where ti__sgemm_bpanel would. */
+TI__PRIVATE int ti__sgemm_bpanel_part(int transA, size_t M, size_t N, size_t K, const float *A,
+                                      size_t lda, const float *bpanel, int nr, size_t kp,
+                                      size_t k0, float *C, size_t ldc) {
+    ti__sgemm_job j;
+    ti__sgemm_job_init(&j, transA, 0, M, N, K, 1.0f, A, lda, NULL, 0, 0.0f, C, ldc, NULL);
+    if (j.isa == NULL || j.isa->nr != nr || M < TI__SG_MR || bpanel == NULL || k0 + K > kp)
+        return 0;
+    if (N == 0) return 1;
+    j.bpanel = bpanel + k0 * (size_t)nr;
+    j.kp = kp;
+    j.kc = K;
+    ti__sgemm_go(&j, NULL);
+    return 1;
+}
+
+/* t[q * ldt + r] = c[r * ldc + q] for r < h, q < w (c2[r * ldc + q] + c[r * ldc + q] where
+ * c2 is not NULL), added to t's own value when sum, then epi (NULL: none; its bias per row
+ * of t) applied: the store of a transposed GEMM's finished block (ti__sgemm_isa.store_t
+ * where the ISA has it), the same operations as the GEMM's own store (ti__sgemm_bpanel with
+ * ty), for a caller that sums parts of K itself. */
+TI__PRIVATE void ti__sgemm_store_t_sum(const float *c, const float *c2, size_t ldc, size_t h,
+                                       size_t w, float *t, size_t ldt, int sum,
+                                       const ti__gemm_epi *epi) {
+    ti__sgemm_job j;
+    ti__sgemm_job_init(&j, 0, 0, h, w, 0, 1.0f, NULL, 0, NULL, 0, 0.0f, (float *)(uintptr_t)c,
+                       ldc, NULL);
+    j.ty = t;
+    j.ldty = ldt;
+    j.ty_sum = sum;
+    j.tepi = epi;
+    if (j.isa != NULL && j.isa->store_t != NULL)
+        j.ty_ep = epi == NULL ? 0 : ti__sgemm_kernel_epi(epi, &j.ty_lo, &j.ty_hi);
+    ti__sgemm_store_t(&j, c2, 0, h, 0, w);
+    ti__sgemm_epilogue(&j, 0, h, 0, w); /* tepi where the store did not apply it */
 }
 
 TI__PRIVATE void ti__sgemm_ref(int transA, int transB, size_t M, size_t N, size_t K, float alpha,

@@ -602,6 +602,8 @@ static void ct_case(const ccase *cc, ti__threadpool *tp, int wide) {
                                   ? r.p.out_sp % 16 == 1 && r.p.out_sp >= 16
                                   : (r.p.out_sp % 16 == 1 && r.p.out_sp >= 16) ||
                                         (r.p.mg % 16 == 1 && r.p.mg >= 16);
+                /* and a projection summed in parts of K, whose k blocks are the parts' */
+                if (path == TI__CONV_1X1 && ti__conv_ct_parts(&r.p) > 1) col_own = 1;
                 if (!col_own) TI_CHECK(memcmp(plain, r.y.data, ny * sizeof(float)) == 0);
                 g_ct_col_own += col_own;
                 /* and on threads the bits of 1 thread: the thread count changes no sum */
@@ -713,6 +715,86 @@ TI_TEST(transposed_gemm_few_positions) {
     TI_CHECK((g_ct_avx2_runs > 0 && g_ct_avx2_plain > 0) || ti__cpu_isa_best() < TI__ISA_AVX2);
     TI_CHECK(g_ct_col_own > 0 || ti__cpu_isa_best() < TI__ISA_AVX2); /* the 289 channels */
 #endif
+}
+
+/* A projection's transposed GEMM in parts of K (ti__conv_ct_parts): how many parts each
+ * shape takes (2 and 3 equal parts of whole vectors, none where K does not split so, for
+ * expansions, or below 128 channels a part); then, for each SIMD ISA with panels, the 1X1
+ * path on pools of 1 to 4 threads (parts on a thread each, and row tiles of them on 3 and
+ * 4), every activation: near the reference (run_path) and the same bits on every pool
+ * (the parts are the 1-thread GEMM's k blocks, summed in the same order). */
+static int g_parts_runs;
+TI_TEST(transposed_gemm_parts_of_k) {
+    static const struct { int64_t c, m, h, parts; } cases[] = {
+        {256, 64, 7, 2},    /* MobileNetV2-like projections: 7 x 7, 14 x 14, 13 x 13 */
+        {384, 96, 14, 2},   {576, 160, 13, 2}, {1152, 192, 7, 3}, /* 3 parts of 384 */
+        {2048, 96, 5, 4},   /* 4 of 512 */
+        {300, 64, 7, 1},    /* 300 = 2 x 150: not whole vectors of 16 */
+        {256, 129, 7, 1},   /* an expansion: more than half the input channels out */
+        {224, 64, 7, 1},    /* 2 x 112: below 128 a part */
+    };
+    ti__threadpool *pools[5] = {NULL, NULL, NULL, NULL, NULL};
+    for (int t = 2; t <= 4; t++) pools[t] = ti__threadpool_create(NULL, t);
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        ccase cc;
+        memset(&cc, 0, sizeof cc);
+        cc.n = 1, cc.group = 1, cc.c = cases[ci].c, cc.m = cases[ci].m;
+        cc.h = cc.w = cases[ci].h;
+        cc.k[0] = cc.k[1] = cc.s[0] = cc.s[1] = cc.d[0] = cc.d[1] = 1;
+        cc.bias = (int)(ci % 2 == 0);
+        static const int acts[] = {TI__ACT_NONE, TI__ACT_RELU, TI__ACT_CLIP, TI__ACT_SILU,
+                                   TI__ACT_HARD_SWISH};
+        cc.act = acts[ci % 5];
+        cc.act_a = cc.act == TI__ACT_CLIP ? -0.25f : 0.0f;
+        cc.act_b = cc.act == TI__ACT_CLIP ? 0.5f : 0.0f;
+        conv_rig r;
+        if (!rig_init(&r, &cc)) {
+            TI_CHECK(!"case set-up failed");
+            rig_free(&r);
+            continue;
+        }
+        TI_CHECK_EQ_INT(ti__conv_ct_parts(&r.p), cases[ci].parts);
+        size_t ny = ti__numel(&r.y), kdim = (size_t)r.p.cg;
+        float *one = (float *)malloc(ny * sizeof(float) + 4), *panel = NULL;
+        TI_REQUIRE(one != NULL);
+        for (int i = 1; i < 3; i++) {
+            if (ti__cpu_force_isa(ISAS[i]) != ISAS[i]) continue;
+            int nr = ti__sgemm_panel_nr();
+            size_t per = ti__sgemm_bpanel_floats(kdim, (size_t)r.p.mg, (size_t)nr);
+            free(panel);
+            panel = (float *)malloc(per * sizeof(float));
+            TI_REQUIRE(panel != NULL);
+            ti__sgemm_pack_bpanel(1, kdim, (size_t)r.p.mg, (const float *)r.w.data, kdim,
+                                  (size_t)nr, panel);
+            r.node.packed_kind = TI__PACK_BPANEL;
+            r.node.packed = panel;
+            r.node.packed_arg = nr;
+            r.node.packed_bytes = per * sizeof(float);
+            if (ti__conv_ct_panels(&r.k, &r.p) == NULL) continue; /* AVX2 on 7 x 7: plain */
+            const char *name = ti__cpu_isa_name(ISAS[i]);
+            for (int t = 1; t <= 4; t++) {
+                r.k.tp = pools[t];
+                size_t need = ti__conv_scratch(&r.k);
+                TI_CHECK_EQ_INT(run_path(&r, TI__CONV_1X1, pools[t], need, name), 0);
+                if (t == 1) memcpy(one, r.y.data, ny * sizeof(float));
+                else if (memcmp(one, r.y.data, ny * sizeof(float)) != 0) {
+                    TI_CHECK(!"parts of K: other bits than on 1 thread");
+                    printf("  %s %lld -> %lld at %lldx%lld, %d threads\n", name,
+                           (long long)cc.c, (long long)cc.m, (long long)cc.h, (long long)cc.w,
+                           t);
+                }
+                g_parts_runs += cases[ci].parts > 1 && t > 1;
+            }
+        }
+        ti__cpu_force_isa(-1);
+        r.node.packed_kind = TI__PACK_NONE;
+        r.node.packed = NULL;
+        free(panel);
+        free(one);
+        rig_free(&r);
+    }
+    for (int t = 2; t <= 4; t++) ti__threadpool_destroy(pools[t]);
+    TI_CHECK(g_parts_runs > 0 || ti__cpu_isa_best() == TI__ISA_SCALAR);
 }
 
 /* A Conv node with pads 1 on every side and `group` groups (its kernel from the weights). */
@@ -1489,6 +1571,7 @@ int main(void) {
     TI_RUN(depthwise_row_kernels_every_width);
     TI_RUN(depthwise_lane_blocks);
     TI_RUN(depthwise_row_path_choice);
+    TI_RUN(transposed_gemm_parts_of_k); /* last: the draws above stay as they were */
     printf("path runs: direct %d, 1x1 %d, im2col %d, depthwise %d, winograd %d (F(2x2) %d), few "
            "channels %d; transposed GEMM %d\n", g_paths_run[0], g_paths_run[1], g_paths_run[2],
            g_paths_run[3], g_paths_run[4], g_wino23_runs, g_paths_run[TI__CONV_FEWC], g_ct_runs);

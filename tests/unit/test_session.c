@@ -1098,18 +1098,21 @@ TI_TEST(profile_times_every_node) {
 }
 
 /* Three inverted-residual blocks and a last 1x1 conv: x [1, c, h, w]; block i: Conv 1x1
- * (c -> RE) + Relu, Conv 1x1 (RE -> c), Add of the block's input (operands in either
+ * (c -> re) + Relu, Conv 1x1 (re -> c), Add of the block's input (operands in either
  * order), the last Add with a Relu: y1, y2, y3; out = Conv 1x1 (c -> c) of y3. y1 is also
  * a graph output when y1_out. The same weights in every block. */
-enum { RC_MAX = 64, RE = 64, RH_MAX = 16 };
-static float g_rw0[RE * RC_MAX], g_rb0[RE], g_rw1[RC_MAX * RE], g_rb1[RC_MAX];
+enum { RC_MAX = 64, RE_MAX = 256, RH_MAX = 16 };
+static int g_re = 64; /* res_model's expansion (the projections' K) */
+static float g_rw0[RE_MAX * RC_MAX], g_rb0[RE_MAX], g_rw1[RC_MAX * RE_MAX], g_rb1[RC_MAX];
 static float g_rw2[RC_MAX * RC_MAX], g_rb2[RC_MAX];
 
 static ti_model *res_model(int c, int h, int w, int order, int y1_out) {
+    const int RE = g_re;
     unsigned seed = 13;
     for (int i = 0; i < RE * c; i++) g_rw0[i] = frand(&seed) * 0.3f;
     for (int i = 0; i < RE; i++) g_rb0[i] = frand(&seed);
-    for (int i = 0; i < c * RE; i++) g_rw1[i] = frand(&seed) * 0.3f;
+    /* the projections' sums of RE products as large for every RE */
+    for (int i = 0; i < c * RE; i++) g_rw1[i] = frand(&seed) * 0.3f * sqrtf(64.0f / (float)RE);
     for (int i = 0; i < c; i++) g_rb1[i] = frand(&seed);
     for (int i = 0; i < c * c; i++) g_rw2[i] = frand(&seed) * 0.3f;
     for (int i = 0; i < c; i++) g_rb2[i] = frand(&seed);
@@ -1148,7 +1151,8 @@ static ti_model *res_model(int c, int h, int w, int order, int y1_out) {
 
 /* The same in double. */
 static void res_ref(const float *x, int c, int h, int w, double *out) {
-    static double y[RC_MAX * RH_MAX * RH_MAX], e[RE * RH_MAX * RH_MAX];
+    static double y[RC_MAX * RH_MAX * RH_MAX], e[RE_MAX * RH_MAX * RH_MAX];
+    const int RE = g_re;
     int sp = h * w;
     for (int i = 0; i < c * sp; i++) y[i] = x[i];
     for (int b = 0; b < 3; b++) {
@@ -1200,18 +1204,21 @@ static int run_res_model(const ti_model *m, int no_fusion, int keep, int threads
  * input x, not when y1 is a graph output too, not with keep_intermediates, which copies the
  * summand instead: the same bits); near a double reference and the unfused graph, with map
  * sizes whose columns end in a vector, one lone column, and 9 columns, and 64 channels at
- * 7 x 7 (the transposed GEMM, which adds as it stores Y, where the ISA has the kernels);
- * the same bits on 1 and 2 threads. */
+ * 7 x 7 (the transposed GEMM, which adds as it stores Y, where the ISA has the kernels),
+ * there also with projections of 256 -> 64 channels (summed in 2 parts of K, one a thread,
+ * ti__conv_ct_parts); the same bits on 1, 2 and 3 threads. */
 TI_TEST(residual_add_fuses_into_1x1_conv) {
     enum { NMAX = RC_MAX * RH_MAX * RH_MAX };
     static float x[NMAX], y1[NMAX], y2[NMAX], yp[NMAX], yk[NMAX];
     static double ref[NMAX];
     /* 256 columns, 225 (16 * 14 + 1), 169 (16 * 10 + 9); 49 with 64 channels */
-    static const int hs[4] = {16, 15, 13, 7}, cs[4] = {24, 24, 24, 64};
+    static const int hs[5] = {16, 15, 13, 7, 7}, cs[5] = {24, 24, 24, 64, 64};
+    static const int res[5] = {64, 64, 64, 64, 256};
     unsigned seed = 9;
     for (int i = 0; i < NMAX; i++) x[i] = frand(&seed);
-    for (int t = 0; t < 4; t++) {
+    for (int t = 0; t < 5; t++) {
         int h = hs[t], c = cs[t], n = c * h * h;
+        g_re = res[t];
         for (int v = 0; v < 4; v++) {
             int order = v % 2, y1_out = v / 2, on2, on3, d2, d3, ct;
             ti_model *m = res_model(c, h, h, order, y1_out);
@@ -1224,6 +1231,8 @@ TI_TEST(residual_add_fuses_into_1x1_conv) {
             TI_CHECK_EQ_INT(ct, c == 64 && ti__sgemm_panel_nr() > 0 ? 3 : 0);
 #endif
             TI_REQUIRE(run_res_model(m, 0, 0, 2, x, y2, NULL, &d2, &d3, &ct));
+            TI_CHECK(memcmp(y1, y2, sizeof(float) * (size_t)n) == 0);
+            TI_REQUIRE(run_res_model(m, 0, 0, 3, x, y2, NULL, &d2, &d3, &ct));
             TI_REQUIRE(run_res_model(m, 0, 1, 1, x, yk, &ka, &d2, &d3, &ct));
 #ifndef TI_TEST_SHARED_IMPL
             TI_CHECK_EQ_INT(d2, 0);
@@ -1249,6 +1258,7 @@ TI_TEST(residual_add_fuses_into_1x1_conv) {
             ti_model_free(m);
         }
     }
+    g_re = 64;
 }
 
 /* Two residual blocks as ResNet's: x [1, BC, BH, BH]; block 1: Conv 3x3 + Relu, Conv 3x3,

@@ -205,8 +205,8 @@ static void bpanel_case(size_t m, size_t n, size_t k, ti__threadpool *tp) {
             e.bias = bias;
             e.act = t ? TI__ACT_RELU : TI__ACT_NONE;
             e.a = e.b = 0.0f;
-            TI_CHECK_EQ_INT(ti__sgemm_bpanel(ta, m, n, k, g.a, g.lda, panel, nr, c, g.ldc, ty,
-                                             ldt, &e, sum, use), 1);
+            TI_CHECK_EQ_INT(ti__sgemm_bpanel(ta, m, n, k, g.a, g.lda, panel, nr, 0, c, g.ldc,
+                                             ty, ldt, &e, sum, use), 1);
             /* ty = act(C^T + bias), or act(C^T + summand + bias), exactly; its padding and
              * end untouched */
             int tbad = 0;
@@ -245,10 +245,10 @@ static void bpanel_case(size_t m, size_t n, size_t k, ti__threadpool *tp) {
                 TI_CHECK(memcmp(c, plain, sizeof(float) * cn) == 0);
         }
         memcpy(c, g.c0, sizeof(float) * cn); /* declines: C stays as it was */
-        TI_CHECK_EQ_INT(ti__sgemm_bpanel(ta, m, n, k, g.a, g.lda, panel, nr + 1, c, g.ldc, NULL,
-                                         0, NULL, 0, tp), 0);
-        TI_CHECK_EQ_INT(ti__sgemm_bpanel(ta, 3, n, k, g.a, g.lda, panel, nr, c, g.ldc, NULL, 0,
-                                         NULL, 0, NULL), 0);
+        TI_CHECK_EQ_INT(ti__sgemm_bpanel(ta, m, n, k, g.a, g.lda, panel, nr + 1, 0, c, g.ldc,
+                                         NULL, 0, NULL, 0, tp), 0);
+        TI_CHECK_EQ_INT(ti__sgemm_bpanel(ta, 3, n, k, g.a, g.lda, panel, nr, 0, c, g.ldc, NULL,
+                                         0, NULL, 0, NULL), 0);
         TI_CHECK(memcmp(c, g.c0, sizeof(float) * cn) == 0); /* bytes: NaNs compare equal */
         free(panel);
         panel = NULL;
@@ -347,14 +347,16 @@ TI_TEST(a_panel_prepacked) {
  * (what the GEMM did before the epilogue moved into the store): every h up to 36 (blocks of
  * 16 rows and their ends; the kernels give at most 14) and w up to 40, padded leading
  * dimensions, each epilogue the kernels take, with and without a bias, with and without a
- * summand in t (a residual fused into the conv: added before the epilogue); nothing else of
- * t written. */
+ * summand in t (a residual fused into the conv: added before the epilogue), with and without
+ * a second block c2 added to c first (a part of K's sums, cpu/conv.c ti__conv_ct_sum);
+ * nothing else of t written. */
 TI_TEST(transposed_store) {
     enum { HMAX = 36, WMAX = 40, LD = 48, TN = WMAX * LD + 16 };
-    static float c[HMAX * LD], t[TN], want[TN], bias[WMAX];
+    static float c[HMAX * LD], c2[HMAX * LD], t[TN], want[TN], bias[WMAX];
     static const int acts[] = {TI__ACT_NONE, TI__ACT_RELU, TI__ACT_CLIP, TI__ACT_HARD_SWISH};
     int ran = 0;
     for (size_t i = 0; i < HMAX * LD; i++) c[i] = 4.0f * frand();
+    for (size_t i = 0; i < HMAX * LD; i++) c2[i] = 4.0f * frand();
     for (size_t i = 0; i < WMAX; i++) bias[i] = frand();
     for (int i = 1; i < 3; i++) {
         if (ti__cpu_force_isa(ISAS[i]) != ISAS[i]) continue;
@@ -374,21 +376,24 @@ TI_TEST(transposed_store) {
                 float lo = 0.0f, hi = 0.0f;
                 int ep = v == 0 ? 0 : ti__sgemm_kernel_epi(&e, &lo, &hi);
                 int sum = (int)((h + w / 3) % 2); /* t holds a summand: added first */
+                /* another part of K's sums in c2, added to c before all else */
+                const float *two = (h * 3 + w) % 4 == 1 ? c2 : NULL;
                 for (size_t q = 0; q < TN; q++) t[q] = want[q] = SENTINEL;
                 for (size_t r = 0; r < h; r++)
                     for (size_t q = 0; q < w; q++) {
                         float s = sum ? 2.0f * frand() : 0.0f;
+                        float v = two != NULL ? two[r * ldc + q] + c[r * ldc + q] : c[r * ldc + q];
                         if (sum) t[q * ldt + r] = s;
-                        want[q * ldt + r] = sum ? c[r * ldc + q] + s : c[r * ldc + q];
+                        want[q * ldt + r] = sum ? v + s : v;
                     }
                 if (ep > 0 && (e.bias != NULL || e.act != TI__ACT_NONE))
                     ti__act_block(e.act, e.a, e.b, e.bias, want, ldt, w, h);
-                isa->store_t(c, ldc, h, w, t, ldt, sum, ep, e.bias, lo, hi);
+                isa->store_t(c, two, ldc, h, w, t, ldt, sum, ep, e.bias, lo, hi);
                 for (size_t q = 0; q < TN; q++)
                     if (memcmp(&t[q], &want[q], sizeof(float)) != 0 && bad++ == 0)
-                        printf("  %s store_t h=%zu w=%zu sum=%d ep=%d bias=%d: t[%zu] = %.9g, "
-                               "expected %.9g\n", ti__cpu_isa_name(ISAS[i]), h, w, sum, ep,
-                               e.bias != NULL, q, t[q], want[q]);
+                        printf("  %s store_t h=%zu w=%zu sum=%d ep=%d bias=%d c2=%d: t[%zu] = "
+                               "%.9g, expected %.9g\n", ti__cpu_isa_name(ISAS[i]), h, w, sum, ep,
+                               e.bias != NULL, two != NULL, q, t[q], want[q]);
             }
         TI_CHECK_EQ_INT(bad, 0);
         ran++;

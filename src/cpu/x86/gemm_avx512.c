@@ -429,14 +429,16 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_cols_avx512(const float *a, size_t 
 
 /* ti__sgemm_isa.store_t: blocks of 16 x 16 (rows past h zero) transposed in registers
  * (ti__k512_transpose16), each of a block's rows stored as its h floats after the epilogue
- * (ti__k512_epi, the kernels' own), after the sum with t's own values when sum. In the
+ * (ti__k512_epi, the kernels' own), after the sum with t's own values when sum (and c2's
+ * block added to c's first, where given). In the
  * transposed GEMM the scalar loop (one 4-byte
  * store per float) was a fifth of a 1x1 conv of 160 -> 960 on a 7 x 7 map (perf), and the
  * epilogue's pass over Y after it another 7 %. */
-TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_store_t_avx512(const float *c, size_t ldc, size_t h,
-                                                           size_t w, float *t, size_t ldt,
-                                                           int sum, int ep, const float *bias,
-                                                           float lo, float hi) {
+TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_store_t_avx512(const float *c, const float *c2,
+                                                           size_t ldc, size_t h, size_t w,
+                                                           float *t, size_t ldt, int sum, int ep,
+                                                           const float *bias, float lo,
+                                                           float hi) {
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
     for (size_t r0 = 0; r0 < h; r0 += 16) {
         size_t hr = h - r0 < 16 ? h - r0 : 16;
@@ -448,6 +450,10 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__sgemm_store_t_avx512(const float *c, size
             __m512 x[16], u[16];
             for (size_t r = 0; r < 16; r++)
                 x[r] = r < hr ? _mm512_maskz_loadu_ps(wm, cb + r * ldc) : _mm512_setzero_ps();
+            if (c2 != NULL) /* another part's sums: c2 + c, as the GEMM adds a k block */
+                for (size_t r = 0; r < hr; r++)
+                    x[r] = _mm512_add_ps(
+                        _mm512_maskz_loadu_ps(wm, c2 + (r0 + r) * ldc + q0), x[r]);
             ti__k512_transpose16(x, u);
             for (size_t q = 0; q < wq; q++) {
                 __m512 v = u[q], v1 = v; /* v1: ti__k512_epi's second vector, unused */
