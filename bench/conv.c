@@ -204,7 +204,7 @@ static double time_path(rig *r, int path, int ct) {
         r->node.packed_kind = TI__PACK_BPANEL, r->node.packed = r->panels;
         r->node.packed_arg = nr;
         r->node.packed_bytes = ti__sgemm_bpanel_floats(kdim, (size_t)r->p.mg, (size_t)nr) * 4;
-        need = ti__conv_ct_floats(&r->p) * sizeof(float);
+        need = ti__conv_ct_floats(&r->p, 1) * sizeof(float);
     }
     if (path == TI__CONV_IM2COL) need += ti__conv_im2col_floats(&r->k, &r->p) * sizeof(float);
     if (path == TI__CONV_IM2COL_BIG) need = kdim * ti__conv_tile_cols(kdim, r->p.out_sp) * 4;
