@@ -7217,7 +7217,8 @@ TI__PRIVATE int ti__conv_run_ct(ti__kctx *k, const ti__convp *p, const ti__conv_
     size_t ldt = ti__conv_ct_ld(p);
     size_t threads = (size_t)ti__threadpool_size(k->tp);
     size_t parts = path == TI__CONV_1X1 && threads > 1 ? ti__conv_ct_parts(p) : 1;
-    if (col + parts * sp * ldt > have) return 0;
+    if (col + parts * sp * ldt > have) parts = 1; /* the GEMM of all parts: the same sums */
+    if (col + sp * ldt > have) return 0;
     float *yt = (float *)k->scratch + (have - sp * ldt);
     for (size_t n = 0; n < (size_t)p->n; n++)
         for (size_t g = 0; g < (size_t)p->group; g++) {

@@ -722,7 +722,8 @@ TI_TEST(transposed_gemm_few_positions) {
  * expansions, or below 128 channels a part); then, for each SIMD ISA with panels, the 1X1
  * path on pools of 1 to 4 threads (parts on a thread each, and row tiles of them on 3 and
  * 4), every activation: near the reference (run_path) and the same bits on every pool
- * (the parts are the 1-thread GEMM's k blocks, summed in the same order). */
+ * (the parts are the 1-thread GEMM's k blocks, summed in the same order), also with scratch
+ * for one part's Y^T only (then the threaded GEMM of all parts). */
 static int g_parts_runs;
 TI_TEST(transposed_gemm_parts_of_k) {
     static const struct { int64_t c, m, h, parts; } cases[] = {
@@ -784,6 +785,15 @@ TI_TEST(transposed_gemm_parts_of_k) {
                            t);
                 }
                 g_parts_runs += cases[ci].parts > 1 && t > 1;
+                if (cases[ci].parts > 1 && t == 2) { /* scratch for one Y^T: all parts in one
+                                                       threaded GEMM, the same sums */
+                    size_t one_part = r.p.out_sp * ti__conv_ct_ld(&r.p) * sizeof(float);
+                    TI_CHECK(need >= (size_t)cases[ci].parts * one_part);
+                    TI_CHECK_EQ_INT(run_path(&r, TI__CONV_1X1, pools[t],
+                                             need - (size_t)(cases[ci].parts - 1) * one_part,
+                                             name), 0);
+                    TI_CHECK(memcmp(one, r.y.data, ny * sizeof(float)) == 0);
+                }
             }
         }
         ti__cpu_force_isa(-1);
