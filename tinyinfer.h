@@ -6712,10 +6712,11 @@ TI__PRIVATE size_t ti__conv_ct_ld(const ti__convp *p) { return ((size_t)p->mg + 
  * on the thread count. The layer before (a depthwise conv, by channel) left each thread's
  * part of X in its own core's caches; cut by rows of Y^T (positions) instead, every thread
  * read all channels of its positions, half of them from the other core, and all the
- * weights. MobileNetV2 on 2 threads (per-node minima, builds alternating, 3 x 60 runs):
- * 576 -> 96 at 14 x 14 0.087 -> 0.078 ms, 960 -> 160 at 7 x 7 0.065 -> 0.052, 960 -> 320
- * 0.111 -> 0.099. Not for expansions: MobileNetV2's 320 -> 1280 at 7 x 7 lost 10 % on 1
- * and 2 threads (Y^T 49 x 1280; its input not a layer's output cut by channel). */
+ * weights. MobileNetV2 on 2 threads (per-node minima, builds alternating, 3 x 100 runs,
+ * bench/results/ab-2026-12-07-s65.md): 576 -> 96 at 14 x 14 0.091 -> 0.076 ms, 384 -> 64
+ * 0.047 -> 0.039, 960 -> 160 at 7 x 7 0.068 -> 0.052, 960 -> 320 0.113 -> 0.102; 1 thread
+ * unchanged. Not for expansions: MobileNetV2's 320 -> 1280 at 7 x 7 lost 10 % on 1 and 2
+ * threads (Y^T 49 x 1280; its input not a layer's output cut by channel). */
 #define TI__CONV_CT_PART_K 128
 #define TI__CONV_CT_PART_MAX 512
 TI__PRIVATE size_t ti__conv_ct_parts(const ti__convp *p) {
