@@ -11543,6 +11543,18 @@ TI__PRIVATE int ti__sgemm_panel_nr(void) {
     return isa != NULL ? isa->nr : 0;
 }
 
+/* The job of ti__sgemm_bpanel and ti__sgemm_bpanel_part (no ty yet), or 0 where they
+ * decline: no kernels of panel width nr, M below the micro-kernel's rows, no panel. */
+TI__PRIVATE int ti__sgemm_bpanel_job(ti__sgemm_job *j, int transA, size_t M, size_t N,
+                                     size_t K, const float *A, size_t lda, const float *bpanel,
+                                     int nr, size_t kc, float *C, size_t ldc) {
+    ti__sgemm_job_init(j, transA, 0, M, N, K, 1.0f, A, lda, NULL, 0, 0.0f, C, ldc, NULL);
+    if (j->isa == NULL || j->isa->nr != nr || M < TI__SG_MR || bpanel == NULL) return 0;
+    j->bpanel = bpanel;
+    j->kc = kc;
+    return 1;
+}
+
 /* C = op(A) * B for B packed by ti__sgemm_pack_bpanel with panel width nr (C M x N, ldc;
  * beta 0). When ty is not NULL, C^T is also stored there (N rows ldty apart), with the
  * epilogue tepi (NULL: none) applied to it, block by block as C is finished: its bias is
@@ -11555,11 +11567,8 @@ TI__PRIVATE int ti__sgemm_bpanel(int transA, size_t M, size_t N, size_t K, const
                                  size_t ldc, float *ty, size_t ldty, const ti__gemm_epi *tepi,
                                  int ty_sum, ti__threadpool *tp) {
     ti__sgemm_job j;
-    ti__sgemm_job_init(&j, transA, 0, M, N, K, 1.0f, A, lda, NULL, 0, 0.0f, C, ldc, NULL);
-    if (j.isa == NULL || j.isa->nr != nr || M < TI__SG_MR || bpanel == NULL) return 0;
+    if (!ti__sgemm_bpanel_job(&j, transA, M, N, K, A, lda, bpanel, nr, kc, C, ldc)) return 0;
     if (N == 0) return 1;
-    j.bpanel = bpanel;
-    j.kc = kc;
     j.a_input = 1; /* X^T */
     j.ty = ty;
     j.ldty = ldty;
@@ -11580,13 +11589,12 @@ TI__PRIVATE int ti__sgemm_bpanel_part(int transA, size_t M, size_t N, size_t K, 
                                       size_t lda, const float *bpanel, int nr, size_t kp,
                                       size_t k0, float *C, size_t ldc) {
     ti__sgemm_job j;
-    ti__sgemm_job_init(&j, transA, 0, M, N, K, 1.0f, A, lda, NULL, 0, 0.0f, C, ldc, NULL);
-    if (j.isa == NULL || j.isa->nr != nr || M < TI__SG_MR || bpanel == NULL || k0 + K > kp)
+    if (k0 + K > kp || bpanel == NULL ||
+        !ti__sgemm_bpanel_job(&j, transA, M, N, K, A, lda, bpanel + k0 * (size_t)nr, nr, K, C,
+                              ldc))
         return 0;
     if (N == 0) return 1;
-    j.bpanel = bpanel + k0 * (size_t)nr;
     j.kp = kp;
-    j.kc = K;
     ti__sgemm_go(&j, NULL);
     return 1;
 }
