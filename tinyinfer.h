@@ -1624,7 +1624,8 @@ typedef void (*ti__conv_fewc_fn)(float *y, size_t ldy, int mv, int np, const flo
  *   y[k * ldy + o] = bias + sum over r < K, q < K of w[K r + q] * X(S k + r, S o - pl + q)
  * in that order of taps, then the clamp as ti__dw_row_fn; X(i, c) = x[i][c] for x[i] not
  * NULL and 0 <= c < W, else 0 (the padding); x has S (R - 1) + K rows. rows[0] (stride 1):
- * K 3 or 5, R 1 to 4, 0 <= pl < K; rows[1] (stride 2): K 3, R 1 or 2, pl 0 to 2. Reads only
+ * K 3 or 5, R 1 to 4, 0 <= pl < K; rows[1] (stride 2): K 3, R 1 or 2, pl 0 to 2; where the
+ * ISA's rows_k5s2 is 1 also K 5, R 1 to 4, pl 0 to 2. Reads only
  * x[i][0 .. W), writes only those y. NULL where an ISA has none. */
 typedef void (*ti__dw_rows_fn)(float *y, size_t ldy, int K, int R, size_t n,
                                const float *const *x, int64_t W, int64_t pl, const float *w,
@@ -1676,6 +1677,7 @@ typedef struct ti__dw_isa {
     int lane_planes;  /* planes a call of lanes */
     int lane_out_max; /* and outputs a plane at most (ti__conv_dw_lanes_ok) */
     int fewc_np;      /* positions a call of fewc computes at most (16 AVX2, 64 AVX-512) */
+    int rows_k5s2;    /* 1: rows[1] takes K 5 too (ti__dw_rows_fn) */
 } ti__dw_isa;
 TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void); /* cpu/conv_fast.c */
 
@@ -7820,7 +7822,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void) {
                                       {ti__mp_c_s1, ti__mp_c_s2},
                                       ti__dw_taps_c, ti__dw_copy_c, ti__dw_split_c,
                                       ti__dw_max_c, ti__dw_sum_c, NULL, NULL, {NULL, NULL},
-                                      {NULL, NULL}, NULL, 0, 0, 0, 0};
+                                      {NULL, NULL}, NULL, 0, 0, 0, 0, 0};
 #ifdef TI__X86_SIMD
     int isa = ti__cpu_isa();
     if (isa >= TI__ISA_AVX512) return ti__dw_avx512_isa();
@@ -8165,6 +8167,13 @@ TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, size_t begin, size_t end
  *   -> 0.029; on the device tool's Xeon, MobileNetV2's 0.306 -> 0.237; at 28 outputs a row
  *   it lost to the flat path, 144 @ 56 0.085 -> 0.098, and at 14 to the lane path, 192 @ 28
  *   0.035 -> 0.044: each row's last vector is masked);
+ * - stride 2, 5x5 (AVX-512: its rows_k5s2) with a left pad of 0 to 2 from 12 outputs a row,
+ *   four output rows a call: one chain of 25 FMAs an output row, so four in flight (two
+ *   left the FMAs waiting on each other). Single-conv models, per-node minima of 3 x 1500
+ *   runs alternating, 1 thread, 2-core Xeon VM (session 66), from the small-plane path:
+ *   MobileNetV3's 96 @ 28 0.035 -> 0.019 ms; from the flat path: EfficientNet-B0's 144 @ 56
+ *   0.138 -> 0.096, 64 @ 112 0.246 -> 0.162, 32 @ 224 0.505 -> 0.280. Not at 3x3 (its
+ *   nine rows a call spilled: 96 @ 112 0.118 -> 0.155 with four rows);
  * - stride 1, 3x3 and 5x5 with rows of the ISA's rows_min outputs or more, four output
  *   rows a call from the K + 3 input rows they read. AVX-512 from 12: MobileNetV2's 32 @ 112
  *   0.157 -> 0.107 ms, 144 @ 56 0.174 -> 0.135, 192 @ 28 0.059 -> 0.048, 384 @ 14 0.037 ->
@@ -8174,8 +8183,8 @@ TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, size_t begin, size_t end
 TI__PRIVATE int ti__conv_dw_rows_ok(const ti__dw_isa *isa, const ti__convp *p) {
     int64_t K = p->k[1], pl = p->pb[2];
     if (p->s[1] == 2)
-        return isa->rows[1] != NULL && K == 3 && p->out[2] >= isa->rows_min && pl >= 0 &&
-               pl <= 2;
+        return isa->rows[1] != NULL && p->out[2] >= isa->rows_min && pl >= 0 && pl <= 2 &&
+               (K == 3 || isa->rows_k5s2);
     return isa->rows[0] != NULL && p->out[2] >= isa->rows_min && pl >= 0 && pl < K;
 }
 
@@ -8229,7 +8238,7 @@ TI__PRIVATE size_t ti__conv_dw_bands(const ti__convp *p, size_t threads, int64_t
 TI__PRIVATE void ti__conv_dw_rows(const ti__dw_job *j, size_t begin, size_t end) {
     const ti__convp *p = j->p;
     int64_t H = p->in[1], W = p->in[2], OW = p->out[2], pt = p->pb[1];
-    int K = (int)p->k[1], S = (int)p->s[1], group = S == 1 ? 4 : 2;
+    int K = (int)p->k[1], S = (int)p->s[1], group = S == 1 || K == 5 ? 4 : 2;
     size_t planes = (size_t)(p->n * p->m);
     ti__dw_rows_fn fn = j->isa->rows[S == 2];
     for (size_t it = begin; it < end; it++) {
@@ -8239,7 +8248,7 @@ TI__PRIVATE void ti__conv_dw_rows(const ti__dw_job *j, size_t begin, size_t end)
         float bv = j->b != NULL ? j->b[m] : 0.0f, *yp = j->y + pln * p->out_sp;
         for (int64_t oy = oy0; oy < oy1; oy += group) {
             int R = (int)TI__MIN((int64_t)group, oy1 - oy);
-            const float *xr[8];
+            const float *xr[12];
             for (int r = 0; r < S * (R - 1) + K; r++) {
                 int64_t ih = S * oy - pt + r;
                 xr[r] = ih >= 0 && ih < H ? xp + ih * W : NULL;
@@ -27851,7 +27860,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_neon_isa(void) {
                                    ti__dwn_taps, ti__dwn_copy, ti__dwn_split,
                                    ti__dwn_max, ti__ssum_neon, NULL, NULL, {NULL, NULL},
                                    {NULL, NULL},
-                                   ti__mpn_k3s2, 0, 0, 0, 0};
+                                   ti__mpn_k3s2, 0, 0, 0, 0, 0};
     return &isa;
 }
 #endif /* TI__ARM_NEON */
@@ -29901,7 +29910,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
                                    ti__dw256_max, ti__ssum_avx2, NULL, ti__dw256_lanes,
                                    {ti__fewc256_s1, ti__fewc256_s2},
                                    {ti__dw256_s1rows, ti__dw256_s2rows},
-                                   ti__mp256_k3s2, 56, 8, 196, 16};
+                                   ti__mp256_k3s2, 56, 8, 196, 16, 0};
     return &isa;
 }
 
@@ -30420,35 +30429,44 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__copy_s2_avx512(float *dst, const float *s
     }
 }
 
-/* The stride-2 row kernel (ti__dw_rows_fn), 3x3: output vector v of a row (outputs 16 v ..)
- * takes input columns 32 v .. 32 v + 31 of each input row in place, two loads
+/* The stride-2 row kernel (ti__dw_rows_fn), 3x3 and 5x5: output vector v of a row (outputs
+ * 16 v ..) takes input columns 32 v .. 32 v + 31 of each input row in place, two loads
  * (masked past the row's end: those lanes read nothing and give zero) deinterleaved by two
  * two-source permutes into the even columns E and the odd ones O. Tap q reads column
- * 2 o + d, d = q - pl: E (d 0), O (d 1), or one of them moved a lane with valignd: up
- * (d -2, -1: the lane before from the previous vector's, carried) or down (d 2: column
- * 32 v + 32, loaded alone). Two output rows at a time share their middle input row. One
+ * 2 o + d, d = q - pl: E (d 0), O (d 1), or one of them moved with valignd: up a lane
+ * (d -2, -1: the lane before from the previous vector's, carried) or down (d 2, 3: a lane,
+ * d 4: two, from columns 32 v + 32 .. 35, loaded alone). Output rows that share input rows
+ * are computed together, 2 at 3x3 (more spilled the carried vectors) and up to 4 at 5x5,
+ * where each output row is one chain of 25 dependent FMAs: with two in flight the FMAs
+ * waited on each other (perf: the time spread over the FMAs); with four MobileNetV3's
+ * 96 @ 28 took 0.018 ms, 0.021 with two, EfficientNet-B0's 144 @ 56 0.097 and 0.112
+ * (single-conv models, per-node minima, 1 thread; cpu/conv_fast.c's row paths say more). One
  * chain per output, taps in order from the bias, as the flat path, so the same bits. The
  * flat path split every input row into phase planes first, 43 % of the time of
- * MobileNetV2's 96-channel stride-2 conv at 112 x 112 (perf). At 5x5 the same scheme was
- * slower than the flat path (EfficientNet's 144 @ 56: 0.145 -> 0.160 ms, bench/conv.c),
- * so there is none. */
+ * MobileNetV2's 96-channel stride-2 conv at 112 x 112 (perf). */
 #define TI__DWS2_UP(cur, prev)                                                               \
     _mm512_castsi512_ps(                                                                     \
         _mm512_alignr_epi32(_mm512_castps_si512(cur), _mm512_castps_si512(prev), 15))
+#define TI__DWS2_DOWN(next, cur, sh)                                                         \
+    _mm512_castsi512_ps(                                                                     \
+        _mm512_alignr_epi32(_mm512_castps_si512(next), _mm512_castps_si512(cur), sh))
+#define TI__DWS2_FMA(k, q)                                                                   \
+    if (R > k && r >= 2 * k && r - 2 * k < K)                                                \
+        a##k = _mm512_fmadd_ps(_mm512_set1_ps(w[(r - 2 * k) * K + (q)]), t, a##k);
 #define TI__DWS2_TAP(q)                                                                      \
-    {                                                                                        \
+    if (K > q) {                                                                             \
         const int d = q - PL;                                                                \
         __m512 t = d == -2  ? TI__DWS2_UP(e, ce[r])                                          \
                    : d == -1 ? TI__DWS2_UP(o, co[r])                                         \
                    : d == 0  ? e                                                             \
                    : d == 1  ? o                                                             \
-                             : _mm512_castsi512_ps(_mm512_alignr_epi32(                      \
-                                   _mm512_castps_si512(ne), _mm512_castps_si512(e), 1));     \
-        if (r < 3) a = _mm512_fmadd_ps(_mm512_set1_ps(w[r * 3 + q]), t, a);                   \
-        if (R > 1 && r >= 2) b = _mm512_fmadd_ps(_mm512_set1_ps(w[(r - 2) * 3 + q]), t, b);   \
+                   : d == 2  ? TI__DWS2_DOWN(ne, e, 1)                                       \
+                   : d == 3  ? TI__DWS2_DOWN(no, o, 1)                                       \
+                             : TI__DWS2_DOWN(ne, e, 2);                                      \
+        TI__DWS2_FMA(0, q) TI__DWS2_FMA(1, q) TI__DWS2_FMA(2, q) TI__DWS2_FMA(3, q)          \
     }
-TI__X86_INLINE TI__TARGET_AVX512 void ti__dws2_rows(const int R, const int PL, float *y,
-                                                    size_t ldy, size_t n,
+TI__X86_INLINE TI__TARGET_AVX512 void ti__dws2_rows(const int K, const int R, const int PL,
+                                                    float *y, size_t ldy, size_t n,
                                                     const float *const *x, int64_t W,
                                                     const float *w, __m512 vb, int clamp,
                                                     __m512 vlo, __m512 vhi) {
@@ -30456,13 +30474,13 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dws2_rows(const int R, const int PL, f
         _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i odd =
         _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-    __m512 ce[5], co[5]; /* each row's previous E and O (zero before the first: padding) */
-    for (int r = 0; r < 5; r++) ce[r] = co[r] = _mm512_setzero_ps();
+    __m512 ce[11], co[11]; /* each row's previous E and O (zero before the first: padding) */
+    TI__UNROLL16 for (int r = 0; r < 2 * R + K - 2; r++) ce[r] = co[r] = _mm512_setzero_ps();
     for (size_t i = 0; i < n; i += 16) {
         int64_t s = 2 * (int64_t)i, left = W - s; /* the row's floats from column s */
         __mmask16 ma = ti__dw512_mask((long)left), mb = ti__dw512_mask((long)(left - 16));
-        __m512 a = vb, b = vb;
-        TI__UNROLL5 for (int r = 0; r < 2 * R + 1; r++) {
+        __m512 a0 = vb, a1 = vb, a2 = vb, a3 = vb;
+        TI__UNROLL16 for (int r = 0; r < 2 * R + K - 2; r++) {
             const float *p = x[r];
             if (p == NULL) continue; /* a padding row: its taps would add zeros */
             p += s;
@@ -30470,28 +30488,53 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dws2_rows(const int R, const int PL, f
             __m512 lb = left >= 32 ? _mm512_loadu_ps(p + 16) : _mm512_maskz_loadu_ps(mb, p + 16);
             __m512 e = _mm512_permutex2var_ps(la, even, lb);
             __m512 o = _mm512_permutex2var_ps(la, odd, lb);
-            __m512 ne = _mm512_setzero_ps();
-            if (PL == 0 && left > 32) ne = _mm512_castps128_ps512(_mm_load_ss(p + 32));
-            TI__DWS2_TAP(0) TI__DWS2_TAP(1) TI__DWS2_TAP(2)
+            /* past the vector: columns s + 32 and s + 34 in ne, s + 33 and s + 35 in no, where
+             * a tap reads them (d 2 to 4) */
+            __m512 ne = _mm512_setzero_ps(), no = _mm512_setzero_ps();
+            if (K - 1 - PL == 2 && left > 32) ne = _mm512_castps128_ps512(_mm_load_ss(p + 32));
+            if (K - 1 - PL > 2 && left > 32) {
+                __m512 nx = _mm512_maskz_loadu_ps(ti__dw512_mask(left - 32 < 4 ? (long)left - 32 : 4),
+                                                  p + 32);
+                ne = _mm512_permutexvar_ps(even, nx);
+                no = _mm512_permutexvar_ps(odd, nx);
+            }
+            TI__DWS2_TAP(0) TI__DWS2_TAP(1) TI__DWS2_TAP(2) TI__DWS2_TAP(3) TI__DWS2_TAP(4)
             ce[r] = e;
             co[r] = o;
         }
         __mmask16 sm = ti__dw512_mask((long)(n - i));
-        _mm512_mask_storeu_ps(y + i, sm, clamp ? ti__dw512_clamp(a, vlo, vhi) : a);
-        if (R > 1) _mm512_mask_storeu_ps(y + ldy + i, sm, clamp ? ti__dw512_clamp(b, vlo, vhi) : b);
+#define TI__DWS2_STORE(k)                                                                    \
+    if (R > k)                                                                               \
+        _mm512_mask_storeu_ps(y + k * ldy + i, sm, clamp ? ti__dw512_clamp(a##k, vlo, vhi) : a##k);
+        TI__DWS2_STORE(0) TI__DWS2_STORE(1) TI__DWS2_STORE(2) TI__DWS2_STORE(3)
+#undef TI__DWS2_STORE
     }
 }
 #undef TI__DWS2_TAP
+#undef TI__DWS2_FMA
+#undef TI__DWS2_DOWN
 #undef TI__DWS2_UP
-#define TI__DWS2_CALL(R, PL) ti__dws2_rows(R, PL, y, ldy, n, x, W, w, vb, clamp, vlo, vhi)
+#define TI__DWS2_CALL(K, R, PL) ti__dws2_rows(K, R, PL, y, ldy, n, x, W, w, vb, clamp, vlo, vhi)
+#define TI__DWS2_CALL_R(K, PL)                                                               \
+    do {                                                                                     \
+        if (K == 5 && R >= 4) TI__DWS2_CALL(K, 4, PL);                                       \
+        else if (K == 5 && R == 3) TI__DWS2_CALL(K, 3, PL);                                  \
+        else if (R >= 2) TI__DWS2_CALL(K, 2, PL);                                            \
+        else TI__DWS2_CALL(K, 1, PL);                                                        \
+    } while (0)
 static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
 ti__dw512_s2rows(float *y, size_t ldy, int K, int R, size_t n, const float *const *x,
                  int64_t W, int64_t pl, const float *w, float bias, int clamp, float lo,
                  float hi) {
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi), vb = _mm512_set1_ps(bias);
-    (void)K; /* 3, the only size ti__conv_dw_rows_ok gives it */
-    TI__DWS2_DISPATCH(TI__DWS2_CALL);
+    if (K == 5 && pl == 0) TI__DWS2_CALL_R(5, 0);
+    else if (K == 5 && pl == 1) TI__DWS2_CALL_R(5, 1);
+    else if (K == 5) TI__DWS2_CALL_R(5, 2);
+    else if (pl == 0) TI__DWS2_CALL_R(3, 0);
+    else if (pl == 1) TI__DWS2_CALL_R(3, 1);
+    else TI__DWS2_CALL_R(3, 2);
 }
+#undef TI__DWS2_CALL_R
 #undef TI__DWS2_CALL
 
 /* Mask of the lanes of columns c .. c + 15 inside a row of W floats. */
@@ -30821,7 +30864,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
                                    ti__dw512_lanes,
                                    {ti__fewc512_s1, ti__fewc512_s2},
                                    {ti__dw512_s1rows, ti__dw512_s2rows},
-                                   ti__mp512_k3s2, 12, 16, 64, 64};
+                                   ti__mp512_k3s2, 12, 16, 64, 64, 1};
     return &isa;
 }
 
@@ -34173,8 +34216,10 @@ TI__PRIVATE int ti__fuse_conv_pool(ti_session *s, int n) {
  * bias as a third input, whose float32 output the depthwise conv alone reads (not a graph
  * output) and is at least TI__PWDW_MIN_BYTES; a depthwise conv (one channel a group, as
  * many channels out) with constant taps and bias, square kernel and strides that the
- * ISA's row kernels take (ti__conv_dw_rows_ok: 3x3 or 5x5 at stride 1, 3x3 at 2). CPU
- * sessions only. Returns 1 when fused. */
+ * ISA's row kernels take (ti__conv_dw_rows_ok: 3x3 or 5x5 at stride 1, 3x3 at 2; not 5x5
+ * at 2, which AVX-512's take: EfficientNet-B0's 24 -> 144 at 56 x 56 with the 5x5 / 2 after
+ * it ran 2-4 % slower fused than as two nodes, per-node minima, 1 / 2 threads, 2-core Xeon
+ * VM, session 66). CPU sessions only. Returns 1 when fused. */
 TI__PRIVATE int ti__fuse_pw_dw(ti_session *s, int n) {
     ti__node *dw = &s->nodes[n];
     if (strcmp(dw->op, "Conv") != 0 || dw->domain[0] != 0 || dw->n_outputs != 1 ||
@@ -34203,7 +34248,8 @@ TI__PRIVATE int ti__fuse_pw_dw(ti_session *s, int n) {
     ti__kctx_init(s, &k, n, &quiet);
     if (ti__conv_params(&k, 0, &dp) != TI_OK || !ti__conv_dw_ok(&dp) || dp.n != 1 ||
         dp.c != pp.m || dp.m != dp.c || dp.group != dp.c || dp.pb[1] < 0 || dp.pb[2] < 0 ||
-        dp.out[1] < 1 || dp.out[2] < 1 || !ti__conv_dw_rows_ok(ti__dw_pick_isa(), &dp))
+        dp.out[1] < 1 || dp.out[2] < 1 || (dp.k[1] == 5 && dp.s[1] == 2) ||
+        !ti__conv_dw_rows_ok(ti__dw_pick_isa(), &dp))
         return 0;
     if (!ti__fuse_own_inputs_n(s, pw, 7)) return 0;
     pw->inputs[5] = wv;

@@ -111,7 +111,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void) {
                                       {ti__mp_c_s1, ti__mp_c_s2},
                                       ti__dw_taps_c, ti__dw_copy_c, ti__dw_split_c,
                                       ti__dw_max_c, ti__dw_sum_c, NULL, NULL, {NULL, NULL},
-                                      {NULL, NULL}, NULL, 0, 0, 0, 0};
+                                      {NULL, NULL}, NULL, 0, 0, 0, 0, 0};
 #ifdef TI__X86_SIMD
     int isa = ti__cpu_isa();
     if (isa >= TI__ISA_AVX512) return ti__dw_avx512_isa();
@@ -456,6 +456,13 @@ TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, size_t begin, size_t end
  *   -> 0.029; on the device tool's Xeon, MobileNetV2's 0.306 -> 0.237; at 28 outputs a row
  *   it lost to the flat path, 144 @ 56 0.085 -> 0.098, and at 14 to the lane path, 192 @ 28
  *   0.035 -> 0.044: each row's last vector is masked);
+ * - stride 2, 5x5 (AVX-512: its rows_k5s2) with a left pad of 0 to 2 from 12 outputs a row,
+ *   four output rows a call: one chain of 25 FMAs an output row, so four in flight (two
+ *   left the FMAs waiting on each other). Single-conv models, per-node minima of 3 x 1500
+ *   runs alternating, 1 thread, 2-core Xeon VM (session 66), from the small-plane path:
+ *   MobileNetV3's 96 @ 28 0.035 -> 0.019 ms; from the flat path: EfficientNet-B0's 144 @ 56
+ *   0.138 -> 0.096, 64 @ 112 0.246 -> 0.162, 32 @ 224 0.505 -> 0.280. Not at 3x3 (its
+ *   nine rows a call spilled: 96 @ 112 0.118 -> 0.155 with four rows);
  * - stride 1, 3x3 and 5x5 with rows of the ISA's rows_min outputs or more, four output
  *   rows a call from the K + 3 input rows they read. AVX-512 from 12: MobileNetV2's 32 @ 112
  *   0.157 -> 0.107 ms, 144 @ 56 0.174 -> 0.135, 192 @ 28 0.059 -> 0.048, 384 @ 14 0.037 ->
@@ -465,8 +472,8 @@ TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, size_t begin, size_t end
 TI__PRIVATE int ti__conv_dw_rows_ok(const ti__dw_isa *isa, const ti__convp *p) {
     int64_t K = p->k[1], pl = p->pb[2];
     if (p->s[1] == 2)
-        return isa->rows[1] != NULL && K == 3 && p->out[2] >= isa->rows_min && pl >= 0 &&
-               pl <= 2;
+        return isa->rows[1] != NULL && p->out[2] >= isa->rows_min && pl >= 0 && pl <= 2 &&
+               (K == 3 || isa->rows_k5s2);
     return isa->rows[0] != NULL && p->out[2] >= isa->rows_min && pl >= 0 && pl < K;
 }
 
@@ -520,7 +527,7 @@ TI__PRIVATE size_t ti__conv_dw_bands(const ti__convp *p, size_t threads, int64_t
 TI__PRIVATE void ti__conv_dw_rows(const ti__dw_job *j, size_t begin, size_t end) {
     const ti__convp *p = j->p;
     int64_t H = p->in[1], W = p->in[2], OW = p->out[2], pt = p->pb[1];
-    int K = (int)p->k[1], S = (int)p->s[1], group = S == 1 ? 4 : 2;
+    int K = (int)p->k[1], S = (int)p->s[1], group = S == 1 || K == 5 ? 4 : 2;
     size_t planes = (size_t)(p->n * p->m);
     ti__dw_rows_fn fn = j->isa->rows[S == 2];
     for (size_t it = begin; it < end; it++) {
@@ -530,7 +537,7 @@ TI__PRIVATE void ti__conv_dw_rows(const ti__dw_job *j, size_t begin, size_t end)
         float bv = j->b != NULL ? j->b[m] : 0.0f, *yp = j->y + pln * p->out_sp;
         for (int64_t oy = oy0; oy < oy1; oy += group) {
             int R = (int)TI__MIN((int64_t)group, oy1 - oy);
-            const float *xr[8];
+            const float *xr[12];
             for (int r = 0; r < S * (R - 1) + K; r++) {
                 int64_t ih = S * oy - pt + r;
                 xr[r] = ih >= 0 && ih < H ? xp + ih * W : NULL;

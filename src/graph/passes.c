@@ -359,8 +359,10 @@ TI__PRIVATE int ti__fuse_conv_pool(ti_session *s, int n) {
  * bias as a third input, whose float32 output the depthwise conv alone reads (not a graph
  * output) and is at least TI__PWDW_MIN_BYTES; a depthwise conv (one channel a group, as
  * many channels out) with constant taps and bias, square kernel and strides that the
- * ISA's row kernels take (ti__conv_dw_rows_ok: 3x3 or 5x5 at stride 1, 3x3 at 2). CPU
- * sessions only. Returns 1 when fused. */
+ * ISA's row kernels take (ti__conv_dw_rows_ok: 3x3 or 5x5 at stride 1, 3x3 at 2; not 5x5
+ * at 2, which AVX-512's take: EfficientNet-B0's 24 -> 144 at 56 x 56 with the 5x5 / 2 after
+ * it ran 2-4 % slower fused than as two nodes, per-node minima, 1 / 2 threads, 2-core Xeon
+ * VM, session 66). CPU sessions only. Returns 1 when fused. */
 TI__PRIVATE int ti__fuse_pw_dw(ti_session *s, int n) {
     ti__node *dw = &s->nodes[n];
     if (strcmp(dw->op, "Conv") != 0 || dw->domain[0] != 0 || dw->n_outputs != 1 ||
@@ -389,7 +391,8 @@ TI__PRIVATE int ti__fuse_pw_dw(ti_session *s, int n) {
     ti__kctx_init(s, &k, n, &quiet);
     if (ti__conv_params(&k, 0, &dp) != TI_OK || !ti__conv_dw_ok(&dp) || dp.n != 1 ||
         dp.c != pp.m || dp.m != dp.c || dp.group != dp.c || dp.pb[1] < 0 || dp.pb[2] < 0 ||
-        dp.out[1] < 1 || dp.out[2] < 1 || !ti__conv_dw_rows_ok(ti__dw_pick_isa(), &dp))
+        dp.out[1] < 1 || dp.out[2] < 1 || (dp.k[1] == 5 && dp.s[1] == 2) ||
+        !ti__conv_dw_rows_ok(ti__dw_pick_isa(), &dp))
         return 0;
     if (!ti__fuse_own_inputs_n(s, pw, 7)) return 0;
     pw->inputs[5] = wv;

@@ -1021,15 +1021,15 @@ TI_TEST(flat_taps_every_block_count) {
 
 /* The depthwise row kernels (ti__dw_rows_fn, the ISAs that have them: AVX2 and AVX-512,
  * both strides) on their own, against a double sum within the float bound: every
- * row width from 1 to 70 and 112, K 3 and 5 (stride 2: 3), R 1 to 4 output rows (stride 2:
- * 1 and 2), every left pad the contract allows, padding rows (NULL) at the top or bottom,
+ * row width from 1 to 70 and 112, K 3 and 5 (stride 2: 5 where the ISA's rows_k5s2 says so),
+ * R 1 to 4 output rows (stride 2, K 3: 1 and 2), every left pad the contract allows, padding rows (NULL) at the top or bottom,
  * clamp on and off; nothing written past n outputs of a row nor in the rows between. */
 TI_TEST(depthwise_row_kernels_every_width) {
     enum { WMAX = 112, LDY = WMAX + 24 };
-    float *xin = (float *)malloc(8 * WMAX * sizeof(float));
+    float *xin = (float *)malloc(11 * WMAX * sizeof(float));
     float *y = (float *)malloc(4 * LDY * sizeof(float));
     TI_REQUIRE(xin != NULL && y != NULL);
-    for (int i = 0; i < 8 * WMAX; i++) xin[i] = frand();
+    for (int i = 0; i < 11 * WMAX; i++) xin[i] = frand();
     int ran = 0;
     for (int ii = 1; ii < 3; ii++) {
         if (ti__cpu_force_isa(ISAS[ii]) != ISAS[ii]) continue;
@@ -1038,15 +1038,15 @@ TI_TEST(depthwise_row_kernels_every_width) {
             ti__dw_rows_fn fn = isa->rows[S == 2];
             if (fn == NULL) continue;
             ran++;
-            for (int K = 3; K <= (S == 1 ? 5 : 3); K += 2)
-                for (int R = 1; R <= (S == 1 ? 4 : 2); R++)
+            for (int K = 3; K <= (S == 1 || isa->rows_k5s2 ? 5 : 3); K += 2)
+                for (int R = 1; R <= (S == 1 || K == 5 ? 4 : 2); R++)
                     for (int64_t W = 1; W <= WMAX;
                          W = W < 70 ? W + 1 : W < WMAX ? WMAX : WMAX + 1)
                         for (int64_t pl = 0; pl < (S == 1 ? K : 3); pl++) {
                             int64_t n = (W + 2 * pl - K) / S + 1;
                             if (n < 1) continue;
                             int nrows = S * (R - 1) + K, pad = (int)(urand() % 3);
-                            const float *xr[8];
+                            const float *xr[11];
                             for (int r = 0; r < nrows; r++) { /* 1: top row, 2: bottom row */
                                 int none = (pad == 1 && r == 0) || (pad == 2 && r == nrows - 1);
                                 xr[r] = none ? NULL : xin + (size_t)r * WMAX;
@@ -1207,14 +1207,18 @@ TI_TEST(depthwise_lane_blocks) {
 
 /* The row paths as the planner takes them (ti__conv_dw_rows_ok with the ISA's rows_min):
  * stride 2 on rows of 56 outputs and more on AVX2 (112 x 112 inputs, pads 0 to 2), of 12 and
- * more on AVX-512, never at 5x5 / 2; stride 1 by the same minimum. Each case is also run
+ * more on AVX-512, 5x5 / 2 there only (pads 0 to 2: PyTorch's, TF's SAME and VALID; not 3);
+ * stride 1 by the same minimum. Each case is also run
  * through the planner on every ISA against the scalar reference (check_case). c, h, w, K,
  * S, pads top, left, bottom, right, row path on AVX-512, on AVX2 */
 TI_TEST(depthwise_row_path_choice) {
     static const int64_t cases[][11] = {
         {8, 112, 112, 3, 2, 1, 1, 1, 1, 1, 1}, {8, 56, 56, 3, 2, 1, 1, 1, 1, 1, 0},
         {8, 111, 111, 3, 2, 0, 0, 0, 0, 1, 0}, {8, 113, 113, 3, 2, 2, 2, 2, 2, 1, 1},
-        {8, 114, 114, 3, 2, 0, 0, 1, 1, 1, 1}, {8, 112, 112, 5, 2, 2, 2, 2, 2, 0, 0},
+        {8, 114, 114, 3, 2, 0, 0, 1, 1, 1, 1}, {8, 112, 112, 5, 2, 2, 2, 2, 2, 1, 0},
+        {8, 28, 28, 5, 2, 2, 2, 2, 2, 1, 0},     {8, 28, 28, 5, 2, 1, 1, 2, 2, 1, 0},
+        {8, 29, 29, 5, 2, 0, 0, 0, 0, 1, 0},     {8, 30, 30, 5, 2, 3, 3, 3, 3, 0, 0},
+        {8, 14, 14, 5, 2, 2, 2, 2, 2, 0, 0},     {8, 24, 27, 5, 2, 1, 2, 0, 1, 1, 0},
         {8, 112, 112, 3, 1, 1, 1, 1, 1, 1, 1}, {8, 28, 28, 3, 1, 1, 1, 1, 1, 1, 0}};
     static const int row_isas[2] = {TI__ISA_AVX512, TI__ISA_AVX2};
     ti__threadpool *tp = ti__threadpool_create(NULL, 2);

@@ -504,35 +504,44 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__copy_s2_avx512(float *dst, const float *s
     }
 }
 
-/* The stride-2 row kernel (ti__dw_rows_fn), 3x3: output vector v of a row (outputs 16 v ..)
- * takes input columns 32 v .. 32 v + 31 of each input row in place, two loads
+/* The stride-2 row kernel (ti__dw_rows_fn), 3x3 and 5x5: output vector v of a row (outputs
+ * 16 v ..) takes input columns 32 v .. 32 v + 31 of each input row in place, two loads
  * (masked past the row's end: those lanes read nothing and give zero) deinterleaved by two
  * two-source permutes into the even columns E and the odd ones O. Tap q reads column
- * 2 o + d, d = q - pl: E (d 0), O (d 1), or one of them moved a lane with valignd: up
- * (d -2, -1: the lane before from the previous vector's, carried) or down (d 2: column
- * 32 v + 32, loaded alone). Two output rows at a time share their middle input row. One
+ * 2 o + d, d = q - pl: E (d 0), O (d 1), or one of them moved with valignd: up a lane
+ * (d -2, -1: the lane before from the previous vector's, carried) or down (d 2, 3: a lane,
+ * d 4: two, from columns 32 v + 32 .. 35, loaded alone). Output rows that share input rows
+ * are computed together, 2 at 3x3 (more spilled the carried vectors) and up to 4 at 5x5,
+ * where each output row is one chain of 25 dependent FMAs: with two in flight the FMAs
+ * waited on each other (perf: the time spread over the FMAs); with four MobileNetV3's
+ * 96 @ 28 took 0.018 ms, 0.021 with two, EfficientNet-B0's 144 @ 56 0.097 and 0.112
+ * (single-conv models, per-node minima, 1 thread; cpu/conv_fast.c's row paths say more). One
  * chain per output, taps in order from the bias, as the flat path, so the same bits. The
  * flat path split every input row into phase planes first, 43 % of the time of
- * MobileNetV2's 96-channel stride-2 conv at 112 x 112 (perf). At 5x5 the same scheme was
- * slower than the flat path (EfficientNet's 144 @ 56: 0.145 -> 0.160 ms, bench/conv.c),
- * so there is none. */
+ * MobileNetV2's 96-channel stride-2 conv at 112 x 112 (perf). */
 #define TI__DWS2_UP(cur, prev)                                                               \
     _mm512_castsi512_ps(                                                                     \
         _mm512_alignr_epi32(_mm512_castps_si512(cur), _mm512_castps_si512(prev), 15))
+#define TI__DWS2_DOWN(next, cur, sh)                                                         \
+    _mm512_castsi512_ps(                                                                     \
+        _mm512_alignr_epi32(_mm512_castps_si512(next), _mm512_castps_si512(cur), sh))
+#define TI__DWS2_FMA(k, q)                                                                   \
+    if (R > k && r >= 2 * k && r - 2 * k < K)                                                \
+        a##k = _mm512_fmadd_ps(_mm512_set1_ps(w[(r - 2 * k) * K + (q)]), t, a##k);
 #define TI__DWS2_TAP(q)                                                                      \
-    {                                                                                        \
+    if (K > q) {                                                                             \
         const int d = q - PL;                                                                \
         __m512 t = d == -2  ? TI__DWS2_UP(e, ce[r])                                          \
                    : d == -1 ? TI__DWS2_UP(o, co[r])                                         \
                    : d == 0  ? e                                                             \
                    : d == 1  ? o                                                             \
-                             : _mm512_castsi512_ps(_mm512_alignr_epi32(                      \
-                                   _mm512_castps_si512(ne), _mm512_castps_si512(e), 1));     \
-        if (r < 3) a = _mm512_fmadd_ps(_mm512_set1_ps(w[r * 3 + q]), t, a);                   \
-        if (R > 1 && r >= 2) b = _mm512_fmadd_ps(_mm512_set1_ps(w[(r - 2) * 3 + q]), t, b);   \
+                   : d == 2  ? TI__DWS2_DOWN(ne, e, 1)                                       \
+                   : d == 3  ? TI__DWS2_DOWN(no, o, 1)                                       \
+                             : TI__DWS2_DOWN(ne, e, 2);                                      \
+        TI__DWS2_FMA(0, q) TI__DWS2_FMA(1, q) TI__DWS2_FMA(2, q) TI__DWS2_FMA(3, q)          \
     }
-TI__X86_INLINE TI__TARGET_AVX512 void ti__dws2_rows(const int R, const int PL, float *y,
-                                                    size_t ldy, size_t n,
+TI__X86_INLINE TI__TARGET_AVX512 void ti__dws2_rows(const int K, const int R, const int PL,
+                                                    float *y, size_t ldy, size_t n,
                                                     const float *const *x, int64_t W,
                                                     const float *w, __m512 vb, int clamp,
                                                     __m512 vlo, __m512 vhi) {
@@ -540,13 +549,13 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dws2_rows(const int R, const int PL, f
         _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i odd =
         _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-    __m512 ce[5], co[5]; /* each row's previous E and O (zero before the first: padding) */
-    for (int r = 0; r < 5; r++) ce[r] = co[r] = _mm512_setzero_ps();
+    __m512 ce[11], co[11]; /* each row's previous E and O (zero before the first: padding) */
+    TI__UNROLL16 for (int r = 0; r < 2 * R + K - 2; r++) ce[r] = co[r] = _mm512_setzero_ps();
     for (size_t i = 0; i < n; i += 16) {
         int64_t s = 2 * (int64_t)i, left = W - s; /* the row's floats from column s */
         __mmask16 ma = ti__dw512_mask((long)left), mb = ti__dw512_mask((long)(left - 16));
-        __m512 a = vb, b = vb;
-        TI__UNROLL5 for (int r = 0; r < 2 * R + 1; r++) {
+        __m512 a0 = vb, a1 = vb, a2 = vb, a3 = vb;
+        TI__UNROLL16 for (int r = 0; r < 2 * R + K - 2; r++) {
             const float *p = x[r];
             if (p == NULL) continue; /* a padding row: its taps would add zeros */
             p += s;
@@ -554,28 +563,53 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dws2_rows(const int R, const int PL, f
             __m512 lb = left >= 32 ? _mm512_loadu_ps(p + 16) : _mm512_maskz_loadu_ps(mb, p + 16);
             __m512 e = _mm512_permutex2var_ps(la, even, lb);
             __m512 o = _mm512_permutex2var_ps(la, odd, lb);
-            __m512 ne = _mm512_setzero_ps();
-            if (PL == 0 && left > 32) ne = _mm512_castps128_ps512(_mm_load_ss(p + 32));
-            TI__DWS2_TAP(0) TI__DWS2_TAP(1) TI__DWS2_TAP(2)
+            /* past the vector: columns s + 32 and s + 34 in ne, s + 33 and s + 35 in no, where
+             * a tap reads them (d 2 to 4) */
+            __m512 ne = _mm512_setzero_ps(), no = _mm512_setzero_ps();
+            if (K - 1 - PL == 2 && left > 32) ne = _mm512_castps128_ps512(_mm_load_ss(p + 32));
+            if (K - 1 - PL > 2 && left > 32) {
+                __m512 nx = _mm512_maskz_loadu_ps(ti__dw512_mask(left - 32 < 4 ? (long)left - 32 : 4),
+                                                  p + 32);
+                ne = _mm512_permutexvar_ps(even, nx);
+                no = _mm512_permutexvar_ps(odd, nx);
+            }
+            TI__DWS2_TAP(0) TI__DWS2_TAP(1) TI__DWS2_TAP(2) TI__DWS2_TAP(3) TI__DWS2_TAP(4)
             ce[r] = e;
             co[r] = o;
         }
         __mmask16 sm = ti__dw512_mask((long)(n - i));
-        _mm512_mask_storeu_ps(y + i, sm, clamp ? ti__dw512_clamp(a, vlo, vhi) : a);
-        if (R > 1) _mm512_mask_storeu_ps(y + ldy + i, sm, clamp ? ti__dw512_clamp(b, vlo, vhi) : b);
+#define TI__DWS2_STORE(k)                                                                    \
+    if (R > k)                                                                               \
+        _mm512_mask_storeu_ps(y + k * ldy + i, sm, clamp ? ti__dw512_clamp(a##k, vlo, vhi) : a##k);
+        TI__DWS2_STORE(0) TI__DWS2_STORE(1) TI__DWS2_STORE(2) TI__DWS2_STORE(3)
+#undef TI__DWS2_STORE
     }
 }
 #undef TI__DWS2_TAP
+#undef TI__DWS2_FMA
+#undef TI__DWS2_DOWN
 #undef TI__DWS2_UP
-#define TI__DWS2_CALL(R, PL) ti__dws2_rows(R, PL, y, ldy, n, x, W, w, vb, clamp, vlo, vhi)
+#define TI__DWS2_CALL(K, R, PL) ti__dws2_rows(K, R, PL, y, ldy, n, x, W, w, vb, clamp, vlo, vhi)
+#define TI__DWS2_CALL_R(K, PL)                                                               \
+    do {                                                                                     \
+        if (K == 5 && R >= 4) TI__DWS2_CALL(K, 4, PL);                                       \
+        else if (K == 5 && R == 3) TI__DWS2_CALL(K, 3, PL);                                  \
+        else if (R >= 2) TI__DWS2_CALL(K, 2, PL);                                            \
+        else TI__DWS2_CALL(K, 1, PL);                                                        \
+    } while (0)
 static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
 ti__dw512_s2rows(float *y, size_t ldy, int K, int R, size_t n, const float *const *x,
                  int64_t W, int64_t pl, const float *w, float bias, int clamp, float lo,
                  float hi) {
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi), vb = _mm512_set1_ps(bias);
-    (void)K; /* 3, the only size ti__conv_dw_rows_ok gives it */
-    TI__DWS2_DISPATCH(TI__DWS2_CALL);
+    if (K == 5 && pl == 0) TI__DWS2_CALL_R(5, 0);
+    else if (K == 5 && pl == 1) TI__DWS2_CALL_R(5, 1);
+    else if (K == 5) TI__DWS2_CALL_R(5, 2);
+    else if (pl == 0) TI__DWS2_CALL_R(3, 0);
+    else if (pl == 1) TI__DWS2_CALL_R(3, 1);
+    else TI__DWS2_CALL_R(3, 2);
 }
+#undef TI__DWS2_CALL_R
 #undef TI__DWS2_CALL
 
 /* Mask of the lanes of columns c .. c + 15 inside a row of W floats. */
@@ -905,7 +939,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
                                    ti__dw512_lanes,
                                    {ti__fewc512_s1, ti__fewc512_s2},
                                    {ti__dw512_s1rows, ti__dw512_s2rows},
-                                   ti__mp512_k3s2, 12, 16, 64, 64};
+                                   ti__mp512_k3s2, 12, 16, 64, 64, 1};
     return &isa;
 }
 
