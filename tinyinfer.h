@@ -1625,7 +1625,7 @@ typedef void (*ti__conv_fewc_fn)(float *y, size_t ldy, int mv, int np, const flo
  * in that order of taps, then the clamp as ti__dw_row_fn; X(i, c) = x[i][c] for x[i] not
  * NULL and 0 <= c < W, else 0 (the padding); x has S (R - 1) + K rows. rows[0] (stride 1):
  * K 3 or 5, R 1 to 4, 0 <= pl < K; rows[1] (stride 2): K 3, R 1 or 2, pl 0 to 2; where the
- * ISA's rows_k5s2 is 1 also K 5, R 1 to 4, pl 0 to 2. Reads only
+ * ISA's rows_s2_k5r4 is 1, K 3 or 5, R 1 to 4, pl 0 to 2. Reads only
  * x[i][0 .. W), writes only those y. NULL where an ISA has none. */
 typedef void (*ti__dw_rows_fn)(float *y, size_t ldy, int K, int R, size_t n,
                                const float *const *x, int64_t W, int64_t pl, const float *w,
@@ -1677,7 +1677,7 @@ typedef struct ti__dw_isa {
     int lane_planes;  /* planes a call of lanes */
     int lane_out_max; /* and outputs a plane at most (ti__conv_dw_lanes_ok) */
     int fewc_np;      /* positions a call of fewc computes at most (16 AVX2, 64 AVX-512) */
-    int rows_k5s2;    /* 1: rows[1] takes K 5 too (ti__dw_rows_fn) */
+    int rows_s2_k5r4; /* 1: rows[1] takes K 5 too, and R up to 4 (ti__dw_rows_fn) */
 } ti__dw_isa;
 TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void); /* cpu/conv_fast.c */
 
@@ -8159,7 +8159,7 @@ TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, size_t begin, size_t end
  * passed as NULL), the stride-2 kernel deinterleaving them in registers. bench/conv.c, 1
  * thread, against the flat path:
  * - stride 2, 3x3 with a left pad of 0 to 2 and rows of the ISA's rows_min outputs or more,
- *   two output rows a call. AVX-512 from 12: MobileNetV2's 96 @ 112 0.225 -> 0.140 ms,
+ *   two output rows a call (AVX-512: four, below). AVX-512 from 12: MobileNetV2's 96 @ 112 0.225 -> 0.140 ms,
  *   144 @ 56 0.084 -> 0.054, 192 @ 28 (from the small-plane path) 0.038 -> 0.025; at rows of
  *   7 the small-plane path stays (576 @ 14: 0.041 there, 0.051 by rows). AVX2 from 56 (per-
  *   node minima in the models, AVX2 forced on the Zen 4, 4 alternating rounds: MobileNetV2's
@@ -8167,13 +8167,14 @@ TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, size_t begin, size_t end
  *   -> 0.029; on the device tool's Xeon, MobileNetV2's 0.306 -> 0.237; at 28 outputs a row
  *   it lost to the flat path, 144 @ 56 0.085 -> 0.098, and at 14 to the lane path, 192 @ 28
  *   0.035 -> 0.044: each row's last vector is masked);
- * - stride 2, 5x5 (AVX-512: its rows_k5s2) with a left pad of 0 to 2 from 12 outputs a row,
- *   four output rows a call: one chain of 25 FMAs an output row, so four in flight (two
- *   left the FMAs waiting on each other). Single-conv models, per-node minima of 3 x 1500
- *   runs alternating, 1 thread, 2-core Xeon VM (session 66), from the small-plane path:
- *   MobileNetV3's 96 @ 28 0.035 -> 0.019 ms; from the flat path: EfficientNet-B0's 144 @ 56
- *   0.138 -> 0.096, 64 @ 112 0.246 -> 0.162, 32 @ 224 0.505 -> 0.280. Not at 3x3 (its
- *   nine rows a call spilled: 96 @ 112 0.118 -> 0.155 with four rows);
+ * - stride 2 on AVX-512 (its rows_s2_k5r4): 3x3 and 5x5 with a left pad of 0 to 2 from 12
+ *   outputs a row, four output rows a call: one chain of K K FMAs an output row, so four in
+ *   flight (two left the FMAs waiting on each other). Single-conv models, per-node minima of
+ *   3 x 1000-1500 runs alternating, 1 thread, 2-core Xeon VM (session 66); 5x5, from the
+ *   small-plane path: MobileNetV3's 96 @ 28 0.035 -> 0.018 ms; from the flat path:
+ *   EfficientNet-B0's 144 @ 56 0.138 -> 0.097, 64 @ 112 0.246 -> 0.162, 32 @ 224 0.505 ->
+ *   0.280; 3x3 against two rows a call: MobileNetV2's 96 @ 112 0.119 -> 0.113, 192 @ 28
+ *   0.024 -> 0.020, MobileNetV3's 16 @ 112 0.019 -> 0.018;
  * - stride 1, 3x3 and 5x5 with rows of the ISA's rows_min outputs or more, four output
  *   rows a call from the K + 3 input rows they read. AVX-512 from 12: MobileNetV2's 32 @ 112
  *   0.157 -> 0.107 ms, 144 @ 56 0.174 -> 0.135, 192 @ 28 0.059 -> 0.048, 384 @ 14 0.037 ->
@@ -8184,7 +8185,7 @@ TI__PRIVATE int ti__conv_dw_rows_ok(const ti__dw_isa *isa, const ti__convp *p) {
     int64_t K = p->k[1], pl = p->pb[2];
     if (p->s[1] == 2)
         return isa->rows[1] != NULL && p->out[2] >= isa->rows_min && pl >= 0 && pl <= 2 &&
-               (K == 3 || isa->rows_k5s2);
+               (K == 3 || isa->rows_s2_k5r4);
     return isa->rows[0] != NULL && p->out[2] >= isa->rows_min && pl >= 0 && pl < K;
 }
 
@@ -8238,7 +8239,7 @@ TI__PRIVATE size_t ti__conv_dw_bands(const ti__convp *p, size_t threads, int64_t
 TI__PRIVATE void ti__conv_dw_rows(const ti__dw_job *j, size_t begin, size_t end) {
     const ti__convp *p = j->p;
     int64_t H = p->in[1], W = p->in[2], OW = p->out[2], pt = p->pb[1];
-    int K = (int)p->k[1], S = (int)p->s[1], group = S == 1 || K == 5 ? 4 : 2;
+    int K = (int)p->k[1], S = (int)p->s[1], group = S == 1 || j->isa->rows_s2_k5r4 ? 4 : 2;
     size_t planes = (size_t)(p->n * p->m);
     ti__dw_rows_fn fn = j->isa->rows[S == 2];
     for (size_t it = begin; it < end; it++) {
@@ -30435,11 +30436,11 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__copy_s2_avx512(float *dst, const float *s
  * two-source permutes into the even columns E and the odd ones O. Tap q reads column
  * 2 o + d, d = q - pl: E (d 0), O (d 1), or one of them moved with valignd: up a lane
  * (d -2, -1: the lane before from the previous vector's, carried) or down (d 2, 3: a lane,
- * d 4: two, from columns 32 v + 32 .. 35, loaded alone). Output rows that share input rows
- * are computed together, 2 at 3x3 (more spilled the carried vectors) and up to 4 at 5x5,
- * where each output row is one chain of 25 dependent FMAs: with two in flight the FMAs
- * waited on each other (perf: the time spread over the FMAs); with four MobileNetV3's
- * 96 @ 28 took 0.018 ms, 0.021 with two, EfficientNet-B0's 144 @ 56 0.097 and 0.112
+ * d 4: two, from columns 32 v + 32 .. 35, loaded alone). Up to four output rows at a time
+ * (they share input rows): each output row is one chain of K K dependent FMAs, and with
+ * two in flight the FMAs waited on each other (perf: the time spread over the FMAs). With
+ * four, MobileNetV3's 5x5 96 @ 28 took 0.018 ms, 0.021 with two, EfficientNet-B0's 144 @ 56
+ * 0.097 and 0.112; 3x3: MobileNetV2's 96 @ 112 0.113 and 0.119, 192 @ 28 0.020 and 0.024
  * (single-conv models, per-node minima, 1 thread; cpu/conv_fast.c's row paths say more). One
  * chain per output, taps in order from the bias, as the flat path, so the same bits. The
  * flat path split every input row into phase planes first, 43 % of the time of
@@ -30517,9 +30518,9 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dws2_rows(const int K, const int R, co
 #define TI__DWS2_CALL(K, R, PL) ti__dws2_rows(K, R, PL, y, ldy, n, x, W, w, vb, clamp, vlo, vhi)
 #define TI__DWS2_CALL_R(K, PL)                                                               \
     do {                                                                                     \
-        if (K == 5 && R >= 4) TI__DWS2_CALL(K, 4, PL);                                       \
-        else if (K == 5 && R == 3) TI__DWS2_CALL(K, 3, PL);                                  \
-        else if (R >= 2) TI__DWS2_CALL(K, 2, PL);                                            \
+        if (R >= 4) TI__DWS2_CALL(K, 4, PL);                                                 \
+        else if (R == 3) TI__DWS2_CALL(K, 3, PL);                                            \
+        else if (R == 2) TI__DWS2_CALL(K, 2, PL);                                            \
         else TI__DWS2_CALL(K, 1, PL);                                                        \
     } while (0)
 static __attribute__((noinline, unused)) TI__TARGET_AVX512 void

@@ -448,7 +448,7 @@ TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, size_t begin, size_t end
  * passed as NULL), the stride-2 kernel deinterleaving them in registers. bench/conv.c, 1
  * thread, against the flat path:
  * - stride 2, 3x3 with a left pad of 0 to 2 and rows of the ISA's rows_min outputs or more,
- *   two output rows a call. AVX-512 from 12: MobileNetV2's 96 @ 112 0.225 -> 0.140 ms,
+ *   two output rows a call (AVX-512: four, below). AVX-512 from 12: MobileNetV2's 96 @ 112 0.225 -> 0.140 ms,
  *   144 @ 56 0.084 -> 0.054, 192 @ 28 (from the small-plane path) 0.038 -> 0.025; at rows of
  *   7 the small-plane path stays (576 @ 14: 0.041 there, 0.051 by rows). AVX2 from 56 (per-
  *   node minima in the models, AVX2 forced on the Zen 4, 4 alternating rounds: MobileNetV2's
@@ -456,13 +456,14 @@ TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, size_t begin, size_t end
  *   -> 0.029; on the device tool's Xeon, MobileNetV2's 0.306 -> 0.237; at 28 outputs a row
  *   it lost to the flat path, 144 @ 56 0.085 -> 0.098, and at 14 to the lane path, 192 @ 28
  *   0.035 -> 0.044: each row's last vector is masked);
- * - stride 2, 5x5 (AVX-512: its rows_k5s2) with a left pad of 0 to 2 from 12 outputs a row,
- *   four output rows a call: one chain of 25 FMAs an output row, so four in flight (two
- *   left the FMAs waiting on each other). Single-conv models, per-node minima of 3 x 1500
- *   runs alternating, 1 thread, 2-core Xeon VM (session 66), from the small-plane path:
- *   MobileNetV3's 96 @ 28 0.035 -> 0.019 ms; from the flat path: EfficientNet-B0's 144 @ 56
- *   0.138 -> 0.096, 64 @ 112 0.246 -> 0.162, 32 @ 224 0.505 -> 0.280. Not at 3x3 (its
- *   nine rows a call spilled: 96 @ 112 0.118 -> 0.155 with four rows);
+ * - stride 2 on AVX-512 (its rows_s2_k5r4): 3x3 and 5x5 with a left pad of 0 to 2 from 12
+ *   outputs a row, four output rows a call: one chain of K K FMAs an output row, so four in
+ *   flight (two left the FMAs waiting on each other). Single-conv models, per-node minima of
+ *   3 x 1000-1500 runs alternating, 1 thread, 2-core Xeon VM (session 66); 5x5, from the
+ *   small-plane path: MobileNetV3's 96 @ 28 0.035 -> 0.018 ms; from the flat path:
+ *   EfficientNet-B0's 144 @ 56 0.138 -> 0.097, 64 @ 112 0.246 -> 0.162, 32 @ 224 0.505 ->
+ *   0.280; 3x3 against two rows a call: MobileNetV2's 96 @ 112 0.119 -> 0.113, 192 @ 28
+ *   0.024 -> 0.020, MobileNetV3's 16 @ 112 0.019 -> 0.018;
  * - stride 1, 3x3 and 5x5 with rows of the ISA's rows_min outputs or more, four output
  *   rows a call from the K + 3 input rows they read. AVX-512 from 12: MobileNetV2's 32 @ 112
  *   0.157 -> 0.107 ms, 144 @ 56 0.174 -> 0.135, 192 @ 28 0.059 -> 0.048, 384 @ 14 0.037 ->
@@ -473,7 +474,7 @@ TI__PRIVATE int ti__conv_dw_rows_ok(const ti__dw_isa *isa, const ti__convp *p) {
     int64_t K = p->k[1], pl = p->pb[2];
     if (p->s[1] == 2)
         return isa->rows[1] != NULL && p->out[2] >= isa->rows_min && pl >= 0 && pl <= 2 &&
-               (K == 3 || isa->rows_k5s2);
+               (K == 3 || isa->rows_s2_k5r4);
     return isa->rows[0] != NULL && p->out[2] >= isa->rows_min && pl >= 0 && pl < K;
 }
 
@@ -527,7 +528,7 @@ TI__PRIVATE size_t ti__conv_dw_bands(const ti__convp *p, size_t threads, int64_t
 TI__PRIVATE void ti__conv_dw_rows(const ti__dw_job *j, size_t begin, size_t end) {
     const ti__convp *p = j->p;
     int64_t H = p->in[1], W = p->in[2], OW = p->out[2], pt = p->pb[1];
-    int K = (int)p->k[1], S = (int)p->s[1], group = S == 1 || K == 5 ? 4 : 2;
+    int K = (int)p->k[1], S = (int)p->s[1], group = S == 1 || j->isa->rows_s2_k5r4 ? 4 : 2;
     size_t planes = (size_t)(p->n * p->m);
     ti__dw_rows_fn fn = j->isa->rows[S == 2];
     for (size_t it = begin; it < end; it++) {

@@ -1021,8 +1021,8 @@ TI_TEST(flat_taps_every_block_count) {
 
 /* The depthwise row kernels (ti__dw_rows_fn, the ISAs that have them: AVX2 and AVX-512,
  * both strides) on their own, against a double sum within the float bound: every
- * row width from 1 to 70 and 112, K 3 and 5 (stride 2: 5 where the ISA's rows_k5s2 says so),
- * R 1 to 4 output rows (stride 2, K 3: 1 and 2), every left pad the contract allows, padding rows (NULL) at the top or bottom,
+ * row width from 1 to 70 and 112, K 3 and 5, R 1 to 4 output rows (stride 2: K 3 and R 1
+ * and 2 where the ISA's rows_s2_k5r4 is 0), every left pad the contract allows, padding rows (NULL) at the top or bottom,
  * clamp on and off; nothing written past n outputs of a row nor in the rows between. */
 TI_TEST(depthwise_row_kernels_every_width) {
     enum { WMAX = 112, LDY = WMAX + 24 };
@@ -1038,8 +1038,8 @@ TI_TEST(depthwise_row_kernels_every_width) {
             ti__dw_rows_fn fn = isa->rows[S == 2];
             if (fn == NULL) continue;
             ran++;
-            for (int K = 3; K <= (S == 1 || isa->rows_k5s2 ? 5 : 3); K += 2)
-                for (int R = 1; R <= (S == 1 || K == 5 ? 4 : 2); R++)
+            for (int K = 3; K <= (S == 1 || isa->rows_s2_k5r4 ? 5 : 3); K += 2)
+                for (int R = 1; R <= (S == 1 || isa->rows_s2_k5r4 ? 4 : 2); R++)
                     for (int64_t W = 1; W <= WMAX;
                          W = W < 70 ? W + 1 : W < WMAX ? WMAX : WMAX + 1)
                         for (int64_t pl = 0; pl < (S == 1 ? K : 3); pl++) {

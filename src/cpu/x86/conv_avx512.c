@@ -510,11 +510,11 @@ TI__PRIVATE TI__TARGET_AVX512 void ti__copy_s2_avx512(float *dst, const float *s
  * two-source permutes into the even columns E and the odd ones O. Tap q reads column
  * 2 o + d, d = q - pl: E (d 0), O (d 1), or one of them moved with valignd: up a lane
  * (d -2, -1: the lane before from the previous vector's, carried) or down (d 2, 3: a lane,
- * d 4: two, from columns 32 v + 32 .. 35, loaded alone). Output rows that share input rows
- * are computed together, 2 at 3x3 (more spilled the carried vectors) and up to 4 at 5x5,
- * where each output row is one chain of 25 dependent FMAs: with two in flight the FMAs
- * waited on each other (perf: the time spread over the FMAs); with four MobileNetV3's
- * 96 @ 28 took 0.018 ms, 0.021 with two, EfficientNet-B0's 144 @ 56 0.097 and 0.112
+ * d 4: two, from columns 32 v + 32 .. 35, loaded alone). Up to four output rows at a time
+ * (they share input rows): each output row is one chain of K K dependent FMAs, and with
+ * two in flight the FMAs waited on each other (perf: the time spread over the FMAs). With
+ * four, MobileNetV3's 5x5 96 @ 28 took 0.018 ms, 0.021 with two, EfficientNet-B0's 144 @ 56
+ * 0.097 and 0.112; 3x3: MobileNetV2's 96 @ 112 0.113 and 0.119, 192 @ 28 0.020 and 0.024
  * (single-conv models, per-node minima, 1 thread; cpu/conv_fast.c's row paths say more). One
  * chain per output, taps in order from the bias, as the flat path, so the same bits. The
  * flat path split every input row into phase planes first, 43 % of the time of
@@ -592,9 +592,9 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dws2_rows(const int K, const int R, co
 #define TI__DWS2_CALL(K, R, PL) ti__dws2_rows(K, R, PL, y, ldy, n, x, W, w, vb, clamp, vlo, vhi)
 #define TI__DWS2_CALL_R(K, PL)                                                               \
     do {                                                                                     \
-        if (K == 5 && R >= 4) TI__DWS2_CALL(K, 4, PL);                                       \
-        else if (K == 5 && R == 3) TI__DWS2_CALL(K, 3, PL);                                  \
-        else if (R >= 2) TI__DWS2_CALL(K, 2, PL);                                            \
+        if (R >= 4) TI__DWS2_CALL(K, 4, PL);                                                 \
+        else if (R == 3) TI__DWS2_CALL(K, 3, PL);                                            \
+        else if (R == 2) TI__DWS2_CALL(K, 2, PL);                                            \
         else TI__DWS2_CALL(K, 1, PL);                                                        \
     } while (0)
 static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
