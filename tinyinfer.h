@@ -8171,7 +8171,7 @@ TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, size_t begin, size_t end
  * - stride 2 on AVX-512 (rows_s2_k5, rows_r 4): 3x3 and 5x5 with a left pad of 0 to 2 from 12
  *   outputs a row, four output rows a call: one chain of K K FMAs an output row, so four in
  *   flight (two left the FMAs waiting on each other). Single-conv models, per-node minima of
- *   3 x 1000-1500 runs alternating, 1 thread, 2-core Xeon VM (session 66); 5x5, from the
+ *   3 x 1000-1500 runs alternating, 1 thread, 2-core Zen 4 VM (session 66); 5x5, from the
  *   small-plane path: MobileNetV3's 96 @ 28 0.035 -> 0.018 ms; from the flat path:
  *   EfficientNet-B0's 144 @ 56 0.138 -> 0.097, 64 @ 112 0.246 -> 0.162, 32 @ 224 0.505 ->
  *   0.280; 3x3 against two rows a call: MobileNetV2's 96 @ 112 0.119 -> 0.113, 192 @ 28
@@ -34239,7 +34239,7 @@ TI__PRIVATE int ti__fuse_conv_pool(ti_session *s, int n) {
  * many channels out) with constant taps and bias, square kernel and strides that the
  * ISA's row kernels take (ti__conv_dw_rows_ok: 3x3 or 5x5 at stride 1, 3x3 at 2; not 5x5
  * at 2, which AVX-512's take: EfficientNet-B0's 24 -> 144 at 56 x 56 with the 5x5 / 2 after
- * it ran 2-4 % slower fused than as two nodes, per-node minima, 1 / 2 threads, 2-core Xeon
+ * it ran 2-4 % slower fused than as two nodes, per-node minima, 1 / 2 threads, 2-core Zen 4
  * VM, session 66). CPU sessions only. Returns 1 when fused. */
 TI__PRIVATE int ti__fuse_pw_dw(ti_session *s, int n) {
     ti__node *dw = &s->nodes[n];

@@ -459,7 +459,7 @@ TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, size_t begin, size_t end
  * - stride 2 on AVX-512 (rows_s2_k5, rows_r 4): 3x3 and 5x5 with a left pad of 0 to 2 from 12
  *   outputs a row, four output rows a call: one chain of K K FMAs an output row, so four in
  *   flight (two left the FMAs waiting on each other). Single-conv models, per-node minima of
- *   3 x 1000-1500 runs alternating, 1 thread, 2-core Xeon VM (session 66); 5x5, from the
+ *   3 x 1000-1500 runs alternating, 1 thread, 2-core Zen 4 VM (session 66); 5x5, from the
  *   small-plane path: MobileNetV3's 96 @ 28 0.035 -> 0.018 ms; from the flat path:
  *   EfficientNet-B0's 144 @ 56 0.138 -> 0.097, 64 @ 112 0.246 -> 0.162, 32 @ 224 0.505 ->
  *   0.280; 3x3 against two rows a call: MobileNetV2's 96 @ 112 0.119 -> 0.113, 192 @ 28

@@ -361,7 +361,7 @@ TI__PRIVATE int ti__fuse_conv_pool(ti_session *s, int n) {
  * many channels out) with constant taps and bias, square kernel and strides that the
  * ISA's row kernels take (ti__conv_dw_rows_ok: 3x3 or 5x5 at stride 1, 3x3 at 2; not 5x5
  * at 2, which AVX-512's take: EfficientNet-B0's 24 -> 144 at 56 x 56 with the 5x5 / 2 after
- * it ran 2-4 % slower fused than as two nodes, per-node minima, 1 / 2 threads, 2-core Xeon
+ * it ran 2-4 % slower fused than as two nodes, per-node minima, 1 / 2 threads, 2-core Zen 4
  * VM, session 66). CPU sessions only. Returns 1 when fused. */
 TI__PRIVATE int ti__fuse_pw_dw(ti_session *s, int n) {
     ti__node *dw = &s->nodes[n];
