@@ -1624,8 +1624,8 @@ typedef void (*ti__conv_fewc_fn)(float *y, size_t ldy, int mv, int np, const flo
  *   y[k * ldy + o] = bias + sum over r < K, q < K of w[K r + q] * X(S k + r, S o - pl + q)
  * in that order of taps, then the clamp as ti__dw_row_fn; X(i, c) = x[i][c] for x[i] not
  * NULL and 0 <= c < W, else 0 (the padding); x has S (R - 1) + K rows. rows[0] (stride 1):
- * K 3 or 5, R 1 to the ISA's rows_r[0] (4, AVX-512 8), 0 <= pl < K; rows[1] (stride 2): K 3
- * (and 5 where the ISA's rows_s2_k5 is 1), R 1 to rows_r[1] (2, AVX-512 4), pl 0 to 2. Reads only
+ * K 3 or 5, R 1 to 4, 0 <= pl < K; rows[1] (stride 2): K 3, R 1 or 2, pl 0 to 2; where the
+ * ISA's rows_s2_k5r4 is 1, K 3 or 5, R 1 to 4, pl 0 to 2. Reads only
  * x[i][0 .. W), writes only those y. NULL where an ISA has none. */
 typedef void (*ti__dw_rows_fn)(float *y, size_t ldy, int K, int R, size_t n,
                                const float *const *x, int64_t W, int64_t pl, const float *w,
@@ -1677,8 +1677,7 @@ typedef struct ti__dw_isa {
     int lane_planes;  /* planes a call of lanes */
     int lane_out_max; /* and outputs a plane at most (ti__conv_dw_lanes_ok) */
     int fewc_np;      /* positions a call of fewc computes at most (16 AVX2, 64 AVX-512) */
-    int rows_r[2];    /* output rows a call of rows[] that the row paths give at most */
-    int rows_s2_k5;   /* 1: rows[1] takes K 5 too (ti__dw_rows_fn) */
+    int rows_s2_k5r4; /* 1: rows[1] takes K 5 too, and R up to 4 (ti__dw_rows_fn) */
 } ti__dw_isa;
 TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void); /* cpu/conv_fast.c */
 
@@ -7823,7 +7822,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void) {
                                       {ti__mp_c_s1, ti__mp_c_s2},
                                       ti__dw_taps_c, ti__dw_copy_c, ti__dw_split_c,
                                       ti__dw_max_c, ti__dw_sum_c, NULL, NULL, {NULL, NULL},
-                                      {NULL, NULL}, NULL, 0, 0, 0, 0, {0, 0}, 0};
+                                      {NULL, NULL}, NULL, 0, 0, 0, 0, 0};
 #ifdef TI__X86_SIMD
     int isa = ti__cpu_isa();
     if (isa >= TI__ISA_AVX512) return ti__dw_avx512_isa();
@@ -8168,7 +8167,7 @@ TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, size_t begin, size_t end
  *   -> 0.029; on the device tool's Xeon, MobileNetV2's 0.306 -> 0.237; at 28 outputs a row
  *   it lost to the flat path, 144 @ 56 0.085 -> 0.098, and at 14 to the lane path, 192 @ 28
  *   0.035 -> 0.044: each row's last vector is masked);
- * - stride 2 on AVX-512 (rows_s2_k5, rows_r 4): 3x3 and 5x5 with a left pad of 0 to 2 from 12
+ * - stride 2 on AVX-512 (its rows_s2_k5r4): 3x3 and 5x5 with a left pad of 0 to 2 from 12
  *   outputs a row, four output rows a call: one chain of K K FMAs an output row, so four in
  *   flight (two left the FMAs waiting on each other). Single-conv models, per-node minima of
  *   3 x 1000-1500 runs alternating, 1 thread, 2-core Zen 4 VM (session 66); 5x5, from the
@@ -8181,18 +8180,12 @@ TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, size_t begin, size_t end
  *   0.157 -> 0.107 ms, 144 @ 56 0.174 -> 0.135, 192 @ 28 0.059 -> 0.048, 384 @ 14 0.037 ->
  *   0.030, 576 @ 14 0.056 -> 0.046; EfficientNet-B0's 5x5: 240 @ 28 0.163 -> 0.120, 672 @
  *   14 0.153 -> 0.095. At 7 x 7 about as the small-plane path (3x3 960: 0.035-0.039 both),
- *   which keeps those. AVX2 from 56 (conv_avx2.c's kernel says why). AVX-512 eight rows a
- *   call (rows_r) on rows of up to TI__DW_ROWS_WIDE outputs, against four (single-conv
- *   models, per-node minima of 3 x 800 runs, 1 thread, session 66): 5x5 240 @ 14 0.036 ->
- *   0.027 ms, 144 @ 14 0.020 -> 0.016, 3x3 384 @ 14 0.032 -> 0.025, 144 @ 56 0.127 -> 0.117,
- *   5x5 240 @ 28 0.114 -> 0.112; at 112 none alone (32 @ 112 0.091 both), and in
- *   EfficientNet-B0 its 32 @ 112 ran 10 % slower (0.28 -> 0.31, three runs). */
-#define TI__DW_ROWS_WIDE 64 /* outputs a row past which 4 rows a call at most */
+ *   which keeps those. AVX2 from 56 (conv_avx2.c's kernel says why). */
 TI__PRIVATE int ti__conv_dw_rows_ok(const ti__dw_isa *isa, const ti__convp *p) {
     int64_t K = p->k[1], pl = p->pb[2];
     if (p->s[1] == 2)
         return isa->rows[1] != NULL && p->out[2] >= isa->rows_min && pl >= 0 && pl <= 2 &&
-               (K == 3 || isa->rows_s2_k5);
+               (K == 3 || isa->rows_s2_k5r4);
     return isa->rows[0] != NULL && p->out[2] >= isa->rows_min && pl >= 0 && pl < K;
 }
 
@@ -8246,8 +8239,7 @@ TI__PRIVATE size_t ti__conv_dw_bands(const ti__convp *p, size_t threads, int64_t
 TI__PRIVATE void ti__conv_dw_rows(const ti__dw_job *j, size_t begin, size_t end) {
     const ti__convp *p = j->p;
     int64_t H = p->in[1], W = p->in[2], OW = p->out[2], pt = p->pb[1];
-    int K = (int)p->k[1], S = (int)p->s[1], group = j->isa->rows_r[S == 2];
-    if (OW > TI__DW_ROWS_WIDE) group = TI__MIN(group, 4);
+    int K = (int)p->k[1], S = (int)p->s[1], group = S == 1 || j->isa->rows_s2_k5r4 ? 4 : 2;
     size_t planes = (size_t)(p->n * p->m);
     ti__dw_rows_fn fn = j->isa->rows[S == 2];
     for (size_t it = begin; it < end; it++) {
@@ -27869,7 +27861,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_neon_isa(void) {
                                    ti__dwn_taps, ti__dwn_copy, ti__dwn_split,
                                    ti__dwn_max, ti__ssum_neon, NULL, NULL, {NULL, NULL},
                                    {NULL, NULL},
-                                   ti__mpn_k3s2, 0, 0, 0, 0, {0, 0}, 0};
+                                   ti__mpn_k3s2, 0, 0, 0, 0, 0};
     return &isa;
 }
 #endif /* TI__ARM_NEON */
@@ -29919,7 +29911,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
                                    ti__dw256_max, ti__ssum_avx2, NULL, ti__dw256_lanes,
                                    {ti__fewc256_s1, ti__fewc256_s2},
                                    {ti__dw256_s1rows, ti__dw256_s2rows},
-                                   ti__mp256_k3s2, 56, 8, 196, 16, {4, 2}, 0};
+                                   ti__mp256_k3s2, 56, 8, 196, 16, 0};
     return &isa;
 }
 
@@ -30556,9 +30548,8 @@ TI__X86_INLINE TI__TARGET_AVX512 __mmask16 ti__dw512_rmask(int64_t c, int64_t W)
 /* The stride-1 row kernel (ti__dw_rows_fn): output vector v of a row (outputs 16 v ..)
  * takes input columns 16 v - pl .. + 31 of each input row in place, two loads masked to
  * the row (lanes outside it read nothing and give zero); tap q is them moved by q lanes
- * (valignd). Up to eight output rows at a time (four chains of K K dependent FMAs kept the
- * FMAs waiting at 14 x 14, one vector a row; cpu/conv_fast.c's row paths), so each input
- * row is loaded once for all the output rows it feeds: per vector 2 loads and K - 1 shifts an input row for K FMAs
+ * (valignd). Up to four output rows at a time, so each input row is loaded once for all
+ * the output rows it feeds: per vector 2 loads and K - 1 shifts an input row for K FMAs
  * an output row it feeds. The flat path copied the rows into its padded buffer and its
  * outputs back out, and shifted each row's vectors for every output row. One chain per
  * output, taps in order from the bias, as the flat path, so the same bits. */
@@ -30571,7 +30562,6 @@ TI__X86_INLINE TI__TARGET_AVX512 __mmask16 ti__dw512_rmask(int64_t c, int64_t W)
                             : _mm512_castsi512_ps(_mm512_alignr_epi32(                         \
                                   _mm512_castps_si512(l1), _mm512_castps_si512(l0), (q)));   \
         TI__DWS1_FMA(0, q) TI__DWS1_FMA(1, q) TI__DWS1_FMA(2, q) TI__DWS1_FMA(3, q)          \
-        TI__DWS1_FMA(4, q) TI__DWS1_FMA(5, q) TI__DWS1_FMA(6, q) TI__DWS1_FMA(7, q)          \
     }
 TI__X86_INLINE TI__TARGET_AVX512 void ti__dws1_rows(const int K, const int R, float *y,
                                                     size_t ldy, size_t n,
@@ -30581,8 +30571,8 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dws1_rows(const int K, const int R, fl
     for (size_t i = 0; i < n; i += 16) {
         int64_t s = (int64_t)i - pl;
         __mmask16 m0 = ti__dw512_rmask(s, W), m1 = ti__dw512_rmask(s + 16, W);
-        __m512 a0 = vb, a1 = vb, a2 = vb, a3 = vb, a4 = vb, a5 = vb, a6 = vb, a7 = vb;
-        TI__UNROLL16 for (int r = 0; r < R + K - 1; r++) {
+        __m512 a0 = vb, a1 = vb, a2 = vb, a3 = vb;
+        TI__UNROLL8 for (int r = 0; r < R + K - 1; r++) {
             const float *p = x[r];
             if (p == NULL) continue; /* a padding row: its taps would add zeros */
             __m512 l0 = _mm512_maskz_loadu_ps(m0, p + s);
@@ -30594,7 +30584,6 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dws1_rows(const int K, const int R, fl
     if (R > k)                                                                               \
         _mm512_mask_storeu_ps(y + k * ldy + i, sm, clamp ? ti__dw512_clamp(a##k, vlo, vhi) : a##k);
         TI__DWS1_STORE(0) TI__DWS1_STORE(1) TI__DWS1_STORE(2) TI__DWS1_STORE(3)
-        TI__DWS1_STORE(4) TI__DWS1_STORE(5) TI__DWS1_STORE(6) TI__DWS1_STORE(7)
 #undef TI__DWS1_STORE
     }
 }
@@ -30606,16 +30595,7 @@ ti__dw512_s1rows(float *y, size_t ldy, int K, int R, size_t n, const float *cons
                  int64_t W, int64_t pl, const float *w, float bias, int clamp, float lo,
                  float hi) {
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi), vb = _mm512_set1_ps(bias);
-    for (; R >= 8; R -= 8, y += 8 * ldy, x += 8) { /* eight rows a pass, then 4 and the rest */
-        if (K == 5) TI__DWS1_CALL(5, 8);
-        else TI__DWS1_CALL(3, 8);
-    }
-    if (R > 4) {
-        if (K == 5) TI__DWS1_CALL(5, 4);
-        else TI__DWS1_CALL(3, 4);
-        R -= 4, y += 4 * ldy, x += 4;
-    }
-    if (R > 0) TI__DWS1_DISPATCH(TI__DWS1_CALL);
+    TI__DWS1_DISPATCH(TI__DWS1_CALL);
 }
 #undef TI__DWS1_CALL
 
@@ -30885,7 +30865,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
                                    ti__dw512_lanes,
                                    {ti__fewc512_s1, ti__fewc512_s2},
                                    {ti__dw512_s1rows, ti__dw512_s2rows},
-                                   ti__mp512_k3s2, 12, 16, 64, 64, {8, 4}, 1};
+                                   ti__mp512_k3s2, 12, 16, 64, 64, 1};
     return &isa;
 }
 

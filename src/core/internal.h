@@ -512,8 +512,8 @@ typedef void (*ti__conv_fewc_fn)(float *y, size_t ldy, int mv, int np, const flo
  *   y[k * ldy + o] = bias + sum over r < K, q < K of w[K r + q] * X(S k + r, S o - pl + q)
  * in that order of taps, then the clamp as ti__dw_row_fn; X(i, c) = x[i][c] for x[i] not
  * NULL and 0 <= c < W, else 0 (the padding); x has S (R - 1) + K rows. rows[0] (stride 1):
- * K 3 or 5, R 1 to the ISA's rows_r[0] (4, AVX-512 8), 0 <= pl < K; rows[1] (stride 2): K 3
- * (and 5 where the ISA's rows_s2_k5 is 1), R 1 to rows_r[1] (2, AVX-512 4), pl 0 to 2. Reads only
+ * K 3 or 5, R 1 to 4, 0 <= pl < K; rows[1] (stride 2): K 3, R 1 or 2, pl 0 to 2; where the
+ * ISA's rows_s2_k5r4 is 1, K 3 or 5, R 1 to 4, pl 0 to 2. Reads only
  * x[i][0 .. W), writes only those y. NULL where an ISA has none. */
 typedef void (*ti__dw_rows_fn)(float *y, size_t ldy, int K, int R, size_t n,
                                const float *const *x, int64_t W, int64_t pl, const float *w,
@@ -565,8 +565,7 @@ typedef struct ti__dw_isa {
     int lane_planes;  /* planes a call of lanes */
     int lane_out_max; /* and outputs a plane at most (ti__conv_dw_lanes_ok) */
     int fewc_np;      /* positions a call of fewc computes at most (16 AVX2, 64 AVX-512) */
-    int rows_r[2];    /* output rows a call of rows[] that the row paths give at most */
-    int rows_s2_k5;   /* 1: rows[1] takes K 5 too (ti__dw_rows_fn) */
+    int rows_s2_k5r4; /* 1: rows[1] takes K 5 too, and R up to 4 (ti__dw_rows_fn) */
 } ti__dw_isa;
 TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void); /* cpu/conv_fast.c */
 

@@ -111,7 +111,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_pick_isa(void) {
                                       {ti__mp_c_s1, ti__mp_c_s2},
                                       ti__dw_taps_c, ti__dw_copy_c, ti__dw_split_c,
                                       ti__dw_max_c, ti__dw_sum_c, NULL, NULL, {NULL, NULL},
-                                      {NULL, NULL}, NULL, 0, 0, 0, 0, {0, 0}, 0};
+                                      {NULL, NULL}, NULL, 0, 0, 0, 0, 0};
 #ifdef TI__X86_SIMD
     int isa = ti__cpu_isa();
     if (isa >= TI__ISA_AVX512) return ti__dw_avx512_isa();
@@ -456,7 +456,7 @@ TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, size_t begin, size_t end
  *   -> 0.029; on the device tool's Xeon, MobileNetV2's 0.306 -> 0.237; at 28 outputs a row
  *   it lost to the flat path, 144 @ 56 0.085 -> 0.098, and at 14 to the lane path, 192 @ 28
  *   0.035 -> 0.044: each row's last vector is masked);
- * - stride 2 on AVX-512 (rows_s2_k5, rows_r 4): 3x3 and 5x5 with a left pad of 0 to 2 from 12
+ * - stride 2 on AVX-512 (its rows_s2_k5r4): 3x3 and 5x5 with a left pad of 0 to 2 from 12
  *   outputs a row, four output rows a call: one chain of K K FMAs an output row, so four in
  *   flight (two left the FMAs waiting on each other). Single-conv models, per-node minima of
  *   3 x 1000-1500 runs alternating, 1 thread, 2-core Zen 4 VM (session 66); 5x5, from the
@@ -469,18 +469,12 @@ TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, size_t begin, size_t end
  *   0.157 -> 0.107 ms, 144 @ 56 0.174 -> 0.135, 192 @ 28 0.059 -> 0.048, 384 @ 14 0.037 ->
  *   0.030, 576 @ 14 0.056 -> 0.046; EfficientNet-B0's 5x5: 240 @ 28 0.163 -> 0.120, 672 @
  *   14 0.153 -> 0.095. At 7 x 7 about as the small-plane path (3x3 960: 0.035-0.039 both),
- *   which keeps those. AVX2 from 56 (conv_avx2.c's kernel says why). AVX-512 eight rows a
- *   call (rows_r) on rows of up to TI__DW_ROWS_WIDE outputs, against four (single-conv
- *   models, per-node minima of 3 x 800 runs, 1 thread, session 66): 5x5 240 @ 14 0.036 ->
- *   0.027 ms, 144 @ 14 0.020 -> 0.016, 3x3 384 @ 14 0.032 -> 0.025, 144 @ 56 0.127 -> 0.117,
- *   5x5 240 @ 28 0.114 -> 0.112; at 112 none alone (32 @ 112 0.091 both), and in
- *   EfficientNet-B0 its 32 @ 112 ran 10 % slower (0.28 -> 0.31, three runs). */
-#define TI__DW_ROWS_WIDE 64 /* outputs a row past which 4 rows a call at most */
+ *   which keeps those. AVX2 from 56 (conv_avx2.c's kernel says why). */
 TI__PRIVATE int ti__conv_dw_rows_ok(const ti__dw_isa *isa, const ti__convp *p) {
     int64_t K = p->k[1], pl = p->pb[2];
     if (p->s[1] == 2)
         return isa->rows[1] != NULL && p->out[2] >= isa->rows_min && pl >= 0 && pl <= 2 &&
-               (K == 3 || isa->rows_s2_k5);
+               (K == 3 || isa->rows_s2_k5r4);
     return isa->rows[0] != NULL && p->out[2] >= isa->rows_min && pl >= 0 && pl < K;
 }
 
@@ -534,8 +528,7 @@ TI__PRIVATE size_t ti__conv_dw_bands(const ti__convp *p, size_t threads, int64_t
 TI__PRIVATE void ti__conv_dw_rows(const ti__dw_job *j, size_t begin, size_t end) {
     const ti__convp *p = j->p;
     int64_t H = p->in[1], W = p->in[2], OW = p->out[2], pt = p->pb[1];
-    int K = (int)p->k[1], S = (int)p->s[1], group = j->isa->rows_r[S == 2];
-    if (OW > TI__DW_ROWS_WIDE) group = TI__MIN(group, 4);
+    int K = (int)p->k[1], S = (int)p->s[1], group = S == 1 || j->isa->rows_s2_k5r4 ? 4 : 2;
     size_t planes = (size_t)(p->n * p->m);
     ti__dw_rows_fn fn = j->isa->rows[S == 2];
     for (size_t it = begin; it < end; it++) {

@@ -301,7 +301,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_neon_isa(void) {
                                    ti__dwn_taps, ti__dwn_copy, ti__dwn_split,
                                    ti__dwn_max, ti__ssum_neon, NULL, NULL, {NULL, NULL},
                                    {NULL, NULL},
-                                   ti__mpn_k3s2, 0, 0, 0, 0, {0, 0}, 0};
+                                   ti__mpn_k3s2, 0, 0, 0, 0, 0};
     return &isa;
 }
 #endif /* TI__ARM_NEON */

@@ -807,7 +807,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx2_isa(void) {
                                    ti__dw256_max, ti__ssum_avx2, NULL, ti__dw256_lanes,
                                    {ti__fewc256_s1, ti__fewc256_s2},
                                    {ti__dw256_s1rows, ti__dw256_s2rows},
-                                   ti__mp256_k3s2, 56, 8, 196, 16, {4, 2}, 0};
+                                   ti__mp256_k3s2, 56, 8, 196, 16, 0};
     return &isa;
 }
 

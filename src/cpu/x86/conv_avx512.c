@@ -622,9 +622,8 @@ TI__X86_INLINE TI__TARGET_AVX512 __mmask16 ti__dw512_rmask(int64_t c, int64_t W)
 /* The stride-1 row kernel (ti__dw_rows_fn): output vector v of a row (outputs 16 v ..)
  * takes input columns 16 v - pl .. + 31 of each input row in place, two loads masked to
  * the row (lanes outside it read nothing and give zero); tap q is them moved by q lanes
- * (valignd). Up to eight output rows at a time (four chains of K K dependent FMAs kept the
- * FMAs waiting at 14 x 14, one vector a row; cpu/conv_fast.c's row paths), so each input
- * row is loaded once for all the output rows it feeds: per vector 2 loads and K - 1 shifts an input row for K FMAs
+ * (valignd). Up to four output rows at a time, so each input row is loaded once for all
+ * the output rows it feeds: per vector 2 loads and K - 1 shifts an input row for K FMAs
  * an output row it feeds. The flat path copied the rows into its padded buffer and its
  * outputs back out, and shifted each row's vectors for every output row. One chain per
  * output, taps in order from the bias, as the flat path, so the same bits. */
@@ -637,7 +636,6 @@ TI__X86_INLINE TI__TARGET_AVX512 __mmask16 ti__dw512_rmask(int64_t c, int64_t W)
                             : _mm512_castsi512_ps(_mm512_alignr_epi32(                         \
                                   _mm512_castps_si512(l1), _mm512_castps_si512(l0), (q)));   \
         TI__DWS1_FMA(0, q) TI__DWS1_FMA(1, q) TI__DWS1_FMA(2, q) TI__DWS1_FMA(3, q)          \
-        TI__DWS1_FMA(4, q) TI__DWS1_FMA(5, q) TI__DWS1_FMA(6, q) TI__DWS1_FMA(7, q)          \
     }
 TI__X86_INLINE TI__TARGET_AVX512 void ti__dws1_rows(const int K, const int R, float *y,
                                                     size_t ldy, size_t n,
@@ -647,8 +645,8 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dws1_rows(const int K, const int R, fl
     for (size_t i = 0; i < n; i += 16) {
         int64_t s = (int64_t)i - pl;
         __mmask16 m0 = ti__dw512_rmask(s, W), m1 = ti__dw512_rmask(s + 16, W);
-        __m512 a0 = vb, a1 = vb, a2 = vb, a3 = vb, a4 = vb, a5 = vb, a6 = vb, a7 = vb;
-        TI__UNROLL16 for (int r = 0; r < R + K - 1; r++) {
+        __m512 a0 = vb, a1 = vb, a2 = vb, a3 = vb;
+        TI__UNROLL8 for (int r = 0; r < R + K - 1; r++) {
             const float *p = x[r];
             if (p == NULL) continue; /* a padding row: its taps would add zeros */
             __m512 l0 = _mm512_maskz_loadu_ps(m0, p + s);
@@ -660,7 +658,6 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dws1_rows(const int K, const int R, fl
     if (R > k)                                                                               \
         _mm512_mask_storeu_ps(y + k * ldy + i, sm, clamp ? ti__dw512_clamp(a##k, vlo, vhi) : a##k);
         TI__DWS1_STORE(0) TI__DWS1_STORE(1) TI__DWS1_STORE(2) TI__DWS1_STORE(3)
-        TI__DWS1_STORE(4) TI__DWS1_STORE(5) TI__DWS1_STORE(6) TI__DWS1_STORE(7)
 #undef TI__DWS1_STORE
     }
 }
@@ -672,16 +669,7 @@ ti__dw512_s1rows(float *y, size_t ldy, int K, int R, size_t n, const float *cons
                  int64_t W, int64_t pl, const float *w, float bias, int clamp, float lo,
                  float hi) {
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi), vb = _mm512_set1_ps(bias);
-    for (; R >= 8; R -= 8, y += 8 * ldy, x += 8) { /* eight rows a pass, then 4 and the rest */
-        if (K == 5) TI__DWS1_CALL(5, 8);
-        else TI__DWS1_CALL(3, 8);
-    }
-    if (R > 4) {
-        if (K == 5) TI__DWS1_CALL(5, 4);
-        else TI__DWS1_CALL(3, 4);
-        R -= 4, y += 4 * ldy, x += 4;
-    }
-    if (R > 0) TI__DWS1_DISPATCH(TI__DWS1_CALL);
+    TI__DWS1_DISPATCH(TI__DWS1_CALL);
 }
 #undef TI__DWS1_CALL
 
@@ -951,7 +939,7 @@ TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void) {
                                    ti__dw512_lanes,
                                    {ti__fewc512_s1, ti__fewc512_s2},
                                    {ti__dw512_s1rows, ti__dw512_s2rows},
-                                   ti__mp512_k3s2, 12, 16, 64, 64, {8, 4}, 1};
+                                   ti__mp512_k3s2, 12, 16, 64, 64, 1};
     return &isa;
 }
 
