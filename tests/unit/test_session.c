@@ -1101,7 +1101,7 @@ TI_TEST(profile_times_every_node) {
  * (c -> re) + Relu, Conv 1x1 (re -> c), Add of the block's input (operands in either
  * order), the last Add with a Relu: y1, y2, y3; out = Conv 1x1 (c -> c) of y3. y1 is also
  * a graph output when y1_out. The same weights in every block. */
-enum { RC_MAX = 64, RE_MAX = 256, RH_MAX = 16 };
+enum { RC_MAX = 64, RE_MAX = 432, RH_MAX = 16 };
 static int g_re = 64; /* res_model's expansion (the projections' K) */
 static float g_rw0[RE_MAX * RC_MAX], g_rb0[RE_MAX], g_rw1[RC_MAX * RE_MAX], g_rb1[RC_MAX];
 static float g_rw2[RC_MAX * RC_MAX], g_rb2[RC_MAX];
@@ -1206,17 +1206,18 @@ static int run_res_model(const ti_model *m, int no_fusion, int keep, int threads
  * sizes whose columns end in a vector, one lone column, and 9 columns, and 64 channels at
  * 7 x 7 (the transposed GEMM, which adds as it stores Y, where the ISA has the kernels),
  * there also with projections of 256 -> 64 channels (summed in 2 parts of K, one a thread,
- * ti__conv_ct_parts); the same bits on 1, 2 and 3 threads. */
+ * ti__conv_ct_parts) and of 432 -> 64 (3 parts of 144: the third added to Y with the
+ * residual already in it); the same bits on 1, 2 and 3 threads. */
 TI_TEST(residual_add_fuses_into_1x1_conv) {
     enum { NMAX = RC_MAX * RH_MAX * RH_MAX };
     static float x[NMAX], y1[NMAX], y2[NMAX], yp[NMAX], yk[NMAX];
     static double ref[NMAX];
     /* 256 columns, 225 (16 * 14 + 1), 169 (16 * 10 + 9); 49 with 64 channels */
-    static const int hs[5] = {16, 15, 13, 7, 7}, cs[5] = {24, 24, 24, 64, 64};
-    static const int res[5] = {64, 64, 64, 64, 256};
+    static const int hs[6] = {16, 15, 13, 7, 7, 7}, cs[6] = {24, 24, 24, 64, 64, 64};
+    static const int res[6] = {64, 64, 64, 64, 256, 432};
     unsigned seed = 9;
     for (int i = 0; i < NMAX; i++) x[i] = frand(&seed);
-    for (int t = 0; t < 5; t++) {
+    for (int t = 0; t < 6; t++) {
         int h = hs[t], c = cs[t], n = c * h * h;
         g_re = res[t];
         for (int v = 0; v < 4; v++) {
