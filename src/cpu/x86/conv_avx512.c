@@ -592,9 +592,8 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__dws2_rows(const int K, const int R, co
 #define TI__DWS2_CALL(K, R, PL) ti__dws2_rows(K, R, PL, y, ldy, n, x, W, w, vb, clamp, vlo, vhi)
 #define TI__DWS2_CALL_R(K, PL)                                                               \
     do {                                                                                     \
-        if (R >= 4) TI__DWS2_CALL(K, 4, PL);                                                 \
-        else if (R == 3) TI__DWS2_CALL(K, 3, PL);                                            \
-        else if (R == 2) TI__DWS2_CALL(K, 2, PL);                                            \
+        if (r == 4) TI__DWS2_CALL(K, 4, PL);                                                 \
+        else if (r == 2) TI__DWS2_CALL(K, 2, PL);                                            \
         else TI__DWS2_CALL(K, 1, PL);                                                        \
     } while (0)
 static __attribute__((noinline, unused)) TI__TARGET_AVX512 void
@@ -602,12 +601,16 @@ ti__dw512_s2rows(float *y, size_t ldy, int K, int R, size_t n, const float *cons
                  int64_t W, int64_t pl, const float *w, float bias, int clamp, float lo,
                  float hi) {
     __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi), vb = _mm512_set1_ps(bias);
-    if (K == 5 && pl == 0) TI__DWS2_CALL_R(5, 0);
-    else if (K == 5 && pl == 1) TI__DWS2_CALL_R(5, 1);
-    else if (K == 5) TI__DWS2_CALL_R(5, 2);
-    else if (pl == 0) TI__DWS2_CALL_R(3, 0);
-    else if (pl == 1) TI__DWS2_CALL_R(3, 1);
-    else TI__DWS2_CALL_R(3, 2);
+    while (R > 0) { /* 4 rows a pass, else 2, then 1 (3 as 2 + 1: fewer inlined copies) */
+        int r = R >= 4 ? 4 : R >= 2 ? 2 : 1;
+        if (K == 5 && pl == 0) TI__DWS2_CALL_R(5, 0);
+        else if (K == 5 && pl == 1) TI__DWS2_CALL_R(5, 1);
+        else if (K == 5) TI__DWS2_CALL_R(5, 2);
+        else if (pl == 0) TI__DWS2_CALL_R(3, 0);
+        else if (pl == 1) TI__DWS2_CALL_R(3, 1);
+        else TI__DWS2_CALL_R(3, 2);
+        R -= r, y += (size_t)r * ldy, x += 2 * r;
+    }
 }
 #undef TI__DWS2_CALL_R
 #undef TI__DWS2_CALL
