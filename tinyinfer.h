@@ -8159,13 +8159,14 @@ TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, size_t begin, size_t end
  * passed as NULL), the stride-2 kernel deinterleaving them in registers. bench/conv.c, 1
  * thread, against the flat path:
  * - stride 2, 3x3 with a left pad of 0 to 2 and rows of the ISA's rows_min outputs or more,
- *   two output rows a call (AVX-512: four, below). AVX-512 from 12: MobileNetV2's 96 @ 112 0.225 -> 0.140 ms,
- *   144 @ 56 0.084 -> 0.054, 192 @ 28 (from the small-plane path) 0.038 -> 0.025; at rows of
- *   7 the small-plane path stays (576 @ 14: 0.041 there, 0.051 by rows). AVX2 from 56 (per-
- *   node minima in the models, AVX2 forced on the Zen 4, 4 alternating rounds: MobileNetV2's
- *   96 @ 112 0.253 -> 0.182, EfficientNet-B0's 0.383 -> 0.286, MobileNetV3's 16 @ 112 0.039
- *   -> 0.029; on the device tool's Xeon, MobileNetV2's 0.306 -> 0.237; at 28 outputs a row
- *   it lost to the flat path, 144 @ 56 0.085 -> 0.098, and at 14 to the lane path, 192 @ 28
+ *   two output rows a call (AVX-512: four, below). AVX-512 from 12: MobileNetV2's 96 @ 112
+ *   0.225 -> 0.140 ms, 144 @ 56 0.084 -> 0.054, 192 @ 28 (from the small-plane path) 0.038 ->
+ *   0.025; at rows of 7 the small-plane path stays (576 @ 14: 0.041 there, 0.051 by rows). AVX2
+ *   from 56 (per-node minima in the models, AVX2 forced on the Zen 4, 4 alternating rounds:
+ *   MobileNetV2's 96 @ 112 0.253 -> 0.182, EfficientNet-B0's 0.383 -> 0.286, MobileNetV3's 16 @
+ *   112 0.039 -> 0.029; on the device tool's Xeon, MobileNetV2's 0.306 -> 0.237; at 28 outputs
+ *   a row it lost to the flat path, 144 @ 56 0.085 -> 0.098, and at 14 to the lane path, 192 @
+ *   28
  *   0.035 -> 0.044: each row's last vector is masked);
  * - stride 2 on AVX-512 (its rows_s2_k5r4): 3x3 and 5x5 with a left pad of 0 to 2 from 12
  *   outputs a row, four output rows a call: one chain of K K FMAs an output row, so four in
