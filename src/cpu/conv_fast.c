@@ -454,9 +454,8 @@ TI__PRIVATE void ti__conv_dw_small(const ti__dw_job *j, size_t begin, size_t end
  *   from 56 (per-node minima in the models, AVX2 forced on the Zen 4, 4 alternating rounds:
  *   MobileNetV2's 96 @ 112 0.253 -> 0.182, EfficientNet-B0's 0.383 -> 0.286, MobileNetV3's 16 @
  *   112 0.039 -> 0.029; on the device tool's Xeon, MobileNetV2's 0.306 -> 0.237; at 28 outputs
- *   a row it lost to the flat path, 144 @ 56 0.085 -> 0.098, and at 14 to the lane path, 192 @
- *   28
- *   0.035 -> 0.044: each row's last vector is masked);
+ *   a row it lost to the flat path, 144 @ 56 0.085 -> 0.098, and at 14 to the lane path,
+ *   192 @ 28 0.035 -> 0.044: each row's last vector is masked);
  * - stride 2 on AVX-512 (its rows_s2_k5r4): 3x3 and 5x5 with a left pad of 0 to 2 from 12
  *   outputs a row, four output rows a call: one chain of K K FMAs an output row, so four in
  *   flight (two left the FMAs waiting on each other). Single-conv models, per-node minima of
