@@ -28664,7 +28664,28 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__act_rows512(const int act, float a, fl
         return;
     }
     __mmask16 tm = (__mmask16)((1u << tail) - 1u);
-    for (size_t r = 0; r < rows; r++) {
+    size_t r = 0;
+    /* Rows of one or two whole vectors (a GEMM's slivers of 16 or 32 columns): four rows or
+     * two at a time in registers, not through the queue below. EfficientNet-B0 (SiLU after
+     * its 1x1 convs), per-node minima, 3 x 100 runs alternating, 1 thread, Zen 4: 16 -> 96 at
+     * 112 x 112 with its depthwise conv 0.979 -> 0.897 ms, the sum 10.267 -> 10.036. */
+    if (SIG && tail == 0 && (full == 16 || full == 32))
+        for (; r + 64 / full <= rows; r += 64 / full) {
+            __m512 x[4];
+            float *v[4]; /* vector k_'s floats */
+            if (full == 32) {
+                TI__X4(v[k_] = y + (r + k_ / 2) * ldy + 16 * (k_ % 2);)
+                TI__X4(x[k_] = _mm512_add_ps(_mm512_loadu_ps(v[k_]),
+                                             _mm512_set1_ps(bias ? bias[r + k_ / 2] : 0.0f));)
+            } else {
+                TI__X4(v[k_] = y + (r + k_) * ldy;)
+                TI__X4(x[k_] = _mm512_add_ps(_mm512_loadu_ps(v[k_]),
+                                             _mm512_set1_ps(bias ? bias[r + k_] : 0.0f));)
+            }
+            ti__sigm512x4(act == TI__ACT_SILU, x);
+            TI__X4(_mm512_storeu_ps(v[k_], x[k_]);)
+        }
+    for (; r < rows; r++) {
         float bv = bias != NULL ? bias[r] : 0.0f;
         if (act == TI__ACT_NONE && bv == 0.0f) continue;
         const __m512 vbias = _mm512_set1_ps(bv);

@@ -131,6 +131,49 @@ TI_TEST(sigmoid_grouped_same_bits_as_single) {
     ti__cpu_force_isa(-1);
 }
 
+/* Sigmoid and SiLU on rows of one or two whole vectors a row stride apart (a GEMM's slivers
+ * of 16 or 32 columns, which ti__act_rows512 takes four or two rows at a time), with a bias
+ * per row or none, every row count from 1 to 9: each vector the same bits as that vector
+ * alone (one vector a call), past the fast range too (both take ti__sigm512 there), and the
+ * floats between the rows untouched. AVX2 and AVX-512 each forced. */
+TI_TEST(sigmoid_sliver_rows_same_bits_as_single) {
+    static const int isas[] = {TI__ISA_AVX2, TI__ISA_AVX512};
+    enum { LD = 40, MAXR = 9 };
+    static float x[MAXR * LD], y[MAXR * LD], one[MAXR * LD], bias[MAXR];
+    int ran = 0;
+    for (size_t ii = 0; ii < 2; ii++) {
+        if (ti__cpu_force_isa(isas[ii]) != isas[ii]) continue;
+        ran++;
+        for (int act = TI__ACT_SIGMOID; act <= TI__ACT_SILU; act += TI__ACT_SILU - TI__ACT_SIGMOID)
+            for (size_t cols = 16; cols <= 32; cols += 16)
+                for (size_t rows = 1; rows <= MAXR; rows++)
+                    for (int with_bias = 0; with_bias < 2; with_bias++) {
+                        for (size_t i = 0; i < MAXR * LD; i++)
+                            x[i] = y[i] = one[i] = i % 61 == 3 ? 95.0f * frand() : 6.0f * frand();
+                        for (size_t r = 0; r < MAXR; r++) bias[r] = frand();
+                        const float *bp = with_bias ? bias : NULL;
+                        ti__act_block(act, 0.0f, 0.0f, bp, y, LD, rows, cols);
+                        for (size_t r = 0; r < rows; r++)
+                            for (size_t c = 0; c < cols; c += 16)
+                                ti__act_block(act, 0.0f, 0.0f, bp != NULL ? bp + r : NULL,
+                                              one + r * LD + c, 16, 1, 16);
+                        int bad = 0;
+                        for (size_t i = 0; i < MAXR * LD; i++) {
+                            int inside = i / LD < rows && i % LD < cols;
+                            float want = inside ? one[i] : x[i];
+                            if (memcmp(&y[i], &want, sizeof want) != 0 && bad++ == 0)
+                                printf("  %s act %d rows %zu cols %zu bias %d: [%zu] %.9g, "
+                                       "expected %.9g\n",
+                                       ti__cpu_isa_name(isas[ii]), act, rows, cols, with_bias,
+                                       i, y[i], want);
+                        }
+                        TI_CHECK_EQ_INT(bad, 0);
+                    }
+    }
+    ti__cpu_force_isa(-1);
+    if (ran == 0) printf("  (no SIMD ISA here: nothing to compare)\n");
+}
+
 /* A block of one column with adjacent rows (cols 1, ldy 1: a GEMM's single column) runs
  * down the column in vectors, a bias per element: the per-row answers all the same, bit for
  * bit (sigmoid and SiLU within a few ulp of the scalar ones), on every ISA. */
@@ -491,6 +534,7 @@ int main(void) {
     TI_RUN(block_matches_reference_on_every_isa);
     TI_RUN(sigmoid_grouped_same_bits_as_single);
     TI_RUN(sigmoid_rows_end_to_end_same_bits);
+    TI_RUN(sigmoid_sliver_rows_same_bits_as_single);
     TI_RUN(column_block_matches_reference);
     TI_RUN(sigmoid_and_silu_accuracy);
     TI_RUN(unary_relu_keeps_nan_and_signed_zero);
