@@ -28890,6 +28890,17 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__act_col256(const int act, __m256 va, __m
     }
 }
 
+/* ti__act_rows256's queue (as TI__ACT512_QUEUE, eight vectors) */
+#define TI__ACT256_QUEUE(P)                                                                 \
+    {                                                                                       \
+        at[nq] = (P);                                                                       \
+        xq[nq] = _mm256_add_ps(_mm256_loadu_ps(P), vbias);                                  \
+        if (++nq == 8) {                                                                    \
+            ti__sigm256x8(act == TI__ACT_SILU, xq);                                         \
+            TI__X8(_mm256_storeu_ps(at[k_], xq[k_]);)                                       \
+            nq = 0;                                                                         \
+        }                                                                                   \
+    }
 TI__X86_INLINE TI__TARGET_AVX2 void ti__act_rows256(const int act, float a, float b,
                                                     const float *bias, float *y, size_t ldy,
                                                     size_t rows, size_t cols) {
@@ -28928,22 +28939,42 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__act_rows256(const int act, float a, floa
         }
         return;
     }
-    for (size_t r = 0; r < rows; r++) {
+    size_t r = 0, full = cols / 8 * 8;
+    /* As ti__act_rows512: rows of one or two vectors eight or four at a time, and the row's
+     * own groups of eight in registers. EfficientNet-B0 with AVX2 forced on the Zen 4,
+     * per-node minima, 3 x 60 runs alternating, 1 thread: 12.537 -> 12.035 ms. */
+    if (SIG && (cols == 8 || cols == 16))
+        for (; r + 64 / cols <= rows; r += 64 / cols) {
+            __m256 x[8];
+            float *v[8]; /* vector k_'s floats */
+            if (cols == 16) {
+                TI__X8(v[k_] = y + (r + k_ / 2) * ldy + 8 * (k_ % 2);)
+                TI__X8(x[k_] = _mm256_add_ps(_mm256_loadu_ps(v[k_]),
+                                             _mm256_set1_ps(bias ? bias[r + k_ / 2] : 0.0f));)
+            } else {
+                TI__X8(v[k_] = y + (r + k_) * ldy;)
+                TI__X8(x[k_] = _mm256_add_ps(_mm256_loadu_ps(v[k_]),
+                                             _mm256_set1_ps(bias ? bias[r + k_] : 0.0f));)
+            }
+            ti__sigm256x8(act == TI__ACT_SILU, x);
+            TI__X8(_mm256_storeu_ps(v[k_], x[k_]);)
+        }
+    for (; r < rows; r++) {
         float bv = bias != NULL ? bias[r] : 0.0f;
         if (act == TI__ACT_NONE && bv == 0.0f) continue;
         const __m256 vbias = _mm256_set1_ps(bv);
         float *p = y + r * ldy;
         size_t i = 0;
-        if (SIG) /* whole vectors queued, eight at a time, across rows too */
-            for (; i + 8 <= cols; i += 8) {
-                at[nq] = p + i;
-                xq[nq] = _mm256_add_ps(_mm256_loadu_ps(p + i), vbias);
-                if (++nq == 8) {
-                    ti__sigm256x8(act == TI__ACT_SILU, xq);
-                    TI__X8(_mm256_storeu_ps(at[k_], xq[k_]);)
-                    nq = 0;
-                }
+        if (SIG) { /* the queue filled, the row's groups of eight, the rest queued */
+            for (; i < full && nq != 0; i += 8) TI__ACT256_QUEUE(p + i);
+            for (; i + 64 <= full; i += 64) {
+                __m256 x[8];
+                TI__X8(x[k_] = _mm256_add_ps(_mm256_loadu_ps(p + i + 8 * k_), vbias);)
+                ti__sigm256x8(act == TI__ACT_SILU, x);
+                TI__X8(_mm256_storeu_ps(p + i + 8 * k_, x[k_]);)
             }
+            for (; i < full; i += 8) TI__ACT256_QUEUE(p + i);
+        }
         for (; i + 8 <= cols; i += 8)
             _mm256_storeu_ps(p + i,
                              ti__act256(act, _mm256_add_ps(_mm256_loadu_ps(p + i), vbias), va, vb));
@@ -29039,6 +29070,8 @@ TI__PRIVATE TI__TARGET_AVX2 int ti__act_block_avx2(int act, float a, float b, co
     }
 }
 #undef TI__X4
+#undef TI__ACT512_QUEUE
+#undef TI__ACT256_QUEUE
 #endif /* TI__X86_SIMD */
 /* ==== end src/cpu/x86/act_x86.c ============================================================= */
 

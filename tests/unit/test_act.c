@@ -131,11 +131,12 @@ TI_TEST(sigmoid_grouped_same_bits_as_single) {
     ti__cpu_force_isa(-1);
 }
 
-/* Sigmoid and SiLU on rows of one or two whole vectors a row stride apart (a GEMM's slivers
- * of 16 or 32 columns, which ti__act_rows512 takes four or two rows at a time), with a bias
- * per row or none, every row count from 1 to 9: each vector the same bits as that vector
- * alone (one vector a call), past the fast range too (both take ti__sigm512 there), and the
- * floats between the rows untouched. AVX2 and AVX-512 each forced. */
+/* Sigmoid and SiLU on rows of 8, 16 or 32 floats a row stride apart (a GEMM's slivers, which
+ * ti__act_rows512 takes four or two rows at a time where they are one or two vectors, and
+ * ti__act_rows256 eight or four), with a bias per row or none, every row count from 1 to 9:
+ * each float the same bits as when computed a vector a call (16 floats, or 8: AVX2's, or
+ * AVX-512's masked one), past the fast range too (a vector takes ti__sigm512 / 256 there),
+ * and the floats between the rows untouched. AVX2 and AVX-512 each forced. */
 TI_TEST(sigmoid_sliver_rows_same_bits_as_single) {
     static const int isas[] = {TI__ISA_AVX2, TI__ISA_AVX512};
     enum { LD = 40, MAXR = 9 };
@@ -145,18 +146,19 @@ TI_TEST(sigmoid_sliver_rows_same_bits_as_single) {
         if (ti__cpu_force_isa(isas[ii]) != isas[ii]) continue;
         ran++;
         for (int act = TI__ACT_SIGMOID; act <= TI__ACT_SILU; act += TI__ACT_SILU - TI__ACT_SIGMOID)
-            for (size_t cols = 16; cols <= 32; cols += 16)
+            for (size_t cols = 8; cols <= 32; cols *= 2)
                 for (size_t rows = 1; rows <= MAXR; rows++)
                     for (int with_bias = 0; with_bias < 2; with_bias++) {
+                        size_t w = isas[ii] == TI__ISA_AVX512 && cols >= 16 ? 16 : 8;
                         for (size_t i = 0; i < MAXR * LD; i++)
                             x[i] = y[i] = one[i] = i % 61 == 3 ? 95.0f * frand() : 6.0f * frand();
                         for (size_t r = 0; r < MAXR; r++) bias[r] = frand();
                         const float *bp = with_bias ? bias : NULL;
                         ti__act_block(act, 0.0f, 0.0f, bp, y, LD, rows, cols);
                         for (size_t r = 0; r < rows; r++)
-                            for (size_t c = 0; c < cols; c += 16)
+                            for (size_t c = 0; c < cols; c += w) /* a vector a call */
                                 ti__act_block(act, 0.0f, 0.0f, bp != NULL ? bp + r : NULL,
-                                              one + r * LD + c, 16, 1, 16);
+                                              one + r * LD + c, w, 1, w);
                         int bad = 0;
                         for (size_t i = 0; i < MAXR * LD; i++) {
                             int inside = i / LD < rows && i % LD < cols;
