@@ -28484,6 +28484,11 @@ TI__X86_INLINE TI__TARGET_AVX2 __m256 ti__exp256(__m256 x) {
 #define TI__SIGM_C2 0.499988955f
 #define TI__SIGM_C1 0.999999690f
 #define TI__SIGM_C0 1.00000007f
+/* r = -x - n ln2 in one FMA with ln2 rounded to float (1.9e-9 off): |n| <= 116 here, so r is
+ * off by 2.2e-7 at most, and at most 3.2e-7 relative in the result (test_act's sweep; 2.9e-7
+ * with ln2 in two parts, as ti__exp512 has it). One FMA less: SiLU 0.210 -> 0.193 ns per
+ * element (Zen 4, 64 KiB in L2, best of 3000 calls, 2 alternating runs). */
+#define TI__SIGM_LN2 0.693147182f
 /* ti__sigm512's fast path on vector k_ of x (TI__X4's steps, or one vector with k_ 0) */
 #define TI__SIGM512_STEPS(X4, SILU, x)                                                      \
     {                                                                                       \
@@ -28492,8 +28497,7 @@ TI__X86_INLINE TI__TARGET_AVX2 __m256 ti__exp256(__m256 x) {
         X4(n_[k_] = _mm512_roundscale_ps(_mm512_mul_ps(x[k_], _mm512_set1_ps(-1.44269504f)), \
                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);)   \
         /* r = -x - n ln2, ln2 in two parts */                                              \
-        X4(r_[k_] = _mm512_fnmsub_ps(n_[k_], _mm512_set1_ps(TI__EXP_LN2_HI), x[k_]);)       \
-        X4(r_[k_] = _mm512_fnmadd_ps(n_[k_], _mm512_set1_ps(TI__EXP_LN2_LO), r_[k_]);)      \
+        X4(r_[k_] = _mm512_fnmsub_ps(n_[k_], _mm512_set1_ps(TI__SIGM_LN2), x[k_]);)         \
         X4(e_[k_] = _mm512_fmadd_ps(_mm512_set1_ps(TI__SIGM_C5), r_[k_],                    \
                                     _mm512_set1_ps(TI__SIGM_C4));)                          \
         X4(e_[k_] = _mm512_fmadd_ps(e_[k_], r_[k_], _mm512_set1_ps(TI__SIGM_C3));)          \
@@ -28531,8 +28535,7 @@ TI__X86_INLINE TI__TARGET_AVX2 __m256 ti__sigm256(const int SILU, __m256 x) {
     const __m256 magic = _mm256_set1_ps(TI__SIGM256_MAGIC);
     __m256 nm = _mm256_fnmadd_ps(x, _mm256_set1_ps(1.44269504f), magic);
     __m256 n = _mm256_sub_ps(nm, magic);
-    __m256 r = _mm256_fnmsub_ps(n, _mm256_set1_ps(TI__EXP_LN2_HI), x); /* -x - n ln2 */
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(TI__EXP_LN2_LO), r);
+    __m256 r = _mm256_fnmsub_ps(n, _mm256_set1_ps(TI__SIGM_LN2), x); /* -x - n ln2 */
     __m256 s2n = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(nm), 23));
     __m256 d = _mm256_add_ps(
         one, _mm256_mul_ps(TI__SIGM_POLY(_mm256_fmadd_ps, _mm256_set1_ps, r), s2n));
@@ -28832,8 +28835,7 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__sigm256x8(const int SILU, __m256 *x) {
     __m256 nm[8], n[8], r[8], e[8];
     TI__X8(nm[k_] = _mm256_fnmadd_ps(x[k_], _mm256_set1_ps(1.44269504f), magic);)
     TI__X8(n[k_] = _mm256_sub_ps(nm[k_], magic);)
-    TI__X8(r[k_] = _mm256_fnmsub_ps(n[k_], _mm256_set1_ps(TI__EXP_LN2_HI), x[k_]);)
-    TI__X8(r[k_] = _mm256_fnmadd_ps(n[k_], _mm256_set1_ps(TI__EXP_LN2_LO), r[k_]);)
+    TI__X8(r[k_] = _mm256_fnmsub_ps(n[k_], _mm256_set1_ps(TI__SIGM_LN2), x[k_]);)
     TI__X8(e[k_] = _mm256_fmadd_ps(_mm256_set1_ps(TI__SIGM_C5), r[k_],
                                    _mm256_set1_ps(TI__SIGM_C4));)
     TI__X8(e[k_] = _mm256_fmadd_ps(e[k_], r[k_], _mm256_set1_ps(TI__SIGM_C3));)
