@@ -667,7 +667,7 @@ j_tools() { # builds the tools and checks what they print (tests/unit/test_tools
     bash tests/unit/test_tools.sh "$T/tools"
 }
 
-j_bench_peers() { # bench/ti_bench.c, bench/nodemin.c, bench/load.c and bench/kernel.c compile and run; bench/peers.py's tables on fake results, bench/sgemm_peers.py's, bench/nodes_ort.py's, bench/dist_ort.py's and bench/ab.py's parsing (no peers run)
+j_bench_peers() { # bench/ti_bench.c, bench/nodemin.c, bench/load.c, bench/kernel.c and bench/act.c compile and run; bench/peers.py's tables on fake results, bench/sgemm_peers.py's, bench/nodes_ort.py's, bench/dist_ort.py's and bench/ab.py's parsing (no peers run)
     mkdir -p "$T/bench"
     "$CC" -O2 "${C99[@]}" "${WARN[@]}" "${INC[@]}" bench/ti_bench.c -o "$T/bench/ti_bench" "${LIBS[@]}"
     "$CC" -O2 "${C99[@]}" "${WARN[@]}" "${INC[@]}" bench/nodemin.c -o "$T/bench/nodemin" "${LIBS[@]}"
@@ -682,6 +682,10 @@ j_bench_peers() { # bench/ti_bench.c, bench/nodemin.c, bench/load.c and bench/ke
     "$T/bench/kernel" 3 16 >"$T/bench/kernel.out" &&
         grep -q "GFLOP/s\|no SIMD GEMM kernel" "$T/bench/kernel.out" ||
         { echo "bench/kernel: no result line" >&2; return 1; }
+    "$CC" -O2 "${C99[@]}" "${WARN[@]}" "${INC[@]}" bench/act.c -o "$T/bench/act" "${LIBS[@]}"
+    "$T/bench/act" 3 >"$T/bench/act.out" &&
+        grep -q "^scalar  *SiLU  *[0-9.]*  *[0-9.]*$" "$T/bench/act.out" ||
+        { echo "bench/act: no scalar SiLU line" >&2; return 1; }
     have python3 && python3 -c "import numpy" 2>/dev/null ||
         { skip "bench/peers.py --self-test: no python3 with numpy"; return 0; }
     python3 bench/peers.py --self-test &&
