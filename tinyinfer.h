@@ -28385,11 +28385,10 @@ TI__PRIVATE void ti__dwq_tap_neon(int u8, uint32_t *acc, const void *x, const vo
  * use a vector exp (below) within 2 ulp of expf and the division, so they agree with the
  * scalar loop to a few ulp, not bit for bit; infinities and NaN give the scalar answers.
  * They run four or eight vectors at a time where a block has them (ti__sigm512x4,
- * ti__sigm256x8). Used by
- * the GEMM's epilogue, while a block of C is still in cache, by the conv bias pass and by the
- * depthwise outputs. Other activations are left to the scalar loop (the functions return 0).
- * Compiled with function-level target attributes, run only when cpuid allows. Must not
- * allocate. */
+ * ti__sigm256x8). Used by the GEMM's epilogue, while a block of C is still in cache, by the
+ * conv bias pass and by the depthwise outputs. Other activations are left to the scalar
+ * loop (the functions return 0). Compiled with function-level target attributes, run only
+ * when cpuid allows. Must not allocate. */
 #ifdef TI__X86_SIMD
 /* g++ (gcc 12, C++ mode, optimising) reports -Wuninitialized inside its own AVX-512
  * intrinsics (their "undefined" source operands) once inlined into our kernels. What
@@ -28468,8 +28467,9 @@ TI__X86_INLINE TI__TARGET_AVX2 __m256 ti__exp256(__m256 x) {
  * most of its operations theirs), and vdivps runs in a divider of its own: with a reciprocal
  * estimate (rcp14) and a Newton step instead, three more operations for those units, a SiLU
  * took 0.275 ns per element, 0.250 with the division (64 KiB in L2, best of 3000 calls, 2
- * alternating runs; both within 3e-7 of double precision). The polynomial, 21 operations
- * before it: 0.33-0.46 -> 0.28-0.40 ns. AVX2 takes the same polynomial. A vector with a
+ * alternating runs; both within 3e-7 of double precision). The polynomial replaced the
+ * degree-6 Taylor series (with a Newton step on the quotient: 21 operations a vector):
+ * 0.33-0.46 -> 0.28-0.40 ns. AVX2 takes the same polynomial. A vector with a
  * lane outside (or NaN) takes ti__exp512 and the division, so infinities, NaN and tiny
  * results keep the scalar answers. */
 #define TI__SIGMOID_FAST_MAX 80.0f
@@ -28493,10 +28493,10 @@ TI__X86_INLINE TI__TARGET_AVX2 __m256 ti__exp256(__m256 x) {
 #define TI__SIGM512_STEPS(X4, SILU, x)                                                      \
     {                                                                                       \
         const __m512 one_ = _mm512_set1_ps(1.0f);                                           \
-        __m512 n_[4], r_[4], e_[4];                                                 \
+        __m512 n_[4], r_[4], e_[4];                                                         \
         X4(n_[k_] = _mm512_roundscale_ps(_mm512_mul_ps(x[k_], _mm512_set1_ps(-1.44269504f)), \
                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);)   \
-        /* r = -x - n ln2, ln2 in two parts */                                              \
+        /* r = -x - n ln2 (TI__SIGM_LN2) */                                                 \
         X4(r_[k_] = _mm512_fnmsub_ps(n_[k_], _mm512_set1_ps(TI__SIGM_LN2), x[k_]);)         \
         X4(e_[k_] = _mm512_fmadd_ps(_mm512_set1_ps(TI__SIGM_C5), r_[k_],                    \
                                     _mm512_set1_ps(TI__SIGM_C4));)                          \
@@ -28675,16 +28675,11 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__act_rows512(const int act, float a, fl
     if (SIG && tail == 0 && (full == 16 || full == 32))
         for (; r + 64 / full <= rows; r += 64 / full) {
             __m512 x[4];
-            float *v[4]; /* vector k_'s floats */
-            if (full == 32) {
-                TI__X4(v[k_] = y + (r + k_ / 2) * ldy + 16 * (k_ % 2);)
-                TI__X4(x[k_] = _mm512_add_ps(_mm512_loadu_ps(v[k_]),
-                                             _mm512_set1_ps(bias ? bias[r + k_ / 2] : 0.0f));)
-            } else {
-                TI__X4(v[k_] = y + (r + k_) * ldy;)
-                TI__X4(x[k_] = _mm512_add_ps(_mm512_loadu_ps(v[k_]),
-                                             _mm512_set1_ps(bias ? bias[r + k_] : 0.0f));)
-            }
+            size_t per = full / 16, row[4]; /* vectors a row; vector k_'s row */
+            float *v[4];                    /* vector k_'s floats */
+            TI__X4(row[k_] = r + (size_t)k_ / per; v[k_] = y + row[k_] * ldy + 16 * (k_ % per);)
+            TI__X4(x[k_] = _mm512_add_ps(_mm512_loadu_ps(v[k_]),
+                                         _mm512_set1_ps(bias ? bias[row[k_]] : 0.0f));)
             ti__sigm512x4(act == TI__ACT_SILU, x);
             TI__X4(_mm512_storeu_ps(v[k_], x[k_]);)
         }
@@ -28948,16 +28943,11 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__act_rows256(const int act, float a, floa
     if (SIG && (cols == 8 || cols == 16))
         for (; r + 64 / cols <= rows; r += 64 / cols) {
             __m256 x[8];
-            float *v[8]; /* vector k_'s floats */
-            if (cols == 16) {
-                TI__X8(v[k_] = y + (r + k_ / 2) * ldy + 8 * (k_ % 2);)
-                TI__X8(x[k_] = _mm256_add_ps(_mm256_loadu_ps(v[k_]),
-                                             _mm256_set1_ps(bias ? bias[r + k_ / 2] : 0.0f));)
-            } else {
-                TI__X8(v[k_] = y + (r + k_) * ldy;)
-                TI__X8(x[k_] = _mm256_add_ps(_mm256_loadu_ps(v[k_]),
-                                             _mm256_set1_ps(bias ? bias[r + k_] : 0.0f));)
-            }
+            size_t per = cols / 8, row[8]; /* vectors a row; vector k_'s row */
+            float *v[8];                   /* vector k_'s floats */
+            TI__X8(row[k_] = r + (size_t)k_ / per; v[k_] = y + row[k_] * ldy + 8 * (k_ % per);)
+            TI__X8(x[k_] = _mm256_add_ps(_mm256_loadu_ps(v[k_]),
+                                         _mm256_set1_ps(bias ? bias[row[k_]] : 0.0f));)
             ti__sigm256x8(act == TI__ACT_SILU, x);
             TI__X8(_mm256_storeu_ps(v[k_], x[k_]);)
         }
