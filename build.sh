@@ -540,7 +540,8 @@ j_fuzz_short() { # a short libFuzzer run (when clang has libFuzzer)
 
 j_i686() { # 32-bit Linux (i686): the session, error and mutation tests and the ONNX and
     # TFLite fuzz replays, ASan + UBSan, where size_t is 32 bits: a model's 64-bit dims must
-    # be refused, not wrapped (run natively through the cross toolchain's own loader)
+    # be refused, not wrapped (run natively through the cross toolchain's own loader); then
+    # three unit tests on the x87's wider float math
     local cc=i686-linux-gnu-gcc d="$T/i686" f
     have "$cc" || { skip "32-bit Linux: no $cc (apt-get install gcc-i686-linux-gnu)"; return 0; }
     local lib=/usr/i686-linux-gnu/lib
@@ -566,6 +567,14 @@ j_i686() { # 32-bit Linux (i686): the session, error and mutation tests and the 
             "tests/fuzz/fuzz_${f%%:*}.c" tests/fuzz/replay_main.c "$d/impl.o" -o "$t" "${LIBS[@]}" -ldl
         # shellcheck disable=SC2086 # the directories, split on purpose
         asan_run "${run[@]}" "$t" ${f#*:} || rc=1
+    done
+    # x87 float math (FLT_EVAL_METHOD 2): the scalar activations, the convolutions and the
+    # bound-buffer checks against the SIMD kernels bit for bit, rounding where C says
+    for f in tests/unit/test_act.c tests/unit/test_conv.c tests/unit/test_bind.c; do
+        t="$d/x87_$(basename "${f%.c}")"
+        say "== $f (i686, x87, -O1)"
+        "$cc" -O1 "${C99[@]}" "${TWARN[@]}" "${INC[@]}" "$f" -o "$t" "${LIBS[@]}" -ldl &&
+            timeout 600 "${run[@]}" "$t" || rc=1
     done
     return $rc
 }
@@ -1408,7 +1417,7 @@ cmd_test() {
     done
     job "tests/errors/test_errors.c with TI_NO_MMAP (files read, not mapped)" j_no_mmap
     job "README example" j_readme
-    job "32-bit Linux (i686): session, error, mutation tests, fuzz replays; ASan + UBSan" j_i686
+    job "32-bit Linux (i686): session, error, mutation tests, fuzz replays; ASan + UBSan; x87" j_i686
     job "Windows: MinGW-w64 builds of the header and the README example (-Werror)" j_mingw
     job "Windows: tinyinfer-rpc/-tune .exe under Wine against the Linux tools" j_wine
     job "Windows: the thread pool's tests and 8 sessions on 8 threads under Wine" j_wine_threads

@@ -1238,12 +1238,15 @@ TI__PRIVATE float ti__act_apply(int act, float a, float b, float x) {
     case TI__ACT_CLIP: return x < a ? a : (x > b ? b : x);
     case TI__ACT_LEAKY_RELU: return x >= 0.0f ? x : a * x;
     case TI__ACT_SIGMOID: return 1.0f / (1.0f + expf(-x));
-    case TI__ACT_HARD_SIGMOID: {
-        float y = a * x + b;
+    case TI__ACT_HARD_SIGMOID: { /* a statement an operation: each rounds to float, also */
+        float y = a * x;            /* where float math runs wider (x87, FLT_EVAL_METHOD 2) */
+        y = y + b;
         return y < 0.0f ? 0.0f : (y > 1.0f ? 1.0f : y);
     }
     case TI__ACT_HARD_SWISH: {
-        float y = x * (1.0f / 6.0f) + 0.5f; /* ONNX: alpha x + beta, alpha = 1/6 */
+        const float sixth = 1.0f / 6.0f; /* ONNX: alpha x + beta, alpha = 1/6; held in a */
+        float y = x * sixth;               /* float: a constant 1/6 is wider on x87 too */
+        y = y + 0.5f;
         return x * (y < 0.0f ? 0.0f : (y > 1.0f ? 1.0f : y));
     }
     case TI__ACT_TANH: return tanhf(x);
@@ -7030,7 +7033,9 @@ TI__PRIVATE void ti__act_row(int act, float a, float b, float bias, float *y, si
         return;
     case TI__ACT_HARD_SWISH:
         for (size_t i = 0; i < n; i++) {
-            float x = y[i] + bias, h = x * (1.0f / 6.0f) + 0.5f;
+            const float sixth = 1.0f / 6.0f; /* in a float, then each operation rounded */
+            float x = y[i] + bias, h = x * sixth; /* apart, as the vectors do, also on x87 */
+            h = h + 0.5f;
             y[i] = x * (h < 0.0f ? 0.0f : (h > 1.0f ? 1.0f : h));
         }
         return;

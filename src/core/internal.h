@@ -126,12 +126,15 @@ TI__PRIVATE float ti__act_apply(int act, float a, float b, float x) {
     case TI__ACT_CLIP: return x < a ? a : (x > b ? b : x);
     case TI__ACT_LEAKY_RELU: return x >= 0.0f ? x : a * x;
     case TI__ACT_SIGMOID: return 1.0f / (1.0f + expf(-x));
-    case TI__ACT_HARD_SIGMOID: {
-        float y = a * x + b;
+    case TI__ACT_HARD_SIGMOID: { /* a statement an operation: each rounds to float, also */
+        float y = a * x;            /* where float math runs wider (x87, FLT_EVAL_METHOD 2) */
+        y = y + b;
         return y < 0.0f ? 0.0f : (y > 1.0f ? 1.0f : y);
     }
     case TI__ACT_HARD_SWISH: {
-        float y = x * (1.0f / 6.0f) + 0.5f; /* ONNX: alpha x + beta, alpha = 1/6 */
+        const float sixth = 1.0f / 6.0f; /* ONNX: alpha x + beta, alpha = 1/6; held in a */
+        float y = x * sixth;               /* float: a constant 1/6 is wider on x87 too */
+        y = y + 0.5f;
         return x * (y < 0.0f ? 0.0f : (y > 1.0f ? 1.0f : y));
     }
     case TI__ACT_TANH: return tanhf(x);

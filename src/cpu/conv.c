@@ -738,7 +738,9 @@ TI__PRIVATE void ti__act_row(int act, float a, float b, float bias, float *y, si
         return;
     case TI__ACT_HARD_SWISH:
         for (size_t i = 0; i < n; i++) {
-            float x = y[i] + bias, h = x * (1.0f / 6.0f) + 0.5f;
+            const float sixth = 1.0f / 6.0f; /* in a float, then each operation rounded */
+            float x = y[i] + bias, h = x * sixth; /* apart, as the vectors do, also on x87 */
+            h = h + 0.5f;
             y[i] = x * (h < 0.0f ? 0.0f : (h > 1.0f ? 1.0f : h));
         }
         return;

@@ -282,7 +282,10 @@ static ti__threadpool *g_tp2;
 /* 1: gemm_case makes what the byte path's tile and in-register requantizing kernels take
  * (A's rows in place, TFLite's requantization with right shifts to bytes, row-major,
  * int32 bias or none, one B offset); g_tile_cases counts those of them that AMX runs. */
-static int g_tiles, g_tile_cases;
+static int g_tiles;
+#ifdef TI__X86_AMX
+static int g_tile_cases; /* where tiles are compiled in (x86-64) */
+#endif
 
 /* One random GEMM (case number r) under every ISA this CPU has, the int16 and byte paths
  * also on 2 threads; returns the mismatches. */
