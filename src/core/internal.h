@@ -177,6 +177,11 @@ typedef struct ti__node {
      * (cpu/conv_fast.c, ti__conv_pwdw_run). */
     int dw_k, dw_s, dw_pt, dw_pl, dw_act;
     float dw_act_a, dw_act_b;
+    /* Conv (the plan's copy, CPU, a constant weight): its attributes decoded and checked at
+     * planning (cpu/conv.c, ti__conv_decode) for conv_nd spatial axes; conv_nd 0: the run
+     * reads them by name */
+    int conv_nd, conv_mode; /* conv_mode: auto_pad, 0 NOTSET 1 SAME_UPPER 2 SAME_LOWER 3 VALID */
+    int64_t conv_group, conv_st[3], conv_dl[3], conv_pads[6];
     /* What a fusion folded in, where the activation's name does not say it all
      * (ti_node_info.fused, ti__fused_name: a MaxPool or depthwise conv fused after it; in
      * the plan's pool), or NULL */

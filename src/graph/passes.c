@@ -796,6 +796,7 @@ TI__PRIVATE ti_status ti__pass_prepack(ti_session *s, ti_error *err) {
             continue;
         ti__kctx k;
         ti__kctx_init(s, &k, n, err);
+        if (node->domain[0] == 0 && strcmp(node->op, "Conv") == 0) ti__conv_decode(&k, node);
         ti_status st;
         if (node->domain[0] != 0) st = ti__tfc_prepack(&k, node, &s->plan_pool);
         else if (strcmp(node->op, "Conv") == 0) st = ti__conv_prepack(&k, node, &s->plan_pool);
