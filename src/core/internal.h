@@ -687,6 +687,9 @@ TI__PRIVATE float ti__ssum_avx512(const float *x, size_t n);
 /* dst[t] = src[2 t] for t < n, reading nothing past src[2 (n - 1)] (cpu/x86/conv_*.c) */
 TI__PRIVATE void ti__copy_s2_avx2(float *dst, const float *src, size_t n);
 TI__PRIVATE void ti__copy_s2_avx512(float *dst, const float *src, size_t n);
+/* ev[t] = src[2 t], od[t] = src[2 t + 1], for the w columns of src (cpu/x86/conv_*.c) */
+TI__PRIVATE void ti__split_s2_avx2(float *ev, float *od, const float *src, size_t w);
+TI__PRIVATE void ti__split_s2_avx512(float *ev, float *od, const float *src, size_t w);
 TI__PRIVATE const ti__dw_isa *ti__dw_avx512_isa(void); /* cpu/x86/conv_avx512.c */
 TI__PRIVATE const ti__wino_fns *ti__wino_avx2_fns(void);   /* cpu/x86/conv_avx2.c */
 TI__PRIVATE const ti__wino_fns *ti__wino_avx512_fns(void); /* cpu/x86/conv_avx512.c */

@@ -1261,7 +1261,8 @@ TI_TEST(depthwise_row_path_choice) {
  * stride 2 across columns (rows buffered split into even and odd columns) with left pads of
  * 0 to 3, odd and even widths, an even kernel width; rows of 100, 49 (stride 2), 48 and
  * 112 (ResNet's 7x7 / 2 stem on 3 -> 64) outputs: AVX-512 computes up to 48 positions a
- * call, 16 in the last part of a row.
+ * call, 16 in the last part of a row; input widths of 57 and 62 for the row split's last
+ * 17 to 31 columns (ti__split_s2_avx512's masked tail).
  * Checked on every ISA as above (scalar runs im2col); under AVX-512 and AVX2 each case must
  * take the path or not as its last column says (not: 196 products per output, 65 channels).
  * c, m, h, w, kh, kw, sy, sx, pads top, left, bottom, right, few-channel path */
@@ -1275,7 +1276,8 @@ TI_TEST(few_channel_shapes) {
         {4, 16, 16, 36, 7, 7, 2, 2, 3, 3, 3, 3, 0}, {3, 65, 8, 20, 3, 3, 1, 1, 1, 1, 1, 1, 0},
         {2, 16, 11, 39, 5, 5, 2, 2, 2, 2, 1, 2, 1}, {3, 20, 9, 34, 3, 4, 2, 2, 1, 3, 0, 0, 1},
         {3, 24, 6, 100, 3, 3, 1, 1, 1, 1, 1, 1, 1}, {3, 16, 5, 98, 3, 3, 2, 2, 1, 1, 1, 1, 1},
-        {2, 40, 5, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1},  {3, 64, 9, 224, 7, 7, 2, 2, 3, 3, 3, 3, 1}};
+        {2, 40, 5, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1},  {3, 64, 9, 224, 7, 7, 2, 2, 3, 3, 3, 3, 1},
+        {3, 16, 7, 57, 3, 3, 2, 2, 1, 1, 1, 1, 1},  {2, 16, 6, 62, 3, 3, 2, 2, 0, 1, 0, 1, 1}};
     ti__threadpool *tp = ti__threadpool_create(NULL, 2);
     /* the SIMD ISAs here with a few-channel kernel (AVX-512, AVX2) */
     int fisa[2], nf = 0;

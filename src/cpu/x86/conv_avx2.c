@@ -295,6 +295,27 @@ TI__PRIVATE TI__TARGET_AVX2 void ti__copy_s2_avx2(float *dst, const float *src, 
     }
 }
 
+/* ti__split_s2_avx512 (cpu/x86/conv_avx512.c) 8 at a time: a row split into its even and
+ * odd columns in one pass; the last columns one by one. */
+TI__PRIVATE TI__TARGET_AVX2 void ti__split_s2_avx2(float *ev, float *od, const float *src,
+                                                   size_t w) {
+    size_t i = 0;
+    for (; 2 * i + 16 <= w; i += 8) {
+        __m256 a = _mm256_loadu_ps(src + 2 * i), b = _mm256_loadu_ps(src + 2 * i + 8);
+        /* a0 a2 b0 b2 | a4 a6 b4 b6, then the 64-bit pairs in order */
+        __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+        __m256 o = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+        e = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+        o = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0)));
+        _mm256_storeu_ps(ev + i, e);
+        _mm256_storeu_ps(od + i, o);
+    }
+    for (; 2 * i < w; i++) {
+        ev[i] = src[2 * i];
+        if (2 * i + 1 < w) od[i] = src[2 * i + 1];
+    }
+}
+
 /* ---- Winograd F(4x4, 3x3) transforms, 8 tiles side by side (cpu/conv_fast.c) -------- */
 
 /* B^T along one axis on 8 lanes, output k stored at o + k * os: the operations of
