@@ -6431,7 +6431,7 @@ TI__PRIVATE void ti__conv_decode(ti__kctx *k, ti__node *node) {
     node->conv_nd = 0;
     if (w == NULL || w->rank < 3 || w->rank > 5) return;
     int nd = w->rank - 2, mode;
-    int64_t st[3], dl[3], pads[6];
+    int64_t st[3] = {0, 0, 0}, dl[3] = {0, 0, 0}, pads[6] = {0, 0, 0, 0, 0, 0};
     ti_error quiet; /* a failure here is reported by the run */
     ti_error *err = k->err;
     k->err = &quiet;
@@ -6439,12 +6439,9 @@ TI__PRIVATE void ti__conv_decode(ti__kctx *k, ti__node *node) {
     ti_status e = ti__conv_attrs(k, nd, w, st, dl, pads, &mode);
     k->err = err;
     if (e != TI_OK) return;
-    memset(node->conv_st, 0, sizeof node->conv_st);
-    memset(node->conv_dl, 0, sizeof node->conv_dl);
-    memset(node->conv_pads, 0, sizeof node->conv_pads);
-    memcpy(node->conv_st, st, sizeof(int64_t) * (size_t)nd);
-    memcpy(node->conv_dl, dl, sizeof(int64_t) * (size_t)nd);
-    memcpy(node->conv_pads, pads, sizeof(int64_t) * (size_t)(2 * nd));
+    memcpy(node->conv_st, st, sizeof st);
+    memcpy(node->conv_dl, dl, sizeof dl);
+    memcpy(node->conv_pads, pads, sizeof pads);
     node->conv_mode = mode;
     node->conv_group = group;
     node->conv_nd = nd;
@@ -6966,11 +6963,12 @@ TI__PRIVATE ti__copy_s2_fn ti__copy_s2_pick(void) {
 
 /* ev[t] = src[2 t], od[t] = src[2 t + 1] for w columns of src, in one pass: a stride-2 row
  * split into its two phases (cpu/conv_fast.c's few-channel conv). Reading each row once for
- * both, where two ti__copy_s2_fn calls read it twice and zeroed the whole buffer row first:
+ * both, where two ti__copy_s2_fn calls (a half each) read it twice and zeroed the whole
+ * buffer row first:
  * the 3x3 / 2 stems in the models, per-node minima, 1 thread, Zen 4, builds alternating,
  * MobileNetV3-Small 0.146 -> 0.138 ms (AVX2 forced 0.170 -> 0.146), MobileNetV2 0.261 ->
- * 0.251 (0.295 -> 0.281), EfficientNet-B0 0.387 -> 0.375. NULL where the CPU has none (two
- * ti__copy_s2_fn calls then). */
+ * 0.251 (0.295 -> 0.281), EfficientNet-B0 0.387 -> 0.375. NULL where the CPU has none
+ * (no few-channel kernel there either). */
 typedef void (*ti__split_s2_fn)(float *ev, float *od, const float *src, size_t w);
 TI__PRIVATE ti__split_s2_fn ti__split_s2_pick(void) {
 #ifdef TI__X86_SIMD
@@ -8606,8 +8604,7 @@ typedef struct ti__fewc_job {
     int32_t off[TI__FEWC_MAX_K]; /* tap (c, ky, kx) in the rows' buffer: (c KH + ky) P + kx,
                                     or with split rows (c KH + ky) P + (kx & 1) P / 2 + kx / 2 */
     int split; /* stride 2, rows buffered as their even columns then their odd ones */
-    ti__copy_s2_fn copy_s2; /* splits them, a half a call */
-    ti__split_s2_fn split_s2; /* both halves in one pass, or NULL */
+    ti__split_s2_fn split_s2; /* splits them, both halves in one pass */
     int act, clamp;
     float act_a, act_b, lo, hi;
 } ti__fewc_job;
@@ -8631,9 +8628,8 @@ TI__PRIVATE void ti__fewc_row(const ti__fewc_job *j, int64_t nn, int64_t oy, flo
                 continue;
             }
             const float *src = j->x + ((size_t)(nn * p->c + c) * (size_t)H + (size_t)iy) * W;
-            if (j->split && j->split_s2 != NULL) { /* both halves in one pass: src's even
-                columns go to half pl & 1 from pl / 2, its odd ones to the other from (pl + 1) / 2,
-                zeros around them */
+            if (j->split) { /* src's even columns go to half pl & 1 from pl / 2, its odd
+                               ones to the other from (pl + 1) / 2, zeros around them */
                 int64_t hw = P / 2, ne = (W + 1) / 2, no = W / 2, pe = pl / 2, po = (pl + 1) / 2;
                 float *he = row + (pl & 1) * hw, *ho = row + ((pl + 1) & 1) * hw;
                 j->split_s2(he + pe, ho + po, src, (size_t)W);
@@ -8641,15 +8637,6 @@ TI__PRIVATE void ti__fewc_row(const ti__fewc_job *j, int64_t nn, int64_t oy, flo
                 memset(he + pe + ne, 0, (size_t)(hw - pe - ne) * sizeof(float));
                 memset(ho, 0, (size_t)po * sizeof(float));
                 memset(ho + po + no, 0, (size_t)(hw - po - no) * sizeof(float));
-                continue;
-            }
-            if (j->split) { /* padded column b = pl + ix goes to half b & 1, at b / 2 */
-                memset(row, 0, (size_t)P * sizeof(float));
-                for (int64_t h = 0; h < 2; h++) {
-                    int64_t ix = (h + pl) & 1, n = (W - ix + 1) / 2; /* ix: first of half h */
-                    if (n > 0)
-                        j->copy_s2(row + h * (P / 2) + (pl + ix) / 2, src + ix, (size_t)n);
-                }
                 continue;
             }
             memset(row, 0, (size_t)pl * sizeof(float));
@@ -8740,9 +8727,8 @@ TI__PRIVATE int ti__fewc_setup(ti__kctx *k, const ti__convp *p, int portable, ti
          * 2.25-2.29), MobileNetV2's 3x3 / 2 0.183-0.187 -> 0.180-0.188; the stem in the
          * model, per-node minima of 4 x 30 runs alternating (bench/ab.py), 1.504 -> 1.448
          * ms. */
-        j->copy_s2 = ti__copy_s2_pick(); /* there wherever a few-channel kernel is */
-        j->split = p->s[2] == 2 && isa->fewc[0] != NULL && j->copy_s2 != NULL;
-        j->split_s2 = ti__split_s2_pick();
+        j->split_s2 = ti__split_s2_pick(); /* there wherever a few-channel kernel is */
+        j->split = p->s[2] == 2 && isa->fewc[0] != NULL && j->split_s2 != NULL;
         if (j->split) j->fn = isa->fewc[0];
         j->np = isa->fewc_np;
     } else {

@@ -128,7 +128,7 @@ TI__PRIVATE void ti__conv_decode(ti__kctx *k, ti__node *node) {
     node->conv_nd = 0;
     if (w == NULL || w->rank < 3 || w->rank > 5) return;
     int nd = w->rank - 2, mode;
-    int64_t st[3], dl[3], pads[6];
+    int64_t st[3] = {0, 0, 0}, dl[3] = {0, 0, 0}, pads[6] = {0, 0, 0, 0, 0, 0};
     ti_error quiet; /* a failure here is reported by the run */
     ti_error *err = k->err;
     k->err = &quiet;
@@ -136,12 +136,9 @@ TI__PRIVATE void ti__conv_decode(ti__kctx *k, ti__node *node) {
     ti_status e = ti__conv_attrs(k, nd, w, st, dl, pads, &mode);
     k->err = err;
     if (e != TI_OK) return;
-    memset(node->conv_st, 0, sizeof node->conv_st);
-    memset(node->conv_dl, 0, sizeof node->conv_dl);
-    memset(node->conv_pads, 0, sizeof node->conv_pads);
-    memcpy(node->conv_st, st, sizeof(int64_t) * (size_t)nd);
-    memcpy(node->conv_dl, dl, sizeof(int64_t) * (size_t)nd);
-    memcpy(node->conv_pads, pads, sizeof(int64_t) * (size_t)(2 * nd));
+    memcpy(node->conv_st, st, sizeof st);
+    memcpy(node->conv_dl, dl, sizeof dl);
+    memcpy(node->conv_pads, pads, sizeof pads);
     node->conv_mode = mode;
     node->conv_group = group;
     node->conv_nd = nd;
@@ -663,11 +660,12 @@ TI__PRIVATE ti__copy_s2_fn ti__copy_s2_pick(void) {
 
 /* ev[t] = src[2 t], od[t] = src[2 t + 1] for w columns of src, in one pass: a stride-2 row
  * split into its two phases (cpu/conv_fast.c's few-channel conv). Reading each row once for
- * both, where two ti__copy_s2_fn calls read it twice and zeroed the whole buffer row first:
+ * both, where two ti__copy_s2_fn calls (a half each) read it twice and zeroed the whole
+ * buffer row first:
  * the 3x3 / 2 stems in the models, per-node minima, 1 thread, Zen 4, builds alternating,
  * MobileNetV3-Small 0.146 -> 0.138 ms (AVX2 forced 0.170 -> 0.146), MobileNetV2 0.261 ->
- * 0.251 (0.295 -> 0.281), EfficientNet-B0 0.387 -> 0.375. NULL where the CPU has none (two
- * ti__copy_s2_fn calls then). */
+ * 0.251 (0.295 -> 0.281), EfficientNet-B0 0.387 -> 0.375. NULL where the CPU has none
+ * (no few-channel kernel there either). */
 typedef void (*ti__split_s2_fn)(float *ev, float *od, const float *src, size_t w);
 TI__PRIVATE ti__split_s2_fn ti__split_s2_pick(void) {
 #ifdef TI__X86_SIMD

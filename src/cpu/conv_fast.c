@@ -818,8 +818,7 @@ typedef struct ti__fewc_job {
     int32_t off[TI__FEWC_MAX_K]; /* tap (c, ky, kx) in the rows' buffer: (c KH + ky) P + kx,
                                     or with split rows (c KH + ky) P + (kx & 1) P / 2 + kx / 2 */
     int split; /* stride 2, rows buffered as their even columns then their odd ones */
-    ti__copy_s2_fn copy_s2; /* splits them, a half a call */
-    ti__split_s2_fn split_s2; /* both halves in one pass, or NULL */
+    ti__split_s2_fn split_s2; /* splits them, both halves in one pass */
     int act, clamp;
     float act_a, act_b, lo, hi;
 } ti__fewc_job;
@@ -843,9 +842,8 @@ TI__PRIVATE void ti__fewc_row(const ti__fewc_job *j, int64_t nn, int64_t oy, flo
                 continue;
             }
             const float *src = j->x + ((size_t)(nn * p->c + c) * (size_t)H + (size_t)iy) * W;
-            if (j->split && j->split_s2 != NULL) { /* both halves in one pass: src's even
-                columns go to half pl & 1 from pl / 2, its odd ones to the other from (pl + 1) / 2,
-                zeros around them */
+            if (j->split) { /* src's even columns go to half pl & 1 from pl / 2, its odd
+                               ones to the other from (pl + 1) / 2, zeros around them */
                 int64_t hw = P / 2, ne = (W + 1) / 2, no = W / 2, pe = pl / 2, po = (pl + 1) / 2;
                 float *he = row + (pl & 1) * hw, *ho = row + ((pl + 1) & 1) * hw;
                 j->split_s2(he + pe, ho + po, src, (size_t)W);
@@ -853,15 +851,6 @@ TI__PRIVATE void ti__fewc_row(const ti__fewc_job *j, int64_t nn, int64_t oy, flo
                 memset(he + pe + ne, 0, (size_t)(hw - pe - ne) * sizeof(float));
                 memset(ho, 0, (size_t)po * sizeof(float));
                 memset(ho + po + no, 0, (size_t)(hw - po - no) * sizeof(float));
-                continue;
-            }
-            if (j->split) { /* padded column b = pl + ix goes to half b & 1, at b / 2 */
-                memset(row, 0, (size_t)P * sizeof(float));
-                for (int64_t h = 0; h < 2; h++) {
-                    int64_t ix = (h + pl) & 1, n = (W - ix + 1) / 2; /* ix: first of half h */
-                    if (n > 0)
-                        j->copy_s2(row + h * (P / 2) + (pl + ix) / 2, src + ix, (size_t)n);
-                }
                 continue;
             }
             memset(row, 0, (size_t)pl * sizeof(float));
@@ -952,9 +941,8 @@ TI__PRIVATE int ti__fewc_setup(ti__kctx *k, const ti__convp *p, int portable, ti
          * 2.25-2.29), MobileNetV2's 3x3 / 2 0.183-0.187 -> 0.180-0.188; the stem in the
          * model, per-node minima of 4 x 30 runs alternating (bench/ab.py), 1.504 -> 1.448
          * ms. */
-        j->copy_s2 = ti__copy_s2_pick(); /* there wherever a few-channel kernel is */
-        j->split = p->s[2] == 2 && isa->fewc[0] != NULL && j->copy_s2 != NULL;
-        j->split_s2 = ti__split_s2_pick();
+        j->split_s2 = ti__split_s2_pick(); /* there wherever a few-channel kernel is */
+        j->split = p->s[2] == 2 && isa->fewc[0] != NULL && j->split_s2 != NULL;
         if (j->split) j->fn = isa->fewc[0];
         j->np = isa->fewc_np;
     } else {
