@@ -1847,6 +1847,10 @@ TI_TEST(depthwise_fuses_into_1x1_conv) {
         {16, 48, 80, 80, 3, 2, 0, 0, 1, 1, "Relu", "Relu", 1},
         {8, 30, 100, 96, 3, 1, 1, 1, 1, 1, "Sigmoid", "Clip", 1},
         {8, 32, 96, 90, 5, 2, 1, 1, 2, 2, "Relu", "Clip", 1}, /* 5x5 / 2: not fused */
+        /* tall, narrow maps of few channels: a step of hundreds of rows, more row-kernel
+         * calls than ti__pwdw_items finds the rows of at once (TI__PWDW_QMAX) */
+        {4, 8, 1200, 24, 3, 1, 1, 1, 1, 1, "Relu", "Relu", 0},
+        {4, 8, 1100, 26, 3, 2, 1, 1, 1, 1, NULL, "Clip", 1},
     };
     static float x[PW_XMAX], y1[PW_YMAX], y2[PW_YMAX], yk[PW_YMAX];
     static double ref[PW_YMAX];
