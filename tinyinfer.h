@@ -8969,11 +8969,13 @@ typedef struct ti__pwdw_job {
 #ifndef TI__PWDW_RING_BYTES
 #define TI__PWDW_RING_BYTES ((size_t)512 * 1024)
 #endif
-/* Rows of a step (R) and of the ring (RR) for kernel K, stride S, M channels of H x W:
- * a step's window at least, as many as TI__PWDW_RING_BYTES holds, at most the map. */
+/* Rows of a row-kernel call (R) and of the ring (RR) for kernel K, stride S, M channels of
+ * H x W: the window of a call of 4 rows at least (fewer rows a call at stride 2 where the
+ * ISA's kernel takes 2 at most: ti__conv_pwdw_run), as many as TI__PWDW_RING_BYTES holds,
+ * at most the map. */
 TI__PRIVATE int64_t ti__pwdw_ring_rows(int64_t K, int64_t S, int64_t M, int64_t H, int64_t W,
                                        int64_t *R) {
-    *R = S == 1 ? 4 : 2;
+    *R = 4;
     int64_t win = S * (*R - 1) + K, fit = (int64_t)(TI__PWDW_RING_BYTES / sizeof(float)) /
                                           TI__MAX(M * W, (int64_t)1);
     return TI__MAX(win, TI__MIN(fit, H));
@@ -9079,7 +9081,7 @@ TI__PRIVATE void ti__pwdw_items(void *ctx, int part, size_t begin, size_t end) {
              * each: 5 % of MobileNetV3-Small's 16 -> 72 at 56 x 56 pair when done for each
              * channel, perf) */
             for (int64_t q0 = oy; q0 < oy + G; q0 += TI__PWDW_QMAX * j->R) {
-                int64_t q1 = TI__MIN(oy + G, q0 + TI__PWDW_QMAX * j->R), off[TI__PWDW_QMAX][8];
+                int64_t q1 = TI__MIN(oy + G, q0 + TI__PWDW_QMAX * j->R), off[TI__PWDW_QMAX][12];
                 for (int64_t q = q0; q < q1; q += j->R) {
                     int R = (int)TI__MIN(j->R, oy + G - q), taps = (int)(S * (R - 1) + K);
                     for (int r = 0; r < taps; r++) {
@@ -9092,7 +9094,7 @@ TI__PRIVATE void ti__pwdw_items(void *ctx, int part, size_t begin, size_t end) {
                     for (int64_t q = q0; q < q1; q += j->R) {
                         int R = (int)TI__MIN(j->R, oy + G - q), taps = (int)(S * (R - 1) + K);
                         const int64_t *o = off[(q - q0) / j->R];
-                        const float *xr[8];
+                        const float *xr[12];
                         for (int r = 0; r < taps; r++) xr[r] = o[r] >= 0 ? base + o[r] : NULL;
                         j->fn(j->y + m * out_sp + (size_t)(q * OW), (size_t)OW, (int)K, R,
                               (size_t)OW, xr, W, j->pl, j->dw + m * (size_t)(K * K),
@@ -9133,7 +9135,6 @@ TI__PRIVATE ti_status ti__conv_pwdw_run(ti__kctx *k, const ti__convp *p) {
     j.K = nd->dw_k, j.S = nd->dw_s, j.pt = nd->dw_pt, j.pl = nd->dw_pl;
     j.H = p->in[1], j.W = p->in[2];
     j.RR = ti__pwdw_ring_rows(j.K, j.S, p->m, j.H, j.W, &j.R);
-    j.G = TI__MAX(j.R, ((j.RR - j.K) / j.S + 1) / j.R * j.R); /* whose window the ring holds */
     size_t threads = (size_t)ti__threadpool_size(k->tp);
     j.ring_floats = ti__pwdw_ring_floats(k, p);
     j.panel = ti__conv_ct_panels(k, p);
@@ -9144,6 +9145,13 @@ TI__PRIVATE ti_status ti__conv_pwdw_run(ti__kctx *k, const ti__convp *p) {
     j.fn = (j.S == 1 || j.S == 2) ? isa->rows[j.S == 2] : NULL;
     if (j.fn == NULL && (j.S == 1 || j.S == 2)) /* an ISA forced after planning */
         j.fn = j.S == 1 ? ti__dw_rows_ref1 : ti__dw_rows_ref2;
+    /* 2 rows a call at stride 2 but where the kernel takes 4 (AVX-512's, and the plain C
+     * one): half the calls. MobileNetV2's stride-2 pairs, per-node minima, 1 thread, Zen 4,
+     * builds alternating: 16 -> 96 at 112 x 112 0.623 -> 0.613 ms, 24 -> 144 at 56 x 56
+     * 0.310 -> 0.303 */
+    else if (j.S == 2 && !isa->rows_s2_k5r4)
+        j.R = 2;
+    j.G = TI__MAX(j.R, ((j.RR - j.K) / j.S + 1) / j.R * j.R); /* whose window the ring holds */
     int ok = y->dtype == TI_DTYPE_F32 && y->rank == 4 && y->shape[0] == 1 &&
              y->shape[1] == p->m && y->shape[2] >= 1 && y->shape[3] >= 1 && p->n == 1 &&
              p->group == 1 && p->in[0] == 1 && dw != NULL && dw->dtype == TI_DTYPE_F32 &&
