@@ -1359,12 +1359,11 @@ TI__PRIVATE ti_status ti__conv_pwdw_run(ti__kctx *k, const ti__convp *p) {
     j.fn = (j.S == 1 || j.S == 2) ? isa->rows[j.S == 2] : NULL;
     if (j.fn == NULL && (j.S == 1 || j.S == 2)) /* an ISA forced after planning */
         j.fn = j.S == 1 ? ti__dw_rows_ref1 : ti__dw_rows_ref2;
-    /* 2 rows a call at stride 2 but where the kernel takes 4 (AVX-512's, and the plain C
-     * one): half the calls. MobileNetV2's stride-2 pairs, per-node minima, 1 thread, Zen 4,
-     * builds alternating: 16 -> 96 at 112 x 112 0.623 -> 0.613 ms, 24 -> 144 at 56 x 56
-     * 0.310 -> 0.303 */
-    else if (j.S == 2 && !isa->rows_s2_k5r4)
-        j.R = 2;
+    /* 4 rows a call, but 2 at stride 2 where the ISA's kernel takes no more (AVX2's). 4 at
+     * stride 2 (AVX-512's kernel, the plain C one) halved the calls: MobileNetV2's stride-2
+     * pairs, per-node minima, 1 thread, Zen 4, builds alternating: 16 -> 96 at 112 x 112
+     * 0.623 -> 0.613 ms, 24 -> 144 at 56 x 56 0.310 -> 0.303 */
+    if (j.S == 2 && j.fn == isa->rows[1] && !isa->rows_s2_k5r4) j.R = 2;
     j.G = TI__MAX(j.R, ((j.RR - j.K) / j.S + 1) / j.R * j.R); /* whose window the ring holds */
     int ok = y->dtype == TI_DTYPE_F32 && y->rank == 4 && y->shape[0] == 1 &&
              y->shape[1] == p->m && y->shape[2] >= 1 && y->shape[3] >= 1 && p->n == 1 &&

@@ -1851,6 +1851,8 @@ TI_TEST(depthwise_fuses_into_1x1_conv) {
          * calls than ti__pwdw_items finds the rows of at once (TI__PWDW_QMAX) */
         {4, 8, 1200, 24, 3, 1, 1, 1, 1, 1, "Relu", "Relu", 0},
         {4, 8, 1100, 26, 3, 2, 1, 1, 1, 1, NULL, "Clip", 1},
+        /* rows of 57 at stride 2: fused under AVX2 too, whose kernel takes 2 rows a call */
+        {8, 32, 48, 114, 3, 2, 1, 1, 1, 1, "Relu", "Relu", 1},
     };
     static float x[PW_XMAX], y1[PW_YMAX], y2[PW_YMAX], yk[PW_YMAX];
     static double ref[PW_YMAX];
