@@ -522,13 +522,20 @@ TI__PRIVATE size_t ti__conv_dw_bands(const ti__convp *p, size_t threads, int64_t
     return threads;
 }
 
+/* Output rows a call of the ISA's row kernel at stride S takes: 4 (TI__DW_ROWS_MAX), 2 at
+ * stride 2 where it takes no more (its rows_s2_k5r4 0). */
+#define TI__DW_ROWS_MAX 4
+TI__PRIVATE int ti__dw_rows_per_call(const ti__dw_isa *isa, int64_t S) {
+    return S == 1 || isa->rows_s2_k5r4 ? TI__DW_ROWS_MAX : 2;
+}
+
 /* Items [begin, end) by the row kernel of their stride, item i being band i / P of plane
- * i % P (P = n * M planes; j->bands bands, rows j->band_row): 4 output rows a call at
- * stride 1, 2 at stride 2. */
+ * i % P (P = n * M planes; j->bands bands, rows j->band_row): ti__dw_rows_per_call rows a
+ * call. */
 TI__PRIVATE void ti__conv_dw_rows(const ti__dw_job *j, size_t begin, size_t end) {
     const ti__convp *p = j->p;
     int64_t H = p->in[1], W = p->in[2], OW = p->out[2], pt = p->pb[1];
-    int K = (int)p->k[1], S = (int)p->s[1], group = S == 1 || j->isa->rows_s2_k5r4 ? 4 : 2;
+    int K = (int)p->k[1], S = (int)p->s[1], group = ti__dw_rows_per_call(j->isa, S);
     size_t planes = (size_t)(p->n * p->m);
     ti__dw_rows_fn fn = j->isa->rows[S == 2];
     for (size_t it = begin; it < end; it++) {
@@ -1183,23 +1190,19 @@ typedef struct ti__pwdw_job {
 #ifndef TI__PWDW_RING_BYTES
 #define TI__PWDW_RING_BYTES ((size_t)512 * 1024)
 #endif
-/* Rows of a row-kernel call (R) and of the ring (RR) for kernel K, stride S, M channels of
- * H x W: the window of a call of 4 rows at least (fewer rows a call at stride 2 where the
- * ISA's kernel takes 2 at most: ti__conv_pwdw_run), as many as TI__PWDW_RING_BYTES holds,
- * at most the map. */
-TI__PRIVATE int64_t ti__pwdw_ring_rows(int64_t K, int64_t S, int64_t M, int64_t H, int64_t W,
-                                       int64_t *R) {
-    *R = 4;
-    int64_t win = S * (*R - 1) + K, fit = (int64_t)(TI__PWDW_RING_BYTES / sizeof(float)) /
-                                          TI__MAX(M * W, (int64_t)1);
+/* Rows of the ring (RR) for kernel K, stride S, M channels of H x W: the window of a
+ * row-kernel call of the most rows any ISA's takes at least (the ISA in use may take fewer:
+ * ti__conv_pwdw_run), as many as TI__PWDW_RING_BYTES holds, at most the map. */
+TI__PRIVATE int64_t ti__pwdw_ring_rows(int64_t K, int64_t S, int64_t M, int64_t H, int64_t W) {
+    int64_t win = S * (TI__DW_ROWS_MAX - 1) + K;
+    int64_t fit = (int64_t)(TI__PWDW_RING_BYTES / sizeof(float)) / TI__MAX(M * W, (int64_t)1);
     return TI__MAX(win, TI__MIN(fit, H));
 }
 
 /* Floats of scratch a thread of the fused node takes, 64-byte aligned: its ring and, where
  * the 1x1 conv's weights were packed for the transposed GEMM, the Y^T of a ring's rows. */
 TI__PRIVATE size_t ti__pwdw_ring_floats(const ti__kctx *k, const ti__convp *p) {
-    int64_t R, RR = ti__pwdw_ring_rows(k->node->dw_k, k->node->dw_s, p->m, p->in[1], p->in[2],
-                                       &R);
+    int64_t RR = ti__pwdw_ring_rows(k->node->dw_k, k->node->dw_s, p->m, p->in[1], p->in[2]);
     size_t cols = (size_t)RR * (size_t)p->in[2];
     size_t t = ti__conv_ct_panels(k, p) != NULL ? cols * ti__conv_ct_ld(p) : 0;
     return TI__ROUND16((size_t)p->m * cols + t);
@@ -1348,7 +1351,7 @@ TI__PRIVATE ti_status ti__conv_pwdw_run(ti__kctx *k, const ti__convp *p) {
     j.p = p;
     j.K = nd->dw_k, j.S = nd->dw_s, j.pt = nd->dw_pt, j.pl = nd->dw_pl;
     j.H = p->in[1], j.W = p->in[2];
-    j.RR = ti__pwdw_ring_rows(j.K, j.S, p->m, j.H, j.W, &j.R);
+    j.RR = ti__pwdw_ring_rows(j.K, j.S, p->m, j.H, j.W);
     size_t threads = (size_t)ti__threadpool_size(k->tp);
     j.ring_floats = ti__pwdw_ring_floats(k, p);
     j.panel = ti__conv_ct_panels(k, p);
@@ -1359,11 +1362,11 @@ TI__PRIVATE ti_status ti__conv_pwdw_run(ti__kctx *k, const ti__convp *p) {
     j.fn = (j.S == 1 || j.S == 2) ? isa->rows[j.S == 2] : NULL;
     if (j.fn == NULL && (j.S == 1 || j.S == 2)) /* an ISA forced after planning */
         j.fn = j.S == 1 ? ti__dw_rows_ref1 : ti__dw_rows_ref2;
-    /* 4 rows a call, but 2 at stride 2 where the ISA's kernel takes no more (AVX2's). 4 at
-     * stride 2 (AVX-512's kernel, the plain C one) halved the calls: MobileNetV2's stride-2
-     * pairs, per-node minima, 1 thread, Zen 4, builds alternating: 16 -> 96 at 112 x 112
-     * 0.623 -> 0.613 ms, 24 -> 144 at 56 x 56 0.310 -> 0.303 */
-    if (j.S == 2 && j.fn == isa->rows[1] && !isa->rows_s2_k5r4) j.R = 2;
+    /* as many rows a call as the depthwise conv alone: 4 at stride 2 on AVX-512 (2 before)
+     * halved the calls, MobileNetV2's stride-2 pairs, per-node minima, 1 thread, Zen 4,
+     * builds alternating: 16 -> 96 at 112 x 112 0.623 -> 0.613 ms, 24 -> 144 at 56 x 56
+     * 0.310 -> 0.303 */
+    j.R = ti__dw_rows_per_call(isa, j.S);
     j.G = TI__MAX(j.R, ((j.RR - j.K) / j.S + 1) / j.R * j.R); /* whose window the ring holds */
     int ok = y->dtype == TI_DTYPE_F32 && y->rank == 4 && y->shape[0] == 1 &&
              y->shape[1] == p->m && y->shape[2] >= 1 && y->shape[3] >= 1 && p->n == 1 &&
