@@ -1621,7 +1621,9 @@ TI__PRIVATE void ti__dwl_zero_pad(const ti__dw_lane_geo *g, float *in, size_t L)
 /* A conv with few products per output (cpu/conv_fast.c, the few-channel path): for m < mv
  * (<= 16) and r < np (<= the ISA's fewc_np),
  *   y[m * ldy + r] = bias[m] + sum over t < taps of w[t * 16 + m] * x[off[t] + r * S]
- * in that order of t, then the clamp as ti__dw_row_fn. Reads x[off[t] .. off[t] + V S),
+ * in that order of t, then, clamp 1: the clamp as ti__dw_row_fn; clamp 2: HardSwish (lo, hi
+ * unused) with ti__act_block's operations in its order, so the same bits as that pass after
+ * the kernel. Reads x[off[t] .. off[t] + V S),
  * V = np rounded up to 16 (the whole vectors, past r = np too), w[0 .. 16 taps),
  * bias[0 .. 16); writes only those y. fewc[S == 2]; NULL where an ISA has none. */
 typedef void (*ti__conv_fewc_fn)(float *y, size_t ldy, int mv, int np, const float *x,
@@ -8684,7 +8686,8 @@ TI__PRIVATE void ti__fewc_ref(int S, float *y, size_t ldy, int mv, int np, const
         for (int r = 0; r < np; r++) {
             float v = bias[m];
             for (int t = 0; t < taps; t++) v += w[t * 16 + m] * x[off[t] + r * S];
-            if (clamp) v = TI__MIN(TI__MAX(v, lo), hi);
+            if (clamp == 1) v = TI__MIN(TI__MAX(v, lo), hi);
+            else if (clamp == 2) v = ti__act_apply(TI__ACT_HARD_SWISH, 0.0f, 0.0f, v);
             y[(size_t)m * ldy + (size_t)r] = v;
         }
 }
@@ -8750,6 +8753,9 @@ TI__PRIVATE int ti__fewc_setup(ti__kctx *k, const ti__convp *p, int portable, ti
     j->act_a = k->node->act_a;
     j->act_b = k->node->act_b;
     j->clamp = ti__conv_act_clamp(k->node, &j->lo, &j->hi);
+    /* HardSwish in the kernels too, not in a pass over each row after them (MobileNetV3's
+     * stem: that pass was 0.8 % of the model, perf) */
+    if (j->act == TI__ACT_HARD_SWISH) j->clamp = 2;
     return 1;
 }
 
@@ -29758,9 +29764,12 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__fc256_group(const int S, const int G, fl
 #define TI__FC256_STORE(m)                                                                   \
     if (G > m && m < mv) {                                                                   \
         __m256 r0 = ti__fc256_order(S, a##m), r1 = ti__fc256_order(S, b##m);                 \
-        if (clamp) {                                                                         \
+        if (clamp == 1) {                                                                    \
             r0 = _mm256_min_ps(_mm256_max_ps(r0, vlo), vhi);                                 \
             r1 = _mm256_min_ps(_mm256_max_ps(r1, vlo), vhi);                                 \
+        } else if (clamp == 2) { /* HardSwish as ti__act256 */                               \
+            r0 = ti__act256(TI__ACT_HARD_SWISH, r0, vlo, vhi);                               \
+            r1 = ti__act256(TI__ACT_HARD_SWISH, r1, vlo, vhi);                               \
         }                                                                                    \
         if (np == 16) {                                                                      \
             _mm256_storeu_ps(y + m * ldy, r0);                                               \
@@ -30359,6 +30368,13 @@ TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__fc512_load(const int S, const float 
     if (S == 1) return _mm512_loadu_ps(p);
     return _mm512_permutex2var_ps(_mm512_loadu_ps(p), even, _mm512_loadu_ps(p + 16));
 }
+/* A sum's activation by ti__conv_fewc_fn's clamp: 1 the clamp, 2 HardSwish as ti__act512. */
+TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__fc512_act(int clamp, __m512 v, __m512 vlo,
+                                                     __m512 vhi) {
+    if (clamp == 1) return ti__dw512_clamp(v, vlo, vhi);
+    if (clamp == 2) return ti__act512(TI__ACT_HARD_SWISH, v, vlo, vhi);
+    return v;
+}
 /* G channels (16, 8, 6 or 4) of NV input vectors (1, 3 or 4) a call, each channel's weight
  * broadcast once a tap for its NV FMAs: up to 16 positions, one vector and all 16 channels
  * (17 loads a tap for 16 FMAs); 17 to 48, three vectors and the channels in two calls of 8
@@ -30407,12 +30423,12 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__fc512_blk(const int S, const int G, co
 #define TI__FC512_STORE(m)                                                                   \
     if (G > m && m < mv) {                                                                   \
         float *ym = y + m * ldy;                                                             \
-        __m512 r0 = clamp ? ti__dw512_clamp(a##m, vlo, vhi) : a##m;                          \
+        __m512 r0 = ti__fc512_act(clamp, a##m, vlo, vhi);                                    \
         if (np >= 16) _mm512_storeu_ps(ym, r0);                                              \
         else _mm512_mask_storeu_ps(ym, k0, r0);                                              \
-        if (NV > 1) _mm512_mask_storeu_ps(ym + 16, k1, clamp ? ti__dw512_clamp(b##m, vlo, vhi) : b##m); \
-        if (NV > 2) _mm512_mask_storeu_ps(ym + 32, k2, clamp ? ti__dw512_clamp(c##m, vlo, vhi) : c##m); \
-        if (NV > 3) _mm512_mask_storeu_ps(ym + 48, k3, clamp ? ti__dw512_clamp(d##m, vlo, vhi) : d##m); \
+        if (NV > 1) _mm512_mask_storeu_ps(ym + 16, k1, ti__fc512_act(clamp, b##m, vlo, vhi)); \
+        if (NV > 2) _mm512_mask_storeu_ps(ym + 32, k2, ti__fc512_act(clamp, c##m, vlo, vhi)); \
+        if (NV > 3) _mm512_mask_storeu_ps(ym + 48, k3, ti__fc512_act(clamp, d##m, vlo, vhi)); \
     }
     TI__FC512_X16(TI__FC512_STORE)
 #undef TI__FC512_STORE

@@ -509,7 +509,9 @@ TI__PRIVATE void ti__dwl_zero_pad(const ti__dw_lane_geo *g, float *in, size_t L)
 /* A conv with few products per output (cpu/conv_fast.c, the few-channel path): for m < mv
  * (<= 16) and r < np (<= the ISA's fewc_np),
  *   y[m * ldy + r] = bias[m] + sum over t < taps of w[t * 16 + m] * x[off[t] + r * S]
- * in that order of t, then the clamp as ti__dw_row_fn. Reads x[off[t] .. off[t] + V S),
+ * in that order of t, then, clamp 1: the clamp as ti__dw_row_fn; clamp 2: HardSwish (lo, hi
+ * unused) with ti__act_block's operations in its order, so the same bits as that pass after
+ * the kernel. Reads x[off[t] .. off[t] + V S),
  * V = np rounded up to 16 (the whole vectors, past r = np too), w[0 .. 16 taps),
  * bias[0 .. 16); writes only those y. fewc[S == 2]; NULL where an ISA has none. */
 typedef void (*ti__conv_fewc_fn)(float *y, size_t ldy, int mv, int np, const float *x,

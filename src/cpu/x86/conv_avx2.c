@@ -490,9 +490,12 @@ TI__X86_INLINE TI__TARGET_AVX2 void ti__fc256_group(const int S, const int G, fl
 #define TI__FC256_STORE(m)                                                                   \
     if (G > m && m < mv) {                                                                   \
         __m256 r0 = ti__fc256_order(S, a##m), r1 = ti__fc256_order(S, b##m);                 \
-        if (clamp) {                                                                         \
+        if (clamp == 1) {                                                                    \
             r0 = _mm256_min_ps(_mm256_max_ps(r0, vlo), vhi);                                 \
             r1 = _mm256_min_ps(_mm256_max_ps(r1, vlo), vhi);                                 \
+        } else if (clamp == 2) { /* HardSwish as ti__act256 */                               \
+            r0 = ti__act256(TI__ACT_HARD_SWISH, r0, vlo, vhi);                               \
+            r1 = ti__act256(TI__ACT_HARD_SWISH, r1, vlo, vhi);                               \
         }                                                                                    \
         if (np == 16) {                                                                      \
             _mm256_storeu_ps(y + m * ldy, r0);                                               \

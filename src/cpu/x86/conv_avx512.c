@@ -248,6 +248,13 @@ TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__fc512_load(const int S, const float 
     if (S == 1) return _mm512_loadu_ps(p);
     return _mm512_permutex2var_ps(_mm512_loadu_ps(p), even, _mm512_loadu_ps(p + 16));
 }
+/* A sum's activation by ti__conv_fewc_fn's clamp: 1 the clamp, 2 HardSwish as ti__act512. */
+TI__X86_INLINE TI__TARGET_AVX512 __m512 ti__fc512_act(int clamp, __m512 v, __m512 vlo,
+                                                     __m512 vhi) {
+    if (clamp == 1) return ti__dw512_clamp(v, vlo, vhi);
+    if (clamp == 2) return ti__act512(TI__ACT_HARD_SWISH, v, vlo, vhi);
+    return v;
+}
 /* G channels (16, 8, 6 or 4) of NV input vectors (1, 3 or 4) a call, each channel's weight
  * broadcast once a tap for its NV FMAs: up to 16 positions, one vector and all 16 channels
  * (17 loads a tap for 16 FMAs); 17 to 48, three vectors and the channels in two calls of 8
@@ -296,12 +303,12 @@ TI__X86_INLINE TI__TARGET_AVX512 void ti__fc512_blk(const int S, const int G, co
 #define TI__FC512_STORE(m)                                                                   \
     if (G > m && m < mv) {                                                                   \
         float *ym = y + m * ldy;                                                             \
-        __m512 r0 = clamp ? ti__dw512_clamp(a##m, vlo, vhi) : a##m;                          \
+        __m512 r0 = ti__fc512_act(clamp, a##m, vlo, vhi);                                    \
         if (np >= 16) _mm512_storeu_ps(ym, r0);                                              \
         else _mm512_mask_storeu_ps(ym, k0, r0);                                              \
-        if (NV > 1) _mm512_mask_storeu_ps(ym + 16, k1, clamp ? ti__dw512_clamp(b##m, vlo, vhi) : b##m); \
-        if (NV > 2) _mm512_mask_storeu_ps(ym + 32, k2, clamp ? ti__dw512_clamp(c##m, vlo, vhi) : c##m); \
-        if (NV > 3) _mm512_mask_storeu_ps(ym + 48, k3, clamp ? ti__dw512_clamp(d##m, vlo, vhi) : d##m); \
+        if (NV > 1) _mm512_mask_storeu_ps(ym + 16, k1, ti__fc512_act(clamp, b##m, vlo, vhi)); \
+        if (NV > 2) _mm512_mask_storeu_ps(ym + 32, k2, ti__fc512_act(clamp, c##m, vlo, vhi)); \
+        if (NV > 3) _mm512_mask_storeu_ps(ym + 48, k3, ti__fc512_act(clamp, d##m, vlo, vhi)); \
     }
     TI__FC512_X16(TI__FC512_STORE)
 #undef TI__FC512_STORE
