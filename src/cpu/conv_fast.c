@@ -525,6 +525,8 @@ TI__PRIVATE size_t ti__conv_dw_bands(const ti__convp *p, size_t threads, int64_t
 /* Output rows a call of the ISA's row kernel at stride S takes: 4 (TI__DW_ROWS_MAX), 2 at
  * stride 2 where it takes no more (its rows_s2_k5r4 0). */
 #define TI__DW_ROWS_MAX 4
+/* Outputs of the row path that take their activation together (ti__conv_dw_rows) */
+#define TI__DW_ACT_FLOATS 1024
 TI__PRIVATE int ti__dw_rows_per_call(const ti__dw_isa *isa, int64_t S) {
     return S == 1 || isa->rows_s2_k5r4 ? TI__DW_ROWS_MAX : 2;
 }
@@ -543,6 +545,7 @@ TI__PRIVATE void ti__conv_dw_rows(const ti__dw_job *j, size_t begin, size_t end)
         int64_t oy0 = j->band_row[band], oy1 = j->band_row[band + 1];
         const float *xp = j->x + pln * p->in_sp;
         float bv = j->b != NULL ? j->b[m] : 0.0f, *yp = j->y + pln * p->out_sp;
+        int64_t act_row = oy0; /* rows from here on still lack the activation */
         for (int64_t oy = oy0; oy < oy1; oy += group) {
             int R = (int)TI__MIN((int64_t)group, oy1 - oy);
             const float *xr[12];
@@ -552,9 +555,16 @@ TI__PRIVATE void ti__conv_dw_rows(const ti__dw_job *j, size_t begin, size_t end)
             }
             fn(yp + oy * OW, (size_t)OW, K, R, (size_t)OW, xr, W, p->pb[2],
                j->w + m * (size_t)(K * K), bv, j->clamp, j->lo, j->hi);
+            /* The activation on the rows once there are TI__DW_ACT_FLOATS of them, still in
+             * L1; over a whole band it read them from L2 in large maps, and on each call's
+             * few rows of a small map it ran on pieces too short for its vector loops. */
+            int64_t done = oy + R;
+            if (j->act != TI__ACT_NONE && !j->clamp &&
+                ((done - act_row) * OW >= TI__DW_ACT_FLOATS || done == oy1)) {
+                ti__conv_dw_post((void *)j, yp + act_row * OW, (size_t)((done - act_row) * OW));
+                act_row = done;
+            }
         }
-        if (j->act != TI__ACT_NONE && !j->clamp)
-            ti__conv_dw_post((void *)j, yp + oy0 * OW, (size_t)((oy1 - oy0) * OW));
     }
 }
 
