@@ -522,11 +522,11 @@ TI__PRIVATE size_t ti__conv_dw_bands(const ti__convp *p, size_t threads, int64_t
     return threads;
 }
 
+/* Outputs of the row path that take their activation together (ti__conv_dw_rows) */
+#define TI__DW_ACT_FLOATS 1024
 /* Output rows a call of the ISA's row kernel at stride S takes: 4 (TI__DW_ROWS_MAX), 2 at
  * stride 2 where it takes no more (its rows_s2_k5r4 0). */
 #define TI__DW_ROWS_MAX 4
-/* Outputs of the row path that take their activation together (ti__conv_dw_rows) */
-#define TI__DW_ACT_FLOATS 1024
 TI__PRIVATE int ti__dw_rows_per_call(const ti__dw_isa *isa, int64_t S) {
     return S == 1 || isa->rows_s2_k5r4 ? TI__DW_ROWS_MAX : 2;
 }
@@ -832,51 +832,50 @@ typedef struct ti__fewc_job {
     float *y;
     ti__conv_fewc_fn fn;
     int64_t P, np; /* the rows' pitch in the buffer; positions a call */
-    int32_t off[TI__FEWC_MAX_K]; /* tap (c, ky, kx) in the rows' buffer: (c KH + ky) P + kx,
-                                    or with split rows (c KH + ky) P + (kx & 1) P / 2 + kx / 2 */
     int split; /* stride 2, rows buffered as their even columns then their odd ones */
     ti__split_s2_fn split_s2; /* splits them, both halves in one pass */
     int act, clamp;
     float act_a, act_b, lo, hi;
 } ti__fewc_job;
 
+/* The few-channel path's input rows of one thread: C x KH rows of P floats, a ring per
+ * channel (input row iy of channel c in row c KH + (iy + pt) % KH), and which row of which
+ * image each holds (have, -1: none), so that the rows an output row shares with the one
+ * before (KH - SY of them) are not copied again: a 3x3 / 2 stem copied each input row 1.5
+ * times, ResNet-18's 7x7 / 2 one 3.5 times. */
+typedef struct ti__fewc_rows_buf {
+    float buf[TI__FEWC_FLOATS];
+    int64_t have[TI__FEWC_MAX_K];
+} ti__fewc_rows_buf;
+TI__PRIVATE void ti__fewc_rows_reset(ti__fewc_rows_buf *b) {
+    for (size_t i = 0; i < TI__FEWC_MAX_K; i++) b->have[i] = -1;
+}
+
 /* Conv output row oy of image nn, all M channels, to y (channel m's OW values at
- * y + m ldy), through buf (TI__FEWC_FLOATS floats): the C x KH input rows it reads, copied
- * with their padding, then the kernel on 16 channels x up to np positions at a time, then
- * the activation the kernel does not apply. With `have` (C x KH entries, -1 at first), buf
- * is a ring: input row iy of channel c in row c KH + (iy + pt) % KH of it, have[] telling
- * which image's row each holds, so the rows an output row shares with the one before
- * (KH - SY of them) are not copied again: a 3x3 / 2 stem copied each input row 1.5 times,
- * ResNet-18's 7x7 / 2 one 3.5 times. Without, row c KH + ky holds window row ky. */
-TI__PRIVATE void ti__fewc_row(const ti__fewc_job *j, int64_t nn, int64_t oy, float *buf,
-                              int64_t *have, float *y, size_t ldy) {
+ * y + m ldy), through rb: the C x KH input rows it reads, copied with their padding where
+ * rb does not hold them yet, then the kernel on 16 channels x up to np positions at a time,
+ * then the activation the kernel does not apply. */
+TI__PRIVATE void ti__fewc_row(const ti__fewc_job *j, int64_t nn, int64_t oy,
+                              ti__fewc_rows_buf *rb, float *y, size_t ldy) {
     const ti__convp *p = j->p;
     int64_t C = p->cg, M = p->mg, H = p->in[1], W = p->in[2], OW = p->out[2];
     int64_t KH = p->k[1], KW = p->k[2], SY = p->s[1], S = p->s[2], P = j->P;
     int64_t pt = p->pb[1], pl = p->pb[2], taps = C * KH * KW;
     int64_t span = (p->out[1] - 1) * SY + KH; /* padded input rows an image's windows read */
-    int32_t ring_off[TI__FEWC_MAX_K];
-    const int32_t *off = j->off;
-    int64_t r0 = have != NULL ? oy * SY % KH : 0; /* window row 0's slot in the ring */
-    if (have != NULL) { /* the taps' offsets for this row's slots (no divisions: a few per
-                           tap were 13 % of a 3x3 / 2 stem's time) */
-        for (int64_t c = 0, t = 0; c < C; c++)
-            for (int64_t ky = 0; ky < KH; ky++) {
-                int64_t s = r0 + ky < KH ? r0 + ky : r0 + ky - KH, base = (c * KH + s) * P;
-                for (int64_t kx = 0; kx < KW; kx++, t++)
-                    ring_off[t] = (int32_t)(base + (j->split ? (kx & 1) * (P / 2) + kx / 2 : kx));
-            }
-        off = ring_off;
-    }
-    for (int64_t c = 0; c < C; c++)
+    int64_t r0 = oy * SY % KH;                /* window row 0's place in each ring */
+    float *buf = rb->buf;
+    /* tap (c, ky, kx) at off[t] in buf, made here without divisions (a few a tap were 13 %
+     * of a 3x3 / 2 stem's time): slot P + kx, or with split rows
+     * slot P + (kx & 1) P / 2 + kx / 2 */
+    int32_t off[TI__FEWC_MAX_K];
+    for (int64_t c = 0, t = 0; c < C; c++)
         for (int64_t ky = 0; ky < KH; ky++) {
-            int64_t iy = oy * SY - pt + ky, slot = c * KH + ky;
-            if (have != NULL) {
-                int64_t key = nn * span + iy + pt;
-                slot = c * KH + (r0 + ky < KH ? r0 + ky : r0 + ky - KH);
-                if (have[slot] == key) continue; /* held since the row before */
-                have[slot] = key;
-            }
+            int64_t iy = oy * SY - pt + ky, key = nn * span + iy + pt;
+            int64_t slot = c * KH + (r0 + ky < KH ? r0 + ky : r0 + ky - KH);
+            for (int64_t kx = 0; kx < KW; kx++, t++)
+                off[t] = (int32_t)(slot * P + (j->split ? (kx & 1) * (P / 2) + kx / 2 : kx));
+            if (rb->have[slot] == key) continue; /* held since the row before */
+            rb->have[slot] = key;
             float *row = buf + slot * P;
             if (iy < 0 || iy >= H) {
                 memset(row, 0, (size_t)P * sizeof(float));
@@ -914,12 +913,11 @@ TI__PRIVATE void ti__conv_fewc_rows(void *ctx, size_t begin, size_t end) {
     const ti__fewc_job *j = (const ti__fewc_job *)ctx;
     const ti__convp *p = j->p;
     int64_t OH = p->out[1], OW = p->out[2];
-    float buf[TI__FEWC_FLOATS];
-    int64_t have[TI__FEWC_MAX_K];
-    for (int64_t i = 0; i < p->cg * p->k[1]; i++) have[i] = -1;
+    ti__fewc_rows_buf rb;
+    ti__fewc_rows_reset(&rb);
     for (size_t q = begin; q < end; q++) {
         int64_t nn = (int64_t)q / OH, oy = (int64_t)q % OH;
-        ti__fewc_row(j, nn, oy, buf, have, j->y + (size_t)nn * p->m * p->out_sp + (size_t)(oy * OW),
+        ti__fewc_row(j, nn, oy, &rb, j->y + (size_t)nn * p->m * p->out_sp + (size_t)(oy * OW),
                      p->out_sp);
     }
 }
@@ -959,7 +957,7 @@ TI__PRIVATE int ti__fewc_setup(ti__kctx *k, const ti__convp *p, int portable, ti
     if (!simd && !portable) return 0;
     int64_t P = simd ? ti__conv_fewc_pitch(p) : ti__conv_fewc_pitch_np(p, 16);
     if (P == 0) return 0;
-    int64_t M = p->mg, taps = p->cg * (int64_t)p->kprod, nb = (M + 15) / 16;
+    int64_t M = p->mg, nb = (M + 15) / 16;
     const float *b = k->n_in > 2 && k->in[2] != NULL ? (const float *)k->in[2]->data : NULL;
     const float *wt = ti__conv_fewc_packed(k->node, p);
     if (wt == NULL) { /* weights that were not constant at planning: laid out in the scratch */
@@ -992,10 +990,6 @@ TI__PRIVATE int ti__fewc_setup(ti__kctx *k, const ti__convp *p, int portable, ti
     } else {
         j->fn = p->s[2] == 2 ? ti__fewc_ref2 : ti__fewc_ref1;
         j->np = 16;
-    }
-    for (int64_t t = 0; t < taps; t++) {
-        int64_t kx = t % p->k[2];
-        j->off[t] = (int32_t)(t / p->k[2] * P + (j->split ? (kx & 1) * (P / 2) + kx / 2 : kx));
     }
     j->act = k->node->act;
     j->act_a = k->node->act_a;
@@ -1086,9 +1080,8 @@ TI__PRIVATE void ti__conv_pool_bands(void *ctx, int part, size_t begin, size_t e
     size_t rows = (size_t)p->n * (size_t)PH, plane = (size_t)(PH * PW), ldr = j->ldr;
     size_t ldm = (size_t)j->R * ldr; /* from one channel's rows to the next's */
     float *blk = j->blocks + (size_t)part * j->block_floats;
-    float buf[TI__FEWC_FLOATS];
-    int64_t have[TI__FEWC_MAX_K]; /* ti__fewc_row's ring */
-    for (int64_t i = 0; i < p->cg * p->k[1]; i++) have[i] = -1;
+    ti__fewc_rows_buf rb;
+    ti__fewc_rows_reset(&rb);
     for (size_t b = begin; b < end; b++) {
         int64_t img = -1, lo = 0, hi = 0; /* the block holds conv rows [lo, hi) of image img */
         size_t q1 = rows * (b + 1) / j->bands;
@@ -1107,7 +1100,7 @@ TI__PRIVATE void ti__conv_pool_bands(void *ctx, int part, size_t begin, size_t e
                 img = nn, lo = hi = a;
             }
             for (; hi < e; hi++)
-                ti__fewc_row(&j->f, nn, hi, buf, have, blk + (size_t)(hi - lo) * ldr, ldm);
+                ti__fewc_row(&j->f, nn, hi, &rb, blk + (size_t)(hi - lo) * ldr, ldm);
             float *yrow = j->f.y + (size_t)nn * (size_t)p->m * plane;
             /* the group's rows whose windows lie inside the map: [ka, kb) */
             int64_t ka = py0, kb = py0;
