@@ -2140,6 +2140,8 @@ struct ti_session {
 TI__PRIVATE int ti__session_new_value(ti_session *s, const char *name);
 TI__PRIVATE void ti__kctx_init(ti_session *s, ti__kctx *k, int n, ti_error *err);
 TI__PRIVATE ti_status ti__session_run_dynamic(ti_session *s, int n, ti_error *err);
+/* Runs node n on the CPU (planned or dynamic), its time in the profile when one is kept. */
+TI__PRIVATE ti_status ti__session_run_node_cpu(ti_session *s, int n, ti_error *err);
 TI__PRIVATE int ti__session_bind_io(ti_session *s, int n);
 TI__PRIVATE int ti__pass_live_nodes(ti_session *s, char *live);
 TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err);
@@ -4860,6 +4862,103 @@ TI__PRIVATE int ti__model_add_output(ti_model *m, int value) {
         return 0;
     m->outputs[m->n_outputs++] = value;
     return 1;
+}
+
+/* Puts m's nodes in topological order: Kahn's algorithm, taking the lowest index among the
+ * nodes ready, so the order stays close to the file's. prod: each value's producer (a node
+ * index, or negative: a graph input, a constant, none); edges: how many node inputs are
+ * some node's output. Returns 0 when sorted, -1 out of memory (the nodes untouched), or 1
+ * when the nodes hold a cycle, with a node on it in *cycle_node (the nodes untouched). The
+ * ONNX and TFLite readers share it; each names the node in its own words. */
+TI__PRIVATE int ti__model_toposort(ti_model *m, const int *prod, size_t edges, int *cycle_node) {
+    const ti_allocator *al = &m->al;
+    int nn = m->n_nodes, ret = 0;
+    size_t nn1 = (size_t)nn + 1;
+    /* indeg: producers not yet scheduled; consumers of p in cons[start[p] .. start[p + 1]) */
+    int *indeg = (int *)ti__calloc(al, sizeof(int) * nn1);
+    size_t *start = (size_t *)ti__calloc(al, sizeof(size_t) * (nn1 + 1));
+    int *cons = (int *)ti__malloc(al, sizeof(int) * (edges + 1));
+    int *heap = (int *)ti__malloc(al, sizeof(int) * nn1);
+    int *order = (int *)ti__malloc(al, sizeof(int) * nn1);
+    ti__node *nodes = (ti__node *)ti__malloc(al, sizeof(ti__node) * nn1);
+    if (!indeg || !start || !cons || !heap || !order || !nodes) ret = -1;
+    for (int i = 0; i < nn && ret == 0; i++)
+        for (int k = 0; k < m->nodes[i].n_inputs; k++) {
+            int v = m->nodes[i].inputs[k];
+            if (v >= 0 && prod[v] >= 0) {
+                indeg[i]++;
+                start[prod[v] + 2]++;
+            }
+        }
+    if (ret == 0) {
+        for (int i = 0; i < nn; i++) start[i + 2] += start[i + 1];
+        /* start[p + 1] is now where producer p's consumers begin; filling advances it */
+        for (int i = 0; i < nn; i++)
+            for (int k = 0; k < m->nodes[i].n_inputs; k++) {
+                int v = m->nodes[i].inputs[k];
+                if (v >= 0 && prod[v] >= 0) cons[start[prod[v] + 1]++] = i;
+            }
+        int hn = 0, done = 0;
+        for (int i = 0; i < nn; i++)
+            if (indeg[i] == 0) heap[hn++] = i; /* ascending: already a min-heap */
+        while (hn > 0) {
+            int u = heap[0];
+            heap[0] = heap[--hn];
+            for (int j = 0;;) { /* sift down */
+                int l = 2 * j + 1, r = l + 1, s = j;
+                if (l < hn && heap[l] < heap[s]) s = l;
+                if (r < hn && heap[r] < heap[s]) s = r;
+                if (s == j) break;
+                int tmp = heap[j];
+                heap[j] = heap[s];
+                heap[s] = tmp;
+                j = s;
+            }
+            order[done++] = u;
+            for (size_t e = start[u]; e < start[u + 1]; e++) {
+                int w = cons[e];
+                if (--indeg[w] != 0) continue;
+                int j = hn++; /* sift up */
+                heap[j] = w;
+                while (j > 0 && heap[(j - 1) / 2] > heap[j]) {
+                    int pj = (j - 1) / 2, tmp = heap[pj];
+                    heap[pj] = heap[j];
+                    heap[j] = tmp;
+                    j = pj;
+                }
+            }
+        }
+        if (done < nn) {
+            /* walk back through unscheduled producers: after nn steps the walk is on a cycle */
+            int u = 0;
+            while (indeg[u] == 0) u++;
+            for (int step = 0; step < nn; step++) {
+                const ti__node *n = &m->nodes[u];
+                for (int k = 0; k < n->n_inputs; k++) {
+                    int v = n->inputs[k];
+                    if (v >= 0 && prod[v] >= 0 && indeg[prod[v]] > 0) {
+                        u = prod[v];
+                        break;
+                    }
+                }
+            }
+            *cycle_node = u;
+            ret = 1;
+        } else {
+            for (int i = 0; i < nn; i++) nodes[i] = m->nodes[order[i]];
+            ti__free(al, m->nodes, sizeof(ti__node) * (size_t)m->cap_nodes);
+            m->nodes = nodes;
+            m->cap_nodes = (int)nn1;
+            nodes = NULL;
+        }
+    }
+    ti__free(al, indeg, sizeof(int) * nn1);
+    ti__free(al, start, sizeof(size_t) * (nn1 + 1));
+    ti__free(al, cons, sizeof(int) * (edges + 1));
+    ti__free(al, heap, sizeof(int) * nn1);
+    ti__free(al, order, sizeof(int) * nn1);
+    ti__free(al, nodes, sizeof(ti__node) * nn1);
+    return ret;
 }
 
 TI__PRIVATE ti_status ti__model_check_const(ti_model *m, const char *what, ti_dtype dt, int rank,
@@ -36261,94 +36360,13 @@ TI__PRIVATE ti_status ti__ox_validate(ti__ox *x) {
         ti__free(al, prod, sizeof(int) * (size_t)(nv + 1));
         return st;
     }
-    /* Kahn: indeg = producer edges not yet scheduled; consumers in CSR form */
-    size_t nn1 = (size_t)nn + 1;
-    int *indeg = (int *)ti__calloc(al, sizeof(int) * nn1);
-    size_t *start = (size_t *)ti__calloc(al, sizeof(size_t) * (nn1 + 1));
-    int *cons = (int *)ti__malloc(al, sizeof(int) * (edges + 1));
-    int *heap = (int *)ti__malloc(al, sizeof(int) * nn1);
-    int *order = (int *)ti__malloc(al, sizeof(int) * nn1);
-    ti__node *nodes = (ti__node *)ti__malloc(al, sizeof(ti__node) * nn1);
-    if (!indeg || !start || !cons || !heap || !order || !nodes) st = ti__ox_oom(x);
-    for (int i = 0; i < nn && st == TI_OK; i++)
-        for (int k = 0; k < m->nodes[i].n_inputs; k++) {
-            int v = m->nodes[i].inputs[k];
-            if (v >= 0 && prod[v] >= 0) {
-                indeg[i]++;
-                start[prod[v] + 2]++;
-            }
-        }
-    if (st == TI_OK) {
-        for (int i = 0; i < nn; i++) start[i + 2] += start[i + 1];
-        /* start[p + 1] is now where producer p's consumers begin; fill advances it */
-        for (int i = 0; i < nn; i++)
-            for (int k = 0; k < m->nodes[i].n_inputs; k++) {
-                int v = m->nodes[i].inputs[k];
-                if (v >= 0 && prod[v] >= 0) cons[start[prod[v] + 1]++] = i;
-            }
-        /* now consumers of p are cons[start[p] .. start[p + 1]) */
-        int hn = 0, done = 0;
-        for (int i = 0; i < nn; i++)
-            if (indeg[i] == 0) heap[hn++] = i; /* ascending: already a min-heap */
-        while (hn > 0) {
-            int u = heap[0];
-            heap[0] = heap[--hn];
-            for (int j = 0;;) { /* sift down */
-                int l = 2 * j + 1, r = l + 1, s = j;
-                if (l < hn && heap[l] < heap[s]) s = l;
-                if (r < hn && heap[r] < heap[s]) s = r;
-                if (s == j) break;
-                int tmp = heap[j];
-                heap[j] = heap[s];
-                heap[s] = tmp;
-                j = s;
-            }
-            order[done++] = u;
-            for (size_t e = start[u]; e < start[u + 1]; e++) {
-                int w = cons[e];
-                if (--indeg[w] != 0) continue;
-                int j = hn++; /* sift up */
-                heap[j] = w;
-                while (j > 0 && heap[(j - 1) / 2] > heap[j]) {
-                    int p = (j - 1) / 2, tmp = heap[p];
-                    heap[p] = heap[j];
-                    heap[j] = tmp;
-                    j = p;
-                }
-            }
-        }
-        if (done < nn) {
-            /* walk back through unscheduled producers: after nn steps the walk is on a cycle */
-            int u = 0;
-            while (indeg[u] == 0) u++;
-            for (int step = 0; step < nn; step++) {
-                const ti__node *n = &m->nodes[u];
-                for (int k = 0; k < n->n_inputs; k++) {
-                    int v = n->inputs[k];
-                    if (v >= 0 && prod[v] >= 0 && indeg[prod[v]] > 0) {
-                        u = prod[v];
-                        break;
-                    }
-                }
-            }
-            st = ti__ox_node_fail(x, TI_ERR_BAD_MODEL, u,
-                                  "the graph has a cycle through this node");
-        } else {
-            for (int i = 0; i < nn; i++) nodes[i] = m->nodes[order[i]];
-            ti__free(al, m->nodes, sizeof(ti__node) * (size_t)m->cap_nodes);
-            m->nodes = nodes;
-            m->cap_nodes = (int)nn1;
-            nodes = NULL;
-        }
-    }
+    int cyc = 0, r = ti__model_toposort(m, prod, edges, &cyc);
     ti__free(al, prod, sizeof(int) * (size_t)(nv + 1));
-    ti__free(al, indeg, sizeof(int) * nn1);
-    ti__free(al, start, sizeof(size_t) * (nn1 + 1));
-    ti__free(al, cons, sizeof(int) * (edges + 1));
-    ti__free(al, heap, sizeof(int) * nn1);
-    ti__free(al, order, sizeof(int) * nn1);
-    ti__free(al, nodes, sizeof(ti__node) * nn1);
-    return st;
+    if (r < 0) return ti__ox_oom(x);
+    if (r > 0)
+        return ti__ox_node_fail(x, TI_ERR_BAD_MODEL, cyc,
+                                "the graph has a cycle through this node");
+    return TI_OK;
 }
 
 /* ---- GraphProto and ModelProto ------------------------------------------------------- */
@@ -37576,7 +37594,6 @@ TI__PRIVATE ti_status ti__tfl_validate(ti__tfl *x) {
     ti_model *m = x->m;
     const ti_allocator *al = &m->al;
     int nv = m->n_values, nn = m->n_nodes;
-    size_t nn1 = (size_t)nn + 1;
     ti_status st = TI_OK;
     char l1[128], l2[160], reason[320];
     /* producer of each value: node index, or -1 none, -2 graph input, -3 constant */
@@ -37628,90 +37645,11 @@ TI__PRIVATE ti_status ti__tfl_validate(ti__tfl *x) {
         ti__free(al, prod, sizeof(int) * ((size_t)nv + 1));
         return st;
     }
-    /* Kahn: indeg counts unscheduled producers; consumers of p in cons[start[p]..start[p+1]) */
-    int *indeg = (int *)ti__calloc(al, sizeof(int) * nn1);
-    size_t *start = (size_t *)ti__calloc(al, sizeof(size_t) * (nn1 + 1));
-    int *cons = (int *)ti__malloc(al, sizeof(int) * (edges + 1));
-    int *heap = (int *)ti__malloc(al, sizeof(int) * nn1);
-    int *order = (int *)ti__malloc(al, sizeof(int) * nn1);
-    ti__node *nodes = (ti__node *)ti__malloc(al, sizeof(ti__node) * nn1);
-    if (!indeg || !start || !cons || !heap || !order || !nodes) st = ti__tfl_oom(x);
-    if (st == TI_OK) {
-        for (int i = 0; i < nn; i++)
-            for (int k = 0; k < m->nodes[i].n_inputs; k++) {
-                int v = m->nodes[i].inputs[k];
-                if (v >= 0 && prod[v] >= 0) {
-                    indeg[i]++;
-                    start[prod[v] + 2]++;
-                }
-            }
-        for (int i = 0; i < nn; i++) start[i + 2] += start[i + 1];
-        for (int i = 0; i < nn; i++)
-            for (int k = 0; k < m->nodes[i].n_inputs; k++) {
-                int v = m->nodes[i].inputs[k];
-                if (v >= 0 && prod[v] >= 0) cons[start[prod[v] + 1]++] = i;
-            }
-        int hn = 0, done = 0;
-        for (int i = 0; i < nn; i++)
-            if (indeg[i] == 0) heap[hn++] = i; /* ascending: already a min-heap */
-        while (hn > 0) {
-            int u = heap[0];
-            heap[0] = heap[--hn];
-            for (int j = 0;;) { /* sift down */
-                int l = 2 * j + 1, r = l + 1, s = j;
-                if (l < hn && heap[l] < heap[s]) s = l;
-                if (r < hn && heap[r] < heap[s]) s = r;
-                if (s == j) break;
-                int tmp = heap[j];
-                heap[j] = heap[s];
-                heap[s] = tmp;
-                j = s;
-            }
-            order[done++] = u;
-            for (size_t e = start[u]; e < start[u + 1]; e++) {
-                int w = cons[e];
-                if (--indeg[w] != 0) continue;
-                int j = hn++; /* sift up */
-                heap[j] = w;
-                while (j > 0 && heap[(j - 1) / 2] > heap[j]) {
-                    int pj = (j - 1) / 2, tmp = heap[pj];
-                    heap[pj] = heap[j];
-                    heap[j] = tmp;
-                    j = pj;
-                }
-            }
-        }
-        if (done < nn) {
-            /* walk back through unscheduled producers: after nn steps the walk is on a cycle */
-            int u = 0;
-            while (indeg[u] == 0) u++;
-            for (int step = 0; step < nn; step++) {
-                const ti__node *n = &m->nodes[u];
-                for (int k = 0; k < n->n_inputs; k++) {
-                    int v = n->inputs[k];
-                    if (v >= 0 && prod[v] >= 0 && indeg[prod[v]] > 0) {
-                        u = prod[v];
-                        break;
-                    }
-                }
-            }
-            st = ti__tfl_node_fail(x, u, "the graph has a cycle through this operator");
-        } else {
-            for (int i = 0; i < nn; i++) nodes[i] = m->nodes[order[i]];
-            ti__free(al, m->nodes, sizeof(ti__node) * (size_t)m->cap_nodes);
-            m->nodes = nodes;
-            m->cap_nodes = (int)nn1;
-            nodes = NULL;
-        }
-    }
+    int cyc = 0, r = ti__model_toposort(m, prod, edges, &cyc);
     ti__free(al, prod, sizeof(int) * ((size_t)nv + 1));
-    ti__free(al, indeg, sizeof(int) * nn1);
-    ti__free(al, start, sizeof(size_t) * (nn1 + 1));
-    ti__free(al, cons, sizeof(int) * (edges + 1));
-    ti__free(al, heap, sizeof(int) * nn1);
-    ti__free(al, order, sizeof(int) * nn1);
-    ti__free(al, nodes, sizeof(ti__node) * nn1);
-    return st;
+    if (r < 0) return ti__tfl_oom(x);
+    if (r > 0) return ti__tfl_node_fail(x, cyc, "the graph has a cycle through this operator");
+    return TI_OK;
 }
 
 /* ---- the model ---------------------------------------------------------------------- */
@@ -41707,23 +41645,8 @@ TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int asy
             return ti__fail_node(err, TI_ERR_BACKEND, s->m->name, n, node->name, node->op,
                                  "reading its inputs from the OpenCL device failed: %s",
                                  ti_cl_error_string(e));
-        double t0 = s->prof_ms != NULL ? ti__now_ms() : 0.0;
-        ti_status st;
-        if (n >= s->first_dynamic) {
-            st = ti__session_run_dynamic(s, n, err);
-        } else {
-            ti__kctx k;
-            ti__kctx_init(s, &k, n, err);
-            st = s->ops[n]->run(&k);
-        }
+        ti_status st = ti__session_run_node_cpu(s, n, err);
         if (st != TI_OK) return st;
-        if (s->prof_ms != NULL) {
-            double t1 = ti__now_ms();
-            s->prof_t0[n] = t0 - s->t_run;
-            s->prof_ms[n] = t1 - t0;
-            s->prof_gpu[n] = 0;
-            s->info.cpu_ms += t1 - t0;
-        }
         for (int i = 0; i < node->n_outputs; i++)
             if (node->outputs[i] >= 0) g->where[node->outputs[i]] = TI__CL_HOST;
     }
@@ -43130,6 +43053,27 @@ TI__PRIVATE void ti__session_prof_reset(ti_session *s) {
     }
 }
 
+TI__PRIVATE ti_status ti__session_run_node_cpu(ti_session *s, int n, ti_error *err) {
+    double t0 = s->prof_ms != NULL ? ti__now_ms() : 0.0;
+    ti_status st;
+    if (n >= s->first_dynamic) {
+        st = ti__session_run_dynamic(s, n, err);
+    } else {
+        ti__kctx k;
+        ti__kctx_init(s, &k, n, err);
+        st = s->ops[n]->run(&k);
+    }
+    if (st != TI_OK) return st;
+    if (s->prof_ms != NULL) {
+        double t1 = ti__now_ms();
+        s->prof_t0[n] = t0 - s->t_run;
+        s->prof_ms[n] = t1 - t0;
+        s->prof_gpu[n] = 0;
+        s->info.cpu_ms += t1 - t0;
+    }
+    return TI_OK;
+}
+
 TI__PRIVATE ti_status ti__session_run(ti_session *s, int async, ti_error *err) {
     ti__error_clear(err);
     if (s == NULL) return ti__fail(err, TI_ERR_INVALID_ARGUMENT, "<session>", "session is NULL");
@@ -43157,23 +43101,8 @@ TI__PRIVATE ti_status ti__session_run(ti_session *s, int async, ti_error *err) {
     if (s->cl != NULL) s->cl->last_on_gpu = 0;
 #endif
     (void)async;
-    for (int n = 0; n < s->n_nodes; n++) {
-        double t0 = s->prof_ms != NULL ? ti__now_ms() : 0.0;
-        if (n >= s->first_dynamic) {
-            st = ti__session_run_dynamic(s, n, err);
-        } else {
-            ti__kctx k;
-            ti__kctx_init(s, &k, n, err);
-            st = s->ops[n]->run(&k);
-        }
-        if (st != TI_OK) return st;
-        if (s->prof_ms != NULL) {
-            double t1 = ti__now_ms();
-            s->prof_t0[n] = t0 - s->t_run;
-            s->prof_ms[n] = t1 - t0;
-            s->info.cpu_ms += t1 - t0;
-        }
-    }
+    for (int n = 0; n < s->n_nodes; n++)
+        if ((st = ti__session_run_node_cpu(s, n, err)) != TI_OK) return st;
     if (s->prof_ms != NULL) s->profiled = 1;
     s->info.run_ms = ti__now_ms() - s->t_run;
     ti__session_bound_copies(s);

@@ -557,23 +557,8 @@ TI__PRIVATE ti_status ti__clplan_run_nodes(ti_session *s, ti__clplan *g, int asy
             return ti__fail_node(err, TI_ERR_BACKEND, s->m->name, n, node->name, node->op,
                                  "reading its inputs from the OpenCL device failed: %s",
                                  ti_cl_error_string(e));
-        double t0 = s->prof_ms != NULL ? ti__now_ms() : 0.0;
-        ti_status st;
-        if (n >= s->first_dynamic) {
-            st = ti__session_run_dynamic(s, n, err);
-        } else {
-            ti__kctx k;
-            ti__kctx_init(s, &k, n, err);
-            st = s->ops[n]->run(&k);
-        }
+        ti_status st = ti__session_run_node_cpu(s, n, err);
         if (st != TI_OK) return st;
-        if (s->prof_ms != NULL) {
-            double t1 = ti__now_ms();
-            s->prof_t0[n] = t0 - s->t_run;
-            s->prof_ms[n] = t1 - t0;
-            s->prof_gpu[n] = 0;
-            s->info.cpu_ms += t1 - t0;
-        }
         for (int i = 0; i < node->n_outputs; i++)
             if (node->outputs[i] >= 0) g->where[node->outputs[i]] = TI__CL_HOST;
     }

@@ -1028,6 +1028,8 @@ struct ti_session {
 TI__PRIVATE int ti__session_new_value(ti_session *s, const char *name);
 TI__PRIVATE void ti__kctx_init(ti_session *s, ti__kctx *k, int n, ti_error *err);
 TI__PRIVATE ti_status ti__session_run_dynamic(ti_session *s, int n, ti_error *err);
+/* Runs node n on the CPU (planned or dynamic), its time in the profile when one is kept. */
+TI__PRIVATE ti_status ti__session_run_node_cpu(ti_session *s, int n, ti_error *err);
 TI__PRIVATE int ti__session_bind_io(ti_session *s, int n);
 TI__PRIVATE int ti__pass_live_nodes(ti_session *s, char *live);
 TI__PRIVATE ti_status ti__pass_fuse(ti_session *s, ti_error *err);

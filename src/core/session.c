@@ -1004,6 +1004,27 @@ TI__PRIVATE void ti__session_prof_reset(ti_session *s) {
     }
 }
 
+TI__PRIVATE ti_status ti__session_run_node_cpu(ti_session *s, int n, ti_error *err) {
+    double t0 = s->prof_ms != NULL ? ti__now_ms() : 0.0;
+    ti_status st;
+    if (n >= s->first_dynamic) {
+        st = ti__session_run_dynamic(s, n, err);
+    } else {
+        ti__kctx k;
+        ti__kctx_init(s, &k, n, err);
+        st = s->ops[n]->run(&k);
+    }
+    if (st != TI_OK) return st;
+    if (s->prof_ms != NULL) {
+        double t1 = ti__now_ms();
+        s->prof_t0[n] = t0 - s->t_run;
+        s->prof_ms[n] = t1 - t0;
+        s->prof_gpu[n] = 0;
+        s->info.cpu_ms += t1 - t0;
+    }
+    return TI_OK;
+}
+
 TI__PRIVATE ti_status ti__session_run(ti_session *s, int async, ti_error *err) {
     ti__error_clear(err);
     if (s == NULL) return ti__fail(err, TI_ERR_INVALID_ARGUMENT, "<session>", "session is NULL");
@@ -1031,23 +1052,8 @@ TI__PRIVATE ti_status ti__session_run(ti_session *s, int async, ti_error *err) {
     if (s->cl != NULL) s->cl->last_on_gpu = 0;
 #endif
     (void)async;
-    for (int n = 0; n < s->n_nodes; n++) {
-        double t0 = s->prof_ms != NULL ? ti__now_ms() : 0.0;
-        if (n >= s->first_dynamic) {
-            st = ti__session_run_dynamic(s, n, err);
-        } else {
-            ti__kctx k;
-            ti__kctx_init(s, &k, n, err);
-            st = s->ops[n]->run(&k);
-        }
-        if (st != TI_OK) return st;
-        if (s->prof_ms != NULL) {
-            double t1 = ti__now_ms();
-            s->prof_t0[n] = t0 - s->t_run;
-            s->prof_ms[n] = t1 - t0;
-            s->info.cpu_ms += t1 - t0;
-        }
-    }
+    for (int n = 0; n < s->n_nodes; n++)
+        if ((st = ti__session_run_node_cpu(s, n, err)) != TI_OK) return st;
     if (s->prof_ms != NULL) s->profiled = 1;
     s->info.run_ms = ti__now_ms() - s->t_run;
     ti__session_bound_copies(s);

@@ -990,94 +990,13 @@ TI__PRIVATE ti_status ti__ox_validate(ti__ox *x) {
         ti__free(al, prod, sizeof(int) * (size_t)(nv + 1));
         return st;
     }
-    /* Kahn: indeg = producer edges not yet scheduled; consumers in CSR form */
-    size_t nn1 = (size_t)nn + 1;
-    int *indeg = (int *)ti__calloc(al, sizeof(int) * nn1);
-    size_t *start = (size_t *)ti__calloc(al, sizeof(size_t) * (nn1 + 1));
-    int *cons = (int *)ti__malloc(al, sizeof(int) * (edges + 1));
-    int *heap = (int *)ti__malloc(al, sizeof(int) * nn1);
-    int *order = (int *)ti__malloc(al, sizeof(int) * nn1);
-    ti__node *nodes = (ti__node *)ti__malloc(al, sizeof(ti__node) * nn1);
-    if (!indeg || !start || !cons || !heap || !order || !nodes) st = ti__ox_oom(x);
-    for (int i = 0; i < nn && st == TI_OK; i++)
-        for (int k = 0; k < m->nodes[i].n_inputs; k++) {
-            int v = m->nodes[i].inputs[k];
-            if (v >= 0 && prod[v] >= 0) {
-                indeg[i]++;
-                start[prod[v] + 2]++;
-            }
-        }
-    if (st == TI_OK) {
-        for (int i = 0; i < nn; i++) start[i + 2] += start[i + 1];
-        /* start[p + 1] is now where producer p's consumers begin; fill advances it */
-        for (int i = 0; i < nn; i++)
-            for (int k = 0; k < m->nodes[i].n_inputs; k++) {
-                int v = m->nodes[i].inputs[k];
-                if (v >= 0 && prod[v] >= 0) cons[start[prod[v] + 1]++] = i;
-            }
-        /* now consumers of p are cons[start[p] .. start[p + 1]) */
-        int hn = 0, done = 0;
-        for (int i = 0; i < nn; i++)
-            if (indeg[i] == 0) heap[hn++] = i; /* ascending: already a min-heap */
-        while (hn > 0) {
-            int u = heap[0];
-            heap[0] = heap[--hn];
-            for (int j = 0;;) { /* sift down */
-                int l = 2 * j + 1, r = l + 1, s = j;
-                if (l < hn && heap[l] < heap[s]) s = l;
-                if (r < hn && heap[r] < heap[s]) s = r;
-                if (s == j) break;
-                int tmp = heap[j];
-                heap[j] = heap[s];
-                heap[s] = tmp;
-                j = s;
-            }
-            order[done++] = u;
-            for (size_t e = start[u]; e < start[u + 1]; e++) {
-                int w = cons[e];
-                if (--indeg[w] != 0) continue;
-                int j = hn++; /* sift up */
-                heap[j] = w;
-                while (j > 0 && heap[(j - 1) / 2] > heap[j]) {
-                    int p = (j - 1) / 2, tmp = heap[p];
-                    heap[p] = heap[j];
-                    heap[j] = tmp;
-                    j = p;
-                }
-            }
-        }
-        if (done < nn) {
-            /* walk back through unscheduled producers: after nn steps the walk is on a cycle */
-            int u = 0;
-            while (indeg[u] == 0) u++;
-            for (int step = 0; step < nn; step++) {
-                const ti__node *n = &m->nodes[u];
-                for (int k = 0; k < n->n_inputs; k++) {
-                    int v = n->inputs[k];
-                    if (v >= 0 && prod[v] >= 0 && indeg[prod[v]] > 0) {
-                        u = prod[v];
-                        break;
-                    }
-                }
-            }
-            st = ti__ox_node_fail(x, TI_ERR_BAD_MODEL, u,
-                                  "the graph has a cycle through this node");
-        } else {
-            for (int i = 0; i < nn; i++) nodes[i] = m->nodes[order[i]];
-            ti__free(al, m->nodes, sizeof(ti__node) * (size_t)m->cap_nodes);
-            m->nodes = nodes;
-            m->cap_nodes = (int)nn1;
-            nodes = NULL;
-        }
-    }
+    int cyc = 0, r = ti__model_toposort(m, prod, edges, &cyc);
     ti__free(al, prod, sizeof(int) * (size_t)(nv + 1));
-    ti__free(al, indeg, sizeof(int) * nn1);
-    ti__free(al, start, sizeof(size_t) * (nn1 + 1));
-    ti__free(al, cons, sizeof(int) * (edges + 1));
-    ti__free(al, heap, sizeof(int) * nn1);
-    ti__free(al, order, sizeof(int) * nn1);
-    ti__free(al, nodes, sizeof(ti__node) * nn1);
-    return st;
+    if (r < 0) return ti__ox_oom(x);
+    if (r > 0)
+        return ti__ox_node_fail(x, TI_ERR_BAD_MODEL, cyc,
+                                "the graph has a cycle through this node");
+    return TI_OK;
 }
 
 /* ---- GraphProto and ModelProto ------------------------------------------------------- */

@@ -101,6 +101,103 @@ TI__PRIVATE int ti__model_add_output(ti_model *m, int value) {
     return 1;
 }
 
+/* Puts m's nodes in topological order: Kahn's algorithm, taking the lowest index among the
+ * nodes ready, so the order stays close to the file's. prod: each value's producer (a node
+ * index, or negative: a graph input, a constant, none); edges: how many node inputs are
+ * some node's output. Returns 0 when sorted, -1 out of memory (the nodes untouched), or 1
+ * when the nodes hold a cycle, with a node on it in *cycle_node (the nodes untouched). The
+ * ONNX and TFLite readers share it; each names the node in its own words. */
+TI__PRIVATE int ti__model_toposort(ti_model *m, const int *prod, size_t edges, int *cycle_node) {
+    const ti_allocator *al = &m->al;
+    int nn = m->n_nodes, ret = 0;
+    size_t nn1 = (size_t)nn + 1;
+    /* indeg: producers not yet scheduled; consumers of p in cons[start[p] .. start[p + 1]) */
+    int *indeg = (int *)ti__calloc(al, sizeof(int) * nn1);
+    size_t *start = (size_t *)ti__calloc(al, sizeof(size_t) * (nn1 + 1));
+    int *cons = (int *)ti__malloc(al, sizeof(int) * (edges + 1));
+    int *heap = (int *)ti__malloc(al, sizeof(int) * nn1);
+    int *order = (int *)ti__malloc(al, sizeof(int) * nn1);
+    ti__node *nodes = (ti__node *)ti__malloc(al, sizeof(ti__node) * nn1);
+    if (!indeg || !start || !cons || !heap || !order || !nodes) ret = -1;
+    for (int i = 0; i < nn && ret == 0; i++)
+        for (int k = 0; k < m->nodes[i].n_inputs; k++) {
+            int v = m->nodes[i].inputs[k];
+            if (v >= 0 && prod[v] >= 0) {
+                indeg[i]++;
+                start[prod[v] + 2]++;
+            }
+        }
+    if (ret == 0) {
+        for (int i = 0; i < nn; i++) start[i + 2] += start[i + 1];
+        /* start[p + 1] is now where producer p's consumers begin; filling advances it */
+        for (int i = 0; i < nn; i++)
+            for (int k = 0; k < m->nodes[i].n_inputs; k++) {
+                int v = m->nodes[i].inputs[k];
+                if (v >= 0 && prod[v] >= 0) cons[start[prod[v] + 1]++] = i;
+            }
+        int hn = 0, done = 0;
+        for (int i = 0; i < nn; i++)
+            if (indeg[i] == 0) heap[hn++] = i; /* ascending: already a min-heap */
+        while (hn > 0) {
+            int u = heap[0];
+            heap[0] = heap[--hn];
+            for (int j = 0;;) { /* sift down */
+                int l = 2 * j + 1, r = l + 1, s = j;
+                if (l < hn && heap[l] < heap[s]) s = l;
+                if (r < hn && heap[r] < heap[s]) s = r;
+                if (s == j) break;
+                int tmp = heap[j];
+                heap[j] = heap[s];
+                heap[s] = tmp;
+                j = s;
+            }
+            order[done++] = u;
+            for (size_t e = start[u]; e < start[u + 1]; e++) {
+                int w = cons[e];
+                if (--indeg[w] != 0) continue;
+                int j = hn++; /* sift up */
+                heap[j] = w;
+                while (j > 0 && heap[(j - 1) / 2] > heap[j]) {
+                    int pj = (j - 1) / 2, tmp = heap[pj];
+                    heap[pj] = heap[j];
+                    heap[j] = tmp;
+                    j = pj;
+                }
+            }
+        }
+        if (done < nn) {
+            /* walk back through unscheduled producers: after nn steps the walk is on a cycle */
+            int u = 0;
+            while (indeg[u] == 0) u++;
+            for (int step = 0; step < nn; step++) {
+                const ti__node *n = &m->nodes[u];
+                for (int k = 0; k < n->n_inputs; k++) {
+                    int v = n->inputs[k];
+                    if (v >= 0 && prod[v] >= 0 && indeg[prod[v]] > 0) {
+                        u = prod[v];
+                        break;
+                    }
+                }
+            }
+            *cycle_node = u;
+            ret = 1;
+        } else {
+            for (int i = 0; i < nn; i++) nodes[i] = m->nodes[order[i]];
+            ti__free(al, m->nodes, sizeof(ti__node) * (size_t)m->cap_nodes);
+            m->nodes = nodes;
+            m->cap_nodes = (int)nn1;
+            nodes = NULL;
+        }
+    }
+    ti__free(al, indeg, sizeof(int) * nn1);
+    ti__free(al, start, sizeof(size_t) * (nn1 + 1));
+    ti__free(al, cons, sizeof(int) * (edges + 1));
+    ti__free(al, heap, sizeof(int) * nn1);
+    ti__free(al, order, sizeof(int) * nn1);
+    ti__free(al, nodes, sizeof(ti__node) * nn1);
+    return ret;
+}
+
 TI__PRIVATE ti_status ti__model_check_const(ti_model *m, const char *what, ti_dtype dt, int rank,
                                             const int64_t *dims, size_t *bytes, ti_error *err) {
     if (rank < 0 || rank > m->desc.max_rank)

@@ -1249,7 +1249,7 @@ static ti_model *res_model(int c, int h, int w, int order, int y1_out) {
     ob_init_f32(&mb, "b2", 1, b1, g_rb2);
     static const char *const in[3] = {"x", "y1", "y2"}, *const out[3] = {"y1", "y2", "s3"};
     for (int b = 0; b < 3; b++) {
-        char e[8], er[8], pr[8], ins[32], ein[32], pin[32];
+        char e[16], er[16], pr[16], ins[32], ein[32], pin[32];
         snprintf(e, sizeof e, "e%d", b);
         snprintf(er, sizeof er, "er%d", b);
         snprintf(pr, sizeof pr, "p%d", b);
