@@ -488,6 +488,21 @@ TI_TEST(out_of_order_nodes_are_sorted) {
     ti_session_destroy(s);
     ti_model_free(mdl);
     TI_CHECK_EQ_INT(c.live_bytes, 0);
+    /* each allocation of the load failed in turn (the sort's among them): out of memory,
+     * nothing leaked */
+    memset(&c, 0, sizeof c);
+    mdl = ti_model_load_memory(m.p, m.n, &md, &err);
+    TI_REQUIRE(mdl != NULL);
+    size_t load_allocs = c.allocs;
+    ti_model_free(mdl);
+    for (size_t k = 1; k <= load_allocs; k++) {
+        memset(&c, 0, sizeof c);
+        c.fail_at = k;
+        mdl = ti_model_load_memory(m.p, m.n, &md, &err);
+        if (mdl != NULL) ti_model_free(mdl); /* an optional allocation */
+        else TI_CHECK_EQ_INT(err.code, TI_ERR_OUT_OF_MEMORY);
+        TI_CHECK(ti_test_alloc_balanced(&c));
+    }
     pb_free(&m);
 }
 
