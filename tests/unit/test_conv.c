@@ -892,6 +892,12 @@ static void session_case(int64_t c, int64_t m, int64_t h, int64_t w, int64_t gro
     rig_free(&r);
 }
 
+/* 1 when a group of mg output channels gets A panels of mr-row slivers: at least one
+ * sliver, and not two whose second has 1 to 3 rows (ti__conv_apanel_ok's rule). */
+static int panel_rows(int64_t mg, int mr) {
+    return mr > 0 && mg >= mr && !(mg <= 2 * mr && mg % mr != 0 && mg % mr <= 3);
+}
+
 TI_TEST(sessions_pack_and_match) {
     session_case(64, 64, 29, 31, 1, TI__PACK_WINO43); /* Winograd: packed at planning */
     session_case(32, 24, 29, 31, 1, TI__PACK_WINO43); /* from 8 channels */
@@ -906,16 +912,15 @@ TI_TEST(sessions_pack_and_match) {
      * SIMD GEMM's A panel (slivers of its rows: 6 AVX2, 14 AVX-512, 8 NEON) where a group
      * has that many output channels, else transposed; one group and two (each group's block
      * on its own: 8 channels a group) */
+    /* no panel where its second sliver would have 1 to 3 rows (16 = 14 + 2 on AVX-512, 8 =
+     * 6 + 2 on AVX2): the GEMM reads the weights in place, 8 + 8 rows; with 4 and more (24 =
+     * 14 + 10; AVX2's 6 + 6 + 4; NEON's 8 + 8) the panel */
     int mr = ti__sgemm_panel_mr();
-    session_case(128, 40, 5, 7, 1, mr > 0 && 40 >= mr ? TI__PACK_APANEL : TI__PACK_ATRANS);
-    session_case(256, 16, 6, 5, 2, mr > 0 && 8 >= mr ? TI__PACK_APANEL : TI__PACK_ATRANS);
-    /* no panel where its second sliver would have 1 to 3 rows (16 = 14 + 2 on AVX-512): the
-     * GEMM reads the weights in place, 8 + 8 rows; with 4 and more (24 = 14 + 10; AVX2's
-     * 6 + 6 + 4; NEON's 8 + 8) the panel */
-    int thin = mr > 0 && 16 % mr != 0 && 16 % mr <= 3 && 16 <= 2 * mr;
+    session_case(128, 40, 5, 7, 1, panel_rows(40, mr) ? TI__PACK_APANEL : TI__PACK_ATRANS);
+    session_case(256, 16, 6, 5, 2, panel_rows(8, mr) ? TI__PACK_APANEL : TI__PACK_ATRANS);
     int rows_conflict = ti__sgemm_set_conflicts(16 * 9) ? TI__PACK_ATRANS : TI__PACK_NONE;
-    session_case(16, 16, 6, 5, 1, mr > 0 && 16 >= mr && !thin ? TI__PACK_APANEL : rows_conflict);
-    session_case(16, 24, 6, 5, 1, mr > 0 && 24 >= mr ? TI__PACK_APANEL : rows_conflict);
+    session_case(16, 16, 6, 5, 1, panel_rows(16, mr) ? TI__PACK_APANEL : rows_conflict);
+    session_case(16, 24, 6, 5, 1, panel_rows(24, mr) ? TI__PACK_APANEL : rows_conflict);
     /* few products (K 18): a panel with AVX-512's kernels only (TI__CONV_APANEL_MIN_K_512),
      * the weights as they are (or transposed where their rows conflict) with the others' */
     const ti__sgemm_isa *gi = ti__sgemm_pick_isa();
