@@ -6477,9 +6477,15 @@ typedef struct ti__convp {
     size_t in_sp, out_sp, kprod; /* elements of one input / output plane, kernel volume */
 } ti__convp;
 
-/* An INTS attribute of nd values (2*nd for pads) or the default; fails on a wrong count. */
-TI__PRIVATE ti_status ti__conv_ints(ti__kctx *k, const char *name, int want, int64_t def,
-                                    int64_t *out) {
+/* ---- Sliding windows: what Conv, ConvTranspose and the pools (pool.c) share ----------- */
+
+/* Bound of the window attributes (kernel, stride, dilation, pads): a larger one is no real
+ * model's, and the bound keeps the output-size arithmetic below within int64_t. */
+#define TI__WIN_MAX ((int64_t)1 << 31)
+
+/* An INTS attribute of want values (2*nd for pads) or def for each; fails on a wrong count. */
+TI__PRIVATE ti_status ti__win_ints(ti__kctx *k, const char *name, int want, int64_t def,
+                                   int64_t *out) {
     int cnt;
     const int64_t *v = ti__attr_ints(k->node, name, &cnt);
     if (v != NULL && cnt != want)
@@ -6488,15 +6494,78 @@ TI__PRIVATE ti_status ti__conv_ints(ti__kctx *k, const char *name, int want, int
     return TI_OK;
 }
 
+/* auto_pad as *mode: 0 NOTSET (or empty), 1 SAME_UPPER, 2 SAME_LOWER, 3 VALID. */
+TI__PRIVATE ti_status ti__win_auto_pad(ti__kctx *k, int *mode) {
+    const char *ap = ti__attr_s(k->node, "auto_pad", "NOTSET");
+    if (strcmp(ap, "NOTSET") == 0 || ap[0] == 0) *mode = 0;
+    else if (strcmp(ap, "SAME_UPPER") == 0) *mode = 1;
+    else if (strcmp(ap, "SAME_LOWER") == 0) *mode = 2;
+    else if (strcmp(ap, "VALID") == 0) *mode = 3;
+    else return ti__kfail(k, TI_ERR_BAD_MODEL, "auto_pad '%s' is not one of NOTSET, SAME_UPPER, "
+                          "SAME_LOWER, VALID", ap);
+    return TI_OK;
+}
+
+/* Checks spatial axis i's kernel ks, stride st and dilation dl (1 .. TI__WIN_MAX) and its
+ * pads pb, pe (0 .. TI__WIN_MAX). */
+TI__PRIVATE ti_status ti__win_check(ti__kctx *k, int i, int64_t ks, int64_t st, int64_t dl,
+                                    int64_t pb, int64_t pe) {
+    if (ks < 1 || st < 1 || dl < 1 || ks > TI__WIN_MAX || st > TI__WIN_MAX || dl > TI__WIN_MAX)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "kernel %lld, stride %lld, dilation %lld on axis %d "
+                         "must be 1 to 2^31", (long long)ks, (long long)st, (long long)dl, i);
+    if (pb < 0 || pe < 0 || pb > TI__WIN_MAX || pe > TI__WIN_MAX)
+        return ti__kfail(k, TI_ERR_BAD_MODEL, "pads %lld+%lld on axis %d must be 0 to 2^31",
+                         (long long)pb, (long long)pe, i);
+    return TI_OK;
+}
+
+/* The error for an output size out < 1 on spatial axis i. */
+TI__PRIVATE ti_status ti__win_empty(ti__kctx *k, int i, int64_t out, int64_t in, int64_t ks,
+                                    int64_t st, int64_t dl, int64_t pb, int64_t pe) {
+    return ti__kfail(k, TI_ERR_BAD_MODEL,
+                     "output size on spatial axis %d would be %lld (input %lld, kernel %lld, "
+                     "stride %lld, dilation %lld, pads %lld+%lld)",
+                     i, (long long)out, (long long)in, (long long)ks, (long long)st, (long long)dl,
+                     (long long)pb, (long long)pe);
+}
+
+/* Output size *out of spatial axis i of a Conv or pool window over in values (ONNX's rules,
+ * ceil_mode for the pools; the arguments checked by ti__win_check). *pb, *pe hold the pads
+ * attribute on entry and the pads used on return: SAME_* computes them, VALID drops them. */
+TI__PRIVATE ti_status ti__win_axis(ti__kctx *k, int i, int64_t in, int64_t ks, int64_t st,
+                                   int64_t dl, int mode, int ceil_mode, int64_t *pb,
+                                   int64_t *pe, int64_t *out) {
+    int64_t ek = (ks - 1) * dl + 1, o;
+    if (mode == 1 || mode == 2) { /* the same for either ceil_mode */
+        o = (in + st - 1) / st;
+        int64_t tot = (o - 1) * st + ek - in;
+        if (tot < 0) tot = 0;
+        *pb = mode == 1 ? tot / 2 : tot - tot / 2;
+        *pe = tot - *pb;
+    } else {
+        if (mode == 3) *pb = *pe = 0;
+        int64_t span = in + *pb + *pe - ek;
+        if (span < 0) o = 0;
+        else if (!ceil_mode) o = span / st + 1;
+        else {
+            o = (span + st - 1) / st + 1;
+            /* the last window must start inside the input or the left padding */
+            if ((o - 1) * st >= in + *pb) o--;
+        }
+    }
+    *out = o;
+    return o > 0 ? TI_OK : ti__win_empty(k, i, o, in, ks, st, dl, *pb, *pe);
+}
+
 /* A Conv's attributes for nd spatial axes, checked: strides st, dilations dl, pads (nd
  * begins, then nd ends) and *mode, auto_pad's (0 NOTSET, 1 SAME_UPPER, 2 SAME_LOWER,
  * 3 VALID); kernel_shape, where given, must be W's. */
 TI__PRIVATE ti_status ti__conv_attrs(ti__kctx *k, int nd, const ti_tensor *w, int64_t *st,
                                      int64_t *dl, int64_t *pads, int *mode) {
     ti_status e;
-    if ((e = ti__conv_ints(k, "strides", nd, 1, st)) != TI_OK) return e;
-    if ((e = ti__conv_ints(k, "dilations", nd, 1, dl)) != TI_OK) return e;
-    if ((e = ti__conv_ints(k, "pads", 2 * nd, 0, pads)) != TI_OK) return e;
+    if ((e = ti__win_ints(k, "strides", nd, 1, st)) != TI_OK) return e;
+    if ((e = ti__win_ints(k, "dilations", nd, 1, dl)) != TI_OK) return e;
+    if ((e = ti__win_ints(k, "pads", 2 * nd, 0, pads)) != TI_OK) return e;
     int kcnt;
     const int64_t *kattr = ti__attr_ints(k->node, "kernel_shape", &kcnt);
     if (kattr != NULL && kcnt != nd)
@@ -6507,20 +6576,11 @@ TI__PRIVATE ti_status ti__conv_attrs(ti__kctx *k, int nd, const ti_tensor *w, in
             return ti__kfail(k, TI_ERR_BAD_MODEL,
                              "kernel_shape[%d] is %lld but the weight has %lld", i,
                              (long long)kattr[i], (long long)w->shape[2 + i]);
-        if (st[i] < 1 || dl[i] < 1)
-            return ti__kfail(k, TI_ERR_BAD_MODEL, "stride %lld / dilation %lld on axis %d must "
-                             "be >= 1", (long long)st[i], (long long)dl[i], i);
-        if (pads[i] < 0 || pads[nd + i] < 0)
-            return ti__kfail(k, TI_ERR_BAD_MODEL, "negative pad on axis %d", i);
+        if ((e = ti__win_check(k, i, w->shape[2 + i], st[i], dl[i], pads[i], pads[nd + i])) !=
+            TI_OK)
+            return e;
     }
-    const char *ap = ti__attr_s(k->node, "auto_pad", "NOTSET");
-    if (strcmp(ap, "NOTSET") == 0 || ap[0] == 0) *mode = 0;
-    else if (strcmp(ap, "SAME_UPPER") == 0) *mode = 1;
-    else if (strcmp(ap, "SAME_LOWER") == 0) *mode = 2;
-    else if (strcmp(ap, "VALID") == 0) *mode = 3;
-    else return ti__kfail(k, TI_ERR_BAD_MODEL, "auto_pad '%s' is not one of NOTSET, SAME_UPPER, "
-                          "SAME_LOWER, VALID", ap);
-    return TI_OK;
+    return ti__win_auto_pad(k, mode);
 }
 
 /* Planning (ti__pass_prepack): a Conv whose weight is a constant gets its attributes
@@ -6607,7 +6667,7 @@ TI__PRIVATE ti_status ti__conv_params(ti__kctx *k, int transpose, ti__convp *p) 
     int ocnt = 0;
     const int64_t *os = NULL;
     if (transpose) {
-        if ((e = ti__conv_ints(k, "output_padding", nd, 0, opad)) != TI_OK) return e;
+        if ((e = ti__win_ints(k, "output_padding", nd, 0, opad)) != TI_OK) return e;
         os = ti__attr_ints(k->node, "output_shape", &ocnt);
         if (os != NULL && ocnt != nd && ocnt != nd + 2)
             return ti__kfail(k, TI_ERR_BAD_MODEL, "output_shape has %d values, expected %d",
@@ -6618,20 +6678,18 @@ TI__PRIVATE ti_status ti__conv_params(ti__kctx *k, int transpose, ti__convp *p) 
         int64_t in = x->shape[2 + i], ek = (ks[i] - 1) * dl[i] + 1, pb = pads[i], pe = pads[nd + i];
         int64_t out;
         if (!transpose) {
-            if (mode == 1 || mode == 2) {
-                out = (in + st[i] - 1) / st[i];
-                int64_t tot = (out - 1) * st[i] + ek - in;
-                if (tot < 0) tot = 0;
-                pb = mode == 1 ? tot / 2 : tot - tot / 2;
-                pe = tot - pb;
-            } else {
-                if (mode == 3) pb = pe = 0;
-                int64_t span = in + pb + pe - ek;
-                out = span < 0 ? 0 : span / st[i] + 1;
-            }
+            if ((e = ti__win_axis(k, i, in, ks[i], st[i], dl[i], mode, 0, &pb, &pe, &out)) !=
+                TI_OK)
+                return e;
         } else {
-            if (opad[i] < 0)
-                return ti__kfail(k, TI_ERR_BAD_MODEL, "negative output_padding on axis %d", i);
+            /* bounds that keep full and tot within int64_t: ek <= 2^62 (ti__win_check) */
+            if (opad[i] < 0 || opad[i] > TI__WIN_MAX)
+                return ti__kfail(k, TI_ERR_BAD_MODEL, "output_padding %lld on axis %d must be "
+                                 "0 to 2^31", (long long)opad[i], i);
+            if (in - 1 > INT64_MAX / 4 / st[i] ||
+                (os != NULL && (oshape[i] < 1 || oshape[i] > INT64_MAX / 4)))
+                return ti__kfail(k, TI_ERR_BAD_MODEL, "output size on spatial axis %d is out of "
+                                 "range", i);
             int64_t full = st[i] * (in - 1) + opad[i] + ek;
             if (os != NULL || mode == 1 || mode == 2) { /* pads follow from the output shape */
                 out = os != NULL ? oshape[i] : in * st[i];
@@ -6643,13 +6701,8 @@ TI__PRIVATE ti_status ti__conv_params(ti__kctx *k, int transpose, ti__convp *p) 
                 if (mode == 3) pb = pe = 0;
                 out = full - pb - pe;
             }
+            if (out <= 0) return ti__win_empty(k, i, out, in, ks[i], st[i], dl[i], pb, pe);
         }
-        if (out <= 0)
-            return ti__kfail(k, TI_ERR_BAD_MODEL,
-                             "output size on spatial axis %d would be %lld (input %lld, kernel "
-                             "%lld, stride %lld, dilation %lld, pads %lld+%lld)",
-                             i, (long long)out, (long long)in, (long long)ks[i],
-                             (long long)st[i], (long long)dl[i], (long long)pb, (long long)pe);
         int j = 3 - nd + i;
         p->in[j] = in;
         p->k[j] = ks[i];
@@ -15291,16 +15344,6 @@ typedef struct ti__poolp {
     size_t in_sp, out_sp;
 } ti__poolp;
 
-TI__PRIVATE ti_status ti__pool_ints(ti__kctx *k, const char *name, int want, int64_t def,
-                                    int64_t *out) {
-    int cnt;
-    const int64_t *v = ti__attr_ints(k->node, name, &cnt);
-    if (v != NULL && cnt != want)
-        return ti__kfail(k, TI_ERR_BAD_MODEL, "%s has %d values, expected %d", name, cnt, want);
-    for (int i = 0; i < want; i++) out[i] = v != NULL ? v[i] : def;
-    return TI_OK;
-}
-
 /* Reads kernel_shape, strides, dilations, pads, auto_pad, ceil_mode; computes the output
  * spatial shape (ONNX MaxPool / AveragePool output-shape rules). */
 TI__PRIVATE ti_status ti__pool_params(ti__kctx *k, ti__poolp *p) {
@@ -15320,51 +15363,19 @@ TI__PRIVATE ti_status ti__pool_params(ti__kctx *k, ti__poolp *p) {
                          "spatial dims", kc, nd);
     int64_t st[3], dl[3], pads[6];
     ti_status e;
-    if ((e = ti__pool_ints(k, "strides", nd, 1, st)) != TI_OK) return e;
-    if ((e = ti__pool_ints(k, "dilations", nd, 1, dl)) != TI_OK) return e;
-    if ((e = ti__pool_ints(k, "pads", 2 * nd, 0, pads)) != TI_OK) return e;
-    int ceil_mode = ti__attr_i(k->node, "ceil_mode", 0) != 0;
-    const char *ap = ti__attr_s(k->node, "auto_pad", "NOTSET");
-    int mode;
-    if (strcmp(ap, "NOTSET") == 0 || ap[0] == 0) mode = 0;
-    else if (strcmp(ap, "SAME_UPPER") == 0) mode = 1;
-    else if (strcmp(ap, "SAME_LOWER") == 0) mode = 2;
-    else if (strcmp(ap, "VALID") == 0) mode = 3;
-    else return ti__kfail(k, TI_ERR_BAD_MODEL, "auto_pad '%s' is not one of NOTSET, SAME_UPPER, "
-                          "SAME_LOWER, VALID", ap);
+    if ((e = ti__win_ints(k, "strides", nd, 1, st)) != TI_OK) return e;
+    if ((e = ti__win_ints(k, "dilations", nd, 1, dl)) != TI_OK) return e;
+    if ((e = ti__win_ints(k, "pads", 2 * nd, 0, pads)) != TI_OK) return e;
+    int ceil_mode = ti__attr_i(k->node, "ceil_mode", 0) != 0, mode;
+    if ((e = ti__win_auto_pad(k, &mode)) != TI_OK) return e;
     p->nd = nd;
     p->nc = x->shape[0] * x->shape[1];
     for (int i = 0; i < nd; i++) {
         int64_t in = x->shape[2 + i], pb = pads[i], pe = pads[nd + i], out;
-        if (ks[i] < 1 || st[i] < 1 || dl[i] < 1)
-            return ti__kfail(k, TI_ERR_BAD_MODEL, "kernel %lld, stride %lld, dilation %lld on "
-                             "axis %d must be >= 1", (long long)ks[i], (long long)st[i],
-                             (long long)dl[i], i);
-        if (pb < 0 || pe < 0) return ti__kfail(k, TI_ERR_BAD_MODEL, "negative pad on axis %d", i);
-        int64_t ek = (ks[i] - 1) * dl[i] + 1;
-        if (mode == 1 || mode == 2) { /* same for either ceil_mode */
-            out = (in + st[i] - 1) / st[i];
-            int64_t tot = (out - 1) * st[i] + ek - in;
-            if (tot < 0) tot = 0;
-            pb = mode == 1 ? tot / 2 : tot - tot / 2;
-            pe = tot - pb;
-        } else {
-            if (mode == 3) pb = pe = 0;
-            int64_t span = in + pb + pe - ek;
-            if (span < 0) out = 0;
-            else if (!ceil_mode) out = span / st[i] + 1;
-            else {
-                out = (span + st[i] - 1) / st[i] + 1;
-                /* the last window must start inside the input or the left padding */
-                if ((out - 1) * st[i] >= in + pb) out--;
-            }
-        }
-        if (out <= 0)
-            return ti__kfail(k, TI_ERR_BAD_MODEL,
-                             "output size on spatial axis %d would be %lld (input %lld, kernel "
-                             "%lld, stride %lld, dilation %lld, pads %lld+%lld)",
-                             i, (long long)out, (long long)in, (long long)ks[i], (long long)st[i],
-                             (long long)dl[i], (long long)pb, (long long)pe);
+        if ((e = ti__win_check(k, i, ks[i], st[i], dl[i], pb, pe)) != TI_OK ||
+            (e = ti__win_axis(k, i, in, ks[i], st[i], dl[i], mode, ceil_mode, &pb, &pe, &out)) !=
+                TI_OK)
+            return e;
         int j = 3 - nd + i;
         p->in[j] = in;
         p->k[j] = ks[i];
@@ -15849,11 +15860,14 @@ TI__PRIVATE ti_status ti__unpool_inferred(ti__kctx *k, int64_t *dims) {
         return ti__kfail(k, TI_ERR_BAD_MODEL, "kernel_shape has %d values, expected %d", kc, nd);
     int64_t st[TI_MAX_DIMS], pads[2 * TI_MAX_DIMS];
     ti_status e;
-    if ((e = ti__pool_ints(k, "strides", nd, 1, st)) != TI_OK) return e;
-    if ((e = ti__pool_ints(k, "pads", 2 * nd, 0, pads)) != TI_OK) return e;
+    if ((e = ti__win_ints(k, "strides", nd, 1, st)) != TI_OK) return e;
+    if ((e = ti__win_ints(k, "pads", 2 * nd, 0, pads)) != TI_OK) return e;
     dims[0] = x->shape[0];
     dims[1] = x->shape[1];
     for (int i = 0; i < nd; i++) {
+        if ((e = ti__win_check(k, i, ks[i], st[i], 1, pads[i], pads[nd + i])) != TI_OK) return e;
+        if (x->shape[2 + i] - 1 > INT64_MAX / 4 / st[i])
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "unpooled dim %d is out of range", i);
         dims[2 + i] = (x->shape[2 + i] - 1) * st[i] - pads[i] - pads[nd + i] + ks[i];
         if (dims[2 + i] <= 0)
             return ti__kfail(k, TI_ERR_BAD_MODEL, "unpooled dim %d would be %lld", i,

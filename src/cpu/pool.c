@@ -14,16 +14,6 @@ typedef struct ti__poolp {
     size_t in_sp, out_sp;
 } ti__poolp;
 
-TI__PRIVATE ti_status ti__pool_ints(ti__kctx *k, const char *name, int want, int64_t def,
-                                    int64_t *out) {
-    int cnt;
-    const int64_t *v = ti__attr_ints(k->node, name, &cnt);
-    if (v != NULL && cnt != want)
-        return ti__kfail(k, TI_ERR_BAD_MODEL, "%s has %d values, expected %d", name, cnt, want);
-    for (int i = 0; i < want; i++) out[i] = v != NULL ? v[i] : def;
-    return TI_OK;
-}
-
 /* Reads kernel_shape, strides, dilations, pads, auto_pad, ceil_mode; computes the output
  * spatial shape (ONNX MaxPool / AveragePool output-shape rules). */
 TI__PRIVATE ti_status ti__pool_params(ti__kctx *k, ti__poolp *p) {
@@ -43,51 +33,19 @@ TI__PRIVATE ti_status ti__pool_params(ti__kctx *k, ti__poolp *p) {
                          "spatial dims", kc, nd);
     int64_t st[3], dl[3], pads[6];
     ti_status e;
-    if ((e = ti__pool_ints(k, "strides", nd, 1, st)) != TI_OK) return e;
-    if ((e = ti__pool_ints(k, "dilations", nd, 1, dl)) != TI_OK) return e;
-    if ((e = ti__pool_ints(k, "pads", 2 * nd, 0, pads)) != TI_OK) return e;
-    int ceil_mode = ti__attr_i(k->node, "ceil_mode", 0) != 0;
-    const char *ap = ti__attr_s(k->node, "auto_pad", "NOTSET");
-    int mode;
-    if (strcmp(ap, "NOTSET") == 0 || ap[0] == 0) mode = 0;
-    else if (strcmp(ap, "SAME_UPPER") == 0) mode = 1;
-    else if (strcmp(ap, "SAME_LOWER") == 0) mode = 2;
-    else if (strcmp(ap, "VALID") == 0) mode = 3;
-    else return ti__kfail(k, TI_ERR_BAD_MODEL, "auto_pad '%s' is not one of NOTSET, SAME_UPPER, "
-                          "SAME_LOWER, VALID", ap);
+    if ((e = ti__win_ints(k, "strides", nd, 1, st)) != TI_OK) return e;
+    if ((e = ti__win_ints(k, "dilations", nd, 1, dl)) != TI_OK) return e;
+    if ((e = ti__win_ints(k, "pads", 2 * nd, 0, pads)) != TI_OK) return e;
+    int ceil_mode = ti__attr_i(k->node, "ceil_mode", 0) != 0, mode;
+    if ((e = ti__win_auto_pad(k, &mode)) != TI_OK) return e;
     p->nd = nd;
     p->nc = x->shape[0] * x->shape[1];
     for (int i = 0; i < nd; i++) {
         int64_t in = x->shape[2 + i], pb = pads[i], pe = pads[nd + i], out;
-        if (ks[i] < 1 || st[i] < 1 || dl[i] < 1)
-            return ti__kfail(k, TI_ERR_BAD_MODEL, "kernel %lld, stride %lld, dilation %lld on "
-                             "axis %d must be >= 1", (long long)ks[i], (long long)st[i],
-                             (long long)dl[i], i);
-        if (pb < 0 || pe < 0) return ti__kfail(k, TI_ERR_BAD_MODEL, "negative pad on axis %d", i);
-        int64_t ek = (ks[i] - 1) * dl[i] + 1;
-        if (mode == 1 || mode == 2) { /* same for either ceil_mode */
-            out = (in + st[i] - 1) / st[i];
-            int64_t tot = (out - 1) * st[i] + ek - in;
-            if (tot < 0) tot = 0;
-            pb = mode == 1 ? tot / 2 : tot - tot / 2;
-            pe = tot - pb;
-        } else {
-            if (mode == 3) pb = pe = 0;
-            int64_t span = in + pb + pe - ek;
-            if (span < 0) out = 0;
-            else if (!ceil_mode) out = span / st[i] + 1;
-            else {
-                out = (span + st[i] - 1) / st[i] + 1;
-                /* the last window must start inside the input or the left padding */
-                if ((out - 1) * st[i] >= in + pb) out--;
-            }
-        }
-        if (out <= 0)
-            return ti__kfail(k, TI_ERR_BAD_MODEL,
-                             "output size on spatial axis %d would be %lld (input %lld, kernel "
-                             "%lld, stride %lld, dilation %lld, pads %lld+%lld)",
-                             i, (long long)out, (long long)in, (long long)ks[i], (long long)st[i],
-                             (long long)dl[i], (long long)pb, (long long)pe);
+        if ((e = ti__win_check(k, i, ks[i], st[i], dl[i], pb, pe)) != TI_OK ||
+            (e = ti__win_axis(k, i, in, ks[i], st[i], dl[i], mode, ceil_mode, &pb, &pe, &out)) !=
+                TI_OK)
+            return e;
         int j = 3 - nd + i;
         p->in[j] = in;
         p->k[j] = ks[i];
@@ -572,11 +530,14 @@ TI__PRIVATE ti_status ti__unpool_inferred(ti__kctx *k, int64_t *dims) {
         return ti__kfail(k, TI_ERR_BAD_MODEL, "kernel_shape has %d values, expected %d", kc, nd);
     int64_t st[TI_MAX_DIMS], pads[2 * TI_MAX_DIMS];
     ti_status e;
-    if ((e = ti__pool_ints(k, "strides", nd, 1, st)) != TI_OK) return e;
-    if ((e = ti__pool_ints(k, "pads", 2 * nd, 0, pads)) != TI_OK) return e;
+    if ((e = ti__win_ints(k, "strides", nd, 1, st)) != TI_OK) return e;
+    if ((e = ti__win_ints(k, "pads", 2 * nd, 0, pads)) != TI_OK) return e;
     dims[0] = x->shape[0];
     dims[1] = x->shape[1];
     for (int i = 0; i < nd; i++) {
+        if ((e = ti__win_check(k, i, ks[i], st[i], 1, pads[i], pads[nd + i])) != TI_OK) return e;
+        if (x->shape[2 + i] - 1 > INT64_MAX / 4 / st[i])
+            return ti__kfail(k, TI_ERR_BAD_MODEL, "unpooled dim %d is out of range", i);
         dims[2 + i] = (x->shape[2 + i] - 1) * st[i] - pads[i] - pads[nd + i] + ks[i];
         if (dims[2 + i] <= 0)
             return ti__kfail(k, TI_ERR_BAD_MODEL, "unpooled dim %d would be %lld", i,

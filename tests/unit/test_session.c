@@ -1097,6 +1097,95 @@ TI_TEST(errors_name_file_node_and_reason) {
     TI_CHECK(strcmp(ti_status_string((ti_status)99), "unknown status") == 0);
 }
 
+/* Window attributes far out of range (kernels, strides, dilations, pads near 2^62, which
+ * overflowed the output-size arithmetic: undefined behaviour, caught by UBSan) fail at
+ * session creation with the node's name and a reason, for Conv (weight constant: decoded at
+ * planning; weight an input: read at the run), ConvTranspose, the pools and MaxUnpool. */
+typedef struct win_case {
+    const char *op, *attr, *want;
+    int n;
+    int64_t v[4];
+} win_case;
+
+static unsigned char *win_model(const win_case *c, int const_w, size_t *size) {
+    static const float w[2 * 2 * 3 * 3] = {0};
+    ob_model mb;
+    ob_init(&mb, 13);
+    int64_t xd[4] = {1, 2, 8, 8}, wd[4] = {2, 2, 3, 3}, idx[4] = {1, 2, 8, 8};
+    ob_input(&mb, "x", OB_FLOAT, 4, xd);
+    ob_buf a = {0, 0, 0};
+    ob_attr_ints(&a, c->attr, c->n, c->v);
+    const char *ins = "x";
+    if (strncmp(c->op, "Conv", 4) == 0) {
+        if (const_w) ob_init_f32(&mb, "w", 4, wd, w);
+        else ob_input(&mb, "w", OB_FLOAT, 4, wd);
+        ins = "x,w";
+    } else {
+        int64_t ks[2] = {3, 3};
+        if (strcmp(c->attr, "kernel_shape") != 0) ob_attr_ints(&a, "kernel_shape", 2, ks);
+        if (strcmp(c->op, "MaxUnpool") == 0) {
+            ob_input(&mb, "i", OB_INT64, 4, idx);
+            ins = "x,i";
+        }
+    }
+    ob_node_attrs(&mb, c->op, "win_node", ins, "y", &a);
+    ob_output(&mb, "y", OB_FLOAT, -1, NULL);
+    return ob_finish(&mb, size);
+}
+
+TI_TEST(window_attributes_out_of_range_fail_cleanly) {
+    const int64_t big = (int64_t)1 << 62;
+    const win_case cases[] = {
+        {"Conv", "dilations", "dilation", 2, {big, 1}},
+        {"Conv", "strides", "stride", 2, {1, -big}},
+        {"Conv", "pads", "pads", 4, {big, big, 0, 0}},
+        {"Conv", "pads", NULL, 4, {1, 1, 1, 1}}, /* NULL: a control, the model runs */
+        {"ConvTranspose", "strides", "stride", 2, {big, big}},
+        {"ConvTranspose", "output_padding", "output_padding", 2, {big, 0}},
+        {"ConvTranspose", "output_shape", "output size", 2, {big, 4}},
+        {"MaxPool", "kernel_shape", "kernel", 2, {0, 3}},
+        {"MaxPool", "dilations", "dilation", 2, {big, big}},
+        {"AveragePool", "pads", "pads", 4, {0, big, 0, big}},
+        {"AveragePool", "strides", NULL, 2, {2, 2}},
+        {"ConvTranspose", "output_shape", NULL, 2, {17, 17}},
+        {"MaxUnpool", "strides", NULL, 2, {2, 2}},
+        {"MaxUnpool", "strides", "stride", 2, {big, big}},
+        {"MaxUnpool", "pads", "pads", 4, {-1, 0, 0, 0}},
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const win_case *c = &cases[ci];
+        for (int cw = 0; cw < (strncmp(c->op, "Conv", 4) == 0 ? 2 : 1); cw++) {
+            size_t n;
+            unsigned char *bytes = win_model(c, cw, &n);
+            ti_model_desc md;
+            memset(&md, 0, sizeof md);
+            md.name = "window.onnx";
+            ti_error err;
+            ti_model *m = ti_model_load_memory(bytes, n, &md, &err);
+            free(bytes);
+            TI_REQUIRE(m != NULL);
+            ti_session *s = ti_session_create(m, NULL, &err);
+            if (c->want == NULL) { /* the same builder with sane values makes a model that runs */
+                if (s == NULL) printf("  control %s %s: %s\n", c->op, c->attr, err.message);
+                TI_CHECK(s != NULL);
+                if (s != NULL) {
+                    for (int i = 0; i < ti_session_num_inputs(s); i++)
+                        memset(ti_session_input(s, i)->data, 0, ti_session_input(s, i)->size_bytes);
+                    TI_CHECK(ti_session_run(s, &err) == TI_OK);
+                }
+            } else {
+                if (s == NULL) printf("  %s %s: %s\n", c->op, c->attr, err.message);
+                TI_CHECK(s == NULL);
+                TI_CHECK_EQ_INT(err.code, TI_ERR_BAD_MODEL);
+                TI_CHECK_STR_CONTAINS(err.message, "window.onnx: node 'win_node'");
+                TI_CHECK_STR_CONTAINS(err.message, c->want);
+            }
+            ti_session_destroy(s);
+            ti_model_free(m);
+        }
+    }
+}
+
 TI_TEST(allocation_failure_at_every_step) {
     size_t n;
     unsigned char *bytes = conv_bn_relu_model(&n, "Relu");
@@ -1946,6 +2035,7 @@ int main(void) {
     TI_RUN(value_dependent_shapes_replan_at_run);
     TI_RUN(constant_folding_of_shape_chains);
     TI_RUN(errors_name_file_node_and_reason);
+    TI_RUN(window_attributes_out_of_range_fail_cleanly);
     TI_RUN(allocation_failure_at_every_step);
     TI_RUN(profile_times_every_node);
 #if !defined(TI_TEST_SHARED_IMPL) && defined(TI__HUGE)
