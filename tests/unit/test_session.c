@@ -1438,7 +1438,9 @@ TI_TEST(residual_add_fuses_into_1x1_conv) {
 #ifndef TI_TEST_SHARED_IMPL
             TI_CHECK_EQ_INT(on2, !y1_out);
             TI_CHECK_EQ_INT(on3, !y1_out);
-            TI_CHECK_EQ_INT(ct, c == 64 && ti__sgemm_panel_nr() > 0 ? 3 : 0);
+            /* AVX2 (16-column slivers) runs 7 x 7 by the plain GEMM (ti__conv_ct_ok) */
+            int nr = ti__sgemm_panel_nr();
+            TI_CHECK_EQ_INT(ct, c == 64 && nr > 0 && nr != 16 ? 3 : 0);
 #endif
             TI_REQUIRE(run_res_model(m, 0, 0, 2, x, y2, NULL, &d2, &d3, &ct));
             TI_CHECK(memcmp(y1, y2, sizeof(float) * (size_t)n) == 0);
