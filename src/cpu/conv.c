@@ -64,8 +64,9 @@ TI__PRIVATE ti_status ti__conv_pool_run(ti__kctx *k, const struct ti__convp *p);
  * the machines measured): the GEMM reads the tile from the cache the copy left it in. */
 #define TI__CONV_CTILE_FLOATS ((size_t)1 << 18)
 
-/* Geometry of a (transposed) convolution. Spatial arrays are D, H, W: slot 3 - nd + i
- * holds spatial axis i; unused leading slots are size 1, stride 1, no padding. */
+/* Geometry of a (transposed) convolution, and of a pool's window (pool.c: n and c its input's,
+ * m, group, cg and mg unused). Spatial arrays are D, H, W: slot 3 - nd + i holds spatial axis
+ * i; unused leading slots are size 1, stride 1, no padding. */
 typedef struct ti__convp {
     int nd;
     int64_t n, c, m, group, cg, mg; /* batch, in/out channels, groups, per group */
@@ -123,6 +124,32 @@ TI__PRIVATE ti_status ti__win_empty(ti__kctx *k, int i, int64_t out, int64_t in,
                      "stride %lld, dilation %lld, pads %lld+%lld)",
                      i, (long long)out, (long long)in, (long long)ks, (long long)st, (long long)dl,
                      (long long)pb, (long long)pe);
+}
+
+/* Stores spatial axis i of p->nd (slot 3 - nd + i): input size, kernel, stride, dilation,
+ * pads and output size. */
+TI__PRIVATE void ti__win_set(ti__convp *p, int i, int64_t in, int64_t ks, int64_t st,
+                             int64_t dl, int64_t pb, int64_t pe, int64_t out) {
+    int j = 3 - p->nd + i;
+    p->in[j] = in;
+    p->k[j] = ks;
+    p->s[j] = st;
+    p->d[j] = dl;
+    p->pb[j] = pb;
+    p->pe[j] = pe;
+    p->out[j] = out;
+}
+
+/* After ti__win_set on each axis: the unused leading slots (size 1, stride 1, no padding)
+ * and the plane and kernel sizes. */
+TI__PRIVATE void ti__win_done(ti__convp *p) {
+    for (int j = 0; j < 3 - p->nd; j++) {
+        p->in[j] = p->k[j] = p->s[j] = p->d[j] = p->out[j] = 1;
+        p->pb[j] = p->pe[j] = 0;
+    }
+    p->in_sp = (size_t)(p->in[0] * p->in[1] * p->in[2]);
+    p->out_sp = (size_t)(p->out[0] * p->out[1] * p->out[2]);
+    p->kprod = (size_t)(p->k[0] * p->k[1] * p->k[2]);
 }
 
 /* Output size *out of spatial axis i of a Conv or pool window over in values (ONNX's rules,
@@ -299,22 +326,9 @@ TI__PRIVATE ti_status ti__conv_params(ti__kctx *k, int transpose, ti__convp *p) 
             }
             if (out <= 0) return ti__win_empty(k, i, out, in, ks[i], st[i], dl[i], pb, pe);
         }
-        int j = 3 - nd + i;
-        p->in[j] = in;
-        p->k[j] = ks[i];
-        p->s[j] = st[i];
-        p->d[j] = dl[i];
-        p->pb[j] = pb;
-        p->pe[j] = pe;
-        p->out[j] = out;
+        ti__win_set(p, i, in, ks[i], st[i], dl[i], pb, pe, out);
     }
-    for (int j = 0; j < 3 - nd; j++) {
-        p->in[j] = p->k[j] = p->s[j] = p->d[j] = p->out[j] = 1;
-        p->pb[j] = p->pe[j] = 0;
-    }
-    p->in_sp = (size_t)(p->in[0] * p->in[1] * p->in[2]);
-    p->out_sp = (size_t)(p->out[0] * p->out[1] * p->out[2]);
-    p->kprod = (size_t)(p->k[0] * p->k[1] * p->k[2]);
+    ti__win_done(p);
     return TI_OK;
 }
 

@@ -6,13 +6,8 @@
 
 typedef enum { TI__POOL_MAX, TI__POOL_AVG, TI__POOL_LP } ti__pool_kind;
 
-/* Window geometry; slot 3 - nd + i holds spatial axis i (as in conv.c). */
-typedef struct ti__poolp {
-    int nd;
-    int64_t nc; /* N*C planes */
-    int64_t in[3], k[3], s[3], d[3], pb[3], pe[3], out[3];
-    size_t in_sp, out_sp;
-} ti__poolp;
+/* Window geometry: a Conv's (conv.c), of which pools use nd, n, c and the spatial arrays. */
+typedef ti__convp ti__poolp;
 
 /* Reads kernel_shape, strides, dilations, pads, auto_pad, ceil_mode; computes the output
  * spatial shape (ONNX MaxPool / AveragePool output-shape rules). */
@@ -39,28 +34,17 @@ TI__PRIVATE ti_status ti__pool_params(ti__kctx *k, ti__poolp *p) {
     int ceil_mode = ti__attr_i(k->node, "ceil_mode", 0) != 0, mode;
     if ((e = ti__win_auto_pad(k, &mode)) != TI_OK) return e;
     p->nd = nd;
-    p->nc = x->shape[0] * x->shape[1];
+    p->n = x->shape[0];
+    p->c = x->shape[1];
     for (int i = 0; i < nd; i++) {
         int64_t in = x->shape[2 + i], pb = pads[i], pe = pads[nd + i], out;
         if ((e = ti__win_check(k, i, ks[i], st[i], dl[i], pb, pe)) != TI_OK ||
             (e = ti__win_axis(k, i, in, ks[i], st[i], dl[i], mode, ceil_mode, &pb, &pe, &out)) !=
                 TI_OK)
             return e;
-        int j = 3 - nd + i;
-        p->in[j] = in;
-        p->k[j] = ks[i];
-        p->s[j] = st[i];
-        p->d[j] = dl[i];
-        p->pb[j] = pb;
-        p->pe[j] = pe;
-        p->out[j] = out;
+        ti__win_set(p, i, in, ks[i], st[i], dl[i], pb, pe, out);
     }
-    for (int j = 0; j < 3 - nd; j++) {
-        p->in[j] = p->k[j] = p->s[j] = p->d[j] = p->out[j] = 1;
-        p->pb[j] = p->pe[j] = 0;
-    }
-    p->in_sp = (size_t)(p->in[0] * p->in[1] * p->in[2]);
-    p->out_sp = (size_t)(p->out[0] * p->out[1] * p->out[2]);
+    ti__win_done(p);
     return TI_OK;
 }
 
@@ -423,7 +407,7 @@ TI__PRIVATE ti_status ti__pool_run_common(ti__kctx *k, ti__pool_kind kind) {
     if (kind == TI__POOL_LP && !(j.lp > 0.0))
         return ti__kfail(k, TI_ERR_BAD_MODEL, "p is %g, expected > 0", j.lp);
     size_t work = p.out_sp * (size_t)(p.k[0] * p.k[1] * p.k[2]);
-    ti__parallel_for(k->tp, (size_t)p.nc, TI__MAX((size_t)1, 65536 / (work + 1)),
+    ti__parallel_for(k->tp, (size_t)(p.n * p.c), TI__MAX((size_t)1, 65536 / (work + 1)),
                      ti__pool_planes, &j);
     return TI_OK;
 }

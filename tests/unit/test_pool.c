@@ -167,13 +167,14 @@ TI_TEST(maxpool_planes_match_the_rule) {
             int64_t OH = (H + pt + pb - K) / S + 1 + (urand() % 4 == 0);
             int64_t OW = (W + pl + pr - K) / S + 1 + (urand() % 4 == 0);
             p.nd = 2;
-            p.nc = 1 + (int64_t)(urand() % 3);
+            p.n = 1;
+            p.c = 1 + (int64_t)(urand() % 3);
             p.in[0] = p.k[0] = p.s[0] = p.d[0] = p.out[0] = 1;
             p.in[1] = H, p.in[2] = W, p.k[1] = p.k[2] = K, p.s[1] = p.s[2] = S;
             p.d[1] = p.d[2] = 1, p.pb[1] = pt, p.pb[2] = pl, p.pe[1] = pb, p.pe[2] = pr;
             p.out[1] = OH, p.out[2] = OW;
             p.in_sp = (size_t)(H * W), p.out_sp = (size_t)(OH * OW);
-            size_t nx = (size_t)p.nc * p.in_sp, ny = (size_t)p.nc * p.out_sp;
+            size_t nx = (size_t)p.c * p.in_sp, ny = (size_t)p.c * p.out_sp;
             float *x = (float *)malloc(nx * sizeof(float));
             float *y = (float *)malloc((ny + 16) * sizeof(float));
             float *ref = (float *)malloc(ny * sizeof(float));
@@ -184,7 +185,7 @@ TI_TEST(maxpool_planes_match_the_rule) {
             }
             for (size_t i = 0; i < nx; i++) x[i] = frand();
             for (size_t i = 0; i < ny + 16; i++) y[i] = 1234.5f;
-            for (int64_t c = 0; c < p.nc; c++)
+            for (int64_t c = 0; c < p.c; c++)
                 for (int64_t oh = 0; oh < OH; oh++)
                     for (int64_t ow = 0; ow < OW; ow++) {
                         float m = 0.0f;
@@ -207,7 +208,7 @@ TI_TEST(maxpool_planes_match_the_rule) {
             ti__pool_job j;
             memset(&j, 0, sizeof j);
             j.p = &p, j.kind = TI__POOL_MAX, j.x = &tx, j.y = &ty;
-            ti__pool_planes(&j, 0, (size_t)p.nc);
+            ti__pool_planes(&j, 0, (size_t)p.c);
             int bad = 0;
             for (size_t i = 0; i < ny; i++)
                 if (memcmp(&y[i], &ref[i], sizeof(float)) != 0 && bad++ == 0)
