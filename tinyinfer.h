@@ -4868,8 +4868,8 @@ TI__PRIVATE int ti__model_add_output(ti_model *m, int value) {
  * nodes ready, so the order stays close to the file's. prod: each value's producer (a node
  * index, or negative: a graph input, a constant, none); edges: how many node inputs are
  * some node's output. Returns 0 when sorted, -1 out of memory (the nodes untouched), or 1
- * when the nodes hold a cycle, with a node on it in *cycle_node (the nodes untouched). The
- * ONNX and TFLite readers share it; each names the node in its own words. */
+ * when the nodes hold a cycle, with a node on it in *cycle_node (the nodes untouched). For
+ * ti__model_order, below. */
 TI__PRIVATE int ti__model_toposort(ti_model *m, const int *prod, size_t edges, int *cycle_node) {
     const ti_allocator *al = &m->al;
     int nn = m->n_nodes, ret = 0;
@@ -4958,6 +4958,72 @@ TI__PRIVATE int ti__model_toposort(ti_model *m, const int *prod, size_t edges, i
     ti__free(al, heap, sizeof(int) * nn1);
     ti__free(al, order, sizeof(int) * nn1);
     ti__free(al, nodes, sizeof(ti__node) * nn1);
+    return ret;
+}
+
+/* What ti__model_order found: TI__ORDER_OK, or what is wrong, and where. */
+enum {
+    TI__ORDER_OK,
+    TI__ORDER_OOM,
+    TI__ORDER_TWICE,     /* node's output value already made by other */
+    TI__ORDER_NO_INPUT,  /* node's input value made by nothing */
+    TI__ORDER_NO_OUTPUT, /* graph output value made by nothing */
+    TI__ORDER_CYCLE      /* node on a cycle */
+};
+typedef struct ti__order_bad {
+    int node, value;
+    int other; /* TWICE: the first producer, a node index, -2 a graph input, -3 a constant */
+} ti__order_bad;
+
+/* Checks m's links, the ONNX and TFLite readers' rules: no value is made twice (by two
+ * nodes, or by a node and the graph's inputs or constants), every node input and graph output
+ * is made, and puts the nodes in topological order when they are not (ti__model_toposort).
+ * Returns a TI__ORDER_* code, the first problem's place in *bad, for each reader to name in
+ * its own words. */
+TI__PRIVATE int ti__model_order(ti_model *m, ti__order_bad *bad) {
+    const ti_allocator *al = &m->al;
+    int nv = m->n_values, nn = m->n_nodes, ret = TI__ORDER_OK;
+    bad->node = bad->value = bad->other = -1;
+    /* producer of each value: node index, or -1 none, -2 graph input, -3 constant */
+    int *prod = (int *)ti__malloc(al, sizeof(int) * ((size_t)nv + 1));
+    if (prod == NULL) return TI__ORDER_OOM;
+    for (int v = 0; v < nv; v++) prod[v] = m->values[v].is_const ? -3 : -1;
+    for (int i = 0; i < m->n_inputs; i++) prod[m->inputs[i]] = -2;
+    int sorted = 1;
+    size_t edges = 0;
+    for (int i = 0; i < nn && ret == TI__ORDER_OK; i++)
+        for (int o = 0; o < m->nodes[i].n_outputs; o++) {
+            int v = m->nodes[i].outputs[o];
+            if (v < 0) continue;
+            if (prod[v] != -1) {
+                bad->node = i, bad->value = v, bad->other = prod[v];
+                ret = TI__ORDER_TWICE;
+                break;
+            }
+            prod[v] = i;
+        }
+    for (int i = 0; i < nn && ret == TI__ORDER_OK; i++)
+        for (int k = 0; k < m->nodes[i].n_inputs; k++) {
+            int v = m->nodes[i].inputs[k];
+            if (v < 0) continue;
+            if (prod[v] == -1) {
+                bad->node = i, bad->value = v;
+                ret = TI__ORDER_NO_INPUT;
+                break;
+            }
+            if (prod[v] >= 0) edges++;
+            if (prod[v] >= i) sorted = 0;
+        }
+    for (int i = 0; i < m->n_outputs && ret == TI__ORDER_OK; i++)
+        if (prod[m->outputs[i]] == -1) {
+            bad->value = m->outputs[i];
+            ret = TI__ORDER_NO_OUTPUT;
+        }
+    if (ret == TI__ORDER_OK && !sorted) {
+        int r = ti__model_toposort(m, prod, edges, &bad->node);
+        ret = r < 0 ? TI__ORDER_OOM : r > 0 ? TI__ORDER_CYCLE : TI__ORDER_OK;
+    }
+    ti__free(al, prod, sizeof(int) * ((size_t)nv + 1));
     return ret;
 }
 
@@ -36317,68 +36383,34 @@ TI__PRIVATE ti_status ti__ox_node(ti__ox *x, ti__pb *parent, const ti__pb_field 
 
 
 /* Checks that every node input is defined and every value has one producer, then puts the
- * nodes in topological order (kept as is when the file already has one; otherwise Kahn's
- * algorithm taking the lowest file index first, so the order stays close to the file's). */
+ * nodes in topological order (ti__model_order: kept as is when the file already has one),
+ * and names what is wrong in ONNX's words. */
 TI__PRIVATE ti_status ti__ox_validate(ti__ox *x) {
     ti_model *m = x->m;
-    int nv = m->n_values, nn = m->n_nodes;
-    const ti_allocator *al = &m->al;
-    ti_status st = TI_OK;
-    /* producer of each value: node index, or -1 none, -2 graph input, -3 constant */
-    int *prod = (int *)ti__malloc(al, sizeof(int) * (size_t)(nv + 1));
-    if (prod == NULL) return ti__ox_oom(x);
-    for (int v = 0; v < nv; v++) prod[v] = m->values[v].is_const ? -3 : -1;
-    for (int i = 0; i < m->n_inputs; i++) prod[m->inputs[i]] = -2;
-    int sorted = 1;
-    size_t edges = 0;
-    for (int i = 0; i < nn && st == TI_OK; i++) {
-        const ti__node *n = &m->nodes[i];
-        for (int o = 0; o < n->n_outputs && st == TI_OK; o++) {
-            int v = n->outputs[o];
-            if (v < 0) continue;
-            if (prod[v] != -1) {
-                const char *by = prod[v] == -2 ? "a graph input" : prod[v] == -3
-                               ? "an initializer" : "another node";
-                char other[128] = "";
-                if (prod[v] >= 0)
-                    snprintf(other, sizeof other, " ('%s', %s)", m->nodes[prod[v]].name,
-                             m->nodes[prod[v]].op);
-                st = ti__ox_node_fail(x, TI_ERR_BAD_MODEL, i,
-                                      "output '%s' is also produced by %s%s", m->values[v].name,
-                                      by, other);
-            }
-            prod[v] = i;
-        }
-    }
-    for (int i = 0; i < nn && st == TI_OK; i++) {
-        const ti__node *n = &m->nodes[i];
-        for (int k = 0; k < n->n_inputs && st == TI_OK; k++) {
-            int v = n->inputs[k];
-            if (v < 0) continue;
-            if (prod[v] == -1)
-                st = ti__ox_node_fail(x, TI_ERR_BAD_MODEL, i,
-                                      "input '%s' is not produced by any node, graph input or "
-                                      "initializer", m->values[v].name);
-            if (prod[v] >= 0) edges++;
-            if (prod[v] >= i) sorted = 0;
-        }
-    }
-    for (int i = 0; i < m->n_outputs && st == TI_OK; i++)
-        if (prod[m->outputs[i]] == -1)
-            st = ti__fail(x->err, TI_ERR_BAD_MODEL, x->file,
-                          "graph output '%s' is not produced by any node, graph input or "
-                          "initializer", m->values[m->outputs[i]].name);
-    if (st != TI_OK || sorted) {
-        ti__free(al, prod, sizeof(int) * (size_t)(nv + 1));
-        return st;
-    }
-    int cyc = 0, r = ti__model_toposort(m, prod, edges, &cyc);
-    ti__free(al, prod, sizeof(int) * (size_t)(nv + 1));
-    if (r < 0) return ti__ox_oom(x);
-    if (r > 0)
-        return ti__ox_node_fail(x, TI_ERR_BAD_MODEL, cyc,
+    ti__order_bad b;
+    char other[128] = "";
+    switch (ti__model_order(m, &b)) {
+    case TI__ORDER_OK:
+        return TI_OK;
+    case TI__ORDER_OOM:
+        return ti__ox_oom(x);
+    case TI__ORDER_TWICE:
+        if (b.other >= 0)
+            snprintf(other, sizeof other, " ('%s', %s)", m->nodes[b.other].name,
+                     m->nodes[b.other].op);
+        return ti__ox_node_fail(x, TI_ERR_BAD_MODEL, b.node, "output '%s' is also produced by %s%s",
+                                m->values[b.value].name, b.other == -2 ? "a graph input"
+                                : b.other == -3 ? "an initializer" : "another node", other);
+    case TI__ORDER_NO_INPUT:
+        return ti__ox_node_fail(x, TI_ERR_BAD_MODEL, b.node, "input '%s' is not produced by any "
+                                "node, graph input or initializer", m->values[b.value].name);
+    case TI__ORDER_NO_OUTPUT:
+        return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file, "graph output '%s' is not produced by "
+                        "any node, graph input or initializer", m->values[b.value].name);
+    default:
+        return ti__ox_node_fail(x, TI_ERR_BAD_MODEL, b.node,
                                 "the graph has a cycle through this node");
-    return TI_OK;
+    }
 }
 
 /* ---- GraphProto and ModelProto ------------------------------------------------------- */
@@ -37601,67 +37633,30 @@ TI__PRIVATE ti_status ti__tfl_node_fail(ti__tfl *x, int i, const char *reason) {
 
 /* Checks that every node input is a graph input, a constant or the output of one node, and
  * that no value has two producers; keeps TFLite's execution order when it is topological,
- * else reorders (Kahn, lowest file index first) and refuses cycles. */
+ * else reorders and refuses cycles (ti__model_order); names what is wrong in TFLite's words. */
 TI__PRIVATE ti_status ti__tfl_validate(ti__tfl *x) {
     ti_model *m = x->m;
-    const ti_allocator *al = &m->al;
-    int nv = m->n_values, nn = m->n_nodes;
-    ti_status st = TI_OK;
+    ti__order_bad b;
     char l1[128], l2[160], reason[320];
-    /* producer of each value: node index, or -1 none, -2 graph input, -3 constant */
-    int *prod = (int *)ti__malloc(al, sizeof(int) * ((size_t)nv + 1));
-    if (prod == NULL) return ti__tfl_oom(x);
-    for (int v = 0; v < nv; v++) prod[v] = m->values[v].is_const ? -3 : -1;
-    for (int i = 0; i < m->n_inputs; i++) prod[m->inputs[i]] = -2;
-    int sorted = 1;
-    size_t edges = 0;
-    for (int i = 0; i < nn && st == TI_OK; i++) {
-        const ti__node *n = &m->nodes[i];
-        for (int o = 0; o < n->n_outputs && st == TI_OK; o++) {
-            int v = n->outputs[o];
-            if (v < 0) continue;
-            if (prod[v] != -1) {
-                ti__tfl_tensor_label(x, v - x->base, l1, sizeof l1);
-                if (prod[v] >= 0)
-                    snprintf(l2, sizeof l2, "operator %d (%s)", prod[v], m->nodes[prod[v]].op);
-                snprintf(reason, sizeof reason, "output tensor %s is also %s", l1,
-                         prod[v] == -2 ? "a graph input" : prod[v] == -3 ? "a constant" : l2);
-                st = ti__tfl_node_fail(x, i, reason);
-            }
-            prod[v] = i;
-        }
+    int r = ti__model_order(m, &b);
+    if (r == TI__ORDER_OK) return TI_OK;
+    if (r == TI__ORDER_OOM) return ti__tfl_oom(x);
+    if (r == TI__ORDER_CYCLE)
+        return ti__tfl_node_fail(x, b.node, "the graph has a cycle through this operator");
+    ti__tfl_tensor_label(x, b.value - x->base, l1, sizeof l1);
+    if (r == TI__ORDER_NO_OUTPUT)
+        return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file, "graph output tensor %s is not a graph "
+                        "input, a constant or the output of any operator", l1);
+    if (r == TI__ORDER_NO_INPUT) {
+        snprintf(reason, sizeof reason, "input tensor %s is not a graph input, a constant or "
+                 "the output of any operator", l1);
+    } else {
+        if (b.other >= 0)
+            snprintf(l2, sizeof l2, "operator %d (%s)", b.other, m->nodes[b.other].op);
+        snprintf(reason, sizeof reason, "output tensor %s is also %s", l1,
+                 b.other == -2 ? "a graph input" : b.other == -3 ? "a constant" : l2);
     }
-    for (int i = 0; i < nn && st == TI_OK; i++) {
-        const ti__node *n = &m->nodes[i];
-        for (int k = 0; k < n->n_inputs && st == TI_OK; k++) {
-            int v = n->inputs[k];
-            if (v < 0) continue;
-            if (prod[v] == -1) {
-                ti__tfl_tensor_label(x, v - x->base, l1, sizeof l1);
-                snprintf(reason, sizeof reason, "input tensor %s is not a graph input, a "
-                         "constant or the output of any operator", l1);
-                st = ti__tfl_node_fail(x, i, reason);
-            }
-            if (prod[v] >= 0) edges++;
-            if (prod[v] >= i) sorted = 0;
-        }
-    }
-    for (int i = 0; i < m->n_outputs && st == TI_OK; i++)
-        if (prod[m->outputs[i]] == -1) {
-            ti__tfl_tensor_label(x, m->outputs[i] - x->base, l1, sizeof l1);
-            st = ti__fail(x->err, TI_ERR_BAD_MODEL, x->file,
-                          "graph output tensor %s is not a graph input, a constant or the "
-                          "output of any operator", l1);
-        }
-    if (st != TI_OK || sorted) {
-        ti__free(al, prod, sizeof(int) * ((size_t)nv + 1));
-        return st;
-    }
-    int cyc = 0, r = ti__model_toposort(m, prod, edges, &cyc);
-    ti__free(al, prod, sizeof(int) * ((size_t)nv + 1));
-    if (r < 0) return ti__tfl_oom(x);
-    if (r > 0) return ti__tfl_node_fail(x, cyc, "the graph has a cycle through this operator");
-    return TI_OK;
+    return ti__tfl_node_fail(x, b.node, reason);
 }
 
 /* ---- the model ---------------------------------------------------------------------- */

@@ -935,68 +935,34 @@ TI__PRIVATE ti_status ti__ox_node(ti__ox *x, ti__pb *parent, const ti__pb_field 
 
 
 /* Checks that every node input is defined and every value has one producer, then puts the
- * nodes in topological order (kept as is when the file already has one; otherwise Kahn's
- * algorithm taking the lowest file index first, so the order stays close to the file's). */
+ * nodes in topological order (ti__model_order: kept as is when the file already has one),
+ * and names what is wrong in ONNX's words. */
 TI__PRIVATE ti_status ti__ox_validate(ti__ox *x) {
     ti_model *m = x->m;
-    int nv = m->n_values, nn = m->n_nodes;
-    const ti_allocator *al = &m->al;
-    ti_status st = TI_OK;
-    /* producer of each value: node index, or -1 none, -2 graph input, -3 constant */
-    int *prod = (int *)ti__malloc(al, sizeof(int) * (size_t)(nv + 1));
-    if (prod == NULL) return ti__ox_oom(x);
-    for (int v = 0; v < nv; v++) prod[v] = m->values[v].is_const ? -3 : -1;
-    for (int i = 0; i < m->n_inputs; i++) prod[m->inputs[i]] = -2;
-    int sorted = 1;
-    size_t edges = 0;
-    for (int i = 0; i < nn && st == TI_OK; i++) {
-        const ti__node *n = &m->nodes[i];
-        for (int o = 0; o < n->n_outputs && st == TI_OK; o++) {
-            int v = n->outputs[o];
-            if (v < 0) continue;
-            if (prod[v] != -1) {
-                const char *by = prod[v] == -2 ? "a graph input" : prod[v] == -3
-                               ? "an initializer" : "another node";
-                char other[128] = "";
-                if (prod[v] >= 0)
-                    snprintf(other, sizeof other, " ('%s', %s)", m->nodes[prod[v]].name,
-                             m->nodes[prod[v]].op);
-                st = ti__ox_node_fail(x, TI_ERR_BAD_MODEL, i,
-                                      "output '%s' is also produced by %s%s", m->values[v].name,
-                                      by, other);
-            }
-            prod[v] = i;
-        }
-    }
-    for (int i = 0; i < nn && st == TI_OK; i++) {
-        const ti__node *n = &m->nodes[i];
-        for (int k = 0; k < n->n_inputs && st == TI_OK; k++) {
-            int v = n->inputs[k];
-            if (v < 0) continue;
-            if (prod[v] == -1)
-                st = ti__ox_node_fail(x, TI_ERR_BAD_MODEL, i,
-                                      "input '%s' is not produced by any node, graph input or "
-                                      "initializer", m->values[v].name);
-            if (prod[v] >= 0) edges++;
-            if (prod[v] >= i) sorted = 0;
-        }
-    }
-    for (int i = 0; i < m->n_outputs && st == TI_OK; i++)
-        if (prod[m->outputs[i]] == -1)
-            st = ti__fail(x->err, TI_ERR_BAD_MODEL, x->file,
-                          "graph output '%s' is not produced by any node, graph input or "
-                          "initializer", m->values[m->outputs[i]].name);
-    if (st != TI_OK || sorted) {
-        ti__free(al, prod, sizeof(int) * (size_t)(nv + 1));
-        return st;
-    }
-    int cyc = 0, r = ti__model_toposort(m, prod, edges, &cyc);
-    ti__free(al, prod, sizeof(int) * (size_t)(nv + 1));
-    if (r < 0) return ti__ox_oom(x);
-    if (r > 0)
-        return ti__ox_node_fail(x, TI_ERR_BAD_MODEL, cyc,
+    ti__order_bad b;
+    char other[128] = "";
+    switch (ti__model_order(m, &b)) {
+    case TI__ORDER_OK:
+        return TI_OK;
+    case TI__ORDER_OOM:
+        return ti__ox_oom(x);
+    case TI__ORDER_TWICE:
+        if (b.other >= 0)
+            snprintf(other, sizeof other, " ('%s', %s)", m->nodes[b.other].name,
+                     m->nodes[b.other].op);
+        return ti__ox_node_fail(x, TI_ERR_BAD_MODEL, b.node, "output '%s' is also produced by %s%s",
+                                m->values[b.value].name, b.other == -2 ? "a graph input"
+                                : b.other == -3 ? "an initializer" : "another node", other);
+    case TI__ORDER_NO_INPUT:
+        return ti__ox_node_fail(x, TI_ERR_BAD_MODEL, b.node, "input '%s' is not produced by any "
+                                "node, graph input or initializer", m->values[b.value].name);
+    case TI__ORDER_NO_OUTPUT:
+        return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file, "graph output '%s' is not produced by "
+                        "any node, graph input or initializer", m->values[b.value].name);
+    default:
+        return ti__ox_node_fail(x, TI_ERR_BAD_MODEL, b.node,
                                 "the graph has a cycle through this node");
-    return TI_OK;
+    }
 }
 
 /* ---- GraphProto and ModelProto ------------------------------------------------------- */

@@ -759,67 +759,30 @@ TI__PRIVATE ti_status ti__tfl_node_fail(ti__tfl *x, int i, const char *reason) {
 
 /* Checks that every node input is a graph input, a constant or the output of one node, and
  * that no value has two producers; keeps TFLite's execution order when it is topological,
- * else reorders (Kahn, lowest file index first) and refuses cycles. */
+ * else reorders and refuses cycles (ti__model_order); names what is wrong in TFLite's words. */
 TI__PRIVATE ti_status ti__tfl_validate(ti__tfl *x) {
     ti_model *m = x->m;
-    const ti_allocator *al = &m->al;
-    int nv = m->n_values, nn = m->n_nodes;
-    ti_status st = TI_OK;
+    ti__order_bad b;
     char l1[128], l2[160], reason[320];
-    /* producer of each value: node index, or -1 none, -2 graph input, -3 constant */
-    int *prod = (int *)ti__malloc(al, sizeof(int) * ((size_t)nv + 1));
-    if (prod == NULL) return ti__tfl_oom(x);
-    for (int v = 0; v < nv; v++) prod[v] = m->values[v].is_const ? -3 : -1;
-    for (int i = 0; i < m->n_inputs; i++) prod[m->inputs[i]] = -2;
-    int sorted = 1;
-    size_t edges = 0;
-    for (int i = 0; i < nn && st == TI_OK; i++) {
-        const ti__node *n = &m->nodes[i];
-        for (int o = 0; o < n->n_outputs && st == TI_OK; o++) {
-            int v = n->outputs[o];
-            if (v < 0) continue;
-            if (prod[v] != -1) {
-                ti__tfl_tensor_label(x, v - x->base, l1, sizeof l1);
-                if (prod[v] >= 0)
-                    snprintf(l2, sizeof l2, "operator %d (%s)", prod[v], m->nodes[prod[v]].op);
-                snprintf(reason, sizeof reason, "output tensor %s is also %s", l1,
-                         prod[v] == -2 ? "a graph input" : prod[v] == -3 ? "a constant" : l2);
-                st = ti__tfl_node_fail(x, i, reason);
-            }
-            prod[v] = i;
-        }
+    int r = ti__model_order(m, &b);
+    if (r == TI__ORDER_OK) return TI_OK;
+    if (r == TI__ORDER_OOM) return ti__tfl_oom(x);
+    if (r == TI__ORDER_CYCLE)
+        return ti__tfl_node_fail(x, b.node, "the graph has a cycle through this operator");
+    ti__tfl_tensor_label(x, b.value - x->base, l1, sizeof l1);
+    if (r == TI__ORDER_NO_OUTPUT)
+        return ti__fail(x->err, TI_ERR_BAD_MODEL, x->file, "graph output tensor %s is not a graph "
+                        "input, a constant or the output of any operator", l1);
+    if (r == TI__ORDER_NO_INPUT) {
+        snprintf(reason, sizeof reason, "input tensor %s is not a graph input, a constant or "
+                 "the output of any operator", l1);
+    } else {
+        if (b.other >= 0)
+            snprintf(l2, sizeof l2, "operator %d (%s)", b.other, m->nodes[b.other].op);
+        snprintf(reason, sizeof reason, "output tensor %s is also %s", l1,
+                 b.other == -2 ? "a graph input" : b.other == -3 ? "a constant" : l2);
     }
-    for (int i = 0; i < nn && st == TI_OK; i++) {
-        const ti__node *n = &m->nodes[i];
-        for (int k = 0; k < n->n_inputs && st == TI_OK; k++) {
-            int v = n->inputs[k];
-            if (v < 0) continue;
-            if (prod[v] == -1) {
-                ti__tfl_tensor_label(x, v - x->base, l1, sizeof l1);
-                snprintf(reason, sizeof reason, "input tensor %s is not a graph input, a "
-                         "constant or the output of any operator", l1);
-                st = ti__tfl_node_fail(x, i, reason);
-            }
-            if (prod[v] >= 0) edges++;
-            if (prod[v] >= i) sorted = 0;
-        }
-    }
-    for (int i = 0; i < m->n_outputs && st == TI_OK; i++)
-        if (prod[m->outputs[i]] == -1) {
-            ti__tfl_tensor_label(x, m->outputs[i] - x->base, l1, sizeof l1);
-            st = ti__fail(x->err, TI_ERR_BAD_MODEL, x->file,
-                          "graph output tensor %s is not a graph input, a constant or the "
-                          "output of any operator", l1);
-        }
-    if (st != TI_OK || sorted) {
-        ti__free(al, prod, sizeof(int) * ((size_t)nv + 1));
-        return st;
-    }
-    int cyc = 0, r = ti__model_toposort(m, prod, edges, &cyc);
-    ti__free(al, prod, sizeof(int) * ((size_t)nv + 1));
-    if (r < 0) return ti__tfl_oom(x);
-    if (r > 0) return ti__tfl_node_fail(x, cyc, "the graph has a cycle through this operator");
-    return TI_OK;
+    return ti__tfl_node_fail(x, b.node, reason);
 }
 
 /* ---- the model ---------------------------------------------------------------------- */

@@ -105,8 +105,8 @@ TI__PRIVATE int ti__model_add_output(ti_model *m, int value) {
  * nodes ready, so the order stays close to the file's. prod: each value's producer (a node
  * index, or negative: a graph input, a constant, none); edges: how many node inputs are
  * some node's output. Returns 0 when sorted, -1 out of memory (the nodes untouched), or 1
- * when the nodes hold a cycle, with a node on it in *cycle_node (the nodes untouched). The
- * ONNX and TFLite readers share it; each names the node in its own words. */
+ * when the nodes hold a cycle, with a node on it in *cycle_node (the nodes untouched). For
+ * ti__model_order, below. */
 TI__PRIVATE int ti__model_toposort(ti_model *m, const int *prod, size_t edges, int *cycle_node) {
     const ti_allocator *al = &m->al;
     int nn = m->n_nodes, ret = 0;
@@ -195,6 +195,72 @@ TI__PRIVATE int ti__model_toposort(ti_model *m, const int *prod, size_t edges, i
     ti__free(al, heap, sizeof(int) * nn1);
     ti__free(al, order, sizeof(int) * nn1);
     ti__free(al, nodes, sizeof(ti__node) * nn1);
+    return ret;
+}
+
+/* What ti__model_order found: TI__ORDER_OK, or what is wrong, and where. */
+enum {
+    TI__ORDER_OK,
+    TI__ORDER_OOM,
+    TI__ORDER_TWICE,     /* node's output value already made by other */
+    TI__ORDER_NO_INPUT,  /* node's input value made by nothing */
+    TI__ORDER_NO_OUTPUT, /* graph output value made by nothing */
+    TI__ORDER_CYCLE      /* node on a cycle */
+};
+typedef struct ti__order_bad {
+    int node, value;
+    int other; /* TWICE: the first producer, a node index, -2 a graph input, -3 a constant */
+} ti__order_bad;
+
+/* Checks m's links, the ONNX and TFLite readers' rules: no value is made twice (by two
+ * nodes, or by a node and the graph's inputs or constants), every node input and graph output
+ * is made, and puts the nodes in topological order when they are not (ti__model_toposort).
+ * Returns a TI__ORDER_* code, the first problem's place in *bad, for each reader to name in
+ * its own words. */
+TI__PRIVATE int ti__model_order(ti_model *m, ti__order_bad *bad) {
+    const ti_allocator *al = &m->al;
+    int nv = m->n_values, nn = m->n_nodes, ret = TI__ORDER_OK;
+    bad->node = bad->value = bad->other = -1;
+    /* producer of each value: node index, or -1 none, -2 graph input, -3 constant */
+    int *prod = (int *)ti__malloc(al, sizeof(int) * ((size_t)nv + 1));
+    if (prod == NULL) return TI__ORDER_OOM;
+    for (int v = 0; v < nv; v++) prod[v] = m->values[v].is_const ? -3 : -1;
+    for (int i = 0; i < m->n_inputs; i++) prod[m->inputs[i]] = -2;
+    int sorted = 1;
+    size_t edges = 0;
+    for (int i = 0; i < nn && ret == TI__ORDER_OK; i++)
+        for (int o = 0; o < m->nodes[i].n_outputs; o++) {
+            int v = m->nodes[i].outputs[o];
+            if (v < 0) continue;
+            if (prod[v] != -1) {
+                bad->node = i, bad->value = v, bad->other = prod[v];
+                ret = TI__ORDER_TWICE;
+                break;
+            }
+            prod[v] = i;
+        }
+    for (int i = 0; i < nn && ret == TI__ORDER_OK; i++)
+        for (int k = 0; k < m->nodes[i].n_inputs; k++) {
+            int v = m->nodes[i].inputs[k];
+            if (v < 0) continue;
+            if (prod[v] == -1) {
+                bad->node = i, bad->value = v;
+                ret = TI__ORDER_NO_INPUT;
+                break;
+            }
+            if (prod[v] >= 0) edges++;
+            if (prod[v] >= i) sorted = 0;
+        }
+    for (int i = 0; i < m->n_outputs && ret == TI__ORDER_OK; i++)
+        if (prod[m->outputs[i]] == -1) {
+            bad->value = m->outputs[i];
+            ret = TI__ORDER_NO_OUTPUT;
+        }
+    if (ret == TI__ORDER_OK && !sorted) {
+        int r = ti__model_toposort(m, prod, edges, &bad->node);
+        ret = r < 0 ? TI__ORDER_OOM : r > 0 ? TI__ORDER_CYCLE : TI__ORDER_OK;
+    }
+    ti__free(al, prod, sizeof(int) * ((size_t)nv + 1));
     return ret;
 }
 
