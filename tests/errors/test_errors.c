@@ -576,6 +576,37 @@ TI_TEST(missing_input) {
     pb_free(&m);
 }
 
+/* A value made twice: a node's output named like a graph input, an initializer, or another
+ * node's output. The message names the second node and the first producer. */
+TI_TEST(value_made_twice) {
+    static const int64_t d[1] = {4};
+    static const float w[4] = {1, 2, 3, 4};
+    static const struct {
+        const char *out, *want;
+    } cases[] = {
+        {"x", "'n2' (Relu): output 'x' is also produced by a graph input"},
+        {"w", "'n2' (Relu): output 'w' is also produced by an initializer"},
+        {"a", "'n2' (Relu): output 'a' is also produced by another node ('n1', Neg)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *const n1_in[] = {"x", NULL}, *const n1_out[] = {"a", NULL};
+        const char *const n2_in[] = {"a", NULL}, *const n2_out[] = {cases[i].out, NULL};
+        const char *const n3_in[] = {cases[i].out, "w", NULL}, *const n3_out[] = {"y", NULL};
+        pb g = {0};
+        onnx_node(&g, "Neg", "n1", n1_in, n1_out);
+        onnx_node(&g, "Relu", "n2", n2_in, n2_out);
+        onnx_node(&g, "Add", "n3", n3_in, n3_out);
+        onnx_initializer(&g, "w", 1, d, w, sizeof w, NULL);
+        onnx_input(&g, "x", 1, d);
+        onnx_output(&g, "y", 1, d);
+        pb m = onnx_model(&g);
+        ti_error err;
+        expect_fail(&m, TI_ERR_BAD_MODEL, &err);
+        TI_CHECK_STR_CONTAINS(err.message, cases[i].want);
+        pb_free(&m);
+    }
+}
+
 /* Writes bytes to path; 1 on success. */
 static int write_file(const char *path, const void *data, size_t n) {
     FILE *f = fopen(path, "wb");
@@ -917,6 +948,7 @@ int main(void) {
     TI_RUN(out_of_order_nodes_are_sorted);
     TI_RUN(unknown_op);
     TI_RUN(missing_input);
+    TI_RUN(value_made_twice);
     TI_RUN(external_data_confined);
     TI_RUN(model_files);
     TI_RUN(caller_misuse);
